@@ -1,0 +1,70 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent/schema/pid"
+)
+
+// Campaign is a promotion: a discount, cashback, bonus points or a gift.
+type Campaign struct{ ent.Schema }
+
+func (Campaign) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.Campaign)).Immutable(),
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
+		field.String("description").Default(""),
+		field.Enum("type").Values("discount", "cashback", "bonus_points", "gift").Immutable(),
+		field.Enum("status").Values("scheduled", "active", "paused", "ended").Default("scheduled").
+			Annotations(entgql.OrderField("STATUS")),
+		field.Time("starts_at").Annotations(entgql.OrderField("STARTS_AT")),
+		field.Time("ends_at").Annotations(entgql.OrderField("ENDS_AT")),
+		field.String("segment_id").Optional().Nillable().
+			Comment("Target segment; absent means every customer."),
+		field.Strings("channels").Optional().
+			Comment("Channels (pdv, ecommerce, app, …); absent means every channel."),
+		field.Enum("discount_mode").Values("percentage", "fixed_amount", "free_shipping").Optional().Nillable(),
+		field.Other("discount_value", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Percentage (0–100) or fixed amount in R$."),
+		field.Int("credit_after_days").Optional().Nillable().NonNegative().
+			Comment("Cashback: days after the redemption the credit is released; 0 means at once."),
+		field.Other("multiplier", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Bonus points: multiplier of the points earned."),
+		field.String("gift_sku").Optional().Nillable(),
+		field.Other("min_subtotal", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Eligibility: minimum cart subtotal in R$."),
+		field.Strings("eligible_skus").Optional().Comment("Eligibility: applicable SKUs or GTINs."),
+		field.Strings("eligible_categories").Optional().Comment("Eligibility: applicable categories."),
+		field.Int("limit_total").Optional().Nillable().Positive().Comment("Most redemptions in all."),
+		field.Int("limit_per_customer").Optional().Nillable().Positive().Comment("Most redemptions per customer."),
+		field.Int("redemptions_count").Default(0).NonNegative(),
+	}
+}
+
+func (Campaign) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
+
+func (Campaign) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("segment", Segment.Type).Field("segment_id").Unique(),
+	}
+}
+
+func (Campaign) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("tenant_id", "status")}
+}
+
+func (Campaign) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField(),
+	}
+}

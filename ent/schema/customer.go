@@ -1,0 +1,109 @@
+package schema
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+
+	gen "github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/hook"
+	"github.com/fideliza/fideliza/ent/schema/pid"
+)
+
+var datePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// Customer is a consumer enrolled in a tenant's loyalty programme.
+type Customer struct{ ent.Schema }
+
+func (Customer) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.Customer)).Immutable(),
+		field.String("external_id").Optional().Nillable().MaxLen(128).
+			Comment("Identifier of the customer in the originating system."),
+		field.String("name").Default("").
+			Annotations(entgql.OrderField("NAME")).
+			Comment("Full name; empty for a customer pre-registered at the point of sale."),
+		field.String("email").Optional().Nillable().
+			Comment("E-mail as given; unique per tenant regardless of case."),
+		field.String("email_key").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("Lower-cased e-mail, kept by a hook, for the per-tenant unique index."),
+		field.Enum("document_type").Values("CPF", "CNPJ").Default("CPF").
+			Comment("Kind of Brazilian taxpayer number in document."),
+		field.String("document").NotEmpty().MaxLen(14).
+			Comment("CPF (11 digits) or CNPJ (14 characters), without formatting. Rendered masked by the REST interfaces."),
+		field.String("phone").Optional().Nillable().Comment("E.164 phone number."),
+		field.String("birth_date").Optional().Nillable().Match(datePattern).
+			Comment("Birth date, YYYY-MM-DD."),
+		field.Enum("gender").Values("M", "F", "NB").Optional().Nillable(),
+		field.String("address_street").Optional().Nillable(),
+		field.String("address_city").Optional().Nillable(),
+		field.String("address_state").Optional().Nillable(),
+		field.String("address_zip_code").Optional().Nillable(),
+		field.Enum("level").Values("bronze", "silver", "gold", "diamond").Default("bronze").
+			Annotations(entgql.OrderField("LEVEL")).
+			Comment("Loyalty level, from points earned in the trailing 12 months."),
+		field.Int64("points_balance").Default(0).NonNegative().
+			Annotations(entgql.OrderField("POINTS_BALANCE")).
+			Comment("Current points balance; always the sum of the points ledger."),
+		field.Other("lifetime_value", decimal.Decimal{}).SchemaType(decimalColumn).
+			Default(decimal.Zero).
+			Annotations(entgql.Type("Decimal")).
+			Comment("Total spent, in R$."),
+		field.Bool("consent_marketing_email").Default(false),
+		field.Bool("consent_marketing_sms").Default(false),
+		field.Time("consent_updated_at").Optional().Nillable().
+			Comment("When a consent flag last changed."),
+	}
+}
+
+func (Customer) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
+
+func (Customer) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("segments", Segment.Type).
+			Annotations(entgql.RelayConnection()).
+			Comment("Segments the customer belongs to."),
+	}
+}
+
+func (Customer) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("tenant_id", "document").Unique(),
+		index.Fields("tenant_id", "email_key").Unique(),
+		index.Fields("tenant_id", "external_id"),
+	}
+}
+
+func (Customer) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField(),
+	}
+}
+
+func (Customer) Hooks() []ent.Hook {
+	return []ent.Hook{keepEmailKey}
+}
+
+// keepEmailKey derives the lower-cased e-mail the unique index uses, so "Ana@x.com"
+// and "ana@x.com" are one customer whatever path wrote them.
+func keepEmailKey(next ent.Mutator) ent.Mutator {
+	return hook.CustomerFunc(func(ctx context.Context, m *gen.CustomerMutation) (ent.Value, error) {
+		if email, ok := m.Email(); ok {
+			m.SetEmailKey(strings.ToLower(strings.TrimSpace(email)))
+		}
+		if m.EmailCleared() {
+			m.ClearEmailKey()
+		}
+		return next.Mutate(ctx, m)
+	})
+}

@@ -1,0 +1,170 @@
+package schema
+
+import (
+	"context"
+
+	"entgo.io/ent"
+	"entgo.io/ent/entql"
+
+	gen "github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/privacy"
+	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+)
+
+// Policy of every tenant-owned entity: the whole of tenant isolation.
+func (TenantMixin) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			allowSystem(),
+			filterByTenant(),
+		},
+		Mutation: privacy.MutationPolicy{
+			allowSystem(),
+			denyReadOnly(),
+			requireOwnTenantOnCreate(),
+			requireVisibleEdges(),
+			filterByTenant(),
+		},
+	}
+}
+
+// Policy of tenants: a tenant's principals see and change only their own
+// tenant; creating and deleting tenants is the operator's.
+func (Tenant) Policy() ent.Policy {
+	return privacy.Policy{
+		Query: privacy.QueryPolicy{
+			allowSystem(),
+			filterOwnTenant(),
+		},
+		Mutation: privacy.MutationPolicy{
+			allowSystem(),
+			denyReadOnly(),
+			privacy.OnMutationOperation(privacy.AlwaysDenyRule(), ent.OpCreate|ent.OpDelete|ent.OpDeleteOne),
+			filterOwnTenant(),
+		},
+	}
+}
+
+// Policy of signing keys: the service's own secret, never a tenant's.
+func (SigningKey) Policy() ent.Policy {
+	return privacy.Policy{
+		Query:    privacy.QueryPolicy{allowSystem(), privacy.AlwaysDenyRule()},
+		Mutation: privacy.MutationPolicy{allowSystem(), privacy.AlwaysDenyRule()},
+	}
+}
+
+// tenantViewer returns the viewer of ctx, denying when it has no tenant.
+func tenantViewer(ctx context.Context) (viewer.Viewer, error) {
+	v, ok := viewer.FromContext(ctx)
+	if !ok {
+		return v, privacy.Denyf("no viewer in context")
+	}
+	if v.TenantID == "" {
+		return v, privacy.Denyf("viewer %q has no tenant", v.Subject)
+	}
+	return v, nil
+}
+
+func allowSystem() privacy.QueryMutationRule {
+	return privacy.ContextQueryMutationRule(func(ctx context.Context) error {
+		if v, ok := viewer.FromContext(ctx); ok && v.IsSystem() {
+			return privacy.Allow
+		}
+		return privacy.Skip
+	})
+}
+
+func denyReadOnly() privacy.MutationRule {
+	return privacy.ContextQueryMutationRule(func(ctx context.Context) error {
+		if v, ok := viewer.FromContext(ctx); ok && v.ReadOnly() {
+			return privacy.Denyf("viewer %q may only read", v.Subject)
+		}
+		return privacy.Skip
+	})
+}
+
+// filterByTenant narrows queries, updates and deletes to the viewer's tenant.
+func filterByTenant() privacy.QueryMutationRule {
+	type tenantFilter interface{ WhereTenantID(entql.StringP) }
+	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
+		v, err := tenantViewer(ctx)
+		if err != nil {
+			return err
+		}
+		tf, ok := f.(tenantFilter)
+		if !ok {
+			return privacy.Denyf("%T is not tenant-owned", f)
+		}
+		tf.WhereTenantID(entql.StringEQ(v.TenantID))
+		return privacy.Skip
+	})
+}
+
+// filterOwnTenant narrows tenant queries and updates to the viewer's tenant.
+func filterOwnTenant() privacy.QueryMutationRule {
+	type idFilter interface{ WhereID(entql.StringP) }
+	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
+		v, err := tenantViewer(ctx)
+		if err != nil {
+			return err
+		}
+		idf, ok := f.(idFilter)
+		if !ok {
+			return privacy.Denyf("%T is not a tenant filter", f)
+		}
+		idf.WhereID(entql.StringEQ(v.TenantID))
+		return privacy.Skip
+	})
+}
+
+// requireOwnTenantOnCreate stamps new rows with the viewer's tenant and
+// refuses rows of another tenant. Filters do not apply to creates.
+func requireOwnTenantOnCreate() privacy.MutationRule {
+	type tenantSetter interface {
+		TenantID() (string, bool)
+		SetTenantID(string)
+	}
+	return privacy.OnMutationOperation(privacy.MutationRuleFunc(func(ctx context.Context, m gen.Mutation) error {
+		v, err := tenantViewer(ctx)
+		if err != nil {
+			return err
+		}
+		ts, ok := m.(tenantSetter)
+		if !ok {
+			return privacy.Denyf("%T is not tenant-owned", m)
+		}
+		switch id, set := ts.TenantID(); {
+		case !set:
+			ts.SetTenantID(v.TenantID)
+		case id != v.TenantID:
+			return privacy.Denyf("row of tenant %s created by a viewer of tenant %s", id, v.TenantID)
+		}
+		return privacy.Skip
+	}), ent.OpCreate)
+}
+
+// requireVisibleEdges refuses a mutation that links a row to a row the viewer
+// cannot see (another tenant's segment, say). It asks the node resolver, whose
+// queries go through the same policies.
+func requireVisibleEdges() privacy.MutationRule {
+	type clienter interface{ Client() *gen.Client }
+	return privacy.MutationRuleFunc(func(ctx context.Context, m gen.Mutation) error {
+		c, ok := m.(clienter)
+		if !ok {
+			return privacy.Denyf("%T has no client", m)
+		}
+		for _, name := range m.AddedEdges() {
+			if name == "tenant" { // checked by requireOwnTenantOnCreate; immutable after
+				continue
+			}
+			for _, id := range m.AddedIDs(name) {
+				s, _ := id.(string)
+				if _, err := c.Client().Noder(ctx, s, gen.WithNodeType(pid.NodeType)); err != nil {
+					return privacy.Denyf("linked %s %q not found: %v", name, s, err)
+				}
+			}
+		}
+		return privacy.Skip
+	})
+}

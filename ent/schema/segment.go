@@ -1,0 +1,48 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/fideliza/fideliza/ent/schema/pid"
+)
+
+// Segment is a named group of customers that campaigns can target.
+type Segment struct{ ent.Schema }
+
+func (Segment) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.Segment)).Immutable(),
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
+		field.String("description").Default(""),
+	}
+}
+
+func (Segment) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
+
+func (Segment) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("customers", Customer.Type).Ref("segments").
+			Annotations(entgql.RelayConnection()).
+			Comment("Members of the segment."),
+		edge.From("campaigns", Campaign.Type).Ref("segment").
+			Annotations(entgql.RelayConnection()).
+			Comment("Campaigns targeting the segment."),
+	}
+}
+
+func (Segment) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("tenant_id")}
+}
+
+func (Segment) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField(),
+		entgql.Mutations(entgql.MutationCreate(), entgql.MutationUpdate()),
+	}
+}

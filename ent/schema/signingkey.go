@@ -1,0 +1,31 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+
+	"github.com/fideliza/fideliza/ent/schema/pid"
+)
+
+// SigningKey is a key the token service signs access tokens with. Only the
+// service itself reads it; its public half is published in the JWKS.
+type SigningKey struct{ ent.Schema }
+
+func (SigningKey) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.SigningKey)).Immutable().
+			Comment("The key id (kid) of the JWS header."),
+		field.String("algorithm").Default("ES256").Immutable(),
+		field.Bytes("private_key").Sensitive().Immutable().
+			Comment("PKCS #8 DER private key."),
+		field.Time("created_at").Default(now).Immutable(),
+		field.Time("retired_at").Optional().Nillable().
+			Comment("When a newer key took over signing; published until its last token expires."),
+	}
+}
+
+func (SigningKey) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip(entgql.SkipAll)}
+}

@@ -1,0 +1,74 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// decimalColumn keeps money exact on both databases: numeric on PostgreSQL,
+// text on SQLite (whose NUMERIC affinity would turn values into floats).
+var decimalColumn = map[string]string{dialect.Postgres: "numeric(20,8)", dialect.SQLite: "text"}
+
+// Tenant is a retailer. Its id is a UUID because it appears in the POS paths.
+type Tenant struct{ ent.Schema }
+
+func (Tenant) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(uuid.NewString).Immutable().
+			Match(uuidPattern).Comment("UUID of the tenant."),
+		field.String("name").NotEmpty().
+			Annotations(entgql.OrderField("NAME")).Comment("Display name of the retailer."),
+		field.Bool("active").Default(true).
+			Comment("Inactive tenants are answered 404 on the point-of-sale paths."),
+		field.Bool("pre_registration").Default(false).
+			Comment("Identify creates unknown customers with status PRE_REGISTER."),
+		field.Bool("sale_registration").Default(true).
+			Comment("Whether the point of sale may register sales."),
+		field.Other("sale_tolerance", decimal.Decimal{}).SchemaType(decimalColumn).
+			Default(decimal.RequireFromString("0.10")).
+			Annotations(entgql.Type("Decimal")).
+			Comment("Accepted difference in R$ between the items total and the sale value."),
+		field.Other("points_per_real", decimal.Decimal{}).SchemaType(decimalColumn).
+			Default(decimal.NewFromInt(1)).
+			Annotations(entgql.Type("Decimal")).
+			Comment("Points earned per whole R$ 1 paid."),
+		field.Int("points_expiry_months").Default(12).Positive().
+			Comment("Months after which credited points expire."),
+		field.Int64("silver_threshold").Default(1000).NonNegative().
+			Comment("Points earned in the trailing 12 months to reach silver."),
+		field.Int64("gold_threshold").Default(5000).NonNegative().
+			Comment("Points earned in the trailing 12 months to reach gold."),
+		field.Int64("diamond_threshold").Default(20000).NonNegative().
+			Comment("Points earned in the trailing 12 months to reach diamond."),
+		field.Int("price_code_bronze").Default(0).NonNegative().Comment("POS price code of bronze customers."),
+		field.Int("price_code_silver").Default(0).NonNegative().Comment("POS price code of silver customers."),
+		field.Int("price_code_gold").Default(0).NonNegative().Comment("POS price code of gold customers."),
+		field.Int("price_code_diamond").Default(0).NonNegative().Comment("POS price code of diamond customers."),
+		field.String("sandbox_of_id").Optional().Nillable().Immutable().
+			Comment("The production tenant this sandbox tenant belongs to."),
+	}
+}
+
+func (Tenant) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+func (Tenant) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("sandboxes", Tenant.Type).
+			From("sandbox_of").Field("sandbox_of_id").Unique().Immutable().
+			Comment("Sandbox tenants linked to this production tenant."),
+	}
+}
+
+func (Tenant) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField(),
+		entgql.Mutations(entgql.MutationUpdate()),
+	}
+}

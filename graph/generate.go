@@ -1,0 +1,3 @@
+package graph
+
+//go:generate go run -C .. github.com/99designs/gqlgen generate

@@ -1,0 +1,208 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"entgo.io/ent/dialect"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/fideliza/fideliza/migrations"
+)
+
+// migrationLock is the PostgreSQL advisory lock that serialises processes
+// migrating one database at once (several serve and worker processes
+// starting together).
+const migrationLock = 0x66_69_64_65_6c // "fidel"
+
+// Migration is one versioned schema change.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the migrations of dialect in order.
+func Migrations(dialectName string) ([]Migration, error) {
+	dir := dialectName
+	if dialectName == dialect.SQLite {
+		dir = "sqlite"
+	}
+	files, err := fs.Glob(migrations.FS, dir+"/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	out := make([]Migration, 0, len(files))
+	for _, f := range files {
+		base := strings.TrimSuffix(path.Base(f), ".sql")
+		num, name, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number", f)
+		}
+		body, err := fs.ReadFile(migrations.FS, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	return out, nil
+}
+
+// RiverDriver returns the River driver of the database: both take the
+// database/sql pool, so River jobs are inserted in ent's *sql.Tx.
+func (db *DB) RiverDriver() riverdriver.Driver[*sql.Tx] {
+	if db.Dialect == dialect.SQLite {
+		return riversqlite.New(db.SQL)
+	}
+	return riverdatabasesql.New(db.SQL)
+}
+
+// Migrate brings the schema and River's tables up to date. Concurrent callers
+// (several processes starting at once) are serialised: on PostgreSQL by an
+// advisory lock, on SQLite by the immediate transaction holding the one
+// write lock. River's PostgreSQL migrations add enum values and so cannot share
+// one transaction; they run after the schema's, still under the lock.
+func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
+	migrator, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: log})
+	if err != nil {
+		return err
+	}
+	if db.Dialect == dialect.SQLite {
+		tx, err := db.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := db.migrateSchema(ctx, tx, log); err != nil {
+			return err
+		}
+		if _, err := migrator.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("river migrations: %w", err)
+		}
+		return tx.Commit()
+	}
+
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := db.migrateSchema(ctx, tx, log); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	return nil
+}
+
+// migrateSchema applies the pending migrations of migrations/ in tx.
+func (db *DB) migrateSchema(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
+	all, err := Migrations(db.Dialect)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS fideliza_migrations (
+		version integer PRIMARY KEY,
+		name text NOT NULL,
+		applied_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)`); err != nil {
+		return fmt.Errorf("migrations table: %w", err)
+	}
+	current, err := appliedVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, m := range all {
+		if m.Version <= current {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, db.rebind(`INSERT INTO fideliza_migrations (version, name) VALUES (?, ?)`), m.Version, m.Name); err != nil {
+			return err
+		}
+		log.Info("schema migration applied", "version", m.Version, "name", m.Name)
+	}
+	return nil
+}
+
+func appliedVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT max(version) FROM fideliza_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading schema version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+// rebind turns ? placeholders into PostgreSQL's $n.
+func (db *DB) rebind(query string) string {
+	if db.Dialect != dialect.Postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Ready reports whether the database answers and its schema is current,
+// for /readyz.
+func (db *DB) Ready(ctx context.Context) error {
+	all, err := Migrations(db.Dialect)
+	if err != nil {
+		return err
+	}
+	current, err := appliedVersion(ctx, db.Reads)
+	if err != nil {
+		return err
+	}
+	if want := all[len(all)-1].Version; current != want {
+		return fmt.Errorf("schema at version %d, want %d", current, want)
+	}
+	migrator, err := rivermigrate.New(db.RiverDriver(), nil)
+	if err != nil {
+		return err
+	}
+	res, err := migrator.Validate(ctx)
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("river schema: %s", strings.Join(res.Messages, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+// Package storage opens the database named by a URL (an embedded SQLite file by
+// default, or PostgreSQL), applies the schema and River migrations, and
+// answers readiness checks.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+
+	"github.com/fideliza/fideliza/ent"
+	_ "github.com/fideliza/fideliza/ent/runtime" // privacy policies, hooks and defaults
+)
+
+// DefaultURL is the embedded database used when no URL is configured.
+const DefaultURL = "sqlite://fideliza.db"
+
+// DB is an open database: the pool River and the write path use, the ent
+// client on top of it, and the dialect.
+type DB struct {
+	// SQL is the pool of writes and transactions (and River's pool). On SQLite
+	// it holds a single connection: SQLite has one writer at a time, and
+	// queueing in the pool beats failing with SQLITE_BUSY.
+	SQL *sql.DB
+	// Reads is the pool of reads outside transactions. On SQLite it is a
+	// separate pool of read-only connections (WAL lets them run beside the
+	// writer); on PostgreSQL it is SQL.
+	Reads   *sql.DB
+	Ent     *ent.Client
+	Dialect string
+}
+
+// Open opens the database named by rawURL ("" means DefaultURL).
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	if rawURL == "" {
+		rawURL = DefaultURL
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	var db *DB
+	switch u.Scheme {
+	case "sqlite":
+		db, err = openSQLite(sqlitePath(u))
+	case "postgres", "postgresql":
+		db, err = openPostgres(rawURL)
+	default:
+		return nil, fmt.Errorf("database url %q: scheme must be sqlite:// or postgres://", redact(u))
+	}
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.SQL.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s unreachable: %w", redact(u), err)
+	}
+	return db, nil
+}
+
+// sqlitePath reads sqlite:///abs/file.db (absolute) and sqlite://file.db
+// (relative to the working directory).
+func sqlitePath(u *url.URL) string {
+	return filepath.FromSlash(u.Host + u.Path)
+}
+
+func redact(u *url.URL) string {
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func openSQLite(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("database url: sqlite:// needs a file name, as in sqlite://fideliza.db")
+	}
+	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_time_format=sqlite"
+	// Transactions take the write lock when they begin: a deferred transaction
+	// that reads and then writes can fail with SQLITE_BUSY instead of waiting.
+	writes, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	writes.SetMaxOpenConns(1)
+	writes.SetConnMaxIdleTime(0)
+	reads, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		writes.Close()
+		return nil, err
+	}
+	reads.SetMaxOpenConns(8)
+	drv := splitDriver{
+		Driver: entsql.OpenDB(dialect.SQLite, writes),
+		reads:  entsql.OpenDB(dialect.SQLite, reads),
+	}
+	return &DB{SQL: writes, Reads: reads, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.SQLite}, nil
+}
+
+func openPostgres(rawURL string) (*DB, error) {
+	pool, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, err
+	}
+	pool.SetMaxOpenConns(32)
+	pool.SetMaxIdleConns(32)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	drv := entsql.OpenDB(dialect.Postgres, pool)
+	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres}, nil
+}
+
+// Close closes the pools.
+func (db *DB) Close() error {
+	err := db.SQL.Close()
+	if db.Reads != db.SQL {
+		err = errors.Join(err, db.Reads.Close())
+	}
+	return err
+}
+
+// splitDriver sends SELECTs outside transactions to the read pool and
+// everything else (writes, INSERT … RETURNING, transactions) to the write pool.
+type splitDriver struct {
+	*entsql.Driver
+	reads *entsql.Driver
+}
+
+func (d splitDriver) Query(ctx context.Context, query string, args, v any) error {
+	if isSelect(query) {
+		return d.reads.Query(ctx, query, args, v)
+	}
+	return d.Driver.Query(ctx, query, args, v)
+}
+
+func isSelect(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
+}

@@ -1,0 +1,195 @@
+// Package storagetest gives each test a fresh, isolated, migrated database: a
+// SQLite file always, and PostgreSQL too when FIDELIZA_TEST_DATABASE_URL is
+// set (a database per test, cloned from a migrated template and dropped after).
+package storagetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage"
+)
+
+// EnvPostgres names the administrative PostgreSQL URL of the tests.
+const EnvPostgres = "FIDELIZA_TEST_DATABASE_URL"
+
+// Dialects returns the dialects the suite runs on here.
+func Dialects() []string {
+	if os.Getenv(EnvPostgres) != "" {
+		return []string{dialect.SQLite, dialect.Postgres}
+	}
+	return []string{dialect.SQLite}
+}
+
+// Each runs fn as a subtest on a fresh migrated database of every dialect.
+func Each(t *testing.T, fn func(t *testing.T, db *storage.DB)) {
+	t.Helper()
+	for _, d := range Dialects() {
+		t.Run(d, func(t *testing.T) {
+			fn(t, Open(t, d))
+		})
+	}
+}
+
+// Open returns a fresh migrated database of dialect, closed and removed when
+// the test ends.
+func Open(t testing.TB, dialectName string) *storage.DB {
+	t.Helper()
+	return open(t, URL(t, dialectName, true))
+}
+
+// Empty returns a fresh database of dialect with no schema at all, for tests
+// of migrations themselves.
+func Empty(t testing.TB, dialectName string) *storage.DB {
+	t.Helper()
+	return open(t, URL(t, dialectName, false))
+}
+
+func open(t testing.TB, rawURL string) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(context.Background(), rawURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// URL creates a fresh database of dialect and returns its URL; migrated says
+// whether it starts with the current schema.
+func URL(t testing.TB, dialectName string, migrated bool) string {
+	t.Helper()
+	if dialectName == dialect.SQLite {
+		u := "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "test.db"))
+		if migrated {
+			db, err := storage.Open(context.Background(), u)
+			require.NoError(t, err)
+			require.NoError(t, db.Migrate(context.Background(), quietLogger()))
+			require.NoError(t, db.Close())
+		}
+		return u
+	}
+	admin := adminURL(t)
+	name := "fz_test_" + randomSuffix()
+	template := "template0"
+	if migrated {
+		template = migratedTemplate(t, admin)
+	}
+	adminDB := adminPool(t, admin)
+	// Cloning a template needs it free of other sessions; the lock serialises
+	// the clones of concurrent test processes.
+	ctx := context.Background()
+	conn, err := adminDB.Conn(ctx)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock(4242)`)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+template)
+	_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(4242)`)
+	conn.Close()
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = adminDB.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
+	})
+	return withDatabase(admin, name)
+}
+
+func adminURL(t testing.TB) string {
+	u := os.Getenv(EnvPostgres)
+	if u == "" {
+		t.Skipf("%s is not set", EnvPostgres)
+	}
+	return u
+}
+
+var (
+	adminMu    sync.Mutex
+	adminPools = map[string]*sql.DB{}
+	templates  = map[string]string{}
+)
+
+func adminPool(t testing.TB, admin string) *sql.DB {
+	adminMu.Lock()
+	defer adminMu.Unlock()
+	if db, ok := adminPools[admin]; ok {
+		return db
+	}
+	db, err := sql.Open("pgx", admin)
+	require.NoError(t, err)
+	adminPools[admin] = db
+	return db
+}
+
+// migratedTemplate returns the name of a template database holding the
+// current migrations, creating it once per schema version across processes.
+func migratedTemplate(t testing.TB, admin string) string {
+	t.Helper()
+	all, err := storage.Migrations(dialect.Postgres)
+	require.NoError(t, err)
+	h := sha256.New()
+	for _, m := range all {
+		io.WriteString(h, m.SQL)
+	}
+	name := "fz_template_" + hex.EncodeToString(h.Sum(nil))[:16]
+
+	adminMu.Lock()
+	done := templates[name] != ""
+	adminMu.Unlock()
+	if done {
+		return name
+	}
+	db := adminPool(t, admin)
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx := context.Background()
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock(4243)`)
+	require.NoError(t, err)
+	defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock(4243)`)
+	var exists bool
+	require.NoError(t, conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists))
+	if !exists {
+		tmp := name + "_building"
+		_, _ = conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+tmp+` WITH (FORCE)`)
+		_, err = conn.ExecContext(ctx, `CREATE DATABASE `+tmp+` TEMPLATE template0`)
+		require.NoError(t, err)
+		mdb, err := storage.Open(ctx, withDatabase(admin, tmp))
+		require.NoError(t, err)
+		require.NoError(t, mdb.Migrate(ctx, quietLogger()))
+		require.NoError(t, mdb.Close())
+		_, err = conn.ExecContext(ctx, `ALTER DATABASE `+tmp+` RENAME TO `+name)
+		require.NoError(t, err)
+	}
+	adminMu.Lock()
+	templates[name] = name
+	adminMu.Unlock()
+	return name
+}
+
+func withDatabase(rawURL, name string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return strings.ToLower(hex.EncodeToString(b))
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
