@@ -1,22 +1,46 @@
 // Package graph is the application layer: the gqlgen resolvers and the
-// operations that GraphQL and the REST adapters share.
+// operations that GraphQL, the REST adapters, the CLI and the workers share.
 package graph
 
 import (
-	"github.com/99designs/gqlgen/graphql"
+	"net/http"
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
-// Resolver is the root resolver; it holds the dependencies of every operation.
+// Limits of a GraphQL request.
+const (
+	maxComplexity = 1000
+	maxBodyBytes  = 1 << 20
+)
+
+// Resolver is the root resolver.
 type Resolver struct {
+	app    *App
 	client *ent.Client
 }
 
-// NewSchema returns the executable schema over client.
-func NewSchema(client *ent.Client) graphql.ExecutableSchema {
-	return generated.NewExecutableSchema(generated.Config{
-		Resolvers: &Resolver{client: client},
-	})
+// NewHandler returns the GraphQL HTTP handler: POST and GET transports only,
+// a bounded query cache, a complexity limit, introspection, and mutations
+// wrapped in a transaction.
+func NewHandler(app *App) http.Handler {
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{
+		Resolvers: &Resolver{app: app, client: app.DB.Ent},
+	}))
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.FixedComplexityLimit(maxComplexity))
+	srv.Use(entgql.Transactioner{TxOpener: app.DB.Ent})
+	return http.TimeoutHandler(http.MaxBytesHandler(srv, maxBodyBytes), 30*time.Second, `{"errors":[{"message":"request timed out"}]}`)
 }

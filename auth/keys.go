@@ -1,0 +1,197 @@
+package auth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/signingkey"
+)
+
+// signingAlg is the only algorithm tokens are signed and accepted with.
+const signingAlg = jose.ES256
+
+// keyCacheTTL bounds how long a process works from its cached key set; a key
+// rotated by another process is picked up within it (and at once when a token
+// names an unknown kid).
+const keyCacheTTL = time.Minute
+
+// Keys are the signing keys in the database, cached in memory.
+type Keys struct {
+	client *ent.Client
+
+	mu      sync.Mutex
+	loaded  time.Time
+	signing *jose.JSONWebKey // newest key not retired
+	public  []jose.JSONWebKey
+}
+
+// NewKeys returns the key set stored through client.
+func NewKeys(client *ent.Client) *Keys { return &Keys{client: client} }
+
+// Rotate adds a new signing key and retires the others: they are still
+// published until every token they signed has expired.
+func (k *Keys) Rotate(ctx context.Context) (string, error) {
+	ctx = viewer.SystemContext(ctx)
+	tx, err := k.client.Tx(ctx)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now().UTC()
+	if err := tx.SigningKey.Update().Where(signingkey.RetiredAtIsNil()).SetRetiredAt(now).Exec(ctx); err != nil {
+		return "", errors.Join(err, tx.Rollback())
+	}
+	created, err := createKey(ctx, tx.Client())
+	if err != nil {
+		return "", errors.Join(err, tx.Rollback())
+	}
+	if err := tx.Commit(); err != nil {
+		return "", err
+	}
+	k.invalidate()
+	return created.ID, nil
+}
+
+func createKey(ctx context.Context, c *ent.Client) (*ent.SigningKey, error) {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	return c.SigningKey.Create().SetAlgorithm(string(signingAlg)).SetPrivateKey(der).Save(ctx)
+}
+
+func (k *Keys) invalidate() {
+	k.mu.Lock()
+	k.loaded = time.Time{}
+	k.mu.Unlock()
+}
+
+// Signing returns the key new tokens are signed with, creating the first key
+// of a new database.
+func (k *Keys) Signing(ctx context.Context) (jose.JSONWebKey, error) {
+	if err := k.refresh(ctx, false); err != nil {
+		return jose.JSONWebKey{}, err
+	}
+	k.mu.Lock()
+	s := k.signing
+	k.mu.Unlock()
+	if s != nil {
+		return *s, nil
+	}
+	if _, err := createKey(viewer.SystemContext(ctx), k.client); err != nil {
+		return jose.JSONWebKey{}, err
+	}
+	k.invalidate()
+	if err := k.refresh(ctx, false); err != nil {
+		return jose.JSONWebKey{}, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.signing == nil {
+		return jose.JSONWebKey{}, errors.New("no signing key")
+	}
+	return *k.signing, nil
+}
+
+// Public returns the published public keys: the signing key and the retired
+// keys whose tokens may still be alive.
+func (k *Keys) Public(ctx context.Context) (jose.JSONWebKeySet, error) {
+	if err := k.refresh(ctx, false); err != nil {
+		return jose.JSONWebKeySet{}, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return jose.JSONWebKeySet{Keys: append([]jose.JSONWebKey(nil), k.public...)}, nil
+}
+
+// lookup returns the public key of kid, reloading once when it is unknown.
+func (k *Keys) lookup(ctx context.Context, kid string) (jose.JSONWebKey, bool, error) {
+	for _, force := range []bool{false, true} {
+		if err := k.refresh(ctx, force); err != nil {
+			return jose.JSONWebKey{}, false, err
+		}
+		k.mu.Lock()
+		for _, key := range k.public {
+			if key.KeyID == kid {
+				k.mu.Unlock()
+				return key, true, nil
+			}
+		}
+		k.mu.Unlock()
+	}
+	return jose.JSONWebKey{}, false, nil
+}
+
+// refresh reloads the keys when the cache is older than keyCacheTTL, or at
+// once with force (but not more than once a second).
+func (k *Keys) refresh(ctx context.Context, force bool) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	age := time.Since(k.loaded)
+	if age < keyCacheTTL && (!force || age < time.Second) {
+		return nil
+	}
+	publishedSince := time.Now().Add(-TokenLifetime - time.Minute)
+	rows, err := k.client.SigningKey.Query().
+		Where(signingkey.Or(signingkey.RetiredAtIsNil(), signingkey.RetiredAtGT(publishedSince))).
+		Order(ent.Desc(signingkey.FieldCreatedAt), ent.Desc(signingkey.FieldID)).
+		All(viewer.SystemContext(ctx))
+	if err != nil {
+		return fmt.Errorf("loading signing keys: %w", err)
+	}
+	k.signing, k.public = nil, nil
+	for _, r := range rows {
+		parsed, err := x509.ParsePKCS8PrivateKey(r.PrivateKey)
+		if err != nil {
+			return fmt.Errorf("signing key %s: %w", r.ID, err)
+		}
+		priv, ok := parsed.(*ecdsa.PrivateKey)
+		if !ok {
+			return fmt.Errorf("signing key %s: not an ECDSA key", r.ID)
+		}
+		if r.RetiredAt == nil && k.signing == nil {
+			k.signing = &jose.JSONWebKey{Key: priv, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"}
+		}
+		k.public = append(k.public, jose.JSONWebKey{Key: &priv.PublicKey, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"})
+	}
+	k.loaded = time.Now()
+	return nil
+}
+
+// VerifySignature implements go-oidc's KeySet: it checks the JWS against the
+// published key its header names.
+func (k *Keys) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
+	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{signingAlg})
+	if err != nil {
+		return nil, fmt.Errorf("malformed token: %w", err)
+	}
+	if len(jws.Signatures) != 1 {
+		return nil, errors.New("token must carry one signature")
+	}
+	h := jws.Signatures[0].Protected
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != AccessTokenType {
+		return nil, fmt.Errorf("token type %q, want %q", typ, AccessTokenType)
+	}
+	key, ok, err := k.lookup(ctx, h.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("unknown signing key %q", h.KeyID)
+	}
+	return jws.Verify(key)
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/graph"
+)
+
+// adminRun opens the database and runs fn as the operator.
+func adminRun(g *globals, fn func(cmd *cobra.Command, app *graph.App) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		log, err := g.logger()
+		if err != nil {
+			return err
+		}
+		app, err := g.open(cmd.Context(), log, "http://127.0.0.1:8080")
+		if err != nil {
+			return err
+		}
+		defer app.DB.Close()
+		cmd.SetContext(viewer.SystemContext(cmd.Context()))
+		return fn(cmd, app)
+	}
+}
+
+func newMigrateCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the schema and River migrations, then exit",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			return g.print(map[string]string{"status": "migrated", "dialect": app.DB.Dialect}, "database is up to date")
+		}),
+	}
+}
+
+func newTenantCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "tenant", Short: "Create and configure tenants (retailers)"}
+
+	var name, sandboxOf string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a tenant",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			var parent *string
+			if sandboxOf != "" {
+				parent = &sandboxOf
+			}
+			t, err := app.CreateTenant(cmd.Context(), name, parent)
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"id": t.ID, "name": t.Name}
+			if t.SandboxOfID != nil {
+				out["sandbox_of"] = *t.SandboxOfID
+			}
+			return g.print(out, fmt.Sprintf("tenant %s created: %s", t.Name, t.ID))
+		}),
+	}
+	create.Flags().StringVar(&name, "name", "", "display name of the retailer")
+	create.Flags().StringVar(&sandboxOf, "sandbox-of", "", "id of the production tenant this is a sandbox of")
+	_ = create.MarkFlagRequired("name")
+
+	var (
+		tenantID                                  string
+		preRegistration, saleRegistration, active bool
+		saleTolerance, pointsPerReal, newName     string
+	)
+	update := &cobra.Command{
+		Use:   "update",
+		Short: "Change the settings of a tenant",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			var s graph.TenantSettings
+			fl := cmd.Flags()
+			if fl.Changed("name") {
+				s.Name = &newName
+			}
+			if fl.Changed("active") {
+				s.Active = &active
+			}
+			if fl.Changed("pre-registration") {
+				s.PreRegistration = &preRegistration
+			}
+			if fl.Changed("sale-registration") {
+				s.SaleRegistration = &saleRegistration
+			}
+			for _, d := range []struct {
+				flag, value string
+				dst         **decimal.Decimal
+			}{{"sale-tolerance", saleTolerance, &s.SaleTolerance}, {"points-per-real", pointsPerReal, &s.PointsPerReal}} {
+				if !fl.Changed(d.flag) {
+					continue
+				}
+				v, err := decimal.NewFromString(d.value)
+				if err != nil {
+					return fmt.Errorf("--%s %q is not a decimal number", d.flag, d.value)
+				}
+				*d.dst = &v
+			}
+			t, err := app.UpdateTenant(cmd.Context(), tenantID, s)
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]any{
+				"id": t.ID, "name": t.Name, "active": t.Active,
+				"pre_registration": t.PreRegistration, "sale_registration": t.SaleRegistration,
+				"sale_tolerance": t.SaleTolerance.String(), "points_per_real": t.PointsPerReal.String(),
+			}, fmt.Sprintf("tenant %s updated", t.ID))
+		}),
+	}
+	uf := update.Flags()
+	uf.StringVar(&tenantID, "tenant", "", "tenant id")
+	uf.StringVar(&newName, "name", "", "new display name")
+	uf.BoolVar(&active, "active", true, "whether the tenant is active")
+	uf.BoolVar(&preRegistration, "pre-registration", false, "identify pre-registers unknown customers")
+	uf.BoolVar(&saleRegistration, "sale-registration", true, "the point of sale may register sales")
+	uf.StringVar(&saleTolerance, "sale-tolerance", "0.10", "accepted R$ difference between items total and sale value")
+	uf.StringVar(&pointsPerReal, "points-per-real", "1", "points earned per whole R$ 1")
+	_ = update.MarkFlagRequired("tenant")
+
+	cmd.AddCommand(create, update)
+	return cmd
+}
+
+func newStoreCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "store", Short: "Register stores"}
+	var tenantID, code, name string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Register a store under its external code",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			s, err := app.CreateStore(cmd.Context(), tenantID, code, name)
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]any{"id": s.ID, "tenant_id": s.TenantID, "code": s.Code, "name": s.Name},
+				fmt.Sprintf("store %s (%s) created: %s", s.Name, s.Code, s.ID))
+		}),
+	}
+	create.Flags().StringVar(&tenantID, "tenant", "", "tenant id")
+	create.Flags().StringVar(&code, "code", "", "the store's code in the retailer's systems")
+	create.Flags().StringVar(&name, "name", "", "display name")
+	for _, f := range []string{"tenant", "code", "name"} {
+		_ = create.MarkFlagRequired(f)
+	}
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func newClientCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "client", Short: "Issue and rotate API credentials"}
+	var tenantID, kind, scopes, name string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an OAuth or POS client; its secret is printed only here",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			cred, err := app.CreateClient(cmd.Context(), tenantID, apiclient.Kind(kind), name, strings.Fields(scopes))
+			if err != nil {
+				return err
+			}
+			return printCredentials(g, cred)
+		}),
+	}
+	create.Flags().StringVar(&tenantID, "tenant", "", "tenant id")
+	create.Flags().StringVar(&kind, "kind", "", "oauth or pos")
+	create.Flags().StringVar(&scopes, "scopes", "", `space-separated OAuth scopes (default: all), e.g. "customers:read campaigns:read"`)
+	create.Flags().StringVar(&name, "name", "", "a label for people")
+	_ = create.MarkFlagRequired("tenant")
+	_ = create.MarkFlagRequired("kind")
+
+	var clientID string
+	rotate := &cobra.Command{
+		Use:   "rotate",
+		Short: "Issue a new secret; the old one stops working",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			cred, err := app.RotateClient(cmd.Context(), clientID)
+			if err != nil {
+				return err
+			}
+			return printCredentials(g, cred)
+		}),
+	}
+	rotate.Flags().StringVar(&clientID, "client-id", "", "client id")
+	_ = rotate.MarkFlagRequired("client-id")
+	cmd.AddCommand(create, rotate)
+	return cmd
+}
+
+func printCredentials(g *globals, cred *graph.ClientCredentials) error {
+	c := cred.Client
+	scopes := c.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	return g.print(map[string]any{
+		"client_id": c.ID, "client_secret": cred.Secret, "kind": c.Kind, "scopes": scopes, "tenant_id": c.TenantID,
+	}, fmt.Sprintf("client_id:     %s\nclient_secret: %s\nkind:          %s\nscopes:        %s\n(the secret is shown only now; store it safely)",
+		c.ID, cred.Secret, c.Kind, strings.Join(scopes, " ")))
+}
+
+func newKeysCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "Manage the keys access tokens are signed with"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "rotate",
+		Short: "Sign new tokens with a new key; tokens of the old key work until they expire",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			kid, err := app.Auth.Keys.Rotate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]string{"kid": kid}, "new signing key: "+kid)
+		}),
+	})
+	return cmd
+}

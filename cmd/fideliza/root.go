@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// globals are the options every command reads.
+type globals struct {
+	databaseURL string
+	jsonOutput  bool
+	logLevel    string
+	publicURL   string
+	audience    string
+	stdout      io.Writer
+	stderr      io.Writer
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "fideliza",
+		Short:         "Loyalty, CRM and promotions platform for Brazilian retail",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&g.databaseURL, "database-url", env("FIDELIZA_DATABASE_URL", storage.DefaultURL),
+		"database: sqlite:///abs/file.db, sqlite://relative.db or postgres://… (env FIDELIZA_DATABASE_URL)")
+	f.BoolVar(&g.jsonOutput, "json", false, "print one JSON object instead of a human summary")
+	f.StringVar(&g.logLevel, "log-level", env("FIDELIZA_LOG_LEVEL", "info"), "debug, info, warn or error (env FIDELIZA_LOG_LEVEL)")
+	f.StringVar(&g.publicURL, "public-url", env("FIDELIZA_PUBLIC_URL", ""),
+		"base URL clients reach the service at; the token issuer (env FIDELIZA_PUBLIC_URL; default http://<addr>)")
+	f.StringVar(&g.audience, "audience", env("FIDELIZA_AUDIENCE", "fideliza"), "aud claim of access tokens (env FIDELIZA_AUDIENCE)")
+
+	root.AddCommand(
+		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),
+		newTenantCommand(g), newStoreCommand(g), newClientCommand(g), newKeysCommand(g),
+	)
+	return root
+}
+
+func env(name, fallback string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return fallback
+}
+
+func (g *globals) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	return slog.New(slog.NewJSONHandler(g.stderr, &slog.HandlerOptions{Level: level})), nil
+}
+
+// open opens and migrates the database and returns the application over it.
+func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer string) (*graph.App, error) {
+	db, err := storage.Open(ctx, g.databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx, log); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrating the database: %w", err)
+	}
+	issuer := g.publicURL
+	if issuer == "" {
+		issuer = defaultIssuer
+	}
+	if !strings.HasPrefix(issuer, "http://") && !strings.HasPrefix(issuer, "https://") {
+		db.Close()
+		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
+	}
+	return &graph.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience)}, nil
+}
+
+// print writes v as JSON with --json, else the human summary.
+func (g *globals) print(v any, human string) error {
+	if g.jsonOutput {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	_, err := fmt.Fprintln(g.stdout, human)
+	return err
+}

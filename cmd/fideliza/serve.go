@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/spf13/cobra"
+
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/rest"
+	"github.com/fideliza/fideliza/worker"
+)
+
+const shutdownGrace = 15 * time.Second
+
+func newServeCommand(g *globals) *cobra.Command {
+	var (
+		addr     string
+		demo     bool
+		noWorker bool
+		workers  int
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve REST, GraphQL and the River workers; migrates the database first",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return fmt.Errorf("--addr %q: want host:port, such as 127.0.0.1:8080", addr)
+			}
+			app, err := g.open(ctx, log, "http://"+addr)
+			if err != nil {
+				return err
+			}
+			defer app.DB.Close()
+			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers})
+			if err != nil {
+				return err
+			}
+			if demo {
+				creds, err := app.LoadDemo(ctx)
+				if err != nil {
+					return fmt.Errorf("loading demo data: %w", err)
+				}
+				printDemo(g, app, addr, creds)
+			}
+			listener, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			return run(ctx, log, app.River, !noWorker, &http.Server{
+				Handler:           rest.NewHandler(app, log),
+				ReadHeaderTimeout: 10 * time.Second,
+				IdleTimeout:       2 * time.Minute,
+			}, listener)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", env("FIDELIZA_ADDR", "127.0.0.1:8080"), "listen address (env FIDELIZA_ADDR)")
+	f.BoolVar(&demo, "demo", false, "load the demo tenant and print its credentials and example calls")
+	f.BoolVar(&noWorker, "no-worker", false, "serve HTTP only; jobs are worked by `fideliza worker` processes")
+	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	return cmd
+}
+
+func newWorkerCommand(g *globals) *cobra.Command {
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Work River jobs only (scale-out); migrates the database first",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			app, err := g.open(ctx, log, "http://127.0.0.1:8080")
+			if err != nil {
+				return err
+			}
+			defer app.DB.Close()
+			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers})
+			if err != nil {
+				return err
+			}
+			return run(ctx, log, client, true, nil, nil)
+		},
+	}
+	cmd.Flags().IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	return cmd
+}
+
+func envInt(name string, fallback int) int {
+	if n, err := strconv.Atoi(env(name, "")); err == nil {
+		return n
+	}
+	return fallback
+}
+
+// run serves HTTP (when srv is set) and works jobs (when work is set) until
+// ctx ends, then drains both: HTTP requests finish, running jobs get the
+// grace period before they are cancelled.
+func run(ctx context.Context, log *slog.Logger, rc *river.Client[*sql.Tx], work bool, srv *http.Server, l net.Listener) error {
+	if work {
+		if err := rc.Start(ctx); err != nil {
+			return fmt.Errorf("starting River: %w", err)
+		}
+		log.Info("worker started")
+	}
+	errc := make(chan error, 1)
+	if srv != nil {
+		go func() { errc <- srv.Serve(l) }()
+		log.Info("listening", "addr", l.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	log.Info("shutting down")
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	var errs []error
+	if srv != nil {
+		errs = append(errs, srv.Shutdown(stopCtx))
+	}
+	if work {
+		if err := rc.Stop(stopCtx); err != nil {
+			errs = append(errs, rc.StopAndCancel(context.WithoutCancel(ctx)))
+		}
+	}
+	log.Info("stopped")
+	return errors.Join(errs...)
+}
+
+func printDemo(g *globals, app *graph.App, addr string, c *graph.DemoCredentials) {
+	base := app.Auth.Issuer
+	if g.jsonOutput {
+		_ = g.print(map[string]any{
+			"tenant_id":    c.TenantID,
+			"oauth_client": map[string]string{"client_id": c.OAuthClientID, "client_secret": c.OAuthSecret},
+			"pos_client":   map[string]string{"client_id": c.POSClientID, "client_secret": c.POSSecret},
+			"store_codes":  c.StoreCodes,
+			"base_url":     base,
+		}, "")
+		return
+	}
+	fmt.Fprintf(g.stdout, `
+Fideliza demo tenant %[2]s is ready at %[1]s
+  OAuth client (every scope):  %[3]s  secret %[4]s
+  POS client (HTTP Basic):     %[5]s  secret %[6]s
+  Stores: %[7]v
+  (secrets are new on every start with --demo)
+
+1. Get an access token:
+TOKEN=$(curl -s -X POST %[1]s/auth/token -u '%[3]s:%[4]s' -d grant_type=client_credentials | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
+
+2. List customers through GraphQL:
+curl -s %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ customers(first: 5) { totalCount edges { node { id name email level pointsBalance } } } }"}'
+
+3. List active campaigns:
+curl -s %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ campaigns(where: {status: active}) { edges { node { id name type status endsAt } } } }"}'
+
+`, base, c.TenantID, c.OAuthClientID, c.OAuthSecret, c.POSClientID, c.POSSecret, c.StoreCodes)
+}

@@ -1,0 +1,121 @@
+package rest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+)
+
+type requestIDKey struct{}
+
+// RequestID returns the correlation id of the request in ctx.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// correlate takes the caller's X-Correlation-Id (or X-Request-Id) when it is a
+// sane token, or makes one, and echoes it as both headers.
+func correlate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Correlation-Id")
+		if !saneID(id) {
+			id = r.Header.Get("X-Request-Id")
+		}
+		if !saneID(id) {
+			b := make([]byte, 12)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		if r.Header.Get("X-Correlation-Id") != "" {
+			w.Header().Set("X-Correlation-Id", id)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+func saneID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLog writes one structured line per request, with its correlation id
+// and the principal that made it.
+func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			who := &principal{}
+			next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), principalKey{}, who)))
+			level := slog.LevelInfo
+			if ww.Status() >= 500 {
+				level = slog.LevelError
+			}
+			log.LogAttrs(r.Context(), level, "request",
+				slog.String("request_id", RequestID(r.Context())),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", ww.Status()),
+				slog.Int("bytes", ww.BytesWritten()),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("tenant_id", who.v.TenantID),
+				slog.String("subject", who.v.Subject),
+			)
+		})
+	}
+}
+
+// principal lets the authentication middleware, deeper in the chain, tell the
+// access log who made the request.
+type (
+	principal    struct{ v viewer.Viewer }
+	principalKey struct{}
+)
+
+func withViewer(r *http.Request, v viewer.Viewer) *http.Request {
+	if p, ok := r.Context().Value(principalKey{}).(*principal); ok {
+		p.v = v
+	}
+	return r.WithContext(viewer.NewContext(r.Context(), v))
+}
+
+// recoverer turns a panic into a 500 in the JSON of the interface and logs
+// the stack; the process goes on serving.
+func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				p := recover()
+				if p == nil {
+					return
+				}
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()),
+					"panic", p, "stack", string(debug.Stack()))
+				writeJSON(w, http.StatusInternalServerError, map[string]string{
+					"error": "internal_error", "message": "an unexpected error occurred; quote request id " + RequestID(r.Context()),
+				})
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/fideliza/fideliza/auth"
+)
+
+// token is POST /auth/token: the client credentials grant, with the client
+// authenticated by form fields or HTTP Basic.
+func (s *server) token(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		writeOAuthError(w, &auth.OAuthError{Status: http.StatusBadRequest, Code: "invalid_request", Description: "body must be application/x-www-form-urlencoded"})
+		return
+	}
+	req := auth.TokenRequest{
+		GrantType:    r.PostForm.Get("grant_type"),
+		ClientID:     r.PostForm.Get("client_id"),
+		ClientSecret: r.PostForm.Get("client_secret"),
+		Scope:        r.PostForm.Get("scope"),
+	}
+	if id, secret, ok := r.BasicAuth(); ok {
+		req.ClientID, req.ClientSecret = id, secret
+	}
+	tok, err := s.app.Auth.IssueToken(r.Context(), req)
+	if err != nil {
+		var oe *auth.OAuthError
+		if !errors.As(err, &oe) {
+			s.log.ErrorContext(r.Context(), "issuing token", "request_id", RequestID(r.Context()), "error", err)
+		}
+		writeOAuthError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": tok.AccessToken,
+		"token_type":   "Bearer",
+		"expires_in":   tok.ExpiresIn,
+		"scope":        tok.Scope,
+	})
+}
+
+func writeOAuthError(w http.ResponseWriter, err error) {
+	var oe *auth.OAuthError
+	if !errors.As(err, &oe) {
+		oe = &auth.OAuthError{Status: http.StatusInternalServerError, Code: "server_error", Description: "the token could not be issued"}
+	}
+	if oe.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="fideliza"`)
+	}
+	writeJSON(w, oe.Status, map[string]string{"error": oe.Code, "error_description": oe.Description})
+}
+
+// discovery is /.well-known/openid-configuration: where the keys are, so any
+// OIDC library can verify our tokens.
+func (s *server) discovery(w http.ResponseWriter, r *http.Request) {
+	iss := s.app.Auth.Issuer
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                iss,
+		"jwks_uri":                              iss + "/.well-known/jwks.json",
+		"token_endpoint":                        iss + "/auth/token",
+		"grant_types_supported":                 []string{"client_credentials"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+		"id_token_signing_alg_values_supported": []string{"ES256"},
+		"response_types_supported":              []string{"token"},
+		"subject_types_supported":               []string{"public"},
+		"scopes_supported":                      auth.Scopes,
+	})
+}
+
+// jwks publishes the public keys only.
+func (s *server) jwks(w http.ResponseWriter, r *http.Request) {
+	set, err := s.app.Auth.Keys.Public(r.Context())
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "loading keys", "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "unavailable"})
+		return
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	writeJSON(w, http.StatusOK, set)
+}
+
+// bearer authenticates /v1, /points and GraphQL requests (RFC 6750).
+func (s *server) bearer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+			unauthorized(w, "a bearer token is required")
+			return
+		}
+		v, err := s.app.Auth.Authenticate(r.Context(), strings.TrimSpace(raw))
+		if err != nil {
+			s.log.InfoContext(r.Context(), "token refused", "request_id", RequestID(r.Context()), "reason", err.Error())
+			unauthorized(w, "the access token is invalid or expired")
+			return
+		}
+		next.ServeHTTP(w, withViewer(r, v))
+	})
+}
+
+func unauthorized(w http.ResponseWriter, description string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="fideliza", error="invalid_token", error_description=%q`, description))
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": description})
+}

@@ -1,0 +1,54 @@
+// Package rest serves the documented REST paths over chi. Handlers only
+// translate the documented JSON and errors; the rules live behind graph.
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fideliza/fideliza/graph"
+)
+
+type server struct {
+	app *graph.App
+	log *slog.Logger
+}
+
+// NewHandler returns the HTTP interface of the service.
+func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
+	s := &server{app: app, log: log}
+	r := chi.NewRouter()
+	r.Use(correlate, accessLog(log), recoverer(log))
+
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+
+	r.Post("/auth/token", s.token)
+	r.Get("/.well-known/openid-configuration", s.discovery)
+	r.Get("/.well-known/jwks.json", s.jwks)
+
+	r.With(s.bearer).Handle("/graphql", graph.NewHandler(app))
+	return r
+}
+
+// healthz says the process is up.
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz says whether requests can be served: the database answers and its
+// schema is current.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.app.DB.Ready(ctx); err != nil {
+		s.log.WarnContext(ctx, "not ready", "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

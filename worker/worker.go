@@ -1,0 +1,62 @@
+// Package worker holds River's job arguments and workers (one file per job)
+// and builds the River client both dialects share. It never imports graph or
+// rest: jobs depend on the data model and small packages only.
+package worker
+
+import (
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/riverqueue/river"
+
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Deps are what workers need.
+type Deps struct {
+	DB  *storage.DB
+	Log *slog.Logger
+}
+
+// Register adds every worker of the platform to workers.
+func Register(workers *river.Workers, deps Deps) {
+	river.AddWorker(workers, &PruneSigningKeysWorker{DB: deps.DB})
+}
+
+// PeriodicJobs are the jobs the leader enqueues on a schedule.
+func PeriodicJobs() []*river.PeriodicJob {
+	return []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+			func() (river.JobArgs, *river.InsertOpts) { return PruneSigningKeysArgs{}, nil },
+			&river.PeriodicJobOpts{ID: PruneSigningKeysArgs{}.Kind()}),
+	}
+}
+
+// Config says whether a client works jobs or only inserts them.
+type Config struct {
+	Work       bool // false: insert-only (serve --no-worker)
+	MaxWorkers int
+}
+
+// NewClient returns the River client of db. With cfg.Work it works the
+// default queue and runs the periodic jobs; otherwise it only inserts.
+func NewClient(db *storage.DB, log *slog.Logger, cfg Config) (*river.Client[*sql.Tx], error) {
+	rc := &river.Config{Logger: log}
+	if db.Dialect == dialect.SQLite {
+		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
+		rc.FetchPollInterval = 100 * time.Millisecond
+	}
+	rc.FetchCooldown = 10 * time.Millisecond
+	if cfg.Work {
+		workers := river.NewWorkers()
+		Register(workers, Deps{DB: db, Log: log})
+		rc.Workers = workers
+		rc.PeriodicJobs = PeriodicJobs()
+		rc.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
+		}
+	}
+	return river.NewClient(db.RiverDriver(), rc)
+}
