@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// syncBuffer is a log sink written by several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fideliza runs the command line in process and decodes its JSON output.
+func fideliza(t *testing.T, logs io.Writer, dbURL string, args ...string) map[string]any {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := newRootCommand(&out, logs)
+	cmd.SetArgs(append([]string{"--database-url", dbURL, "--json"}, args...))
+	require.NoError(t, cmd.ExecuteContext(context.Background()), "fideliza %v", args)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &v), "output of %v: %s", args, out.String())
+	return v
+}
+
+func TestAdminCommandsPrintDocumentedJSON(t *testing.T) {
+	t.Parallel()
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			logs := &syncBuffer{}
+			u := storagetest.URL(t, d, false)
+
+			tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado Bom Preço")
+			require.Regexp(t, `^[0-9a-f-]{36}$`, tenant["id"])
+			require.Equal(t, "Mercado Bom Preço", tenant["name"])
+			tid := tenant["id"].(string)
+
+			updated := fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--pre-registration=true",
+				"--sale-registration=false", "--sale-tolerance=0.25", "--points-per-real=2")
+			require.Equal(t, true, updated["pre_registration"])
+			require.Equal(t, false, updated["sale_registration"])
+			require.Equal(t, "0.25", updated["sale_tolerance"])
+			require.Equal(t, "2", updated["points_per_real"])
+
+			sandbox := fideliza(t, logs, u, "tenant", "create", "--name", "Sandbox", "--sandbox-of", tid)
+			require.Equal(t, tid, sandbox["sandbox_of"])
+
+			st := fideliza(t, logs, u, "store", "create", "--tenant", tid, "--code", "LJ-9", "--name", "Centro")
+			require.Equal(t, "LJ-9", st["code"])
+
+			oauth := fideliza(t, logs, u, "client", "create", "--tenant", tid, "--kind", "oauth", "--scopes", "customers:read campaigns:read")
+			require.Equal(t, "oauth", oauth["kind"])
+			require.Equal(t, []any{"customers:read", "campaigns:read"}, oauth["scopes"])
+			require.Regexp(t, `^cli_`, oauth["client_id"])
+			require.Regexp(t, `^fzs_[A-Za-z0-9_-]{43}$`, oauth["client_secret"])
+
+			pos := fideliza(t, logs, u, "client", "create", "--tenant", tid, "--kind", "pos")
+			require.Equal(t, []any{}, pos["scopes"])
+
+			rotated := fideliza(t, logs, u, "client", "rotate", "--client-id", pos["client_id"].(string))
+			require.Equal(t, pos["client_id"], rotated["client_id"])
+			require.NotEqual(t, pos["client_secret"], rotated["client_secret"])
+
+			secrets := []string{oauth["client_secret"].(string), pos["client_secret"].(string), rotated["client_secret"].(string)}
+			requireNoSecretStored(t, u, secrets, logs.String())
+		})
+	}
+}
+
+func TestAdminCommandsRefuseBadInput(t *testing.T) {
+	t.Parallel()
+	u := storagetest.URL(t, dialect.SQLite, false)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown scheme", []string{"--database-url", "mysql://x", "migrate"}, "scheme must be sqlite:// or postgres://"},
+		{"missing name", []string{"--database-url", u, "tenant", "create"}, `required flag(s) "name"`},
+		{"bad kind", []string{"--database-url", u, "client", "create", "--tenant", "de000000-0000-4000-8000-000000000001", "--kind", "saml"}, "kind must be oauth or pos"},
+		{"bad tolerance", []string{"--database-url", u, "tenant", "update", "--tenant", "x", "--sale-tolerance", "ten"}, "not a decimal"},
+		{"bad log level", []string{"--database-url", u, "--log-level", "loud", "migrate"}, "--log-level"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newRootCommand(io.Discard, io.Discard)
+			cmd.SetArgs(tc.args)
+			err := cmd.ExecuteContext(context.Background())
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// requireNoSecretStored dumps every table of the database and fails when a
+// secret appears in it or in the logs.
+func requireNoSecretStored(t *testing.T, dbURL string, secrets []string, logs string) {
+	t.Helper()
+	db, err := storage.Open(context.Background(), dbURL)
+	require.NoError(t, err)
+	defer db.Close()
+	tablesQuery := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
+	if db.Dialect == dialect.SQLite {
+		tablesQuery = `SELECT name FROM sqlite_master WHERE type = 'table'`
+	}
+	tables := queryStrings(t, db.SQL, tablesQuery)
+	require.Contains(t, tables, "api_clients")
+	var dump strings.Builder
+	for _, table := range tables {
+		rows, err := db.SQL.Query(`SELECT * FROM ` + table)
+		require.NoError(t, err)
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, rows.Scan(ptrs...))
+			fmt.Fprintf(&dump, "%s %v\n", table, vals)
+			for _, v := range vals {
+				if b, ok := v.([]byte); ok {
+					dump.Write(b)
+				}
+			}
+		}
+		rows.Close()
+	}
+	require.Contains(t, dump.String(), "api_clients", "the dump must have read the clients")
+	for _, s := range secrets {
+		require.NotContains(t, dump.String(), s, "a secret is stored in the database")
+		require.NotContains(t, logs, s, "a secret is in the logs")
+	}
+}
+
+func queryStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	return out
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startServe runs `fideliza serve` in process until the test ends and waits
+// until it is ready.
+func startServe(t *testing.T, logs io.Writer, dbURL string, extra ...string) (base string, stdout *syncBuffer) {
+	t.Helper()
+	base, stdout, done := launchServe(t, logs, dbURL, extra...)
+	waitReady(t, base, done)
+	return base, stdout
+}
+
+// launchServe starts `fideliza serve` and stops it when the test ends.
+func launchServe(t *testing.T, logs io.Writer, dbURL string, extra ...string) (string, *syncBuffer, chan error) {
+	t.Helper()
+	addr := freeAddr(t)
+	stdout := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cmd := newRootCommand(stdout, logs)
+	cmd.SetArgs(append([]string{"--database-url", dbURL, "serve", "--addr", addr}, extra...))
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "serve must stop cleanly")
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	return "http://" + addr, stdout, done
+}
+
+func waitReady(t *testing.T, base string, done chan error) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("serve exited: %v", err)
+		default:
+		}
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 50*time.Millisecond)
+}
+
+// TestServeDemo is the README's first command: serve --demo prints working
+// credentials, and the demo client reads customers through GraphQL.
+func TestServeDemo(t *testing.T) {
+	t.Parallel()
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			logs := &syncBuffer{}
+			u := storagetest.URL(t, d, false)
+			base, stdout := startServe(t, logs, u, "--demo")
+			require.Contains(t, stdout.String(), "curl -s "+base+"/graphql")
+
+			for _, path := range []string{"/healthz", "/readyz"} {
+				resp, err := http.Get(base + path)
+				require.NoError(t, err)
+				resp.Body.Close()
+				require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			}
+
+			secret := between(t, stdout.String(), "cli_demo_oauth  secret ", "\n")
+			form := url.Values{"grant_type": {"client_credentials"}}
+			req, _ := http.NewRequest(http.MethodPost, base+"/auth/token", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.SetBasicAuth("cli_demo_oauth", secret)
+			var tok struct {
+				AccessToken string `json:"access_token"`
+				TokenType   string `json:"token_type"`
+			}
+			doJSON(t, req, http.StatusOK, &tok)
+			require.Equal(t, "Bearer", tok.TokenType)
+
+			q, _ := json.Marshal(map[string]string{"query": `{ customers(first: 10) { totalCount edges { node { id name tenantID } } } }`})
+			req, _ = http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(q))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			var gql struct {
+				Data struct {
+					Customers struct {
+						TotalCount int `json:"totalCount"`
+						Edges      []struct {
+							Node struct{ ID, Name, TenantID string }
+						} `json:"edges"`
+					} `json:"customers"`
+				} `json:"data"`
+				Errors []any `json:"errors"`
+			}
+			doJSON(t, req, http.StatusOK, &gql)
+			require.Empty(t, gql.Errors)
+			require.Equal(t, 4, gql.Data.Customers.TotalCount)
+			require.Equal(t, "Ana Souza", gql.Data.Customers.Edges[0].Node.Name)
+
+			posSecret := between(t, stdout.String(), "cli_demo_pos  secret ", "\n")
+			requireNoSecretStored(t, u, []string{secret, posSecret, tok.AccessToken}, logs.String())
+		})
+	}
+}
+
+// TestTwoServeProcessesOnOneDatabase starts two servers on one empty
+// database at once: both migrate without racing and become ready.
+func TestTwoServeProcessesOnOneDatabase(t *testing.T) {
+	t.Parallel()
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			u := storagetest.URL(t, d, false)
+			baseA, _, doneA := launchServe(t, io.Discard, u)
+			baseB, _, doneB := launchServe(t, io.Discard, u)
+			waitReady(t, baseA, doneA)
+			waitReady(t, baseB, doneB)
+		})
+	}
+}
+
+func between(t *testing.T, s, start, end string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(s, start)
+	require.True(t, ok, "%q not in %q", start, s)
+	v, _, _ := strings.Cut(rest, end)
+	return strings.TrimSpace(v)
+}
+
+func doJSON(t *testing.T, req *http.Request, status int, v any) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, status, resp.StatusCode, string(body))
+	require.NoError(t, json.Unmarshal(body, v), string(body))
+}

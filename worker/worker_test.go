@@ -1,0 +1,150 @@
+package worker_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// storeCheckArgs is a job that reads the store its transaction wrote.
+type storeCheckArgs struct {
+	StoreID string `json:"store_id"`
+}
+
+func (storeCheckArgs) Kind() string { return "test_store_check" }
+
+type storeCheckWorker struct {
+	river.WorkerDefaults[storeCheckArgs]
+	db   *storage.DB
+	seen chan string
+}
+
+func (w *storeCheckWorker) Work(ctx context.Context, job *river.Job[storeCheckArgs]) error {
+	s, err := w.db.Ent.Store.Get(viewer.SystemContext(ctx), job.Args.StoreID)
+	if err != nil {
+		return err
+	}
+	w.seen <- s.Code
+	return nil
+}
+
+type bundle struct {
+	db     *storage.DB
+	client *river.Client[*sql.Tx]
+	seen   chan string
+	tenant string
+}
+
+func setup(t *testing.T, db *storage.DB) *bundle {
+	t.Helper()
+	seen := make(chan string, 1)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &storeCheckWorker{db: db, seen: seen})
+	client, err := river.NewClient(db.RiverDriver(), &river.Config{
+		Logger:            slog.New(slog.DiscardHandler),
+		Workers:           workers,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		FetchCooldown:     10 * time.Millisecond,
+		FetchPollInterval: 50 * time.Millisecond,
+		TestOnly:          true,
+	})
+	require.NoError(t, err)
+	ctx := viewer.SystemContext(context.Background())
+	tn, err := db.Ent.Tenant.Create().SetName("Loja").Save(ctx)
+	require.NoError(t, err)
+	return &bundle{db: db, client: client, seen: seen, tenant: tn.ID}
+}
+
+func (b *bundle) countJobs(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'test_store_check'`).Scan(&n))
+	return n
+}
+
+// TestInsertTxSharesTheEntTransaction: a job inserted with InsertTx in the
+// transaction of an ent write lives and dies with that write.
+func TestInsertTxSharesTheEntTransaction(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		ctx := viewer.SystemContext(context.Background())
+
+		t.Run("rolled back: neither row nor job", func(t *testing.T) {
+			b := setup(t, db)
+			errAbort := errors.New("abort")
+			err := db.InTx(ctx, func(tx storage.Tx) error {
+				s, err := tx.Ent.Store.Create().SetTenantID(b.tenant).SetCode("ROLLBACK").SetName("Gone").Save(ctx)
+				require.NoError(t, err)
+				_, err = b.client.InsertTx(ctx, tx.SQL, storeCheckArgs{StoreID: s.ID}, nil)
+				require.NoError(t, err)
+				return errAbort
+			})
+			require.ErrorIs(t, err, errAbort)
+			exists, err := db.Ent.Store.Query().Where(store.Code("ROLLBACK")).Exist(ctx)
+			require.NoError(t, err)
+			require.False(t, exists, "the store must be rolled back")
+			require.Zero(t, b.countJobs(t), "the job must be rolled back")
+		})
+
+		t.Run("committed: row and job, and the job runs", func(t *testing.T) {
+			b := setup(t, db)
+			err := db.InTx(ctx, func(tx storage.Tx) error {
+				s, err := tx.Ent.Store.Create().SetTenantID(b.tenant).SetCode("COMMIT").SetName("Kept").Save(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = b.client.InsertTx(ctx, tx.SQL, storeCheckArgs{StoreID: s.ID}, nil)
+				return err
+			})
+			require.NoError(t, err)
+			exists, err := db.Ent.Store.Query().Where(store.Code("COMMIT")).Exist(ctx)
+			require.NoError(t, err)
+			require.True(t, exists)
+			require.Equal(t, 1, b.countJobs(t))
+
+			require.NoError(t, b.client.Start(ctx))
+			t.Cleanup(func() { _ = b.client.Stop(context.Background()) })
+			select {
+			case code := <-b.seen:
+				require.Equal(t, "COMMIT", code, "the job sees the row committed with it")
+			case <-time.After(15 * time.Second):
+				t.Fatal("the job did not run")
+			}
+		})
+	})
+}
+
+// TestPlatformClientStarts checks the production client configuration works
+// jobs on both databases.
+func TestPlatformClientStarts(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		client, err := worker.NewClient(db, slog.New(slog.DiscardHandler), worker.Config{Work: true, MaxWorkers: 2})
+		require.NoError(t, err)
+		events, cancel := client.Subscribe(river.EventKindJobCompleted)
+		defer cancel()
+		require.NoError(t, client.Start(ctx))
+		defer client.Stop(ctx)
+		_, err = client.Insert(ctx, worker.PruneSigningKeysArgs{}, nil)
+		require.NoError(t, err)
+		select {
+		case ev := <-events:
+			require.Equal(t, worker.PruneSigningKeysArgs{}.Kind(), ev.Job.Kind)
+		case <-time.After(15 * time.Second):
+			t.Fatal("the job did not complete")
+		}
+	})
+}
