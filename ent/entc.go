@@ -25,7 +25,6 @@ func main() {
 		Features: []gen.Feature{
 			gen.FeaturePrivacy,
 			gen.FeatureEntQL,
-			gen.FeatureUpsert,
 			gen.FeatureLock,
 			gen.FeatureIntercept,
 			gen.FeatureModifier,

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/signingkey"
@@ -20,7 +18,6 @@ type SigningKeyCreate struct {
 	config
 	mutation *SigningKeyMutation
 	hooks    []Hook
-	conflict []sql.ConflictOption
 }
 
 // SetAlgorithm sets the "algorithm" field.
@@ -185,7 +182,6 @@ func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec) {
 		_node = &SigningKey{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(signingkey.Table, sqlgraph.NewFieldSpec(signingkey.FieldID, field.TypeString))
 	)
-	_spec.OnConflict = _c.conflict
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
@@ -209,195 +205,11 @@ func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec) {
 	return _node, _spec
 }
 
-// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
-// of the `INSERT` statement. For example:
-//
-//	client.SigningKey.Create().
-//		SetAlgorithm(v).
-//		OnConflict(
-//			// Update the row with the new values
-//			// the was proposed for insertion.
-//			sql.ResolveWithNewValues(),
-//		).
-//		// Override some of the fields with custom
-//		// update values.
-//		Update(func(u *ent.SigningKeyUpsert) {
-//			SetAlgorithm(v+v).
-//		}).
-//		Exec(ctx)
-func (_c *SigningKeyCreate) OnConflict(opts ...sql.ConflictOption) *SigningKeyUpsertOne {
-	_c.conflict = opts
-	return &SigningKeyUpsertOne{
-		create: _c,
-	}
-}
-
-// OnConflictColumns calls `OnConflict` and configures the columns
-// as conflict target. Using this option is equivalent to using:
-//
-//	client.SigningKey.Create().
-//		OnConflict(sql.ConflictColumns(columns...)).
-//		Exec(ctx)
-func (_c *SigningKeyCreate) OnConflictColumns(columns ...string) *SigningKeyUpsertOne {
-	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &SigningKeyUpsertOne{
-		create: _c,
-	}
-}
-
-type (
-	// SigningKeyUpsertOne is the builder for "upsert"-ing
-	//  one SigningKey node.
-	SigningKeyUpsertOne struct {
-		create *SigningKeyCreate
-	}
-
-	// SigningKeyUpsert is the "OnConflict" setter.
-	SigningKeyUpsert struct {
-		*sql.UpdateSet
-	}
-)
-
-// SetRetiredAt sets the "retired_at" field.
-func (u *SigningKeyUpsert) SetRetiredAt(v time.Time) *SigningKeyUpsert {
-	u.Set(signingkey.FieldRetiredAt, v)
-	return u
-}
-
-// UpdateRetiredAt sets the "retired_at" field to the value that was provided on create.
-func (u *SigningKeyUpsert) UpdateRetiredAt() *SigningKeyUpsert {
-	u.SetExcluded(signingkey.FieldRetiredAt)
-	return u
-}
-
-// ClearRetiredAt clears the value of the "retired_at" field.
-func (u *SigningKeyUpsert) ClearRetiredAt() *SigningKeyUpsert {
-	u.SetNull(signingkey.FieldRetiredAt)
-	return u
-}
-
-// UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
-// Using this option is equivalent to using:
-//
-//	client.SigningKey.Create().
-//		OnConflict(
-//			sql.ResolveWithNewValues(),
-//			sql.ResolveWith(func(u *sql.UpdateSet) {
-//				u.SetIgnore(signingkey.FieldID)
-//			}),
-//		).
-//		Exec(ctx)
-func (u *SigningKeyUpsertOne) UpdateNewValues() *SigningKeyUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
-		if _, exists := u.create.mutation.ID(); exists {
-			s.SetIgnore(signingkey.FieldID)
-		}
-		if _, exists := u.create.mutation.Algorithm(); exists {
-			s.SetIgnore(signingkey.FieldAlgorithm)
-		}
-		if _, exists := u.create.mutation.PrivateKey(); exists {
-			s.SetIgnore(signingkey.FieldPrivateKey)
-		}
-		if _, exists := u.create.mutation.CreatedAt(); exists {
-			s.SetIgnore(signingkey.FieldCreatedAt)
-		}
-	}))
-	return u
-}
-
-// Ignore sets each column to itself in case of conflict.
-// Using this option is equivalent to using:
-//
-//	client.SigningKey.Create().
-//	    OnConflict(sql.ResolveWithIgnore()).
-//	    Exec(ctx)
-func (u *SigningKeyUpsertOne) Ignore() *SigningKeyUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
-	return u
-}
-
-// DoNothing configures the conflict_action to `DO NOTHING`.
-// Supported only by SQLite and PostgreSQL.
-func (u *SigningKeyUpsertOne) DoNothing() *SigningKeyUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.DoNothing())
-	return u
-}
-
-// Update allows overriding fields `UPDATE` values. See the SigningKeyCreate.OnConflict
-// documentation for more info.
-func (u *SigningKeyUpsertOne) Update(set func(*SigningKeyUpsert)) *SigningKeyUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&SigningKeyUpsert{UpdateSet: update})
-	}))
-	return u
-}
-
-// SetRetiredAt sets the "retired_at" field.
-func (u *SigningKeyUpsertOne) SetRetiredAt(v time.Time) *SigningKeyUpsertOne {
-	return u.Update(func(s *SigningKeyUpsert) {
-		s.SetRetiredAt(v)
-	})
-}
-
-// UpdateRetiredAt sets the "retired_at" field to the value that was provided on create.
-func (u *SigningKeyUpsertOne) UpdateRetiredAt() *SigningKeyUpsertOne {
-	return u.Update(func(s *SigningKeyUpsert) {
-		s.UpdateRetiredAt()
-	})
-}
-
-// ClearRetiredAt clears the value of the "retired_at" field.
-func (u *SigningKeyUpsertOne) ClearRetiredAt() *SigningKeyUpsertOne {
-	return u.Update(func(s *SigningKeyUpsert) {
-		s.ClearRetiredAt()
-	})
-}
-
-// Exec executes the query.
-func (u *SigningKeyUpsertOne) Exec(ctx context.Context) error {
-	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for SigningKeyCreate.OnConflict")
-	}
-	return u.create.Exec(ctx)
-}
-
-// ExecX is like Exec, but panics if an error occurs.
-func (u *SigningKeyUpsertOne) ExecX(ctx context.Context) {
-	if err := u.create.Exec(ctx); err != nil {
-		panic(err)
-	}
-}
-
-// Exec executes the UPSERT query and returns the inserted/updated ID.
-func (u *SigningKeyUpsertOne) ID(ctx context.Context) (id string, err error) {
-	if u.create.driver.Dialect() == dialect.MySQL {
-		// In case of "ON CONFLICT", there is no way to get back non-numeric ID
-		// fields from the database since MySQL does not support the RETURNING clause.
-		return id, errors.New("ent: SigningKeyUpsertOne.ID is not supported by MySQL driver. Use SigningKeyUpsertOne.Exec instead")
-	}
-	node, err := u.create.Save(ctx)
-	if err != nil {
-		return id, err
-	}
-	return node.ID, nil
-}
-
-// IDX is like ID, but panics if an error occurs.
-func (u *SigningKeyUpsertOne) IDX(ctx context.Context) string {
-	id, err := u.ID(ctx)
-	if err != nil {
-		panic(err)
-	}
-	return id
-}
-
 // SigningKeyCreateBulk is the builder for creating many SigningKey entities in bulk.
 type SigningKeyCreateBulk struct {
 	config
 	err      error
 	builders []*SigningKeyCreate
-	conflict []sql.ConflictOption
 }
 
 // Save creates the SigningKey entities in the database.
@@ -427,7 +239,6 @@ func (_c *SigningKeyCreateBulk) Save(ctx context.Context) ([]*SigningKey, error)
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {
 					spec := &sqlgraph.BatchCreateSpec{Nodes: specs}
-					spec.OnConflict = _c.conflict
 					// Invoke the actual operation on the latest mutation in the chain.
 					if err = sqlgraph.BatchCreate(ctx, _c.driver, spec); err != nil {
 						if sqlgraph.IsConstraintError(err) {
@@ -474,150 +285,6 @@ func (_c *SigningKeyCreateBulk) Exec(ctx context.Context) error {
 // ExecX is like Exec, but panics if an error occurs.
 func (_c *SigningKeyCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
-		panic(err)
-	}
-}
-
-// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
-// of the `INSERT` statement. For example:
-//
-//	client.SigningKey.CreateBulk(builders...).
-//		OnConflict(
-//			// Update the row with the new values
-//			// the was proposed for insertion.
-//			sql.ResolveWithNewValues(),
-//		).
-//		// Override some of the fields with custom
-//		// update values.
-//		Update(func(u *ent.SigningKeyUpsert) {
-//			SetAlgorithm(v+v).
-//		}).
-//		Exec(ctx)
-func (_c *SigningKeyCreateBulk) OnConflict(opts ...sql.ConflictOption) *SigningKeyUpsertBulk {
-	_c.conflict = opts
-	return &SigningKeyUpsertBulk{
-		create: _c,
-	}
-}
-
-// OnConflictColumns calls `OnConflict` and configures the columns
-// as conflict target. Using this option is equivalent to using:
-//
-//	client.SigningKey.Create().
-//		OnConflict(sql.ConflictColumns(columns...)).
-//		Exec(ctx)
-func (_c *SigningKeyCreateBulk) OnConflictColumns(columns ...string) *SigningKeyUpsertBulk {
-	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &SigningKeyUpsertBulk{
-		create: _c,
-	}
-}
-
-// SigningKeyUpsertBulk is the builder for "upsert"-ing
-// a bulk of SigningKey nodes.
-type SigningKeyUpsertBulk struct {
-	create *SigningKeyCreateBulk
-}
-
-// UpdateNewValues updates the mutable fields using the new values that
-// were set on create. Using this option is equivalent to using:
-//
-//	client.SigningKey.Create().
-//		OnConflict(
-//			sql.ResolveWithNewValues(),
-//			sql.ResolveWith(func(u *sql.UpdateSet) {
-//				u.SetIgnore(signingkey.FieldID)
-//			}),
-//		).
-//		Exec(ctx)
-func (u *SigningKeyUpsertBulk) UpdateNewValues() *SigningKeyUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
-		for _, b := range u.create.builders {
-			if _, exists := b.mutation.ID(); exists {
-				s.SetIgnore(signingkey.FieldID)
-			}
-			if _, exists := b.mutation.Algorithm(); exists {
-				s.SetIgnore(signingkey.FieldAlgorithm)
-			}
-			if _, exists := b.mutation.PrivateKey(); exists {
-				s.SetIgnore(signingkey.FieldPrivateKey)
-			}
-			if _, exists := b.mutation.CreatedAt(); exists {
-				s.SetIgnore(signingkey.FieldCreatedAt)
-			}
-		}
-	}))
-	return u
-}
-
-// Ignore sets each column to itself in case of conflict.
-// Using this option is equivalent to using:
-//
-//	client.SigningKey.Create().
-//		OnConflict(sql.ResolveWithIgnore()).
-//		Exec(ctx)
-func (u *SigningKeyUpsertBulk) Ignore() *SigningKeyUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
-	return u
-}
-
-// DoNothing configures the conflict_action to `DO NOTHING`.
-// Supported only by SQLite and PostgreSQL.
-func (u *SigningKeyUpsertBulk) DoNothing() *SigningKeyUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.DoNothing())
-	return u
-}
-
-// Update allows overriding fields `UPDATE` values. See the SigningKeyCreateBulk.OnConflict
-// documentation for more info.
-func (u *SigningKeyUpsertBulk) Update(set func(*SigningKeyUpsert)) *SigningKeyUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&SigningKeyUpsert{UpdateSet: update})
-	}))
-	return u
-}
-
-// SetRetiredAt sets the "retired_at" field.
-func (u *SigningKeyUpsertBulk) SetRetiredAt(v time.Time) *SigningKeyUpsertBulk {
-	return u.Update(func(s *SigningKeyUpsert) {
-		s.SetRetiredAt(v)
-	})
-}
-
-// UpdateRetiredAt sets the "retired_at" field to the value that was provided on create.
-func (u *SigningKeyUpsertBulk) UpdateRetiredAt() *SigningKeyUpsertBulk {
-	return u.Update(func(s *SigningKeyUpsert) {
-		s.UpdateRetiredAt()
-	})
-}
-
-// ClearRetiredAt clears the value of the "retired_at" field.
-func (u *SigningKeyUpsertBulk) ClearRetiredAt() *SigningKeyUpsertBulk {
-	return u.Update(func(s *SigningKeyUpsert) {
-		s.ClearRetiredAt()
-	})
-}
-
-// Exec executes the query.
-func (u *SigningKeyUpsertBulk) Exec(ctx context.Context) error {
-	if u.create.err != nil {
-		return u.create.err
-	}
-	for i, b := range u.create.builders {
-		if len(b.conflict) != 0 {
-			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the SigningKeyCreateBulk instead", i)
-		}
-	}
-	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for SigningKeyCreateBulk.OnConflict")
-	}
-	return u.create.Exec(ctx)
-}
-
-// ExecX is like Exec, but panics if an error occurs.
-func (u *SigningKeyUpsertBulk) ExecX(ctx context.Context) {
-	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/store"
@@ -21,7 +19,6 @@ type StoreCreate struct {
 	config
 	mutation *StoreMutation
 	hooks    []Hook
-	conflict []sql.ConflictOption
 }
 
 // SetTenantID sets the "tenant_id" field.
@@ -216,7 +213,6 @@ func (_c *StoreCreate) createSpec() (*Store, *sqlgraph.CreateSpec) {
 		_node = &Store{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(store.Table, sqlgraph.NewFieldSpec(store.FieldID, field.TypeString))
 	)
-	_spec.OnConflict = _c.conflict
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
@@ -257,231 +253,11 @@ func (_c *StoreCreate) createSpec() (*Store, *sqlgraph.CreateSpec) {
 	return _node, _spec
 }
 
-// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
-// of the `INSERT` statement. For example:
-//
-//	client.Store.Create().
-//		SetTenantID(v).
-//		OnConflict(
-//			// Update the row with the new values
-//			// the was proposed for insertion.
-//			sql.ResolveWithNewValues(),
-//		).
-//		// Override some of the fields with custom
-//		// update values.
-//		Update(func(u *ent.StoreUpsert) {
-//			SetTenantID(v+v).
-//		}).
-//		Exec(ctx)
-func (_c *StoreCreate) OnConflict(opts ...sql.ConflictOption) *StoreUpsertOne {
-	_c.conflict = opts
-	return &StoreUpsertOne{
-		create: _c,
-	}
-}
-
-// OnConflictColumns calls `OnConflict` and configures the columns
-// as conflict target. Using this option is equivalent to using:
-//
-//	client.Store.Create().
-//		OnConflict(sql.ConflictColumns(columns...)).
-//		Exec(ctx)
-func (_c *StoreCreate) OnConflictColumns(columns ...string) *StoreUpsertOne {
-	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &StoreUpsertOne{
-		create: _c,
-	}
-}
-
-type (
-	// StoreUpsertOne is the builder for "upsert"-ing
-	//  one Store node.
-	StoreUpsertOne struct {
-		create *StoreCreate
-	}
-
-	// StoreUpsert is the "OnConflict" setter.
-	StoreUpsert struct {
-		*sql.UpdateSet
-	}
-)
-
-// SetUpdatedAt sets the "updated_at" field.
-func (u *StoreUpsert) SetUpdatedAt(v time.Time) *StoreUpsert {
-	u.Set(store.FieldUpdatedAt, v)
-	return u
-}
-
-// UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
-func (u *StoreUpsert) UpdateUpdatedAt() *StoreUpsert {
-	u.SetExcluded(store.FieldUpdatedAt)
-	return u
-}
-
-// SetCode sets the "code" field.
-func (u *StoreUpsert) SetCode(v string) *StoreUpsert {
-	u.Set(store.FieldCode, v)
-	return u
-}
-
-// UpdateCode sets the "code" field to the value that was provided on create.
-func (u *StoreUpsert) UpdateCode() *StoreUpsert {
-	u.SetExcluded(store.FieldCode)
-	return u
-}
-
-// SetName sets the "name" field.
-func (u *StoreUpsert) SetName(v string) *StoreUpsert {
-	u.Set(store.FieldName, v)
-	return u
-}
-
-// UpdateName sets the "name" field to the value that was provided on create.
-func (u *StoreUpsert) UpdateName() *StoreUpsert {
-	u.SetExcluded(store.FieldName)
-	return u
-}
-
-// UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
-// Using this option is equivalent to using:
-//
-//	client.Store.Create().
-//		OnConflict(
-//			sql.ResolveWithNewValues(),
-//			sql.ResolveWith(func(u *sql.UpdateSet) {
-//				u.SetIgnore(store.FieldID)
-//			}),
-//		).
-//		Exec(ctx)
-func (u *StoreUpsertOne) UpdateNewValues() *StoreUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
-		if _, exists := u.create.mutation.ID(); exists {
-			s.SetIgnore(store.FieldID)
-		}
-		if _, exists := u.create.mutation.TenantID(); exists {
-			s.SetIgnore(store.FieldTenantID)
-		}
-		if _, exists := u.create.mutation.CreatedAt(); exists {
-			s.SetIgnore(store.FieldCreatedAt)
-		}
-	}))
-	return u
-}
-
-// Ignore sets each column to itself in case of conflict.
-// Using this option is equivalent to using:
-//
-//	client.Store.Create().
-//	    OnConflict(sql.ResolveWithIgnore()).
-//	    Exec(ctx)
-func (u *StoreUpsertOne) Ignore() *StoreUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
-	return u
-}
-
-// DoNothing configures the conflict_action to `DO NOTHING`.
-// Supported only by SQLite and PostgreSQL.
-func (u *StoreUpsertOne) DoNothing() *StoreUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.DoNothing())
-	return u
-}
-
-// Update allows overriding fields `UPDATE` values. See the StoreCreate.OnConflict
-// documentation for more info.
-func (u *StoreUpsertOne) Update(set func(*StoreUpsert)) *StoreUpsertOne {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&StoreUpsert{UpdateSet: update})
-	}))
-	return u
-}
-
-// SetUpdatedAt sets the "updated_at" field.
-func (u *StoreUpsertOne) SetUpdatedAt(v time.Time) *StoreUpsertOne {
-	return u.Update(func(s *StoreUpsert) {
-		s.SetUpdatedAt(v)
-	})
-}
-
-// UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
-func (u *StoreUpsertOne) UpdateUpdatedAt() *StoreUpsertOne {
-	return u.Update(func(s *StoreUpsert) {
-		s.UpdateUpdatedAt()
-	})
-}
-
-// SetCode sets the "code" field.
-func (u *StoreUpsertOne) SetCode(v string) *StoreUpsertOne {
-	return u.Update(func(s *StoreUpsert) {
-		s.SetCode(v)
-	})
-}
-
-// UpdateCode sets the "code" field to the value that was provided on create.
-func (u *StoreUpsertOne) UpdateCode() *StoreUpsertOne {
-	return u.Update(func(s *StoreUpsert) {
-		s.UpdateCode()
-	})
-}
-
-// SetName sets the "name" field.
-func (u *StoreUpsertOne) SetName(v string) *StoreUpsertOne {
-	return u.Update(func(s *StoreUpsert) {
-		s.SetName(v)
-	})
-}
-
-// UpdateName sets the "name" field to the value that was provided on create.
-func (u *StoreUpsertOne) UpdateName() *StoreUpsertOne {
-	return u.Update(func(s *StoreUpsert) {
-		s.UpdateName()
-	})
-}
-
-// Exec executes the query.
-func (u *StoreUpsertOne) Exec(ctx context.Context) error {
-	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for StoreCreate.OnConflict")
-	}
-	return u.create.Exec(ctx)
-}
-
-// ExecX is like Exec, but panics if an error occurs.
-func (u *StoreUpsertOne) ExecX(ctx context.Context) {
-	if err := u.create.Exec(ctx); err != nil {
-		panic(err)
-	}
-}
-
-// Exec executes the UPSERT query and returns the inserted/updated ID.
-func (u *StoreUpsertOne) ID(ctx context.Context) (id string, err error) {
-	if u.create.driver.Dialect() == dialect.MySQL {
-		// In case of "ON CONFLICT", there is no way to get back non-numeric ID
-		// fields from the database since MySQL does not support the RETURNING clause.
-		return id, errors.New("ent: StoreUpsertOne.ID is not supported by MySQL driver. Use StoreUpsertOne.Exec instead")
-	}
-	node, err := u.create.Save(ctx)
-	if err != nil {
-		return id, err
-	}
-	return node.ID, nil
-}
-
-// IDX is like ID, but panics if an error occurs.
-func (u *StoreUpsertOne) IDX(ctx context.Context) string {
-	id, err := u.ID(ctx)
-	if err != nil {
-		panic(err)
-	}
-	return id
-}
-
 // StoreCreateBulk is the builder for creating many Store entities in bulk.
 type StoreCreateBulk struct {
 	config
 	err      error
 	builders []*StoreCreate
-	conflict []sql.ConflictOption
 }
 
 // Save creates the Store entities in the database.
@@ -511,7 +287,6 @@ func (_c *StoreCreateBulk) Save(ctx context.Context) ([]*Store, error) {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {
 					spec := &sqlgraph.BatchCreateSpec{Nodes: specs}
-					spec.OnConflict = _c.conflict
 					// Invoke the actual operation on the latest mutation in the chain.
 					if err = sqlgraph.BatchCreate(ctx, _c.driver, spec); err != nil {
 						if sqlgraph.IsConstraintError(err) {
@@ -558,168 +333,6 @@ func (_c *StoreCreateBulk) Exec(ctx context.Context) error {
 // ExecX is like Exec, but panics if an error occurs.
 func (_c *StoreCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
-		panic(err)
-	}
-}
-
-// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
-// of the `INSERT` statement. For example:
-//
-//	client.Store.CreateBulk(builders...).
-//		OnConflict(
-//			// Update the row with the new values
-//			// the was proposed for insertion.
-//			sql.ResolveWithNewValues(),
-//		).
-//		// Override some of the fields with custom
-//		// update values.
-//		Update(func(u *ent.StoreUpsert) {
-//			SetTenantID(v+v).
-//		}).
-//		Exec(ctx)
-func (_c *StoreCreateBulk) OnConflict(opts ...sql.ConflictOption) *StoreUpsertBulk {
-	_c.conflict = opts
-	return &StoreUpsertBulk{
-		create: _c,
-	}
-}
-
-// OnConflictColumns calls `OnConflict` and configures the columns
-// as conflict target. Using this option is equivalent to using:
-//
-//	client.Store.Create().
-//		OnConflict(sql.ConflictColumns(columns...)).
-//		Exec(ctx)
-func (_c *StoreCreateBulk) OnConflictColumns(columns ...string) *StoreUpsertBulk {
-	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &StoreUpsertBulk{
-		create: _c,
-	}
-}
-
-// StoreUpsertBulk is the builder for "upsert"-ing
-// a bulk of Store nodes.
-type StoreUpsertBulk struct {
-	create *StoreCreateBulk
-}
-
-// UpdateNewValues updates the mutable fields using the new values that
-// were set on create. Using this option is equivalent to using:
-//
-//	client.Store.Create().
-//		OnConflict(
-//			sql.ResolveWithNewValues(),
-//			sql.ResolveWith(func(u *sql.UpdateSet) {
-//				u.SetIgnore(store.FieldID)
-//			}),
-//		).
-//		Exec(ctx)
-func (u *StoreUpsertBulk) UpdateNewValues() *StoreUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
-		for _, b := range u.create.builders {
-			if _, exists := b.mutation.ID(); exists {
-				s.SetIgnore(store.FieldID)
-			}
-			if _, exists := b.mutation.TenantID(); exists {
-				s.SetIgnore(store.FieldTenantID)
-			}
-			if _, exists := b.mutation.CreatedAt(); exists {
-				s.SetIgnore(store.FieldCreatedAt)
-			}
-		}
-	}))
-	return u
-}
-
-// Ignore sets each column to itself in case of conflict.
-// Using this option is equivalent to using:
-//
-//	client.Store.Create().
-//		OnConflict(sql.ResolveWithIgnore()).
-//		Exec(ctx)
-func (u *StoreUpsertBulk) Ignore() *StoreUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
-	return u
-}
-
-// DoNothing configures the conflict_action to `DO NOTHING`.
-// Supported only by SQLite and PostgreSQL.
-func (u *StoreUpsertBulk) DoNothing() *StoreUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.DoNothing())
-	return u
-}
-
-// Update allows overriding fields `UPDATE` values. See the StoreCreateBulk.OnConflict
-// documentation for more info.
-func (u *StoreUpsertBulk) Update(set func(*StoreUpsert)) *StoreUpsertBulk {
-	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&StoreUpsert{UpdateSet: update})
-	}))
-	return u
-}
-
-// SetUpdatedAt sets the "updated_at" field.
-func (u *StoreUpsertBulk) SetUpdatedAt(v time.Time) *StoreUpsertBulk {
-	return u.Update(func(s *StoreUpsert) {
-		s.SetUpdatedAt(v)
-	})
-}
-
-// UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
-func (u *StoreUpsertBulk) UpdateUpdatedAt() *StoreUpsertBulk {
-	return u.Update(func(s *StoreUpsert) {
-		s.UpdateUpdatedAt()
-	})
-}
-
-// SetCode sets the "code" field.
-func (u *StoreUpsertBulk) SetCode(v string) *StoreUpsertBulk {
-	return u.Update(func(s *StoreUpsert) {
-		s.SetCode(v)
-	})
-}
-
-// UpdateCode sets the "code" field to the value that was provided on create.
-func (u *StoreUpsertBulk) UpdateCode() *StoreUpsertBulk {
-	return u.Update(func(s *StoreUpsert) {
-		s.UpdateCode()
-	})
-}
-
-// SetName sets the "name" field.
-func (u *StoreUpsertBulk) SetName(v string) *StoreUpsertBulk {
-	return u.Update(func(s *StoreUpsert) {
-		s.SetName(v)
-	})
-}
-
-// UpdateName sets the "name" field to the value that was provided on create.
-func (u *StoreUpsertBulk) UpdateName() *StoreUpsertBulk {
-	return u.Update(func(s *StoreUpsert) {
-		s.UpdateName()
-	})
-}
-
-// Exec executes the query.
-func (u *StoreUpsertBulk) Exec(ctx context.Context) error {
-	if u.create.err != nil {
-		return u.create.err
-	}
-	for i, b := range u.create.builders {
-		if len(b.conflict) != 0 {
-			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the StoreCreateBulk instead", i)
-		}
-	}
-	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for StoreCreateBulk.OnConflict")
-	}
-	return u.create.Exec(ctx)
-}
-
-// ExecX is like Exec, but panics if an error occurs.
-func (u *StoreUpsertBulk) ExecX(ctx context.Context) {
-	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }

@@ -41,6 +41,7 @@ func (Tenant) Policy() ent.Policy {
 			allowSystem(),
 			denyReadOnly(),
 			privacy.OnMutationOperation(privacy.AlwaysDenyRule(), ent.OpCreate|ent.OpDelete|ent.OpDeleteOne),
+			denyEdgeChanges(),
 			filterOwnTenant(),
 		},
 	}
@@ -52,6 +53,18 @@ func (SigningKey) Policy() ent.Policy {
 		Query:    privacy.QueryPolicy{allowSystem(), privacy.AlwaysDenyRule()},
 		Mutation: privacy.MutationPolicy{allowSystem(), privacy.AlwaysDenyRule()},
 	}
+}
+
+// denyEdgeChanges keeps tenant principals from linking tenants: a sandbox
+// edge update would write the other tenant's row, which filterOwnTenant does
+// not narrow. Sandboxes are linked by the operator.
+func denyEdgeChanges() privacy.MutationRule {
+	return privacy.MutationRuleFunc(func(ctx context.Context, m gen.Mutation) error {
+		if len(m.AddedEdges())+len(m.RemovedEdges())+len(m.ClearedEdges()) > 0 {
+			return privacy.Denyf("only the operator links tenants")
+		}
+		return privacy.Skip
+	})
 }
 
 // tenantViewer returns the viewer of ctx, denying when it has no tenant.

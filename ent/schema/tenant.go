@@ -61,6 +61,7 @@ func (Tenant) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("sandboxes", Tenant.Type).
 			From("sandbox_of").Field("sandbox_of_id").Unique().Immutable().
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("Sandbox tenants linked to this production tenant."),
 	}
 }
