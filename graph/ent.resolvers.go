@@ -84,7 +84,13 @@ func (r *queryResolver) Tenants(ctx context.Context, after *entgql.Cursor[string
 		ent.WithTenantOrder(orderBy), ent.WithTenantFilter(where.Filter))
 }
 
+// Customer returns generated.CustomerResolver implementation.
+func (r *Resolver) Customer() generated.CustomerResolver { return &customerResolver{r} }
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
-type queryResolver struct{ *Resolver }
+type (
+	customerResolver struct{ *Resolver }
+	queryResolver    struct{ *Resolver }
+)
