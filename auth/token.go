@@ -38,11 +38,12 @@ type OAuthError struct {
 	Status      int
 	Code        string
 	Description string
+	RetryAfter  time.Duration // set on 429
 }
 
 func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
 
-var errInvalidClient = &OAuthError{http.StatusUnauthorized, "invalid_client", "client authentication failed"}
+var errInvalidClient = &OAuthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "client authentication failed"}
 
 // Service issues access tokens and verifies them.
 type Service struct {
@@ -51,11 +52,12 @@ type Service struct {
 	Keys     *Keys
 	client   *ent.Client
 	verifier tokenVerifier
+	throttle *throttle
 }
 
 // NewService returns the token service of client.
 func NewService(client *ent.Client, issuer, audience string) *Service {
-	s := &Service{Issuer: strings.TrimRight(issuer, "/"), Audience: audience, Keys: NewKeys(client), client: client}
+	s := &Service{Issuer: strings.TrimRight(issuer, "/"), Audience: audience, Keys: NewKeys(client), client: client, throttle: newThrottle()}
 	s.verifier = newVerifier(s.Issuer, audience, s.Keys)
 	return s
 }
@@ -90,23 +92,30 @@ type claims struct {
 func (s *Service) IssueToken(ctx context.Context, req TokenRequest) (*Token, error) {
 	if req.GrantType != "client_credentials" {
 		if req.GrantType == "" {
-			return nil, &OAuthError{http.StatusBadRequest, "invalid_request", "grant_type is required"}
+			return nil, &OAuthError{Status: http.StatusBadRequest, Code: "invalid_request", Description: "grant_type is required"}
 		}
-		return nil, &OAuthError{http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported"}
+		return nil, &OAuthError{Status: http.StatusBadRequest, Code: "unsupported_grant_type", Description: "only client_credentials is supported"}
 	}
 	if req.ClientID == "" || req.ClientSecret == "" {
-		return nil, &OAuthError{http.StatusUnauthorized, "invalid_client", "client_id and client_secret are required"}
+		return nil, &OAuthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "client authentication failed"}
+	}
+	if wait := s.throttle.retryAfter(req.ClientID); wait > 0 {
+		return nil, &OAuthError{Status: http.StatusTooManyRequests, Code: "too_many_requests", Description: lockoutMessage, RetryAfter: wait}
 	}
 	c, err := s.authenticateClient(ctx, req.ClientID, req.ClientSecret)
+	if errors.Is(err, errInvalidClient) {
+		s.throttle.fail(req.ClientID)
+	}
 	if err != nil {
 		return nil, err
 	}
+	s.throttle.succeed(req.ClientID)
 	granted := c.Scopes
 	if req.Scope != "" {
 		granted = strings.Fields(req.Scope)
 		for _, sc := range granted {
 			if !slices.Contains(c.Scopes, sc) {
-				return nil, &OAuthError{http.StatusBadRequest, "invalid_scope", fmt.Sprintf("scope %q is not allowed for this client", sc)}
+				return nil, &OAuthError{Status: http.StatusBadRequest, Code: "invalid_scope", Description: fmt.Sprintf("scope %q is not allowed for this client", sc)}
 			}
 		}
 	}

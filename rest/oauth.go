@@ -3,7 +3,9 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/fideliza/fideliza/auth"
@@ -50,8 +52,11 @@ func writeOAuthError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &oe) {
 		oe = &auth.OAuthError{Status: http.StatusInternalServerError, Code: "server_error", Description: "the token could not be issued"}
 	}
-	if oe.Status == http.StatusUnauthorized {
+	switch oe.Status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Basic realm="fideliza"`)
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(oe.RetryAfter.Seconds()))))
 	}
 	writeJSON(w, oe.Status, map[string]string{"error": oe.Code, "error_description": oe.Description})
 }
