@@ -8,12 +8,15 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/signingkey"
 )
@@ -29,6 +32,8 @@ const keyCacheTTL = time.Minute
 // Keys are the signing keys in the database, cached in memory.
 type Keys struct {
 	client *ent.Client
+
+	reloadMu sync.Mutex // serialises the reloads unknown kids cause
 
 	mu      sync.Mutex
 	loaded  time.Time
@@ -118,34 +123,88 @@ func (k *Keys) Public(ctx context.Context) (jose.JSONWebKeySet, error) {
 	return jose.JSONWebKeySet{Keys: append([]jose.JSONWebKey(nil), k.public...)}, nil
 }
 
-// lookup returns the public key of kid, reloading once when it is unknown.
+// minReloadInterval bounds the reloads that unknown kids cause: at most one a
+// second, however many tokens name keys we do not know.
+const minReloadInterval = time.Second
+
+// lookup returns the public key of kid. An unknown kid shaped like ours may
+// name a key another process created since our last load: the keys are
+// reloaded once, and a request that comes within minReloadInterval of the
+// last load waits for the next one rather than being refused.
 func (k *Keys) lookup(ctx context.Context, kid string) (jose.JSONWebKey, bool, error) {
-	for _, force := range []bool{false, true} {
-		if err := k.refresh(ctx, force); err != nil {
-			return jose.JSONWebKey{}, false, err
-		}
-		k.mu.Lock()
-		for _, key := range k.public {
-			if key.KeyID == kid {
-				k.mu.Unlock()
-				return key, true, nil
-			}
-		}
-		k.mu.Unlock()
+	if err := k.refresh(ctx, false); err != nil {
+		return jose.JSONWebKey{}, false, err
 	}
-	return jose.JSONWebKey{}, false, nil
+	if key, ok := k.find(kid); ok || !plausibleKeyID(kid) {
+		return key, ok, nil
+	}
+	arrived := time.Now()
+	k.reloadMu.Lock()
+	defer k.reloadMu.Unlock()
+	k.mu.Lock()
+	loaded := k.loaded
+	k.mu.Unlock()
+	if loaded.After(arrived) {
+		// A reload began after this request arrived, while it queued:
+		// that reload's answer stands, so a flood of unknown kids costs
+		// one query a second and no growing queue.
+		key, ok := k.find(kid)
+		return key, ok, nil
+	}
+	if wait := minReloadInterval - time.Since(loaded); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return jose.JSONWebKey{}, false, ctx.Err()
+		}
+	}
+	// Another request may have reloaded while we waited; that reload began
+	// after this request arrived, so it saw every key this token can name.
+	if key, ok := k.find(kid); ok {
+		return key, true, nil
+	}
+	if err := k.refresh(ctx, true); err != nil {
+		return jose.JSONWebKey{}, false, err
+	}
+	key, ok := k.find(kid)
+	return key, ok, nil
 }
 
-// refresh reloads the keys when the cache is older than keyCacheTTL, or at
-// once with force (but not more than once a second).
+func (k *Keys) find(kid string) (jose.JSONWebKey, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, key := range k.public {
+		if key.KeyID == kid {
+			return key, true
+		}
+	}
+	return jose.JSONWebKey{}, false
+}
+
+// plausibleKeyID reports whether kid has the shape of our key ids
+// ("key_" and a ULID), so that made-up kids cause no database reads.
+func plausibleKeyID(kid string) bool {
+	p, body, ok := strings.Cut(kid, "_")
+	if !ok || p != pid.SigningKey {
+		return false
+	}
+	_, err := ulid.ParseStrict(strings.ToUpper(body))
+	return err == nil
+}
+
+// refresh reloads the keys when the cache is older than keyCacheTTL, or with
+// force when it is at least minReloadInterval old.
 func (k *Keys) refresh(ctx context.Context, force bool) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	age := time.Since(k.loaded)
-	if age < keyCacheTTL && (!force || age < time.Second) {
+	if age < keyCacheTTL && (!force || age < minReloadInterval) {
 		return nil
 	}
-	publishedSince := time.Now().Add(-TokenLifetime - time.Minute)
+	started := time.Now()
+	publishedSince := started.Add(-TokenLifetime - time.Minute)
 	rows, err := k.client.SigningKey.Query().
 		Where(signingkey.Or(signingkey.RetiredAtIsNil(), signingkey.RetiredAtGT(publishedSince))).
 		Order(ent.Desc(signingkey.FieldCreatedAt), ent.Desc(signingkey.FieldID)).
@@ -153,7 +212,10 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 	if err != nil {
 		return fmt.Errorf("loading signing keys: %w", err)
 	}
-	k.signing, k.public = nil, nil
+	var (
+		signing *jose.JSONWebKey
+		public  []jose.JSONWebKey
+	)
 	for _, r := range rows {
 		parsed, err := x509.ParsePKCS8PrivateKey(r.PrivateKey)
 		if err != nil {
@@ -163,12 +225,14 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 		if !ok {
 			return fmt.Errorf("signing key %s: not an ECDSA key", r.ID)
 		}
-		if r.RetiredAt == nil && k.signing == nil {
-			k.signing = &jose.JSONWebKey{Key: priv, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"}
+		if r.RetiredAt == nil && signing == nil {
+			signing = &jose.JSONWebKey{Key: priv, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"}
 		}
-		k.public = append(k.public, jose.JSONWebKey{Key: &priv.PublicKey, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"})
+		public = append(public, jose.JSONWebKey{Key: &priv.PublicKey, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"})
 	}
-	k.loaded = time.Now()
+	// The load counts from when its query began: a key committed after that
+	// may be missing from it.
+	k.signing, k.public, k.loaded = signing, public, started
 	return nil
 }
 

@@ -52,6 +52,7 @@ type Service struct {
 	Keys     *Keys
 	client   *ent.Client
 	verifier tokenVerifier
+	external *external // nil unless UseOIDC configured a provider
 	throttle *throttle
 }
 
@@ -111,11 +112,14 @@ func (s *Service) IssueToken(ctx context.Context, req TokenRequest) (*Token, err
 	}
 	s.throttle.succeed(req.ClientID)
 	granted := c.Scopes
-	if req.Scope != "" {
-		granted = strings.Fields(req.Scope)
-		for _, sc := range granted {
+	if asked := strings.Fields(req.Scope); len(asked) > 0 {
+		granted = nil
+		for _, sc := range asked {
 			if !slices.Contains(c.Scopes, sc) {
 				return nil, &OAuthError{Status: http.StatusBadRequest, Code: "invalid_scope", Description: fmt.Sprintf("scope %q is not allowed for this client", sc)}
+			}
+			if !slices.Contains(granted, sc) {
+				granted = append(granted, sc)
 			}
 		}
 	}

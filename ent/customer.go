@@ -29,6 +29,8 @@ type Customer struct {
 	ExternalID *string `json:"external_id,omitempty"`
 	// Full name; empty for a customer pre-registered at the point of sale.
 	Name string `json:"name,omitempty"`
+	// Name folded for accent- and case-insensitive search, kept by a hook.
+	NameSearch string `json:"name_search,omitempty"`
 	// E-mail as given; unique per tenant regardless of case.
 	Email *string `json:"email,omitempty"`
 	// Lower-cased e-mail, kept by a hook, for the per-tenant unique index.
@@ -115,7 +117,7 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case customer.FieldPointsBalance:
 			values[i] = new(sql.NullInt64)
-		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocument, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
+		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocument, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
 		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldConsentUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -170,6 +172,12 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field name", values[i])
 			} else if value.Valid {
 				_m.Name = value.String
+			}
+		case customer.FieldNameSearch:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field name_search", values[i])
+			} else if value.Valid {
+				_m.NameSearch = value.String
 			}
 		case customer.FieldEmail:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -345,6 +353,9 @@ func (_m *Customer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("name=")
 	builder.WriteString(_m.Name)
+	builder.WriteString(", ")
+	builder.WriteString("name_search=")
+	builder.WriteString(_m.NameSearch)
 	builder.WriteString(", ")
 	if v := _m.Email; v != nil {
 		builder.WriteString("email=")

@@ -85,6 +85,20 @@ func (_c *CustomerCreate) SetNillableName(v *string) *CustomerCreate {
 	return _c
 }
 
+// SetNameSearch sets the "name_search" field.
+func (_c *CustomerCreate) SetNameSearch(v string) *CustomerCreate {
+	_c.mutation.SetNameSearch(v)
+	return _c
+}
+
+// SetNillableNameSearch sets the "name_search" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableNameSearch(v *string) *CustomerCreate {
+	if v != nil {
+		_c.SetNameSearch(*v)
+	}
+	return _c
+}
+
 // SetEmail sets the "email" field.
 func (_c *CustomerCreate) SetEmail(v string) *CustomerCreate {
 	_c.mutation.SetEmail(v)
@@ -404,6 +418,10 @@ func (_c *CustomerCreate) defaults() error {
 		v := customer.DefaultName
 		_c.mutation.SetName(v)
 	}
+	if _, ok := _c.mutation.NameSearch(); !ok {
+		v := customer.DefaultNameSearch
+		_c.mutation.SetNameSearch(v)
+	}
 	if _, ok := _c.mutation.DocumentType(); !ok {
 		v := customer.DefaultDocumentType
 		_c.mutation.SetDocumentType(v)
@@ -461,6 +479,9 @@ func (_c *CustomerCreate) check() error {
 	}
 	if _, ok := _c.mutation.Name(); !ok {
 		return &ValidationError{Name: "name", err: errors.New(`ent: missing required field "Customer.name"`)}
+	}
+	if _, ok := _c.mutation.NameSearch(); !ok {
+		return &ValidationError{Name: "name_search", err: errors.New(`ent: missing required field "Customer.name_search"`)}
 	}
 	if _, ok := _c.mutation.DocumentType(); !ok {
 		return &ValidationError{Name: "document_type", err: errors.New(`ent: missing required field "Customer.document_type"`)}
@@ -566,6 +587,10 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(customer.FieldName, field.TypeString, value)
 		_node.Name = value
+	}
+	if value, ok := _c.mutation.NameSearch(); ok {
+		_spec.SetField(customer.FieldNameSearch, field.TypeString, value)
+		_node.NameSearch = value
 	}
 	if value, ok := _c.mutation.Email(); ok {
 		_spec.SetField(customer.FieldEmail, field.TypeString, value)

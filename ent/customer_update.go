@@ -71,6 +71,20 @@ func (_u *CustomerUpdate) SetNillableName(v *string) *CustomerUpdate {
 	return _u
 }
 
+// SetNameSearch sets the "name_search" field.
+func (_u *CustomerUpdate) SetNameSearch(v string) *CustomerUpdate {
+	_u.mutation.SetNameSearch(v)
+	return _u
+}
+
+// SetNillableNameSearch sets the "name_search" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableNameSearch(v *string) *CustomerUpdate {
+	if v != nil {
+		_u.SetNameSearch(*v)
+	}
+	return _u
+}
+
 // SetEmail sets the "email" field.
 func (_u *CustomerUpdate) SetEmail(v string) *CustomerUpdate {
 	_u.mutation.SetEmail(v)
@@ -532,6 +546,9 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(customer.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.NameSearch(); ok {
+		_spec.SetField(customer.FieldNameSearch, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Email(); ok {
 		_spec.SetField(customer.FieldEmail, field.TypeString, value)
 	}
@@ -719,6 +736,20 @@ func (_u *CustomerUpdateOne) SetName(v string) *CustomerUpdateOne {
 func (_u *CustomerUpdateOne) SetNillableName(v *string) *CustomerUpdateOne {
 	if v != nil {
 		_u.SetName(*v)
+	}
+	return _u
+}
+
+// SetNameSearch sets the "name_search" field.
+func (_u *CustomerUpdateOne) SetNameSearch(v string) *CustomerUpdateOne {
+	_u.mutation.SetNameSearch(v)
+	return _u
+}
+
+// SetNillableNameSearch sets the "name_search" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableNameSearch(v *string) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetNameSearch(*v)
 	}
 	return _u
 }
@@ -1213,6 +1244,9 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(customer.FieldName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.NameSearch(); ok {
+		_spec.SetField(customer.FieldNameSearch, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Email(); ok {
 		_spec.SetField(customer.FieldEmail, field.TypeString, value)

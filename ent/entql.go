@@ -93,6 +93,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldUpdatedAt:             {Type: field.TypeTime, Column: customer.FieldUpdatedAt},
 			customer.FieldExternalID:            {Type: field.TypeString, Column: customer.FieldExternalID},
 			customer.FieldName:                  {Type: field.TypeString, Column: customer.FieldName},
+			customer.FieldNameSearch:            {Type: field.TypeString, Column: customer.FieldNameSearch},
 			customer.FieldEmail:                 {Type: field.TypeString, Column: customer.FieldEmail},
 			customer.FieldEmailKey:              {Type: field.TypeString, Column: customer.FieldEmailKey},
 			customer.FieldDocumentType:          {Type: field.TypeEnum, Column: customer.FieldDocumentType},
@@ -671,6 +672,11 @@ func (f *CustomerFilter) WhereExternalID(p entql.StringP) {
 // WhereName applies the entql string predicate on the name field.
 func (f *CustomerFilter) WhereName(p entql.StringP) {
 	f.Where(p.Field(customer.FieldName))
+}
+
+// WhereNameSearch applies the entql string predicate on the name_search field.
+func (f *CustomerFilter) WhereNameSearch(p entql.StringP) {
+	f.Where(p.Field(customer.FieldNameSearch))
 }
 
 // WhereEmail applies the entql string predicate on the email field.

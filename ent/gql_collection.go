@@ -495,11 +495,6 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, customer.FieldDocumentType)
 				fieldSeen[customer.FieldDocumentType] = struct{}{}
 			}
-		case "document":
-			if _, ok := fieldSeen[customer.FieldDocument]; !ok {
-				selectedFields = append(selectedFields, customer.FieldDocument)
-				fieldSeen[customer.FieldDocument] = struct{}{}
-			}
 		case "phone":
 			if _, ok := fieldSeen[customer.FieldPhone]; !ok {
 				selectedFields = append(selectedFields, customer.FieldPhone)

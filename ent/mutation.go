@@ -2839,6 +2839,7 @@ type CustomerMutation struct {
 	updated_at              *time.Time
 	external_id             *string
 	name                    *string
+	name_search             *string
 	email                   *string
 	email_key               *string
 	document_type           *customer.DocumentType
@@ -3163,6 +3164,42 @@ func (m *CustomerMutation) OldName(ctx context.Context) (v string, err error) {
 // ResetName resets all changes to the "name" field.
 func (m *CustomerMutation) ResetName() {
 	m.name = nil
+}
+
+// SetNameSearch sets the "name_search" field.
+func (m *CustomerMutation) SetNameSearch(s string) {
+	m.name_search = &s
+}
+
+// NameSearch returns the value of the "name_search" field in the mutation.
+func (m *CustomerMutation) NameSearch() (r string, exists bool) {
+	v := m.name_search
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNameSearch returns the old "name_search" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldNameSearch(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNameSearch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNameSearch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNameSearch: %w", err)
+	}
+	return oldValue.NameSearch, nil
+}
+
+// ResetNameSearch resets all changes to the "name_search" field.
+func (m *CustomerMutation) ResetNameSearch() {
+	m.name_search = nil
 }
 
 // SetEmail sets the "email" field.
@@ -4042,7 +4079,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -4057,6 +4094,9 @@ func (m *CustomerMutation) Fields() []string {
 	}
 	if m.name != nil {
 		fields = append(fields, customer.FieldName)
+	}
+	if m.name_search != nil {
+		fields = append(fields, customer.FieldNameSearch)
 	}
 	if m.email != nil {
 		fields = append(fields, customer.FieldEmail)
@@ -4127,6 +4167,8 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.ExternalID()
 	case customer.FieldName:
 		return m.Name()
+	case customer.FieldNameSearch:
+		return m.NameSearch()
 	case customer.FieldEmail:
 		return m.Email()
 	case customer.FieldEmailKey:
@@ -4180,6 +4222,8 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldExternalID(ctx)
 	case customer.FieldName:
 		return m.OldName(ctx)
+	case customer.FieldNameSearch:
+		return m.OldNameSearch(ctx)
 	case customer.FieldEmail:
 		return m.OldEmail(ctx)
 	case customer.FieldEmailKey:
@@ -4257,6 +4301,13 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetName(v)
+		return nil
+	case customer.FieldNameSearch:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNameSearch(v)
 		return nil
 	case customer.FieldEmail:
 		v, ok := value.(string)
@@ -4524,6 +4575,9 @@ func (m *CustomerMutation) ResetField(name string) error {
 		return nil
 	case customer.FieldName:
 		m.ResetName()
+		return nil
+	case customer.FieldNameSearch:
+		m.ResetNameSearch()
 		return nil
 	case customer.FieldEmail:
 		m.ResetEmail()

@@ -7,11 +7,55 @@ package graph
 
 import (
 	"context"
+	"time"
 
+	"entgo.io/contrib/entgql"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/graph/document"
+	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // PosStatus is the resolver for the posStatus field.
 func (r *customerResolver) PosStatus(ctx context.Context, obj *ent.Customer) (string, error) {
 	return POSStatus(obj), nil
 }
+
+// DocumentMasked is the resolver for the documentMasked field.
+func (r *customerResolver) DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error) {
+	if obj.DocumentType == customer.DocumentTypeCPF {
+		return document.MaskCPF(obj.Document), nil
+	}
+	return document.MaskCNPJ(obj.Document), nil
+}
+
+// CreateCustomer is the resolver for the createCustomer field.
+func (r *mutationResolver) CreateCustomer(ctx context.Context, input generated.CreateCustomerInput) (*ent.Customer, error) {
+	return r.app.CreateCustomer(ctx, createCustomerInput(input))
+}
+
+// UpdateCustomer is the resolver for the updateCustomer field.
+func (r *mutationResolver) UpdateCustomer(ctx context.Context, id string, input generated.UpdateCustomerInput) (*ent.Customer, error) {
+	return r.app.PatchCustomer(ctx, id, updateCustomerInput(input))
+}
+
+// CustomerSearch is the resolver for the customerSearch field.
+func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error) {
+	f := CustomerFilter{CreatedAfter: createdAfter}
+	if search != nil {
+		f.Search = *search
+	}
+	if segmentID != nil {
+		f.SegmentID = *segmentID
+	}
+	size := defaultPageSize
+	if first != nil {
+		size = *first
+	}
+	return r.app.ListCustomers(ctx, f, after, size)
+}
+
+// Mutation returns generated.MutationResolver implementation.
+func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
+
+type mutationResolver struct{ *Resolver }

@@ -109,7 +109,7 @@ func seedDemo(ctx context.Context, c *ent.Client) error {
 	for i, dc := range demoCustomers {
 		cc := c.Customer.Create().SetTenantID(t.ID).SetName(dc.name).SetEmail(dc.email).
 			SetDocumentType(customer.DocumentTypeCPF).SetDocument(dc.cpf).
-			SetConsentMarketingEmail(true).SetConsentUpdatedAt(time.Now().UTC())
+			SetConsentMarketingEmail(true).SetConsentUpdatedAt(nowUTC())
 		if dc.phone != "" {
 			cc.SetPhone(dc.phone)
 		}

@@ -16,12 +16,31 @@ import (
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
-	return r.client.Noder(ctx, id, ent.WithNodeType(pid.NodeType))
+	n, err := r.client.Noder(ctx, id, ent.WithNodeType(pid.NodeType))
+	if err != nil {
+		return nil, err
+	}
+	if err := Authorize(ctx, nodeScope(n)); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	return r.client.Noders(ctx, ids, ent.WithNodeType(pid.NodeType))
+	nodes, err := r.client.Noders(ctx, ids, ent.WithNodeType(pid.NodeType))
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		if err := Authorize(ctx, nodeScope(n)); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
 }
 
 // APIClients is the resolver for the apiClients field.

@@ -3,6 +3,7 @@
 package graph
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -42,5 +44,9 @@ func NewHandler(app *App) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.Use(entgql.Transactioner{TxOpener: app.DB.Ent})
+	srv.AroundRootFields(authorizeRootField)
+	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
+		return presentError(ctx, app.Log, err)
+	})
 	return http.TimeoutHandler(http.MaxBytesHandler(srv, maxBodyBytes), 30*time.Second, `{"errors":[{"message":"request timed out"}]}`)
 }

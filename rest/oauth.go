@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,13 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 		Scope:        r.PostForm.Get("scope"),
 	}
 	if id, secret, ok := r.BasicAuth(); ok {
-		req.ClientID, req.ClientSecret = id, secret
+		// RFC 6749 §2.3.1: one authentication method per request, and the
+		// Basic credentials are form-encoded before base64.
+		if req.ClientSecret != "" || (req.ClientID != "" && req.ClientID != formUnescape(id)) {
+			writeOAuthError(w, &auth.OAuthError{Status: http.StatusBadRequest, Code: "invalid_request", Description: "use one client authentication method: HTTP Basic or form fields"})
+			return
+		}
+		req.ClientID, req.ClientSecret = formUnescape(id), formUnescape(secret)
 	}
 	tok, err := s.app.Auth.IssueToken(r.Context(), req)
 	if err != nil {
@@ -45,6 +52,15 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 		"expires_in":   tok.ExpiresIn,
 		"scope":        tok.Scope,
 	})
+}
+
+// formUnescape decodes a form-encoded Basic credential; a value that is not
+// valid form encoding is taken as it is.
+func formUnescape(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
 }
 
 func writeOAuthError(w http.ResponseWriter, err error) {
@@ -95,7 +111,10 @@ func (s *server) bearer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
-			unauthorized(w, "a bearer token is required")
+			// RFC 6750 §3.1: no error code in the challenge of a request
+			// without credentials.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fideliza"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "a bearer token is required"})
 			return
 		}
 		v, err := s.app.Auth.Authenticate(r.Context(), strings.TrimSpace(raw))

@@ -31,7 +31,15 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	r.Get("/.well-known/openid-configuration", s.discovery)
 	r.Get("/.well-known/jwks.json", s.jwks)
 
-	r.With(s.bearer).Handle("/graphql", graph.NewHandler(app))
+	gql := graph.NewHandler(app)
+	s.protected(r, http.MethodGet, "/graphql", gql.ServeHTTP)
+	s.protected(r, http.MethodPost, "/graphql", gql.ServeHTTP)
+
+	s.protected(r, http.MethodGet, "/v1/customers", s.listCustomers)
+	s.protected(r, http.MethodPost, "/v1/customers", s.createCustomer)
+	s.protected(r, http.MethodGet, "/v1/customers/{id}", s.getCustomer)
+	s.protected(r, http.MethodPut, "/v1/customers/{id}", s.replaceCustomer)
+	s.protected(r, http.MethodPatch, "/v1/customers/{id}", s.patchCustomer)
 	return r
 }
 

@@ -23,6 +23,7 @@ type globals struct {
 	logLevel    string
 	publicURL   string
 	audience    string
+	oidc        auth.OIDCConfig
 	stdout      io.Writer
 	stderr      io.Writer
 }
@@ -43,6 +44,14 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&g.publicURL, "public-url", env("FIDELIZA_PUBLIC_URL", ""),
 		"base URL clients reach the service at; the token issuer (env FIDELIZA_PUBLIC_URL; default http://<addr>)")
 	f.StringVar(&g.audience, "audience", env("FIDELIZA_AUDIENCE", "fideliza"), "aud claim of access tokens (env FIDELIZA_AUDIENCE)")
+	f.StringVar(&g.oidc.Issuer, "oidc-issuer", env("FIDELIZA_OIDC_ISSUER", ""),
+		"issuer URL of an external OpenID provider whose tokens back-office users sign in with (env FIDELIZA_OIDC_ISSUER)")
+	f.StringVar(&g.oidc.Audience, "oidc-audience", env("FIDELIZA_OIDC_AUDIENCE", ""),
+		"aud the external provider's tokens must carry; required with --oidc-issuer (env FIDELIZA_OIDC_AUDIENCE)")
+	f.StringVar(&g.oidc.TenantClaim, "oidc-tenant-claim", env("FIDELIZA_OIDC_TENANT_CLAIM", auth.DefaultOIDCTenantClaim),
+		"claim of the external provider's tokens with the user's tenant id (env FIDELIZA_OIDC_TENANT_CLAIM)")
+	f.StringVar(&g.oidc.RoleClaim, "oidc-role-claim", env("FIDELIZA_OIDC_ROLE_CLAIM", auth.DefaultOIDCRoleClaim),
+		"claim of the external provider's tokens with the user's role, admin or analyst (env FIDELIZA_OIDC_ROLE_CLAIM)")
 
 	root.AddCommand(
 		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),
@@ -68,6 +77,9 @@ func (g *globals) logger() (*slog.Logger, error) {
 
 // open opens and migrates the database and returns the application over it.
 func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer string) (*graph.App, error) {
+	if g.oidc.Issuer != "" && g.oidc.Audience == "" {
+		return nil, fmt.Errorf("--oidc-audience (FIDELIZA_OIDC_AUDIENCE) is required with --oidc-issuer")
+	}
 	db, err := storage.Open(ctx, g.databaseURL)
 	if err != nil {
 		return nil, err
@@ -84,7 +96,20 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		db.Close()
 		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
 	}
-	return &graph.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience)}, nil
+	return &graph.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}, nil
+}
+
+// useOIDC makes the server accept tokens of the configured external OpenID
+// provider; only serve verifies tokens, so only serve asks the provider.
+func (g *globals) useOIDC(ctx context.Context, log *slog.Logger, app *graph.App) error {
+	if g.oidc.Issuer == "" {
+		return nil
+	}
+	if err := app.Auth.UseOIDC(ctx, g.oidc); err != nil {
+		return fmt.Errorf("--oidc-issuer %q (FIDELIZA_OIDC_ISSUER): %w", g.oidc.Issuer, err)
+	}
+	log.Info("accepting tokens of an external OpenID provider", "issuer", g.oidc.Issuer, "audience", g.oidc.Audience)
+	return nil
 }
 
 // print writes v as JSON with --json, else the human summary.

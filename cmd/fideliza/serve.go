@@ -45,6 +45,9 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer app.DB.Close()
+			if err := g.useOIDC(ctx, log, app); err != nil {
+				return err
+			}
 			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers})
 			if err != nil {
 				return err

@@ -29,6 +29,8 @@ const (
 	FieldExternalID = "external_id"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
+	// FieldNameSearch holds the string denoting the name_search field in the database.
+	FieldNameSearch = "name_search"
 	// FieldEmail holds the string denoting the email field in the database.
 	FieldEmail = "email"
 	// FieldEmailKey holds the string denoting the email_key field in the database.
@@ -91,6 +93,7 @@ var Columns = []string{
 	FieldUpdatedAt,
 	FieldExternalID,
 	FieldName,
+	FieldNameSearch,
 	FieldEmail,
 	FieldEmailKey,
 	FieldDocumentType,
@@ -132,7 +135,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [2]ent.Hook
+	Hooks  [3]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
@@ -146,6 +149,8 @@ var (
 	ExternalIDValidator func(string) error
 	// DefaultName holds the default value on creation for the "name" field.
 	DefaultName string
+	// DefaultNameSearch holds the default value on creation for the "name_search" field.
+	DefaultNameSearch string
 	// DocumentValidator is a validator for the "document" field. It is called by the builders before save.
 	DocumentValidator func(string) error
 	// BirthDateValidator is a validator for the "birth_date" field. It is called by the builders before save.
@@ -273,6 +278,11 @@ func ByExternalID(opts ...sql.OrderTermOption) OrderOption {
 // ByName orders the results by the name field.
 func ByName(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldName, opts...).ToFunc()
+}
+
+// ByNameSearch orders the results by the name_search field.
+func ByNameSearch(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNameSearch, opts...).ToFunc()
 }
 
 // ByEmail orders the results by the email field.

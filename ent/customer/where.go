@@ -91,6 +91,11 @@ func Name(v string) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldName, v))
 }
 
+// NameSearch applies equality check predicate on the "name_search" field. It's identical to NameSearchEQ.
+func NameSearch(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldNameSearch, v))
+}
+
 // Email applies equality check predicate on the "email" field. It's identical to EmailEQ.
 func Email(v string) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldEmail, v))
@@ -444,6 +449,71 @@ func NameEqualFold(v string) predicate.Customer {
 // NameContainsFold applies the ContainsFold predicate on the "name" field.
 func NameContainsFold(v string) predicate.Customer {
 	return predicate.Customer(sql.FieldContainsFold(FieldName, v))
+}
+
+// NameSearchEQ applies the EQ predicate on the "name_search" field.
+func NameSearchEQ(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldNameSearch, v))
+}
+
+// NameSearchNEQ applies the NEQ predicate on the "name_search" field.
+func NameSearchNEQ(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldNameSearch, v))
+}
+
+// NameSearchIn applies the In predicate on the "name_search" field.
+func NameSearchIn(vs ...string) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldNameSearch, vs...))
+}
+
+// NameSearchNotIn applies the NotIn predicate on the "name_search" field.
+func NameSearchNotIn(vs ...string) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldNameSearch, vs...))
+}
+
+// NameSearchGT applies the GT predicate on the "name_search" field.
+func NameSearchGT(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldNameSearch, v))
+}
+
+// NameSearchGTE applies the GTE predicate on the "name_search" field.
+func NameSearchGTE(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldNameSearch, v))
+}
+
+// NameSearchLT applies the LT predicate on the "name_search" field.
+func NameSearchLT(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldNameSearch, v))
+}
+
+// NameSearchLTE applies the LTE predicate on the "name_search" field.
+func NameSearchLTE(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldNameSearch, v))
+}
+
+// NameSearchContains applies the Contains predicate on the "name_search" field.
+func NameSearchContains(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldContains(FieldNameSearch, v))
+}
+
+// NameSearchHasPrefix applies the HasPrefix predicate on the "name_search" field.
+func NameSearchHasPrefix(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldHasPrefix(FieldNameSearch, v))
+}
+
+// NameSearchHasSuffix applies the HasSuffix predicate on the "name_search" field.
+func NameSearchHasSuffix(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldHasSuffix(FieldNameSearch, v))
+}
+
+// NameSearchEqualFold applies the EqualFold predicate on the "name_search" field.
+func NameSearchEqualFold(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldEqualFold(FieldNameSearch, v))
+}
+
+// NameSearchContainsFold applies the ContainsFold predicate on the "name_search" field.
+func NameSearchContainsFold(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldContainsFold(FieldNameSearch, v))
 }
 
 // EmailEQ applies the EQ predicate on the "email" field.

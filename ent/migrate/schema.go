@@ -101,6 +101,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "external_id", Type: field.TypeString, Nullable: true, Size: 128},
 		{Name: "name", Type: field.TypeString, Default: ""},
+		{Name: "name_search", Type: field.TypeString, Default: ""},
 		{Name: "email", Type: field.TypeString, Nullable: true},
 		{Name: "email_key", Type: field.TypeString, Nullable: true},
 		{Name: "document_type", Type: field.TypeEnum, Enums: []string{"CPF", "CNPJ"}, Default: "CPF"},
@@ -128,7 +129,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[22]},
+				Columns:    []*schema.Column{CustomersColumns[23]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -137,17 +138,22 @@ var (
 			{
 				Name:    "customer_tenant_id_document",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[22], CustomersColumns[8]},
+				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[9]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[22], CustomersColumns[6]},
+				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[22], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[3]},
+			},
+			{
+				Name:    "customer_tenant_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[0]},
 			},
 		},
 	}

@@ -143,6 +143,8 @@ func init() {
 	customerHooks := schema.Customer{}.Hooks()
 
 	customer.Hooks[1] = customerHooks[0]
+
+	customer.Hooks[2] = customerHooks[1]
 	customerMixinFields0 := customerMixin[0].Fields()
 	_ = customerMixinFields0
 	customerMixinFields1 := customerMixin[1].Fields()
@@ -171,8 +173,12 @@ func init() {
 	customerDescName := customerFields[2].Descriptor()
 	// customer.DefaultName holds the default value on creation for the name field.
 	customer.DefaultName = customerDescName.Default.(string)
+	// customerDescNameSearch is the schema descriptor for name_search field.
+	customerDescNameSearch := customerFields[3].Descriptor()
+	// customer.DefaultNameSearch holds the default value on creation for the name_search field.
+	customer.DefaultNameSearch = customerDescNameSearch.Default.(string)
 	// customerDescDocument is the schema descriptor for document field.
-	customerDescDocument := customerFields[6].Descriptor()
+	customerDescDocument := customerFields[7].Descriptor()
 	// customer.DocumentValidator is a validator for the "document" field. It is called by the builders before save.
 	customer.DocumentValidator = func() func(string) error {
 		validators := customerDescDocument.Validators
@@ -190,25 +196,25 @@ func init() {
 		}
 	}()
 	// customerDescBirthDate is the schema descriptor for birth_date field.
-	customerDescBirthDate := customerFields[8].Descriptor()
+	customerDescBirthDate := customerFields[9].Descriptor()
 	// customer.BirthDateValidator is a validator for the "birth_date" field. It is called by the builders before save.
 	customer.BirthDateValidator = customerDescBirthDate.Validators[0].(func(string) error)
 	// customerDescPointsBalance is the schema descriptor for points_balance field.
-	customerDescPointsBalance := customerFields[15].Descriptor()
+	customerDescPointsBalance := customerFields[16].Descriptor()
 	// customer.DefaultPointsBalance holds the default value on creation for the points_balance field.
 	customer.DefaultPointsBalance = customerDescPointsBalance.Default.(int64)
 	// customer.PointsBalanceValidator is a validator for the "points_balance" field. It is called by the builders before save.
 	customer.PointsBalanceValidator = customerDescPointsBalance.Validators[0].(func(int64) error)
 	// customerDescLifetimeValue is the schema descriptor for lifetime_value field.
-	customerDescLifetimeValue := customerFields[16].Descriptor()
+	customerDescLifetimeValue := customerFields[17].Descriptor()
 	// customer.DefaultLifetimeValue holds the default value on creation for the lifetime_value field.
 	customer.DefaultLifetimeValue = customerDescLifetimeValue.Default.(decimal.Decimal)
 	// customerDescConsentMarketingEmail is the schema descriptor for consent_marketing_email field.
-	customerDescConsentMarketingEmail := customerFields[17].Descriptor()
+	customerDescConsentMarketingEmail := customerFields[18].Descriptor()
 	// customer.DefaultConsentMarketingEmail holds the default value on creation for the consent_marketing_email field.
 	customer.DefaultConsentMarketingEmail = customerDescConsentMarketingEmail.Default.(bool)
 	// customerDescConsentMarketingSms is the schema descriptor for consent_marketing_sms field.
-	customerDescConsentMarketingSms := customerFields[18].Descriptor()
+	customerDescConsentMarketingSms := customerFields[19].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
 	// customerDescID is the schema descriptor for id field.

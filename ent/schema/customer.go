@@ -15,6 +15,7 @@ import (
 
 	gen "github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/hook"
+	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 )
 
@@ -31,6 +32,9 @@ func (Customer) Fields() []ent.Field {
 		field.String("name").Default("").
 			Annotations(entgql.OrderField("NAME")).
 			Comment("Full name; empty for a customer pre-registered at the point of sale."),
+		field.String("name_search").Default("").
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("Name folded for accent- and case-insensitive search, kept by a hook."),
 		field.String("email").Optional().Nillable().
 			Comment("E-mail as given; unique per tenant regardless of case."),
 		field.String("email_key").Optional().Nillable().
@@ -39,6 +43,7 @@ func (Customer) Fields() []ent.Field {
 		field.Enum("document_type").Values("CPF", "CNPJ").Default("CPF").
 			Comment("Kind of Brazilian taxpayer number in document."),
 		field.String("document").NotEmpty().MaxLen(14).
+			Annotations(entgql.Skip(entgql.SkipType)).
 			Comment("CPF (11 digits) or CNPJ (14 characters), without formatting. Rendered masked by the REST interfaces."),
 		field.String("phone").Optional().Nillable().Comment("E.164 phone number."),
 		field.String("birth_date").Optional().Nillable().Match(datePattern).
@@ -80,6 +85,7 @@ func (Customer) Indexes() []ent.Index {
 		index.Fields("tenant_id", "document").Unique(),
 		index.Fields("tenant_id", "email_key").Unique(),
 		index.Fields("tenant_id", "external_id"),
+		index.Fields("tenant_id", "id"),
 	}
 }
 
@@ -91,7 +97,17 @@ func (Customer) Annotations() []schema.Annotation {
 }
 
 func (Customer) Hooks() []ent.Hook {
-	return []ent.Hook{keepEmailKey}
+	return []ent.Hook{keepEmailKey, keepNameSearch}
+}
+
+// keepNameSearch derives the folded name that search compares.
+func keepNameSearch(next ent.Mutator) ent.Mutator {
+	return hook.CustomerFunc(func(ctx context.Context, m *gen.CustomerMutation) (ent.Value, error) {
+		if name, ok := m.Name(); ok {
+			m.SetNameSearch(fold.Text(name))
+		}
+		return next.Mutate(ctx, m)
+	})
 }
 
 // keepEmailKey derives the lower-cased e-mail the unique index uses, so "Ana@x.com"

@@ -10,8 +10,10 @@ import (
 	"entgo.io/ent/schema/mixin"
 )
 
-// now is the clock of every timestamp default: times are stored in UTC.
-func now() time.Time { return time.Now().UTC() }
+// now is the clock of every timestamp default: times are stored in UTC, to
+// the microsecond (PostgreSQL's precision), so a time rendered by the API
+// compares equal to the stored one on both databases.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // TimeMixin adds creation and update times.
 type TimeMixin struct{ mixin.Schema }

@@ -36,6 +36,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Customer() CustomerResolver
+	Mutation() MutationResolver
 	Query() QueryResolver
 }
 
@@ -113,7 +114,7 @@ type ComplexityRoot struct {
 		ConsentMarketingSms   func(childComplexity int) int
 		ConsentUpdatedAt      func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
-		Document              func(childComplexity int) int
+		DocumentMasked        func(childComplexity int) int
 		DocumentType          func(childComplexity int) int
 		Email                 func(childComplexity int) int
 		ExternalID            func(childComplexity int) int
@@ -141,6 +142,11 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Mutation struct {
+		CreateCustomer func(childComplexity int, input CreateCustomerInput) int
+		UpdateCustomer func(childComplexity int, id string, input UpdateCustomerInput) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -149,14 +155,15 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIClients func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
-		Campaigns  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
-		Customers  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		Node       func(childComplexity int, id string) int
-		Nodes      func(childComplexity int, ids []string) int
-		Segments   func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
-		Stores     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
-		Tenants    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+		APIClients     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
+		Campaigns      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerSearch func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
+		Customers      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		Node           func(childComplexity int, id string) int
+		Nodes          func(childComplexity int, ids []string) int
+		Segments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
+		Stores         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
+		Tenants        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
 	}
 
 	Segment struct {
@@ -242,6 +249,11 @@ type ComplexityRoot struct {
 
 type CustomerResolver interface {
 	PosStatus(ctx context.Context, obj *ent.Customer) (string, error)
+	DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error)
+}
+type MutationResolver interface {
+	CreateCustomer(ctx context.Context, input CreateCustomerInput) (*ent.Customer, error)
+	UpdateCustomer(ctx context.Context, id string, input UpdateCustomerInput) (*ent.Customer, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (ent.Noder, error)
@@ -252,6 +264,7 @@ type QueryResolver interface {
 	Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error)
 	Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error)
 	Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error)
+	CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -584,12 +597,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.CreatedAt(childComplexity), true
-	case "Customer.document":
-		if e.ComplexityRoot.Customer.Document == nil {
+	case "Customer.documentMasked":
+		if e.ComplexityRoot.Customer.DocumentMasked == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Customer.Document(childComplexity), true
+		return e.ComplexityRoot.Customer.DocumentMasked(childComplexity), true
 	case "Customer.documentType":
 		if e.ComplexityRoot.Customer.DocumentType == nil {
 			break
@@ -712,6 +725,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CustomerEdge.Node(childComplexity), true
 
+	case "Mutation.createCustomer":
+		if e.ComplexityRoot.Mutation.CreateCustomer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCustomer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCustomer(childComplexity, args["input"].(CreateCustomerInput)), true
+	case "Mutation.updateCustomer":
+		if e.ComplexityRoot.Mutation.UpdateCustomer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCustomer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCustomer(childComplexity, args["id"].(string), args["input"].(UpdateCustomerInput)), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -759,6 +795,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Campaigns(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.CampaignOrder), args["where"].(*ent.CampaignWhereInput)), true
+	case "Query.customerSearch":
+		if e.ComplexityRoot.Query.CustomerSearch == nil {
+			break
+		}
+
+		args, err := ec.field_Query_customerSearch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CustomerSearch(childComplexity, args["search"].(*string), args["segmentID"].(*string), args["createdAfter"].(*time.Time), args["after"].(*entgql.Cursor[string]), args["first"].(*int)), true
 	case "Query.customers":
 		if e.ComplexityRoot.Query.Customers == nil {
 			break
@@ -1152,8 +1199,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAPIClientWhereInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignWhereInput,
+		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateSegmentInput,
 		ec.unmarshalInputCreateStoreInput,
+		ec.unmarshalInputCustomerAddressInput,
+		ec.unmarshalInputCustomerConsentInput,
 		ec.unmarshalInputCustomerOrder,
 		ec.unmarshalInputCustomerWhereInput,
 		ec.unmarshalInputSegmentOrder,
@@ -1162,6 +1212,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputStoreWhereInput,
 		ec.unmarshalInputTenantOrder,
 		ec.unmarshalInputTenantWhereInput,
+		ec.unmarshalInputUpdateCustomerInput,
 		ec.unmarshalInputUpdateSegmentInput,
 		ec.unmarshalInputUpdateStoreInput,
 		ec.unmarshalInputUpdateTenantInput,
@@ -1198,6 +1249,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -1242,6 +1308,89 @@ extend type Customer {
   Registration status shown to the point of sale, derived from the profile.
   """
   posStatus: CustomerPOSStatus!
+}
+
+extend type Customer {
+  """
+  The CPF or CNPJ with only its last two digits visible, such as ***.***.***-25.
+  """
+  documentMasked: String!
+}
+
+"""
+A postal address; every part is optional.
+"""
+input CustomerAddressInput {
+  street: String @goField(omittable: true)
+  city: String @goField(omittable: true)
+  state: String @goField(omittable: true)
+  zipCode: String @goField(omittable: true)
+}
+
+"""
+Marketing consents; changing one records when.
+"""
+input CustomerConsentInput {
+  marketingEmail: Boolean @goField(omittable: true)
+  marketingSms: Boolean @goField(omittable: true)
+}
+
+"""
+A new customer. CPF is accepted with or without formatting.
+"""
+input CreateCustomerInput {
+  externalID: String
+  name: String!
+  email: String!
+  cpf: String!
+  "E.164, such as +5511987654321."
+  phone: String
+  "YYYY-MM-DD."
+  birthDate: String
+  gender: CustomerGender
+  address: CustomerAddressInput
+  consent: CustomerConsentInput
+}
+
+"""
+A change to a customer: only the fields given change; null clears an optional field.
+"""
+input UpdateCustomerInput {
+  externalID: String @goField(omittable: true)
+  name: String @goField(omittable: true)
+  email: String @goField(omittable: true)
+  cpf: String @goField(omittable: true)
+  phone: String @goField(omittable: true)
+  birthDate: String @goField(omittable: true)
+  gender: CustomerGender @goField(omittable: true)
+  address: CustomerAddressInput @goField(omittable: true)
+  consent: CustomerConsentInput @goField(omittable: true)
+}
+
+extend type Query {
+  """
+  Customers newest first, searched by name (accents and case ignored), e-mail,
+  CPF (formatted or not) or external id; the REST list's query.
+  """
+  customerSearch(
+    search: String
+    segmentID: ID
+    createdAfter: Time
+    after: Cursor
+    "Page size, 1 to 100; 20 when omitted."
+    first: Int
+  ): CustomerConnection!
+}
+
+type Mutation {
+  """
+  Registers a customer (e-mail and CPF unique in the tenant).
+  """
+  createCustomer(input: CreateCustomerInput!): Customer!
+  """
+  Changes a customer as a JSON merge patch does.
+  """
+  updateCustomer(id: ID!, input: UpdateCustomerInput!): Customer!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
@@ -1909,10 +2058,6 @@ type Customer implements Node {
   Kind of Brazilian taxpayer number in document.
   """
   documentType: CustomerDocumentType!
-  """
-  CPF (11 digits) or CNPJ (14 characters), without formatting. Rendered masked by the REST interfaces.
-  """
-  document: String!
   """
   E.164 phone number.
   """
@@ -3610,8 +3755,6 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_email(ctx, field)
 	case "documentType":
 		return ec.fieldContext_Customer_documentType(ctx, field)
-	case "document":
-		return ec.fieldContext_Customer_document(ctx, field)
 	case "phone":
 		return ec.fieldContext_Customer_phone(ctx, field)
 	case "birthDate":
@@ -3642,6 +3785,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_segments(ctx, field)
 	case "posStatus":
 		return ec.fieldContext_Customer_posStatus(ctx, field)
+	case "documentMasked":
+		return ec.fieldContext_Customer_documentMasked(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
@@ -4004,6 +4149,42 @@ func (ec *executionContext) field_Customer_segments_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateCustomerInput, error) {
+			return ec.unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateCustomerInput, error) {
+			return ec.unmarshalNUpdateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateCustomerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4123,6 +4304,52 @@ func (ec *executionContext) field_Query_campaigns_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_customerSearch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "segmentID",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["segmentID"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "createdAfter",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["createdAfter"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
 	return args, nil
 }
 
@@ -5751,29 +5978,6 @@ func (ec *executionContext) fieldContext_Customer_documentType(_ context.Context
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type CustomerDocumentType does not have child fields"))
 }
 
-func (ec *executionContext) _Customer_document(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Customer_document(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Document, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Customer_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
-}
-
 func (ec *executionContext) _Customer_phone(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6140,6 +6344,29 @@ func (ec *executionContext) fieldContext_Customer_posStatus(_ context.Context, f
 	return graphql.NewScalarFieldContext("Customer", field, true, true, errors.New("field of type CustomerPOSStatus does not have child fields"))
 }
 
+func (ec *executionContext) _Customer_documentMasked(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_documentMasked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Customer().DocumentMasked(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_documentMasked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _CustomerConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6280,6 +6507,94 @@ func (ec *executionContext) _CustomerEdge_cursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_CustomerEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCustomer(ctx, fc.Args["input"].(CreateCustomerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCustomer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCustomer(ctx, fc.Args["id"].(string), fc.Args["input"].(UpdateCustomerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCustomer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
@@ -6720,6 +7035,50 @@ func (ec *executionContext) fieldContext_Query_tenants(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_tenants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_customerSearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_customerSearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CustomerSearch(ctx, fc.Args["search"].(*string), fc.Args["segmentID"].(*string), fc.Args["createdAfter"].(*time.Time), fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.CustomerConnection) graphql.Marshaler {
+			return ec.marshalNCustomerConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_customerSearch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_customerSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11070,6 +11429,92 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Context, obj any) (CreateCustomerInput, error) {
+	var it CreateCustomerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"externalID", "name", "email", "cpf", "phone", "birthDate", "gender", "address", "consent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "externalID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "cpf":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpf"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cpf = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "birthDate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("birthDate"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BirthDate = data
+		case "gender":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gender"))
+			data, err := ec.unmarshalOCustomerGender2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐGender(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gender = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOCustomerAddressInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
+		case "consent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("consent"))
+			data, err := ec.unmarshalOCustomerConsentInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerConsentInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Consent = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context, obj any) (ent.CreateSegmentInput, error) {
 	var it ent.CreateSegmentInput
 	if obj == nil {
@@ -11181,6 +11626,94 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 				return it, err
 			}
 			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCustomerAddressInput(ctx context.Context, obj any) (CustomerAddressInput, error) {
+	var it CustomerAddressInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"street", "city", "state", "zipCode"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "street":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("street"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Street = graphql.OmittableOf(data)
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = graphql.OmittableOf(data)
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = graphql.OmittableOf(data)
+		case "zipCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("zipCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ZipCode = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCustomerConsentInput(ctx context.Context, obj any) (CustomerConsentInput, error) {
+	var it CustomerConsentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"marketingEmail", "marketingSms"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "marketingEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("marketingEmail"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MarketingEmail = graphql.OmittableOf(data)
+		case "marketingSms":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("marketingSms"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MarketingSms = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -15089,6 +15622,92 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateCustomerInput(ctx context.Context, obj any) (UpdateCustomerInput, error) {
+	var it UpdateCustomerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"externalID", "name", "email", "cpf", "phone", "birthDate", "gender", "address", "consent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "externalID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalID = graphql.OmittableOf(data)
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = graphql.OmittableOf(data)
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = graphql.OmittableOf(data)
+		case "cpf":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpf"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cpf = graphql.OmittableOf(data)
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = graphql.OmittableOf(data)
+		case "birthDate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("birthDate"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BirthDate = graphql.OmittableOf(data)
+		case "gender":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gender"))
+			data, err := ec.unmarshalOCustomerGender2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐGender(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gender = graphql.OmittableOf(data)
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOCustomerAddressInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = graphql.OmittableOf(data)
+		case "consent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("consent"))
+			data, err := ec.unmarshalOCustomerConsentInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerConsentInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Consent = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context, obj any) (ent.UpdateSegmentInput, error) {
 	var it ent.UpdateSegmentInput
 	if obj == nil {
@@ -15912,11 +16531,6 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "document":
-			out.Values[i] = ec._Customer_document(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
 		case "phone":
 			out.Values[i] = ec._Customer_phone(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -16058,6 +16672,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "documentMasked":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_documentMasked(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16146,6 +16798,61 @@ func (ec *executionContext) _CustomerEdge(ctx context.Context, sel ast.Selection
 			}
 		case "cursor":
 			out.Values[i] = ec._CustomerEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createCustomer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCustomer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCustomer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCustomer(ctx, field)
+			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16407,6 +17114,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_tenants(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "customerSearch":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_customerSearch(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -17638,6 +18367,11 @@ func (ec *executionContext) unmarshalNCampaignWhereInput2ᚖgithubᚗcomᚋfidel
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx context.Context, v any) (CreateCustomerInput, error) {
+	res, err := ec.unmarshalInputCreateCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
 	var res entgql.Cursor[string]
 	err := res.UnmarshalGQL(v)
@@ -17646,6 +18380,16 @@ func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCur
 
 func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Customer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCustomerConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerConnection(ctx context.Context, sel ast.SelectionSet, v *ent.CustomerConnection) graphql.Marshaler {
@@ -17975,6 +18719,11 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateCustomerInput(ctx context.Context, v any) (UpdateCustomerInput, error) {
+	res, err := ec.unmarshalInputUpdateCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -18496,6 +19245,22 @@ func (ec *executionContext) marshalOCustomer2ᚖgithubᚗcomᚋfidelizaᚋfideli
 		return graphql.Null
 	}
 	return ec._Customer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCustomerAddressInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerAddressInput(ctx context.Context, v any) (*CustomerAddressInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCustomerAddressInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCustomerConsentInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCustomerConsentInput(ctx context.Context, v any) (*CustomerConsentInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCustomerConsentInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOCustomerDocumentType2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐDocumentTypeᚄ(ctx context.Context, v any) ([]customer.DocumentType, error) {

@@ -1,0 +1,87 @@
+// Package apperr declares the few kinds of error every operation returns.
+// The REST adapters map a kind to the status and body of their interface;
+// the GraphQL error presenter maps it to extensions.code. Messages are safe
+// to show: they never carry internal causes or personal data.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind classifies an error for the transports.
+type Kind int
+
+const (
+	KindInvalid   Kind = iota + 1 // the input breaks a rule: 422 on /v1
+	KindNotFound                  // no such resource visible to the viewer: 404
+	KindConflict                  // clashes with existing data: 409
+	KindForbidden                 // the viewer may not do this: 403
+)
+
+// FieldError is one problem of one input field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is an error of an operation.
+type Error struct {
+	Kind    Kind
+	Code    string // machine-readable code: validation_error, not_found, duplicate_customer, …
+	Message string
+	Field   string       // the (first) offending field, when there is one
+	Details []FieldError // every field problem, for KindInvalid
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// As returns the *Error in err's chain.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// NotFound says the resource does not exist for the viewer.
+func NotFound(what string) *Error {
+	return &Error{Kind: KindNotFound, Code: "not_found", Message: what + " not found"}
+}
+
+// Conflict says the input clashes with existing data on field.
+func Conflict(code, field, message string) *Error {
+	return &Error{Kind: KindConflict, Code: code, Field: field, Message: message}
+}
+
+// Forbidden says the viewer lacks a right.
+func Forbidden(code, message string) *Error {
+	return &Error{Kind: KindForbidden, Code: code, Message: message}
+}
+
+// Problems gathers field problems so an operation reports them all at once.
+type Problems []FieldError
+
+// Add records a problem of field.
+func (p *Problems) Add(field, format string, args ...any) {
+	*p = append(*p, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err returns the validation error of the problems, or nil when there are none.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(p))
+	for i, fe := range p {
+		msgs[i] = fe.Field + ": " + fe.Message
+	}
+	return &Error{Kind: KindInvalid, Code: "validation_error", Message: strings.Join(msgs, "; "), Field: p[0].Field, Details: p}
+}
+
+// Invalid is a validation error of a single field.
+func Invalid(field, format string, args ...any) error {
+	var p Problems
+	p.Add(field, format, args...)
+	return p.Err()
+}

@@ -1,0 +1,148 @@
+// Package document validates and formats the Brazilian taxpayer numbers that
+// identify customers: CPF (people, 11 digits) and CNPJ (companies, 14
+// characters, alphanumeric since 2026), each with two check digits.
+package document
+
+import (
+	"errors"
+	"strings"
+)
+
+// Errors of Parse, safe to show to callers (they never echo the number).
+var (
+	ErrLength      = errors.New("wrong number of characters")
+	ErrCharacters  = errors.New("invalid characters")
+	ErrCheckDigits = errors.New("check digits do not match")
+)
+
+// Type is the kind of a document.
+type Type string
+
+const (
+	CPF  Type = "CPF"
+	CNPJ Type = "CNPJ"
+)
+
+// Sanitize removes the formatting a person may type: dots, dashes, slashes
+// and spaces; letters are upper-cased (alphanumeric CNPJ).
+func Sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '.' || r == '-' || r == '/' || r == ' ' || r == '\t':
+		case r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// ParseCPF returns the 11 digits of a CPF given with or without formatting.
+func ParseCPF(s string) (string, error) {
+	d := Sanitize(s)
+	if len(d) != 11 {
+		return "", ErrLength
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return "", ErrCharacters
+		}
+	}
+	if allSame(d) {
+		return "", ErrCheckDigits
+	}
+	if cpfDigit(d[:9], 10) != d[9] || cpfDigit(d[:10], 11) != d[10] {
+		return "", ErrCheckDigits
+	}
+	return d, nil
+}
+
+// cpfDigit computes a CPF check digit over base with weights from w down to 2.
+func cpfDigit(base string, w int) byte {
+	sum := 0
+	for i := 0; i < len(base); i++ {
+		sum += int(base[i]-'0') * (w - i)
+	}
+	r := sum * 10 % 11
+	if r == 10 {
+		r = 0
+	}
+	return byte('0' + r)
+}
+
+// ParseCNPJ returns the 14 characters of a CNPJ (numeric or the alphanumeric
+// format of 2026) given with or without formatting.
+func ParseCNPJ(s string) (string, error) {
+	d := Sanitize(s)
+	if len(d) != 14 {
+		return "", ErrLength
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		digit := c >= '0' && c <= '9'
+		if !digit && (i >= 12 || c < 'A' || c > 'Z') {
+			return "", ErrCharacters
+		}
+	}
+	if allSame(d) {
+		return "", ErrCheckDigits
+	}
+	if cnpjDigit(d[:12]) != d[12] || cnpjDigit(d[:13]) != d[13] {
+		return "", ErrCheckDigits
+	}
+	return d, nil
+}
+
+// cnpjDigit computes a CNPJ check digit: each character is worth its ASCII
+// code minus 48 (so digits keep their value), weights cycle 2..9 from the right.
+func cnpjDigit(base string) byte {
+	sum, w := 0, 2
+	for i := len(base) - 1; i >= 0; i-- {
+		sum += int(base[i]-'0') * w
+		if w++; w > 9 {
+			w = 2
+		}
+	}
+	r := sum % 11
+	if r < 2 {
+		return '0'
+	}
+	return byte('0' + 11 - r)
+}
+
+// Parse validates s as a document of type t.
+func Parse(t Type, s string) (string, error) {
+	switch t {
+	case CPF:
+		return ParseCPF(s)
+	case CNPJ:
+		return ParseCNPJ(s)
+	default:
+		return "", errors.New("type must be CPF or CNPJ")
+	}
+}
+
+// MaskCPF renders a CPF with only its last two digits visible:
+// ***.***.***-25.
+func MaskCPF(digits string) string {
+	if len(digits) < 2 {
+		return "***.***.***-**"
+	}
+	return "***.***.***-" + digits[len(digits)-2:]
+}
+
+// MaskCNPJ renders a CNPJ with only its last two characters visible:
+// **.***.***/****-35.
+func MaskCNPJ(chars string) string {
+	if len(chars) < 2 {
+		return "**.***.***/****-**"
+	}
+	return "**.***.***/****-" + chars[len(chars)-2:]
+}
+
+func allSame(s string) bool {
+	return strings.Count(s, s[:1]) == len(s)
+}

@@ -1,0 +1,301 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/graph/document"
+	"github.com/fideliza/fideliza/graph/opt"
+)
+
+// customerBody is the customer JSON of create, PUT and PATCH.
+type customerBody struct {
+	ExternalID opt.Field[string]      `json:"external_id"`
+	Name       opt.Field[string]      `json:"name"`
+	Email      opt.Field[string]      `json:"email"`
+	CPF        opt.Field[string]      `json:"cpf"`
+	Phone      opt.Field[string]      `json:"phone"`
+	BirthDate  opt.Field[string]      `json:"birth_date"`
+	Gender     opt.Field[string]      `json:"gender"`
+	Address    opt.Field[addressBody] `json:"address"`
+	Consent    opt.Field[consentBody] `json:"consent"`
+}
+
+type addressBody struct {
+	Street  opt.Field[string] `json:"street"`
+	City    opt.Field[string] `json:"city"`
+	State   opt.Field[string] `json:"state"`
+	ZipCode opt.Field[string] `json:"zip_code"`
+}
+
+type consentBody struct {
+	MarketingEmail opt.Field[bool] `json:"marketing_email"`
+	MarketingSMS   opt.Field[bool] `json:"marketing_sms"`
+}
+
+func (b customerBody) input() graph.CustomerInput {
+	in := graph.CustomerInput{
+		ExternalID: b.ExternalID, Name: b.Name, Email: b.Email, CPF: b.CPF,
+		Phone: b.Phone, BirthDate: b.BirthDate, Gender: b.Gender,
+	}
+	in.Address = opt.Field[graph.AddressInput]{Set: b.Address.Set, Null: b.Address.Null, Value: graph.AddressInput{
+		Street: b.Address.Value.Street, City: b.Address.Value.City, State: b.Address.Value.State, ZipCode: b.Address.Value.ZipCode,
+	}}
+	in.Consent = opt.Field[graph.ConsentInput]{Set: b.Consent.Set, Null: b.Consent.Null, Value: graph.ConsentInput{
+		MarketingEmail: b.Consent.Value.MarketingEmail, MarketingSMS: b.Consent.Value.MarketingSMS,
+	}}
+	return in
+}
+
+// customerJSON is the full customer record of the document.
+type customerJSON struct {
+	ID            string       `json:"id"`
+	ExternalID    *string      `json:"external_id"`
+	Name          string       `json:"name"`
+	Email         *string      `json:"email"`
+	CPF           string       `json:"cpf"`
+	Phone         *string      `json:"phone"`
+	BirthDate     *string      `json:"birth_date"`
+	Gender        *string      `json:"gender"`
+	Address       *addressJSON `json:"address"`
+	Level         string       `json:"level"`
+	PointsBalance int64        `json:"points_balance"`
+	LifetimeValue json.Number  `json:"lifetime_value"`
+	Segments      []string     `json:"segments"`
+	Consent       consentJSON  `json:"consent"`
+	CreatedAt     string       `json:"created_at"`
+	UpdatedAt     string       `json:"updated_at"`
+}
+
+type addressJSON struct {
+	Street  *string `json:"street"`
+	City    *string `json:"city"`
+	State   *string `json:"state"`
+	ZipCode *string `json:"zip_code"`
+}
+
+type consentJSON struct {
+	MarketingEmail bool    `json:"marketing_email"`
+	MarketingSMS   bool    `json:"marketing_sms"`
+	UpdatedAt      *string `json:"updated_at"`
+}
+
+// customerListItem is an item of the list response.
+type customerListItem struct {
+	ID            string   `json:"id"`
+	ExternalID    *string  `json:"external_id"`
+	Name          string   `json:"name"`
+	Email         *string  `json:"email"`
+	CPF           string   `json:"cpf"`
+	Phone         *string  `json:"phone"`
+	Level         string   `json:"level"`
+	PointsBalance int64    `json:"points_balance"`
+	Segments      []string `json:"segments"`
+	CreatedAt     string   `json:"created_at"`
+	UpdatedAt     string   `json:"updated_at"`
+}
+
+// customerCreated is the 201 body of create.
+type customerCreated struct {
+	ID         string  `json:"id"`
+	ExternalID *string `json:"external_id"`
+	Name       string  `json:"name"`
+	Email      *string `json:"email"`
+	CreatedAt  string  `json:"created_at"`
+}
+
+type pagination struct {
+	NextCursor *string `json:"next_cursor"`
+	HasMore    bool    `json:"has_more"`
+	Total      int     `json:"total"`
+}
+
+// timestamp renders a time in ISO 8601 with its offset (UTC), with the
+// fraction of a second that is stored, so created_after=<a rendered
+// created_at> excludes that record.
+func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func maskedDocument(c *ent.Customer) string {
+	if c.DocumentType == customer.DocumentTypeCNPJ {
+		return document.MaskCNPJ(c.Document)
+	}
+	return document.MaskCPF(c.Document)
+}
+
+func segmentIDs(c *ent.Customer) []string {
+	ids := make([]string, 0, len(c.Edges.Segments))
+	for _, s := range c.Edges.Segments {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
+
+func fullCustomer(c *ent.Customer) customerJSON {
+	out := customerJSON{
+		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: maskedDocument(c),
+		Phone: c.Phone, BirthDate: c.BirthDate, Level: string(c.Level), PointsBalance: c.PointsBalance,
+		LifetimeValue: json.Number(c.LifetimeValue.String()), Segments: segmentIDs(c),
+		Consent:   consentJSON{MarketingEmail: c.ConsentMarketingEmail, MarketingSMS: c.ConsentMarketingSms},
+		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
+	}
+	if c.Gender != nil {
+		g := string(*c.Gender)
+		out.Gender = &g
+	}
+	if c.AddressStreet != nil || c.AddressCity != nil || c.AddressState != nil || c.AddressZipCode != nil {
+		out.Address = &addressJSON{Street: c.AddressStreet, City: c.AddressCity, State: c.AddressState, ZipCode: c.AddressZipCode}
+	}
+	if c.ConsentUpdatedAt != nil {
+		ts := timestamp(*c.ConsentUpdatedAt)
+		out.Consent.UpdatedAt = &ts
+	}
+	return out
+}
+
+// createCustomer is POST /v1/customers.
+func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) {
+	var body customerBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	c, err := s.app.CreateCustomer(r.Context(), body.input())
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/customers/"+c.ID)
+	writeJSON(w, http.StatusCreated, customerCreated{
+		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CreatedAt: timestamp(c.CreatedAt),
+	})
+}
+
+// getCustomer is GET /v1/customers/{id}.
+func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) {
+	c, err := s.app.Customer(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fullCustomer(c))
+}
+
+// replaceCustomer is PUT /v1/customers/{id}.
+func (s *server) replaceCustomer(w http.ResponseWriter, r *http.Request) {
+	var body customerBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	c, err := s.app.ReplaceCustomer(r.Context(), chi.URLParam(r, "id"), body.input())
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fullCustomer(c))
+}
+
+// patchCustomer is PATCH /v1/customers/{id}, a JSON merge patch.
+func (s *server) patchCustomer(w http.ResponseWriter, r *http.Request) {
+	var body customerBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	c, err := s.app.PatchCustomer(r.Context(), chi.URLParam(r, "id"), body.input())
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fullCustomer(c))
+}
+
+// listCustomers is GET /v1/customers.
+func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := graph.CustomerFilter{SegmentID: q.Get("segment_id"), Search: q.Get("search")}
+	var problems apperr.Problems
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			problems.Add("limit", "must be an integer between 1 and 100")
+		}
+		limit = n
+	}
+	if v := q.Get("created_after"); v != "" {
+		t, err := parseInstant(v)
+		if err != nil {
+			problems.Add("created_after", "must be an ISO 8601 date or date-time, such as 2026-03-01T00:00:00-03:00")
+		}
+		f.CreatedAfter = &t
+	}
+	var after *ent.Cursor
+	if v := q.Get("cursor"); v != "" {
+		var ok bool
+		if after, ok = customerCursor(v); !ok {
+			problems.Add("cursor", "is not a cursor of this list; use next_cursor of the previous page")
+		}
+	}
+	if err := problems.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	conn, err := s.app.ListCustomers(r.Context(), f, after, limit)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	items := make([]customerListItem, 0, len(conn.Edges))
+	for _, e := range conn.Edges {
+		c := e.Node
+		items = append(items, customerListItem{
+			ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: maskedDocument(c), Phone: c.Phone,
+			Level: string(c.Level), PointsBalance: c.PointsBalance, Segments: segmentIDs(c),
+			CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
+		})
+	}
+	page := pagination{HasMore: conn.PageInfo.HasNextPage, Total: conn.TotalCount}
+	if page.HasMore && conn.PageInfo.EndCursor != nil {
+		var b strings.Builder
+		conn.PageInfo.EndCursor.MarshalGQL(&b)
+		c, _ := strconv.Unquote(b.String())
+		page.NextCursor = &c
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": page})
+}
+
+// customerCursor decodes a next_cursor of the customer list: a customer id,
+// with the creation time when the list is keyed by it. Anything else (a
+// tampered or foreign cursor) would reach the keyset comparison of the query
+// and fail there or, worse, be read as some value of the column (PostgreSQL
+// takes 'yesterday' for a timestamp), so it is refused. A time is compared
+// in UTC, as it is stored.
+func customerCursor(v string) (*ent.Cursor, bool) {
+	c := &ent.Cursor{}
+	if err := c.UnmarshalGQL(v); err != nil || !strings.HasPrefix(c.ID, "cus_") {
+		return nil, false
+	}
+	switch t := c.Value.(type) {
+	case nil:
+	case time.Time:
+		c.Value = t.UTC()
+	default:
+		return nil, false
+	}
+	return c, true
+}
+
+// parseInstant reads an ISO 8601 date-time with offset, or a date (midnight UTC).
+func parseInstant(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.DateOnly, v)
+}

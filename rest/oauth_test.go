@@ -1,0 +1,706 @@
+package rest_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/auth/authtest"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/rest"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+const (
+	testAudience = "fideliza"
+	// countQuery is a tenant-scoped query needing customers:read: it counts
+	// the viewer's tenant's customers.
+	countQuery = `{ customers(first: 10) { totalCount } }`
+)
+
+// fixture is one Fideliza server over a test database, with a tenant.
+type fixture struct {
+	srv      *httptest.Server
+	app      *graph.App
+	issuer   string
+	tenantID string
+	// tokenRequests counts POST /auth/token requests.
+	tokenRequests atomic.Int64
+}
+
+// newFixture starts a server; configure runs before it serves.
+func newFixture(t *testing.T, db *storage.DB, configure ...func(app *graph.App)) *fixture {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	f := &fixture{srv: srv, issuer: "http://" + srv.Listener.Addr().String()}
+	log := testLogger(t)
+	f.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, f.issuer, testAudience), Log: log}
+	for _, c := range configure {
+		c(f.app)
+	}
+	h := rest.NewHandler(f.app, log)
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/auth/token" {
+			f.tokenRequests.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	require.Equal(t, f.issuer, srv.URL)
+	tenant, err := f.app.CreateTenant(sys(), "Loja Teste", nil)
+	require.NoError(t, err)
+	f.tenantID = tenant.ID
+	return f
+}
+
+// testLogger logs warnings and errors to the test's output.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func sys() context.Context { return viewer.SystemContext(context.Background()) }
+
+// client creates a client of the fixture's tenant.
+func (f *fixture) client(t *testing.T, kind apiclient.Kind, scopes ...string) *graph.ClientCredentials {
+	t.Helper()
+	return f.clientOf(t, f.tenantID, kind, scopes...)
+}
+
+func (f *fixture) clientOf(t *testing.T, tenantID string, kind apiclient.Kind, scopes ...string) *graph.ClientCredentials {
+	t.Helper()
+	c, err := f.app.CreateClient(sys(), tenantID, kind, "test", scopes)
+	require.NoError(t, err)
+	return c
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &m), "body: %s", r.body)
+	return m
+}
+
+func do(t *testing.T, hc *http.Client, req *http.Request) response {
+	t.Helper()
+	res, err := hc.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return response{res.StatusCode, res.Header, body}
+}
+
+// requestToken posts a token request; basic, when set, is the id and secret
+// of HTTP Basic client authentication.
+func (f *fixture) requestToken(t *testing.T, form url.Values, basic ...string) response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/auth/token", strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if len(basic) == 2 {
+		req.SetBasicAuth(basic[0], basic[1])
+	}
+	return do(t, http.DefaultClient, req)
+}
+
+// token obtains an access token for c.
+func (f *fixture) token(t *testing.T, c *graph.ClientCredentials, scope string) string {
+	t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}}
+	if scope != "" {
+		form.Set("scope", scope)
+	}
+	res := f.requestToken(t, form, c.Client.ID, c.Secret)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	tok, _ := res.json(t)["access_token"].(string)
+	require.NotEmpty(t, tok)
+	return tok
+}
+
+// graphql runs countQuery with GET or POST, authenticated with token.
+func (f *fixture) graphql(t *testing.T, hc *http.Client, method, token string) response {
+	t.Helper()
+	return f.graphqlQuery(t, hc, method, token, countQuery)
+}
+
+func (f *fixture) graphqlQuery(t *testing.T, hc *http.Client, method, token, query string) response {
+	t.Helper()
+	var req *http.Request
+	var err error
+	if method == http.MethodGet {
+		req, err = http.NewRequest(method, f.srv.URL+"/graphql?query="+url.QueryEscape(query), nil)
+	} else {
+		body, _ := json.Marshal(map[string]string{"query": query})
+		req, err = http.NewRequest(method, f.srv.URL+"/graphql", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+	}
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return do(t, hc, req)
+}
+
+// requireCount checks a successful countQuery and returns the count.
+func requireCount(t *testing.T, res response) int {
+	t.Helper()
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	var out struct {
+		Data struct {
+			Customers struct{ TotalCount int }
+		}
+		Errors []any
+	}
+	require.NoError(t, json.Unmarshal(res.body, &out))
+	require.Empty(t, out.Errors, "%s", res.body)
+	return out.Data.Customers.TotalCount
+}
+
+// requireInvalidToken checks an RFC 6750 refusal.
+func requireInvalidToken(t *testing.T, res response) {
+	t.Helper()
+	require.Equal(t, http.StatusUnauthorized, res.status, "%s", res.body)
+	require.Equal(t, "application/json", res.header.Get("Content-Type"))
+	body := res.json(t)
+	require.Equal(t, "invalid_token", body["error"])
+	require.NotEmpty(t, body["error_description"])
+	challenge := res.header.Get("WWW-Authenticate")
+	require.True(t, strings.HasPrefix(challenge, "Bearer "), "WWW-Authenticate %q", challenge)
+	require.Contains(t, challenge, `error="invalid_token"`)
+}
+
+func jwtHeader(t *testing.T, raw string) map[string]any {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(strings.Split(raw, ".")[0])
+	require.NoError(t, err)
+	var h map[string]any
+	require.NoError(t, json.Unmarshal(b, &h))
+	return h
+}
+
+func TestBearerRefusesForgedTokens(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		f := newFixture(t, db)
+		c := f.client(t, apiclient.KindOauth)
+		issued := f.token(t, c, "")
+
+		ours, err := f.app.Auth.Keys.Signing(context.Background())
+		require.NoError(t, err)
+		ourKey := ours.Key.(*ecdsa.PrivateKey)
+		foreign, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		require.NoError(t, err)
+		pubDER, err := x509.MarshalPKIXPublicKey(&ourKey.PublicKey)
+		require.NoError(t, err)
+		pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
+		res := do(t, http.DefaultClient, mustGet(t, f.srv.URL+"/.well-known/jwks.json"))
+		var jwks struct{ Keys []json.RawMessage }
+		require.NoError(t, json.Unmarshal(res.body, &jwks))
+		require.Len(t, jwks.Keys, 1)
+		publishedJWK := []byte(jwks.Keys[0])
+
+		now := time.Now()
+		claims := func(change ...any) map[string]any {
+			m := map[string]any{
+				"iss": f.issuer, "sub": c.Client.ID, "aud": testAudience,
+				"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "jti": "test-jti",
+				"scope": strings.Join(auth.Scopes, " "), "tenant_id": f.tenantID,
+			}
+			for i := 0; i < len(change); i += 2 {
+				if change[i+1] == nil {
+					delete(m, change[i].(string))
+				} else {
+					m[change[i].(string)] = change[i+1]
+				}
+			}
+			return m
+		}
+		ourHeader := map[string]any{"kid": ours.KeyID, "typ": auth.AccessTokenType}
+		header := func(kid, typ any) map[string]any { return map[string]any{"kid": kid, "typ": typ} }
+		signOurs := func(claims map[string]any) string {
+			return authtest.Sign(t, jose.ES256, ourKey, ourHeader, claims)
+		}
+		flipped := func() string {
+			parts := strings.Split(issued, ".")
+			sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+			require.NoError(t, err)
+			sig[10] ^= 0x01
+			parts[2] = base64.RawURLEncoding.EncodeToString(sig)
+			return strings.Join(parts, ".")
+		}()
+		unknownKid := pid.New(pid.SigningKey) // shaped like ours: forces a reload
+		tampered := func() string {
+			parts := strings.Split(signOurs(claims()), ".")
+			parts[1] = strings.Split(signOurs(claims("tenant_id", "00000000-0000-4000-8000-000000000000")), ".")[1]
+			return strings.Join(parts, ".")
+		}()
+
+		cases := []struct {
+			name  string
+			token string
+			ok    bool
+		}{
+			{"control: issued by the token endpoint", issued, true},
+			{"control: signed with our key and the same claims as the attacks", signOurs(claims()), true},
+			{"control: aud as a list that holds ours", signOurs(claims("aud", []string{"other", testAudience})), true},
+
+			{"alg none", authtest.Compact(t, map[string]any{"alg": "none", "kid": ours.KeyID, "typ": auth.AccessTokenType}, claims(), nil), false},
+			{"alg none, signature kept", authtest.Compact(t, map[string]any{"alg": "none", "kid": ours.KeyID, "typ": auth.AccessTokenType}, claims(), []byte("sig")), false},
+			{"HS256 keyed with our public key PEM", authtest.Sign(t, jose.HS256, pubPEM, ourHeader, claims()), false},
+			{"HS256 keyed with our published JWK", authtest.Sign(t, jose.HS256, publishedJWK, ourHeader, claims()), false},
+			{"foreign ES256 key with an unknown kid", authtest.Sign(t, jose.ES256, foreign, header("attacker-key", auth.AccessTokenType), claims()), false},
+			{"foreign ES256 key with a kid shaped like ours", authtest.Sign(t, jose.ES256, foreign, header(unknownKid, auth.AccessTokenType), claims()), false},
+			{"foreign ES256 key using our kid", authtest.Sign(t, jose.ES256, foreign, ourHeader, claims()), false},
+			{"foreign key embedded as jwk, no kid", authtest.Sign(t, jose.ES256, foreign,
+				map[string]any{"typ": auth.AccessTokenType, "jwk": jose.JSONWebKey{Key: &foreign.PublicKey}}, claims()), false},
+			{"our key under an unknown kid", authtest.Sign(t, jose.ES256, ourKey, header(unknownKid, auth.AccessTokenType), claims()), false},
+			{"our key with no kid", authtest.Sign(t, jose.ES256, ourKey, header(nil, auth.AccessTokenType), claims()), false},
+			{"expired", signOurs(claims("exp", now.Add(-time.Minute).Unix(), "iat", now.Add(-time.Hour).Unix())), false},
+			{"no exp", signOurs(claims("exp", nil)), false},
+			{"nbf ten minutes ahead", signOurs(claims("nbf", now.Add(10*time.Minute).Unix())), false},
+			{"nbf three minutes ahead", signOurs(claims("nbf", now.Add(3*time.Minute).Unix())), false},
+			{"wrong iss", signOurs(claims("iss", "https://evil.example.com")), false},
+			{"iss with a trailing slash", signOurs(claims("iss", f.issuer+"/")), false},
+			{"no iss", signOurs(claims("iss", nil)), false},
+			{"wrong aud", signOurs(claims("aud", "another-api")), false},
+			{"no aud", signOurs(claims("aud", nil)), false},
+			{"typ JWT", authtest.Sign(t, jose.ES256, ourKey, header(ours.KeyID, "JWT"), claims()), false},
+			{"no typ", authtest.Sign(t, jose.ES256, ourKey, header(ours.KeyID, nil), claims()), false},
+			{"garbage", "garbage", false},
+			{"three garbage segments", "a.b.c", false},
+			{"one byte of the signature changed", flipped, false},
+			{"payload changed to another tenant under the original signature", tampered, false},
+			{"no tenant_id", signOurs(claims("tenant_id", nil)), false},
+			{"empty tenant_id", signOurs(claims("tenant_id", "")), false},
+			{"no sub", signOurs(claims("sub", nil)), false},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				for _, method := range []string{http.MethodGet, http.MethodPost} {
+					res := f.graphql(t, nil, method, tc.token)
+					if tc.ok {
+						require.Equal(t, 0, requireCount(t, res), method)
+					} else {
+						requireInvalidToken(t, res)
+					}
+				}
+			})
+		}
+
+		t.Run("no token", func(t *testing.T) {
+			t.Parallel()
+			res := f.graphql(t, nil, http.MethodPost, "")
+			require.Equal(t, http.StatusUnauthorized, res.status)
+			require.Equal(t, "invalid_token", res.json(t)["error"])
+			require.Equal(t, `Bearer realm="fideliza"`, res.header.Get("WWW-Authenticate"), "RFC 6750 §3.1: no error code without credentials")
+		})
+	})
+}
+
+func mustGet(t *testing.T, u string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(t, err)
+	return req
+}
+
+func TestKeyRotation(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db)
+		c := f.client(t, apiclient.KindOauth)
+
+		// A second server over the same database, as another process would be.
+		second := auth.NewService(db.Ent, f.issuer, testAudience)
+		secondSrv := httptest.NewServer(rest.NewHandler(&graph.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t)))
+		t.Cleanup(secondSrv.Close)
+		viaSecond := func(t *testing.T, token string) response {
+			t.Helper()
+			req := mustGet(t, secondSrv.URL+"/graphql?query="+url.QueryEscape(countQuery))
+			req.Header.Set("Authorization", "Bearer "+token)
+			return do(t, http.DefaultClient, req)
+		}
+
+		t1 := f.token(t, c, "")
+		kid1 := jwtHeader(t, t1)["kid"].(string)
+		// The second process verifies T1 now, so its key cache is fresh
+		// when the rotation happens.
+		requireCount(t, viaSecond(t, t1))
+
+		newKid, err := f.app.Auth.Keys.Rotate(ctx)
+		require.NoError(t, err)
+		t2 := f.token(t, c, "")
+		kid2 := jwtHeader(t, t2)["kid"].(string)
+		require.NotEqual(t, kid1, kid2)
+		require.Equal(t, newKid, kid2, "T2 is signed by the new key")
+
+		for name, tok := range map[string]string{"T1": t1, "T2": t2} {
+			requireCount(t, f.graphql(t, nil, http.MethodPost, tok))
+			// The second process has T1's key cached and must reload at
+			// once to know T2's, well within its cache lifetime.
+			requireCount(t, viaSecond(t, tok))
+			v, err := second.Authenticate(ctx, tok)
+			require.NoError(t, err, name)
+			require.Equal(t, f.tenantID, v.TenantID)
+		}
+
+		// JWKS: both keys, public parameters only.
+		res := do(t, http.DefaultClient, mustGet(t, f.srv.URL+"/.well-known/jwks.json"))
+		require.Equal(t, http.StatusOK, res.status)
+		var set struct{ Keys []map[string]any }
+		require.NoError(t, json.Unmarshal(res.body, &set))
+		var kids []string
+		for _, k := range set.Keys {
+			kids = append(kids, k["kid"].(string))
+			require.NotContains(t, k, "d", "a private key parameter is published")
+			for field := range k {
+				require.Contains(t, []string{"kty", "crv", "x", "y", "kid", "alg", "use"}, field)
+			}
+			require.Equal(t, "EC", k["kty"])
+			require.Equal(t, "ES256", k["alg"])
+		}
+		require.ElementsMatch(t, []string{kid1, kid2}, kids)
+		require.NotContains(t, string(res.body), `"d"`)
+
+		// Any OIDC library can verify both from the discovery document.
+		provider, err := oidc.NewProvider(ctx, f.issuer)
+		require.NoError(t, err)
+		verifier := provider.Verifier(&oidc.Config{ClientID: testAudience})
+		for _, tok := range []string{t1, t2} {
+			_, err := verifier.Verify(ctx, tok)
+			require.NoError(t, err)
+		}
+	})
+}
+
+func TestOAuth2Client(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		f := newFixture(t, db)
+		c := f.client(t, apiclient.KindOauth)
+		styles := []struct {
+			name  string
+			style oauth2.AuthStyle
+		}{
+			{"client_secret_post", oauth2.AuthStyleInParams},
+			{"client_secret_basic", oauth2.AuthStyleInHeader},
+		}
+		for _, st := range styles {
+			t.Run(st.name, func(t *testing.T) {
+				ctx := context.Background()
+				cfg := clientcredentials.Config{
+					ClientID:     c.Client.ID,
+					ClientSecret: c.Secret,
+					TokenURL:     f.srv.URL + "/auth/token",
+					Scopes:       []string{"customers:read", "campaigns:read"},
+					AuthStyle:    st.style,
+				}
+
+				// The client fetches a token once and reuses it.
+				before := f.tokenRequests.Load()
+				hc := cfg.Client(ctx)
+				requireCount(t, f.graphql(t, hc, http.MethodPost, ""))
+				requireCount(t, f.graphql(t, hc, http.MethodGet, ""))
+				require.Equal(t, before+1, f.tokenRequests.Load())
+
+				src := cfg.TokenSource(ctx)
+				tok1, err := src.Token()
+				require.NoError(t, err)
+				require.Equal(t, "Bearer", tok1.TokenType)
+				require.Equal(t, "customers:read campaigns:read", tok1.Extra("scope"))
+				require.Empty(t, tok1.RefreshToken)
+				require.WithinDuration(t, time.Now().Add(auth.TokenLifetime), tok1.Expiry, time.Minute)
+
+				// Renewal: the cached token has expired, so the next call
+				// fetches a new one and goes on working.
+				expired := &oauth2.Token{AccessToken: tok1.AccessToken, TokenType: "Bearer", Expiry: time.Now().Add(-time.Second)}
+				renewing := oauth2.ReuseTokenSource(expired, src)
+				before = f.tokenRequests.Load()
+				requireCount(t, f.graphql(t, oauth2.NewClient(ctx, renewing), http.MethodPost, ""))
+				require.Equal(t, before+1, f.tokenRequests.Load(), "an expired token is renewed")
+				tok2, err := renewing.Token()
+				require.NoError(t, err)
+				require.NotEqual(t, tok1.AccessToken, tok2.AccessToken)
+				require.Equal(t, before+1, f.tokenRequests.Load(), "the renewed token is reused")
+
+				// Early expiry: a token within its last hour counts as expired.
+				eager := oauth2.ReuseTokenSourceWithExpiry(nil, cfg.TokenSource(ctx), auth.TokenLifetime)
+				before = f.tokenRequests.Load()
+				_, err = eager.Token()
+				require.NoError(t, err)
+				_, err = eager.Token()
+				require.NoError(t, err)
+				require.Equal(t, before+2, f.tokenRequests.Load())
+
+				// A wrong secret is an RFC 6749 error the library understands.
+				bad := cfg
+				bad.ClientSecret = "fzs_wrong"
+				_, err = bad.Token(ctx)
+				var re *oauth2.RetrieveError
+				require.ErrorAs(t, err, &re)
+				require.Equal(t, "invalid_client", re.ErrorCode)
+				require.Equal(t, http.StatusUnauthorized, re.Response.StatusCode)
+			})
+		}
+	})
+}
+
+func TestTokenEndpointErrors(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		f := newFixture(t, db)
+		all := f.client(t, apiclient.KindOauth)
+		narrow := f.client(t, apiclient.KindOauth, "customers:read")
+		victim := f.client(t, apiclient.KindOauth)
+		revoked := f.client(t, apiclient.KindOauth)
+		require.NoError(t, db.Ent.APIClient.UpdateOneID(revoked.Client.ID).SetRevoked(true).Exec(sys()))
+		pos := f.client(t, apiclient.KindPos)
+		inactive, err := f.app.CreateTenant(sys(), "Loja Fechada", nil)
+		require.NoError(t, err)
+		ofInactive := f.clientOf(t, inactive.ID, apiclient.KindOauth)
+		off := false
+		_, err = f.app.UpdateTenant(sys(), inactive.ID, graph.TenantSettings{Active: &off})
+		require.NoError(t, err)
+
+		cc := url.Values{"grant_type": {"client_credentials"}}
+		withScope := func(s string) url.Values { return url.Values{"grant_type": {"client_credentials"}, "scope": {s}} }
+		basic := func(c *graph.ClientCredentials) []string { return []string{c.Client.ID, c.Secret} }
+		cases := []struct {
+			name       string
+			form       url.Values
+			basic      []string
+			wantStatus int
+			wantError  string // "" for success
+			wantScope  string
+			sameAsAuth bool // body must equal every other invalid_client body
+		}{
+			{"wrong grant_type", url.Values{"grant_type": {"password"}}, basic(all), 400, "unsupported_grant_type", "", false},
+			{"missing grant_type", url.Values{}, basic(all), 400, "invalid_request", "", false},
+			{"unknown client", cc, []string{"cli_01jdunknown0000000000000000", all.Secret}, 401, "invalid_client", "", true},
+			{"wrong secret", cc, []string{victim.Client.ID, all.Secret}, 401, "invalid_client", "", true},
+			{"revoked client", cc, basic(revoked), 401, "invalid_client", "", true},
+			{"POS client", cc, basic(pos), 401, "invalid_client", "", true},
+			{"client of an inactive tenant", cc, basic(ofInactive), 401, "invalid_client", "", true},
+			{"no client authentication", cc, nil, 401, "invalid_client", "", true},
+			{"secret without id in the form", url.Values{"grant_type": {"client_credentials"}, "client_secret": {all.Secret}}, nil, 401, "invalid_client", "", true},
+			{"two authentication methods", url.Values{"grant_type": {"client_credentials"}, "client_id": {all.Client.ID}, "client_secret": {all.Secret}}, basic(all), 400, "invalid_request", "", false},
+			{"scope not allowed", withScope("customers:read campaigns:write"), basic(narrow), 400, "invalid_scope", "", false},
+			{"unknown scope", withScope("admin"), basic(all), 400, "invalid_scope", "", false},
+			{"scope omitted: every allowed scope", cc, basic(all), 200, "", strings.Join(auth.Scopes, " "), false},
+			{"scope omitted, narrow client", cc, basic(narrow), 200, "", "customers:read", false},
+			{"scope narrowed", withScope("loyalty:read customers:read"), basic(all), 200, "", "loyalty:read customers:read", false},
+			{"scope repeated", withScope("customers:read  customers:read"), basic(all), 200, "", "customers:read", false},
+			{"client_secret_post", url.Values{"grant_type": {"client_credentials"}, "client_id": {all.Client.ID}, "client_secret": {all.Secret}, "scope": {"campaigns:read"}}, nil, 200, "", "campaigns:read", false},
+		}
+		var invalidClient []byte
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				res := f.requestToken(t, tc.form, tc.basic...)
+				require.Equal(t, tc.wantStatus, res.status, "%s", res.body)
+				require.Equal(t, "no-store", res.header.Get("Cache-Control"))
+				require.Equal(t, "application/json", res.header.Get("Content-Type"))
+				body := res.json(t)
+				require.NotContains(t, body, "refresh_token")
+				if tc.wantError != "" {
+					require.Equal(t, tc.wantError, body["error"])
+					require.NotEmpty(t, body["error_description"])
+					require.NotContains(t, body, "access_token")
+					if tc.sameAsAuth {
+						if invalidClient == nil {
+							invalidClient = res.body
+						}
+						require.Equal(t, string(invalidClient), string(res.body), "invalid_client answers must not tell the cases apart")
+						require.Equal(t, `Basic realm="fideliza"`, res.header.Get("WWW-Authenticate"))
+					}
+					return
+				}
+				require.Equal(t, "Bearer", body["token_type"])
+				require.EqualValues(t, auth.TokenLifetime.Seconds(), body["expires_in"])
+				require.Equal(t, tc.wantScope, body["scope"])
+				v, err := f.app.Auth.Authenticate(context.Background(), body["access_token"].(string))
+				require.NoError(t, err)
+				require.Equal(t, strings.Fields(tc.wantScope), v.Scopes)
+				require.Equal(t, viewer.RoleClient, v.Role)
+				require.Equal(t, f.tenantID, v.TenantID)
+			})
+		}
+
+		t.Run("throttled per client id after five failures", func(t *testing.T) {
+			locked := f.client(t, apiclient.KindOauth)
+			bystander := f.client(t, apiclient.KindOauth)
+			for i := range 5 {
+				res := f.requestToken(t, cc, locked.Client.ID, "fzs_wrong")
+				require.Equal(t, http.StatusUnauthorized, res.status, "attempt %d", i+1)
+			}
+			for _, secret := range []string{locked.Secret, "fzs_wrong"} {
+				res := f.requestToken(t, cc, locked.Client.ID, secret)
+				require.Equal(t, http.StatusTooManyRequests, res.status, "even the right secret is refused")
+				retry, err := strconv.Atoi(res.header.Get("Retry-After"))
+				require.NoError(t, err)
+				require.Greater(t, retry, 0)
+				require.Equal(t, "no-store", res.header.Get("Cache-Control"))
+				require.NotContains(t, res.json(t), "access_token")
+			}
+			// Another client, also authenticating by form, is not affected.
+			res := f.requestToken(t, url.Values{"grant_type": {"client_credentials"},
+				"client_id": {bystander.Client.ID}, "client_secret": {bystander.Secret}})
+			require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+		})
+	})
+}
+
+// TestExternalOIDCProvider signs in back-office users through a fake
+// external OpenID provider.
+func TestExternalOIDCProvider(t *testing.T) {
+	t.Parallel()
+	const backOffice = "fideliza-backoffice"
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		idp := authtest.NewProvider(t)
+		f := newFixture(t, db, func(app *graph.App) {
+			require.NoError(t, app.Auth.UseOIDC(ctx, auth.OIDCConfig{Issuer: idp.URL, Audience: backOffice}))
+		})
+		otherTenant, err := f.app.CreateTenant(sys(), "Outra Loja", nil)
+		require.NoError(t, err)
+
+		now := time.Now()
+		claims := func(change ...any) map[string]any {
+			m := map[string]any{
+				"iss": idp.URL, "sub": "ana@loja.example", "aud": backOffice,
+				"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+				"tenant_id": f.tenantID, "role": "analyst",
+			}
+			for i := 0; i < len(change); i += 2 {
+				if change[i+1] == nil {
+					delete(m, change[i].(string))
+				} else {
+					m[change[i].(string)] = change[i+1]
+				}
+			}
+			return m
+		}
+		ours, err := f.app.Auth.Keys.Signing(ctx)
+		require.NoError(t, err)
+
+		const createCustomer = `mutation { createCustomer(input: {name: "Bia Lima", email: "bia@loja.example", cpf: "529.982.247-25"}) { id } }`
+		// One customer in the tenant, none in the other; the admin adds
+		// a second, which the analysts then count.
+		_, err = db.Ent.Customer.Create().SetTenantID(f.tenantID).SetName("Ana Souza").SetDocument("11144477735").Save(sys())
+		require.NoError(t, err)
+		cases := []struct {
+			name       string
+			token      string
+			wantRole   viewer.Role // "" means refused
+			wantCount  int
+			mayMutate  bool
+			wantTenant string
+		}{
+			{"admin", idp.Sign(t, claims("role", "admin")), viewer.RoleAdmin, 1, true, f.tenantID},
+			{"analyst", idp.Sign(t, claims()), viewer.RoleAnalyst, 2, false, f.tenantID},
+			{"analyst in a role list", idp.Sign(t, claims("role", []string{"employee", "analyst"})), viewer.RoleAnalyst, 2, false, f.tenantID},
+			{"analyst of another tenant sees only that tenant", idp.Sign(t, claims("tenant_id", otherTenant.ID)), viewer.RoleAnalyst, 0, false, otherTenant.ID},
+			{"wrong audience", idp.Sign(t, claims("aud", testAudience)), "", 0, false, ""},
+			{"no tenant claim", idp.Sign(t, claims("tenant_id", nil)), "", 0, false, ""},
+			{"unknown role", idp.Sign(t, claims("role", "owner")), "", 0, false, ""},
+			{"no role", idp.Sign(t, claims("role", nil)), "", 0, false, ""},
+			{"expired", idp.Sign(t, claims("exp", now.Add(-time.Minute).Unix())), "", 0, false, ""},
+			{"ES256 (not advertised) signed by our own key", authtest.Sign(t, jose.ES256, ours.Key, map[string]any{"kid": ours.KeyID, "typ": "JWT"}, claims("role", "admin")), "", 0, false, ""},
+			{"HS256 keyed with the provider's kid", authtest.Sign(t, jose.HS256, []byte("0123456789abcdef0123456789abcdef"), map[string]any{"kid": idp.KeyID}, claims("role", "admin")), "", 0, false, ""},
+			{"our issuer's claims signed by the provider", idp.Sign(t, claims("iss", f.issuer, "aud", testAudience, "role", "admin")), "", 0, false, ""},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				res := f.graphql(t, nil, http.MethodPost, tc.token)
+				v, err := f.app.Auth.Authenticate(ctx, tc.token)
+				if tc.wantRole == "" {
+					requireInvalidToken(t, res)
+					require.ErrorIs(t, err, auth.ErrInvalidToken)
+					return
+				}
+				require.NoError(t, err)
+				require.Equal(t, tc.wantCount, requireCount(t, res))
+				require.Equal(t, tc.wantRole, v.Role)
+				require.Equal(t, tc.wantTenant, v.TenantID)
+				require.Equal(t, "ana@loja.example", v.Subject)
+				require.Equal(t, auth.RoleScopes(tc.wantRole), v.Scopes)
+				for _, s := range auth.Scopes {
+					require.Equal(t, tc.wantRole == viewer.RoleAdmin || strings.HasSuffix(s, ":read"), v.HasScope(s), s)
+				}
+
+				// A GraphQL mutation: the admin's runs, an analyst's is
+				// refused before it runs.
+				res = f.graphqlQuery(t, nil, http.MethodPost, tc.token, createCustomer)
+				require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+				var out struct {
+					Errors []struct {
+						Extensions struct{ Code string }
+					}
+				}
+				require.NoError(t, json.Unmarshal(res.body, &out))
+				if tc.mayMutate {
+					require.Empty(t, out.Errors, "%s", res.body)
+					require.Equal(t, tc.wantCount+1, requireCount(t, f.graphql(t, nil, http.MethodGet, tc.token)))
+				} else {
+					require.Len(t, out.Errors, 1, "%s", res.body)
+					require.Equal(t, "insufficient_scope", out.Errors[0].Extensions.Code)
+					require.Equal(t, tc.wantCount, requireCount(t, f.graphql(t, nil, http.MethodGet, tc.token)), "nothing was created")
+				}
+
+				// Below the scopes, the role itself: the data layer refuses
+				// any change by an analyst.
+				name := "Renamed by " + string(v.Role)
+				_, err = f.app.UpdateTenant(viewer.NewContext(ctx, v), v.TenantID, graph.TenantSettings{Name: &name})
+				if tc.mayMutate {
+					require.NoError(t, err)
+				} else {
+					require.ErrorContains(t, err, "may only read")
+				}
+			})
+		}
+	})
+}

@@ -1,0 +1,189 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// scopeServer is a served app with one OAuth client of every scope.
+type scopeServer struct {
+	srv    *httptest.Server
+	app    *graph.App
+	client *graph.ClientCredentials
+}
+
+func newScopeServer(t testing.TB, db *storage.DB) *scopeServer {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	app := &graph.App{DB: db, Log: log}
+	srv := httptest.NewUnstartedServer(nil)
+	app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
+	srv.Config.Handler = NewHandler(app, log)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ctx := viewer.SystemContext(context.Background())
+	tn, err := app.CreateTenant(ctx, "Escopos", nil)
+	require.NoError(t, err)
+	c, err := app.CreateClient(ctx, tn.ID, apiclient.KindOauth, "all", nil)
+	require.NoError(t, err)
+	return &scopeServer{srv: srv, app: app, client: c}
+}
+
+// tokenWith issues a token holding only scope.
+func (s *scopeServer) tokenWith(t testing.TB, scope string) string {
+	t.Helper()
+	tok, err := s.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
+		GrantType: "client_credentials", ClientID: s.client.Client.ID, ClientSecret: s.client.Secret, Scope: scope,
+	})
+	require.NoError(t, err)
+	return tok.AccessToken
+}
+
+// otherScope returns a scope that is not scope.
+func otherScope(scope string) string {
+	if scope == "loyalty:read" {
+		return "loyalty:write"
+	}
+	return "loyalty:read"
+}
+
+// TestEveryRouteHasAScope walks the router: each route is public or in
+// RouteScopes, and each RouteScopes entry is mounted.
+func TestEveryRouteHasAScope(t *testing.T) {
+	t.Parallel()
+	s := newScopeServer(t, storagetest.Open(t, "sqlite3"))
+	mounted := map[string]bool{}
+	err := chi.Walk(s.srv.Config.Handler.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		key := method + " " + route
+		mounted[key] = true
+		_, scoped := RouteScopes[key]
+		require.Truef(t, scoped || PublicRoutes[key], "route %s is neither public nor in RouteScopes", key)
+		return nil
+	})
+	require.NoError(t, err)
+	for key := range RouteScopes {
+		require.Truef(t, mounted[key], "RouteScopes names %s, which is not mounted", key)
+	}
+	for key := range PublicRoutes {
+		require.Truef(t, mounted[key], "PublicRoutes names %s, which is not mounted", key)
+	}
+}
+
+// TestScopeMatrix calls every scoped route with a token lacking its scope
+// (403 naming it) and with a token holding it (not 401/403).
+func TestScopeMatrix(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		s := newScopeServer(t, db)
+		for key, scope := range RouteScopes {
+			if scope == "" {
+				continue // GraphQL: field scopes, see TestGraphQLScopeMatrix
+			}
+			method, route, _ := strings.Cut(key, " ")
+			path := strings.ReplaceAll(route, "{id}", "cus_00000000000000000000000000")
+			t.Run(key, func(t *testing.T) {
+				call := func(token string) (int, map[string]any) {
+					req, err := http.NewRequest(method, s.srv.URL+path, strings.NewReader(`{}`))
+					require.NoError(t, err)
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer "+token)
+					resp, err := http.DefaultClient.Do(req)
+					require.NoError(t, err)
+					defer resp.Body.Close()
+					var body map[string]any
+					raw, _ := io.ReadAll(resp.Body)
+					_ = json.Unmarshal(raw, &body)
+					return resp.StatusCode, body
+				}
+				status, body := call(s.tokenWith(t, otherScope(scope)))
+				require.Equal(t, http.StatusForbidden, status, body)
+				require.Equal(t, "insufficient_scope", body["error"])
+				require.Contains(t, body["error_description"], scope)
+
+				status, body = call(s.tokenWith(t, scope))
+				require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, status, body)
+			})
+		}
+	})
+}
+
+// graphQLProbes is one query per root field; a field of RootFieldScopes
+// without a probe fails TestGraphQLScopeMatrix.
+var graphQLProbes = map[string]string{
+	"Query.node":              `{ node(id: "cus_00000000000000000000000000") { id } }`,
+	"Query.nodes":             `{ nodes(ids: ["cus_00000000000000000000000000"]) { id } }`,
+	"Query.tenants":           `{ tenants { totalCount } }`,
+	"Query.stores":            `{ stores { totalCount } }`,
+	"Query.apiClients":        `{ apiClients { totalCount } }`,
+	"Query.customers":         `{ customers { totalCount } }`,
+	"Query.customerSearch":    `{ customerSearch(search: "ana") { totalCount } }`,
+	"Query.segments":          `{ segments { totalCount } }`,
+	"Query.campaigns":         `{ campaigns { totalCount } }`,
+	"Mutation.createCustomer": `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`,
+	"Mutation.updateCustomer": `mutation { updateCustomer(id: "cus_00000000000000000000000000", input: {name: "Ana"}) { id } }`,
+}
+
+func TestGraphQLScopeMatrix(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		s := newScopeServer(t, db)
+		for field, scope := range graph.RootFieldScopes {
+			query, ok := graphQLProbes[field]
+			require.Truef(t, ok, "no probe for %s", field)
+			t.Run(field, func(t *testing.T) {
+				call := func(token string) []map[string]any {
+					body, _ := json.Marshal(map[string]string{"query": query})
+					req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/graphql", strings.NewReader(string(body)))
+					require.NoError(t, err)
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer "+token)
+					resp, err := http.DefaultClient.Do(req)
+					require.NoError(t, err)
+					defer resp.Body.Close()
+					require.Equal(t, http.StatusOK, resp.StatusCode)
+					var out struct {
+						Errors []map[string]any `json:"errors"`
+					}
+					require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+					return out.Errors
+				}
+				codes := func(errs []map[string]any) []any {
+					var cs []any
+					for _, e := range errs {
+						ext, _ := e["extensions"].(map[string]any)
+						cs = append(cs, ext["code"])
+					}
+					return cs
+				}
+				switch scope {
+				case "":
+					require.NotContains(t, codes(call(s.tokenWith(t, "loyalty:read"))), "insufficient_scope")
+				case graph.ScopeBackoffice:
+					// OAuth clients can never hold it: only back-office users.
+					require.Contains(t, codes(call(s.tokenWith(t, strings.Join(auth.Scopes, " ")))), "insufficient_scope")
+				default:
+					errs := call(s.tokenWith(t, otherScope(scope)))
+					require.Contains(t, codes(errs), "insufficient_scope")
+					require.Contains(t, errs[0]["message"], scope)
+					require.NotContains(t, codes(call(s.tokenWith(t, scope))), "insufficient_scope")
+				}
+			})
+		}
+	})
+}
