@@ -18,6 +18,9 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -37,6 +40,12 @@ type Client struct {
 	Campaign *CampaignClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
+	// PointsEntry is the client for interacting with the PointsEntry builders.
+	PointsEntry *PointsEntryClient
+	// PointsLot is the client for interacting with the PointsLot builders.
+	PointsLot *PointsLotClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -59,6 +68,9 @@ func (c *Client) init() {
 	c.APIClient = NewAPIClientClient(c.config)
 	c.Campaign = NewCampaignClient(c.config)
 	c.Customer = NewCustomerClient(c.config)
+	c.Event = NewEventClient(c.config)
+	c.PointsEntry = NewPointsEntryClient(c.config)
+	c.PointsLot = NewPointsLotClient(c.config)
 	c.Segment = NewSegmentClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Store = NewStoreClient(c.config)
@@ -153,15 +165,18 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		APIClient:  NewAPIClientClient(cfg),
-		Campaign:   NewCampaignClient(cfg),
-		Customer:   NewCustomerClient(cfg),
-		Segment:    NewSegmentClient(cfg),
-		SigningKey: NewSigningKeyClient(cfg),
-		Store:      NewStoreClient(cfg),
-		Tenant:     NewTenantClient(cfg),
+		ctx:         ctx,
+		config:      cfg,
+		APIClient:   NewAPIClientClient(cfg),
+		Campaign:    NewCampaignClient(cfg),
+		Customer:    NewCustomerClient(cfg),
+		Event:       NewEventClient(cfg),
+		PointsEntry: NewPointsEntryClient(cfg),
+		PointsLot:   NewPointsLotClient(cfg),
+		Segment:     NewSegmentClient(cfg),
+		SigningKey:  NewSigningKeyClient(cfg),
+		Store:       NewStoreClient(cfg),
+		Tenant:      NewTenantClient(cfg),
 	}, nil
 }
 
@@ -179,15 +194,18 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:        ctx,
-		config:     cfg,
-		APIClient:  NewAPIClientClient(cfg),
-		Campaign:   NewCampaignClient(cfg),
-		Customer:   NewCustomerClient(cfg),
-		Segment:    NewSegmentClient(cfg),
-		SigningKey: NewSigningKeyClient(cfg),
-		Store:      NewStoreClient(cfg),
-		Tenant:     NewTenantClient(cfg),
+		ctx:         ctx,
+		config:      cfg,
+		APIClient:   NewAPIClientClient(cfg),
+		Campaign:    NewCampaignClient(cfg),
+		Customer:    NewCustomerClient(cfg),
+		Event:       NewEventClient(cfg),
+		PointsEntry: NewPointsEntryClient(cfg),
+		PointsLot:   NewPointsLotClient(cfg),
+		Segment:     NewSegmentClient(cfg),
+		SigningKey:  NewSigningKeyClient(cfg),
+		Store:       NewStoreClient(cfg),
+		Tenant:      NewTenantClient(cfg),
 	}, nil
 }
 
@@ -217,7 +235,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIClient, c.Campaign, c.Customer, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.APIClient, c.Campaign, c.Customer, c.Event, c.PointsEntry, c.PointsLot,
+		c.Segment, c.SigningKey, c.Store, c.Tenant,
 	} {
 		n.Use(hooks...)
 	}
@@ -227,7 +246,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIClient, c.Campaign, c.Customer, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.APIClient, c.Campaign, c.Customer, c.Event, c.PointsEntry, c.PointsLot,
+		c.Segment, c.SigningKey, c.Store, c.Tenant,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -242,6 +262,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Campaign.mutate(ctx, m)
 	case *CustomerMutation:
 		return c.Customer.mutate(ctx, m)
+	case *EventMutation:
+		return c.Event.mutate(ctx, m)
+	case *PointsEntryMutation:
+		return c.PointsEntry.mutate(ctx, m)
+	case *PointsLotMutation:
+		return c.PointsLot.mutate(ctx, m)
 	case *SegmentMutation:
 		return c.Segment.mutate(ctx, m)
 	case *SigningKeyMutation:
@@ -711,6 +737,22 @@ func (c *CustomerClient) QuerySegments(_m *Customer) *SegmentQuery {
 	return query
 }
 
+// QueryPointsEntries queries the points_entries edge of a Customer.
+func (c *CustomerClient) QueryPointsEntries(_m *Customer) *PointsEntryQuery {
+	query := (&PointsEntryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.PointsEntriesTable, customer.PointsEntriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *CustomerClient) Hooks() []Hook {
 	hooks := c.hooks.Customer
@@ -734,6 +776,472 @@ func (c *CustomerClient) mutate(ctx context.Context, m *CustomerMutation) (Value
 		return (&CustomerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Customer mutation op: %q", m.Op())
+	}
+}
+
+// EventClient is a client for the Event schema.
+type EventClient struct {
+	config
+}
+
+// NewEventClient returns a client for the Event from the given config.
+func NewEventClient(c config) *EventClient {
+	return &EventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `event.Hooks(f(g(h())))`.
+func (c *EventClient) Use(hooks ...Hook) {
+	c.hooks.Event = append(c.hooks.Event, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `event.Intercept(f(g(h())))`.
+func (c *EventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Event = append(c.inters.Event, interceptors...)
+}
+
+// Create returns a builder for creating a Event entity.
+func (c *EventClient) Create() *EventCreate {
+	mutation := newEventMutation(c.config, OpCreate)
+	return &EventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Event entities.
+func (c *EventClient) CreateBulk(builders ...*EventCreate) *EventCreateBulk {
+	return &EventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EventClient) MapCreateBulk(slice any, setFunc func(*EventCreate, int)) *EventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EventCreateBulk{err: fmt.Errorf("calling to EventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Event.
+func (c *EventClient) Update() *EventUpdate {
+	mutation := newEventMutation(c.config, OpUpdate)
+	return &EventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EventClient) UpdateOne(_m *Event) *EventUpdateOne {
+	mutation := newEventMutation(c.config, OpUpdateOne, withEvent(_m))
+	return &EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EventClient) UpdateOneID(id string) *EventUpdateOne {
+	mutation := newEventMutation(c.config, OpUpdateOne, withEventID(id))
+	return &EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Event.
+func (c *EventClient) Delete() *EventDelete {
+	mutation := newEventMutation(c.config, OpDelete)
+	return &EventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EventClient) DeleteOne(_m *Event) *EventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EventClient) DeleteOneID(id string) *EventDeleteOne {
+	builder := c.Delete().Where(event.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EventDeleteOne{builder}
+}
+
+// Query returns a query builder for Event.
+func (c *EventClient) Query() *EventQuery {
+	return &EventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Event entity by its id.
+func (c *EventClient) Get(ctx context.Context, id string) (*Event, error) {
+	return c.Query().Where(event.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EventClient) GetX(ctx context.Context, id string) *Event {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Event.
+func (c *EventClient) QueryTenant(_m *Event) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, event.TenantTable, event.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *EventClient) Hooks() []Hook {
+	hooks := c.hooks.Event
+	return append(hooks[:len(hooks):len(hooks)], event.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *EventClient) Interceptors() []Interceptor {
+	return c.inters.Event
+}
+
+func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Event mutation op: %q", m.Op())
+	}
+}
+
+// PointsEntryClient is a client for the PointsEntry schema.
+type PointsEntryClient struct {
+	config
+}
+
+// NewPointsEntryClient returns a client for the PointsEntry from the given config.
+func NewPointsEntryClient(c config) *PointsEntryClient {
+	return &PointsEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `pointsentry.Hooks(f(g(h())))`.
+func (c *PointsEntryClient) Use(hooks ...Hook) {
+	c.hooks.PointsEntry = append(c.hooks.PointsEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `pointsentry.Intercept(f(g(h())))`.
+func (c *PointsEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PointsEntry = append(c.inters.PointsEntry, interceptors...)
+}
+
+// Create returns a builder for creating a PointsEntry entity.
+func (c *PointsEntryClient) Create() *PointsEntryCreate {
+	mutation := newPointsEntryMutation(c.config, OpCreate)
+	return &PointsEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PointsEntry entities.
+func (c *PointsEntryClient) CreateBulk(builders ...*PointsEntryCreate) *PointsEntryCreateBulk {
+	return &PointsEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PointsEntryClient) MapCreateBulk(slice any, setFunc func(*PointsEntryCreate, int)) *PointsEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PointsEntryCreateBulk{err: fmt.Errorf("calling to PointsEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PointsEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PointsEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PointsEntry.
+func (c *PointsEntryClient) Update() *PointsEntryUpdate {
+	mutation := newPointsEntryMutation(c.config, OpUpdate)
+	return &PointsEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PointsEntryClient) UpdateOne(_m *PointsEntry) *PointsEntryUpdateOne {
+	mutation := newPointsEntryMutation(c.config, OpUpdateOne, withPointsEntry(_m))
+	return &PointsEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PointsEntryClient) UpdateOneID(id string) *PointsEntryUpdateOne {
+	mutation := newPointsEntryMutation(c.config, OpUpdateOne, withPointsEntryID(id))
+	return &PointsEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PointsEntry.
+func (c *PointsEntryClient) Delete() *PointsEntryDelete {
+	mutation := newPointsEntryMutation(c.config, OpDelete)
+	return &PointsEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PointsEntryClient) DeleteOne(_m *PointsEntry) *PointsEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PointsEntryClient) DeleteOneID(id string) *PointsEntryDeleteOne {
+	builder := c.Delete().Where(pointsentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PointsEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for PointsEntry.
+func (c *PointsEntryClient) Query() *PointsEntryQuery {
+	return &PointsEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePointsEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PointsEntry entity by its id.
+func (c *PointsEntryClient) Get(ctx context.Context, id string) (*PointsEntry, error) {
+	return c.Query().Where(pointsentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PointsEntryClient) GetX(ctx context.Context, id string) *PointsEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a PointsEntry.
+func (c *PointsEntryClient) QueryTenant(_m *PointsEntry) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointsentry.Table, pointsentry.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointsentry.TenantTable, pointsentry.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a PointsEntry.
+func (c *PointsEntryClient) QueryCustomer(_m *PointsEntry) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointsentry.Table, pointsentry.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, pointsentry.CustomerTable, pointsentry.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PointsEntryClient) Hooks() []Hook {
+	hooks := c.hooks.PointsEntry
+	return append(hooks[:len(hooks):len(hooks)], pointsentry.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *PointsEntryClient) Interceptors() []Interceptor {
+	return c.inters.PointsEntry
+}
+
+func (c *PointsEntryClient) mutate(ctx context.Context, m *PointsEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PointsEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PointsEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PointsEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PointsEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PointsEntry mutation op: %q", m.Op())
+	}
+}
+
+// PointsLotClient is a client for the PointsLot schema.
+type PointsLotClient struct {
+	config
+}
+
+// NewPointsLotClient returns a client for the PointsLot from the given config.
+func NewPointsLotClient(c config) *PointsLotClient {
+	return &PointsLotClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `pointslot.Hooks(f(g(h())))`.
+func (c *PointsLotClient) Use(hooks ...Hook) {
+	c.hooks.PointsLot = append(c.hooks.PointsLot, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `pointslot.Intercept(f(g(h())))`.
+func (c *PointsLotClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PointsLot = append(c.inters.PointsLot, interceptors...)
+}
+
+// Create returns a builder for creating a PointsLot entity.
+func (c *PointsLotClient) Create() *PointsLotCreate {
+	mutation := newPointsLotMutation(c.config, OpCreate)
+	return &PointsLotCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PointsLot entities.
+func (c *PointsLotClient) CreateBulk(builders ...*PointsLotCreate) *PointsLotCreateBulk {
+	return &PointsLotCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PointsLotClient) MapCreateBulk(slice any, setFunc func(*PointsLotCreate, int)) *PointsLotCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PointsLotCreateBulk{err: fmt.Errorf("calling to PointsLotClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PointsLotCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PointsLotCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PointsLot.
+func (c *PointsLotClient) Update() *PointsLotUpdate {
+	mutation := newPointsLotMutation(c.config, OpUpdate)
+	return &PointsLotUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PointsLotClient) UpdateOne(_m *PointsLot) *PointsLotUpdateOne {
+	mutation := newPointsLotMutation(c.config, OpUpdateOne, withPointsLot(_m))
+	return &PointsLotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PointsLotClient) UpdateOneID(id string) *PointsLotUpdateOne {
+	mutation := newPointsLotMutation(c.config, OpUpdateOne, withPointsLotID(id))
+	return &PointsLotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PointsLot.
+func (c *PointsLotClient) Delete() *PointsLotDelete {
+	mutation := newPointsLotMutation(c.config, OpDelete)
+	return &PointsLotDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PointsLotClient) DeleteOne(_m *PointsLot) *PointsLotDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PointsLotClient) DeleteOneID(id string) *PointsLotDeleteOne {
+	builder := c.Delete().Where(pointslot.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PointsLotDeleteOne{builder}
+}
+
+// Query returns a query builder for PointsLot.
+func (c *PointsLotClient) Query() *PointsLotQuery {
+	return &PointsLotQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePointsLot},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PointsLot entity by its id.
+func (c *PointsLotClient) Get(ctx context.Context, id string) (*PointsLot, error) {
+	return c.Query().Where(pointslot.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PointsLotClient) GetX(ctx context.Context, id string) *PointsLot {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a PointsLot.
+func (c *PointsLotClient) QueryTenant(_m *PointsLot) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointslot.Table, pointslot.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointslot.TenantTable, pointslot.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PointsLotClient) Hooks() []Hook {
+	hooks := c.hooks.PointsLot
+	return append(hooks[:len(hooks):len(hooks)], pointslot.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *PointsLotClient) Interceptors() []Interceptor {
+	return c.inters.PointsLot
+}
+
+func (c *PointsLotClient) mutate(ctx context.Context, m *PointsLotMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PointsLotCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PointsLotUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PointsLotUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PointsLotDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PointsLot mutation op: %q", m.Op())
 	}
 }
 
@@ -1372,11 +1880,12 @@ func (c *TenantClient) mutate(ctx context.Context, m *TenantMutation) (Value, er
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIClient, Campaign, Customer, Segment, SigningKey, Store, Tenant []ent.Hook
+		APIClient, Campaign, Customer, Event, PointsEntry, PointsLot, Segment,
+		SigningKey, Store, Tenant []ent.Hook
 	}
 	inters struct {
-		APIClient, Campaign, Customer, Segment, SigningKey, Store,
-		Tenant []ent.Interceptor
+		APIClient, Campaign, Customer, Event, PointsEntry, PointsLot, Segment,
+		SigningKey, Store, Tenant []ent.Interceptor
 	}
 )
 

@@ -77,13 +77,16 @@ type CustomerEdges struct {
 	Tenant *Tenant `json:"tenant,omitempty"`
 	// Segments the customer belongs to.
 	Segments []*Segment `json:"segments,omitempty"`
+	// The customer's points ledger, newest last.
+	PointsEntries []*PointsEntry `json:"points_entries,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 	// totalCount holds the count of the edges above.
-	totalCount [1]map[string]int
+	totalCount [2]map[string]int
 
-	namedSegments map[string][]*Segment
+	namedSegments      map[string][]*Segment
+	namedPointsEntries map[string][]*PointsEntry
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -104,6 +107,15 @@ func (e CustomerEdges) SegmentsOrErr() ([]*Segment, error) {
 		return e.Segments, nil
 	}
 	return nil, &NotLoadedError{edge: "segments"}
+}
+
+// PointsEntriesOrErr returns the PointsEntries value or an error if the edge
+// was not loaded in eager-loading.
+func (e CustomerEdges) PointsEntriesOrErr() ([]*PointsEntry, error) {
+	if e.loadedTypes[2] {
+		return e.PointsEntries, nil
+	}
+	return nil, &NotLoadedError{edge: "points_entries"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -314,6 +326,11 @@ func (_m *Customer) QuerySegments() *SegmentQuery {
 	return NewCustomerClient(_m.config).QuerySegments(_m)
 }
 
+// QueryPointsEntries queries the "points_entries" edge of the Customer entity.
+func (_m *Customer) QueryPointsEntries() *PointsEntryQuery {
+	return NewCustomerClient(_m.config).QueryPointsEntries(_m)
+}
+
 // Update returns a builder for updating this Customer.
 // Note that you need to call Customer.Unwrap() before calling this method if this Customer
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -452,6 +469,30 @@ func (_m *Customer) appendNamedSegments(name string, edges ...*Segment) {
 		_m.Edges.namedSegments[name] = []*Segment{}
 	} else {
 		_m.Edges.namedSegments[name] = append(_m.Edges.namedSegments[name], edges...)
+	}
+}
+
+// NamedPointsEntries returns the PointsEntries named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Customer) NamedPointsEntries(name string) ([]*PointsEntry, error) {
+	if _m.Edges.namedPointsEntries == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedPointsEntries[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Customer) appendNamedPointsEntries(name string, edges ...*PointsEntry) {
+	if _m.Edges.namedPointsEntries == nil {
+		_m.Edges.namedPointsEntries = make(map[string][]*PointsEntry)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedPointsEntries[name] = []*PointsEntry{}
+	} else {
+		_m.Edges.namedPointsEntries[name] = append(_m.Edges.namedPointsEntries[name], edges...)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/shopspring/decimal"
@@ -363,6 +364,21 @@ func (_c *CustomerCreate) AddSegments(v ...*Segment) *CustomerCreate {
 	return _c.AddSegmentIDs(ids...)
 }
 
+// AddPointsEntryIDs adds the "points_entries" edge to the PointsEntry entity by IDs.
+func (_c *CustomerCreate) AddPointsEntryIDs(ids ...string) *CustomerCreate {
+	_c.mutation.AddPointsEntryIDs(ids...)
+	return _c
+}
+
+// AddPointsEntries adds the "points_entries" edges to the PointsEntry entity.
+func (_c *CustomerCreate) AddPointsEntries(v ...*PointsEntry) *CustomerCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddPointsEntryIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_c *CustomerCreate) Mutation() *CustomerMutation {
 	return _c.mutation
@@ -686,6 +702,22 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(segment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.PointsEntriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

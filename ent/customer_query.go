@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -23,15 +24,17 @@ import (
 // CustomerQuery is the builder for querying Customer entities.
 type CustomerQuery struct {
 	config
-	ctx               *QueryContext
-	order             []customer.OrderOption
-	inters            []Interceptor
-	predicates        []predicate.Customer
-	withTenant        *TenantQuery
-	withSegments      *SegmentQuery
-	loadTotal         []func(context.Context, []*Customer) error
-	modifiers         []func(*sql.Selector)
-	withNamedSegments map[string]*SegmentQuery
+	ctx                    *QueryContext
+	order                  []customer.OrderOption
+	inters                 []Interceptor
+	predicates             []predicate.Customer
+	withTenant             *TenantQuery
+	withSegments           *SegmentQuery
+	withPointsEntries      *PointsEntryQuery
+	loadTotal              []func(context.Context, []*Customer) error
+	modifiers              []func(*sql.Selector)
+	withNamedSegments      map[string]*SegmentQuery
+	withNamedPointsEntries map[string]*PointsEntryQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -105,6 +108,28 @@ func (_q *CustomerQuery) QuerySegments() *SegmentQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(segment.Table, segment.FieldID),
 			sqlgraph.Edge(sqlgraph.M2M, false, customer.SegmentsTable, customer.SegmentsPrimaryKey...),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryPointsEntries chains the current query on the "points_entries" edge.
+func (_q *CustomerQuery) QueryPointsEntries() *PointsEntryQuery {
+	query := (&PointsEntryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.PointsEntriesTable, customer.PointsEntriesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -299,13 +324,14 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		return nil
 	}
 	return &CustomerQuery{
-		config:       _q.config,
-		ctx:          _q.ctx.Clone(),
-		order:        append([]customer.OrderOption{}, _q.order...),
-		inters:       append([]Interceptor{}, _q.inters...),
-		predicates:   append([]predicate.Customer{}, _q.predicates...),
-		withTenant:   _q.withTenant.Clone(),
-		withSegments: _q.withSegments.Clone(),
+		config:            _q.config,
+		ctx:               _q.ctx.Clone(),
+		order:             append([]customer.OrderOption{}, _q.order...),
+		inters:            append([]Interceptor{}, _q.inters...),
+		predicates:        append([]predicate.Customer{}, _q.predicates...),
+		withTenant:        _q.withTenant.Clone(),
+		withSegments:      _q.withSegments.Clone(),
+		withPointsEntries: _q.withPointsEntries.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -332,6 +358,17 @@ func (_q *CustomerQuery) WithSegments(opts ...func(*SegmentQuery)) *CustomerQuer
 		opt(query)
 	}
 	_q.withSegments = query
+	return _q
+}
+
+// WithPointsEntries tells the query-builder to eager-load the nodes that are connected to
+// the "points_entries" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithPointsEntries(opts ...func(*PointsEntryQuery)) *CustomerQuery {
+	query := (&PointsEntryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withPointsEntries = query
 	return _q
 }
 
@@ -419,9 +456,10 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
+			_q.withPointsEntries != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -458,10 +496,24 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 			return nil, err
 		}
 	}
+	if query := _q.withPointsEntries; query != nil {
+		if err := _q.loadPointsEntries(ctx, query, nodes,
+			func(n *Customer) { n.Edges.PointsEntries = []*PointsEntry{} },
+			func(n *Customer, e *PointsEntry) { n.Edges.PointsEntries = append(n.Edges.PointsEntries, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedSegments {
 		if err := _q.loadSegments(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedSegments(name) },
 			func(n *Customer, e *Segment) { n.appendNamedSegments(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedPointsEntries {
+		if err := _q.loadPointsEntries(ctx, query, nodes,
+			func(n *Customer) { n.appendNamedPointsEntries(name) },
+			func(n *Customer, e *PointsEntry) { n.appendNamedPointsEntries(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -560,6 +612,36 @@ func (_q *CustomerQuery) loadSegments(ctx context.Context, query *SegmentQuery, 
 		for kn := range nodes {
 			assign(kn, n)
 		}
+	}
+	return nil
+}
+func (_q *CustomerQuery) loadPointsEntries(ctx context.Context, query *PointsEntryQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *PointsEntry)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(pointsentry.FieldCustomerID)
+	}
+	query.Where(predicate.PointsEntry(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.PointsEntriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
 	}
 	return nil
 }
@@ -697,6 +779,20 @@ func (_q *CustomerQuery) WithNamedSegments(name string, opts ...func(*SegmentQue
 		_q.withNamedSegments = make(map[string]*SegmentQuery)
 	}
 	_q.withNamedSegments[name] = query
+	return _q
+}
+
+// WithNamedPointsEntries tells the query-builder to eager-load the nodes that are connected to the "points_entries"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithNamedPointsEntries(name string, opts ...func(*PointsEntryQuery)) *CustomerQuery {
+	query := (&PointsEntryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedPointsEntries == nil {
+		_q.withNamedPointsEntries = make(map[string]*PointsEntryQuery)
+	}
+	_q.withNamedPointsEntries[name] = query
 	return _q
 }
 

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/shopspring/decimal"
@@ -405,6 +406,21 @@ func (_u *CustomerUpdate) AddSegments(v ...*Segment) *CustomerUpdate {
 	return _u.AddSegmentIDs(ids...)
 }
 
+// AddPointsEntryIDs adds the "points_entries" edge to the PointsEntry entity by IDs.
+func (_u *CustomerUpdate) AddPointsEntryIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.AddPointsEntryIDs(ids...)
+	return _u
+}
+
+// AddPointsEntries adds the "points_entries" edges to the PointsEntry entity.
+func (_u *CustomerUpdate) AddPointsEntries(v ...*PointsEntry) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddPointsEntryIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdate) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -429,6 +445,27 @@ func (_u *CustomerUpdate) RemoveSegments(v ...*Segment) *CustomerUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSegmentIDs(ids...)
+}
+
+// ClearPointsEntries clears all "points_entries" edges to the PointsEntry entity.
+func (_u *CustomerUpdate) ClearPointsEntries() *CustomerUpdate {
+	_u.mutation.ClearPointsEntries()
+	return _u
+}
+
+// RemovePointsEntryIDs removes the "points_entries" edge to PointsEntry entities by IDs.
+func (_u *CustomerUpdate) RemovePointsEntryIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.RemovePointsEntryIDs(ids...)
+	return _u
+}
+
+// RemovePointsEntries removes "points_entries" edges to PointsEntry entities.
+func (_u *CustomerUpdate) RemovePointsEntries(v ...*PointsEntry) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemovePointsEntryIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -671,6 +708,51 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(segment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.PointsEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedPointsEntriesIDs(); len(nodes) > 0 && !_u.mutation.PointsEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PointsEntriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1074,6 +1156,21 @@ func (_u *CustomerUpdateOne) AddSegments(v ...*Segment) *CustomerUpdateOne {
 	return _u.AddSegmentIDs(ids...)
 }
 
+// AddPointsEntryIDs adds the "points_entries" edge to the PointsEntry entity by IDs.
+func (_u *CustomerUpdateOne) AddPointsEntryIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.AddPointsEntryIDs(ids...)
+	return _u
+}
+
+// AddPointsEntries adds the "points_entries" edges to the PointsEntry entity.
+func (_u *CustomerUpdateOne) AddPointsEntries(v ...*PointsEntry) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddPointsEntryIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdateOne) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -1098,6 +1195,27 @@ func (_u *CustomerUpdateOne) RemoveSegments(v ...*Segment) *CustomerUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSegmentIDs(ids...)
+}
+
+// ClearPointsEntries clears all "points_entries" edges to the PointsEntry entity.
+func (_u *CustomerUpdateOne) ClearPointsEntries() *CustomerUpdateOne {
+	_u.mutation.ClearPointsEntries()
+	return _u
+}
+
+// RemovePointsEntryIDs removes the "points_entries" edge to PointsEntry entities by IDs.
+func (_u *CustomerUpdateOne) RemovePointsEntryIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.RemovePointsEntryIDs(ids...)
+	return _u
+}
+
+// RemovePointsEntries removes "points_entries" edges to PointsEntry entities.
+func (_u *CustomerUpdateOne) RemovePointsEntries(v ...*PointsEntry) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemovePointsEntryIDs(ids...)
 }
 
 // Where appends a list predicates to the CustomerUpdate builder.
@@ -1370,6 +1488,51 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(segment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.PointsEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedPointsEntriesIDs(); len(nodes) > 0 && !_u.mutation.PointsEntriesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PointsEntriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

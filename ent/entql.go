@@ -6,6 +6,9 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
@@ -20,7 +23,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 7)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 10)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -115,6 +118,70 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   event.Table,
+			Columns: event.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: event.FieldID,
+			},
+		},
+		Type: "Event",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			event.FieldTenantID:    {Type: field.TypeString, Column: event.FieldTenantID},
+			event.FieldCreatedAt:   {Type: field.TypeTime, Column: event.FieldCreatedAt},
+			event.FieldType:        {Type: field.TypeString, Column: event.FieldType},
+			event.FieldSubjectID:   {Type: field.TypeString, Column: event.FieldSubjectID},
+			event.FieldData:        {Type: field.TypeJSON, Column: event.FieldData},
+			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
+		},
+	}
+	graph.Nodes[4] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   pointsentry.Table,
+			Columns: pointsentry.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: pointsentry.FieldID,
+			},
+		},
+		Type: "PointsEntry",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			pointsentry.FieldTenantID:     {Type: field.TypeString, Column: pointsentry.FieldTenantID},
+			pointsentry.FieldCreatedAt:    {Type: field.TypeTime, Column: pointsentry.FieldCreatedAt},
+			pointsentry.FieldCustomerID:   {Type: field.TypeString, Column: pointsentry.FieldCustomerID},
+			pointsentry.FieldKind:         {Type: field.TypeEnum, Column: pointsentry.FieldKind},
+			pointsentry.FieldPoints:       {Type: field.TypeInt64, Column: pointsentry.FieldPoints},
+			pointsentry.FieldBalanceAfter: {Type: field.TypeInt64, Column: pointsentry.FieldBalanceAfter},
+			pointsentry.FieldSourceKind:   {Type: field.TypeEnum, Column: pointsentry.FieldSourceKind},
+			pointsentry.FieldSourceID:     {Type: field.TypeString, Column: pointsentry.FieldSourceID},
+			pointsentry.FieldReason:       {Type: field.TypeString, Column: pointsentry.FieldReason},
+			pointsentry.FieldAmount:       {Type: field.TypeOther, Column: pointsentry.FieldAmount},
+			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
+		},
+	}
+	graph.Nodes[5] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   pointslot.Table,
+			Columns: pointslot.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: pointslot.FieldID,
+			},
+		},
+		Type: "PointsLot",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			pointslot.FieldTenantID:           {Type: field.TypeString, Column: pointslot.FieldTenantID},
+			pointslot.FieldCreatedAt:          {Type: field.TypeTime, Column: pointslot.FieldCreatedAt},
+			pointslot.FieldCustomerID:         {Type: field.TypeString, Column: pointslot.FieldCustomerID},
+			pointslot.FieldEntryID:            {Type: field.TypeString, Column: pointslot.FieldEntryID},
+			pointslot.FieldPoints:             {Type: field.TypeInt64, Column: pointslot.FieldPoints},
+			pointslot.FieldRemaining:          {Type: field.TypeInt64, Column: pointslot.FieldRemaining},
+			pointslot.FieldExpiresAt:          {Type: field.TypeTime, Column: pointslot.FieldExpiresAt},
+			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
+		},
+	}
+	graph.Nodes[6] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -131,7 +198,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -148,7 +215,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -166,7 +233,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -255,6 +322,66 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Customer",
 		"Segment",
+	)
+	graph.MustAddE(
+		"points_entries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.PointsEntriesTable,
+			Columns: []string{customer.PointsEntriesColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"PointsEntry",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   event.TenantTable,
+			Columns: []string{event.TenantColumn},
+			Bidi:    false,
+		},
+		"Event",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointsentry.TenantTable,
+			Columns: []string{pointsentry.TenantColumn},
+			Bidi:    false,
+		},
+		"PointsEntry",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   pointsentry.CustomerTable,
+			Columns: []string{pointsentry.CustomerColumn},
+			Bidi:    false,
+		},
+		"PointsEntry",
+		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointslot.TenantTable,
+			Columns: []string{pointslot.TenantColumn},
+			Bidi:    false,
+		},
+		"PointsLot",
+		"Tenant",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -792,6 +919,321 @@ func (f *CustomerFilter) WhereHasSegmentsWith(preds ...predicate.Segment) {
 	})))
 }
 
+// WhereHasPointsEntries applies a predicate to check if query has an edge points_entries.
+func (f *CustomerFilter) WhereHasPointsEntries() {
+	f.Where(entql.HasEdge("points_entries"))
+}
+
+// WhereHasPointsEntriesWith applies a predicate to check if query has an edge points_entries with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasPointsEntriesWith(preds ...predicate.PointsEntry) {
+	f.Where(entql.HasEdgeWith("points_entries", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *EventQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the EventQuery builder.
+func (_q *EventQuery) Filter() *EventFilter {
+	return &EventFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *EventMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the EventMutation builder.
+func (m *EventMutation) Filter() *EventFilter {
+	return &EventFilter{config: m.config, predicateAdder: m}
+}
+
+// EventFilter provides a generic filtering capability at runtime for EventQuery.
+type EventFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *EventFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *EventFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(event.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *EventFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(event.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *EventFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(event.FieldCreatedAt))
+}
+
+// WhereType applies the entql string predicate on the type field.
+func (f *EventFilter) WhereType(p entql.StringP) {
+	f.Where(p.Field(event.FieldType))
+}
+
+// WhereSubjectID applies the entql string predicate on the subject_id field.
+func (f *EventFilter) WhereSubjectID(p entql.StringP) {
+	f.Where(p.Field(event.FieldSubjectID))
+}
+
+// WhereData applies the entql json.RawMessage predicate on the data field.
+func (f *EventFilter) WhereData(p entql.BytesP) {
+	f.Where(p.Field(event.FieldData))
+}
+
+// WherePublishedAt applies the entql time.Time predicate on the published_at field.
+func (f *EventFilter) WherePublishedAt(p entql.TimeP) {
+	f.Where(p.Field(event.FieldPublishedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *EventFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *EventFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *PointsEntryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the PointsEntryQuery builder.
+func (_q *PointsEntryQuery) Filter() *PointsEntryFilter {
+	return &PointsEntryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *PointsEntryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the PointsEntryMutation builder.
+func (m *PointsEntryMutation) Filter() *PointsEntryFilter {
+	return &PointsEntryFilter{config: m.config, predicateAdder: m}
+}
+
+// PointsEntryFilter provides a generic filtering capability at runtime for PointsEntryQuery.
+type PointsEntryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *PointsEntryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *PointsEntryFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *PointsEntryFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *PointsEntryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(pointsentry.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *PointsEntryFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldCustomerID))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *PointsEntryFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldKind))
+}
+
+// WherePoints applies the entql int64 predicate on the points field.
+func (f *PointsEntryFilter) WherePoints(p entql.Int64P) {
+	f.Where(p.Field(pointsentry.FieldPoints))
+}
+
+// WhereBalanceAfter applies the entql int64 predicate on the balance_after field.
+func (f *PointsEntryFilter) WhereBalanceAfter(p entql.Int64P) {
+	f.Where(p.Field(pointsentry.FieldBalanceAfter))
+}
+
+// WhereSourceKind applies the entql string predicate on the source_kind field.
+func (f *PointsEntryFilter) WhereSourceKind(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldSourceKind))
+}
+
+// WhereSourceID applies the entql string predicate on the source_id field.
+func (f *PointsEntryFilter) WhereSourceID(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldSourceID))
+}
+
+// WhereReason applies the entql string predicate on the reason field.
+func (f *PointsEntryFilter) WhereReason(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldReason))
+}
+
+// WhereAmount applies the entql other predicate on the amount field.
+func (f *PointsEntryFilter) WhereAmount(p entql.OtherP) {
+	f.Where(p.Field(pointsentry.FieldAmount))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *PointsEntryFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(pointsentry.FieldExpiresAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *PointsEntryFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *PointsEntryFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *PointsEntryFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *PointsEntryFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *PointsLotQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the PointsLotQuery builder.
+func (_q *PointsLotQuery) Filter() *PointsLotFilter {
+	return &PointsLotFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *PointsLotMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the PointsLotMutation builder.
+func (m *PointsLotMutation) Filter() *PointsLotFilter {
+	return &PointsLotFilter{config: m.config, predicateAdder: m}
+}
+
+// PointsLotFilter provides a generic filtering capability at runtime for PointsLotQuery.
+type PointsLotFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *PointsLotFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *PointsLotFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(pointslot.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *PointsLotFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(pointslot.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *PointsLotFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(pointslot.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *PointsLotFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(pointslot.FieldCustomerID))
+}
+
+// WhereEntryID applies the entql string predicate on the entry_id field.
+func (f *PointsLotFilter) WhereEntryID(p entql.StringP) {
+	f.Where(p.Field(pointslot.FieldEntryID))
+}
+
+// WherePoints applies the entql int64 predicate on the points field.
+func (f *PointsLotFilter) WherePoints(p entql.Int64P) {
+	f.Where(p.Field(pointslot.FieldPoints))
+}
+
+// WhereRemaining applies the entql int64 predicate on the remaining field.
+func (f *PointsLotFilter) WhereRemaining(p entql.Int64P) {
+	f.Where(p.Field(pointslot.FieldRemaining))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *PointsLotFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(pointslot.FieldExpiresAt))
+}
+
+// WhereExpiringNotifiedAt applies the entql time.Time predicate on the expiring_notified_at field.
+func (f *PointsLotFilter) WhereExpiringNotifiedAt(p entql.TimeP) {
+	f.Where(p.Field(pointslot.FieldExpiringNotifiedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *PointsLotFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *PointsLotFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *SegmentQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -821,7 +1263,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -928,7 +1370,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -988,7 +1430,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1067,7 +1509,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -13,6 +13,8 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -460,6 +462,95 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 			_q.WithNamedSegments(alias, func(wq *SegmentQuery) {
 				*wq = *query
 			})
+
+		case "pointsEntries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&PointsEntryClient{config: _q.config}).Query()
+			)
+			args := newPointsEntryPaginateArgs(fieldArgs(ctx, new(PointsEntryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newPointsEntryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Customer) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"customer_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(customer.PointsEntriesColumn), ids...))
+						})
+						if err := query.GroupBy(customer.PointsEntriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.PointsEntries)
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, pointsentryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(customer.PointsEntriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedPointsEntries(alias, func(wq *PointsEntryQuery) {
+				*wq = *query
+			})
 		case "tenantID":
 			if _, ok := fieldSeen[customer.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, customer.FieldTenantID)
@@ -619,6 +710,269 @@ func newCustomerPaginateArgs(rv map[string]any) *customerPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*CustomerWhereInput); ok {
 		args.opts = append(args.opts, WithCustomerFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *EventQuery) CollectFields(ctx context.Context, satisfies ...string) (*EventQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *EventQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(event.Columns))
+		selectedFields = []string{event.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "tenantID":
+			if _, ok := fieldSeen[event.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, event.FieldTenantID)
+				fieldSeen[event.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[event.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, event.FieldCreatedAt)
+				fieldSeen[event.FieldCreatedAt] = struct{}{}
+			}
+		case "type":
+			if _, ok := fieldSeen[event.FieldType]; !ok {
+				selectedFields = append(selectedFields, event.FieldType)
+				fieldSeen[event.FieldType] = struct{}{}
+			}
+		case "subjectID":
+			if _, ok := fieldSeen[event.FieldSubjectID]; !ok {
+				selectedFields = append(selectedFields, event.FieldSubjectID)
+				fieldSeen[event.FieldSubjectID] = struct{}{}
+			}
+		case "publishedAt":
+			if _, ok := fieldSeen[event.FieldPublishedAt]; !ok {
+				selectedFields = append(selectedFields, event.FieldPublishedAt)
+				fieldSeen[event.FieldPublishedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type eventPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []EventPaginateOption
+}
+
+func newEventPaginateArgs(rv map[string]any) *eventPaginateArgs {
+	args := &eventPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &EventOrder{Field: &EventOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithEventOrder(order))
+			}
+		case *EventOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithEventOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*EventWhereInput); ok {
+		args.opts = append(args.opts, WithEventFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *PointsEntryQuery) CollectFields(ctx context.Context, satisfies ...string) (*PointsEntryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *PointsEntryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(pointsentry.Columns))
+		selectedFields = []string{pointsentry.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[pointsentry.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldCustomerID)
+				fieldSeen[pointsentry.FieldCustomerID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[pointsentry.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldTenantID)
+				fieldSeen[pointsentry.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[pointsentry.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldCreatedAt)
+				fieldSeen[pointsentry.FieldCreatedAt] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[pointsentry.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldCustomerID)
+				fieldSeen[pointsentry.FieldCustomerID] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[pointsentry.FieldKind]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldKind)
+				fieldSeen[pointsentry.FieldKind] = struct{}{}
+			}
+		case "points":
+			if _, ok := fieldSeen[pointsentry.FieldPoints]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldPoints)
+				fieldSeen[pointsentry.FieldPoints] = struct{}{}
+			}
+		case "balanceAfter":
+			if _, ok := fieldSeen[pointsentry.FieldBalanceAfter]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldBalanceAfter)
+				fieldSeen[pointsentry.FieldBalanceAfter] = struct{}{}
+			}
+		case "sourceKind":
+			if _, ok := fieldSeen[pointsentry.FieldSourceKind]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldSourceKind)
+				fieldSeen[pointsentry.FieldSourceKind] = struct{}{}
+			}
+		case "sourceID":
+			if _, ok := fieldSeen[pointsentry.FieldSourceID]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldSourceID)
+				fieldSeen[pointsentry.FieldSourceID] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[pointsentry.FieldReason]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldReason)
+				fieldSeen[pointsentry.FieldReason] = struct{}{}
+			}
+		case "amount":
+			if _, ok := fieldSeen[pointsentry.FieldAmount]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldAmount)
+				fieldSeen[pointsentry.FieldAmount] = struct{}{}
+			}
+		case "expiresAt":
+			if _, ok := fieldSeen[pointsentry.FieldExpiresAt]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldExpiresAt)
+				fieldSeen[pointsentry.FieldExpiresAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type pointsentryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []PointsEntryPaginateOption
+}
+
+func newPointsEntryPaginateArgs(rv map[string]any) *pointsentryPaginateArgs {
+	args := &pointsentryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &PointsEntryOrder{Field: &PointsEntryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithPointsEntryOrder(order))
+			}
+		case *PointsEntryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithPointsEntryOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*PointsEntryWhereInput); ok {
+		args.opts = append(args.opts, WithPointsEntryFilter(v.Filter))
 	}
 	return args
 }

@@ -37,6 +37,35 @@ func (_m *Customer) Segments(
 	return _m.QuerySegments().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Customer) PointsEntries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *PointsEntryOrder, where *PointsEntryWhereInput,
+) (*PointsEntryConnection, error) {
+	opts := []PointsEntryPaginateOption{
+		WithPointsEntryOrder(orderBy),
+		WithPointsEntryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[1][alias]
+	if nodes, err := _m.NamedPointsEntries(alias); err == nil || hasTotalCount {
+		pager, err := newPointsEntryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &PointsEntryConnection{Edges: []*PointsEntryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryPointsEntries().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *PointsEntry) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Segment) Customers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *CustomerOrder, where *CustomerWhereInput,
 ) (*CustomerConnection, error) {

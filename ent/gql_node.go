@@ -11,6 +11,8 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -36,6 +38,16 @@ var customerImplementors = []string{"Customer", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Customer) IsNode() {}
+
+var eventImplementors = []string{"Event", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Event) IsNode() {}
+
+var pointsentryImplementors = []string{"PointsEntry", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*PointsEntry) IsNode() {}
 
 var segmentImplementors = []string{"Segment", "Node"}
 
@@ -133,6 +145,24 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(customer.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, customerImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case event.Table:
+		query := c.Event.Query().
+			Where(event.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, eventImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case pointsentry.Table:
+		query := c.PointsEntry.Query().
+			Where(pointsentry.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, pointsentryImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -273,6 +303,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Customer.Query().
 			Where(customer.IDIn(ids...))
 		query, err := query.CollectFields(ctx, customerImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case event.Table:
+		query := c.Event.Query().
+			Where(event.IDIn(ids...))
+		query, err := query.CollectFields(ctx, eventImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case pointsentry.Table:
+		query := c.PointsEntry.Query().
+			Where(pointsentry.IDIn(ids...))
+		query, err := query.CollectFields(ctx, pointsentryImplementors...)
 		if err != nil {
 			return nil, err
 		}

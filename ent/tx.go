@@ -20,6 +20,12 @@ type Tx struct {
 	Campaign *CampaignClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
+	// PointsEntry is the client for interacting with the PointsEntry builders.
+	PointsEntry *PointsEntryClient
+	// PointsLot is the client for interacting with the PointsLot builders.
+	PointsLot *PointsLotClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -162,6 +168,9 @@ func (tx *Tx) init() {
 	tx.APIClient = NewAPIClientClient(tx.config)
 	tx.Campaign = NewCampaignClient(tx.config)
 	tx.Customer = NewCustomerClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
+	tx.PointsEntry = NewPointsEntryClient(tx.config)
+	tx.PointsLot = NewPointsLotClient(tx.config)
 	tx.Segment = NewSegmentClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -80,18 +81,7 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	if db.Dialect == dialect.SQLite {
-		tx, err := db.SQL.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if err := db.migrateSchema(ctx, tx, log); err != nil {
-			return err
-		}
-		if _, err := migrator.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-			return fmt.Errorf("river migrations: %w", err)
-		}
-		return tx.Commit()
+		return db.migrateSQLite(ctx, log, migrator)
 	}
 
 	conn, err := db.SQL.Conn(ctx)
@@ -118,6 +108,46 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("river migrations: %w", err)
 	}
 	return nil
+}
+
+// migrateSQLite runs the migrations with foreign keys off, as SQLite's
+// table rebuilds (CREATE new, copy, DROP old, RENAME) require: with them on,
+// dropping the old table would cascade-delete the rows that reference it.
+// The pragma only takes effect outside a transaction, so it is set on the
+// connection around it, and the keys are checked before commit.
+func (db *DB) migrateSQLite(ctx context.Context, log *slog.Logger, migrator *rivermigrate.Migrator[*sql.Tx]) error {
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := db.migrateSchema(ctx, tx, log); err != nil {
+		return err
+	}
+	if _, err := migrator.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return err
+	}
+	broken := rows.Next()
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	if broken {
+		return errors.New("migration left rows whose foreign keys point nowhere")
+	}
+	return tx.Commit()
 }
 
 // migrateSchema applies the pending migrations of migrations/ in tx.

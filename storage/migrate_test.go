@@ -89,3 +89,42 @@ func TestConcurrentMigrate(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrationsKeepData applies each migration to a database holding rows
+// of every table that exists at that version, and checks the rows survive
+// (SQLite table rebuilds must not cascade-delete what references them).
+func TestMigrationsKeepData(t *testing.T) {
+	t.Parallel()
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storagetest.Empty(t, d)
+			all, err := storage.Migrations(d)
+			require.NoError(t, err)
+			_, err = db.SQL.ExecContext(ctx, `CREATE TABLE fideliza_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)`)
+			require.NoError(t, err)
+			// The first migration, then a customer in a segment, then the rest.
+			_, err = db.SQL.ExecContext(ctx, all[0].SQL)
+			require.NoError(t, err)
+			_, err = db.SQL.ExecContext(ctx, `INSERT INTO fideliza_migrations (version, name) VALUES (1, 'init')`)
+			require.NoError(t, err)
+			for _, q := range []string{
+				`INSERT INTO tenants (id, created_at, updated_at, name, sale_tolerance, points_per_real) VALUES ('de000000-0000-4000-8000-000000000009', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'T', '0.10', '1')`,
+				`INSERT INTO customers (id, created_at, updated_at, name, document, lifetime_value, tenant_id) VALUES ('cus_1', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'Ana', '52998224725', '0', 'de000000-0000-4000-8000-000000000009')`,
+				`INSERT INTO segments (id, created_at, updated_at, name, tenant_id) VALUES ('seg_1', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'VIP', 'de000000-0000-4000-8000-000000000009')`,
+				`INSERT INTO customer_segments (customer_id, segment_id) VALUES ('cus_1', 'seg_1')`,
+			} {
+				_, err := db.SQL.ExecContext(ctx, q)
+				require.NoError(t, err, q)
+			}
+			require.NoError(t, db.Migrate(ctx, slog.New(slog.DiscardHandler)))
+			var members int
+			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM customer_segments`).Scan(&members))
+			require.Equal(t, 1, members, "a migration deleted segment memberships")
+			var name string
+			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT name FROM customers WHERE id = 'cus_1'`).Scan(&name))
+			require.Equal(t, "Ana", name)
+		})
+	}
+}

@@ -69,6 +69,8 @@ const (
 	EdgeTenant = "tenant"
 	// EdgeSegments holds the string denoting the segments edge name in mutations.
 	EdgeSegments = "segments"
+	// EdgePointsEntries holds the string denoting the points_entries edge name in mutations.
+	EdgePointsEntries = "points_entries"
 	// Table holds the table name of the customer in the database.
 	Table = "customers"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -83,6 +85,13 @@ const (
 	// SegmentsInverseTable is the table name for the Segment entity.
 	// It exists in this package in order to avoid circular dependency with the "segment" package.
 	SegmentsInverseTable = "segments"
+	// PointsEntriesTable is the table that holds the points_entries relation/edge.
+	PointsEntriesTable = "points_entries"
+	// PointsEntriesInverseTable is the table name for the PointsEntry entity.
+	// It exists in this package in order to avoid circular dependency with the "pointsentry" package.
+	PointsEntriesInverseTable = "points_entries"
+	// PointsEntriesColumn is the table column denoting the points_entries relation/edge.
+	PointsEntriesColumn = "customer_id"
 )
 
 // Columns holds all SQL columns for customer fields.
@@ -390,6 +399,20 @@ func BySegments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newSegmentsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByPointsEntriesCount orders the results by points_entries count.
+func ByPointsEntriesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newPointsEntriesStep(), opts...)
+	}
+}
+
+// ByPointsEntries orders the results by points_entries terms.
+func ByPointsEntries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newPointsEntriesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -402,6 +425,13 @@ func newSegmentsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SegmentsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2M, false, SegmentsTable, SegmentsPrimaryKey...),
+	)
+}
+func newPointsEntriesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(PointsEntriesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, PointsEntriesTable, PointsEntriesColumn),
 	)
 }
 

@@ -1447,6 +1447,29 @@ func HasSegmentsWith(preds ...predicate.Segment) predicate.Customer {
 	})
 }
 
+// HasPointsEntries applies the HasEdge predicate on the "points_entries" edge.
+func HasPointsEntries() predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, PointsEntriesTable, PointsEntriesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasPointsEntriesWith applies the HasEdge predicate on the "points_entries" edge with a given conditions (other predicates).
+func HasPointsEntriesWith(preds ...predicate.PointsEntry) predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := newPointsEntriesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Customer) predicate.Customer {
 	return predicate.Customer(sql.AndPredicates(predicates...))

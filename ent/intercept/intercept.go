@@ -11,6 +11,9 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
@@ -155,6 +158,87 @@ func (f TraverseCustomer) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerQuery", q)
 }
 
+// The EventFunc type is an adapter to allow the use of ordinary function as a Querier.
+type EventFunc func(context.Context, *ent.EventQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f EventFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.EventQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
+}
+
+// The TraverseEvent type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseEvent func(context.Context, *ent.EventQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseEvent) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseEvent) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.EventQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
+}
+
+// The PointsEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type PointsEntryFunc func(context.Context, *ent.PointsEntryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f PointsEntryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.PointsEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.PointsEntryQuery", q)
+}
+
+// The TraversePointsEntry type is an adapter to allow the use of ordinary function as Traverser.
+type TraversePointsEntry func(context.Context, *ent.PointsEntryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraversePointsEntry) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraversePointsEntry) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PointsEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.PointsEntryQuery", q)
+}
+
+// The PointsLotFunc type is an adapter to allow the use of ordinary function as a Querier.
+type PointsLotFunc func(context.Context, *ent.PointsLotQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f PointsLotFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.PointsLotQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.PointsLotQuery", q)
+}
+
+// The TraversePointsLot type is an adapter to allow the use of ordinary function as Traverser.
+type TraversePointsLot func(context.Context, *ent.PointsLotQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraversePointsLot) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraversePointsLot) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PointsLotQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.PointsLotQuery", q)
+}
+
 // The SegmentFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SegmentFunc func(context.Context, *ent.SegmentQuery) (ent.Value, error)
 
@@ -272,6 +356,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.CampaignQuery, predicate.Campaign, campaign.OrderOption]{typ: ent.TypeCampaign, tq: q}, nil
 	case *ent.CustomerQuery:
 		return &query[*ent.CustomerQuery, predicate.Customer, customer.OrderOption]{typ: ent.TypeCustomer, tq: q}, nil
+	case *ent.EventQuery:
+		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
+	case *ent.PointsEntryQuery:
+		return &query[*ent.PointsEntryQuery, predicate.PointsEntry, pointsentry.OrderOption]{typ: ent.TypePointsEntry, tq: q}, nil
+	case *ent.PointsLotQuery:
+		return &query[*ent.PointsLotQuery, predicate.PointsLot, pointslot.OrderOption]{typ: ent.TypePointsLot, tq: q}, nil
 	case *ent.SegmentQuery:
 		return &query[*ent.SegmentQuery, predicate.Segment, segment.OrderOption]{typ: ent.TypeSegment, tq: q}, nil
 	case *ent.SigningKeyQuery:

@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -157,6 +158,132 @@ var (
 			},
 		},
 	}
+	// EventsColumns holds the columns for the "events" table.
+	EventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "type", Type: field.TypeString},
+		{Name: "subject_id", Type: field.TypeString, Default: ""},
+		{Name: "data", Type: field.TypeJSON},
+		{Name: "published_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// EventsTable holds the schema information for the "events" table.
+	EventsTable = &schema.Table{
+		Name:       "events",
+		Columns:    EventsColumns,
+		PrimaryKey: []*schema.Column{EventsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "events_tenants_tenant",
+				Columns:    []*schema.Column{EventsColumns[6]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "event_tenant_id_type_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[2], EventsColumns[0]},
+			},
+			{
+				Name:    "event_published_at",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[5]},
+			},
+		},
+	}
+	// PointsEntriesColumns holds the columns for the "points_entries" table.
+	PointsEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "bonus", "debit", "expiration", "adjustment", "reversal"}},
+		{Name: "points", Type: field.TypeInt64},
+		{Name: "balance_after", Type: field.TypeInt64},
+		{Name: "source_kind", Type: field.TypeEnum, Enums: []string{"order", "sale", "redemption", "operator", "lot"}},
+		{Name: "source_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "reason", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "amount", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// PointsEntriesTable holds the schema information for the "points_entries" table.
+	PointsEntriesTable = &schema.Table{
+		Name:       "points_entries",
+		Columns:    PointsEntriesColumns,
+		PrimaryKey: []*schema.Column{PointsEntriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "points_entries_customers_points_entries",
+				Columns:    []*schema.Column{PointsEntriesColumns[10]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "points_entries_tenants_tenant",
+				Columns:    []*schema.Column{PointsEntriesColumns[11]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "pointsentry_tenant_id_customer_id_kind_source_kind_source_id",
+				Unique:  true,
+				Columns: []*schema.Column{PointsEntriesColumns[11], PointsEntriesColumns[10], PointsEntriesColumns[2], PointsEntriesColumns[5], PointsEntriesColumns[6]},
+			},
+			{
+				Name:    "pointsentry_tenant_id_customer_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{PointsEntriesColumns[11], PointsEntriesColumns[10], PointsEntriesColumns[0]},
+			},
+		},
+	}
+	// PointsLotsColumns holds the columns for the "points_lots" table.
+	PointsLotsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "entry_id", Type: field.TypeString},
+		{Name: "points", Type: field.TypeInt64},
+		{Name: "remaining", Type: field.TypeInt64},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "expiring_notified_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// PointsLotsTable holds the schema information for the "points_lots" table.
+	PointsLotsTable = &schema.Table{
+		Name:       "points_lots",
+		Columns:    PointsLotsColumns,
+		PrimaryKey: []*schema.Column{PointsLotsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "points_lots_tenants_tenant",
+				Columns:    []*schema.Column{PointsLotsColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "pointslot_tenant_id_customer_id_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{PointsLotsColumns[8], PointsLotsColumns[2], PointsLotsColumns[6]},
+			},
+			{
+				Name:    "pointslot_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{PointsLotsColumns[6]},
+			},
+			{
+				Name:    "pointslot_entry_id",
+				Unique:  true,
+				Columns: []*schema.Column{PointsLotsColumns[3]},
+			},
+		},
+	}
 	// SegmentsColumns holds the columns for the "segments" table.
 	SegmentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -296,6 +423,9 @@ var (
 		APIClientsTable,
 		CampaignsTable,
 		CustomersTable,
+		EventsTable,
+		PointsEntriesTable,
+		PointsLotsTable,
 		SegmentsTable,
 		SigningKeysTable,
 		StoresTable,
@@ -309,6 +439,18 @@ func init() {
 	CampaignsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[1].RefTable = SegmentsTable
 	CustomersTable.ForeignKeys[0].RefTable = TenantsTable
+	CustomersTable.Annotation = &entsql.Annotation{}
+	CustomersTable.Annotation.Checks = map[string]string{
+		"customers_points_balance_nonnegative": "points_balance >= 0",
+	}
+	EventsTable.ForeignKeys[0].RefTable = TenantsTable
+	PointsEntriesTable.ForeignKeys[0].RefTable = CustomersTable
+	PointsEntriesTable.ForeignKeys[1].RefTable = TenantsTable
+	PointsLotsTable.ForeignKeys[0].RefTable = TenantsTable
+	PointsLotsTable.Annotation = &entsql.Annotation{}
+	PointsLotsTable.Annotation.Checks = map[string]string{
+		"points_lots_remaining_within_points": "remaining >= 0 AND remaining <= points",
+	}
 	SegmentsTable.ForeignKeys[0].RefTable = TenantsTable
 	StoresTable.ForeignKeys[0].RefTable = TenantsTable
 	TenantsTable.ForeignKeys[0].RefTable = TenantsTable

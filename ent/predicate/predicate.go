@@ -15,6 +15,15 @@ type Campaign func(*sql.Selector)
 // Customer is the predicate function for customer builders.
 type Customer func(*sql.Selector)
 
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
+// PointsEntry is the predicate function for pointsentry builders.
+type PointsEntry func(*sql.Selector)
+
+// PointsLot is the predicate function for pointslot builders.
+type PointsLot func(*sql.Selector)
+
 // Segment is the predicate function for segment builders.
 type Segment func(*sql.Selector)
 

@@ -183,6 +183,78 @@ func (f CustomerMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerMutation", m)
 }
 
+// The EventQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type EventQueryRuleFunc func(context.Context, *ent.EventQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f EventQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.EventQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.EventQuery", q)
+}
+
+// The EventMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type EventMutationRuleFunc func(context.Context, *ent.EventMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f EventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.EventMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.EventMutation", m)
+}
+
+// The PointsEntryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type PointsEntryQueryRuleFunc func(context.Context, *ent.PointsEntryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f PointsEntryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PointsEntryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.PointsEntryQuery", q)
+}
+
+// The PointsEntryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type PointsEntryMutationRuleFunc func(context.Context, *ent.PointsEntryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f PointsEntryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.PointsEntryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PointsEntryMutation", m)
+}
+
+// The PointsLotQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type PointsLotQueryRuleFunc func(context.Context, *ent.PointsLotQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f PointsLotQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PointsLotQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.PointsLotQuery", q)
+}
+
+// The PointsLotMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type PointsLotMutationRuleFunc func(context.Context, *ent.PointsLotMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f PointsLotMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.PointsLotMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PointsLotMutation", m)
+}
+
 // The SegmentQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type SegmentQueryRuleFunc func(context.Context, *ent.SegmentQuery) error
@@ -320,6 +392,12 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.CustomerQuery:
 		return q.Filter(), nil
+	case *ent.EventQuery:
+		return q.Filter(), nil
+	case *ent.PointsEntryQuery:
+		return q.Filter(), nil
+	case *ent.PointsLotQuery:
+		return q.Filter(), nil
 	case *ent.SegmentQuery:
 		return q.Filter(), nil
 	case *ent.SigningKeyQuery:
@@ -340,6 +418,12 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.CampaignMutation:
 		return m.Filter(), nil
 	case *ent.CustomerMutation:
+		return m.Filter(), nil
+	case *ent.EventMutation:
+		return m.Filter(), nil
+	case *ent.PointsEntryMutation:
+		return m.Filter(), nil
+	case *ent.PointsLotMutation:
 		return m.Filter(), nil
 	case *ent.SegmentMutation:
 		return m.Filter(), nil

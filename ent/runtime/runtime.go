@@ -9,6 +9,9 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
@@ -221,6 +224,129 @@ func init() {
 	customerDescID := customerFields[0].Descriptor()
 	// customer.DefaultID holds the default value on creation for the id field.
 	customer.DefaultID = customerDescID.Default.(func() string)
+	eventMixin := schema.Event{}.Mixin()
+	event.Policy = privacy.NewPolicies(eventMixin[0], schema.Event{})
+	event.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := event.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	eventMixinFields0 := eventMixin[0].Fields()
+	_ = eventMixinFields0
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescTenantID is the schema descriptor for tenant_id field.
+	eventDescTenantID := eventMixinFields0[0].Descriptor()
+	// event.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	event.TenantIDValidator = eventDescTenantID.Validators[0].(func(string) error)
+	// eventDescCreatedAt is the schema descriptor for created_at field.
+	eventDescCreatedAt := eventFields[1].Descriptor()
+	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
+	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
+	// eventDescType is the schema descriptor for type field.
+	eventDescType := eventFields[2].Descriptor()
+	// event.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	event.TypeValidator = eventDescType.Validators[0].(func(string) error)
+	// eventDescSubjectID is the schema descriptor for subject_id field.
+	eventDescSubjectID := eventFields[3].Descriptor()
+	// event.DefaultSubjectID holds the default value on creation for the subject_id field.
+	event.DefaultSubjectID = eventDescSubjectID.Default.(string)
+	// eventDescID is the schema descriptor for id field.
+	eventDescID := eventFields[0].Descriptor()
+	// event.DefaultID holds the default value on creation for the id field.
+	event.DefaultID = eventDescID.Default.(func() string)
+	pointsentryMixin := schema.PointsEntry{}.Mixin()
+	pointsentry.Policy = privacy.NewPolicies(pointsentryMixin[0], schema.PointsEntry{})
+	pointsentry.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := pointsentry.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	pointsentryHooks := schema.PointsEntry{}.Hooks()
+
+	pointsentry.Hooks[1] = pointsentryHooks[0]
+	pointsentryMixinFields0 := pointsentryMixin[0].Fields()
+	_ = pointsentryMixinFields0
+	pointsentryFields := schema.PointsEntry{}.Fields()
+	_ = pointsentryFields
+	// pointsentryDescTenantID is the schema descriptor for tenant_id field.
+	pointsentryDescTenantID := pointsentryMixinFields0[0].Descriptor()
+	// pointsentry.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	pointsentry.TenantIDValidator = pointsentryDescTenantID.Validators[0].(func(string) error)
+	// pointsentryDescCreatedAt is the schema descriptor for created_at field.
+	pointsentryDescCreatedAt := pointsentryFields[1].Descriptor()
+	// pointsentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	pointsentry.DefaultCreatedAt = pointsentryDescCreatedAt.Default.(func() time.Time)
+	// pointsentryDescCustomerID is the schema descriptor for customer_id field.
+	pointsentryDescCustomerID := pointsentryFields[2].Descriptor()
+	// pointsentry.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	pointsentry.CustomerIDValidator = pointsentryDescCustomerID.Validators[0].(func(string) error)
+	// pointsentryDescBalanceAfter is the schema descriptor for balance_after field.
+	pointsentryDescBalanceAfter := pointsentryFields[5].Descriptor()
+	// pointsentry.BalanceAfterValidator is a validator for the "balance_after" field. It is called by the builders before save.
+	pointsentry.BalanceAfterValidator = pointsentryDescBalanceAfter.Validators[0].(func(int64) error)
+	// pointsentryDescSourceID is the schema descriptor for source_id field.
+	pointsentryDescSourceID := pointsentryFields[7].Descriptor()
+	// pointsentry.SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
+	pointsentry.SourceIDValidator = pointsentryDescSourceID.Validators[0].(func(string) error)
+	// pointsentryDescReason is the schema descriptor for reason field.
+	pointsentryDescReason := pointsentryFields[8].Descriptor()
+	// pointsentry.DefaultReason holds the default value on creation for the reason field.
+	pointsentry.DefaultReason = pointsentryDescReason.Default.(string)
+	// pointsentry.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	pointsentry.ReasonValidator = pointsentryDescReason.Validators[0].(func(string) error)
+	// pointsentryDescID is the schema descriptor for id field.
+	pointsentryDescID := pointsentryFields[0].Descriptor()
+	// pointsentry.DefaultID holds the default value on creation for the id field.
+	pointsentry.DefaultID = pointsentryDescID.Default.(func() string)
+	pointslotMixin := schema.PointsLot{}.Mixin()
+	pointslot.Policy = privacy.NewPolicies(pointslotMixin[0], schema.PointsLot{})
+	pointslot.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := pointslot.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	pointslotMixinFields0 := pointslotMixin[0].Fields()
+	_ = pointslotMixinFields0
+	pointslotFields := schema.PointsLot{}.Fields()
+	_ = pointslotFields
+	// pointslotDescTenantID is the schema descriptor for tenant_id field.
+	pointslotDescTenantID := pointslotMixinFields0[0].Descriptor()
+	// pointslot.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	pointslot.TenantIDValidator = pointslotDescTenantID.Validators[0].(func(string) error)
+	// pointslotDescCreatedAt is the schema descriptor for created_at field.
+	pointslotDescCreatedAt := pointslotFields[1].Descriptor()
+	// pointslot.DefaultCreatedAt holds the default value on creation for the created_at field.
+	pointslot.DefaultCreatedAt = pointslotDescCreatedAt.Default.(func() time.Time)
+	// pointslotDescCustomerID is the schema descriptor for customer_id field.
+	pointslotDescCustomerID := pointslotFields[2].Descriptor()
+	// pointslot.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	pointslot.CustomerIDValidator = pointslotDescCustomerID.Validators[0].(func(string) error)
+	// pointslotDescEntryID is the schema descriptor for entry_id field.
+	pointslotDescEntryID := pointslotFields[3].Descriptor()
+	// pointslot.EntryIDValidator is a validator for the "entry_id" field. It is called by the builders before save.
+	pointslot.EntryIDValidator = pointslotDescEntryID.Validators[0].(func(string) error)
+	// pointslotDescPoints is the schema descriptor for points field.
+	pointslotDescPoints := pointslotFields[4].Descriptor()
+	// pointslot.PointsValidator is a validator for the "points" field. It is called by the builders before save.
+	pointslot.PointsValidator = pointslotDescPoints.Validators[0].(func(int64) error)
+	// pointslotDescRemaining is the schema descriptor for remaining field.
+	pointslotDescRemaining := pointslotFields[5].Descriptor()
+	// pointslot.RemainingValidator is a validator for the "remaining" field. It is called by the builders before save.
+	pointslot.RemainingValidator = pointslotDescRemaining.Validators[0].(func(int64) error)
+	// pointslotDescID is the schema descriptor for id field.
+	pointslotDescID := pointslotFields[0].Descriptor()
+	// pointslot.DefaultID holds the default value on creation for the id field.
+	pointslot.DefaultID = pointslotDescID.Default.(func() string)
 	segmentMixin := schema.Segment{}.Mixin()
 	segment.Policy = privacy.NewPolicies(segmentMixin[0], schema.Segment{})
 	segment.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -77,6 +78,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.To("segments", Segment.Type).
 			Annotations(entgql.RelayConnection()).
 			Comment("Segments the customer belongs to."),
+		edge.To("points_entries", PointsEntry.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The customer's points ledger, newest last."),
 	}
 }
 
@@ -91,6 +95,8 @@ func (Customer) Indexes() []ent.Index {
 
 func (Customer) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		// A balance never goes below zero, whatever code path writes it.
+		entsql.Checks(map[string]string{"customers_points_balance_nonnegative": "points_balance >= 0"}),
 		entgql.RelayConnection(),
 		entgql.QueryField(),
 	}

@@ -29,6 +29,8 @@ const (
 	Store      = "sto"
 	Client     = "cli"
 	SigningKey = "key"
+	PointsLot  = "lot"
+	Event      = "evt"
 )
 
 var (
@@ -67,6 +69,8 @@ var tables = map[string]string{
 	Segment:  "segments",
 	Store:    "stores",
 	Client:   "api_clients",
+	PointsTx: "points_entries",
+	Event:    "events",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

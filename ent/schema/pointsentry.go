@@ -1,0 +1,70 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent/hook"
+	"github.com/fideliza/fideliza/ent/schema/pid"
+)
+
+// PointsEntry is one line of a customer's points ledger. The ledger is
+// append-only: entries are never changed, and the customer's balance is the
+// sum of its entries' points.
+type PointsEntry struct{ ent.Schema }
+
+func (PointsEntry) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.PointsTx)).Immutable(),
+		field.Time("created_at").Default(now).Immutable().
+			Annotations(entgql.OrderField("CREATED_AT")),
+		field.String("customer_id").NotEmpty().Immutable(),
+		field.Enum("kind").Values("credit", "bonus", "debit", "expiration", "adjustment", "reversal").Immutable().
+			Comment("credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone."),
+		field.Int64("points").Immutable().
+			Comment("Signed change of the balance."),
+		field.Int64("balance_after").NonNegative().Immutable().
+			Comment("The customer's balance right after this entry."),
+		field.Enum("source_kind").Values("order", "sale", "redemption", "operator", "lot").Immutable().
+			Comment("What caused the entry; with source_id, a credit of one source happens once."),
+		field.String("source_id").Optional().Nillable().Immutable().MaxLen(128),
+		field.String("reason").Default("").Immutable().MaxLen(500).
+			Comment("Why, in words: an operator's reason, a campaign name."),
+		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().Immutable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Order value in R$ the points were earned on."),
+		field.Time("expires_at").Optional().Nillable().Immutable().
+			Comment("When the points of a credit expire."),
+	}
+}
+
+func (PointsEntry) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+func (PointsEntry) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("customer", Customer.Type).Ref("points_entries").Field("customer_id").
+			Unique().Required().Immutable(),
+	}
+}
+
+func (PointsEntry) Indexes() []ent.Index {
+	return []ent.Index{
+		// A source (an order, a lot) moves points of one kind once.
+		index.Fields("tenant_id", "customer_id", "kind", "source_kind", "source_id").Unique(),
+		index.Fields("tenant_id", "customer_id", "id"),
+	}
+}
+
+func (PointsEntry) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.RelayConnection()}
+}
+
+// Hooks keep the ledger append-only, whoever the viewer is.
+func (PointsEntry) Hooks() []ent.Hook {
+	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}
+}

@@ -1,0 +1,13 @@
+-- 0003: the points ledger (entries and lots), the events outbox, and checks
+-- that balances and lots never go below zero.
+CREATE TABLE "events" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "type" character varying NOT NULL, "subject_id" character varying NOT NULL DEFAULT '', "data" jsonb NOT NULL, "published_at" timestamptz NULL, "tenant_id" character varying NOT NULL, PRIMARY KEY ("id"), CONSTRAINT "events_tenants_tenant" FOREIGN KEY ("tenant_id") REFERENCES "tenants" ("id") ON DELETE NO ACTION);
+CREATE INDEX "event_tenant_id_type_id" ON "events" ("tenant_id", "type", "id");
+CREATE INDEX "event_published_at" ON "events" ("published_at");
+ALTER TABLE "customers" ADD CONSTRAINT "customers_points_balance_nonnegative" CHECK (points_balance >= 0);
+CREATE TABLE "points_entries" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "kind" character varying NOT NULL, "points" bigint NOT NULL, "balance_after" bigint NOT NULL, "source_kind" character varying NOT NULL, "source_id" character varying NULL, "reason" character varying NOT NULL DEFAULT '', "amount" numeric(20,8) NULL, "expires_at" timestamptz NULL, "customer_id" character varying NOT NULL, "tenant_id" character varying NOT NULL, PRIMARY KEY ("id"), CONSTRAINT "points_entries_customers_points_entries" FOREIGN KEY ("customer_id") REFERENCES "customers" ("id") ON DELETE NO ACTION, CONSTRAINT "points_entries_tenants_tenant" FOREIGN KEY ("tenant_id") REFERENCES "tenants" ("id") ON DELETE NO ACTION);
+CREATE UNIQUE INDEX "pointsentry_tenant_id_customer_id_kind_source_kind_source_id" ON "points_entries" ("tenant_id", "customer_id", "kind", "source_kind", "source_id");
+CREATE INDEX "pointsentry_tenant_id_customer_id_id" ON "points_entries" ("tenant_id", "customer_id", "id");
+CREATE TABLE "points_lots" ("id" character varying NOT NULL, "created_at" timestamptz NOT NULL, "customer_id" character varying NOT NULL, "entry_id" character varying NOT NULL, "points" bigint NOT NULL, "remaining" bigint NOT NULL, "expires_at" timestamptz NOT NULL, "expiring_notified_at" timestamptz NULL, "tenant_id" character varying NOT NULL, PRIMARY KEY ("id"), CONSTRAINT "points_lots_tenants_tenant" FOREIGN KEY ("tenant_id") REFERENCES "tenants" ("id") ON DELETE NO ACTION, CONSTRAINT "points_lots_remaining_within_points" CHECK (remaining >= 0 AND remaining <= points));
+CREATE INDEX "pointslot_tenant_id_customer_id_expires_at" ON "points_lots" ("tenant_id", "customer_id", "expires_at");
+CREATE INDEX "pointslot_expires_at" ON "points_lots" ("expires_at");
+CREATE UNIQUE INDEX "pointslot_entry_id" ON "points_lots" ("entry_id");
