@@ -280,9 +280,8 @@ func (_q *APIClientQuery) Clone() *APIClientQuery {
 		predicates: append([]predicate.APIClient{}, _q.predicates...),
 		withTenant: _q.withTenant.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -566,12 +565,6 @@ func (_q *APIClientQuery) ForShare(opts ...sql.LockOption) *APIClientQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *APIClientQuery) Modify(modifiers ...func(s *sql.Selector)) *APIClientSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // APIClientGroupBy is the group-by builder for APIClient entities.
 type APIClientGroupBy struct {
 	selector
@@ -660,10 +653,4 @@ func (_s *APIClientSelect) sqlScan(ctx context.Context, root *APIClientQuery, v 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *APIClientSelect) Modify(modifiers ...func(s *sql.Selector)) *APIClientSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

@@ -19,9 +19,8 @@ import (
 // APIClientUpdate is the builder for updating APIClient entities.
 type APIClientUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *APIClientMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *APIClientMutation
 }
 
 // Where appends a list predicates to the APIClientUpdate builder.
@@ -156,12 +155,6 @@ func (_u *APIClientUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *APIClientUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *APIClientUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *APIClientUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -197,7 +190,6 @@ func (_u *APIClientUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Revoked(); ok {
 		_spec.SetField(apiclient.FieldRevoked, field.TypeBool, value)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{apiclient.Label}
@@ -213,10 +205,9 @@ func (_u *APIClientUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // APIClientUpdateOne is the builder for updating a single APIClient entity.
 type APIClientUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *APIClientMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *APIClientMutation
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -358,12 +349,6 @@ func (_u *APIClientUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *APIClientUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *APIClientUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *APIClientUpdateOne) sqlSave(ctx context.Context) (_node *APIClient, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -416,7 +401,6 @@ func (_u *APIClientUpdateOne) sqlSave(ctx context.Context) (_node *APIClient, er
 	if value, ok := _u.mutation.Revoked(); ok {
 		_spec.SetField(apiclient.FieldRevoked, field.TypeBool, value)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &APIClient{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -305,9 +305,8 @@ func (_q *CampaignQuery) Clone() *CampaignQuery {
 		withTenant:  _q.withTenant.Clone(),
 		withSegment: _q.withSegment.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -644,12 +643,6 @@ func (_q *CampaignQuery) ForShare(opts ...sql.LockOption) *CampaignQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *CampaignQuery) Modify(modifiers ...func(s *sql.Selector)) *CampaignSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // CampaignGroupBy is the group-by builder for Campaign entities.
 type CampaignGroupBy struct {
 	selector
@@ -738,10 +731,4 @@ func (_s *CampaignSelect) sqlScan(ctx context.Context, root *CampaignQuery, v an
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *CampaignSelect) Modify(modifiers ...func(s *sql.Selector)) *CampaignSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

@@ -21,9 +21,8 @@ import (
 // CampaignUpdate is the builder for updating Campaign entities.
 type CampaignUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *CampaignMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *CampaignMutation
 }
 
 // Where appends a list predicates to the CampaignUpdate builder.
@@ -485,12 +484,6 @@ func (_u *CampaignUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *CampaignUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *CampaignUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -646,7 +639,6 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{campaign.Label}
@@ -662,10 +654,9 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // CampaignUpdateOne is the builder for updating a single Campaign entity.
 type CampaignUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *CampaignMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *CampaignMutation
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -1134,12 +1125,6 @@ func (_u *CampaignUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *CampaignUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *CampaignUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -1312,7 +1297,6 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &Campaign{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -1219,6 +1219,38 @@ func (c *PointsLotClient) QueryTenant(_m *PointsLot) *TenantQuery {
 	return query
 }
 
+// QueryCustomer queries the customer edge of a PointsLot.
+func (c *PointsLotClient) QueryCustomer(_m *PointsLot) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointslot.Table, pointslot.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointslot.CustomerTable, pointslot.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEntry queries the entry edge of a PointsLot.
+func (c *PointsLotClient) QueryEntry(_m *PointsLot) *PointsEntryQuery {
+	query := (&PointsEntryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointslot.Table, pointslot.FieldID, id),
+			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointslot.EntryTable, pointslot.EntryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *PointsLotClient) Hooks() []Hook {
 	hooks := c.hooks.PointsLot

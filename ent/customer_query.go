@@ -333,9 +333,8 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		withSegments:      _q.withSegments.Clone(),
 		withPointsEntries: _q.withPointsEntries.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -762,12 +761,6 @@ func (_q *CustomerQuery) ForShare(opts ...sql.LockOption) *CustomerQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *CustomerQuery) Modify(modifiers ...func(s *sql.Selector)) *CustomerSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // WithNamedSegments tells the query-builder to eager-load the nodes that are connected to the "segments"
 // edge with the given name. The optional arguments are used to configure the query builder of the edge.
 func (_q *CustomerQuery) WithNamedSegments(name string, opts ...func(*SegmentQuery)) *CustomerQuery {
@@ -884,10 +877,4 @@ func (_s *CustomerSelect) sqlScan(ctx context.Context, root *CustomerQuery, v an
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *CustomerSelect) Modify(modifiers ...func(s *sql.Selector)) *CustomerSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

@@ -27,7 +27,6 @@ func main() {
 			gen.FeatureEntQL,
 			gen.FeatureLock,
 			gen.FeatureIntercept,
-			gen.FeatureModifier,
 			gen.FeatureExecQuery,
 		},
 	}, entc.Extensions(ext))

@@ -384,6 +384,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Tenant",
 	)
 	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointslot.CustomerTable,
+			Columns: []string{pointslot.CustomerColumn},
+			Bidi:    false,
+		},
+		"PointsLot",
+		"Customer",
+	)
+	graph.MustAddE(
+		"entry",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointslot.EntryTable,
+			Columns: []string{pointslot.EntryColumn},
+			Bidi:    false,
+		},
+		"PointsLot",
+		"PointsEntry",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1228,6 +1252,34 @@ func (f *PointsLotFilter) WhereHasTenant() {
 // WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
 func (f *PointsLotFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
 	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *PointsLotFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *PointsLotFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEntry applies a predicate to check if query has an edge entry.
+func (f *PointsLotFilter) WhereHasEntry() {
+	f.Where(entql.HasEdge("entry"))
+}
+
+// WhereHasEntryWith applies a predicate to check if query has an edge entry with a given conditions (other predicates).
+func (f *PointsLotFilter) WhereHasEntryWith(preds ...predicate.PointsEntry) {
+	f.Where(entql.HasEdgeWith("entry", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

@@ -280,9 +280,8 @@ func (_q *EventQuery) Clone() *EventQuery {
 		predicates: append([]predicate.Event{}, _q.predicates...),
 		withTenant: _q.withTenant.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -566,12 +565,6 @@ func (_q *EventQuery) ForShare(opts ...sql.LockOption) *EventQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *EventQuery) Modify(modifiers ...func(s *sql.Selector)) *EventSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // EventGroupBy is the group-by builder for Event entities.
 type EventGroupBy struct {
 	selector
@@ -660,10 +653,4 @@ func (_s *EventSelect) sqlScan(ctx context.Context, root *EventQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *EventSelect) Modify(modifiers ...func(s *sql.Selector)) *EventSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

@@ -18,9 +18,8 @@ import (
 // EventUpdate is the builder for updating Event entities.
 type EventUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *EventMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *EventMutation
 }
 
 // Where appends a list predicates to the EventUpdate builder.
@@ -89,12 +88,6 @@ func (_u *EventUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *EventUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *EventUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -113,7 +106,6 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.PublishedAtCleared() {
 		_spec.ClearField(event.FieldPublishedAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{event.Label}
@@ -129,10 +121,9 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // EventUpdateOne is the builder for updating a single Event entity.
 type EventUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *EventMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *EventMutation
 }
 
 // SetPublishedAt sets the "published_at" field.
@@ -208,12 +199,6 @@ func (_u *EventUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *EventUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *EventUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -249,7 +234,6 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	if _u.mutation.PublishedAtCleared() {
 		_spec.ClearField(event.FieldPublishedAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &Event{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -6611,8 +6611,6 @@ type PointsLotMutation struct {
 	typ                  string
 	id                   *string
 	created_at           *time.Time
-	customer_id          *string
-	entry_id             *string
 	points               *int64
 	addpoints            *int64
 	remaining            *int64
@@ -6622,6 +6620,10 @@ type PointsLotMutation struct {
 	clearedFields        map[string]struct{}
 	tenant               *string
 	clearedtenant        bool
+	customer             *string
+	clearedcustomer      bool
+	entry                *string
+	clearedentry         bool
 	done                 bool
 	oldValue             func(context.Context) (*PointsLot, error)
 	predicates           []predicate.PointsLot
@@ -6805,12 +6807,12 @@ func (m *PointsLotMutation) ResetCreatedAt() {
 
 // SetCustomerID sets the "customer_id" field.
 func (m *PointsLotMutation) SetCustomerID(s string) {
-	m.customer_id = &s
+	m.customer = &s
 }
 
 // CustomerID returns the value of the "customer_id" field in the mutation.
 func (m *PointsLotMutation) CustomerID() (r string, exists bool) {
-	v := m.customer_id
+	v := m.customer
 	if v == nil {
 		return
 	}
@@ -6836,17 +6838,17 @@ func (m *PointsLotMutation) OldCustomerID(ctx context.Context) (v string, err er
 
 // ResetCustomerID resets all changes to the "customer_id" field.
 func (m *PointsLotMutation) ResetCustomerID() {
-	m.customer_id = nil
+	m.customer = nil
 }
 
 // SetEntryID sets the "entry_id" field.
 func (m *PointsLotMutation) SetEntryID(s string) {
-	m.entry_id = &s
+	m.entry = &s
 }
 
 // EntryID returns the value of the "entry_id" field in the mutation.
 func (m *PointsLotMutation) EntryID() (r string, exists bool) {
-	v := m.entry_id
+	v := m.entry
 	if v == nil {
 		return
 	}
@@ -6872,7 +6874,7 @@ func (m *PointsLotMutation) OldEntryID(ctx context.Context) (v string, err error
 
 // ResetEntryID resets all changes to the "entry_id" field.
 func (m *PointsLotMutation) ResetEntryID() {
-	m.entry_id = nil
+	m.entry = nil
 }
 
 // SetPoints sets the "points" field.
@@ -7099,6 +7101,60 @@ func (m *PointsLotMutation) ResetTenant() {
 	m.clearedtenant = false
 }
 
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *PointsLotMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[pointslot.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *PointsLotMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *PointsLotMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *PointsLotMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// ClearEntry clears the "entry" edge to the PointsEntry entity.
+func (m *PointsLotMutation) ClearEntry() {
+	m.clearedentry = true
+	m.clearedFields[pointslot.FieldEntryID] = struct{}{}
+}
+
+// EntryCleared reports if the "entry" edge to the PointsEntry entity was cleared.
+func (m *PointsLotMutation) EntryCleared() bool {
+	return m.clearedentry
+}
+
+// EntryIDs returns the "entry" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// EntryID instead. It exists only for internal usage by the builders.
+func (m *PointsLotMutation) EntryIDs() (ids []string) {
+	if id := m.entry; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetEntry resets all changes to the "entry" edge.
+func (m *PointsLotMutation) ResetEntry() {
+	m.entry = nil
+	m.clearedentry = false
+}
+
 // Where appends a list predicates to the PointsLotMutation builder.
 func (m *PointsLotMutation) Where(ps ...predicate.PointsLot) {
 	m.predicates = append(m.predicates, ps...)
@@ -7140,10 +7196,10 @@ func (m *PointsLotMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, pointslot.FieldCreatedAt)
 	}
-	if m.customer_id != nil {
+	if m.customer != nil {
 		fields = append(fields, pointslot.FieldCustomerID)
 	}
-	if m.entry_id != nil {
+	if m.entry != nil {
 		fields = append(fields, pointslot.FieldEntryID)
 	}
 	if m.points != nil {
@@ -7387,9 +7443,15 @@ func (m *PointsLotMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *PointsLotMutation) AddedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 3)
 	if m.tenant != nil {
 		edges = append(edges, pointslot.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, pointslot.EdgeCustomer)
+	}
+	if m.entry != nil {
+		edges = append(edges, pointslot.EdgeEntry)
 	}
 	return edges
 }
@@ -7402,13 +7464,21 @@ func (m *PointsLotMutation) AddedIDs(name string) []ent.Value {
 		if id := m.tenant; id != nil {
 			return []ent.Value{*id}
 		}
+	case pointslot.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	case pointslot.EdgeEntry:
+		if id := m.entry; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *PointsLotMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 3)
 	return edges
 }
 
@@ -7420,9 +7490,15 @@ func (m *PointsLotMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *PointsLotMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 3)
 	if m.clearedtenant {
 		edges = append(edges, pointslot.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, pointslot.EdgeCustomer)
+	}
+	if m.clearedentry {
+		edges = append(edges, pointslot.EdgeEntry)
 	}
 	return edges
 }
@@ -7433,6 +7509,10 @@ func (m *PointsLotMutation) EdgeCleared(name string) bool {
 	switch name {
 	case pointslot.EdgeTenant:
 		return m.clearedtenant
+	case pointslot.EdgeCustomer:
+		return m.clearedcustomer
+	case pointslot.EdgeEntry:
+		return m.clearedentry
 	}
 	return false
 }
@@ -7444,6 +7524,12 @@ func (m *PointsLotMutation) ClearEdge(name string) error {
 	case pointslot.EdgeTenant:
 		m.ClearTenant()
 		return nil
+	case pointslot.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	case pointslot.EdgeEntry:
+		m.ClearEntry()
+		return nil
 	}
 	return fmt.Errorf("unknown PointsLot unique edge %s", name)
 }
@@ -7454,6 +7540,12 @@ func (m *PointsLotMutation) ResetEdge(name string) error {
 	switch name {
 	case pointslot.EdgeTenant:
 		m.ResetTenant()
+		return nil
+	case pointslot.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	case pointslot.EdgeEntry:
+		m.ResetEntry()
 		return nil
 	}
 	return fmt.Errorf("unknown PointsLot edge %s", name)

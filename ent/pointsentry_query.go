@@ -305,9 +305,8 @@ func (_q *PointsEntryQuery) Clone() *PointsEntryQuery {
 		withTenant:   _q.withTenant.Clone(),
 		withCustomer: _q.withCustomer.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -641,12 +640,6 @@ func (_q *PointsEntryQuery) ForShare(opts ...sql.LockOption) *PointsEntryQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *PointsEntryQuery) Modify(modifiers ...func(s *sql.Selector)) *PointsEntrySelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // PointsEntryGroupBy is the group-by builder for PointsEntry entities.
 type PointsEntryGroupBy struct {
 	selector
@@ -735,10 +728,4 @@ func (_s *PointsEntrySelect) sqlScan(ctx context.Context, root *PointsEntryQuery
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *PointsEntrySelect) Modify(modifiers ...func(s *sql.Selector)) *PointsEntrySelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

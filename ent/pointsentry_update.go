@@ -17,9 +17,8 @@ import (
 // PointsEntryUpdate is the builder for updating PointsEntry entities.
 type PointsEntryUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *PointsEntryMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *PointsEntryMutation
 }
 
 // Where appends a list predicates to the PointsEntryUpdate builder.
@@ -71,12 +70,6 @@ func (_u *PointsEntryUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *PointsEntryUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PointsEntryUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *PointsEntryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -98,7 +91,6 @@ func (_u *PointsEntryUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(pointsentry.FieldExpiresAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{pointsentry.Label}
@@ -114,10 +106,9 @@ func (_u *PointsEntryUpdate) sqlSave(ctx context.Context) (_node int, err error)
 // PointsEntryUpdateOne is the builder for updating a single PointsEntry entity.
 type PointsEntryUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *PointsEntryMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *PointsEntryMutation
 }
 
 // Mutation returns the PointsEntryMutation object of the builder.
@@ -176,12 +167,6 @@ func (_u *PointsEntryUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *PointsEntryUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PointsEntryUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *PointsEntryUpdateOne) sqlSave(ctx context.Context) (_node *PointsEntry, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -220,7 +205,6 @@ func (_u *PointsEntryUpdateOne) sqlSave(ctx context.Context) (_node *PointsEntry
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(pointsentry.FieldExpiresAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &PointsEntry{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

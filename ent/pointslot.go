@@ -9,6 +9,8 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/tenant"
 )
@@ -44,9 +46,15 @@ type PointsLot struct {
 type PointsLotEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
+	// Customer holds the value of the customer edge.
+	Customer *Customer `json:"customer,omitempty"`
+	// Entry holds the value of the entry edge.
+	Entry *PointsEntry `json:"entry,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
+	loadedTypes [3]bool
+	// totalCount holds the count of the edges above.
+	totalCount [2]map[string]int
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -58,6 +66,28 @@ func (e PointsLotEdges) TenantOrErr() (*Tenant, error) {
 		return nil, &NotFoundError{label: tenant.Label}
 	}
 	return nil, &NotLoadedError{edge: "tenant"}
+}
+
+// CustomerOrErr returns the Customer value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e PointsLotEdges) CustomerOrErr() (*Customer, error) {
+	if e.Customer != nil {
+		return e.Customer, nil
+	} else if e.loadedTypes[1] {
+		return nil, &NotFoundError{label: customer.Label}
+	}
+	return nil, &NotLoadedError{edge: "customer"}
+}
+
+// EntryOrErr returns the Entry value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e PointsLotEdges) EntryOrErr() (*PointsEntry, error) {
+	if e.Entry != nil {
+		return e.Entry, nil
+	} else if e.loadedTypes[2] {
+		return nil, &NotFoundError{label: pointsentry.Label}
+	}
+	return nil, &NotLoadedError{edge: "entry"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -157,6 +187,16 @@ func (_m *PointsLot) Value(name string) (ent.Value, error) {
 // QueryTenant queries the "tenant" edge of the PointsLot entity.
 func (_m *PointsLot) QueryTenant() *TenantQuery {
 	return NewPointsLotClient(_m.config).QueryTenant(_m)
+}
+
+// QueryCustomer queries the "customer" edge of the PointsLot entity.
+func (_m *PointsLot) QueryCustomer() *CustomerQuery {
+	return NewPointsLotClient(_m.config).QueryCustomer(_m)
+}
+
+// QueryEntry queries the "entry" edge of the PointsLot entity.
+func (_m *PointsLot) QueryEntry() *PointsEntryQuery {
+	return NewPointsLotClient(_m.config).QueryEntry(_m)
 }
 
 // Update returns a builder for updating this PointsLot.

@@ -10,6 +10,8 @@ import (
 
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/tenant"
 )
@@ -102,6 +104,16 @@ func (_c *PointsLotCreate) SetNillableID(v *string) *PointsLotCreate {
 // SetTenant sets the "tenant" edge to the Tenant entity.
 func (_c *PointsLotCreate) SetTenant(v *Tenant) *PointsLotCreate {
 	return _c.SetTenantID(v.ID)
+}
+
+// SetCustomer sets the "customer" edge to the Customer entity.
+func (_c *PointsLotCreate) SetCustomer(v *Customer) *PointsLotCreate {
+	return _c.SetCustomerID(v.ID)
+}
+
+// SetEntry sets the "entry" edge to the PointsEntry entity.
+func (_c *PointsLotCreate) SetEntry(v *PointsEntry) *PointsLotCreate {
+	return _c.SetEntryID(v.ID)
 }
 
 // Mutation returns the PointsLotMutation object of the builder.
@@ -209,6 +221,12 @@ func (_c *PointsLotCreate) check() error {
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "PointsLot.tenant"`)}
 	}
+	if len(_c.mutation.CustomerIDs()) == 0 {
+		return &ValidationError{Name: "customer", err: errors.New(`ent: missing required edge "PointsLot.customer"`)}
+	}
+	if len(_c.mutation.EntryIDs()) == 0 {
+		return &ValidationError{Name: "entry", err: errors.New(`ent: missing required edge "PointsLot.entry"`)}
+	}
 	return nil
 }
 
@@ -248,14 +266,6 @@ func (_c *PointsLotCreate) createSpec() (*PointsLot, *sqlgraph.CreateSpec) {
 		_spec.SetField(pointslot.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
-	if value, ok := _c.mutation.CustomerID(); ok {
-		_spec.SetField(pointslot.FieldCustomerID, field.TypeString, value)
-		_node.CustomerID = value
-	}
-	if value, ok := _c.mutation.EntryID(); ok {
-		_spec.SetField(pointslot.FieldEntryID, field.TypeString, value)
-		_node.EntryID = value
-	}
 	if value, ok := _c.mutation.Points(); ok {
 		_spec.SetField(pointslot.FieldPoints, field.TypeInt64, value)
 		_node.Points = value
@@ -287,6 +297,40 @@ func (_c *PointsLotCreate) createSpec() (*PointsLot, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.TenantID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.CustomerIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointslot.CustomerTable,
+			Columns: []string{pointslot.CustomerColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(customer.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.CustomerID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.EntryIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointslot.EntryTable,
+			Columns: []string{pointslot.EntryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.EntryID = nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

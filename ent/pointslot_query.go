@@ -13,6 +13,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -21,13 +23,15 @@ import (
 // PointsLotQuery is the builder for querying PointsLot entities.
 type PointsLotQuery struct {
 	config
-	ctx        *QueryContext
-	order      []pointslot.OrderOption
-	inters     []Interceptor
-	predicates []predicate.PointsLot
-	withTenant *TenantQuery
-	loadTotal  []func(context.Context, []*PointsLot) error
-	modifiers  []func(*sql.Selector)
+	ctx          *QueryContext
+	order        []pointslot.OrderOption
+	inters       []Interceptor
+	predicates   []predicate.PointsLot
+	withTenant   *TenantQuery
+	withCustomer *CustomerQuery
+	withEntry    *PointsEntryQuery
+	loadTotal    []func(context.Context, []*PointsLot) error
+	modifiers    []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -79,6 +83,50 @@ func (_q *PointsLotQuery) QueryTenant() *TenantQuery {
 			sqlgraph.From(pointslot.Table, pointslot.FieldID, selector),
 			sqlgraph.To(tenant.Table, tenant.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, false, pointslot.TenantTable, pointslot.TenantColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCustomer chains the current query on the "customer" edge.
+func (_q *PointsLotQuery) QueryCustomer() *CustomerQuery {
+	query := (&CustomerClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointslot.Table, pointslot.FieldID, selector),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointslot.CustomerTable, pointslot.CustomerColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryEntry chains the current query on the "entry" edge.
+func (_q *PointsLotQuery) QueryEntry() *PointsEntryQuery {
+	query := (&PointsEntryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointslot.Table, pointslot.FieldID, selector),
+			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointslot.EntryTable, pointslot.EntryColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -273,16 +321,17 @@ func (_q *PointsLotQuery) Clone() *PointsLotQuery {
 		return nil
 	}
 	return &PointsLotQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]pointslot.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.PointsLot{}, _q.predicates...),
-		withTenant: _q.withTenant.Clone(),
+		config:       _q.config,
+		ctx:          _q.ctx.Clone(),
+		order:        append([]pointslot.OrderOption{}, _q.order...),
+		inters:       append([]Interceptor{}, _q.inters...),
+		predicates:   append([]predicate.PointsLot{}, _q.predicates...),
+		withTenant:   _q.withTenant.Clone(),
+		withCustomer: _q.withCustomer.Clone(),
+		withEntry:    _q.withEntry.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -294,6 +343,28 @@ func (_q *PointsLotQuery) WithTenant(opts ...func(*TenantQuery)) *PointsLotQuery
 		opt(query)
 	}
 	_q.withTenant = query
+	return _q
+}
+
+// WithCustomer tells the query-builder to eager-load the nodes that are connected to
+// the "customer" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *PointsLotQuery) WithCustomer(opts ...func(*CustomerQuery)) *PointsLotQuery {
+	query := (&CustomerClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCustomer = query
+	return _q
+}
+
+// WithEntry tells the query-builder to eager-load the nodes that are connected to
+// the "entry" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *PointsLotQuery) WithEntry(opts ...func(*PointsEntryQuery)) *PointsLotQuery {
+	query := (&PointsEntryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withEntry = query
 	return _q
 }
 
@@ -381,8 +452,10 @@ func (_q *PointsLotQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Po
 	var (
 		nodes       = []*PointsLot{}
 		_spec       = _q.querySpec()
-		loadedTypes = [1]bool{
+		loadedTypes = [3]bool{
 			_q.withTenant != nil,
+			_q.withCustomer != nil,
+			_q.withEntry != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -409,6 +482,18 @@ func (_q *PointsLotQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Po
 	if query := _q.withTenant; query != nil {
 		if err := _q.loadTenant(ctx, query, nodes, nil,
 			func(n *PointsLot, e *Tenant) { n.Edges.Tenant = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withCustomer; query != nil {
+		if err := _q.loadCustomer(ctx, query, nodes, nil,
+			func(n *PointsLot, e *Customer) { n.Edges.Customer = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withEntry; query != nil {
+		if err := _q.loadEntry(ctx, query, nodes, nil,
+			func(n *PointsLot, e *PointsEntry) { n.Edges.Entry = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -449,6 +534,64 @@ func (_q *PointsLotQuery) loadTenant(ctx context.Context, query *TenantQuery, no
 	}
 	return nil
 }
+func (_q *PointsLotQuery) loadCustomer(ctx context.Context, query *CustomerQuery, nodes []*PointsLot, init func(*PointsLot), assign func(*PointsLot, *Customer)) error {
+	ids := make([]string, 0, len(nodes))
+	nodeids := make(map[string][]*PointsLot)
+	for i := range nodes {
+		fk := nodes[i].CustomerID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(customer.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "customer_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *PointsLotQuery) loadEntry(ctx context.Context, query *PointsEntryQuery, nodes []*PointsLot, init func(*PointsLot), assign func(*PointsLot, *PointsEntry)) error {
+	ids := make([]string, 0, len(nodes))
+	nodeids := make(map[string][]*PointsLot)
+	for i := range nodes {
+		fk := nodes[i].EntryID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(pointsentry.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "entry_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
 
 func (_q *PointsLotQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -480,6 +623,12 @@ func (_q *PointsLotQuery) querySpec() *sqlgraph.QuerySpec {
 		}
 		if _q.withTenant != nil {
 			_spec.Node.AddColumnOnce(pointslot.FieldTenantID)
+		}
+		if _q.withCustomer != nil {
+			_spec.Node.AddColumnOnce(pointslot.FieldCustomerID)
+		}
+		if _q.withEntry != nil {
+			_spec.Node.AddColumnOnce(pointslot.FieldEntryID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {
@@ -564,12 +713,6 @@ func (_q *PointsLotQuery) ForShare(opts ...sql.LockOption) *PointsLotQuery {
 		s.ForShare(opts...)
 	})
 	return _q
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *PointsLotQuery) Modify(modifiers ...func(s *sql.Selector)) *PointsLotSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
 }
 
 // PointsLotGroupBy is the group-by builder for PointsLot entities.
@@ -660,10 +803,4 @@ func (_s *PointsLotSelect) sqlScan(ctx context.Context, root *PointsLotQuery, v 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *PointsLotSelect) Modify(modifiers ...func(s *sql.Selector)) *PointsLotSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

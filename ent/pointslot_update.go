@@ -18,9 +18,8 @@ import (
 // PointsLotUpdate is the builder for updating PointsLot entities.
 type PointsLotUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *PointsLotMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *PointsLotMutation
 }
 
 // Where appends a list predicates to the PointsLotUpdate builder.
@@ -112,13 +111,13 @@ func (_u *PointsLotUpdate) check() error {
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "PointsLot.tenant"`)
 	}
+	if _u.mutation.CustomerCleared() && len(_u.mutation.CustomerIDs()) > 0 {
+		return errors.New(`ent: clearing a required unique edge "PointsLot.customer"`)
+	}
+	if _u.mutation.EntryCleared() && len(_u.mutation.EntryIDs()) > 0 {
+		return errors.New(`ent: clearing a required unique edge "PointsLot.entry"`)
+	}
 	return nil
-}
-
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *PointsLotUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PointsLotUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
 }
 
 func (_u *PointsLotUpdate) sqlSave(ctx context.Context) (_node int, err error) {
@@ -145,7 +144,6 @@ func (_u *PointsLotUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ExpiringNotifiedAtCleared() {
 		_spec.ClearField(pointslot.FieldExpiringNotifiedAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{pointslot.Label}
@@ -161,10 +159,9 @@ func (_u *PointsLotUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // PointsLotUpdateOne is the builder for updating a single PointsLot entity.
 type PointsLotUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *PointsLotMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *PointsLotMutation
 }
 
 // SetRemaining sets the "remaining" field.
@@ -263,13 +260,13 @@ func (_u *PointsLotUpdateOne) check() error {
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "PointsLot.tenant"`)
 	}
+	if _u.mutation.CustomerCleared() && len(_u.mutation.CustomerIDs()) > 0 {
+		return errors.New(`ent: clearing a required unique edge "PointsLot.customer"`)
+	}
+	if _u.mutation.EntryCleared() && len(_u.mutation.EntryIDs()) > 0 {
+		return errors.New(`ent: clearing a required unique edge "PointsLot.entry"`)
+	}
 	return nil
-}
-
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *PointsLotUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PointsLotUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
 }
 
 func (_u *PointsLotUpdateOne) sqlSave(ctx context.Context) (_node *PointsLot, err error) {
@@ -313,7 +310,6 @@ func (_u *PointsLotUpdateOne) sqlSave(ctx context.Context) (_node *PointsLot, er
 	if _u.mutation.ExpiringNotifiedAtCleared() {
 		_spec.ClearField(pointslot.FieldExpiringNotifiedAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &PointsLot{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -333,9 +333,8 @@ func (_q *SegmentQuery) Clone() *SegmentQuery {
 		withCustomers: _q.withCustomers.Clone(),
 		withCampaigns: _q.withCampaigns.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -765,12 +764,6 @@ func (_q *SegmentQuery) ForShare(opts ...sql.LockOption) *SegmentQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *SegmentQuery) Modify(modifiers ...func(s *sql.Selector)) *SegmentSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // WithNamedCustomers tells the query-builder to eager-load the nodes that are connected to the "customers"
 // edge with the given name. The optional arguments are used to configure the query builder of the edge.
 func (_q *SegmentQuery) WithNamedCustomers(name string, opts ...func(*CustomerQuery)) *SegmentQuery {
@@ -887,10 +880,4 @@ func (_s *SegmentSelect) sqlScan(ctx context.Context, root *SegmentQuery, v any)
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *SegmentSelect) Modify(modifiers ...func(s *sql.Selector)) *SegmentSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

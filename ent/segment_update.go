@@ -20,9 +20,8 @@ import (
 // SegmentUpdate is the builder for updating Segment entities.
 type SegmentUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *SegmentMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *SegmentMutation
 }
 
 // Where appends a list predicates to the SegmentUpdate builder.
@@ -197,12 +196,6 @@ func (_u *SegmentUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *SegmentUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SegmentUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *SegmentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -314,7 +307,6 @@ func (_u *SegmentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{segment.Label}
@@ -330,10 +322,9 @@ func (_u *SegmentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // SegmentUpdateOne is the builder for updating a single Segment entity.
 type SegmentUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *SegmentMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *SegmentMutation
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -515,12 +506,6 @@ func (_u *SegmentUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *SegmentUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SegmentUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *SegmentUpdateOne) sqlSave(ctx context.Context) (_node *Segment, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -649,7 +634,6 @@ func (_u *SegmentUpdateOne) sqlSave(ctx context.Context) (_node *Segment, err er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &Segment{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

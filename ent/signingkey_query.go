@@ -255,9 +255,8 @@ func (_q *SigningKeyQuery) Clone() *SigningKeyQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.SigningKey{}, _q.predicates...),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -487,12 +486,6 @@ func (_q *SigningKeyQuery) ForShare(opts ...sql.LockOption) *SigningKeyQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *SigningKeyQuery) Modify(modifiers ...func(s *sql.Selector)) *SigningKeySelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // SigningKeyGroupBy is the group-by builder for SigningKey entities.
 type SigningKeyGroupBy struct {
 	selector
@@ -581,10 +574,4 @@ func (_s *SigningKeySelect) sqlScan(ctx context.Context, root *SigningKeyQuery, 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *SigningKeySelect) Modify(modifiers ...func(s *sql.Selector)) *SigningKeySelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

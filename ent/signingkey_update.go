@@ -18,9 +18,8 @@ import (
 // SigningKeyUpdate is the builder for updating SigningKey entities.
 type SigningKeyUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *SigningKeyMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *SigningKeyMutation
 }
 
 // Where appends a list predicates to the SigningKeyUpdate builder.
@@ -81,12 +80,6 @@ func (_u *SigningKeyUpdate) ExecX(ctx context.Context) {
 	}
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *SigningKeyUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SigningKeyUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(signingkey.Table, signingkey.Columns, sqlgraph.NewFieldSpec(signingkey.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -102,7 +95,6 @@ func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.RetiredAtCleared() {
 		_spec.ClearField(signingkey.FieldRetiredAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{signingkey.Label}
@@ -118,10 +110,9 @@ func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 // SigningKeyUpdateOne is the builder for updating a single SigningKey entity.
 type SigningKeyUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *SigningKeyMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *SigningKeyMutation
 }
 
 // SetRetiredAt sets the "retired_at" field.
@@ -189,12 +180,6 @@ func (_u *SigningKeyUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *SigningKeyUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SigningKeyUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *SigningKeyUpdateOne) sqlSave(ctx context.Context) (_node *SigningKey, err error) {
 	_spec := sqlgraph.NewUpdateSpec(signingkey.Table, signingkey.Columns, sqlgraph.NewFieldSpec(signingkey.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
@@ -227,7 +212,6 @@ func (_u *SigningKeyUpdateOne) sqlSave(ctx context.Context) (_node *SigningKey, 
 	if _u.mutation.RetiredAtCleared() {
 		_spec.ClearField(signingkey.FieldRetiredAt, field.TypeTime)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &SigningKey{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

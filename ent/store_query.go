@@ -280,9 +280,8 @@ func (_q *StoreQuery) Clone() *StoreQuery {
 		predicates: append([]predicate.Store{}, _q.predicates...),
 		withTenant: _q.withTenant.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -566,12 +565,6 @@ func (_q *StoreQuery) ForShare(opts ...sql.LockOption) *StoreQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *StoreQuery) Modify(modifiers ...func(s *sql.Selector)) *StoreSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // StoreGroupBy is the group-by builder for Store entities.
 type StoreGroupBy struct {
 	selector
@@ -660,10 +653,4 @@ func (_s *StoreSelect) sqlScan(ctx context.Context, root *StoreQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *StoreSelect) Modify(modifiers ...func(s *sql.Selector)) *StoreSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

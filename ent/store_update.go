@@ -18,9 +18,8 @@ import (
 // StoreUpdate is the builder for updating Store entities.
 type StoreUpdate struct {
 	config
-	hooks     []Hook
-	mutation  *StoreMutation
-	modifiers []func(*sql.UpdateBuilder)
+	hooks    []Hook
+	mutation *StoreMutation
 }
 
 // Where appends a list predicates to the StoreUpdate builder.
@@ -128,12 +127,6 @@ func (_u *StoreUpdate) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *StoreUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *StoreUpdate {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -155,7 +148,6 @@ func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(store.FieldName, field.TypeString, value)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{store.Label}
@@ -171,10 +163,9 @@ func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // StoreUpdateOne is the builder for updating a single Store entity.
 type StoreUpdateOne struct {
 	config
-	fields    []string
-	hooks     []Hook
-	mutation  *StoreMutation
-	modifiers []func(*sql.UpdateBuilder)
+	fields   []string
+	hooks    []Hook
+	mutation *StoreMutation
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -289,12 +280,6 @@ func (_u *StoreUpdateOne) check() error {
 	return nil
 }
 
-// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
-func (_u *StoreUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *StoreUpdateOne {
-	_u.modifiers = append(_u.modifiers, modifiers...)
-	return _u
-}
-
 func (_u *StoreUpdateOne) sqlSave(ctx context.Context) (_node *Store, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -333,7 +318,6 @@ func (_u *StoreUpdateOne) sqlSave(ctx context.Context) (_node *Store, err error)
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(store.FieldName, field.TypeString, value)
 	}
-	_spec.AddModifiers(_u.modifiers...)
 	_node = &Store{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

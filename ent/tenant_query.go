@@ -305,9 +305,8 @@ func (_q *TenantQuery) Clone() *TenantQuery {
 		withSandboxOf: _q.withSandboxOf.Clone(),
 		withSandboxes: _q.withSandboxes.Clone(),
 		// clone intermediate query.
-		sql:       _q.sql.Clone(),
-		path:      _q.path,
-		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
+		sql:  _q.sql.Clone(),
+		path: _q.path,
 	}
 }
 
@@ -653,12 +652,6 @@ func (_q *TenantQuery) ForShare(opts ...sql.LockOption) *TenantQuery {
 	return _q
 }
 
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_q *TenantQuery) Modify(modifiers ...func(s *sql.Selector)) *TenantSelect {
-	_q.modifiers = append(_q.modifiers, modifiers...)
-	return _q.Select()
-}
-
 // WithNamedSandboxes tells the query-builder to eager-load the nodes that are connected to the "sandboxes"
 // edge with the given name. The optional arguments are used to configure the query builder of the edge.
 func (_q *TenantQuery) WithNamedSandboxes(name string, opts ...func(*TenantQuery)) *TenantQuery {
@@ -761,10 +754,4 @@ func (_s *TenantSelect) sqlScan(ctx context.Context, root *TenantQuery, v any) e
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
-}
-
-// Modify adds a query modifier for attaching custom logic to queries.
-func (_s *TenantSelect) Modify(modifiers ...func(s *sql.Selector)) *TenantSelect {
-	_s.modifiers = append(_s.modifiers, modifiers...)
-	return _s
 }

@@ -25,7 +25,7 @@ type TenantSettings struct {
 
 // CreateTenant creates a retailer, or a sandbox of one when sandboxOf is set.
 func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
-	return a.ent(ctx).Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
+	return a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
 }
 
 // UpdateTenant changes the settings of a tenant.
@@ -36,7 +36,7 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	if s.PointsPerReal != nil && s.PointsPerReal.IsNegative() {
 		return nil, fmt.Errorf("points per real must not be negative")
 	}
-	u := a.ent(ctx).Tenant.UpdateOneID(id).
+	u := a.DB.Ent.Tenant.UpdateOneID(id).
 		SetNillableName(s.Name).
 		SetNillableActive(s.Active).
 		SetNillablePreRegistration(s.PreRegistration).
@@ -52,7 +52,7 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 
 // CreateStore registers a store of a tenant under its external code.
 func (a *App) CreateStore(ctx context.Context, tenantID, code, name string) (*ent.Store, error) {
-	return a.ent(ctx).Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name).Save(ctx)
+	return a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name).Save(ctx)
 }
 
 // ClientCredentials is a client with its secret, which exists only here:
@@ -65,7 +65,7 @@ type ClientCredentials struct {
 // CreateClient creates an OAuth or POS client. OAuth clients get every scope
 // unless scopes narrows them; POS clients have none.
 func (a *App) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
-	return createClient(ctx, a.ent(ctx), tenantID, "", kind, name, scopes)
+	return createClient(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
 }
 
 // createClient creates a client with the given id, or a generated one when
@@ -100,7 +100,7 @@ func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind 
 
 // RotateClient gives a client a new secret; the old one stops working at once.
 func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
-	return rotateClient(ctx, a.ent(ctx), clientID)
+	return rotateClient(ctx, a.DB.Ent, clientID)
 }
 
 func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*ClientCredentials, error) {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"context"
 	"database/sql"
 	"log/slog"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -20,15 +18,7 @@ type App struct {
 	River *river.Client[*sql.Tx] // nil in commands that enqueue nothing
 	Auth  *auth.Service
 	Log   *slog.Logger
-}
-
-// ent returns the ent client of ctx's transaction (GraphQL mutations run in
-// one, opened by entgql.Transactioner), or the database's client.
-func (a *App) ent(ctx context.Context) *ent.Client {
-	if c := ent.FromContext(ctx); c != nil {
-		return c
-	}
-	return a.DB.Ent
+	Clock func() time.Time // nil: the system clock; tests set it
 }
 
 // nowUTC is the time operations stamp records with: UTC, to the microsecond

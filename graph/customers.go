@@ -131,7 +131,7 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	if err := a.requireUnique(ctx, "", in.Email, cpf); err != nil {
 		return nil, err
 	}
-	create := a.ent(ctx).Customer.Create().
+	create := a.DB.Ent.Customer.Create().
 		SetName(strings.TrimSpace(in.Name.Value)).
 		SetEmail(strings.TrimSpace(in.Email.Value)).
 		SetDocumentType(customer.DocumentTypeCPF).
@@ -174,7 +174,7 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 	if err != nil {
 		return nil, err
 	}
-	old, err := a.ent(ctx).Customer.Get(ctx, id)
+	old, err := a.DB.Ent.Customer.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("customer")
 	}
@@ -282,7 +282,7 @@ func setOrClear[T any](f opt.Field[T], set func(T) *ent.CustomerUpdateOne, clear
 // field for the caller).
 func (a *App) requireUnique(ctx context.Context, self string, email opt.Field[string], cpf string) error {
 	check := func(field string, p predicate.Customer) error {
-		q := a.ent(ctx).Customer.Query().Where(p)
+		q := a.DB.Ent.Customer.Query().Where(p)
 		if self != "" {
 			q.Where(customer.IDNEQ(self))
 		}
@@ -328,7 +328,7 @@ func duplicateOr(err error) error {
 
 // Customer reads one customer of the viewer's tenant with its segments.
 func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
-	c, err := a.ent(ctx).Customer.Query().Where(customer.ID(id)).
+	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id)).
 		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
 		Only(ctx)
 	if ent.IsNotFound(err) {
@@ -351,7 +351,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if first < 1 || first > maxPageSize {
 		return nil, apperr.Invalid("limit", "must be between 1 and %d", maxPageSize)
 	}
-	q := a.ent(ctx).Customer.Query().WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
+	q := a.DB.Ent.Customer.Query().WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
 	if f.SegmentID != "" {
 		q.Where(customer.HasSegmentsWith(segment.ID(f.SegmentID)))
 	}

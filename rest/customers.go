@@ -3,8 +3,6 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -113,12 +111,6 @@ type customerCreated struct {
 	CreatedAt  string  `json:"created_at"`
 }
 
-type pagination struct {
-	NextCursor *string `json:"next_cursor"`
-	HasMore    bool    `json:"has_more"`
-	Total      int     `json:"total"`
-}
-
 // timestamp renders a time in ISO 8601 with its offset (UTC), with the
 // fraction of a second that is stored, so created_after=<a rendered
 // created_at> excludes that record.
@@ -221,27 +213,13 @@ func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := graph.CustomerFilter{SegmentID: q.Get("segment_id"), Search: q.Get("search")}
 	var problems apperr.Problems
-	limit := 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			problems.Add("limit", "must be an integer between 1 and 100")
-		}
-		limit = n
-	}
+	after, limit := pageQuery(q, "cus_", &problems)
 	if v := q.Get("created_after"); v != "" {
 		t, err := parseInstant(v)
 		if err != nil {
 			problems.Add("created_after", "must be an ISO 8601 date or date-time, such as 2026-03-01T00:00:00-03:00")
 		}
 		f.CreatedAfter = &t
-	}
-	var after *ent.Cursor
-	if v := q.Get("cursor"); v != "" {
-		var ok bool
-		if after, ok = customerCursor(v); !ok {
-			problems.Add("cursor", "is not a cursor of this list; use next_cursor of the previous page")
-		}
 	}
 	if err := problems.Err(); err != nil {
 		s.writeV1Error(w, r, err)
@@ -261,35 +239,8 @@ func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 			CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
 		})
 	}
-	page := pagination{HasMore: conn.PageInfo.HasNextPage, Total: conn.TotalCount}
-	if page.HasMore && conn.PageInfo.EndCursor != nil {
-		var b strings.Builder
-		conn.PageInfo.EndCursor.MarshalGQL(&b)
-		c, _ := strconv.Unquote(b.String())
-		page.NextCursor = &c
-	}
+	page := newPagination(conn.PageInfo, conn.TotalCount)
 	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": page})
-}
-
-// customerCursor decodes a next_cursor of the customer list: a customer id,
-// with the creation time when the list is keyed by it. Anything else (a
-// tampered or foreign cursor) would reach the keyset comparison of the query
-// and fail there or, worse, be read as some value of the column (PostgreSQL
-// takes 'yesterday' for a timestamp), so it is refused. A time is compared
-// in UTC, as it is stored.
-func customerCursor(v string) (*ent.Cursor, bool) {
-	c := &ent.Cursor{}
-	if err := c.UnmarshalGQL(v); err != nil || !strings.HasPrefix(c.ID, "cus_") {
-		return nil, false
-	}
-	switch t := c.Value.(type) {
-	case nil:
-	case time.Time:
-		c.Value = t.UTC()
-	default:
-		return nil, false
-	}
-	return c, true
 }
 
 // parseInstant reads an ISO 8601 date-time with offset, or a date (midnight UTC).

@@ -843,7 +843,7 @@ func TestCustomerList(t *testing.T) {
 			}
 			// Every problem of the query at once.
 			r := e.custDo(t, http.MethodGet, "/v1/customers?limit=0&created_after=soon&cursor=nope", e.token, nil)
-			custRequireError(t, r, http.StatusUnprocessableEntity, "validation_error", "limit", "limit", "created_after", "cursor")
+			custRequireError(t, r, http.StatusUnprocessableEntity, "validation_error", "limit", "limit", "cursor", "created_after")
 		})
 
 		t.Run("segment filter and its total", func(t *testing.T) {

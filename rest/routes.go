@@ -13,13 +13,21 @@ import (
 // Mounting a protected route that is missing here panics at start, and a
 // test walks the router against this table.
 var RouteScopes = map[string]string{
-	"GET /v1/customers":        "customers:read",
-	"GET /v1/customers/{id}":   "customers:read",
-	"POST /v1/customers":       "customers:write",
-	"PUT /v1/customers/{id}":   "customers:write",
-	"PATCH /v1/customers/{id}": "customers:write",
-	"GET /graphql":             "", // each root field is checked against graph.RootFieldScopes
-	"POST /graphql":            "",
+	"GET /v1/customers":                      "customers:read",
+	"GET /v1/customers/{id}":                 "customers:read",
+	"POST /v1/customers":                     "customers:write",
+	"PUT /v1/customers/{id}":                 "customers:write",
+	"PATCH /v1/customers/{id}":               "customers:write",
+	"POST /points/credit":                    "loyalty:write",
+	"POST /v1/points/credit":                 "loyalty:write",
+	"POST /points/debit":                     "loyalty:write",
+	"POST /v1/points/debit":                  "loyalty:write",
+	"GET /points/balance/{customer_id}":      "loyalty:read",
+	"GET /v1/points/balance/{customer_id}":   "loyalty:read",
+	"GET /points/statement/{customer_id}":    "loyalty:read",
+	"GET /v1/points/statement/{customer_id}": "loyalty:read",
+	"GET /graphql":                           "", // each root field is checked against graph.RootFieldScopes
+	"POST /graphql":                          "",
 }
 
 // PublicRoutes need no token.

@@ -40,6 +40,15 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	s.protected(r, http.MethodGet, "/v1/customers/{id}", s.getCustomer)
 	s.protected(r, http.MethodPut, "/v1/customers/{id}", s.replaceCustomer)
 	s.protected(r, http.MethodPatch, "/v1/customers/{id}", s.patchCustomer)
+
+	// The document gives /points/credit without the version prefix; every
+	// points path is served with and without it.
+	for _, prefix := range []string{"", "/v1"} {
+		s.protected(r, http.MethodPost, prefix+"/points/credit", s.creditPoints)
+		s.protected(r, http.MethodPost, prefix+"/points/debit", s.debitPoints)
+		s.protected(r, http.MethodGet, prefix+"/points/balance/{customer_id}", s.pointsBalance)
+		s.protected(r, http.MethodGet, prefix+"/points/statement/{customer_id}", s.pointsStatement)
+	}
 	return r
 }
 

@@ -4,6 +4,7 @@
 package worker
 
 import (
+	"cmp"
 	"database/sql"
 	"log/slog"
 	"time"
@@ -18,26 +19,38 @@ import (
 type Deps struct {
 	DB  *storage.DB
 	Log *slog.Logger
+	Now func() time.Time
 }
 
 // Register adds every worker of the platform to workers.
 func Register(workers *river.Workers, deps Deps) {
 	river.AddWorker(workers, &PruneSigningKeysWorker{DB: deps.DB})
+	river.AddWorker(workers, &ExpirePointsWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &NotifyExpiringPointsWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &RecomputeLevelsWorker{DB: deps.DB, Now: deps.Now})
 }
 
-// PeriodicJobs are the jobs the leader enqueues on a schedule.
-func PeriodicJobs() []*river.PeriodicJob {
+// PeriodicJobs are the jobs the leader enqueues on a schedule; the points
+// jobs run every pointsEvery (a day by default).
+func PeriodicJobs(pointsEvery time.Duration) []*river.PeriodicJob {
+	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
+		return river.NewPeriodicJob(river.PeriodicInterval(d),
+			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
+			&river.PeriodicJobOpts{ID: args.Kind()})
+	}
 	return []*river.PeriodicJob{
-		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-			func() (river.JobArgs, *river.InsertOpts) { return PruneSigningKeysArgs{}, nil },
-			&river.PeriodicJobOpts{ID: PruneSigningKeysArgs{}.Kind()}),
+		every(time.Hour, PruneSigningKeysArgs{}),
+		every(pointsEvery, ExpirePointsArgs{}),
+		every(pointsEvery, NotifyExpiringPointsArgs{}),
+		every(pointsEvery, RecomputeLevelsArgs{}),
 	}
 }
 
 // Config says whether a client works jobs or only inserts them.
 type Config struct {
-	Work       bool // false: insert-only (serve --no-worker)
-	MaxWorkers int
+	Work           bool // false: insert-only (serve --no-worker)
+	MaxWorkers     int
+	PointsInterval time.Duration // how often points expire and levels are recomputed; 0 means daily
 }
 
 // NewClient returns the River client of db. With cfg.Work it works the
@@ -51,9 +64,9 @@ func NewClient(db *storage.DB, log *slog.Logger, cfg Config) (*river.Client[*sql
 	rc.FetchCooldown = 10 * time.Millisecond
 	if cfg.Work {
 		workers := river.NewWorkers()
-		Register(workers, Deps{DB: db, Log: log})
+		Register(workers, Deps{DB: db, Log: log, Now: time.Now})
 		rc.Workers = workers
-		rc.PeriodicJobs = PeriodicJobs()
+		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, 24*time.Hour))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/rest"
@@ -27,6 +28,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		demo     bool
 		noWorker bool
 		workers  int
+		points   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -48,7 +50,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err := g.useOIDC(ctx, log, app); err != nil {
 				return err
 			}
-			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers})
+			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers, PointsInterval: points})
 			if err != nil {
 				return err
 			}
@@ -75,11 +77,24 @@ func newServeCommand(g *globals) *cobra.Command {
 	f.BoolVar(&demo, "demo", false, "load the demo tenant and print its credentials and example calls")
 	f.BoolVar(&noWorker, "no-worker", false, "serve HTTP only; jobs are worked by `fideliza worker` processes")
 	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	pointsIntervalFlag(f, &points)
 	return cmd
 }
 
+// pointsIntervalFlag is how often points expire and levels are recomputed.
+func pointsIntervalFlag(f *pflag.FlagSet, d *time.Duration) {
+	def := 24 * time.Hour
+	if v, err := time.ParseDuration(env("FIDELIZA_POINTS_INTERVAL", "")); err == nil && v > 0 {
+		def = v
+	}
+	f.DurationVar(d, "points-interval", def, "how often points expire and levels are recomputed (env FIDELIZA_POINTS_INTERVAL)")
+}
+
 func newWorkerCommand(g *globals) *cobra.Command {
-	var workers int
+	var (
+		workers int
+		points  time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Work River jobs only (scale-out); migrates the database first",
@@ -94,7 +109,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer app.DB.Close()
-			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers})
+			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers, PointsInterval: points})
 			if err != nil {
 				return err
 			}
@@ -102,6 +117,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	pointsIntervalFlag(cmd.Flags(), &points)
 	return cmd
 }
 

@@ -245,13 +245,13 @@ var (
 	PointsLotsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
 		{Name: "created_at", Type: field.TypeTime},
-		{Name: "customer_id", Type: field.TypeString},
-		{Name: "entry_id", Type: field.TypeString},
 		{Name: "points", Type: field.TypeInt64},
 		{Name: "remaining", Type: field.TypeInt64},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "expiring_notified_at", Type: field.TypeTime, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "entry_id", Type: field.TypeString},
 	}
 	// PointsLotsTable holds the schema information for the "points_lots" table.
 	PointsLotsTable = &schema.Table{
@@ -261,8 +261,20 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "points_lots_tenants_tenant",
-				Columns:    []*schema.Column{PointsLotsColumns[8]},
+				Columns:    []*schema.Column{PointsLotsColumns[6]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "points_lots_customers_customer",
+				Columns:    []*schema.Column{PointsLotsColumns[7]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "points_lots_points_entries_entry",
+				Columns:    []*schema.Column{PointsLotsColumns[8]},
+				RefColumns: []*schema.Column{PointsEntriesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
@@ -270,17 +282,17 @@ var (
 			{
 				Name:    "pointslot_tenant_id_customer_id_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{PointsLotsColumns[8], PointsLotsColumns[2], PointsLotsColumns[6]},
+				Columns: []*schema.Column{PointsLotsColumns[6], PointsLotsColumns[7], PointsLotsColumns[4]},
 			},
 			{
 				Name:    "pointslot_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{PointsLotsColumns[6]},
+				Columns: []*schema.Column{PointsLotsColumns[4]},
 			},
 			{
 				Name:    "pointslot_entry_id",
 				Unique:  true,
-				Columns: []*schema.Column{PointsLotsColumns[3]},
+				Columns: []*schema.Column{PointsLotsColumns[8]},
 			},
 		},
 	}
@@ -447,6 +459,8 @@ func init() {
 	PointsEntriesTable.ForeignKeys[0].RefTable = CustomersTable
 	PointsEntriesTable.ForeignKeys[1].RefTable = TenantsTable
 	PointsLotsTable.ForeignKeys[0].RefTable = TenantsTable
+	PointsLotsTable.ForeignKeys[1].RefTable = CustomersTable
+	PointsLotsTable.ForeignKeys[2].RefTable = PointsEntriesTable
 	PointsLotsTable.Annotation = &entsql.Annotation{}
 	PointsLotsTable.Annotation.Checks = map[string]string{
 		"points_lots_remaining_within_points": "remaining >= 0 AND remaining <= points",

@@ -33,6 +33,10 @@ const (
 	FieldExpiringNotifiedAt = "expiring_notified_at"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
+	// EdgeCustomer holds the string denoting the customer edge name in mutations.
+	EdgeCustomer = "customer"
+	// EdgeEntry holds the string denoting the entry edge name in mutations.
+	EdgeEntry = "entry"
 	// Table holds the table name of the pointslot in the database.
 	Table = "points_lots"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -42,6 +46,20 @@ const (
 	TenantInverseTable = "tenants"
 	// TenantColumn is the table column denoting the tenant relation/edge.
 	TenantColumn = "tenant_id"
+	// CustomerTable is the table that holds the customer relation/edge.
+	CustomerTable = "points_lots"
+	// CustomerInverseTable is the table name for the Customer entity.
+	// It exists in this package in order to avoid circular dependency with the "customer" package.
+	CustomerInverseTable = "customers"
+	// CustomerColumn is the table column denoting the customer relation/edge.
+	CustomerColumn = "customer_id"
+	// EntryTable is the table that holds the entry relation/edge.
+	EntryTable = "points_lots"
+	// EntryInverseTable is the table name for the PointsEntry entity.
+	// It exists in this package in order to avoid circular dependency with the "pointsentry" package.
+	EntryInverseTable = "points_entries"
+	// EntryColumn is the table column denoting the entry relation/edge.
+	EntryColumn = "entry_id"
 )
 
 // Columns holds all SQL columns for pointslot fields.
@@ -145,10 +163,38 @@ func ByTenantField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newTenantStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByCustomerField orders the results by customer field.
+func ByCustomerField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCustomerStep(), sql.OrderByField(field, opts...))
+	}
+}
+
+// ByEntryField orders the results by entry field.
+func ByEntryField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEntryStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(TenantInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, false, TenantTable, TenantColumn),
+	)
+}
+func newCustomerStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CustomerInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, false, CustomerTable, CustomerColumn),
+	)
+}
+func newEntryStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EntryInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, false, EntryTable, EntryColumn),
 	)
 }

@@ -533,6 +533,52 @@ func HasTenantWith(preds ...predicate.Tenant) predicate.PointsLot {
 	})
 }
 
+// HasCustomer applies the HasEdge predicate on the "customer" edge.
+func HasCustomer() predicate.PointsLot {
+	return predicate.PointsLot(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, CustomerTable, CustomerColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCustomerWith applies the HasEdge predicate on the "customer" edge with a given conditions (other predicates).
+func HasCustomerWith(preds ...predicate.Customer) predicate.PointsLot {
+	return predicate.PointsLot(func(s *sql.Selector) {
+		step := newCustomerStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasEntry applies the HasEdge predicate on the "entry" edge.
+func HasEntry() predicate.PointsLot {
+	return predicate.PointsLot(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, EntryTable, EntryColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasEntryWith applies the HasEdge predicate on the "entry" edge with a given conditions (other predicates).
+func HasEntryWith(preds ...predicate.PointsEntry) predicate.PointsLot {
+	return predicate.PointsLot(func(s *sql.Selector) {
+		step := newEntryStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.PointsLot) predicate.PointsLot {
 	return predicate.PointsLot(sql.AndPredicates(predicates...))

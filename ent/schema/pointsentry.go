@@ -64,6 +64,9 @@ func (PointsEntry) Annotations() []schema.Annotation {
 	return []schema.Annotation{entgql.RelayConnection()}
 }
 
+// Policy: entries are never deleted by a tenant's principals.
+func (PointsEntry) Policy() ent.Policy { return ledgerPolicy() }
+
 // Hooks keep the ledger append-only, whoever the viewer is.
 func (PointsEntry) Hooks() []ent.Hook {
 	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}

@@ -5,6 +5,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
@@ -31,6 +32,18 @@ func (PointsLot) Fields() []ent.Field {
 }
 
 func (PointsLot) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+func (PointsLot) Edges() []ent.Edge {
+	return []ent.Edge{
+		// The edges make the lot's customer and entry foreign keys, and let
+		// the privacy policy check they belong to the viewer's tenant.
+		edge.To("customer", Customer.Type).Field("customer_id").Unique().Required().Immutable(),
+		edge.To("entry", PointsEntry.Type).Field("entry_id").Unique().Required().Immutable(),
+	}
+}
+
+// Policy: lots are spent and expired, never deleted, by a tenant's principals.
+func (PointsLot) Policy() ent.Policy { return ledgerPolicy() }
 
 func (PointsLot) Indexes() []ent.Index {
 	return []ent.Index{

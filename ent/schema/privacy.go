@@ -67,6 +67,16 @@ func denyEdgeChanges() privacy.MutationRule {
 	})
 }
 
+// ledgerPolicy is evaluated after TenantMixin's, which has already allowed
+// the service itself: it keeps tenant principals from deleting the ledger.
+func ledgerPolicy() ent.Policy {
+	return privacy.Policy{
+		Mutation: privacy.MutationPolicy{
+			privacy.OnMutationOperation(privacy.AlwaysDenyRule(), ent.OpDelete|ent.OpDeleteOne),
+		},
+	}
+}
+
 // tenantViewer returns the viewer of ctx, denying when it has no tenant.
 func tenantViewer(ctx context.Context) (viewer.Viewer, error) {
 	v, ok := viewer.FromContext(ctx)

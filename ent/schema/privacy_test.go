@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +18,10 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/migrate"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -28,10 +32,21 @@ import (
 )
 
 // kind is one tenant-owned entity, seen through the operations every
-// isolation check needs. ids are the entity's ids; name is a mutable string
-// field of it (the one update changes).
+// isolation check needs. ids are the entity's ids; name is a mutable field of
+// it (the one update changes), as a string.
 type kind struct {
 	table string
+	// appendOnly kinds refuse every update, of any row and by any viewer;
+	// their name is an immutable field, and update never changes it.
+	appendOnly bool
+	// ledger kinds (entries, lots) cannot be deleted by a tenant's principals.
+	ledger bool
+	// notNode kinds have no GraphQL type: the node resolver knows none of
+	// their ids.
+	notNode bool
+	// value, for a kind whose mutable field is not a string, makes a fresh
+	// name: the string form of a value of the field (see kind.name).
+	value func() string
 	// create makes a row; tenantID "" leaves tenant_id for the policy to set.
 	create func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error)
 	list   func(ctx context.Context, c *ent.Client) ([]string, error)
@@ -44,11 +59,70 @@ type kind struct {
 	deleteAll func(ctx context.Context, c *ent.Client) (int, error)
 }
 
+// name returns a name to give a row of k: label itself, or a fresh value of
+// the field when the kind's field is not a string.
+func (k kind) name(label string) string {
+	if k.value != nil {
+		return k.value()
+	}
+	return label
+}
+
 var seq atomic.Int64
 
 // unique returns a string unique in the test binary, digits only, so it fits
 // store codes and customer documents (CPF: 11 digits).
 func unique() string { return fmt.Sprintf("%011d", seq.Add(1)) }
+
+// lotPoints is the size of every test lot: room for any remaining count
+// uniqueRemaining makes.
+const lotPoints = 1 << 40
+
+// uniqueRemaining is a name of a points lot: its remaining points.
+func uniqueRemaining() string { return strconv.FormatInt(seq.Add(1), 10) }
+
+// uniquePublishedAt is a name of an event: its publication time, to the
+// second, in UTC.
+func uniquePublishedAt() string {
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	return base.Add(time.Duration(seq.Add(1)) * time.Second).Format(time.RFC3339)
+}
+
+// customerOf returns a customer of the tenant a row created with ctx and
+// tenantID belongs to: tenantID, else the viewer's. It looks as the system:
+// finding the customer is the fixture's business, the create is what is
+// tested (in another tenant too).
+func customerOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	if tenantID == "" {
+		v, _ := viewer.FromContext(ctx)
+		tenantID = v.TenantID
+	}
+	return c.Customer.Query().Where(customer.TenantID(tenantID)).FirstID(viewer.SystemContext(ctx))
+}
+
+// entryFor makes, as the service, a fresh credit entry of the customer for
+// a lot to refer to (a lot's entry is unique), in the customer's tenant.
+// Its source is a sale, which the points_entries kind leaves out of its
+// lists (ordersOnly), so lots do not add rows to that kind.
+func entryFor(ctx context.Context, c *ent.Client, customerID string) (string, error) {
+	sys := viewer.SystemContext(ctx)
+	cu, err := c.Customer.Get(sys, customerID)
+	if err != nil {
+		return "", err
+	}
+	src := unique()
+	e, err := c.PointsEntry.Create().SetTenantID(cu.TenantID).SetCustomerID(cu.ID).
+		SetKind(pointsentry.KindCredit).SetPoints(1).SetBalanceAfter(1).
+		SetSourceKind(pointsentry.SourceKindSale).SetSourceID(src).
+		Save(sys)
+	if err != nil {
+		return "", err
+	}
+	return e.ID, nil
+}
+
+// ordersOnly leaves out the entries entryFor makes for lots.
+var ordersOnly = pointsentry.SourceKindEQ(pointsentry.SourceKindOrder)
 
 // kinds lists every tenant-owned entity. TestTenantIsolationCoverage fails
 // when a table with a tenant_id column is missing here.
@@ -164,8 +238,20 @@ func kinds() []kind {
 			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
 				return c.Customer.Update().SetName(name).Save(ctx)
 			},
-			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Customer.DeleteOneID(id).Exec(ctx) },
-			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Customer.Delete().Exec(ctx) },
+			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Customer.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				// The customers' lots and entries refer to them (no cascade),
+				// and only the service deletes ledger rows.
+				v, _ := viewer.FromContext(ctx)
+				sys := viewer.SystemContext(ctx)
+				if _, err := c.PointsLot.Delete().Where(pointslot.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
+				if _, err := c.PointsEntry.Delete().Where(pointsentry.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
+				return c.Customer.Delete().Exec(ctx)
+			},
 		},
 		{
 			table: segment.Table,
@@ -241,6 +327,174 @@ func kinds() []kind {
 			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Campaign.DeleteOneID(id).Exec(ctx) },
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Campaign.Delete().Exec(ctx) },
 		},
+		{
+			// After customers: an entry needs a customer of its tenant.
+			table:      pointsentry.Table,
+			appendOnly: true,
+			ledger:     true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := c.PointsEntry.Create().SetCustomerID(cu).
+					SetKind(pointsentry.KindCredit).SetPoints(10).SetBalanceAfter(10).
+					SetSourceKind(pointsentry.SourceKindOrder).SetSourceID(unique()).SetReason(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				return c.PointsEntry.Query().Where(ordersOnly).IDs(ctx)
+			},
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.PointsEntry.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Reason, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.PointsEntry.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing, and must
+			// still be refused.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.PointsEntry.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.PointsEntry.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.PointsEntry.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.PointsEntry.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the remaining points.
+			table:   pointslot.Table,
+			ledger:  true,
+			notNode: true,
+			value:   uniqueRemaining,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				remaining, err := strconv.ParseInt(name, 10, 64)
+				if err != nil {
+					return "", err
+				}
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				entry, err := entryFor(ctx, c, cu)
+				if err != nil {
+					return "", err
+				}
+				m := c.PointsLot.Create().SetCustomerID(cu).SetEntryID(entry).
+					SetPoints(lotPoints).SetRemaining(remaining).SetExpiresAt(time.Now().UTC().Add(365 * 24 * time.Hour))
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.PointsLot.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.PointsLot.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return strconv.FormatInt(r.Remaining, 10), nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.PointsLot.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				remaining, err := strconv.ParseInt(name, 10, 64)
+				if err != nil {
+					return err
+				}
+				return c.PointsLot.UpdateOneID(id).SetRemaining(remaining).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				remaining, err := strconv.ParseInt(name, 10, 64)
+				if err != nil {
+					return 0, err
+				}
+				return c.PointsLot.Update().SetRemaining(remaining).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.PointsLot.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.PointsLot.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the publication time.
+			table: event.Table,
+			value: uniquePublishedAt,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				at, err := time.Parse(time.RFC3339, name)
+				if err != nil {
+					return "", err
+				}
+				m := c.Event.Create().SetType("test.happened").SetSubjectID(unique()).
+					SetData(map[string]any{"n": 1}).SetPublishedAt(at)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Event.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Event.Get(ctx, id)
+				if err != nil || r.PublishedAt == nil {
+					return "", err
+				}
+				return r.PublishedAt.UTC().Format(time.RFC3339), nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Event.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				at, err := time.Parse(time.RFC3339, name)
+				if err != nil {
+					return err
+				}
+				return c.Event.UpdateOneID(id).SetPublishedAt(at).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				at, err := time.Parse(time.RFC3339, name)
+				if err != nil {
+					return 0, err
+				}
+				return c.Event.Update().SetPublishedAt(at).Save(ctx)
+			},
+			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Event.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Event.Delete().Exec(ctx) },
+		},
 	}
 }
 
@@ -279,8 +533,9 @@ func viewerCtx(t *testing.T, role viewer.Role, tenantID string) context.Context 
 }
 
 // newFixture makes, as the system, tenants A and B each with one row of every
-// tenant-owned entity; the campaign targets the tenant's segment and the
-// customer belongs to it. Every call makes new tenants, so parallel tests on
+// tenant-owned entity; the campaign targets the tenant's segment, the
+// customer belongs to it, and the points entry and lot are the customer's.
+// Every call makes new tenants, so parallel tests on
 // one database do not see each other's rows through a tenant viewer.
 func newFixture(t *testing.T, c *ent.Client) fixture {
 	t.Helper()
@@ -290,7 +545,7 @@ func newFixture(t *testing.T, c *ent.Client) fixture {
 		require.NoError(t, err)
 		s := tenantSide{tenant: tn.ID, ids: map[string]string{}, names: map[string]string{}}
 		for _, k := range kinds() {
-			name := fmt.Sprintf("%s %s %s", k.table, label, unique())
+			name := k.name(fmt.Sprintf("%s %s %s", k.table, label, unique()))
 			id, err := k.create(ctx, c, tn.ID, name)
 			require.NoError(t, err, k.table)
 			s.ids[k.table], s.names[k.table] = id, name
@@ -362,16 +617,19 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 	aID, bID := f.a.ids[k.table], f.b.ids[k.table]
 	require.NotEqual(t, aID, bID)
 
-	// requireBIntact re-reads B's row as the system: same name, same tenant.
-	requireBIntact := func(t *testing.T) {
+	// requireIntact re-reads a tenant's row as the system: same name, same
+	// tenant.
+	requireIntact := func(t *testing.T, s tenantSide) {
 		t.Helper()
-		name, err := k.get(sys, c, bID)
-		require.NoError(t, err, "tenant B's row is gone")
-		require.Equal(t, f.b.names[k.table], name, "tenant B's row was changed")
-		tn, err := k.tenantOf(sys, c, bID)
+		id := s.ids[k.table]
+		name, err := k.get(sys, c, id)
+		require.NoError(t, err, "tenant's row %s is gone", id)
+		require.Equal(t, s.names[k.table], name, "tenant's row %s was changed", id)
+		tn, err := k.tenantOf(sys, c, id)
 		require.NoError(t, err)
-		require.Equal(t, f.b.tenant, tn, "tenant B's row changed tenant")
+		require.Equal(t, s.tenant, tn, "tenant's row %s changed tenant", id)
 	}
+	requireBIntact := func(t *testing.T) { t.Helper(); requireIntact(t, f.b) }
 
 	t.Run("list", func(t *testing.T) {
 		ids, err := k.list(asA, c)
@@ -391,6 +649,13 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 		requireHidden(t, err)
 	})
 	t.Run("noder", func(t *testing.T) {
+		if k.notNode {
+			for _, id := range []string{aID, bID} {
+				_, err := c.Noder(asA, id, ent.WithNodeType(pid.NodeType))
+				require.Error(t, err, "the node resolver resolved %s", id)
+			}
+			return
+		}
 		n, err := c.Noder(asA, aID, ent.WithNodeType(pid.NodeType))
 		require.NoError(t, err)
 		require.NotNil(t, n)
@@ -398,15 +663,31 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 		requireHidden(t, err)
 	})
 	t.Run("update", func(t *testing.T) {
-		requireHidden(t, k.update(asA, c, bID, "changed by A"))
+		if k.appendOnly {
+			require.Error(t, k.update(asA, c, bID, k.name("changed by A")))
+			requireBIntact(t)
+			require.Error(t, k.update(asA, c, aID, k.name("changed by A")), "an append-only row was updated")
+			requireIntact(t, f.a)
+			return
+		}
+		requireHidden(t, k.update(asA, c, bID, k.name("changed by A")))
 		requireBIntact(t)
-		require.NoError(t, k.update(asA, c, aID, "renamed by A"))
+		renamed := k.name("renamed by A")
+		require.NoError(t, k.update(asA, c, aID, renamed))
 		name, err := k.get(sys, c, aID)
 		require.NoError(t, err)
-		require.Equal(t, "renamed by A", name)
+		require.Equal(t, renamed, name)
 	})
 	t.Run("update_all", func(t *testing.T) {
-		n, err := k.updateAll(asA, c, "bulk by A")
+		n, err := k.updateAll(asA, c, k.name("bulk by A"))
+		if k.appendOnly {
+			if err == nil {
+				require.Zero(t, n, "bulk update changed append-only rows")
+			}
+			requireIntact(t, f.a)
+			requireBIntact(t)
+			return
+		}
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "bulk update touched rows outside tenant A")
 		requireBIntact(t)
@@ -416,14 +697,14 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 		requireBIntact(t)
 	})
 	t.Run("create_in_other_tenant", func(t *testing.T) {
-		_, err := k.create(asA, c, f.b.tenant, "planted by A")
+		_, err := k.create(asA, c, f.b.tenant, k.name("planted by A"))
 		requireDenied(t, err)
 		inB, err := k.list(viewerCtx(t, viewer.RoleAdmin, f.b.tenant), c)
 		require.NoError(t, err)
 		require.Equal(t, []string{bID}, inB, "a row was created in tenant B")
 	})
 	t.Run("create_stamps_own_tenant", func(t *testing.T) {
-		id, err := k.create(asA, c, "", "made by A")
+		id, err := k.create(asA, c, "", k.name("made by A"))
 		require.NoError(t, err)
 		tn, err := k.tenantOf(sys, c, id)
 		require.NoError(t, err)
@@ -433,7 +714,7 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 		require.ElementsMatch(t, []string{aID, id}, ids)
 	})
 	t.Run("create_explicit_own_tenant", func(t *testing.T) {
-		id, err := k.create(asA, c, f.a.tenant, "made by A explicitly")
+		id, err := k.create(asA, c, f.a.tenant, k.name("made by A explicitly"))
 		require.NoError(t, err)
 		tn, err := k.tenantOf(sys, c, id)
 		require.NoError(t, err)
@@ -442,6 +723,16 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 	t.Run("delete_all", func(t *testing.T) {
 		mine, err := k.list(asA, c)
 		require.NoError(t, err)
+		if k.ledger {
+			requireDenied(t, k.delete(asA, c, aID), "a ledger row was deleted")
+			_, err := k.deleteAll(asA, c)
+			requireDenied(t, err, "ledger rows were deleted")
+			left, err := k.list(asA, c)
+			require.NoError(t, err)
+			require.ElementsMatch(t, mine, left, "ledger rows were deleted")
+			requireBIntact(t)
+			return
+		}
 		n, err := k.deleteAll(asA, c)
 		require.NoError(t, err)
 		require.Equal(t, len(mine), n, "bulk delete touched rows outside tenant A")
@@ -468,13 +759,13 @@ func testAnalyst(t *testing.T, c *ent.Client, k kind) {
 	_, err = k.get(asA, c, bID)
 	requireHidden(t, err)
 
-	requireDenied(t, k.update(asA, c, aID, "changed by analyst"))
-	_, err = k.updateAll(asA, c, "changed by analyst")
+	requireDenied(t, k.update(asA, c, aID, k.name("changed by analyst")))
+	_, err = k.updateAll(asA, c, k.name("changed by analyst"))
 	requireDenied(t, err)
 	requireDenied(t, k.delete(asA, c, aID))
 	_, err = k.deleteAll(asA, c)
 	requireDenied(t, err)
-	_, err = k.create(asA, c, "", "made by analyst")
+	_, err = k.create(asA, c, "", k.name("made by analyst"))
 	requireDenied(t, err)
 
 	name, err = k.get(sys, c, aID)
@@ -499,9 +790,9 @@ func testNoViewer(t *testing.T, c *ent.Client, k kind) {
 			requireDenied(t, err)
 			_, err = k.get(ctx, c, aID)
 			requireDenied(t, err)
-			requireDenied(t, k.update(ctx, c, aID, "changed without viewer"))
+			requireDenied(t, k.update(ctx, c, aID, k.name("changed without viewer")))
 			requireDenied(t, k.delete(ctx, c, aID))
-			_, err = k.create(ctx, c, f.a.tenant, "made without viewer")
+			_, err = k.create(ctx, c, f.a.tenant, k.name("made without viewer"))
 			requireDenied(t, err)
 		})
 	}
@@ -523,6 +814,11 @@ func testLinks(t *testing.T, c *ent.Client) {
 	}
 	customersOf := func(t *testing.T, segmentID string) []string {
 		ids, err := c.Segment.Query().Where(segment.ID(segmentID)).QueryCustomers().IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	entriesOf := func(t *testing.T, customerID string) []string {
+		ids, err := c.PointsEntry.Query().Where(pointsentry.CustomerID(customerID), ordersOnly).IDs(sys)
 		require.NoError(t, err)
 		return ids
 	}
@@ -570,6 +866,25 @@ func testLinks(t *testing.T, c *ent.Client) {
 		require.NoError(t, err)
 		require.Nil(t, bc.SegmentID)
 	})
+	t.Run("points_entry_create_for_other_tenant_customer", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := c.PointsEntry.Create().SetCustomerID(b[customer.Table]).
+				SetKind(pointsentry.KindCredit).SetPoints(10).SetBalanceAfter(10).
+				SetSourceKind(pointsentry.SourceKindOrder).SetSourceID(unique())
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[pointsentry.Table]}, entriesOf(t, b[customer.Table]))
+	})
+	t.Run("customer_add_other_tenant_points_entry", func(t *testing.T) {
+		err := c.Customer.UpdateOneID(a[customer.Table]).AddPointsEntryIDs(b[pointsentry.Table]).Exec(asA)
+		requireDenied(t, err)
+		require.Equal(t, []string{a[pointsentry.Table]}, entriesOf(t, a[customer.Table]))
+		require.Equal(t, []string{b[pointsentry.Table]}, entriesOf(t, b[customer.Table]))
+	})
 	t.Run("traversal_filters_other_tenant", func(t *testing.T) {
 		// Plant, as the system, a cross-tenant link that the policies would
 		// refuse, so the traversals are what must hide B's rows.
@@ -607,6 +922,16 @@ func testLinks(t *testing.T, c *ent.Client) {
 		require.NoError(t, err)
 		_, err = cm.QuerySegment().Only(asA)
 		requireHidden(t, err)
+		// Nor an entry of B's ledger naming A's customer, planted by the
+		// system, from A's customer.
+		planted, err := c.PointsEntry.Create().SetTenantID(f.b.tenant).SetCustomerID(a[customer.Table]).
+			SetKind(pointsentry.KindCredit).SetPoints(10).SetBalanceAfter(10).
+			SetSourceKind(pointsentry.SourceKindOrder).SetSourceID(unique()).Save(sys)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{a[pointsentry.Table], planted.ID}, entriesOf(t, a[customer.Table]))
+		ids, err = c.Customer.Query().Where(customer.ID(a[customer.Table])).QueryPointsEntries().Where(ordersOnly).IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[pointsentry.Table]}, ids)
 		// Nor B's tenant from A's rows.
 		tn, err := c.Customer.Query().Where(customer.ID(a[customer.Table])).QueryTenant().Only(asA)
 		require.NoError(t, err)
@@ -773,9 +1098,16 @@ func TestNoUpsert(t *testing.T) {
 	t.Parallel()
 	for _, builder := range []any{
 		&ent.StoreCreate{}, &ent.APIClientCreate{}, &ent.CustomerCreate{}, &ent.SegmentCreate{}, &ent.CampaignCreate{},
+		&ent.PointsEntryCreate{}, &ent.PointsLotCreate{}, &ent.EventCreate{},
 		&ent.TenantCreate{}, &ent.SigningKeyCreate{},
 	} {
 		_, ok := reflect.TypeOf(builder).MethodByName("OnConflict")
 		require.False(t, ok, "%T has OnConflict: ent's sql/upsert feature bypasses tenant isolation", builder)
+	}
+	// Nor ent's sql/modifier feature: a Modify(func(u){ u.Set("tenant_id", …) })
+	// sets columns the policy never sees.
+	for _, builder := range []any{&ent.StoreUpdate{}, &ent.CustomerUpdateOne{}, &ent.PointsLotUpdate{}} {
+		_, ok := reflect.TypeOf(builder).MethodByName("Modify")
+		require.False(t, ok, "%T has Modify: ent's sql/modifier feature bypasses tenant isolation", builder)
 	}
 }

@@ -1,0 +1,289 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/graph/ledger"
+	"github.com/fideliza/fideliza/graph/points"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Bounds of a points operation.
+const (
+	maxPointsPerChange = 1_000_000_000
+	expiringWindow     = 30 * 24 * time.Hour
+	maxOrderIDLength   = 128
+)
+
+// CreditInput credits the points of an order.
+type CreditInput struct {
+	CustomerID string
+	OrderID    string
+	Amount     *decimal.Decimal // order value in R$; earns points at the tenant's rate
+	Points     *int64           // points to credit; wins over Amount
+}
+
+// DebitInput spends points.
+type DebitInput struct {
+	CustomerID string
+	Points     int64
+	OrderID    *string // when set, the debit of this order happens once
+	Reason     string
+}
+
+// AdjustInput corrects a balance by hand.
+type AdjustInput struct {
+	CustomerID string
+	Points     int64 // signed, not zero
+	Reason     string
+}
+
+// PointsMovement is the entry an operation wrote or, for a retried one,
+// the entry its first call wrote.
+type PointsMovement struct {
+	Entry    *ent.PointsEntry
+	Replayed bool
+}
+
+func (a *App) ledger() ledger.Ledger {
+	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.now}
+}
+
+func (a *App) now() time.Time {
+	if a.Clock != nil {
+		return a.Clock()
+	}
+	return time.Now()
+}
+
+// CreditPoints credits an order once: a repeated call answers with the
+// first result and credits nothing more.
+func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
+	var p apperr.Problems
+	requireID(&p, "customer_id", in.CustomerID)
+	requireID(&p, "order_id", in.OrderID)
+	switch {
+	case in.Amount != nil && (in.Amount.IsNegative() || in.Amount.Exponent() < -2):
+		p.Add("amount", "must be a non-negative value in R$ with at most 2 decimal places")
+	case in.Points != nil && (*in.Points <= 0 || *in.Points > maxPointsPerChange):
+		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
+	case in.Amount == nil && in.Points == nil:
+		p.Add("amount", "amount or points is required")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	var out *PointsMovement
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		pts := int64(0)
+		if in.Points != nil {
+			pts = *in.Points
+		} else {
+			cust, err := tx.Ent.Customer.Query().Where(customer.ID(in.CustomerID)).WithTenant().Only(ctx)
+			if ent.IsNotFound(err) {
+				return ledger.ErrCustomerNotFound
+			}
+			if err != nil {
+				return err
+			}
+			pts = points.Earned(*in.Amount, cust.Edges.Tenant.PointsPerReal)
+		}
+		if pts == 0 {
+			return apperr.Invalid("amount", "earns no points: less than R$ 1 at the tenant's rate")
+		}
+		res, err := a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
+			CustomerID: in.CustomerID, Kind: pointsentry.KindCredit, Points: pts,
+			SourceKind: pointsentry.SourceKindOrder, SourceID: &in.OrderID, Amount: in.Amount,
+		})
+		if err != nil {
+			return err
+		}
+		out = &PointsMovement{Entry: res.Entry, Replayed: res.Replayed}
+		return nil
+	})
+	return out, ledgerError(err)
+}
+
+// DebitPoints spends points, those expiring first first; a balance never
+// goes below zero.
+func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
+	var p apperr.Problems
+	requireID(&p, "customer_id", in.CustomerID)
+	if in.OrderID != nil {
+		requireID(&p, "order_id", *in.OrderID)
+	}
+	if in.Points <= 0 || in.Points > maxPointsPerChange {
+		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
+	}
+	if len(in.Reason) > 500 {
+		p.Add("reason", "must be at most 500 characters")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	var out *PointsMovement
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		res, err := a.ledger().Debit(ctx, tx.Ent, ledger.Debit{
+			CustomerID: in.CustomerID, Kind: pointsentry.KindDebit, Points: in.Points,
+			SourceKind: pointsentry.SourceKindOrder, SourceID: in.OrderID, Reason: in.Reason,
+		})
+		if err != nil {
+			return err
+		}
+		out = &PointsMovement{Entry: res.Entry, Replayed: res.Replayed}
+		return nil
+	})
+	return out, ledgerError(err)
+}
+
+// AdjustPoints is an operator's correction, with the reason recorded.
+func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
+	var p apperr.Problems
+	requireID(&p, "customer_id", in.CustomerID)
+	if in.Points == 0 || in.Points > maxPointsPerChange || in.Points < -maxPointsPerChange {
+		p.Add("points", "must be a non-zero number of points up to %d either way", maxPointsPerChange)
+	}
+	if strings.TrimSpace(in.Reason) == "" || len(in.Reason) > 500 {
+		p.Add("reason", "is required (at most 500 characters)")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	v, _ := viewer.FromContext(ctx)
+	reason := strings.TrimSpace(in.Reason) + " (by " + v.Subject + ")"
+	var out *PointsMovement
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		var res *ledger.Result
+		var err error
+		if in.Points > 0 {
+			res, err = a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
+				CustomerID: in.CustomerID, Kind: pointsentry.KindAdjustment, Points: in.Points,
+				SourceKind: pointsentry.SourceKindOperator, Reason: reason,
+			})
+		} else {
+			res, err = a.ledger().Debit(ctx, tx.Ent, ledger.Debit{
+				CustomerID: in.CustomerID, Kind: pointsentry.KindAdjustment, Points: -in.Points,
+				SourceKind: pointsentry.SourceKindOperator, Reason: reason,
+			})
+		}
+		if err != nil {
+			return err
+		}
+		out = &PointsMovement{Entry: res.Entry}
+		return nil
+	})
+	return out, ledgerError(err)
+}
+
+func requireID(p *apperr.Problems, field, v string) {
+	switch {
+	case strings.TrimSpace(v) == "":
+		p.Add(field, "is required")
+	case len(v) > maxOrderIDLength:
+		p.Add(field, "must be at most %d characters", maxOrderIDLength)
+	}
+}
+
+// ledgerError maps the ledger's errors to the operation errors.
+func ledgerError(err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrInsufficient):
+		return &apperr.Error{Kind: apperr.KindInvalid, Code: "insufficient_points", Field: "points",
+			Message: "the customer's balance is lower than the points asked"}
+	case errors.Is(err, ledger.ErrCustomerNotFound):
+		return apperr.NotFound("customer")
+	}
+	return err
+}
+
+// ExpiringLot is points that expire soon.
+type ExpiringLot struct {
+	Points    int64
+	ExpiresAt time.Time
+}
+
+// PointsBalance is a customer's balance with what is about to expire and
+// how far the next level is.
+type PointsBalance struct {
+	Customer           *ent.Customer
+	Expiring           []ExpiringLot // the next 30 days, soonest first
+	ExpiringPoints     int64
+	EarnedLast12Months int64
+	NextLevel          points.Level // "" at the top level
+	PointsToNextLevel  int64
+}
+
+// Balance reads a customer's points balance.
+func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
+	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).WithTenant().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("customer")
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := a.now().UTC()
+	lots, err := a.DB.Ent.PointsLot.Query().
+		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(now.Add(expiringWindow))).
+		Order(ent.Asc(pointslot.FieldExpiresAt), ent.Asc(pointslot.FieldID)).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := &PointsBalance{Customer: cust, Expiring: []ExpiringLot{}}
+	for _, l := range lots {
+		b.Expiring = append(b.Expiring, ExpiringLot{Points: l.Remaining, ExpiresAt: l.ExpiresAt})
+		b.ExpiringPoints += l.Remaining
+	}
+	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.DB.Ent, cust.ID, now.AddDate(-1, 0, 0)); err != nil {
+		return nil, err
+	}
+	if next, missing, ok := ledger.Thresholds(cust.Edges.Tenant).Next(b.EarnedLast12Months); ok {
+		b.NextLevel, b.PointsToNextLevel = next, missing
+	}
+	return b, nil
+}
+
+// StatementFilter narrows a statement to a period.
+type StatementFilter struct {
+	From, To *time.Time // inclusive, exclusive
+}
+
+// Statement lists a customer's ledger entries, newest first.
+func (a *App) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
+	if first < 1 || first > maxPageSize {
+		return nil, apperr.Invalid("limit", "must be between 1 and %d", maxPageSize)
+	}
+	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {
+		return nil, apperr.Invalid("to", "must be after from")
+	}
+	exists, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, apperr.NotFound("customer")
+	}
+	q := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(customerID))
+	if f.From != nil {
+		q.Where(pointsentry.CreatedAtGTE(f.From.UTC()))
+	}
+	if f.To != nil {
+		q.Where(pointsentry.CreatedAtLT(f.To.UTC()))
+	}
+	return q.Paginate(ctx, after, &first, nil, nil, ent.WithPointsEntryOrder(&ent.PointsEntryOrder{
+		Direction: entgql.OrderDirectionDesc, Field: ent.DefaultPointsEntryOrder.Field,
+	}))
+}

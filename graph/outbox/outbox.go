@@ -1,0 +1,26 @@
+// Package outbox records events in the transaction of the change they
+// report; the webhooks worker delivers them afterwards. A rolled-back change
+// leaves no event, and a committed one always has its event.
+package outbox
+
+import (
+	"context"
+	"time"
+
+	"github.com/fideliza/fideliza/ent"
+)
+
+// Event types.
+const (
+	CustomerLevelChanged = "customer.level_changed"
+	PointsExpiring       = "points.expiring"
+	CampaignActivated    = "campaign.activated"
+	SaleProcessed        = "sale.processed"
+)
+
+// Record writes an event of tenantID through c, the transaction's client.
+func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {
+	return c.Event.Create().
+		SetTenantID(tenantID).SetType(typ).SetSubjectID(subjectID).SetData(data).SetCreatedAt(at).
+		Exec(ctx)
+}

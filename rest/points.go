@@ -1,0 +1,244 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/apperr"
+)
+
+// creditBody is POST /points/credit.
+type creditBody struct {
+	CustomerID string       `json:"customer_id"`
+	OrderID    string       `json:"order_id"`
+	Amount     *json.Number `json:"amount"`
+	Points     *json.Number `json:"points"`
+}
+
+// debitBody is POST /points/debit.
+type debitBody struct {
+	CustomerID string      `json:"customer_id"`
+	Points     json.Number `json:"points"`
+	OrderID    *string     `json:"order_id"`
+	Reason     string      `json:"reason"`
+}
+
+type creditJSON struct {
+	EntryID        string  `json:"entry_id"`
+	CustomerID     string  `json:"customer_id"`
+	OrderID        string  `json:"order_id"`
+	PointsCredited int64   `json:"points_credited"`
+	NewBalance     int64   `json:"new_balance"`
+	ExpiresAt      *string `json:"expires_at"`
+	CreatedAt      string  `json:"created_at"`
+}
+
+type debitJSON struct {
+	EntryID       string  `json:"entry_id"`
+	CustomerID    string  `json:"customer_id"`
+	OrderID       *string `json:"order_id"`
+	PointsDebited int64   `json:"points_debited"`
+	NewBalance    int64   `json:"new_balance"`
+	CreatedAt     string  `json:"created_at"`
+}
+
+// number reads a JSON number as a decimal, or reports it as a problem.
+func number(p *apperr.Problems, field string, n *json.Number) *decimal.Decimal {
+	if n == nil {
+		return nil
+	}
+	d, err := decimal.NewFromString(n.String())
+	if err != nil {
+		p.Add(field, "must be a number")
+		return nil
+	}
+	return &d
+}
+
+// integer reads a JSON number that must be a whole number.
+func integer(p *apperr.Problems, field string, n *json.Number) *int64 {
+	d := number(p, field, n)
+	if d == nil {
+		return nil
+	}
+	if !d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(1<<53)) {
+		p.Add(field, "must be a whole number")
+		return nil
+	}
+	v := d.IntPart()
+	return &v
+}
+
+func stampPtr(e *ent.PointsEntry) *string {
+	if e.ExpiresAt == nil {
+		return nil
+	}
+	s := timestamp(*e.ExpiresAt)
+	return &s
+}
+
+// creditPoints is POST /points/credit (and /v1/points/credit). A repeated
+// call for the same order answers with the first result.
+func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
+	var body creditBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	in := graph.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
+		Amount: number(&p, "amount", body.Amount), Points: integer(&p, "points", body.Points)}
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	m, err := s.app.CreditPoints(r.Context(), in)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	e := m.Entry
+	writeJSON(w, http.StatusCreated, creditJSON{
+		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: body.OrderID, PointsCredited: e.Points,
+		NewBalance: e.BalanceAfter, ExpiresAt: stampPtr(e), CreatedAt: timestamp(e.CreatedAt),
+	})
+}
+
+// debitPoints is POST /points/debit.
+func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
+	var body debitBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	pts := integer(&p, "points", &body.Points)
+	if body.Points == "" {
+		p.Add("points", "is required")
+	}
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	m, err := s.app.DebitPoints(r.Context(), graph.DebitInput{
+		CustomerID: body.CustomerID, Points: *pts, OrderID: body.OrderID, Reason: body.Reason,
+	})
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	e := m.Entry
+	writeJSON(w, http.StatusCreated, debitJSON{
+		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.SourceID, PointsDebited: -e.Points,
+		NewBalance: e.BalanceAfter, CreatedAt: timestamp(e.CreatedAt),
+	})
+}
+
+type expiringJSON struct {
+	Points    int64  `json:"points"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// pointsBalance is GET /points/balance/{customer_id}.
+func (s *server) pointsBalance(w http.ResponseWriter, r *http.Request) {
+	b, err := s.app.Balance(r.Context(), chi.URLParam(r, "customer_id"))
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	lots := make([]expiringJSON, len(b.Expiring))
+	for i, l := range b.Expiring {
+		lots[i] = expiringJSON{Points: l.Points, ExpiresAt: timestamp(l.ExpiresAt)}
+	}
+	var next *string
+	var missing *int64
+	if b.NextLevel != "" {
+		n := string(b.NextLevel)
+		next, missing = &n, &b.PointsToNextLevel
+	}
+	c := b.Customer
+	writeJSON(w, http.StatusOK, map[string]any{
+		"customer_id":                  c.ID,
+		"points_balance":               c.PointsBalance,
+		"level":                        c.Level,
+		"next_level":                   next,
+		"points_to_next_level":         missing,
+		"points_earned_last_12_months": b.EarnedLast12Months,
+		"lifetime_value":               json.Number(c.LifetimeValue.String()),
+		"expiring_soon":                map[string]any{"points": b.ExpiringPoints, "days": 30, "lots": lots},
+	})
+}
+
+type entryJSON struct {
+	ID           string       `json:"id"`
+	Kind         string       `json:"kind"`
+	Points       int64        `json:"points"`
+	BalanceAfter int64        `json:"balance_after"`
+	Source       sourceJSON   `json:"source"`
+	Reason       string       `json:"reason"`
+	Amount       *json.Number `json:"amount"`
+	ExpiresAt    *string      `json:"expires_at"`
+	CreatedAt    string       `json:"created_at"`
+}
+
+type sourceJSON struct {
+	Kind string  `json:"kind"`
+	ID   *string `json:"id"`
+}
+
+// pointsStatement is GET /points/statement/{customer_id}.
+func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var p apperr.Problems
+	after, limit := pageQuery(q, "ptx_", &p)
+	var f graph.StatementFilter
+	if v := q.Get("from"); v != "" {
+		t, err := parseInstant(v)
+		if err != nil {
+			p.Add("from", "must be an ISO 8601 date or date-time")
+		}
+		f.From = &t
+	}
+	if v := q.Get("to"); v != "" {
+		t, err := parseInstant(v)
+		if err != nil {
+			p.Add("to", "must be an ISO 8601 date or date-time")
+		}
+		f.To = &t
+	}
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	conn, err := s.app.Statement(r.Context(), chi.URLParam(r, "customer_id"), f, after, limit)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	items := make([]entryJSON, 0, len(conn.Edges))
+	for _, edge := range conn.Edges {
+		e := edge.Node
+		item := entryJSON{
+			ID: e.ID, Kind: string(e.Kind), Points: e.Points, BalanceAfter: e.BalanceAfter,
+			Source: sourceJSON{Kind: string(e.SourceKind), ID: e.SourceID}, Reason: e.Reason,
+			ExpiresAt: stampPtr(e), CreatedAt: timestamp(e.CreatedAt),
+		}
+		if e.Amount != nil {
+			n := json.Number(e.Amount.String())
+			item.Amount = &n
+		}
+		items = append(items, item)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"customer_id": chi.URLParam(r, "customer_id"), "data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount),
+	})
+}
