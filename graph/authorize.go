@@ -7,10 +7,15 @@ import (
 	"github.com/fideliza/fideliza/graph/apperr"
 )
 
-// ScopeBackoffice is held by back-office users (admin, analyst) only: it
-// guards what an integration has no business reading, such as the tenant's
-// list of API clients. It cannot be requested at /auth/token.
-const ScopeBackoffice = "backoffice:read"
+// Back-office scopes are held by back-office users only and cannot be
+// requested at /auth/token: ScopeBackoffice (admin and analyst) guards what
+// an integration has no business reading, such as the tenant's API clients;
+// ScopeBackofficeWrite (admin) guards operator actions such as point
+// adjustments.
+const (
+	ScopeBackoffice      = "backoffice:read"
+	ScopeBackofficeWrite = "backoffice:write"
+)
 
 // Authorize says whether the viewer of ctx holds scope; "" needs only a
 // viewer. It is the one check behind every REST route and GraphQL field.
@@ -22,6 +27,8 @@ func Authorize(ctx context.Context, scope string) error {
 	case scope == "" || v.IsSystem():
 		return nil
 	case scope == ScopeBackoffice && (v.Role == viewer.RoleAdmin || v.Role == viewer.RoleAnalyst):
+		return nil
+	case scope == ScopeBackofficeWrite && v.Role == viewer.RoleAdmin:
 		return nil
 	case v.HasScope(scope):
 		return nil

@@ -287,3 +287,64 @@ func (a *App) Statement(ctx context.Context, customerID string, f StatementFilte
 		Direction: entgql.OrderDirectionDesc, Field: ent.DefaultPointsEntryOrder.Field,
 	}))
 }
+
+// Liability is what a tenant's customers could still spend.
+type Liability struct {
+	Total         int64
+	ByLevel       []LevelLiability // every level, lowest first
+	ByExpiryMonth []MonthLiability // soonest first
+}
+
+// LevelLiability is the points held by the customers of one level.
+type LevelLiability struct {
+	Level     points.Level
+	Customers int
+	Points    int64
+}
+
+// MonthLiability is the unspent points that expire in one month (UTC).
+type MonthLiability struct {
+	Month  string // YYYY-MM
+	Points int64
+}
+
+// PointsLiability sums the viewer's tenant's outstanding points.
+func (a *App) PointsLiability(ctx context.Context) (*Liability, error) {
+	var rows []struct {
+		Level  string `json:"level"`
+		Count  int    `json:"count"`
+		Points int64  `json:"points"`
+	}
+	err := a.DB.Ent.Customer.Query().GroupBy(customer.FieldLevel).
+		Aggregate(ent.As(ent.Count(), "count"), ent.As(ent.Sum(customer.FieldPointsBalance), "points")).
+		Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	l := &Liability{}
+	for _, lv := range points.Levels {
+		ll := LevelLiability{Level: lv}
+		for _, r := range rows {
+			if r.Level == string(lv) {
+				ll.Customers, ll.Points = r.Count, r.Points
+			}
+		}
+		l.ByLevel = append(l.ByLevel, ll)
+		l.Total += ll.Points
+	}
+	lots, err := a.DB.Ent.PointsLot.Query().Where(pointslot.RemainingGT(0)).
+		Order(ent.Asc(pointslot.FieldExpiresAt)).
+		Select(pointslot.FieldExpiresAt, pointslot.FieldRemaining).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, lot := range lots {
+		month := lot.ExpiresAt.UTC().Format("2006-01")
+		if n := len(l.ByExpiryMonth); n > 0 && l.ByExpiryMonth[n-1].Month == month {
+			l.ByExpiryMonth[n-1].Points += lot.Remaining
+			continue
+		}
+		l.ByExpiryMonth = append(l.ByExpiryMonth, MonthLiability{Month: month, Points: lot.Remaining})
+	}
+	return l, nil
+}

@@ -44,6 +44,7 @@ func NewHandler(app *App) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.AroundRootFields(authorizeRootField)
+	srv.AroundFields(authorizeField)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return presentError(ctx, app.Log, err)
 	})

@@ -30,8 +30,30 @@ var RootFieldScopes = map[string]string{
 	"Query.segments":       "customers:read",
 	"Query.campaigns":      "campaigns:read",
 
+	"Query.pointsLiability": "loyalty:read",
+
 	"Mutation.createCustomer": "customers:write",
 	"Mutation.updateCustomer": "customers:write",
+	"Mutation.creditPoints":   "loyalty:write",
+	"Mutation.debitPoints":    "loyalty:write",
+	"Mutation.adjustPoints":   ScopeBackofficeWrite,
+}
+
+// FieldScopes guards fields below the root whose data another scope owns:
+// reading a customer does not grant reading its ledger.
+var FieldScopes = map[string]string{
+	"Customer.pointsEntries": "loyalty:read",
+}
+
+// authorizeField refuses a field of FieldScopes whose scope the viewer lacks.
+func authorizeField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if scope, ok := FieldScopes[fc.Object+"."+fc.Field.Name]; ok {
+		if err := Authorize(ctx, scope); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx)
 }
 
 // nodeScope is the scope needed to read a node fetched by id.

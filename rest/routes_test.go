@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -137,6 +138,10 @@ var graphQLProbes = map[string]string{
 	"Query.campaigns":         `{ campaigns { totalCount } }`,
 	"Mutation.createCustomer": `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`,
 	"Mutation.updateCustomer": `mutation { updateCustomer(id: "cus_00000000000000000000000000", input: {name: "Ana"}) { id } }`,
+	"Query.pointsLiability":   `{ pointsLiability { total } }`,
+	"Mutation.creditPoints":   `mutation { creditPoints(input: {customerID: "cus_00000000000000000000000000", orderID: "o-1", points: 10}) { replayed } }`,
+	"Mutation.debitPoints":    `mutation { debitPoints(input: {customerID: "cus_00000000000000000000000000", points: 10}) { replayed } }`,
+	"Mutation.adjustPoints":   `mutation { adjustPoints(input: {customerID: "cus_00000000000000000000000000", points: 10, reason: "gift"}) { replayed } }`,
 }
 
 func TestGraphQLScopeMatrix(t *testing.T) {
@@ -174,7 +179,7 @@ func TestGraphQLScopeMatrix(t *testing.T) {
 				switch scope {
 				case "":
 					require.NotContains(t, codes(call(s.tokenWith(t, "loyalty:read"))), "insufficient_scope")
-				case graph.ScopeBackoffice:
+				case graph.ScopeBackoffice, graph.ScopeBackofficeWrite:
 					// OAuth clients can never hold it: only back-office users.
 					require.Contains(t, codes(call(s.tokenWith(t, strings.Join(auth.Scopes, " ")))), "insufficient_scope")
 				default:
@@ -184,6 +189,41 @@ func TestGraphQLScopeMatrix(t *testing.T) {
 					require.NotContains(t, codes(call(s.tokenWith(t, scope))), "insufficient_scope")
 				}
 			})
+		}
+	})
+}
+
+// TestGraphQLFieldScopes: a field below the root guarded by FieldScopes is
+// refused without its scope even when the root field is allowed.
+func TestGraphQLFieldScopes(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		s := newScopeServer(t, db)
+		ctx := viewer.TenantContext(context.Background(), s.client.Client.TenantID)
+		_, err := s.app.CreateCustomer(ctx, graph.CustomerInput{
+			Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
+		})
+		require.NoError(t, err)
+		query := `{ customers { edges { node { name pointsEntries { totalCount } } } } }`
+		for field, scope := range graph.FieldScopes {
+			require.Equal(t, "Customer.pointsEntries", field, "add a probe for %s", field)
+			call := func(token string) string {
+				body, _ := json.Marshal(map[string]string{"query": query})
+				req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/graphql", strings.NewReader(string(body)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				raw, _ := io.ReadAll(resp.Body)
+				return string(raw)
+			}
+			without := call(s.tokenWith(t, "customers:read"))
+			require.Contains(t, without, "insufficient_scope")
+			require.Contains(t, without, scope)
+			with := call(s.tokenWith(t, "customers:read "+scope))
+			require.NotContains(t, with, "insufficient_scope")
+			require.Contains(t, with, `"totalCount":0`)
 		}
 	})
 }

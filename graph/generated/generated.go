@@ -165,7 +165,10 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AdjustPoints   func(childComplexity int, input AdjustPointsInput) int
 		CreateCustomer func(childComplexity int, input CreateCustomerInput) int
+		CreditPoints   func(childComplexity int, input CreditPointsInput) int
+		DebitPoints    func(childComplexity int, input DebitPointsInput) int
 		UpdateCustomer func(childComplexity int, id string, input UpdateCustomerInput) int
 	}
 
@@ -174,6 +177,17 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PointsByLevel struct {
+		Customers func(childComplexity int) int
+		Level     func(childComplexity int) int
+		Points    func(childComplexity int) int
+	}
+
+	PointsByMonth struct {
+		Month  func(childComplexity int) int
+		Points func(childComplexity int) int
 	}
 
 	PointsEntry struct {
@@ -203,16 +217,28 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PointsLiability struct {
+		ByExpiryMonth func(childComplexity int) int
+		ByLevel       func(childComplexity int) int
+		Total         func(childComplexity int) int
+	}
+
+	PointsMovement struct {
+		Entry    func(childComplexity int) int
+		Replayed func(childComplexity int) int
+	}
+
 	Query struct {
-		APIClients     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
-		Campaigns      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
-		CustomerSearch func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
-		Customers      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		Node           func(childComplexity int, id string) int
-		Nodes          func(childComplexity int, ids []string) int
-		Segments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
-		Stores         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
-		Tenants        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+		APIClients      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
+		Campaigns       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerSearch  func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
+		Customers       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		Node            func(childComplexity int, id string) int
+		Nodes           func(childComplexity int, ids []string) int
+		PointsLiability func(childComplexity int) int
+		Segments        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
+		Stores          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
+		Tenants         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
 	}
 
 	Segment struct {
@@ -303,6 +329,9 @@ type CustomerResolver interface {
 type MutationResolver interface {
 	CreateCustomer(ctx context.Context, input CreateCustomerInput) (*ent.Customer, error)
 	UpdateCustomer(ctx context.Context, id string, input UpdateCustomerInput) (*ent.Customer, error)
+	CreditPoints(ctx context.Context, input CreditPointsInput) (*PointsMovement, error)
+	DebitPoints(ctx context.Context, input DebitPointsInput) (*PointsMovement, error)
+	AdjustPoints(ctx context.Context, input AdjustPointsInput) (*PointsMovement, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (ent.Noder, error)
@@ -314,6 +343,7 @@ type QueryResolver interface {
 	Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error)
 	Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error)
 	CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error)
+	PointsLiability(ctx context.Context) (*PointsLiability, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -854,6 +884,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
+	case "Mutation.adjustPoints":
+		if e.ComplexityRoot.Mutation.AdjustPoints == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_adjustPoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AdjustPoints(childComplexity, args["input"].(AdjustPointsInput)), true
 	case "Mutation.createCustomer":
 		if e.ComplexityRoot.Mutation.CreateCustomer == nil {
 			break
@@ -865,6 +906,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCustomer(childComplexity, args["input"].(CreateCustomerInput)), true
+	case "Mutation.creditPoints":
+		if e.ComplexityRoot.Mutation.CreditPoints == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_creditPoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreditPoints(childComplexity, args["input"].(CreditPointsInput)), true
+	case "Mutation.debitPoints":
+		if e.ComplexityRoot.Mutation.DebitPoints == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_debitPoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DebitPoints(childComplexity, args["input"].(DebitPointsInput)), true
 	case "Mutation.updateCustomer":
 		if e.ComplexityRoot.Mutation.UpdateCustomer == nil {
 			break
@@ -901,6 +964,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PointsByLevel.customers":
+		if e.ComplexityRoot.PointsByLevel.Customers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsByLevel.Customers(childComplexity), true
+	case "PointsByLevel.level":
+		if e.ComplexityRoot.PointsByLevel.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsByLevel.Level(childComplexity), true
+	case "PointsByLevel.points":
+		if e.ComplexityRoot.PointsByLevel.Points == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsByLevel.Points(childComplexity), true
+
+	case "PointsByMonth.month":
+		if e.ComplexityRoot.PointsByMonth.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsByMonth.Month(childComplexity), true
+	case "PointsByMonth.points":
+		if e.ComplexityRoot.PointsByMonth.Points == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsByMonth.Points(childComplexity), true
 
 	case "PointsEntry.amount":
 		if e.ComplexityRoot.PointsEntry.Amount == nil {
@@ -1013,6 +1108,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PointsEntryEdge.Node(childComplexity), true
 
+	case "PointsLiability.byExpiryMonth":
+		if e.ComplexityRoot.PointsLiability.ByExpiryMonth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsLiability.ByExpiryMonth(childComplexity), true
+	case "PointsLiability.byLevel":
+		if e.ComplexityRoot.PointsLiability.ByLevel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsLiability.ByLevel(childComplexity), true
+	case "PointsLiability.total":
+		if e.ComplexityRoot.PointsLiability.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsLiability.Total(childComplexity), true
+
+	case "PointsMovement.entry":
+		if e.ComplexityRoot.PointsMovement.Entry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsMovement.Entry(childComplexity), true
+	case "PointsMovement.replayed":
+		if e.ComplexityRoot.PointsMovement.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsMovement.Replayed(childComplexity), true
+
 	case "Query.apiClients":
 		if e.ComplexityRoot.Query.APIClients == nil {
 			break
@@ -1080,6 +1207,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.pointsLiability":
+		if e.ComplexityRoot.Query.PointsLiability == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.PointsLiability(childComplexity), true
 	case "Query.segments":
 		if e.ComplexityRoot.Query.Segments == nil {
 			break
@@ -1437,15 +1570,18 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAPIClientOrder,
 		ec.unmarshalInputAPIClientWhereInput,
+		ec.unmarshalInputAdjustPointsInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateSegmentInput,
 		ec.unmarshalInputCreateStoreInput,
+		ec.unmarshalInputCreditPointsInput,
 		ec.unmarshalInputCustomerAddressInput,
 		ec.unmarshalInputCustomerConsentInput,
 		ec.unmarshalInputCustomerOrder,
 		ec.unmarshalInputCustomerWhereInput,
+		ec.unmarshalInputDebitPointsInput,
 		ec.unmarshalInputEventOrder,
 		ec.unmarshalInputEventWhereInput,
 		ec.unmarshalInputPointsEntryOrder,
@@ -4318,6 +4454,83 @@ input UpdateTenantInput {
   clearSandboxes: Boolean
 }
 `, BuiltIn: false},
+	{Name: "../../schema/points.graphql", Input: `"""
+Points credited for an order: once per order; a repeated call returns the first result.
+"""
+input CreditPointsInput {
+  customerID: ID!
+  orderID: String!
+  "Order value in R$; earns points at the tenant's rate."
+  amount: Decimal
+  "Points to credit; wins over amount."
+  points: Int
+}
+
+"""
+Points spent, those expiring first first.
+"""
+input DebitPointsInput {
+  customerID: ID!
+  points: Int!
+  "When given, the debit of this order happens once."
+  orderID: String
+  reason: String
+}
+
+"""
+An operator's correction of a balance.
+"""
+input AdjustPointsInput {
+  customerID: ID!
+  "Positive to add, negative to remove."
+  points: Int!
+  reason: String!
+}
+
+"""
+The ledger entry a points operation wrote, or found when it had already run.
+"""
+type PointsMovement {
+  entry: PointsEntry!
+  "True when the operation had already run and nothing changed."
+  replayed: Boolean!
+}
+
+"""
+Outstanding points of the tenant: the balance its customers could spend.
+"""
+type PointsLiability {
+  total: Int!
+  byLevel: [PointsByLevel!]!
+  "Points still unspent, by the month they expire (UTC), soonest first."
+  byExpiryMonth: [PointsByMonth!]!
+}
+
+type PointsByLevel {
+  level: CustomerLevel!
+  customers: Int!
+  points: Int!
+}
+
+type PointsByMonth {
+  "YYYY-MM."
+  month: String!
+  points: Int!
+}
+
+extend type Query {
+  """
+  Outstanding points by level and by month of expiry.
+  """
+  pointsLiability: PointsLiability!
+}
+
+extend type Mutation {
+  creditPoints(input: CreditPointsInput!): PointsMovement!
+  debitPoints(input: DebitPointsInput!): PointsMovement!
+  adjustPoints(input: AdjustPointsInput!): PointsMovement!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
 An exact decimal number rendered as a string, such as "12.50". Money is in R$.
 """
@@ -4575,6 +4788,28 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PointsByLevel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "level":
+		return ec.fieldContext_PointsByLevel_level(ctx, field)
+	case "customers":
+		return ec.fieldContext_PointsByLevel_customers(ctx, field)
+	case "points":
+		return ec.fieldContext_PointsByLevel_points(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PointsByLevel", field.Name)
+}
+
+func (ec *executionContext) childFields_PointsByMonth(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_PointsByMonth_month(ctx, field)
+	case "points":
+		return ec.fieldContext_PointsByMonth_points(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PointsByMonth", field.Name)
+}
+
 func (ec *executionContext) childFields_PointsEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4627,6 +4862,28 @@ func (ec *executionContext) childFields_PointsEntryEdge(ctx context.Context, fie
 		return ec.fieldContext_PointsEntryEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PointsEntryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PointsLiability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_PointsLiability_total(ctx, field)
+	case "byLevel":
+		return ec.fieldContext_PointsLiability_byLevel(ctx, field)
+	case "byExpiryMonth":
+		return ec.fieldContext_PointsLiability_byExpiryMonth(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PointsLiability", field.Name)
+}
+
+func (ec *executionContext) childFields_PointsMovement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "entry":
+		return ec.fieldContext_PointsMovement_entry(ctx, field)
+	case "replayed":
+		return ec.fieldContext_PointsMovement_replayed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PointsMovement", field.Name)
 }
 
 func (ec *executionContext) childFields_Segment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5005,12 +5262,54 @@ func (ec *executionContext) field_Customer_segments_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_adjustPoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (AdjustPointsInput, error) {
+			return ec.unmarshalNAdjustPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAdjustPointsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateCustomerInput, error) {
 			return ec.unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_creditPoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreditPointsInput, error) {
+			return ec.unmarshalNCreditPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreditPointsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_debitPoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (DebitPointsInput, error) {
+			return ec.unmarshalNDebitPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDebitPointsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7777,6 +8076,138 @@ func (ec *executionContext) fieldContext_Mutation_updateCustomer(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_creditPoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_creditPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreditPoints(ctx, fc.Args["input"].(CreditPointsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PointsMovement) graphql.Marshaler {
+			return ec.marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_creditPoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsMovement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_creditPoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_debitPoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_debitPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DebitPoints(ctx, fc.Args["input"].(DebitPointsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PointsMovement) graphql.Marshaler {
+			return ec.marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_debitPoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsMovement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_debitPoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_adjustPoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_adjustPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AdjustPoints(ctx, fc.Args["input"].(AdjustPointsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PointsMovement) graphql.Marshaler {
+			return ec.marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_adjustPoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsMovement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_adjustPoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7867,6 +8298,121 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _PointsByLevel_level(ctx context.Context, field graphql.CollectedField, obj *PointsByLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsByLevel_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v customer.Level) graphql.Marshaler {
+			return ec.marshalNCustomerLevel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐLevel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsByLevel_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsByLevel", field, false, false, errors.New("field of type CustomerLevel does not have child fields"))
+}
+
+func (ec *executionContext) _PointsByLevel_customers(ctx context.Context, field graphql.CollectedField, obj *PointsByLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsByLevel_customers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsByLevel_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsByLevel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PointsByLevel_points(ctx context.Context, field graphql.CollectedField, obj *PointsByLevel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsByLevel_points(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Points, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsByLevel_points(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsByLevel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PointsByMonth_month(ctx context.Context, field graphql.CollectedField, obj *PointsByMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsByMonth_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsByMonth_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsByMonth", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PointsByMonth_points(ctx context.Context, field graphql.CollectedField, obj *PointsByMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsByMonth_points(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Points, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsByMonth_points(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsByMonth", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _PointsEntry_id(ctx context.Context, field graphql.CollectedField, obj *ent.PointsEntry) (ret graphql.Marshaler) {
@@ -8319,6 +8865,148 @@ func (ec *executionContext) fieldContext_PointsEntryEdge_cursor(_ context.Contex
 	return graphql.NewScalarFieldContext("PointsEntryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _PointsLiability_total(ctx context.Context, field graphql.CollectedField, obj *PointsLiability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsLiability_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsLiability_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsLiability", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PointsLiability_byLevel(ctx context.Context, field graphql.CollectedField, obj *PointsLiability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsLiability_byLevel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByLevel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*PointsByLevel) graphql.Marshaler {
+			return ec.marshalNPointsByLevel2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsLiability_byLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PointsLiability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsByLevel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PointsLiability_byExpiryMonth(ctx context.Context, field graphql.CollectedField, obj *PointsLiability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsLiability_byExpiryMonth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByExpiryMonth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*PointsByMonth) graphql.Marshaler {
+			return ec.marshalNPointsByMonth2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonthᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsLiability_byExpiryMonth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PointsLiability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsByMonth(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PointsMovement_entry(ctx context.Context, field graphql.CollectedField, obj *PointsMovement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsMovement_entry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.PointsEntry) graphql.Marshaler {
+			return ec.marshalNPointsEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsMovement_entry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PointsMovement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PointsMovement_replayed(ctx context.Context, field graphql.CollectedField, obj *PointsMovement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsMovement_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsMovement_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsMovement", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8711,6 +9399,38 @@ func (ec *executionContext) fieldContext_Query_customerSearch(ctx context.Contex
 	if fc.Args, err = ec.field_Query_customerSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pointsLiability(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pointsLiability(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().PointsLiability(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PointsLiability) graphql.Marshaler {
+			return ec.marshalNPointsLiability2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsLiability(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pointsLiability(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsLiability(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -11609,6 +12329,50 @@ func (ec *executionContext) unmarshalInputAPIClientWhereInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAdjustPointsInput(ctx context.Context, obj any) (AdjustPointsInput, error) {
+	var it AdjustPointsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerID", "points", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "points":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("points"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Points = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCampaignOrder(ctx context.Context, obj any) (ent.CampaignOrder, error) {
 	var it ent.CampaignOrder
 	if obj == nil {
@@ -13256,6 +14020,57 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 				return it, err
 			}
 			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreditPointsInput(ctx context.Context, obj any) (CreditPointsInput, error) {
+	var it CreditPointsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerID", "orderID", "amount", "points"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "orderID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderID"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "points":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("points"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Points = data
 		}
 	}
 	return it, nil
@@ -15060,6 +15875,57 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasPointsEntriesWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDebitPointsInput(ctx context.Context, obj any) (DebitPointsInput, error) {
+	var it DebitPointsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerID", "points", "orderID", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "points":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("points"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Points = data
+		case "orderID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -20167,6 +21033,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "creditPoints":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_creditPoints(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "debitPoints":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_debitPoints(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "adjustPoints":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_adjustPoints(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20218,6 +21105,97 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pointsByLevelImplementors = []string{"PointsByLevel"}
+
+func (ec *executionContext) _PointsByLevel(ctx context.Context, sel ast.SelectionSet, obj *PointsByLevel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pointsByLevelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PointsByLevel")
+		case "level":
+			out.Values[i] = ec._PointsByLevel_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customers":
+			out.Values[i] = ec._PointsByLevel_customers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "points":
+			out.Values[i] = ec._PointsByLevel_points(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pointsByMonthImplementors = []string{"PointsByMonth"}
+
+func (ec *executionContext) _PointsByMonth(ctx context.Context, sel ast.SelectionSet, obj *PointsByMonth) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pointsByMonthImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PointsByMonth")
+		case "month":
+			out.Values[i] = ec._PointsByMonth_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "points":
+			out.Values[i] = ec._PointsByMonth_points(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -20463,6 +21441,97 @@ func (ec *executionContext) _PointsEntryEdge(ctx context.Context, sel ast.Select
 	return out
 }
 
+var pointsLiabilityImplementors = []string{"PointsLiability"}
+
+func (ec *executionContext) _PointsLiability(ctx context.Context, sel ast.SelectionSet, obj *PointsLiability) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pointsLiabilityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PointsLiability")
+		case "total":
+			out.Values[i] = ec._PointsLiability_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byLevel":
+			out.Values[i] = ec._PointsLiability_byLevel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byExpiryMonth":
+			out.Values[i] = ec._PointsLiability_byExpiryMonth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pointsMovementImplementors = []string{"PointsMovement"}
+
+func (ec *executionContext) _PointsMovement(ctx context.Context, sel ast.SelectionSet, obj *PointsMovement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pointsMovementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PointsMovement")
+		case "entry":
+			out.Values[i] = ec._PointsMovement_entry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._PointsMovement_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -20669,6 +21738,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_customerSearch(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pointsLiability":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pointsLiability(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -21823,6 +22914,11 @@ func (ec *executionContext) unmarshalNAPIClientWhereInput2ᚖgithubᚗcomᚋfide
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNAdjustPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAdjustPointsInput(ctx context.Context, v any) (AdjustPointsInput, error) {
+	res, err := ec.unmarshalInputAdjustPointsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21902,6 +22998,11 @@ func (ec *executionContext) unmarshalNCampaignWhereInput2ᚖgithubᚗcomᚋfidel
 
 func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx context.Context, v any) (CreateCustomerInput, error) {
 	res, err := ec.unmarshalInputCreateCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreditPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreditPointsInput(ctx context.Context, v any) (CreditPointsInput, error) {
+	res, err := ec.unmarshalInputCreditPointsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -22000,6 +23101,11 @@ func (ec *executionContext) marshalNCustomerPOSStatus2string(ctx context.Context
 func (ec *executionContext) unmarshalNCustomerWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInput(ctx context.Context, v any) (*ent.CustomerWhereInput, error) {
 	res, err := ec.unmarshalInputCustomerWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDebitPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDebitPointsInput(ctx context.Context, v any) (DebitPointsInput, error) {
+	res, err := ec.unmarshalInputDebitPointsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx context.Context, v any) (decimal.Decimal, error) {
@@ -22140,6 +23246,68 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPointsByLevel2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevelᚄ(ctx context.Context, sel ast.SelectionSet, v []*PointsByLevel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPointsByLevel2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPointsByLevel2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByLevel(ctx context.Context, sel ast.SelectionSet, v *PointsByLevel) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PointsByLevel(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPointsByMonth2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []*PointsByMonth) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPointsByMonth2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonth(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPointsByMonth2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsByMonth(ctx context.Context, sel ast.SelectionSet, v *PointsByMonth) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PointsByMonth(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPointsEntry2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntry(ctx context.Context, sel ast.SelectionSet, v *ent.PointsEntry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PointsEntry(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPointsEntryConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.PointsEntryConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -22189,6 +23357,26 @@ func (ec *executionContext) marshalNPointsEntrySourceKind2githubᚗcomᚋfideliz
 func (ec *executionContext) unmarshalNPointsEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryWhereInput(ctx context.Context, v any) (*ent.PointsEntryWhereInput, error) {
 	res, err := ec.unmarshalInputPointsEntryWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPointsLiability2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsLiability(ctx context.Context, sel ast.SelectionSet, v *PointsLiability) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PointsLiability(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsMovement(ctx context.Context, sel ast.SelectionSet, v *PointsMovement) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PointsMovement(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSegmentConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SegmentConnection) graphql.Marshaler {

@@ -4,8 +4,18 @@ package generated
 
 import (
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/shopspring/decimal"
 )
+
+// An operator's correction of a balance.
+type AdjustPointsInput struct {
+	CustomerID string `json:"customerID"`
+	// Positive to add, negative to remove.
+	Points int    `json:"points"`
+	Reason string `json:"reason"`
+}
 
 // A new customer. CPF is accepted with or without formatting.
 type CreateCustomerInput struct {
@@ -22,6 +32,16 @@ type CreateCustomerInput struct {
 	Consent   *CustomerConsentInput `json:"consent,omitempty"`
 }
 
+// Points credited for an order: once per order; a repeated call returns the first result.
+type CreditPointsInput struct {
+	CustomerID string `json:"customerID"`
+	OrderID    string `json:"orderID"`
+	// Order value in R$; earns points at the tenant's rate.
+	Amount *decimal.Decimal `json:"amount,omitempty"`
+	// Points to credit; wins over amount.
+	Points *int `json:"points,omitempty"`
+}
+
 // A postal address; every part is optional.
 type CustomerAddressInput struct {
 	Street  graphql.Omittable[*string] `json:"street,omitempty"`
@@ -34,6 +54,42 @@ type CustomerAddressInput struct {
 type CustomerConsentInput struct {
 	MarketingEmail graphql.Omittable[*bool] `json:"marketingEmail,omitempty"`
 	MarketingSms   graphql.Omittable[*bool] `json:"marketingSms,omitempty"`
+}
+
+// Points spent, those expiring first first.
+type DebitPointsInput struct {
+	CustomerID string `json:"customerID"`
+	Points     int    `json:"points"`
+	// When given, the debit of this order happens once.
+	OrderID *string `json:"orderID,omitempty"`
+	Reason  *string `json:"reason,omitempty"`
+}
+
+type PointsByLevel struct {
+	Level     customer.Level `json:"level"`
+	Customers int            `json:"customers"`
+	Points    int            `json:"points"`
+}
+
+type PointsByMonth struct {
+	// YYYY-MM.
+	Month  string `json:"month"`
+	Points int    `json:"points"`
+}
+
+// Outstanding points of the tenant: the balance its customers could spend.
+type PointsLiability struct {
+	Total   int              `json:"total"`
+	ByLevel []*PointsByLevel `json:"byLevel"`
+	// Points still unspent, by the month they expire (UTC), soonest first.
+	ByExpiryMonth []*PointsByMonth `json:"byExpiryMonth"`
+}
+
+// The ledger entry a points operation wrote, or found when it had already run.
+type PointsMovement struct {
+	Entry *ent.PointsEntry `json:"entry"`
+	// True when the operation had already run and nothing changed.
+	Replayed bool `json:"replayed"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.

@@ -1,0 +1,11 @@
+package graph
+
+import "github.com/fideliza/fideliza/graph/generated"
+
+// movement renders an operation's points movement for GraphQL.
+func movement(m *PointsMovement, err error) (*generated.PointsMovement, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &generated.PointsMovement{Entry: m.Entry, Replayed: m.Replayed}, nil
+}
