@@ -77,11 +77,15 @@ type CampaignEdges struct {
 	Tenant *Tenant `json:"tenant,omitempty"`
 	// Segment holds the value of the segment edge.
 	Segment *Segment `json:"segment,omitempty"`
+	// Redemptions holds the value of the redemptions edge.
+	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 	// totalCount holds the count of the edges above.
-	totalCount [1]map[string]int
+	totalCount [2]map[string]int
+
+	namedRedemptions map[string][]*Redemption
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -104,6 +108,15 @@ func (e CampaignEdges) SegmentOrErr() (*Segment, error) {
 		return nil, &NotFoundError{label: segment.Label}
 	}
 	return nil, &NotLoadedError{edge: "segment"}
+}
+
+// RedemptionsOrErr returns the Redemptions value or an error if the edge
+// was not loaded in eager-loading.
+func (e CampaignEdges) RedemptionsOrErr() ([]*Redemption, error) {
+	if e.loadedTypes[2] {
+		return e.Redemptions, nil
+	}
+	return nil, &NotLoadedError{edge: "redemptions"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -312,6 +325,11 @@ func (_m *Campaign) QuerySegment() *SegmentQuery {
 	return NewCampaignClient(_m.config).QuerySegment(_m)
 }
 
+// QueryRedemptions queries the "redemptions" edge of the Campaign entity.
+func (_m *Campaign) QueryRedemptions() *RedemptionQuery {
+	return NewCampaignClient(_m.config).QueryRedemptions(_m)
+}
+
 // Update returns a builder for updating this Campaign.
 // Note that you need to call Campaign.Unwrap() before calling this method if this Campaign
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -420,6 +438,30 @@ func (_m *Campaign) String() string {
 	builder.WriteString(fmt.Sprintf("%v", _m.RedemptionsCount))
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedRedemptions returns the Redemptions named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Campaign) NamedRedemptions(name string) ([]*Redemption, error) {
+	if _m.Edges.namedRedemptions == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRedemptions[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Campaign) appendNamedRedemptions(name string, edges ...*Redemption) {
+	if _m.Edges.namedRedemptions == nil {
+		_m.Edges.namedRedemptions = make(map[string][]*Redemption)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRedemptions[name] = []*Redemption{}
+	} else {
+		_m.Edges.namedRedemptions[name] = append(_m.Edges.namedRedemptions[name], edges...)
+	}
 }
 
 // Campaigns is a parsable slice of Campaign.

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/shopspring/decimal"
@@ -289,6 +290,21 @@ func (_c *CampaignCreate) SetTenant(v *Tenant) *CampaignCreate {
 // SetSegment sets the "segment" edge to the Segment entity.
 func (_c *CampaignCreate) SetSegment(v *Segment) *CampaignCreate {
 	return _c.SetSegmentID(v.ID)
+}
+
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
+func (_c *CampaignCreate) AddRedemptionIDs(ids ...string) *CampaignCreate {
+	_c.mutation.AddRedemptionIDs(ids...)
+	return _c
+}
+
+// AddRedemptions adds the "redemptions" edges to the Redemption entity.
+func (_c *CampaignCreate) AddRedemptions(v ...*Redemption) *CampaignCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddRedemptionIDs(ids...)
 }
 
 // Mutation returns the CampaignMutation object of the builder.
@@ -591,6 +607,22 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.SegmentID = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.RedemptionsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
 )
@@ -22,14 +24,16 @@ import (
 // CampaignQuery is the builder for querying Campaign entities.
 type CampaignQuery struct {
 	config
-	ctx         *QueryContext
-	order       []campaign.OrderOption
-	inters      []Interceptor
-	predicates  []predicate.Campaign
-	withTenant  *TenantQuery
-	withSegment *SegmentQuery
-	loadTotal   []func(context.Context, []*Campaign) error
-	modifiers   []func(*sql.Selector)
+	ctx                  *QueryContext
+	order                []campaign.OrderOption
+	inters               []Interceptor
+	predicates           []predicate.Campaign
+	withTenant           *TenantQuery
+	withSegment          *SegmentQuery
+	withRedemptions      *RedemptionQuery
+	loadTotal            []func(context.Context, []*Campaign) error
+	modifiers            []func(*sql.Selector)
+	withNamedRedemptions map[string]*RedemptionQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -103,6 +107,28 @@ func (_q *CampaignQuery) QuerySegment() *SegmentQuery {
 			sqlgraph.From(campaign.Table, campaign.FieldID, selector),
 			sqlgraph.To(segment.Table, segment.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, false, campaign.SegmentTable, campaign.SegmentColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryRedemptions chains the current query on the "redemptions" edge.
+func (_q *CampaignQuery) QueryRedemptions() *RedemptionQuery {
+	query := (&RedemptionClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(campaign.Table, campaign.FieldID, selector),
+			sqlgraph.To(redemption.Table, redemption.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, campaign.RedemptionsTable, campaign.RedemptionsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -297,13 +323,14 @@ func (_q *CampaignQuery) Clone() *CampaignQuery {
 		return nil
 	}
 	return &CampaignQuery{
-		config:      _q.config,
-		ctx:         _q.ctx.Clone(),
-		order:       append([]campaign.OrderOption{}, _q.order...),
-		inters:      append([]Interceptor{}, _q.inters...),
-		predicates:  append([]predicate.Campaign{}, _q.predicates...),
-		withTenant:  _q.withTenant.Clone(),
-		withSegment: _q.withSegment.Clone(),
+		config:          _q.config,
+		ctx:             _q.ctx.Clone(),
+		order:           append([]campaign.OrderOption{}, _q.order...),
+		inters:          append([]Interceptor{}, _q.inters...),
+		predicates:      append([]predicate.Campaign{}, _q.predicates...),
+		withTenant:      _q.withTenant.Clone(),
+		withSegment:     _q.withSegment.Clone(),
+		withRedemptions: _q.withRedemptions.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -329,6 +356,17 @@ func (_q *CampaignQuery) WithSegment(opts ...func(*SegmentQuery)) *CampaignQuery
 		opt(query)
 	}
 	_q.withSegment = query
+	return _q
+}
+
+// WithRedemptions tells the query-builder to eager-load the nodes that are connected to
+// the "redemptions" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CampaignQuery) WithRedemptions(opts ...func(*RedemptionQuery)) *CampaignQuery {
+	query := (&RedemptionClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRedemptions = query
 	return _q
 }
 
@@ -416,9 +454,10 @@ func (_q *CampaignQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cam
 	var (
 		nodes       = []*Campaign{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withTenant != nil,
 			_q.withSegment != nil,
+			_q.withRedemptions != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -451,6 +490,20 @@ func (_q *CampaignQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cam
 	if query := _q.withSegment; query != nil {
 		if err := _q.loadSegment(ctx, query, nodes, nil,
 			func(n *Campaign, e *Segment) { n.Edges.Segment = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withRedemptions; query != nil {
+		if err := _q.loadRedemptions(ctx, query, nodes,
+			func(n *Campaign) { n.Edges.Redemptions = []*Redemption{} },
+			func(n *Campaign, e *Redemption) { n.Edges.Redemptions = append(n.Edges.Redemptions, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRedemptions {
+		if err := _q.loadRedemptions(ctx, query, nodes,
+			func(n *Campaign) { n.appendNamedRedemptions(name) },
+			func(n *Campaign, e *Redemption) { n.appendNamedRedemptions(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -520,6 +573,36 @@ func (_q *CampaignQuery) loadSegment(ctx context.Context, query *SegmentQuery, n
 		for i := range nodes {
 			assign(nodes[i], n)
 		}
+	}
+	return nil
+}
+func (_q *CampaignQuery) loadRedemptions(ctx context.Context, query *RedemptionQuery, nodes []*Campaign, init func(*Campaign), assign func(*Campaign, *Redemption)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Campaign)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(redemption.FieldCampaignID)
+	}
+	query.Where(predicate.Redemption(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(campaign.RedemptionsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CampaignID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "campaign_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
 	}
 	return nil
 }
@@ -640,6 +723,20 @@ func (_q *CampaignQuery) ForShare(opts ...sql.LockOption) *CampaignQuery {
 	_q.modifiers = append(_q.modifiers, func(s *sql.Selector) {
 		s.ForShare(opts...)
 	})
+	return _q
+}
+
+// WithNamedRedemptions tells the query-builder to eager-load the nodes that are connected to the "redemptions"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CampaignQuery) WithNamedRedemptions(name string, opts ...func(*RedemptionQuery)) *CampaignQuery {
+	query := (&RedemptionClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRedemptions == nil {
+		_q.withNamedRedemptions = make(map[string]*RedemptionQuery)
+	}
+	_q.withNamedRedemptions[name] = query
 	return _q
 }
 

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/shopspring/decimal"
 )
@@ -388,6 +389,21 @@ func (_u *CampaignUpdate) SetSegment(v *Segment) *CampaignUpdate {
 	return _u.SetSegmentID(v.ID)
 }
 
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
+func (_u *CampaignUpdate) AddRedemptionIDs(ids ...string) *CampaignUpdate {
+	_u.mutation.AddRedemptionIDs(ids...)
+	return _u
+}
+
+// AddRedemptions adds the "redemptions" edges to the Redemption entity.
+func (_u *CampaignUpdate) AddRedemptions(v ...*Redemption) *CampaignUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRedemptionIDs(ids...)
+}
+
 // Mutation returns the CampaignMutation object of the builder.
 func (_u *CampaignUpdate) Mutation() *CampaignMutation {
 	return _u.mutation
@@ -397,6 +413,27 @@ func (_u *CampaignUpdate) Mutation() *CampaignMutation {
 func (_u *CampaignUpdate) ClearSegment() *CampaignUpdate {
 	_u.mutation.ClearSegment()
 	return _u
+}
+
+// ClearRedemptions clears all "redemptions" edges to the Redemption entity.
+func (_u *CampaignUpdate) ClearRedemptions() *CampaignUpdate {
+	_u.mutation.ClearRedemptions()
+	return _u
+}
+
+// RemoveRedemptionIDs removes the "redemptions" edge to Redemption entities by IDs.
+func (_u *CampaignUpdate) RemoveRedemptionIDs(ids ...string) *CampaignUpdate {
+	_u.mutation.RemoveRedemptionIDs(ids...)
+	return _u
+}
+
+// RemoveRedemptions removes "redemptions" edges to Redemption entities.
+func (_u *CampaignUpdate) RemoveRedemptions(v ...*Redemption) *CampaignUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRedemptionIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -632,6 +669,51 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(segment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRedemptionsIDs(); len(nodes) > 0 && !_u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RedemptionsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1016,6 +1098,21 @@ func (_u *CampaignUpdateOne) SetSegment(v *Segment) *CampaignUpdateOne {
 	return _u.SetSegmentID(v.ID)
 }
 
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
+func (_u *CampaignUpdateOne) AddRedemptionIDs(ids ...string) *CampaignUpdateOne {
+	_u.mutation.AddRedemptionIDs(ids...)
+	return _u
+}
+
+// AddRedemptions adds the "redemptions" edges to the Redemption entity.
+func (_u *CampaignUpdateOne) AddRedemptions(v ...*Redemption) *CampaignUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRedemptionIDs(ids...)
+}
+
 // Mutation returns the CampaignMutation object of the builder.
 func (_u *CampaignUpdateOne) Mutation() *CampaignMutation {
 	return _u.mutation
@@ -1025,6 +1122,27 @@ func (_u *CampaignUpdateOne) Mutation() *CampaignMutation {
 func (_u *CampaignUpdateOne) ClearSegment() *CampaignUpdateOne {
 	_u.mutation.ClearSegment()
 	return _u
+}
+
+// ClearRedemptions clears all "redemptions" edges to the Redemption entity.
+func (_u *CampaignUpdateOne) ClearRedemptions() *CampaignUpdateOne {
+	_u.mutation.ClearRedemptions()
+	return _u
+}
+
+// RemoveRedemptionIDs removes the "redemptions" edge to Redemption entities by IDs.
+func (_u *CampaignUpdateOne) RemoveRedemptionIDs(ids ...string) *CampaignUpdateOne {
+	_u.mutation.RemoveRedemptionIDs(ids...)
+	return _u
+}
+
+// RemoveRedemptions removes "redemptions" edges to Redemption entities.
+func (_u *CampaignUpdateOne) RemoveRedemptions(v ...*Redemption) *CampaignUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRedemptionIDs(ids...)
 }
 
 // Where appends a list predicates to the CampaignUpdate builder.
@@ -1290,6 +1408,51 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(segment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRedemptionsIDs(); len(nodes) > 0 && !_u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RedemptionsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

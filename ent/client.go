@@ -19,12 +19,15 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 
 	stdsql "database/sql"
 )
@@ -42,10 +45,14 @@ type Client struct {
 	Customer *CustomerClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// PointsEntry is the client for interacting with the PointsEntry builders.
 	PointsEntry *PointsEntryClient
 	// PointsLot is the client for interacting with the PointsLot builders.
 	PointsLot *PointsLotClient
+	// Redemption is the client for interacting with the Redemption builders.
+	Redemption *RedemptionClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -54,6 +61,8 @@ type Client struct {
 	Store *StoreClient
 	// Tenant is the client for interacting with the Tenant builders.
 	Tenant *TenantClient
+	// ValidationToken is the client for interacting with the ValidationToken builders.
+	ValidationToken *ValidationTokenClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -69,12 +78,15 @@ func (c *Client) init() {
 	c.Campaign = NewCampaignClient(c.config)
 	c.Customer = NewCustomerClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.PointsEntry = NewPointsEntryClient(c.config)
 	c.PointsLot = NewPointsLotClient(c.config)
+	c.Redemption = NewRedemptionClient(c.config)
 	c.Segment = NewSegmentClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Store = NewStoreClient(c.config)
 	c.Tenant = NewTenantClient(c.config)
+	c.ValidationToken = NewValidationTokenClient(c.config)
 }
 
 type (
@@ -165,18 +177,21 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:         ctx,
-		config:      cfg,
-		APIClient:   NewAPIClientClient(cfg),
-		Campaign:    NewCampaignClient(cfg),
-		Customer:    NewCustomerClient(cfg),
-		Event:       NewEventClient(cfg),
-		PointsEntry: NewPointsEntryClient(cfg),
-		PointsLot:   NewPointsLotClient(cfg),
-		Segment:     NewSegmentClient(cfg),
-		SigningKey:  NewSigningKeyClient(cfg),
-		Store:       NewStoreClient(cfg),
-		Tenant:      NewTenantClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		APIClient:       NewAPIClientClient(cfg),
+		Campaign:        NewCampaignClient(cfg),
+		Customer:        NewCustomerClient(cfg),
+		Event:           NewEventClient(cfg),
+		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
+		PointsEntry:     NewPointsEntryClient(cfg),
+		PointsLot:       NewPointsLotClient(cfg),
+		Redemption:      NewRedemptionClient(cfg),
+		Segment:         NewSegmentClient(cfg),
+		SigningKey:      NewSigningKeyClient(cfg),
+		Store:           NewStoreClient(cfg),
+		Tenant:          NewTenantClient(cfg),
+		ValidationToken: NewValidationTokenClient(cfg),
 	}, nil
 }
 
@@ -194,18 +209,21 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:         ctx,
-		config:      cfg,
-		APIClient:   NewAPIClientClient(cfg),
-		Campaign:    NewCampaignClient(cfg),
-		Customer:    NewCustomerClient(cfg),
-		Event:       NewEventClient(cfg),
-		PointsEntry: NewPointsEntryClient(cfg),
-		PointsLot:   NewPointsLotClient(cfg),
-		Segment:     NewSegmentClient(cfg),
-		SigningKey:  NewSigningKeyClient(cfg),
-		Store:       NewStoreClient(cfg),
-		Tenant:      NewTenantClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		APIClient:       NewAPIClientClient(cfg),
+		Campaign:        NewCampaignClient(cfg),
+		Customer:        NewCustomerClient(cfg),
+		Event:           NewEventClient(cfg),
+		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
+		PointsEntry:     NewPointsEntryClient(cfg),
+		PointsLot:       NewPointsLotClient(cfg),
+		Redemption:      NewRedemptionClient(cfg),
+		Segment:         NewSegmentClient(cfg),
+		SigningKey:      NewSigningKeyClient(cfg),
+		Store:           NewStoreClient(cfg),
+		Tenant:          NewTenantClient(cfg),
+		ValidationToken: NewValidationTokenClient(cfg),
 	}, nil
 }
 
@@ -235,8 +253,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIClient, c.Campaign, c.Customer, c.Event, c.PointsEntry, c.PointsLot,
-		c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
+		c.PointsLot, c.Redemption, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken,
 	} {
 		n.Use(hooks...)
 	}
@@ -246,8 +265,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIClient, c.Campaign, c.Customer, c.Event, c.PointsEntry, c.PointsLot,
-		c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
+		c.PointsLot, c.Redemption, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -264,10 +284,14 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Customer.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *IdempotencyKeyMutation:
+		return c.IdempotencyKey.mutate(ctx, m)
 	case *PointsEntryMutation:
 		return c.PointsEntry.mutate(ctx, m)
 	case *PointsLotMutation:
 		return c.PointsLot.mutate(ctx, m)
+	case *RedemptionMutation:
+		return c.Redemption.mutate(ctx, m)
 	case *SegmentMutation:
 		return c.Segment.mutate(ctx, m)
 	case *SigningKeyMutation:
@@ -276,6 +300,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Store.mutate(ctx, m)
 	case *TenantMutation:
 		return c.Tenant.mutate(ctx, m)
+	case *ValidationTokenMutation:
+		return c.ValidationToken.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -571,6 +597,22 @@ func (c *CampaignClient) QuerySegment(_m *Campaign) *SegmentQuery {
 	return query
 }
 
+// QueryRedemptions queries the redemptions edge of a Campaign.
+func (c *CampaignClient) QueryRedemptions(_m *Campaign) *RedemptionQuery {
+	query := (&RedemptionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(campaign.Table, campaign.FieldID, id),
+			sqlgraph.To(redemption.Table, redemption.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, campaign.RedemptionsTable, campaign.RedemptionsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *CampaignClient) Hooks() []Hook {
 	hooks := c.hooks.Campaign
@@ -753,6 +795,22 @@ func (c *CustomerClient) QueryPointsEntries(_m *Customer) *PointsEntryQuery {
 	return query
 }
 
+// QueryRedemptions queries the redemptions edge of a Customer.
+func (c *CustomerClient) QueryRedemptions(_m *Customer) *RedemptionQuery {
+	query := (&RedemptionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(redemption.Table, redemption.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.RedemptionsTable, customer.RedemptionsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *CustomerClient) Hooks() []Hook {
 	hooks := c.hooks.Customer
@@ -926,6 +984,156 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Event mutation op: %q", m.Op())
+	}
+}
+
+// IdempotencyKeyClient is a client for the IdempotencyKey schema.
+type IdempotencyKeyClient struct {
+	config
+}
+
+// NewIdempotencyKeyClient returns a client for the IdempotencyKey from the given config.
+func NewIdempotencyKeyClient(c config) *IdempotencyKeyClient {
+	return &IdempotencyKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `idempotencykey.Hooks(f(g(h())))`.
+func (c *IdempotencyKeyClient) Use(hooks ...Hook) {
+	c.hooks.IdempotencyKey = append(c.hooks.IdempotencyKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `idempotencykey.Intercept(f(g(h())))`.
+func (c *IdempotencyKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.IdempotencyKey = append(c.inters.IdempotencyKey, interceptors...)
+}
+
+// Create returns a builder for creating a IdempotencyKey entity.
+func (c *IdempotencyKeyClient) Create() *IdempotencyKeyCreate {
+	mutation := newIdempotencyKeyMutation(c.config, OpCreate)
+	return &IdempotencyKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of IdempotencyKey entities.
+func (c *IdempotencyKeyClient) CreateBulk(builders ...*IdempotencyKeyCreate) *IdempotencyKeyCreateBulk {
+	return &IdempotencyKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *IdempotencyKeyClient) MapCreateBulk(slice any, setFunc func(*IdempotencyKeyCreate, int)) *IdempotencyKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &IdempotencyKeyCreateBulk{err: fmt.Errorf("calling to IdempotencyKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*IdempotencyKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &IdempotencyKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Update() *IdempotencyKeyUpdate {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdate)
+	return &IdempotencyKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *IdempotencyKeyClient) UpdateOne(_m *IdempotencyKey) *IdempotencyKeyUpdateOne {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdateOne, withIdempotencyKey(_m))
+	return &IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *IdempotencyKeyClient) UpdateOneID(id string) *IdempotencyKeyUpdateOne {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdateOne, withIdempotencyKeyID(id))
+	return &IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Delete() *IdempotencyKeyDelete {
+	mutation := newIdempotencyKeyMutation(c.config, OpDelete)
+	return &IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *IdempotencyKeyClient) DeleteOne(_m *IdempotencyKey) *IdempotencyKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *IdempotencyKeyClient) DeleteOneID(id string) *IdempotencyKeyDeleteOne {
+	builder := c.Delete().Where(idempotencykey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &IdempotencyKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Query() *IdempotencyKeyQuery {
+	return &IdempotencyKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeIdempotencyKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a IdempotencyKey entity by its id.
+func (c *IdempotencyKeyClient) Get(ctx context.Context, id string) (*IdempotencyKey, error) {
+	return c.Query().Where(idempotencykey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *IdempotencyKeyClient) GetX(ctx context.Context, id string) *IdempotencyKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a IdempotencyKey.
+func (c *IdempotencyKeyClient) QueryTenant(_m *IdempotencyKey) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(idempotencykey.Table, idempotencykey.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, idempotencykey.TenantTable, idempotencykey.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *IdempotencyKeyClient) Hooks() []Hook {
+	hooks := c.hooks.IdempotencyKey
+	return append(hooks[:len(hooks):len(hooks)], idempotencykey.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *IdempotencyKeyClient) Interceptors() []Interceptor {
+	return c.inters.IdempotencyKey
+}
+
+func (c *IdempotencyKeyClient) mutate(ctx context.Context, m *IdempotencyKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&IdempotencyKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&IdempotencyKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown IdempotencyKey mutation op: %q", m.Op())
 	}
 }
 
@@ -1274,6 +1482,204 @@ func (c *PointsLotClient) mutate(ctx context.Context, m *PointsLotMutation) (Val
 		return (&PointsLotDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown PointsLot mutation op: %q", m.Op())
+	}
+}
+
+// RedemptionClient is a client for the Redemption schema.
+type RedemptionClient struct {
+	config
+}
+
+// NewRedemptionClient returns a client for the Redemption from the given config.
+func NewRedemptionClient(c config) *RedemptionClient {
+	return &RedemptionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `redemption.Hooks(f(g(h())))`.
+func (c *RedemptionClient) Use(hooks ...Hook) {
+	c.hooks.Redemption = append(c.hooks.Redemption, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `redemption.Intercept(f(g(h())))`.
+func (c *RedemptionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Redemption = append(c.inters.Redemption, interceptors...)
+}
+
+// Create returns a builder for creating a Redemption entity.
+func (c *RedemptionClient) Create() *RedemptionCreate {
+	mutation := newRedemptionMutation(c.config, OpCreate)
+	return &RedemptionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Redemption entities.
+func (c *RedemptionClient) CreateBulk(builders ...*RedemptionCreate) *RedemptionCreateBulk {
+	return &RedemptionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RedemptionClient) MapCreateBulk(slice any, setFunc func(*RedemptionCreate, int)) *RedemptionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RedemptionCreateBulk{err: fmt.Errorf("calling to RedemptionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RedemptionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RedemptionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Redemption.
+func (c *RedemptionClient) Update() *RedemptionUpdate {
+	mutation := newRedemptionMutation(c.config, OpUpdate)
+	return &RedemptionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RedemptionClient) UpdateOne(_m *Redemption) *RedemptionUpdateOne {
+	mutation := newRedemptionMutation(c.config, OpUpdateOne, withRedemption(_m))
+	return &RedemptionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RedemptionClient) UpdateOneID(id string) *RedemptionUpdateOne {
+	mutation := newRedemptionMutation(c.config, OpUpdateOne, withRedemptionID(id))
+	return &RedemptionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Redemption.
+func (c *RedemptionClient) Delete() *RedemptionDelete {
+	mutation := newRedemptionMutation(c.config, OpDelete)
+	return &RedemptionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RedemptionClient) DeleteOne(_m *Redemption) *RedemptionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RedemptionClient) DeleteOneID(id string) *RedemptionDeleteOne {
+	builder := c.Delete().Where(redemption.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RedemptionDeleteOne{builder}
+}
+
+// Query returns a query builder for Redemption.
+func (c *RedemptionClient) Query() *RedemptionQuery {
+	return &RedemptionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRedemption},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Redemption entity by its id.
+func (c *RedemptionClient) Get(ctx context.Context, id string) (*Redemption, error) {
+	return c.Query().Where(redemption.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RedemptionClient) GetX(ctx context.Context, id string) *Redemption {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Redemption.
+func (c *RedemptionClient) QueryTenant(_m *Redemption) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(redemption.Table, redemption.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, redemption.TenantTable, redemption.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCampaign queries the campaign edge of a Redemption.
+func (c *RedemptionClient) QueryCampaign(_m *Redemption) *CampaignQuery {
+	query := (&CampaignClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(redemption.Table, redemption.FieldID, id),
+			sqlgraph.To(campaign.Table, campaign.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, redemption.CampaignTable, redemption.CampaignColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a Redemption.
+func (c *RedemptionClient) QueryCustomer(_m *Redemption) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(redemption.Table, redemption.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, redemption.CustomerTable, redemption.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryValidationToken queries the validation_token edge of a Redemption.
+func (c *RedemptionClient) QueryValidationToken(_m *Redemption) *ValidationTokenQuery {
+	query := (&ValidationTokenClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(redemption.Table, redemption.FieldID, id),
+			sqlgraph.To(validationtoken.Table, validationtoken.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, redemption.ValidationTokenTable, redemption.ValidationTokenColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *RedemptionClient) Hooks() []Hook {
+	hooks := c.hooks.Redemption
+	return append(hooks[:len(hooks):len(hooks)], redemption.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *RedemptionClient) Interceptors() []Interceptor {
+	return c.inters.Redemption
+}
+
+func (c *RedemptionClient) mutate(ctx context.Context, m *RedemptionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RedemptionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RedemptionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RedemptionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RedemptionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Redemption mutation op: %q", m.Op())
 	}
 }
 
@@ -1909,15 +2315,182 @@ func (c *TenantClient) mutate(ctx context.Context, m *TenantMutation) (Value, er
 	}
 }
 
+// ValidationTokenClient is a client for the ValidationToken schema.
+type ValidationTokenClient struct {
+	config
+}
+
+// NewValidationTokenClient returns a client for the ValidationToken from the given config.
+func NewValidationTokenClient(c config) *ValidationTokenClient {
+	return &ValidationTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `validationtoken.Hooks(f(g(h())))`.
+func (c *ValidationTokenClient) Use(hooks ...Hook) {
+	c.hooks.ValidationToken = append(c.hooks.ValidationToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `validationtoken.Intercept(f(g(h())))`.
+func (c *ValidationTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ValidationToken = append(c.inters.ValidationToken, interceptors...)
+}
+
+// Create returns a builder for creating a ValidationToken entity.
+func (c *ValidationTokenClient) Create() *ValidationTokenCreate {
+	mutation := newValidationTokenMutation(c.config, OpCreate)
+	return &ValidationTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ValidationToken entities.
+func (c *ValidationTokenClient) CreateBulk(builders ...*ValidationTokenCreate) *ValidationTokenCreateBulk {
+	return &ValidationTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ValidationTokenClient) MapCreateBulk(slice any, setFunc func(*ValidationTokenCreate, int)) *ValidationTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ValidationTokenCreateBulk{err: fmt.Errorf("calling to ValidationTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ValidationTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ValidationTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ValidationToken.
+func (c *ValidationTokenClient) Update() *ValidationTokenUpdate {
+	mutation := newValidationTokenMutation(c.config, OpUpdate)
+	return &ValidationTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ValidationTokenClient) UpdateOne(_m *ValidationToken) *ValidationTokenUpdateOne {
+	mutation := newValidationTokenMutation(c.config, OpUpdateOne, withValidationToken(_m))
+	return &ValidationTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ValidationTokenClient) UpdateOneID(id string) *ValidationTokenUpdateOne {
+	mutation := newValidationTokenMutation(c.config, OpUpdateOne, withValidationTokenID(id))
+	return &ValidationTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ValidationToken.
+func (c *ValidationTokenClient) Delete() *ValidationTokenDelete {
+	mutation := newValidationTokenMutation(c.config, OpDelete)
+	return &ValidationTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ValidationTokenClient) DeleteOne(_m *ValidationToken) *ValidationTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ValidationTokenClient) DeleteOneID(id string) *ValidationTokenDeleteOne {
+	builder := c.Delete().Where(validationtoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ValidationTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for ValidationToken.
+func (c *ValidationTokenClient) Query() *ValidationTokenQuery {
+	return &ValidationTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeValidationToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ValidationToken entity by its id.
+func (c *ValidationTokenClient) Get(ctx context.Context, id string) (*ValidationToken, error) {
+	return c.Query().Where(validationtoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ValidationTokenClient) GetX(ctx context.Context, id string) *ValidationToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a ValidationToken.
+func (c *ValidationTokenClient) QueryTenant(_m *ValidationToken) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(validationtoken.Table, validationtoken.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, validationtoken.TenantTable, validationtoken.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a ValidationToken.
+func (c *ValidationTokenClient) QueryCustomer(_m *ValidationToken) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(validationtoken.Table, validationtoken.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, validationtoken.CustomerTable, validationtoken.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ValidationTokenClient) Hooks() []Hook {
+	hooks := c.hooks.ValidationToken
+	return append(hooks[:len(hooks):len(hooks)], validationtoken.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ValidationTokenClient) Interceptors() []Interceptor {
+	return c.inters.ValidationToken
+}
+
+func (c *ValidationTokenClient) mutate(ctx context.Context, m *ValidationTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ValidationTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ValidationTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ValidationTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ValidationTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ValidationToken mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIClient, Campaign, Customer, Event, PointsEntry, PointsLot, Segment,
-		SigningKey, Store, Tenant []ent.Hook
+		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
+		Redemption, Segment, SigningKey, Store, Tenant, ValidationToken []ent.Hook
 	}
 	inters struct {
-		APIClient, Campaign, Customer, Event, PointsEntry, PointsLot, Segment,
-		SigningKey, Store, Tenant []ent.Interceptor
+		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
+		Redemption, Segment, SigningKey, Store, Tenant,
+		ValidationToken []ent.Interceptor
 	}
 )
 

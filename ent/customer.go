@@ -79,14 +79,17 @@ type CustomerEdges struct {
 	Segments []*Segment `json:"segments,omitempty"`
 	// The customer's points ledger, newest last.
 	PointsEntries []*PointsEntry `json:"points_entries,omitempty"`
+	// Campaign benefits the customer redeemed.
+	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
-	totalCount [2]map[string]int
+	totalCount [3]map[string]int
 
 	namedSegments      map[string][]*Segment
 	namedPointsEntries map[string][]*PointsEntry
+	namedRedemptions   map[string][]*Redemption
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -116,6 +119,15 @@ func (e CustomerEdges) PointsEntriesOrErr() ([]*PointsEntry, error) {
 		return e.PointsEntries, nil
 	}
 	return nil, &NotLoadedError{edge: "points_entries"}
+}
+
+// RedemptionsOrErr returns the Redemptions value or an error if the edge
+// was not loaded in eager-loading.
+func (e CustomerEdges) RedemptionsOrErr() ([]*Redemption, error) {
+	if e.loadedTypes[3] {
+		return e.Redemptions, nil
+	}
+	return nil, &NotLoadedError{edge: "redemptions"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -331,6 +343,11 @@ func (_m *Customer) QueryPointsEntries() *PointsEntryQuery {
 	return NewCustomerClient(_m.config).QueryPointsEntries(_m)
 }
 
+// QueryRedemptions queries the "redemptions" edge of the Customer entity.
+func (_m *Customer) QueryRedemptions() *RedemptionQuery {
+	return NewCustomerClient(_m.config).QueryRedemptions(_m)
+}
+
 // Update returns a builder for updating this Customer.
 // Note that you need to call Customer.Unwrap() before calling this method if this Customer
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -493,6 +510,30 @@ func (_m *Customer) appendNamedPointsEntries(name string, edges ...*PointsEntry)
 		_m.Edges.namedPointsEntries[name] = []*PointsEntry{}
 	} else {
 		_m.Edges.namedPointsEntries[name] = append(_m.Edges.namedPointsEntries[name], edges...)
+	}
+}
+
+// NamedRedemptions returns the Redemptions named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Customer) NamedRedemptions(name string) ([]*Redemption, error) {
+	if _m.Edges.namedRedemptions == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRedemptions[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Customer) appendNamedRedemptions(name string, edges ...*Redemption) {
+	if _m.Edges.namedRedemptions == nil {
+		_m.Edges.namedRedemptions = make(map[string][]*Redemption)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRedemptions[name] = []*Redemption{}
+	} else {
+		_m.Edges.namedRedemptions[name] = append(_m.Edges.namedRedemptions[name], edges...)
 	}
 }
 

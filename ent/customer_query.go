@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
 )
@@ -31,10 +32,12 @@ type CustomerQuery struct {
 	withTenant             *TenantQuery
 	withSegments           *SegmentQuery
 	withPointsEntries      *PointsEntryQuery
+	withRedemptions        *RedemptionQuery
 	loadTotal              []func(context.Context, []*Customer) error
 	modifiers              []func(*sql.Selector)
 	withNamedSegments      map[string]*SegmentQuery
 	withNamedPointsEntries map[string]*PointsEntryQuery
+	withNamedRedemptions   map[string]*RedemptionQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -130,6 +133,28 @@ func (_q *CustomerQuery) QueryPointsEntries() *PointsEntryQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(pointsentry.Table, pointsentry.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, customer.PointsEntriesTable, customer.PointsEntriesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryRedemptions chains the current query on the "redemptions" edge.
+func (_q *CustomerQuery) QueryRedemptions() *RedemptionQuery {
+	query := (&RedemptionClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(redemption.Table, redemption.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.RedemptionsTable, customer.RedemptionsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -332,6 +357,7 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		withTenant:        _q.withTenant.Clone(),
 		withSegments:      _q.withSegments.Clone(),
 		withPointsEntries: _q.withPointsEntries.Clone(),
+		withRedemptions:   _q.withRedemptions.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -368,6 +394,17 @@ func (_q *CustomerQuery) WithPointsEntries(opts ...func(*PointsEntryQuery)) *Cus
 		opt(query)
 	}
 	_q.withPointsEntries = query
+	return _q
+}
+
+// WithRedemptions tells the query-builder to eager-load the nodes that are connected to
+// the "redemptions" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithRedemptions(opts ...func(*RedemptionQuery)) *CustomerQuery {
+	query := (&RedemptionClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRedemptions = query
 	return _q
 }
 
@@ -455,10 +492,11 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
 			_q.withPointsEntries != nil,
+			_q.withRedemptions != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -502,6 +540,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 			return nil, err
 		}
 	}
+	if query := _q.withRedemptions; query != nil {
+		if err := _q.loadRedemptions(ctx, query, nodes,
+			func(n *Customer) { n.Edges.Redemptions = []*Redemption{} },
+			func(n *Customer, e *Redemption) { n.Edges.Redemptions = append(n.Edges.Redemptions, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedSegments {
 		if err := _q.loadSegments(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedSegments(name) },
@@ -513,6 +558,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 		if err := _q.loadPointsEntries(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedPointsEntries(name) },
 			func(n *Customer, e *PointsEntry) { n.appendNamedPointsEntries(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRedemptions {
+		if err := _q.loadRedemptions(ctx, query, nodes,
+			func(n *Customer) { n.appendNamedRedemptions(name) },
+			func(n *Customer, e *Redemption) { n.appendNamedRedemptions(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -629,6 +681,36 @@ func (_q *CustomerQuery) loadPointsEntries(ctx context.Context, query *PointsEnt
 	}
 	query.Where(predicate.PointsEntry(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(customer.PointsEntriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CustomerQuery) loadRedemptions(ctx context.Context, query *RedemptionQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *Redemption)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(redemption.FieldCustomerID)
+	}
+	query.Where(predicate.Redemption(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.RedemptionsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -786,6 +868,20 @@ func (_q *CustomerQuery) WithNamedPointsEntries(name string, opts ...func(*Point
 		_q.withNamedPointsEntries = make(map[string]*PointsEntryQuery)
 	}
 	_q.withNamedPointsEntries[name] = query
+	return _q
+}
+
+// WithNamedRedemptions tells the query-builder to eager-load the nodes that are connected to the "redemptions"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithNamedRedemptions(name string, opts ...func(*RedemptionQuery)) *CustomerQuery {
+	query := (&RedemptionClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRedemptions == nil {
+		_q.withNamedRedemptions = make(map[string]*RedemptionQuery)
+	}
+	_q.withNamedRedemptions[name] = query
 	return _q
 }
 

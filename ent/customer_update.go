@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/shopspring/decimal"
 )
@@ -420,6 +421,21 @@ func (_u *CustomerUpdate) AddPointsEntries(v ...*PointsEntry) *CustomerUpdate {
 	return _u.AddPointsEntryIDs(ids...)
 }
 
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
+func (_u *CustomerUpdate) AddRedemptionIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.AddRedemptionIDs(ids...)
+	return _u
+}
+
+// AddRedemptions adds the "redemptions" edges to the Redemption entity.
+func (_u *CustomerUpdate) AddRedemptions(v ...*Redemption) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRedemptionIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdate) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -465,6 +481,27 @@ func (_u *CustomerUpdate) RemovePointsEntries(v ...*PointsEntry) *CustomerUpdate
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePointsEntryIDs(ids...)
+}
+
+// ClearRedemptions clears all "redemptions" edges to the Redemption entity.
+func (_u *CustomerUpdate) ClearRedemptions() *CustomerUpdate {
+	_u.mutation.ClearRedemptions()
+	return _u
+}
+
+// RemoveRedemptionIDs removes the "redemptions" edge to Redemption entities by IDs.
+func (_u *CustomerUpdate) RemoveRedemptionIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.RemoveRedemptionIDs(ids...)
+	return _u
+}
+
+// RemoveRedemptions removes "redemptions" edges to Redemption entities.
+func (_u *CustomerUpdate) RemoveRedemptions(v ...*Redemption) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRedemptionIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -746,6 +783,51 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRedemptionsIDs(); len(nodes) > 0 && !_u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RedemptionsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1162,6 +1244,21 @@ func (_u *CustomerUpdateOne) AddPointsEntries(v ...*PointsEntry) *CustomerUpdate
 	return _u.AddPointsEntryIDs(ids...)
 }
 
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by IDs.
+func (_u *CustomerUpdateOne) AddRedemptionIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.AddRedemptionIDs(ids...)
+	return _u
+}
+
+// AddRedemptions adds the "redemptions" edges to the Redemption entity.
+func (_u *CustomerUpdateOne) AddRedemptions(v ...*Redemption) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRedemptionIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdateOne) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -1207,6 +1304,27 @@ func (_u *CustomerUpdateOne) RemovePointsEntries(v ...*PointsEntry) *CustomerUpd
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePointsEntryIDs(ids...)
+}
+
+// ClearRedemptions clears all "redemptions" edges to the Redemption entity.
+func (_u *CustomerUpdateOne) ClearRedemptions() *CustomerUpdateOne {
+	_u.mutation.ClearRedemptions()
+	return _u
+}
+
+// RemoveRedemptionIDs removes the "redemptions" edge to Redemption entities by IDs.
+func (_u *CustomerUpdateOne) RemoveRedemptionIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.RemoveRedemptionIDs(ids...)
+	return _u
+}
+
+// RemoveRedemptions removes "redemptions" edges to Redemption entities.
+func (_u *CustomerUpdateOne) RemoveRedemptions(v ...*Redemption) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRedemptionIDs(ids...)
 }
 
 // Where appends a list predicates to the CustomerUpdate builder.
@@ -1518,6 +1636,51 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(pointsentry.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRedemptionsIDs(); len(nodes) > 0 && !_u.mutation.RedemptionsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RedemptionsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

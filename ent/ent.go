@@ -16,12 +16,15 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -82,16 +85,19 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apiclient.Table:   apiclient.ValidColumn,
-			campaign.Table:    campaign.ValidColumn,
-			customer.Table:    customer.ValidColumn,
-			event.Table:       event.ValidColumn,
-			pointsentry.Table: pointsentry.ValidColumn,
-			pointslot.Table:   pointslot.ValidColumn,
-			segment.Table:     segment.ValidColumn,
-			signingkey.Table:  signingkey.ValidColumn,
-			store.Table:       store.ValidColumn,
-			tenant.Table:      tenant.ValidColumn,
+			apiclient.Table:       apiclient.ValidColumn,
+			campaign.Table:        campaign.ValidColumn,
+			customer.Table:        customer.ValidColumn,
+			event.Table:           event.ValidColumn,
+			idempotencykey.Table:  idempotencykey.ValidColumn,
+			pointsentry.Table:     pointsentry.ValidColumn,
+			pointslot.Table:       pointslot.ValidColumn,
+			redemption.Table:      redemption.ValidColumn,
+			segment.Table:         segment.ValidColumn,
+			signingkey.Table:      signingkey.ValidColumn,
+			store.Table:           store.ValidColumn,
+			tenant.Table:          tenant.ValidColumn,
+			validationtoken.Table: validationtoken.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

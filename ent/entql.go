@@ -7,13 +7,16 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -23,7 +26,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 10)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 13)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -137,6 +140,27 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   idempotencykey.Table,
+			Columns: idempotencykey.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: idempotencykey.FieldID,
+			},
+		},
+		Type: "IdempotencyKey",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			idempotencykey.FieldTenantID:       {Type: field.TypeString, Column: idempotencykey.FieldTenantID},
+			idempotencykey.FieldCreatedAt:      {Type: field.TypeTime, Column: idempotencykey.FieldCreatedAt},
+			idempotencykey.FieldClientID:       {Type: field.TypeString, Column: idempotencykey.FieldClientID},
+			idempotencykey.FieldKey:            {Type: field.TypeString, Column: idempotencykey.FieldKey},
+			idempotencykey.FieldRequestHash:    {Type: field.TypeString, Column: idempotencykey.FieldRequestHash},
+			idempotencykey.FieldResponseStatus: {Type: field.TypeInt, Column: idempotencykey.FieldResponseStatus},
+			idempotencykey.FieldResponseBody:   {Type: field.TypeBytes, Column: idempotencykey.FieldResponseBody},
+			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
+		},
+	}
+	graph.Nodes[5] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -159,7 +183,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -180,7 +204,31 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   redemption.Table,
+			Columns: redemption.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: redemption.FieldID,
+			},
+		},
+		Type: "Redemption",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			redemption.FieldTenantID:          {Type: field.TypeString, Column: redemption.FieldTenantID},
+			redemption.FieldCreatedAt:         {Type: field.TypeTime, Column: redemption.FieldCreatedAt},
+			redemption.FieldCampaignID:        {Type: field.TypeString, Column: redemption.FieldCampaignID},
+			redemption.FieldCustomerID:        {Type: field.TypeString, Column: redemption.FieldCustomerID},
+			redemption.FieldOrderID:           {Type: field.TypeString, Column: redemption.FieldOrderID},
+			redemption.FieldValidationTokenID: {Type: field.TypeString, Column: redemption.FieldValidationTokenID},
+			redemption.FieldAmountPaid:        {Type: field.TypeOther, Column: redemption.FieldAmountPaid},
+			redemption.FieldDiscountAmount:    {Type: field.TypeOther, Column: redemption.FieldDiscountAmount},
+			redemption.FieldCashbackAmount:    {Type: field.TypeOther, Column: redemption.FieldCashbackAmount},
+			redemption.FieldBonusPoints:       {Type: field.TypeInt64, Column: redemption.FieldBonusPoints},
+			redemption.FieldBenefit:           {Type: field.TypeJSON, Column: redemption.FieldBenefit},
+		},
+	}
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -198,7 +246,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -215,7 +263,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -233,7 +281,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -261,6 +309,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldPriceCodeGold:      {Type: field.TypeInt, Column: tenant.FieldPriceCodeGold},
 			tenant.FieldPriceCodeDiamond:   {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
 			tenant.FieldSandboxOfID:        {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
+		},
+	}
+	graph.Nodes[12] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   validationtoken.Table,
+			Columns: validationtoken.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: validationtoken.FieldID,
+			},
+		},
+		Type: "ValidationToken",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			validationtoken.FieldTenantID:    {Type: field.TypeString, Column: validationtoken.FieldTenantID},
+			validationtoken.FieldCreatedAt:   {Type: field.TypeTime, Column: validationtoken.FieldCreatedAt},
+			validationtoken.FieldTokenHash:   {Type: field.TypeString, Column: validationtoken.FieldTokenHash},
+			validationtoken.FieldCustomerID:  {Type: field.TypeString, Column: validationtoken.FieldCustomerID},
+			validationtoken.FieldChannel:     {Type: field.TypeString, Column: validationtoken.FieldChannel},
+			validationtoken.FieldStoreID:     {Type: field.TypeString, Column: validationtoken.FieldStoreID},
+			validationtoken.FieldCart:        {Type: field.TypeJSON, Column: validationtoken.FieldCart},
+			validationtoken.FieldBenefits:    {Type: field.TypeJSON, Column: validationtoken.FieldBenefits},
+			validationtoken.FieldCampaignIds: {Type: field.TypeJSON, Column: validationtoken.FieldCampaignIds},
+			validationtoken.FieldExpiresAt:   {Type: field.TypeTime, Column: validationtoken.FieldExpiresAt},
+			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
 		},
 	}
 	graph.MustAddE(
@@ -300,6 +372,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Segment",
 	)
 	graph.MustAddE(
+		"redemptions",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.RedemptionsTable,
+			Columns: []string{campaign.RedemptionsColumn},
+			Bidi:    false,
+		},
+		"Campaign",
+		"Redemption",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -336,6 +420,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"PointsEntry",
 	)
 	graph.MustAddE(
+		"redemptions",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.RedemptionsTable,
+			Columns: []string{customer.RedemptionsColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"Redemption",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -345,6 +441,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"Event",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   idempotencykey.TenantTable,
+			Columns: []string{idempotencykey.TenantColumn},
+			Bidi:    false,
+		},
+		"IdempotencyKey",
 		"Tenant",
 	)
 	graph.MustAddE(
@@ -406,6 +514,54 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"PointsLot",
 		"PointsEntry",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   redemption.TenantTable,
+			Columns: []string{redemption.TenantColumn},
+			Bidi:    false,
+		},
+		"Redemption",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"campaign",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   redemption.CampaignTable,
+			Columns: []string{redemption.CampaignColumn},
+			Bidi:    false,
+		},
+		"Redemption",
+		"Campaign",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   redemption.CustomerTable,
+			Columns: []string{redemption.CustomerColumn},
+			Bidi:    false,
+		},
+		"Redemption",
+		"Customer",
+	)
+	graph.MustAddE(
+		"validation_token",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   redemption.ValidationTokenTable,
+			Columns: []string{redemption.ValidationTokenColumn},
+			Bidi:    false,
+		},
+		"Redemption",
+		"ValidationToken",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -478,6 +634,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Tenant",
 		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   validationtoken.TenantTable,
+			Columns: []string{validationtoken.TenantColumn},
+			Bidi:    false,
+		},
+		"ValidationToken",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   validationtoken.CustomerTable,
+			Columns: []string{validationtoken.CustomerColumn},
+			Bidi:    false,
+		},
+		"ValidationToken",
+		"Customer",
 	)
 	return graph
 }()
@@ -760,6 +940,20 @@ func (f *CampaignFilter) WhereHasSegmentWith(preds ...predicate.Segment) {
 	})))
 }
 
+// WhereHasRedemptions applies a predicate to check if query has an edge redemptions.
+func (f *CampaignFilter) WhereHasRedemptions() {
+	f.Where(entql.HasEdge("redemptions"))
+}
+
+// WhereHasRedemptionsWith applies a predicate to check if query has an edge redemptions with a given conditions (other predicates).
+func (f *CampaignFilter) WhereHasRedemptionsWith(preds ...predicate.Redemption) {
+	f.Where(entql.HasEdgeWith("redemptions", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *CustomerQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -957,6 +1151,20 @@ func (f *CustomerFilter) WhereHasPointsEntriesWith(preds ...predicate.PointsEntr
 	})))
 }
 
+// WhereHasRedemptions applies a predicate to check if query has an edge redemptions.
+func (f *CustomerFilter) WhereHasRedemptions() {
+	f.Where(entql.HasEdge("redemptions"))
+}
+
+// WhereHasRedemptionsWith applies a predicate to check if query has an edge redemptions with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasRedemptionsWith(preds ...predicate.Redemption) {
+	f.Where(entql.HasEdgeWith("redemptions", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *EventQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -1042,6 +1250,100 @@ func (f *EventFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *IdempotencyKeyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the IdempotencyKeyQuery builder.
+func (_q *IdempotencyKeyQuery) Filter() *IdempotencyKeyFilter {
+	return &IdempotencyKeyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *IdempotencyKeyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the IdempotencyKeyMutation builder.
+func (m *IdempotencyKeyMutation) Filter() *IdempotencyKeyFilter {
+	return &IdempotencyKeyFilter{config: m.config, predicateAdder: m}
+}
+
+// IdempotencyKeyFilter provides a generic filtering capability at runtime for IdempotencyKeyQuery.
+type IdempotencyKeyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *IdempotencyKeyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *IdempotencyKeyFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *IdempotencyKeyFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *IdempotencyKeyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldCreatedAt))
+}
+
+// WhereClientID applies the entql string predicate on the client_id field.
+func (f *IdempotencyKeyFilter) WhereClientID(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldClientID))
+}
+
+// WhereKey applies the entql string predicate on the key field.
+func (f *IdempotencyKeyFilter) WhereKey(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldKey))
+}
+
+// WhereRequestHash applies the entql string predicate on the request_hash field.
+func (f *IdempotencyKeyFilter) WhereRequestHash(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldRequestHash))
+}
+
+// WhereResponseStatus applies the entql int predicate on the response_status field.
+func (f *IdempotencyKeyFilter) WhereResponseStatus(p entql.IntP) {
+	f.Where(p.Field(idempotencykey.FieldResponseStatus))
+}
+
+// WhereResponseBody applies the entql []byte predicate on the response_body field.
+func (f *IdempotencyKeyFilter) WhereResponseBody(p entql.BytesP) {
+	f.Where(p.Field(idempotencykey.FieldResponseBody))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *IdempotencyKeyFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldExpiresAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *IdempotencyKeyFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *IdempotencyKeyFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *PointsEntryQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1070,7 +1372,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1193,7 +1495,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1287,6 +1589,157 @@ func (f *PointsLotFilter) WhereHasEntryWith(preds ...predicate.PointsEntry) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *RedemptionQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RedemptionQuery builder.
+func (_q *RedemptionQuery) Filter() *RedemptionFilter {
+	return &RedemptionFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *RedemptionMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the RedemptionMutation builder.
+func (m *RedemptionMutation) Filter() *RedemptionFilter {
+	return &RedemptionFilter{config: m.config, predicateAdder: m}
+}
+
+// RedemptionFilter provides a generic filtering capability at runtime for RedemptionQuery.
+type RedemptionFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RedemptionFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *RedemptionFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RedemptionFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *RedemptionFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(redemption.FieldCreatedAt))
+}
+
+// WhereCampaignID applies the entql string predicate on the campaign_id field.
+func (f *RedemptionFilter) WhereCampaignID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldCampaignID))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *RedemptionFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldCustomerID))
+}
+
+// WhereOrderID applies the entql string predicate on the order_id field.
+func (f *RedemptionFilter) WhereOrderID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldOrderID))
+}
+
+// WhereValidationTokenID applies the entql string predicate on the validation_token_id field.
+func (f *RedemptionFilter) WhereValidationTokenID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldValidationTokenID))
+}
+
+// WhereAmountPaid applies the entql other predicate on the amount_paid field.
+func (f *RedemptionFilter) WhereAmountPaid(p entql.OtherP) {
+	f.Where(p.Field(redemption.FieldAmountPaid))
+}
+
+// WhereDiscountAmount applies the entql other predicate on the discount_amount field.
+func (f *RedemptionFilter) WhereDiscountAmount(p entql.OtherP) {
+	f.Where(p.Field(redemption.FieldDiscountAmount))
+}
+
+// WhereCashbackAmount applies the entql other predicate on the cashback_amount field.
+func (f *RedemptionFilter) WhereCashbackAmount(p entql.OtherP) {
+	f.Where(p.Field(redemption.FieldCashbackAmount))
+}
+
+// WhereBonusPoints applies the entql int64 predicate on the bonus_points field.
+func (f *RedemptionFilter) WhereBonusPoints(p entql.Int64P) {
+	f.Where(p.Field(redemption.FieldBonusPoints))
+}
+
+// WhereBenefit applies the entql json.RawMessage predicate on the benefit field.
+func (f *RedemptionFilter) WhereBenefit(p entql.BytesP) {
+	f.Where(p.Field(redemption.FieldBenefit))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *RedemptionFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *RedemptionFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCampaign applies a predicate to check if query has an edge campaign.
+func (f *RedemptionFilter) WhereHasCampaign() {
+	f.Where(entql.HasEdge("campaign"))
+}
+
+// WhereHasCampaignWith applies a predicate to check if query has an edge campaign with a given conditions (other predicates).
+func (f *RedemptionFilter) WhereHasCampaignWith(preds ...predicate.Campaign) {
+	f.Where(entql.HasEdgeWith("campaign", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *RedemptionFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *RedemptionFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasValidationToken applies a predicate to check if query has an edge validation_token.
+func (f *RedemptionFilter) WhereHasValidationToken() {
+	f.Where(entql.HasEdge("validation_token"))
+}
+
+// WhereHasValidationTokenWith applies a predicate to check if query has an edge validation_token with a given conditions (other predicates).
+func (f *RedemptionFilter) WhereHasValidationTokenWith(preds ...predicate.ValidationToken) {
+	f.Where(entql.HasEdgeWith("validation_token", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *SegmentQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1315,7 +1768,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1422,7 +1875,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1482,7 +1935,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1561,7 +2014,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1679,6 +2132,129 @@ func (f *TenantFilter) WhereHasSandboxes() {
 // WhereHasSandboxesWith applies a predicate to check if query has an edge sandboxes with a given conditions (other predicates).
 func (f *TenantFilter) WhereHasSandboxesWith(preds ...predicate.Tenant) {
 	f.Where(entql.HasEdgeWith("sandboxes", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *ValidationTokenQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ValidationTokenQuery builder.
+func (_q *ValidationTokenQuery) Filter() *ValidationTokenFilter {
+	return &ValidationTokenFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ValidationTokenMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ValidationTokenMutation builder.
+func (m *ValidationTokenMutation) Filter() *ValidationTokenFilter {
+	return &ValidationTokenFilter{config: m.config, predicateAdder: m}
+}
+
+// ValidationTokenFilter provides a generic filtering capability at runtime for ValidationTokenQuery.
+type ValidationTokenFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ValidationTokenFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *ValidationTokenFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *ValidationTokenFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *ValidationTokenFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(validationtoken.FieldCreatedAt))
+}
+
+// WhereTokenHash applies the entql string predicate on the token_hash field.
+func (f *ValidationTokenFilter) WhereTokenHash(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldTokenHash))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *ValidationTokenFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldCustomerID))
+}
+
+// WhereChannel applies the entql string predicate on the channel field.
+func (f *ValidationTokenFilter) WhereChannel(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldChannel))
+}
+
+// WhereStoreID applies the entql string predicate on the store_id field.
+func (f *ValidationTokenFilter) WhereStoreID(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldStoreID))
+}
+
+// WhereCart applies the entql json.RawMessage predicate on the cart field.
+func (f *ValidationTokenFilter) WhereCart(p entql.BytesP) {
+	f.Where(p.Field(validationtoken.FieldCart))
+}
+
+// WhereBenefits applies the entql json.RawMessage predicate on the benefits field.
+func (f *ValidationTokenFilter) WhereBenefits(p entql.BytesP) {
+	f.Where(p.Field(validationtoken.FieldBenefits))
+}
+
+// WhereCampaignIds applies the entql json.RawMessage predicate on the campaign_ids field.
+func (f *ValidationTokenFilter) WhereCampaignIds(p entql.BytesP) {
+	f.Where(p.Field(validationtoken.FieldCampaignIds))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *ValidationTokenFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(validationtoken.FieldExpiresAt))
+}
+
+// WhereOrderID applies the entql string predicate on the order_id field.
+func (f *ValidationTokenFilter) WhereOrderID(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldOrderID))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *ValidationTokenFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *ValidationTokenFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *ValidationTokenFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *ValidationTokenFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

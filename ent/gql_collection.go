@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -175,6 +176,95 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldSegmentID)
 				fieldSeen[campaign.FieldSegmentID] = struct{}{}
 			}
+
+		case "redemptions":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&RedemptionClient{config: _q.config}).Query()
+			)
+			args := newRedemptionPaginateArgs(fieldArgs(ctx, new(RedemptionWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newRedemptionPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Campaign) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"campaign_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(campaign.RedemptionsColumn), ids...))
+						})
+						if err := query.GroupBy(campaign.RedemptionsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Campaign) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Redemptions)
+							if nodes[i].Edges.totalCount[1] == nil {
+								nodes[i].Edges.totalCount[1] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[1][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, redemptionImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(campaign.RedemptionsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedRedemptions(alias, func(wq *RedemptionQuery) {
+				*wq = *query
+			})
 		case "tenantID":
 			if _, ok := fieldSeen[campaign.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, campaign.FieldTenantID)
@@ -549,6 +639,95 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				query = pager.applyOrder(query)
 			}
 			_q.WithNamedPointsEntries(alias, func(wq *PointsEntryQuery) {
+				*wq = *query
+			})
+
+		case "redemptions":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&RedemptionClient{config: _q.config}).Query()
+			)
+			args := newRedemptionPaginateArgs(fieldArgs(ctx, new(RedemptionWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newRedemptionPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Customer) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"customer_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(customer.RedemptionsColumn), ids...))
+						})
+						if err := query.GroupBy(customer.RedemptionsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Redemptions)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, redemptionImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(customer.RedemptionsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedRedemptions(alias, func(wq *RedemptionQuery) {
 				*wq = *query
 			})
 		case "tenantID":
@@ -973,6 +1152,165 @@ func newPointsEntryPaginateArgs(rv map[string]any) *pointsentryPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*PointsEntryWhereInput); ok {
 		args.opts = append(args.opts, WithPointsEntryFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *RedemptionQuery) CollectFields(ctx context.Context, satisfies ...string) (*RedemptionQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *RedemptionQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(redemption.Columns))
+		selectedFields = []string{redemption.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "campaign":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CampaignClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, campaignImplementors)...); err != nil {
+				return err
+			}
+			_q.withCampaign = query
+			if _, ok := fieldSeen[redemption.FieldCampaignID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCampaignID)
+				fieldSeen[redemption.FieldCampaignID] = struct{}{}
+			}
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[redemption.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCustomerID)
+				fieldSeen[redemption.FieldCustomerID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[redemption.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldTenantID)
+				fieldSeen[redemption.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[redemption.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCreatedAt)
+				fieldSeen[redemption.FieldCreatedAt] = struct{}{}
+			}
+		case "campaignID":
+			if _, ok := fieldSeen[redemption.FieldCampaignID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCampaignID)
+				fieldSeen[redemption.FieldCampaignID] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[redemption.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCustomerID)
+				fieldSeen[redemption.FieldCustomerID] = struct{}{}
+			}
+		case "orderID":
+			if _, ok := fieldSeen[redemption.FieldOrderID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldOrderID)
+				fieldSeen[redemption.FieldOrderID] = struct{}{}
+			}
+		case "amountPaid":
+			if _, ok := fieldSeen[redemption.FieldAmountPaid]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldAmountPaid)
+				fieldSeen[redemption.FieldAmountPaid] = struct{}{}
+			}
+		case "discountAmount":
+			if _, ok := fieldSeen[redemption.FieldDiscountAmount]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldDiscountAmount)
+				fieldSeen[redemption.FieldDiscountAmount] = struct{}{}
+			}
+		case "cashbackAmount":
+			if _, ok := fieldSeen[redemption.FieldCashbackAmount]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCashbackAmount)
+				fieldSeen[redemption.FieldCashbackAmount] = struct{}{}
+			}
+		case "bonusPoints":
+			if _, ok := fieldSeen[redemption.FieldBonusPoints]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldBonusPoints)
+				fieldSeen[redemption.FieldBonusPoints] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type redemptionPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []RedemptionPaginateOption
+}
+
+func newRedemptionPaginateArgs(rv map[string]any) *redemptionPaginateArgs {
+	args := &redemptionPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &RedemptionOrder{Field: &RedemptionOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithRedemptionOrder(order))
+			}
+		case *RedemptionOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithRedemptionOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*RedemptionWhereInput); ok {
+		args.opts = append(args.opts, WithRedemptionFilter(v.Filter))
 	}
 	return args
 }

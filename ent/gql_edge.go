@@ -16,6 +16,27 @@ func (_m *Campaign) Segment(ctx context.Context) (*Segment, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *Campaign) Redemptions(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RedemptionOrder, where *RedemptionWhereInput,
+) (*RedemptionConnection, error) {
+	opts := []RedemptionPaginateOption{
+		WithRedemptionOrder(orderBy),
+		WithRedemptionFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[1][alias]
+	if nodes, err := _m.NamedRedemptions(alias); err == nil || hasTotalCount {
+		pager, err := newRedemptionPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &RedemptionConnection{Edges: []*RedemptionEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryRedemptions().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Customer) Segments(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SegmentOrder, where *SegmentWhereInput,
 ) (*SegmentConnection, error) {
@@ -58,7 +79,44 @@ func (_m *Customer) PointsEntries(
 	return _m.QueryPointsEntries().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Customer) Redemptions(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *RedemptionOrder, where *RedemptionWhereInput,
+) (*RedemptionConnection, error) {
+	opts := []RedemptionPaginateOption{
+		WithRedemptionOrder(orderBy),
+		WithRedemptionFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedRedemptions(alias); err == nil || hasTotalCount {
+		pager, err := newRedemptionPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &RedemptionConnection{Edges: []*RedemptionEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryRedemptions().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *PointsEntry) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Redemption) Campaign(ctx context.Context) (*Campaign, error) {
+	result, err := _m.Edges.CampaignOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCampaign().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Redemption) Customer(ctx context.Context) (*Customer, error) {
 	result, err := _m.Edges.CustomerOrErr()
 	if IsNotLoaded(err) {
 		result, err = _m.QueryCustomer().Only(ctx)

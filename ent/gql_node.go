@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -48,6 +49,11 @@ var pointsentryImplementors = []string{"PointsEntry", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*PointsEntry) IsNode() {}
+
+var redemptionImplementors = []string{"Redemption", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Redemption) IsNode() {}
 
 var segmentImplementors = []string{"Segment", "Node"}
 
@@ -163,6 +169,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(pointsentry.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, pointsentryImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case redemption.Table:
+		query := c.Redemption.Query().
+			Where(redemption.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, redemptionImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -335,6 +350,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.PointsEntry.Query().
 			Where(pointsentry.IDIn(ids...))
 		query, err := query.CollectFields(ctx, pointsentryImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case redemption.Table:
+		query := c.Redemption.Query().
+			Where(redemption.IDIn(ids...))
+		query, err := query.CollectFields(ctx, redemptionImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -1760,6 +1761,302 @@ func (_m *PointsEntry) ToEdge(order *PointsEntryOrder) *PointsEntryEdge {
 		order = DefaultPointsEntryOrder
 	}
 	return &PointsEntryEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// RedemptionEdge is the edge representation of Redemption.
+type RedemptionEdge struct {
+	Node   *Redemption `json:"node"`
+	Cursor Cursor      `json:"cursor"`
+}
+
+// RedemptionConnection is the connection containing edges to Redemption.
+type RedemptionConnection struct {
+	Edges      []*RedemptionEdge `json:"edges"`
+	PageInfo   PageInfo          `json:"pageInfo"`
+	TotalCount int               `json:"totalCount"`
+}
+
+func (c *RedemptionConnection) build(nodes []*Redemption, pager *redemptionPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Redemption
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Redemption {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Redemption {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*RedemptionEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &RedemptionEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// RedemptionPaginateOption enables pagination customization.
+type RedemptionPaginateOption func(*redemptionPager) error
+
+// WithRedemptionOrder configures pagination ordering.
+func WithRedemptionOrder(order *RedemptionOrder) RedemptionPaginateOption {
+	if order == nil {
+		order = DefaultRedemptionOrder
+	}
+	o := *order
+	return func(pager *redemptionPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultRedemptionOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithRedemptionFilter configures pagination filter.
+func WithRedemptionFilter(filter func(*RedemptionQuery) (*RedemptionQuery, error)) RedemptionPaginateOption {
+	return func(pager *redemptionPager) error {
+		if filter == nil {
+			return errors.New("RedemptionQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type redemptionPager struct {
+	reverse bool
+	order   *RedemptionOrder
+	filter  func(*RedemptionQuery) (*RedemptionQuery, error)
+}
+
+func newRedemptionPager(opts []RedemptionPaginateOption, reverse bool) (*redemptionPager, error) {
+	pager := &redemptionPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultRedemptionOrder
+	}
+	return pager, nil
+}
+
+func (p *redemptionPager) applyFilter(query *RedemptionQuery) (*RedemptionQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *redemptionPager) toCursor(_m *Redemption) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *redemptionPager) applyCursors(query *RedemptionQuery, after, before *Cursor) (*RedemptionQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultRedemptionOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *redemptionPager) applyOrder(query *RedemptionQuery) *RedemptionQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultRedemptionOrder.Field {
+		query = query.Order(DefaultRedemptionOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *redemptionPager) orderExpr(query *RedemptionQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultRedemptionOrder.Field {
+			b.Comma().Ident(DefaultRedemptionOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Redemption.
+func (_m *RedemptionQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...RedemptionPaginateOption,
+) (*RedemptionConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newRedemptionPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &RedemptionConnection{Edges: []*RedemptionEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// RedemptionOrderFieldCreatedAt orders Redemption by created_at.
+	RedemptionOrderFieldCreatedAt = &RedemptionOrderField{
+		Value: func(_m *Redemption) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: redemption.FieldCreatedAt,
+		toTerm: redemption.ByCreatedAt,
+		toCursor: func(_m *Redemption) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f RedemptionOrderField) String() string {
+	var str string
+	switch f.column {
+	case RedemptionOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f RedemptionOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *RedemptionOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("RedemptionOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *RedemptionOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid RedemptionOrderField", str)
+	}
+	return nil
+}
+
+// RedemptionOrderField defines the ordering field of Redemption.
+type RedemptionOrderField struct {
+	// Value extracts the ordering value from the given Redemption.
+	Value    func(*Redemption) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) redemption.OrderOption
+	toCursor func(*Redemption) Cursor
+}
+
+// RedemptionOrder defines the ordering of Redemption.
+type RedemptionOrder struct {
+	Direction OrderDirection        `json:"direction"`
+	Field     *RedemptionOrderField `json:"field"`
+}
+
+// DefaultRedemptionOrder is the default ordering of Redemption.
+var DefaultRedemptionOrder = &RedemptionOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &RedemptionOrderField{
+		Value: func(_m *Redemption) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: redemption.FieldID,
+		toTerm: redemption.ByID,
+		toCursor: func(_m *Redemption) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Redemption into RedemptionEdge.
+func (_m *Redemption) ToEdge(order *RedemptionOrder) *RedemptionEdge {
+	if order == nil {
+		order = DefaultRedemptionOrder
+	}
+	return &RedemptionEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -598,6 +599,10 @@ type CampaignWhereInput struct {
 	// "segment" edge predicates.
 	HasSegment     *bool                `json:"hasSegment,omitempty"`
 	HasSegmentWith []*SegmentWhereInput `json:"hasSegmentWith,omitempty"`
+
+	// "redemptions" edge predicates.
+	HasRedemptions     *bool                   `json:"hasRedemptions,omitempty"`
+	HasRedemptionsWith []*RedemptionWhereInput `json:"hasRedemptionsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -1269,6 +1274,24 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 		}
 		predicates = append(predicates, campaign.HasSegmentWith(with...))
 	}
+	if i.HasRedemptions != nil {
+		p := campaign.HasRedemptions()
+		if !*i.HasRedemptions {
+			p = campaign.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRedemptionsWith) > 0 {
+		with := make([]predicate.Redemption, 0, len(i.HasRedemptionsWith))
+		for _, w := range i.HasRedemptionsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRedemptionsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, campaign.HasRedemptionsWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyCampaignWhereInput
@@ -1566,6 +1589,10 @@ type CustomerWhereInput struct {
 	// "points_entries" edge predicates.
 	HasPointsEntries     *bool                    `json:"hasPointsEntries,omitempty"`
 	HasPointsEntriesWith []*PointsEntryWhereInput `json:"hasPointsEntriesWith,omitempty"`
+
+	// "redemptions" edge predicates.
+	HasRedemptions     *bool                   `json:"hasRedemptions,omitempty"`
+	HasRedemptionsWith []*RedemptionWhereInput `json:"hasRedemptionsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -2362,6 +2389,24 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, customer.HasPointsEntriesWith(with...))
+	}
+	if i.HasRedemptions != nil {
+		p := customer.HasRedemptions()
+		if !*i.HasRedemptions {
+			p = customer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasRedemptionsWith) > 0 {
+		with := make([]predicate.Redemption, 0, len(i.HasRedemptionsWith))
+		for _, w := range i.HasRedemptionsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasRedemptionsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customer.HasRedemptionsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -3340,6 +3385,568 @@ func (i *PointsEntryWhereInput) P() (predicate.PointsEntry, error) {
 		return predicates[0], nil
 	default:
 		return pointsentry.And(predicates...), nil
+	}
+}
+
+// RedemptionWhereInput represents a where input for filtering Redemption queries.
+type RedemptionWhereInput struct {
+	Predicates []predicate.Redemption  `json:"-"`
+	Not        *RedemptionWhereInput   `json:"not,omitempty"`
+	Or         []*RedemptionWhereInput `json:"or,omitempty"`
+	And        []*RedemptionWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "campaign_id" field predicates.
+	CampaignID             *string  `json:"campaignID,omitempty"`
+	CampaignIDNEQ          *string  `json:"campaignIDNEQ,omitempty"`
+	CampaignIDIn           []string `json:"campaignIDIn,omitempty"`
+	CampaignIDNotIn        []string `json:"campaignIDNotIn,omitempty"`
+	CampaignIDGT           *string  `json:"campaignIDGT,omitempty"`
+	CampaignIDGTE          *string  `json:"campaignIDGTE,omitempty"`
+	CampaignIDLT           *string  `json:"campaignIDLT,omitempty"`
+	CampaignIDLTE          *string  `json:"campaignIDLTE,omitempty"`
+	CampaignIDContains     *string  `json:"campaignIDContains,omitempty"`
+	CampaignIDHasPrefix    *string  `json:"campaignIDHasPrefix,omitempty"`
+	CampaignIDHasSuffix    *string  `json:"campaignIDHasSuffix,omitempty"`
+	CampaignIDEqualFold    *string  `json:"campaignIDEqualFold,omitempty"`
+	CampaignIDContainsFold *string  `json:"campaignIDContainsFold,omitempty"`
+
+	// "customer_id" field predicates.
+	CustomerID             *string  `json:"customerID,omitempty"`
+	CustomerIDNEQ          *string  `json:"customerIDNEQ,omitempty"`
+	CustomerIDIn           []string `json:"customerIDIn,omitempty"`
+	CustomerIDNotIn        []string `json:"customerIDNotIn,omitempty"`
+	CustomerIDGT           *string  `json:"customerIDGT,omitempty"`
+	CustomerIDGTE          *string  `json:"customerIDGTE,omitempty"`
+	CustomerIDLT           *string  `json:"customerIDLT,omitempty"`
+	CustomerIDLTE          *string  `json:"customerIDLTE,omitempty"`
+	CustomerIDContains     *string  `json:"customerIDContains,omitempty"`
+	CustomerIDHasPrefix    *string  `json:"customerIDHasPrefix,omitempty"`
+	CustomerIDHasSuffix    *string  `json:"customerIDHasSuffix,omitempty"`
+	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
+	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
+
+	// "order_id" field predicates.
+	OrderID             *string  `json:"orderID,omitempty"`
+	OrderIDNEQ          *string  `json:"orderIDNEQ,omitempty"`
+	OrderIDIn           []string `json:"orderIDIn,omitempty"`
+	OrderIDNotIn        []string `json:"orderIDNotIn,omitempty"`
+	OrderIDGT           *string  `json:"orderIDGT,omitempty"`
+	OrderIDGTE          *string  `json:"orderIDGTE,omitempty"`
+	OrderIDLT           *string  `json:"orderIDLT,omitempty"`
+	OrderIDLTE          *string  `json:"orderIDLTE,omitempty"`
+	OrderIDContains     *string  `json:"orderIDContains,omitempty"`
+	OrderIDHasPrefix    *string  `json:"orderIDHasPrefix,omitempty"`
+	OrderIDHasSuffix    *string  `json:"orderIDHasSuffix,omitempty"`
+	OrderIDEqualFold    *string  `json:"orderIDEqualFold,omitempty"`
+	OrderIDContainsFold *string  `json:"orderIDContainsFold,omitempty"`
+
+	// "amount_paid" field predicates.
+	AmountPaid      *decimal.Decimal  `json:"amountPaid,omitempty"`
+	AmountPaidNEQ   *decimal.Decimal  `json:"amountPaidNEQ,omitempty"`
+	AmountPaidIn    []decimal.Decimal `json:"amountPaidIn,omitempty"`
+	AmountPaidNotIn []decimal.Decimal `json:"amountPaidNotIn,omitempty"`
+	AmountPaidGT    *decimal.Decimal  `json:"amountPaidGT,omitempty"`
+	AmountPaidGTE   *decimal.Decimal  `json:"amountPaidGTE,omitempty"`
+	AmountPaidLT    *decimal.Decimal  `json:"amountPaidLT,omitempty"`
+	AmountPaidLTE   *decimal.Decimal  `json:"amountPaidLTE,omitempty"`
+
+	// "discount_amount" field predicates.
+	DiscountAmount      *decimal.Decimal  `json:"discountAmount,omitempty"`
+	DiscountAmountNEQ   *decimal.Decimal  `json:"discountAmountNEQ,omitempty"`
+	DiscountAmountIn    []decimal.Decimal `json:"discountAmountIn,omitempty"`
+	DiscountAmountNotIn []decimal.Decimal `json:"discountAmountNotIn,omitempty"`
+	DiscountAmountGT    *decimal.Decimal  `json:"discountAmountGT,omitempty"`
+	DiscountAmountGTE   *decimal.Decimal  `json:"discountAmountGTE,omitempty"`
+	DiscountAmountLT    *decimal.Decimal  `json:"discountAmountLT,omitempty"`
+	DiscountAmountLTE   *decimal.Decimal  `json:"discountAmountLTE,omitempty"`
+
+	// "cashback_amount" field predicates.
+	CashbackAmount      *decimal.Decimal  `json:"cashbackAmount,omitempty"`
+	CashbackAmountNEQ   *decimal.Decimal  `json:"cashbackAmountNEQ,omitempty"`
+	CashbackAmountIn    []decimal.Decimal `json:"cashbackAmountIn,omitempty"`
+	CashbackAmountNotIn []decimal.Decimal `json:"cashbackAmountNotIn,omitempty"`
+	CashbackAmountGT    *decimal.Decimal  `json:"cashbackAmountGT,omitempty"`
+	CashbackAmountGTE   *decimal.Decimal  `json:"cashbackAmountGTE,omitempty"`
+	CashbackAmountLT    *decimal.Decimal  `json:"cashbackAmountLT,omitempty"`
+	CashbackAmountLTE   *decimal.Decimal  `json:"cashbackAmountLTE,omitempty"`
+
+	// "bonus_points" field predicates.
+	BonusPoints      *int64  `json:"bonusPoints,omitempty"`
+	BonusPointsNEQ   *int64  `json:"bonusPointsNEQ,omitempty"`
+	BonusPointsIn    []int64 `json:"bonusPointsIn,omitempty"`
+	BonusPointsNotIn []int64 `json:"bonusPointsNotIn,omitempty"`
+	BonusPointsGT    *int64  `json:"bonusPointsGT,omitempty"`
+	BonusPointsGTE   *int64  `json:"bonusPointsGTE,omitempty"`
+	BonusPointsLT    *int64  `json:"bonusPointsLT,omitempty"`
+	BonusPointsLTE   *int64  `json:"bonusPointsLTE,omitempty"`
+
+	// "campaign" edge predicates.
+	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
+	HasCampaignWith []*CampaignWhereInput `json:"hasCampaignWith,omitempty"`
+
+	// "customer" edge predicates.
+	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
+	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *RedemptionWhereInput) AddPredicates(predicates ...predicate.Redemption) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the RedemptionWhereInput filter on the RedemptionQuery builder.
+func (i *RedemptionWhereInput) Filter(q *RedemptionQuery) (*RedemptionQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyRedemptionWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyRedemptionWhereInput is returned in case the RedemptionWhereInput is empty.
+var ErrEmptyRedemptionWhereInput = errors.New("ent: empty predicate RedemptionWhereInput")
+
+// P returns a predicate for filtering redemptions.
+// An error is returned if the input is empty or invalid.
+func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
+	var predicates []predicate.Redemption
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, redemption.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Redemption, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, redemption.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Redemption, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, redemption.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, redemption.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, redemption.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, redemption.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, redemption.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, redemption.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, redemption.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, redemption.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, redemption.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, redemption.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, redemption.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, redemption.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, redemption.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, redemption.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, redemption.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, redemption.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, redemption.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, redemption.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, redemption.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, redemption.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, redemption.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, redemption.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, redemption.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, redemption.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, redemption.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, redemption.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, redemption.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, redemption.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, redemption.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, redemption.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, redemption.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, redemption.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.CampaignID != nil {
+		predicates = append(predicates, redemption.CampaignIDEQ(*i.CampaignID))
+	}
+	if i.CampaignIDNEQ != nil {
+		predicates = append(predicates, redemption.CampaignIDNEQ(*i.CampaignIDNEQ))
+	}
+	if len(i.CampaignIDIn) > 0 {
+		predicates = append(predicates, redemption.CampaignIDIn(i.CampaignIDIn...))
+	}
+	if len(i.CampaignIDNotIn) > 0 {
+		predicates = append(predicates, redemption.CampaignIDNotIn(i.CampaignIDNotIn...))
+	}
+	if i.CampaignIDGT != nil {
+		predicates = append(predicates, redemption.CampaignIDGT(*i.CampaignIDGT))
+	}
+	if i.CampaignIDGTE != nil {
+		predicates = append(predicates, redemption.CampaignIDGTE(*i.CampaignIDGTE))
+	}
+	if i.CampaignIDLT != nil {
+		predicates = append(predicates, redemption.CampaignIDLT(*i.CampaignIDLT))
+	}
+	if i.CampaignIDLTE != nil {
+		predicates = append(predicates, redemption.CampaignIDLTE(*i.CampaignIDLTE))
+	}
+	if i.CampaignIDContains != nil {
+		predicates = append(predicates, redemption.CampaignIDContains(*i.CampaignIDContains))
+	}
+	if i.CampaignIDHasPrefix != nil {
+		predicates = append(predicates, redemption.CampaignIDHasPrefix(*i.CampaignIDHasPrefix))
+	}
+	if i.CampaignIDHasSuffix != nil {
+		predicates = append(predicates, redemption.CampaignIDHasSuffix(*i.CampaignIDHasSuffix))
+	}
+	if i.CampaignIDEqualFold != nil {
+		predicates = append(predicates, redemption.CampaignIDEqualFold(*i.CampaignIDEqualFold))
+	}
+	if i.CampaignIDContainsFold != nil {
+		predicates = append(predicates, redemption.CampaignIDContainsFold(*i.CampaignIDContainsFold))
+	}
+	if i.CustomerID != nil {
+		predicates = append(predicates, redemption.CustomerIDEQ(*i.CustomerID))
+	}
+	if i.CustomerIDNEQ != nil {
+		predicates = append(predicates, redemption.CustomerIDNEQ(*i.CustomerIDNEQ))
+	}
+	if len(i.CustomerIDIn) > 0 {
+		predicates = append(predicates, redemption.CustomerIDIn(i.CustomerIDIn...))
+	}
+	if len(i.CustomerIDNotIn) > 0 {
+		predicates = append(predicates, redemption.CustomerIDNotIn(i.CustomerIDNotIn...))
+	}
+	if i.CustomerIDGT != nil {
+		predicates = append(predicates, redemption.CustomerIDGT(*i.CustomerIDGT))
+	}
+	if i.CustomerIDGTE != nil {
+		predicates = append(predicates, redemption.CustomerIDGTE(*i.CustomerIDGTE))
+	}
+	if i.CustomerIDLT != nil {
+		predicates = append(predicates, redemption.CustomerIDLT(*i.CustomerIDLT))
+	}
+	if i.CustomerIDLTE != nil {
+		predicates = append(predicates, redemption.CustomerIDLTE(*i.CustomerIDLTE))
+	}
+	if i.CustomerIDContains != nil {
+		predicates = append(predicates, redemption.CustomerIDContains(*i.CustomerIDContains))
+	}
+	if i.CustomerIDHasPrefix != nil {
+		predicates = append(predicates, redemption.CustomerIDHasPrefix(*i.CustomerIDHasPrefix))
+	}
+	if i.CustomerIDHasSuffix != nil {
+		predicates = append(predicates, redemption.CustomerIDHasSuffix(*i.CustomerIDHasSuffix))
+	}
+	if i.CustomerIDEqualFold != nil {
+		predicates = append(predicates, redemption.CustomerIDEqualFold(*i.CustomerIDEqualFold))
+	}
+	if i.CustomerIDContainsFold != nil {
+		predicates = append(predicates, redemption.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.OrderID != nil {
+		predicates = append(predicates, redemption.OrderIDEQ(*i.OrderID))
+	}
+	if i.OrderIDNEQ != nil {
+		predicates = append(predicates, redemption.OrderIDNEQ(*i.OrderIDNEQ))
+	}
+	if len(i.OrderIDIn) > 0 {
+		predicates = append(predicates, redemption.OrderIDIn(i.OrderIDIn...))
+	}
+	if len(i.OrderIDNotIn) > 0 {
+		predicates = append(predicates, redemption.OrderIDNotIn(i.OrderIDNotIn...))
+	}
+	if i.OrderIDGT != nil {
+		predicates = append(predicates, redemption.OrderIDGT(*i.OrderIDGT))
+	}
+	if i.OrderIDGTE != nil {
+		predicates = append(predicates, redemption.OrderIDGTE(*i.OrderIDGTE))
+	}
+	if i.OrderIDLT != nil {
+		predicates = append(predicates, redemption.OrderIDLT(*i.OrderIDLT))
+	}
+	if i.OrderIDLTE != nil {
+		predicates = append(predicates, redemption.OrderIDLTE(*i.OrderIDLTE))
+	}
+	if i.OrderIDContains != nil {
+		predicates = append(predicates, redemption.OrderIDContains(*i.OrderIDContains))
+	}
+	if i.OrderIDHasPrefix != nil {
+		predicates = append(predicates, redemption.OrderIDHasPrefix(*i.OrderIDHasPrefix))
+	}
+	if i.OrderIDHasSuffix != nil {
+		predicates = append(predicates, redemption.OrderIDHasSuffix(*i.OrderIDHasSuffix))
+	}
+	if i.OrderIDEqualFold != nil {
+		predicates = append(predicates, redemption.OrderIDEqualFold(*i.OrderIDEqualFold))
+	}
+	if i.OrderIDContainsFold != nil {
+		predicates = append(predicates, redemption.OrderIDContainsFold(*i.OrderIDContainsFold))
+	}
+	if i.AmountPaid != nil {
+		predicates = append(predicates, redemption.AmountPaidEQ(*i.AmountPaid))
+	}
+	if i.AmountPaidNEQ != nil {
+		predicates = append(predicates, redemption.AmountPaidNEQ(*i.AmountPaidNEQ))
+	}
+	if len(i.AmountPaidIn) > 0 {
+		predicates = append(predicates, redemption.AmountPaidIn(i.AmountPaidIn...))
+	}
+	if len(i.AmountPaidNotIn) > 0 {
+		predicates = append(predicates, redemption.AmountPaidNotIn(i.AmountPaidNotIn...))
+	}
+	if i.AmountPaidGT != nil {
+		predicates = append(predicates, redemption.AmountPaidGT(*i.AmountPaidGT))
+	}
+	if i.AmountPaidGTE != nil {
+		predicates = append(predicates, redemption.AmountPaidGTE(*i.AmountPaidGTE))
+	}
+	if i.AmountPaidLT != nil {
+		predicates = append(predicates, redemption.AmountPaidLT(*i.AmountPaidLT))
+	}
+	if i.AmountPaidLTE != nil {
+		predicates = append(predicates, redemption.AmountPaidLTE(*i.AmountPaidLTE))
+	}
+	if i.DiscountAmount != nil {
+		predicates = append(predicates, redemption.DiscountAmountEQ(*i.DiscountAmount))
+	}
+	if i.DiscountAmountNEQ != nil {
+		predicates = append(predicates, redemption.DiscountAmountNEQ(*i.DiscountAmountNEQ))
+	}
+	if len(i.DiscountAmountIn) > 0 {
+		predicates = append(predicates, redemption.DiscountAmountIn(i.DiscountAmountIn...))
+	}
+	if len(i.DiscountAmountNotIn) > 0 {
+		predicates = append(predicates, redemption.DiscountAmountNotIn(i.DiscountAmountNotIn...))
+	}
+	if i.DiscountAmountGT != nil {
+		predicates = append(predicates, redemption.DiscountAmountGT(*i.DiscountAmountGT))
+	}
+	if i.DiscountAmountGTE != nil {
+		predicates = append(predicates, redemption.DiscountAmountGTE(*i.DiscountAmountGTE))
+	}
+	if i.DiscountAmountLT != nil {
+		predicates = append(predicates, redemption.DiscountAmountLT(*i.DiscountAmountLT))
+	}
+	if i.DiscountAmountLTE != nil {
+		predicates = append(predicates, redemption.DiscountAmountLTE(*i.DiscountAmountLTE))
+	}
+	if i.CashbackAmount != nil {
+		predicates = append(predicates, redemption.CashbackAmountEQ(*i.CashbackAmount))
+	}
+	if i.CashbackAmountNEQ != nil {
+		predicates = append(predicates, redemption.CashbackAmountNEQ(*i.CashbackAmountNEQ))
+	}
+	if len(i.CashbackAmountIn) > 0 {
+		predicates = append(predicates, redemption.CashbackAmountIn(i.CashbackAmountIn...))
+	}
+	if len(i.CashbackAmountNotIn) > 0 {
+		predicates = append(predicates, redemption.CashbackAmountNotIn(i.CashbackAmountNotIn...))
+	}
+	if i.CashbackAmountGT != nil {
+		predicates = append(predicates, redemption.CashbackAmountGT(*i.CashbackAmountGT))
+	}
+	if i.CashbackAmountGTE != nil {
+		predicates = append(predicates, redemption.CashbackAmountGTE(*i.CashbackAmountGTE))
+	}
+	if i.CashbackAmountLT != nil {
+		predicates = append(predicates, redemption.CashbackAmountLT(*i.CashbackAmountLT))
+	}
+	if i.CashbackAmountLTE != nil {
+		predicates = append(predicates, redemption.CashbackAmountLTE(*i.CashbackAmountLTE))
+	}
+	if i.BonusPoints != nil {
+		predicates = append(predicates, redemption.BonusPointsEQ(*i.BonusPoints))
+	}
+	if i.BonusPointsNEQ != nil {
+		predicates = append(predicates, redemption.BonusPointsNEQ(*i.BonusPointsNEQ))
+	}
+	if len(i.BonusPointsIn) > 0 {
+		predicates = append(predicates, redemption.BonusPointsIn(i.BonusPointsIn...))
+	}
+	if len(i.BonusPointsNotIn) > 0 {
+		predicates = append(predicates, redemption.BonusPointsNotIn(i.BonusPointsNotIn...))
+	}
+	if i.BonusPointsGT != nil {
+		predicates = append(predicates, redemption.BonusPointsGT(*i.BonusPointsGT))
+	}
+	if i.BonusPointsGTE != nil {
+		predicates = append(predicates, redemption.BonusPointsGTE(*i.BonusPointsGTE))
+	}
+	if i.BonusPointsLT != nil {
+		predicates = append(predicates, redemption.BonusPointsLT(*i.BonusPointsLT))
+	}
+	if i.BonusPointsLTE != nil {
+		predicates = append(predicates, redemption.BonusPointsLTE(*i.BonusPointsLTE))
+	}
+
+	if i.HasCampaign != nil {
+		p := redemption.HasCampaign()
+		if !*i.HasCampaign {
+			p = redemption.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCampaignWith) > 0 {
+		with := make([]predicate.Campaign, 0, len(i.HasCampaignWith))
+		for _, w := range i.HasCampaignWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCampaignWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, redemption.HasCampaignWith(with...))
+	}
+	if i.HasCustomer != nil {
+		p := redemption.HasCustomer()
+		if !*i.HasCustomer {
+			p = redemption.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCustomerWith) > 0 {
+		with := make([]predicate.Customer, 0, len(i.HasCustomerWith))
+		for _, w := range i.HasCustomerWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCustomerWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, redemption.HasCustomerWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyRedemptionWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return redemption.And(predicates...), nil
 	}
 }
 

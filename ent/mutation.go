@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,13 +16,16 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/shopspring/decimal"
 )
 
@@ -34,16 +38,19 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIClient   = "APIClient"
-	TypeCampaign    = "Campaign"
-	TypeCustomer    = "Customer"
-	TypeEvent       = "Event"
-	TypePointsEntry = "PointsEntry"
-	TypePointsLot   = "PointsLot"
-	TypeSegment     = "Segment"
-	TypeSigningKey  = "SigningKey"
-	TypeStore       = "Store"
-	TypeTenant      = "Tenant"
+	TypeAPIClient       = "APIClient"
+	TypeCampaign        = "Campaign"
+	TypeCustomer        = "Customer"
+	TypeEvent           = "Event"
+	TypeIdempotencyKey  = "IdempotencyKey"
+	TypePointsEntry     = "PointsEntry"
+	TypePointsLot       = "PointsLot"
+	TypeRedemption      = "Redemption"
+	TypeSegment         = "Segment"
+	TypeSigningKey      = "SigningKey"
+	TypeStore           = "Store"
+	TypeTenant          = "Tenant"
+	TypeValidationToken = "ValidationToken"
 )
 
 // APIClientMutation represents an operation that mutates the APIClient nodes in the graph.
@@ -887,6 +894,9 @@ type CampaignMutation struct {
 	clearedtenant             bool
 	segment                   *string
 	clearedsegment            bool
+	redemptions               map[string]struct{}
+	removedredemptions        map[string]struct{}
+	clearedredemptions        bool
 	done                      bool
 	oldValue                  func(context.Context) (*Campaign, error)
 	predicates                []predicate.Campaign
@@ -2129,6 +2139,60 @@ func (m *CampaignMutation) ResetSegment() {
 	m.clearedsegment = false
 }
 
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by ids.
+func (m *CampaignMutation) AddRedemptionIDs(ids ...string) {
+	if m.redemptions == nil {
+		m.redemptions = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.redemptions[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRedemptions clears the "redemptions" edge to the Redemption entity.
+func (m *CampaignMutation) ClearRedemptions() {
+	m.clearedredemptions = true
+}
+
+// RedemptionsCleared reports if the "redemptions" edge to the Redemption entity was cleared.
+func (m *CampaignMutation) RedemptionsCleared() bool {
+	return m.clearedredemptions
+}
+
+// RemoveRedemptionIDs removes the "redemptions" edge to the Redemption entity by IDs.
+func (m *CampaignMutation) RemoveRedemptionIDs(ids ...string) {
+	if m.removedredemptions == nil {
+		m.removedredemptions = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.redemptions, ids[i])
+		m.removedredemptions[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRedemptions returns the removed IDs of the "redemptions" edge to the Redemption entity.
+func (m *CampaignMutation) RemovedRedemptionsIDs() (ids []string) {
+	for id := range m.removedredemptions {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RedemptionsIDs returns the "redemptions" edge IDs in the mutation.
+func (m *CampaignMutation) RedemptionsIDs() (ids []string) {
+	for id := range m.redemptions {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRedemptions resets all changes to the "redemptions" edge.
+func (m *CampaignMutation) ResetRedemptions() {
+	m.redemptions = nil
+	m.clearedredemptions = false
+	m.removedredemptions = nil
+}
+
 // Where appends a list predicates to the CampaignMutation builder.
 func (m *CampaignMutation) Where(ps ...predicate.Campaign) {
 	m.predicates = append(m.predicates, ps...)
@@ -2745,12 +2809,15 @@ func (m *CampaignMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CampaignMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.tenant != nil {
 		edges = append(edges, campaign.EdgeTenant)
 	}
 	if m.segment != nil {
 		edges = append(edges, campaign.EdgeSegment)
+	}
+	if m.redemptions != nil {
+		edges = append(edges, campaign.EdgeRedemptions)
 	}
 	return edges
 }
@@ -2767,30 +2834,50 @@ func (m *CampaignMutation) AddedIDs(name string) []ent.Value {
 		if id := m.segment; id != nil {
 			return []ent.Value{*id}
 		}
+	case campaign.EdgeRedemptions:
+		ids := make([]ent.Value, 0, len(m.redemptions))
+		for id := range m.redemptions {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CampaignMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
+	if m.removedredemptions != nil {
+		edges = append(edges, campaign.EdgeRedemptions)
+	}
 	return edges
 }
 
 // RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
 // the given name in this mutation.
 func (m *CampaignMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case campaign.EdgeRedemptions:
+		ids := make([]ent.Value, 0, len(m.removedredemptions))
+		for id := range m.removedredemptions {
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CampaignMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedtenant {
 		edges = append(edges, campaign.EdgeTenant)
 	}
 	if m.clearedsegment {
 		edges = append(edges, campaign.EdgeSegment)
+	}
+	if m.clearedredemptions {
+		edges = append(edges, campaign.EdgeRedemptions)
 	}
 	return edges
 }
@@ -2803,6 +2890,8 @@ func (m *CampaignMutation) EdgeCleared(name string) bool {
 		return m.clearedtenant
 	case campaign.EdgeSegment:
 		return m.clearedsegment
+	case campaign.EdgeRedemptions:
+		return m.clearedredemptions
 	}
 	return false
 }
@@ -2830,6 +2919,9 @@ func (m *CampaignMutation) ResetEdge(name string) error {
 		return nil
 	case campaign.EdgeSegment:
 		m.ResetSegment()
+		return nil
+	case campaign.EdgeRedemptions:
+		m.ResetRedemptions()
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign edge %s", name)
@@ -2873,6 +2965,9 @@ type CustomerMutation struct {
 	points_entries          map[string]struct{}
 	removedpoints_entries   map[string]struct{}
 	clearedpoints_entries   bool
+	redemptions             map[string]struct{}
+	removedredemptions      map[string]struct{}
+	clearedredemptions      bool
 	done                    bool
 	oldValue                func(context.Context) (*Customer, error)
 	predicates              []predicate.Customer
@@ -4108,6 +4203,60 @@ func (m *CustomerMutation) ResetPointsEntries() {
 	m.removedpoints_entries = nil
 }
 
+// AddRedemptionIDs adds the "redemptions" edge to the Redemption entity by ids.
+func (m *CustomerMutation) AddRedemptionIDs(ids ...string) {
+	if m.redemptions == nil {
+		m.redemptions = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.redemptions[ids[i]] = struct{}{}
+	}
+}
+
+// ClearRedemptions clears the "redemptions" edge to the Redemption entity.
+func (m *CustomerMutation) ClearRedemptions() {
+	m.clearedredemptions = true
+}
+
+// RedemptionsCleared reports if the "redemptions" edge to the Redemption entity was cleared.
+func (m *CustomerMutation) RedemptionsCleared() bool {
+	return m.clearedredemptions
+}
+
+// RemoveRedemptionIDs removes the "redemptions" edge to the Redemption entity by IDs.
+func (m *CustomerMutation) RemoveRedemptionIDs(ids ...string) {
+	if m.removedredemptions == nil {
+		m.removedredemptions = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.redemptions, ids[i])
+		m.removedredemptions[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedRedemptions returns the removed IDs of the "redemptions" edge to the Redemption entity.
+func (m *CustomerMutation) RemovedRedemptionsIDs() (ids []string) {
+	for id := range m.removedredemptions {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// RedemptionsIDs returns the "redemptions" edge IDs in the mutation.
+func (m *CustomerMutation) RedemptionsIDs() (ids []string) {
+	for id := range m.redemptions {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetRedemptions resets all changes to the "redemptions" edge.
+func (m *CustomerMutation) ResetRedemptions() {
+	m.redemptions = nil
+	m.clearedredemptions = false
+	m.removedredemptions = nil
+}
+
 // Where appends a list predicates to the CustomerMutation builder.
 func (m *CustomerMutation) Where(ps ...predicate.Customer) {
 	m.predicates = append(m.predicates, ps...)
@@ -4699,7 +4848,7 @@ func (m *CustomerMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CustomerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.tenant != nil {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -4708,6 +4857,9 @@ func (m *CustomerMutation) AddedEdges() []string {
 	}
 	if m.points_entries != nil {
 		edges = append(edges, customer.EdgePointsEntries)
+	}
+	if m.redemptions != nil {
+		edges = append(edges, customer.EdgeRedemptions)
 	}
 	return edges
 }
@@ -4732,18 +4884,27 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeRedemptions:
+		ids := make([]ent.Value, 0, len(m.redemptions))
+		for id := range m.redemptions {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CustomerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedsegments != nil {
 		edges = append(edges, customer.EdgeSegments)
 	}
 	if m.removedpoints_entries != nil {
 		edges = append(edges, customer.EdgePointsEntries)
+	}
+	if m.removedredemptions != nil {
+		edges = append(edges, customer.EdgeRedemptions)
 	}
 	return edges
 }
@@ -4764,13 +4925,19 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeRedemptions:
+		ids := make([]ent.Value, 0, len(m.removedredemptions))
+		for id := range m.removedredemptions {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CustomerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedtenant {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -4779,6 +4946,9 @@ func (m *CustomerMutation) ClearedEdges() []string {
 	}
 	if m.clearedpoints_entries {
 		edges = append(edges, customer.EdgePointsEntries)
+	}
+	if m.clearedredemptions {
+		edges = append(edges, customer.EdgeRedemptions)
 	}
 	return edges
 }
@@ -4793,6 +4963,8 @@ func (m *CustomerMutation) EdgeCleared(name string) bool {
 		return m.clearedsegments
 	case customer.EdgePointsEntries:
 		return m.clearedpoints_entries
+	case customer.EdgeRedemptions:
+		return m.clearedredemptions
 	}
 	return false
 }
@@ -4820,6 +4992,9 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 		return nil
 	case customer.EdgePointsEntries:
 		m.ResetPointsEntries()
+		return nil
+	case customer.EdgeRedemptions:
+		m.ResetRedemptions()
 		return nil
 	}
 	return fmt.Errorf("unknown Customer edge %s", name)
@@ -5501,6 +5676,806 @@ func (m *EventMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Event edge %s", name)
+}
+
+// IdempotencyKeyMutation represents an operation that mutates the IdempotencyKey nodes in the graph.
+type IdempotencyKeyMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *string
+	created_at         *time.Time
+	client_id          *string
+	key                *string
+	request_hash       *string
+	response_status    *int
+	addresponse_status *int
+	response_body      *[]byte
+	expires_at         *time.Time
+	clearedFields      map[string]struct{}
+	tenant             *string
+	clearedtenant      bool
+	done               bool
+	oldValue           func(context.Context) (*IdempotencyKey, error)
+	predicates         []predicate.IdempotencyKey
+}
+
+var _ ent.Mutation = (*IdempotencyKeyMutation)(nil)
+
+// idempotencykeyOption allows management of the mutation configuration using functional options.
+type idempotencykeyOption func(*IdempotencyKeyMutation)
+
+// newIdempotencyKeyMutation creates new mutation for the IdempotencyKey entity.
+func newIdempotencyKeyMutation(c config, op Op, opts ...idempotencykeyOption) *IdempotencyKeyMutation {
+	m := &IdempotencyKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeIdempotencyKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withIdempotencyKeyID sets the ID field of the mutation.
+func withIdempotencyKeyID(id string) idempotencykeyOption {
+	return func(m *IdempotencyKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *IdempotencyKey
+		)
+		m.oldValue = func(ctx context.Context) (*IdempotencyKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().IdempotencyKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withIdempotencyKey sets the old IdempotencyKey of the mutation.
+func withIdempotencyKey(node *IdempotencyKey) idempotencykeyOption {
+	return func(m *IdempotencyKeyMutation) {
+		m.oldValue = func(context.Context) (*IdempotencyKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m IdempotencyKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m IdempotencyKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of IdempotencyKey entities.
+func (m *IdempotencyKeyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *IdempotencyKeyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *IdempotencyKeyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().IdempotencyKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *IdempotencyKeyMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *IdempotencyKeyMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *IdempotencyKeyMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *IdempotencyKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *IdempotencyKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *IdempotencyKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetClientID sets the "client_id" field.
+func (m *IdempotencyKeyMutation) SetClientID(s string) {
+	m.client_id = &s
+}
+
+// ClientID returns the value of the "client_id" field in the mutation.
+func (m *IdempotencyKeyMutation) ClientID() (r string, exists bool) {
+	v := m.client_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClientID returns the old "client_id" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldClientID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClientID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClientID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClientID: %w", err)
+	}
+	return oldValue.ClientID, nil
+}
+
+// ResetClientID resets all changes to the "client_id" field.
+func (m *IdempotencyKeyMutation) ResetClientID() {
+	m.client_id = nil
+}
+
+// SetKey sets the "key" field.
+func (m *IdempotencyKeyMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *IdempotencyKeyMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *IdempotencyKeyMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetRequestHash sets the "request_hash" field.
+func (m *IdempotencyKeyMutation) SetRequestHash(s string) {
+	m.request_hash = &s
+}
+
+// RequestHash returns the value of the "request_hash" field in the mutation.
+func (m *IdempotencyKeyMutation) RequestHash() (r string, exists bool) {
+	v := m.request_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestHash returns the old "request_hash" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldRequestHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestHash: %w", err)
+	}
+	return oldValue.RequestHash, nil
+}
+
+// ResetRequestHash resets all changes to the "request_hash" field.
+func (m *IdempotencyKeyMutation) ResetRequestHash() {
+	m.request_hash = nil
+}
+
+// SetResponseStatus sets the "response_status" field.
+func (m *IdempotencyKeyMutation) SetResponseStatus(i int) {
+	m.response_status = &i
+	m.addresponse_status = nil
+}
+
+// ResponseStatus returns the value of the "response_status" field in the mutation.
+func (m *IdempotencyKeyMutation) ResponseStatus() (r int, exists bool) {
+	v := m.response_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResponseStatus returns the old "response_status" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldResponseStatus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResponseStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResponseStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResponseStatus: %w", err)
+	}
+	return oldValue.ResponseStatus, nil
+}
+
+// AddResponseStatus adds i to the "response_status" field.
+func (m *IdempotencyKeyMutation) AddResponseStatus(i int) {
+	if m.addresponse_status != nil {
+		*m.addresponse_status += i
+	} else {
+		m.addresponse_status = &i
+	}
+}
+
+// AddedResponseStatus returns the value that was added to the "response_status" field in this mutation.
+func (m *IdempotencyKeyMutation) AddedResponseStatus() (r int, exists bool) {
+	v := m.addresponse_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetResponseStatus resets all changes to the "response_status" field.
+func (m *IdempotencyKeyMutation) ResetResponseStatus() {
+	m.response_status = nil
+	m.addresponse_status = nil
+}
+
+// SetResponseBody sets the "response_body" field.
+func (m *IdempotencyKeyMutation) SetResponseBody(b []byte) {
+	m.response_body = &b
+}
+
+// ResponseBody returns the value of the "response_body" field in the mutation.
+func (m *IdempotencyKeyMutation) ResponseBody() (r []byte, exists bool) {
+	v := m.response_body
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResponseBody returns the old "response_body" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldResponseBody(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResponseBody is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResponseBody requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResponseBody: %w", err)
+	}
+	return oldValue.ResponseBody, nil
+}
+
+// ResetResponseBody resets all changes to the "response_body" field.
+func (m *IdempotencyKeyMutation) ResetResponseBody() {
+	m.response_body = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *IdempotencyKeyMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *IdempotencyKeyMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *IdempotencyKeyMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *IdempotencyKeyMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[idempotencykey.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *IdempotencyKeyMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *IdempotencyKeyMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *IdempotencyKeyMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// Where appends a list predicates to the IdempotencyKeyMutation builder.
+func (m *IdempotencyKeyMutation) Where(ps ...predicate.IdempotencyKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the IdempotencyKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *IdempotencyKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.IdempotencyKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *IdempotencyKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *IdempotencyKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (IdempotencyKey).
+func (m *IdempotencyKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *IdempotencyKeyMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.tenant != nil {
+		fields = append(fields, idempotencykey.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, idempotencykey.FieldCreatedAt)
+	}
+	if m.client_id != nil {
+		fields = append(fields, idempotencykey.FieldClientID)
+	}
+	if m.key != nil {
+		fields = append(fields, idempotencykey.FieldKey)
+	}
+	if m.request_hash != nil {
+		fields = append(fields, idempotencykey.FieldRequestHash)
+	}
+	if m.response_status != nil {
+		fields = append(fields, idempotencykey.FieldResponseStatus)
+	}
+	if m.response_body != nil {
+		fields = append(fields, idempotencykey.FieldResponseBody)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, idempotencykey.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case idempotencykey.FieldTenantID:
+		return m.TenantID()
+	case idempotencykey.FieldCreatedAt:
+		return m.CreatedAt()
+	case idempotencykey.FieldClientID:
+		return m.ClientID()
+	case idempotencykey.FieldKey:
+		return m.Key()
+	case idempotencykey.FieldRequestHash:
+		return m.RequestHash()
+	case idempotencykey.FieldResponseStatus:
+		return m.ResponseStatus()
+	case idempotencykey.FieldResponseBody:
+		return m.ResponseBody()
+	case idempotencykey.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case idempotencykey.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case idempotencykey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case idempotencykey.FieldClientID:
+		return m.OldClientID(ctx)
+	case idempotencykey.FieldKey:
+		return m.OldKey(ctx)
+	case idempotencykey.FieldRequestHash:
+		return m.OldRequestHash(ctx)
+	case idempotencykey.FieldResponseStatus:
+		return m.OldResponseStatus(ctx)
+	case idempotencykey.FieldResponseBody:
+		return m.OldResponseBody(ctx)
+	case idempotencykey.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown IdempotencyKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case idempotencykey.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case idempotencykey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case idempotencykey.FieldClientID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClientID(v)
+		return nil
+	case idempotencykey.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case idempotencykey.FieldRequestHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestHash(v)
+		return nil
+	case idempotencykey.FieldResponseStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResponseStatus(v)
+		return nil
+	case idempotencykey.FieldResponseBody:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResponseBody(v)
+		return nil
+	case idempotencykey.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown IdempotencyKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *IdempotencyKeyMutation) AddedFields() []string {
+	var fields []string
+	if m.addresponse_status != nil {
+		fields = append(fields, idempotencykey.FieldResponseStatus)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *IdempotencyKeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case idempotencykey.FieldResponseStatus:
+		return m.AddedResponseStatus()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IdempotencyKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case idempotencykey.FieldResponseStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddResponseStatus(v)
+		return nil
+	}
+	return fmt.Errorf("unknown IdempotencyKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *IdempotencyKeyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *IdempotencyKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *IdempotencyKeyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown IdempotencyKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *IdempotencyKeyMutation) ResetField(name string) error {
+	switch name {
+	case idempotencykey.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case idempotencykey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case idempotencykey.FieldClientID:
+		m.ResetClientID()
+		return nil
+	case idempotencykey.FieldKey:
+		m.ResetKey()
+		return nil
+	case idempotencykey.FieldRequestHash:
+		m.ResetRequestHash()
+		return nil
+	case idempotencykey.FieldResponseStatus:
+		m.ResetResponseStatus()
+		return nil
+	case idempotencykey.FieldResponseBody:
+		m.ResetResponseBody()
+		return nil
+	case idempotencykey.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown IdempotencyKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *IdempotencyKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.tenant != nil {
+		edges = append(edges, idempotencykey.EdgeTenant)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *IdempotencyKeyMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case idempotencykey.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *IdempotencyKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *IdempotencyKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *IdempotencyKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedtenant {
+		edges = append(edges, idempotencykey.EdgeTenant)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *IdempotencyKeyMutation) EdgeCleared(name string) bool {
+	switch name {
+	case idempotencykey.EdgeTenant:
+		return m.clearedtenant
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *IdempotencyKeyMutation) ClearEdge(name string) error {
+	switch name {
+	case idempotencykey.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown IdempotencyKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *IdempotencyKeyMutation) ResetEdge(name string) error {
+	switch name {
+	case idempotencykey.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown IdempotencyKey edge %s", name)
 }
 
 // PointsEntryMutation represents an operation that mutates the PointsEntry nodes in the graph.
@@ -7549,6 +8524,1122 @@ func (m *PointsLotMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown PointsLot edge %s", name)
+}
+
+// RedemptionMutation represents an operation that mutates the Redemption nodes in the graph.
+type RedemptionMutation struct {
+	config
+	op                      Op
+	typ                     string
+	id                      *string
+	created_at              *time.Time
+	order_id                *string
+	amount_paid             *decimal.Decimal
+	discount_amount         *decimal.Decimal
+	cashback_amount         *decimal.Decimal
+	bonus_points            *int64
+	addbonus_points         *int64
+	benefit                 *json.RawMessage
+	appendbenefit           json.RawMessage
+	clearedFields           map[string]struct{}
+	tenant                  *string
+	clearedtenant           bool
+	campaign                *string
+	clearedcampaign         bool
+	customer                *string
+	clearedcustomer         bool
+	validation_token        *string
+	clearedvalidation_token bool
+	done                    bool
+	oldValue                func(context.Context) (*Redemption, error)
+	predicates              []predicate.Redemption
+}
+
+var _ ent.Mutation = (*RedemptionMutation)(nil)
+
+// redemptionOption allows management of the mutation configuration using functional options.
+type redemptionOption func(*RedemptionMutation)
+
+// newRedemptionMutation creates new mutation for the Redemption entity.
+func newRedemptionMutation(c config, op Op, opts ...redemptionOption) *RedemptionMutation {
+	m := &RedemptionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRedemption,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withRedemptionID sets the ID field of the mutation.
+func withRedemptionID(id string) redemptionOption {
+	return func(m *RedemptionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Redemption
+		)
+		m.oldValue = func(ctx context.Context) (*Redemption, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Redemption.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRedemption sets the old Redemption of the mutation.
+func withRedemption(node *Redemption) redemptionOption {
+	return func(m *RedemptionMutation) {
+		m.oldValue = func(context.Context) (*Redemption, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m RedemptionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m RedemptionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Redemption entities.
+func (m *RedemptionMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *RedemptionMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *RedemptionMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Redemption.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *RedemptionMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *RedemptionMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *RedemptionMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *RedemptionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *RedemptionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *RedemptionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCampaignID sets the "campaign_id" field.
+func (m *RedemptionMutation) SetCampaignID(s string) {
+	m.campaign = &s
+}
+
+// CampaignID returns the value of the "campaign_id" field in the mutation.
+func (m *RedemptionMutation) CampaignID() (r string, exists bool) {
+	v := m.campaign
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCampaignID returns the old "campaign_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldCampaignID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCampaignID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCampaignID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCampaignID: %w", err)
+	}
+	return oldValue.CampaignID, nil
+}
+
+// ResetCampaignID resets all changes to the "campaign_id" field.
+func (m *RedemptionMutation) ResetCampaignID() {
+	m.campaign = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *RedemptionMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *RedemptionMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *RedemptionMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *RedemptionMutation) SetOrderID(s string) {
+	m.order_id = &s
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *RedemptionMutation) OrderID() (r string, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldOrderID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *RedemptionMutation) ResetOrderID() {
+	m.order_id = nil
+}
+
+// SetValidationTokenID sets the "validation_token_id" field.
+func (m *RedemptionMutation) SetValidationTokenID(s string) {
+	m.validation_token = &s
+}
+
+// ValidationTokenID returns the value of the "validation_token_id" field in the mutation.
+func (m *RedemptionMutation) ValidationTokenID() (r string, exists bool) {
+	v := m.validation_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValidationTokenID returns the old "validation_token_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldValidationTokenID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValidationTokenID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValidationTokenID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValidationTokenID: %w", err)
+	}
+	return oldValue.ValidationTokenID, nil
+}
+
+// ResetValidationTokenID resets all changes to the "validation_token_id" field.
+func (m *RedemptionMutation) ResetValidationTokenID() {
+	m.validation_token = nil
+}
+
+// SetAmountPaid sets the "amount_paid" field.
+func (m *RedemptionMutation) SetAmountPaid(d decimal.Decimal) {
+	m.amount_paid = &d
+}
+
+// AmountPaid returns the value of the "amount_paid" field in the mutation.
+func (m *RedemptionMutation) AmountPaid() (r decimal.Decimal, exists bool) {
+	v := m.amount_paid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountPaid returns the old "amount_paid" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldAmountPaid(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountPaid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountPaid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountPaid: %w", err)
+	}
+	return oldValue.AmountPaid, nil
+}
+
+// ResetAmountPaid resets all changes to the "amount_paid" field.
+func (m *RedemptionMutation) ResetAmountPaid() {
+	m.amount_paid = nil
+}
+
+// SetDiscountAmount sets the "discount_amount" field.
+func (m *RedemptionMutation) SetDiscountAmount(d decimal.Decimal) {
+	m.discount_amount = &d
+}
+
+// DiscountAmount returns the value of the "discount_amount" field in the mutation.
+func (m *RedemptionMutation) DiscountAmount() (r decimal.Decimal, exists bool) {
+	v := m.discount_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDiscountAmount returns the old "discount_amount" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldDiscountAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDiscountAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDiscountAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDiscountAmount: %w", err)
+	}
+	return oldValue.DiscountAmount, nil
+}
+
+// ResetDiscountAmount resets all changes to the "discount_amount" field.
+func (m *RedemptionMutation) ResetDiscountAmount() {
+	m.discount_amount = nil
+}
+
+// SetCashbackAmount sets the "cashback_amount" field.
+func (m *RedemptionMutation) SetCashbackAmount(d decimal.Decimal) {
+	m.cashback_amount = &d
+}
+
+// CashbackAmount returns the value of the "cashback_amount" field in the mutation.
+func (m *RedemptionMutation) CashbackAmount() (r decimal.Decimal, exists bool) {
+	v := m.cashback_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCashbackAmount returns the old "cashback_amount" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldCashbackAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCashbackAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCashbackAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCashbackAmount: %w", err)
+	}
+	return oldValue.CashbackAmount, nil
+}
+
+// ResetCashbackAmount resets all changes to the "cashback_amount" field.
+func (m *RedemptionMutation) ResetCashbackAmount() {
+	m.cashback_amount = nil
+}
+
+// SetBonusPoints sets the "bonus_points" field.
+func (m *RedemptionMutation) SetBonusPoints(i int64) {
+	m.bonus_points = &i
+	m.addbonus_points = nil
+}
+
+// BonusPoints returns the value of the "bonus_points" field in the mutation.
+func (m *RedemptionMutation) BonusPoints() (r int64, exists bool) {
+	v := m.bonus_points
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBonusPoints returns the old "bonus_points" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldBonusPoints(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBonusPoints is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBonusPoints requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBonusPoints: %w", err)
+	}
+	return oldValue.BonusPoints, nil
+}
+
+// AddBonusPoints adds i to the "bonus_points" field.
+func (m *RedemptionMutation) AddBonusPoints(i int64) {
+	if m.addbonus_points != nil {
+		*m.addbonus_points += i
+	} else {
+		m.addbonus_points = &i
+	}
+}
+
+// AddedBonusPoints returns the value that was added to the "bonus_points" field in this mutation.
+func (m *RedemptionMutation) AddedBonusPoints() (r int64, exists bool) {
+	v := m.addbonus_points
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBonusPoints resets all changes to the "bonus_points" field.
+func (m *RedemptionMutation) ResetBonusPoints() {
+	m.bonus_points = nil
+	m.addbonus_points = nil
+}
+
+// SetBenefit sets the "benefit" field.
+func (m *RedemptionMutation) SetBenefit(jm json.RawMessage) {
+	m.benefit = &jm
+	m.appendbenefit = nil
+}
+
+// Benefit returns the value of the "benefit" field in the mutation.
+func (m *RedemptionMutation) Benefit() (r json.RawMessage, exists bool) {
+	v := m.benefit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBenefit returns the old "benefit" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldBenefit(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBenefit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBenefit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBenefit: %w", err)
+	}
+	return oldValue.Benefit, nil
+}
+
+// AppendBenefit adds jm to the "benefit" field.
+func (m *RedemptionMutation) AppendBenefit(jm json.RawMessage) {
+	m.appendbenefit = append(m.appendbenefit, jm...)
+}
+
+// AppendedBenefit returns the list of values that were appended to the "benefit" field in this mutation.
+func (m *RedemptionMutation) AppendedBenefit() (json.RawMessage, bool) {
+	if len(m.appendbenefit) == 0 {
+		return nil, false
+	}
+	return m.appendbenefit, true
+}
+
+// ResetBenefit resets all changes to the "benefit" field.
+func (m *RedemptionMutation) ResetBenefit() {
+	m.benefit = nil
+	m.appendbenefit = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *RedemptionMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[redemption.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *RedemptionMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *RedemptionMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *RedemptionMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCampaign clears the "campaign" edge to the Campaign entity.
+func (m *RedemptionMutation) ClearCampaign() {
+	m.clearedcampaign = true
+	m.clearedFields[redemption.FieldCampaignID] = struct{}{}
+}
+
+// CampaignCleared reports if the "campaign" edge to the Campaign entity was cleared.
+func (m *RedemptionMutation) CampaignCleared() bool {
+	return m.clearedcampaign
+}
+
+// CampaignIDs returns the "campaign" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CampaignID instead. It exists only for internal usage by the builders.
+func (m *RedemptionMutation) CampaignIDs() (ids []string) {
+	if id := m.campaign; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCampaign resets all changes to the "campaign" edge.
+func (m *RedemptionMutation) ResetCampaign() {
+	m.campaign = nil
+	m.clearedcampaign = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *RedemptionMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[redemption.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *RedemptionMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *RedemptionMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *RedemptionMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// ClearValidationToken clears the "validation_token" edge to the ValidationToken entity.
+func (m *RedemptionMutation) ClearValidationToken() {
+	m.clearedvalidation_token = true
+	m.clearedFields[redemption.FieldValidationTokenID] = struct{}{}
+}
+
+// ValidationTokenCleared reports if the "validation_token" edge to the ValidationToken entity was cleared.
+func (m *RedemptionMutation) ValidationTokenCleared() bool {
+	return m.clearedvalidation_token
+}
+
+// ValidationTokenIDs returns the "validation_token" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ValidationTokenID instead. It exists only for internal usage by the builders.
+func (m *RedemptionMutation) ValidationTokenIDs() (ids []string) {
+	if id := m.validation_token; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetValidationToken resets all changes to the "validation_token" edge.
+func (m *RedemptionMutation) ResetValidationToken() {
+	m.validation_token = nil
+	m.clearedvalidation_token = false
+}
+
+// Where appends a list predicates to the RedemptionMutation builder.
+func (m *RedemptionMutation) Where(ps ...predicate.Redemption) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the RedemptionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *RedemptionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Redemption, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *RedemptionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *RedemptionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Redemption).
+func (m *RedemptionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *RedemptionMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.tenant != nil {
+		fields = append(fields, redemption.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, redemption.FieldCreatedAt)
+	}
+	if m.campaign != nil {
+		fields = append(fields, redemption.FieldCampaignID)
+	}
+	if m.customer != nil {
+		fields = append(fields, redemption.FieldCustomerID)
+	}
+	if m.order_id != nil {
+		fields = append(fields, redemption.FieldOrderID)
+	}
+	if m.validation_token != nil {
+		fields = append(fields, redemption.FieldValidationTokenID)
+	}
+	if m.amount_paid != nil {
+		fields = append(fields, redemption.FieldAmountPaid)
+	}
+	if m.discount_amount != nil {
+		fields = append(fields, redemption.FieldDiscountAmount)
+	}
+	if m.cashback_amount != nil {
+		fields = append(fields, redemption.FieldCashbackAmount)
+	}
+	if m.bonus_points != nil {
+		fields = append(fields, redemption.FieldBonusPoints)
+	}
+	if m.benefit != nil {
+		fields = append(fields, redemption.FieldBenefit)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *RedemptionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case redemption.FieldTenantID:
+		return m.TenantID()
+	case redemption.FieldCreatedAt:
+		return m.CreatedAt()
+	case redemption.FieldCampaignID:
+		return m.CampaignID()
+	case redemption.FieldCustomerID:
+		return m.CustomerID()
+	case redemption.FieldOrderID:
+		return m.OrderID()
+	case redemption.FieldValidationTokenID:
+		return m.ValidationTokenID()
+	case redemption.FieldAmountPaid:
+		return m.AmountPaid()
+	case redemption.FieldDiscountAmount:
+		return m.DiscountAmount()
+	case redemption.FieldCashbackAmount:
+		return m.CashbackAmount()
+	case redemption.FieldBonusPoints:
+		return m.BonusPoints()
+	case redemption.FieldBenefit:
+		return m.Benefit()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *RedemptionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case redemption.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case redemption.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case redemption.FieldCampaignID:
+		return m.OldCampaignID(ctx)
+	case redemption.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case redemption.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case redemption.FieldValidationTokenID:
+		return m.OldValidationTokenID(ctx)
+	case redemption.FieldAmountPaid:
+		return m.OldAmountPaid(ctx)
+	case redemption.FieldDiscountAmount:
+		return m.OldDiscountAmount(ctx)
+	case redemption.FieldCashbackAmount:
+		return m.OldCashbackAmount(ctx)
+	case redemption.FieldBonusPoints:
+		return m.OldBonusPoints(ctx)
+	case redemption.FieldBenefit:
+		return m.OldBenefit(ctx)
+	}
+	return nil, fmt.Errorf("unknown Redemption field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RedemptionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case redemption.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case redemption.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case redemption.FieldCampaignID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCampaignID(v)
+		return nil
+	case redemption.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case redemption.FieldOrderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case redemption.FieldValidationTokenID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValidationTokenID(v)
+		return nil
+	case redemption.FieldAmountPaid:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountPaid(v)
+		return nil
+	case redemption.FieldDiscountAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDiscountAmount(v)
+		return nil
+	case redemption.FieldCashbackAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCashbackAmount(v)
+		return nil
+	case redemption.FieldBonusPoints:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBonusPoints(v)
+		return nil
+	case redemption.FieldBenefit:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBenefit(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Redemption field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *RedemptionMutation) AddedFields() []string {
+	var fields []string
+	if m.addbonus_points != nil {
+		fields = append(fields, redemption.FieldBonusPoints)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *RedemptionMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case redemption.FieldBonusPoints:
+		return m.AddedBonusPoints()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *RedemptionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case redemption.FieldBonusPoints:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBonusPoints(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Redemption numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *RedemptionMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *RedemptionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *RedemptionMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Redemption nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *RedemptionMutation) ResetField(name string) error {
+	switch name {
+	case redemption.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case redemption.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case redemption.FieldCampaignID:
+		m.ResetCampaignID()
+		return nil
+	case redemption.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case redemption.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case redemption.FieldValidationTokenID:
+		m.ResetValidationTokenID()
+		return nil
+	case redemption.FieldAmountPaid:
+		m.ResetAmountPaid()
+		return nil
+	case redemption.FieldDiscountAmount:
+		m.ResetDiscountAmount()
+		return nil
+	case redemption.FieldCashbackAmount:
+		m.ResetCashbackAmount()
+		return nil
+	case redemption.FieldBonusPoints:
+		m.ResetBonusPoints()
+		return nil
+	case redemption.FieldBenefit:
+		m.ResetBenefit()
+		return nil
+	}
+	return fmt.Errorf("unknown Redemption field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *RedemptionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 4)
+	if m.tenant != nil {
+		edges = append(edges, redemption.EdgeTenant)
+	}
+	if m.campaign != nil {
+		edges = append(edges, redemption.EdgeCampaign)
+	}
+	if m.customer != nil {
+		edges = append(edges, redemption.EdgeCustomer)
+	}
+	if m.validation_token != nil {
+		edges = append(edges, redemption.EdgeValidationToken)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *RedemptionMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case redemption.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case redemption.EdgeCampaign:
+		if id := m.campaign; id != nil {
+			return []ent.Value{*id}
+		}
+	case redemption.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	case redemption.EdgeValidationToken:
+		if id := m.validation_token; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *RedemptionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 4)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *RedemptionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *RedemptionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 4)
+	if m.clearedtenant {
+		edges = append(edges, redemption.EdgeTenant)
+	}
+	if m.clearedcampaign {
+		edges = append(edges, redemption.EdgeCampaign)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, redemption.EdgeCustomer)
+	}
+	if m.clearedvalidation_token {
+		edges = append(edges, redemption.EdgeValidationToken)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *RedemptionMutation) EdgeCleared(name string) bool {
+	switch name {
+	case redemption.EdgeTenant:
+		return m.clearedtenant
+	case redemption.EdgeCampaign:
+		return m.clearedcampaign
+	case redemption.EdgeCustomer:
+		return m.clearedcustomer
+	case redemption.EdgeValidationToken:
+		return m.clearedvalidation_token
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *RedemptionMutation) ClearEdge(name string) error {
+	switch name {
+	case redemption.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case redemption.EdgeCampaign:
+		m.ClearCampaign()
+		return nil
+	case redemption.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	case redemption.EdgeValidationToken:
+		m.ClearValidationToken()
+		return nil
+	}
+	return fmt.Errorf("unknown Redemption unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *RedemptionMutation) ResetEdge(name string) error {
+	switch name {
+	case redemption.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case redemption.EdgeCampaign:
+		m.ResetCampaign()
+		return nil
+	case redemption.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	case redemption.EdgeValidationToken:
+		m.ResetValidationToken()
+		return nil
+	}
+	return fmt.Errorf("unknown Redemption edge %s", name)
 }
 
 // SegmentMutation represents an operation that mutates the Segment nodes in the graph.
@@ -11061,4 +13152,1046 @@ func (m *TenantMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant edge %s", name)
+}
+
+// ValidationTokenMutation represents an operation that mutates the ValidationToken nodes in the graph.
+type ValidationTokenMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *string
+	created_at         *time.Time
+	token_hash         *string
+	channel            *string
+	store_id           *string
+	cart               *json.RawMessage
+	appendcart         json.RawMessage
+	benefits           *json.RawMessage
+	appendbenefits     json.RawMessage
+	campaign_ids       *[]string
+	appendcampaign_ids []string
+	expires_at         *time.Time
+	order_id           *string
+	clearedFields      map[string]struct{}
+	tenant             *string
+	clearedtenant      bool
+	customer           *string
+	clearedcustomer    bool
+	done               bool
+	oldValue           func(context.Context) (*ValidationToken, error)
+	predicates         []predicate.ValidationToken
+}
+
+var _ ent.Mutation = (*ValidationTokenMutation)(nil)
+
+// validationtokenOption allows management of the mutation configuration using functional options.
+type validationtokenOption func(*ValidationTokenMutation)
+
+// newValidationTokenMutation creates new mutation for the ValidationToken entity.
+func newValidationTokenMutation(c config, op Op, opts ...validationtokenOption) *ValidationTokenMutation {
+	m := &ValidationTokenMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeValidationToken,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withValidationTokenID sets the ID field of the mutation.
+func withValidationTokenID(id string) validationtokenOption {
+	return func(m *ValidationTokenMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ValidationToken
+		)
+		m.oldValue = func(ctx context.Context) (*ValidationToken, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ValidationToken.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withValidationToken sets the old ValidationToken of the mutation.
+func withValidationToken(node *ValidationToken) validationtokenOption {
+	return func(m *ValidationTokenMutation) {
+		m.oldValue = func(context.Context) (*ValidationToken, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ValidationTokenMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ValidationTokenMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ValidationToken entities.
+func (m *ValidationTokenMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ValidationTokenMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ValidationTokenMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ValidationToken.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *ValidationTokenMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *ValidationTokenMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *ValidationTokenMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ValidationTokenMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ValidationTokenMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ValidationTokenMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *ValidationTokenMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *ValidationTokenMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldTokenHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *ValidationTokenMutation) ResetTokenHash() {
+	m.token_hash = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *ValidationTokenMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *ValidationTokenMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *ValidationTokenMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetChannel sets the "channel" field.
+func (m *ValidationTokenMutation) SetChannel(s string) {
+	m.channel = &s
+}
+
+// Channel returns the value of the "channel" field in the mutation.
+func (m *ValidationTokenMutation) Channel() (r string, exists bool) {
+	v := m.channel
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChannel returns the old "channel" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldChannel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChannel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChannel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChannel: %w", err)
+	}
+	return oldValue.Channel, nil
+}
+
+// ResetChannel resets all changes to the "channel" field.
+func (m *ValidationTokenMutation) ResetChannel() {
+	m.channel = nil
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *ValidationTokenMutation) SetStoreID(s string) {
+	m.store_id = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *ValidationTokenMutation) StoreID() (r string, exists bool) {
+	v := m.store_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *ValidationTokenMutation) ResetStoreID() {
+	m.store_id = nil
+}
+
+// SetCart sets the "cart" field.
+func (m *ValidationTokenMutation) SetCart(jm json.RawMessage) {
+	m.cart = &jm
+	m.appendcart = nil
+}
+
+// Cart returns the value of the "cart" field in the mutation.
+func (m *ValidationTokenMutation) Cart() (r json.RawMessage, exists bool) {
+	v := m.cart
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCart returns the old "cart" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldCart(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCart is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCart requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCart: %w", err)
+	}
+	return oldValue.Cart, nil
+}
+
+// AppendCart adds jm to the "cart" field.
+func (m *ValidationTokenMutation) AppendCart(jm json.RawMessage) {
+	m.appendcart = append(m.appendcart, jm...)
+}
+
+// AppendedCart returns the list of values that were appended to the "cart" field in this mutation.
+func (m *ValidationTokenMutation) AppendedCart() (json.RawMessage, bool) {
+	if len(m.appendcart) == 0 {
+		return nil, false
+	}
+	return m.appendcart, true
+}
+
+// ResetCart resets all changes to the "cart" field.
+func (m *ValidationTokenMutation) ResetCart() {
+	m.cart = nil
+	m.appendcart = nil
+}
+
+// SetBenefits sets the "benefits" field.
+func (m *ValidationTokenMutation) SetBenefits(jm json.RawMessage) {
+	m.benefits = &jm
+	m.appendbenefits = nil
+}
+
+// Benefits returns the value of the "benefits" field in the mutation.
+func (m *ValidationTokenMutation) Benefits() (r json.RawMessage, exists bool) {
+	v := m.benefits
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBenefits returns the old "benefits" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldBenefits(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBenefits is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBenefits requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBenefits: %w", err)
+	}
+	return oldValue.Benefits, nil
+}
+
+// AppendBenefits adds jm to the "benefits" field.
+func (m *ValidationTokenMutation) AppendBenefits(jm json.RawMessage) {
+	m.appendbenefits = append(m.appendbenefits, jm...)
+}
+
+// AppendedBenefits returns the list of values that were appended to the "benefits" field in this mutation.
+func (m *ValidationTokenMutation) AppendedBenefits() (json.RawMessage, bool) {
+	if len(m.appendbenefits) == 0 {
+		return nil, false
+	}
+	return m.appendbenefits, true
+}
+
+// ResetBenefits resets all changes to the "benefits" field.
+func (m *ValidationTokenMutation) ResetBenefits() {
+	m.benefits = nil
+	m.appendbenefits = nil
+}
+
+// SetCampaignIds sets the "campaign_ids" field.
+func (m *ValidationTokenMutation) SetCampaignIds(s []string) {
+	m.campaign_ids = &s
+	m.appendcampaign_ids = nil
+}
+
+// CampaignIds returns the value of the "campaign_ids" field in the mutation.
+func (m *ValidationTokenMutation) CampaignIds() (r []string, exists bool) {
+	v := m.campaign_ids
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCampaignIds returns the old "campaign_ids" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldCampaignIds(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCampaignIds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCampaignIds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCampaignIds: %w", err)
+	}
+	return oldValue.CampaignIds, nil
+}
+
+// AppendCampaignIds adds s to the "campaign_ids" field.
+func (m *ValidationTokenMutation) AppendCampaignIds(s []string) {
+	m.appendcampaign_ids = append(m.appendcampaign_ids, s...)
+}
+
+// AppendedCampaignIds returns the list of values that were appended to the "campaign_ids" field in this mutation.
+func (m *ValidationTokenMutation) AppendedCampaignIds() ([]string, bool) {
+	if len(m.appendcampaign_ids) == 0 {
+		return nil, false
+	}
+	return m.appendcampaign_ids, true
+}
+
+// ResetCampaignIds resets all changes to the "campaign_ids" field.
+func (m *ValidationTokenMutation) ResetCampaignIds() {
+	m.campaign_ids = nil
+	m.appendcampaign_ids = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *ValidationTokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *ValidationTokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *ValidationTokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *ValidationTokenMutation) SetOrderID(s string) {
+	m.order_id = &s
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *ValidationTokenMutation) OrderID() (r string, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldOrderID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ClearOrderID clears the value of the "order_id" field.
+func (m *ValidationTokenMutation) ClearOrderID() {
+	m.order_id = nil
+	m.clearedFields[validationtoken.FieldOrderID] = struct{}{}
+}
+
+// OrderIDCleared returns if the "order_id" field was cleared in this mutation.
+func (m *ValidationTokenMutation) OrderIDCleared() bool {
+	_, ok := m.clearedFields[validationtoken.FieldOrderID]
+	return ok
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *ValidationTokenMutation) ResetOrderID() {
+	m.order_id = nil
+	delete(m.clearedFields, validationtoken.FieldOrderID)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *ValidationTokenMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[validationtoken.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *ValidationTokenMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *ValidationTokenMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *ValidationTokenMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *ValidationTokenMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[validationtoken.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *ValidationTokenMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *ValidationTokenMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *ValidationTokenMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the ValidationTokenMutation builder.
+func (m *ValidationTokenMutation) Where(ps ...predicate.ValidationToken) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ValidationTokenMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ValidationTokenMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ValidationToken, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ValidationTokenMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ValidationTokenMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ValidationToken).
+func (m *ValidationTokenMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ValidationTokenMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.tenant != nil {
+		fields = append(fields, validationtoken.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, validationtoken.FieldCreatedAt)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, validationtoken.FieldTokenHash)
+	}
+	if m.customer != nil {
+		fields = append(fields, validationtoken.FieldCustomerID)
+	}
+	if m.channel != nil {
+		fields = append(fields, validationtoken.FieldChannel)
+	}
+	if m.store_id != nil {
+		fields = append(fields, validationtoken.FieldStoreID)
+	}
+	if m.cart != nil {
+		fields = append(fields, validationtoken.FieldCart)
+	}
+	if m.benefits != nil {
+		fields = append(fields, validationtoken.FieldBenefits)
+	}
+	if m.campaign_ids != nil {
+		fields = append(fields, validationtoken.FieldCampaignIds)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, validationtoken.FieldExpiresAt)
+	}
+	if m.order_id != nil {
+		fields = append(fields, validationtoken.FieldOrderID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ValidationTokenMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case validationtoken.FieldTenantID:
+		return m.TenantID()
+	case validationtoken.FieldCreatedAt:
+		return m.CreatedAt()
+	case validationtoken.FieldTokenHash:
+		return m.TokenHash()
+	case validationtoken.FieldCustomerID:
+		return m.CustomerID()
+	case validationtoken.FieldChannel:
+		return m.Channel()
+	case validationtoken.FieldStoreID:
+		return m.StoreID()
+	case validationtoken.FieldCart:
+		return m.Cart()
+	case validationtoken.FieldBenefits:
+		return m.Benefits()
+	case validationtoken.FieldCampaignIds:
+		return m.CampaignIds()
+	case validationtoken.FieldExpiresAt:
+		return m.ExpiresAt()
+	case validationtoken.FieldOrderID:
+		return m.OrderID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ValidationTokenMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case validationtoken.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case validationtoken.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case validationtoken.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case validationtoken.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case validationtoken.FieldChannel:
+		return m.OldChannel(ctx)
+	case validationtoken.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case validationtoken.FieldCart:
+		return m.OldCart(ctx)
+	case validationtoken.FieldBenefits:
+		return m.OldBenefits(ctx)
+	case validationtoken.FieldCampaignIds:
+		return m.OldCampaignIds(ctx)
+	case validationtoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case validationtoken.FieldOrderID:
+		return m.OldOrderID(ctx)
+	}
+	return nil, fmt.Errorf("unknown ValidationToken field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ValidationTokenMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case validationtoken.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case validationtoken.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case validationtoken.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case validationtoken.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case validationtoken.FieldChannel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChannel(v)
+		return nil
+	case validationtoken.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case validationtoken.FieldCart:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCart(v)
+		return nil
+	case validationtoken.FieldBenefits:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBenefits(v)
+		return nil
+	case validationtoken.FieldCampaignIds:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCampaignIds(v)
+		return nil
+	case validationtoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case validationtoken.FieldOrderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ValidationToken field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ValidationTokenMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ValidationTokenMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ValidationTokenMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ValidationToken numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ValidationTokenMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(validationtoken.FieldOrderID) {
+		fields = append(fields, validationtoken.FieldOrderID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ValidationTokenMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ValidationTokenMutation) ClearField(name string) error {
+	switch name {
+	case validationtoken.FieldOrderID:
+		m.ClearOrderID()
+		return nil
+	}
+	return fmt.Errorf("unknown ValidationToken nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ValidationTokenMutation) ResetField(name string) error {
+	switch name {
+	case validationtoken.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case validationtoken.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case validationtoken.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case validationtoken.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case validationtoken.FieldChannel:
+		m.ResetChannel()
+		return nil
+	case validationtoken.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case validationtoken.FieldCart:
+		m.ResetCart()
+		return nil
+	case validationtoken.FieldBenefits:
+		m.ResetBenefits()
+		return nil
+	case validationtoken.FieldCampaignIds:
+		m.ResetCampaignIds()
+		return nil
+	case validationtoken.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case validationtoken.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	}
+	return fmt.Errorf("unknown ValidationToken field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ValidationTokenMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, validationtoken.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, validationtoken.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ValidationTokenMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case validationtoken.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case validationtoken.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ValidationTokenMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ValidationTokenMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ValidationTokenMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, validationtoken.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, validationtoken.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ValidationTokenMutation) EdgeCleared(name string) bool {
+	switch name {
+	case validationtoken.EdgeTenant:
+		return m.clearedtenant
+	case validationtoken.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ValidationTokenMutation) ClearEdge(name string) error {
+	switch name {
+	case validationtoken.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case validationtoken.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown ValidationToken unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ValidationTokenMutation) ResetEdge(name string) error {
+	switch name {
+	case validationtoken.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case validationtoken.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown ValidationToken edge %s", name)
 }

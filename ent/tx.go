@@ -22,10 +22,14 @@ type Tx struct {
 	Customer *CustomerClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// PointsEntry is the client for interacting with the PointsEntry builders.
 	PointsEntry *PointsEntryClient
 	// PointsLot is the client for interacting with the PointsLot builders.
 	PointsLot *PointsLotClient
+	// Redemption is the client for interacting with the Redemption builders.
+	Redemption *RedemptionClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -34,6 +38,8 @@ type Tx struct {
 	Store *StoreClient
 	// Tenant is the client for interacting with the Tenant builders.
 	Tenant *TenantClient
+	// ValidationToken is the client for interacting with the ValidationToken builders.
+	ValidationToken *ValidationTokenClient
 
 	// lazily loaded.
 	client     *Client
@@ -169,12 +175,15 @@ func (tx *Tx) init() {
 	tx.Campaign = NewCampaignClient(tx.config)
 	tx.Customer = NewCustomerClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.PointsEntry = NewPointsEntryClient(tx.config)
 	tx.PointsLot = NewPointsLotClient(tx.config)
+	tx.Redemption = NewRedemptionClient(tx.config)
 	tx.Segment = NewSegmentClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)
+	tx.ValidationToken = NewValidationTokenClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

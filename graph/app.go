@@ -3,12 +3,14 @@ package graph
 import (
 	"database/sql"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/worker"
 )
 
 // App holds the dependencies of the operations GraphQL, REST, the CLI and
@@ -19,6 +21,21 @@ type App struct {
 	Auth  *auth.Service
 	Log   *slog.Logger
 	Clock func() time.Time // nil: the system clock; tests set it
+
+	campaigns campaignCache
+	jobsOnce  sync.Once
+	jobsErr   error
+}
+
+// jobs returns the River client jobs are inserted with: River, or an
+// insert-only client made on first use by commands and tests that set none.
+func (a *App) jobs() (*river.Client[*sql.Tx], error) {
+	a.jobsOnce.Do(func() {
+		if a.River == nil {
+			a.River, a.jobsErr = worker.NewClient(a.DB, a.Log, worker.Config{})
+		}
+	})
+	return a.River, a.jobsErr
 }
 
 // nowUTC is the time operations stamp records with: UTC, to the microsecond

@@ -73,6 +73,16 @@ func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[stri
 		ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
 }
 
+// Redemptions is the resolver for the redemptions field.
+func (r *queryResolver) Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error) {
+	first, last, err := pageBounds(first, last)
+	if err != nil {
+		return nil, err
+	}
+	return r.client.Redemption.Query().Paginate(ctx, after, first, before, last,
+		ent.WithRedemptionOrder(orderBy), ent.WithRedemptionFilter(where.Filter))
+}
+
 // Segments is the resolver for the segments field.
 func (r *queryResolver) Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error) {
 	first, last, err := pageBounds(first, last)

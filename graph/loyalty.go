@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph/apperr"
 	"github.com/fideliza/fideliza/graph/ledger"
@@ -25,6 +26,7 @@ const (
 	maxPointsPerChange = 1_000_000_000
 	expiringWindow     = 30 * 24 * time.Hour
 	maxOrderIDLength   = 128
+	maxOrderAmount     = 1_000_000_000 // R$, far above any order, within the amount columns
 )
 
 // CreditInput credits the points of an order.
@@ -74,12 +76,18 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 	var p apperr.Problems
 	requireID(&p, "customer_id", in.CustomerID)
 	requireID(&p, "order_id", in.OrderID)
-	switch {
-	case in.Amount != nil && (in.Amount.IsNegative() || in.Amount.Exponent() < -2):
-		p.Add("amount", "must be a non-negative value in R$ with at most 2 decimal places")
-	case in.Points != nil && (*in.Points <= 0 || *in.Points > maxPointsPerChange):
+	if amt := in.Amount; amt != nil {
+		switch {
+		case amt.IsNegative() || !amt.Equal(amt.Round(2)):
+			p.Add("amount", "must be a non-negative value in R$ with at most 2 decimal places")
+		case amt.GreaterThan(decimal.NewFromInt(maxOrderAmount)):
+			p.Add("amount", "must be at most R$ %d", maxOrderAmount)
+		}
+	}
+	if in.Points != nil && (*in.Points <= 0 || *in.Points > maxPointsPerChange) {
 		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
-	case in.Amount == nil && in.Points == nil:
+	}
+	if in.Amount == nil && in.Points == nil {
 		p.Add("amount", "amount or points is required")
 	}
 	if err := p.Err(); err != nil {
@@ -87,6 +95,20 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 	}
 	var out *PointsMovement
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if in.Amount == nil && in.Points == nil {
+			// The order's redemption says what was paid (flow 1 of the
+			// document: validate, redeem, then credit the order).
+			red, err := tx.Ent.Redemption.Query().
+				Where(redemption.CustomerID(in.CustomerID), redemption.OrderID(in.OrderID)).
+				Order(ent.Desc(redemption.FieldCreatedAt)).First(ctx)
+			if ent.IsNotFound(err) {
+				return apperr.Invalid("amount", "amount or points is required: the order has no redemption to take the amount from")
+			}
+			if err != nil {
+				return err
+			}
+			in.Amount = &red.AmountPaid
+		}
 		pts := int64(0)
 		if in.Points != nil {
 			pts = *in.Points
@@ -98,7 +120,11 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 			if err != nil {
 				return err
 			}
-			pts = points.Earned(*in.Amount, cust.Edges.Tenant.PointsPerReal)
+			rate := cust.Edges.Tenant.PointsPerReal
+			if in.Amount.Mul(rate).GreaterThan(decimal.NewFromInt(maxPointsPerChange)) {
+				return apperr.Invalid("amount", "earns more than %d points at the tenant's rate", maxPointsPerChange)
+			}
+			pts = points.Earned(*in.Amount, rate)
 		}
 		if pts == 0 {
 			return apperr.Invalid("amount", "earns no points: less than R$ 1 at the tenant's rate")
@@ -111,9 +137,26 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 			return err
 		}
 		out = &PointsMovement{Entry: res.Entry, Replayed: res.Replayed}
-		return nil
+		return a.creditOrderBonuses(ctx, tx.Ent, in.CustomerID, in.OrderID)
 	})
 	return out, ledgerError(err)
+}
+
+// creditOrderBonuses credits the bonus points of the order's bonus-points
+// redemptions, now that the order's points are credited (each once).
+func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID, orderID string) error {
+	reds, err := c.Redemption.Query().Where(
+		redemption.CustomerID(customerID), redemption.OrderID(orderID), redemption.BonusPointsGT(0),
+	).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, red := range reds {
+		if err := a.creditBonus(ctx, c, red); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DebitPoints spends points, those expiring first first; a balance never
@@ -250,10 +293,23 @@ func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, e
 	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.DB.Ent, cust.ID, now.AddDate(-1, 0, 0)); err != nil {
 		return nil, err
 	}
-	if next, missing, ok := ledger.Thresholds(cust.Edges.Tenant).Next(b.EarnedLast12Months); ok {
-		b.NextLevel, b.PointsToNextLevel = next, missing
-	}
+	b.NextLevel, b.PointsToNextLevel = nextLevel(cust, b.EarnedLast12Months)
 	return b, nil
+}
+
+// nextLevel is the level above the customer's and the points still missing
+// for it; "" at the top level. The stored level, the one shown, may be
+// above what the points earned reach until the periodic level job lowers it:
+// the next level is still the one above it, never the level itself.
+func nextLevel(cust *ent.Customer, earned int64) (points.Level, int64) {
+	th := ledger.Thresholds(cust.Edges.Tenant)
+	i := points.Rank(points.Level(cust.Level))
+	if i < 0 || i+1 >= len(points.Levels) {
+		return "", 0
+	}
+	next := points.Levels[i+1]
+	need := map[points.Level]int64{points.Silver: th.Silver, points.Gold: th.Gold, points.Diamond: th.Diamond}[next]
+	return next, max(need-earned, 0)
 }
 
 // StatementFilter narrows a statement to a period.

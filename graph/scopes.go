@@ -31,11 +31,18 @@ var RootFieldScopes = map[string]string{
 	"Query.campaigns":      "campaigns:read",
 
 	"Query.pointsLiability": "loyalty:read",
+	"Query.redemptions":     "campaigns:read",
 
 	"Mutation.createCustomer": "customers:write",
 	"Mutation.updateCustomer": "customers:write",
 	"Mutation.creditPoints":   "loyalty:write",
 	"Mutation.debitPoints":    "loyalty:write",
+	"Mutation.createCampaign": "campaigns:write",
+	"Mutation.pauseCampaign":  "campaigns:write",
+	"Mutation.resumeCampaign": "campaigns:write",
+	"Mutation.endCampaign":    "campaigns:write",
+	"Mutation.validateCart":   "campaigns:read",
+	"Mutation.redeemCampaign": "campaigns:write",
 	"Mutation.adjustPoints":   ScopeBackofficeWrite,
 }
 
@@ -61,7 +68,7 @@ func nodeScope(n ent.Noder) string {
 	switch n.(type) {
 	case *ent.Customer, *ent.Segment:
 		return "customers:read"
-	case *ent.Campaign, *ent.Store:
+	case *ent.Campaign, *ent.Store, *ent.Redemption:
 		return "campaigns:read"
 	case *ent.Tenant:
 		return ""

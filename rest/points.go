@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
@@ -14,18 +15,50 @@ import (
 
 // creditBody is POST /points/credit.
 type creditBody struct {
-	CustomerID string       `json:"customer_id"`
-	OrderID    string       `json:"order_id"`
-	Amount     *json.Number `json:"amount"`
-	Points     *json.Number `json:"points"`
+	CustomerID string      `json:"customer_id"`
+	OrderID    string      `json:"order_id"`
+	Amount     *jsonNumber `json:"amount"`
+	Points     *jsonNumber `json:"points"`
 }
 
 // debitBody is POST /points/debit.
 type debitBody struct {
 	CustomerID string      `json:"customer_id"`
-	Points     json.Number `json:"points"`
+	Points     *jsonNumber `json:"points"`
 	OrderID    *string     `json:"order_id"`
 	Reason     string      `json:"reason"`
+}
+
+// jsonNumber is a field that takes a JSON number and nothing else. A
+// json.Number alone would also take a string holding a number ("10"), and
+// would answer a string that holds none as malformed JSON; here both are a
+// value of the wrong type, a 422 on the field.
+type jsonNumber string
+
+var numberType = reflect.TypeFor[float64]() // named "a number" in the error
+
+func (n *jsonNumber) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		return nil
+	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+		*n = jsonNumber(b)
+		return nil
+	}
+	kind := "value"
+	if len(b) > 0 {
+		switch b[0] {
+		case '"':
+			kind = "string"
+		case 't', 'f':
+			kind = "bool"
+		case '{':
+			kind = "object"
+		case '[':
+			kind = "array"
+		}
+	}
+	return &json.UnmarshalTypeError{Value: kind, Type: numberType}
 }
 
 type creditJSON struct {
@@ -48,11 +81,11 @@ type debitJSON struct {
 }
 
 // number reads a JSON number as a decimal, or reports it as a problem.
-func number(p *apperr.Problems, field string, n *json.Number) *decimal.Decimal {
+func number(p *apperr.Problems, field string, n *jsonNumber) *decimal.Decimal {
 	if n == nil {
 		return nil
 	}
-	d, err := decimal.NewFromString(n.String())
+	d, err := decimal.NewFromString(string(*n))
 	if err != nil {
 		p.Add(field, "must be a number")
 		return nil
@@ -61,7 +94,7 @@ func number(p *apperr.Problems, field string, n *json.Number) *decimal.Decimal {
 }
 
 // integer reads a JSON number that must be a whole number.
-func integer(p *apperr.Problems, field string, n *json.Number) *int64 {
+func integer(p *apperr.Problems, field string, n *jsonNumber) *int64 {
 	d := number(p, field, n)
 	if d == nil {
 		return nil
@@ -118,23 +151,22 @@ func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	pts := integer(&p, "points", &body.Points)
-	if body.Points == "" {
+	var pts int64
+	if body.Points == nil {
 		p.Add("points", "is required")
+	} else if n := integer(&p, "points", body.Points); n != nil {
+		pts = *n
 	}
 	if err := p.Err(); err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}
 	m, err := s.app.DebitPoints(r.Context(), graph.DebitInput{
-		CustomerID: body.CustomerID, Points: *pts, OrderID: body.OrderID, Reason: body.Reason,
+		CustomerID: body.CustomerID, Points: pts, OrderID: body.OrderID, Reason: body.Reason,
 	})
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
-	}
-	if m.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	e := m.Entry
 	writeJSON(w, http.StatusCreated, debitJSON{

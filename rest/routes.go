@@ -26,6 +26,12 @@ var RouteScopes = map[string]string{
 	"GET /v1/points/balance/{customer_id}":   "loyalty:read",
 	"GET /points/statement/{customer_id}":    "loyalty:read",
 	"GET /v1/points/statement/{customer_id}": "loyalty:read",
+	"GET /v1/campaigns":                      "campaigns:read",
+	"GET /v1/campaigns/{id}":                 "campaigns:read",
+	"POST /v1/campaigns":                     "campaigns:write",
+	"DELETE /v1/campaigns/{id}":              "campaigns:write",
+	"POST /v1/campaigns/validate":            "campaigns:read",
+	"POST /v1/campaigns/{id}/redeem":         "campaigns:write",
 	"GET /graphql":                           "", // each root field is checked against graph.RootFieldScopes
 	"POST /graphql":                          "",
 }

@@ -41,6 +41,13 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	s.protected(r, http.MethodPut, "/v1/customers/{id}", s.replaceCustomer)
 	s.protected(r, http.MethodPatch, "/v1/customers/{id}", s.patchCustomer)
 
+	s.protected(r, http.MethodGet, "/v1/campaigns", s.listCampaigns)
+	s.protected(r, http.MethodPost, "/v1/campaigns", s.createCampaign)
+	s.protected(r, http.MethodPost, "/v1/campaigns/validate", s.validateCart)
+	s.protected(r, http.MethodGet, "/v1/campaigns/{id}", s.getCampaign)
+	s.protected(r, http.MethodDelete, "/v1/campaigns/{id}", s.endCampaign)
+	s.protected(r, http.MethodPost, "/v1/campaigns/{id}/redeem", s.redeemCampaign)
+
 	// The document gives /points/credit without the version prefix; every
 	// points path is served with and without it.
 	for _, prefix := range []string{"", "/v1"} {

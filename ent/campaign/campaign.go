@@ -66,6 +66,8 @@ const (
 	EdgeTenant = "tenant"
 	// EdgeSegment holds the string denoting the segment edge name in mutations.
 	EdgeSegment = "segment"
+	// EdgeRedemptions holds the string denoting the redemptions edge name in mutations.
+	EdgeRedemptions = "redemptions"
 	// Table holds the table name of the campaign in the database.
 	Table = "campaigns"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -82,6 +84,13 @@ const (
 	SegmentInverseTable = "segments"
 	// SegmentColumn is the table column denoting the segment relation/edge.
 	SegmentColumn = "segment_id"
+	// RedemptionsTable is the table that holds the redemptions relation/edge.
+	RedemptionsTable = "redemptions"
+	// RedemptionsInverseTable is the table name for the Redemption entity.
+	// It exists in this package in order to avoid circular dependency with the "redemption" package.
+	RedemptionsInverseTable = "redemptions"
+	// RedemptionsColumn is the table column denoting the redemptions relation/edge.
+	RedemptionsColumn = "campaign_id"
 )
 
 // Columns holds all SQL columns for campaign fields.
@@ -330,8 +339,8 @@ func ByLimitPerCustomer(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLimitPerCustomer, opts...).ToFunc()
 }
 
-// ByRedemptionsCount orders the results by the redemptions_count field.
-func ByRedemptionsCount(opts ...sql.OrderTermOption) OrderOption {
+// ByRedemptionsCountField orders the results by the redemptions_count field.
+func ByRedemptionsCountField(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRedemptionsCount, opts...).ToFunc()
 }
 
@@ -348,6 +357,20 @@ func BySegmentField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newSegmentStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByRedemptionsCount orders the results by redemptions count.
+func ByRedemptionsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRedemptionsStep(), opts...)
+	}
+}
+
+// ByRedemptions orders the results by redemptions terms.
+func ByRedemptions(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRedemptionsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -360,6 +383,13 @@ func newSegmentStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SegmentInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, false, SegmentTable, SegmentColumn),
+	)
+}
+func newRedemptionsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RedemptionsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, RedemptionsTable, RedemptionsColumn),
 	)
 }
 

@@ -71,6 +71,8 @@ const (
 	EdgeSegments = "segments"
 	// EdgePointsEntries holds the string denoting the points_entries edge name in mutations.
 	EdgePointsEntries = "points_entries"
+	// EdgeRedemptions holds the string denoting the redemptions edge name in mutations.
+	EdgeRedemptions = "redemptions"
 	// Table holds the table name of the customer in the database.
 	Table = "customers"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -92,6 +94,13 @@ const (
 	PointsEntriesInverseTable = "points_entries"
 	// PointsEntriesColumn is the table column denoting the points_entries relation/edge.
 	PointsEntriesColumn = "customer_id"
+	// RedemptionsTable is the table that holds the redemptions relation/edge.
+	RedemptionsTable = "redemptions"
+	// RedemptionsInverseTable is the table name for the Redemption entity.
+	// It exists in this package in order to avoid circular dependency with the "redemption" package.
+	RedemptionsInverseTable = "redemptions"
+	// RedemptionsColumn is the table column denoting the redemptions relation/edge.
+	RedemptionsColumn = "customer_id"
 )
 
 // Columns holds all SQL columns for customer fields.
@@ -413,6 +422,20 @@ func ByPointsEntries(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newPointsEntriesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByRedemptionsCount orders the results by redemptions count.
+func ByRedemptionsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRedemptionsStep(), opts...)
+	}
+}
+
+// ByRedemptions orders the results by redemptions terms.
+func ByRedemptions(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRedemptionsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -432,6 +455,13 @@ func newPointsEntriesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(PointsEntriesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, PointsEntriesTable, PointsEntriesColumn),
+	)
+}
+func newRedemptionsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RedemptionsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, RedemptionsTable, RedemptionsColumn),
 	)
 }
 

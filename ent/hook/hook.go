@@ -57,6 +57,18 @@ func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
 }
 
+// The IdempotencyKeyFunc type is an adapter to allow the use of ordinary
+// function as IdempotencyKey mutator.
+type IdempotencyKeyFunc func(context.Context, *ent.IdempotencyKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f IdempotencyKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.IdempotencyKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.IdempotencyKeyMutation", m)
+}
+
 // The PointsEntryFunc type is an adapter to allow the use of ordinary
 // function as PointsEntry mutator.
 type PointsEntryFunc func(context.Context, *ent.PointsEntryMutation) (ent.Value, error)
@@ -79,6 +91,18 @@ func (f PointsLotFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PointsLotMutation", m)
+}
+
+// The RedemptionFunc type is an adapter to allow the use of ordinary
+// function as Redemption mutator.
+type RedemptionFunc func(context.Context, *ent.RedemptionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RedemptionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RedemptionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RedemptionMutation", m)
 }
 
 // The SegmentFunc type is an adapter to allow the use of ordinary
@@ -127,6 +151,18 @@ func (f TenantFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TenantMutation", m)
+}
+
+// The ValidationTokenFunc type is an adapter to allow the use of ordinary
+// function as ValidationToken mutator.
+type ValidationTokenFunc func(context.Context, *ent.ValidationTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ValidationTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ValidationTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ValidationTokenMutation", m)
 }
 
 // Condition is a hook condition function.

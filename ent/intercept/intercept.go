@@ -12,13 +12,16 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 )
 
 // The Query interface represents an operation that queries a graph.
@@ -185,6 +188,33 @@ func (f TraverseEvent) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.EventQuery", q)
 }
 
+// The IdempotencyKeyFunc type is an adapter to allow the use of ordinary function as a Querier.
+type IdempotencyKeyFunc func(context.Context, *ent.IdempotencyKeyQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f IdempotencyKeyFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.IdempotencyKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.IdempotencyKeyQuery", q)
+}
+
+// The TraverseIdempotencyKey type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseIdempotencyKey func(context.Context, *ent.IdempotencyKeyQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseIdempotencyKey) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseIdempotencyKey) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.IdempotencyKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.IdempotencyKeyQuery", q)
+}
+
 // The PointsEntryFunc type is an adapter to allow the use of ordinary function as a Querier.
 type PointsEntryFunc func(context.Context, *ent.PointsEntryQuery) (ent.Value, error)
 
@@ -237,6 +267,33 @@ func (f TraversePointsLot) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.PointsLotQuery", q)
+}
+
+// The RedemptionFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RedemptionFunc func(context.Context, *ent.RedemptionQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RedemptionFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RedemptionQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RedemptionQuery", q)
+}
+
+// The TraverseRedemption type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRedemption func(context.Context, *ent.RedemptionQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRedemption) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRedemption) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RedemptionQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RedemptionQuery", q)
 }
 
 // The SegmentFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -347,6 +404,33 @@ func (f TraverseTenant) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.TenantQuery", q)
 }
 
+// The ValidationTokenFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ValidationTokenFunc func(context.Context, *ent.ValidationTokenQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ValidationTokenFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ValidationTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ValidationTokenQuery", q)
+}
+
+// The TraverseValidationToken type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseValidationToken func(context.Context, *ent.ValidationTokenQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseValidationToken) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseValidationToken) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ValidationTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ValidationTokenQuery", q)
+}
+
 // NewQuery returns the generic Query interface for the given typed query.
 func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
@@ -358,10 +442,14 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.CustomerQuery, predicate.Customer, customer.OrderOption]{typ: ent.TypeCustomer, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
+	case *ent.IdempotencyKeyQuery:
+		return &query[*ent.IdempotencyKeyQuery, predicate.IdempotencyKey, idempotencykey.OrderOption]{typ: ent.TypeIdempotencyKey, tq: q}, nil
 	case *ent.PointsEntryQuery:
 		return &query[*ent.PointsEntryQuery, predicate.PointsEntry, pointsentry.OrderOption]{typ: ent.TypePointsEntry, tq: q}, nil
 	case *ent.PointsLotQuery:
 		return &query[*ent.PointsLotQuery, predicate.PointsLot, pointslot.OrderOption]{typ: ent.TypePointsLot, tq: q}, nil
+	case *ent.RedemptionQuery:
+		return &query[*ent.RedemptionQuery, predicate.Redemption, redemption.OrderOption]{typ: ent.TypeRedemption, tq: q}, nil
 	case *ent.SegmentQuery:
 		return &query[*ent.SegmentQuery, predicate.Segment, segment.OrderOption]{typ: ent.TypeSegment, tq: q}, nil
 	case *ent.SigningKeyQuery:
@@ -370,6 +458,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.StoreQuery, predicate.Store, store.OrderOption]{typ: ent.TypeStore, tq: q}, nil
 	case *ent.TenantQuery:
 		return &query[*ent.TenantQuery, predicate.Tenant, tenant.OrderOption]{typ: ent.TypeTenant, tq: q}, nil
+	case *ent.ValidationTokenQuery:
+		return &query[*ent.ValidationTokenQuery, predicate.ValidationToken, validationtoken.OrderOption]{typ: ent.TypeValidationToken, tq: q}, nil
 	default:
 		return nil, fmt.Errorf("unknown query type %T", q)
 	}

@@ -194,6 +194,44 @@ var (
 			},
 		},
 	}
+	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
+	IdempotencyKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "client_id", Type: field.TypeString},
+		{Name: "key", Type: field.TypeString, Size: 255},
+		{Name: "request_hash", Type: field.TypeString},
+		{Name: "response_status", Type: field.TypeInt},
+		{Name: "response_body", Type: field.TypeBytes},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// IdempotencyKeysTable holds the schema information for the "idempotency_keys" table.
+	IdempotencyKeysTable = &schema.Table{
+		Name:       "idempotency_keys",
+		Columns:    IdempotencyKeysColumns,
+		PrimaryKey: []*schema.Column{IdempotencyKeysColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "idempotency_keys_tenants_tenant",
+				Columns:    []*schema.Column{IdempotencyKeysColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "idempotencykey_tenant_id_client_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{IdempotencyKeysColumns[8], IdempotencyKeysColumns[2], IdempotencyKeysColumns[3]},
+			},
+			{
+				Name:    "idempotencykey_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeysColumns[7]},
+			},
+		},
+	}
 	// PointsEntriesColumns holds the columns for the "points_entries" table.
 	PointsEntriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -293,6 +331,70 @@ var (
 				Name:    "pointslot_entry_id",
 				Unique:  true,
 				Columns: []*schema.Column{PointsLotsColumns[8]},
+			},
+		},
+	}
+	// RedemptionsColumns holds the columns for the "redemptions" table.
+	RedemptionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "order_id", Type: field.TypeString, Size: 128},
+		{Name: "amount_paid", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "cashback_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "bonus_points", Type: field.TypeInt64, Default: 0},
+		{Name: "benefit", Type: field.TypeJSON},
+		{Name: "campaign_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "validation_token_id", Type: field.TypeString},
+	}
+	// RedemptionsTable holds the schema information for the "redemptions" table.
+	RedemptionsTable = &schema.Table{
+		Name:       "redemptions",
+		Columns:    RedemptionsColumns,
+		PrimaryKey: []*schema.Column{RedemptionsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "redemptions_campaigns_redemptions",
+				Columns:    []*schema.Column{RedemptionsColumns[8]},
+				RefColumns: []*schema.Column{CampaignsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "redemptions_customers_redemptions",
+				Columns:    []*schema.Column{RedemptionsColumns[9]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "redemptions_tenants_tenant",
+				Columns:    []*schema.Column{RedemptionsColumns[10]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "redemptions_validation_tokens_validation_token",
+				Columns:    []*schema.Column{RedemptionsColumns[11]},
+				RefColumns: []*schema.Column{ValidationTokensColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "redemption_validation_token_id_campaign_id",
+				Unique:  true,
+				Columns: []*schema.Column{RedemptionsColumns[11], RedemptionsColumns[8]},
+			},
+			{
+				Name:    "redemption_tenant_id_campaign_id_customer_id",
+				Unique:  false,
+				Columns: []*schema.Column{RedemptionsColumns[10], RedemptionsColumns[8], RedemptionsColumns[9]},
+			},
+			{
+				Name:    "redemption_tenant_id_customer_id_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{RedemptionsColumns[10], RedemptionsColumns[9], RedemptionsColumns[2]},
 			},
 		},
 	}
@@ -405,6 +507,53 @@ var (
 			},
 		},
 	}
+	// ValidationTokensColumns holds the columns for the "validation_tokens" table.
+	ValidationTokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "token_hash", Type: field.TypeString},
+		{Name: "channel", Type: field.TypeString, Default: ""},
+		{Name: "store_id", Type: field.TypeString, Default: ""},
+		{Name: "cart", Type: field.TypeJSON},
+		{Name: "benefits", Type: field.TypeJSON},
+		{Name: "campaign_ids", Type: field.TypeJSON},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "order_id", Type: field.TypeString, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+	}
+	// ValidationTokensTable holds the schema information for the "validation_tokens" table.
+	ValidationTokensTable = &schema.Table{
+		Name:       "validation_tokens",
+		Columns:    ValidationTokensColumns,
+		PrimaryKey: []*schema.Column{ValidationTokensColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "validation_tokens_tenants_tenant",
+				Columns:    []*schema.Column{ValidationTokensColumns[10]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "validation_tokens_customers_customer",
+				Columns:    []*schema.Column{ValidationTokensColumns[11]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "validationtoken_token_hash",
+				Unique:  true,
+				Columns: []*schema.Column{ValidationTokensColumns[2]},
+			},
+			{
+				Name:    "validationtoken_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{ValidationTokensColumns[8]},
+			},
+		},
+	}
 	// CustomerSegmentsColumns holds the columns for the "customer_segments" table.
 	CustomerSegmentsColumns = []*schema.Column{
 		{Name: "customer_id", Type: field.TypeString},
@@ -436,12 +585,15 @@ var (
 		CampaignsTable,
 		CustomersTable,
 		EventsTable,
+		IdempotencyKeysTable,
 		PointsEntriesTable,
 		PointsLotsTable,
+		RedemptionsTable,
 		SegmentsTable,
 		SigningKeysTable,
 		StoresTable,
 		TenantsTable,
+		ValidationTokensTable,
 		CustomerSegmentsTable,
 	}
 )
@@ -456,6 +608,7 @@ func init() {
 		"customers_points_balance_nonnegative": "points_balance >= 0",
 	}
 	EventsTable.ForeignKeys[0].RefTable = TenantsTable
+	IdempotencyKeysTable.ForeignKeys[0].RefTable = TenantsTable
 	PointsEntriesTable.ForeignKeys[0].RefTable = CustomersTable
 	PointsEntriesTable.ForeignKeys[1].RefTable = TenantsTable
 	PointsLotsTable.ForeignKeys[0].RefTable = TenantsTable
@@ -465,9 +618,15 @@ func init() {
 	PointsLotsTable.Annotation.Checks = map[string]string{
 		"points_lots_remaining_within_points": "remaining >= 0 AND remaining <= points",
 	}
+	RedemptionsTable.ForeignKeys[0].RefTable = CampaignsTable
+	RedemptionsTable.ForeignKeys[1].RefTable = CustomersTable
+	RedemptionsTable.ForeignKeys[2].RefTable = TenantsTable
+	RedemptionsTable.ForeignKeys[3].RefTable = ValidationTokensTable
 	SegmentsTable.ForeignKeys[0].RefTable = TenantsTable
 	StoresTable.ForeignKeys[0].RefTable = TenantsTable
 	TenantsTable.ForeignKeys[0].RefTable = TenantsTable
+	ValidationTokensTable.ForeignKeys[0].RefTable = TenantsTable
+	ValidationTokensTable.ForeignKeys[1].RefTable = CustomersTable
 	CustomerSegmentsTable.ForeignKeys[0].RefTable = CustomersTable
 	CustomerSegmentsTable.ForeignKeys[1].RefTable = SegmentsTable
 }

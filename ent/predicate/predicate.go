@@ -18,11 +18,17 @@ type Customer func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// IdempotencyKey is the predicate function for idempotencykey builders.
+type IdempotencyKey func(*sql.Selector)
+
 // PointsEntry is the predicate function for pointsentry builders.
 type PointsEntry func(*sql.Selector)
 
 // PointsLot is the predicate function for pointslot builders.
 type PointsLot func(*sql.Selector)
+
+// Redemption is the predicate function for redemption builders.
+type Redemption func(*sql.Selector)
 
 // Segment is the predicate function for segment builders.
 type Segment func(*sql.Selector)
@@ -35,3 +41,6 @@ type Store func(*sql.Selector)
 
 // Tenant is the predicate function for tenant builders.
 type Tenant func(*sql.Selector)
+
+// ValidationToken is the predicate function for validationtoken builders.
+type ValidationToken func(*sql.Selector)

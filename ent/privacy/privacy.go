@@ -207,6 +207,30 @@ func (f EventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation)
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.EventMutation", m)
 }
 
+// The IdempotencyKeyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type IdempotencyKeyQueryRuleFunc func(context.Context, *ent.IdempotencyKeyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f IdempotencyKeyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.IdempotencyKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.IdempotencyKeyQuery", q)
+}
+
+// The IdempotencyKeyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type IdempotencyKeyMutationRuleFunc func(context.Context, *ent.IdempotencyKeyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f IdempotencyKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.IdempotencyKeyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.IdempotencyKeyMutation", m)
+}
+
 // The PointsEntryQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type PointsEntryQueryRuleFunc func(context.Context, *ent.PointsEntryQuery) error
@@ -253,6 +277,30 @@ func (f PointsLotMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutat
 		return f(ctx, m)
 	}
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PointsLotMutation", m)
+}
+
+// The RedemptionQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RedemptionQueryRuleFunc func(context.Context, *ent.RedemptionQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RedemptionQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RedemptionQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RedemptionQuery", q)
+}
+
+// The RedemptionMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type RedemptionMutationRuleFunc func(context.Context, *ent.RedemptionMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f RedemptionMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.RedemptionMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RedemptionMutation", m)
 }
 
 // The SegmentQueryRuleFunc type is an adapter to allow the use of ordinary
@@ -351,6 +399,30 @@ func (f TenantMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.TenantMutation", m)
 }
 
+// The ValidationTokenQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ValidationTokenQueryRuleFunc func(context.Context, *ent.ValidationTokenQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ValidationTokenQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ValidationTokenQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ValidationTokenQuery", q)
+}
+
+// The ValidationTokenMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ValidationTokenMutationRuleFunc func(context.Context, *ent.ValidationTokenMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ValidationTokenMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ValidationTokenMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ValidationTokenMutation", m)
+}
+
 type (
 	// Filter is the interface that wraps the Where function
 	// for filtering nodes in queries and mutations.
@@ -394,9 +466,13 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.EventQuery:
 		return q.Filter(), nil
+	case *ent.IdempotencyKeyQuery:
+		return q.Filter(), nil
 	case *ent.PointsEntryQuery:
 		return q.Filter(), nil
 	case *ent.PointsLotQuery:
+		return q.Filter(), nil
+	case *ent.RedemptionQuery:
 		return q.Filter(), nil
 	case *ent.SegmentQuery:
 		return q.Filter(), nil
@@ -405,6 +481,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.StoreQuery:
 		return q.Filter(), nil
 	case *ent.TenantQuery:
+		return q.Filter(), nil
+	case *ent.ValidationTokenQuery:
 		return q.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected query type %T for query filter", q)
@@ -421,9 +499,13 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.EventMutation:
 		return m.Filter(), nil
+	case *ent.IdempotencyKeyMutation:
+		return m.Filter(), nil
 	case *ent.PointsEntryMutation:
 		return m.Filter(), nil
 	case *ent.PointsLotMutation:
+		return m.Filter(), nil
+	case *ent.RedemptionMutation:
 		return m.Filter(), nil
 	case *ent.SegmentMutation:
 		return m.Filter(), nil
@@ -432,6 +514,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.StoreMutation:
 		return m.Filter(), nil
 	case *ent.TenantMutation:
+		return m.Filter(), nil
+	case *ent.ValidationTokenMutation:
 		return m.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected mutation type %T for mutation filter", m)

@@ -10,13 +10,16 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/shopspring/decimal"
 
 	"entgo.io/ent"
@@ -258,6 +261,58 @@ func init() {
 	eventDescID := eventFields[0].Descriptor()
 	// event.DefaultID holds the default value on creation for the id field.
 	event.DefaultID = eventDescID.Default.(func() string)
+	idempotencykeyMixin := schema.IdempotencyKey{}.Mixin()
+	idempotencykey.Policy = privacy.NewPolicies(idempotencykeyMixin[0], schema.IdempotencyKey{})
+	idempotencykey.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := idempotencykey.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	idempotencykeyMixinFields0 := idempotencykeyMixin[0].Fields()
+	_ = idempotencykeyMixinFields0
+	idempotencykeyFields := schema.IdempotencyKey{}.Fields()
+	_ = idempotencykeyFields
+	// idempotencykeyDescTenantID is the schema descriptor for tenant_id field.
+	idempotencykeyDescTenantID := idempotencykeyMixinFields0[0].Descriptor()
+	// idempotencykey.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	idempotencykey.TenantIDValidator = idempotencykeyDescTenantID.Validators[0].(func(string) error)
+	// idempotencykeyDescCreatedAt is the schema descriptor for created_at field.
+	idempotencykeyDescCreatedAt := idempotencykeyFields[1].Descriptor()
+	// idempotencykey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	idempotencykey.DefaultCreatedAt = idempotencykeyDescCreatedAt.Default.(func() time.Time)
+	// idempotencykeyDescClientID is the schema descriptor for client_id field.
+	idempotencykeyDescClientID := idempotencykeyFields[2].Descriptor()
+	// idempotencykey.ClientIDValidator is a validator for the "client_id" field. It is called by the builders before save.
+	idempotencykey.ClientIDValidator = idempotencykeyDescClientID.Validators[0].(func(string) error)
+	// idempotencykeyDescKey is the schema descriptor for key field.
+	idempotencykeyDescKey := idempotencykeyFields[3].Descriptor()
+	// idempotencykey.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	idempotencykey.KeyValidator = func() func(string) error {
+		validators := idempotencykeyDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// idempotencykeyDescRequestHash is the schema descriptor for request_hash field.
+	idempotencykeyDescRequestHash := idempotencykeyFields[4].Descriptor()
+	// idempotencykey.RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
+	idempotencykey.RequestHashValidator = idempotencykeyDescRequestHash.Validators[0].(func(string) error)
+	// idempotencykeyDescID is the schema descriptor for id field.
+	idempotencykeyDescID := idempotencykeyFields[0].Descriptor()
+	// idempotencykey.DefaultID holds the default value on creation for the id field.
+	idempotencykey.DefaultID = idempotencykeyDescID.Default.(func() string)
 	pointsentryMixin := schema.PointsEntry{}.Mixin()
 	pointsentry.Policy = privacy.NewPolicies(pointsentryMixin[0], schema.PointsEntry{})
 	pointsentry.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -347,6 +402,66 @@ func init() {
 	pointslotDescID := pointslotFields[0].Descriptor()
 	// pointslot.DefaultID holds the default value on creation for the id field.
 	pointslot.DefaultID = pointslotDescID.Default.(func() string)
+	redemptionMixin := schema.Redemption{}.Mixin()
+	redemption.Policy = privacy.NewPolicies(redemptionMixin[0], schema.Redemption{})
+	redemption.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := redemption.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	redemptionMixinFields0 := redemptionMixin[0].Fields()
+	_ = redemptionMixinFields0
+	redemptionFields := schema.Redemption{}.Fields()
+	_ = redemptionFields
+	// redemptionDescTenantID is the schema descriptor for tenant_id field.
+	redemptionDescTenantID := redemptionMixinFields0[0].Descriptor()
+	// redemption.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	redemption.TenantIDValidator = redemptionDescTenantID.Validators[0].(func(string) error)
+	// redemptionDescCreatedAt is the schema descriptor for created_at field.
+	redemptionDescCreatedAt := redemptionFields[1].Descriptor()
+	// redemption.DefaultCreatedAt holds the default value on creation for the created_at field.
+	redemption.DefaultCreatedAt = redemptionDescCreatedAt.Default.(func() time.Time)
+	// redemptionDescCampaignID is the schema descriptor for campaign_id field.
+	redemptionDescCampaignID := redemptionFields[2].Descriptor()
+	// redemption.CampaignIDValidator is a validator for the "campaign_id" field. It is called by the builders before save.
+	redemption.CampaignIDValidator = redemptionDescCampaignID.Validators[0].(func(string) error)
+	// redemptionDescCustomerID is the schema descriptor for customer_id field.
+	redemptionDescCustomerID := redemptionFields[3].Descriptor()
+	// redemption.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	redemption.CustomerIDValidator = redemptionDescCustomerID.Validators[0].(func(string) error)
+	// redemptionDescOrderID is the schema descriptor for order_id field.
+	redemptionDescOrderID := redemptionFields[4].Descriptor()
+	// redemption.OrderIDValidator is a validator for the "order_id" field. It is called by the builders before save.
+	redemption.OrderIDValidator = func() func(string) error {
+		validators := redemptionDescOrderID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(order_id string) error {
+			for _, fn := range fns {
+				if err := fn(order_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// redemptionDescValidationTokenID is the schema descriptor for validation_token_id field.
+	redemptionDescValidationTokenID := redemptionFields[5].Descriptor()
+	// redemption.ValidationTokenIDValidator is a validator for the "validation_token_id" field. It is called by the builders before save.
+	redemption.ValidationTokenIDValidator = redemptionDescValidationTokenID.Validators[0].(func(string) error)
+	// redemptionDescBonusPoints is the schema descriptor for bonus_points field.
+	redemptionDescBonusPoints := redemptionFields[9].Descriptor()
+	// redemption.DefaultBonusPoints holds the default value on creation for the bonus_points field.
+	redemption.DefaultBonusPoints = redemptionDescBonusPoints.Default.(int64)
+	// redemptionDescID is the schema descriptor for id field.
+	redemptionDescID := redemptionFields[0].Descriptor()
+	// redemption.DefaultID holds the default value on creation for the id field.
+	redemption.DefaultID = redemptionDescID.Default.(func() string)
 	segmentMixin := schema.Segment{}.Mixin()
 	segment.Policy = privacy.NewPolicies(segmentMixin[0], schema.Segment{})
 	segment.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -570,6 +685,48 @@ func init() {
 	tenant.DefaultID = tenantDescID.Default.(func() string)
 	// tenant.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	tenant.IDValidator = tenantDescID.Validators[0].(func(string) error)
+	validationtokenMixin := schema.ValidationToken{}.Mixin()
+	validationtoken.Policy = privacy.NewPolicies(validationtokenMixin[0], schema.ValidationToken{})
+	validationtoken.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := validationtoken.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	validationtokenMixinFields0 := validationtokenMixin[0].Fields()
+	_ = validationtokenMixinFields0
+	validationtokenFields := schema.ValidationToken{}.Fields()
+	_ = validationtokenFields
+	// validationtokenDescTenantID is the schema descriptor for tenant_id field.
+	validationtokenDescTenantID := validationtokenMixinFields0[0].Descriptor()
+	// validationtoken.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	validationtoken.TenantIDValidator = validationtokenDescTenantID.Validators[0].(func(string) error)
+	// validationtokenDescCreatedAt is the schema descriptor for created_at field.
+	validationtokenDescCreatedAt := validationtokenFields[1].Descriptor()
+	// validationtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	validationtoken.DefaultCreatedAt = validationtokenDescCreatedAt.Default.(func() time.Time)
+	// validationtokenDescTokenHash is the schema descriptor for token_hash field.
+	validationtokenDescTokenHash := validationtokenFields[2].Descriptor()
+	// validationtoken.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	validationtoken.TokenHashValidator = validationtokenDescTokenHash.Validators[0].(func(string) error)
+	// validationtokenDescCustomerID is the schema descriptor for customer_id field.
+	validationtokenDescCustomerID := validationtokenFields[3].Descriptor()
+	// validationtoken.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	validationtoken.CustomerIDValidator = validationtokenDescCustomerID.Validators[0].(func(string) error)
+	// validationtokenDescChannel is the schema descriptor for channel field.
+	validationtokenDescChannel := validationtokenFields[4].Descriptor()
+	// validationtoken.DefaultChannel holds the default value on creation for the channel field.
+	validationtoken.DefaultChannel = validationtokenDescChannel.Default.(string)
+	// validationtokenDescStoreID is the schema descriptor for store_id field.
+	validationtokenDescStoreID := validationtokenFields[5].Descriptor()
+	// validationtoken.DefaultStoreID holds the default value on creation for the store_id field.
+	validationtoken.DefaultStoreID = validationtokenDescStoreID.Default.(string)
+	// validationtokenDescID is the schema descriptor for id field.
+	validationtokenDescID := validationtokenFields[0].Descriptor()
+	// validationtoken.DefaultID holds the default value on creation for the id field.
+	validationtoken.DefaultID = validationtokenDescID.Default.(func() string)
 }
 
 const (

@@ -55,6 +55,8 @@ func (Campaign) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixi
 func (Campaign) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("segment", Segment.Type).Field("segment_id").Unique(),
+		edge.To("redemptions", Redemption.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)),
 	}
 }
 

@@ -81,6 +81,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.To("points_entries", PointsEntry.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The customer's points ledger, newest last."),
+		edge.To("redemptions", Redemption.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("Campaign benefits the customer redeemed."),
 	}
 }
 

@@ -2,14 +2,17 @@ package schema
 
 import (
 	"context"
+	"fmt"
 
 	"entgo.io/ent"
 	"entgo.io/ent/entql"
 
 	gen "github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 )
 
 // Policy of every tenant-owned entity: the whole of tenant isolation.
@@ -75,6 +78,26 @@ func ledgerPolicy() ent.Policy {
 			privacy.OnMutationOperation(privacy.AlwaysDenyRule(), ent.OpDelete|ent.OpDeleteOne),
 		},
 	}
+}
+
+// visible finds a row by id through the privacy policies: GraphQL node types
+// through the node resolver, the others by their prefix.
+func visible(ctx context.Context, c *gen.Client, id string) error {
+	var exists bool
+	var err error
+	switch pid.Prefix(id) {
+	case pid.Validation:
+		exists, err = c.ValidationToken.Query().Where(validationtoken.ID(id)).Exist(ctx)
+	case pid.PointsLot:
+		exists, err = c.PointsLot.Query().Where(pointslot.ID(id)).Exist(ctx)
+	default:
+		_, err = c.Noder(ctx, id, gen.WithNodeType(pid.NodeType))
+		exists = err == nil
+	}
+	if err == nil && !exists {
+		err = fmt.Errorf("no %s %q", pid.Prefix(id), id)
+	}
+	return err
 }
 
 // tenantViewer returns the viewer of ctx, denying when it has no tenant.
@@ -183,7 +206,7 @@ func requireVisibleEdges() privacy.MutationRule {
 			}
 			for _, id := range m.AddedIDs(name) {
 				s, _ := id.(string)
-				if _, err := c.Client().Noder(ctx, s, gen.WithNodeType(pid.NodeType)); err != nil {
+				if err := visible(ctx, c.Client(), s); err != nil {
 					return privacy.Denyf("linked %s %q not found: %v", name, s, err)
 				}
 			}

@@ -84,6 +84,7 @@ type ComplexityRoot struct {
 		MinSubtotal        func(childComplexity int) int
 		Multiplier         func(childComplexity int) int
 		Name               func(childComplexity int) int
+		Redemptions        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		RedemptionsCount   func(childComplexity int) int
 		Segment            func(childComplexity int) int
 		SegmentID          func(childComplexity int) int
@@ -103,6 +104,13 @@ type ComplexityRoot struct {
 	CampaignEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CartValidation struct {
+		Eligible        func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		Ineligible      func(childComplexity int) int
+		ValidationToken func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -128,6 +136,7 @@ type ComplexityRoot struct {
 		PointsBalance         func(childComplexity int) int
 		PointsEntries         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
 		PosStatus             func(childComplexity int) int
+		Redemptions           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Segments              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		TenantID              func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
@@ -142,6 +151,23 @@ type ComplexityRoot struct {
 	CustomerEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	EligibleCampaign struct {
+		Campaign         func(childComplexity int) int
+		EstimatedBenefit func(childComplexity int) int
+	}
+
+	EstimatedBenefit struct {
+		Amount          func(childComplexity int) int
+		BonusPoints     func(childComplexity int) int
+		CashbackAmount  func(childComplexity int) int
+		CreditAfterDays func(childComplexity int) int
+		DiscountAmount  func(childComplexity int) int
+		FreeShipping    func(childComplexity int) int
+		GiftSku         func(childComplexity int) int
+		Items           func(childComplexity int) int
+		Multiplier      func(childComplexity int) int
 	}
 
 	Event struct {
@@ -164,12 +190,32 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	IneligibleCampaign struct {
+		Campaign      func(childComplexity int) int
+		MissingAmount func(childComplexity int) int
+		Reason        func(childComplexity int) int
+	}
+
+	ItemBenefit struct {
+		BonusPoints    func(childComplexity int) int
+		CashbackAmount func(childComplexity int) int
+		DiscountAmount func(childComplexity int) int
+		Quantity       func(childComplexity int) int
+		Sku            func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AdjustPoints   func(childComplexity int, input AdjustPointsInput) int
+		CreateCampaign func(childComplexity int, input CreateCampaignInput) int
 		CreateCustomer func(childComplexity int, input CreateCustomerInput) int
 		CreditPoints   func(childComplexity int, input CreditPointsInput) int
 		DebitPoints    func(childComplexity int, input DebitPointsInput) int
+		EndCampaign    func(childComplexity int, id string) int
+		PauseCampaign  func(childComplexity int, id string) int
+		RedeemCampaign func(childComplexity int, input RedeemCampaignInput) int
+		ResumeCampaign func(childComplexity int, id string) int
 		UpdateCustomer func(childComplexity int, id string, input UpdateCustomerInput) int
+		ValidateCart   func(childComplexity int, input ValidateCartInput) int
 	}
 
 	PageInfo struct {
@@ -236,9 +282,36 @@ type ComplexityRoot struct {
 		Node            func(childComplexity int, id string) int
 		Nodes           func(childComplexity int, ids []string) int
 		PointsLiability func(childComplexity int) int
+		Redemptions     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Segments        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		Stores          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
 		Tenants         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+	}
+
+	Redemption struct {
+		AmountPaid     func(childComplexity int) int
+		BonusPoints    func(childComplexity int) int
+		Campaign       func(childComplexity int) int
+		CampaignID     func(childComplexity int) int
+		CashbackAmount func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Customer       func(childComplexity int) int
+		CustomerID     func(childComplexity int) int
+		DiscountAmount func(childComplexity int) int
+		ID             func(childComplexity int) int
+		OrderID        func(childComplexity int) int
+		TenantID       func(childComplexity int) int
+	}
+
+	RedemptionConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	RedemptionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Segment struct {
@@ -329,6 +402,12 @@ type CustomerResolver interface {
 type MutationResolver interface {
 	CreateCustomer(ctx context.Context, input CreateCustomerInput) (*ent.Customer, error)
 	UpdateCustomer(ctx context.Context, id string, input UpdateCustomerInput) (*ent.Customer, error)
+	CreateCampaign(ctx context.Context, input CreateCampaignInput) (*ent.Campaign, error)
+	PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error)
+	ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error)
+	EndCampaign(ctx context.Context, id string) (*ent.Campaign, error)
+	ValidateCart(ctx context.Context, input ValidateCartInput) (*CartValidation, error)
+	RedeemCampaign(ctx context.Context, input RedeemCampaignInput) (*ent.Redemption, error)
 	CreditPoints(ctx context.Context, input CreditPointsInput) (*PointsMovement, error)
 	DebitPoints(ctx context.Context, input DebitPointsInput) (*PointsMovement, error)
 	AdjustPoints(ctx context.Context, input AdjustPointsInput) (*PointsMovement, error)
@@ -339,6 +418,7 @@ type QueryResolver interface {
 	APIClients(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) (*ent.APIClientConnection, error)
 	Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error)
 	Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error)
+	Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error)
 	Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error)
 	Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error)
 	Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error)
@@ -541,6 +621,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Name(childComplexity), true
+	case "Campaign.redemptions":
+		if e.ComplexityRoot.Campaign.Redemptions == nil {
+			break
+		}
+
+		args, err := ec.field_Campaign_redemptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Campaign.Redemptions(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.RedemptionOrder), args["where"].(*ent.RedemptionWhereInput)), true
 	case "Campaign.redemptionsCount":
 		if e.ComplexityRoot.Campaign.RedemptionsCount == nil {
 			break
@@ -621,6 +712,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CampaignEdge.Node(childComplexity), true
+
+	case "CartValidation.eligible":
+		if e.ComplexityRoot.CartValidation.Eligible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartValidation.Eligible(childComplexity), true
+	case "CartValidation.expiresAt":
+		if e.ComplexityRoot.CartValidation.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartValidation.ExpiresAt(childComplexity), true
+	case "CartValidation.ineligible":
+		if e.ComplexityRoot.CartValidation.Ineligible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartValidation.Ineligible(childComplexity), true
+	case "CartValidation.validationToken":
+		if e.ComplexityRoot.CartValidation.ValidationToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartValidation.ValidationToken(childComplexity), true
 
 	case "Customer.addressCity":
 		if e.ComplexityRoot.Customer.AddressCity == nil {
@@ -759,6 +875,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.PosStatus(childComplexity), true
+	case "Customer.redemptions":
+		if e.ComplexityRoot.Customer.Redemptions == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_redemptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Redemptions(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.RedemptionOrder), args["where"].(*ent.RedemptionWhereInput)), true
 	case "Customer.segments":
 		if e.ComplexityRoot.Customer.Segments == nil {
 			break
@@ -814,6 +941,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerEdge.Node(childComplexity), true
+
+	case "EligibleCampaign.campaign":
+		if e.ComplexityRoot.EligibleCampaign.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EligibleCampaign.Campaign(childComplexity), true
+	case "EligibleCampaign.estimatedBenefit":
+		if e.ComplexityRoot.EligibleCampaign.EstimatedBenefit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EligibleCampaign.EstimatedBenefit(childComplexity), true
+
+	case "EstimatedBenefit.amount":
+		if e.ComplexityRoot.EstimatedBenefit.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.Amount(childComplexity), true
+	case "EstimatedBenefit.bonusPoints":
+		if e.ComplexityRoot.EstimatedBenefit.BonusPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.BonusPoints(childComplexity), true
+	case "EstimatedBenefit.cashbackAmount":
+		if e.ComplexityRoot.EstimatedBenefit.CashbackAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.CashbackAmount(childComplexity), true
+	case "EstimatedBenefit.creditAfterDays":
+		if e.ComplexityRoot.EstimatedBenefit.CreditAfterDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.CreditAfterDays(childComplexity), true
+	case "EstimatedBenefit.discountAmount":
+		if e.ComplexityRoot.EstimatedBenefit.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.DiscountAmount(childComplexity), true
+	case "EstimatedBenefit.freeShipping":
+		if e.ComplexityRoot.EstimatedBenefit.FreeShipping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.FreeShipping(childComplexity), true
+	case "EstimatedBenefit.giftSku":
+		if e.ComplexityRoot.EstimatedBenefit.GiftSku == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.GiftSku(childComplexity), true
+	case "EstimatedBenefit.items":
+		if e.ComplexityRoot.EstimatedBenefit.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.Items(childComplexity), true
+	case "EstimatedBenefit.multiplier":
+		if e.ComplexityRoot.EstimatedBenefit.Multiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EstimatedBenefit.Multiplier(childComplexity), true
 
 	case "Event.createdAt":
 		if e.ComplexityRoot.Event.CreatedAt == nil {
@@ -884,6 +1079,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
+	case "IneligibleCampaign.campaign":
+		if e.ComplexityRoot.IneligibleCampaign.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IneligibleCampaign.Campaign(childComplexity), true
+	case "IneligibleCampaign.missingAmount":
+		if e.ComplexityRoot.IneligibleCampaign.MissingAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IneligibleCampaign.MissingAmount(childComplexity), true
+	case "IneligibleCampaign.reason":
+		if e.ComplexityRoot.IneligibleCampaign.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IneligibleCampaign.Reason(childComplexity), true
+
+	case "ItemBenefit.bonusPoints":
+		if e.ComplexityRoot.ItemBenefit.BonusPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemBenefit.BonusPoints(childComplexity), true
+	case "ItemBenefit.cashbackAmount":
+		if e.ComplexityRoot.ItemBenefit.CashbackAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemBenefit.CashbackAmount(childComplexity), true
+	case "ItemBenefit.discountAmount":
+		if e.ComplexityRoot.ItemBenefit.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemBenefit.DiscountAmount(childComplexity), true
+	case "ItemBenefit.quantity":
+		if e.ComplexityRoot.ItemBenefit.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemBenefit.Quantity(childComplexity), true
+	case "ItemBenefit.sku":
+		if e.ComplexityRoot.ItemBenefit.Sku == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ItemBenefit.Sku(childComplexity), true
+
 	case "Mutation.adjustPoints":
 		if e.ComplexityRoot.Mutation.AdjustPoints == nil {
 			break
@@ -895,6 +1140,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AdjustPoints(childComplexity, args["input"].(AdjustPointsInput)), true
+	case "Mutation.createCampaign":
+		if e.ComplexityRoot.Mutation.CreateCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCampaign(childComplexity, args["input"].(CreateCampaignInput)), true
 	case "Mutation.createCustomer":
 		if e.ComplexityRoot.Mutation.CreateCustomer == nil {
 			break
@@ -928,6 +1184,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DebitPoints(childComplexity, args["input"].(DebitPointsInput)), true
+	case "Mutation.endCampaign":
+		if e.ComplexityRoot.Mutation.EndCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_endCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EndCampaign(childComplexity, args["id"].(string)), true
+	case "Mutation.pauseCampaign":
+		if e.ComplexityRoot.Mutation.PauseCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseCampaign(childComplexity, args["id"].(string)), true
+	case "Mutation.redeemCampaign":
+		if e.ComplexityRoot.Mutation.RedeemCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeemCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeemCampaign(childComplexity, args["input"].(RedeemCampaignInput)), true
+	case "Mutation.resumeCampaign":
+		if e.ComplexityRoot.Mutation.ResumeCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeCampaign(childComplexity, args["id"].(string)), true
 	case "Mutation.updateCustomer":
 		if e.ComplexityRoot.Mutation.UpdateCustomer == nil {
 			break
@@ -939,6 +1239,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCustomer(childComplexity, args["id"].(string), args["input"].(UpdateCustomerInput)), true
+	case "Mutation.validateCart":
+		if e.ComplexityRoot.Mutation.ValidateCart == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_validateCart_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ValidateCart(childComplexity, args["input"].(ValidateCartInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1213,6 +1524,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PointsLiability(childComplexity), true
+	case "Query.redemptions":
+		if e.ComplexityRoot.Query.Redemptions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_redemptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Redemptions(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.RedemptionOrder), args["where"].(*ent.RedemptionWhereInput)), true
 	case "Query.segments":
 		if e.ComplexityRoot.Query.Segments == nil {
 			break
@@ -1246,6 +1568,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Tenants(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.TenantOrder), args["where"].(*ent.TenantWhereInput)), true
+
+	case "Redemption.amountPaid":
+		if e.ComplexityRoot.Redemption.AmountPaid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.AmountPaid(childComplexity), true
+	case "Redemption.bonusPoints":
+		if e.ComplexityRoot.Redemption.BonusPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.BonusPoints(childComplexity), true
+	case "Redemption.campaign":
+		if e.ComplexityRoot.Redemption.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.Campaign(childComplexity), true
+	case "Redemption.campaignID":
+		if e.ComplexityRoot.Redemption.CampaignID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CampaignID(childComplexity), true
+	case "Redemption.cashbackAmount":
+		if e.ComplexityRoot.Redemption.CashbackAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CashbackAmount(childComplexity), true
+	case "Redemption.createdAt":
+		if e.ComplexityRoot.Redemption.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CreatedAt(childComplexity), true
+	case "Redemption.customer":
+		if e.ComplexityRoot.Redemption.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.Customer(childComplexity), true
+	case "Redemption.customerID":
+		if e.ComplexityRoot.Redemption.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CustomerID(childComplexity), true
+	case "Redemption.discountAmount":
+		if e.ComplexityRoot.Redemption.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.DiscountAmount(childComplexity), true
+	case "Redemption.id":
+		if e.ComplexityRoot.Redemption.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.ID(childComplexity), true
+	case "Redemption.orderID":
+		if e.ComplexityRoot.Redemption.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.OrderID(childComplexity), true
+	case "Redemption.tenantID":
+		if e.ComplexityRoot.Redemption.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.TenantID(childComplexity), true
+
+	case "RedemptionConnection.edges":
+		if e.ComplexityRoot.RedemptionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionConnection.Edges(childComplexity), true
+	case "RedemptionConnection.pageInfo":
+		if e.ComplexityRoot.RedemptionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionConnection.PageInfo(childComplexity), true
+	case "RedemptionConnection.totalCount":
+		if e.ComplexityRoot.RedemptionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionConnection.TotalCount(childComplexity), true
+
+	case "RedemptionEdge.cursor":
+		if e.ComplexityRoot.RedemptionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionEdge.Cursor(childComplexity), true
+	case "RedemptionEdge.node":
+		if e.ComplexityRoot.RedemptionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedemptionEdge.Node(childComplexity), true
 
 	case "Segment.campaigns":
 		if e.ComplexityRoot.Segment.Campaigns == nil {
@@ -1573,6 +2000,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAdjustPointsInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignWhereInput,
+		ec.unmarshalInputCartItemInput,
+		ec.unmarshalInputCreateCampaignInput,
 		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateSegmentInput,
 		ec.unmarshalInputCreateStoreInput,
@@ -1586,6 +2015,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputEventWhereInput,
 		ec.unmarshalInputPointsEntryOrder,
 		ec.unmarshalInputPointsEntryWhereInput,
+		ec.unmarshalInputRedeemCampaignInput,
+		ec.unmarshalInputRedemptionOrder,
+		ec.unmarshalInputRedemptionWhereInput,
 		ec.unmarshalInputSegmentOrder,
 		ec.unmarshalInputSegmentWhereInput,
 		ec.unmarshalInputStoreOrder,
@@ -1596,6 +2028,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateSegmentInput,
 		ec.unmarshalInputUpdateStoreInput,
 		ec.unmarshalInputUpdateTenantInput,
+		ec.unmarshalInputValidateCartInput,
 	)
 	first := true
 
@@ -1671,6 +2104,130 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../../schema/campaigns.graphql", Input: `"""
+A new campaign; its status follows from its dates.
+"""
+input CreateCampaignInput {
+  name: String!
+  description: String
+  type: CampaignType!
+  startsAt: Time!
+  endsAt: Time!
+  "Target segment; absent means every customer."
+  segmentID: ID
+  "Channels such as pdv, ecommerce, app; absent means every channel."
+  channels: [String!]
+  "percentage, fixed_amount or free_shipping (discount and cashback campaigns)."
+  discountMode: CampaignDiscountMode
+  "Percentage (0–100) or amount in R$."
+  discountValue: Decimal
+  "Cashback: days until the credit; 0 means at once."
+  creditAfterDays: Int
+  "Bonus points: the multiplier, above 1."
+  multiplier: Decimal
+  "Gift campaigns: the SKU given."
+  giftSku: String
+  minSubtotal: Decimal
+  eligibleSkus: [String!]
+  eligibleCategories: [String!]
+  limitPerCustomer: Int
+  limitTotal: Int
+}
+
+"""
+One item of a cart.
+"""
+input CartItemInput {
+  sku: String
+  gtin: String
+  category: String
+  quantity: Decimal!
+  unitPrice: Decimal!
+}
+
+"""
+A customer's cart at a checkout.
+"""
+input ValidateCartInput {
+  customerID: ID!
+  storeID: String
+  channel: String
+  "The cart's subtotal in R$; when absent, the sum of its items."
+  subtotal: Decimal
+  items: [CartItemInput!]!
+}
+
+"""
+What one cart item receives from a campaign.
+"""
+type ItemBenefit {
+  sku: String!
+  quantity: Decimal!
+  discountAmount: Decimal!
+  cashbackAmount: Decimal!
+  bonusPoints: Int!
+}
+
+"""
+The estimated benefit of a campaign for a cart.
+"""
+type EstimatedBenefit {
+  "R$ value: the discount or the cashback; 0 for points, free shipping and gifts."
+  amount: Decimal!
+  discountAmount: Decimal
+  cashbackAmount: Decimal
+  creditAfterDays: Int
+  bonusPoints: Int
+  multiplier: Decimal
+  freeShipping: Boolean!
+  giftSku: String
+  items: [ItemBenefit!]!
+}
+
+type EligibleCampaign {
+  campaign: Campaign!
+  estimatedBenefit: EstimatedBenefit!
+}
+
+type IneligibleCampaign {
+  campaign: Campaign!
+  "not_active, channel_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met."
+  reason: String!
+  "For min_subtotal_not_met: the R$ still needed."
+  missingAmount: Decimal
+}
+
+"""
+The campaigns a cart qualifies for and the token that redeems them.
+"""
+type CartValidation {
+  validationToken: String!
+  expiresAt: Time!
+  eligible: [EligibleCampaign!]!
+  ineligible: [IneligibleCampaign!]!
+}
+
+input RedeemCampaignInput {
+  campaignID: ID!
+  customerID: ID!
+  orderID: String!
+  validationToken: String!
+  amountPaid: Decimal!
+}
+
+extend type Mutation {
+  createCampaign(input: CreateCampaignInput!): Campaign!
+  "Stops a campaign's benefits until it is resumed."
+  pauseCampaign(id: ID!): Campaign!
+  resumeCampaign(id: ID!): Campaign!
+  "Deactivates a campaign for good (what DELETE /v1/campaigns/{id} does)."
+  endCampaign(id: ID!): Campaign!
+  "Evaluates a cart against the live campaigns (POST /v1/campaigns/validate)."
+  validateCart(input: ValidateCartInput!): CartValidation!
+  "Gives the benefit a validation promised (POST /v1/campaigns/{id}/redeem)."
+  redeemCampaign(input: RedeemCampaignInput!): Redemption!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/customer.graphql", Input: `"""
 Registration status of a customer at the point of sale.
 """
@@ -2018,6 +2575,37 @@ type Campaign implements Node {
   limitPerCustomer: Int
   redemptionsCount: Int!
   segment: Segment
+  redemptions(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Redemptions returned from the connection.
+    """
+    orderBy: RedemptionOrder
+
+    """
+    Filtering options for Redemptions returned from the connection.
+    """
+    where: RedemptionWhereInput
+  ): RedemptionConnection!
 }
 """
 A connection to a list of items.
@@ -2365,6 +2953,11 @@ input CampaignWhereInput {
   """
   hasSegment: Boolean
   hasSegmentWith: [SegmentWhereInput!]
+  """
+  redemptions edge predicates
+  """
+  hasRedemptions: Boolean
+  hasRedemptionsWith: [RedemptionWhereInput!]
 }
 """
 CreateSegmentInput is used for create Segment object.
@@ -2531,6 +3124,37 @@ type Customer implements Node {
     """
     where: PointsEntryWhereInput
   ): PointsEntryConnection!
+  redemptions(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Redemptions returned from the connection.
+    """
+    orderBy: RedemptionOrder
+
+    """
+    Filtering options for Redemptions returned from the connection.
+    """
+    where: RedemptionWhereInput
+  ): RedemptionConnection!
 }
 """
 A connection to a list of items.
@@ -2922,6 +3546,11 @@ input CustomerWhereInput {
   """
   hasPointsEntries: Boolean
   hasPointsEntriesWith: [PointsEntryWhereInput!]
+  """
+  redemptions edge predicates
+  """
+  hasRedemptions: Boolean
+  hasRedemptionsWith: [RedemptionWhereInput!]
 }
 type Event implements Node {
   id: ID!
@@ -3518,6 +4147,37 @@ type Query {
     """
     where: CustomerWhereInput
   ): CustomerConnection!
+  redemptions(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Redemptions returned from the connection.
+    """
+    orderBy: RedemptionOrder
+
+    """
+    Filtering options for Redemptions returned from the connection.
+    """
+    where: RedemptionWhereInput
+  ): RedemptionConnection!
   segments(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -3611,6 +4271,235 @@ type Query {
     """
     where: TenantWhereInput
   ): TenantConnection!
+}
+type Redemption implements Node {
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the benefit was redeemed.
+  """
+  createdAt: Time!
+  campaignID: ID!
+  customerID: ID!
+  orderID: String!
+  """
+  What the customer paid for the order, in R$.
+  """
+  amountPaid: Decimal!
+  """
+  Discount given, in R$ (0 for other types).
+  """
+  discountAmount: Decimal!
+  """
+  Cashback promised, in R$ (0 for other types).
+  """
+  cashbackAmount: Decimal!
+  bonusPoints: Int!
+  campaign: Campaign!
+  customer: Customer!
+}
+"""
+A connection to a list of items.
+"""
+type RedemptionConnection {
+  """
+  A list of edges.
+  """
+  edges: [RedemptionEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type RedemptionEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: Redemption
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for Redemption connections
+"""
+input RedemptionOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order Redemptions.
+  """
+  field: RedemptionOrderField!
+}
+"""
+Properties by which Redemption connections can be ordered.
+"""
+enum RedemptionOrderField {
+  CREATED_AT
+}
+"""
+RedemptionWhereInput is used for filtering Redemption objects.
+Input was generated by ent.
+"""
+input RedemptionWhereInput {
+  not: RedemptionWhereInput
+  and: [RedemptionWhereInput!]
+  or: [RedemptionWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  campaign_id field predicates
+  """
+  campaignID: ID
+  campaignIDNEQ: ID
+  campaignIDIn: [ID!]
+  campaignIDNotIn: [ID!]
+  campaignIDGT: ID
+  campaignIDGTE: ID
+  campaignIDLT: ID
+  campaignIDLTE: ID
+  campaignIDContains: ID
+  campaignIDHasPrefix: ID
+  campaignIDHasSuffix: ID
+  campaignIDEqualFold: ID
+  campaignIDContainsFold: ID
+  """
+  customer_id field predicates
+  """
+  customerID: ID
+  customerIDNEQ: ID
+  customerIDIn: [ID!]
+  customerIDNotIn: [ID!]
+  customerIDGT: ID
+  customerIDGTE: ID
+  customerIDLT: ID
+  customerIDLTE: ID
+  customerIDContains: ID
+  customerIDHasPrefix: ID
+  customerIDHasSuffix: ID
+  customerIDEqualFold: ID
+  customerIDContainsFold: ID
+  """
+  order_id field predicates
+  """
+  orderID: String
+  orderIDNEQ: String
+  orderIDIn: [String!]
+  orderIDNotIn: [String!]
+  orderIDGT: String
+  orderIDGTE: String
+  orderIDLT: String
+  orderIDLTE: String
+  orderIDContains: String
+  orderIDHasPrefix: String
+  orderIDHasSuffix: String
+  orderIDEqualFold: String
+  orderIDContainsFold: String
+  """
+  amount_paid field predicates
+  """
+  amountPaid: Decimal
+  amountPaidNEQ: Decimal
+  amountPaidIn: [Decimal!]
+  amountPaidNotIn: [Decimal!]
+  amountPaidGT: Decimal
+  amountPaidGTE: Decimal
+  amountPaidLT: Decimal
+  amountPaidLTE: Decimal
+  """
+  discount_amount field predicates
+  """
+  discountAmount: Decimal
+  discountAmountNEQ: Decimal
+  discountAmountIn: [Decimal!]
+  discountAmountNotIn: [Decimal!]
+  discountAmountGT: Decimal
+  discountAmountGTE: Decimal
+  discountAmountLT: Decimal
+  discountAmountLTE: Decimal
+  """
+  cashback_amount field predicates
+  """
+  cashbackAmount: Decimal
+  cashbackAmountNEQ: Decimal
+  cashbackAmountIn: [Decimal!]
+  cashbackAmountNotIn: [Decimal!]
+  cashbackAmountGT: Decimal
+  cashbackAmountGTE: Decimal
+  cashbackAmountLT: Decimal
+  cashbackAmountLTE: Decimal
+  """
+  bonus_points field predicates
+  """
+  bonusPoints: Int
+  bonusPointsNEQ: Int
+  bonusPointsIn: [Int!]
+  bonusPointsNotIn: [Int!]
+  bonusPointsGT: Int
+  bonusPointsGTE: Int
+  bonusPointsLT: Int
+  bonusPointsLTE: Int
+  """
+  campaign edge predicates
+  """
+  hasCampaign: Boolean
+  hasCampaignWith: [CampaignWhereInput!]
+  """
+  customer edge predicates
+  """
+  hasCustomer: Boolean
+  hasCustomerWith: [CustomerWhereInput!]
 }
 type Segment implements Node {
   id: ID!
@@ -4642,6 +5531,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_redemptionsCount(ctx, field)
 	case "segment":
 		return ec.fieldContext_Campaign_segment(ctx, field)
+	case "redemptions":
+		return ec.fieldContext_Campaign_redemptions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Campaign", field.Name)
 }
@@ -4666,6 +5557,20 @@ func (ec *executionContext) childFields_CampaignEdge(ctx context.Context, field 
 		return ec.fieldContext_CampaignEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CampaignEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CartValidation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "validationToken":
+		return ec.fieldContext_CartValidation_validationToken(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_CartValidation_expiresAt(ctx, field)
+	case "eligible":
+		return ec.fieldContext_CartValidation_eligible(ctx, field)
+	case "ineligible":
+		return ec.fieldContext_CartValidation_ineligible(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CartValidation", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4716,6 +5621,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_segments(ctx, field)
 	case "pointsEntries":
 		return ec.fieldContext_Customer_pointsEntries(ctx, field)
+	case "redemptions":
+		return ec.fieldContext_Customer_redemptions(ctx, field)
 	case "posStatus":
 		return ec.fieldContext_Customer_posStatus(ctx, field)
 	case "documentMasked":
@@ -4746,6 +5653,40 @@ func (ec *executionContext) childFields_CustomerEdge(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type CustomerEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_EligibleCampaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "campaign":
+		return ec.fieldContext_EligibleCampaign_campaign(ctx, field)
+	case "estimatedBenefit":
+		return ec.fieldContext_EligibleCampaign_estimatedBenefit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EligibleCampaign", field.Name)
+}
+
+func (ec *executionContext) childFields_EstimatedBenefit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_EstimatedBenefit_amount(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_EstimatedBenefit_discountAmount(ctx, field)
+	case "cashbackAmount":
+		return ec.fieldContext_EstimatedBenefit_cashbackAmount(ctx, field)
+	case "creditAfterDays":
+		return ec.fieldContext_EstimatedBenefit_creditAfterDays(ctx, field)
+	case "bonusPoints":
+		return ec.fieldContext_EstimatedBenefit_bonusPoints(ctx, field)
+	case "multiplier":
+		return ec.fieldContext_EstimatedBenefit_multiplier(ctx, field)
+	case "freeShipping":
+		return ec.fieldContext_EstimatedBenefit_freeShipping(ctx, field)
+	case "giftSku":
+		return ec.fieldContext_EstimatedBenefit_giftSku(ctx, field)
+	case "items":
+		return ec.fieldContext_EstimatedBenefit_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EstimatedBenefit", field.Name)
+}
+
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4772,6 +5713,34 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 		return ec.fieldContext_EventEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_IneligibleCampaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "campaign":
+		return ec.fieldContext_IneligibleCampaign_campaign(ctx, field)
+	case "reason":
+		return ec.fieldContext_IneligibleCampaign_reason(ctx, field)
+	case "missingAmount":
+		return ec.fieldContext_IneligibleCampaign_missingAmount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IneligibleCampaign", field.Name)
+}
+
+func (ec *executionContext) childFields_ItemBenefit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sku":
+		return ec.fieldContext_ItemBenefit_sku(ctx, field)
+	case "quantity":
+		return ec.fieldContext_ItemBenefit_quantity(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_ItemBenefit_discountAmount(ctx, field)
+	case "cashbackAmount":
+		return ec.fieldContext_ItemBenefit_cashbackAmount(ctx, field)
+	case "bonusPoints":
+		return ec.fieldContext_ItemBenefit_bonusPoints(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ItemBenefit", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4884,6 +5853,58 @@ func (ec *executionContext) childFields_PointsMovement(ctx context.Context, fiel
 		return ec.fieldContext_PointsMovement_replayed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PointsMovement", field.Name)
+}
+
+func (ec *executionContext) childFields_Redemption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Redemption_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_Redemption_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Redemption_createdAt(ctx, field)
+	case "campaignID":
+		return ec.fieldContext_Redemption_campaignID(ctx, field)
+	case "customerID":
+		return ec.fieldContext_Redemption_customerID(ctx, field)
+	case "orderID":
+		return ec.fieldContext_Redemption_orderID(ctx, field)
+	case "amountPaid":
+		return ec.fieldContext_Redemption_amountPaid(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_Redemption_discountAmount(ctx, field)
+	case "cashbackAmount":
+		return ec.fieldContext_Redemption_cashbackAmount(ctx, field)
+	case "bonusPoints":
+		return ec.fieldContext_Redemption_bonusPoints(ctx, field)
+	case "campaign":
+		return ec.fieldContext_Redemption_campaign(ctx, field)
+	case "customer":
+		return ec.fieldContext_Redemption_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Redemption", field.Name)
+}
+
+func (ec *executionContext) childFields_RedemptionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RedemptionConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RedemptionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RedemptionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedemptionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RedemptionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_RedemptionEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_RedemptionEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedemptionEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Segment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5154,6 +6175,60 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Campaign_redemptions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.RedemptionOrder, error) {
+			return ec.unmarshalORedemptionOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.RedemptionWhereInput, error) {
+			return ec.unmarshalORedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Customer_pointsEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5200,6 +6275,60 @@ func (ec *executionContext) field_Customer_pointsEntries_args(ctx context.Contex
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.PointsEntryWhereInput, error) {
 			return ec.unmarshalOPointsEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Customer_redemptions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.RedemptionOrder, error) {
+			return ec.unmarshalORedemptionOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.RedemptionWhereInput, error) {
+			return ec.unmarshalORedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5276,6 +6405,20 @@ func (ec *executionContext) field_Mutation_adjustPoints_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateCampaignInput, error) {
+			return ec.unmarshalNCreateCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCampaignInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5318,6 +6461,62 @@ func (ec *executionContext) field_Mutation_debitPoints_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_endCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_pauseCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_redeemCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (RedeemCampaignInput, error) {
+			return ec.unmarshalNRedeemCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐRedeemCampaignInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resumeCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateCustomer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5337,6 +6536,20 @@ func (ec *executionContext) field_Mutation_updateCustomer_args(ctx context.Conte
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_validateCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ValidateCartInput, error) {
+			return ec.unmarshalNValidateCartInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐValidateCartInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -5587,6 +6800,60 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_redemptions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.RedemptionOrder, error) {
+			return ec.unmarshalORedemptionOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.RedemptionWhereInput, error) {
+			return ec.unmarshalORedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
 	return args, nil
 }
 
@@ -6807,6 +8074,50 @@ func (ec *executionContext) fieldContext_Campaign_segment(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Campaign_redemptions(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_redemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Redemptions(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.RedemptionOrder), fc.Args["where"].(*ent.RedemptionWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.RedemptionConnection) graphql.Marshaler {
+			return ec.marshalNRedemptionConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_redemptions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Campaign_redemptions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CampaignConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6947,6 +8258,116 @@ func (ec *executionContext) _CampaignEdge_cursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_CampaignEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CampaignEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _CartValidation_validationToken(ctx context.Context, field graphql.CollectedField, obj *CartValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartValidation_validationToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidationToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartValidation_validationToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartValidation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CartValidation_expiresAt(ctx context.Context, field graphql.CollectedField, obj *CartValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartValidation_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartValidation_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartValidation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CartValidation_eligible(ctx context.Context, field graphql.CollectedField, obj *CartValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartValidation_eligible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Eligible, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*EligibleCampaign) graphql.Marshaler {
+			return ec.marshalNEligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaignᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartValidation_eligible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartValidation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EligibleCampaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CartValidation_ineligible(ctx context.Context, field graphql.CollectedField, obj *CartValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartValidation_ineligible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ineligible, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*IneligibleCampaign) graphql.Marshaler {
+			return ec.marshalNIneligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaignᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartValidation_ineligible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartValidation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IneligibleCampaign(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
@@ -7520,6 +8941,50 @@ func (ec *executionContext) fieldContext_Customer_pointsEntries(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_redemptions(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_redemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Redemptions(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.RedemptionOrder), fc.Args["where"].(*ent.RedemptionWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.RedemptionConnection) graphql.Marshaler {
+			return ec.marshalNRedemptionConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_redemptions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Customer_redemptions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_posStatus(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7706,6 +9171,286 @@ func (ec *executionContext) _CustomerEdge_cursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_CustomerEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _EligibleCampaign_campaign(ctx context.Context, field graphql.CollectedField, obj *EligibleCampaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EligibleCampaign_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaign, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EligibleCampaign_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EligibleCampaign",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EligibleCampaign_estimatedBenefit(ctx context.Context, field graphql.CollectedField, obj *EligibleCampaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EligibleCampaign_estimatedBenefit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedBenefit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *EstimatedBenefit) graphql.Marshaler {
+			return ec.marshalNEstimatedBenefit2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEstimatedBenefit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EligibleCampaign_estimatedBenefit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EligibleCampaign",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EstimatedBenefit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EstimatedBenefit_amount(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_discountAmount(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_cashbackAmount(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_cashbackAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_cashbackAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_creditAfterDays(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_creditAfterDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreditAfterDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_creditAfterDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_bonusPoints(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_bonusPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BonusPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_bonusPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_multiplier(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_multiplier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Multiplier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_multiplier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_freeShipping(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_freeShipping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FreeShipping, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_freeShipping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_giftSku(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_giftSku(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GiftSku, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_giftSku(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EstimatedBenefit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EstimatedBenefit_items(ctx context.Context, field graphql.CollectedField, obj *EstimatedBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EstimatedBenefit_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ItemBenefit) graphql.Marshaler {
+			return ec.marshalNItemBenefit2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefitᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EstimatedBenefit_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EstimatedBenefit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ItemBenefit(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *ent.Event) (ret graphql.Marshaler) {
@@ -7988,6 +9733,199 @@ func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, fie
 	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _IneligibleCampaign_campaign(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IneligibleCampaign_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaign, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IneligibleCampaign_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IneligibleCampaign",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IneligibleCampaign_reason(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IneligibleCampaign_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IneligibleCampaign_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IneligibleCampaign_missingAmount(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IneligibleCampaign_missingAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MissingAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IneligibleCampaign_missingAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _ItemBenefit_sku(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemBenefit_sku(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sku, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemBenefit_sku(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ItemBenefit_quantity(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemBenefit_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemBenefit_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _ItemBenefit_discountAmount(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemBenefit_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemBenefit_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _ItemBenefit_cashbackAmount(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemBenefit_cashbackAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemBenefit_cashbackAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _ItemBenefit_bonusPoints(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ItemBenefit_bonusPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BonusPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ItemBenefit_bonusPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8070,6 +10008,270 @@ func (ec *executionContext) fieldContext_Mutation_updateCustomer(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateCustomer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCampaign(ctx, fc.Args["input"].(CreateCampaignInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseCampaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeCampaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_endCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_endCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EndCampaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_endCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_endCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_validateCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_validateCart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ValidateCart(ctx, fc.Args["input"].(ValidateCartInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CartValidation) graphql.Marshaler {
+			return ec.marshalNCartValidation2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartValidation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_validateCart(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CartValidation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_validateCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeemCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeemCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeemCampaign(ctx, fc.Args["input"].(RedeemCampaignInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Redemption) graphql.Marshaler {
+			return ec.marshalNRedemption2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemption(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeemCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Redemption(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeemCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9227,6 +11429,50 @@ func (ec *executionContext) fieldContext_Query_customers(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_redemptions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_redemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Redemptions(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.RedemptionOrder), fc.Args["where"].(*ent.RedemptionWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.RedemptionConnection) graphql.Marshaler {
+			return ec.marshalNRedemptionConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_redemptions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_redemptions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_segments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9509,6 +11755,442 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Redemption_id(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_campaignID(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_campaignID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CampaignID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_campaignID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_customerID(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_customerID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_customerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_orderID(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_orderID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_orderID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_amountPaid(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_amountPaid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountPaid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_amountPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_discountAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_cashbackAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_cashbackAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_cashbackAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_bonusPoints(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_bonusPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BonusPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_bonusPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaign(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Redemption",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Redemption_customer(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Redemption",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.RedemptionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.RedemptionEdge) graphql.Marshaler {
+			return ec.marshalORedemptionEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedemptionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.RedemptionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedemptionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.RedemptionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.RedemptionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Redemption) graphql.Marshaler {
+			return ec.marshalORedemption2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemption(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedemptionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Redemption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.RedemptionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _Segment_id(ctx context.Context, field graphql.CollectedField, obj *ent.Segment) (ret graphql.Marshaler) {
@@ -12425,7 +15107,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13818,6 +16500,220 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasSegmentWith = data
+		case "hasRedemptions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasRedemptions"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasRedemptions = data
+		case "hasRedemptionsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasRedemptionsWith"))
+			data, err := ec.unmarshalORedemptionWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasRedemptionsWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCartItemInput(ctx context.Context, obj any) (CartItemInput, error) {
+	var it CartItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sku", "gtin", "category", "quantity", "unitPrice"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sku":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sku"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sku = data
+		case "gtin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gtin = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		case "unitPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPrice"))
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPrice = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Context, obj any) (CreateCampaignInput, error) {
+	var it CreateCampaignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "channels", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNCampaignType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "startsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startsAt"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartsAt = data
+		case "endsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endsAt"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndsAt = data
+		case "segmentID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("segmentID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SegmentID = data
+		case "channels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channels"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Channels = data
+		case "discountMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountMode"))
+			data, err := ec.unmarshalOCampaignDiscountMode2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐDiscountMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountMode = data
+		case "discountValue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountValue"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountValue = data
+		case "creditAfterDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("creditAfterDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreditAfterDays = data
+		case "multiplier":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("multiplier"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Multiplier = data
+		case "giftSku":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("giftSku"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GiftSku = data
+		case "minSubtotal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotal"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinSubtotal = data
+		case "eligibleSkus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eligibleSkus"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EligibleSkus = data
+		case "eligibleCategories":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eligibleCategories"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EligibleCategories = data
+		case "limitPerCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limitPerCustomer"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LimitPerCustomer = data
+		case "limitTotal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limitTotal"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LimitTotal = data
 		}
 	}
 	return it, nil
@@ -14216,7 +17112,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "document", "documentNEQ", "documentIn", "documentNotIn", "documentGT", "documentGTE", "documentLT", "documentLTE", "documentContains", "documentHasPrefix", "documentHasSuffix", "documentEqualFold", "documentContainsFold", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "document", "documentNEQ", "documentIn", "documentNotIn", "documentGT", "documentGTE", "documentLT", "documentLTE", "documentContains", "documentHasPrefix", "documentHasSuffix", "documentEqualFold", "documentContainsFold", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15875,6 +18771,20 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasPointsEntriesWith = data
+		case "hasRedemptions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasRedemptions"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasRedemptions = data
+		case "hasRedemptionsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasRedemptionsWith"))
+			data, err := ec.unmarshalORedemptionWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasRedemptionsWith = data
 		}
 	}
 	return it, nil
@@ -17377,6 +20287,891 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 				return it, err
 			}
 			it.ExpiresAtNotNil = data
+		case "hasCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomer = data
+		case "hasCustomerWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomerWith"))
+			data, err := ec.unmarshalOCustomerWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomerWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRedeemCampaignInput(ctx context.Context, obj any) (RedeemCampaignInput, error) {
+	var it RedeemCampaignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"campaignID", "customerID", "orderID", "validationToken", "amountPaid"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "campaignID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignID = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "orderID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderID"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "validationToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validationToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidationToken = data
+		case "amountPaid":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaid"))
+			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaid = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRedemptionOrder(ctx context.Context, obj any) (ent.RedemptionOrder, error) {
+	var it ent.RedemptionOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNRedemptionOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Context, obj any) (ent.RedemptionWhereInput, error) {
+	var it ent.RedemptionWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalORedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalORedemptionWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalORedemptionWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "campaignID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignID = data
+		case "campaignIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNEQ = data
+		case "campaignIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDIn = data
+		case "campaignIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNotIn = data
+		case "campaignIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDGT = data
+		case "campaignIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDGTE = data
+		case "campaignIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDLT = data
+		case "campaignIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDLTE = data
+		case "campaignIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDContains = data
+		case "campaignIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDHasPrefix = data
+		case "campaignIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDHasSuffix = data
+		case "campaignIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDEqualFold = data
+		case "campaignIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDContainsFold = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "customerIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNEQ = data
+		case "customerIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIn = data
+		case "customerIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotIn = data
+		case "customerIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGT = data
+		case "customerIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGTE = data
+		case "customerIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLT = data
+		case "customerIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLTE = data
+		case "customerIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContains = data
+		case "customerIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasPrefix = data
+		case "customerIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasSuffix = data
+		case "customerIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDEqualFold = data
+		case "customerIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContainsFold = data
+		case "orderID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "orderIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDNEQ = data
+		case "orderIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDIn = data
+		case "orderIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDNotIn = data
+		case "orderIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDGT = data
+		case "orderIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDGTE = data
+		case "orderIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDLT = data
+		case "orderIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDLTE = data
+		case "orderIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDContains = data
+		case "orderIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDHasPrefix = data
+		case "orderIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDHasSuffix = data
+		case "orderIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDEqualFold = data
+		case "orderIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDContainsFold = data
+		case "amountPaid":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaid"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaid = data
+		case "amountPaidNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidNEQ = data
+		case "amountPaidIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidIn = data
+		case "amountPaidNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidNotIn = data
+		case "amountPaidGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidGT = data
+		case "amountPaidGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidGTE = data
+		case "amountPaidLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidLT = data
+		case "amountPaidLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaidLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPaidLTE = data
+		case "discountAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmount = data
+		case "discountAmountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountNEQ = data
+		case "discountAmountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountIn = data
+		case "discountAmountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountNotIn = data
+		case "discountAmountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountGT = data
+		case "discountAmountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountGTE = data
+		case "discountAmountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountLT = data
+		case "discountAmountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountLTE = data
+		case "cashbackAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmount = data
+		case "cashbackAmountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountNEQ = data
+		case "cashbackAmountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountIn = data
+		case "cashbackAmountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountNotIn = data
+		case "cashbackAmountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountGT = data
+		case "cashbackAmountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountGTE = data
+		case "cashbackAmountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountLT = data
+		case "cashbackAmountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cashbackAmountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CashbackAmountLTE = data
+		case "bonusPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPoints"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPoints = data
+		case "bonusPointsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsNEQ = data
+		case "bonusPointsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsIn = data
+		case "bonusPointsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsNotIn = data
+		case "bonusPointsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsGT = data
+		case "bonusPointsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsGTE = data
+		case "bonusPointsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsLT = data
+		case "bonusPointsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bonusPointsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BonusPointsLTE = data
+		case "hasCampaign":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCampaign = data
+		case "hasCampaignWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaignWith"))
+			data, err := ec.unmarshalOCampaignWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCampaignWith = data
 		case "hasCustomer":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -19962,6 +23757,64 @@ func (ec *executionContext) unmarshalInputUpdateTenantInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputValidateCartInput(ctx context.Context, obj any) (ValidateCartInput, error) {
+	var it ValidateCartInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerID", "storeID", "channel", "subtotal", "items"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "storeID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreID = data
+		case "channel":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channel"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Channel = data
+		case "subtotal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subtotal"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subtotal = data
+		case "items":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
+			data, err := ec.unmarshalNCartItemInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartItemInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Items = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -19985,6 +23838,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Segment(ctx, sel, obj)
+	case *ent.Redemption:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Redemption(ctx, sel, obj)
 	case *ent.PointsEntry:
 		if obj == nil {
 			return graphql.Null
@@ -20352,6 +24210,44 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "redemptions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_redemptions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20440,6 +24336,59 @@ func (ec *executionContext) _CampaignEdge(ctx context.Context, sel ast.Selection
 			}
 		case "cursor":
 			out.Values[i] = ec._CampaignEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cartValidationImplementors = []string{"CartValidation"}
+
+func (ec *executionContext) _CartValidation(ctx context.Context, sel ast.SelectionSet, obj *CartValidation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cartValidationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CartValidation")
+		case "validationToken":
+			out.Values[i] = ec._CartValidation_validationToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._CartValidation_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eligible":
+			out.Values[i] = ec._CartValidation_eligible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ineligible":
+			out.Values[i] = ec._CartValidation_ineligible(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20657,6 +24606,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "redemptions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_redemptions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "posStatus":
 			field := field
 
@@ -20845,6 +24832,127 @@ func (ec *executionContext) _CustomerEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var eligibleCampaignImplementors = []string{"EligibleCampaign"}
+
+func (ec *executionContext) _EligibleCampaign(ctx context.Context, sel ast.SelectionSet, obj *EligibleCampaign) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eligibleCampaignImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EligibleCampaign")
+		case "campaign":
+			out.Values[i] = ec._EligibleCampaign_campaign(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimatedBenefit":
+			out.Values[i] = ec._EligibleCampaign_estimatedBenefit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var estimatedBenefitImplementors = []string{"EstimatedBenefit"}
+
+func (ec *executionContext) _EstimatedBenefit(ctx context.Context, sel ast.SelectionSet, obj *EstimatedBenefit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, estimatedBenefitImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EstimatedBenefit")
+		case "amount":
+			out.Values[i] = ec._EstimatedBenefit_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountAmount":
+			out.Values[i] = ec._EstimatedBenefit_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cashbackAmount":
+			out.Values[i] = ec._EstimatedBenefit_cashbackAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "creditAfterDays":
+			out.Values[i] = ec._EstimatedBenefit_creditAfterDays(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bonusPoints":
+			out.Values[i] = ec._EstimatedBenefit_bonusPoints(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "multiplier":
+			out.Values[i] = ec._EstimatedBenefit_multiplier(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "freeShipping":
+			out.Values[i] = ec._EstimatedBenefit_freeShipping(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "giftSku":
+			out.Values[i] = ec._EstimatedBenefit_giftSku(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._EstimatedBenefit_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var eventImplementors = []string{"Event", "Node"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *ent.Event) graphql.Marshaler {
@@ -20999,6 +25107,112 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var ineligibleCampaignImplementors = []string{"IneligibleCampaign"}
+
+func (ec *executionContext) _IneligibleCampaign(ctx context.Context, sel ast.SelectionSet, obj *IneligibleCampaign) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ineligibleCampaignImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IneligibleCampaign")
+		case "campaign":
+			out.Values[i] = ec._IneligibleCampaign_campaign(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._IneligibleCampaign_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "missingAmount":
+			out.Values[i] = ec._IneligibleCampaign_missingAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var itemBenefitImplementors = []string{"ItemBenefit"}
+
+func (ec *executionContext) _ItemBenefit(ctx context.Context, sel ast.SelectionSet, obj *ItemBenefit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, itemBenefitImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ItemBenefit")
+		case "sku":
+			out.Values[i] = ec._ItemBenefit_sku(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._ItemBenefit_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountAmount":
+			out.Values[i] = ec._ItemBenefit_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cashbackAmount":
+			out.Values[i] = ec._ItemBenefit_cashbackAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bonusPoints":
+			out.Values[i] = ec._ItemBenefit_bonusPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -21029,6 +25243,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateCustomer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_endCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validateCart":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_validateCart(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeemCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeemCampaign(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -21662,6 +25918,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "redemptions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_redemptions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "segments":
 			field := field
 
@@ -21785,6 +26063,256 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var redemptionImplementors = []string{"Redemption", "Node"}
+
+func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSet, obj *ent.Redemption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Redemption")
+		case "id":
+			out.Values[i] = ec._Redemption_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._Redemption_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Redemption_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "campaignID":
+			out.Values[i] = ec._Redemption_campaignID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerID":
+			out.Values[i] = ec._Redemption_customerID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "orderID":
+			out.Values[i] = ec._Redemption_orderID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amountPaid":
+			out.Values[i] = ec._Redemption_amountPaid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "discountAmount":
+			out.Values[i] = ec._Redemption_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cashbackAmount":
+			out.Values[i] = ec._Redemption_cashbackAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "bonusPoints":
+			out.Values[i] = ec._Redemption_bonusPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "campaign":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Redemption_campaign(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Redemption_customer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var redemptionConnectionImplementors = []string{"RedemptionConnection"}
+
+func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.RedemptionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedemptionConnection")
+		case "edges":
+			out.Values[i] = ec._RedemptionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RedemptionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._RedemptionConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var redemptionEdgeImplementors = []string{"RedemptionEdge"}
+
+func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.RedemptionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedemptionEdge")
+		case "node":
+			out.Values[i] = ec._RedemptionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._RedemptionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -22935,6 +27463,16 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx context.Context, sel ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Campaign(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCampaignConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignConnection(ctx context.Context, sel ast.SelectionSet, v *ent.CampaignConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -22994,6 +27532,40 @@ func (ec *executionContext) marshalNCampaignType2githubᚗcomᚋfidelizaᚋfidel
 func (ec *executionContext) unmarshalNCampaignWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignWhereInput(ctx context.Context, v any) (*ent.CampaignWhereInput, error) {
 	res, err := ec.unmarshalInputCampaignWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCartItemInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartItemInputᚄ(ctx context.Context, v any) ([]*CartItemInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*CartItemInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCartItemInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartItemInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNCartItemInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartItemInput(ctx context.Context, v any) (*CartItemInput, error) {
+	res, err := ec.unmarshalInputCartItemInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCartValidation2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartValidation(ctx context.Context, sel ast.SelectionSet, v *CartValidation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CartValidation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCampaignInput(ctx context.Context, v any) (CreateCampaignInput, error) {
+	res, err := ec.unmarshalInputCreateCampaignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx context.Context, v any) (CreateCustomerInput, error) {
@@ -23124,6 +27696,42 @@ func (ec *executionContext) marshalNDecimal2githubᚗcomᚋshopspringᚋdecimal�
 	return res
 }
 
+func (ec *executionContext) marshalNEligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*EligibleCampaign) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaign(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEligibleCampaign(ctx context.Context, sel ast.SelectionSet, v *EligibleCampaign) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EligibleCampaign(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEstimatedBenefit2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐEstimatedBenefit(ctx context.Context, sel ast.SelectionSet, v *EstimatedBenefit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EstimatedBenefit(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEventOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventOrderField(ctx context.Context, v any) (*ent.EventOrderField, error) {
 	var res = new(ent.EventOrderField)
 	err := res.UnmarshalGQL(v)
@@ -23190,6 +27798,32 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
+func (ec *executionContext) marshalNIneligibleCampaign2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*IneligibleCampaign) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIneligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaign(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIneligibleCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐIneligibleCampaign(ctx context.Context, sel ast.SelectionSet, v *IneligibleCampaign) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IneligibleCampaign(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23220,6 +27854,32 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNItemBenefit2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefitᚄ(ctx context.Context, sel ast.SelectionSet, v []*ItemBenefit) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefit(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐItemBenefit(ctx context.Context, sel ast.SelectionSet, v *ItemBenefit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ItemBenefit(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
@@ -23379,6 +28039,52 @@ func (ec *executionContext) marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋ
 	return ec._PointsMovement(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRedeemCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐRedeemCampaignInput(ctx context.Context, v any) (RedeemCampaignInput, error) {
+	res, err := ec.unmarshalInputRedeemCampaignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRedemption2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemption(ctx context.Context, sel ast.SelectionSet, v *ent.Redemption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Redemption(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRedemptionConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionConnection(ctx context.Context, sel ast.SelectionSet, v *ent.RedemptionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RedemptionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRedemptionOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrderField(ctx context.Context, v any) (*ent.RedemptionOrderField, error) {
+	var res = new(ent.RedemptionOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRedemptionOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.RedemptionOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNRedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx context.Context, v any) (*ent.RedemptionWhereInput, error) {
+	res, err := ec.unmarshalInputRedemptionWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNSegmentConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SegmentConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -23516,6 +28222,11 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 
 func (ec *executionContext) unmarshalNUpdateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateCustomerInput(ctx context.Context, v any) (UpdateCustomerInput, error) {
 	res, err := ec.unmarshalInputUpdateCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNValidateCartInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐValidateCartInput(ctx context.Context, v any) (ValidateCartInput, error) {
+	res, err := ec.unmarshalInputValidateCartInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -24697,6 +29408,66 @@ func (ec *executionContext) unmarshalOPointsEntryWhereInput2ᚖgithubᚗcomᚋfi
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputPointsEntryWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORedemption2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemption(ctx context.Context, sel ast.SelectionSet, v *ent.Redemption) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Redemption(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORedemptionEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.RedemptionEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalORedemptionEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalORedemptionEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionEdge(ctx context.Context, sel ast.SelectionSet, v *ent.RedemptionEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RedemptionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORedemptionOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionOrder(ctx context.Context, v any) (*ent.RedemptionOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRedemptionOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalORedemptionWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInputᚄ(ctx context.Context, v any) ([]*ent.RedemptionWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.RedemptionWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalORedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx context.Context, v any) (*ent.RedemptionWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRedemptionWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -3,8 +3,11 @@
 package generated
 
 import (
+	"time"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/shopspring/decimal"
 )
@@ -15,6 +18,51 @@ type AdjustPointsInput struct {
 	// Positive to add, negative to remove.
 	Points int    `json:"points"`
 	Reason string `json:"reason"`
+}
+
+// One item of a cart.
+type CartItemInput struct {
+	Sku       *string         `json:"sku,omitempty"`
+	Gtin      *string         `json:"gtin,omitempty"`
+	Category  *string         `json:"category,omitempty"`
+	Quantity  decimal.Decimal `json:"quantity"`
+	UnitPrice decimal.Decimal `json:"unitPrice"`
+}
+
+// The campaigns a cart qualifies for and the token that redeems them.
+type CartValidation struct {
+	ValidationToken string                `json:"validationToken"`
+	ExpiresAt       time.Time             `json:"expiresAt"`
+	Eligible        []*EligibleCampaign   `json:"eligible"`
+	Ineligible      []*IneligibleCampaign `json:"ineligible"`
+}
+
+// A new campaign; its status follows from its dates.
+type CreateCampaignInput struct {
+	Name        string        `json:"name"`
+	Description *string       `json:"description,omitempty"`
+	Type        campaign.Type `json:"type"`
+	StartsAt    time.Time     `json:"startsAt"`
+	EndsAt      time.Time     `json:"endsAt"`
+	// Target segment; absent means every customer.
+	SegmentID *string `json:"segmentID,omitempty"`
+	// Channels such as pdv, ecommerce, app; absent means every channel.
+	Channels []string `json:"channels,omitempty"`
+	// percentage, fixed_amount or free_shipping (discount and cashback campaigns).
+	DiscountMode *campaign.DiscountMode `json:"discountMode,omitempty"`
+	// Percentage (0–100) or amount in R$.
+	DiscountValue *decimal.Decimal `json:"discountValue,omitempty"`
+	// Cashback: days until the credit; 0 means at once.
+	CreditAfterDays *int `json:"creditAfterDays,omitempty"`
+	// Bonus points: the multiplier, above 1.
+	Multiplier *decimal.Decimal `json:"multiplier,omitempty"`
+	// Gift campaigns: the SKU given.
+	GiftSku            *string          `json:"giftSku,omitempty"`
+	MinSubtotal        *decimal.Decimal `json:"minSubtotal,omitempty"`
+	EligibleSkus       []string         `json:"eligibleSkus,omitempty"`
+	EligibleCategories []string         `json:"eligibleCategories,omitempty"`
+	LimitPerCustomer   *int             `json:"limitPerCustomer,omitempty"`
+	LimitTotal         *int             `json:"limitTotal,omitempty"`
 }
 
 // A new customer. CPF is accepted with or without formatting.
@@ -65,6 +113,42 @@ type DebitPointsInput struct {
 	Reason  *string `json:"reason,omitempty"`
 }
 
+type EligibleCampaign struct {
+	Campaign         *ent.Campaign     `json:"campaign"`
+	EstimatedBenefit *EstimatedBenefit `json:"estimatedBenefit"`
+}
+
+// The estimated benefit of a campaign for a cart.
+type EstimatedBenefit struct {
+	// R$ value: the discount or the cashback; 0 for points, free shipping and gifts.
+	Amount          decimal.Decimal  `json:"amount"`
+	DiscountAmount  *decimal.Decimal `json:"discountAmount,omitempty"`
+	CashbackAmount  *decimal.Decimal `json:"cashbackAmount,omitempty"`
+	CreditAfterDays *int             `json:"creditAfterDays,omitempty"`
+	BonusPoints     *int             `json:"bonusPoints,omitempty"`
+	Multiplier      *decimal.Decimal `json:"multiplier,omitempty"`
+	FreeShipping    bool             `json:"freeShipping"`
+	GiftSku         *string          `json:"giftSku,omitempty"`
+	Items           []*ItemBenefit   `json:"items"`
+}
+
+type IneligibleCampaign struct {
+	Campaign *ent.Campaign `json:"campaign"`
+	// not_active, channel_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met.
+	Reason string `json:"reason"`
+	// For min_subtotal_not_met: the R$ still needed.
+	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`
+}
+
+// What one cart item receives from a campaign.
+type ItemBenefit struct {
+	Sku            string          `json:"sku"`
+	Quantity       decimal.Decimal `json:"quantity"`
+	DiscountAmount decimal.Decimal `json:"discountAmount"`
+	CashbackAmount decimal.Decimal `json:"cashbackAmount"`
+	BonusPoints    int             `json:"bonusPoints"`
+}
+
 type PointsByLevel struct {
 	Level     customer.Level `json:"level"`
 	Customers int            `json:"customers"`
@@ -92,6 +176,14 @@ type PointsMovement struct {
 	Replayed bool `json:"replayed"`
 }
 
+type RedeemCampaignInput struct {
+	CampaignID      string          `json:"campaignID"`
+	CustomerID      string          `json:"customerID"`
+	OrderID         string          `json:"orderID"`
+	ValidationToken string          `json:"validationToken"`
+	AmountPaid      decimal.Decimal `json:"amountPaid"`
+}
+
 // A change to a customer: only the fields given change; null clears an optional field.
 type UpdateCustomerInput struct {
 	ExternalID graphql.Omittable[*string]               `json:"externalID,omitempty"`
@@ -103,4 +195,14 @@ type UpdateCustomerInput struct {
 	Gender     graphql.Omittable[*customer.Gender]      `json:"gender,omitempty"`
 	Address    graphql.Omittable[*CustomerAddressInput] `json:"address,omitempty"`
 	Consent    graphql.Omittable[*CustomerConsentInput] `json:"consent,omitempty"`
+}
+
+// A customer's cart at a checkout.
+type ValidateCartInput struct {
+	CustomerID string  `json:"customerID"`
+	StoreID    *string `json:"storeID,omitempty"`
+	Channel    *string `json:"channel,omitempty"`
+	// The cart's subtotal in R$; when absent, the sum of its items.
+	Subtotal *decimal.Decimal `json:"subtotal,omitempty"`
+	Items    []*CartItemInput `json:"items"`
 }

@@ -31,6 +31,8 @@ const (
 	SigningKey = "key"
 	PointsLot  = "lot"
 	Event      = "evt"
+	Validation = "val"
+	IdemKey    = "idk"
 )
 
 var (
@@ -64,13 +66,14 @@ func Prefix(id string) string {
 // tables maps each prefix to the table of its entity. Tenant ids are UUIDs
 // and have no prefix.
 var tables = map[string]string{
-	Customer: "customers",
-	Campaign: "campaigns",
-	Segment:  "segments",
-	Store:    "stores",
-	Client:   "api_clients",
-	PointsTx: "points_entries",
-	Event:    "events",
+	Customer:   "customers",
+	Campaign:   "campaigns",
+	Segment:    "segments",
+	Store:      "stores",
+	Client:     "api_clients",
+	PointsTx:   "points_entries",
+	Event:      "events",
+	Redemption: "redemptions",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

@@ -1,0 +1,65 @@
+package schema
+
+import (
+	"encoding/json"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent/schema/pid"
+)
+
+// Redemption is a campaign benefit given to a customer for an order.
+type Redemption struct{ ent.Schema }
+
+func (Redemption) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.Redemption)).Immutable(),
+		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")).
+			Comment("When the benefit was redeemed."),
+		field.String("campaign_id").NotEmpty().Immutable(),
+		field.String("customer_id").NotEmpty().Immutable(),
+		field.String("order_id").NotEmpty().MaxLen(128).Immutable(),
+		field.String("validation_token_id").NotEmpty().Immutable().
+			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.Other("amount_paid", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
+			Annotations(entgql.Type("Decimal")).Comment("What the customer paid for the order, in R$."),
+		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
+			Annotations(entgql.Type("Decimal")).Comment("Discount given, in R$ (0 for other types)."),
+		field.Other("cashback_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
+			Annotations(entgql.Type("Decimal")).Comment("Cashback promised, in R$ (0 for other types)."),
+		field.Int64("bonus_points").Default(0).Immutable(),
+		field.JSON("benefit", json.RawMessage{}).Immutable().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("benefit_applied as answered to the client."),
+	}
+}
+
+func (Redemption) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+func (Redemption) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("campaign", Campaign.Type).Ref("redemptions").Field("campaign_id").Unique().Required().Immutable(),
+		edge.From("customer", Customer.Type).Ref("redemptions").Field("customer_id").Unique().Required().Immutable(),
+		edge.To("validation_token", ValidationToken.Type).Field("validation_token_id").Unique().Required().Immutable().
+			Annotations(entgql.Skip(entgql.SkipAll)),
+	}
+}
+
+func (Redemption) Indexes() []ent.Index {
+	return []ent.Index{
+		// A validated cart gives each campaign's benefit once.
+		index.Fields("validation_token_id", "campaign_id").Unique(),
+		index.Fields("tenant_id", "campaign_id", "customer_id"),
+		index.Fields("tenant_id", "customer_id", "order_id"),
+	}
+}
+
+func (Redemption) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.RelayConnection(), entgql.QueryField()}
+}

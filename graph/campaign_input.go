@@ -1,0 +1,108 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/graph/eligibility"
+	"github.com/fideliza/fideliza/graph/generated"
+)
+
+// The GraphQL inputs and outputs of campaigns, read into and out of what
+// the operations take and give (the REST adapters do the same from JSON).
+
+func createCampaignInput(in generated.CreateCampaignInput) CampaignInput {
+	c := CampaignInput{
+		Name: in.Name, Type: string(in.Type), StartsAt: &in.StartsAt, EndsAt: &in.EndsAt,
+		SegmentID: in.SegmentID, Channels: in.Channels,
+		Discount: &DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
+			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
+		Eligibility: &EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},
+		Limits:      &LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
+	}
+	if in.Description != nil {
+		c.Description = *in.Description
+	}
+	if in.DiscountMode != nil {
+		c.Discount.Mode = string(*in.DiscountMode)
+	}
+	return c
+}
+
+func validateCartInput(in generated.ValidateCartInput) ValidateInput {
+	v := ValidateInput{CustomerID: in.CustomerID}
+	if in.StoreID != nil {
+		v.StoreID = *in.StoreID
+	}
+	if in.Channel != nil {
+		v.Channel = *in.Channel
+	}
+	if in.Subtotal != nil {
+		v.Cart.Subtotal = *in.Subtotal
+	}
+	deref := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	for _, it := range in.Items {
+		v.Cart.Items = append(v.Cart.Items, eligibility.Item{
+			SKU: deref(it.Sku), GTIN: deref(it.Gtin), Category: deref(it.Category), Quantity: it.Quantity, UnitPrice: it.UnitPrice,
+		})
+	}
+	return v
+}
+
+func estimatedBenefit(b eligibility.Benefit) *generated.EstimatedBenefit {
+	out := &generated.EstimatedBenefit{
+		Amount: b.Amount, DiscountAmount: b.DiscountAmount, CashbackAmount: b.CashbackAmount,
+		CreditAfterDays: b.CreditAfterDays, Multiplier: b.Multiplier, FreeShipping: b.FreeShipping, GiftSku: b.GiftSKU,
+		Items: make([]*generated.ItemBenefit, 0, len(b.Items)),
+	}
+	if b.BonusPoints != nil {
+		n := int(*b.BonusPoints)
+		out.BonusPoints = &n
+	}
+	for _, it := range b.Items {
+		out.Items = append(out.Items, &generated.ItemBenefit{
+			Sku: it.SKU, Quantity: it.Quantity, DiscountAmount: it.DiscountAmount,
+			CashbackAmount: it.CashbackAmount, BonusPoints: int(it.BonusPoints),
+		})
+	}
+	return out
+}
+
+// cartValidation renders a validation, with the campaigns it names read in
+// one query.
+func (a *App) cartValidation(ctx context.Context, v *Validation) (*generated.CartValidation, error) {
+	ids := make([]string, 0, len(v.Eligible)+len(v.Ineligible))
+	for _, e := range v.Eligible {
+		ids = append(ids, e.Campaign.ID)
+	}
+	for _, ie := range v.Ineligible {
+		ids = append(ids, ie.Campaign.ID)
+	}
+	rows, err := a.DB.Ent.Campaign.Query().Where(campaign.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*ent.Campaign, len(rows))
+	for _, c := range rows {
+		byID[c.ID] = a.withStatus(c)
+	}
+	out := &generated.CartValidation{ValidationToken: v.Token, ExpiresAt: v.ExpiresAt,
+		Eligible: []*generated.EligibleCampaign{}, Ineligible: []*generated.IneligibleCampaign{}}
+	for _, e := range v.Eligible {
+		if c := byID[e.Campaign.ID]; c != nil {
+			out.Eligible = append(out.Eligible, &generated.EligibleCampaign{Campaign: c, EstimatedBenefit: estimatedBenefit(e.Benefit)})
+		}
+	}
+	for _, ie := range v.Ineligible {
+		if c := byID[ie.Campaign.ID]; c != nil {
+			out.Ineligible = append(out.Ineligible, &generated.IneligibleCampaign{Campaign: c, Reason: string(ie.Reason), MissingAmount: ie.Missing})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,442 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/graph/eligibility"
+)
+
+// campaignBody is POST /v1/campaigns.
+type campaignBody struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Type        string   `json:"type"`
+	StartsAt    string   `json:"starts_at"`
+	EndsAt      string   `json:"ends_at"`
+	SegmentID   *string  `json:"segment_id"`
+	Channels    []string `json:"channels"`
+	Discount    *struct {
+		Mode            string      `json:"mode"`
+		Value           *jsonNumber `json:"value"`
+		CreditAfterDays *int        `json:"credit_after_days"`
+		Multiplier      *jsonNumber `json:"multiplier"`
+		GiftSKU         *string     `json:"gift_sku"`
+	} `json:"discount"`
+	Eligibility *struct {
+		MinSubtotal *jsonNumber `json:"min_subtotal"`
+		SKUs        []string    `json:"skus"`
+		Categories  []string    `json:"categories"`
+	} `json:"eligibility"`
+	Limits *struct {
+		PerCustomer *int `json:"per_customer"`
+		Total       *int `json:"total"`
+	} `json:"limits"`
+}
+
+func (b campaignBody) input(p *apperr.Problems) graph.CampaignInput {
+	in := graph.CampaignInput{
+		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
+		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
+	}
+	if d := b.Discount; d != nil {
+		in.Discount = &graph.DiscountInput{
+			Mode: d.Mode, Value: number(p, "discount.value", d.Value), CreditAfterDays: d.CreditAfterDays,
+			Multiplier: number(p, "discount.multiplier", d.Multiplier), GiftSKU: d.GiftSKU,
+		}
+	}
+	if e := b.Eligibility; e != nil {
+		in.Eligibility = &graph.EligibilityInput{
+			MinSubtotal: number(p, "eligibility.min_subtotal", e.MinSubtotal), SKUs: e.SKUs, Categories: e.Categories,
+		}
+	}
+	if l := b.Limits; l != nil {
+		in.Limits = &graph.LimitsInput{PerCustomer: l.PerCustomer, Total: l.Total}
+	}
+	return in
+}
+
+// instant reads an ISO 8601 date-time with offset; "" is left for the
+// operation to report as missing.
+func instant(p *apperr.Problems, field, v string) *time.Time {
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		p.Add(field, "must be an ISO 8601 date-time with offset, such as 2026-03-01T00:00:00-03:00")
+		return nil
+	}
+	return &t
+}
+
+// campaignJSON is a campaign as the document shows it.
+type campaignJSON struct {
+	ID               string          `json:"id"`
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	Type             string          `json:"type"`
+	Status           string          `json:"status"`
+	StartsAt         string          `json:"starts_at"`
+	EndsAt           string          `json:"ends_at"`
+	SegmentID        *string         `json:"segment_id"`
+	Channels         []string        `json:"channels"`
+	Discount         *discountJSON   `json:"discount"`
+	Eligibility      eligibilityJSON `json:"eligibility"`
+	Limits           limitsJSON      `json:"limits"`
+	RedemptionsCount int             `json:"redemptions_count"`
+	RedemptionsLimit *int            `json:"redemptions_limit"`
+	CreatedAt        string          `json:"created_at"`
+	UpdatedAt        string          `json:"updated_at"`
+}
+
+type discountJSON struct {
+	Mode            *string      `json:"mode,omitempty"`
+	Value           *json.Number `json:"value,omitempty"`
+	CreditAfterDays *int         `json:"credit_after_days,omitempty"`
+	Multiplier      *json.Number `json:"multiplier,omitempty"`
+	GiftSKU         *string      `json:"gift_sku,omitempty"`
+}
+
+type eligibilityJSON struct {
+	MinSubtotal *json.Number `json:"min_subtotal"`
+	SKUs        []string     `json:"skus"`
+	Categories  []string     `json:"categories"`
+}
+
+type limitsJSON struct {
+	PerCustomer *int `json:"per_customer"`
+	Total       *int `json:"total"`
+}
+
+func decimalJSON(d *decimal.Decimal) *json.Number {
+	if d == nil {
+		return nil
+	}
+	n := json.Number(d.String())
+	return &n
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func renderCampaign(c *ent.Campaign) campaignJSON {
+	out := campaignJSON{
+		ID: c.ID, Name: c.Name, Description: c.Description, Type: string(c.Type), Status: string(c.Status),
+		StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
+		Channels: orEmpty(c.Channels),
+		Eligibility: eligibilityJSON{
+			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
+		},
+		Limits:           limitsJSON{PerCustomer: c.LimitPerCustomer, Total: c.LimitTotal},
+		RedemptionsCount: c.RedemptionsCount, RedemptionsLimit: c.LimitTotal,
+		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
+	}
+	d := &discountJSON{Value: decimalJSON(c.DiscountValue), CreditAfterDays: c.CreditAfterDays,
+		Multiplier: decimalJSON(c.Multiplier), GiftSKU: c.GiftSku}
+	if c.DiscountMode != nil {
+		m := string(*c.DiscountMode)
+		d.Mode = &m
+	}
+	if *d != (discountJSON{}) {
+		out.Discount = d
+	}
+	return out
+}
+
+// createCampaign is POST /v1/campaigns.
+func (s *server) createCampaign(w http.ResponseWriter, r *http.Request) {
+	var body campaignBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	in := body.input(&p)
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	c, err := s.app.CreateCampaign(r.Context(), in)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/campaigns/"+c.ID)
+	writeJSON(w, http.StatusCreated, renderCampaign(c))
+}
+
+// getCampaign is GET /v1/campaigns/{id}.
+func (s *server) getCampaign(w http.ResponseWriter, r *http.Request) {
+	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaign(r.Context(), chi.URLParam(r, "id")))
+}
+
+// endCampaign is DELETE /v1/campaigns/{id}: deactivation, idempotent.
+func (s *server) endCampaign(w http.ResponseWriter, r *http.Request) {
+	s.answerCampaign(w, r, http.StatusOK)(s.app.EndCampaign(r.Context(), chi.URLParam(r, "id")))
+}
+
+func (s *server) answerCampaign(w http.ResponseWriter, r *http.Request, status int) func(*ent.Campaign, error) {
+	return func(c *ent.Campaign, err error) {
+		if err != nil {
+			s.writeV1Error(w, r, err)
+			return
+		}
+		writeJSON(w, status, renderCampaign(c))
+	}
+}
+
+// listCampaigns is GET /v1/campaigns.
+func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var p apperr.Problems
+	after, limit := pageQuery(q, "cmp_", &p)
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	conn, err := s.app.ListCampaigns(r.Context(), graph.CampaignFilter{
+		Status: q.Get("status"), Type: q.Get("type"), Channel: q.Get("channel"),
+	}, after, limit)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	items := make([]campaignJSON, 0, len(conn.Edges))
+	for _, e := range conn.Edges {
+		items = append(items, renderCampaign(e.Node))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount)})
+}
+
+// validateBody is POST /v1/campaigns/validate.
+type validateBody struct {
+	CustomerID string `json:"customer_id"`
+	StoreID    string `json:"store_id"`
+	Channel    string `json:"channel"`
+	Cart       struct {
+		Subtotal *jsonNumber `json:"subtotal"`
+		Items    []struct {
+			SKU       string      `json:"sku"`
+			GTIN      string      `json:"gtin"`
+			Category  string      `json:"category"`
+			Quantity  *jsonNumber `json:"quantity"`
+			UnitPrice *jsonNumber `json:"unit_price"`
+		} `json:"items"`
+	} `json:"cart"`
+}
+
+type itemBenefitJSON struct {
+	SKU            string       `json:"sku"`
+	Quantity       json.Number  `json:"quantity"`
+	DiscountAmount json.Number  `json:"discount_amount"`
+	BonusPoints    int64        `json:"bonus_points"`
+	CashbackAmount *json.Number `json:"cashback_amount,omitempty"`
+}
+
+type benefitJSON struct {
+	Amount          json.Number       `json:"amount"`
+	DiscountAmount  *json.Number      `json:"discount_amount,omitempty"`
+	CashbackAmount  *json.Number      `json:"cashback_amount,omitempty"`
+	CreditAfterDays *int              `json:"credit_after_days,omitempty"`
+	BonusPoints     *int64            `json:"bonus_points,omitempty"`
+	Multiplier      *json.Number      `json:"multiplier,omitempty"`
+	FreeShipping    bool              `json:"free_shipping,omitempty"`
+	GiftSKU         *string           `json:"gift_sku,omitempty"`
+	Items           []itemBenefitJSON `json:"items"`
+}
+
+func renderBenefit(b eligibility.Benefit, cashback bool) benefitJSON {
+	out := benefitJSON{
+		Amount: json.Number(b.Amount.String()), DiscountAmount: decimalJSON(b.DiscountAmount),
+		CashbackAmount: decimalJSON(b.CashbackAmount), CreditAfterDays: b.CreditAfterDays,
+		BonusPoints: b.BonusPoints, Multiplier: decimalJSON(b.Multiplier), FreeShipping: b.FreeShipping,
+		GiftSKU: b.GiftSKU, Items: make([]itemBenefitJSON, 0, len(b.Items)),
+	}
+	for _, it := range b.Items {
+		item := itemBenefitJSON{
+			SKU: it.SKU, Quantity: json.Number(it.Quantity.String()),
+			DiscountAmount: json.Number(it.DiscountAmount.String()), BonusPoints: it.BonusPoints,
+		}
+		if cashback {
+			item.CashbackAmount = decimalJSON(&it.CashbackAmount)
+		}
+		out.Items = append(out.Items, item)
+	}
+	return out
+}
+
+// validateCart is POST /v1/campaigns/validate; ?explain=true adds the
+// campaigns that do not apply and why.
+func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
+	var body validateBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	in := graph.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel}
+	if sub := number(&p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
+		in.Cart.Subtotal = *sub
+	}
+	for i, it := range body.Cart.Items {
+		item := eligibility.Item{SKU: it.SKU, GTIN: it.GTIN, Category: it.Category}
+		if q := number(&p, graphItemField(i, "quantity"), it.Quantity); q != nil {
+			item.Quantity = *q
+		}
+		if up := number(&p, graphItemField(i, "unit_price"), it.UnitPrice); up != nil {
+			item.UnitPrice = *up
+		} else if it.UnitPrice == nil {
+			p.Add(graphItemField(i, "unit_price"), "is required")
+		}
+		in.Cart.Items = append(in.Cart.Items, item)
+	}
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	v, err := s.app.ValidateCart(r.Context(), in)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	eligible := make([]map[string]any, 0, len(v.Eligible))
+	for _, e := range v.Eligible {
+		skus := make([]string, 0, len(e.Benefit.Items))
+		for _, it := range e.Benefit.Items {
+			skus = append(skus, it.SKU)
+		}
+		eligible = append(eligible, map[string]any{
+			"campaign_id": e.Campaign.ID, "name": e.Campaign.Name, "type": e.Campaign.Type,
+			"description": e.Campaign.Description, "applicable_items": skus,
+			"estimated_benefit": renderBenefit(e.Benefit, e.Campaign.Type == eligibility.Type("cashback")),
+		})
+	}
+	out := map[string]any{
+		"customer_id": v.CustomerID, "eligible_campaigns": eligible,
+		"validation_token": v.Token, "expires_at": timestamp(v.ExpiresAt),
+	}
+	if r.URL.Query().Get("explain") == "true" {
+		ineligible := make([]map[string]any, 0, len(v.Ineligible))
+		for _, ie := range v.Ineligible {
+			item := map[string]any{"campaign_id": ie.Campaign.ID, "name": ie.Campaign.Name, "reason": ie.Reason}
+			if ie.Missing != nil {
+				item["missing_amount"] = decimalJSON(ie.Missing)
+			}
+			ineligible = append(ineligible, item)
+		}
+		out["ineligible_campaigns"] = ineligible
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func graphItemField(i int, name string) string {
+	return "cart.items[" + strconv.Itoa(i) + "]." + name
+}
+
+// redeemBody is POST /v1/campaigns/{id}/redeem.
+type redeemBody struct {
+	CustomerID      string      `json:"customer_id"`
+	OrderID         string      `json:"order_id"`
+	ValidationToken string      `json:"validation_token"`
+	AmountPaid      *jsonNumber `json:"amount_paid"`
+}
+
+type redemptionJSON struct {
+	RedemptionID   string         `json:"redemption_id"`
+	CampaignID     string         `json:"campaign_id"`
+	CustomerID     string         `json:"customer_id"`
+	OrderID        string         `json:"order_id"`
+	BenefitApplied map[string]any `json:"benefit_applied"`
+	RedeemedAt     string         `json:"redeemed_at"`
+}
+
+// renderRedemption is the 201 body of redeem; red carries its campaign.
+func renderRedemption(red *ent.Redemption) (int, []byte, error) {
+	campaignType := string(red.Edges.Campaign.Type)
+	var b eligibility.Benefit
+	if err := json.Unmarshal(red.Benefit, &b); err != nil {
+		return 0, nil, err
+	}
+	raw, err := json.Marshal(renderBenefit(b, campaignType == "cashback"))
+	if err != nil {
+		return 0, nil, err
+	}
+	var applied map[string]any
+	if err := json.Unmarshal(raw, &applied); err != nil {
+		return 0, nil, err
+	}
+	applied["type"] = campaignType
+	body, err := json.Marshal(redemptionJSON{
+		RedemptionID: red.ID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
+		BenefitApplied: applied, RedeemedAt: timestamp(red.CreatedAt),
+	})
+	return http.StatusCreated, body, err
+}
+
+// redeemCampaign is POST /v1/campaigns/{id}/redeem, with the optional
+// Idempotency-Key header.
+func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, v1Error{Error: "invalid_json", Message: "the body could not be read"})
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	var body redeemBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	in := graph.RedeemInput{CampaignID: chi.URLParam(r, "id"), CustomerID: body.CustomerID,
+		OrderID: body.OrderID, Token: body.ValidationToken}
+	if paid := number(&p, "amount_paid", body.AmountPaid); paid != nil {
+		in.AmountPaid = *paid
+	} else if body.AmountPaid == nil {
+		p.Add("amount_paid", "is required")
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > 255 || (key != "" && strings.TrimSpace(key) == "") {
+		p.Add("Idempotency-Key", "must be 1 to 255 characters")
+	}
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	var idem *graph.Idempotency
+	if key != "" {
+		idem = &graph.Idempotency{Key: key, RequestHash: graph.RequestHash(r.Method, r.URL.Path, raw), Render: renderRedemption}
+	}
+	red, replay, err := s.app.RedeemCampaign(r.Context(), in, idem)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if replay != nil {
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(replay.Status)
+		_, _ = w.Write(replay.Body)
+		return
+	}
+	status, out, err := renderRedemption(red)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+}
