@@ -100,6 +100,12 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 			return err
 		}
 		now := a.now().UTC()
+		// An expired answer of the same key gives way (the purge job may not
+		// have reached it yet).
+		if _, err := tx.Ent.IdempotencyKey.Delete().Where(idempotencykey.ClientID(v.Subject),
+			idempotencykey.Key(idem.Key), idempotencykey.ExpiresAtLTE(now)).Exec(ctx); err != nil {
+			return err
+		}
 		return tx.Ent.IdempotencyKey.Create().
 			SetClientID(v.Subject).SetKey(idem.Key).SetRequestHash(idem.RequestHash).
 			SetResponseStatus(status).SetResponseBody(body).
@@ -220,7 +226,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput) (*ent.R
 	if bound == 0 {
 		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
 	}
-	benefit, err := promisedBenefit(tok, camp.ID)
+	benefit, err := promisedBenefit(tok, camp)
 	if err != nil {
 		return nil, err
 	}
@@ -263,18 +269,19 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput) (*ent.R
 	return red, err
 }
 
-// promisedBenefit is the benefit validate estimated for the campaign.
-func promisedBenefit(tok *ent.ValidationToken, campaignID string) (eligibility.Benefit, error) {
-	var eligible []eligibility.Eligible
-	if err := json.Unmarshal(tok.Benefits, &eligible); err != nil {
+// promisedBenefit is the benefit validate estimated for the campaign,
+// recomputed from the cart and earning rate the token kept.
+func promisedBenefit(tok *ent.ValidationToken, camp *ent.Campaign) (eligibility.Benefit, error) {
+	var cart eligibility.Cart
+	var kept keptBenefits
+	if err := errors.Join(json.Unmarshal(tok.Cart, &cart), json.Unmarshal(tok.Benefits, &kept)); err != nil {
 		return eligibility.Benefit{}, err
 	}
-	for _, e := range eligible {
-		if e.Campaign.ID == campaignID {
-			return e.Benefit, nil
-		}
+	b, ok := eligibility.Estimate(engineCampaign(camp), cart, kept.PointsPerReal)
+	if !ok {
+		return eligibility.Benefit{}, errors.New("validation token lists a campaign no item of its cart applies to")
 	}
-	return eligibility.Benefit{}, errors.New("validation token lists a campaign it has no benefit for")
+	return b, nil
 }
 
 // scheduleCashback enqueues the cashback credit in the redemption's

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -117,7 +119,14 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	benefits, err := json.Marshal(eligible)
+	kept := keptBenefits{PointsPerReal: cust.Edges.Tenant.PointsPerReal, Campaigns: make([]keptBenefit, len(eligible))}
+	for i, e := range eligible {
+		kept.Campaigns[i] = keptBenefit{CampaignID: e.Campaign.ID, Amount: e.Benefit.Amount}
+		if e.Benefit.BonusPoints != nil {
+			kept.Campaigns[i].BonusPoints = *e.Benefit.BonusPoints
+		}
+	}
+	benefits, err := json.Marshal(kept)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +146,22 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 		CustomerID: cust.ID, Token: token, ExpiresAt: expires,
 		Eligible: eligible, Ineligible: ineligible, Cart: in.Cart,
 	}, nil
+}
+
+// keptBenefits is what a validation token keeps of the eligible benefits:
+// their totals and the earning rate they were computed with. Redeem
+// recomputes the per-item detail from the kept cart (campaign rules do not
+// change once created), so a validation of a large cart against many
+// campaigns stores kilobytes, not megabytes.
+type keptBenefits struct {
+	PointsPerReal decimal.Decimal `json:"points_per_real"`
+	Campaigns     []keptBenefit   `json:"campaigns"`
+}
+
+type keptBenefit struct {
+	CampaignID  string          `json:"campaign_id"`
+	Amount      decimal.Decimal `json:"amount"`
+	BonusPoints int64           `json:"bonus_points,omitempty"`
 }
 
 // customerRedemptions counts the customer's redemptions of the campaigns

@@ -30,6 +30,7 @@ func Register(workers *river.Workers, deps Deps) {
 	river.AddWorker(workers, &RecomputeLevelsWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &CreditCashbackWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &CampaignLifecycleWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &PurgeExpiredWorker{DB: deps.DB, Now: deps.Now})
 }
 
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points
@@ -43,6 +44,7 @@ func PeriodicJobs(pointsEvery time.Duration) []*river.PeriodicJob {
 	return []*river.PeriodicJob{
 		every(time.Hour, PruneSigningKeysArgs{}),
 		every(time.Minute, CampaignLifecycleArgs{}),
+		every(time.Hour, PurgeExpiredArgs{}),
 		every(pointsEvery, ExpirePointsArgs{}),
 		every(pointsEvery, NotifyExpiringPointsArgs{}),
 		every(pointsEvery, RecomputeLevelsArgs{}),

@@ -460,3 +460,18 @@ var (
 func intDigits(d decimal.Decimal) int {
 	return d.NumDigits() + int(d.Exponent())
 }
+
+// Estimate computes c's benefit for cart without checking whether c is
+// eligible: what redeem gives for a campaign a validation found eligible,
+// from the cart it kept. ok is false when no item applies.
+func Estimate(c Campaign, cart Cart, pointsPerReal decimal.Decimal) (b Benefit, ok bool) {
+	lines := make([]decimal.Decimal, len(cart.Items))
+	for i := range cart.Items {
+		lines[i] = lineTotal(&cart.Items[i])
+	}
+	applicable := applicableItems(&c, cart.Items, lines, nil)
+	if len(applicable) == 0 {
+		return Benefit{}, false
+	}
+	return benefit(&c, cart.Items, lines, applicable, &Context{PointsPerReal: pointsPerReal}), true
+}

@@ -784,3 +784,30 @@ func TestEvaluate(t *testing.T) {
 		requireDec(t, "10.00", cart.Items[0].UnitPrice)
 	})
 }
+
+// TestEstimateMatchesEvaluate: what redeem recomputes from the kept cart is
+// what validate promised.
+func TestEstimateMatchesEvaluate(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	pct := decimal.RequireFromString("12.5")
+	campaigns := []Campaign{
+		{ID: "cmp_a", Type: Discount, Status: Active, StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour), DiscountMode: Percentage, DiscountValue: pct},
+		{ID: "cmp_b", Type: BonusPoints, Status: Active, StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour), Multiplier: decimal.NewFromInt(2), Categories: []string{"food"}},
+		{ID: "cmp_c", Type: Cashback, Status: Active, StartsAt: now.Add(-time.Hour), EndsAt: now.Add(time.Hour), DiscountMode: FixedAmount, DiscountValue: decimal.NewFromInt(7)},
+	}
+	cart := Cart{Items: []Item{
+		{SKU: "A", Category: "food", Quantity: decimal.RequireFromString("0.755"), UnitPrice: decimal.RequireFromString("12.99")},
+		{SKU: "B", Category: "drinks", Quantity: decimal.NewFromInt(3), UnitPrice: decimal.RequireFromString("3.33333333")},
+	}}
+	rate := decimal.RequireFromString("1.5")
+	eligible, _ := Evaluate(campaigns, cart, Context{Now: now, PointsPerReal: rate})
+	require.Len(t, eligible, 3)
+	for _, e := range eligible {
+		got, ok := Estimate(e.Campaign, cart, rate)
+		require.True(t, ok)
+		require.Equal(t, e.Benefit, got, e.Campaign.ID)
+	}
+	_, ok := Estimate(Campaign{Type: Discount, SKUs: []string{"Z"}}, cart, rate)
+	require.False(t, ok)
+}
