@@ -23,6 +23,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -53,6 +56,12 @@ type Client struct {
 	PointsLot *PointsLotClient
 	// Redemption is the client for interacting with the Redemption builders.
 	Redemption *RedemptionClient
+	// Sale is the client for interacting with the Sale builders.
+	Sale *SaleClient
+	// SaleItem is the client for interacting with the SaleItem builders.
+	SaleItem *SaleItemClient
+	// SalePayment is the client for interacting with the SalePayment builders.
+	SalePayment *SalePaymentClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -82,6 +91,9 @@ func (c *Client) init() {
 	c.PointsEntry = NewPointsEntryClient(c.config)
 	c.PointsLot = NewPointsLotClient(c.config)
 	c.Redemption = NewRedemptionClient(c.config)
+	c.Sale = NewSaleClient(c.config)
+	c.SaleItem = NewSaleItemClient(c.config)
+	c.SalePayment = NewSalePaymentClient(c.config)
 	c.Segment = NewSegmentClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Store = NewStoreClient(c.config)
@@ -187,6 +199,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PointsEntry:     NewPointsEntryClient(cfg),
 		PointsLot:       NewPointsLotClient(cfg),
 		Redemption:      NewRedemptionClient(cfg),
+		Sale:            NewSaleClient(cfg),
+		SaleItem:        NewSaleItemClient(cfg),
+		SalePayment:     NewSalePaymentClient(cfg),
 		Segment:         NewSegmentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
 		Store:           NewStoreClient(cfg),
@@ -219,6 +234,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PointsEntry:     NewPointsEntryClient(cfg),
 		PointsLot:       NewPointsLotClient(cfg),
 		Redemption:      NewRedemptionClient(cfg),
+		Sale:            NewSaleClient(cfg),
+		SaleItem:        NewSaleItemClient(cfg),
+		SalePayment:     NewSalePaymentClient(cfg),
 		Segment:         NewSegmentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
 		Store:           NewStoreClient(cfg),
@@ -254,8 +272,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
-		c.PointsLot, c.Redemption, c.Segment, c.SigningKey, c.Store, c.Tenant,
-		c.ValidationToken,
+		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.Segment,
+		c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
 	} {
 		n.Use(hooks...)
 	}
@@ -266,8 +284,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
-		c.PointsLot, c.Redemption, c.Segment, c.SigningKey, c.Store, c.Tenant,
-		c.ValidationToken,
+		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.Segment,
+		c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -292,6 +310,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.PointsLot.mutate(ctx, m)
 	case *RedemptionMutation:
 		return c.Redemption.mutate(ctx, m)
+	case *SaleMutation:
+		return c.Sale.mutate(ctx, m)
+	case *SaleItemMutation:
+		return c.SaleItem.mutate(ctx, m)
+	case *SalePaymentMutation:
+		return c.SalePayment.mutate(ctx, m)
 	case *SegmentMutation:
 		return c.Segment.mutate(ctx, m)
 	case *SigningKeyMutation:
@@ -1657,6 +1681,22 @@ func (c *RedemptionClient) QueryValidationToken(_m *Redemption) *ValidationToken
 	return query
 }
 
+// QuerySale queries the sale edge of a Redemption.
+func (c *RedemptionClient) QuerySale(_m *Redemption) *SaleQuery {
+	query := (&SaleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(redemption.Table, redemption.FieldID, id),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, redemption.SaleTable, redemption.SaleColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *RedemptionClient) Hooks() []Hook {
 	hooks := c.hooks.Redemption
@@ -1680,6 +1720,552 @@ func (c *RedemptionClient) mutate(ctx context.Context, m *RedemptionMutation) (V
 		return (&RedemptionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Redemption mutation op: %q", m.Op())
+	}
+}
+
+// SaleClient is a client for the Sale schema.
+type SaleClient struct {
+	config
+}
+
+// NewSaleClient returns a client for the Sale from the given config.
+func NewSaleClient(c config) *SaleClient {
+	return &SaleClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sale.Hooks(f(g(h())))`.
+func (c *SaleClient) Use(hooks ...Hook) {
+	c.hooks.Sale = append(c.hooks.Sale, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sale.Intercept(f(g(h())))`.
+func (c *SaleClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Sale = append(c.inters.Sale, interceptors...)
+}
+
+// Create returns a builder for creating a Sale entity.
+func (c *SaleClient) Create() *SaleCreate {
+	mutation := newSaleMutation(c.config, OpCreate)
+	return &SaleCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Sale entities.
+func (c *SaleClient) CreateBulk(builders ...*SaleCreate) *SaleCreateBulk {
+	return &SaleCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SaleClient) MapCreateBulk(slice any, setFunc func(*SaleCreate, int)) *SaleCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SaleCreateBulk{err: fmt.Errorf("calling to SaleClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SaleCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SaleCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Sale.
+func (c *SaleClient) Update() *SaleUpdate {
+	mutation := newSaleMutation(c.config, OpUpdate)
+	return &SaleUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SaleClient) UpdateOne(_m *Sale) *SaleUpdateOne {
+	mutation := newSaleMutation(c.config, OpUpdateOne, withSale(_m))
+	return &SaleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SaleClient) UpdateOneID(id string) *SaleUpdateOne {
+	mutation := newSaleMutation(c.config, OpUpdateOne, withSaleID(id))
+	return &SaleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Sale.
+func (c *SaleClient) Delete() *SaleDelete {
+	mutation := newSaleMutation(c.config, OpDelete)
+	return &SaleDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SaleClient) DeleteOne(_m *Sale) *SaleDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SaleClient) DeleteOneID(id string) *SaleDeleteOne {
+	builder := c.Delete().Where(sale.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SaleDeleteOne{builder}
+}
+
+// Query returns a query builder for Sale.
+func (c *SaleClient) Query() *SaleQuery {
+	return &SaleQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSale},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Sale entity by its id.
+func (c *SaleClient) Get(ctx context.Context, id string) (*Sale, error) {
+	return c.Query().Where(sale.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SaleClient) GetX(ctx context.Context, id string) *Sale {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Sale.
+func (c *SaleClient) QueryTenant(_m *Sale) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, sale.TenantTable, sale.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryStore queries the store edge of a Sale.
+func (c *SaleClient) QueryStore(_m *Sale) *StoreQuery {
+	query := (&StoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, id),
+			sqlgraph.To(store.Table, store.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, sale.StoreTable, sale.StoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a Sale.
+func (c *SaleClient) QueryCustomer(_m *Sale) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, sale.CustomerTable, sale.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryItems queries the items edge of a Sale.
+func (c *SaleClient) QueryItems(_m *Sale) *SaleItemQuery {
+	query := (&SaleItemClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, id),
+			sqlgraph.To(saleitem.Table, saleitem.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, sale.ItemsTable, sale.ItemsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryPayments queries the payments edge of a Sale.
+func (c *SaleClient) QueryPayments(_m *Sale) *SalePaymentQuery {
+	query := (&SalePaymentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, id),
+			sqlgraph.To(salepayment.Table, salepayment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, sale.PaymentsTable, sale.PaymentsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SaleClient) Hooks() []Hook {
+	hooks := c.hooks.Sale
+	return append(hooks[:len(hooks):len(hooks)], sale.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SaleClient) Interceptors() []Interceptor {
+	return c.inters.Sale
+}
+
+func (c *SaleClient) mutate(ctx context.Context, m *SaleMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SaleCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SaleUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SaleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SaleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Sale mutation op: %q", m.Op())
+	}
+}
+
+// SaleItemClient is a client for the SaleItem schema.
+type SaleItemClient struct {
+	config
+}
+
+// NewSaleItemClient returns a client for the SaleItem from the given config.
+func NewSaleItemClient(c config) *SaleItemClient {
+	return &SaleItemClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `saleitem.Hooks(f(g(h())))`.
+func (c *SaleItemClient) Use(hooks ...Hook) {
+	c.hooks.SaleItem = append(c.hooks.SaleItem, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `saleitem.Intercept(f(g(h())))`.
+func (c *SaleItemClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SaleItem = append(c.inters.SaleItem, interceptors...)
+}
+
+// Create returns a builder for creating a SaleItem entity.
+func (c *SaleItemClient) Create() *SaleItemCreate {
+	mutation := newSaleItemMutation(c.config, OpCreate)
+	return &SaleItemCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SaleItem entities.
+func (c *SaleItemClient) CreateBulk(builders ...*SaleItemCreate) *SaleItemCreateBulk {
+	return &SaleItemCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SaleItemClient) MapCreateBulk(slice any, setFunc func(*SaleItemCreate, int)) *SaleItemCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SaleItemCreateBulk{err: fmt.Errorf("calling to SaleItemClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SaleItemCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SaleItemCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SaleItem.
+func (c *SaleItemClient) Update() *SaleItemUpdate {
+	mutation := newSaleItemMutation(c.config, OpUpdate)
+	return &SaleItemUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SaleItemClient) UpdateOne(_m *SaleItem) *SaleItemUpdateOne {
+	mutation := newSaleItemMutation(c.config, OpUpdateOne, withSaleItem(_m))
+	return &SaleItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SaleItemClient) UpdateOneID(id string) *SaleItemUpdateOne {
+	mutation := newSaleItemMutation(c.config, OpUpdateOne, withSaleItemID(id))
+	return &SaleItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SaleItem.
+func (c *SaleItemClient) Delete() *SaleItemDelete {
+	mutation := newSaleItemMutation(c.config, OpDelete)
+	return &SaleItemDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SaleItemClient) DeleteOne(_m *SaleItem) *SaleItemDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SaleItemClient) DeleteOneID(id string) *SaleItemDeleteOne {
+	builder := c.Delete().Where(saleitem.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SaleItemDeleteOne{builder}
+}
+
+// Query returns a query builder for SaleItem.
+func (c *SaleItemClient) Query() *SaleItemQuery {
+	return &SaleItemQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSaleItem},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SaleItem entity by its id.
+func (c *SaleItemClient) Get(ctx context.Context, id string) (*SaleItem, error) {
+	return c.Query().Where(saleitem.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SaleItemClient) GetX(ctx context.Context, id string) *SaleItem {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a SaleItem.
+func (c *SaleItemClient) QueryTenant(_m *SaleItem) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(saleitem.Table, saleitem.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, saleitem.TenantTable, saleitem.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySale queries the sale edge of a SaleItem.
+func (c *SaleItemClient) QuerySale(_m *SaleItem) *SaleQuery {
+	query := (&SaleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(saleitem.Table, saleitem.FieldID, id),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, saleitem.SaleTable, saleitem.SaleColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SaleItemClient) Hooks() []Hook {
+	hooks := c.hooks.SaleItem
+	return append(hooks[:len(hooks):len(hooks)], saleitem.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SaleItemClient) Interceptors() []Interceptor {
+	return c.inters.SaleItem
+}
+
+func (c *SaleItemClient) mutate(ctx context.Context, m *SaleItemMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SaleItemCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SaleItemUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SaleItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SaleItemDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SaleItem mutation op: %q", m.Op())
+	}
+}
+
+// SalePaymentClient is a client for the SalePayment schema.
+type SalePaymentClient struct {
+	config
+}
+
+// NewSalePaymentClient returns a client for the SalePayment from the given config.
+func NewSalePaymentClient(c config) *SalePaymentClient {
+	return &SalePaymentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `salepayment.Hooks(f(g(h())))`.
+func (c *SalePaymentClient) Use(hooks ...Hook) {
+	c.hooks.SalePayment = append(c.hooks.SalePayment, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `salepayment.Intercept(f(g(h())))`.
+func (c *SalePaymentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SalePayment = append(c.inters.SalePayment, interceptors...)
+}
+
+// Create returns a builder for creating a SalePayment entity.
+func (c *SalePaymentClient) Create() *SalePaymentCreate {
+	mutation := newSalePaymentMutation(c.config, OpCreate)
+	return &SalePaymentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SalePayment entities.
+func (c *SalePaymentClient) CreateBulk(builders ...*SalePaymentCreate) *SalePaymentCreateBulk {
+	return &SalePaymentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SalePaymentClient) MapCreateBulk(slice any, setFunc func(*SalePaymentCreate, int)) *SalePaymentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SalePaymentCreateBulk{err: fmt.Errorf("calling to SalePaymentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SalePaymentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SalePaymentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SalePayment.
+func (c *SalePaymentClient) Update() *SalePaymentUpdate {
+	mutation := newSalePaymentMutation(c.config, OpUpdate)
+	return &SalePaymentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SalePaymentClient) UpdateOne(_m *SalePayment) *SalePaymentUpdateOne {
+	mutation := newSalePaymentMutation(c.config, OpUpdateOne, withSalePayment(_m))
+	return &SalePaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SalePaymentClient) UpdateOneID(id string) *SalePaymentUpdateOne {
+	mutation := newSalePaymentMutation(c.config, OpUpdateOne, withSalePaymentID(id))
+	return &SalePaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SalePayment.
+func (c *SalePaymentClient) Delete() *SalePaymentDelete {
+	mutation := newSalePaymentMutation(c.config, OpDelete)
+	return &SalePaymentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SalePaymentClient) DeleteOne(_m *SalePayment) *SalePaymentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SalePaymentClient) DeleteOneID(id string) *SalePaymentDeleteOne {
+	builder := c.Delete().Where(salepayment.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SalePaymentDeleteOne{builder}
+}
+
+// Query returns a query builder for SalePayment.
+func (c *SalePaymentClient) Query() *SalePaymentQuery {
+	return &SalePaymentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSalePayment},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SalePayment entity by its id.
+func (c *SalePaymentClient) Get(ctx context.Context, id string) (*SalePayment, error) {
+	return c.Query().Where(salepayment.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SalePaymentClient) GetX(ctx context.Context, id string) *SalePayment {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a SalePayment.
+func (c *SalePaymentClient) QueryTenant(_m *SalePayment) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(salepayment.Table, salepayment.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, salepayment.TenantTable, salepayment.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySale queries the sale edge of a SalePayment.
+func (c *SalePaymentClient) QuerySale(_m *SalePayment) *SaleQuery {
+	query := (&SaleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(salepayment.Table, salepayment.FieldID, id),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, salepayment.SaleTable, salepayment.SaleColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SalePaymentClient) Hooks() []Hook {
+	hooks := c.hooks.SalePayment
+	return append(hooks[:len(hooks):len(hooks)], salepayment.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SalePaymentClient) Interceptors() []Interceptor {
+	return c.inters.SalePayment
+}
+
+func (c *SalePaymentClient) mutate(ctx context.Context, m *SalePaymentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SalePaymentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SalePaymentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SalePaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SalePaymentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SalePayment mutation op: %q", m.Op())
 	}
 }
 
@@ -2485,11 +3071,12 @@ func (c *ValidationTokenClient) mutate(ctx context.Context, m *ValidationTokenMu
 type (
 	hooks struct {
 		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
-		Redemption, Segment, SigningKey, Store, Tenant, ValidationToken []ent.Hook
+		Redemption, Sale, SaleItem, SalePayment, Segment, SigningKey, Store, Tenant,
+		ValidationToken []ent.Hook
 	}
 	inters struct {
 		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
-		Redemption, Segment, SigningKey, Store, Tenant,
+		Redemption, Sale, SaleItem, SalePayment, Segment, SigningKey, Store, Tenant,
 		ValidationToken []ent.Interceptor
 	}
 )

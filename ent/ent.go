@@ -20,6 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -93,6 +96,9 @@ func checkColumn(t, c string) error {
 			pointsentry.Table:     pointsentry.ValidColumn,
 			pointslot.Table:       pointslot.ValidColumn,
 			redemption.Table:      redemption.ValidColumn,
+			sale.Table:            sale.ValidColumn,
+			saleitem.Table:        saleitem.ValidColumn,
+			salepayment.Table:     salepayment.ValidColumn,
 			segment.Table:         segment.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,
 			store.Table:           store.ValidColumn,

@@ -12,6 +12,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -26,7 +29,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 13)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 16)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -221,6 +224,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldCustomerID:        {Type: field.TypeString, Column: redemption.FieldCustomerID},
 			redemption.FieldOrderID:           {Type: field.TypeString, Column: redemption.FieldOrderID},
 			redemption.FieldValidationTokenID: {Type: field.TypeString, Column: redemption.FieldValidationTokenID},
+			redemption.FieldSaleID:            {Type: field.TypeString, Column: redemption.FieldSaleID},
+			redemption.FieldOverLimit:         {Type: field.TypeBool, Column: redemption.FieldOverLimit},
 			redemption.FieldAmountPaid:        {Type: field.TypeOther, Column: redemption.FieldAmountPaid},
 			redemption.FieldDiscountAmount:    {Type: field.TypeOther, Column: redemption.FieldDiscountAmount},
 			redemption.FieldCashbackAmount:    {Type: field.TypeOther, Column: redemption.FieldCashbackAmount},
@@ -229,6 +234,80 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 	}
 	graph.Nodes[8] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   sale.Table,
+			Columns: sale.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: sale.FieldID,
+			},
+		},
+		Type: "Sale",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			sale.FieldTenantID:             {Type: field.TypeString, Column: sale.FieldTenantID},
+			sale.FieldCreatedAt:            {Type: field.TypeTime, Column: sale.FieldCreatedAt},
+			sale.FieldStoreID:              {Type: field.TypeString, Column: sale.FieldStoreID},
+			sale.FieldExternalID:           {Type: field.TypeString, Column: sale.FieldExternalID},
+			sale.FieldPosID:                {Type: field.TypeString, Column: sale.FieldPosID},
+			sale.FieldChannel:              {Type: field.TypeString, Column: sale.FieldChannel},
+			sale.FieldCustomerDocument:     {Type: field.TypeString, Column: sale.FieldCustomerDocument},
+			sale.FieldCustomerDocumentType: {Type: field.TypeEnum, Column: sale.FieldCustomerDocumentType},
+			sale.FieldCustomerID:           {Type: field.TypeString, Column: sale.FieldCustomerID},
+			sale.FieldSoldAt:               {Type: field.TypeTime, Column: sale.FieldSoldAt},
+			sale.FieldAmount:               {Type: field.TypeOther, Column: sale.FieldAmount},
+			sale.FieldAmountPayable:        {Type: field.TypeOther, Column: sale.FieldAmountPayable},
+			sale.FieldDiscountAmount:       {Type: field.TypeOther, Column: sale.FieldDiscountAmount},
+			sale.FieldFiscalDocument:       {Type: field.TypeJSON, Column: sale.FieldFiscalDocument},
+			sale.FieldStatus:               {Type: field.TypeEnum, Column: sale.FieldStatus},
+			sale.FieldFailureReason:        {Type: field.TypeString, Column: sale.FieldFailureReason},
+			sale.FieldPointsCredited:       {Type: field.TypeInt64, Column: sale.FieldPointsCredited},
+			sale.FieldProcessedAt:          {Type: field.TypeTime, Column: sale.FieldProcessedAt},
+		},
+	}
+	graph.Nodes[9] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   saleitem.Table,
+			Columns: saleitem.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: saleitem.FieldID,
+			},
+		},
+		Type: "SaleItem",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			saleitem.FieldTenantID:       {Type: field.TypeString, Column: saleitem.FieldTenantID},
+			saleitem.FieldSaleID:         {Type: field.TypeString, Column: saleitem.FieldSaleID},
+			saleitem.FieldLineID:         {Type: field.TypeString, Column: saleitem.FieldLineID},
+			saleitem.FieldGtin:           {Type: field.TypeString, Column: saleitem.FieldGtin},
+			saleitem.FieldDescription:    {Type: field.TypeString, Column: saleitem.FieldDescription},
+			saleitem.FieldUnitPrice:      {Type: field.TypeOther, Column: saleitem.FieldUnitPrice},
+			saleitem.FieldQuantity:       {Type: field.TypeOther, Column: saleitem.FieldQuantity},
+			saleitem.FieldDiscountAmount: {Type: field.TypeOther, Column: saleitem.FieldDiscountAmount},
+			saleitem.FieldDiscounts:      {Type: field.TypeJSON, Column: saleitem.FieldDiscounts},
+		},
+	}
+	graph.Nodes[10] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   salepayment.Table,
+			Columns: salepayment.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: salepayment.FieldID,
+			},
+		},
+		Type: "SalePayment",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			salepayment.FieldTenantID:     {Type: field.TypeString, Column: salepayment.FieldTenantID},
+			salepayment.FieldSaleID:       {Type: field.TypeString, Column: salepayment.FieldSaleID},
+			salepayment.FieldPaymentID:    {Type: field.TypeString, Column: salepayment.FieldPaymentID},
+			salepayment.FieldAmount:       {Type: field.TypeOther, Column: salepayment.FieldAmount},
+			salepayment.FieldMethod:       {Type: field.TypeString, Column: salepayment.FieldMethod},
+			salepayment.FieldBin:          {Type: field.TypeString, Column: salepayment.FieldBin},
+			salepayment.FieldNsu:          {Type: field.TypeString, Column: salepayment.FieldNsu},
+			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
+		},
+	}
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -246,7 +325,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -263,7 +342,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -281,7 +360,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -311,7 +390,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldSandboxOfID:        {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -562,6 +641,126 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Redemption",
 		"ValidationToken",
+	)
+	graph.MustAddE(
+		"sale",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   redemption.SaleTable,
+			Columns: []string{redemption.SaleColumn},
+			Bidi:    false,
+		},
+		"Redemption",
+		"Sale",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   sale.TenantTable,
+			Columns: []string{sale.TenantColumn},
+			Bidi:    false,
+		},
+		"Sale",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"store",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   sale.StoreTable,
+			Columns: []string{sale.StoreColumn},
+			Bidi:    false,
+		},
+		"Sale",
+		"Store",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   sale.CustomerTable,
+			Columns: []string{sale.CustomerColumn},
+			Bidi:    false,
+		},
+		"Sale",
+		"Customer",
+	)
+	graph.MustAddE(
+		"items",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ItemsTable,
+			Columns: []string{sale.ItemsColumn},
+			Bidi:    false,
+		},
+		"Sale",
+		"SaleItem",
+	)
+	graph.MustAddE(
+		"payments",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.PaymentsTable,
+			Columns: []string{sale.PaymentsColumn},
+			Bidi:    false,
+		},
+		"Sale",
+		"SalePayment",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   saleitem.TenantTable,
+			Columns: []string{saleitem.TenantColumn},
+			Bidi:    false,
+		},
+		"SaleItem",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"sale",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   saleitem.SaleTable,
+			Columns: []string{saleitem.SaleColumn},
+			Bidi:    false,
+		},
+		"SaleItem",
+		"Sale",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   salepayment.TenantTable,
+			Columns: []string{salepayment.TenantColumn},
+			Bidi:    false,
+		},
+		"SalePayment",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"sale",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   salepayment.SaleTable,
+			Columns: []string{salepayment.SaleColumn},
+			Bidi:    false,
+		},
+		"SalePayment",
+		"Sale",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -1658,6 +1857,16 @@ func (f *RedemptionFilter) WhereValidationTokenID(p entql.StringP) {
 	f.Where(p.Field(redemption.FieldValidationTokenID))
 }
 
+// WhereSaleID applies the entql string predicate on the sale_id field.
+func (f *RedemptionFilter) WhereSaleID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldSaleID))
+}
+
+// WhereOverLimit applies the entql bool predicate on the over_limit field.
+func (f *RedemptionFilter) WhereOverLimit(p entql.BoolP) {
+	f.Where(p.Field(redemption.FieldOverLimit))
+}
+
 // WhereAmountPaid applies the entql other predicate on the amount_paid field.
 func (f *RedemptionFilter) WhereAmountPaid(p entql.OtherP) {
 	f.Where(p.Field(redemption.FieldAmountPaid))
@@ -1739,6 +1948,441 @@ func (f *RedemptionFilter) WhereHasValidationTokenWith(preds ...predicate.Valida
 	})))
 }
 
+// WhereHasSale applies a predicate to check if query has an edge sale.
+func (f *RedemptionFilter) WhereHasSale() {
+	f.Where(entql.HasEdge("sale"))
+}
+
+// WhereHasSaleWith applies a predicate to check if query has an edge sale with a given conditions (other predicates).
+func (f *RedemptionFilter) WhereHasSaleWith(preds ...predicate.Sale) {
+	f.Where(entql.HasEdgeWith("sale", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *SaleQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SaleQuery builder.
+func (_q *SaleQuery) Filter() *SaleFilter {
+	return &SaleFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SaleMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SaleMutation builder.
+func (m *SaleMutation) Filter() *SaleFilter {
+	return &SaleFilter{config: m.config, predicateAdder: m}
+}
+
+// SaleFilter provides a generic filtering capability at runtime for SaleQuery.
+type SaleFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SaleFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *SaleFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *SaleFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SaleFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(sale.FieldCreatedAt))
+}
+
+// WhereStoreID applies the entql string predicate on the store_id field.
+func (f *SaleFilter) WhereStoreID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldStoreID))
+}
+
+// WhereExternalID applies the entql string predicate on the external_id field.
+func (f *SaleFilter) WhereExternalID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldExternalID))
+}
+
+// WherePosID applies the entql string predicate on the pos_id field.
+func (f *SaleFilter) WherePosID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldPosID))
+}
+
+// WhereChannel applies the entql string predicate on the channel field.
+func (f *SaleFilter) WhereChannel(p entql.StringP) {
+	f.Where(p.Field(sale.FieldChannel))
+}
+
+// WhereCustomerDocument applies the entql string predicate on the customer_document field.
+func (f *SaleFilter) WhereCustomerDocument(p entql.StringP) {
+	f.Where(p.Field(sale.FieldCustomerDocument))
+}
+
+// WhereCustomerDocumentType applies the entql string predicate on the customer_document_type field.
+func (f *SaleFilter) WhereCustomerDocumentType(p entql.StringP) {
+	f.Where(p.Field(sale.FieldCustomerDocumentType))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *SaleFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldCustomerID))
+}
+
+// WhereSoldAt applies the entql time.Time predicate on the sold_at field.
+func (f *SaleFilter) WhereSoldAt(p entql.TimeP) {
+	f.Where(p.Field(sale.FieldSoldAt))
+}
+
+// WhereAmount applies the entql other predicate on the amount field.
+func (f *SaleFilter) WhereAmount(p entql.OtherP) {
+	f.Where(p.Field(sale.FieldAmount))
+}
+
+// WhereAmountPayable applies the entql other predicate on the amount_payable field.
+func (f *SaleFilter) WhereAmountPayable(p entql.OtherP) {
+	f.Where(p.Field(sale.FieldAmountPayable))
+}
+
+// WhereDiscountAmount applies the entql other predicate on the discount_amount field.
+func (f *SaleFilter) WhereDiscountAmount(p entql.OtherP) {
+	f.Where(p.Field(sale.FieldDiscountAmount))
+}
+
+// WhereFiscalDocument applies the entql json.RawMessage predicate on the fiscal_document field.
+func (f *SaleFilter) WhereFiscalDocument(p entql.BytesP) {
+	f.Where(p.Field(sale.FieldFiscalDocument))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *SaleFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(sale.FieldStatus))
+}
+
+// WhereFailureReason applies the entql string predicate on the failure_reason field.
+func (f *SaleFilter) WhereFailureReason(p entql.StringP) {
+	f.Where(p.Field(sale.FieldFailureReason))
+}
+
+// WherePointsCredited applies the entql int64 predicate on the points_credited field.
+func (f *SaleFilter) WherePointsCredited(p entql.Int64P) {
+	f.Where(p.Field(sale.FieldPointsCredited))
+}
+
+// WhereProcessedAt applies the entql time.Time predicate on the processed_at field.
+func (f *SaleFilter) WhereProcessedAt(p entql.TimeP) {
+	f.Where(p.Field(sale.FieldProcessedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SaleFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SaleFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasStore applies a predicate to check if query has an edge store.
+func (f *SaleFilter) WhereHasStore() {
+	f.Where(entql.HasEdge("store"))
+}
+
+// WhereHasStoreWith applies a predicate to check if query has an edge store with a given conditions (other predicates).
+func (f *SaleFilter) WhereHasStoreWith(preds ...predicate.Store) {
+	f.Where(entql.HasEdgeWith("store", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *SaleFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *SaleFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasItems applies a predicate to check if query has an edge items.
+func (f *SaleFilter) WhereHasItems() {
+	f.Where(entql.HasEdge("items"))
+}
+
+// WhereHasItemsWith applies a predicate to check if query has an edge items with a given conditions (other predicates).
+func (f *SaleFilter) WhereHasItemsWith(preds ...predicate.SaleItem) {
+	f.Where(entql.HasEdgeWith("items", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasPayments applies a predicate to check if query has an edge payments.
+func (f *SaleFilter) WhereHasPayments() {
+	f.Where(entql.HasEdge("payments"))
+}
+
+// WhereHasPaymentsWith applies a predicate to check if query has an edge payments with a given conditions (other predicates).
+func (f *SaleFilter) WhereHasPaymentsWith(preds ...predicate.SalePayment) {
+	f.Where(entql.HasEdgeWith("payments", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *SaleItemQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SaleItemQuery builder.
+func (_q *SaleItemQuery) Filter() *SaleItemFilter {
+	return &SaleItemFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SaleItemMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SaleItemMutation builder.
+func (m *SaleItemMutation) Filter() *SaleItemFilter {
+	return &SaleItemFilter{config: m.config, predicateAdder: m}
+}
+
+// SaleItemFilter provides a generic filtering capability at runtime for SaleItemQuery.
+type SaleItemFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SaleItemFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *SaleItemFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *SaleItemFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldTenantID))
+}
+
+// WhereSaleID applies the entql string predicate on the sale_id field.
+func (f *SaleItemFilter) WhereSaleID(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldSaleID))
+}
+
+// WhereLineID applies the entql string predicate on the line_id field.
+func (f *SaleItemFilter) WhereLineID(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldLineID))
+}
+
+// WhereGtin applies the entql string predicate on the gtin field.
+func (f *SaleItemFilter) WhereGtin(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldGtin))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *SaleItemFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(saleitem.FieldDescription))
+}
+
+// WhereUnitPrice applies the entql other predicate on the unit_price field.
+func (f *SaleItemFilter) WhereUnitPrice(p entql.OtherP) {
+	f.Where(p.Field(saleitem.FieldUnitPrice))
+}
+
+// WhereQuantity applies the entql other predicate on the quantity field.
+func (f *SaleItemFilter) WhereQuantity(p entql.OtherP) {
+	f.Where(p.Field(saleitem.FieldQuantity))
+}
+
+// WhereDiscountAmount applies the entql other predicate on the discount_amount field.
+func (f *SaleItemFilter) WhereDiscountAmount(p entql.OtherP) {
+	f.Where(p.Field(saleitem.FieldDiscountAmount))
+}
+
+// WhereDiscounts applies the entql json.RawMessage predicate on the discounts field.
+func (f *SaleItemFilter) WhereDiscounts(p entql.BytesP) {
+	f.Where(p.Field(saleitem.FieldDiscounts))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SaleItemFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SaleItemFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSale applies a predicate to check if query has an edge sale.
+func (f *SaleItemFilter) WhereHasSale() {
+	f.Where(entql.HasEdge("sale"))
+}
+
+// WhereHasSaleWith applies a predicate to check if query has an edge sale with a given conditions (other predicates).
+func (f *SaleItemFilter) WhereHasSaleWith(preds ...predicate.Sale) {
+	f.Where(entql.HasEdgeWith("sale", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *SalePaymentQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SalePaymentQuery builder.
+func (_q *SalePaymentQuery) Filter() *SalePaymentFilter {
+	return &SalePaymentFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SalePaymentMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SalePaymentMutation builder.
+func (m *SalePaymentMutation) Filter() *SalePaymentFilter {
+	return &SalePaymentFilter{config: m.config, predicateAdder: m}
+}
+
+// SalePaymentFilter provides a generic filtering capability at runtime for SalePaymentQuery.
+type SalePaymentFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SalePaymentFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *SalePaymentFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *SalePaymentFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldTenantID))
+}
+
+// WhereSaleID applies the entql string predicate on the sale_id field.
+func (f *SalePaymentFilter) WhereSaleID(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldSaleID))
+}
+
+// WherePaymentID applies the entql string predicate on the payment_id field.
+func (f *SalePaymentFilter) WherePaymentID(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldPaymentID))
+}
+
+// WhereAmount applies the entql other predicate on the amount field.
+func (f *SalePaymentFilter) WhereAmount(p entql.OtherP) {
+	f.Where(p.Field(salepayment.FieldAmount))
+}
+
+// WhereMethod applies the entql string predicate on the method field.
+func (f *SalePaymentFilter) WhereMethod(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldMethod))
+}
+
+// WhereBin applies the entql string predicate on the bin field.
+func (f *SalePaymentFilter) WhereBin(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldBin))
+}
+
+// WhereNsu applies the entql string predicate on the nsu field.
+func (f *SalePaymentFilter) WhereNsu(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldNsu))
+}
+
+// WhereInstallments applies the entql int predicate on the installments field.
+func (f *SalePaymentFilter) WhereInstallments(p entql.IntP) {
+	f.Where(p.Field(salepayment.FieldInstallments))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SalePaymentFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SalePaymentFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSale applies a predicate to check if query has an edge sale.
+func (f *SalePaymentFilter) WhereHasSale() {
+	f.Where(entql.HasEdge("sale"))
+}
+
+// WhereHasSaleWith applies a predicate to check if query has an edge sale with a given conditions (other predicates).
+func (f *SalePaymentFilter) WhereHasSaleWith(preds ...predicate.Sale) {
+	f.Where(entql.HasEdgeWith("sale", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *SegmentQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -1768,7 +2412,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1875,7 +2519,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1935,7 +2579,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2014,7 +2658,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2167,7 +2811,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -16,6 +16,9 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -1207,6 +1210,21 @@ func (_q *RedemptionQuery) collectField(ctx context.Context, oneNode bool, opCtx
 				selectedFields = append(selectedFields, redemption.FieldCustomerID)
 				fieldSeen[redemption.FieldCustomerID] = struct{}{}
 			}
+
+		case "sale":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, saleImplementors)...); err != nil {
+				return err
+			}
+			_q.withSale = query
+			if _, ok := fieldSeen[redemption.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldSaleID)
+				fieldSeen[redemption.FieldSaleID] = struct{}{}
+			}
 		case "tenantID":
 			if _, ok := fieldSeen[redemption.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, redemption.FieldTenantID)
@@ -1231,6 +1249,16 @@ func (_q *RedemptionQuery) collectField(ctx context.Context, oneNode bool, opCtx
 			if _, ok := fieldSeen[redemption.FieldOrderID]; !ok {
 				selectedFields = append(selectedFields, redemption.FieldOrderID)
 				fieldSeen[redemption.FieldOrderID] = struct{}{}
+			}
+		case "saleID":
+			if _, ok := fieldSeen[redemption.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldSaleID)
+				fieldSeen[redemption.FieldSaleID] = struct{}{}
+			}
+		case "overLimit":
+			if _, ok := fieldSeen[redemption.FieldOverLimit]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldOverLimit)
+				fieldSeen[redemption.FieldOverLimit] = struct{}{}
 			}
 		case "amountPaid":
 			if _, ok := fieldSeen[redemption.FieldAmountPaid]; !ok {
@@ -1311,6 +1339,541 @@ func newRedemptionPaginateArgs(rv map[string]any) *redemptionPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*RedemptionWhereInput); ok {
 		args.opts = append(args.opts, WithRedemptionFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SaleQuery) CollectFields(ctx context.Context, satisfies ...string) (*SaleQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SaleQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(sale.Columns))
+		selectedFields = []string{sale.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "store":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&StoreClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, storeImplementors)...); err != nil {
+				return err
+			}
+			_q.withStore = query
+			if _, ok := fieldSeen[sale.FieldStoreID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldStoreID)
+				fieldSeen[sale.FieldStoreID] = struct{}{}
+			}
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[sale.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldCustomerID)
+				fieldSeen[sale.FieldCustomerID] = struct{}{}
+			}
+
+		case "items":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleItemClient{config: _q.config}).Query()
+			)
+			args := newSaleItemPaginateArgs(fieldArgs(ctx, new(SaleItemWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newSaleItemPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Sale) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"sale_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(sale.ItemsColumn), ids...))
+						})
+						if err := query.GroupBy(sale.ItemsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Sale) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Items)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, saleitemImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(sale.ItemsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedItems(alias, func(wq *SaleItemQuery) {
+				*wq = *query
+			})
+
+		case "payments":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SalePaymentClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, salepaymentImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedPayments(alias, func(wq *SalePaymentQuery) {
+				*wq = *query
+			})
+		case "tenantID":
+			if _, ok := fieldSeen[sale.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldTenantID)
+				fieldSeen[sale.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[sale.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, sale.FieldCreatedAt)
+				fieldSeen[sale.FieldCreatedAt] = struct{}{}
+			}
+		case "storeID":
+			if _, ok := fieldSeen[sale.FieldStoreID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldStoreID)
+				fieldSeen[sale.FieldStoreID] = struct{}{}
+			}
+		case "externalID":
+			if _, ok := fieldSeen[sale.FieldExternalID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldExternalID)
+				fieldSeen[sale.FieldExternalID] = struct{}{}
+			}
+		case "posID":
+			if _, ok := fieldSeen[sale.FieldPosID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldPosID)
+				fieldSeen[sale.FieldPosID] = struct{}{}
+			}
+		case "channel":
+			if _, ok := fieldSeen[sale.FieldChannel]; !ok {
+				selectedFields = append(selectedFields, sale.FieldChannel)
+				fieldSeen[sale.FieldChannel] = struct{}{}
+			}
+		case "customerDocument":
+			if _, ok := fieldSeen[sale.FieldCustomerDocument]; !ok {
+				selectedFields = append(selectedFields, sale.FieldCustomerDocument)
+				fieldSeen[sale.FieldCustomerDocument] = struct{}{}
+			}
+		case "customerDocumentType":
+			if _, ok := fieldSeen[sale.FieldCustomerDocumentType]; !ok {
+				selectedFields = append(selectedFields, sale.FieldCustomerDocumentType)
+				fieldSeen[sale.FieldCustomerDocumentType] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[sale.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldCustomerID)
+				fieldSeen[sale.FieldCustomerID] = struct{}{}
+			}
+		case "soldAt":
+			if _, ok := fieldSeen[sale.FieldSoldAt]; !ok {
+				selectedFields = append(selectedFields, sale.FieldSoldAt)
+				fieldSeen[sale.FieldSoldAt] = struct{}{}
+			}
+		case "amount":
+			if _, ok := fieldSeen[sale.FieldAmount]; !ok {
+				selectedFields = append(selectedFields, sale.FieldAmount)
+				fieldSeen[sale.FieldAmount] = struct{}{}
+			}
+		case "amountPayable":
+			if _, ok := fieldSeen[sale.FieldAmountPayable]; !ok {
+				selectedFields = append(selectedFields, sale.FieldAmountPayable)
+				fieldSeen[sale.FieldAmountPayable] = struct{}{}
+			}
+		case "discountAmount":
+			if _, ok := fieldSeen[sale.FieldDiscountAmount]; !ok {
+				selectedFields = append(selectedFields, sale.FieldDiscountAmount)
+				fieldSeen[sale.FieldDiscountAmount] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[sale.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, sale.FieldStatus)
+				fieldSeen[sale.FieldStatus] = struct{}{}
+			}
+		case "failureReason":
+			if _, ok := fieldSeen[sale.FieldFailureReason]; !ok {
+				selectedFields = append(selectedFields, sale.FieldFailureReason)
+				fieldSeen[sale.FieldFailureReason] = struct{}{}
+			}
+		case "pointsCredited":
+			if _, ok := fieldSeen[sale.FieldPointsCredited]; !ok {
+				selectedFields = append(selectedFields, sale.FieldPointsCredited)
+				fieldSeen[sale.FieldPointsCredited] = struct{}{}
+			}
+		case "processedAt":
+			if _, ok := fieldSeen[sale.FieldProcessedAt]; !ok {
+				selectedFields = append(selectedFields, sale.FieldProcessedAt)
+				fieldSeen[sale.FieldProcessedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type salePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SalePaginateOption
+}
+
+func newSalePaginateArgs(rv map[string]any) *salePaginateArgs {
+	args := &salePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &SaleOrder{Field: &SaleOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithSaleOrder(order))
+			}
+		case *SaleOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithSaleOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*SaleWhereInput); ok {
+		args.opts = append(args.opts, WithSaleFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SaleItemQuery) CollectFields(ctx context.Context, satisfies ...string) (*SaleItemQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SaleItemQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(saleitem.Columns))
+		selectedFields = []string{saleitem.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "sale":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, saleImplementors)...); err != nil {
+				return err
+			}
+			_q.withSale = query
+			if _, ok := fieldSeen[saleitem.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldSaleID)
+				fieldSeen[saleitem.FieldSaleID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[saleitem.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldTenantID)
+				fieldSeen[saleitem.FieldTenantID] = struct{}{}
+			}
+		case "saleID":
+			if _, ok := fieldSeen[saleitem.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldSaleID)
+				fieldSeen[saleitem.FieldSaleID] = struct{}{}
+			}
+		case "lineID":
+			if _, ok := fieldSeen[saleitem.FieldLineID]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldLineID)
+				fieldSeen[saleitem.FieldLineID] = struct{}{}
+			}
+		case "gtin":
+			if _, ok := fieldSeen[saleitem.FieldGtin]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldGtin)
+				fieldSeen[saleitem.FieldGtin] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[saleitem.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldDescription)
+				fieldSeen[saleitem.FieldDescription] = struct{}{}
+			}
+		case "unitPrice":
+			if _, ok := fieldSeen[saleitem.FieldUnitPrice]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldUnitPrice)
+				fieldSeen[saleitem.FieldUnitPrice] = struct{}{}
+			}
+		case "quantity":
+			if _, ok := fieldSeen[saleitem.FieldQuantity]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldQuantity)
+				fieldSeen[saleitem.FieldQuantity] = struct{}{}
+			}
+		case "discountAmount":
+			if _, ok := fieldSeen[saleitem.FieldDiscountAmount]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldDiscountAmount)
+				fieldSeen[saleitem.FieldDiscountAmount] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type saleitemPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SaleItemPaginateOption
+}
+
+func newSaleItemPaginateArgs(rv map[string]any) *saleitemPaginateArgs {
+	args := &saleitemPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*SaleItemWhereInput); ok {
+		args.opts = append(args.opts, WithSaleItemFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SalePaymentQuery) CollectFields(ctx context.Context, satisfies ...string) (*SalePaymentQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SalePaymentQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(salepayment.Columns))
+		selectedFields = []string{salepayment.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "sale":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, saleImplementors)...); err != nil {
+				return err
+			}
+			_q.withSale = query
+			if _, ok := fieldSeen[salepayment.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldSaleID)
+				fieldSeen[salepayment.FieldSaleID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[salepayment.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldTenantID)
+				fieldSeen[salepayment.FieldTenantID] = struct{}{}
+			}
+		case "saleID":
+			if _, ok := fieldSeen[salepayment.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldSaleID)
+				fieldSeen[salepayment.FieldSaleID] = struct{}{}
+			}
+		case "paymentID":
+			if _, ok := fieldSeen[salepayment.FieldPaymentID]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldPaymentID)
+				fieldSeen[salepayment.FieldPaymentID] = struct{}{}
+			}
+		case "amount":
+			if _, ok := fieldSeen[salepayment.FieldAmount]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldAmount)
+				fieldSeen[salepayment.FieldAmount] = struct{}{}
+			}
+		case "method":
+			if _, ok := fieldSeen[salepayment.FieldMethod]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldMethod)
+				fieldSeen[salepayment.FieldMethod] = struct{}{}
+			}
+		case "bin":
+			if _, ok := fieldSeen[salepayment.FieldBin]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldBin)
+				fieldSeen[salepayment.FieldBin] = struct{}{}
+			}
+		case "nsu":
+			if _, ok := fieldSeen[salepayment.FieldNsu]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldNsu)
+				fieldSeen[salepayment.FieldNsu] = struct{}{}
+			}
+		case "installments":
+			if _, ok := fieldSeen[salepayment.FieldInstallments]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldInstallments)
+				fieldSeen[salepayment.FieldInstallments] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type salepaymentPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SalePaymentPaginateOption
+}
+
+func newSalePaymentPaginateArgs(rv map[string]any) *salepaymentPaginateArgs {
+	args := &salepaymentPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*SalePaymentWhereInput); ok {
+		args.opts = append(args.opts, WithSalePaymentFilter(v.Filter))
 	}
 	return args
 }

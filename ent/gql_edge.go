@@ -124,6 +124,78 @@ func (_m *Redemption) Customer(ctx context.Context) (*Customer, error) {
 	return result, err
 }
 
+func (_m *Redemption) Sale(ctx context.Context) (*Sale, error) {
+	result, err := _m.Edges.SaleOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySale().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Sale) Store(ctx context.Context) (*Store, error) {
+	result, err := _m.Edges.StoreOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryStore().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Sale) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Sale) Items(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, where *SaleItemWhereInput,
+) (*SaleItemConnection, error) {
+	opts := []SaleItemPaginateOption{
+		WithSaleItemFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedItems(alias); err == nil || hasTotalCount {
+		pager, err := newSaleItemPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SaleItemConnection{Edges: []*SaleItemEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryItems().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Sale) Payments(ctx context.Context) (result []*SalePayment, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedPayments(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.PaymentsOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryPayments().All(ctx)
+	}
+	return result, err
+}
+
+func (_m *SaleItem) Sale(ctx context.Context) (*Sale, error) {
+	result, err := _m.Edges.SaleOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySale().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *SalePayment) Sale(ctx context.Context) (*Sale, error) {
+	result, err := _m.Edges.SaleOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySale().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Segment) Customers(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *CustomerOrder, where *CustomerWhereInput,
 ) (*CustomerConnection, error) {

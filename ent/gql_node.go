@@ -14,6 +14,9 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -54,6 +57,21 @@ var redemptionImplementors = []string{"Redemption", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Redemption) IsNode() {}
+
+var saleImplementors = []string{"Sale", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Sale) IsNode() {}
+
+var saleitemImplementors = []string{"SaleItem", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*SaleItem) IsNode() {}
+
+var salepaymentImplementors = []string{"SalePayment", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*SalePayment) IsNode() {}
 
 var segmentImplementors = []string{"Segment", "Node"}
 
@@ -178,6 +196,33 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(redemption.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, redemptionImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case sale.Table:
+		query := c.Sale.Query().
+			Where(sale.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, saleImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case saleitem.Table:
+		query := c.SaleItem.Query().
+			Where(saleitem.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, saleitemImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case salepayment.Table:
+		query := c.SalePayment.Query().
+			Where(salepayment.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, salepaymentImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -366,6 +411,54 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Redemption.Query().
 			Where(redemption.IDIn(ids...))
 		query, err := query.CollectFields(ctx, redemptionImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case sale.Table:
+		query := c.Sale.Query().
+			Where(sale.IDIn(ids...))
+		query, err := query.CollectFields(ctx, saleImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case saleitem.Table:
+		query := c.SaleItem.Query().
+			Where(saleitem.IDIn(ids...))
+		query, err := query.CollectFields(ctx, saleitemImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case salepayment.Table:
+		query := c.SalePayment.Query().
+			Where(salepayment.IDIn(ids...))
+		query, err := query.CollectFields(ctx, salepaymentImplementors...)
 		if err != nil {
 			return nil, err
 		}

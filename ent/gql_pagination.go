@@ -20,6 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -2057,6 +2060,836 @@ func (_m *Redemption) ToEdge(order *RedemptionOrder) *RedemptionEdge {
 		order = DefaultRedemptionOrder
 	}
 	return &RedemptionEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SaleEdge is the edge representation of Sale.
+type SaleEdge struct {
+	Node   *Sale  `json:"node"`
+	Cursor Cursor `json:"cursor"`
+}
+
+// SaleConnection is the connection containing edges to Sale.
+type SaleConnection struct {
+	Edges      []*SaleEdge `json:"edges"`
+	PageInfo   PageInfo    `json:"pageInfo"`
+	TotalCount int         `json:"totalCount"`
+}
+
+func (c *SaleConnection) build(nodes []*Sale, pager *salePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Sale
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Sale {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Sale {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SaleEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SaleEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SalePaginateOption enables pagination customization.
+type SalePaginateOption func(*salePager) error
+
+// WithSaleOrder configures pagination ordering.
+func WithSaleOrder(order *SaleOrder) SalePaginateOption {
+	if order == nil {
+		order = DefaultSaleOrder
+	}
+	o := *order
+	return func(pager *salePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSaleOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSaleFilter configures pagination filter.
+func WithSaleFilter(filter func(*SaleQuery) (*SaleQuery, error)) SalePaginateOption {
+	return func(pager *salePager) error {
+		if filter == nil {
+			return errors.New("SaleQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type salePager struct {
+	reverse bool
+	order   *SaleOrder
+	filter  func(*SaleQuery) (*SaleQuery, error)
+}
+
+func newSalePager(opts []SalePaginateOption, reverse bool) (*salePager, error) {
+	pager := &salePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSaleOrder
+	}
+	return pager, nil
+}
+
+func (p *salePager) applyFilter(query *SaleQuery) (*SaleQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *salePager) toCursor(_m *Sale) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *salePager) applyCursors(query *SaleQuery, after, before *Cursor) (*SaleQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSaleOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *salePager) applyOrder(query *SaleQuery) *SaleQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSaleOrder.Field {
+		query = query.Order(DefaultSaleOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *salePager) orderExpr(query *SaleQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSaleOrder.Field {
+			b.Comma().Ident(DefaultSaleOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Sale.
+func (_m *SaleQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SalePaginateOption,
+) (*SaleConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSalePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SaleConnection{Edges: []*SaleEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// SaleOrderFieldCreatedAt orders Sale by created_at.
+	SaleOrderFieldCreatedAt = &SaleOrderField{
+		Value: func(_m *Sale) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: sale.FieldCreatedAt,
+		toTerm: sale.ByCreatedAt,
+		toCursor: func(_m *Sale) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// SaleOrderFieldSoldAt orders Sale by sold_at.
+	SaleOrderFieldSoldAt = &SaleOrderField{
+		Value: func(_m *Sale) (ent.Value, error) {
+			return _m.SoldAt, nil
+		},
+		column: sale.FieldSoldAt,
+		toTerm: sale.BySoldAt,
+		toCursor: func(_m *Sale) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.SoldAt,
+			}
+		},
+	}
+	// SaleOrderFieldStatus orders Sale by status.
+	SaleOrderFieldStatus = &SaleOrderField{
+		Value: func(_m *Sale) (ent.Value, error) {
+			return _m.Status, nil
+		},
+		column: sale.FieldStatus,
+		toTerm: sale.ByStatus,
+		toCursor: func(_m *Sale) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Status,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f SaleOrderField) String() string {
+	var str string
+	switch f.column {
+	case SaleOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case SaleOrderFieldSoldAt.column:
+		str = "SOLD_AT"
+	case SaleOrderFieldStatus.column:
+		str = "STATUS"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f SaleOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *SaleOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("SaleOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *SaleOrderFieldCreatedAt
+	case "SOLD_AT":
+		*f = *SaleOrderFieldSoldAt
+	case "STATUS":
+		*f = *SaleOrderFieldStatus
+	default:
+		return fmt.Errorf("%s is not a valid SaleOrderField", str)
+	}
+	return nil
+}
+
+// SaleOrderField defines the ordering field of Sale.
+type SaleOrderField struct {
+	// Value extracts the ordering value from the given Sale.
+	Value    func(*Sale) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) sale.OrderOption
+	toCursor func(*Sale) Cursor
+}
+
+// SaleOrder defines the ordering of Sale.
+type SaleOrder struct {
+	Direction OrderDirection  `json:"direction"`
+	Field     *SaleOrderField `json:"field"`
+}
+
+// DefaultSaleOrder is the default ordering of Sale.
+var DefaultSaleOrder = &SaleOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SaleOrderField{
+		Value: func(_m *Sale) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: sale.FieldID,
+		toTerm: sale.ByID,
+		toCursor: func(_m *Sale) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Sale into SaleEdge.
+func (_m *Sale) ToEdge(order *SaleOrder) *SaleEdge {
+	if order == nil {
+		order = DefaultSaleOrder
+	}
+	return &SaleEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SaleItemEdge is the edge representation of SaleItem.
+type SaleItemEdge struct {
+	Node   *SaleItem `json:"node"`
+	Cursor Cursor    `json:"cursor"`
+}
+
+// SaleItemConnection is the connection containing edges to SaleItem.
+type SaleItemConnection struct {
+	Edges      []*SaleItemEdge `json:"edges"`
+	PageInfo   PageInfo        `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+func (c *SaleItemConnection) build(nodes []*SaleItem, pager *saleitemPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *SaleItem
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *SaleItem {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *SaleItem {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SaleItemEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SaleItemEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SaleItemPaginateOption enables pagination customization.
+type SaleItemPaginateOption func(*saleitemPager) error
+
+// WithSaleItemOrder configures pagination ordering.
+func WithSaleItemOrder(order *SaleItemOrder) SaleItemPaginateOption {
+	if order == nil {
+		order = DefaultSaleItemOrder
+	}
+	o := *order
+	return func(pager *saleitemPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSaleItemOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSaleItemFilter configures pagination filter.
+func WithSaleItemFilter(filter func(*SaleItemQuery) (*SaleItemQuery, error)) SaleItemPaginateOption {
+	return func(pager *saleitemPager) error {
+		if filter == nil {
+			return errors.New("SaleItemQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type saleitemPager struct {
+	reverse bool
+	order   *SaleItemOrder
+	filter  func(*SaleItemQuery) (*SaleItemQuery, error)
+}
+
+func newSaleItemPager(opts []SaleItemPaginateOption, reverse bool) (*saleitemPager, error) {
+	pager := &saleitemPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSaleItemOrder
+	}
+	return pager, nil
+}
+
+func (p *saleitemPager) applyFilter(query *SaleItemQuery) (*SaleItemQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *saleitemPager) toCursor(_m *SaleItem) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *saleitemPager) applyCursors(query *SaleItemQuery, after, before *Cursor) (*SaleItemQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSaleItemOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *saleitemPager) applyOrder(query *SaleItemQuery) *SaleItemQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSaleItemOrder.Field {
+		query = query.Order(DefaultSaleItemOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *saleitemPager) orderExpr(query *SaleItemQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSaleItemOrder.Field {
+			b.Comma().Ident(DefaultSaleItemOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to SaleItem.
+func (_m *SaleItemQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SaleItemPaginateOption,
+) (*SaleItemConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSaleItemPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SaleItemConnection{Edges: []*SaleItemEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// SaleItemOrderField defines the ordering field of SaleItem.
+type SaleItemOrderField struct {
+	// Value extracts the ordering value from the given SaleItem.
+	Value    func(*SaleItem) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) saleitem.OrderOption
+	toCursor func(*SaleItem) Cursor
+}
+
+// SaleItemOrder defines the ordering of SaleItem.
+type SaleItemOrder struct {
+	Direction OrderDirection      `json:"direction"`
+	Field     *SaleItemOrderField `json:"field"`
+}
+
+// DefaultSaleItemOrder is the default ordering of SaleItem.
+var DefaultSaleItemOrder = &SaleItemOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SaleItemOrderField{
+		Value: func(_m *SaleItem) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: saleitem.FieldID,
+		toTerm: saleitem.ByID,
+		toCursor: func(_m *SaleItem) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts SaleItem into SaleItemEdge.
+func (_m *SaleItem) ToEdge(order *SaleItemOrder) *SaleItemEdge {
+	if order == nil {
+		order = DefaultSaleItemOrder
+	}
+	return &SaleItemEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SalePaymentEdge is the edge representation of SalePayment.
+type SalePaymentEdge struct {
+	Node   *SalePayment `json:"node"`
+	Cursor Cursor       `json:"cursor"`
+}
+
+// SalePaymentConnection is the connection containing edges to SalePayment.
+type SalePaymentConnection struct {
+	Edges      []*SalePaymentEdge `json:"edges"`
+	PageInfo   PageInfo           `json:"pageInfo"`
+	TotalCount int                `json:"totalCount"`
+}
+
+func (c *SalePaymentConnection) build(nodes []*SalePayment, pager *salepaymentPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *SalePayment
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *SalePayment {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *SalePayment {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SalePaymentEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SalePaymentEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SalePaymentPaginateOption enables pagination customization.
+type SalePaymentPaginateOption func(*salepaymentPager) error
+
+// WithSalePaymentOrder configures pagination ordering.
+func WithSalePaymentOrder(order *SalePaymentOrder) SalePaymentPaginateOption {
+	if order == nil {
+		order = DefaultSalePaymentOrder
+	}
+	o := *order
+	return func(pager *salepaymentPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSalePaymentOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSalePaymentFilter configures pagination filter.
+func WithSalePaymentFilter(filter func(*SalePaymentQuery) (*SalePaymentQuery, error)) SalePaymentPaginateOption {
+	return func(pager *salepaymentPager) error {
+		if filter == nil {
+			return errors.New("SalePaymentQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type salepaymentPager struct {
+	reverse bool
+	order   *SalePaymentOrder
+	filter  func(*SalePaymentQuery) (*SalePaymentQuery, error)
+}
+
+func newSalePaymentPager(opts []SalePaymentPaginateOption, reverse bool) (*salepaymentPager, error) {
+	pager := &salepaymentPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSalePaymentOrder
+	}
+	return pager, nil
+}
+
+func (p *salepaymentPager) applyFilter(query *SalePaymentQuery) (*SalePaymentQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *salepaymentPager) toCursor(_m *SalePayment) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *salepaymentPager) applyCursors(query *SalePaymentQuery, after, before *Cursor) (*SalePaymentQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSalePaymentOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *salepaymentPager) applyOrder(query *SalePaymentQuery) *SalePaymentQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSalePaymentOrder.Field {
+		query = query.Order(DefaultSalePaymentOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *salepaymentPager) orderExpr(query *SalePaymentQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSalePaymentOrder.Field {
+			b.Comma().Ident(DefaultSalePaymentOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to SalePayment.
+func (_m *SalePaymentQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SalePaymentPaginateOption,
+) (*SalePaymentConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSalePaymentPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SalePaymentConnection{Edges: []*SalePaymentEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// SalePaymentOrderField defines the ordering field of SalePayment.
+type SalePaymentOrderField struct {
+	// Value extracts the ordering value from the given SalePayment.
+	Value    func(*SalePayment) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) salepayment.OrderOption
+	toCursor func(*SalePayment) Cursor
+}
+
+// SalePaymentOrder defines the ordering of SalePayment.
+type SalePaymentOrder struct {
+	Direction OrderDirection         `json:"direction"`
+	Field     *SalePaymentOrderField `json:"field"`
+}
+
+// DefaultSalePaymentOrder is the default ordering of SalePayment.
+var DefaultSalePaymentOrder = &SalePaymentOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SalePaymentOrderField{
+		Value: func(_m *SalePayment) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: salepayment.FieldID,
+		toTerm: salepayment.ByID,
+		toCursor: func(_m *SalePayment) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts SalePayment into SalePaymentEdge.
+func (_m *SalePayment) ToEdge(order *SalePaymentOrder) *SalePaymentEdge {
+	if order == nil {
+		order = DefaultSalePaymentOrder
+	}
+	return &SalePaymentEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -3477,6 +3480,27 @@ type RedemptionWhereInput struct {
 	OrderIDEqualFold    *string  `json:"orderIDEqualFold,omitempty"`
 	OrderIDContainsFold *string  `json:"orderIDContainsFold,omitempty"`
 
+	// "sale_id" field predicates.
+	SaleID             *string  `json:"saleID,omitempty"`
+	SaleIDNEQ          *string  `json:"saleIDNEQ,omitempty"`
+	SaleIDIn           []string `json:"saleIDIn,omitempty"`
+	SaleIDNotIn        []string `json:"saleIDNotIn,omitempty"`
+	SaleIDGT           *string  `json:"saleIDGT,omitempty"`
+	SaleIDGTE          *string  `json:"saleIDGTE,omitempty"`
+	SaleIDLT           *string  `json:"saleIDLT,omitempty"`
+	SaleIDLTE          *string  `json:"saleIDLTE,omitempty"`
+	SaleIDContains     *string  `json:"saleIDContains,omitempty"`
+	SaleIDHasPrefix    *string  `json:"saleIDHasPrefix,omitempty"`
+	SaleIDHasSuffix    *string  `json:"saleIDHasSuffix,omitempty"`
+	SaleIDIsNil        bool     `json:"saleIDIsNil,omitempty"`
+	SaleIDNotNil       bool     `json:"saleIDNotNil,omitempty"`
+	SaleIDEqualFold    *string  `json:"saleIDEqualFold,omitempty"`
+	SaleIDContainsFold *string  `json:"saleIDContainsFold,omitempty"`
+
+	// "over_limit" field predicates.
+	OverLimit    *bool `json:"overLimit,omitempty"`
+	OverLimitNEQ *bool `json:"overLimitNEQ,omitempty"`
+
 	// "amount_paid" field predicates.
 	AmountPaid      *decimal.Decimal  `json:"amountPaid,omitempty"`
 	AmountPaidNEQ   *decimal.Decimal  `json:"amountPaidNEQ,omitempty"`
@@ -3524,6 +3548,10 @@ type RedemptionWhereInput struct {
 	// "customer" edge predicates.
 	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
 	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+
+	// "sale" edge predicates.
+	HasSale     *bool             `json:"hasSale,omitempty"`
+	HasSaleWith []*SaleWhereInput `json:"hasSaleWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -3807,6 +3835,57 @@ func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
 	if i.OrderIDContainsFold != nil {
 		predicates = append(predicates, redemption.OrderIDContainsFold(*i.OrderIDContainsFold))
 	}
+	if i.SaleID != nil {
+		predicates = append(predicates, redemption.SaleIDEQ(*i.SaleID))
+	}
+	if i.SaleIDNEQ != nil {
+		predicates = append(predicates, redemption.SaleIDNEQ(*i.SaleIDNEQ))
+	}
+	if len(i.SaleIDIn) > 0 {
+		predicates = append(predicates, redemption.SaleIDIn(i.SaleIDIn...))
+	}
+	if len(i.SaleIDNotIn) > 0 {
+		predicates = append(predicates, redemption.SaleIDNotIn(i.SaleIDNotIn...))
+	}
+	if i.SaleIDGT != nil {
+		predicates = append(predicates, redemption.SaleIDGT(*i.SaleIDGT))
+	}
+	if i.SaleIDGTE != nil {
+		predicates = append(predicates, redemption.SaleIDGTE(*i.SaleIDGTE))
+	}
+	if i.SaleIDLT != nil {
+		predicates = append(predicates, redemption.SaleIDLT(*i.SaleIDLT))
+	}
+	if i.SaleIDLTE != nil {
+		predicates = append(predicates, redemption.SaleIDLTE(*i.SaleIDLTE))
+	}
+	if i.SaleIDContains != nil {
+		predicates = append(predicates, redemption.SaleIDContains(*i.SaleIDContains))
+	}
+	if i.SaleIDHasPrefix != nil {
+		predicates = append(predicates, redemption.SaleIDHasPrefix(*i.SaleIDHasPrefix))
+	}
+	if i.SaleIDHasSuffix != nil {
+		predicates = append(predicates, redemption.SaleIDHasSuffix(*i.SaleIDHasSuffix))
+	}
+	if i.SaleIDIsNil {
+		predicates = append(predicates, redemption.SaleIDIsNil())
+	}
+	if i.SaleIDNotNil {
+		predicates = append(predicates, redemption.SaleIDNotNil())
+	}
+	if i.SaleIDEqualFold != nil {
+		predicates = append(predicates, redemption.SaleIDEqualFold(*i.SaleIDEqualFold))
+	}
+	if i.SaleIDContainsFold != nil {
+		predicates = append(predicates, redemption.SaleIDContainsFold(*i.SaleIDContainsFold))
+	}
+	if i.OverLimit != nil {
+		predicates = append(predicates, redemption.OverLimitEQ(*i.OverLimit))
+	}
+	if i.OverLimitNEQ != nil {
+		predicates = append(predicates, redemption.OverLimitNEQ(*i.OverLimitNEQ))
+	}
 	if i.AmountPaid != nil {
 		predicates = append(predicates, redemption.AmountPaidEQ(*i.AmountPaid))
 	}
@@ -3940,6 +4019,24 @@ func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
 		}
 		predicates = append(predicates, redemption.HasCustomerWith(with...))
 	}
+	if i.HasSale != nil {
+		p := redemption.HasSale()
+		if !*i.HasSale {
+			p = redemption.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSaleWith) > 0 {
+		with := make([]predicate.Sale, 0, len(i.HasSaleWith))
+		for _, w := range i.HasSaleWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSaleWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, redemption.HasSaleWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyRedemptionWhereInput
@@ -3947,6 +4044,2036 @@ func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
 		return predicates[0], nil
 	default:
 		return redemption.And(predicates...), nil
+	}
+}
+
+// SaleWhereInput represents a where input for filtering Sale queries.
+type SaleWhereInput struct {
+	Predicates []predicate.Sale  `json:"-"`
+	Not        *SaleWhereInput   `json:"not,omitempty"`
+	Or         []*SaleWhereInput `json:"or,omitempty"`
+	And        []*SaleWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "store_id" field predicates.
+	StoreID             *string  `json:"storeID,omitempty"`
+	StoreIDNEQ          *string  `json:"storeIDNEQ,omitempty"`
+	StoreIDIn           []string `json:"storeIDIn,omitempty"`
+	StoreIDNotIn        []string `json:"storeIDNotIn,omitempty"`
+	StoreIDGT           *string  `json:"storeIDGT,omitempty"`
+	StoreIDGTE          *string  `json:"storeIDGTE,omitempty"`
+	StoreIDLT           *string  `json:"storeIDLT,omitempty"`
+	StoreIDLTE          *string  `json:"storeIDLTE,omitempty"`
+	StoreIDContains     *string  `json:"storeIDContains,omitempty"`
+	StoreIDHasPrefix    *string  `json:"storeIDHasPrefix,omitempty"`
+	StoreIDHasSuffix    *string  `json:"storeIDHasSuffix,omitempty"`
+	StoreIDEqualFold    *string  `json:"storeIDEqualFold,omitempty"`
+	StoreIDContainsFold *string  `json:"storeIDContainsFold,omitempty"`
+
+	// "external_id" field predicates.
+	ExternalID             *string  `json:"externalID,omitempty"`
+	ExternalIDNEQ          *string  `json:"externalIDNEQ,omitempty"`
+	ExternalIDIn           []string `json:"externalIDIn,omitempty"`
+	ExternalIDNotIn        []string `json:"externalIDNotIn,omitempty"`
+	ExternalIDGT           *string  `json:"externalIDGT,omitempty"`
+	ExternalIDGTE          *string  `json:"externalIDGTE,omitempty"`
+	ExternalIDLT           *string  `json:"externalIDLT,omitempty"`
+	ExternalIDLTE          *string  `json:"externalIDLTE,omitempty"`
+	ExternalIDContains     *string  `json:"externalIDContains,omitempty"`
+	ExternalIDHasPrefix    *string  `json:"externalIDHasPrefix,omitempty"`
+	ExternalIDHasSuffix    *string  `json:"externalIDHasSuffix,omitempty"`
+	ExternalIDEqualFold    *string  `json:"externalIDEqualFold,omitempty"`
+	ExternalIDContainsFold *string  `json:"externalIDContainsFold,omitempty"`
+
+	// "pos_id" field predicates.
+	PosID             *string  `json:"posID,omitempty"`
+	PosIDNEQ          *string  `json:"posIDNEQ,omitempty"`
+	PosIDIn           []string `json:"posIDIn,omitempty"`
+	PosIDNotIn        []string `json:"posIDNotIn,omitempty"`
+	PosIDGT           *string  `json:"posIDGT,omitempty"`
+	PosIDGTE          *string  `json:"posIDGTE,omitempty"`
+	PosIDLT           *string  `json:"posIDLT,omitempty"`
+	PosIDLTE          *string  `json:"posIDLTE,omitempty"`
+	PosIDContains     *string  `json:"posIDContains,omitempty"`
+	PosIDHasPrefix    *string  `json:"posIDHasPrefix,omitempty"`
+	PosIDHasSuffix    *string  `json:"posIDHasSuffix,omitempty"`
+	PosIDEqualFold    *string  `json:"posIDEqualFold,omitempty"`
+	PosIDContainsFold *string  `json:"posIDContainsFold,omitempty"`
+
+	// "channel" field predicates.
+	Channel             *string  `json:"channel,omitempty"`
+	ChannelNEQ          *string  `json:"channelNEQ,omitempty"`
+	ChannelIn           []string `json:"channelIn,omitempty"`
+	ChannelNotIn        []string `json:"channelNotIn,omitempty"`
+	ChannelGT           *string  `json:"channelGT,omitempty"`
+	ChannelGTE          *string  `json:"channelGTE,omitempty"`
+	ChannelLT           *string  `json:"channelLT,omitempty"`
+	ChannelLTE          *string  `json:"channelLTE,omitempty"`
+	ChannelContains     *string  `json:"channelContains,omitempty"`
+	ChannelHasPrefix    *string  `json:"channelHasPrefix,omitempty"`
+	ChannelHasSuffix    *string  `json:"channelHasSuffix,omitempty"`
+	ChannelEqualFold    *string  `json:"channelEqualFold,omitempty"`
+	ChannelContainsFold *string  `json:"channelContainsFold,omitempty"`
+
+	// "customer_document" field predicates.
+	CustomerDocument             *string  `json:"customerDocument,omitempty"`
+	CustomerDocumentNEQ          *string  `json:"customerDocumentNEQ,omitempty"`
+	CustomerDocumentIn           []string `json:"customerDocumentIn,omitempty"`
+	CustomerDocumentNotIn        []string `json:"customerDocumentNotIn,omitempty"`
+	CustomerDocumentGT           *string  `json:"customerDocumentGT,omitempty"`
+	CustomerDocumentGTE          *string  `json:"customerDocumentGTE,omitempty"`
+	CustomerDocumentLT           *string  `json:"customerDocumentLT,omitempty"`
+	CustomerDocumentLTE          *string  `json:"customerDocumentLTE,omitempty"`
+	CustomerDocumentContains     *string  `json:"customerDocumentContains,omitempty"`
+	CustomerDocumentHasPrefix    *string  `json:"customerDocumentHasPrefix,omitempty"`
+	CustomerDocumentHasSuffix    *string  `json:"customerDocumentHasSuffix,omitempty"`
+	CustomerDocumentEqualFold    *string  `json:"customerDocumentEqualFold,omitempty"`
+	CustomerDocumentContainsFold *string  `json:"customerDocumentContainsFold,omitempty"`
+
+	// "customer_document_type" field predicates.
+	CustomerDocumentType       *sale.CustomerDocumentType  `json:"customerDocumentType,omitempty"`
+	CustomerDocumentTypeNEQ    *sale.CustomerDocumentType  `json:"customerDocumentTypeNEQ,omitempty"`
+	CustomerDocumentTypeIn     []sale.CustomerDocumentType `json:"customerDocumentTypeIn,omitempty"`
+	CustomerDocumentTypeNotIn  []sale.CustomerDocumentType `json:"customerDocumentTypeNotIn,omitempty"`
+	CustomerDocumentTypeIsNil  bool                        `json:"customerDocumentTypeIsNil,omitempty"`
+	CustomerDocumentTypeNotNil bool                        `json:"customerDocumentTypeNotNil,omitempty"`
+
+	// "customer_id" field predicates.
+	CustomerID             *string  `json:"customerID,omitempty"`
+	CustomerIDNEQ          *string  `json:"customerIDNEQ,omitempty"`
+	CustomerIDIn           []string `json:"customerIDIn,omitempty"`
+	CustomerIDNotIn        []string `json:"customerIDNotIn,omitempty"`
+	CustomerIDGT           *string  `json:"customerIDGT,omitempty"`
+	CustomerIDGTE          *string  `json:"customerIDGTE,omitempty"`
+	CustomerIDLT           *string  `json:"customerIDLT,omitempty"`
+	CustomerIDLTE          *string  `json:"customerIDLTE,omitempty"`
+	CustomerIDContains     *string  `json:"customerIDContains,omitempty"`
+	CustomerIDHasPrefix    *string  `json:"customerIDHasPrefix,omitempty"`
+	CustomerIDHasSuffix    *string  `json:"customerIDHasSuffix,omitempty"`
+	CustomerIDIsNil        bool     `json:"customerIDIsNil,omitempty"`
+	CustomerIDNotNil       bool     `json:"customerIDNotNil,omitempty"`
+	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
+	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
+
+	// "sold_at" field predicates.
+	SoldAt      *time.Time  `json:"soldAt,omitempty"`
+	SoldAtNEQ   *time.Time  `json:"soldAtNEQ,omitempty"`
+	SoldAtIn    []time.Time `json:"soldAtIn,omitempty"`
+	SoldAtNotIn []time.Time `json:"soldAtNotIn,omitempty"`
+	SoldAtGT    *time.Time  `json:"soldAtGT,omitempty"`
+	SoldAtGTE   *time.Time  `json:"soldAtGTE,omitempty"`
+	SoldAtLT    *time.Time  `json:"soldAtLT,omitempty"`
+	SoldAtLTE   *time.Time  `json:"soldAtLTE,omitempty"`
+
+	// "amount" field predicates.
+	Amount      *decimal.Decimal  `json:"amount,omitempty"`
+	AmountNEQ   *decimal.Decimal  `json:"amountNEQ,omitempty"`
+	AmountIn    []decimal.Decimal `json:"amountIn,omitempty"`
+	AmountNotIn []decimal.Decimal `json:"amountNotIn,omitempty"`
+	AmountGT    *decimal.Decimal  `json:"amountGT,omitempty"`
+	AmountGTE   *decimal.Decimal  `json:"amountGTE,omitempty"`
+	AmountLT    *decimal.Decimal  `json:"amountLT,omitempty"`
+	AmountLTE   *decimal.Decimal  `json:"amountLTE,omitempty"`
+
+	// "amount_payable" field predicates.
+	AmountPayable      *decimal.Decimal  `json:"amountPayable,omitempty"`
+	AmountPayableNEQ   *decimal.Decimal  `json:"amountPayableNEQ,omitempty"`
+	AmountPayableIn    []decimal.Decimal `json:"amountPayableIn,omitempty"`
+	AmountPayableNotIn []decimal.Decimal `json:"amountPayableNotIn,omitempty"`
+	AmountPayableGT    *decimal.Decimal  `json:"amountPayableGT,omitempty"`
+	AmountPayableGTE   *decimal.Decimal  `json:"amountPayableGTE,omitempty"`
+	AmountPayableLT    *decimal.Decimal  `json:"amountPayableLT,omitempty"`
+	AmountPayableLTE   *decimal.Decimal  `json:"amountPayableLTE,omitempty"`
+
+	// "discount_amount" field predicates.
+	DiscountAmount      *decimal.Decimal  `json:"discountAmount,omitempty"`
+	DiscountAmountNEQ   *decimal.Decimal  `json:"discountAmountNEQ,omitempty"`
+	DiscountAmountIn    []decimal.Decimal `json:"discountAmountIn,omitempty"`
+	DiscountAmountNotIn []decimal.Decimal `json:"discountAmountNotIn,omitempty"`
+	DiscountAmountGT    *decimal.Decimal  `json:"discountAmountGT,omitempty"`
+	DiscountAmountGTE   *decimal.Decimal  `json:"discountAmountGTE,omitempty"`
+	DiscountAmountLT    *decimal.Decimal  `json:"discountAmountLT,omitempty"`
+	DiscountAmountLTE   *decimal.Decimal  `json:"discountAmountLTE,omitempty"`
+
+	// "status" field predicates.
+	Status      *sale.Status  `json:"status,omitempty"`
+	StatusNEQ   *sale.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []sale.Status `json:"statusIn,omitempty"`
+	StatusNotIn []sale.Status `json:"statusNotIn,omitempty"`
+
+	// "failure_reason" field predicates.
+	FailureReason             *string  `json:"failureReason,omitempty"`
+	FailureReasonNEQ          *string  `json:"failureReasonNEQ,omitempty"`
+	FailureReasonIn           []string `json:"failureReasonIn,omitempty"`
+	FailureReasonNotIn        []string `json:"failureReasonNotIn,omitempty"`
+	FailureReasonGT           *string  `json:"failureReasonGT,omitempty"`
+	FailureReasonGTE          *string  `json:"failureReasonGTE,omitempty"`
+	FailureReasonLT           *string  `json:"failureReasonLT,omitempty"`
+	FailureReasonLTE          *string  `json:"failureReasonLTE,omitempty"`
+	FailureReasonContains     *string  `json:"failureReasonContains,omitempty"`
+	FailureReasonHasPrefix    *string  `json:"failureReasonHasPrefix,omitempty"`
+	FailureReasonHasSuffix    *string  `json:"failureReasonHasSuffix,omitempty"`
+	FailureReasonIsNil        bool     `json:"failureReasonIsNil,omitempty"`
+	FailureReasonNotNil       bool     `json:"failureReasonNotNil,omitempty"`
+	FailureReasonEqualFold    *string  `json:"failureReasonEqualFold,omitempty"`
+	FailureReasonContainsFold *string  `json:"failureReasonContainsFold,omitempty"`
+
+	// "points_credited" field predicates.
+	PointsCredited      *int64  `json:"pointsCredited,omitempty"`
+	PointsCreditedNEQ   *int64  `json:"pointsCreditedNEQ,omitempty"`
+	PointsCreditedIn    []int64 `json:"pointsCreditedIn,omitempty"`
+	PointsCreditedNotIn []int64 `json:"pointsCreditedNotIn,omitempty"`
+	PointsCreditedGT    *int64  `json:"pointsCreditedGT,omitempty"`
+	PointsCreditedGTE   *int64  `json:"pointsCreditedGTE,omitempty"`
+	PointsCreditedLT    *int64  `json:"pointsCreditedLT,omitempty"`
+	PointsCreditedLTE   *int64  `json:"pointsCreditedLTE,omitempty"`
+
+	// "processed_at" field predicates.
+	ProcessedAt       *time.Time  `json:"processedAt,omitempty"`
+	ProcessedAtNEQ    *time.Time  `json:"processedAtNEQ,omitempty"`
+	ProcessedAtIn     []time.Time `json:"processedAtIn,omitempty"`
+	ProcessedAtNotIn  []time.Time `json:"processedAtNotIn,omitempty"`
+	ProcessedAtGT     *time.Time  `json:"processedAtGT,omitempty"`
+	ProcessedAtGTE    *time.Time  `json:"processedAtGTE,omitempty"`
+	ProcessedAtLT     *time.Time  `json:"processedAtLT,omitempty"`
+	ProcessedAtLTE    *time.Time  `json:"processedAtLTE,omitempty"`
+	ProcessedAtIsNil  bool        `json:"processedAtIsNil,omitempty"`
+	ProcessedAtNotNil bool        `json:"processedAtNotNil,omitempty"`
+
+	// "store" edge predicates.
+	HasStore     *bool              `json:"hasStore,omitempty"`
+	HasStoreWith []*StoreWhereInput `json:"hasStoreWith,omitempty"`
+
+	// "customer" edge predicates.
+	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
+	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+
+	// "items" edge predicates.
+	HasItems     *bool                 `json:"hasItems,omitempty"`
+	HasItemsWith []*SaleItemWhereInput `json:"hasItemsWith,omitempty"`
+
+	// "payments" edge predicates.
+	HasPayments     *bool                    `json:"hasPayments,omitempty"`
+	HasPaymentsWith []*SalePaymentWhereInput `json:"hasPaymentsWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SaleWhereInput) AddPredicates(predicates ...predicate.Sale) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SaleWhereInput filter on the SaleQuery builder.
+func (i *SaleWhereInput) Filter(q *SaleQuery) (*SaleQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySaleWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySaleWhereInput is returned in case the SaleWhereInput is empty.
+var ErrEmptySaleWhereInput = errors.New("ent: empty predicate SaleWhereInput")
+
+// P returns a predicate for filtering sales.
+// An error is returned if the input is empty or invalid.
+func (i *SaleWhereInput) P() (predicate.Sale, error) {
+	var predicates []predicate.Sale
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, sale.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Sale, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, sale.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Sale, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, sale.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, sale.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, sale.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, sale.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, sale.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, sale.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, sale.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, sale.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, sale.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, sale.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, sale.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, sale.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, sale.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, sale.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, sale.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, sale.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, sale.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, sale.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, sale.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, sale.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, sale.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, sale.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, sale.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, sale.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, sale.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, sale.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, sale.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, sale.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, sale.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, sale.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, sale.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, sale.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.StoreID != nil {
+		predicates = append(predicates, sale.StoreIDEQ(*i.StoreID))
+	}
+	if i.StoreIDNEQ != nil {
+		predicates = append(predicates, sale.StoreIDNEQ(*i.StoreIDNEQ))
+	}
+	if len(i.StoreIDIn) > 0 {
+		predicates = append(predicates, sale.StoreIDIn(i.StoreIDIn...))
+	}
+	if len(i.StoreIDNotIn) > 0 {
+		predicates = append(predicates, sale.StoreIDNotIn(i.StoreIDNotIn...))
+	}
+	if i.StoreIDGT != nil {
+		predicates = append(predicates, sale.StoreIDGT(*i.StoreIDGT))
+	}
+	if i.StoreIDGTE != nil {
+		predicates = append(predicates, sale.StoreIDGTE(*i.StoreIDGTE))
+	}
+	if i.StoreIDLT != nil {
+		predicates = append(predicates, sale.StoreIDLT(*i.StoreIDLT))
+	}
+	if i.StoreIDLTE != nil {
+		predicates = append(predicates, sale.StoreIDLTE(*i.StoreIDLTE))
+	}
+	if i.StoreIDContains != nil {
+		predicates = append(predicates, sale.StoreIDContains(*i.StoreIDContains))
+	}
+	if i.StoreIDHasPrefix != nil {
+		predicates = append(predicates, sale.StoreIDHasPrefix(*i.StoreIDHasPrefix))
+	}
+	if i.StoreIDHasSuffix != nil {
+		predicates = append(predicates, sale.StoreIDHasSuffix(*i.StoreIDHasSuffix))
+	}
+	if i.StoreIDEqualFold != nil {
+		predicates = append(predicates, sale.StoreIDEqualFold(*i.StoreIDEqualFold))
+	}
+	if i.StoreIDContainsFold != nil {
+		predicates = append(predicates, sale.StoreIDContainsFold(*i.StoreIDContainsFold))
+	}
+	if i.ExternalID != nil {
+		predicates = append(predicates, sale.ExternalIDEQ(*i.ExternalID))
+	}
+	if i.ExternalIDNEQ != nil {
+		predicates = append(predicates, sale.ExternalIDNEQ(*i.ExternalIDNEQ))
+	}
+	if len(i.ExternalIDIn) > 0 {
+		predicates = append(predicates, sale.ExternalIDIn(i.ExternalIDIn...))
+	}
+	if len(i.ExternalIDNotIn) > 0 {
+		predicates = append(predicates, sale.ExternalIDNotIn(i.ExternalIDNotIn...))
+	}
+	if i.ExternalIDGT != nil {
+		predicates = append(predicates, sale.ExternalIDGT(*i.ExternalIDGT))
+	}
+	if i.ExternalIDGTE != nil {
+		predicates = append(predicates, sale.ExternalIDGTE(*i.ExternalIDGTE))
+	}
+	if i.ExternalIDLT != nil {
+		predicates = append(predicates, sale.ExternalIDLT(*i.ExternalIDLT))
+	}
+	if i.ExternalIDLTE != nil {
+		predicates = append(predicates, sale.ExternalIDLTE(*i.ExternalIDLTE))
+	}
+	if i.ExternalIDContains != nil {
+		predicates = append(predicates, sale.ExternalIDContains(*i.ExternalIDContains))
+	}
+	if i.ExternalIDHasPrefix != nil {
+		predicates = append(predicates, sale.ExternalIDHasPrefix(*i.ExternalIDHasPrefix))
+	}
+	if i.ExternalIDHasSuffix != nil {
+		predicates = append(predicates, sale.ExternalIDHasSuffix(*i.ExternalIDHasSuffix))
+	}
+	if i.ExternalIDEqualFold != nil {
+		predicates = append(predicates, sale.ExternalIDEqualFold(*i.ExternalIDEqualFold))
+	}
+	if i.ExternalIDContainsFold != nil {
+		predicates = append(predicates, sale.ExternalIDContainsFold(*i.ExternalIDContainsFold))
+	}
+	if i.PosID != nil {
+		predicates = append(predicates, sale.PosIDEQ(*i.PosID))
+	}
+	if i.PosIDNEQ != nil {
+		predicates = append(predicates, sale.PosIDNEQ(*i.PosIDNEQ))
+	}
+	if len(i.PosIDIn) > 0 {
+		predicates = append(predicates, sale.PosIDIn(i.PosIDIn...))
+	}
+	if len(i.PosIDNotIn) > 0 {
+		predicates = append(predicates, sale.PosIDNotIn(i.PosIDNotIn...))
+	}
+	if i.PosIDGT != nil {
+		predicates = append(predicates, sale.PosIDGT(*i.PosIDGT))
+	}
+	if i.PosIDGTE != nil {
+		predicates = append(predicates, sale.PosIDGTE(*i.PosIDGTE))
+	}
+	if i.PosIDLT != nil {
+		predicates = append(predicates, sale.PosIDLT(*i.PosIDLT))
+	}
+	if i.PosIDLTE != nil {
+		predicates = append(predicates, sale.PosIDLTE(*i.PosIDLTE))
+	}
+	if i.PosIDContains != nil {
+		predicates = append(predicates, sale.PosIDContains(*i.PosIDContains))
+	}
+	if i.PosIDHasPrefix != nil {
+		predicates = append(predicates, sale.PosIDHasPrefix(*i.PosIDHasPrefix))
+	}
+	if i.PosIDHasSuffix != nil {
+		predicates = append(predicates, sale.PosIDHasSuffix(*i.PosIDHasSuffix))
+	}
+	if i.PosIDEqualFold != nil {
+		predicates = append(predicates, sale.PosIDEqualFold(*i.PosIDEqualFold))
+	}
+	if i.PosIDContainsFold != nil {
+		predicates = append(predicates, sale.PosIDContainsFold(*i.PosIDContainsFold))
+	}
+	if i.Channel != nil {
+		predicates = append(predicates, sale.ChannelEQ(*i.Channel))
+	}
+	if i.ChannelNEQ != nil {
+		predicates = append(predicates, sale.ChannelNEQ(*i.ChannelNEQ))
+	}
+	if len(i.ChannelIn) > 0 {
+		predicates = append(predicates, sale.ChannelIn(i.ChannelIn...))
+	}
+	if len(i.ChannelNotIn) > 0 {
+		predicates = append(predicates, sale.ChannelNotIn(i.ChannelNotIn...))
+	}
+	if i.ChannelGT != nil {
+		predicates = append(predicates, sale.ChannelGT(*i.ChannelGT))
+	}
+	if i.ChannelGTE != nil {
+		predicates = append(predicates, sale.ChannelGTE(*i.ChannelGTE))
+	}
+	if i.ChannelLT != nil {
+		predicates = append(predicates, sale.ChannelLT(*i.ChannelLT))
+	}
+	if i.ChannelLTE != nil {
+		predicates = append(predicates, sale.ChannelLTE(*i.ChannelLTE))
+	}
+	if i.ChannelContains != nil {
+		predicates = append(predicates, sale.ChannelContains(*i.ChannelContains))
+	}
+	if i.ChannelHasPrefix != nil {
+		predicates = append(predicates, sale.ChannelHasPrefix(*i.ChannelHasPrefix))
+	}
+	if i.ChannelHasSuffix != nil {
+		predicates = append(predicates, sale.ChannelHasSuffix(*i.ChannelHasSuffix))
+	}
+	if i.ChannelEqualFold != nil {
+		predicates = append(predicates, sale.ChannelEqualFold(*i.ChannelEqualFold))
+	}
+	if i.ChannelContainsFold != nil {
+		predicates = append(predicates, sale.ChannelContainsFold(*i.ChannelContainsFold))
+	}
+	if i.CustomerDocument != nil {
+		predicates = append(predicates, sale.CustomerDocumentEQ(*i.CustomerDocument))
+	}
+	if i.CustomerDocumentNEQ != nil {
+		predicates = append(predicates, sale.CustomerDocumentNEQ(*i.CustomerDocumentNEQ))
+	}
+	if len(i.CustomerDocumentIn) > 0 {
+		predicates = append(predicates, sale.CustomerDocumentIn(i.CustomerDocumentIn...))
+	}
+	if len(i.CustomerDocumentNotIn) > 0 {
+		predicates = append(predicates, sale.CustomerDocumentNotIn(i.CustomerDocumentNotIn...))
+	}
+	if i.CustomerDocumentGT != nil {
+		predicates = append(predicates, sale.CustomerDocumentGT(*i.CustomerDocumentGT))
+	}
+	if i.CustomerDocumentGTE != nil {
+		predicates = append(predicates, sale.CustomerDocumentGTE(*i.CustomerDocumentGTE))
+	}
+	if i.CustomerDocumentLT != nil {
+		predicates = append(predicates, sale.CustomerDocumentLT(*i.CustomerDocumentLT))
+	}
+	if i.CustomerDocumentLTE != nil {
+		predicates = append(predicates, sale.CustomerDocumentLTE(*i.CustomerDocumentLTE))
+	}
+	if i.CustomerDocumentContains != nil {
+		predicates = append(predicates, sale.CustomerDocumentContains(*i.CustomerDocumentContains))
+	}
+	if i.CustomerDocumentHasPrefix != nil {
+		predicates = append(predicates, sale.CustomerDocumentHasPrefix(*i.CustomerDocumentHasPrefix))
+	}
+	if i.CustomerDocumentHasSuffix != nil {
+		predicates = append(predicates, sale.CustomerDocumentHasSuffix(*i.CustomerDocumentHasSuffix))
+	}
+	if i.CustomerDocumentEqualFold != nil {
+		predicates = append(predicates, sale.CustomerDocumentEqualFold(*i.CustomerDocumentEqualFold))
+	}
+	if i.CustomerDocumentContainsFold != nil {
+		predicates = append(predicates, sale.CustomerDocumentContainsFold(*i.CustomerDocumentContainsFold))
+	}
+	if i.CustomerDocumentType != nil {
+		predicates = append(predicates, sale.CustomerDocumentTypeEQ(*i.CustomerDocumentType))
+	}
+	if i.CustomerDocumentTypeNEQ != nil {
+		predicates = append(predicates, sale.CustomerDocumentTypeNEQ(*i.CustomerDocumentTypeNEQ))
+	}
+	if len(i.CustomerDocumentTypeIn) > 0 {
+		predicates = append(predicates, sale.CustomerDocumentTypeIn(i.CustomerDocumentTypeIn...))
+	}
+	if len(i.CustomerDocumentTypeNotIn) > 0 {
+		predicates = append(predicates, sale.CustomerDocumentTypeNotIn(i.CustomerDocumentTypeNotIn...))
+	}
+	if i.CustomerDocumentTypeIsNil {
+		predicates = append(predicates, sale.CustomerDocumentTypeIsNil())
+	}
+	if i.CustomerDocumentTypeNotNil {
+		predicates = append(predicates, sale.CustomerDocumentTypeNotNil())
+	}
+	if i.CustomerID != nil {
+		predicates = append(predicates, sale.CustomerIDEQ(*i.CustomerID))
+	}
+	if i.CustomerIDNEQ != nil {
+		predicates = append(predicates, sale.CustomerIDNEQ(*i.CustomerIDNEQ))
+	}
+	if len(i.CustomerIDIn) > 0 {
+		predicates = append(predicates, sale.CustomerIDIn(i.CustomerIDIn...))
+	}
+	if len(i.CustomerIDNotIn) > 0 {
+		predicates = append(predicates, sale.CustomerIDNotIn(i.CustomerIDNotIn...))
+	}
+	if i.CustomerIDGT != nil {
+		predicates = append(predicates, sale.CustomerIDGT(*i.CustomerIDGT))
+	}
+	if i.CustomerIDGTE != nil {
+		predicates = append(predicates, sale.CustomerIDGTE(*i.CustomerIDGTE))
+	}
+	if i.CustomerIDLT != nil {
+		predicates = append(predicates, sale.CustomerIDLT(*i.CustomerIDLT))
+	}
+	if i.CustomerIDLTE != nil {
+		predicates = append(predicates, sale.CustomerIDLTE(*i.CustomerIDLTE))
+	}
+	if i.CustomerIDContains != nil {
+		predicates = append(predicates, sale.CustomerIDContains(*i.CustomerIDContains))
+	}
+	if i.CustomerIDHasPrefix != nil {
+		predicates = append(predicates, sale.CustomerIDHasPrefix(*i.CustomerIDHasPrefix))
+	}
+	if i.CustomerIDHasSuffix != nil {
+		predicates = append(predicates, sale.CustomerIDHasSuffix(*i.CustomerIDHasSuffix))
+	}
+	if i.CustomerIDIsNil {
+		predicates = append(predicates, sale.CustomerIDIsNil())
+	}
+	if i.CustomerIDNotNil {
+		predicates = append(predicates, sale.CustomerIDNotNil())
+	}
+	if i.CustomerIDEqualFold != nil {
+		predicates = append(predicates, sale.CustomerIDEqualFold(*i.CustomerIDEqualFold))
+	}
+	if i.CustomerIDContainsFold != nil {
+		predicates = append(predicates, sale.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.SoldAt != nil {
+		predicates = append(predicates, sale.SoldAtEQ(*i.SoldAt))
+	}
+	if i.SoldAtNEQ != nil {
+		predicates = append(predicates, sale.SoldAtNEQ(*i.SoldAtNEQ))
+	}
+	if len(i.SoldAtIn) > 0 {
+		predicates = append(predicates, sale.SoldAtIn(i.SoldAtIn...))
+	}
+	if len(i.SoldAtNotIn) > 0 {
+		predicates = append(predicates, sale.SoldAtNotIn(i.SoldAtNotIn...))
+	}
+	if i.SoldAtGT != nil {
+		predicates = append(predicates, sale.SoldAtGT(*i.SoldAtGT))
+	}
+	if i.SoldAtGTE != nil {
+		predicates = append(predicates, sale.SoldAtGTE(*i.SoldAtGTE))
+	}
+	if i.SoldAtLT != nil {
+		predicates = append(predicates, sale.SoldAtLT(*i.SoldAtLT))
+	}
+	if i.SoldAtLTE != nil {
+		predicates = append(predicates, sale.SoldAtLTE(*i.SoldAtLTE))
+	}
+	if i.Amount != nil {
+		predicates = append(predicates, sale.AmountEQ(*i.Amount))
+	}
+	if i.AmountNEQ != nil {
+		predicates = append(predicates, sale.AmountNEQ(*i.AmountNEQ))
+	}
+	if len(i.AmountIn) > 0 {
+		predicates = append(predicates, sale.AmountIn(i.AmountIn...))
+	}
+	if len(i.AmountNotIn) > 0 {
+		predicates = append(predicates, sale.AmountNotIn(i.AmountNotIn...))
+	}
+	if i.AmountGT != nil {
+		predicates = append(predicates, sale.AmountGT(*i.AmountGT))
+	}
+	if i.AmountGTE != nil {
+		predicates = append(predicates, sale.AmountGTE(*i.AmountGTE))
+	}
+	if i.AmountLT != nil {
+		predicates = append(predicates, sale.AmountLT(*i.AmountLT))
+	}
+	if i.AmountLTE != nil {
+		predicates = append(predicates, sale.AmountLTE(*i.AmountLTE))
+	}
+	if i.AmountPayable != nil {
+		predicates = append(predicates, sale.AmountPayableEQ(*i.AmountPayable))
+	}
+	if i.AmountPayableNEQ != nil {
+		predicates = append(predicates, sale.AmountPayableNEQ(*i.AmountPayableNEQ))
+	}
+	if len(i.AmountPayableIn) > 0 {
+		predicates = append(predicates, sale.AmountPayableIn(i.AmountPayableIn...))
+	}
+	if len(i.AmountPayableNotIn) > 0 {
+		predicates = append(predicates, sale.AmountPayableNotIn(i.AmountPayableNotIn...))
+	}
+	if i.AmountPayableGT != nil {
+		predicates = append(predicates, sale.AmountPayableGT(*i.AmountPayableGT))
+	}
+	if i.AmountPayableGTE != nil {
+		predicates = append(predicates, sale.AmountPayableGTE(*i.AmountPayableGTE))
+	}
+	if i.AmountPayableLT != nil {
+		predicates = append(predicates, sale.AmountPayableLT(*i.AmountPayableLT))
+	}
+	if i.AmountPayableLTE != nil {
+		predicates = append(predicates, sale.AmountPayableLTE(*i.AmountPayableLTE))
+	}
+	if i.DiscountAmount != nil {
+		predicates = append(predicates, sale.DiscountAmountEQ(*i.DiscountAmount))
+	}
+	if i.DiscountAmountNEQ != nil {
+		predicates = append(predicates, sale.DiscountAmountNEQ(*i.DiscountAmountNEQ))
+	}
+	if len(i.DiscountAmountIn) > 0 {
+		predicates = append(predicates, sale.DiscountAmountIn(i.DiscountAmountIn...))
+	}
+	if len(i.DiscountAmountNotIn) > 0 {
+		predicates = append(predicates, sale.DiscountAmountNotIn(i.DiscountAmountNotIn...))
+	}
+	if i.DiscountAmountGT != nil {
+		predicates = append(predicates, sale.DiscountAmountGT(*i.DiscountAmountGT))
+	}
+	if i.DiscountAmountGTE != nil {
+		predicates = append(predicates, sale.DiscountAmountGTE(*i.DiscountAmountGTE))
+	}
+	if i.DiscountAmountLT != nil {
+		predicates = append(predicates, sale.DiscountAmountLT(*i.DiscountAmountLT))
+	}
+	if i.DiscountAmountLTE != nil {
+		predicates = append(predicates, sale.DiscountAmountLTE(*i.DiscountAmountLTE))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, sale.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, sale.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, sale.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, sale.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.FailureReason != nil {
+		predicates = append(predicates, sale.FailureReasonEQ(*i.FailureReason))
+	}
+	if i.FailureReasonNEQ != nil {
+		predicates = append(predicates, sale.FailureReasonNEQ(*i.FailureReasonNEQ))
+	}
+	if len(i.FailureReasonIn) > 0 {
+		predicates = append(predicates, sale.FailureReasonIn(i.FailureReasonIn...))
+	}
+	if len(i.FailureReasonNotIn) > 0 {
+		predicates = append(predicates, sale.FailureReasonNotIn(i.FailureReasonNotIn...))
+	}
+	if i.FailureReasonGT != nil {
+		predicates = append(predicates, sale.FailureReasonGT(*i.FailureReasonGT))
+	}
+	if i.FailureReasonGTE != nil {
+		predicates = append(predicates, sale.FailureReasonGTE(*i.FailureReasonGTE))
+	}
+	if i.FailureReasonLT != nil {
+		predicates = append(predicates, sale.FailureReasonLT(*i.FailureReasonLT))
+	}
+	if i.FailureReasonLTE != nil {
+		predicates = append(predicates, sale.FailureReasonLTE(*i.FailureReasonLTE))
+	}
+	if i.FailureReasonContains != nil {
+		predicates = append(predicates, sale.FailureReasonContains(*i.FailureReasonContains))
+	}
+	if i.FailureReasonHasPrefix != nil {
+		predicates = append(predicates, sale.FailureReasonHasPrefix(*i.FailureReasonHasPrefix))
+	}
+	if i.FailureReasonHasSuffix != nil {
+		predicates = append(predicates, sale.FailureReasonHasSuffix(*i.FailureReasonHasSuffix))
+	}
+	if i.FailureReasonIsNil {
+		predicates = append(predicates, sale.FailureReasonIsNil())
+	}
+	if i.FailureReasonNotNil {
+		predicates = append(predicates, sale.FailureReasonNotNil())
+	}
+	if i.FailureReasonEqualFold != nil {
+		predicates = append(predicates, sale.FailureReasonEqualFold(*i.FailureReasonEqualFold))
+	}
+	if i.FailureReasonContainsFold != nil {
+		predicates = append(predicates, sale.FailureReasonContainsFold(*i.FailureReasonContainsFold))
+	}
+	if i.PointsCredited != nil {
+		predicates = append(predicates, sale.PointsCreditedEQ(*i.PointsCredited))
+	}
+	if i.PointsCreditedNEQ != nil {
+		predicates = append(predicates, sale.PointsCreditedNEQ(*i.PointsCreditedNEQ))
+	}
+	if len(i.PointsCreditedIn) > 0 {
+		predicates = append(predicates, sale.PointsCreditedIn(i.PointsCreditedIn...))
+	}
+	if len(i.PointsCreditedNotIn) > 0 {
+		predicates = append(predicates, sale.PointsCreditedNotIn(i.PointsCreditedNotIn...))
+	}
+	if i.PointsCreditedGT != nil {
+		predicates = append(predicates, sale.PointsCreditedGT(*i.PointsCreditedGT))
+	}
+	if i.PointsCreditedGTE != nil {
+		predicates = append(predicates, sale.PointsCreditedGTE(*i.PointsCreditedGTE))
+	}
+	if i.PointsCreditedLT != nil {
+		predicates = append(predicates, sale.PointsCreditedLT(*i.PointsCreditedLT))
+	}
+	if i.PointsCreditedLTE != nil {
+		predicates = append(predicates, sale.PointsCreditedLTE(*i.PointsCreditedLTE))
+	}
+	if i.ProcessedAt != nil {
+		predicates = append(predicates, sale.ProcessedAtEQ(*i.ProcessedAt))
+	}
+	if i.ProcessedAtNEQ != nil {
+		predicates = append(predicates, sale.ProcessedAtNEQ(*i.ProcessedAtNEQ))
+	}
+	if len(i.ProcessedAtIn) > 0 {
+		predicates = append(predicates, sale.ProcessedAtIn(i.ProcessedAtIn...))
+	}
+	if len(i.ProcessedAtNotIn) > 0 {
+		predicates = append(predicates, sale.ProcessedAtNotIn(i.ProcessedAtNotIn...))
+	}
+	if i.ProcessedAtGT != nil {
+		predicates = append(predicates, sale.ProcessedAtGT(*i.ProcessedAtGT))
+	}
+	if i.ProcessedAtGTE != nil {
+		predicates = append(predicates, sale.ProcessedAtGTE(*i.ProcessedAtGTE))
+	}
+	if i.ProcessedAtLT != nil {
+		predicates = append(predicates, sale.ProcessedAtLT(*i.ProcessedAtLT))
+	}
+	if i.ProcessedAtLTE != nil {
+		predicates = append(predicates, sale.ProcessedAtLTE(*i.ProcessedAtLTE))
+	}
+	if i.ProcessedAtIsNil {
+		predicates = append(predicates, sale.ProcessedAtIsNil())
+	}
+	if i.ProcessedAtNotNil {
+		predicates = append(predicates, sale.ProcessedAtNotNil())
+	}
+
+	if i.HasStore != nil {
+		p := sale.HasStore()
+		if !*i.HasStore {
+			p = sale.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasStoreWith) > 0 {
+		with := make([]predicate.Store, 0, len(i.HasStoreWith))
+		for _, w := range i.HasStoreWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasStoreWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sale.HasStoreWith(with...))
+	}
+	if i.HasCustomer != nil {
+		p := sale.HasCustomer()
+		if !*i.HasCustomer {
+			p = sale.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCustomerWith) > 0 {
+		with := make([]predicate.Customer, 0, len(i.HasCustomerWith))
+		for _, w := range i.HasCustomerWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCustomerWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sale.HasCustomerWith(with...))
+	}
+	if i.HasItems != nil {
+		p := sale.HasItems()
+		if !*i.HasItems {
+			p = sale.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasItemsWith) > 0 {
+		with := make([]predicate.SaleItem, 0, len(i.HasItemsWith))
+		for _, w := range i.HasItemsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasItemsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sale.HasItemsWith(with...))
+	}
+	if i.HasPayments != nil {
+		p := sale.HasPayments()
+		if !*i.HasPayments {
+			p = sale.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasPaymentsWith) > 0 {
+		with := make([]predicate.SalePayment, 0, len(i.HasPaymentsWith))
+		for _, w := range i.HasPaymentsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasPaymentsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sale.HasPaymentsWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySaleWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return sale.And(predicates...), nil
+	}
+}
+
+// SaleItemWhereInput represents a where input for filtering SaleItem queries.
+type SaleItemWhereInput struct {
+	Predicates []predicate.SaleItem  `json:"-"`
+	Not        *SaleItemWhereInput   `json:"not,omitempty"`
+	Or         []*SaleItemWhereInput `json:"or,omitempty"`
+	And        []*SaleItemWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "sale_id" field predicates.
+	SaleID             *string  `json:"saleID,omitempty"`
+	SaleIDNEQ          *string  `json:"saleIDNEQ,omitempty"`
+	SaleIDIn           []string `json:"saleIDIn,omitempty"`
+	SaleIDNotIn        []string `json:"saleIDNotIn,omitempty"`
+	SaleIDGT           *string  `json:"saleIDGT,omitempty"`
+	SaleIDGTE          *string  `json:"saleIDGTE,omitempty"`
+	SaleIDLT           *string  `json:"saleIDLT,omitempty"`
+	SaleIDLTE          *string  `json:"saleIDLTE,omitempty"`
+	SaleIDContains     *string  `json:"saleIDContains,omitempty"`
+	SaleIDHasPrefix    *string  `json:"saleIDHasPrefix,omitempty"`
+	SaleIDHasSuffix    *string  `json:"saleIDHasSuffix,omitempty"`
+	SaleIDEqualFold    *string  `json:"saleIDEqualFold,omitempty"`
+	SaleIDContainsFold *string  `json:"saleIDContainsFold,omitempty"`
+
+	// "line_id" field predicates.
+	LineID             *string  `json:"lineID,omitempty"`
+	LineIDNEQ          *string  `json:"lineIDNEQ,omitempty"`
+	LineIDIn           []string `json:"lineIDIn,omitempty"`
+	LineIDNotIn        []string `json:"lineIDNotIn,omitempty"`
+	LineIDGT           *string  `json:"lineIDGT,omitempty"`
+	LineIDGTE          *string  `json:"lineIDGTE,omitempty"`
+	LineIDLT           *string  `json:"lineIDLT,omitempty"`
+	LineIDLTE          *string  `json:"lineIDLTE,omitempty"`
+	LineIDContains     *string  `json:"lineIDContains,omitempty"`
+	LineIDHasPrefix    *string  `json:"lineIDHasPrefix,omitempty"`
+	LineIDHasSuffix    *string  `json:"lineIDHasSuffix,omitempty"`
+	LineIDEqualFold    *string  `json:"lineIDEqualFold,omitempty"`
+	LineIDContainsFold *string  `json:"lineIDContainsFold,omitempty"`
+
+	// "gtin" field predicates.
+	Gtin             *string  `json:"gtin,omitempty"`
+	GtinNEQ          *string  `json:"gtinNEQ,omitempty"`
+	GtinIn           []string `json:"gtinIn,omitempty"`
+	GtinNotIn        []string `json:"gtinNotIn,omitempty"`
+	GtinGT           *string  `json:"gtinGT,omitempty"`
+	GtinGTE          *string  `json:"gtinGTE,omitempty"`
+	GtinLT           *string  `json:"gtinLT,omitempty"`
+	GtinLTE          *string  `json:"gtinLTE,omitempty"`
+	GtinContains     *string  `json:"gtinContains,omitempty"`
+	GtinHasPrefix    *string  `json:"gtinHasPrefix,omitempty"`
+	GtinHasSuffix    *string  `json:"gtinHasSuffix,omitempty"`
+	GtinEqualFold    *string  `json:"gtinEqualFold,omitempty"`
+	GtinContainsFold *string  `json:"gtinContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "unit_price" field predicates.
+	UnitPrice      *decimal.Decimal  `json:"unitPrice,omitempty"`
+	UnitPriceNEQ   *decimal.Decimal  `json:"unitPriceNEQ,omitempty"`
+	UnitPriceIn    []decimal.Decimal `json:"unitPriceIn,omitempty"`
+	UnitPriceNotIn []decimal.Decimal `json:"unitPriceNotIn,omitempty"`
+	UnitPriceGT    *decimal.Decimal  `json:"unitPriceGT,omitempty"`
+	UnitPriceGTE   *decimal.Decimal  `json:"unitPriceGTE,omitempty"`
+	UnitPriceLT    *decimal.Decimal  `json:"unitPriceLT,omitempty"`
+	UnitPriceLTE   *decimal.Decimal  `json:"unitPriceLTE,omitempty"`
+
+	// "quantity" field predicates.
+	Quantity      *decimal.Decimal  `json:"quantity,omitempty"`
+	QuantityNEQ   *decimal.Decimal  `json:"quantityNEQ,omitempty"`
+	QuantityIn    []decimal.Decimal `json:"quantityIn,omitempty"`
+	QuantityNotIn []decimal.Decimal `json:"quantityNotIn,omitempty"`
+	QuantityGT    *decimal.Decimal  `json:"quantityGT,omitempty"`
+	QuantityGTE   *decimal.Decimal  `json:"quantityGTE,omitempty"`
+	QuantityLT    *decimal.Decimal  `json:"quantityLT,omitempty"`
+	QuantityLTE   *decimal.Decimal  `json:"quantityLTE,omitempty"`
+
+	// "discount_amount" field predicates.
+	DiscountAmount      *decimal.Decimal  `json:"discountAmount,omitempty"`
+	DiscountAmountNEQ   *decimal.Decimal  `json:"discountAmountNEQ,omitempty"`
+	DiscountAmountIn    []decimal.Decimal `json:"discountAmountIn,omitempty"`
+	DiscountAmountNotIn []decimal.Decimal `json:"discountAmountNotIn,omitempty"`
+	DiscountAmountGT    *decimal.Decimal  `json:"discountAmountGT,omitempty"`
+	DiscountAmountGTE   *decimal.Decimal  `json:"discountAmountGTE,omitempty"`
+	DiscountAmountLT    *decimal.Decimal  `json:"discountAmountLT,omitempty"`
+	DiscountAmountLTE   *decimal.Decimal  `json:"discountAmountLTE,omitempty"`
+
+	// "sale" edge predicates.
+	HasSale     *bool             `json:"hasSale,omitempty"`
+	HasSaleWith []*SaleWhereInput `json:"hasSaleWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SaleItemWhereInput) AddPredicates(predicates ...predicate.SaleItem) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SaleItemWhereInput filter on the SaleItemQuery builder.
+func (i *SaleItemWhereInput) Filter(q *SaleItemQuery) (*SaleItemQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySaleItemWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySaleItemWhereInput is returned in case the SaleItemWhereInput is empty.
+var ErrEmptySaleItemWhereInput = errors.New("ent: empty predicate SaleItemWhereInput")
+
+// P returns a predicate for filtering saleitems.
+// An error is returned if the input is empty or invalid.
+func (i *SaleItemWhereInput) P() (predicate.SaleItem, error) {
+	var predicates []predicate.SaleItem
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, saleitem.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.SaleItem, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, saleitem.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.SaleItem, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, saleitem.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, saleitem.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, saleitem.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, saleitem.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, saleitem.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, saleitem.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, saleitem.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, saleitem.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, saleitem.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, saleitem.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, saleitem.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, saleitem.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, saleitem.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, saleitem.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, saleitem.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, saleitem.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, saleitem.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, saleitem.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, saleitem.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, saleitem.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, saleitem.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, saleitem.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, saleitem.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, saleitem.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.SaleID != nil {
+		predicates = append(predicates, saleitem.SaleIDEQ(*i.SaleID))
+	}
+	if i.SaleIDNEQ != nil {
+		predicates = append(predicates, saleitem.SaleIDNEQ(*i.SaleIDNEQ))
+	}
+	if len(i.SaleIDIn) > 0 {
+		predicates = append(predicates, saleitem.SaleIDIn(i.SaleIDIn...))
+	}
+	if len(i.SaleIDNotIn) > 0 {
+		predicates = append(predicates, saleitem.SaleIDNotIn(i.SaleIDNotIn...))
+	}
+	if i.SaleIDGT != nil {
+		predicates = append(predicates, saleitem.SaleIDGT(*i.SaleIDGT))
+	}
+	if i.SaleIDGTE != nil {
+		predicates = append(predicates, saleitem.SaleIDGTE(*i.SaleIDGTE))
+	}
+	if i.SaleIDLT != nil {
+		predicates = append(predicates, saleitem.SaleIDLT(*i.SaleIDLT))
+	}
+	if i.SaleIDLTE != nil {
+		predicates = append(predicates, saleitem.SaleIDLTE(*i.SaleIDLTE))
+	}
+	if i.SaleIDContains != nil {
+		predicates = append(predicates, saleitem.SaleIDContains(*i.SaleIDContains))
+	}
+	if i.SaleIDHasPrefix != nil {
+		predicates = append(predicates, saleitem.SaleIDHasPrefix(*i.SaleIDHasPrefix))
+	}
+	if i.SaleIDHasSuffix != nil {
+		predicates = append(predicates, saleitem.SaleIDHasSuffix(*i.SaleIDHasSuffix))
+	}
+	if i.SaleIDEqualFold != nil {
+		predicates = append(predicates, saleitem.SaleIDEqualFold(*i.SaleIDEqualFold))
+	}
+	if i.SaleIDContainsFold != nil {
+		predicates = append(predicates, saleitem.SaleIDContainsFold(*i.SaleIDContainsFold))
+	}
+	if i.LineID != nil {
+		predicates = append(predicates, saleitem.LineIDEQ(*i.LineID))
+	}
+	if i.LineIDNEQ != nil {
+		predicates = append(predicates, saleitem.LineIDNEQ(*i.LineIDNEQ))
+	}
+	if len(i.LineIDIn) > 0 {
+		predicates = append(predicates, saleitem.LineIDIn(i.LineIDIn...))
+	}
+	if len(i.LineIDNotIn) > 0 {
+		predicates = append(predicates, saleitem.LineIDNotIn(i.LineIDNotIn...))
+	}
+	if i.LineIDGT != nil {
+		predicates = append(predicates, saleitem.LineIDGT(*i.LineIDGT))
+	}
+	if i.LineIDGTE != nil {
+		predicates = append(predicates, saleitem.LineIDGTE(*i.LineIDGTE))
+	}
+	if i.LineIDLT != nil {
+		predicates = append(predicates, saleitem.LineIDLT(*i.LineIDLT))
+	}
+	if i.LineIDLTE != nil {
+		predicates = append(predicates, saleitem.LineIDLTE(*i.LineIDLTE))
+	}
+	if i.LineIDContains != nil {
+		predicates = append(predicates, saleitem.LineIDContains(*i.LineIDContains))
+	}
+	if i.LineIDHasPrefix != nil {
+		predicates = append(predicates, saleitem.LineIDHasPrefix(*i.LineIDHasPrefix))
+	}
+	if i.LineIDHasSuffix != nil {
+		predicates = append(predicates, saleitem.LineIDHasSuffix(*i.LineIDHasSuffix))
+	}
+	if i.LineIDEqualFold != nil {
+		predicates = append(predicates, saleitem.LineIDEqualFold(*i.LineIDEqualFold))
+	}
+	if i.LineIDContainsFold != nil {
+		predicates = append(predicates, saleitem.LineIDContainsFold(*i.LineIDContainsFold))
+	}
+	if i.Gtin != nil {
+		predicates = append(predicates, saleitem.GtinEQ(*i.Gtin))
+	}
+	if i.GtinNEQ != nil {
+		predicates = append(predicates, saleitem.GtinNEQ(*i.GtinNEQ))
+	}
+	if len(i.GtinIn) > 0 {
+		predicates = append(predicates, saleitem.GtinIn(i.GtinIn...))
+	}
+	if len(i.GtinNotIn) > 0 {
+		predicates = append(predicates, saleitem.GtinNotIn(i.GtinNotIn...))
+	}
+	if i.GtinGT != nil {
+		predicates = append(predicates, saleitem.GtinGT(*i.GtinGT))
+	}
+	if i.GtinGTE != nil {
+		predicates = append(predicates, saleitem.GtinGTE(*i.GtinGTE))
+	}
+	if i.GtinLT != nil {
+		predicates = append(predicates, saleitem.GtinLT(*i.GtinLT))
+	}
+	if i.GtinLTE != nil {
+		predicates = append(predicates, saleitem.GtinLTE(*i.GtinLTE))
+	}
+	if i.GtinContains != nil {
+		predicates = append(predicates, saleitem.GtinContains(*i.GtinContains))
+	}
+	if i.GtinHasPrefix != nil {
+		predicates = append(predicates, saleitem.GtinHasPrefix(*i.GtinHasPrefix))
+	}
+	if i.GtinHasSuffix != nil {
+		predicates = append(predicates, saleitem.GtinHasSuffix(*i.GtinHasSuffix))
+	}
+	if i.GtinEqualFold != nil {
+		predicates = append(predicates, saleitem.GtinEqualFold(*i.GtinEqualFold))
+	}
+	if i.GtinContainsFold != nil {
+		predicates = append(predicates, saleitem.GtinContainsFold(*i.GtinContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, saleitem.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, saleitem.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, saleitem.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, saleitem.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, saleitem.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, saleitem.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, saleitem.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, saleitem.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, saleitem.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, saleitem.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, saleitem.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, saleitem.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, saleitem.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.UnitPrice != nil {
+		predicates = append(predicates, saleitem.UnitPriceEQ(*i.UnitPrice))
+	}
+	if i.UnitPriceNEQ != nil {
+		predicates = append(predicates, saleitem.UnitPriceNEQ(*i.UnitPriceNEQ))
+	}
+	if len(i.UnitPriceIn) > 0 {
+		predicates = append(predicates, saleitem.UnitPriceIn(i.UnitPriceIn...))
+	}
+	if len(i.UnitPriceNotIn) > 0 {
+		predicates = append(predicates, saleitem.UnitPriceNotIn(i.UnitPriceNotIn...))
+	}
+	if i.UnitPriceGT != nil {
+		predicates = append(predicates, saleitem.UnitPriceGT(*i.UnitPriceGT))
+	}
+	if i.UnitPriceGTE != nil {
+		predicates = append(predicates, saleitem.UnitPriceGTE(*i.UnitPriceGTE))
+	}
+	if i.UnitPriceLT != nil {
+		predicates = append(predicates, saleitem.UnitPriceLT(*i.UnitPriceLT))
+	}
+	if i.UnitPriceLTE != nil {
+		predicates = append(predicates, saleitem.UnitPriceLTE(*i.UnitPriceLTE))
+	}
+	if i.Quantity != nil {
+		predicates = append(predicates, saleitem.QuantityEQ(*i.Quantity))
+	}
+	if i.QuantityNEQ != nil {
+		predicates = append(predicates, saleitem.QuantityNEQ(*i.QuantityNEQ))
+	}
+	if len(i.QuantityIn) > 0 {
+		predicates = append(predicates, saleitem.QuantityIn(i.QuantityIn...))
+	}
+	if len(i.QuantityNotIn) > 0 {
+		predicates = append(predicates, saleitem.QuantityNotIn(i.QuantityNotIn...))
+	}
+	if i.QuantityGT != nil {
+		predicates = append(predicates, saleitem.QuantityGT(*i.QuantityGT))
+	}
+	if i.QuantityGTE != nil {
+		predicates = append(predicates, saleitem.QuantityGTE(*i.QuantityGTE))
+	}
+	if i.QuantityLT != nil {
+		predicates = append(predicates, saleitem.QuantityLT(*i.QuantityLT))
+	}
+	if i.QuantityLTE != nil {
+		predicates = append(predicates, saleitem.QuantityLTE(*i.QuantityLTE))
+	}
+	if i.DiscountAmount != nil {
+		predicates = append(predicates, saleitem.DiscountAmountEQ(*i.DiscountAmount))
+	}
+	if i.DiscountAmountNEQ != nil {
+		predicates = append(predicates, saleitem.DiscountAmountNEQ(*i.DiscountAmountNEQ))
+	}
+	if len(i.DiscountAmountIn) > 0 {
+		predicates = append(predicates, saleitem.DiscountAmountIn(i.DiscountAmountIn...))
+	}
+	if len(i.DiscountAmountNotIn) > 0 {
+		predicates = append(predicates, saleitem.DiscountAmountNotIn(i.DiscountAmountNotIn...))
+	}
+	if i.DiscountAmountGT != nil {
+		predicates = append(predicates, saleitem.DiscountAmountGT(*i.DiscountAmountGT))
+	}
+	if i.DiscountAmountGTE != nil {
+		predicates = append(predicates, saleitem.DiscountAmountGTE(*i.DiscountAmountGTE))
+	}
+	if i.DiscountAmountLT != nil {
+		predicates = append(predicates, saleitem.DiscountAmountLT(*i.DiscountAmountLT))
+	}
+	if i.DiscountAmountLTE != nil {
+		predicates = append(predicates, saleitem.DiscountAmountLTE(*i.DiscountAmountLTE))
+	}
+
+	if i.HasSale != nil {
+		p := saleitem.HasSale()
+		if !*i.HasSale {
+			p = saleitem.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSaleWith) > 0 {
+		with := make([]predicate.Sale, 0, len(i.HasSaleWith))
+		for _, w := range i.HasSaleWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSaleWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, saleitem.HasSaleWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySaleItemWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return saleitem.And(predicates...), nil
+	}
+}
+
+// SalePaymentWhereInput represents a where input for filtering SalePayment queries.
+type SalePaymentWhereInput struct {
+	Predicates []predicate.SalePayment  `json:"-"`
+	Not        *SalePaymentWhereInput   `json:"not,omitempty"`
+	Or         []*SalePaymentWhereInput `json:"or,omitempty"`
+	And        []*SalePaymentWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "sale_id" field predicates.
+	SaleID             *string  `json:"saleID,omitempty"`
+	SaleIDNEQ          *string  `json:"saleIDNEQ,omitempty"`
+	SaleIDIn           []string `json:"saleIDIn,omitempty"`
+	SaleIDNotIn        []string `json:"saleIDNotIn,omitempty"`
+	SaleIDGT           *string  `json:"saleIDGT,omitempty"`
+	SaleIDGTE          *string  `json:"saleIDGTE,omitempty"`
+	SaleIDLT           *string  `json:"saleIDLT,omitempty"`
+	SaleIDLTE          *string  `json:"saleIDLTE,omitempty"`
+	SaleIDContains     *string  `json:"saleIDContains,omitempty"`
+	SaleIDHasPrefix    *string  `json:"saleIDHasPrefix,omitempty"`
+	SaleIDHasSuffix    *string  `json:"saleIDHasSuffix,omitempty"`
+	SaleIDEqualFold    *string  `json:"saleIDEqualFold,omitempty"`
+	SaleIDContainsFold *string  `json:"saleIDContainsFold,omitempty"`
+
+	// "payment_id" field predicates.
+	PaymentID             *string  `json:"paymentID,omitempty"`
+	PaymentIDNEQ          *string  `json:"paymentIDNEQ,omitempty"`
+	PaymentIDIn           []string `json:"paymentIDIn,omitempty"`
+	PaymentIDNotIn        []string `json:"paymentIDNotIn,omitempty"`
+	PaymentIDGT           *string  `json:"paymentIDGT,omitempty"`
+	PaymentIDGTE          *string  `json:"paymentIDGTE,omitempty"`
+	PaymentIDLT           *string  `json:"paymentIDLT,omitempty"`
+	PaymentIDLTE          *string  `json:"paymentIDLTE,omitempty"`
+	PaymentIDContains     *string  `json:"paymentIDContains,omitempty"`
+	PaymentIDHasPrefix    *string  `json:"paymentIDHasPrefix,omitempty"`
+	PaymentIDHasSuffix    *string  `json:"paymentIDHasSuffix,omitempty"`
+	PaymentIDEqualFold    *string  `json:"paymentIDEqualFold,omitempty"`
+	PaymentIDContainsFold *string  `json:"paymentIDContainsFold,omitempty"`
+
+	// "amount" field predicates.
+	Amount      *decimal.Decimal  `json:"amount,omitempty"`
+	AmountNEQ   *decimal.Decimal  `json:"amountNEQ,omitempty"`
+	AmountIn    []decimal.Decimal `json:"amountIn,omitempty"`
+	AmountNotIn []decimal.Decimal `json:"amountNotIn,omitempty"`
+	AmountGT    *decimal.Decimal  `json:"amountGT,omitempty"`
+	AmountGTE   *decimal.Decimal  `json:"amountGTE,omitempty"`
+	AmountLT    *decimal.Decimal  `json:"amountLT,omitempty"`
+	AmountLTE   *decimal.Decimal  `json:"amountLTE,omitempty"`
+
+	// "method" field predicates.
+	Method             *string  `json:"method,omitempty"`
+	MethodNEQ          *string  `json:"methodNEQ,omitempty"`
+	MethodIn           []string `json:"methodIn,omitempty"`
+	MethodNotIn        []string `json:"methodNotIn,omitempty"`
+	MethodGT           *string  `json:"methodGT,omitempty"`
+	MethodGTE          *string  `json:"methodGTE,omitempty"`
+	MethodLT           *string  `json:"methodLT,omitempty"`
+	MethodLTE          *string  `json:"methodLTE,omitempty"`
+	MethodContains     *string  `json:"methodContains,omitempty"`
+	MethodHasPrefix    *string  `json:"methodHasPrefix,omitempty"`
+	MethodHasSuffix    *string  `json:"methodHasSuffix,omitempty"`
+	MethodEqualFold    *string  `json:"methodEqualFold,omitempty"`
+	MethodContainsFold *string  `json:"methodContainsFold,omitempty"`
+
+	// "bin" field predicates.
+	Bin             *string  `json:"bin,omitempty"`
+	BinNEQ          *string  `json:"binNEQ,omitempty"`
+	BinIn           []string `json:"binIn,omitempty"`
+	BinNotIn        []string `json:"binNotIn,omitempty"`
+	BinGT           *string  `json:"binGT,omitempty"`
+	BinGTE          *string  `json:"binGTE,omitempty"`
+	BinLT           *string  `json:"binLT,omitempty"`
+	BinLTE          *string  `json:"binLTE,omitempty"`
+	BinContains     *string  `json:"binContains,omitempty"`
+	BinHasPrefix    *string  `json:"binHasPrefix,omitempty"`
+	BinHasSuffix    *string  `json:"binHasSuffix,omitempty"`
+	BinEqualFold    *string  `json:"binEqualFold,omitempty"`
+	BinContainsFold *string  `json:"binContainsFold,omitempty"`
+
+	// "nsu" field predicates.
+	Nsu             *string  `json:"nsu,omitempty"`
+	NsuNEQ          *string  `json:"nsuNEQ,omitempty"`
+	NsuIn           []string `json:"nsuIn,omitempty"`
+	NsuNotIn        []string `json:"nsuNotIn,omitempty"`
+	NsuGT           *string  `json:"nsuGT,omitempty"`
+	NsuGTE          *string  `json:"nsuGTE,omitempty"`
+	NsuLT           *string  `json:"nsuLT,omitempty"`
+	NsuLTE          *string  `json:"nsuLTE,omitempty"`
+	NsuContains     *string  `json:"nsuContains,omitempty"`
+	NsuHasPrefix    *string  `json:"nsuHasPrefix,omitempty"`
+	NsuHasSuffix    *string  `json:"nsuHasSuffix,omitempty"`
+	NsuEqualFold    *string  `json:"nsuEqualFold,omitempty"`
+	NsuContainsFold *string  `json:"nsuContainsFold,omitempty"`
+
+	// "installments" field predicates.
+	Installments      *int  `json:"installments,omitempty"`
+	InstallmentsNEQ   *int  `json:"installmentsNEQ,omitempty"`
+	InstallmentsIn    []int `json:"installmentsIn,omitempty"`
+	InstallmentsNotIn []int `json:"installmentsNotIn,omitempty"`
+	InstallmentsGT    *int  `json:"installmentsGT,omitempty"`
+	InstallmentsGTE   *int  `json:"installmentsGTE,omitempty"`
+	InstallmentsLT    *int  `json:"installmentsLT,omitempty"`
+	InstallmentsLTE   *int  `json:"installmentsLTE,omitempty"`
+
+	// "sale" edge predicates.
+	HasSale     *bool             `json:"hasSale,omitempty"`
+	HasSaleWith []*SaleWhereInput `json:"hasSaleWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SalePaymentWhereInput) AddPredicates(predicates ...predicate.SalePayment) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SalePaymentWhereInput filter on the SalePaymentQuery builder.
+func (i *SalePaymentWhereInput) Filter(q *SalePaymentQuery) (*SalePaymentQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySalePaymentWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySalePaymentWhereInput is returned in case the SalePaymentWhereInput is empty.
+var ErrEmptySalePaymentWhereInput = errors.New("ent: empty predicate SalePaymentWhereInput")
+
+// P returns a predicate for filtering salepayments.
+// An error is returned if the input is empty or invalid.
+func (i *SalePaymentWhereInput) P() (predicate.SalePayment, error) {
+	var predicates []predicate.SalePayment
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, salepayment.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.SalePayment, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, salepayment.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.SalePayment, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, salepayment.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, salepayment.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, salepayment.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, salepayment.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, salepayment.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, salepayment.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, salepayment.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, salepayment.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, salepayment.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, salepayment.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, salepayment.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, salepayment.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, salepayment.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, salepayment.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, salepayment.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, salepayment.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, salepayment.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, salepayment.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, salepayment.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, salepayment.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, salepayment.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, salepayment.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, salepayment.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, salepayment.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.SaleID != nil {
+		predicates = append(predicates, salepayment.SaleIDEQ(*i.SaleID))
+	}
+	if i.SaleIDNEQ != nil {
+		predicates = append(predicates, salepayment.SaleIDNEQ(*i.SaleIDNEQ))
+	}
+	if len(i.SaleIDIn) > 0 {
+		predicates = append(predicates, salepayment.SaleIDIn(i.SaleIDIn...))
+	}
+	if len(i.SaleIDNotIn) > 0 {
+		predicates = append(predicates, salepayment.SaleIDNotIn(i.SaleIDNotIn...))
+	}
+	if i.SaleIDGT != nil {
+		predicates = append(predicates, salepayment.SaleIDGT(*i.SaleIDGT))
+	}
+	if i.SaleIDGTE != nil {
+		predicates = append(predicates, salepayment.SaleIDGTE(*i.SaleIDGTE))
+	}
+	if i.SaleIDLT != nil {
+		predicates = append(predicates, salepayment.SaleIDLT(*i.SaleIDLT))
+	}
+	if i.SaleIDLTE != nil {
+		predicates = append(predicates, salepayment.SaleIDLTE(*i.SaleIDLTE))
+	}
+	if i.SaleIDContains != nil {
+		predicates = append(predicates, salepayment.SaleIDContains(*i.SaleIDContains))
+	}
+	if i.SaleIDHasPrefix != nil {
+		predicates = append(predicates, salepayment.SaleIDHasPrefix(*i.SaleIDHasPrefix))
+	}
+	if i.SaleIDHasSuffix != nil {
+		predicates = append(predicates, salepayment.SaleIDHasSuffix(*i.SaleIDHasSuffix))
+	}
+	if i.SaleIDEqualFold != nil {
+		predicates = append(predicates, salepayment.SaleIDEqualFold(*i.SaleIDEqualFold))
+	}
+	if i.SaleIDContainsFold != nil {
+		predicates = append(predicates, salepayment.SaleIDContainsFold(*i.SaleIDContainsFold))
+	}
+	if i.PaymentID != nil {
+		predicates = append(predicates, salepayment.PaymentIDEQ(*i.PaymentID))
+	}
+	if i.PaymentIDNEQ != nil {
+		predicates = append(predicates, salepayment.PaymentIDNEQ(*i.PaymentIDNEQ))
+	}
+	if len(i.PaymentIDIn) > 0 {
+		predicates = append(predicates, salepayment.PaymentIDIn(i.PaymentIDIn...))
+	}
+	if len(i.PaymentIDNotIn) > 0 {
+		predicates = append(predicates, salepayment.PaymentIDNotIn(i.PaymentIDNotIn...))
+	}
+	if i.PaymentIDGT != nil {
+		predicates = append(predicates, salepayment.PaymentIDGT(*i.PaymentIDGT))
+	}
+	if i.PaymentIDGTE != nil {
+		predicates = append(predicates, salepayment.PaymentIDGTE(*i.PaymentIDGTE))
+	}
+	if i.PaymentIDLT != nil {
+		predicates = append(predicates, salepayment.PaymentIDLT(*i.PaymentIDLT))
+	}
+	if i.PaymentIDLTE != nil {
+		predicates = append(predicates, salepayment.PaymentIDLTE(*i.PaymentIDLTE))
+	}
+	if i.PaymentIDContains != nil {
+		predicates = append(predicates, salepayment.PaymentIDContains(*i.PaymentIDContains))
+	}
+	if i.PaymentIDHasPrefix != nil {
+		predicates = append(predicates, salepayment.PaymentIDHasPrefix(*i.PaymentIDHasPrefix))
+	}
+	if i.PaymentIDHasSuffix != nil {
+		predicates = append(predicates, salepayment.PaymentIDHasSuffix(*i.PaymentIDHasSuffix))
+	}
+	if i.PaymentIDEqualFold != nil {
+		predicates = append(predicates, salepayment.PaymentIDEqualFold(*i.PaymentIDEqualFold))
+	}
+	if i.PaymentIDContainsFold != nil {
+		predicates = append(predicates, salepayment.PaymentIDContainsFold(*i.PaymentIDContainsFold))
+	}
+	if i.Amount != nil {
+		predicates = append(predicates, salepayment.AmountEQ(*i.Amount))
+	}
+	if i.AmountNEQ != nil {
+		predicates = append(predicates, salepayment.AmountNEQ(*i.AmountNEQ))
+	}
+	if len(i.AmountIn) > 0 {
+		predicates = append(predicates, salepayment.AmountIn(i.AmountIn...))
+	}
+	if len(i.AmountNotIn) > 0 {
+		predicates = append(predicates, salepayment.AmountNotIn(i.AmountNotIn...))
+	}
+	if i.AmountGT != nil {
+		predicates = append(predicates, salepayment.AmountGT(*i.AmountGT))
+	}
+	if i.AmountGTE != nil {
+		predicates = append(predicates, salepayment.AmountGTE(*i.AmountGTE))
+	}
+	if i.AmountLT != nil {
+		predicates = append(predicates, salepayment.AmountLT(*i.AmountLT))
+	}
+	if i.AmountLTE != nil {
+		predicates = append(predicates, salepayment.AmountLTE(*i.AmountLTE))
+	}
+	if i.Method != nil {
+		predicates = append(predicates, salepayment.MethodEQ(*i.Method))
+	}
+	if i.MethodNEQ != nil {
+		predicates = append(predicates, salepayment.MethodNEQ(*i.MethodNEQ))
+	}
+	if len(i.MethodIn) > 0 {
+		predicates = append(predicates, salepayment.MethodIn(i.MethodIn...))
+	}
+	if len(i.MethodNotIn) > 0 {
+		predicates = append(predicates, salepayment.MethodNotIn(i.MethodNotIn...))
+	}
+	if i.MethodGT != nil {
+		predicates = append(predicates, salepayment.MethodGT(*i.MethodGT))
+	}
+	if i.MethodGTE != nil {
+		predicates = append(predicates, salepayment.MethodGTE(*i.MethodGTE))
+	}
+	if i.MethodLT != nil {
+		predicates = append(predicates, salepayment.MethodLT(*i.MethodLT))
+	}
+	if i.MethodLTE != nil {
+		predicates = append(predicates, salepayment.MethodLTE(*i.MethodLTE))
+	}
+	if i.MethodContains != nil {
+		predicates = append(predicates, salepayment.MethodContains(*i.MethodContains))
+	}
+	if i.MethodHasPrefix != nil {
+		predicates = append(predicates, salepayment.MethodHasPrefix(*i.MethodHasPrefix))
+	}
+	if i.MethodHasSuffix != nil {
+		predicates = append(predicates, salepayment.MethodHasSuffix(*i.MethodHasSuffix))
+	}
+	if i.MethodEqualFold != nil {
+		predicates = append(predicates, salepayment.MethodEqualFold(*i.MethodEqualFold))
+	}
+	if i.MethodContainsFold != nil {
+		predicates = append(predicates, salepayment.MethodContainsFold(*i.MethodContainsFold))
+	}
+	if i.Bin != nil {
+		predicates = append(predicates, salepayment.BinEQ(*i.Bin))
+	}
+	if i.BinNEQ != nil {
+		predicates = append(predicates, salepayment.BinNEQ(*i.BinNEQ))
+	}
+	if len(i.BinIn) > 0 {
+		predicates = append(predicates, salepayment.BinIn(i.BinIn...))
+	}
+	if len(i.BinNotIn) > 0 {
+		predicates = append(predicates, salepayment.BinNotIn(i.BinNotIn...))
+	}
+	if i.BinGT != nil {
+		predicates = append(predicates, salepayment.BinGT(*i.BinGT))
+	}
+	if i.BinGTE != nil {
+		predicates = append(predicates, salepayment.BinGTE(*i.BinGTE))
+	}
+	if i.BinLT != nil {
+		predicates = append(predicates, salepayment.BinLT(*i.BinLT))
+	}
+	if i.BinLTE != nil {
+		predicates = append(predicates, salepayment.BinLTE(*i.BinLTE))
+	}
+	if i.BinContains != nil {
+		predicates = append(predicates, salepayment.BinContains(*i.BinContains))
+	}
+	if i.BinHasPrefix != nil {
+		predicates = append(predicates, salepayment.BinHasPrefix(*i.BinHasPrefix))
+	}
+	if i.BinHasSuffix != nil {
+		predicates = append(predicates, salepayment.BinHasSuffix(*i.BinHasSuffix))
+	}
+	if i.BinEqualFold != nil {
+		predicates = append(predicates, salepayment.BinEqualFold(*i.BinEqualFold))
+	}
+	if i.BinContainsFold != nil {
+		predicates = append(predicates, salepayment.BinContainsFold(*i.BinContainsFold))
+	}
+	if i.Nsu != nil {
+		predicates = append(predicates, salepayment.NsuEQ(*i.Nsu))
+	}
+	if i.NsuNEQ != nil {
+		predicates = append(predicates, salepayment.NsuNEQ(*i.NsuNEQ))
+	}
+	if len(i.NsuIn) > 0 {
+		predicates = append(predicates, salepayment.NsuIn(i.NsuIn...))
+	}
+	if len(i.NsuNotIn) > 0 {
+		predicates = append(predicates, salepayment.NsuNotIn(i.NsuNotIn...))
+	}
+	if i.NsuGT != nil {
+		predicates = append(predicates, salepayment.NsuGT(*i.NsuGT))
+	}
+	if i.NsuGTE != nil {
+		predicates = append(predicates, salepayment.NsuGTE(*i.NsuGTE))
+	}
+	if i.NsuLT != nil {
+		predicates = append(predicates, salepayment.NsuLT(*i.NsuLT))
+	}
+	if i.NsuLTE != nil {
+		predicates = append(predicates, salepayment.NsuLTE(*i.NsuLTE))
+	}
+	if i.NsuContains != nil {
+		predicates = append(predicates, salepayment.NsuContains(*i.NsuContains))
+	}
+	if i.NsuHasPrefix != nil {
+		predicates = append(predicates, salepayment.NsuHasPrefix(*i.NsuHasPrefix))
+	}
+	if i.NsuHasSuffix != nil {
+		predicates = append(predicates, salepayment.NsuHasSuffix(*i.NsuHasSuffix))
+	}
+	if i.NsuEqualFold != nil {
+		predicates = append(predicates, salepayment.NsuEqualFold(*i.NsuEqualFold))
+	}
+	if i.NsuContainsFold != nil {
+		predicates = append(predicates, salepayment.NsuContainsFold(*i.NsuContainsFold))
+	}
+	if i.Installments != nil {
+		predicates = append(predicates, salepayment.InstallmentsEQ(*i.Installments))
+	}
+	if i.InstallmentsNEQ != nil {
+		predicates = append(predicates, salepayment.InstallmentsNEQ(*i.InstallmentsNEQ))
+	}
+	if len(i.InstallmentsIn) > 0 {
+		predicates = append(predicates, salepayment.InstallmentsIn(i.InstallmentsIn...))
+	}
+	if len(i.InstallmentsNotIn) > 0 {
+		predicates = append(predicates, salepayment.InstallmentsNotIn(i.InstallmentsNotIn...))
+	}
+	if i.InstallmentsGT != nil {
+		predicates = append(predicates, salepayment.InstallmentsGT(*i.InstallmentsGT))
+	}
+	if i.InstallmentsGTE != nil {
+		predicates = append(predicates, salepayment.InstallmentsGTE(*i.InstallmentsGTE))
+	}
+	if i.InstallmentsLT != nil {
+		predicates = append(predicates, salepayment.InstallmentsLT(*i.InstallmentsLT))
+	}
+	if i.InstallmentsLTE != nil {
+		predicates = append(predicates, salepayment.InstallmentsLTE(*i.InstallmentsLTE))
+	}
+
+	if i.HasSale != nil {
+		p := salepayment.HasSale()
+		if !*i.HasSale {
+			p = salepayment.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSaleWith) > 0 {
+		with := make([]predicate.Sale, 0, len(i.HasSaleWith))
+		for _, w := range i.HasSaleWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSaleWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, salepayment.HasSaleWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySalePaymentWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return salepayment.And(predicates...), nil
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -46,6 +49,9 @@ const (
 	TypePointsEntry     = "PointsEntry"
 	TypePointsLot       = "PointsLot"
 	TypeRedemption      = "Redemption"
+	TypeSale            = "Sale"
+	TypeSaleItem        = "SaleItem"
+	TypeSalePayment     = "SalePayment"
 	TypeSegment         = "Segment"
 	TypeSigningKey      = "SigningKey"
 	TypeStore           = "Store"
@@ -8534,6 +8540,7 @@ type RedemptionMutation struct {
 	id                      *string
 	created_at              *time.Time
 	order_id                *string
+	over_limit              *bool
 	amount_paid             *decimal.Decimal
 	discount_amount         *decimal.Decimal
 	cashback_amount         *decimal.Decimal
@@ -8550,6 +8557,8 @@ type RedemptionMutation struct {
 	clearedcustomer         bool
 	validation_token        *string
 	clearedvalidation_token bool
+	sale                    *string
+	clearedsale             bool
 	done                    bool
 	oldValue                func(context.Context) (*Redemption, error)
 	predicates              []predicate.Redemption
@@ -8856,7 +8865,7 @@ func (m *RedemptionMutation) ValidationTokenID() (r string, exists bool) {
 // OldValidationTokenID returns the old "validation_token_id" field's value of the Redemption entity.
 // If the Redemption object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *RedemptionMutation) OldValidationTokenID(ctx context.Context) (v string, err error) {
+func (m *RedemptionMutation) OldValidationTokenID(ctx context.Context) (v *string, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldValidationTokenID is only allowed on UpdateOne operations")
 	}
@@ -8870,9 +8879,107 @@ func (m *RedemptionMutation) OldValidationTokenID(ctx context.Context) (v string
 	return oldValue.ValidationTokenID, nil
 }
 
+// ClearValidationTokenID clears the value of the "validation_token_id" field.
+func (m *RedemptionMutation) ClearValidationTokenID() {
+	m.validation_token = nil
+	m.clearedFields[redemption.FieldValidationTokenID] = struct{}{}
+}
+
+// ValidationTokenIDCleared returns if the "validation_token_id" field was cleared in this mutation.
+func (m *RedemptionMutation) ValidationTokenIDCleared() bool {
+	_, ok := m.clearedFields[redemption.FieldValidationTokenID]
+	return ok
+}
+
 // ResetValidationTokenID resets all changes to the "validation_token_id" field.
 func (m *RedemptionMutation) ResetValidationTokenID() {
 	m.validation_token = nil
+	delete(m.clearedFields, redemption.FieldValidationTokenID)
+}
+
+// SetSaleID sets the "sale_id" field.
+func (m *RedemptionMutation) SetSaleID(s string) {
+	m.sale = &s
+}
+
+// SaleID returns the value of the "sale_id" field in the mutation.
+func (m *RedemptionMutation) SaleID() (r string, exists bool) {
+	v := m.sale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaleID returns the old "sale_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldSaleID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaleID: %w", err)
+	}
+	return oldValue.SaleID, nil
+}
+
+// ClearSaleID clears the value of the "sale_id" field.
+func (m *RedemptionMutation) ClearSaleID() {
+	m.sale = nil
+	m.clearedFields[redemption.FieldSaleID] = struct{}{}
+}
+
+// SaleIDCleared returns if the "sale_id" field was cleared in this mutation.
+func (m *RedemptionMutation) SaleIDCleared() bool {
+	_, ok := m.clearedFields[redemption.FieldSaleID]
+	return ok
+}
+
+// ResetSaleID resets all changes to the "sale_id" field.
+func (m *RedemptionMutation) ResetSaleID() {
+	m.sale = nil
+	delete(m.clearedFields, redemption.FieldSaleID)
+}
+
+// SetOverLimit sets the "over_limit" field.
+func (m *RedemptionMutation) SetOverLimit(b bool) {
+	m.over_limit = &b
+}
+
+// OverLimit returns the value of the "over_limit" field in the mutation.
+func (m *RedemptionMutation) OverLimit() (r bool, exists bool) {
+	v := m.over_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOverLimit returns the old "over_limit" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldOverLimit(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOverLimit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOverLimit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOverLimit: %w", err)
+	}
+	return oldValue.OverLimit, nil
+}
+
+// ResetOverLimit resets all changes to the "over_limit" field.
+func (m *RedemptionMutation) ResetOverLimit() {
+	m.over_limit = nil
 }
 
 // SetAmountPaid sets the "amount_paid" field.
@@ -9179,7 +9286,7 @@ func (m *RedemptionMutation) ClearValidationToken() {
 
 // ValidationTokenCleared reports if the "validation_token" edge to the ValidationToken entity was cleared.
 func (m *RedemptionMutation) ValidationTokenCleared() bool {
-	return m.clearedvalidation_token
+	return m.ValidationTokenIDCleared() || m.clearedvalidation_token
 }
 
 // ValidationTokenIDs returns the "validation_token" edge IDs in the mutation.
@@ -9196,6 +9303,33 @@ func (m *RedemptionMutation) ValidationTokenIDs() (ids []string) {
 func (m *RedemptionMutation) ResetValidationToken() {
 	m.validation_token = nil
 	m.clearedvalidation_token = false
+}
+
+// ClearSale clears the "sale" edge to the Sale entity.
+func (m *RedemptionMutation) ClearSale() {
+	m.clearedsale = true
+	m.clearedFields[redemption.FieldSaleID] = struct{}{}
+}
+
+// SaleCleared reports if the "sale" edge to the Sale entity was cleared.
+func (m *RedemptionMutation) SaleCleared() bool {
+	return m.SaleIDCleared() || m.clearedsale
+}
+
+// SaleIDs returns the "sale" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SaleID instead. It exists only for internal usage by the builders.
+func (m *RedemptionMutation) SaleIDs() (ids []string) {
+	if id := m.sale; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSale resets all changes to the "sale" edge.
+func (m *RedemptionMutation) ResetSale() {
+	m.sale = nil
+	m.clearedsale = false
 }
 
 // Where appends a list predicates to the RedemptionMutation builder.
@@ -9232,7 +9366,7 @@ func (m *RedemptionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RedemptionMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 13)
 	if m.tenant != nil {
 		fields = append(fields, redemption.FieldTenantID)
 	}
@@ -9250,6 +9384,12 @@ func (m *RedemptionMutation) Fields() []string {
 	}
 	if m.validation_token != nil {
 		fields = append(fields, redemption.FieldValidationTokenID)
+	}
+	if m.sale != nil {
+		fields = append(fields, redemption.FieldSaleID)
+	}
+	if m.over_limit != nil {
+		fields = append(fields, redemption.FieldOverLimit)
 	}
 	if m.amount_paid != nil {
 		fields = append(fields, redemption.FieldAmountPaid)
@@ -9286,6 +9426,10 @@ func (m *RedemptionMutation) Field(name string) (ent.Value, bool) {
 		return m.OrderID()
 	case redemption.FieldValidationTokenID:
 		return m.ValidationTokenID()
+	case redemption.FieldSaleID:
+		return m.SaleID()
+	case redemption.FieldOverLimit:
+		return m.OverLimit()
 	case redemption.FieldAmountPaid:
 		return m.AmountPaid()
 	case redemption.FieldDiscountAmount:
@@ -9317,6 +9461,10 @@ func (m *RedemptionMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldOrderID(ctx)
 	case redemption.FieldValidationTokenID:
 		return m.OldValidationTokenID(ctx)
+	case redemption.FieldSaleID:
+		return m.OldSaleID(ctx)
+	case redemption.FieldOverLimit:
+		return m.OldOverLimit(ctx)
 	case redemption.FieldAmountPaid:
 		return m.OldAmountPaid(ctx)
 	case redemption.FieldDiscountAmount:
@@ -9377,6 +9525,20 @@ func (m *RedemptionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetValidationTokenID(v)
+		return nil
+	case redemption.FieldSaleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaleID(v)
+		return nil
+	case redemption.FieldOverLimit:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOverLimit(v)
 		return nil
 	case redemption.FieldAmountPaid:
 		v, ok := value.(decimal.Decimal)
@@ -9457,7 +9619,14 @@ func (m *RedemptionMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *RedemptionMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(redemption.FieldValidationTokenID) {
+		fields = append(fields, redemption.FieldValidationTokenID)
+	}
+	if m.FieldCleared(redemption.FieldSaleID) {
+		fields = append(fields, redemption.FieldSaleID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -9470,6 +9639,14 @@ func (m *RedemptionMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *RedemptionMutation) ClearField(name string) error {
+	switch name {
+	case redemption.FieldValidationTokenID:
+		m.ClearValidationTokenID()
+		return nil
+	case redemption.FieldSaleID:
+		m.ClearSaleID()
+		return nil
+	}
 	return fmt.Errorf("unknown Redemption nullable field %s", name)
 }
 
@@ -9495,6 +9672,12 @@ func (m *RedemptionMutation) ResetField(name string) error {
 	case redemption.FieldValidationTokenID:
 		m.ResetValidationTokenID()
 		return nil
+	case redemption.FieldSaleID:
+		m.ResetSaleID()
+		return nil
+	case redemption.FieldOverLimit:
+		m.ResetOverLimit()
+		return nil
 	case redemption.FieldAmountPaid:
 		m.ResetAmountPaid()
 		return nil
@@ -9516,7 +9699,7 @@ func (m *RedemptionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *RedemptionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.tenant != nil {
 		edges = append(edges, redemption.EdgeTenant)
 	}
@@ -9528,6 +9711,9 @@ func (m *RedemptionMutation) AddedEdges() []string {
 	}
 	if m.validation_token != nil {
 		edges = append(edges, redemption.EdgeValidationToken)
+	}
+	if m.sale != nil {
+		edges = append(edges, redemption.EdgeSale)
 	}
 	return edges
 }
@@ -9552,13 +9738,17 @@ func (m *RedemptionMutation) AddedIDs(name string) []ent.Value {
 		if id := m.validation_token; id != nil {
 			return []ent.Value{*id}
 		}
+	case redemption.EdgeSale:
+		if id := m.sale; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *RedemptionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	return edges
 }
 
@@ -9570,7 +9760,7 @@ func (m *RedemptionMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *RedemptionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.clearedtenant {
 		edges = append(edges, redemption.EdgeTenant)
 	}
@@ -9582,6 +9772,9 @@ func (m *RedemptionMutation) ClearedEdges() []string {
 	}
 	if m.clearedvalidation_token {
 		edges = append(edges, redemption.EdgeValidationToken)
+	}
+	if m.clearedsale {
+		edges = append(edges, redemption.EdgeSale)
 	}
 	return edges
 }
@@ -9598,6 +9791,8 @@ func (m *RedemptionMutation) EdgeCleared(name string) bool {
 		return m.clearedcustomer
 	case redemption.EdgeValidationToken:
 		return m.clearedvalidation_token
+	case redemption.EdgeSale:
+		return m.clearedsale
 	}
 	return false
 }
@@ -9617,6 +9812,9 @@ func (m *RedemptionMutation) ClearEdge(name string) error {
 		return nil
 	case redemption.EdgeValidationToken:
 		m.ClearValidationToken()
+		return nil
+	case redemption.EdgeSale:
+		m.ClearSale()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption unique edge %s", name)
@@ -9638,8 +9836,3475 @@ func (m *RedemptionMutation) ResetEdge(name string) error {
 	case redemption.EdgeValidationToken:
 		m.ResetValidationToken()
 		return nil
+	case redemption.EdgeSale:
+		m.ResetSale()
+		return nil
 	}
 	return fmt.Errorf("unknown Redemption edge %s", name)
+}
+
+// SaleMutation represents an operation that mutates the Sale nodes in the graph.
+type SaleMutation struct {
+	config
+	op                     Op
+	typ                    string
+	id                     *string
+	created_at             *time.Time
+	external_id            *string
+	pos_id                 *string
+	channel                *string
+	customer_document      *string
+	customer_document_type *sale.CustomerDocumentType
+	sold_at                *time.Time
+	amount                 *decimal.Decimal
+	amount_payable         *decimal.Decimal
+	discount_amount        *decimal.Decimal
+	fiscal_document        *json.RawMessage
+	appendfiscal_document  json.RawMessage
+	status                 *sale.Status
+	failure_reason         *string
+	points_credited        *int64
+	addpoints_credited     *int64
+	processed_at           *time.Time
+	clearedFields          map[string]struct{}
+	tenant                 *string
+	clearedtenant          bool
+	store                  *string
+	clearedstore           bool
+	customer               *string
+	clearedcustomer        bool
+	items                  map[string]struct{}
+	removeditems           map[string]struct{}
+	cleareditems           bool
+	payments               map[string]struct{}
+	removedpayments        map[string]struct{}
+	clearedpayments        bool
+	done                   bool
+	oldValue               func(context.Context) (*Sale, error)
+	predicates             []predicate.Sale
+}
+
+var _ ent.Mutation = (*SaleMutation)(nil)
+
+// saleOption allows management of the mutation configuration using functional options.
+type saleOption func(*SaleMutation)
+
+// newSaleMutation creates new mutation for the Sale entity.
+func newSaleMutation(c config, op Op, opts ...saleOption) *SaleMutation {
+	m := &SaleMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSale,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSaleID sets the ID field of the mutation.
+func withSaleID(id string) saleOption {
+	return func(m *SaleMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Sale
+		)
+		m.oldValue = func(ctx context.Context) (*Sale, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Sale.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSale sets the old Sale of the mutation.
+func withSale(node *Sale) saleOption {
+	return func(m *SaleMutation) {
+		m.oldValue = func(context.Context) (*Sale, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SaleMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SaleMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Sale entities.
+func (m *SaleMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SaleMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SaleMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Sale.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *SaleMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *SaleMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *SaleMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SaleMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SaleMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SaleMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetStoreID sets the "store_id" field.
+func (m *SaleMutation) SetStoreID(s string) {
+	m.store = &s
+}
+
+// StoreID returns the value of the "store_id" field in the mutation.
+func (m *SaleMutation) StoreID() (r string, exists bool) {
+	v := m.store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreID returns the old "store_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldStoreID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreID: %w", err)
+	}
+	return oldValue.StoreID, nil
+}
+
+// ResetStoreID resets all changes to the "store_id" field.
+func (m *SaleMutation) ResetStoreID() {
+	m.store = nil
+}
+
+// SetExternalID sets the "external_id" field.
+func (m *SaleMutation) SetExternalID(s string) {
+	m.external_id = &s
+}
+
+// ExternalID returns the value of the "external_id" field in the mutation.
+func (m *SaleMutation) ExternalID() (r string, exists bool) {
+	v := m.external_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExternalID returns the old "external_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldExternalID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExternalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExternalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExternalID: %w", err)
+	}
+	return oldValue.ExternalID, nil
+}
+
+// ResetExternalID resets all changes to the "external_id" field.
+func (m *SaleMutation) ResetExternalID() {
+	m.external_id = nil
+}
+
+// SetPosID sets the "pos_id" field.
+func (m *SaleMutation) SetPosID(s string) {
+	m.pos_id = &s
+}
+
+// PosID returns the value of the "pos_id" field in the mutation.
+func (m *SaleMutation) PosID() (r string, exists bool) {
+	v := m.pos_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPosID returns the old "pos_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldPosID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPosID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPosID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPosID: %w", err)
+	}
+	return oldValue.PosID, nil
+}
+
+// ResetPosID resets all changes to the "pos_id" field.
+func (m *SaleMutation) ResetPosID() {
+	m.pos_id = nil
+}
+
+// SetChannel sets the "channel" field.
+func (m *SaleMutation) SetChannel(s string) {
+	m.channel = &s
+}
+
+// Channel returns the value of the "channel" field in the mutation.
+func (m *SaleMutation) Channel() (r string, exists bool) {
+	v := m.channel
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChannel returns the old "channel" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldChannel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChannel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChannel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChannel: %w", err)
+	}
+	return oldValue.Channel, nil
+}
+
+// ResetChannel resets all changes to the "channel" field.
+func (m *SaleMutation) ResetChannel() {
+	m.channel = nil
+}
+
+// SetCustomerDocument sets the "customer_document" field.
+func (m *SaleMutation) SetCustomerDocument(s string) {
+	m.customer_document = &s
+}
+
+// CustomerDocument returns the value of the "customer_document" field in the mutation.
+func (m *SaleMutation) CustomerDocument() (r string, exists bool) {
+	v := m.customer_document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerDocument returns the old "customer_document" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldCustomerDocument(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerDocument is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerDocument requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerDocument: %w", err)
+	}
+	return oldValue.CustomerDocument, nil
+}
+
+// ResetCustomerDocument resets all changes to the "customer_document" field.
+func (m *SaleMutation) ResetCustomerDocument() {
+	m.customer_document = nil
+}
+
+// SetCustomerDocumentType sets the "customer_document_type" field.
+func (m *SaleMutation) SetCustomerDocumentType(sdt sale.CustomerDocumentType) {
+	m.customer_document_type = &sdt
+}
+
+// CustomerDocumentType returns the value of the "customer_document_type" field in the mutation.
+func (m *SaleMutation) CustomerDocumentType() (r sale.CustomerDocumentType, exists bool) {
+	v := m.customer_document_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerDocumentType returns the old "customer_document_type" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldCustomerDocumentType(ctx context.Context) (v *sale.CustomerDocumentType, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerDocumentType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerDocumentType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerDocumentType: %w", err)
+	}
+	return oldValue.CustomerDocumentType, nil
+}
+
+// ClearCustomerDocumentType clears the value of the "customer_document_type" field.
+func (m *SaleMutation) ClearCustomerDocumentType() {
+	m.customer_document_type = nil
+	m.clearedFields[sale.FieldCustomerDocumentType] = struct{}{}
+}
+
+// CustomerDocumentTypeCleared returns if the "customer_document_type" field was cleared in this mutation.
+func (m *SaleMutation) CustomerDocumentTypeCleared() bool {
+	_, ok := m.clearedFields[sale.FieldCustomerDocumentType]
+	return ok
+}
+
+// ResetCustomerDocumentType resets all changes to the "customer_document_type" field.
+func (m *SaleMutation) ResetCustomerDocumentType() {
+	m.customer_document_type = nil
+	delete(m.clearedFields, sale.FieldCustomerDocumentType)
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *SaleMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *SaleMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldCustomerID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ClearCustomerID clears the value of the "customer_id" field.
+func (m *SaleMutation) ClearCustomerID() {
+	m.customer = nil
+	m.clearedFields[sale.FieldCustomerID] = struct{}{}
+}
+
+// CustomerIDCleared returns if the "customer_id" field was cleared in this mutation.
+func (m *SaleMutation) CustomerIDCleared() bool {
+	_, ok := m.clearedFields[sale.FieldCustomerID]
+	return ok
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *SaleMutation) ResetCustomerID() {
+	m.customer = nil
+	delete(m.clearedFields, sale.FieldCustomerID)
+}
+
+// SetSoldAt sets the "sold_at" field.
+func (m *SaleMutation) SetSoldAt(t time.Time) {
+	m.sold_at = &t
+}
+
+// SoldAt returns the value of the "sold_at" field in the mutation.
+func (m *SaleMutation) SoldAt() (r time.Time, exists bool) {
+	v := m.sold_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSoldAt returns the old "sold_at" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldSoldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSoldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSoldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSoldAt: %w", err)
+	}
+	return oldValue.SoldAt, nil
+}
+
+// ResetSoldAt resets all changes to the "sold_at" field.
+func (m *SaleMutation) ResetSoldAt() {
+	m.sold_at = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *SaleMutation) SetAmount(d decimal.Decimal) {
+	m.amount = &d
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *SaleMutation) Amount() (r decimal.Decimal, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *SaleMutation) ResetAmount() {
+	m.amount = nil
+}
+
+// SetAmountPayable sets the "amount_payable" field.
+func (m *SaleMutation) SetAmountPayable(d decimal.Decimal) {
+	m.amount_payable = &d
+}
+
+// AmountPayable returns the value of the "amount_payable" field in the mutation.
+func (m *SaleMutation) AmountPayable() (r decimal.Decimal, exists bool) {
+	v := m.amount_payable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountPayable returns the old "amount_payable" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldAmountPayable(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountPayable is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountPayable requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountPayable: %w", err)
+	}
+	return oldValue.AmountPayable, nil
+}
+
+// ResetAmountPayable resets all changes to the "amount_payable" field.
+func (m *SaleMutation) ResetAmountPayable() {
+	m.amount_payable = nil
+}
+
+// SetDiscountAmount sets the "discount_amount" field.
+func (m *SaleMutation) SetDiscountAmount(d decimal.Decimal) {
+	m.discount_amount = &d
+}
+
+// DiscountAmount returns the value of the "discount_amount" field in the mutation.
+func (m *SaleMutation) DiscountAmount() (r decimal.Decimal, exists bool) {
+	v := m.discount_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDiscountAmount returns the old "discount_amount" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldDiscountAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDiscountAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDiscountAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDiscountAmount: %w", err)
+	}
+	return oldValue.DiscountAmount, nil
+}
+
+// ResetDiscountAmount resets all changes to the "discount_amount" field.
+func (m *SaleMutation) ResetDiscountAmount() {
+	m.discount_amount = nil
+}
+
+// SetFiscalDocument sets the "fiscal_document" field.
+func (m *SaleMutation) SetFiscalDocument(jm json.RawMessage) {
+	m.fiscal_document = &jm
+	m.appendfiscal_document = nil
+}
+
+// FiscalDocument returns the value of the "fiscal_document" field in the mutation.
+func (m *SaleMutation) FiscalDocument() (r json.RawMessage, exists bool) {
+	v := m.fiscal_document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFiscalDocument returns the old "fiscal_document" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldFiscalDocument(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFiscalDocument is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFiscalDocument requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFiscalDocument: %w", err)
+	}
+	return oldValue.FiscalDocument, nil
+}
+
+// AppendFiscalDocument adds jm to the "fiscal_document" field.
+func (m *SaleMutation) AppendFiscalDocument(jm json.RawMessage) {
+	m.appendfiscal_document = append(m.appendfiscal_document, jm...)
+}
+
+// AppendedFiscalDocument returns the list of values that were appended to the "fiscal_document" field in this mutation.
+func (m *SaleMutation) AppendedFiscalDocument() (json.RawMessage, bool) {
+	if len(m.appendfiscal_document) == 0 {
+		return nil, false
+	}
+	return m.appendfiscal_document, true
+}
+
+// ClearFiscalDocument clears the value of the "fiscal_document" field.
+func (m *SaleMutation) ClearFiscalDocument() {
+	m.fiscal_document = nil
+	m.appendfiscal_document = nil
+	m.clearedFields[sale.FieldFiscalDocument] = struct{}{}
+}
+
+// FiscalDocumentCleared returns if the "fiscal_document" field was cleared in this mutation.
+func (m *SaleMutation) FiscalDocumentCleared() bool {
+	_, ok := m.clearedFields[sale.FieldFiscalDocument]
+	return ok
+}
+
+// ResetFiscalDocument resets all changes to the "fiscal_document" field.
+func (m *SaleMutation) ResetFiscalDocument() {
+	m.fiscal_document = nil
+	m.appendfiscal_document = nil
+	delete(m.clearedFields, sale.FieldFiscalDocument)
+}
+
+// SetStatus sets the "status" field.
+func (m *SaleMutation) SetStatus(s sale.Status) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *SaleMutation) Status() (r sale.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldStatus(ctx context.Context) (v sale.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *SaleMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetFailureReason sets the "failure_reason" field.
+func (m *SaleMutation) SetFailureReason(s string) {
+	m.failure_reason = &s
+}
+
+// FailureReason returns the value of the "failure_reason" field in the mutation.
+func (m *SaleMutation) FailureReason() (r string, exists bool) {
+	v := m.failure_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailureReason returns the old "failure_reason" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldFailureReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailureReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailureReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailureReason: %w", err)
+	}
+	return oldValue.FailureReason, nil
+}
+
+// ClearFailureReason clears the value of the "failure_reason" field.
+func (m *SaleMutation) ClearFailureReason() {
+	m.failure_reason = nil
+	m.clearedFields[sale.FieldFailureReason] = struct{}{}
+}
+
+// FailureReasonCleared returns if the "failure_reason" field was cleared in this mutation.
+func (m *SaleMutation) FailureReasonCleared() bool {
+	_, ok := m.clearedFields[sale.FieldFailureReason]
+	return ok
+}
+
+// ResetFailureReason resets all changes to the "failure_reason" field.
+func (m *SaleMutation) ResetFailureReason() {
+	m.failure_reason = nil
+	delete(m.clearedFields, sale.FieldFailureReason)
+}
+
+// SetPointsCredited sets the "points_credited" field.
+func (m *SaleMutation) SetPointsCredited(i int64) {
+	m.points_credited = &i
+	m.addpoints_credited = nil
+}
+
+// PointsCredited returns the value of the "points_credited" field in the mutation.
+func (m *SaleMutation) PointsCredited() (r int64, exists bool) {
+	v := m.points_credited
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsCredited returns the old "points_credited" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldPointsCredited(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsCredited is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsCredited requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsCredited: %w", err)
+	}
+	return oldValue.PointsCredited, nil
+}
+
+// AddPointsCredited adds i to the "points_credited" field.
+func (m *SaleMutation) AddPointsCredited(i int64) {
+	if m.addpoints_credited != nil {
+		*m.addpoints_credited += i
+	} else {
+		m.addpoints_credited = &i
+	}
+}
+
+// AddedPointsCredited returns the value that was added to the "points_credited" field in this mutation.
+func (m *SaleMutation) AddedPointsCredited() (r int64, exists bool) {
+	v := m.addpoints_credited
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsCredited resets all changes to the "points_credited" field.
+func (m *SaleMutation) ResetPointsCredited() {
+	m.points_credited = nil
+	m.addpoints_credited = nil
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (m *SaleMutation) SetProcessedAt(t time.Time) {
+	m.processed_at = &t
+}
+
+// ProcessedAt returns the value of the "processed_at" field in the mutation.
+func (m *SaleMutation) ProcessedAt() (r time.Time, exists bool) {
+	v := m.processed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProcessedAt returns the old "processed_at" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldProcessedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProcessedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProcessedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProcessedAt: %w", err)
+	}
+	return oldValue.ProcessedAt, nil
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (m *SaleMutation) ClearProcessedAt() {
+	m.processed_at = nil
+	m.clearedFields[sale.FieldProcessedAt] = struct{}{}
+}
+
+// ProcessedAtCleared returns if the "processed_at" field was cleared in this mutation.
+func (m *SaleMutation) ProcessedAtCleared() bool {
+	_, ok := m.clearedFields[sale.FieldProcessedAt]
+	return ok
+}
+
+// ResetProcessedAt resets all changes to the "processed_at" field.
+func (m *SaleMutation) ResetProcessedAt() {
+	m.processed_at = nil
+	delete(m.clearedFields, sale.FieldProcessedAt)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SaleMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[sale.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SaleMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SaleMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SaleMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearStore clears the "store" edge to the Store entity.
+func (m *SaleMutation) ClearStore() {
+	m.clearedstore = true
+	m.clearedFields[sale.FieldStoreID] = struct{}{}
+}
+
+// StoreCleared reports if the "store" edge to the Store entity was cleared.
+func (m *SaleMutation) StoreCleared() bool {
+	return m.clearedstore
+}
+
+// StoreIDs returns the "store" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// StoreID instead. It exists only for internal usage by the builders.
+func (m *SaleMutation) StoreIDs() (ids []string) {
+	if id := m.store; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetStore resets all changes to the "store" edge.
+func (m *SaleMutation) ResetStore() {
+	m.store = nil
+	m.clearedstore = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *SaleMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[sale.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *SaleMutation) CustomerCleared() bool {
+	return m.CustomerIDCleared() || m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *SaleMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *SaleMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// AddItemIDs adds the "items" edge to the SaleItem entity by ids.
+func (m *SaleMutation) AddItemIDs(ids ...string) {
+	if m.items == nil {
+		m.items = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.items[ids[i]] = struct{}{}
+	}
+}
+
+// ClearItems clears the "items" edge to the SaleItem entity.
+func (m *SaleMutation) ClearItems() {
+	m.cleareditems = true
+}
+
+// ItemsCleared reports if the "items" edge to the SaleItem entity was cleared.
+func (m *SaleMutation) ItemsCleared() bool {
+	return m.cleareditems
+}
+
+// RemoveItemIDs removes the "items" edge to the SaleItem entity by IDs.
+func (m *SaleMutation) RemoveItemIDs(ids ...string) {
+	if m.removeditems == nil {
+		m.removeditems = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.items, ids[i])
+		m.removeditems[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedItems returns the removed IDs of the "items" edge to the SaleItem entity.
+func (m *SaleMutation) RemovedItemsIDs() (ids []string) {
+	for id := range m.removeditems {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ItemsIDs returns the "items" edge IDs in the mutation.
+func (m *SaleMutation) ItemsIDs() (ids []string) {
+	for id := range m.items {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetItems resets all changes to the "items" edge.
+func (m *SaleMutation) ResetItems() {
+	m.items = nil
+	m.cleareditems = false
+	m.removeditems = nil
+}
+
+// AddPaymentIDs adds the "payments" edge to the SalePayment entity by ids.
+func (m *SaleMutation) AddPaymentIDs(ids ...string) {
+	if m.payments == nil {
+		m.payments = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.payments[ids[i]] = struct{}{}
+	}
+}
+
+// ClearPayments clears the "payments" edge to the SalePayment entity.
+func (m *SaleMutation) ClearPayments() {
+	m.clearedpayments = true
+}
+
+// PaymentsCleared reports if the "payments" edge to the SalePayment entity was cleared.
+func (m *SaleMutation) PaymentsCleared() bool {
+	return m.clearedpayments
+}
+
+// RemovePaymentIDs removes the "payments" edge to the SalePayment entity by IDs.
+func (m *SaleMutation) RemovePaymentIDs(ids ...string) {
+	if m.removedpayments == nil {
+		m.removedpayments = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.payments, ids[i])
+		m.removedpayments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedPayments returns the removed IDs of the "payments" edge to the SalePayment entity.
+func (m *SaleMutation) RemovedPaymentsIDs() (ids []string) {
+	for id := range m.removedpayments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// PaymentsIDs returns the "payments" edge IDs in the mutation.
+func (m *SaleMutation) PaymentsIDs() (ids []string) {
+	for id := range m.payments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetPayments resets all changes to the "payments" edge.
+func (m *SaleMutation) ResetPayments() {
+	m.payments = nil
+	m.clearedpayments = false
+	m.removedpayments = nil
+}
+
+// Where appends a list predicates to the SaleMutation builder.
+func (m *SaleMutation) Where(ps ...predicate.Sale) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SaleMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SaleMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Sale, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SaleMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SaleMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Sale).
+func (m *SaleMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SaleMutation) Fields() []string {
+	fields := make([]string, 0, 18)
+	if m.tenant != nil {
+		fields = append(fields, sale.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sale.FieldCreatedAt)
+	}
+	if m.store != nil {
+		fields = append(fields, sale.FieldStoreID)
+	}
+	if m.external_id != nil {
+		fields = append(fields, sale.FieldExternalID)
+	}
+	if m.pos_id != nil {
+		fields = append(fields, sale.FieldPosID)
+	}
+	if m.channel != nil {
+		fields = append(fields, sale.FieldChannel)
+	}
+	if m.customer_document != nil {
+		fields = append(fields, sale.FieldCustomerDocument)
+	}
+	if m.customer_document_type != nil {
+		fields = append(fields, sale.FieldCustomerDocumentType)
+	}
+	if m.customer != nil {
+		fields = append(fields, sale.FieldCustomerID)
+	}
+	if m.sold_at != nil {
+		fields = append(fields, sale.FieldSoldAt)
+	}
+	if m.amount != nil {
+		fields = append(fields, sale.FieldAmount)
+	}
+	if m.amount_payable != nil {
+		fields = append(fields, sale.FieldAmountPayable)
+	}
+	if m.discount_amount != nil {
+		fields = append(fields, sale.FieldDiscountAmount)
+	}
+	if m.fiscal_document != nil {
+		fields = append(fields, sale.FieldFiscalDocument)
+	}
+	if m.status != nil {
+		fields = append(fields, sale.FieldStatus)
+	}
+	if m.failure_reason != nil {
+		fields = append(fields, sale.FieldFailureReason)
+	}
+	if m.points_credited != nil {
+		fields = append(fields, sale.FieldPointsCredited)
+	}
+	if m.processed_at != nil {
+		fields = append(fields, sale.FieldProcessedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SaleMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sale.FieldTenantID:
+		return m.TenantID()
+	case sale.FieldCreatedAt:
+		return m.CreatedAt()
+	case sale.FieldStoreID:
+		return m.StoreID()
+	case sale.FieldExternalID:
+		return m.ExternalID()
+	case sale.FieldPosID:
+		return m.PosID()
+	case sale.FieldChannel:
+		return m.Channel()
+	case sale.FieldCustomerDocument:
+		return m.CustomerDocument()
+	case sale.FieldCustomerDocumentType:
+		return m.CustomerDocumentType()
+	case sale.FieldCustomerID:
+		return m.CustomerID()
+	case sale.FieldSoldAt:
+		return m.SoldAt()
+	case sale.FieldAmount:
+		return m.Amount()
+	case sale.FieldAmountPayable:
+		return m.AmountPayable()
+	case sale.FieldDiscountAmount:
+		return m.DiscountAmount()
+	case sale.FieldFiscalDocument:
+		return m.FiscalDocument()
+	case sale.FieldStatus:
+		return m.Status()
+	case sale.FieldFailureReason:
+		return m.FailureReason()
+	case sale.FieldPointsCredited:
+		return m.PointsCredited()
+	case sale.FieldProcessedAt:
+		return m.ProcessedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SaleMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sale.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case sale.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case sale.FieldStoreID:
+		return m.OldStoreID(ctx)
+	case sale.FieldExternalID:
+		return m.OldExternalID(ctx)
+	case sale.FieldPosID:
+		return m.OldPosID(ctx)
+	case sale.FieldChannel:
+		return m.OldChannel(ctx)
+	case sale.FieldCustomerDocument:
+		return m.OldCustomerDocument(ctx)
+	case sale.FieldCustomerDocumentType:
+		return m.OldCustomerDocumentType(ctx)
+	case sale.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case sale.FieldSoldAt:
+		return m.OldSoldAt(ctx)
+	case sale.FieldAmount:
+		return m.OldAmount(ctx)
+	case sale.FieldAmountPayable:
+		return m.OldAmountPayable(ctx)
+	case sale.FieldDiscountAmount:
+		return m.OldDiscountAmount(ctx)
+	case sale.FieldFiscalDocument:
+		return m.OldFiscalDocument(ctx)
+	case sale.FieldStatus:
+		return m.OldStatus(ctx)
+	case sale.FieldFailureReason:
+		return m.OldFailureReason(ctx)
+	case sale.FieldPointsCredited:
+		return m.OldPointsCredited(ctx)
+	case sale.FieldProcessedAt:
+		return m.OldProcessedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Sale field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SaleMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sale.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case sale.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case sale.FieldStoreID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreID(v)
+		return nil
+	case sale.FieldExternalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExternalID(v)
+		return nil
+	case sale.FieldPosID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPosID(v)
+		return nil
+	case sale.FieldChannel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChannel(v)
+		return nil
+	case sale.FieldCustomerDocument:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerDocument(v)
+		return nil
+	case sale.FieldCustomerDocumentType:
+		v, ok := value.(sale.CustomerDocumentType)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerDocumentType(v)
+		return nil
+	case sale.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case sale.FieldSoldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSoldAt(v)
+		return nil
+	case sale.FieldAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case sale.FieldAmountPayable:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountPayable(v)
+		return nil
+	case sale.FieldDiscountAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDiscountAmount(v)
+		return nil
+	case sale.FieldFiscalDocument:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFiscalDocument(v)
+		return nil
+	case sale.FieldStatus:
+		v, ok := value.(sale.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case sale.FieldFailureReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailureReason(v)
+		return nil
+	case sale.FieldPointsCredited:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsCredited(v)
+		return nil
+	case sale.FieldProcessedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProcessedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Sale field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SaleMutation) AddedFields() []string {
+	var fields []string
+	if m.addpoints_credited != nil {
+		fields = append(fields, sale.FieldPointsCredited)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SaleMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sale.FieldPointsCredited:
+		return m.AddedPointsCredited()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SaleMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sale.FieldPointsCredited:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsCredited(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Sale numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SaleMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sale.FieldCustomerDocumentType) {
+		fields = append(fields, sale.FieldCustomerDocumentType)
+	}
+	if m.FieldCleared(sale.FieldCustomerID) {
+		fields = append(fields, sale.FieldCustomerID)
+	}
+	if m.FieldCleared(sale.FieldFiscalDocument) {
+		fields = append(fields, sale.FieldFiscalDocument)
+	}
+	if m.FieldCleared(sale.FieldFailureReason) {
+		fields = append(fields, sale.FieldFailureReason)
+	}
+	if m.FieldCleared(sale.FieldProcessedAt) {
+		fields = append(fields, sale.FieldProcessedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SaleMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SaleMutation) ClearField(name string) error {
+	switch name {
+	case sale.FieldCustomerDocumentType:
+		m.ClearCustomerDocumentType()
+		return nil
+	case sale.FieldCustomerID:
+		m.ClearCustomerID()
+		return nil
+	case sale.FieldFiscalDocument:
+		m.ClearFiscalDocument()
+		return nil
+	case sale.FieldFailureReason:
+		m.ClearFailureReason()
+		return nil
+	case sale.FieldProcessedAt:
+		m.ClearProcessedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Sale nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SaleMutation) ResetField(name string) error {
+	switch name {
+	case sale.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case sale.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case sale.FieldStoreID:
+		m.ResetStoreID()
+		return nil
+	case sale.FieldExternalID:
+		m.ResetExternalID()
+		return nil
+	case sale.FieldPosID:
+		m.ResetPosID()
+		return nil
+	case sale.FieldChannel:
+		m.ResetChannel()
+		return nil
+	case sale.FieldCustomerDocument:
+		m.ResetCustomerDocument()
+		return nil
+	case sale.FieldCustomerDocumentType:
+		m.ResetCustomerDocumentType()
+		return nil
+	case sale.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case sale.FieldSoldAt:
+		m.ResetSoldAt()
+		return nil
+	case sale.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case sale.FieldAmountPayable:
+		m.ResetAmountPayable()
+		return nil
+	case sale.FieldDiscountAmount:
+		m.ResetDiscountAmount()
+		return nil
+	case sale.FieldFiscalDocument:
+		m.ResetFiscalDocument()
+		return nil
+	case sale.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case sale.FieldFailureReason:
+		m.ResetFailureReason()
+		return nil
+	case sale.FieldPointsCredited:
+		m.ResetPointsCredited()
+		return nil
+	case sale.FieldProcessedAt:
+		m.ResetProcessedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Sale field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SaleMutation) AddedEdges() []string {
+	edges := make([]string, 0, 5)
+	if m.tenant != nil {
+		edges = append(edges, sale.EdgeTenant)
+	}
+	if m.store != nil {
+		edges = append(edges, sale.EdgeStore)
+	}
+	if m.customer != nil {
+		edges = append(edges, sale.EdgeCustomer)
+	}
+	if m.items != nil {
+		edges = append(edges, sale.EdgeItems)
+	}
+	if m.payments != nil {
+		edges = append(edges, sale.EdgePayments)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SaleMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case sale.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case sale.EdgeStore:
+		if id := m.store; id != nil {
+			return []ent.Value{*id}
+		}
+	case sale.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	case sale.EdgeItems:
+		ids := make([]ent.Value, 0, len(m.items))
+		for id := range m.items {
+			ids = append(ids, id)
+		}
+		return ids
+	case sale.EdgePayments:
+		ids := make([]ent.Value, 0, len(m.payments))
+		for id := range m.payments {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SaleMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 5)
+	if m.removeditems != nil {
+		edges = append(edges, sale.EdgeItems)
+	}
+	if m.removedpayments != nil {
+		edges = append(edges, sale.EdgePayments)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SaleMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case sale.EdgeItems:
+		ids := make([]ent.Value, 0, len(m.removeditems))
+		for id := range m.removeditems {
+			ids = append(ids, id)
+		}
+		return ids
+	case sale.EdgePayments:
+		ids := make([]ent.Value, 0, len(m.removedpayments))
+		for id := range m.removedpayments {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SaleMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 5)
+	if m.clearedtenant {
+		edges = append(edges, sale.EdgeTenant)
+	}
+	if m.clearedstore {
+		edges = append(edges, sale.EdgeStore)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, sale.EdgeCustomer)
+	}
+	if m.cleareditems {
+		edges = append(edges, sale.EdgeItems)
+	}
+	if m.clearedpayments {
+		edges = append(edges, sale.EdgePayments)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SaleMutation) EdgeCleared(name string) bool {
+	switch name {
+	case sale.EdgeTenant:
+		return m.clearedtenant
+	case sale.EdgeStore:
+		return m.clearedstore
+	case sale.EdgeCustomer:
+		return m.clearedcustomer
+	case sale.EdgeItems:
+		return m.cleareditems
+	case sale.EdgePayments:
+		return m.clearedpayments
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SaleMutation) ClearEdge(name string) error {
+	switch name {
+	case sale.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case sale.EdgeStore:
+		m.ClearStore()
+		return nil
+	case sale.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown Sale unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SaleMutation) ResetEdge(name string) error {
+	switch name {
+	case sale.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case sale.EdgeStore:
+		m.ResetStore()
+		return nil
+	case sale.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	case sale.EdgeItems:
+		m.ResetItems()
+		return nil
+	case sale.EdgePayments:
+		m.ResetPayments()
+		return nil
+	}
+	return fmt.Errorf("unknown Sale edge %s", name)
+}
+
+// SaleItemMutation represents an operation that mutates the SaleItem nodes in the graph.
+type SaleItemMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	line_id         *string
+	gtin            *string
+	description     *string
+	unit_price      *decimal.Decimal
+	quantity        *decimal.Decimal
+	discount_amount *decimal.Decimal
+	discounts       *json.RawMessage
+	appenddiscounts json.RawMessage
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	sale            *string
+	clearedsale     bool
+	done            bool
+	oldValue        func(context.Context) (*SaleItem, error)
+	predicates      []predicate.SaleItem
+}
+
+var _ ent.Mutation = (*SaleItemMutation)(nil)
+
+// saleitemOption allows management of the mutation configuration using functional options.
+type saleitemOption func(*SaleItemMutation)
+
+// newSaleItemMutation creates new mutation for the SaleItem entity.
+func newSaleItemMutation(c config, op Op, opts ...saleitemOption) *SaleItemMutation {
+	m := &SaleItemMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSaleItem,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSaleItemID sets the ID field of the mutation.
+func withSaleItemID(id string) saleitemOption {
+	return func(m *SaleItemMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SaleItem
+		)
+		m.oldValue = func(ctx context.Context) (*SaleItem, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SaleItem.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSaleItem sets the old SaleItem of the mutation.
+func withSaleItem(node *SaleItem) saleitemOption {
+	return func(m *SaleItemMutation) {
+		m.oldValue = func(context.Context) (*SaleItem, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SaleItemMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SaleItemMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SaleItem entities.
+func (m *SaleItemMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SaleItemMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SaleItemMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SaleItem.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *SaleItemMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *SaleItemMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *SaleItemMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetSaleID sets the "sale_id" field.
+func (m *SaleItemMutation) SetSaleID(s string) {
+	m.sale = &s
+}
+
+// SaleID returns the value of the "sale_id" field in the mutation.
+func (m *SaleItemMutation) SaleID() (r string, exists bool) {
+	v := m.sale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaleID returns the old "sale_id" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldSaleID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaleID: %w", err)
+	}
+	return oldValue.SaleID, nil
+}
+
+// ResetSaleID resets all changes to the "sale_id" field.
+func (m *SaleItemMutation) ResetSaleID() {
+	m.sale = nil
+}
+
+// SetLineID sets the "line_id" field.
+func (m *SaleItemMutation) SetLineID(s string) {
+	m.line_id = &s
+}
+
+// LineID returns the value of the "line_id" field in the mutation.
+func (m *SaleItemMutation) LineID() (r string, exists bool) {
+	v := m.line_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLineID returns the old "line_id" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldLineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLineID: %w", err)
+	}
+	return oldValue.LineID, nil
+}
+
+// ResetLineID resets all changes to the "line_id" field.
+func (m *SaleItemMutation) ResetLineID() {
+	m.line_id = nil
+}
+
+// SetGtin sets the "gtin" field.
+func (m *SaleItemMutation) SetGtin(s string) {
+	m.gtin = &s
+}
+
+// Gtin returns the value of the "gtin" field in the mutation.
+func (m *SaleItemMutation) Gtin() (r string, exists bool) {
+	v := m.gtin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGtin returns the old "gtin" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldGtin(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGtin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGtin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGtin: %w", err)
+	}
+	return oldValue.Gtin, nil
+}
+
+// ResetGtin resets all changes to the "gtin" field.
+func (m *SaleItemMutation) ResetGtin() {
+	m.gtin = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *SaleItemMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *SaleItemMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *SaleItemMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetUnitPrice sets the "unit_price" field.
+func (m *SaleItemMutation) SetUnitPrice(d decimal.Decimal) {
+	m.unit_price = &d
+}
+
+// UnitPrice returns the value of the "unit_price" field in the mutation.
+func (m *SaleItemMutation) UnitPrice() (r decimal.Decimal, exists bool) {
+	v := m.unit_price
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnitPrice returns the old "unit_price" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldUnitPrice(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnitPrice is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnitPrice requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnitPrice: %w", err)
+	}
+	return oldValue.UnitPrice, nil
+}
+
+// ResetUnitPrice resets all changes to the "unit_price" field.
+func (m *SaleItemMutation) ResetUnitPrice() {
+	m.unit_price = nil
+}
+
+// SetQuantity sets the "quantity" field.
+func (m *SaleItemMutation) SetQuantity(d decimal.Decimal) {
+	m.quantity = &d
+}
+
+// Quantity returns the value of the "quantity" field in the mutation.
+func (m *SaleItemMutation) Quantity() (r decimal.Decimal, exists bool) {
+	v := m.quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuantity returns the old "quantity" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldQuantity(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuantity: %w", err)
+	}
+	return oldValue.Quantity, nil
+}
+
+// ResetQuantity resets all changes to the "quantity" field.
+func (m *SaleItemMutation) ResetQuantity() {
+	m.quantity = nil
+}
+
+// SetDiscountAmount sets the "discount_amount" field.
+func (m *SaleItemMutation) SetDiscountAmount(d decimal.Decimal) {
+	m.discount_amount = &d
+}
+
+// DiscountAmount returns the value of the "discount_amount" field in the mutation.
+func (m *SaleItemMutation) DiscountAmount() (r decimal.Decimal, exists bool) {
+	v := m.discount_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDiscountAmount returns the old "discount_amount" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldDiscountAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDiscountAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDiscountAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDiscountAmount: %w", err)
+	}
+	return oldValue.DiscountAmount, nil
+}
+
+// ResetDiscountAmount resets all changes to the "discount_amount" field.
+func (m *SaleItemMutation) ResetDiscountAmount() {
+	m.discount_amount = nil
+}
+
+// SetDiscounts sets the "discounts" field.
+func (m *SaleItemMutation) SetDiscounts(jm json.RawMessage) {
+	m.discounts = &jm
+	m.appenddiscounts = nil
+}
+
+// Discounts returns the value of the "discounts" field in the mutation.
+func (m *SaleItemMutation) Discounts() (r json.RawMessage, exists bool) {
+	v := m.discounts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDiscounts returns the old "discounts" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldDiscounts(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDiscounts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDiscounts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDiscounts: %w", err)
+	}
+	return oldValue.Discounts, nil
+}
+
+// AppendDiscounts adds jm to the "discounts" field.
+func (m *SaleItemMutation) AppendDiscounts(jm json.RawMessage) {
+	m.appenddiscounts = append(m.appenddiscounts, jm...)
+}
+
+// AppendedDiscounts returns the list of values that were appended to the "discounts" field in this mutation.
+func (m *SaleItemMutation) AppendedDiscounts() (json.RawMessage, bool) {
+	if len(m.appenddiscounts) == 0 {
+		return nil, false
+	}
+	return m.appenddiscounts, true
+}
+
+// ClearDiscounts clears the value of the "discounts" field.
+func (m *SaleItemMutation) ClearDiscounts() {
+	m.discounts = nil
+	m.appenddiscounts = nil
+	m.clearedFields[saleitem.FieldDiscounts] = struct{}{}
+}
+
+// DiscountsCleared returns if the "discounts" field was cleared in this mutation.
+func (m *SaleItemMutation) DiscountsCleared() bool {
+	_, ok := m.clearedFields[saleitem.FieldDiscounts]
+	return ok
+}
+
+// ResetDiscounts resets all changes to the "discounts" field.
+func (m *SaleItemMutation) ResetDiscounts() {
+	m.discounts = nil
+	m.appenddiscounts = nil
+	delete(m.clearedFields, saleitem.FieldDiscounts)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SaleItemMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[saleitem.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SaleItemMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SaleItemMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SaleItemMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearSale clears the "sale" edge to the Sale entity.
+func (m *SaleItemMutation) ClearSale() {
+	m.clearedsale = true
+	m.clearedFields[saleitem.FieldSaleID] = struct{}{}
+}
+
+// SaleCleared reports if the "sale" edge to the Sale entity was cleared.
+func (m *SaleItemMutation) SaleCleared() bool {
+	return m.clearedsale
+}
+
+// SaleIDs returns the "sale" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SaleID instead. It exists only for internal usage by the builders.
+func (m *SaleItemMutation) SaleIDs() (ids []string) {
+	if id := m.sale; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSale resets all changes to the "sale" edge.
+func (m *SaleItemMutation) ResetSale() {
+	m.sale = nil
+	m.clearedsale = false
+}
+
+// Where appends a list predicates to the SaleItemMutation builder.
+func (m *SaleItemMutation) Where(ps ...predicate.SaleItem) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SaleItemMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SaleItemMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SaleItem, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SaleItemMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SaleItemMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SaleItem).
+func (m *SaleItemMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SaleItemMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.tenant != nil {
+		fields = append(fields, saleitem.FieldTenantID)
+	}
+	if m.sale != nil {
+		fields = append(fields, saleitem.FieldSaleID)
+	}
+	if m.line_id != nil {
+		fields = append(fields, saleitem.FieldLineID)
+	}
+	if m.gtin != nil {
+		fields = append(fields, saleitem.FieldGtin)
+	}
+	if m.description != nil {
+		fields = append(fields, saleitem.FieldDescription)
+	}
+	if m.unit_price != nil {
+		fields = append(fields, saleitem.FieldUnitPrice)
+	}
+	if m.quantity != nil {
+		fields = append(fields, saleitem.FieldQuantity)
+	}
+	if m.discount_amount != nil {
+		fields = append(fields, saleitem.FieldDiscountAmount)
+	}
+	if m.discounts != nil {
+		fields = append(fields, saleitem.FieldDiscounts)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SaleItemMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case saleitem.FieldTenantID:
+		return m.TenantID()
+	case saleitem.FieldSaleID:
+		return m.SaleID()
+	case saleitem.FieldLineID:
+		return m.LineID()
+	case saleitem.FieldGtin:
+		return m.Gtin()
+	case saleitem.FieldDescription:
+		return m.Description()
+	case saleitem.FieldUnitPrice:
+		return m.UnitPrice()
+	case saleitem.FieldQuantity:
+		return m.Quantity()
+	case saleitem.FieldDiscountAmount:
+		return m.DiscountAmount()
+	case saleitem.FieldDiscounts:
+		return m.Discounts()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SaleItemMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case saleitem.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case saleitem.FieldSaleID:
+		return m.OldSaleID(ctx)
+	case saleitem.FieldLineID:
+		return m.OldLineID(ctx)
+	case saleitem.FieldGtin:
+		return m.OldGtin(ctx)
+	case saleitem.FieldDescription:
+		return m.OldDescription(ctx)
+	case saleitem.FieldUnitPrice:
+		return m.OldUnitPrice(ctx)
+	case saleitem.FieldQuantity:
+		return m.OldQuantity(ctx)
+	case saleitem.FieldDiscountAmount:
+		return m.OldDiscountAmount(ctx)
+	case saleitem.FieldDiscounts:
+		return m.OldDiscounts(ctx)
+	}
+	return nil, fmt.Errorf("unknown SaleItem field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SaleItemMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case saleitem.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case saleitem.FieldSaleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaleID(v)
+		return nil
+	case saleitem.FieldLineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLineID(v)
+		return nil
+	case saleitem.FieldGtin:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGtin(v)
+		return nil
+	case saleitem.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case saleitem.FieldUnitPrice:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnitPrice(v)
+		return nil
+	case saleitem.FieldQuantity:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuantity(v)
+		return nil
+	case saleitem.FieldDiscountAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDiscountAmount(v)
+		return nil
+	case saleitem.FieldDiscounts:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDiscounts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SaleItem field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SaleItemMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SaleItemMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SaleItemMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SaleItem numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SaleItemMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(saleitem.FieldDiscounts) {
+		fields = append(fields, saleitem.FieldDiscounts)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SaleItemMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SaleItemMutation) ClearField(name string) error {
+	switch name {
+	case saleitem.FieldDiscounts:
+		m.ClearDiscounts()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleItem nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SaleItemMutation) ResetField(name string) error {
+	switch name {
+	case saleitem.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case saleitem.FieldSaleID:
+		m.ResetSaleID()
+		return nil
+	case saleitem.FieldLineID:
+		m.ResetLineID()
+		return nil
+	case saleitem.FieldGtin:
+		m.ResetGtin()
+		return nil
+	case saleitem.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case saleitem.FieldUnitPrice:
+		m.ResetUnitPrice()
+		return nil
+	case saleitem.FieldQuantity:
+		m.ResetQuantity()
+		return nil
+	case saleitem.FieldDiscountAmount:
+		m.ResetDiscountAmount()
+		return nil
+	case saleitem.FieldDiscounts:
+		m.ResetDiscounts()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleItem field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SaleItemMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, saleitem.EdgeTenant)
+	}
+	if m.sale != nil {
+		edges = append(edges, saleitem.EdgeSale)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SaleItemMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case saleitem.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case saleitem.EdgeSale:
+		if id := m.sale; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SaleItemMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SaleItemMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SaleItemMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, saleitem.EdgeTenant)
+	}
+	if m.clearedsale {
+		edges = append(edges, saleitem.EdgeSale)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SaleItemMutation) EdgeCleared(name string) bool {
+	switch name {
+	case saleitem.EdgeTenant:
+		return m.clearedtenant
+	case saleitem.EdgeSale:
+		return m.clearedsale
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SaleItemMutation) ClearEdge(name string) error {
+	switch name {
+	case saleitem.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case saleitem.EdgeSale:
+		m.ClearSale()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleItem unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SaleItemMutation) ResetEdge(name string) error {
+	switch name {
+	case saleitem.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case saleitem.EdgeSale:
+		m.ResetSale()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleItem edge %s", name)
+}
+
+// SalePaymentMutation represents an operation that mutates the SalePayment nodes in the graph.
+type SalePaymentMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	payment_id      *string
+	amount          *decimal.Decimal
+	method          *string
+	bin             *string
+	nsu             *string
+	installments    *int
+	addinstallments *int
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	sale            *string
+	clearedsale     bool
+	done            bool
+	oldValue        func(context.Context) (*SalePayment, error)
+	predicates      []predicate.SalePayment
+}
+
+var _ ent.Mutation = (*SalePaymentMutation)(nil)
+
+// salepaymentOption allows management of the mutation configuration using functional options.
+type salepaymentOption func(*SalePaymentMutation)
+
+// newSalePaymentMutation creates new mutation for the SalePayment entity.
+func newSalePaymentMutation(c config, op Op, opts ...salepaymentOption) *SalePaymentMutation {
+	m := &SalePaymentMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSalePayment,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSalePaymentID sets the ID field of the mutation.
+func withSalePaymentID(id string) salepaymentOption {
+	return func(m *SalePaymentMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SalePayment
+		)
+		m.oldValue = func(ctx context.Context) (*SalePayment, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SalePayment.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSalePayment sets the old SalePayment of the mutation.
+func withSalePayment(node *SalePayment) salepaymentOption {
+	return func(m *SalePaymentMutation) {
+		m.oldValue = func(context.Context) (*SalePayment, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SalePaymentMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SalePaymentMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SalePayment entities.
+func (m *SalePaymentMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SalePaymentMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SalePaymentMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SalePayment.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *SalePaymentMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *SalePaymentMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *SalePaymentMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetSaleID sets the "sale_id" field.
+func (m *SalePaymentMutation) SetSaleID(s string) {
+	m.sale = &s
+}
+
+// SaleID returns the value of the "sale_id" field in the mutation.
+func (m *SalePaymentMutation) SaleID() (r string, exists bool) {
+	v := m.sale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaleID returns the old "sale_id" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldSaleID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaleID: %w", err)
+	}
+	return oldValue.SaleID, nil
+}
+
+// ResetSaleID resets all changes to the "sale_id" field.
+func (m *SalePaymentMutation) ResetSaleID() {
+	m.sale = nil
+}
+
+// SetPaymentID sets the "payment_id" field.
+func (m *SalePaymentMutation) SetPaymentID(s string) {
+	m.payment_id = &s
+}
+
+// PaymentID returns the value of the "payment_id" field in the mutation.
+func (m *SalePaymentMutation) PaymentID() (r string, exists bool) {
+	v := m.payment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaymentID returns the old "payment_id" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldPaymentID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaymentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaymentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaymentID: %w", err)
+	}
+	return oldValue.PaymentID, nil
+}
+
+// ResetPaymentID resets all changes to the "payment_id" field.
+func (m *SalePaymentMutation) ResetPaymentID() {
+	m.payment_id = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *SalePaymentMutation) SetAmount(d decimal.Decimal) {
+	m.amount = &d
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *SalePaymentMutation) Amount() (r decimal.Decimal, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *SalePaymentMutation) ResetAmount() {
+	m.amount = nil
+}
+
+// SetMethod sets the "method" field.
+func (m *SalePaymentMutation) SetMethod(s string) {
+	m.method = &s
+}
+
+// Method returns the value of the "method" field in the mutation.
+func (m *SalePaymentMutation) Method() (r string, exists bool) {
+	v := m.method
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMethod returns the old "method" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldMethod(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMethod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMethod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMethod: %w", err)
+	}
+	return oldValue.Method, nil
+}
+
+// ResetMethod resets all changes to the "method" field.
+func (m *SalePaymentMutation) ResetMethod() {
+	m.method = nil
+}
+
+// SetBin sets the "bin" field.
+func (m *SalePaymentMutation) SetBin(s string) {
+	m.bin = &s
+}
+
+// Bin returns the value of the "bin" field in the mutation.
+func (m *SalePaymentMutation) Bin() (r string, exists bool) {
+	v := m.bin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBin returns the old "bin" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldBin(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBin: %w", err)
+	}
+	return oldValue.Bin, nil
+}
+
+// ResetBin resets all changes to the "bin" field.
+func (m *SalePaymentMutation) ResetBin() {
+	m.bin = nil
+}
+
+// SetNsu sets the "nsu" field.
+func (m *SalePaymentMutation) SetNsu(s string) {
+	m.nsu = &s
+}
+
+// Nsu returns the value of the "nsu" field in the mutation.
+func (m *SalePaymentMutation) Nsu() (r string, exists bool) {
+	v := m.nsu
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNsu returns the old "nsu" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldNsu(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNsu is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNsu requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNsu: %w", err)
+	}
+	return oldValue.Nsu, nil
+}
+
+// ResetNsu resets all changes to the "nsu" field.
+func (m *SalePaymentMutation) ResetNsu() {
+	m.nsu = nil
+}
+
+// SetInstallments sets the "installments" field.
+func (m *SalePaymentMutation) SetInstallments(i int) {
+	m.installments = &i
+	m.addinstallments = nil
+}
+
+// Installments returns the value of the "installments" field in the mutation.
+func (m *SalePaymentMutation) Installments() (r int, exists bool) {
+	v := m.installments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInstallments returns the old "installments" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldInstallments(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInstallments is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInstallments requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInstallments: %w", err)
+	}
+	return oldValue.Installments, nil
+}
+
+// AddInstallments adds i to the "installments" field.
+func (m *SalePaymentMutation) AddInstallments(i int) {
+	if m.addinstallments != nil {
+		*m.addinstallments += i
+	} else {
+		m.addinstallments = &i
+	}
+}
+
+// AddedInstallments returns the value that was added to the "installments" field in this mutation.
+func (m *SalePaymentMutation) AddedInstallments() (r int, exists bool) {
+	v := m.addinstallments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInstallments resets all changes to the "installments" field.
+func (m *SalePaymentMutation) ResetInstallments() {
+	m.installments = nil
+	m.addinstallments = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SalePaymentMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[salepayment.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SalePaymentMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SalePaymentMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SalePaymentMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearSale clears the "sale" edge to the Sale entity.
+func (m *SalePaymentMutation) ClearSale() {
+	m.clearedsale = true
+	m.clearedFields[salepayment.FieldSaleID] = struct{}{}
+}
+
+// SaleCleared reports if the "sale" edge to the Sale entity was cleared.
+func (m *SalePaymentMutation) SaleCleared() bool {
+	return m.clearedsale
+}
+
+// SaleIDs returns the "sale" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SaleID instead. It exists only for internal usage by the builders.
+func (m *SalePaymentMutation) SaleIDs() (ids []string) {
+	if id := m.sale; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSale resets all changes to the "sale" edge.
+func (m *SalePaymentMutation) ResetSale() {
+	m.sale = nil
+	m.clearedsale = false
+}
+
+// Where appends a list predicates to the SalePaymentMutation builder.
+func (m *SalePaymentMutation) Where(ps ...predicate.SalePayment) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SalePaymentMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SalePaymentMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SalePayment, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SalePaymentMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SalePaymentMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SalePayment).
+func (m *SalePaymentMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SalePaymentMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.tenant != nil {
+		fields = append(fields, salepayment.FieldTenantID)
+	}
+	if m.sale != nil {
+		fields = append(fields, salepayment.FieldSaleID)
+	}
+	if m.payment_id != nil {
+		fields = append(fields, salepayment.FieldPaymentID)
+	}
+	if m.amount != nil {
+		fields = append(fields, salepayment.FieldAmount)
+	}
+	if m.method != nil {
+		fields = append(fields, salepayment.FieldMethod)
+	}
+	if m.bin != nil {
+		fields = append(fields, salepayment.FieldBin)
+	}
+	if m.nsu != nil {
+		fields = append(fields, salepayment.FieldNsu)
+	}
+	if m.installments != nil {
+		fields = append(fields, salepayment.FieldInstallments)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SalePaymentMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case salepayment.FieldTenantID:
+		return m.TenantID()
+	case salepayment.FieldSaleID:
+		return m.SaleID()
+	case salepayment.FieldPaymentID:
+		return m.PaymentID()
+	case salepayment.FieldAmount:
+		return m.Amount()
+	case salepayment.FieldMethod:
+		return m.Method()
+	case salepayment.FieldBin:
+		return m.Bin()
+	case salepayment.FieldNsu:
+		return m.Nsu()
+	case salepayment.FieldInstallments:
+		return m.Installments()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SalePaymentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case salepayment.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case salepayment.FieldSaleID:
+		return m.OldSaleID(ctx)
+	case salepayment.FieldPaymentID:
+		return m.OldPaymentID(ctx)
+	case salepayment.FieldAmount:
+		return m.OldAmount(ctx)
+	case salepayment.FieldMethod:
+		return m.OldMethod(ctx)
+	case salepayment.FieldBin:
+		return m.OldBin(ctx)
+	case salepayment.FieldNsu:
+		return m.OldNsu(ctx)
+	case salepayment.FieldInstallments:
+		return m.OldInstallments(ctx)
+	}
+	return nil, fmt.Errorf("unknown SalePayment field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SalePaymentMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case salepayment.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case salepayment.FieldSaleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaleID(v)
+		return nil
+	case salepayment.FieldPaymentID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaymentID(v)
+		return nil
+	case salepayment.FieldAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case salepayment.FieldMethod:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMethod(v)
+		return nil
+	case salepayment.FieldBin:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBin(v)
+		return nil
+	case salepayment.FieldNsu:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNsu(v)
+		return nil
+	case salepayment.FieldInstallments:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInstallments(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SalePayment field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SalePaymentMutation) AddedFields() []string {
+	var fields []string
+	if m.addinstallments != nil {
+		fields = append(fields, salepayment.FieldInstallments)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SalePaymentMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case salepayment.FieldInstallments:
+		return m.AddedInstallments()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SalePaymentMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case salepayment.FieldInstallments:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInstallments(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SalePayment numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SalePaymentMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SalePaymentMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SalePaymentMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SalePayment nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SalePaymentMutation) ResetField(name string) error {
+	switch name {
+	case salepayment.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case salepayment.FieldSaleID:
+		m.ResetSaleID()
+		return nil
+	case salepayment.FieldPaymentID:
+		m.ResetPaymentID()
+		return nil
+	case salepayment.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case salepayment.FieldMethod:
+		m.ResetMethod()
+		return nil
+	case salepayment.FieldBin:
+		m.ResetBin()
+		return nil
+	case salepayment.FieldNsu:
+		m.ResetNsu()
+		return nil
+	case salepayment.FieldInstallments:
+		m.ResetInstallments()
+		return nil
+	}
+	return fmt.Errorf("unknown SalePayment field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SalePaymentMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, salepayment.EdgeTenant)
+	}
+	if m.sale != nil {
+		edges = append(edges, salepayment.EdgeSale)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SalePaymentMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case salepayment.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case salepayment.EdgeSale:
+		if id := m.sale; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SalePaymentMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SalePaymentMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SalePaymentMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, salepayment.EdgeTenant)
+	}
+	if m.clearedsale {
+		edges = append(edges, salepayment.EdgeSale)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SalePaymentMutation) EdgeCleared(name string) bool {
+	switch name {
+	case salepayment.EdgeTenant:
+		return m.clearedtenant
+	case salepayment.EdgeSale:
+		return m.clearedsale
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SalePaymentMutation) ClearEdge(name string) error {
+	switch name {
+	case salepayment.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case salepayment.EdgeSale:
+		m.ClearSale()
+		return nil
+	}
+	return fmt.Errorf("unknown SalePayment unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SalePaymentMutation) ResetEdge(name string) error {
+	switch name {
+	case salepayment.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case salepayment.EdgeSale:
+		m.ResetSale()
+		return nil
+	}
+	return fmt.Errorf("unknown SalePayment edge %s", name)
 }
 
 // SegmentMutation represents an operation that mutates the Segment nodes in the graph.

@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/shopspring/decimal"
@@ -33,8 +34,12 @@ type Redemption struct {
 	CustomerID string `json:"customer_id,omitempty"`
 	// OrderID holds the value of the "order_id" field.
 	OrderID string `json:"order_id,omitempty"`
-	// ValidationTokenID holds the value of the "validation_token_id" field.
-	ValidationTokenID string `json:"validation_token_id,omitempty"`
+	// The validation redeemed; none for a discount given at the point of sale.
+	ValidationTokenID *string `json:"validation_token_id,omitempty"`
+	// The sale a point-of-sale discount was given in.
+	SaleID *string `json:"sale_id,omitempty"`
+	// A point-of-sale discount recorded after the campaign's limit was reached: the POS had already given it.
+	OverLimit bool `json:"over_limit,omitempty"`
 	// What the customer paid for the order, in R$.
 	AmountPaid decimal.Decimal `json:"amount_paid,omitempty"`
 	// Discount given, in R$ (0 for other types).
@@ -61,11 +66,13 @@ type RedemptionEdges struct {
 	Customer *Customer `json:"customer,omitempty"`
 	// ValidationToken holds the value of the validation_token edge.
 	ValidationToken *ValidationToken `json:"validation_token,omitempty"`
+	// Sale holds the value of the sale edge.
+	Sale *Sale `json:"sale,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [2]map[string]int
+	totalCount [3]map[string]int
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -112,6 +119,17 @@ func (e RedemptionEdges) ValidationTokenOrErr() (*ValidationToken, error) {
 	return nil, &NotLoadedError{edge: "validation_token"}
 }
 
+// SaleOrErr returns the Sale value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e RedemptionEdges) SaleOrErr() (*Sale, error) {
+	if e.Sale != nil {
+		return e.Sale, nil
+	} else if e.loadedTypes[4] {
+		return nil, &NotFoundError{label: sale.Label}
+	}
+	return nil, &NotLoadedError{edge: "sale"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Redemption) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -121,9 +139,11 @@ func (*Redemption) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case redemption.FieldAmountPaid, redemption.FieldDiscountAmount, redemption.FieldCashbackAmount:
 			values[i] = new(decimal.Decimal)
+		case redemption.FieldOverLimit:
+			values[i] = new(sql.NullBool)
 		case redemption.FieldBonusPoints:
 			values[i] = new(sql.NullInt64)
-		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID:
+		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID:
 			values[i] = new(sql.NullString)
 		case redemption.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -182,7 +202,21 @@ func (_m *Redemption) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field validation_token_id", values[i])
 			} else if value.Valid {
-				_m.ValidationTokenID = value.String
+				_m.ValidationTokenID = new(string)
+				*_m.ValidationTokenID = value.String
+			}
+		case redemption.FieldSaleID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field sale_id", values[i])
+			} else if value.Valid {
+				_m.SaleID = new(string)
+				*_m.SaleID = value.String
+			}
+		case redemption.FieldOverLimit:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field over_limit", values[i])
+			} else if value.Valid {
+				_m.OverLimit = value.Bool
 			}
 		case redemption.FieldAmountPaid:
 			if value, ok := values[i].(*decimal.Decimal); !ok {
@@ -249,6 +283,11 @@ func (_m *Redemption) QueryValidationToken() *ValidationTokenQuery {
 	return NewRedemptionClient(_m.config).QueryValidationToken(_m)
 }
 
+// QuerySale queries the "sale" edge of the Redemption entity.
+func (_m *Redemption) QuerySale() *SaleQuery {
+	return NewRedemptionClient(_m.config).QuerySale(_m)
+}
+
 // Update returns a builder for updating this Redemption.
 // Note that you need to call Redemption.Unwrap() before calling this method if this Redemption
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -287,8 +326,18 @@ func (_m *Redemption) String() string {
 	builder.WriteString("order_id=")
 	builder.WriteString(_m.OrderID)
 	builder.WriteString(", ")
-	builder.WriteString("validation_token_id=")
-	builder.WriteString(_m.ValidationTokenID)
+	if v := _m.ValidationTokenID; v != nil {
+		builder.WriteString("validation_token_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.SaleID; v != nil {
+		builder.WriteString("sale_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("over_limit=")
+	builder.WriteString(fmt.Sprintf("%v", _m.OverLimit))
 	builder.WriteString(", ")
 	builder.WriteString("amount_paid=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AmountPaid))

@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/shopspring/decimal"
@@ -67,6 +68,42 @@ func (_c *RedemptionCreate) SetOrderID(v string) *RedemptionCreate {
 // SetValidationTokenID sets the "validation_token_id" field.
 func (_c *RedemptionCreate) SetValidationTokenID(v string) *RedemptionCreate {
 	_c.mutation.SetValidationTokenID(v)
+	return _c
+}
+
+// SetNillableValidationTokenID sets the "validation_token_id" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableValidationTokenID(v *string) *RedemptionCreate {
+	if v != nil {
+		_c.SetValidationTokenID(*v)
+	}
+	return _c
+}
+
+// SetSaleID sets the "sale_id" field.
+func (_c *RedemptionCreate) SetSaleID(v string) *RedemptionCreate {
+	_c.mutation.SetSaleID(v)
+	return _c
+}
+
+// SetNillableSaleID sets the "sale_id" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableSaleID(v *string) *RedemptionCreate {
+	if v != nil {
+		_c.SetSaleID(*v)
+	}
+	return _c
+}
+
+// SetOverLimit sets the "over_limit" field.
+func (_c *RedemptionCreate) SetOverLimit(v bool) *RedemptionCreate {
+	_c.mutation.SetOverLimit(v)
+	return _c
+}
+
+// SetNillableOverLimit sets the "over_limit" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableOverLimit(v *bool) *RedemptionCreate {
+	if v != nil {
+		_c.SetOverLimit(*v)
+	}
 	return _c
 }
 
@@ -142,6 +179,11 @@ func (_c *RedemptionCreate) SetValidationToken(v *ValidationToken) *RedemptionCr
 	return _c.SetValidationTokenID(v.ID)
 }
 
+// SetSale sets the "sale" edge to the Sale entity.
+func (_c *RedemptionCreate) SetSale(v *Sale) *RedemptionCreate {
+	return _c.SetSaleID(v.ID)
+}
+
 // Mutation returns the RedemptionMutation object of the builder.
 func (_c *RedemptionCreate) Mutation() *RedemptionMutation {
 	return _c.mutation
@@ -185,6 +227,10 @@ func (_c *RedemptionCreate) defaults() error {
 		}
 		v := redemption.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
+	}
+	if _, ok := _c.mutation.OverLimit(); !ok {
+		v := redemption.DefaultOverLimit
+		_c.mutation.SetOverLimit(v)
 	}
 	if _, ok := _c.mutation.BonusPoints(); !ok {
 		v := redemption.DefaultBonusPoints
@@ -237,13 +283,8 @@ func (_c *RedemptionCreate) check() error {
 			return &ValidationError{Name: "order_id", err: fmt.Errorf(`ent: validator failed for field "Redemption.order_id": %w`, err)}
 		}
 	}
-	if _, ok := _c.mutation.ValidationTokenID(); !ok {
-		return &ValidationError{Name: "validation_token_id", err: errors.New(`ent: missing required field "Redemption.validation_token_id"`)}
-	}
-	if v, ok := _c.mutation.ValidationTokenID(); ok {
-		if err := redemption.ValidationTokenIDValidator(v); err != nil {
-			return &ValidationError{Name: "validation_token_id", err: fmt.Errorf(`ent: validator failed for field "Redemption.validation_token_id": %w`, err)}
-		}
+	if _, ok := _c.mutation.OverLimit(); !ok {
+		return &ValidationError{Name: "over_limit", err: errors.New(`ent: missing required field "Redemption.over_limit"`)}
 	}
 	if _, ok := _c.mutation.AmountPaid(); !ok {
 		return &ValidationError{Name: "amount_paid", err: errors.New(`ent: missing required field "Redemption.amount_paid"`)}
@@ -268,9 +309,6 @@ func (_c *RedemptionCreate) check() error {
 	}
 	if len(_c.mutation.CustomerIDs()) == 0 {
 		return &ValidationError{Name: "customer", err: errors.New(`ent: missing required edge "Redemption.customer"`)}
-	}
-	if len(_c.mutation.ValidationTokenIDs()) == 0 {
-		return &ValidationError{Name: "validation_token", err: errors.New(`ent: missing required edge "Redemption.validation_token"`)}
 	}
 	return nil
 }
@@ -314,6 +352,10 @@ func (_c *RedemptionCreate) createSpec() (*Redemption, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.OrderID(); ok {
 		_spec.SetField(redemption.FieldOrderID, field.TypeString, value)
 		_node.OrderID = value
+	}
+	if value, ok := _c.mutation.OverLimit(); ok {
+		_spec.SetField(redemption.FieldOverLimit, field.TypeBool, value)
+		_node.OverLimit = value
 	}
 	if value, ok := _c.mutation.AmountPaid(); ok {
 		_spec.SetField(redemption.FieldAmountPaid, field.TypeOther, value)
@@ -400,7 +442,24 @@ func (_c *RedemptionCreate) createSpec() (*Redemption, *sqlgraph.CreateSpec) {
 		for _, k := range nodes {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
-		_node.ValidationTokenID = nodes[0]
+		_node.ValidationTokenID = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SaleIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   redemption.SaleTable,
+			Columns: []string{redemption.SaleColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.SaleID = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 )
@@ -32,6 +33,7 @@ type RedemptionQuery struct {
 	withCampaign        *CampaignQuery
 	withCustomer        *CustomerQuery
 	withValidationToken *ValidationTokenQuery
+	withSale            *SaleQuery
 	loadTotal           []func(context.Context, []*Redemption) error
 	modifiers           []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
@@ -151,6 +153,28 @@ func (_q *RedemptionQuery) QueryValidationToken() *ValidationTokenQuery {
 			sqlgraph.From(redemption.Table, redemption.FieldID, selector),
 			sqlgraph.To(validationtoken.Table, validationtoken.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, false, redemption.ValidationTokenTable, redemption.ValidationTokenColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySale chains the current query on the "sale" edge.
+func (_q *RedemptionQuery) QuerySale() *SaleQuery {
+	query := (&SaleClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(redemption.Table, redemption.FieldID, selector),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, redemption.SaleTable, redemption.SaleColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -354,6 +378,7 @@ func (_q *RedemptionQuery) Clone() *RedemptionQuery {
 		withCampaign:        _q.withCampaign.Clone(),
 		withCustomer:        _q.withCustomer.Clone(),
 		withValidationToken: _q.withValidationToken.Clone(),
+		withSale:            _q.withSale.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -401,6 +426,17 @@ func (_q *RedemptionQuery) WithValidationToken(opts ...func(*ValidationTokenQuer
 		opt(query)
 	}
 	_q.withValidationToken = query
+	return _q
+}
+
+// WithSale tells the query-builder to eager-load the nodes that are connected to
+// the "sale" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *RedemptionQuery) WithSale(opts ...func(*SaleQuery)) *RedemptionQuery {
+	query := (&SaleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSale = query
 	return _q
 }
 
@@ -488,11 +524,12 @@ func (_q *RedemptionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*R
 	var (
 		nodes       = []*Redemption{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [5]bool{
 			_q.withTenant != nil,
 			_q.withCampaign != nil,
 			_q.withCustomer != nil,
 			_q.withValidationToken != nil,
+			_q.withSale != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -537,6 +574,12 @@ func (_q *RedemptionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*R
 	if query := _q.withValidationToken; query != nil {
 		if err := _q.loadValidationToken(ctx, query, nodes, nil,
 			func(n *Redemption, e *ValidationToken) { n.Edges.ValidationToken = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSale; query != nil {
+		if err := _q.loadSale(ctx, query, nodes, nil,
+			func(n *Redemption, e *Sale) { n.Edges.Sale = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -639,7 +682,10 @@ func (_q *RedemptionQuery) loadValidationToken(ctx context.Context, query *Valid
 	ids := make([]string, 0, len(nodes))
 	nodeids := make(map[string][]*Redemption)
 	for i := range nodes {
-		fk := nodes[i].ValidationTokenID
+		if nodes[i].ValidationTokenID == nil {
+			continue
+		}
+		fk := *nodes[i].ValidationTokenID
 		if _, ok := nodeids[fk]; !ok {
 			ids = append(ids, fk)
 		}
@@ -657,6 +703,38 @@ func (_q *RedemptionQuery) loadValidationToken(ctx context.Context, query *Valid
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "validation_token_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *RedemptionQuery) loadSale(ctx context.Context, query *SaleQuery, nodes []*Redemption, init func(*Redemption), assign func(*Redemption, *Sale)) error {
+	ids := make([]string, 0, len(nodes))
+	nodeids := make(map[string][]*Redemption)
+	for i := range nodes {
+		if nodes[i].SaleID == nil {
+			continue
+		}
+		fk := *nodes[i].SaleID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(sale.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "sale_id" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)
@@ -704,6 +782,9 @@ func (_q *RedemptionQuery) querySpec() *sqlgraph.QuerySpec {
 		}
 		if _q.withValidationToken != nil {
 			_spec.Node.AddColumnOnce(redemption.FieldValidationTokenID)
+		}
+		if _q.withSale != nil {
+			_spec.Node.AddColumnOnce(redemption.FieldSaleID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

@@ -70,9 +70,6 @@ func (_u *RedemptionUpdate) check() error {
 	if _u.mutation.CustomerCleared() && len(_u.mutation.CustomerIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Redemption.customer"`)
 	}
-	if _u.mutation.ValidationTokenCleared() && len(_u.mutation.ValidationTokenIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "Redemption.validation_token"`)
-	}
 	return nil
 }
 
@@ -163,9 +160,6 @@ func (_u *RedemptionUpdateOne) check() error {
 	}
 	if _u.mutation.CustomerCleared() && len(_u.mutation.CustomerIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Redemption.customer"`)
-	}
-	if _u.mutation.ValidationTokenCleared() && len(_u.mutation.ValidationTokenIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "Redemption.validation_token"`)
 	}
 	return nil
 }

@@ -30,6 +30,12 @@ type Tx struct {
 	PointsLot *PointsLotClient
 	// Redemption is the client for interacting with the Redemption builders.
 	Redemption *RedemptionClient
+	// Sale is the client for interacting with the Sale builders.
+	Sale *SaleClient
+	// SaleItem is the client for interacting with the SaleItem builders.
+	SaleItem *SaleItemClient
+	// SalePayment is the client for interacting with the SalePayment builders.
+	SalePayment *SalePaymentClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -179,6 +185,9 @@ func (tx *Tx) init() {
 	tx.PointsEntry = NewPointsEntryClient(tx.config)
 	tx.PointsLot = NewPointsLotClient(tx.config)
 	tx.Redemption = NewRedemptionClient(tx.config)
+	tx.Sale = NewSaleClient(tx.config)
+	tx.SaleItem = NewSaleItemClient(tx.config)
+	tx.SalePayment = NewSalePaymentClient(tx.config)
 	tx.Segment = NewSegmentClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)

@@ -83,6 +83,16 @@ func (r *queryResolver) Redemptions(ctx context.Context, after *entgql.Cursor[st
 		ent.WithRedemptionOrder(orderBy), ent.WithRedemptionFilter(where.Filter))
 }
 
+// Sales is the resolver for the sales field.
+func (r *queryResolver) Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error) {
+	first, last, err := pageBounds(first, last)
+	if err != nil {
+		return nil, err
+	}
+	return r.client.Sale.Query().Paginate(ctx, after, first, before, last,
+		ent.WithSaleOrder(orderBy), ent.WithSaleFilter(where.Filter))
+}
+
 // Segments is the resolver for the segments field.
 func (r *queryResolver) Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error) {
 	first, last, err := pageBounds(first, last)

@@ -87,9 +87,8 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 	if in.Points != nil && (*in.Points <= 0 || *in.Points > maxPointsPerChange) {
 		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
 	}
-	if in.Amount == nil && in.Points == nil {
-		p.Add("amount", "amount or points is required")
-	}
+	// Neither amount nor points: the order's redemption gives the amount,
+	// below; without one it is a 422 on amount.
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -293,23 +292,10 @@ func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, e
 	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.DB.Ent, cust.ID, now.AddDate(-1, 0, 0)); err != nil {
 		return nil, err
 	}
-	b.NextLevel, b.PointsToNextLevel = nextLevel(cust, b.EarnedLast12Months)
-	return b, nil
-}
-
-// nextLevel is the level above the customer's and the points still missing
-// for it; "" at the top level. The stored level, the one shown, may be
-// above what the points earned reach until the periodic level job lowers it:
-// the next level is still the one above it, never the level itself.
-func nextLevel(cust *ent.Customer, earned int64) (points.Level, int64) {
-	th := ledger.Thresholds(cust.Edges.Tenant)
-	i := points.Rank(points.Level(cust.Level))
-	if i < 0 || i+1 >= len(points.Levels) {
-		return "", 0
+	if next, missing, ok := ledger.Thresholds(cust.Edges.Tenant).Next(b.EarnedLast12Months); ok {
+		b.NextLevel, b.PointsToNextLevel = next, missing
 	}
-	next := points.Levels[i+1]
-	need := map[points.Level]int64{points.Silver: th.Silver, points.Gold: th.Gold, points.Diamond: th.Diamond}[next]
-	return next, max(need-earned, 0)
+	return b, nil
 }
 
 // StatementFilter narrows a statement to a period.

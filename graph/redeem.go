@@ -159,13 +159,13 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput) (*ent.R
 	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
-		return nil, tokenError("validation_error", "validation_token", "unknown validation token")
+		return nil, apperr.Invalid("validation_token", "is not a validation token of this tenant")
 	case err != nil:
 		return nil, err
 	case !now.Before(tok.ExpiresAt):
 		return nil, tokenError("validation_token_expired", "validation_token", "the validation token has expired; validate the cart again")
 	case tok.CustomerID != in.CustomerID:
-		return nil, tokenError("validation_error", "customer_id", "the validation token belongs to another customer")
+		return nil, apperr.Invalid("customer_id", "is not the customer the validation token was issued for")
 	case !slices.Contains(tok.CampaignIds, in.CampaignID):
 		return nil, tokenError("campaign_not_eligible", "campaign_id", "the validation did not find this campaign eligible")
 	case tok.OrderID != nil && *tok.OrderID != in.OrderID:

@@ -31,6 +31,7 @@ var RootFieldScopes = map[string]string{
 	"Query.campaigns":      "campaigns:read",
 
 	"Query.pointsLiability": "loyalty:read",
+	"Query.sales":           ScopeBackoffice,
 	"Query.redemptions":     "campaigns:read",
 
 	"Mutation.createCustomer": "customers:write",
@@ -72,6 +73,8 @@ func nodeScope(n ent.Noder) string {
 		return "campaigns:read"
 	case *ent.Tenant:
 		return ""
+	case *ent.Sale, *ent.SaleItem:
+		return ScopeBackoffice
 	default:
 		return ScopeBackoffice
 	}

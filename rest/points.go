@@ -37,6 +37,9 @@ type jsonNumber string
 
 var numberType = reflect.TypeFor[float64]() // named "a number" in the error
 
+// MarshalJSON writes the number as it was read (or rendered).
+func (n jsonNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
+
 func (n *jsonNumber) UnmarshalJSON(b []byte) error {
 	switch {
 	case string(b) == "null":
@@ -167,6 +170,9 @@ func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	e := m.Entry
 	writeJSON(w, http.StatusCreated, debitJSON{

@@ -36,6 +36,16 @@ var RouteScopes = map[string]string{
 	"POST /graphql":                          "",
 }
 
+// POSRoutes authenticate with HTTP Basic credentials of a POS client of the
+// path's tenant, not with a bearer token.
+var POSRoutes = map[string]bool{
+	"POST /api/v1/tenants/{tenantId}/customers/identify":       true,
+	"POST /api/v1/tenants/{tenantId}/discounts/authorizations": true,
+	"POST /api/v1/tenants/{tenantId}/discounts/authorize":      true,
+	"POST /api/v1/tenants/{tenantId}/sales":                    true,
+	"GET /api/v1/tenants/{tenantId}/sales/{saleId}":            true,
+}
+
 // PublicRoutes need no token.
 var PublicRoutes = map[string]bool{
 	"GET /healthz":                          true,

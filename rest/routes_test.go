@@ -74,7 +74,7 @@ func TestEveryRouteHasAScope(t *testing.T) {
 		key := method + " " + route
 		mounted[key] = true
 		_, scoped := RouteScopes[key]
-		require.Truef(t, scoped || PublicRoutes[key], "route %s is neither public nor in RouteScopes", key)
+		require.Truef(t, scoped || PublicRoutes[key] || POSRoutes[key], "route %s is neither public, POS nor in RouteScopes", key)
 		return nil
 	})
 	require.NoError(t, err)
@@ -83,6 +83,9 @@ func TestEveryRouteHasAScope(t *testing.T) {
 	}
 	for key := range PublicRoutes {
 		require.Truef(t, mounted[key], "PublicRoutes names %s, which is not mounted", key)
+	}
+	for key := range POSRoutes {
+		require.Truef(t, mounted[key], "POSRoutes names %s, which is not mounted", key)
 	}
 }
 
@@ -145,6 +148,7 @@ var graphQLProbes = map[string]string{
 	"Mutation.endCampaign":    `mutation { endCampaign(id: "cmp_00000000000000000000000000") { id } }`,
 	"Mutation.validateCart":   `mutation { validateCart(input: {customerID: "cus_00000000000000000000000000", items: [{sku: "A", quantity: "1", unitPrice: "10"}]}) { validationToken } }`,
 	"Mutation.redeemCampaign": `mutation { redeemCampaign(input: {campaignID: "cmp_00000000000000000000000000", customerID: "cus_00000000000000000000000000", orderID: "o", validationToken: "vtk_x", amountPaid: "10"}) { id } }`,
+	"Query.sales":             `{ sales { totalCount } }`,
 	"Query.redemptions":       `{ redemptions { totalCount } }`,
 	"Mutation.creditPoints":   `mutation { creditPoints(input: {customerID: "cus_00000000000000000000000000", orderID: "o-1", points: 10}) { replayed } }`,
 	"Mutation.debitPoints":    `mutation { debitPoints(input: {customerID: "cus_00000000000000000000000000", points: 10}) { replayed } }`,

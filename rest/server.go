@@ -48,6 +48,8 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	s.protected(r, http.MethodDelete, "/v1/campaigns/{id}", s.endCampaign)
 	s.protected(r, http.MethodPost, "/v1/campaigns/{id}/redeem", s.redeemCampaign)
 
+	r.Route("/api/v1/tenants/{tenantId}", s.posRoutes)
+
 	// The document gives /points/credit without the version prefix; every
 	// points path is served with and without it.
 	for _, prefix := range []string{"", "/v1"} {

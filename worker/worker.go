@@ -31,6 +31,7 @@ func Register(workers *river.Workers, deps Deps) {
 	river.AddWorker(workers, &CreditCashbackWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &CampaignLifecycleWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &PurgeExpiredWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &ProcessSaleWorker{DB: deps.DB, Now: deps.Now})
 }
 
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points

@@ -105,6 +105,42 @@ func (f RedemptionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RedemptionMutation", m)
 }
 
+// The SaleFunc type is an adapter to allow the use of ordinary
+// function as Sale mutator.
+type SaleFunc func(context.Context, *ent.SaleMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SaleFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SaleMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SaleMutation", m)
+}
+
+// The SaleItemFunc type is an adapter to allow the use of ordinary
+// function as SaleItem mutator.
+type SaleItemFunc func(context.Context, *ent.SaleItemMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SaleItemFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SaleItemMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SaleItemMutation", m)
+}
+
+// The SalePaymentFunc type is an adapter to allow the use of ordinary
+// function as SalePayment mutator.
+type SalePaymentFunc func(context.Context, *ent.SalePaymentMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SalePaymentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SalePaymentMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SalePaymentMutation", m)
+}
+
 // The SegmentFunc type is an adapter to allow the use of ordinary
 // function as Segment mutator.
 type SegmentFunc func(context.Context, *ent.SegmentMutation) (ent.Value, error)

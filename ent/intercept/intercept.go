@@ -17,6 +17,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -296,6 +299,87 @@ func (f TraverseRedemption) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.RedemptionQuery", q)
 }
 
+// The SaleFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SaleFunc func(context.Context, *ent.SaleQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SaleFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SaleQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SaleQuery", q)
+}
+
+// The TraverseSale type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSale func(context.Context, *ent.SaleQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSale) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSale) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SaleQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SaleQuery", q)
+}
+
+// The SaleItemFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SaleItemFunc func(context.Context, *ent.SaleItemQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SaleItemFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SaleItemQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SaleItemQuery", q)
+}
+
+// The TraverseSaleItem type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSaleItem func(context.Context, *ent.SaleItemQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSaleItem) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSaleItem) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SaleItemQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SaleItemQuery", q)
+}
+
+// The SalePaymentFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SalePaymentFunc func(context.Context, *ent.SalePaymentQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SalePaymentFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SalePaymentQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SalePaymentQuery", q)
+}
+
+// The TraverseSalePayment type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSalePayment func(context.Context, *ent.SalePaymentQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSalePayment) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSalePayment) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SalePaymentQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SalePaymentQuery", q)
+}
+
 // The SegmentFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SegmentFunc func(context.Context, *ent.SegmentQuery) (ent.Value, error)
 
@@ -450,6 +534,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.PointsLotQuery, predicate.PointsLot, pointslot.OrderOption]{typ: ent.TypePointsLot, tq: q}, nil
 	case *ent.RedemptionQuery:
 		return &query[*ent.RedemptionQuery, predicate.Redemption, redemption.OrderOption]{typ: ent.TypeRedemption, tq: q}, nil
+	case *ent.SaleQuery:
+		return &query[*ent.SaleQuery, predicate.Sale, sale.OrderOption]{typ: ent.TypeSale, tq: q}, nil
+	case *ent.SaleItemQuery:
+		return &query[*ent.SaleItemQuery, predicate.SaleItem, saleitem.OrderOption]{typ: ent.TypeSaleItem, tq: q}, nil
+	case *ent.SalePaymentQuery:
+		return &query[*ent.SalePaymentQuery, predicate.SalePayment, salepayment.OrderOption]{typ: ent.TypeSalePayment, tq: q}, nil
 	case *ent.SegmentQuery:
 		return &query[*ent.SegmentQuery, predicate.Segment, segment.OrderOption]{typ: ent.TypeSegment, tq: q}, nil
 	case *ent.SigningKeyQuery:

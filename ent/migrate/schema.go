@@ -339,6 +339,7 @@ var (
 		{Name: "id", Type: field.TypeString},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "order_id", Type: field.TypeString, Size: 128},
+		{Name: "over_limit", Type: field.TypeBool, Default: false},
 		{Name: "amount_paid", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "cashback_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
@@ -347,7 +348,8 @@ var (
 		{Name: "campaign_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
-		{Name: "validation_token_id", Type: field.TypeString},
+		{Name: "validation_token_id", Type: field.TypeString, Nullable: true},
+		{Name: "sale_id", Type: field.TypeString, Nullable: true},
 	}
 	// RedemptionsTable holds the schema information for the "redemptions" table.
 	RedemptionsTable = &schema.Table{
@@ -357,44 +359,180 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "redemptions_campaigns_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[8]},
+				Columns:    []*schema.Column{RedemptionsColumns[9]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_customers_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[9]},
+				Columns:    []*schema.Column{RedemptionsColumns[10]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_tenants_tenant",
-				Columns:    []*schema.Column{RedemptionsColumns[10]},
+				Columns:    []*schema.Column{RedemptionsColumns[11]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_validation_tokens_validation_token",
-				Columns:    []*schema.Column{RedemptionsColumns[11]},
+				Columns:    []*schema.Column{RedemptionsColumns[12]},
 				RefColumns: []*schema.Column{ValidationTokensColumns[0]},
-				OnDelete:   schema.NoAction,
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "redemptions_sales_sale",
+				Columns:    []*schema.Column{RedemptionsColumns[13]},
+				RefColumns: []*schema.Column{SalesColumns[0]},
+				OnDelete:   schema.SetNull,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
 				Name:    "redemption_validation_token_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[11], RedemptionsColumns[8]},
+				Columns: []*schema.Column{RedemptionsColumns[12], RedemptionsColumns[9]},
 			},
 			{
 				Name:    "redemption_tenant_id_campaign_id_customer_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[10], RedemptionsColumns[8], RedemptionsColumns[9]},
+				Columns: []*schema.Column{RedemptionsColumns[11], RedemptionsColumns[9], RedemptionsColumns[10]},
 			},
 			{
 				Name:    "redemption_tenant_id_customer_id_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[10], RedemptionsColumns[9], RedemptionsColumns[2]},
+				Columns: []*schema.Column{RedemptionsColumns[11], RedemptionsColumns[10], RedemptionsColumns[2]},
+			},
+			{
+				Name:    "redemption_sale_id_campaign_id",
+				Unique:  true,
+				Columns: []*schema.Column{RedemptionsColumns[13], RedemptionsColumns[9]},
+			},
+		},
+	}
+	// SalesColumns holds the columns for the "sales" table.
+	SalesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "external_id", Type: field.TypeString, Size: 20},
+		{Name: "pos_id", Type: field.TypeString, Default: ""},
+		{Name: "channel", Type: field.TypeString, Default: ""},
+		{Name: "customer_document", Type: field.TypeString, Default: ""},
+		{Name: "customer_document_type", Type: field.TypeEnum, Nullable: true, Enums: []string{"CPF", "CNPJ"}},
+		{Name: "sold_at", Type: field.TypeTime},
+		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "amount_payable", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "fiscal_document", Type: field.TypeJSON, Nullable: true},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECEIVED", "PROCESSED", "FAILED"}, Default: "RECEIVED"},
+		{Name: "failure_reason", Type: field.TypeString, Nullable: true},
+		{Name: "points_credited", Type: field.TypeInt64, Default: 0},
+		{Name: "processed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "store_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString, Nullable: true},
+	}
+	// SalesTable holds the schema information for the "sales" table.
+	SalesTable = &schema.Table{
+		Name:       "sales",
+		Columns:    SalesColumns,
+		PrimaryKey: []*schema.Column{SalesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "sales_tenants_tenant",
+				Columns:    []*schema.Column{SalesColumns[16]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "sales_stores_store",
+				Columns:    []*schema.Column{SalesColumns[17]},
+				RefColumns: []*schema.Column{StoresColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "sales_customers_customer",
+				Columns:    []*schema.Column{SalesColumns[18]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sale_tenant_id_store_id_external_id",
+				Unique:  true,
+				Columns: []*schema.Column{SalesColumns[16], SalesColumns[17], SalesColumns[2]},
+			},
+			{
+				Name:    "sale_tenant_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{SalesColumns[16], SalesColumns[12]},
+			},
+		},
+	}
+	// SaleItemsColumns holds the columns for the "sale_items" table.
+	SaleItemsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "line_id", Type: field.TypeString},
+		{Name: "gtin", Type: field.TypeString},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "unit_price", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "quantity", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "discounts", Type: field.TypeJSON, Nullable: true},
+		{Name: "sale_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// SaleItemsTable holds the schema information for the "sale_items" table.
+	SaleItemsTable = &schema.Table{
+		Name:       "sale_items",
+		Columns:    SaleItemsColumns,
+		PrimaryKey: []*schema.Column{SaleItemsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "sale_items_sales_items",
+				Columns:    []*schema.Column{SaleItemsColumns[8]},
+				RefColumns: []*schema.Column{SalesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "sale_items_tenants_tenant",
+				Columns:    []*schema.Column{SaleItemsColumns[9]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+	}
+	// SalePaymentsColumns holds the columns for the "sale_payments" table.
+	SalePaymentsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "payment_id", Type: field.TypeString},
+		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "method", Type: field.TypeString},
+		{Name: "bin", Type: field.TypeString, Default: ""},
+		{Name: "nsu", Type: field.TypeString, Default: ""},
+		{Name: "installments", Type: field.TypeInt, Default: 1},
+		{Name: "sale_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// SalePaymentsTable holds the schema information for the "sale_payments" table.
+	SalePaymentsTable = &schema.Table{
+		Name:       "sale_payments",
+		Columns:    SalePaymentsColumns,
+		PrimaryKey: []*schema.Column{SalePaymentsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "sale_payments_sales_payments",
+				Columns:    []*schema.Column{SalePaymentsColumns[7]},
+				RefColumns: []*schema.Column{SalesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "sale_payments_tenants_tenant",
+				Columns:    []*schema.Column{SalePaymentsColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
 			},
 		},
 	}
@@ -589,6 +727,9 @@ var (
 		PointsEntriesTable,
 		PointsLotsTable,
 		RedemptionsTable,
+		SalesTable,
+		SaleItemsTable,
+		SalePaymentsTable,
 		SegmentsTable,
 		SigningKeysTable,
 		StoresTable,
@@ -622,6 +763,14 @@ func init() {
 	RedemptionsTable.ForeignKeys[1].RefTable = CustomersTable
 	RedemptionsTable.ForeignKeys[2].RefTable = TenantsTable
 	RedemptionsTable.ForeignKeys[3].RefTable = ValidationTokensTable
+	RedemptionsTable.ForeignKeys[4].RefTable = SalesTable
+	SalesTable.ForeignKeys[0].RefTable = TenantsTable
+	SalesTable.ForeignKeys[1].RefTable = StoresTable
+	SalesTable.ForeignKeys[2].RefTable = CustomersTable
+	SaleItemsTable.ForeignKeys[0].RefTable = SalesTable
+	SaleItemsTable.ForeignKeys[1].RefTable = TenantsTable
+	SalePaymentsTable.ForeignKeys[0].RefTable = SalesTable
+	SalePaymentsTable.ForeignKeys[1].RefTable = TenantsTable
 	SegmentsTable.ForeignKeys[0].RefTable = TenantsTable
 	StoresTable.ForeignKeys[0].RefTable = TenantsTable
 	TenantsTable.ForeignKeys[0].RefTable = TenantsTable

@@ -30,6 +30,15 @@ type PointsLot func(*sql.Selector)
 // Redemption is the predicate function for redemption builders.
 type Redemption func(*sql.Selector)
 
+// Sale is the predicate function for sale builders.
+type Sale func(*sql.Selector)
+
+// SaleItem is the predicate function for saleitem builders.
+type SaleItem func(*sql.Selector)
+
+// SalePayment is the predicate function for salepayment builders.
+type SalePayment func(*sql.Selector)
+
 // Segment is the predicate function for segment builders.
 type Segment func(*sql.Selector)
 

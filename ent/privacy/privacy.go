@@ -303,6 +303,78 @@ func (f RedemptionMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Muta
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RedemptionMutation", m)
 }
 
+// The SaleQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SaleQueryRuleFunc func(context.Context, *ent.SaleQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SaleQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SaleQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SaleQuery", q)
+}
+
+// The SaleMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SaleMutationRuleFunc func(context.Context, *ent.SaleMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SaleMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SaleMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SaleMutation", m)
+}
+
+// The SaleItemQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SaleItemQueryRuleFunc func(context.Context, *ent.SaleItemQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SaleItemQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SaleItemQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SaleItemQuery", q)
+}
+
+// The SaleItemMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SaleItemMutationRuleFunc func(context.Context, *ent.SaleItemMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SaleItemMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SaleItemMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SaleItemMutation", m)
+}
+
+// The SalePaymentQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SalePaymentQueryRuleFunc func(context.Context, *ent.SalePaymentQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SalePaymentQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SalePaymentQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SalePaymentQuery", q)
+}
+
+// The SalePaymentMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SalePaymentMutationRuleFunc func(context.Context, *ent.SalePaymentMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SalePaymentMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SalePaymentMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SalePaymentMutation", m)
+}
+
 // The SegmentQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type SegmentQueryRuleFunc func(context.Context, *ent.SegmentQuery) error
@@ -474,6 +546,12 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.RedemptionQuery:
 		return q.Filter(), nil
+	case *ent.SaleQuery:
+		return q.Filter(), nil
+	case *ent.SaleItemQuery:
+		return q.Filter(), nil
+	case *ent.SalePaymentQuery:
+		return q.Filter(), nil
 	case *ent.SegmentQuery:
 		return q.Filter(), nil
 	case *ent.SigningKeyQuery:
@@ -506,6 +584,12 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.PointsLotMutation:
 		return m.Filter(), nil
 	case *ent.RedemptionMutation:
+		return m.Filter(), nil
+	case *ent.SaleMutation:
+		return m.Filter(), nil
+	case *ent.SaleItemMutation:
+		return m.Filter(), nil
+	case *ent.SalePaymentMutation:
 		return m.Filter(), nil
 	case *ent.SegmentMutation:
 		return m.Filter(), nil

@@ -27,6 +27,10 @@ const (
 	FieldOrderID = "order_id"
 	// FieldValidationTokenID holds the string denoting the validation_token_id field in the database.
 	FieldValidationTokenID = "validation_token_id"
+	// FieldSaleID holds the string denoting the sale_id field in the database.
+	FieldSaleID = "sale_id"
+	// FieldOverLimit holds the string denoting the over_limit field in the database.
+	FieldOverLimit = "over_limit"
 	// FieldAmountPaid holds the string denoting the amount_paid field in the database.
 	FieldAmountPaid = "amount_paid"
 	// FieldDiscountAmount holds the string denoting the discount_amount field in the database.
@@ -45,6 +49,8 @@ const (
 	EdgeCustomer = "customer"
 	// EdgeValidationToken holds the string denoting the validation_token edge name in mutations.
 	EdgeValidationToken = "validation_token"
+	// EdgeSale holds the string denoting the sale edge name in mutations.
+	EdgeSale = "sale"
 	// Table holds the table name of the redemption in the database.
 	Table = "redemptions"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -75,6 +81,13 @@ const (
 	ValidationTokenInverseTable = "validation_tokens"
 	// ValidationTokenColumn is the table column denoting the validation_token relation/edge.
 	ValidationTokenColumn = "validation_token_id"
+	// SaleTable is the table that holds the sale relation/edge.
+	SaleTable = "redemptions"
+	// SaleInverseTable is the table name for the Sale entity.
+	// It exists in this package in order to avoid circular dependency with the "sale" package.
+	SaleInverseTable = "sales"
+	// SaleColumn is the table column denoting the sale relation/edge.
+	SaleColumn = "sale_id"
 )
 
 // Columns holds all SQL columns for redemption fields.
@@ -86,6 +99,8 @@ var Columns = []string{
 	FieldCustomerID,
 	FieldOrderID,
 	FieldValidationTokenID,
+	FieldSaleID,
+	FieldOverLimit,
 	FieldAmountPaid,
 	FieldDiscountAmount,
 	FieldCashbackAmount,
@@ -121,8 +136,8 @@ var (
 	CustomerIDValidator func(string) error
 	// OrderIDValidator is a validator for the "order_id" field. It is called by the builders before save.
 	OrderIDValidator func(string) error
-	// ValidationTokenIDValidator is a validator for the "validation_token_id" field. It is called by the builders before save.
-	ValidationTokenIDValidator func(string) error
+	// DefaultOverLimit holds the default value on creation for the "over_limit" field.
+	DefaultOverLimit bool
 	// DefaultBonusPoints holds the default value on creation for the "bonus_points" field.
 	DefaultBonusPoints int64
 	// DefaultID holds the default value on creation for the "id" field.
@@ -165,6 +180,16 @@ func ByOrderID(opts ...sql.OrderTermOption) OrderOption {
 // ByValidationTokenID orders the results by the validation_token_id field.
 func ByValidationTokenID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldValidationTokenID, opts...).ToFunc()
+}
+
+// BySaleID orders the results by the sale_id field.
+func BySaleID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSaleID, opts...).ToFunc()
+}
+
+// ByOverLimit orders the results by the over_limit field.
+func ByOverLimit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOverLimit, opts...).ToFunc()
 }
 
 // ByAmountPaid orders the results by the amount_paid field.
@@ -214,6 +239,13 @@ func ByValidationTokenField(field string, opts ...sql.OrderTermOption) OrderOpti
 		sqlgraph.OrderByNeighborTerms(s, newValidationTokenStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// BySaleField orders the results by sale field.
+func BySaleField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSaleStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -240,5 +272,12 @@ func newValidationTokenStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ValidationTokenInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, false, ValidationTokenTable, ValidationTokenColumn),
+	)
+}
+func newSaleStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SaleInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, false, SaleTable, SaleColumn),
 	)
 }

@@ -96,6 +96,16 @@ func ValidationTokenID(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldValidationTokenID, v))
 }
 
+// SaleID applies equality check predicate on the "sale_id" field. It's identical to SaleIDEQ.
+func SaleID(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldSaleID, v))
+}
+
+// OverLimit applies equality check predicate on the "over_limit" field. It's identical to OverLimitEQ.
+func OverLimit(v bool) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldOverLimit, v))
+}
+
 // AmountPaid applies equality check predicate on the "amount_paid" field. It's identical to AmountPaidEQ.
 func AmountPaid(v decimal.Decimal) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldAmountPaid, v))
@@ -471,6 +481,16 @@ func ValidationTokenIDHasSuffix(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldHasSuffix(FieldValidationTokenID, v))
 }
 
+// ValidationTokenIDIsNil applies the IsNil predicate on the "validation_token_id" field.
+func ValidationTokenIDIsNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldIsNull(FieldValidationTokenID))
+}
+
+// ValidationTokenIDNotNil applies the NotNil predicate on the "validation_token_id" field.
+func ValidationTokenIDNotNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotNull(FieldValidationTokenID))
+}
+
 // ValidationTokenIDEqualFold applies the EqualFold predicate on the "validation_token_id" field.
 func ValidationTokenIDEqualFold(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEqualFold(FieldValidationTokenID, v))
@@ -479,6 +499,91 @@ func ValidationTokenIDEqualFold(v string) predicate.Redemption {
 // ValidationTokenIDContainsFold applies the ContainsFold predicate on the "validation_token_id" field.
 func ValidationTokenIDContainsFold(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldContainsFold(FieldValidationTokenID, v))
+}
+
+// SaleIDEQ applies the EQ predicate on the "sale_id" field.
+func SaleIDEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldSaleID, v))
+}
+
+// SaleIDNEQ applies the NEQ predicate on the "sale_id" field.
+func SaleIDNEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldSaleID, v))
+}
+
+// SaleIDIn applies the In predicate on the "sale_id" field.
+func SaleIDIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldIn(FieldSaleID, vs...))
+}
+
+// SaleIDNotIn applies the NotIn predicate on the "sale_id" field.
+func SaleIDNotIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotIn(FieldSaleID, vs...))
+}
+
+// SaleIDGT applies the GT predicate on the "sale_id" field.
+func SaleIDGT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGT(FieldSaleID, v))
+}
+
+// SaleIDGTE applies the GTE predicate on the "sale_id" field.
+func SaleIDGTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGTE(FieldSaleID, v))
+}
+
+// SaleIDLT applies the LT predicate on the "sale_id" field.
+func SaleIDLT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLT(FieldSaleID, v))
+}
+
+// SaleIDLTE applies the LTE predicate on the "sale_id" field.
+func SaleIDLTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLTE(FieldSaleID, v))
+}
+
+// SaleIDContains applies the Contains predicate on the "sale_id" field.
+func SaleIDContains(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContains(FieldSaleID, v))
+}
+
+// SaleIDHasPrefix applies the HasPrefix predicate on the "sale_id" field.
+func SaleIDHasPrefix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasPrefix(FieldSaleID, v))
+}
+
+// SaleIDHasSuffix applies the HasSuffix predicate on the "sale_id" field.
+func SaleIDHasSuffix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasSuffix(FieldSaleID, v))
+}
+
+// SaleIDIsNil applies the IsNil predicate on the "sale_id" field.
+func SaleIDIsNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldIsNull(FieldSaleID))
+}
+
+// SaleIDNotNil applies the NotNil predicate on the "sale_id" field.
+func SaleIDNotNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotNull(FieldSaleID))
+}
+
+// SaleIDEqualFold applies the EqualFold predicate on the "sale_id" field.
+func SaleIDEqualFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEqualFold(FieldSaleID, v))
+}
+
+// SaleIDContainsFold applies the ContainsFold predicate on the "sale_id" field.
+func SaleIDContainsFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContainsFold(FieldSaleID, v))
+}
+
+// OverLimitEQ applies the EQ predicate on the "over_limit" field.
+func OverLimitEQ(v bool) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldOverLimit, v))
+}
+
+// OverLimitNEQ applies the NEQ predicate on the "over_limit" field.
+func OverLimitNEQ(v bool) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldOverLimit, v))
 }
 
 // AmountPaidEQ applies the EQ predicate on the "amount_paid" field.
@@ -725,6 +830,29 @@ func HasValidationToken() predicate.Redemption {
 func HasValidationTokenWith(preds ...predicate.ValidationToken) predicate.Redemption {
 	return predicate.Redemption(func(s *sql.Selector) {
 		step := newValidationTokenStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasSale applies the HasEdge predicate on the "sale" edge.
+func HasSale() predicate.Redemption {
+	return predicate.Redemption(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, SaleTable, SaleColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSaleWith applies the HasEdge predicate on the "sale" edge with a given conditions (other predicates).
+func HasSaleWith(preds ...predicate.Sale) predicate.Redemption {
+	return predicate.Redemption(func(s *sql.Selector) {
+		step := newSaleStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

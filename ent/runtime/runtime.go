@@ -14,6 +14,9 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
@@ -450,18 +453,166 @@ func init() {
 			return nil
 		}
 	}()
-	// redemptionDescValidationTokenID is the schema descriptor for validation_token_id field.
-	redemptionDescValidationTokenID := redemptionFields[5].Descriptor()
-	// redemption.ValidationTokenIDValidator is a validator for the "validation_token_id" field. It is called by the builders before save.
-	redemption.ValidationTokenIDValidator = redemptionDescValidationTokenID.Validators[0].(func(string) error)
+	// redemptionDescOverLimit is the schema descriptor for over_limit field.
+	redemptionDescOverLimit := redemptionFields[7].Descriptor()
+	// redemption.DefaultOverLimit holds the default value on creation for the over_limit field.
+	redemption.DefaultOverLimit = redemptionDescOverLimit.Default.(bool)
 	// redemptionDescBonusPoints is the schema descriptor for bonus_points field.
-	redemptionDescBonusPoints := redemptionFields[9].Descriptor()
+	redemptionDescBonusPoints := redemptionFields[11].Descriptor()
 	// redemption.DefaultBonusPoints holds the default value on creation for the bonus_points field.
 	redemption.DefaultBonusPoints = redemptionDescBonusPoints.Default.(int64)
 	// redemptionDescID is the schema descriptor for id field.
 	redemptionDescID := redemptionFields[0].Descriptor()
 	// redemption.DefaultID holds the default value on creation for the id field.
 	redemption.DefaultID = redemptionDescID.Default.(func() string)
+	saleMixin := schema.Sale{}.Mixin()
+	sale.Policy = privacy.NewPolicies(saleMixin[0], schema.Sale{})
+	sale.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := sale.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	saleMixinFields0 := saleMixin[0].Fields()
+	_ = saleMixinFields0
+	saleFields := schema.Sale{}.Fields()
+	_ = saleFields
+	// saleDescTenantID is the schema descriptor for tenant_id field.
+	saleDescTenantID := saleMixinFields0[0].Descriptor()
+	// sale.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	sale.TenantIDValidator = saleDescTenantID.Validators[0].(func(string) error)
+	// saleDescCreatedAt is the schema descriptor for created_at field.
+	saleDescCreatedAt := saleFields[1].Descriptor()
+	// sale.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sale.DefaultCreatedAt = saleDescCreatedAt.Default.(func() time.Time)
+	// saleDescStoreID is the schema descriptor for store_id field.
+	saleDescStoreID := saleFields[2].Descriptor()
+	// sale.StoreIDValidator is a validator for the "store_id" field. It is called by the builders before save.
+	sale.StoreIDValidator = saleDescStoreID.Validators[0].(func(string) error)
+	// saleDescExternalID is the schema descriptor for external_id field.
+	saleDescExternalID := saleFields[3].Descriptor()
+	// sale.ExternalIDValidator is a validator for the "external_id" field. It is called by the builders before save.
+	sale.ExternalIDValidator = func() func(string) error {
+		validators := saleDescExternalID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(external_id string) error {
+			for _, fn := range fns {
+				if err := fn(external_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// saleDescPosID is the schema descriptor for pos_id field.
+	saleDescPosID := saleFields[4].Descriptor()
+	// sale.DefaultPosID holds the default value on creation for the pos_id field.
+	sale.DefaultPosID = saleDescPosID.Default.(string)
+	// saleDescChannel is the schema descriptor for channel field.
+	saleDescChannel := saleFields[5].Descriptor()
+	// sale.DefaultChannel holds the default value on creation for the channel field.
+	sale.DefaultChannel = saleDescChannel.Default.(string)
+	// saleDescCustomerDocument is the schema descriptor for customer_document field.
+	saleDescCustomerDocument := saleFields[6].Descriptor()
+	// sale.DefaultCustomerDocument holds the default value on creation for the customer_document field.
+	sale.DefaultCustomerDocument = saleDescCustomerDocument.Default.(string)
+	// saleDescPointsCredited is the schema descriptor for points_credited field.
+	saleDescPointsCredited := saleFields[16].Descriptor()
+	// sale.DefaultPointsCredited holds the default value on creation for the points_credited field.
+	sale.DefaultPointsCredited = saleDescPointsCredited.Default.(int64)
+	// saleDescID is the schema descriptor for id field.
+	saleDescID := saleFields[0].Descriptor()
+	// sale.DefaultID holds the default value on creation for the id field.
+	sale.DefaultID = saleDescID.Default.(func() string)
+	saleitemMixin := schema.SaleItem{}.Mixin()
+	saleitem.Policy = privacy.NewPolicies(saleitemMixin[0], schema.SaleItem{})
+	saleitem.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := saleitem.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	saleitemMixinFields0 := saleitemMixin[0].Fields()
+	_ = saleitemMixinFields0
+	saleitemFields := schema.SaleItem{}.Fields()
+	_ = saleitemFields
+	// saleitemDescTenantID is the schema descriptor for tenant_id field.
+	saleitemDescTenantID := saleitemMixinFields0[0].Descriptor()
+	// saleitem.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	saleitem.TenantIDValidator = saleitemDescTenantID.Validators[0].(func(string) error)
+	// saleitemDescSaleID is the schema descriptor for sale_id field.
+	saleitemDescSaleID := saleitemFields[1].Descriptor()
+	// saleitem.SaleIDValidator is a validator for the "sale_id" field. It is called by the builders before save.
+	saleitem.SaleIDValidator = saleitemDescSaleID.Validators[0].(func(string) error)
+	// saleitemDescLineID is the schema descriptor for line_id field.
+	saleitemDescLineID := saleitemFields[2].Descriptor()
+	// saleitem.LineIDValidator is a validator for the "line_id" field. It is called by the builders before save.
+	saleitem.LineIDValidator = saleitemDescLineID.Validators[0].(func(string) error)
+	// saleitemDescGtin is the schema descriptor for gtin field.
+	saleitemDescGtin := saleitemFields[3].Descriptor()
+	// saleitem.GtinValidator is a validator for the "gtin" field. It is called by the builders before save.
+	saleitem.GtinValidator = saleitemDescGtin.Validators[0].(func(string) error)
+	// saleitemDescDescription is the schema descriptor for description field.
+	saleitemDescDescription := saleitemFields[4].Descriptor()
+	// saleitem.DefaultDescription holds the default value on creation for the description field.
+	saleitem.DefaultDescription = saleitemDescDescription.Default.(string)
+	// saleitemDescID is the schema descriptor for id field.
+	saleitemDescID := saleitemFields[0].Descriptor()
+	// saleitem.DefaultID holds the default value on creation for the id field.
+	saleitem.DefaultID = saleitemDescID.Default.(func() string)
+	salepaymentMixin := schema.SalePayment{}.Mixin()
+	salepayment.Policy = privacy.NewPolicies(salepaymentMixin[0], schema.SalePayment{})
+	salepayment.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := salepayment.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	salepaymentMixinFields0 := salepaymentMixin[0].Fields()
+	_ = salepaymentMixinFields0
+	salepaymentFields := schema.SalePayment{}.Fields()
+	_ = salepaymentFields
+	// salepaymentDescTenantID is the schema descriptor for tenant_id field.
+	salepaymentDescTenantID := salepaymentMixinFields0[0].Descriptor()
+	// salepayment.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	salepayment.TenantIDValidator = salepaymentDescTenantID.Validators[0].(func(string) error)
+	// salepaymentDescSaleID is the schema descriptor for sale_id field.
+	salepaymentDescSaleID := salepaymentFields[1].Descriptor()
+	// salepayment.SaleIDValidator is a validator for the "sale_id" field. It is called by the builders before save.
+	salepayment.SaleIDValidator = salepaymentDescSaleID.Validators[0].(func(string) error)
+	// salepaymentDescPaymentID is the schema descriptor for payment_id field.
+	salepaymentDescPaymentID := salepaymentFields[2].Descriptor()
+	// salepayment.PaymentIDValidator is a validator for the "payment_id" field. It is called by the builders before save.
+	salepayment.PaymentIDValidator = salepaymentDescPaymentID.Validators[0].(func(string) error)
+	// salepaymentDescMethod is the schema descriptor for method field.
+	salepaymentDescMethod := salepaymentFields[4].Descriptor()
+	// salepayment.MethodValidator is a validator for the "method" field. It is called by the builders before save.
+	salepayment.MethodValidator = salepaymentDescMethod.Validators[0].(func(string) error)
+	// salepaymentDescBin is the schema descriptor for bin field.
+	salepaymentDescBin := salepaymentFields[5].Descriptor()
+	// salepayment.DefaultBin holds the default value on creation for the bin field.
+	salepayment.DefaultBin = salepaymentDescBin.Default.(string)
+	// salepaymentDescNsu is the schema descriptor for nsu field.
+	salepaymentDescNsu := salepaymentFields[6].Descriptor()
+	// salepayment.DefaultNsu holds the default value on creation for the nsu field.
+	salepayment.DefaultNsu = salepaymentDescNsu.Default.(string)
+	// salepaymentDescInstallments is the schema descriptor for installments field.
+	salepaymentDescInstallments := salepaymentFields[7].Descriptor()
+	// salepayment.DefaultInstallments holds the default value on creation for the installments field.
+	salepayment.DefaultInstallments = salepaymentDescInstallments.Default.(int)
+	// salepaymentDescID is the schema descriptor for id field.
+	salepaymentDescID := salepaymentFields[0].Descriptor()
+	// salepayment.DefaultID holds the default value on creation for the id field.
+	salepayment.DefaultID = salepaymentDescID.Default.(func() string)
 	segmentMixin := schema.Segment{}.Mixin()
 	segment.Policy = privacy.NewPolicies(segmentMixin[0], schema.Segment{})
 	segment.Hooks[0] = func(next ent.Mutator) ent.Mutator {

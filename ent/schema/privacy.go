@@ -25,6 +25,7 @@ func (TenantMixin) Policy() ent.Policy {
 		Mutation: privacy.MutationPolicy{
 			allowSystem(),
 			denyReadOnly(),
+			denyEmptyUpdate(),
 			requireOwnTenantOnCreate(),
 			requireVisibleEdges(),
 			filterByTenant(),
@@ -56,6 +57,19 @@ func (SigningKey) Policy() ent.Policy {
 		Query:    privacy.QueryPolicy{allowSystem(), privacy.AlwaysDenyRule()},
 		Mutation: privacy.MutationPolicy{allowSystem(), privacy.AlwaysDenyRule()},
 	}
+}
+
+// denyEmptyUpdate refuses an update that changes nothing: ent sends no
+// UPDATE for it, so the tenant filter never runs, and reads the row back by
+// id alone, which would hand another tenant's row to the caller.
+func denyEmptyUpdate() privacy.MutationRule {
+	return privacy.OnMutationOperation(privacy.MutationRuleFunc(func(ctx context.Context, m gen.Mutation) error {
+		if len(m.Fields())+len(m.ClearedFields())+len(m.AddedFields())+
+			len(m.AddedEdges())+len(m.RemovedEdges())+len(m.ClearedEdges()) == 0 {
+			return privacy.Denyf("an update must change something")
+		}
+		return privacy.Skip
+	}), ent.OpUpdateOne)
 }
 
 // denyEdgeChanges keeps tenant principals from linking tenants: a sandbox

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	entschema "entgo.io/ent/dialect/sql/schema"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/ent"
@@ -19,14 +20,18 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/migrate"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/privacy"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -39,6 +44,10 @@ type kind struct {
 	// appendOnly kinds refuse every update, of any row and by any viewer;
 	// their name is an immutable field, and update never changes it.
 	appendOnly bool
+	// immutable kinds have no mutable field and nothing refusing updates: an
+	// update sets nothing. On the viewer's own rows it succeeds and changes
+	// nothing; their name is an immutable field.
+	immutable bool
 	// ledger kinds (entries, lots) cannot be deleted by a tenant's principals.
 	ledger bool
 	// notNode kinds have no GraphQL type: the node resolver knows none of
@@ -123,6 +132,55 @@ func entryFor(ctx context.Context, c *ent.Client, customerID string) (string, er
 
 // ordersOnly leaves out the entries entryFor makes for lots.
 var ordersOnly = pointsentry.SourceKindEQ(pointsentry.SourceKindOrder)
+
+// campaignOf returns a campaign of the tenant a row created with ctx and
+// tenantID belongs to, looking as the system (see customerOf).
+func campaignOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	if tenantID == "" {
+		v, _ := viewer.FromContext(ctx)
+		tenantID = v.TenantID
+	}
+	return c.Campaign.Query().Where(campaign.TenantID(tenantID)).FirstID(viewer.SystemContext(ctx))
+}
+
+// redemptionChannel is the channel of the validation tokens tokenFor makes.
+const redemptionChannel = "test-redemption"
+
+// tokenFor makes, as the service, a fresh validation token of the customer
+// for a redemption to refer to (a token gives a campaign's benefit once), in
+// the customer's tenant. Its channel is redemptionChannel, which the
+// validation_tokens kind leaves out of its lists and bulk operations
+// (notForRedemptions), so redemptions do not add rows to that kind.
+func tokenFor(ctx context.Context, c *ent.Client, customerID string) (string, error) {
+	sys := viewer.SystemContext(ctx)
+	cu, err := c.Customer.Get(sys, customerID)
+	if err != nil {
+		return "", err
+	}
+	tk, err := newValidationToken(c, cu.ID).SetTenantID(cu.TenantID).SetChannel(redemptionChannel).Save(sys)
+	if err != nil {
+		return "", err
+	}
+	return tk.ID, nil
+}
+
+// notForRedemptions leaves out the tokens tokenFor makes for redemptions.
+var notForRedemptions = validationtoken.ChannelNEQ(redemptionChannel)
+
+// newValidationToken starts a token of the customer, valid five minutes.
+func newValidationToken(c *ent.Client, customerID string) *ent.ValidationTokenCreate {
+	return c.ValidationToken.Create().SetTokenHash("hash-" + unique()).SetCustomerID(customerID).
+		SetCart([]byte(`{"items":[]}`)).SetBenefits([]byte(`{}`)).SetCampaignIds([]string{}).
+		SetExpiresAt(time.Now().UTC().Add(5 * time.Minute))
+}
+
+// newRedemption starts a redemption of the order.
+func newRedemption(c *ent.Client, campaignID, customerID, tokenID, orderID string) *ent.RedemptionCreate {
+	return c.Redemption.Create().SetCampaignID(campaignID).SetCustomerID(customerID).
+		SetValidationTokenID(tokenID).SetOrderID(orderID).
+		SetAmountPaid(decimal.NewFromInt(100)).SetDiscountAmount(decimal.NewFromInt(10)).
+		SetCashbackAmount(decimal.Zero).SetBenefit([]byte(`{"type":"discount"}`))
+}
 
 // kinds lists every tenant-owned entity. TestTenantIsolationCoverage fails
 // when a table with a tenant_id column is missing here.
@@ -240,10 +298,17 @@ func kinds() []kind {
 			},
 			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Customer.DeleteOneID(id).Exec(ctx) },
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
-				// The customers' lots and entries refer to them (no cascade),
-				// and only the service deletes ledger rows.
+				// The customers' redemptions, validation tokens, lots and
+				// entries refer to them (no cascade), and only the service
+				// deletes ledger rows.
 				v, _ := viewer.FromContext(ctx)
 				sys := viewer.SystemContext(ctx)
+				if _, err := c.Redemption.Delete().Where(redemption.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
+				if _, err := c.ValidationToken.Delete().Where(validationtoken.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
 				if _, err := c.PointsLot.Delete().Where(pointslot.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
@@ -324,8 +389,15 @@ func kinds() []kind {
 			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
 				return c.Campaign.Update().SetName(name).Save(ctx)
 			},
-			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Campaign.DeleteOneID(id).Exec(ctx) },
-			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Campaign.Delete().Exec(ctx) },
+			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Campaign.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				// The campaigns' redemptions refer to them (no cascade).
+				v, _ := viewer.FromContext(ctx)
+				if _, err := c.Redemption.Delete().Where(redemption.TenantID(v.TenantID)).Exec(viewer.SystemContext(ctx)); err != nil {
+					return 0, err
+				}
+				return c.Campaign.Delete().Exec(ctx)
+			},
 		},
 		{
 			// After customers: an entry needs a customer of its tenant.
@@ -494,6 +566,158 @@ func kinds() []kind {
 			},
 			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Event.DeleteOneID(id).Exec(ctx) },
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Event.Delete().Exec(ctx) },
+		},
+		{
+			// After customers: a token needs a customer of its tenant. The
+			// name is the order, the only mutable field. The tokens tokenFor
+			// makes for redemptions are left out of lists and bulk changes.
+			table:   validationtoken.Table,
+			notNode: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newValidationToken(c, cu).SetOrderID(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				return c.ValidationToken.Query().Where(notForRedemptions).IDs(ctx)
+			},
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.ValidationToken.Get(ctx, id)
+				if err != nil || r.OrderID == nil {
+					return "", err
+				}
+				return *r.OrderID, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.ValidationToken.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.ValidationToken.UpdateOneID(id).SetOrderID(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.ValidationToken.Update().Where(notForRedemptions).SetOrderID(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.ValidationToken.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				return c.ValidationToken.Delete().Where(notForRedemptions).Exec(ctx)
+			},
+		},
+		{
+			// After campaigns and customers: a redemption needs both of its
+			// tenant, and a fresh validation token (tokenFor). The name is
+			// the order, an immutable field.
+			table:     redemption.Table,
+			immutable: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cm, err := campaignOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				tk, err := tokenFor(ctx, c, cu)
+				if err != nil {
+					return "", err
+				}
+				m := newRedemption(c, cm, cu, tk, name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Redemption.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Redemption.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.OrderID, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Redemption.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.Redemption.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.Redemption.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.Redemption.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Redemption.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the key, an immutable field.
+			table:     idempotencykey.Table,
+			immutable: true,
+			notNode:   true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				m := c.IdempotencyKey.Create().SetClientID("cli_" + unique()).SetKey(name).
+					SetRequestHash("hash-" + unique()).SetResponseStatus(201).SetResponseBody([]byte(`{"ok":true}`)).
+					SetExpiresAt(time.Now().UTC().Add(24 * time.Hour))
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.IdempotencyKey.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.IdempotencyKey.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Key, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.IdempotencyKey.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.IdempotencyKey.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.IdempotencyKey.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.IdempotencyKey.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.IdempotencyKey.Delete().Exec(ctx) },
 		},
 	}
 }
@@ -670,6 +894,16 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 			requireIntact(t, f.a)
 			return
 		}
+		if k.immutable {
+			// ent runs no UPDATE for an update of nothing and reads the row
+			// back by id alone: the policy refuses such updates, or B's row
+			// would come back to A.
+			requireDenied(t, k.update(asA, c, bID, k.name("changed by A")))
+			requireBIntact(t)
+			requireDenied(t, k.update(asA, c, aID, k.name("changed by A")), "an update of nothing must be refused")
+			requireIntact(t, f.a)
+			return
+		}
 		requireHidden(t, k.update(asA, c, bID, k.name("changed by A")))
 		requireBIntact(t)
 		renamed := k.name("renamed by A")
@@ -684,6 +918,13 @@ func testKind(t *testing.T, c *ent.Client, k kind, role viewer.Role) {
 			if err == nil {
 				require.Zero(t, n, "bulk update changed append-only rows")
 			}
+			requireIntact(t, f.a)
+			requireBIntact(t)
+			return
+		}
+		if k.immutable {
+			require.NoError(t, err)
+			require.Zero(t, n, "a bulk update of nothing changed rows")
 			requireIntact(t, f.a)
 			requireBIntact(t)
 			return
@@ -885,6 +1126,87 @@ func testLinks(t *testing.T, c *ent.Client) {
 		require.Equal(t, []string{a[pointsentry.Table]}, entriesOf(t, a[customer.Table]))
 		require.Equal(t, []string{b[pointsentry.Table]}, entriesOf(t, b[customer.Table]))
 	})
+	redemptionsWhere := func(t *testing.T, ps ...predicate.Redemption) []string {
+		ids, err := c.Redemption.Query().Where(ps...).IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	t.Run("redemption_create_with_other_tenant_campaign", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			tk, err := tokenFor(sys, c, a[customer.Table])
+			require.NoError(t, err)
+			m := newRedemption(c, b[campaign.Table], a[customer.Table], tk, "for B's campaign")
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err = m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[redemption.Table]}, redemptionsWhere(t, redemption.CampaignID(b[campaign.Table])))
+		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.TenantID(f.a.tenant)))
+	})
+	t.Run("redemption_create_for_other_tenant_customer", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			tk, err := tokenFor(sys, c, a[customer.Table])
+			require.NoError(t, err)
+			m := newRedemption(c, a[campaign.Table], b[customer.Table], tk, "for B's customer")
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err = m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[redemption.Table]}, redemptionsWhere(t, redemption.CustomerID(b[customer.Table])))
+		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.TenantID(f.a.tenant)))
+	})
+	t.Run("redemption_create_with_other_tenant_validation_token", func(t *testing.T) {
+		// B's token of the validation_tokens kind, and the one B's own
+		// redemption used (another campaign: the unique index allows it).
+		bRedToken, err := c.Redemption.Query().Where(redemption.ID(b[redemption.Table])).QueryValidationToken().OnlyID(sys)
+		require.NoError(t, err)
+		for _, tk := range []string{b[validationtoken.Table], bRedToken} {
+			for _, tenantID := range []string{"", f.a.tenant} {
+				m := newRedemption(c, a[campaign.Table], a[customer.Table], tk, "with B's token")
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				_, err := m.Save(asA)
+				requireDenied(t, err)
+			}
+		}
+		require.Empty(t, redemptionsWhere(t, redemption.ValidationTokenID(b[validationtoken.Table])))
+		require.Equal(t, []string{b[redemption.Table]}, redemptionsWhere(t, redemption.ValidationTokenID(bRedToken)))
+		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.TenantID(f.a.tenant)))
+	})
+	t.Run("validation_token_create_for_other_tenant_customer", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := newValidationToken(c, b[customer.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		ids, err := c.ValidationToken.Query().Where(validationtoken.CustomerID(b[customer.Table]), notForRedemptions).IDs(sys)
+		require.NoError(t, err)
+		require.Equal(t, []string{b[validationtoken.Table]}, ids)
+		ids, err = c.ValidationToken.Query().Where(validationtoken.TenantID(f.a.tenant), notForRedemptions).IDs(sys)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[validationtoken.Table]}, ids)
+	})
+	t.Run("customer_add_other_tenant_redemption", func(t *testing.T) {
+		// The O2M edge would rewrite the customer_id of B's redemption.
+		err := c.Customer.UpdateOneID(a[customer.Table]).AddRedemptionIDs(b[redemption.Table]).Exec(asA)
+		requireDenied(t, err)
+		require.Equal(t, []string{b[redemption.Table]}, redemptionsWhere(t, redemption.CustomerID(b[customer.Table])))
+		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.CustomerID(a[customer.Table])))
+	})
+	t.Run("campaign_add_other_tenant_redemption", func(t *testing.T) {
+		err := c.Campaign.UpdateOneID(a[campaign.Table]).AddRedemptionIDs(b[redemption.Table]).Exec(asA)
+		requireDenied(t, err)
+		require.Equal(t, []string{b[redemption.Table]}, redemptionsWhere(t, redemption.CampaignID(b[campaign.Table])))
+		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.CampaignID(a[campaign.Table])))
+	})
 	t.Run("traversal_filters_other_tenant", func(t *testing.T) {
 		// Plant, as the system, a cross-tenant link that the policies would
 		// refuse, so the traversals are what must hide B's rows.
@@ -932,6 +1254,21 @@ func testLinks(t *testing.T, c *ent.Client) {
 		ids, err = c.Customer.Query().Where(customer.ID(a[customer.Table])).QueryPointsEntries().Where(ordersOnly).IDs(asA)
 		require.NoError(t, err)
 		require.Equal(t, []string{a[pointsentry.Table]}, ids)
+		// Nor a redemption of B naming A's customer, planted by the system,
+		// from A's customer, by traversal or eager loading.
+		bToken, err := tokenFor(sys, c, b[customer.Table])
+		require.NoError(t, err)
+		plantedRed, err := newRedemption(c, b[campaign.Table], a[customer.Table], bToken, "planted").
+			SetTenantID(f.b.tenant).Save(sys)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{a[redemption.Table], plantedRed.ID}, redemptionsWhere(t, redemption.CustomerID(a[customer.Table])))
+		ids, err = c.Customer.Query().Where(customer.ID(a[customer.Table])).QueryRedemptions().IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[redemption.Table]}, ids)
+		cu, err := c.Customer.Query().Where(customer.ID(a[customer.Table])).WithRedemptions().Only(asA)
+		require.NoError(t, err)
+		require.Len(t, cu.Edges.Redemptions, 1)
+		require.Equal(t, a[redemption.Table], cu.Edges.Redemptions[0].ID)
 		// Nor B's tenant from A's rows.
 		tn, err := c.Customer.Query().Where(customer.ID(a[customer.Table])).QueryTenant().Only(asA)
 		require.NoError(t, err)
@@ -1099,6 +1436,7 @@ func TestNoUpsert(t *testing.T) {
 	for _, builder := range []any{
 		&ent.StoreCreate{}, &ent.APIClientCreate{}, &ent.CustomerCreate{}, &ent.SegmentCreate{}, &ent.CampaignCreate{},
 		&ent.PointsEntryCreate{}, &ent.PointsLotCreate{}, &ent.EventCreate{},
+		&ent.ValidationTokenCreate{}, &ent.RedemptionCreate{}, &ent.IdempotencyKeyCreate{},
 		&ent.TenantCreate{}, &ent.SigningKeyCreate{},
 	} {
 		_, ok := reflect.TypeOf(builder).MethodByName("OnConflict")

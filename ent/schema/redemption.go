@@ -25,8 +25,13 @@ func (Redemption) Fields() []ent.Field {
 		field.String("campaign_id").NotEmpty().Immutable(),
 		field.String("customer_id").NotEmpty().Immutable(),
 		field.String("order_id").NotEmpty().MaxLen(128).Immutable(),
-		field.String("validation_token_id").NotEmpty().Immutable().
-			Annotations(entgql.Skip(entgql.SkipAll)),
+		field.String("validation_token_id").Optional().Nillable().Immutable().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("The validation redeemed; none for a discount given at the point of sale."),
+		field.String("sale_id").Optional().Nillable().Immutable().
+			Comment("The sale a point-of-sale discount was given in."),
+		field.Bool("over_limit").Default(false).Immutable().
+			Comment("A point-of-sale discount recorded after the campaign's limit was reached: the POS had already given it."),
 		field.Other("amount_paid", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
 			Annotations(entgql.Type("Decimal")).Comment("What the customer paid for the order, in R$."),
 		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
@@ -46,8 +51,9 @@ func (Redemption) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("campaign", Campaign.Type).Ref("redemptions").Field("campaign_id").Unique().Required().Immutable(),
 		edge.From("customer", Customer.Type).Ref("redemptions").Field("customer_id").Unique().Required().Immutable(),
-		edge.To("validation_token", ValidationToken.Type).Field("validation_token_id").Unique().Required().Immutable().
+		edge.To("validation_token", ValidationToken.Type).Field("validation_token_id").Unique().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)),
+		edge.To("sale", Sale.Type).Field("sale_id").Unique().Immutable(),
 	}
 }
 
@@ -57,6 +63,8 @@ func (Redemption) Indexes() []ent.Index {
 		index.Fields("validation_token_id", "campaign_id").Unique(),
 		index.Fields("tenant_id", "campaign_id", "customer_id"),
 		index.Fields("tenant_id", "customer_id", "order_id"),
+		// A sale records each campaign's discount once.
+		index.Fields("sale_id", "campaign_id").Unique(),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/graph/scalar"
 	"github.com/shopspring/decimal"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -283,6 +284,7 @@ type ComplexityRoot struct {
 		Nodes           func(childComplexity int, ids []string) int
 		PointsLiability func(childComplexity int) int
 		Redemptions     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
+		Sales           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
 		Segments        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		Stores          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
 		Tenants         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
@@ -300,6 +302,9 @@ type ComplexityRoot struct {
 		DiscountAmount func(childComplexity int) int
 		ID             func(childComplexity int) int
 		OrderID        func(childComplexity int) int
+		OverLimit      func(childComplexity int) int
+		Sale           func(childComplexity int) int
+		SaleID         func(childComplexity int) int
 		TenantID       func(childComplexity int) int
 	}
 
@@ -312,6 +317,79 @@ type ComplexityRoot struct {
 	RedemptionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Sale struct {
+		Amount               func(childComplexity int) int
+		AmountPayable        func(childComplexity int) int
+		Channel              func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		Customer             func(childComplexity int) int
+		CustomerDocument     func(childComplexity int) int
+		CustomerDocumentType func(childComplexity int) int
+		CustomerID           func(childComplexity int) int
+		DiscountAmount       func(childComplexity int) int
+		ExternalID           func(childComplexity int) int
+		FailureReason        func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Items                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.SaleItemWhereInput) int
+		Payments             func(childComplexity int) int
+		PointsCredited       func(childComplexity int) int
+		PosID                func(childComplexity int) int
+		ProcessedAt          func(childComplexity int) int
+		SoldAt               func(childComplexity int) int
+		Status               func(childComplexity int) int
+		Store                func(childComplexity int) int
+		StoreID              func(childComplexity int) int
+		TenantID             func(childComplexity int) int
+	}
+
+	SaleConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	SaleEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	SaleItem struct {
+		Description    func(childComplexity int) int
+		DiscountAmount func(childComplexity int) int
+		Gtin           func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LineID         func(childComplexity int) int
+		Quantity       func(childComplexity int) int
+		Sale           func(childComplexity int) int
+		SaleID         func(childComplexity int) int
+		TenantID       func(childComplexity int) int
+		UnitPrice      func(childComplexity int) int
+	}
+
+	SaleItemConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	SaleItemEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	SalePayment struct {
+		Amount       func(childComplexity int) int
+		Bin          func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Installments func(childComplexity int) int
+		Method       func(childComplexity int) int
+		Nsu          func(childComplexity int) int
+		PaymentID    func(childComplexity int) int
+		Sale         func(childComplexity int) int
+		SaleID       func(childComplexity int) int
+		TenantID     func(childComplexity int) int
 	}
 
 	Segment struct {
@@ -419,6 +497,7 @@ type QueryResolver interface {
 	Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error)
 	Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error)
 	Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error)
+	Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error)
 	Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error)
 	Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error)
 	Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error)
@@ -1535,6 +1614,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Redemptions(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.RedemptionOrder), args["where"].(*ent.RedemptionWhereInput)), true
+	case "Query.sales":
+		if e.ComplexityRoot.Query.Sales == nil {
+			break
+		}
+
+		args, err := ec.field_Query_sales_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Sales(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.SaleOrder), args["where"].(*ent.SaleWhereInput)), true
 	case "Query.segments":
 		if e.ComplexityRoot.Query.Segments == nil {
 			break
@@ -1635,6 +1725,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.OrderID(childComplexity), true
+	case "Redemption.overLimit":
+		if e.ComplexityRoot.Redemption.OverLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.OverLimit(childComplexity), true
+	case "Redemption.sale":
+		if e.ComplexityRoot.Redemption.Sale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.Sale(childComplexity), true
+	case "Redemption.saleID":
+		if e.ComplexityRoot.Redemption.SaleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.SaleID(childComplexity), true
 	case "Redemption.tenantID":
 		if e.ComplexityRoot.Redemption.TenantID == nil {
 			break
@@ -1673,6 +1781,330 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RedemptionEdge.Node(childComplexity), true
+
+	case "Sale.amount":
+		if e.ComplexityRoot.Sale.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Amount(childComplexity), true
+	case "Sale.amountPayable":
+		if e.ComplexityRoot.Sale.AmountPayable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.AmountPayable(childComplexity), true
+	case "Sale.channel":
+		if e.ComplexityRoot.Sale.Channel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Channel(childComplexity), true
+	case "Sale.createdAt":
+		if e.ComplexityRoot.Sale.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.CreatedAt(childComplexity), true
+	case "Sale.customer":
+		if e.ComplexityRoot.Sale.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Customer(childComplexity), true
+	case "Sale.customerDocument":
+		if e.ComplexityRoot.Sale.CustomerDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.CustomerDocument(childComplexity), true
+	case "Sale.customerDocumentType":
+		if e.ComplexityRoot.Sale.CustomerDocumentType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.CustomerDocumentType(childComplexity), true
+	case "Sale.customerID":
+		if e.ComplexityRoot.Sale.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.CustomerID(childComplexity), true
+	case "Sale.discountAmount":
+		if e.ComplexityRoot.Sale.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.DiscountAmount(childComplexity), true
+	case "Sale.externalID":
+		if e.ComplexityRoot.Sale.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.ExternalID(childComplexity), true
+	case "Sale.failureReason":
+		if e.ComplexityRoot.Sale.FailureReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.FailureReason(childComplexity), true
+	case "Sale.id":
+		if e.ComplexityRoot.Sale.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.ID(childComplexity), true
+	case "Sale.items":
+		if e.ComplexityRoot.Sale.Items == nil {
+			break
+		}
+
+		args, err := ec.field_Sale_items_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Sale.Items(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["where"].(*ent.SaleItemWhereInput)), true
+	case "Sale.payments":
+		if e.ComplexityRoot.Sale.Payments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Payments(childComplexity), true
+	case "Sale.pointsCredited":
+		if e.ComplexityRoot.Sale.PointsCredited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.PointsCredited(childComplexity), true
+	case "Sale.posID":
+		if e.ComplexityRoot.Sale.PosID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.PosID(childComplexity), true
+	case "Sale.processedAt":
+		if e.ComplexityRoot.Sale.ProcessedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.ProcessedAt(childComplexity), true
+	case "Sale.soldAt":
+		if e.ComplexityRoot.Sale.SoldAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.SoldAt(childComplexity), true
+	case "Sale.status":
+		if e.ComplexityRoot.Sale.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Status(childComplexity), true
+	case "Sale.store":
+		if e.ComplexityRoot.Sale.Store == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Store(childComplexity), true
+	case "Sale.storeID":
+		if e.ComplexityRoot.Sale.StoreID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.StoreID(childComplexity), true
+	case "Sale.tenantID":
+		if e.ComplexityRoot.Sale.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.TenantID(childComplexity), true
+
+	case "SaleConnection.edges":
+		if e.ComplexityRoot.SaleConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleConnection.Edges(childComplexity), true
+	case "SaleConnection.pageInfo":
+		if e.ComplexityRoot.SaleConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleConnection.PageInfo(childComplexity), true
+	case "SaleConnection.totalCount":
+		if e.ComplexityRoot.SaleConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleConnection.TotalCount(childComplexity), true
+
+	case "SaleEdge.cursor":
+		if e.ComplexityRoot.SaleEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleEdge.Cursor(childComplexity), true
+	case "SaleEdge.node":
+		if e.ComplexityRoot.SaleEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleEdge.Node(childComplexity), true
+
+	case "SaleItem.description":
+		if e.ComplexityRoot.SaleItem.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.Description(childComplexity), true
+	case "SaleItem.discountAmount":
+		if e.ComplexityRoot.SaleItem.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.DiscountAmount(childComplexity), true
+	case "SaleItem.gtin":
+		if e.ComplexityRoot.SaleItem.Gtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.Gtin(childComplexity), true
+	case "SaleItem.id":
+		if e.ComplexityRoot.SaleItem.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.ID(childComplexity), true
+	case "SaleItem.lineID":
+		if e.ComplexityRoot.SaleItem.LineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.LineID(childComplexity), true
+	case "SaleItem.quantity":
+		if e.ComplexityRoot.SaleItem.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.Quantity(childComplexity), true
+	case "SaleItem.sale":
+		if e.ComplexityRoot.SaleItem.Sale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.Sale(childComplexity), true
+	case "SaleItem.saleID":
+		if e.ComplexityRoot.SaleItem.SaleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.SaleID(childComplexity), true
+	case "SaleItem.tenantID":
+		if e.ComplexityRoot.SaleItem.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.TenantID(childComplexity), true
+	case "SaleItem.unitPrice":
+		if e.ComplexityRoot.SaleItem.UnitPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.UnitPrice(childComplexity), true
+
+	case "SaleItemConnection.edges":
+		if e.ComplexityRoot.SaleItemConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItemConnection.Edges(childComplexity), true
+	case "SaleItemConnection.pageInfo":
+		if e.ComplexityRoot.SaleItemConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItemConnection.PageInfo(childComplexity), true
+	case "SaleItemConnection.totalCount":
+		if e.ComplexityRoot.SaleItemConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItemConnection.TotalCount(childComplexity), true
+
+	case "SaleItemEdge.cursor":
+		if e.ComplexityRoot.SaleItemEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItemEdge.Cursor(childComplexity), true
+	case "SaleItemEdge.node":
+		if e.ComplexityRoot.SaleItemEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItemEdge.Node(childComplexity), true
+
+	case "SalePayment.amount":
+		if e.ComplexityRoot.SalePayment.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.Amount(childComplexity), true
+	case "SalePayment.bin":
+		if e.ComplexityRoot.SalePayment.Bin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.Bin(childComplexity), true
+	case "SalePayment.id":
+		if e.ComplexityRoot.SalePayment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.ID(childComplexity), true
+	case "SalePayment.installments":
+		if e.ComplexityRoot.SalePayment.Installments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.Installments(childComplexity), true
+	case "SalePayment.method":
+		if e.ComplexityRoot.SalePayment.Method == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.Method(childComplexity), true
+	case "SalePayment.nsu":
+		if e.ComplexityRoot.SalePayment.Nsu == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.Nsu(childComplexity), true
+	case "SalePayment.paymentID":
+		if e.ComplexityRoot.SalePayment.PaymentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.PaymentID(childComplexity), true
+	case "SalePayment.sale":
+		if e.ComplexityRoot.SalePayment.Sale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.Sale(childComplexity), true
+	case "SalePayment.saleID":
+		if e.ComplexityRoot.SalePayment.SaleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.SaleID(childComplexity), true
+	case "SalePayment.tenantID":
+		if e.ComplexityRoot.SalePayment.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.TenantID(childComplexity), true
 
 	case "Segment.campaigns":
 		if e.ComplexityRoot.Segment.Campaigns == nil {
@@ -2018,6 +2450,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRedeemCampaignInput,
 		ec.unmarshalInputRedemptionOrder,
 		ec.unmarshalInputRedemptionWhereInput,
+		ec.unmarshalInputSaleItemWhereInput,
+		ec.unmarshalInputSaleOrder,
+		ec.unmarshalInputSalePaymentWhereInput,
+		ec.unmarshalInputSaleWhereInput,
 		ec.unmarshalInputSegmentOrder,
 		ec.unmarshalInputSegmentWhereInput,
 		ec.unmarshalInputStoreOrder,
@@ -4178,6 +4614,37 @@ type Query {
     """
     where: RedemptionWhereInput
   ): RedemptionConnection!
+  sales(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Sales returned from the connection.
+    """
+    orderBy: SaleOrder
+
+    """
+    Filtering options for Sales returned from the connection.
+    """
+    where: SaleWhereInput
+  ): SaleConnection!
   segments(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4286,6 +4753,14 @@ type Redemption implements Node {
   customerID: ID!
   orderID: String!
   """
+  The sale a point-of-sale discount was given in.
+  """
+  saleID: ID
+  """
+  A point-of-sale discount recorded after the campaign's limit was reached: the POS had already given it.
+  """
+  overLimit: Boolean!
+  """
   What the customer paid for the order, in R$.
   """
   amountPaid: Decimal!
@@ -4300,6 +4775,7 @@ type Redemption implements Node {
   bonusPoints: Int!
   campaign: Campaign!
   customer: Customer!
+  sale: Sale
 }
 """
 A connection to a list of items.
@@ -4447,6 +4923,29 @@ input RedemptionWhereInput {
   orderIDEqualFold: String
   orderIDContainsFold: String
   """
+  sale_id field predicates
+  """
+  saleID: ID
+  saleIDNEQ: ID
+  saleIDIn: [ID!]
+  saleIDNotIn: [ID!]
+  saleIDGT: ID
+  saleIDGTE: ID
+  saleIDLT: ID
+  saleIDLTE: ID
+  saleIDContains: ID
+  saleIDHasPrefix: ID
+  saleIDHasSuffix: ID
+  saleIDIsNil: Boolean
+  saleIDNotNil: Boolean
+  saleIDEqualFold: ID
+  saleIDContainsFold: ID
+  """
+  over_limit field predicates
+  """
+  overLimit: Boolean
+  overLimitNEQ: Boolean
+  """
   amount_paid field predicates
   """
   amountPaid: Decimal
@@ -4500,6 +4999,770 @@ input RedemptionWhereInput {
   """
   hasCustomer: Boolean
   hasCustomerWith: [CustomerWhereInput!]
+  """
+  sale edge predicates
+  """
+  hasSale: Boolean
+  hasSaleWith: [SaleWhereInput!]
+}
+type Sale implements Node {
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the sale was received.
+  """
+  createdAt: Time!
+  storeID: ID!
+  """
+  The receipt number the point of sale sent (sale.id).
+  """
+  externalID: String!
+  posID: String!
+  channel: String!
+  """
+  The CPF or CNPJ sent; 00000000000 for an unidentified customer.
+  """
+  customerDocument: String!
+  customerDocumentType: SaleCustomerDocumentType
+  """
+  The customer the sale was credited to, once processed.
+  """
+  customerID: ID
+  """
+  sale.date
+  """
+  soldAt: Time!
+  """
+  Gross total in R$.
+  """
+  amount: Decimal!
+  """
+  Payable after discounts, in R$.
+  """
+  amountPayable: Decimal!
+  discountAmount: Decimal!
+  status: SaleStatus!
+  failureReason: String
+  pointsCredited: Int!
+  processedAt: Time
+  store: Store!
+  customer: Customer
+  items(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Filtering options for SaleItems returned from the connection.
+    """
+    where: SaleItemWhereInput
+  ): SaleItemConnection!
+  payments: [SalePayment!]
+}
+"""
+A connection to a list of items.
+"""
+type SaleConnection {
+  """
+  A list of edges.
+  """
+  edges: [SaleEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+SaleCustomerDocumentType is enum for the field customer_document_type
+"""
+enum SaleCustomerDocumentType @goModel(model: "github.com/fideliza/fideliza/ent/sale.CustomerDocumentType") {
+  CPF
+  CNPJ
+}
+"""
+An edge in a connection.
+"""
+type SaleEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: Sale
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+type SaleItem implements Node {
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  saleID: ID!
+  """
+  The item's id in the sale (sequential).
+  """
+  lineID: String!
+  gtin: String!
+  description: String!
+  unitPrice: Decimal!
+  quantity: Decimal!
+  """
+  Sum of the item's discounts, in R$.
+  """
+  discountAmount: Decimal!
+  sale: Sale!
+}
+"""
+A connection to a list of items.
+"""
+type SaleItemConnection {
+  """
+  A list of edges.
+  """
+  edges: [SaleItemEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type SaleItemEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: SaleItem
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+SaleItemWhereInput is used for filtering SaleItem objects.
+Input was generated by ent.
+"""
+input SaleItemWhereInput {
+  not: SaleItemWhereInput
+  and: [SaleItemWhereInput!]
+  or: [SaleItemWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  sale_id field predicates
+  """
+  saleID: ID
+  saleIDNEQ: ID
+  saleIDIn: [ID!]
+  saleIDNotIn: [ID!]
+  saleIDGT: ID
+  saleIDGTE: ID
+  saleIDLT: ID
+  saleIDLTE: ID
+  saleIDContains: ID
+  saleIDHasPrefix: ID
+  saleIDHasSuffix: ID
+  saleIDEqualFold: ID
+  saleIDContainsFold: ID
+  """
+  line_id field predicates
+  """
+  lineID: String
+  lineIDNEQ: String
+  lineIDIn: [String!]
+  lineIDNotIn: [String!]
+  lineIDGT: String
+  lineIDGTE: String
+  lineIDLT: String
+  lineIDLTE: String
+  lineIDContains: String
+  lineIDHasPrefix: String
+  lineIDHasSuffix: String
+  lineIDEqualFold: String
+  lineIDContainsFold: String
+  """
+  gtin field predicates
+  """
+  gtin: String
+  gtinNEQ: String
+  gtinIn: [String!]
+  gtinNotIn: [String!]
+  gtinGT: String
+  gtinGTE: String
+  gtinLT: String
+  gtinLTE: String
+  gtinContains: String
+  gtinHasPrefix: String
+  gtinHasSuffix: String
+  gtinEqualFold: String
+  gtinContainsFold: String
+  """
+  description field predicates
+  """
+  description: String
+  descriptionNEQ: String
+  descriptionIn: [String!]
+  descriptionNotIn: [String!]
+  descriptionGT: String
+  descriptionGTE: String
+  descriptionLT: String
+  descriptionLTE: String
+  descriptionContains: String
+  descriptionHasPrefix: String
+  descriptionHasSuffix: String
+  descriptionEqualFold: String
+  descriptionContainsFold: String
+  """
+  unit_price field predicates
+  """
+  unitPrice: Decimal
+  unitPriceNEQ: Decimal
+  unitPriceIn: [Decimal!]
+  unitPriceNotIn: [Decimal!]
+  unitPriceGT: Decimal
+  unitPriceGTE: Decimal
+  unitPriceLT: Decimal
+  unitPriceLTE: Decimal
+  """
+  quantity field predicates
+  """
+  quantity: Decimal
+  quantityNEQ: Decimal
+  quantityIn: [Decimal!]
+  quantityNotIn: [Decimal!]
+  quantityGT: Decimal
+  quantityGTE: Decimal
+  quantityLT: Decimal
+  quantityLTE: Decimal
+  """
+  discount_amount field predicates
+  """
+  discountAmount: Decimal
+  discountAmountNEQ: Decimal
+  discountAmountIn: [Decimal!]
+  discountAmountNotIn: [Decimal!]
+  discountAmountGT: Decimal
+  discountAmountGTE: Decimal
+  discountAmountLT: Decimal
+  discountAmountLTE: Decimal
+  """
+  sale edge predicates
+  """
+  hasSale: Boolean
+  hasSaleWith: [SaleWhereInput!]
+}
+"""
+Ordering options for Sale connections
+"""
+input SaleOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order Sales.
+  """
+  field: SaleOrderField!
+}
+"""
+Properties by which Sale connections can be ordered.
+"""
+enum SaleOrderField {
+  CREATED_AT
+  SOLD_AT
+  STATUS
+}
+type SalePayment implements Node {
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  saleID: ID!
+  paymentID: String!
+  amount: Decimal!
+  method: String!
+  bin: String!
+  nsu: String!
+  installments: Int!
+  sale: Sale!
+}
+"""
+SalePaymentWhereInput is used for filtering SalePayment objects.
+Input was generated by ent.
+"""
+input SalePaymentWhereInput {
+  not: SalePaymentWhereInput
+  and: [SalePaymentWhereInput!]
+  or: [SalePaymentWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  sale_id field predicates
+  """
+  saleID: ID
+  saleIDNEQ: ID
+  saleIDIn: [ID!]
+  saleIDNotIn: [ID!]
+  saleIDGT: ID
+  saleIDGTE: ID
+  saleIDLT: ID
+  saleIDLTE: ID
+  saleIDContains: ID
+  saleIDHasPrefix: ID
+  saleIDHasSuffix: ID
+  saleIDEqualFold: ID
+  saleIDContainsFold: ID
+  """
+  payment_id field predicates
+  """
+  paymentID: String
+  paymentIDNEQ: String
+  paymentIDIn: [String!]
+  paymentIDNotIn: [String!]
+  paymentIDGT: String
+  paymentIDGTE: String
+  paymentIDLT: String
+  paymentIDLTE: String
+  paymentIDContains: String
+  paymentIDHasPrefix: String
+  paymentIDHasSuffix: String
+  paymentIDEqualFold: String
+  paymentIDContainsFold: String
+  """
+  amount field predicates
+  """
+  amount: Decimal
+  amountNEQ: Decimal
+  amountIn: [Decimal!]
+  amountNotIn: [Decimal!]
+  amountGT: Decimal
+  amountGTE: Decimal
+  amountLT: Decimal
+  amountLTE: Decimal
+  """
+  method field predicates
+  """
+  method: String
+  methodNEQ: String
+  methodIn: [String!]
+  methodNotIn: [String!]
+  methodGT: String
+  methodGTE: String
+  methodLT: String
+  methodLTE: String
+  methodContains: String
+  methodHasPrefix: String
+  methodHasSuffix: String
+  methodEqualFold: String
+  methodContainsFold: String
+  """
+  bin field predicates
+  """
+  bin: String
+  binNEQ: String
+  binIn: [String!]
+  binNotIn: [String!]
+  binGT: String
+  binGTE: String
+  binLT: String
+  binLTE: String
+  binContains: String
+  binHasPrefix: String
+  binHasSuffix: String
+  binEqualFold: String
+  binContainsFold: String
+  """
+  nsu field predicates
+  """
+  nsu: String
+  nsuNEQ: String
+  nsuIn: [String!]
+  nsuNotIn: [String!]
+  nsuGT: String
+  nsuGTE: String
+  nsuLT: String
+  nsuLTE: String
+  nsuContains: String
+  nsuHasPrefix: String
+  nsuHasSuffix: String
+  nsuEqualFold: String
+  nsuContainsFold: String
+  """
+  installments field predicates
+  """
+  installments: Int
+  installmentsNEQ: Int
+  installmentsIn: [Int!]
+  installmentsNotIn: [Int!]
+  installmentsGT: Int
+  installmentsGTE: Int
+  installmentsLT: Int
+  installmentsLTE: Int
+  """
+  sale edge predicates
+  """
+  hasSale: Boolean
+  hasSaleWith: [SaleWhereInput!]
+}
+"""
+SaleStatus is enum for the field status
+"""
+enum SaleStatus @goModel(model: "github.com/fideliza/fideliza/ent/sale.Status") {
+  RECEIVED
+  PROCESSED
+  FAILED
+}
+"""
+SaleWhereInput is used for filtering Sale objects.
+Input was generated by ent.
+"""
+input SaleWhereInput {
+  not: SaleWhereInput
+  and: [SaleWhereInput!]
+  or: [SaleWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  store_id field predicates
+  """
+  storeID: ID
+  storeIDNEQ: ID
+  storeIDIn: [ID!]
+  storeIDNotIn: [ID!]
+  storeIDGT: ID
+  storeIDGTE: ID
+  storeIDLT: ID
+  storeIDLTE: ID
+  storeIDContains: ID
+  storeIDHasPrefix: ID
+  storeIDHasSuffix: ID
+  storeIDEqualFold: ID
+  storeIDContainsFold: ID
+  """
+  external_id field predicates
+  """
+  externalID: String
+  externalIDNEQ: String
+  externalIDIn: [String!]
+  externalIDNotIn: [String!]
+  externalIDGT: String
+  externalIDGTE: String
+  externalIDLT: String
+  externalIDLTE: String
+  externalIDContains: String
+  externalIDHasPrefix: String
+  externalIDHasSuffix: String
+  externalIDEqualFold: String
+  externalIDContainsFold: String
+  """
+  pos_id field predicates
+  """
+  posID: String
+  posIDNEQ: String
+  posIDIn: [String!]
+  posIDNotIn: [String!]
+  posIDGT: String
+  posIDGTE: String
+  posIDLT: String
+  posIDLTE: String
+  posIDContains: String
+  posIDHasPrefix: String
+  posIDHasSuffix: String
+  posIDEqualFold: String
+  posIDContainsFold: String
+  """
+  channel field predicates
+  """
+  channel: String
+  channelNEQ: String
+  channelIn: [String!]
+  channelNotIn: [String!]
+  channelGT: String
+  channelGTE: String
+  channelLT: String
+  channelLTE: String
+  channelContains: String
+  channelHasPrefix: String
+  channelHasSuffix: String
+  channelEqualFold: String
+  channelContainsFold: String
+  """
+  customer_document field predicates
+  """
+  customerDocument: String
+  customerDocumentNEQ: String
+  customerDocumentIn: [String!]
+  customerDocumentNotIn: [String!]
+  customerDocumentGT: String
+  customerDocumentGTE: String
+  customerDocumentLT: String
+  customerDocumentLTE: String
+  customerDocumentContains: String
+  customerDocumentHasPrefix: String
+  customerDocumentHasSuffix: String
+  customerDocumentEqualFold: String
+  customerDocumentContainsFold: String
+  """
+  customer_document_type field predicates
+  """
+  customerDocumentType: SaleCustomerDocumentType
+  customerDocumentTypeNEQ: SaleCustomerDocumentType
+  customerDocumentTypeIn: [SaleCustomerDocumentType!]
+  customerDocumentTypeNotIn: [SaleCustomerDocumentType!]
+  customerDocumentTypeIsNil: Boolean
+  customerDocumentTypeNotNil: Boolean
+  """
+  customer_id field predicates
+  """
+  customerID: ID
+  customerIDNEQ: ID
+  customerIDIn: [ID!]
+  customerIDNotIn: [ID!]
+  customerIDGT: ID
+  customerIDGTE: ID
+  customerIDLT: ID
+  customerIDLTE: ID
+  customerIDContains: ID
+  customerIDHasPrefix: ID
+  customerIDHasSuffix: ID
+  customerIDIsNil: Boolean
+  customerIDNotNil: Boolean
+  customerIDEqualFold: ID
+  customerIDContainsFold: ID
+  """
+  sold_at field predicates
+  """
+  soldAt: Time
+  soldAtNEQ: Time
+  soldAtIn: [Time!]
+  soldAtNotIn: [Time!]
+  soldAtGT: Time
+  soldAtGTE: Time
+  soldAtLT: Time
+  soldAtLTE: Time
+  """
+  amount field predicates
+  """
+  amount: Decimal
+  amountNEQ: Decimal
+  amountIn: [Decimal!]
+  amountNotIn: [Decimal!]
+  amountGT: Decimal
+  amountGTE: Decimal
+  amountLT: Decimal
+  amountLTE: Decimal
+  """
+  amount_payable field predicates
+  """
+  amountPayable: Decimal
+  amountPayableNEQ: Decimal
+  amountPayableIn: [Decimal!]
+  amountPayableNotIn: [Decimal!]
+  amountPayableGT: Decimal
+  amountPayableGTE: Decimal
+  amountPayableLT: Decimal
+  amountPayableLTE: Decimal
+  """
+  discount_amount field predicates
+  """
+  discountAmount: Decimal
+  discountAmountNEQ: Decimal
+  discountAmountIn: [Decimal!]
+  discountAmountNotIn: [Decimal!]
+  discountAmountGT: Decimal
+  discountAmountGTE: Decimal
+  discountAmountLT: Decimal
+  discountAmountLTE: Decimal
+  """
+  status field predicates
+  """
+  status: SaleStatus
+  statusNEQ: SaleStatus
+  statusIn: [SaleStatus!]
+  statusNotIn: [SaleStatus!]
+  """
+  failure_reason field predicates
+  """
+  failureReason: String
+  failureReasonNEQ: String
+  failureReasonIn: [String!]
+  failureReasonNotIn: [String!]
+  failureReasonGT: String
+  failureReasonGTE: String
+  failureReasonLT: String
+  failureReasonLTE: String
+  failureReasonContains: String
+  failureReasonHasPrefix: String
+  failureReasonHasSuffix: String
+  failureReasonIsNil: Boolean
+  failureReasonNotNil: Boolean
+  failureReasonEqualFold: String
+  failureReasonContainsFold: String
+  """
+  points_credited field predicates
+  """
+  pointsCredited: Int
+  pointsCreditedNEQ: Int
+  pointsCreditedIn: [Int!]
+  pointsCreditedNotIn: [Int!]
+  pointsCreditedGT: Int
+  pointsCreditedGTE: Int
+  pointsCreditedLT: Int
+  pointsCreditedLTE: Int
+  """
+  processed_at field predicates
+  """
+  processedAt: Time
+  processedAtNEQ: Time
+  processedAtIn: [Time!]
+  processedAtNotIn: [Time!]
+  processedAtGT: Time
+  processedAtGTE: Time
+  processedAtLT: Time
+  processedAtLTE: Time
+  processedAtIsNil: Boolean
+  processedAtNotNil: Boolean
+  """
+  store edge predicates
+  """
+  hasStore: Boolean
+  hasStoreWith: [StoreWhereInput!]
+  """
+  customer edge predicates
+  """
+  hasCustomer: Boolean
+  hasCustomerWith: [CustomerWhereInput!]
+  """
+  items edge predicates
+  """
+  hasItems: Boolean
+  hasItemsWith: [SaleItemWhereInput!]
+  """
+  payments edge predicates
+  """
+  hasPayments: Boolean
+  hasPaymentsWith: [SalePaymentWhereInput!]
 }
 type Segment implements Node {
   id: ID!
@@ -5869,6 +7132,10 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_customerID(ctx, field)
 	case "orderID":
 		return ec.fieldContext_Redemption_orderID(ctx, field)
+	case "saleID":
+		return ec.fieldContext_Redemption_saleID(ctx, field)
+	case "overLimit":
+		return ec.fieldContext_Redemption_overLimit(ctx, field)
 	case "amountPaid":
 		return ec.fieldContext_Redemption_amountPaid(ctx, field)
 	case "discountAmount":
@@ -5881,6 +7148,8 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_campaign(ctx, field)
 	case "customer":
 		return ec.fieldContext_Redemption_customer(ctx, field)
+	case "sale":
+		return ec.fieldContext_Redemption_sale(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Redemption", field.Name)
 }
@@ -5905,6 +7174,152 @@ func (ec *executionContext) childFields_RedemptionEdge(ctx context.Context, fiel
 		return ec.fieldContext_RedemptionEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RedemptionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Sale_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_Sale_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Sale_createdAt(ctx, field)
+	case "storeID":
+		return ec.fieldContext_Sale_storeID(ctx, field)
+	case "externalID":
+		return ec.fieldContext_Sale_externalID(ctx, field)
+	case "posID":
+		return ec.fieldContext_Sale_posID(ctx, field)
+	case "channel":
+		return ec.fieldContext_Sale_channel(ctx, field)
+	case "customerDocument":
+		return ec.fieldContext_Sale_customerDocument(ctx, field)
+	case "customerDocumentType":
+		return ec.fieldContext_Sale_customerDocumentType(ctx, field)
+	case "customerID":
+		return ec.fieldContext_Sale_customerID(ctx, field)
+	case "soldAt":
+		return ec.fieldContext_Sale_soldAt(ctx, field)
+	case "amount":
+		return ec.fieldContext_Sale_amount(ctx, field)
+	case "amountPayable":
+		return ec.fieldContext_Sale_amountPayable(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_Sale_discountAmount(ctx, field)
+	case "status":
+		return ec.fieldContext_Sale_status(ctx, field)
+	case "failureReason":
+		return ec.fieldContext_Sale_failureReason(ctx, field)
+	case "pointsCredited":
+		return ec.fieldContext_Sale_pointsCredited(ctx, field)
+	case "processedAt":
+		return ec.fieldContext_Sale_processedAt(ctx, field)
+	case "store":
+		return ec.fieldContext_Sale_store(ctx, field)
+	case "customer":
+		return ec.fieldContext_Sale_customer(ctx, field)
+	case "items":
+		return ec.fieldContext_Sale_items(ctx, field)
+	case "payments":
+		return ec.fieldContext_Sale_payments(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Sale", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SaleConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SaleConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SaleConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_SaleEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_SaleEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SaleItem_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_SaleItem_tenantID(ctx, field)
+	case "saleID":
+		return ec.fieldContext_SaleItem_saleID(ctx, field)
+	case "lineID":
+		return ec.fieldContext_SaleItem_lineID(ctx, field)
+	case "gtin":
+		return ec.fieldContext_SaleItem_gtin(ctx, field)
+	case "description":
+		return ec.fieldContext_SaleItem_description(ctx, field)
+	case "unitPrice":
+		return ec.fieldContext_SaleItem_unitPrice(ctx, field)
+	case "quantity":
+		return ec.fieldContext_SaleItem_quantity(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_SaleItem_discountAmount(ctx, field)
+	case "sale":
+		return ec.fieldContext_SaleItem_sale(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleItem", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleItemConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SaleItemConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SaleItemConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SaleItemConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleItemConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleItemEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_SaleItemEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_SaleItemEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleItemEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SalePayment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SalePayment_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_SalePayment_tenantID(ctx, field)
+	case "saleID":
+		return ec.fieldContext_SalePayment_saleID(ctx, field)
+	case "paymentID":
+		return ec.fieldContext_SalePayment_paymentID(ctx, field)
+	case "amount":
+		return ec.fieldContext_SalePayment_amount(ctx, field)
+	case "method":
+		return ec.fieldContext_SalePayment_method(ctx, field)
+	case "bin":
+		return ec.fieldContext_SalePayment_bin(ctx, field)
+	case "nsu":
+		return ec.fieldContext_SalePayment_nsu(ctx, field)
+	case "installments":
+		return ec.fieldContext_SalePayment_installments(ctx, field)
+	case "sale":
+		return ec.fieldContext_SalePayment_sale(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SalePayment", field.Name)
 }
 
 func (ec *executionContext) childFields_Segment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6857,6 +8272,60 @@ func (ec *executionContext) field_Query_redemptions_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_sales_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.SaleOrder, error) {
+			return ec.unmarshalOSaleOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.SaleWhereInput, error) {
+			return ec.unmarshalOSaleWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_segments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7016,6 +8485,52 @@ func (ec *executionContext) field_Query_tenants_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Sale_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.SaleItemWhereInput, error) {
+			return ec.unmarshalOSaleItemWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg4
 	return args, nil
 }
 
@@ -11473,6 +12988,50 @@ func (ec *executionContext) fieldContext_Query_redemptions(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_sales(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_sales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Sales(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.SaleOrder), fc.Args["where"].(*ent.SaleWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.SaleConnection) graphql.Marshaler {
+			return ec.marshalNSaleConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_sales(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_sales_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_segments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11895,6 +13454,52 @@ func (ec *executionContext) fieldContext_Redemption_orderID(_ context.Context, f
 	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Redemption_saleID(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_saleID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SaleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_saleID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_overLimit(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_overLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OverLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_overLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Redemption_amountPaid(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12051,6 +13656,38 @@ func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Redemption_sale(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_sale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sale(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+			return ec.marshalOSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_sale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Redemption",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12191,6 +13828,1322 @@ func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RedemptionEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_id(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_storeID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_storeID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_storeID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_externalID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_externalID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_externalID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_posID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_posID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PosID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_posID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_channel(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_channel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Channel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_channel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_customerDocument(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_customerDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerDocument, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_customerDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_customerDocumentType(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_customerDocumentType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerDocumentType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *sale.CustomerDocumentType) graphql.Marshaler {
+			return ec.marshalOSaleCustomerDocumentType2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_customerDocumentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type SaleCustomerDocumentType does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_customerID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_customerID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_customerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_soldAt(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_soldAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SoldAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_soldAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_amount(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_amountPayable(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_amountPayable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountPayable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_amountPayable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_discountAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_status(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v sale.Status) graphql.Marshaler {
+			return ec.marshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type SaleStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_failureReason(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_failureReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_failureReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_pointsCredited(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_pointsCredited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsCredited, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_pointsCredited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_processedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_processedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProcessedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_processedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_store(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_store(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Store(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_store(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sale",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sale_customer(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalOCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sale",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sale_items(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Items(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["where"].(*ent.SaleItemWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.SaleItemConnection) graphql.Marshaler {
+			return ec.marshalNSaleItemConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sale",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleItemConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Sale_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sale_payments(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_payments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payments(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.SalePayment) graphql.Marshaler {
+			return ec.marshalOSalePayment2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sale",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SalePayment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.SaleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.SaleEdge) graphql.Marshaler {
+			return ec.marshalOSaleEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.SaleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.SaleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SaleEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.SaleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+			return ec.marshalOSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.SaleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_id(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_saleID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_saleID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SaleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_saleID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_lineID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_lineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_lineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_gtin(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_gtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_gtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_description(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_unitPrice(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_unitPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitPrice, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_quantity(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_discountAmount(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_sale(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_sale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sale(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+			return ec.marshalNSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_sale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleItem",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleItemConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItemConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.SaleItemEdge) graphql.Marshaler {
+			return ec.marshalOSaleItemEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItemConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleItemEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleItemConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItemConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItemConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleItemConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItemConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItemConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItemConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItemEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItemEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.SaleItem) graphql.Marshaler {
+			return ec.marshalOSaleItem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItemEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleItemEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItemEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItemEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItemEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_id(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_saleID(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_saleID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SaleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_saleID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_paymentID(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_paymentID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_paymentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_amount(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_method(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_method(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Method, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_bin(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_bin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_bin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_nsu(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_nsu(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nsu, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_nsu(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_installments(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_installments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Installments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_installments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SalePayment_sale(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_sale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sale(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+			return ec.marshalNSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_sale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SalePayment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sale(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Segment_id(ctx context.Context, field graphql.CollectedField, obj *ent.Segment) (ret graphql.Marshaler) {
@@ -20416,7 +23369,7 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20934,6 +23887,125 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.OrderIDContainsFold = data
+		case "saleID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleID = data
+		case "saleIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNEQ = data
+		case "saleIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDIn = data
+		case "saleIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNotIn = data
+		case "saleIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGT = data
+		case "saleIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGTE = data
+		case "saleIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLT = data
+		case "saleIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLTE = data
+		case "saleIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContains = data
+		case "saleIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasPrefix = data
+		case "saleIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasSuffix = data
+		case "saleIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDIsNil = data
+		case "saleIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNotNil = data
+		case "saleIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDEqualFold = data
+		case "saleIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContainsFold = data
+		case "overLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overLimit"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverLimit = data
+		case "overLimitNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overLimitNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverLimitNEQ = data
 		case "amountPaid":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPaid"))
 			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
@@ -21186,6 +24258,3000 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.HasCustomerWith = data
+		case "hasSale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSale"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSale = data
+		case "hasSaleWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSaleWith"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSaleWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSaleItemWhereInput(ctx context.Context, obj any) (ent.SaleItemWhereInput, error) {
+	var it ent.SaleItemWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "lineID", "lineIDNEQ", "lineIDIn", "lineIDNotIn", "lineIDGT", "lineIDGTE", "lineIDLT", "lineIDLTE", "lineIDContains", "lineIDHasPrefix", "lineIDHasSuffix", "lineIDEqualFold", "lineIDContainsFold", "gtin", "gtinNEQ", "gtinIn", "gtinNotIn", "gtinGT", "gtinGTE", "gtinLT", "gtinLTE", "gtinContains", "gtinHasPrefix", "gtinHasSuffix", "gtinEqualFold", "gtinContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "unitPrice", "unitPriceNEQ", "unitPriceIn", "unitPriceNotIn", "unitPriceGT", "unitPriceGTE", "unitPriceLT", "unitPriceLTE", "quantity", "quantityNEQ", "quantityIn", "quantityNotIn", "quantityGT", "quantityGTE", "quantityLT", "quantityLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "hasSale", "hasSaleWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOSaleItemWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOSaleItemWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOSaleItemWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "saleID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleID = data
+		case "saleIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNEQ = data
+		case "saleIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDIn = data
+		case "saleIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNotIn = data
+		case "saleIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGT = data
+		case "saleIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGTE = data
+		case "saleIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLT = data
+		case "saleIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLTE = data
+		case "saleIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContains = data
+		case "saleIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasPrefix = data
+		case "saleIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasSuffix = data
+		case "saleIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDEqualFold = data
+		case "saleIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContainsFold = data
+		case "lineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineID = data
+		case "lineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDNEQ = data
+		case "lineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDIn = data
+		case "lineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDNotIn = data
+		case "lineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDGT = data
+		case "lineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDGTE = data
+		case "lineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDLT = data
+		case "lineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDLTE = data
+		case "lineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDContains = data
+		case "lineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDHasPrefix = data
+		case "lineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDHasSuffix = data
+		case "lineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDEqualFold = data
+		case "lineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineIDContainsFold = data
+		case "gtin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gtin = data
+		case "gtinNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinNEQ = data
+		case "gtinIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinIn = data
+		case "gtinNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinNotIn = data
+		case "gtinGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinGT = data
+		case "gtinGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinGTE = data
+		case "gtinLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinLT = data
+		case "gtinLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinLTE = data
+		case "gtinContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinContains = data
+		case "gtinHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinHasPrefix = data
+		case "gtinHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinHasSuffix = data
+		case "gtinEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinEqualFold = data
+		case "gtinContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinContainsFold = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "descriptionNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionNEQ = data
+		case "descriptionIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionIn = data
+		case "descriptionNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionNotIn = data
+		case "descriptionGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionGT = data
+		case "descriptionGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionGTE = data
+		case "descriptionLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionLT = data
+		case "descriptionLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionLTE = data
+		case "descriptionContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionContains = data
+		case "descriptionHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionHasPrefix = data
+		case "descriptionHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionHasSuffix = data
+		case "descriptionEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionEqualFold = data
+		case "descriptionContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionContainsFold = data
+		case "unitPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPrice"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPrice = data
+		case "unitPriceNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceNEQ = data
+		case "unitPriceIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceIn = data
+		case "unitPriceNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceNotIn = data
+		case "unitPriceGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceGT = data
+		case "unitPriceGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceGTE = data
+		case "unitPriceLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceLT = data
+		case "unitPriceLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unitPriceLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnitPriceLTE = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		case "quantityNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityNEQ = data
+		case "quantityIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityIn = data
+		case "quantityNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityNotIn = data
+		case "quantityGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityGT = data
+		case "quantityGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityGTE = data
+		case "quantityLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityLT = data
+		case "quantityLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantityLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuantityLTE = data
+		case "discountAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmount = data
+		case "discountAmountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountNEQ = data
+		case "discountAmountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountIn = data
+		case "discountAmountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountNotIn = data
+		case "discountAmountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountGT = data
+		case "discountAmountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountGTE = data
+		case "discountAmountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountLT = data
+		case "discountAmountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountLTE = data
+		case "hasSale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSale"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSale = data
+		case "hasSaleWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSaleWith"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSaleWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSaleOrder(ctx context.Context, obj any) (ent.SaleOrder, error) {
+	var it ent.SaleOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNSaleOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSalePaymentWhereInput(ctx context.Context, obj any) (ent.SalePaymentWhereInput, error) {
+	var it ent.SalePaymentWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "paymentID", "paymentIDNEQ", "paymentIDIn", "paymentIDNotIn", "paymentIDGT", "paymentIDGTE", "paymentIDLT", "paymentIDLTE", "paymentIDContains", "paymentIDHasPrefix", "paymentIDHasSuffix", "paymentIDEqualFold", "paymentIDContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "method", "methodNEQ", "methodIn", "methodNotIn", "methodGT", "methodGTE", "methodLT", "methodLTE", "methodContains", "methodHasPrefix", "methodHasSuffix", "methodEqualFold", "methodContainsFold", "bin", "binNEQ", "binIn", "binNotIn", "binGT", "binGTE", "binLT", "binLTE", "binContains", "binHasPrefix", "binHasSuffix", "binEqualFold", "binContainsFold", "nsu", "nsuNEQ", "nsuIn", "nsuNotIn", "nsuGT", "nsuGTE", "nsuLT", "nsuLTE", "nsuContains", "nsuHasPrefix", "nsuHasSuffix", "nsuEqualFold", "nsuContainsFold", "installments", "installmentsNEQ", "installmentsIn", "installmentsNotIn", "installmentsGT", "installmentsGTE", "installmentsLT", "installmentsLTE", "hasSale", "hasSaleWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOSalePaymentWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOSalePaymentWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOSalePaymentWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "saleID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleID = data
+		case "saleIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNEQ = data
+		case "saleIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDIn = data
+		case "saleIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNotIn = data
+		case "saleIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGT = data
+		case "saleIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGTE = data
+		case "saleIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLT = data
+		case "saleIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLTE = data
+		case "saleIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContains = data
+		case "saleIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasPrefix = data
+		case "saleIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasSuffix = data
+		case "saleIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDEqualFold = data
+		case "saleIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContainsFold = data
+		case "paymentID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentID = data
+		case "paymentIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDNEQ = data
+		case "paymentIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDIn = data
+		case "paymentIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDNotIn = data
+		case "paymentIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDGT = data
+		case "paymentIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDGTE = data
+		case "paymentIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDLT = data
+		case "paymentIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDLTE = data
+		case "paymentIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDContains = data
+		case "paymentIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDHasPrefix = data
+		case "paymentIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDHasSuffix = data
+		case "paymentIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDEqualFold = data
+		case "paymentIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentIDContainsFold = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "amountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountNEQ = data
+		case "amountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountIn = data
+		case "amountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountNotIn = data
+		case "amountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGT = data
+		case "amountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGTE = data
+		case "amountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLT = data
+		case "amountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLTE = data
+		case "method":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("method"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Method = data
+		case "methodNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodNEQ = data
+		case "methodIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodIn = data
+		case "methodNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodNotIn = data
+		case "methodGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodGT = data
+		case "methodGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodGTE = data
+		case "methodLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodLT = data
+		case "methodLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodLTE = data
+		case "methodContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodContains = data
+		case "methodHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodHasPrefix = data
+		case "methodHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodHasSuffix = data
+		case "methodEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodEqualFold = data
+		case "methodContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("methodContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MethodContainsFold = data
+		case "bin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Bin = data
+		case "binNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinNEQ = data
+		case "binIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinIn = data
+		case "binNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinNotIn = data
+		case "binGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinGT = data
+		case "binGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinGTE = data
+		case "binLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinLT = data
+		case "binLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinLTE = data
+		case "binContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinContains = data
+		case "binHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinHasPrefix = data
+		case "binHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinHasSuffix = data
+		case "binEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinEqualFold = data
+		case "binContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("binContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BinContainsFold = data
+		case "nsu":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsu"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nsu = data
+		case "nsuNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuNEQ = data
+		case "nsuIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuIn = data
+		case "nsuNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuNotIn = data
+		case "nsuGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuGT = data
+		case "nsuGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuGTE = data
+		case "nsuLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuLT = data
+		case "nsuLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuLTE = data
+		case "nsuContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuContains = data
+		case "nsuHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuHasPrefix = data
+		case "nsuHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuHasSuffix = data
+		case "nsuEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuEqualFold = data
+		case "nsuContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsuContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NsuContainsFold = data
+		case "installments":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installments"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Installments = data
+		case "installmentsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsNEQ = data
+		case "installmentsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsIn = data
+		case "installmentsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsNotIn = data
+		case "installmentsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsGT = data
+		case "installmentsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsGTE = data
+		case "installmentsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsLT = data
+		case "installmentsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("installmentsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InstallmentsLTE = data
+		case "hasSale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSale"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSale = data
+		case "hasSaleWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSaleWith"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSaleWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, obj any) (ent.SaleWhereInput, error) {
+	var it ent.SaleWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocument", "customerDocumentNEQ", "customerDocumentIn", "customerDocumentNotIn", "customerDocumentGT", "customerDocumentGTE", "customerDocumentLT", "customerDocumentLTE", "customerDocumentContains", "customerDocumentHasPrefix", "customerDocumentHasSuffix", "customerDocumentEqualFold", "customerDocumentContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "storeID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreID = data
+		case "storeIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDNEQ = data
+		case "storeIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDIn = data
+		case "storeIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDNotIn = data
+		case "storeIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDGT = data
+		case "storeIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDGTE = data
+		case "storeIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDLT = data
+		case "storeIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDLTE = data
+		case "storeIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDContains = data
+		case "storeIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDHasPrefix = data
+		case "storeIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDHasSuffix = data
+		case "storeIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDEqualFold = data
+		case "storeIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreIDContainsFold = data
+		case "externalID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalID = data
+		case "externalIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDNEQ = data
+		case "externalIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDIn = data
+		case "externalIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDNotIn = data
+		case "externalIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDGT = data
+		case "externalIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDGTE = data
+		case "externalIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDLT = data
+		case "externalIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDLTE = data
+		case "externalIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDContains = data
+		case "externalIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDHasPrefix = data
+		case "externalIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDHasSuffix = data
+		case "externalIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDEqualFold = data
+		case "externalIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDContainsFold = data
+		case "posID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosID = data
+		case "posIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDNEQ = data
+		case "posIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDIn = data
+		case "posIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDNotIn = data
+		case "posIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDGT = data
+		case "posIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDGTE = data
+		case "posIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDLT = data
+		case "posIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDLTE = data
+		case "posIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDContains = data
+		case "posIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDHasPrefix = data
+		case "posIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDHasSuffix = data
+		case "posIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDEqualFold = data
+		case "posIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDContainsFold = data
+		case "channel":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channel"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Channel = data
+		case "channelNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelNEQ = data
+		case "channelIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelIn = data
+		case "channelNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelNotIn = data
+		case "channelGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelGT = data
+		case "channelGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelGTE = data
+		case "channelLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelLT = data
+		case "channelLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelLTE = data
+		case "channelContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelContains = data
+		case "channelHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelHasPrefix = data
+		case "channelHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelHasSuffix = data
+		case "channelEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelEqualFold = data
+		case "channelContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channelContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChannelContainsFold = data
+		case "customerDocument":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocument"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocument = data
+		case "customerDocumentNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentNEQ = data
+		case "customerDocumentIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentIn = data
+		case "customerDocumentNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentNotIn = data
+		case "customerDocumentGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentGT = data
+		case "customerDocumentGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentGTE = data
+		case "customerDocumentLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentLT = data
+		case "customerDocumentLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentLTE = data
+		case "customerDocumentContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentContains = data
+		case "customerDocumentHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentHasPrefix = data
+		case "customerDocumentHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentHasSuffix = data
+		case "customerDocumentEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentEqualFold = data
+		case "customerDocumentContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentContainsFold = data
+		case "customerDocumentType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentType"))
+			data, err := ec.unmarshalOSaleCustomerDocumentType2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentType = data
+		case "customerDocumentTypeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentTypeNEQ"))
+			data, err := ec.unmarshalOSaleCustomerDocumentType2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentTypeNEQ = data
+		case "customerDocumentTypeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentTypeIn"))
+			data, err := ec.unmarshalOSaleCustomerDocumentType2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentTypeIn = data
+		case "customerDocumentTypeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentTypeNotIn"))
+			data, err := ec.unmarshalOSaleCustomerDocumentType2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentTypeNotIn = data
+		case "customerDocumentTypeIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentTypeIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentTypeIsNil = data
+		case "customerDocumentTypeNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentTypeNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDocumentTypeNotNil = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "customerIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNEQ = data
+		case "customerIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIn = data
+		case "customerIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotIn = data
+		case "customerIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGT = data
+		case "customerIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGTE = data
+		case "customerIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLT = data
+		case "customerIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLTE = data
+		case "customerIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContains = data
+		case "customerIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasPrefix = data
+		case "customerIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasSuffix = data
+		case "customerIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIsNil = data
+		case "customerIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotNil = data
+		case "customerIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDEqualFold = data
+		case "customerIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContainsFold = data
+		case "soldAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAt = data
+		case "soldAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtNEQ = data
+		case "soldAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtIn = data
+		case "soldAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtNotIn = data
+		case "soldAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtGT = data
+		case "soldAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtGTE = data
+		case "soldAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtLT = data
+		case "soldAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("soldAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SoldAtLTE = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "amountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountNEQ = data
+		case "amountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountIn = data
+		case "amountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountNotIn = data
+		case "amountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGT = data
+		case "amountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGTE = data
+		case "amountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLT = data
+		case "amountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLTE = data
+		case "amountPayable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayable"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayable = data
+		case "amountPayableNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableNEQ = data
+		case "amountPayableIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableIn = data
+		case "amountPayableNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableNotIn = data
+		case "amountPayableGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableGT = data
+		case "amountPayableGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableGTE = data
+		case "amountPayableLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableLT = data
+		case "amountPayableLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountPayableLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountPayableLTE = data
+		case "discountAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmount = data
+		case "discountAmountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountNEQ = data
+		case "discountAmountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountIn = data
+		case "discountAmountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountNotIn = data
+		case "discountAmountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountGT = data
+		case "discountAmountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountGTE = data
+		case "discountAmountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountLT = data
+		case "discountAmountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountAmountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountAmountLTE = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOSaleStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "statusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNEQ"))
+			data, err := ec.unmarshalOSaleStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNEQ = data
+		case "statusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusIn"))
+			data, err := ec.unmarshalOSaleStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusIn = data
+		case "statusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNotIn"))
+			data, err := ec.unmarshalOSaleStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNotIn = data
+		case "failureReason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReason = data
+		case "failureReasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonNEQ = data
+		case "failureReasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonIn = data
+		case "failureReasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonNotIn = data
+		case "failureReasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonGT = data
+		case "failureReasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonGTE = data
+		case "failureReasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonLT = data
+		case "failureReasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonLTE = data
+		case "failureReasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonContains = data
+		case "failureReasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonHasPrefix = data
+		case "failureReasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonHasSuffix = data
+		case "failureReasonIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonIsNil = data
+		case "failureReasonNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonNotNil = data
+		case "failureReasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonEqualFold = data
+		case "failureReasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureReasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailureReasonContainsFold = data
+		case "pointsCredited":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCredited"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCredited = data
+		case "pointsCreditedNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedNEQ = data
+		case "pointsCreditedIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedIn = data
+		case "pointsCreditedNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedNotIn = data
+		case "pointsCreditedGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedGT = data
+		case "pointsCreditedGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedGTE = data
+		case "pointsCreditedLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedLT = data
+		case "pointsCreditedLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsCreditedLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsCreditedLTE = data
+		case "processedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAt = data
+		case "processedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtNEQ = data
+		case "processedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtIn = data
+		case "processedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtNotIn = data
+		case "processedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtGT = data
+		case "processedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtGTE = data
+		case "processedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtLT = data
+		case "processedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtLTE = data
+		case "processedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtIsNil = data
+		case "processedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtNotNil = data
+		case "hasStore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasStore"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasStore = data
+		case "hasStoreWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasStoreWith"))
+			data, err := ec.unmarshalOStoreWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStoreWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasStoreWith = data
+		case "hasCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomer = data
+		case "hasCustomerWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomerWith"))
+			data, err := ec.unmarshalOCustomerWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomerWith = data
+		case "hasItems":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasItems"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasItems = data
+		case "hasItemsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasItemsWith"))
+			data, err := ec.unmarshalOSaleItemWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasItemsWith = data
+		case "hasPayments":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasPayments"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasPayments = data
+		case "hasPaymentsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasPaymentsWith"))
+			data, err := ec.unmarshalOSalePaymentWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasPaymentsWith = data
 		}
 	}
 	return it, nil
@@ -23838,6 +29904,21 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Segment(ctx, sel, obj)
+	case *ent.SalePayment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SalePayment(ctx, sel, obj)
+	case *ent.SaleItem:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SaleItem(ctx, sel, obj)
+	case *ent.Sale:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Sale(ctx, sel, obj)
 	case *ent.Redemption:
 		if obj == nil {
 			return graphql.Null
@@ -25940,6 +32021,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "sales":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_sales(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "segments":
 			field := field
 
@@ -26127,6 +32230,16 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "saleID":
+			out.Values[i] = ec._Redemption_saleID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "overLimit":
+			out.Values[i] = ec._Redemption_overLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "amountPaid":
 			out.Values[i] = ec._Redemption_amountPaid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26196,6 +32309,44 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._Redemption_customer(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sale":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Redemption_sale(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -26314,6 +32465,695 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleImplementors = []string{"Sale", "Node"}
+
+func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj *ent.Sale) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Sale")
+		case "id":
+			out.Values[i] = ec._Sale_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._Sale_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Sale_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeID":
+			out.Values[i] = ec._Sale_storeID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "externalID":
+			out.Values[i] = ec._Sale_externalID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "posID":
+			out.Values[i] = ec._Sale_posID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "channel":
+			out.Values[i] = ec._Sale_channel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerDocument":
+			out.Values[i] = ec._Sale_customerDocument(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerDocumentType":
+			out.Values[i] = ec._Sale_customerDocumentType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerID":
+			out.Values[i] = ec._Sale_customerID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "soldAt":
+			out.Values[i] = ec._Sale_soldAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._Sale_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amountPayable":
+			out.Values[i] = ec._Sale_amountPayable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "discountAmount":
+			out.Values[i] = ec._Sale_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Sale_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failureReason":
+			out.Values[i] = ec._Sale_failureReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsCredited":
+			out.Values[i] = ec._Sale_pointsCredited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "processedAt":
+			out.Values[i] = ec._Sale_processedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "store":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Sale_store(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Sale_customer(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "items":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Sale_items(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "payments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Sale_payments(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleConnectionImplementors = []string{"SaleConnection"}
+
+func (ec *executionContext) _SaleConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleConnection")
+		case "edges":
+			out.Values[i] = ec._SaleConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SaleConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._SaleConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleEdgeImplementors = []string{"SaleEdge"}
+
+func (ec *executionContext) _SaleEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleEdge")
+		case "node":
+			out.Values[i] = ec._SaleEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._SaleEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleItemImplementors = []string{"SaleItem", "Node"}
+
+func (ec *executionContext) _SaleItem(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleItem")
+		case "id":
+			out.Values[i] = ec._SaleItem_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._SaleItem_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "saleID":
+			out.Values[i] = ec._SaleItem_saleID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lineID":
+			out.Values[i] = ec._SaleItem_lineID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "gtin":
+			out.Values[i] = ec._SaleItem_gtin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._SaleItem_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "unitPrice":
+			out.Values[i] = ec._SaleItem_unitPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "quantity":
+			out.Values[i] = ec._SaleItem_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "discountAmount":
+			out.Values[i] = ec._SaleItem_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sale":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SaleItem_sale(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleItemConnectionImplementors = []string{"SaleItemConnection"}
+
+func (ec *executionContext) _SaleItemConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleItemConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleItemConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleItemConnection")
+		case "edges":
+			out.Values[i] = ec._SaleItemConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SaleItemConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._SaleItemConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleItemEdgeImplementors = []string{"SaleItemEdge"}
+
+func (ec *executionContext) _SaleItemEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleItemEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleItemEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleItemEdge")
+		case "node":
+			out.Values[i] = ec._SaleItemEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._SaleItemEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var salePaymentImplementors = []string{"SalePayment", "Node"}
+
+func (ec *executionContext) _SalePayment(ctx context.Context, sel ast.SelectionSet, obj *ent.SalePayment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, salePaymentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SalePayment")
+		case "id":
+			out.Values[i] = ec._SalePayment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._SalePayment_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "saleID":
+			out.Values[i] = ec._SalePayment_saleID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "paymentID":
+			out.Values[i] = ec._SalePayment_paymentID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._SalePayment_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "method":
+			out.Values[i] = ec._SalePayment_method(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "bin":
+			out.Values[i] = ec._SalePayment_bin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nsu":
+			out.Values[i] = ec._SalePayment_nsu(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "installments":
+			out.Values[i] = ec._SalePayment_installments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sale":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SalePayment_sale(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28085,6 +34925,97 @@ func (ec *executionContext) unmarshalNRedemptionWhereInput2ᚖgithubᚗcomᚋfid
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx context.Context, sel ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Sale(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSaleConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SaleConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SaleConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSaleCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx context.Context, v any) (sale.CustomerDocumentType, error) {
+	var res sale.CustomerDocumentType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSaleCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx context.Context, sel ast.SelectionSet, v sale.CustomerDocumentType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNSaleItemConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SaleItemConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SaleItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSaleItemWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInput(ctx context.Context, v any) (*ent.SaleItemWhereInput, error) {
+	res, err := ec.unmarshalInputSaleItemWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSaleOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleOrderField(ctx context.Context, v any) (*ent.SaleOrderField, error) {
+	var res = new(ent.SaleOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSaleOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.SaleOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalNSalePayment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePayment(ctx context.Context, sel ast.SelectionSet, v *ent.SalePayment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SalePayment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSalePaymentWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInput(ctx context.Context, v any) (*ent.SalePaymentWhereInput, error) {
+	res, err := ec.unmarshalInputSalePaymentWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx context.Context, v any) (sale.Status, error) {
+	var res sale.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx context.Context, sel ast.SelectionSet, v sale.Status) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNSaleWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInput(ctx context.Context, v any) (*ent.SaleWhereInput, error) {
+	res, err := ec.unmarshalInputSaleWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNSegmentConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SegmentConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -28114,6 +35045,16 @@ func (ec *executionContext) marshalNSegmentOrderField2ᚖgithubᚗcomᚋfideliza
 func (ec *executionContext) unmarshalNSegmentWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentWhereInput(ctx context.Context, v any) (*ent.SegmentWhereInput, error) {
 	res, err := ec.unmarshalInputSegmentWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStore(ctx context.Context, sel ast.SelectionSet, v *ent.Store) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Store(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNStoreConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStoreConnection(ctx context.Context, sel ast.SelectionSet, v *ent.StoreConnection) graphql.Marshaler {
@@ -29468,6 +36409,266 @@ func (ec *executionContext) unmarshalORedemptionWhereInput2ᚖgithubᚗcomᚋfid
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputRedemptionWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx context.Context, sel ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Sale(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSaleCustomerDocumentType2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentTypeᚄ(ctx context.Context, v any) ([]sale.CustomerDocumentType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]sale.CustomerDocumentType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSaleCustomerDocumentType2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []sale.CustomerDocumentType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSaleCustomerDocumentType2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOSaleCustomerDocumentType2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx context.Context, v any) (*sale.CustomerDocumentType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(sale.CustomerDocumentType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSaleCustomerDocumentType2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx context.Context, sel ast.SelectionSet, v *sale.CustomerDocumentType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOSaleEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.SaleEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOSaleEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOSaleEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleEdge(ctx context.Context, sel ast.SelectionSet, v *ent.SaleEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SaleEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSaleItem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItem(ctx context.Context, sel ast.SelectionSet, v *ent.SaleItem) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SaleItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSaleItemEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.SaleItemEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOSaleItemEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOSaleItemEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemEdge(ctx context.Context, sel ast.SelectionSet, v *ent.SaleItemEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SaleItemEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSaleItemWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInputᚄ(ctx context.Context, v any) ([]*ent.SaleItemWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.SaleItemWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleItemWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOSaleItemWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleItemWhereInput(ctx context.Context, v any) (*ent.SaleItemWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSaleItemWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSaleOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleOrder(ctx context.Context, v any) (*ent.SaleOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSaleOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSalePayment2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.SalePayment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSalePayment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePayment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOSalePaymentWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInputᚄ(ctx context.Context, v any) ([]*ent.SalePaymentWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.SalePaymentWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSalePaymentWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOSalePaymentWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSalePaymentWhereInput(ctx context.Context, v any) (*ent.SalePaymentWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSalePaymentWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSaleStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatusᚄ(ctx context.Context, v any) ([]sale.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]sale.Status, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSaleStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []sale.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOSaleStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx context.Context, v any) (*sale.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(sale.Status)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSaleStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx context.Context, sel ast.SelectionSet, v *sale.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx context.Context, v any) ([]*ent.SaleWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.SaleWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOSaleWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInput(ctx context.Context, v any) (*ent.SaleWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSaleWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

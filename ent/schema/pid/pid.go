@@ -19,20 +19,22 @@ import (
 // Prefixes of every resource kind. The prefix also tells which table an id
 // belongs to (see ent's node resolver).
 const (
-	Customer   = "cus"
-	Campaign   = "cmp"
-	Redemption = "red"
-	PointsTx   = "ptx"
-	Sale       = "sal"
-	Segment    = "seg"
-	Webhook    = "whk"
-	Store      = "sto"
-	Client     = "cli"
-	SigningKey = "key"
-	PointsLot  = "lot"
-	Event      = "evt"
-	Validation = "val"
-	IdemKey    = "idk"
+	Customer    = "cus"
+	Campaign    = "cmp"
+	Redemption  = "red"
+	PointsTx    = "ptx"
+	Sale        = "sal"
+	Segment     = "seg"
+	Webhook     = "whk"
+	Store       = "sto"
+	Client      = "cli"
+	SigningKey  = "key"
+	PointsLot   = "lot"
+	Event       = "evt"
+	Validation  = "val"
+	IdemKey     = "idk"
+	SaleItem    = "sli"
+	SalePayment = "pay"
 )
 
 var (
@@ -66,14 +68,17 @@ func Prefix(id string) string {
 // tables maps each prefix to the table of its entity. Tenant ids are UUIDs
 // and have no prefix.
 var tables = map[string]string{
-	Customer:   "customers",
-	Campaign:   "campaigns",
-	Segment:    "segments",
-	Store:      "stores",
-	Client:     "api_clients",
-	PointsTx:   "points_entries",
-	Event:      "events",
-	Redemption: "redemptions",
+	Customer:    "customers",
+	Campaign:    "campaigns",
+	Segment:     "segments",
+	Store:       "stores",
+	Client:      "api_clients",
+	PointsTx:    "points_entries",
+	Event:       "events",
+	Redemption:  "redemptions",
+	Sale:        "sales",
+	SaleItem:    "sale_items",
+	SalePayment: "sale_payments",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

@@ -1,0 +1,410 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/apperr"
+)
+
+// maxPOSBody bounds a POS request: a sale of 1,000 items fits.
+const maxPOSBody = 2 << 20
+
+// posRoutes mounts the tenant point-of-sale interface. Its checks run in the
+// order DESIGN.md gives: tenant id format (400), credentials of this tenant
+// (401), tenant active (404), then the body.
+func (s *server) posRoutes(r chi.Router) {
+	r.Use(s.posTenant)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, http.StatusNotFound, "resource-not-found", "no such path in the point-of-sale interface", nil)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, http.StatusMethodNotAllowed, "method-not-allowed", r.Method+" is not allowed here", nil)
+	})
+	r.Post("/customers/identify", s.identify)
+	r.Post("/discounts/authorizations", s.authorize)
+	r.Post("/discounts/authorize", s.authorize)
+	r.Post("/sales", s.registerSale)
+	r.Get("/sales/{saleId}", s.saleOutcome)
+}
+
+// posTenant authenticates a POS client of the path's tenant.
+func (s *server) posTenant(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenantID := chi.URLParam(r, "tenantId")
+		if u, err := uuid.Parse(tenantID); err != nil || u.String() != strings.ToLower(tenantID) {
+			writeProblem(w, r, http.StatusBadRequest, "validation-error", "tenantId must be a UUID",
+				[]apperr.FieldError{{Field: "tenantId", Message: "must be a UUID"}})
+			return
+		}
+		id, secret, ok := r.BasicAuth()
+		if !ok {
+			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "HTTP Basic credentials of a point-of-sale client are required", nil)
+			return
+		}
+		v, err := s.app.Auth.AuthenticatePOS(r.Context(), strings.ToLower(tenantID), id, secret)
+		switch {
+		case errors.Is(err, auth.ErrPOSUnauthorized):
+			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "invalid credentials", nil)
+			return
+		case errors.Is(err, auth.ErrTenantInactive):
+			writeProblem(w, r, http.StatusNotFound, "tenant-not-found", "the tenant does not exist or is inactive", nil)
+			return
+		case err != nil:
+			s.log.ErrorContext(r.Context(), "pos authentication", "request_id", RequestID(r.Context()), "error", err)
+			writeProblem(w, r, http.StatusServiceUnavailable, "service-unavailable", "the tenant's data is unavailable; retry later", nil)
+			return
+		}
+		next.ServeHTTP(w, withViewer(r, v))
+	})
+}
+
+// decodePOS reads a POS JSON body, answering 415, 413 and 400 itself.
+func (s *server) decodePOS(w http.ResponseWriter, r *http.Request, v any) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported-media-type", "Content-Type must be application/json", nil)
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxPOSBody)
+	err = decodeJSON(w, r, v)
+	var tooBig *http.MaxBytesError
+	var bad errBadJSON
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &tooBig) || (errors.As(err, &bad) && strings.Contains(bad.msg, "exceeds")):
+		writeProblem(w, r, http.StatusRequestEntityTooLarge, "payload-too-large", "the body exceeds 2 MiB", nil)
+	case errors.As(err, &bad):
+		writeProblem(w, r, http.StatusBadRequest, "validation-error", bad.msg, nil)
+	default:
+		s.writePOSError(w, r, err)
+	}
+	return false
+}
+
+type posCustomerJSON struct {
+	ID    *string `json:"id"`
+	Type  *string `json:"type"`
+	Phone *string `json:"phone"`
+}
+
+func (c *posCustomerJSON) input() *graph.POSCustomer {
+	if c == nil {
+		return nil
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	return &graph.POSCustomer{ID: str(c.ID), Type: str(c.Type), Phone: str(c.Phone)}
+}
+
+type storeJSON struct {
+	ID         string `json:"id,omitempty"`
+	PosID      string `json:"posId,omitempty"`
+	EmployeeID string `json:"employeeId,omitempty"`
+	SellerID   string `json:"sellerId,omitempty"`
+}
+
+type messageJSON struct {
+	Type    string `json:"type"`
+	Content string `json:"content"`
+}
+
+// identify is POST …/customers/identify.
+func (s *server) identify(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		SessionID string           `json:"sessionId"`
+		Protocol  string           `json:"protocol"`
+		Customer  *posCustomerJSON `json:"customer"`
+		Store     *storeJSON       `json:"store"`
+	}
+	if !s.decodePOS(w, r, &body) {
+		return
+	}
+	res, err := s.app.IdentifyCustomer(r.Context(), graph.IdentifyInput{SessionID: body.SessionID, Customer: body.Customer.input()})
+	if err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	c := map[string]any{"id": res.Document, "type": res.Type, "status": res.Status}
+	if cu := res.Customer; cu != nil {
+		first, last, _ := strings.Cut(strings.TrimSpace(cu.Name), " ")
+		setIf(c, "externalCode", cu.ExternalID)
+		setIf(c, "firstName", nonEmpty(first))
+		setIf(c, "lastName", nonEmpty(strings.TrimSpace(last)))
+		setIf(c, "phone", cu.Phone)
+		setIf(c, "email", cu.Email)
+		code := map[string]int{"bronze": 1, "silver": 2, "gold": 3, "diamond": 4}[string(cu.Level)]
+		c["classification"] = map[string]any{"code": code, "description": string(cu.Level)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessionId": body.SessionID, "customer": c, "priceCode": res.PriceCode})
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// setIf sets key when v is not nil: null fields are omitted.
+func setIf(m map[string]any, key string, v *string) {
+	if v != nil {
+		m[key] = *v
+	}
+}
+
+type posDiscountJSON struct {
+	PromotionID           *string     `json:"promotionId"`
+	PartnerPromotionID    *string     `json:"partnerPromotionId,omitempty"`
+	UnitDiscount          *jsonNumber `json:"unitDiscount,omitempty"`
+	UnitPriceWithDiscount *jsonNumber `json:"unitPriceWithDiscount,omitempty"`
+	Quantity              *jsonNumber `json:"quantity,omitempty"`
+}
+
+type posItemJSON struct {
+	ID             string            `json:"id,omitempty"`
+	GTIN           string            `json:"gtin"`
+	Description    string            `json:"description,omitempty"`
+	UnitPrice      *jsonNumber       `json:"unitPrice"`
+	UnitMeasure    string            `json:"unitMeasure,omitempty"`
+	Quantity       *jsonNumber       `json:"quantity"`
+	IgnoreDiscount bool              `json:"ignoreDiscount"`
+	Discounts      []posDiscountJSON `json:"discounts"`
+	Increases      json.RawMessage   `json:"increases,omitempty"`
+}
+
+func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []graph.POSDiscount {
+	out := make([]graph.POSDiscount, len(ds))
+	for i, d := range ds {
+		out[i] = graph.POSDiscount{
+			PromotionID: d.PromotionID, PartnerPromotionID: d.PartnerPromotionID,
+			UnitDiscount:          number(p, field+".unitDiscount", d.UnitDiscount),
+			UnitPriceWithDiscount: number(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
+			Quantity:              number(p, field+".quantity", d.Quantity),
+		}
+	}
+	return out
+}
+
+// posNumber renders a decimal with at most 8 places.
+func posNumber(d *decimal.Decimal) *jsonNumber {
+	if d == nil {
+		return nil
+	}
+	n := jsonNumber(d.Round(8).String())
+	return &n
+}
+
+// authorize is POST …/discounts/authorizations (and …/authorize).
+func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		SessionID string           `json:"sessionId"`
+		Protocol  string           `json:"protocol"`
+		Customer  *posCustomerJSON `json:"customer"`
+		Sale      *struct {
+			ID             string        `json:"id"`
+			Store          storeJSON     `json:"store"`
+			Date           string        `json:"date"`
+			Amount         *jsonNumber   `json:"amount"`
+			IgnoreDiscount bool          `json:"ignoreDiscount"`
+			Items          []posItemJSON `json:"items"`
+		} `json:"sale"`
+	}
+	if !s.decodePOS(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	if body.Sale == nil {
+		p.Add("sale", "is required")
+		s.writePOSError(w, r, p.Err())
+		return
+	}
+	in := graph.AuthorizeInput{SessionID: body.SessionID, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
+		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date)}
+	number(&p, "sale.amount", body.Sale.Amount)
+	for i, it := range body.Sale.Items {
+		f := "sale.items[" + strconv.Itoa(i) + "]"
+		in.Items = append(in.Items, graph.POSItem{
+			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount,
+			UnitPrice: number(&p, f+".unitPrice", it.UnitPrice), Quantity: number(&p, f+".quantity", it.Quantity),
+			Discounts: discountsIn(&p, f+".discounts", it.Discounts), Increases: it.Increases,
+		})
+	}
+	if err := p.Err(); err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	res, err := s.app.AuthorizeDiscounts(r.Context(), in)
+	if err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	items := make([]posItemJSON, len(res.Items))
+	for i, it := range res.Items {
+		items[i] = posItemJSON{ID: it.ID, GTIN: it.GTIN, UnitPrice: posNumber(it.UnitPrice), UnitMeasure: it.UnitMeasure,
+			Quantity: posNumber(it.Quantity), IgnoreDiscount: it.IgnoreDiscount, Discounts: []posDiscountJSON{}, Increases: it.Increases}
+		for _, d := range it.Discounts {
+			items[i].Discounts = append(items[i].Discounts, posDiscountJSON{
+				PromotionID: d.PromotionID, PartnerPromotionID: d.PartnerPromotionID,
+				UnitDiscount: posNumber(d.UnitDiscount), UnitPriceWithDiscount: posNumber(d.UnitPriceWithDiscount),
+				Quantity: posNumber(d.Quantity),
+			})
+		}
+	}
+	sale := map[string]any{"store": body.Sale.Store, "date": body.Sale.Date, "items": items}
+	if body.Sale.ID != "" {
+		sale["ticketId"] = body.Sale.ID
+	}
+	if body.Sale.Amount != nil {
+		sale["amount"] = body.Sale.Amount
+	}
+	msg := messageJSON{Type: "SUCCESS", Content: strconv.Itoa(res.Applied) + " discount(s) authorized"}
+	if res.Applied == 0 {
+		msg = messageJSON{Type: "INFO", Content: "no offers for this customer and cart"}
+	}
+	out := map[string]any{"sessionId": body.SessionID, "sale": sale, "messages": []messageJSON{msg}}
+	if res.Document != "" {
+		out["customer"] = map[string]any{"id": res.Document}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// posInstant reads an ISO 8601 date-time with offset.
+func posInstant(p *apperr.Problems, field, v string) *time.Time {
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		p.Add(field, "must be an ISO 8601 date-time with offset")
+		return nil
+	}
+	return &t
+}
+
+// registerSale is POST …/sales: 202 once the sale and its processing job
+// are committed.
+func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Protocol string           `json:"protocol"`
+		Customer *posCustomerJSON `json:"customer"`
+		Sale     *struct {
+			ID             *jsonNumber   `json:"id"`
+			Store          storeJSON     `json:"store"`
+			Channel        string        `json:"channel"`
+			Date           string        `json:"date"`
+			Amount         *jsonNumber   `json:"amount"`
+			AmountPayable  *jsonNumber   `json:"amountPayable"`
+			DiscountAmount *jsonNumber   `json:"discountAmount"`
+			Items          []posItemJSON `json:"items"`
+			Payments       []struct {
+				ID           *jsonNumber `json:"id"`
+				Amount       *jsonNumber `json:"amount"`
+				Method       string      `json:"method"`
+				Bin          string      `json:"bin"`
+				NSU          string      `json:"nsu"`
+				Installments *int        `json:"installments"`
+			} `json:"payments"`
+			FiscalDocument json.RawMessage `json:"fiscalDocument"`
+		} `json:"sale"`
+	}
+	if !s.decodePOS(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	if body.Sale == nil {
+		p.Add("sale", "is required")
+		s.writePOSError(w, r, p.Err())
+		return
+	}
+	sl := body.Sale
+	in := graph.SaleInput{
+		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
+		Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
+		Amount: number(&p, "sale.amount", sl.Amount), AmountPayable: number(&p, "sale.amountPayable", sl.AmountPayable),
+		DiscountAmount: number(&p, "sale.discountAmount", sl.DiscountAmount),
+	}
+	if sl.ID != nil {
+		in.SaleID = string(*sl.ID)
+	}
+	if string(sl.FiscalDocument) != "null" {
+		in.FiscalDocument = sl.FiscalDocument
+	}
+	for i, it := range sl.Items {
+		f := "sale.items[" + strconv.Itoa(i) + "]"
+		in.Items = append(in.Items, graph.SaleItemInput{
+			ID: it.ID, GTIN: it.GTIN, Description: it.Description,
+			UnitPrice: number(&p, f+".unitPrice", it.UnitPrice), Quantity: number(&p, f+".quantity", it.Quantity),
+			Discounts: discountsIn(&p, f+".discounts", it.Discounts),
+		})
+	}
+	for i, pm := range sl.Payments {
+		f := "sale.payments[" + strconv.Itoa(i) + "]"
+		pay := graph.SalePaymentInput{Amount: number(&p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
+			NSU: pm.NSU, Installments: pm.Installments}
+		if pm.ID != nil {
+			pay.ID = string(*pm.ID)
+		}
+		in.Payments = append(in.Payments, pay)
+	}
+	if err := p.Err(); err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	stored, err := s.app.RegisterSale(r.Context(), in)
+	if err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	cust := map[string]any{"id": stored.CustomerDocument}
+	if stored.CustomerDocumentType != nil {
+		cust["type"] = string(*stored.CustomerDocumentType)
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{
+		"customer": cust,
+		"sale":     map[string]any{"id": sl.ID, "status": "RECEIVED"},
+		"messages": []messageJSON{{Type: "SUCCESS", Content: "sale received for processing"}},
+	})
+}
+
+// saleOutcome is GET …/sales/{saleId}: the outcome of processing.
+func (s *server) saleOutcome(w http.ResponseWriter, r *http.Request) {
+	sl, err := s.app.SaleOutcome(r.Context(), chi.URLParam(r, "saleId"), r.URL.Query().Get("storeId"))
+	if err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderSale(sl))
+}
+
+func renderSale(sl *ent.Sale) map[string]any {
+	out := map[string]any{
+		"id": sl.ExternalID, "saleId": sl.ID, "status": sl.Status, "receivedAt": timestamp(sl.CreatedAt),
+		"pointsCredited": sl.PointsCredited, "amountPayable": json.Number(sl.AmountPayable.String()),
+	}
+	if sl.Edges.Store != nil {
+		out["store"] = map[string]any{"id": sl.Edges.Store.Code}
+	}
+	setIf(out, "reason", sl.FailureReason)
+	if sl.ProcessedAt != nil {
+		out["processedAt"] = timestamp(*sl.ProcessedAt)
+	}
+	return map[string]any{"sale": out}
+}

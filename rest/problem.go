@@ -1,0 +1,74 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/fideliza/fideliza/graph/apperr"
+)
+
+// problem is an RFC 9457 problem detail, the error body of the POS
+// interface.
+type problem struct {
+	Type          string              `json:"type"`
+	Title         string              `json:"title"`
+	Status        int                 `json:"status"`
+	Detail        string              `json:"detail,omitempty"`
+	Instance      string              `json:"instance,omitempty"`
+	CorrelationID string              `json:"correlationId,omitempty"`
+	Errors        []apperr.FieldError `json:"errors,omitempty"`
+}
+
+var problemTitles = map[string]string{
+	"validation-error":           "Invalid request",
+	"unauthorized":               "Invalid credentials",
+	"tenant-not-found":           "Tenant not found or inactive",
+	"resource-not-found":         "Resource not found",
+	"sale-value-inconsistency":   "Sale value inconsistent with its items",
+	"sale-notification-disabled": "Sale registration disabled",
+	"service-unavailable":        "Service unavailable",
+	"internal-error":             "Internal error",
+	"method-not-allowed":         "Method not allowed",
+	"payload-too-large":          "Request body too large",
+	"unsupported-media-type":     "Unsupported media type",
+}
+
+// writeProblem answers with a problem of the given identifier.
+func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail string, errs []apperr.FieldError) {
+	p := problem{
+		Type: "/problems/" + id, Title: problemTitles[id], Status: status, Detail: detail,
+		Instance: r.URL.Path, Errors: errs,
+	}
+	if r.Header.Get("X-Correlation-Id") != "" {
+		p.CorrelationID = RequestID(r.Context())
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="fideliza-pos"`)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// writePOSError maps an operation's error to its problem; errors without a
+// kind are logged and answered 500 without their cause.
+func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := apperr.As(err)
+	if !ok {
+		s.log.ErrorContext(r.Context(), "pos request failed", "request_id", RequestID(r.Context()), "error", err)
+		writeProblem(w, r, http.StatusInternalServerError, "internal-error", "an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)
+		return
+	}
+	switch e.Kind {
+	case apperr.KindInvalid:
+		writeProblem(w, r, http.StatusBadRequest, "validation-error", e.Message, e.Details)
+	case apperr.KindNotFound:
+		writeProblem(w, r, http.StatusNotFound, "resource-not-found", e.Message, nil)
+	case apperr.KindUnprocessable:
+		writeProblem(w, r, http.StatusUnprocessableEntity, e.Code, e.Message, nil)
+	case apperr.KindUnavailable:
+		writeProblem(w, r, http.StatusServiceUnavailable, e.Code, e.Message, nil)
+	default:
+		writeProblem(w, r, http.StatusBadRequest, "validation-error", e.Message, nil)
+	}
+}
