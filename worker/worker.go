@@ -57,6 +57,10 @@ type Config struct {
 	Work           bool // false: insert-only (serve --no-worker)
 	MaxWorkers     int
 	PointsInterval time.Duration // how often points expire and levels are recomputed; 0 means daily
+	// RescueAfter is how long a job may stay running before another worker
+	// takes it over (its process died); jobs time out at half of it. 0 means
+	// an hour, River's default.
+	RescueAfter time.Duration
 }
 
 // NewClient returns the River client of db. With cfg.Work it works the
@@ -68,6 +72,10 @@ func NewClient(db *storage.DB, log *slog.Logger, cfg Config) (*river.Client[*sql
 		rc.FetchPollInterval = 100 * time.Millisecond
 	}
 	rc.FetchCooldown = 10 * time.Millisecond
+	if cfg.RescueAfter > 0 {
+		rc.RescueStuckJobsAfter = cfg.RescueAfter
+		rc.JobTimeout = cfg.RescueAfter / 2
+	}
 	if cfg.Work {
 		workers := river.NewWorkers()
 		Register(workers, Deps{DB: db, Log: log, Now: time.Now})

@@ -29,6 +29,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		noWorker bool
 		workers  int
 		points   time.Duration
+		rescue   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -50,7 +51,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err := g.useOIDC(ctx, log, app); err != nil {
 				return err
 			}
-			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers, PointsInterval: points})
+			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers, PointsInterval: points, RescueAfter: rescue})
 			if err != nil {
 				return err
 			}
@@ -78,22 +79,35 @@ func newServeCommand(g *globals) *cobra.Command {
 	f.BoolVar(&noWorker, "no-worker", false, "serve HTTP only; jobs are worked by `fideliza worker` processes")
 	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
 	pointsIntervalFlag(f, &points)
+	rescueAfterFlag(f, &rescue)
 	return cmd
 }
 
 // pointsIntervalFlag is how often points expire and levels are recomputed.
 func pointsIntervalFlag(f *pflag.FlagSet, d *time.Duration) {
-	def := 24 * time.Hour
-	if v, err := time.ParseDuration(env("FIDELIZA_POINTS_INTERVAL", "")); err == nil && v > 0 {
+	durationFlag(f, d, "points-interval", "FIDELIZA_POINTS_INTERVAL", 24*time.Hour,
+		"how often points expire and levels are recomputed")
+}
+
+// rescueAfterFlag is how long a job may run before another worker takes it
+// over from a process that died.
+func rescueAfterFlag(f *pflag.FlagSet, d *time.Duration) {
+	durationFlag(f, d, "rescue-after", "FIDELIZA_RESCUE_AFTER", time.Hour,
+		"how long a job may run before another worker retries it (its process died); jobs time out at half")
+}
+
+func durationFlag(f *pflag.FlagSet, d *time.Duration, name, envName string, def time.Duration, usage string) {
+	if v, err := time.ParseDuration(env(envName, "")); err == nil && v > 0 {
 		def = v
 	}
-	f.DurationVar(d, "points-interval", def, "how often points expire and levels are recomputed (env FIDELIZA_POINTS_INTERVAL)")
+	f.DurationVar(d, name, def, usage+" (env "+envName+")")
 }
 
 func newWorkerCommand(g *globals) *cobra.Command {
 	var (
 		workers int
 		points  time.Duration
+		rescue  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -109,7 +123,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer app.DB.Close()
-			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers, PointsInterval: points})
+			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers, PointsInterval: points, RescueAfter: rescue})
 			if err != nil {
 				return err
 			}
@@ -118,6 +132,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
 	pointsIntervalFlag(cmd.Flags(), &points)
+	rescueAfterFlag(cmd.Flags(), &rescue)
 	return cmd
 }
 
