@@ -27,6 +27,9 @@ import (
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
@@ -182,6 +185,67 @@ func newRedemption(c *ent.Client, campaignID, customerID, tokenID, orderID strin
 		SetCashbackAmount(decimal.Zero).SetBenefit([]byte(`{"type":"discount"}`))
 }
 
+// storeOf returns a store of the tenant a row created with ctx and tenantID
+// belongs to, looking as the system (see customerOf).
+func storeOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	if tenantID == "" {
+		v, _ := viewer.FromContext(ctx)
+		tenantID = v.TenantID
+	}
+	return c.Store.Query().Where(store.TenantID(tenantID)).FirstID(viewer.SystemContext(ctx))
+}
+
+// saleOf returns a sale of the tenant a row created with ctx and tenantID
+// belongs to, looking as the system (see customerOf).
+func saleOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	if tenantID == "" {
+		v, _ := viewer.FromContext(ctx)
+		tenantID = v.TenantID
+	}
+	return c.Sale.Query().Where(sale.TenantID(tenantID)).FirstID(viewer.SystemContext(ctx))
+}
+
+// newSale starts a sale at the store, with a fresh receipt number (a store's
+// receipt is one sale).
+func newSale(c *ent.Client, storeID string) *ent.SaleCreate {
+	return c.Sale.Create().SetStoreID(storeID).SetExternalID(unique()).
+		SetSoldAt(time.Now().UTC().Truncate(time.Second)).SetAmount(decimal.NewFromInt(100)).
+		SetAmountPayable(decimal.NewFromInt(90)).SetDiscountAmount(decimal.NewFromInt(10))
+}
+
+// newSaleItem starts a line of the sale.
+func newSaleItem(c *ent.Client, saleID string) *ent.SaleItemCreate {
+	return c.SaleItem.Create().SetSaleID(saleID).SetLineID("1").SetGtin("7891000100103").
+		SetUnitPrice(decimal.NewFromInt(100)).SetQuantity(decimal.NewFromInt(1)).SetDiscountAmount(decimal.NewFromInt(10))
+}
+
+// newSalePayment starts a payment of the sale.
+func newSalePayment(c *ent.Client, saleID string) *ent.SalePaymentCreate {
+	return c.SalePayment.Create().SetSaleID(saleID).SetPaymentID(unique()).
+		SetAmount(decimal.NewFromInt(90)).SetMethod("credit_card")
+}
+
+// deleteSaleLinesOf deletes, as the service, the tenant's sale items and
+// payments, which refer to its sales (no cascade).
+func deleteSaleLinesOf(ctx context.Context, c *ent.Client, tenantID string) error {
+	sys := viewer.SystemContext(ctx)
+	if _, err := c.SaleItem.Delete().Where(saleitem.TenantID(tenantID)).Exec(sys); err != nil {
+		return err
+	}
+	_, err := c.SalePayment.Delete().Where(salepayment.TenantID(tenantID)).Exec(sys)
+	return err
+}
+
+// deleteSalesOf deletes, as the service, the tenant's sales, which refer to
+// its stores (no cascade), and their items and payments.
+func deleteSalesOf(ctx context.Context, c *ent.Client, tenantID string) error {
+	if err := deleteSaleLinesOf(ctx, c, tenantID); err != nil {
+		return err
+	}
+	_, err := c.Sale.Delete().Where(sale.TenantID(tenantID)).Exec(viewer.SystemContext(ctx))
+	return err
+}
+
 // kinds lists every tenant-owned entity. TestTenantIsolationCoverage fails
 // when a table with a tenant_id column is missing here.
 func kinds() []kind {
@@ -220,8 +284,15 @@ func kinds() []kind {
 			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
 				return c.Store.Update().SetName(name).Save(ctx)
 			},
-			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Store.DeleteOneID(id).Exec(ctx) },
-			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Store.Delete().Exec(ctx) },
+			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Store.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				// The stores' sales refer to them (no cascade).
+				v, _ := viewer.FromContext(ctx)
+				if err := deleteSalesOf(ctx, c, v.TenantID); err != nil {
+					return 0, err
+				}
+				return c.Store.Delete().Exec(ctx)
+			},
 		},
 		{
 			table: apiclient.Table,
@@ -719,6 +790,155 @@ func kinds() []kind {
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.IdempotencyKey.Delete().Exec(ctx) },
 		},
+		{
+			// After stores and customers: a sale is made at a store of its
+			// tenant and credited to a customer of it. The name is the
+			// failure reason, a mutable string.
+			table: sale.Table,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				st, err := storeOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newSale(c, st).SetCustomerID(cu).SetFailureReason(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Sale.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Sale.Get(ctx, id)
+				if err != nil || r.FailureReason == nil {
+					return "", err
+				}
+				return *r.FailureReason, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Sale.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.Sale.UpdateOneID(id).SetFailureReason(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.Sale.Update().SetFailureReason(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Sale.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				// The sales' items and payments refer to them (no cascade).
+				v, _ := viewer.FromContext(ctx)
+				if err := deleteSaleLinesOf(ctx, c, v.TenantID); err != nil {
+					return 0, err
+				}
+				return c.Sale.Delete().Exec(ctx)
+			},
+		},
+		{
+			// After sales: an item is a line of a sale of its tenant. The
+			// name is the description, an immutable field.
+			table:     saleitem.Table,
+			immutable: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				sa, err := saleOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newSaleItem(c, sa).SetDescription(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.SaleItem.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.SaleItem.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Description, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.SaleItem.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.SaleItem.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.SaleItem.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.SaleItem.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.SaleItem.Delete().Exec(ctx) },
+		},
+		{
+			// After sales: a payment is of a sale of its tenant. The name is
+			// the NSU, an immutable field.
+			table:     salepayment.Table,
+			immutable: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				sa, err := saleOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newSalePayment(c, sa).SetNsu(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.SalePayment.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.SalePayment.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Nsu, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.SalePayment.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.SalePayment.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.SalePayment.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.SalePayment.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.SalePayment.Delete().Exec(ctx) },
+		},
 	}
 }
 
@@ -758,7 +978,9 @@ func viewerCtx(t *testing.T, role viewer.Role, tenantID string) context.Context 
 
 // newFixture makes, as the system, tenants A and B each with one row of every
 // tenant-owned entity; the campaign targets the tenant's segment, the
-// customer belongs to it, and the points entry and lot are the customer's.
+// customer belongs to it, the points entry and lot are the customer's, the
+// sale is made at the tenant's store and credited to its customer, and the
+// sale item and payment are the sale's.
 // Every call makes new tenants, so parallel tests on
 // one database do not see each other's rows through a tenant viewer.
 func newFixture(t *testing.T, c *ent.Client) fixture {
@@ -1207,6 +1429,116 @@ func testLinks(t *testing.T, c *ent.Client) {
 		require.Equal(t, []string{b[redemption.Table]}, redemptionsWhere(t, redemption.CampaignID(b[campaign.Table])))
 		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.CampaignID(a[campaign.Table])))
 	})
+	salesWhere := func(t *testing.T, ps ...predicate.Sale) []string {
+		ids, err := c.Sale.Query().Where(ps...).IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	saleItemsWhere := func(t *testing.T, ps ...predicate.SaleItem) []string {
+		ids, err := c.SaleItem.Query().Where(ps...).IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	salePaymentsWhere := func(t *testing.T, ps ...predicate.SalePayment) []string {
+		ids, err := c.SalePayment.Query().Where(ps...).IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	t.Run("sale_create_at_other_tenant_store", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := newSale(c, b[store.Table]).SetCustomerID(a[customer.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[sale.Table]}, salesWhere(t, sale.StoreID(b[store.Table])))
+		require.Equal(t, []string{a[sale.Table]}, salesWhere(t, sale.TenantID(f.a.tenant)))
+	})
+	t.Run("sale_create_for_other_tenant_customer", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := newSale(c, a[store.Table]).SetCustomerID(b[customer.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[sale.Table]}, salesWhere(t, sale.CustomerID(b[customer.Table])))
+		require.Equal(t, []string{a[sale.Table]}, salesWhere(t, sale.TenantID(f.a.tenant)))
+	})
+	t.Run("sale_set_other_tenant_customer", func(t *testing.T) {
+		// customer_id is mutable: the processing job credits the sale.
+		requireDenied(t, c.Sale.UpdateOneID(a[sale.Table]).SetCustomerID(b[customer.Table]).Exec(asA))
+		_, err := c.Sale.Update().SetCustomerID(b[customer.Table]).Save(asA)
+		requireDenied(t, err)
+		require.Equal(t, []string{b[sale.Table]}, salesWhere(t, sale.CustomerID(b[customer.Table])))
+		require.Equal(t, []string{a[sale.Table]}, salesWhere(t, sale.CustomerID(a[customer.Table])))
+		// Crediting A's own customer is allowed.
+		require.NoError(t, c.Sale.UpdateOneID(a[sale.Table]).SetCustomerID(a[customer.Table]).Exec(asA))
+	})
+	t.Run("sale_item_create_in_other_tenant_sale", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := newSaleItem(c, b[sale.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[saleitem.Table]}, saleItemsWhere(t, saleitem.SaleID(b[sale.Table])))
+		require.Equal(t, []string{a[saleitem.Table]}, saleItemsWhere(t, saleitem.TenantID(f.a.tenant)))
+	})
+	t.Run("sale_payment_create_in_other_tenant_sale", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := newSalePayment(c, b[sale.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[salepayment.Table]}, salePaymentsWhere(t, salepayment.SaleID(b[sale.Table])))
+		require.Equal(t, []string{a[salepayment.Table]}, salePaymentsWhere(t, salepayment.TenantID(f.a.tenant)))
+	})
+	t.Run("sale_add_other_tenant_item_or_payment", func(t *testing.T) {
+		// The O2M edges would rewrite the sale_id of B's item or payment.
+		requireDenied(t, c.Sale.UpdateOneID(a[sale.Table]).AddItemIDs(b[saleitem.Table]).Exec(asA))
+		requireDenied(t, c.Sale.UpdateOneID(a[sale.Table]).AddPaymentIDs(b[salepayment.Table]).Exec(asA))
+		_, err := c.Sale.Update().AddItemIDs(b[saleitem.Table]).Save(asA)
+		requireDenied(t, err)
+		_, err = newSale(c, a[store.Table]).AddItemIDs(b[saleitem.Table]).Save(asA)
+		requireDenied(t, err)
+		_, err = newSale(c, a[store.Table]).AddPaymentIDs(b[salepayment.Table]).Save(asA)
+		requireDenied(t, err)
+		require.Equal(t, []string{b[saleitem.Table]}, saleItemsWhere(t, saleitem.SaleID(b[sale.Table])))
+		require.Equal(t, []string{b[salepayment.Table]}, salePaymentsWhere(t, salepayment.SaleID(b[sale.Table])))
+		require.Equal(t, []string{a[saleitem.Table]}, saleItemsWhere(t, saleitem.SaleID(a[sale.Table])))
+		require.Equal(t, []string{a[salepayment.Table]}, salePaymentsWhere(t, salepayment.SaleID(a[sale.Table])))
+		require.Equal(t, []string{a[sale.Table]}, salesWhere(t, sale.TenantID(f.a.tenant)))
+	})
+	t.Run("redemption_create_in_other_tenant_sale", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			tk, err := tokenFor(sys, c, a[customer.Table])
+			require.NoError(t, err)
+			m := newRedemption(c, a[campaign.Table], a[customer.Table], tk, "in B's sale").SetSaleID(b[sale.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err = m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Empty(t, redemptionsWhere(t, redemption.SaleID(b[sale.Table])))
+		require.Equal(t, []string{a[redemption.Table]}, redemptionsWhere(t, redemption.TenantID(f.a.tenant)))
+		// Naming A's own sale is allowed; the row is removed so later
+		// checks see only the fixture's redemptions.
+		tk, err := tokenFor(sys, c, a[customer.Table])
+		require.NoError(t, err)
+		r, err := newRedemption(c, a[campaign.Table], a[customer.Table], tk, "in A's sale").SetSaleID(a[sale.Table]).Save(asA)
+		require.NoError(t, err)
+		require.NoError(t, c.Redemption.DeleteOneID(r.ID).Exec(sys))
+	})
 	t.Run("traversal_filters_other_tenant", func(t *testing.T) {
 		// Plant, as the system, a cross-tenant link that the policies would
 		// refuse, so the traversals are what must hide B's rows.
@@ -1273,6 +1605,104 @@ func testLinks(t *testing.T, c *ent.Client) {
 		tn, err := c.Customer.Query().Where(customer.ID(a[customer.Table])).QueryTenant().Only(asA)
 		require.NoError(t, err)
 		require.Equal(t, f.a.tenant, tn.ID)
+	})
+	t.Run("sale_traversal_filters_other_tenant", func(t *testing.T) {
+		// Plant, as the system, an item and a payment of B naming A's sale,
+		// so the traversals are what must hide B's rows.
+		bItem, err := newSaleItem(c, a[sale.Table]).SetTenantID(f.b.tenant).Save(sys)
+		require.NoError(t, err)
+		bPayment, err := newSalePayment(c, a[sale.Table]).SetTenantID(f.b.tenant).Save(sys)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{a[saleitem.Table], bItem.ID}, saleItemsWhere(t, saleitem.SaleID(a[sale.Table])))
+		require.ElementsMatch(t, []string{a[salepayment.Table], bPayment.ID}, salePaymentsWhere(t, salepayment.SaleID(a[sale.Table])))
+
+		// A's sale reaches only A's item and payment, by traversal…
+		ids, err := c.Sale.Query().Where(sale.ID(a[sale.Table])).QueryItems().IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[saleitem.Table]}, ids)
+		ids, err = c.Sale.Query().Where(sale.ID(a[sale.Table])).QueryPayments().IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[salepayment.Table]}, ids)
+		sa, err := c.Sale.Get(asA, a[sale.Table])
+		require.NoError(t, err)
+		ids, err = sa.QueryItems().IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[saleitem.Table]}, ids)
+		// …and by eager loading.
+		sales, err := c.Sale.Query().WithItems().WithPayments().All(asA)
+		require.NoError(t, err)
+		for _, s := range sales {
+			for _, it := range s.Edges.Items {
+				require.NotEqual(t, bItem.ID, it.ID, "B's item loaded through sale %s", s.ID)
+				require.NotEqual(t, b[saleitem.Table], it.ID, "B's item loaded through sale %s", s.ID)
+			}
+			for _, p := range s.Edges.Payments {
+				require.NotEqual(t, bPayment.ID, p.ID, "B's payment loaded through sale %s", s.ID)
+				require.NotEqual(t, b[salepayment.Table], p.ID, "B's payment loaded through sale %s", s.ID)
+			}
+		}
+		sa, err = c.Sale.Query().Where(sale.ID(a[sale.Table])).WithItems().WithPayments().Only(asA)
+		require.NoError(t, err)
+		require.Len(t, sa.Edges.Items, 1)
+		require.Equal(t, a[saleitem.Table], sa.Edges.Items[0].ID)
+		require.Len(t, sa.Edges.Payments, 1)
+		require.Equal(t, a[salepayment.Table], sa.Edges.Payments[0].ID)
+		// From the planted rows' side: A does not see them at all.
+		ids, err = c.SaleItem.Query().Where(saleitem.ID(bItem.ID)).IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+
+		// B's sale is not reachable at all, nor its lines.
+		ids, err = c.Sale.Query().Where(sale.ID(b[sale.Table])).QueryItems().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+		ids, err = c.Sale.Query().Where(sale.ID(b[sale.Table])).QueryPayments().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+		ids, err = c.SaleItem.Query().Where(saleitem.ID(b[saleitem.Table])).QuerySale().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+
+		// Nor B's sale from an item, a payment or a redemption of A naming
+		// it, planted by the system.
+		aItem, err := newSaleItem(c, b[sale.Table]).SetTenantID(f.a.tenant).Save(sys)
+		require.NoError(t, err)
+		it, err := c.SaleItem.Get(asA, aItem.ID)
+		require.NoError(t, err)
+		_, err = it.QuerySale().Only(asA)
+		requireHidden(t, err)
+		it, err = c.SaleItem.Query().Where(saleitem.ID(aItem.ID)).WithSale().Only(asA)
+		require.NoError(t, err)
+		require.Nil(t, it.Edges.Sale, "B's sale loaded through A's item")
+		aPayment, err := newSalePayment(c, b[sale.Table]).SetTenantID(f.a.tenant).Save(sys)
+		require.NoError(t, err)
+		ids, err = c.SalePayment.Query().Where(salepayment.ID(aPayment.ID)).QuerySale().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+		tk, err := tokenFor(sys, c, a[customer.Table])
+		require.NoError(t, err)
+		aRed, err := newRedemption(c, a[campaign.Table], a[customer.Table], tk, "planted in B's sale").
+			SetSaleID(b[sale.Table]).SetTenantID(f.a.tenant).Save(sys)
+		require.NoError(t, err)
+		ids, err = c.Redemption.Query().Where(redemption.ID(aRed.ID)).QuerySale().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+		red, err := c.Redemption.Query().Where(redemption.ID(aRed.ID)).WithSale().Only(asA)
+		require.NoError(t, err)
+		require.Nil(t, red.Edges.Sale, "B's sale loaded through A's redemption")
+
+		// Nor B's store or customer from a sale of A naming them, planted by
+		// the system.
+		aSale, err := newSale(c, b[store.Table]).SetCustomerID(b[customer.Table]).SetTenantID(f.a.tenant).Save(sys)
+		require.NoError(t, err)
+		_, err = c.Sale.Query().Where(sale.ID(aSale.ID)).QueryStore().Only(asA)
+		requireHidden(t, err)
+		_, err = c.Sale.Query().Where(sale.ID(aSale.ID)).QueryCustomer().Only(asA)
+		requireHidden(t, err)
+		s, err := c.Sale.Query().Where(sale.ID(aSale.ID)).WithStore().WithCustomer().Only(asA)
+		require.NoError(t, err)
+		require.Nil(t, s.Edges.Store, "B's store loaded through A's sale")
+		require.Nil(t, s.Edges.Customer, "B's customer loaded through A's sale")
 	})
 }
 
@@ -1437,6 +1867,7 @@ func TestNoUpsert(t *testing.T) {
 		&ent.StoreCreate{}, &ent.APIClientCreate{}, &ent.CustomerCreate{}, &ent.SegmentCreate{}, &ent.CampaignCreate{},
 		&ent.PointsEntryCreate{}, &ent.PointsLotCreate{}, &ent.EventCreate{},
 		&ent.ValidationTokenCreate{}, &ent.RedemptionCreate{}, &ent.IdempotencyKeyCreate{},
+		&ent.SaleCreate{}, &ent.SaleItemCreate{}, &ent.SalePaymentCreate{},
 		&ent.TenantCreate{}, &ent.SigningKeyCreate{},
 	} {
 		_, ok := reflect.TypeOf(builder).MethodByName("OnConflict")
@@ -1444,7 +1875,7 @@ func TestNoUpsert(t *testing.T) {
 	}
 	// Nor ent's sql/modifier feature: a Modify(func(u){ u.Set("tenant_id", …) })
 	// sets columns the policy never sees.
-	for _, builder := range []any{&ent.StoreUpdate{}, &ent.CustomerUpdateOne{}, &ent.PointsLotUpdate{}} {
+	for _, builder := range []any{&ent.StoreUpdate{}, &ent.CustomerUpdateOne{}, &ent.PointsLotUpdate{}, &ent.SaleUpdateOne{}} {
 		_, ok := reflect.TypeOf(builder).MethodByName("Modify")
 		require.False(t, ok, "%T has Modify: ent's sql/modifier feature bypasses tenant isolation", builder)
 	}
