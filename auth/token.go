@@ -139,19 +139,33 @@ func (s *Service) IssueToken(ctx context.Context, req TokenRequest) (*Token, err
 // authenticateClient finds an active OAuth client and checks its secret. Every
 // failure is the same invalid_client, so callers cannot tell which part was wrong.
 func (s *Service) authenticateClient(ctx context.Context, id, secret string) (*ent.APIClient, error) {
+	c, err := s.clientWithSecret(ctx, apiclient.KindOauth, id, secret)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil || !c.Edges.Tenant.Active {
+		return nil, errInvalidClient
+	}
+	return c, nil
+}
+
+// clientWithSecret returns the unrevoked client of kind whose secret is
+// secret, with its tenant, or nil. An unknown id costs the same work as a
+// wrong secret.
+func (s *Service) clientWithSecret(ctx context.Context, kind apiclient.Kind, id, secret string) (*ent.APIClient, error) {
 	c, err := s.client.APIClient.Query().
-		Where(apiclient.ID(id), apiclient.KindEQ(apiclient.KindOauth)).
+		Where(apiclient.ID(id), apiclient.KindEQ(kind)).
 		WithTenant().
 		Only(viewer.SystemContext(ctx))
 	if ent.IsNotFound(err) {
-		SecretMatches(secret, HashSecret("")) // same work as a real check
-		return nil, errInvalidClient
+		SecretMatches(secret, HashSecret(""))
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !SecretMatches(secret, c.SecretHash) || c.Revoked || !c.Edges.Tenant.Active {
-		return nil, errInvalidClient
+	if !SecretMatches(secret, c.SecretHash) || c.Revoked {
+		return nil, nil
 	}
 	return c, nil
 }

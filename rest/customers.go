@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -182,25 +183,23 @@ func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) {
 
 // replaceCustomer is PUT /v1/customers/{id}.
 func (s *server) replaceCustomer(w http.ResponseWriter, r *http.Request) {
-	var body customerBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	c, err := s.app.ReplaceCustomer(r.Context(), chi.URLParam(r, "id"), body.input())
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fullCustomer(c))
+	s.writeCustomer(w, r, s.app.ReplaceCustomer)
 }
 
 // patchCustomer is PATCH /v1/customers/{id}, a JSON merge patch.
 func (s *server) patchCustomer(w http.ResponseWriter, r *http.Request) {
+	s.writeCustomer(w, r, s.app.PatchCustomer)
+}
+
+// writeCustomer decodes a customer body, applies it to the customer of the
+// path with op, and answers the full record.
+func (s *server) writeCustomer(w http.ResponseWriter, r *http.Request,
+	op func(context.Context, string, graph.CustomerInput) (*ent.Customer, error)) {
 	var body customerBody
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	c, err := s.app.PatchCustomer(r.Context(), chi.URLParam(r, "id"), body.input())
+	c, err := op(r.Context(), chi.URLParam(r, "id"), body.input())
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

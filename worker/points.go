@@ -46,14 +46,20 @@ func (w *ExpirePointsWorker) Work(ctx context.Context, _ *river.Job[ExpirePoints
 	if err != nil {
 		return err
 	}
+	return eachLot(ctx, w.DB, lots, "expiring", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
+		_, err := l.Expire(ctx, tx.Ent, lot.ID)
+		return err
+	})
+}
+
+// eachLot runs fn for each lot in a transaction of its own, as the lot's
+// tenant: a failure stops the run and leaves the lots before it done.
+func eachLot(ctx context.Context, db *storage.DB, lots []*ent.PointsLot, doing string,
+	fn func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error) error {
 	for _, lot := range lots {
 		tctx := viewer.TenantContext(ctx, lot.TenantID)
-		err := w.DB.InTx(tctx, func(tx storage.Tx) error {
-			_, err := l.Expire(tctx, tx.Ent, lot.ID)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("expiring lot %s: %w", lot.ID, err)
+		if err := db.InTx(tctx, func(tx storage.Tx) error { return fn(tctx, tx, lot) }); err != nil {
+			return fmt.Errorf("%s lot %s: %w", doing, lot.ID, err)
 		}
 	}
 	return nil
@@ -82,27 +88,27 @@ func (w *NotifyExpiringPointsWorker) Work(ctx context.Context, _ *river.Job[Noti
 	if err != nil {
 		return err
 	}
-	for _, lot := range lots {
-		tctx := viewer.TenantContext(ctx, lot.TenantID)
-		err := w.DB.InTx(tctx, func(tx storage.Tx) error {
-			// The conditional update claims the lot: a concurrent run finds
-			// it claimed and records nothing.
-			n, err := tx.Ent.PointsLot.Update().
-				Where(pointslot.ID(lot.ID), pointslot.ExpiringNotifiedAtIsNil()).
-				SetExpiringNotifiedAt(now).Save(tctx)
-			if err != nil || n == 0 {
-				return err
-			}
-			return outbox.Record(tctx, tx.Ent, now, lot.TenantID, outbox.PointsExpiring, lot.CustomerID, map[string]any{
-				"customer_id": lot.CustomerID, "lot_id": lot.ID, "points": lot.Remaining,
-				"expires_at": lot.ExpiresAt.UTC().Format(time.RFC3339Nano),
-			})
-		})
-		if err != nil {
-			return fmt.Errorf("notifying lot %s: %w", lot.ID, err)
+	return eachLot(ctx, w.DB, lots, "notifying", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
+		// The conditional update claims the lot: a concurrent run finds it
+		// claimed and records nothing, and a lot spent since the listing gets
+		// no notice.
+		n, err := tx.Ent.PointsLot.Update().
+			Where(pointslot.ID(lot.ID), pointslot.ExpiringNotifiedAtIsNil(), pointslot.RemainingGT(0)).
+			SetExpiringNotifiedAt(now).Save(ctx)
+		if err != nil || n == 0 {
+			return err
 		}
-	}
-	return nil
+		// The listing may be a batch old: the notice tells what is left now
+		// (the claim holds the lot until the notice commits).
+		lot, err = tx.Ent.PointsLot.Get(ctx, lot.ID)
+		if err != nil {
+			return err
+		}
+		return outbox.Record(ctx, tx.Ent, now, lot.TenantID, outbox.PointsExpiring, lot.CustomerID, map[string]any{
+			"customer_id": lot.CustomerID, "lot_id": lot.ID, "points": lot.Remaining,
+			"expires_at": lot.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		})
+	})
 }
 
 // RecomputeLevelsArgs lowers the levels that points leaving the trailing
