@@ -20,6 +20,9 @@ const campaignCacheTTL = 5 * time.Second
 type campaignCache struct {
 	mu       sync.Mutex
 	byTenant map[string]cachedCampaigns
+	// generation counts a tenant's invalidations: a load that began before
+	// one must not store what it read.
+	generation map[string]uint64
 }
 
 type cachedCampaigns struct {
@@ -30,6 +33,10 @@ type cachedCampaigns struct {
 func (c *campaignCache) invalidate(tenantID string) {
 	c.mu.Lock()
 	delete(c.byTenant, tenantID)
+	if c.generation == nil {
+		c.generation = map[string]uint64{}
+	}
+	c.generation[tenantID]++
 	c.mu.Unlock()
 }
 
@@ -39,13 +46,17 @@ func (a *App) liveCampaigns(ctx context.Context, tenantID string) ([]eligibility
 	c := &a.campaigns
 	c.mu.Lock()
 	cached, ok := c.byTenant[tenantID]
+	gen := c.generation[tenantID]
 	c.mu.Unlock()
 	if ok && time.Since(cached.loaded) < campaignCacheTTL {
 		return cached.list, nil
 	}
 	loaded := time.Now()
+	// The tenant predicate repeats the privacy filter so the cache key and
+	// the rows agree whatever the context.
 	rows, err := a.DB.Ent.Campaign.Query().
-		Where(campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded), campaign.EndsAtGT(a.now().UTC())).
+		Where(campaign.TenantID(tenantID), campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded),
+			campaign.EndsAtGT(a.now().UTC())).
 		Order(campaign.ByStartsAt(), campaign.ByID()).
 		All(ctx)
 	if err != nil {
@@ -59,7 +70,9 @@ func (a *App) liveCampaigns(ctx context.Context, tenantID string) ([]eligibility
 	if c.byTenant == nil {
 		c.byTenant = map[string]cachedCampaigns{}
 	}
-	c.byTenant[tenantID] = cachedCampaigns{loaded: loaded, list: list}
+	if c.generation[tenantID] == gen {
+		c.byTenant[tenantID] = cachedCampaigns{loaded: loaded, list: list}
+	}
 	c.mu.Unlock()
 	return list, nil
 }

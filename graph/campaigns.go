@@ -122,6 +122,26 @@ func (in CampaignInput) validate(now time.Time) error {
 			p.Add("discount.gift_sku", "is required for gift campaigns")
 		}
 	}
+	// A benefit field of another type would be stored and shown, yet give
+	// nothing: refuse it rather than mislead.
+	if campaign.TypeValidator(typ) == nil {
+		money := typ == campaign.TypeDiscount || typ == campaign.TypeCashback
+		if !money && d.Mode != "" {
+			p.Add("discount.mode", "is for discount and cashback campaigns")
+		}
+		if !money && d.Value != nil {
+			p.Add("discount.value", "is for discount and cashback campaigns")
+		}
+		if !money && d.CreditAfterDays != nil {
+			p.Add("discount.credit_after_days", "is for cashback campaigns: 0 (at once) to 3650 days")
+		}
+		if typ != campaign.TypeBonusPoints && d.Multiplier != nil {
+			p.Add("discount.multiplier", "is for bonus_points campaigns")
+		}
+		if typ != campaign.TypeGift && d.GiftSKU != nil {
+			p.Add("discount.gift_sku", "is for gift campaigns")
+		}
+	}
 	for i, ch := range in.Channels {
 		if strings.TrimSpace(ch) == "" || len(ch) > 50 {
 			p.Add("channels", "item %d must be a channel name such as pdv, ecommerce or app", i)
@@ -156,10 +176,10 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 			return nil, apperr.Invalid("segment_id", "no such segment")
 		}
 	}
+	// Stored scheduled even when its time has come: the lifecycle job
+	// activates and announces it (campaign.activated) within a minute, and
+	// reads show the status of its dates meanwhile.
 	status := campaign.StatusScheduled
-	if !in.StartsAt.After(now) {
-		status = campaign.StatusActive
-	}
 	c := a.DB.Ent.Campaign.Create().
 		SetName(strings.TrimSpace(in.Name)).SetDescription(in.Description).SetType(campaign.Type(in.Type)).
 		SetStatus(status).SetStartsAt(in.StartsAt.UTC()).SetEndsAt(in.EndsAt.UTC()).
@@ -305,7 +325,9 @@ func (a *App) setCampaignStatus(ctx context.Context, id string, to campaign.Stat
 	}
 	target := to
 	if to == campaign.StatusScheduled && !c.StartsAt.After(a.now()) {
-		target = campaign.StatusActive // resuming a campaign whose time has come
+		// Resuming a campaign whose time has come: it shows active at once,
+		// and the lifecycle job stores and announces its activation.
+		target = campaign.StatusActive
 	}
 	switch {
 	case c.Status == target || (to == campaign.StatusEnded && c.Status == campaign.StatusEnded):
@@ -315,7 +337,8 @@ func (a *App) setCampaignStatus(ctx context.Context, id string, to campaign.Stat
 	case from != nil && !slices.Contains(from, c.Status):
 		return nil, apperr.Conflict("invalid_status_transition", "status", "a "+string(c.Status)+" campaign cannot become "+string(to))
 	}
-	updated, err := a.DB.Ent.Campaign.UpdateOneID(id).SetStatus(target).Save(ctx)
+	stored := to // scheduled on resume: the lifecycle job activates and announces
+	updated, err := a.DB.Ent.Campaign.UpdateOneID(id).SetStatus(stored).Save(ctx)
 	if err != nil {
 		return nil, err
 	}

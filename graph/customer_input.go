@@ -86,4 +86,3 @@ func genderField(o graphql.Omittable[*customer.Gender]) opt.Field[string] {
 	g := omitted(o)
 	return opt.Field[string]{Set: g.Set, Null: g.Null, Value: string(g.Value)}
 }
-

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -430,6 +431,7 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 		}
 		positive(&p, f("unitPrice"), it.UnitPrice)
 		positive(&p, f("quantity"), it.Quantity)
+		lineDiscount := decimal.Zero
 		for j, d := range it.Discounts {
 			df := func(name string) string { return f("discounts[" + strconv.Itoa(j) + "]." + name) }
 			if d.external() && (d.PartnerPromotionID == nil || *d.PartnerPromotionID != "0") {
@@ -441,7 +443,21 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 			if d.UnitDiscount == nil || d.UnitDiscount.IsNegative() {
 				p.Add(df("unitDiscount"), "is required and must not be negative")
 			}
+			// A discount never exceeds what it discounts; the sums stored
+			// per item and per sale stay within the item's value.
+			if d.Quantity != nil && it.Quantity != nil && d.Quantity.GreaterThan(*it.Quantity) {
+				p.Add(df("quantity"), "must not exceed the item's quantity")
+			}
+			if d.UnitDiscount != nil && it.UnitPrice != nil && d.UnitDiscount.GreaterThan(*it.UnitPrice) {
+				p.Add(df("unitDiscount"), "must not exceed the item's unitPrice")
+			}
+			if d.UnitDiscount != nil && d.Quantity != nil {
+				lineDiscount = lineDiscount.Add(d.UnitDiscount.Mul(*d.Quantity))
+			}
 			discounted = true
+		}
+		if it.UnitPrice != nil && it.Quantity != nil && lineDiscount.GreaterThan(it.UnitPrice.Mul(*it.Quantity)) {
+			p.Add(f("discounts"), "must not add up to more than the item's value (unitPrice × quantity)")
 		}
 	}
 	if discounted && doc == DefaultCustomerDocument {
@@ -579,6 +595,11 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 // SaleOutcome reads a sale by its id (sal_…) or by the store's receipt
 // number; a receipt number sent by several stores needs storeCode.
 func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale, error) {
+	if !utf8.ValidString(ref) || !utf8.ValidString(storeCode) || strings.ContainsRune(ref+storeCode, 0) {
+		// No sale or store has such an id or code, and PostgreSQL would
+		// fail the query instead of finding none.
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Message: "no such sale"}
+	}
 	q := a.DB.Ent.Sale.Query().WithStore()
 	if strings.HasPrefix(ref, "sal_") {
 		q.Where(sale.ID(ref))

@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -49,15 +51,18 @@ func (s *server) posTenant(next http.Handler) http.Handler {
 				[]apperr.FieldError{{Field: "tenantId", Message: "must be a UUID"}})
 			return
 		}
+		// Every refusal has the same body: absent, unknown, wrong, revoked
+		// and other tenants' credentials are not told apart.
+		const refused = "HTTP Basic credentials of a point-of-sale client of this tenant are required; those sent, if any, are invalid"
 		id, secret, ok := r.BasicAuth()
 		if !ok {
-			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "HTTP Basic credentials of a point-of-sale client are required", nil)
+			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", refused, nil)
 			return
 		}
 		v, err := s.app.Auth.AuthenticatePOS(r.Context(), strings.ToLower(tenantID), id, secret)
 		switch {
 		case errors.Is(err, auth.ErrPOSUnauthorized):
-			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", "invalid credentials", nil)
+			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", refused, nil)
 			return
 		case errors.Is(err, auth.ErrTenantInactive):
 			writeProblem(w, r, http.StatusNotFound, "tenant-not-found", "the tenant does not exist or is inactive", nil)
@@ -71,28 +76,114 @@ func (s *server) posTenant(next http.Handler) http.Handler {
 	})
 }
 
-// decodePOS reads a POS JSON body, answering 415, 413 and 400 itself.
+// decodePOS reads a POS JSON body, answering 415, 413 and 400 itself. It
+// reads up to maxPOSBody itself: decodeJSON would stop at the 1 MiB of the
+// /v1 interface.
 func (s *server) decodePOS(w http.ResponseWriter, r *http.Request, v any) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported-media-type", "Content-Type must be application/json", nil)
 		return false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxPOSBody)
-	err = decodeJSON(w, r, v)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPOSBody))
 	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeProblem(w, r, http.StatusRequestEntityTooLarge, "payload-too-large", "the body exceeds 2 MiB", nil)
+		return false
+	case err != nil:
+		writeProblem(w, r, http.StatusBadRequest, "validation-error", "the body could not be read", nil)
+		return false
+	}
+	err = decodePOSJSON(raw, v)
 	var bad errBadJSON
 	switch {
+	case err == nil && jsonEscapesNUL(raw):
+		// PostgreSQL stores no NUL in text or jsonb: refused on both
+		// databases alike.
+		writeProblem(w, r, http.StatusBadRequest, "validation-error", `strings must not contain the NUL character (\u0000)`, nil)
 	case err == nil:
 		return true
-	case errors.As(err, &tooBig) || (errors.As(err, &bad) && strings.Contains(bad.msg, "exceeds")):
-		writeProblem(w, r, http.StatusRequestEntityTooLarge, "payload-too-large", "the body exceeds 2 MiB", nil)
 	case errors.As(err, &bad):
 		writeProblem(w, r, http.StatusBadRequest, "validation-error", bad.msg, nil)
 	default:
 		s.writePOSError(w, r, err)
 	}
 	return false
+}
+
+// decodePOSJSON decodes one JSON object into v, numbers kept as written.
+// Malformed JSON and trailing data are errBadJSON; a value of the wrong type
+// is a validation error of its field.
+func decodePOSJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	err := dec.Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return errBadJSON{"the body must hold a single JSON object"}
+		}
+		return nil
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return errBadJSON{"the body must be a JSON object"}
+		}
+		return apperr.Invalid(typeErr.Field, "must be %s", jsonKind(typeErr.Type.Kind().String()))
+	case errors.Is(err, io.EOF):
+		return errBadJSON{"the body is empty"}
+	default:
+		return errBadJSON{"malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+}
+
+// jsonEscapesNUL reports whether a string of the JSON text b holds the
+// escape \u0000 (a raw NUL byte is not valid JSON at all).
+func jsonEscapesNUL(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			in = !in
+		case b[i] == '\\' && in:
+			if i+5 < len(b) && b[i+1] == 'u' && string(b[i+2:i+6]) == "0000" {
+				return true
+			}
+			i++ // the escaped character, which may be a quote
+		}
+	}
+	return false
+}
+
+// posMaxNumber bounds the numbers of the POS interface: amounts, prices and
+// quantities are stored as numeric(20,8), 12 integer digits.
+var posMaxNumber = decimal.New(1, 12)
+
+// posDecimal reads a number of a POS body. The literal's length and exponent
+// are bounded before any arithmetic (1e999999999 would make every rounding
+// and comparison allocate without bound), then its magnitude.
+func posDecimal(p *apperr.Problems, field string, n *jsonNumber) *decimal.Decimal {
+	if n == nil {
+		return nil
+	}
+	if len(*n) > 64 {
+		p.Add(field, "must be a number of at most 64 characters")
+		return nil
+	}
+	d, err := decimal.NewFromString(string(*n))
+	switch {
+	case err != nil:
+		p.Add(field, "must be a number")
+		return nil
+	case d.Exponent() > 64 || (d.Exponent() >= -64 && d.Abs().Cmp(posMaxNumber) >= 0):
+		p.Add(field, "must be less than 1000000000000 in absolute value")
+		return nil
+	case d.Exponent() < -64:
+		p.Add(field, "must have at most 64 decimal places")
+		return nil
+	}
+	return &d
 }
 
 type posCustomerJSON struct {
@@ -195,9 +286,9 @@ func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []graph
 	for i, d := range ds {
 		out[i] = graph.POSDiscount{
 			PromotionID: d.PromotionID, PartnerPromotionID: d.PartnerPromotionID,
-			UnitDiscount:          number(p, field+".unitDiscount", d.UnitDiscount),
-			UnitPriceWithDiscount: number(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
-			Quantity:              number(p, field+".quantity", d.Quantity),
+			UnitDiscount:          posDecimal(p, field+".unitDiscount", d.UnitDiscount),
+			UnitPriceWithDiscount: posDecimal(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
+			Quantity:              posDecimal(p, field+".quantity", d.Quantity),
 		}
 	}
 	return out
@@ -238,12 +329,12 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	in := graph.AuthorizeInput{SessionID: body.SessionID, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
 		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date)}
-	number(&p, "sale.amount", body.Sale.Amount)
+	posDecimal(&p, "sale.amount", body.Sale.Amount)
 	for i, it := range body.Sale.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
 		in.Items = append(in.Items, graph.POSItem{
 			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount,
-			UnitPrice: number(&p, f+".unitPrice", it.UnitPrice), Quantity: number(&p, f+".quantity", it.Quantity),
+			UnitPrice: posDecimal(&p, f+".unitPrice", it.UnitPrice), Quantity: posDecimal(&p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(&p, f+".discounts", it.Discounts), Increases: it.Increases,
 		})
 	}
@@ -299,6 +390,16 @@ func posInstant(p *apperr.Problems, field, v string) *time.Time {
 	return &t
 }
 
+// fiscalDocumentJSON is the optional fiscal document of a sale: the
+// document gives its fields, all strings.
+type fiscalDocumentJSON struct {
+	Number       string `json:"number,omitempty"`
+	SerialNumber string `json:"serialNumber,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Type         string `json:"type,omitempty"`
+	URL          string `json:"url,omitempty"`
+}
+
 // registerSale is POST …/sales: 202 once the sale and its processing job
 // are committed.
 func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +423,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 				NSU          string      `json:"nsu"`
 				Installments *int        `json:"installments"`
 			} `json:"payments"`
-			FiscalDocument json.RawMessage `json:"fiscalDocument"`
+			FiscalDocument *fiscalDocumentJSON `json:"fiscalDocument"`
 		} `json:"sale"`
 	}
 	if !s.decodePOS(w, r, &body) {
@@ -338,26 +439,33 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 	in := graph.SaleInput{
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
 		Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
-		Amount: number(&p, "sale.amount", sl.Amount), AmountPayable: number(&p, "sale.amountPayable", sl.AmountPayable),
-		DiscountAmount: number(&p, "sale.discountAmount", sl.DiscountAmount),
+		Amount: posDecimal(&p, "sale.amount", sl.Amount), AmountPayable: posDecimal(&p, "sale.amountPayable", sl.AmountPayable),
+		DiscountAmount: posDecimal(&p, "sale.discountAmount", sl.DiscountAmount),
 	}
 	if sl.ID != nil {
 		in.SaleID = string(*sl.ID)
 	}
-	if string(sl.FiscalDocument) != "null" {
-		in.FiscalDocument = sl.FiscalDocument
+	if sl.FiscalDocument != nil {
+		// Stored as the documented fields, re-encoded: the raw JSON could
+		// hold what jsonb refuses (lone surrogates, numbers beyond numeric).
+		fd, err := json.Marshal(sl.FiscalDocument)
+		if err != nil {
+			s.writePOSError(w, r, err)
+			return
+		}
+		in.FiscalDocument = fd
 	}
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
 		in.Items = append(in.Items, graph.SaleItemInput{
 			ID: it.ID, GTIN: it.GTIN, Description: it.Description,
-			UnitPrice: number(&p, f+".unitPrice", it.UnitPrice), Quantity: number(&p, f+".quantity", it.Quantity),
+			UnitPrice: posDecimal(&p, f+".unitPrice", it.UnitPrice), Quantity: posDecimal(&p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(&p, f+".discounts", it.Discounts),
 		})
 	}
 	for i, pm := range sl.Payments {
 		f := "sale.payments[" + strconv.Itoa(i) + "]"
-		pay := graph.SalePaymentInput{Amount: number(&p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
+		pay := graph.SalePaymentInput{Amount: posDecimal(&p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
 			NSU: pm.NSU, Installments: pm.Installments}
 		if pm.ID != nil {
 			pay.ID = string(*pm.ID)

@@ -33,11 +33,13 @@ var problemTitles = map[string]string{
 	"unsupported-media-type":     "Unsupported media type",
 }
 
-// writeProblem answers with a problem of the given identifier.
+// writeProblem answers with a problem of the given identifier. Its instance
+// is the request's path as sent (escaped): a URI reference, as RFC 9457
+// wants, even when the decoded path holds NUL or invalid UTF-8.
 func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail string, errs []apperr.FieldError) {
 	p := problem{
 		Type: "/problems/" + id, Title: problemTitles[id], Status: status, Detail: detail,
-		Instance: r.URL.Path, Errors: errs,
+		Instance: r.URL.EscapedPath(), Errors: errs,
 	}
 	if r.Header.Get("X-Correlation-Id") != "" {
 		p.CorrelationID = RequestID(r.Context())

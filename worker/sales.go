@@ -29,6 +29,10 @@ import (
 // defaultCustomer is the document of a sale without an identified customer.
 const defaultCustomer = "00000000000"
 
+// failWriteTimeout bounds the write that marks a sale FAILED after its last
+// attempt.
+const failWriteTimeout = 10 * time.Second
+
 // ProcessSaleArgs processes a registered sale: the customer's points (with
 // bonus-points campaigns), the redemptions of the discounts it carries,
 // lifetime value, level, and the sale.processed event. It is inserted with
@@ -54,10 +58,14 @@ func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[ProcessSale
 	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
 	err := w.DB.InTx(ctx, func(tx storage.Tx) error { return w.process(ctx, tx.Ent, job.Args.SaleID) })
 	if err != nil && job.Attempt >= job.MaxAttempts {
-		// The last attempt: the sale stays FAILED with the reason.
+		// The last attempt: the sale stays FAILED with the reason. The
+		// attempt's context may be what failed (River cancels it after
+		// JobTimeout), so this write gets a context of its own.
 		reason := err.Error()
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failWriteTimeout)
+		defer cancel()
 		if ferr := w.DB.Ent.Sale.UpdateOneID(job.Args.SaleID).Where(sale.StatusEQ(sale.StatusRECEIVED)).
-			SetStatus(sale.StatusFAILED).SetFailureReason(reason).Exec(ctx); ferr != nil && !ent.IsNotFound(ferr) {
+			SetStatus(sale.StatusFAILED).SetFailureReason(reason).Exec(fctx); ferr != nil && !ent.IsNotFound(ferr) {
 			return errors.Join(err, ferr)
 		}
 	}
@@ -144,6 +152,17 @@ func (w *ProcessSaleWorker) credit(ctx context.Context, c *ent.Client, l ledger.
 			return 0, err
 		}
 		total += res.Entry.Points
+	} else if s.AmountPayable.IsPositive() {
+		// No points (under R$ 1, or a rate of 0), but the money was spent:
+		// the lifetime value grows all the same. The sale's RECEIVED check
+		// in this transaction keeps it to once.
+		locked, err := l.LockCustomer(ctx, c, cust.ID)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.Customer.UpdateOneID(cust.ID).SetLifetimeValue(locked.LifetimeValue.Add(s.AmountPayable)).Exec(ctx); err != nil {
+			return 0, err
+		}
 	}
 	bonus, names, err := w.bonus(ctx, c, s, cust, tenant.PointsPerReal)
 	if err != nil || bonus == 0 {

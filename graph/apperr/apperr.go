@@ -14,12 +14,12 @@ import (
 type Kind int
 
 const (
-	KindInvalid   Kind = iota + 1 // the input breaks a rule: 422 on /v1
-	KindNotFound                  // no such resource visible to the viewer: 404
-	KindConflict                  // clashes with existing data: 409
-	KindForbidden                 // the viewer may not do this: 403
-	KindUnprocessable             // well-formed but inconsistent (a sale's totals): 422
-	KindUnavailable               // refused for now (sale registration disabled): 503
+	KindInvalid       Kind = iota + 1 // the input breaks a rule: 422 on /v1
+	KindNotFound                      // no such resource visible to the viewer: 404
+	KindConflict                      // clashes with existing data: 409
+	KindForbidden                     // the viewer may not do this: 403
+	KindUnprocessable                 // well-formed but inconsistent (a sale's totals): 422
+	KindUnavailable                   // refused for now (sale registration disabled): 503
 )
 
 // FieldError is one problem of one input field.
