@@ -94,6 +94,19 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 	}
 	var out *PointsMovement
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		// A repeated call answers with the first result whatever it sends
+		// now: look for it before reading amounts (the ledger checks again
+		// under the customer's lock).
+		prior, err := tx.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(in.CustomerID),
+			pointsentry.KindEQ(pointsentry.KindCredit), pointsentry.SourceKindEQ(pointsentry.SourceKindOrder),
+			pointsentry.SourceID(in.OrderID)).Only(ctx)
+		if err == nil {
+			out = &PointsMovement{Entry: prior, Replayed: true}
+			return nil
+		}
+		if !ent.IsNotFound(err) {
+			return err
+		}
 		if in.Amount == nil && in.Points == nil {
 			// The order's redemption says what was paid (flow 1 of the
 			// document: validate, redeem, then credit the order).
