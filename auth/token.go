@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-jose/go-jose/v4"
 
@@ -153,6 +154,12 @@ func (s *Service) authenticateClient(ctx context.Context, id, secret string) (*e
 // secret, with its tenant, or nil. An unknown id costs the same work as a
 // wrong secret.
 func (s *Service) clientWithSecret(ctx context.Context, kind apiclient.Kind, id, secret string) (*ent.APIClient, error) {
+	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		// No client has such an id, and PostgreSQL would fail the query
+		// (invalid UTF-8, NUL) instead of finding none.
+		SecretMatches(secret, HashSecret(""))
+		return nil, nil
+	}
 	c, err := s.client.APIClient.Query().
 		Where(apiclient.ID(id), apiclient.KindEQ(kind)).
 		WithTenant().

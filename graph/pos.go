@@ -475,6 +475,9 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 		if strings.TrimSpace(pm.Method) == "" {
 			p.Add(f("method"), "is required")
 		}
+		if pm.Installments != nil && (*pm.Installments < 1 || *pm.Installments > 99) {
+			p.Add(f("installments"), "must be between 1 and 99")
+		}
 	}
 	return doc, typ, p.Err()
 }

@@ -161,8 +161,9 @@ func jsonEscapesNUL(b []byte) bool {
 var posMaxNumber = decimal.New(1, 12)
 
 // posDecimal reads a number of a POS body. The literal's length and exponent
-// are bounded before any arithmetic (1e999999999 would make every rounding
-// and comparison allocate without bound), then its magnitude.
+// are bounded before any arithmetic (a literal of a million digits costs
+// seconds of CPU to parse, multiply and round), then its magnitude, so that
+// what is stored fits numeric(20,8) on PostgreSQL.
 func posDecimal(p *apperr.Problems, field string, n *jsonNumber) *decimal.Decimal {
 	if n == nil {
 		return nil
@@ -385,6 +386,13 @@ func posInstant(p *apperr.Problems, field, v string) *time.Time {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		p.Add(field, "must be an ISO 8601 date-time with offset")
+		return nil
+	}
+	// Stored in UTC: 9999-12-31T23:59:59-23:59 is in the year 10000, which
+	// SQLite stores but cannot read back (nor can 0000-01-01T00:00:00+01:00,
+	// in the year -1).
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		p.Add(field, "must lie between the years 0001 and 9999 in UTC")
 		return nil
 	}
 	return &t

@@ -1174,6 +1174,10 @@ func TestPOSAuthorize(t *testing.T) {
 				{"quantity out of range", posSet(body(), "sale.items.0.quantity", posN("1e400")), "sale.items[0].quantity"},
 				{"quantity with a huge exponent", posSet(body(), "sale.items.0.quantity", posN("1e999999999")), "sale.items[0].quantity"},
 				{"unitPrice with a tiny exponent", posSet(body(), "sale.items.0.unitPrice", posN("1e-999999999")), "sale.items[0].unitPrice"},
+				{"unitPrice of 100 digits", posSet(body(), "sale.items.0.unitPrice", posN("1"+strings.Repeat("0", 99))), "sale.items[0].unitPrice"},
+				{"quantity of 100 decimals", posSet(body(), "sale.items.0.quantity", posN("0."+strings.Repeat("3", 100))), "sale.items[0].quantity"},
+				{"sale.date in the year 10000 in UTC", posSet(body(), "sale.date", "9999-12-31T23:59:59-23:59"), "sale.date"},
+				{"sale.amount a string", posSet(body(), "sale.amount", "54.00"), "sale.amount"},
 				{"customer.type missing with an id", posDelete(body(), "customer.type"), "customer.type"},
 				{"customer.type not CPF or CNPJ", posSet(body(), "customer.type", "PASSPORT"), "customer.type"},
 				{"invalid CPF", posSet(body(), "customer.id", "529.982.247-24"), "customer.id"},
@@ -1300,6 +1304,19 @@ func TestPOSRegisterSale(t *testing.T) {
 			}
 		})
 
+		t.Run("the earliest and latest dates", func(t *testing.T) {
+			for i, date := range []string{"0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "2026-03-14T10:20:30.123456789+05:45"} {
+				id := strconv.Itoa(1010 + i)
+				posRequireAccepted(t, e.posPost(t, "/sales", posSet(posSaleBody(posN(id), nil), "sale.date", date)), id, map[string]any{"id": posDefault})
+				s, err := e.db.Ent.Sale.Query().Where(sale.ExternalID(id)).Only(posSys())
+				require.NoError(t, err)
+				want, err := time.Parse(time.RFC3339Nano, date)
+				require.NoError(t, err)
+				require.Equal(t, want.UTC().Truncate(time.Microsecond), s.SoldAt.UTC().Truncate(time.Microsecond))
+				require.Equal(t, http.StatusOK, e.posGet(t, "/sales/"+id).status)
+			}
+		})
+
 		t.Run("CNPJ customer", func(t *testing.T) {
 			r := e.posPost(t, "/sales", posSaleBody(posN("1002"), map[string]any{"id": "12.abc.345/01de-35", "type": "CNPJ"}))
 			posRequireAccepted(t, r, "1002", map[string]any{"id": posCNPJAlfa, "type": "CNPJ"})
@@ -1372,6 +1389,8 @@ func TestPOSRegisterSale(t *testing.T) {
 				{"sale.channel missing", posDelete(body(), "sale.channel"), "sale.channel"},
 				{"sale.date missing", posDelete(body(), "sale.date"), "sale.date"},
 				{"sale.date not ISO 8601", posSet(body(), "sale.date", "14/03/2026 10:20"), "sale.date"},
+				{"sale.date in the year 10000 in UTC", posSet(body(), "sale.date", "9999-12-31T23:59:59.999-23:59"), "sale.date"},
+				{"sale.date in the year -1 in UTC", posSet(body(), "sale.date", "0000-01-01T00:00:00+01:00"), "sale.date"},
 				{"sale.amount missing", posDelete(body(), "sale.amount"), "sale.amount"},
 				{"sale.amount zero", posSet(body(), "sale.amount", posN("0")), "sale.amount"},
 				{"sale.amount negative", posSet(body(), "sale.amount", posN("-100.00")), "sale.amount"},
@@ -1559,13 +1578,17 @@ func TestPOSSaleProcessing(t *testing.T) {
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
 		camp := e.posPercent(t, "Dez por cento", "10", []string{"pdv"})
+		// A campaign of another tenant over the same database.
+		other := posSetup(t, db)
+		foreign := other.posPercent(t, "Campanha de outra rede", "5", []string{"pdv"})
 
 		// R$ 100.00 of items less R$ 10.00 of campaign discount, R$ 2.00
-		// external and R$ 0.51 of a promotion that is no campaign here:
-		// R$ 87.49 payable, 87 points.
+		// external, R$ 0.30 of another tenant's campaign and R$ 0.21 of a
+		// promotion that is no campaign at all: R$ 87.49 payable, 87 points.
 		body := posDiscounted(posSaleBody(posN("555"), map[string]any{"id": doc, "type": "CPF"}), camp)
 		posSet(body, "sale.items.1.discounts", []any{posExternal("2.00", "10.50", "1"),
-			map[string]any{"promotionId": "cmp_de_outra_rede", "unitDiscount": posN("0.51"), "quantity": posN("1")}})
+			map[string]any{"promotionId": foreign, "unitDiscount": posN("0.30"), "quantity": posN("1")},
+			map[string]any{"promotionId": "cmp_inexistente", "unitDiscount": posN("0.21"), "quantity": posN("1")}})
 		posSet(body, "sale.discountAmount", posN("12.51"))
 		posSet(body, "sale.amountPayable", posN("87.49"))
 		posSet(body, "sale.payments.0.amount", posN("87.49"))
@@ -1607,7 +1630,10 @@ func TestPOSSaleProcessing(t *testing.T) {
 			require.Equal(t, "87.49", c.LifetimeValue.String(), "lifetime value")
 			reds, err := e.db.Ent.Redemption.Query().Where(redemption.CustomerID(cust.ID)).All(posSys())
 			require.NoError(t, err)
-			require.Len(t, reds, 1, "one redemption: the campaign of the tenant; neither the external nor the unknown promotion")
+			require.Len(t, reds, 1, "one redemption: the campaign of the tenant; not the external discount, another tenant's campaign or an unknown promotion")
+			fc, err := other.db.Ent.Campaign.Get(posSys(), foreign)
+			require.NoError(t, err)
+			require.Zero(t, fc.RedemptionsCount)
 			require.Equal(t, camp, reds[0].CampaignID)
 			require.Equal(t, "555", reds[0].OrderID)
 			require.Equal(t, saleID, *reds[0].SaleID)
@@ -1682,12 +1708,52 @@ func TestPOSSaleProcessing(t *testing.T) {
 			require.Equal(t, "PRE_REGISTER", r.obj(t)["customer"].(map[string]any)["status"])
 		})
 
+		t.Run("bonus points, level and lifetime value", func(t *testing.T) {
+			e.posCampaign(t, graph.CampaignInput{Name: "Pontos em triplo", Type: "bonus_points", Channels: []string{"pdv"},
+				Discount: &graph.DiscountInput{Multiplier: posDecPtr("3")}})
+			e.posCampaign(t, graph.CampaignInput{Name: "Pontos só no app", Type: "bonus_points", Channels: []string{"app"},
+				Discount: &graph.DiscountInput{Multiplier: posDecPtr("10")}})
+			big := posSaleBody(posN("560"), map[string]any{"id": doc, "type": "CPF"})
+			posSet(big, "sale.items", []any{map[string]any{"id": "1", "gtin": posGTINC, "description": "TV",
+				"unitPrice": posN("400.00"), "quantity": posN("1")}})
+			for _, f := range []string{"sale.amount", "sale.amountPayable", "sale.payments.0.amount"} {
+				posSet(big, f, posN("400.00"))
+			}
+			// Bonus campaigns are those active when the sale was made.
+			posSet(big, "sale.date", time.Now().Format(time.RFC3339))
+			before, err := e.db.Ent.Customer.Get(posSys(), cust.ID)
+			require.NoError(t, err)
+			require.Equal(t, customer.LevelBronze, before.Level)
+			posRequireAccepted(t, e.posPost(t, "/sales", big), "560", map[string]any{"id": doc, "type": "CPF"})
+			id := e.posSaleID(t, "560")
+			posWork(t, e, id)
+			got := e.posGet(t, "/sales/560").obj(t)["sale"].(map[string]any)
+			require.Equal(t, "PROCESSED", got["status"])
+			require.Equal(t, posN("1200"), got["pointsCredited"], "400 points and a bonus of (3 − 1) × 400; the app campaign does not apply")
+			entries, err := e.db.Ent.PointsEntry.Query().Where(pointsentry.SourceID(id)).All(posSys())
+			require.NoError(t, err)
+			require.Len(t, entries, 2)
+			kinds := []pointsentry.Kind{entries[0].Kind, entries[1].Kind}
+			require.ElementsMatch(t, []pointsentry.Kind{pointsentry.KindCredit, pointsentry.KindBonus}, kinds)
+			after, err := e.db.Ent.Customer.Get(posSys(), cust.ID)
+			require.NoError(t, err)
+			require.Equal(t, before.PointsBalance+1200, after.PointsBalance)
+			require.Equal(t, before.LifetimeValue.Add(decimal.NewFromInt(400)).String(), after.LifetimeValue.String())
+			require.Equal(t, customer.LevelSilver, after.Level, "over 1,000 points in 12 months")
+			require.Equal(t, 1, e.db.Ent.Event.Query().Where(event.Type("customer.level_changed"), event.SubjectID(cust.ID)).CountX(posSys()))
+			r := e.posPost(t, "/customers/identify", posIdentifyBody("s", doc, "CPF"))
+			require.Equal(t, map[string]any{"code": posN("2"), "description": "silver"}, r.obj(t)["customer"].(map[string]any)["classification"])
+			posWork(t, e, id)
+			again, err := e.db.Ent.Customer.Get(posSys(), cust.ID)
+			require.NoError(t, err)
+			require.Equal(t, after.PointsBalance, again.PointsBalance, "a second run credits nothing")
+		})
+
 		t.Run("unknown sales", func(t *testing.T) {
 			for _, ref := range []string{"999999", "sal_nope", "abc", "%00", "%FF%FE", "sal_%00", "555?storeId=%00", "555?storeId=%FF", "555?storeId=" + posStore2} {
 				posRequireProblem(t, e.posGet(t, "/sales/"+ref), http.StatusNotFound, "resource-not-found")
 			}
 			// Another tenant's sale, by receipt or by id.
-			other := posSetup(t, db)
 			posRequireAccepted(t, other.posPost(t, "/sales", posSaleBody(posN("559"), nil)), "559", map[string]any{"id": posDefault})
 			otherID := other.posSaleID(t, "559")
 			for _, ref := range []string{"559", otherID} {
