@@ -63,11 +63,29 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := db.SQL.PingContext(pingCtx); err != nil {
+	if err := ping(pingCtx, db.SQL); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s unreachable: %w", redact(u), err)
 	}
 	return db, nil
+}
+
+// ping checks the database answers. A new SQLite file turns to WAL on the
+// first connection, and that pragma fails at once (SQLITE_BUSY, without
+// waiting for the busy timeout) while another process is migrating the same
+// file: such a ping is retried until ctx ends.
+func ping(ctx context.Context, db *sql.DB) error {
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // sqlitePath reads sqlite:///abs/file.db (absolute) and sqlite://file.db
