@@ -96,9 +96,9 @@ func withViewer(r *http.Request, v viewer.Viewer) *http.Request {
 	return r.WithContext(viewer.NewContext(r.Context(), v))
 }
 
-// recoverer turns a panic into a 500 in the JSON of the interface and logs
-// the stack; the process goes on serving.
-func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+// recoverer turns a panic into a 500 written by answer, in the error format
+// of the interface, and logs the stack; the process goes on serving.
+func recoverer(log *slog.Logger, answer func(http.ResponseWriter, *http.Request)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -111,11 +111,23 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 				}
 				log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()),
 					"panic", p, "stack", string(debug.Stack()))
-				writeJSON(w, http.StatusInternalServerError, map[string]string{
-					"error": "internal_error", "message": "an unexpected error occurred; quote request id " + RequestID(r.Context()),
-				})
+				answer(w, r)
 			}()
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// internalV1 is the 500 of the /v1 interface (and of every path outside the
+// point-of-sale one).
+func internalV1(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusInternalServerError, map[string]string{
+		"error": "internal_error", "message": "an unexpected error occurred; quote request id " + RequestID(r.Context()),
+	})
+}
+
+// internalProblem is the 500 of the point-of-sale interface.
+func internalProblem(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, r, http.StatusInternalServerError, "internal-error",
+		"an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)
 }

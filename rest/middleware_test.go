@@ -53,7 +53,7 @@ func TestMiddleware(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			h := correlate(accessLog(log)(recoverer(log)(tc.handler)))
+			h := correlate(accessLog(log)(recoverer(log, internalV1)(tc.handler)))
 			req := httptest.NewRequest(http.MethodGet, "/x", nil)
 			for k, v := range tc.header {
 				req.Header.Set(k, v)
@@ -80,5 +80,26 @@ func TestMiddleware(t *testing.T) {
 				require.True(t, strings.Contains(body["message"], id), "the 500 quotes the request id")
 			}
 		})
+	}
+}
+
+// TestRecovererAnswersInTheInterfaceFormat: a panic on a POS path is a
+// problem, elsewhere the /v1 error body.
+func TestRecovererAnswersInTheInterfaceFormat(t *testing.T) {
+	t.Parallel()
+	boom := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	for _, tc := range []struct {
+		answer      func(http.ResponseWriter, *http.Request)
+		contentType string
+		field       string
+	}{
+		{internalV1, "application/json", `"error":"internal_error"`},
+		{internalProblem, "application/problem+json", `"type":"/problems/internal-error"`},
+	} {
+		rec := httptest.NewRecorder()
+		recoverer(slog.New(slog.DiscardHandler), tc.answer)(boom).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/x", nil))
+		require.Equal(t, http.StatusInternalServerError, rec.Code)
+		require.Equal(t, tc.contentType, rec.Header().Get("Content-Type"))
+		require.Contains(t, rec.Body.String(), tc.field)
 	}
 }

@@ -28,7 +28,7 @@ const maxPOSBody = 2 << 20
 // order DESIGN.md gives: tenant id format (400), credentials of this tenant
 // (401), tenant active (404), then the body.
 func (s *server) posRoutes(r chi.Router) {
-	r.Use(s.posTenant)
+	r.Use(recoverer(s.log, internalProblem), s.posTenant)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "resource-not-found", "no such path in the point-of-sale interface", nil)
 	})

@@ -22,7 +22,7 @@ type server struct {
 func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	s := &server{app: app, log: log}
 	r := chi.NewRouter()
-	r.Use(correlate, accessLog(log), recoverer(log))
+	r.Use(correlate, accessLog(log), recoverer(log, internalV1))
 
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
