@@ -55,11 +55,16 @@ type Service struct {
 	verifier tokenVerifier
 	external *external // nil unless UseOIDC configured a provider
 	throttle *throttle
+	checks   clientChecks
+	// ClientCheckTTL is how long a token's client is trusted without
+	// looking again (DefaultClientCheckTTL; tests set 0).
+	ClientCheckTTL time.Duration
 }
 
 // NewService returns the token service of client.
 func NewService(client *ent.Client, issuer, audience string) *Service {
-	s := &Service{Issuer: strings.TrimRight(issuer, "/"), Audience: audience, Keys: NewKeys(client), client: client, throttle: newThrottle()}
+	s := &Service{Issuer: strings.TrimRight(issuer, "/"), Audience: audience, Keys: NewKeys(client), client: client, throttle: newThrottle(),
+		ClientCheckTTL: DefaultClientCheckTTL}
 	s.verifier = newVerifier(s.Issuer, audience, s.Keys)
 	return s
 }

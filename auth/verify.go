@@ -77,6 +77,9 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 	if tok.Subject == "" {
 		return viewer.Viewer{}, invalidf("no sub")
 	}
+	if !s.clientStillValid(ctx, tok.Subject, cl.TenantID) {
+		return viewer.Viewer{}, invalidf("client %s is revoked or its tenant inactive", tok.Subject)
+	}
 	return viewer.Viewer{
 		Role:     viewer.RoleClient,
 		TenantID: cl.TenantID,

@@ -1,0 +1,53 @@
+package auth
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+)
+
+// DefaultClientCheckTTL is how long a process trusts its answer to "is this
+// token's client still valid": a revoked client or a deactivated tenant
+// loses access within it, not when its tokens expire (an hour).
+const DefaultClientCheckTTL = 30 * time.Second
+
+// clientChecks caches, per client id, whether its tokens are still good.
+type clientChecks struct {
+	mu      sync.Mutex
+	entries map[string]clientCheck
+}
+
+type clientCheck struct {
+	valid bool
+	until time.Time
+}
+
+// clientStillValid reports whether the token's client exists, is not
+// revoked, belongs to the token's tenant and that tenant is active. A
+// database error lets the request through: it will meet the database again
+// and fail there, where the error is answered properly.
+func (s *Service) clientStillValid(ctx context.Context, clientID, tenantID string) bool {
+	now := time.Now()
+	s.checks.mu.Lock()
+	e, ok := s.checks.entries[clientID]
+	s.checks.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.valid
+	}
+	c, err := s.client.APIClient.Query().Where(apiclient.ID(clientID)).WithTenant().Only(viewer.SystemContext(ctx))
+	if err != nil && !ent.IsNotFound(err) {
+		return true
+	}
+	valid := err == nil && !c.Revoked && c.TenantID == tenantID && c.Edges.Tenant.Active
+	s.checks.mu.Lock()
+	if s.checks.entries == nil || len(s.checks.entries) > maxTrackedIDs {
+		s.checks.entries = map[string]clientCheck{}
+	}
+	s.checks.entries[clientID] = clientCheck{valid: valid, until: now.Add(s.ClientCheckTTL)}
+	s.checks.mu.Unlock()
+	return valid
+}
