@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/graph/campaignrules"
 	"github.com/fideliza/fideliza/graph/eligibility"
 )
 
@@ -64,7 +65,7 @@ func (a *App) liveCampaigns(ctx context.Context, tenantID string) ([]eligibility
 	}
 	list := make([]eligibility.Campaign, len(rows))
 	for i, r := range rows {
-		list[i] = engineCampaign(r)
+		list[i] = campaignrules.Of(r)
 	}
 	c.mu.Lock()
 	if c.byTenant == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/graph/campaignrules"
 	"github.com/fideliza/fideliza/graph/eligibility"
 )
 
@@ -214,7 +215,7 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 // withStatus shows a campaign's status as of now, whatever the lifecycle
 // job has written yet.
 func (a *App) withStatus(c *ent.Campaign) *ent.Campaign {
-	c.Status = campaign.Status(eligibility.EffectiveStatus(engineCampaign(c), a.now()))
+	c.Status = campaign.Status(eligibility.EffectiveStatus(campaignrules.Of(c), a.now()))
 	return c
 }
 
@@ -344,34 +345,4 @@ func (a *App) setCampaignStatus(ctx context.Context, id string, to campaign.Stat
 	}
 	a.campaigns.invalidate(updated.TenantID)
 	return a.withStatus(updated), nil
-}
-
-// engineCampaign is a campaign as the eligibility engine sees it.
-func engineCampaign(c *ent.Campaign) eligibility.Campaign {
-	e := eligibility.Campaign{
-		ID: c.ID, Name: c.Name, Description: c.Description,
-		Type: eligibility.Type(c.Type), Status: eligibility.Status(c.Status),
-		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels,
-		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories,
-		LimitTotal: c.LimitTotal, LimitPerCustomer: c.LimitPerCustomer, RedemptionsCount: c.RedemptionsCount,
-	}
-	if c.SegmentID != nil {
-		e.SegmentID = *c.SegmentID
-	}
-	if c.DiscountMode != nil {
-		e.DiscountMode = eligibility.Mode(*c.DiscountMode)
-	}
-	if c.DiscountValue != nil {
-		e.DiscountValue = *c.DiscountValue
-	}
-	if c.CreditAfterDays != nil {
-		e.CreditAfterDays = *c.CreditAfterDays
-	}
-	if c.Multiplier != nil {
-		e.Multiplier = *c.Multiplier
-	}
-	if c.GiftSku != nil {
-		e.GiftSKU = *c.GiftSku
-	}
-	return e
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/graph/campaignrules"
 	"github.com/fideliza/fideliza/graph/eligibility"
 	"github.com/fideliza/fideliza/graph/ledger"
 	"github.com/fideliza/fideliza/storage"
@@ -212,7 +213,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput) (*ent.R
 		return nil, err
 	}
 	if n == 0 {
-		if eligibility.EffectiveStatus(engineCampaign(camp), now) != eligibility.Active {
+		if eligibility.EffectiveStatus(campaignrules.Of(camp), now) != eligibility.Active {
 			return nil, tokenError("campaign_not_active", "campaign_id", "the campaign is not active")
 		}
 		return nil, apperr.Conflict("redemption_limit_reached", "limits.total", "the campaign has reached its total limit")
@@ -277,7 +278,7 @@ func promisedBenefit(tok *ent.ValidationToken, camp *ent.Campaign) (eligibility.
 	if err := errors.Join(json.Unmarshal(tok.Cart, &cart), json.Unmarshal(tok.Benefits, &kept)); err != nil {
 		return eligibility.Benefit{}, err
 	}
-	b, ok := eligibility.Estimate(engineCampaign(camp), cart, kept.PointsPerReal)
+	b, ok := eligibility.Estimate(campaignrules.Of(camp), cart, kept.PointsPerReal)
 	if !ok {
 		return eligibility.Benefit{}, errors.New("validation token lists a campaign no item of its cart applies to")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/graph/campaignrules"
 	"github.com/fideliza/fideliza/graph/eligibility"
 	"github.com/fideliza/fideliza/graph/ledger"
 	"github.com/fideliza/fideliza/graph/outbox"
@@ -197,15 +198,7 @@ func (w *ProcessSaleWorker) bonus(ctx context.Context, c *ent.Client, s *ent.Sal
 	}
 	engine := make([]eligibility.Campaign, len(camps))
 	for i, cp := range camps {
-		engine[i] = eligibility.Campaign{ID: cp.ID, Name: cp.Name, Type: eligibility.BonusPoints,
-			Status: eligibility.Status(cp.Status), StartsAt: cp.StartsAt, EndsAt: cp.EndsAt, Channels: cp.Channels,
-			SKUs: cp.EligibleSkus, Categories: cp.EligibleCategories, MinSubtotal: cp.MinSubtotal}
-		if cp.SegmentID != nil {
-			engine[i].SegmentID = *cp.SegmentID
-		}
-		if cp.Multiplier != nil {
-			engine[i].Multiplier = *cp.Multiplier
-		}
+		engine[i] = campaignrules.Of(cp)
 	}
 	eligible, _ := eligibility.Evaluate(engine, cart, eligibility.Context{
 		Now: s.SoldAt, Channel: "pdv", Segments: segs, PointsPerReal: rate,
