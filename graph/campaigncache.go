@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/graph/apperr"
 	"github.com/fideliza/fideliza/graph/campaignrules"
 	"github.com/fideliza/fideliza/graph/eligibility"
 )
@@ -41,9 +43,15 @@ func (c *campaignCache) invalidate(tenantID string) {
 	c.mu.Unlock()
 }
 
-// live returns the tenant's live campaigns, loading them when the cached
-// list is missing or older than the TTL.
-func (a *App) liveCampaigns(ctx context.Context, tenantID string) ([]eligibility.Campaign, error) {
+// liveCampaigns returns the live campaigns of the viewer's tenant, loading
+// them when the cached list is missing or older than the TTL. The cache is
+// keyed by the viewer's tenant, the one the privacy policy filters by.
+func (a *App) liveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
+	v, _ := viewer.FromContext(ctx)
+	if v.TenantID == "" {
+		return nil, apperr.Forbidden("no_tenant", "campaigns are read for one tenant")
+	}
+	tenantID := v.TenantID
 	c := &a.campaigns
 	c.mu.Lock()
 	cached, ok := c.byTenant[tenantID]
@@ -53,11 +61,8 @@ func (a *App) liveCampaigns(ctx context.Context, tenantID string) ([]eligibility
 		return cached.list, nil
 	}
 	loaded := time.Now()
-	// The tenant predicate repeats the privacy filter so the cache key and
-	// the rows agree whatever the context.
 	rows, err := a.DB.Ent.Campaign.Query().
-		Where(campaign.TenantID(tenantID), campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded),
-			campaign.EndsAtGT(a.now().UTC())).
+		Where(campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded), campaign.EndsAtGT(a.now().UTC())).
 		Order(campaign.ByStartsAt(), campaign.ByID()).
 		All(ctx)
 	if err != nil {

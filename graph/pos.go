@@ -266,7 +266,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if POSStatus(cust) == POSStatusPreRegister {
 		return out, nil
 	}
-	live, err := a.liveCampaigns(ctx, cust.TenantID)
+	live, err := a.liveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}

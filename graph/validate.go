@@ -97,7 +97,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	campaigns, err := a.liveCampaigns(ctx, cust.TenantID)
+	campaigns, err := a.liveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
