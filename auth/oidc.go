@@ -14,6 +14,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/google/uuid"
+	"golang.org/x/oauth2"
 
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
@@ -31,6 +32,12 @@ type OIDCConfig struct {
 	// RoleClaim names the claim with the user's role, "admin" or "analyst"
 	// (a string, or a list of strings); default "role".
 	RoleClaim string
+	// ClientID and ClientSecret are this service's client at the provider,
+	// for signing users in through the browser (authorization code flow
+	// with PKCE; the secret may be empty for a public client). Without a
+	// client id, users bring tokens obtained elsewhere.
+	ClientID     string
+	ClientSecret string
 	// HTTPClient fetches the discovery document and the keys; default a
 	// client with a 10-second timeout.
 	HTTPClient *http.Client
@@ -56,6 +63,14 @@ type external struct {
 	verifier    *oidc.IDTokenVerifier
 	tenantClaim string
 	roleClaim   string
+	httpClient  *http.Client
+	signIn      *signIn // nil without a client id
+}
+
+// clientContext makes oauth2 and go-oidc calls to the provider through the
+// configured HTTP client.
+func (e *external) clientContext(ctx context.Context) context.Context {
+	return oidc.ClientContext(ctx, e.httpClient)
 }
 
 // UseOIDC discovers the external provider of cfg (within ctx and at most 10
@@ -117,6 +132,13 @@ func (s *Service) UseOIDC(ctx context.Context, cfg OIDCConfig) error {
 		}),
 		tenantClaim: cfg.TenantClaim,
 		roleClaim:   cfg.RoleClaim,
+		httpClient:  client,
+	}
+	if cfg.ClientID != "" {
+		s.external.signIn = &signIn{oauth2: oauth2.Config{
+			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: provider.Endpoint(),
+			RedirectURL: s.Issuer + SignInPath, Scopes: []string{oidc.ScopeOpenID, "profile", "email"},
+		}}
 	}
 	return nil
 }

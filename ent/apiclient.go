@@ -14,7 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent/tenant"
 )
 
-// APIClient is the model entity for the APIClient schema.
+// A credential of an integration: an OAuth client or a point-of-sale client. Its secret is never shown again after creation or rotation.
 type APIClient struct {
 	config `json:"-"`
 	// ID of the ent.

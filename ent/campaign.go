@@ -16,10 +16,11 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Campaign is the model entity for the Campaign schema.
+// A promotion: a discount, cashback, bonus points or a gift, for a period, a segment and channels.
 type Campaign struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The campaign's id, such as cmp_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
@@ -27,23 +28,23 @@ type Campaign struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// When the record last changed (UTC).
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
-	// Name holds the value of the "name" field.
+	// The campaign's name.
 	Name string `json:"name,omitempty"`
-	// Description holds the value of the "description" field.
+	// Free text about the campaign; empty when none.
 	Description string `json:"description,omitempty"`
-	// Type holds the value of the "type" field.
+	// What the campaign gives: a discount, cashback, bonus points or a gift; fixed at creation.
 	Type campaign.Type `json:"type,omitempty"`
-	// Status holds the value of the "status" field.
+	// The campaign's status: it follows startsAt and endsAt (stored within a minute of each passing) unless an operator paused or ended the campaign.
 	Status campaign.Status `json:"status,omitempty"`
-	// StartsAt holds the value of the "starts_at" field.
+	// When the campaign starts giving its benefit.
 	StartsAt time.Time `json:"starts_at,omitempty"`
-	// EndsAt holds the value of the "ends_at" field.
+	// When the campaign stops giving its benefit; it is ended from then on.
 	EndsAt time.Time `json:"ends_at,omitempty"`
 	// Target segment; absent means every customer.
 	SegmentID *string `json:"segment_id,omitempty"`
 	// Channels (pdv, ecommerce, app, …); absent means every channel.
 	Channels []string `json:"channels,omitempty"`
-	// DiscountMode holds the value of the "discount_mode" field.
+	// Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping.
 	DiscountMode *campaign.DiscountMode `json:"discount_mode,omitempty"`
 	// Percentage (0–100) or fixed amount in R$.
 	DiscountValue *decimal.Decimal `json:"discount_value,omitempty"`
@@ -51,7 +52,7 @@ type Campaign struct {
 	CreditAfterDays *int `json:"credit_after_days,omitempty"`
 	// Bonus points: multiplier of the points earned.
 	Multiplier *decimal.Decimal `json:"multiplier,omitempty"`
-	// GiftSku holds the value of the "gift_sku" field.
+	// Gift campaigns: the SKU given.
 	GiftSku *string `json:"gift_sku,omitempty"`
 	// Eligibility: minimum cart subtotal in R$.
 	MinSubtotal *decimal.Decimal `json:"min_subtotal,omitempty"`
@@ -63,7 +64,7 @@ type Campaign struct {
 	LimitTotal *int `json:"limit_total,omitempty"`
 	// Most redemptions per customer.
 	LimitPerCustomer *int `json:"limit_per_customer,omitempty"`
-	// RedemptionsCount holds the value of the "redemptions_count" field.
+	// Redemptions so far, of every customer, those over the limit at the point of sale included.
 	RedemptionsCount int `json:"redemptions_count,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CampaignQuery when eager-loading is set.
@@ -75,9 +76,9 @@ type Campaign struct {
 type CampaignEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
-	// Segment holds the value of the segment edge.
+	// The segment the campaign targets; none means every customer.
 	Segment *Segment `json:"segment,omitempty"`
-	// Redemptions holds the value of the redemptions edge.
+	// The campaign's redemptions.
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -835,6 +835,22 @@ func (c *CustomerClient) QueryRedemptions(_m *Customer) *RedemptionQuery {
 	return query
 }
 
+// QuerySales queries the sales edge of a Customer.
+func (c *CustomerClient) QuerySales(_m *Customer) *SaleQuery {
+	query := (&SaleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, true, customer.SalesTable, customer.SalesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *CustomerClient) Hooks() []Hook {
 	hooks := c.hooks.Customer

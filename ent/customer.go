@@ -14,10 +14,11 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Customer is the model entity for the Customer schema.
+// A shopper of the retailer, identified by CPF (or CNPJ), with a points balance and a loyalty level.
 type Customer struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The customer's id, such as cus_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
@@ -43,15 +44,15 @@ type Customer struct {
 	Phone *string `json:"phone,omitempty"`
 	// Birth date, YYYY-MM-DD.
 	BirthDate *string `json:"birth_date,omitempty"`
-	// Gender holds the value of the "gender" field.
+	// M, F or NB (non-binary), when given.
 	Gender *customer.Gender `json:"gender,omitempty"`
-	// AddressStreet holds the value of the "address_street" field.
+	// Street and number of the postal address.
 	AddressStreet *string `json:"address_street,omitempty"`
-	// AddressCity holds the value of the "address_city" field.
+	// City of the postal address.
 	AddressCity *string `json:"address_city,omitempty"`
-	// AddressState holds the value of the "address_state" field.
+	// State of the postal address, such as SP.
 	AddressState *string `json:"address_state,omitempty"`
-	// AddressZipCode holds the value of the "address_zip_code" field.
+	// Postal code (CEP) of the postal address.
 	AddressZipCode *string `json:"address_zip_code,omitempty"`
 	// Loyalty level, from points earned in the trailing 12 months.
 	Level customer.Level `json:"level,omitempty"`
@@ -59,9 +60,9 @@ type Customer struct {
 	PointsBalance int64 `json:"points_balance,omitempty"`
 	// Total spent, in R$.
 	LifetimeValue decimal.Decimal `json:"lifetime_value,omitempty"`
-	// ConsentMarketingEmail holds the value of the "consent_marketing_email" field.
+	// Whether the customer agreed to marketing by e-mail.
 	ConsentMarketingEmail bool `json:"consent_marketing_email,omitempty"`
-	// ConsentMarketingSms holds the value of the "consent_marketing_sms" field.
+	// Whether the customer agreed to marketing by SMS.
 	ConsentMarketingSms bool `json:"consent_marketing_sms,omitempty"`
 	// When a consent flag last changed.
 	ConsentUpdatedAt *time.Time `json:"consent_updated_at,omitempty"`
@@ -81,15 +82,18 @@ type CustomerEdges struct {
 	PointsEntries []*PointsEntry `json:"points_entries,omitempty"`
 	// Campaign benefits the customer redeemed.
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
+	// Sales registered for the customer at the points of sale.
+	Sales []*Sale `json:"sales,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [4]map[string]int
 
 	namedSegments      map[string][]*Segment
 	namedPointsEntries map[string][]*PointsEntry
 	namedRedemptions   map[string][]*Redemption
+	namedSales         map[string][]*Sale
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -128,6 +132,15 @@ func (e CustomerEdges) RedemptionsOrErr() ([]*Redemption, error) {
 		return e.Redemptions, nil
 	}
 	return nil, &NotLoadedError{edge: "redemptions"}
+}
+
+// SalesOrErr returns the Sales value or an error if the edge
+// was not loaded in eager-loading.
+func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
+	if e.loadedTypes[4] {
+		return e.Sales, nil
+	}
+	return nil, &NotLoadedError{edge: "sales"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -348,6 +361,11 @@ func (_m *Customer) QueryRedemptions() *RedemptionQuery {
 	return NewCustomerClient(_m.config).QueryRedemptions(_m)
 }
 
+// QuerySales queries the "sales" edge of the Customer entity.
+func (_m *Customer) QuerySales() *SaleQuery {
+	return NewCustomerClient(_m.config).QuerySales(_m)
+}
+
 // Update returns a builder for updating this Customer.
 // Note that you need to call Customer.Unwrap() before calling this method if this Customer
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -534,6 +552,30 @@ func (_m *Customer) appendNamedRedemptions(name string, edges ...*Redemption) {
 		_m.Edges.namedRedemptions[name] = []*Redemption{}
 	} else {
 		_m.Edges.namedRedemptions[name] = append(_m.Edges.namedRedemptions[name], edges...)
+	}
+}
+
+// NamedSales returns the Sales named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Customer) NamedSales(name string) ([]*Sale, error) {
+	if _m.Edges.namedSales == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedSales[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Customer) appendNamedSales(name string, edges ...*Sale) {
+	if _m.Edges.namedSales == nil {
+		_m.Edges.namedSales = make(map[string][]*Sale)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedSales[name] = []*Sale{}
+	} else {
+		_m.Edges.namedSales[name] = append(_m.Edges.namedSales[name], edges...)
 	}
 }
 

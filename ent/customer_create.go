@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/shopspring/decimal"
@@ -395,6 +396,21 @@ func (_c *CustomerCreate) AddRedemptions(v ...*Redemption) *CustomerCreate {
 	return _c.AddRedemptionIDs(ids...)
 }
 
+// AddSaleIDs adds the "sales" edge to the Sale entity by IDs.
+func (_c *CustomerCreate) AddSaleIDs(ids ...string) *CustomerCreate {
+	_c.mutation.AddSaleIDs(ids...)
+	return _c
+}
+
+// AddSales adds the "sales" edges to the Sale entity.
+func (_c *CustomerCreate) AddSales(v ...*Sale) *CustomerCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSaleIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_c *CustomerCreate) Mutation() *CustomerMutation {
 	return _c.mutation
@@ -750,6 +766,22 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SalesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
 )
@@ -33,11 +34,13 @@ type CustomerQuery struct {
 	withSegments           *SegmentQuery
 	withPointsEntries      *PointsEntryQuery
 	withRedemptions        *RedemptionQuery
+	withSales              *SaleQuery
 	loadTotal              []func(context.Context, []*Customer) error
 	modifiers              []func(*sql.Selector)
 	withNamedSegments      map[string]*SegmentQuery
 	withNamedPointsEntries map[string]*PointsEntryQuery
 	withNamedRedemptions   map[string]*RedemptionQuery
+	withNamedSales         map[string]*SaleQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -155,6 +158,28 @@ func (_q *CustomerQuery) QueryRedemptions() *RedemptionQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(redemption.Table, redemption.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, customer.RedemptionsTable, customer.RedemptionsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySales chains the current query on the "sales" edge.
+func (_q *CustomerQuery) QuerySales() *SaleQuery {
+	query := (&SaleClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, true, customer.SalesTable, customer.SalesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -358,6 +383,7 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		withSegments:      _q.withSegments.Clone(),
 		withPointsEntries: _q.withPointsEntries.Clone(),
 		withRedemptions:   _q.withRedemptions.Clone(),
+		withSales:         _q.withSales.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -405,6 +431,17 @@ func (_q *CustomerQuery) WithRedemptions(opts ...func(*RedemptionQuery)) *Custom
 		opt(query)
 	}
 	_q.withRedemptions = query
+	return _q
+}
+
+// WithSales tells the query-builder to eager-load the nodes that are connected to
+// the "sales" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithSales(opts ...func(*SaleQuery)) *CustomerQuery {
+	query := (&SaleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSales = query
 	return _q
 }
 
@@ -492,11 +529,12 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [5]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
 			_q.withPointsEntries != nil,
 			_q.withRedemptions != nil,
+			_q.withSales != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -547,6 +585,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 			return nil, err
 		}
 	}
+	if query := _q.withSales; query != nil {
+		if err := _q.loadSales(ctx, query, nodes,
+			func(n *Customer) { n.Edges.Sales = []*Sale{} },
+			func(n *Customer, e *Sale) { n.Edges.Sales = append(n.Edges.Sales, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedSegments {
 		if err := _q.loadSegments(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedSegments(name) },
@@ -565,6 +610,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 		if err := _q.loadRedemptions(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedRedemptions(name) },
 			func(n *Customer, e *Redemption) { n.appendNamedRedemptions(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedSales {
+		if err := _q.loadSales(ctx, query, nodes,
+			func(n *Customer) { n.appendNamedSales(name) },
+			func(n *Customer, e *Sale) { n.appendNamedSales(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -726,6 +778,39 @@ func (_q *CustomerQuery) loadRedemptions(ctx context.Context, query *RedemptionQ
 	}
 	return nil
 }
+func (_q *CustomerQuery) loadSales(ctx context.Context, query *SaleQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *Sale)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(sale.FieldCustomerID)
+	}
+	query.Where(predicate.Sale(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.SalesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "customer_id" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 
 func (_q *CustomerQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -882,6 +967,20 @@ func (_q *CustomerQuery) WithNamedRedemptions(name string, opts ...func(*Redempt
 		_q.withNamedRedemptions = make(map[string]*RedemptionQuery)
 	}
 	_q.withNamedRedemptions[name] = query
+	return _q
+}
+
+// WithNamedSales tells the query-builder to eager-load the nodes that are connected to the "sales"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithNamedSales(name string, opts ...func(*SaleQuery)) *CustomerQuery {
+	query := (&SaleClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedSales == nil {
+		_q.withNamedSales = make(map[string]*SaleQuery)
+	}
+	_q.withNamedSales[name] = query
 	return _q
 }
 

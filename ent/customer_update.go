@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/shopspring/decimal"
 )
@@ -436,6 +437,21 @@ func (_u *CustomerUpdate) AddRedemptions(v ...*Redemption) *CustomerUpdate {
 	return _u.AddRedemptionIDs(ids...)
 }
 
+// AddSaleIDs adds the "sales" edge to the Sale entity by IDs.
+func (_u *CustomerUpdate) AddSaleIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.AddSaleIDs(ids...)
+	return _u
+}
+
+// AddSales adds the "sales" edges to the Sale entity.
+func (_u *CustomerUpdate) AddSales(v ...*Sale) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSaleIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdate) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -502,6 +518,27 @@ func (_u *CustomerUpdate) RemoveRedemptions(v ...*Redemption) *CustomerUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRedemptionIDs(ids...)
+}
+
+// ClearSales clears all "sales" edges to the Sale entity.
+func (_u *CustomerUpdate) ClearSales() *CustomerUpdate {
+	_u.mutation.ClearSales()
+	return _u
+}
+
+// RemoveSaleIDs removes the "sales" edge to Sale entities by IDs.
+func (_u *CustomerUpdate) RemoveSaleIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.RemoveSaleIDs(ids...)
+	return _u
+}
+
+// RemoveSales removes "sales" edges to Sale entities.
+func (_u *CustomerUpdate) RemoveSales(v ...*Sale) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSaleIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -828,6 +865,51 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SalesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSalesIDs(); len(nodes) > 0 && !_u.mutation.SalesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SalesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1259,6 +1341,21 @@ func (_u *CustomerUpdateOne) AddRedemptions(v ...*Redemption) *CustomerUpdateOne
 	return _u.AddRedemptionIDs(ids...)
 }
 
+// AddSaleIDs adds the "sales" edge to the Sale entity by IDs.
+func (_u *CustomerUpdateOne) AddSaleIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.AddSaleIDs(ids...)
+	return _u
+}
+
+// AddSales adds the "sales" edges to the Sale entity.
+func (_u *CustomerUpdateOne) AddSales(v ...*Sale) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSaleIDs(ids...)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdateOne) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -1325,6 +1422,27 @@ func (_u *CustomerUpdateOne) RemoveRedemptions(v ...*Redemption) *CustomerUpdate
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRedemptionIDs(ids...)
+}
+
+// ClearSales clears all "sales" edges to the Sale entity.
+func (_u *CustomerUpdateOne) ClearSales() *CustomerUpdateOne {
+	_u.mutation.ClearSales()
+	return _u
+}
+
+// RemoveSaleIDs removes the "sales" edge to Sale entities by IDs.
+func (_u *CustomerUpdateOne) RemoveSaleIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.RemoveSaleIDs(ids...)
+	return _u
+}
+
+// RemoveSales removes "sales" edges to Sale entities.
+func (_u *CustomerUpdateOne) RemoveSales(v ...*Sale) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSaleIDs(ids...)
 }
 
 // Where appends a list predicates to the CustomerUpdate builder.
@@ -1681,6 +1799,51 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SalesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSalesIDs(); len(nodes) > 0 && !_u.mutation.SalesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SalesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -511,6 +511,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Redemption",
 	)
 	graph.MustAddE(
+		"sales",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: true,
+			Table:   customer.SalesTable,
+			Columns: []string{customer.SalesColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"Sale",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1358,6 +1370,20 @@ func (f *CustomerFilter) WhereHasRedemptions() {
 // WhereHasRedemptionsWith applies a predicate to check if query has an edge redemptions with a given conditions (other predicates).
 func (f *CustomerFilter) WhereHasRedemptionsWith(preds ...predicate.Redemption) {
 	f.Where(entql.HasEdgeWith("redemptions", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSales applies a predicate to check if query has an edge sales.
+func (f *CustomerFilter) WhereHasSales() {
+	f.Where(entql.HasEdge("sales"))
+}
+
+// WhereHasSalesWith applies a predicate to check if query has an edge sales with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasSalesWith(preds ...predicate.Sale) {
+	f.Where(entql.HasEdgeWith("sales", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

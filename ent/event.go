@@ -14,14 +14,15 @@ import (
 	"github.com/fideliza/fideliza/ent/tenant"
 )
 
-// Event is the model entity for the Event schema.
+// Something that happened in the tenant (a level change, a sale processed…), kept in the outbox in order of creation.
 type Event struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The event's id, such as evt_01J…; ids sort in order of creation.
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
-	// CreatedAt holds the value of the "created_at" field.
+	// When the event happened (UTC).
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// customer.level_changed, points.expiring, campaign.activated, sale.processed, …
 	Type string `json:"type,omitempty"`

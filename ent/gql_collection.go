@@ -733,6 +733,95 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 			_q.WithNamedRedemptions(alias, func(wq *RedemptionQuery) {
 				*wq = *query
 			})
+
+		case "sales":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleClient{config: _q.config}).Query()
+			)
+			args := newSalePaginateArgs(fieldArgs(ctx, new(SaleWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newSalePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Customer) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"customer_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(customer.SalesColumn), ids...))
+						})
+						if err := query.GroupBy(customer.SalesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Sales)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, saleImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(customer.SalesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedSales(alias, func(wq *SaleQuery) {
+				*wq = *query
+			})
 		case "tenantID":
 			if _, ok := fieldSeen[customer.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, customer.FieldTenantID)
@@ -936,6 +1025,11 @@ func (_q *EventQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			if _, ok := fieldSeen[event.FieldSubjectID]; !ok {
 				selectedFields = append(selectedFields, event.FieldSubjectID)
 				fieldSeen[event.FieldSubjectID] = struct{}{}
+			}
+		case "data":
+			if _, ok := fieldSeen[event.FieldData]; !ok {
+				selectedFields = append(selectedFields, event.FieldData)
+				fieldSeen[event.FieldData] = struct{}{}
 			}
 		case "publishedAt":
 			if _, ok := fieldSeen[event.FieldPublishedAt]; !ok {

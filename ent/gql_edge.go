@@ -100,6 +100,27 @@ func (_m *Customer) Redemptions(
 	return _m.QueryRedemptions().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Customer) Sales(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SaleOrder, where *SaleWhereInput,
+) (*SaleConnection, error) {
+	opts := []SalePaginateOption{
+		WithSaleOrder(orderBy),
+		WithSaleFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	if nodes, err := _m.NamedSales(alias); err == nil || hasTotalCount {
+		pager, err := newSalePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &SaleConnection{Edges: []*SaleEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QuerySales().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *PointsEntry) Customer(ctx context.Context) (*Customer, error) {
 	result, err := _m.Edges.CustomerOrErr()
 	if IsNotLoaded(err) {

@@ -1596,6 +1596,10 @@ type CustomerWhereInput struct {
 	// "redemptions" edge predicates.
 	HasRedemptions     *bool                   `json:"hasRedemptions,omitempty"`
 	HasRedemptionsWith []*RedemptionWhereInput `json:"hasRedemptionsWith,omitempty"`
+
+	// "sales" edge predicates.
+	HasSales     *bool             `json:"hasSales,omitempty"`
+	HasSalesWith []*SaleWhereInput `json:"hasSalesWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -2410,6 +2414,24 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, customer.HasRedemptionsWith(with...))
+	}
+	if i.HasSales != nil {
+		p := customer.HasSales()
+		if !*i.HasSales {
+			p = customer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSalesWith) > 0 {
+		with := make([]predicate.Sale, 0, len(i.HasSalesWith))
+		for _, w := range i.HasSalesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSalesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customer.HasSalesWith(with...))
 	}
 	switch len(predicates) {
 	case 0:

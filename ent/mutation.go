@@ -2974,6 +2974,9 @@ type CustomerMutation struct {
 	redemptions             map[string]struct{}
 	removedredemptions      map[string]struct{}
 	clearedredemptions      bool
+	sales                   map[string]struct{}
+	removedsales            map[string]struct{}
+	clearedsales            bool
 	done                    bool
 	oldValue                func(context.Context) (*Customer, error)
 	predicates              []predicate.Customer
@@ -4263,6 +4266,60 @@ func (m *CustomerMutation) ResetRedemptions() {
 	m.removedredemptions = nil
 }
 
+// AddSaleIDs adds the "sales" edge to the Sale entity by ids.
+func (m *CustomerMutation) AddSaleIDs(ids ...string) {
+	if m.sales == nil {
+		m.sales = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.sales[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSales clears the "sales" edge to the Sale entity.
+func (m *CustomerMutation) ClearSales() {
+	m.clearedsales = true
+}
+
+// SalesCleared reports if the "sales" edge to the Sale entity was cleared.
+func (m *CustomerMutation) SalesCleared() bool {
+	return m.clearedsales
+}
+
+// RemoveSaleIDs removes the "sales" edge to the Sale entity by IDs.
+func (m *CustomerMutation) RemoveSaleIDs(ids ...string) {
+	if m.removedsales == nil {
+		m.removedsales = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.sales, ids[i])
+		m.removedsales[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSales returns the removed IDs of the "sales" edge to the Sale entity.
+func (m *CustomerMutation) RemovedSalesIDs() (ids []string) {
+	for id := range m.removedsales {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SalesIDs returns the "sales" edge IDs in the mutation.
+func (m *CustomerMutation) SalesIDs() (ids []string) {
+	for id := range m.sales {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSales resets all changes to the "sales" edge.
+func (m *CustomerMutation) ResetSales() {
+	m.sales = nil
+	m.clearedsales = false
+	m.removedsales = nil
+}
+
 // Where appends a list predicates to the CustomerMutation builder.
 func (m *CustomerMutation) Where(ps ...predicate.Customer) {
 	m.predicates = append(m.predicates, ps...)
@@ -4854,7 +4911,7 @@ func (m *CustomerMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CustomerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.tenant != nil {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -4866,6 +4923,9 @@ func (m *CustomerMutation) AddedEdges() []string {
 	}
 	if m.redemptions != nil {
 		edges = append(edges, customer.EdgeRedemptions)
+	}
+	if m.sales != nil {
+		edges = append(edges, customer.EdgeSales)
 	}
 	return edges
 }
@@ -4896,13 +4956,19 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeSales:
+		ids := make([]ent.Value, 0, len(m.sales))
+		for id := range m.sales {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CustomerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.removedsegments != nil {
 		edges = append(edges, customer.EdgeSegments)
 	}
@@ -4911,6 +4977,9 @@ func (m *CustomerMutation) RemovedEdges() []string {
 	}
 	if m.removedredemptions != nil {
 		edges = append(edges, customer.EdgeRedemptions)
+	}
+	if m.removedsales != nil {
+		edges = append(edges, customer.EdgeSales)
 	}
 	return edges
 }
@@ -4937,13 +5006,19 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeSales:
+		ids := make([]ent.Value, 0, len(m.removedsales))
+		for id := range m.removedsales {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CustomerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.clearedtenant {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -4955,6 +5030,9 @@ func (m *CustomerMutation) ClearedEdges() []string {
 	}
 	if m.clearedredemptions {
 		edges = append(edges, customer.EdgeRedemptions)
+	}
+	if m.clearedsales {
+		edges = append(edges, customer.EdgeSales)
 	}
 	return edges
 }
@@ -4971,6 +5049,8 @@ func (m *CustomerMutation) EdgeCleared(name string) bool {
 		return m.clearedpoints_entries
 	case customer.EdgeRedemptions:
 		return m.clearedredemptions
+	case customer.EdgeSales:
+		return m.clearedsales
 	}
 	return false
 }
@@ -5001,6 +5081,9 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 		return nil
 	case customer.EdgeRedemptions:
 		m.ResetRedemptions()
+		return nil
+	case customer.EdgeSales:
+		m.ResetSales()
 		return nil
 	}
 	return fmt.Errorf("unknown Customer edge %s", name)

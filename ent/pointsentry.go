@@ -15,16 +15,17 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// PointsEntry is the model entity for the PointsEntry schema.
+// One movement of the points ledger: a credit, a debit, an expiry or an adjustment. Entries are never changed.
 type PointsEntry struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The entry's id, such as ptx_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
-	// CreatedAt holds the value of the "created_at" field.
+	// When the entry was written (UTC).
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// CustomerID holds the value of the "customer_id" field.
+	// Id of the customer whose balance moved.
 	CustomerID string `json:"customer_id,omitempty"`
 	// credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone.
 	Kind pointsentry.Kind `json:"kind,omitempty"`
@@ -34,7 +35,7 @@ type PointsEntry struct {
 	BalanceAfter int64 `json:"balance_after,omitempty"`
 	// What caused the entry; with source_id, a credit of one source happens once.
 	SourceKind pointsentry.SourceKind `json:"source_kind,omitempty"`
-	// SourceID holds the value of the "source_id" field.
+	// The order id, or the id of the sale, redemption or points lot behind the entry; none for an operator's adjustment or a debit without an order.
 	SourceID *string `json:"source_id,omitempty"`
 	// Why, in words: an operator's reason, a campaign name.
 	Reason string `json:"reason,omitempty"`
@@ -52,7 +53,7 @@ type PointsEntry struct {
 type PointsEntryEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
-	// Customer holds the value of the customer edge.
+	// The customer whose balance moved.
 	Customer *Customer `json:"customer,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -19,20 +19,21 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Redemption is the model entity for the Redemption schema.
+// A campaign benefit given on an order.
 type Redemption struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The redemption's id, such as red_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
 	// When the benefit was redeemed.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// CampaignID holds the value of the "campaign_id" field.
+	// Id of the campaign redeemed.
 	CampaignID string `json:"campaign_id,omitempty"`
-	// CustomerID holds the value of the "customer_id" field.
+	// Id of the customer who received the benefit.
 	CustomerID string `json:"customer_id,omitempty"`
-	// OrderID holds the value of the "order_id" field.
+	// The order's id in the client's system; for a point-of-sale discount, the sale's receipt number.
 	OrderID string `json:"order_id,omitempty"`
 	// The validation redeemed; none for a discount given at the point of sale.
 	ValidationTokenID *string `json:"validation_token_id,omitempty"`
@@ -46,7 +47,7 @@ type Redemption struct {
 	DiscountAmount decimal.Decimal `json:"discount_amount,omitempty"`
 	// Cashback promised, in R$ (0 for other types).
 	CashbackAmount decimal.Decimal `json:"cashback_amount,omitempty"`
-	// BonusPoints holds the value of the "bonus_points" field.
+	// Bonus points given (0 for other types), credited once the order's points are.
 	BonusPoints int64 `json:"bonus_points,omitempty"`
 	// benefit_applied as answered to the client.
 	Benefit json.RawMessage `json:"benefit,omitempty"`
@@ -60,13 +61,13 @@ type Redemption struct {
 type RedemptionEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
-	// Campaign holds the value of the campaign edge.
+	// The campaign redeemed.
 	Campaign *Campaign `json:"campaign,omitempty"`
-	// Customer holds the value of the customer edge.
+	// The customer who received the benefit.
 	Customer *Customer `json:"customer,omitempty"`
 	// ValidationToken holds the value of the validation_token edge.
 	ValidationToken *ValidationToken `json:"validation_token,omitempty"`
-	// Sale holds the value of the sale edge.
+	// The sale a point-of-sale discount was given in; none for a redemption of a cart validation.
 	Sale *Sale `json:"sale,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -17,26 +17,27 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Sale is the model entity for the Sale schema.
+// A sale registered by a point of sale, processed in the background: points, bonuses and redemptions.
 type Sale struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The sale's id, such as sal_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
 	// When the sale was received.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// StoreID holds the value of the "store_id" field.
+	// Id of the store the sale was made in.
 	StoreID string `json:"store_id,omitempty"`
 	// The receipt number the point of sale sent (sale.id).
 	ExternalID string `json:"external_id,omitempty"`
-	// PosID holds the value of the "pos_id" field.
+	// The point of sale (terminal) the sale came from, as it sent it (sale.store.posId).
 	PosID string `json:"pos_id,omitempty"`
-	// Channel holds the value of the "channel" field.
+	// The sales channel the point of sale sent (sale.channel).
 	Channel string `json:"channel,omitempty"`
 	// The CPF or CNPJ sent; 00000000000 for an unidentified customer.
 	CustomerDocument string `json:"customer_document,omitempty"`
-	// CustomerDocumentType holds the value of the "customer_document_type" field.
+	// Kind of document sent; none for an unidentified customer.
 	CustomerDocumentType *sale.CustomerDocumentType `json:"customer_document_type,omitempty"`
 	// The customer the sale was credited to, once processed.
 	CustomerID *string `json:"customer_id,omitempty"`
@@ -46,17 +47,17 @@ type Sale struct {
 	Amount decimal.Decimal `json:"amount,omitempty"`
 	// Payable after discounts, in R$.
 	AmountPayable decimal.Decimal `json:"amount_payable,omitempty"`
-	// DiscountAmount holds the value of the "discount_amount" field.
+	// Total discount in R$: as the point of sale sent it, else the sum of the items' discounts.
 	DiscountAmount decimal.Decimal `json:"discount_amount,omitempty"`
 	// FiscalDocument holds the value of the "fiscal_document" field.
 	FiscalDocument json.RawMessage `json:"fiscal_document,omitempty"`
-	// Status holds the value of the "status" field.
+	// RECEIVED until processed, then PROCESSED, or FAILED when processing gave up (see failureReason).
 	Status sale.Status `json:"status,omitempty"`
-	// FailureReason holds the value of the "failure_reason" field.
+	// Why processing failed, for a FAILED sale.
 	FailureReason *string `json:"failure_reason,omitempty"`
-	// PointsCredited holds the value of the "points_credited" field.
+	// Points credited to the customer for the sale, bonus points included; 0 until processed.
 	PointsCredited int64 `json:"points_credited,omitempty"`
-	// ProcessedAt holds the value of the "processed_at" field.
+	// When the sale was processed.
 	ProcessedAt *time.Time `json:"processed_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SaleQuery when eager-loading is set.
@@ -68,13 +69,13 @@ type Sale struct {
 type SaleEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
-	// Store holds the value of the store edge.
+	// The store the sale was made in.
 	Store *Store `json:"store,omitempty"`
-	// Customer holds the value of the customer edge.
+	// The customer the sale was credited to, once processed; none for an unidentified or unknown customer.
 	Customer *Customer `json:"customer,omitempty"`
-	// Items holds the value of the items edge.
+	// The sale's lines.
 	Items []*SaleItem `json:"items,omitempty"`
-	// Payments holds the value of the payments edge.
+	// The sale's payments.
 	Payments []*SalePayment `json:"payments,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

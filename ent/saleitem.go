@@ -15,24 +15,25 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// SaleItem is the model entity for the SaleItem schema.
+// A line of a sale: a product, its quantity, price and discounts.
 type SaleItem struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The item's id, such as sli_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
-	// SaleID holds the value of the "sale_id" field.
+	// Id of the sale the item belongs to.
 	SaleID string `json:"sale_id,omitempty"`
 	// The item's id in the sale (sequential).
 	LineID string `json:"line_id,omitempty"`
-	// Gtin holds the value of the "gtin" field.
+	// The product's GTIN (barcode) as the point of sale sent it.
 	Gtin string `json:"gtin,omitempty"`
-	// Description holds the value of the "description" field.
+	// The product's description as the point of sale sent it.
 	Description string `json:"description,omitempty"`
-	// UnitPrice holds the value of the "unit_price" field.
+	// Unit price in R$, before discounts.
 	UnitPrice decimal.Decimal `json:"unit_price,omitempty"`
-	// Quantity holds the value of the "quantity" field.
+	// Quantity sold; may be fractional (kg).
 	Quantity decimal.Decimal `json:"quantity,omitempty"`
 	// Sum of the item's discounts, in R$.
 	DiscountAmount decimal.Decimal `json:"discount_amount,omitempty"`
@@ -48,7 +49,7 @@ type SaleItem struct {
 type SaleItemEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
-	// Sale holds the value of the sale edge.
+	// The sale the item belongs to.
 	Sale *Sale `json:"sale,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -14,26 +14,27 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// SalePayment is the model entity for the SalePayment schema.
+// A payment of a sale: its method and amount.
 type SalePayment struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The payment's id, such as pay_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
-	// SaleID holds the value of the "sale_id" field.
+	// Id of the sale paid.
 	SaleID string `json:"sale_id,omitempty"`
-	// PaymentID holds the value of the "payment_id" field.
+	// The payment's id in the sale, as the point of sale sent it.
 	PaymentID string `json:"payment_id,omitempty"`
-	// Amount holds the value of the "amount" field.
+	// Amount paid in R$.
 	Amount decimal.Decimal `json:"amount,omitempty"`
-	// Method holds the value of the "method" field.
+	// Payment method as the point of sale sent it, such as CREDIT_CARD.
 	Method string `json:"method,omitempty"`
-	// Bin holds the value of the "bin" field.
+	// First digits of the card (BIN), when sent; empty otherwise.
 	Bin string `json:"bin,omitempty"`
-	// Nsu holds the value of the "nsu" field.
+	// NSU of the card transaction, when sent; empty otherwise.
 	Nsu string `json:"nsu,omitempty"`
-	// Installments holds the value of the "installments" field.
+	// Number of installments, 1 to 99; 1 when not sent.
 	Installments int `json:"installments,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SalePaymentQuery when eager-loading is set.
@@ -45,7 +46,7 @@ type SalePayment struct {
 type SalePaymentEdges struct {
 	// Tenant holds the value of the tenant edge.
 	Tenant *Tenant `json:"tenant,omitempty"`
-	// Sale holds the value of the sale edge.
+	// The sale paid.
 	Sale *Sale `json:"sale,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

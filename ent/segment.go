@@ -13,10 +13,11 @@ import (
 	"github.com/fideliza/fideliza/ent/tenant"
 )
 
-// Segment is the model entity for the Segment schema.
+// A named group of customers that campaigns can target.
 type Segment struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The segment's id, such as seg_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
@@ -24,9 +25,9 @@ type Segment struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// When the record last changed (UTC).
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
-	// Name holds the value of the "name" field.
+	// The segment's name.
 	Name string `json:"name,omitempty"`
-	// Description holds the value of the "description" field.
+	// Free text about the segment; empty when none.
 	Description string `json:"description,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SegmentQuery when eager-loading is set.

@@ -13,10 +13,11 @@ import (
 	"github.com/fideliza/fideliza/ent/tenant"
 )
 
-// Store is the model entity for the Store schema.
+// A physical or online store of the retailer, known to the point of sale by its code.
 type Store struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The store's id, such as sto_01J….
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
@@ -26,7 +27,7 @@ type Store struct {
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// The store's code in the retailer's systems (sale.store.id at the POS).
 	Code string `json:"code,omitempty"`
-	// Name holds the value of the "name" field.
+	// The store's display name.
 	Name string `json:"name,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the StoreQuery when eager-loading is set.

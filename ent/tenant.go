@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Tenant is the model entity for the Tenant schema.
+// A retailer using Fideliza, with its loyalty settings.
 type Tenant struct {
 	config `json:"-"`
 	// ID of the ent.
@@ -61,9 +61,9 @@ type Tenant struct {
 
 // TenantEdges holds the relations/edges for other nodes in the graph.
 type TenantEdges struct {
-	// Sandbox tenants linked to this production tenant.
+	// The production tenant this sandbox tenant belongs to; none for a production tenant.
 	SandboxOf *Tenant `json:"sandbox_of,omitempty"`
-	// Sandboxes holds the value of the sandboxes edge.
+	// Sandbox tenants linked to this production tenant.
 	Sandboxes []*Tenant `json:"sandboxes,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.

@@ -2,14 +2,15 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/graph/apperr"
 )
 
 // TenantSettings are the settings an operator or admin may change; nil
@@ -30,11 +31,21 @@ func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) 
 
 // UpdateTenant changes the settings of a tenant.
 func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
+	var p apperr.Problems
+	if s.Name != nil && strings.TrimSpace(*s.Name) == "" {
+		p.Add("name", "must not be empty")
+	}
 	if s.SaleTolerance != nil && s.SaleTolerance.IsNegative() {
-		return nil, fmt.Errorf("sale tolerance must not be negative")
+		p.Add("sale_tolerance", "must not be negative")
 	}
 	if s.PointsPerReal != nil && s.PointsPerReal.IsNegative() {
-		return nil, fmt.Errorf("points per real must not be negative")
+		p.Add("points_per_real", "must not be negative")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if s.Name != nil {
+		*s.Name = strings.TrimSpace(*s.Name)
 	}
 	u := a.DB.Ent.Tenant.UpdateOneID(id).
 		SetNillableName(s.Name).
@@ -52,7 +63,53 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 
 // CreateStore registers a store of a tenant under its external code.
 func (a *App) CreateStore(ctx context.Context, tenantID, code, name string) (*ent.Store, error) {
-	return a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name).Save(ctx)
+	if err := checkStore(&code, &name); err != nil {
+		return nil, err
+	}
+	s, err := a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name).Save(ctx)
+	return s, storeConflict(err)
+}
+
+// UpdateStore changes a store's code or name; nil leaves one as it is.
+func (a *App) UpdateStore(ctx context.Context, id string, code, name *string) (*ent.Store, error) {
+	if err := checkStore(code, name); err != nil {
+		return nil, err
+	}
+	s, err := a.DB.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name).Save(ctx)
+	return s, storeConflict(notFoundAs(err, "store"))
+}
+
+// checkStore trims a store's code and name and says whether they are usable.
+func checkStore(code, name *string) error {
+	var p apperr.Problems
+	for field, v := range map[string]*string{"code": code, "name": name} {
+		if v == nil {
+			continue
+		}
+		*v = strings.TrimSpace(*v)
+		if *v == "" {
+			p.Add(field, "must not be empty")
+		}
+	}
+	if code != nil && len(*code) > 50 {
+		p.Add("code", "must be at most 50 characters")
+	}
+	return p.Err()
+}
+
+func storeConflict(err error) error {
+	if ent.IsConstraintError(err) {
+		return apperr.Conflict("duplicate_store", "code", "a store with this code exists")
+	}
+	return err
+}
+
+// notFoundAs turns ent's not-found error into the operations' one.
+func notFoundAs(err error, what string) error {
+	if ent.IsNotFound(err) {
+		return apperr.NotFound(what)
+	}
+	return err
 }
 
 // ClientCredentials is a client with its secret, which exists only here:
@@ -72,17 +129,17 @@ func (a *App) CreateClient(ctx context.Context, tenantID string, kind apiclient.
 // id is empty.
 func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
 	if err := apiclient.KindValidator(kind); err != nil {
-		return nil, fmt.Errorf("kind must be oauth or pos")
+		return nil, apperr.Invalid("kind", "kind must be oauth or pos")
 	}
 	switch {
 	case kind == apiclient.KindPos && len(scopes) > 0:
-		return nil, fmt.Errorf("pos clients have no scopes")
+		return nil, apperr.Invalid("scopes", "pos clients have no scopes")
 	case kind == apiclient.KindOauth && len(scopes) == 0:
 		scopes = auth.Scopes
 	}
 	for _, s := range scopes {
 		if !slices.Contains(auth.Scopes, s) {
-			return nil, fmt.Errorf("unknown scope %q (known: %v)", s, auth.Scopes)
+			return nil, apperr.Invalid("scopes", "unknown scope %q (known: %v)", s, auth.Scopes)
 		}
 	}
 	secret, hash := auth.NewSecret()
@@ -105,9 +162,16 @@ func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredent
 
 func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*ClientCredentials, error) {
 	secret, hash := auth.NewSecret()
-	c, err := client.APIClient.UpdateOneID(clientID).SetSecretHash(hash).Save(ctx)
+	c, err := client.APIClient.UpdateOneID(clientID).Where(apiclient.Revoked(false)).SetSecretHash(hash).Save(ctx)
 	if err != nil {
-		return nil, err
+		return nil, notFoundAs(err, "client")
 	}
 	return &ClientCredentials{Client: c, Secret: secret}, nil
+}
+
+// RevokeClient revokes a client for good. Its secret stops working at once;
+// tokens already issued stop within auth.DefaultClientCheckTTL.
+func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
+	c, err := a.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
+	return c, notFoundAs(err, "client")
 }

@@ -21,6 +21,9 @@ type App struct {
 	Auth  *auth.Service
 	Log   *slog.Logger
 	Clock func() time.Time // nil: the system clock; tests set it
+	// NoIntrospection turns GraphQL introspection off (it is on for the
+	// playground and analysts' tools unless an operator says otherwise).
+	NoIntrospection bool
 
 	campaigns campaignCache
 	jobsOnce  sync.Once

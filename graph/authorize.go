@@ -35,3 +35,12 @@ func Authorize(ctx context.Context, scope string) error {
 	}
 	return apperr.Forbidden("insufficient_scope", "the access token lacks the scope "+scope)
 }
+
+// viewerTenant returns the tenant the viewer of ctx acts in.
+func viewerTenant(ctx context.Context) (string, error) {
+	v, ok := viewer.FromContext(ctx)
+	if !ok || v.TenantID == "" {
+		return "", apperr.Forbidden("forbidden", "the viewer acts in no tenant")
+	}
+	return v.TenantID, nil
+}

@@ -41,12 +41,6 @@ func validateCartInput(in generated.ValidateCartInput) ValidateInput {
 	if in.Subtotal != nil {
 		v.Cart.Subtotal = *in.Subtotal
 	}
-	deref := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
 	for _, it := range in.Items {
 		v.Cart.Items = append(v.Cart.Items, eligibility.Item{
 			SKU: deref(it.Sku), GTIN: deref(it.Gtin), Category: deref(it.Category), Quantity: it.Quantity, UnitPrice: it.UnitPrice,

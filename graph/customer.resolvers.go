@@ -48,11 +48,7 @@ func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segm
 	if segmentID != nil {
 		f.SegmentID = *segmentID
 	}
-	size := defaultPageSize
-	if first != nil {
-		size = *first
-	}
-	return r.app.ListCustomers(ctx, f, after, size)
+	return r.app.ListCustomers(ctx, f, after, *first) // checkField gives first a value
 }
 
 // Mutation returns generated.MutationResolver implementation.

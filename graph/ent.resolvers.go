@@ -10,9 +10,15 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/graph/generated"
 )
+
+// Status is the resolver for the status field.
+func (r *campaignResolver) Status(ctx context.Context, obj *ent.Campaign) (campaign.Status, error) {
+	return r.app.withStatus(obj).Status, nil
+}
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
@@ -45,83 +51,66 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 
 // APIClients is the resolver for the apiClients field.
 func (r *queryResolver) APIClients(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) (*ent.APIClientConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.APIClient.Query().Paginate(ctx, after, first, before, last,
 		ent.WithAPIClientOrder(orderBy), ent.WithAPIClientFilter(where.Filter))
 }
 
 // Campaigns is the resolver for the campaigns field.
 func (r *queryResolver) Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Campaign.Query().Paginate(ctx, after, first, before, last,
 		ent.WithCampaignOrder(orderBy), ent.WithCampaignFilter(where.Filter))
 }
 
 // Customers is the resolver for the customers field.
 func (r *queryResolver) Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Customer.Query().Paginate(ctx, after, first, before, last,
 		ent.WithCustomerOrder(orderBy), ent.WithCustomerFilter(where.Filter))
 }
 
+// Events is the resolver for the events field.
+func (r *queryResolver) Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error) {
+	return r.client.Event.Query().Paginate(ctx, after, first, before, last,
+		ent.WithEventOrder(orderBy), ent.WithEventFilter(where.Filter))
+}
+
+// PointsEntries is the resolver for the pointsEntries field.
+func (r *queryResolver) PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error) {
+	return r.client.PointsEntry.Query().Paginate(ctx, after, first, before, last,
+		ent.WithPointsEntryOrder(orderBy), ent.WithPointsEntryFilter(where.Filter))
+}
+
 // Redemptions is the resolver for the redemptions field.
 func (r *queryResolver) Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Redemption.Query().Paginate(ctx, after, first, before, last,
 		ent.WithRedemptionOrder(orderBy), ent.WithRedemptionFilter(where.Filter))
 }
 
 // Sales is the resolver for the sales field.
 func (r *queryResolver) Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Sale.Query().Paginate(ctx, after, first, before, last,
 		ent.WithSaleOrder(orderBy), ent.WithSaleFilter(where.Filter))
 }
 
 // Segments is the resolver for the segments field.
 func (r *queryResolver) Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Segment.Query().Paginate(ctx, after, first, before, last,
 		ent.WithSegmentOrder(orderBy), ent.WithSegmentFilter(where.Filter))
 }
 
 // Stores is the resolver for the stores field.
 func (r *queryResolver) Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Store.Query().Paginate(ctx, after, first, before, last,
 		ent.WithStoreOrder(orderBy), ent.WithStoreFilter(where.Filter))
 }
 
 // Tenants is the resolver for the tenants field.
 func (r *queryResolver) Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error) {
-	first, last, err := pageBounds(first, last)
-	if err != nil {
-		return nil, err
-	}
 	return r.client.Tenant.Query().Paginate(ctx, after, first, before, last,
 		ent.WithTenantOrder(orderBy), ent.WithTenantFilter(where.Filter))
 }
+
+// Campaign returns generated.CampaignResolver implementation.
+func (r *Resolver) Campaign() generated.CampaignResolver { return &campaignResolver{r} }
 
 // Customer returns generated.CustomerResolver implementation.
 func (r *Resolver) Customer() generated.CustomerResolver { return &customerResolver{r} }
@@ -130,6 +119,7 @@ func (r *Resolver) Customer() generated.CustomerResolver { return &customerResol
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
+	campaignResolver struct{ *Resolver }
 	customerResolver struct{ *Resolver }
 	queryResolver    struct{ *Resolver }
 )

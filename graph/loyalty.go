@@ -343,6 +343,32 @@ func (a *App) Statement(ctx context.Context, customerID string, f StatementFilte
 	}))
 }
 
+// ByLevel counts the viewer's tenant's customers and their points per
+// level, every level listed, lowest first.
+func (a *App) ByLevel(ctx context.Context) ([]LevelLiability, error) {
+	var rows []struct {
+		Level  string `json:"level"`
+		Count  int    `json:"count"`
+		Points int64  `json:"points"`
+	}
+	err := a.DB.Ent.Customer.Query().GroupBy(customer.FieldLevel).
+		Aggregate(ent.As(ent.Count(), "count"), ent.As(ent.Sum(customer.FieldPointsBalance), "points")).
+		Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	levels := make([]LevelLiability, len(points.Levels))
+	for i, lv := range points.Levels {
+		levels[i].Level = lv
+		for _, r := range rows {
+			if r.Level == string(lv) {
+				levels[i].Customers, levels[i].Points = r.Count, r.Points
+			}
+		}
+	}
+	return levels, nil
+}
+
 // Liability is what a tenant's customers could still spend.
 type Liability struct {
 	Total         int64
@@ -365,26 +391,12 @@ type MonthLiability struct {
 
 // PointsLiability sums the viewer's tenant's outstanding points.
 func (a *App) PointsLiability(ctx context.Context) (*Liability, error) {
-	var rows []struct {
-		Level  string `json:"level"`
-		Count  int    `json:"count"`
-		Points int64  `json:"points"`
-	}
-	err := a.DB.Ent.Customer.Query().GroupBy(customer.FieldLevel).
-		Aggregate(ent.As(ent.Count(), "count"), ent.As(ent.Sum(customer.FieldPointsBalance), "points")).
-		Scan(ctx, &rows)
+	byLevel, err := a.ByLevel(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := &Liability{}
-	for _, lv := range points.Levels {
-		ll := LevelLiability{Level: lv}
-		for _, r := range rows {
-			if r.Level == string(lv) {
-				ll.Customers, ll.Points = r.Count, r.Points
-			}
-		}
-		l.ByLevel = append(l.ByLevel, ll)
+	l := &Liability{ByLevel: byLevel}
+	for _, ll := range byLevel {
 		l.Total += ll.Points
 	}
 	lots, err := a.DB.Ent.PointsLot.Query().Where(pointslot.RemainingGT(0)).

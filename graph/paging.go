@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fideliza/fideliza/graph/apperr"
+)
 
 // Page sizes of every connection: unbounded pages would let one query read a
 // whole table.
@@ -9,17 +13,25 @@ const (
 	maxPageSize     = 100
 )
 
-// pageBounds applies the default page size when neither first nor last is
-// given and refuses sizes outside 1..maxPageSize.
-func pageBounds(first, last *int) (*int, *int, error) {
+// boundPage applies the page rules to every field with a first argument,
+// at the root and on nested edges alike: the default page size when neither
+// first nor last is given, and sizes only within 1..maxPageSize. The
+// resolvers read the arguments from fc.Args after it.
+func boundPage(fc *graphql.FieldContext) error {
+	if _, ok := fc.Args["first"]; !ok {
+		return nil
+	}
+	first, _ := fc.Args["first"].(*int)
+	last, _ := fc.Args["last"].(*int)
 	if first == nil && last == nil {
 		n := defaultPageSize
-		return &n, nil, nil
+		fc.Args["first"] = &n
+		return nil
 	}
-	for _, n := range []*int{first, last} {
+	for name, n := range map[string]*int{"first": first, "last": last} {
 		if n != nil && (*n < 1 || *n > maxPageSize) {
-			return nil, nil, fmt.Errorf("page size must be between 1 and %d, got %d", maxPageSize, *n)
+			return apperr.Invalid(name, "page size must be between 1 and %d, got %d", maxPageSize, *n)
 		}
 	}
-	return first, last, nil
+	return nil
 }

@@ -3,7 +3,12 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -18,35 +23,68 @@ import (
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
-// Limits of a GraphQL request.
-const (
-	maxComplexity = 1000
-	maxBodyBytes  = 1 << 20
-)
-
 // Resolver is the root resolver.
 type Resolver struct {
 	app    *App
 	client *ent.Client
 }
 
-// NewHandler returns the GraphQL HTTP handler: POST and GET transports only,
-// a bounded query cache, a complexity limit and introspection. Mutations
-// call the operations REST calls, which open their own transactions (with
-// the *sql.Tx River enqueues in), so the handler opens none.
+// NewHandler returns the GraphQL HTTP handler, its parts chosen one by one
+// (not gqlgen's default server): POST and GET transports only, a bounded
+// query cache, limits on complexity, depth, aliases and body size, and
+// introspection unless app.NoIntrospection. Mutations call the operations
+// REST calls, which open their own transactions (with the *sql.Tx River
+// enqueues in), so the handler opens none.
 func NewHandler(app *App) http.Handler {
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{
+	srv := handler.New(pagedComplexity{generated.NewExecutableSchema(generated.Config{
 		Resolvers: &Resolver{app: app, client: app.DB.Ent},
-	}))
+	})})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
+	if !app.NoIntrospection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(shapeLimit{})
 	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.AroundRootFields(authorizeRootField)
-	srv.AroundFields(authorizeField)
+	srv.AroundFields(checkField)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return presentError(ctx, app.Log, err)
 	})
-	return http.TimeoutHandler(http.MaxBytesHandler(srv, maxBodyBytes), 30*time.Second, `{"errors":[{"message":"request timed out"}]}`)
+	return http.TimeoutHandler(limitBody(srv), 30*time.Second, `{"errors":[{"message":"request timed out","extensions":{"code":"timeout"}}]}`)
+}
+
+// limitBody reads a request's body before gqlgen does and refuses one over
+// maxBodyBytes with 413 and a GraphQL error of its own code; gqlgen would
+// report the cut-off body as an internal error.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err != nil {
+			status, code, msg := http.StatusBadRequest, "invalid_request", "the request body could not be read"
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				status, code, msg = http.StatusRequestEntityTooLarge, "request_too_large",
+					fmt.Sprintf("the request body is over %d bytes", maxBodyBytes)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []*gqlerror.Error{{
+				Message: msg, Extensions: map[string]any{"code": code},
+			}}})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deref returns what p points to, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

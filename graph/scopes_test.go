@@ -30,3 +30,20 @@ func TestEveryRootFieldHasAScope(t *testing.T) {
 		require.Truef(t, seen[key], "RootFieldScopes names %s, which is not in the schema", key)
 	}
 }
+
+// TestEveryEntityTypeHasAScope: each type implementing Node is in
+// TypeScopes, so its edges and node lookups are guarded, and TypeScopes
+// names no other type.
+func TestEveryEntityTypeHasAScope(t *testing.T) {
+	t.Parallel()
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{}}).Schema()
+	entities := map[string]bool{}
+	for _, def := range schema.PossibleTypes["Node"] {
+		entities[def.Name] = true
+		_, ok := TypeScopes[def.Name]
+		require.Truef(t, ok, "entity type %s has no scope in TypeScopes", def.Name)
+	}
+	for name := range TypeScopes {
+		require.Truef(t, entities[name], "TypeScopes names %s, which is no entity type", name)
+	}
+}

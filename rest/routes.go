@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"github.com/fideliza/fideliza/auth"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -53,6 +54,10 @@ var PublicRoutes = map[string]bool{
 	"POST /auth/token":                      true,
 	"GET /.well-known/openid-configuration": true,
 	"GET /.well-known/jwks.json":            true,
+	"GET /auth/login":                       true,
+	"GET " + auth.SignInPath:                true,
+	"GET /playground/":                      true, // the page; its queries need a token
+	"GET /playground/assets/*":              true,
 }
 
 // protected mounts a bearer-authenticated route guarded by its scope.

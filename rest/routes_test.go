@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/auth"
@@ -153,7 +155,29 @@ var graphQLProbes = map[string]string{
 	"Mutation.creditPoints":   `mutation { creditPoints(input: {customerID: "cus_00000000000000000000000000", orderID: "o-1", points: 10}) { replayed } }`,
 	"Mutation.debitPoints":    `mutation { debitPoints(input: {customerID: "cus_00000000000000000000000000", points: 10}) { replayed } }`,
 	"Mutation.adjustPoints":   `mutation { adjustPoints(input: {customerID: "cus_00000000000000000000000000", points: 10, reason: "gift"}) { replayed } }`,
+
+	"Query.pointsEntries":    `{ pointsEntries { totalCount } }`,
+	"Query.events":           `{ events { totalCount } }`,
+	"Query.customersByLevel": `{ customersByLevel { level customers } }`,
+	"Query.activeCustomers":  `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
+	"Query.salesByStoreDay":  `{ salesByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day sales amount } }`,
+
+	"Mutation.createStore":            `mutation { createStore(input: {code: "L-99", name: "Loja 99"}) { id } }`,
+	"Mutation.updateStore":            `mutation { updateStore(id: "sto_00000000000000000000000000", input: {name: "Loja"}) { id } }`,
+	"Mutation.createAPIClient":        `mutation { createAPIClient(input: {kind: oauth, name: "probe", scopes: ["customers:read"]}) { clientSecret client { id } } }`,
+	"Mutation.rotateAPIClientSecret":  `mutation { rotateAPIClientSecret(id: "cli_00000000000000000000000000") { clientSecret client { id } } }`,
+	"Mutation.revokeAPIClient":        `mutation { revokeAPIClient(id: "cli_00000000000000000000000000") { id revoked } }`,
+	"Mutation.updateTenantSettings":   `mutation { updateTenantSettings(input: {name: "Loja Sonda"}) { id name } }`,
+	"Mutation.createSegment":          `mutation { createSegment(input: {name: "Sonda"}) { id } }`,
+	"Mutation.updateSegment":          `mutation { updateSegment(id: "seg_00000000000000000000000000", input: {name: "Sonda"}) { id } }`,
+	"Mutation.addSegmentCustomers":    `mutation { addSegmentCustomers(segmentID: "seg_00000000000000000000000000", customerIDs: ["cus_00000000000000000000000000"]) { id } }`,
+	"Mutation.removeSegmentCustomers": `mutation { removeSegmentCustomers(segmentID: "seg_00000000000000000000000000", customerIDs: ["cus_00000000000000000000000000"]) { id } }`,
+	"Mutation.importSegmentCustomers": `mutation { importSegmentCustomers(segmentID: "seg_00000000000000000000000000", cpfs: ["11144477735"]) { added notFound invalid } }`,
 }
+
+// GraphQLProbes lends graphQLProbes to the rest_test package (the role
+// tests), which cannot see this package's unexported test names.
+var GraphQLProbes = graphQLProbes
 
 func TestGraphQLScopeMatrix(t *testing.T) {
 	t.Parallel()
@@ -204,37 +228,103 @@ func TestGraphQLScopeMatrix(t *testing.T) {
 	})
 }
 
-// TestGraphQLFieldScopes: a field below the root guarded by FieldScopes is
-// refused without its scope even when the root field is allowed.
+// TestGraphQLFieldScopes: an edge below the root needs the scope of the
+// entity it leads to (graph.TypeScopes), even when the root field is allowed.
 func TestGraphQLFieldScopes(t *testing.T) {
 	t.Parallel()
+	// Each edge is read from a root whose scope is root; the edge needs
+	// graph.TypeScopes of its type. Data exists below every edge, so each
+	// edge's resolver runs.
+	edges := []struct {
+		edge, target, root, query string
+	}{
+		{"Customer.pointsEntries", "PointsEntry", "customers:read", `{ customers { edges { node { name pointsEntries { totalCount } } } } }`},
+		{"Customer.segments", "Segment", "customers:read", `{ customers { edges { node { name segments { totalCount } } } } }`},
+		{"Customer.redemptions", "Redemption", "customers:read", `{ customers { edges { node { name redemptions { totalCount } } } } }`},
+		{"Customer.sales", "Sale", "customers:read", `{ customers { edges { node { name sales { totalCount } } } } }`},
+		{"Segment.customers", "Customer", "customers:read", `{ segments { edges { node { name customers { totalCount } } } } }`},
+		{"Segment.campaigns", "Campaign", "customers:read", `{ segments { edges { node { name campaigns { totalCount } } } } }`},
+		{"Campaign.redemptions", "Redemption", "campaigns:read", `{ campaigns { edges { node { name redemptions { totalCount } } } } }`},
+		{"Campaign.segment", "Segment", "campaigns:read", `{ campaigns { edges { node { name segment { id } } } } }`},
+		{"Redemption.customer", "Customer", "campaigns:read", `{ redemptions { edges { node { orderID customer { id } } } } }`},
+		{"Redemption.campaign", "Campaign", "campaigns:read", `{ redemptions { edges { node { orderID campaign { id } } } } }`},
+		{"Redemption.sale", "Sale", "campaigns:read", `{ redemptions { edges { node { orderID sale { id } } } } }`},
+		{"PointsEntry.customer", "Customer", "loyalty:read", `{ pointsEntries { edges { node { points customer { id } } } } }`},
+	}
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		s := newScopeServer(t, db)
-		ctx := viewer.TenantContext(context.Background(), s.client.Client.TenantID)
-		_, err := s.app.CreateCustomer(ctx, graph.CustomerInput{
-			Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
-		})
-		require.NoError(t, err)
-		query := `{ customers { edges { node { name pointsEntries { totalCount } } } } }`
-		for field, scope := range graph.FieldScopes {
-			require.Equal(t, "Customer.pointsEntries", field, "add a probe for %s", field)
-			call := func(token string) string {
-				body, _ := json.Marshal(map[string]string{"query": query})
-				req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/graphql", strings.NewReader(string(body)))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+token)
-				resp, err := http.DefaultClient.Do(req)
-				require.NoError(t, err)
-				defer resp.Body.Close()
-				raw, _ := io.ReadAll(resp.Body)
-				return string(raw)
-			}
-			without := call(s.tokenWith(t, "customers:read"))
-			require.Contains(t, without, "insufficient_scope")
-			require.Contains(t, without, scope)
-			with := call(s.tokenWith(t, "customers:read "+scope))
-			require.NotContains(t, with, "insufficient_scope")
-			require.Contains(t, with, `"totalCount":0`)
+		seedEdges(t, s.app, s.client.Client.TenantID)
+		call := func(t *testing.T, query, token string) string {
+			body, _ := json.Marshal(map[string]string{"query": query})
+			req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/graphql", strings.NewReader(string(body)))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			raw, _ := io.ReadAll(resp.Body)
+			return string(raw)
+		}
+		for _, e := range edges {
+			t.Run(e.edge, func(t *testing.T) {
+				scope, ok := graph.TypeScopes[e.target]
+				require.Truef(t, ok, "no TypeScopes entry for %s", e.target)
+				switch scope {
+				case e.root:
+					// The root's scope is the edge's: nothing more is needed.
+					got := call(t, e.query, s.tokenWith(t, e.root))
+					require.NotContains(t, got, "insufficient_scope")
+					require.NotContains(t, got, `"errors"`)
+				case graph.ScopeBackoffice, graph.ScopeBackofficeWrite:
+					// No OAuth client reaches it, even with every scope.
+					got := call(t, e.query, s.tokenWith(t, strings.Join(auth.Scopes, " ")))
+					require.Contains(t, got, "insufficient_scope")
+					require.Contains(t, got, scope)
+				default:
+					without := call(t, e.query, s.tokenWith(t, e.root))
+					require.Contains(t, without, "insufficient_scope")
+					require.Contains(t, without, scope)
+					with := call(t, e.query, s.tokenWith(t, e.root+" "+scope))
+					require.NotContains(t, with, "insufficient_scope")
+					require.NotContains(t, with, `"errors"`)
+				}
+			})
 		}
 	})
+}
+
+// seedEdges gives the tenant one row below every edge of
+// TestGraphQLFieldScopes: a customer in a segment that a campaign targets,
+// with points, a sale and a redemption of that sale.
+func seedEdges(t *testing.T, app *graph.App, tenantID string) {
+	t.Helper()
+	ctx := viewer.TenantContext(context.Background(), tenantID)
+	cust, err := app.CreateCustomer(ctx, graph.CustomerInput{
+		Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
+	})
+	require.NoError(t, err)
+	seg, err := app.CreateSegment(ctx, "VIP", nil)
+	require.NoError(t, err)
+	_, err = app.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
+	require.NoError(t, err)
+	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	camp, err := app.CreateCampaign(ctx, graph.CampaignInput{
+		Name: "Brinde", Type: "gift", StartsAt: &starts, EndsAt: &ends, SegmentID: &seg.ID,
+		Discount: &graph.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+	})
+	require.NoError(t, err)
+	_, err = app.CreditPoints(ctx, graph.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
+	require.NoError(t, err)
+	st, err := app.CreateStore(ctx, tenantID, "L1", "Loja 1")
+	require.NoError(t, err)
+	sl, err := app.DB.Ent.Sale.Create().SetStoreID(st.ID).SetExternalID("1").SetCustomerID(cust.ID).
+		SetSoldAt(time.Now().UTC().Truncate(time.Second)).SetAmount(decimal.NewFromInt(100)).
+		SetAmountPayable(decimal.NewFromInt(100)).SetDiscountAmount(decimal.Zero).Save(ctx)
+	require.NoError(t, err)
+	_, err = app.DB.Ent.Redemption.Create().SetCampaignID(camp.ID).SetCustomerID(cust.ID).SetOrderID("o-1").
+		SetSaleID(sl.ID).SetAmountPaid(decimal.NewFromInt(100)).SetDiscountAmount(decimal.Zero).
+		SetCashbackAmount(decimal.Zero).SetBenefit([]byte(`{"type":"gift"}`)).Save(ctx)
+	require.NoError(t, err)
 }

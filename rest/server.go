@@ -10,7 +10,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/playground"
 )
 
 type server struct {
@@ -34,6 +36,13 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	gql := graph.NewHandler(app)
 	s.protected(r, http.MethodGet, "/graphql", gql.ServeHTTP)
 	s.protected(r, http.MethodPost, "/graphql", gql.ServeHTTP)
+	r.Get("/auth/login", s.startSignIn)
+	r.Get(auth.SignInPath, s.finishSignIn)
+	pg := playground.Config{GraphQLPath: "/graphql"}
+	if app.Auth.CanSignIn() {
+		pg.LoginURL = "/auth/login?return_to=/playground"
+	}
+	r.Mount("/playground", playground.Handler(pg))
 
 	s.protected(r, http.MethodGet, "/v1/customers", s.listCustomers)
 	s.protected(r, http.MethodPost, "/v1/customers", s.createCustomer)

@@ -38,6 +38,7 @@ type DB struct {
 	Reads   *sql.DB
 	Ent     *ent.Client
 	Dialect string
+	driver  dialect.Driver // Ent's driver
 }
 
 // Open opens the database named by rawURL ("" means DefaultURL).
@@ -125,7 +126,7 @@ func openSQLite(path string) (*DB, error) {
 		Driver: entsql.OpenDB(dialect.SQLite, writes),
 		reads:  entsql.OpenDB(dialect.SQLite, reads),
 	}
-	return &DB{SQL: writes, Reads: reads, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.SQLite}, nil
+	return &DB{SQL: writes, Reads: reads, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.SQLite, driver: drv}, nil
 }
 
 func openPostgres(rawURL string) (*DB, error) {
@@ -137,7 +138,7 @@ func openPostgres(rawURL string) (*DB, error) {
 	pool.SetMaxIdleConns(32)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	drv := entsql.OpenDB(dialect.Postgres, pool)
-	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres}, nil
+	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv}, nil
 }
 
 // Close closes the pools.

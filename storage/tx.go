@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync/atomic"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -25,13 +26,14 @@ func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 	if err != nil {
 		return err
 	}
+	drv := boundDriver{tx: entsql.NewDriver(db.Dialect, entsql.Conn{ExecQuerier: sqlTx}), after: db.driver, ended: new(atomic.Bool)}
 	defer func() {
+		drv.ended.Store(true)
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
 			panic(p)
 		}
 	}()
-	drv := boundDriver{entsql.NewDriver(db.Dialect, entsql.Conn{ExecQuerier: sqlTx})}
 	if err := fn(Tx{Ent: ent.NewClient(ent.Driver(drv)), SQL: sqlTx}); err != nil {
 		return errors.Join(err, sqlTx.Rollback())
 	}
@@ -39,11 +41,61 @@ func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 }
 
 // boundDriver runs every statement in one open transaction; the transactions
-// ent opens inside it (client.Tx, multi-statement writes) are no-ops.
-type boundDriver struct{ *entsql.Driver }
+// ent opens inside it (client.Tx, multi-statement writes) are no-ops. Once
+// the transaction has ended, entities read through it (an operation's
+// result, whose edges GraphQL loads afterwards) query through the database's
+// own driver instead of a finished transaction.
+type boundDriver struct {
+	tx    *entsql.Driver
+	after dialect.Driver
+	ended *atomic.Bool
+}
 
-func (d boundDriver) Tx(context.Context) (dialect.Tx, error) { return dialect.NopTx(d), nil }
+func (d boundDriver) current() dialect.Driver {
+	if d.ended.Load() {
+		return d.after
+	}
+	return d.tx
+}
 
-func (d boundDriver) BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error) {
+func (d boundDriver) Exec(ctx context.Context, query string, args, v any) error {
+	return d.current().Exec(ctx, query, args, v)
+}
+
+func (d boundDriver) Query(ctx context.Context, query string, args, v any) error {
+	return d.current().Query(ctx, query, args, v)
+}
+
+// ExecContext and QueryContext serve ent's execquery feature.
+func (d boundDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return d.current().(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}).ExecContext(ctx, query, args...)
+}
+
+func (d boundDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.current().(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}).QueryContext(ctx, query, args...)
+}
+
+func (d boundDriver) Dialect() string { return d.tx.Dialect() }
+
+// Close closes nothing: the transaction ends in InTx, the pool with the DB.
+func (d boundDriver) Close() error { return nil }
+
+func (d boundDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	if d.ended.Load() {
+		return d.after.Tx(ctx)
+	}
+	return dialect.NopTx(d), nil
+}
+
+func (d boundDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
+	if d.ended.Load() {
+		return d.after.(interface {
+			BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
+		}).BeginTx(ctx, opts)
+	}
 	return dialect.NopTx(d), nil
 }

@@ -5,12 +5,16 @@ package authtest
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/stretchr/testify/require"
@@ -60,7 +64,14 @@ type Provider struct {
 
 	mu        sync.Mutex
 	discovery map[string]any
+	// signInClaims are the ID token claims of the user who signs in at
+	// /authorize (SignInAs); codes maps issued codes to their PKCE
+	// challenge and client.
+	signInClaims map[string]any
+	codes        map[string]issuedCode
 }
+
+type issuedCode struct{ challenge, clientID, redirectURI string }
 
 // NewProvider starts a provider advertising RS256; it stops with the test.
 func NewProvider(t testing.TB) *Provider {
@@ -81,6 +92,8 @@ func NewProvider(t testing.TB) *Provider {
 			{Key: &key.PublicKey, KeyID: p.KeyID, Algorithm: string(jose.RS256), Use: "sig"},
 		}})
 	})
+	mux.HandleFunc("GET /authorize", p.authorize)
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) { p.token(t, w, r) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL
@@ -107,4 +120,78 @@ func (p *Provider) SetDiscovery(field string, value any) {
 func (p *Provider) Sign(t testing.TB, claims map[string]any) string {
 	t.Helper()
 	return Sign(t, jose.RS256, p.Key, map[string]any{"kid": p.KeyID, "typ": "JWT"}, claims)
+}
+
+// SignInAs makes /authorize sign in, at once and without a page, a user
+// whose ID token carries claims (iss, aud, iat and exp are added).
+func (p *Provider) SignInAs(claims map[string]any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.signInClaims = claims
+}
+
+// authorize is the authorization endpoint of the code flow with PKCE (S256
+// only): it redirects back at once with a code.
+func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	back, err := url.Parse(q.Get("redirect_uri"))
+	switch {
+	case err != nil || q.Get("redirect_uri") == "":
+		http.Error(w, "no redirect_uri", http.StatusBadRequest)
+		return
+	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		http.Error(w, "want response_type=code with an S256 code challenge", http.StatusBadRequest)
+		return
+	}
+	v := back.Query()
+	v.Set("state", q.Get("state"))
+	if p.signInClaims == nil {
+		v.Set("error", "access_denied")
+	} else {
+		code := rand.Text()
+		if p.codes == nil {
+			p.codes = map[string]issuedCode{}
+		}
+		p.codes[code] = issuedCode{q.Get("code_challenge"), q.Get("client_id"), q.Get("redirect_uri")}
+		v.Set("code", code)
+	}
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// token redeems a code once, checking the PKCE verifier, and answers an
+// opaque access token with a signed ID token.
+func (p *Provider) token(t testing.TB, w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	p.mu.Lock()
+	issued, ok := p.codes[r.PostForm.Get("code")]
+	delete(p.codes, r.PostForm.Get("code"))
+	claims := maps.Clone(p.signInClaims)
+	p.mu.Unlock()
+	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+	clientID := r.PostForm.Get("client_id")
+	if id, _, basic := r.BasicAuth(); basic {
+		clientID = id
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != issued.challenge ||
+		clientID != issued.clientID || r.PostForm.Get("redirect_uri") != issued.redirectURI {
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+		return
+	}
+	now := time.Now()
+	claims["iss"], claims["iat"], claims["exp"] = p.URL, now.Unix(), now.Add(time.Hour).Unix()
+	if _, ok := claims["aud"]; !ok {
+		claims["aud"] = clientID
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"access_token": "opaque-" + rand.Text(), "token_type": "Bearer", "expires_in": 3600,
+		"id_token": p.Sign(t, claims),
+	})
 }

@@ -153,7 +153,7 @@ func newStoreCommand(g *globals) *cobra.Command {
 }
 
 func newClientCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "client", Short: "Issue and rotate API credentials"}
+	cmd := &cobra.Command{Use: "client", Short: "Issue, rotate and revoke API credentials"}
 	var tenantID, kind, scopes, name string
 	create := &cobra.Command{
 		Use:   "create",
@@ -187,7 +187,20 @@ func newClientCommand(g *globals) *cobra.Command {
 	}
 	rotate.Flags().StringVar(&clientID, "client-id", "", "client id")
 	_ = rotate.MarkFlagRequired("client-id")
-	cmd.AddCommand(create, rotate)
+	revoke := &cobra.Command{
+		Use:   "revoke",
+		Short: "Revoke a client for good; its tokens stop working within 30 s",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			c, err := app.RevokeClient(cmd.Context(), clientID)
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]any{"client_id": c.ID, "revoked": c.Revoked}, "client "+c.ID+" revoked")
+		}),
+	}
+	revoke.Flags().StringVar(&clientID, "client-id", "", "client id")
+	_ = revoke.MarkFlagRequired("client-id")
+	cmd.AddCommand(create, rotate, revoke)
 	return cmd
 }
 

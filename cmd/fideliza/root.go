@@ -52,6 +52,10 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		"claim of the external provider's tokens with the user's tenant id (env FIDELIZA_OIDC_TENANT_CLAIM)")
 	f.StringVar(&g.oidc.RoleClaim, "oidc-role-claim", env("FIDELIZA_OIDC_ROLE_CLAIM", auth.DefaultOIDCRoleClaim),
 		"claim of the external provider's tokens with the user's role, admin or analyst (env FIDELIZA_OIDC_ROLE_CLAIM)")
+	f.StringVar(&g.oidc.ClientID, "oidc-client-id", env("FIDELIZA_OIDC_CLIENT_ID", ""),
+		"this service's client id at the external provider: enables \"Sign in with SSO\" (redirect URI <public-url>"+auth.SignInPath+") (env FIDELIZA_OIDC_CLIENT_ID)")
+	f.StringVar(&g.oidc.ClientSecret, "oidc-client-secret", env("FIDELIZA_OIDC_CLIENT_SECRET", ""),
+		"its secret; empty for a public client, PKCE protects the code either way (env FIDELIZA_OIDC_CLIENT_SECRET)")
 
 	root.AddCommand(
 		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),

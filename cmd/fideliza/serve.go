@@ -30,6 +30,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		workers  int
 		points   time.Duration
 		rescue   time.Duration
+		intro    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -48,6 +49,7 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer app.DB.Close()
+			app.NoIntrospection = !intro
 			if err := g.useOIDC(ctx, log, app); err != nil {
 				return err
 			}
@@ -80,6 +82,8 @@ func newServeCommand(g *globals) *cobra.Command {
 	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
 	pointsIntervalFlag(f, &points)
 	rescueAfterFlag(f, &rescue)
+	f.BoolVar(&intro, "graphql-introspection", envBool("FIDELIZA_GRAPHQL_INTROSPECTION", true),
+		"answer GraphQL introspection (the playground's schema and docs need it) (env FIDELIZA_GRAPHQL_INTROSPECTION)")
 	return cmd
 }
 
@@ -134,6 +138,13 @@ func newWorkerCommand(g *globals) *cobra.Command {
 	pointsIntervalFlag(cmd.Flags(), &points)
 	rescueAfterFlag(cmd.Flags(), &rescue)
 	return cmd
+}
+
+func envBool(name string, fallback bool) bool {
+	if b, err := strconv.ParseBool(env(name, "")); err == nil {
+		return b
+	}
+	return fallback
 }
 
 func envInt(name string, fallback int) int {

@@ -73,6 +73,8 @@ const (
 	EdgePointsEntries = "points_entries"
 	// EdgeRedemptions holds the string denoting the redemptions edge name in mutations.
 	EdgeRedemptions = "redemptions"
+	// EdgeSales holds the string denoting the sales edge name in mutations.
+	EdgeSales = "sales"
 	// Table holds the table name of the customer in the database.
 	Table = "customers"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -101,6 +103,13 @@ const (
 	RedemptionsInverseTable = "redemptions"
 	// RedemptionsColumn is the table column denoting the redemptions relation/edge.
 	RedemptionsColumn = "customer_id"
+	// SalesTable is the table that holds the sales relation/edge.
+	SalesTable = "sales"
+	// SalesInverseTable is the table name for the Sale entity.
+	// It exists in this package in order to avoid circular dependency with the "sale" package.
+	SalesInverseTable = "sales"
+	// SalesColumn is the table column denoting the sales relation/edge.
+	SalesColumn = "customer_id"
 )
 
 // Columns holds all SQL columns for customer fields.
@@ -436,6 +445,20 @@ func ByRedemptions(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newRedemptionsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// BySalesCount orders the results by sales count.
+func BySalesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSalesStep(), opts...)
+	}
+}
+
+// BySales orders the results by sales terms.
+func BySales(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSalesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -462,6 +485,13 @@ func newRedemptionsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(RedemptionsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, RedemptionsTable, RedemptionsColumn),
+	)
+}
+func newSalesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SalesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, true, SalesTable, SalesColumn),
 	)
 }
 

@@ -1493,6 +1493,29 @@ func HasRedemptionsWith(preds ...predicate.Redemption) predicate.Customer {
 	})
 }
 
+// HasSales applies the HasEdge predicate on the "sales" edge.
+func HasSales() predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, true, SalesTable, SalesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSalesWith applies the HasEdge predicate on the "sales" edge with a given conditions (other predicates).
+func HasSalesWith(preds ...predicate.Sale) predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := newSalesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Customer) predicate.Customer {
 	return predicate.Customer(sql.AndPredicates(predicates...))

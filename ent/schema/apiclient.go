@@ -40,7 +40,8 @@ func (APIClient) Indexes() []ent.Index {
 
 func (APIClient) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A credential of an integration: an OAuth client or a point-of-sale client. Its secret is never shown again after creation or rotation."),
 		entgql.RelayConnection(),
-		entgql.QueryField(),
+		entgql.QueryField().Description("The tenant's API clients, oldest first unless ordered, with filters; secrets are never shown."),
 	}
 }

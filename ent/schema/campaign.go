@@ -17,19 +17,27 @@ type Campaign struct{ ent.Schema }
 
 func (Campaign) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Campaign)).Immutable(),
-		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
-		field.String("description").Default(""),
-		field.Enum("type").Values("discount", "cashback", "bonus_points", "gift").Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.Campaign)).Immutable().
+			Comment("The campaign's id, such as cmp_01J…."),
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")).
+			Comment("The campaign's name."),
+		field.String("description").Default("").
+			Comment("Free text about the campaign; empty when none."),
+		field.Enum("type").Values("discount", "cashback", "bonus_points", "gift").Immutable().
+			Comment("What the campaign gives: a discount, cashback, bonus points or a gift; fixed at creation."),
 		field.Enum("status").Values("scheduled", "active", "paused", "ended").Default("scheduled").
-			Annotations(entgql.OrderField("STATUS")),
-		field.Time("starts_at").Annotations(entgql.OrderField("STARTS_AT")),
-		field.Time("ends_at").Annotations(entgql.OrderField("ENDS_AT")),
+			Annotations(entgql.OrderField("STATUS")).
+			Comment("The campaign's status: it follows startsAt and endsAt (stored within a minute of each passing) unless an operator paused or ended the campaign."),
+		field.Time("starts_at").Annotations(entgql.OrderField("STARTS_AT")).
+			Comment("When the campaign starts giving its benefit."),
+		field.Time("ends_at").Annotations(entgql.OrderField("ENDS_AT")).
+			Comment("When the campaign stops giving its benefit; it is ended from then on."),
 		field.String("segment_id").Optional().Nillable().
 			Comment("Target segment; absent means every customer."),
 		field.Strings("channels").Optional().
 			Comment("Channels (pdv, ecommerce, app, …); absent means every channel."),
-		field.Enum("discount_mode").Values("percentage", "fixed_amount", "free_shipping").Optional().Nillable(),
+		field.Enum("discount_mode").Values("percentage", "fixed_amount", "free_shipping").Optional().Nillable().
+			Comment("Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping."),
 		field.Other("discount_value", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
 			Annotations(entgql.Type("Decimal")).
 			Comment("Percentage (0–100) or fixed amount in R$."),
@@ -38,7 +46,8 @@ func (Campaign) Fields() []ent.Field {
 		field.Other("multiplier", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
 			Annotations(entgql.Type("Decimal")).
 			Comment("Bonus points: multiplier of the points earned."),
-		field.String("gift_sku").Optional().Nillable(),
+		field.String("gift_sku").Optional().Nillable().
+			Comment("Gift campaigns: the SKU given."),
 		field.Other("min_subtotal", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
 			Annotations(entgql.Type("Decimal")).
 			Comment("Eligibility: minimum cart subtotal in R$."),
@@ -46,7 +55,8 @@ func (Campaign) Fields() []ent.Field {
 		field.Strings("eligible_categories").Optional().Comment("Eligibility: applicable categories."),
 		field.Int("limit_total").Optional().Nillable().Positive().Comment("Most redemptions in all."),
 		field.Int("limit_per_customer").Optional().Nillable().Positive().Comment("Most redemptions per customer."),
-		field.Int("redemptions_count").Default(0).NonNegative(),
+		field.Int("redemptions_count").Default(0).NonNegative().
+			Comment("Redemptions so far, of every customer, those over the limit at the point of sale included."),
 	}
 }
 
@@ -54,9 +64,11 @@ func (Campaign) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixi
 
 func (Campaign) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.To("segment", Segment.Type).Field("segment_id").Unique(),
+		edge.To("segment", Segment.Type).Field("segment_id").Unique().
+			Comment("The segment the campaign targets; none means every customer."),
 		edge.To("redemptions", Redemption.Type).
-			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)),
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The campaign's redemptions."),
 	}
 }
 
@@ -66,7 +78,8 @@ func (Campaign) Indexes() []ent.Index {
 
 func (Campaign) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A promotion: a discount, cashback, bonus points or a gift, for a period, a segment and channels."),
 		entgql.RelayConnection(),
-		entgql.QueryField(),
+		entgql.QueryField().Description("The tenant's campaigns, oldest first unless ordered, with filters."),
 	}
 }

@@ -27,7 +27,8 @@ type Customer struct{ ent.Schema }
 
 func (Customer) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Customer)).Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.Customer)).Immutable().
+			Comment("The customer's id, such as cus_01J…."),
 		field.String("external_id").Optional().Nillable().MaxLen(128).
 			Comment("Identifier of the customer in the originating system."),
 		field.String("name").Default("").
@@ -49,11 +50,16 @@ func (Customer) Fields() []ent.Field {
 		field.String("phone").Optional().Nillable().Comment("E.164 phone number."),
 		field.String("birth_date").Optional().Nillable().Match(datePattern).
 			Comment("Birth date, YYYY-MM-DD."),
-		field.Enum("gender").Values("M", "F", "NB").Optional().Nillable(),
-		field.String("address_street").Optional().Nillable(),
-		field.String("address_city").Optional().Nillable(),
-		field.String("address_state").Optional().Nillable(),
-		field.String("address_zip_code").Optional().Nillable(),
+		field.Enum("gender").Values("M", "F", "NB").Optional().Nillable().
+			Comment("M, F or NB (non-binary), when given."),
+		field.String("address_street").Optional().Nillable().
+			Comment("Street and number of the postal address."),
+		field.String("address_city").Optional().Nillable().
+			Comment("City of the postal address."),
+		field.String("address_state").Optional().Nillable().
+			Comment("State of the postal address, such as SP."),
+		field.String("address_zip_code").Optional().Nillable().
+			Comment("Postal code (CEP) of the postal address."),
 		field.Enum("level").Values("bronze", "silver", "gold", "diamond").Default("bronze").
 			Annotations(entgql.OrderField("LEVEL")).
 			Comment("Loyalty level, from points earned in the trailing 12 months."),
@@ -64,8 +70,10 @@ func (Customer) Fields() []ent.Field {
 			Default(decimal.Zero).
 			Annotations(entgql.Type("Decimal")).
 			Comment("Total spent, in R$."),
-		field.Bool("consent_marketing_email").Default(false),
-		field.Bool("consent_marketing_sms").Default(false),
+		field.Bool("consent_marketing_email").Default(false).
+			Comment("Whether the customer agreed to marketing by e-mail."),
+		field.Bool("consent_marketing_sms").Default(false).
+			Comment("Whether the customer agreed to marketing by SMS."),
 		field.Time("consent_updated_at").Optional().Nillable().
 			Comment("When a consent flag last changed."),
 	}
@@ -84,6 +92,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.To("redemptions", Redemption.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("Campaign benefits the customer redeemed."),
+		edge.From("sales", Sale.Type).Ref("customer").
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("Sales registered for the customer at the points of sale."),
 	}
 }
 
@@ -98,10 +109,11 @@ func (Customer) Indexes() []ent.Index {
 
 func (Customer) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A shopper of the retailer, identified by CPF (or CNPJ), with a points balance and a loyalty level."),
 		// A balance never goes below zero, whatever code path writes it.
 		entsql.Checks(map[string]string{"customers_points_balance_nonnegative": "points_balance >= 0"}),
 		entgql.RelayConnection(),
-		entgql.QueryField(),
+		entgql.QueryField().Description("The tenant's customers, oldest first unless ordered, with filters."),
 	}
 }
 

@@ -16,14 +16,16 @@ type Event struct{ ent.Schema }
 
 func (Event) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Event)).Immutable(),
-		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")),
+		field.String("id").DefaultFunc(pid.Generator(pid.Event)).Immutable().
+			Comment("The event's id, such as evt_01J…; ids sort in order of creation."),
+		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")).
+			Comment("When the event happened (UTC)."),
 		field.String("type").NotEmpty().Immutable().
 			Comment("customer.level_changed, points.expiring, campaign.activated, sale.processed, …"),
 		field.String("subject_id").Default("").Immutable().
 			Comment("The resource the event is about (a customer id, a campaign id)."),
 		field.JSON("data", map[string]any{}).Immutable().
-			Annotations(entgql.Skip(entgql.SkipAll)).
+			Annotations(entgql.Type("Map"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField, entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The event's data, as delivered."),
 		field.Time("published_at").Optional().Nillable().
 			Comment("When the event was handed to delivery."),
@@ -40,5 +42,9 @@ func (Event) Indexes() []ent.Index {
 }
 
 func (Event) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.RelayConnection()}
+	return []schema.Annotation{
+		schema.Comment("Something that happened in the tenant (a level change, a sale processed…), kept in the outbox in order of creation."),
+		entgql.RelayConnection(),
+		entgql.QueryField().Description("The tenant's events, oldest first unless ordered, with filters."),
+	}
 }

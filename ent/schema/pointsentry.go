@@ -20,10 +20,13 @@ type PointsEntry struct{ ent.Schema }
 
 func (PointsEntry) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.PointsTx)).Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.PointsTx)).Immutable().
+			Comment("The entry's id, such as ptx_01J…."),
 		field.Time("created_at").Default(now).Immutable().
-			Annotations(entgql.OrderField("CREATED_AT")),
-		field.String("customer_id").NotEmpty().Immutable(),
+			Annotations(entgql.OrderField("CREATED_AT")).
+			Comment("When the entry was written (UTC)."),
+		field.String("customer_id").NotEmpty().Immutable().
+			Comment("Id of the customer whose balance moved."),
 		field.Enum("kind").Values("credit", "bonus", "debit", "expiration", "adjustment", "reversal").Immutable().
 			Comment("credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone."),
 		field.Int64("points").Immutable().
@@ -32,7 +35,8 @@ func (PointsEntry) Fields() []ent.Field {
 			Comment("The customer's balance right after this entry."),
 		field.Enum("source_kind").Values("order", "sale", "redemption", "operator", "lot").Immutable().
 			Comment("What caused the entry; with source_id, a credit of one source happens once."),
-		field.String("source_id").Optional().Nillable().Immutable().MaxLen(128),
+		field.String("source_id").Optional().Nillable().Immutable().MaxLen(128).
+			Comment("The order id, or the id of the sale, redemption or points lot behind the entry; none for an operator's adjustment or a debit without an order."),
 		field.String("reason").Default("").Immutable().MaxLen(500).
 			Comment("Why, in words: an operator's reason, a campaign name."),
 		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().Immutable().
@@ -48,7 +52,8 @@ func (PointsEntry) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 func (PointsEntry) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("customer", Customer.Type).Ref("points_entries").Field("customer_id").
-			Unique().Required().Immutable(),
+			Unique().Required().Immutable().
+			Comment("The customer whose balance moved."),
 	}
 }
 
@@ -61,7 +66,11 @@ func (PointsEntry) Indexes() []ent.Index {
 }
 
 func (PointsEntry) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.RelayConnection()}
+	return []schema.Annotation{
+		schema.Comment("One movement of the points ledger: a credit, a debit, an expiry or an adjustment. Entries are never changed."),
+		entgql.RelayConnection(),
+		entgql.QueryField().Description("The points ledger of every customer of the tenant, oldest first unless ordered, with filters."),
+	}
 }
 
 // Policy: entries are never deleted by a tenant's principals.

@@ -19,12 +19,16 @@ type Redemption struct{ ent.Schema }
 
 func (Redemption) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Redemption)).Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.Redemption)).Immutable().
+			Comment("The redemption's id, such as red_01J…."),
 		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")).
 			Comment("When the benefit was redeemed."),
-		field.String("campaign_id").NotEmpty().Immutable(),
-		field.String("customer_id").NotEmpty().Immutable(),
-		field.String("order_id").NotEmpty().MaxLen(128).Immutable(),
+		field.String("campaign_id").NotEmpty().Immutable().
+			Comment("Id of the campaign redeemed."),
+		field.String("customer_id").NotEmpty().Immutable().
+			Comment("Id of the customer who received the benefit."),
+		field.String("order_id").NotEmpty().MaxLen(128).Immutable().
+			Comment("The order's id in the client's system; for a point-of-sale discount, the sale's receipt number."),
 		field.String("validation_token_id").Optional().Nillable().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("The validation redeemed; none for a discount given at the point of sale."),
@@ -38,7 +42,8 @@ func (Redemption) Fields() []ent.Field {
 			Annotations(entgql.Type("Decimal")).Comment("Discount given, in R$ (0 for other types)."),
 		field.Other("cashback_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
 			Annotations(entgql.Type("Decimal")).Comment("Cashback promised, in R$ (0 for other types)."),
-		field.Int64("bonus_points").Default(0).Immutable(),
+		field.Int64("bonus_points").Default(0).Immutable().
+			Comment("Bonus points given (0 for other types), credited once the order's points are."),
 		field.JSON("benefit", json.RawMessage{}).Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("benefit_applied as answered to the client."),
@@ -49,11 +54,14 @@ func (Redemption) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
 func (Redemption) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.From("campaign", Campaign.Type).Ref("redemptions").Field("campaign_id").Unique().Required().Immutable(),
-		edge.From("customer", Customer.Type).Ref("redemptions").Field("customer_id").Unique().Required().Immutable(),
+		edge.From("campaign", Campaign.Type).Ref("redemptions").Field("campaign_id").Unique().Required().Immutable().
+			Comment("The campaign redeemed."),
+		edge.From("customer", Customer.Type).Ref("redemptions").Field("customer_id").Unique().Required().Immutable().
+			Comment("The customer who received the benefit."),
 		edge.To("validation_token", ValidationToken.Type).Field("validation_token_id").Unique().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)),
-		edge.To("sale", Sale.Type).Field("sale_id").Unique().Immutable(),
+		edge.To("sale", Sale.Type).Field("sale_id").Unique().Immutable().
+			Comment("The sale a point-of-sale discount was given in; none for a redemption of a cart validation."),
 	}
 }
 
@@ -69,5 +77,9 @@ func (Redemption) Indexes() []ent.Index {
 }
 
 func (Redemption) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.RelayConnection(), entgql.QueryField()}
+	return []schema.Annotation{
+		schema.Comment("A campaign benefit given on an order."),
+		entgql.RelayConnection(),
+		entgql.QueryField().Description("The tenant's redemptions, oldest first unless ordered, with filters."),
+	}
 }

@@ -20,17 +20,22 @@ type Sale struct{ ent.Schema }
 
 func (Sale) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Sale)).Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.Sale)).Immutable().
+			Comment("The sale's id, such as sal_01J…."),
 		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")).
 			Comment("When the sale was received."),
-		field.String("store_id").NotEmpty().Immutable(),
+		field.String("store_id").NotEmpty().Immutable().
+			Comment("Id of the store the sale was made in."),
 		field.String("external_id").NotEmpty().MaxLen(20).Immutable().
 			Comment("The receipt number the point of sale sent (sale.id)."),
-		field.String("pos_id").Default("").Immutable(),
-		field.String("channel").Default("").Immutable(),
+		field.String("pos_id").Default("").Immutable().
+			Comment("The point of sale (terminal) the sale came from, as it sent it (sale.store.posId)."),
+		field.String("channel").Default("").Immutable().
+			Comment("The sales channel the point of sale sent (sale.channel)."),
 		field.String("customer_document").Default("").Immutable().
 			Comment("The CPF or CNPJ sent; 00000000000 for an unidentified customer."),
-		field.Enum("customer_document_type").Values("CPF", "CNPJ").Optional().Nillable().Immutable(),
+		field.Enum("customer_document_type").Values("CPF", "CNPJ").Optional().Nillable().Immutable().
+			Comment("Kind of document sent; none for an unidentified customer."),
 		field.String("customer_id").Optional().Nillable().
 			Comment("The customer the sale was credited to, once processed."),
 		field.Time("sold_at").Immutable().Annotations(entgql.OrderField("SOLD_AT")).Comment("sale.date"),
@@ -39,14 +44,19 @@ func (Sale) Fields() []ent.Field {
 		field.Other("amount_payable", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
 			Annotations(entgql.Type("Decimal")).Comment("Payable after discounts, in R$."),
 		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
-			Annotations(entgql.Type("Decimal")),
+			Annotations(entgql.Type("Decimal")).
+			Comment("Total discount in R$: as the point of sale sent it, else the sum of the items' discounts."),
 		field.JSON("fiscal_document", json.RawMessage{}).Optional().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)),
 		field.Enum("status").Values("RECEIVED", "PROCESSED", "FAILED").Default("RECEIVED").
-			Annotations(entgql.OrderField("STATUS")),
-		field.String("failure_reason").Optional().Nillable(),
-		field.Int64("points_credited").Default(0),
-		field.Time("processed_at").Optional().Nillable(),
+			Annotations(entgql.OrderField("STATUS")).
+			Comment("RECEIVED until processed, then PROCESSED, or FAILED when processing gave up (see failureReason)."),
+		field.String("failure_reason").Optional().Nillable().
+			Comment("Why processing failed, for a FAILED sale."),
+		field.Int64("points_credited").Default(0).
+			Comment("Points credited to the customer for the sale, bonus points included; 0 until processed."),
+		field.Time("processed_at").Optional().Nillable().
+			Comment("When the sale was processed."),
 	}
 }
 
@@ -54,10 +64,14 @@ func (Sale) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
 func (Sale) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.To("store", Store.Type).Field("store_id").Unique().Required().Immutable(),
-		edge.To("customer", Customer.Type).Field("customer_id").Unique(),
-		edge.To("items", SaleItem.Type).Annotations(entgql.RelayConnection()),
-		edge.To("payments", SalePayment.Type),
+		edge.To("store", Store.Type).Field("store_id").Unique().Required().Immutable().
+			Comment("The store the sale was made in."),
+		edge.To("customer", Customer.Type).Field("customer_id").Unique().
+			Comment("The customer the sale was credited to, once processed; none for an unidentified or unknown customer."),
+		edge.To("items", SaleItem.Type).Annotations(entgql.RelayConnection()).
+			Comment("The sale's lines."),
+		edge.To("payments", SalePayment.Type).
+			Comment("The sale's payments."),
 	}
 }
 
@@ -70,7 +84,11 @@ func (Sale) Indexes() []ent.Index {
 }
 
 func (Sale) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.RelayConnection(), entgql.QueryField()}
+	return []schema.Annotation{
+		schema.Comment("A sale registered by a point of sale, processed in the background: points, bonuses and redemptions."),
+		entgql.RelayConnection(),
+		entgql.QueryField().Description("The tenant's sales, oldest first unless ordered, with filters."),
+	}
 }
 
 // SaleItem is a line of a sale.
@@ -78,13 +96,19 @@ type SaleItem struct{ ent.Schema }
 
 func (SaleItem) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.SaleItem)).Immutable(),
-		field.String("sale_id").NotEmpty().Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.SaleItem)).Immutable().
+			Comment("The item's id, such as sli_01J…."),
+		field.String("sale_id").NotEmpty().Immutable().
+			Comment("Id of the sale the item belongs to."),
 		field.String("line_id").NotEmpty().Immutable().Comment("The item's id in the sale (sequential)."),
-		field.String("gtin").NotEmpty().Immutable(),
-		field.String("description").Default("").Immutable(),
-		field.Other("unit_price", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")),
-		field.Other("quantity", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")),
+		field.String("gtin").NotEmpty().Immutable().
+			Comment("The product's GTIN (barcode) as the point of sale sent it."),
+		field.String("description").Default("").Immutable().
+			Comment("The product's description as the point of sale sent it."),
+		field.Other("unit_price", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")).
+			Comment("Unit price in R$, before discounts."),
+		field.Other("quantity", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")).
+			Comment("Quantity sold; may be fractional (kg)."),
 		field.Other("discount_amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().
 			Annotations(entgql.Type("Decimal")).Comment("Sum of the item's discounts, in R$."),
 		field.JSON("discounts", json.RawMessage{}).Optional().Immutable().
@@ -96,12 +120,16 @@ func (SaleItem) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
 func (SaleItem) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.From("sale", Sale.Type).Ref("items").Field("sale_id").Unique().Required().Immutable(),
+		edge.From("sale", Sale.Type).Ref("items").Field("sale_id").Unique().Required().Immutable().
+			Comment("The sale the item belongs to."),
 	}
 }
 
 func (SaleItem) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.RelayConnection()}
+	return []schema.Annotation{
+		schema.Comment("A line of a sale: a product, its quantity, price and discounts."),
+		entgql.RelayConnection(),
+	}
 }
 
 // SalePayment is a payment of a sale.
@@ -109,21 +137,34 @@ type SalePayment struct{ ent.Schema }
 
 func (SalePayment) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.SalePayment)).Immutable(),
-		field.String("sale_id").NotEmpty().Immutable(),
-		field.String("payment_id").NotEmpty().Immutable(),
-		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")),
-		field.String("method").NotEmpty().Immutable(),
-		field.String("bin").Default("").Immutable(),
-		field.String("nsu").Default("").Immutable(),
-		field.Int("installments").Default(1).Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.SalePayment)).Immutable().
+			Comment("The payment's id, such as pay_01J…."),
+		field.String("sale_id").NotEmpty().Immutable().
+			Comment("Id of the sale paid."),
+		field.String("payment_id").NotEmpty().Immutable().
+			Comment("The payment's id in the sale, as the point of sale sent it."),
+		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Immutable().Annotations(entgql.Type("Decimal")).
+			Comment("Amount paid in R$."),
+		field.String("method").NotEmpty().Immutable().
+			Comment("Payment method as the point of sale sent it, such as CREDIT_CARD."),
+		field.String("bin").Default("").Immutable().
+			Comment("First digits of the card (BIN), when sent; empty otherwise."),
+		field.String("nsu").Default("").Immutable().
+			Comment("NSU of the card transaction, when sent; empty otherwise."),
+		field.Int("installments").Default(1).Immutable().
+			Comment("Number of installments, 1 to 99; 1 when not sent."),
 	}
 }
 
 func (SalePayment) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
+func (SalePayment) Annotations() []schema.Annotation {
+	return []schema.Annotation{schema.Comment("A payment of a sale: its method and amount.")}
+}
+
 func (SalePayment) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.From("sale", Sale.Type).Ref("payments").Field("sale_id").Unique().Required().Immutable(),
+		edge.From("sale", Sale.Type).Ref("payments").Field("sale_id").Unique().Required().Immutable().
+			Comment("The sale paid."),
 	}
 }

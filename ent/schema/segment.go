@@ -16,9 +16,12 @@ type Segment struct{ ent.Schema }
 
 func (Segment) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Segment)).Immutable(),
-		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
-		field.String("description").Default(""),
+		field.String("id").DefaultFunc(pid.Generator(pid.Segment)).Immutable().
+			Comment("The segment's id, such as seg_01J…."),
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")).
+			Comment("The segment's name."),
+		field.String("description").Default("").
+			Comment("Free text about the segment; empty when none."),
 	}
 }
 
@@ -41,8 +44,8 @@ func (Segment) Indexes() []ent.Index {
 
 func (Segment) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A named group of customers that campaigns can target."),
 		entgql.RelayConnection(),
-		entgql.QueryField(),
-		entgql.Mutations(entgql.MutationCreate(), entgql.MutationUpdate()),
+		entgql.QueryField().Description("The tenant's segments, oldest first unless ordered, with filters."),
 	}
 }

@@ -16,12 +16,14 @@ type Store struct{ ent.Schema }
 
 func (Store) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Store)).Immutable(),
+		field.String("id").DefaultFunc(pid.Generator(pid.Store)).Immutable().
+			Comment("The store's id, such as sto_01J…."),
 		field.String("code").NotEmpty().MaxLen(64).
 			Annotations(entgql.OrderField("CODE")).
 			Comment("The store's code in the retailer's systems (sale.store.id at the POS)."),
 		field.String("name").NotEmpty().
-			Annotations(entgql.OrderField("NAME")),
+			Annotations(entgql.OrderField("NAME")).
+			Comment("The store's display name."),
 	}
 }
 
@@ -33,8 +35,8 @@ func (Store) Indexes() []ent.Index {
 
 func (Store) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A physical or online store of the retailer, known to the point of sale by its code."),
 		entgql.RelayConnection(),
-		entgql.QueryField(),
-		entgql.Mutations(entgql.MutationCreate(), entgql.MutationUpdate()),
+		entgql.QueryField().Description("The tenant's stores, oldest first unless ordered, with filters."),
 	}
 }

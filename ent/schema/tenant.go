@@ -60,16 +60,17 @@ func (Tenant) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
 func (Tenant) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("sandboxes", Tenant.Type).
+			Comment("Sandbox tenants linked to this production tenant.").
 			From("sandbox_of").Field("sandbox_of_id").Unique().Immutable().
 			Annotations(entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
-			Comment("Sandbox tenants linked to this production tenant."),
+			Comment("The production tenant this sandbox tenant belongs to; none for a production tenant."),
 	}
 }
 
 func (Tenant) Annotations() []schema.Annotation {
 	return []schema.Annotation{
+		schema.Comment("A retailer using Fideliza, with its loyalty settings."),
 		entgql.RelayConnection(),
-		entgql.QueryField(),
-		entgql.Mutations(entgql.MutationUpdate()),
+		entgql.QueryField().Description("The viewer's own tenant, with its loyalty settings."),
 	}
 }

@@ -37,6 +37,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Campaign() CampaignResolver
 	Customer() CustomerResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -85,6 +86,7 @@ type ComplexityRoot struct {
 		MinSubtotal        func(childComplexity int) int
 		Multiplier         func(childComplexity int) int
 		Name               func(childComplexity int) int
+		Performance        func(childComplexity int, from *time.Time, to *time.Time) int
 		Redemptions        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		RedemptionsCount   func(childComplexity int) int
 		Segment            func(childComplexity int) int
@@ -107,11 +109,23 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	CampaignPerformance struct {
+		CashbackPromised func(childComplexity int) int
+		DiscountGiven    func(childComplexity int) int
+		Redemptions      func(childComplexity int) int
+		Revenue          func(childComplexity int) int
+	}
+
 	CartValidation struct {
 		Eligible        func(childComplexity int) int
 		ExpiresAt       func(childComplexity int) int
 		Ineligible      func(childComplexity int) int
 		ValidationToken func(childComplexity int) int
+	}
+
+	ClientCredentials struct {
+		Client       func(childComplexity int) int
+		ClientSecret func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -138,6 +152,7 @@ type ComplexityRoot struct {
 		PointsEntries         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
 		PosStatus             func(childComplexity int) int
 		Redemptions           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
+		Sales                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
 		Segments              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		TenantID              func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
@@ -173,6 +188,7 @@ type ComplexityRoot struct {
 
 	Event struct {
 		CreatedAt   func(childComplexity int) int
+		Data        func(childComplexity int) int
 		ID          func(childComplexity int) int
 		PublishedAt func(childComplexity int) int
 		SubjectID   func(childComplexity int) int
@@ -205,18 +221,34 @@ type ComplexityRoot struct {
 		Sku            func(childComplexity int) int
 	}
 
+	LevelCount struct {
+		Customers func(childComplexity int) int
+		Level     func(childComplexity int) int
+	}
+
 	Mutation struct {
-		AdjustPoints   func(childComplexity int, input AdjustPointsInput) int
-		CreateCampaign func(childComplexity int, input CreateCampaignInput) int
-		CreateCustomer func(childComplexity int, input CreateCustomerInput) int
-		CreditPoints   func(childComplexity int, input CreditPointsInput) int
-		DebitPoints    func(childComplexity int, input DebitPointsInput) int
-		EndCampaign    func(childComplexity int, id string) int
-		PauseCampaign  func(childComplexity int, id string) int
-		RedeemCampaign func(childComplexity int, input RedeemCampaignInput) int
-		ResumeCampaign func(childComplexity int, id string) int
-		UpdateCustomer func(childComplexity int, id string, input UpdateCustomerInput) int
-		ValidateCart   func(childComplexity int, input ValidateCartInput) int
+		AddSegmentCustomers    func(childComplexity int, segmentID string, customerIDs []string) int
+		AdjustPoints           func(childComplexity int, input AdjustPointsInput) int
+		CreateAPIClient        func(childComplexity int, input CreateAPIClientInput) int
+		CreateCampaign         func(childComplexity int, input CreateCampaignInput) int
+		CreateCustomer         func(childComplexity int, input CreateCustomerInput) int
+		CreateSegment          func(childComplexity int, input CreateSegmentInput) int
+		CreateStore            func(childComplexity int, input CreateStoreInput) int
+		CreditPoints           func(childComplexity int, input CreditPointsInput) int
+		DebitPoints            func(childComplexity int, input DebitPointsInput) int
+		EndCampaign            func(childComplexity int, id string) int
+		ImportSegmentCustomers func(childComplexity int, segmentID string, cpfs []string) int
+		PauseCampaign          func(childComplexity int, id string) int
+		RedeemCampaign         func(childComplexity int, input RedeemCampaignInput) int
+		RemoveSegmentCustomers func(childComplexity int, segmentID string, customerIDs []string) int
+		ResumeCampaign         func(childComplexity int, id string) int
+		RevokeAPIClient        func(childComplexity int, id string) int
+		RotateAPIClientSecret  func(childComplexity int, id string) int
+		UpdateCustomer         func(childComplexity int, id string, input UpdateCustomerInput) int
+		UpdateSegment          func(childComplexity int, id string, input UpdateSegmentInput) int
+		UpdateStore            func(childComplexity int, id string, input UpdateStoreInput) int
+		UpdateTenantSettings   func(childComplexity int, input TenantSettingsInput) int
+		ValidateCart           func(childComplexity int, input ValidateCartInput) int
 	}
 
 	PageInfo struct {
@@ -276,18 +308,23 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIClients      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
-		Campaigns       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
-		CustomerSearch  func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
-		Customers       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		Node            func(childComplexity int, id string) int
-		Nodes           func(childComplexity int, ids []string) int
-		PointsLiability func(childComplexity int) int
-		Redemptions     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
-		Sales           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
-		Segments        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
-		Stores          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
-		Tenants         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+		APIClients       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
+		ActiveCustomers  func(childComplexity int, from time.Time, to time.Time) int
+		Campaigns        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerSearch   func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
+		Customers        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		CustomersByLevel func(childComplexity int) int
+		Events           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
+		Node             func(childComplexity int, id string) int
+		Nodes            func(childComplexity int, ids []string) int
+		PointsEntries    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
+		PointsLiability  func(childComplexity int) int
+		Redemptions      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
+		Sales            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		SalesByStoreDay  func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		Segments         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
+		Stores           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
+		Tenants          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
 	}
 
 	Redemption struct {
@@ -414,6 +451,14 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	SegmentImport struct {
+		Added          func(childComplexity int) int
+		AlreadyMembers func(childComplexity int) int
+		Invalid        func(childComplexity int) int
+		NotFound       func(childComplexity int) int
+		Segment        func(childComplexity int) int
+	}
+
 	Store struct {
 		Code      func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
@@ -427,6 +472,15 @@ type ComplexityRoot struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	StoreDaySales struct {
+		Amount         func(childComplexity int) int
+		AmountPayable  func(childComplexity int) int
+		Day            func(childComplexity int) int
+		DiscountAmount func(childComplexity int) int
+		Sales          func(childComplexity int) int
+		Store          func(childComplexity int) int
 	}
 
 	StoreEdge struct {
@@ -473,6 +527,11 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CampaignResolver interface {
+	Status(ctx context.Context, obj *ent.Campaign) (campaign.Status, error)
+
+	Performance(ctx context.Context, obj *ent.Campaign, from *time.Time, to *time.Time) (*CampaignPerformance, error)
+}
 type CustomerResolver interface {
 	PosStatus(ctx context.Context, obj *ent.Customer) (string, error)
 	DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error)
@@ -480,6 +539,17 @@ type CustomerResolver interface {
 type MutationResolver interface {
 	CreateCustomer(ctx context.Context, input CreateCustomerInput) (*ent.Customer, error)
 	UpdateCustomer(ctx context.Context, id string, input UpdateCustomerInput) (*ent.Customer, error)
+	CreateStore(ctx context.Context, input CreateStoreInput) (*ent.Store, error)
+	UpdateStore(ctx context.Context, id string, input UpdateStoreInput) (*ent.Store, error)
+	CreateAPIClient(ctx context.Context, input CreateAPIClientInput) (*ClientCredentials, error)
+	RotateAPIClientSecret(ctx context.Context, id string) (*ClientCredentials, error)
+	RevokeAPIClient(ctx context.Context, id string) (*ent.APIClient, error)
+	UpdateTenantSettings(ctx context.Context, input TenantSettingsInput) (*ent.Tenant, error)
+	CreateSegment(ctx context.Context, input CreateSegmentInput) (*ent.Segment, error)
+	UpdateSegment(ctx context.Context, id string, input UpdateSegmentInput) (*ent.Segment, error)
+	AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error)
+	RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error)
+	ImportSegmentCustomers(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error)
 	CreateCampaign(ctx context.Context, input CreateCampaignInput) (*ent.Campaign, error)
 	PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error)
@@ -496,12 +566,17 @@ type QueryResolver interface {
 	APIClients(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) (*ent.APIClientConnection, error)
 	Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error)
 	Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error)
+	Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error)
+	PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error)
 	Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error)
 	Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error)
 	Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error)
 	Stores(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) (*ent.StoreConnection, error)
 	Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error)
 	CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error)
+	CustomersByLevel(ctx context.Context) ([]*LevelCount, error)
+	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
+	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
 }
 
@@ -700,6 +775,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Name(childComplexity), true
+	case "Campaign.performance":
+		if e.ComplexityRoot.Campaign.Performance == nil {
+			break
+		}
+
+		args, err := ec.field_Campaign_performance_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Campaign.Performance(childComplexity, args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Campaign.redemptions":
 		if e.ComplexityRoot.Campaign.Redemptions == nil {
 			break
@@ -792,6 +878,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CampaignEdge.Node(childComplexity), true
 
+	case "CampaignPerformance.cashbackPromised":
+		if e.ComplexityRoot.CampaignPerformance.CashbackPromised == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPerformance.CashbackPromised(childComplexity), true
+	case "CampaignPerformance.discountGiven":
+		if e.ComplexityRoot.CampaignPerformance.DiscountGiven == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPerformance.DiscountGiven(childComplexity), true
+	case "CampaignPerformance.redemptions":
+		if e.ComplexityRoot.CampaignPerformance.Redemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPerformance.Redemptions(childComplexity), true
+	case "CampaignPerformance.revenue":
+		if e.ComplexityRoot.CampaignPerformance.Revenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPerformance.Revenue(childComplexity), true
+
 	case "CartValidation.eligible":
 		if e.ComplexityRoot.CartValidation.Eligible == nil {
 			break
@@ -816,6 +927,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CartValidation.ValidationToken(childComplexity), true
+
+	case "ClientCredentials.client":
+		if e.ComplexityRoot.ClientCredentials.Client == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientCredentials.Client(childComplexity), true
+	case "ClientCredentials.clientSecret":
+		if e.ComplexityRoot.ClientCredentials.ClientSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientCredentials.ClientSecret(childComplexity), true
 
 	case "Customer.addressCity":
 		if e.ComplexityRoot.Customer.AddressCity == nil {
@@ -965,6 +1089,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Redemptions(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.RedemptionOrder), args["where"].(*ent.RedemptionWhereInput)), true
+	case "Customer.sales":
+		if e.ComplexityRoot.Customer.Sales == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_sales_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Sales(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.SaleOrder), args["where"].(*ent.SaleWhereInput)), true
 	case "Customer.segments":
 		if e.ComplexityRoot.Customer.Segments == nil {
 			break
@@ -1095,6 +1230,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.CreatedAt(childComplexity), true
+	case "Event.data":
+		if e.ComplexityRoot.Event.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Data(childComplexity), true
 	case "Event.id":
 		if e.ComplexityRoot.Event.ID == nil {
 			break
@@ -1208,6 +1349,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ItemBenefit.Sku(childComplexity), true
 
+	case "LevelCount.customers":
+		if e.ComplexityRoot.LevelCount.Customers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LevelCount.Customers(childComplexity), true
+	case "LevelCount.level":
+		if e.ComplexityRoot.LevelCount.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LevelCount.Level(childComplexity), true
+
+	case "Mutation.addSegmentCustomers":
+		if e.ComplexityRoot.Mutation.AddSegmentCustomers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addSegmentCustomers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddSegmentCustomers(childComplexity, args["segmentID"].(string), args["customerIDs"].([]string)), true
 	case "Mutation.adjustPoints":
 		if e.ComplexityRoot.Mutation.AdjustPoints == nil {
 			break
@@ -1219,6 +1384,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AdjustPoints(childComplexity, args["input"].(AdjustPointsInput)), true
+	case "Mutation.createAPIClient":
+		if e.ComplexityRoot.Mutation.CreateAPIClient == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAPIClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAPIClient(childComplexity, args["input"].(CreateAPIClientInput)), true
 	case "Mutation.createCampaign":
 		if e.ComplexityRoot.Mutation.CreateCampaign == nil {
 			break
@@ -1241,6 +1417,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCustomer(childComplexity, args["input"].(CreateCustomerInput)), true
+	case "Mutation.createSegment":
+		if e.ComplexityRoot.Mutation.CreateSegment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSegment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSegment(childComplexity, args["input"].(CreateSegmentInput)), true
+	case "Mutation.createStore":
+		if e.ComplexityRoot.Mutation.CreateStore == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createStore_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateStore(childComplexity, args["input"].(CreateStoreInput)), true
 	case "Mutation.creditPoints":
 		if e.ComplexityRoot.Mutation.CreditPoints == nil {
 			break
@@ -1274,6 +1472,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EndCampaign(childComplexity, args["id"].(string)), true
+	case "Mutation.importSegmentCustomers":
+		if e.ComplexityRoot.Mutation.ImportSegmentCustomers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importSegmentCustomers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportSegmentCustomers(childComplexity, args["segmentID"].(string), args["cpfs"].([]string)), true
 	case "Mutation.pauseCampaign":
 		if e.ComplexityRoot.Mutation.PauseCampaign == nil {
 			break
@@ -1296,6 +1505,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeemCampaign(childComplexity, args["input"].(RedeemCampaignInput)), true
+	case "Mutation.removeSegmentCustomers":
+		if e.ComplexityRoot.Mutation.RemoveSegmentCustomers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSegmentCustomers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSegmentCustomers(childComplexity, args["segmentID"].(string), args["customerIDs"].([]string)), true
 	case "Mutation.resumeCampaign":
 		if e.ComplexityRoot.Mutation.ResumeCampaign == nil {
 			break
@@ -1307,6 +1527,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResumeCampaign(childComplexity, args["id"].(string)), true
+	case "Mutation.revokeAPIClient":
+		if e.ComplexityRoot.Mutation.RevokeAPIClient == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeAPIClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeAPIClient(childComplexity, args["id"].(string)), true
+	case "Mutation.rotateAPIClientSecret":
+		if e.ComplexityRoot.Mutation.RotateAPIClientSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateAPIClientSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateAPIClientSecret(childComplexity, args["id"].(string)), true
 	case "Mutation.updateCustomer":
 		if e.ComplexityRoot.Mutation.UpdateCustomer == nil {
 			break
@@ -1318,6 +1560,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCustomer(childComplexity, args["id"].(string), args["input"].(UpdateCustomerInput)), true
+	case "Mutation.updateSegment":
+		if e.ComplexityRoot.Mutation.UpdateSegment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSegment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSegment(childComplexity, args["id"].(string), args["input"].(UpdateSegmentInput)), true
+	case "Mutation.updateStore":
+		if e.ComplexityRoot.Mutation.UpdateStore == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateStore_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateStore(childComplexity, args["id"].(string), args["input"].(UpdateStoreInput)), true
+	case "Mutation.updateTenantSettings":
+		if e.ComplexityRoot.Mutation.UpdateTenantSettings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateTenantSettings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateTenantSettings(childComplexity, args["input"].(TenantSettingsInput)), true
 	case "Mutation.validateCart":
 		if e.ComplexityRoot.Mutation.ValidateCart == nil {
 			break
@@ -1541,6 +1816,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APIClients(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.APIClientOrder), args["where"].(*ent.APIClientWhereInput)), true
+	case "Query.activeCustomers":
+		if e.ComplexityRoot.Query.ActiveCustomers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_activeCustomers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ActiveCustomers(childComplexity, args["from"].(time.Time), args["to"].(time.Time)), true
 	case "Query.campaigns":
 		if e.ComplexityRoot.Query.Campaigns == nil {
 			break
@@ -1574,6 +1860,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Customers(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.CustomerOrder), args["where"].(*ent.CustomerWhereInput)), true
+	case "Query.customersByLevel":
+		if e.ComplexityRoot.Query.CustomersByLevel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.CustomersByLevel(childComplexity), true
+	case "Query.events":
+		if e.ComplexityRoot.Query.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Query_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Events(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.EventOrder), args["where"].(*ent.EventWhereInput)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -1597,6 +1900,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.pointsEntries":
+		if e.ComplexityRoot.Query.PointsEntries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_pointsEntries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PointsEntries(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.PointsEntryOrder), args["where"].(*ent.PointsEntryWhereInput)), true
 	case "Query.pointsLiability":
 		if e.ComplexityRoot.Query.PointsLiability == nil {
 			break
@@ -1625,6 +1939,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sales(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.SaleOrder), args["where"].(*ent.SaleWhereInput)), true
+	case "Query.salesByStoreDay":
+		if e.ComplexityRoot.Query.SalesByStoreDay == nil {
+			break
+		}
+
+		args, err := ec.field_Query_salesByStoreDay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SalesByStoreDay(childComplexity, args["from"].(time.Time), args["to"].(time.Time), args["timeZone"].(*string)), true
 	case "Query.segments":
 		if e.ComplexityRoot.Query.Segments == nil {
 			break
@@ -2197,6 +2522,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SegmentEdge.Node(childComplexity), true
 
+	case "SegmentImport.added":
+		if e.ComplexityRoot.SegmentImport.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentImport.Added(childComplexity), true
+	case "SegmentImport.alreadyMembers":
+		if e.ComplexityRoot.SegmentImport.AlreadyMembers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentImport.AlreadyMembers(childComplexity), true
+	case "SegmentImport.invalid":
+		if e.ComplexityRoot.SegmentImport.Invalid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentImport.Invalid(childComplexity), true
+	case "SegmentImport.notFound":
+		if e.ComplexityRoot.SegmentImport.NotFound == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentImport.NotFound(childComplexity), true
+	case "SegmentImport.segment":
+		if e.ComplexityRoot.SegmentImport.Segment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentImport.Segment(childComplexity), true
+
 	case "Store.code":
 		if e.ComplexityRoot.Store.Code == nil {
 			break
@@ -2252,6 +2608,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StoreConnection.TotalCount(childComplexity), true
+
+	case "StoreDaySales.amount":
+		if e.ComplexityRoot.StoreDaySales.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDaySales.Amount(childComplexity), true
+	case "StoreDaySales.amountPayable":
+		if e.ComplexityRoot.StoreDaySales.AmountPayable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDaySales.AmountPayable(childComplexity), true
+	case "StoreDaySales.day":
+		if e.ComplexityRoot.StoreDaySales.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDaySales.Day(childComplexity), true
+	case "StoreDaySales.discountAmount":
+		if e.ComplexityRoot.StoreDaySales.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDaySales.DiscountAmount(childComplexity), true
+	case "StoreDaySales.sales":
+		if e.ComplexityRoot.StoreDaySales.Sales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDaySales.Sales(childComplexity), true
+	case "StoreDaySales.store":
+		if e.ComplexityRoot.StoreDaySales.Store == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDaySales.Store(childComplexity), true
 
 	case "StoreEdge.cursor":
 		if e.ComplexityRoot.StoreEdge.Cursor == nil {
@@ -2433,6 +2826,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputCartItemInput,
+		ec.unmarshalInputCreateAPIClientInput,
 		ec.unmarshalInputCreateCampaignInput,
 		ec.unmarshalInputCreateCustomerInput,
 		ec.unmarshalInputCreateSegmentInput,
@@ -2459,11 +2853,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputStoreOrder,
 		ec.unmarshalInputStoreWhereInput,
 		ec.unmarshalInputTenantOrder,
+		ec.unmarshalInputTenantSettingsInput,
 		ec.unmarshalInputTenantWhereInput,
 		ec.unmarshalInputUpdateCustomerInput,
 		ec.unmarshalInputUpdateSegmentInput,
 		ec.unmarshalInputUpdateStoreInput,
-		ec.unmarshalInputUpdateTenantInput,
 		ec.unmarshalInputValidateCartInput,
 	)
 	first := true
@@ -2540,14 +2934,139 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../../schema/backoffice.graphql", Input: `"""
+An API client with its secret. The secret appears only in this answer: Fideliza
+keeps its hash, so store it now.
+"""
+type ClientCredentials {
+  "The client."
+  client: APIClient!
+  "The client secret, shown once."
+  clientSecret: String!
+}
+
+"""
+A new API client of the viewer's tenant.
+"""
+input CreateAPIClientInput {
+  "oauth: bearer tokens for /v1, /points and GraphQL; pos: HTTP Basic on the point-of-sale paths."
+  kind: APIClientKind!
+  "A label for people."
+  name: String
+  "OAuth scopes the client may be granted; every scope when absent. POS clients have none."
+  scopes: [String!]
+}
+
+"""
+A new store of the viewer's tenant.
+"""
+input CreateStoreInput {
+  "The store's code in the retailer's systems (sale.store.id at the point of sale); unique in the tenant."
+  code: String!
+  "The store's name."
+  name: String!
+}
+
+"""
+A change to a store: only the fields given change.
+"""
+input UpdateStoreInput {
+  "The store's code in the retailer's systems."
+  code: String
+  "The store's name."
+  name: String
+}
+
+"""
+The viewer's tenant's settings: only the fields given change.
+"""
+input TenantSettingsInput {
+  "Display name of the retailer."
+  name: String
+  "Whether identify at the point of sale creates unknown customers as pre-registered."
+  preRegistration: Boolean
+  "Whether points of sale may register sales."
+  saleRegistration: Boolean
+  "Share of the sale a POS discount may differ from the authorized one, such as 0.10."
+  saleTolerance: Decimal
+  "Points earned per R$ 1 spent."
+  pointsPerReal: Decimal
+}
+
+"""
+A new segment of customers.
+"""
+input CreateSegmentInput {
+  "The segment's name."
+  name: String!
+  "What the segment is for."
+  description: String
+}
+
+"""
+A change to a segment: only the fields given change.
+"""
+input UpdateSegmentInput {
+  "The segment's name."
+  name: String
+  "What the segment is for."
+  description: String
+}
+
+"""
+What importing a list of CPFs into a segment did.
+"""
+type SegmentImport {
+  "The segment, after the import."
+  segment: Segment!
+  "Customers who joined the segment."
+  added: Int!
+  "Customers who were already members."
+  alreadyMembers: Int!
+  "Valid CPFs with no customer in the tenant, as given."
+  notFound: [String!]!
+  "Entries that are not a valid CPF, as given."
+  invalid: [String!]!
+}
+
+extend type Mutation {
+  "Registers a store (admin)."
+  createStore(input: CreateStoreInput!): Store!
+  "Changes a store's code or name (admin)."
+  updateStore(id: ID!, input: UpdateStoreInput!): Store!
+  "Creates an API client and returns its secret, once (admin)."
+  createAPIClient(input: CreateAPIClientInput!): ClientCredentials!
+  "Gives a client a new secret, returned once; the old one stops working at once (admin)."
+  rotateAPIClientSecret(id: ID!): ClientCredentials!
+  "Revokes a client for good: its secret and its tokens stop working within 30 seconds (admin)."
+  revokeAPIClient(id: ID!): APIClient!
+  "Changes the viewer's tenant's settings (admin)."
+  updateTenantSettings(input: TenantSettingsInput!): Tenant!
+  "Creates a segment."
+  createSegment(input: CreateSegmentInput!): Segment!
+  "Renames or describes a segment."
+  updateSegment(id: ID!, input: UpdateSegmentInput!): Segment!
+  "Adds customers to a segment; members already in it stay."
+  addSegmentCustomers(segmentID: ID!, customerIDs: [ID!]!): Segment!
+  "Removes customers from a segment."
+  removeSegmentCustomers(segmentID: ID!, customerIDs: [ID!]!): Segment!
+  "Adds the customers with the given CPFs (formatted or not, at most 10,000) to a segment."
+  importSegmentCustomers(segmentID: ID!, cpfs: [String!]!): SegmentImport!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/campaigns.graphql", Input: `"""
 A new campaign; its status follows from its dates.
 """
 input CreateCampaignInput {
+  "The campaign's name, at most 200 characters."
   name: String!
+  "Free text about the campaign, at most 2000 characters."
   description: String
+  "What the campaign gives: a discount, cashback, bonus points or a gift; cannot change later."
   type: CampaignType!
+  "When the campaign starts, with a time-zone offset."
   startsAt: Time!
+  "When the campaign ends, with a time-zone offset: after startsAt and in the future."
   endsAt: Time!
   "Target segment; absent means every customer."
   segmentID: ID
@@ -2563,10 +3082,15 @@ input CreateCampaignInput {
   multiplier: Decimal
   "Gift campaigns: the SKU given."
   giftSku: String
+  "Smallest cart subtotal in R$ that qualifies; absent means no minimum."
   minSubtotal: Decimal
+  "Items that qualify, by SKU or GTIN; with neither this nor eligibleCategories, every item does."
   eligibleSkus: [String!]
+  "Items that qualify, by category; an item qualifies when its SKU, GTIN or category is listed."
   eligibleCategories: [String!]
+  "Most redemptions per customer, at least 1; absent means no limit."
   limitPerCustomer: Int
+  "Most redemptions in all, at least 1; absent means no limit."
   limitTotal: Int
 }
 
@@ -2574,10 +3098,15 @@ input CreateCampaignInput {
 One item of a cart.
 """
 input CartItemInput {
+  "The item's SKU; sku or gtin is required."
   sku: String
+  "The item's GTIN (barcode); sku or gtin is required."
   gtin: String
+  "The item's category, matched against the campaigns' eligible categories."
   category: String
+  "Quantity, above 0; may be fractional (kg)."
   quantity: Decimal!
+  "Unit price in R$, not negative."
   unitPrice: Decimal!
 }
 
@@ -2585,11 +3114,15 @@ input CartItemInput {
 A customer's cart at a checkout.
 """
 input ValidateCartInput {
+  "The customer buying."
   customerID: ID!
+  "The store of the checkout, at most 128 characters; kept with the validation."
   storeID: String
+  "The channel of the checkout, such as pdv, ecommerce or app; absent matches only campaigns for every channel."
   channel: String
   "The cart's subtotal in R$; when absent, the sum of its items."
   subtotal: Decimal
+  "The cart's items, 1 to 500."
   items: [CartItemInput!]!
 }
 
@@ -2597,10 +3130,15 @@ input ValidateCartInput {
 What one cart item receives from a campaign.
 """
 type ItemBenefit {
+  "The item's SKU, or its GTIN when it has none."
   sku: String!
+  "The item's quantity."
   quantity: Decimal!
+  "Discount on the item in R$ (discount campaigns; 0 otherwise)."
   discountAmount: Decimal!
+  "Cashback on the item in R$ (cashback campaigns; 0 otherwise)."
   cashbackAmount: Decimal!
+  "Bonus points on the item (bonus_points campaigns; 0 otherwise)."
   bonusPoints: Int!
 }
 
@@ -2610,22 +3148,39 @@ The estimated benefit of a campaign for a cart.
 type EstimatedBenefit {
   "R$ value: the discount or the cashback; 0 for points, free shipping and gifts."
   amount: Decimal!
+  "Discount campaigns: the discount in R$."
   discountAmount: Decimal
+  "Cashback campaigns: the cashback in R$."
   cashbackAmount: Decimal
+  "Cashback campaigns: days after the redemption the cashback is credited; 0 means at once."
   creditAfterDays: Int
+  "Bonus-points campaigns: the extra points, in all."
   bonusPoints: Int
+  "Bonus-points campaigns: the multiplier of the points earned."
   multiplier: Decimal
+  "True when the campaign gives free shipping."
   freeShipping: Boolean!
+  "Gift campaigns: the SKU given."
   giftSku: String
+  "What each qualifying item receives, in cart order; they add up to the totals."
   items: [ItemBenefit!]!
 }
 
+"""
+A campaign the cart qualifies for, with what it gives.
+"""
 type EligibleCampaign {
+  "The campaign."
   campaign: Campaign!
+  "What the campaign gives for this cart; redeeming it gives the same."
   estimatedBenefit: EstimatedBenefit!
 }
 
+"""
+A campaign the cart does not qualify for, and the first rule it fails.
+"""
 type IneligibleCampaign {
+  "The campaign."
   campaign: Campaign!
   "not_active, channel_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met."
   reason: String!
@@ -2637,24 +3192,38 @@ type IneligibleCampaign {
 The campaigns a cart qualifies for and the token that redeems them.
 """
 type CartValidation {
+  "Redeems the eligible campaigns with redeemCampaign, for one order, until expiresAt."
   validationToken: String!
+  "When the token stops redeeming: 5 minutes after the validation."
   expiresAt: Time!
+  "Campaigns the cart qualifies for, with their estimated benefit."
   eligible: [EligibleCampaign!]!
+  "Scheduled and active campaigns the cart does not qualify for, with the reason."
   ineligible: [IneligibleCampaign!]!
 }
 
+"""
+Redeems one campaign of a cart validation for an order.
+"""
 input RedeemCampaignInput {
+  "A campaign the validation found eligible."
   campaignID: ID!
+  "The customer the validation was for."
   customerID: ID!
+  "The order's id in your system, at most 128 characters; a validation serves one order."
   orderID: String!
+  "The token validateCart returned, before it expires."
   validationToken: String!
+  "What the customer paid for the order, in R$ (at most 2 decimal places); creditPoints uses it when given no amount."
   amountPaid: Decimal!
 }
 
 extend type Mutation {
+  "Creates a campaign; its status follows from its dates."
   createCampaign(input: CreateCampaignInput!): Campaign!
   "Stops a campaign's benefits until it is resumed."
   pauseCampaign(id: ID!): Campaign!
+  "Lifts a pause: the campaign is scheduled or active again, as its dates say."
   resumeCampaign(id: ID!): Campaign!
   "Deactivates a campaign for good (what DELETE /v1/campaigns/{id} does)."
   endCampaign(id: ID!): Campaign!
@@ -2694,9 +3263,13 @@ extend type Customer {
 A postal address; every part is optional.
 """
 input CustomerAddressInput {
+  "Street and number, at most 200 characters; on a change, null removes it."
   street: String @goField(omittable: true)
+  "City, at most 100 characters; on a change, null removes it."
   city: String @goField(omittable: true)
+  "State, such as SP, at most 50 characters; on a change, null removes it."
   state: String @goField(omittable: true)
+  "Postal code (CEP), at most 20 characters; on a change, null removes it."
   zipCode: String @goField(omittable: true)
 }
 
@@ -2704,7 +3277,9 @@ input CustomerAddressInput {
 Marketing consents; changing one records when.
 """
 input CustomerConsentInput {
+  "Agrees to marketing by e-mail; absent means no for a new customer and no change for an existing one."
   marketingEmail: Boolean @goField(omittable: true)
+  "Agrees to marketing by SMS; absent means no for a new customer and no change for an existing one."
   marketingSms: Boolean @goField(omittable: true)
 }
 
@@ -2712,16 +3287,23 @@ input CustomerConsentInput {
 A new customer. CPF is accepted with or without formatting.
 """
 input CreateCustomerInput {
+  "Identifier of the customer in the originating system, at most 128 characters."
   externalID: String
+  "Full name, at most 200 characters."
   name: String!
+  "E-mail, unique in the tenant regardless of case."
   email: String!
+  "CPF, with or without formatting; unique in the tenant."
   cpf: String!
   "E.164, such as +5511987654321."
   phone: String
   "YYYY-MM-DD."
   birthDate: String
+  "M, F or NB (non-binary)."
   gender: CustomerGender
+  "Postal address."
   address: CustomerAddressInput
+  "Marketing consents; absent means none given."
   consent: CustomerConsentInput
 }
 
@@ -2729,14 +3311,23 @@ input CreateCustomerInput {
 A change to a customer: only the fields given change; null clears an optional field.
 """
 input UpdateCustomerInput {
+  "Identifier in the originating system, at most 128 characters; null removes it."
   externalID: String @goField(omittable: true)
+  "Full name, at most 200 characters; cannot be null."
   name: String @goField(omittable: true)
+  "E-mail, unique in the tenant regardless of case; cannot be null."
   email: String @goField(omittable: true)
+  "CPF, with or without formatting, unique in the tenant; cannot be null."
   cpf: String @goField(omittable: true)
+  "E.164, such as +5511987654321; null removes it."
   phone: String @goField(omittable: true)
+  "YYYY-MM-DD; null removes it."
   birthDate: String @goField(omittable: true)
+  "M, F or NB (non-binary); null removes it."
   gender: CustomerGender @goField(omittable: true)
+  "Only the parts given change; null removes the whole address."
   address: CustomerAddressInput @goField(omittable: true)
+  "Only the consents given change; null withdraws both."
   consent: CustomerConsentInput @goField(omittable: true)
 }
 
@@ -2755,6 +3346,10 @@ extend type Query {
   ): CustomerConnection!
 }
 
+"""
+What back-office apps and integrations change: customers, campaigns, points,
+stores, API clients and settings. Every change applies to the viewer's tenant.
+"""
 type Mutation {
   """
   Registers a customer (e-mail and CPF unique in the tenant).
@@ -2766,8 +3361,70 @@ type Mutation {
   updateCustomer(id: ID!, input: UpdateCustomerInput!): Customer!
 }
 `, BuiltIn: false},
+	{Name: "../../schema/dashboard.graphql", Input: `"""
+How many customers hold a loyalty level.
+"""
+type LevelCount {
+  "The level."
+  level: CustomerLevel!
+  "Customers at that level."
+  customers: Int!
+}
+
+"""
+What a campaign gave and brought in a period.
+"""
+type CampaignPerformance {
+  "Benefits given (redemptions)."
+  redemptions: Int!
+  "Discount given, in R$."
+  discountGiven: Decimal!
+  "Cashback promised, in R$."
+  cashbackPromised: Decimal!
+  "What customers paid for the orders that used the campaign, in R$."
+  revenue: Decimal!
+}
+
+extend type Campaign {
+  "Redemptions, discount given and revenue of the orders that used the campaign; within [from, to) when given."
+  performance(from: Time, to: Time): CampaignPerformance!
+}
+
+"""
+The sales of one store on one day.
+"""
+type StoreDaySales {
+  "The store."
+  store: Store!
+  "The day, YYYY-MM-DD, in the requested time zone."
+  day: String!
+  "Sales registered."
+  sales: Int!
+  "Gross total, in R$."
+  amount: Decimal!
+  "Discounts given, in R$."
+  discountAmount: Decimal!
+  "Payable after discounts, in R$."
+  amountPayable: Decimal!
+}
+
+extend type Query {
+  "Customers per loyalty level, every level listed."
+  customersByLevel: [LevelCount!]!
+  "Customers with a sale, a redemption or points earned or spent within [from, to)."
+  activeCustomers(from: Time!, to: Time!): Int!
+  """
+  Sales per store per day within [from, to) (at most 366 days), days in timeZone
+  (an IANA name; America/Sao_Paulo when absent); by day, then store code.
+  """
+  salesByStoreDay(from: Time!, to: Time!, timeZone: String): [StoreDaySales!]!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
+"""
+A credential of an integration: an OAuth client or a point-of-sale client. Its secret is never shown again after creation or rotation.
+"""
 type APIClient implements Node {
   """
   The public client id.
@@ -2947,7 +3604,13 @@ input APIClientWhereInput {
   revoked: Boolean
   revokedNEQ: Boolean
 }
+"""
+A promotion: a discount, cashback, bonus points or a gift, for a period, a segment and channels.
+"""
 type Campaign implements Node {
+  """
+  The campaign's id, such as cmp_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
@@ -2961,11 +3624,29 @@ type Campaign implements Node {
   When the record last changed (UTC).
   """
   updatedAt: Time!
+  """
+  The campaign's name.
+  """
   name: String!
+  """
+  Free text about the campaign; empty when none.
+  """
   description: String!
+  """
+  What the campaign gives: a discount, cashback, bonus points or a gift; fixed at creation.
+  """
   type: CampaignType!
+  """
+  The campaign's status: it follows startsAt and endsAt (stored within a minute of each passing) unless an operator paused or ended the campaign.
+  """
   status: CampaignStatus!
+  """
+  When the campaign starts giving its benefit.
+  """
   startsAt: Time!
+  """
+  When the campaign stops giving its benefit; it is ended from then on.
+  """
   endsAt: Time!
   """
   Target segment; absent means every customer.
@@ -2975,6 +3656,9 @@ type Campaign implements Node {
   Channels (pdv, ecommerce, app, …); absent means every channel.
   """
   channels: [String!]
+  """
+  Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping.
+  """
   discountMode: CampaignDiscountMode
   """
   Percentage (0–100) or fixed amount in R$.
@@ -2988,6 +3672,9 @@ type Campaign implements Node {
   Bonus points: multiplier of the points earned.
   """
   multiplier: Decimal
+  """
+  Gift campaigns: the SKU given.
+  """
   giftSku: String
   """
   Eligibility: minimum cart subtotal in R$.
@@ -3009,8 +3696,17 @@ type Campaign implements Node {
   Most redemptions per customer.
   """
   limitPerCustomer: Int
+  """
+  Redemptions so far, of every customer, those over the limit at the point of sale included.
+  """
   redemptionsCount: Int!
+  """
+  The segment the campaign targets; none means every customer.
+  """
   segment: Segment
+  """
+  The campaign's redemptions.
+  """
   redemptions(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -3396,48 +4092,17 @@ input CampaignWhereInput {
   hasRedemptionsWith: [RedemptionWhereInput!]
 }
 """
-CreateSegmentInput is used for create Segment object.
-Input was generated by ent.
-"""
-input CreateSegmentInput {
-  """
-  When the record was created (UTC).
-  """
-  createdAt: Time
-  """
-  When the record last changed (UTC).
-  """
-  updatedAt: Time
-  name: String!
-  description: String
-  customerIDs: [ID!]
-  campaignIDs: [ID!]
-}
-"""
-CreateStoreInput is used for create Store object.
-Input was generated by ent.
-"""
-input CreateStoreInput {
-  """
-  When the record was created (UTC).
-  """
-  createdAt: Time
-  """
-  When the record last changed (UTC).
-  """
-  updatedAt: Time
-  """
-  The store's code in the retailer's systems (sale.store.id at the POS).
-  """
-  code: String!
-  name: String!
-}
-"""
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
 """
 scalar Cursor
+"""
+A shopper of the retailer, identified by CPF (or CNPJ), with a points balance and a loyalty level.
+"""
 type Customer implements Node {
+  """
+  The customer's id, such as cus_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
@@ -3475,10 +4140,25 @@ type Customer implements Node {
   Birth date, YYYY-MM-DD.
   """
   birthDate: String
+  """
+  M, F or NB (non-binary), when given.
+  """
   gender: CustomerGender
+  """
+  Street and number of the postal address.
+  """
   addressStreet: String
+  """
+  City of the postal address.
+  """
   addressCity: String
+  """
+  State of the postal address, such as SP.
+  """
   addressState: String
+  """
+  Postal code (CEP) of the postal address.
+  """
   addressZipCode: String
   """
   Loyalty level, from points earned in the trailing 12 months.
@@ -3492,12 +4172,21 @@ type Customer implements Node {
   Total spent, in R$.
   """
   lifetimeValue: Decimal!
+  """
+  Whether the customer agreed to marketing by e-mail.
+  """
   consentMarketingEmail: Boolean!
+  """
+  Whether the customer agreed to marketing by SMS.
+  """
   consentMarketingSms: Boolean!
   """
   When a consent flag last changed.
   """
   consentUpdatedAt: Time
+  """
+  Segments the customer belongs to.
+  """
   segments(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -3529,6 +4218,9 @@ type Customer implements Node {
     """
     where: SegmentWhereInput
   ): SegmentConnection!
+  """
+  The customer's points ledger, newest last.
+  """
   pointsEntries(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -3560,6 +4252,9 @@ type Customer implements Node {
     """
     where: PointsEntryWhereInput
   ): PointsEntryConnection!
+  """
+  Campaign benefits the customer redeemed.
+  """
   redemptions(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -3591,6 +4286,40 @@ type Customer implements Node {
     """
     where: RedemptionWhereInput
   ): RedemptionConnection!
+  """
+  Sales registered for the customer at the points of sale.
+  """
+  sales(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Sales returned from the connection.
+    """
+    orderBy: SaleOrder
+
+    """
+    Filtering options for Sales returned from the connection.
+    """
+    where: SaleWhereInput
+  ): SaleConnection!
 }
 """
 A connection to a list of items.
@@ -3987,13 +4716,27 @@ input CustomerWhereInput {
   """
   hasRedemptions: Boolean
   hasRedemptionsWith: [RedemptionWhereInput!]
+  """
+  sales edge predicates
+  """
+  hasSales: Boolean
+  hasSalesWith: [SaleWhereInput!]
 }
+"""
+Something that happened in the tenant (a level change, a sale processed…), kept in the outbox in order of creation.
+"""
 type Event implements Node {
+  """
+  The event's id, such as evt_01J…; ids sort in order of creation.
+  """
   id: ID!
   """
   The tenant that owns the record.
   """
   tenantID: ID!
+  """
+  When the event happened (UTC).
+  """
   createdAt: Time!
   """
   customer.level_changed, points.expiring, campaign.activated, sale.processed, …
@@ -4003,6 +4746,10 @@ type Event implements Node {
   The resource the event is about (a customer id, a campaign id).
   """
   subjectID: String!
+  """
+  The event's data, as delivered.
+  """
+  data: Map!
   """
   When the event was handed to delivery.
   """
@@ -4196,13 +4943,25 @@ type PageInfo {
   """
   endCursor: Cursor
 }
+"""
+One movement of the points ledger: a credit, a debit, an expiry or an adjustment. Entries are never changed.
+"""
 type PointsEntry implements Node {
+  """
+  The entry's id, such as ptx_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
   """
   tenantID: ID!
+  """
+  When the entry was written (UTC).
+  """
   createdAt: Time!
+  """
+  Id of the customer whose balance moved.
+  """
   customerID: ID!
   """
   credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone.
@@ -4220,6 +4979,9 @@ type PointsEntry implements Node {
   What caused the entry; with source_id, a credit of one source happens once.
   """
   sourceKind: PointsEntrySourceKind!
+  """
+  The order id, or the id of the sale, redemption or points lot behind the entry; none for an operator's adjustment or a debit without an order.
+  """
   sourceID: String
   """
   Why, in words: an operator's reason, a campaign name.
@@ -4233,6 +4995,9 @@ type PointsEntry implements Node {
   When the points of a credit expire.
   """
   expiresAt: Time
+  """
+  The customer whose balance moved.
+  """
   customer: Customer!
 }
 """
@@ -4471,6 +5236,9 @@ input PointsEntryWhereInput {
   hasCustomer: Boolean
   hasCustomerWith: [CustomerWhereInput!]
 }
+"""
+What back-office apps and analysts read: every entity as a connection with filters and ordering, lookup by id, and dashboard aggregates. Data is always the viewer's tenant's.
+"""
 type Query {
   """
   Fetches an object given its ID.
@@ -4490,6 +5258,9 @@ type Query {
     """
     ids: [ID!]!
   ): [Node]!
+  """
+  The tenant's API clients, oldest first unless ordered, with filters; secrets are never shown.
+  """
   apiClients(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4521,6 +5292,9 @@ type Query {
     """
     where: APIClientWhereInput
   ): APIClientConnection!
+  """
+  The tenant's campaigns, oldest first unless ordered, with filters.
+  """
   campaigns(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4552,6 +5326,9 @@ type Query {
     """
     where: CampaignWhereInput
   ): CampaignConnection!
+  """
+  The tenant's customers, oldest first unless ordered, with filters.
+  """
   customers(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4583,6 +5360,77 @@ type Query {
     """
     where: CustomerWhereInput
   ): CustomerConnection!
+  """
+  The tenant's events, oldest first unless ordered, with filters.
+  """
+  events(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Events returned from the connection.
+    """
+    orderBy: EventOrder
+
+    """
+    Filtering options for Events returned from the connection.
+    """
+    where: EventWhereInput
+  ): EventConnection!
+  """
+  The points ledger of every customer of the tenant, oldest first unless ordered, with filters.
+  """
+  pointsEntries(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for PointsEntries returned from the connection.
+    """
+    orderBy: PointsEntryOrder
+
+    """
+    Filtering options for PointsEntries returned from the connection.
+    """
+    where: PointsEntryWhereInput
+  ): PointsEntryConnection!
+  """
+  The tenant's redemptions, oldest first unless ordered, with filters.
+  """
   redemptions(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4614,6 +5462,9 @@ type Query {
     """
     where: RedemptionWhereInput
   ): RedemptionConnection!
+  """
+  The tenant's sales, oldest first unless ordered, with filters.
+  """
   sales(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4645,6 +5496,9 @@ type Query {
     """
     where: SaleWhereInput
   ): SaleConnection!
+  """
+  The tenant's segments, oldest first unless ordered, with filters.
+  """
   segments(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4676,6 +5530,9 @@ type Query {
     """
     where: SegmentWhereInput
   ): SegmentConnection!
+  """
+  The tenant's stores, oldest first unless ordered, with filters.
+  """
   stores(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4707,6 +5564,9 @@ type Query {
     """
     where: StoreWhereInput
   ): StoreConnection!
+  """
+  The viewer's own tenant, with its loyalty settings.
+  """
   tenants(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4739,7 +5599,13 @@ type Query {
     where: TenantWhereInput
   ): TenantConnection!
 }
+"""
+A campaign benefit given on an order.
+"""
 type Redemption implements Node {
+  """
+  The redemption's id, such as red_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
@@ -4749,8 +5615,17 @@ type Redemption implements Node {
   When the benefit was redeemed.
   """
   createdAt: Time!
+  """
+  Id of the campaign redeemed.
+  """
   campaignID: ID!
+  """
+  Id of the customer who received the benefit.
+  """
   customerID: ID!
+  """
+  The order's id in the client's system; for a point-of-sale discount, the sale's receipt number.
+  """
   orderID: String!
   """
   The sale a point-of-sale discount was given in.
@@ -4772,9 +5647,21 @@ type Redemption implements Node {
   Cashback promised, in R$ (0 for other types).
   """
   cashbackAmount: Decimal!
+  """
+  Bonus points given (0 for other types), credited once the order's points are.
+  """
   bonusPoints: Int!
+  """
+  The campaign redeemed.
+  """
   campaign: Campaign!
+  """
+  The customer who received the benefit.
+  """
   customer: Customer!
+  """
+  The sale a point-of-sale discount was given in; none for a redemption of a cart validation.
+  """
   sale: Sale
 }
 """
@@ -5005,7 +5892,13 @@ input RedemptionWhereInput {
   hasSale: Boolean
   hasSaleWith: [SaleWhereInput!]
 }
+"""
+A sale registered by a point of sale, processed in the background: points, bonuses and redemptions.
+"""
 type Sale implements Node {
+  """
+  The sale's id, such as sal_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
@@ -5015,17 +5908,29 @@ type Sale implements Node {
   When the sale was received.
   """
   createdAt: Time!
+  """
+  Id of the store the sale was made in.
+  """
   storeID: ID!
   """
   The receipt number the point of sale sent (sale.id).
   """
   externalID: String!
+  """
+  The point of sale (terminal) the sale came from, as it sent it (sale.store.posId).
+  """
   posID: String!
+  """
+  The sales channel the point of sale sent (sale.channel).
+  """
   channel: String!
   """
   The CPF or CNPJ sent; 00000000000 for an unidentified customer.
   """
   customerDocument: String!
+  """
+  Kind of document sent; none for an unidentified customer.
+  """
   customerDocumentType: SaleCustomerDocumentType
   """
   The customer the sale was credited to, once processed.
@@ -5043,13 +5948,37 @@ type Sale implements Node {
   Payable after discounts, in R$.
   """
   amountPayable: Decimal!
+  """
+  Total discount in R$: as the point of sale sent it, else the sum of the items' discounts.
+  """
   discountAmount: Decimal!
+  """
+  RECEIVED until processed, then PROCESSED, or FAILED when processing gave up (see failureReason).
+  """
   status: SaleStatus!
+  """
+  Why processing failed, for a FAILED sale.
+  """
   failureReason: String
+  """
+  Points credited to the customer for the sale, bonus points included; 0 until processed.
+  """
   pointsCredited: Int!
+  """
+  When the sale was processed.
+  """
   processedAt: Time
+  """
+  The store the sale was made in.
+  """
   store: Store!
+  """
+  The customer the sale was credited to, once processed; none for an unidentified or unknown customer.
+  """
   customer: Customer
+  """
+  The sale's lines.
+  """
   items(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -5076,6 +6005,9 @@ type Sale implements Node {
     """
     where: SaleItemWhereInput
   ): SaleItemConnection!
+  """
+  The sale's payments.
+  """
   payments: [SalePayment!]
 }
 """
@@ -5115,25 +6047,49 @@ type SaleEdge {
   """
   cursor: Cursor!
 }
+"""
+A line of a sale: a product, its quantity, price and discounts.
+"""
 type SaleItem implements Node {
+  """
+  The item's id, such as sli_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
   """
   tenantID: ID!
+  """
+  Id of the sale the item belongs to.
+  """
   saleID: ID!
   """
   The item's id in the sale (sequential).
   """
   lineID: String!
+  """
+  The product's GTIN (barcode) as the point of sale sent it.
+  """
   gtin: String!
+  """
+  The product's description as the point of sale sent it.
+  """
   description: String!
+  """
+  Unit price in R$, before discounts.
+  """
   unitPrice: Decimal!
+  """
+  Quantity sold; may be fractional (kg).
+  """
   quantity: Decimal!
   """
   Sum of the item's discounts, in R$.
   """
   discountAmount: Decimal!
+  """
+  The sale the item belongs to.
+  """
   sale: Sale!
 }
 """
@@ -5327,19 +6283,49 @@ enum SaleOrderField {
   SOLD_AT
   STATUS
 }
+"""
+A payment of a sale: its method and amount.
+"""
 type SalePayment implements Node {
+  """
+  The payment's id, such as pay_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
   """
   tenantID: ID!
+  """
+  Id of the sale paid.
+  """
   saleID: ID!
+  """
+  The payment's id in the sale, as the point of sale sent it.
+  """
   paymentID: String!
+  """
+  Amount paid in R$.
+  """
   amount: Decimal!
+  """
+  Payment method as the point of sale sent it, such as CREDIT_CARD.
+  """
   method: String!
+  """
+  First digits of the card (BIN), when sent; empty otherwise.
+  """
   bin: String!
+  """
+  NSU of the card transaction, when sent; empty otherwise.
+  """
   nsu: String!
+  """
+  Number of installments, 1 to 99; 1 when not sent.
+  """
   installments: Int!
+  """
+  The sale paid.
+  """
   sale: Sale!
 }
 """
@@ -5764,7 +6750,13 @@ input SaleWhereInput {
   hasPayments: Boolean
   hasPaymentsWith: [SalePaymentWhereInput!]
 }
+"""
+A named group of customers that campaigns can target.
+"""
 type Segment implements Node {
+  """
+  The segment's id, such as seg_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
@@ -5778,8 +6770,17 @@ type Segment implements Node {
   When the record last changed (UTC).
   """
   updatedAt: Time!
+  """
+  The segment's name.
+  """
   name: String!
+  """
+  Free text about the segment; empty when none.
+  """
   description: String!
+  """
+  Members of the segment.
+  """
   customers(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -5811,6 +6812,9 @@ type Segment implements Node {
     """
     where: CustomerWhereInput
   ): CustomerConnection!
+  """
+  Campaigns targeting the segment.
+  """
   campaigns(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -5996,7 +7000,13 @@ input SegmentWhereInput {
   hasCampaigns: Boolean
   hasCampaignsWith: [CampaignWhereInput!]
 }
+"""
+A physical or online store of the retailer, known to the point of sale by its code.
+"""
 type Store implements Node {
+  """
+  The store's id, such as sto_01J….
+  """
   id: ID!
   """
   The tenant that owns the record.
@@ -6014,6 +7024,9 @@ type Store implements Node {
   The store's code in the retailer's systems (sale.store.id at the POS).
   """
   code: String!
+  """
+  The store's display name.
+  """
   name: String!
 }
 """
@@ -6160,6 +7173,9 @@ input StoreWhereInput {
   nameEqualFold: String
   nameContainsFold: String
 }
+"""
+A retailer using Fideliza, with its loyalty settings.
+"""
 type Tenant implements Node {
   """
   UUID of the tenant.
@@ -6234,9 +7250,12 @@ type Tenant implements Node {
   """
   sandboxOfID: ID
   """
-  Sandbox tenants linked to this production tenant.
+  The production tenant this sandbox tenant belongs to; none for a production tenant.
   """
   sandboxOf: Tenant
+  """
+  Sandbox tenants linked to this production tenant.
+  """
   sandboxes: [Tenant!]
 }
 """
@@ -6503,116 +7522,19 @@ input TenantWhereInput {
   hasSandboxes: Boolean
   hasSandboxesWith: [TenantWhereInput!]
 }
-"""
-UpdateSegmentInput is used for update Segment object.
-Input was generated by ent.
-"""
-input UpdateSegmentInput {
-  """
-  When the record last changed (UTC).
-  """
-  updatedAt: Time
-  name: String
-  description: String
-  addCustomerIDs: [ID!]
-  removeCustomerIDs: [ID!]
-  clearCustomers: Boolean
-  addCampaignIDs: [ID!]
-  removeCampaignIDs: [ID!]
-  clearCampaigns: Boolean
-}
-"""
-UpdateStoreInput is used for update Store object.
-Input was generated by ent.
-"""
-input UpdateStoreInput {
-  """
-  When the record last changed (UTC).
-  """
-  updatedAt: Time
-  """
-  The store's code in the retailer's systems (sale.store.id at the POS).
-  """
-  code: String
-  name: String
-}
-"""
-UpdateTenantInput is used for update Tenant object.
-Input was generated by ent.
-"""
-input UpdateTenantInput {
-  """
-  When the record last changed (UTC).
-  """
-  updatedAt: Time
-  """
-  Display name of the retailer.
-  """
-  name: String
-  """
-  Inactive tenants are answered 404 on the point-of-sale paths.
-  """
-  active: Boolean
-  """
-  Identify creates unknown customers with status PRE_REGISTER.
-  """
-  preRegistration: Boolean
-  """
-  Whether the point of sale may register sales.
-  """
-  saleRegistration: Boolean
-  """
-  Accepted difference in R$ between the items total and the sale value.
-  """
-  saleTolerance: Decimal
-  """
-  Points earned per whole R$ 1 paid.
-  """
-  pointsPerReal: Decimal
-  """
-  Months after which credited points expire.
-  """
-  pointsExpiryMonths: Int
-  """
-  Points earned in the trailing 12 months to reach silver.
-  """
-  silverThreshold: Int
-  """
-  Points earned in the trailing 12 months to reach gold.
-  """
-  goldThreshold: Int
-  """
-  Points earned in the trailing 12 months to reach diamond.
-  """
-  diamondThreshold: Int
-  """
-  POS price code of bronze customers.
-  """
-  priceCodeBronze: Int
-  """
-  POS price code of silver customers.
-  """
-  priceCodeSilver: Int
-  """
-  POS price code of gold customers.
-  """
-  priceCodeGold: Int
-  """
-  POS price code of diamond customers.
-  """
-  priceCodeDiamond: Int
-  addSandboxIDs: [ID!]
-  removeSandboxIDs: [ID!]
-  clearSandboxes: Boolean
-}
 `, BuiltIn: false},
 	{Name: "../../schema/points.graphql", Input: `"""
 Points credited for an order: once per order; a repeated call returns the first result.
 """
 input CreditPointsInput {
+  "The customer to credit."
   customerID: ID!
+  "The order's id in your system, at most 128 characters; each order is credited once."
   orderID: String!
-  "Order value in R$; earns points at the tenant's rate."
+  """
+  Order value in R$ (at most 2 decimal places); earns points at the tenant's rate.
+  With neither amount nor points, the amount paid recorded by the order's redemption is used.
+  """
   amount: Decimal
   "Points to credit; wins over amount."
   points: Int
@@ -6622,10 +7544,13 @@ input CreditPointsInput {
 Points spent, those expiring first first.
 """
 input DebitPointsInput {
+  "The customer whose points are spent."
   customerID: ID!
+  "Points to spend, above 0; the balance must cover them."
   points: Int!
   "When given, the debit of this order happens once."
   orderID: String
+  "Why, in words, at most 500 characters; kept in the ledger entry."
   reason: String
 }
 
@@ -6633,9 +7558,11 @@ input DebitPointsInput {
 An operator's correction of a balance.
 """
 input AdjustPointsInput {
+  "The customer whose balance is corrected."
   customerID: ID!
   "Positive to add, negative to remove."
   points: Int!
+  "Why, required, at most 500 characters; kept in the ledger entry with the operator's id."
   reason: String!
 }
 
@@ -6643,6 +7570,7 @@ input AdjustPointsInput {
 The ledger entry a points operation wrote, or found when it had already run.
 """
 type PointsMovement {
+  "The entry written, or the one the first call wrote."
   entry: PointsEntry!
   "True when the operation had already run and nothing changed."
   replayed: Boolean!
@@ -6652,21 +7580,33 @@ type PointsMovement {
 Outstanding points of the tenant: the balance its customers could spend.
 """
 type PointsLiability {
+  "The points balances of every customer, summed."
   total: Int!
+  "Every loyalty level, lowest first, including those with no customers."
   byLevel: [PointsByLevel!]!
   "Points still unspent, by the month they expire (UTC), soonest first."
   byExpiryMonth: [PointsByMonth!]!
 }
 
+"""
+The customers of one loyalty level and the points they hold.
+"""
 type PointsByLevel {
+  "The loyalty level."
   level: CustomerLevel!
+  "Customers at the level."
   customers: Int!
+  "Their points balances, summed."
   points: Int!
 }
 
+"""
+Unspent points that expire in one month (UTC).
+"""
 type PointsByMonth {
   "YYYY-MM."
   month: String!
+  "Points expiring that month."
   points: Int!
 }
 
@@ -6678,13 +7618,19 @@ extend type Query {
 }
 
 extend type Mutation {
+  """
+  Credits the points of an order, once: a repeated call returns the first entry, marked replayed.
+  Also credits the bonus points of the order's bonus-points redemptions.
+  """
   creditPoints(input: CreditPointsInput!): PointsMovement!
+  "Spends a customer's points, those expiring first first; fails when the balance is short. With orderID, once per order."
   debitPoints(input: DebitPointsInput!): PointsMovement!
+  "An operator's correction of a balance, up or down, with the reason and the operator recorded."
   adjustPoints(input: AdjustPointsInput!): PointsMovement!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
-An exact decimal number rendered as a string, such as "12.50". Money is in R$.
+An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Money is in R$.
 """
 scalar Decimal
 
@@ -6692,6 +7638,11 @@ scalar Decimal
 An instant in ISO 8601 (RFC 3339) with its offset, such as "2026-03-01T12:00:00Z".
 """
 scalar Time
+
+"""
+A JSON object, such as the data of an event.
+"""
+scalar Map
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6796,6 +7747,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_segment(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Campaign_redemptions(ctx, field)
+	case "performance":
+		return ec.fieldContext_Campaign_performance(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Campaign", field.Name)
 }
@@ -6822,6 +7775,20 @@ func (ec *executionContext) childFields_CampaignEdge(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type CampaignEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_CampaignPerformance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "redemptions":
+		return ec.fieldContext_CampaignPerformance_redemptions(ctx, field)
+	case "discountGiven":
+		return ec.fieldContext_CampaignPerformance_discountGiven(ctx, field)
+	case "cashbackPromised":
+		return ec.fieldContext_CampaignPerformance_cashbackPromised(ctx, field)
+	case "revenue":
+		return ec.fieldContext_CampaignPerformance_revenue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CampaignPerformance", field.Name)
+}
+
 func (ec *executionContext) childFields_CartValidation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "validationToken":
@@ -6834,6 +7801,16 @@ func (ec *executionContext) childFields_CartValidation(ctx context.Context, fiel
 		return ec.fieldContext_CartValidation_ineligible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CartValidation", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientCredentials(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "client":
+		return ec.fieldContext_ClientCredentials_client(ctx, field)
+	case "clientSecret":
+		return ec.fieldContext_ClientCredentials_clientSecret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientCredentials", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6886,6 +7863,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_pointsEntries(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Customer_redemptions(ctx, field)
+	case "sales":
+		return ec.fieldContext_Customer_sales(ctx, field)
 	case "posStatus":
 		return ec.fieldContext_Customer_posStatus(ctx, field)
 	case "documentMasked":
@@ -6962,10 +7941,24 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_type(ctx, field)
 	case "subjectID":
 		return ec.fieldContext_Event_subjectID(ctx, field)
+	case "data":
+		return ec.fieldContext_Event_data(ctx, field)
 	case "publishedAt":
 		return ec.fieldContext_Event_publishedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+}
+
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_EventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7004,6 +7997,16 @@ func (ec *executionContext) childFields_ItemBenefit(ctx context.Context, field g
 		return ec.fieldContext_ItemBenefit_bonusPoints(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ItemBenefit", field.Name)
+}
+
+func (ec *executionContext) childFields_LevelCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "level":
+		return ec.fieldContext_LevelCount_level(ctx, field)
+	case "customers":
+		return ec.fieldContext_LevelCount_customers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LevelCount", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7366,6 +8369,22 @@ func (ec *executionContext) childFields_SegmentEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type SegmentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_SegmentImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "segment":
+		return ec.fieldContext_SegmentImport_segment(ctx, field)
+	case "added":
+		return ec.fieldContext_SegmentImport_added(ctx, field)
+	case "alreadyMembers":
+		return ec.fieldContext_SegmentImport_alreadyMembers(ctx, field)
+	case "notFound":
+		return ec.fieldContext_SegmentImport_notFound(ctx, field)
+	case "invalid":
+		return ec.fieldContext_SegmentImport_invalid(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SegmentImport", field.Name)
+}
+
 func (ec *executionContext) childFields_Store(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7394,6 +8413,24 @@ func (ec *executionContext) childFields_StoreConnection(ctx context.Context, fie
 		return ec.fieldContext_StoreConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StoreConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StoreDaySales(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "store":
+		return ec.fieldContext_StoreDaySales_store(ctx, field)
+	case "day":
+		return ec.fieldContext_StoreDaySales_day(ctx, field)
+	case "sales":
+		return ec.fieldContext_StoreDaySales_sales(ctx, field)
+	case "amount":
+		return ec.fieldContext_StoreDaySales_amount(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_StoreDaySales_discountAmount(ctx, field)
+	case "amountPayable":
+		return ec.fieldContext_StoreDaySales_amountPayable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StoreDaySales", field.Name)
 }
 
 func (ec *executionContext) childFields_StoreEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7590,6 +8627,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Campaign_performance_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Campaign_redemptions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7752,6 +8811,60 @@ func (ec *executionContext) field_Customer_redemptions_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Customer_sales_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.SaleOrder, error) {
+			return ec.unmarshalOSaleOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.SaleWhereInput, error) {
+			return ec.unmarshalOSaleWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Customer_segments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7806,12 +8919,48 @@ func (ec *executionContext) field_Customer_segments_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addSegmentCustomers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "segmentID",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["segmentID"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "customerIDs",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerIDs"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_adjustPoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (AdjustPointsInput, error) {
 			return ec.unmarshalNAdjustPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAdjustPointsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createAPIClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateAPIClientInput, error) {
+			return ec.unmarshalNCreateAPIClientInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateAPIClientInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7840,6 +8989,34 @@ func (ec *executionContext) field_Mutation_createCustomer_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateCustomerInput, error) {
 			return ec.unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createSegment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateSegmentInput, error) {
+			return ec.unmarshalNCreateSegmentInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateSegmentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createStore_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateStoreInput, error) {
+			return ec.unmarshalNCreateStoreInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateStoreInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7890,6 +9067,28 @@ func (ec *executionContext) field_Mutation_endCampaign_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_importSegmentCustomers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "segmentID",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["segmentID"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "cpfs",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cpfs"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7918,7 +9117,57 @@ func (ec *executionContext) field_Mutation_redeemCampaign_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeSegmentCustomers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "segmentID",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["segmentID"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "customerIDs",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerIDs"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_resumeCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeAPIClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateAPIClientSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -7954,6 +9203,64 @@ func (ec *executionContext) field_Mutation_updateCustomer_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateSegment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateSegmentInput, error) {
+			return ec.unmarshalNUpdateSegmentInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateSegmentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateStore_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateStoreInput, error) {
+			return ec.unmarshalNUpdateStoreInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateStoreInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateTenantSettings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (TenantSettingsInput, error) {
+			return ec.unmarshalNTenantSettingsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐTenantSettingsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_validateCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7979,6 +9286,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_activeCustomers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
 	return args, nil
 }
 
@@ -8190,6 +9519,60 @@ func (ec *executionContext) field_Query_customers_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.EventOrder, error) {
+			return ec.unmarshalOEventOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.EventWhereInput, error) {
+			return ec.unmarshalOEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8215,6 +9598,60 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_pointsEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.PointsEntryOrder, error) {
+			return ec.unmarshalOPointsEntryOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.PointsEntryWhereInput, error) {
+			return ec.unmarshalOPointsEntryWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
 	return args, nil
 }
 
@@ -8269,6 +9706,36 @@ func (ec *executionContext) field_Query_redemptions_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_salesByStoreDay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "timeZone",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["timeZone"] = arg2
 	return args, nil
 }
 
@@ -9198,7 +10665,7 @@ func (ec *executionContext) _Campaign_status(ctx context.Context, field graphql.
 			return ec.fieldContext_Campaign_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return ec.Resolvers.Campaign().Status(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v campaign.Status) graphql.Marshaler {
@@ -9209,7 +10676,7 @@ func (ec *executionContext) _Campaign_status(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type CampaignStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Campaign", field, true, true, errors.New("field of type CampaignStatus does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_startsAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -9633,6 +11100,50 @@ func (ec *executionContext) fieldContext_Campaign_redemptions(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Campaign_performance(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_performance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Campaign().Performance(ctx, obj, fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CampaignPerformance) graphql.Marshaler {
+			return ec.marshalNCampaignPerformance2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCampaignPerformance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_performance(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CampaignPerformance(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Campaign_performance_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CampaignConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9775,6 +11286,98 @@ func (ec *executionContext) fieldContext_CampaignEdge_cursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("CampaignEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _CampaignPerformance_redemptions(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPerformance_redemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redemptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPerformance_redemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPerformance_discountGiven(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPerformance_discountGiven(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountGiven, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPerformance_discountGiven(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPerformance_cashbackPromised(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPerformance_cashbackPromised(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashbackPromised, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPerformance_cashbackPromised(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPerformance_revenue(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPerformance_revenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPerformance_revenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPerformance", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
 func (ec *executionContext) _CartValidation_validationToken(ctx context.Context, field graphql.CollectedField, obj *CartValidation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9883,6 +11486,61 @@ func (ec *executionContext) fieldContext_CartValidation_ineligible(_ context.Con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ClientCredentials_client(ctx context.Context, field graphql.CollectedField, obj *ClientCredentials) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientCredentials_client(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Client, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIClient) graphql.Marshaler {
+			return ec.marshalNAPIClient2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientCredentials_client(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientCredentials",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIClient(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientCredentials_clientSecret(ctx context.Context, field graphql.CollectedField, obj *ClientCredentials) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientCredentials_clientSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientSecret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientCredentials_clientSecret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientCredentials", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
@@ -10500,6 +12158,50 @@ func (ec *executionContext) fieldContext_Customer_redemptions(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_sales(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_sales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Sales(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.SaleOrder), fc.Args["where"].(*ent.SaleWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.SaleConnection) graphql.Marshaler {
+			return ec.marshalNSaleConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_sales(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Customer_sales_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_posStatus(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11083,6 +12785,29 @@ func (ec *executionContext) fieldContext_Event_subjectID(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Event_data(ctx context.Context, field graphql.CollectedField, obj *ent.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
 func (ec *executionContext) _Event_publishedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11441,6 +13166,52 @@ func (ec *executionContext) fieldContext_ItemBenefit_bonusPoints(_ context.Conte
 	return graphql.NewScalarFieldContext("ItemBenefit", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _LevelCount_level(ctx context.Context, field graphql.CollectedField, obj *LevelCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LevelCount_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v customer.Level) graphql.Marshaler {
+			return ec.marshalNCustomerLevel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐLevel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LevelCount_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LevelCount", field, false, false, errors.New("field of type CustomerLevel does not have child fields"))
+}
+
+func (ec *executionContext) _LevelCount_customers(ctx context.Context, field graphql.CollectedField, obj *LevelCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LevelCount_customers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LevelCount_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LevelCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11523,6 +13294,490 @@ func (ec *executionContext) fieldContext_Mutation_updateCustomer(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateCustomer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createStore(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createStore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateStore(ctx, fc.Args["input"].(CreateStoreInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createStore(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createStore_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateStore(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateStore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateStore(ctx, fc.Args["id"].(string), fc.Args["input"].(UpdateStoreInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateStore(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateStore_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createAPIClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createAPIClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAPIClient(ctx, fc.Args["input"].(CreateAPIClientInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ClientCredentials) graphql.Marshaler {
+			return ec.marshalNClientCredentials2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐClientCredentials(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createAPIClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientCredentials(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createAPIClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateAPIClientSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateAPIClientSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateAPIClientSecret(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ClientCredentials) graphql.Marshaler {
+			return ec.marshalNClientCredentials2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐClientCredentials(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateAPIClientSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientCredentials(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateAPIClientSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeAPIClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeAPIClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeAPIClient(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.APIClient) graphql.Marshaler {
+			return ec.marshalNAPIClient2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeAPIClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_APIClient(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeAPIClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateTenantSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateTenantSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateTenantSettings(ctx, fc.Args["input"].(TenantSettingsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Tenant) graphql.Marshaler {
+			return ec.marshalNTenant2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenant(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateTenantSettings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tenant(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateTenantSettings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createSegment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSegment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSegment(ctx, fc.Args["input"].(CreateSegmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Segment) graphql.Marshaler {
+			return ec.marshalNSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSegment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Segment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSegment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSegment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSegment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSegment(ctx, fc.Args["id"].(string), fc.Args["input"].(UpdateSegmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Segment) graphql.Marshaler {
+			return ec.marshalNSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSegment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Segment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSegment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addSegmentCustomers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addSegmentCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddSegmentCustomers(ctx, fc.Args["segmentID"].(string), fc.Args["customerIDs"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Segment) graphql.Marshaler {
+			return ec.marshalNSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addSegmentCustomers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Segment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addSegmentCustomers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSegmentCustomers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSegmentCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSegmentCustomers(ctx, fc.Args["segmentID"].(string), fc.Args["customerIDs"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Segment) graphql.Marshaler {
+			return ec.marshalNSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSegmentCustomers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Segment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSegmentCustomers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_importSegmentCustomers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importSegmentCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportSegmentCustomers(ctx, fc.Args["segmentID"].(string), fc.Args["cpfs"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *SegmentImport) graphql.Marshaler {
+			return ec.marshalNSegmentImport2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐSegmentImport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importSegmentCustomers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SegmentImport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importSegmentCustomers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12944,6 +15199,94 @@ func (ec *executionContext) fieldContext_Query_customers(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Events(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.EventOrder), fc.Args["where"].(*ent.EventWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.EventConnection) graphql.Marshaler {
+			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pointsEntries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pointsEntries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PointsEntries(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PointsEntryOrder), fc.Args["where"].(*ent.PointsEntryWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.PointsEntryConnection) graphql.Marshaler {
+			return ec.marshalNPointsEntryConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐPointsEntryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pointsEntries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsEntryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_pointsEntries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_redemptions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13202,6 +15545,126 @@ func (ec *executionContext) fieldContext_Query_customerSearch(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_customerSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_customersByLevel(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_customersByLevel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().CustomersByLevel(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*LevelCount) graphql.Marshaler {
+			return ec.marshalNLevelCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_customersByLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LevelCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_activeCustomers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_activeCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ActiveCustomers(ctx, fc.Args["from"].(time.Time), fc.Args["to"].(time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_activeCustomers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_activeCustomers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_salesByStoreDay(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_salesByStoreDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SalesByStoreDay(ctx, fc.Args["from"].(time.Time), fc.Args["to"].(time.Time), fc.Args["timeZone"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*StoreDaySales) graphql.Marshaler {
+			return ec.marshalNStoreDaySales2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySalesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_salesByStoreDay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StoreDaySales(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_salesByStoreDay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15514,6 +17977,130 @@ func (ec *executionContext) fieldContext_SegmentEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("SegmentEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _SegmentImport_segment(ctx context.Context, field graphql.CollectedField, obj *SegmentImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentImport_segment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Segment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Segment) graphql.Marshaler {
+			return ec.marshalNSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentImport_segment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SegmentImport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Segment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SegmentImport_added(ctx context.Context, field graphql.CollectedField, obj *SegmentImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentImport_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentImport_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SegmentImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SegmentImport_alreadyMembers(ctx context.Context, field graphql.CollectedField, obj *SegmentImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentImport_alreadyMembers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AlreadyMembers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentImport_alreadyMembers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SegmentImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SegmentImport_notFound(ctx context.Context, field graphql.CollectedField, obj *SegmentImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentImport_notFound(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NotFound, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentImport_notFound(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SegmentImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SegmentImport_invalid(ctx context.Context, field graphql.CollectedField, obj *SegmentImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentImport_invalid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Invalid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentImport_invalid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SegmentImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Store_id(ctx context.Context, field graphql.CollectedField, obj *ent.Store) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15737,6 +18324,153 @@ func (ec *executionContext) _StoreConnection_totalCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_StoreConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StoreConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDaySales_store(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDaySales_store(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Store, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDaySales_store(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoreDaySales",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoreDaySales_day(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDaySales_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDaySales_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDaySales_sales(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDaySales_sales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sales, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDaySales_sales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDaySales_amount(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDaySales_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDaySales_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDaySales_discountAmount(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDaySales_discountAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiscountAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDaySales_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDaySales_amountPayable(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDaySales_amountPayable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountPayable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDaySales_amountPayable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDaySales", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _StoreEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.StoreEdge) (ret graphql.Marshaler) {
@@ -19530,6 +22264,50 @@ func (ec *executionContext) unmarshalInputCartItemInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateAPIClientInput(ctx context.Context, obj any) (CreateAPIClientInput, error) {
+	var it CreateAPIClientInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"kind", "name", "scopes"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNAPIClientKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋapiclientᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "scopes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scopes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scopes = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Context, obj any) (CreateCampaignInput, error) {
 	var it CreateCampaignInput
 	if obj == nil {
@@ -19758,8 +22536,8 @@ func (ec *executionContext) unmarshalInputCreateCustomerInput(ctx context.Contex
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context, obj any) (ent.CreateSegmentInput, error) {
-	var it ent.CreateSegmentInput
+func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context, obj any) (CreateSegmentInput, error) {
+	var it CreateSegmentInput
 	if obj == nil {
 		return it, nil
 	}
@@ -19769,27 +22547,13 @@ func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"createdAt", "updatedAt", "name", "description", "customerIDs", "campaignIDs"}
+	fieldsInOrder := [...]string{"name", "description"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "createdAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CreatedAt = data
-		case "updatedAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.UpdatedAt = data
 		case "name":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -19804,27 +22568,13 @@ func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context
 				return it, err
 			}
 			it.Description = data
-		case "customerIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerIDs = data
-		case "campaignIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CampaignIDs = data
 		}
 	}
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, obj any) (ent.CreateStoreInput, error) {
-	var it ent.CreateStoreInput
+func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, obj any) (CreateStoreInput, error) {
+	var it CreateStoreInput
 	if obj == nil {
 		return it, nil
 	}
@@ -19834,27 +22584,13 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"createdAt", "updatedAt", "code", "name"}
+	fieldsInOrder := [...]string{"code", "name"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "createdAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CreatedAt = data
-		case "updatedAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.UpdatedAt = data
 		case "code":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -20065,7 +22801,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "document", "documentNEQ", "documentIn", "documentNotIn", "documentGT", "documentGTE", "documentLT", "documentLTE", "documentContains", "documentHasPrefix", "documentHasSuffix", "documentEqualFold", "documentContainsFold", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "document", "documentNEQ", "documentIn", "documentNotIn", "documentGT", "documentGTE", "documentLT", "documentLTE", "documentContains", "documentHasPrefix", "documentHasSuffix", "documentEqualFold", "documentContainsFold", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21738,6 +24474,20 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasRedemptionsWith = data
+		case "hasSales":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSales"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSales = data
+		case "hasSalesWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSalesWith"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSalesWith = data
 		}
 	}
 	return it, nil
@@ -28406,6 +31156,64 @@ func (ec *executionContext) unmarshalInputTenantOrder(ctx context.Context, obj a
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Context, obj any) (TenantSettingsInput, error) {
+	var it TenantSettingsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "preRegistration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("preRegistration"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PreRegistration = data
+		case "saleRegistration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleRegistration"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleRegistration = data
+		case "saleTolerance":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleTolerance"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleTolerance = data
+		case "pointsPerReal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPerReal"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPerReal = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, obj any) (ent.TenantWhereInput, error) {
 	var it ent.TenantWhereInput
 	if obj == nil {
@@ -29544,8 +32352,8 @@ func (ec *executionContext) unmarshalInputUpdateCustomerInput(ctx context.Contex
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context, obj any) (ent.UpdateSegmentInput, error) {
-	var it ent.UpdateSegmentInput
+func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context, obj any) (UpdateSegmentInput, error) {
+	var it UpdateSegmentInput
 	if obj == nil {
 		return it, nil
 	}
@@ -29555,20 +32363,13 @@ func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"updatedAt", "name", "description", "addCustomerIDs", "removeCustomerIDs", "clearCustomers", "addCampaignIDs", "removeCampaignIDs", "clearCampaigns"}
+	fieldsInOrder := [...]string{"name", "description"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "updatedAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.UpdatedAt = data
 		case "name":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -29583,55 +32384,13 @@ func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context
 				return it, err
 			}
 			it.Description = data
-		case "addCustomerIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("addCustomerIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.AddCustomerIDs = data
-		case "removeCustomerIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeCustomerIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.RemoveCustomerIDs = data
-		case "clearCustomers":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearCustomers"))
-			data, err := ec.unmarshalOBoolean2bool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ClearCustomers = data
-		case "addCampaignIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("addCampaignIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.AddCampaignIDs = data
-		case "removeCampaignIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeCampaignIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.RemoveCampaignIDs = data
-		case "clearCampaigns":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearCampaigns"))
-			data, err := ec.unmarshalOBoolean2bool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ClearCampaigns = data
 		}
 	}
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputUpdateStoreInput(ctx context.Context, obj any) (ent.UpdateStoreInput, error) {
-	var it ent.UpdateStoreInput
+func (ec *executionContext) unmarshalInputUpdateStoreInput(ctx context.Context, obj any) (UpdateStoreInput, error) {
+	var it UpdateStoreInput
 	if obj == nil {
 		return it, nil
 	}
@@ -29641,20 +32400,13 @@ func (ec *executionContext) unmarshalInputUpdateStoreInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"updatedAt", "code", "name"}
+	fieldsInOrder := [...]string{"code", "name"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "updatedAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.UpdatedAt = data
 		case "code":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -29669,155 +32421,6 @@ func (ec *executionContext) unmarshalInputUpdateStoreInput(ctx context.Context, 
 				return it, err
 			}
 			it.Name = data
-		}
-	}
-	return it, nil
-}
-
-func (ec *executionContext) unmarshalInputUpdateTenantInput(ctx context.Context, obj any) (ent.UpdateTenantInput, error) {
-	var it ent.UpdateTenantInput
-	if obj == nil {
-		return it, nil
-	}
-
-	asMap := map[string]any{}
-	for k, v := range obj.(map[string]any) {
-		asMap[k] = v
-	}
-
-	fieldsInOrder := [...]string{"updatedAt", "name", "active", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "addSandboxIDs", "removeSandboxIDs", "clearSandboxes"}
-	for _, k := range fieldsInOrder {
-		v, ok := asMap[k]
-		if !ok {
-			continue
-		}
-		switch k {
-		case "updatedAt":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
-			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.UpdatedAt = data
-		case "name":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Name = data
-		case "active":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("active"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Active = data
-		case "preRegistration":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("preRegistration"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PreRegistration = data
-		case "saleRegistration":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleRegistration"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.SaleRegistration = data
-		case "saleTolerance":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleTolerance"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.SaleTolerance = data
-		case "pointsPerReal":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPerReal"))
-			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PointsPerReal = data
-		case "pointsExpiryMonths":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsExpiryMonths"))
-			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PointsExpiryMonths = data
-		case "silverThreshold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("silverThreshold"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.SilverThreshold = data
-		case "goldThreshold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goldThreshold"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.GoldThreshold = data
-		case "diamondThreshold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("diamondThreshold"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DiamondThreshold = data
-		case "priceCodeBronze":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeBronze"))
-			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PriceCodeBronze = data
-		case "priceCodeSilver":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeSilver"))
-			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PriceCodeSilver = data
-		case "priceCodeGold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeGold"))
-			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PriceCodeGold = data
-		case "priceCodeDiamond":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeDiamond"))
-			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.PriceCodeDiamond = data
-		case "addSandboxIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("addSandboxIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.AddSandboxIDs = data
-		case "removeSandboxIDs":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeSandboxIDs"))
-			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.RemoveSandboxIDs = data
-		case "clearSandboxes":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearSandboxes"))
-			data, err := ec.unmarshalOBoolean2bool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ClearSandboxes = data
 		}
 	}
 	return it, nil
@@ -30174,10 +32777,43 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec._Campaign_status(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "startsAt":
 			out.Values[i] = ec._Campaign_startsAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -30329,6 +32965,44 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "performance":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_performance(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30441,6 +33115,59 @@ func (ec *executionContext) _CampaignEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var campaignPerformanceImplementors = []string{"CampaignPerformance"}
+
+func (ec *executionContext) _CampaignPerformance(ctx context.Context, sel ast.SelectionSet, obj *CampaignPerformance) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignPerformanceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignPerformance")
+		case "redemptions":
+			out.Values[i] = ec._CampaignPerformance_redemptions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountGiven":
+			out.Values[i] = ec._CampaignPerformance_discountGiven(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cashbackPromised":
+			out.Values[i] = ec._CampaignPerformance_cashbackPromised(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revenue":
+			out.Values[i] = ec._CampaignPerformance_revenue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var cartValidationImplementors = []string{"CartValidation"}
 
 func (ec *executionContext) _CartValidation(ctx context.Context, sel ast.SelectionSet, obj *CartValidation) graphql.Marshaler {
@@ -30470,6 +33197,49 @@ func (ec *executionContext) _CartValidation(ctx context.Context, sel ast.Selecti
 			}
 		case "ineligible":
 			out.Values[i] = ec._CartValidation_ineligible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientCredentialsImplementors = []string{"ClientCredentials"}
+
+func (ec *executionContext) _ClientCredentials(ctx context.Context, sel ast.SelectionSet, obj *ClientCredentials) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientCredentialsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientCredentials")
+		case "client":
+			out.Values[i] = ec._ClientCredentials_client(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientSecret":
+			out.Values[i] = ec._ClientCredentials_clientSecret(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30697,6 +33467,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Customer_redemptions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sales":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_sales(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -31071,6 +33879,11 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "data":
+			out.Values[i] = ec._Event_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "publishedAt":
 			out.Values[i] = ec._Event_publishedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31294,6 +34107,49 @@ func (ec *executionContext) _ItemBenefit(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var levelCountImplementors = []string{"LevelCount"}
+
+func (ec *executionContext) _LevelCount(ctx context.Context, sel ast.SelectionSet, obj *LevelCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, levelCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LevelCount")
+		case "level":
+			out.Values[i] = ec._LevelCount_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customers":
+			out.Values[i] = ec._LevelCount_customers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -31324,6 +34180,83 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateCustomer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createStore":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createStore(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateStore":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateStore(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createAPIClient":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createAPIClient(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rotateAPIClientSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateAPIClientSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeAPIClient":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeAPIClient(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateTenantSettings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateTenantSettings(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSegment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSegment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSegment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSegment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addSegmentCustomers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addSegmentCustomers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSegmentCustomers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSegmentCustomers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importSegmentCustomers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importSegmentCustomers(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -31999,6 +34932,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_events(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pointsEntries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pointsEntries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "redemptions":
 			field := field
 
@@ -32119,6 +35096,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_customerSearch(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "customersByLevel":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_customersByLevel(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "activeCustomers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_activeCustomers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "salesByStoreDay":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_salesByStoreDay(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33405,6 +36448,64 @@ func (ec *executionContext) _SegmentEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var segmentImportImplementors = []string{"SegmentImport"}
+
+func (ec *executionContext) _SegmentImport(ctx context.Context, sel ast.SelectionSet, obj *SegmentImport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, segmentImportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SegmentImport")
+		case "segment":
+			out.Values[i] = ec._SegmentImport_segment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._SegmentImport_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alreadyMembers":
+			out.Values[i] = ec._SegmentImport_alreadyMembers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "notFound":
+			out.Values[i] = ec._SegmentImport_notFound(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "invalid":
+			out.Values[i] = ec._SegmentImport_invalid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var storeImplementors = []string{"Store", "Node"}
 
 func (ec *executionContext) _Store(ctx context.Context, sel ast.SelectionSet, obj *ent.Store) graphql.Marshaler {
@@ -33492,6 +36593,69 @@ func (ec *executionContext) _StoreConnection(ctx context.Context, sel ast.Select
 			}
 		case "totalCount":
 			out.Values[i] = ec._StoreConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storeDaySalesImplementors = []string{"StoreDaySales"}
+
+func (ec *executionContext) _StoreDaySales(ctx context.Context, sel ast.SelectionSet, obj *StoreDaySales) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storeDaySalesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StoreDaySales")
+		case "store":
+			out.Values[i] = ec._StoreDaySales_store(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "day":
+			out.Values[i] = ec._StoreDaySales_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sales":
+			out.Values[i] = ec._StoreDaySales_sales(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StoreDaySales_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discountAmount":
+			out.Values[i] = ec._StoreDaySales_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amountPayable":
+			out.Values[i] = ec._StoreDaySales_amountPayable(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -34241,6 +37405,16 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAPIClient2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClient(ctx context.Context, sel ast.SelectionSet, v *ent.APIClient) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._APIClient(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAPIClientConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClientConnection(ctx context.Context, sel ast.SelectionSet, v *ent.APIClientConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -34349,6 +37523,16 @@ func (ec *executionContext) marshalNCampaignOrderField2ᚖgithubᚗcomᚋfideliz
 	return v
 }
 
+func (ec *executionContext) marshalNCampaignPerformance2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCampaignPerformance(ctx context.Context, sel ast.SelectionSet, v *CampaignPerformance) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CampaignPerformance(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCampaignStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatus(ctx context.Context, v any) (campaign.Status, error) {
 	var res campaign.Status
 	err := res.UnmarshalGQL(v)
@@ -34403,6 +37587,21 @@ func (ec *executionContext) marshalNCartValidation2ᚖgithubᚗcomᚋfidelizaᚋ
 	return ec._CartValidation(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClientCredentials2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐClientCredentials(ctx context.Context, sel ast.SelectionSet, v *ClientCredentials) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientCredentials(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateAPIClientInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateAPIClientInput(ctx context.Context, v any) (CreateAPIClientInput, error) {
+	res, err := ec.unmarshalInputCreateAPIClientInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCampaignInput(ctx context.Context, v any) (CreateCampaignInput, error) {
 	res, err := ec.unmarshalInputCreateCampaignInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -34410,6 +37609,16 @@ func (ec *executionContext) unmarshalNCreateCampaignInput2githubᚗcomᚋfideliz
 
 func (ec *executionContext) unmarshalNCreateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateCustomerInput(ctx context.Context, v any) (CreateCustomerInput, error) {
 	res, err := ec.unmarshalInputCreateCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateSegmentInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateSegmentInput(ctx context.Context, v any) (CreateSegmentInput, error) {
+	res, err := ec.unmarshalInputCreateSegmentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateStoreInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateStoreInput(ctx context.Context, v any) (CreateStoreInput, error) {
+	res, err := ec.unmarshalInputCreateStoreInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -34572,6 +37781,16 @@ func (ec *executionContext) marshalNEstimatedBenefit2ᚖgithubᚗcomᚋfideliza�
 	return ec._EstimatedBenefit(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *ent.EventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEventOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventOrderField(ctx context.Context, v any) (*ent.EventOrderField, error) {
 	var res = new(ent.EventOrderField)
 	err := res.UnmarshalGQL(v)
@@ -34720,6 +37939,54 @@ func (ec *executionContext) marshalNItemBenefit2ᚖgithubᚗcomᚋfidelizaᚋfid
 		return graphql.Null
 	}
 	return ec._ItemBenefit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLevelCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*LevelCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLevelCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLevelCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelCount(ctx context.Context, sel ast.SelectionSet, v *LevelCount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LevelCount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
@@ -35016,6 +38283,16 @@ func (ec *executionContext) unmarshalNSaleWhereInput2ᚖgithubᚗcomᚋfideliza�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegment(ctx context.Context, sel ast.SelectionSet, v *ent.Segment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Segment(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSegmentConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentConnection(ctx context.Context, sel ast.SelectionSet, v *ent.SegmentConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -35024,6 +38301,16 @@ func (ec *executionContext) marshalNSegmentConnection2ᚖgithubᚗcomᚋfideliza
 		return graphql.Null
 	}
 	return ec._SegmentConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSegmentImport2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐSegmentImport(ctx context.Context, sel ast.SelectionSet, v *SegmentImport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SegmentImport(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSegmentOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSegmentOrderField(ctx context.Context, v any) (*ent.SegmentOrderField, error) {
@@ -35067,6 +38354,32 @@ func (ec *executionContext) marshalNStoreConnection2ᚖgithubᚗcomᚋfideliza�
 	return ec._StoreConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNStoreDaySales2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySalesᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDaySales) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStoreDaySales2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySales(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStoreDaySales2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySales(ctx context.Context, sel ast.SelectionSet, v *StoreDaySales) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StoreDaySales(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNStoreOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStoreOrderField(ctx context.Context, v any) (*ent.StoreOrderField, error) {
 	var res = new(ent.StoreOrderField)
 	err := res.UnmarshalGQL(v)
@@ -35102,6 +38415,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNTenant2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenant(ctx context.Context, sel ast.SelectionSet, v *ent.Tenant) graphql.Marshaler {
@@ -35140,6 +38482,11 @@ func (ec *executionContext) marshalNTenantOrderField2ᚖgithubᚗcomᚋfideliza�
 	return v
 }
 
+func (ec *executionContext) unmarshalNTenantSettingsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐTenantSettingsInput(ctx context.Context, v any) (TenantSettingsInput, error) {
+	res, err := ec.unmarshalInputTenantSettingsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNTenantWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐTenantWhereInput(ctx context.Context, v any) (*ent.TenantWhereInput, error) {
 	res, err := ec.unmarshalInputTenantWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -35163,6 +38510,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 
 func (ec *executionContext) unmarshalNUpdateCustomerInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateCustomerInput(ctx context.Context, v any) (UpdateCustomerInput, error) {
 	res, err := ec.unmarshalInputUpdateCustomerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSegmentInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateSegmentInput(ctx context.Context, v any) (UpdateSegmentInput, error) {
+	res, err := ec.unmarshalInputUpdateSegmentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateStoreInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐUpdateStoreInput(ctx context.Context, v any) (UpdateStoreInput, error) {
+	res, err := ec.unmarshalInputUpdateStoreInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -35995,6 +39352,14 @@ func (ec *executionContext) marshalOEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidel
 		return graphql.Null
 	}
 	return ec._EventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOEventOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventOrder(ctx context.Context, v any) (*ent.EventOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputEventOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOEventWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventWhereInputᚄ(ctx context.Context, v any) ([]*ent.EventWhereInput, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/shopspring/decimal"
@@ -14,36 +15,83 @@ import (
 
 // An operator's correction of a balance.
 type AdjustPointsInput struct {
+	// The customer whose balance is corrected.
 	CustomerID string `json:"customerID"`
 	// Positive to add, negative to remove.
-	Points int    `json:"points"`
+	Points int `json:"points"`
+	// Why, required, at most 500 characters; kept in the ledger entry with the operator's id.
 	Reason string `json:"reason"`
+}
+
+// What a campaign gave and brought in a period.
+type CampaignPerformance struct {
+	// Benefits given (redemptions).
+	Redemptions int `json:"redemptions"`
+	// Discount given, in R$.
+	DiscountGiven decimal.Decimal `json:"discountGiven"`
+	// Cashback promised, in R$.
+	CashbackPromised decimal.Decimal `json:"cashbackPromised"`
+	// What customers paid for the orders that used the campaign, in R$.
+	Revenue decimal.Decimal `json:"revenue"`
 }
 
 // One item of a cart.
 type CartItemInput struct {
-	Sku       *string         `json:"sku,omitempty"`
-	Gtin      *string         `json:"gtin,omitempty"`
-	Category  *string         `json:"category,omitempty"`
-	Quantity  decimal.Decimal `json:"quantity"`
+	// The item's SKU; sku or gtin is required.
+	Sku *string `json:"sku,omitempty"`
+	// The item's GTIN (barcode); sku or gtin is required.
+	Gtin *string `json:"gtin,omitempty"`
+	// The item's category, matched against the campaigns' eligible categories.
+	Category *string `json:"category,omitempty"`
+	// Quantity, above 0; may be fractional (kg).
+	Quantity decimal.Decimal `json:"quantity"`
+	// Unit price in R$, not negative.
 	UnitPrice decimal.Decimal `json:"unitPrice"`
 }
 
 // The campaigns a cart qualifies for and the token that redeems them.
 type CartValidation struct {
-	ValidationToken string                `json:"validationToken"`
-	ExpiresAt       time.Time             `json:"expiresAt"`
-	Eligible        []*EligibleCampaign   `json:"eligible"`
-	Ineligible      []*IneligibleCampaign `json:"ineligible"`
+	// Redeems the eligible campaigns with redeemCampaign, for one order, until expiresAt.
+	ValidationToken string `json:"validationToken"`
+	// When the token stops redeeming: 5 minutes after the validation.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// Campaigns the cart qualifies for, with their estimated benefit.
+	Eligible []*EligibleCampaign `json:"eligible"`
+	// Scheduled and active campaigns the cart does not qualify for, with the reason.
+	Ineligible []*IneligibleCampaign `json:"ineligible"`
+}
+
+// An API client with its secret. The secret appears only in this answer: Fideliza
+// keeps its hash, so store it now.
+type ClientCredentials struct {
+	// The client.
+	Client *ent.APIClient `json:"client"`
+	// The client secret, shown once.
+	ClientSecret string `json:"clientSecret"`
+}
+
+// A new API client of the viewer's tenant.
+type CreateAPIClientInput struct {
+	// oauth: bearer tokens for /v1, /points and GraphQL; pos: HTTP Basic on the point-of-sale paths.
+	Kind apiclient.Kind `json:"kind"`
+	// A label for people.
+	Name *string `json:"name,omitempty"`
+	// OAuth scopes the client may be granted; every scope when absent. POS clients have none.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // A new campaign; its status follows from its dates.
 type CreateCampaignInput struct {
-	Name        string        `json:"name"`
-	Description *string       `json:"description,omitempty"`
-	Type        campaign.Type `json:"type"`
-	StartsAt    time.Time     `json:"startsAt"`
-	EndsAt      time.Time     `json:"endsAt"`
+	// The campaign's name, at most 200 characters.
+	Name string `json:"name"`
+	// Free text about the campaign, at most 2000 characters.
+	Description *string `json:"description,omitempty"`
+	// What the campaign gives: a discount, cashback, bonus points or a gift; cannot change later.
+	Type campaign.Type `json:"type"`
+	// When the campaign starts, with a time-zone offset.
+	StartsAt time.Time `json:"startsAt"`
+	// When the campaign ends, with a time-zone offset: after startsAt and in the future.
+	EndsAt time.Time `json:"endsAt"`
 	// Target segment; absent means every customer.
 	SegmentID *string `json:"segmentID,omitempty"`
 	// Channels such as pdv, ecommerce, app; absent means every channel.
@@ -57,34 +105,65 @@ type CreateCampaignInput struct {
 	// Bonus points: the multiplier, above 1.
 	Multiplier *decimal.Decimal `json:"multiplier,omitempty"`
 	// Gift campaigns: the SKU given.
-	GiftSku            *string          `json:"giftSku,omitempty"`
-	MinSubtotal        *decimal.Decimal `json:"minSubtotal,omitempty"`
-	EligibleSkus       []string         `json:"eligibleSkus,omitempty"`
-	EligibleCategories []string         `json:"eligibleCategories,omitempty"`
-	LimitPerCustomer   *int             `json:"limitPerCustomer,omitempty"`
-	LimitTotal         *int             `json:"limitTotal,omitempty"`
+	GiftSku *string `json:"giftSku,omitempty"`
+	// Smallest cart subtotal in R$ that qualifies; absent means no minimum.
+	MinSubtotal *decimal.Decimal `json:"minSubtotal,omitempty"`
+	// Items that qualify, by SKU or GTIN; with neither this nor eligibleCategories, every item does.
+	EligibleSkus []string `json:"eligibleSkus,omitempty"`
+	// Items that qualify, by category; an item qualifies when its SKU, GTIN or category is listed.
+	EligibleCategories []string `json:"eligibleCategories,omitempty"`
+	// Most redemptions per customer, at least 1; absent means no limit.
+	LimitPerCustomer *int `json:"limitPerCustomer,omitempty"`
+	// Most redemptions in all, at least 1; absent means no limit.
+	LimitTotal *int `json:"limitTotal,omitempty"`
 }
 
 // A new customer. CPF is accepted with or without formatting.
 type CreateCustomerInput struct {
+	// Identifier of the customer in the originating system, at most 128 characters.
 	ExternalID *string `json:"externalID,omitempty"`
-	Name       string  `json:"name"`
-	Email      string  `json:"email"`
-	Cpf        string  `json:"cpf"`
+	// Full name, at most 200 characters.
+	Name string `json:"name"`
+	// E-mail, unique in the tenant regardless of case.
+	Email string `json:"email"`
+	// CPF, with or without formatting; unique in the tenant.
+	Cpf string `json:"cpf"`
 	// E.164, such as +5511987654321.
 	Phone *string `json:"phone,omitempty"`
 	// YYYY-MM-DD.
-	BirthDate *string               `json:"birthDate,omitempty"`
-	Gender    *customer.Gender      `json:"gender,omitempty"`
-	Address   *CustomerAddressInput `json:"address,omitempty"`
-	Consent   *CustomerConsentInput `json:"consent,omitempty"`
+	BirthDate *string `json:"birthDate,omitempty"`
+	// M, F or NB (non-binary).
+	Gender *customer.Gender `json:"gender,omitempty"`
+	// Postal address.
+	Address *CustomerAddressInput `json:"address,omitempty"`
+	// Marketing consents; absent means none given.
+	Consent *CustomerConsentInput `json:"consent,omitempty"`
+}
+
+// A new segment of customers.
+type CreateSegmentInput struct {
+	// The segment's name.
+	Name string `json:"name"`
+	// What the segment is for.
+	Description *string `json:"description,omitempty"`
+}
+
+// A new store of the viewer's tenant.
+type CreateStoreInput struct {
+	// The store's code in the retailer's systems (sale.store.id at the point of sale); unique in the tenant.
+	Code string `json:"code"`
+	// The store's name.
+	Name string `json:"name"`
 }
 
 // Points credited for an order: once per order; a repeated call returns the first result.
 type CreditPointsInput struct {
+	// The customer to credit.
 	CustomerID string `json:"customerID"`
-	OrderID    string `json:"orderID"`
-	// Order value in R$; earns points at the tenant's rate.
+	// The order's id in your system, at most 128 characters; each order is credited once.
+	OrderID string `json:"orderID"`
+	// Order value in R$ (at most 2 decimal places); earns points at the tenant's rate.
+	// With neither amount nor points, the amount paid recorded by the order's redemption is used.
 	Amount *decimal.Decimal `json:"amount,omitempty"`
 	// Points to credit; wins over amount.
 	Points *int `json:"points,omitempty"`
@@ -92,47 +171,69 @@ type CreditPointsInput struct {
 
 // A postal address; every part is optional.
 type CustomerAddressInput struct {
-	Street  graphql.Omittable[*string] `json:"street,omitempty"`
-	City    graphql.Omittable[*string] `json:"city,omitempty"`
-	State   graphql.Omittable[*string] `json:"state,omitempty"`
+	// Street and number, at most 200 characters; on a change, null removes it.
+	Street graphql.Omittable[*string] `json:"street,omitempty"`
+	// City, at most 100 characters; on a change, null removes it.
+	City graphql.Omittable[*string] `json:"city,omitempty"`
+	// State, such as SP, at most 50 characters; on a change, null removes it.
+	State graphql.Omittable[*string] `json:"state,omitempty"`
+	// Postal code (CEP), at most 20 characters; on a change, null removes it.
 	ZipCode graphql.Omittable[*string] `json:"zipCode,omitempty"`
 }
 
 // Marketing consents; changing one records when.
 type CustomerConsentInput struct {
+	// Agrees to marketing by e-mail; absent means no for a new customer and no change for an existing one.
 	MarketingEmail graphql.Omittable[*bool] `json:"marketingEmail,omitempty"`
-	MarketingSms   graphql.Omittable[*bool] `json:"marketingSms,omitempty"`
+	// Agrees to marketing by SMS; absent means no for a new customer and no change for an existing one.
+	MarketingSms graphql.Omittable[*bool] `json:"marketingSms,omitempty"`
 }
 
 // Points spent, those expiring first first.
 type DebitPointsInput struct {
+	// The customer whose points are spent.
 	CustomerID string `json:"customerID"`
-	Points     int    `json:"points"`
+	// Points to spend, above 0; the balance must cover them.
+	Points int `json:"points"`
 	// When given, the debit of this order happens once.
 	OrderID *string `json:"orderID,omitempty"`
-	Reason  *string `json:"reason,omitempty"`
+	// Why, in words, at most 500 characters; kept in the ledger entry.
+	Reason *string `json:"reason,omitempty"`
 }
 
+// A campaign the cart qualifies for, with what it gives.
 type EligibleCampaign struct {
-	Campaign         *ent.Campaign     `json:"campaign"`
+	// The campaign.
+	Campaign *ent.Campaign `json:"campaign"`
+	// What the campaign gives for this cart; redeeming it gives the same.
 	EstimatedBenefit *EstimatedBenefit `json:"estimatedBenefit"`
 }
 
 // The estimated benefit of a campaign for a cart.
 type EstimatedBenefit struct {
 	// R$ value: the discount or the cashback; 0 for points, free shipping and gifts.
-	Amount          decimal.Decimal  `json:"amount"`
-	DiscountAmount  *decimal.Decimal `json:"discountAmount,omitempty"`
-	CashbackAmount  *decimal.Decimal `json:"cashbackAmount,omitempty"`
-	CreditAfterDays *int             `json:"creditAfterDays,omitempty"`
-	BonusPoints     *int             `json:"bonusPoints,omitempty"`
-	Multiplier      *decimal.Decimal `json:"multiplier,omitempty"`
-	FreeShipping    bool             `json:"freeShipping"`
-	GiftSku         *string          `json:"giftSku,omitempty"`
-	Items           []*ItemBenefit   `json:"items"`
+	Amount decimal.Decimal `json:"amount"`
+	// Discount campaigns: the discount in R$.
+	DiscountAmount *decimal.Decimal `json:"discountAmount,omitempty"`
+	// Cashback campaigns: the cashback in R$.
+	CashbackAmount *decimal.Decimal `json:"cashbackAmount,omitempty"`
+	// Cashback campaigns: days after the redemption the cashback is credited; 0 means at once.
+	CreditAfterDays *int `json:"creditAfterDays,omitempty"`
+	// Bonus-points campaigns: the extra points, in all.
+	BonusPoints *int `json:"bonusPoints,omitempty"`
+	// Bonus-points campaigns: the multiplier of the points earned.
+	Multiplier *decimal.Decimal `json:"multiplier,omitempty"`
+	// True when the campaign gives free shipping.
+	FreeShipping bool `json:"freeShipping"`
+	// Gift campaigns: the SKU given.
+	GiftSku *string `json:"giftSku,omitempty"`
+	// What each qualifying item receives, in cart order; they add up to the totals.
+	Items []*ItemBenefit `json:"items"`
 }
 
+// A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign struct {
+	// The campaign.
 	Campaign *ent.Campaign `json:"campaign"`
 	// not_active, channel_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met.
 	Reason string `json:"reason"`
@@ -142,28 +243,49 @@ type IneligibleCampaign struct {
 
 // What one cart item receives from a campaign.
 type ItemBenefit struct {
-	Sku            string          `json:"sku"`
-	Quantity       decimal.Decimal `json:"quantity"`
+	// The item's SKU, or its GTIN when it has none.
+	Sku string `json:"sku"`
+	// The item's quantity.
+	Quantity decimal.Decimal `json:"quantity"`
+	// Discount on the item in R$ (discount campaigns; 0 otherwise).
 	DiscountAmount decimal.Decimal `json:"discountAmount"`
+	// Cashback on the item in R$ (cashback campaigns; 0 otherwise).
 	CashbackAmount decimal.Decimal `json:"cashbackAmount"`
-	BonusPoints    int             `json:"bonusPoints"`
+	// Bonus points on the item (bonus_points campaigns; 0 otherwise).
+	BonusPoints int `json:"bonusPoints"`
 }
 
+// How many customers hold a loyalty level.
+type LevelCount struct {
+	// The level.
+	Level customer.Level `json:"level"`
+	// Customers at that level.
+	Customers int `json:"customers"`
+}
+
+// The customers of one loyalty level and the points they hold.
 type PointsByLevel struct {
-	Level     customer.Level `json:"level"`
-	Customers int            `json:"customers"`
-	Points    int            `json:"points"`
+	// The loyalty level.
+	Level customer.Level `json:"level"`
+	// Customers at the level.
+	Customers int `json:"customers"`
+	// Their points balances, summed.
+	Points int `json:"points"`
 }
 
+// Unspent points that expire in one month (UTC).
 type PointsByMonth struct {
 	// YYYY-MM.
-	Month  string `json:"month"`
-	Points int    `json:"points"`
+	Month string `json:"month"`
+	// Points expiring that month.
+	Points int `json:"points"`
 }
 
 // Outstanding points of the tenant: the balance its customers could spend.
 type PointsLiability struct {
-	Total   int              `json:"total"`
+	// The points balances of every customer, summed.
+	Total int `json:"total"`
+	// Every loyalty level, lowest first, including those with no customers.
 	ByLevel []*PointsByLevel `json:"byLevel"`
 	// Points still unspent, by the month they expire (UTC), soonest first.
 	ByExpiryMonth []*PointsByMonth `json:"byExpiryMonth"`
@@ -171,38 +293,118 @@ type PointsLiability struct {
 
 // The ledger entry a points operation wrote, or found when it had already run.
 type PointsMovement struct {
+	// The entry written, or the one the first call wrote.
 	Entry *ent.PointsEntry `json:"entry"`
 	// True when the operation had already run and nothing changed.
 	Replayed bool `json:"replayed"`
 }
 
+// Redeems one campaign of a cart validation for an order.
 type RedeemCampaignInput struct {
-	CampaignID      string          `json:"campaignID"`
-	CustomerID      string          `json:"customerID"`
-	OrderID         string          `json:"orderID"`
-	ValidationToken string          `json:"validationToken"`
-	AmountPaid      decimal.Decimal `json:"amountPaid"`
+	// A campaign the validation found eligible.
+	CampaignID string `json:"campaignID"`
+	// The customer the validation was for.
+	CustomerID string `json:"customerID"`
+	// The order's id in your system, at most 128 characters; a validation serves one order.
+	OrderID string `json:"orderID"`
+	// The token validateCart returned, before it expires.
+	ValidationToken string `json:"validationToken"`
+	// What the customer paid for the order, in R$ (at most 2 decimal places); creditPoints uses it when given no amount.
+	AmountPaid decimal.Decimal `json:"amountPaid"`
+}
+
+// What importing a list of CPFs into a segment did.
+type SegmentImport struct {
+	// The segment, after the import.
+	Segment *ent.Segment `json:"segment"`
+	// Customers who joined the segment.
+	Added int `json:"added"`
+	// Customers who were already members.
+	AlreadyMembers int `json:"alreadyMembers"`
+	// Valid CPFs with no customer in the tenant, as given.
+	NotFound []string `json:"notFound"`
+	// Entries that are not a valid CPF, as given.
+	Invalid []string `json:"invalid"`
+}
+
+// The sales of one store on one day.
+type StoreDaySales struct {
+	// The store.
+	Store *ent.Store `json:"store"`
+	// The day, YYYY-MM-DD, in the requested time zone.
+	Day string `json:"day"`
+	// Sales registered.
+	Sales int `json:"sales"`
+	// Gross total, in R$.
+	Amount decimal.Decimal `json:"amount"`
+	// Discounts given, in R$.
+	DiscountAmount decimal.Decimal `json:"discountAmount"`
+	// Payable after discounts, in R$.
+	AmountPayable decimal.Decimal `json:"amountPayable"`
+}
+
+// The viewer's tenant's settings: only the fields given change.
+type TenantSettingsInput struct {
+	// Display name of the retailer.
+	Name *string `json:"name,omitempty"`
+	// Whether identify at the point of sale creates unknown customers as pre-registered.
+	PreRegistration *bool `json:"preRegistration,omitempty"`
+	// Whether points of sale may register sales.
+	SaleRegistration *bool `json:"saleRegistration,omitempty"`
+	// Share of the sale a POS discount may differ from the authorized one, such as 0.10.
+	SaleTolerance *decimal.Decimal `json:"saleTolerance,omitempty"`
+	// Points earned per R$ 1 spent.
+	PointsPerReal *decimal.Decimal `json:"pointsPerReal,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.
 type UpdateCustomerInput struct {
-	ExternalID graphql.Omittable[*string]               `json:"externalID,omitempty"`
-	Name       graphql.Omittable[*string]               `json:"name,omitempty"`
-	Email      graphql.Omittable[*string]               `json:"email,omitempty"`
-	Cpf        graphql.Omittable[*string]               `json:"cpf,omitempty"`
-	Phone      graphql.Omittable[*string]               `json:"phone,omitempty"`
-	BirthDate  graphql.Omittable[*string]               `json:"birthDate,omitempty"`
-	Gender     graphql.Omittable[*customer.Gender]      `json:"gender,omitempty"`
-	Address    graphql.Omittable[*CustomerAddressInput] `json:"address,omitempty"`
-	Consent    graphql.Omittable[*CustomerConsentInput] `json:"consent,omitempty"`
+	// Identifier in the originating system, at most 128 characters; null removes it.
+	ExternalID graphql.Omittable[*string] `json:"externalID,omitempty"`
+	// Full name, at most 200 characters; cannot be null.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// E-mail, unique in the tenant regardless of case; cannot be null.
+	Email graphql.Omittable[*string] `json:"email,omitempty"`
+	// CPF, with or without formatting, unique in the tenant; cannot be null.
+	Cpf graphql.Omittable[*string] `json:"cpf,omitempty"`
+	// E.164, such as +5511987654321; null removes it.
+	Phone graphql.Omittable[*string] `json:"phone,omitempty"`
+	// YYYY-MM-DD; null removes it.
+	BirthDate graphql.Omittable[*string] `json:"birthDate,omitempty"`
+	// M, F or NB (non-binary); null removes it.
+	Gender graphql.Omittable[*customer.Gender] `json:"gender,omitempty"`
+	// Only the parts given change; null removes the whole address.
+	Address graphql.Omittable[*CustomerAddressInput] `json:"address,omitempty"`
+	// Only the consents given change; null withdraws both.
+	Consent graphql.Omittable[*CustomerConsentInput] `json:"consent,omitempty"`
+}
+
+// A change to a segment: only the fields given change.
+type UpdateSegmentInput struct {
+	// The segment's name.
+	Name *string `json:"name,omitempty"`
+	// What the segment is for.
+	Description *string `json:"description,omitempty"`
+}
+
+// A change to a store: only the fields given change.
+type UpdateStoreInput struct {
+	// The store's code in the retailer's systems.
+	Code *string `json:"code,omitempty"`
+	// The store's name.
+	Name *string `json:"name,omitempty"`
 }
 
 // A customer's cart at a checkout.
 type ValidateCartInput struct {
-	CustomerID string  `json:"customerID"`
-	StoreID    *string `json:"storeID,omitempty"`
-	Channel    *string `json:"channel,omitempty"`
+	// The customer buying.
+	CustomerID string `json:"customerID"`
+	// The store of the checkout, at most 128 characters; kept with the validation.
+	StoreID *string `json:"storeID,omitempty"`
+	// The channel of the checkout, such as pdv, ecommerce or app; absent matches only campaigns for every channel.
+	Channel *string `json:"channel,omitempty"`
 	// The cart's subtotal in R$; when absent, the sum of its items.
 	Subtotal *decimal.Decimal `json:"subtotal,omitempty"`
-	Items    []*CartItemInput `json:"items"`
+	// The cart's items, 1 to 500.
+	Items []*CartItemInput `json:"items"`
 }

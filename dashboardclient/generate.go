@@ -1,0 +1,3 @@
+package dashboardclient
+
+//go:generate go run github.com/Khan/genqlient

@@ -1,0 +1,146 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Limits of a GraphQL request. Complexity counts each field once and each
+// connection's children once per node of the page asked for, so
+// customers(first: 100) with ten fields costs about a thousand.
+const (
+	maxComplexity = 5000
+	maxDepth      = 10
+	maxAliases    = 20
+	maxBodyBytes  = 1 << 20
+)
+
+// Error codes of refused queries, in the REST interfaces' lower-case style.
+const (
+	codeTooComplex     = "query_too_complex"
+	codeTooDeep        = "query_too_deep"
+	codeTooManyAliases = "too_many_aliases"
+)
+
+// pagedComplexity prices a connection by the page it returns: its
+// children's complexity times first (or last, or the default page size).
+type pagedComplexity struct{ graphql.ExecutableSchema }
+
+func (s pagedComplexity) Complexity(ctx context.Context, typeName, field string, child int, args map[string]any) (int, bool) {
+	def := s.Schema().Types[typeName]
+	if def == nil {
+		return 0, false
+	}
+	f := def.Fields.ForName(field)
+	if f == nil || !strings.HasSuffix(f.Type.Name(), "Connection") {
+		return s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
+	}
+	n := defaultPageSize
+	for _, name := range []string{"first", "last"} {
+		if v, ok := pageArg(args[name]); ok {
+			n = v
+		}
+	}
+	return 1 + child*n, true
+}
+
+// pageArg reads first or last as complexity calculation sees it: a literal
+// or a variable's JSON number. Values out of range count as the maximum;
+// checkField refuses them before any resolver runs.
+func pageArg(v any) (int, bool) {
+	var n int64
+	switch v := v.(type) {
+	case int:
+		n = int64(v)
+	case int64:
+		n = v
+	case float64:
+		n = int64(v)
+	case json.Number:
+		var err error
+		if n, err = v.Int64(); err != nil {
+			return maxPageSize, true
+		}
+	default:
+		return 0, false
+	}
+	if n < 1 || n > maxPageSize {
+		return maxPageSize, true
+	}
+	return int(n), true
+}
+
+// shapeLimit refuses operations nested deeper than maxDepth fields or with
+// more than maxAliases aliased fields (the cheap way to repeat an expensive
+// field many times). Introspection is measured apart: the playground's
+// schema query is deep by nature and reads no data.
+type shapeLimit struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = shapeLimit{}
+
+func (shapeLimit) ExtensionName() string                          { return "ShapeLimit" }
+func (shapeLimit) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (shapeLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	op := oc.Doc.Operations.ForName(oc.OperationName)
+	if op == nil {
+		return nil // the executor reports the missing operation
+	}
+	m := measure{fragments: oc.Doc.Fragments, inFragment: map[string]bool{}}
+	m.walk(op.SelectionSet, 0)
+	switch {
+	case m.depth > maxDepth:
+		return limitError(codeTooDeep, "the query nests %d fields deep; the limit is %d", m.depth, maxDepth)
+	case m.aliases > maxAliases:
+		return limitError(codeTooManyAliases, "the query has %d aliases; the limit is %d", m.aliases, maxAliases)
+	}
+	return nil
+}
+
+func limitError(code, format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	errcode.Set(err, code)
+	return err
+}
+
+// measure walks an operation's selections through its fragments.
+type measure struct {
+	fragments      ast.FragmentDefinitionList
+	inFragment     map[string]bool // fragments on the current path (validation refuses cycles; this is a guard)
+	depth, aliases int
+}
+
+func (m *measure) walk(set ast.SelectionSet, depth int) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if strings.HasPrefix(s.Name, "__") {
+				continue
+			}
+			if s.Alias != "" && s.Alias != s.Name {
+				m.aliases++
+			}
+			m.depth = max(m.depth, depth+1)
+			m.walk(s.SelectionSet, depth+1)
+		case *ast.InlineFragment:
+			m.walk(s.SelectionSet, depth)
+		case *ast.FragmentSpread:
+			f := m.fragments.ForName(s.Name)
+			if f == nil || m.inFragment[s.Name] {
+				continue
+			}
+			m.inFragment[s.Name] = true
+			m.walk(f.SelectionSet, depth)
+			m.inFragment[s.Name] = false
+		}
+	}
+}

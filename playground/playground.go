@@ -1,0 +1,139 @@
+// Package playground serves GraphiQL, the GraphQL editor, for analysts and
+// back-office developers. Everything the page loads is embedded in the
+// binary, so it works offline and under a strict Content-Security-Policy.
+package playground
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// Config says where the page's links lead.
+type Config struct {
+	// GraphQLPath is the URL path of the GraphQL endpoint the editor queries.
+	GraphQLPath string
+	// LoginURL, when set, is the target of "Sign in with SSO"; the SSO
+	// callback returns to the page with #access_token=… in the fragment.
+	LoginURL string
+}
+
+// csp allows only our own origin. GraphiQL 3 needs two relaxations, both
+// checked by the browser test: inline styles (its dialogs add <style>
+// elements) and data: URLs (the fonts and images embedded in its CSS).
+// base-uri and form-action, which default-src does not cover, are closed.
+const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+//go:embed index.html
+var indexHTML string
+
+// The patterns leave fetch.sh and vendor/VERSIONS out: only what the page loads is served.
+//
+//go:embed assets/*.js assets/*.css assets/vendor/*.js assets/vendor/*.css
+var embedded embed.FS
+
+var pageTemplate = template.Must(template.New("index.html").Parse(indexHTML))
+
+// asset is an embedded file, held in memory: the files are read-only and the
+// largest is a few megabytes.
+type asset struct {
+	body        []byte
+	contentType string
+	// version is a hash of body, added to the asset's URLs by the page: a
+	// new content is a new URL, so browsers may cache each URL forever.
+	version string
+}
+
+var contentTypes = map[string]string{
+	".js":  "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+}
+
+// assets maps a path under assets/ to its file.
+var assets = func() map[string]asset {
+	m := map[string]asset{}
+	err := fs.WalkDir(embedded, "assets", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := embedded.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(body)
+		m[strings.TrimPrefix(name, "assets/")] = asset{body, contentTypes[path.Ext(name)], hex.EncodeToString(sum[:8])}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// Handler serves the page at its root and the files under assets/. Mount it
+// with chi's Mount, which keeps the full path in the request's URL: the page
+// derives its assets' URLs from it.
+func Handler(cfg Config) http.Handler {
+	r := chi.NewRouter()
+	// The JavaScript is 3.5 MB as published (GraphiQL's .min.js is not
+	// minified) and about a fifth of that compressed.
+	r.Use(middleware.GetHead, securityHeaders, middleware.Compress(5))
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		var b bytes.Buffer
+		data := page{Config: cfg, base: strings.TrimSuffix(r.URL.Path, "/")}
+		if err := pageTemplate.Execute(&b, data); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(b.Bytes())
+	})
+	r.Get("/assets/*", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := assets[chi.URLParam(r, "*")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", a.contentType)
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		w.Write(a.body)
+	})
+	return r
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// page is the data of index.html.
+type page struct {
+	Config
+	base string // the page's path without a trailing slash
+}
+
+// Asset returns the versioned URL of the named file under assets/.
+func (p page) Asset(name string) (string, error) {
+	a, ok := assets[name]
+	if !ok {
+		return "", fmt.Errorf("playground: no asset %q", name)
+	}
+	return p.base + "/assets/" + name + "?v=" + a.version, nil
+}
