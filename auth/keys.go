@@ -204,7 +204,7 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 		return nil
 	}
 	started := time.Now()
-	publishedSince := started.Add(-TokenLifetime - time.Minute)
+	publishedSince := started.Add(-LongestTokenLifetime - time.Minute)
 	rows, err := k.client.SigningKey.Query().
 		Where(signingkey.Or(signingkey.RetiredAtIsNil(), signingkey.RetiredAtGT(publishedSince))).
 		Order(ent.Desc(signingkey.FieldCreatedAt), ent.Desc(signingkey.FieldID)).

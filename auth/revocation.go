@@ -31,23 +31,45 @@ type clientCheck struct {
 // database error lets the request through: it will meet the database again
 // and fail there, where the error is answered properly.
 func (s *Service) clientStillValid(ctx context.Context, clientID, tenantID string) bool {
+	return s.stillValid(ctx, clientID, func(ctx context.Context) (bool, error) {
+		c, err := s.client.APIClient.Query().Where(apiclient.ID(clientID)).WithTenant().Only(ctx)
+		if ent.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && !c.Revoked && c.TenantID == tenantID && c.Edges.Tenant.Active, err
+	})
+}
+
+// tenantStillActive reports whether a user token's tenant exists and is
+// active, as clientStillValid does for clients.
+func (s *Service) tenantStillActive(ctx context.Context, tenantID string) bool {
+	return s.stillValid(ctx, "tenant:"+tenantID, func(ctx context.Context) (bool, error) {
+		t, err := s.client.Tenant.Get(ctx, tenantID)
+		if ent.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && t.Active, err
+	})
+}
+
+// stillValid answers check for key from a cache of ClientCheckTTL.
+func (s *Service) stillValid(ctx context.Context, key string, check func(context.Context) (bool, error)) bool {
 	now := time.Now()
 	s.checks.mu.Lock()
-	e, ok := s.checks.entries[clientID]
+	e, ok := s.checks.entries[key]
 	s.checks.mu.Unlock()
 	if ok && now.Before(e.until) {
 		return e.valid
 	}
-	c, err := s.client.APIClient.Query().Where(apiclient.ID(clientID)).WithTenant().Only(viewer.SystemContext(ctx))
-	if err != nil && !ent.IsNotFound(err) {
+	valid, err := check(viewer.SystemContext(ctx))
+	if err != nil {
 		return true
 	}
-	valid := err == nil && !c.Revoked && c.TenantID == tenantID && c.Edges.Tenant.Active
 	s.checks.mu.Lock()
 	if s.checks.entries == nil || len(s.checks.entries) > maxTrackedIDs {
 		s.checks.entries = map[string]clientCheck{}
 	}
-	s.checks.entries[clientID] = clientCheck{valid: valid, until: now.Add(s.ClientCheckTTL)}
+	s.checks.entries[key] = clientCheck{valid: valid, until: now.Add(s.ClientCheckTTL)}
 	s.checks.mu.Unlock()
 	return valid
 }

@@ -182,7 +182,7 @@ func (s *Service) clientWithSecret(ctx context.Context, kind apiclient.Kind, id,
 	return c, nil
 }
 
-func (s *Service) sign(ctx context.Context, cl claims) (string, error) {
+func (s *Service) sign(ctx context.Context, cl any) (string, error) {
 	key, err := s.Keys.Signing(ctx)
 	if err != nil {
 		return "", err

@@ -64,6 +64,7 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 		NotBefore json.RawMessage `json:"nbf"`
 		Scope     string          `json:"scope"`
 		TenantID  string          `json:"tenant_id"`
+		Role      string          `json:"role"`
 	}
 	if err := tok.Claims(&cl); err != nil {
 		return viewer.Viewer{}, invalidf("%v", err)
@@ -76,6 +77,16 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 	}
 	if tok.Subject == "" {
 		return viewer.Viewer{}, invalidf("no sub")
+	}
+	if cl.Role != "" { // a back-office user token (IssueUserToken)
+		role := viewer.Role(cl.Role)
+		if (role != viewer.RoleAdmin && role != viewer.RoleAnalyst) || !strings.HasPrefix(tok.Subject, "user:") {
+			return viewer.Viewer{}, invalidf("role %q is not a back-office role", cl.Role)
+		}
+		if !s.tenantStillActive(ctx, cl.TenantID) {
+			return viewer.Viewer{}, invalidf("tenant %s is inactive", cl.TenantID)
+		}
+		return viewer.Viewer{Role: role, TenantID: cl.TenantID, Subject: tok.Subject, Scopes: RoleScopes(role)}, nil
 	}
 	if !s.clientStillValid(ctx, tok.Subject, cl.TenantID) {
 		return viewer.Viewer{}, invalidf("client %s is revoked or its tenant inactive", tok.Subject)

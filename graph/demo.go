@@ -96,18 +96,24 @@ func seedDemo(ctx context.Context, c *ent.Client) error {
 	if err != nil {
 		return err
 	}
+	return seedDemoData(ctx, c, t.ID)
+}
+
+// seedDemoData gives a tenant the demo's stores, customers, segment and
+// campaigns: the demo tenant, and every new or reset sandbox.
+func seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
 	for _, s := range [][2]string{{"LOJA-01", "Loja Centro"}, {"LOJA-02", "Loja Shopping"}} {
-		if err := c.Store.Create().SetTenantID(t.ID).SetCode(s[0]).SetName(s[1]).Exec(ctx); err != nil {
+		if err := c.Store.Create().SetTenantID(tenantID).SetCode(s[0]).SetName(s[1]).Exec(ctx); err != nil {
 			return err
 		}
 	}
-	vip, err := c.Segment.Create().SetTenantID(t.ID).SetName(demoSegmentName).
+	vip, err := c.Segment.Create().SetTenantID(tenantID).SetName(demoSegmentName).
 		SetDescription("Best customers of the demo").Save(ctx)
 	if err != nil {
 		return err
 	}
 	for i, dc := range demoCustomers {
-		cc := c.Customer.Create().SetTenantID(t.ID).SetName(dc.name).SetEmail(dc.email).
+		cc := c.Customer.Create().SetTenantID(tenantID).SetName(dc.name).SetEmail(dc.email).
 			SetDocumentType(customer.DocumentTypeCPF).SetDocument(dc.cpf).
 			SetConsentMarketingEmail(true).SetConsentUpdatedAt(nowUTC())
 		if dc.phone != "" {
@@ -140,7 +146,7 @@ func seedDemo(ctx context.Context, c *ent.Client) error {
 			SetCreditAfterDays(7).SetMinSubtotal(decimal.NewFromInt(100)),
 	}
 	for _, cc := range campaigns {
-		if err := cc.SetTenantID(t.ID).Exec(ctx); err != nil {
+		if err := cc.SetTenantID(tenantID).Exec(ctx); err != nil {
 			return err
 		}
 	}

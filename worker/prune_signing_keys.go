@@ -6,6 +6,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/storage"
@@ -13,7 +14,7 @@ import (
 
 // RetiredKeyKeep is how long a retired signing key is kept after it stopped
 // signing: longer than any token it signed lives, so they all verify.
-const RetiredKeyKeep = 2 * time.Hour
+const RetiredKeyKeep = auth.LongestTokenLifetime + time.Hour
 
 // PruneSigningKeysArgs deletes signing keys retired long enough ago that no
 // live token was signed with them.

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
@@ -229,5 +231,30 @@ func newKeysCommand(g *globals) *cobra.Command {
 			return g.print(map[string]string{"kid": kid}, "new signing key: "+kid)
 		}),
 	})
+	return cmd
+}
+
+func newUserCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "user", Short: "Back-office users without an external OpenID provider"}
+	var tenantID, role, subject string
+	var ttl time.Duration
+	token := &cobra.Command{
+		Use:   "token",
+		Short: "Sign a token for a back-office user (developer panel, playground); use serve's --public-url",
+		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+			tok, err := app.Auth.IssueUserToken(cmd.Context(), tenantID, viewer.Role(role), subject, ttl)
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(ttl.Seconds()),
+				"tenant_id": tenantID, "role": role}, tok)
+		}),
+	}
+	token.Flags().StringVar(&tenantID, "tenant", "", "tenant id")
+	token.Flags().StringVar(&role, "role", string(viewer.RoleAdmin), "admin or analyst")
+	token.Flags().StringVar(&subject, "subject", "operator", "who the token is for, as logs will name them")
+	token.Flags().DurationVar(&ttl, "ttl", auth.DefaultUserTokenLifetime, "lifetime, at most "+auth.LongestTokenLifetime.String())
+	_ = token.MarkFlagRequired("tenant")
+	cmd.AddCommand(token)
 	return cmd
 }
