@@ -200,7 +200,7 @@ func TestExternalClaims(t *testing.T) {
 func TestRoleScopes(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, Scopes, RoleScopes(viewer.RoleAdmin))
-	require.Equal(t, []string{"customers:read", "campaigns:read", "loyalty:read"}, RoleScopes(viewer.RoleAnalyst))
+	require.Equal(t, []string{"customers:read", "campaigns:read", "loyalty:read", "webhooks:read"}, RoleScopes(viewer.RoleAnalyst))
 	require.Empty(t, RoleScopes(viewer.RoleClient))
 }
 

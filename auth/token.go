@@ -32,6 +32,7 @@ var Scopes = []string{
 	"customers:read", "customers:write",
 	"campaigns:read", "campaigns:write",
 	"loyalty:read", "loyalty:write",
+	"webhooks:read", "webhooks:write",
 }
 
 // OAuthError is an error of the token endpoint (RFC 6749 §5.2).

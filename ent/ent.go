@@ -28,6 +28,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -104,6 +107,9 @@ func checkColumn(t, c string) error {
 			store.Table:           store.ValidColumn,
 			tenant.Table:          tenant.ValidColumn,
 			validationtoken.Table: validationtoken.ValidColumn,
+			webhookattempt.Table:  webhookattempt.ValidColumn,
+			webhookdelivery.Table: webhookdelivery.ValidColumn,
+			webhookendpoint.Table: webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

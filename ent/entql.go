@@ -20,6 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -29,7 +32,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 16)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 19)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -412,6 +415,74 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCampaignIds: {Type: field.TypeJSON, Column: validationtoken.FieldCampaignIds},
 			validationtoken.FieldExpiresAt:   {Type: field.TypeTime, Column: validationtoken.FieldExpiresAt},
 			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
+		},
+	}
+	graph.Nodes[16] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookattempt.Table,
+			Columns: webhookattempt.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: webhookattempt.FieldID,
+			},
+		},
+		Type: "WebhookAttempt",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookattempt.FieldTenantID:        {Type: field.TypeString, Column: webhookattempt.FieldTenantID},
+			webhookattempt.FieldDeliveryID:      {Type: field.TypeString, Column: webhookattempt.FieldDeliveryID},
+			webhookattempt.FieldAttemptedAt:     {Type: field.TypeTime, Column: webhookattempt.FieldAttemptedAt},
+			webhookattempt.FieldStatusCode:      {Type: field.TypeInt, Column: webhookattempt.FieldStatusCode},
+			webhookattempt.FieldLatencyMs:       {Type: field.TypeInt64, Column: webhookattempt.FieldLatencyMs},
+			webhookattempt.FieldError:           {Type: field.TypeString, Column: webhookattempt.FieldError},
+			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
+		},
+	}
+	graph.Nodes[17] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookdelivery.Table,
+			Columns: webhookdelivery.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: webhookdelivery.FieldID,
+			},
+		},
+		Type: "WebhookDelivery",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookdelivery.FieldTenantID:       {Type: field.TypeString, Column: webhookdelivery.FieldTenantID},
+			webhookdelivery.FieldCreatedAt:      {Type: field.TypeTime, Column: webhookdelivery.FieldCreatedAt},
+			webhookdelivery.FieldUpdatedAt:      {Type: field.TypeTime, Column: webhookdelivery.FieldUpdatedAt},
+			webhookdelivery.FieldEndpointID:     {Type: field.TypeString, Column: webhookdelivery.FieldEndpointID},
+			webhookdelivery.FieldEventID:        {Type: field.TypeString, Column: webhookdelivery.FieldEventID},
+			webhookdelivery.FieldEventType:      {Type: field.TypeString, Column: webhookdelivery.FieldEventType},
+			webhookdelivery.FieldStatus:         {Type: field.TypeEnum, Column: webhookdelivery.FieldStatus},
+			webhookdelivery.FieldAttempts:       {Type: field.TypeInt, Column: webhookdelivery.FieldAttempts},
+			webhookdelivery.FieldLastStatusCode: {Type: field.TypeInt, Column: webhookdelivery.FieldLastStatusCode},
+			webhookdelivery.FieldLastError:      {Type: field.TypeString, Column: webhookdelivery.FieldLastError},
+			webhookdelivery.FieldNextAttemptAt:  {Type: field.TypeTime, Column: webhookdelivery.FieldNextAttemptAt},
+			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
+		},
+	}
+	graph.Nodes[18] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookendpoint.Table,
+			Columns: webhookendpoint.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: webhookendpoint.FieldID,
+			},
+		},
+		Type: "WebhookEndpoint",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookendpoint.FieldTenantID:                {Type: field.TypeString, Column: webhookendpoint.FieldTenantID},
+			webhookendpoint.FieldCreatedAt:               {Type: field.TypeTime, Column: webhookendpoint.FieldCreatedAt},
+			webhookendpoint.FieldUpdatedAt:               {Type: field.TypeTime, Column: webhookendpoint.FieldUpdatedAt},
+			webhookendpoint.FieldURL:                     {Type: field.TypeString, Column: webhookendpoint.FieldURL},
+			webhookendpoint.FieldEventTypes:              {Type: field.TypeJSON, Column: webhookendpoint.FieldEventTypes},
+			webhookendpoint.FieldDescription:             {Type: field.TypeString, Column: webhookendpoint.FieldDescription},
+			webhookendpoint.FieldActive:                  {Type: field.TypeBool, Column: webhookendpoint.FieldActive},
+			webhookendpoint.FieldSecret:                  {Type: field.TypeString, Column: webhookendpoint.FieldSecret},
+			webhookendpoint.FieldPreviousSecret:          {Type: field.TypeString, Column: webhookendpoint.FieldPreviousSecret},
+			webhookendpoint.FieldPreviousSecretExpiresAt: {Type: field.TypeTime, Column: webhookendpoint.FieldPreviousSecretExpiresAt},
 		},
 	}
 	graph.MustAddE(
@@ -869,6 +940,102 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"ValidationToken",
 		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookattempt.TenantTable,
+			Columns: []string{webhookattempt.TenantColumn},
+			Bidi:    false,
+		},
+		"WebhookAttempt",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"delivery",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   webhookattempt.DeliveryTable,
+			Columns: []string{webhookattempt.DeliveryColumn},
+			Bidi:    false,
+		},
+		"WebhookAttempt",
+		"WebhookDelivery",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookdelivery.TenantTable,
+			Columns: []string{webhookdelivery.TenantColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"endpoint",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   webhookdelivery.EndpointTable,
+			Columns: []string{webhookdelivery.EndpointColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"WebhookEndpoint",
+	)
+	graph.MustAddE(
+		"event",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookdelivery.EventTable,
+			Columns: []string{webhookdelivery.EventColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"Event",
+	)
+	graph.MustAddE(
+		"attempt_log",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   webhookdelivery.AttemptLogTable,
+			Columns: []string{webhookdelivery.AttemptLogColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"WebhookAttempt",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookendpoint.TenantTable,
+			Columns: []string{webhookendpoint.TenantColumn},
+			Bidi:    false,
+		},
+		"WebhookEndpoint",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"deliveries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   webhookendpoint.DeliveriesTable,
+			Columns: []string{webhookendpoint.DeliveriesColumn},
+			Bidi:    false,
+		},
+		"WebhookEndpoint",
+		"WebhookDelivery",
 	)
 	return graph
 }()
@@ -2925,6 +3092,383 @@ func (f *ValidationTokenFilter) WhereHasCustomer() {
 // WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
 func (f *ValidationTokenFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
 	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookAttemptQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookAttemptQuery builder.
+func (_q *WebhookAttemptQuery) Filter() *WebhookAttemptFilter {
+	return &WebhookAttemptFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookAttemptMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookAttemptMutation builder.
+func (m *WebhookAttemptMutation) Filter() *WebhookAttemptFilter {
+	return &WebhookAttemptFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookAttemptFilter provides a generic filtering capability at runtime for WebhookAttemptQuery.
+type WebhookAttemptFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookAttemptFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WebhookAttemptFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(webhookattempt.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WebhookAttemptFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(webhookattempt.FieldTenantID))
+}
+
+// WhereDeliveryID applies the entql string predicate on the delivery_id field.
+func (f *WebhookAttemptFilter) WhereDeliveryID(p entql.StringP) {
+	f.Where(p.Field(webhookattempt.FieldDeliveryID))
+}
+
+// WhereAttemptedAt applies the entql time.Time predicate on the attempted_at field.
+func (f *WebhookAttemptFilter) WhereAttemptedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookattempt.FieldAttemptedAt))
+}
+
+// WhereStatusCode applies the entql int predicate on the status_code field.
+func (f *WebhookAttemptFilter) WhereStatusCode(p entql.IntP) {
+	f.Where(p.Field(webhookattempt.FieldStatusCode))
+}
+
+// WhereLatencyMs applies the entql int64 predicate on the latency_ms field.
+func (f *WebhookAttemptFilter) WhereLatencyMs(p entql.Int64P) {
+	f.Where(p.Field(webhookattempt.FieldLatencyMs))
+}
+
+// WhereError applies the entql string predicate on the error field.
+func (f *WebhookAttemptFilter) WhereError(p entql.StringP) {
+	f.Where(p.Field(webhookattempt.FieldError))
+}
+
+// WhereResponseExcerpt applies the entql string predicate on the response_excerpt field.
+func (f *WebhookAttemptFilter) WhereResponseExcerpt(p entql.StringP) {
+	f.Where(p.Field(webhookattempt.FieldResponseExcerpt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WebhookAttemptFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WebhookAttemptFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasDelivery applies a predicate to check if query has an edge delivery.
+func (f *WebhookAttemptFilter) WhereHasDelivery() {
+	f.Where(entql.HasEdge("delivery"))
+}
+
+// WhereHasDeliveryWith applies a predicate to check if query has an edge delivery with a given conditions (other predicates).
+func (f *WebhookAttemptFilter) WhereHasDeliveryWith(preds ...predicate.WebhookDelivery) {
+	f.Where(entql.HasEdgeWith("delivery", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookDeliveryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookDeliveryQuery builder.
+func (_q *WebhookDeliveryQuery) Filter() *WebhookDeliveryFilter {
+	return &WebhookDeliveryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookDeliveryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookDeliveryMutation builder.
+func (m *WebhookDeliveryMutation) Filter() *WebhookDeliveryFilter {
+	return &WebhookDeliveryFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookDeliveryFilter provides a generic filtering capability at runtime for WebhookDeliveryQuery.
+type WebhookDeliveryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookDeliveryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WebhookDeliveryFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WebhookDeliveryFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WebhookDeliveryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *WebhookDeliveryFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldUpdatedAt))
+}
+
+// WhereEndpointID applies the entql string predicate on the endpoint_id field.
+func (f *WebhookDeliveryFilter) WhereEndpointID(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldEndpointID))
+}
+
+// WhereEventID applies the entql string predicate on the event_id field.
+func (f *WebhookDeliveryFilter) WhereEventID(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldEventID))
+}
+
+// WhereEventType applies the entql string predicate on the event_type field.
+func (f *WebhookDeliveryFilter) WhereEventType(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldEventType))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *WebhookDeliveryFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldStatus))
+}
+
+// WhereAttempts applies the entql int predicate on the attempts field.
+func (f *WebhookDeliveryFilter) WhereAttempts(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldAttempts))
+}
+
+// WhereLastStatusCode applies the entql int predicate on the last_status_code field.
+func (f *WebhookDeliveryFilter) WhereLastStatusCode(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldLastStatusCode))
+}
+
+// WhereLastError applies the entql string predicate on the last_error field.
+func (f *WebhookDeliveryFilter) WhereLastError(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldLastError))
+}
+
+// WhereNextAttemptAt applies the entql time.Time predicate on the next_attempt_at field.
+func (f *WebhookDeliveryFilter) WhereNextAttemptAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldNextAttemptAt))
+}
+
+// WhereCompletedAt applies the entql time.Time predicate on the completed_at field.
+func (f *WebhookDeliveryFilter) WhereCompletedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldCompletedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WebhookDeliveryFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEndpoint applies a predicate to check if query has an edge endpoint.
+func (f *WebhookDeliveryFilter) WhereHasEndpoint() {
+	f.Where(entql.HasEdge("endpoint"))
+}
+
+// WhereHasEndpointWith applies a predicate to check if query has an edge endpoint with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasEndpointWith(preds ...predicate.WebhookEndpoint) {
+	f.Where(entql.HasEdgeWith("endpoint", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEvent applies a predicate to check if query has an edge event.
+func (f *WebhookDeliveryFilter) WhereHasEvent() {
+	f.Where(entql.HasEdge("event"))
+}
+
+// WhereHasEventWith applies a predicate to check if query has an edge event with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasEventWith(preds ...predicate.Event) {
+	f.Where(entql.HasEdgeWith("event", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasAttemptLog applies a predicate to check if query has an edge attempt_log.
+func (f *WebhookDeliveryFilter) WhereHasAttemptLog() {
+	f.Where(entql.HasEdge("attempt_log"))
+}
+
+// WhereHasAttemptLogWith applies a predicate to check if query has an edge attempt_log with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasAttemptLogWith(preds ...predicate.WebhookAttempt) {
+	f.Where(entql.HasEdgeWith("attempt_log", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookEndpointQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookEndpointQuery builder.
+func (_q *WebhookEndpointQuery) Filter() *WebhookEndpointFilter {
+	return &WebhookEndpointFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookEndpointMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookEndpointMutation builder.
+func (m *WebhookEndpointMutation) Filter() *WebhookEndpointFilter {
+	return &WebhookEndpointFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookEndpointFilter provides a generic filtering capability at runtime for WebhookEndpointQuery.
+type WebhookEndpointFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookEndpointFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *WebhookEndpointFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *WebhookEndpointFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WebhookEndpointFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *WebhookEndpointFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldUpdatedAt))
+}
+
+// WhereURL applies the entql string predicate on the url field.
+func (f *WebhookEndpointFilter) WhereURL(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldURL))
+}
+
+// WhereEventTypes applies the entql json.RawMessage predicate on the event_types field.
+func (f *WebhookEndpointFilter) WhereEventTypes(p entql.BytesP) {
+	f.Where(p.Field(webhookendpoint.FieldEventTypes))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *WebhookEndpointFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldDescription))
+}
+
+// WhereActive applies the entql bool predicate on the active field.
+func (f *WebhookEndpointFilter) WhereActive(p entql.BoolP) {
+	f.Where(p.Field(webhookendpoint.FieldActive))
+}
+
+// WhereSecret applies the entql string predicate on the secret field.
+func (f *WebhookEndpointFilter) WhereSecret(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldSecret))
+}
+
+// WherePreviousSecret applies the entql string predicate on the previous_secret field.
+func (f *WebhookEndpointFilter) WherePreviousSecret(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldPreviousSecret))
+}
+
+// WherePreviousSecretExpiresAt applies the entql time.Time predicate on the previous_secret_expires_at field.
+func (f *WebhookEndpointFilter) WherePreviousSecretExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldPreviousSecretExpiresAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *WebhookEndpointFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *WebhookEndpointFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasDeliveries applies a predicate to check if query has an edge deliveries.
+func (f *WebhookEndpointFilter) WhereHasDeliveries() {
+	f.Where(entql.HasEdge("deliveries"))
+}
+
+// WhereHasDeliveriesWith applies a predicate to check if query has an edge deliveries with a given conditions (other predicates).
+func (f *WebhookEndpointFilter) WhereHasDeliveriesWith(preds ...predicate.WebhookDelivery) {
+	f.Where(entql.HasEdgeWith("deliveries", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

@@ -22,6 +22,9 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 )
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
@@ -2565,6 +2568,518 @@ func newTenantPaginateArgs(rv map[string]any) *tenantPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*TenantWhereInput); ok {
 		args.opts = append(args.opts, WithTenantFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookAttemptQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookAttemptQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookAttemptQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookattempt.Columns))
+		selectedFields = []string{webhookattempt.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "delivery":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookDeliveryClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, webhookdeliveryImplementors)...); err != nil {
+				return err
+			}
+			_q.withDelivery = query
+			if _, ok := fieldSeen[webhookattempt.FieldDeliveryID]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldDeliveryID)
+				fieldSeen[webhookattempt.FieldDeliveryID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[webhookattempt.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldTenantID)
+				fieldSeen[webhookattempt.FieldTenantID] = struct{}{}
+			}
+		case "deliveryID":
+			if _, ok := fieldSeen[webhookattempt.FieldDeliveryID]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldDeliveryID)
+				fieldSeen[webhookattempt.FieldDeliveryID] = struct{}{}
+			}
+		case "attemptedAt":
+			if _, ok := fieldSeen[webhookattempt.FieldAttemptedAt]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldAttemptedAt)
+				fieldSeen[webhookattempt.FieldAttemptedAt] = struct{}{}
+			}
+		case "statusCode":
+			if _, ok := fieldSeen[webhookattempt.FieldStatusCode]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldStatusCode)
+				fieldSeen[webhookattempt.FieldStatusCode] = struct{}{}
+			}
+		case "latencyMs":
+			if _, ok := fieldSeen[webhookattempt.FieldLatencyMs]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldLatencyMs)
+				fieldSeen[webhookattempt.FieldLatencyMs] = struct{}{}
+			}
+		case "error":
+			if _, ok := fieldSeen[webhookattempt.FieldError]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldError)
+				fieldSeen[webhookattempt.FieldError] = struct{}{}
+			}
+		case "responseExcerpt":
+			if _, ok := fieldSeen[webhookattempt.FieldResponseExcerpt]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldResponseExcerpt)
+				fieldSeen[webhookattempt.FieldResponseExcerpt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookattemptPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookAttemptPaginateOption
+}
+
+func newWebhookAttemptPaginateArgs(rv map[string]any) *webhookattemptPaginateArgs {
+	args := &webhookattemptPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*WebhookAttemptWhereInput); ok {
+		args.opts = append(args.opts, WithWebhookAttemptFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookDeliveryQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookDeliveryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookDeliveryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookdelivery.Columns))
+		selectedFields = []string{webhookdelivery.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "endpoint":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookEndpointClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, webhookendpointImplementors)...); err != nil {
+				return err
+			}
+			_q.withEndpoint = query
+			if _, ok := fieldSeen[webhookdelivery.FieldEndpointID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEndpointID)
+				fieldSeen[webhookdelivery.FieldEndpointID] = struct{}{}
+			}
+
+		case "event":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&EventClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, eventImplementors)...); err != nil {
+				return err
+			}
+			_q.withEvent = query
+			if _, ok := fieldSeen[webhookdelivery.FieldEventID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEventID)
+				fieldSeen[webhookdelivery.FieldEventID] = struct{}{}
+			}
+
+		case "attemptLog":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookAttemptClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, webhookattemptImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedAttemptLog(alias, func(wq *WebhookAttemptQuery) {
+				*wq = *query
+			})
+		case "tenantID":
+			if _, ok := fieldSeen[webhookdelivery.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldTenantID)
+				fieldSeen[webhookdelivery.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldCreatedAt)
+				fieldSeen[webhookdelivery.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldUpdatedAt)
+				fieldSeen[webhookdelivery.FieldUpdatedAt] = struct{}{}
+			}
+		case "endpointID":
+			if _, ok := fieldSeen[webhookdelivery.FieldEndpointID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEndpointID)
+				fieldSeen[webhookdelivery.FieldEndpointID] = struct{}{}
+			}
+		case "eventID":
+			if _, ok := fieldSeen[webhookdelivery.FieldEventID]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEventID)
+				fieldSeen[webhookdelivery.FieldEventID] = struct{}{}
+			}
+		case "eventType":
+			if _, ok := fieldSeen[webhookdelivery.FieldEventType]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldEventType)
+				fieldSeen[webhookdelivery.FieldEventType] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[webhookdelivery.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldStatus)
+				fieldSeen[webhookdelivery.FieldStatus] = struct{}{}
+			}
+		case "attempts":
+			if _, ok := fieldSeen[webhookdelivery.FieldAttempts]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldAttempts)
+				fieldSeen[webhookdelivery.FieldAttempts] = struct{}{}
+			}
+		case "lastStatusCode":
+			if _, ok := fieldSeen[webhookdelivery.FieldLastStatusCode]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldLastStatusCode)
+				fieldSeen[webhookdelivery.FieldLastStatusCode] = struct{}{}
+			}
+		case "lastError":
+			if _, ok := fieldSeen[webhookdelivery.FieldLastError]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldLastError)
+				fieldSeen[webhookdelivery.FieldLastError] = struct{}{}
+			}
+		case "nextAttemptAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldNextAttemptAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldNextAttemptAt)
+				fieldSeen[webhookdelivery.FieldNextAttemptAt] = struct{}{}
+			}
+		case "completedAt":
+			if _, ok := fieldSeen[webhookdelivery.FieldCompletedAt]; !ok {
+				selectedFields = append(selectedFields, webhookdelivery.FieldCompletedAt)
+				fieldSeen[webhookdelivery.FieldCompletedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookdeliveryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookDeliveryPaginateOption
+}
+
+func newWebhookDeliveryPaginateArgs(rv map[string]any) *webhookdeliveryPaginateArgs {
+	args := &webhookdeliveryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WebhookDeliveryOrder{Field: &WebhookDeliveryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWebhookDeliveryOrder(order))
+			}
+		case *WebhookDeliveryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWebhookDeliveryOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*WebhookDeliveryWhereInput); ok {
+		args.opts = append(args.opts, WithWebhookDeliveryFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookEndpointQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookEndpointQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookEndpointQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookendpoint.Columns))
+		selectedFields = []string{webhookendpoint.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "deliveries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookDeliveryClient{config: _q.config}).Query()
+			)
+			args := newWebhookDeliveryPaginateArgs(fieldArgs(ctx, new(WebhookDeliveryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newWebhookDeliveryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*WebhookEndpoint) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"endpoint_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(webhookendpoint.DeliveriesColumn), ids...))
+						})
+						if err := query.GroupBy(webhookendpoint.DeliveriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*WebhookEndpoint) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Deliveries)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, webhookdeliveryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(webhookendpoint.DeliveriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedDeliveries(alias, func(wq *WebhookDeliveryQuery) {
+				*wq = *query
+			})
+		case "tenantID":
+			if _, ok := fieldSeen[webhookendpoint.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldTenantID)
+				fieldSeen[webhookendpoint.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[webhookendpoint.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldCreatedAt)
+				fieldSeen[webhookendpoint.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[webhookendpoint.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldUpdatedAt)
+				fieldSeen[webhookendpoint.FieldUpdatedAt] = struct{}{}
+			}
+		case "url":
+			if _, ok := fieldSeen[webhookendpoint.FieldURL]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldURL)
+				fieldSeen[webhookendpoint.FieldURL] = struct{}{}
+			}
+		case "eventTypes":
+			if _, ok := fieldSeen[webhookendpoint.FieldEventTypes]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldEventTypes)
+				fieldSeen[webhookendpoint.FieldEventTypes] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[webhookendpoint.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldDescription)
+				fieldSeen[webhookendpoint.FieldDescription] = struct{}{}
+			}
+		case "active":
+			if _, ok := fieldSeen[webhookendpoint.FieldActive]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldActive)
+				fieldSeen[webhookendpoint.FieldActive] = struct{}{}
+			}
+		case "previousSecretExpiresAt":
+			if _, ok := fieldSeen[webhookendpoint.FieldPreviousSecretExpiresAt]; !ok {
+				selectedFields = append(selectedFields, webhookendpoint.FieldPreviousSecretExpiresAt)
+				fieldSeen[webhookendpoint.FieldPreviousSecretExpiresAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookendpointPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookEndpointPaginateOption
+}
+
+func newWebhookEndpointPaginateArgs(rv map[string]any) *webhookendpointPaginateArgs {
+	args := &webhookendpointPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WebhookEndpointOrder{Field: &WebhookEndpointOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWebhookEndpointOrder(order))
+			}
+		case *WebhookEndpointOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWebhookEndpointOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*WebhookEndpointWhereInput); ok {
+		args.opts = append(args.opts, WithWebhookEndpointFilter(v.Filter))
 	}
 	return args
 }

@@ -278,3 +278,60 @@ func (_m *Tenant) Sandboxes(ctx context.Context) (result []*Tenant, err error) {
 	}
 	return result, err
 }
+
+func (_m *WebhookAttempt) Delivery(ctx context.Context) (*WebhookDelivery, error) {
+	result, err := _m.Edges.DeliveryOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryDelivery().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WebhookDelivery) Endpoint(ctx context.Context) (*WebhookEndpoint, error) {
+	result, err := _m.Edges.EndpointOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryEndpoint().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WebhookDelivery) Event(ctx context.Context) (*Event, error) {
+	result, err := _m.Edges.EventOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryEvent().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *WebhookDelivery) AttemptLog(ctx context.Context) (result []*WebhookAttempt, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedAttemptLog(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.AttemptLogOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAttemptLog().All(ctx)
+	}
+	return result, err
+}
+
+func (_m *WebhookEndpoint) Deliveries(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *WebhookDeliveryOrder, where *WebhookDeliveryWhereInput,
+) (*WebhookDeliveryConnection, error) {
+	opts := []WebhookDeliveryPaginateOption{
+		WithWebhookDeliveryOrder(orderBy),
+		WithWebhookDeliveryFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedDeliveries(alias); err == nil || hasTotalCount {
+		pager, err := newWebhookDeliveryPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &WebhookDeliveryConnection{Edges: []*WebhookDeliveryEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryDeliveries().Paginate(ctx, after, first, before, last, opts...)
+}

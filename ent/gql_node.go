@@ -20,6 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/hashicorp/go-multierror"
 )
 
@@ -87,6 +90,21 @@ var tenantImplementors = []string{"Tenant", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Tenant) IsNode() {}
+
+var webhookattemptImplementors = []string{"WebhookAttempt", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookAttempt) IsNode() {}
+
+var webhookdeliveryImplementors = []string{"WebhookDelivery", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookDelivery) IsNode() {}
+
+var webhookendpointImplementors = []string{"WebhookEndpoint", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookEndpoint) IsNode() {}
 
 var errNodeInvalidID = &NotFoundError{"node"}
 
@@ -250,6 +268,33 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(tenant.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, tenantImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookattempt.Table:
+		query := c.WebhookAttempt.Query().
+			Where(webhookattempt.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookattemptImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookdelivery.Table:
+		query := c.WebhookDelivery.Query().
+			Where(webhookdelivery.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookdeliveryImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookendpoint.Table:
+		query := c.WebhookEndpoint.Query().
+			Where(webhookendpoint.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookendpointImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -507,6 +552,54 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Tenant.Query().
 			Where(tenant.IDIn(ids...))
 		query, err := query.CollectFields(ctx, tenantImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookattempt.Table:
+		query := c.WebhookAttempt.Query().
+			Where(webhookattempt.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookattemptImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookdelivery.Table:
+		query := c.WebhookDelivery.Query().
+			Where(webhookdelivery.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookdeliveryImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookendpoint.Table:
+		query := c.WebhookEndpoint.Query().
+			Where(webhookendpoint.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookendpointImplementors...)
 		if err != nil {
 			return nil, err
 		}

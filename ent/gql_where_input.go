@@ -20,6 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/shopspring/decimal"
 )
 
@@ -7594,5 +7597,1651 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 		return predicates[0], nil
 	default:
 		return tenant.And(predicates...), nil
+	}
+}
+
+// WebhookAttemptWhereInput represents a where input for filtering WebhookAttempt queries.
+type WebhookAttemptWhereInput struct {
+	Predicates []predicate.WebhookAttempt  `json:"-"`
+	Not        *WebhookAttemptWhereInput   `json:"not,omitempty"`
+	Or         []*WebhookAttemptWhereInput `json:"or,omitempty"`
+	And        []*WebhookAttemptWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "delivery_id" field predicates.
+	DeliveryID             *string  `json:"deliveryID,omitempty"`
+	DeliveryIDNEQ          *string  `json:"deliveryIDNEQ,omitempty"`
+	DeliveryIDIn           []string `json:"deliveryIDIn,omitempty"`
+	DeliveryIDNotIn        []string `json:"deliveryIDNotIn,omitempty"`
+	DeliveryIDGT           *string  `json:"deliveryIDGT,omitempty"`
+	DeliveryIDGTE          *string  `json:"deliveryIDGTE,omitempty"`
+	DeliveryIDLT           *string  `json:"deliveryIDLT,omitempty"`
+	DeliveryIDLTE          *string  `json:"deliveryIDLTE,omitempty"`
+	DeliveryIDContains     *string  `json:"deliveryIDContains,omitempty"`
+	DeliveryIDHasPrefix    *string  `json:"deliveryIDHasPrefix,omitempty"`
+	DeliveryIDHasSuffix    *string  `json:"deliveryIDHasSuffix,omitempty"`
+	DeliveryIDEqualFold    *string  `json:"deliveryIDEqualFold,omitempty"`
+	DeliveryIDContainsFold *string  `json:"deliveryIDContainsFold,omitempty"`
+
+	// "attempted_at" field predicates.
+	AttemptedAt      *time.Time  `json:"attemptedAt,omitempty"`
+	AttemptedAtNEQ   *time.Time  `json:"attemptedAtNEQ,omitempty"`
+	AttemptedAtIn    []time.Time `json:"attemptedAtIn,omitempty"`
+	AttemptedAtNotIn []time.Time `json:"attemptedAtNotIn,omitempty"`
+	AttemptedAtGT    *time.Time  `json:"attemptedAtGT,omitempty"`
+	AttemptedAtGTE   *time.Time  `json:"attemptedAtGTE,omitempty"`
+	AttemptedAtLT    *time.Time  `json:"attemptedAtLT,omitempty"`
+	AttemptedAtLTE   *time.Time  `json:"attemptedAtLTE,omitempty"`
+
+	// "status_code" field predicates.
+	StatusCode       *int  `json:"statusCode,omitempty"`
+	StatusCodeNEQ    *int  `json:"statusCodeNEQ,omitempty"`
+	StatusCodeIn     []int `json:"statusCodeIn,omitempty"`
+	StatusCodeNotIn  []int `json:"statusCodeNotIn,omitempty"`
+	StatusCodeGT     *int  `json:"statusCodeGT,omitempty"`
+	StatusCodeGTE    *int  `json:"statusCodeGTE,omitempty"`
+	StatusCodeLT     *int  `json:"statusCodeLT,omitempty"`
+	StatusCodeLTE    *int  `json:"statusCodeLTE,omitempty"`
+	StatusCodeIsNil  bool  `json:"statusCodeIsNil,omitempty"`
+	StatusCodeNotNil bool  `json:"statusCodeNotNil,omitempty"`
+
+	// "latency_ms" field predicates.
+	LatencyMs      *int64  `json:"latencyMs,omitempty"`
+	LatencyMsNEQ   *int64  `json:"latencyMsNEQ,omitempty"`
+	LatencyMsIn    []int64 `json:"latencyMsIn,omitempty"`
+	LatencyMsNotIn []int64 `json:"latencyMsNotIn,omitempty"`
+	LatencyMsGT    *int64  `json:"latencyMsGT,omitempty"`
+	LatencyMsGTE   *int64  `json:"latencyMsGTE,omitempty"`
+	LatencyMsLT    *int64  `json:"latencyMsLT,omitempty"`
+	LatencyMsLTE   *int64  `json:"latencyMsLTE,omitempty"`
+
+	// "error" field predicates.
+	Error             *string  `json:"error,omitempty"`
+	ErrorNEQ          *string  `json:"errorNEQ,omitempty"`
+	ErrorIn           []string `json:"errorIn,omitempty"`
+	ErrorNotIn        []string `json:"errorNotIn,omitempty"`
+	ErrorGT           *string  `json:"errorGT,omitempty"`
+	ErrorGTE          *string  `json:"errorGTE,omitempty"`
+	ErrorLT           *string  `json:"errorLT,omitempty"`
+	ErrorLTE          *string  `json:"errorLTE,omitempty"`
+	ErrorContains     *string  `json:"errorContains,omitempty"`
+	ErrorHasPrefix    *string  `json:"errorHasPrefix,omitempty"`
+	ErrorHasSuffix    *string  `json:"errorHasSuffix,omitempty"`
+	ErrorIsNil        bool     `json:"errorIsNil,omitempty"`
+	ErrorNotNil       bool     `json:"errorNotNil,omitempty"`
+	ErrorEqualFold    *string  `json:"errorEqualFold,omitempty"`
+	ErrorContainsFold *string  `json:"errorContainsFold,omitempty"`
+
+	// "response_excerpt" field predicates.
+	ResponseExcerpt             *string  `json:"responseExcerpt,omitempty"`
+	ResponseExcerptNEQ          *string  `json:"responseExcerptNEQ,omitempty"`
+	ResponseExcerptIn           []string `json:"responseExcerptIn,omitempty"`
+	ResponseExcerptNotIn        []string `json:"responseExcerptNotIn,omitempty"`
+	ResponseExcerptGT           *string  `json:"responseExcerptGT,omitempty"`
+	ResponseExcerptGTE          *string  `json:"responseExcerptGTE,omitempty"`
+	ResponseExcerptLT           *string  `json:"responseExcerptLT,omitempty"`
+	ResponseExcerptLTE          *string  `json:"responseExcerptLTE,omitempty"`
+	ResponseExcerptContains     *string  `json:"responseExcerptContains,omitempty"`
+	ResponseExcerptHasPrefix    *string  `json:"responseExcerptHasPrefix,omitempty"`
+	ResponseExcerptHasSuffix    *string  `json:"responseExcerptHasSuffix,omitempty"`
+	ResponseExcerptEqualFold    *string  `json:"responseExcerptEqualFold,omitempty"`
+	ResponseExcerptContainsFold *string  `json:"responseExcerptContainsFold,omitempty"`
+
+	// "delivery" edge predicates.
+	HasDelivery     *bool                        `json:"hasDelivery,omitempty"`
+	HasDeliveryWith []*WebhookDeliveryWhereInput `json:"hasDeliveryWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *WebhookAttemptWhereInput) AddPredicates(predicates ...predicate.WebhookAttempt) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the WebhookAttemptWhereInput filter on the WebhookAttemptQuery builder.
+func (i *WebhookAttemptWhereInput) Filter(q *WebhookAttemptQuery) (*WebhookAttemptQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyWebhookAttemptWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyWebhookAttemptWhereInput is returned in case the WebhookAttemptWhereInput is empty.
+var ErrEmptyWebhookAttemptWhereInput = errors.New("ent: empty predicate WebhookAttemptWhereInput")
+
+// P returns a predicate for filtering webhookattempts.
+// An error is returned if the input is empty or invalid.
+func (i *WebhookAttemptWhereInput) P() (predicate.WebhookAttempt, error) {
+	var predicates []predicate.WebhookAttempt
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, webhookattempt.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.WebhookAttempt, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, webhookattempt.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.WebhookAttempt, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, webhookattempt.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, webhookattempt.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, webhookattempt.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, webhookattempt.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, webhookattempt.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, webhookattempt.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, webhookattempt.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, webhookattempt.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, webhookattempt.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, webhookattempt.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, webhookattempt.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, webhookattempt.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, webhookattempt.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, webhookattempt.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, webhookattempt.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, webhookattempt.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, webhookattempt.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, webhookattempt.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, webhookattempt.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, webhookattempt.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, webhookattempt.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, webhookattempt.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.DeliveryID != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDEQ(*i.DeliveryID))
+	}
+	if i.DeliveryIDNEQ != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDNEQ(*i.DeliveryIDNEQ))
+	}
+	if len(i.DeliveryIDIn) > 0 {
+		predicates = append(predicates, webhookattempt.DeliveryIDIn(i.DeliveryIDIn...))
+	}
+	if len(i.DeliveryIDNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.DeliveryIDNotIn(i.DeliveryIDNotIn...))
+	}
+	if i.DeliveryIDGT != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDGT(*i.DeliveryIDGT))
+	}
+	if i.DeliveryIDGTE != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDGTE(*i.DeliveryIDGTE))
+	}
+	if i.DeliveryIDLT != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDLT(*i.DeliveryIDLT))
+	}
+	if i.DeliveryIDLTE != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDLTE(*i.DeliveryIDLTE))
+	}
+	if i.DeliveryIDContains != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDContains(*i.DeliveryIDContains))
+	}
+	if i.DeliveryIDHasPrefix != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDHasPrefix(*i.DeliveryIDHasPrefix))
+	}
+	if i.DeliveryIDHasSuffix != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDHasSuffix(*i.DeliveryIDHasSuffix))
+	}
+	if i.DeliveryIDEqualFold != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDEqualFold(*i.DeliveryIDEqualFold))
+	}
+	if i.DeliveryIDContainsFold != nil {
+		predicates = append(predicates, webhookattempt.DeliveryIDContainsFold(*i.DeliveryIDContainsFold))
+	}
+	if i.AttemptedAt != nil {
+		predicates = append(predicates, webhookattempt.AttemptedAtEQ(*i.AttemptedAt))
+	}
+	if i.AttemptedAtNEQ != nil {
+		predicates = append(predicates, webhookattempt.AttemptedAtNEQ(*i.AttemptedAtNEQ))
+	}
+	if len(i.AttemptedAtIn) > 0 {
+		predicates = append(predicates, webhookattempt.AttemptedAtIn(i.AttemptedAtIn...))
+	}
+	if len(i.AttemptedAtNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.AttemptedAtNotIn(i.AttemptedAtNotIn...))
+	}
+	if i.AttemptedAtGT != nil {
+		predicates = append(predicates, webhookattempt.AttemptedAtGT(*i.AttemptedAtGT))
+	}
+	if i.AttemptedAtGTE != nil {
+		predicates = append(predicates, webhookattempt.AttemptedAtGTE(*i.AttemptedAtGTE))
+	}
+	if i.AttemptedAtLT != nil {
+		predicates = append(predicates, webhookattempt.AttemptedAtLT(*i.AttemptedAtLT))
+	}
+	if i.AttemptedAtLTE != nil {
+		predicates = append(predicates, webhookattempt.AttemptedAtLTE(*i.AttemptedAtLTE))
+	}
+	if i.StatusCode != nil {
+		predicates = append(predicates, webhookattempt.StatusCodeEQ(*i.StatusCode))
+	}
+	if i.StatusCodeNEQ != nil {
+		predicates = append(predicates, webhookattempt.StatusCodeNEQ(*i.StatusCodeNEQ))
+	}
+	if len(i.StatusCodeIn) > 0 {
+		predicates = append(predicates, webhookattempt.StatusCodeIn(i.StatusCodeIn...))
+	}
+	if len(i.StatusCodeNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.StatusCodeNotIn(i.StatusCodeNotIn...))
+	}
+	if i.StatusCodeGT != nil {
+		predicates = append(predicates, webhookattempt.StatusCodeGT(*i.StatusCodeGT))
+	}
+	if i.StatusCodeGTE != nil {
+		predicates = append(predicates, webhookattempt.StatusCodeGTE(*i.StatusCodeGTE))
+	}
+	if i.StatusCodeLT != nil {
+		predicates = append(predicates, webhookattempt.StatusCodeLT(*i.StatusCodeLT))
+	}
+	if i.StatusCodeLTE != nil {
+		predicates = append(predicates, webhookattempt.StatusCodeLTE(*i.StatusCodeLTE))
+	}
+	if i.StatusCodeIsNil {
+		predicates = append(predicates, webhookattempt.StatusCodeIsNil())
+	}
+	if i.StatusCodeNotNil {
+		predicates = append(predicates, webhookattempt.StatusCodeNotNil())
+	}
+	if i.LatencyMs != nil {
+		predicates = append(predicates, webhookattempt.LatencyMsEQ(*i.LatencyMs))
+	}
+	if i.LatencyMsNEQ != nil {
+		predicates = append(predicates, webhookattempt.LatencyMsNEQ(*i.LatencyMsNEQ))
+	}
+	if len(i.LatencyMsIn) > 0 {
+		predicates = append(predicates, webhookattempt.LatencyMsIn(i.LatencyMsIn...))
+	}
+	if len(i.LatencyMsNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.LatencyMsNotIn(i.LatencyMsNotIn...))
+	}
+	if i.LatencyMsGT != nil {
+		predicates = append(predicates, webhookattempt.LatencyMsGT(*i.LatencyMsGT))
+	}
+	if i.LatencyMsGTE != nil {
+		predicates = append(predicates, webhookattempt.LatencyMsGTE(*i.LatencyMsGTE))
+	}
+	if i.LatencyMsLT != nil {
+		predicates = append(predicates, webhookattempt.LatencyMsLT(*i.LatencyMsLT))
+	}
+	if i.LatencyMsLTE != nil {
+		predicates = append(predicates, webhookattempt.LatencyMsLTE(*i.LatencyMsLTE))
+	}
+	if i.Error != nil {
+		predicates = append(predicates, webhookattempt.ErrorEQ(*i.Error))
+	}
+	if i.ErrorNEQ != nil {
+		predicates = append(predicates, webhookattempt.ErrorNEQ(*i.ErrorNEQ))
+	}
+	if len(i.ErrorIn) > 0 {
+		predicates = append(predicates, webhookattempt.ErrorIn(i.ErrorIn...))
+	}
+	if len(i.ErrorNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.ErrorNotIn(i.ErrorNotIn...))
+	}
+	if i.ErrorGT != nil {
+		predicates = append(predicates, webhookattempt.ErrorGT(*i.ErrorGT))
+	}
+	if i.ErrorGTE != nil {
+		predicates = append(predicates, webhookattempt.ErrorGTE(*i.ErrorGTE))
+	}
+	if i.ErrorLT != nil {
+		predicates = append(predicates, webhookattempt.ErrorLT(*i.ErrorLT))
+	}
+	if i.ErrorLTE != nil {
+		predicates = append(predicates, webhookattempt.ErrorLTE(*i.ErrorLTE))
+	}
+	if i.ErrorContains != nil {
+		predicates = append(predicates, webhookattempt.ErrorContains(*i.ErrorContains))
+	}
+	if i.ErrorHasPrefix != nil {
+		predicates = append(predicates, webhookattempt.ErrorHasPrefix(*i.ErrorHasPrefix))
+	}
+	if i.ErrorHasSuffix != nil {
+		predicates = append(predicates, webhookattempt.ErrorHasSuffix(*i.ErrorHasSuffix))
+	}
+	if i.ErrorIsNil {
+		predicates = append(predicates, webhookattempt.ErrorIsNil())
+	}
+	if i.ErrorNotNil {
+		predicates = append(predicates, webhookattempt.ErrorNotNil())
+	}
+	if i.ErrorEqualFold != nil {
+		predicates = append(predicates, webhookattempt.ErrorEqualFold(*i.ErrorEqualFold))
+	}
+	if i.ErrorContainsFold != nil {
+		predicates = append(predicates, webhookattempt.ErrorContainsFold(*i.ErrorContainsFold))
+	}
+	if i.ResponseExcerpt != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptEQ(*i.ResponseExcerpt))
+	}
+	if i.ResponseExcerptNEQ != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptNEQ(*i.ResponseExcerptNEQ))
+	}
+	if len(i.ResponseExcerptIn) > 0 {
+		predicates = append(predicates, webhookattempt.ResponseExcerptIn(i.ResponseExcerptIn...))
+	}
+	if len(i.ResponseExcerptNotIn) > 0 {
+		predicates = append(predicates, webhookattempt.ResponseExcerptNotIn(i.ResponseExcerptNotIn...))
+	}
+	if i.ResponseExcerptGT != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptGT(*i.ResponseExcerptGT))
+	}
+	if i.ResponseExcerptGTE != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptGTE(*i.ResponseExcerptGTE))
+	}
+	if i.ResponseExcerptLT != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptLT(*i.ResponseExcerptLT))
+	}
+	if i.ResponseExcerptLTE != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptLTE(*i.ResponseExcerptLTE))
+	}
+	if i.ResponseExcerptContains != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptContains(*i.ResponseExcerptContains))
+	}
+	if i.ResponseExcerptHasPrefix != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptHasPrefix(*i.ResponseExcerptHasPrefix))
+	}
+	if i.ResponseExcerptHasSuffix != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptHasSuffix(*i.ResponseExcerptHasSuffix))
+	}
+	if i.ResponseExcerptEqualFold != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptEqualFold(*i.ResponseExcerptEqualFold))
+	}
+	if i.ResponseExcerptContainsFold != nil {
+		predicates = append(predicates, webhookattempt.ResponseExcerptContainsFold(*i.ResponseExcerptContainsFold))
+	}
+
+	if i.HasDelivery != nil {
+		p := webhookattempt.HasDelivery()
+		if !*i.HasDelivery {
+			p = webhookattempt.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveryWith) > 0 {
+		with := make([]predicate.WebhookDelivery, 0, len(i.HasDeliveryWith))
+		for _, w := range i.HasDeliveryWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveryWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, webhookattempt.HasDeliveryWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyWebhookAttemptWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return webhookattempt.And(predicates...), nil
+	}
+}
+
+// WebhookDeliveryWhereInput represents a where input for filtering WebhookDelivery queries.
+type WebhookDeliveryWhereInput struct {
+	Predicates []predicate.WebhookDelivery  `json:"-"`
+	Not        *WebhookDeliveryWhereInput   `json:"not,omitempty"`
+	Or         []*WebhookDeliveryWhereInput `json:"or,omitempty"`
+	And        []*WebhookDeliveryWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "endpoint_id" field predicates.
+	EndpointID             *string  `json:"endpointID,omitempty"`
+	EndpointIDNEQ          *string  `json:"endpointIDNEQ,omitempty"`
+	EndpointIDIn           []string `json:"endpointIDIn,omitempty"`
+	EndpointIDNotIn        []string `json:"endpointIDNotIn,omitempty"`
+	EndpointIDGT           *string  `json:"endpointIDGT,omitempty"`
+	EndpointIDGTE          *string  `json:"endpointIDGTE,omitempty"`
+	EndpointIDLT           *string  `json:"endpointIDLT,omitempty"`
+	EndpointIDLTE          *string  `json:"endpointIDLTE,omitempty"`
+	EndpointIDContains     *string  `json:"endpointIDContains,omitempty"`
+	EndpointIDHasPrefix    *string  `json:"endpointIDHasPrefix,omitempty"`
+	EndpointIDHasSuffix    *string  `json:"endpointIDHasSuffix,omitempty"`
+	EndpointIDEqualFold    *string  `json:"endpointIDEqualFold,omitempty"`
+	EndpointIDContainsFold *string  `json:"endpointIDContainsFold,omitempty"`
+
+	// "event_id" field predicates.
+	EventID             *string  `json:"eventID,omitempty"`
+	EventIDNEQ          *string  `json:"eventIDNEQ,omitempty"`
+	EventIDIn           []string `json:"eventIDIn,omitempty"`
+	EventIDNotIn        []string `json:"eventIDNotIn,omitempty"`
+	EventIDGT           *string  `json:"eventIDGT,omitempty"`
+	EventIDGTE          *string  `json:"eventIDGTE,omitempty"`
+	EventIDLT           *string  `json:"eventIDLT,omitempty"`
+	EventIDLTE          *string  `json:"eventIDLTE,omitempty"`
+	EventIDContains     *string  `json:"eventIDContains,omitempty"`
+	EventIDHasPrefix    *string  `json:"eventIDHasPrefix,omitempty"`
+	EventIDHasSuffix    *string  `json:"eventIDHasSuffix,omitempty"`
+	EventIDEqualFold    *string  `json:"eventIDEqualFold,omitempty"`
+	EventIDContainsFold *string  `json:"eventIDContainsFold,omitempty"`
+
+	// "event_type" field predicates.
+	EventType             *string  `json:"eventType,omitempty"`
+	EventTypeNEQ          *string  `json:"eventTypeNEQ,omitempty"`
+	EventTypeIn           []string `json:"eventTypeIn,omitempty"`
+	EventTypeNotIn        []string `json:"eventTypeNotIn,omitempty"`
+	EventTypeGT           *string  `json:"eventTypeGT,omitempty"`
+	EventTypeGTE          *string  `json:"eventTypeGTE,omitempty"`
+	EventTypeLT           *string  `json:"eventTypeLT,omitempty"`
+	EventTypeLTE          *string  `json:"eventTypeLTE,omitempty"`
+	EventTypeContains     *string  `json:"eventTypeContains,omitempty"`
+	EventTypeHasPrefix    *string  `json:"eventTypeHasPrefix,omitempty"`
+	EventTypeHasSuffix    *string  `json:"eventTypeHasSuffix,omitempty"`
+	EventTypeEqualFold    *string  `json:"eventTypeEqualFold,omitempty"`
+	EventTypeContainsFold *string  `json:"eventTypeContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status      *webhookdelivery.Status  `json:"status,omitempty"`
+	StatusNEQ   *webhookdelivery.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []webhookdelivery.Status `json:"statusIn,omitempty"`
+	StatusNotIn []webhookdelivery.Status `json:"statusNotIn,omitempty"`
+
+	// "attempts" field predicates.
+	Attempts      *int  `json:"attempts,omitempty"`
+	AttemptsNEQ   *int  `json:"attemptsNEQ,omitempty"`
+	AttemptsIn    []int `json:"attemptsIn,omitempty"`
+	AttemptsNotIn []int `json:"attemptsNotIn,omitempty"`
+	AttemptsGT    *int  `json:"attemptsGT,omitempty"`
+	AttemptsGTE   *int  `json:"attemptsGTE,omitempty"`
+	AttemptsLT    *int  `json:"attemptsLT,omitempty"`
+	AttemptsLTE   *int  `json:"attemptsLTE,omitempty"`
+
+	// "last_status_code" field predicates.
+	LastStatusCode       *int  `json:"lastStatusCode,omitempty"`
+	LastStatusCodeNEQ    *int  `json:"lastStatusCodeNEQ,omitempty"`
+	LastStatusCodeIn     []int `json:"lastStatusCodeIn,omitempty"`
+	LastStatusCodeNotIn  []int `json:"lastStatusCodeNotIn,omitempty"`
+	LastStatusCodeGT     *int  `json:"lastStatusCodeGT,omitempty"`
+	LastStatusCodeGTE    *int  `json:"lastStatusCodeGTE,omitempty"`
+	LastStatusCodeLT     *int  `json:"lastStatusCodeLT,omitempty"`
+	LastStatusCodeLTE    *int  `json:"lastStatusCodeLTE,omitempty"`
+	LastStatusCodeIsNil  bool  `json:"lastStatusCodeIsNil,omitempty"`
+	LastStatusCodeNotNil bool  `json:"lastStatusCodeNotNil,omitempty"`
+
+	// "last_error" field predicates.
+	LastError             *string  `json:"lastError,omitempty"`
+	LastErrorNEQ          *string  `json:"lastErrorNEQ,omitempty"`
+	LastErrorIn           []string `json:"lastErrorIn,omitempty"`
+	LastErrorNotIn        []string `json:"lastErrorNotIn,omitempty"`
+	LastErrorGT           *string  `json:"lastErrorGT,omitempty"`
+	LastErrorGTE          *string  `json:"lastErrorGTE,omitempty"`
+	LastErrorLT           *string  `json:"lastErrorLT,omitempty"`
+	LastErrorLTE          *string  `json:"lastErrorLTE,omitempty"`
+	LastErrorContains     *string  `json:"lastErrorContains,omitempty"`
+	LastErrorHasPrefix    *string  `json:"lastErrorHasPrefix,omitempty"`
+	LastErrorHasSuffix    *string  `json:"lastErrorHasSuffix,omitempty"`
+	LastErrorIsNil        bool     `json:"lastErrorIsNil,omitempty"`
+	LastErrorNotNil       bool     `json:"lastErrorNotNil,omitempty"`
+	LastErrorEqualFold    *string  `json:"lastErrorEqualFold,omitempty"`
+	LastErrorContainsFold *string  `json:"lastErrorContainsFold,omitempty"`
+
+	// "next_attempt_at" field predicates.
+	NextAttemptAt       *time.Time  `json:"nextAttemptAt,omitempty"`
+	NextAttemptAtNEQ    *time.Time  `json:"nextAttemptAtNEQ,omitempty"`
+	NextAttemptAtIn     []time.Time `json:"nextAttemptAtIn,omitempty"`
+	NextAttemptAtNotIn  []time.Time `json:"nextAttemptAtNotIn,omitempty"`
+	NextAttemptAtGT     *time.Time  `json:"nextAttemptAtGT,omitempty"`
+	NextAttemptAtGTE    *time.Time  `json:"nextAttemptAtGTE,omitempty"`
+	NextAttemptAtLT     *time.Time  `json:"nextAttemptAtLT,omitempty"`
+	NextAttemptAtLTE    *time.Time  `json:"nextAttemptAtLTE,omitempty"`
+	NextAttemptAtIsNil  bool        `json:"nextAttemptAtIsNil,omitempty"`
+	NextAttemptAtNotNil bool        `json:"nextAttemptAtNotNil,omitempty"`
+
+	// "completed_at" field predicates.
+	CompletedAt       *time.Time  `json:"completedAt,omitempty"`
+	CompletedAtNEQ    *time.Time  `json:"completedAtNEQ,omitempty"`
+	CompletedAtIn     []time.Time `json:"completedAtIn,omitempty"`
+	CompletedAtNotIn  []time.Time `json:"completedAtNotIn,omitempty"`
+	CompletedAtGT     *time.Time  `json:"completedAtGT,omitempty"`
+	CompletedAtGTE    *time.Time  `json:"completedAtGTE,omitempty"`
+	CompletedAtLT     *time.Time  `json:"completedAtLT,omitempty"`
+	CompletedAtLTE    *time.Time  `json:"completedAtLTE,omitempty"`
+	CompletedAtIsNil  bool        `json:"completedAtIsNil,omitempty"`
+	CompletedAtNotNil bool        `json:"completedAtNotNil,omitempty"`
+
+	// "endpoint" edge predicates.
+	HasEndpoint     *bool                        `json:"hasEndpoint,omitempty"`
+	HasEndpointWith []*WebhookEndpointWhereInput `json:"hasEndpointWith,omitempty"`
+
+	// "event" edge predicates.
+	HasEvent     *bool              `json:"hasEvent,omitempty"`
+	HasEventWith []*EventWhereInput `json:"hasEventWith,omitempty"`
+
+	// "attempt_log" edge predicates.
+	HasAttemptLog     *bool                       `json:"hasAttemptLog,omitempty"`
+	HasAttemptLogWith []*WebhookAttemptWhereInput `json:"hasAttemptLogWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *WebhookDeliveryWhereInput) AddPredicates(predicates ...predicate.WebhookDelivery) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the WebhookDeliveryWhereInput filter on the WebhookDeliveryQuery builder.
+func (i *WebhookDeliveryWhereInput) Filter(q *WebhookDeliveryQuery) (*WebhookDeliveryQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyWebhookDeliveryWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyWebhookDeliveryWhereInput is returned in case the WebhookDeliveryWhereInput is empty.
+var ErrEmptyWebhookDeliveryWhereInput = errors.New("ent: empty predicate WebhookDeliveryWhereInput")
+
+// P returns a predicate for filtering webhookdeliveries.
+// An error is returned if the input is empty or invalid.
+func (i *WebhookDeliveryWhereInput) P() (predicate.WebhookDelivery, error) {
+	var predicates []predicate.WebhookDelivery
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, webhookdelivery.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.WebhookDelivery, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, webhookdelivery.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.WebhookDelivery, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, webhookdelivery.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, webhookdelivery.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, webhookdelivery.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, webhookdelivery.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, webhookdelivery.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, webhookdelivery.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, webhookdelivery.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, webhookdelivery.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, webhookdelivery.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, webhookdelivery.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, webhookdelivery.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, webhookdelivery.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, webhookdelivery.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, webhookdelivery.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, webhookdelivery.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, webhookdelivery.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, webhookdelivery.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, webhookdelivery.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, webhookdelivery.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, webhookdelivery.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, webhookdelivery.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, webhookdelivery.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, webhookdelivery.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, webhookdelivery.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, webhookdelivery.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, webhookdelivery.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.EndpointID != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDEQ(*i.EndpointID))
+	}
+	if i.EndpointIDNEQ != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDNEQ(*i.EndpointIDNEQ))
+	}
+	if len(i.EndpointIDIn) > 0 {
+		predicates = append(predicates, webhookdelivery.EndpointIDIn(i.EndpointIDIn...))
+	}
+	if len(i.EndpointIDNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.EndpointIDNotIn(i.EndpointIDNotIn...))
+	}
+	if i.EndpointIDGT != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDGT(*i.EndpointIDGT))
+	}
+	if i.EndpointIDGTE != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDGTE(*i.EndpointIDGTE))
+	}
+	if i.EndpointIDLT != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDLT(*i.EndpointIDLT))
+	}
+	if i.EndpointIDLTE != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDLTE(*i.EndpointIDLTE))
+	}
+	if i.EndpointIDContains != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDContains(*i.EndpointIDContains))
+	}
+	if i.EndpointIDHasPrefix != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDHasPrefix(*i.EndpointIDHasPrefix))
+	}
+	if i.EndpointIDHasSuffix != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDHasSuffix(*i.EndpointIDHasSuffix))
+	}
+	if i.EndpointIDEqualFold != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDEqualFold(*i.EndpointIDEqualFold))
+	}
+	if i.EndpointIDContainsFold != nil {
+		predicates = append(predicates, webhookdelivery.EndpointIDContainsFold(*i.EndpointIDContainsFold))
+	}
+	if i.EventID != nil {
+		predicates = append(predicates, webhookdelivery.EventIDEQ(*i.EventID))
+	}
+	if i.EventIDNEQ != nil {
+		predicates = append(predicates, webhookdelivery.EventIDNEQ(*i.EventIDNEQ))
+	}
+	if len(i.EventIDIn) > 0 {
+		predicates = append(predicates, webhookdelivery.EventIDIn(i.EventIDIn...))
+	}
+	if len(i.EventIDNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.EventIDNotIn(i.EventIDNotIn...))
+	}
+	if i.EventIDGT != nil {
+		predicates = append(predicates, webhookdelivery.EventIDGT(*i.EventIDGT))
+	}
+	if i.EventIDGTE != nil {
+		predicates = append(predicates, webhookdelivery.EventIDGTE(*i.EventIDGTE))
+	}
+	if i.EventIDLT != nil {
+		predicates = append(predicates, webhookdelivery.EventIDLT(*i.EventIDLT))
+	}
+	if i.EventIDLTE != nil {
+		predicates = append(predicates, webhookdelivery.EventIDLTE(*i.EventIDLTE))
+	}
+	if i.EventIDContains != nil {
+		predicates = append(predicates, webhookdelivery.EventIDContains(*i.EventIDContains))
+	}
+	if i.EventIDHasPrefix != nil {
+		predicates = append(predicates, webhookdelivery.EventIDHasPrefix(*i.EventIDHasPrefix))
+	}
+	if i.EventIDHasSuffix != nil {
+		predicates = append(predicates, webhookdelivery.EventIDHasSuffix(*i.EventIDHasSuffix))
+	}
+	if i.EventIDEqualFold != nil {
+		predicates = append(predicates, webhookdelivery.EventIDEqualFold(*i.EventIDEqualFold))
+	}
+	if i.EventIDContainsFold != nil {
+		predicates = append(predicates, webhookdelivery.EventIDContainsFold(*i.EventIDContainsFold))
+	}
+	if i.EventType != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeEQ(*i.EventType))
+	}
+	if i.EventTypeNEQ != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeNEQ(*i.EventTypeNEQ))
+	}
+	if len(i.EventTypeIn) > 0 {
+		predicates = append(predicates, webhookdelivery.EventTypeIn(i.EventTypeIn...))
+	}
+	if len(i.EventTypeNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.EventTypeNotIn(i.EventTypeNotIn...))
+	}
+	if i.EventTypeGT != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeGT(*i.EventTypeGT))
+	}
+	if i.EventTypeGTE != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeGTE(*i.EventTypeGTE))
+	}
+	if i.EventTypeLT != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeLT(*i.EventTypeLT))
+	}
+	if i.EventTypeLTE != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeLTE(*i.EventTypeLTE))
+	}
+	if i.EventTypeContains != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeContains(*i.EventTypeContains))
+	}
+	if i.EventTypeHasPrefix != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeHasPrefix(*i.EventTypeHasPrefix))
+	}
+	if i.EventTypeHasSuffix != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeHasSuffix(*i.EventTypeHasSuffix))
+	}
+	if i.EventTypeEqualFold != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeEqualFold(*i.EventTypeEqualFold))
+	}
+	if i.EventTypeContainsFold != nil {
+		predicates = append(predicates, webhookdelivery.EventTypeContainsFold(*i.EventTypeContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, webhookdelivery.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, webhookdelivery.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, webhookdelivery.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.Attempts != nil {
+		predicates = append(predicates, webhookdelivery.AttemptsEQ(*i.Attempts))
+	}
+	if i.AttemptsNEQ != nil {
+		predicates = append(predicates, webhookdelivery.AttemptsNEQ(*i.AttemptsNEQ))
+	}
+	if len(i.AttemptsIn) > 0 {
+		predicates = append(predicates, webhookdelivery.AttemptsIn(i.AttemptsIn...))
+	}
+	if len(i.AttemptsNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.AttemptsNotIn(i.AttemptsNotIn...))
+	}
+	if i.AttemptsGT != nil {
+		predicates = append(predicates, webhookdelivery.AttemptsGT(*i.AttemptsGT))
+	}
+	if i.AttemptsGTE != nil {
+		predicates = append(predicates, webhookdelivery.AttemptsGTE(*i.AttemptsGTE))
+	}
+	if i.AttemptsLT != nil {
+		predicates = append(predicates, webhookdelivery.AttemptsLT(*i.AttemptsLT))
+	}
+	if i.AttemptsLTE != nil {
+		predicates = append(predicates, webhookdelivery.AttemptsLTE(*i.AttemptsLTE))
+	}
+	if i.LastStatusCode != nil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeEQ(*i.LastStatusCode))
+	}
+	if i.LastStatusCodeNEQ != nil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeNEQ(*i.LastStatusCodeNEQ))
+	}
+	if len(i.LastStatusCodeIn) > 0 {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeIn(i.LastStatusCodeIn...))
+	}
+	if len(i.LastStatusCodeNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeNotIn(i.LastStatusCodeNotIn...))
+	}
+	if i.LastStatusCodeGT != nil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeGT(*i.LastStatusCodeGT))
+	}
+	if i.LastStatusCodeGTE != nil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeGTE(*i.LastStatusCodeGTE))
+	}
+	if i.LastStatusCodeLT != nil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeLT(*i.LastStatusCodeLT))
+	}
+	if i.LastStatusCodeLTE != nil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeLTE(*i.LastStatusCodeLTE))
+	}
+	if i.LastStatusCodeIsNil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeIsNil())
+	}
+	if i.LastStatusCodeNotNil {
+		predicates = append(predicates, webhookdelivery.LastStatusCodeNotNil())
+	}
+	if i.LastError != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorEQ(*i.LastError))
+	}
+	if i.LastErrorNEQ != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorNEQ(*i.LastErrorNEQ))
+	}
+	if len(i.LastErrorIn) > 0 {
+		predicates = append(predicates, webhookdelivery.LastErrorIn(i.LastErrorIn...))
+	}
+	if len(i.LastErrorNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.LastErrorNotIn(i.LastErrorNotIn...))
+	}
+	if i.LastErrorGT != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorGT(*i.LastErrorGT))
+	}
+	if i.LastErrorGTE != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorGTE(*i.LastErrorGTE))
+	}
+	if i.LastErrorLT != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorLT(*i.LastErrorLT))
+	}
+	if i.LastErrorLTE != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorLTE(*i.LastErrorLTE))
+	}
+	if i.LastErrorContains != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorContains(*i.LastErrorContains))
+	}
+	if i.LastErrorHasPrefix != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorHasPrefix(*i.LastErrorHasPrefix))
+	}
+	if i.LastErrorHasSuffix != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorHasSuffix(*i.LastErrorHasSuffix))
+	}
+	if i.LastErrorIsNil {
+		predicates = append(predicates, webhookdelivery.LastErrorIsNil())
+	}
+	if i.LastErrorNotNil {
+		predicates = append(predicates, webhookdelivery.LastErrorNotNil())
+	}
+	if i.LastErrorEqualFold != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorEqualFold(*i.LastErrorEqualFold))
+	}
+	if i.LastErrorContainsFold != nil {
+		predicates = append(predicates, webhookdelivery.LastErrorContainsFold(*i.LastErrorContainsFold))
+	}
+	if i.NextAttemptAt != nil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtEQ(*i.NextAttemptAt))
+	}
+	if i.NextAttemptAtNEQ != nil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtNEQ(*i.NextAttemptAtNEQ))
+	}
+	if len(i.NextAttemptAtIn) > 0 {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtIn(i.NextAttemptAtIn...))
+	}
+	if len(i.NextAttemptAtNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtNotIn(i.NextAttemptAtNotIn...))
+	}
+	if i.NextAttemptAtGT != nil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtGT(*i.NextAttemptAtGT))
+	}
+	if i.NextAttemptAtGTE != nil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtGTE(*i.NextAttemptAtGTE))
+	}
+	if i.NextAttemptAtLT != nil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtLT(*i.NextAttemptAtLT))
+	}
+	if i.NextAttemptAtLTE != nil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtLTE(*i.NextAttemptAtLTE))
+	}
+	if i.NextAttemptAtIsNil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtIsNil())
+	}
+	if i.NextAttemptAtNotNil {
+		predicates = append(predicates, webhookdelivery.NextAttemptAtNotNil())
+	}
+	if i.CompletedAt != nil {
+		predicates = append(predicates, webhookdelivery.CompletedAtEQ(*i.CompletedAt))
+	}
+	if i.CompletedAtNEQ != nil {
+		predicates = append(predicates, webhookdelivery.CompletedAtNEQ(*i.CompletedAtNEQ))
+	}
+	if len(i.CompletedAtIn) > 0 {
+		predicates = append(predicates, webhookdelivery.CompletedAtIn(i.CompletedAtIn...))
+	}
+	if len(i.CompletedAtNotIn) > 0 {
+		predicates = append(predicates, webhookdelivery.CompletedAtNotIn(i.CompletedAtNotIn...))
+	}
+	if i.CompletedAtGT != nil {
+		predicates = append(predicates, webhookdelivery.CompletedAtGT(*i.CompletedAtGT))
+	}
+	if i.CompletedAtGTE != nil {
+		predicates = append(predicates, webhookdelivery.CompletedAtGTE(*i.CompletedAtGTE))
+	}
+	if i.CompletedAtLT != nil {
+		predicates = append(predicates, webhookdelivery.CompletedAtLT(*i.CompletedAtLT))
+	}
+	if i.CompletedAtLTE != nil {
+		predicates = append(predicates, webhookdelivery.CompletedAtLTE(*i.CompletedAtLTE))
+	}
+	if i.CompletedAtIsNil {
+		predicates = append(predicates, webhookdelivery.CompletedAtIsNil())
+	}
+	if i.CompletedAtNotNil {
+		predicates = append(predicates, webhookdelivery.CompletedAtNotNil())
+	}
+
+	if i.HasEndpoint != nil {
+		p := webhookdelivery.HasEndpoint()
+		if !*i.HasEndpoint {
+			p = webhookdelivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasEndpointWith) > 0 {
+		with := make([]predicate.WebhookEndpoint, 0, len(i.HasEndpointWith))
+		for _, w := range i.HasEndpointWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasEndpointWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, webhookdelivery.HasEndpointWith(with...))
+	}
+	if i.HasEvent != nil {
+		p := webhookdelivery.HasEvent()
+		if !*i.HasEvent {
+			p = webhookdelivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasEventWith) > 0 {
+		with := make([]predicate.Event, 0, len(i.HasEventWith))
+		for _, w := range i.HasEventWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasEventWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, webhookdelivery.HasEventWith(with...))
+	}
+	if i.HasAttemptLog != nil {
+		p := webhookdelivery.HasAttemptLog()
+		if !*i.HasAttemptLog {
+			p = webhookdelivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAttemptLogWith) > 0 {
+		with := make([]predicate.WebhookAttempt, 0, len(i.HasAttemptLogWith))
+		for _, w := range i.HasAttemptLogWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAttemptLogWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, webhookdelivery.HasAttemptLogWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyWebhookDeliveryWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return webhookdelivery.And(predicates...), nil
+	}
+}
+
+// WebhookEndpointWhereInput represents a where input for filtering WebhookEndpoint queries.
+type WebhookEndpointWhereInput struct {
+	Predicates []predicate.WebhookEndpoint  `json:"-"`
+	Not        *WebhookEndpointWhereInput   `json:"not,omitempty"`
+	Or         []*WebhookEndpointWhereInput `json:"or,omitempty"`
+	And        []*WebhookEndpointWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "url" field predicates.
+	URL             *string  `json:"url,omitempty"`
+	URLNEQ          *string  `json:"urlNEQ,omitempty"`
+	URLIn           []string `json:"urlIn,omitempty"`
+	URLNotIn        []string `json:"urlNotIn,omitempty"`
+	URLGT           *string  `json:"urlGT,omitempty"`
+	URLGTE          *string  `json:"urlGTE,omitempty"`
+	URLLT           *string  `json:"urlLT,omitempty"`
+	URLLTE          *string  `json:"urlLTE,omitempty"`
+	URLContains     *string  `json:"urlContains,omitempty"`
+	URLHasPrefix    *string  `json:"urlHasPrefix,omitempty"`
+	URLHasSuffix    *string  `json:"urlHasSuffix,omitempty"`
+	URLEqualFold    *string  `json:"urlEqualFold,omitempty"`
+	URLContainsFold *string  `json:"urlContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "active" field predicates.
+	Active    *bool `json:"active,omitempty"`
+	ActiveNEQ *bool `json:"activeNEQ,omitempty"`
+
+	// "previous_secret_expires_at" field predicates.
+	PreviousSecretExpiresAt       *time.Time  `json:"previousSecretExpiresAt,omitempty"`
+	PreviousSecretExpiresAtNEQ    *time.Time  `json:"previousSecretExpiresAtNEQ,omitempty"`
+	PreviousSecretExpiresAtIn     []time.Time `json:"previousSecretExpiresAtIn,omitempty"`
+	PreviousSecretExpiresAtNotIn  []time.Time `json:"previousSecretExpiresAtNotIn,omitempty"`
+	PreviousSecretExpiresAtGT     *time.Time  `json:"previousSecretExpiresAtGT,omitempty"`
+	PreviousSecretExpiresAtGTE    *time.Time  `json:"previousSecretExpiresAtGTE,omitempty"`
+	PreviousSecretExpiresAtLT     *time.Time  `json:"previousSecretExpiresAtLT,omitempty"`
+	PreviousSecretExpiresAtLTE    *time.Time  `json:"previousSecretExpiresAtLTE,omitempty"`
+	PreviousSecretExpiresAtIsNil  bool        `json:"previousSecretExpiresAtIsNil,omitempty"`
+	PreviousSecretExpiresAtNotNil bool        `json:"previousSecretExpiresAtNotNil,omitempty"`
+
+	// "deliveries" edge predicates.
+	HasDeliveries     *bool                        `json:"hasDeliveries,omitempty"`
+	HasDeliveriesWith []*WebhookDeliveryWhereInput `json:"hasDeliveriesWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *WebhookEndpointWhereInput) AddPredicates(predicates ...predicate.WebhookEndpoint) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the WebhookEndpointWhereInput filter on the WebhookEndpointQuery builder.
+func (i *WebhookEndpointWhereInput) Filter(q *WebhookEndpointQuery) (*WebhookEndpointQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyWebhookEndpointWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyWebhookEndpointWhereInput is returned in case the WebhookEndpointWhereInput is empty.
+var ErrEmptyWebhookEndpointWhereInput = errors.New("ent: empty predicate WebhookEndpointWhereInput")
+
+// P returns a predicate for filtering webhookendpoints.
+// An error is returned if the input is empty or invalid.
+func (i *WebhookEndpointWhereInput) P() (predicate.WebhookEndpoint, error) {
+	var predicates []predicate.WebhookEndpoint
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, webhookendpoint.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.WebhookEndpoint, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, webhookendpoint.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.WebhookEndpoint, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, webhookendpoint.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, webhookendpoint.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, webhookendpoint.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, webhookendpoint.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, webhookendpoint.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, webhookendpoint.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, webhookendpoint.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, webhookendpoint.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, webhookendpoint.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, webhookendpoint.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, webhookendpoint.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, webhookendpoint.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, webhookendpoint.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, webhookendpoint.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, webhookendpoint.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, webhookendpoint.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, webhookendpoint.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, webhookendpoint.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, webhookendpoint.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, webhookendpoint.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, webhookendpoint.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, webhookendpoint.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, webhookendpoint.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, webhookendpoint.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, webhookendpoint.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, webhookendpoint.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.URL != nil {
+		predicates = append(predicates, webhookendpoint.URLEQ(*i.URL))
+	}
+	if i.URLNEQ != nil {
+		predicates = append(predicates, webhookendpoint.URLNEQ(*i.URLNEQ))
+	}
+	if len(i.URLIn) > 0 {
+		predicates = append(predicates, webhookendpoint.URLIn(i.URLIn...))
+	}
+	if len(i.URLNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.URLNotIn(i.URLNotIn...))
+	}
+	if i.URLGT != nil {
+		predicates = append(predicates, webhookendpoint.URLGT(*i.URLGT))
+	}
+	if i.URLGTE != nil {
+		predicates = append(predicates, webhookendpoint.URLGTE(*i.URLGTE))
+	}
+	if i.URLLT != nil {
+		predicates = append(predicates, webhookendpoint.URLLT(*i.URLLT))
+	}
+	if i.URLLTE != nil {
+		predicates = append(predicates, webhookendpoint.URLLTE(*i.URLLTE))
+	}
+	if i.URLContains != nil {
+		predicates = append(predicates, webhookendpoint.URLContains(*i.URLContains))
+	}
+	if i.URLHasPrefix != nil {
+		predicates = append(predicates, webhookendpoint.URLHasPrefix(*i.URLHasPrefix))
+	}
+	if i.URLHasSuffix != nil {
+		predicates = append(predicates, webhookendpoint.URLHasSuffix(*i.URLHasSuffix))
+	}
+	if i.URLEqualFold != nil {
+		predicates = append(predicates, webhookendpoint.URLEqualFold(*i.URLEqualFold))
+	}
+	if i.URLContainsFold != nil {
+		predicates = append(predicates, webhookendpoint.URLContainsFold(*i.URLContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, webhookendpoint.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, webhookendpoint.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Active != nil {
+		predicates = append(predicates, webhookendpoint.ActiveEQ(*i.Active))
+	}
+	if i.ActiveNEQ != nil {
+		predicates = append(predicates, webhookendpoint.ActiveNEQ(*i.ActiveNEQ))
+	}
+	if i.PreviousSecretExpiresAt != nil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtEQ(*i.PreviousSecretExpiresAt))
+	}
+	if i.PreviousSecretExpiresAtNEQ != nil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtNEQ(*i.PreviousSecretExpiresAtNEQ))
+	}
+	if len(i.PreviousSecretExpiresAtIn) > 0 {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtIn(i.PreviousSecretExpiresAtIn...))
+	}
+	if len(i.PreviousSecretExpiresAtNotIn) > 0 {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtNotIn(i.PreviousSecretExpiresAtNotIn...))
+	}
+	if i.PreviousSecretExpiresAtGT != nil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtGT(*i.PreviousSecretExpiresAtGT))
+	}
+	if i.PreviousSecretExpiresAtGTE != nil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtGTE(*i.PreviousSecretExpiresAtGTE))
+	}
+	if i.PreviousSecretExpiresAtLT != nil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtLT(*i.PreviousSecretExpiresAtLT))
+	}
+	if i.PreviousSecretExpiresAtLTE != nil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtLTE(*i.PreviousSecretExpiresAtLTE))
+	}
+	if i.PreviousSecretExpiresAtIsNil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtIsNil())
+	}
+	if i.PreviousSecretExpiresAtNotNil {
+		predicates = append(predicates, webhookendpoint.PreviousSecretExpiresAtNotNil())
+	}
+
+	if i.HasDeliveries != nil {
+		p := webhookendpoint.HasDeliveries()
+		if !*i.HasDeliveries {
+			p = webhookendpoint.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveriesWith) > 0 {
+		with := make([]predicate.WebhookDelivery, 0, len(i.HasDeliveriesWith))
+		for _, w := range i.HasDeliveriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, webhookendpoint.HasDeliveriesWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyWebhookEndpointWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return webhookendpoint.And(predicates...), nil
 	}
 }

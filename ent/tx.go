@@ -46,6 +46,12 @@ type Tx struct {
 	Tenant *TenantClient
 	// ValidationToken is the client for interacting with the ValidationToken builders.
 	ValidationToken *ValidationTokenClient
+	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
+	WebhookAttempt *WebhookAttemptClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 
 	// lazily loaded.
 	client     *Client
@@ -193,6 +199,9 @@ func (tx *Tx) init() {
 	tx.Store = NewStoreClient(tx.config)
 	tx.Tenant = NewTenantClient(tx.config)
 	tx.ValidationToken = NewValidationTokenClient(tx.config)
+	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/graph/webhook"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/worker"
 )
@@ -24,6 +25,8 @@ type App struct {
 	// NoIntrospection turns GraphQL introspection off (it is on for the
 	// playground and analysts' tools unless an operator says otherwise).
 	NoIntrospection bool
+	// Webhooks says which URLs webhook endpoints may have.
+	Webhooks webhook.Guard
 
 	campaigns campaignCache
 	jobsOnce  sync.Once

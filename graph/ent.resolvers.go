@@ -109,6 +109,18 @@ func (r *queryResolver) Tenants(ctx context.Context, after *entgql.Cursor[string
 		ent.WithTenantOrder(orderBy), ent.WithTenantFilter(where.Filter))
 }
 
+// WebhookDeliveries is the resolver for the webhookDeliveries field.
+func (r *queryResolver) WebhookDeliveries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) (*ent.WebhookDeliveryConnection, error) {
+	return r.client.WebhookDelivery.Query().Paginate(ctx, after, first, before, last,
+		ent.WithWebhookDeliveryOrder(orderBy), ent.WithWebhookDeliveryFilter(where.Filter))
+}
+
+// WebhookEndpoints is the resolver for the webhookEndpoints field.
+func (r *queryResolver) WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) (*ent.WebhookEndpointConnection, error) {
+	return r.client.WebhookEndpoint.Query().Paginate(ctx, after, first, before, last,
+		ent.WithWebhookEndpointOrder(orderBy), ent.WithWebhookEndpointFilter(where.Filter))
+}
+
 // Campaign returns generated.CampaignResolver implementation.
 func (r *Resolver) Campaign() generated.CampaignResolver { return &campaignResolver{r} }
 

@@ -63,6 +63,14 @@ var RootFieldScopes = map[string]string{
 	"Mutation.addSegmentCustomers":    "customers:write",
 	"Mutation.removeSegmentCustomers": "customers:write",
 	"Mutation.importSegmentCustomers": "customers:write",
+
+	"Query.webhookEndpoints":         "webhooks:read",
+	"Query.webhookDeliveries":        "webhooks:read",
+	"Mutation.createWebhookEndpoint": "webhooks:write",
+	"Mutation.updateWebhookEndpoint": "webhooks:write",
+	"Mutation.deleteWebhookEndpoint": "webhooks:write",
+	"Mutation.rotateWebhookSecret":   "webhooks:write",
+	"Mutation.redeliverWebhook":      "webhooks:write",
 }
 
 // TypeScopes maps every entity type (every type implementing Node) to the
@@ -82,6 +90,10 @@ var TypeScopes = map[string]string{
 	"SalePayment": ScopeBackoffice,
 	"APIClient":   ScopeBackoffice,
 	"Event":       ScopeBackoffice,
+
+	"WebhookEndpoint": "webhooks:read",
+	"WebhookDelivery": "webhooks:read",
+	"WebhookAttempt":  "webhooks:read",
 }
 
 // checkField runs before every field's resolver: it refuses an edge between

@@ -27,6 +27,9 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/rest"
@@ -73,7 +76,7 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 		// The admin's calls run in this order and really change the
 		// tenant: the calls that end a row for good go last, so the
 		// others find it usable.
-		last := map[string]bool{"Mutation.endCampaign": true, "Mutation.revokeAPIClient": true}
+		last := map[string]bool{"Mutation.endCampaign": true, "Mutation.revokeAPIClient": true, "Mutation.deleteWebhookEndpoint": true}
 		sort.Slice(mutations, func(i, j int) bool {
 			if last[mutations[i]] != last[mutations[j]] {
 				return last[mutations[j]]
@@ -198,7 +201,22 @@ func seedProbeTargets(t *testing.T, app *graph.App, tenantID string) map[string]
 	require.NoError(t, err)
 	cl, err := app.CreateClient(ctx, tenantID, apiclient.KindOauth, "Integração", nil)
 	require.NoError(t, err)
+	// A webhook endpoint with one delivery of one event, attempted once.
+	whk, err := app.CreateWebhookEndpoint(ctx, graph.WebhookInput{
+		URL: opt.Of("https://hooks.example.com/fideliza").Ptr(), EventTypes: []string{"sale.processed"},
+	})
+	require.NoError(t, err)
+	evt, err := app.DB.Ent.Event.Create().SetType("sale.processed").SetData(map[string]any{"sale_id": "sal_x"}).Save(ctx)
+	require.NoError(t, err)
+	dlv, err := app.DB.Ent.WebhookDelivery.Create().SetEndpointID(whk.Endpoint.ID).SetEventID(evt.ID).
+		SetEventType(evt.Type).SetStatus(webhookdelivery.StatusFailed).SetAttempts(1).SetLastStatusCode(500).
+		SetCompletedAt(time.Now().UTC()).Save(ctx)
+	require.NoError(t, err)
+	_, err = app.DB.Ent.WebhookAttempt.Create().SetDeliveryID(dlv.ID).SetStatusCode(500).SetLatencyMs(12).Save(ctx)
+	require.NoError(t, err)
 	return map[string]string{
+		"whk_00000000000000000000000000": whk.Endpoint.ID,
+		"dlv_00000000000000000000000000": dlv.ID,
 		"cus_00000000000000000000000000": cust.ID,
 		"cmp_00000000000000000000000000": camp.ID,
 		"seg_00000000000000000000000000": seg.ID,
@@ -275,6 +293,17 @@ func tenantState(t testing.TB, db *storage.DB, tenantID string) string {
 	add("events", events, err)
 	tokens, err := c.ValidationToken.Query().Where(validationtoken.TenantID(tenantID)).Order(ent.Asc(validationtoken.FieldID)).All(ctx)
 	add("validation tokens", tokens, err)
+	endpoints, err := c.WebhookEndpoint.Query().Where(webhookendpoint.TenantID(tenantID)).Order(ent.Asc(webhookendpoint.FieldID)).All(ctx)
+	add("webhook endpoints", endpoints, err)
+	endpointSecrets := make([]string, len(endpoints)) // Secret is not marshaled
+	for i, ep := range endpoints {
+		endpointSecrets[i] = ep.Secret
+	}
+	add("webhook secrets", endpointSecrets, nil)
+	deliveries, err := c.WebhookDelivery.Query().Where(webhookdelivery.TenantID(tenantID)).Order(ent.Asc(webhookdelivery.FieldID)).All(ctx)
+	add("webhook deliveries", deliveries, err)
+	attempts, err := c.WebhookAttempt.Query().Where(webhookattempt.TenantID(tenantID)).Order(ent.Asc(webhookattempt.FieldID)).All(ctx)
+	add("webhook attempts", attempts, err)
 	keys, err := c.IdempotencyKey.Query().Where(idempotencykey.TenantID(tenantID)).Order(ent.Asc(idempotencykey.FieldID)).All(ctx)
 	add("idempotency keys", keys, err)
 	out, err := json.MarshalIndent(state, "", " ")

@@ -5,17 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -23,23 +17,13 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/graph/opt"
-	"github.com/fideliza/fideliza/storage"
-	"github.com/fideliza/fideliza/storage/storagetest"
 )
-
-// playgroundDB opens one database: PostgreSQL when the suite has one, as in
-// production, else SQLite. The playground does not depend on the dialect, so
-// one run is enough.
-func playgroundDB(t *testing.T) *storage.DB {
-	dialects := storagetest.Dialects()
-	return storagetest.Open(t, dialects[len(dialects)-1])
-}
 
 // TestPlaygroundHTTP checks the page and its assets as served by the
 // router, without a browser.
 func TestPlaygroundHTTP(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, playgroundDB(t))
+	f := newFixture(t, singleDB(t))
 	const (
 		html      = "text/html; charset=utf-8"
 		js        = "text/javascript; charset=utf-8"
@@ -141,7 +125,7 @@ func TestPlaygroundHTTP(t *testing.T) {
 // that the machine's load does not eat its time limit.
 func TestPlaygroundBrowser(t *testing.T) {
 	browser := chromiumPath(t)
-	f := newFixture(t, playgroundDB(t))
+	f := newFixture(t, singleDB(t))
 	const customerName = "Playground Tester"
 	_, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), graph.CustomerInput{
 		Name: opt.Of(customerName), Email: opt.Of("tester@example.com"), CPF: opt.Of("52998224725"),
@@ -149,53 +133,8 @@ func TestPlaygroundBrowser(t *testing.T) {
 	require.NoError(t, err)
 	token := f.token(t, f.client(t, apiclient.KindOauth), "")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser),
-		chromedp.Headless,
-		chromedp.NoSandbox, // the tests may run as root
-		chromedp.DisableGPU,
-		// Every host name but the test server's fails to resolve; the
-		// network events below catch what the rule could miss.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"),
-	)
-	ctx, cancel = chromedp.NewExecAllocator(ctx, opts...)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-
-	srvURL, err := url.Parse(f.srv.URL)
-	require.NoError(t, err)
-	var (
-		mu       sync.Mutex
-		problems []string
-	)
-	// The listener runs in chromedp's event loop: it only records.
-	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
-		var problem string
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			// data: URLs are the fonts embedded in GraphiQL's CSS.
-			if u, err := url.Parse(ev.Request.URL); err != nil || (u.Scheme != "data" && u.Host != srvURL.Host) {
-				problem = "request to another host: " + ev.Request.URL
-			}
-		case *runtime.EventExceptionThrown:
-			problem = "uncaught exception: " + ev.ExceptionDetails.Text
-			if ev.ExceptionDetails.Exception != nil {
-				problem += " " + ev.ExceptionDetails.Exception.Description
-			}
-		case *log.EventEntryAdded:
-			if ev.Entry.Source == log.EntrySourceSecurity || strings.Contains(ev.Entry.Text, "Content Security Policy") {
-				problem = "security: " + ev.Entry.Text
-			}
-		}
-		if problem != "" {
-			mu.Lock()
-			problems = append(problems, problem)
-			mu.Unlock()
-		}
-	}))
+	tab := newBrowserTab(t, browser, 60*time.Second, f.srv.URL)
+	ctx := tab.ctx
 
 	// response waits until GraphiQL's response pane holds want, and returns
 	// its text. (chromedp's Poll compiles its predicate with new Function,
@@ -289,23 +228,5 @@ func TestPlaygroundBrowser(t *testing.T) {
 	})
 
 	t.Logf("browser steps took %s", time.Since(start).Round(10*time.Millisecond))
-	mu.Lock()
-	defer mu.Unlock()
-	require.Empty(t, problems)
-}
-
-// chromiumPath finds the browser, or skips the test without one unless
-// FIDELIZA_REQUIRE_BROWSER=1 (as in CI) makes its absence a failure.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("FIDELIZA_REQUIRE_BROWSER") == "1" {
-		t.Fatal("no Chromium at /usr/bin/chromium nor in PATH, and FIDELIZA_REQUIRE_BROWSER=1")
-	}
-	t.Skip("no Chromium at /usr/bin/chromium nor in PATH; install it (apt-get install chromium) or set FIDELIZA_REQUIRE_BROWSER=1 to fail instead")
-	return ""
+	tab.requireNoProblems(t)
 }

@@ -35,6 +35,16 @@ var RouteScopes = map[string]string{
 	"POST /v1/campaigns/{id}/redeem":         "campaigns:write",
 	"GET /graphql":                           "", // each root field is checked against graph.RootFieldScopes
 	"POST /graphql":                          "",
+
+	// Webhook endpoints and their delivery log.
+	"POST /v1/webhooks":                                         "webhooks:write",
+	"GET /v1/webhooks":                                          "webhooks:read",
+	"GET /v1/webhooks/{id}":                                     "webhooks:read",
+	"PATCH /v1/webhooks/{id}":                                   "webhooks:write",
+	"DELETE /v1/webhooks/{id}":                                  "webhooks:write",
+	"POST /v1/webhooks/{id}/rotate-secret":                      "webhooks:write",
+	"GET /v1/webhooks/{id}/deliveries":                          "webhooks:read",
+	"POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": "webhooks:write",
 }
 
 // POSRoutes authenticate with HTTP Basic credentials of a POS client of the
@@ -58,6 +68,18 @@ var PublicRoutes = map[string]bool{
 	"GET " + auth.SignInPath:                true,
 	"GET /playground/":                      true, // the page; its queries need a token
 	"GET /playground/assets/*":              true,
+	// The developer panel authenticates a session cookie holding a user's
+	// token, each page checking the role; its forms check their Origin.
+	"GET /panel/":                        true,
+	"GET /panel/assets/*":                true,
+	"GET /panel/sso":                     true,
+	"POST /panel/session":                true,
+	"POST /panel/logout":                 true,
+	"POST /panel/sandboxes":              true,
+	"GET /panel/sandboxes/{id}":          true,
+	"POST /panel/sandboxes/{id}/clients": true,
+	"POST /panel/sandboxes/{id}/clients/{clientID}/rotate": true,
+	"POST /panel/sandboxes/{id}/reset":                     true,
 }
 
 // protected mounts a bearer-authenticated route guarded by its scope.

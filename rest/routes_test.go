@@ -173,6 +173,14 @@ var graphQLProbes = map[string]string{
 	"Mutation.addSegmentCustomers":    `mutation { addSegmentCustomers(segmentID: "seg_00000000000000000000000000", customerIDs: ["cus_00000000000000000000000000"]) { id } }`,
 	"Mutation.removeSegmentCustomers": `mutation { removeSegmentCustomers(segmentID: "seg_00000000000000000000000000", customerIDs: ["cus_00000000000000000000000000"]) { id } }`,
 	"Mutation.importSegmentCustomers": `mutation { importSegmentCustomers(segmentID: "seg_00000000000000000000000000", cpfs: ["11144477735"]) { added notFound invalid } }`,
+
+	"Query.webhookEndpoints":         `{ webhookEndpoints { totalCount } }`,
+	"Query.webhookDeliveries":        `{ webhookDeliveries { totalCount } }`,
+	"Mutation.createWebhookEndpoint": `mutation { createWebhookEndpoint(input: {url: "https://hooks.example.com/sonda", events: ["sale.processed"]}) { secret endpoint { id } } }`,
+	"Mutation.updateWebhookEndpoint": `mutation { updateWebhookEndpoint(id: "whk_00000000000000000000000000", input: {description: "Sonda"}) { id } }`,
+	"Mutation.deleteWebhookEndpoint": `mutation { deleteWebhookEndpoint(id: "whk_00000000000000000000000000") }`,
+	"Mutation.rotateWebhookSecret":   `mutation { rotateWebhookSecret(id: "whk_00000000000000000000000000") { secret endpoint { id } } }`,
+	"Mutation.redeliverWebhook":      `mutation { redeliverWebhook(deliveryID: "dlv_00000000000000000000000000") { id status } }`,
 }
 
 // GraphQLProbes lends graphQLProbes to the rest_test package (the role

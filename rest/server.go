@@ -12,6 +12,7 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/playground"
 )
 
@@ -43,6 +44,7 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 		pg.LoginURL = "/auth/login?return_to=/playground"
 	}
 	r.Mount("/playground", playground.Handler(pg))
+	r.Mount("/panel", panel.Handler(app, log))
 
 	s.protected(r, http.MethodGet, "/v1/customers", s.listCustomers)
 	s.protected(r, http.MethodPost, "/v1/customers", s.createCustomer)
@@ -56,6 +58,15 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	s.protected(r, http.MethodGet, "/v1/campaigns/{id}", s.getCampaign)
 	s.protected(r, http.MethodDelete, "/v1/campaigns/{id}", s.endCampaign)
 	s.protected(r, http.MethodPost, "/v1/campaigns/{id}/redeem", s.redeemCampaign)
+
+	s.protected(r, http.MethodPost, "/v1/webhooks", s.createWebhook)
+	s.protected(r, http.MethodGet, "/v1/webhooks", s.listWebhooks)
+	s.protected(r, http.MethodGet, "/v1/webhooks/{id}", s.getWebhook)
+	s.protected(r, http.MethodPatch, "/v1/webhooks/{id}", s.patchWebhook)
+	s.protected(r, http.MethodDelete, "/v1/webhooks/{id}", s.deleteWebhook)
+	s.protected(r, http.MethodPost, "/v1/webhooks/{id}/rotate-secret", s.rotateWebhookSecret)
+	s.protected(r, http.MethodGet, "/v1/webhooks/{id}/deliveries", s.listWebhookDeliveries)
+	s.protected(r, http.MethodPost, "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", s.redeliverWebhook)
 
 	r.Route("/api/v1/tenants/{tenantId}", s.posRoutes)
 

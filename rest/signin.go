@@ -31,5 +31,5 @@ func (s *server) finishSignIn(w http.ResponseWriter, r *http.Request) {
 
 var signInFailed = template.Must(template.New("").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign-in failed · Fideliza</title></head>
-<body><main><h1>Sign-in failed</h1><p>{{.}}</p><p><a href="/playground">Back to the playground</a></p></main></body></html>
+<body><main><h1>Sign-in failed</h1><p>{{.}}</p><p>Start again from <a href="/panel/">the developer panel</a> or <a href="/playground">the playground</a>.</p></main></body></html>
 `))

@@ -12,14 +12,16 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/graph/webhook"
 	"github.com/fideliza/fideliza/storage"
 )
 
 // Deps are what workers need.
 type Deps struct {
-	DB  *storage.DB
-	Log *slog.Logger
-	Now func() time.Time
+	DB     *storage.DB
+	Log    *slog.Logger
+	Now    func() time.Time
+	Sender *webhook.Sender // webhook deliveries go through it
 }
 
 // Register adds every worker of the platform to workers.
@@ -32,11 +34,14 @@ func Register(workers *river.Workers, deps Deps) {
 	river.AddWorker(workers, &CampaignLifecycleWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &PurgeExpiredWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &ProcessSaleWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &DispatchEventsWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &DeliverWebhookWorker{DB: deps.DB, Now: deps.Now, Sender: deps.Sender})
 }
 
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points
-// jobs run every pointsEvery (a day by default).
-func PeriodicJobs(pointsEvery time.Duration) []*river.PeriodicJob {
+// jobs run every pointsEvery (a day by default), the webhook dispatcher every
+// dispatchEvery.
+func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob {
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(d),
 			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
@@ -49,6 +54,7 @@ func PeriodicJobs(pointsEvery time.Duration) []*river.PeriodicJob {
 		every(pointsEvery, ExpirePointsArgs{}),
 		every(pointsEvery, NotifyExpiringPointsArgs{}),
 		every(pointsEvery, RecomputeLevelsArgs{}),
+		every(dispatchEvery, DispatchEventsArgs{}),
 	}
 }
 
@@ -61,7 +67,17 @@ type Config struct {
 	// takes it over (its process died); jobs time out at half of it. 0 means
 	// an hour, River's default.
 	RescueAfter time.Duration
+	// DispatchInterval is how often new events are handed to webhook
+	// delivery; 0 means DefaultDispatchInterval.
+	DispatchInterval time.Duration
+	// Webhooks says which destinations deliveries may reach.
+	Webhooks webhook.Guard
 }
+
+// DefaultDispatchInterval is how often new events go to webhook delivery
+// unless configured otherwise: the most an event waits before its first
+// attempt.
+const DefaultDispatchInterval = 2 * time.Second
 
 // NewClient returns the River client of db. With cfg.Work it works the
 // default queue and runs the periodic jobs; otherwise it only inserts.
@@ -72,15 +88,18 @@ func NewClient(db *storage.DB, log *slog.Logger, cfg Config) (*river.Client[*sql
 		rc.FetchPollInterval = 100 * time.Millisecond
 	}
 	rc.FetchCooldown = 10 * time.Millisecond
+	// The dispatcher runs every few seconds: keep its finished jobs an hour,
+	// not River's default day.
+	rc.CompletedJobRetentionPeriod = time.Hour
 	if cfg.RescueAfter > 0 {
 		rc.RescueStuckJobsAfter = cfg.RescueAfter
 		rc.JobTimeout = cfg.RescueAfter / 2
 	}
 	if cfg.Work {
 		workers := river.NewWorkers()
-		Register(workers, Deps{DB: db, Log: log, Now: time.Now})
+		Register(workers, Deps{DB: db, Log: log, Now: time.Now, Sender: webhook.NewSender(cfg.Webhooks)})
 		rc.Workers = workers
-		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, 24*time.Hour))
+		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, 24*time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
 		}

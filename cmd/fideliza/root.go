@@ -24,8 +24,10 @@ type globals struct {
 	publicURL   string
 	audience    string
 	oidc        auth.OIDCConfig
-	stdout      io.Writer
-	stderr      io.Writer
+	// webhookLoopback lets webhook endpoints be on this machine (serve, worker).
+	webhookLoopback bool
+	stdout          io.Writer
+	stderr          io.Writer
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -56,6 +58,9 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		"this service's client id at the external provider: enables \"Sign in with SSO\" (redirect URI <public-url>"+auth.SignInPath+") (env FIDELIZA_OIDC_CLIENT_ID)")
 	f.StringVar(&g.oidc.ClientSecret, "oidc-client-secret", env("FIDELIZA_OIDC_CLIENT_SECRET", ""),
 		"its secret; empty for a public client, PKCE protects the code either way (env FIDELIZA_OIDC_CLIENT_SECRET)")
+
+	f.BoolVar(&g.webhookLoopback, "webhook-allow-loopback", envBool("FIDELIZA_WEBHOOK_ALLOW_LOOPBACK", false),
+		"let webhook endpoints be http(s) URLs on 127.0.0.1/::1, for local development; never in production (env FIDELIZA_WEBHOOK_ALLOW_LOOPBACK)")
 
 	root.AddCommand(
 		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),

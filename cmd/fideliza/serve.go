@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/webhook"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/worker"
 )
@@ -53,7 +54,9 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err := g.useOIDC(ctx, log, app); err != nil {
 				return err
 			}
-			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers, PointsInterval: points, RescueAfter: rescue})
+			app.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue, Webhooks: app.Webhooks})
 			if err != nil {
 				return err
 			}
@@ -127,7 +130,8 @@ func newWorkerCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer app.DB.Close()
-			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers, PointsInterval: points, RescueAfter: rescue})
+			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue, Webhooks: webhook.Guard{AllowLoopback: g.webhookLoopback}})
 			if err != nil {
 				return err
 			}

@@ -692,6 +692,126 @@ var (
 			},
 		},
 	}
+	// WebhookAttemptsColumns holds the columns for the "webhook_attempts" table.
+	WebhookAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "attempted_at", Type: field.TypeTime},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "latency_ms", Type: field.TypeInt64, Default: 0},
+		{Name: "error", Type: field.TypeString, Nullable: true},
+		{Name: "response_excerpt", Type: field.TypeString, Default: ""},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "delivery_id", Type: field.TypeString},
+	}
+	// WebhookAttemptsTable holds the schema information for the "webhook_attempts" table.
+	WebhookAttemptsTable = &schema.Table{
+		Name:       "webhook_attempts",
+		Columns:    WebhookAttemptsColumns,
+		PrimaryKey: []*schema.Column{WebhookAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_attempts_tenants_tenant",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[6]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_attempts_webhook_deliveries_attempt_log",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[7]},
+				RefColumns: []*schema.Column{WebhookDeliveriesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "event_type", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "succeeded", "failed"}, Default: "pending"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "last_status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "endpoint_id", Type: field.TypeString},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_deliveries_tenants_tenant",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[10]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_deliveries_events_event",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[11]},
+				RefColumns: []*schema.Column{EventsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[12]},
+				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_endpoint_id_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[12], WebhookDeliveriesColumns[11]},
+			},
+			{
+				Name:    "webhookdelivery_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[10], WebhookDeliveriesColumns[1]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "url", Type: field.TypeString, Size: 2048},
+		{Name: "event_types", Type: field.TypeJSON},
+		{Name: "description", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "active", Type: field.TypeBool, Default: true},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "previous_secret", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_endpoints_tenants_tenant",
+				Columns:    []*schema.Column{WebhookEndpointsColumns[10]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookendpoint_tenant_id_active",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[10], WebhookEndpointsColumns[6]},
+			},
+		},
+	}
 	// CustomerSegmentsColumns holds the columns for the "customer_segments" table.
 	CustomerSegmentsColumns = []*schema.Column{
 		{Name: "customer_id", Type: field.TypeString},
@@ -735,6 +855,9 @@ var (
 		StoresTable,
 		TenantsTable,
 		ValidationTokensTable,
+		WebhookAttemptsTable,
+		WebhookDeliveriesTable,
+		WebhookEndpointsTable,
 		CustomerSegmentsTable,
 	}
 )
@@ -776,6 +899,12 @@ func init() {
 	TenantsTable.ForeignKeys[0].RefTable = TenantsTable
 	ValidationTokensTable.ForeignKeys[0].RefTable = TenantsTable
 	ValidationTokensTable.ForeignKeys[1].RefTable = CustomersTable
+	WebhookAttemptsTable.ForeignKeys[0].RefTable = TenantsTable
+	WebhookAttemptsTable.ForeignKeys[1].RefTable = WebhookDeliveriesTable
+	WebhookDeliveriesTable.ForeignKeys[0].RefTable = TenantsTable
+	WebhookDeliveriesTable.ForeignKeys[1].RefTable = EventsTable
+	WebhookDeliveriesTable.ForeignKeys[2].RefTable = WebhookEndpointsTable
+	WebhookEndpointsTable.ForeignKeys[0].RefTable = TenantsTable
 	CustomerSegmentsTable.ForeignKeys[0].RefTable = CustomersTable
 	CustomerSegmentsTable.ForeignKeys[1].RefTable = SegmentsTable
 }

@@ -53,3 +53,12 @@ type Tenant func(*sql.Selector)
 
 // ValidationToken is the predicate function for validationtoken builders.
 type ValidationToken func(*sql.Selector)
+
+// WebhookAttempt is the predicate function for webhookattempt builders.
+type WebhookAttempt func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)
+
+// WebhookEndpoint is the predicate function for webhookendpoint builders.
+type WebhookEndpoint func(*sql.Selector)

@@ -495,6 +495,78 @@ func (f ValidationTokenMutationRuleFunc) EvalMutation(ctx context.Context, m ent
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ValidationTokenMutation", m)
 }
 
+// The WebhookAttemptQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookAttemptQueryRuleFunc func(context.Context, *ent.WebhookAttemptQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookAttemptQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookAttemptQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookAttemptQuery", q)
+}
+
+// The WebhookAttemptMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookAttemptMutationRuleFunc func(context.Context, *ent.WebhookAttemptMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookAttemptMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookAttemptMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookAttemptMutation", m)
+}
+
+// The WebhookDeliveryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookDeliveryQueryRuleFunc func(context.Context, *ent.WebhookDeliveryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookDeliveryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The WebhookDeliveryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookDeliveryMutationRuleFunc func(context.Context, *ent.WebhookDeliveryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookDeliveryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookDeliveryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookDeliveryMutation", m)
+}
+
+// The WebhookEndpointQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookEndpointQueryRuleFunc func(context.Context, *ent.WebhookEndpointQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookEndpointQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookEndpointQuery", q)
+}
+
+// The WebhookEndpointMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookEndpointMutationRuleFunc func(context.Context, *ent.WebhookEndpointMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookEndpointMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookEndpointMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookEndpointMutation", m)
+}
+
 type (
 	// Filter is the interface that wraps the Where function
 	// for filtering nodes in queries and mutations.
@@ -562,6 +634,12 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ValidationTokenQuery:
 		return q.Filter(), nil
+	case *ent.WebhookAttemptQuery:
+		return q.Filter(), nil
+	case *ent.WebhookDeliveryQuery:
+		return q.Filter(), nil
+	case *ent.WebhookEndpointQuery:
+		return q.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected query type %T for query filter", q)
 	}
@@ -600,6 +678,12 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.TenantMutation:
 		return m.Filter(), nil
 	case *ent.ValidationTokenMutation:
+		return m.Filter(), nil
+	case *ent.WebhookAttemptMutation:
+		return m.Filter(), nil
+	case *ent.WebhookDeliveryMutation:
+		return m.Filter(), nil
+	case *ent.WebhookEndpointMutation:
 		return m.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected mutation type %T for mutation filter", m)

@@ -23,6 +23,9 @@ import (
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/shopspring/decimal"
 
 	"entgo.io/ent"
@@ -878,6 +881,162 @@ func init() {
 	validationtokenDescID := validationtokenFields[0].Descriptor()
 	// validationtoken.DefaultID holds the default value on creation for the id field.
 	validationtoken.DefaultID = validationtokenDescID.Default.(func() string)
+	webhookattemptMixin := schema.WebhookAttempt{}.Mixin()
+	webhookattempt.Policy = privacy.NewPolicies(webhookattemptMixin[0], schema.WebhookAttempt{})
+	webhookattempt.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := webhookattempt.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	webhookattemptMixinFields0 := webhookattemptMixin[0].Fields()
+	_ = webhookattemptMixinFields0
+	webhookattemptFields := schema.WebhookAttempt{}.Fields()
+	_ = webhookattemptFields
+	// webhookattemptDescTenantID is the schema descriptor for tenant_id field.
+	webhookattemptDescTenantID := webhookattemptMixinFields0[0].Descriptor()
+	// webhookattempt.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	webhookattempt.TenantIDValidator = webhookattemptDescTenantID.Validators[0].(func(string) error)
+	// webhookattemptDescDeliveryID is the schema descriptor for delivery_id field.
+	webhookattemptDescDeliveryID := webhookattemptFields[1].Descriptor()
+	// webhookattempt.DeliveryIDValidator is a validator for the "delivery_id" field. It is called by the builders before save.
+	webhookattempt.DeliveryIDValidator = webhookattemptDescDeliveryID.Validators[0].(func(string) error)
+	// webhookattemptDescAttemptedAt is the schema descriptor for attempted_at field.
+	webhookattemptDescAttemptedAt := webhookattemptFields[2].Descriptor()
+	// webhookattempt.DefaultAttemptedAt holds the default value on creation for the attempted_at field.
+	webhookattempt.DefaultAttemptedAt = webhookattemptDescAttemptedAt.Default.(func() time.Time)
+	// webhookattemptDescLatencyMs is the schema descriptor for latency_ms field.
+	webhookattemptDescLatencyMs := webhookattemptFields[4].Descriptor()
+	// webhookattempt.DefaultLatencyMs holds the default value on creation for the latency_ms field.
+	webhookattempt.DefaultLatencyMs = webhookattemptDescLatencyMs.Default.(int64)
+	// webhookattemptDescResponseExcerpt is the schema descriptor for response_excerpt field.
+	webhookattemptDescResponseExcerpt := webhookattemptFields[6].Descriptor()
+	// webhookattempt.DefaultResponseExcerpt holds the default value on creation for the response_excerpt field.
+	webhookattempt.DefaultResponseExcerpt = webhookattemptDescResponseExcerpt.Default.(string)
+	// webhookattemptDescID is the schema descriptor for id field.
+	webhookattemptDescID := webhookattemptFields[0].Descriptor()
+	// webhookattempt.DefaultID holds the default value on creation for the id field.
+	webhookattempt.DefaultID = webhookattemptDescID.Default.(func() string)
+	webhookdeliveryMixin := schema.WebhookDelivery{}.Mixin()
+	webhookdelivery.Policy = privacy.NewPolicies(webhookdeliveryMixin[0], schema.WebhookDelivery{})
+	webhookdelivery.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := webhookdelivery.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	webhookdeliveryMixinFields0 := webhookdeliveryMixin[0].Fields()
+	_ = webhookdeliveryMixinFields0
+	webhookdeliveryMixinFields1 := webhookdeliveryMixin[1].Fields()
+	_ = webhookdeliveryMixinFields1
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescTenantID is the schema descriptor for tenant_id field.
+	webhookdeliveryDescTenantID := webhookdeliveryMixinFields0[0].Descriptor()
+	// webhookdelivery.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	webhookdelivery.TenantIDValidator = webhookdeliveryDescTenantID.Validators[0].(func(string) error)
+	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	webhookdeliveryDescCreatedAt := webhookdeliveryMixinFields1[0].Descriptor()
+	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
+	// webhookdeliveryDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookdeliveryDescUpdatedAt := webhookdeliveryMixinFields1[1].Descriptor()
+	// webhookdelivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookdelivery.DefaultUpdatedAt = webhookdeliveryDescUpdatedAt.Default.(func() time.Time)
+	// webhookdelivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookdelivery.UpdateDefaultUpdatedAt = webhookdeliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookdeliveryDescEndpointID is the schema descriptor for endpoint_id field.
+	webhookdeliveryDescEndpointID := webhookdeliveryFields[1].Descriptor()
+	// webhookdelivery.EndpointIDValidator is a validator for the "endpoint_id" field. It is called by the builders before save.
+	webhookdelivery.EndpointIDValidator = webhookdeliveryDescEndpointID.Validators[0].(func(string) error)
+	// webhookdeliveryDescEventID is the schema descriptor for event_id field.
+	webhookdeliveryDescEventID := webhookdeliveryFields[2].Descriptor()
+	// webhookdelivery.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	webhookdelivery.EventIDValidator = webhookdeliveryDescEventID.Validators[0].(func(string) error)
+	// webhookdeliveryDescEventType is the schema descriptor for event_type field.
+	webhookdeliveryDescEventType := webhookdeliveryFields[3].Descriptor()
+	// webhookdelivery.EventTypeValidator is a validator for the "event_type" field. It is called by the builders before save.
+	webhookdelivery.EventTypeValidator = webhookdeliveryDescEventType.Validators[0].(func(string) error)
+	// webhookdeliveryDescAttempts is the schema descriptor for attempts field.
+	webhookdeliveryDescAttempts := webhookdeliveryFields[5].Descriptor()
+	// webhookdelivery.DefaultAttempts holds the default value on creation for the attempts field.
+	webhookdelivery.DefaultAttempts = webhookdeliveryDescAttempts.Default.(int)
+	// webhookdelivery.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	webhookdelivery.AttemptsValidator = webhookdeliveryDescAttempts.Validators[0].(func(int) error)
+	// webhookdeliveryDescID is the schema descriptor for id field.
+	webhookdeliveryDescID := webhookdeliveryFields[0].Descriptor()
+	// webhookdelivery.DefaultID holds the default value on creation for the id field.
+	webhookdelivery.DefaultID = webhookdeliveryDescID.Default.(func() string)
+	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
+	webhookendpoint.Policy = privacy.NewPolicies(webhookendpointMixin[0], schema.WebhookEndpoint{})
+	webhookendpoint.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := webhookendpoint.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
+	_ = webhookendpointMixinFields0
+	webhookendpointMixinFields1 := webhookendpointMixin[1].Fields()
+	_ = webhookendpointMixinFields1
+	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
+	_ = webhookendpointFields
+	// webhookendpointDescTenantID is the schema descriptor for tenant_id field.
+	webhookendpointDescTenantID := webhookendpointMixinFields0[0].Descriptor()
+	// webhookendpoint.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	webhookendpoint.TenantIDValidator = webhookendpointDescTenantID.Validators[0].(func(string) error)
+	// webhookendpointDescCreatedAt is the schema descriptor for created_at field.
+	webhookendpointDescCreatedAt := webhookendpointMixinFields1[0].Descriptor()
+	// webhookendpoint.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookendpoint.DefaultCreatedAt = webhookendpointDescCreatedAt.Default.(func() time.Time)
+	// webhookendpointDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookendpointDescUpdatedAt := webhookendpointMixinFields1[1].Descriptor()
+	// webhookendpoint.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookendpoint.DefaultUpdatedAt = webhookendpointDescUpdatedAt.Default.(func() time.Time)
+	// webhookendpoint.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookendpoint.UpdateDefaultUpdatedAt = webhookendpointDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookendpointDescURL is the schema descriptor for url field.
+	webhookendpointDescURL := webhookendpointFields[1].Descriptor()
+	// webhookendpoint.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhookendpoint.URLValidator = func() func(string) error {
+		validators := webhookendpointDescURL.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(url string) error {
+			for _, fn := range fns {
+				if err := fn(url); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookendpointDescDescription is the schema descriptor for description field.
+	webhookendpointDescDescription := webhookendpointFields[3].Descriptor()
+	// webhookendpoint.DefaultDescription holds the default value on creation for the description field.
+	webhookendpoint.DefaultDescription = webhookendpointDescDescription.Default.(string)
+	// webhookendpoint.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	webhookendpoint.DescriptionValidator = webhookendpointDescDescription.Validators[0].(func(string) error)
+	// webhookendpointDescActive is the schema descriptor for active field.
+	webhookendpointDescActive := webhookendpointFields[4].Descriptor()
+	// webhookendpoint.DefaultActive holds the default value on creation for the active field.
+	webhookendpoint.DefaultActive = webhookendpointDescActive.Default.(bool)
+	// webhookendpointDescSecret is the schema descriptor for secret field.
+	webhookendpointDescSecret := webhookendpointFields[5].Descriptor()
+	// webhookendpoint.SecretValidator is a validator for the "secret" field. It is called by the builders before save.
+	webhookendpoint.SecretValidator = webhookendpointDescSecret.Validators[0].(func(string) error)
+	// webhookendpointDescID is the schema descriptor for id field.
+	webhookendpointDescID := webhookendpointFields[0].Descriptor()
+	// webhookendpoint.DefaultID holds the default value on creation for the id field.
+	webhookendpoint.DefaultID = webhookendpointDescID.Default.(func() string)
 }
 
 const (

@@ -35,6 +35,9 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -244,6 +247,66 @@ func deleteSalesOf(ctx context.Context, c *ent.Client, tenantID string) error {
 	}
 	_, err := c.Sale.Delete().Where(sale.TenantID(tenantID)).Exec(viewer.SystemContext(ctx))
 	return err
+}
+
+// tenantOr returns tenantID, else the tenant of the viewer of ctx: the tenant
+// a row created with ctx and tenantID belongs to.
+func tenantOr(ctx context.Context, tenantID string) string {
+	if tenantID == "" {
+		v, _ := viewer.FromContext(ctx)
+		tenantID = v.TenantID
+	}
+	return tenantID
+}
+
+// deliveredEventType is the type of the events eventFor makes for
+// deliveries, which the events kind leaves out of its lists and bulk
+// operations (notForDeliveries), so deliveries do not add rows to that kind.
+const deliveredEventType = "test.delivered"
+
+// notForDeliveries leaves out the events eventFor makes for deliveries.
+var notForDeliveries = event.TypeNEQ(deliveredEventType)
+
+// eventFor makes, as the service, a fresh event of the tenant a row created
+// with ctx and tenantID belongs to, for a delivery to refer to (an event
+// reaches an endpoint through one delivery).
+func eventFor(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	e, err := c.Event.Create().SetTenantID(tenantOr(ctx, tenantID)).SetType(deliveredEventType).
+		SetSubjectID(unique()).SetData(map[string]any{"n": 1}).Save(viewer.SystemContext(ctx))
+	if err != nil {
+		return "", err
+	}
+	return e.ID, nil
+}
+
+// endpointOf returns a webhook endpoint of the tenant a row created with ctx
+// and tenantID belongs to, looking as the system (see customerOf).
+func endpointOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	return c.WebhookEndpoint.Query().Where(webhookendpoint.TenantID(tenantOr(ctx, tenantID))).
+		FirstID(viewer.SystemContext(ctx))
+}
+
+// deliveryOf returns a webhook delivery of the tenant a row created with ctx
+// and tenantID belongs to, looking as the system (see customerOf).
+func deliveryOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	return c.WebhookDelivery.Query().Where(webhookdelivery.TenantID(tenantOr(ctx, tenantID))).
+		FirstID(viewer.SystemContext(ctx))
+}
+
+// newWebhookEndpoint starts an endpoint receiving sales.
+func newWebhookEndpoint(c *ent.Client) *ent.WebhookEndpointCreate {
+	return c.WebhookEndpoint.Create().SetURL("https://hooks.example.com/" + unique()).
+		SetEventTypes([]string{"sale.processed"}).SetSecret("whsec_" + unique())
+}
+
+// newWebhookDelivery starts a delivery of the event to the endpoint.
+func newWebhookDelivery(c *ent.Client, endpointID, eventID string) *ent.WebhookDeliveryCreate {
+	return c.WebhookDelivery.Create().SetEndpointID(endpointID).SetEventID(eventID).SetEventType(deliveredEventType)
+}
+
+// newWebhookAttempt starts an attempt of the delivery.
+func newWebhookAttempt(c *ent.Client, deliveryID string) *ent.WebhookAttemptCreate {
+	return c.WebhookAttempt.Create().SetDeliveryID(deliveryID).SetStatusCode(500).SetLatencyMs(12)
 }
 
 // kinds lists every tenant-owned entity. TestTenantIsolationCoverage fails
@@ -587,7 +650,8 @@ func kinds() []kind {
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.PointsLot.Delete().Exec(ctx) },
 		},
 		{
-			// The name is the publication time.
+			// The name is the publication time. The events eventFor makes
+			// for deliveries are left out of lists and bulk changes.
 			table: event.Table,
 			value: uniquePublishedAt,
 			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
@@ -606,7 +670,9 @@ func kinds() []kind {
 				}
 				return r.ID, nil
 			},
-			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Event.Query().IDs(ctx) },
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				return c.Event.Query().Where(notForDeliveries).IDs(ctx)
+			},
 			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
 				r, err := c.Event.Get(ctx, id)
 				if err != nil || r.PublishedAt == nil {
@@ -633,10 +699,12 @@ func kinds() []kind {
 				if err != nil {
 					return 0, err
 				}
-				return c.Event.Update().SetPublishedAt(at).Save(ctx)
+				return c.Event.Update().Where(notForDeliveries).SetPublishedAt(at).Save(ctx)
 			},
-			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Event.DeleteOneID(id).Exec(ctx) },
-			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Event.Delete().Exec(ctx) },
+			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Event.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				return c.Event.Delete().Where(notForDeliveries).Exec(ctx)
+			},
 		},
 		{
 			// After customers: a token needs a customer of its tenant. The
@@ -939,6 +1007,146 @@ func kinds() []kind {
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.SalePayment.Delete().Exec(ctx) },
 		},
+		{
+			// The name is the description, a mutable string. Deleting an
+			// endpoint deletes its deliveries and their attempts (ON DELETE
+			// CASCADE).
+			table: webhookendpoint.Table,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				m := newWebhookEndpoint(c).SetDescription(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.WebhookEndpoint.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WebhookEndpoint.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Description, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WebhookEndpoint.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.WebhookEndpoint.UpdateOneID(id).SetDescription(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.WebhookEndpoint.Update().SetDescription(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.WebhookEndpoint.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.WebhookEndpoint.Delete().Exec(ctx) },
+		},
+		{
+			// After endpoints: a delivery is of a fresh event (eventFor) to
+			// an endpoint of its tenant. The name is the last error, a
+			// mutable string. Deleting a delivery deletes its attempts (ON
+			// DELETE CASCADE).
+			table: webhookdelivery.Table,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				ep, err := endpointOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				ev, err := eventFor(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newWebhookDelivery(c, ep, ev).SetLastError(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.WebhookDelivery.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WebhookDelivery.Get(ctx, id)
+				if err != nil || r.LastError == nil {
+					return "", err
+				}
+				return *r.LastError, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WebhookDelivery.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.WebhookDelivery.UpdateOneID(id).SetLastError(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.WebhookDelivery.Update().SetLastError(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.WebhookDelivery.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.WebhookDelivery.Delete().Exec(ctx) },
+		},
+		{
+			// After deliveries: an attempt is of a delivery of its tenant.
+			// The name is the response excerpt, an immutable field.
+			table:     webhookattempt.Table,
+			immutable: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				dl, err := deliveryOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newWebhookAttempt(c, dl).SetResponseExcerpt(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.WebhookAttempt.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WebhookAttempt.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.ResponseExcerpt, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.WebhookAttempt.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.WebhookAttempt.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.WebhookAttempt.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.WebhookAttempt.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.WebhookAttempt.Delete().Exec(ctx) },
+		},
 	}
 }
 
@@ -980,7 +1188,8 @@ func viewerCtx(t *testing.T, role viewer.Role, tenantID string) context.Context 
 // tenant-owned entity; the campaign targets the tenant's segment, the
 // customer belongs to it, the points entry and lot are the customer's, the
 // sale is made at the tenant's store and credited to its customer, and the
-// sale item and payment are the sale's.
+// sale item and payment are the sale's, the webhook delivery is to the
+// tenant's endpoint and the attempt is the delivery's.
 // Every call makes new tenants, so parallel tests on
 // one database do not see each other's rows through a tenant viewer.
 func newFixture(t *testing.T, c *ent.Client) fixture {
@@ -1539,6 +1748,141 @@ func testLinks(t *testing.T, c *ent.Client) {
 		require.NoError(t, err)
 		require.NoError(t, c.Redemption.DeleteOneID(r.ID).Exec(sys))
 	})
+	deliveriesWhere := func(t *testing.T, ps ...predicate.WebhookDelivery) []string {
+		ids, err := c.WebhookDelivery.Query().Where(ps...).IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	attemptsWhere := func(t *testing.T, ps ...predicate.WebhookAttempt) []string {
+		ids, err := c.WebhookAttempt.Query().Where(ps...).IDs(sys)
+		require.NoError(t, err)
+		return ids
+	}
+	t.Run("webhook_delivery_create_to_other_tenant_endpoint", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			ev, err := eventFor(sys, c, f.a.tenant)
+			require.NoError(t, err)
+			m := newWebhookDelivery(c, b[webhookendpoint.Table], ev)
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err = m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[webhookdelivery.Table]}, deliveriesWhere(t, webhookdelivery.EndpointID(b[webhookendpoint.Table])))
+		require.Equal(t, []string{a[webhookdelivery.Table]}, deliveriesWhere(t, webhookdelivery.TenantID(f.a.tenant)))
+	})
+	t.Run("webhook_delivery_create_of_other_tenant_event", func(t *testing.T) {
+		bEvent, err := eventFor(sys, c, f.b.tenant)
+		require.NoError(t, err)
+		for _, ev := range []string{bEvent, b[event.Table]} {
+			for _, tenantID := range []string{"", f.a.tenant} {
+				m := newWebhookDelivery(c, a[webhookendpoint.Table], ev)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				_, err := m.Save(asA)
+				requireDenied(t, err)
+			}
+			require.Empty(t, deliveriesWhere(t, webhookdelivery.EventID(ev)))
+		}
+		require.Equal(t, []string{a[webhookdelivery.Table]}, deliveriesWhere(t, webhookdelivery.TenantID(f.a.tenant)))
+	})
+	t.Run("webhook_attempt_create_in_other_tenant_delivery", func(t *testing.T) {
+		for _, tenantID := range []string{"", f.a.tenant} {
+			m := newWebhookAttempt(c, b[webhookdelivery.Table])
+			if tenantID != "" {
+				m.SetTenantID(tenantID)
+			}
+			_, err := m.Save(asA)
+			requireDenied(t, err)
+		}
+		require.Equal(t, []string{b[webhookattempt.Table]}, attemptsWhere(t, webhookattempt.DeliveryID(b[webhookdelivery.Table])))
+		require.Equal(t, []string{a[webhookattempt.Table]}, attemptsWhere(t, webhookattempt.TenantID(f.a.tenant)))
+	})
+	t.Run("webhook_add_other_tenant_delivery_or_attempt", func(t *testing.T) {
+		// The O2M edges would rewrite the endpoint_id of B's delivery or
+		// the delivery_id of B's attempt.
+		requireDenied(t, c.WebhookEndpoint.UpdateOneID(a[webhookendpoint.Table]).AddDeliveryIDs(b[webhookdelivery.Table]).Exec(asA))
+		_, err := c.WebhookEndpoint.Update().AddDeliveryIDs(b[webhookdelivery.Table]).Save(asA)
+		requireDenied(t, err)
+		_, err = newWebhookEndpoint(c).AddDeliveryIDs(b[webhookdelivery.Table]).Save(asA)
+		requireDenied(t, err)
+		requireDenied(t, c.WebhookDelivery.UpdateOneID(a[webhookdelivery.Table]).AddAttemptLogIDs(b[webhookattempt.Table]).Exec(asA))
+		_, err = c.WebhookDelivery.Update().AddAttemptLogIDs(b[webhookattempt.Table]).Save(asA)
+		requireDenied(t, err)
+		ev, err := eventFor(sys, c, f.a.tenant)
+		require.NoError(t, err)
+		_, err = newWebhookDelivery(c, a[webhookendpoint.Table], ev).AddAttemptLogIDs(b[webhookattempt.Table]).Save(asA)
+		requireDenied(t, err)
+		require.Equal(t, []string{b[webhookdelivery.Table]}, deliveriesWhere(t, webhookdelivery.EndpointID(b[webhookendpoint.Table])))
+		require.Equal(t, []string{a[webhookdelivery.Table]}, deliveriesWhere(t, webhookdelivery.EndpointID(a[webhookendpoint.Table])))
+		require.Equal(t, []string{b[webhookattempt.Table]}, attemptsWhere(t, webhookattempt.DeliveryID(b[webhookdelivery.Table])))
+		require.Equal(t, []string{a[webhookattempt.Table]}, attemptsWhere(t, webhookattempt.DeliveryID(a[webhookdelivery.Table])))
+	})
+	t.Run("webhook_traversal_filters_other_tenant", func(t *testing.T) {
+		// Plant, as the system, a delivery and an attempt of B naming A's
+		// endpoint and delivery, so the traversals are what must hide B's
+		// rows.
+		bEvent, err := eventFor(sys, c, f.b.tenant)
+		require.NoError(t, err)
+		bDelivery, err := newWebhookDelivery(c, a[webhookendpoint.Table], bEvent).SetTenantID(f.b.tenant).Save(sys)
+		require.NoError(t, err)
+		bAttempt, err := newWebhookAttempt(c, a[webhookdelivery.Table]).SetTenantID(f.b.tenant).Save(sys)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{a[webhookdelivery.Table], bDelivery.ID},
+			deliveriesWhere(t, webhookdelivery.EndpointID(a[webhookendpoint.Table])))
+		require.ElementsMatch(t, []string{a[webhookattempt.Table], bAttempt.ID},
+			attemptsWhere(t, webhookattempt.DeliveryID(a[webhookdelivery.Table])))
+
+		// A's endpoint reaches only A's delivery, and A's delivery only
+		// A's attempt, by traversal…
+		ids, err := c.WebhookEndpoint.Query().Where(webhookendpoint.ID(a[webhookendpoint.Table])).QueryDeliveries().IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[webhookdelivery.Table]}, ids)
+		ids, err = c.WebhookDelivery.Query().Where(webhookdelivery.ID(a[webhookdelivery.Table])).QueryAttemptLog().IDs(asA)
+		require.NoError(t, err)
+		require.Equal(t, []string{a[webhookattempt.Table]}, ids)
+		// …and by eager loading.
+		ep, err := c.WebhookEndpoint.Query().Where(webhookendpoint.ID(a[webhookendpoint.Table])).
+			WithDeliveries(func(q *ent.WebhookDeliveryQuery) { q.WithAttemptLog() }).Only(asA)
+		require.NoError(t, err)
+		require.Len(t, ep.Edges.Deliveries, 1)
+		require.Equal(t, a[webhookdelivery.Table], ep.Edges.Deliveries[0].ID)
+		require.Len(t, ep.Edges.Deliveries[0].Edges.AttemptLog, 1)
+		require.Equal(t, a[webhookattempt.Table], ep.Edges.Deliveries[0].Edges.AttemptLog[0].ID)
+
+		// B's endpoint and delivery are not reachable at all, nor their
+		// deliveries and attempts.
+		ids, err = c.WebhookEndpoint.Query().Where(webhookendpoint.ID(b[webhookendpoint.Table])).QueryDeliveries().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+		ids, err = c.WebhookDelivery.Query().Where(webhookdelivery.ID(b[webhookdelivery.Table])).QueryAttemptLog().IDs(asA)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+
+		// Nor B's endpoint, event or delivery from a delivery or attempt of
+		// A naming them, planted by the system.
+		bEvent2, err := eventFor(sys, c, f.b.tenant)
+		require.NoError(t, err)
+		aDelivery, err := newWebhookDelivery(c, b[webhookendpoint.Table], bEvent2).SetTenantID(f.a.tenant).Save(sys)
+		require.NoError(t, err)
+		_, err = c.WebhookDelivery.Query().Where(webhookdelivery.ID(aDelivery.ID)).QueryEndpoint().Only(asA)
+		requireHidden(t, err)
+		_, err = c.WebhookDelivery.Query().Where(webhookdelivery.ID(aDelivery.ID)).QueryEvent().Only(asA)
+		requireHidden(t, err)
+		dl, err := c.WebhookDelivery.Query().Where(webhookdelivery.ID(aDelivery.ID)).WithEndpoint().WithEvent().Only(asA)
+		require.NoError(t, err)
+		require.Nil(t, dl.Edges.Endpoint, "B's endpoint loaded through A's delivery")
+		require.Nil(t, dl.Edges.Event, "B's event loaded through A's delivery")
+		aAttempt, err := newWebhookAttempt(c, b[webhookdelivery.Table]).SetTenantID(f.a.tenant).Save(sys)
+		require.NoError(t, err)
+		_, err = c.WebhookAttempt.Query().Where(webhookattempt.ID(aAttempt.ID)).QueryDelivery().Only(asA)
+		requireHidden(t, err)
+		at, err := c.WebhookAttempt.Query().Where(webhookattempt.ID(aAttempt.ID)).WithDelivery().Only(asA)
+		require.NoError(t, err)
+		require.Nil(t, at.Edges.Delivery, "B's delivery loaded through A's attempt")
+	})
 	t.Run("traversal_filters_other_tenant", func(t *testing.T) {
 		// Plant, as the system, a cross-tenant link that the policies would
 		// refuse, so the traversals are what must hide B's rows.
@@ -1868,6 +2212,7 @@ func TestNoUpsert(t *testing.T) {
 		&ent.PointsEntryCreate{}, &ent.PointsLotCreate{}, &ent.EventCreate{},
 		&ent.ValidationTokenCreate{}, &ent.RedemptionCreate{}, &ent.IdempotencyKeyCreate{},
 		&ent.SaleCreate{}, &ent.SaleItemCreate{}, &ent.SalePaymentCreate{},
+		&ent.WebhookEndpointCreate{}, &ent.WebhookDeliveryCreate{}, &ent.WebhookAttemptCreate{},
 		&ent.TenantCreate{}, &ent.SigningKeyCreate{},
 	} {
 		_, ok := reflect.TypeOf(builder).MethodByName("OnConflict")
@@ -1875,7 +2220,8 @@ func TestNoUpsert(t *testing.T) {
 	}
 	// Nor ent's sql/modifier feature: a Modify(func(u){ u.Set("tenant_id", …) })
 	// sets columns the policy never sees.
-	for _, builder := range []any{&ent.StoreUpdate{}, &ent.CustomerUpdateOne{}, &ent.PointsLotUpdate{}, &ent.SaleUpdateOne{}} {
+	for _, builder := range []any{&ent.StoreUpdate{}, &ent.CustomerUpdateOne{}, &ent.PointsLotUpdate{}, &ent.SaleUpdateOne{},
+		&ent.WebhookEndpointUpdateOne{}, &ent.WebhookDeliveryUpdate{}, &ent.WebhookAttemptUpdateOne{}} {
 		_, ok := reflect.TypeOf(builder).MethodByName("Modify")
 		require.False(t, ok, "%T has Modify: ent's sql/modifier feature bypasses tenant isolation", builder)
 	}

@@ -156,6 +156,18 @@ type CreateStoreInput struct {
 	Name string `json:"name"`
 }
 
+// A new webhook endpoint of the viewer's tenant.
+type CreateWebhookEndpointInput struct {
+	// Where events are POSTed: an https URL with a public address.
+	URL string `json:"url"`
+	// The event types to deliver: customer.level_changed, points.expiring, campaign.activated, sale.processed.
+	Events []string `json:"events"`
+	// What the endpoint is for, for people.
+	Description *string `json:"description,omitempty"`
+	// Whether it receives events; true when absent.
+	Active *bool `json:"active,omitempty"`
+}
+
 // Points credited for an order: once per order; a repeated call returns the first result.
 type CreditPointsInput struct {
 	// The customer to credit.
@@ -395,6 +407,18 @@ type UpdateStoreInput struct {
 	Name *string `json:"name,omitempty"`
 }
 
+// A change to a webhook endpoint: only the fields given change.
+type UpdateWebhookEndpointInput struct {
+	// Where events are POSTed.
+	URL *string `json:"url,omitempty"`
+	// The event types to deliver.
+	Events []string `json:"events,omitempty"`
+	// What the endpoint is for.
+	Description *string `json:"description,omitempty"`
+	// Whether it receives events.
+	Active *bool `json:"active,omitempty"`
+}
+
 // A customer's cart at a checkout.
 type ValidateCartInput struct {
 	// The customer buying.
@@ -407,4 +431,13 @@ type ValidateCartInput struct {
 	Subtotal *decimal.Decimal `json:"subtotal,omitempty"`
 	// The cart's items, 1 to 500.
 	Items []*CartItemInput `json:"items"`
+}
+
+// A webhook endpoint with its signing secret. The secret appears only in the
+// answers of creation and rotation: store it now.
+type WebhookEndpointSecret struct {
+	// The endpoint.
+	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
+	// The signing secret, whsec_…: the HMAC-SHA256 key of the webhook-signature header.
+	Secret string `json:"secret"`
 }

@@ -18,6 +18,9 @@ const (
 	SaleProcessed        = "sale.processed"
 )
 
+// Types lists every event type, the ones webhook endpoints subscribe to.
+var Types = []string{CustomerLevelChanged, PointsExpiring, CampaignActivated, SaleProcessed}
+
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {
 	return c.Event.Create().

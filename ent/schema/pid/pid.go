@@ -35,6 +35,8 @@ const (
 	IdemKey     = "idk"
 	SaleItem    = "sli"
 	SalePayment = "pay"
+	Delivery    = "dlv"
+	Attempt     = "att"
 )
 
 var (
@@ -79,6 +81,9 @@ var tables = map[string]string{
 	Sale:        "sales",
 	SaleItem:    "sale_items",
 	SalePayment: "sale_payments",
+	Webhook:     "webhook_endpoints",
+	Delivery:    "webhook_deliveries",
+	Attempt:     "webhook_attempts",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

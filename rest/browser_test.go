@@ -1,0 +1,120 @@
+package rest_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// singleDB opens one database: PostgreSQL when the suite has one, as in
+// production, else SQLite. For the pages served by the binary, which do not
+// depend on the dialect, one run is enough.
+func singleDB(t *testing.T) *storage.DB {
+	dialects := storagetest.Dialects()
+	return storagetest.Open(t, dialects[len(dialects)-1])
+}
+
+// chromiumPath finds the browser, or skips the test without one unless
+// FIDELIZA_REQUIRE_BROWSER=1 (as in CI) makes its absence a failure.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("FIDELIZA_REQUIRE_BROWSER") == "1" {
+		t.Fatal("no Chromium at /usr/bin/chromium nor in PATH, and FIDELIZA_REQUIRE_BROWSER=1")
+	}
+	t.Skip("no Chromium at /usr/bin/chromium nor in PATH; install it (apt-get install chromium) or set FIDELIZA_REQUIRE_BROWSER=1 to fail instead")
+	return ""
+}
+
+// browserTab is a tab of a headless Chromium that may reach only the given
+// loopback servers. It records what would be a defect of the pages: a
+// request to another host, an uncaught exception, a security message such
+// as a Content-Security-Policy violation.
+type browserTab struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	problems []string
+}
+
+// newBrowserTab starts the browser at path (see chromiumPath) with one tab,
+// which lives for timeout at most and stops with the test. allowed are the
+// base URLs of the servers the pages may reach.
+func newBrowserTab(t *testing.T, path string, timeout time.Duration, allowed ...string) *browserTab {
+	t.Helper()
+	var hosts []string
+	for _, a := range allowed {
+		u, err := url.Parse(a)
+		require.NoError(t, err)
+		hosts = append(hosts, u.Host)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox, // the tests may run as root
+		chromedp.DisableGPU,
+		// Every host name but the test servers' fails to resolve; the
+		// network events below catch what the rule could miss.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"),
+	)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(cancelTab)
+
+	b := &browserTab{ctx: ctx}
+	// The listener runs in chromedp's event loop: it only records.
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		var problem string
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			// data: URLs are fonts and images embedded in a stylesheet.
+			if u, err := url.Parse(ev.Request.URL); err != nil || (u.Scheme != "data" && !slices.Contains(hosts, u.Host)) {
+				problem = "request to another host: " + ev.Request.URL
+			}
+		case *runtime.EventExceptionThrown:
+			problem = "uncaught exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				problem += " " + ev.ExceptionDetails.Exception.Description
+			}
+		case *log.EventEntryAdded:
+			if ev.Entry.Source == log.EntrySourceSecurity || strings.Contains(ev.Entry.Text, "Content Security Policy") {
+				problem = "security: " + ev.Entry.Text
+			}
+		}
+		if problem != "" {
+			b.mu.Lock()
+			b.problems = append(b.problems, problem)
+			b.mu.Unlock()
+		}
+	}))
+	return b
+}
+
+// requireNoProblems fails the test with what the listener recorded.
+func (b *browserTab) requireNoProblems(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	require.Empty(t, b.problems)
+}
