@@ -10,6 +10,8 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/metrics"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/worker"
 )
@@ -27,6 +29,14 @@ type App struct {
 	NoIntrospection bool
 	// Webhooks says which URLs webhook endpoints may have.
 	Webhooks webhook.Guard
+	// Metrics counts what operations do (sales received, points credited,
+	// redemptions) and is what GET /metrics serves; nil counts nothing
+	// (rest.NewHandler sets a fresh one).
+	Metrics *metrics.Registry
+	// RateLimits are the request quotas of the HTTP interface (per client,
+	// per tenant, per IP); the zero value is the defaults. The HTTP handler
+	// reads them once, when it is made.
+	RateLimits ratelimit.Config
 
 	campaigns campaignCache
 	jobsOnce  sync.Once

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/graph/apperr"
 	"github.com/fideliza/fideliza/graph/ledger"
 	"github.com/fideliza/fideliza/graph/points"
+	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -93,6 +94,7 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 		return nil, err
 	}
 	var out *PointsMovement
+	var credited int64 // by this call, counted once committed
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		// A repeated call answers with the first result whatever it sends
 		// now: look for it before reading amounts (the ledger checks again
@@ -149,26 +151,38 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 			return err
 		}
 		out = &PointsMovement{Entry: res.Entry, Replayed: res.Replayed}
-		return a.creditOrderBonuses(ctx, tx.Ent, in.CustomerID, in.OrderID)
+		if !res.Replayed {
+			credited = res.Entry.Points
+		}
+		bonus, err := a.creditOrderBonuses(ctx, tx.Ent, in.CustomerID, in.OrderID)
+		credited += bonus
+		return err
 	})
+	if err == nil {
+		a.Metrics.PointsCredited(metrics.SourceAPI, credited)
+	}
 	return out, ledgerError(err)
 }
 
 // creditOrderBonuses credits the bonus points of the order's bonus-points
-// redemptions, now that the order's points are credited (each once).
-func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID, orderID string) error {
+// redemptions, now that the order's points are credited (each once), and
+// returns the points it credited.
+func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID, orderID string) (int64, error) {
 	reds, err := c.Redemption.Query().Where(
 		redemption.CustomerID(customerID), redemption.OrderID(orderID), redemption.BonusPointsGT(0),
 	).All(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	var total int64
 	for _, red := range reds {
-		if err := a.creditBonus(ctx, c, red); err != nil {
-			return err
+		n, err := a.creditBonus(ctx, c, red)
+		if err != nil {
+			return 0, err
 		}
+		total += n
 	}
-	return nil
+	return total, nil
 }
 
 // DebitPoints spends points, those expiring first first; a balance never
@@ -239,6 +253,9 @@ func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement
 		out = &PointsMovement{Entry: res.Entry}
 		return nil
 	})
+	if err == nil && in.Points > 0 {
+		a.Metrics.PointsCredited(metrics.SourceAdjustment, in.Points)
+	}
 	return out, ledgerError(err)
 }
 

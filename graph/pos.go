@@ -527,6 +527,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 		discount = *in.DiscountAmount
 	}
 	var stored *ent.Sale
+	received := false // a new sale, counted once committed
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		prior, err := tx.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
 		if err == nil {
@@ -585,9 +586,12 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 		if _, err := rc.InsertTx(ctx, tx.SQL, worker.ProcessSaleArgs{TenantID: s.TenantID, SaleID: s.ID}, nil); err != nil {
 			return err
 		}
-		stored = s
+		stored, received = s, true
 		return nil
 	})
+	if err == nil && received {
+		a.Metrics.SaleReceived()
+	}
 	if ent.IsConstraintError(err) {
 		// The same receipt registered by a concurrent request.
 		stored, err = a.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)

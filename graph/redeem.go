@@ -25,6 +25,7 @@ import (
 	"github.com/fideliza/fideliza/graph/campaignrules"
 	"github.com/fideliza/fideliza/graph/eligibility"
 	"github.com/fideliza/fideliza/graph/ledger"
+	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/worker"
 )
@@ -81,6 +82,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 	v, _ := viewer.FromContext(ctx)
 	var red *ent.Redemption
 	var replay *Replay
+	var bonus int64 // points the redemption credited, counted once committed
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		if idem != nil {
 			r, err := a.storedAnswer(ctx, tx.Ent, v.Subject, idem)
@@ -90,7 +92,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 			}
 		}
 		var err error
-		if red, err = a.redeem(ctx, tx, in); err != nil {
+		if red, err = a.redeem(ctx, tx, in, &bonus); err != nil {
 			return err
 		}
 		if idem == nil {
@@ -126,6 +128,8 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 	}
 	if replay == nil {
 		a.campaigns.invalidate(red.TenantID)
+		a.Metrics.Redemptions(metrics.SourceAPI, 1)
+		a.Metrics.PointsCredited(metrics.SourceAPI, bonus)
 	}
 	return red, replay, nil
 }
@@ -155,7 +159,8 @@ func tokenError(code, field, message string) error {
 }
 
 // redeem does the work of RedeemCampaign inside its transaction.
-func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput) (*ent.Redemption, error) {
+// The bonus points it credits at once go to *bonus.
+func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
 	now := a.now().UTC().Truncate(time.Microsecond)
 	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
 	switch {
@@ -265,7 +270,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput) (*ent.R
 			err = a.scheduleCashback(ctx, tx.SQL, red, camp, now)
 		}
 	case campaign.TypeBonusPoints:
-		err = a.creditBonusIfOrderCredited(ctx, tx.Ent, red)
+		*bonus, err = a.creditBonusIfOrderCredited(ctx, tx.Ent, red)
 	}
 	return red, err
 }
@@ -301,26 +306,31 @@ func (a *App) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redempt
 }
 
 // creditBonusIfOrderCredited credits a bonus-points redemption at once when
-// its order's points are already credited; otherwise CreditPoints does.
-func (a *App) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red *ent.Redemption) error {
+// its order's points are already credited; otherwise CreditPoints does. It
+// returns the points it credited.
+func (a *App) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
 	credited, err := c.PointsEntry.Query().Where(
 		pointsentry.CustomerID(red.CustomerID), pointsentry.KindEQ(pointsentry.KindCredit),
 		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.SourceID(red.OrderID),
 	).Exist(ctx)
 	if err != nil || !credited {
-		return err
+		return 0, err
 	}
 	return a.creditBonus(ctx, c, red)
 }
 
-// creditBonus credits a bonus-points redemption once.
-func (a *App) creditBonus(ctx context.Context, c *ent.Client, red *ent.Redemption) error {
+// creditBonus credits a bonus-points redemption once, and returns the points
+// it credited (none when they already were).
+func (a *App) creditBonus(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
 	if red.BonusPoints <= 0 {
-		return nil
+		return 0, nil
 	}
-	_, err := a.ledger().Credit(ctx, c, ledger.Credit{
+	res, err := a.ledger().Credit(ctx, c, ledger.Credit{
 		CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: red.BonusPoints,
 		SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID, Reason: "bonus points of campaign " + red.CampaignID,
 	})
-	return err
+	if err != nil || res.Replayed {
+		return 0, err
+	}
+	return res.Entry.Points, nil
 }

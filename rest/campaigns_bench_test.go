@@ -32,7 +32,7 @@ func BenchmarkValidate(b *testing.B) {
 	for _, d := range storagetest.Dialects() {
 		b.Run(d, func(b *testing.B) {
 			db := storagetest.Open(b, d)
-			s := newScopeServer(b, db)
+			s := newScopeServer(b, db, unlimitedRates)
 			ctx := viewer.TenantContext(context.Background(), s.client.Client.TenantID)
 			seg, err := db.Ent.Segment.Create().SetName("vip").Save(ctx)
 			require.NoError(b, err)

@@ -59,7 +59,7 @@ const (
 func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		b := newBackOffice(t, db)
+		b := newBackOffice(t, db, manyTokenRequests)
 		admin := b.userToken(t, b.tenantID, viewer.RoleAdmin)
 		analyst := b.userToken(t, b.tenantID, viewer.RoleAnalyst)
 		integration := b.client(t, apiclient.KindOauth) // may be granted every OAuth scope

@@ -131,3 +131,11 @@ func internalProblem(w http.ResponseWriter, r *http.Request) {
 	writeProblem(w, r, http.StatusInternalServerError, "internal-error",
 		"an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)
 }
+
+// statusClientClosed is logged for a request whose client went away before
+// the answer (nginx's 499); the client never sees it.
+const statusClientClosed = 499
+
+// clientGone reports whether the request's client hung up or its context
+// ended, so an error is the client's doing, not the service's.
+func clientGone(r *http.Request) bool { return r.Context().Err() != nil }

@@ -17,6 +17,10 @@ import (
 func (s *server) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
+	if d := s.limits.tokenRequest(w, r); !d.Allowed {
+		refuseToken(w, r, d)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
 		writeOAuthError(w, &auth.OAuthError{Status: http.StatusBadRequest, Code: "invalid_request", Description: "body must be application/x-www-form-urlencoded"})
@@ -106,25 +110,37 @@ func (s *server) jwks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, set)
 }
 
-// bearer authenticates /v1, /points and GraphQL requests (RFC 6750).
-func (s *server) bearer(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
-			// RFC 6750 §3.1: no error code in the challenge of a request
-			// without credentials.
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fideliza"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "a bearer token is required"})
-			return
-		}
-		v, err := s.app.Auth.Authenticate(r.Context(), strings.TrimSpace(raw))
-		if err != nil {
-			s.log.InfoContext(r.Context(), "token refused", "request_id", RequestID(r.Context()), "reason", err.Error())
-			unauthorized(w, "the access token is invalid or expired")
-			return
-		}
-		next.ServeHTTP(w, withViewer(r, v))
-	})
+// bearer authenticates /v1, /points and GraphQL requests (RFC 6750). A
+// request without a valid token counts against its address's quota, and is
+// refused 429 by refuse over it rather than 401.
+func (s *server) bearer(refuse refusal) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+				if d := s.limits.anonymousRequest(w, r); !d.Allowed {
+					refuse(w, r, d)
+					return
+				}
+				// RFC 6750 §3.1: no error code in the challenge of a
+				// request without credentials.
+				w.Header().Set("WWW-Authenticate", `Bearer realm="fideliza"`)
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "a bearer token is required"})
+				return
+			}
+			v, err := s.app.Auth.Authenticate(r.Context(), strings.TrimSpace(raw))
+			if err != nil {
+				s.log.InfoContext(r.Context(), "token refused", "request_id", RequestID(r.Context()), "reason", err.Error())
+				if d := s.limits.anonymousRequest(w, r); !d.Allowed {
+					refuse(w, r, d)
+					return
+				}
+				unauthorized(w, "the access token is invalid or expired")
+				return
+			}
+			next.ServeHTTP(w, withViewer(r, v))
+		})
+	}
 }
 
 func unauthorized(w http.ResponseWriter, description string) {

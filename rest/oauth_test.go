@@ -64,7 +64,7 @@ func newFixture(t *testing.T, db *storage.DB, configure ...func(app *graph.App))
 	for _, c := range configure {
 		c(f.app)
 	}
-	h := rest.NewHandler(f.app, log)
+	h := contractCheck(t, rest.NewHandler(f.app, log))
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/auth/token" {
 			f.tokenRequests.Add(1)
@@ -357,7 +357,7 @@ func TestKeyRotation(t *testing.T) {
 
 		// A second server over the same database, as another process would be.
 		second := auth.NewService(db.Ent, f.issuer, testAudience)
-		secondSrv := httptest.NewServer(rest.NewHandler(&graph.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t)))
+		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(&graph.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t))))
 		t.Cleanup(secondSrv.Close)
 		viaSecond := func(t *testing.T, token string) response {
 			t.Helper()
@@ -493,7 +493,7 @@ func TestOAuth2Client(t *testing.T) {
 func TestTokenEndpointErrors(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		f := newFixture(t, db)
+		f := newFixture(t, db, manyTokenRequests)
 		all := f.client(t, apiclient.KindOauth)
 		narrow := f.client(t, apiclient.KindOauth, "customers:read")
 		victim := f.client(t, apiclient.KindOauth)

@@ -463,7 +463,7 @@ func TestPanelBrowser(t *testing.T) {
 		// script posts the token; then the home page shows.
 		var page string
 		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			page = text(t, `location.pathname === '/panel/' ? document.body.innerText : ''`)
+			page = text(t, `location.pathname === '/panel/' && document.body ? document.body.innerText : ''`)
 			if strings.Contains(page, "Your tenants") {
 				break
 			}

@@ -42,9 +42,16 @@ func (s *server) posRoutes(r chi.Router) {
 	r.Get("/sales/{saleId}", s.saleOutcome)
 }
 
-// posTenant authenticates a POS client of the path's tenant.
+// posTenant authenticates a POS client of the path's tenant. An address
+// over its quota of failed authentications is refused 429 before anything
+// is checked, right credentials included; an authenticated client's requests
+// count against its tenant's quota.
 func (s *server) posTenant(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := s.limits.authFailures(w, r); !d.Allowed {
+			refusePOS(w, r, d)
+			return
+		}
 		tenantID := chi.URLParam(r, "tenantId")
 		if u, err := uuid.Parse(tenantID); err != nil || u.String() != strings.ToLower(tenantID) {
 			writeProblem(w, r, http.StatusBadRequest, "validation-error", "tenantId must be a UUID",
@@ -56,12 +63,14 @@ func (s *server) posTenant(next http.Handler) http.Handler {
 		const refused = "HTTP Basic credentials of a point-of-sale client of this tenant are required; those sent, if any, are invalid"
 		id, secret, ok := r.BasicAuth()
 		if !ok {
+			s.limits.authFailed(w, r)
 			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", refused, nil)
 			return
 		}
 		v, err := s.app.Auth.AuthenticatePOS(r.Context(), strings.ToLower(tenantID), id, secret)
 		switch {
 		case errors.Is(err, auth.ErrPOSUnauthorized):
+			s.limits.authFailed(w, r)
 			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", refused, nil)
 			return
 		case errors.Is(err, auth.ErrTenantInactive):
@@ -70,6 +79,10 @@ func (s *server) posTenant(next http.Handler) http.Handler {
 		case err != nil:
 			s.log.ErrorContext(r.Context(), "pos authentication", "request_id", RequestID(r.Context()), "error", err)
 			writeProblem(w, r, http.StatusServiceUnavailable, "service-unavailable", "the tenant's data is unavailable; retry later", nil)
+			return
+		}
+		if d := s.limits.client(w, v); !d.Allowed {
+			refusePOS(w, withViewer(r, v), d)
 			return
 		}
 		next.ServeHTTP(w, withViewer(r, v))

@@ -46,6 +46,7 @@ func BenchmarkPOS(b *testing.B) {
 			db := storagetest.Open(b, d)
 			log := slog.New(slog.DiscardHandler)
 			app := &graph.App{DB: db, Log: log}
+			unlimitedRates(app)
 			srv := httptest.NewUnstartedServer(nil)
 			app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
 			srv.Config.Handler = NewHandler(app, log)

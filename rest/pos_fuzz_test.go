@@ -27,7 +27,7 @@ const posFuzzCustomer = "52998224725"
 
 func posFuzzEnv(f *testing.F) *posEnv {
 	f.Helper()
-	e := posNewEnv(f, storagetest.Open(f, dialect.SQLite))
+	e := posNewEnv(f, storagetest.Open(f, dialect.SQLite), unlimitedRates)
 	pre := true
 	_, err := e.app.UpdateTenant(posSys(), e.tenantID, graph.TenantSettings{PreRegistration: &pre})
 	require.NoError(f, err)
@@ -53,7 +53,7 @@ func posFuzz(f *testing.F, path string, seeds ...any) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, _ := e.posBuild(t, "", posReq{path: path, body: body})
 		rec := httptest.NewRecorder()
-		e.handler.ServeHTTP(rec, req) // a panic fails the input
+		contractCheck(t, e.handler).ServeHTTP(rec, req) // a panic fails the input
 		if rec.Code >= http.StatusInternalServerError {
 			t.Fatalf("status %d for %q: %s\n%s", rec.Code, body, rec.Body.Bytes(), e.logs.String())
 		}

@@ -36,7 +36,7 @@ func injSetup(t *testing.T, db *storage.DB) *injEnv {
 	app := &graph.App{DB: db, Log: log}
 	srv := httptest.NewUnstartedServer(nil)
 	app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-	srv.Config.Handler = NewHandler(app, log)
+	srv.Config.Handler = contractCheck(t, NewHandler(app, log))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	sys := viewer.SystemContext(context.Background())

@@ -33,6 +33,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -91,12 +92,15 @@ func (l *posLogBuffer) String() string {
 func posSys() context.Context { return viewer.SystemContext(context.Background()) }
 
 // posNewEnv builds the handler and the fixtures without a server.
-func posNewEnv(tb testing.TB, db *storage.DB) *posEnv {
+func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(app *graph.App)) *posEnv {
 	tb.Helper()
 	logs := &posLogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := &posEnv{db: db, logs: logs}
 	e.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", "fideliza"), Log: logger}
+	for _, c := range configure {
+		c(e.app)
+	}
 	e.handler = NewHandler(e.app, logger)
 	tn, err := e.app.CreateTenant(posSys(), "Supermercado Bom Preço", nil)
 	require.NoError(tb, err)
@@ -115,10 +119,10 @@ func posNewEnv(tb testing.TB, db *storage.DB) *posEnv {
 }
 
 // posSetup is posNewEnv with a real HTTP server.
-func posSetup(t *testing.T, db *storage.DB) *posEnv {
+func posSetup(t *testing.T, db *storage.DB, configure ...func(app *graph.App)) *posEnv {
 	t.Helper()
-	e := posNewEnv(t, db)
-	e.srv = httptest.NewServer(e.handler)
+	e := posNewEnv(t, db, configure...)
+	e.srv = httptest.NewServer(contractCheck(t, e.handler))
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -696,7 +700,9 @@ func posRoutes() []posReq {
 func TestPOSAuthentication(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		e := posSetup(t, db)
+		// Dozens of refusals from one address: more than its quota of
+		// failed authentications (ratelimit_test.go tests that quota).
+		e := posSetup(t, db, func(app *graph.App) { app.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
 		other, err := e.app.CreateTenant(posSys(), "Outra Rede", nil)
 		require.NoError(t, err)
 		otherPOS, err := e.app.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)

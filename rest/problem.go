@@ -31,6 +31,7 @@ var problemTitles = map[string]string{
 	"method-not-allowed":         "Method not allowed",
 	"payload-too-large":          "Request body too large",
 	"unsupported-media-type":     "Unsupported media type",
+	"rate-limited":               "Too many requests",
 }
 
 // writeProblem answers with a problem of the given identifier. Its instance
@@ -56,6 +57,11 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail
 // kind are logged and answered 500 without their cause.
 func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := apperr.As(err)
+	if !ok && clientGone(r) {
+		s.log.InfoContext(r.Context(), "client went away", "request_id", RequestID(r.Context()), "error", err)
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	if !ok {
 		s.log.ErrorContext(r.Context(), "pos request failed", "request_id", RequestID(r.Context()), "error", err)
 		writeProblem(w, r, http.StatusInternalServerError, "internal-error", "an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)

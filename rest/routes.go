@@ -61,6 +61,7 @@ var POSRoutes = map[string]bool{
 var PublicRoutes = map[string]bool{
 	"GET /healthz":                          true,
 	"GET /readyz":                           true,
+	"GET /metrics":                          true, // Prometheus; keep it off the public internet (docs/metrics.md)
 	"POST /auth/token":                      true,
 	"GET /.well-known/openid-configuration": true,
 	"GET /.well-known/jwks.json":            true,
@@ -68,6 +69,13 @@ var PublicRoutes = map[string]bool{
 	"GET " + auth.SignInPath:                true,
 	"GET /playground/":                      true, // the page; its queries need a token
 	"GET /playground/assets/*":              true,
+	// The OpenAPI documents of /v1 and the POS interface, and their
+	// reference page.
+	"GET /openapi/":         true,
+	"GET /openapi/v1.yaml":  true,
+	"GET /openapi/v1.json":  true,
+	"GET /openapi/pos.yaml": true,
+	"GET /openapi/pos.json": true,
 	// The developer panel authenticates a session cookie holding a user's
 	// token, each page checking the role; its forms check their Origin.
 	"GET /panel/":                        true,
@@ -82,14 +90,16 @@ var PublicRoutes = map[string]bool{
 	"POST /panel/sandboxes/{id}/reset":                     true,
 }
 
-// protected mounts a bearer-authenticated route guarded by its scope.
+// protected mounts a bearer-authenticated route guarded by its scope, its
+// client's requests counted against its tenant's rate limit.
 func (s *server) protected(r chi.Router, method, pattern string, h http.HandlerFunc) {
 	key := method + " " + pattern
 	scope, ok := RouteScopes[key]
 	if !ok {
 		panic(fmt.Sprintf("route %s has no scope in RouteScopes", key))
 	}
-	r.With(s.bearer, s.requireScope(scope)).Method(method, pattern, h)
+	refuse := refusalFor(pattern)
+	r.With(s.bearer(refuse), s.limitClient(refuse), s.requireScope(scope)).Method(method, pattern, h)
 }
 
 // requireScope answers 403 insufficient_scope naming the missing scope.

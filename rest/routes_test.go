@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/graph/opt"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -29,15 +30,22 @@ type scopeServer struct {
 	srv    *httptest.Server
 	app    *graph.App
 	client *graph.ClientCredentials
+	// routes is the router itself: srv's handler checks the contract
+	// around it.
+	routes chi.Routes
 }
 
-func newScopeServer(t testing.TB, db *storage.DB) *scopeServer {
+func newScopeServer(t testing.TB, db *storage.DB, configure ...func(app *graph.App)) *scopeServer {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	app := &graph.App{DB: db, Log: log}
 	srv := httptest.NewUnstartedServer(nil)
 	app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-	srv.Config.Handler = NewHandler(app, log)
+	for _, c := range configure {
+		c(app)
+	}
+	h := NewHandler(app, log)
+	srv.Config.Handler = contractCheck(t, h)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	ctx := viewer.SystemContext(context.Background())
@@ -45,8 +53,12 @@ func newScopeServer(t testing.TB, db *storage.DB) *scopeServer {
 	require.NoError(t, err)
 	c, err := app.CreateClient(ctx, tn.ID, apiclient.KindOauth, "all", nil)
 	require.NoError(t, err)
-	return &scopeServer{srv: srv, app: app, client: c}
+	return &scopeServer{srv: srv, app: app, client: c, routes: h.(chi.Routes)}
 }
+
+// unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
+// send far more than a client's quota.
+func unlimitedRates(app *graph.App) { app.RateLimits = ratelimit.Unlimited() }
 
 // tokenWith issues a token holding only scope.
 func (s *scopeServer) tokenWith(t testing.TB, scope string) string {
@@ -72,7 +84,7 @@ func TestEveryRouteHasAScope(t *testing.T) {
 	t.Parallel()
 	s := newScopeServer(t, storagetest.Open(t, "sqlite3"))
 	mounted := map[string]bool{}
-	err := chi.Walk(s.srv.Config.Handler.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+	err := chi.Walk(s.routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		key := method + " " + route
 		mounted[key] = true
 		_, scoped := RouteScopes[key]

@@ -12,23 +12,34 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/metrics"
+	"github.com/fideliza/fideliza/openapi"
 	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/playground"
 )
 
 type server struct {
-	app *graph.App
-	log *slog.Logger
+	app    *graph.App
+	log    *slog.Logger
+	limits *limits
 }
 
 // NewHandler returns the HTTP interface of the service.
 func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
-	s := &server{app: app, log: log}
+	s := &server{app: app, log: log, limits: newLimits(app.RateLimits)}
+	if app.Metrics == nil {
+		app.Metrics = metrics.New()
+	}
+	if app.DB != nil {
+		app.Metrics.WatchQueue(app.DB.Reads)
+	}
 	r := chi.NewRouter()
-	r.Use(correlate, accessLog(log), recoverer(log, internalV1))
+	r.Use(correlate, accessLog(log), app.Metrics.HTTP, recoverer(log, internalV1))
 
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
+	// Prometheus metrics (docs/metrics.md); not for the public internet.
+	r.Get("/metrics", app.Metrics.Handler(log).ServeHTTP)
 
 	r.Post("/auth/token", s.token)
 	r.Get("/.well-known/openid-configuration", s.discovery)
@@ -45,6 +56,7 @@ func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
 	}
 	r.Mount("/playground", playground.Handler(pg))
 	r.Mount("/panel", panel.Handler(app, log))
+	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
 
 	s.protected(r, http.MethodGet, "/v1/customers", s.listCustomers)
 	s.protected(r, http.MethodPost, "/v1/customers", s.createCustomer)

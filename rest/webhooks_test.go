@@ -58,7 +58,7 @@ func whkSetup(t *testing.T, db *storage.DB, configure ...func(*graph.App)) *whkE
 	for _, c := range configure {
 		c(e.app)
 	}
-	srv.Config.Handler = NewHandler(e.app, log)
+	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	e.tenantID = e.whkTenant(t, "Loja Ganchos")

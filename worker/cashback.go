@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph/ledger"
 	"github.com/fideliza/fideliza/graph/points"
+	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -29,13 +30,15 @@ func (CreditCashbackArgs) Kind() string { return "credit_cashback" }
 // redemption once, so a retried job credits nothing more.
 type CreditCashbackWorker struct {
 	river.WorkerDefaults[CreditCashbackArgs]
-	DB  *storage.DB
-	Now func() time.Time
+	DB      *storage.DB
+	Now     func() time.Time
+	Metrics *metrics.Registry // nil: not counted
 }
 
 func (w *CreditCashbackWorker) Work(ctx context.Context, job *river.Job[CreditCashbackArgs]) error {
 	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
-	return w.DB.InTx(ctx, func(tx storage.Tx) error {
+	var credited int64 // counted once committed
+	err := w.DB.InTx(ctx, func(tx storage.Tx) error {
 		red, err := tx.Ent.Redemption.Query().Where(redemption.ID(job.Args.RedemptionID)).
 			WithCampaign().Only(ctx)
 		if err != nil {
@@ -49,11 +52,18 @@ func (w *CreditCashbackWorker) Work(ctx context.Context, job *river.Job[CreditCa
 		if pts <= 0 {
 			return nil
 		}
-		_, err = ledger.Ledger{Dialect: w.DB.Dialect, Now: w.Now}.Credit(ctx, tx.Ent, ledger.Credit{
+		res, err := ledger.Ledger{Dialect: w.DB.Dialect, Now: w.Now}.Credit(ctx, tx.Ent, ledger.Credit{
 			CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: pts,
 			SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID,
 			Reason: "cashback of " + red.Edges.Campaign.Name,
 		})
+		if err == nil && !res.Replayed {
+			credited = res.Entry.Points
+		}
 		return err
 	})
+	if err == nil {
+		w.Metrics.PointsCredited(metrics.SourceCashback, credited)
+	}
+	return err
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fideliza/fideliza/graph/ledger"
 	"github.com/fideliza/fideliza/graph/outbox"
 	"github.com/fideliza/fideliza/graph/points"
+	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -51,13 +52,29 @@ func (ProcessSaleArgs) Kind() string { return "process_sale" }
 // sale processed does nothing.
 type ProcessSaleWorker struct {
 	river.WorkerDefaults[ProcessSaleArgs]
-	DB  *storage.DB
-	Now func() time.Time
+	DB      *storage.DB
+	Now     func() time.Time
+	Metrics *metrics.Registry // nil: not counted
+}
+
+// processed is what a run that processed a sale did.
+type processed struct {
+	credited    int64
+	redemptions int
 }
 
 func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[ProcessSaleArgs]) error {
 	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
-	err := w.DB.InTx(ctx, func(tx storage.Tx) error { return w.process(ctx, tx.Ent, job.Args.SaleID) })
+	var done *processed
+	err := w.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+		done, err = w.process(ctx, tx.Ent, job.Args.SaleID)
+		return err
+	})
+	if err == nil && done != nil {
+		w.Metrics.SaleProcessed(metrics.SaleProcessed)
+		w.Metrics.PointsCredited(metrics.SourceSale, done.credited)
+		w.Metrics.Redemptions(metrics.SourceSale, done.redemptions)
+	}
 	if err != nil && job.Attempt >= job.MaxAttempts {
 		// The last attempt: the sale stays FAILED with the reason. The
 		// attempt's context may be what failed (River cancels it after
@@ -66,24 +83,27 @@ func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[ProcessSale
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failWriteTimeout)
 		defer cancel()
 		if ferr := w.DB.Ent.Sale.UpdateOneID(job.Args.SaleID).Where(sale.StatusEQ(sale.StatusRECEIVED)).
-			SetStatus(sale.StatusFAILED).SetFailureReason(reason).Exec(fctx); ferr != nil && !ent.IsNotFound(ferr) {
+			SetStatus(sale.StatusFAILED).SetFailureReason(reason).Exec(fctx); ferr == nil {
+			w.Metrics.SaleProcessed(metrics.SaleFailed)
+		} else if !ent.IsNotFound(ferr) {
 			return errors.Join(err, ferr)
 		}
 	}
 	return err
 }
 
-func (w *ProcessSaleWorker) process(ctx context.Context, c *ent.Client, saleID string) error {
+// process processes the sale in c's transaction; nil when it already was.
+func (w *ProcessSaleWorker) process(ctx context.Context, c *ent.Client, saleID string) (*processed, error) {
 	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore()
 	if w.DB.Dialect == dialect.Postgres {
 		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
 	}
 	s, err := q.Only(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.Status != sale.StatusRECEIVED {
-		return nil
+		return nil, nil
 	}
 	now := w.Now().UTC().Truncate(time.Microsecond)
 	l := ledger.Ledger{Dialect: w.DB.Dialect, Now: w.Now}
@@ -91,16 +111,17 @@ func (w *ProcessSaleWorker) process(ctx context.Context, c *ent.Client, saleID s
 	if s.CustomerDocument != defaultCustomer {
 		cust, err = w.customer(ctx, c, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var credited int64
+	var redemptions int
 	if cust != nil {
 		if credited, err = w.credit(ctx, c, l, s, cust); err != nil {
-			return err
+			return nil, err
 		}
-		if err := w.recordRedemptions(ctx, c, s, cust, now); err != nil {
-			return err
+		if redemptions, err = w.recordRedemptions(ctx, c, s, cust, now); err != nil {
+			return nil, err
 		}
 	}
 	u := c.Sale.UpdateOneID(s.ID).SetStatus(sale.StatusPROCESSED).SetProcessedAt(now).SetPointsCredited(credited)
@@ -110,12 +131,16 @@ func (w *ProcessSaleWorker) process(ctx context.Context, c *ent.Client, saleID s
 		customerID = cust.ID
 	}
 	if err := u.Exec(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	return outbox.Record(ctx, c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
+	err = outbox.Record(ctx, c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
 		"sale_id": s.ID, "receipt": s.ExternalID, "store_code": s.Edges.Store.Code, "customer_id": customerID,
 		"amount_payable": s.AmountPayable.String(), "points_credited": credited,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &processed{credited: credited, redemptions: redemptions}, nil
 }
 
 // customer finds the sale's customer, pre-registering an unknown one when
@@ -226,16 +251,17 @@ type posDiscount struct {
 }
 
 // recordRedemptions records one redemption per campaign whose discount the
-// sale carries. It counts toward the campaign's limit; a discount the POS
-// gave after the limit was reached is still recorded, flagged over_limit.
-func (w *ProcessSaleWorker) recordRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) error {
+// sale carries, and returns how many it recorded. It counts toward the
+// campaign's limit; a discount the POS gave after the limit was reached is
+// still recorded, flagged over_limit.
+func (w *ProcessSaleWorker) recordRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (int, error) {
 	given := map[string]decimal.Decimal{}
 	var order []string
 	for _, it := range s.Edges.Items {
 		var ds []posDiscount
 		if len(it.Discounts) > 0 {
 			if err := json.Unmarshal(it.Discounts, &ds); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		for _, d := range ds {
@@ -248,37 +274,39 @@ func (w *ProcessSaleWorker) recordRedemptions(ctx context.Context, c *ent.Client
 			given[*d.PromotionID] = given[*d.PromotionID].Add(d.UnitDiscount.Mul(*d.Quantity))
 		}
 	}
+	n := 0
 	for _, id := range order {
 		camp, err := c.Campaign.Get(ctx, id)
 		if ent.IsNotFound(err) {
 			continue // not a campaign of this tenant: an unknown promotion is not ours to count
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		taken, err := c.Campaign.Update().Where(campaign.ID(id), campaign.Or(campaign.LimitTotalIsNil(),
 			campaign.RedemptionsCountLT(limitOrZero(camp.LimitTotal)))).AddRedemptionsCount(1).Save(ctx)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		overLimit := taken == 0
 		if overLimit {
 			if err := c.Campaign.UpdateOneID(id).AddRedemptionsCount(1).Exec(ctx); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		benefit, err := json.Marshal(map[string]any{"amount": given[id].String(), "discount_amount": given[id].String()})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		err = c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
 			SetAmountPaid(s.AmountPayable).SetDiscountAmount(given[id]).SetCashbackAmount(decimal.Zero).
 			SetBenefit(benefit).SetOverLimit(overLimit).SetCreatedAt(now).Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("redemption of %s: %w", id, err)
+			return 0, fmt.Errorf("redemption of %s: %w", id, err)
 		}
+		n++
 	}
-	return nil
+	return n, nil
 }
 
 func limitOrZero(p *int) int {

@@ -11,8 +11,10 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -22,6 +24,9 @@ type Deps struct {
 	Log    *slog.Logger
 	Now    func() time.Time
 	Sender *webhook.Sender // webhook deliveries go through it
+	// Metrics counts sales processed, points credited and redemptions; nil
+	// counts nothing.
+	Metrics *metrics.Registry
 }
 
 // Register adds every worker of the platform to workers.
@@ -30,12 +35,21 @@ func Register(workers *river.Workers, deps Deps) {
 	river.AddWorker(workers, &ExpirePointsWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &NotifyExpiringPointsWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &RecomputeLevelsWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &CreditCashbackWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &CreditCashbackWorker{DB: deps.DB, Now: deps.Now, Metrics: deps.Metrics})
 	river.AddWorker(workers, &CampaignLifecycleWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &PurgeExpiredWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &ProcessSaleWorker{DB: deps.DB, Now: deps.Now})
+	river.AddWorker(workers, &ProcessSaleWorker{DB: deps.DB, Now: deps.Now, Metrics: deps.Metrics})
 	river.AddWorker(workers, &DispatchEventsWorker{DB: deps.DB, Now: deps.Now})
 	river.AddWorker(workers, &DeliverWebhookWorker{DB: deps.DB, Now: deps.Now, Sender: deps.Sender})
+}
+
+// Kinds are the kinds of every job of the platform.
+func Kinds() []string {
+	return []string{
+		PruneSigningKeysArgs{}.Kind(), ExpirePointsArgs{}.Kind(), NotifyExpiringPointsArgs{}.Kind(),
+		RecomputeLevelsArgs{}.Kind(), CreditCashbackArgs{}.Kind(), CampaignLifecycleArgs{}.Kind(),
+		PurgeExpiredArgs{}.Kind(), ProcessSaleArgs{}.Kind(), DispatchEventsArgs{}.Kind(), DeliverWebhookArgs{}.Kind(),
+	}
 }
 
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points
@@ -72,6 +86,9 @@ type Config struct {
 	DispatchInterval time.Duration
 	// Webhooks says which destinations deliveries may reach.
 	Webhooks webhook.Guard
+	// Metrics, when set, times the jobs this client works, counts their
+	// failures and what the jobs do (sales processed, points credited).
+	Metrics *metrics.Registry
 }
 
 // DefaultDispatchInterval is how often new events go to webhook delivery
@@ -95,9 +112,13 @@ func NewClient(db *storage.DB, log *slog.Logger, cfg Config) (*river.Client[*sql
 		rc.RescueStuckJobsAfter = cfg.RescueAfter
 		rc.JobTimeout = cfg.RescueAfter / 2
 	}
+	if cfg.Metrics != nil {
+		cfg.Metrics.JobKinds(Kinds()...)
+		rc.Middleware = []rivertype.Middleware{cfg.Metrics.RiverMiddleware()}
+	}
 	if cfg.Work {
 		workers := river.NewWorkers()
-		Register(workers, Deps{DB: db, Log: log, Now: time.Now, Sender: webhook.NewSender(cfg.Webhooks)})
+		Register(workers, Deps{DB: db, Log: log, Now: time.Now, Sender: webhook.NewSender(cfg.Webhooks), Metrics: cfg.Metrics})
 		rc.Workers = workers
 		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, 24*time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{

@@ -17,6 +17,8 @@ import (
 
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/metrics"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/worker"
 )
@@ -32,6 +34,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		points   time.Duration
 		rescue   time.Duration
 		intro    bool
+		limits   rateLimitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -45,18 +48,29 @@ func newServeCommand(g *globals) *cobra.Command {
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				return fmt.Errorf("--addr %q: want host:port, such as 127.0.0.1:8080", addr)
 			}
+			rates, err := limits.config()
+			if err != nil {
+				return err
+			}
 			app, err := g.open(ctx, log, "http://"+addr)
 			if err != nil {
 				return err
 			}
 			defer app.DB.Close()
 			app.NoIntrospection = !intro
+			app.RateLimits = rates
+			log.Info("rate limits, counted by this process alone", "client", rates.DefaultQuota().String(),
+				"tenant_overrides", len(rates.Tenants), "token_per_ip", rates.TokenQuota().String(),
+				"auth_failures_per_ip", rates.AuthFailureQuota().String())
 			if err := g.useOIDC(ctx, log, app); err != nil {
 				return err
 			}
 			app.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			// One registry for the HTTP side and the jobs this process works:
+			// GET /metrics serves both.
+			app.Metrics = metrics.New()
 			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Webhooks: app.Webhooks})
+				PointsInterval: points, RescueAfter: rescue, Webhooks: app.Webhooks, Metrics: app.Metrics})
 			if err != nil {
 				return err
 			}
@@ -87,7 +101,54 @@ func newServeCommand(g *globals) *cobra.Command {
 	rescueAfterFlag(f, &rescue)
 	f.BoolVar(&intro, "graphql-introspection", envBool("FIDELIZA_GRAPHQL_INTROSPECTION", true),
 		"answer GraphQL introspection (the playground's schema and docs need it) (env FIDELIZA_GRAPHQL_INTROSPECTION)")
+	limits.register(f)
 	return cmd
+}
+
+// rateLimitFlags are the request quotas of serve, as given.
+type rateLimitFlags struct {
+	client, token, authFailures string
+	tenants                     []string
+}
+
+func (l *rateLimitFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&l.client, "rate-limit", env("FIDELIZA_RATE_LIMIT", ratelimit.DefaultQuota.String()),
+		"requests each client (OAuth, POS, back-office user) may make per window, <requests>/<window> or off (env FIDELIZA_RATE_LIMIT)")
+	var tenants []string
+	if v := env("FIDELIZA_RATE_LIMIT_TENANTS", ""); v != "" {
+		tenants = []string{v}
+	}
+	f.StringArrayVar(&l.tenants, "rate-limit-tenant", tenants,
+		"<tenant-uuid>=<requests>/<window>: the quota of each client of that tenant instead of --rate-limit; repeatable (env FIDELIZA_RATE_LIMIT_TENANTS, comma-separated)")
+	f.StringVar(&l.token, "rate-limit-token", env("FIDELIZA_RATE_LIMIT_TOKEN", ratelimit.DefaultTokenQuota.String()),
+		"requests to /auth/token per IP address (env FIDELIZA_RATE_LIMIT_TOKEN)")
+	f.StringVar(&l.authFailures, "rate-limit-auth-failures", env("FIDELIZA_RATE_LIMIT_AUTH_FAILURES", ratelimit.DefaultAuthFailureQuota.String()),
+		"failed HTTP Basic authentications of the point-of-sale interface per IP address; over it the address is refused before its credentials are checked (env FIDELIZA_RATE_LIMIT_AUTH_FAILURES)")
+}
+
+// config reads the flags; a bad value names its flag and variable.
+func (l *rateLimitFlags) config() (ratelimit.Config, error) {
+	var c ratelimit.Config
+	for _, q := range []struct {
+		flag, envName, value string
+		into                 *ratelimit.Quota
+	}{
+		{"--rate-limit", "FIDELIZA_RATE_LIMIT", l.client, &c.Default},
+		{"--rate-limit-token", "FIDELIZA_RATE_LIMIT_TOKEN", l.token, &c.Token},
+		{"--rate-limit-auth-failures", "FIDELIZA_RATE_LIMIT_AUTH_FAILURES", l.authFailures, &c.AuthFailures},
+	} {
+		v, err := ratelimit.ParseQuota(q.value)
+		if err != nil {
+			return c, fmt.Errorf("%s (%s): %w", q.flag, q.envName, err)
+		}
+		*q.into = v
+	}
+	tenants, err := ratelimit.ParseTenantQuotas(l.tenants)
+	if err != nil {
+		return c, fmt.Errorf("--rate-limit-tenant (FIDELIZA_RATE_LIMIT_TENANTS): %w", err)
+	}
+	c.Tenants = tenants
+	return c, nil
 }
 
 // pointsIntervalFlag is how often points expire and levels are recomputed.

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/document"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// fixture is the generated tenant the loads run against.
+type fixture struct {
+	TenantID             string
+	OAuthID, OAuthSecret string
+	POSID, POSSecret     string
+	Customers            int
+	SampleID             string // a customer validate and redeem use
+}
+
+const (
+	benchStore      = "LOJA-01"
+	pdvCampaigns    = 50
+	onlineCampaigns = 50
+	customerBatch   = 2000
+)
+
+// cpf returns the valid CPF whose first nine digits are n.
+func cpf(n int) string {
+	for d := 0; d < 100; d++ {
+		if c, err := document.ParseCPF(fmt.Sprintf("%09d%02d", n, d)); err == nil {
+			return c
+		}
+	}
+	panic("no CPF for " + fmt.Sprint(n))
+}
+
+// seed creates the tenant, its store, credentials and campaigns, and the
+// first customers.
+func seed(ctx context.Context, app *graph.App, customers int) (*fixture, error) {
+	sys := viewer.SystemContext(ctx)
+	t, err := app.CreateTenant(sys, "Mercado Bench", nil)
+	if err != nil {
+		return nil, err
+	}
+	f := &fixture{TenantID: t.ID}
+	if _, err := app.CreateStore(sys, t.ID, benchStore, "Loja Centro"); err != nil {
+		return nil, err
+	}
+	oauth, err := app.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := app.CreateClient(sys, t.ID, apiclient.KindPos, "bench pdv", nil)
+	if err != nil {
+		return nil, err
+	}
+	f.OAuthID, f.OAuthSecret, f.POSID, f.POSSecret = oauth.Client.ID, oauth.Secret, pos.Client.ID, pos.Secret
+	if err := seedCampaigns(viewer.TenantContext(ctx, t.ID), app.DB.Ent); err != nil {
+		return nil, err
+	}
+	if err := growCustomers(ctx, app.DB, f, customers); err != nil {
+		return nil, err
+	}
+	first, err := app.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).First(viewer.TenantContext(ctx, t.ID))
+	if err != nil {
+		return nil, err
+	}
+	f.SampleID = first.ID
+	return f, nil
+}
+
+// seedCampaigns makes 50 point-of-sale discounts (the authorize load) and
+// 50 online campaigns of every type (validate and redeem).
+func seedCampaigns(ctx context.Context, c *ent.Client) error {
+	start, end := time.Now().Add(-time.Hour), time.Now().AddDate(0, 1, 0)
+	var all []*ent.CampaignCreate
+	for i := range pdvCampaigns {
+		cc := c.Campaign.Create().SetName(fmt.Sprintf("pdv %d", i)).SetType(campaign.TypeDiscount).
+			SetStatus(campaign.StatusActive).SetStartsAt(start).SetEndsAt(end).SetChannels([]string{"pdv"})
+		if i%2 == 0 {
+			cc.SetDiscountMode(campaign.DiscountModePercentage).SetDiscountValue(decimal.NewFromInt(int64(5 + i%25)))
+		} else {
+			cc.SetDiscountMode(campaign.DiscountModeFixedAmount).SetDiscountValue(decimal.New(int64(50+i*10), -2))
+		}
+		if i%3 == 0 {
+			cc.SetEligibleSkus([]string{gtin(i % 20), gtin((i + 7) % 20), gtin(100 + i)})
+		}
+		all = append(all, cc)
+	}
+	for i := range onlineCampaigns {
+		cc := c.Campaign.Create().SetName(fmt.Sprintf("online %d", i)).SetStatus(campaign.StatusActive).
+			SetStartsAt(start).SetEndsAt(end).SetChannels([]string{"ecommerce"})
+		switch i % 3 {
+		case 0:
+			cc.SetType(campaign.TypeDiscount).SetDiscountMode(campaign.DiscountModePercentage).
+				SetDiscountValue(decimal.NewFromInt(int64(5 + i%20))).SetEligibleCategories([]string{fmt.Sprintf("cat-%d", i%6)})
+		case 1:
+			cc.SetType(campaign.TypeCashback).SetDiscountMode(campaign.DiscountModePercentage).
+				SetDiscountValue(decimal.NewFromInt(3)).SetCreditAfterDays(0).SetMinSubtotal(decimal.NewFromInt(int64(20 + i)))
+		default:
+			cc.SetType(campaign.TypeBonusPoints).SetMultiplier(decimal.NewFromInt(2)).SetEligibleSkus([]string{sku(i % 30)})
+		}
+		all = append(all, cc)
+	}
+	return c.Campaign.CreateBulk(all...).Exec(ctx)
+}
+
+func gtin(i int) string { return fmt.Sprintf("78910001%05d", i) }
+func sku(i int) string  { return fmt.Sprintf("SKU-%d", i) }
+
+var surnames = []string{"Silva", "Santos", "Oliveira", "Souza", "Lima", "Pereira", "Costa", "Almeida", "Ferreira", "Rodrigues"}
+var givenNames = []string{"Ana", "Bruno", "Carla", "Diego", "Elisa", "Fábio", "Gabriela", "Hugo", "Isabela", "João"}
+
+// growCustomers adds customers until the tenant has n, in batches through
+// ent (its hooks fill the search columns).
+func growCustomers(ctx context.Context, db *storage.DB, f *fixture, n int) error {
+	tctx := viewer.TenantContext(ctx, f.TenantID)
+	for f.Customers < n {
+		size := min(customerBatch, n-f.Customers)
+		err := db.InTx(tctx, func(tx storage.Tx) error {
+			batch := make([]*ent.CustomerCreate, size)
+			for j := range batch {
+				i := f.Customers + j
+				batch[j] = tx.Ent.Customer.Create().SetTenantID(f.TenantID).
+					SetName(fmt.Sprintf("%s %s %d", givenNames[i%len(givenNames)], surnames[(i/10)%len(surnames)], i)).
+					SetEmail(fmt.Sprintf("c%d@bench.example", i)).
+					SetDocumentType(customer.DocumentTypeCPF).SetDocument(cpf(100000000 + i))
+			}
+			return tx.Ent.Customer.CreateBulk(batch...).Exec(tctx)
+		})
+		if err != nil {
+			return fmt.Errorf("adding customers: %w", err)
+		}
+		f.Customers += size
+	}
+	return nil
+}

@@ -1,0 +1,382 @@
+// Command fideliza-bench measures the service on one machine in one run:
+// it generates a tenant (customers, campaigns), starts the service as a
+// child process on the chosen database, drives identify, authorize,
+// validate, redeem, sale ingestion and customer list/search at a fixed
+// concurrency, measures how fast sales are processed until the queue
+// drains, and measures two baselines on the same machine in the same run: a
+// bare net/http JSON echo, and a raw database transaction of the shape of
+// sale ingestion. It prints throughput, p50/p99, each operation's ratio to
+// its baseline, the list/search time at two sizes, and the server's peak
+// memory.
+//
+//	go run ./cmd/fideliza-bench                       # SQLite in a temporary directory
+//	go run ./cmd/fideliza-bench --database-url 'postgres://…/bench?sslmode=disable'
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/rest"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// roleEnv makes the binary a child of the run: the service or the echo.
+const roleEnv = "FIDELIZA_BENCH_ROLE"
+
+type options struct {
+	databaseURL string
+	conns       int
+	duration    time.Duration
+	customers   int
+	scaleTo     int
+	workers     int
+	jsonOut     bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Getenv(roleEnv) {
+	case "server":
+		err = serveChild(ctx, os.Getenv("FIDELIZA_DATABASE_URL"), os.Getenv("FIDELIZA_ADDR"), os.Getenv("FIDELIZA_WORKERS"))
+	case "echo":
+		err = echoChild(ctx, os.Getenv("FIDELIZA_ADDR"))
+	default:
+		err = drive(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fideliza-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func drive(ctx context.Context) error {
+	var o options
+	flag.StringVar(&o.databaseURL, "database-url", "", "database to measure on (default: a new SQLite file in a temporary directory); use a database of its own")
+	flag.IntVar(&o.conns, "conns", 64, "concurrent connections of every load")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each load runs")
+	flag.IntVar(&o.customers, "customers", 10_000, "customers generated before the loads")
+	flag.IntVar(&o.scaleTo, "scale-to", 1_000_000, "customers to grow to for the second list/search measure (0 skips it)")
+	flag.IntVar(&o.workers, "workers", 20, "River workers of the service")
+	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	flag.Parse()
+	if o.databaseURL == "" {
+		dir, err := os.MkdirTemp("", "fideliza-bench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.databaseURL = "sqlite://" + filepath.Join(dir, "bench.db")
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+
+	db, err := storage.Open(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, log); err != nil {
+		return err
+	}
+	app := &graph.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}
+	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
+	f, err := seed(ctx, app, o.customers)
+	if err != nil {
+		return err
+	}
+
+	rep := report{Dialect: db.Dialect, Conns: o.conns, Duration: o.duration}
+	progress("baseline: net/http JSON echo")
+	echoAddr, stopEcho, _, err := startChild(ctx, "echo", nil)
+	if err != nil {
+		return err
+	}
+	rep.Echo = measureEcho(ctx, "http://"+echoAddr, o)
+	stopEcho()
+	progress("baseline: raw transactions of the shape of sale ingestion")
+	if rep.RawTx, err = measureRawTx(ctx, db, o); err != nil {
+		return err
+	}
+
+	progress("starting the service")
+	addr, stopServer, rss, err := startChild(ctx, "server", []string{
+		"FIDELIZA_DATABASE_URL=" + o.databaseURL, "FIDELIZA_WORKERS=" + strconv.Itoa(o.workers),
+	})
+	if err != nil {
+		return err
+	}
+	defer stopServer()
+	l := newLoads("http://"+addr, f, o.conns)
+	if err := l.signIn(ctx); err != nil {
+		return err
+	}
+	for _, name := range []string{"identify", "authorize", "validate", "redeem", "customer list", "customer search"} {
+		progress("load: %s", name)
+		rep.Ops = append(rep.Ops, run(ctx, name, o.conns, o.duration, 0, l.op(name)))
+	}
+	progress("load: sale ingestion, then the queue drains")
+	ingested, processed, err := l.sales(ctx, db, o)
+	if err != nil {
+		return err
+	}
+	rep.Ops = append(rep.Ops, ingested)
+	rep.Processing = processed
+	if o.scaleTo > f.Customers {
+		rep.Scale = []result{rep.op("customer list"), rep.op("customer search")}
+		progress("growing to %d customers", o.scaleTo)
+		started := time.Now()
+		if err := growCustomers(ctx, db, f, o.scaleTo); err != nil {
+			return err
+		}
+		progress("grown in %s; measuring list and search again", time.Since(started).Round(time.Second))
+		for _, name := range []string{"customer list", "customer search"} {
+			r := run(ctx, name, o.conns, o.duration, 0, l.op(name))
+			r.Name = fmt.Sprintf("%s at %d", name, o.scaleTo)
+			rep.Scale = append(rep.Scale, r)
+		}
+	}
+	rep.Customers, rep.ScaleTo = o.customers, o.scaleTo
+	rep.PeakRSS = rss()
+	if o.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.print(os.Stdout)
+	return nil
+}
+
+// startChild runs this binary as role on a free loopback port and waits
+// until it answers. It returns the address, a stop function and a function
+// reading the child's peak resident memory in bytes.
+func startChild(ctx context.Context, role string, env []string) (string, func(), func() int64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = append(append(os.Environ(), roleEnv+"="+role, "FIDELIZA_ADDR="+addr), env...)
+	logFile, err := os.CreateTemp("", "fideliza-bench-"+role+"-*.log")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return "", nil, nil, err
+	}
+	fmt.Fprintf(os.Stderr, "         %s child logs to %s\n", role, logFile.Name())
+	var peak atomic.Int64
+	sample, stopSampling := context.WithCancel(ctx)
+	go func() { // VmHWM is the peak, but read VmRSS too in case the kernel lacks it
+		for sample.Err() == nil {
+			if kb := procStatus(cmd.Process.Pid, "VmRSS:"); kb*1024 > peak.Load() {
+				peak.Store(kb * 1024)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	rss := func() int64 { return max(peak.Load(), procStatus(cmd.Process.Pid, "VmHWM:")*1024) }
+	stop := func() {
+		stopSampling()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		logFile.Close()
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return addr, stop, rss, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, nil, fmt.Errorf("%s child did not answer within a minute", role)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// procStatus reads a kB figure of /proc/<pid>/status (0 when unknown).
+func procStatus(pid int, field string) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// serveChild is the service as `fideliza serve` wires it: REST, GraphQL and
+// the River workers on one database.
+func serveChild(ctx context.Context, databaseURL, addr, workers string) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := storage.Open(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// Rate limits off: the run measures the service's capacity, not its quotas.
+	app := &graph.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza"),
+		RateLimits: ratelimit.Unlimited()}
+	n, _ := strconv.Atoi(workers)
+	app.River, err = worker.NewClient(db, log, worker.Config{Work: true, MaxWorkers: n})
+	if err != nil {
+		return err
+	}
+	if err := app.River.Start(ctx); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: rest.NewHandler(app, log), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(stopCtx)
+		_ = app.River.Stop(stopCtx)
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// echoChild is the baseline: a bare net/http server that decodes a JSON
+// body and answers it back.
+func echoChild(ctx context.Context, addr string) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		var v map[string]any
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func measureEcho(ctx context.Context, base string, o options) result {
+	hc := client(o.conns)
+	body, _ := json.Marshal(identifyBody("52998224725"))
+	return run(ctx, "net/http echo", o.conns, o.duration, 0, func(ctx context.Context) (time.Duration, error) {
+		return call(ctx, hc, http.MethodPost, base+"/echo", body, nil, http.StatusOK, nil)
+	})
+}
+
+// report is one run's figures.
+type report struct {
+	Dialect    string        `json:"dialect"`
+	Conns      int           `json:"conns"`
+	Duration   time.Duration `json:"duration_ns"`
+	Customers  int           `json:"customers"`
+	ScaleTo    int           `json:"scale_to"`
+	Echo       result        `json:"echo"`
+	RawTx      result        `json:"raw_tx"`
+	Ops        []result      `json:"operations"`
+	Processing result        `json:"sale_processing"`
+	Scale      []result      `json:"list_and_search_at_two_sizes"`
+	PeakRSS    int64         `json:"server_peak_rss_bytes"`
+}
+
+func (r report) op(name string) result {
+	for _, o := range r.Ops {
+		if o.Name == name {
+			return o
+		}
+	}
+	return result{Name: name}
+}
+
+func (r report) print(w io.Writer) {
+	fmt.Fprintf(w, "\n%s, %d connections, %s per load, %d customers\n\n", r.Dialect, r.Conns, r.Duration, r.Customers)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "operation\trequests\terrors\treq/s\tp50 ms\tp99 ms\tbaseline\tratio\t")
+	line := func(x result, base *result) {
+		ratio, baseName := "", ""
+		if base != nil && base.PerSecond > 0 {
+			ratio, baseName = fmt.Sprintf("%.2f", x.PerSecond/base.PerSecond), base.Name
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t%s\t\n", x.Name, x.Requests, x.Errors, x.PerSecond,
+			ms(x.P50), ms(x.P99), baseName, ratio)
+	}
+	line(r.Echo, nil)
+	line(r.RawTx, nil)
+	for _, o := range r.Ops {
+		base := &r.Echo
+		if o.Name == "sale ingestion" {
+			base = &r.RawTx
+		}
+		line(o, base)
+	}
+	ingest := r.op("sale ingestion")
+	line(r.Processing, &ingest)
+	tw.Flush()
+	if len(r.Scale) == 4 {
+		fmt.Fprintf(w, "\nlist and search, p50 at %d vs %d customers:\n", r.Customers, r.ScaleTo)
+		for i := range 2 {
+			small, large := r.Scale[i], r.Scale[i+2]
+			fmt.Fprintf(w, "  %-16s %.1f ms → %.1f ms (×%.2f)\n", small.Name, ms(small.P50), ms(large.P50), ms(large.P50)/max(ms(small.P50), 0.001))
+		}
+	}
+	fmt.Fprintf(w, "\nserver peak RSS: %.0f MB\n", float64(r.PeakRSS)/(1<<20))
+	for _, o := range append(append([]result{r.Echo, r.RawTx, r.Processing}, r.Ops...), r.Scale...) {
+		if o.FirstError != "" {
+			fmt.Fprintf(w, "first error of %s: %s\n", o.Name, o.FirstError)
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

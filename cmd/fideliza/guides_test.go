@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/graph"
+	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// guidesDir holds the getting-started guides, relative to this package.
+const guidesDir = "../../docs/guides"
+
+// guideTimeout bounds one guide's calls: each takes a few seconds, most of
+// them waiting for River (sale processing, webhook dispatch).
+const guideTimeout = 60 * time.Second
+
+// envRequireTools makes a missing curl or jq fail the guide tests instead of
+// skipping them (CI sets it).
+const envRequireTools = "FIDELIZA_REQUIRE_TOOLS"
+
+// TestGuides runs the sh blocks of every getting-started guide, in order and
+// in one bash session, against `serve --demo` on a fresh database: a call
+// answered with an HTTP error (curl -f) or a failed assertion of the guide
+// fails the test.
+func TestGuides(t *testing.T) {
+	t.Parallel()
+	requireTools(t, "bash", "curl", "jq")
+	guides := []struct {
+		file string
+		// webhook starts a receiver on 127.0.0.1, exported as WEBHOOK_URL,
+		// and lets serve deliver to it.
+		webhook bool
+	}{
+		{file: "pos-v1.md"},
+		{file: "ecommerce.md", webhook: true},
+		{file: "crm-sync.md"},
+		{file: "pos-interface.md"},
+	}
+	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
+	require.NoError(t, err)
+	var listed []string
+	for _, g := range guides {
+		listed = append(listed, filepath.Join(guidesDir, g.file))
+	}
+	var unlisted []string
+	for _, f := range files {
+		if filepath.Base(f) != "README.md" && !slices.Contains(listed, f) {
+			unlisted = append(unlisted, f)
+		}
+	}
+	require.Empty(t, unlisted, "every guide must be run by this test: add it to the list")
+
+	for _, g := range guides {
+		t.Run(strings.TrimSuffix(g.file, ".md"), func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(filepath.Join(guidesDir, g.file))
+			require.NoError(t, err)
+			blocks := parseGuide(t, string(raw))
+			require.NotEmpty(t, blocks, "%s has no sh block", g.file)
+
+			logs := &syncBuffer{}
+			args := []string{"--demo"}
+			env := map[string]string{}
+			var hooks *hookReceiver
+			if g.webhook {
+				hooks = newHookReceiver(t)
+				args = append(args, "--webhook-allow-loopback")
+				env["WEBHOOK_URL"] = hooks.url + "/webhooks/fideliza"
+			}
+			base, stdout := startServe(t, logs, storagetest.URL(t, dialect.SQLite, false), args...)
+			env["BASE"] = base
+			env["TENANT"] = graph.DemoTenantID
+			env["CLIENT_ID"] = graph.DemoOAuthClient
+			env["CLIENT_SECRET"] = between(t, stdout.String(), graph.DemoOAuthClient+"  secret ", "\n")
+			env["POS_ID"] = graph.DemoPOSClient
+			env["POS_SECRET"] = between(t, stdout.String(), graph.DemoPOSClient+"  secret ", "\n")
+
+			var keep []string
+			if hooks != nil {
+				keep = append(keep, "WEBHOOK_SECRET")
+			}
+			state := runGuide(t, g.file, blocks, env, keep, logs)
+
+			if hooks != nil {
+				hooks.requireSigned(t, state["WEBHOOK_SECRET"], "customer.level_changed")
+			}
+		})
+	}
+}
+
+// requireTools skips the test when a tool the guides need is missing,
+// unless FIDELIZA_REQUIRE_TOOLS=1.
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv(envRequireTools) == "1" {
+				t.Fatalf("%s is not installed; the guides' calls need bash, curl and jq", tool)
+			}
+			t.Skipf("%s is not installed: the guides' calls need bash, curl and jq (set %s=1 to fail instead)", tool, envRequireTools)
+		}
+	}
+}
+
+var fence = regexp.MustCompile("^```([A-Za-z0-9_-]*)\\s*$")
+
+// parseGuide returns the sh blocks of a guide, in order, and checks that
+// every json block (an answer the guide shows) is JSON: one value, or one
+// per line.
+func parseGuide(t *testing.T, md string) (sh []string) {
+	t.Helper()
+	var lang string
+	var body strings.Builder
+	open := false
+	sc := bufio.NewScanner(strings.NewReader(md))
+	line := 0
+	start := 0
+	for sc.Scan() {
+		line++
+		m := fence.FindStringSubmatch(sc.Text())
+		switch {
+		case m != nil && !open:
+			open, lang, start = true, m[1], line
+			body.Reset()
+		case m != nil && m[1] == "":
+			open = false
+			switch lang {
+			case "sh":
+				sh = append(sh, body.String())
+			case "json":
+				requireJSONValues(t, body.String(), start)
+			}
+		case open:
+			body.WriteString(sc.Text())
+			body.WriteByte('\n')
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.False(t, open, "the block opened on line %d is not closed", start)
+	return sh
+}
+
+func requireJSONValues(t *testing.T, s string, line int) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	n := 0
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, "the json block of line %d is not JSON:\n%s", line, s)
+		n++
+	}
+	require.Positive(t, n, "the json block of line %d is empty", line)
+}
+
+// blockMarker separates the output of the blocks; stateMarker precedes the
+// shell variables printed when the guide has run.
+const (
+	blockMarker = "::guide-block "
+	stateMarker = "::guide-state::"
+)
+
+// runGuide runs the blocks in one bash -euo pipefail session with env
+// exported, fails the test with the failing block and its output, and
+// returns the values the guide left in the shell variables keep.
+func runGuide(t *testing.T, name string, blocks []string, env map[string]string, keep []string, serverLogs *syncBuffer) map[string]string {
+	t.Helper()
+	var script strings.Builder
+	script.WriteString("trap 'status=$?; [ $status -eq 0 ] || echo \"" + blockMarker + "failed with status $status\"' EXIT\n")
+	for i, b := range blocks {
+		fmt.Fprintf(&script, "echo '%s%d'\n%s", blockMarker, i+1, b)
+	}
+	// Variables of the guide, for the checks after it (NAME=value).
+	fmt.Fprintf(&script, "echo '%s'\n", stateMarker)
+	for _, v := range keep {
+		fmt.Fprintf(&script, "printf '%%s=%%s\\n' %s \"${%s-}\"\n", v, v)
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "guide.sh")
+	require.NoError(t, os.WriteFile(path, []byte(script.String()), 0o600))
+
+	ctx, cancel := context.WithTimeout(context.Background(), guideTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", path)
+	cmd.Dir = dir
+	cmd.Env = guideEnv(env, dir)
+	cmd.WaitDelay = 5 * time.Second
+	var output bytes.Buffer
+	cmd.Stdout = &output
+	cmd.Stderr = &output
+	started := time.Now()
+	err := cmd.Run()
+	t.Logf("%s: %d blocks in %s", name, len(blocks), time.Since(started).Round(time.Millisecond))
+
+	out, stateText, _ := strings.Cut(output.String(), stateMarker+"\n")
+	if err != nil || ctx.Err() != nil {
+		failed, blockOut := lastBlock(out)
+		source := "(none)"
+		if failed >= 1 && failed <= len(blocks) {
+			source = blocks[failed-1]
+		}
+		t.Fatalf("%s: block %d of %d failed (%v):\n--- block\n%s--- its output\n%s\n--- server log (last lines)\n%s",
+			name, failed, len(blocks), errors.Join(err, ctx.Err()), source, blockOut, tail(serverLogs.String(), 30))
+	}
+	return parseState(stateText)
+}
+
+// guideEnv is the environment of the guide's shell: the test's, without
+// the variables the guides read and those that would load the user's
+// settings (~/.curlrc, BASH_ENV), then env.
+func guideEnv(env map[string]string, home string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "BASE", "TENANT", "CLIENT_ID", "CLIENT_SECRET", "POS_ID", "POS_SECRET", "WEBHOOK_URL", "TOKEN",
+			"HOME", "TMPDIR", "CURL_HOME", "BASH_ENV", "ENV", "XDG_CONFIG_HOME":
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "HOME="+home, "TMPDIR="+home)
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// lastBlock returns the number of the last block that started and what it
+// wrote.
+func lastBlock(out string) (int, string) {
+	i := strings.LastIndex(out, blockMarker)
+	for i >= 0 {
+		rest := out[i+len(blockMarker):]
+		var n int
+		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil {
+			_, after, _ := strings.Cut(rest, "\n")
+			return n, after
+		}
+		i = strings.LastIndex(out[:i], blockMarker)
+	}
+	return 0, out
+}
+
+// parseState reads the NAME=value lines written after the guide.
+func parseState(s string) map[string]string {
+	vars := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		name, value, ok := strings.Cut(line, "=")
+		if ok {
+			vars[name] = value
+		}
+	}
+	return vars
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// hookReceiver is a webhook endpoint on 127.0.0.1 that answers 204 and keeps
+// what it received.
+type hookReceiver struct {
+	url string
+	mu  sync.Mutex
+	got []receivedHook
+}
+
+type receivedHook struct {
+	header http.Header
+	body   []byte
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	t.Helper()
+	h := &hookReceiver{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.got = append(h.got, receivedHook{header: r.Header.Clone(), body: body})
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	h.url = srv.URL
+	return h
+}
+
+// requireSigned checks that an event of type eventType arrived, signed with
+// secret.
+func (h *hookReceiver) requireSigned(t *testing.T, secret, eventType string) {
+	t.Helper()
+	require.NotEmpty(t, secret, "the guide must keep the endpoint's secret")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var types []string
+	for _, got := range h.got {
+		var env struct {
+			Type string `json:"type"`
+		}
+		require.NoError(t, json.Unmarshal(got.body, &env), string(got.body))
+		types = append(types, env.Type)
+		if env.Type == eventType {
+			require.NoError(t, webhook.Verify(secret, got.header, got.body, time.Now(), 5*time.Minute))
+			return
+		}
+	}
+	t.Fatalf("no %s webhook arrived; got %v", eventType, types)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+func TestServeRefusesBadRateLimits(t *testing.T) {
+	t.Parallel()
+	u := storagetest.URL(t, dialect.SQLite, false)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate-limit", "600"}, `--rate-limit (FIDELIZA_RATE_LIMIT): rate limit "600": want <requests>/<window>`},
+		{[]string{"--rate-limit", "0/1m"}, "--rate-limit (FIDELIZA_RATE_LIMIT)"},
+		{[]string{"--rate-limit-token", "20/500ms"}, "--rate-limit-token (FIDELIZA_RATE_LIMIT_TOKEN)"},
+		{[]string{"--rate-limit-auth-failures", "ten/1m"}, "--rate-limit-auth-failures (FIDELIZA_RATE_LIMIT_AUTH_FAILURES)"},
+		{[]string{"--rate-limit-tenant", "acme=10/1m"}, `--rate-limit-tenant (FIDELIZA_RATE_LIMIT_TENANTS): tenant rate limit "acme=10/1m": "acme" is not a tenant id`},
+		{[]string{"--rate-limit-tenant", "de000000-0000-4000-8000-000000000001=10/1x"}, "must be a duration"},
+	} {
+		cmd := newRootCommand(io.Discard, io.Discard)
+		cmd.SetArgs(append([]string{"--database-url", u, "serve", "--addr", "127.0.0.1:0"}, tc.args...))
+		err := cmd.ExecuteContext(context.Background())
+		require.Error(t, err, "%v", tc.args)
+		require.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestServeRateLimitsFromEnvironment(t *testing.T) {
+	u := storagetest.URL(t, dialect.SQLite, false)
+	t.Setenv("FIDELIZA_RATE_LIMIT_TENANTS", "de000000-0000-4000-8000-000000000001=10/1m, nope")
+	cmd := newRootCommand(io.Discard, io.Discard)
+	cmd.SetArgs([]string{"--database-url", u, "serve", "--addr", "127.0.0.1:0"})
+	err := cmd.ExecuteContext(context.Background())
+	require.ErrorContains(t, err, `FIDELIZA_RATE_LIMIT_TENANTS): tenant rate limit "nope"`)
+}
+
+// TestServeRateLimits: a tenant's override applies to its clients, the
+// default to the others'.
+func TestServeRateLimits(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	u := storagetest.URL(t, dialect.SQLite, false)
+	big := fideliza(t, logs, u, "tenant", "create", "--name", "Grande")["id"].(string)
+	small := fideliza(t, logs, u, "tenant", "create", "--name", "Pequena")["id"].(string)
+	base, _ := startServe(t, logs, u, "--rate-limit", "2/1m", "--rate-limit-tenant", big+"=3/30s")
+	for tenant, policy := range map[string]string{big: `"client";q=3;w=30`, small: `"client";q=2;w=60`} {
+		c := fideliza(t, logs, u, "client", "create", "--tenant", tenant, "--kind", "oauth")
+		form := url.Values{"grant_type": {"client_credentials"}}
+		req, _ := http.NewRequest(http.MethodPost, base+"/auth/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(c["client_id"].(string), c["client_secret"].(string))
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		doJSON(t, req, http.StatusOK, &tok)
+
+		req, _ = http.NewRequest(http.MethodGet, base+"/v1/customers", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, policy, resp.Header.Get("RateLimit-Policy"))
+	}
+	require.Contains(t, logs.String(), `"client":"2/1m"`)
+}
