@@ -8,13 +8,10 @@ package panel
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -32,6 +29,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/webassets"
 )
 
 // Base is the path the service mounts the panel at: the pages' links and
@@ -96,48 +94,13 @@ var templateFiles embed.FS
 //go:embed assets/*.css assets/*.js
 var assetFiles embed.FS
 
-// asset is an embedded file served under assets/.
-type asset struct {
-	body        []byte
-	contentType string
-	// version is a hash of body, added to the asset's URL: a new content is
-	// a new URL, so browsers may cache each URL forever.
-	version string
-}
-
-var contentTypes = map[string]string{
-	".js":  "text/javascript; charset=utf-8",
-	".css": "text/css; charset=utf-8",
-}
-
-var assets = func() map[string]asset {
-	m := map[string]asset{}
-	err := fs.WalkDir(assetFiles, "assets", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := assetFiles.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(body)
-		m[strings.TrimPrefix(name, "assets/")] = asset{body, contentTypes[path.Ext(name)], hex.EncodeToString(sum[:8])}
-		return nil
-	})
-	if err != nil {
-		panic(err)
-	}
-	return m
-}()
+// assets are the files under assets/, served under Base+"/assets".
+var assets = webassets.Load(assetFiles, "assets")
 
 var funcs = template.FuncMap{
 	// asset returns the versioned URL of a file under assets/.
 	"asset": func(name string) (string, error) {
-		a, ok := assets[name]
-		if !ok {
-			return "", fmt.Errorf("panel: no asset %q", name)
-		}
-		return Base + "/assets/" + name + "?v=" + a.version, nil
+		return assets.URL(Base+"/assets", name)
 	},
 	// when shows an instant to people, in UTC; datetime is its machine form.
 	"when":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
@@ -269,14 +232,7 @@ func (p *panel) sameOrigin(next http.Handler) http.Handler {
 }
 
 func serveAsset(w http.ResponseWriter, r *http.Request) {
-	a, ok := assets[chi.URLParam(r, "*")]
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", a.contentType)
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	w.Write(a.body)
+	assets.Serve(w, r, chi.URLParam(r, "*"))
 }
 
 // render writes a page; pages are never cached, for they may hold a secret

@@ -5,18 +5,15 @@ package playground
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/fideliza/fideliza/webassets"
 )
 
 // Config says where the page's links lead.
@@ -45,41 +42,8 @@ var embedded embed.FS
 
 var pageTemplate = template.Must(template.New("index.html").Parse(indexHTML))
 
-// asset is an embedded file, held in memory: the files are read-only and the
-// largest is a few megabytes.
-type asset struct {
-	body        []byte
-	contentType string
-	// version is a hash of body, added to the asset's URLs by the page: a
-	// new content is a new URL, so browsers may cache each URL forever.
-	version string
-}
-
-var contentTypes = map[string]string{
-	".js":  "text/javascript; charset=utf-8",
-	".css": "text/css; charset=utf-8",
-}
-
-// assets maps a path under assets/ to its file.
-var assets = func() map[string]asset {
-	m := map[string]asset{}
-	err := fs.WalkDir(embedded, "assets", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := embedded.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(body)
-		m[strings.TrimPrefix(name, "assets/")] = asset{body, contentTypes[path.Ext(name)], hex.EncodeToString(sum[:8])}
-		return nil
-	})
-	if err != nil {
-		panic(err)
-	}
-	return m
-}()
+// assets are the files under assets/.
+var assets = webassets.Load(embedded, "assets")
 
 // Handler serves the page at its root and the files under assets/. Mount it
 // with chi's Mount, which keeps the full path in the request's URL: the page
@@ -100,16 +64,7 @@ func Handler(cfg Config) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(b.Bytes())
 	})
-	r.Get("/assets/*", func(w http.ResponseWriter, r *http.Request) {
-		a, ok := assets[chi.URLParam(r, "*")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", a.contentType)
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		w.Write(a.body)
-	})
+	r.Get("/assets/*", func(w http.ResponseWriter, r *http.Request) { assets.Serve(w, r, chi.URLParam(r, "*")) })
 	return r
 }
 
@@ -131,9 +86,5 @@ type page struct {
 
 // Asset returns the versioned URL of the named file under assets/.
 func (p page) Asset(name string) (string, error) {
-	a, ok := assets[name]
-	if !ok {
-		return "", fmt.Errorf("playground: no asset %q", name)
-	}
-	return p.base + "/assets/" + name + "?v=" + a.version, nil
+	return assets.URL(p.base+"/assets", name)
 }

@@ -136,6 +136,16 @@ func internalProblem(w http.ResponseWriter, r *http.Request) {
 // the answer (nginx's 499); the client never sees it.
 const statusClientClosed = 499
 
-// clientGone reports whether the request's client hung up or its context
-// ended, so an error is the client's doing, not the service's.
-func clientGone(r *http.Request) bool { return r.Context().Err() != nil }
+// unexpected handles an error without a kind. When the client hung up (or
+// its deadline passed) nobody reads an answer and it is no failure of the
+// service: it is logged as such and unexpected answers false. Otherwise it
+// logs the error and answers true: the caller writes its 500.
+func (s *server) unexpected(w http.ResponseWriter, r *http.Request, err error) bool {
+	if r.Context().Err() != nil {
+		s.log.InfoContext(r.Context(), "client went away", "request_id", RequestID(r.Context()), "error", err)
+		w.WriteHeader(statusClientClosed)
+		return false
+	}
+	s.log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "error", err)
+	return true
+}

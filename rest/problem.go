@@ -57,14 +57,10 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail
 // kind are logged and answered 500 without their cause.
 func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := apperr.As(err)
-	if !ok && clientGone(r) {
-		s.log.InfoContext(r.Context(), "client went away", "request_id", RequestID(r.Context()), "error", err)
-		w.WriteHeader(statusClientClosed)
-		return
-	}
 	if !ok {
-		s.log.ErrorContext(r.Context(), "pos request failed", "request_id", RequestID(r.Context()), "error", err)
-		writeProblem(w, r, http.StatusInternalServerError, "internal-error", "an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)
+		if s.unexpected(w, r, err) {
+			writeProblem(w, r, http.StatusInternalServerError, "internal-error", "an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)
+		}
 		return
 	}
 	switch e.Kind {

@@ -28,18 +28,12 @@ type v1Error struct {
 // logged and answered 500 without their cause.
 func (s *server) writeV1Error(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := apperr.As(err)
-	if !ok && clientGone(r) {
-		// The client hung up (or its deadline passed): nobody reads an
-		// answer, and it is no failure of the service.
-		s.log.InfoContext(r.Context(), "client went away", "request_id", RequestID(r.Context()), "error", err)
-		w.WriteHeader(statusClientClosed)
-		return
-	}
 	if !ok {
-		s.log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "error", err)
-		writeJSON(w, http.StatusInternalServerError, v1Error{
-			Error: "internal_error", Message: "an unexpected error occurred; quote request id " + RequestID(r.Context()),
-		})
+		if s.unexpected(w, r, err) {
+			writeJSON(w, http.StatusInternalServerError, v1Error{
+				Error: "internal_error", Message: "an unexpected error occurred; quote request id " + RequestID(r.Context()),
+			})
+		}
 		return
 	}
 	switch e.Kind {
