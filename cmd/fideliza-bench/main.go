@@ -368,6 +368,10 @@ func (r report) print(w io.Writer) {
 		fmt.Fprintf(w, "\nlist and search, p50 at %d vs %d customers:\n", r.Customers, r.ScaleTo)
 		for i := range 2 {
 			small, large := r.Scale[i], r.Scale[i+2]
+			if large.Requests == 0 {
+				fmt.Fprintf(w, "  %-16s %.1f ms → no answer within the load\n", small.Name, ms(small.P50))
+				continue
+			}
 			fmt.Fprintf(w, "  %-16s %.1f ms → %.1f ms (×%.2f)\n", small.Name, ms(small.P50), ms(large.P50), ms(large.P50)/max(ms(small.P50), 0.001))
 		}
 	}
