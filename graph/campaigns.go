@@ -240,7 +240,7 @@ type CampaignFilter struct {
 // of now, type and channel (a campaign for every channel matches any).
 func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
 	var p apperr.Problems
-	if first < 1 || first > maxPageSize {
+	if !validLimit(first) {
 		p.Add("limit", "must be between 1 and %d", maxPageSize)
 	}
 	if f.Status != "" && campaign.StatusValidator(campaign.Status(f.Status)) != nil {

@@ -348,8 +348,8 @@ type CustomerFilter struct {
 // the total over the filtered set. Cursors are keyset positions, stable under
 // inserts.
 func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
-	if first < 1 || first > maxPageSize {
-		return nil, apperr.Invalid("limit", "must be between 1 and %d", maxPageSize)
+	if err := checkLimit(first); err != nil {
+		return nil, err
 	}
 	q := a.DB.Ent.Customer.Query().WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
 	if f.SegmentID != "" {

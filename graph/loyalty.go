@@ -335,8 +335,8 @@ type StatementFilter struct {
 
 // Statement lists a customer's ledger entries, newest first.
 func (a *App) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
-	if first < 1 || first > maxPageSize {
-		return nil, apperr.Invalid("limit", "must be between 1 and %d", maxPageSize)
+	if err := checkLimit(first); err != nil {
+		return nil, err
 	}
 	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {
 		return nil, apperr.Invalid("to", "must be after from")

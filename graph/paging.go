@@ -29,9 +29,20 @@ func boundPage(fc *graphql.FieldContext) error {
 		return nil
 	}
 	for name, n := range map[string]*int{"first": first, "last": last} {
-		if n != nil && (*n < 1 || *n > maxPageSize) {
+		if n != nil && !validLimit(*n) {
 			return apperr.Invalid(name, "page size must be between 1 and %d, got %d", maxPageSize, *n)
 		}
+	}
+	return nil
+}
+
+// validLimit says whether n is an allowed page size.
+func validLimit(n int) bool { return n >= 1 && n <= maxPageSize }
+
+// checkLimit refuses a REST list's limit outside 1..maxPageSize.
+func checkLimit(n int) error {
+	if !validLimit(n) {
+		return apperr.Invalid("limit", "must be between 1 and %d", maxPageSize)
 	}
 	return nil
 }

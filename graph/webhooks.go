@@ -165,8 +165,8 @@ func (a *App) WebhookDeliveries(ctx context.Context, endpointID string, after *e
 	if _, err := a.WebhookEndpoint(ctx, endpointID); err != nil {
 		return nil, err
 	}
-	if first < 1 || first > maxPageSize {
-		return nil, apperr.Invalid("limit", "must be between 1 and %d", maxPageSize)
+	if err := checkLimit(first); err != nil {
+		return nil, err
 	}
 	return a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
 		WithAttemptLog(func(q *ent.WebhookAttemptQuery) { q.Order(ent.Asc(webhookattempt.FieldAttemptedAt)) }).

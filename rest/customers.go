@@ -117,6 +117,15 @@ type customerCreated struct {
 // created_at> excludes that record.
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
+// optTimestamp renders an optional instant; nil stays null.
+func optTimestamp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := timestamp(*t)
+	return &s
+}
+
 func maskedDocument(c *ent.Customer) string {
 	if c.DocumentType == customer.DocumentTypeCNPJ {
 		return document.MaskCNPJ(c.Document)
@@ -147,10 +156,7 @@ func fullCustomer(c *ent.Customer) customerJSON {
 	if c.AddressStreet != nil || c.AddressCity != nil || c.AddressState != nil || c.AddressZipCode != nil {
 		out.Address = &addressJSON{Street: c.AddressStreet, City: c.AddressCity, State: c.AddressState, ZipCode: c.AddressZipCode}
 	}
-	if c.ConsentUpdatedAt != nil {
-		ts := timestamp(*c.ConsentUpdatedAt)
-		out.Consent.UpdatedAt = &ts
-	}
+	out.Consent.UpdatedAt = optTimestamp(c.ConsentUpdatedAt)
 	return out
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/graph/apperr"
 )
@@ -110,14 +109,6 @@ func integer(p *apperr.Problems, field string, n *jsonNumber) *int64 {
 	return &v
 }
 
-func stampPtr(e *ent.PointsEntry) *string {
-	if e.ExpiresAt == nil {
-		return nil
-	}
-	s := timestamp(*e.ExpiresAt)
-	return &s
-}
-
 // creditPoints is POST /points/credit (and /v1/points/credit). A repeated
 // call for the same order answers with the first result.
 func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
@@ -143,7 +134,7 @@ func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
 	e := m.Entry
 	writeJSON(w, http.StatusCreated, creditJSON{
 		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: body.OrderID, PointsCredited: e.Points,
-		NewBalance: e.BalanceAfter, ExpiresAt: stampPtr(e), CreatedAt: timestamp(e.CreatedAt),
+		NewBalance: e.BalanceAfter, ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
 	})
 }
 
@@ -268,7 +259,7 @@ func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
 		item := entryJSON{
 			ID: e.ID, Kind: string(e.Kind), Points: e.Points, BalanceAfter: e.BalanceAfter,
 			Source: sourceJSON{Kind: string(e.SourceKind), ID: e.SourceID}, Reason: e.Reason,
-			ExpiresAt: stampPtr(e), CreatedAt: timestamp(e.CreatedAt),
+			ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
 		}
 		if e.Amount != nil {
 			n := json.Number(e.Amount.String())

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -93,14 +92,6 @@ type attemptJSON struct {
 	LatencyMS       int64   `json:"latency_ms"`
 	Error           *string `json:"error"`
 	ResponseExcerpt string  `json:"response_excerpt"`
-}
-
-func optTimestamp(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := timestamp(*t)
-	return &s
 }
 
 func renderWebhook(ep *ent.WebhookEndpoint) webhookJSON {
