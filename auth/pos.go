@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -18,7 +19,17 @@ var (
 // tenant of the path. An unknown client, a wrong secret, a revoked client and
 // a client of another tenant are the same ErrPOSUnauthorized; an inactive
 // tenant is ErrTenantInactive, checked only after the credentials.
+//
+// A successful login is remembered for POSLoginTTL (at most ClientCheckTTL)
+// under the client and the hash of the secret presented, so a point of sale
+// does not cost a database read per request: a revocation, a rotation or a
+// deactivated tenant takes effect within it (at once in the process that
+// made the change, see Forget).
 func (s *Service) AuthenticatePOS(ctx context.Context, tenantID, clientID, secret string) (viewer.Viewer, error) {
+	key := clientID + "\x00" + HashSecret(secret)
+	if v, ok := s.checks.login(key); ok && v.TenantID == tenantID {
+		return v, nil
+	}
 	c, err := s.clientWithSecret(ctx, apiclient.KindPos, clientID, secret)
 	if err != nil {
 		return viewer.Viewer{}, err
@@ -29,8 +40,13 @@ func (s *Service) AuthenticatePOS(ctx context.Context, tenantID, clientID, secre
 	if !c.Edges.Tenant.Active {
 		return viewer.Viewer{}, ErrTenantInactive
 	}
-	return viewer.Viewer{Role: viewer.RoleClient, TenantID: c.TenantID, Subject: c.ID, Scopes: []string{ScopePOS}}, nil
+	v := viewer.Viewer{Role: viewer.RoleClient, TenantID: c.TenantID, Subject: c.ID, Scopes: []string{ScopePOS}}
+	s.checks.remember(key, v, time.Now().Add(min(POSLoginTTL, s.ClientCheckTTL)))
+	return v, nil
 }
+
+// POSLoginTTL is how long a point-of-sale login is remembered.
+const POSLoginTTL = 5 * time.Second
 
 // ScopePOS is held by point-of-sale clients, which authenticate with HTTP
 // Basic on the tenant paths; it cannot be requested at /auth/token.

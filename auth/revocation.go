@@ -15,10 +15,33 @@ import (
 // loses access within it, not when its tokens expire (an hour).
 const DefaultClientCheckTTL = 30 * time.Second
 
-// clientChecks caches, per client id, whether its tokens are still good.
+// clientChecks caches, per client id, whether its tokens are still good,
+// and the point-of-sale logins that succeeded.
 type clientChecks struct {
 	mu      sync.Mutex
 	entries map[string]clientCheck
+	logins  map[string]posLogin
+}
+
+type posLogin struct {
+	viewer viewer.Viewer
+	until  time.Time
+}
+
+func (c *clientChecks) login(key string) (viewer.Viewer, bool) {
+	c.mu.Lock()
+	l, ok := c.logins[key]
+	c.mu.Unlock()
+	return l.viewer, ok && time.Now().Before(l.until)
+}
+
+func (c *clientChecks) remember(key string, v viewer.Viewer, until time.Time) {
+	c.mu.Lock()
+	if c.logins == nil || len(c.logins) > maxTrackedIDs {
+		c.logins = map[string]posLogin{}
+	}
+	c.logins[key] = posLogin{viewer: v, until: until}
+	c.mu.Unlock()
 }
 
 type clientCheck struct {
@@ -72,4 +95,24 @@ func (s *Service) stillValid(ctx context.Context, key string, check func(context
 	s.checks.entries[key] = clientCheck{valid: valid, until: now.Add(s.ClientCheckTTL)}
 	s.checks.mu.Unlock()
 	return valid
+}
+
+// Forget drops what this process remembers of a tenant's or a client's
+// credentials (either may be ""), so an operator's deactivation, revocation
+// or rotation takes effect here at once; other processes follow within
+// ClientCheckTTL.
+func (s *Service) Forget(tenantID, clientID string) {
+	if s == nil {
+		return
+	}
+	c := &s.checks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, l := range c.logins {
+		if (tenantID != "" && l.viewer.TenantID == tenantID) || (clientID != "" && l.viewer.Subject == clientID) {
+			delete(c.logins, key)
+		}
+	}
+	delete(c.entries, clientID)
+	delete(c.entries, "tenant:"+tenantID)
 }

@@ -391,6 +391,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldPriceCodeGold:      {Type: field.TypeInt, Column: tenant.FieldPriceCodeGold},
 			tenant.FieldPriceCodeDiamond:   {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
 			tenant.FieldSandboxOfID:        {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
+			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 		},
 	}
 	graph.Nodes[15] = &sqlgraph.Node{
@@ -2945,6 +2946,11 @@ func (f *TenantFilter) WherePriceCodeDiamond(p entql.IntP) {
 // WhereSandboxOfID applies the entql string predicate on the sandbox_of_id field.
 func (f *TenantFilter) WhereSandboxOfID(p entql.StringP) {
 	f.Where(p.Field(tenant.FieldSandboxOfID))
+}
+
+// WhereCustomerCount applies the entql int64 predicate on the customer_count field.
+func (f *TenantFilter) WhereCustomerCount(p entql.Int64P) {
+	f.Where(p.Field(tenant.FieldCustomerCount))
 }
 
 // WhereHasSandboxOf applies a predicate to check if query has an edge sandbox_of.

@@ -15314,6 +15314,8 @@ type TenantMutation struct {
 	addprice_code_gold      *int
 	price_code_diamond      *int
 	addprice_code_diamond   *int
+	customer_count          *int64
+	addcustomer_count       *int64
 	clearedFields           map[string]struct{}
 	sandbox_of              *string
 	clearedsandbox_of       bool
@@ -16214,6 +16216,62 @@ func (m *TenantMutation) ResetSandboxOfID() {
 	delete(m.clearedFields, tenant.FieldSandboxOfID)
 }
 
+// SetCustomerCount sets the "customer_count" field.
+func (m *TenantMutation) SetCustomerCount(i int64) {
+	m.customer_count = &i
+	m.addcustomer_count = nil
+}
+
+// CustomerCount returns the value of the "customer_count" field in the mutation.
+func (m *TenantMutation) CustomerCount() (r int64, exists bool) {
+	v := m.customer_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerCount returns the old "customer_count" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldCustomerCount(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerCount: %w", err)
+	}
+	return oldValue.CustomerCount, nil
+}
+
+// AddCustomerCount adds i to the "customer_count" field.
+func (m *TenantMutation) AddCustomerCount(i int64) {
+	if m.addcustomer_count != nil {
+		*m.addcustomer_count += i
+	} else {
+		m.addcustomer_count = &i
+	}
+}
+
+// AddedCustomerCount returns the value that was added to the "customer_count" field in this mutation.
+func (m *TenantMutation) AddedCustomerCount() (r int64, exists bool) {
+	v := m.addcustomer_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCustomerCount resets all changes to the "customer_count" field.
+func (m *TenantMutation) ResetCustomerCount() {
+	m.customer_count = nil
+	m.addcustomer_count = nil
+}
+
 // ClearSandboxOf clears the "sandbox_of" edge to the Tenant entity.
 func (m *TenantMutation) ClearSandboxOf() {
 	m.clearedsandbox_of = true
@@ -16329,7 +16387,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -16381,6 +16439,9 @@ func (m *TenantMutation) Fields() []string {
 	if m.sandbox_of != nil {
 		fields = append(fields, tenant.FieldSandboxOfID)
 	}
+	if m.customer_count != nil {
+		fields = append(fields, tenant.FieldCustomerCount)
+	}
 	return fields
 }
 
@@ -16423,6 +16484,8 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.PriceCodeDiamond()
 	case tenant.FieldSandboxOfID:
 		return m.SandboxOfID()
+	case tenant.FieldCustomerCount:
+		return m.CustomerCount()
 	}
 	return nil, false
 }
@@ -16466,6 +16529,8 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldPriceCodeDiamond(ctx)
 	case tenant.FieldSandboxOfID:
 		return m.OldSandboxOfID(ctx)
+	case tenant.FieldCustomerCount:
+		return m.OldCustomerCount(ctx)
 	}
 	return nil, fmt.Errorf("unknown Tenant field %s", name)
 }
@@ -16594,6 +16659,13 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSandboxOfID(v)
 		return nil
+	case tenant.FieldCustomerCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerCount(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Tenant field %s", name)
 }
@@ -16626,6 +16698,9 @@ func (m *TenantMutation) AddedFields() []string {
 	if m.addprice_code_diamond != nil {
 		fields = append(fields, tenant.FieldPriceCodeDiamond)
 	}
+	if m.addcustomer_count != nil {
+		fields = append(fields, tenant.FieldCustomerCount)
+	}
 	return fields
 }
 
@@ -16650,6 +16725,8 @@ func (m *TenantMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPriceCodeGold()
 	case tenant.FieldPriceCodeDiamond:
 		return m.AddedPriceCodeDiamond()
+	case tenant.FieldCustomerCount:
+		return m.AddedCustomerCount()
 	}
 	return nil, false
 }
@@ -16714,6 +16791,13 @@ func (m *TenantMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPriceCodeDiamond(v)
+		return nil
+	case tenant.FieldCustomerCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCustomerCount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant numeric field %s", name)
@@ -16801,6 +16885,9 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldSandboxOfID:
 		m.ResetSandboxOfID()
+		return nil
+	case tenant.FieldCustomerCount:
+		m.ResetCustomerCount()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant field %s", name)

@@ -53,6 +53,8 @@ type Tenant struct {
 	PriceCodeDiamond int `json:"price_code_diamond,omitempty"`
 	// The production tenant this sandbox tenant belongs to.
 	SandboxOfID *string `json:"sandbox_of_id,omitempty"`
+	// Number of customers of the tenant.
+	CustomerCount int64 `json:"customer_count,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TenantQuery when eager-loading is set.
 	Edges        TenantEdges `json:"edges"`
@@ -103,7 +105,7 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
 			values[i] = new(sql.NullBool)
-		case tenant.FieldPointsExpiryMonths, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond:
+		case tenant.FieldPointsExpiryMonths, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount:
 			values[i] = new(sql.NullInt64)
 		case tenant.FieldID, tenant.FieldName, tenant.FieldSandboxOfID:
 			values[i] = new(sql.NullString)
@@ -233,6 +235,12 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				_m.SandboxOfID = new(string)
 				*_m.SandboxOfID = value.String
 			}
+		case tenant.FieldCustomerCount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field customer_count", values[i])
+			} else if value.Valid {
+				_m.CustomerCount = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -331,6 +339,9 @@ func (_m *Tenant) String() string {
 		builder.WriteString("sandbox_of_id=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("customer_count=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CustomerCount))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -251,6 +251,20 @@ func (_c *TenantCreate) SetNillableSandboxOfID(v *string) *TenantCreate {
 	return _c
 }
 
+// SetCustomerCount sets the "customer_count" field.
+func (_c *TenantCreate) SetCustomerCount(v int64) *TenantCreate {
+	_c.mutation.SetCustomerCount(v)
+	return _c
+}
+
+// SetNillableCustomerCount sets the "customer_count" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableCustomerCount(v *int64) *TenantCreate {
+	if v != nil {
+		_c.SetCustomerCount(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TenantCreate) SetID(v string) *TenantCreate {
 	_c.mutation.SetID(v)
@@ -388,6 +402,10 @@ func (_c *TenantCreate) defaults() error {
 		v := tenant.DefaultPriceCodeDiamond
 		_c.mutation.SetPriceCodeDiamond(v)
 	}
+	if _, ok := _c.mutation.CustomerCount(); !ok {
+		v := tenant.DefaultCustomerCount
+		_c.mutation.SetCustomerCount(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if tenant.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized tenant.DefaultID (forgotten import ent/runtime?)")
@@ -493,6 +511,9 @@ func (_c *TenantCreate) check() error {
 			return &ValidationError{Name: "price_code_diamond", err: fmt.Errorf(`ent: validator failed for field "Tenant.price_code_diamond": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.CustomerCount(); !ok {
+		return &ValidationError{Name: "customer_count", err: errors.New(`ent: missing required field "Tenant.customer_count"`)}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := tenant.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "Tenant.id": %w`, err)}
@@ -596,6 +617,10 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PriceCodeDiamond(); ok {
 		_spec.SetField(tenant.FieldPriceCodeDiamond, field.TypeInt, value)
 		_node.PriceCodeDiamond = value
+	}
+	if value, ok := _c.mutation.CustomerCount(); ok {
+		_spec.SetField(tenant.FieldCustomerCount, field.TypeInt64, value)
+		_node.CustomerCount = value
 	}
 	if nodes := _c.mutation.SandboxOfIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

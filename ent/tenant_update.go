@@ -287,6 +287,27 @@ func (_u *TenantUpdate) AddPriceCodeDiamond(v int) *TenantUpdate {
 	return _u
 }
 
+// SetCustomerCount sets the "customer_count" field.
+func (_u *TenantUpdate) SetCustomerCount(v int64) *TenantUpdate {
+	_u.mutation.ResetCustomerCount()
+	_u.mutation.SetCustomerCount(v)
+	return _u
+}
+
+// SetNillableCustomerCount sets the "customer_count" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableCustomerCount(v *int64) *TenantUpdate {
+	if v != nil {
+		_u.SetCustomerCount(*v)
+	}
+	return _u
+}
+
+// AddCustomerCount adds value to the "customer_count" field.
+func (_u *TenantUpdate) AddCustomerCount(v int64) *TenantUpdate {
+	_u.mutation.AddCustomerCount(v)
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdate) AddSandboxIDs(ids ...string) *TenantUpdate {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -500,6 +521,12 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedPriceCodeDiamond(); ok {
 		_spec.AddField(tenant.FieldPriceCodeDiamond, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.CustomerCount(); ok {
+		_spec.SetField(tenant.FieldCustomerCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCustomerCount(); ok {
+		_spec.AddField(tenant.FieldCustomerCount, field.TypeInt64, value)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -824,6 +851,27 @@ func (_u *TenantUpdateOne) AddPriceCodeDiamond(v int) *TenantUpdateOne {
 	return _u
 }
 
+// SetCustomerCount sets the "customer_count" field.
+func (_u *TenantUpdateOne) SetCustomerCount(v int64) *TenantUpdateOne {
+	_u.mutation.ResetCustomerCount()
+	_u.mutation.SetCustomerCount(v)
+	return _u
+}
+
+// SetNillableCustomerCount sets the "customer_count" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableCustomerCount(v *int64) *TenantUpdateOne {
+	if v != nil {
+		_u.SetCustomerCount(*v)
+	}
+	return _u
+}
+
+// AddCustomerCount adds value to the "customer_count" field.
+func (_u *TenantUpdateOne) AddCustomerCount(v int64) *TenantUpdateOne {
+	_u.mutation.AddCustomerCount(v)
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdateOne) AddSandboxIDs(ids ...string) *TenantUpdateOne {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -1067,6 +1115,12 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.AddedPriceCodeDiamond(); ok {
 		_spec.AddField(tenant.FieldPriceCodeDiamond, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.CustomerCount(); ok {
+		_spec.SetField(tenant.FieldCustomerCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCustomerCount(); ok {
+		_spec.AddField(tenant.FieldCustomerCount, field.TypeInt64, value)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -58,7 +58,12 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	if s.PointsPerReal != nil {
 		u.SetPointsPerReal(*s.PointsPerReal)
 	}
-	return u.Save(ctx)
+	t, err := u.Save(ctx)
+	if err == nil {
+		a.settings.invalidate(id)
+		a.Auth.Forget(id, "")
+	}
+	return t, err
 }
 
 // CreateStore registers a store of a tenant under its external code.
@@ -155,9 +160,14 @@ func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind 
 	return &ClientCredentials{Client: created, Secret: secret}, nil
 }
 
-// RotateClient gives a client a new secret; the old one stops working at once.
+// RotateClient gives a client a new secret; the old one stops working at
+// once in this process, within auth.POSLoginTTL in others.
 func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
-	return rotateClient(ctx, a.DB.Ent, clientID)
+	c, err := rotateClient(ctx, a.DB.Ent, clientID)
+	if err == nil {
+		a.Auth.Forget("", clientID)
+	}
+	return c, err
 }
 
 func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*ClientCredentials, error) {
@@ -173,5 +183,8 @@ func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*Cl
 // tokens already issued stop within auth.DefaultClientCheckTTL.
 func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
 	c, err := a.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
+	if err == nil {
+		a.Auth.Forget("", clientID)
+	}
 	return c, notFoundAs(err, "client")
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/graph/eligibility"
 	"github.com/fideliza/fideliza/graph/webhook"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/ratelimit"
@@ -38,7 +40,8 @@ type App struct {
 	// reads them once, when it is made.
 	RateLimits ratelimit.Config
 
-	campaigns campaignCache
+	campaigns tenantCache[[]eligibility.Campaign]
+	settings  tenantCache[*ent.Tenant]
 	jobsOnce  sync.Once
 	jobsErr   error
 }

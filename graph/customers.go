@@ -6,8 +6,11 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
-	"entgo.io/contrib/entgql"
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
@@ -346,33 +349,78 @@ type CustomerFilter struct {
 
 // ListCustomers returns a page of the viewer's customers, newest first, with
 // the total over the filtered set. Cursors are keyset positions, stable under
-// inserts.
+// inserts. Without a filter the total is the tenant's customer count, kept by
+// the database (migration 0008), so neither the page nor the total costs more
+// at a million customers than at ten thousand.
 func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
 	if err := checkLimit(first); err != nil {
 		return nil, err
 	}
-	q := a.DB.Ent.Customer.Query().WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
+	q := a.DB.Ent.Customer.Query()
 	if f.SegmentID != "" {
 		q.Where(customer.HasSegmentsWith(segment.ID(f.SegmentID)))
 	}
 	if f.CreatedAfter != nil {
 		q.Where(customer.CreatedAtGT(f.CreatedAfter.UTC()))
 	}
-	if p := searchCustomers(f.Search); p != nil {
+	tenantID, err := viewerTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p := searchCustomers(f.Search, tenantID); p != nil {
 		q.Where(p)
 	}
+	filtered := q.Clone()
 	// Ids are time-ordered (ULIDs), so id order is creation order and the
 	// keyset predicate is a plain id < cursor on the (tenant_id, id) index.
-	return q.Paginate(ctx, after, &first, nil, nil, ent.WithCustomerOrder(&ent.CustomerOrder{
-		Direction: entgql.OrderDirectionDesc, Field: ent.DefaultCustomerOrder.Field,
-	}))
+	if after != nil {
+		q.Where(customer.IDLT(after.ID))
+	}
+	nodes, err := q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+		Order(ent.Desc(customer.FieldID)).Limit(first + 1).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
+	conn.PageInfo.HasPreviousPage = after != nil
+	if len(nodes) > first {
+		conn.PageInfo.HasNextPage = true
+		nodes = nodes[:first]
+	}
+	for _, n := range nodes {
+		conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: ent.Cursor{ID: n.ID}})
+	}
+	if n := len(conn.Edges); n > 0 {
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
+	}
+	if conn.TotalCount, err = a.customerTotal(ctx, f, filtered, conn); err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+// customerTotal is the size of the filtered set: the tenant's customer count
+// when nothing filters it, the page itself when it is the first and last
+// (a selective search needs no second query), a count otherwise.
+func (a *App) customerTotal(ctx context.Context, f CustomerFilter, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
+	switch {
+	case f.SegmentID == "" && f.CreatedAfter == nil && strings.TrimSpace(f.Search) == "":
+		t, err := a.viewerTenant(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return int(t.CustomerCount), nil
+	case !page.PageInfo.HasPreviousPage && !page.PageInfo.HasNextPage:
+		return len(page.Edges), nil
+	}
+	return filtered.Count(ctx)
 }
 
 // searchCustomers matches a term against the name (folded substring), the
 // e-mail (substring, any case), the CPF (formatted or not) and the external
-// id. A term that is a CPF or an e-mail is looked up as one, through indexes,
-// instead of as a substring of every name.
-func searchCustomers(term string) predicate.Customer {
+// id of the tenant's customers. A term that is a CPF or an e-mail is looked
+// up as one, through indexes, instead of as a substring of every name.
+func searchCustomers(term, tenantID string) predicate.Customer {
 	term = strings.TrimSpace(term)
 	if term == "" {
 		return nil
@@ -381,9 +429,46 @@ func searchCustomers(term string) predicate.Customer {
 	if cpf, err := document.ParseCPF(term); err == nil {
 		return customer.Or(customer.Document(cpf), byExternalID)
 	}
-	byEmail := customer.EmailKeyContains(strings.ToLower(term))
-	if strings.Contains(term, "@") {
-		return customer.Or(byEmail, byExternalID)
+	email, name := strings.ToLower(term), fold.Text(term)
+	switch {
+	case strings.Contains(term, "@"):
+		name = ""
+	case strings.ContainsFunc(term, unicode.IsSpace): // no e-mail address holds a space
+		email = ""
 	}
-	return customer.Or(customer.NameSearchContains(fold.Text(term)), byEmail, byExternalID)
+	return substringOrExternalID(email, name, term, tenantID)
 }
+
+// substringOrExternalID matches an e-mail substring, a folded name substring
+// (an empty one is no alternative) or an external id. PostgreSQL answers the
+// LIKEs from its trigram indexes (migration 0002). SQLite has no substring
+// index: terms of three characters or more go to the FTS5 trigram index of
+// migration 0008, written as one rowid list with the external id so that
+// SQLite looks up those rows instead of walking the tenant's index (shorter
+// terms, which trigrams cannot match, scan the tenant).
+func substringOrExternalID(email, name, externalID, tenantID string) predicate.Customer {
+	alternatives := []predicate.Customer{customer.ExternalID(externalID)}
+	var match []string
+	short := false
+	for _, c := range []struct{ term, column string }{{email, customer.FieldEmailKey}, {name, customer.FieldNameSearch}} {
+		if c.term == "" {
+			continue
+		}
+		alternatives = append(alternatives, func(s *sql.Selector) { s.Where(sql.Contains(s.C(c.column), c.term)) })
+		match = append(match, c.column+" : "+ftsPhrase(c.term))
+		short = short || utf8.RuneCountInString(c.term) < 3
+	}
+	return func(s *sql.Selector) {
+		if s.Dialect() != dialect.SQLite || short {
+			customer.Or(alternatives...)(s)
+			return
+		}
+		s.Where(sql.ExprP(s.C("rowid")+` IN (SELECT rowid FROM customer_search WHERE customer_search MATCH ?
+			UNION ALL SELECT rowid FROM customers WHERE tenant_id = ? AND external_id = ?)`,
+			strings.Join(match, " OR "), tenantID, externalID))
+	}
+}
+
+// ftsPhrase quotes s as an FTS5 phrase: with the trigram tokenizer, a
+// phrase matches wherever s is a substring.
+func ftsPhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

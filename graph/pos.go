@@ -112,7 +112,7 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	tenant, err := a.viewerTenant(ctx)
+	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 		return out, nil
 	}
 	cust, err := a.DB.Ent.Customer.Query().Where(customer.Document(doc)).
-		WithTenant().WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).Only(ctx)
+		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).Only(ctx)
 	if ent.IsNotFound(err) {
 		return out, nil
 	}
@@ -267,6 +267,10 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 		return out, nil
 	}
 	live, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +313,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	}
 	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
 		Now: a.now().UTC(), Channel: channelPOS, Segments: segments, CustomerRedemptions: used,
-		PointsPerReal: cust.Edges.Tenant.PointsPerReal,
+		PointsPerReal: tenant.PointsPerReal,
 	})
 	type best struct {
 		campaign string
@@ -492,7 +496,7 @@ func errSaleInconsistent(items, amount decimal.Decimal) error {
 // receipt already registered by the store is answered with the sale stored
 // the first time.
 func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
-	tenant, err := a.viewerTenant(ctx)
+	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 		return nil, err
 	}
 	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(in.CustomerID)).
-		WithTenant().WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
 		Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("customer")
@@ -98,6 +98,10 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 		return nil, err
 	}
 	campaigns, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -112,14 +116,14 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	now := a.now().UTC().Truncate(time.Microsecond)
 	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
 		Now: now, Channel: in.Channel, Segments: segments, CustomerRedemptions: used,
-		PointsPerReal: cust.Edges.Tenant.PointsPerReal,
+		PointsPerReal: tenant.PointsPerReal,
 	})
 	token, hash := newValidationToken()
 	cart, err := json.Marshal(in.Cart)
 	if err != nil {
 		return nil, err
 	}
-	kept := keptBenefits{PointsPerReal: cust.Edges.Tenant.PointsPerReal, Campaigns: make([]keptBenefit, len(eligible))}
+	kept := keptBenefits{PointsPerReal: tenant.PointsPerReal, Campaigns: make([]keptBenefit, len(eligible))}
 	for i, e := range eligible {
 		kept.Campaigns[i] = keptBenefit{CampaignID: e.Campaign.ID, Amount: e.Benefit.Amount}
 		if e.Benefit.BonusPoints != nil {

@@ -1005,6 +1005,10 @@ func TestCustomerSearch(t *testing.T) {
 			{"crm-779", nil},
 			{"%", nil},
 			{"_", nil},
+			{"jo", []string{jose}}, // shorter than a trigram
+			{"za", []string{maria}},
+			{`souza"`, nil},
+			{`"souza"`, nil},
 		}
 		for _, tc := range cases {
 			t.Run(tc.search, func(t *testing.T) {
@@ -1024,6 +1028,14 @@ func TestCustomerSearch(t *testing.T) {
 		require.Equal(t, []string{jose}, p.ids)
 		require.False(t, p.hasMore)
 		require.Equal(t, 2, p.total)
+		// A renamed customer is found by the new name only (the search index
+		// follows updates).
+		r := e.custDo(t, http.MethodPatch, "/v1/customers/"+pedro, e.token, map[string]any{"name": "Pedro Cabral", "email": "pc@loja.example"})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Equal(t, []string{pedro}, e.custList(t, e.token, url.Values{"search": {"cabral"}}).ids)
+		require.Equal(t, []string{pedro}, e.custList(t, e.token, url.Values{"search": {"pc@loja"}}).ids)
+		require.Empty(t, e.custList(t, e.token, url.Values{"search": {"alvares"}}).ids)
+		require.Equal(t, []string{jose}, e.custList(t, e.token, url.Values{"search": {"@example.com"}}).ids)
 	})
 }
 

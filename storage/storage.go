@@ -110,13 +110,13 @@ func openSQLite(path string) (*DB, error) {
 		"&_pragma=synchronous(NORMAL)&_time_format=sqlite"
 	// Transactions take the write lock when they begin: a deferred transaction
 	// that reads and then writes can fail with SQLITE_BUSY instead of waiting.
-	writes, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	writes, err := openCachedSQLite("file:" + path + "?" + pragmas + "&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
 	writes.SetMaxOpenConns(1)
 	writes.SetConnMaxIdleTime(0)
-	reads, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	reads, err := openCachedSQLite("file:" + path + "?" + pragmas + "&_pragma=query_only(1)")
 	if err != nil {
 		writes.Close()
 		return nil, err

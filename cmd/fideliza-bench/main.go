@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -53,6 +54,7 @@ type options struct {
 	scaleTo     int
 	workers     int
 	jsonOut     bool
+	profileDir  string
 }
 
 func main() {
@@ -61,7 +63,8 @@ func main() {
 	var err error
 	switch os.Getenv(roleEnv) {
 	case "server":
-		err = serveChild(ctx, os.Getenv("FIDELIZA_DATABASE_URL"), os.Getenv("FIDELIZA_ADDR"), os.Getenv("FIDELIZA_WORKERS"))
+		err = serveChild(ctx, os.Getenv("FIDELIZA_DATABASE_URL"), os.Getenv("FIDELIZA_ADDR"), os.Getenv("FIDELIZA_WORKERS"),
+			os.Getenv("FIDELIZA_BENCH_PPROF") == "1")
 	case "echo":
 		err = echoChild(ctx, os.Getenv("FIDELIZA_ADDR"))
 	default:
@@ -82,6 +85,7 @@ func drive(ctx context.Context) error {
 	flag.IntVar(&o.scaleTo, "scale-to", 1_000_000, "customers to grow to for the second list/search measure (0 skips it)")
 	flag.IntVar(&o.workers, "workers", 20, "River workers of the service")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the service during each load into this directory (<load>.pprof)")
 	flag.Parse()
 	if o.databaseURL == "" {
 		dir, err := os.MkdirTemp("", "fideliza-bench")
@@ -127,6 +131,7 @@ func drive(ctx context.Context) error {
 	progress("starting the service")
 	addr, stopServer, rss, err := startChild(ctx, "server", []string{
 		"FIDELIZA_DATABASE_URL=" + o.databaseURL, "FIDELIZA_WORKERS=" + strconv.Itoa(o.workers),
+		"FIDELIZA_BENCH_PPROF=" + map[bool]string{true: "1"}[o.profileDir != ""],
 	})
 	if err != nil {
 		return err
@@ -138,10 +143,18 @@ func drive(ctx context.Context) error {
 	}
 	for _, name := range []string{"identify", "authorize", "validate", "redeem", "customer list", "customer search"} {
 		progress("load: %s", name)
+		profiled := profile(ctx, "http://"+addr, o, name)
 		rep.Ops = append(rep.Ops, run(ctx, name, o.conns, o.duration, 0, l.op(name)))
+		if err := profiled(); err != nil {
+			return err
+		}
 	}
 	progress("load: sale ingestion, then the queue drains")
+	profiled := profile(ctx, "http://"+addr, o, "sale ingestion")
 	ingested, processed, err := l.sales(ctx, db, o)
+	if err == nil {
+		err = profiled()
+	}
 	if err != nil {
 		return err
 	}
@@ -254,13 +267,14 @@ func procStatus(pid int, field string) int64 {
 
 // serveChild is the service as `fideliza serve` wires it: REST, GraphQL and
 // the River workers on one database.
-func serveChild(ctx context.Context, databaseURL, addr, workers string) error {
+func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn bool) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ctx, databaseURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	go db.KeepOptimized(ctx, log)
 	// Rate limits off: the run measures the service's capacity, not its quotas.
 	app := &graph.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza"),
 		RateLimits: ratelimit.Unlimited()}
@@ -272,7 +286,14 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string) error {
 	if err := app.River.Start(ctx); err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: addr, Handler: rest.NewHandler(app, log), ReadHeaderTimeout: 10 * time.Second}
+	handler := rest.NewHandler(app, log)
+	if pprofOn {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		handler = mux
+	}
+	srv := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -284,6 +305,38 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string) error {
 		return err
 	}
 	return nil
+}
+
+// profile starts a CPU profile of the service for the coming load when
+// --profile is set; the returned function waits for it and writes
+// <dir>/<load>.pprof.
+func profile(ctx context.Context, base string, o options, load string) func() error {
+	if o.profileDir == "" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		seconds := max(1, int(o.duration.Seconds())-1)
+		res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(o.profileDir, strings.ReplaceAll(load, " ", "-")+".pprof"), raw, 0o644)
+		}
+		done <- err
+	}()
+	return func() error {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // echoChild is the baseline: a bare net/http server that decodes a JSON

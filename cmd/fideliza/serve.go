@@ -57,6 +57,7 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer app.DB.Close()
+			go app.DB.KeepOptimized(ctx, log)
 			app.NoIntrospection = !intro
 			app.RateLimits = rates
 			log.Info("rate limits, counted by this process alone", "client", rates.DefaultQuota().String(),

@@ -629,6 +629,7 @@ var (
 		{Name: "price_code_silver", Type: field.TypeInt, Default: 0},
 		{Name: "price_code_gold", Type: field.TypeInt, Default: 0},
 		{Name: "price_code_diamond", Type: field.TypeInt, Default: 0},
+		{Name: "customer_count", Type: field.TypeInt64, Default: 0},
 		{Name: "sandbox_of_id", Type: field.TypeString, Nullable: true},
 	}
 	// TenantsTable holds the schema information for the "tenants" table.
@@ -639,7 +640,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[17]},
+				Columns:    []*schema.Column{TenantsColumns[18]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},

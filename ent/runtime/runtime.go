@@ -833,6 +833,10 @@ func init() {
 	tenant.DefaultPriceCodeDiamond = tenantDescPriceCodeDiamond.Default.(int)
 	// tenant.PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	tenant.PriceCodeDiamondValidator = tenantDescPriceCodeDiamond.Validators[0].(func(int) error)
+	// tenantDescCustomerCount is the schema descriptor for customer_count field.
+	tenantDescCustomerCount := tenantFields[16].Descriptor()
+	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
+	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
 	// tenantDescID is the schema descriptor for id field.
 	tenantDescID := tenantFields[0].Descriptor()
 	// tenant.DefaultID holds the default value on creation for the id field.

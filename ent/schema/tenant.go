@@ -52,6 +52,11 @@ func (Tenant) Fields() []ent.Field {
 		field.Int("price_code_diamond").Default(0).NonNegative().Comment("POS price code of diamond customers."),
 		field.String("sandbox_of_id").Optional().Nillable().Immutable().
 			Comment("The production tenant this sandbox tenant belongs to."),
+		// Kept by database triggers on customers (migration 0008), so a list's
+		// total needs no count(*) over the tenant; never set by the code.
+		field.Int64("customer_count").Default(0).
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("Number of customers of the tenant."),
 	}
 }
 

@@ -50,6 +50,8 @@ const (
 	FieldPriceCodeDiamond = "price_code_diamond"
 	// FieldSandboxOfID holds the string denoting the sandbox_of_id field in the database.
 	FieldSandboxOfID = "sandbox_of_id"
+	// FieldCustomerCount holds the string denoting the customer_count field in the database.
+	FieldCustomerCount = "customer_count"
 	// EdgeSandboxOf holds the string denoting the sandbox_of edge name in mutations.
 	EdgeSandboxOf = "sandbox_of"
 	// EdgeSandboxes holds the string denoting the sandboxes edge name in mutations.
@@ -86,6 +88,7 @@ var Columns = []string{
 	FieldPriceCodeGold,
 	FieldPriceCodeDiamond,
 	FieldSandboxOfID,
+	FieldCustomerCount,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -156,6 +159,8 @@ var (
 	DefaultPriceCodeDiamond int
 	// PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	PriceCodeDiamondValidator func(int) error
+	// DefaultCustomerCount holds the default value on creation for the "customer_count" field.
+	DefaultCustomerCount int64
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -253,6 +258,11 @@ func ByPriceCodeDiamond(opts ...sql.OrderTermOption) OrderOption {
 // BySandboxOfID orders the results by the sandbox_of_id field.
 func BySandboxOfID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSandboxOfID, opts...).ToFunc()
+}
+
+// ByCustomerCount orders the results by the customer_count field.
+func ByCustomerCount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCustomerCount, opts...).ToFunc()
 }
 
 // BySandboxOfField orders the results by sandbox_of field.

@@ -151,6 +151,11 @@ func SandboxOfID(v string) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldSandboxOfID, v))
 }
 
+// CustomerCount applies equality check predicate on the "customer_count" field. It's identical to CustomerCountEQ.
+func CustomerCount(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCustomerCount, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldCreatedAt, v))
@@ -799,6 +804,46 @@ func SandboxOfIDEqualFold(v string) predicate.Tenant {
 // SandboxOfIDContainsFold applies the ContainsFold predicate on the "sandbox_of_id" field.
 func SandboxOfIDContainsFold(v string) predicate.Tenant {
 	return predicate.Tenant(sql.FieldContainsFold(FieldSandboxOfID, v))
+}
+
+// CustomerCountEQ applies the EQ predicate on the "customer_count" field.
+func CustomerCountEQ(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldCustomerCount, v))
+}
+
+// CustomerCountNEQ applies the NEQ predicate on the "customer_count" field.
+func CustomerCountNEQ(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldCustomerCount, v))
+}
+
+// CustomerCountIn applies the In predicate on the "customer_count" field.
+func CustomerCountIn(vs ...int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldCustomerCount, vs...))
+}
+
+// CustomerCountNotIn applies the NotIn predicate on the "customer_count" field.
+func CustomerCountNotIn(vs ...int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldCustomerCount, vs...))
+}
+
+// CustomerCountGT applies the GT predicate on the "customer_count" field.
+func CustomerCountGT(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldCustomerCount, v))
+}
+
+// CustomerCountGTE applies the GTE predicate on the "customer_count" field.
+func CustomerCountGTE(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldCustomerCount, v))
+}
+
+// CustomerCountLT applies the LT predicate on the "customer_count" field.
+func CustomerCountLT(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldCustomerCount, v))
+}
+
+// CustomerCountLTE applies the LTE predicate on the "customer_count" field.
+func CustomerCountLTE(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldCustomerCount, v))
 }
 
 // HasSandboxOf applies the HasEdge predicate on the "sandbox_of" edge.
