@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
@@ -532,6 +533,8 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 	}
 	var stored *ent.Sale
 	received := false // a new sale, counted once committed
+	// The items and payments all link to the one sale: check it once.
+	ctx = schema.RememberVisible(ctx)
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		prior, err := tx.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
 		if err == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/graph/campaignrules"
@@ -64,7 +65,7 @@ type processed struct {
 }
 
 func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[ProcessSaleArgs]) error {
-	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
+	ctx = schema.RememberVisible(viewer.TenantContext(ctx, job.Args.TenantID))
 	var done *processed
 	err := w.DB.InTx(ctx, func(tx storage.Tx) (err error) {
 		done, err = w.process(ctx, tx.Ent, job.Args.SaleID)

@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"entgo.io/ent"
 	"entgo.io/ent/entql"
@@ -94,9 +95,30 @@ func ledgerPolicy() ent.Policy {
 	}
 }
 
+// visibleMemoKey keys the rows an operation has already found visible.
+type visibleMemoKey struct{}
+
+// RememberVisible returns a context in which a linked row found visible is
+// not looked up again: an operation that writes several rows linked to the
+// same parents (a sale's items and payments) checks each parent once. A
+// row's visibility cannot change within an operation, and the memo is keyed
+// by the viewer's tenant as well, so a context derived with another viewer
+// learns nothing from it.
+func RememberVisible(ctx context.Context) context.Context {
+	return context.WithValue(ctx, visibleMemoKey{}, &sync.Map{})
+}
+
 // visible finds a row by id through the privacy policies: GraphQL node types
 // through the node resolver, the others by their prefix.
 func visible(ctx context.Context, c *gen.Client, id string) error {
+	memo, _ := ctx.Value(visibleMemoKey{}).(*sync.Map)
+	v, _ := viewer.FromContext(ctx)
+	key := v.TenantID + "/" + id
+	if memo != nil {
+		if _, ok := memo.Load(key); ok {
+			return nil
+		}
+	}
 	var exists bool
 	var err error
 	switch pid.Prefix(id) {
@@ -110,6 +132,9 @@ func visible(ctx context.Context, c *gen.Client, id string) error {
 	}
 	if err == nil && !exists {
 		err = fmt.Errorf("no %s %q", pid.Prefix(id), id)
+	}
+	if err == nil && memo != nil {
+		memo.Store(key, struct{}{})
 	}
 	return err
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
@@ -2225,4 +2226,24 @@ func TestNoUpsert(t *testing.T) {
 		_, ok := reflect.TypeOf(builder).MethodByName("Modify")
 		require.False(t, ok, "%T has Modify: ent's sql/modifier feature bypasses tenant isolation", builder)
 	}
+}
+
+// TestRememberVisibleKeepsTenants: a row remembered as visible in one
+// tenant's operation is not visible through the memo to another tenant.
+func TestRememberVisibleKeepsTenants(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		sys := viewer.SystemContext(context.Background())
+		a := db.Ent.Tenant.Create().SetName("A").SaveX(sys)
+		b := db.Ent.Tenant.Create().SetName("B").SaveX(sys)
+		cust := db.Ent.Customer.Create().SetTenantID(a.ID).SetDocument("52998224725").SaveX(sys)
+
+		memo := schema.RememberVisible(context.Background())
+		for range 2 { // the second finds it in the memo
+			_, err := db.Ent.Segment.Create().SetName("VIP").AddCustomerIDs(cust.ID).Save(viewer.TenantContext(memo, a.ID))
+			require.NoError(t, err)
+		}
+		_, err := db.Ent.Segment.Create().SetName("VIP").AddCustomerIDs(cust.ID).Save(viewer.TenantContext(memo, b.ID))
+		require.ErrorIs(t, err, privacy.Deny)
+	})
 }

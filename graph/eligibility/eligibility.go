@@ -188,15 +188,10 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 		return eligible, ineligible
 	}
 
-	lines := make([]decimal.Decimal, len(cart.Items))
-	sum := decimal.Zero
-	for i := range cart.Items {
-		lines[i] = lineTotal(&cart.Items[i])
-		sum = sum.Add(lines[i])
-	}
+	lines := newCartLines(cart.Items)
 	subtotal := cart.Subtotal
 	if subtotal.IsZero() {
-		subtotal = sum
+		subtotal = lines.sum()
 	}
 
 	scratch := make([]int, 0, len(cart.Items))
@@ -205,7 +200,7 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 		reason := check(c, &ctx)
 		var applicable []int
 		if reason == "" {
-			applicable = applicableItems(c, cart.Items, lines, scratch[:0])
+			applicable = lines.applicable(c, scratch[:0])
 			if len(applicable) == 0 {
 				reason = NoApplicableItems
 			}
@@ -224,7 +219,7 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 		eligible = append(eligible, Eligible{
 			Campaign:        *c,
 			ApplicableItems: applicable,
-			Benefit:         benefit(c, cart.Items, lines, applicable, &ctx),
+			Benefit:         lines.benefit(c, applicable, &ctx),
 		})
 	}
 	return eligible, ineligible
@@ -248,6 +243,73 @@ func check(c *Campaign, ctx *Context) Reason {
 		return LimitReached
 	}
 	return ""
+}
+
+// cartLines are the line totals of a cart, computed once for all campaigns,
+// with what computing the campaigns' benefits from them needs.
+type cartLines struct {
+	items []Item
+	// units are the line totals in units when every one of them and their
+	// sum fit the fast path of fixed.go, else nil.
+	units    []uint64
+	sumUnits uint64
+	// dec are the line totals as decimals: when units is set, made only if
+	// something is left to the decimal arithmetic.
+	dec []decimal.Decimal
+	// shares and amounts are scratch space for money.
+	shares  []uint64
+	amounts []decimal.Decimal
+	// decimals holds the amounts made from units, to share equal ones.
+	decimals map[uint64]decimal.Decimal
+}
+
+func newCartLines(items []Item) *cartLines {
+	units := make([]uint64, len(items))
+	var sum uint64
+	for i := range items {
+		u, ok := lineUnits(&items[i])
+		sum += u // both at most MaxInt64: it cannot wrap
+		if !ok || sum > math.MaxInt64 {
+			dec := make([]decimal.Decimal, len(items))
+			for j := range items {
+				dec[j] = lineTotal(&items[j])
+			}
+			return &cartLines{items: items, dec: dec}
+		}
+		units[i] = u
+	}
+	return &cartLines{items: items, units: units, sumUnits: sum}
+}
+
+// lineDecimals are the line totals as decimals.
+func (l *cartLines) lineDecimals() []decimal.Decimal {
+	if l.dec == nil {
+		l.dec = make([]decimal.Decimal, len(l.units))
+		for i, u := range l.units {
+			l.dec[i] = decimal.New(int64(u), -places)
+		}
+	}
+	return l.dec
+}
+
+// sum is the sum of the line totals.
+func (l *cartLines) sum() decimal.Decimal {
+	if l.units != nil {
+		return decimal.New(int64(l.sumUnits), -places)
+	}
+	sum := decimal.Zero
+	for _, t := range l.dec {
+		sum = sum.Add(t)
+	}
+	return sum
+}
+
+// positive tells whether line i is above zero.
+func (l *cartLines) positive(i int) bool {
+	if l.units != nil {
+		return l.units[i] > 0
+	}
+	return l.dec[i].IsPositive()
 }
 
 // lineTotal is round8(UnitPrice × Quantity), never below zero.
@@ -314,12 +376,12 @@ func in(v string, list []string, set map[string]struct{}) bool {
 	return slices.Contains(list, v)
 }
 
-// applicableItems appends to dst the indexes of the items that apply to c and
+// applicable appends to dst the indexes of the items that apply to c and
 // have a positive line total.
-func applicableItems(c *Campaign, items []Item, lines []decimal.Decimal, dst []int) []int {
+func (l *cartLines) applicable(c *Campaign, dst []int) []int {
 	m := newMatcher(c)
-	for i := range items {
-		if lines[i].IsPositive() && m.applies(&items[i]) {
+	for i := range l.items {
+		if l.positive(i) && m.applies(&l.items[i]) {
 			dst = append(dst, i)
 		}
 	}
@@ -327,25 +389,20 @@ func applicableItems(c *Campaign, items []Item, lines []decimal.Decimal, dst []i
 }
 
 // benefit computes the estimated benefit of an eligible campaign.
-func benefit(c *Campaign, items []Item, lines []decimal.Decimal, applicable []int, ctx *Context) Benefit {
+func (l *cartLines) benefit(c *Campaign, applicable []int, ctx *Context) Benefit {
+	items := l.items
 	b := Benefit{Amount: decimal.Zero, Items: make([]ItemBenefit, len(applicable))}
 	for k, i := range applicable {
-		b.Items[k] = ItemBenefit{
-			Index:          i,
-			SKU:            itemSKU(&items[i]),
-			Quantity:       items[i].Quantity,
-			DiscountAmount: decimal.Zero,
-			CashbackAmount: decimal.Zero,
-		}
+		// Field by field, leaving the amounts zero (decimal.Zero is the zero
+		// Decimal): cheaper than storing a whole ItemBenefit.
+		ib := &b.Items[k]
+		ib.Index, ib.SKU, ib.Quantity = i, itemSKU(&items[i]), items[i].Quantity
 	}
 	switch c.Type {
 	case Discount, Cashback:
-		amounts := money(c, lines, applicable)
-		for k := range amounts {
-			b.Amount = b.Amount.Add(amounts[k])
-		}
+		amounts, amount := l.money(c, applicable)
+		b.Amount = amount
 		b.FreeShipping = c.DiscountMode == FreeShipping
-		amount := b.Amount
 		if c.Type == Discount {
 			b.DiscountAmount = &amount
 			for k := range amounts {
@@ -362,13 +419,7 @@ func benefit(c *Campaign, items []Item, lines []decimal.Decimal, applicable []in
 	case BonusPoints:
 		multiplier := c.Multiplier
 		b.Multiplier = &multiplier
-		rate := ctx.PointsPerReal.Mul(c.Multiplier.Sub(one))
-		var total int64
-		for k, i := range applicable {
-			p := min(earned(lines[i], rate), math.MaxInt64-total) // saturate, keeping the sum exact
-			b.Items[k].BonusPoints = p
-			total += p
-		}
+		total := l.bonusPoints(b.Items, ctx.PointsPerReal.Mul(c.Multiplier.Sub(one)))
 		b.BonusPoints = &total
 	case Gift:
 		sku := c.GiftSKU
@@ -377,11 +428,79 @@ func benefit(c *Campaign, items []Item, lines []decimal.Decimal, applicable []in
 	return b
 }
 
-// money is the discount or cashback of each applicable item, or nil when the
-// mode gives no money.
+// bonusPoints sets the points each item earns at rate and returns their sum,
+// saturating the points so that the sum stays exact.
+func (l *cartLines) bonusPoints(items []ItemBenefit, rate decimal.Decimal) int64 {
+	if !rate.IsPositive() {
+		return 0 // nothing is earned
+	}
+	m, exp, _, fast := coefficient(rate)
+	fast = fast && l.units != nil
+	var total int64
+	for k := range items {
+		i := items[k].Index
+		p, ok := int64(0), false
+		if fast {
+			p, ok = earnedUnits(l.units[i], m, exp)
+		}
+		if !ok {
+			p = earned(l.lineDecimals()[i], rate)
+		}
+		p = min(p, math.MaxInt64-total)
+		items[k].BonusPoints = p
+		total += p
+	}
+	return total
+}
+
+// money is the discount or cashback of each applicable item, in scratch
+// space valid until the next call, and their sum; nil and zero when the mode
+// gives no money.
+func (l *cartLines) money(c *Campaign, applicable []int) ([]decimal.Decimal, decimal.Decimal) {
+	if c.DiscountMode != Percentage && c.DiscountMode != FixedAmount {
+		return nil, decimal.Zero
+	}
+	if l.units != nil {
+		if l.shares == nil {
+			l.shares = make([]uint64, len(l.items))
+			l.amounts = make([]decimal.Decimal, len(l.items))
+		}
+		shares, amounts := l.shares[:len(applicable)], l.amounts[:len(applicable)]
+		if sum, ok := moneyUnits(c, l.units, applicable, shares); ok {
+			for k, u := range shares {
+				amounts[k] = l.amount(u)
+			}
+			return amounts, l.amount(sum)
+		}
+	}
+	amounts := money(c, l.lineDecimals(), applicable)
+	sum := decimal.Zero
+	for _, a := range amounts {
+		sum = sum.Add(a)
+	}
+	return amounts, sum
+}
+
+// amount is u units as a decimal, with the places decimal places the decimal
+// arithmetic gives every amount. Equal amounts share one decimal (decimals
+// are immutable): they recur, as when campaigns of the same percentage apply
+// to the same items, and each saves allocations.
+func (l *cartLines) amount(u uint64) decimal.Decimal {
+	d, ok := l.decimals[u]
+	if !ok {
+		if l.decimals == nil {
+			l.decimals = make(map[uint64]decimal.Decimal, 4*len(l.items)) // spares most rehashing
+		}
+		d = decimal.New(int64(u), -places)
+		l.decimals[u] = d
+	}
+	return d
+}
+
+// money is the discount or cashback of each applicable item for a campaign
+// of mode Percentage or FixedAmount, in decimal arithmetic.
 func money(c *Campaign, lines []decimal.Decimal, applicable []int) []decimal.Decimal {
-	switch c.DiscountMode {
-	case Percentage:
+	if c.DiscountMode == Percentage {
 		pct := decimal.Max(decimal.Zero, decimal.Min(c.DiscountValue, hundred))
 		out := make([]decimal.Decimal, len(applicable))
 		for k, i := range applicable {
@@ -389,15 +508,13 @@ func money(c *Campaign, lines []decimal.Decimal, applicable []int) []decimal.Dec
 			out[k] = lines[i].Mul(pct).Shift(-2).Round(places)
 		}
 		return out
-	case FixedAmount:
-		total := decimal.Zero
-		for _, i := range applicable {
-			total = total.Add(lines[i])
-		}
-		amount := decimal.Max(decimal.Zero, decimal.Min(c.DiscountValue, total)).Round(places)
-		return split(amount, total, lines, applicable)
 	}
-	return nil
+	total := decimal.Zero
+	for _, i := range applicable {
+		total = total.Add(lines[i])
+	}
+	amount := decimal.Max(decimal.Zero, decimal.Min(c.DiscountValue, total)).Round(places)
+	return split(amount, total, lines, applicable)
 }
 
 // split shares amount (0 <= amount <= total, total > 0) over the applicable
@@ -465,13 +582,10 @@ func intDigits(d decimal.Decimal) int {
 // eligible: what redeem gives for a campaign a validation found eligible,
 // from the cart it kept. ok is false when no item applies.
 func Estimate(c Campaign, cart Cart, pointsPerReal decimal.Decimal) (b Benefit, ok bool) {
-	lines := make([]decimal.Decimal, len(cart.Items))
-	for i := range cart.Items {
-		lines[i] = lineTotal(&cart.Items[i])
-	}
-	applicable := applicableItems(&c, cart.Items, lines, nil)
+	lines := newCartLines(cart.Items)
+	applicable := lines.applicable(&c, nil)
 	if len(applicable) == 0 {
 		return Benefit{}, false
 	}
-	return benefit(&c, cart.Items, lines, applicable, &Context{PointsPerReal: pointsPerReal}), true
+	return lines.benefit(&c, applicable, &Context{PointsPerReal: pointsPerReal}), true
 }

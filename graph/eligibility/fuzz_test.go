@@ -3,6 +3,7 @@ package eligibility
 import (
 	"encoding/binary"
 	"fmt"
+	"math/big"
 	"strconv"
 	"testing"
 	"time"
@@ -155,6 +156,99 @@ func FuzzEvaluate(f *testing.F) {
 				t.Fatalf("%s: %v", e.Campaign.ID, err)
 			}
 		}
+		if err := sameAsReference(campaigns, cart, ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// wide is c × 10^exp written with w more decimal places: the same value
+// with a coefficient of up to w more digits.
+func wide(c int64, exp int32, w uint8) decimal.Decimal {
+	n := int32(w % 25)
+	return decimal.NewFromBigInt(new(big.Int).Mul(big.NewInt(c), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)), exp-n)
+}
+
+// fastPathCart decodes items from 10-byte records:
+//
+//	b0–b3 unit price coefficient (big-endian uint32); b4 its exponent, b4 % 33 - 20
+//	b5–b7 quantity coefficient (big-endian uint24); b8 its exponent, b8 % 16 - 10
+//	b9    bits 0–1 SKU S0–S3; bits 2–3 category C0–C3; bit 4 no SKU, GTIN 789<n>
+//	      instead; bit 5 negative price; bit 6 negative quantity; bit 7 both
+//	      written with widen more decimal places
+func fastPathCart(data []byte, widen uint8) Cart {
+	var cart Cart
+	for len(data) >= 10 && len(cart.Items) < 40 {
+		r := data[:10]
+		data = data[10:]
+		price, qty := int64(binary.BigEndian.Uint32(r[0:4])), int64(r[5])<<16|int64(r[6])<<8|int64(r[7])
+		if r[9]&0x20 != 0 {
+			price = -price
+		}
+		if r[9]&0x40 != 0 {
+			qty = -qty
+		}
+		w := uint8(0)
+		if r[9]&0x80 != 0 {
+			w = widen
+		}
+		it := Item{
+			Category:  "C" + strconv.Itoa(int(r[9]>>2&3)),
+			UnitPrice: wide(price, int32(r[4]%33)-20, w),
+			Quantity:  wide(qty, int32(r[8]%16)-10, w),
+		}
+		if r[9]&0x10 != 0 {
+			it.GTIN = "789" + strconv.Itoa(len(cart.Items))
+		} else {
+			it.SKU = "S" + strconv.Itoa(int(r[9]&3))
+		}
+		cart.Items = append(cart.Items, it)
+	}
+	return cart
+}
+
+// FuzzEvaluateFastPath checks that Evaluate and Estimate give exactly what
+// the decimal arithmetic they replaced gives, for amounts of every size and
+// scale: from far below a unit to far beyond the fixed-point range, with
+// more decimal places than they need, negative and zero.
+func FuzzEvaluateFastPath(f *testing.F) {
+	// A point-of-sale cart: 12.99 × 2, 5.49 × 1, 0.755 kg × 39.90.
+	f.Add(int64(1000000000), int8(-8), int64(100000000), int8(-8), int64(200), uint8(0), int64(0),
+		[]byte("\x00\x00\x05\x13\x12\x00\x00\x02\x0a\x00"+
+			"\x00\x00\x02\x25\x12\x00\x00\x01\x0a\x05"+
+			"\x00\x00\x0f\x96\x12\x00\x02\xf3\x07\x1a"))
+	f.Fuzz(func(t *testing.T, value int64, valueExp int8, rate int64, rateExp int8, multiplier int64, widen uint8, subtotal int64, data []byte) {
+		cart := fastPathCart(data, widen)
+		if subtotal != 0 {
+			cart.Subtotal = decimal.New(subtotal, -2)
+		}
+		v := wide(value, int32(valueExp)%25, widen)
+		ctx := Context{Now: now, Channel: "pdv", PointsPerReal: wide(rate, int32(rateExp)%13, widen)}
+		var campaigns []Campaign
+		add := func(c Campaign) {
+			c.ID = strconv.Itoa(len(campaigns))
+			campaigns = append(campaigns, running(c))
+		}
+		for _, filter := range []bool{false, true} {
+			for _, typ := range []Type{Discount, Cashback} {
+				for _, mode := range []Mode{Percentage, FixedAmount, FreeShipping, ""} {
+					c := Campaign{Type: typ, DiscountMode: mode, DiscountValue: v, CreditAfterDays: 3}
+					if filter {
+						c.SKUs, c.Categories = []string{"S1", "7891"}, []string{"C2"}
+					}
+					add(c)
+				}
+			}
+			c := Campaign{Type: BonusPoints, Multiplier: wide(multiplier, -2, widen)}
+			if filter {
+				c.SKUs = []string{"S0", "7890"}
+			}
+			add(c)
+		}
+		add(Campaign{Type: Gift, GiftSKU: "G", MinSubtotal: &v})
+		if err := sameAsReference(campaigns, cart, ctx); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
@@ -274,6 +368,57 @@ func BenchmarkEvaluate(b *testing.B) {
 			v.Categories = []string{"C5"}
 		}
 		campaigns = append(campaigns, v)
+	}
+	var el []Eligible
+	b.ReportAllocs()
+	for b.Loop() {
+		el, _ = Evaluate(campaigns, cart, ctx)
+	}
+	b.ReportMetric(float64(len(el)), "eligible/op")
+}
+
+// BenchmarkEvaluatePOSCart is a point-of-sale authorization: 50 live discount
+// campaigns, read from the database with 8 decimal places, against a 20-item
+// cart of 2-place prices and whole quantities.
+func BenchmarkEvaluatePOSCart(b *testing.B) {
+	var cart Cart
+	for i := range 20 {
+		gtin := "78910001" + strconv.Itoa(10000+i)
+		cart.Items = append(cart.Items, Item{
+			SKU: gtin, GTIN: gtin, Category: "C" + strconv.Itoa(i%5),
+			Quantity:  decimal.NewFromInt(int64(1 + i%3)),
+			UnitPrice: decimal.New(int64(149+i*373%4000), -2),
+		})
+	}
+	ctx := Context{
+		Now: now, Channel: "pdv", Segments: []string{"seg-gold"},
+		CustomerRedemptions: map[string]int{"c-8": 1}, PointsPerReal: stored("1"),
+	}
+	campaigns := make([]Campaign, 50)
+	for i := range campaigns {
+		c := running(Campaign{ID: "c-" + strconv.Itoa(i), Type: Discount})
+		if i%2 == 0 {
+			c.DiscountMode, c.DiscountValue = Percentage, stored(strconv.Itoa(5+i%4*5))
+		} else {
+			c.DiscountMode, c.DiscountValue = FixedAmount, stored(strconv.Itoa(2+i%7)+".50")
+		}
+		switch i % 10 {
+		case 1, 6:
+			c.SKUs = []string{cart.Items[i%20].GTIN, cart.Items[(i+7)%20].GTIN, "7890000000000"}
+		case 2:
+			c.Categories = []string{"C1", "C3"}
+		case 3:
+			c.MinSubtotal = new(stored("100")) // met
+		case 4:
+			c.MinSubtotal = new(stored("5000")) // not met
+		case 5:
+			c.SegmentID = "seg-gold"
+		case 7:
+			c.SegmentID = "seg-silver" // segment_mismatch
+		case 8:
+			c.LimitPerCustomer = ip(1) // limit_reached
+		}
+		campaigns[i] = c
 	}
 	var el []Eligible
 	b.ReportAllocs()
