@@ -15,8 +15,9 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/fideliza/fideliza/ent"
 	_ "github.com/fideliza/fideliza/ent/runtime" // privacy policies, hooks and defaults
@@ -39,6 +40,7 @@ type DB struct {
 	Ent     *ent.Client
 	Dialect string
 	driver  dialect.Driver // Ent's driver
+	pgx     *pgxpool.Pool  // the connections behind SQL on PostgreSQL
 }
 
 // Open opens the database named by rawURL ("" means DefaultURL).
@@ -55,7 +57,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	case "sqlite":
 		db, err = openSQLite(sqlitePath(u))
 	case "postgres", "postgresql":
-		db, err = openPostgres(rawURL)
+		db, err = openPostgres(ctx, rawURL)
 	default:
 		return nil, fmt.Errorf("database url %q: scheme must be sqlite:// or postgres://", redact(u))
 	}
@@ -129,16 +131,33 @@ func openSQLite(path string) (*DB, error) {
 	return &DB{SQL: writes, Reads: reads, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.SQLite, driver: drv}, nil
 }
 
-func openPostgres(rawURL string) (*DB, error) {
-	pool, err := sql.Open("pgx", rawURL)
+// postgresMaxConns is the default size of the PostgreSQL pool
+// (pool_max_conns in the URL overrides it).
+const postgresMaxConns = 32
+
+// openPostgres opens a pgxpool behind database/sql, and pgxpool alone
+// bounds and keeps the connections. Under a saturated database/sql pool, a
+// waiting request is handed the connection another just released, and a
+// connection a cancelled query (a client that hung up) left dead fails it
+// with "driver: bad connection" once three such come in a row. pgxpool
+// checks a connection's health when it hands it out and replaces a dead one,
+// and database/sql, unbounded and keeping nothing idle, asks it every time.
+func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if !strings.Contains(rawURL, "pool_max_conns") {
+		cfg.MaxConns = postgresMaxConns
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	pgx, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	pool.SetMaxOpenConns(32)
-	pool.SetMaxIdleConns(32)
-	pool.SetConnMaxIdleTime(5 * time.Minute)
+	pool := stdlib.OpenDBFromPool(pgx) // no idle connections in database/sql
 	drv := entsql.OpenDB(dialect.Postgres, pool)
-	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv}, nil
+	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, nil
 }
 
 // Close closes the pools.
@@ -146,6 +165,9 @@ func (db *DB) Close() error {
 	err := db.SQL.Close()
 	if db.Reads != db.SQL {
 		err = errors.Join(err, db.Reads.Close())
+	}
+	if db.pgx != nil {
+		db.pgx.Close()
 	}
 	return err
 }

@@ -1,0 +1,55 @@
+package storage_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestCancelledQueriesLeaveThePoolHealthy: with the pool saturated, requests
+// cancelled mid-query (clients hanging up) must not hand the requests
+// waiting behind them a dead connection.
+func TestCancelledQueriesLeaveThePoolHealthy(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		sleep := `SELECT 1 FROM (SELECT count(*) FROM tenants) x`
+		if db.Dialect == "postgres" {
+			sleep = `SELECT 1 FROM pg_sleep(0.02)`
+		}
+		ctx := context.Background()
+		deadline := time.Now().Add(2 * time.Second)
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for g := range 96 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if g%2 == 0 { // a client that hangs up mid-query
+						qctx, cancel := context.WithTimeout(ctx, time.Duration(1+rand.IntN(20))*time.Millisecond)
+						_, _ = db.SQL.ExecContext(qctx, sleep)
+						cancel()
+						continue
+					}
+					var one int
+					if err := db.SQL.QueryRowContext(ctx, sleep).Scan(&one); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	})
+}
