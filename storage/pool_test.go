@@ -20,8 +20,10 @@ func TestCancelledQueriesLeaveThePoolHealthy(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		sleep := `SELECT 1 FROM (SELECT count(*) FROM tenants) x`
+		rowsQuery := `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) SELECT i FROM n`
 		if db.Dialect == "postgres" {
 			sleep = `SELECT 1 FROM pg_sleep(0.02)`
+			rowsQuery = `SELECT generate_series(1, 2000)`
 		}
 		ctx := context.Background()
 		deadline := time.Now().Add(2 * time.Second)
@@ -32,9 +34,30 @@ func TestCancelledQueriesLeaveThePoolHealthy(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for time.Now().Before(deadline) {
-					if g%2 == 0 { // a client that hangs up mid-query
+					switch g % 4 {
+					case 0: // a client that hangs up mid-query
 						qctx, cancel := context.WithTimeout(ctx, time.Duration(1+rand.IntN(20))*time.Millisecond)
 						_, _ = db.SQL.ExecContext(qctx, sleep)
+						cancel()
+						continue
+					case 1: // a client that hangs up while rows are read
+						qctx, cancel := context.WithTimeout(ctx, time.Duration(1+rand.IntN(5))*time.Millisecond)
+						if rows, err := db.SQL.QueryContext(qctx, rowsQuery); err == nil {
+							for rows.Next() {
+							}
+							rows.Close()
+						}
+						cancel()
+						continue
+					case 2: // a client that hangs up during a transaction
+						qctx, cancel := context.WithTimeout(ctx, time.Duration(1+rand.IntN(20))*time.Millisecond)
+						if tx, err := db.SQL.BeginTx(qctx, nil); err == nil {
+							if _, err := tx.ExecContext(qctx, sleep); err == nil {
+								_ = tx.Commit()
+							} else {
+								_ = tx.Rollback()
+							}
+						}
 						cancel()
 						continue
 					}
