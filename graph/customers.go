@@ -367,9 +367,11 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if err != nil {
 		return nil, err
 	}
-	if p := searchCustomers(f.Search, tenantID); p != nil {
-		q.Where(p)
+	search := searchCustomers(f.Search, tenantID)
+	if search != nil {
+		q.Where(search)
 	}
+	unfiltered := f.SegmentID == "" && f.CreatedAfter == nil && search == nil
 	filtered := q.Clone()
 	// Ids are time-ordered (ULIDs), so id order is creation order and the
 	// keyset predicate is a plain id < cursor on the (tenant_id, id) index.
@@ -393,7 +395,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if n := len(conn.Edges); n > 0 {
 		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
 	}
-	if conn.TotalCount, err = a.customerTotal(ctx, f, filtered, conn); err != nil {
+	if conn.TotalCount, err = a.customerTotal(ctx, unfiltered, filtered, conn); err != nil {
 		return nil, err
 	}
 	return conn, nil
@@ -402,9 +404,9 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 // customerTotal is the size of the filtered set: the tenant's customer count
 // when nothing filters it, the page itself when it is the first and last
 // (a selective search needs no second query), a count otherwise.
-func (a *App) customerTotal(ctx context.Context, f CustomerFilter, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
+func (a *App) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
 	switch {
-	case f.SegmentID == "" && f.CreatedAfter == nil && strings.TrimSpace(f.Search) == "":
+	case unfiltered:
 		t, err := a.viewerTenant(ctx)
 		if err != nil {
 			return 0, err
