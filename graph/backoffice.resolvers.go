@@ -8,13 +8,14 @@ package graph
 import (
 	"context"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // CreateStore is the resolver for the createStore field.
 func (r *mutationResolver) CreateStore(ctx context.Context, input generated.CreateStoreInput) (*ent.Store, error) {
-	tenantID, err := viewerTenant(ctx)
+	tenantID, err := app.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +29,7 @@ func (r *mutationResolver) UpdateStore(ctx context.Context, id string, input gen
 
 // CreateAPIClient is the resolver for the createAPIClient field.
 func (r *mutationResolver) CreateAPIClient(ctx context.Context, input generated.CreateAPIClientInput) (*generated.ClientCredentials, error) {
-	tenantID, err := viewerTenant(ctx)
+	tenantID, err := app.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +56,11 @@ func (r *mutationResolver) RevokeAPIClient(ctx context.Context, id string) (*ent
 
 // UpdateTenantSettings is the resolver for the updateTenantSettings field.
 func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input generated.TenantSettingsInput) (*ent.Tenant, error) {
-	tenantID, err := viewerTenant(ctx)
+	tenantID, err := app.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.app.UpdateTenant(ctx, tenantID, TenantSettings{
+	return r.app.UpdateTenant(ctx, tenantID, app.TenantSettings{
 		Name:             input.Name,
 		PreRegistration:  input.PreRegistration,
 		SaleRegistration: input.SaleRegistration,

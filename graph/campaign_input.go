@@ -3,23 +3,24 @@ package graph
 import (
 	"context"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
-	"github.com/fideliza/fideliza/graph/eligibility"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // The GraphQL inputs and outputs of campaigns, read into and out of what
 // the operations take and give (the REST adapters do the same from JSON).
 
-func createCampaignInput(in generated.CreateCampaignInput) CampaignInput {
-	c := CampaignInput{
+func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
+	c := app.CampaignInput{
 		Name: in.Name, Type: string(in.Type), StartsAt: &in.StartsAt, EndsAt: &in.EndsAt,
 		SegmentID: in.SegmentID, Channels: in.Channels,
-		Discount: &DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
+		Discount: &app.DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
 			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
-		Eligibility: &EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},
-		Limits:      &LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
+		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},
+		Limits:      &app.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
 	if in.Description != nil {
 		c.Description = *in.Description
@@ -30,8 +31,8 @@ func createCampaignInput(in generated.CreateCampaignInput) CampaignInput {
 	return c
 }
 
-func validateCartInput(in generated.ValidateCartInput) ValidateInput {
-	v := ValidateInput{CustomerID: in.CustomerID}
+func validateCartInput(in generated.ValidateCartInput) app.ValidateInput {
+	v := app.ValidateInput{CustomerID: in.CustomerID}
 	if in.StoreID != nil {
 		v.StoreID = *in.StoreID
 	}
@@ -70,7 +71,7 @@ func estimatedBenefit(b eligibility.Benefit) *generated.EstimatedBenefit {
 
 // cartValidation renders a validation, with the campaigns it names read in
 // one query.
-func (a *App) cartValidation(ctx context.Context, v *Validation) (*generated.CartValidation, error) {
+func cartValidation(ctx context.Context, a *app.App, v *app.Validation) (*generated.CartValidation, error) {
 	ids := make([]string, 0, len(v.Eligible)+len(v.Ineligible))
 	for _, e := range v.Eligible {
 		ids = append(ids, e.Campaign.ID)
@@ -84,7 +85,7 @@ func (a *App) cartValidation(ctx context.Context, v *Validation) (*generated.Car
 	}
 	byID := make(map[string]*ent.Campaign, len(rows))
 	for _, c := range rows {
-		byID[c.ID] = a.withStatus(c)
+		byID[c.ID] = a.WithStatus(c)
 	}
 	out := &generated.CartValidation{ValidationToken: v.Token, ExpiresAt: v.ExpiresAt,
 		Eligible: []*generated.EligibleCampaign{}, Ineligible: []*generated.IneligibleCampaign{}}

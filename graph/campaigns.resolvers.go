@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
@@ -38,12 +39,12 @@ func (r *mutationResolver) ValidateCart(ctx context.Context, input generated.Val
 	if err != nil {
 		return nil, err
 	}
-	return r.app.cartValidation(ctx, v)
+	return cartValidation(ctx, r.app, v)
 }
 
 // RedeemCampaign is the resolver for the redeemCampaign field.
 func (r *mutationResolver) RedeemCampaign(ctx context.Context, input generated.RedeemCampaignInput) (*ent.Redemption, error) {
-	red, _, err := r.app.RedeemCampaign(ctx, RedeemInput{
+	red, _, err := r.app.RedeemCampaign(ctx, app.RedeemInput{
 		CampaignID: input.CampaignID, CustomerID: input.CustomerID, OrderID: input.OrderID,
 		Token: input.ValidationToken, AmountPaid: input.AmountPaid,
 	}, nil)

@@ -10,15 +10,16 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/graph/document"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // PosStatus is the resolver for the posStatus field.
 func (r *customerResolver) PosStatus(ctx context.Context, obj *ent.Customer) (string, error) {
-	return POSStatus(obj), nil
+	return app.POSStatus(obj), nil
 }
 
 // DocumentMasked is the resolver for the documentMasked field.
@@ -41,7 +42,7 @@ func (r *mutationResolver) UpdateCustomer(ctx context.Context, id string, input 
 
 // CustomerSearch is the resolver for the customerSearch field.
 func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error) {
-	f := CustomerFilter{CreatedAfter: createdAfter}
+	f := app.CustomerFilter{CreatedAfter: createdAfter}
 	if search != nil {
 		f.Search = *search
 	}

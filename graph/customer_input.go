@@ -3,16 +3,17 @@ package graph
 import (
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/graph/generated"
-	"github.com/fideliza/fideliza/graph/opt"
 )
 
 // The GraphQL inputs of customers, read into the CustomerInput the
 // operations take (the REST adapters build the same from JSON).
 
-func createCustomerInput(in generated.CreateCustomerInput) CustomerInput {
-	c := CustomerInput{
+func createCustomerInput(in generated.CreateCustomerInput) app.CustomerInput {
+	c := app.CustomerInput{
 		ExternalID: ptrField(in.ExternalID),
 		Name:       opt.Of(in.Name),
 		Email:      opt.Of(in.Email),
@@ -30,8 +31,8 @@ func createCustomerInput(in generated.CreateCustomerInput) CustomerInput {
 	return c
 }
 
-func updateCustomerInput(in generated.UpdateCustomerInput) CustomerInput {
-	c := CustomerInput{
+func updateCustomerInput(in generated.UpdateCustomerInput) app.CustomerInput {
+	c := app.CustomerInput{
 		ExternalID: omitted(in.ExternalID),
 		Name:       omitted(in.Name),
 		Email:      omitted(in.Email),
@@ -41,13 +42,13 @@ func updateCustomerInput(in generated.UpdateCustomerInput) CustomerInput {
 		Gender:     genderField(in.Gender),
 	}
 	if v, set := in.Address.ValueOK(); set {
-		c.Address = opt.Null[AddressInput]()
+		c.Address = opt.Null[app.AddressInput]()
 		if v != nil {
 			c.Address = opt.Of(addressInput(*v))
 		}
 	}
 	if v, set := in.Consent.ValueOK(); set {
-		c.Consent = opt.Null[ConsentInput]()
+		c.Consent = opt.Null[app.ConsentInput]()
 		if v != nil {
 			c.Consent = opt.Of(consentInput(*v))
 		}
@@ -55,12 +56,12 @@ func updateCustomerInput(in generated.UpdateCustomerInput) CustomerInput {
 	return c
 }
 
-func addressInput(a generated.CustomerAddressInput) AddressInput {
-	return AddressInput{Street: omitted(a.Street), City: omitted(a.City), State: omitted(a.State), ZipCode: omitted(a.ZipCode)}
+func addressInput(a generated.CustomerAddressInput) app.AddressInput {
+	return app.AddressInput{Street: omitted(a.Street), City: omitted(a.City), State: omitted(a.State), ZipCode: omitted(a.ZipCode)}
 }
 
-func consentInput(c generated.CustomerConsentInput) ConsentInput {
-	return ConsentInput{MarketingEmail: omitted(c.MarketingEmail), MarketingSMS: omitted(c.MarketingSms)}
+func consentInput(c generated.CustomerConsentInput) app.ConsentInput {
+	return app.ConsentInput{MarketingEmail: omitted(c.MarketingEmail), MarketingSMS: omitted(c.MarketingSms)}
 }
 
 // omitted reads an omittable GraphQL input: absent, null or a value.

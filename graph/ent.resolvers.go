@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/pid"
@@ -17,7 +18,7 @@ import (
 
 // Status is the resolver for the status field.
 func (r *campaignResolver) Status(ctx context.Context, obj *ent.Campaign) (campaign.Status, error) {
-	return r.app.withStatus(obj).Status, nil
+	return r.app.WithStatus(obj).Status, nil
 }
 
 // Node is the resolver for the node field.
@@ -26,7 +27,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := Authorize(ctx, nodeScope(n)); err != nil {
+	if err := app.Authorize(ctx, nodeScope(n)); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -42,7 +43,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 		if n == nil {
 			continue
 		}
-		if err := Authorize(ctx, nodeScope(n)); err != nil {
+		if err := app.Authorize(ctx, nodeScope(n)); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/fideliza/fideliza/app"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -41,7 +42,7 @@ func (s pagedComplexity) Complexity(ctx context.Context, typeName, field string,
 	if f == nil || !strings.HasSuffix(f.Type.Name(), "Connection") {
 		return s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
 	}
-	n := defaultPageSize
+	n := app.DefaultPageSize
 	for _, name := range []string{"first", "last"} {
 		if v, ok := pageArg(args[name]); ok {
 			n = v
@@ -65,13 +66,13 @@ func pageArg(v any) (int, bool) {
 	case json.Number:
 		var err error
 		if n, err = v.Int64(); err != nil {
-			return maxPageSize, true
+			return app.MaxPageSize, true
 		}
 	default:
 		return 0, false
 	}
-	if n < 1 || n > maxPageSize {
-		return maxPageSize, true
+	if n < 1 || n > app.MaxPageSize {
+		return app.MaxPageSize, true
 	}
 	return int(n), true
 }

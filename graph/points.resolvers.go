@@ -8,13 +8,14 @@ package graph
 import (
 	"context"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // CreditPoints is the resolver for the creditPoints field.
 func (r *mutationResolver) CreditPoints(ctx context.Context, input generated.CreditPointsInput) (*generated.PointsMovement, error) {
-	in := CreditInput{CustomerID: input.CustomerID, OrderID: input.OrderID, Amount: input.Amount}
+	in := app.CreditInput{CustomerID: input.CustomerID, OrderID: input.OrderID, Amount: input.Amount}
 	if input.Points != nil {
 		p := int64(*input.Points)
 		in.Points = &p
@@ -24,7 +25,7 @@ func (r *mutationResolver) CreditPoints(ctx context.Context, input generated.Cre
 
 // DebitPoints is the resolver for the debitPoints field.
 func (r *mutationResolver) DebitPoints(ctx context.Context, input generated.DebitPointsInput) (*generated.PointsMovement, error) {
-	in := DebitInput{CustomerID: input.CustomerID, Points: int64(input.Points), OrderID: input.OrderID}
+	in := app.DebitInput{CustomerID: input.CustomerID, Points: int64(input.Points), OrderID: input.OrderID}
 	if input.Reason != nil {
 		in.Reason = *input.Reason
 	}
@@ -33,7 +34,7 @@ func (r *mutationResolver) DebitPoints(ctx context.Context, input generated.Debi
 
 // AdjustPoints is the resolver for the adjustPoints field.
 func (r *mutationResolver) AdjustPoints(ctx context.Context, input generated.AdjustPointsInput) (*generated.PointsMovement, error) {
-	return movement(r.app.AdjustPoints(ctx, AdjustInput{CustomerID: input.CustomerID, Points: int64(input.Points), Reason: input.Reason}))
+	return movement(r.app.AdjustPoints(ctx, app.AdjustInput{CustomerID: input.CustomerID, Points: int64(input.Points), Reason: input.Reason}))
 }
 
 // PointsLiability is the resolver for the pointsLiability field.

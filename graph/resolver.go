@@ -1,5 +1,6 @@
-// Package graph is the application layer: the gqlgen resolvers and the
-// operations that GraphQL, the REST adapters, the CLI and the workers share.
+// Package graph is the GraphQL transport: gqlgen's resolvers, inputs,
+// limits, paging and scopes. Every resolver translates and calls one
+// operation of package app.
 package graph
 
 import (
@@ -19,13 +20,14 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // Resolver is the root resolver.
 type Resolver struct {
-	app    *App
+	app    *app.App
 	client *ent.Client
 }
 
@@ -35,7 +37,7 @@ type Resolver struct {
 // introspection unless app.NoIntrospection. Mutations call the operations
 // REST calls, which open their own transactions (with the *sql.Tx River
 // enqueues in), so the handler opens none.
-func NewHandler(app *App) http.Handler {
+func NewHandler(app *app.App) http.Handler {
 	srv := handler.New(pagedComplexity{generated.NewExecutableSchema(generated.Config{
 		Resolvers: &Resolver{app: app, client: app.DB.Ent},
 	})})

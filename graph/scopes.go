@@ -12,9 +12,10 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/privacy"
-	"github.com/fideliza/fideliza/graph/apperr"
 )
 
 // RootFieldScopes maps every root field of the schema to the scope it needs;
@@ -25,7 +26,7 @@ var RootFieldScopes = map[string]string{
 	"Query.nodes":          "", // checked per type by nodeScope
 	"Query.tenants":        "", // a viewer sees its own tenant
 	"Query.stores":         "campaigns:read",
-	"Query.apiClients":     ScopeBackoffice,
+	"Query.apiClients":     app.ScopeBackoffice,
 	"Query.customers":      "customers:read",
 	"Query.customerSearch": "customers:read",
 	"Query.segments":       "customers:read",
@@ -33,11 +34,11 @@ var RootFieldScopes = map[string]string{
 
 	"Query.pointsLiability":  "loyalty:read",
 	"Query.pointsEntries":    "loyalty:read",
-	"Query.events":           ScopeBackoffice,
+	"Query.events":           app.ScopeBackoffice,
 	"Query.customersByLevel": "customers:read",
 	"Query.activeCustomers":  "customers:read",
-	"Query.salesByStoreDay":  ScopeBackoffice,
-	"Query.sales":            ScopeBackoffice,
+	"Query.salesByStoreDay":  app.ScopeBackoffice,
+	"Query.sales":            app.ScopeBackoffice,
 	"Query.redemptions":      "campaigns:read",
 
 	"Mutation.createCustomer": "customers:write",
@@ -50,14 +51,14 @@ var RootFieldScopes = map[string]string{
 	"Mutation.endCampaign":    "campaigns:write",
 	"Mutation.validateCart":   "campaigns:read",
 	"Mutation.redeemCampaign": "campaigns:write",
-	"Mutation.adjustPoints":   ScopeBackofficeWrite,
+	"Mutation.adjustPoints":   app.ScopeBackofficeWrite,
 
-	"Mutation.createStore":            ScopeBackofficeWrite,
-	"Mutation.updateStore":            ScopeBackofficeWrite,
-	"Mutation.createAPIClient":        ScopeBackofficeWrite,
-	"Mutation.rotateAPIClientSecret":  ScopeBackofficeWrite,
-	"Mutation.revokeAPIClient":        ScopeBackofficeWrite,
-	"Mutation.updateTenantSettings":   ScopeBackofficeWrite,
+	"Mutation.createStore":            app.ScopeBackofficeWrite,
+	"Mutation.updateStore":            app.ScopeBackofficeWrite,
+	"Mutation.createAPIClient":        app.ScopeBackofficeWrite,
+	"Mutation.rotateAPIClientSecret":  app.ScopeBackofficeWrite,
+	"Mutation.revokeAPIClient":        app.ScopeBackofficeWrite,
+	"Mutation.updateTenantSettings":   app.ScopeBackofficeWrite,
 	"Mutation.createSegment":          "customers:write",
 	"Mutation.updateSegment":          "customers:write",
 	"Mutation.addSegmentCustomers":    "customers:write",
@@ -85,11 +86,11 @@ var TypeScopes = map[string]string{
 	"Campaign":    "campaigns:read",
 	"Redemption":  "campaigns:read",
 	"Store":       "campaigns:read",
-	"Sale":        ScopeBackoffice,
-	"SaleItem":    ScopeBackoffice,
-	"SalePayment": ScopeBackoffice,
-	"APIClient":   ScopeBackoffice,
-	"Event":       ScopeBackoffice,
+	"Sale":        app.ScopeBackoffice,
+	"SaleItem":    app.ScopeBackoffice,
+	"SalePayment": app.ScopeBackoffice,
+	"APIClient":   app.ScopeBackoffice,
+	"Event":       app.ScopeBackoffice,
 
 	"WebhookEndpoint": "webhooks:read",
 	"WebhookDelivery": "webhooks:read",
@@ -102,7 +103,7 @@ var TypeScopes = map[string]string{
 func checkField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if scope, ok := edgeScope(fc); ok {
-		if err := Authorize(ctx, scope); err != nil {
+		if err := app.Authorize(ctx, scope); err != nil {
 			return nil, err
 		}
 	}
@@ -126,7 +127,7 @@ func edgeScope(fc *graphql.FieldContext) (string, bool) {
 func nodeScope(n ent.Noder) string {
 	scope, ok := TypeScopes[strings.TrimPrefix(fmt.Sprintf("%T", n), "*ent.")]
 	if !ok {
-		return ScopeBackofficeWrite // an entity nobody listed: operators only
+		return app.ScopeBackofficeWrite // an entity nobody listed: operators only
 	}
 	return scope
 }
@@ -142,7 +143,7 @@ func authorizeRootField(ctx context.Context, next graphql.RootResolver) graphql.
 		object = "Mutation"
 	}
 	scope, ok := RootFieldScopes[object+"."+fc.Field.Name]
-	err := Authorize(ctx, scope)
+	err := app.Authorize(ctx, scope)
 	if !ok {
 		err = apperr.Forbidden("insufficient_scope", fmt.Sprintf("%s.%s has no scope", object, fc.Field.Name))
 	}

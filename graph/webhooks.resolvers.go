@@ -8,13 +8,14 @@ package graph
 import (
 	"context"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input generated.CreateWebhookEndpointInput) (*generated.WebhookEndpointSecret, error) {
-	ws, err := r.app.CreateWebhookEndpoint(ctx, WebhookInput{URL: &input.URL, EventTypes: input.Events,
+	ws, err := r.app.CreateWebhookEndpoint(ctx, app.WebhookInput{URL: &input.URL, EventTypes: input.Events,
 		Description: input.Description, Active: input.Active})
 	if err != nil {
 		return nil, err
@@ -24,7 +25,7 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gene
 
 // UpdateWebhookEndpoint is the resolver for the updateWebhookEndpoint field.
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id string, input generated.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
-	return r.app.UpdateWebhookEndpoint(ctx, id, WebhookInput{URL: input.URL, EventTypes: input.Events,
+	return r.app.UpdateWebhookEndpoint(ctx, id, app.WebhookInput{URL: input.URL, EventTypes: input.Events,
 		Description: input.Description, Active: input.Active})
 }
 

@@ -23,12 +23,12 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/apperr"
 	"github.com/fideliza/fideliza/webassets"
 )
 
@@ -65,8 +65,8 @@ type DeliveryRow struct {
 
 // recentDeliveries lists a tenant's latest webhook deliveries, newest first;
 // ctx acts in tenantID with the viewer's role.
-func recentDeliveries(ctx context.Context, app *graph.App, _ string) ([]DeliveryRow, error) {
-	ds, err := app.RecentDeliveries(ctx, recentDeliveryCount)
+func recentDeliveries(ctx context.Context, a *app.App, _ string) ([]DeliveryRow, error) {
+	ds, err := a.RecentDeliveries(ctx, recentDeliveryCount)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ type page struct {
 	DeliveriesFailed bool
 
 	// The page showing a secret once.
-	Credentials *graph.ClientCredentials
+	Credentials *app.ClientCredentials
 	Rotated     bool
 	Issuer      string // the service's public URL
 }
@@ -169,13 +169,13 @@ func (p page) Role() string {
 }
 
 type panel struct {
-	app *graph.App
+	app *app.App
 	log *slog.Logger
 }
 
 // Handler serves the panel; mount it at Base.
-func Handler(app *graph.App, log *slog.Logger) http.Handler {
-	p := &panel{app: app, log: log}
+func Handler(a *app.App, log *slog.Logger) http.Handler {
+	p := &panel{app: a, log: log}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead, securityHeaders, p.sameOrigin)
 	r.Get("/assets/*", serveAsset)
@@ -574,7 +574,7 @@ func (p *panel) rotateClient(w http.ResponseWriter, r *http.Request) {
 
 // showSecret answers a creation or a rotation with the one page that shows
 // the secret: it is not stored, and no other page has it.
-func (p *panel) showSecret(w http.ResponseWriter, r *http.Request, status int, cred *graph.ClientCredentials, rotated bool) {
+func (p *panel) showSecret(w http.ResponseWriter, r *http.Request, status int, cred *app.ClientCredentials, rotated bool) {
 	title := "New credentials"
 	if rotated {
 		title = "New secret"

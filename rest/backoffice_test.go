@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -27,11 +27,11 @@ type backOffice struct {
 	idp *authtest.Provider
 }
 
-func newBackOffice(t *testing.T, db *storage.DB, configure ...func(app *graph.App)) *backOffice {
+func newBackOffice(t *testing.T, db *storage.DB, configure ...func(a *app.App)) *backOffice {
 	t.Helper()
 	idp := authtest.NewProvider(t)
-	configure = append(configure, func(app *graph.App) {
-		require.NoError(t, app.Auth.UseOIDC(context.Background(), auth.OIDCConfig{Issuer: idp.URL, Audience: backOfficeAudience}))
+	configure = append(configure, func(a *app.App) {
+		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{Issuer: idp.URL, Audience: backOfficeAudience}))
 	})
 	return &backOffice{fixture: newFixture(t, db, configure...), idp: idp}
 }

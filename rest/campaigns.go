@@ -12,10 +12,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/apperr"
-	"github.com/fideliza/fideliza/graph/eligibility"
 )
 
 // campaignBody is POST /v1/campaigns.
@@ -45,24 +45,24 @@ type campaignBody struct {
 	} `json:"limits"`
 }
 
-func (b campaignBody) input(p *apperr.Problems) graph.CampaignInput {
-	in := graph.CampaignInput{
+func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
+	in := app.CampaignInput{
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
 	}
 	if d := b.Discount; d != nil {
-		in.Discount = &graph.DiscountInput{
+		in.Discount = &app.DiscountInput{
 			Mode: d.Mode, Value: number(p, "discount.value", d.Value), CreditAfterDays: d.CreditAfterDays,
 			Multiplier: number(p, "discount.multiplier", d.Multiplier), GiftSKU: d.GiftSKU,
 		}
 	}
 	if e := b.Eligibility; e != nil {
-		in.Eligibility = &graph.EligibilityInput{
+		in.Eligibility = &app.EligibilityInput{
 			MinSubtotal: number(p, "eligibility.min_subtotal", e.MinSubtotal), SKUs: e.SKUs, Categories: e.Categories,
 		}
 	}
 	if l := b.Limits; l != nil {
-		in.Limits = &graph.LimitsInput{PerCustomer: l.PerCustomer, Total: l.Total}
+		in.Limits = &app.LimitsInput{PerCustomer: l.PerCustomer, Total: l.Total}
 	}
 	return in
 }
@@ -209,7 +209,7 @@ func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.ListCampaigns(r.Context(), graph.CampaignFilter{
+	conn, err := s.app.ListCampaigns(r.Context(), app.CampaignFilter{
 		Status: q.Get("status"), Type: q.Get("type"), Channel: q.Get("channel"),
 	}, after, limit)
 	if err != nil {
@@ -288,7 +288,7 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	in := graph.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel}
+	in := app.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel}
 	if sub := number(&p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
 		in.Cart.Subtotal = *sub
 	}
@@ -401,7 +401,7 @@ func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	in := graph.RedeemInput{CampaignID: chi.URLParam(r, "id"), CustomerID: body.CustomerID,
+	in := app.RedeemInput{CampaignID: chi.URLParam(r, "id"), CustomerID: body.CustomerID,
 		OrderID: body.OrderID, Token: body.ValidationToken}
 	if paid := number(&p, "amount_paid", body.AmountPaid); paid != nil {
 		in.AmountPaid = *paid
@@ -416,9 +416,9 @@ func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	var idem *graph.Idempotency
+	var idem *app.Idempotency
 	if key != "" {
-		idem = &graph.Idempotency{Key: key, RequestHash: graph.RequestHash(r.Method, r.URL.Path, raw), Render: renderRedemption}
+		idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(r.Method, r.URL.Path, raw), Render: renderRedemption}
 	}
 	red, replay, err := s.app.RedeemCampaign(r.Context(), in, idem)
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -36,7 +36,7 @@ func BenchmarkValidate(b *testing.B) {
 			ctx := viewer.TenantContext(context.Background(), s.client.Client.TenantID)
 			seg, err := db.Ent.Segment.Create().SetName("vip").Save(ctx)
 			require.NoError(b, err)
-			cust, err := s.app.CreateCustomer(ctx, graph.CustomerInput{
+			cust, err := s.app.CreateCustomer(ctx, app.CustomerInput{
 				Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 			})
 			require.NoError(b, err)

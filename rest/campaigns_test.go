@@ -22,14 +22,14 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -70,13 +70,13 @@ func (c *campClock) add(d time.Duration) {
 // that tenant holding every scope the flows need.
 type campEnv struct {
 	db       *storage.DB
-	app      *graph.App
+	app      *app.App
 	srv      *httptest.Server
 	clock    *campClock
 	tenantID string
 	ctx      context.Context // the tenant's
 	token    string
-	client   *graph.ClientCredentials
+	client   *app.ClientCredentials
 
 	mu     sync.Mutex
 	nextID int
@@ -89,7 +89,7 @@ func campSetup(t *testing.T, db *storage.DB) *campEnv {
 	log := slog.New(slog.DiscardHandler)
 	srv := httptest.NewUnstartedServer(nil)
 	e := &campEnv{db: db, srv: srv, clock: &campClock{t: campT0}}
-	e.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
 		Log: log, Clock: e.clock.Now}
 	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log))
 	srv.Start()
@@ -263,7 +263,7 @@ func (e *campEnv) campCPF() string {
 func (e *campEnv) campCustomer(t *testing.T, name string) string {
 	t.Helper()
 	cpf := e.campCPF()
-	c, err := e.app.CreateCustomer(e.ctx, graph.CustomerInput{
+	c, err := e.app.CreateCustomer(e.ctx, app.CustomerInput{
 		Name: opt.Of(name), Email: opt.Of("cliente" + cpf + "@example.com"), CPF: opt.Of(cpf),
 	})
 	require.NoError(t, err)
@@ -599,7 +599,7 @@ func TestCampaignList(t *testing.T) {
 		// Created in this order, so listed the other way round.
 		ecommerce := e.campCreateID(t, "discount", "channels", []string{"ecommerce"})
 		everyChannel := e.campCreateID(t, "cashback")
-		app := e.campCreateID(t, "bonus_points", "channels", []string{"app", "pdv"})
+		a := e.campCreateID(t, "bonus_points", "channels", []string{"app", "pdv"})
 		scheduled := e.campCreateID(t, "gift", "starts_at", e.campAt(2*day), "channels", []string{"ecommerce"})
 		deleted := e.campCreateID(t, "discount")
 		endsSoon := e.campCreateID(t, "discount", "ends_at", e.campAt(time.Hour))
@@ -615,7 +615,7 @@ func TestCampaignList(t *testing.T) {
 		require.Equal(t, campaign.StatusScheduled, stored.Status, "the stored status is stale (the lifecycle job has not run)")
 
 		all := e.campList(t, url.Values{})
-		require.Equal(t, []string{paused, endsSoon, deleted, scheduled, app, everyChannel, ecommerce}, all.ids, "newest first")
+		require.Equal(t, []string{paused, endsSoon, deleted, scheduled, a, everyChannel, ecommerce}, all.ids, "newest first")
 		require.Equal(t, []string{"paused", "ended", "ended", "scheduled", "active", "active", "active"}, all.statuses)
 		require.EqualValues(t, 7, all.total)
 		require.False(t, all.hasMore)
@@ -624,14 +624,14 @@ func TestCampaignList(t *testing.T) {
 			query url.Values
 			want  []string
 		}{
-			{url.Values{"status": {"active"}}, []string{app, everyChannel, ecommerce}},
+			{url.Values{"status": {"active"}}, []string{a, everyChannel, ecommerce}},
 			{url.Values{"status": {"scheduled"}}, []string{scheduled}},
 			{url.Values{"status": {"ended"}}, []string{endsSoon, deleted}},
 			{url.Values{"status": {"paused"}}, []string{paused}},
 			{url.Values{"type": {"cashback"}}, []string{paused, everyChannel}},
 			{url.Values{"type": {"gift"}}, []string{scheduled}},
 			{url.Values{"channel": {"ecommerce"}}, []string{paused, endsSoon, deleted, scheduled, everyChannel, ecommerce}},
-			{url.Values{"channel": {"app"}}, []string{paused, endsSoon, deleted, app, everyChannel}},
+			{url.Values{"channel": {"app"}}, []string{paused, endsSoon, deleted, a, everyChannel}},
 			{url.Values{"channel": {"totem"}}, []string{paused, endsSoon, deleted, everyChannel}},
 			{url.Values{"status": {"active"}, "channel": {"ecommerce"}}, []string{everyChannel, ecommerce}},
 			{url.Values{"status": {"active"}, "type": {"discount"}, "channel": {"ecommerce"}}, []string{ecommerce}},
@@ -747,8 +747,8 @@ func TestCampaignReadAndDelete(t *testing.T) {
 			other, err := e.app.CreateTenant(campSys(), "Outra Loja", nil)
 			require.NoError(t, err)
 			starts, ends := e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour)
-			c, err := e.app.CreateCampaign(viewer.TenantContext(context.Background(), other.ID), graph.CampaignInput{
-				Name: "Alheia", Type: "gift", StartsAt: &starts, EndsAt: &ends, Discount: &graph.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+			c, err := e.app.CreateCampaign(viewer.TenantContext(context.Background(), other.ID), app.CampaignInput{
+				Name: "Alheia", Type: "gift", StartsAt: &starts, EndsAt: &ends, Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 			})
 			require.NoError(t, err)
 			r := e.campDo(t, http.MethodGet, "/v1/campaigns/"+c.ID, e.token, nil)

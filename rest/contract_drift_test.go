@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/openapi/openapitest"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -32,19 +32,19 @@ func TestContractDrift(t *testing.T) {
 	t.Parallel()
 	db := storagetest.Open(t, "sqlite3")
 	log := testLogger(t)
-	app := &graph.App{DB: db, Log: log}
-	app.Auth = auth.NewService(db.Ent, "http://fideliza.test", testAudience)
-	h := rest.NewHandler(app, log)
+	a := &app.App{DB: db, Log: log}
+	a.Auth = auth.NewService(db.Ent, "http://fideliza.test", testAudience)
+	h := rest.NewHandler(a, log)
 
-	tn, err := app.CreateTenant(sys(), "Loja Contrato", nil)
+	tn, err := a.CreateTenant(sys(), "Loja Contrato", nil)
 	require.NoError(t, err)
-	c, err := app.CreateClient(sys(), tn.ID, apiclient.KindOauth, "drift", []string{"customers:read", "customers:write"})
+	c, err := a.CreateClient(sys(), tn.ID, apiclient.KindOauth, "drift", []string{"customers:read", "customers:write"})
 	require.NoError(t, err)
-	tok, err := app.Auth.IssueToken(context.Background(), auth.TokenRequest{
+	tok, err := a.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret,
 	})
 	require.NoError(t, err)
-	cust, err := app.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), graph.CustomerInput{
+	cust, err := a.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), app.CustomerInput{
 		Name: opt.Of("Ana Souza"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)

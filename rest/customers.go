@@ -8,12 +8,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/apperr"
-	"github.com/fideliza/fideliza/graph/document"
-	"github.com/fideliza/fideliza/graph/opt"
 )
 
 // customerBody is the customer JSON of create, PUT and PATCH.
@@ -41,15 +41,15 @@ type consentBody struct {
 	MarketingSMS   opt.Field[bool] `json:"marketing_sms"`
 }
 
-func (b customerBody) input() graph.CustomerInput {
-	in := graph.CustomerInput{
+func (b customerBody) input() app.CustomerInput {
+	in := app.CustomerInput{
 		ExternalID: b.ExternalID, Name: b.Name, Email: b.Email, CPF: b.CPF,
 		Phone: b.Phone, BirthDate: b.BirthDate, Gender: b.Gender,
 	}
-	in.Address = opt.Field[graph.AddressInput]{Set: b.Address.Set, Null: b.Address.Null, Value: graph.AddressInput{
+	in.Address = opt.Field[app.AddressInput]{Set: b.Address.Set, Null: b.Address.Null, Value: app.AddressInput{
 		Street: b.Address.Value.Street, City: b.Address.Value.City, State: b.Address.Value.State, ZipCode: b.Address.Value.ZipCode,
 	}}
-	in.Consent = opt.Field[graph.ConsentInput]{Set: b.Consent.Set, Null: b.Consent.Null, Value: graph.ConsentInput{
+	in.Consent = opt.Field[app.ConsentInput]{Set: b.Consent.Set, Null: b.Consent.Null, Value: app.ConsentInput{
 		MarketingEmail: b.Consent.Value.MarketingEmail, MarketingSMS: b.Consent.Value.MarketingSMS,
 	}}
 	return in
@@ -200,7 +200,7 @@ func (s *server) patchCustomer(w http.ResponseWriter, r *http.Request) {
 // writeCustomer decodes a customer body, applies it to the customer of the
 // path with op, and answers the full record.
 func (s *server) writeCustomer(w http.ResponseWriter, r *http.Request,
-	op func(context.Context, string, graph.CustomerInput) (*ent.Customer, error)) {
+	op func(context.Context, string, app.CustomerInput) (*ent.Customer, error)) {
 	var body customerBody
 	if !s.decodeV1(w, r, &body) {
 		return
@@ -216,7 +216,7 @@ func (s *server) writeCustomer(w http.ResponseWriter, r *http.Request,
 // listCustomers is GET /v1/customers.
 func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := graph.CustomerFilter{SegmentID: q.Get("segment_id"), Search: q.Get("search")}
+	f := app.CustomerFilter{SegmentID: q.Get("segment_id"), Search: q.Get("search")}
 	var problems apperr.Problems
 	after, limit := pageQuery(q, "cus_", &problems)
 	if v := q.Get("created_after"); v != "" {

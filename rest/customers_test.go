@@ -22,12 +22,12 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -46,7 +46,7 @@ const (
 // that tenant holding both customer scopes.
 type custEnv struct {
 	db       *storage.DB
-	app      *graph.App
+	app      *app.App
 	srv      *httptest.Server
 	logs     *custLogBuffer
 	tenantID string
@@ -83,7 +83,7 @@ func custSetup(t *testing.T, db *storage.DB) *custEnv {
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewUnstartedServer(nil)
 	e := &custEnv{db: db, srv: srv, logs: logs}
-	e.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: logger}
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: logger}
 	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger))
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/dashboardclient"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -103,7 +103,7 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 		{"Bruno", "bruno@x.example", "11144477735"},
 		{"Carla", "carla@x.example", "39053344705"},
 	} {
-		cust, err := b.app.CreateCustomer(ctx, graph.CustomerInput{
+		cust, err := b.app.CreateCustomer(ctx, app.CustomerInput{
 			Name: opt.Of(c.name), Email: opt.Of(c.email), CPF: opt.Of(c.cpf),
 		})
 		require.NoError(t, err)
@@ -114,7 +114,7 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 
 	// Ana earns 1500 points now: silver (1000), the only liability.
 	d.creditFrom = time.Now().Add(-time.Minute)
-	mv, err := b.app.CreditPoints(ctx, graph.CreditInput{CustomerID: d.ana.ID, OrderID: "order-ana-1", Points: &d.credited})
+	mv, err := b.app.CreditPoints(ctx, app.CreditInput{CustomerID: d.ana.ID, OrderID: "order-ana-1", Points: &d.credited})
 	require.NoError(t, err)
 	d.creditTo = time.Now().Add(time.Minute)
 	require.NotNil(t, mv.Entry.ExpiresAt)
@@ -123,9 +123,9 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	// A discount campaign live since February, redeemed twice in March.
 	starts, ends := dashTime(t, "2026-02-01T00:00:00-03:00"), time.Now().AddDate(0, 1, 0)
 	ten := dashDec(t, "10")
-	d.campaign, err = b.app.CreateCampaign(ctx, graph.CampaignInput{
+	d.campaign, err = b.app.CreateCampaign(ctx, app.CampaignInput{
 		Name: "Dez reais", Type: "discount", StartsAt: &starts, EndsAt: &ends,
-		Discount: &graph.DiscountInput{Mode: "fixed_amount", Value: &ten},
+		Discount: &app.DiscountInput{Mode: "fixed_amount", Value: &ten},
 	})
 	require.NoError(t, err)
 	require.Equal(t, "active", string(d.campaign.Status), "the app's view of a campaign past its start")

@@ -11,6 +11,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -27,8 +29,6 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/validationtoken"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -63,18 +63,18 @@ type isolated struct {
 // with an item and a payment, a redemption of it, an event and an API
 // client. Every string starts with tag; amounts are scaled by scale; the
 // first earners customers earn points.
-func seedIsolated(t *testing.T, app *graph.App, tenantID, tag string, cpfs []string, scale int64, earners int) *isolated {
+func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string, scale int64, earners int) *isolated {
 	t.Helper()
 	ctx := viewer.TenantContext(sys(), tenantID)
 	d := &isolated{tenantID: tenantID, cpfs: cpfs,
 		amount: decimal.NewFromInt(100 * scale), discount: decimal.NewFromInt(10 * scale)}
 	for i := 1; i <= 2; i++ {
-		s, err := app.CreateStore(ctx, tenantID, fmt.Sprintf("%s%d", tag, i), fmt.Sprintf("%sLoja %d", tag, i))
+		s, err := a.CreateStore(ctx, tenantID, fmt.Sprintf("%s%d", tag, i), fmt.Sprintf("%sLoja %d", tag, i))
 		require.NoError(t, err)
 		d.stores = append(d.stores, s)
 	}
 	for i, cpf := range cpfs {
-		c, err := app.CreateCustomer(ctx, graph.CustomerInput{
+		c, err := a.CreateCustomer(ctx, app.CustomerInput{
 			Name: opt.Of(fmt.Sprintf("%sCliente %d", tag, i+1)), Email: opt.Of(fmt.Sprintf("%s%d@example.com", tag, i+1)),
 			CPF: opt.Of(cpf), ExternalID: opt.Of(fmt.Sprintf("%sext-%d", tag, i+1)),
 		})
@@ -82,28 +82,28 @@ func seedIsolated(t *testing.T, app *graph.App, tenantID, tag string, cpfs []str
 		d.customers = append(d.customers, c)
 	}
 	var err error
-	d.segment, err = app.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr())
+	d.segment, err = a.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr())
 	require.NoError(t, err)
-	_, err = app.AddSegmentCustomers(ctx, d.segment.ID, []string{d.customers[0].ID})
+	_, err = a.AddSegmentCustomers(ctx, d.segment.ID, []string{d.customers[0].ID})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(30*24*time.Hour)
 	ten := decimal.NewFromInt(10)
-	for i, in := range []graph.CampaignInput{
-		{Type: "discount", SegmentID: &d.segment.ID, Discount: &graph.DiscountInput{Mode: "percentage", Value: &ten}},
-		{Type: "gift", Discount: &graph.DiscountInput{GiftSKU: opt.Of(tag + "brinde").Ptr()}},
+	for i, in := range []app.CampaignInput{
+		{Type: "discount", SegmentID: &d.segment.ID, Discount: &app.DiscountInput{Mode: "percentage", Value: &ten}},
+		{Type: "gift", Discount: &app.DiscountInput{GiftSKU: opt.Of(tag + "brinde").Ptr()}},
 	} {
 		in.Name, in.Description = fmt.Sprintf("%sCampanha %d", tag, i+1), tag+"descrição"
 		in.StartsAt, in.EndsAt = &starts, &ends
-		c, err := app.CreateCampaign(ctx, in)
+		c, err := a.CreateCampaign(ctx, in)
 		require.NoError(t, err)
 		d.campaigns = append(d.campaigns, c)
 	}
 	for i, c := range d.customers[:earners] {
-		_, err := app.CreditPoints(ctx, graph.CreditInput{CustomerID: c.ID, OrderID: fmt.Sprintf("%spedido-%d", tag, i+1),
+		_, err := a.CreditPoints(ctx, app.CreditInput{CustomerID: c.ID, OrderID: fmt.Sprintf("%spedido-%d", tag, i+1),
 			Points: opt.Of(int64(50 * scale * int64(i+1))).Ptr()})
 		require.NoError(t, err)
 	}
-	c := app.DB.Ent
+	c := a.DB.Ent
 	d.sale, err = c.Sale.Create().SetStoreID(d.stores[0].ID).SetExternalID(tag + "1").SetPosID(tag + "pdv").
 		SetChannel("pdv").SetCustomerDocument(cpfs[0]).SetCustomerID(d.customers[0].ID).SetSoldAt(soldAt).
 		SetAmount(d.amount).SetAmountPayable(d.amount.Sub(d.discount)).SetDiscountAmount(d.discount).Save(ctx)
@@ -123,10 +123,10 @@ func seedIsolated(t *testing.T, app *graph.App, tenantID, tag string, cpfs []str
 	_, err = c.Event.Create().SetType("test.isolation").SetSubjectID(d.customers[0].ID).
 		SetData(map[string]any{"label": tag + "evento", "customer_name": tag + "Cliente 1"}).Save(ctx)
 	require.NoError(t, err)
-	cl, err := app.CreateClient(ctx, tenantID, apiclient.KindOauth, tag+"Integração", nil)
+	cl, err := a.CreateClient(ctx, tenantID, apiclient.KindOauth, tag+"Integração", nil)
 	require.NoError(t, err)
 	d.client = cl.Client
-	d.collectIDs(t, app.DB)
+	d.collectIDs(t, a.DB)
 	return d
 }
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -36,7 +36,7 @@ func TestGraphQLQueryLimits(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		f := newFixture(t, db)
 		token := f.token(t, f.client(t, apiclient.KindOauth), "")
-		_, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), graph.CustomerInput{
+		_, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), app.CustomerInput{
 			Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 		})
 		require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestGraphQLIntrospectionSwitch(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("off=%v", off), func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, storagetest.Open(t, "sqlite3"), func(app *graph.App) { app.NoIntrospection = off })
+			f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *app.App) { a.NoIntrospection = off })
 			token := f.token(t, f.client(t, apiclient.KindOauth), "")
 			a := f.gql(t, token, `{ __schema { queryType { name } } }`, nil)
 			if off {

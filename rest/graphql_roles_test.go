@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -31,7 +33,6 @@ import (
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -101,7 +102,7 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 				// An OAuth client without the field's scope.
 				var granted []string
 				switch scope {
-				case graph.ScopeBackoffice, graph.ScopeBackofficeWrite:
+				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
 					granted = auth.Scopes // an integration never holds it
 				default:
 					require.NotEmpty(t, scope, "a mutation with no scope")
@@ -180,39 +181,39 @@ func probeOf(t *testing.T, field string, targets map[string]string) string {
 
 // seedProbeTargets creates one row for each made-up id of the probes and
 // maps the made-up id to the row's.
-func seedProbeTargets(t *testing.T, app *graph.App, tenantID string) map[string]string {
+func seedProbeTargets(t *testing.T, a *app.App, tenantID string) map[string]string {
 	t.Helper()
 	ctx := viewer.TenantContext(sys(), tenantID)
 	// Not the CPF and e-mail of the createCustomer probe, which must
 	// create a customer; the CPF the importSegmentCustomers probe imports.
-	cust, err := app.CreateCustomer(ctx, graph.CustomerInput{
+	cust, err := a.CreateCustomer(ctx, app.CustomerInput{
 		Name: opt.Of("Bia Lima"), Email: opt.Of("bia@example.com"), CPF: opt.Of("11144477735"),
 	})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(30*24*time.Hour)
-	camp, err := app.CreateCampaign(ctx, graph.CampaignInput{
+	camp, err := a.CreateCampaign(ctx, app.CampaignInput{
 		Name: "Brinde", Type: "gift", StartsAt: &starts, EndsAt: &ends,
-		Discount: &graph.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+		Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
-	seg, err := app.CreateSegment(ctx, "VIP", nil)
+	seg, err := a.CreateSegment(ctx, "VIP", nil)
 	require.NoError(t, err)
-	st, err := app.CreateStore(ctx, tenantID, "L-1", "Loja 1")
+	st, err := a.CreateStore(ctx, tenantID, "L-1", "Loja 1")
 	require.NoError(t, err)
-	cl, err := app.CreateClient(ctx, tenantID, apiclient.KindOauth, "Integração", nil)
+	cl, err := a.CreateClient(ctx, tenantID, apiclient.KindOauth, "Integração", nil)
 	require.NoError(t, err)
 	// A webhook endpoint with one delivery of one event, attempted once.
-	whk, err := app.CreateWebhookEndpoint(ctx, graph.WebhookInput{
+	whk, err := a.CreateWebhookEndpoint(ctx, app.WebhookInput{
 		URL: opt.Of("https://hooks.example.com/fideliza").Ptr(), EventTypes: []string{"sale.processed"},
 	})
 	require.NoError(t, err)
-	evt, err := app.DB.Ent.Event.Create().SetType("sale.processed").SetData(map[string]any{"sale_id": "sal_x"}).Save(ctx)
+	evt, err := a.DB.Ent.Event.Create().SetType("sale.processed").SetData(map[string]any{"sale_id": "sal_x"}).Save(ctx)
 	require.NoError(t, err)
-	dlv, err := app.DB.Ent.WebhookDelivery.Create().SetEndpointID(whk.Endpoint.ID).SetEventID(evt.ID).
+	dlv, err := a.DB.Ent.WebhookDelivery.Create().SetEndpointID(whk.Endpoint.ID).SetEventID(evt.ID).
 		SetEventType(evt.Type).SetStatus(webhookdelivery.StatusFailed).SetAttempts(1).SetLastStatusCode(500).
 		SetCompletedAt(time.Now().UTC()).Save(ctx)
 	require.NoError(t, err)
-	_, err = app.DB.Ent.WebhookAttempt.Create().SetDeliveryID(dlv.ID).SetStatusCode(500).SetLatencyMs(12).Save(ctx)
+	_, err = a.DB.Ent.WebhookAttempt.Create().SetDeliveryID(dlv.ID).SetStatusCode(500).SetLatencyMs(12).Save(ctx)
 	require.NoError(t, err)
 	return map[string]string{
 		"whk_00000000000000000000000000": whk.Endpoint.ID,

@@ -26,12 +26,12 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -47,7 +47,7 @@ const (
 // fixture is one Fideliza server over a test database, with a tenant.
 type fixture struct {
 	srv      *httptest.Server
-	app      *graph.App
+	app      *app.App
 	issuer   string
 	tenantID string
 	// tokenRequests counts POST /auth/token requests.
@@ -55,12 +55,12 @@ type fixture struct {
 }
 
 // newFixture starts a server; configure runs before it serves.
-func newFixture(t *testing.T, db *storage.DB, configure ...func(app *graph.App)) *fixture {
+func newFixture(t *testing.T, db *storage.DB, configure ...func(a *app.App)) *fixture {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	f := &fixture{srv: srv, issuer: "http://" + srv.Listener.Addr().String()}
 	log := testLogger(t)
-	f.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, f.issuer, testAudience), Log: log}
+	f.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, f.issuer, testAudience), Log: log}
 	for _, c := range configure {
 		c(f.app)
 	}
@@ -95,12 +95,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 func sys() context.Context { return viewer.SystemContext(context.Background()) }
 
 // client creates a client of the fixture's tenant.
-func (f *fixture) client(t *testing.T, kind apiclient.Kind, scopes ...string) *graph.ClientCredentials {
+func (f *fixture) client(t *testing.T, kind apiclient.Kind, scopes ...string) *app.ClientCredentials {
 	t.Helper()
 	return f.clientOf(t, f.tenantID, kind, scopes...)
 }
 
-func (f *fixture) clientOf(t *testing.T, tenantID string, kind apiclient.Kind, scopes ...string) *graph.ClientCredentials {
+func (f *fixture) clientOf(t *testing.T, tenantID string, kind apiclient.Kind, scopes ...string) *app.ClientCredentials {
 	t.Helper()
 	c, err := f.app.CreateClient(sys(), tenantID, kind, "test", scopes)
 	require.NoError(t, err)
@@ -144,7 +144,7 @@ func (f *fixture) requestToken(t *testing.T, form url.Values, basic ...string) r
 }
 
 // token obtains an access token for c.
-func (f *fixture) token(t *testing.T, c *graph.ClientCredentials, scope string) string {
+func (f *fixture) token(t *testing.T, c *app.ClientCredentials, scope string) string {
 	t.Helper()
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if scope != "" {
@@ -357,7 +357,7 @@ func TestKeyRotation(t *testing.T) {
 
 		// A second server over the same database, as another process would be.
 		second := auth.NewService(db.Ent, f.issuer, testAudience)
-		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(&graph.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t))))
+		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(&app.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t))))
 		t.Cleanup(secondSrv.Close)
 		viaSecond := func(t *testing.T, token string) response {
 			t.Helper()
@@ -504,12 +504,12 @@ func TestTokenEndpointErrors(t *testing.T) {
 		require.NoError(t, err)
 		ofInactive := f.clientOf(t, inactive.ID, apiclient.KindOauth)
 		off := false
-		_, err = f.app.UpdateTenant(sys(), inactive.ID, graph.TenantSettings{Active: &off})
+		_, err = f.app.UpdateTenant(sys(), inactive.ID, app.TenantSettings{Active: &off})
 		require.NoError(t, err)
 
 		cc := url.Values{"grant_type": {"client_credentials"}}
 		withScope := func(s string) url.Values { return url.Values{"grant_type": {"client_credentials"}, "scope": {s}} }
-		basic := func(c *graph.ClientCredentials) []string { return []string{c.Client.ID, c.Secret} }
+		basic := func(c *app.ClientCredentials) []string { return []string{c.Client.ID, c.Secret} }
 		cases := []struct {
 			name       string
 			form       url.Values
@@ -602,8 +602,8 @@ func TestExternalOIDCProvider(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		ctx := context.Background()
 		idp := authtest.NewProvider(t)
-		f := newFixture(t, db, func(app *graph.App) {
-			require.NoError(t, app.Auth.UseOIDC(ctx, auth.OIDCConfig{Issuer: idp.URL, Audience: backOffice}))
+		f := newFixture(t, db, func(a *app.App) {
+			require.NoError(t, a.Auth.UseOIDC(ctx, auth.OIDCConfig{Issuer: idp.URL, Audience: backOffice}))
 		})
 		otherTenant, err := f.app.CreateTenant(sys(), "Outra Loja", nil)
 		require.NoError(t, err)
@@ -694,7 +694,7 @@ func TestExternalOIDCProvider(t *testing.T) {
 				// Below the scopes, the role itself: the data layer refuses
 				// any change by an analyst.
 				name := "Renamed by " + string(v.Role)
-				_, err = f.app.UpdateTenant(viewer.NewContext(ctx, v), v.TenantID, graph.TenantSettings{Name: &name})
+				_, err = f.app.UpdateTenant(viewer.NewContext(ctx, v), v.TenantID, app.TenantSettings{Name: &name})
 				if tc.mayMutate {
 					require.NoError(t, err)
 				} else {

@@ -8,7 +8,7 @@ import (
 	"entgo.io/contrib/entgql"
 
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/domain/apperr"
 )
 
 type pagination struct {

@@ -14,12 +14,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 )
 
 // userToken issues a back-office user token of tenantID, as the CLI does.
@@ -376,13 +376,13 @@ func TestPanelBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	const clientID = "fideliza-panel"
 	idp := authtest.NewProvider(t)
-	f := newFixture(t, singleDB(t), func(app *graph.App) {
-		require.NoError(t, app.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
+	f := newFixture(t, singleDB(t), func(a *app.App) {
+		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
 			Issuer: idp.URL, Audience: clientID, ClientID: clientID,
 		}))
 	})
 	const productionName = "Cliente de Produção"
-	production, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), graph.CustomerInput{
+	production, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), app.CustomerInput{
 		Name: opt.Of(productionName), Email: opt.Of("producao@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)

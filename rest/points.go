@@ -8,8 +8,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
 )
 
 // creditBody is POST /points/credit.
@@ -117,7 +117,7 @@ func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	in := graph.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
+	in := app.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
 		Amount: number(&p, "amount", body.Amount), Points: integer(&p, "points", body.Points)}
 	if err := p.Err(); err != nil {
 		s.writeV1Error(w, r, err)
@@ -155,7 +155,7 @@ func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	m, err := s.app.DebitPoints(r.Context(), graph.DebitInput{
+	m, err := s.app.DebitPoints(r.Context(), app.DebitInput{
 		CustomerID: body.CustomerID, Points: pts, OrderID: body.OrderID, Reason: body.Reason,
 	})
 	if err != nil {
@@ -229,7 +229,7 @@ func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var p apperr.Problems
 	after, limit := pageQuery(q, "ptx_", &p)
-	var f graph.StatementFilter
+	var f app.StatementFilter
 	if v := q.Get("from"); v != "" {
 		t, err := parseInstant(v)
 		if err != nil {

@@ -21,13 +21,13 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -57,7 +57,7 @@ func ptsPrefixName(prefix string) string {
 // that tenant holding both loyalty scopes.
 type ptsEnv struct {
 	db       *storage.DB
-	app      *graph.App
+	app      *app.App
 	srv      *httptest.Server
 	logs     *ptsLogBuffer
 	tenantID string
@@ -93,7 +93,7 @@ func ptsSetup(t *testing.T, db *storage.DB) *ptsEnv {
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewUnstartedServer(nil)
 	e := &ptsEnv{db: db, srv: srv, logs: logs}
-	e.app = &graph.App{
+	e.app = &app.App{
 		DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
 		Log: logger, Clock: e.clock,
 	}
@@ -168,7 +168,7 @@ func (e *ptsEnv) ptsCustomer(t *testing.T, tenantID, name string) string {
 	e.cpfNo++
 	n := e.cpfNo
 	e.mu.Unlock()
-	c, err := e.app.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), graph.CustomerInput{
+	c, err := e.app.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), app.CustomerInput{
 		Name: opt.Of(name), Email: opt.Of(fmt.Sprintf("cliente%d@x.com", n)), CPF: opt.Of(ptsCPF(n)),
 	})
 	require.NoError(t, err)
@@ -483,7 +483,7 @@ func TestPointsEarningRate(t *testing.T) {
 		e := ptsSetup(t, db)
 		double := e.ptsTenant(t, "Loja Dobro")
 		two := decimal.NewFromInt(2)
-		_, err := e.app.UpdateTenant(ptsSys(), double, graph.TenantSettings{PointsPerReal: &two})
+		_, err := e.app.UpdateTenant(ptsSys(), double, app.TenantSettings{PointsPerReal: &two})
 		require.NoError(t, err)
 		doubleToken := e.ptsToken(t, double, ptsScopeRead, ptsScopeWrite)
 

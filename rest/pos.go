@@ -15,10 +15,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/apperr"
 )
 
 // maxPOSBody bounds a POS request: a sale of 1,000 items fits.
@@ -206,7 +206,7 @@ type posCustomerJSON struct {
 	Phone *string `json:"phone"`
 }
 
-func (c *posCustomerJSON) input() *graph.POSCustomer {
+func (c *posCustomerJSON) input() *app.POSCustomer {
 	if c == nil {
 		return nil
 	}
@@ -216,7 +216,7 @@ func (c *posCustomerJSON) input() *graph.POSCustomer {
 		}
 		return *p
 	}
-	return &graph.POSCustomer{ID: str(c.ID), Type: str(c.Type), Phone: str(c.Phone)}
+	return &app.POSCustomer{ID: str(c.ID), Type: str(c.Type), Phone: str(c.Phone)}
 }
 
 type storeJSON struct {
@@ -242,7 +242,7 @@ func (s *server) identify(w http.ResponseWriter, r *http.Request) {
 	if !s.decodePOS(w, r, &body) {
 		return
 	}
-	res, err := s.app.IdentifyCustomer(r.Context(), graph.IdentifyInput{SessionID: body.SessionID, Customer: body.Customer.input()})
+	res, err := s.app.IdentifyCustomer(r.Context(), app.IdentifyInput{SessionID: body.SessionID, Customer: body.Customer.input()})
 	if err != nil {
 		s.writePOSError(w, r, err)
 		return
@@ -295,10 +295,10 @@ type posItemJSON struct {
 	Increases      json.RawMessage   `json:"increases,omitempty"`
 }
 
-func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []graph.POSDiscount {
-	out := make([]graph.POSDiscount, len(ds))
+func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []app.POSDiscount {
+	out := make([]app.POSDiscount, len(ds))
 	for i, d := range ds {
-		out[i] = graph.POSDiscount{
+		out[i] = app.POSDiscount{
 			PromotionID: d.PromotionID, PartnerPromotionID: d.PartnerPromotionID,
 			UnitDiscount:          posDecimal(p, field+".unitDiscount", d.UnitDiscount),
 			UnitPriceWithDiscount: posDecimal(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
@@ -341,12 +341,12 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.writePOSError(w, r, p.Err())
 		return
 	}
-	in := graph.AuthorizeInput{SessionID: body.SessionID, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
+	in := app.AuthorizeInput{SessionID: body.SessionID, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
 		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date)}
 	posDecimal(&p, "sale.amount", body.Sale.Amount)
 	for i, it := range body.Sale.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
-		in.Items = append(in.Items, graph.POSItem{
+		in.Items = append(in.Items, app.POSItem{
 			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount,
 			UnitPrice: posDecimal(&p, f+".unitPrice", it.UnitPrice), Quantity: posDecimal(&p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(&p, f+".discounts", it.Discounts), Increases: it.Increases,
@@ -457,7 +457,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sl := body.Sale
-	in := graph.SaleInput{
+	in := app.SaleInput{
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
 		Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
 		Amount: posDecimal(&p, "sale.amount", sl.Amount), AmountPayable: posDecimal(&p, "sale.amountPayable", sl.AmountPayable),
@@ -478,7 +478,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
-		in.Items = append(in.Items, graph.SaleItemInput{
+		in.Items = append(in.Items, app.SaleItemInput{
 			ID: it.ID, GTIN: it.GTIN, Description: it.Description,
 			UnitPrice: posDecimal(&p, f+".unitPrice", it.UnitPrice), Quantity: posDecimal(&p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(&p, f+".discounts", it.Discounts),
@@ -486,7 +486,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, pm := range sl.Payments {
 		f := "sale.payments[" + strconv.Itoa(i) + "]"
-		pay := graph.SalePaymentInput{Amount: posDecimal(&p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
+		pay := app.SalePaymentInput{Amount: posDecimal(&p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
 			NSU: pm.NSU, Installments: pm.Installments}
 		if pm.ID != nil {
 			pay.ID = string(*pm.ID)

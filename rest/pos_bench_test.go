@@ -19,13 +19,13 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -45,24 +45,24 @@ func BenchmarkPOS(b *testing.B) {
 		b.Run(d, func(b *testing.B) {
 			db := storagetest.Open(b, d)
 			log := slog.New(slog.DiscardHandler)
-			app := &graph.App{DB: db, Log: log}
-			unlimitedRates(app)
+			a := &app.App{DB: db, Log: log}
+			unlimitedRates(a)
 			srv := httptest.NewUnstartedServer(nil)
-			app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-			srv.Config.Handler = NewHandler(app, log)
+			a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
+			srv.Config.Handler = NewHandler(a, log)
 			srv.Start()
 			b.Cleanup(srv.Close)
 
 			sys := viewer.SystemContext(context.Background())
-			tn, err := app.CreateTenant(sys, "Mercado Bench", nil)
+			tn, err := a.CreateTenant(sys, "Mercado Bench", nil)
 			require.NoError(b, err)
-			_, err = app.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+			_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 			require.NoError(b, err)
-			pos, err := app.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
+			pos, err := a.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
 			require.NoError(b, err)
 			ctx := viewer.TenantContext(context.Background(), tn.ID)
 			const cpf = "52998224725"
-			_, err = app.CreateCustomer(ctx, graph.CustomerInput{
+			_, err = a.CreateCustomer(ctx, app.CustomerInput{
 				Name: opt.Of("Ana Souza"), Email: opt.Of("ana@example.com"), CPF: opt.Of(cpf),
 			})
 			require.NoError(b, err)

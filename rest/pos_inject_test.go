@@ -14,10 +14,10 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -33,18 +33,18 @@ type injEnv struct {
 func injSetup(t *testing.T, db *storage.DB) *injEnv {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	app := &graph.App{DB: db, Log: log}
+	a := &app.App{DB: db, Log: log}
 	srv := httptest.NewUnstartedServer(nil)
-	app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-	srv.Config.Handler = contractCheck(t, NewHandler(app, log))
+	a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
+	srv.Config.Handler = contractCheck(t, NewHandler(a, log))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	sys := viewer.SystemContext(context.Background())
-	tn, err := app.CreateTenant(sys, "Mercado Injeção", nil)
+	tn, err := a.CreateTenant(sys, "Mercado Injeção", nil)
 	require.NoError(t, err)
-	_, err = app.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+	_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 	require.NoError(t, err)
-	c, err := app.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
+	c, err := a.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
 	require.NoError(t, err)
 	return &injEnv{db: db, srv: srv, tenant: tn.ID, clientID: c.Client.ID, secret: c.Secret}
 }

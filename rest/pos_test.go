@@ -23,6 +23,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -32,7 +33,6 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -63,7 +63,7 @@ const (
 // POS client of that tenant.
 type posEnv struct {
 	db       *storage.DB
-	app      *graph.App
+	app      *app.App
 	handler  http.Handler
 	srv      *httptest.Server // nil for the fuzz targets, which call the handler
 	logs     *posLogBuffer
@@ -92,12 +92,12 @@ func (l *posLogBuffer) String() string {
 func posSys() context.Context { return viewer.SystemContext(context.Background()) }
 
 // posNewEnv builds the handler and the fixtures without a server.
-func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(app *graph.App)) *posEnv {
+func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(a *app.App)) *posEnv {
 	tb.Helper()
 	logs := &posLogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := &posEnv{db: db, logs: logs}
-	e.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", "fideliza"), Log: logger}
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", "fideliza"), Log: logger}
 	for _, c := range configure {
 		c(e.app)
 	}
@@ -119,7 +119,7 @@ func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(app *graph.App))
 }
 
 // posSetup is posNewEnv with a real HTTP server.
-func posSetup(t *testing.T, db *storage.DB, configure ...func(app *graph.App)) *posEnv {
+func posSetup(t *testing.T, db *storage.DB, configure ...func(a *app.App)) *posEnv {
 	t.Helper()
 	e := posNewEnv(t, db, configure...)
 	e.srv = httptest.NewServer(contractCheck(t, e.handler))
@@ -132,7 +132,7 @@ func (e *posEnv) posTenantCtx() context.Context {
 }
 
 // posSettings changes tenant settings.
-func (e *posEnv) posSettings(t *testing.T, s graph.TenantSettings) {
+func (e *posEnv) posSettings(t *testing.T, s app.TenantSettings) {
 	t.Helper()
 	_, err := e.app.UpdateTenant(posSys(), e.tenantID, s)
 	require.NoError(t, err)
@@ -225,7 +225,7 @@ func (e *posEnv) posCustomer(tb testing.TB, doc string, c posCust) *ent.Customer
 }
 
 // posCampaign creates an active campaign of the env's tenant.
-func (e *posEnv) posCampaign(tb testing.TB, in graph.CampaignInput) string {
+func (e *posEnv) posCampaign(tb testing.TB, in app.CampaignInput) string {
 	tb.Helper()
 	now := time.Now()
 	start, end := now.Add(-time.Hour), now.AddDate(0, 1, 0)
@@ -247,10 +247,10 @@ func (e *posEnv) posCampaign(tb testing.TB, in graph.CampaignInput) string {
 // skus when given.
 func (e *posEnv) posPercent(tb testing.TB, name, pct string, channels []string, skus ...string) string {
 	tb.Helper()
-	in := graph.CampaignInput{Name: name, Channels: channels,
-		Discount: &graph.DiscountInput{Mode: "percentage", Value: posDecPtr(pct)}}
+	in := app.CampaignInput{Name: name, Channels: channels,
+		Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr(pct)}}
 	if len(skus) > 0 {
-		in.Eligibility = &graph.EligibilityInput{SKUs: skus}
+		in.Eligibility = &app.EligibilityInput{SKUs: skus}
 	}
 	return e.posCampaign(tb, in)
 }
@@ -585,8 +585,8 @@ func TestPOSIdentify(t *testing.T) {
 		})
 
 		t.Run("PRE_REGISTER when the tenant enables pre-registration", func(t *testing.T) {
-			e.posSettings(t, graph.TenantSettings{PreRegistration: posBool(true)})
-			defer e.posSettings(t, graph.TenantSettings{PreRegistration: posBool(false)})
+			e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
+			defer e.posSettings(t, app.TenantSettings{PreRegistration: posBool(false)})
 			fresh := posCPF()
 			body := posIdentifyBody("sess-pre", posFormatCPF(fresh), "CPF")
 			body["customer"].(map[string]any)["phone"] = "11987650000"
@@ -638,7 +638,7 @@ func TestPOSIdentifyValidation(t *testing.T) {
 		e := posSetup(t, db)
 		// With pre-registration on, a document that passed validation by
 		// mistake would be stored: nothing may be.
-		e.posSettings(t, graph.TenantSettings{PreRegistration: posBool(true)})
+		e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
 		valid := posCPF()
 		body := func() map[string]any { return posIdentifyBody("sess-1", valid, "CPF") }
 		cases := []struct {
@@ -702,7 +702,7 @@ func TestPOSAuthentication(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		// Dozens of refusals from one address: more than its quota of
 		// failed authentications (ratelimit_test.go tests that quota).
-		e := posSetup(t, db, func(app *graph.App) { app.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
+		e := posSetup(t, db, func(a *app.App) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
 		other, err := e.app.CreateTenant(posSys(), "Outra Rede", nil)
 		require.NoError(t, err)
 		otherPOS, err := e.app.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)
@@ -784,8 +784,8 @@ func TestPOSAuthentication(t *testing.T) {
 		}
 
 		t.Run("inactive tenant", func(t *testing.T) {
-			e.posSettings(t, graph.TenantSettings{Active: posBool(false)})
-			defer e.posSettings(t, graph.TenantSettings{Active: posBool(true)})
+			e.posSettings(t, app.TenantSettings{Active: posBool(false)})
+			defer e.posSettings(t, app.TenantSettings{Active: posBool(true)})
 			for _, route := range posRoutes() {
 				r := e.posDo(t, route)
 				posRequireProblem(t, r, http.StatusNotFound, "tenant-not-found")
@@ -1002,13 +1002,13 @@ func TestPOSAuthorize(t *testing.T) {
 		c20 := e.posPercent(t, "Vinte no feijão", "20", []string{"pdv"}, posGTINB)
 		c33 := e.posPercent(t, "Um terço na granel", "33.333", []string{"pdv"}, posGTINE)
 		e.posPercent(t, "Metade só na loja virtual", "50", []string{"ecommerce"})
-		e.posCampaign(t, graph.CampaignInput{Name: "Pontos em dobro", Type: "bonus_points", Channels: []string{"pdv"},
-			Discount: &graph.DiscountInput{Multiplier: posDecPtr("2")}})
-		e.posCampaign(t, graph.CampaignInput{Name: "Frete grátis", Channels: []string{"pdv"},
-			Discount: &graph.DiscountInput{Mode: "free_shipping"}})
+		e.posCampaign(t, app.CampaignInput{Name: "Pontos em dobro", Type: "bonus_points", Channels: []string{"pdv"},
+			Discount: &app.DiscountInput{Multiplier: posDecPtr("2")}})
+		e.posCampaign(t, app.CampaignInput{Name: "Frete grátis", Channels: []string{"pdv"},
+			Discount: &app.DiscountInput{Mode: "free_shipping"}})
 		pausedStart := time.Now().Add(time.Hour)
-		e.posCampaign(t, graph.CampaignInput{Name: "Ainda não começou", Channels: []string{"pdv"}, StartsAt: &pausedStart,
-			Discount: &graph.DiscountInput{Mode: "percentage", Value: posDecPtr("90")}})
+		e.posCampaign(t, app.CampaignInput{Name: "Ainda não começou", Channels: []string{"pdv"}, StartsAt: &pausedStart,
+			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("90")}})
 
 		cart := func() []map[string]any {
 			return []map[string]any{
@@ -1141,8 +1141,8 @@ func TestPOSAuthorize(t *testing.T) {
 			require.Empty(t, m["sale"].(map[string]any)["items"].([]any)[0].(map[string]any)["discounts"])
 			require.Equal(t, "INFO", m["messages"].([]any)[0].(map[string]any)["type"])
 			// A campaign for every channel does reach it.
-			all := other.posCampaign(t, graph.CampaignInput{Name: "Todos os canais",
-				Discount: &graph.DiscountInput{Mode: "fixed_amount", Value: posDecPtr("1.50")}})
+			all := other.posCampaign(t, app.CampaignInput{Name: "Todos os canais",
+				Discount: &app.DiscountInput{Mode: "fixed_amount", Value: posDecPtr("1.50")}})
 			r = other.posPost(t, "/discounts/authorize", posAuthorizeBody(map[string]any{"id": cust, "type": "CPF"}, posItem("1", posGTINC, "8.00", "2")))
 			ds := r.obj(t)["sale"].(map[string]any)["items"].([]any)[0].(map[string]any)["discounts"].([]any)
 			require.Equal(t, posNorm([]any{service(all, "0.75", "7.25", "2")}), posNorm(ds), "R$ 1.50 over 2 units")
@@ -1463,8 +1463,8 @@ func TestPOSRegisterSale(t *testing.T) {
 			for i, a := range []string{"100.10", "99.90", "100.00", "100.05"} {
 				posRequireAccepted(t, e.posPost(t, "/sales", amount(strconv.Itoa(6010+i), a)), strconv.Itoa(6010+i), map[string]any{"id": posDefault})
 			}
-			e.posSettings(t, graph.TenantSettings{SaleTolerance: posDecPtr("0.50")})
-			defer e.posSettings(t, graph.TenantSettings{SaleTolerance: posDecPtr("0.10")})
+			e.posSettings(t, app.TenantSettings{SaleTolerance: posDecPtr("0.50")})
+			defer e.posSettings(t, app.TenantSettings{SaleTolerance: posDecPtr("0.10")})
 			posRequireAccepted(t, e.posPost(t, "/sales", amount("6020", "100.40")), "6020", map[string]any{"id": posDefault})
 			posRequireAccepted(t, e.posPost(t, "/sales", amount("6021", "99.50")), "6021", map[string]any{"id": posDefault})
 			posRequireProblem(t, e.posPost(t, "/sales", amount("6022", "100.51")), http.StatusUnprocessableEntity, "sale-value-inconsistency")
@@ -1479,9 +1479,9 @@ func TestPOSRegisterSale(t *testing.T) {
 		})
 
 		t.Run("registration disabled", func(t *testing.T) {
-			e.posSettings(t, graph.TenantSettings{SaleRegistration: posBool(false)})
+			e.posSettings(t, app.TenantSettings{SaleRegistration: posBool(false)})
 			r := e.posPost(t, "/sales", posSaleBody(posN("7101"), nil))
-			e.posSettings(t, graph.TenantSettings{SaleRegistration: posBool(true)})
+			e.posSettings(t, app.TenantSettings{SaleRegistration: posBool(true)})
 			posRequireProblem(t, r, http.StatusServiceUnavailable, "sale-notification-disabled")
 			require.Zero(t, e.db.Ent.Sale.Query().Where(sale.ExternalID("7101")).CountX(posSys()))
 		})
@@ -1701,8 +1701,8 @@ func TestPOSSaleProcessing(t *testing.T) {
 		})
 
 		t.Run("an unknown customer is pre-registered when the tenant enables it", func(t *testing.T) {
-			e.posSettings(t, graph.TenantSettings{PreRegistration: posBool(true)})
-			defer e.posSettings(t, graph.TenantSettings{PreRegistration: posBool(false)})
+			e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
+			defer e.posSettings(t, app.TenantSettings{PreRegistration: posBool(false)})
 			fresh := posCPF()
 			posRequireAccepted(t, e.posPost(t, "/sales", posSaleBody(posN("558"), map[string]any{"id": fresh, "type": "CPF"})), "558",
 				map[string]any{"id": fresh, "type": "CPF"})
@@ -1715,10 +1715,10 @@ func TestPOSSaleProcessing(t *testing.T) {
 		})
 
 		t.Run("bonus points, level and lifetime value", func(t *testing.T) {
-			e.posCampaign(t, graph.CampaignInput{Name: "Pontos em triplo", Type: "bonus_points", Channels: []string{"pdv"},
-				Discount: &graph.DiscountInput{Multiplier: posDecPtr("3")}})
-			e.posCampaign(t, graph.CampaignInput{Name: "Pontos só no app", Type: "bonus_points", Channels: []string{"app"},
-				Discount: &graph.DiscountInput{Multiplier: posDecPtr("10")}})
+			e.posCampaign(t, app.CampaignInput{Name: "Pontos em triplo", Type: "bonus_points", Channels: []string{"pdv"},
+				Discount: &app.DiscountInput{Multiplier: posDecPtr("3")}})
+			e.posCampaign(t, app.CampaignInput{Name: "Pontos só no app", Type: "bonus_points", Channels: []string{"app"},
+				Discount: &app.DiscountInput{Multiplier: posDecPtr("10")}})
 			big := posSaleBody(posN("560"), map[string]any{"id": doc, "type": "CPF"})
 			posSet(big, "sale.items", []any{map[string]any{"id": "1", "gtin": posGTINC, "description": "TV",
 				"unitPrice": posN("400.00"), "quantity": posN("1")}})

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/domain/apperr"
 )
 
 // problem is an RFC 9457 problem detail, the error body of the POS

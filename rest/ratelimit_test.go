@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
@@ -25,8 +25,8 @@ import (
 
 // manyTokenRequests lets one address (every test's 127.0.0.1) request more
 // tokens than the default quota of /auth/token, for tests that make dozens.
-func manyTokenRequests(app *graph.App) {
-	app.RateLimits.Token = ratelimit.Quota{Limit: 10_000, Window: time.Minute}
+func manyTokenRequests(a *app.App) {
+	a.RateLimits.Token = ratelimit.Quota{Limit: 10_000, Window: time.Minute}
 }
 
 // rlClock is the controllable clock of the rate limits.
@@ -50,7 +50,7 @@ func (c *rlClock) Advance(d time.Duration) {
 // rlEnv is a handler, called directly so that each request says its peer
 // address, with two tenants and a controllable rate-limit clock.
 type rlEnv struct {
-	app               *graph.App
+	app               *app.App
 	h                 http.Handler
 	clock             *rlClock
 	tenantID, otherID string
@@ -62,7 +62,7 @@ func newRLEnv(t *testing.T, db *storage.DB, configure func(e *rlEnv, c *ratelimi
 	t.Helper()
 	log := testLogger(t)
 	e := &rlEnv{clock: &rlClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}}
-	e.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: log}
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: log}
 	a, err := e.app.CreateTenant(sys(), "Loja Limitada", nil)
 	require.NoError(t, err)
 	b, err := e.app.CreateTenant(sys(), "Loja Maior", nil)
@@ -304,7 +304,7 @@ func TestRateLimitFailedBasicAuthentication(t *testing.T) {
 		pos2, err := e.app.CreateClient(sys(), e.tenantID, apiclient.KindPos, "caixa 2", nil)
 		require.NoError(t, err)
 		path := "/api/v1/tenants/" + e.tenantID + "/sales/9001"
-		basic := func(addr string, c *graph.ClientCredentials, secret string) *httptest.ResponseRecorder {
+		basic := func(addr string, c *app.ClientCredentials, secret string) *httptest.ResponseRecorder {
 			req := httptest.NewRequest(http.MethodGet, path, nil)
 			req.SetBasicAuth(c.Client.ID, secret)
 			return e.serve(http.MethodGet, path, addr, "", "Authorization", req.Header.Get("Authorization"))

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -28,7 +28,7 @@ func TestTokensStopWithTheirClient(t *testing.T) {
 			}},
 			{"tenant deactivated", func(s *scopeServer) error {
 				off := false
-				_, err := s.app.UpdateTenant(viewer.SystemContext(context.Background()), s.client.Client.TenantID, graph.TenantSettings{Active: &off})
+				_, err := s.app.UpdateTenant(viewer.SystemContext(context.Background()), s.client.Client.TenantID, app.TenantSettings{Active: &off})
 				return err
 			}},
 		} {

@@ -2,12 +2,12 @@ package rest
 
 import (
 	"fmt"
-	"github.com/fideliza/fideliza/auth"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/auth"
 
-	"github.com/fideliza/fideliza/graph"
+	"github.com/go-chi/chi/v5"
 )
 
 // RouteScopes maps every bearer-protected route to the scope it needs.
@@ -106,7 +106,7 @@ func (s *server) protected(r chi.Router, method, pattern string, h http.HandlerF
 func (s *server) requireScope(scope string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := graph.Authorize(r.Context(), scope); err != nil {
+			if err := app.Authorize(r.Context(), scope); err != nil {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="fideliza", error="insufficient_scope", scope=%q`, scope))
 				s.writeV1Error(w, r, err)
 				return

@@ -15,11 +15,12 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -28,37 +29,37 @@ import (
 // scopeServer is a served app with one OAuth client of every scope.
 type scopeServer struct {
 	srv    *httptest.Server
-	app    *graph.App
-	client *graph.ClientCredentials
+	app    *app.App
+	client *app.ClientCredentials
 	// routes is the router itself: srv's handler checks the contract
 	// around it.
 	routes chi.Routes
 }
 
-func newScopeServer(t testing.TB, db *storage.DB, configure ...func(app *graph.App)) *scopeServer {
+func newScopeServer(t testing.TB, db *storage.DB, configure ...func(a *app.App)) *scopeServer {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	app := &graph.App{DB: db, Log: log}
+	a := &app.App{DB: db, Log: log}
 	srv := httptest.NewUnstartedServer(nil)
-	app.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
+	a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
 	for _, c := range configure {
-		c(app)
+		c(a)
 	}
-	h := NewHandler(app, log)
+	h := NewHandler(a, log)
 	srv.Config.Handler = contractCheck(t, h)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	ctx := viewer.SystemContext(context.Background())
-	tn, err := app.CreateTenant(ctx, "Escopos", nil)
+	tn, err := a.CreateTenant(ctx, "Escopos", nil)
 	require.NoError(t, err)
-	c, err := app.CreateClient(ctx, tn.ID, apiclient.KindOauth, "all", nil)
+	c, err := a.CreateClient(ctx, tn.ID, apiclient.KindOauth, "all", nil)
 	require.NoError(t, err)
-	return &scopeServer{srv: srv, app: app, client: c, routes: h.(chi.Routes)}
+	return &scopeServer{srv: srv, app: a, client: c, routes: h.(chi.Routes)}
 }
 
 // unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
 // send far more than a client's quota.
-func unlimitedRates(app *graph.App) { app.RateLimits = ratelimit.Unlimited() }
+func unlimitedRates(a *app.App) { a.RateLimits = ratelimit.Unlimited() }
 
 // tokenWith issues a token holding only scope.
 func (s *scopeServer) tokenWith(t testing.TB, scope string) string {
@@ -234,7 +235,7 @@ func TestGraphQLScopeMatrix(t *testing.T) {
 				switch scope {
 				case "":
 					require.NotContains(t, codes(call(s.tokenWith(t, "loyalty:read"))), "insufficient_scope")
-				case graph.ScopeBackoffice, graph.ScopeBackofficeWrite:
+				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
 					// OAuth clients can never hold it: only back-office users.
 					require.Contains(t, codes(call(s.tokenWith(t, strings.Join(auth.Scopes, " ")))), "insufficient_scope")
 				default:
@@ -297,7 +298,7 @@ func TestGraphQLFieldScopes(t *testing.T) {
 					got := call(t, e.query, s.tokenWith(t, e.root))
 					require.NotContains(t, got, "insufficient_scope")
 					require.NotContains(t, got, `"errors"`)
-				case graph.ScopeBackoffice, graph.ScopeBackofficeWrite:
+				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
 					// No OAuth client reaches it, even with every scope.
 					got := call(t, e.query, s.tokenWith(t, strings.Join(auth.Scopes, " ")))
 					require.Contains(t, got, "insufficient_scope")
@@ -318,32 +319,32 @@ func TestGraphQLFieldScopes(t *testing.T) {
 // seedEdges gives the tenant one row below every edge of
 // TestGraphQLFieldScopes: a customer in a segment that a campaign targets,
 // with points, a sale and a redemption of that sale.
-func seedEdges(t *testing.T, app *graph.App, tenantID string) {
+func seedEdges(t *testing.T, a *app.App, tenantID string) {
 	t.Helper()
 	ctx := viewer.TenantContext(context.Background(), tenantID)
-	cust, err := app.CreateCustomer(ctx, graph.CustomerInput{
+	cust, err := a.CreateCustomer(ctx, app.CustomerInput{
 		Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)
-	seg, err := app.CreateSegment(ctx, "VIP", nil)
+	seg, err := a.CreateSegment(ctx, "VIP", nil)
 	require.NoError(t, err)
-	_, err = app.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
+	_, err = a.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	camp, err := app.CreateCampaign(ctx, graph.CampaignInput{
+	camp, err := a.CreateCampaign(ctx, app.CampaignInput{
 		Name: "Brinde", Type: "gift", StartsAt: &starts, EndsAt: &ends, SegmentID: &seg.ID,
-		Discount: &graph.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+		Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
-	_, err = app.CreditPoints(ctx, graph.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
+	_, err = a.CreditPoints(ctx, app.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
 	require.NoError(t, err)
-	st, err := app.CreateStore(ctx, tenantID, "L1", "Loja 1")
+	st, err := a.CreateStore(ctx, tenantID, "L1", "Loja 1")
 	require.NoError(t, err)
-	sl, err := app.DB.Ent.Sale.Create().SetStoreID(st.ID).SetExternalID("1").SetCustomerID(cust.ID).
+	sl, err := a.DB.Ent.Sale.Create().SetStoreID(st.ID).SetExternalID("1").SetCustomerID(cust.ID).
 		SetSoldAt(time.Now().UTC().Truncate(time.Second)).SetAmount(decimal.NewFromInt(100)).
 		SetAmountPayable(decimal.NewFromInt(100)).SetDiscountAmount(decimal.Zero).Save(ctx)
 	require.NoError(t, err)
-	_, err = app.DB.Ent.Redemption.Create().SetCampaignID(camp.ID).SetCustomerID(cust.ID).SetOrderID("o-1").
+	_, err = a.DB.Ent.Redemption.Create().SetCampaignID(camp.ID).SetCustomerID(cust.ID).SetOrderID("o-1").
 		SetSaleID(sl.ID).SetAmountPaid(decimal.NewFromInt(100)).SetDiscountAmount(decimal.Zero).
 		SetCashbackAmount(decimal.Zero).SetBenefit([]byte(`{"type":"gift"}`)).Save(ctx)
 	require.NoError(t, err)

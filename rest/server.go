@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/metrics"
@@ -19,43 +20,43 @@ import (
 )
 
 type server struct {
-	app    *graph.App
+	app    *app.App
 	log    *slog.Logger
 	limits *limits
 }
 
 // NewHandler returns the HTTP interface of the service.
-func NewHandler(app *graph.App, log *slog.Logger) http.Handler {
-	s := &server{app: app, log: log, limits: newLimits(app.RateLimits)}
-	if app.Metrics == nil {
-		app.Metrics = metrics.New()
+func NewHandler(a *app.App, log *slog.Logger) http.Handler {
+	s := &server{app: a, log: log, limits: newLimits(a.RateLimits)}
+	if a.Metrics == nil {
+		a.Metrics = metrics.New()
 	}
-	if app.DB != nil {
-		app.Metrics.WatchQueue(app.DB.Reads)
+	if a.DB != nil {
+		a.Metrics.WatchQueue(a.DB.Reads)
 	}
 	r := chi.NewRouter()
-	r.Use(correlate, accessLog(log), app.Metrics.HTTP, recoverer(log, internalV1))
+	r.Use(correlate, accessLog(log), a.Metrics.HTTP, recoverer(log, internalV1))
 
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
 	// Prometheus metrics (docs/metrics.md); not for the public internet.
-	r.Get("/metrics", app.Metrics.Handler(log).ServeHTTP)
+	r.Get("/metrics", a.Metrics.Handler(log).ServeHTTP)
 
 	r.Post("/auth/token", s.token)
 	r.Get("/.well-known/openid-configuration", s.discovery)
 	r.Get("/.well-known/jwks.json", s.jwks)
 
-	gql := graph.NewHandler(app)
+	gql := graph.NewHandler(a)
 	s.protected(r, http.MethodGet, "/graphql", gql.ServeHTTP)
 	s.protected(r, http.MethodPost, "/graphql", gql.ServeHTTP)
 	r.Get("/auth/login", s.startSignIn)
 	r.Get(auth.SignInPath, s.finishSignIn)
 	pg := playground.Config{GraphQLPath: "/graphql"}
-	if app.Auth.CanSignIn() {
+	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"
 	}
 	r.Mount("/playground", playground.Handler(pg))
-	r.Mount("/panel", panel.Handler(app, log))
+	r.Mount("/panel", panel.Handler(a, log))
 	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
 
 	s.protected(r, http.MethodGet, "/v1/customers", s.listCustomers)

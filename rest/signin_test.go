@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -24,8 +24,8 @@ func TestSignInWithSSO(t *testing.T) {
 	t.Parallel()
 	const clientID = "fideliza-playground"
 	idp := authtest.NewProvider(t)
-	f := newFixture(t, storagetest.Open(t, "sqlite3"), func(app *graph.App) {
-		require.NoError(t, app.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
+	f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *app.App) {
+		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
 			Issuer: idp.URL, Audience: clientID, ClientID: clientID,
 		}))
 	})

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/fideliza/fideliza/graph/apperr"
+	"github.com/fideliza/fideliza/domain/apperr"
 )
 
 // maxJSONBody bounds request bodies of the JSON interfaces.

@@ -5,10 +5,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/apperr"
-	"github.com/fideliza/fideliza/graph/opt"
 )
 
 // webhookBody is the endpoint JSON of create and PATCH (a JSON merge
@@ -22,7 +22,7 @@ type webhookBody struct {
 
 // input translates the body. url, events and active cannot be cleared:
 // null is refused; a null description clears it.
-func (b webhookBody) input() (graph.WebhookInput, error) {
+func (b webhookBody) input() (app.WebhookInput, error) {
 	var p apperr.Problems
 	notNull := func(field string, null bool) {
 		if null {
@@ -32,7 +32,7 @@ func (b webhookBody) input() (graph.WebhookInput, error) {
 	notNull("url", b.URL.Null)
 	notNull("events", b.Events.Null)
 	notNull("active", b.Active.Null)
-	in := graph.WebhookInput{URL: b.URL.Ptr(), Description: b.Description.Ptr(), Active: b.Active.Ptr()}
+	in := app.WebhookInput{URL: b.URL.Ptr(), Description: b.Description.Ptr(), Active: b.Active.Ptr()}
 	if b.Events.Present() {
 		in.EventTypes = b.Events.Value
 		if in.EventTypes == nil {

@@ -17,13 +17,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/webhook"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -42,19 +42,19 @@ const (
 // webhook scopes.
 type whkEnv struct {
 	db       *storage.DB
-	app      *graph.App
+	app      *app.App
 	srv      *httptest.Server
 	tenantID string
 	token    string
 }
 
 // whkSetup starts a server; configure runs before it serves.
-func whkSetup(t *testing.T, db *storage.DB, configure ...func(*graph.App)) *whkEnv {
+func whkSetup(t *testing.T, db *storage.DB, configure ...func(*app.App)) *whkEnv {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := httptest.NewUnstartedServer(nil)
 	e := &whkEnv{db: db, srv: srv}
-	e.app = &graph.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: log}
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: log}
 	for _, c := range configure {
 		c(e.app)
 	}
@@ -399,7 +399,7 @@ func whkKeys(m map[string]any) []string {
 func TestWebhookLoopbackGuard(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		e := whkSetup(t, db, func(app *graph.App) { app.Webhooks = webhook.Guard{AllowLoopback: true} })
+		e := whkSetup(t, db, func(a *app.App) { a.Webhooks = webhook.Guard{AllowLoopback: true} })
 		for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost:9000/in", "https://[::1]/in"} {
 			r := e.whkDo(t, http.MethodPost, "/v1/webhooks", e.token, whkBody(u, "sale.processed"))
 			require.Equal(t, http.StatusCreated, r.status, "%s: %s", u, r.body)
@@ -533,7 +533,7 @@ func TestWebhookRotateSecret(t *testing.T) {
 		require.True(t, strings.HasPrefix(second, "whsec_"), second)
 		require.NotEqual(t, first, second)
 		exp := whkRequireTime(t, m["previous_secret_expires_at"])
-		require.WithinDuration(t, time.Now().Add(graph.PreviousSecretValidity), exp, time.Minute)
+		require.WithinDuration(t, time.Now().Add(app.PreviousSecretValidity), exp, time.Minute)
 
 		stored, err := db.Ent.WebhookEndpoint.Get(viewer.SystemContext(context.Background()), id)
 		require.NoError(t, err)

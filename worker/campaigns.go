@@ -10,7 +10,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph/outbox"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/storage"
 )
 

@@ -13,15 +13,15 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/eligibility"
-	"github.com/fideliza/fideliza/graph/opt"
-	"github.com/fideliza/fideliza/graph/outbox"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -51,7 +51,7 @@ func (c *campClock) set(t time.Time) {
 
 type campBundle struct {
 	db        *storage.DB
-	app       *graph.App
+	app       *app.App
 	clock     *campClock
 	ctx       context.Context // the tenant's
 	tenant    string
@@ -62,23 +62,23 @@ type campBundle struct {
 func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	t.Helper()
 	clock := &campClock{t: start}
-	app := &graph.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
-	tn, err := app.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	a := &app.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
+	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	return &campBundle{
-		db: db, app: app, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
+		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
 		lifecycle: &worker.CampaignLifecycleWorker{DB: db, Now: clock.Now},
 		cashback:  &worker.CreditCashbackWorker{DB: db, Now: clock.Now},
 	}
 }
 
 // campaign creates a campaign of the bundle's tenant between the times.
-func (b *campBundle) campaign(t *testing.T, ctx context.Context, name, typ string, starts, ends time.Time, d *graph.DiscountInput) *ent.Campaign {
+func (b *campBundle) campaign(t *testing.T, ctx context.Context, name, typ string, starts, ends time.Time, d *app.DiscountInput) *ent.Campaign {
 	t.Helper()
 	if d == nil {
-		d = &graph.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()}
+		d = &app.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()}
 	}
-	c, err := b.app.CreateCampaign(ctx, graph.CampaignInput{Name: name, Type: typ, StartsAt: &starts, EndsAt: &ends, Discount: d})
+	c, err := b.app.CreateCampaign(ctx, app.CampaignInput{Name: name, Type: typ, StartsAt: &starts, EndsAt: &ends, Discount: d})
 	require.NoError(t, err)
 	return c
 }
@@ -113,9 +113,9 @@ func TestCampaignLifecycle(t *testing.T) {
 		seg, err := b.db.Ent.Segment.Create().SetName("vip").Save(b.ctx)
 		require.NoError(t, err)
 		starts, ends := t0.Add(time.Hour), t0.Add(3*time.Hour)
-		c, err := b.app.CreateCampaign(b.ctx, graph.CampaignInput{
+		c, err := b.app.CreateCampaign(b.ctx, app.CampaignInput{
 			Name: "Semana VIP", Type: "discount", StartsAt: &starts, EndsAt: &ends, SegmentID: &seg.ID,
-			Channels: []string{"pdv", "app"}, Discount: &graph.DiscountInput{Mode: "percentage", Value: decimalPtr("10")},
+			Channels: []string{"pdv", "app"}, Discount: &app.DiscountInput{Mode: "percentage", Value: decimalPtr("10")},
 		})
 		require.NoError(t, err)
 		require.Equal(t, campaign.StatusScheduled, c.Status)
@@ -263,26 +263,26 @@ func TestCampaignCashbackJob(t *testing.T) {
 		// its own clock) sees a job due in 7 days as scheduled.
 		t0 := time.Now().UTC().Truncate(time.Second)
 		b := campSetup(t, db, t0)
-		cash := func(days int) *graph.DiscountInput {
-			return &graph.DiscountInput{Mode: "percentage", Value: decimalPtr("10"), CreditAfterDays: &days}
+		cash := func(days int) *app.DiscountInput {
+			return &app.DiscountInput{Mode: "percentage", Value: decimalPtr("10"), CreditAfterDays: &days}
 		}
 		atOnce := b.campaign(t, b.ctx, "Cashback na hora", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(0))
 		week := b.campaign(t, b.ctx, "Cashback em 7 dias", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(7))
 		shipping := b.campaign(t, b.ctx, "Frete grátis", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
-			&graph.DiscountInput{Mode: "free_shipping"})
+			&app.DiscountInput{Mode: "free_shipping"})
 		discount := b.campaign(t, b.ctx, "Desconto", "discount", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
-			&graph.DiscountInput{Mode: "percentage", Value: decimalPtr("10")})
-		cust, err := b.app.CreateCustomer(b.ctx, graph.CustomerInput{
+			&app.DiscountInput{Mode: "percentage", Value: decimalPtr("10")})
+		cust, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
 			Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of("52998224725"),
 		})
 		require.NoError(t, err)
-		v, err := b.app.ValidateCart(b.ctx, graph.ValidateInput{CustomerID: cust.ID, Channel: "pdv", Cart: eligibility.Cart{
+		v, err := b.app.ValidateCart(b.ctx, app.ValidateInput{CustomerID: cust.ID, Channel: "pdv", Cart: eligibility.Cart{
 			Items: []eligibility.Item{{SKU: "A", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.RequireFromString("120.00")}},
 		}})
 		require.NoError(t, err)
 		require.Len(t, v.Eligible, 4)
 		redeem := func(c *ent.Campaign) *ent.Redemption {
-			red, _, err := b.app.RedeemCampaign(b.ctx, graph.RedeemInput{
+			red, _, err := b.app.RedeemCampaign(b.ctx, app.RedeemInput{
 				CampaignID: c.ID, CustomerID: cust.ID, OrderID: "order-1", Token: v.Token, AmountPaid: decimal.NewFromInt(120),
 			}, nil)
 			require.NoError(t, err)

@@ -10,8 +10,8 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph/ledger"
-	"github.com/fideliza/fideliza/graph/points"
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )

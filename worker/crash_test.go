@@ -22,9 +22,9 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -167,11 +167,11 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 	db, err := storage.Open(ctx, dbURL)
 	require.NoError(t, err)
 	defer db.Close()
-	app := &graph.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+	a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
 	sys := viewer.SystemContext(ctx)
-	tn, err := app.CreateTenant(sys, "Mercado Crash", nil)
+	tn, err := a.CreateTenant(sys, "Mercado Crash", nil)
 	require.NoError(t, err)
-	_, err = app.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+	_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 	require.NoError(t, err)
 	tctx := viewer.TenantContext(ctx, tn.ID)
 
@@ -179,7 +179,7 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 	ids := make([]string, crashCustomers)
 	for i := range crashCustomers {
 		docs[i] = crashCPF(i)
-		c, err := app.CreateCustomer(tctx, graph.CustomerInput{
+		c, err := a.CreateCustomer(tctx, app.CustomerInput{
 			Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("cliente%d@example.com", i)),
 			CPF: opt.Of(docs[i]),
 		})
@@ -194,14 +194,14 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 		price := decimal.New(int64(1050+i*37%9000), -2) // R$ 10.50 … R$ 100.49
 		qty := decimal.NewFromInt(int64(1 + i%3))
 		amount := price.Mul(qty)
-		in := graph.SaleInput{
-			Protocol: "PARTNER_V1", Customer: &graph.POSCustomer{ID: docs[c], Type: "CPF"},
+		in := app.SaleInput{
+			Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: docs[c], Type: "CPF"},
 			SaleID: fmt.Sprint(100000 + i), StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 			Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-			Items:    []graph.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &price, Quantity: &qty}},
-			Payments: []graph.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &price, Quantity: &qty}},
+			Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
 		}
-		s, err := app.RegisterSale(tctx, in)
+		s, err := a.RegisterSale(tctx, in)
 		require.NoError(t, err)
 		// 1 point per whole real paid: the tenant's default rate.
 		sales[i] = crashSale{id: s.ID, customer: ids[c], points: amount.Floor().IntPart()}
@@ -518,19 +518,19 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		app := &graph.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
 		sys := viewer.SystemContext(context.Background())
-		tn, err := app.CreateTenant(sys, "Mercado Timeout", nil)
+		tn, err := a.CreateTenant(sys, "Mercado Timeout", nil)
 		require.NoError(t, err)
-		_, err = app.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+		_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 		require.NoError(t, err)
 		soldAt := time.Now().Add(-time.Minute)
 		amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)
-		s, err := app.RegisterSale(viewer.TenantContext(context.Background(), tn.ID), graph.SaleInput{
+		s, err := a.RegisterSale(viewer.TenantContext(context.Background(), tn.ID), app.SaleInput{
 			Protocol: "PARTNER_V1", SaleID: "777", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 			Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-			Items:    []graph.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
-			Payments: []graph.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
+			Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
 		})
 		require.NoError(t, err)
 

@@ -11,8 +11,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph/ledger"
-	"github.com/fideliza/fideliza/graph/outbox"
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/storage"
 )
 

@@ -11,17 +11,17 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/ledger"
-	"github.com/fideliza/fideliza/graph/opt"
-	"github.com/fideliza/fideliza/graph/outbox"
-	"github.com/fideliza/fideliza/graph/points"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -56,7 +56,7 @@ func at(months int, d time.Duration) time.Time { return t0.AddDate(0, months, 0)
 
 type pointsBundle struct {
 	db     *storage.DB
-	app    *graph.App
+	app    *app.App
 	clock  *pointsClock
 	ctx    context.Context // the tenant's
 	tenant string
@@ -71,13 +71,13 @@ type pointsBundle struct {
 func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	t.Helper()
 	clock := &pointsClock{t: t0}
-	app := &graph.App{DB: db, Clock: clock.Now}
-	tn, err := app.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	a := &app.App{DB: db, Clock: clock.Now}
+	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	require.Equal(t, 12, tn.PointsExpiryMonths)
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 	return &pointsBundle{
-		db: db, app: app, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
+		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
 		expire: &worker.ExpirePointsWorker{DB: db, Now: clock.Now},
 		notify: &worker.NotifyExpiringPointsWorker{DB: db, Now: clock.Now},
 		levels: &worker.RecomputeLevelsWorker{DB: db, Now: clock.Now},
@@ -100,7 +100,7 @@ func (b *pointsBundle) customer(t *testing.T, i int) string {
 	}
 	cpf += string(digit(cpf, 10))
 	cpf += string(digit(cpf, 11))
-	c, err := b.app.CreateCustomer(b.ctx, graph.CustomerInput{
+	c, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
 		Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("c%d@example.com", i)), CPF: opt.Of(cpf),
 	})
 	require.NoError(t, err)
@@ -109,7 +109,7 @@ func (b *pointsBundle) customer(t *testing.T, i int) string {
 
 func (b *pointsBundle) credit(t *testing.T, cust, order string, n int64) *ent.PointsEntry {
 	t.Helper()
-	mv, err := b.app.CreditPoints(b.ctx, graph.CreditInput{CustomerID: cust, OrderID: order, Points: &n})
+	mv, err := b.app.CreditPoints(b.ctx, app.CreditInput{CustomerID: cust, OrderID: order, Points: &n})
 	require.NoError(t, err)
 	require.False(t, mv.Replayed)
 	return mv.Entry
@@ -168,7 +168,7 @@ type balanceWant struct {
 	missing                   int64
 }
 
-func (b *pointsBundle) requireBalance(t *testing.T, cust string, want balanceWant) *graph.PointsBalance {
+func (b *pointsBundle) requireBalance(t *testing.T, cust string, want balanceWant) *app.PointsBalance {
 	t.Helper()
 	got, err := b.app.Balance(b.ctx, cust)
 	require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		b.credit(t, cust, "ord-1", 300)
 		b.credit(t, cust, "ord-2", 200)
 		b.clock.set(at(0, 24*time.Hour))
-		_, err := b.app.DebitPoints(b.ctx, graph.DebitInput{CustomerID: cust, Points: 100})
+		_, err := b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: 100})
 		require.NoError(t, err)
 		lots := b.lots(t, cust)
 		require.Len(t, lots, 2)
@@ -289,7 +289,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		// t0 + 13 months and a half: the third lot is within 30 days, after a
 		// debit spent most of it; the notice tells what is left.
 		b.clock.set(at(13, 15*24*time.Hour))
-		_, err = b.app.DebitPoints(b.ctx, graph.DebitInput{CustomerID: cust, Points: 650})
+		_, err = b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: 650})
 		require.NoError(t, err)
 		b.runNotify(t)
 		evs := b.events(t, outbox.PointsExpiring, cust)
@@ -443,7 +443,7 @@ func TestPointsExpiringNoticeTellsWhatIsLeft(t *testing.T) {
 		var armed sync.Once
 		spend := func() {
 			for cust, n := range map[string]int64{partly: 650, wholly: 300} {
-				_, err := b.app.DebitPoints(b.ctx, graph.DebitInput{CustomerID: cust, Points: n})
+				_, err := b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: n})
 				require.NoError(t, err)
 			}
 		}

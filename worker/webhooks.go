@@ -18,7 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
-	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/storage"
 )
 

@@ -24,15 +24,15 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/opt"
-	"github.com/fideliza/fideliza/graph/outbox"
-	"github.com/fideliza/fideliza/graph/webhook"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -139,7 +139,7 @@ func (r *whReceiver) url() string { return r.srv.URL + "/fideliza/hooks" }
 
 type whBundle struct {
 	db      *storage.DB
-	app     *graph.App
+	app     *app.App
 	clock   *whClock
 	rc      *river.Client[*sql.Tx] // insert-only
 	sys     context.Context
@@ -158,14 +158,14 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	clock := &whClock{}
 	clock.set(time.Now())
 	log := slog.New(slog.DiscardHandler)
-	app := &graph.App{DB: db, Clock: clock.Now, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
+	a := &app.App{DB: db, Clock: clock.Now, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
 	sys := viewer.SystemContext(context.Background())
-	tn, err := app.CreateTenant(sys, "Loja Webhooks", nil)
+	tn, err := a.CreateTenant(sys, "Loja Webhooks", nil)
 	require.NoError(t, err)
 	rc, err := worker.NewClient(db, log, worker.Config{})
 	require.NoError(t, err)
 	return &whBundle{
-		db: db, app: app, clock: clock, rc: rc, sys: sys,
+		db: db, app: a, clock: clock, rc: rc, sys: sys,
 		ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
 		deliver: &worker.DeliverWebhookWorker{DB: db, Now: clock.Now, Sender: webhook.NewSender(webhook.Guard{AllowLoopback: true})},
 	}
@@ -173,9 +173,9 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 
 // endpoint registers an endpoint of the tenant of ctx and moves the clock
 // past its creation.
-func (b *whBundle) endpoint(t *testing.T, ctx context.Context, url string, types []string, active bool) *graph.WebhookSecret {
+func (b *whBundle) endpoint(t *testing.T, ctx context.Context, url string, types []string, active bool) *app.WebhookSecret {
 	t.Helper()
-	ws, err := b.app.CreateWebhookEndpoint(ctx, graph.WebhookInput{URL: &url, EventTypes: types, Active: &active})
+	ws, err := b.app.CreateWebhookEndpoint(ctx, app.WebhookInput{URL: &url, EventTypes: types, Active: &active})
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ws.Secret, webhook.SecretPrefix))
 	require.Equal(t, ws.Secret, ws.Endpoint.Secret)
@@ -300,21 +300,21 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	t.Helper()
 	start := b.clock.Now()
 	cpf := whCPF(1)
-	cust, err := b.app.CreateCustomer(b.ctx, graph.CustomerInput{
+	cust, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
 		Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of(cpf),
 	})
 	require.NoError(t, err)
 
 	// customer.level_changed: 1500 points cross the silver threshold (1000).
 	n := int64(1500)
-	_, err = b.app.CreditPoints(b.ctx, graph.CreditInput{CustomerID: cust.ID, OrderID: "order-1", Points: &n})
+	_, err = b.app.CreditPoints(b.ctx, app.CreditInput{CustomerID: cust.ID, OrderID: "order-1", Points: &n})
 	require.NoError(t, err)
 
 	// campaign.activated: a scheduled campaign whose start passes.
 	starts, ends := start.Add(time.Hour), start.Add(3*time.Hour)
-	camp, err := b.app.CreateCampaign(b.ctx, graph.CampaignInput{
+	camp, err := b.app.CreateCampaign(b.ctx, app.CampaignInput{
 		Name: "Brinde de inverno", Type: "gift", StartsAt: &starts, EndsAt: &ends,
-		Discount: &graph.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()},
+		Discount: &app.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()},
 	})
 	require.NoError(t, err)
 	b.clock.set(starts)
@@ -331,12 +331,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.NoError(t, err)
 	soldAt := b.clock.Now().Add(-time.Minute)
 	amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)
-	s, err := b.app.RegisterSale(b.ctx, graph.SaleInput{
-		Protocol: "PARTNER_V1", Customer: &graph.POSCustomer{ID: cpf, Type: "CPF"},
+	s, err := b.app.RegisterSale(b.ctx, app.SaleInput{
+		Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: cpf, Type: "CPF"},
 		SaleID: "4242", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 		Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-		Items:    []graph.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
-		Payments: []graph.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+		Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
+		Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
 	})
 	require.NoError(t, err)
 	require.NoError(t, (&worker.ProcessSaleWorker{DB: b.db, Now: b.clock.Now}).Work(context.Background(),
@@ -465,7 +465,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEqual(t, old, rotated.Secret)
 			require.Equal(t, old, *rotated.Endpoint.PreviousSecret)
-			require.True(t, b.clock.Now().Add(graph.PreviousSecretValidity).Equal(*rotated.Endpoint.PreviousSecretExpiresAt))
+			require.True(t, b.clock.Now().Add(app.PreviousSecretValidity).Equal(*rotated.Endpoint.PreviousSecretExpiresAt))
 
 			// Receivers still on the old secret and those already on the new
 			// one both verify the next delivery.
@@ -484,7 +484,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 
 			// Once the previous secret expires, only the new one signs.
 			rcv.verifyWith(rotated.Secret)
-			b.clock.set(b.clock.Now().Add(graph.PreviousSecretValidity + time.Second))
+			b.clock.set(b.clock.Now().Add(app.PreviousSecretValidity + time.Second))
 			ev = b.record(t, b.tenant, outbox.SaleProcessed, "sal_after_rotation")
 			require.Equal(t, 1, b.dispatch(t))
 			jobs = b.jobs(t)
@@ -508,14 +508,14 @@ func TestWebhookDeliveryWithRiver(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		log := slog.New(slog.DiscardHandler)
-		app := &graph.App{DB: db, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
+		a := &app.App{DB: db, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
 		sys := viewer.SystemContext(context.Background())
-		tn, err := app.CreateTenant(sys, "Loja River", nil)
+		tn, err := a.CreateTenant(sys, "Loja River", nil)
 		require.NoError(t, err)
 		tctx := viewer.TenantContext(context.Background(), tn.ID)
 		rcv := whNewReceiver(t, time.Now)
 		u := rcv.url()
-		ws, err := app.CreateWebhookEndpoint(tctx, graph.WebhookInput{URL: &u, EventTypes: outbox.Types})
+		ws, err := a.CreateWebhookEndpoint(tctx, app.WebhookInput{URL: &u, EventTypes: outbox.Types})
 		require.NoError(t, err)
 		rcv.verifyWith(ws.Secret)
 
@@ -777,12 +777,12 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		rcv := whNewReceiver(t, b.clock.Now)
 
 		// Registration itself refuses loopback when the guard does.
-		strict := &graph.App{DB: db, Clock: b.clock.Now, Log: b.app.Log}
+		strict := &app.App{DB: db, Clock: b.clock.Now, Log: b.app.Log}
 		u := rcv.url()
-		_, err := strict.CreateWebhookEndpoint(b.ctx, graph.WebhookInput{URL: &u, EventTypes: outbox.Types})
+		_, err := strict.CreateWebhookEndpoint(b.ctx, app.WebhookInput{URL: &u, EventTypes: outbox.Types})
 		require.Error(t, err)
 		for _, bad := range []string{"https://10.0.0.1/hooks", "https://169.254.169.254/latest/meta-data", "https://user:pw@example.com/"} {
-			_, err := b.app.CreateWebhookEndpoint(b.ctx, graph.WebhookInput{URL: &bad, EventTypes: outbox.Types})
+			_, err := b.app.CreateWebhookEndpoint(b.ctx, app.WebhookInput{URL: &bad, EventTypes: outbox.Types})
 			require.Error(t, err, bad)
 		}
 
@@ -819,7 +819,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 			jobs := b.jobs(t)
 			require.Len(t, jobs, 1)
 			off := false
-			_, err := b.app.UpdateWebhookEndpoint(b.ctx, ws.Endpoint.ID, graph.WebhookInput{Active: &off})
+			_, err := b.app.UpdateWebhookEndpoint(b.ctx, ws.Endpoint.ID, app.WebhookInput{Active: &off})
 			require.NoError(t, err)
 			require.NoError(t, b.work(b.deliver, jobs[0], 1))
 			d := b.delivery(t, jobs[0].args.DeliveryID)

@@ -13,7 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )

@@ -7,13 +7,13 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/document"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -45,32 +45,32 @@ func cpf(n int) string {
 
 // seed creates the tenant, its store, credentials and campaigns, and the
 // first customers.
-func seed(ctx context.Context, app *graph.App, customers int) (*fixture, error) {
+func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	sys := viewer.SystemContext(ctx)
-	t, err := app.CreateTenant(sys, "Mercado Bench", nil)
+	t, err := a.CreateTenant(sys, "Mercado Bench", nil)
 	if err != nil {
 		return nil, err
 	}
 	f := &fixture{TenantID: t.ID}
-	if _, err := app.CreateStore(sys, t.ID, benchStore, "Loja Centro"); err != nil {
+	if _, err := a.CreateStore(sys, t.ID, benchStore, "Loja Centro"); err != nil {
 		return nil, err
 	}
-	oauth, err := app.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)
+	oauth, err := a.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)
 	if err != nil {
 		return nil, err
 	}
-	pos, err := app.CreateClient(sys, t.ID, apiclient.KindPos, "bench pdv", nil)
+	pos, err := a.CreateClient(sys, t.ID, apiclient.KindPos, "bench pdv", nil)
 	if err != nil {
 		return nil, err
 	}
 	f.OAuthID, f.OAuthSecret, f.POSID, f.POSSecret = oauth.Client.ID, oauth.Secret, pos.Client.ID, pos.Secret
-	if err := seedCampaigns(viewer.TenantContext(ctx, t.ID), app.DB.Ent); err != nil {
+	if err := seedCampaigns(viewer.TenantContext(ctx, t.ID), a.DB.Ent); err != nil {
 		return nil, err
 	}
-	if err := growCustomers(ctx, app.DB, f, customers); err != nil {
+	if err := growCustomers(ctx, a.DB, f, customers); err != nil {
 		return nil, err
 	}
-	first, err := app.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).First(viewer.TenantContext(ctx, t.ID))
+	first, err := a.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).First(viewer.TenantContext(ctx, t.ID))
 	if err != nil {
 		return nil, err
 	}

@@ -37,8 +37,8 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
@@ -110,9 +110,9 @@ func drive(ctx context.Context) error {
 	if err := db.Migrate(ctx, log); err != nil {
 		return err
 	}
-	app := &graph.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}
+	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}
 	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
-	f, err := seed(ctx, app, o.customers)
+	f, err := seed(ctx, a, o.customers)
 	if err != nil {
 		return err
 	}
@@ -305,17 +305,17 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	defer db.Close()
 	go db.KeepOptimized(ctx, log)
 	// Rate limits off: the run measures the service's capacity, not its quotas.
-	app := &graph.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza"),
+	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza"),
 		RateLimits: ratelimit.Unlimited()}
 	n, _ := strconv.Atoi(workers)
-	app.River, err = worker.NewClient(db, log, worker.Config{Work: true, MaxWorkers: n})
+	a.River, err = worker.NewClient(db, log, worker.Config{Work: true, MaxWorkers: n})
 	if err != nil {
 		return err
 	}
-	if err := app.River.Start(ctx); err != nil {
+	if err := a.River.Start(ctx); err != nil {
 		return err
 	}
-	handler := rest.NewHandler(app, log)
+	handler := rest.NewHandler(a, log)
 	if pprofOn {
 		mux := http.NewServeMux()
 		mux.Handle("/", handler)
@@ -328,7 +328,7 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(stopCtx)
-		_ = app.River.Stop(stopCtx)
+		_ = a.River.Stop(stopCtx)
 	}()
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -8,26 +8,26 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/graph"
 )
 
 // adminRun opens the database and runs fn as the operator.
-func adminRun(g *globals, fn func(cmd *cobra.Command, app *graph.App) error) func(*cobra.Command, []string) error {
+func adminRun(g *globals, fn func(cmd *cobra.Command, a *app.App) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		log, err := g.logger()
 		if err != nil {
 			return err
 		}
-		app, err := g.open(cmd.Context(), log, "http://127.0.0.1:8080")
+		a, err := g.open(cmd.Context(), log, "http://127.0.0.1:8080")
 		if err != nil {
 			return err
 		}
-		defer app.DB.Close()
+		defer a.DB.Close()
 		cmd.SetContext(viewer.SystemContext(cmd.Context()))
-		return fn(cmd, app)
+		return fn(cmd, a)
 	}
 }
 
@@ -35,8 +35,8 @@ func newMigrateCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply the schema and River migrations, then exit",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			return g.print(map[string]string{"status": "migrated", "dialect": app.DB.Dialect}, "database is up to date")
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			return g.print(map[string]string{"status": "migrated", "dialect": a.DB.Dialect}, "database is up to date")
 		}),
 	}
 }
@@ -48,12 +48,12 @@ func newTenantCommand(g *globals) *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a tenant",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
 			var parent *string
 			if sandboxOf != "" {
 				parent = &sandboxOf
 			}
-			t, err := app.CreateTenant(cmd.Context(), name, parent)
+			t, err := a.CreateTenant(cmd.Context(), name, parent)
 			if err != nil {
 				return err
 			}
@@ -76,8 +76,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 	update := &cobra.Command{
 		Use:   "update",
 		Short: "Change the settings of a tenant",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			var s graph.TenantSettings
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			var s app.TenantSettings
 			fl := cmd.Flags()
 			if fl.Changed("name") {
 				s.Name = &newName
@@ -104,7 +104,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 				}
 				*d.dst = &v
 			}
-			t, err := app.UpdateTenant(cmd.Context(), tenantID, s)
+			t, err := a.UpdateTenant(cmd.Context(), tenantID, s)
 			if err != nil {
 				return err
 			}
@@ -135,8 +135,8 @@ func newStoreCommand(g *globals) *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Register a store under its external code",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			s, err := app.CreateStore(cmd.Context(), tenantID, code, name)
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			s, err := a.CreateStore(cmd.Context(), tenantID, code, name)
 			if err != nil {
 				return err
 			}
@@ -160,8 +160,8 @@ func newClientCommand(g *globals) *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an OAuth or POS client; its secret is printed only here",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			cred, err := app.CreateClient(cmd.Context(), tenantID, apiclient.Kind(kind), name, strings.Fields(scopes))
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			cred, err := a.CreateClient(cmd.Context(), tenantID, apiclient.Kind(kind), name, strings.Fields(scopes))
 			if err != nil {
 				return err
 			}
@@ -179,8 +179,8 @@ func newClientCommand(g *globals) *cobra.Command {
 	rotate := &cobra.Command{
 		Use:   "rotate",
 		Short: "Issue a new secret; the old one stops working",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			cred, err := app.RotateClient(cmd.Context(), clientID)
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			cred, err := a.RotateClient(cmd.Context(), clientID)
 			if err != nil {
 				return err
 			}
@@ -192,8 +192,8 @@ func newClientCommand(g *globals) *cobra.Command {
 	revoke := &cobra.Command{
 		Use:   "revoke",
 		Short: "Revoke a client for good; its tokens stop working within 30 s",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			c, err := app.RevokeClient(cmd.Context(), clientID)
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			c, err := a.RevokeClient(cmd.Context(), clientID)
 			if err != nil {
 				return err
 			}
@@ -206,7 +206,7 @@ func newClientCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printCredentials(g *globals, cred *graph.ClientCredentials) error {
+func printCredentials(g *globals, cred *app.ClientCredentials) error {
 	c := cred.Client
 	scopes := c.Scopes
 	if scopes == nil {
@@ -223,8 +223,8 @@ func newKeysCommand(g *globals) *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "rotate",
 		Short: "Sign new tokens with a new key; tokens of the old key work until they expire",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			kid, err := app.Auth.Keys.Rotate(cmd.Context())
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			kid, err := a.Auth.Keys.Rotate(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -241,8 +241,8 @@ func newUserCommand(g *globals) *cobra.Command {
 	token := &cobra.Command{
 		Use:   "token",
 		Short: "Sign a token for a back-office user (developer panel, playground); use serve's --public-url",
-		RunE: adminRun(g, func(cmd *cobra.Command, app *graph.App) error {
-			tok, err := app.Auth.IssueUserToken(cmd.Context(), tenantID, viewer.Role(role), subject, ttl)
+		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
+			tok, err := a.Auth.IssueUserToken(cmd.Context(), tenantID, viewer.Role(role), subject, ttl)
 			if err != nil {
 				return err
 			}

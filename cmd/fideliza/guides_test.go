@@ -23,8 +23,8 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -90,11 +90,11 @@ func TestGuides(t *testing.T) {
 			}
 			base, stdout := startServe(t, logs, storagetest.URL(t, dialect.SQLite, false), args...)
 			env["BASE"] = base
-			env["TENANT"] = graph.DemoTenantID
-			env["CLIENT_ID"] = graph.DemoOAuthClient
-			env["CLIENT_SECRET"] = between(t, stdout.String(), graph.DemoOAuthClient+"  secret ", "\n")
-			env["POS_ID"] = graph.DemoPOSClient
-			env["POS_SECRET"] = between(t, stdout.String(), graph.DemoPOSClient+"  secret ", "\n")
+			env["TENANT"] = app.DemoTenantID
+			env["CLIENT_ID"] = app.DemoOAuthClient
+			env["CLIENT_SECRET"] = between(t, stdout.String(), app.DemoOAuthClient+"  secret ", "\n")
+			env["POS_ID"] = app.DemoPOSClient
+			env["POS_SECRET"] = between(t, stdout.String(), app.DemoPOSClient+"  secret ", "\n")
 
 			var keep []string
 			if hooks != nil {

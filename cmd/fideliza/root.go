@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -85,7 +85,7 @@ func (g *globals) logger() (*slog.Logger, error) {
 }
 
 // open opens and migrates the database and returns the application over it.
-func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer string) (*graph.App, error) {
+func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer string) (*app.App, error) {
 	if g.oidc.Issuer != "" && g.oidc.Audience == "" {
 		return nil, fmt.Errorf("--oidc-audience (FIDELIZA_OIDC_AUDIENCE) is required with --oidc-issuer")
 	}
@@ -105,16 +105,16 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		db.Close()
 		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
 	}
-	return &graph.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}, nil
+	return &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}, nil
 }
 
 // useOIDC makes the server accept tokens of the configured external OpenID
 // provider; only serve verifies tokens, so only serve asks the provider.
-func (g *globals) useOIDC(ctx context.Context, log *slog.Logger, app *graph.App) error {
+func (g *globals) useOIDC(ctx context.Context, log *slog.Logger, a *app.App) error {
 	if g.oidc.Issuer == "" {
 		return nil
 	}
-	if err := app.Auth.UseOIDC(ctx, g.oidc); err != nil {
+	if err := a.Auth.UseOIDC(ctx, g.oidc); err != nil {
 		return fmt.Errorf("--oidc-issuer %q (FIDELIZA_OIDC_ISSUER): %w", g.oidc.Issuer, err)
 	}
 	log.Info("accepting tokens of an external OpenID provider", "issuer", g.oidc.Issuer, "audience", g.oidc.Audience)

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/graph/webhook"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
@@ -52,42 +52,42 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			app, err := g.open(ctx, log, "http://"+addr)
+			a, err := g.open(ctx, log, "http://"+addr)
 			if err != nil {
 				return err
 			}
-			defer app.DB.Close()
-			go app.DB.KeepOptimized(ctx, log)
-			app.NoIntrospection = !intro
-			app.RateLimits = rates
+			defer a.DB.Close()
+			go a.DB.KeepOptimized(ctx, log)
+			a.NoIntrospection = !intro
+			a.RateLimits = rates
 			log.Info("rate limits, counted by this process alone", "client", rates.DefaultQuota().String(),
 				"tenant_overrides", len(rates.Tenants), "token_per_ip", rates.TokenQuota().String(),
 				"auth_failures_per_ip", rates.AuthFailureQuota().String())
-			if err := g.useOIDC(ctx, log, app); err != nil {
+			if err := g.useOIDC(ctx, log, a); err != nil {
 				return err
 			}
-			app.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
 			// One registry for the HTTP side and the jobs this process works:
 			// GET /metrics serves both.
-			app.Metrics = metrics.New()
-			app.River, err = worker.NewClient(app.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Webhooks: app.Webhooks, Metrics: app.Metrics})
+			a.Metrics = metrics.New()
+			a.River, err = worker.NewClient(a.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue, Webhooks: a.Webhooks, Metrics: a.Metrics})
 			if err != nil {
 				return err
 			}
 			if demo {
-				creds, err := app.LoadDemo(ctx)
+				creds, err := a.LoadDemo(ctx)
 				if err != nil {
 					return fmt.Errorf("loading demo data: %w", err)
 				}
-				printDemo(g, app, addr, creds)
+				printDemo(g, a, addr, creds)
 			}
 			listener, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
 			}
-			return run(ctx, log, app.River, !noWorker, &http.Server{
-				Handler:           rest.NewHandler(app, log),
+			return run(ctx, log, a.River, !noWorker, &http.Server{
+				Handler:           rest.NewHandler(a, log),
 				ReadHeaderTimeout: 10 * time.Second,
 				IdleTimeout:       2 * time.Minute,
 			}, listener)
@@ -258,8 +258,8 @@ func run(ctx context.Context, log *slog.Logger, rc *river.Client[*sql.Tx], work 
 	return errors.Join(errs...)
 }
 
-func printDemo(g *globals, app *graph.App, addr string, c *graph.DemoCredentials) {
-	base := app.Auth.Issuer
+func printDemo(g *globals, a *app.App, addr string, c *app.DemoCredentials) {
+	base := a.Auth.Issuer
 	if g.jsonOutput {
 		_ = g.print(map[string]any{
 			"tenant_id":    c.TenantID,

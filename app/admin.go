@@ -1,0 +1,190 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/domain/apperr"
+)
+
+// TenantSettings are the settings an operator or admin may change; nil
+// leaves a setting as it is.
+type TenantSettings struct {
+	Name             *string
+	Active           *bool
+	PreRegistration  *bool
+	SaleRegistration *bool
+	SaleTolerance    *decimal.Decimal
+	PointsPerReal    *decimal.Decimal
+}
+
+// CreateTenant creates a retailer, or a sandbox of one when sandboxOf is set.
+func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
+	return a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
+}
+
+// UpdateTenant changes the settings of a tenant.
+func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
+	var p apperr.Problems
+	if s.Name != nil && strings.TrimSpace(*s.Name) == "" {
+		p.Add("name", "must not be empty")
+	}
+	if s.SaleTolerance != nil && s.SaleTolerance.IsNegative() {
+		p.Add("sale_tolerance", "must not be negative")
+	}
+	if s.PointsPerReal != nil && s.PointsPerReal.IsNegative() {
+		p.Add("points_per_real", "must not be negative")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if s.Name != nil {
+		*s.Name = strings.TrimSpace(*s.Name)
+	}
+	u := a.DB.Ent.Tenant.UpdateOneID(id).
+		SetNillableName(s.Name).
+		SetNillableActive(s.Active).
+		SetNillablePreRegistration(s.PreRegistration).
+		SetNillableSaleRegistration(s.SaleRegistration)
+	if s.SaleTolerance != nil {
+		u.SetSaleTolerance(*s.SaleTolerance)
+	}
+	if s.PointsPerReal != nil {
+		u.SetPointsPerReal(*s.PointsPerReal)
+	}
+	t, err := u.Save(ctx)
+	if err == nil {
+		a.settings.invalidate(id)
+		a.Auth.Forget(id, "")
+	}
+	return t, err
+}
+
+// CreateStore registers a store of a tenant under its external code.
+func (a *App) CreateStore(ctx context.Context, tenantID, code, name string) (*ent.Store, error) {
+	if err := checkStore(&code, &name); err != nil {
+		return nil, err
+	}
+	s, err := a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name).Save(ctx)
+	return s, storeConflict(err)
+}
+
+// UpdateStore changes a store's code or name; nil leaves one as it is.
+func (a *App) UpdateStore(ctx context.Context, id string, code, name *string) (*ent.Store, error) {
+	if err := checkStore(code, name); err != nil {
+		return nil, err
+	}
+	s, err := a.DB.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name).Save(ctx)
+	return s, storeConflict(notFoundAs(err, "store"))
+}
+
+// checkStore trims a store's code and name and says whether they are usable.
+func checkStore(code, name *string) error {
+	var p apperr.Problems
+	for field, v := range map[string]*string{"code": code, "name": name} {
+		if v == nil {
+			continue
+		}
+		*v = strings.TrimSpace(*v)
+		if *v == "" {
+			p.Add(field, "must not be empty")
+		}
+	}
+	if code != nil && len(*code) > 50 {
+		p.Add("code", "must be at most 50 characters")
+	}
+	return p.Err()
+}
+
+func storeConflict(err error) error {
+	if ent.IsConstraintError(err) {
+		return apperr.Conflict("duplicate_store", "code", "a store with this code exists")
+	}
+	return err
+}
+
+// notFoundAs turns ent's not-found error into the operations' one.
+func notFoundAs(err error, what string) error {
+	if ent.IsNotFound(err) {
+		return apperr.NotFound(what)
+	}
+	return err
+}
+
+// ClientCredentials is a client with its secret, which exists only here:
+// the database keeps its hash.
+type ClientCredentials struct {
+	Client *ent.APIClient
+	Secret string
+}
+
+// CreateClient creates an OAuth or POS client. OAuth clients get every scope
+// unless scopes narrows them; POS clients have none.
+func (a *App) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
+	return createClient(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
+}
+
+// createClient creates a client with the given id, or a generated one when
+// id is empty.
+func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
+	if err := apiclient.KindValidator(kind); err != nil {
+		return nil, apperr.Invalid("kind", "kind must be oauth or pos")
+	}
+	switch {
+	case kind == apiclient.KindPos && len(scopes) > 0:
+		return nil, apperr.Invalid("scopes", "pos clients have no scopes")
+	case kind == apiclient.KindOauth && len(scopes) == 0:
+		scopes = auth.Scopes
+	}
+	for _, s := range scopes {
+		if !slices.Contains(auth.Scopes, s) {
+			return nil, apperr.Invalid("scopes", "unknown scope %q (known: %v)", s, auth.Scopes)
+		}
+	}
+	secret, hash := auth.NewSecret()
+	create := c.APIClient.Create().
+		SetTenantID(tenantID).SetKind(kind).SetName(name).SetScopes(scopes).SetSecretHash(hash)
+	if id != "" {
+		create.SetID(id)
+	}
+	created, err := create.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ClientCredentials{Client: created, Secret: secret}, nil
+}
+
+// RotateClient gives a client a new secret; the old one stops working at
+// once in this process, within auth.POSLoginTTL in others.
+func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
+	c, err := rotateClient(ctx, a.DB.Ent, clientID)
+	if err == nil {
+		a.Auth.Forget("", clientID)
+	}
+	return c, err
+}
+
+func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*ClientCredentials, error) {
+	secret, hash := auth.NewSecret()
+	c, err := client.APIClient.UpdateOneID(clientID).Where(apiclient.Revoked(false)).SetSecretHash(hash).Save(ctx)
+	if err != nil {
+		return nil, notFoundAs(err, "client")
+	}
+	return &ClientCredentials{Client: c, Secret: secret}, nil
+}
+
+// RevokeClient revokes a client for good. Its secret stops working at once;
+// tokens already issued stop within auth.DefaultClientCheckTTL.
+func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
+	c, err := a.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
+	if err == nil {
+		a.Auth.Forget("", clientID)
+	}
+	return c, notFoundAs(err, "client")
+}

@@ -1,0 +1,476 @@
+package app
+
+import (
+	"context"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/schema/fold"
+	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/opt"
+)
+
+// CustomerInput is a customer create, a replacement (PUT) or a merge patch
+// (PATCH): each field may be absent, null or set.
+type CustomerInput struct {
+	ExternalID opt.Field[string]
+	Name       opt.Field[string]
+	Email      opt.Field[string]
+	CPF        opt.Field[string]
+	Phone      opt.Field[string]
+	BirthDate  opt.Field[string]
+	Gender     opt.Field[string]
+	Address    opt.Field[AddressInput]
+	Consent    opt.Field[ConsentInput]
+}
+
+// AddressInput is the postal address of a customer.
+type AddressInput struct {
+	Street, City, State, ZipCode opt.Field[string]
+}
+
+// ConsentInput holds the marketing consents.
+type ConsentInput struct {
+	MarketingEmail, MarketingSMS opt.Field[bool]
+}
+
+// writeMode says how absent fields of a CustomerInput are read.
+type writeMode int
+
+const (
+	modeCreate  writeMode = iota // required fields must be present
+	modeReplace                  // like create; absent optional fields are cleared
+	modePatch                    // only present fields change; null clears
+)
+
+var (
+	e164      = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+	isoDate   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	maxLength = map[string]int{"name": 200, "external_id": 128, "email": 254, "address.street": 200, "address.city": 100, "address.state": 50, "address.zip_code": 20}
+)
+
+// validate checks every field of in and returns all problems at once; cpf
+// is the normalised CPF when one was given.
+func (in CustomerInput) validate(mode writeMode) (cpf string, err error) {
+	var p apperr.Problems
+	required := func(field string, f opt.Field[string]) {
+		switch {
+		case f.Null:
+			p.Add(field, "must not be null")
+		case !f.Set && mode != modePatch:
+			p.Add(field, "is required")
+		case f.Set && strings.TrimSpace(f.Value) == "":
+			p.Add(field, "must not be empty")
+		}
+	}
+	length := func(field string, f opt.Field[string]) {
+		if f.Present() && len([]rune(f.Value)) > maxLength[field] {
+			p.Add(field, "must be at most %d characters", maxLength[field])
+		}
+	}
+	required("name", in.Name)
+	required("email", in.Email)
+	required("cpf", in.CPF)
+	length("name", in.Name)
+	length("external_id", in.ExternalID)
+	length("email", in.Email)
+	if in.Email.Present() && strings.TrimSpace(in.Email.Value) != "" {
+		if a, err := mail.ParseAddress(in.Email.Value); err != nil || a.Address != strings.TrimSpace(in.Email.Value) {
+			p.Add("email", "must be an e-mail address such as ana@example.com")
+		}
+	}
+	if in.CPF.Present() && strings.TrimSpace(in.CPF.Value) != "" {
+		d, err := document.ParseCPF(in.CPF.Value)
+		if err != nil {
+			p.Add("cpf", "is not a valid CPF (%v)", err)
+		}
+		cpf = d
+	}
+	if in.ExternalID.Present() && strings.TrimSpace(in.ExternalID.Value) == "" {
+		p.Add("external_id", "must not be empty; send null to remove it")
+	}
+	if in.Phone.Present() && !e164.MatchString(in.Phone.Value) {
+		p.Add("phone", "must be in E.164 format, such as +5511987654321")
+	}
+	if in.BirthDate.Present() {
+		d, err := time.Parse(time.DateOnly, in.BirthDate.Value)
+		switch {
+		case err != nil || !isoDate.MatchString(in.BirthDate.Value):
+			p.Add("birth_date", "must be a date in the format YYYY-MM-DD")
+		case d.After(time.Now()) || d.Year() < 1900:
+			p.Add("birth_date", "must be a past date after 1900")
+		}
+	}
+	if in.Gender.Present() && customer.GenderValidator(customer.Gender(in.Gender.Value)) != nil {
+		p.Add("gender", "must be M, F or NB")
+	}
+	if a := in.Address.Value; in.Address.Present() {
+		length("address.street", a.Street)
+		length("address.city", a.City)
+		length("address.state", a.State)
+		length("address.zip_code", a.ZipCode)
+	}
+	return cpf, p.Err()
+}
+
+// CreateCustomer registers a customer in the viewer's tenant.
+func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
+	cpf, err := in.validate(modeCreate)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.requireUnique(ctx, "", in.Email, cpf); err != nil {
+		return nil, err
+	}
+	create := a.DB.Ent.Customer.Create().
+		SetName(strings.TrimSpace(in.Name.Value)).
+		SetEmail(strings.TrimSpace(in.Email.Value)).
+		SetDocumentType(customer.DocumentTypeCPF).
+		SetDocument(cpf).
+		SetNillableExternalID(in.ExternalID.Ptr()).
+		SetNillablePhone(in.Phone.Ptr()).
+		SetNillableBirthDate(in.BirthDate.Ptr())
+	if in.Gender.Present() {
+		create.SetGender(customer.Gender(in.Gender.Value))
+	}
+	if addr := in.Address.Value; in.Address.Present() {
+		create.SetNillableAddressStreet(addr.Street.Ptr()).SetNillableAddressCity(addr.City.Ptr()).
+			SetNillableAddressState(addr.State.Ptr()).SetNillableAddressZipCode(addr.ZipCode.Ptr())
+	}
+	if c := in.Consent.Value; in.Consent.Present() {
+		create.SetConsentMarketingEmail(c.MarketingEmail.Value).SetConsentMarketingSms(c.MarketingSMS.Value).
+			SetConsentUpdatedAt(nowUTC())
+	}
+	c, err := create.Save(ctx)
+	if err != nil {
+		return nil, duplicateOr(err)
+	}
+	return a.Customer(ctx, c.ID)
+}
+
+// ReplaceCustomer is PUT: the create fields are required and every optional
+// field absent from in is cleared.
+func (a *App) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+	return a.updateCustomer(ctx, id, in, modeReplace)
+}
+
+// PatchCustomer is a JSON merge patch: only the fields present change, and
+// null clears an optional field.
+func (a *App) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+	return a.updateCustomer(ctx, id, in, modePatch)
+}
+
+func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, mode writeMode) (*ent.Customer, error) {
+	cpf, err := in.validate(mode)
+	if err != nil {
+		return nil, err
+	}
+	old, err := a.DB.Ent.Customer.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("customer")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := a.requireUnique(ctx, id, in.Email, cpf); err != nil {
+		return nil, err
+	}
+	if mode == modeReplace {
+		in = in.withAbsentCleared()
+	}
+	u := old.Update()
+	if in.Name.Present() {
+		u.SetName(strings.TrimSpace(in.Name.Value))
+	}
+	if in.Email.Present() {
+		u.SetEmail(strings.TrimSpace(in.Email.Value))
+	}
+	if cpf != "" {
+		u.SetDocument(cpf).SetDocumentType(customer.DocumentTypeCPF)
+	}
+	setOrClear(in.ExternalID, u.SetExternalID, u.ClearExternalID)
+	setOrClear(in.Phone, u.SetPhone, u.ClearPhone)
+	setOrClear(in.BirthDate, u.SetBirthDate, u.ClearBirthDate)
+	setOrClear(in.Gender, func(g string) *ent.CustomerUpdateOne { return u.SetGender(customer.Gender(g)) }, u.ClearGender)
+	if in.Address.Set {
+		addr := in.Address.Value
+		if in.Address.Null {
+			addr = AddressInput{Street: opt.Null[string](), City: opt.Null[string](), State: opt.Null[string](), ZipCode: opt.Null[string]()}
+		}
+		setOrClear(addr.Street, u.SetAddressStreet, u.ClearAddressStreet)
+		setOrClear(addr.City, u.SetAddressCity, u.ClearAddressCity)
+		setOrClear(addr.State, u.SetAddressState, u.ClearAddressState)
+		setOrClear(addr.ZipCode, u.SetAddressZipCode, u.ClearAddressZipCode)
+	}
+	if in.Consent.Set {
+		email, sms := old.ConsentMarketingEmail, old.ConsentMarketingSms
+		if c := in.Consent.Value; in.Consent.Null {
+			email, sms = false, false
+		} else {
+			if c.MarketingEmail.Set {
+				email = c.MarketingEmail.Value
+			}
+			if c.MarketingSMS.Set {
+				sms = c.MarketingSMS.Value
+			}
+		}
+		if email != old.ConsentMarketingEmail || sms != old.ConsentMarketingSms {
+			u.SetConsentMarketingEmail(email).SetConsentMarketingSms(sms).SetConsentUpdatedAt(nowUTC())
+		}
+	}
+	if _, err := u.Save(ctx); err != nil {
+		if ent.IsNotFound(err) {
+			return nil, apperr.NotFound("customer")
+		}
+		return nil, duplicateOr(err)
+	}
+	return a.Customer(ctx, id)
+}
+
+// withAbsentCleared turns every absent optional field into null, as PUT
+// replaces the whole record. Consent absent means both consents withdrawn.
+func (in CustomerInput) withAbsentCleared() CustomerInput {
+	for _, f := range []*opt.Field[string]{&in.ExternalID, &in.Phone, &in.BirthDate, &in.Gender} {
+		if !f.Set {
+			*f = opt.Null[string]()
+		}
+	}
+	if !in.Address.Set {
+		in.Address = opt.Null[AddressInput]()
+	} else if in.Address.Present() {
+		a := &in.Address.Value
+		for _, f := range []*opt.Field[string]{&a.Street, &a.City, &a.State, &a.ZipCode} {
+			if !f.Set {
+				*f = opt.Null[string]()
+			}
+		}
+	}
+	if !in.Consent.Set {
+		in.Consent = opt.Null[ConsentInput]()
+	} else if in.Consent.Present() {
+		c := &in.Consent.Value
+		for _, f := range []*opt.Field[bool]{&c.MarketingEmail, &c.MarketingSMS} {
+			if !f.Set {
+				*f = opt.Of(false)
+			}
+		}
+	}
+	return in
+}
+
+// setOrClear applies one optional field of a write.
+func setOrClear[T any](f opt.Field[T], set func(T) *ent.CustomerUpdateOne, clear func() *ent.CustomerUpdateOne) {
+	switch {
+	case f.Null:
+		clear()
+	case f.Set:
+		set(f.Value)
+	}
+}
+
+// requireUnique reports which field of a write clashes with another customer
+// of the tenant (the unique indexes decide under concurrency; this names the
+// field for the caller).
+func (a *App) requireUnique(ctx context.Context, self string, email opt.Field[string], cpf string) error {
+	check := func(field string, p predicate.Customer) error {
+		q := a.DB.Ent.Customer.Query().Where(p)
+		if self != "" {
+			q.Where(customer.IDNEQ(self))
+		}
+		taken, err := q.Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return duplicate(field)
+		}
+		return nil
+	}
+	if email.Present() {
+		if err := check("email", customer.EmailKey(strings.ToLower(strings.TrimSpace(email.Value)))); err != nil {
+			return err
+		}
+	}
+	if cpf != "" {
+		return check("cpf", customer.Document(cpf))
+	}
+	return nil
+}
+
+func duplicate(field string) error {
+	return apperr.Conflict("duplicate_customer", field, "a customer with this "+map[string]string{"email": "e-mail", "cpf": "CPF"}[field]+" is already registered")
+}
+
+// duplicateOr maps a unique-index violation (a concurrent duplicate) to
+// duplicate_customer; the database's message is not passed on, as it may
+// carry the value.
+func duplicateOr(err error) error {
+	if !ent.IsConstraintError(err) {
+		return err
+	}
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "email_key"):
+		return duplicate("email")
+	case strings.Contains(msg, "document"):
+		return duplicate("cpf")
+	}
+	return err
+}
+
+// Customer reads one customer of the viewer's tenant with its segments.
+func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
+	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id)).
+		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("customer")
+	}
+	return c, err
+}
+
+// CustomerFilter narrows a customer list.
+type CustomerFilter struct {
+	SegmentID    string
+	CreatedAfter *time.Time
+	Search       string // name (accent- and case-insensitive), e-mail, CPF or external id
+}
+
+// ListCustomers returns a page of the viewer's customers, newest first, with
+// the total over the filtered set. Cursors are keyset positions, stable under
+// inserts. Without a filter the total is the tenant's customer count, kept by
+// the database (migration 0008), so neither the page nor the total costs more
+// at a million customers than at ten thousand.
+func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
+	if err := checkLimit(first); err != nil {
+		return nil, err
+	}
+	q := a.DB.Ent.Customer.Query()
+	if f.SegmentID != "" {
+		q.Where(customer.HasSegmentsWith(segment.ID(f.SegmentID)))
+	}
+	if f.CreatedAfter != nil {
+		q.Where(customer.CreatedAtGT(f.CreatedAfter.UTC()))
+	}
+	tenantID, err := ViewerTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	search := searchCustomers(f.Search, tenantID)
+	if search != nil {
+		q.Where(search)
+	}
+	unfiltered := f.SegmentID == "" && f.CreatedAfter == nil && search == nil
+	filtered := q.Clone()
+	// Ids are time-ordered (ULIDs), so id order is creation order and the
+	// keyset predicate is a plain id < cursor on the (tenant_id, id) index.
+	if after != nil {
+		q.Where(customer.IDLT(after.ID))
+	}
+	nodes, err := q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+		Order(ent.Desc(customer.FieldID)).Limit(first + 1).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
+	conn.PageInfo.HasPreviousPage = after != nil
+	if len(nodes) > first {
+		conn.PageInfo.HasNextPage = true
+		nodes = nodes[:first]
+	}
+	for _, n := range nodes {
+		conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: ent.Cursor{ID: n.ID}})
+	}
+	if n := len(conn.Edges); n > 0 {
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
+	}
+	if conn.TotalCount, err = a.customerTotal(ctx, unfiltered, filtered, conn); err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+// customerTotal is the size of the filtered set: the tenant's customer count
+// when nothing filters it, the page itself when it is the first and last
+// (a selective search needs no second query), a count otherwise.
+func (a *App) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
+	switch {
+	case unfiltered:
+		t, err := a.viewerTenant(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return int(t.CustomerCount), nil
+	case !page.PageInfo.HasPreviousPage && !page.PageInfo.HasNextPage:
+		return len(page.Edges), nil
+	}
+	return filtered.Count(ctx)
+}
+
+// searchCustomers matches a term against the name (folded substring), the
+// e-mail (substring, any case), the CPF (formatted or not) and the external
+// id of the tenant's customers. A term that is a CPF or an e-mail is looked
+// up as one, through indexes, instead of as a substring of every name.
+func searchCustomers(term, tenantID string) predicate.Customer {
+	term = strings.TrimSpace(term)
+	if term == "" {
+		return nil
+	}
+	byExternalID := customer.ExternalID(term)
+	if cpf, err := document.ParseCPF(term); err == nil {
+		return customer.Or(customer.Document(cpf), byExternalID)
+	}
+	email, name := strings.ToLower(term), fold.Text(term)
+	switch {
+	case strings.Contains(term, "@"):
+		name = ""
+	case strings.ContainsFunc(term, unicode.IsSpace): // no e-mail address holds a space
+		email = ""
+	}
+	return substringOrExternalID(email, name, term, tenantID)
+}
+
+// substringOrExternalID matches an e-mail substring, a folded name substring
+// (an empty one is no alternative) or an external id. PostgreSQL answers the
+// LIKEs from its trigram indexes (migration 0002). SQLite has no substring
+// index: terms of three characters or more go to the FTS5 trigram index of
+// migration 0008, written as one rowid list with the external id so that
+// SQLite looks up those rows instead of walking the tenant's index (shorter
+// terms, which trigrams cannot match, scan the tenant).
+func substringOrExternalID(email, name, externalID, tenantID string) predicate.Customer {
+	alternatives := []predicate.Customer{customer.ExternalID(externalID)}
+	var match []string
+	short := false
+	for _, c := range []struct{ term, column string }{{email, customer.FieldEmailKey}, {name, customer.FieldNameSearch}} {
+		if c.term == "" {
+			continue
+		}
+		alternatives = append(alternatives, func(s *sql.Selector) { s.Where(sql.Contains(s.C(c.column), c.term)) })
+		match = append(match, c.column+" : "+ftsPhrase(c.term))
+		short = short || utf8.RuneCountInString(c.term) < 3
+	}
+	return func(s *sql.Selector) {
+		if s.Dialect() != dialect.SQLite || short {
+			customer.Or(alternatives...)(s)
+			return
+		}
+		s.Where(sql.ExprP(s.C("rowid")+` IN (SELECT rowid FROM customer_search WHERE customer_search MATCH ?
+			UNION ALL SELECT rowid FROM customers WHERE tenant_id = ? AND external_id = ?)`,
+			strings.Join(match, " OR "), tenantID, externalID))
+	}
+}
+
+// ftsPhrase quotes s as an FTS5 phrase: with the trigram tokenizer, a
+// phrase matches wherever s is a substring.
+func ftsPhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

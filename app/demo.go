@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Demo data: fixed ids so the README's example calls stay valid.
+const (
+	DemoTenantID     = "de000000-0000-4000-8000-000000000001"
+	DemoOAuthClient  = "cli_demo_oauth"
+	DemoPOSClient    = "cli_demo_pos"
+	demoSegmentName  = "VIP"
+	demoTenantName   = "Fideliza Demo"
+	demoCampaignDays = 90
+)
+
+// DemoCredentials are the demo tenant and freshly issued secrets of its clients.
+type DemoCredentials struct {
+	TenantID               string
+	OAuthClientID          string
+	OAuthSecret            string
+	POSClientID, POSSecret string
+	StoreCodes             []string
+}
+
+var demoCustomers = []struct{ name, email, cpf, phone, birth string }{
+	{"Ana Souza", "ana.souza@example.com", "52998224725", "+5511987654321", "1990-04-12"},
+	{"Bruno Lima", "bruno.lima@example.com", "11144477735", "+5521998765432", "1985-11-30"},
+	{"Carla Mendes", "carla.mendes@example.com", "39053344705", "+5531987651234", ""},
+	{"Diego Alves", "diego.alves@example.com", "86288366757", "", ""},
+}
+
+// LoadDemo creates the demo tenant with stores, customers, a segment and
+// campaigns when they are missing, and gives its two clients new secrets (the
+// old ones cannot be shown again). Running it twice changes only the secrets.
+func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
+	ctx = viewer.SystemContext(ctx)
+	creds := &DemoCredentials{TenantID: DemoTenantID, OAuthClientID: DemoOAuthClient, POSClientID: DemoPOSClient}
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if _, err := tx.Ent.Tenant.Get(ctx, DemoTenantID); ent.IsNotFound(err) {
+			if err := seedDemo(ctx, tx.Ent); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		var secretErr error
+		creds.OAuthSecret, secretErr = demoSecret(ctx, tx.Ent, DemoOAuthClient, apiclient.KindOauth)
+		if secretErr != nil {
+			return secretErr
+		}
+		creds.POSSecret, secretErr = demoSecret(ctx, tx.Ent, DemoPOSClient, apiclient.KindPos)
+		return secretErr
+	})
+	if err != nil {
+		return nil, err
+	}
+	creds.StoreCodes = []string{"LOJA-01", "LOJA-02"}
+	return creds, nil
+}
+
+// demoSecret creates the demo client id or rotates its secret.
+func demoSecret(ctx context.Context, c *ent.Client, id string, kind apiclient.Kind) (string, error) {
+	if _, err := c.APIClient.Get(ctx, id); err == nil {
+		cred, err := rotateClient(ctx, c, id)
+		if err != nil {
+			return "", err
+		}
+		return cred.Secret, nil
+	} else if !ent.IsNotFound(err) {
+		return "", err
+	}
+	name := "Demo POS"
+	if kind == apiclient.KindOauth {
+		name = "Demo integration"
+	}
+	cred, err := createClient(ctx, c, DemoTenantID, id, kind, name, nil)
+	if err != nil {
+		return "", err
+	}
+	return cred.Secret, nil
+}
+
+func seedDemo(ctx context.Context, c *ent.Client) error {
+	t, err := c.Tenant.Create().SetID(DemoTenantID).SetName(demoTenantName).SetPreRegistration(true).Save(ctx)
+	if err != nil {
+		return err
+	}
+	return seedDemoData(ctx, c, t.ID)
+}
+
+// seedDemoData gives a tenant the demo's stores, customers, segment and
+// campaigns: the demo tenant, and every new or reset sandbox.
+func seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
+	for _, s := range [][2]string{{"LOJA-01", "Loja Centro"}, {"LOJA-02", "Loja Shopping"}} {
+		if err := c.Store.Create().SetTenantID(tenantID).SetCode(s[0]).SetName(s[1]).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	vip, err := c.Segment.Create().SetTenantID(tenantID).SetName(demoSegmentName).
+		SetDescription("Best customers of the demo").Save(ctx)
+	if err != nil {
+		return err
+	}
+	for i, dc := range demoCustomers {
+		cc := c.Customer.Create().SetTenantID(tenantID).SetName(dc.name).SetEmail(dc.email).
+			SetDocumentType(customer.DocumentTypeCPF).SetDocument(dc.cpf).
+			SetConsentMarketingEmail(true).SetConsentUpdatedAt(nowUTC())
+		if dc.phone != "" {
+			cc.SetPhone(dc.phone)
+		}
+		if dc.birth != "" {
+			cc.SetBirthDate(dc.birth)
+		}
+		if i < 2 {
+			cc.AddSegmentIDs(vip.ID)
+		}
+		if err := cc.Exec(ctx); err != nil {
+			return err
+		}
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	end := now.AddDate(0, 0, demoCampaignDays)
+	campaigns := []*ent.CampaignCreate{
+		c.Campaign.Create().SetName("10% off in every channel").SetType(campaign.TypeDiscount).
+			SetStatus(campaign.StatusActive).SetStartsAt(now).SetEndsAt(end).
+			SetDiscountMode(campaign.DiscountModePercentage).SetDiscountValue(decimal.NewFromInt(10)).
+			SetLimitPerCustomer(1).SetLimitTotal(1000),
+		c.Campaign.Create().SetName("Double points for VIPs").SetType(campaign.TypeBonusPoints).
+			SetStatus(campaign.StatusActive).SetStartsAt(now).SetEndsAt(end).
+			SetSegmentID(vip.ID).SetMultiplier(decimal.NewFromInt(2)),
+		c.Campaign.Create().SetName("5% cashback next month").SetType(campaign.TypeCashback).
+			SetStatus(campaign.StatusScheduled).SetStartsAt(now.AddDate(0, 1, 0)).SetEndsAt(end).
+			SetChannels([]string{"ecommerce", "app"}).
+			SetDiscountMode(campaign.DiscountModePercentage).SetDiscountValue(decimal.NewFromInt(5)).
+			SetCreditAfterDays(7).SetMinSubtotal(decimal.NewFromInt(100)),
+	}
+	for _, cc := range campaigns {
+		if err := cc.SetTenantID(tenantID).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,1146 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// Environment variables of the model test: the seed of a run to replay, and
+// how many steps to take.
+const (
+	envLedgerSeed  = "FIDELIZA_LEDGER_SEED"
+	envLedgerSteps = "FIDELIZA_LEDGER_STEPS"
+)
+
+// ledgerClock is the clock the App and the workers read: it moves only when
+// the test moves it. It answers in São Paulo's offset, so any path that
+// forgets to store UTC shows up as a mismatch on SQLite (times are text).
+type ledgerClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+var brt = time.FixedZone("-03", -3*60*60)
+
+func newLedgerClock(t time.Time) *ledgerClock { return &ledgerClock{t: t.Truncate(time.Microsecond)} }
+
+func (c *ledgerClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t.In(brt)
+}
+
+// utc is the clock as the ledger stamps it.
+func (c *ledgerClock) utc() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t.UTC()
+}
+
+func (c *ledgerClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t.Truncate(time.Microsecond)
+}
+
+// ledgerCPF makes the i-th valid CPF.
+func ledgerCPF(i int) string {
+	base := fmt.Sprintf("%09d", 100000000+i*7919)
+	digit := func(s string, w int) byte {
+		sum := 0
+		for j := 0; j < len(s); j++ {
+			sum += int(s[j]-'0') * (w - j)
+		}
+		r := sum * 10 % 11
+		if r == 10 {
+			r = 0
+		}
+		return byte('0' + r)
+	}
+	d := base + string(digit(base, 10))
+	return d + string(digit(d, 11))
+}
+
+func newLedgerCustomer(t testing.TB, a *app.App, tenantID string, i int) string {
+	t.Helper()
+	c, err := a.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), app.CustomerInput{
+		Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("c%d@example.com", i)),
+		CPF: opt.Of(ledgerCPF(i)),
+	})
+	require.NoError(t, err)
+	return c.ID
+}
+
+func errCode(err error) string {
+	if e, ok := apperr.As(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------------------
+// The model: what the ledger must hold, computed from the spec alone.
+
+type modelTenant struct {
+	id           string
+	expiryMonths int
+	rate         decimal.Decimal
+	silver, gold int64
+	diamond      int64
+}
+
+func (t *modelTenant) levelFor(earned int64) points.Level {
+	switch {
+	case earned >= t.diamond:
+		return points.Diamond
+	case earned >= t.gold:
+		return points.Gold
+	case earned >= t.silver:
+		return points.Silver
+	}
+	return points.Bronze
+}
+
+type modelLot struct {
+	entryID   string // the credit or adjustment that opened it
+	seq       int    // crediting order: the tie-break of equal expiries
+	points    int64
+	remaining int64
+	expiresAt time.Time
+}
+
+type earning struct {
+	at     time.Time
+	points int64
+}
+
+// firstMove is what the first credit or debit of an order answered.
+type firstMove struct {
+	entryID      string
+	points       int64
+	balanceAfter int64
+}
+
+type modelCustomer struct {
+	id          string
+	tenant      *modelTenant
+	lots        []*modelLot
+	credits     map[string]firstMove // order id → its credit
+	debits      map[string]firstMove // order id → its debit
+	creditOrder []string             // credited orders, to pick duplicates from
+	debitOrder  []string
+	earnings    []earning // credit entries: what levels count
+	level       points.Level
+	levelMoves  int // customer.level_changed events
+	lifetime    decimal.Decimal
+	entries     int
+	expirations int
+	seen        seenLedger // what check has read of the ledger so far
+	touched     bool       // a job changed, or may have changed, its rows
+}
+
+// seenLedger is the part of a customer's ledger the checks have read.
+type seenLedger struct {
+	lastID    string
+	count     int
+	balance   int64
+	createdAt time.Time
+	expired   map[string]bool // lots with an expiration entry
+}
+
+func (c *modelCustomer) balance() int64 {
+	var b int64
+	for _, l := range c.lots {
+		b += l.remaining
+	}
+	return b
+}
+
+// live are the lots a debit may spend at now, those expiring first first,
+// ties in crediting order.
+func (c *modelCustomer) live(now time.Time) []*modelLot {
+	var live []*modelLot
+	for _, l := range c.lots {
+		if l.remaining > 0 && l.expiresAt.After(now) {
+			live = append(live, l)
+		}
+	}
+	slices.SortStableFunc(live, func(a, b *modelLot) int {
+		if c := a.expiresAt.Compare(b.expiresAt); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	return live
+}
+
+func (c *modelCustomer) liveSum(now time.Time) int64 {
+	var s int64
+	for _, l := range c.live(now) {
+		s += l.remaining
+	}
+	return s
+}
+
+// earned is what the trailing 12 months hold at now.
+func (c *modelCustomer) earned(now time.Time) int64 {
+	since := now.AddDate(-1, 0, 0)
+	var s int64
+	for _, e := range c.earnings {
+		if !e.at.Before(since) {
+			s += e.points
+		}
+	}
+	return s
+}
+
+// relevel is what the ledger does after a credit or an expiration.
+func (c *modelCustomer) relevel(now time.Time) {
+	if to := c.tenant.levelFor(c.earned(now)); to != c.level {
+		c.level = to
+		c.levelMoves++
+	}
+}
+
+// spend takes n points from the live lots; the caller checked they hold them.
+func (c *modelCustomer) spend(now time.Time, n int64) {
+	for _, l := range c.live(now) {
+		take := min(l.remaining, n)
+		l.remaining -= take
+		n -= take
+		if n == 0 {
+			return
+		}
+	}
+	panic("model: spend beyond the live lots")
+}
+
+type ledgerModel struct {
+	t         *testing.T
+	app       *app.App
+	db        *storage.DB
+	clock     *ledgerClock
+	rng       *rand.Rand
+	seed      uint64
+	step      int
+	history   []string
+	tenants   []*modelTenant
+	customers []*modelCustomer
+	lotSeq    int
+	orderSeq  int
+	expire    *worker.ExpirePointsWorker
+	levels    *worker.RecomputeLevelsWorker
+	counts    map[string]int
+}
+
+func (m *ledgerModel) now() time.Time { return m.clock.utc() }
+
+func (m *ledgerModel) logf(format string, args ...any) {
+	line := fmt.Sprintf("step %d @%s: ", m.step, m.now().Format(time.RFC3339Nano)) + fmt.Sprintf(format, args...)
+	m.history = append(m.history, line)
+	if len(m.history) > 40 {
+		m.history = m.history[1:]
+	}
+}
+
+func (m *ledgerModel) fatalf(format string, args ...any) {
+	m.t.Helper()
+	m.t.Fatalf("model mismatch at step %d (replay with %s=%d):\n  %s\nlast steps:\n  %s",
+		m.step, envLedgerSeed, m.seed, fmt.Sprintf(format, args...), strings.Join(m.history, "\n  "))
+}
+
+func (m *ledgerModel) ctx(c *modelCustomer) context.Context {
+	return viewer.TenantContext(context.Background(), c.tenant.id)
+}
+
+// points is a random points figure: mostly small, sometimes large enough to
+// move a level at once.
+func (m *ledgerModel) points() int64 {
+	switch r := m.rng.IntN(10); {
+	case r < 6:
+		return 1 + m.rng.Int64N(300)
+	case r < 9:
+		return 1 + m.rng.Int64N(3000)
+	default:
+		return 1 + m.rng.Int64N(12000)
+	}
+}
+
+func (m *ledgerModel) credit(c *modelCustomer) {
+	m.orderSeq++
+	order := fmt.Sprintf("ord-%d", m.orderSeq)
+	in := app.CreditInput{CustomerID: c.id, OrderID: order}
+	var want int64
+	switch m.rng.IntN(10) {
+	case 0: // an order too small to earn anything
+		amount := decimal.New(m.rng.Int64N(60), -2)
+		in.Amount = &amount
+	case 1, 2, 3, 4:
+		amount := decimal.New(m.rng.Int64N(800_000), -2)
+		in.Amount = &amount
+		want = amount.Mul(c.tenant.rate).Floor().IntPart()
+	case 5: // points win over the amount, which still adds to the lifetime value
+		amount := decimal.New(m.rng.Int64N(100_000), -2)
+		p := m.points()
+		in.Amount, in.Points, want = &amount, &p, p
+	default:
+		p := m.points()
+		in.Points, want = &p, p
+	}
+	now := m.now()
+	m.logf("credit %s %s points=%d amount=%v balance=%d", c.id, order, want, in.Amount, c.balance())
+	mv, err := m.app.CreditPoints(m.ctx(c), in)
+	if want == 0 {
+		if errCode(err) != "validation_error" {
+			m.fatalf("credit earning nothing: want validation_error, got %v", err)
+		}
+		m.counts["credit earning nothing"]++
+		return
+	}
+	if err != nil {
+		m.fatalf("credit: %v", err)
+	}
+	bal := c.balance() + want
+	e := mv.Entry
+	if mv.Replayed || e.Points != want || e.BalanceAfter != bal || e.Kind != pointsentry.KindCredit ||
+		e.ExpiresAt == nil || !e.ExpiresAt.Equal(now.AddDate(0, c.tenant.expiryMonths, 0)) || !e.CreatedAt.Equal(now) {
+		m.fatalf("credit answered %+v (replayed %v), want %d points, balance %d, expiry %s", e, mv.Replayed, want, bal, now.AddDate(0, c.tenant.expiryMonths, 0))
+	}
+	m.openLot(c, e.ID, want, now)
+	c.credits[order] = firstMove{entryID: e.ID, points: want, balanceAfter: bal}
+	c.creditOrder = append(c.creditOrder, order)
+	c.earnings = append(c.earnings, earning{at: now, points: want})
+	if in.Amount != nil {
+		c.lifetime = c.lifetime.Add(*in.Amount)
+	}
+	c.relevel(now)
+	m.counts["credit"]++
+}
+
+func (m *ledgerModel) openLot(c *modelCustomer, entryID string, n int64, now time.Time) {
+	m.lotSeq++
+	c.lots = append(c.lots, &modelLot{entryID: entryID, seq: m.lotSeq, points: n, remaining: n,
+		expiresAt: now.AddDate(0, c.tenant.expiryMonths, 0)})
+	c.entries++
+}
+
+func (m *ledgerModel) duplicateCredit(c *modelCustomer) {
+	if len(c.creditOrder) == 0 {
+		m.credit(c)
+		return
+	}
+	order := c.creditOrder[m.rng.IntN(len(c.creditOrder))]
+	first := c.credits[order]
+	in := app.CreditInput{CustomerID: c.id, OrderID: order}
+	if m.rng.IntN(2) == 0 {
+		p := m.points()
+		in.Points = &p
+	} else {
+		// At least R$ 1: a repeat whose amount earns nothing is refused
+		// (validation_error) before the replay is looked up.
+		amount := decimal.New(100+m.rng.Int64N(500_000), -2)
+		in.Amount = &amount
+	}
+	m.logf("duplicate credit %s %s (first %s)", c.id, order, first.entryID)
+	mv, err := m.app.CreditPoints(m.ctx(c), in)
+	if err != nil {
+		m.fatalf("duplicate credit: %v", err)
+	}
+	if !mv.Replayed || mv.Entry.ID != first.entryID || mv.Entry.Points != first.points || mv.Entry.BalanceAfter != first.balanceAfter {
+		m.fatalf("duplicate credit answered %+v (replayed %v), want the first result %+v", mv.Entry, mv.Replayed, first)
+	}
+	m.counts["duplicate credit"]++
+}
+
+// debitAmount picks an amount around what the customer can spend, often
+// exactly at the edge.
+func (m *ledgerModel) debitAmount(c *modelCustomer) int64 {
+	live, bal := c.liveSum(m.now()), c.balance()
+	switch m.rng.IntN(8) {
+	case 0:
+		return max(live, 1)
+	case 1:
+		return live + 1
+	case 2:
+		return max(bal, 1) // more than the live lots when some wait for the expiry job
+	default:
+		return 1 + m.rng.Int64N(max(live*9/8, 5))
+	}
+}
+
+func (m *ledgerModel) debit(c *modelCustomer) {
+	in := app.DebitInput{CustomerID: c.id, Points: m.debitAmount(c), Reason: "resgate"}
+	if m.rng.IntN(3) == 0 {
+		if len(c.debitOrder) > 0 && m.rng.IntN(3) == 0 {
+			order := c.debitOrder[m.rng.IntN(len(c.debitOrder))]
+			first := c.debits[order]
+			in.OrderID = &order
+			m.logf("duplicate debit %s %s points=%d (first %s)", c.id, order, in.Points, first.entryID)
+			mv, err := m.app.DebitPoints(m.ctx(c), in)
+			if err != nil {
+				m.fatalf("duplicate debit: %v", err)
+			}
+			if !mv.Replayed || mv.Entry.ID != first.entryID || mv.Entry.Points != first.points {
+				m.fatalf("duplicate debit answered %+v (replayed %v), want the first %+v", mv.Entry, mv.Replayed, first)
+			}
+			m.counts["duplicate debit"]++
+			return
+		}
+		m.orderSeq++
+		order := fmt.Sprintf("dbt-%d", m.orderSeq)
+		in.OrderID = &order
+	}
+	mv := m.take(c, "debit", in.Points, func() (*app.PointsMovement, error) { return m.app.DebitPoints(m.ctx(c), in) })
+	if mv != nil && in.OrderID != nil {
+		c.debits[*in.OrderID] = firstMove{entryID: mv.Entry.ID, points: mv.Entry.Points, balanceAfter: mv.Entry.BalanceAfter}
+		c.debitOrder = append(c.debitOrder, *in.OrderID)
+	}
+}
+
+// take runs a debit or a negative adjustment of n points and checks it
+// against the model: spent first-expiring-first, or insufficient_points.
+func (m *ledgerModel) take(c *modelCustomer, what string, n int64, call func() (*app.PointsMovement, error)) *app.PointsMovement {
+	now := m.now()
+	live := c.liveSum(now)
+	m.logf("%s %s points=%d balance=%d live=%d", what, c.id, n, c.balance(), live)
+	mv, err := call()
+	if live < n {
+		if errCode(err) != "insufficient_points" {
+			m.fatalf("%s of %d with %d live points: want insufficient_points, got %v", what, n, live, err)
+		}
+		m.counts[what+" insufficient"]++
+		return nil
+	}
+	if err != nil {
+		m.fatalf("%s: %v", what, err)
+	}
+	bal := c.balance() - n
+	if mv.Replayed || mv.Entry.Points != -n || mv.Entry.BalanceAfter != bal || !mv.Entry.CreatedAt.Equal(now) {
+		m.fatalf("%s answered %+v, want %d points and balance %d", what, mv.Entry, -n, bal)
+	}
+	c.spend(now, n)
+	c.entries++
+	m.counts[what]++
+	return mv
+}
+
+func (m *ledgerModel) adjust(c *modelCustomer) {
+	if m.rng.IntN(2) == 0 {
+		n := m.points()
+		now := m.now()
+		m.logf("adjust +%d %s balance=%d", n, c.id, c.balance())
+		mv, err := m.app.AdjustPoints(m.ctx(c), app.AdjustInput{CustomerID: c.id, Points: n, Reason: "correção"})
+		if err != nil {
+			m.fatalf("adjust +%d: %v", n, err)
+		}
+		if mv.Entry.Points != n || mv.Entry.BalanceAfter != c.balance()+n || mv.Entry.Kind != pointsentry.KindAdjustment {
+			m.fatalf("adjust answered %+v", mv.Entry)
+		}
+		m.openLot(c, mv.Entry.ID, n, now)
+		c.relevel(now) // a credit re-reads the level, adjustments included
+		m.counts["adjust +"]++
+		return
+	}
+	n := m.debitAmount(c)
+	m.take(c, "adjust -", n, func() (*app.PointsMovement, error) {
+		return m.app.AdjustPoints(m.ctx(c), app.AdjustInput{CustomerID: c.id, Points: -n, Reason: "estorno"})
+	})
+}
+
+// advance moves the clock by minutes to months, or onto a lot's expiry.
+func (m *ledgerModel) advance() {
+	now := m.now()
+	var to time.Time
+	switch r := m.rng.IntN(20); {
+	case r < 3: // exactly onto, or just before, the next expiry
+		var next time.Time
+		for _, c := range m.customers {
+			for _, l := range c.lots {
+				if l.remaining > 0 && l.expiresAt.After(now) && (next.IsZero() || l.expiresAt.Before(next)) {
+					next = l.expiresAt
+				}
+			}
+		}
+		if next.IsZero() {
+			next = now.Add(time.Hour)
+		}
+		to = next
+		if r == 0 {
+			to = next.Add(-time.Microsecond)
+		}
+	case r < 9:
+		to = now.Add(time.Duration(1+m.rng.Int64N(int64(12*time.Hour/time.Microsecond))) * time.Microsecond)
+	case r < 17:
+		to = now.Add(time.Duration(1+m.rng.Int64N(int64(30*24*time.Hour/time.Microsecond))) * time.Microsecond)
+	default:
+		to = now.AddDate(0, 1+m.rng.IntN(3), m.rng.IntN(28))
+	}
+	m.clock.set(to)
+	m.logf("clock moved by %s", to.Sub(now))
+	m.counts["advance"]++
+}
+
+// runExpiry runs the expiry job: every lot whose time has come loses what is
+// left, and its customer's level is read again.
+func (m *ledgerModel) runExpiry() {
+	now := m.now()
+	m.logf("expiry job")
+	if err := m.expire.Work(context.Background(), &river.Job[worker.ExpirePointsArgs]{}); err != nil {
+		m.fatalf("expiry job: %v", err)
+	}
+	for _, c := range m.customers {
+		expired := false
+		for _, l := range c.lots {
+			if l.remaining > 0 && !l.expiresAt.After(now) {
+				l.remaining = 0
+				c.entries++
+				c.expirations++
+				expired = true
+				m.counts["lot expired"]++
+			}
+		}
+		if expired {
+			c.relevel(now)
+			c.touched = true
+		}
+	}
+}
+
+func (m *ledgerModel) runLevels() {
+	now := m.now()
+	m.logf("levels job")
+	if err := m.levels.Work(context.Background(), &river.Job[worker.RecomputeLevelsArgs]{}); err != nil {
+		m.fatalf("levels job: %v", err)
+	}
+	for _, c := range m.customers {
+		if c.level != points.Bronze {
+			c.relevel(now)
+			c.touched = true
+		}
+	}
+	m.counts["levels job"]++
+}
+
+// checkRow compares a customer's row, and the counts and sums of its
+// ledger, lots and level events, with the model. The ledger is append-only,
+// so check reads each entry once, as it appears, and follows the chain of
+// balances across checks, while these counts and sums, taken by the
+// database, cover the whole ledger every time.
+func (m *ledgerModel) checkRow(c *modelCustomer) {
+	m.t.Helper()
+	now := m.now()
+	bal := c.balance()
+
+	// The customer's row and its whole ledger, counted and summed by the
+	// database in one statement.
+	var (
+		balance, count, sum, lotCount, lotSum int64
+		moves                                 int
+		level, lifetime                       string
+	)
+	err := m.db.SQL.QueryRow(`SELECT c.points_balance, c.level, CAST(c.lifetime_value AS TEXT),
+		(SELECT COUNT(*) FROM points_entries WHERE tenant_id = c.tenant_id AND customer_id = c.id),
+		(SELECT COALESCE(SUM(points), 0) FROM points_entries WHERE tenant_id = c.tenant_id AND customer_id = c.id),
+		(SELECT COUNT(*) FROM points_lots WHERE tenant_id = c.tenant_id AND customer_id = c.id),
+		(SELECT COALESCE(SUM(remaining), 0) FROM points_lots WHERE tenant_id = c.tenant_id AND customer_id = c.id),
+		(SELECT COUNT(*) FROM events WHERE tenant_id = c.tenant_id AND type = '`+outbox.CustomerLevelChanged+`' AND subject_id = c.id)
+		FROM customers c WHERE c.id = $1`, c.id).Scan(&balance, &level, &lifetime, &count, &sum, &lotCount, &lotSum, &moves)
+	if err != nil {
+		m.fatalf("reading %s: %v", c.id, err)
+	}
+	if balance != bal || balance < 0 {
+		m.fatalf("%s: points_balance %d, model %d", c.id, balance, bal)
+	}
+	if level != string(c.level) {
+		m.fatalf("%s: level %s, model %s (earned %d)", c.id, level, c.level, c.earned(now))
+	}
+	if lv, err := decimal.NewFromString(lifetime); err != nil || !lv.Equal(c.lifetime) {
+		m.fatalf("%s: lifetime value %s, model %s", c.id, lifetime, c.lifetime)
+	}
+	if count != int64(c.entries) || sum != bal {
+		m.fatalf("%s: %d entries summing to %d, model %d summing to %d", c.id, count, sum, c.entries, bal)
+	}
+	if lotCount != int64(len(c.lots)) || lotSum != bal {
+		m.fatalf("%s: %d lots holding %d, model %d holding %d", c.id, lotCount, lotSum, len(c.lots), bal)
+	}
+	if moves != c.levelMoves {
+		m.fatalf("%s: %d level_changed events, model %d", c.id, moves, c.levelMoves)
+	}
+}
+
+// check compares one customer's rows with the model: the row and sums of
+// checkRow, then each new entry, each lot holding points, and Balance.
+func (m *ledgerModel) check(c *modelCustomer) {
+	m.t.Helper()
+	m.checkRow(c)
+	ctx := m.ctx(c) // the tenant's view: its filter uses the (tenant_id, customer_id, …) indexes
+	now := m.now()
+	bal := c.balance()
+
+	// The entries written since the last check continue the chain.
+	q := m.db.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(c.id)).Order(ent.Asc(pointsentry.FieldID))
+	if c.seen.lastID != "" {
+		q.Where(pointsentry.IDGT(c.seen.lastID))
+	}
+	entries, err := q.All(ctx)
+	if err != nil {
+		m.fatalf("entries of %s: %v", c.id, err)
+	}
+	for _, e := range entries {
+		c.seen.count++
+		c.seen.balance += e.Points
+		if e.BalanceAfter != c.seen.balance || e.BalanceAfter < 0 {
+			m.fatalf("%s: entry %d (%s %s %+d) has balance_after %d, the running sum is %d", c.id, c.seen.count, e.ID, e.Kind, e.Points, e.BalanceAfter, c.seen.balance)
+		}
+		if e.CreatedAt.Before(c.seen.createdAt) {
+			m.fatalf("%s: entry %s is older than the entry before it", c.id, e.ID)
+		}
+		c.seen.lastID, c.seen.createdAt = e.ID, e.CreatedAt
+		switch e.Kind {
+		case pointsentry.KindCredit:
+			if e.SourceID == nil || c.credits[*e.SourceID].entryID != e.ID {
+				m.fatalf("%s: credit %s of order %v, model %+v", c.id, e.ID, e.SourceID, c.credits[*e.SourceID])
+			}
+		case pointsentry.KindExpiration:
+			if e.SourceID == nil || c.seen.expired[*e.SourceID] || e.Points >= 0 {
+				m.fatalf("%s: a bad or second expiration of lot %v: %+v", c.id, e.SourceID, e)
+			}
+			c.seen.expired[*e.SourceID] = true
+		}
+	}
+	if c.seen.count != c.entries || c.seen.balance != bal || len(c.seen.expired) != c.expirations {
+		m.fatalf("%s: the chain has %d entries, %d expirations, ends at %d; model %d, %d, %d",
+			c.id, c.seen.count, len(c.seen.expired), c.seen.balance, c.entries, c.expirations, bal)
+	}
+
+	// The lots holding points are exactly the model's, each with what the
+	// model says is left; all others are empty (their count is checked above).
+	lots, err := m.db.Ent.PointsLot.Query().Where(pointslot.CustomerID(c.id), pointslot.RemainingGT(0)).
+		Order(ent.Asc(pointslot.FieldID)).All(ctx)
+	if err != nil {
+		m.fatalf("lots of %s: %v", c.id, err)
+	}
+	var held []*modelLot
+	for _, l := range c.lots {
+		if l.remaining > 0 {
+			held = append(held, l)
+		}
+	}
+	if len(lots) != len(held) {
+		m.fatalf("%s: %d lots hold points, model %d", c.id, len(lots), len(held))
+	}
+	for i, l := range lots {
+		want := held[i]
+		if l.EntryID != want.entryID || l.Points != want.points || l.Remaining != want.remaining || !l.ExpiresAt.Equal(want.expiresAt) {
+			m.fatalf("%s: lot %s is {entry %s points %d remaining %d expires %s}, model {entry %s points %d remaining %d expires %s}",
+				c.id, l.ID, l.EntryID, l.Points, l.Remaining, l.ExpiresAt.UTC(), want.entryID, want.points, want.remaining, want.expiresAt)
+		}
+		if c.seen.expired[l.ID] {
+			m.fatalf("%s: lot %s expired with %d left", c.id, l.ID, l.Remaining)
+		}
+	}
+
+	b, err := m.app.Balance(m.ctx(c), c.id)
+	if err != nil {
+		m.fatalf("balance of %s: %v", c.id, err)
+	}
+	var expiring int64
+	for _, l := range held {
+		if !l.expiresAt.After(now.Add(30 * 24 * time.Hour)) {
+			expiring += l.remaining
+		}
+	}
+	earned := c.earned(now)
+	next, missing := "", int64(0)
+	switch c.tenant.levelFor(earned) {
+	case points.Bronze:
+		next, missing = "silver", c.tenant.silver-earned
+	case points.Silver:
+		next, missing = "gold", c.tenant.gold-earned
+	case points.Gold:
+		next, missing = "diamond", c.tenant.diamond-earned
+	}
+	if b.Customer.PointsBalance != bal || b.ExpiringPoints != expiring || b.EarnedLast12Months != earned ||
+		string(b.NextLevel) != next || b.PointsToNextLevel != missing {
+		m.fatalf("%s: Balance says balance %d, expiring %d, earned %d, next %q missing %d; model %d, %d, %d, %q, %d",
+			c.id, b.Customer.PointsBalance, b.ExpiringPoints, b.EarnedLast12Months, b.NextLevel, b.PointsToNextLevel,
+			bal, expiring, earned, next, missing)
+	}
+}
+
+// checkAfterJobs checks every customer after the clock moved and the jobs
+// ran: in full those a job changed and one more, the row and sums of the
+// others (which no job may have changed).
+func (m *ledgerModel) checkAfterJobs() {
+	m.t.Helper()
+	extra := m.customers[m.rng.IntN(len(m.customers))]
+	for _, c := range m.customers {
+		if c.touched || c == extra {
+			m.check(c)
+		} else {
+			m.checkRow(c)
+		}
+		c.touched = false
+	}
+}
+
+// checkGlobal looks at every customer at once: no order credited twice.
+func (m *ledgerModel) checkGlobal() {
+	m.t.Helper()
+	rows, err := m.db.SQL.Query(`SELECT customer_id, source_id, COUNT(*) FROM points_entries
+		WHERE kind = 'credit' GROUP BY customer_id, source_id HAVING COUNT(*) > 1`)
+	if err != nil {
+		m.fatalf("duplicate credits query: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var cust, order string
+		var n int
+		if err := rows.Scan(&cust, &order, &n); err != nil {
+			m.fatalf("scan: %v", err)
+		}
+		m.fatalf("%s: order %s credited %d times", cust, order, n)
+	}
+	if err := rows.Err(); err != nil {
+		m.fatalf("duplicate credits query: %v", err)
+	}
+}
+
+func ledgerSeed(t *testing.T) uint64 {
+	if s := os.Getenv(envLedgerSeed); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, envLedgerSeed)
+		return seed
+	}
+	return 20260301
+}
+
+func ledgerSteps(t *testing.T) int {
+	if s := os.Getenv(envLedgerSteps); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, envLedgerSteps)
+		return n
+	}
+	if testing.Short() {
+		return 300
+	}
+	if raceEnabled() {
+		// The race detector instruments the SQLite engine (transpiled C) and
+		// makes every statement about ten times slower, and this test runs
+		// in one goroutine, so it has no races to find: a shorter walk keeps
+		// the -race suite within a minute. Plain runs take the full walk.
+		return 500
+	}
+	return 2000
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// TestLedgerModel drives random credits, duplicate credits, debits,
+// adjustments, clock moves and expiry runs against an in-memory model of the
+// spec, and compares every row after every step: the balance is the sum of
+// the ledger and of the lots and never negative, an order is credited once,
+// and debits and expirations take exactly the points the model takes, those
+// expiring first first.
+func TestLedgerModel(t *testing.T) {
+	t.Parallel()
+	seed, steps := ledgerSeed(t), ledgerSteps(t)
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		t.Logf("seed %d (%s to replay), %d steps", seed, envLedgerSeed, steps)
+		started := time.Now()
+		// A month end, so that adding months normalises dates (Jan 31 + 1 month).
+		clock := newLedgerClock(time.Date(2025, 1, 31, 23, 30, 0, 123456000, time.UTC))
+		a := &app.App{DB: db, Clock: clock.Now}
+		m := &ledgerModel{
+			t: t, app: a, db: db, clock: clock, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), seed: seed,
+			expire: &worker.ExpirePointsWorker{DB: db, Now: clock.Now},
+			levels: &worker.RecomputeLevelsWorker{DB: db, Now: clock.Now},
+			counts: map[string]int{},
+		}
+		sys := viewer.SystemContext(context.Background())
+		settings := []modelTenant{
+			{expiryMonths: 12, rate: decimal.NewFromInt(1), silver: 1000, gold: 5000, diamond: 20000}, // the defaults
+			{expiryMonths: 2, rate: decimal.RequireFromString("1.5"), silver: 300, gold: 2000, diamond: 8000},
+		}
+		for i := range settings {
+			mt := settings[i]
+			tn, err := a.CreateTenant(sys, fmt.Sprintf("Loja %d", i), nil)
+			require.NoError(t, err)
+			if i > 0 {
+				tn, err = db.Ent.Tenant.UpdateOneID(tn.ID).SetPointsExpiryMonths(mt.expiryMonths).SetPointsPerReal(mt.rate).
+					SetSilverThreshold(mt.silver).SetGoldThreshold(mt.gold).SetDiamondThreshold(mt.diamond).Save(sys)
+				require.NoError(t, err)
+			}
+			require.Equal(t, mt.expiryMonths, tn.PointsExpiryMonths)
+			require.True(t, mt.rate.Equal(tn.PointsPerReal))
+			require.Equal(t, []int64{mt.silver, mt.gold, mt.diamond}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
+			mt.id = tn.ID
+			m.tenants = append(m.tenants, &mt)
+			for j := 0; j < 3; j++ {
+				id := newLedgerCustomer(t, a, tn.ID, len(m.customers))
+				m.customers = append(m.customers, &modelCustomer{id: id, tenant: &mt, credits: map[string]firstMove{},
+					debits: map[string]firstMove{}, level: points.Bronze, lifetime: decimal.Zero,
+					seen: seenLedger{expired: map[string]bool{}}})
+			}
+		}
+
+		for m.step = 1; m.step <= steps; m.step++ {
+			c := m.customers[m.rng.IntN(len(m.customers))]
+			r := m.rng.IntN(100)
+			switch {
+			case r < 30:
+				m.credit(c)
+			case r < 38:
+				m.duplicateCredit(c)
+			case r < 63:
+				m.debit(c)
+			case r < 75:
+				m.adjust(c)
+			case r < 92:
+				m.advance()
+				if m.rng.IntN(4) > 0 {
+					m.runExpiry()
+				}
+				if m.rng.IntN(4) == 0 {
+					m.runLevels()
+				}
+			default:
+				m.runExpiry()
+			}
+			if r < 75 {
+				m.check(c)
+			} else {
+				m.checkAfterJobs()
+			}
+			if m.step%100 == 0 {
+				for _, c := range m.customers {
+					m.check(c)
+				}
+				m.checkGlobal()
+			}
+		}
+		m.checkGlobal()
+		for _, c := range m.customers {
+			m.check(c)
+		}
+		levels := map[points.Level]int{}
+		for _, c := range m.customers {
+			levels[c.level]++
+			m.counts["level moves"] += c.levelMoves
+		}
+		t.Logf("%d steps in %s, clock %s → %s; %v; final levels %v", steps, time.Since(started).Round(time.Millisecond),
+			"2025-01-31", m.now().Format(time.DateOnly), m.counts, levels)
+		// The run must have exercised what it claims to.
+		for _, what := range []string{"credit", "duplicate credit", "debit", "debit insufficient", "adjust +", "adjust -", "lot expired", "duplicate debit"} {
+			if steps >= 500 {
+				require.Positive(t, m.counts[what], "the run never did %q", what)
+			}
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Concurrency.
+
+type concurrentEnv struct {
+	app      *app.App
+	db       *storage.DB
+	ctx      context.Context
+	customer string
+}
+
+func newConcurrentEnv(t *testing.T, db *storage.DB) *concurrentEnv {
+	t.Helper()
+	a := &app.App{DB: db}
+	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	require.NoError(t, err)
+	return &concurrentEnv{app: a, db: db, ctx: viewer.TenantContext(context.Background(), tn.ID),
+		customer: newLedgerCustomer(t, a, tn.ID, 1)}
+}
+
+// ledgerSums reads the customer's balance, the sum of its entries and the
+// sum of its lots straight from the tables.
+func (e *concurrentEnv) ledgerSums(t *testing.T) (balance, entries, lots int64) {
+	t.Helper()
+	require.NoError(t, e.db.SQL.QueryRow(`SELECT points_balance FROM customers WHERE id = $1`, e.customer).Scan(&balance))
+	require.NoError(t, e.db.SQL.QueryRow(`SELECT COALESCE(SUM(points), 0) FROM points_entries WHERE customer_id = $1`, e.customer).Scan(&entries))
+	require.NoError(t, e.db.SQL.QueryRow(`SELECT COALESCE(SUM(remaining), 0) FROM points_lots WHERE customer_id = $1`, e.customer).Scan(&lots))
+	return balance, entries, lots
+}
+
+// concurrently runs n calls of fn released together by a start barrier.
+func concurrently(n int, fn func(i int) (*app.PointsMovement, error)) ([]*app.PointsMovement, []error) {
+	start := make(chan struct{})
+	out, errs := make([]*app.PointsMovement, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i], errs[i] = fn(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out, errs
+}
+
+// TestPointsConcurrentCreditOfOneOrder: 100 simultaneous credits of one
+// order credit it once, and all answer with that one credit.
+func TestPointsConcurrentCreditOfOneOrder(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newConcurrentEnv(t, db)
+		started := time.Now()
+		amount := decimal.RequireFromString("250.90")
+		res, errs := concurrently(100, func(i int) (*app.PointsMovement, error) {
+			in := app.CreditInput{CustomerID: e.customer, OrderID: "ord-1"}
+			if i%2 == 0 {
+				in.Amount = &amount
+			} else {
+				p := int64(250)
+				in.Points = &p
+			}
+			return e.app.CreditPoints(e.ctx, in)
+		})
+		t.Logf("100 concurrent credits in %s", time.Since(started).Round(time.Millisecond))
+		fresh := 0
+		for i, err := range errs {
+			require.NoError(t, err, "credit %d", i)
+			require.Equal(t, res[0].Entry.ID, res[i].Entry.ID, "credit %d answered another entry", i)
+			require.EqualValues(t, 250, res[i].Entry.Points)
+			require.EqualValues(t, 250, res[i].Entry.BalanceAfter)
+			if !res[i].Replayed {
+				fresh++
+			}
+		}
+		require.Equal(t, 1, fresh, "exactly one call credits; the others replay it")
+
+		var credits, lots int
+		require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM points_entries WHERE customer_id = $1 AND kind = 'credit' AND source_id = 'ord-1'`, e.customer).Scan(&credits))
+		require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM points_lots WHERE customer_id = $1`, e.customer).Scan(&lots))
+		require.Equal(t, 1, credits)
+		require.Equal(t, 1, lots)
+		balance, entries, lotSum := e.ledgerSums(t)
+		require.Equal(t, []int64{250, 250, 250}, []int64{balance, entries, lotSum})
+		// The lifetime value grows by the amount of the one credit that counted.
+		cust, err := db.Ent.Customer.Query().Where(customer.ID(e.customer)).Only(e.ctx)
+		require.NoError(t, err)
+		want := decimal.Zero
+		for _, r := range res {
+			if !r.Replayed && r.Entry.Amount != nil {
+				want = *r.Entry.Amount
+			}
+		}
+		require.True(t, want.Equal(cust.LifetimeValue), "lifetime value %s, want %s", cust.LifetimeValue, want)
+	})
+}
+
+// TestPointsConcurrentDebits: 50 simultaneous debits that together ask for
+// more than the balance never take it below zero; exactly those the balance
+// covers succeed, and the others are insufficient_points.
+func TestPointsConcurrentDebits(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newConcurrentEnv(t, db)
+		const initial, each, n = 1000, 30, 50      // 50 × 30 = 1500 > 1000
+		for i, p := range []int64{400, 350, 250} { // three lots
+			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("ord-%d", i), Points: &p})
+			require.NoError(t, err)
+		}
+		started := time.Now()
+		res, errs := concurrently(n, func(i int) (*app.PointsMovement, error) {
+			in := app.DebitInput{CustomerID: e.customer, Points: each, Reason: "resgate"}
+			if i%3 == 0 {
+				order := fmt.Sprintf("dbt-%d", i)
+				in.OrderID = &order
+			}
+			if i%5 == 0 { // an operator's correction races the debits too
+				return e.app.AdjustPoints(e.ctx, app.AdjustInput{CustomerID: e.customer, Points: -each, Reason: "estorno"})
+			}
+			return e.app.DebitPoints(e.ctx, in)
+		})
+		t.Logf("%d concurrent debits in %s", n, time.Since(started).Round(time.Millisecond))
+		successes := 0
+		balances := map[int64]bool{}
+		for i, err := range errs {
+			if err != nil {
+				require.Equal(t, "insufficient_points", errCode(err), "debit %d: %v", i, err)
+				continue
+			}
+			successes++
+			require.EqualValues(t, -each, res[i].Entry.Points)
+			require.False(t, balances[res[i].Entry.BalanceAfter], "two debits left balance %d", res[i].Entry.BalanceAfter)
+			balances[res[i].Entry.BalanceAfter] = true
+		}
+		// The debits are serialised per customer: each succeeds while the
+		// balance covers it, so exactly floor(1000/30) succeed.
+		require.Equal(t, initial/each, successes)
+		require.LessOrEqual(t, successes*each, initial)
+		balance, entries, lots := e.ledgerSums(t)
+		require.EqualValues(t, initial-successes*each, balance)
+		require.GreaterOrEqual(t, balance, int64(0))
+		require.Equal(t, balance, entries, "the ledger sums to the balance")
+		require.Equal(t, balance, lots, "the lots hold the balance")
+		var debits, negative int
+		require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM points_entries WHERE customer_id = $1 AND points < 0`, e.customer).Scan(&debits))
+		require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM points_entries WHERE customer_id = $1 AND balance_after < 0`, e.customer).Scan(&negative))
+		require.Equal(t, successes, debits)
+		require.Zero(t, negative)
+		// First-expiring first: the lots were credited in order at one
+		// instant, so they are emptied in that order.
+		lotRows, err := db.Ent.PointsLot.Query().Where(pointslot.CustomerID(e.customer)).Order(ent.Asc(pointslot.FieldID)).All(e.ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, []int64{0, 0, 10}, []int64{lotRows[0].Remaining, lotRows[1].Remaining, lotRows[2].Remaining})
+	})
+}
+
+// TestPointsConcurrentExpiryAndDebits: two expiry jobs (two worker
+// processes) run while debits and credits go on; every lot expires once and
+// the ledger still sums to the balance.
+func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newConcurrentEnv(t, db)
+		clock := newLedgerClock(time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC))
+		e.app.Clock = clock.Now
+		for i := range 20 {
+			p := int64(100)
+			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("old-%d", i), Points: &p})
+			require.NoError(t, err)
+		}
+		clock.set(clock.utc().AddDate(0, 6, 0))
+		for i := range 10 {
+			p := int64(50)
+			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("new-%d", i), Points: &p})
+			require.NoError(t, err)
+		}
+		clock.set(clock.utc().AddDate(0, 6, 1)) // the 20 old lots have expired; the 10 new ones (500) live
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		jobErrs := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				jobErrs[i] = (&worker.ExpirePointsWorker{DB: db, Now: clock.Now}).Work(context.Background(), &river.Job[worker.ExpirePointsArgs]{})
+			}()
+		}
+		var debitErrs []error
+		var mu sync.Mutex
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var err error
+				if i%4 == 0 {
+					p := int64(10)
+					_, err = e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("late-%d", i), Points: &p})
+				} else {
+					_, err = e.app.DebitPoints(e.ctx, app.DebitInput{CustomerID: e.customer, Points: 40})
+				}
+				mu.Lock()
+				debitErrs = append(debitErrs, err)
+				mu.Unlock()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range jobErrs {
+			require.NoError(t, err)
+		}
+		ok := 0
+		for _, err := range debitErrs {
+			if err != nil {
+				require.Equal(t, "insufficient_points", errCode(err), "%v", err)
+				continue
+			}
+			ok++
+		}
+		var expirations int
+		require.NoError(t, db.SQL.QueryRow(`SELECT COUNT(*) FROM points_entries WHERE customer_id = $1 AND kind = 'expiration'`, e.customer).Scan(&expirations))
+		require.Equal(t, 20, expirations, "each old lot expires once")
+		balance, entries, lots := e.ledgerSums(t)
+		require.Equal(t, balance, entries)
+		require.Equal(t, balance, lots)
+		// 500 live points and 5 credits of 10; 15 debits of 40 ask 600. The
+		// debits that find the balance covering them succeed: 12, or 13 when
+		// enough credits came first.
+		debits := ok - 5
+		require.Contains(t, []int{12, 13}, debits)
+		require.EqualValues(t, 550-debits*40, balance)
+	})
+}
+
+// TestLedgerErrors: the errors the points operations answer.
+func TestLedgerErrors(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := newConcurrentEnv(t, db)
+		_, err := e.app.DebitPoints(e.ctx, app.DebitInput{CustomerID: e.customer, Points: 1})
+		var ae *apperr.Error
+		require.True(t, errors.As(err, &ae))
+		require.Equal(t, apperr.KindInvalid, ae.Kind)
+		require.Equal(t, "insufficient_points", ae.Code)
+		require.Equal(t, "points", ae.Field)
+		_, err = e.app.DebitPoints(e.ctx, app.DebitInput{CustomerID: "cus_missing", Points: 1})
+		require.Equal(t, "not_found", errCode(err))
+		p := int64(5)
+		_, err = e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: "cus_missing", OrderID: "o", Points: &p})
+		require.Equal(t, "not_found", errCode(err))
+		// Another tenant's customer is not found either.
+		other, err := e.app.CreateTenant(viewer.SystemContext(context.Background()), "Outra", nil)
+		require.NoError(t, err)
+		_, err = e.app.CreditPoints(viewer.TenantContext(context.Background(), other.ID), app.CreditInput{CustomerID: e.customer, OrderID: "o", Points: &p})
+		require.Equal(t, "not_found", errCode(err))
+		balance, _, _ := e.ledgerSums(t)
+		require.Zero(t, balance)
+	})
+}

@@ -1,0 +1,63 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestPointsLiability: outstanding points by level and by month of expiry,
+// of the viewer's tenant only.
+func TestPointsLiability(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		now := time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)
+		svc := &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x"),
+			Clock: func() time.Time { return now }}
+		sys := viewer.SystemContext(context.Background())
+		tenant := func(name string) context.Context {
+			tn, err := svc.CreateTenant(sys, name, nil)
+			require.NoError(t, err)
+			return viewer.TenantContext(context.Background(), tn.ID)
+		}
+		a, b := tenant("A"), tenant("B")
+		customer := func(ctx context.Context, email, cpf string) string {
+			c, err := svc.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("X"), Email: opt.Of(email), CPF: opt.Of(cpf)})
+			require.NoError(t, err)
+			return c.ID
+		}
+		credit := func(ctx context.Context, cust, order string, pts int64) {
+			_, err := svc.CreditPoints(ctx, app.CreditInput{CustomerID: cust, OrderID: order, Points: &pts})
+			require.NoError(t, err)
+		}
+		ana, bia := customer(a, "ana@x.com", "52998224725"), customer(a, "bia@x.com", "11144477735")
+		credit(a, ana, "o1", 300)
+		now = now.AddDate(0, 1, 0) // a month later: lots expire a month apart
+		credit(a, ana, "o2", 1200) // Ana reaches silver (1,500 earned)
+		credit(a, bia, "o3", 50)
+		_, err := svc.DebitPoints(a, app.DebitInput{CustomerID: ana, Points: 100}) // from the January lot
+		require.NoError(t, err)
+		credit(b, customer(b, "ana@x.com", "52998224725"), "o1", 9999) // another tenant
+
+		l, err := svc.PointsLiability(a)
+		require.NoError(t, err)
+		require.Equal(t, int64(1450), l.Total)
+		require.Equal(t, []app.LevelLiability{
+			{Level: points.Bronze, Customers: 1, Points: 50},
+			{Level: points.Silver, Customers: 1, Points: 1400},
+			{Level: points.Gold}, {Level: points.Diamond},
+		}, l.ByLevel)
+		require.Equal(t, []app.MonthLiability{{Month: "2027-01", Points: 200}, {Month: "2027-02", Points: 1250}}, l.ByExpiryMonth)
+	})
+}

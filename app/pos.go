@@ -1,0 +1,636 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// DefaultCustomerDocument is the customer id of a sale without an
+// identified customer.
+const DefaultCustomerDocument = "00000000000"
+
+// The channel point-of-sale campaigns are for.
+const channelPOS = "pdv"
+
+// Limits of the point-of-sale documents.
+const (
+	maxDocumentLength = 18
+	maxTypeLength     = 10
+	maxPOSItems       = 1000
+)
+
+var posPhone = regexp.MustCompile(`^\+?[0-9]{8,15}$`)
+
+// POSCustomer is the customer reference of a POS request.
+type POSCustomer struct {
+	ID, Type, Phone string
+}
+
+// parse validates the reference: id (CPF or CNPJ, formatted or not, at most
+// 18 characters) and type (CPF or CNPJ). It returns the sanitized document.
+func (c POSCustomer) parse(p *apperr.Problems, required bool) (string, document.Type) {
+	switch {
+	case strings.TrimSpace(c.ID) == "" && required:
+		p.Add("customer.id", "is required")
+		return "", ""
+	case strings.TrimSpace(c.ID) == "":
+		return "", ""
+	case len(c.ID) > maxDocumentLength:
+		p.Add("customer.id", "must be at most %d characters", maxDocumentLength)
+	}
+	t := document.Type(strings.ToUpper(strings.TrimSpace(c.Type)))
+	switch {
+	case c.Type == "":
+		p.Add("customer.type", "is required (CPF or CNPJ)")
+		return "", ""
+	case len(c.Type) > maxTypeLength:
+		p.Add("customer.type", "must be at most %d characters", maxTypeLength)
+		return "", ""
+	case t != document.CPF && t != document.CNPJ:
+		p.Add("customer.type", "must be CPF or CNPJ")
+		return "", ""
+	}
+	d, err := document.Parse(t, c.ID)
+	if err != nil {
+		p.Add("customer.id", "is not a valid %s (%v)", t, err)
+	}
+	return d, t
+}
+
+// IdentifyInput is POST …/customers/identify.
+type IdentifyInput struct {
+	SessionID string
+	Customer  *POSCustomer
+}
+
+// Identification is the answer of identify.
+type Identification struct {
+	Document  string
+	Type      document.Type
+	Customer  *ent.Customer // nil: NOT_FOUND
+	Status    string
+	PriceCode int
+}
+
+// IdentifyCustomer finds the customer of a CPF or CNPJ; an unknown one is
+// NOT_FOUND, or pre-registered when the tenant enables it.
+func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identification, error) {
+	var p apperr.Problems
+	if strings.TrimSpace(in.SessionID) == "" {
+		p.Add("sessionId", "is required")
+	}
+	var doc string
+	var typ document.Type
+	if in.Customer == nil {
+		p.Add("customer", "is required")
+	} else {
+		doc, typ = in.Customer.parse(&p, true)
+		if ph := in.Customer.Phone; ph != "" && !posPhone.MatchString(ph) {
+			p.Add("customer.phone", "must be a phone number of 8 to 15 digits")
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	tenant, err := a.tenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cust, err := a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err) && tenant.PreRegistration:
+		create := a.DB.Ent.Customer.Create().SetDocument(doc).SetDocumentType(customer.DocumentType(typ))
+		if ph := in.Customer.Phone; ph != "" {
+			if !strings.HasPrefix(ph, "+") {
+				ph = "+55" + ph
+			}
+			create.SetPhone(ph)
+		}
+		cust, err = create.Save(ctx)
+		if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
+			cust, err = a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Only(ctx)
+		}
+	case ent.IsNotFound(err):
+		return &Identification{Document: doc, Type: typ, Status: "NOT_FOUND"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Identification{
+		Document: doc, Type: typ, Customer: cust, Status: POSStatus(cust),
+		PriceCode: PriceCode(tenant, points.Level(cust.Level)),
+	}, nil
+}
+
+// PriceCode is the tenant's POS price code for a level.
+func PriceCode(t *ent.Tenant, l points.Level) int {
+	switch l {
+	case points.Silver:
+		return t.PriceCodeSilver
+	case points.Gold:
+		return t.PriceCodeGold
+	case points.Diamond:
+		return t.PriceCodeDiamond
+	}
+	return t.PriceCodeBronze
+}
+
+// ViewerTenant reads the tenant of the request's viewer.
+func (a *App) viewerTenant(ctx context.Context) (*ent.Tenant, error) {
+	v, _ := viewer.FromContext(ctx)
+	return a.DB.Ent.Tenant.Get(ctx, v.TenantID)
+}
+
+// POSDiscount is a discount on a cart item. A discount of the service has a
+// PromotionID; an external one (PartnerPromotionID "0") has none and is kept
+// as it came.
+type POSDiscount struct {
+	PromotionID           *string
+	PartnerPromotionID    *string
+	UnitDiscount          *decimal.Decimal
+	UnitPriceWithDiscount *decimal.Decimal
+	Quantity              *decimal.Decimal
+}
+
+func (d POSDiscount) external() bool {
+	return d.PromotionID == nil || (d.PartnerPromotionID != nil && *d.PartnerPromotionID == "0")
+}
+
+// POSItem is a cart item of authorize.
+type POSItem struct {
+	ID, GTIN, UnitMeasure string
+	UnitPrice, Quantity   *decimal.Decimal
+	IgnoreDiscount        bool
+	Discounts             []POSDiscount
+	Increases             json.RawMessage
+}
+
+// AuthorizeInput is POST …/discounts/authorizations.
+type AuthorizeInput struct {
+	SessionID      string
+	Customer       *POSCustomer
+	StoreID        string
+	Date           *time.Time
+	IgnoreDiscount bool
+	Items          []POSItem
+}
+
+// Authorization is the cart with the service's discounts added.
+type Authorization struct {
+	Document string
+	Items    []POSItem
+	Applied  int // discounts the service added
+}
+
+// AuthorizeDiscounts adds to each item the best exclusive discount the
+// customer's pdv campaigns give, on the price after external discounts; it
+// stores nothing.
+func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Authorization, error) {
+	var p apperr.Problems
+	if strings.TrimSpace(in.SessionID) == "" {
+		p.Add("sessionId", "is required")
+	}
+	var doc string
+	if in.Customer != nil {
+		doc, _ = in.Customer.parse(&p, false)
+	}
+	if strings.TrimSpace(in.StoreID) == "" {
+		p.Add("sale.store.id", "is required")
+	}
+	if in.Date == nil {
+		p.Add("sale.date", "is required (ISO 8601 with offset)")
+	}
+	switch n := len(in.Items); {
+	case n == 0:
+		p.Add("sale.items", "must hold at least one item")
+	case n > maxPOSItems:
+		p.Add("sale.items", "must hold at most %d items", maxPOSItems)
+	}
+	for i, it := range in.Items {
+		f := func(name string) string { return "sale.items[" + strconv.Itoa(i) + "]." + name }
+		if strings.TrimSpace(it.GTIN) == "" {
+			p.Add(f("gtin"), "is required")
+		}
+		if strings.TrimSpace(it.UnitMeasure) == "" {
+			p.Add(f("unitMeasure"), "is required")
+		}
+		if it.UnitPrice == nil || it.UnitPrice.IsNegative() {
+			p.Add(f("unitPrice"), "is required and must not be negative")
+		}
+		if it.Quantity == nil || !it.Quantity.IsPositive() {
+			p.Add(f("quantity"), "is required and must be positive")
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	out := &Authorization{Document: doc, Items: in.Items}
+	for i := range out.Items { // external discounts come back with promotionId null
+		for j := range out.Items[i].Discounts {
+			if d := &out.Items[i].Discounts[j]; d.PartnerPromotionID != nil && *d.PartnerPromotionID == "0" {
+				d.PromotionID = nil
+			}
+		}
+	}
+	if doc == "" || in.IgnoreDiscount {
+		return out, nil
+	}
+	cust, err := a.DB.Ent.Customer.Query().Where(customer.Document(doc)).
+		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).Only(ctx)
+	if ent.IsNotFound(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if POSStatus(cust) == POSStatusPreRegister {
+		return out, nil
+	}
+	live, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := a.tenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var discounts []eligibility.Campaign
+	for _, c := range live {
+		if c.Type == eligibility.Discount && c.DiscountMode != eligibility.FreeShipping {
+			discounts = append(discounts, c)
+		}
+	}
+	used, err := a.customerRedemptions(ctx, cust.ID, discounts)
+	if err != nil {
+		return nil, err
+	}
+	// The engine sees each discountable item at its price after external
+	// discounts; index maps its items back to the cart.
+	var cart eligibility.Cart
+	var index []int
+	for i, it := range out.Items {
+		if it.IgnoreDiscount || hasServiceDiscount(it) {
+			continue
+		}
+		price := *it.UnitPrice
+		for _, d := range it.Discounts {
+			if d.UnitDiscount != nil {
+				price = price.Sub(*d.UnitDiscount)
+			}
+		}
+		if !price.IsPositive() {
+			continue
+		}
+		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.GTIN, SKU: it.GTIN, Quantity: *it.Quantity, UnitPrice: price})
+		index = append(index, i)
+	}
+	if len(cart.Items) == 0 {
+		return out, nil
+	}
+	segments := make([]string, len(cust.Edges.Segments))
+	for i, s := range cust.Edges.Segments {
+		segments[i] = s.ID
+	}
+	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
+		Now: a.now().UTC(), Channel: channelPOS, Segments: segments, CustomerRedemptions: used,
+		PointsPerReal: tenant.PointsPerReal,
+	})
+	type best struct {
+		campaign string
+		amount   decimal.Decimal
+	}
+	bests := make([]*best, len(cart.Items))
+	for _, e := range eligible {
+		for _, ib := range e.Benefit.Items {
+			if b := bests[ib.Index]; ib.DiscountAmount.IsPositive() && (b == nil || ib.DiscountAmount.GreaterThan(b.amount)) {
+				bests[ib.Index] = &best{campaign: e.Campaign.ID, amount: ib.DiscountAmount}
+			}
+		}
+	}
+	for k, b := range bests {
+		if b == nil {
+			continue
+		}
+		it := &out.Items[index[k]]
+		qty := cart.Items[k].Quantity
+		unit := b.amount.DivRound(qty, 8)
+		after := cart.Items[k].UnitPrice.Sub(unit)
+		if after.IsNegative() {
+			unit, after = cart.Items[k].UnitPrice, decimal.Zero
+		}
+		id := b.campaign
+		it.Discounts = append(it.Discounts, POSDiscount{
+			PromotionID: &id, UnitDiscount: &unit, UnitPriceWithDiscount: &after, Quantity: &qty,
+		})
+		out.Applied++
+	}
+	return out, nil
+}
+
+func hasServiceDiscount(it POSItem) bool {
+	for _, d := range it.Discounts {
+		if !d.external() {
+			return true
+		}
+	}
+	return false
+}
+
+// SaleInput is POST …/sales.
+type SaleInput struct {
+	Protocol                              string
+	Customer                              *POSCustomer
+	SaleID                                string // digits of the receipt number
+	StoreID, PosID, Channel               string
+	Date                                  *time.Time
+	Amount, AmountPayable, DiscountAmount *decimal.Decimal
+	Items                                 []SaleItemInput
+	Payments                              []SalePaymentInput
+	FiscalDocument                        json.RawMessage
+}
+
+// SaleItemInput is a line of a sale.
+type SaleItemInput struct {
+	ID, GTIN, Description string
+	UnitPrice, Quantity   *decimal.Decimal
+	Discounts             []POSDiscount
+}
+
+// SalePaymentInput is a payment of a sale.
+type SalePaymentInput struct {
+	ID               string
+	Amount           *decimal.Decimal
+	Method, Bin, NSU string
+	Installments     *int
+}
+
+func positive(p *apperr.Problems, field string, v *decimal.Decimal) {
+	if v == nil || !v.IsPositive() {
+		p.Add(field, "is required and must be positive")
+	}
+}
+
+var digitsOnly = regexp.MustCompile(`^[0-9]{1,19}$`)
+
+// validate checks the document's table of sale fields; doc is the customer's
+// sanitized document, DefaultCustomerDocument when unidentified.
+func (in SaleInput) validate() (doc string, typ document.Type, err error) {
+	var p apperr.Problems
+	if in.Protocol != "PARTNER_V1" {
+		p.Add("protocol", "must be PARTNER_V1")
+	}
+	doc = DefaultCustomerDocument
+	if in.Customer != nil && strings.TrimSpace(in.Customer.ID) != "" && document.Sanitize(in.Customer.ID) != DefaultCustomerDocument {
+		doc, typ = in.Customer.parse(&p, false)
+	}
+	if !digitsOnly.MatchString(in.SaleID) {
+		p.Add("sale.id", "is required: the receipt number (an integer)")
+	}
+	for field, v := range map[string]string{"sale.store.id": in.StoreID, "sale.store.posId": in.PosID, "sale.channel": in.Channel} {
+		if strings.TrimSpace(v) == "" {
+			p.Add(field, "is required")
+		}
+	}
+	if in.Date == nil {
+		p.Add("sale.date", "is required (ISO 8601)")
+	}
+	positive(&p, "sale.amount", in.Amount)
+	positive(&p, "sale.amountPayable", in.AmountPayable)
+	if in.DiscountAmount != nil && in.DiscountAmount.IsNegative() {
+		p.Add("sale.discountAmount", "must not be negative")
+	}
+	switch n := len(in.Items); {
+	case n == 0:
+		p.Add("sale.items", "must hold at least one item")
+	case n > maxPOSItems:
+		p.Add("sale.items", "must hold at most %d items", maxPOSItems)
+	}
+	discounted := false
+	for i, it := range in.Items {
+		f := func(name string) string { return "sale.items[" + strconv.Itoa(i) + "]." + name }
+		for name, v := range map[string]string{"id": it.ID, "gtin": it.GTIN, "description": it.Description} {
+			if strings.TrimSpace(v) == "" {
+				p.Add(f(name), "is required")
+			}
+		}
+		positive(&p, f("unitPrice"), it.UnitPrice)
+		positive(&p, f("quantity"), it.Quantity)
+		lineDiscount := decimal.Zero
+		for j, d := range it.Discounts {
+			df := func(name string) string { return f("discounts[" + strconv.Itoa(j) + "]." + name) }
+			if d.external() && (d.PartnerPromotionID == nil || *d.PartnerPromotionID != "0") {
+				p.Add(df("promotionId"), "is required when a discount is present")
+			}
+			if d.Quantity == nil || !d.Quantity.IsPositive() {
+				p.Add(df("quantity"), "is required and must be positive")
+			}
+			if d.UnitDiscount == nil || d.UnitDiscount.IsNegative() {
+				p.Add(df("unitDiscount"), "is required and must not be negative")
+			}
+			// A discount never exceeds what it discounts; the sums stored
+			// per item and per sale stay within the item's value.
+			if d.Quantity != nil && it.Quantity != nil && d.Quantity.GreaterThan(*it.Quantity) {
+				p.Add(df("quantity"), "must not exceed the item's quantity")
+			}
+			if d.UnitDiscount != nil && it.UnitPrice != nil && d.UnitDiscount.GreaterThan(*it.UnitPrice) {
+				p.Add(df("unitDiscount"), "must not exceed the item's unitPrice")
+			}
+			if d.UnitDiscount != nil && d.Quantity != nil {
+				lineDiscount = lineDiscount.Add(d.UnitDiscount.Mul(*d.Quantity))
+			}
+			discounted = true
+		}
+		if it.UnitPrice != nil && it.Quantity != nil && lineDiscount.GreaterThan(it.UnitPrice.Mul(*it.Quantity)) {
+			p.Add(f("discounts"), "must not add up to more than the item's value (unitPrice × quantity)")
+		}
+	}
+	if discounted && doc == DefaultCustomerDocument {
+		p.Add("customer.id", "the default customer %s cannot receive discounts", DefaultCustomerDocument)
+	}
+	if len(in.Payments) == 0 {
+		p.Add("sale.payments", "must hold at least one payment")
+	}
+	for i, pm := range in.Payments {
+		f := func(name string) string { return "sale.payments[" + strconv.Itoa(i) + "]." + name }
+		if !digitsOnly.MatchString(pm.ID) {
+			p.Add(f("id"), "is required (an integer)")
+		}
+		positive(&p, f("amount"), pm.Amount)
+		if strings.TrimSpace(pm.Method) == "" {
+			p.Add(f("method"), "is required")
+		}
+		if pm.Installments != nil && (*pm.Installments < 1 || *pm.Installments > 99) {
+			p.Add(f("installments"), "must be between 1 and 99")
+		}
+	}
+	return doc, typ, p.Err()
+}
+
+// ErrSaleInconsistent is a sale whose items do not add up to its value.
+func errSaleInconsistent(items, amount decimal.Decimal) error {
+	return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale-value-inconsistency", Field: "sale.amount",
+		Message: "the items add up to " + items.StringFixed(2) + " but sale.amount is " + amount.StringFixed(2)}
+}
+
+// RegisterSale stores a sale and its processing job in one transaction. A
+// receipt already registered by the store is answered with the sale stored
+// the first time.
+func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
+	tenant, err := a.tenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !tenant.SaleRegistration {
+		return nil, &apperr.Error{Kind: apperr.KindUnavailable, Code: "sale-notification-disabled",
+			Message: "sale registration is disabled for this tenant"}
+	}
+	doc, typ, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.DB.Ent.Store.Query().Where(store.Code(in.StoreID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Field: "sale.store.id",
+			Message: "no store with code " + in.StoreID}
+	}
+	if err != nil {
+		return nil, err
+	}
+	total := decimal.Zero
+	discount := decimal.Zero
+	for _, it := range in.Items {
+		total = total.Add(it.UnitPrice.Mul(*it.Quantity))
+		for _, d := range it.Discounts {
+			discount = discount.Add(d.UnitDiscount.Mul(*d.Quantity))
+		}
+	}
+	if total.Sub(*in.Amount).Abs().GreaterThan(tenant.SaleTolerance) {
+		return nil, errSaleInconsistent(total, *in.Amount)
+	}
+	if in.DiscountAmount != nil {
+		discount = *in.DiscountAmount
+	}
+	var stored *ent.Sale
+	received := false // a new sale, counted once committed
+	// The items and payments all link to the one sale: check it once.
+	ctx = schema.RememberVisible(ctx)
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		prior, err := tx.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
+		if err == nil {
+			stored = prior
+			return nil
+		}
+		if !ent.IsNotFound(err) {
+			return err
+		}
+		create := tx.Ent.Sale.Create().
+			SetStoreID(st.ID).SetExternalID(in.SaleID).SetPosID(in.PosID).SetChannel(in.Channel).
+			SetCustomerDocument(doc).SetSoldAt(in.Date.UTC()).SetAmount(*in.Amount).SetAmountPayable(*in.AmountPayable).
+			SetDiscountAmount(discount).SetCreatedAt(nowUTC())
+		if typ != "" {
+			create.SetCustomerDocumentType(sale.CustomerDocumentType(typ))
+		}
+		if len(in.FiscalDocument) > 0 {
+			create.SetFiscalDocument(in.FiscalDocument)
+		}
+		s, err := create.Save(ctx)
+		if err != nil {
+			return err
+		}
+		items := make([]*ent.SaleItemCreate, len(in.Items))
+		for i, it := range in.Items {
+			lineDiscount := decimal.Zero
+			for _, d := range it.Discounts {
+				lineDiscount = lineDiscount.Add(d.UnitDiscount.Mul(*d.Quantity))
+			}
+			raw, err := json.Marshal(it.Discounts)
+			if err != nil {
+				return err
+			}
+			items[i] = tx.Ent.SaleItem.Create().SetSaleID(s.ID).SetLineID(it.ID).SetGtin(it.GTIN).
+				SetDescription(it.Description).SetUnitPrice(*it.UnitPrice).SetQuantity(*it.Quantity).
+				SetDiscountAmount(lineDiscount).SetDiscounts(raw)
+		}
+		if err := tx.Ent.SaleItem.CreateBulk(items...).Exec(ctx); err != nil {
+			return err
+		}
+		payments := make([]*ent.SalePaymentCreate, len(in.Payments))
+		for i, pm := range in.Payments {
+			payments[i] = tx.Ent.SalePayment.Create().SetSaleID(s.ID).SetPaymentID(pm.ID).SetAmount(*pm.Amount).
+				SetMethod(pm.Method).SetBin(pm.Bin).SetNsu(pm.NSU)
+			if pm.Installments != nil {
+				payments[i].SetInstallments(*pm.Installments)
+			}
+		}
+		if err := tx.Ent.SalePayment.CreateBulk(payments...).Exec(ctx); err != nil {
+			return err
+		}
+		rc, err := a.jobs()
+		if err != nil {
+			return err
+		}
+		if _, err := rc.InsertTx(ctx, tx.SQL, worker.ProcessSaleArgs{TenantID: s.TenantID, SaleID: s.ID}, nil); err != nil {
+			return err
+		}
+		stored, received = s, true
+		return nil
+	})
+	if err == nil && received {
+		a.Metrics.SaleReceived()
+	}
+	if ent.IsConstraintError(err) {
+		// The same receipt registered by a concurrent request.
+		stored, err = a.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
+	}
+	return stored, err
+}
+
+// SaleOutcome reads a sale by its id (sal_…) or by the store's receipt
+// number; a receipt number sent by several stores needs storeCode.
+func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale, error) {
+	if !utf8.ValidString(ref) || !utf8.ValidString(storeCode) || strings.ContainsRune(ref+storeCode, 0) {
+		// No sale or store has such an id or code, and PostgreSQL would
+		// fail the query instead of finding none.
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Message: "no such sale"}
+	}
+	q := a.DB.Ent.Sale.Query().WithStore()
+	if strings.HasPrefix(ref, "sal_") {
+		q.Where(sale.ID(ref))
+	} else {
+		q.Where(sale.ExternalID(ref))
+	}
+	if storeCode != "" {
+		q.Where(sale.HasStoreWith(store.Code(storeCode)))
+	}
+	sales, err := q.Limit(2).All(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(sales) == 0:
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Message: "no such sale"}
+	case len(sales) > 1:
+		return nil, apperr.Invalid("storeId", "the receipt number was sent by several stores: add ?storeId=<store code>")
+	}
+	return sales[0], nil
+}

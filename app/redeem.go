@@ -1,0 +1,336 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/riverqueue/river"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/metrics"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// IdempotencyTTL is how long an Idempotency-Key is remembered.
+const IdempotencyTTL = 24 * time.Hour
+
+// RedeemInput redeems one campaign of a validation for an order.
+type RedeemInput struct {
+	CampaignID, CustomerID, OrderID, Token string
+	AmountPaid                             decimal.Decimal
+}
+
+// Idempotency is an Idempotency-Key and the request it came with. Render
+// makes the response stored with the redemption, in its transaction; the
+// redemption it gets carries its campaign.
+type Idempotency struct {
+	Key         string
+	RequestHash string
+	Render      func(*ent.Redemption) (status int, body []byte, err error)
+}
+
+// Replay is a stored answer to a request already made with the same key.
+type Replay struct {
+	Status int
+	Body   []byte
+}
+
+// RequestHash fingerprints a request for Idempotency.
+func RequestHash(method, path string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(method + " " + path + "\n"))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (in RedeemInput) validate() error {
+	var p apperr.Problems
+	requireID(&p, "customer_id", in.CustomerID)
+	requireID(&p, "order_id", in.OrderID)
+	requireID(&p, "validation_token", in.Token)
+	if in.AmountPaid.IsNegative() || in.AmountPaid.Exponent() < -2 {
+		p.Add("amount_paid", "must be a non-negative amount in R$ with at most 2 decimal places")
+	}
+	return p.Err()
+}
+
+// RedeemCampaign gives the benefit a validation promised for one campaign.
+// With idem, a repeated key returns the stored answer (a Replay) instead.
+func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Replay, error) {
+	if err := in.validate(); err != nil {
+		return nil, nil, err
+	}
+	v, _ := viewer.FromContext(ctx)
+	var red *ent.Redemption
+	var replay *Replay
+	var bonus int64 // points the redemption credited, counted once committed
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if idem != nil {
+			r, err := a.storedAnswer(ctx, tx.Ent, v.Subject, idem)
+			if err != nil || r != nil {
+				replay = r
+				return err
+			}
+		}
+		var err error
+		if red, err = a.redeem(ctx, tx, in, &bonus); err != nil {
+			return err
+		}
+		if idem == nil {
+			return nil
+		}
+		status, body, err := idem.Render(red)
+		if err != nil {
+			return err
+		}
+		now := a.now().UTC()
+		// An expired answer of the same key gives way (the purge job may not
+		// have reached it yet).
+		if _, err := tx.Ent.IdempotencyKey.Delete().Where(idempotencykey.ClientID(v.Subject),
+			idempotencykey.Key(idem.Key), idempotencykey.ExpiresAtLTE(now)).Exec(ctx); err != nil {
+			return err
+		}
+		return tx.Ent.IdempotencyKey.Create().
+			SetClientID(v.Subject).SetKey(idem.Key).SetRequestHash(idem.RequestHash).
+			SetResponseStatus(status).SetResponseBody(body).
+			SetCreatedAt(now).SetExpiresAt(now.Add(IdempotencyTTL)).
+			Exec(ctx)
+	})
+	if idem != nil && err != nil && replay == nil {
+		// A concurrent request with the same key may have committed first
+		// (ours then failed on a unique index or a used token, and rolled
+		// back whole): answer with its result.
+		if stored, serr := a.storedAnswer(ctx, a.DB.Ent, v.Subject, idem); serr == nil && stored != nil {
+			replay, err = stored, nil
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if replay == nil {
+		a.campaigns.invalidate(red.TenantID)
+		a.Metrics.Redemptions(metrics.SourceAPI, 1)
+		a.Metrics.PointsCredited(metrics.SourceAPI, bonus)
+	}
+	return red, replay, nil
+}
+
+// storedAnswer returns the answer stored for the key, nil when there is
+// none (or it expired), or an error when the key came with another request.
+func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Replay, error) {
+	k, err := c.IdempotencyKey.Query().Where(
+		idempotencykey.ClientID(clientID), idempotencykey.Key(idem.Key),
+		idempotencykey.ExpiresAtGT(a.now().UTC()),
+	).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if k.RequestHash != idem.RequestHash {
+		return nil, &apperr.Error{Kind: apperr.KindInvalid, Code: "idempotency_key_reused", Field: "Idempotency-Key",
+			Message: "this Idempotency-Key was used with another request"}
+	}
+	return &Replay{Status: k.ResponseStatus, Body: k.ResponseBody}, nil
+}
+
+func tokenError(code, field, message string) error {
+	return &apperr.Error{Kind: apperr.KindInvalid, Code: code, Field: field, Message: message}
+}
+
+// redeem does the work of RedeemCampaign inside its transaction.
+// The bonus points it credits at once go to *bonus.
+func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
+	now := a.now().UTC().Truncate(time.Microsecond)
+	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return nil, apperr.Invalid("validation_token", "is not a validation token of this tenant")
+	case err != nil:
+		return nil, err
+	case !now.Before(tok.ExpiresAt):
+		return nil, tokenError("validation_token_expired", "validation_token", "the validation token has expired; validate the cart again")
+	case tok.CustomerID != in.CustomerID:
+		return nil, apperr.Invalid("customer_id", "is not the customer the validation token was issued for")
+	case !slices.Contains(tok.CampaignIds, in.CampaignID):
+		return nil, tokenError("campaign_not_eligible", "campaign_id", "the validation did not find this campaign eligible")
+	case tok.OrderID != nil && *tok.OrderID != in.OrderID:
+		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
+	}
+	if prior, err := tx.Ent.Redemption.Query().Where(
+		redemption.ValidationTokenID(tok.ID), redemption.CampaignID(in.CampaignID)).Only(ctx); err == nil {
+		return nil, apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign as "+prior.ID)
+	} else if !ent.IsNotFound(err) {
+		return nil, err
+	}
+	l := a.ledger()
+	cust, err := l.LockCustomer(ctx, tx.Ent, in.CustomerID)
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	camp, err := tx.Ent.Campaign.Get(ctx, in.CampaignID)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("campaign")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if camp.LimitPerCustomer != nil {
+		// Counting is safe here: the customer row is locked (PostgreSQL) or
+		// the database write-locked (SQLite) until commit.
+		n, err := tx.Ent.Redemption.Query().Where(redemption.CampaignID(camp.ID), redemption.CustomerID(cust.ID)).Count(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n >= *camp.LimitPerCustomer {
+			return nil, apperr.Conflict("redemption_limit_reached", "limits.per_customer", "the customer has reached this campaign's limit")
+		}
+	}
+	// One conditional update takes a redemption from the total limit of a
+	// campaign active now, or takes nothing.
+	n, err := tx.Ent.Campaign.Update().Where(
+		campaign.ID(camp.ID), statusAt(campaign.StatusActive, now),
+		campaign.Or(campaign.LimitTotalIsNil(), func(s *entsql.Selector) {
+			s.Where(entsql.ColumnsLT(s.C(campaign.FieldRedemptionsCount), s.C(campaign.FieldLimitTotal)))
+		}),
+	).AddRedemptionsCount(1).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		if eligibility.EffectiveStatus(campaignrules.Of(camp), now) != eligibility.Active {
+			return nil, tokenError("campaign_not_active", "campaign_id", "the campaign is not active")
+		}
+		return nil, apperr.Conflict("redemption_limit_reached", "limits.total", "the campaign has reached its total limit")
+	}
+	bound, err := tx.Ent.ValidationToken.Update().
+		Where(validationtoken.ID(tok.ID), validationtoken.Or(validationtoken.OrderIDIsNil(), validationtoken.OrderID(in.OrderID))).
+		SetOrderID(in.OrderID).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if bound == 0 {
+		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
+	}
+	benefit, err := promisedBenefit(tok, camp)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(benefit)
+	if err != nil {
+		return nil, err
+	}
+	create := tx.Ent.Redemption.Create().
+		SetCampaignID(camp.ID).SetCustomerID(cust.ID).SetOrderID(in.OrderID).SetValidationTokenID(tok.ID).
+		SetAmountPaid(in.AmountPaid).SetBenefit(raw).SetCreatedAt(now).
+		SetDiscountAmount(decimal.Zero).SetCashbackAmount(decimal.Zero)
+	if benefit.DiscountAmount != nil {
+		create.SetDiscountAmount(*benefit.DiscountAmount)
+	}
+	if benefit.CashbackAmount != nil {
+		create.SetCashbackAmount(*benefit.CashbackAmount)
+	}
+	if benefit.BonusPoints != nil {
+		create.SetBonusPoints(*benefit.BonusPoints)
+	}
+	red, err := create.Save(ctx)
+	if err == nil {
+		red.Edges.Campaign = camp
+	}
+	if ent.IsConstraintError(err) {
+		// A concurrent redemption of the same validation and campaign won.
+		return nil, apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign")
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch camp.Type {
+	case campaign.TypeCashback:
+		if benefit.CashbackAmount != nil && benefit.CashbackAmount.IsPositive() {
+			err = a.scheduleCashback(ctx, tx.SQL, red, camp, now)
+		}
+	case campaign.TypeBonusPoints:
+		*bonus, err = a.creditBonusIfOrderCredited(ctx, tx.Ent, red)
+	}
+	return red, err
+}
+
+// promisedBenefit is the benefit validate estimated for the campaign,
+// recomputed from the cart and earning rate the token kept.
+func promisedBenefit(tok *ent.ValidationToken, camp *ent.Campaign) (eligibility.Benefit, error) {
+	var cart eligibility.Cart
+	var kept keptBenefits
+	if err := errors.Join(json.Unmarshal(tok.Cart, &cart), json.Unmarshal(tok.Benefits, &kept)); err != nil {
+		return eligibility.Benefit{}, err
+	}
+	b, ok := eligibility.Estimate(campaignrules.Of(camp), cart, kept.PointsPerReal)
+	if !ok {
+		return eligibility.Benefit{}, errors.New("validation token lists a campaign no item of its cart applies to")
+	}
+	return b, nil
+}
+
+// scheduleCashback enqueues the cashback credit in the redemption's
+// transaction, credit_after_days from now.
+func (a *App) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redemption, camp *ent.Campaign, now time.Time) error {
+	opts := &river.InsertOpts{}
+	if camp.CreditAfterDays != nil && *camp.CreditAfterDays > 0 {
+		opts.ScheduledAt = now.AddDate(0, 0, *camp.CreditAfterDays)
+	}
+	rc, err := a.jobs()
+	if err != nil {
+		return err
+	}
+	_, err = rc.InsertTx(ctx, tx, worker.CreditCashbackArgs{TenantID: red.TenantID, RedemptionID: red.ID}, opts)
+	return err
+}
+
+// creditBonusIfOrderCredited credits a bonus-points redemption at once when
+// its order's points are already credited; otherwise CreditPoints does. It
+// returns the points it credited.
+func (a *App) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
+	credited, err := c.PointsEntry.Query().Where(
+		pointsentry.CustomerID(red.CustomerID), pointsentry.KindEQ(pointsentry.KindCredit),
+		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.SourceID(red.OrderID),
+	).Exist(ctx)
+	if err != nil || !credited {
+		return 0, err
+	}
+	return a.creditBonus(ctx, c, red)
+}
+
+// creditBonus credits a bonus-points redemption once, and returns the points
+// it credited (none when they already were).
+func (a *App) creditBonus(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
+	if red.BonusPoints <= 0 {
+		return 0, nil
+	}
+	res, err := a.ledger().Credit(ctx, c, ledger.Credit{
+		CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: red.BonusPoints,
+		SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID, Reason: "bonus points of campaign " + red.CampaignID,
+	})
+	if err != nil || res.Replayed {
+		return 0, err
+	}
+	return res.Entry.Points, nil
+}

@@ -1,0 +1,566 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// The tests of redeem at the App level: limits under concurrency (a start
+// barrier releases every redeem at once; the database rows are the
+// verdict), the validation token's rules on a controllable clock, and the
+// redemption's transaction. Helpers are prefixed rdm.
+
+// rdmClock is the App's clock: it moves only when the test moves it.
+type rdmClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *rdmClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *rdmClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// rdmT0 is when every test starts.
+var rdmT0 = time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
+
+type rdmEnv struct {
+	db     *storage.DB
+	app    *app.App
+	clock  *rdmClock
+	ctx    context.Context // the tenant's
+	tenant string
+}
+
+func rdmSetup(t *testing.T, db *storage.DB) *rdmEnv {
+	t.Helper()
+	clock := &rdmClock{t: rdmT0}
+	a := &app.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
+	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja Redeem", nil)
+	require.NoError(t, err)
+	return &rdmEnv{db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID}
+}
+
+// customers creates n customers and returns their ids.
+func (e *rdmEnv) customers(t *testing.T, n int) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for start := 0; start < n; start += 100 {
+		var builders []*ent.CustomerCreate
+		for i := start; i < min(n, start+100); i++ {
+			builders = append(builders, e.db.Ent.Customer.Create().
+				SetName(fmt.Sprintf("Cliente %d", i)).SetEmail(fmt.Sprintf("cliente%d@example.com", i)).
+				SetDocument(fmt.Sprintf("%011d", 10_000_000+i)))
+		}
+		created, err := e.db.Ent.Customer.CreateBulk(builders...).Save(e.ctx)
+		require.NoError(t, err)
+		for _, c := range created {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+func rdmInt(n int) *int { return &n }
+
+func rdmDec(s string) *decimal.Decimal {
+	d := decimal.RequireFromString(s)
+	return &d
+}
+
+// campaign creates an active campaign (started an hour ago, ending in a
+// month) after the changes of mod.
+func (e *rdmEnv) campaign(t *testing.T, mod func(*app.CampaignInput)) *ent.Campaign {
+	t.Helper()
+	starts, ends := e.clock.Now().Add(-time.Hour), e.clock.Now().AddDate(0, 1, 0)
+	in := app.CampaignInput{
+		Name: "Dez por cento", Type: "discount", StartsAt: &starts, EndsAt: &ends,
+		Discount: &app.DiscountInput{Mode: "percentage", Value: rdmDec("10")},
+	}
+	if mod != nil {
+		mod(&in)
+	}
+	c, err := e.app.CreateCampaign(e.ctx, in)
+	require.NoError(t, err)
+	return c
+}
+
+// validate validates a one-item cart of R$ 100 and returns the token,
+// requiring the campaigns to be eligible.
+func (e *rdmEnv) validate(t *testing.T, customerID string, campaignIDs ...string) string {
+	t.Helper()
+	tok, err := e.tryValidate(customerID, campaignIDs...)
+	require.NoError(t, err)
+	return tok
+}
+
+// tryValidate is validate for any goroutine.
+func (e *rdmEnv) tryValidate(customerID string, campaignIDs ...string) (string, error) {
+	v, err := e.app.ValidateCart(e.ctx, app.ValidateInput{
+		CustomerID: customerID, Channel: "pdv",
+		Cart: eligibility.Cart{Items: []eligibility.Item{{
+			SKU: "SKU-1", Category: "bebidas", Quantity: decimal.NewFromInt(2), UnitPrice: decimal.NewFromInt(50),
+		}}},
+	})
+	if err != nil {
+		return "", err
+	}
+	for _, id := range campaignIDs {
+		if !slices.ContainsFunc(v.Eligible, func(el eligibility.Eligible) bool { return el.Campaign.ID == id }) {
+			return "", fmt.Errorf("campaign %s is not eligible: %+v", id, v.Ineligible)
+		}
+	}
+	if want := e.clock.Now().Add(app.ValidationTTL); !v.ExpiresAt.Equal(want) {
+		return "", fmt.Errorf("expires_at %s, want %s", v.ExpiresAt, want)
+	}
+	return v.Token, nil
+}
+
+// validateEach validates a cart for each customer, eight at a time, and
+// returns the tokens in the customers' order.
+func (e *rdmEnv) validateEach(t *testing.T, customerIDs []string, campaignID string) []string {
+	t.Helper()
+	tokens := make([]string, len(customerIDs))
+	errs := make([]error, len(customerIDs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				tokens[i], errs[i] = e.tryValidate(customerIDs[i], campaignID)
+			}
+		}()
+	}
+	for i := range customerIDs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	return tokens
+}
+
+func (e *rdmEnv) redeem(campaignID, customerID, orderID, token string) (*ent.Redemption, error) {
+	red, replay, err := e.app.RedeemCampaign(e.ctx, app.RedeemInput{
+		CampaignID: campaignID, CustomerID: customerID, OrderID: orderID, Token: token,
+		AmountPaid: decimal.RequireFromString("90.00"),
+	}, nil)
+	if replay != nil {
+		panic("a redeem without Idempotency-Key replayed")
+	}
+	return red, err
+}
+
+// rdmRequireCode checks err is an operation error of kind, code and field.
+func rdmRequireCode(t *testing.T, err error, kind apperr.Kind, code, field string) {
+	t.Helper()
+	require.Error(t, err)
+	e, ok := apperr.As(err)
+	require.True(t, ok, "not an operation error: %v", err)
+	require.Equal(t, kind, e.Kind, "%v", err)
+	require.Equal(t, code, e.Code, "%v", err)
+	require.Equal(t, field, e.Field, "%v", err)
+}
+
+// counts returns the redemptions of the campaign as rows and as the
+// campaign's redemptions_count.
+func (e *rdmEnv) counts(t *testing.T, campaignID string) (rows, counter int) {
+	t.Helper()
+	rows, err := e.db.Ent.Redemption.Query().Where(redemption.CampaignID(campaignID)).Count(e.ctx)
+	require.NoError(t, err)
+	c, err := e.db.Ent.Campaign.Get(e.ctx, campaignID)
+	require.NoError(t, err)
+	return rows, c.RedemptionsCount
+}
+
+// count counts the redemptions matching ps.
+func (e *rdmEnv) count(t *testing.T, ps ...predicate.Redemption) int {
+	t.Helper()
+	n, err := e.db.Ent.Redemption.Query().Where(ps...).Count(e.ctx)
+	require.NoError(t, err)
+	return n
+}
+
+// rdmAttempt is one redeem of a concurrent run.
+type rdmAttempt struct {
+	customerID, orderID, token string
+}
+
+// rdmOutcome is what the attempts of a concurrent run got.
+type rdmOutcome struct {
+	ok       []*ent.Redemption
+	errs     []error
+	duration time.Duration
+}
+
+// race releases every attempt at once behind a start barrier.
+func (e *rdmEnv) race(t *testing.T, campaignID string, attempts []rdmAttempt) rdmOutcome {
+	t.Helper()
+	var (
+		ready, done sync.WaitGroup
+		start       = make(chan struct{})
+		mu          sync.Mutex
+		out         rdmOutcome
+	)
+	for _, a := range attempts {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			red, err := e.redeem(campaignID, a.customerID, a.orderID, a.token)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				out.errs = append(out.errs, err)
+				return
+			}
+			out.ok = append(out.ok, red)
+		}()
+	}
+	ready.Wait()
+	began := time.Now()
+	close(start)
+	done.Wait()
+	out.duration = time.Since(began)
+	return out
+}
+
+// TestRedeemTotalLimitConcurrent: 500 distinct customers redeem a campaign
+// limited to 50 redemptions at once; exactly 50 succeed.
+func TestRedeemTotalLimitConcurrent(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		const customers, limit = 500, 50
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, func(in *app.CampaignInput) {
+			in.Limits = &app.LimitsInput{Total: rdmInt(limit)}
+		})
+		ids := e.customers(t, customers)
+		began := time.Now()
+		tokens := e.validateEach(t, ids, camp.ID)
+		validated := time.Since(began)
+		attempts := make([]rdmAttempt, len(ids))
+		for i, id := range ids {
+			attempts[i] = rdmAttempt{customerID: id, orderID: fmt.Sprintf("order-%d", i), token: tokens[i]}
+		}
+
+		out := e.race(t, camp.ID, attempts)
+		t.Logf("%s: %d validations in %v, %d concurrent redeems in %v", db.Dialect, customers, validated, customers, out.duration)
+
+		require.Len(t, out.ok, limit)
+		require.Len(t, out.errs, customers-limit)
+		for _, err := range out.errs {
+			rdmRequireCode(t, err, apperr.KindConflict, "redemption_limit_reached", "limits.total")
+		}
+		rows, counter := e.counts(t, camp.ID)
+		require.Equal(t, limit, rows, "redemption rows")
+		require.Equal(t, limit, counter, "campaigns.redemptions_count")
+		winners := map[string]bool{}
+		for _, red := range out.ok {
+			winners[red.CustomerID] = true
+		}
+		require.Len(t, winners, limit, "one redemption per winning customer")
+
+		// Validate now finds the campaign exhausted, and one more redeem of
+		// a token that listed it is refused.
+		v, err := e.app.ValidateCart(e.ctx, app.ValidateInput{CustomerID: ids[0], Channel: "pdv",
+			Cart: eligibility.Cart{Items: []eligibility.Item{{SKU: "A", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.NewFromInt(10)}}}})
+		require.NoError(t, err)
+		require.Empty(t, v.Eligible)
+		require.Len(t, v.Ineligible, 1)
+		require.Equal(t, eligibility.LimitReached, v.Ineligible[0].Reason)
+	})
+}
+
+// TestRedeemPerCustomerLimitConcurrent: one customer redeems a campaign
+// limited to 3 per customer with 30 validations at once; exactly 3 succeed.
+func TestRedeemPerCustomerLimitConcurrent(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		const tries, limit = 30, 3
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, func(in *app.CampaignInput) {
+			in.Limits = &app.LimitsInput{PerCustomer: rdmInt(limit)}
+		})
+		cust := e.customers(t, 1)[0]
+		attempts := make([]rdmAttempt, tries)
+		for i := range attempts {
+			attempts[i] = rdmAttempt{customerID: cust, orderID: fmt.Sprintf("order-%d", i), token: e.validate(t, cust, camp.ID)}
+		}
+		out := e.race(t, camp.ID, attempts)
+		t.Logf("%s: %d concurrent redeems of one customer in %v", db.Dialect, tries, out.duration)
+
+		require.Len(t, out.ok, limit)
+		require.Len(t, out.errs, tries-limit)
+		for _, err := range out.errs {
+			rdmRequireCode(t, err, apperr.KindConflict, "redemption_limit_reached", "limits.per_customer")
+		}
+		rows, counter := e.counts(t, camp.ID)
+		require.Equal(t, limit, rows)
+		require.Equal(t, limit, counter)
+		// The losers' tokens stay unbound: the whole redemption rolled back.
+		bound, err := e.db.Ent.ValidationToken.Query().Where(validationtoken.OrderIDNotNil()).Count(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, limit, bound)
+	})
+}
+
+// TestRedeemBothLimitsConcurrent: 20 customers with 3 tokens each race for
+// a campaign of 10 redemptions in all and 2 per customer.
+func TestRedeemBothLimitsConcurrent(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, func(in *app.CampaignInput) {
+			in.Limits = &app.LimitsInput{Total: rdmInt(10), PerCustomer: rdmInt(2)}
+		})
+		var attempts []rdmAttempt
+		for i, id := range e.customers(t, 20) {
+			for j := range 3 {
+				attempts = append(attempts, rdmAttempt{customerID: id, orderID: fmt.Sprintf("order-%d-%d", i, j), token: e.validate(t, id, camp.ID)})
+			}
+		}
+		out := e.race(t, camp.ID, attempts)
+		require.Len(t, out.ok, 10)
+		for _, err := range out.errs {
+			e, ok := apperr.As(err)
+			require.True(t, ok, "%v", err)
+			require.Equal(t, "redemption_limit_reached", e.Code)
+		}
+		perCustomer := map[string]int{}
+		for _, red := range out.ok {
+			perCustomer[red.CustomerID]++
+		}
+		for id, n := range perCustomer {
+			require.LessOrEqual(t, n, 2, "customer %s", id)
+		}
+		rows, counter := e.counts(t, camp.ID)
+		require.Equal(t, 10, rows)
+		require.Equal(t, 10, counter)
+	})
+}
+
+// TestRedeemValidationToken: a token is good for five minutes on the App's
+// clock and serves a single order.
+func TestRedeemValidationToken(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := rdmSetup(t, db)
+		first := e.campaign(t, nil)
+		second := e.campaign(t, func(in *app.CampaignInput) {
+			in.Name = "Frete grátis"
+			in.Discount.Mode, in.Discount.Value = "free_shipping", nil
+		})
+		cust := e.customers(t, 2)
+
+		t.Run("expired at five minutes", func(t *testing.T) {
+			tok := e.validate(t, cust[0], first.ID)
+			e.clock.add(app.ValidationTTL)
+			_, err := e.redeem(first.ID, cust[0], "order-expired", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "validation_token_expired", "validation_token")
+		})
+
+		t.Run("valid just before five minutes", func(t *testing.T) {
+			tok := e.validate(t, cust[0], first.ID)
+			e.clock.add(app.ValidationTTL - time.Microsecond)
+			red, err := e.redeem(first.ID, cust[0], "order-in-time", tok)
+			require.NoError(t, err)
+			require.Equal(t, "order-in-time", red.OrderID)
+			require.True(t, red.DiscountAmount.Equal(decimal.NewFromInt(10)), red.DiscountAmount.String())
+		})
+
+		t.Run("one order per token", func(t *testing.T) {
+			tok := e.validate(t, cust[0], first.ID, second.ID)
+			_, err := e.redeem(first.ID, cust[0], "order-A", tok)
+			require.NoError(t, err)
+			// The same order may take the token's other campaign.
+			_, err = e.redeem(second.ID, cust[0], "order-A", tok)
+			require.NoError(t, err)
+			// Another order may not, whatever the campaign.
+			_, err = e.redeem(second.ID, cust[0], "order-B", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "validation_token_used", "validation_token")
+			_, err = e.redeem(first.ID, cust[0], "order-B", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "validation_token_used", "validation_token")
+			// The same order and campaign again is a conflict.
+			_, err = e.redeem(first.ID, cust[0], "order-A", tok)
+			rdmRequireCode(t, err, apperr.KindConflict, "already_redeemed", "campaign_id")
+			n, err := e.db.Ent.Redemption.Query().Where(redemption.OrderID("order-B")).Count(e.ctx)
+			require.NoError(t, err)
+			require.Zero(t, n)
+		})
+
+		t.Run("concurrent orders on one token: one wins", func(t *testing.T) {
+			tok := e.validate(t, cust[1], first.ID)
+			attempts := make([]rdmAttempt, 10)
+			for i := range attempts {
+				attempts[i] = rdmAttempt{customerID: cust[1], orderID: fmt.Sprintf("race-%d", i), token: tok}
+			}
+			out := e.race(t, first.ID, attempts)
+			require.Len(t, out.ok, 1)
+			for _, err := range out.errs {
+				e, ok := apperr.As(err)
+				require.True(t, ok, "%v", err)
+				require.Contains(t, []string{"validation_token_used", "already_redeemed"}, e.Code)
+			}
+			n, err := e.db.Ent.Redemption.Query().Where(redemption.CustomerID(cust[1])).Count(e.ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+		})
+
+		t.Run("concurrent retries of one order: one redemption", func(t *testing.T) {
+			tok := e.validate(t, cust[1], second.ID)
+			attempts := make([]rdmAttempt, 10)
+			for i := range attempts {
+				attempts[i] = rdmAttempt{customerID: cust[1], orderID: "retried", token: tok}
+			}
+			out := e.race(t, second.ID, attempts)
+			require.Len(t, out.ok, 1)
+			for _, err := range out.errs {
+				rdmRequireCode(t, err, apperr.KindConflict, "already_redeemed", "campaign_id")
+			}
+			require.Equal(t, 1, e.count(t, redemption.OrderID("retried")))
+		})
+
+		t.Run("refusals", func(t *testing.T) {
+			tok := e.validate(t, cust[0], first.ID)
+			_, err := e.redeem(first.ID, cust[0], "o", "vtk_unknown")
+			rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "validation_token")
+			_, err = e.redeem(first.ID, cust[1], "o", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "customer_id")
+			other := e.campaign(t, func(in *app.CampaignInput) { in.Name = "Depois" })
+			_, err = e.redeem(other.ID, cust[0], "o", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "campaign_not_eligible", "campaign_id")
+			_, err = e.app.PauseCampaign(e.ctx, first.ID)
+			require.NoError(t, err)
+			_, err = e.redeem(first.ID, cust[0], "o", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "campaign_not_active", "campaign_id")
+			_, err = e.app.ResumeCampaign(e.ctx, first.ID)
+			require.NoError(t, err)
+			tok = e.validate(t, cust[0], first.ID)
+			_, err = e.app.EndCampaign(e.ctx, first.ID)
+			require.NoError(t, err)
+			_, err = e.redeem(first.ID, cust[0], "o", tok)
+			rdmRequireCode(t, err, apperr.KindInvalid, "campaign_not_active", "campaign_id")
+		})
+	})
+}
+
+// TestRedeemIsOneTransaction: when anything fails after the redemption was
+// written (here: rendering the stored answer of an Idempotency-Key), the
+// redemption, the campaign's count, the token's order and the cashback job
+// all roll back.
+func TestRedeemIsOneTransaction(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, func(in *app.CampaignInput) {
+			in.Type = "cashback"
+			in.Discount.CreditAfterDays = rdmInt(7)
+			in.Limits = &app.LimitsInput{Total: rdmInt(1)}
+		})
+		cust := e.customers(t, 1)[0]
+		tok := e.validate(t, cust, camp.ID)
+		errRender := errors.New("render failed")
+		in := app.RedeemInput{CampaignID: camp.ID, CustomerID: cust, OrderID: "order-1", Token: tok, AmountPaid: decimal.NewFromInt(100)}
+		_, _, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{
+			Key: "k-1", RequestHash: "h",
+			Render: func(*ent.Redemption) (int, []byte, error) { return 0, nil, errRender },
+		})
+		require.ErrorIs(t, err, errRender)
+
+		rows, counter := e.counts(t, camp.ID)
+		require.Zero(t, rows)
+		require.Zero(t, counter)
+		var jobs int
+		require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'credit_cashback'`).Scan(&jobs))
+		require.Zero(t, jobs, "the cashback job rolls back with its redemption")
+		bound, err := e.db.Ent.ValidationToken.Query().Where(validationtoken.OrderIDNotNil()).Count(e.ctx)
+		require.NoError(t, err)
+		require.Zero(t, bound)
+
+		// The token, the limit and the key are all still there to use.
+		red, replay, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{
+			Key: "k-1", RequestHash: "h",
+			Render: func(r *ent.Redemption) (int, []byte, error) { return 201, []byte(`{"id":"` + r.ID + `"}`), nil },
+		})
+		require.NoError(t, err)
+		require.Nil(t, replay)
+		require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'credit_cashback'`).Scan(&jobs))
+		require.Equal(t, 1, jobs)
+		rows, counter = e.counts(t, camp.ID)
+		require.Equal(t, 1, rows)
+		require.Equal(t, 1, counter)
+		require.True(t, red.CashbackAmount.Equal(decimal.NewFromInt(10)), red.CashbackAmount.String())
+	})
+}
+
+// TestRedeemIdempotencyKeyLifetime: a key answers with its first result for
+// 24 hours and is free again afterwards.
+func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, func(in *app.CampaignInput) { in.EndsAt = rdmTime(rdmT0.AddDate(0, 2, 0)) })
+		cust := e.customers(t, 1)[0]
+		render := func(r *ent.Redemption) (int, []byte, error) { return 201, []byte(`{"id":"` + r.ID + `"}`), nil }
+		redeem := func(order, tok, hash string) (*ent.Redemption, *app.Replay, error) {
+			return e.app.RedeemCampaign(e.ctx, app.RedeemInput{
+				CampaignID: camp.ID, CustomerID: cust, OrderID: order, Token: tok, AmountPaid: decimal.NewFromInt(100),
+			}, &app.Idempotency{Key: "same-key", RequestHash: hash, Render: render})
+		}
+		tok := e.validate(t, cust, camp.ID)
+		first, replay, err := redeem("order-1", tok, "h1")
+		require.NoError(t, err)
+		require.Nil(t, replay)
+
+		e.clock.add(23 * time.Hour)
+		_, replay, err = redeem("order-1", tok, "h1")
+		require.NoError(t, err)
+		require.NotNil(t, replay)
+		require.Equal(t, 201, replay.Status)
+		require.JSONEq(t, `{"id":"`+first.ID+`"}`, string(replay.Body))
+		_, _, err = redeem("order-2", tok, "h2")
+		rdmRequireCode(t, err, apperr.KindInvalid, "idempotency_key_reused", "Idempotency-Key")
+
+		// A day later the key is forgotten, even before the purge job ran.
+		e.clock.add(2 * time.Hour)
+		tok2 := e.validate(t, cust, camp.ID)
+		second, replay, err := redeem("order-2", tok2, "h2")
+		require.NoError(t, err)
+		require.Nil(t, replay)
+		require.NotEqual(t, first.ID, second.ID)
+	})
+}
+
+func rdmTime(t time.Time) *time.Time { return &t }

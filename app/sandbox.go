@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/schema"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/migrate"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// A sandbox is a tenant of its own, linked to a production tenant: its
+// credentials reach only its own rows, as any tenant's do. The one rule
+// crossing tenants lives here: a back-office user of a production tenant
+// manages that tenant's sandboxes.
+
+// ManagedTenants returns the viewer's tenant followed by its sandboxes.
+func (a *App) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
+	own, err := a.productionTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sandboxes, err := a.DB.Ent.Tenant.Query().Where(tenant.SandboxOfID(own.ID)).
+		Order(ent.Asc(tenant.FieldCreatedAt), ent.Asc(tenant.FieldID)).All(viewer.SystemContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return append([]*ent.Tenant{own}, sandboxes...), nil
+}
+
+// productionTenant returns the viewer's tenant, refusing a sandbox's users:
+// sandboxes are managed from their production tenant.
+func (a *App) productionTenant(ctx context.Context) (*ent.Tenant, error) {
+	id, err := ViewerTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := a.DB.Ent.Tenant.Get(ctx, id)
+	if err != nil {
+		return nil, notFoundAs(err, "tenant")
+	}
+	if t.SandboxOfID != nil {
+		return nil, apperr.Forbidden("forbidden", "sandboxes are managed from their production tenant")
+	}
+	return t, nil
+}
+
+// CreateSandbox creates a sandbox of the viewer's tenant and loads the demo
+// data into it; admins only.
+func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
+	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+		return nil, err
+	}
+	own, err := a.productionTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if name = strings.TrimSpace(name); name == "" {
+		name = own.Name + " (sandbox)"
+	}
+	var sb *ent.Tenant
+	err = a.DB.InTx(viewer.SystemContext(ctx), func(tx storage.Tx) error {
+		sys := viewer.SystemContext(ctx)
+		sb, err = tx.Ent.Tenant.Create().SetName(name).SetSandboxOfID(own.ID).
+			SetPreRegistration(own.PreRegistration).SetSaleRegistration(own.SaleRegistration).Save(sys)
+		if err != nil {
+			return err
+		}
+		return seedDemoData(sys, tx.Ent, sb.ID)
+	})
+	return sb, err
+}
+
+// InSandbox returns a context acting in sandboxID with the viewer's role,
+// when sandboxID is a sandbox of the viewer's tenant.
+func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
+	v, _ := viewer.FromContext(ctx)
+	own, err := a.productionTenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := a.DB.Ent.Tenant.Get(viewer.SystemContext(ctx), sandboxID)
+	if err != nil || sb.SandboxOfID == nil || *sb.SandboxOfID != own.ID {
+		return nil, apperr.NotFound("sandbox")
+	}
+	v.TenantID = sb.ID
+	return viewer.NewContext(ctx, v), nil
+}
+
+// SandboxClients lists a sandbox's API clients, newest first.
+func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
+	ctx, err := a.InSandbox(ctx, sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	return a.DB.Ent.APIClient.Query().Order(ent.Desc(apiclient.FieldCreatedAt), ent.Desc(apiclient.FieldID)).All(ctx)
+}
+
+// CreateSandboxClient creates credentials of a sandbox; admins only. The
+// secret is in the answer only.
+func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
+	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+		return nil, err
+	}
+	ctx, err := a.InSandbox(ctx, sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	return a.CreateClient(ctx, sandboxID, kind, name, nil)
+}
+
+// RotateSandboxClient gives a sandbox's client a new secret; admins only.
+func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
+	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+		return nil, err
+	}
+	ctx, err := a.InSandbox(ctx, sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	return a.RotateClient(ctx, clientID)
+}
+
+// ResetSandbox deletes a sandbox's data and loads the demo data again, in
+// one transaction; its credentials and settings stay. Admins only.
+func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
+	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+		return err
+	}
+	if _, err := a.InSandbox(ctx, sandboxID); err != nil {
+		return err
+	}
+	sys := viewer.SystemContext(ctx)
+	err := a.DB.InTx(sys, func(tx storage.Tx) error {
+		if err := wipeTenantData(sys, tx.SQL, a.DB.Dialect, sandboxID); err != nil {
+			return err
+		}
+		return seedDemoData(sys, tx.Ent, sandboxID)
+	})
+	a.campaigns.invalidate(sandboxID)
+	return err
+}
+
+// keptOnReset are the tenant-owned tables a sandbox reset leaves alone:
+// its credentials and where its events go.
+var keptOnReset = map[string]bool{"api_clients": true, "webhook_endpoints": true}
+
+// wipeTenantData deletes every business row of a tenant: each table with a
+// tenant_id column but those of keptOnReset, a table only after the tables
+// that reference it. New tables are wiped without being listed here. This
+// is the service acting as the operator, in a transaction it opened.
+func wipeTenantData(ctx context.Context, tx *sql.Tx, dialectName, tenantID string) error {
+	for _, t := range wipeOrder() {
+		query, args := entsql.Dialect(dialectName).Delete(t.Name).Where(entsql.EQ("tenant_id", tenantID)).Query()
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("wiping %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// wipeOrder returns the tenant-owned tables to wipe, referencing tables
+// before the tables they reference.
+func wipeOrder() []*schema.Table {
+	owned := map[string]*schema.Table{}
+	for _, t := range migrate.Tables {
+		if t.HasColumn("tenant_id") && !keptOnReset[t.Name] {
+			owned[t.Name] = t
+		}
+	}
+	var order []*schema.Table
+	for len(owned) > 0 {
+		before := len(owned)
+		for _, name := range slices.Sorted(maps.Keys(owned)) {
+			referenced := false
+			for _, other := range owned {
+				for _, fk := range other.ForeignKeys {
+					referenced = referenced || (other.Name != name && fk.RefTable.Name == name)
+				}
+			}
+			if !referenced {
+				order = append(order, owned[name])
+				delete(owned, name)
+			}
+		}
+		if len(owned) == before {
+			panic(fmt.Sprintf("tenant tables reference each other in a cycle: %v", slices.Collect(maps.Keys(owned))))
+		}
+	}
+	return order
+}

@@ -1,0 +1,96 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestSandboxLifecycle: an admin creates a sandbox with the demo data,
+// gives it credentials, fills it and resets it; nobody else manages it.
+func TestSandboxLifecycle(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")}
+		sys := viewer.SystemContext(context.Background())
+		prod, err := a.CreateTenant(sys, "Loja", nil)
+		require.NoError(t, err)
+		other, err := a.CreateTenant(sys, "Outra", nil)
+		require.NoError(t, err)
+		as := func(tenantID string, role viewer.Role) context.Context {
+			return viewer.NewContext(context.Background(), viewer.Viewer{Role: role, TenantID: tenantID, Subject: "user:t",
+				Scopes: auth.RoleScopes(role)})
+		}
+		admin := as(prod.ID, viewer.RoleAdmin)
+
+		_, err = a.CreateSandbox(as(prod.ID, viewer.RoleAnalyst), "")
+		require.Error(t, err, "analysts read only")
+		sb, err := a.CreateSandbox(admin, "")
+		require.NoError(t, err)
+		require.Equal(t, "Loja (sandbox)", sb.Name)
+		require.Equal(t, prod.ID, *sb.SandboxOfID)
+
+		tenants, err := a.ManagedTenants(admin)
+		require.NoError(t, err)
+		require.Len(t, tenants, 2)
+		require.Equal(t, []string{prod.ID, sb.ID}, []string{tenants[0].ID, tenants[1].ID})
+
+		inSandbox := viewer.TenantContext(context.Background(), sb.ID)
+		demoCustomers, err := db.Ent.Customer.Query().Count(inSandbox)
+		require.NoError(t, err)
+		require.Positive(t, demoCustomers)
+
+		cred, err := a.CreateSandboxClient(admin, sb.ID, apiclient.KindOauth, "dev")
+		require.NoError(t, err)
+		require.Equal(t, sb.ID, cred.Client.TenantID)
+		require.NotEmpty(t, cred.Secret)
+		rotated, err := a.RotateSandboxClient(admin, sb.ID, cred.Client.ID)
+		require.NoError(t, err)
+		require.NotEqual(t, cred.Secret, rotated.Secret)
+
+		// Fill the sandbox, then reset it.
+		c, err := a.CreateCustomer(inSandbox, app.CustomerInput{Name: opt.Of("Teste"), Email: opt.Of("t@x.example"), CPF: opt.Of("71428793860")})
+		require.NoError(t, err)
+		pts := int64(100)
+		_, err = a.CreditPoints(inSandbox, app.CreditInput{CustomerID: c.ID, OrderID: "o-1", Points: &pts})
+		require.NoError(t, err)
+		require.NoError(t, a.ResetSandbox(admin, sb.ID))
+		n, err := db.Ent.Customer.Query().Count(inSandbox)
+		require.NoError(t, err)
+		require.Equal(t, demoCustomers, n)
+		entries, err := db.Ent.PointsEntry.Query().Count(inSandbox)
+		require.NoError(t, err)
+		require.Zero(t, entries)
+		clients, err := a.SandboxClients(admin, sb.ID)
+		require.NoError(t, err)
+		require.Len(t, clients, 1, "credentials survive a reset")
+
+		// Production and other tenants are untouched, and cannot manage it.
+		prodCustomers, err := db.Ent.Customer.Query().Count(viewer.TenantContext(context.Background(), prod.ID))
+		require.NoError(t, err)
+		require.Zero(t, prodCustomers)
+		for name, ctx := range map[string]context.Context{
+			"another tenant's admin": as(other.ID, viewer.RoleAdmin),
+			"the sandbox's own user": as(sb.ID, viewer.RoleAdmin),
+		} {
+			t.Run(name, func(t *testing.T) {
+				err := a.ResetSandbox(ctx, sb.ID)
+				e, ok := apperr.As(err)
+				require.True(t, ok, "%v", err)
+				require.Contains(t, []apperr.Kind{apperr.KindNotFound, apperr.KindForbidden}, e.Kind)
+			})
+		}
+		require.Error(t, a.ResetSandbox(admin, prod.ID), "production is never reset")
+	})
+}

@@ -1,0 +1,215 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Limits of a membership change: one request, one bounded statement.
+const (
+	maxMembershipIDs = 1000
+	maxImportCPFs    = 10000
+)
+
+// SegmentImport is what ImportSegmentCPFs did.
+type SegmentImport struct {
+	Segment        *ent.Segment
+	Added          int
+	AlreadyMembers int
+	NotFound       []string // valid CPFs of no customer, as given
+	Invalid        []string // entries that are no CPF, as given
+}
+
+// CreateSegment creates a segment in the viewer's tenant.
+func (a *App) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
+	if err := checkSegment(&name, description); err != nil {
+		return nil, err
+	}
+	return a.DB.Ent.Segment.Create().SetName(name).SetNillableDescription(description).Save(ctx)
+}
+
+// UpdateSegment renames or describes a segment; nil leaves a field as it is.
+func (a *App) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
+	if err := checkSegment(name, description); err != nil {
+		return nil, err
+	}
+	s, err := a.DB.Ent.Segment.UpdateOneID(id).SetNillableName(name).SetNillableDescription(description).Save(ctx)
+	return s, notFoundAs(err, "segment")
+}
+
+func checkSegment(name, description *string) error {
+	var p apperr.Problems
+	if name != nil {
+		if *name = strings.TrimSpace(*name); *name == "" {
+			p.Add("name", "must not be empty")
+		}
+	}
+	if description != nil && len(*description) > 1000 {
+		p.Add("description", "must be at most 1000 characters")
+	}
+	return p.Err()
+}
+
+// AddSegmentCustomers adds customers of the viewer's tenant to a segment;
+// members stay members. Every id must name a visible customer.
+func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+	ids, err := membershipIDs(customerIDs)
+	if err != nil {
+		return nil, err
+	}
+	var seg *ent.Segment
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if seg, err = a.lockSegment(ctx, tx.Ent, segmentID); err != nil {
+			return err
+		}
+		found, err := tx.Ent.Customer.Query().Where(customer.IDIn(ids...)).IDs(ctx)
+		if err != nil {
+			return err
+		}
+		if len(found) != len(ids) {
+			missing := without(ids, found)
+			return &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Field: "customerIDs",
+				Message: "customers not found: " + strings.Join(missing, ", ")}
+		}
+		_, err = addMembers(ctx, tx.Ent, seg, found)
+		return err
+	})
+	return seg, err
+}
+
+// RemoveSegmentCustomers takes customers out of a segment; ids of
+// non-members are ignored.
+func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+	ids, err := membershipIDs(customerIDs)
+	if err != nil {
+		return nil, err
+	}
+	var seg *ent.Segment
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if seg, err = a.lockSegment(ctx, tx.Ent, segmentID); err != nil {
+			return err
+		}
+		members, err := seg.QueryCustomers().Where(customer.IDIn(ids...)).IDs(ctx)
+		if err != nil || len(members) == 0 {
+			return err
+		}
+		return tx.Ent.Segment.UpdateOne(seg).RemoveCustomerIDs(members...).Exec(ctx)
+	})
+	return seg, err
+}
+
+// ImportSegmentCPFs adds the customers with the given CPFs to a segment and
+// reports the CPFs it could not use.
+func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
+	if len(cpfs) > maxImportCPFs {
+		return nil, apperr.Invalid("cpfs", "at most %d CPFs per import", maxImportCPFs)
+	}
+	res := &SegmentImport{NotFound: []string{}, Invalid: []string{}}
+	given := map[string]string{} // digits → as given
+	for _, raw := range cpfs {
+		d, err := document.ParseCPF(raw)
+		if err != nil {
+			res.Invalid = append(res.Invalid, raw)
+			continue
+		}
+		if _, dup := given[d]; !dup {
+			given[d] = raw
+		}
+	}
+	digits := make([]string, 0, len(given))
+	for d := range given {
+		digits = append(digits, d)
+	}
+	slices.Sort(digits)
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		seg, err := a.lockSegment(ctx, tx.Ent, segmentID)
+		if err != nil {
+			return err
+		}
+		res.Segment = seg
+		found, err := tx.Ent.Customer.Query().
+			Where(customer.DocumentTypeEQ(customer.DocumentTypeCPF), customer.DocumentIn(digits...)).
+			Select(customer.FieldID, customer.FieldDocument).All(ctx)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(found))
+		known := map[string]bool{}
+		for i, c := range found {
+			ids[i], known[c.Document] = c.ID, true
+		}
+		for _, d := range digits {
+			if !known[d] {
+				res.NotFound = append(res.NotFound, given[d])
+			}
+		}
+		res.Added, err = addMembers(ctx, tx.Ent, seg, ids)
+		res.AlreadyMembers = len(ids) - res.Added
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// membershipIDs checks and deduplicates the customer ids of a change.
+func membershipIDs(ids []string) ([]string, error) {
+	switch {
+	case len(ids) == 0:
+		return nil, apperr.Invalid("customerIDs", "must name at least one customer")
+	case len(ids) > maxMembershipIDs:
+		return nil, apperr.Invalid("customerIDs", "at most %d customers per change", maxMembershipIDs)
+	}
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+// lockSegment reads a segment and, on PostgreSQL, locks its row: membership
+// changes of one segment run one after the other, so none adds a member
+// twice. SQLite's write transactions are serial already (BEGIN IMMEDIATE).
+func (a *App) lockSegment(ctx context.Context, c *ent.Client, id string) (*ent.Segment, error) {
+	q := c.Segment.Query().Where(segment.ID(id))
+	if a.DB.Dialect == dialect.Postgres {
+		q.ForUpdate()
+	}
+	seg, err := q.Only(ctx)
+	return seg, notFoundAs(err, "segment")
+}
+
+// without returns the ids not in drop.
+func without(ids, drop []string) []string {
+	set := make(map[string]bool, len(drop))
+	for _, id := range drop {
+		set[id] = true
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return set[id] })
+}
+
+// addMembers adds the customers of ids not yet in seg and returns how many
+// joined.
+func addMembers(ctx context.Context, c *ent.Client, seg *ent.Segment, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	members, err := seg.QueryCustomers().Where(customer.IDIn(ids...)).IDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	joining := without(ids, members)
+	if len(joining) == 0 {
+		return 0, nil
+	}
+	return len(joining), c.Segment.UpdateOne(seg).AddCustomerIDs(joining...).Exec(ctx)
+}

@@ -1,0 +1,95 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// cpfOf makes the valid CPF whose first nine digits are n.
+func cpfOf(n int) string {
+	for d := 0; d < 100; d++ {
+		if c, err := document.ParseCPF(fmt.Sprintf("%09d%02d", n, d)); err == nil {
+			return c
+		}
+	}
+	panic("no CPF")
+}
+
+// TestSegmentMembershipConcurrent: many overlapping adds and imports of the
+// same segment at once leave exactly the union as members, without errors.
+func TestSegmentMembershipConcurrent(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")}
+		tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+		require.NoError(t, err)
+		ctx := viewer.TenantContext(context.Background(), tn.ID)
+		const n = 30
+		ids, cpfs := make([]string, n), make([]string, n)
+		for i := range n {
+			cpfs[i] = cpfOf(100000001 + i)
+			c, err := a.CreateCustomer(ctx, app.CustomerInput{
+				Name: opt.Of("C"), Email: opt.Of(fmt.Sprintf("c%d@x.example", i)), CPF: opt.Of(cpfs[i]),
+			})
+			require.NoError(t, err)
+			ids[i] = c.ID
+		}
+		seg, err := a.CreateSegment(ctx, "VIP", nil)
+		require.NoError(t, err)
+
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*n)
+		for i := range n {
+			wg.Add(2)
+			go func() { // customers i..i+4, overlapping their neighbours
+				defer wg.Done()
+				_, err := a.AddSegmentCustomers(ctx, seg.ID, ids[i:min(i+5, n)])
+				errs <- err
+			}()
+			go func() {
+				defer wg.Done()
+				_, err := a.ImportSegmentCPFs(ctx, seg.ID, cpfs[max(0, i-3):i+1])
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		members, err := seg.QueryCustomers().IDs(ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, ids, members)
+
+		res, err := a.ImportSegmentCPFs(ctx, seg.ID, []string{cpfs[0], "529.982.247-25", "123", cpfs[1]})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.Added)
+		require.Equal(t, 2, res.AlreadyMembers)
+		require.Equal(t, []string{"529.982.247-25"}, res.NotFound)
+		require.Equal(t, []string{"123"}, res.Invalid)
+
+		_, err = a.RemoveSegmentCustomers(ctx, seg.ID, ids[:10])
+		require.NoError(t, err)
+		_, err = a.AddSegmentCustomers(ctx, seg.ID, []string{ids[0], "cus_00000000000000000000000000"})
+		e, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, apperr.KindNotFound, e.Kind)
+		count, err := seg.QueryCustomers().Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, n-10, count, "a refused change changes nothing")
+	})
+}

@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
+	"github.com/fideliza/fideliza/domain/eligibility"
+)
+
+// tenantCacheTTL bounds how stale another process's change can be here:
+// changes made in this process invalidate at once.
+const tenantCacheTTL = 5 * time.Second
+
+// tenantCache keeps one value per tenant in memory (its live campaigns, its
+// settings), so the point-of-sale and checkout paths do not read them on
+// every request.
+type tenantCache[T any] struct {
+	mu       sync.Mutex
+	byTenant map[string]cached[T]
+	// generation counts a tenant's invalidations: a load that began before
+	// one must not store what it read.
+	generation map[string]uint64
+}
+
+type cached[T any] struct {
+	loaded time.Time
+	value  T
+}
+
+func (c *tenantCache[T]) invalidate(tenantID string) {
+	c.mu.Lock()
+	delete(c.byTenant, tenantID)
+	if c.generation == nil {
+		c.generation = map[string]uint64{}
+	}
+	c.generation[tenantID]++
+	c.mu.Unlock()
+}
+
+// get returns the value of the viewer's tenant, loading it when it is
+// missing or older than the TTL. It is keyed by the viewer's tenant, the
+// one the privacy policy filters by.
+func (c *tenantCache[T]) get(ctx context.Context, load func(context.Context) (T, error)) (T, error) {
+	var zero T
+	v, _ := viewer.FromContext(ctx)
+	if v.TenantID == "" {
+		return zero, apperr.Forbidden("no_tenant", "read for one tenant only")
+	}
+	c.mu.Lock()
+	hit, ok := c.byTenant[v.TenantID]
+	gen := c.generation[v.TenantID]
+	c.mu.Unlock()
+	if ok && time.Since(hit.loaded) < tenantCacheTTL {
+		return hit.value, nil
+	}
+	loaded := time.Now()
+	value, err := load(ctx)
+	if err != nil {
+		return zero, err
+	}
+	c.mu.Lock()
+	if c.byTenant == nil {
+		c.byTenant = map[string]cached[T]{}
+	}
+	if c.generation[v.TenantID] == gen {
+		c.byTenant[v.TenantID] = cached[T]{loaded: loaded, value: value}
+	}
+	c.mu.Unlock()
+	return value, nil
+}
+
+// liveCampaigns returns the live campaigns (not paused, not ended, not past
+// their end) of the viewer's tenant. Redemption counts in them may lag:
+// redeem enforces the limits in the database.
+func (a *App) liveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
+	return a.campaigns.get(ctx, func(ctx context.Context) ([]eligibility.Campaign, error) {
+		rows, err := a.DB.Ent.Campaign.Query().
+			Where(campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded), campaign.EndsAtGT(a.now().UTC())).
+			Order(campaign.ByStartsAt(), campaign.ByID()).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list := make([]eligibility.Campaign, len(rows))
+		for i, r := range rows {
+			list[i] = campaignrules.Of(r)
+		}
+		return list, nil
+	})
+}
+
+// tenantSettings returns the viewer's tenant as cached: its loyalty and
+// point-of-sale settings, never its customer count (read the tenant for
+// that).
+func (a *App) tenantSettings(ctx context.Context) (*ent.Tenant, error) {
+	return a.settings.get(ctx, func(ctx context.Context) (*ent.Tenant, error) {
+		v, _ := viewer.FromContext(ctx)
+		return a.DB.Ent.Tenant.Get(ctx, v.TenantID)
+	})
+}

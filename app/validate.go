@@ -1,0 +1,210 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/eligibility"
+)
+
+// ValidationTTL is how long a validation token can be redeemed.
+const ValidationTTL = 5 * time.Minute
+
+// maxCartItems bounds a cart.
+const maxCartItems = 500
+
+// ValidateInput is a customer's cart at a checkout.
+type ValidateInput struct {
+	CustomerID string
+	StoreID    string
+	Channel    string
+	Cart       eligibility.Cart
+}
+
+// Validation is the answer of validate: the campaigns the cart qualifies
+// for, the token that redeems them, and why the others do not apply.
+type Validation struct {
+	CustomerID string
+	Token      string
+	ExpiresAt  time.Time
+	Eligible   []eligibility.Eligible
+	Ineligible []eligibility.Ineligible
+	Cart       eligibility.Cart
+}
+
+func (in ValidateInput) validate() error {
+	var p apperr.Problems
+	requireID(&p, "customer_id", in.CustomerID)
+	if len(in.Channel) > 50 {
+		p.Add("channel", "must be at most 50 characters")
+	}
+	if len(in.StoreID) > 128 {
+		p.Add("store_id", "must be at most 128 characters")
+	}
+	if in.Cart.Subtotal.IsNegative() {
+		p.Add("cart.subtotal", "must not be negative")
+	}
+	switch n := len(in.Cart.Items); {
+	case n == 0:
+		p.Add("cart.items", "must hold at least one item")
+	case n > maxCartItems:
+		p.Add("cart.items", "must hold at most %d items", maxCartItems)
+	}
+	for i, it := range in.Cart.Items {
+		if strings.TrimSpace(it.SKU) == "" && strings.TrimSpace(it.GTIN) == "" {
+			p.Add(itemField(i, "sku"), "is required")
+		}
+		if !it.Quantity.IsPositive() {
+			p.Add(itemField(i, "quantity"), "must be positive")
+		}
+		if it.UnitPrice.IsNegative() {
+			p.Add(itemField(i, "unit_price"), "must not be negative")
+		}
+	}
+	return p.Err()
+}
+
+func itemField(i int, name string) string {
+	return "cart.items[" + strconv.Itoa(i) + "]." + name
+}
+
+// ValidateCart evaluates a cart against the live campaigns and keeps the
+// result under a random token for ValidationTTL.
+func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(in.CustomerID)).
+		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("customer")
+	}
+	if err != nil {
+		return nil, err
+	}
+	campaigns, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := a.tenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	used, err := a.customerRedemptions(ctx, cust.ID, campaigns)
+	if err != nil {
+		return nil, err
+	}
+	segments := make([]string, len(cust.Edges.Segments))
+	for i, s := range cust.Edges.Segments {
+		segments[i] = s.ID
+	}
+	now := a.now().UTC().Truncate(time.Microsecond)
+	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
+		Now: now, Channel: in.Channel, Segments: segments, CustomerRedemptions: used,
+		PointsPerReal: tenant.PointsPerReal,
+	})
+	token, hash := newValidationToken()
+	cart, err := json.Marshal(in.Cart)
+	if err != nil {
+		return nil, err
+	}
+	kept := keptBenefits{PointsPerReal: tenant.PointsPerReal, Campaigns: make([]keptBenefit, len(eligible))}
+	for i, e := range eligible {
+		kept.Campaigns[i] = keptBenefit{CampaignID: e.Campaign.ID, Amount: e.Benefit.Amount}
+		if e.Benefit.BonusPoints != nil {
+			kept.Campaigns[i].BonusPoints = *e.Benefit.BonusPoints
+		}
+	}
+	benefits, err := json.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(eligible))
+	for i, e := range eligible {
+		ids[i] = e.Campaign.ID
+	}
+	expires := now.Add(ValidationTTL)
+	err = a.DB.Ent.ValidationToken.Create().
+		SetTokenHash(hash).SetCustomerID(cust.ID).SetChannel(in.Channel).SetStoreID(in.StoreID).
+		SetCart(cart).SetBenefits(benefits).SetCampaignIds(ids).SetCreatedAt(now).SetExpiresAt(expires).
+		Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Validation{
+		CustomerID: cust.ID, Token: token, ExpiresAt: expires,
+		Eligible: eligible, Ineligible: ineligible, Cart: in.Cart,
+	}, nil
+}
+
+// keptBenefits is what a validation token keeps of the eligible benefits:
+// their totals and the earning rate they were computed with. Redeem
+// recomputes the per-item detail from the kept cart (campaign rules do not
+// change once created), so a validation of a large cart against many
+// campaigns stores kilobytes, not megabytes.
+type keptBenefits struct {
+	PointsPerReal decimal.Decimal `json:"points_per_real"`
+	Campaigns     []keptBenefit   `json:"campaigns"`
+}
+
+type keptBenefit struct {
+	CampaignID  string          `json:"campaign_id"`
+	Amount      decimal.Decimal `json:"amount"`
+	BonusPoints int64           `json:"bonus_points,omitempty"`
+}
+
+// customerRedemptions counts the customer's redemptions of the campaigns
+// that have a per-customer limit.
+func (a *App) customerRedemptions(ctx context.Context, customerID string, campaigns []eligibility.Campaign) (map[string]int, error) {
+	var limited []string
+	for _, c := range campaigns {
+		if c.LimitPerCustomer != nil {
+			limited = append(limited, c.ID)
+		}
+	}
+	used := map[string]int{}
+	if len(limited) == 0 {
+		return used, nil
+	}
+	var rows []struct {
+		CampaignID string `json:"campaign_id"`
+		Count      int    `json:"count"`
+	}
+	err := a.DB.Ent.Redemption.Query().
+		Where(redemption.CustomerID(customerID), redemption.CampaignIDIn(limited...)).
+		GroupBy(redemption.FieldCampaignID).Aggregate(ent.Count()).Scan(ctx, &rows)
+	for _, r := range rows {
+		used[r.CampaignID] = r.Count
+	}
+	return used, err
+}
+
+// newValidationToken returns a random token and the hash that is stored.
+func newValidationToken() (token, hash string) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	token = "vtk_" + base64.RawURLEncoding.EncodeToString(b)
+	return token, hashToken(token)
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}

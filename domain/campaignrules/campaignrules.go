@@ -1,0 +1,38 @@
+// Package campaignrules reads a stored campaign into the rules of the
+// eligibility engine, for the operations and the workers alike.
+package campaignrules
+
+import (
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/domain/eligibility"
+)
+
+// Of is a stored campaign as the eligibility engine sees it.
+func Of(c *ent.Campaign) eligibility.Campaign {
+	e := eligibility.Campaign{
+		ID: c.ID, Name: c.Name, Description: c.Description,
+		Type: eligibility.Type(c.Type), Status: eligibility.Status(c.Status),
+		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels,
+		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories,
+		LimitTotal: c.LimitTotal, LimitPerCustomer: c.LimitPerCustomer, RedemptionsCount: c.RedemptionsCount,
+	}
+	if c.SegmentID != nil {
+		e.SegmentID = *c.SegmentID
+	}
+	if c.DiscountMode != nil {
+		e.DiscountMode = eligibility.Mode(*c.DiscountMode)
+	}
+	if c.DiscountValue != nil {
+		e.DiscountValue = *c.DiscountValue
+	}
+	if c.CreditAfterDays != nil {
+		e.CreditAfterDays = *c.CreditAfterDays
+	}
+	if c.Multiplier != nil {
+		e.Multiplier = *c.Multiplier
+	}
+	if c.GiftSku != nil {
+		e.GiftSKU = *c.GiftSku
+	}
+	return e
+}

@@ -1,0 +1,301 @@
+// Package ledger writes the points ledger: credits that open lots, debits
+// and expirations that spend them, the customer's balance and level kept in
+// the same transaction, and the events those changes cause. Each function
+// runs inside the caller's transaction (c is bound to it) and locks the
+// customer first, so the changes of one customer are serialised.
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/points"
+)
+
+// ErrInsufficient is a debit larger than the balance.
+var ErrInsufficient = errors.New("insufficient points")
+
+// ErrCustomerNotFound is a change for a customer the viewer cannot see.
+var ErrCustomerNotFound = errors.New("customer not found")
+
+// Ledger writes ledger changes.
+type Ledger struct {
+	Dialect string
+	Now     func() time.Time // the clock of entries, expiries and levels
+}
+
+// Credit adds points: an earned credit, a campaign bonus or a positive
+// adjustment. It opens a lot expiring after the tenant's expiry period.
+type Credit struct {
+	CustomerID string
+	Kind       pointsentry.Kind // credit, bonus or adjustment
+	Points     int64
+	SourceKind pointsentry.SourceKind
+	SourceID   *string // with SourceKind, credited once
+	Reason     string
+	Amount     *decimal.Decimal // order value, added to the lifetime value
+}
+
+// Debit takes points, those expiring first first.
+type Debit struct {
+	CustomerID string
+	Kind       pointsentry.Kind // debit or adjustment
+	Points     int64            // positive: how many to take
+	SourceKind pointsentry.SourceKind
+	SourceID   *string
+	Reason     string
+}
+
+// Result is the entry a change wrote, or found when it had been written.
+type Result struct {
+	Entry    *ent.PointsEntry
+	Replayed bool // the source had already moved points: nothing was written
+}
+
+// now is the ledger's clock in UTC, to the microsecond both databases keep.
+func (l Ledger) now() time.Time { return l.Now().UTC().Truncate(time.Microsecond) }
+
+// Credit writes a credit.
+func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, error) {
+	if cr.Points <= 0 {
+		return nil, fmt.Errorf("credit of %d points", cr.Points)
+	}
+	cust, err := l.LockCustomer(ctx, c, cr.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	if prior, err := findSource(ctx, c, cr.CustomerID, cr.Kind, cr.SourceKind, cr.SourceID); prior != nil || err != nil {
+		return &Result{Entry: prior, Replayed: prior != nil}, err
+	}
+	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	now := l.now()
+	expires := points.ExpiresAt(now, tenant.PointsExpiryMonths)
+	balance := cust.PointsBalance + cr.Points
+	entry, err := c.PointsEntry.Create().
+		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
+		SetKind(cr.Kind).SetPoints(cr.Points).SetBalanceAfter(balance).
+		SetSourceKind(cr.SourceKind).SetNillableSourceID(cr.SourceID).SetReason(cr.Reason).
+		SetNillableAmount(cr.Amount).SetExpiresAt(expires).
+		Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = c.PointsLot.Create().
+		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetEntryID(entry.ID).SetCreatedAt(now).
+		SetPoints(cr.Points).SetRemaining(cr.Points).SetExpiresAt(expires).
+		Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u := c.Customer.UpdateOneID(cust.ID).AddPointsBalance(cr.Points)
+	if cr.Amount != nil && cr.Amount.IsPositive() {
+		u.SetLifetimeValue(cust.LifetimeValue.Add(*cr.Amount))
+	}
+	if err := u.Exec(ctx); err != nil {
+		return nil, err
+	}
+	if err := l.UpdateLevel(ctx, c, cust, tenant); err != nil {
+		return nil, err
+	}
+	return &Result{Entry: entry}, nil
+}
+
+// Debit writes a debit; ErrInsufficient when the balance is short.
+func (l Ledger) Debit(ctx context.Context, c *ent.Client, d Debit) (*Result, error) {
+	if d.Points <= 0 {
+		return nil, fmt.Errorf("debit of %d points", d.Points)
+	}
+	cust, err := l.LockCustomer(ctx, c, d.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	if prior, err := findSource(ctx, c, d.CustomerID, d.Kind, d.SourceKind, d.SourceID); prior != nil || err != nil {
+		return &Result{Entry: prior, Replayed: prior != nil}, err
+	}
+	if cust.PointsBalance < d.Points {
+		return nil, ErrInsufficient
+	}
+	now := l.now()
+	lots, err := c.PointsLot.Query().
+		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtGT(now)).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live := make([]points.Lot, len(lots))
+	for i, lot := range lots {
+		live[i] = points.Lot{ID: lot.ID, Remaining: lot.Remaining, ExpiresAt: lot.ExpiresAt}
+	}
+	takes, err := points.Spend(live, d.Points)
+	if errors.Is(err, points.ErrInsufficient) {
+		// The balance still counts lots past their expiry that the expiry
+		// job has not reached yet; those points cannot be spent.
+		return nil, ErrInsufficient
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range takes {
+		n, err := c.PointsLot.Update().
+			Where(pointslot.ID(t.LotID), pointslot.RemainingGTE(t.Points)).
+			AddRemaining(-t.Points).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n != 1 {
+			return nil, fmt.Errorf("lot %s changed under a locked customer", t.LotID)
+		}
+	}
+	entry, err := l.take(ctx, c, cust, d.Kind, d.Points, d.SourceKind, d.SourceID, d.Reason, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Entry: entry}, nil
+}
+
+// Expire takes what is left of a lot whose time has come; it does nothing
+// for a lot already spent or expired, so a retried job is harmless.
+func (l Ledger) Expire(ctx context.Context, c *ent.Client, lotID string) (*Result, error) {
+	lot, err := c.PointsLot.Get(ctx, lotID)
+	if err != nil {
+		return nil, err
+	}
+	cust, err := l.LockCustomer(ctx, c, lot.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	now := l.now()
+	lot, err = c.PointsLot.Get(ctx, lotID) // re-read under the lock
+	if err != nil || lot.Remaining == 0 || lot.ExpiresAt.After(now) {
+		return nil, err
+	}
+	if err := c.PointsLot.UpdateOneID(lot.ID).SetRemaining(0).Exec(ctx); err != nil {
+		return nil, err
+	}
+	entry, err := l.take(ctx, c, cust, pointsentry.KindExpiration, lot.Remaining, pointsentry.SourceKindLot, &lot.ID, "points expired", now)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.UpdateLevel(ctx, c, cust, tenant); err != nil {
+		return nil, err
+	}
+	return &Result{Entry: entry}, nil
+}
+
+// take writes the entry of points leaving the balance and lowers the
+// balance; the conditional update and the database's check refuse a
+// negative balance even if a lock were missed.
+func (l Ledger) take(ctx context.Context, c *ent.Client, cust *ent.Customer, kind pointsentry.Kind, n int64,
+	sk pointsentry.SourceKind, sourceID *string, reason string, now time.Time) (*ent.PointsEntry, error) {
+	changed, err := c.Customer.Update().
+		Where(customer.ID(cust.ID), customer.PointsBalanceGTE(n)).
+		AddPointsBalance(-n).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if changed != 1 {
+		return nil, ErrInsufficient
+	}
+	return c.PointsEntry.Create().
+		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
+		SetKind(kind).SetPoints(-n).SetBalanceAfter(cust.PointsBalance - n).
+		SetSourceKind(sk).SetNillableSourceID(sourceID).SetReason(reason).
+		Save(ctx)
+}
+
+// LockCustomer reads the customer and, on PostgreSQL, locks its row until
+// the transaction ends. SQLite transactions hold the database's single write
+// lock from their first statement (BEGIN IMMEDIATE), which serialises them.
+func (l Ledger) LockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
+	q := c.Customer.Query().Where(customer.ID(id))
+	if l.Dialect == dialect.Postgres {
+		q.ForUpdate()
+	}
+	cust, err := q.Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, ErrCustomerNotFound
+	}
+	return cust, err
+}
+
+// findSource returns the entry an earlier change of the same source wrote.
+func findSource(ctx context.Context, c *ent.Client, customerID string, kind pointsentry.Kind, sk pointsentry.SourceKind, sourceID *string) (*ent.PointsEntry, error) {
+	if sourceID == nil {
+		return nil, nil
+	}
+	e, err := c.PointsEntry.Query().Where(
+		pointsentry.CustomerID(customerID), pointsentry.KindEQ(kind),
+		pointsentry.SourceKindEQ(sk), pointsentry.SourceID(*sourceID),
+	).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	return e, err
+}
+
+// earningKinds are the entries that count toward a level.
+var earningKinds = []pointsentry.Kind{pointsentry.KindCredit, pointsentry.KindBonus, pointsentry.KindReversal}
+
+// EarnedSince sums the points a customer earned from since on.
+func EarnedSince(ctx context.Context, c *ent.Client, customerID string, since time.Time) (int64, error) {
+	var rows []struct {
+		Sum sql.NullInt64 `json:"sum"`
+	}
+	err := c.PointsEntry.Query().
+		Where(pointsentry.CustomerID(customerID), pointsentry.KindIn(earningKinds...), pointsentry.CreatedAtGTE(since)).
+		Aggregate(ent.As(ent.Sum(pointsentry.FieldPoints), "sum")).
+		Scan(ctx, &rows)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return rows[0].Sum.Int64, nil
+}
+
+// Thresholds are the level thresholds of a tenant.
+func Thresholds(t *ent.Tenant) points.Thresholds {
+	return points.Thresholds{Silver: t.SilverThreshold, Gold: t.GoldThreshold, Diamond: t.DiamondThreshold}
+}
+
+// UpdateLevel sets the customer's level from the points earned in the
+// trailing 12 months and records a customer.level_changed event when it
+// moves.
+func (l Ledger) UpdateLevel(ctx context.Context, c *ent.Client, cust *ent.Customer, tenant *ent.Tenant) error {
+	now := l.now()
+	earned, err := EarnedSince(ctx, c, cust.ID, now.AddDate(-1, 0, 0))
+	if err != nil {
+		return err
+	}
+	from, to := points.Level(cust.Level), Thresholds(tenant).LevelFor(earned)
+	if from == to {
+		return nil
+	}
+	if err := c.Customer.UpdateOneID(cust.ID).SetLevel(customer.Level(to)).Exec(ctx); err != nil {
+		return err
+	}
+	direction := "upgrade"
+	if points.Rank(to) < points.Rank(from) {
+		direction = "downgrade"
+	}
+	return outbox.Record(ctx, c, now, cust.TenantID, outbox.CustomerLevelChanged, cust.ID, map[string]any{
+		"customer_id": cust.ID, "from": string(from), "to": string(to), "direction": direction,
+		"points_earned_12_months": earned,
+	})
+}
