@@ -8,9 +8,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
-	"github.com/fideliza/fideliza/domain/apperr"
 )
 
 // TenantSettings are the settings an operator or admin may change; nil

@@ -13,9 +13,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"

@@ -3,8 +3,8 @@ package app
 import (
 	"context"
 
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
 // Back-office scopes are held by back-office users only and cannot be

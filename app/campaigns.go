@@ -11,13 +11,13 @@ import (
 	"entgo.io/ent/dialect/sql/sqljson"
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
+	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
-	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/campaignrules"
-	"github.com/fideliza/fideliza/domain/eligibility"
 )
 
 // CampaignInput creates a campaign.

@@ -12,14 +12,14 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/segment"
-	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/document"
-	"github.com/fideliza/fideliza/domain/opt"
 )
 
 // CustomerInput is a customer create, a replacement (PUT) or a merge patch

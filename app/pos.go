@@ -11,6 +11,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -18,10 +22,6 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
-	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/document"
-	"github.com/fideliza/fideliza/domain/eligibility"
-	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/worker"
 )

@@ -7,11 +7,11 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/segment"
-	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/storage"
 )
 

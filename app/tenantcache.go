@@ -5,12 +5,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/campaign"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
 // tenantCacheTTL bounds how stale another process's change can be here:

@@ -13,12 +13,12 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
-	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/eligibility"
 )
 
 // ValidationTTL is how long a validation token can be redeemed.

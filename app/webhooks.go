@@ -10,13 +10,13 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
-	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/outbox"
-	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/worker"
 )

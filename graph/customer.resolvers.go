@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
+
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"

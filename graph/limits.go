@@ -7,9 +7,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/fideliza/fideliza/app"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fideliza/fideliza/app"
 )
 
 // Limits of a GraphQL request. Complexity counts each field once and each

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/fideliza/fideliza/app"
 
 	"github.com/fideliza/fideliza/domain/apperr"

@@ -7,8 +7,8 @@ import (
 
 	"entgo.io/contrib/entgql"
 
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent"
 )
 
 type pagination struct {

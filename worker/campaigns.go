@@ -7,10 +7,10 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/storage"
 )
 

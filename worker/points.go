@@ -7,12 +7,12 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/domain/ledger"
-	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/storage"
 )
 

@@ -13,12 +13,12 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
-	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/storage"
 )
 

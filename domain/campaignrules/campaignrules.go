@@ -3,8 +3,8 @@
 package campaignrules
 
 import (
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/ent"
 )
 
 // Of is a stored campaign as the eligibility engine sees it.

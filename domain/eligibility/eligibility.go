@@ -13,8 +13,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fideliza/fideliza/domain/points"
 	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/points"
 )
 
 // places is the number of decimal places of every amount of money.

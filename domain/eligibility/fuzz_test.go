@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fideliza/fideliza/domain/points"
 	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/points"
 )
 
 // fuzzCart decodes items from 8-byte records:

@@ -15,12 +15,12 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
-	"github.com/fideliza/fideliza/domain/outbox"
-	"github.com/fideliza/fideliza/domain/points"
 )
 
 // ErrInsufficient is a debit larger than the balance.
