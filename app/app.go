@@ -16,10 +16,10 @@ import (
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // App holds the dependencies of the operations GraphQL, REST, the CLI and
@@ -44,10 +44,12 @@ type App struct {
 	// reads them once, when it is made.
 	RateLimits ratelimit.Config
 
-	campaigns tenantCache[[]eligibility.Campaign]
-	settings  tenantCache[*ent.Tenant]
-	jobsOnce  sync.Once
-	jobsErr   error
+	campaigns  tenantCache[[]eligibility.Campaign]
+	settings   tenantCache[*ent.Tenant]
+	jobsOnce   sync.Once
+	jobsErr    error
+	senderOnce sync.Once
+	sender     *webhook.Sender
 }
 
 // jobs returns the River client jobs are inserted with: River, or an
@@ -55,12 +57,28 @@ type App struct {
 func (a *App) jobs() (*river.Client[*sql.Tx], error) {
 	a.jobsOnce.Do(func() {
 		if a.River == nil {
-			a.River, a.jobsErr = worker.NewClient(a.DB, a.Log, worker.Config{})
+			a.River, a.jobsErr = jobs.NewInsertClient(a.DB, a.Log)
 		}
 	})
 	return a.River, a.jobsErr
 }
 
-// nowUTC is the time operations stamp records with: UTC, to the microsecond
-// both databases keep.
-func nowUTC() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+// Now is the application's clock: every operation and job reads the time
+// here, so a test's clock governs them all.
+func (a *App) Now() time.Time {
+	if a.Clock != nil {
+		return a.Clock()
+	}
+	return time.Now()
+}
+
+// stamp is the instant records are stamped with: the clock's time in UTC, to
+// the microsecond both databases keep.
+func (a *App) stamp() time.Time { return a.Now().UTC().Truncate(time.Microsecond) }
+
+// webhookSender sends webhook deliveries to the destinations a.Webhooks
+// allows.
+func (a *App) webhookSender() *webhook.Sender {
+	a.senderOnce.Do(func() { a.sender = webhook.NewSender(a.Webhooks) })
+	return a.sender
+}

@@ -164,7 +164,7 @@ func (in CampaignInput) validate(now time.Time) error {
 
 // CreateCampaign creates a campaign; its status follows from its dates.
 func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
-	now := a.now()
+	now := a.Now()
 	if err := in.validate(now); err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 // WithStatus shows a campaign's status as of now, whatever the lifecycle
 // job has written yet.
 func (a *App) WithStatus(c *ent.Campaign) *ent.Campaign {
-	c.Status = campaign.Status(eligibility.EffectiveStatus(campaignrules.Of(c), a.now()))
+	c.Status = campaign.Status(eligibility.EffectiveStatus(campaignrules.Of(c), a.Now()))
 	return c
 }
 
@@ -254,7 +254,7 @@ func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cu
 	}
 	q := a.DB.Ent.Campaign.Query()
 	if f.Status != "" {
-		q.Where(statusAt(campaign.Status(f.Status), a.now().UTC()))
+		q.Where(statusAt(campaign.Status(f.Status), a.Now().UTC()))
 	}
 	if f.Type != "" {
 		q.Where(campaign.TypeEQ(campaign.Type(f.Type)))
@@ -325,7 +325,7 @@ func (a *App) setCampaignStatus(ctx context.Context, id string, to campaign.Stat
 		return nil, err
 	}
 	target := to
-	if to == campaign.StatusScheduled && !c.StartsAt.After(a.now()) {
+	if to == campaign.StatusScheduled && !c.StartsAt.After(a.Now()) {
 		// Resuming a campaign whose time has come: it shows active at once,
 		// and the lifecycle job stores and announces its activation.
 		target = campaign.StatusActive

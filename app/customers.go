@@ -151,7 +151,7 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	}
 	if c := in.Consent.Value; in.Consent.Present() {
 		create.SetConsentMarketingEmail(c.MarketingEmail.Value).SetConsentMarketingSms(c.MarketingSMS.Value).
-			SetConsentUpdatedAt(nowUTC())
+			SetConsentUpdatedAt(a.stamp())
 	}
 	c, err := create.Save(ctx)
 	if err != nil {
@@ -227,7 +227,7 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 			}
 		}
 		if email != old.ConsentMarketingEmail || sms != old.ConsentMarketingSms {
-			u.SetConsentMarketingEmail(email).SetConsentMarketingSms(sms).SetConsentUpdatedAt(nowUTC())
+			u.SetConsentMarketingEmail(email).SetConsentMarketingSms(sms).SetConsentUpdatedAt(a.stamp())
 		}
 	}
 	if _, err := u.Save(ctx); err != nil {

@@ -48,7 +48,7 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 	creds := &DemoCredentials{TenantID: DemoTenantID, OAuthClientID: DemoOAuthClient, POSClientID: DemoPOSClient}
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Ent.Tenant.Get(ctx, DemoTenantID); ent.IsNotFound(err) {
-			if err := seedDemo(ctx, tx.Ent); err != nil {
+			if err := a.seedDemo(ctx, tx.Ent); err != nil {
 				return err
 			}
 		} else if err != nil {
@@ -91,17 +91,17 @@ func demoSecret(ctx context.Context, c *ent.Client, id string, kind apiclient.Ki
 	return cred.Secret, nil
 }
 
-func seedDemo(ctx context.Context, c *ent.Client) error {
+func (a *App) seedDemo(ctx context.Context, c *ent.Client) error {
 	t, err := c.Tenant.Create().SetID(DemoTenantID).SetName(demoTenantName).SetPreRegistration(true).Save(ctx)
 	if err != nil {
 		return err
 	}
-	return seedDemoData(ctx, c, t.ID)
+	return a.seedDemoData(ctx, c, t.ID)
 }
 
 // seedDemoData gives a tenant the demo's stores, customers, segment and
 // campaigns: the demo tenant, and every new or reset sandbox.
-func seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
+func (a *App) seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
 	for _, s := range [][2]string{{"LOJA-01", "Loja Centro"}, {"LOJA-02", "Loja Shopping"}} {
 		if err := c.Store.Create().SetTenantID(tenantID).SetCode(s[0]).SetName(s[1]).Exec(ctx); err != nil {
 			return err
@@ -115,7 +115,7 @@ func seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
 	for i, dc := range demoCustomers {
 		cc := c.Customer.Create().SetTenantID(tenantID).SetName(dc.name).SetEmail(dc.email).
 			SetDocumentType(customer.DocumentTypeCPF).SetDocument(dc.cpf).
-			SetConsentMarketingEmail(true).SetConsentUpdatedAt(nowUTC())
+			SetConsentMarketingEmail(true).SetConsentUpdatedAt(a.stamp())
 		if dc.phone != "" {
 			cc.SetPhone(dc.phone)
 		}

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +29,6 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // Environment variables of the model test: the seed of a run to replay, and
@@ -256,8 +254,6 @@ type ledgerModel struct {
 	customers []*modelCustomer
 	lotSeq    int
 	orderSeq  int
-	expire    *worker.ExpirePointsWorker
-	levels    *worker.RecomputeLevelsWorker
 	counts    map[string]int
 }
 
@@ -513,7 +509,7 @@ func (m *ledgerModel) advance() {
 func (m *ledgerModel) runExpiry() {
 	now := m.now()
 	m.logf("expiry job")
-	if err := m.expire.Work(context.Background(), &river.Job[worker.ExpirePointsArgs]{}); err != nil {
+	if err := m.app.ExpirePoints(context.Background()); err != nil {
 		m.fatalf("expiry job: %v", err)
 	}
 	for _, c := range m.customers {
@@ -537,7 +533,7 @@ func (m *ledgerModel) runExpiry() {
 func (m *ledgerModel) runLevels() {
 	now := m.now()
 	m.logf("levels job")
-	if err := m.levels.Work(context.Background(), &river.Job[worker.RecomputeLevelsArgs]{}); err != nil {
+	if err := m.app.RecomputeLevels(context.Background()); err != nil {
 		m.fatalf("levels job: %v", err)
 	}
 	for _, c := range m.customers {
@@ -794,8 +790,6 @@ func TestLedgerModel(t *testing.T) {
 		a := &app.App{DB: db, Clock: clock.Now}
 		m := &ledgerModel{
 			t: t, app: a, db: db, clock: clock, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), seed: seed,
-			expire: &worker.ExpirePointsWorker{DB: db, Now: clock.Now},
-			levels: &worker.RecomputeLevelsWorker{DB: db, Now: clock.Now},
 			counts: map[string]int{},
 		}
 		sys := viewer.SystemContext(context.Background())
@@ -1069,7 +1063,7 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				jobErrs[i] = (&worker.ExpirePointsWorker{DB: db, Now: clock.Now}).Work(context.Background(), &river.Job[worker.ExpirePointsArgs]{})
+				jobErrs[i] = (&app.App{DB: db, Clock: clock.Now}).ExpirePoints(context.Background())
 			}()
 		}
 		var debitErrs []error

@@ -61,14 +61,7 @@ type PointsMovement struct {
 }
 
 func (a *App) ledger() ledger.Ledger {
-	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.now}
-}
-
-func (a *App) now() time.Time {
-	if a.Clock != nil {
-		return a.Clock()
-	}
-	return time.Now()
+	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.Now}
 }
 
 // CreditPoints credits an order once: a repeated call answers with the
@@ -306,7 +299,7 @@ func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, e
 	if err != nil {
 		return nil, err
 	}
-	now := a.now().UTC()
+	now := a.Now().UTC()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(now.Add(expiringWindow))).
 		Order(ent.Asc(pointslot.FieldExpiresAt), ent.Asc(pointslot.FieldID)).

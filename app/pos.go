@@ -22,8 +22,8 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // DefaultCustomerDocument is the customer id of a sale without an
@@ -117,25 +117,19 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	if err != nil {
 		return nil, err
 	}
-	cust, err := a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Only(ctx)
-	switch {
-	case ent.IsNotFound(err) && tenant.PreRegistration:
-		create := a.DB.Ent.Customer.Create().SetDocument(doc).SetDocumentType(customer.DocumentType(typ))
-		if ph := in.Customer.Phone; ph != "" {
-			if !strings.HasPrefix(ph, "+") {
-				ph = "+55" + ph
-			}
-			create.SetPhone(ph)
-		}
-		cust, err = create.Save(ctx)
-		if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-			cust, err = a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Only(ctx)
-		}
-	case ent.IsNotFound(err):
-		return &Identification{Document: doc, Type: typ, Status: "NOT_FOUND"}, nil
+	var phone string
+	if in.Customer != nil {
+		phone = in.Customer.Phone
+	}
+	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone)
+	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
+		cust, err = a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Only(ctx)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cust == nil {
+		return &Identification{Document: doc, Type: typ, Status: "NOT_FOUND"}, nil
 	}
 	return &Identification{
 		Document: doc, Type: typ, Customer: cust, Status: POSStatus(cust),
@@ -164,18 +158,26 @@ func (a *App) viewerTenant(ctx context.Context) (*ent.Tenant, error) {
 
 // POSDiscount is a discount on a cart item. A discount of the service has a
 // PromotionID; an external one (PartnerPromotionID "0") has none and is kept
-// as it came.
+// as it came. It is also the stored form of a sale item's discounts: the
+// JSON names are fixed by tags (the Go names they had when rows were first
+// stored), so renaming a field cannot make stored sales unreadable.
 type POSDiscount struct {
-	PromotionID           *string
-	PartnerPromotionID    *string
-	UnitDiscount          *decimal.Decimal
-	UnitPriceWithDiscount *decimal.Decimal
-	Quantity              *decimal.Decimal
+	PromotionID           *string          `json:"PromotionID"`
+	PartnerPromotionID    *string          `json:"PartnerPromotionID"`
+	UnitDiscount          *decimal.Decimal `json:"UnitDiscount"`
+	UnitPriceWithDiscount *decimal.Decimal `json:"UnitPriceWithDiscount"`
+	Quantity              *decimal.Decimal `json:"Quantity"`
 }
 
-func (d POSDiscount) external() bool {
-	return d.PromotionID == nil || (d.PartnerPromotionID != nil && *d.PartnerPromotionID == "0")
+// flaggedExternal says the point of sale marked the discount as its own
+// (partnerPromotionId "0").
+func (d POSDiscount) flaggedExternal() bool {
+	return d.PartnerPromotionID != nil && *d.PartnerPromotionID == "0"
 }
+
+// external says the discount is not the service's: flagged external, or
+// without a promotion id. Only the service's discounts are redemptions.
+func (d POSDiscount) external() bool { return d.PromotionID == nil || d.flaggedExternal() }
 
 // POSItem is a cart item of authorize.
 type POSItem struct {
@@ -248,7 +250,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	out := &Authorization{Document: doc, Items: in.Items}
 	for i := range out.Items { // external discounts come back with promotionId null
 		for j := range out.Items[i].Discounts {
-			if d := &out.Items[i].Discounts[j]; d.PartnerPromotionID != nil && *d.PartnerPromotionID == "0" {
+			if d := &out.Items[i].Discounts[j]; d.flaggedExternal() {
 				d.PromotionID = nil
 			}
 		}
@@ -313,7 +315,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 		segments[i] = s.ID
 	}
 	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
-		Now: a.now().UTC(), Channel: channelPOS, Segments: segments, CustomerRedemptions: used,
+		Now: a.Now().UTC(), Channel: channelPOS, Segments: segments, CustomerRedemptions: used,
 		PointsPerReal: tenant.PointsPerReal,
 	})
 	type best struct {
@@ -439,7 +441,7 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 		lineDiscount := decimal.Zero
 		for j, d := range it.Discounts {
 			df := func(name string) string { return f("discounts[" + strconv.Itoa(j) + "]." + name) }
-			if d.external() && (d.PartnerPromotionID == nil || *d.PartnerPromotionID != "0") {
+			if d.external() && !d.flaggedExternal() {
 				p.Add(df("promotionId"), "is required when a discount is present")
 			}
 			if d.Quantity == nil || !d.Quantity.IsPositive() {
@@ -547,7 +549,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 		create := tx.Ent.Sale.Create().
 			SetStoreID(st.ID).SetExternalID(in.SaleID).SetPosID(in.PosID).SetChannel(in.Channel).
 			SetCustomerDocument(doc).SetSoldAt(in.Date.UTC()).SetAmount(*in.Amount).SetAmountPayable(*in.AmountPayable).
-			SetDiscountAmount(discount).SetCreatedAt(nowUTC())
+			SetDiscountAmount(discount).SetCreatedAt(a.stamp())
 		if typ != "" {
 			create.SetCustomerDocumentType(sale.CustomerDocumentType(typ))
 		}
@@ -590,7 +592,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 		if err != nil {
 			return err
 		}
-		if _, err := rc.InsertTx(ctx, tx.SQL, worker.ProcessSaleArgs{TenantID: s.TenantID, SaleID: s.ID}, nil); err != nil {
+		if _, err := rc.InsertTx(ctx, tx.SQL, jobs.ProcessSale{TenantID: s.TenantID, SaleID: s.ID}, nil); err != nil {
 			return err
 		}
 		stored, received = s, true

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 
@@ -25,9 +24,9 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/validationtoken"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // IdempotencyTTL is how long an Idempotency-Key is remembered.
@@ -102,7 +101,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		if err != nil {
 			return err
 		}
-		now := a.now().UTC()
+		now := a.Now().UTC()
 		// An expired answer of the same key gives way (the purge job may not
 		// have reached it yet).
 		if _, err := tx.Ent.IdempotencyKey.Delete().Where(idempotencykey.ClientID(v.Subject),
@@ -139,7 +138,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Replay, error) {
 	k, err := c.IdempotencyKey.Query().Where(
 		idempotencykey.ClientID(clientID), idempotencykey.Key(idem.Key),
-		idempotencykey.ExpiresAtGT(a.now().UTC()),
+		idempotencykey.ExpiresAtGT(a.Now().UTC()),
 	).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
@@ -161,7 +160,7 @@ func tokenError(code, field, message string) error {
 // redeem does the work of RedeemCampaign inside its transaction.
 // The bonus points it credits at once go to *bonus.
 func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
-	now := a.now().UTC().Truncate(time.Microsecond)
+	now := a.stamp()
 	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
@@ -208,16 +207,11 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	}
 	// One conditional update takes a redemption from the total limit of a
 	// campaign active now, or takes nothing.
-	n, err := tx.Ent.Campaign.Update().Where(
-		campaign.ID(camp.ID), statusAt(campaign.StatusActive, now),
-		campaign.Or(campaign.LimitTotalIsNil(), func(s *entsql.Selector) {
-			s.Where(entsql.ColumnsLT(s.C(campaign.FieldRedemptionsCount), s.C(campaign.FieldLimitTotal)))
-		}),
-	).AddRedemptionsCount(1).Save(ctx)
+	claimed, err := claimRedemption(ctx, tx.Ent, camp.ID, statusAt(campaign.StatusActive, now))
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if !claimed {
 		if eligibility.EffectiveStatus(campaignrules.Of(camp), now) != eligibility.Active {
 			return nil, tokenError("campaign_not_active", "campaign_id", "the campaign is not active")
 		}
@@ -301,7 +295,7 @@ func (a *App) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redempt
 	if err != nil {
 		return err
 	}
-	_, err = rc.InsertTx(ctx, tx, worker.CreditCashbackArgs{TenantID: red.TenantID, RedemptionID: red.ID}, opts)
+	_, err = rc.InsertTx(ctx, tx, jobs.CreditCashback{TenantID: red.TenantID, RedemptionID: red.ID}, opts)
 	return err
 }
 

@@ -77,7 +77,7 @@ func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, erro
 		if err != nil {
 			return err
 		}
-		return seedDemoData(sys, tx.Ent, sb.ID)
+		return a.seedDemoData(sys, tx.Ent, sb.ID)
 	})
 	return sb, err
 }
@@ -146,7 +146,7 @@ func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
 		if err := wipeTenantData(sys, tx.SQL, a.DB.Dialect, sandboxID); err != nil {
 			return err
 		}
-		return seedDemoData(sys, tx.Ent, sandboxID)
+		return a.seedDemoData(sys, tx.Ent, sandboxID)
 	})
 	a.campaigns.invalidate(sandboxID)
 	return err

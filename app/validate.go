@@ -113,7 +113,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	for i, s := range cust.Edges.Segments {
 		segments[i] = s.ID
 	}
-	now := a.now().UTC().Truncate(time.Microsecond)
+	now := a.stamp()
 	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
 		Now: now, Channel: in.Channel, Segments: segments, CustomerRedemptions: used,
 		PointsPerReal: tenant.PointsPerReal,

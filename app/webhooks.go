@@ -17,8 +17,8 @@ import (
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // Webhook limits.
@@ -152,7 +152,7 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecre
 		}
 		secret := webhook.NewSecret()
 		ep, err = tx.Ent.WebhookEndpoint.UpdateOne(ep).SetSecret(secret).SetPreviousSecret(ep.Secret).
-			SetPreviousSecretExpiresAt(a.now().Add(PreviousSecretValidity)).Save(ctx)
+			SetPreviousSecretExpiresAt(a.Now().Add(PreviousSecretValidity)).Save(ctx)
 		out = &WebhookSecret{Endpoint: ep, Secret: secret}
 		return err
 	})
@@ -211,7 +211,7 @@ func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID strin
 			return apperr.Conflict("delivery_pending", "delivery_id", "the delivery is still being attempted")
 		}
 		d, err = tx.Ent.WebhookDelivery.UpdateOne(d).SetStatus(webhookdelivery.StatusPending).
-			SetNextAttemptAt(a.now()).ClearCompletedAt().Save(ctx)
+			SetNextAttemptAt(a.Now()).ClearCompletedAt().Save(ctx)
 		if err != nil {
 			return err
 		}
@@ -219,7 +219,7 @@ func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID strin
 		if err != nil {
 			return err
 		}
-		_, err = rc.InsertManyTx(ctx, tx.SQL, []river.InsertManyParams{worker.DeliveryJob(d.ID)})
+		_, err = rc.InsertManyTx(ctx, tx.SQL, []river.InsertManyParams{jobs.Delivery(d.ID)})
 		return err
 	})
 	return d, err

@@ -3,7 +3,6 @@ package rest
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"regexp"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -126,7 +126,7 @@ func TestMetrics(t *testing.T) {
 		e := posSetup(t, db)
 		reg := e.app.Metrics
 		require.NotNil(t, reg, "NewHandler gives the app a registry")
-		rc, err := worker.NewClient(db, slog.New(slog.DiscardHandler), worker.Config{
+		rc, err := worker.NewClient(e.app, worker.Config{
 			Work: true, MaxWorkers: 2, DispatchInterval: time.Hour, Metrics: reg})
 		require.NoError(t, err)
 		e.app.River = rc
@@ -182,10 +182,10 @@ func TestMetrics(t *testing.T) {
 			posRequireAccepted(t, e.posPost(t, "/sales", sale), "4242", map[string]any{"id": doc, "type": "CPF"})
 		}
 		// A job that fails (its sale does not exist), and one scheduled later.
-		_, err = rc.Insert(ctx, worker.ProcessSaleArgs{TenantID: e.tenantID, SaleID: "sal_missing"},
+		_, err = rc.Insert(ctx, jobs.ProcessSale{TenantID: e.tenantID, SaleID: "sal_missing"},
 			&river.InsertOpts{MaxAttempts: 1})
 		require.NoError(t, err)
-		_, err = rc.Insert(ctx, worker.PruneSigningKeysArgs{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+		_, err = rc.Insert(ctx, jobs.PruneSigningKeys{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
 
 		var fams map[string]*dto.MetricFamily

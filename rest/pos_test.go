@@ -33,6 +33,7 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -1487,13 +1488,13 @@ func TestPOSRegisterSale(t *testing.T) {
 		})
 
 		t.Run("the same receipt twice", func(t *testing.T) {
-			jobs := len(posJobs(t, e))
+			queued := len(posJobs(t, e))
 			cust := map[string]any{"id": doc, "type": "CPF"}
 			for range 2 {
 				posRequireAccepted(t, e.posPost(t, "/sales", posSaleBody(posN("8001"), cust)), "8001", map[string]any{"id": doc, "type": "CPF"})
 			}
 			require.Equal(t, 1, e.db.Ent.Sale.Query().Where(sale.ExternalID("8001")).CountX(posSys()), "one sale")
-			require.Len(t, posJobs(t, e), jobs+1, "processed once")
+			require.Len(t, posJobs(t, e), queued+1, "processed once")
 			// Concurrent resends are one sale as well.
 			var wg sync.WaitGroup
 			codes := make([]int, 6)
@@ -1509,7 +1510,7 @@ func TestPOSRegisterSale(t *testing.T) {
 				require.Equal(t, http.StatusAccepted, c)
 			}
 			require.Equal(t, 1, e.db.Ent.Sale.Query().Where(sale.ExternalID("8002")).CountX(posSys()))
-			require.Len(t, posJobs(t, e), jobs+2)
+			require.Len(t, posJobs(t, e), queued+2)
 
 			// The same number from another store is another sale.
 			_, err := e.app.CreateStore(posSys(), e.tenantID, posStore2, "Loja Shopping")
@@ -1517,7 +1518,7 @@ func TestPOSRegisterSale(t *testing.T) {
 			posRequireAccepted(t, e.posPost(t, "/sales", posSet(posSaleBody(posN("8001"), cust), "sale.store.id", posStore2)),
 				"8001", map[string]any{"id": doc, "type": "CPF"})
 			require.Equal(t, 2, e.db.Ent.Sale.Query().Where(sale.ExternalID("8001")).CountX(posSys()))
-			require.Len(t, posJobs(t, e), jobs+3)
+			require.Len(t, posJobs(t, e), queued+3)
 
 			r := e.posGet(t, "/sales/8001")
 			posRequireProblem(t, r, http.StatusBadRequest, "validation-error", "storeId")
@@ -1531,7 +1532,7 @@ func TestPOSRegisterSale(t *testing.T) {
 // posJob is a process_sale row of river_job.
 type posJob struct {
 	id   int64
-	args worker.ProcessSaleArgs
+	args jobs.ProcessSale
 }
 
 func posJobs(t testing.TB, e *posEnv) []posJob {
@@ -1558,9 +1559,9 @@ func posWork(t testing.TB, e *posEnv, saleID string) {
 		if j.args.SaleID != saleID {
 			continue
 		}
-		w := &worker.ProcessSaleWorker{DB: e.db, Now: time.Now}
-		err := w.Work(context.Background(), &river.Job[worker.ProcessSaleArgs]{
-			JobRow: &rivertype.JobRow{ID: j.id, Kind: worker.ProcessSaleArgs{}.Kind(), Attempt: 1, MaxAttempts: 25},
+		w := &worker.ProcessSaleWorker{App: &app.App{DB: e.db, Clock: time.Now}}
+		err := w.Work(context.Background(), &river.Job[jobs.ProcessSale]{
+			JobRow: &rivertype.JobRow{ID: j.id, Kind: jobs.ProcessSale{}.Kind(), Attempt: 1, MaxAttempts: 25},
 			Args:   j.args,
 		})
 		require.NoError(t, err)
@@ -1660,9 +1661,9 @@ func TestPOSSaleProcessing(t *testing.T) {
 
 		t.Run("a second run and a resend change nothing", func(t *testing.T) {
 			posWork(t, e, saleID)
-			jobs := len(posJobs(t, e))
+			queued := len(posJobs(t, e))
 			posRequireAccepted(t, e.posPost(t, "/sales", body), "555", map[string]any{"id": doc, "type": "CPF"})
-			require.Len(t, posJobs(t, e), jobs)
+			require.Len(t, posJobs(t, e), queued)
 			check(t)
 		})
 
@@ -1777,7 +1778,7 @@ func TestPOSSaleProcessedByRiver(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db)
-		rc, err := worker.NewClient(db, slog.New(slog.DiscardHandler), worker.Config{Work: true})
+		rc, err := worker.NewClient(e.app, worker.Config{Work: true})
 		require.NoError(t, err)
 		e.app.River = rc
 		ctx, cancel := context.WithCancel(context.Background())

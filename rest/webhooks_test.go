@@ -24,9 +24,9 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
-	"github.com/fideliza/fideliza/worker"
 )
 
 // The tests of /v1/webhooks: a real server over a real database with tokens
@@ -724,9 +724,9 @@ func TestWebhookRedeliver(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, webhookdelivery.StatusPending, d.Status)
 			require.Nil(t, d.CompletedAt)
-			var jobs int
-			require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = $1`, worker.DeliverWebhookArgs{}.Kind()).Scan(&jobs))
-			require.Equal(t, 1, jobs, "a delivery job is queued")
+			var queued int
+			require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = $1`, jobs.DeliverWebhook{}.Kind()).Scan(&queued))
+			require.Equal(t, 1, queued, "a delivery job is queued")
 		})
 
 		notFound := []struct{ name, path string }{

@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -67,8 +68,8 @@ func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	require.NoError(t, err)
 	return &campBundle{
 		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		lifecycle: &worker.CampaignLifecycleWorker{DB: db, Now: clock.Now},
-		cashback:  &worker.CreditCashbackWorker{DB: db, Now: clock.Now},
+		lifecycle: &worker.CampaignLifecycleWorker{App: &app.App{DB: db, Clock: clock.Now}},
+		cashback:  &worker.CreditCashbackWorker{App: &app.App{DB: db, Clock: clock.Now}},
 	}
 }
 
@@ -85,7 +86,7 @@ func (b *campBundle) campaign(t *testing.T, ctx context.Context, name, typ strin
 
 func (b *campBundle) runLifecycle(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.lifecycle.Work(context.Background(), &river.Job[worker.CampaignLifecycleArgs]{}))
+	require.NoError(t, b.lifecycle.Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
 }
 
 // stored is the status the database holds (reads compute it from the dates).
@@ -152,7 +153,7 @@ func TestCampaignLifecycle(t *testing.T) {
 		b.runLifecycle(t)
 		errs := make(chan error, 5)
 		for range 5 {
-			go func() { errs <- b.lifecycle.Work(context.Background(), &river.Job[worker.CampaignLifecycleArgs]{}) }()
+			go func() { errs <- b.lifecycle.Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}) }()
 		}
 		for range 5 {
 			require.NoError(t, <-errs)
@@ -227,7 +228,7 @@ func decimalPtr(s string) *decimal.Decimal {
 // campJob is a credit_cashback row of river_job.
 type campJob struct {
 	id          int64
-	args        worker.CreditCashbackArgs
+	args        jobs.CreditCashback
 	state       string
 	scheduledAt time.Time
 }
@@ -251,8 +252,8 @@ func (b *campBundle) cashbackJobs(t *testing.T) []campJob {
 
 // work works a job as River would hand it over.
 func (b *campBundle) work(j campJob) error {
-	return b.cashback.Work(context.Background(), &river.Job[worker.CreditCashbackArgs]{
-		JobRow: &rivertype.JobRow{ID: j.id, Kind: worker.CreditCashbackArgs{}.Kind()}, Args: j.args,
+	return b.cashback.Work(context.Background(), &river.Job[jobs.CreditCashback]{
+		JobRow: &rivertype.JobRow{ID: j.id, Kind: jobs.CreditCashback{}.Kind()}, Args: j.args,
 	})
 }
 
@@ -293,14 +294,14 @@ func TestCampaignCashbackJob(t *testing.T) {
 		redeem(discount)
 		require.True(t, redWeek.CashbackAmount.Equal(decimal.NewFromInt(12)), redWeek.CashbackAmount.String())
 
-		jobs := b.cashbackJobs(t)
-		require.Len(t, jobs, 2, "one job per cashback redemption with money; none for free shipping or a discount")
-		require.Equal(t, worker.CreditCashbackArgs{TenantID: b.tenant, RedemptionID: redAtOnce.ID}, jobs[0].args)
-		require.Equal(t, worker.CreditCashbackArgs{TenantID: b.tenant, RedemptionID: redWeek.ID}, jobs[1].args)
-		require.Equal(t, "available", jobs[0].state, "credit_after_days 0: at once")
-		require.False(t, jobs[0].scheduledAt.After(time.Now()), "due now: %s", jobs[0].scheduledAt)
-		require.Equal(t, "scheduled", jobs[1].state)
-		require.WithinDuration(t, t0.AddDate(0, 0, 7), jobs[1].scheduledAt, time.Millisecond, "credit_after_days 7")
+		queued := b.cashbackJobs(t)
+		require.Len(t, queued, 2, "one job per cashback redemption with money; none for free shipping or a discount")
+		require.Equal(t, jobs.CreditCashback{TenantID: b.tenant, RedemptionID: redAtOnce.ID}, queued[0].args)
+		require.Equal(t, jobs.CreditCashback{TenantID: b.tenant, RedemptionID: redWeek.ID}, queued[1].args)
+		require.Equal(t, "available", queued[0].state, "credit_after_days 0: at once")
+		require.False(t, queued[0].scheduledAt.After(time.Now()), "due now: %s", queued[0].scheduledAt)
+		require.Equal(t, "scheduled", queued[1].state)
+		require.WithinDuration(t, t0.AddDate(0, 0, 7), queued[1].scheduledAt, time.Millisecond, "credit_after_days 7")
 
 		balance := func() int64 {
 			c, err := b.db.Ent.Customer.Get(b.ctx, cust.ID)
@@ -310,15 +311,15 @@ func TestCampaignCashbackJob(t *testing.T) {
 		require.Zero(t, balance())
 
 		// Working a job twice credits once: R$ 12 of cashback at 1 point per R$.
-		require.NoError(t, b.work(jobs[0]))
+		require.NoError(t, b.work(queued[0]))
 		require.EqualValues(t, 12, balance())
-		require.NoError(t, b.work(jobs[0]))
+		require.NoError(t, b.work(queued[0]))
 		require.EqualValues(t, 12, balance())
 
 		b.clock.set(t0.AddDate(0, 0, 7))
 		errs := make(chan error, 3)
 		for range 3 {
-			go func() { errs <- b.work(jobs[1]) }()
+			go func() { errs <- b.work(queued[1]) }()
 		}
 		for range 3 {
 			require.NoError(t, <-errs)

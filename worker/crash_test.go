@@ -25,6 +25,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -402,7 +403,7 @@ func crashCounts(t *testing.T, dbURL string) crashState {
 	for rows.Next() {
 		var raw string
 		require.NoError(t, rows.Scan(&raw))
-		var args worker.ProcessSaleArgs
+		var args jobs.ProcessSale
 		require.NoError(t, json.Unmarshal([]byte(raw), &args))
 		if received[args.SaleID] {
 			st.runningUnprocessed++
@@ -537,10 +538,10 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 		defer cancel()
 		<-ctx.Done() // the job's time is up
-		w := &worker.ProcessSaleWorker{DB: db, Now: time.Now}
-		job := &river.Job[worker.ProcessSaleArgs]{
+		w := &worker.ProcessSaleWorker{App: &app.App{DB: db, Clock: time.Now}}
+		job := &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{Attempt: 25, MaxAttempts: 25},
-			Args:   worker.ProcessSaleArgs{TenantID: tn.ID, SaleID: s.ID},
+			Args:   jobs.ProcessSale{TenantID: tn.ID, SaleID: s.ID},
 		}
 		require.ErrorIs(t, w.Work(ctx, job), context.DeadlineExceeded)
 

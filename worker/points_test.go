@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -78,9 +79,9 @@ func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 	return &pointsBundle{
 		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		expire: &worker.ExpirePointsWorker{DB: db, Now: clock.Now},
-		notify: &worker.NotifyExpiringPointsWorker{DB: db, Now: clock.Now},
-		levels: &worker.RecomputeLevelsWorker{DB: db, Now: clock.Now},
+		expire: &worker.ExpirePointsWorker{App: &app.App{DB: db, Clock: clock.Now}},
+		notify: &worker.NotifyExpiringPointsWorker{App: &app.App{DB: db, Clock: clock.Now}},
+		levels: &worker.RecomputeLevelsWorker{App: &app.App{DB: db, Clock: clock.Now}},
 	}
 }
 
@@ -117,17 +118,17 @@ func (b *pointsBundle) credit(t *testing.T, cust, order string, n int64) *ent.Po
 
 func (b *pointsBundle) runExpire(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.expire.Work(context.Background(), &river.Job[worker.ExpirePointsArgs]{}))
+	require.NoError(t, b.expire.Work(context.Background(), &river.Job[jobs.ExpirePoints]{}))
 }
 
 func (b *pointsBundle) runNotify(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.notify.Work(context.Background(), &river.Job[worker.NotifyExpiringPointsArgs]{}))
+	require.NoError(t, b.notify.Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 }
 
 func (b *pointsBundle) runLevels(t *testing.T) {
 	t.Helper()
-	require.NoError(t, b.levels.Work(context.Background(), &river.Job[worker.RecomputeLevelsArgs]{}))
+	require.NoError(t, b.levels.Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
 }
 
 // events lists the events of one type about one customer, oldest first.

@@ -9,7 +9,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -40,8 +42,8 @@ func TestPurgeExpired(t *testing.T) {
 		oldToken, liveToken := token("old", now.Add(-2*time.Hour)), token("live", now.Add(time.Minute))
 		oldKey, liveKey := key("old", now.Add(-time.Second)), key("live", now.Add(time.Hour))
 
-		w := &worker.PurgeExpiredWorker{DB: db, Now: func() time.Time { return now }}
-		require.NoError(t, w.Work(context.Background(), &river.Job[worker.PurgeExpiredArgs]{}))
+		w := &worker.PurgeExpiredWorker{App: &app.App{DB: db, Clock: func() time.Time { return now }}}
+		require.NoError(t, w.Work(context.Background(), &river.Job[jobs.PurgeExpired]{}))
 
 		tokens, err := db.Ent.ValidationToken.Query().IDs(ctx)
 		require.NoError(t, err)

@@ -33,6 +33,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -162,12 +163,12 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	sys := viewer.SystemContext(context.Background())
 	tn, err := a.CreateTenant(sys, "Loja Webhooks", nil)
 	require.NoError(t, err)
-	rc, err := worker.NewClient(db, log, worker.Config{})
+	rc, err := worker.NewClient(a, worker.Config{})
 	require.NoError(t, err)
 	return &whBundle{
 		db: db, app: a, clock: clock, rc: rc, sys: sys,
 		ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		deliver: &worker.DeliverWebhookWorker{DB: db, Now: clock.Now, Sender: webhook.NewSender(webhook.Guard{AllowLoopback: true})},
+		deliver: &worker.DeliverWebhookWorker{App: a},
 	}
 }
 
@@ -186,7 +187,7 @@ func (b *whBundle) endpoint(t *testing.T, ctx context.Context, url string, types
 // dispatch runs the dispatcher once at the clock's time.
 func (b *whBundle) dispatch(t *testing.T) int {
 	t.Helper()
-	n, err := worker.DispatchEvents(context.Background(), b.db, b.rc, b.clock.Now())
+	n, err := b.app.DispatchEvents(context.Background())
 	require.NoError(t, err)
 	return n
 }
@@ -194,12 +195,12 @@ func (b *whBundle) dispatch(t *testing.T) int {
 // whJob is a deliver_webhook row of river_job.
 type whJob struct {
 	id          int64
-	args        worker.DeliverWebhookArgs
+	args        jobs.DeliverWebhook
 	maxAttempts int
 }
 
-// jobs lists the deliver_webhook jobs inserted since the last call.
-func (b *whBundle) jobs(t *testing.T) []whJob {
+// queuedJobs lists the deliver_webhook jobs inserted since the last call.
+func (b *whBundle) queuedJobs(t *testing.T) []whJob {
 	t.Helper()
 	rows, err := b.db.SQL.Query(fmt.Sprintf(`SELECT id, args, max_attempts FROM river_job WHERE kind = 'deliver_webhook' AND id > %d ORDER BY id`, b.lastJob))
 	require.NoError(t, err)
@@ -229,10 +230,10 @@ func (b *whBundle) work(w *worker.DeliverWebhookWorker, j whJob, attempt int) er
 	return w.Work(context.Background(), whDeliverJob(j.id, j.args.DeliveryID, attempt, j.maxAttempts))
 }
 
-func whDeliverJob(id int64, deliveryID string, attempt, maxAttempts int) *river.Job[worker.DeliverWebhookArgs] {
-	return &river.Job[worker.DeliverWebhookArgs]{
-		JobRow: &rivertype.JobRow{ID: id, Kind: worker.DeliverWebhookArgs{}.Kind(), Attempt: attempt, MaxAttempts: maxAttempts},
-		Args:   worker.DeliverWebhookArgs{DeliveryID: deliveryID},
+func whDeliverJob(id int64, deliveryID string, attempt, maxAttempts int) *river.Job[jobs.DeliverWebhook] {
+	return &river.Job[jobs.DeliverWebhook]{
+		JobRow: &rivertype.JobRow{ID: id, Kind: jobs.DeliverWebhook{}.Kind(), Attempt: attempt, MaxAttempts: maxAttempts},
+		Args:   jobs.DeliverWebhook{DeliveryID: deliveryID},
 	}
 }
 
@@ -318,13 +319,13 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	})
 	require.NoError(t, err)
 	b.clock.set(starts)
-	require.NoError(t, (&worker.CampaignLifecycleWorker{DB: b.db, Now: b.clock.Now}).
-		Work(context.Background(), &river.Job[worker.CampaignLifecycleArgs]{}))
+	require.NoError(t, (&worker.CampaignLifecycleWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
+		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
 
 	// points.expiring: 10 days before the 1500 points expire (12 months).
 	b.clock.set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
-	require.NoError(t, (&worker.NotifyExpiringPointsWorker{DB: b.db, Now: b.clock.Now}).
-		Work(context.Background(), &river.Job[worker.NotifyExpiringPointsArgs]{}))
+	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
+		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 
 	// sale.processed: a sale registered by the POS and processed by its job.
 	_, err = b.app.CreateStore(b.sys, b.tenant, "LOJA-01", "Loja Centro")
@@ -339,9 +340,9 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, (&worker.ProcessSaleWorker{DB: b.db, Now: b.clock.Now}).Work(context.Background(),
-		&river.Job[worker.ProcessSaleArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
-			Args: worker.ProcessSaleArgs{TenantID: b.tenant, SaleID: s.ID}}))
+	require.NoError(t, (&worker.ProcessSaleWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).Work(context.Background(),
+		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
+			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
 
 	evs, err := b.db.Ent.Event.Query().Order(ent.Asc(event.FieldID)).All(b.ctx)
 	require.NoError(t, err)
@@ -415,14 +416,14 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			require.Zero(t, d.Attempts)
 			require.NotNil(t, d.NextAttemptAt)
 		}
-		jobs := b.jobs(t)
-		require.Len(t, jobs, len(outbox.Types), "one job per delivery")
-		for _, j := range jobs {
-			require.Equal(t, worker.DeliveryAttempts, j.maxAttempts)
+		queued := b.queuedJobs(t)
+		require.Len(t, queued, len(outbox.Types), "one job per delivery")
+		for _, j := range queued {
+			require.Equal(t, jobs.DeliveryAttempts, j.maxAttempts)
 		}
 
 		b.clock.set(b.clock.Now().Add(2 * time.Second))
-		for _, j := range jobs {
+		for _, j := range queued {
 			require.NoError(t, b.work(b.deliver, j, 1))
 		}
 		got := rcv.requests()
@@ -451,7 +452,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		}
 
 		// A job that runs again (River may run a job twice) sends nothing.
-		require.NoError(t, b.work(b.deliver, jobs[0], 1))
+		require.NoError(t, b.work(b.deliver, queued[0], 1))
 		require.Len(t, rcv.requests(), len(outbox.Types))
 
 		// The same data through the GraphQL-facing read.
@@ -473,9 +474,9 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			b.clock.set(b.clock.Now().Add(time.Minute))
 			ev := b.record(t, b.tenant, outbox.SaleProcessed, "sal_rotation")
 			require.Equal(t, 1, b.dispatch(t))
-			jobs := b.jobs(t)
-			require.Len(t, jobs, 1)
-			require.NoError(t, b.work(b.deliver, jobs[0], 1))
+			queued := b.queuedJobs(t)
+			require.Len(t, queued, 1)
+			require.NoError(t, b.work(b.deliver, queued[0], 1))
 			got := rcv.requests()
 			r := got[len(got)-1]
 			require.Len(t, r.sigs, 2, "signed with the new and the previous secret")
@@ -487,9 +488,9 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			b.clock.set(b.clock.Now().Add(app.PreviousSecretValidity + time.Second))
 			ev = b.record(t, b.tenant, outbox.SaleProcessed, "sal_after_rotation")
 			require.Equal(t, 1, b.dispatch(t))
-			jobs = b.jobs(t)
-			require.Len(t, jobs, 1)
-			require.NoError(t, b.work(b.deliver, jobs[0], 1))
+			queued = b.queuedJobs(t)
+			require.Len(t, queued, 1)
+			require.NoError(t, b.work(b.deliver, queued[0], 1))
 			got = rcv.requests()
 			r = got[len(got)-1]
 			require.Len(t, r.sigs, 1)
@@ -519,9 +520,7 @@ func TestWebhookDeliveryWithRiver(t *testing.T) {
 		require.NoError(t, err)
 		rcv.verifyWith(ws.Secret)
 
-		client, err := worker.NewClient(db, log, worker.Config{
-			Work: true, MaxWorkers: 2, DispatchInterval: 100 * time.Millisecond, Webhooks: webhook.Guard{AllowLoopback: true},
-		})
+		client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: 2, DispatchInterval: 100 * time.Millisecond})
 		require.NoError(t, err)
 		ctx := context.Background()
 		require.NoError(t, client.Start(ctx))
@@ -557,16 +556,16 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 	t.Parallel()
 
 	var total time.Duration
-	for i, d := range worker.RetrySchedule {
+	for i, d := range jobs.RetrySchedule {
 		require.GreaterOrEqual(t, d, 10*time.Second)
 		if i > 0 {
-			require.GreaterOrEqual(t, d, worker.RetrySchedule[i-1], "the waits grow")
+			require.GreaterOrEqual(t, d, jobs.RetrySchedule[i-1], "the waits grow")
 		}
 		total += d
 	}
 	require.Greater(t, total, 20*time.Hour, "about a day of retries")
 	require.Less(t, total, 30*time.Hour, "about a day of retries")
-	require.Equal(t, len(worker.RetrySchedule)+1, worker.DeliveryAttempts)
+	require.Equal(t, len(jobs.RetrySchedule)+1, jobs.DeliveryAttempts)
 
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		b := whSetup(t, db)
@@ -577,14 +576,14 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		rcv.verifyWith(ws.Secret)
 		ev := b.record(t, b.tenant, outbox.SaleProcessed, "sal_retry")
 		require.Equal(t, 1, b.dispatch(t))
-		jobs := b.jobs(t)
-		require.Len(t, jobs, 1)
-		job := jobs[0]
-		require.Equal(t, worker.DeliveryAttempts, job.maxAttempts)
+		queued := b.queuedJobs(t)
+		require.Len(t, queued, 1)
+		job := queued[0]
+		require.Equal(t, jobs.DeliveryAttempts, job.maxAttempts)
 
 		started := b.clock.Now()
 		var attemptedAt []time.Time
-		for n := 1; n <= worker.DeliveryAttempts; n++ {
+		for n := 1; n <= jobs.DeliveryAttempts; n++ {
 			now := b.clock.Now()
 			attemptedAt = append(attemptedAt, now)
 			rj := whDeliverJob(job.id, job.args.DeliveryID, n, job.maxAttempts)
@@ -600,11 +599,11 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 				require.Contains(t, *a.Error, "answered 500")
 				require.True(t, attemptedAt[i].Equal(a.AttemptedAt), "attempt %d at %s, logged %s", i+1, attemptedAt[i], a.AttemptedAt)
 			}
-			if n < worker.DeliveryAttempts {
+			if n < jobs.DeliveryAttempts {
 				require.Error(t, err, "attempt %d: River retries", n)
 				require.Contains(t, err.Error(), "answered 500")
 				next := b.deliver.NextRetry(rj)
-				require.True(t, now.Add(worker.RetrySchedule[n-1]).Equal(next), "attempt %d: next %s", n, next)
+				require.True(t, now.Add(jobs.RetrySchedule[n-1]).Equal(next), "attempt %d: next %s", n, next)
 				require.Equal(t, webhookdelivery.StatusPending, d.Status)
 				require.NotNil(t, d.NextAttemptAt)
 				require.True(t, next.Equal(*d.NextAttemptAt), "the delivery shows the next attempt: %s", *d.NextAttemptAt)
@@ -622,7 +621,7 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		require.Equal(t, total, elapsed, "the last attempt comes a schedule after the first")
 
 		got := rcv.requests()
-		require.Len(t, got, worker.DeliveryAttempts, "every attempt reached the receiver")
+		require.Len(t, got, jobs.DeliveryAttempts, "every attempt reached the receiver")
 		for i, r := range got {
 			require.NoError(t, r.verifyErr[0], "attempt %d is signed", i+1)
 			require.Equal(t, ev.ID, r.header.Get(webhook.HeaderID), "the same webhook-id on every attempt")
@@ -631,8 +630,8 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		}
 
 		// The failed job, run again by mistake, does nothing.
-		require.NoError(t, b.work(b.deliver, job, worker.DeliveryAttempts))
-		require.Len(t, rcv.requests(), worker.DeliveryAttempts)
+		require.NoError(t, b.work(b.deliver, job, jobs.DeliveryAttempts))
+		require.Len(t, rcv.requests(), jobs.DeliveryAttempts)
 
 		// Redelivery: pending again with a new job; the receiver recovered.
 		b.clock.set(b.clock.Now().Add(time.Hour))
@@ -641,26 +640,26 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		require.Equal(t, webhookdelivery.StatusPending, d.Status)
 		require.Nil(t, d.CompletedAt)
 		require.True(t, b.clock.Now().Equal(*d.NextAttemptAt))
-		again := b.jobs(t)
+		again := b.queuedJobs(t)
 		require.Len(t, again, 1, "a new job")
 		require.Equal(t, job.args.DeliveryID, again[0].args.DeliveryID)
-		require.Equal(t, worker.DeliveryAttempts, again[0].maxAttempts, "a fresh set of attempts")
+		require.Equal(t, jobs.DeliveryAttempts, again[0].maxAttempts, "a fresh set of attempts")
 		rcv.status.Store(http.StatusNoContent)
 		rcv.excerpt.Store("")
 		require.NoError(t, b.work(b.deliver, again[0], 1))
 		d = b.delivery(t, job.args.DeliveryID)
 		require.Equal(t, webhookdelivery.StatusSucceeded, d.Status)
-		require.Equal(t, worker.DeliveryAttempts+1, d.Attempts)
+		require.Equal(t, jobs.DeliveryAttempts+1, d.Attempts)
 		require.Equal(t, http.StatusNoContent, *d.LastStatusCode)
 		require.Nil(t, d.LastError)
 		require.True(t, b.clock.Now().Equal(*d.CompletedAt))
-		require.Len(t, d.Edges.AttemptLog, worker.DeliveryAttempts+1, "the log keeps the earlier attempts")
-		for _, a := range d.Edges.AttemptLog[:worker.DeliveryAttempts] {
+		require.Len(t, d.Edges.AttemptLog, jobs.DeliveryAttempts+1, "the log keeps the earlier attempts")
+		for _, a := range d.Edges.AttemptLog[:jobs.DeliveryAttempts] {
 			require.Equal(t, http.StatusInternalServerError, *a.StatusCode)
 		}
-		require.Equal(t, http.StatusNoContent, *d.Edges.AttemptLog[worker.DeliveryAttempts].StatusCode)
+		require.Equal(t, http.StatusNoContent, *d.Edges.AttemptLog[jobs.DeliveryAttempts].StatusCode)
 		got = rcv.requests()
-		require.Len(t, got, worker.DeliveryAttempts+1)
+		require.Len(t, got, jobs.DeliveryAttempts+1)
 		requireEnvelope(t, got[len(got)-1], ev, b.clock.Now())
 	})
 }
@@ -738,7 +737,7 @@ func TestWebhookDispatchRules(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					counts[i], errs[i] = worker.DispatchEvents(context.Background(), db, b.rc, b.clock.Now())
+					counts[i], errs[i] = b.app.DispatchEvents(context.Background())
 				}()
 			}
 			close(start)
@@ -790,13 +789,13 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		rcv.verifyWith(ws.Secret)
 		b.record(t, b.tenant, outbox.SaleProcessed, "sal_guarded")
 		require.Equal(t, 1, b.dispatch(t))
-		jobs := b.jobs(t)
-		require.Len(t, jobs, 1)
+		queued := b.queuedJobs(t)
+		require.Len(t, queued, 1)
 
-		guarded := &worker.DeliverWebhookWorker{DB: db, Now: b.clock.Now, Sender: webhook.NewSender(webhook.Guard{})}
-		err = b.work(guarded, jobs[0], 1)
+		guarded := &worker.DeliverWebhookWorker{App: &app.App{DB: db, Clock: b.clock.Now, Webhooks: webhook.Guard{}}}
+		err = b.work(guarded, queued[0], 1)
 		require.ErrorContains(t, err, "not allowed")
-		d := b.delivery(t, jobs[0].args.DeliveryID)
+		d := b.delivery(t, queued[0].args.DeliveryID)
 		require.Equal(t, webhookdelivery.StatusPending, d.Status)
 		require.Contains(t, *d.LastError, "not allowed")
 		require.Nil(t, d.LastStatusCode, "no answer came")
@@ -806,9 +805,9 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		require.Empty(t, rcv.requests(), "the receiver is never reached")
 
 		// The last attempt fails the delivery, still without a connection.
-		err = b.work(guarded, jobs[0], worker.DeliveryAttempts)
+		err = b.work(guarded, queued[0], jobs.DeliveryAttempts)
 		require.NoError(t, err)
-		d = b.delivery(t, jobs[0].args.DeliveryID)
+		d = b.delivery(t, queued[0].args.DeliveryID)
 		require.Equal(t, webhookdelivery.StatusFailed, d.Status)
 		require.Contains(t, *d.LastError, "not allowed")
 		require.Empty(t, rcv.requests())
@@ -816,13 +815,13 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		t.Run("inactive endpoint fails its pending deliveries", func(t *testing.T) {
 			b.record(t, b.tenant, outbox.SaleProcessed, "sal_inactive")
 			require.Equal(t, 1, b.dispatch(t))
-			jobs := b.jobs(t)
-			require.Len(t, jobs, 1)
+			queued := b.queuedJobs(t)
+			require.Len(t, queued, 1)
 			off := false
 			_, err := b.app.UpdateWebhookEndpoint(b.ctx, ws.Endpoint.ID, app.WebhookInput{Active: &off})
 			require.NoError(t, err)
-			require.NoError(t, b.work(b.deliver, jobs[0], 1))
-			d := b.delivery(t, jobs[0].args.DeliveryID)
+			require.NoError(t, b.work(b.deliver, queued[0], 1))
+			d := b.delivery(t, queued[0].args.DeliveryID)
 			require.Equal(t, webhookdelivery.StatusFailed, d.Status)
 			require.Contains(t, *d.LastError, "inactive")
 			require.Empty(t, rcv.requests())

@@ -1,55 +1,34 @@
-// Package worker holds River's job arguments and workers (one file per job)
-// and builds the River client both dialects share. It never imports graph or
-// rest: jobs depend on the data model and small packages only.
+// Package worker is the River adapter: it builds the River client both
+// dialects share and works each job of package jobs by calling one
+// operation of package app. Rules live in app, never here.
 package worker
 
 import (
 	"cmp"
 	"database/sql"
-	"log/slog"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/metrics"
-	"github.com/fideliza/fideliza/storage"
 )
 
-// Deps are what workers need.
-type Deps struct {
-	DB     *storage.DB
-	Log    *slog.Logger
-	Now    func() time.Time
-	Sender *webhook.Sender // webhook deliveries go through it
-	// Metrics counts sales processed, points credited and redemptions; nil
-	// counts nothing.
-	Metrics *metrics.Registry
-}
-
-// Register adds every worker of the platform to workers.
-func Register(workers *river.Workers, deps Deps) {
-	river.AddWorker(workers, &PruneSigningKeysWorker{DB: deps.DB})
-	river.AddWorker(workers, &ExpirePointsWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &NotifyExpiringPointsWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &RecomputeLevelsWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &CreditCashbackWorker{DB: deps.DB, Now: deps.Now, Metrics: deps.Metrics})
-	river.AddWorker(workers, &CampaignLifecycleWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &PurgeExpiredWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &ProcessSaleWorker{DB: deps.DB, Now: deps.Now, Metrics: deps.Metrics})
-	river.AddWorker(workers, &DispatchEventsWorker{DB: deps.DB, Now: deps.Now})
-	river.AddWorker(workers, &DeliverWebhookWorker{DB: deps.DB, Now: deps.Now, Sender: deps.Sender})
-}
-
-// Kinds are the kinds of every job of the platform.
-func Kinds() []string {
-	return []string{
-		PruneSigningKeysArgs{}.Kind(), ExpirePointsArgs{}.Kind(), NotifyExpiringPointsArgs{}.Kind(),
-		RecomputeLevelsArgs{}.Kind(), CreditCashbackArgs{}.Kind(), CampaignLifecycleArgs{}.Kind(),
-		PurgeExpiredArgs{}.Kind(), ProcessSaleArgs{}.Kind(), DispatchEventsArgs{}.Kind(), DeliverWebhookArgs{}.Kind(),
-	}
+// Register adds a worker for every job of the platform; m counts what they
+// do (nil counts nothing).
+func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
+	river.AddWorker(workers, &PruneSigningKeysWorker{App: a})
+	river.AddWorker(workers, &ExpirePointsWorker{App: a})
+	river.AddWorker(workers, &NotifyExpiringPointsWorker{App: a})
+	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
+	river.AddWorker(workers, &CreditCashbackWorker{App: a, Metrics: m})
+	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
+	river.AddWorker(workers, &PurgeExpiredWorker{App: a})
+	river.AddWorker(workers, &ProcessSaleWorker{App: a, Metrics: m})
+	river.AddWorker(workers, &DispatchEventsWorker{App: a})
+	river.AddWorker(workers, &DeliverWebhookWorker{App: a})
 }
 
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points
@@ -62,13 +41,13 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 			&river.PeriodicJobOpts{ID: args.Kind()})
 	}
 	return []*river.PeriodicJob{
-		every(time.Hour, PruneSigningKeysArgs{}),
-		every(time.Minute, CampaignLifecycleArgs{}),
-		every(time.Hour, PurgeExpiredArgs{}),
-		every(pointsEvery, ExpirePointsArgs{}),
-		every(pointsEvery, NotifyExpiringPointsArgs{}),
-		every(pointsEvery, RecomputeLevelsArgs{}),
-		every(dispatchEvery, DispatchEventsArgs{}),
+		every(time.Hour, jobs.PruneSigningKeys{}),
+		every(time.Minute, jobs.CampaignLifecycle{}),
+		every(time.Hour, jobs.PurgeExpired{}),
+		every(pointsEvery, jobs.ExpirePoints{}),
+		every(pointsEvery, jobs.NotifyExpiringPoints{}),
+		every(pointsEvery, jobs.RecomputeLevels{}),
+		every(dispatchEvery, jobs.DispatchEvents{}),
 	}
 }
 
@@ -84,8 +63,6 @@ type Config struct {
 	// DispatchInterval is how often new events are handed to webhook
 	// delivery; 0 means DefaultDispatchInterval.
 	DispatchInterval time.Duration
-	// Webhooks says which destinations deliveries may reach.
-	Webhooks webhook.Guard
 	// Metrics, when set, times the jobs this client works, counts their
 	// failures and what the jobs do (sales processed, points credited).
 	Metrics *metrics.Registry
@@ -96,34 +73,31 @@ type Config struct {
 // attempt.
 const DefaultDispatchInterval = 2 * time.Second
 
-// NewClient returns the River client of db. With cfg.Work it works the
-// default queue and runs the periodic jobs; otherwise it only inserts.
-func NewClient(db *storage.DB, log *slog.Logger, cfg Config) (*river.Client[*sql.Tx], error) {
-	rc := &river.Config{Logger: log}
-	if db.Dialect == dialect.SQLite {
-		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
-		rc.FetchPollInterval = 100 * time.Millisecond
-	}
-	rc.FetchCooldown = 10 * time.Millisecond
-	// The dispatcher runs every few seconds: keep its finished jobs an hour,
-	// not River's default day.
-	rc.CompletedJobRetentionPeriod = time.Hour
+// NewClient returns the River client of a's database. With cfg.Work it works
+// the default queue and runs the periodic jobs; otherwise it only inserts.
+// The application inserts its jobs with it too (a.River).
+func NewClient(a *app.App, cfg Config) (*river.Client[*sql.Tx], error) {
+	rc := jobs.Config(a.DB, a.Log)
 	if cfg.RescueAfter > 0 {
 		rc.RescueStuckJobsAfter = cfg.RescueAfter
 		rc.JobTimeout = cfg.RescueAfter / 2
 	}
 	if cfg.Metrics != nil {
-		cfg.Metrics.JobKinds(Kinds()...)
+		cfg.Metrics.JobKinds(jobs.Kinds()...)
 		rc.Middleware = []rivertype.Middleware{cfg.Metrics.RiverMiddleware()}
 	}
 	if cfg.Work {
 		workers := river.NewWorkers()
-		Register(workers, Deps{DB: db, Log: log, Now: time.Now, Sender: webhook.NewSender(cfg.Webhooks), Metrics: cfg.Metrics})
+		Register(workers, a, cfg.Metrics)
 		rc.Workers = workers
 		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, 24*time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
 		}
 	}
-	return river.NewClient(db.RiverDriver(), rc)
+	client, err := river.NewClient(a.DB.RiverDriver(), rc)
+	if err == nil {
+		a.River = client
+	}
+	return client, err
 }

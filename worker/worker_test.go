@@ -11,8 +11,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -132,17 +134,17 @@ func TestPlatformClientStarts(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		ctx := context.Background()
-		client, err := worker.NewClient(db, slog.New(slog.DiscardHandler), worker.Config{Work: true, MaxWorkers: 2})
+		client, err := worker.NewClient(&app.App{DB: db, Log: slog.New(slog.DiscardHandler)}, worker.Config{Work: true, MaxWorkers: 2})
 		require.NoError(t, err)
 		events, cancel := client.Subscribe(river.EventKindJobCompleted)
 		defer cancel()
 		require.NoError(t, client.Start(ctx))
 		defer client.Stop(ctx)
-		_, err = client.Insert(ctx, worker.PruneSigningKeysArgs{}, nil)
+		_, err = client.Insert(ctx, jobs.PruneSigningKeys{}, nil)
 		require.NoError(t, err)
 		select {
 		case ev := <-events:
-			require.Equal(t, worker.PruneSigningKeysArgs{}.Kind(), ev.Job.Kind)
+			require.Equal(t, jobs.PruneSigningKeys{}.Kind(), ev.Job.Kind)
 		case <-time.After(15 * time.Second):
 			t.Fatal("the job did not complete")
 		}

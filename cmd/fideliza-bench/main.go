@@ -308,8 +308,7 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza"),
 		RateLimits: ratelimit.Unlimited()}
 	n, _ := strconv.Atoi(workers)
-	a.River, err = worker.NewClient(db, log, worker.Config{Work: true, MaxWorkers: n})
-	if err != nil {
+	if _, err = worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n}); err != nil {
 		return err
 	}
 	if err := a.River.Start(ctx); err != nil {

@@ -70,9 +70,8 @@ func newServeCommand(g *globals) *cobra.Command {
 			// One registry for the HTTP side and the jobs this process works:
 			// GET /metrics serves both.
 			a.Metrics = metrics.New()
-			a.River, err = worker.NewClient(a.DB, log, worker.Config{Work: !noWorker, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Webhooks: a.Webhooks, Metrics: a.Metrics})
-			if err != nil {
+			if _, err = worker.NewClient(a, worker.Config{Work: !noWorker, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue, Metrics: a.Metrics}); err != nil {
 				return err
 			}
 			if demo {
@@ -187,13 +186,14 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			app, err := g.open(ctx, log, "http://127.0.0.1:8080")
+			a, err := g.open(ctx, log, "http://127.0.0.1:8080")
 			if err != nil {
 				return err
 			}
-			defer app.DB.Close()
-			client, err := worker.NewClient(app.DB, log, worker.Config{Work: true, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Webhooks: webhook.Guard{AllowLoopback: g.webhookLoopback}})
+			defer a.DB.Close()
+			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,290 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// ProcessedSale is what processing a sale did.
+type ProcessedSale struct {
+	Credited    int64 // points credited, sale and bonus
+	Redemptions int   // redemptions recorded for the discounts it carried
+}
+
+// ProcessSale processes a registered sale in tx: the customer's points (with
+// bonus-points campaigns), the redemptions of the discounts it carries,
+// lifetime value, level and the sale.processed event, all committing with
+// the sale's PROCESSED status, so a run killed midway leaves nothing and the
+// retry does it all once. A sale already processed answers nil.
+func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*ProcessedSale, error) {
+	c := tx.Ent
+	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore()
+	if a.DB.Dialect == dialect.Postgres {
+		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
+	}
+	s, err := q.Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.Status != sale.StatusRECEIVED {
+		return nil, nil
+	}
+	now := a.stamp()
+	tenant, err := c.Tenant.Get(ctx, s.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	var cust *ent.Customer
+	if s.CustomerDocument != DefaultCustomerDocument {
+		var typ string
+		if s.CustomerDocumentType != nil {
+			typ = string(*s.CustomerDocumentType)
+		}
+		if cust, err = a.findOrPreRegister(ctx, c, tenant, s.CustomerDocument, typ, ""); err != nil {
+			return nil, err
+		}
+	}
+	done := &ProcessedSale{}
+	if cust != nil {
+		if done.Credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
+			return nil, err
+		}
+		if done.Redemptions, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
+			return nil, err
+		}
+	}
+	u := c.Sale.UpdateOneID(s.ID).SetStatus(sale.StatusPROCESSED).SetProcessedAt(now).SetPointsCredited(done.Credited)
+	var customerID any
+	if cust != nil {
+		u.SetCustomerID(cust.ID)
+		customerID = cust.ID
+	}
+	if err := u.Exec(ctx); err != nil {
+		return nil, err
+	}
+	err = outbox.Record(ctx, c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
+		"sale_id": s.ID, "receipt": s.ExternalID, "store_code": s.Edges.Store.Code, "customer_id": customerID,
+		"amount_payable": s.AmountPayable.String(), "points_credited": done.Credited,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// FailSale marks a sale still RECEIVED as FAILED with the reason, after its
+// last processing attempt; it says whether it did.
+func (a *App) FailSale(ctx context.Context, saleID, reason string) (bool, error) {
+	n, err := a.DB.Ent.Sale.Update().Where(sale.ID(saleID), sale.StatusEQ(sale.StatusRECEIVED)).
+		SetStatus(sale.StatusFAILED).SetFailureReason(reason).Save(ctx)
+	return n > 0, err
+}
+
+// findOrPreRegister finds the customer of a document; an unknown one is
+// pre-registered when the tenant enables it, else nil. A concurrent
+// pre-registration of the same document surfaces as a constraint error.
+func (a *App) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, doc, typ, phone string) (*ent.Customer, error) {
+	cust, err := c.Customer.Query().Where(customer.Document(doc)).Only(ctx)
+	if !ent.IsNotFound(err) || !tenant.PreRegistration {
+		if ent.IsNotFound(err) {
+			return nil, nil
+		}
+		return cust, err
+	}
+	create := c.Customer.Create().SetDocument(doc)
+	if typ != "" {
+		create.SetDocumentType(customer.DocumentType(typ))
+	}
+	if phone != "" {
+		if !strings.HasPrefix(phone, "+") {
+			phone = "+55" + phone
+		}
+		create.SetPhone(phone)
+	}
+	return create.Save(ctx)
+}
+
+// creditSale credits the sale's points and the bonus of the customer's
+// bonus-points campaigns for the pdv channel, each once per sale.
+func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
+	l := a.ledger()
+	var total int64
+	if pts := points.Earned(s.AmountPayable, tenant.PointsPerReal); pts > 0 {
+		res, err := l.Credit(ctx, c, ledger.Credit{
+			CustomerID: cust.ID, Kind: pointsentry.KindCredit, Points: pts, SourceKind: pointsentry.SourceKindSale,
+			SourceID: &s.ID, Amount: &s.AmountPayable, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code,
+		})
+		if err != nil {
+			return 0, err
+		}
+		total += res.Entry.Points
+	} else if s.AmountPayable.IsPositive() {
+		// No points (under R$ 1, or a rate of 0), but the money was spent:
+		// the lifetime value grows all the same. The sale's RECEIVED check
+		// in this transaction keeps it to once.
+		locked, err := l.LockCustomer(ctx, c, cust.ID)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.Customer.UpdateOneID(cust.ID).SetLifetimeValue(locked.LifetimeValue.Add(s.AmountPayable)).Exec(ctx); err != nil {
+			return 0, err
+		}
+	}
+	bonus, names, err := a.saleBonus(ctx, s, cust, tenant.PointsPerReal)
+	if err != nil || bonus == 0 {
+		return total, err
+	}
+	res, err := l.Credit(ctx, c, ledger.Credit{
+		CustomerID: cust.ID, Kind: pointsentry.KindBonus, Points: bonus, SourceKind: pointsentry.SourceKindSale,
+		SourceID: &s.ID, Reason: "bonus points: " + names,
+	})
+	if err != nil {
+		return 0, err
+	}
+	return total + res.Entry.Points, nil
+}
+
+// saleBonus is the bonus the customer's live pdv bonus-points campaigns give
+// on the sale's items (at their price after discounts) as of the sale's
+// instant, with the campaigns' names.
+func (a *App) saleBonus(ctx context.Context, s *ent.Sale, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
+	live, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	var bonus []eligibility.Campaign
+	for _, c := range live {
+		if c.Type == eligibility.BonusPoints {
+			bonus = append(bonus, c)
+		}
+	}
+	if len(bonus) == 0 {
+		return 0, "", nil
+	}
+	segs, err := cust.QuerySegments().Select(segment.FieldID).Strings(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	var cart eligibility.Cart
+	for _, it := range s.Edges.Items {
+		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: it.Quantity,
+			UnitPrice: it.UnitPrice.Sub(it.DiscountAmount.DivRound(it.Quantity, 8))})
+	}
+	eligible, _ := eligibility.Evaluate(bonus, cart, eligibility.Context{
+		Now: s.SoldAt, Channel: channelPOS, Segments: segs, PointsPerReal: rate,
+	})
+	var total int64
+	var names []string
+	for _, e := range eligible {
+		if e.Benefit.BonusPoints != nil && *e.Benefit.BonusPoints > 0 {
+			total += *e.Benefit.BonusPoints
+			names = append(names, e.Campaign.Name)
+		}
+	}
+	return total, strings.Join(names, ", "), nil
+}
+
+// saleRedemptionBenefit is the benefit stored with a redemption recorded from
+// a sale: the discount the point of sale gave.
+type saleRedemptionBenefit struct {
+	Amount         decimal.Decimal `json:"amount"`
+	DiscountAmount decimal.Decimal `json:"discount_amount"`
+}
+
+// recordSaleRedemptions records one redemption per campaign whose discount
+// the sale carries, and returns how many it recorded. It counts toward the
+// campaign's limit; a discount the POS gave after the limit was reached is
+// still recorded, flagged over_limit.
+func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (int, error) {
+	given := map[string]decimal.Decimal{}
+	var order []string
+	for _, it := range s.Edges.Items {
+		ds, err := storedDiscounts(it.Discounts)
+		if err != nil {
+			return 0, fmt.Errorf("discounts of item %s: %w", it.LineID, err)
+		}
+		for _, d := range ds {
+			if d.external() || d.UnitDiscount == nil || d.Quantity == nil {
+				continue
+			}
+			if _, seen := given[*d.PromotionID]; !seen {
+				order = append(order, *d.PromotionID)
+			}
+			given[*d.PromotionID] = given[*d.PromotionID].Add(d.UnitDiscount.Mul(*d.Quantity))
+		}
+	}
+	n := 0
+	for _, id := range order {
+		if _, err := c.Campaign.Get(ctx, id); ent.IsNotFound(err) {
+			continue // not a campaign of this tenant: an unknown promotion is not ours to count
+		} else if err != nil {
+			return 0, err
+		}
+		claimed, err := claimRedemption(ctx, c, id)
+		if err != nil {
+			return 0, err
+		}
+		if !claimed { // given over the limit: counted all the same
+			if err := c.Campaign.UpdateOneID(id).AddRedemptionsCount(1).Exec(ctx); err != nil {
+				return 0, err
+			}
+		}
+		benefit, err := json.Marshal(saleRedemptionBenefit{Amount: given[id], DiscountAmount: given[id]})
+		if err != nil {
+			return 0, err
+		}
+		err = c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
+			SetAmountPaid(s.AmountPayable).SetDiscountAmount(given[id]).SetCashbackAmount(decimal.Zero).
+			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).Exec(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("redemption of %s: %w", id, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// claimRedemption takes one redemption from the campaign's total limit in
+// one conditional update (and only where the extra conditions hold); false
+// when the limit is reached or a condition fails.
+func claimRedemption(ctx context.Context, c *ent.Client, campaignID string, where ...predicate.Campaign) (bool, error) {
+	n, err := c.Campaign.Update().Where(append(where, campaign.ID(campaignID),
+		campaign.Or(campaign.LimitTotalIsNil(), func(s *entsql.Selector) {
+			s.Where(entsql.ColumnsLT(s.C(campaign.FieldRedemptionsCount), s.C(campaign.FieldLimitTotal)))
+		}))...,
+	).AddRedemptionsCount(1).Save(ctx)
+	return n > 0, err
+}
+
+// storedDiscounts reads the discounts stored with a sale item.
+func storedDiscounts(raw []byte) ([]POSDiscount, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var ds []POSDiscount
+	if err := json.Unmarshal(raw, &ds); err != nil {
+		return nil, errors.Join(errors.New("unreadable stored discounts"), err)
+	}
+	return ds, nil
+}

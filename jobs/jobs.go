@@ -1,0 +1,136 @@
+// Package jobs declares the arguments of every River job of the platform:
+// the application inserts them (in the transaction of the change that
+// causes them) and package worker works them. It imports neither, so both
+// can import it.
+package jobs
+
+import (
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/riverqueue/river"
+
+	"github.com/fideliza/fideliza/storage"
+)
+
+// ProcessSale processes a registered sale: the customer's points (with
+// bonus-points campaigns), the redemptions of the discounts it carries,
+// lifetime value, level, and the sale.processed event. It is inserted with
+// the sale, in its transaction.
+type ProcessSale struct {
+	TenantID string `json:"tenant_id"`
+	SaleID   string `json:"sale_id"`
+}
+
+func (ProcessSale) Kind() string { return "process_sale" }
+
+// CreditCashback credits the cashback of a redemption to the customer's
+// points, at the tenant's earning rate. It is inserted with the redemption,
+// in its transaction, scheduled credit_after_days later.
+type CreditCashback struct {
+	TenantID     string `json:"tenant_id"`
+	RedemptionID string `json:"redemption_id"`
+}
+
+func (CreditCashback) Kind() string { return "credit_cashback" }
+
+// DeliverWebhook makes one attempt of a delivery; River retries it on
+// RetrySchedule.
+type DeliverWebhook struct {
+	DeliveryID string `json:"delivery_id"`
+}
+
+func (DeliverWebhook) Kind() string { return "deliver_webhook" }
+
+// ExpirePoints expires the lots whose time has come.
+type ExpirePoints struct{}
+
+func (ExpirePoints) Kind() string { return "expire_points" }
+
+// NotifyExpiringPoints records a points.expiring event, once per lot, for
+// lots that expire soon.
+type NotifyExpiringPoints struct{}
+
+func (NotifyExpiringPoints) Kind() string { return "notify_expiring_points" }
+
+// RecomputeLevels lowers the levels that points leaving the trailing
+// 12-month window no longer hold.
+type RecomputeLevels struct{}
+
+func (RecomputeLevels) Kind() string { return "recompute_levels" }
+
+// CampaignLifecycle stores campaigns' statuses as their dates pass and
+// records campaign.activated.
+type CampaignLifecycle struct{}
+
+func (CampaignLifecycle) Kind() string { return "campaign_lifecycle" }
+
+// PurgeExpired deletes expired idempotency keys and validation tokens.
+type PurgeExpired struct{}
+
+func (PurgeExpired) Kind() string { return "purge_expired" }
+
+// DispatchEvents hands the outbox's new events to webhook delivery.
+type DispatchEvents struct{}
+
+func (DispatchEvents) Kind() string { return "dispatch_events" }
+
+// PruneSigningKeys deletes signing keys retired long enough ago that no
+// live token was signed with them.
+type PruneSigningKeys struct{}
+
+func (PruneSigningKeys) Kind() string { return "prune_signing_keys" }
+
+// Kinds are the kinds of every job of the platform.
+func Kinds() []string {
+	return []string{
+		PruneSigningKeys{}.Kind(), ExpirePoints{}.Kind(), NotifyExpiringPoints{}.Kind(),
+		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
+		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
+	}
+}
+
+// RetrySchedule is the wait before each retry of a failed webhook delivery:
+// about a day in all, then the delivery fails. Attempt n+1 follows attempt n
+// by RetrySchedule[n-1].
+var RetrySchedule = []time.Duration{
+	30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 8 * time.Hour,
+}
+
+// DeliveryAttempts is how many times a delivery is tried.
+var DeliveryAttempts = len(RetrySchedule) + 1
+
+// RetryAfter is the wait after attempt n of a delivery failed.
+func RetryAfter(n int) time.Duration {
+	return RetrySchedule[min(max(n, 1), len(RetrySchedule))-1]
+}
+
+// Delivery is the job of a webhook delivery's attempts.
+func Delivery(deliveryID string) river.InsertManyParams {
+	return river.InsertManyParams{Args: DeliverWebhook{DeliveryID: deliveryID},
+		InsertOpts: &river.InsertOpts{MaxAttempts: DeliveryAttempts}}
+}
+
+// Config tunes a River client of db; package worker adds its workers and
+// periodic jobs to it.
+func Config(db *storage.DB, log *slog.Logger) *river.Config {
+	rc := &river.Config{Logger: log}
+	if db.Dialect == dialect.SQLite {
+		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
+		rc.FetchPollInterval = 100 * time.Millisecond
+	}
+	rc.FetchCooldown = 10 * time.Millisecond
+	// The dispatcher runs every few seconds: keep its finished jobs an hour,
+	// not River's default day.
+	rc.CompletedJobRetentionPeriod = time.Hour
+	return rc
+}
+
+// NewInsertClient returns a River client of db that only inserts jobs (for
+// commands and tests that work none).
+func NewInsertClient(db *storage.DB, log *slog.Logger) (*river.Client[*sql.Tx], error) {
+	return river.NewClient(db.RiverDriver(), Config(db, log))
+}

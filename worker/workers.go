@@ -1,0 +1,167 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/metrics"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// failWriteTimeout bounds the write that marks a sale FAILED after its last
+// attempt.
+const failWriteTimeout = 10 * time.Second
+
+// ProcessSaleWorker works jobs.ProcessSale with app.ProcessSale, in one
+// transaction; after the last attempt the sale stays FAILED with the reason.
+type ProcessSaleWorker struct {
+	river.WorkerDefaults[jobs.ProcessSale]
+	App     *app.App
+	Metrics *metrics.Registry // nil: not counted
+}
+
+func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSale]) error {
+	ctx = schema.RememberVisible(viewer.TenantContext(ctx, job.Args.TenantID))
+	var done *app.ProcessedSale
+	err := w.App.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+		done, err = w.App.ProcessSale(ctx, tx, job.Args.SaleID)
+		return err
+	})
+	if err == nil && done != nil {
+		w.Metrics.SaleProcessed(metrics.SaleProcessed)
+		w.Metrics.PointsCredited(metrics.SourceSale, done.Credited)
+		w.Metrics.Redemptions(metrics.SourceSale, done.Redemptions)
+	}
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		// The attempt's context may be what failed (River cancels it after
+		// JobTimeout), so this write gets a context of its own.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failWriteTimeout)
+		defer cancel()
+		failed, ferr := w.App.FailSale(fctx, job.Args.SaleID, err.Error())
+		if failed {
+			w.Metrics.SaleProcessed(metrics.SaleFailed)
+		}
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// CreditCashbackWorker works jobs.CreditCashback with app.CreditCashback.
+type CreditCashbackWorker struct {
+	river.WorkerDefaults[jobs.CreditCashback]
+	App     *app.App
+	Metrics *metrics.Registry // nil: not counted
+}
+
+func (w *CreditCashbackWorker) Work(ctx context.Context, job *river.Job[jobs.CreditCashback]) error {
+	credited, err := w.App.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
+	if err == nil {
+		w.Metrics.PointsCredited(metrics.SourceCashback, credited)
+	}
+	return err
+}
+
+// DeliverWebhookWorker works jobs.DeliverWebhook with app.DeliverWebhook,
+// retried on jobs.RetrySchedule.
+type DeliverWebhookWorker struct {
+	river.WorkerDefaults[jobs.DeliverWebhook]
+	App *app.App
+}
+
+func (w *DeliverWebhookWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverWebhook]) error {
+	return w.App.DeliverWebhook(ctx, job.Args.DeliveryID, job.Attempt, job.Attempt >= job.MaxAttempts)
+}
+
+// NextRetry follows jobs.RetrySchedule from the application's clock.
+func (w *DeliverWebhookWorker) NextRetry(job *river.Job[jobs.DeliverWebhook]) time.Time {
+	return w.App.Now().Add(jobs.RetryAfter(job.Attempt))
+}
+
+// Timeout bounds a job: one attempt plus recording it.
+func (w *DeliverWebhookWorker) Timeout(*river.Job[jobs.DeliverWebhook]) time.Duration {
+	return webhook.Timeout + 20*time.Second
+}
+
+// DispatchEventsWorker works jobs.DispatchEvents: batches until the outbox
+// has no undispatched event.
+type DispatchEventsWorker struct {
+	river.WorkerDefaults[jobs.DispatchEvents]
+	App *app.App
+}
+
+func (w *DispatchEventsWorker) Work(ctx context.Context, _ *river.Job[jobs.DispatchEvents]) error {
+	for {
+		n, err := w.App.DispatchEvents(ctx)
+		if err != nil || n < app.DispatchBatch {
+			return err
+		}
+	}
+}
+
+// ExpirePointsWorker works jobs.ExpirePoints with app.ExpirePoints.
+type ExpirePointsWorker struct {
+	river.WorkerDefaults[jobs.ExpirePoints]
+	App *app.App
+}
+
+func (w *ExpirePointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ExpirePoints]) error {
+	return w.App.ExpirePoints(ctx)
+}
+
+// NotifyExpiringPointsWorker works jobs.NotifyExpiringPoints with app.NotifyExpiringPoints.
+type NotifyExpiringPointsWorker struct {
+	river.WorkerDefaults[jobs.NotifyExpiringPoints]
+	App *app.App
+}
+
+func (w *NotifyExpiringPointsWorker) Work(ctx context.Context, _ *river.Job[jobs.NotifyExpiringPoints]) error {
+	return w.App.NotifyExpiringPoints(ctx)
+}
+
+// RecomputeLevelsWorker works jobs.RecomputeLevels with app.RecomputeLevels.
+type RecomputeLevelsWorker struct {
+	river.WorkerDefaults[jobs.RecomputeLevels]
+	App *app.App
+}
+
+func (w *RecomputeLevelsWorker) Work(ctx context.Context, _ *river.Job[jobs.RecomputeLevels]) error {
+	return w.App.RecomputeLevels(ctx)
+}
+
+// CampaignLifecycleWorker works jobs.CampaignLifecycle with app.RunCampaignLifecycle.
+type CampaignLifecycleWorker struct {
+	river.WorkerDefaults[jobs.CampaignLifecycle]
+	App *app.App
+}
+
+func (w *CampaignLifecycleWorker) Work(ctx context.Context, _ *river.Job[jobs.CampaignLifecycle]) error {
+	return w.App.RunCampaignLifecycle(ctx)
+}
+
+// PurgeExpiredWorker works jobs.PurgeExpired with app.PurgeExpired.
+type PurgeExpiredWorker struct {
+	river.WorkerDefaults[jobs.PurgeExpired]
+	App *app.App
+}
+
+func (w *PurgeExpiredWorker) Work(ctx context.Context, _ *river.Job[jobs.PurgeExpired]) error {
+	return w.App.PurgeExpired(ctx)
+}
+
+// PruneSigningKeysWorker works jobs.PruneSigningKeys with app.PruneSigningKeys.
+type PruneSigningKeysWorker struct {
+	river.WorkerDefaults[jobs.PruneSigningKeys]
+	App *app.App
+}
+
+func (w *PruneSigningKeysWorker) Work(ctx context.Context, _ *river.Job[jobs.PruneSigningKeys]) error {
+	return w.App.PruneSigningKeys(ctx)
+}
