@@ -13,7 +13,6 @@ import (
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
-	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/predicate"
@@ -215,7 +214,7 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 // WithStatus shows a campaign's status as of now, whatever the lifecycle
 // job has written yet.
 func (a *App) WithStatus(c *ent.Campaign) *ent.Campaign {
-	c.Status = campaign.Status(eligibility.EffectiveStatus(campaignrules.Of(c), a.Now()))
+	c.Status = campaignrules.StatusAt(c, a.Now())
 	return c
 }
 
@@ -254,7 +253,7 @@ func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cu
 	}
 	q := a.DB.Ent.Campaign.Query()
 	if f.Status != "" {
-		q.Where(statusAt(campaign.Status(f.Status), a.Now().UTC()))
+		q.Where(campaignrules.WhereStatusAt(campaign.Status(f.Status), a.Now().UTC()))
 	}
 	if f.Type != "" {
 		q.Where(campaign.TypeEQ(campaign.Type(f.Type)))
@@ -272,22 +271,6 @@ func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cu
 		a.WithStatus(e.Node)
 	}
 	return conn, nil
-}
-
-// statusAt matches the campaigns whose status as of now is s (see
-// eligibility.EffectiveStatus).
-func statusAt(s campaign.Status, now time.Time) predicate.Campaign {
-	live := campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded)
-	switch s {
-	case campaign.StatusActive:
-		return campaign.And(live, campaign.StartsAtLTE(now), campaign.EndsAtGT(now))
-	case campaign.StatusScheduled:
-		return campaign.And(live, campaign.StartsAtGT(now), campaign.EndsAtGT(now))
-	case campaign.StatusPaused:
-		return campaign.And(campaign.StatusEQ(campaign.StatusPaused), campaign.EndsAtGT(now))
-	default:
-		return campaign.Or(campaign.StatusEQ(campaign.StatusEnded), campaign.EndsAtLTE(now))
-	}
 }
 
 // forChannel matches campaigns of the channel or of every channel.

@@ -207,12 +207,12 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	}
 	// One conditional update takes a redemption from the total limit of a
 	// campaign active now, or takes nothing.
-	claimed, err := claimRedemption(ctx, tx.Ent, camp.ID, statusAt(campaign.StatusActive, now))
+	claimed, err := claimRedemption(ctx, tx.Ent, camp.ID, campaignrules.WhereStatusAt(campaign.StatusActive, now))
 	if err != nil {
 		return nil, err
 	}
 	if !claimed {
-		if eligibility.EffectiveStatus(campaignrules.Of(camp), now) != eligibility.Active {
+		if campaignrules.StatusAt(camp, now) != campaign.StatusActive {
 			return nil, tokenError("campaign_not_active", "campaign_id", "the campaign is not active")
 		}
 		return nil, apperr.Conflict("redemption_limit_reached", "limits.total", "the campaign has reached its total limit")

@@ -81,7 +81,7 @@ func (c *tenantCache[T]) get(ctx context.Context, load func(context.Context) (T,
 func (a *App) liveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
 	return a.campaigns.get(ctx, func(ctx context.Context) ([]eligibility.Campaign, error) {
 		rows, err := a.DB.Ent.Campaign.Query().
-			Where(campaign.StatusNotIn(campaign.StatusPaused, campaign.StatusEnded), campaign.EndsAtGT(a.Now().UTC())).
+			Where(campaignrules.WhereLiveAt(a.Now().UTC())).
 			Order(campaign.ByStartsAt(), campaign.ByID()).
 			All(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/points"
@@ -184,12 +185,12 @@ func (a *App) RunCampaignLifecycle(ctx context.Context) error {
 	// Ended first: a campaign whose whole window passed unseen ends
 	// without being announced.
 	if _, err := a.DB.Ent.Campaign.Update().
-		Where(campaign.StatusNEQ(campaign.StatusEnded), statusAt(campaign.StatusEnded, now)).
+		Where(campaign.StatusNEQ(campaign.StatusEnded), campaignrules.WhereStatusAt(campaign.StatusEnded, now)).
 		SetStatus(campaign.StatusEnded).Save(sys); err != nil {
 		return err
 	}
 	due, err := a.DB.Ent.Campaign.Query().
-		Where(campaign.StatusEQ(campaign.StatusScheduled), statusAt(campaign.StatusActive, now)).
+		Where(campaign.StatusEQ(campaign.StatusScheduled), campaignrules.WhereStatusAt(campaign.StatusActive, now)).
 		Order(ent.Asc(campaign.FieldStartsAt)).Limit(upkeepBatch).
 		All(sys)
 	if err != nil {
