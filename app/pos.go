@@ -110,7 +110,7 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 			p.Add("customer.phone", "must be a phone number of 8 to 15 digits")
 		}
 	}
-	if err := p.Err(); err != nil {
+	if err := p.Malformed(); err != nil {
 		return nil, err
 	}
 	tenant, err := a.tenantSettings(ctx)
@@ -244,7 +244,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 			p.Add(f("quantity"), "is required and must be positive")
 		}
 	}
-	if err := p.Err(); err != nil {
+	if err := p.Malformed(); err != nil {
 		return nil, err
 	}
 	out := &Authorization{Document: doc, Items: in.Items}
@@ -486,12 +486,12 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 			p.Add(f("installments"), "must be between 1 and 99")
 		}
 	}
-	return doc, typ, p.Err()
+	return doc, typ, p.Malformed()
 }
 
 // ErrSaleInconsistent is a sale whose items do not add up to its value.
 func errSaleInconsistent(items, amount decimal.Decimal) error {
-	return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale-value-inconsistency", Field: "sale.amount",
+	return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale_value_inconsistency", Field: "sale.amount",
 		Message: "the items add up to " + items.StringFixed(2) + " but sale.amount is " + amount.StringFixed(2)}
 }
 
@@ -504,7 +504,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 		return nil, err
 	}
 	if !tenant.SaleRegistration {
-		return nil, &apperr.Error{Kind: apperr.KindUnavailable, Code: "sale-notification-disabled",
+		return nil, &apperr.Error{Kind: apperr.KindUnavailable, Code: "sale_registration_disabled",
 			Message: "sale registration is disabled for this tenant"}
 	}
 	doc, typ, err := in.validate()
@@ -513,7 +513,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 	}
 	st, err := a.DB.Ent.Store.Query().Where(store.Code(in.StoreID)).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Field: "sale.store.id",
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Field: "sale.store.id",
 			Message: "no store with code " + in.StoreID}
 	}
 	if err != nil {
@@ -614,7 +614,7 @@ func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale
 	if !utf8.ValidString(ref) || !utf8.ValidString(storeCode) || strings.ContainsRune(ref+storeCode, 0) {
 		// No sale or store has such an id or code, and PostgreSQL would
 		// fail the query instead of finding none.
-		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Message: "no such sale"}
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Message: "no such sale"}
 	}
 	q := a.DB.Ent.Sale.Query().WithStore()
 	if strings.HasPrefix(ref, "sal_") {
@@ -630,9 +630,9 @@ func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale
 	case err != nil:
 		return nil, err
 	case len(sales) == 0:
-		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "resource-not-found", Message: "no such sale"}
+		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Message: "no such sale"}
 	case len(sales) > 1:
-		return nil, apperr.Invalid("storeId", "the receipt number was sent by several stores: add ?storeId=<store code>")
+		return nil, apperr.Malformed("storeId", "the receipt number was sent by several stores: add ?storeId=<store code>")
 	}
 	return sales[0], nil
 }

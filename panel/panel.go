@@ -29,6 +29,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/httperr"
 	"github.com/fideliza/fideliza/webassets"
 )
 
@@ -267,14 +268,7 @@ func (p *panel) explain(r *http.Request, err error) (int, string) {
 		p.log.ErrorContext(r.Context(), "panel: operation failed", "path", r.URL.Path, "error", err)
 		return http.StatusInternalServerError, "Something went wrong on our side; it was logged. Try again later."
 	}
-	status := map[apperr.Kind]int{
-		apperr.KindInvalid: http.StatusUnprocessableEntity, apperr.KindNotFound: http.StatusNotFound,
-		apperr.KindConflict: http.StatusConflict, apperr.KindForbidden: http.StatusForbidden,
-		apperr.KindUnprocessable: http.StatusUnprocessableEntity, apperr.KindUnavailable: http.StatusServiceUnavailable,
-	}[e.Kind]
-	if status == 0 {
-		status = http.StatusBadRequest
-	}
+	status := httperr.Status(e.Kind)
 	if v, _ := viewer.FromContext(r.Context()); e.Kind == apperr.KindForbidden && v.ReadOnly() {
 		return status, "You are signed in as an analyst, who may look but not change anything: ask an admin of your tenant."
 	}

@@ -143,7 +143,7 @@ func decodePOSJSON(raw []byte, v any) error {
 		if typeErr.Field == "" {
 			return errBadJSON{"the body must be a JSON object"}
 		}
-		return apperr.Invalid(typeErr.Field, "must be %s", jsonKind(typeErr.Type.Kind().String()))
+		return apperr.Malformed(typeErr.Field, "must be %s", jsonKind(typeErr.Type.Kind().String()))
 	case errors.Is(err, io.EOF):
 		return errBadJSON{"the body is empty"}
 	default:
@@ -338,7 +338,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 	var p apperr.Problems
 	if body.Sale == nil {
 		p.Add("sale", "is required")
-		s.writePOSError(w, r, p.Err())
+		s.writePOSError(w, r, p.Malformed())
 		return
 	}
 	in := app.AuthorizeInput{SessionID: body.SessionID, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
@@ -352,7 +352,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 			Discounts: discountsIn(&p, f+".discounts", it.Discounts), Increases: it.Increases,
 		})
 	}
-	if err := p.Err(); err != nil {
+	if err := p.Malformed(); err != nil {
 		s.writePOSError(w, r, err)
 		return
 	}
@@ -453,7 +453,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 	var p apperr.Problems
 	if body.Sale == nil {
 		p.Add("sale", "is required")
-		s.writePOSError(w, r, p.Err())
+		s.writePOSError(w, r, p.Malformed())
 		return
 	}
 	sl := body.Sale
@@ -493,7 +493,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Payments = append(in.Payments, pay)
 	}
-	if err := p.Err(); err != nil {
+	if err := p.Malformed(); err != nil {
 		s.writePOSError(w, r, err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/httperr"
 )
 
 // problem is an RFC 9457 problem detail, the error body of the POS
@@ -32,6 +33,9 @@ var problemTitles = map[string]string{
 	"payload-too-large":          "Request body too large",
 	"unsupported-media-type":     "Unsupported media type",
 	"rate-limited":               "Too many requests",
+	"conflict":                   "Conflict with existing data",
+	"forbidden":                  "Not allowed",
+	"unprocessable":              "Request inconsistent",
 }
 
 // writeProblem answers with a problem of the given identifier. Its instance
@@ -53,8 +57,16 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail
 	_ = json.NewEncoder(w).Encode(p)
 }
 
-// writePOSError maps an operation's error to its problem; errors without a
-// kind are logged and answered 500 without their cause.
+// posProblems are the problem identifiers of the operations' own codes; the
+// other errors are named by their kind.
+var posProblems = map[string]string{
+	"sale_value_inconsistency":   "sale-value-inconsistency",
+	"sale_registration_disabled": "sale-notification-disabled",
+}
+
+// writePOSError answers an operation's error as a problem with its kind's
+// status (package httperr); errors without a kind are logged and answered
+// 500 without their cause.
 func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := apperr.As(err)
 	if !ok {
@@ -63,16 +75,18 @@ func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error
 		}
 		return
 	}
+	status := httperr.Status(e.Kind)
 	switch e.Kind {
-	case apperr.KindInvalid:
-		writeProblem(w, r, http.StatusBadRequest, "validation-error", e.Message, e.Details)
+	case apperr.KindInvalid, apperr.KindMalformed:
+		writeProblem(w, r, status, "validation-error", e.Message, e.Details)
 	case apperr.KindNotFound:
-		writeProblem(w, r, http.StatusNotFound, "resource-not-found", e.Message, nil)
-	case apperr.KindUnprocessable:
-		writeProblem(w, r, http.StatusUnprocessableEntity, e.Code, e.Message, nil)
-	case apperr.KindUnavailable:
-		writeProblem(w, r, http.StatusServiceUnavailable, e.Code, e.Message, nil)
-	default:
-		writeProblem(w, r, http.StatusBadRequest, "validation-error", e.Message, nil)
+		writeProblem(w, r, status, "resource-not-found", e.Message, nil)
+	case apperr.KindConflict, apperr.KindForbidden, apperr.KindUnprocessable, apperr.KindUnavailable:
+		id, ok := posProblems[e.Code]
+		if !ok {
+			id = map[apperr.Kind]string{apperr.KindConflict: "conflict", apperr.KindForbidden: "forbidden",
+				apperr.KindUnprocessable: "unprocessable", apperr.KindUnavailable: "service-unavailable"}[e.Kind]
+		}
+		writeProblem(w, r, status, id, e.Message, nil)
 	}
 }

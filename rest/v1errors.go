@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/httperr"
 )
 
 // maxJSONBody bounds request bodies of the JSON interfaces.
@@ -36,17 +37,16 @@ func (s *server) writeV1Error(w http.ResponseWriter, r *http.Request, err error)
 		}
 		return
 	}
+	status := httperr.Status(e.Kind)
 	switch e.Kind {
-	case apperr.KindInvalid:
-		writeJSON(w, http.StatusUnprocessableEntity, v1Error{Error: e.Code, Message: e.Message, Field: e.Field, Details: e.Details})
-	case apperr.KindNotFound:
-		writeJSON(w, http.StatusNotFound, v1Error{Error: e.Code, Message: e.Message})
+	case apperr.KindInvalid, apperr.KindMalformed, apperr.KindUnprocessable:
+		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message, Field: e.Field, Details: e.Details})
+	case apperr.KindNotFound, apperr.KindUnavailable:
+		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message})
 	case apperr.KindConflict:
-		writeJSON(w, http.StatusConflict, v1Error{Error: e.Code, Message: e.Message, Field: e.Field})
+		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message, Field: e.Field})
 	case apperr.KindForbidden:
-		writeJSON(w, http.StatusForbidden, v1Error{Error: e.Code, ErrorDescription: e.Message})
-	default:
-		writeJSON(w, http.StatusInternalServerError, v1Error{Error: "internal_error", Message: e.Message})
+		writeJSON(w, status, v1Error{Error: e.Code, ErrorDescription: e.Message})
 	}
 }
 

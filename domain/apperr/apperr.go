@@ -1,7 +1,7 @@
-// Package apperr declares the few kinds of error every operation returns.
-// The REST adapters map a kind to the status and body of their interface;
-// the GraphQL error presenter maps it to extensions.code. Messages are safe
-// to show: they never carry internal causes or personal data.
+// Package apperr declares the few kinds of error every operation returns,
+// with the operation's own code. Package httperr gives each kind its one
+// HTTP status; each transport chooses its body and wire identifiers. Messages
+// are safe to show: they never carry internal causes or personal data.
 package apperr
 
 import (
@@ -14,13 +14,37 @@ import (
 type Kind int
 
 const (
-	KindInvalid       Kind = iota + 1 // the input breaks a rule: 422 on /v1
-	KindNotFound                      // no such resource visible to the viewer: 404
-	KindConflict                      // clashes with existing data: 409
-	KindForbidden                     // the viewer may not do this: 403
-	KindUnprocessable                 // well-formed but inconsistent (a sale's totals): 422
-	KindUnavailable                   // refused for now (sale registration disabled): 503
+	KindInvalid       Kind = iota + 1 // the input breaks a rule of the operation
+	KindMalformed                     // the request does not follow its interface's document (the POS field rules)
+	KindNotFound                      // no such resource visible to the viewer
+	KindConflict                      // clashes with existing data
+	KindForbidden                     // the viewer may not do this
+	KindUnprocessable                 // well-formed but inconsistent (a sale's totals)
+	KindUnavailable                   // refused for now (sale registration disabled)
 )
+
+// Kinds are every kind, for tests that walk them all.
+var Kinds = []Kind{KindInvalid, KindMalformed, KindNotFound, KindConflict, KindForbidden, KindUnprocessable, KindUnavailable}
+
+func (k Kind) String() string {
+	switch k {
+	case KindInvalid:
+		return "invalid"
+	case KindMalformed:
+		return "malformed"
+	case KindNotFound:
+		return "not_found"
+	case KindConflict:
+		return "conflict"
+	case KindForbidden:
+		return "forbidden"
+	case KindUnprocessable:
+		return "unprocessable"
+	case KindUnavailable:
+		return "unavailable"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
 
 // FieldError is one problem of one input field.
 type FieldError struct {
@@ -70,7 +94,13 @@ func (p *Problems) Add(field, format string, args ...any) {
 }
 
 // Err returns the validation error of the problems, or nil when there are none.
-func (p Problems) Err() error {
+func (p Problems) Err() error { return p.as(KindInvalid) }
+
+// Malformed returns the problems as a request that does not follow its
+// interface's document, or nil when there are none.
+func (p Problems) Malformed() error { return p.as(KindMalformed) }
+
+func (p Problems) as(k Kind) error {
 	if len(p) == 0 {
 		return nil
 	}
@@ -78,7 +108,7 @@ func (p Problems) Err() error {
 	for i, fe := range p {
 		msgs[i] = fe.Field + ": " + fe.Message
 	}
-	return &Error{Kind: KindInvalid, Code: "validation_error", Message: strings.Join(msgs, "; "), Field: p[0].Field, Details: p}
+	return &Error{Kind: k, Code: "validation_error", Message: strings.Join(msgs, "; "), Field: p[0].Field, Details: p}
 }
 
 // Invalid is a validation error of a single field.
@@ -86,4 +116,11 @@ func Invalid(field, format string, args ...any) error {
 	var p Problems
 	p.Add(field, format, args...)
 	return p.Err()
+}
+
+// Malformed is a request error of a single field.
+func Malformed(field, format string, args ...any) error {
+	var p Problems
+	p.Add(field, format, args...)
+	return p.Malformed()
 }

@@ -1,0 +1,30 @@
+// Package httperr gives each error kind its one HTTP status. Every HTTP
+// interface (/v1, the point-of-sale problems, the developer panel, GraphQL's
+// request errors) answers a kind with this status and differs only in body.
+package httperr
+
+import (
+	"net/http"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+)
+
+// Status is the HTTP status of an error of kind k; an error of no kind is an
+// internal error.
+func Status(k apperr.Kind) int {
+	switch k {
+	case apperr.KindInvalid, apperr.KindUnprocessable:
+		return http.StatusUnprocessableEntity
+	case apperr.KindMalformed:
+		return http.StatusBadRequest
+	case apperr.KindNotFound:
+		return http.StatusNotFound
+	case apperr.KindConflict:
+		return http.StatusConflict
+	case apperr.KindForbidden:
+		return http.StatusForbidden
+	case apperr.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,65 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/httperr"
+)
+
+// TestEveryErrorKindOnEveryRESTInterface walks each kind (and an error of
+// no kind) through the /v1 and the point-of-sale error writers: the status
+// is the kind's one status; only the body's shape differs.
+func TestEveryErrorKindOnEveryRESTInterface(t *testing.T) {
+	s := &server{log: slog.New(slog.DiscardHandler)}
+	details := []apperr.FieldError{{Field: "name", Message: "is required"}}
+	type answer struct {
+		status int
+		body   map[string]any
+		ctype  string
+	}
+	write := func(writer func(http.ResponseWriter, *http.Request, error), err error) answer {
+		rec := httptest.NewRecorder()
+		writer(rec, httptest.NewRequest(http.MethodPost, "/x", nil), err)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
+		return answer{rec.Code, body, rec.Header().Get("Content-Type")}
+	}
+	cases := append([]apperr.Kind{}, apperr.Kinds...)
+	cases = append(cases, 0) // no kind: an internal error
+	for _, k := range cases {
+		t.Run(k.String(), func(t *testing.T) {
+			err := error(&apperr.Error{Kind: k, Code: "some_code", Message: "what went wrong", Field: "name", Details: details})
+			want := httperr.Status(k)
+			if k == 0 {
+				err = errors.New("database on fire")
+			}
+			v1 := write(s.writeV1Error, err)
+			require.Equal(t, want, v1.status, "/v1")
+			require.Contains(t, v1.ctype, "application/json")
+			require.NotEmpty(t, v1.body["error"], "/v1 bodies name the error")
+			pos := write(s.writePOSError, err)
+			require.Equal(t, want, pos.status, "POS")
+			require.Equal(t, "application/problem+json", pos.ctype)
+			require.EqualValues(t, want, pos.body["status"], "the problem repeats the status")
+			require.Regexp(t, `^/problems/[a-z-]+$`, pos.body["type"])
+			require.NotEmpty(t, problemTitles[pos.body["type"].(string)[len("/problems/"):]], "every problem id has a title")
+			switch k {
+			case 0:
+				require.Equal(t, "internal_error", v1.body["error"])
+				require.NotContains(t, v1.body["message"], "fire", "causes stay in the log")
+			case apperr.KindForbidden:
+				require.Equal(t, "what went wrong", v1.body["error_description"])
+			default:
+				require.Equal(t, "some_code", v1.body["error"], "the operation's code on /v1")
+			}
+		})
+	}
+}
