@@ -26,11 +26,17 @@ type TenantSettings struct {
 
 // CreateTenant creates a retailer, or a sandbox of one when sandboxOf is set.
 func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
+	if err := guarded("name", name, "sandbox_of", sandboxOf); err != nil {
+		return nil, err
+	}
 	return a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
 }
 
 // UpdateTenant changes the settings of a tenant.
 func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
+	if err := guarded("id", id, "", s); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	if s.Name != nil && strings.TrimSpace(*s.Name) == "" {
 		p.Add("name", "must not be empty")
@@ -68,6 +74,9 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 
 // CreateStore registers a store of a tenant under its external code.
 func (a *App) CreateStore(ctx context.Context, tenantID, code, name string) (*ent.Store, error) {
+	if err := guarded("tenant_id", tenantID, "code", code, "name", name); err != nil {
+		return nil, err
+	}
 	if err := checkStore(&code, &name); err != nil {
 		return nil, err
 	}
@@ -77,6 +86,9 @@ func (a *App) CreateStore(ctx context.Context, tenantID, code, name string) (*en
 
 // UpdateStore changes a store's code or name; nil leaves one as it is.
 func (a *App) UpdateStore(ctx context.Context, id string, code, name *string) (*ent.Store, error) {
+	if err := guarded("id", id, "code", code, "name", name); err != nil {
+		return nil, err
+	}
 	if err := checkStore(code, name); err != nil {
 		return nil, err
 	}
@@ -127,6 +139,9 @@ type ClientCredentials struct {
 // CreateClient creates an OAuth or POS client. OAuth clients get every scope
 // unless scopes narrows them; POS clients have none.
 func (a *App) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
+	if err := guarded("tenant_id", tenantID, "name", name, "scopes", scopes); err != nil {
+		return nil, err
+	}
 	return createClient(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
 }
 
@@ -163,6 +178,9 @@ func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind 
 // RotateClient gives a client a new secret; the old one stops working at
 // once in this process, within auth.POSLoginTTL in others.
 func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
+	if err := guarded("client_id", clientID); err != nil {
+		return nil, err
+	}
 	c, err := rotateClient(ctx, a.DB.Ent, clientID)
 	if err == nil {
 		a.Auth.Forget("", clientID)
@@ -182,6 +200,9 @@ func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*Cl
 // RevokeClient revokes a client for good. Its secret stops working at once;
 // tokens already issued stop within auth.DefaultClientCheckTTL.
 func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
+	if err := guarded("client_id", clientID); err != nil {
+		return nil, err
+	}
 	c, err := a.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
 	if err == nil {
 		a.Auth.Forget("", clientID)

@@ -163,6 +163,9 @@ func (in CampaignInput) validate(now time.Time) error {
 
 // CreateCampaign creates a campaign; its status follows from its dates.
 func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	now := a.Now()
 	if err := in.validate(now); err != nil {
 		return nil, err
@@ -220,6 +223,9 @@ func (a *App) WithStatus(c *ent.Campaign) *ent.Campaign {
 
 // Campaign reads one campaign.
 func (a *App) Campaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	c, err := a.DB.Ent.Campaign.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("campaign")
@@ -238,6 +244,9 @@ type CampaignFilter struct {
 // ListCampaigns lists campaigns, newest first, filtered by their status as
 // of now, type and channel (a campaign for every channel matches any).
 func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
+	if err := guarded("", f); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	if !ValidPageSize(first) {
 		p.Add("limit", "must be between 1 and %d", MaxPageSize)
@@ -287,16 +296,25 @@ func forChannel(ch string) predicate.Campaign {
 // EndCampaign deactivates a campaign (DELETE); ending an ended campaign
 // changes nothing.
 func (a *App) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	return a.setCampaignStatus(ctx, id, campaign.StatusEnded, nil)
 }
 
 // PauseCampaign stops a campaign's benefits until it is resumed.
 func (a *App) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	return a.setCampaignStatus(ctx, id, campaign.StatusPaused, []campaign.Status{campaign.StatusScheduled, campaign.StatusActive})
 }
 
 // ResumeCampaign lifts a pause; the status follows from the dates again.
 func (a *App) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	return a.setCampaignStatus(ctx, id, campaign.StatusScheduled, []campaign.Status{campaign.StatusPaused})
 }
 

@@ -127,6 +127,9 @@ func (in CustomerInput) validate(mode writeMode) (cpf string, err error) {
 
 // CreateCustomer registers a customer in the viewer's tenant.
 func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	cpf, err := in.validate(modeCreate)
 	if err != nil {
 		return nil, err
@@ -163,12 +166,18 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 // ReplaceCustomer is PUT: the create fields are required and every optional
 // field absent from in is cleared.
 func (a *App) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+	if err := guarded("id", id, "", in); err != nil {
+		return nil, err
+	}
 	return a.updateCustomer(ctx, id, in, modeReplace)
 }
 
 // PatchCustomer is a JSON merge patch: only the fields present change, and
 // null clears an optional field.
 func (a *App) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+	if err := guarded("id", id, "", in); err != nil {
+		return nil, err
+	}
 	return a.updateCustomer(ctx, id, in, modePatch)
 }
 
@@ -331,6 +340,9 @@ func duplicateOr(err error) error {
 
 // Customer reads one customer of the viewer's tenant with its segments.
 func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id)).
 		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
 		Only(ctx)
@@ -353,6 +365,9 @@ type CustomerFilter struct {
 // the database (migration 0008), so neither the page nor the total costs more
 // at a million customers than at ten thousand.
 func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
+	if err := guarded("", f); err != nil {
+		return nil, err
+	}
 	if err := checkLimit(first); err != nil {
 		return nil, err
 	}

@@ -67,6 +67,9 @@ func (a *App) ledger() ledger.Ledger {
 // CreditPoints credits an order once: a repeated call answers with the
 // first result and credits nothing more.
 func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	requireID(&p, "customer_id", in.CustomerID)
 	requireID(&p, "order_id", in.OrderID)
@@ -181,6 +184,9 @@ func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID,
 // DebitPoints spends points, those expiring first first; a balance never
 // goes below zero.
 func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	requireID(&p, "customer_id", in.CustomerID)
 	if in.OrderID != nil {
@@ -212,6 +218,9 @@ func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, 
 
 // AdjustPoints is an operator's correction, with the reason recorded.
 func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	requireID(&p, "customer_id", in.CustomerID)
 	if in.Points == 0 || in.Points > maxPointsPerChange || in.Points < -maxPointsPerChange {
@@ -292,6 +301,9 @@ type PointsBalance struct {
 
 // Balance reads a customer's points balance.
 func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
+	if err := guarded("customer_id", customerID); err != nil {
+		return nil, err
+	}
 	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).WithTenant().Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("customer")
@@ -328,6 +340,9 @@ type StatementFilter struct {
 
 // Statement lists a customer's ledger entries, newest first.
 func (a *App) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
+	if err := guarded("customer_id", customerID, "", f); err != nil {
+		return nil, err
+	}
 	if err := checkLimit(first); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -96,6 +95,9 @@ type Identification struct {
 // IdentifyCustomer finds the customer of a CPF or CNPJ; an unknown one is
 // NOT_FOUND, or pre-registered when the tenant enables it.
 func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identification, error) {
+	if err := guardedPOS("", in); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	if strings.TrimSpace(in.SessionID) == "" {
 		p.Add("sessionId", "is required")
@@ -209,6 +211,9 @@ type Authorization struct {
 // customer's pdv campaigns give, on the price after external discounts; it
 // stores nothing.
 func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Authorization, error) {
+	if err := guardedPOS("", in); err != nil {
+		return nil, err
+	}
 	var p apperr.Problems
 	if strings.TrimSpace(in.SessionID) == "" {
 		p.Add("sessionId", "is required")
@@ -499,6 +504,9 @@ func errSaleInconsistent(items, amount decimal.Decimal) error {
 // receipt already registered by the store is answered with the sale stored
 // the first time.
 func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
+	if err := guardedPOS("", in); err != nil {
+		return nil, err
+	}
 	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
@@ -611,9 +619,9 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 // SaleOutcome reads a sale by its id (sal_…) or by the store's receipt
 // number; a receipt number sent by several stores needs storeCode.
 func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale, error) {
-	if !utf8.ValidString(ref) || !utf8.ValidString(storeCode) || strings.ContainsRune(ref+storeCode, 0) {
-		// No sale or store has such an id or code, and PostgreSQL would
-		// fail the query instead of finding none.
+	if guardedPOS("ref", ref, "store_code", storeCode) != nil {
+		// No sale or store has an id or code no database can hold, and
+		// PostgreSQL would fail the query instead of finding none.
 		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Message: "no such sale"}
 	}
 	q := a.DB.Ent.Sale.Query().WithStore()

@@ -75,6 +75,9 @@ func (in RedeemInput) validate() error {
 // RedeemCampaign gives the benefit a validation promised for one campaign.
 // With idem, a repeated key returns the stored answer (a Replay) instead.
 func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Replay, error) {
+	if err := guarded("", in); err != nil {
+		return nil, nil, err
+	}
 	if err := in.validate(); err != nil {
 		return nil, nil, err
 	}

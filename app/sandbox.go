@@ -59,6 +59,9 @@ func (a *App) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 // CreateSandbox creates a sandbox of the viewer's tenant and loads the demo
 // data into it; admins only.
 func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
+	if err := guarded("name", name); err != nil {
+		return nil, err
+	}
 	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
@@ -85,6 +88,9 @@ func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, erro
 // InSandbox returns a context acting in sandboxID with the viewer's role,
 // when sandboxID is a sandbox of the viewer's tenant.
 func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
+	if err := guarded("sandbox_id", sandboxID); err != nil {
+		return nil, err
+	}
 	v, _ := viewer.FromContext(ctx)
 	own, err := a.productionTenant(ctx)
 	if err != nil {
@@ -100,6 +106,9 @@ func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context,
 
 // SandboxClients lists a sandbox's API clients, newest first.
 func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
+	if err := guarded("sandbox_id", sandboxID); err != nil {
+		return nil, err
+	}
 	ctx, err := a.InSandbox(ctx, sandboxID)
 	if err != nil {
 		return nil, err
@@ -110,6 +119,9 @@ func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIC
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
 // secret is in the answer only.
 func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
+	if err := guarded("sandbox_id", sandboxID, "name", name); err != nil {
+		return nil, err
+	}
 	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
@@ -122,6 +134,9 @@ func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind ap
 
 // RotateSandboxClient gives a sandbox's client a new secret; admins only.
 func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
+	if err := guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
+		return nil, err
+	}
 	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
@@ -135,6 +150,9 @@ func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID strin
 // ResetSandbox deletes a sandbox's data and loads the demo data again, in
 // one transaction; its credentials and settings stay. Admins only.
 func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
+	if err := guarded("sandbox_id", sandboxID); err != nil {
+		return err
+	}
 	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
 		return err
 	}

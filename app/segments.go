@@ -32,6 +32,9 @@ type SegmentImport struct {
 
 // CreateSegment creates a segment in the viewer's tenant.
 func (a *App) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
+	if err := guarded("name", name, "description", description); err != nil {
+		return nil, err
+	}
 	if err := checkSegment(&name, description); err != nil {
 		return nil, err
 	}
@@ -40,6 +43,9 @@ func (a *App) CreateSegment(ctx context.Context, name string, description *strin
 
 // UpdateSegment renames or describes a segment; nil leaves a field as it is.
 func (a *App) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
+	if err := guarded("id", id, "name", name, "description", description); err != nil {
+		return nil, err
+	}
 	if err := checkSegment(name, description); err != nil {
 		return nil, err
 	}
@@ -63,6 +69,9 @@ func checkSegment(name, description *string) error {
 // AddSegmentCustomers adds customers of the viewer's tenant to a segment;
 // members stay members. Every id must name a visible customer.
 func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+	if err := guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
+		return nil, err
+	}
 	ids, err := membershipIDs(customerIDs)
 	if err != nil {
 		return nil, err
@@ -90,6 +99,9 @@ func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, custome
 // RemoveSegmentCustomers takes customers out of a segment; ids of
 // non-members are ignored.
 func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+	if err := guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
+		return nil, err
+	}
 	ids, err := membershipIDs(customerIDs)
 	if err != nil {
 		return nil, err
@@ -111,6 +123,9 @@ func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, cust
 // ImportSegmentCPFs adds the customers with the given CPFs to a segment and
 // reports the CPFs it could not use.
 func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
+	if err := guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {
+		return nil, err
+	}
 	if len(cpfs) > maxImportCPFs {
 		return nil, apperr.Invalid("cpfs", "at most %d CPFs per import", maxImportCPFs)
 	}

@@ -85,6 +85,9 @@ func itemField(i int, name string) string {
 // ValidateCart evaluates a cart against the live campaigns and keeps the
 // result under a random token for ValidationTTL.
 func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	if err := in.validate(); err != nil {
 		return nil, err
 	}

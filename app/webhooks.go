@@ -79,6 +79,9 @@ func (a *App) checkWebhook(in WebhookInput, create bool) error {
 // CreateWebhookEndpoint registers an endpoint of the viewer's tenant with a
 // new signing secret.
 func (a *App) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*WebhookSecret, error) {
+	if err := guarded("", in); err != nil {
+		return nil, err
+	}
 	if err := a.checkWebhook(in, true); err != nil {
 		return nil, err
 	}
@@ -105,6 +108,9 @@ func compactTypes(types []string) []string {
 
 // UpdateWebhookEndpoint changes an endpoint.
 func (a *App) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
+	if err := guarded("id", id, "", in); err != nil {
+		return nil, err
+	}
 	if err := a.checkWebhook(in, false); err != nil {
 		return nil, err
 	}
@@ -121,11 +127,17 @@ func (a *App) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookIn
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log.
 func (a *App) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	if err := guarded("id", id); err != nil {
+		return err
+	}
 	return notFoundAs(a.DB.Ent.WebhookEndpoint.DeleteOneID(id).Exec(ctx), "webhook endpoint")
 }
 
 // WebhookEndpoint reads one endpoint.
 func (a *App) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	ep, err := a.DB.Ent.WebhookEndpoint.Get(ctx, id)
 	return ep, notFoundAs(err, "webhook endpoint")
 }
@@ -140,6 +152,9 @@ func (a *App) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, err
 // signature with the old one too for PreviousSecretValidity, so receivers
 // can switch without losing any.
 func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecret, error) {
+	if err := guarded("id", id); err != nil {
+		return nil, err
+	}
 	var out *WebhookSecret
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		q := tx.Ent.WebhookEndpoint.Query().Where(webhookendpoint.ID(id))
@@ -162,6 +177,9 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecre
 // WebhookDeliveries lists an endpoint's deliveries, newest first, each with
 // its attempts.
 func (a *App) WebhookDeliveries(ctx context.Context, endpointID string, after *ent.Cursor, first int) (*ent.WebhookDeliveryConnection, error) {
+	if err := guarded("endpoint_id", endpointID); err != nil {
+		return nil, err
+	}
 	if _, err := a.WebhookEndpoint(ctx, endpointID); err != nil {
 		return nil, err
 	}
@@ -187,6 +205,9 @@ func (a *App) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDe
 // set of attempts; its log keeps the earlier ones, which the answer carries.
 // A non-empty endpointID must be the delivery's endpoint.
 func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID string) (*ent.WebhookDelivery, error) {
+	if err := guarded("endpoint_id", endpointID, "delivery_id", deliveryID); err != nil {
+		return nil, err
+	}
 	if endpointID != "" {
 		if _, err := a.WebhookEndpoint(ctx, endpointID); err != nil {
 			return nil, err

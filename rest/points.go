@@ -10,6 +10,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/guard"
 )
 
 // creditBody is POST /points/credit.
@@ -87,12 +88,7 @@ func number(p *apperr.Problems, field string, n *jsonNumber) *decimal.Decimal {
 	if n == nil {
 		return nil
 	}
-	d, err := decimal.NewFromString(string(*n))
-	if err != nil {
-		p.Add(field, "must be a number")
-		return nil
-	}
-	return &d
+	return guard.Number(p, field, string(*n))
 }
 
 // integer reads a JSON number that must be a whole number.

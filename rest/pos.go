@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -18,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/guard"
 	"github.com/fideliza/fideliza/ent"
 )
 
@@ -108,13 +110,13 @@ func (s *server) decodePOS(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeProblem(w, r, http.StatusBadRequest, "validation-error", "the body could not be read", nil)
 		return false
 	}
+	if !utf8.Valid(raw) {
+		writeProblem(w, r, http.StatusBadRequest, "validation-error", "the body is not valid UTF-8", nil)
+		return false
+	}
 	err = decodePOSJSON(raw, v)
 	var bad errBadJSON
 	switch {
-	case err == nil && jsonEscapesNUL(raw):
-		// PostgreSQL stores no NUL in text or jsonb: refused on both
-		// databases alike.
-		writeProblem(w, r, http.StatusBadRequest, "validation-error", `strings must not contain the NUL character (\u0000)`, nil)
 	case err == nil:
 		return true
 	case errors.As(err, &bad):
@@ -151,53 +153,13 @@ func decodePOSJSON(raw []byte, v any) error {
 	}
 }
 
-// jsonEscapesNUL reports whether a string of the JSON text b holds the
-// escape \u0000 (a raw NUL byte is not valid JSON at all).
-func jsonEscapesNUL(b []byte) bool {
-	in := false
-	for i := 0; i < len(b); i++ {
-		switch {
-		case b[i] == '"':
-			in = !in
-		case b[i] == '\\' && in:
-			if i+5 < len(b) && b[i+1] == 'u' && string(b[i+2:i+6]) == "0000" {
-				return true
-			}
-			i++ // the escaped character, which may be a quote
-		}
-	}
-	return false
-}
-
-// posMaxNumber bounds the numbers of the POS interface: amounts, prices and
-// quantities are stored as numeric(20,8), 12 integer digits.
-var posMaxNumber = decimal.New(1, 12)
-
-// posDecimal reads a number of a POS body. The literal's length and exponent
-// are bounded before any arithmetic (a literal of a million digits costs
-// seconds of CPU to parse, multiply and round), then its magnitude, so that
-// what is stored fits numeric(20,8) on PostgreSQL.
+// posDecimal reads a number of a POS body (package guard bounds its
+// literal and its magnitude).
 func posDecimal(p *apperr.Problems, field string, n *jsonNumber) *decimal.Decimal {
 	if n == nil {
 		return nil
 	}
-	if len(*n) > 64 {
-		p.Add(field, "must be a number of at most 64 characters")
-		return nil
-	}
-	d, err := decimal.NewFromString(string(*n))
-	switch {
-	case err != nil:
-		p.Add(field, "must be a number")
-		return nil
-	case d.Exponent() > 64 || (d.Exponent() >= -64 && d.Abs().Cmp(posMaxNumber) >= 0):
-		p.Add(field, "must be less than 1000000000000 in absolute value")
-		return nil
-	case d.Exponent() < -64:
-		p.Add(field, "must have at most 64 decimal places")
-		return nil
-	}
-	return &d
+	return guard.Number(p, field, string(*n))
 }
 
 type posCustomerJSON struct {

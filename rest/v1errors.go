@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/httperr"
@@ -69,9 +71,16 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 			return errMediaType{ct}
 		}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err == nil && !utf8.Valid(raw) {
+		// JSON is UTF-8 (RFC 8259); the decoder would store U+FFFD instead.
+		return errBadJSON{"the body is not valid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	err := dec.Decode(v)
+	if err == nil {
+		err = dec.Decode(v)
+	}
 	var typeErr *json.UnmarshalTypeError
 	var tooBig *http.MaxBytesError
 	switch {

@@ -9,6 +9,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/guard"
 )
 
 // MarshalDecimal renders money and rates as a JSON string, so no client parses
@@ -19,20 +22,30 @@ func MarshalDecimal(d decimal.Decimal) graphql.Marshaler {
 	})
 }
 
-// UnmarshalDecimal accepts a string ("12.50") or a JSON number.
+// UnmarshalDecimal accepts a string ("12.50") or a JSON number, within what
+// package guard lets an operation take.
 func UnmarshalDecimal(v any) (decimal.Decimal, error) {
+	var p apperr.Problems
+	var d *decimal.Decimal
 	switch v := v.(type) {
 	case string:
-		return decimal.NewFromString(v)
-	case int64:
-		return decimal.NewFromInt(v), nil
-	case int:
-		return decimal.NewFromInt(int64(v)), nil
-	case float64:
-		return decimal.NewFromFloat(v), nil
+		d = guard.Number(&p, "value", v)
 	case json.Number:
-		return decimal.NewFromString(v.String())
+		d = guard.Number(&p, "value", v.String())
+	case int64:
+		d = guard.Number(&p, "value", strconv.FormatInt(v, 10))
+	case int:
+		d = guard.Number(&p, "value", strconv.Itoa(v))
+	case float64:
+		f := decimal.NewFromFloat(v)
+		if guard.Magnitude(&p, "value", f) {
+			d = &f
+		}
 	default:
 		return decimal.Zero, fmt.Errorf("decimal: want a string or number, got %T", v)
 	}
+	if d == nil {
+		return decimal.Zero, fmt.Errorf("decimal: %s", p[0].Message)
+	}
+	return *d, nil
 }

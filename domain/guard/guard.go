@@ -1,0 +1,223 @@
+// Package guard is the one check of what an operation may take from any
+// interface (/v1, the point of sale, GraphQL, the CLI): text both databases
+// store (valid UTF-8, no NUL, bounded length) and numbers both store
+// (numeric(20,8): under 10^12 in absolute value), with numeric literals
+// bounded before they are parsed (a literal of a million digits costs
+// seconds of CPU to parse and compare).
+package guard
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/opt"
+)
+
+const (
+	// MaxText bounds any text an operation takes (names, descriptions,
+	// addresses, search terms), in bytes.
+	MaxText = 4096
+	// MaxNumberLiteral bounds a numeric literal, in characters.
+	MaxNumberLiteral = 64
+	// maxExponent bounds a literal's exponent, so that comparing it is cheap.
+	maxExponent = 64
+)
+
+// maxMagnitude is the first number numeric(20,8) cannot store.
+var maxMagnitude = decimal.New(1, 12)
+
+// Text adds a problem of field when s is not text both databases store.
+func Text(p *apperr.Problems, field, s string) {
+	switch {
+	case len(s) > MaxText:
+		p.Add(field, "must be at most %d bytes", MaxText)
+	case !utf8.ValidString(s):
+		p.Add(field, "must be valid UTF-8 text")
+	case strings.IndexByte(s, 0) >= 0:
+		p.Add(field, `must not contain the NUL character (\u0000)`)
+	}
+}
+
+// Number parses a numeric literal, refusing one too long to parse cheaply
+// or out of what both databases store; nil with a problem of field when it
+// is refused.
+func Number(p *apperr.Problems, field, literal string) *decimal.Decimal {
+	if len(literal) > MaxNumberLiteral {
+		p.Add(field, "must be a number of at most %d characters", MaxNumberLiteral)
+		return nil
+	}
+	d, err := decimal.NewFromString(literal)
+	if err != nil {
+		p.Add(field, "must be a number")
+		return nil
+	}
+	if !Magnitude(p, field, d) {
+		return nil
+	}
+	return &d
+}
+
+// Magnitude adds a problem of field and answers false when d is out of what
+// both databases store.
+func Magnitude(p *apperr.Problems, field string, d decimal.Decimal) bool {
+	switch {
+	case d.Exponent() > maxExponent || (d.Exponent() >= -maxExponent && d.Abs().Cmp(maxMagnitude) >= 0):
+		p.Add(field, "must be less than %s in absolute value", maxMagnitude.String())
+		return false
+	case d.Exponent() < -maxExponent:
+		p.Add(field, "must have at most %d decimal places", maxExponent)
+		return false
+	}
+	return true
+}
+
+var (
+	decimalType = reflect.TypeFor[decimal.Decimal]()
+	rawJSONType = reflect.TypeFor[json.RawMessage]()
+	optPackage  = reflect.TypeFor[opt.Field[string]]().PkgPath()
+)
+
+// Input checks every text and number of an operation's input (a struct,
+// and what it holds: pointers, slices, maps, opt fields), naming each field
+// as the interfaces do (CustomerID → customer_id, Items[2].UnitPrice →
+// items[2].unit_price).
+func Input(p *apperr.Problems, v any) { Field(p, "", v) }
+
+// Field checks a value named field (and what it holds, as Input does).
+func Field(p *apperr.Problems, field string, v any) {
+	w := walker{p: p, name: snake}
+	w.walk(field, reflect.ValueOf(v))
+}
+
+// FieldCamel is Field for interfaces whose documents name fields in
+// camelCase (unitPrice), as the point-of-sale document does.
+func FieldCamel(p *apperr.Problems, field string, v any) {
+	w := walker{p: p, name: camel}
+	w.walk(field, reflect.ValueOf(v))
+}
+
+// JSON adds a problem of field when raw JSON holds text no database stores:
+// invalid UTF-8 or the escape \u0000 (PostgreSQL's jsonb refuses it).
+func JSON(p *apperr.Problems, field string, raw []byte) {
+	switch {
+	case !utf8.Valid(raw):
+		p.Add(field, "must be valid UTF-8 text")
+	case escapesNUL(raw):
+		p.Add(field, `must not contain the NUL character (\u0000)`)
+	}
+}
+
+// escapesNUL reports whether a string of the JSON text b holds the escape
+// \u0000 (a raw NUL byte is not valid JSON at all).
+func escapesNUL(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			in = !in
+		case b[i] == '\\' && in:
+			if i+5 < len(b) && b[i+1] == 'u' && string(b[i+2:i+6]) == "0000" {
+				return true
+			}
+			i++ // the escaped character, which may be a quote
+		}
+	}
+	return false
+}
+
+// walker walks an input, naming fields in its interface's style.
+type walker struct {
+	p    *apperr.Problems
+	name func(string) string
+}
+
+func (w walker) walk(field string, v reflect.Value) {
+	p := w.p
+	if !v.IsValid() {
+		return
+	}
+	switch t := v.Type(); {
+	case t == decimalType:
+		Magnitude(p, field, v.Interface().(decimal.Decimal))
+		return
+	case t == rawJSONType:
+		JSON(p, field, v.Bytes())
+		return
+	case t.Kind() == reflect.Struct && t.PkgPath() == optPackage:
+		// An opt.Field: its value, when present, under the field's name.
+		if v.FieldByName("Set").Bool() && !v.FieldByName("Null").Bool() {
+			w.walk(field, v.FieldByName("Value"))
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		Text(p, field, v.String())
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			w.walk(field, v.Elem())
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // raw JSON or bytes: checked where decoded
+		}
+		for i := range v.Len() {
+			w.walk(field+"["+strconv.Itoa(i)+"]", v.Index(i))
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			w.walk(join(field, it.Key().String()), it.Key())
+			w.walk(join(field, it.Key().String()), it.Value())
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				w.walk(join(field, w.name(f.Name)), v.Field(i))
+			}
+		}
+	}
+}
+
+// camel turns a Go field name into camelCase: UnitPrice → unitPrice,
+// GTIN → gtin, SessionID → sessionId.
+func camel(name string) string {
+	parts := strings.Split(snake(name), "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+func join(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+// snake turns a Go field name into the interfaces' name: CustomerID →
+// customer_id, CPF → cpf, UnitPrice → unit_price.
+func snake(name string) string {
+	var b strings.Builder
+	runes := []rune(name)
+	for i, r := range runes {
+		if unicode.IsUpper(r) {
+			if i > 0 && (unicode.IsLower(runes[i-1]) || (i+1 < len(runes) && unicode.IsLower(runes[i+1]))) {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
