@@ -280,10 +280,10 @@ func (in CustomerInput) withAbsentCleared() CustomerInput {
 }
 
 // setOrClear applies one optional field of a write.
-func setOrClear[T any](f opt.Field[T], set func(T) *ent.CustomerUpdateOne, clear func() *ent.CustomerUpdateOne) {
+func setOrClear[T any](f opt.Field[T], set func(T) *ent.CustomerUpdateOne, unset func() *ent.CustomerUpdateOne) {
 	switch {
 	case f.Null:
-		clear()
+		unset()
 	case f.Set:
 		set(f.Value)
 	}

@@ -118,7 +118,7 @@ func (a *App) DeliverWebhook(ctx context.Context, deliveryID string, n int, fina
 		return err
 	}
 	if res.Err != nil && !final {
-		return fmt.Errorf("%w: %v", ErrDeliveryRetry, res.Err)
+		return fmt.Errorf("%w: %w", ErrDeliveryRetry, res.Err)
 	}
 	return nil
 }

@@ -148,6 +148,7 @@ func PriceCode(t *ent.Tenant, l points.Level) int {
 		return t.PriceCodeGold
 	case points.Diamond:
 		return t.PriceCodeDiamond
+	case points.Bronze:
 	}
 	return t.PriceCodeBronze
 }

@@ -268,6 +268,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		}
 	case campaign.TypeBonusPoints:
 		*bonus, err = a.creditBonusIfOrderCredited(ctx, tx.Ent, red)
+	case campaign.TypeDiscount, campaign.TypeGift: // given at checkout: nothing to schedule
 	}
 	return red, err
 }

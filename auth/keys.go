@@ -239,7 +239,7 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 // VerifySignature implements go-oidc's KeySet: it checks the JWS against the
 // published key its header names.
 func (k *Keys) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{signingAlg})
+	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{signingAlg})
 	if err != nil {
 		return nil, fmt.Errorf("malformed token: %w", err)
 	}

@@ -244,6 +244,7 @@ func RoleScopes(role viewer.Role) []string {
 			}
 		}
 		return read
+	case viewer.RoleSystem, viewer.RoleClient: // not back-office roles
 	}
 	return nil
 }

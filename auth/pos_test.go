@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestPOSLoginsRemembered(t *testing.T) {
 		require.NoError(t, err, "remembered until the TTL ends")
 		require.Eventually(t, func() bool {
 			_, err := s.AuthenticatePOS(ctx, tn.ID, c.ID, secret)
-			return err == ErrPOSUnauthorized
+			return errors.Is(err, ErrPOSUnauthorized)
 		}, 5*time.Second, 50*time.Millisecond, "revoked once the TTL ended")
 
 		// Forget makes a change take effect at once, by client or by tenant.

@@ -136,8 +136,8 @@ type driftedResponse struct {
 	body   []byte
 }
 
-func (r *driftedResponse) replace(old, new string) {
-	r.body = bytes.Replace(r.body, []byte(old), []byte(new), 1)
+func (r *driftedResponse) replace(old, with string) {
+	r.body = bytes.Replace(r.body, []byte(old), []byte(with), 1)
 }
 
 // drifting serves h and lets drift change the response on its way out;

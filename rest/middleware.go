@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -106,7 +107,7 @@ func recoverer(log *slog.Logger, answer func(http.ResponseWriter, *http.Request)
 				if p == nil {
 					return
 				}
-				if p == http.ErrAbortHandler {
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(p)
 				}
 				log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()),

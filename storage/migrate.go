@@ -133,7 +133,9 @@ func (db *DB) migrateSQLite(ctx context.Context, log *slog.Logger, migrator *riv
 	if err := db.migrateSchema(ctx, tx, log); err != nil {
 		return err
 	}
-	if _, err := migrator.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+	// One transaction with the schema, so a failed start leaves neither;
+	// River's migrations up to v0.31.0 all batch.
+	if _, err := migrator.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil { //nolint:staticcheck // see above
 		return fmt.Errorf("river migrations: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)

@@ -149,7 +149,7 @@ func (c *stmtCacheConn) acquire(ctx context.Context, query string) *cachedStmt {
 		c.lru.MoveToFront(e)
 		return cs
 	}
-	s, err := c.sqliteConn.PrepareContext(ctx, query)
+	s, err := c.PrepareContext(ctx, query)
 	if err != nil {
 		return nil
 	}

@@ -74,7 +74,7 @@ func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 }
 
 // campaign creates a campaign of the bundle's tenant between the times.
-func (b *campBundle) campaign(t *testing.T, ctx context.Context, name, typ string, starts, ends time.Time, d *app.DiscountInput) *ent.Campaign {
+func (b *campBundle) campaign(ctx context.Context, t *testing.T, name, typ string, starts, ends time.Time, d *app.DiscountInput) *ent.Campaign {
 	t.Helper()
 	if d == nil {
 		d = &app.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()}
@@ -120,8 +120,8 @@ func TestCampaignLifecycle(t *testing.T) {
 		})
 		require.NoError(t, err)
 		require.Equal(t, campaign.StatusScheduled, c.Status)
-		short := b.campaign(t, b.ctx, "Curta", "gift", t0.Add(time.Hour), t0.Add(2*time.Hour), nil)
-		pausedLater := b.campaign(t, b.ctx, "Pausada antes de começar", "gift", t0.Add(time.Hour), t0.Add(10*time.Hour), nil)
+		short := b.campaign(b.ctx, t, "Curta", "gift", t0.Add(time.Hour), t0.Add(2*time.Hour), nil)
+		pausedLater := b.campaign(b.ctx, t, "Pausada antes de começar", "gift", t0.Add(time.Hour), t0.Add(10*time.Hour), nil)
 		_, err = b.app.PauseCampaign(b.ctx, pausedLater.ID)
 		require.NoError(t, err)
 
@@ -197,9 +197,9 @@ func TestCampaignLifecycleUnseenWindow(t *testing.T) {
 		require.NoError(t, err)
 		otherCtx := viewer.TenantContext(context.Background(), other.ID)
 
-		gone := b.campaign(t, b.ctx, "Relâmpago", "gift", t0.Add(time.Hour), t0.Add(2*time.Hour), nil)
-		mine := b.campaign(t, b.ctx, "Minha", "gift", t0.Add(time.Hour), t0.Add(48*time.Hour), nil)
-		theirs := b.campaign(t, otherCtx, "Deles", "gift", t0.Add(time.Hour), t0.Add(48*time.Hour), nil)
+		gone := b.campaign(b.ctx, t, "Relâmpago", "gift", t0.Add(time.Hour), t0.Add(2*time.Hour), nil)
+		mine := b.campaign(b.ctx, t, "Minha", "gift", t0.Add(time.Hour), t0.Add(48*time.Hour), nil)
+		theirs := b.campaign(otherCtx, t, "Deles", "gift", t0.Add(time.Hour), t0.Add(48*time.Hour), nil)
 
 		b.clock.set(t0.Add(5 * time.Hour))
 		b.runLifecycle(t)
@@ -267,11 +267,11 @@ func TestCampaignCashbackJob(t *testing.T) {
 		cash := func(days int) *app.DiscountInput {
 			return &app.DiscountInput{Mode: "percentage", Value: decimalPtr("10"), CreditAfterDays: &days}
 		}
-		atOnce := b.campaign(t, b.ctx, "Cashback na hora", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(0))
-		week := b.campaign(t, b.ctx, "Cashback em 7 dias", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(7))
-		shipping := b.campaign(t, b.ctx, "Frete grátis", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
+		atOnce := b.campaign(b.ctx, t, "Cashback na hora", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(0))
+		week := b.campaign(b.ctx, t, "Cashback em 7 dias", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(7))
+		shipping := b.campaign(b.ctx, t, "Frete grátis", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
 			&app.DiscountInput{Mode: "free_shipping"})
-		discount := b.campaign(t, b.ctx, "Desconto", "discount", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
+		discount := b.campaign(b.ctx, t, "Desconto", "discount", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
 			&app.DiscountInput{Mode: "percentage", Value: decimalPtr("10")})
 		cust, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
 			Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of("52998224725"),

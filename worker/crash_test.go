@@ -35,11 +35,11 @@ import (
 // SIGKILLs of the worker process, and the window (after the process says it
 // started) each kill is sampled from.
 const (
-	crashSales     = 300
-	crashCustomers = 12
-	crashKills     = 6
-	crashKillMin   = 20 * time.Millisecond
-	crashKillMax   = 400 * time.Millisecond
+	crashSales        = 300
+	crashCustomers    = 12
+	crashKills        = 6
+	crashKillShortest = 20 * time.Millisecond
+	crashKillLongest  = 400 * time.Millisecond
 	// crashRescueAfter is the worker's --rescue-after: the jobs a killed
 	// process left running are retried by a live one after it.
 	crashRescueAfter = 3 * time.Second
@@ -110,7 +110,7 @@ func crashRun(t *testing.T, bin, dialectName string) {
 	t.Logf("kill delays seeded with %d", seed)
 	logDir := t.TempDir()
 	for k := range crashKills {
-		delay := crashKillMin + time.Duration(rng.Int64N(int64(crashKillMax-crashKillMin)))
+		delay := crashKillShortest + time.Duration(rng.Int64N(int64(crashKillLongest-crashKillShortest)))
 		w := crashStart(t, bin, dbURL, filepath.Join(logDir, fmt.Sprintf("worker-%d.log", k)))
 		startup := w.waitStarted(t, 20*time.Second)
 		time.Sleep(delay)

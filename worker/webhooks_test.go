@@ -174,7 +174,7 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 
 // endpoint registers an endpoint of the tenant of ctx and moves the clock
 // past its creation.
-func (b *whBundle) endpoint(t *testing.T, ctx context.Context, url string, types []string, active bool) *app.WebhookSecret {
+func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types []string, active bool) *app.WebhookSecret {
 	t.Helper()
 	ws, err := b.app.CreateWebhookEndpoint(ctx, app.WebhookInput{URL: &url, EventTypes: types, Active: &active})
 	require.NoError(t, err)
@@ -239,7 +239,7 @@ func whDeliverJob(id int64, deliveryID string, attempt, maxAttempts int) *river.
 
 // deliveries lists the deliveries of the tenant of ctx with their attempt
 // logs, oldest first.
-func (b *whBundle) deliveries(t *testing.T, ctx context.Context) []*ent.WebhookDelivery {
+func (b *whBundle) deliveries(ctx context.Context, t *testing.T) []*ent.WebhookDelivery {
 	t.Helper()
 	ds, err := b.db.Ent.WebhookDelivery.Query().
 		WithAttemptLog(func(q *ent.WebhookAttemptQuery) {
@@ -393,7 +393,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		b := whSetup(t, db)
 		rcv := whNewReceiver(t, b.clock.Now)
-		ws := b.endpoint(t, b.ctx, rcv.url(),
+		ws := b.endpoint(b.ctx, t, rcv.url(),
 			[]string{outbox.SaleProcessed, outbox.CustomerLevelChanged, outbox.PointsExpiring, outbox.CampaignActivated, outbox.SaleProcessed}, true)
 		require.Equal(t, []string{outbox.CampaignActivated, outbox.CustomerLevelChanged, outbox.PointsExpiring, outbox.SaleProcessed},
 			ws.Endpoint.EventTypes, "sorted, without duplicates")
@@ -408,7 +408,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			require.NotNil(t, ev.PublishedAt)
 			require.True(t, b.clock.Now().Equal(*ev.PublishedAt))
 		}
-		ds := b.deliveries(t, b.ctx)
+		ds := b.deliveries(b.ctx, t)
 		require.Len(t, ds, len(outbox.Types))
 		for _, d := range ds {
 			require.Equal(t, webhookdelivery.StatusPending, d.Status)
@@ -436,7 +436,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			requireEnvelope(t, r, events[r.env.Type], b.clock.Now())
 			require.Equal(t, b.tenant, r.env.TenantID)
 		}
-		for _, d := range b.deliveries(t, b.ctx) {
+		for _, d := range b.deliveries(b.ctx, t) {
 			require.Equal(t, webhookdelivery.StatusSucceeded, d.Status, d.EventType)
 			require.Equal(t, 1, d.Attempts)
 			require.NotNil(t, d.CompletedAt)
@@ -496,7 +496,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			require.Len(t, r.sigs, 1)
 			requireEnvelope(t, r, ev, b.clock.Now())
 			require.Error(t, webhook.Verify(old, r.header, r.body, b.clock.Now(), whTolerance), "the old secret no longer verifies")
-			for _, d := range b.deliveries(t, b.ctx) {
+			for _, d := range b.deliveries(b.ctx, t) {
 				require.Equal(t, webhookdelivery.StatusSucceeded, d.Status)
 			}
 		})
@@ -572,7 +572,7 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		rcv := whNewReceiver(t, b.clock.Now)
 		rcv.status.Store(http.StatusInternalServerError)
 		rcv.excerpt.Store("upstream exploded")
-		ws := b.endpoint(t, b.ctx, rcv.url(), outbox.Types, true)
+		ws := b.endpoint(b.ctx, t, rcv.url(), outbox.Types, true)
 		rcv.verifyWith(ws.Secret)
 		ev := b.record(t, b.tenant, outbox.SaleProcessed, "sal_retry")
 		require.Equal(t, 1, b.dispatch(t))
@@ -677,11 +677,11 @@ func TestWebhookDispatchRules(t *testing.T) {
 		// An event from before any endpoint existed.
 		early := b.recordAt(t, b.tenant, outbox.SaleProcessed, "sal_early", b.clock.Now().Add(-time.Hour))
 
-		all := b.endpoint(t, b.ctx, rcv.url()+"?all", outbox.Types, true)
-		sales := b.endpoint(t, b.ctx, rcv.url()+"?sales", []string{outbox.SaleProcessed}, true)
-		inactive := b.endpoint(t, b.ctx, rcv.url()+"?inactive", outbox.Types, false)
+		all := b.endpoint(b.ctx, t, rcv.url()+"?all", outbox.Types, true)
+		sales := b.endpoint(b.ctx, t, rcv.url()+"?sales", []string{outbox.SaleProcessed}, true)
+		inactive := b.endpoint(b.ctx, t, rcv.url()+"?inactive", outbox.Types, false)
 		require.False(t, inactive.Endpoint.Active)
-		theirs := b.endpoint(t, otherCtx, rcv.url()+"?theirs", outbox.Types, true)
+		theirs := b.endpoint(otherCtx, t, rcv.url()+"?theirs", outbox.Types, true)
 
 		level := b.record(t, b.tenant, outbox.CustomerLevelChanged, "cus_1")
 		sale := b.record(t, b.tenant, outbox.SaleProcessed, "sal_1")
@@ -714,8 +714,8 @@ func TestWebhookDispatchRules(t *testing.T) {
 			require.NotNil(t, ev.PublishedAt, "published: %s", ev.Type)
 		}
 		// Each tenant sees its own deliveries only.
-		require.Len(t, b.deliveries(t, b.ctx), 3)
-		require.Len(t, b.deliveries(t, otherCtx), 1)
+		require.Len(t, b.deliveries(b.ctx, t), 3)
+		require.Len(t, b.deliveries(otherCtx, t), 1)
 
 		t.Run("concurrent dispatchers", func(t *testing.T) {
 			var want []pair
@@ -785,7 +785,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 			require.Error(t, err, bad)
 		}
 
-		ws := b.endpoint(t, b.ctx, rcv.url(), outbox.Types, true)
+		ws := b.endpoint(b.ctx, t, rcv.url(), outbox.Types, true)
 		rcv.verifyWith(ws.Secret)
 		b.record(t, b.tenant, outbox.SaleProcessed, "sal_guarded")
 		require.Equal(t, 1, b.dispatch(t))

@@ -140,6 +140,7 @@ func referenceMoney(c *Campaign, lines []decimal.Decimal, applicable []int) []de
 		}
 		amount := decimal.Max(decimal.Zero, decimal.Min(c.DiscountValue, total)).Round(places)
 		return referenceSplit(amount, total, lines, applicable)
+	case FreeShipping: // no money off the items
 	}
 	return nil
 }

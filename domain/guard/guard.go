@@ -183,6 +183,7 @@ func (w walker) walk(field string, v reflect.Value) {
 				w.walk(join(field, w.name(f.Name)), v.Field(i))
 			}
 		}
+	default: // numbers, booleans, times: nothing either database refuses
 	}
 }
 

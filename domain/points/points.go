@@ -45,6 +45,7 @@ func (t Thresholds) of(l Level) int64 {
 		return t.Gold
 	case Diamond:
 		return t.Diamond
+	case Bronze:
 	}
 	return 0
 }

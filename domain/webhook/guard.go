@@ -73,7 +73,7 @@ func (g Guard) CheckURL(raw string) error {
 	switch {
 	case err != nil || u.Host == "" || u.Opaque != "":
 		return errors.New("must be an absolute URL")
-	case u.Scheme != "https" && !(u.Scheme == "http" && g.AllowLoopback):
+	case u.Scheme != "https" && (u.Scheme != "http" || !g.AllowLoopback):
 		return errors.New("must use https")
 	case u.User != nil:
 		return errors.New("must not carry credentials")
@@ -85,7 +85,7 @@ func (g Guard) CheckURL(raw string) error {
 	if ipErr == nil && !g.Allowed(ip) {
 		return fmt.Errorf("%s is not a public address", host)
 	}
-	if u.Scheme == "http" && !(host == "localhost" || (ipErr == nil && ip.Unmap().IsLoopback())) {
+	if u.Scheme == "http" && host != "localhost" && (ipErr != nil || !ip.Unmap().IsLoopback()) {
 		return errors.New("must use https (http only on loopback)")
 	}
 	if !g.AllowLoopback && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {

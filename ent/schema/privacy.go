@@ -1,3 +1,6 @@
+// Package schema declares the data model ent generates from: one file per
+// entity, with the tenant mixin and the privacy policy every tenant-scoped
+// entity shares.
 package schema
 
 import (

@@ -232,9 +232,9 @@ func bodyWithoutContent(route *routers.Route, res response) error {
 }
 
 func truncate(b []byte) string {
-	const max = 2000
-	if len(b) > max {
-		return string(b[:max]) + "…"
+	const limit = 2000
+	if len(b) > limit {
+		return string(b[:limit]) + "…"
 	}
 	return string(b)
 }
