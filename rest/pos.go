@@ -37,11 +37,9 @@ func (s *server) posRoutes(r chi.Router) {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusMethodNotAllowed, "method-not-allowed", r.Method+" is not allowed here", nil)
 	})
-	r.Post("/customers/identify", s.identify)
-	r.Post("/discounts/authorizations", s.authorize)
-	r.Post("/discounts/authorize", s.authorize)
-	r.Post("/sales", s.registerSale)
-	r.Get("/sales/{saleId}", s.saleOutcome)
+	for _, rt := range posRouteTable {
+		s.handle(r, rt)
+	}
 }
 
 // posTenant authenticates a POS client of the path's tenant. An address

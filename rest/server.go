@@ -11,7 +11,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fideliza/fideliza/app"
-	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/openapi"
@@ -23,6 +22,8 @@ type server struct {
 	app    *app.App
 	log    *slog.Logger
 	limits *limits
+	gql    http.Handler
+	scrape http.Handler // GET /metrics
 }
 
 // NewHandler returns the HTTP interface of the service.
@@ -37,20 +38,15 @@ func NewHandler(a *app.App, log *slog.Logger) http.Handler {
 	r := chi.NewRouter()
 	r.Use(correlate, accessLog(log), a.Metrics.HTTP, recoverer(log, internalV1))
 
-	r.Get("/healthz", s.healthz)
-	r.Get("/readyz", s.readyz)
-	// Prometheus metrics (docs/metrics.md); not for the public internet.
-	r.Get("/metrics", a.Metrics.Handler(log).ServeHTTP)
+	for _, rt := range publicRoutes {
+		s.handle(r, rt)
+	}
+	for _, rt := range bearerRoutes {
+		s.protected(r, rt)
+	}
+	r.Route(posPrefix, s.posRoutes)
 
-	r.Post("/auth/token", s.token)
-	r.Get("/.well-known/openid-configuration", s.discovery)
-	r.Get("/.well-known/jwks.json", s.jwks)
-
-	gql := graph.NewHandler(a)
-	s.protected(r, http.MethodGet, "/graphql", gql.ServeHTTP)
-	s.protected(r, http.MethodPost, "/graphql", gql.ServeHTTP)
-	r.Get("/auth/login", s.startSignIn)
-	r.Get(auth.SignInPath, s.finishSignIn)
+	s.gql, s.scrape = graph.NewHandler(a), a.Metrics.Handler(log)
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"
@@ -58,41 +54,16 @@ func NewHandler(a *app.App, log *slog.Logger) http.Handler {
 	r.Mount("/playground", playground.Handler(pg))
 	r.Mount("/panel", panel.Handler(a, log))
 	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
-
-	s.protected(r, http.MethodGet, "/v1/customers", s.listCustomers)
-	s.protected(r, http.MethodPost, "/v1/customers", s.createCustomer)
-	s.protected(r, http.MethodGet, "/v1/customers/{id}", s.getCustomer)
-	s.protected(r, http.MethodPut, "/v1/customers/{id}", s.replaceCustomer)
-	s.protected(r, http.MethodPatch, "/v1/customers/{id}", s.patchCustomer)
-
-	s.protected(r, http.MethodGet, "/v1/campaigns", s.listCampaigns)
-	s.protected(r, http.MethodPost, "/v1/campaigns", s.createCampaign)
-	s.protected(r, http.MethodPost, "/v1/campaigns/validate", s.validateCart)
-	s.protected(r, http.MethodGet, "/v1/campaigns/{id}", s.getCampaign)
-	s.protected(r, http.MethodDelete, "/v1/campaigns/{id}", s.endCampaign)
-	s.protected(r, http.MethodPost, "/v1/campaigns/{id}/redeem", s.redeemCampaign)
-
-	s.protected(r, http.MethodPost, "/v1/webhooks", s.createWebhook)
-	s.protected(r, http.MethodGet, "/v1/webhooks", s.listWebhooks)
-	s.protected(r, http.MethodGet, "/v1/webhooks/{id}", s.getWebhook)
-	s.protected(r, http.MethodPatch, "/v1/webhooks/{id}", s.patchWebhook)
-	s.protected(r, http.MethodDelete, "/v1/webhooks/{id}", s.deleteWebhook)
-	s.protected(r, http.MethodPost, "/v1/webhooks/{id}/rotate-secret", s.rotateWebhookSecret)
-	s.protected(r, http.MethodGet, "/v1/webhooks/{id}/deliveries", s.listWebhookDeliveries)
-	s.protected(r, http.MethodPost, "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", s.redeliverWebhook)
-
-	r.Route("/api/v1/tenants/{tenantId}", s.posRoutes)
-
-	// The document gives /points/credit without the version prefix; every
-	// points path is served with and without it.
-	for _, prefix := range []string{"", "/v1"} {
-		s.protected(r, http.MethodPost, prefix+"/points/credit", s.creditPoints)
-		s.protected(r, http.MethodPost, prefix+"/points/debit", s.debitPoints)
-		s.protected(r, http.MethodGet, prefix+"/points/balance/{customer_id}", s.pointsBalance)
-		s.protected(r, http.MethodGet, prefix+"/points/statement/{customer_id}", s.pointsStatement)
-	}
 	return r
 }
+
+// metrics serves Prometheus' scrape (docs/metrics.md).
+func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
+	s.scrape.ServeHTTP(w, r)
+}
+
+// graphql serves GraphQL; each field checks its own scope.
+func (s *server) graphql(w http.ResponseWriter, r *http.Request) { s.gql.ServeHTTP(w, r) }
 
 // healthz says the process is up.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
