@@ -17,8 +17,6 @@ import (
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/jobs"
-	"github.com/fideliza/fideliza/metrics"
-	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -30,19 +28,11 @@ type App struct {
 	Auth  *auth.Service
 	Log   *slog.Logger
 	Clock func() time.Time // nil: the system clock; tests set it
-	// NoIntrospection turns GraphQL introspection off (it is on for the
-	// playground and analysts' tools unless an operator says otherwise).
-	NoIntrospection bool
 	// Webhooks says which URLs webhook endpoints may have.
 	Webhooks webhook.Guard
-	// Metrics counts what operations do (sales received, points credited,
-	// redemptions) and is what GET /metrics serves; nil counts nothing
-	// (rest.NewHandler sets a fresh one).
-	Metrics *metrics.Registry
-	// RateLimits are the request quotas of the HTTP interface (per client,
-	// per tenant, per IP); the zero value is the defaults. The HTTP handler
-	// reads them once, when it is made.
-	RateLimits ratelimit.Config
+	// Counts records what operations do (sales received, points credited,
+	// redemptions); nil records nothing. A *metrics.Registry is one.
+	Counts Recorder
 
 	campaigns  tenantCache[[]eligibility.Campaign]
 	settings   tenantCache[*ent.Tenant]
@@ -82,3 +72,30 @@ func (a *App) webhookSender() *webhook.Sender {
 	a.senderOnce.Do(func() { a.sender = webhook.NewSender(a.Webhooks) })
 	return a.sender
 }
+
+// Recorder records what operations do, for the business metrics.
+type Recorder interface {
+	SaleReceived()
+	PointsCredited(source string, points int64)
+	Redemptions(source string, n int)
+}
+
+// Where points and redemptions come from, as Recorder counts them.
+const (
+	SourceAPI        = "api"
+	SourceAdjustment = "adjustment"
+)
+
+// counts is the recorder of a, one that records nothing when none is set.
+func (a *App) counts() Recorder {
+	if a.Counts == nil {
+		return noCounts{}
+	}
+	return a.Counts
+}
+
+type noCounts struct{}
+
+func (noCounts) SaleReceived()                {}
+func (noCounts) PointsCredited(string, int64) {}
+func (noCounts) Redemptions(string, int)      {}

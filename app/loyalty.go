@@ -18,7 +18,6 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -155,7 +154,7 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 		return err
 	})
 	if err == nil {
-		a.Metrics.PointsCredited(metrics.SourceAPI, credited)
+		a.counts().PointsCredited(SourceAPI, credited)
 	}
 	return out, ledgerError(err)
 }
@@ -256,7 +255,7 @@ func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement
 		return nil
 	})
 	if err == nil && in.Points > 0 {
-		a.Metrics.PointsCredited(metrics.SourceAdjustment, in.Points)
+		a.counts().PointsCredited(SourceAdjustment, in.Points)
 	}
 	return out, ledgerError(err)
 }

@@ -608,7 +608,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 		return nil
 	})
 	if err == nil && received {
-		a.Metrics.SaleReceived()
+		a.counts().SaleReceived()
 	}
 	if ent.IsConstraintError(err) {
 		// The same receipt registered by a concurrent request.

@@ -25,7 +25,6 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/jobs"
-	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -130,8 +129,8 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 	}
 	if replay == nil {
 		a.campaigns.invalidate(red.TenantID)
-		a.Metrics.Redemptions(metrics.SourceAPI, 1)
-		a.Metrics.PointsCredited(metrics.SourceAPI, bonus)
+		a.counts().Redemptions(SourceAPI, 1)
+		a.counts().PointsCredited(SourceAPI, bonus)
 	}
 	return red, replay, nil
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
-
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"

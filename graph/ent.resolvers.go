@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
-
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"

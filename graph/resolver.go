@@ -25,6 +25,12 @@ import (
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
+// Config is the GraphQL transport's own configuration.
+type Config struct {
+	// NoIntrospection turns introspection off for every caller.
+	NoIntrospection bool
+}
+
 // Resolver is the root resolver.
 type Resolver struct {
 	app    *app.App
@@ -34,17 +40,17 @@ type Resolver struct {
 // NewHandler returns the GraphQL HTTP handler, its parts chosen one by one
 // (not gqlgen's default server): POST and GET transports only, a bounded
 // query cache, limits on complexity, depth, aliases and body size, and
-// introspection unless app.NoIntrospection. Mutations call the operations
+// introspection unless cfg.NoIntrospection. Mutations call the operations
 // REST calls, which open their own transactions (with the *sql.Tx River
 // enqueues in), so the handler opens none.
-func NewHandler(app *app.App) http.Handler {
+func NewHandler(app *app.App, cfg Config) http.Handler {
 	srv := handler.New(pagedComplexity{generated.NewExecutableSchema(generated.Config{
 		Resolvers: &Resolver{app: app, client: app.DB.Ent},
 	})})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	if !app.NoIntrospection {
+	if !cfg.NoIntrospection {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(shapeLimit{})

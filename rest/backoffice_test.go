@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -27,10 +26,10 @@ type backOffice struct {
 	idp *authtest.Provider
 }
 
-func newBackOffice(t *testing.T, db *storage.DB, configure ...func(a *app.App)) *backOffice {
+func newBackOffice(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *backOffice {
 	t.Helper()
 	idp := authtest.NewProvider(t)
-	configure = append(configure, func(a *app.App) {
+	configure = append(configure, func(a *serverSetup) {
 		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{Issuer: idp.URL, Audience: backOfficeAudience}))
 	})
 	return &backOffice{fixture: newFixture(t, db, configure...), idp: idp}

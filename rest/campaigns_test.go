@@ -91,7 +91,7 @@ func campSetup(t *testing.T, db *storage.DB) *campEnv {
 	e := &campEnv{db: db, srv: srv, clock: &campClock{t: campT0}}
 	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
 		Log: log, Clock: e.clock.Now}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log))
+	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log, Config{}))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	tn, err := e.app.CreateTenant(campSys(), "Loja Campanhas", nil)

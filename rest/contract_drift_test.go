@@ -34,7 +34,7 @@ func TestContractDrift(t *testing.T) {
 	log := testLogger(t)
 	a := &app.App{DB: db, Log: log}
 	a.Auth = auth.NewService(db.Ent, "http://fideliza.test", testAudience)
-	h := rest.NewHandler(a, log)
+	h := rest.NewHandler(a, log, rest.Config{})
 
 	tn, err := a.CreateTenant(sys(), "Loja Contrato", nil)
 	require.NoError(t, err)

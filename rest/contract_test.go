@@ -37,7 +37,7 @@ func contractCheck(tb testing.TB, h http.Handler) http.Handler {
 func TestContractCoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, storagetest.Open(t, "sqlite3"))
-	h := rest.NewHandler(f.app, testLogger(t))
+	h := rest.NewHandler(f.app, testLogger(t), rest.Config{})
 
 	documented := map[string]string{} // "METHOD /path" → document
 	docs, err := openapi.Loaded()

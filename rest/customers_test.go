@@ -84,7 +84,7 @@ func custSetup(t *testing.T, db *storage.DB) *custEnv {
 	srv := httptest.NewUnstartedServer(nil)
 	e := &custEnv{db: db, srv: srv, logs: logs}
 	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: logger}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger))
+	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger, Config{}))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	e.tenantID = e.custTenant(t, "Loja Centro")

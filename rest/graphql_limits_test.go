@@ -90,7 +90,7 @@ func TestGraphQLIntrospectionSwitch(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("off=%v", off), func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *app.App) { a.NoIntrospection = off })
+			f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *serverSetup) { a.NoIntrospection = off })
 			token := f.token(t, f.client(t, apiclient.KindOauth), "")
 			a := f.gql(t, token, `{ __schema { queryType { name } } }`, nil)
 			if off {

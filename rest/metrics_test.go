@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/worker"
@@ -123,9 +124,8 @@ func TestMetrics(t *testing.T) {
 	t.Parallel()
 	documented := metricsDocumented(t)
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		e := posSetup(t, db)
-		reg := e.app.Metrics
-		require.NotNil(t, reg, "NewHandler gives the app a registry")
+		reg := metrics.New() // one registry for the HTTP side, the operations and the jobs, as serve has
+		e := posSetup(t, db, func(s *serverSetup) { s.Metrics, s.Counts = reg, reg })
 		rc, err := worker.NewClient(e.app, worker.Config{
 			Work: true, MaxWorkers: 2, DispatchInterval: time.Hour, Metrics: reg})
 		require.NoError(t, err)

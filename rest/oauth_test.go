@@ -54,17 +54,25 @@ type fixture struct {
 	tokenRequests atomic.Int64
 }
 
+// serverSetup is what a test configures before its server serves: the
+// application, and the HTTP interface's own configuration.
+type serverSetup struct {
+	*app.App
+	rest.Config
+}
+
 // newFixture starts a server; configure runs before it serves.
-func newFixture(t *testing.T, db *storage.DB, configure ...func(a *app.App)) *fixture {
+func newFixture(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *fixture {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	f := &fixture{srv: srv, issuer: "http://" + srv.Listener.Addr().String()}
 	log := testLogger(t)
 	f.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, f.issuer, testAudience), Log: log}
+	setup := &serverSetup{App: f.app}
 	for _, c := range configure {
-		c(f.app)
+		c(setup)
 	}
-	h := contractCheck(t, rest.NewHandler(f.app, log))
+	h := contractCheck(t, rest.NewHandler(f.app, log, setup.Config))
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/auth/token" {
 			f.tokenRequests.Add(1)
@@ -357,7 +365,7 @@ func TestKeyRotation(t *testing.T) {
 
 		// A second server over the same database, as another process would be.
 		second := auth.NewService(db.Ent, f.issuer, testAudience)
-		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(&app.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t))))
+		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(&app.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t), rest.Config{})))
 		t.Cleanup(secondSrv.Close)
 		viaSecond := func(t *testing.T, token string) response {
 			t.Helper()
@@ -602,7 +610,7 @@ func TestExternalOIDCProvider(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		ctx := context.Background()
 		idp := authtest.NewProvider(t)
-		f := newFixture(t, db, func(a *app.App) {
+		f := newFixture(t, db, func(a *serverSetup) {
 			require.NoError(t, a.Auth.UseOIDC(ctx, auth.OIDCConfig{Issuer: idp.URL, Audience: backOffice}))
 		})
 		otherTenant, err := f.app.CreateTenant(sys(), "Outra Loja", nil)

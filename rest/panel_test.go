@@ -376,7 +376,7 @@ func TestPanelBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	const clientID = "fideliza-panel"
 	idp := authtest.NewProvider(t)
-	f := newFixture(t, singleDB(t), func(a *app.App) {
+	f := newFixture(t, singleDB(t), func(a *serverSetup) {
 		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
 			Issuer: idp.URL, Audience: clientID, ClientID: clientID,
 		}))

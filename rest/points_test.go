@@ -97,7 +97,7 @@ func ptsSetup(t *testing.T, db *storage.DB) *ptsEnv {
 		DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
 		Log: logger, Clock: e.clock,
 	}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger))
+	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger, Config{}))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {

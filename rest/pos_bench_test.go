@@ -46,10 +46,9 @@ func BenchmarkPOS(b *testing.B) {
 			db := storagetest.Open(b, d)
 			log := slog.New(slog.DiscardHandler)
 			a := &app.App{DB: db, Log: log}
-			unlimitedRates(a)
 			srv := httptest.NewUnstartedServer(nil)
 			a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-			srv.Config.Handler = NewHandler(a, log)
+			srv.Config.Handler = setUp(a, log, []func(*serverSetup){unlimitedRates})
 			srv.Start()
 			b.Cleanup(srv.Close)
 

@@ -36,7 +36,7 @@ func injSetup(t *testing.T, db *storage.DB) *injEnv {
 	a := &app.App{DB: db, Log: log}
 	srv := httptest.NewUnstartedServer(nil)
 	a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-	srv.Config.Handler = contractCheck(t, NewHandler(a, log))
+	srv.Config.Handler = contractCheck(t, NewHandler(a, log, Config{}))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	sys := viewer.SystemContext(context.Background())

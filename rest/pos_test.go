@@ -93,16 +93,13 @@ func (l *posLogBuffer) String() string {
 func posSys() context.Context { return viewer.SystemContext(context.Background()) }
 
 // posNewEnv builds the handler and the fixtures without a server.
-func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(a *app.App)) *posEnv {
+func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(*serverSetup)) *posEnv {
 	tb.Helper()
 	logs := &posLogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := &posEnv{db: db, logs: logs}
 	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", "fideliza"), Log: logger}
-	for _, c := range configure {
-		c(e.app)
-	}
-	e.handler = NewHandler(e.app, logger)
+	e.handler = setUp(e.app, logger, configure)
 	tn, err := e.app.CreateTenant(posSys(), "Supermercado Bom Preço", nil)
 	require.NoError(tb, err)
 	e.tenantID = tn.ID
@@ -120,7 +117,7 @@ func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(a *app.App)) *po
 }
 
 // posSetup is posNewEnv with a real HTTP server.
-func posSetup(t *testing.T, db *storage.DB, configure ...func(a *app.App)) *posEnv {
+func posSetup(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *posEnv {
 	t.Helper()
 	e := posNewEnv(t, db, configure...)
 	e.srv = httptest.NewServer(contractCheck(t, e.handler))
@@ -703,7 +700,7 @@ func TestPOSAuthentication(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		// Dozens of refusals from one address: more than its quota of
 		// failed authentications (ratelimit_test.go tests that quota).
-		e := posSetup(t, db, func(a *app.App) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
+		e := posSetup(t, db, func(a *serverSetup) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
 		other, err := e.app.CreateTenant(posSys(), "Outra Rede", nil)
 		require.NoError(t, err)
 		otherPOS, err := e.app.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)

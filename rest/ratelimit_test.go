@@ -25,7 +25,7 @@ import (
 
 // manyTokenRequests lets one address (every test's 127.0.0.1) request more
 // tokens than the default quota of /auth/token, for tests that make dozens.
-func manyTokenRequests(a *app.App) {
+func manyTokenRequests(a *serverSetup) {
 	a.RateLimits.Token = ratelimit.Quota{Limit: 10_000, Window: time.Minute}
 }
 
@@ -68,11 +68,11 @@ func newRLEnv(t *testing.T, db *storage.DB, configure func(e *rlEnv, c *ratelimi
 	b, err := e.app.CreateTenant(sys(), "Loja Maior", nil)
 	require.NoError(t, err)
 	e.tenantID, e.otherID = a.ID, b.ID
-	e.app.RateLimits.Now = e.clock.Now
+	cfg := rest.Config{RateLimits: ratelimit.Config{Now: e.clock.Now}}
 	if configure != nil {
-		configure(e, &e.app.RateLimits)
+		configure(e, &cfg.RateLimits)
 	}
-	e.h = contractCheck(t, rest.NewHandler(e.app, log))
+	e.h = contractCheck(t, rest.NewHandler(e.app, log, cfg))
 	return e
 }
 

@@ -36,16 +36,13 @@ type scopeServer struct {
 	routes chi.Routes
 }
 
-func newScopeServer(t testing.TB, db *storage.DB, configure ...func(a *app.App)) *scopeServer {
+func newScopeServer(t testing.TB, db *storage.DB, configure ...func(*serverSetup)) *scopeServer {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	a := &app.App{DB: db, Log: log}
 	srv := httptest.NewUnstartedServer(nil)
 	a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-	for _, c := range configure {
-		c(a)
-	}
-	h := NewHandler(a, log)
+	h := setUp(a, log, configure)
 	srv.Config.Handler = contractCheck(t, h)
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -57,9 +54,25 @@ func newScopeServer(t testing.TB, db *storage.DB, configure ...func(a *app.App))
 	return &scopeServer{srv: srv, app: a, client: c, routes: h.(chi.Routes)}
 }
 
+// serverSetup is what a test configures before its server serves: the
+// application, and the HTTP interface's own configuration.
+type serverSetup struct {
+	*app.App
+	Config
+}
+
+// setUp applies configure and returns the handler of a.
+func setUp(a *app.App, log *slog.Logger, configure []func(*serverSetup)) http.Handler {
+	s := &serverSetup{App: a}
+	for _, c := range configure {
+		c(s)
+	}
+	return NewHandler(a, log, s.Config)
+}
+
 // unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
 // send far more than a client's quota.
-func unlimitedRates(a *app.App) { a.RateLimits = ratelimit.Unlimited() }
+func unlimitedRates(s *serverSetup) { s.RateLimits = ratelimit.Unlimited() }
 
 // tokenWith issues a token holding only scope.
 func (s *scopeServer) tokenWith(t testing.TB, scope string) string {

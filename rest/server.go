@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/openapi"
 	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/playground"
+	"github.com/fideliza/fideliza/ratelimit"
 )
 
 type server struct {
@@ -26,17 +27,33 @@ type server struct {
 	scrape http.Handler // GET /metrics
 }
 
+// Config is the HTTP interface's own configuration.
+type Config struct {
+	// NoIntrospection turns GraphQL introspection off for every caller (it
+	// is on for the playground and analysts' tools unless an operator says
+	// otherwise).
+	NoIntrospection bool
+	// RateLimits are the request quotas (per client, per tenant, per IP);
+	// the zero value is the defaults.
+	RateLimits ratelimit.Config
+	// Metrics counts requests and is what GET /metrics serves (give the
+	// application and the workers the same registry to serve their counts
+	// too); nil: a registry of its own.
+	Metrics *metrics.Registry
+}
+
 // NewHandler returns the HTTP interface of the service.
-func NewHandler(a *app.App, log *slog.Logger) http.Handler {
-	s := &server{app: a, log: log, limits: newLimits(a.RateLimits)}
-	if a.Metrics == nil {
-		a.Metrics = metrics.New()
+func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
+	s := &server{app: a, log: log, limits: newLimits(cfg.RateLimits)}
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = metrics.New()
 	}
 	if a.DB != nil {
-		a.Metrics.WatchQueue(a.DB.Reads)
+		reg.WatchQueue(a.DB.Reads)
 	}
 	r := chi.NewRouter()
-	r.Use(correlate, accessLog(log), a.Metrics.HTTP, recoverer(log, internalV1))
+	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1))
 
 	for _, rt := range publicRoutes {
 		s.handle(r, rt)
@@ -46,7 +63,7 @@ func NewHandler(a *app.App, log *slog.Logger) http.Handler {
 	}
 	r.Route(posPrefix, s.posRoutes)
 
-	s.gql, s.scrape = graph.NewHandler(a), a.Metrics.Handler(log)
+	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection}), reg.Handler(log)
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -24,7 +23,7 @@ func TestSignInWithSSO(t *testing.T) {
 	t.Parallel()
 	const clientID = "fideliza-playground"
 	idp := authtest.NewProvider(t)
-	f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *app.App) {
+	f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *serverSetup) {
 		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
 			Issuer: idp.URL, Audience: clientID, ClientID: clientID,
 		}))

@@ -49,16 +49,13 @@ type whkEnv struct {
 }
 
 // whkSetup starts a server; configure runs before it serves.
-func whkSetup(t *testing.T, db *storage.DB, configure ...func(*app.App)) *whkEnv {
+func whkSetup(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *whkEnv {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := httptest.NewUnstartedServer(nil)
 	e := &whkEnv{db: db, srv: srv}
 	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: log}
-	for _, c := range configure {
-		c(e.app)
-	}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log))
+	srv.Config.Handler = contractCheck(t, setUp(e.app, log, configure))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	e.tenantID = e.whkTenant(t, "Loja Ganchos")
@@ -399,7 +396,7 @@ func whkKeys(m map[string]any) []string {
 func TestWebhookLoopbackGuard(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		e := whkSetup(t, db, func(a *app.App) { a.Webhooks = webhook.Guard{AllowLoopback: true} })
+		e := whkSetup(t, db, func(a *serverSetup) { a.Webhooks = webhook.Guard{AllowLoopback: true} })
 		for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost:9000/in", "https://[::1]/in"} {
 			r := e.whkDo(t, http.MethodPost, "/v1/webhooks", e.token, whkBody(u, "sale.processed"))
 			require.Equal(t, http.StatusCreated, r.status, "%s: %s", u, r.body)

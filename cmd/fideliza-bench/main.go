@@ -305,8 +305,7 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	defer db.Close()
 	go db.KeepOptimized(ctx, log)
 	// Rate limits off: the run measures the service's capacity, not its quotas.
-	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza"),
-		RateLimits: ratelimit.Unlimited()}
+	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza")}
 	n, _ := strconv.Atoi(workers)
 	if _, err = worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n}); err != nil {
 		return err
@@ -314,7 +313,8 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	if err := a.River.Start(ctx); err != nil {
 		return err
 	}
-	handler := rest.NewHandler(a, log)
+	// Rate limits off: the run measures the service's capacity, not its quotas.
+	handler := rest.NewHandler(a, log, rest.Config{RateLimits: ratelimit.Unlimited()})
 	if pprofOn {
 		mux := http.NewServeMux()
 		mux.Handle("/", handler)

@@ -58,8 +58,6 @@ func newServeCommand(g *globals) *cobra.Command {
 			}
 			defer a.DB.Close()
 			go a.DB.KeepOptimized(ctx, log)
-			a.NoIntrospection = !intro
-			a.RateLimits = rates
 			log.Info("rate limits, counted by this process alone", "client", rates.DefaultQuota().String(),
 				"tenant_overrides", len(rates.Tenants), "token_per_ip", rates.TokenQuota().String(),
 				"auth_failures_per_ip", rates.AuthFailureQuota().String())
@@ -69,9 +67,10 @@ func newServeCommand(g *globals) *cobra.Command {
 			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
 			// One registry for the HTTP side and the jobs this process works:
 			// GET /metrics serves both.
-			a.Metrics = metrics.New()
+			reg := metrics.New()
+			a.Counts = reg
 			if _, err = worker.NewClient(a, worker.Config{Work: !noWorker, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Metrics: a.Metrics}); err != nil {
+				PointsInterval: points, RescueAfter: rescue, Metrics: reg}); err != nil {
 				return err
 			}
 			if demo {
@@ -86,7 +85,7 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			return run(ctx, log, a.River, !noWorker, &http.Server{
-				Handler:           rest.NewHandler(a, log),
+				Handler:           rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg}),
 				ReadHeaderTimeout: 10 * time.Second,
 				IdleTimeout:       2 * time.Minute,
 			}, listener)
