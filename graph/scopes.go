@@ -170,8 +170,19 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 		return gqlErr
 	}
 	var ge *gqlerror.Error
-	if errors.As(err, &ge) && ge.Extensions["code"] != nil {
+	switch {
+	case errors.As(err, &ge) && ge.Extensions["code"] != nil:
 		gqlErr.Extensions["code"] = requestErrorCode(ge.Extensions["code"])
+		return gqlErr
+	case errors.As(err, &ge) && len(ge.Path) == 0 && ge.Err == nil:
+		// The transport's own refusal of the request (a body whose
+		// variables are not an object, say): the client's error.
+		gqlErr.Extensions = map[string]any{"code": "invalid_request"}
+		return gqlErr
+	case errors.As(err, &ge) && argumentError(ctx, ge):
+		// An argument that does not coerce to its type (an unknown enum
+		// value, a Decimal the guard refuses): the input's error.
+		gqlErr.Extensions = map[string]any{"code": "validation_error"}
 		return gqlErr
 	}
 	switch {
@@ -186,6 +197,13 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 		gqlErr.Message, gqlErr.Extensions = "internal error", map[string]any{"code": "internal_error"}
 	}
 	return gqlErr
+}
+
+// argumentError says whether ge is about an argument of the field being
+// resolved: gqlgen puts the argument's path below the field's.
+func argumentError(ctx context.Context, ge *gqlerror.Error) bool {
+	fc := graphql.GetFieldContext(ctx)
+	return fc != nil && len(ge.Path) > len(fc.Path())
 }
 
 // requestErrorCode names gqlgen's and entgql's own errors in the lower-case
