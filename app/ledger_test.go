@@ -29,6 +29,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 // Environment variables of the model test: the seed of a run to replay, and
@@ -38,36 +39,9 @@ const (
 	envLedgerSteps = "FIDELIZA_LEDGER_STEPS"
 )
 
-// ledgerClock is the clock the App and the workers read: it moves only when
-// the test moves it. It answers in São Paulo's offset, so any path that
-// forgets to store UTC shows up as a mismatch on SQLite (times are text).
-type ledgerClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
+// brt is the zone the ledger's clock answers in, so any path that forgets
+// to store UTC shows up as a mismatch on SQLite (times are text).
 var brt = time.FixedZone("-03", -3*60*60)
-
-func newLedgerClock(t time.Time) *ledgerClock { return &ledgerClock{t: t.Truncate(time.Microsecond)} }
-
-func (c *ledgerClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t.In(brt)
-}
-
-// utc is the clock as the ledger stamps it.
-func (c *ledgerClock) utc() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t.UTC()
-}
-
-func (c *ledgerClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t.Truncate(time.Microsecond)
-}
 
 // ledgerCPF makes the i-th valid CPF.
 func ledgerCPF(i int) string {
@@ -245,7 +219,7 @@ type ledgerModel struct {
 	t         *testing.T
 	app       *app.App
 	db        *storage.DB
-	clock     *ledgerClock
+	clock     *testclock.Clock
 	rng       *rand.Rand
 	seed      uint64
 	step      int
@@ -257,7 +231,7 @@ type ledgerModel struct {
 	counts    map[string]int
 }
 
-func (m *ledgerModel) now() time.Time { return m.clock.utc() }
+func (m *ledgerModel) now() time.Time { return m.clock.Now().UTC() }
 
 func (m *ledgerModel) logf(format string, args ...any) {
 	line := fmt.Sprintf("step %d @%s: ", m.step, m.now().Format(time.RFC3339Nano)) + fmt.Sprintf(format, args...)
@@ -499,7 +473,7 @@ func (m *ledgerModel) advance() {
 	default:
 		to = now.AddDate(0, 1+m.rng.IntN(3), m.rng.IntN(28))
 	}
-	m.clock.set(to)
+	m.clock.Set(to)
 	m.logf("clock moved by %s", to.Sub(now))
 	m.counts["advance"]++
 }
@@ -788,7 +762,7 @@ func TestLedgerModel(t *testing.T) {
 		t.Logf("seed %d (%s to replay), %d steps", seed, envLedgerSeed, steps)
 		started := time.Now()
 		// A month end, so that adding months normalises dates (Jan 31 + 1 month).
-		clock := newLedgerClock(time.Date(2025, 1, 31, 23, 30, 0, 123456000, time.UTC))
+		clock := testclock.NewStored(time.Date(2025, 1, 31, 23, 30, 0, 123456000, time.UTC), brt)
 		a := &app.App{DB: db, Clock: clock.Now}
 		m := &ledgerModel{
 			t: t, app: a, db: db, clock: clock, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), seed: seed,
@@ -1043,20 +1017,20 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		t.Parallel()
 		e := newConcurrentEnv(t, db)
-		clock := newLedgerClock(time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC))
+		clock := testclock.NewStored(time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC), brt)
 		e.app.Clock = clock.Now
 		for i := range 20 {
 			p := int64(100)
 			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("old-%d", i), Points: &p})
 			require.NoError(t, err)
 		}
-		clock.set(clock.utc().AddDate(0, 6, 0))
+		clock.Set(clock.Now().UTC().AddDate(0, 6, 0))
 		for i := range 10 {
 			p := int64(50)
 			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("new-%d", i), Points: &p})
 			require.NoError(t, err)
 		}
-		clock.set(clock.utc().AddDate(0, 6, 1)) // the 20 old lots have expired; the 10 new ones (500) live
+		clock.Set(clock.Now().UTC().AddDate(0, 6, 1)) // the 20 old lots have expired; the 10 new ones (500) live
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		jobErrs := make([]error, 2)

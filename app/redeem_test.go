@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 // The tests of redeem at the App level: limits under concurrency (a start
@@ -30,38 +31,20 @@ import (
 // verdict), the validation token's rules on a controllable clock, and the
 // redemption's transaction. Helpers are prefixed rdm.
 
-// rdmClock is the App's clock: it moves only when the test moves it.
-type rdmClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *rdmClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *rdmClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // rdmT0 is when every test starts.
 var rdmT0 = time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
 
 type rdmEnv struct {
 	db     *storage.DB
 	app    *app.App
-	clock  *rdmClock
+	clock  *testclock.Clock
 	ctx    context.Context // the tenant's
 	tenant string
 }
 
 func rdmSetup(t *testing.T, db *storage.DB) *rdmEnv {
 	t.Helper()
-	clock := &rdmClock{t: rdmT0}
+	clock := testclock.New(rdmT0)
 	a := &app.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja Redeem", nil)
 	require.NoError(t, err)
@@ -386,14 +369,14 @@ func TestRedeemValidationToken(t *testing.T) {
 
 		t.Run("expired at five minutes", func(t *testing.T) {
 			tok := e.validate(t, cust[0], first.ID)
-			e.clock.add(app.ValidationTTL)
+			e.clock.Advance(app.ValidationTTL)
 			_, err := e.redeem(first.ID, cust[0], "order-expired", tok)
 			rdmRequireCode(t, err, apperr.KindInvalid, "validation_token_expired", "validation_token")
 		})
 
 		t.Run("valid just before five minutes", func(t *testing.T) {
 			tok := e.validate(t, cust[0], first.ID)
-			e.clock.add(app.ValidationTTL - time.Microsecond)
+			e.clock.Advance(app.ValidationTTL - time.Microsecond)
 			red, err := e.redeem(first.ID, cust[0], "order-in-time", tok)
 			require.NoError(t, err)
 			require.Equal(t, "order-in-time", red.OrderID)
@@ -544,7 +527,7 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 		require.NoError(t, err)
 		require.Nil(t, replay)
 
-		e.clock.add(23 * time.Hour)
+		e.clock.Advance(23 * time.Hour)
 		_, replay, err = redeem("order-1", tok, "h1")
 		require.NoError(t, err)
 		require.NotNil(t, replay)
@@ -554,7 +537,7 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 		rdmRequireCode(t, err, apperr.KindInvalid, "idempotency_key_reused", "Idempotency-Key")
 
 		// A day later the key is forgotten, even before the purge job ran.
-		e.clock.add(2 * time.Hour)
+		e.clock.Advance(2 * time.Hour)
 		tok2 := e.validate(t, cust, camp.ID)
 		second, replay, err := redeem("order-2", tok2, "h2")
 		require.NoError(t, err)

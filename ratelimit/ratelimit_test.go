@@ -10,27 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/testclock"
 )
 
-// clock is a controllable clock, safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *testclock.Clock { return testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 func TestExactQuotaThenRefusedThenReset(t *testing.T) {
 	c := newClock()

@@ -32,6 +32,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 // The tests of the /v1 campaign endpoints (list, read, create, deactivate,
@@ -48,31 +49,13 @@ const (
 // campT0 is the App's time when a test starts.
 var campT0 = time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
 
-// campClock is the App's clock: it moves only when the test moves it.
-type campClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *campClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *campClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // campEnv is one server over a fresh database with a tenant and a token of
 // that tenant holding every scope the flows need.
 type campEnv struct {
 	db       *storage.DB
 	app      *app.App
 	srv      *httptest.Server
-	clock    *campClock
+	clock    *testclock.Clock
 	tenantID string
 	ctx      context.Context // the tenant's
 	token    string
@@ -88,7 +71,7 @@ func campSetup(t *testing.T, db *storage.DB) *campEnv {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := httptest.NewUnstartedServer(nil)
-	e := &campEnv{db: db, srv: srv, clock: &campClock{t: campT0}}
+	e := &campEnv{db: db, srv: srv, clock: testclock.New(campT0)}
 	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
 		Log: log, Clock: e.clock.Now}
 	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log, Config{}))
@@ -609,7 +592,7 @@ func TestCampaignList(t *testing.T) {
 		_, err := e.app.PauseCampaign(e.ctx, paused)
 		require.NoError(t, err)
 		// endsSoon passes its end; no lifecycle job has run.
-		e.clock.add(2 * time.Hour)
+		e.clock.Advance(2 * time.Hour)
 		stored, err := e.db.Ent.Campaign.Get(e.ctx, endsSoon)
 		require.NoError(t, err)
 		require.Equal(t, campaign.StatusScheduled, stored.Status, "the stored status is stale (the lifecycle job has not run)")
@@ -739,7 +722,7 @@ func TestCampaignReadAndDelete(t *testing.T) {
 		r = e.campDo(t, http.MethodDelete, "/v1/campaigns/"+scheduled, e.token, nil)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		require.Equal(t, "ended", r.obj(t)["status"])
-		e.clock.add(2 * time.Hour)
+		e.clock.Advance(2 * time.Hour)
 		r = e.campDo(t, http.MethodGet, "/v1/campaigns/"+scheduled, e.token, nil)
 		require.Equal(t, "ended", r.obj(t)["status"], "an ended campaign does not start")
 
@@ -913,10 +896,10 @@ func TestCampaignValidate(t *testing.T) {
 		t.Run("eligibility follows the clock, not the lifecycle job", func(t *testing.T) {
 			brief := e.campCreateID(t, "discount", "name", "Uma hora", "ends_at", e.campAt(time.Hour))
 			require.Contains(t, campEligible(t, e.campValidate(t, cust, "pdv", campCart(), false)), brief)
-			e.clock.add(time.Hour)
+			e.clock.Advance(time.Hour)
 			v := e.campValidate(t, cust, "pdv", campCart(), true)
 			require.NotContains(t, campEligible(t, v), brief)
-			e.clock.add(23 * time.Hour)
+			e.clock.Advance(23 * time.Hour)
 			v = e.campValidate(t, cust, "pdv", campCart(), true)
 			require.Contains(t, campEligible(t, v), later, "started at its starts_at")
 			for _, x := range v["ineligible_campaigns"].([]any) {
@@ -976,7 +959,7 @@ func TestCampaignRedeem(t *testing.T) {
 
 		t.Run("201 with the benefit applied", func(t *testing.T) {
 			tok := e.campTokenFor(t, ana)
-			e.clock.add(time.Minute)
+			e.clock.Advance(time.Minute)
 			r := e.campRedeem(t, discount, campRedeemBody(ana, "order-1", tok, "36.00"))
 			require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 			require.Equal(t, "application/json", r.header.Get("Content-Type"))
@@ -1049,9 +1032,9 @@ func TestCampaignRedeem(t *testing.T) {
 
 		t.Run("expired token", func(t *testing.T) {
 			tok := e.campTokenFor(t, bia)
-			e.clock.add(5*time.Minute - time.Second)
+			e.clock.Advance(5*time.Minute - time.Second)
 			tok2 := e.campTokenFor(t, bia)
-			e.clock.add(time.Second)
+			e.clock.Advance(time.Second)
 			r := e.campRedeem(t, discount, campRedeemBody(bia, "order-late", tok, "10"))
 			campRequireError(t, r, http.StatusUnprocessableEntity, "validation_token_expired", "validation_token")
 			require.Zero(t, e.campRedemptionsOfOrder(t, "order-late"))

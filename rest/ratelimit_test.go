@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 // manyTokenRequests lets one address (every test's 127.0.0.1) request more
@@ -29,30 +29,12 @@ func manyTokenRequests(a *serverSetup) {
 	a.RateLimits.Token = ratelimit.Quota{Limit: 10_000, Window: time.Minute}
 }
 
-// rlClock is the controllable clock of the rate limits.
-type rlClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *rlClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *rlClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // rlEnv is a handler, called directly so that each request says its peer
 // address, with two tenants and a controllable rate-limit clock.
 type rlEnv struct {
 	app               *app.App
 	h                 http.Handler
-	clock             *rlClock
+	clock             *testclock.Clock
 	tenantID, otherID string
 }
 
@@ -61,7 +43,7 @@ type rlEnv struct {
 func newRLEnv(t *testing.T, db *storage.DB, configure func(e *rlEnv, c *ratelimit.Config)) *rlEnv {
 	t.Helper()
 	log := testLogger(t)
-	e := &rlEnv{clock: &rlClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	e := &rlEnv{clock: testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))}
 	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: log}
 	a, err := e.app.CreateTenant(sys(), "Loja Limitada", nil)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 	"github.com/fideliza/fideliza/worker"
 )
 
@@ -32,28 +32,10 @@ import (
 // clock, and the cashback job the redeem inserts in its transaction.
 // Helpers are prefixed camp.
 
-// campClock is the clock of the App and the jobs.
-type campClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *campClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *campClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 type campBundle struct {
 	db        *storage.DB
 	app       *app.App
-	clock     *campClock
+	clock     *testclock.Clock
 	ctx       context.Context // the tenant's
 	tenant    string
 	lifecycle *worker.CampaignLifecycleWorker
@@ -62,7 +44,7 @@ type campBundle struct {
 
 func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	t.Helper()
-	clock := &campClock{t: start}
+	clock := testclock.New(start)
 	a := &app.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
@@ -126,13 +108,13 @@ func TestCampaignLifecycle(t *testing.T) {
 		require.NoError(t, err)
 
 		// Before its start nothing moves.
-		b.clock.set(starts.Add(-time.Microsecond))
+		b.clock.Set(starts.Add(-time.Microsecond))
 		b.runLifecycle(t)
 		require.Equal(t, campaign.StatusScheduled, b.stored(t, c.ID))
 		require.Empty(t, b.activations(t, c.ID))
 
 		// At its start it becomes active, announced once.
-		b.clock.set(starts)
+		b.clock.Set(starts)
 		b.runLifecycle(t)
 		require.Equal(t, campaign.StatusActive, b.stored(t, c.ID))
 		evs := b.activations(t, c.ID)
@@ -165,17 +147,17 @@ func TestCampaignLifecycle(t *testing.T) {
 		require.Empty(t, b.activations(t, pausedLater.ID))
 
 		// At its end it ends.
-		b.clock.set(ends.Add(-time.Microsecond))
+		b.clock.Set(ends.Add(-time.Microsecond))
 		b.runLifecycle(t)
 		require.Equal(t, campaign.StatusActive, b.stored(t, c.ID))
-		b.clock.set(ends)
+		b.clock.Set(ends)
 		b.runLifecycle(t)
 		require.Equal(t, campaign.StatusEnded, b.stored(t, c.ID))
 		require.Equal(t, campaign.StatusEnded, b.stored(t, short.ID))
 		require.Len(t, b.activations(t, c.ID), 1)
 
 		// A paused campaign ends at its end too.
-		b.clock.set(t0.Add(10 * time.Hour))
+		b.clock.Set(t0.Add(10 * time.Hour))
 		b.runLifecycle(t)
 		require.Equal(t, campaign.StatusEnded, b.stored(t, pausedLater.ID))
 		require.Empty(t, b.activations(t, pausedLater.ID))
@@ -201,7 +183,7 @@ func TestCampaignLifecycleUnseenWindow(t *testing.T) {
 		mine := b.campaign(b.ctx, t, "Minha", "gift", t0.Add(time.Hour), t0.Add(48*time.Hour), nil)
 		theirs := b.campaign(otherCtx, t, "Deles", "gift", t0.Add(time.Hour), t0.Add(48*time.Hour), nil)
 
-		b.clock.set(t0.Add(5 * time.Hour))
+		b.clock.Set(t0.Add(5 * time.Hour))
 		b.runLifecycle(t)
 		require.Equal(t, campaign.StatusEnded, b.stored(t, gone.ID))
 		require.Empty(t, b.activations(t, gone.ID))
@@ -316,7 +298,7 @@ func TestCampaignCashbackJob(t *testing.T) {
 		require.NoError(t, b.work(queued[0]))
 		require.EqualValues(t, 12, balance())
 
-		b.clock.set(t0.AddDate(0, 0, 7))
+		b.clock.Set(t0.AddDate(0, 0, 7))
 		errs := make(chan error, 3)
 		for range 3 {
 			go func() { errs <- b.work(queued[1]) }()

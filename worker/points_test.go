@@ -25,27 +25,9 @@ import (
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 	"github.com/fideliza/fideliza/worker"
 )
-
-// pointsClock is the clock of the App and the jobs: time passes only when
-// the test says so, months in a microsecond.
-type pointsClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *pointsClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *pointsClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // t0 is when the first points are credited. A month later than February
 // is 28 days later, so at t0 + 11 months the lots of t0 are inside the
@@ -58,7 +40,7 @@ func at(months int, d time.Duration) time.Time { return t0.AddDate(0, months, 0)
 type pointsBundle struct {
 	db     *storage.DB
 	app    *app.App
-	clock  *pointsClock
+	clock  *testclock.Clock
 	ctx    context.Context // the tenant's
 	tenant string
 	expire *worker.ExpirePointsWorker
@@ -71,7 +53,7 @@ type pointsBundle struct {
 // controllable clock.
 func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	t.Helper()
-	clock := &pointsClock{t: t0}
+	clock := testclock.New(t0)
 	a := &app.App{DB: db, Clock: clock.Now}
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
@@ -211,7 +193,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		// t0: two lots expiring together at t0 + 12 months.
 		b.credit(t, cust, "ord-1", 300)
 		b.credit(t, cust, "ord-2", 200)
-		b.clock.set(at(0, 24*time.Hour))
+		b.clock.Set(at(0, 24*time.Hour))
 		_, err := b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: 100})
 		require.NoError(t, err)
 		lots := b.lots(t, cust)
@@ -222,20 +204,20 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 
 		// t0 + 2 months: a third lot, expiring at t0 + 14 months, lifts the
 		// customer to silver.
-		b.clock.set(at(2, 0))
+		b.clock.Set(at(2, 0))
 		third := b.credit(t, cust, "ord-3", 700)
 		require.True(t, third.ExpiresAt.Equal(at(14, 0)))
 		require.Equal(t, customer.LevelSilver, b.customerRow(t, cust).Level)
 		b.requireBalance(t, cust, balanceWant{balance: 1100, earned: 1200, next: points.Gold, missing: 3800})
 
 		// t0 + 10 months: nothing within 30 days.
-		b.clock.set(at(10, 0))
+		b.clock.Set(at(10, 0))
 		b.runNotify(t)
 		require.Empty(t, b.events(t, outbox.PointsExpiring, cust))
 		b.requireBalance(t, cust, balanceWant{balance: 1100, earned: 1200, next: points.Gold, missing: 3800})
 
 		// t0 + 11 months: the first two lots expire in 28 days.
-		b.clock.set(at(11, 0))
+		b.clock.Set(at(11, 0))
 		for range 2 { // a rerun records nothing more
 			b.runNotify(t)
 			evs := b.events(t, outbox.PointsExpiring, cust)
@@ -255,14 +237,14 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		require.True(t, got.Expiring[0].ExpiresAt.Equal(at(12, 0)))
 
 		// A second before expiry: nothing expires.
-		b.clock.set(at(12, -time.Second))
+		b.clock.Set(at(12, -time.Second))
 		b.runExpire(t)
 		require.Empty(t, b.entries(t, cust, pointsentry.KindExpiration))
 		require.EqualValues(t, 1100, b.customerRow(t, cust).PointsBalance)
 
 		// A second after: one expiration entry per lot, and the credits of t0
 		// leave the 12 months, so silver falls to bronze in the same run.
-		b.clock.set(at(12, time.Second))
+		b.clock.Set(at(12, time.Second))
 		for range 2 { // a rerun changes nothing
 			b.runExpire(t)
 			exps := b.entries(t, cust, pointsentry.KindExpiration)
@@ -289,7 +271,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 
 		// t0 + 13 months and a half: the third lot is within 30 days, after a
 		// debit spent most of it; the notice tells what is left.
-		b.clock.set(at(13, 15*24*time.Hour))
+		b.clock.Set(at(13, 15*24*time.Hour))
 		_, err = b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: 650})
 		require.NoError(t, err)
 		b.runNotify(t)
@@ -301,7 +283,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 
 		// At exactly t0 + 14 months the last lot expires; its credit is still
 		// inside the 12 months (they include their first instant).
-		b.clock.set(at(14, 0))
+		b.clock.Set(at(14, 0))
 		b.runExpire(t)
 		b.runLevels(t)
 		exps := b.entries(t, cust, pointsentry.KindExpiration)
@@ -355,21 +337,21 @@ func TestPointsLevelJobs(t *testing.T) {
 		b.requireBalance(t, cust, balanceWant{balance: 5200, earned: 5200, next: points.Diamond, missing: 14800})
 
 		// t0 + 6 months: 1000 more; still gold, no event.
-		b.clock.set(at(6, 0))
+		b.clock.Set(at(6, 0))
 		b.credit(t, cust, "ord-2", 1000)
 		b.runLevels(t)
 		require.Len(t, b.events(t, outbox.CustomerLevelChanged, cust), 1)
 		b.requireBalance(t, cust, balanceWant{balance: 6200, earned: 6200, next: points.Diamond, missing: 13800})
 
 		// t0 + 11 months + 1 day: the 5200 points expire within 30 days.
-		b.clock.set(at(11, 24*time.Hour))
+		b.clock.Set(at(11, 24*time.Hour))
 		b.runLevels(t)
 		require.Len(t, b.events(t, outbox.CustomerLevelChanged, cust), 1)
 		b.requireBalance(t, cust, balanceWant{balance: 6200, expiring: 5200, earned: 6200, next: points.Diamond, missing: 13800})
 
 		// t0 + 12 months + 1 day: the credit of t0 has left the window. Until
 		// the expiry job runs, its lot is still in the balance, past due.
-		b.clock.set(at(12, 24*time.Hour))
+		b.clock.Set(at(12, 24*time.Hour))
 		b.requireBalance(t, cust, balanceWant{balance: 6200, expiring: 5200, earned: 1000, next: points.Gold, missing: 4000})
 		for range 2 { // a rerun records nothing more
 			b.runLevels(t)
@@ -388,7 +370,7 @@ func TestPointsLevelJobs(t *testing.T) {
 
 		// t0 + 18 months + 1 second: the last lot expires and its points have
 		// left the window; the expiry job itself lowers silver to bronze.
-		b.clock.set(at(18, time.Second))
+		b.clock.Set(at(18, time.Second))
 		b.runExpire(t)
 		require.Equal(t, customer.LevelBronze, b.customerRow(t, cust).Level)
 		moves = b.events(t, outbox.CustomerLevelChanged, cust)
@@ -418,10 +400,10 @@ func TestPointsLevelJobAcrossTenants(t *testing.T) {
 		ob.credit(t, theirs, "ord-1", 250)
 		require.Equal(t, customer.LevelSilver, b.customerRow(t, mine).Level)
 		require.Equal(t, customer.LevelGold, ob.customerRow(t, theirs).Level)
-		b.clock.set(at(6, 0))
+		b.clock.Set(at(6, 0))
 		ob.credit(t, theirs, "ord-2", 120)
 		require.Equal(t, customer.LevelDiamond, ob.customerRow(t, theirs).Level)
-		b.clock.set(at(12, time.Hour))
+		b.clock.Set(at(12, time.Hour))
 		b.runLevels(t)
 		require.Equal(t, customer.LevelBronze, b.customerRow(t, mine).Level)
 		require.Equal(t, customer.LevelSilver, ob.customerRow(t, theirs).Level)
@@ -439,7 +421,7 @@ func TestPointsExpiringNoticeTellsWhatIsLeft(t *testing.T) {
 		partly, wholly := b.customer(t, 1), b.customer(t, 2)
 		b.credit(t, partly, "ord-1", 700)
 		b.credit(t, wholly, "ord-1", 300)
-		b.clock.set(at(11, 0))
+		b.clock.Set(at(11, 0))
 
 		var armed sync.Once
 		spend := func() {

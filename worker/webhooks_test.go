@@ -36,6 +36,7 @@ import (
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 	"github.com/fideliza/fideliza/worker"
 )
 
@@ -43,24 +44,6 @@ import (
 // events dispatched and delivered by the jobs on a controllable clock, the
 // retry schedule, the dispatch rules and the outbound guard in the worker.
 // Helpers are prefixed wh.
-
-// whClock is the clock of the App, the jobs and the receiver.
-type whClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *whClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *whClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t.UTC().Truncate(time.Microsecond)
-}
 
 // whTolerance is the receiver's timestamp tolerance, Standard Webhooks'
 // recommended five minutes.
@@ -141,7 +124,7 @@ func (r *whReceiver) url() string { return r.srv.URL + "/fideliza/hooks" }
 type whBundle struct {
 	db      *storage.DB
 	app     *app.App
-	clock   *whClock
+	clock   *testclock.Clock
 	rc      *river.Client[*sql.Tx] // insert-only
 	sys     context.Context
 	ctx     context.Context // the tenant's
@@ -156,8 +139,7 @@ type whBundle struct {
 // an insert-only River client and the delivery worker.
 func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	t.Helper()
-	clock := &whClock{}
-	clock.set(time.Now())
+	clock := testclock.NewStored(time.Now().UTC(), nil)
 	log := slog.New(slog.DiscardHandler)
 	a := &app.App{DB: db, Clock: clock.Now, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
 	sys := viewer.SystemContext(context.Background())
@@ -180,7 +162,7 @@ func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ws.Secret, webhook.SecretPrefix))
 	require.Equal(t, ws.Secret, ws.Endpoint.Secret)
-	b.clock.set(time.Now().Add(time.Second))
+	b.clock.Set(time.Now().Add(time.Second).UTC())
 	return ws
 }
 
@@ -318,12 +300,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Discount: &app.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()},
 	})
 	require.NoError(t, err)
-	b.clock.set(starts)
+	b.clock.Set(starts)
 	require.NoError(t, (&worker.CampaignLifecycleWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
 		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
 
 	// points.expiring: 10 days before the 1500 points expire (12 months).
-	b.clock.set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
+	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
 	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
 		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 
@@ -422,7 +404,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			require.Equal(t, jobs.DeliveryAttempts, j.maxAttempts)
 		}
 
-		b.clock.set(b.clock.Now().Add(2 * time.Second))
+		b.clock.Set(b.clock.Now().Add(2 * time.Second))
 		for _, j := range queued {
 			require.NoError(t, b.work(b.deliver, j, 1))
 		}
@@ -471,7 +453,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 			// Receivers still on the old secret and those already on the new
 			// one both verify the next delivery.
 			rcv.verifyWith(old, rotated.Secret)
-			b.clock.set(b.clock.Now().Add(time.Minute))
+			b.clock.Set(b.clock.Now().Add(time.Minute))
 			ev := b.record(t, b.tenant, outbox.SaleProcessed, "sal_rotation")
 			require.Equal(t, 1, b.dispatch(t))
 			queued := b.queuedJobs(t)
@@ -485,7 +467,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 
 			// Once the previous secret expires, only the new one signs.
 			rcv.verifyWith(rotated.Secret)
-			b.clock.set(b.clock.Now().Add(app.PreviousSecretValidity + time.Second))
+			b.clock.Set(b.clock.Now().Add(app.PreviousSecretValidity + time.Second))
 			ev = b.record(t, b.tenant, outbox.SaleProcessed, "sal_after_rotation")
 			require.Equal(t, 1, b.dispatch(t))
 			queued = b.queuedJobs(t)
@@ -608,7 +590,7 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 				require.NotNil(t, d.NextAttemptAt)
 				require.True(t, next.Equal(*d.NextAttemptAt), "the delivery shows the next attempt: %s", *d.NextAttemptAt)
 				require.Nil(t, d.CompletedAt)
-				b.clock.set(next)
+				b.clock.Set(next)
 			} else {
 				require.NoError(t, err, "the last attempt fails the delivery, not the job")
 				require.Equal(t, webhookdelivery.StatusFailed, d.Status)
@@ -634,7 +616,7 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 		require.Len(t, rcv.requests(), jobs.DeliveryAttempts)
 
 		// Redelivery: pending again with a new job; the receiver recovered.
-		b.clock.set(b.clock.Now().Add(time.Hour))
+		b.clock.Set(b.clock.Now().Add(time.Hour))
 		d, err := b.app.RedeliverWebhook(b.ctx, "", job.args.DeliveryID)
 		require.NoError(t, err)
 		require.Equal(t, webhookdelivery.StatusPending, d.Status)
