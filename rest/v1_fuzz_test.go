@@ -80,7 +80,7 @@ func requireV1Answer(t *testing.T, rec *httptest.ResponseRecorder, input []byte)
 // graphqlFuzzDocuments are the operations whose variables are fuzzed.
 var graphqlFuzzDocuments = []string{
 	`mutation($in: CreateCustomerInput!) { createCustomer(input: $in) { id } }`,
-	`mutation($in: CreditPointsInput!) { creditPoints(input: $in) { pointsCredited } }`,
+	`mutation($in: CreditPointsInput!) { creditPoints(input: $in) { replayed } }`,
 	`mutation($in: ValidateCartInput!) { validateCart(input: $in) { validationToken } }`,
 	`mutation($in: CreateCampaignInput!) { createCampaign(input: $in) { id } }`,
 	`query($s: String, $n: Int) { customerSearch(search: $s, first: $n) { totalCount } }`,
@@ -90,7 +90,7 @@ func FuzzGraphQLVariables(f *testing.F) {
 	s := newScopeServer(f, storagetest.Open(f, dialect.SQLite), unlimitedRates)
 	h, token := s.routes.(http.Handler), s.tokenWith(f, fuzzScopes)
 	seeds := []string{
-		`{"in":{"name":"Ana","email":"ana@example.com"}}`,
+		`{"in":{"name":"Ana","email":"ana@example.com","cpf":"529.982.247-25"}}`,
 		`{"in":{"customerID":"cus_x","orderID":"o-1","amount":"10.50"}}`,
 		`{"in":{"customerID":"cus_x","items":[{"sku":"A","quantity":"1","unitPrice":"9.99"}]}}`,
 		`{"in":{"name":"Dez","type":"discount","startsAt":"2030-01-01T00:00:00Z","endsAt":"2030-02-01T00:00:00Z","discountMode":"percentage","discountValue":"10"}}`,
