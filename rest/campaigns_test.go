@@ -8,9 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"sort"
@@ -49,17 +47,12 @@ const (
 // campT0 is the App's time when a test starts.
 var campT0 = time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
 
-// campEnv is one server over a fresh database with a tenant and a token of
-// that tenant holding every scope the flows need.
+// campEnv is the test environment on a clock at campT0, with a token of
+// its tenant holding every scope the flows need.
 type campEnv struct {
-	db       *storage.DB
-	app      *app.App
-	srv      *httptest.Server
-	clock    *testclock.Clock
-	tenantID string
-	ctx      context.Context // the tenant's
-	token    string
-	client   *app.ClientCredentials
+	*testEnv
+	ctx   context.Context // the tenant's
+	token string
 
 	mu     sync.Mutex
 	nextID int
@@ -69,20 +62,8 @@ func campSys() context.Context { return viewer.SystemContext(context.Background(
 
 func campSetup(t *testing.T, db *storage.DB) *campEnv {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	srv := httptest.NewUnstartedServer(nil)
-	e := &campEnv{db: db, srv: srv, clock: testclock.New(campT0)}
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
-		Log: log, Clock: e.clock.Now}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, log, Config{}))
-	srv.Start()
-	t.Cleanup(srv.Close)
-	tn, err := e.app.CreateTenant(campSys(), "Loja Campanhas", nil)
-	require.NoError(t, err)
-	e.tenantID = tn.ID
-	e.ctx = viewer.TenantContext(context.Background(), tn.ID)
-	e.client, err = e.app.CreateClient(campSys(), tn.ID, apiclient.KindOauth, "campaigns test", nil)
-	require.NoError(t, err)
+	e := &campEnv{testEnv: newTestEnv(t, db, func(s *ServerSetup) { s.TestClock = testclock.New(campT0) })}
+	e.ctx = viewer.TenantContext(context.Background(), e.tenantID)
 	e.token = e.campToken(t, campScopeRead, campScopeWrite, "customers:read", "loyalty:read", "loyalty:write")
 	return e
 }

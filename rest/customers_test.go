@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -22,7 +20,6 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -42,53 +39,22 @@ const (
 	custScopeWrite = "customers:write"
 )
 
-// custEnv is one server over a fresh database with a tenant and a token of
-// that tenant holding both customer scopes.
+// custEnv is the test environment with a token of its tenant holding both
+// customer scopes.
 type custEnv struct {
-	db       *storage.DB
-	app      *app.App
-	srv      *httptest.Server
-	logs     *custLogBuffer
-	tenantID string
-	token    string
+	*testEnv
+	token string
 
 	mu   sync.Mutex
 	cpfs []string // every CPF a test sent: no response may carry its digits
-}
-
-// custLogBuffer collects the server's log output; handlers log from their
-// own goroutines.
-type custLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *custLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *custLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func custSys() context.Context { return viewer.SystemContext(context.Background()) }
 
 func custSetup(t *testing.T, db *storage.DB) *custEnv {
 	t.Helper()
-	logs := &custLogBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewUnstartedServer(nil)
-	e := &custEnv{db: db, srv: srv, logs: logs}
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: logger}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger, Config{}))
-	srv.Start()
-	t.Cleanup(srv.Close)
-	e.tenantID = e.custTenant(t, "Loja Centro")
-	e.token = e.custToken(t, e.tenantID, custScopeRead, custScopeWrite)
+	e := &custEnv{testEnv: newTestEnv(t, db)}
+	e.token = e.tokenFor(t, custScopeRead, custScopeWrite)
 	return e
 }
 

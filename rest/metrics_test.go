@@ -125,7 +125,7 @@ func TestMetrics(t *testing.T) {
 	documented := metricsDocumented(t)
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		reg := metrics.New() // one registry for the HTTP side, the operations and the jobs, as serve has
-		e := posSetup(t, db, func(s *serverSetup) { s.Metrics, s.Counts = reg, reg })
+		e := posSetup(t, db, func(s *ServerSetup) { s.Metrics, s.Counts = reg, reg })
 		rc, err := worker.NewClient(e.app, worker.Config{
 			Work: true, MaxWorkers: 2, DispatchInterval: time.Hour, Metrics: reg})
 		require.NoError(t, err)

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"sort"
@@ -53,60 +51,24 @@ func ptsPrefixName(prefix string) string {
 	return strings.TrimPrefix(prefix, "/")
 }
 
-// ptsEnv is one server over a fresh database with a tenant and a token of
-// that tenant holding both loyalty scopes.
+// ptsEnv is the test environment with a token of its tenant holding both
+// loyalty scopes, and the application's clock.
 type ptsEnv struct {
-	db       *storage.DB
-	app      *app.App
-	srv      *httptest.Server
-	logs     *ptsLogBuffer
-	tenantID string
-	token    string // loyalty:read and loyalty:write
+	*testEnv
+	token string // loyalty:read and loyalty:write
 
 	mu    sync.Mutex
 	now   time.Time // the clock of the app; zero: the system clock
 	cpfNo int
 }
 
-type ptsLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *ptsLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *ptsLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func ptsSys() context.Context { return viewer.SystemContext(context.Background()) }
 
 func ptsSetup(t *testing.T, db *storage.DB) *ptsEnv {
 	t.Helper()
-	logs := &ptsLogBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewUnstartedServer(nil)
-	e := &ptsEnv{db: db, srv: srv, logs: logs}
-	e.app = &app.App{
-		DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"),
-		Log: logger, Clock: e.clock,
-	}
-	srv.Config.Handler = contractCheck(t, NewHandler(e.app, logger, Config{}))
-	srv.Start()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() {
-		// No answer of these tests may be an unexpected failure.
-		require.NotContains(t, logs.String(), `"status":500`)
-		require.NotContains(t, logs.String(), `"msg":"panic"`)
-	})
-	e.tenantID = e.ptsTenant(t, "Loja Centro")
-	e.token = e.ptsToken(t, e.tenantID, ptsScopeRead, ptsScopeWrite)
+	e := &ptsEnv{testEnv: newTestEnv(t, db)}
+	e.app.Clock = e.clock
+	e.token = e.tokenFor(t, ptsScopeRead, ptsScopeWrite)
 	return e
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkPOS(b *testing.B) {
 			a := &app.App{DB: db, Log: log}
 			srv := httptest.NewUnstartedServer(nil)
 			a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-			srv.Config.Handler = setUp(a, log, []func(*serverSetup){unlimitedRates})
+			srv.Config.Handler = NewHandler(a, log, Config{RateLimits: ratelimit.Unlimited()})
 			srv.Start()
 			b.Cleanup(srv.Close)
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -63,64 +62,29 @@ const (
 // posEnv is a handler over a fresh database with a tenant, a store and a
 // POS client of that tenant.
 type posEnv struct {
-	db       *storage.DB
-	app      *app.App
-	handler  http.Handler
-	srv      *httptest.Server // nil for the fuzz targets, which call the handler
-	logs     *posLogBuffer
-	tenantID string
-	clientID string
+	*testEnv
+	clientID string // the POS client's credentials
 	secret   string
-}
-
-type posLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *posLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *posLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func posSys() context.Context { return viewer.SystemContext(context.Background()) }
 
-// posNewEnv builds the handler and the fixtures without a server.
-func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(*serverSetup)) *posEnv {
+// posNewEnv is the test environment without a server, with a store.
+func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *posEnv {
 	tb.Helper()
-	logs := &posLogBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	e := &posEnv{db: db, logs: logs}
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", "fideliza"), Log: logger}
-	e.handler = setUp(e.app, logger, configure)
-	tn, err := e.app.CreateTenant(posSys(), "Supermercado Bom Preço", nil)
+	configure = append(configure, func(s *ServerSetup) { s.NoServer = true })
+	e := &posEnv{testEnv: newTestEnv(tb, db, configure...)}
+	e.clientID, e.secret = e.posID, e.posKey
+	_, err := e.app.CreateStore(posSys(), e.tenantID, posStore, "Loja Centro")
 	require.NoError(tb, err)
-	e.tenantID = tn.ID
-	_, err = e.app.CreateStore(posSys(), tn.ID, posStore, "Loja Centro")
-	require.NoError(tb, err)
-	c, err := e.app.CreateClient(posSys(), tn.ID, apiclient.KindPos, "caixa", nil)
-	require.NoError(tb, err)
-	e.clientID, e.secret = c.Client.ID, c.Secret
-	tb.Cleanup(func() {
-		if tb.Failed() {
-			tb.Logf("server log:\n%s", logs.String())
-		}
-	})
 	return e
 }
 
 // posSetup is posNewEnv with a real HTTP server.
-func posSetup(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *posEnv {
+func posSetup(t *testing.T, db *storage.DB, configure ...func(*ServerSetup)) *posEnv {
 	t.Helper()
 	e := posNewEnv(t, db, configure...)
-	e.srv = httptest.NewServer(contractCheck(t, e.handler))
+	e.srv = httptest.NewServer(e.handler)
 	t.Cleanup(e.srv.Close)
 	return e
 }
@@ -700,7 +664,7 @@ func TestPOSAuthentication(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		// Dozens of refusals from one address: more than its quota of
 		// failed authentications (ratelimit_test.go tests that quota).
-		e := posSetup(t, db, func(a *serverSetup) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
+		e := posSetup(t, db, func(a *ServerSetup) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
 		other, err := e.app.CreateTenant(posSys(), "Outra Rede", nil)
 		require.NoError(t, err)
 		otherPOS, err := e.app.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)

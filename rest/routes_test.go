@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,61 +16,26 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
-	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/graph"
-	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
-// scopeServer is a served app with one OAuth client of every scope.
+// scopeServer is the test environment, whose OAuth client may hold every
+// scope.
 type scopeServer struct {
-	srv    *httptest.Server
-	app    *app.App
-	client *app.ClientCredentials
+	*testEnv
 	// routes is the router itself: srv's handler checks the contract
 	// around it.
 	routes chi.Routes
 }
 
-func newScopeServer(t testing.TB, db *storage.DB, configure ...func(*serverSetup)) *scopeServer {
+func newScopeServer(t testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *scopeServer {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	a := &app.App{DB: db, Log: log}
-	srv := httptest.NewUnstartedServer(nil)
-	a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
-	h := setUp(a, log, configure)
-	srv.Config.Handler = contractCheck(t, h)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	ctx := viewer.SystemContext(context.Background())
-	tn, err := a.CreateTenant(ctx, "Escopos", nil)
-	require.NoError(t, err)
-	c, err := a.CreateClient(ctx, tn.ID, apiclient.KindOauth, "all", nil)
-	require.NoError(t, err)
-	return &scopeServer{srv: srv, app: a, client: c, routes: h.(chi.Routes)}
+	e := newTestEnv(t, db, configure...)
+	return &scopeServer{testEnv: e, routes: e.mux.(chi.Routes)}
 }
-
-// serverSetup is what a test configures before its server serves: the
-// application, and the HTTP interface's own configuration.
-type serverSetup struct {
-	*app.App
-	Config
-}
-
-// setUp applies configure and returns the handler of a.
-func setUp(a *app.App, log *slog.Logger, configure []func(*serverSetup)) http.Handler {
-	s := &serverSetup{App: a}
-	for _, c := range configure {
-		c(s)
-	}
-	return NewHandler(a, log, s.Config)
-}
-
-// unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
-// send far more than a client's quota.
-func unlimitedRates(s *serverSetup) { s.RateLimits = ratelimit.Unlimited() }
 
 // tokenWith issues a token holding only scope.
 func (s *scopeServer) tokenWith(t testing.TB, scope string) string {

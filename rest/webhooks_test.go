@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -38,28 +36,18 @@ const (
 	whkWrite = "webhooks:write"
 )
 
-// whkEnv is a served app with a tenant and a token of it holding both
+// whkEnv is the test environment with a token of its tenant holding both
 // webhook scopes.
 type whkEnv struct {
-	db       *storage.DB
-	app      *app.App
-	srv      *httptest.Server
-	tenantID string
-	token    string
+	*testEnv
+	token string
 }
 
 // whkSetup starts a server; configure runs before it serves.
-func whkSetup(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *whkEnv {
+func whkSetup(t *testing.T, db *storage.DB, configure ...func(*ServerSetup)) *whkEnv {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	srv := httptest.NewUnstartedServer(nil)
-	e := &whkEnv{db: db, srv: srv}
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza"), Log: log}
-	srv.Config.Handler = contractCheck(t, setUp(e.app, log, configure))
-	srv.Start()
-	t.Cleanup(srv.Close)
-	e.tenantID = e.whkTenant(t, "Loja Ganchos")
-	e.token = e.whkToken(t, e.tenantID, whkRead, whkWrite)
+	e := &whkEnv{testEnv: newTestEnv(t, db, configure...)}
+	e.token = e.tokenFor(t, whkRead, whkWrite)
 	return e
 }
 
@@ -396,7 +384,7 @@ func whkKeys(m map[string]any) []string {
 func TestWebhookLoopbackGuard(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		e := whkSetup(t, db, func(a *serverSetup) { a.Webhooks = webhook.Guard{AllowLoopback: true} })
+		e := whkSetup(t, db, func(a *ServerSetup) { a.Webhooks = webhook.Guard{AllowLoopback: true} })
 		for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost:9000/in", "https://[::1]/in"} {
 			r := e.whkDo(t, http.MethodPost, "/v1/webhooks", e.token, whkBody(u, "sale.processed"))
 			require.Equal(t, http.StatusCreated, r.status, "%s: %s", u, r.body)

@@ -1,0 +1,135 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/testclock"
+)
+
+// ServerSetup is what a test configures before its server serves: the
+// application, and the HTTP interface's own configuration.
+type ServerSetup struct {
+	*app.App
+	Config
+	// NoServer builds the handler only (fuzz targets call it directly).
+	NoServer bool
+	// ServerErrors lets the test's server answer 500s (tests of the
+	// answer to an unexpected failure); otherwise one fails the test.
+	ServerErrors bool
+	// TestClock, when set, is the application's clock; else the real one.
+	TestClock *testclock.Clock
+}
+
+// testEnv is the one REST test environment: a real HTTP server over a test
+// database, wrapped in the OpenAPI contract check; a tenant; an OAuth
+// client issuing real tokens for any scopes; a POS client; a clock the
+// application reads; and the server's log, which fails the test on any 500
+// or panic.
+type testEnv struct {
+	db       *storage.DB
+	app      *app.App
+	handler  http.Handler     // contract-checked
+	mux      http.Handler     // the router itself, for benchmarks and fuzz targets
+	srv      *httptest.Server // nil with NoServer
+	clock    *testclock.Clock // nil: the real clock
+	logs     *logCapture
+	tenantID string
+	client   *app.ClientCredentials
+	posID    string
+	posKey   string
+}
+
+// newTestEnv builds the environment; configure runs before it serves.
+func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *testEnv {
+	tb.Helper()
+	e := &testEnv{db: db, logs: &logCapture{}}
+	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := httptest.NewUnstartedServer(nil)
+	issuer := "http://" + srv.Listener.Addr().String()
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log}
+	setup := &ServerSetup{App: e.app}
+	for _, c := range configure {
+		c(setup)
+	}
+	if e.clock = setup.TestClock; e.clock != nil {
+		e.app.Clock = e.clock.Now
+	}
+	e.mux = NewHandler(e.app, log, setup.Config)
+	e.handler = contractCheck(tb, e.mux)
+	if setup.NoServer {
+		srv.Listener.Close()
+	} else {
+		srv.Config.Handler = e.handler
+		srv.Start()
+		e.srv = srv
+		tb.Cleanup(srv.Close)
+	}
+	tb.Cleanup(func() {
+		if !setup.ServerErrors {
+			require.NotContains(tb, e.logs.String(), `"status":500`, "no answer may be an unexpected failure")
+			require.NotContains(tb, e.logs.String(), `"msg":"panic"`)
+		}
+		if tb.Failed() {
+			tb.Logf("server log:\n%s", e.logs.String())
+		}
+	})
+	ctx := viewer.SystemContext(context.Background())
+	tn, err := e.app.CreateTenant(ctx, "Loja Teste", nil)
+	require.NoError(tb, err)
+	e.tenantID = tn.ID
+	e.client, err = e.app.CreateClient(ctx, tn.ID, apiclient.KindOauth, "test", nil)
+	require.NoError(tb, err)
+	pos, err := e.app.CreateClient(ctx, tn.ID, apiclient.KindPos, "caixa", nil)
+	require.NoError(tb, err)
+	e.posID, e.posKey = pos.Client.ID, pos.Secret
+	return e
+}
+
+// tokenFor returns a real access token of the env's OAuth client holding
+// exactly scopes.
+func (e *testEnv) tokenFor(tb testing.TB, scopes ...string) string {
+	tb.Helper()
+	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
+		GrantType: "client_credentials", ClientID: e.client.Client.ID, ClientSecret: e.client.Secret, Scope: strings.Join(scopes, " "),
+	})
+	require.NoError(tb, err)
+	return tok.AccessToken
+}
+
+// logCapture collects the server's log; handlers log from their own
+// goroutines.
+type logCapture struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logCapture) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logCapture) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
+// send far more than a client's quota.
+func unlimitedRates(s *ServerSetup) { s.RateLimits = ratelimit.Unlimited() }
