@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -26,10 +27,10 @@ type backOffice struct {
 	idp *authtest.Provider
 }
 
-func newBackOffice(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *backOffice {
+func newBackOffice(t *testing.T, db *storage.DB, configure ...func(*rest.ServerSetup)) *backOffice {
 	t.Helper()
 	idp := authtest.NewProvider(t)
-	configure = append(configure, func(a *serverSetup) {
+	configure = append(configure, func(a *rest.ServerSetup) {
 		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{Issuer: idp.URL, Audience: backOfficeAudience}))
 	})
 	return &backOffice{fixture: newFixture(t, db, configure...), idp: idp}

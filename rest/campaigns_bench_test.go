@@ -33,7 +33,7 @@ func BenchmarkValidate(b *testing.B) {
 		b.Run(d, func(b *testing.B) {
 			db := storagetest.Open(b, d)
 			s := newScopeServer(b, db, unlimitedRates)
-			ctx := viewer.TenantContext(context.Background(), s.client.Client.TenantID)
+			ctx := viewer.TenantContext(context.Background(), s.tenantID)
 			seg, err := db.Ent.Segment.Create().SetName("vip").Save(ctx)
 			require.NoError(b, err)
 			cust, err := s.app.CreateCustomer(ctx, app.CustomerInput{
@@ -81,7 +81,7 @@ func BenchmarkValidate(b *testing.B) {
 			}
 			body, _ := json.Marshal(map[string]any{"customer_id": cust.ID, "store_id": "LOJA-01", "channel": "ecommerce",
 				"cart": map[string]any{"subtotal": 0, "items": items}})
-			token := s.tokenWith(b, "campaigns:read")
+			token := s.tokenFor(b, "campaigns:read")
 			validate := func(b *testing.B) {
 				req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/v1/campaigns/validate", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+token)

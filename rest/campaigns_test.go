@@ -50,7 +50,7 @@ var campT0 = time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
 // campEnv is the test environment on a clock at campT0, with a token of
 // its tenant holding every scope the flows need.
 type campEnv struct {
-	*testEnv
+	*TestEnv
 	ctx   context.Context // the tenant's
 	token string
 
@@ -62,20 +62,10 @@ func campSys() context.Context { return viewer.SystemContext(context.Background(
 
 func campSetup(t *testing.T, db *storage.DB) *campEnv {
 	t.Helper()
-	e := &campEnv{testEnv: newTestEnv(t, db, func(s *ServerSetup) { s.TestClock = testclock.New(campT0) })}
+	e := &campEnv{TestEnv: newTestEnv(t, db, func(s *ServerSetup) { s.TestClock = testclock.New(campT0) })}
 	e.ctx = viewer.TenantContext(context.Background(), e.tenantID)
-	e.token = e.campToken(t, campScopeRead, campScopeWrite, "customers:read", "loyalty:read", "loyalty:write")
+	e.token = e.tokenFor(t, campScopeRead, campScopeWrite, "customers:read", "loyalty:read", "loyalty:write")
 	return e
-}
-
-// campToken returns an access token of the env's client for exactly scopes.
-func (e *campEnv) campToken(t *testing.T, scopes ...string) string {
-	t.Helper()
-	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
-		GrantType: "client_credentials", ClientID: e.client.Client.ID, ClientSecret: e.client.Secret, Scope: strings.Join(scopes, " "),
-	})
-	require.NoError(t, err)
-	return tok.AccessToken
 }
 
 type campResp struct {
@@ -1207,9 +1197,9 @@ func TestCampaignScopes(t *testing.T) {
 		cust := e.campCustomer(t, "Fábio Nunes")
 		id := e.campCreateID(t, "discount")
 		tok := e.campTokenFor(t, cust)
-		read := e.campToken(t, campScopeRead)
-		write := e.campToken(t, campScopeWrite)
-		unrelated := e.campToken(t, "customers:read", "customers:write", "loyalty:read", "loyalty:write")
+		read := e.tokenFor(t, campScopeRead)
+		write := e.tokenFor(t, campScopeWrite)
+		unrelated := e.tokenFor(t, "customers:read", "customers:write", "loyalty:read", "loyalty:write")
 		calls := []struct {
 			method, path string
 			body         any
@@ -1237,7 +1227,7 @@ func TestCampaignScopes(t *testing.T) {
 				}
 				r := e.campDo(t, c.method, c.path, "", c.body)
 				require.Equal(t, http.StatusUnauthorized, r.status)
-				r = e.campDo(t, c.method, c.path, e.campToken(t, c.scope), c.body)
+				r = e.campDo(t, c.method, c.path, e.tokenFor(t, c.scope), c.body)
 				require.Equal(t, c.ok, r.status, "%s", r.body)
 			})
 		}

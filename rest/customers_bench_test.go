@@ -50,7 +50,7 @@ func BenchmarkCustomerList(b *testing.B) {
 		b.Run(d, func(b *testing.B) {
 			db := storagetest.Open(b, d)
 			s := newScopeServer(b, db, unlimitedRates)
-			ctx := viewer.TenantContext(context.Background(), s.client.Client.TenantID)
+			ctx := viewer.TenantContext(context.Background(), s.tenantID)
 			seg, err := db.Ent.Segment.Create().SetName("bench").Save(ctx)
 			require.NoError(b, err)
 			for start := 0; start < benchCustomers; start += 1000 {
@@ -77,7 +77,7 @@ func BenchmarkCustomerList(b *testing.B) {
 			}
 			_, err = db.SQL.Exec(analyze)
 			require.NoError(b, err)
-			token := s.tokenWith(b, "customers:read")
+			token := s.tokenFor(b, "customers:read")
 			get := func(b *testing.B, query url.Values) {
 				req, _ := http.NewRequest(http.MethodGet, s.srv.URL+"/v1/customers?"+query.Encode(), nil)
 				req.Header.Set("Authorization", "Bearer "+token)

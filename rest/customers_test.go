@@ -42,7 +42,7 @@ const (
 // custEnv is the test environment with a token of its tenant holding both
 // customer scopes.
 type custEnv struct {
-	*testEnv
+	*TestEnv
 	token string
 
 	mu   sync.Mutex
@@ -53,7 +53,7 @@ func custSys() context.Context { return viewer.SystemContext(context.Background(
 
 func custSetup(t *testing.T, db *storage.DB) *custEnv {
 	t.Helper()
-	e := &custEnv{testEnv: newTestEnv(t, db)}
+	e := &custEnv{TestEnv: newTestEnv(t, db)}
 	e.token = e.tokenFor(t, custScopeRead, custScopeWrite)
 	return e
 }

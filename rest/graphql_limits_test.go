@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -90,7 +91,7 @@ func TestGraphQLIntrospectionSwitch(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("off=%v", off), func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *serverSetup) { a.NoIntrospection = off })
+			f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *rest.ServerSetup) { a.NoIntrospection = off })
 			token := f.token(t, f.client(t, apiclient.KindOauth), "")
 			a := f.gql(t, token, `{ __schema { queryType { name } } }`, nil)
 			if off {

@@ -20,7 +20,7 @@ func TestGraphQLFlow(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		s := newScopeServer(t, db)
-		token := s.tokenWith(t, strings.Join(auth.Scopes, " "))
+		token := s.tokenFor(t, strings.Join(auth.Scopes, " "))
 		gql := func(query string, vars map[string]any) map[string]any {
 			t.Helper()
 			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})

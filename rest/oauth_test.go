@@ -54,37 +54,24 @@ type fixture struct {
 	tokenRequests atomic.Int64
 }
 
-// serverSetup is what a test configures before its server serves: the
-// application, and the HTTP interface's own configuration.
-type serverSetup struct {
-	*app.App
-	rest.Config
-}
-
-// newFixture starts a server; configure runs before it serves.
-func newFixture(t *testing.T, db *storage.DB, configure ...func(*serverSetup)) *fixture {
+// newFixture starts the shared test environment (rest.TestEnv), counting
+// the token requests it serves; configure runs before it serves.
+func newFixture(t *testing.T, db *storage.DB, configure ...func(*rest.ServerSetup)) *fixture {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	f := &fixture{srv: srv, issuer: "http://" + srv.Listener.Addr().String()}
-	log := testLogger(t)
-	f.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, f.issuer, testAudience), Log: log}
-	setup := &serverSetup{App: f.app}
-	for _, c := range configure {
-		c(setup)
-	}
-	h := contractCheck(t, rest.NewHandler(f.app, log, setup.Config))
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/auth/token" {
-			f.tokenRequests.Add(1)
+	f := &fixture{}
+	configure = append(configure, func(s *rest.ServerSetup) {
+		s.Around = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/auth/token" {
+					f.tokenRequests.Add(1)
+				}
+				h.ServeHTTP(w, r)
+			})
 		}
-		h.ServeHTTP(w, r)
 	})
-	srv.Start()
-	t.Cleanup(srv.Close)
-	require.Equal(t, f.issuer, srv.URL)
-	tenant, err := f.app.CreateTenant(sys(), "Loja Teste", nil)
-	require.NoError(t, err)
-	f.tenantID = tenant.ID
+	env := rest.NewTestEnv(t, db, configure...)
+	f.srv, f.app, f.tenantID = env.Server(), env.App(), env.TenantID()
+	f.issuer = f.srv.URL
 	return f
 }
 
@@ -610,7 +597,7 @@ func TestExternalOIDCProvider(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		ctx := context.Background()
 		idp := authtest.NewProvider(t)
-		f := newFixture(t, db, func(a *serverSetup) {
+		f := newFixture(t, db, func(a *rest.ServerSetup) {
 			require.NoError(t, a.Auth.UseOIDC(ctx, auth.OIDCConfig{Issuer: idp.URL, Audience: backOffice}))
 		})
 		otherTenant, err := f.app.CreateTenant(sys(), "Outra Loja", nil)

@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/rest"
 )
 
 // userToken issues a back-office user token of tenantID, as the CLI does.
@@ -376,7 +377,7 @@ func TestPanelBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	const clientID = "fideliza-panel"
 	idp := authtest.NewProvider(t)
-	f := newFixture(t, singleDB(t), func(a *serverSetup) {
+	f := newFixture(t, singleDB(t), func(a *rest.ServerSetup) {
 		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
 			Issuer: idp.URL, Audience: clientID, ClientID: clientID,
 		}))

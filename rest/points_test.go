@@ -54,7 +54,7 @@ func ptsPrefixName(prefix string) string {
 // ptsEnv is the test environment with a token of its tenant holding both
 // loyalty scopes, and the application's clock.
 type ptsEnv struct {
-	*testEnv
+	*TestEnv
 	token string // loyalty:read and loyalty:write
 
 	mu    sync.Mutex
@@ -66,7 +66,7 @@ func ptsSys() context.Context { return viewer.SystemContext(context.Background()
 
 func ptsSetup(t *testing.T, db *storage.DB) *ptsEnv {
 	t.Helper()
-	e := &ptsEnv{testEnv: newTestEnv(t, db)}
+	e := &ptsEnv{TestEnv: newTestEnv(t, db)}
 	e.app.Clock = e.clock
 	e.token = e.tokenFor(t, ptsScopeRead, ptsScopeWrite)
 	return e

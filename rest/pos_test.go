@@ -62,7 +62,7 @@ const (
 // posEnv is a handler over a fresh database with a tenant, a store and a
 // POS client of that tenant.
 type posEnv struct {
-	*testEnv
+	*TestEnv
 	clientID string // the POS client's credentials
 	secret   string
 }
@@ -73,8 +73,8 @@ func posSys() context.Context { return viewer.SystemContext(context.Background()
 func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *posEnv {
 	tb.Helper()
 	configure = append(configure, func(s *ServerSetup) { s.NoServer = true })
-	e := &posEnv{testEnv: newTestEnv(tb, db, configure...)}
-	e.clientID, e.secret = e.posID, e.posKey
+	e := &posEnv{TestEnv: newTestEnv(tb, db, configure...)}
+	e.clientID, e.secret = e.posClient(tb)
 	_, err := e.app.CreateStore(posSys(), e.tenantID, posStore, "Loja Centro")
 	require.NoError(tb, err)
 	return e

@@ -25,7 +25,7 @@ import (
 
 // manyTokenRequests lets one address (every test's 127.0.0.1) request more
 // tokens than the default quota of /auth/token, for tests that make dozens.
-func manyTokenRequests(a *serverSetup) {
+func manyTokenRequests(a *rest.ServerSetup) {
 	a.RateLimits.Token = ratelimit.Quota{Limit: 10_000, Window: time.Minute}
 }
 

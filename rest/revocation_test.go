@@ -28,14 +28,14 @@ func TestTokensStopWithTheirClient(t *testing.T) {
 			}},
 			{"tenant deactivated", func(s *scopeServer) error {
 				off := false
-				_, err := s.app.UpdateTenant(viewer.SystemContext(context.Background()), s.client.Client.TenantID, app.TenantSettings{Active: &off})
+				_, err := s.app.UpdateTenant(viewer.SystemContext(context.Background()), s.tenantID, app.TenantSettings{Active: &off})
 				return err
 			}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				s := newScopeServer(t, db)
 				s.app.Auth.ClientCheckTTL = 0 // look every time
-				token := s.tokenWith(t, "customers:read")
+				token := s.tokenFor(t, "customers:read")
 				status := func() int {
 					req, _ := http.NewRequest(http.MethodGet, s.srv.URL+"/v1/customers", strings.NewReader(""))
 					req.Header.Set("Authorization", "Bearer "+token)

@@ -25,7 +25,7 @@ import (
 // scopeServer is the test environment, whose OAuth client may hold every
 // scope.
 type scopeServer struct {
-	*testEnv
+	*TestEnv
 	// routes is the router itself: srv's handler checks the contract
 	// around it.
 	routes chi.Routes
@@ -34,17 +34,7 @@ type scopeServer struct {
 func newScopeServer(t testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *scopeServer {
 	t.Helper()
 	e := newTestEnv(t, db, configure...)
-	return &scopeServer{testEnv: e, routes: e.mux.(chi.Routes)}
-}
-
-// tokenWith issues a token holding only scope.
-func (s *scopeServer) tokenWith(t testing.TB, scope string) string {
-	t.Helper()
-	tok, err := s.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
-		GrantType: "client_credentials", ClientID: s.client.Client.ID, ClientSecret: s.client.Secret, Scope: scope,
-	})
-	require.NoError(t, err)
-	return tok.AccessToken
+	return &scopeServer{TestEnv: e, routes: e.mux.(chi.Routes)}
 }
 
 // otherScope returns a scope that is not scope.
@@ -106,12 +96,12 @@ func TestScopeMatrix(t *testing.T) {
 					_ = json.Unmarshal(raw, &body)
 					return resp.StatusCode, body
 				}
-				status, body := call(s.tokenWith(t, otherScope(scope)))
+				status, body := call(s.tokenFor(t, otherScope(scope)))
 				require.Equal(t, http.StatusForbidden, status, body)
 				require.Equal(t, "insufficient_scope", body["error"])
 				require.Contains(t, body["error_description"], scope)
 
-				status, body = call(s.tokenWith(t, scope))
+				status, body = call(s.tokenFor(t, scope))
 				require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, status, body)
 			})
 		}
@@ -210,15 +200,15 @@ func TestGraphQLScopeMatrix(t *testing.T) {
 				}
 				switch scope {
 				case "":
-					require.NotContains(t, codes(call(s.tokenWith(t, "loyalty:read"))), "insufficient_scope")
+					require.NotContains(t, codes(call(s.tokenFor(t, "loyalty:read"))), "insufficient_scope")
 				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
 					// OAuth clients can never hold it: only back-office users.
-					require.Contains(t, codes(call(s.tokenWith(t, strings.Join(auth.Scopes, " ")))), "insufficient_scope")
+					require.Contains(t, codes(call(s.tokenFor(t, strings.Join(auth.Scopes, " ")))), "insufficient_scope")
 				default:
-					errs := call(s.tokenWith(t, otherScope(scope)))
+					errs := call(s.tokenFor(t, otherScope(scope)))
 					require.Contains(t, codes(errs), "insufficient_scope")
 					require.Contains(t, errs[0]["message"], scope)
-					require.NotContains(t, codes(call(s.tokenWith(t, scope))), "insufficient_scope")
+					require.NotContains(t, codes(call(s.tokenFor(t, scope))), "insufficient_scope")
 				}
 			})
 		}
@@ -250,7 +240,7 @@ func TestGraphQLFieldScopes(t *testing.T) {
 	}
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		s := newScopeServer(t, db)
-		seedEdges(t, s.app, s.client.Client.TenantID)
+		seedEdges(t, s.app, s.tenantID)
 		call := func(t *testing.T, query, token string) string {
 			body, _ := json.Marshal(map[string]string{"query": query})
 			req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/graphql", strings.NewReader(string(body)))
@@ -271,19 +261,19 @@ func TestGraphQLFieldScopes(t *testing.T) {
 				switch scope {
 				case e.root:
 					// The root's scope is the edge's: nothing more is needed.
-					got := call(t, e.query, s.tokenWith(t, e.root))
+					got := call(t, e.query, s.tokenFor(t, e.root))
 					require.NotContains(t, got, "insufficient_scope")
 					require.NotContains(t, got, `"errors"`)
 				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
 					// No OAuth client reaches it, even with every scope.
-					got := call(t, e.query, s.tokenWith(t, strings.Join(auth.Scopes, " ")))
+					got := call(t, e.query, s.tokenFor(t, strings.Join(auth.Scopes, " ")))
 					require.Contains(t, got, "insufficient_scope")
 					require.Contains(t, got, scope)
 				default:
-					without := call(t, e.query, s.tokenWith(t, e.root))
+					without := call(t, e.query, s.tokenFor(t, e.root))
 					require.Contains(t, without, "insufficient_scope")
 					require.Contains(t, without, scope)
-					with := call(t, e.query, s.tokenWith(t, e.root+" "+scope))
+					with := call(t, e.query, s.tokenFor(t, e.root+" "+scope))
 					require.NotContains(t, with, "insufficient_scope")
 					require.NotContains(t, with, `"errors"`)
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
+	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -23,7 +24,7 @@ func TestSignInWithSSO(t *testing.T) {
 	t.Parallel()
 	const clientID = "fideliza-playground"
 	idp := authtest.NewProvider(t)
-	f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *serverSetup) {
+	f := newFixture(t, storagetest.Open(t, "sqlite3"), func(a *rest.ServerSetup) {
 		require.NoError(t, a.Auth.UseOIDC(context.Background(), auth.OIDCConfig{
 			Issuer: idp.URL, Audience: clientID, ClientID: clientID,
 		}))

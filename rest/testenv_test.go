@@ -33,14 +33,16 @@ type ServerSetup struct {
 	ServerErrors bool
 	// TestClock, when set, is the application's clock; else the real one.
 	TestClock *testclock.Clock
+	// Around, when set, wraps the served handler (to count requests, say).
+	Around func(http.Handler) http.Handler
 }
 
-// testEnv is the one REST test environment: a real HTTP server over a test
+// TestEnv is the one REST test environment: a real HTTP server over a test
 // database, wrapped in the OpenAPI contract check; a tenant; an OAuth
-// client issuing real tokens for any scopes; a POS client; a clock the
-// application reads; and the server's log, which fails the test on any 500
+// client issuing real tokens for any scopes; a clock the application
+// reads; and the server's log, which fails the test on any 500
 // or panic.
-type testEnv struct {
+type TestEnv struct {
 	db       *storage.DB
 	app      *app.App
 	handler  http.Handler     // contract-checked
@@ -49,15 +51,14 @@ type testEnv struct {
 	clock    *testclock.Clock // nil: the real clock
 	logs     *logCapture
 	tenantID string
-	client   *app.ClientCredentials
-	posID    string
-	posKey   string
+	mu       sync.Mutex
+	client   *app.ClientCredentials // made by the first tokenFor
 }
 
 // newTestEnv builds the environment; configure runs before it serves.
-func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *testEnv {
+func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *TestEnv {
 	tb.Helper()
-	e := &testEnv{db: db, logs: &logCapture{}}
+	e := &TestEnv{db: db, logs: &logCapture{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
@@ -75,6 +76,9 @@ func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) 
 		srv.Listener.Close()
 	} else {
 		srv.Config.Handler = e.handler
+		if setup.Around != nil {
+			srv.Config.Handler = setup.Around(e.handler)
+		}
 		srv.Start()
 		e.srv = srv
 		tb.Cleanup(srv.Close)
@@ -92,18 +96,34 @@ func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) 
 	tn, err := e.app.CreateTenant(ctx, "Loja Teste", nil)
 	require.NoError(tb, err)
 	e.tenantID = tn.ID
-	e.client, err = e.app.CreateClient(ctx, tn.ID, apiclient.KindOauth, "test", nil)
-	require.NoError(tb, err)
-	pos, err := e.app.CreateClient(ctx, tn.ID, apiclient.KindPos, "caixa", nil)
-	require.NoError(tb, err)
-	e.posID, e.posKey = pos.Client.ID, pos.Secret
 	return e
 }
 
-// tokenFor returns a real access token of the env's OAuth client holding
-// exactly scopes.
-func (e *testEnv) tokenFor(tb testing.TB, scopes ...string) string {
+// NewTestEnv is the environment for the external tests (package rest_test).
+func NewTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *TestEnv {
+	return newTestEnv(tb, db, configure...)
+}
+
+// App is the environment's application.
+func (e *TestEnv) App() *app.App { return e.app }
+
+// Server is the environment's HTTP server.
+func (e *TestEnv) Server() *httptest.Server { return e.srv }
+
+// TenantID is the environment's tenant.
+func (e *TestEnv) TenantID() string { return e.tenantID }
+
+// tokenFor returns a real access token of the env's OAuth client (made on
+// first use) holding exactly scopes.
+func (e *TestEnv) tokenFor(tb testing.TB, scopes ...string) string {
 	tb.Helper()
+	e.mu.Lock()
+	if e.client == nil {
+		c, err := e.app.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindOauth, "test", nil)
+		require.NoError(tb, err)
+		e.client = c
+	}
+	e.mu.Unlock()
 	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: e.client.Client.ID, ClientSecret: e.client.Secret, Scope: strings.Join(scopes, " "),
 	})
@@ -133,3 +153,12 @@ func (l *logCapture) String() string {
 // unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
 // send far more than a client's quota.
 func unlimitedRates(s *ServerSetup) { s.RateLimits = ratelimit.Unlimited() }
+
+// posClient makes a POS client of the env's tenant and returns its
+// credentials.
+func (e *TestEnv) posClient(tb testing.TB) (id, secret string) {
+	tb.Helper()
+	c, err := e.app.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindPos, "caixa", nil)
+	require.NoError(tb, err)
+	return c.Client.ID, c.Secret
+}

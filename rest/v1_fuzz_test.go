@@ -37,7 +37,7 @@ var v1FuzzPaths = []struct{ method, path string }{
 
 func FuzzV1Bodies(f *testing.F) {
 	s := newScopeServer(f, storagetest.Open(f, dialect.SQLite), unlimitedRates)
-	h, token := s.routes.(http.Handler), s.tokenWith(f, fuzzScopes)
+	h, token := s.routes.(http.Handler), s.tokenFor(f, fuzzScopes)
 	seeds := []string{
 		`{"name":"Ana Souza","email":"ana@example.com","cpf":"529.982.247-25","address":{"city":"Recife"}}`,
 		`{"name":"Ana","marketing_consent":{"email":true}}`,
@@ -88,7 +88,7 @@ var graphqlFuzzDocuments = []string{
 
 func FuzzGraphQLVariables(f *testing.F) {
 	s := newScopeServer(f, storagetest.Open(f, dialect.SQLite), unlimitedRates)
-	h, token := s.routes.(http.Handler), s.tokenWith(f, fuzzScopes)
+	h, token := s.routes.(http.Handler), s.tokenFor(f, fuzzScopes)
 	seeds := []string{
 		`{"in":{"name":"Ana","email":"ana@example.com","cpf":"529.982.247-25"}}`,
 		`{"in":{"customerID":"cus_x","orderID":"o-1","amount":"10.50"}}`,

@@ -39,14 +39,14 @@ const (
 // whkEnv is the test environment with a token of its tenant holding both
 // webhook scopes.
 type whkEnv struct {
-	*testEnv
+	*TestEnv
 	token string
 }
 
 // whkSetup starts a server; configure runs before it serves.
 func whkSetup(t *testing.T, db *storage.DB, configure ...func(*ServerSetup)) *whkEnv {
 	t.Helper()
-	e := &whkEnv{testEnv: newTestEnv(t, db, configure...)}
+	e := &whkEnv{TestEnv: newTestEnv(t, db, configure...)}
 	e.token = e.tokenFor(t, whkRead, whkWrite)
 	return e
 }
