@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,13 +55,20 @@ type clientCheck struct {
 // database error lets the request through: it will meet the database again
 // and fail there, where the error is answered properly.
 func (s *Service) clientStillValid(ctx context.Context, clientID, tenantID string) bool {
-	return s.stillValid(ctx, clientID, func(ctx context.Context) (bool, error) {
+	// The answer depends on both: keyed by the client alone, a token naming
+	// another tenant would read (or poison) the client's cached answer.
+	return s.stillValid(ctx, clientCheckKey(clientID, tenantID), func(ctx context.Context) (bool, error) {
 		c, err := s.client.APIClient.Query().Where(apiclient.ID(clientID)).WithTenant().Only(ctx)
 		if ent.IsNotFound(err) {
 			return false, nil
 		}
 		return err == nil && !c.Revoked && c.TenantID == tenantID && c.Edges.Tenant.Active, err
 	})
+}
+
+// clientCheckKey is the cache key of a client's check in a tenant.
+func clientCheckKey(clientID, tenantID string) string {
+	return "client:" + clientID + "\x00" + tenantID
 }
 
 // tenantStillActive reports whether a user token's tenant exists and is
@@ -113,6 +121,10 @@ func (s *Service) Forget(tenantID, clientID string) {
 			delete(c.logins, key)
 		}
 	}
-	delete(c.entries, clientID)
-	delete(c.entries, "tenant:"+tenantID)
+	for key := range c.entries {
+		if (clientID != "" && strings.HasPrefix(key, "client:"+clientID+"\x00")) ||
+			(tenantID != "" && (key == "tenant:"+tenantID || strings.HasSuffix(key, "\x00"+tenantID))) {
+			delete(c.entries, key)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -61,6 +62,7 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 		return viewer.Viewer{}, invalidf("%v", err)
 	}
 	var cl struct {
+		Expiry    json.RawMessage `json:"exp"`
 		NotBefore json.RawMessage `json:"nbf"`
 		Scope     string          `json:"scope"`
 		TenantID  string          `json:"tenant_id"`
@@ -71,6 +73,9 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 	}
 	if err := checkNotBefore(cl.NotBefore); err != nil {
 		return viewer.Viewer{}, err
+	}
+	if !isJSONNumber(cl.Expiry) { // go-oidc also reads an exp written as a string
+		return viewer.Viewer{}, invalidf("exp is not a number")
 	}
 	if cl.TenantID == "" {
 		return viewer.Viewer{}, invalidf("no tenant_id")
@@ -97,6 +102,14 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 		Subject:  tok.Subject,
 		Scopes:   strings.Fields(cl.Scope),
 	}, nil
+}
+
+// isJSONNumber says whether raw is a JSON number.
+func isJSONNumber(raw json.RawMessage) bool {
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return len(raw) > 0 && raw[0] != '"' && dec.Decode(&n) == nil
 }
 
 // checkNotBefore refuses a token whose nbf is more than the leeway ahead.
