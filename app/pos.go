@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -495,10 +496,54 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 	return doc, typ, p.Malformed()
 }
 
-// ErrSaleInconsistent is a sale whose items do not add up to its value.
-func errSaleInconsistent(items, amount decimal.Decimal) error {
-	return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale_value_inconsistency", Field: "sale.amount",
-		Message: "the items add up to " + items.StringFixed(2) + " but sale.amount is " + amount.StringFixed(2)}
+// errSaleInconsistent is a sale whose values do not add up: field is
+// expected to be want within the tenant's tolerance.
+func errSaleInconsistent(field, what string, want, got decimal.Decimal) error {
+	return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale_value_inconsistency", Field: field,
+		Message: what + " add up to " + want.StringFixed(2) + " but " + field + " is " + got.StringFixed(2)}
+}
+
+// consistent checks that a sale's values add up within the tenant's
+// tolerance: the items to sale.amount; their discounts to
+// sale.discountAmount; amount less discount to sale.amountPayable; the
+// payments to amountPayable; and that what it earns stays within what one
+// credit may give. It returns the sale's discount.
+func (in SaleInput) consistent(tenant *ent.Tenant) (decimal.Decimal, error) {
+	tolerance := tenant.SaleTolerance
+	near := func(a, b decimal.Decimal) bool { return !a.Sub(b).Abs().GreaterThan(tolerance) }
+	total, discount := decimal.Zero, decimal.Zero
+	for _, it := range in.Items {
+		total = total.Add(it.UnitPrice.Mul(*it.Quantity))
+		for _, d := range it.Discounts {
+			discount = discount.Add(d.UnitDiscount.Mul(*d.Quantity))
+		}
+	}
+	if !near(total, *in.Amount) {
+		return decimal.Zero, errSaleInconsistent("sale.amount", "the items", total, *in.Amount)
+	}
+	if in.DiscountAmount != nil {
+		if !near(discount, *in.DiscountAmount) {
+			return decimal.Zero, errSaleInconsistent("sale.discountAmount", "the items' discounts", discount, *in.DiscountAmount)
+		}
+		discount = *in.DiscountAmount
+	}
+	if payable := in.Amount.Sub(discount); !near(payable, *in.AmountPayable) {
+		return decimal.Zero, errSaleInconsistent("sale.amountPayable", "sale.amount less the discounts", payable, *in.AmountPayable)
+	}
+	if len(in.Payments) > 0 {
+		paid := decimal.Zero
+		for _, pm := range in.Payments {
+			paid = paid.Add(*pm.Amount)
+		}
+		if !near(paid, *in.AmountPayable) {
+			return decimal.Zero, errSaleInconsistent("sale.payments", "the payments", paid, *in.AmountPayable)
+		}
+	}
+	if points.Earned(*in.AmountPayable, tenant.PointsPerReal) > maxPointsPerChange {
+		return decimal.Zero, &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale_value_inconsistency", Field: "sale.amountPayable",
+			Message: fmt.Sprintf("sale.amountPayable would earn more than %d points, the most one credit gives", maxPointsPerChange)}
+	}
+	return discount, nil
 }
 
 // RegisterSale stores a sale and its processing job in one transaction. A
@@ -528,19 +573,9 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 	if err != nil {
 		return nil, err
 	}
-	total := decimal.Zero
-	discount := decimal.Zero
-	for _, it := range in.Items {
-		total = total.Add(it.UnitPrice.Mul(*it.Quantity))
-		for _, d := range it.Discounts {
-			discount = discount.Add(d.UnitDiscount.Mul(*d.Quantity))
-		}
-	}
-	if total.Sub(*in.Amount).Abs().GreaterThan(tenant.SaleTolerance) {
-		return nil, errSaleInconsistent(total, *in.Amount)
-	}
-	if in.DiscountAmount != nil {
-		discount = *in.DiscountAmount
+	discount, err := in.consistent(tenant)
+	if err != nil {
+		return nil, err
 	}
 	var stored *ent.Sale
 	received := false // a new sale, counted once committed
