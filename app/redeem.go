@@ -120,8 +120,18 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		// A concurrent request with the same key may have committed first
 		// (ours then failed on a unique index or a used token, and rolled
 		// back whole): answer with its result.
-		if stored, serr := a.storedAnswer(ctx, a.DB.Ent, v.Subject, idem); serr == nil && stored != nil {
+		// Its key with another body is the client's reuse, whatever our
+		// attempt met.
+		stored, serr := a.storedAnswer(ctx, a.DB.Ent, v.Subject, idem)
+		switch _, reused := apperr.As(serr); {
+		case reused:
+			err = serr
+		case serr == nil && stored != nil:
 			replay, err = stored, nil
+		case serr == nil && ent.IsConstraintError(err):
+			// The key's first request has not committed its answer yet.
+			err = apperr.Conflict("idempotency_key_in_flight", "Idempotency-Key",
+				"a request with this Idempotency-Key is in progress; retry it")
 		}
 	}
 	if err != nil {
@@ -155,6 +165,24 @@ func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, 
 	return &Replay{Status: k.ResponseStatus, Body: k.ResponseBody}, nil
 }
 
+// redeemedBefore answers the error of a validation that already redeemed
+// the campaign: for another order its token is used (whichever request saw
+// it first, on either database), for the same order the campaign is
+// redeemed; nil when it did not.
+func redeemedBefore(ctx context.Context, c *ent.Client, tokenID string, in RedeemInput) error {
+	prior, err := c.Redemption.Query().Where(
+		redemption.ValidationTokenID(tokenID), redemption.CampaignID(in.CampaignID)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case prior.OrderID != in.OrderID:
+		return tokenError("validation_token_used", "validation_token", "the validation token already served another order")
+	}
+	return apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign as "+prior.ID)
+}
+
 func tokenError(code, field, message string) error {
 	return &apperr.Error{Kind: apperr.KindInvalid, Code: code, Field: field, Message: message}
 }
@@ -178,10 +206,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	case tok.OrderID != nil && *tok.OrderID != in.OrderID:
 		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
 	}
-	if prior, err := tx.Ent.Redemption.Query().Where(
-		redemption.ValidationTokenID(tok.ID), redemption.CampaignID(in.CampaignID)).Only(ctx); err == nil {
-		return nil, apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign as "+prior.ID)
-	} else if !ent.IsNotFound(err) {
+	if err := redeemedBefore(ctx, tx.Ent, tok.ID, in); err != nil {
 		return nil, err
 	}
 	l := a.ledger()
@@ -254,7 +279,11 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		red.Edges.Campaign = camp
 	}
 	if ent.IsConstraintError(err) {
-		// A concurrent redemption of the same validation and campaign won.
+		// A concurrent redemption of the same validation and campaign won
+		// (this transaction is aborted: read what it committed outside).
+		if err := redeemedBefore(ctx, a.DB.Ent, tok.ID, in); err != nil {
+			return nil, err
+		}
 		return nil, apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign")
 	}
 	if err != nil {
