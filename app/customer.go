@@ -1,6 +1,13 @@
 package app
 
-import "github.com/fideliza/fideliza/ent"
+import (
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/sale"
+)
 
 // POS registration statuses of a customer (the identify response's status,
 // besides NOT_FOUND).
@@ -21,4 +28,39 @@ func POSStatus(c *ent.Customer) string {
 	default:
 		return POSStatusIncomplete
 	}
+}
+
+// MaskedDocument is the customer's CPF or CNPJ as every interface shows it:
+// only the last two characters visible.
+func MaskedDocument(c *ent.Customer) string {
+	return document.Mask(document.Type(c.DocumentType), c.Document)
+}
+
+// SaleMaskedDocument is the document a sale was sent with, masked likewise.
+func SaleMaskedDocument(s *ent.Sale) string {
+	t := document.CPF
+	if s.CustomerDocumentType != nil {
+		t = document.Type(*s.CustomerDocumentType)
+	}
+	return document.Mask(t, s.CustomerDocument)
+}
+
+// WithDocument filters customers by a complete, valid CPF or CNPJ: the one
+// way any interface searches by document, so no part of one can be probed.
+func WithDocument(field, doc string) (predicate.Customer, error) {
+	_, d, err := document.ParseAny(doc)
+	if err != nil {
+		return nil, apperr.Invalid(field, "must be a complete, valid CPF or CNPJ: %v", err)
+	}
+	return customer.Document(d), nil
+}
+
+// SaleWithDocument filters sales by the complete document they were sent
+// with, as WithDocument.
+func SaleWithDocument(field, doc string) (predicate.Sale, error) {
+	_, d, err := document.ParseAny(doc)
+	if err != nil {
+		return nil, apperr.Invalid(field, "must be a complete, valid CPF or CNPJ: %v", err)
+	}
+	return sale.CustomerDocument(d), nil
 }

@@ -1623,11 +1623,6 @@ func (_q *SaleQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, sale.FieldChannel)
 				fieldSeen[sale.FieldChannel] = struct{}{}
 			}
-		case "customerDocument":
-			if _, ok := fieldSeen[sale.FieldCustomerDocument]; !ok {
-				selectedFields = append(selectedFields, sale.FieldCustomerDocument)
-				fieldSeen[sale.FieldCustomerDocument] = struct{}{}
-			}
 		case "customerDocumentType":
 			if _, ok := fieldSeen[sale.FieldCustomerDocumentType]; !ok {
 				selectedFields = append(selectedFields, sale.FieldCustomerDocumentType)

@@ -1417,21 +1417,6 @@ type CustomerWhereInput struct {
 	DocumentTypeIn    []customer.DocumentType `json:"documentTypeIn,omitempty"`
 	DocumentTypeNotIn []customer.DocumentType `json:"documentTypeNotIn,omitempty"`
 
-	// "document" field predicates.
-	Document             *string  `json:"document,omitempty"`
-	DocumentNEQ          *string  `json:"documentNEQ,omitempty"`
-	DocumentIn           []string `json:"documentIn,omitempty"`
-	DocumentNotIn        []string `json:"documentNotIn,omitempty"`
-	DocumentGT           *string  `json:"documentGT,omitempty"`
-	DocumentGTE          *string  `json:"documentGTE,omitempty"`
-	DocumentLT           *string  `json:"documentLT,omitempty"`
-	DocumentLTE          *string  `json:"documentLTE,omitempty"`
-	DocumentContains     *string  `json:"documentContains,omitempty"`
-	DocumentHasPrefix    *string  `json:"documentHasPrefix,omitempty"`
-	DocumentHasSuffix    *string  `json:"documentHasSuffix,omitempty"`
-	DocumentEqualFold    *string  `json:"documentEqualFold,omitempty"`
-	DocumentContainsFold *string  `json:"documentContainsFold,omitempty"`
-
 	// "phone" field predicates.
 	Phone             *string  `json:"phone,omitempty"`
 	PhoneNEQ          *string  `json:"phoneNEQ,omitempty"`
@@ -1933,45 +1918,6 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	}
 	if len(i.DocumentTypeNotIn) > 0 {
 		predicates = append(predicates, customer.DocumentTypeNotIn(i.DocumentTypeNotIn...))
-	}
-	if i.Document != nil {
-		predicates = append(predicates, customer.DocumentEQ(*i.Document))
-	}
-	if i.DocumentNEQ != nil {
-		predicates = append(predicates, customer.DocumentNEQ(*i.DocumentNEQ))
-	}
-	if len(i.DocumentIn) > 0 {
-		predicates = append(predicates, customer.DocumentIn(i.DocumentIn...))
-	}
-	if len(i.DocumentNotIn) > 0 {
-		predicates = append(predicates, customer.DocumentNotIn(i.DocumentNotIn...))
-	}
-	if i.DocumentGT != nil {
-		predicates = append(predicates, customer.DocumentGT(*i.DocumentGT))
-	}
-	if i.DocumentGTE != nil {
-		predicates = append(predicates, customer.DocumentGTE(*i.DocumentGTE))
-	}
-	if i.DocumentLT != nil {
-		predicates = append(predicates, customer.DocumentLT(*i.DocumentLT))
-	}
-	if i.DocumentLTE != nil {
-		predicates = append(predicates, customer.DocumentLTE(*i.DocumentLTE))
-	}
-	if i.DocumentContains != nil {
-		predicates = append(predicates, customer.DocumentContains(*i.DocumentContains))
-	}
-	if i.DocumentHasPrefix != nil {
-		predicates = append(predicates, customer.DocumentHasPrefix(*i.DocumentHasPrefix))
-	}
-	if i.DocumentHasSuffix != nil {
-		predicates = append(predicates, customer.DocumentHasSuffix(*i.DocumentHasSuffix))
-	}
-	if i.DocumentEqualFold != nil {
-		predicates = append(predicates, customer.DocumentEqualFold(*i.DocumentEqualFold))
-	}
-	if i.DocumentContainsFold != nil {
-		predicates = append(predicates, customer.DocumentContainsFold(*i.DocumentContainsFold))
 	}
 	if i.Phone != nil {
 		predicates = append(predicates, customer.PhoneEQ(*i.Phone))
@@ -4176,21 +4122,6 @@ type SaleWhereInput struct {
 	ChannelEqualFold    *string  `json:"channelEqualFold,omitempty"`
 	ChannelContainsFold *string  `json:"channelContainsFold,omitempty"`
 
-	// "customer_document" field predicates.
-	CustomerDocument             *string  `json:"customerDocument,omitempty"`
-	CustomerDocumentNEQ          *string  `json:"customerDocumentNEQ,omitempty"`
-	CustomerDocumentIn           []string `json:"customerDocumentIn,omitempty"`
-	CustomerDocumentNotIn        []string `json:"customerDocumentNotIn,omitempty"`
-	CustomerDocumentGT           *string  `json:"customerDocumentGT,omitempty"`
-	CustomerDocumentGTE          *string  `json:"customerDocumentGTE,omitempty"`
-	CustomerDocumentLT           *string  `json:"customerDocumentLT,omitempty"`
-	CustomerDocumentLTE          *string  `json:"customerDocumentLTE,omitempty"`
-	CustomerDocumentContains     *string  `json:"customerDocumentContains,omitempty"`
-	CustomerDocumentHasPrefix    *string  `json:"customerDocumentHasPrefix,omitempty"`
-	CustomerDocumentHasSuffix    *string  `json:"customerDocumentHasSuffix,omitempty"`
-	CustomerDocumentEqualFold    *string  `json:"customerDocumentEqualFold,omitempty"`
-	CustomerDocumentContainsFold *string  `json:"customerDocumentContainsFold,omitempty"`
-
 	// "customer_document_type" field predicates.
 	CustomerDocumentType       *sale.CustomerDocumentType  `json:"customerDocumentType,omitempty"`
 	CustomerDocumentTypeNEQ    *sale.CustomerDocumentType  `json:"customerDocumentTypeNEQ,omitempty"`
@@ -4637,45 +4568,6 @@ func (i *SaleWhereInput) P() (predicate.Sale, error) {
 	}
 	if i.ChannelContainsFold != nil {
 		predicates = append(predicates, sale.ChannelContainsFold(*i.ChannelContainsFold))
-	}
-	if i.CustomerDocument != nil {
-		predicates = append(predicates, sale.CustomerDocumentEQ(*i.CustomerDocument))
-	}
-	if i.CustomerDocumentNEQ != nil {
-		predicates = append(predicates, sale.CustomerDocumentNEQ(*i.CustomerDocumentNEQ))
-	}
-	if len(i.CustomerDocumentIn) > 0 {
-		predicates = append(predicates, sale.CustomerDocumentIn(i.CustomerDocumentIn...))
-	}
-	if len(i.CustomerDocumentNotIn) > 0 {
-		predicates = append(predicates, sale.CustomerDocumentNotIn(i.CustomerDocumentNotIn...))
-	}
-	if i.CustomerDocumentGT != nil {
-		predicates = append(predicates, sale.CustomerDocumentGT(*i.CustomerDocumentGT))
-	}
-	if i.CustomerDocumentGTE != nil {
-		predicates = append(predicates, sale.CustomerDocumentGTE(*i.CustomerDocumentGTE))
-	}
-	if i.CustomerDocumentLT != nil {
-		predicates = append(predicates, sale.CustomerDocumentLT(*i.CustomerDocumentLT))
-	}
-	if i.CustomerDocumentLTE != nil {
-		predicates = append(predicates, sale.CustomerDocumentLTE(*i.CustomerDocumentLTE))
-	}
-	if i.CustomerDocumentContains != nil {
-		predicates = append(predicates, sale.CustomerDocumentContains(*i.CustomerDocumentContains))
-	}
-	if i.CustomerDocumentHasPrefix != nil {
-		predicates = append(predicates, sale.CustomerDocumentHasPrefix(*i.CustomerDocumentHasPrefix))
-	}
-	if i.CustomerDocumentHasSuffix != nil {
-		predicates = append(predicates, sale.CustomerDocumentHasSuffix(*i.CustomerDocumentHasSuffix))
-	}
-	if i.CustomerDocumentEqualFold != nil {
-		predicates = append(predicates, sale.CustomerDocumentEqualFold(*i.CustomerDocumentEqualFold))
-	}
-	if i.CustomerDocumentContainsFold != nil {
-		predicates = append(predicates, sale.CustomerDocumentContainsFold(*i.CustomerDocumentContainsFold))
 	}
 	if i.CustomerDocumentType != nil {
 		predicates = append(predicates, sale.CustomerDocumentTypeEQ(*i.CustomerDocumentType))

@@ -11,9 +11,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/fideliza/fideliza/app"
-	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
@@ -24,10 +22,7 @@ func (r *customerResolver) PosStatus(ctx context.Context, obj *ent.Customer) (st
 
 // DocumentMasked is the resolver for the documentMasked field.
 func (r *customerResolver) DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error) {
-	if obj.DocumentType == customer.DocumentTypeCPF {
-		return document.MaskCPF(obj.Document), nil
-	}
-	return document.MaskCNPJ(obj.Document), nil
+	return app.MaskedDocument(obj), nil
 }
 
 // CreateCustomer is the resolver for the createCustomer field.
@@ -50,6 +45,11 @@ func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segm
 		f.SegmentID = *segmentID
 	}
 	return r.app.ListCustomers(ctx, f, after, *first) // checkField gives first a value
+}
+
+// CustomerDocumentMasked is the resolver for the customerDocumentMasked field.
+func (r *saleResolver) CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error) {
+	return app.SaleMaskedDocument(obj), nil
 }
 
 // Mutation returns generated.MutationResolver implementation.

@@ -50,6 +50,7 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(maxTokens)
 	if !cfg.NoIntrospection {
 		srv.Use(extension.Introspection{})
 	}
@@ -81,6 +82,12 @@ func limitBody(next http.Handler) http.Handler {
 			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []*gqlerror.Error{{
 				Message: msg, Extensions: map[string]any{"code": code},
 			}}})
+			return
+		}
+		if gerr := precheck(r, body); gerr != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []*gqlerror.Error{gerr}})
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

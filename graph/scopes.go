@@ -175,9 +175,14 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 		gqlErr.Extensions["code"] = requestErrorCode(ge.Extensions["code"])
 		return gqlErr
 	case errors.As(err, &ge) && len(ge.Path) == 0 && ge.Err == nil:
-		// The transport's own refusal of the request (a body whose
-		// variables are not an object, say): the client's error.
-		gqlErr.Extensions = map[string]any{"code": "invalid_request"}
+		// The transport's own refusal of the request (a body that is not
+		// JSON, a batch, variables that are not an object): the client's
+		// error. gqlgen quotes the whole body in the message; personal
+		// data does not travel back in an error, cut it off.
+		if cut, _, found := strings.Cut(gqlErr.Message, " body:"); found {
+			gqlErr.Message = cut
+		}
+		gqlErr.Extensions = map[string]any{"code": "invalid_query"}
 		return gqlErr
 	case errors.As(err, &ge) && argumentError(ctx, ge):
 		// An argument that does not coerce to its type (an unknown enum

@@ -10,10 +10,8 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/customer"
 )
 
 // customerBody is the customer JSON of create, PUT and PATCH.
@@ -126,13 +124,6 @@ func optTimestamp(t *time.Time) *string {
 	return &s
 }
 
-func maskedDocument(c *ent.Customer) string {
-	if c.DocumentType == customer.DocumentTypeCNPJ {
-		return document.MaskCNPJ(c.Document)
-	}
-	return document.MaskCPF(c.Document)
-}
-
 func segmentIDs(c *ent.Customer) []string {
 	ids := make([]string, 0, len(c.Edges.Segments))
 	for _, s := range c.Edges.Segments {
@@ -143,7 +134,7 @@ func segmentIDs(c *ent.Customer) []string {
 
 func fullCustomer(c *ent.Customer) customerJSON {
 	out := customerJSON{
-		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: maskedDocument(c),
+		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c),
 		Phone: c.Phone, BirthDate: c.BirthDate, Level: string(c.Level), PointsBalance: c.PointsBalance,
 		LifetimeValue: json.Number(c.LifetimeValue.String()), Segments: segmentIDs(c),
 		Consent:   consentJSON{MarketingEmail: c.ConsentMarketingEmail, MarketingSMS: c.ConsentMarketingSms},
@@ -239,7 +230,7 @@ func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	for _, e := range conn.Edges {
 		c := e.Node
 		items = append(items, customerListItem{
-			ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: maskedDocument(c), Phone: c.Phone,
+			ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c), Phone: c.Phone,
 			Level: string(c.Level), PointsBalance: c.PointsBalance, Segments: segmentIDs(c),
 			CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
 		})

@@ -396,7 +396,7 @@ func isolationConnections(alfa, beta *isolated) []connectionCase {
 		{"redemptions", "redemptions", `{ redemptions(first: 100) { totalCount edges { node { id orderID saleID campaignID customerID
 			campaign { id name } customer { id name } sale { id externalID } } } } }`, 1},
 		{"pointsEntries", "pointsEntries", `{ pointsEntries(first: 100) { totalCount edges { node { id sourceID reason customerID customer { id name } } } } }`, prefixed("ptx_")},
-		{"sales", "sales", `{ sales(first: 100) { totalCount edges { node { id externalID posID customerDocument storeID customerID
+		{"sales", "sales", `{ sales(first: 100) { totalCount edges { node { id externalID posID customerDocumentMasked storeID customerID
 			store { id code name } customer { id name } items(first: 2) { totalCount edges { node { id description sale { id } } } }
 			payments { id paymentID nsu sale { id } } } } } }`, 1},
 		{"events", "events", `{ events(first: 100) { totalCount edges { node { id type subjectID data } } } }`, prefixed("evt_")},

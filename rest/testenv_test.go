@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
@@ -150,6 +152,55 @@ func (l *logCapture) String() string {
 	return l.b.String()
 }
 
+// Len is the size of the log so far: a mark to read what follows it.
+func (l *logCapture) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
+// Since is the log written after mark.
+func (l *logCapture) Since(mark int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b.Bytes()[mark:])
+}
+
+var (
+	documentLike = regexp.MustCompile(`\d{3}\.?\d{3}\.?\d{3}-?\d{2}|[0-9A-Z]{2}\.?[0-9A-Z]{3}\.?[0-9A-Z]{3}/?[0-9A-Z]{4}-?\d{2}`)
+	emailLike    = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+`)
+	fullNameLike = regexp.MustCompile(`"([^"\\]{3,} [^"\\]{3,})"`)
+)
+
+// personalData is what in a request body could identify a person: what
+// looks like a CPF or CNPJ (as written and unformatted), an e-mail address,
+// or a quoted value of two words.
+func personalData(body []byte) []string {
+	var found []string
+	for _, d := range documentLike.FindAll(body, -1) {
+		found = append(found, string(d), document.Sanitize(string(d)))
+	}
+	for _, e := range emailLike.FindAll(body, -1) {
+		found = append(found, string(e))
+	}
+	for _, m := range fullNameLike.FindAllSubmatch(body, -1) {
+		found = append(found, string(m[1]))
+	}
+	return found
+}
+
+// requireNothingPersonalLogged fails when the log written from mark on holds
+// personal data of body: request bodies never reach the log.
+func (e *TestEnv) requireNothingPersonalLogged(t testing.TB, mark int, body []byte) {
+	t.Helper()
+	logged := e.logs.Since(mark)
+	for _, p := range personalData(body) {
+		if strings.Contains(logged, p) {
+			t.Fatalf("the log holds %q of the request body %q:\n%s", p, body, logged)
+		}
+	}
+}
+
 // unlimitedRates turns rate limits off, for benchmarks and fuzzing: they
 // send far more than a client's quota.
 func unlimitedRates(s *ServerSetup) { s.RateLimits = ratelimit.Unlimited() }
@@ -161,4 +212,19 @@ func (e *TestEnv) posClient(tb testing.TB) (id, secret string) {
 	c, err := e.app.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindPos, "caixa", nil)
 	require.NoError(tb, err)
 	return c.Client.ID, c.Secret
+}
+
+// TestPersonalDataFound keeps the log check able to fail: it must find
+// each kind of personal data in a body.
+func TestPersonalDataFound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, want string }{
+		{`{"cpf":"529.982.247-25"}`, "52998224725"},
+		{`{"cpf":"529.982.247-25"}`, "529.982.247-25"},
+		{`{"id":"12ABC34501DE35"}`, "12ABC34501DE35"},
+		{`{"email":"ana.souza@example.com"}`, "ana.souza@example.com"},
+		{`{"name":"Ana Souza"}`, "Ana Souza"},
+	} {
+		require.Contains(t, personalData([]byte(c.body)), c.want, c.body)
+	}
 }

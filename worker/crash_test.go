@@ -169,48 +169,72 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 	require.NoError(t, err)
 	defer db.Close()
 	a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
-	sys := viewer.SystemContext(ctx)
-	tn, err := a.CreateTenant(sys, "Mercado Crash", nil)
-	require.NoError(t, err)
-	_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
-	require.NoError(t, err)
-	tctx := viewer.TenantContext(ctx, tn.ID)
-
-	docs := make([]string, crashCustomers)
-	ids := make([]string, crashCustomers)
-	for i := range crashCustomers {
-		docs[i] = crashCPF(i)
-		c, err := a.CreateCustomer(tctx, app.CustomerInput{
-			Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("cliente%d@example.com", i)),
-			CPF: opt.Of(docs[i]),
-		})
-		require.NoError(t, err)
-		ids[i] = c.ID
-	}
+	tn := crashTenant(t, a)
+	tctx := viewer.TenantContext(ctx, tn.id)
 
 	soldAt := time.Now().Add(-time.Minute)
 	sales := make([]crashSale, crashSales)
 	for i := range crashSales {
-		c := i % crashCustomers
-		price := decimal.New(int64(1050+i*37%9000), -2) // R$ 10.50 … R$ 100.49
-		qty := decimal.NewFromInt(int64(1 + i%3))
-		amount := price.Mul(qty)
+		l := crashLine(i)
 		in := app.SaleInput{
-			Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: docs[c], Type: "CPF"},
+			Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: tn.docs[l.customer], Type: "CPF"},
 			SaleID: fmt.Sprint(100000 + i), StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
-			Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &price, Quantity: &qty}},
-			Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+			Date: &soldAt, Amount: &l.amount, AmountPayable: &l.amount,
+			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &l.price, Quantity: &l.qty}},
+			Payments: []app.SalePaymentInput{{ID: "1", Amount: &l.amount, Method: "PIX"}},
 		}
 		s, err := a.RegisterSale(tctx, in)
 		require.NoError(t, err)
-		// 1 point per whole real paid: the tenant's default rate.
-		sales[i] = crashSale{id: s.ID, customer: ids[c], points: amount.Floor().IntPart()}
+		sales[i] = crashSale{id: s.ID, customer: tn.ids[l.customer], points: l.points}
 	}
 	var jobs int
 	require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'process_sale' AND state = 'available'`).Scan(&jobs))
 	require.Equal(t, crashSales, jobs, "every registered sale has its job")
 	return sales
+}
+
+// crashTenantOf is the tenant the crash tests sell to: its id and its
+// customers' documents and ids.
+type crashTenantOf struct {
+	id        string
+	docs, ids []string
+}
+
+// crashTenant creates the tenant, its store LOJA-01 and crashCustomers
+// customers.
+func crashTenant(t *testing.T, a *app.App) crashTenantOf {
+	t.Helper()
+	sys := viewer.SystemContext(context.Background())
+	tn, err := a.CreateTenant(sys, "Mercado Crash", nil)
+	require.NoError(t, err)
+	_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+	require.NoError(t, err)
+	out := crashTenantOf{id: tn.ID, docs: make([]string, crashCustomers), ids: make([]string, crashCustomers)}
+	for i := range crashCustomers {
+		out.docs[i] = crashCPF(i)
+		c, err := a.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), app.CustomerInput{
+			Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("cliente%d@example.com", i)),
+			CPF: opt.Of(out.docs[i]),
+		})
+		require.NoError(t, err)
+		out.ids[i] = c.ID
+	}
+	return out
+}
+
+// crashLineOf is the one line of the i-th sale and what it earns.
+type crashLineOf struct {
+	customer           int // index into the tenant's customers
+	price, qty, amount decimal.Decimal
+	points             int64
+}
+
+func crashLine(i int) crashLineOf {
+	price := decimal.New(int64(1050+i*37%9000), -2) // R$ 10.50 … R$ 100.49
+	qty := decimal.NewFromInt(int64(1 + i%3))
+	amount := price.Mul(qty)
+	// 1 point per whole real paid: the tenant's default rate.
+	return crashLineOf{customer: i % crashCustomers, price: price, qty: qty, amount: amount, points: amount.Floor().IntPart()}
 }
 
 // crashCPF is the i-th valid CPF: 9 digits from i and its check digits.
@@ -240,12 +264,20 @@ type crashWorker struct {
 	waitErr error
 }
 
+// crashStart starts fideliza worker on dbURL, rescuing after crashRescueAfter.
 func crashStart(t *testing.T, bin, dbURL, logPath string) *crashWorker {
+	t.Helper()
+	return crashStartProcess(t, bin, logPath, `"msg":"worker started"`, "worker", "--database-url", dbURL,
+		"--rescue-after", crashRescueAfter.String(), "--workers", "8", "--log-level", "info")
+}
+
+// crashStartProcess starts bin with args; the process has started when it
+// logs a line holding ready.
+func crashStartProcess(t *testing.T, bin, logPath, ready string, args ...string) *crashWorker {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "worker", "--database-url", dbURL,
-		"--rescue-after", crashRescueAfter.String(), "--workers", "8", "--log-level", "info")
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	cmd.Stdout = logFile
@@ -260,7 +292,7 @@ func crashStart(t *testing.T, bin, dbURL, logPath string) *crashWorker {
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logFile, line)
-			if strings.Contains(line, `"msg":"worker started"`) {
+			if strings.Contains(line, ready) {
 				once.Do(func() { close(w.started) })
 			}
 		}
@@ -514,7 +546,7 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 
 // TestProcessSaleLastAttemptTimeout: when the last attempt of a sale's job
 // fails because its time ran out (River cancels the job's context after
-// JobTimeout, half of --rescue-after), the sale is still marked FAILED with
+// JobTimeout, two thirds of --rescue-after), the sale is still marked FAILED with
 // the reason instead of staying RECEIVED forever.
 func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 	t.Parallel()

@@ -56,9 +56,10 @@ type Config struct {
 	Work           bool // false: insert-only (serve --no-worker)
 	MaxWorkers     int
 	PointsInterval time.Duration // how often points expire and levels are recomputed; 0 means daily
-	// RescueAfter is how long a job may stay running before another worker
-	// takes it over (its process died); jobs time out at half of it. 0 means
-	// an hour, River's default.
+	// RescueAfter is how long a short job may stay running before another
+	// worker takes it over (its process died); short jobs time out at two
+	// thirds of it. 0 means DefaultRescueAfter. Long jobs keep
+	// LongJobTimeout.
 	RescueAfter time.Duration
 	// DispatchInterval is how often new events are handed to webhook
 	// delivery; 0 means DefaultDispatchInterval.
@@ -67,6 +68,17 @@ type Config struct {
 	// failures and what the jobs do (sales processed, points credited).
 	Metrics *metrics.Registry
 }
+
+// Recovery from a process death. River's leader retries a job left running
+// once it has run for RescueAfter, or for its own Timeout when that is
+// longer, looking every 30 s; a killed leader keeps leadership for 15 s at
+// most and its successor looks at once. With DefaultRescueAfter a short job
+// (a sale, a cashback credit) is retried within a minute of the death; the
+// jobs that walk every tenant have LongJobTimeout of their own.
+const (
+	DefaultRescueAfter = 12 * time.Second
+	LongJobTimeout     = 30 * time.Minute
+)
 
 // DefaultDispatchInterval is how often new events go to webhook delivery
 // unless configured otherwise: the most an event waits before its first
@@ -78,10 +90,8 @@ const DefaultDispatchInterval = 2 * time.Second
 // The application inserts its jobs with it too (a.River).
 func NewClient(a *app.App, cfg Config) (*river.Client[*sql.Tx], error) {
 	rc := jobs.Config(a.DB, a.Log)
-	if cfg.RescueAfter > 0 {
-		rc.RescueStuckJobsAfter = cfg.RescueAfter
-		rc.JobTimeout = cfg.RescueAfter / 2
-	}
+	rc.RescueStuckJobsAfter = cmp.Or(cfg.RescueAfter, DefaultRescueAfter)
+	rc.JobTimeout = rc.RescueStuckJobsAfter * 2 / 3
 	if cfg.Metrics != nil {
 		cfg.Metrics.JobKinds(jobs.Kinds()...)
 		rc.Middleware = []rivertype.Middleware{cfg.Metrics.RiverMiddleware()}

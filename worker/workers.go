@@ -106,6 +106,11 @@ func (w *DispatchEventsWorker) Work(ctx context.Context, _ *river.Job[jobs.Dispa
 	}
 }
 
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *DispatchEventsWorker) Timeout(*river.Job[jobs.DispatchEvents]) time.Duration {
+	return LongJobTimeout
+}
+
 // ExpirePointsWorker works jobs.ExpirePoints with app.ExpirePoints.
 type ExpirePointsWorker struct {
 	river.WorkerDefaults[jobs.ExpirePoints]
@@ -114,6 +119,11 @@ type ExpirePointsWorker struct {
 
 func (w *ExpirePointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ExpirePoints]) error {
 	return w.App.ExpirePoints(ctx)
+}
+
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *ExpirePointsWorker) Timeout(*river.Job[jobs.ExpirePoints]) time.Duration {
+	return LongJobTimeout
 }
 
 // NotifyExpiringPointsWorker works jobs.NotifyExpiringPoints with app.NotifyExpiringPoints.
@@ -126,6 +136,11 @@ func (w *NotifyExpiringPointsWorker) Work(ctx context.Context, _ *river.Job[jobs
 	return w.App.NotifyExpiringPoints(ctx)
 }
 
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *NotifyExpiringPointsWorker) Timeout(*river.Job[jobs.NotifyExpiringPoints]) time.Duration {
+	return LongJobTimeout
+}
+
 // RecomputeLevelsWorker works jobs.RecomputeLevels with app.RecomputeLevels.
 type RecomputeLevelsWorker struct {
 	river.WorkerDefaults[jobs.RecomputeLevels]
@@ -134,6 +149,11 @@ type RecomputeLevelsWorker struct {
 
 func (w *RecomputeLevelsWorker) Work(ctx context.Context, _ *river.Job[jobs.RecomputeLevels]) error {
 	return w.App.RecomputeLevels(ctx)
+}
+
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *RecomputeLevelsWorker) Timeout(*river.Job[jobs.RecomputeLevels]) time.Duration {
+	return LongJobTimeout
 }
 
 // CampaignLifecycleWorker works jobs.CampaignLifecycle with app.RunCampaignLifecycle.
@@ -146,6 +166,11 @@ func (w *CampaignLifecycleWorker) Work(ctx context.Context, _ *river.Job[jobs.Ca
 	return w.App.RunCampaignLifecycle(ctx)
 }
 
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *CampaignLifecycleWorker) Timeout(*river.Job[jobs.CampaignLifecycle]) time.Duration {
+	return LongJobTimeout
+}
+
 // PurgeExpiredWorker works jobs.PurgeExpired with app.PurgeExpired.
 type PurgeExpiredWorker struct {
 	river.WorkerDefaults[jobs.PurgeExpired]
@@ -154,6 +179,11 @@ type PurgeExpiredWorker struct {
 
 func (w *PurgeExpiredWorker) Work(ctx context.Context, _ *river.Job[jobs.PurgeExpired]) error {
 	return w.App.PurgeExpired(ctx)
+}
+
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *PurgeExpiredWorker) Timeout(*river.Job[jobs.PurgeExpired]) time.Duration {
+	return LongJobTimeout
 }
 
 // PruneSigningKeysWorker works jobs.PruneSigningKeys with app.PruneSigningKeys.

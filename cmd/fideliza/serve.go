@@ -159,8 +159,8 @@ func pointsIntervalFlag(f *pflag.FlagSet, d *time.Duration) {
 // rescueAfterFlag is how long a job may run before another worker takes it
 // over from a process that died.
 func rescueAfterFlag(f *pflag.FlagSet, d *time.Duration) {
-	durationFlag(f, d, "rescue-after", "FIDELIZA_RESCUE_AFTER", time.Hour,
-		"how long a job may run before another worker retries it (its process died); jobs time out at half")
+	durationFlag(f, d, "rescue-after", "FIDELIZA_RESCUE_AFTER", worker.DefaultRescueAfter,
+		"how long a short job (a sale, a cashback) may run before another worker retries it (its process died); they time out at two thirds of it")
 }
 
 func durationFlag(f *pflag.FlagSet, d *time.Duration, name, envName string, def time.Duration, usage string) {

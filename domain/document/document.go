@@ -125,6 +125,28 @@ func Parse(t Type, s string) (string, error) {
 	}
 }
 
+// Mask renders a document of type t with only its last two characters
+// visible: the one form in which any interface shows a stored document.
+func Mask(t Type, s string) string {
+	if t == CNPJ {
+		return MaskCNPJ(s)
+	}
+	return MaskCPF(s)
+}
+
+// ParseAny validates s as a CPF or, failing that, a CNPJ, for inputs
+// that may hold either.
+func ParseAny(s string) (Type, string, error) {
+	cpf, err := ParseCPF(s)
+	if err == nil {
+		return CPF, cpf, nil
+	}
+	if cnpj, cerr := ParseCNPJ(s); cerr == nil {
+		return CNPJ, cnpj, nil
+	}
+	return "", "", err
+}
+
 // MaskCPF renders a CPF with only its last two digits visible:
 // ***.***.***-25.
 func MaskCPF(digits string) string {

@@ -45,7 +45,9 @@ func (Customer) Fields() []ent.Field {
 		field.Enum("document_type").Values("CPF", "CNPJ").Default("CPF").
 			Comment("Kind of Brazilian taxpayer number in document."),
 		field.String("document").NotEmpty().MaxLen(14).
-			Annotations(entgql.Skip(entgql.SkipType)).
+			// Never exposed nor filterable by parts: GraphQL shows documentMasked
+			// and filters by equality with a complete document (schema/customer.graphql).
+			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput)).
 			Comment("CPF (11 digits) or CNPJ (14 characters), without formatting. Rendered masked by the REST interfaces."),
 		field.String("phone").Optional().Nillable().Comment("E.164 phone number."),
 		field.String("birth_date").Optional().Nillable().Match(datePattern).

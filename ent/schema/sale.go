@@ -33,6 +33,8 @@ func (Sale) Fields() []ent.Field {
 		field.String("channel").Default("").Immutable().
 			Comment("The sales channel the point of sale sent (sale.channel)."),
 		field.String("customer_document").Default("").Immutable().
+			// As the customer's document: masked and equality-only in GraphQL.
+			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput)).
 			Comment("The CPF or CNPJ sent; 00000000000 for an unidentified customer."),
 		field.Enum("customer_document_type").Values("CPF", "CNPJ").Optional().Nillable().Immutable().
 			Comment("Kind of document sent; none for an unidentified customer."),

@@ -42,6 +42,9 @@ type ResolverRoot interface {
 	Customer() CustomerResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Sale() SaleResolver
+	CustomerWhereInput() CustomerWhereInputResolver
+	SaleWhereInput() SaleWhereInputResolver
 }
 
 type DirectiveRoot struct {
@@ -365,28 +368,28 @@ type ComplexityRoot struct {
 	}
 
 	Sale struct {
-		Amount               func(childComplexity int) int
-		AmountPayable        func(childComplexity int) int
-		Channel              func(childComplexity int) int
-		CreatedAt            func(childComplexity int) int
-		Customer             func(childComplexity int) int
-		CustomerDocument     func(childComplexity int) int
-		CustomerDocumentType func(childComplexity int) int
-		CustomerID           func(childComplexity int) int
-		DiscountAmount       func(childComplexity int) int
-		ExternalID           func(childComplexity int) int
-		FailureReason        func(childComplexity int) int
-		ID                   func(childComplexity int) int
-		Items                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.SaleItemWhereInput) int
-		Payments             func(childComplexity int) int
-		PointsCredited       func(childComplexity int) int
-		PosID                func(childComplexity int) int
-		ProcessedAt          func(childComplexity int) int
-		SoldAt               func(childComplexity int) int
-		Status               func(childComplexity int) int
-		Store                func(childComplexity int) int
-		StoreID              func(childComplexity int) int
-		TenantID             func(childComplexity int) int
+		Amount                 func(childComplexity int) int
+		AmountPayable          func(childComplexity int) int
+		Channel                func(childComplexity int) int
+		CreatedAt              func(childComplexity int) int
+		Customer               func(childComplexity int) int
+		CustomerDocumentMasked func(childComplexity int) int
+		CustomerDocumentType   func(childComplexity int) int
+		CustomerID             func(childComplexity int) int
+		DiscountAmount         func(childComplexity int) int
+		ExternalID             func(childComplexity int) int
+		FailureReason          func(childComplexity int) int
+		ID                     func(childComplexity int) int
+		Items                  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.SaleItemWhereInput) int
+		Payments               func(childComplexity int) int
+		PointsCredited         func(childComplexity int) int
+		PosID                  func(childComplexity int) int
+		ProcessedAt            func(childComplexity int) int
+		SoldAt                 func(childComplexity int) int
+		Status                 func(childComplexity int) int
+		Store                  func(childComplexity int) int
+		StoreID                func(childComplexity int) int
+		TenantID               func(childComplexity int) int
 	}
 
 	SaleConnection struct {
@@ -664,6 +667,16 @@ type QueryResolver interface {
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
+}
+type SaleResolver interface {
+	CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error)
+}
+
+type CustomerWhereInputResolver interface {
+	Document(ctx context.Context, obj *ent.CustomerWhereInput, data *string) error
+}
+type SaleWhereInputResolver interface {
+	CustomerDocument(ctx context.Context, obj *ent.SaleWhereInput, data *string) error
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2300,12 +2313,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sale.Customer(childComplexity), true
-	case "Sale.customerDocument":
-		if e.ComplexityRoot.Sale.CustomerDocument == nil {
+	case "Sale.customerDocumentMasked":
+		if e.ComplexityRoot.Sale.CustomerDocumentMasked == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Sale.CustomerDocument(childComplexity), true
+		return e.ComplexityRoot.Sale.CustomerDocumentMasked(childComplexity), true
 	case "Sale.customerDocumentType":
 		if e.ComplexityRoot.Sale.CustomerDocumentType == nil {
 			break
@@ -3724,6 +3737,13 @@ extend type Customer {
   documentMasked: String!
 }
 
+extend type Sale {
+  """
+  The CPF or CNPJ the sale was sent with, only its last two characters visible.
+  """
+  customerDocumentMasked: String!
+}
+
 """
 A postal address; every part is optional.
 """
@@ -4981,22 +5001,6 @@ input CustomerWhereInput {
   documentTypeNEQ: CustomerDocumentType
   documentTypeIn: [CustomerDocumentType!]
   documentTypeNotIn: [CustomerDocumentType!]
-  """
-  document field predicates
-  """
-  document: String
-  documentNEQ: String
-  documentIn: [String!]
-  documentNotIn: [String!]
-  documentGT: String
-  documentGTE: String
-  documentLT: String
-  documentLTE: String
-  documentContains: String
-  documentHasPrefix: String
-  documentHasSuffix: String
-  documentEqualFold: String
-  documentContainsFold: String
   """
   phone field predicates
   """
@@ -6458,10 +6462,6 @@ type Sale implements Node {
   """
   channel: String!
   """
-  The CPF or CNPJ sent; 00000000000 for an unidentified customer.
-  """
-  customerDocument: String!
-  """
   Kind of document sent; none for an unidentified customer.
   """
   customerDocumentType: SaleCustomerDocumentType
@@ -7126,22 +7126,6 @@ input SaleWhereInput {
   channelHasSuffix: String
   channelEqualFold: String
   channelContainsFold: String
-  """
-  customer_document field predicates
-  """
-  customerDocument: String
-  customerDocumentNEQ: String
-  customerDocumentIn: [String!]
-  customerDocumentNotIn: [String!]
-  customerDocumentGT: String
-  customerDocumentGTE: String
-  customerDocumentLT: String
-  customerDocumentLTE: String
-  customerDocumentContains: String
-  customerDocumentHasPrefix: String
-  customerDocumentHasSuffix: String
-  customerDocumentEqualFold: String
-  customerDocumentContainsFold: String
   """
   customer_document_type field predicates
   """
@@ -8964,6 +8948,24 @@ extend type Mutation {
   redeliverWebhook(deliveryID: ID!): WebhookDelivery!
 }
 `, BuiltIn: false},
+	{Name: "../../schema/where.graphql", Input: `# Filters the generated where-inputs lack on purpose: documents are matched by
+# equality with a complete document only (ent/schema skips their predicates).
+
+extend input CustomerWhereInput {
+  """
+  The customer with this complete CPF or CNPJ, formatted or not. Documents are
+  matched by equality only: no part of one can be searched for.
+  """
+  document: String
+}
+
+extend input SaleWhereInput {
+  """
+  Sales sent with this complete CPF or CNPJ, formatted or not (equality only).
+  """
+  customerDocument: String
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -9515,8 +9517,6 @@ func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.
 		return ec.fieldContext_Sale_posID(ctx, field)
 	case "channel":
 		return ec.fieldContext_Sale_channel(ctx, field)
-	case "customerDocument":
-		return ec.fieldContext_Sale_customerDocument(ctx, field)
 	case "customerDocumentType":
 		return ec.fieldContext_Sale_customerDocumentType(ctx, field)
 	case "customerID":
@@ -9545,6 +9545,8 @@ func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.
 		return ec.fieldContext_Sale_items(ctx, field)
 	case "payments":
 		return ec.fieldContext_Sale_payments(ctx, field)
+	case "customerDocumentMasked":
+		return ec.fieldContext_Sale_customerDocumentMasked(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sale", field.Name)
 }
@@ -18464,29 +18466,6 @@ func (ec *executionContext) fieldContext_Sale_channel(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Sale_customerDocument(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Sale_customerDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CustomerDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Sale_customerDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
-}
-
 func (ec *executionContext) _Sale_customerDocumentType(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18855,6 +18834,29 @@ func (ec *executionContext) fieldContext_Sale_payments(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Sale_customerDocumentMasked(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_customerDocumentMasked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Sale().CustomerDocumentMasked(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_customerDocumentMasked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SaleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.SaleConnection) (ret graphql.Marshaler) {
@@ -26063,7 +26065,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "document", "documentNEQ", "documentIn", "documentNotIn", "documentGT", "documentGTE", "documentLT", "documentLTE", "documentContains", "documentHasPrefix", "documentHasSuffix", "documentEqualFold", "documentContainsFold", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "document"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -26693,97 +26695,6 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.DocumentTypeNotIn = data
-		case "document":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Document = data
-		case "documentNEQ":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentNEQ"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentNEQ = data
-		case "documentIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentIn = data
-		case "documentNotIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentNotIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentNotIn = data
-		case "documentGT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentGT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentGT = data
-		case "documentGTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentGTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentGTE = data
-		case "documentLT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentLT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentLT = data
-		case "documentLTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentLTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentLTE = data
-		case "documentContains":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentContains"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentContains = data
-		case "documentHasPrefix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentHasPrefix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentHasPrefix = data
-		case "documentHasSuffix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentHasSuffix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentHasSuffix = data
-		case "documentEqualFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentEqualFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentEqualFold = data
-		case "documentContainsFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documentContainsFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.DocumentContainsFold = data
 		case "phone":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -27750,6 +27661,15 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasSalesWith = data
+		case "document":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			if err = ec.Resolvers.CustomerWhereInput().Document(ctx, &it, data); err != nil {
+				return it, err
+			}
 		}
 	}
 	return it, nil
@@ -31878,7 +31798,7 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocument", "customerDocumentNEQ", "customerDocumentIn", "customerDocumentNotIn", "customerDocumentGT", "customerDocumentGTE", "customerDocumentLT", "customerDocumentLTE", "customerDocumentContains", "customerDocumentHasPrefix", "customerDocumentHasSuffix", "customerDocumentEqualFold", "customerDocumentContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "customerDocument"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -32487,97 +32407,6 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.ChannelContainsFold = data
-		case "customerDocument":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocument"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocument = data
-		case "customerDocumentNEQ":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentNEQ"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentNEQ = data
-		case "customerDocumentIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentIn = data
-		case "customerDocumentNotIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentNotIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentNotIn = data
-		case "customerDocumentGT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentGT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentGT = data
-		case "customerDocumentGTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentGTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentGTE = data
-		case "customerDocumentLT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentLT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentLT = data
-		case "customerDocumentLTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentLTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentLTE = data
-		case "customerDocumentContains":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentContains"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentContains = data
-		case "customerDocumentHasPrefix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentHasPrefix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentHasPrefix = data
-		case "customerDocumentHasSuffix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentHasSuffix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentHasSuffix = data
-		case "customerDocumentEqualFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentEqualFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentEqualFold = data
-		case "customerDocumentContainsFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentContainsFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CustomerDocumentContainsFold = data
 		case "customerDocumentType":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocumentType"))
 			data, err := ec.unmarshalOSaleCustomerDocumentType2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐCustomerDocumentType(ctx, v)
@@ -33264,6 +33093,15 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.HasPaymentsWith = data
+		case "customerDocument":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocument"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			if err = ec.Resolvers.SaleWhereInput().CustomerDocument(ctx, &it, data); err != nil {
+				return it, err
+			}
 		}
 	}
 	return it, nil
@@ -41381,11 +41219,6 @@ func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "customerDocument":
-			out.Values[i] = ec._Sale_customerDocument(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
 		case "customerDocumentType":
 			out.Values[i] = ec._Sale_customerDocumentType(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41561,6 +41394,44 @@ func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._Sale_payments(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customerDocumentMasked":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Sale_customerDocumentMasked(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
