@@ -29,6 +29,9 @@ type result struct {
 	P50        time.Duration `json:"p50_ns"`
 	P99        time.Duration `json:"p99_ns"`
 	FirstError string        `json:"first_error,omitempty"`
+	// DrainedAfter is, for sale processing, how long after the ingestion
+	// load ended the last sale was processed.
+	DrainedAfter time.Duration `json:"drained_after_load_ns,omitempty"`
 }
 
 // run keeps conns goroutines busy with do for d (or until n requests when n

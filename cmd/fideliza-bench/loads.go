@@ -158,14 +158,15 @@ func (l *loads) saleBody() map[string]any {
 		}}
 }
 
-// sales ingests sales for the load's duration, then waits until the workers
+// sales ingests sales for --sale-duration (sustained), then waits until the workers
 // have processed every one. Processing throughput is sales processed per
 // second from the first ingestion to the drained queue.
 func (l *loads) sales(ctx context.Context, db *storage.DB, o options) (result, result, error) {
 	started := time.Now()
-	ingested := run(ctx, "sale ingestion", o.conns, o.duration, 0, func(ctx context.Context) (time.Duration, error) {
+	ingested := run(ctx, "sale ingestion", o.conns, o.saleDuration, 0, func(ctx context.Context) (time.Duration, error) {
 		return call(ctx, l.hc, http.MethodPost, l.pos("/sales"), l.saleBody(), l.basic, http.StatusAccepted, nil)
 	})
+	loadEnded := time.Now()
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		var pending int
@@ -189,7 +190,7 @@ func (l *loads) sales(ctx context.Context, db *storage.DB, o options) (result, r
 		return ingested, result{}, err
 	}
 	return ingested, result{Name: "sale processing (until drained)", Requests: processed, Errors: failed,
-		Elapsed: elapsed, PerSecond: float64(processed) / elapsed.Seconds()}, nil
+		Elapsed: elapsed, PerSecond: float64(processed) / elapsed.Seconds(), DrainedAfter: time.Since(loadEnded)}, nil
 }
 
 // measureRawTx is the database baseline: transactions of the shape of sale
