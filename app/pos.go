@@ -20,7 +20,6 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
@@ -265,8 +264,11 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if doc == "" || in.IgnoreDiscount {
 		return out, nil
 	}
-	cust, err := a.DB.Ent.Customer.Query().Where(customer.Document(doc)).
-		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).Only(ctx)
+	live, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cust, segments, err := a.customerFor(ctx, customer.Document(doc), live)
 	if ent.IsNotFound(err) {
 		return out, nil
 	}
@@ -275,10 +277,6 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	}
 	if POSStatus(cust) == POSStatusPreRegister {
 		return out, nil
-	}
-	live, err := a.liveCampaigns(ctx)
-	if err != nil {
-		return nil, err
 	}
 	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
@@ -316,10 +314,6 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	}
 	if len(cart.Items) == 0 {
 		return out, nil
-	}
-	segments := make([]string, len(cust.Edges.Segments))
-	for i, s := range cust.Edges.Segments {
-		segments[i] = s.ID
 	}
 	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Segments: segments, CustomerRedemptions: used,

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 )
@@ -91,16 +93,14 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(in.CustomerID)).
-		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
-		Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apperr.NotFound("customer")
-	}
+	campaigns, err := a.liveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	campaigns, err := a.liveCampaigns(ctx)
+	cust, segments, err := a.customerFor(ctx, customer.ID(in.CustomerID), campaigns)
+	if ent.IsNotFound(err) {
+		return nil, apperr.NotFound("customer")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +111,6 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	used, err := a.customerRedemptions(ctx, cust.ID, campaigns)
 	if err != nil {
 		return nil, err
-	}
-	segments := make([]string, len(cust.Edges.Segments))
-	for i, s := range cust.Edges.Segments {
-		segments[i] = s.ID
 	}
 	now := a.stamp()
 	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
@@ -169,6 +165,25 @@ type keptBenefit struct {
 	CampaignID  string          `json:"campaign_id"`
 	Amount      decimal.Decimal `json:"amount"`
 	BonusPoints int64           `json:"bonus_points,omitempty"`
+}
+
+// customerFor reads the customer pred selects with the ids of its segments,
+// which only a campaign targeting a segment asks about: without one the
+// segments are not read.
+func (a *App) customerFor(ctx context.Context, pred predicate.Customer, campaigns []eligibility.Campaign) (*ent.Customer, []string, error) {
+	q := a.DB.Ent.Customer.Query().Where(pred)
+	if slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return c.SegmentID != "" }) {
+		q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
+	}
+	cust, err := q.Only(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	segments := make([]string, len(cust.Edges.Segments))
+	for i, s := range cust.Edges.Segments {
+		segments[i] = s.ID
+	}
+	return cust, segments, nil
 }
 
 // customerRedemptions counts the customer's redemptions of the campaigns

@@ -76,3 +76,25 @@ func TestCancelledQueriesLeaveThePoolHealthy(t *testing.T) {
 		}
 	})
 }
+
+// TestSQLiteReadConnectionsStayOpen: concurrent reads reuse the read pool's
+// connections instead of closing the ones beyond database/sql's default
+// idle count and opening new ones (each open runs the pragmas again and
+// starts with an empty statement cache).
+func TestSQLiteReadConnectionsStayOpen(t *testing.T) {
+	t.Parallel()
+	db := storagetest.Open(t, "sqlite3")
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for range 50 {
+				var n int
+				require.NoError(t, db.Reads.QueryRow(`SELECT count(*) FROM tenants`).Scan(&n))
+			}
+		})
+	}
+	wg.Wait()
+	st := db.Reads.Stats()
+	require.Zero(t, st.MaxIdleClosed, "read connections closed for want of idle slots")
+	require.LessOrEqual(t, st.OpenConnections, 8)
+}

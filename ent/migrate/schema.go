@@ -503,6 +503,13 @@ var (
 				OnDelete:   schema.NoAction,
 			},
 		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "saleitem_sale_id",
+				Unique:  false,
+				Columns: []*schema.Column{SaleItemsColumns[8]},
+			},
+		},
 	}
 	// SalePaymentsColumns holds the columns for the "sale_payments" table.
 	SalePaymentsColumns = []*schema.Column{
@@ -533,6 +540,13 @@ var (
 				Columns:    []*schema.Column{SalePaymentsColumns[8]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "salepayment_sale_id",
+				Unique:  false,
+				Columns: []*schema.Column{SalePaymentsColumns[7]},
 			},
 		},
 	}

@@ -120,6 +120,12 @@ func (SaleItem) Fields() []ent.Field {
 
 func (SaleItem) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
+// Indexes: a sale's items are read by the sale (processing, the sale's
+// outcome); without this every read scans every item ever sold.
+func (SaleItem) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("sale_id")}
+}
+
 func (SaleItem) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("sale", Sale.Type).Ref("items").Field("sale_id").Unique().Required().Immutable().
@@ -159,6 +165,11 @@ func (SalePayment) Fields() []ent.Field {
 }
 
 func (SalePayment) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Indexes: a sale's payments are read by the sale.
+func (SalePayment) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("sale_id")}
+}
 
 func (SalePayment) Annotations() []schema.Annotation {
 	return []schema.Annotation{schema.Comment("A payment of a sale: its method and amount.")}
