@@ -40,6 +40,7 @@ type App struct {
 	jobsErr    error
 	senderOnce sync.Once
 	sender     *webhook.Sender
+	saleGroups saleGroups
 }
 
 // jobs returns the River client jobs are inserted with: River, or an

@@ -18,11 +18,8 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
-	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
-	"github.com/fideliza/fideliza/jobs"
-	"github.com/fideliza/fideliza/storage"
 )
 
 // DefaultCustomerDocument is the customer id of a sale without an
@@ -540,9 +537,10 @@ func (in SaleInput) consistent(tenant *ent.Tenant) (decimal.Decimal, error) {
 	return discount, nil
 }
 
-// RegisterSale stores a sale and its processing job in one transaction. A
-// receipt already registered by the store is answered with the sale stored
-// the first time.
+// RegisterSale stores a sale and its processing job, committed with the
+// other sales of the tenant arriving meanwhile (salecommit.go), before it
+// answers. A receipt already registered by the store is answered with the
+// sale stored the first time.
 func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
 	if err := guardedPOS("", in); err != nil {
 		return nil, err
@@ -571,79 +569,13 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 	if err != nil {
 		return nil, err
 	}
-	var stored *ent.Sale
-	received := false // a new sale, counted once committed
-	// The items and payments all link to the one sale: check it once.
-	ctx = schema.RememberVisible(ctx)
-	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		prior, err := tx.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
-		if err == nil {
-			stored = prior
-			return nil
-		}
-		if !ent.IsNotFound(err) {
-			return err
-		}
-		create := tx.Ent.Sale.Create().
-			SetStoreID(st.ID).SetExternalID(in.SaleID).SetPosID(in.PosID).SetChannel(in.Channel).
-			SetCustomerDocument(doc).SetSoldAt(in.Date.UTC()).SetAmount(*in.Amount).SetAmountPayable(*in.AmountPayable).
-			SetDiscountAmount(discount).SetCreatedAt(a.stamp())
-		if typ != "" {
-			create.SetCustomerDocumentType(sale.CustomerDocumentType(typ))
-		}
-		if len(in.FiscalDocument) > 0 {
-			create.SetFiscalDocument(in.FiscalDocument)
-		}
-		s, err := create.Save(ctx)
-		if err != nil {
-			return err
-		}
-		items := make([]*ent.SaleItemCreate, len(in.Items))
-		for i, it := range in.Items {
-			lineDiscount := decimal.Zero
-			for _, d := range it.Discounts {
-				lineDiscount = lineDiscount.Add(d.UnitDiscount.Mul(*d.Quantity))
-			}
-			raw, err := json.Marshal(it.Discounts)
-			if err != nil {
-				return err
-			}
-			items[i] = tx.Ent.SaleItem.Create().SetSaleID(s.ID).SetLineID(it.ID).SetGtin(it.GTIN).
-				SetDescription(it.Description).SetUnitPrice(*it.UnitPrice).SetQuantity(*it.Quantity).
-				SetDiscountAmount(lineDiscount).SetDiscounts(raw)
-		}
-		if err := tx.Ent.SaleItem.CreateBulk(items...).Exec(ctx); err != nil {
-			return err
-		}
-		payments := make([]*ent.SalePaymentCreate, len(in.Payments))
-		for i, pm := range in.Payments {
-			payments[i] = tx.Ent.SalePayment.Create().SetSaleID(s.ID).SetPaymentID(pm.ID).SetAmount(*pm.Amount).
-				SetMethod(pm.Method).SetBin(pm.Bin).SetNsu(pm.NSU)
-			if pm.Installments != nil {
-				payments[i].SetInstallments(*pm.Installments)
-			}
-		}
-		if err := tx.Ent.SalePayment.CreateBulk(payments...).Exec(ctx); err != nil {
-			return err
-		}
-		rc, err := a.jobs()
-		if err != nil {
-			return err
-		}
-		if _, err := rc.InsertTx(ctx, tx.SQL, jobs.ProcessSale{TenantID: s.TenantID, SaleID: s.ID}, nil); err != nil {
-			return err
-		}
-		stored, received = s, true
-		return nil
-	})
-	if err == nil && received {
-		a.counts().SaleReceived()
-	}
-	if ent.IsConstraintError(err) {
+	done := a.commitSale(&saleWrite{ctx: ctx, in: in, storeID: st.ID, doc: doc, typ: string(typ), discount: discount,
+		done: make(chan saleWritten, 1)})
+	if ent.IsConstraintError(done.err) {
 		// The same receipt registered by a concurrent request.
-		stored, err = a.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
+		return a.DB.Ent.Sale.Query().Where(sale.StoreID(st.ID), sale.ExternalID(in.SaleID)).Only(ctx)
 	}
-	return stored, err
+	return done.sale, done.err
 }
 
 // SaleOutcome reads a sale by its id (sal_…) or by the store's receipt

@@ -1,0 +1,221 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// maxSaleGroup bounds the sales one registration transaction writes, and
+// saleGroupTimeout the time it may take.
+const (
+	maxSaleGroup     = 128
+	saleGroupTimeout = 30 * time.Second
+)
+
+// Sale registration commits in groups: the sales of one tenant that arrive
+// while its previous group is being written wait, and are written together
+// in the next transaction (one insert per table, one job insert), each
+// request answered only once that transaction committed. Under load a group
+// holds many sales; a lone sale is a group of one, written at once. A group
+// that fails is written again one sale per transaction, so a sale's error
+// (or a duplicate receipt another process committed) is only its own.
+
+// saleWrite is one registration waiting for its group.
+type saleWrite struct {
+	ctx      context.Context
+	in       SaleInput
+	storeID  string
+	doc, typ string
+	discount decimal.Decimal
+	done     chan saleWritten
+}
+
+type saleWritten struct {
+	sale     *ent.Sale
+	received bool // new: not a receipt registered before
+	err      error
+}
+
+// saleGroups queues registrations by tenant; a tenant with a group being
+// written has a writer, which takes the next group when it is done.
+type saleGroups struct {
+	mu      sync.Mutex
+	waiting map[string][]*saleWrite
+	writing map[string]bool
+}
+
+// commitSale queues w in its tenant's next group and waits for its answer.
+func (a *App) commitSale(w *saleWrite) saleWritten {
+	v, _ := viewer.FromContext(w.ctx)
+	g := &a.saleGroups
+	g.mu.Lock()
+	if g.waiting == nil {
+		g.waiting, g.writing = map[string][]*saleWrite{}, map[string]bool{}
+	}
+	g.waiting[v.TenantID] = append(g.waiting[v.TenantID], w)
+	lead := !g.writing[v.TenantID]
+	g.writing[v.TenantID] = true
+	g.mu.Unlock()
+	if lead {
+		go a.writeSaleGroups(v.TenantID)
+	}
+	return <-w.done
+}
+
+// writeSaleGroups writes the tenant's waiting groups until none is left.
+func (a *App) writeSaleGroups(tenantID string) {
+	g := &a.saleGroups
+	for {
+		g.mu.Lock()
+		group := g.waiting[tenantID]
+		if len(group) > maxSaleGroup {
+			group, g.waiting[tenantID] = group[:maxSaleGroup], group[maxSaleGroup:]
+		} else {
+			delete(g.waiting, tenantID)
+		}
+		if len(group) == 0 {
+			delete(g.writing, tenantID)
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		results := a.writeSaleGroup(group)
+		if len(group) > 1 && results == nil {
+			results = make([]saleWritten, len(group))
+			for i, w := range group {
+				results[i] = a.writeSaleGroup([]*saleWrite{w})[0]
+			}
+		}
+		for i, w := range group {
+			if results[i].err == nil && results[i].received {
+				a.counts().SaleReceived()
+			}
+			w.done <- results[i]
+		}
+	}
+}
+
+// writeSaleGroup writes a group in one transaction. A failed group of
+// several answers nil (the caller writes them one by one); a group of one
+// answers its error.
+func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
+	// The transaction is the group's, not one request's: a client hanging
+	// up does not cancel the others' sales. The items and payments all link
+	// to sales written here: checked once.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), saleGroupTimeout)
+	defer cancel()
+	ctx = schema.RememberVisible(ctx)
+	results := make([]saleWritten, len(group))
+	dupOf := map[int]int{} // a receipt sent twice in the group → its first
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		// The receipts registered before, in one query for the group.
+		stores, receipts := make([]string, len(group)), make([]string, len(group))
+		for i, w := range group {
+			stores[i], receipts[i] = w.storeID, w.in.SaleID
+		}
+		priors, err := tx.Ent.Sale.Query().Where(sale.StoreIDIn(stores...), sale.ExternalIDIn(receipts...)).All(ctx)
+		if err != nil {
+			return err
+		}
+		stored := map[[2]string]*ent.Sale{}
+		for _, p := range priors {
+			stored[[2]string{p.StoreID, p.ExternalID}] = p
+		}
+		first := map[[2]string]int{} // receipt → its first write in the group
+		var creates []*ent.SaleCreate
+		var fresh []int // group indexes of the sales created, in creates' order
+		for i, w := range group {
+			receipt := [2]string{w.storeID, w.in.SaleID}
+			if j, dup := first[receipt]; dup {
+				dupOf[i] = j
+				continue
+			}
+			first[receipt] = i
+			if prior := stored[receipt]; prior != nil {
+				results[i].sale = prior
+				continue
+			}
+			create := tx.Ent.Sale.Create().
+				SetStoreID(w.storeID).SetExternalID(w.in.SaleID).SetPosID(w.in.PosID).SetChannel(w.in.Channel).
+				SetCustomerDocument(w.doc).SetSoldAt(w.in.Date.UTC()).SetAmount(*w.in.Amount).
+				SetAmountPayable(*w.in.AmountPayable).SetDiscountAmount(w.discount).SetCreatedAt(a.stamp())
+			if w.typ != "" {
+				create.SetCustomerDocumentType(sale.CustomerDocumentType(w.typ))
+			}
+			if len(w.in.FiscalDocument) > 0 {
+				create.SetFiscalDocument(w.in.FiscalDocument)
+			}
+			creates, fresh = append(creates, create), append(fresh, i)
+		}
+		if len(creates) == 0 {
+			return nil
+		}
+		sales, err := tx.Ent.Sale.CreateBulk(creates...).Save(ctx)
+		if err != nil {
+			return err
+		}
+		var items []*ent.SaleItemCreate
+		var payments []*ent.SalePaymentCreate
+		jobArgs := make([]river.InsertManyParams, len(sales))
+		for k, s := range sales {
+			w := group[fresh[k]]
+			for _, it := range w.in.Items {
+				lineDiscount := decimal.Zero
+				for _, d := range it.Discounts {
+					lineDiscount = lineDiscount.Add(d.UnitDiscount.Mul(*d.Quantity))
+				}
+				raw, err := json.Marshal(it.Discounts)
+				if err != nil {
+					return err
+				}
+				items = append(items, tx.Ent.SaleItem.Create().SetSaleID(s.ID).SetLineID(it.ID).SetGtin(it.GTIN).
+					SetDescription(it.Description).SetUnitPrice(*it.UnitPrice).SetQuantity(*it.Quantity).
+					SetDiscountAmount(lineDiscount).SetDiscounts(raw))
+			}
+			for _, pm := range w.in.Payments {
+				p := tx.Ent.SalePayment.Create().SetSaleID(s.ID).SetPaymentID(pm.ID).SetAmount(*pm.Amount).
+					SetMethod(pm.Method).SetBin(pm.Bin).SetNsu(pm.NSU)
+				if pm.Installments != nil {
+					p.SetInstallments(*pm.Installments)
+				}
+				payments = append(payments, p)
+			}
+			jobArgs[k] = river.InsertManyParams{Args: jobs.ProcessSale{TenantID: s.TenantID, SaleID: s.ID}}
+			results[fresh[k]] = saleWritten{sale: s, received: true}
+		}
+		if err := tx.Ent.SaleItem.CreateBulk(items...).Exec(ctx); err != nil {
+			return err
+		}
+		if err := tx.Ent.SalePayment.CreateBulk(payments...).Exec(ctx); err != nil {
+			return err
+		}
+		rc, err := a.jobs()
+		if err != nil {
+			return err
+		}
+		_, err = rc.InsertManyTx(ctx, tx.SQL, jobArgs)
+		return err
+	})
+	if err != nil {
+		if len(group) > 1 {
+			return nil
+		}
+		return []saleWritten{{err: err}}
+	}
+	for i, j := range dupOf {
+		results[i] = saleWritten{sale: results[j].sale}
+	}
+	return results
+}
