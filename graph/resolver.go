@@ -13,10 +13,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -47,8 +47,7 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 	srv := handler.New(pagedComplexity{generated.NewExecutableSchema(generated.Config{
 		Resolvers: &Resolver{app: app, client: app.DB.Ent},
 	})})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(overHTTP{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(maxTokens)
 	if !cfg.NoIntrospection {
@@ -85,9 +84,13 @@ func limitBody(next http.Handler) http.Handler {
 			return
 		}
 		if gerr := precheck(r, body); gerr != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []*gqlerror.Error{gerr}})
+			// A validation failure, answered as overHTTP answers one.
+			media, status := responseMedia(r), http.StatusOK
+			if media == mediaGraphQLResponse {
+				status = http.StatusBadRequest
+			}
+			w.Header().Set("Content-Type", media+"; charset=utf-8")
+			writeRequestError(w, status, &graphql.Response{Errors: gqlerror.List{gerr}})
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

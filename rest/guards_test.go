@@ -83,14 +83,15 @@ func TestInputGuards(t *testing.T) {
 			})
 		}
 		// A literal in the document is refused when the document is
-		// validated (422 invalid_query); a variable when the argument is
-		// coerced, as a field error of a 200 (GraphQL over HTTP).
+		// validated (invalid_query, a request error: 200 with
+		// application/json); a variable when the argument is coerced, as a
+		// field error (GraphQL over HTTP).
 		for _, q := range []struct {
 			name, query, code string
 			status            int
 		}{
 			{"GraphQL Decimal variable 900 KB", `{"query":"mutation($a: Decimal){ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-1\", amount:$a}){ replayed } }","variables":{"a":"` + huge + `"}}`, "validation_error", 200},
-			{"GraphQL Decimal inline 900 KB", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-2\", amount:` + huge + `}){ replayed } }"}`, "invalid_query", 422},
+			{"GraphQL Decimal inline 900 KB", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-2\", amount:` + huge + `}){ replayed } }"}`, "invalid_query", 200},
 			{"GraphQL Decimal 1e308", `{"query":"mutation{ creditPoints(input:{customerID:\"` + customer + `\", orderID:\"g-3\", amount:\"1e308\"}){ replayed } }"}`, "validation_error", 200},
 			{"GraphQL NUL text", `{"query":"mutation($n: String!){ createCustomer(input:{name:$n, email:\"n@example.com\", cpf:\"` + e.custNewCPF() + `\"}){ id } }","variables":{"n":"a\u0000b"}}`, "validation_error", 200},
 		} {
