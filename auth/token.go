@@ -94,6 +94,9 @@ type claims struct {
 	ID       string `json:"jti"`
 	Scope    string `json:"scope"`
 	TenantID string `json:"tenant_id"`
+	// ClientID is RFC 9068's client_id: the client the token was issued
+	// to (for a client's token, its sub too).
+	ClientID string `json:"client_id"`
 }
 
 // IssueToken runs the client credentials grant.
@@ -123,7 +126,7 @@ func (s *Service) IssueToken(ctx context.Context, req TokenRequest) (*Token, err
 		granted = nil
 		for _, sc := range asked {
 			if !slices.Contains(c.Scopes, sc) {
-				return nil, &OAuthError{Status: http.StatusBadRequest, Code: "invalid_scope", Description: fmt.Sprintf("scope %q is not allowed for this client", sc)}
+				return nil, &OAuthError{Status: http.StatusBadRequest, Code: "invalid_scope", Description: fmt.Sprintf("scope '%s' is not allowed for this client", sc)}
 			}
 			if !slices.Contains(granted, sc) {
 				granted = append(granted, sc)
@@ -134,7 +137,7 @@ func (s *Service) IssueToken(ctx context.Context, req TokenRequest) (*Token, err
 	cl := claims{
 		Issuer: s.Issuer, Subject: c.ID, Audience: s.Audience,
 		Expiry: now.Add(TokenLifetime).Unix(), IssuedAt: now.Unix(), ID: randomID(),
-		Scope: strings.Join(granted, " "), TenantID: c.TenantID,
+		Scope: strings.Join(granted, " "), TenantID: c.TenantID, ClientID: c.ID,
 	}
 	raw, err := s.sign(ctx, cl)
 	if err != nil {

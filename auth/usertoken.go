@@ -24,6 +24,10 @@ type userClaims struct {
 	Role string `json:"role"`
 }
 
+// UserTokenClient is the client_id of the tokens IssueUserToken signs: the
+// command line that issues them.
+const UserTokenClient = "fideliza-cli"
+
 // IssueUserToken signs a token for a back-office user of tenantID with role
 // admin or analyst, for installations without an external provider: an
 // operator issues it with the CLI and the user pastes it into the developer
@@ -45,6 +49,6 @@ func (s *Service) IssueUserToken(ctx context.Context, tenantID string, role view
 	now := time.Now()
 	return s.sign(ctx, userClaims{Role: string(role), claims: claims{
 		Issuer: s.Issuer, Subject: "user:" + subject, Audience: s.Audience,
-		Expiry: now.Add(ttl).Unix(), IssuedAt: now.Unix(), ID: randomID(), TenantID: t.ID,
+		Expiry: now.Add(ttl).Unix(), IssuedAt: now.Unix(), ID: randomID(), TenantID: t.ID, ClientID: UserTokenClient,
 	}})
 }

@@ -67,6 +67,7 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 		Scope     string          `json:"scope"`
 		TenantID  string          `json:"tenant_id"`
 		Role      string          `json:"role"`
+		ClientID  string          `json:"client_id"`
 	}
 	if err := tok.Claims(&cl); err != nil {
 		return viewer.Viewer{}, invalidf("%v", err)
@@ -92,6 +93,11 @@ func (s *Service) authenticateOwn(ctx context.Context, raw string) (viewer.Viewe
 			return viewer.Viewer{}, invalidf("tenant %s is inactive", cl.TenantID)
 		}
 		return viewer.Viewer{Role: role, TenantID: cl.TenantID, Subject: tok.Subject, Scopes: RoleScopes(role)}, nil
+	}
+	if cl.ClientID != "" && cl.ClientID != tok.Subject {
+		// Tokens signed before client_id was added have none; any other
+		// names the client the token was issued to, its sub.
+		return viewer.Viewer{}, invalidf("client_id is not the token's sub")
 	}
 	if !s.clientStillValid(ctx, tok.Subject, cl.TenantID) {
 		return viewer.Viewer{}, invalidf("client %s is revoked or its tenant inactive", tok.Subject)

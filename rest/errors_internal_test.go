@@ -3,15 +3,19 @@ package rest
 import (
 	"encoding/json"
 	"errors"
+	"html/template"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/httperr"
+	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
 // TestEveryErrorKindOnEveryRESTInterface walks each kind (and an error of
@@ -50,7 +54,7 @@ func TestEveryErrorKindOnEveryRESTInterface(t *testing.T) {
 			require.Equal(t, "application/problem+json", pos.ctype)
 			require.EqualValues(t, want, pos.body["status"], "the problem repeats the status")
 			require.Regexp(t, `^/problems/[a-z-]+$`, pos.body["type"])
-			require.NotEmpty(t, problemTitles[pos.body["type"].(string)[len("/problems/"):]], "every problem id has a title")
+			require.NotEmpty(t, problemKinds[pos.body["type"].(string)[len("/problems/"):]].Title, "every problem id has a title")
 			switch k {
 			case 0:
 				require.Equal(t, "internal_error", v1.body["error"])
@@ -62,4 +66,28 @@ func TestEveryErrorKindOnEveryRESTInterface(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProblemTypePages (issue 21): every problem type URI resolves to a
+// short page with the type's title (RFC 9457 §3.1.1); an unknown one is a
+// 404 problem.
+func TestProblemTypePages(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, storagetest.Open(t, dialect.SQLite))
+	for id, kind := range problemKinds {
+		res, err := e.srv.Client().Get(e.srv.URL + "/problems/" + id)
+		require.NoError(t, err)
+		page, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode, id)
+		require.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"), id)
+		require.Contains(t, string(page), "<h1>"+template.HTMLEscapeString(kind.Title)+"</h1>", id)
+		require.NotEmpty(t, kind.About, id)
+	}
+	res, err := e.srv.Client().Get(e.srv.URL + "/problems/no-such-problem")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+	require.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
 }

@@ -26,6 +26,12 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, &auth.OAuthError{Status: http.StatusBadRequest, Code: "invalid_request", Description: "body must be application/x-www-form-urlencoded"})
 		return
 	}
+	for _, name := range []string{"grant_type", "client_id", "client_secret", "scope"} {
+		if len(r.PostForm[name]) > 1 { // RFC 6749 §3.2: no parameter twice
+			writeOAuthError(w, &auth.OAuthError{Status: http.StatusBadRequest, Code: "invalid_request", Description: name + " is sent more than once"})
+			return
+		}
+	}
 	req := auth.TokenRequest{
 		GrantType:    r.PostForm.Get("grant_type"),
 		ClientID:     r.PostForm.Get("client_id"),
@@ -78,7 +84,22 @@ func writeOAuthError(w http.ResponseWriter, err error) {
 	case http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(oe.RetryAfter.Seconds()))))
 	}
-	writeJSON(w, oe.Status, map[string]string{"error": oe.Code, "error_description": oe.Description})
+	writeJSON(w, oe.Status, map[string]string{"error": oe.Code, "error_description": oauthText(oe.Description)})
+}
+
+// oauthText keeps an error_description within the characters RFC 6749
+// §5.2 allows (printable ASCII without " and \): double quotes become
+// single ones, anything else outside the set a question mark.
+func oauthText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '"':
+			return '\''
+		case r == '\\' || r < 0x20 || r > 0x7e:
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // discovery is /.well-known/openid-configuration: where the keys are, so any
@@ -144,6 +165,7 @@ func (s *server) bearer(refuse refusal) func(http.Handler) http.Handler {
 }
 
 func unauthorized(w http.ResponseWriter, description string) {
-	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="fideliza", error="invalid_token", error_description=%q`, description))
+	description = oauthText(description)
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="fideliza", error="invalid_token", error_description="%s"`, description))
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": description})
 }

@@ -202,6 +202,7 @@ func requireInvalidToken(t *testing.T, res response) {
 	body := res.json(t)
 	require.Equal(t, "invalid_token", body["error"])
 	require.NotEmpty(t, body["error_description"])
+	require.Regexp(t, oauthTextChars, body["error_description"])
 	challenge := res.header.Get("WWW-Authenticate")
 	require.True(t, strings.HasPrefix(challenge, "Bearer "), "WWW-Authenticate %q", challenge)
 	require.Contains(t, challenge, `error="invalid_token"`)

@@ -35,11 +35,26 @@ func (s *server) posRoutes(r chi.Router) {
 		writeProblem(w, r, http.StatusNotFound, "resource-not-found", "no such path in the point-of-sale interface", nil)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, http.StatusMethodNotAllowed, "method-not-allowed", r.Method+" is not allowed here", nil)
+		allowed := allowedMethods(r)
+		w.Header().Set("Allow", strings.Join(allowed, ", ")) // RFC 9110 §15.5.6
+		writeProblem(w, r, http.StatusMethodNotAllowed, "method-not-allowed",
+			r.Method+" is not allowed here; allowed: "+strings.Join(allowed, ", "), nil)
 	})
 	for _, rt := range posRouteTable {
 		s.handle(r, rt)
 	}
+}
+
+// allowedMethods are the methods the router serves at the request's path.
+func allowedMethods(r *http.Request) []string {
+	routes := chi.RouteContext(r.Context()).Routes
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if routes != nil && routes.Match(chi.NewRouteContext(), m, r.URL.Path) {
+			allowed = append(allowed, m)
+		}
+	}
+	return allowed
 }
 
 // posTenant authenticates a POS client of the path's tenant. An address

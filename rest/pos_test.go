@@ -802,14 +802,19 @@ func TestPOSProblems(t *testing.T) {
 				r := e.posDo(t, posReq{path: path, body: "{}", headers: []string{"X-Correlation-Id", corr}})
 				posRequireProblem(t, r, http.StatusNotFound, "resource-not-found")
 			}
-			for _, q := range []posReq{
-				{method: http.MethodGet, path: "/customers/identify"},
-				{method: http.MethodPut, path: "/sales", body: "{}"},
-				{method: http.MethodDelete, path: "/sales/1"},
-				{method: http.MethodGet, path: "/discounts/authorize"},
-				{method: http.MethodPatch, path: "/discounts/authorizations", body: "{}"},
+			for _, c := range []struct {
+				q     posReq
+				allow string // RFC 9110 §15.5.6: the methods the path serves
+			}{
+				{posReq{method: http.MethodGet, path: "/customers/identify"}, "POST"},
+				{posReq{method: http.MethodPut, path: "/sales", body: "{}"}, "POST"},
+				{posReq{method: http.MethodDelete, path: "/sales/1"}, "GET"},
+				{posReq{method: http.MethodGet, path: "/discounts/authorize"}, "POST"},
+				{posReq{method: http.MethodPatch, path: "/discounts/authorizations", body: "{}"}, "POST"},
 			} {
-				posRequireProblem(t, e.posDo(t, q), http.StatusMethodNotAllowed, "method-not-allowed")
+				r := e.posDo(t, c.q)
+				posRequireProblem(t, r, http.StatusMethodNotAllowed, "method-not-allowed")
+				require.Equal(t, c.allow, r.header.Get("Allow"), "%s %s", c.q.method, c.q.path)
 			}
 		})
 

@@ -2,7 +2,10 @@ package rest
 
 import (
 	"encoding/json"
+	"html/template"
 	"net/http"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/httperr"
@@ -20,22 +23,25 @@ type problem struct {
 	Errors        []apperr.FieldError `json:"errors,omitempty"`
 }
 
-var problemTitles = map[string]string{
-	"validation-error":           "Invalid request",
-	"unauthorized":               "Invalid credentials",
-	"tenant-not-found":           "Tenant not found or inactive",
-	"resource-not-found":         "Resource not found",
-	"sale-value-inconsistency":   "Sale value inconsistent with its items",
-	"sale-notification-disabled": "Sale registration disabled",
-	"service-unavailable":        "Service unavailable",
-	"internal-error":             "Internal error",
-	"method-not-allowed":         "Method not allowed",
-	"payload-too-large":          "Request body too large",
-	"unsupported-media-type":     "Unsupported media type",
-	"rate-limited":               "Too many requests",
-	"conflict":                   "Conflict with existing data",
-	"forbidden":                  "Not allowed",
-	"unprocessable":              "Request inconsistent",
+// problemKinds are the problem types of the POS interface: the title every
+// problem of the type carries and the page its type URI (/problems/<id>)
+// serves (RFC 9457 §3.1.1).
+var problemKinds = map[string]struct{ Title, About string }{
+	"validation-error":           {"Invalid request", "The request does not follow the interface document: a field is missing, malformed or out of range. The errors list names each field and what is wrong with it; correct the request before sending it again."},
+	"unauthorized":               {"Invalid credentials", "The HTTP Basic credentials are missing, wrong, revoked, or belong to a client of another tenant. Check the client id and secret of this tenant's point-of-sale client."},
+	"tenant-not-found":           {"Tenant not found or inactive", "The tenant in the path does not exist or is inactive. Check the tenant id configured at the point of sale."},
+	"resource-not-found":         {"Resource not found", "No such path, sale or other resource. Check the path and the id sent."},
+	"sale-value-inconsistency":   {"Sale value inconsistent with its items", "The sale's values do not add up within the tenant's tolerance: items to amount, discounts to discountAmount, amount minus discountAmount to amountPayable, payments to amountPayable. The detail names the field."},
+	"sale-notification-disabled": {"Sale registration disabled", "This tenant does not accept sales from the point of sale. The sale was not stored; ask the retailer to enable sale registration."},
+	"service-unavailable":        {"Service unavailable", "The service could not complete the request for now. Nothing was stored; send the same request again after a short wait."},
+	"internal-error":             {"Internal error", "An unexpected failure. Nothing was stored; send the same request again, and report the correlation id if it persists."},
+	"method-not-allowed":         {"Method not allowed", "The path exists but not with this method; the Allow header lists the methods it serves."},
+	"payload-too-large":          {"Request body too large", "The body is over the size the interface accepts (2 MiB)."},
+	"unsupported-media-type":     {"Unsupported media type", "Bodies must be JSON sent with Content-Type: application/json."},
+	"rate-limited":               {"Too many requests", "The client or the address is over its quota. Wait for the number of seconds in Retry-After before sending again."},
+	"conflict":                   {"Conflict with existing data", "The request conflicts with data already stored (a duplicate, or a state that no longer allows it)."},
+	"forbidden":                  {"Not allowed", "The client is authenticated but may not do this."},
+	"unprocessable":              {"Request inconsistent", "The request is well formed but breaks a rule of the operation; the detail says which."},
 }
 
 // writeProblem answers with a problem of the given identifier. Its instance
@@ -43,7 +49,7 @@ var problemTitles = map[string]string{
 // wants, even when the decoded path holds NUL or invalid UTF-8.
 func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail string, errs []apperr.FieldError) {
 	p := problem{
-		Type: "/problems/" + id, Title: problemTitles[id], Status: status, Detail: detail,
+		Type: "/problems/" + id, Title: problemKinds[id].Title, Status: status, Detail: detail,
 		Instance: r.URL.EscapedPath(), Errors: errs,
 	}
 	if r.Header.Get("X-Correlation-Id") != "" {
@@ -90,3 +96,22 @@ func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error
 		writeProblem(w, r, status, id, e.Message, nil)
 	}
 }
+
+// problemPage is GET /problems/{id}: a short page on a problem type, from
+// the same table as the titles, so a problem's type URI resolves.
+func (s *server) problemPage(w http.ResponseWriter, r *http.Request) {
+	kind, ok := problemKinds[chi.URLParam(r, "id")]
+	if !ok {
+		writeProblem(w, r, http.StatusNotFound, "resource-not-found", "no such problem type", nil)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	_ = problemPageTemplate.Execute(w, kind)
+}
+
+var problemPageTemplate = template.Must(template.New("problem").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
+<body><h1>{{.Title}}</h1><p>{{.About}}</p>
+<p>A problem of the Fideliza point-of-sale interface (RFC 9457).</p></body></html>
+`))

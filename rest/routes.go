@@ -83,6 +83,7 @@ var publicRoutes = []route{
 	{"POST", "/auth/token", "", (*server).token},
 	{"GET", "/.well-known/openid-configuration", "", (*server).discovery},
 	{"GET", "/.well-known/jwks.json", "", (*server).jwks},
+	{"GET", "/problems/{id}", "", (*server).problemPage},
 	{"GET", "/auth/login", "", (*server).startSignIn},
 	{"GET", auth.SignInPath, "", (*server).finishSignIn},
 }
