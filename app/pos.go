@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -43,16 +45,17 @@ type POSCustomer struct {
 	ID, Type, Phone string
 }
 
-// parse validates the reference: id (CPF or CNPJ, formatted or not, at most
-// 18 characters) and type (CPF or CNPJ). It returns the sanitized document.
+// parse validates the reference: id (CPF or CNPJ, bare or in its mask, at
+// most 18 characters once the spaces around it are trimmed) and type (CPF or CNPJ). It returns the sanitized document.
 func (c POSCustomer) parse(p *apperr.Problems, required bool) (string, document.Type) {
+	id := strings.TrimFunc(c.ID, unicode.IsSpace)
 	switch {
-	case strings.TrimSpace(c.ID) == "" && required:
+	case id == "" && required:
 		p.Add("customer.id", "is required")
 		return "", ""
-	case strings.TrimSpace(c.ID) == "":
+	case id == "":
 		return "", ""
-	case len(c.ID) > maxDocumentLength:
+	case utf8.RuneCountInString(id) > maxDocumentLength:
 		p.Add("customer.id", "must be at most %d characters", maxDocumentLength)
 	}
 	t := document.Type(strings.ToUpper(strings.TrimSpace(c.Type)))
@@ -395,13 +398,20 @@ var digitsOnly = regexp.MustCompile(`^[0-9]{1,19}$`)
 
 // validate checks the document's table of sale fields; doc is the customer's
 // sanitized document, DefaultCustomerDocument when unidentified.
+// isDefaultCustomer says whether id is DefaultCustomerDocument, bare or
+// formatted.
+func isDefaultCustomer(id string) bool {
+	d, err := document.Unformat(id)
+	return err == nil && d == DefaultCustomerDocument
+}
+
 func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 	var p apperr.Problems
 	if in.Protocol != "PARTNER_V1" {
 		p.Add("protocol", "must be PARTNER_V1")
 	}
 	doc = DefaultCustomerDocument
-	if in.Customer != nil && strings.TrimSpace(in.Customer.ID) != "" && document.Sanitize(in.Customer.ID) != DefaultCustomerDocument {
+	if in.Customer != nil && strings.TrimSpace(in.Customer.ID) != "" && !isDefaultCustomer(in.Customer.ID) {
 		doc, typ = in.Customer.parse(&p, false)
 	}
 	if !digitsOnly.MatchString(in.SaleID) {

@@ -458,7 +458,7 @@ func TestCustomerCreate(t *testing.T) {
 			{"e-mail taken, upper case and spaces", custBasic("Outra", " ANA@X.COM ", other), "email"},
 			{"CPF taken, unformatted", custBasic("Outra", "outra@x.com", cpf), "cpf"},
 			{"CPF taken, formatted", custBasic("Outra", "outra@x.com", custFormatCPF(cpf)), "cpf"},
-			{"CPF taken, spaced", custBasic("Outra", "outra@x.com", cpf[:3]+" "+cpf[3:6]+" "+cpf[6:9]+" "+cpf[9:]), "cpf"},
+			{"CPF taken, with spaces around", custBasic("Outra", "outra@x.com", " "+custFormatCPF(cpf)+"\n"), "cpf"},
 			{"both taken", custBasic("Outra", "ana@x.com", cpf), "email"},
 		}
 		for _, tc := range cases {

@@ -5,7 +5,9 @@ package document
 
 import (
 	"errors"
+	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Errors of Parse, safe to show to callers (they never echo the number).
@@ -13,6 +15,8 @@ var (
 	ErrLength      = errors.New("wrong number of characters")
 	ErrCharacters  = errors.New("invalid characters")
 	ErrCheckDigits = errors.New("check digits do not match")
+	ErrSeparators  = errors.New("separators only as in NNN.NNN.NNN-NN (CPF) or NN.NNN.NNN/NNNN-NN (CNPJ), or none")
+	ErrSpaces      = errors.New("spaces inside the number")
 )
 
 // Type is the kind of a document.
@@ -23,26 +27,36 @@ const (
 	CNPJ Type = "CNPJ"
 )
 
-// Sanitize removes the formatting a person may type: dots, dashes, slashes
-// and spaces; letters are upper-cased (alphanumeric CNPJ).
-func Sanitize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '.' || r == '-' || r == '/' || r == ' ' || r == '\t':
-		case r >= 'a' && r <= 'z':
-			b.WriteRune(r - 'a' + 'A')
-		default:
-			b.WriteRune(r)
-		}
+var (
+	cpfMask  = regexp.MustCompile(`^[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}$`)
+	cnpjMask = regexp.MustCompile(`^[0-9A-Za-z]{2}\.[0-9A-Za-z]{3}\.[0-9A-Za-z]{3}/[0-9A-Za-z]{4}-[0-9]{2}$`)
+)
+
+// Unformat returns the characters of a document written bare (digits, and
+// letters of the 2026 CNPJ) or in its canonical mask (NNN.NNN.NNN-NN for a
+// CPF, NN.NNN.NNN/NNNN-NN for a CNPJ), with any Unicode space around it
+// trimmed; letters are upper-cased. Separators anywhere else, or spaces
+// inside, are refused: a number typed that way is more likely wrong than
+// formatted.
+func Unformat(s string) (string, error) {
+	s = strings.TrimFunc(s, unicode.IsSpace)
+	switch {
+	case cpfMask.MatchString(s), cnpjMask.MatchString(s):
+		s = strings.NewReplacer(".", "", "-", "", "/", "").Replace(s)
+	case strings.ContainsFunc(s, unicode.IsSpace):
+		return "", ErrSpaces
+	case strings.ContainsAny(s, ".-/"):
+		return "", ErrSeparators
 	}
-	return b.String()
+	return strings.ToUpper(s), nil
 }
 
 // ParseCPF returns the 11 digits of a CPF given with or without formatting.
 func ParseCPF(s string) (string, error) {
-	d := Sanitize(s)
+	d, err := Unformat(s)
+	if err != nil {
+		return "", err
+	}
 	if len(d) != 11 {
 		return "", ErrLength
 	}
@@ -76,7 +90,10 @@ func cpfDigit(base string, w int) byte {
 // ParseCNPJ returns the 14 characters of a CNPJ (numeric or the alphanumeric
 // format of 2026) given with or without formatting.
 func ParseCNPJ(s string) (string, error) {
-	d := Sanitize(s)
+	d, err := Unformat(s)
+	if err != nil {
+		return "", err
+	}
 	if len(d) != 14 {
 		return "", ErrLength
 	}
