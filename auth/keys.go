@@ -29,34 +29,63 @@ const signingAlg = jose.ES256
 // names an unknown kid).
 const keyCacheTTL = time.Minute
 
+// JWKSMaxAge is how long verifiers may cache the published key set (the
+// JWKS's Cache-Control max-age). PublishLead is how long a new key is
+// published before it signs: one cache lifetime, and this process's own
+// key cache, so that a verifier that never refetches on an unknown kid has
+// the key before any token names it.
+const (
+	JWKSMaxAge  = 5 * time.Minute
+	PublishLead = JWKSMaxAge + keyCacheTTL
+)
+
 // Keys are the signing keys in the database, cached in memory.
 type Keys struct {
 	client *ent.Client
+	// Clock is the time keys are created, published and chosen by; nil
+	// is the system clock (tests set it).
+	Clock func() time.Time
 
 	reloadMu sync.Mutex // serialises the reloads unknown kids cause
 
-	mu      sync.Mutex
-	loaded  time.Time
-	signing *jose.JSONWebKey // newest key not retired
-	public  []jose.JSONWebKey
+	mu     sync.Mutex
+	loaded time.Time
+	keys   []storedKey // newest first
+	public []jose.JSONWebKey
+}
+
+// storedKey is a key as loaded: its private part and when it was created
+// and retired.
+type storedKey struct {
+	private          jose.JSONWebKey
+	created, retired time.Time // retired zero: not retired
+}
+
+func (k *Keys) now() time.Time {
+	if k.Clock != nil {
+		return k.Clock()
+	}
+	return time.Now()
 }
 
 // NewKeys returns the key set stored through client.
 func NewKeys(client *ent.Client) *Keys { return &Keys{client: client} }
 
-// Rotate adds a new signing key and retires the others: they are still
-// published until every token they signed has expired.
+// Rotate adds a new key, published at once, which signs once it has been
+// published for PublishLead; the current key signs until then and stays
+// published until every token it signed has expired.
 func (k *Keys) Rotate(ctx context.Context) (string, error) {
 	ctx = viewer.SystemContext(ctx)
 	tx, err := k.client.Tx(ctx)
 	if err != nil {
 		return "", err
 	}
-	now := time.Now().UTC()
-	if err := tx.SigningKey.Update().Where(signingkey.RetiredAtIsNil()).SetRetiredAt(now).Exec(ctx); err != nil {
+	now := k.now().UTC()
+	err = tx.SigningKey.Update().Where(signingkey.RetiredAtIsNil()).SetRetiredAt(now.Add(PublishLead)).Exec(ctx)
+	if err != nil {
 		return "", errors.Join(err, tx.Rollback())
 	}
-	created, err := createKey(ctx, tx.Client())
+	created, err := k.createKey(ctx, tx.Client())
 	if err != nil {
 		return "", errors.Join(err, tx.Rollback())
 	}
@@ -67,7 +96,7 @@ func (k *Keys) Rotate(ctx context.Context) (string, error) {
 	return created.ID, nil
 }
 
-func createKey(ctx context.Context, c *ent.Client) (*ent.SigningKey, error) {
+func (k *Keys) createKey(ctx context.Context, c *ent.Client) (*ent.SigningKey, error) {
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -76,7 +105,7 @@ func createKey(ctx context.Context, c *ent.Client) (*ent.SigningKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.SigningKey.Create().SetAlgorithm(string(signingAlg)).SetPrivateKey(der).Save(ctx)
+	return c.SigningKey.Create().SetAlgorithm(string(signingAlg)).SetPrivateKey(der).SetCreatedAt(k.now().UTC()).Save(ctx)
 }
 
 func (k *Keys) invalidate() {
@@ -85,31 +114,51 @@ func (k *Keys) invalidate() {
 	k.mu.Unlock()
 }
 
-// Signing returns the key new tokens are signed with, creating the first key
-// of a new database.
+// Signing returns the key new tokens are signed with: the newest key
+// published for PublishLead and not retired, or, when none is (a new
+// database), the oldest not retired. The first key of a new
+// database is created here.
 func (k *Keys) Signing(ctx context.Context) (jose.JSONWebKey, error) {
 	if err := k.refresh(ctx, false); err != nil {
 		return jose.JSONWebKey{}, err
 	}
-	k.mu.Lock()
-	s := k.signing
-	k.mu.Unlock()
-	if s != nil {
-		return *s, nil
+	if key, ok := k.signing(); ok {
+		return key, nil
 	}
-	if _, err := createKey(viewer.SystemContext(ctx), k.client); err != nil {
+	if _, err := k.createKey(viewer.SystemContext(ctx), k.client); err != nil {
 		return jose.JSONWebKey{}, err
 	}
 	k.invalidate()
 	if err := k.refresh(ctx, false); err != nil {
 		return jose.JSONWebKey{}, err
 	}
+	if key, ok := k.signing(); ok {
+		return key, nil
+	}
+	return jose.JSONWebKey{}, errors.New("no signing key")
+}
+
+func (k *Keys) signing() (jose.JSONWebKey, bool) {
+	now := k.now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.signing == nil {
-		return jose.JSONWebKey{}, errors.New("no signing key")
+	var fallback *storedKey
+	for i := range k.keys {
+		key := &k.keys[i]
+		if !key.retired.IsZero() && !key.retired.After(now) {
+			continue
+		}
+		if !key.created.After(now.Add(-PublishLead)) {
+			return key.private, true
+		}
+		fallback = key // the oldest not retired, in the end
 	}
-	return *k.signing, nil
+	if fallback != nil {
+		// No key has been published for PublishLead (a new database, or
+		// a rotation soon after it): the one published longest signs.
+		return fallback.private, true
+	}
+	return jose.JSONWebKey{}, false
 }
 
 // Public returns the published public keys: the signing key and the retired
@@ -204,7 +253,7 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 		return nil
 	}
 	started := time.Now()
-	publishedSince := started.Add(-LongestTokenLifetime - time.Minute)
+	publishedSince := k.now().Add(-LongestTokenLifetime - time.Minute)
 	rows, err := k.client.SigningKey.Query().
 		Where(signingkey.Or(signingkey.RetiredAtIsNil(), signingkey.RetiredAtGT(publishedSince))).
 		Order(ent.Desc(signingkey.FieldCreatedAt), ent.Desc(signingkey.FieldID)).
@@ -213,8 +262,8 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 		return fmt.Errorf("loading signing keys: %w", err)
 	}
 	var (
-		signing *jose.JSONWebKey
-		public  []jose.JSONWebKey
+		keys   []storedKey
+		public []jose.JSONWebKey
 	)
 	for _, r := range rows {
 		parsed, err := x509.ParsePKCS8PrivateKey(r.PrivateKey)
@@ -225,14 +274,16 @@ func (k *Keys) refresh(ctx context.Context, force bool) error {
 		if !ok {
 			return fmt.Errorf("signing key %s: not an ECDSA key", r.ID)
 		}
-		if r.RetiredAt == nil && signing == nil {
-			signing = &jose.JSONWebKey{Key: priv, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"}
+		key := storedKey{private: jose.JSONWebKey{Key: priv, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"}, created: r.CreatedAt}
+		if r.RetiredAt != nil {
+			key.retired = *r.RetiredAt
 		}
+		keys = append(keys, key)
 		public = append(public, jose.JSONWebKey{Key: &priv.PublicKey, KeyID: r.ID, Algorithm: r.Algorithm, Use: "sig"})
 	}
 	// The load counts from when its query began: a key committed after that
 	// may be missing from it.
-	k.signing, k.public, k.loaded = signing, public, started
+	k.keys, k.public, k.loaded = keys, public, started
 	return nil
 }
 

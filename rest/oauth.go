@@ -127,7 +127,7 @@ func (s *server) jwks(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "unavailable"})
 		return
 	}
-	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(auth.JWKSMaxAge.Seconds())))
 	writeJSON(w, http.StatusOK, set)
 }
 

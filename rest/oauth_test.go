@@ -35,6 +35,7 @@ import (
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 const (
@@ -362,6 +363,10 @@ func TestKeyRotation(t *testing.T) {
 			return do(t, http.DefaultClient, req)
 		}
 
+		// Both processes read keys on one clock the test moves.
+		clock := testclock.New(time.Now())
+		f.app.Auth.Keys.Clock, second.Keys.Clock = clock.Now, clock.Now
+
 		t1 := f.token(t, c, "")
 		kid1 := jwtHeader(t, t1)["kid"].(string)
 		// The second process verifies T1 now, so its key cache is fresh
@@ -370,10 +375,12 @@ func TestKeyRotation(t *testing.T) {
 
 		newKid, err := f.app.Auth.Keys.Rotate(ctx)
 		require.NoError(t, err)
+		require.Equal(t, kid1, jwtHeader(t, f.token(t, c, ""))["kid"], "the new key is published before it signs")
+		clock.Advance(auth.PublishLead)
 		t2 := f.token(t, c, "")
 		kid2 := jwtHeader(t, t2)["kid"].(string)
 		require.NotEqual(t, kid1, kid2)
-		require.Equal(t, newKid, kid2, "T2 is signed by the new key")
+		require.Equal(t, newKid, kid2, "T2 is signed by the new key once it has been published for the lead")
 
 		for name, tok := range map[string]string{"T1": t1, "T2": t2} {
 			requireCount(t, f.graphql(t, nil, http.MethodPost, tok))

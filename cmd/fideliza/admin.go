@@ -222,13 +222,14 @@ func newKeysCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage the keys access tokens are signed with"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "rotate",
-		Short: "Sign new tokens with a new key; tokens of the old key work until they expire",
+		Short: "Publish a new key, which signs once verifiers' caches have it (6 minutes); tokens of the old key work until they expire",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
 			kid, err := a.Auth.Keys.Rotate(cmd.Context())
 			if err != nil {
 				return err
 			}
-			return g.print(map[string]string{"kid": kid}, "new signing key: "+kid)
+			return g.print(map[string]any{"kid": kid, "signs_after_seconds": int(auth.PublishLead.Seconds())},
+				fmt.Sprintf("new key %s published; it signs new tokens in %s", kid, auth.PublishLead))
 		}),
 	})
 	return cmd
