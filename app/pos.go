@@ -40,17 +40,39 @@ const (
 
 var posPhone = regexp.MustCompile(`^\+?[0-9]{8,15}$`)
 
+// The protocol values of the point-of-sale document: identify and
+// authorize take PARTNER (optional), sale registration PARTNER_V1.
+const (
+	protocolPartner = "PARTNER"
+	protocolSale    = "PARTNER_V1"
+)
+
+// checkProtocol refuses a protocol other than the documented one: a client
+// speaking another version of the interface would be misread.
+func checkProtocol(p *apperr.Problems, got, want string, required bool) {
+	switch {
+	case got == want, got == "" && !required:
+	case got == "":
+		p.Add("protocol", "is required: %s", want)
+	default:
+		p.Add("protocol", "must be %s", want)
+	}
+}
+
 // POSCustomer is the customer reference of a POS request.
 type POSCustomer struct {
 	ID, Type, Phone string
 }
 
 // parse validates the reference: id (CPF or CNPJ, bare or in its mask, at
-// most 18 characters once the spaces around it are trimmed) and type (CPF or CNPJ). It returns the sanitized document.
-func (c POSCustomer) parse(p *apperr.Problems, required bool) (string, document.Type) {
+// most 18 characters once the spaces around it are trimmed) and type (CPF or
+// CNPJ, in any case). A type left out is inferred from the id when
+// typeOptional (sales: the document makes it optional there, and a sale
+// refused for it would be lost). It returns the sanitized document.
+func (c POSCustomer) parse(p *apperr.Problems, idRequired, typeOptional bool) (string, document.Type) {
 	id := strings.TrimFunc(c.ID, unicode.IsSpace)
 	switch {
-	case id == "" && required:
+	case id == "" && idRequired:
 		p.Add("customer.id", "is required")
 		return "", ""
 	case id == "":
@@ -60,6 +82,12 @@ func (c POSCustomer) parse(p *apperr.Problems, required bool) (string, document.
 	}
 	t := document.Type(strings.ToUpper(strings.TrimSpace(c.Type)))
 	switch {
+	case strings.TrimSpace(c.Type) == "" && typeOptional:
+		t, d, err := document.ParseAny(c.ID)
+		if err != nil {
+			p.Add("customer.id", "is not a valid CPF or CNPJ (%v)", err)
+		}
+		return d, t
 	case c.Type == "":
 		p.Add("customer.type", "is required (CPF or CNPJ)")
 		return "", ""
@@ -79,8 +107,8 @@ func (c POSCustomer) parse(p *apperr.Problems, required bool) (string, document.
 
 // IdentifyInput is POST …/customers/identify.
 type IdentifyInput struct {
-	SessionID string
-	Customer  *POSCustomer
+	SessionID, Protocol string
+	Customer            *POSCustomer
 }
 
 // Identification is the answer of identify.
@@ -102,12 +130,13 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	if strings.TrimSpace(in.SessionID) == "" {
 		p.Add("sessionId", "is required")
 	}
+	checkProtocol(&p, in.Protocol, protocolPartner, false)
 	var doc string
 	var typ document.Type
 	if in.Customer == nil {
 		p.Add("customer", "is required")
 	} else {
-		doc, typ = in.Customer.parse(&p, true)
+		doc, typ = in.Customer.parse(&p, true, false)
 		if ph := in.Customer.Phone; ph != "" && !posPhone.MatchString(ph) {
 			p.Add("customer.phone", "must be a phone number of 8 to 15 digits")
 		}
@@ -194,6 +223,7 @@ type POSItem struct {
 // AuthorizeInput is POST …/discounts/authorizations.
 type AuthorizeInput struct {
 	SessionID      string
+	Protocol       string
 	Customer       *POSCustomer
 	StoreID        string
 	Date           *time.Time
@@ -219,9 +249,10 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if strings.TrimSpace(in.SessionID) == "" {
 		p.Add("sessionId", "is required")
 	}
+	checkProtocol(&p, in.Protocol, protocolPartner, false)
 	var doc string
 	if in.Customer != nil {
-		doc, _ = in.Customer.parse(&p, false)
+		doc, _ = in.Customer.parse(&p, false, false)
 	}
 	if strings.TrimSpace(in.StoreID) == "" {
 		p.Add("sale.store.id", "is required")
@@ -366,6 +397,7 @@ type SaleInput struct {
 	Customer                              *POSCustomer
 	SaleID                                string // digits of the receipt number
 	StoreID, PosID, Channel               string
+	EmployeeID, SellerID                  string // sale.store.employeeId and sellerId, optional
 	Date                                  *time.Time
 	Amount, AmountPayable, DiscountAmount *decimal.Decimal
 	Items                                 []SaleItemInput
@@ -407,12 +439,10 @@ func isDefaultCustomer(id string) bool {
 
 func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 	var p apperr.Problems
-	if in.Protocol != "PARTNER_V1" {
-		p.Add("protocol", "must be PARTNER_V1")
-	}
+	checkProtocol(&p, in.Protocol, protocolSale, true)
 	doc = DefaultCustomerDocument
 	if in.Customer != nil && strings.TrimSpace(in.Customer.ID) != "" && !isDefaultCustomer(in.Customer.ID) {
-		doc, typ = in.Customer.parse(&p, false)
+		doc, typ = in.Customer.parse(&p, false, true)
 	}
 	if !digitsOnly.MatchString(in.SaleID) {
 		p.Add("sale.id", "is required: the receipt number (an integer)")

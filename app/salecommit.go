@@ -149,6 +149,7 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 			}
 			create := tx.Ent.Sale.Create().
 				SetStoreID(w.storeID).SetExternalID(w.in.SaleID).SetPosID(w.in.PosID).SetChannel(w.in.Channel).
+				SetEmployeeID(w.in.EmployeeID).SetSellerID(w.in.SellerID).
 				SetCustomerDocument(w.doc).SetSoldAt(w.in.Date.UTC()).SetAmount(*w.in.Amount).
 				SetAmountPayable(*w.in.AmountPayable).SetDiscountAmount(w.discount).SetCreatedAt(a.stamp())
 			if w.typ != "" {

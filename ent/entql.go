@@ -252,6 +252,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldStoreID:              {Type: field.TypeString, Column: sale.FieldStoreID},
 			sale.FieldExternalID:           {Type: field.TypeString, Column: sale.FieldExternalID},
 			sale.FieldPosID:                {Type: field.TypeString, Column: sale.FieldPosID},
+			sale.FieldEmployeeID:           {Type: field.TypeString, Column: sale.FieldEmployeeID},
+			sale.FieldSellerID:             {Type: field.TypeString, Column: sale.FieldSellerID},
 			sale.FieldChannel:              {Type: field.TypeString, Column: sale.FieldChannel},
 			sale.FieldCustomerDocument:     {Type: field.TypeString, Column: sale.FieldCustomerDocument},
 			sale.FieldCustomerDocumentType: {Type: field.TypeEnum, Column: sale.FieldCustomerDocumentType},
@@ -2219,6 +2221,16 @@ func (f *SaleFilter) WhereExternalID(p entql.StringP) {
 // WherePosID applies the entql string predicate on the pos_id field.
 func (f *SaleFilter) WherePosID(p entql.StringP) {
 	f.Where(p.Field(sale.FieldPosID))
+}
+
+// WhereEmployeeID applies the entql string predicate on the employee_id field.
+func (f *SaleFilter) WhereEmployeeID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldEmployeeID))
+}
+
+// WhereSellerID applies the entql string predicate on the seller_id field.
+func (f *SaleFilter) WhereSellerID(p entql.StringP) {
+	f.Where(p.Field(sale.FieldSellerID))
 }
 
 // WhereChannel applies the entql string predicate on the channel field.

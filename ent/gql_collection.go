@@ -1618,6 +1618,16 @@ func (_q *SaleQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, sale.FieldPosID)
 				fieldSeen[sale.FieldPosID] = struct{}{}
 			}
+		case "employeeID":
+			if _, ok := fieldSeen[sale.FieldEmployeeID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldEmployeeID)
+				fieldSeen[sale.FieldEmployeeID] = struct{}{}
+			}
+		case "sellerID":
+			if _, ok := fieldSeen[sale.FieldSellerID]; !ok {
+				selectedFields = append(selectedFields, sale.FieldSellerID)
+				fieldSeen[sale.FieldSellerID] = struct{}{}
+			}
 		case "channel":
 			if _, ok := fieldSeen[sale.FieldChannel]; !ok {
 				selectedFields = append(selectedFields, sale.FieldChannel)

@@ -4107,6 +4107,36 @@ type SaleWhereInput struct {
 	PosIDEqualFold    *string  `json:"posIDEqualFold,omitempty"`
 	PosIDContainsFold *string  `json:"posIDContainsFold,omitempty"`
 
+	// "employee_id" field predicates.
+	EmployeeID             *string  `json:"employeeID,omitempty"`
+	EmployeeIDNEQ          *string  `json:"employeeIDNEQ,omitempty"`
+	EmployeeIDIn           []string `json:"employeeIDIn,omitempty"`
+	EmployeeIDNotIn        []string `json:"employeeIDNotIn,omitempty"`
+	EmployeeIDGT           *string  `json:"employeeIDGT,omitempty"`
+	EmployeeIDGTE          *string  `json:"employeeIDGTE,omitempty"`
+	EmployeeIDLT           *string  `json:"employeeIDLT,omitempty"`
+	EmployeeIDLTE          *string  `json:"employeeIDLTE,omitempty"`
+	EmployeeIDContains     *string  `json:"employeeIDContains,omitempty"`
+	EmployeeIDHasPrefix    *string  `json:"employeeIDHasPrefix,omitempty"`
+	EmployeeIDHasSuffix    *string  `json:"employeeIDHasSuffix,omitempty"`
+	EmployeeIDEqualFold    *string  `json:"employeeIDEqualFold,omitempty"`
+	EmployeeIDContainsFold *string  `json:"employeeIDContainsFold,omitempty"`
+
+	// "seller_id" field predicates.
+	SellerID             *string  `json:"sellerID,omitempty"`
+	SellerIDNEQ          *string  `json:"sellerIDNEQ,omitempty"`
+	SellerIDIn           []string `json:"sellerIDIn,omitempty"`
+	SellerIDNotIn        []string `json:"sellerIDNotIn,omitempty"`
+	SellerIDGT           *string  `json:"sellerIDGT,omitempty"`
+	SellerIDGTE          *string  `json:"sellerIDGTE,omitempty"`
+	SellerIDLT           *string  `json:"sellerIDLT,omitempty"`
+	SellerIDLTE          *string  `json:"sellerIDLTE,omitempty"`
+	SellerIDContains     *string  `json:"sellerIDContains,omitempty"`
+	SellerIDHasPrefix    *string  `json:"sellerIDHasPrefix,omitempty"`
+	SellerIDHasSuffix    *string  `json:"sellerIDHasSuffix,omitempty"`
+	SellerIDEqualFold    *string  `json:"sellerIDEqualFold,omitempty"`
+	SellerIDContainsFold *string  `json:"sellerIDContainsFold,omitempty"`
+
 	// "channel" field predicates.
 	Channel             *string  `json:"channel,omitempty"`
 	ChannelNEQ          *string  `json:"channelNEQ,omitempty"`
@@ -4529,6 +4559,84 @@ func (i *SaleWhereInput) P() (predicate.Sale, error) {
 	}
 	if i.PosIDContainsFold != nil {
 		predicates = append(predicates, sale.PosIDContainsFold(*i.PosIDContainsFold))
+	}
+	if i.EmployeeID != nil {
+		predicates = append(predicates, sale.EmployeeIDEQ(*i.EmployeeID))
+	}
+	if i.EmployeeIDNEQ != nil {
+		predicates = append(predicates, sale.EmployeeIDNEQ(*i.EmployeeIDNEQ))
+	}
+	if len(i.EmployeeIDIn) > 0 {
+		predicates = append(predicates, sale.EmployeeIDIn(i.EmployeeIDIn...))
+	}
+	if len(i.EmployeeIDNotIn) > 0 {
+		predicates = append(predicates, sale.EmployeeIDNotIn(i.EmployeeIDNotIn...))
+	}
+	if i.EmployeeIDGT != nil {
+		predicates = append(predicates, sale.EmployeeIDGT(*i.EmployeeIDGT))
+	}
+	if i.EmployeeIDGTE != nil {
+		predicates = append(predicates, sale.EmployeeIDGTE(*i.EmployeeIDGTE))
+	}
+	if i.EmployeeIDLT != nil {
+		predicates = append(predicates, sale.EmployeeIDLT(*i.EmployeeIDLT))
+	}
+	if i.EmployeeIDLTE != nil {
+		predicates = append(predicates, sale.EmployeeIDLTE(*i.EmployeeIDLTE))
+	}
+	if i.EmployeeIDContains != nil {
+		predicates = append(predicates, sale.EmployeeIDContains(*i.EmployeeIDContains))
+	}
+	if i.EmployeeIDHasPrefix != nil {
+		predicates = append(predicates, sale.EmployeeIDHasPrefix(*i.EmployeeIDHasPrefix))
+	}
+	if i.EmployeeIDHasSuffix != nil {
+		predicates = append(predicates, sale.EmployeeIDHasSuffix(*i.EmployeeIDHasSuffix))
+	}
+	if i.EmployeeIDEqualFold != nil {
+		predicates = append(predicates, sale.EmployeeIDEqualFold(*i.EmployeeIDEqualFold))
+	}
+	if i.EmployeeIDContainsFold != nil {
+		predicates = append(predicates, sale.EmployeeIDContainsFold(*i.EmployeeIDContainsFold))
+	}
+	if i.SellerID != nil {
+		predicates = append(predicates, sale.SellerIDEQ(*i.SellerID))
+	}
+	if i.SellerIDNEQ != nil {
+		predicates = append(predicates, sale.SellerIDNEQ(*i.SellerIDNEQ))
+	}
+	if len(i.SellerIDIn) > 0 {
+		predicates = append(predicates, sale.SellerIDIn(i.SellerIDIn...))
+	}
+	if len(i.SellerIDNotIn) > 0 {
+		predicates = append(predicates, sale.SellerIDNotIn(i.SellerIDNotIn...))
+	}
+	if i.SellerIDGT != nil {
+		predicates = append(predicates, sale.SellerIDGT(*i.SellerIDGT))
+	}
+	if i.SellerIDGTE != nil {
+		predicates = append(predicates, sale.SellerIDGTE(*i.SellerIDGTE))
+	}
+	if i.SellerIDLT != nil {
+		predicates = append(predicates, sale.SellerIDLT(*i.SellerIDLT))
+	}
+	if i.SellerIDLTE != nil {
+		predicates = append(predicates, sale.SellerIDLTE(*i.SellerIDLTE))
+	}
+	if i.SellerIDContains != nil {
+		predicates = append(predicates, sale.SellerIDContains(*i.SellerIDContains))
+	}
+	if i.SellerIDHasPrefix != nil {
+		predicates = append(predicates, sale.SellerIDHasPrefix(*i.SellerIDHasPrefix))
+	}
+	if i.SellerIDHasSuffix != nil {
+		predicates = append(predicates, sale.SellerIDHasSuffix(*i.SellerIDHasSuffix))
+	}
+	if i.SellerIDEqualFold != nil {
+		predicates = append(predicates, sale.SellerIDEqualFold(*i.SellerIDEqualFold))
+	}
+	if i.SellerIDContainsFold != nil {
+		predicates = append(predicates, sale.SellerIDContainsFold(*i.SellerIDContainsFold))
 	}
 	if i.Channel != nil {
 		predicates = append(predicates, sale.ChannelEQ(*i.Channel))

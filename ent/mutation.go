@@ -9941,6 +9941,8 @@ type SaleMutation struct {
 	created_at             *time.Time
 	external_id            *string
 	pos_id                 *string
+	employee_id            *string
+	seller_id              *string
 	channel                *string
 	customer_document      *string
 	customer_document_type *sale.CustomerDocumentType
@@ -10255,6 +10257,78 @@ func (m *SaleMutation) OldPosID(ctx context.Context) (v string, err error) {
 // ResetPosID resets all changes to the "pos_id" field.
 func (m *SaleMutation) ResetPosID() {
 	m.pos_id = nil
+}
+
+// SetEmployeeID sets the "employee_id" field.
+func (m *SaleMutation) SetEmployeeID(s string) {
+	m.employee_id = &s
+}
+
+// EmployeeID returns the value of the "employee_id" field in the mutation.
+func (m *SaleMutation) EmployeeID() (r string, exists bool) {
+	v := m.employee_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmployeeID returns the old "employee_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldEmployeeID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmployeeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmployeeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmployeeID: %w", err)
+	}
+	return oldValue.EmployeeID, nil
+}
+
+// ResetEmployeeID resets all changes to the "employee_id" field.
+func (m *SaleMutation) ResetEmployeeID() {
+	m.employee_id = nil
+}
+
+// SetSellerID sets the "seller_id" field.
+func (m *SaleMutation) SetSellerID(s string) {
+	m.seller_id = &s
+}
+
+// SellerID returns the value of the "seller_id" field in the mutation.
+func (m *SaleMutation) SellerID() (r string, exists bool) {
+	v := m.seller_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSellerID returns the old "seller_id" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldSellerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSellerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSellerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSellerID: %w", err)
+	}
+	return oldValue.SellerID, nil
+}
+
+// ResetSellerID resets all changes to the "seller_id" field.
+func (m *SaleMutation) ResetSellerID() {
+	m.seller_id = nil
 }
 
 // SetChannel sets the "channel" field.
@@ -11049,7 +11123,7 @@ func (m *SaleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SaleMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 20)
 	if m.tenant != nil {
 		fields = append(fields, sale.FieldTenantID)
 	}
@@ -11064,6 +11138,12 @@ func (m *SaleMutation) Fields() []string {
 	}
 	if m.pos_id != nil {
 		fields = append(fields, sale.FieldPosID)
+	}
+	if m.employee_id != nil {
+		fields = append(fields, sale.FieldEmployeeID)
+	}
+	if m.seller_id != nil {
+		fields = append(fields, sale.FieldSellerID)
 	}
 	if m.channel != nil {
 		fields = append(fields, sale.FieldChannel)
@@ -11122,6 +11202,10 @@ func (m *SaleMutation) Field(name string) (ent.Value, bool) {
 		return m.ExternalID()
 	case sale.FieldPosID:
 		return m.PosID()
+	case sale.FieldEmployeeID:
+		return m.EmployeeID()
+	case sale.FieldSellerID:
+		return m.SellerID()
 	case sale.FieldChannel:
 		return m.Channel()
 	case sale.FieldCustomerDocument:
@@ -11167,6 +11251,10 @@ func (m *SaleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldExternalID(ctx)
 	case sale.FieldPosID:
 		return m.OldPosID(ctx)
+	case sale.FieldEmployeeID:
+		return m.OldEmployeeID(ctx)
+	case sale.FieldSellerID:
+		return m.OldSellerID(ctx)
 	case sale.FieldChannel:
 		return m.OldChannel(ctx)
 	case sale.FieldCustomerDocument:
@@ -11236,6 +11324,20 @@ func (m *SaleMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPosID(v)
+		return nil
+	case sale.FieldEmployeeID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmployeeID(v)
+		return nil
+	case sale.FieldSellerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSellerID(v)
 		return nil
 	case sale.FieldChannel:
 		v, ok := value.(string)
@@ -11439,6 +11541,12 @@ func (m *SaleMutation) ResetField(name string) error {
 		return nil
 	case sale.FieldPosID:
 		m.ResetPosID()
+		return nil
+	case sale.FieldEmployeeID:
+		m.ResetEmployeeID()
+		return nil
+	case sale.FieldSellerID:
+		m.ResetSellerID()
 		return nil
 	case sale.FieldChannel:
 		m.ResetChannel()

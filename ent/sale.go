@@ -33,6 +33,10 @@ type Sale struct {
 	ExternalID string `json:"external_id,omitempty"`
 	// The point of sale (terminal) the sale came from, as it sent it (sale.store.posId).
 	PosID string `json:"pos_id,omitempty"`
+	// The operator at the point of sale, as it sent it (sale.store.employeeId); empty when not sent.
+	EmployeeID string `json:"employee_id,omitempty"`
+	// The salesperson credited with the sale, as the point of sale sent it (sale.store.sellerId); empty when not sent.
+	SellerID string `json:"seller_id,omitempty"`
 	// The sales channel the point of sale sent (sale.channel).
 	Channel string `json:"channel,omitempty"`
 	// The CPF or CNPJ sent; 00000000000 for an unidentified customer.
@@ -149,7 +153,7 @@ func (*Sale) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case sale.FieldPointsCredited:
 			values[i] = new(sql.NullInt64)
-		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldChannel, sale.FieldCustomerDocument, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason:
+		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldEmployeeID, sale.FieldSellerID, sale.FieldChannel, sale.FieldCustomerDocument, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason:
 			values[i] = new(sql.NullString)
 		case sale.FieldCreatedAt, sale.FieldSoldAt, sale.FieldProcessedAt:
 			values[i] = new(sql.NullTime)
@@ -203,6 +207,18 @@ func (_m *Sale) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field pos_id", values[i])
 			} else if value.Valid {
 				_m.PosID = value.String
+			}
+		case sale.FieldEmployeeID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field employee_id", values[i])
+			} else if value.Valid {
+				_m.EmployeeID = value.String
+			}
+		case sale.FieldSellerID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field seller_id", values[i])
+			} else if value.Valid {
+				_m.SellerID = value.String
 			}
 		case sale.FieldChannel:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -363,6 +379,12 @@ func (_m *Sale) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("pos_id=")
 	builder.WriteString(_m.PosID)
+	builder.WriteString(", ")
+	builder.WriteString("employee_id=")
+	builder.WriteString(_m.EmployeeID)
+	builder.WriteString(", ")
+	builder.WriteString("seller_id=")
+	builder.WriteString(_m.SellerID)
 	builder.WriteString(", ")
 	builder.WriteString("channel=")
 	builder.WriteString(_m.Channel)

@@ -73,6 +73,34 @@ func (_c *SaleCreate) SetNillablePosID(v *string) *SaleCreate {
 	return _c
 }
 
+// SetEmployeeID sets the "employee_id" field.
+func (_c *SaleCreate) SetEmployeeID(v string) *SaleCreate {
+	_c.mutation.SetEmployeeID(v)
+	return _c
+}
+
+// SetNillableEmployeeID sets the "employee_id" field if the given value is not nil.
+func (_c *SaleCreate) SetNillableEmployeeID(v *string) *SaleCreate {
+	if v != nil {
+		_c.SetEmployeeID(*v)
+	}
+	return _c
+}
+
+// SetSellerID sets the "seller_id" field.
+func (_c *SaleCreate) SetSellerID(v string) *SaleCreate {
+	_c.mutation.SetSellerID(v)
+	return _c
+}
+
+// SetNillableSellerID sets the "seller_id" field if the given value is not nil.
+func (_c *SaleCreate) SetNillableSellerID(v *string) *SaleCreate {
+	if v != nil {
+		_c.SetSellerID(*v)
+	}
+	return _c
+}
+
 // SetChannel sets the "channel" field.
 func (_c *SaleCreate) SetChannel(v string) *SaleCreate {
 	_c.mutation.SetChannel(v)
@@ -322,6 +350,14 @@ func (_c *SaleCreate) defaults() error {
 		v := sale.DefaultPosID
 		_c.mutation.SetPosID(v)
 	}
+	if _, ok := _c.mutation.EmployeeID(); !ok {
+		v := sale.DefaultEmployeeID
+		_c.mutation.SetEmployeeID(v)
+	}
+	if _, ok := _c.mutation.SellerID(); !ok {
+		v := sale.DefaultSellerID
+		_c.mutation.SetSellerID(v)
+	}
 	if _, ok := _c.mutation.Channel(); !ok {
 		v := sale.DefaultChannel
 		_c.mutation.SetChannel(v)
@@ -379,6 +415,12 @@ func (_c *SaleCreate) check() error {
 	}
 	if _, ok := _c.mutation.PosID(); !ok {
 		return &ValidationError{Name: "pos_id", err: errors.New(`ent: missing required field "Sale.pos_id"`)}
+	}
+	if _, ok := _c.mutation.EmployeeID(); !ok {
+		return &ValidationError{Name: "employee_id", err: errors.New(`ent: missing required field "Sale.employee_id"`)}
+	}
+	if _, ok := _c.mutation.SellerID(); !ok {
+		return &ValidationError{Name: "seller_id", err: errors.New(`ent: missing required field "Sale.seller_id"`)}
 	}
 	if _, ok := _c.mutation.Channel(); !ok {
 		return &ValidationError{Name: "channel", err: errors.New(`ent: missing required field "Sale.channel"`)}
@@ -466,6 +508,14 @@ func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PosID(); ok {
 		_spec.SetField(sale.FieldPosID, field.TypeString, value)
 		_node.PosID = value
+	}
+	if value, ok := _c.mutation.EmployeeID(); ok {
+		_spec.SetField(sale.FieldEmployeeID, field.TypeString, value)
+		_node.EmployeeID = value
+	}
+	if value, ok := _c.mutation.SellerID(); ok {
+		_spec.SetField(sale.FieldSellerID, field.TypeString, value)
+		_node.SellerID = value
 	}
 	if value, ok := _c.mutation.Channel(); ok {
 		_spec.SetField(sale.FieldChannel, field.TypeString, value)

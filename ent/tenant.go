@@ -31,7 +31,7 @@ type Tenant struct {
 	PreRegistration bool `json:"pre_registration,omitempty"`
 	// Whether the point of sale may register sales.
 	SaleRegistration bool `json:"sale_registration,omitempty"`
-	// Accepted difference in R$ between the items total and the sale value.
+	// Accepted difference in R$ in each check of a registered sale's values: the items against sale.amount, their discounts against discountAmount, amount less discounts against amountPayable, the payments against amountPayable. A sale beyond it is refused (422).
 	SaleTolerance decimal.Decimal `json:"sale_tolerance,omitempty"`
 	// Points earned per whole R$ 1 paid.
 	PointsPerReal decimal.Decimal `json:"points_per_real,omitempty"`

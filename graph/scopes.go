@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/privacy"
+	"github.com/fideliza/fideliza/httperr"
 )
 
 // RootFieldScopes maps every root field of the schema to the scope it needs;
@@ -158,7 +159,10 @@ func authorizeRootField(ctx context.Context, next graphql.RootResolver) graphql.
 // codes, and hides internal causes.
 func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-	if e, ok := apperr.As(err); ok {
+	if e, ok := httperr.As(err); ok {
+		if e.Cause != nil {
+			log.ErrorContext(ctx, "graphql error", "path", gqlErr.Path.String(), "code", e.Code, "error", e.Cause)
+		}
 		gqlErr.Message = e.Message
 		gqlErr.Extensions = map[string]any{"code": e.Code}
 		if e.Field != "" {

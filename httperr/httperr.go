@@ -7,7 +7,21 @@ import (
 	"net/http"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/storage"
 )
+
+// As returns the operation error err is: its *apperr.Error, or, when the
+// database failed to serve (storage.Unavailable), an unavailable error
+// whose cause is to be logged. ok is false for an internal error.
+func As(err error) (e *apperr.Error, ok bool) {
+	if e, ok := apperr.As(err); ok {
+		return e, true
+	}
+	if storage.Unavailable(err) {
+		return apperr.Unavailable(err), true
+	}
+	return nil, false
+}
 
 // Status is the HTTP status of an error of kind k; an error of no kind is an
 // internal error.

@@ -263,7 +263,10 @@ func (p *panel) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // explain returns the status and the message to show for err.
 func (p *panel) explain(r *http.Request, err error) (int, string) {
-	e, ok := apperr.As(err)
+	e, ok := httperr.As(err)
+	if ok && e.Cause != nil {
+		p.log.ErrorContext(r.Context(), "panel: operation failed", "path", r.URL.Path, "code", e.Code, "error", e.Cause)
+	}
 	if !ok {
 		p.log.ErrorContext(r.Context(), "panel: operation failed", "path", r.URL.Path, "error", err)
 		return http.StatusInternalServerError, "Something went wrong on our side; it was logged. Try again later."
@@ -469,7 +472,7 @@ func (p *panel) createSandbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sb, err := p.app.CreateSandbox(r.Context(), name)
-	if _, ok := apperr.As(err); ok {
+	if _, ok := httperr.As(err); ok {
 		status, msg := p.explain(r, err)
 		p.renderHome(w, r, status, msg)
 		return
@@ -527,7 +530,7 @@ func (p *panel) renderSandbox(w http.ResponseWriter, r *http.Request, status int
 
 // refuse shows the sandbox page again with the reason err was refused.
 func (p *panel) refuse(w http.ResponseWriter, r *http.Request, err error) {
-	if _, ok := apperr.As(err); !ok {
+	if _, ok := httperr.As(err); !ok {
 		p.fail(w, r, err)
 		return
 	}

@@ -27,12 +27,16 @@ type campaignBody struct {
 	EndsAt      string   `json:"ends_at"`
 	SegmentID   *string  `json:"segment_id"`
 	Channels    []string `json:"channels"`
-	Discount    *struct {
-		Mode            string      `json:"mode"`
-		Value           *jsonNumber `json:"value"`
-		CreditAfterDays *int        `json:"credit_after_days"`
-		Multiplier      *jsonNumber `json:"multiplier"`
-		GiftSKU         *string     `json:"gift_sku"`
+	// DiscountValue is the field of 1.0.0 (top level or in discount):
+	// refused by name so that an old client learns of the rename.
+	DiscountValue json.RawMessage `json:"discount_value"`
+	Discount      *struct {
+		Mode            string          `json:"mode"`
+		Value           *jsonNumber     `json:"value"`
+		DiscountValue   json.RawMessage `json:"discount_value"`
+		CreditAfterDays *int            `json:"credit_after_days"`
+		Multiplier      *jsonNumber     `json:"multiplier"`
+		GiftSKU         *string         `json:"gift_sku"`
 	} `json:"discount"`
 	Eligibility *struct {
 		MinSubtotal *jsonNumber `json:"min_subtotal"`
@@ -50,7 +54,14 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
 	}
+	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
+	if sent(b.DiscountValue) {
+		p.Add("discount_value", renamed)
+	}
 	if d := b.Discount; d != nil {
+		if sent(d.DiscountValue) {
+			p.Add("discount.discount_value", renamed)
+		}
 		in.Discount = &app.DiscountInput{
 			Mode: d.Mode, Value: number(p, "discount.value", d.Value), CreditAfterDays: d.CreditAfterDays,
 			Multiplier: number(p, "discount.multiplier", d.Multiplier), GiftSKU: d.GiftSKU,
@@ -66,6 +77,9 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 	}
 	return in
 }
+
+// sent says whether a field was given a value (not left out, not null).
+func sent(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // instant reads an ISO 8601 date-time with offset; "" is left for the
 // operation to report as missing.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
@@ -141,6 +142,14 @@ const statusClientClosed = 499
 // its deadline passed) nobody reads an answer and it is no failure of the
 // service: it is logged as such and unexpected answers false. Otherwise it
 // logs the error and answers true: the caller writes its 500.
+// logCause logs what lies under an operation's error, when something does
+// (a database failing to serve): the client is told only the kind.
+func (s *server) logCause(r *http.Request, e *apperr.Error) {
+	if e.Cause != nil {
+		s.log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "code", e.Code, "error", e.Cause)
+	}
+}
+
 func (s *server) unexpected(w http.ResponseWriter, r *http.Request, err error) bool {
 	if r.Context().Err() != nil {
 		s.log.InfoContext(r.Context(), "client went away", "request_id", RequestID(r.Context()), "error", err)

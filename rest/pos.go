@@ -217,7 +217,7 @@ func (s *server) identify(w http.ResponseWriter, r *http.Request) {
 	if !s.decodePOS(w, r, &body) {
 		return
 	}
-	res, err := s.app.IdentifyCustomer(r.Context(), app.IdentifyInput{SessionID: body.SessionID, Customer: body.Customer.input()})
+	res, err := s.app.IdentifyCustomer(r.Context(), app.IdentifyInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input()})
 	if err != nil {
 		s.writePOSError(w, r, err)
 		return
@@ -316,7 +316,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.writePOSError(w, r, p.Malformed())
 		return
 	}
-	in := app.AuthorizeInput{SessionID: body.SessionID, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
+	in := app.AuthorizeInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
 		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date)}
 	posDecimal(&p, "sale.amount", body.Sale.Amount)
 	for i, it := range body.Sale.Items {
@@ -434,7 +434,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 	sl := body.Sale
 	in := app.SaleInput{
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
-		Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
+		EmployeeID: sl.Store.EmployeeID, SellerID: sl.Store.SellerID, Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
 		Amount: posDecimal(&p, "sale.amount", sl.Amount), AmountPayable: posDecimal(&p, "sale.amountPayable", sl.AmountPayable),
 		DiscountAmount: posDecimal(&p, "sale.discountAmount", sl.DiscountAmount),
 	}
@@ -477,7 +477,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 		s.writePOSError(w, r, err)
 		return
 	}
-	cust := map[string]any{"id": stored.CustomerDocument}
+	cust := map[string]any{"id": stored.CustomerDocument, "type": nil} // null: not identified
 	if stored.CustomerDocumentType != nil {
 		cust["type"] = string(*stored.CustomerDocumentType)
 	}

@@ -74,13 +74,14 @@ var posProblems = map[string]string{
 // status (package httperr); errors without a kind are logged and answered
 // 500 without their cause.
 func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error) {
-	e, ok := apperr.As(err)
+	e, ok := httperr.As(err)
 	if !ok {
 		if s.unexpected(w, r, err) {
 			writeProblem(w, r, http.StatusInternalServerError, "internal-error", "an unexpected error occurred; quote the correlation id "+RequestID(r.Context()), nil)
 		}
 		return
 	}
+	s.logCause(r, e)
 	status := httperr.Status(e.Kind)
 	switch e.Kind {
 	case apperr.KindInvalid, apperr.KindMalformed:

@@ -30,7 +30,7 @@ type v1Error struct {
 // writeV1Error renders err in the /v1 format; errors without a kind are
 // logged and answered 500 without their cause.
 func (s *server) writeV1Error(w http.ResponseWriter, r *http.Request, err error) {
-	e, ok := apperr.As(err)
+	e, ok := httperr.As(err)
 	if !ok {
 		if s.unexpected(w, r, err) {
 			writeJSON(w, http.StatusInternalServerError, v1Error{
@@ -39,6 +39,7 @@ func (s *server) writeV1Error(w http.ResponseWriter, r *http.Request, err error)
 		}
 		return
 	}
+	s.logCause(r, e)
 	status := httperr.Status(e.Kind)
 	switch e.Kind {
 	case apperr.KindInvalid, apperr.KindMalformed, apperr.KindUnprocessable:

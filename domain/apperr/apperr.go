@@ -59,9 +59,22 @@ type Error struct {
 	Message string
 	Field   string       // the (first) offending field, when there is one
 	Details []FieldError // every field problem, for KindInvalid
+	// Cause is what went wrong underneath, for the logs only; it is never
+	// shown to the client.
+	Cause error
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Unavailable says the operation cannot be served now because something it
+// needs, the database, is failing; clients retry later. cause is logged.
+func Unavailable(cause error) *Error {
+	return &Error{Kind: KindUnavailable, Code: "service_unavailable",
+		Message: "the service cannot reach its data right now; retry with backoff", Cause: cause}
+}
 
 // As returns the *Error in err's chain.
 func As(err error) (*Error, bool) {

@@ -151,17 +151,23 @@ func Mask(t Type, s string) string {
 	return MaskCPF(s)
 }
 
-// ParseAny validates s as a CPF or, failing that, a CNPJ, for inputs
-// that may hold either.
+// ParseAny validates s as the document its length makes it: 11
+// characters a CPF, any other count a CNPJ (whose error then says what is
+// wrong), for inputs that may hold either.
 func ParseAny(s string) (Type, string, error) {
-	cpf, err := ParseCPF(s)
-	if err == nil {
-		return CPF, cpf, nil
+	d, err := Unformat(s)
+	if err != nil {
+		return "", "", err
 	}
-	if cnpj, cerr := ParseCNPJ(s); cerr == nil {
-		return CNPJ, cnpj, nil
+	t := CNPJ
+	if len(d) == 11 {
+		t = CPF
 	}
-	return "", "", err
+	d, err = Parse(t, s)
+	if err != nil {
+		return "", "", err
+	}
+	return t, d, nil
 }
 
 // MaskCPF renders a CPF with only its last two digits visible:

@@ -417,6 +417,8 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "external_id", Type: field.TypeString, Size: 20},
 		{Name: "pos_id", Type: field.TypeString, Default: ""},
+		{Name: "employee_id", Type: field.TypeString, Default: ""},
+		{Name: "seller_id", Type: field.TypeString, Default: ""},
 		{Name: "channel", Type: field.TypeString, Default: ""},
 		{Name: "customer_document", Type: field.TypeString, Default: ""},
 		{Name: "customer_document_type", Type: field.TypeEnum, Nullable: true, Enums: []string{"CPF", "CNPJ"}},
@@ -441,19 +443,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sales_tenants_tenant",
-				Columns:    []*schema.Column{SalesColumns[16]},
+				Columns:    []*schema.Column{SalesColumns[18]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_stores_store",
-				Columns:    []*schema.Column{SalesColumns[17]},
+				Columns:    []*schema.Column{SalesColumns[19]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_customers_customer",
-				Columns:    []*schema.Column{SalesColumns[18]},
+				Columns:    []*schema.Column{SalesColumns[20]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -462,12 +464,12 @@ var (
 			{
 				Name:    "sale_tenant_id_store_id_external_id",
 				Unique:  true,
-				Columns: []*schema.Column{SalesColumns[16], SalesColumns[17], SalesColumns[2]},
+				Columns: []*schema.Column{SalesColumns[18], SalesColumns[19], SalesColumns[2]},
 			},
 			{
 				Name:    "sale_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{SalesColumns[16], SalesColumns[12]},
+				Columns: []*schema.Column{SalesColumns[18], SalesColumns[14]},
 			},
 		},
 	}

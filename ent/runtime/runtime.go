@@ -516,16 +516,24 @@ func init() {
 	saleDescPosID := saleFields[4].Descriptor()
 	// sale.DefaultPosID holds the default value on creation for the pos_id field.
 	sale.DefaultPosID = saleDescPosID.Default.(string)
+	// saleDescEmployeeID is the schema descriptor for employee_id field.
+	saleDescEmployeeID := saleFields[5].Descriptor()
+	// sale.DefaultEmployeeID holds the default value on creation for the employee_id field.
+	sale.DefaultEmployeeID = saleDescEmployeeID.Default.(string)
+	// saleDescSellerID is the schema descriptor for seller_id field.
+	saleDescSellerID := saleFields[6].Descriptor()
+	// sale.DefaultSellerID holds the default value on creation for the seller_id field.
+	sale.DefaultSellerID = saleDescSellerID.Default.(string)
 	// saleDescChannel is the schema descriptor for channel field.
-	saleDescChannel := saleFields[5].Descriptor()
+	saleDescChannel := saleFields[7].Descriptor()
 	// sale.DefaultChannel holds the default value on creation for the channel field.
 	sale.DefaultChannel = saleDescChannel.Default.(string)
 	// saleDescCustomerDocument is the schema descriptor for customer_document field.
-	saleDescCustomerDocument := saleFields[6].Descriptor()
+	saleDescCustomerDocument := saleFields[8].Descriptor()
 	// sale.DefaultCustomerDocument holds the default value on creation for the customer_document field.
 	sale.DefaultCustomerDocument = saleDescCustomerDocument.Default.(string)
 	// saleDescPointsCredited is the schema descriptor for points_credited field.
-	saleDescPointsCredited := saleFields[16].Descriptor()
+	saleDescPointsCredited := saleFields[18].Descriptor()
 	// sale.DefaultPointsCredited holds the default value on creation for the points_credited field.
 	sale.DefaultPointsCredited = saleDescPointsCredited.Default.(int64)
 	// saleDescID is the schema descriptor for id field.

@@ -28,6 +28,10 @@ const (
 	FieldExternalID = "external_id"
 	// FieldPosID holds the string denoting the pos_id field in the database.
 	FieldPosID = "pos_id"
+	// FieldEmployeeID holds the string denoting the employee_id field in the database.
+	FieldEmployeeID = "employee_id"
+	// FieldSellerID holds the string denoting the seller_id field in the database.
+	FieldSellerID = "seller_id"
 	// FieldChannel holds the string denoting the channel field in the database.
 	FieldChannel = "channel"
 	// FieldCustomerDocument holds the string denoting the customer_document field in the database.
@@ -111,6 +115,8 @@ var Columns = []string{
 	FieldStoreID,
 	FieldExternalID,
 	FieldPosID,
+	FieldEmployeeID,
+	FieldSellerID,
 	FieldChannel,
 	FieldCustomerDocument,
 	FieldCustomerDocumentType,
@@ -154,6 +160,10 @@ var (
 	ExternalIDValidator func(string) error
 	// DefaultPosID holds the default value on creation for the "pos_id" field.
 	DefaultPosID string
+	// DefaultEmployeeID holds the default value on creation for the "employee_id" field.
+	DefaultEmployeeID string
+	// DefaultSellerID holds the default value on creation for the "seller_id" field.
+	DefaultSellerID string
 	// DefaultChannel holds the default value on creation for the "channel" field.
 	DefaultChannel string
 	// DefaultCustomerDocument holds the default value on creation for the "customer_document" field.
@@ -245,6 +255,16 @@ func ByExternalID(opts ...sql.OrderTermOption) OrderOption {
 // ByPosID orders the results by the pos_id field.
 func ByPosID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPosID, opts...).ToFunc()
+}
+
+// ByEmployeeID orders the results by the employee_id field.
+func ByEmployeeID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEmployeeID, opts...).ToFunc()
+}
+
+// BySellerID orders the results by the seller_id field.
+func BySellerID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSellerID, opts...).ToFunc()
 }
 
 // ByChannel orders the results by the channel field.

@@ -91,6 +91,16 @@ func PosID(v string) predicate.Sale {
 	return predicate.Sale(sql.FieldEQ(FieldPosID, v))
 }
 
+// EmployeeID applies equality check predicate on the "employee_id" field. It's identical to EmployeeIDEQ.
+func EmployeeID(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldEmployeeID, v))
+}
+
+// SellerID applies equality check predicate on the "seller_id" field. It's identical to SellerIDEQ.
+func SellerID(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldSellerID, v))
+}
+
 // Channel applies equality check predicate on the "channel" field. It's identical to ChannelEQ.
 func Channel(v string) predicate.Sale {
 	return predicate.Sale(sql.FieldEQ(FieldChannel, v))
@@ -439,6 +449,136 @@ func PosIDEqualFold(v string) predicate.Sale {
 // PosIDContainsFold applies the ContainsFold predicate on the "pos_id" field.
 func PosIDContainsFold(v string) predicate.Sale {
 	return predicate.Sale(sql.FieldContainsFold(FieldPosID, v))
+}
+
+// EmployeeIDEQ applies the EQ predicate on the "employee_id" field.
+func EmployeeIDEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldEmployeeID, v))
+}
+
+// EmployeeIDNEQ applies the NEQ predicate on the "employee_id" field.
+func EmployeeIDNEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldNEQ(FieldEmployeeID, v))
+}
+
+// EmployeeIDIn applies the In predicate on the "employee_id" field.
+func EmployeeIDIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldIn(FieldEmployeeID, vs...))
+}
+
+// EmployeeIDNotIn applies the NotIn predicate on the "employee_id" field.
+func EmployeeIDNotIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldNotIn(FieldEmployeeID, vs...))
+}
+
+// EmployeeIDGT applies the GT predicate on the "employee_id" field.
+func EmployeeIDGT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGT(FieldEmployeeID, v))
+}
+
+// EmployeeIDGTE applies the GTE predicate on the "employee_id" field.
+func EmployeeIDGTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGTE(FieldEmployeeID, v))
+}
+
+// EmployeeIDLT applies the LT predicate on the "employee_id" field.
+func EmployeeIDLT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLT(FieldEmployeeID, v))
+}
+
+// EmployeeIDLTE applies the LTE predicate on the "employee_id" field.
+func EmployeeIDLTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLTE(FieldEmployeeID, v))
+}
+
+// EmployeeIDContains applies the Contains predicate on the "employee_id" field.
+func EmployeeIDContains(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContains(FieldEmployeeID, v))
+}
+
+// EmployeeIDHasPrefix applies the HasPrefix predicate on the "employee_id" field.
+func EmployeeIDHasPrefix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasPrefix(FieldEmployeeID, v))
+}
+
+// EmployeeIDHasSuffix applies the HasSuffix predicate on the "employee_id" field.
+func EmployeeIDHasSuffix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasSuffix(FieldEmployeeID, v))
+}
+
+// EmployeeIDEqualFold applies the EqualFold predicate on the "employee_id" field.
+func EmployeeIDEqualFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEqualFold(FieldEmployeeID, v))
+}
+
+// EmployeeIDContainsFold applies the ContainsFold predicate on the "employee_id" field.
+func EmployeeIDContainsFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContainsFold(FieldEmployeeID, v))
+}
+
+// SellerIDEQ applies the EQ predicate on the "seller_id" field.
+func SellerIDEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldSellerID, v))
+}
+
+// SellerIDNEQ applies the NEQ predicate on the "seller_id" field.
+func SellerIDNEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldNEQ(FieldSellerID, v))
+}
+
+// SellerIDIn applies the In predicate on the "seller_id" field.
+func SellerIDIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldIn(FieldSellerID, vs...))
+}
+
+// SellerIDNotIn applies the NotIn predicate on the "seller_id" field.
+func SellerIDNotIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldNotIn(FieldSellerID, vs...))
+}
+
+// SellerIDGT applies the GT predicate on the "seller_id" field.
+func SellerIDGT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGT(FieldSellerID, v))
+}
+
+// SellerIDGTE applies the GTE predicate on the "seller_id" field.
+func SellerIDGTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGTE(FieldSellerID, v))
+}
+
+// SellerIDLT applies the LT predicate on the "seller_id" field.
+func SellerIDLT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLT(FieldSellerID, v))
+}
+
+// SellerIDLTE applies the LTE predicate on the "seller_id" field.
+func SellerIDLTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLTE(FieldSellerID, v))
+}
+
+// SellerIDContains applies the Contains predicate on the "seller_id" field.
+func SellerIDContains(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContains(FieldSellerID, v))
+}
+
+// SellerIDHasPrefix applies the HasPrefix predicate on the "seller_id" field.
+func SellerIDHasPrefix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasPrefix(FieldSellerID, v))
+}
+
+// SellerIDHasSuffix applies the HasSuffix predicate on the "seller_id" field.
+func SellerIDHasSuffix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasSuffix(FieldSellerID, v))
+}
+
+// SellerIDEqualFold applies the EqualFold predicate on the "seller_id" field.
+func SellerIDEqualFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEqualFold(FieldSellerID, v))
+}
+
+// SellerIDContainsFold applies the ContainsFold predicate on the "seller_id" field.
+func SellerIDContainsFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContainsFold(FieldSellerID, v))
 }
 
 // ChannelEQ applies the EQ predicate on the "channel" field.

@@ -30,6 +30,10 @@ func (Sale) Fields() []ent.Field {
 			Comment("The receipt number the point of sale sent (sale.id)."),
 		field.String("pos_id").Default("").Immutable().
 			Comment("The point of sale (terminal) the sale came from, as it sent it (sale.store.posId)."),
+		field.String("employee_id").Default("").Immutable().
+			Comment("The operator at the point of sale, as it sent it (sale.store.employeeId); empty when not sent."),
+		field.String("seller_id").Default("").Immutable().
+			Comment("The salesperson credited with the sale, as the point of sale sent it (sale.store.sellerId); empty when not sent."),
 		field.String("channel").Default("").Immutable().
 			Comment("The sales channel the point of sale sent (sale.channel)."),
 		field.String("customer_document").Default("").Immutable().

@@ -33,7 +33,7 @@ func (Tenant) Fields() []ent.Field {
 		field.Other("sale_tolerance", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.RequireFromString("0.10")).
 			Annotations(entgql.Type("Decimal")).
-			Comment("Accepted difference in R$ between the items total and the sale value."),
+			Comment("Accepted difference in R$ in each check of a registered sale's values: the items against sale.amount, their discounts against discountAmount, amount less discounts against amountPayable, the payments against amountPayable. A sale beyond it is refused (422)."),
 		field.Other("points_per_real", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.NewFromInt(1)).
 			Annotations(entgql.Type("Decimal")).

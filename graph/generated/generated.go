@@ -377,6 +377,7 @@ type ComplexityRoot struct {
 		CustomerDocumentType   func(childComplexity int) int
 		CustomerID             func(childComplexity int) int
 		DiscountAmount         func(childComplexity int) int
+		EmployeeID             func(childComplexity int) int
 		ExternalID             func(childComplexity int) int
 		FailureReason          func(childComplexity int) int
 		ID                     func(childComplexity int) int
@@ -385,6 +386,7 @@ type ComplexityRoot struct {
 		PointsCredited         func(childComplexity int) int
 		PosID                  func(childComplexity int) int
 		ProcessedAt            func(childComplexity int) int
+		SellerID               func(childComplexity int) int
 		SoldAt                 func(childComplexity int) int
 		Status                 func(childComplexity int) int
 		Store                  func(childComplexity int) int
@@ -2337,6 +2339,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sale.DiscountAmount(childComplexity), true
+	case "Sale.employeeID":
+		if e.ComplexityRoot.Sale.EmployeeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.EmployeeID(childComplexity), true
 	case "Sale.externalID":
 		if e.ComplexityRoot.Sale.ExternalID == nil {
 			break
@@ -2390,6 +2398,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sale.ProcessedAt(childComplexity), true
+	case "Sale.sellerID":
+		if e.ComplexityRoot.Sale.SellerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.SellerID(childComplexity), true
 	case "Sale.soldAt":
 		if e.ComplexityRoot.Sale.SoldAt == nil {
 			break
@@ -3465,9 +3479,9 @@ input TenantSettingsInput {
   preRegistration: Boolean
   "Whether points of sale may register sales."
   saleRegistration: Boolean
-  "Share of the sale a POS discount may differ from the authorized one, such as 0.10."
+  "Accepted difference in R$ in each check of a registered sale's values (items against amount, discounts against discountAmount, amount less discounts against amountPayable, payments against amountPayable), such as 0.10; a sale beyond it is refused 422."
   saleTolerance: Decimal
-  "Points earned per R$ 1 spent."
+  "Points earned per whole R$ 1 paid."
   pointsPerReal: Decimal
 }
 
@@ -6458,6 +6472,14 @@ type Sale implements Node {
   """
   posID: String!
   """
+  The operator at the point of sale, as it sent it (sale.store.employeeId); empty when not sent.
+  """
+  employeeID: String!
+  """
+  The salesperson credited with the sale, as the point of sale sent it (sale.store.sellerId); empty when not sent.
+  """
+  sellerID: String!
+  """
   The sales channel the point of sale sent (sale.channel).
   """
   channel: String!
@@ -7111,6 +7133,38 @@ input SaleWhereInput {
   posIDEqualFold: String
   posIDContainsFold: String
   """
+  employee_id field predicates
+  """
+  employeeID: String
+  employeeIDNEQ: String
+  employeeIDIn: [String!]
+  employeeIDNotIn: [String!]
+  employeeIDGT: String
+  employeeIDGTE: String
+  employeeIDLT: String
+  employeeIDLTE: String
+  employeeIDContains: String
+  employeeIDHasPrefix: String
+  employeeIDHasSuffix: String
+  employeeIDEqualFold: String
+  employeeIDContainsFold: String
+  """
+  seller_id field predicates
+  """
+  sellerID: String
+  sellerIDNEQ: String
+  sellerIDIn: [String!]
+  sellerIDNotIn: [String!]
+  sellerIDGT: String
+  sellerIDGTE: String
+  sellerIDLT: String
+  sellerIDLTE: String
+  sellerIDContains: String
+  sellerIDHasPrefix: String
+  sellerIDHasSuffix: String
+  sellerIDEqualFold: String
+  sellerIDContainsFold: String
+  """
   channel field predicates
   """
   channel: String
@@ -7723,7 +7777,7 @@ type Tenant implements Node {
   """
   saleRegistration: Boolean!
   """
-  Accepted difference in R$ between the items total and the sale value.
+  Accepted difference in R$ in each check of a registered sale's values: the items against sale.amount, their discounts against discountAmount, amount less discounts against amountPayable, the payments against amountPayable. A sale beyond it is refused (422).
   """
   saleTolerance: Decimal!
   """
@@ -9515,6 +9569,10 @@ func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.
 		return ec.fieldContext_Sale_externalID(ctx, field)
 	case "posID":
 		return ec.fieldContext_Sale_posID(ctx, field)
+	case "employeeID":
+		return ec.fieldContext_Sale_employeeID(ctx, field)
+	case "sellerID":
+		return ec.fieldContext_Sale_sellerID(ctx, field)
 	case "channel":
 		return ec.fieldContext_Sale_channel(ctx, field)
 	case "customerDocumentType":
@@ -18440,6 +18498,52 @@ func (ec *executionContext) _Sale_posID(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Sale_posID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_employeeID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_employeeID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EmployeeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_employeeID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_sellerID(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_sellerID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SellerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_sellerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -31798,7 +31902,7 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "customerDocument"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "customerDocument"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -32316,6 +32420,188 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.PosIDContainsFold = data
+		case "employeeID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeID = data
+		case "employeeIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDNEQ = data
+		case "employeeIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDIn = data
+		case "employeeIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDNotIn = data
+		case "employeeIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDGT = data
+		case "employeeIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDGTE = data
+		case "employeeIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDLT = data
+		case "employeeIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDLTE = data
+		case "employeeIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDContains = data
+		case "employeeIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDHasPrefix = data
+		case "employeeIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDHasSuffix = data
+		case "employeeIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDEqualFold = data
+		case "employeeIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("employeeIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmployeeIDContainsFold = data
+		case "sellerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerID = data
+		case "sellerIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDNEQ = data
+		case "sellerIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDIn = data
+		case "sellerIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDNotIn = data
+		case "sellerIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDGT = data
+		case "sellerIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDGTE = data
+		case "sellerIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDLT = data
+		case "sellerIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDLTE = data
+		case "sellerIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDContains = data
+		case "sellerIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDHasPrefix = data
+		case "sellerIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDHasSuffix = data
+		case "sellerIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDEqualFold = data
+		case "sellerIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellerIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellerIDContainsFold = data
 		case "channel":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channel"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -41211,6 +41497,16 @@ func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "posID":
 			out.Values[i] = ec._Sale_posID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "employeeID":
+			out.Values[i] = ec._Sale_employeeID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sellerID":
+			out.Values[i] = ec._Sale_sellerID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -363,9 +363,9 @@ type TenantSettingsInput struct {
 	PreRegistration *bool `json:"preRegistration,omitempty"`
 	// Whether points of sale may register sales.
 	SaleRegistration *bool `json:"saleRegistration,omitempty"`
-	// Share of the sale a POS discount may differ from the authorized one, such as 0.10.
+	// Accepted difference in R$ in each check of a registered sale's values (items against amount, discounts against discountAmount, amount less discounts against amountPayable, payments against amountPayable), such as 0.10; a sale beyond it is refused 422.
 	SaleTolerance *decimal.Decimal `json:"saleTolerance,omitempty"`
-	// Points earned per R$ 1 spent.
+	// Points earned per whole R$ 1 paid.
 	PointsPerReal *decimal.Decimal `json:"pointsPerReal,omitempty"`
 }
 

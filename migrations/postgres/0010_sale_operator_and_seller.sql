@@ -1,0 +1,3 @@
+-- 0010: a sale keeps the operator and the salesperson its point of sale sent
+-- (sale.store.employeeId and sellerId).
+ALTER TABLE "sales" ADD COLUMN "employee_id" character varying NOT NULL DEFAULT '', ADD COLUMN "seller_id" character varying NOT NULL DEFAULT '';

@@ -1,0 +1,86 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// Unavailable says err is the database failing to serve, not the request
+// or our code: a connection refused, lost or closed, a server shutting down
+// or out of connections, a query cancelled by the server, an SQLite file
+// busy past its timeout, unreadable or full. Clients retry such a failure
+// later; the interfaces answer it 503.
+func Unavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false // the caller went away: not the database
+	}
+	var (
+		netErr     net.Error
+		connectErr *pgconn.ConnectError
+		pgErr      *pgconn.PgError
+		liteErr    *sqlite.Error
+	)
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &netErr), errors.As(err, &connectErr), pgconn.SafeToRetry(err), errors.Is(err, errPoolClosed):
+		return true
+	case errors.As(err, &pgErr):
+		return unavailablePGCode(pgErr.Code)
+	case errors.As(err, &liteErr):
+		return unavailableSQLiteCode(liteErr.Code())
+	}
+	return false
+}
+
+// unavailablePGCode: class 08 (connection exception), 53 (insufficient
+// resources: too many connections, disk full, out of memory), 57P01–57P05
+// (the server shutting down, crashing or refusing connections) and 57014
+// (a statement timeout).
+func unavailablePGCode(code string) bool {
+	switch {
+	case strings.HasPrefix(code, "08"), strings.HasPrefix(code, "53"), strings.HasPrefix(code, "57P"), code == "57014":
+		return true
+	}
+	return false
+}
+
+// The primary SQLite result codes of a database that cannot serve now
+// (https://www.sqlite.org/rescode.html); extended codes carry them in their
+// low byte.
+const (
+	sqliteBusy     = 5
+	sqliteLocked   = 6
+	sqliteNoMem    = 7
+	sqliteReadOnly = 8
+	sqliteIOErr    = 10
+	sqliteFull     = 13
+	sqliteCantOpen = 14
+)
+
+func unavailableSQLiteCode(code int) bool {
+	switch code & 0xff {
+	case sqliteBusy, sqliteLocked, sqliteNoMem, sqliteReadOnly, sqliteIOErr, sqliteFull, sqliteCantOpen:
+		return true
+	}
+	return false
+}
+
+// errPoolClosed is database/sql's error for a pool already closed, as
+// during a shutdown: an unexported value, obtained from a pool closed here.
+var errPoolClosed = func() error {
+	db := sql.OpenDB(noConnector{})
+	_ = db.Close()
+	return db.PingContext(context.Background())
+}()
+
+type noConnector struct{}
+
+func (noConnector) Connect(context.Context) (driver.Conn, error) { return nil, driver.ErrBadConn }
+func (noConnector) Driver() driver.Driver                        { return nil }
