@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
 )
@@ -626,7 +627,9 @@ func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale
 		// PostgreSQL would fail the query instead of finding none.
 		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Message: "no such sale"}
 	}
-	q := a.DB.Ent.Sale.Query().WithStore()
+	q := a.DB.Ent.Sale.Query().WithStore().WithReturns(func(q *ent.SaleReturnQuery) {
+		q.Order(ent.Asc(salereturn.FieldCreatedAt), ent.Asc(salereturn.FieldID))
+	})
 	if strings.HasPrefix(ref, "sal_") {
 		q.Where(sale.ID(ref))
 	} else {

@@ -224,7 +224,8 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if camp.LimitPerCustomer != nil {
 		// Counting is safe here: the customer row is locked (PostgreSQL) or
 		// the database write-locked (SQLite) until commit.
-		n, err := tx.Ent.Redemption.Query().Where(redemption.CampaignID(camp.ID), redemption.CustomerID(cust.ID)).Count(ctx)
+		n, err := tx.Ent.Redemption.Query().Where(redemption.CampaignID(camp.ID), redemption.CustomerID(cust.ID),
+			redemption.RolledBackAtIsNil()).Count(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -151,7 +151,11 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 			return 0, err
 		}
 	}
-	bonus, names, err := a.saleBonus(ctx, s, cust, tenant.PointsPerReal)
+	live, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return 0, err
+	}
+	bonus, names, err := saleBonus(ctx, live, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
 	if err != nil || bonus == 0 {
 		return total, err
 	}
@@ -165,16 +169,13 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 	return total + res.Entry.Points, nil
 }
 
-// saleBonus is the bonus the customer's live pdv bonus-points campaigns give
-// on the sale's items (at their price after discounts) as of the sale's
-// instant, with the campaigns' names.
-func (a *App) saleBonus(ctx context.Context, s *ent.Sale, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
-	live, err := a.liveCampaigns(ctx)
-	if err != nil {
-		return 0, "", err
-	}
+// saleBonus is the bonus the customer's pdv bonus-points campaigns among
+// camps give on the sale's items (at their price after discounts, less the
+// units returned) as of the sale's instant, with the campaigns' names.
+func saleBonus(ctx context.Context, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
+	returned map[string]decimal.Decimal, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
 	var bonus []eligibility.Campaign
-	for _, c := range live {
+	for _, c := range camps {
 		if c.Type == eligibility.BonusPoints {
 			bonus = append(bonus, c)
 		}
@@ -187,8 +188,12 @@ func (a *App) saleBonus(ctx context.Context, s *ent.Sale, cust *ent.Customer, ra
 		return 0, "", err
 	}
 	var cart eligibility.Cart
-	for _, it := range s.Edges.Items {
-		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: it.Quantity,
+	for _, it := range items {
+		kept := it.Quantity.Sub(returned[it.LineID])
+		if !kept.IsPositive() {
+			continue
+		}
+		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: kept,
 			UnitPrice: it.UnitPrice.Sub(it.DiscountAmount.DivRound(it.Quantity, 8))})
 	}
 	eligible, _ := eligibility.Evaluate(bonus, cart, eligibility.Context{

@@ -87,11 +87,7 @@ func (a *App) liveCampaigns(ctx context.Context) ([]eligibility.Campaign, error)
 		if err != nil {
 			return nil, err
 		}
-		list := make([]eligibility.Campaign, len(rows))
-		for i, r := range rows {
-			list[i] = campaignrules.Of(r)
-		}
-		return list, nil
+		return campaignrules.OfAll(rows), nil
 	})
 }
 

@@ -204,7 +204,7 @@ func (a *App) customerRedemptions(ctx context.Context, customerID string, campai
 		Count      int    `json:"count"`
 	}
 	err := a.DB.Ent.Redemption.Query().
-		Where(redemption.CustomerID(customerID), redemption.CampaignIDIn(limited...)).
+		Where(redemption.CustomerID(customerID), redemption.CampaignIDIn(limited...), redemption.RolledBackAtIsNil()).
 		GroupBy(redemption.FieldCampaignID).Aggregate(ent.Count()).Scan(ctx, &rows)
 	for _, r := range rows {
 		used[r.CampaignID] = r.Count

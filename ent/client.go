@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -65,6 +66,8 @@ type Client struct {
 	SaleItem *SaleItemClient
 	// SalePayment is the client for interacting with the SalePayment builders.
 	SalePayment *SalePaymentClient
+	// SaleReturn is the client for interacting with the SaleReturn builders.
+	SaleReturn *SaleReturnClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -103,6 +106,7 @@ func (c *Client) init() {
 	c.Sale = NewSaleClient(c.config)
 	c.SaleItem = NewSaleItemClient(c.config)
 	c.SalePayment = NewSalePaymentClient(c.config)
+	c.SaleReturn = NewSaleReturnClient(c.config)
 	c.Segment = NewSegmentClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Store = NewStoreClient(c.config)
@@ -214,6 +218,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Sale:            NewSaleClient(cfg),
 		SaleItem:        NewSaleItemClient(cfg),
 		SalePayment:     NewSalePaymentClient(cfg),
+		SaleReturn:      NewSaleReturnClient(cfg),
 		Segment:         NewSegmentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
 		Store:           NewStoreClient(cfg),
@@ -252,6 +257,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Sale:            NewSaleClient(cfg),
 		SaleItem:        NewSaleItemClient(cfg),
 		SalePayment:     NewSalePaymentClient(cfg),
+		SaleReturn:      NewSaleReturnClient(cfg),
 		Segment:         NewSegmentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
 		Store:           NewStoreClient(cfg),
@@ -290,9 +296,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
-		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.Segment,
-		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookEndpoint,
+		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
+		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -303,9 +309,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
-		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.Segment,
-		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookEndpoint,
+		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
+		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -336,6 +342,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SaleItem.mutate(ctx, m)
 	case *SalePaymentMutation:
 		return c.SalePayment.mutate(ctx, m)
+	case *SaleReturnMutation:
+		return c.SaleReturn.mutate(ctx, m)
 	case *SegmentMutation:
 		return c.Segment.mutate(ctx, m)
 	case *SigningKeyMutation:
@@ -1953,6 +1961,22 @@ func (c *SaleClient) QueryPayments(_m *Sale) *SalePaymentQuery {
 	return query
 }
 
+// QueryReturns queries the returns edge of a Sale.
+func (c *SaleClient) QueryReturns(_m *Sale) *SaleReturnQuery {
+	query := (&SaleReturnClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, id),
+			sqlgraph.To(salereturn.Table, salereturn.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, sale.ReturnsTable, sale.ReturnsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *SaleClient) Hooks() []Hook {
 	hooks := c.hooks.Sale
@@ -2308,6 +2332,172 @@ func (c *SalePaymentClient) mutate(ctx context.Context, m *SalePaymentMutation) 
 		return (&SalePaymentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SalePayment mutation op: %q", m.Op())
+	}
+}
+
+// SaleReturnClient is a client for the SaleReturn schema.
+type SaleReturnClient struct {
+	config
+}
+
+// NewSaleReturnClient returns a client for the SaleReturn from the given config.
+func NewSaleReturnClient(c config) *SaleReturnClient {
+	return &SaleReturnClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `salereturn.Hooks(f(g(h())))`.
+func (c *SaleReturnClient) Use(hooks ...Hook) {
+	c.hooks.SaleReturn = append(c.hooks.SaleReturn, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `salereturn.Intercept(f(g(h())))`.
+func (c *SaleReturnClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SaleReturn = append(c.inters.SaleReturn, interceptors...)
+}
+
+// Create returns a builder for creating a SaleReturn entity.
+func (c *SaleReturnClient) Create() *SaleReturnCreate {
+	mutation := newSaleReturnMutation(c.config, OpCreate)
+	return &SaleReturnCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SaleReturn entities.
+func (c *SaleReturnClient) CreateBulk(builders ...*SaleReturnCreate) *SaleReturnCreateBulk {
+	return &SaleReturnCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SaleReturnClient) MapCreateBulk(slice any, setFunc func(*SaleReturnCreate, int)) *SaleReturnCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SaleReturnCreateBulk{err: fmt.Errorf("calling to SaleReturnClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SaleReturnCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SaleReturnCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SaleReturn.
+func (c *SaleReturnClient) Update() *SaleReturnUpdate {
+	mutation := newSaleReturnMutation(c.config, OpUpdate)
+	return &SaleReturnUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SaleReturnClient) UpdateOne(_m *SaleReturn) *SaleReturnUpdateOne {
+	mutation := newSaleReturnMutation(c.config, OpUpdateOne, withSaleReturn(_m))
+	return &SaleReturnUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SaleReturnClient) UpdateOneID(id string) *SaleReturnUpdateOne {
+	mutation := newSaleReturnMutation(c.config, OpUpdateOne, withSaleReturnID(id))
+	return &SaleReturnUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SaleReturn.
+func (c *SaleReturnClient) Delete() *SaleReturnDelete {
+	mutation := newSaleReturnMutation(c.config, OpDelete)
+	return &SaleReturnDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SaleReturnClient) DeleteOne(_m *SaleReturn) *SaleReturnDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SaleReturnClient) DeleteOneID(id string) *SaleReturnDeleteOne {
+	builder := c.Delete().Where(salereturn.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SaleReturnDeleteOne{builder}
+}
+
+// Query returns a query builder for SaleReturn.
+func (c *SaleReturnClient) Query() *SaleReturnQuery {
+	return &SaleReturnQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSaleReturn},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SaleReturn entity by its id.
+func (c *SaleReturnClient) Get(ctx context.Context, id string) (*SaleReturn, error) {
+	return c.Query().Where(salereturn.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SaleReturnClient) GetX(ctx context.Context, id string) *SaleReturn {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a SaleReturn.
+func (c *SaleReturnClient) QueryTenant(_m *SaleReturn) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(salereturn.Table, salereturn.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, salereturn.TenantTable, salereturn.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySale queries the sale edge of a SaleReturn.
+func (c *SaleReturnClient) QuerySale(_m *SaleReturn) *SaleQuery {
+	query := (&SaleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(salereturn.Table, salereturn.FieldID, id),
+			sqlgraph.To(sale.Table, sale.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, salereturn.SaleTable, salereturn.SaleColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SaleReturnClient) Hooks() []Hook {
+	hooks := c.hooks.SaleReturn
+	return append(hooks[:len(hooks):len(hooks)], salereturn.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SaleReturnClient) Interceptors() []Interceptor {
+	return c.inters.SaleReturn
+}
+
+func (c *SaleReturnClient) mutate(ctx context.Context, m *SaleReturnMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SaleReturnCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SaleReturnUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SaleReturnUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SaleReturnDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SaleReturn mutation op: %q", m.Op())
 	}
 }
 
@@ -3643,13 +3833,14 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 type (
 	hooks struct {
 		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
-		Redemption, Sale, SaleItem, SalePayment, Segment, SigningKey, Store, Tenant,
-		ValidationToken, WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
+		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
+		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
-		Redemption, Sale, SaleItem, SalePayment, Segment, SigningKey, Store, Tenant,
-		ValidationToken, WebhookAttempt, WebhookDelivery,
+		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
+		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Interceptor
 	}
 )

@@ -56,8 +56,10 @@ type Customer struct {
 	AddressZipCode *string `json:"address_zip_code,omitempty"`
 	// Loyalty level, from points earned in the trailing 12 months.
 	Level customer.Level `json:"level,omitempty"`
-	// Current points balance; always the sum of the points ledger.
+	// Current points balance, never negative; the balance less the debt is always the sum of the points ledger.
 	PointsBalance int64 `json:"points_balance,omitempty"`
+	// Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open.
+	PointsDebt int64 `json:"points_debt,omitempty"`
 	// Total spent, in R$.
 	LifetimeValue decimal.Decimal `json:"lifetime_value,omitempty"`
 	// Whether the customer agreed to marketing by e-mail.
@@ -152,7 +154,7 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms:
 			values[i] = new(sql.NullBool)
-		case customer.FieldPointsBalance:
+		case customer.FieldPointsBalance, customer.FieldPointsDebt:
 			values[i] = new(sql.NullInt64)
 		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocument, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
@@ -302,6 +304,12 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field points_balance", values[i])
 			} else if value.Valid {
 				_m.PointsBalance = value.Int64
+			}
+		case customer.FieldPointsDebt:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field points_debt", values[i])
+			} else if value.Valid {
+				_m.PointsDebt = value.Int64
 			}
 		case customer.FieldLifetimeValue:
 			if value, ok := values[i].(*decimal.Decimal); !ok {
@@ -465,6 +473,9 @@ func (_m *Customer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("points_balance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsBalance))
+	builder.WriteString(", ")
+	builder.WriteString("points_debt=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PointsDebt))
 	builder.WriteString(", ")
 	builder.WriteString("lifetime_value=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LifetimeValue))

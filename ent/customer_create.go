@@ -276,6 +276,20 @@ func (_c *CustomerCreate) SetNillablePointsBalance(v *int64) *CustomerCreate {
 	return _c
 }
 
+// SetPointsDebt sets the "points_debt" field.
+func (_c *CustomerCreate) SetPointsDebt(v int64) *CustomerCreate {
+	_c.mutation.SetPointsDebt(v)
+	return _c
+}
+
+// SetNillablePointsDebt sets the "points_debt" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillablePointsDebt(v *int64) *CustomerCreate {
+	if v != nil {
+		_c.SetPointsDebt(*v)
+	}
+	return _c
+}
+
 // SetLifetimeValue sets the "lifetime_value" field.
 func (_c *CustomerCreate) SetLifetimeValue(v decimal.Decimal) *CustomerCreate {
 	_c.mutation.SetLifetimeValue(v)
@@ -482,6 +496,10 @@ func (_c *CustomerCreate) defaults() error {
 		v := customer.DefaultPointsBalance
 		_c.mutation.SetPointsBalance(v)
 	}
+	if _, ok := _c.mutation.PointsDebt(); !ok {
+		v := customer.DefaultPointsDebt
+		_c.mutation.SetPointsDebt(v)
+	}
 	if _, ok := _c.mutation.LifetimeValue(); !ok {
 		v := customer.DefaultLifetimeValue
 		_c.mutation.SetLifetimeValue(v)
@@ -571,6 +589,14 @@ func (_c *CustomerCreate) check() error {
 	if v, ok := _c.mutation.PointsBalance(); ok {
 		if err := customer.PointsBalanceValidator(v); err != nil {
 			return &ValidationError{Name: "points_balance", err: fmt.Errorf(`ent: validator failed for field "Customer.points_balance": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.PointsDebt(); !ok {
+		return &ValidationError{Name: "points_debt", err: errors.New(`ent: missing required field "Customer.points_debt"`)}
+	}
+	if v, ok := _c.mutation.PointsDebt(); ok {
+		if err := customer.PointsDebtValidator(v); err != nil {
+			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.LifetimeValue(); !ok {
@@ -691,6 +717,10 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PointsBalance(); ok {
 		_spec.SetField(customer.FieldPointsBalance, field.TypeInt64, value)
 		_node.PointsBalance = value
+	}
+	if value, ok := _c.mutation.PointsDebt(); ok {
+		_spec.SetField(customer.FieldPointsDebt, field.TypeInt64, value)
+		_node.PointsDebt = value
 	}
 	if value, ok := _c.mutation.LifetimeValue(); ok {
 		_spec.SetField(customer.FieldLifetimeValue, field.TypeOther, value)

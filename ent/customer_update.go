@@ -330,6 +330,27 @@ func (_u *CustomerUpdate) AddPointsBalance(v int64) *CustomerUpdate {
 	return _u
 }
 
+// SetPointsDebt sets the "points_debt" field.
+func (_u *CustomerUpdate) SetPointsDebt(v int64) *CustomerUpdate {
+	_u.mutation.ResetPointsDebt()
+	_u.mutation.SetPointsDebt(v)
+	return _u
+}
+
+// SetNillablePointsDebt sets the "points_debt" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillablePointsDebt(v *int64) *CustomerUpdate {
+	if v != nil {
+		_u.SetPointsDebt(*v)
+	}
+	return _u
+}
+
+// AddPointsDebt adds value to the "points_debt" field.
+func (_u *CustomerUpdate) AddPointsDebt(v int64) *CustomerUpdate {
+	_u.mutation.AddPointsDebt(v)
+	return _u
+}
+
 // SetLifetimeValue sets the "lifetime_value" field.
 func (_u *CustomerUpdate) SetLifetimeValue(v decimal.Decimal) *CustomerUpdate {
 	_u.mutation.SetLifetimeValue(v)
@@ -620,6 +641,11 @@ func (_u *CustomerUpdate) check() error {
 			return &ValidationError{Name: "points_balance", err: fmt.Errorf(`ent: validator failed for field "Customer.points_balance": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PointsDebt(); ok {
+		if err := customer.PointsDebtValidator(v); err != nil {
+			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Customer.tenant"`)
 	}
@@ -721,6 +747,12 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedPointsBalance(); ok {
 		_spec.AddField(customer.FieldPointsBalance, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PointsDebt(); ok {
+		_spec.SetField(customer.FieldPointsDebt, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsDebt(); ok {
+		_spec.AddField(customer.FieldPointsDebt, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.LifetimeValue(); ok {
 		_spec.SetField(customer.FieldLifetimeValue, field.TypeOther, value)
@@ -1234,6 +1266,27 @@ func (_u *CustomerUpdateOne) AddPointsBalance(v int64) *CustomerUpdateOne {
 	return _u
 }
 
+// SetPointsDebt sets the "points_debt" field.
+func (_u *CustomerUpdateOne) SetPointsDebt(v int64) *CustomerUpdateOne {
+	_u.mutation.ResetPointsDebt()
+	_u.mutation.SetPointsDebt(v)
+	return _u
+}
+
+// SetNillablePointsDebt sets the "points_debt" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillablePointsDebt(v *int64) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetPointsDebt(*v)
+	}
+	return _u
+}
+
+// AddPointsDebt adds value to the "points_debt" field.
+func (_u *CustomerUpdateOne) AddPointsDebt(v int64) *CustomerUpdateOne {
+	_u.mutation.AddPointsDebt(v)
+	return _u
+}
+
 // SetLifetimeValue sets the "lifetime_value" field.
 func (_u *CustomerUpdateOne) SetLifetimeValue(v decimal.Decimal) *CustomerUpdateOne {
 	_u.mutation.SetLifetimeValue(v)
@@ -1537,6 +1590,11 @@ func (_u *CustomerUpdateOne) check() error {
 			return &ValidationError{Name: "points_balance", err: fmt.Errorf(`ent: validator failed for field "Customer.points_balance": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PointsDebt(); ok {
+		if err := customer.PointsDebtValidator(v); err != nil {
+			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Customer.tenant"`)
 	}
@@ -1655,6 +1713,12 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	}
 	if value, ok := _u.mutation.AddedPointsBalance(); ok {
 		_spec.AddField(customer.FieldPointsBalance, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PointsDebt(); ok {
+		_spec.SetField(customer.FieldPointsDebt, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsDebt(); ok {
+		_spec.AddField(customer.FieldPointsDebt, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.LifetimeValue(); ok {
 		_spec.SetField(customer.FieldLifetimeValue, field.TypeOther, value)

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -102,6 +103,7 @@ func checkColumn(t, c string) error {
 			sale.Table:            sale.ValidColumn,
 			saleitem.Table:        saleitem.ValidColumn,
 			salepayment.Table:     salepayment.ValidColumn,
+			salereturn.Table:      salereturn.ValidColumn,
 			segment.Table:         segment.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,
 			store.Table:           store.ValidColumn,

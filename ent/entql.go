@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -32,7 +33,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 19)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 20)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -119,6 +120,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldAddressZipCode:        {Type: field.TypeString, Column: customer.FieldAddressZipCode},
 			customer.FieldLevel:                 {Type: field.TypeEnum, Column: customer.FieldLevel},
 			customer.FieldPointsBalance:         {Type: field.TypeInt64, Column: customer.FieldPointsBalance},
+			customer.FieldPointsDebt:            {Type: field.TypeInt64, Column: customer.FieldPointsDebt},
 			customer.FieldLifetimeValue:         {Type: field.TypeOther, Column: customer.FieldLifetimeValue},
 			customer.FieldConsentMarketingEmail: {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
 			customer.FieldConsentMarketingSms:   {Type: field.TypeBool, Column: customer.FieldConsentMarketingSms},
@@ -182,6 +184,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldKind:         {Type: field.TypeEnum, Column: pointsentry.FieldKind},
 			pointsentry.FieldPoints:       {Type: field.TypeInt64, Column: pointsentry.FieldPoints},
 			pointsentry.FieldBalanceAfter: {Type: field.TypeInt64, Column: pointsentry.FieldBalanceAfter},
+			pointsentry.FieldDebtAfter:    {Type: field.TypeInt64, Column: pointsentry.FieldDebtAfter},
 			pointsentry.FieldSourceKind:   {Type: field.TypeEnum, Column: pointsentry.FieldSourceKind},
 			pointsentry.FieldSourceID:     {Type: field.TypeString, Column: pointsentry.FieldSourceID},
 			pointsentry.FieldReason:       {Type: field.TypeString, Column: pointsentry.FieldReason},
@@ -234,6 +237,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldCashbackAmount:    {Type: field.TypeOther, Column: redemption.FieldCashbackAmount},
 			redemption.FieldBonusPoints:       {Type: field.TypeInt64, Column: redemption.FieldBonusPoints},
 			redemption.FieldBenefit:           {Type: field.TypeJSON, Column: redemption.FieldBenefit},
+			redemption.FieldRolledBackAt:      {Type: field.TypeTime, Column: redemption.FieldRolledBackAt},
+			redemption.FieldRollbackReason:    {Type: field.TypeString, Column: redemption.FieldRollbackReason},
 		},
 	}
 	graph.Nodes[8] = &sqlgraph.Node{
@@ -267,6 +272,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldFailureReason:        {Type: field.TypeString, Column: sale.FieldFailureReason},
 			sale.FieldPointsCredited:       {Type: field.TypeInt64, Column: sale.FieldPointsCredited},
 			sale.FieldProcessedAt:          {Type: field.TypeTime, Column: sale.FieldProcessedAt},
+			sale.FieldReturnedAmount:       {Type: field.TypeOther, Column: sale.FieldReturnedAmount},
+			sale.FieldPointsReversed:       {Type: field.TypeInt64, Column: sale.FieldPointsReversed},
 		},
 	}
 	graph.Nodes[9] = &sqlgraph.Node{
@@ -280,15 +287,16 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "SaleItem",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			saleitem.FieldTenantID:       {Type: field.TypeString, Column: saleitem.FieldTenantID},
-			saleitem.FieldSaleID:         {Type: field.TypeString, Column: saleitem.FieldSaleID},
-			saleitem.FieldLineID:         {Type: field.TypeString, Column: saleitem.FieldLineID},
-			saleitem.FieldGtin:           {Type: field.TypeString, Column: saleitem.FieldGtin},
-			saleitem.FieldDescription:    {Type: field.TypeString, Column: saleitem.FieldDescription},
-			saleitem.FieldUnitPrice:      {Type: field.TypeOther, Column: saleitem.FieldUnitPrice},
-			saleitem.FieldQuantity:       {Type: field.TypeOther, Column: saleitem.FieldQuantity},
-			saleitem.FieldDiscountAmount: {Type: field.TypeOther, Column: saleitem.FieldDiscountAmount},
-			saleitem.FieldDiscounts:      {Type: field.TypeJSON, Column: saleitem.FieldDiscounts},
+			saleitem.FieldTenantID:         {Type: field.TypeString, Column: saleitem.FieldTenantID},
+			saleitem.FieldSaleID:           {Type: field.TypeString, Column: saleitem.FieldSaleID},
+			saleitem.FieldLineID:           {Type: field.TypeString, Column: saleitem.FieldLineID},
+			saleitem.FieldGtin:             {Type: field.TypeString, Column: saleitem.FieldGtin},
+			saleitem.FieldDescription:      {Type: field.TypeString, Column: saleitem.FieldDescription},
+			saleitem.FieldUnitPrice:        {Type: field.TypeOther, Column: saleitem.FieldUnitPrice},
+			saleitem.FieldQuantity:         {Type: field.TypeOther, Column: saleitem.FieldQuantity},
+			saleitem.FieldDiscountAmount:   {Type: field.TypeOther, Column: saleitem.FieldDiscountAmount},
+			saleitem.FieldDiscounts:        {Type: field.TypeJSON, Column: saleitem.FieldDiscounts},
+			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
 	graph.Nodes[10] = &sqlgraph.Node{
@@ -314,6 +322,32 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   salereturn.Table,
+			Columns: salereturn.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: salereturn.FieldID,
+			},
+		},
+		Type: "SaleReturn",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			salereturn.FieldTenantID:       {Type: field.TypeString, Column: salereturn.FieldTenantID},
+			salereturn.FieldCreatedAt:      {Type: field.TypeTime, Column: salereturn.FieldCreatedAt},
+			salereturn.FieldSaleID:         {Type: field.TypeString, Column: salereturn.FieldSaleID},
+			salereturn.FieldExternalID:     {Type: field.TypeString, Column: salereturn.FieldExternalID},
+			salereturn.FieldKind:           {Type: field.TypeEnum, Column: salereturn.FieldKind},
+			salereturn.FieldPosID:          {Type: field.TypeString, Column: salereturn.FieldPosID},
+			salereturn.FieldReturnedAt:     {Type: field.TypeTime, Column: salereturn.FieldReturnedAt},
+			salereturn.FieldReason:         {Type: field.TypeString, Column: salereturn.FieldReason},
+			salereturn.FieldLines:          {Type: field.TypeJSON, Column: salereturn.FieldLines},
+			salereturn.FieldAmount:         {Type: field.TypeOther, Column: salereturn.FieldAmount},
+			salereturn.FieldStatus:         {Type: field.TypeEnum, Column: salereturn.FieldStatus},
+			salereturn.FieldPointsReversed: {Type: field.TypeInt64, Column: salereturn.FieldPointsReversed},
+			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
+		},
+	}
+	graph.Nodes[12] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -330,7 +364,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -347,7 +381,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -365,7 +399,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -396,7 +430,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -420,7 +454,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -440,7 +474,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -465,7 +499,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -801,6 +835,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"SalePayment",
 	)
 	graph.MustAddE(
+		"returns",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+		},
+		"Sale",
+		"SaleReturn",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -846,6 +892,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"SalePayment",
+		"Sale",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   salereturn.TenantTable,
+			Columns: []string{salereturn.TenantColumn},
+			Bidi:    false,
+		},
+		"SaleReturn",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"sale",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   salereturn.SaleTable,
+			Columns: []string{salereturn.SaleColumn},
+			Bidi:    false,
+		},
+		"SaleReturn",
 		"Sale",
 	)
 	graph.MustAddE(
@@ -1470,6 +1540,11 @@ func (f *CustomerFilter) WherePointsBalance(p entql.Int64P) {
 	f.Where(p.Field(customer.FieldPointsBalance))
 }
 
+// WherePointsDebt applies the entql int64 predicate on the points_debt field.
+func (f *CustomerFilter) WherePointsDebt(p entql.Int64P) {
+	f.Where(p.Field(customer.FieldPointsDebt))
+}
+
 // WhereLifetimeValue applies the entql other predicate on the lifetime_value field.
 func (f *CustomerFilter) WhereLifetimeValue(p entql.OtherP) {
 	f.Where(p.Field(customer.FieldLifetimeValue))
@@ -1808,6 +1883,11 @@ func (f *PointsEntryFilter) WhereBalanceAfter(p entql.Int64P) {
 	f.Where(p.Field(pointsentry.FieldBalanceAfter))
 }
 
+// WhereDebtAfter applies the entql int64 predicate on the debt_after field.
+func (f *PointsEntryFilter) WhereDebtAfter(p entql.Int64P) {
+	f.Where(p.Field(pointsentry.FieldDebtAfter))
+}
+
 // WhereSourceKind applies the entql string predicate on the source_kind field.
 func (f *PointsEntryFilter) WhereSourceKind(p entql.StringP) {
 	f.Where(p.Field(pointsentry.FieldSourceKind))
@@ -2088,6 +2168,16 @@ func (f *RedemptionFilter) WhereBenefit(p entql.BytesP) {
 	f.Where(p.Field(redemption.FieldBenefit))
 }
 
+// WhereRolledBackAt applies the entql time.Time predicate on the rolled_back_at field.
+func (f *RedemptionFilter) WhereRolledBackAt(p entql.TimeP) {
+	f.Where(p.Field(redemption.FieldRolledBackAt))
+}
+
+// WhereRollbackReason applies the entql string predicate on the rollback_reason field.
+func (f *RedemptionFilter) WhereRollbackReason(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldRollbackReason))
+}
+
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
 func (f *RedemptionFilter) WhereHasTenant() {
 	f.Where(entql.HasEdge("tenant"))
@@ -2298,6 +2388,16 @@ func (f *SaleFilter) WhereProcessedAt(p entql.TimeP) {
 	f.Where(p.Field(sale.FieldProcessedAt))
 }
 
+// WhereReturnedAmount applies the entql other predicate on the returned_amount field.
+func (f *SaleFilter) WhereReturnedAmount(p entql.OtherP) {
+	f.Where(p.Field(sale.FieldReturnedAmount))
+}
+
+// WherePointsReversed applies the entql int64 predicate on the points_reversed field.
+func (f *SaleFilter) WherePointsReversed(p entql.Int64P) {
+	f.Where(p.Field(sale.FieldPointsReversed))
+}
+
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
 func (f *SaleFilter) WhereHasTenant() {
 	f.Where(entql.HasEdge("tenant"))
@@ -2362,6 +2462,20 @@ func (f *SaleFilter) WhereHasPayments() {
 // WhereHasPaymentsWith applies a predicate to check if query has an edge payments with a given conditions (other predicates).
 func (f *SaleFilter) WhereHasPaymentsWith(preds ...predicate.SalePayment) {
 	f.Where(entql.HasEdgeWith("payments", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasReturns applies a predicate to check if query has an edge returns.
+func (f *SaleFilter) WhereHasReturns() {
+	f.Where(entql.HasEdge("returns"))
+}
+
+// WhereHasReturnsWith applies a predicate to check if query has an edge returns with a given conditions (other predicates).
+func (f *SaleFilter) WhereHasReturnsWith(preds ...predicate.SaleReturn) {
+	f.Where(entql.HasEdgeWith("returns", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -2451,6 +2565,11 @@ func (f *SaleItemFilter) WhereDiscountAmount(p entql.OtherP) {
 // WhereDiscounts applies the entql json.RawMessage predicate on the discounts field.
 func (f *SaleItemFilter) WhereDiscounts(p entql.BytesP) {
 	f.Where(p.Field(saleitem.FieldDiscounts))
+}
+
+// WhereReturnedQuantity applies the entql other predicate on the returned_quantity field.
+func (f *SaleItemFilter) WhereReturnedQuantity(p entql.OtherP) {
+	f.Where(p.Field(saleitem.FieldReturnedQuantity))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -2590,6 +2709,139 @@ func (f *SalePaymentFilter) WhereHasSaleWith(preds ...predicate.Sale) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *SaleReturnQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SaleReturnQuery builder.
+func (_q *SaleReturnQuery) Filter() *SaleReturnFilter {
+	return &SaleReturnFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SaleReturnMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SaleReturnMutation builder.
+func (m *SaleReturnMutation) Filter() *SaleReturnFilter {
+	return &SaleReturnFilter{config: m.config, predicateAdder: m}
+}
+
+// SaleReturnFilter provides a generic filtering capability at runtime for SaleReturnQuery.
+type SaleReturnFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SaleReturnFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *SaleReturnFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *SaleReturnFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SaleReturnFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(salereturn.FieldCreatedAt))
+}
+
+// WhereSaleID applies the entql string predicate on the sale_id field.
+func (f *SaleReturnFilter) WhereSaleID(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldSaleID))
+}
+
+// WhereExternalID applies the entql string predicate on the external_id field.
+func (f *SaleReturnFilter) WhereExternalID(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldExternalID))
+}
+
+// WhereKind applies the entql string predicate on the kind field.
+func (f *SaleReturnFilter) WhereKind(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldKind))
+}
+
+// WherePosID applies the entql string predicate on the pos_id field.
+func (f *SaleReturnFilter) WherePosID(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldPosID))
+}
+
+// WhereReturnedAt applies the entql time.Time predicate on the returned_at field.
+func (f *SaleReturnFilter) WhereReturnedAt(p entql.TimeP) {
+	f.Where(p.Field(salereturn.FieldReturnedAt))
+}
+
+// WhereReason applies the entql string predicate on the reason field.
+func (f *SaleReturnFilter) WhereReason(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldReason))
+}
+
+// WhereLines applies the entql json.RawMessage predicate on the lines field.
+func (f *SaleReturnFilter) WhereLines(p entql.BytesP) {
+	f.Where(p.Field(salereturn.FieldLines))
+}
+
+// WhereAmount applies the entql other predicate on the amount field.
+func (f *SaleReturnFilter) WhereAmount(p entql.OtherP) {
+	f.Where(p.Field(salereturn.FieldAmount))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *SaleReturnFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(salereturn.FieldStatus))
+}
+
+// WherePointsReversed applies the entql int64 predicate on the points_reversed field.
+func (f *SaleReturnFilter) WherePointsReversed(p entql.Int64P) {
+	f.Where(p.Field(salereturn.FieldPointsReversed))
+}
+
+// WhereProcessedAt applies the entql time.Time predicate on the processed_at field.
+func (f *SaleReturnFilter) WhereProcessedAt(p entql.TimeP) {
+	f.Where(p.Field(salereturn.FieldProcessedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *SaleReturnFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *SaleReturnFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasSale applies a predicate to check if query has an edge sale.
+func (f *SaleReturnFilter) WhereHasSale() {
+	f.Where(entql.HasEdge("sale"))
+}
+
+// WhereHasSaleWith applies a predicate to check if query has an edge sale with a given conditions (other predicates).
+func (f *SaleReturnFilter) WhereHasSaleWith(preds ...predicate.Sale) {
+	f.Where(entql.HasEdgeWith("sale", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *SegmentQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -2618,7 +2870,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2725,7 +2977,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2785,7 +3037,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2864,7 +3116,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3022,7 +3274,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3145,7 +3397,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3248,7 +3500,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3404,7 +3656,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

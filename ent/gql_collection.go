@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -905,6 +906,11 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, customer.FieldPointsBalance)
 				fieldSeen[customer.FieldPointsBalance] = struct{}{}
 			}
+		case "pointsDebt":
+			if _, ok := fieldSeen[customer.FieldPointsDebt]; !ok {
+				selectedFields = append(selectedFields, customer.FieldPointsDebt)
+				fieldSeen[customer.FieldPointsDebt] = struct{}{}
+			}
 		case "lifetimeValue":
 			if _, ok := fieldSeen[customer.FieldLifetimeValue]; !ok {
 				selectedFields = append(selectedFields, customer.FieldLifetimeValue)
@@ -1168,6 +1174,11 @@ func (_q *PointsEntryQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, pointsentry.FieldBalanceAfter)
 				fieldSeen[pointsentry.FieldBalanceAfter] = struct{}{}
 			}
+		case "debtAfter":
+			if _, ok := fieldSeen[pointsentry.FieldDebtAfter]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldDebtAfter)
+				fieldSeen[pointsentry.FieldDebtAfter] = struct{}{}
+			}
 		case "sourceKind":
 			if _, ok := fieldSeen[pointsentry.FieldSourceKind]; !ok {
 				selectedFields = append(selectedFields, pointsentry.FieldSourceKind)
@@ -1376,6 +1387,16 @@ func (_q *RedemptionQuery) collectField(ctx context.Context, oneNode bool, opCtx
 			if _, ok := fieldSeen[redemption.FieldBonusPoints]; !ok {
 				selectedFields = append(selectedFields, redemption.FieldBonusPoints)
 				fieldSeen[redemption.FieldBonusPoints] = struct{}{}
+			}
+		case "rolledBackAt":
+			if _, ok := fieldSeen[redemption.FieldRolledBackAt]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldRolledBackAt)
+				fieldSeen[redemption.FieldRolledBackAt] = struct{}{}
+			}
+		case "rollbackReason":
+			if _, ok := fieldSeen[redemption.FieldRollbackReason]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldRollbackReason)
+				fieldSeen[redemption.FieldRollbackReason] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -1593,6 +1614,19 @@ func (_q *SaleQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 			_q.WithNamedPayments(alias, func(wq *SalePaymentQuery) {
 				*wq = *query
 			})
+
+		case "returns":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleReturnClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, salereturnImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedReturns(alias, func(wq *SaleReturnQuery) {
+				*wq = *query
+			})
 		case "tenantID":
 			if _, ok := fieldSeen[sale.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, sale.FieldTenantID)
@@ -1682,6 +1716,16 @@ func (_q *SaleQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 			if _, ok := fieldSeen[sale.FieldProcessedAt]; !ok {
 				selectedFields = append(selectedFields, sale.FieldProcessedAt)
 				fieldSeen[sale.FieldProcessedAt] = struct{}{}
+			}
+		case "returnedAmount":
+			if _, ok := fieldSeen[sale.FieldReturnedAmount]; !ok {
+				selectedFields = append(selectedFields, sale.FieldReturnedAmount)
+				fieldSeen[sale.FieldReturnedAmount] = struct{}{}
+			}
+		case "pointsReversed":
+			if _, ok := fieldSeen[sale.FieldPointsReversed]; !ok {
+				selectedFields = append(selectedFields, sale.FieldPointsReversed)
+				fieldSeen[sale.FieldPointsReversed] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -1821,6 +1865,11 @@ func (_q *SaleItemQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 			if _, ok := fieldSeen[saleitem.FieldDiscountAmount]; !ok {
 				selectedFields = append(selectedFields, saleitem.FieldDiscountAmount)
 				fieldSeen[saleitem.FieldDiscountAmount] = struct{}{}
+			}
+		case "returnedQuantity":
+			if _, ok := fieldSeen[saleitem.FieldReturnedQuantity]; !ok {
+				selectedFields = append(selectedFields, saleitem.FieldReturnedQuantity)
+				fieldSeen[saleitem.FieldReturnedQuantity] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -1976,6 +2025,165 @@ func newSalePaymentPaginateArgs(rv map[string]any) *salepaymentPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*SalePaymentWhereInput); ok {
 		args.opts = append(args.opts, WithSalePaymentFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *SaleReturnQuery) CollectFields(ctx context.Context, satisfies ...string) (*SaleReturnQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *SaleReturnQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(salereturn.Columns))
+		selectedFields = []string{salereturn.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "sale":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&SaleClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, saleImplementors)...); err != nil {
+				return err
+			}
+			_q.withSale = query
+			if _, ok := fieldSeen[salereturn.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldSaleID)
+				fieldSeen[salereturn.FieldSaleID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[salereturn.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldTenantID)
+				fieldSeen[salereturn.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[salereturn.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldCreatedAt)
+				fieldSeen[salereturn.FieldCreatedAt] = struct{}{}
+			}
+		case "saleID":
+			if _, ok := fieldSeen[salereturn.FieldSaleID]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldSaleID)
+				fieldSeen[salereturn.FieldSaleID] = struct{}{}
+			}
+		case "externalID":
+			if _, ok := fieldSeen[salereturn.FieldExternalID]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldExternalID)
+				fieldSeen[salereturn.FieldExternalID] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[salereturn.FieldKind]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldKind)
+				fieldSeen[salereturn.FieldKind] = struct{}{}
+			}
+		case "posID":
+			if _, ok := fieldSeen[salereturn.FieldPosID]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldPosID)
+				fieldSeen[salereturn.FieldPosID] = struct{}{}
+			}
+		case "returnedAt":
+			if _, ok := fieldSeen[salereturn.FieldReturnedAt]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldReturnedAt)
+				fieldSeen[salereturn.FieldReturnedAt] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[salereturn.FieldReason]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldReason)
+				fieldSeen[salereturn.FieldReason] = struct{}{}
+			}
+		case "amount":
+			if _, ok := fieldSeen[salereturn.FieldAmount]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldAmount)
+				fieldSeen[salereturn.FieldAmount] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[salereturn.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldStatus)
+				fieldSeen[salereturn.FieldStatus] = struct{}{}
+			}
+		case "pointsReversed":
+			if _, ok := fieldSeen[salereturn.FieldPointsReversed]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldPointsReversed)
+				fieldSeen[salereturn.FieldPointsReversed] = struct{}{}
+			}
+		case "processedAt":
+			if _, ok := fieldSeen[salereturn.FieldProcessedAt]; !ok {
+				selectedFields = append(selectedFields, salereturn.FieldProcessedAt)
+				fieldSeen[salereturn.FieldProcessedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type salereturnPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []SaleReturnPaginateOption
+}
+
+func newSaleReturnPaginateArgs(rv map[string]any) *salereturnPaginateArgs {
+	args := &salereturnPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &SaleReturnOrder{Field: &SaleReturnOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithSaleReturnOrder(order))
+			}
+		case *SaleReturnOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithSaleReturnOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*SaleReturnWhereInput); ok {
+		args.opts = append(args.opts, WithSaleReturnFilter(v.Filter))
 	}
 	return args
 }

@@ -201,6 +201,18 @@ func (_m *Sale) Payments(ctx context.Context) (result []*SalePayment, err error)
 	return result, err
 }
 
+func (_m *Sale) Returns(ctx context.Context) (result []*SaleReturn, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedReturns(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.ReturnsOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryReturns().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *SaleItem) Sale(ctx context.Context) (*Sale, error) {
 	result, err := _m.Edges.SaleOrErr()
 	if IsNotLoaded(err) {
@@ -210,6 +222,14 @@ func (_m *SaleItem) Sale(ctx context.Context) (*Sale, error) {
 }
 
 func (_m *SalePayment) Sale(ctx context.Context) (*Sale, error) {
+	result, err := _m.Edges.SaleOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QuerySale().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *SaleReturn) Sale(ctx context.Context) (*Sale, error) {
 	result, err := _m.Edges.SaleOrErr()
 	if IsNotLoaded(err) {
 		result, err = _m.QuerySale().Only(ctx)

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -75,6 +76,11 @@ var salepaymentImplementors = []string{"SalePayment", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*SalePayment) IsNode() {}
+
+var salereturnImplementors = []string{"SaleReturn", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*SaleReturn) IsNode() {}
 
 var segmentImplementors = []string{"Segment", "Node"}
 
@@ -241,6 +247,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(salepayment.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, salepaymentImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case salereturn.Table:
+		query := c.SaleReturn.Query().
+			Where(salereturn.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, salereturnImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -504,6 +519,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.SalePayment.Query().
 			Where(salepayment.IDIn(ids...))
 		query, err := query.CollectFields(ctx, salepaymentImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case salereturn.Table:
+		query := c.SaleReturn.Query().
+			Where(salereturn.IDIn(ids...))
+		query, err := query.CollectFields(ctx, salereturnImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -2893,6 +2894,302 @@ func (_m *SalePayment) ToEdge(order *SalePaymentOrder) *SalePaymentEdge {
 		order = DefaultSalePaymentOrder
 	}
 	return &SalePaymentEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// SaleReturnEdge is the edge representation of SaleReturn.
+type SaleReturnEdge struct {
+	Node   *SaleReturn `json:"node"`
+	Cursor Cursor      `json:"cursor"`
+}
+
+// SaleReturnConnection is the connection containing edges to SaleReturn.
+type SaleReturnConnection struct {
+	Edges      []*SaleReturnEdge `json:"edges"`
+	PageInfo   PageInfo          `json:"pageInfo"`
+	TotalCount int               `json:"totalCount"`
+}
+
+func (c *SaleReturnConnection) build(nodes []*SaleReturn, pager *salereturnPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *SaleReturn
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *SaleReturn {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *SaleReturn {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*SaleReturnEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &SaleReturnEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// SaleReturnPaginateOption enables pagination customization.
+type SaleReturnPaginateOption func(*salereturnPager) error
+
+// WithSaleReturnOrder configures pagination ordering.
+func WithSaleReturnOrder(order *SaleReturnOrder) SaleReturnPaginateOption {
+	if order == nil {
+		order = DefaultSaleReturnOrder
+	}
+	o := *order
+	return func(pager *salereturnPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultSaleReturnOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithSaleReturnFilter configures pagination filter.
+func WithSaleReturnFilter(filter func(*SaleReturnQuery) (*SaleReturnQuery, error)) SaleReturnPaginateOption {
+	return func(pager *salereturnPager) error {
+		if filter == nil {
+			return errors.New("SaleReturnQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type salereturnPager struct {
+	reverse bool
+	order   *SaleReturnOrder
+	filter  func(*SaleReturnQuery) (*SaleReturnQuery, error)
+}
+
+func newSaleReturnPager(opts []SaleReturnPaginateOption, reverse bool) (*salereturnPager, error) {
+	pager := &salereturnPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultSaleReturnOrder
+	}
+	return pager, nil
+}
+
+func (p *salereturnPager) applyFilter(query *SaleReturnQuery) (*SaleReturnQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *salereturnPager) toCursor(_m *SaleReturn) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *salereturnPager) applyCursors(query *SaleReturnQuery, after, before *Cursor) (*SaleReturnQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultSaleReturnOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *salereturnPager) applyOrder(query *SaleReturnQuery) *SaleReturnQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultSaleReturnOrder.Field {
+		query = query.Order(DefaultSaleReturnOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *salereturnPager) orderExpr(query *SaleReturnQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultSaleReturnOrder.Field {
+			b.Comma().Ident(DefaultSaleReturnOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to SaleReturn.
+func (_m *SaleReturnQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...SaleReturnPaginateOption,
+) (*SaleReturnConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newSaleReturnPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &SaleReturnConnection{Edges: []*SaleReturnEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// SaleReturnOrderFieldCreatedAt orders SaleReturn by created_at.
+	SaleReturnOrderFieldCreatedAt = &SaleReturnOrderField{
+		Value: func(_m *SaleReturn) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: salereturn.FieldCreatedAt,
+		toTerm: salereturn.ByCreatedAt,
+		toCursor: func(_m *SaleReturn) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f SaleReturnOrderField) String() string {
+	var str string
+	switch f.column {
+	case SaleReturnOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f SaleReturnOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *SaleReturnOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("SaleReturnOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *SaleReturnOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid SaleReturnOrderField", str)
+	}
+	return nil
+}
+
+// SaleReturnOrderField defines the ordering field of SaleReturn.
+type SaleReturnOrderField struct {
+	// Value extracts the ordering value from the given SaleReturn.
+	Value    func(*SaleReturn) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) salereturn.OrderOption
+	toCursor func(*SaleReturn) Cursor
+}
+
+// SaleReturnOrder defines the ordering of SaleReturn.
+type SaleReturnOrder struct {
+	Direction OrderDirection        `json:"direction"`
+	Field     *SaleReturnOrderField `json:"field"`
+}
+
+// DefaultSaleReturnOrder is the default ordering of SaleReturn.
+var DefaultSaleReturnOrder = &SaleReturnOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &SaleReturnOrderField{
+		Value: func(_m *SaleReturn) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: salereturn.FieldID,
+		toTerm: salereturn.ByID,
+		toCursor: func(_m *SaleReturn) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts SaleReturn into SaleReturnEdge.
+func (_m *SaleReturn) ToEdge(order *SaleReturnOrder) *SaleReturnEdge {
+	if order == nil {
+		order = DefaultSaleReturnOrder
+	}
+	return &SaleReturnEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

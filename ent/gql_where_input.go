@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -1543,6 +1544,16 @@ type CustomerWhereInput struct {
 	PointsBalanceLT    *int64  `json:"pointsBalanceLT,omitempty"`
 	PointsBalanceLTE   *int64  `json:"pointsBalanceLTE,omitempty"`
 
+	// "points_debt" field predicates.
+	PointsDebt      *int64  `json:"pointsDebt,omitempty"`
+	PointsDebtNEQ   *int64  `json:"pointsDebtNEQ,omitempty"`
+	PointsDebtIn    []int64 `json:"pointsDebtIn,omitempty"`
+	PointsDebtNotIn []int64 `json:"pointsDebtNotIn,omitempty"`
+	PointsDebtGT    *int64  `json:"pointsDebtGT,omitempty"`
+	PointsDebtGTE   *int64  `json:"pointsDebtGTE,omitempty"`
+	PointsDebtLT    *int64  `json:"pointsDebtLT,omitempty"`
+	PointsDebtLTE   *int64  `json:"pointsDebtLTE,omitempty"`
+
 	// "lifetime_value" field predicates.
 	LifetimeValue      *decimal.Decimal  `json:"lifetimeValue,omitempty"`
 	LifetimeValueNEQ   *decimal.Decimal  `json:"lifetimeValueNEQ,omitempty"`
@@ -2243,6 +2254,30 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	if i.PointsBalanceLTE != nil {
 		predicates = append(predicates, customer.PointsBalanceLTE(*i.PointsBalanceLTE))
 	}
+	if i.PointsDebt != nil {
+		predicates = append(predicates, customer.PointsDebtEQ(*i.PointsDebt))
+	}
+	if i.PointsDebtNEQ != nil {
+		predicates = append(predicates, customer.PointsDebtNEQ(*i.PointsDebtNEQ))
+	}
+	if len(i.PointsDebtIn) > 0 {
+		predicates = append(predicates, customer.PointsDebtIn(i.PointsDebtIn...))
+	}
+	if len(i.PointsDebtNotIn) > 0 {
+		predicates = append(predicates, customer.PointsDebtNotIn(i.PointsDebtNotIn...))
+	}
+	if i.PointsDebtGT != nil {
+		predicates = append(predicates, customer.PointsDebtGT(*i.PointsDebtGT))
+	}
+	if i.PointsDebtGTE != nil {
+		predicates = append(predicates, customer.PointsDebtGTE(*i.PointsDebtGTE))
+	}
+	if i.PointsDebtLT != nil {
+		predicates = append(predicates, customer.PointsDebtLT(*i.PointsDebtLT))
+	}
+	if i.PointsDebtLTE != nil {
+		predicates = append(predicates, customer.PointsDebtLTE(*i.PointsDebtLTE))
+	}
 	if i.LifetimeValue != nil {
 		predicates = append(predicates, customer.LifetimeValueEQ(*i.LifetimeValue))
 	}
@@ -2847,6 +2882,16 @@ type PointsEntryWhereInput struct {
 	BalanceAfterLT    *int64  `json:"balanceAfterLT,omitempty"`
 	BalanceAfterLTE   *int64  `json:"balanceAfterLTE,omitempty"`
 
+	// "debt_after" field predicates.
+	DebtAfter      *int64  `json:"debtAfter,omitempty"`
+	DebtAfterNEQ   *int64  `json:"debtAfterNEQ,omitempty"`
+	DebtAfterIn    []int64 `json:"debtAfterIn,omitempty"`
+	DebtAfterNotIn []int64 `json:"debtAfterNotIn,omitempty"`
+	DebtAfterGT    *int64  `json:"debtAfterGT,omitempty"`
+	DebtAfterGTE   *int64  `json:"debtAfterGTE,omitempty"`
+	DebtAfterLT    *int64  `json:"debtAfterLT,omitempty"`
+	DebtAfterLTE   *int64  `json:"debtAfterLTE,omitempty"`
+
 	// "source_kind" field predicates.
 	SourceKind      *pointsentry.SourceKind  `json:"sourceKind,omitempty"`
 	SourceKindNEQ   *pointsentry.SourceKind  `json:"sourceKindNEQ,omitempty"`
@@ -3176,6 +3221,30 @@ func (i *PointsEntryWhereInput) P() (predicate.PointsEntry, error) {
 	}
 	if i.BalanceAfterLTE != nil {
 		predicates = append(predicates, pointsentry.BalanceAfterLTE(*i.BalanceAfterLTE))
+	}
+	if i.DebtAfter != nil {
+		predicates = append(predicates, pointsentry.DebtAfterEQ(*i.DebtAfter))
+	}
+	if i.DebtAfterNEQ != nil {
+		predicates = append(predicates, pointsentry.DebtAfterNEQ(*i.DebtAfterNEQ))
+	}
+	if len(i.DebtAfterIn) > 0 {
+		predicates = append(predicates, pointsentry.DebtAfterIn(i.DebtAfterIn...))
+	}
+	if len(i.DebtAfterNotIn) > 0 {
+		predicates = append(predicates, pointsentry.DebtAfterNotIn(i.DebtAfterNotIn...))
+	}
+	if i.DebtAfterGT != nil {
+		predicates = append(predicates, pointsentry.DebtAfterGT(*i.DebtAfterGT))
+	}
+	if i.DebtAfterGTE != nil {
+		predicates = append(predicates, pointsentry.DebtAfterGTE(*i.DebtAfterGTE))
+	}
+	if i.DebtAfterLT != nil {
+		predicates = append(predicates, pointsentry.DebtAfterLT(*i.DebtAfterLT))
+	}
+	if i.DebtAfterLTE != nil {
+		predicates = append(predicates, pointsentry.DebtAfterLTE(*i.DebtAfterLTE))
 	}
 	if i.SourceKind != nil {
 		predicates = append(predicates, pointsentry.SourceKindEQ(*i.SourceKind))
@@ -3511,6 +3580,35 @@ type RedemptionWhereInput struct {
 	BonusPointsGTE   *int64  `json:"bonusPointsGTE,omitempty"`
 	BonusPointsLT    *int64  `json:"bonusPointsLT,omitempty"`
 	BonusPointsLTE   *int64  `json:"bonusPointsLTE,omitempty"`
+
+	// "rolled_back_at" field predicates.
+	RolledBackAt       *time.Time  `json:"rolledBackAt,omitempty"`
+	RolledBackAtNEQ    *time.Time  `json:"rolledBackAtNEQ,omitempty"`
+	RolledBackAtIn     []time.Time `json:"rolledBackAtIn,omitempty"`
+	RolledBackAtNotIn  []time.Time `json:"rolledBackAtNotIn,omitempty"`
+	RolledBackAtGT     *time.Time  `json:"rolledBackAtGT,omitempty"`
+	RolledBackAtGTE    *time.Time  `json:"rolledBackAtGTE,omitempty"`
+	RolledBackAtLT     *time.Time  `json:"rolledBackAtLT,omitempty"`
+	RolledBackAtLTE    *time.Time  `json:"rolledBackAtLTE,omitempty"`
+	RolledBackAtIsNil  bool        `json:"rolledBackAtIsNil,omitempty"`
+	RolledBackAtNotNil bool        `json:"rolledBackAtNotNil,omitempty"`
+
+	// "rollback_reason" field predicates.
+	RollbackReason             *string  `json:"rollbackReason,omitempty"`
+	RollbackReasonNEQ          *string  `json:"rollbackReasonNEQ,omitempty"`
+	RollbackReasonIn           []string `json:"rollbackReasonIn,omitempty"`
+	RollbackReasonNotIn        []string `json:"rollbackReasonNotIn,omitempty"`
+	RollbackReasonGT           *string  `json:"rollbackReasonGT,omitempty"`
+	RollbackReasonGTE          *string  `json:"rollbackReasonGTE,omitempty"`
+	RollbackReasonLT           *string  `json:"rollbackReasonLT,omitempty"`
+	RollbackReasonLTE          *string  `json:"rollbackReasonLTE,omitempty"`
+	RollbackReasonContains     *string  `json:"rollbackReasonContains,omitempty"`
+	RollbackReasonHasPrefix    *string  `json:"rollbackReasonHasPrefix,omitempty"`
+	RollbackReasonHasSuffix    *string  `json:"rollbackReasonHasSuffix,omitempty"`
+	RollbackReasonIsNil        bool     `json:"rollbackReasonIsNil,omitempty"`
+	RollbackReasonNotNil       bool     `json:"rollbackReasonNotNil,omitempty"`
+	RollbackReasonEqualFold    *string  `json:"rollbackReasonEqualFold,omitempty"`
+	RollbackReasonContainsFold *string  `json:"rollbackReasonContainsFold,omitempty"`
 
 	// "campaign" edge predicates.
 	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
@@ -3953,6 +4051,81 @@ func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
 	if i.BonusPointsLTE != nil {
 		predicates = append(predicates, redemption.BonusPointsLTE(*i.BonusPointsLTE))
 	}
+	if i.RolledBackAt != nil {
+		predicates = append(predicates, redemption.RolledBackAtEQ(*i.RolledBackAt))
+	}
+	if i.RolledBackAtNEQ != nil {
+		predicates = append(predicates, redemption.RolledBackAtNEQ(*i.RolledBackAtNEQ))
+	}
+	if len(i.RolledBackAtIn) > 0 {
+		predicates = append(predicates, redemption.RolledBackAtIn(i.RolledBackAtIn...))
+	}
+	if len(i.RolledBackAtNotIn) > 0 {
+		predicates = append(predicates, redemption.RolledBackAtNotIn(i.RolledBackAtNotIn...))
+	}
+	if i.RolledBackAtGT != nil {
+		predicates = append(predicates, redemption.RolledBackAtGT(*i.RolledBackAtGT))
+	}
+	if i.RolledBackAtGTE != nil {
+		predicates = append(predicates, redemption.RolledBackAtGTE(*i.RolledBackAtGTE))
+	}
+	if i.RolledBackAtLT != nil {
+		predicates = append(predicates, redemption.RolledBackAtLT(*i.RolledBackAtLT))
+	}
+	if i.RolledBackAtLTE != nil {
+		predicates = append(predicates, redemption.RolledBackAtLTE(*i.RolledBackAtLTE))
+	}
+	if i.RolledBackAtIsNil {
+		predicates = append(predicates, redemption.RolledBackAtIsNil())
+	}
+	if i.RolledBackAtNotNil {
+		predicates = append(predicates, redemption.RolledBackAtNotNil())
+	}
+	if i.RollbackReason != nil {
+		predicates = append(predicates, redemption.RollbackReasonEQ(*i.RollbackReason))
+	}
+	if i.RollbackReasonNEQ != nil {
+		predicates = append(predicates, redemption.RollbackReasonNEQ(*i.RollbackReasonNEQ))
+	}
+	if len(i.RollbackReasonIn) > 0 {
+		predicates = append(predicates, redemption.RollbackReasonIn(i.RollbackReasonIn...))
+	}
+	if len(i.RollbackReasonNotIn) > 0 {
+		predicates = append(predicates, redemption.RollbackReasonNotIn(i.RollbackReasonNotIn...))
+	}
+	if i.RollbackReasonGT != nil {
+		predicates = append(predicates, redemption.RollbackReasonGT(*i.RollbackReasonGT))
+	}
+	if i.RollbackReasonGTE != nil {
+		predicates = append(predicates, redemption.RollbackReasonGTE(*i.RollbackReasonGTE))
+	}
+	if i.RollbackReasonLT != nil {
+		predicates = append(predicates, redemption.RollbackReasonLT(*i.RollbackReasonLT))
+	}
+	if i.RollbackReasonLTE != nil {
+		predicates = append(predicates, redemption.RollbackReasonLTE(*i.RollbackReasonLTE))
+	}
+	if i.RollbackReasonContains != nil {
+		predicates = append(predicates, redemption.RollbackReasonContains(*i.RollbackReasonContains))
+	}
+	if i.RollbackReasonHasPrefix != nil {
+		predicates = append(predicates, redemption.RollbackReasonHasPrefix(*i.RollbackReasonHasPrefix))
+	}
+	if i.RollbackReasonHasSuffix != nil {
+		predicates = append(predicates, redemption.RollbackReasonHasSuffix(*i.RollbackReasonHasSuffix))
+	}
+	if i.RollbackReasonIsNil {
+		predicates = append(predicates, redemption.RollbackReasonIsNil())
+	}
+	if i.RollbackReasonNotNil {
+		predicates = append(predicates, redemption.RollbackReasonNotNil())
+	}
+	if i.RollbackReasonEqualFold != nil {
+		predicates = append(predicates, redemption.RollbackReasonEqualFold(*i.RollbackReasonEqualFold))
+	}
+	if i.RollbackReasonContainsFold != nil {
+		predicates = append(predicates, redemption.RollbackReasonContainsFold(*i.RollbackReasonContainsFold))
+	}
 
 	if i.HasCampaign != nil {
 		p := redemption.HasCampaign()
@@ -4262,6 +4435,26 @@ type SaleWhereInput struct {
 	ProcessedAtIsNil  bool        `json:"processedAtIsNil,omitempty"`
 	ProcessedAtNotNil bool        `json:"processedAtNotNil,omitempty"`
 
+	// "returned_amount" field predicates.
+	ReturnedAmount      *decimal.Decimal  `json:"returnedAmount,omitempty"`
+	ReturnedAmountNEQ   *decimal.Decimal  `json:"returnedAmountNEQ,omitempty"`
+	ReturnedAmountIn    []decimal.Decimal `json:"returnedAmountIn,omitempty"`
+	ReturnedAmountNotIn []decimal.Decimal `json:"returnedAmountNotIn,omitempty"`
+	ReturnedAmountGT    *decimal.Decimal  `json:"returnedAmountGT,omitempty"`
+	ReturnedAmountGTE   *decimal.Decimal  `json:"returnedAmountGTE,omitempty"`
+	ReturnedAmountLT    *decimal.Decimal  `json:"returnedAmountLT,omitempty"`
+	ReturnedAmountLTE   *decimal.Decimal  `json:"returnedAmountLTE,omitempty"`
+
+	// "points_reversed" field predicates.
+	PointsReversed      *int64  `json:"pointsReversed,omitempty"`
+	PointsReversedNEQ   *int64  `json:"pointsReversedNEQ,omitempty"`
+	PointsReversedIn    []int64 `json:"pointsReversedIn,omitempty"`
+	PointsReversedNotIn []int64 `json:"pointsReversedNotIn,omitempty"`
+	PointsReversedGT    *int64  `json:"pointsReversedGT,omitempty"`
+	PointsReversedGTE   *int64  `json:"pointsReversedGTE,omitempty"`
+	PointsReversedLT    *int64  `json:"pointsReversedLT,omitempty"`
+	PointsReversedLTE   *int64  `json:"pointsReversedLTE,omitempty"`
+
 	// "store" edge predicates.
 	HasStore     *bool              `json:"hasStore,omitempty"`
 	HasStoreWith []*StoreWhereInput `json:"hasStoreWith,omitempty"`
@@ -4277,6 +4470,10 @@ type SaleWhereInput struct {
 	// "payments" edge predicates.
 	HasPayments     *bool                    `json:"hasPayments,omitempty"`
 	HasPaymentsWith []*SalePaymentWhereInput `json:"hasPaymentsWith,omitempty"`
+
+	// "returns" edge predicates.
+	HasReturns     *bool                   `json:"hasReturns,omitempty"`
+	HasReturnsWith []*SaleReturnWhereInput `json:"hasReturnsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -4947,6 +5144,54 @@ func (i *SaleWhereInput) P() (predicate.Sale, error) {
 	if i.ProcessedAtNotNil {
 		predicates = append(predicates, sale.ProcessedAtNotNil())
 	}
+	if i.ReturnedAmount != nil {
+		predicates = append(predicates, sale.ReturnedAmountEQ(*i.ReturnedAmount))
+	}
+	if i.ReturnedAmountNEQ != nil {
+		predicates = append(predicates, sale.ReturnedAmountNEQ(*i.ReturnedAmountNEQ))
+	}
+	if len(i.ReturnedAmountIn) > 0 {
+		predicates = append(predicates, sale.ReturnedAmountIn(i.ReturnedAmountIn...))
+	}
+	if len(i.ReturnedAmountNotIn) > 0 {
+		predicates = append(predicates, sale.ReturnedAmountNotIn(i.ReturnedAmountNotIn...))
+	}
+	if i.ReturnedAmountGT != nil {
+		predicates = append(predicates, sale.ReturnedAmountGT(*i.ReturnedAmountGT))
+	}
+	if i.ReturnedAmountGTE != nil {
+		predicates = append(predicates, sale.ReturnedAmountGTE(*i.ReturnedAmountGTE))
+	}
+	if i.ReturnedAmountLT != nil {
+		predicates = append(predicates, sale.ReturnedAmountLT(*i.ReturnedAmountLT))
+	}
+	if i.ReturnedAmountLTE != nil {
+		predicates = append(predicates, sale.ReturnedAmountLTE(*i.ReturnedAmountLTE))
+	}
+	if i.PointsReversed != nil {
+		predicates = append(predicates, sale.PointsReversedEQ(*i.PointsReversed))
+	}
+	if i.PointsReversedNEQ != nil {
+		predicates = append(predicates, sale.PointsReversedNEQ(*i.PointsReversedNEQ))
+	}
+	if len(i.PointsReversedIn) > 0 {
+		predicates = append(predicates, sale.PointsReversedIn(i.PointsReversedIn...))
+	}
+	if len(i.PointsReversedNotIn) > 0 {
+		predicates = append(predicates, sale.PointsReversedNotIn(i.PointsReversedNotIn...))
+	}
+	if i.PointsReversedGT != nil {
+		predicates = append(predicates, sale.PointsReversedGT(*i.PointsReversedGT))
+	}
+	if i.PointsReversedGTE != nil {
+		predicates = append(predicates, sale.PointsReversedGTE(*i.PointsReversedGTE))
+	}
+	if i.PointsReversedLT != nil {
+		predicates = append(predicates, sale.PointsReversedLT(*i.PointsReversedLT))
+	}
+	if i.PointsReversedLTE != nil {
+		predicates = append(predicates, sale.PointsReversedLTE(*i.PointsReversedLTE))
+	}
 
 	if i.HasStore != nil {
 		p := sale.HasStore()
@@ -5019,6 +5264,24 @@ func (i *SaleWhereInput) P() (predicate.Sale, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, sale.HasPaymentsWith(with...))
+	}
+	if i.HasReturns != nil {
+		p := sale.HasReturns()
+		if !*i.HasReturns {
+			p = sale.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasReturnsWith) > 0 {
+		with := make([]predicate.SaleReturn, 0, len(i.HasReturnsWith))
+		for _, w := range i.HasReturnsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasReturnsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, sale.HasReturnsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -5153,6 +5416,16 @@ type SaleItemWhereInput struct {
 	DiscountAmountGTE   *decimal.Decimal  `json:"discountAmountGTE,omitempty"`
 	DiscountAmountLT    *decimal.Decimal  `json:"discountAmountLT,omitempty"`
 	DiscountAmountLTE   *decimal.Decimal  `json:"discountAmountLTE,omitempty"`
+
+	// "returned_quantity" field predicates.
+	ReturnedQuantity      *decimal.Decimal  `json:"returnedQuantity,omitempty"`
+	ReturnedQuantityNEQ   *decimal.Decimal  `json:"returnedQuantityNEQ,omitempty"`
+	ReturnedQuantityIn    []decimal.Decimal `json:"returnedQuantityIn,omitempty"`
+	ReturnedQuantityNotIn []decimal.Decimal `json:"returnedQuantityNotIn,omitempty"`
+	ReturnedQuantityGT    *decimal.Decimal  `json:"returnedQuantityGT,omitempty"`
+	ReturnedQuantityGTE   *decimal.Decimal  `json:"returnedQuantityGTE,omitempty"`
+	ReturnedQuantityLT    *decimal.Decimal  `json:"returnedQuantityLT,omitempty"`
+	ReturnedQuantityLTE   *decimal.Decimal  `json:"returnedQuantityLTE,omitempty"`
 
 	// "sale" edge predicates.
 	HasSale     *bool             `json:"hasSale,omitempty"`
@@ -5526,6 +5799,30 @@ func (i *SaleItemWhereInput) P() (predicate.SaleItem, error) {
 	}
 	if i.DiscountAmountLTE != nil {
 		predicates = append(predicates, saleitem.DiscountAmountLTE(*i.DiscountAmountLTE))
+	}
+	if i.ReturnedQuantity != nil {
+		predicates = append(predicates, saleitem.ReturnedQuantityEQ(*i.ReturnedQuantity))
+	}
+	if i.ReturnedQuantityNEQ != nil {
+		predicates = append(predicates, saleitem.ReturnedQuantityNEQ(*i.ReturnedQuantityNEQ))
+	}
+	if len(i.ReturnedQuantityIn) > 0 {
+		predicates = append(predicates, saleitem.ReturnedQuantityIn(i.ReturnedQuantityIn...))
+	}
+	if len(i.ReturnedQuantityNotIn) > 0 {
+		predicates = append(predicates, saleitem.ReturnedQuantityNotIn(i.ReturnedQuantityNotIn...))
+	}
+	if i.ReturnedQuantityGT != nil {
+		predicates = append(predicates, saleitem.ReturnedQuantityGT(*i.ReturnedQuantityGT))
+	}
+	if i.ReturnedQuantityGTE != nil {
+		predicates = append(predicates, saleitem.ReturnedQuantityGTE(*i.ReturnedQuantityGTE))
+	}
+	if i.ReturnedQuantityLT != nil {
+		predicates = append(predicates, saleitem.ReturnedQuantityLT(*i.ReturnedQuantityLT))
+	}
+	if i.ReturnedQuantityLTE != nil {
+		predicates = append(predicates, saleitem.ReturnedQuantityLTE(*i.ReturnedQuantityLTE))
 	}
 
 	if i.HasSale != nil {
@@ -6099,6 +6396,644 @@ func (i *SalePaymentWhereInput) P() (predicate.SalePayment, error) {
 		return predicates[0], nil
 	default:
 		return salepayment.And(predicates...), nil
+	}
+}
+
+// SaleReturnWhereInput represents a where input for filtering SaleReturn queries.
+type SaleReturnWhereInput struct {
+	Predicates []predicate.SaleReturn  `json:"-"`
+	Not        *SaleReturnWhereInput   `json:"not,omitempty"`
+	Or         []*SaleReturnWhereInput `json:"or,omitempty"`
+	And        []*SaleReturnWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "sale_id" field predicates.
+	SaleID             *string  `json:"saleID,omitempty"`
+	SaleIDNEQ          *string  `json:"saleIDNEQ,omitempty"`
+	SaleIDIn           []string `json:"saleIDIn,omitempty"`
+	SaleIDNotIn        []string `json:"saleIDNotIn,omitempty"`
+	SaleIDGT           *string  `json:"saleIDGT,omitempty"`
+	SaleIDGTE          *string  `json:"saleIDGTE,omitempty"`
+	SaleIDLT           *string  `json:"saleIDLT,omitempty"`
+	SaleIDLTE          *string  `json:"saleIDLTE,omitempty"`
+	SaleIDContains     *string  `json:"saleIDContains,omitempty"`
+	SaleIDHasPrefix    *string  `json:"saleIDHasPrefix,omitempty"`
+	SaleIDHasSuffix    *string  `json:"saleIDHasSuffix,omitempty"`
+	SaleIDEqualFold    *string  `json:"saleIDEqualFold,omitempty"`
+	SaleIDContainsFold *string  `json:"saleIDContainsFold,omitempty"`
+
+	// "external_id" field predicates.
+	ExternalID             *string  `json:"externalID,omitempty"`
+	ExternalIDNEQ          *string  `json:"externalIDNEQ,omitempty"`
+	ExternalIDIn           []string `json:"externalIDIn,omitempty"`
+	ExternalIDNotIn        []string `json:"externalIDNotIn,omitempty"`
+	ExternalIDGT           *string  `json:"externalIDGT,omitempty"`
+	ExternalIDGTE          *string  `json:"externalIDGTE,omitempty"`
+	ExternalIDLT           *string  `json:"externalIDLT,omitempty"`
+	ExternalIDLTE          *string  `json:"externalIDLTE,omitempty"`
+	ExternalIDContains     *string  `json:"externalIDContains,omitempty"`
+	ExternalIDHasPrefix    *string  `json:"externalIDHasPrefix,omitempty"`
+	ExternalIDHasSuffix    *string  `json:"externalIDHasSuffix,omitempty"`
+	ExternalIDEqualFold    *string  `json:"externalIDEqualFold,omitempty"`
+	ExternalIDContainsFold *string  `json:"externalIDContainsFold,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *salereturn.Kind  `json:"kind,omitempty"`
+	KindNEQ   *salereturn.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []salereturn.Kind `json:"kindIn,omitempty"`
+	KindNotIn []salereturn.Kind `json:"kindNotIn,omitempty"`
+
+	// "pos_id" field predicates.
+	PosID             *string  `json:"posID,omitempty"`
+	PosIDNEQ          *string  `json:"posIDNEQ,omitempty"`
+	PosIDIn           []string `json:"posIDIn,omitempty"`
+	PosIDNotIn        []string `json:"posIDNotIn,omitempty"`
+	PosIDGT           *string  `json:"posIDGT,omitempty"`
+	PosIDGTE          *string  `json:"posIDGTE,omitempty"`
+	PosIDLT           *string  `json:"posIDLT,omitempty"`
+	PosIDLTE          *string  `json:"posIDLTE,omitempty"`
+	PosIDContains     *string  `json:"posIDContains,omitempty"`
+	PosIDHasPrefix    *string  `json:"posIDHasPrefix,omitempty"`
+	PosIDHasSuffix    *string  `json:"posIDHasSuffix,omitempty"`
+	PosIDEqualFold    *string  `json:"posIDEqualFold,omitempty"`
+	PosIDContainsFold *string  `json:"posIDContainsFold,omitempty"`
+
+	// "returned_at" field predicates.
+	ReturnedAt      *time.Time  `json:"returnedAt,omitempty"`
+	ReturnedAtNEQ   *time.Time  `json:"returnedAtNEQ,omitempty"`
+	ReturnedAtIn    []time.Time `json:"returnedAtIn,omitempty"`
+	ReturnedAtNotIn []time.Time `json:"returnedAtNotIn,omitempty"`
+	ReturnedAtGT    *time.Time  `json:"returnedAtGT,omitempty"`
+	ReturnedAtGTE   *time.Time  `json:"returnedAtGTE,omitempty"`
+	ReturnedAtLT    *time.Time  `json:"returnedAtLT,omitempty"`
+	ReturnedAtLTE   *time.Time  `json:"returnedAtLTE,omitempty"`
+
+	// "reason" field predicates.
+	Reason             *string  `json:"reason,omitempty"`
+	ReasonNEQ          *string  `json:"reasonNEQ,omitempty"`
+	ReasonIn           []string `json:"reasonIn,omitempty"`
+	ReasonNotIn        []string `json:"reasonNotIn,omitempty"`
+	ReasonGT           *string  `json:"reasonGT,omitempty"`
+	ReasonGTE          *string  `json:"reasonGTE,omitempty"`
+	ReasonLT           *string  `json:"reasonLT,omitempty"`
+	ReasonLTE          *string  `json:"reasonLTE,omitempty"`
+	ReasonContains     *string  `json:"reasonContains,omitempty"`
+	ReasonHasPrefix    *string  `json:"reasonHasPrefix,omitempty"`
+	ReasonHasSuffix    *string  `json:"reasonHasSuffix,omitempty"`
+	ReasonEqualFold    *string  `json:"reasonEqualFold,omitempty"`
+	ReasonContainsFold *string  `json:"reasonContainsFold,omitempty"`
+
+	// "amount" field predicates.
+	Amount      *decimal.Decimal  `json:"amount,omitempty"`
+	AmountNEQ   *decimal.Decimal  `json:"amountNEQ,omitempty"`
+	AmountIn    []decimal.Decimal `json:"amountIn,omitempty"`
+	AmountNotIn []decimal.Decimal `json:"amountNotIn,omitempty"`
+	AmountGT    *decimal.Decimal  `json:"amountGT,omitempty"`
+	AmountGTE   *decimal.Decimal  `json:"amountGTE,omitempty"`
+	AmountLT    *decimal.Decimal  `json:"amountLT,omitempty"`
+	AmountLTE   *decimal.Decimal  `json:"amountLTE,omitempty"`
+
+	// "status" field predicates.
+	Status      *salereturn.Status  `json:"status,omitempty"`
+	StatusNEQ   *salereturn.Status  `json:"statusNEQ,omitempty"`
+	StatusIn    []salereturn.Status `json:"statusIn,omitempty"`
+	StatusNotIn []salereturn.Status `json:"statusNotIn,omitempty"`
+
+	// "points_reversed" field predicates.
+	PointsReversed      *int64  `json:"pointsReversed,omitempty"`
+	PointsReversedNEQ   *int64  `json:"pointsReversedNEQ,omitempty"`
+	PointsReversedIn    []int64 `json:"pointsReversedIn,omitempty"`
+	PointsReversedNotIn []int64 `json:"pointsReversedNotIn,omitempty"`
+	PointsReversedGT    *int64  `json:"pointsReversedGT,omitempty"`
+	PointsReversedGTE   *int64  `json:"pointsReversedGTE,omitempty"`
+	PointsReversedLT    *int64  `json:"pointsReversedLT,omitempty"`
+	PointsReversedLTE   *int64  `json:"pointsReversedLTE,omitempty"`
+
+	// "processed_at" field predicates.
+	ProcessedAt       *time.Time  `json:"processedAt,omitempty"`
+	ProcessedAtNEQ    *time.Time  `json:"processedAtNEQ,omitempty"`
+	ProcessedAtIn     []time.Time `json:"processedAtIn,omitempty"`
+	ProcessedAtNotIn  []time.Time `json:"processedAtNotIn,omitempty"`
+	ProcessedAtGT     *time.Time  `json:"processedAtGT,omitempty"`
+	ProcessedAtGTE    *time.Time  `json:"processedAtGTE,omitempty"`
+	ProcessedAtLT     *time.Time  `json:"processedAtLT,omitempty"`
+	ProcessedAtLTE    *time.Time  `json:"processedAtLTE,omitempty"`
+	ProcessedAtIsNil  bool        `json:"processedAtIsNil,omitempty"`
+	ProcessedAtNotNil bool        `json:"processedAtNotNil,omitempty"`
+
+	// "sale" edge predicates.
+	HasSale     *bool             `json:"hasSale,omitempty"`
+	HasSaleWith []*SaleWhereInput `json:"hasSaleWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *SaleReturnWhereInput) AddPredicates(predicates ...predicate.SaleReturn) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the SaleReturnWhereInput filter on the SaleReturnQuery builder.
+func (i *SaleReturnWhereInput) Filter(q *SaleReturnQuery) (*SaleReturnQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptySaleReturnWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptySaleReturnWhereInput is returned in case the SaleReturnWhereInput is empty.
+var ErrEmptySaleReturnWhereInput = errors.New("ent: empty predicate SaleReturnWhereInput")
+
+// P returns a predicate for filtering salereturns.
+// An error is returned if the input is empty or invalid.
+func (i *SaleReturnWhereInput) P() (predicate.SaleReturn, error) {
+	var predicates []predicate.SaleReturn
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, salereturn.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.SaleReturn, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, salereturn.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.SaleReturn, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, salereturn.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, salereturn.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, salereturn.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, salereturn.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, salereturn.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, salereturn.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, salereturn.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, salereturn.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, salereturn.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, salereturn.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, salereturn.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, salereturn.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, salereturn.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, salereturn.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, salereturn.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, salereturn.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, salereturn.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, salereturn.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, salereturn.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, salereturn.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, salereturn.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, salereturn.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, salereturn.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, salereturn.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, salereturn.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, salereturn.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, salereturn.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, salereturn.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, salereturn.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, salereturn.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, salereturn.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, salereturn.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.SaleID != nil {
+		predicates = append(predicates, salereturn.SaleIDEQ(*i.SaleID))
+	}
+	if i.SaleIDNEQ != nil {
+		predicates = append(predicates, salereturn.SaleIDNEQ(*i.SaleIDNEQ))
+	}
+	if len(i.SaleIDIn) > 0 {
+		predicates = append(predicates, salereturn.SaleIDIn(i.SaleIDIn...))
+	}
+	if len(i.SaleIDNotIn) > 0 {
+		predicates = append(predicates, salereturn.SaleIDNotIn(i.SaleIDNotIn...))
+	}
+	if i.SaleIDGT != nil {
+		predicates = append(predicates, salereturn.SaleIDGT(*i.SaleIDGT))
+	}
+	if i.SaleIDGTE != nil {
+		predicates = append(predicates, salereturn.SaleIDGTE(*i.SaleIDGTE))
+	}
+	if i.SaleIDLT != nil {
+		predicates = append(predicates, salereturn.SaleIDLT(*i.SaleIDLT))
+	}
+	if i.SaleIDLTE != nil {
+		predicates = append(predicates, salereturn.SaleIDLTE(*i.SaleIDLTE))
+	}
+	if i.SaleIDContains != nil {
+		predicates = append(predicates, salereturn.SaleIDContains(*i.SaleIDContains))
+	}
+	if i.SaleIDHasPrefix != nil {
+		predicates = append(predicates, salereturn.SaleIDHasPrefix(*i.SaleIDHasPrefix))
+	}
+	if i.SaleIDHasSuffix != nil {
+		predicates = append(predicates, salereturn.SaleIDHasSuffix(*i.SaleIDHasSuffix))
+	}
+	if i.SaleIDEqualFold != nil {
+		predicates = append(predicates, salereturn.SaleIDEqualFold(*i.SaleIDEqualFold))
+	}
+	if i.SaleIDContainsFold != nil {
+		predicates = append(predicates, salereturn.SaleIDContainsFold(*i.SaleIDContainsFold))
+	}
+	if i.ExternalID != nil {
+		predicates = append(predicates, salereturn.ExternalIDEQ(*i.ExternalID))
+	}
+	if i.ExternalIDNEQ != nil {
+		predicates = append(predicates, salereturn.ExternalIDNEQ(*i.ExternalIDNEQ))
+	}
+	if len(i.ExternalIDIn) > 0 {
+		predicates = append(predicates, salereturn.ExternalIDIn(i.ExternalIDIn...))
+	}
+	if len(i.ExternalIDNotIn) > 0 {
+		predicates = append(predicates, salereturn.ExternalIDNotIn(i.ExternalIDNotIn...))
+	}
+	if i.ExternalIDGT != nil {
+		predicates = append(predicates, salereturn.ExternalIDGT(*i.ExternalIDGT))
+	}
+	if i.ExternalIDGTE != nil {
+		predicates = append(predicates, salereturn.ExternalIDGTE(*i.ExternalIDGTE))
+	}
+	if i.ExternalIDLT != nil {
+		predicates = append(predicates, salereturn.ExternalIDLT(*i.ExternalIDLT))
+	}
+	if i.ExternalIDLTE != nil {
+		predicates = append(predicates, salereturn.ExternalIDLTE(*i.ExternalIDLTE))
+	}
+	if i.ExternalIDContains != nil {
+		predicates = append(predicates, salereturn.ExternalIDContains(*i.ExternalIDContains))
+	}
+	if i.ExternalIDHasPrefix != nil {
+		predicates = append(predicates, salereturn.ExternalIDHasPrefix(*i.ExternalIDHasPrefix))
+	}
+	if i.ExternalIDHasSuffix != nil {
+		predicates = append(predicates, salereturn.ExternalIDHasSuffix(*i.ExternalIDHasSuffix))
+	}
+	if i.ExternalIDEqualFold != nil {
+		predicates = append(predicates, salereturn.ExternalIDEqualFold(*i.ExternalIDEqualFold))
+	}
+	if i.ExternalIDContainsFold != nil {
+		predicates = append(predicates, salereturn.ExternalIDContainsFold(*i.ExternalIDContainsFold))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, salereturn.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, salereturn.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, salereturn.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, salereturn.KindNotIn(i.KindNotIn...))
+	}
+	if i.PosID != nil {
+		predicates = append(predicates, salereturn.PosIDEQ(*i.PosID))
+	}
+	if i.PosIDNEQ != nil {
+		predicates = append(predicates, salereturn.PosIDNEQ(*i.PosIDNEQ))
+	}
+	if len(i.PosIDIn) > 0 {
+		predicates = append(predicates, salereturn.PosIDIn(i.PosIDIn...))
+	}
+	if len(i.PosIDNotIn) > 0 {
+		predicates = append(predicates, salereturn.PosIDNotIn(i.PosIDNotIn...))
+	}
+	if i.PosIDGT != nil {
+		predicates = append(predicates, salereturn.PosIDGT(*i.PosIDGT))
+	}
+	if i.PosIDGTE != nil {
+		predicates = append(predicates, salereturn.PosIDGTE(*i.PosIDGTE))
+	}
+	if i.PosIDLT != nil {
+		predicates = append(predicates, salereturn.PosIDLT(*i.PosIDLT))
+	}
+	if i.PosIDLTE != nil {
+		predicates = append(predicates, salereturn.PosIDLTE(*i.PosIDLTE))
+	}
+	if i.PosIDContains != nil {
+		predicates = append(predicates, salereturn.PosIDContains(*i.PosIDContains))
+	}
+	if i.PosIDHasPrefix != nil {
+		predicates = append(predicates, salereturn.PosIDHasPrefix(*i.PosIDHasPrefix))
+	}
+	if i.PosIDHasSuffix != nil {
+		predicates = append(predicates, salereturn.PosIDHasSuffix(*i.PosIDHasSuffix))
+	}
+	if i.PosIDEqualFold != nil {
+		predicates = append(predicates, salereturn.PosIDEqualFold(*i.PosIDEqualFold))
+	}
+	if i.PosIDContainsFold != nil {
+		predicates = append(predicates, salereturn.PosIDContainsFold(*i.PosIDContainsFold))
+	}
+	if i.ReturnedAt != nil {
+		predicates = append(predicates, salereturn.ReturnedAtEQ(*i.ReturnedAt))
+	}
+	if i.ReturnedAtNEQ != nil {
+		predicates = append(predicates, salereturn.ReturnedAtNEQ(*i.ReturnedAtNEQ))
+	}
+	if len(i.ReturnedAtIn) > 0 {
+		predicates = append(predicates, salereturn.ReturnedAtIn(i.ReturnedAtIn...))
+	}
+	if len(i.ReturnedAtNotIn) > 0 {
+		predicates = append(predicates, salereturn.ReturnedAtNotIn(i.ReturnedAtNotIn...))
+	}
+	if i.ReturnedAtGT != nil {
+		predicates = append(predicates, salereturn.ReturnedAtGT(*i.ReturnedAtGT))
+	}
+	if i.ReturnedAtGTE != nil {
+		predicates = append(predicates, salereturn.ReturnedAtGTE(*i.ReturnedAtGTE))
+	}
+	if i.ReturnedAtLT != nil {
+		predicates = append(predicates, salereturn.ReturnedAtLT(*i.ReturnedAtLT))
+	}
+	if i.ReturnedAtLTE != nil {
+		predicates = append(predicates, salereturn.ReturnedAtLTE(*i.ReturnedAtLTE))
+	}
+	if i.Reason != nil {
+		predicates = append(predicates, salereturn.ReasonEQ(*i.Reason))
+	}
+	if i.ReasonNEQ != nil {
+		predicates = append(predicates, salereturn.ReasonNEQ(*i.ReasonNEQ))
+	}
+	if len(i.ReasonIn) > 0 {
+		predicates = append(predicates, salereturn.ReasonIn(i.ReasonIn...))
+	}
+	if len(i.ReasonNotIn) > 0 {
+		predicates = append(predicates, salereturn.ReasonNotIn(i.ReasonNotIn...))
+	}
+	if i.ReasonGT != nil {
+		predicates = append(predicates, salereturn.ReasonGT(*i.ReasonGT))
+	}
+	if i.ReasonGTE != nil {
+		predicates = append(predicates, salereturn.ReasonGTE(*i.ReasonGTE))
+	}
+	if i.ReasonLT != nil {
+		predicates = append(predicates, salereturn.ReasonLT(*i.ReasonLT))
+	}
+	if i.ReasonLTE != nil {
+		predicates = append(predicates, salereturn.ReasonLTE(*i.ReasonLTE))
+	}
+	if i.ReasonContains != nil {
+		predicates = append(predicates, salereturn.ReasonContains(*i.ReasonContains))
+	}
+	if i.ReasonHasPrefix != nil {
+		predicates = append(predicates, salereturn.ReasonHasPrefix(*i.ReasonHasPrefix))
+	}
+	if i.ReasonHasSuffix != nil {
+		predicates = append(predicates, salereturn.ReasonHasSuffix(*i.ReasonHasSuffix))
+	}
+	if i.ReasonEqualFold != nil {
+		predicates = append(predicates, salereturn.ReasonEqualFold(*i.ReasonEqualFold))
+	}
+	if i.ReasonContainsFold != nil {
+		predicates = append(predicates, salereturn.ReasonContainsFold(*i.ReasonContainsFold))
+	}
+	if i.Amount != nil {
+		predicates = append(predicates, salereturn.AmountEQ(*i.Amount))
+	}
+	if i.AmountNEQ != nil {
+		predicates = append(predicates, salereturn.AmountNEQ(*i.AmountNEQ))
+	}
+	if len(i.AmountIn) > 0 {
+		predicates = append(predicates, salereturn.AmountIn(i.AmountIn...))
+	}
+	if len(i.AmountNotIn) > 0 {
+		predicates = append(predicates, salereturn.AmountNotIn(i.AmountNotIn...))
+	}
+	if i.AmountGT != nil {
+		predicates = append(predicates, salereturn.AmountGT(*i.AmountGT))
+	}
+	if i.AmountGTE != nil {
+		predicates = append(predicates, salereturn.AmountGTE(*i.AmountGTE))
+	}
+	if i.AmountLT != nil {
+		predicates = append(predicates, salereturn.AmountLT(*i.AmountLT))
+	}
+	if i.AmountLTE != nil {
+		predicates = append(predicates, salereturn.AmountLTE(*i.AmountLTE))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, salereturn.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, salereturn.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, salereturn.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, salereturn.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.PointsReversed != nil {
+		predicates = append(predicates, salereturn.PointsReversedEQ(*i.PointsReversed))
+	}
+	if i.PointsReversedNEQ != nil {
+		predicates = append(predicates, salereturn.PointsReversedNEQ(*i.PointsReversedNEQ))
+	}
+	if len(i.PointsReversedIn) > 0 {
+		predicates = append(predicates, salereturn.PointsReversedIn(i.PointsReversedIn...))
+	}
+	if len(i.PointsReversedNotIn) > 0 {
+		predicates = append(predicates, salereturn.PointsReversedNotIn(i.PointsReversedNotIn...))
+	}
+	if i.PointsReversedGT != nil {
+		predicates = append(predicates, salereturn.PointsReversedGT(*i.PointsReversedGT))
+	}
+	if i.PointsReversedGTE != nil {
+		predicates = append(predicates, salereturn.PointsReversedGTE(*i.PointsReversedGTE))
+	}
+	if i.PointsReversedLT != nil {
+		predicates = append(predicates, salereturn.PointsReversedLT(*i.PointsReversedLT))
+	}
+	if i.PointsReversedLTE != nil {
+		predicates = append(predicates, salereturn.PointsReversedLTE(*i.PointsReversedLTE))
+	}
+	if i.ProcessedAt != nil {
+		predicates = append(predicates, salereturn.ProcessedAtEQ(*i.ProcessedAt))
+	}
+	if i.ProcessedAtNEQ != nil {
+		predicates = append(predicates, salereturn.ProcessedAtNEQ(*i.ProcessedAtNEQ))
+	}
+	if len(i.ProcessedAtIn) > 0 {
+		predicates = append(predicates, salereturn.ProcessedAtIn(i.ProcessedAtIn...))
+	}
+	if len(i.ProcessedAtNotIn) > 0 {
+		predicates = append(predicates, salereturn.ProcessedAtNotIn(i.ProcessedAtNotIn...))
+	}
+	if i.ProcessedAtGT != nil {
+		predicates = append(predicates, salereturn.ProcessedAtGT(*i.ProcessedAtGT))
+	}
+	if i.ProcessedAtGTE != nil {
+		predicates = append(predicates, salereturn.ProcessedAtGTE(*i.ProcessedAtGTE))
+	}
+	if i.ProcessedAtLT != nil {
+		predicates = append(predicates, salereturn.ProcessedAtLT(*i.ProcessedAtLT))
+	}
+	if i.ProcessedAtLTE != nil {
+		predicates = append(predicates, salereturn.ProcessedAtLTE(*i.ProcessedAtLTE))
+	}
+	if i.ProcessedAtIsNil {
+		predicates = append(predicates, salereturn.ProcessedAtIsNil())
+	}
+	if i.ProcessedAtNotNil {
+		predicates = append(predicates, salereturn.ProcessedAtNotNil())
+	}
+
+	if i.HasSale != nil {
+		p := salereturn.HasSale()
+		if !*i.HasSale {
+			p = salereturn.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasSaleWith) > 0 {
+		with := make([]predicate.Sale, 0, len(i.HasSaleWith))
+		for _, w := range i.HasSaleWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasSaleWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, salereturn.HasSaleWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptySaleReturnWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return salereturn.And(predicates...), nil
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -55,6 +56,7 @@ const (
 	TypeSale            = "Sale"
 	TypeSaleItem        = "SaleItem"
 	TypeSalePayment     = "SalePayment"
+	TypeSaleReturn      = "SaleReturn"
 	TypeSegment         = "Segment"
 	TypeSigningKey      = "SigningKey"
 	TypeStore           = "Store"
@@ -2964,6 +2966,8 @@ type CustomerMutation struct {
 	level                   *customer.Level
 	points_balance          *int64
 	addpoints_balance       *int64
+	points_debt             *int64
+	addpoints_debt          *int64
 	lifetime_value          *decimal.Decimal
 	consent_marketing_email *bool
 	consent_marketing_sms   *bool
@@ -3926,6 +3930,62 @@ func (m *CustomerMutation) ResetPointsBalance() {
 	m.addpoints_balance = nil
 }
 
+// SetPointsDebt sets the "points_debt" field.
+func (m *CustomerMutation) SetPointsDebt(i int64) {
+	m.points_debt = &i
+	m.addpoints_debt = nil
+}
+
+// PointsDebt returns the value of the "points_debt" field in the mutation.
+func (m *CustomerMutation) PointsDebt() (r int64, exists bool) {
+	v := m.points_debt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsDebt returns the old "points_debt" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldPointsDebt(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsDebt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsDebt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsDebt: %w", err)
+	}
+	return oldValue.PointsDebt, nil
+}
+
+// AddPointsDebt adds i to the "points_debt" field.
+func (m *CustomerMutation) AddPointsDebt(i int64) {
+	if m.addpoints_debt != nil {
+		*m.addpoints_debt += i
+	} else {
+		m.addpoints_debt = &i
+	}
+}
+
+// AddedPointsDebt returns the value that was added to the "points_debt" field in this mutation.
+func (m *CustomerMutation) AddedPointsDebt() (r int64, exists bool) {
+	v := m.addpoints_debt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsDebt resets all changes to the "points_debt" field.
+func (m *CustomerMutation) ResetPointsDebt() {
+	m.points_debt = nil
+	m.addpoints_debt = nil
+}
+
 // SetLifetimeValue sets the "lifetime_value" field.
 func (m *CustomerMutation) SetLifetimeValue(d decimal.Decimal) {
 	m.lifetime_value = &d
@@ -4360,7 +4420,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -4417,6 +4477,9 @@ func (m *CustomerMutation) Fields() []string {
 	}
 	if m.points_balance != nil {
 		fields = append(fields, customer.FieldPointsBalance)
+	}
+	if m.points_debt != nil {
+		fields = append(fields, customer.FieldPointsDebt)
 	}
 	if m.lifetime_value != nil {
 		fields = append(fields, customer.FieldLifetimeValue)
@@ -4476,6 +4539,8 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.Level()
 	case customer.FieldPointsBalance:
 		return m.PointsBalance()
+	case customer.FieldPointsDebt:
+		return m.PointsDebt()
 	case customer.FieldLifetimeValue:
 		return m.LifetimeValue()
 	case customer.FieldConsentMarketingEmail:
@@ -4531,6 +4596,8 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldLevel(ctx)
 	case customer.FieldPointsBalance:
 		return m.OldPointsBalance(ctx)
+	case customer.FieldPointsDebt:
+		return m.OldPointsDebt(ctx)
 	case customer.FieldLifetimeValue:
 		return m.OldLifetimeValue(ctx)
 	case customer.FieldConsentMarketingEmail:
@@ -4681,6 +4748,13 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPointsBalance(v)
 		return nil
+	case customer.FieldPointsDebt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsDebt(v)
+		return nil
 	case customer.FieldLifetimeValue:
 		v, ok := value.(decimal.Decimal)
 		if !ok {
@@ -4720,6 +4794,9 @@ func (m *CustomerMutation) AddedFields() []string {
 	if m.addpoints_balance != nil {
 		fields = append(fields, customer.FieldPointsBalance)
 	}
+	if m.addpoints_debt != nil {
+		fields = append(fields, customer.FieldPointsDebt)
+	}
 	return fields
 }
 
@@ -4730,6 +4807,8 @@ func (m *CustomerMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case customer.FieldPointsBalance:
 		return m.AddedPointsBalance()
+	case customer.FieldPointsDebt:
+		return m.AddedPointsDebt()
 	}
 	return nil, false
 }
@@ -4745,6 +4824,13 @@ func (m *CustomerMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPointsBalance(v)
+		return nil
+	case customer.FieldPointsDebt:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsDebt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Customer numeric field %s", name)
@@ -4898,6 +4984,9 @@ func (m *CustomerMutation) ResetField(name string) error {
 		return nil
 	case customer.FieldPointsBalance:
 		m.ResetPointsBalance()
+		return nil
+	case customer.FieldPointsDebt:
+		m.ResetPointsDebt()
 		return nil
 	case customer.FieldLifetimeValue:
 		m.ResetLifetimeValue()
@@ -6585,6 +6674,8 @@ type PointsEntryMutation struct {
 	addpoints        *int64
 	balance_after    *int64
 	addbalance_after *int64
+	debt_after       *int64
+	adddebt_after    *int64
 	source_kind      *pointsentry.SourceKind
 	source_id        *string
 	reason           *string
@@ -6960,6 +7051,62 @@ func (m *PointsEntryMutation) ResetBalanceAfter() {
 	m.addbalance_after = nil
 }
 
+// SetDebtAfter sets the "debt_after" field.
+func (m *PointsEntryMutation) SetDebtAfter(i int64) {
+	m.debt_after = &i
+	m.adddebt_after = nil
+}
+
+// DebtAfter returns the value of the "debt_after" field in the mutation.
+func (m *PointsEntryMutation) DebtAfter() (r int64, exists bool) {
+	v := m.debt_after
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDebtAfter returns the old "debt_after" field's value of the PointsEntry entity.
+// If the PointsEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsEntryMutation) OldDebtAfter(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDebtAfter is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDebtAfter requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDebtAfter: %w", err)
+	}
+	return oldValue.DebtAfter, nil
+}
+
+// AddDebtAfter adds i to the "debt_after" field.
+func (m *PointsEntryMutation) AddDebtAfter(i int64) {
+	if m.adddebt_after != nil {
+		*m.adddebt_after += i
+	} else {
+		m.adddebt_after = &i
+	}
+}
+
+// AddedDebtAfter returns the value that was added to the "debt_after" field in this mutation.
+func (m *PointsEntryMutation) AddedDebtAfter() (r int64, exists bool) {
+	v := m.adddebt_after
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDebtAfter resets all changes to the "debt_after" field.
+func (m *PointsEntryMutation) ResetDebtAfter() {
+	m.debt_after = nil
+	m.adddebt_after = nil
+}
+
 // SetSourceKind sets the "source_kind" field.
 func (m *PointsEntryMutation) SetSourceKind(pk pointsentry.SourceKind) {
 	m.source_kind = &pk
@@ -7267,7 +7414,7 @@ func (m *PointsEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PointsEntryMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.tenant != nil {
 		fields = append(fields, pointsentry.FieldTenantID)
 	}
@@ -7285,6 +7432,9 @@ func (m *PointsEntryMutation) Fields() []string {
 	}
 	if m.balance_after != nil {
 		fields = append(fields, pointsentry.FieldBalanceAfter)
+	}
+	if m.debt_after != nil {
+		fields = append(fields, pointsentry.FieldDebtAfter)
 	}
 	if m.source_kind != nil {
 		fields = append(fields, pointsentry.FieldSourceKind)
@@ -7321,6 +7471,8 @@ func (m *PointsEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.Points()
 	case pointsentry.FieldBalanceAfter:
 		return m.BalanceAfter()
+	case pointsentry.FieldDebtAfter:
+		return m.DebtAfter()
 	case pointsentry.FieldSourceKind:
 		return m.SourceKind()
 	case pointsentry.FieldSourceID:
@@ -7352,6 +7504,8 @@ func (m *PointsEntryMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldPoints(ctx)
 	case pointsentry.FieldBalanceAfter:
 		return m.OldBalanceAfter(ctx)
+	case pointsentry.FieldDebtAfter:
+		return m.OldDebtAfter(ctx)
 	case pointsentry.FieldSourceKind:
 		return m.OldSourceKind(ctx)
 	case pointsentry.FieldSourceID:
@@ -7413,6 +7567,13 @@ func (m *PointsEntryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetBalanceAfter(v)
 		return nil
+	case pointsentry.FieldDebtAfter:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDebtAfter(v)
+		return nil
 	case pointsentry.FieldSourceKind:
 		v, ok := value.(pointsentry.SourceKind)
 		if !ok {
@@ -7462,6 +7623,9 @@ func (m *PointsEntryMutation) AddedFields() []string {
 	if m.addbalance_after != nil {
 		fields = append(fields, pointsentry.FieldBalanceAfter)
 	}
+	if m.adddebt_after != nil {
+		fields = append(fields, pointsentry.FieldDebtAfter)
+	}
 	return fields
 }
 
@@ -7474,6 +7638,8 @@ func (m *PointsEntryMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPoints()
 	case pointsentry.FieldBalanceAfter:
 		return m.AddedBalanceAfter()
+	case pointsentry.FieldDebtAfter:
+		return m.AddedDebtAfter()
 	}
 	return nil, false
 }
@@ -7496,6 +7662,13 @@ func (m *PointsEntryMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddBalanceAfter(v)
+		return nil
+	case pointsentry.FieldDebtAfter:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDebtAfter(v)
 		return nil
 	}
 	return fmt.Errorf("unknown PointsEntry numeric field %s", name)
@@ -7562,6 +7735,9 @@ func (m *PointsEntryMutation) ResetField(name string) error {
 		return nil
 	case pointsentry.FieldBalanceAfter:
 		m.ResetBalanceAfter()
+		return nil
+	case pointsentry.FieldDebtAfter:
+		m.ResetDebtAfter()
 		return nil
 	case pointsentry.FieldSourceKind:
 		m.ResetSourceKind()
@@ -8637,6 +8813,8 @@ type RedemptionMutation struct {
 	addbonus_points         *int64
 	benefit                 *json.RawMessage
 	appendbenefit           json.RawMessage
+	rolled_back_at          *time.Time
+	rollback_reason         *string
 	clearedFields           map[string]struct{}
 	tenant                  *string
 	clearedtenant           bool
@@ -9286,6 +9464,104 @@ func (m *RedemptionMutation) ResetBenefit() {
 	m.appendbenefit = nil
 }
 
+// SetRolledBackAt sets the "rolled_back_at" field.
+func (m *RedemptionMutation) SetRolledBackAt(t time.Time) {
+	m.rolled_back_at = &t
+}
+
+// RolledBackAt returns the value of the "rolled_back_at" field in the mutation.
+func (m *RedemptionMutation) RolledBackAt() (r time.Time, exists bool) {
+	v := m.rolled_back_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRolledBackAt returns the old "rolled_back_at" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldRolledBackAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRolledBackAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRolledBackAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRolledBackAt: %w", err)
+	}
+	return oldValue.RolledBackAt, nil
+}
+
+// ClearRolledBackAt clears the value of the "rolled_back_at" field.
+func (m *RedemptionMutation) ClearRolledBackAt() {
+	m.rolled_back_at = nil
+	m.clearedFields[redemption.FieldRolledBackAt] = struct{}{}
+}
+
+// RolledBackAtCleared returns if the "rolled_back_at" field was cleared in this mutation.
+func (m *RedemptionMutation) RolledBackAtCleared() bool {
+	_, ok := m.clearedFields[redemption.FieldRolledBackAt]
+	return ok
+}
+
+// ResetRolledBackAt resets all changes to the "rolled_back_at" field.
+func (m *RedemptionMutation) ResetRolledBackAt() {
+	m.rolled_back_at = nil
+	delete(m.clearedFields, redemption.FieldRolledBackAt)
+}
+
+// SetRollbackReason sets the "rollback_reason" field.
+func (m *RedemptionMutation) SetRollbackReason(s string) {
+	m.rollback_reason = &s
+}
+
+// RollbackReason returns the value of the "rollback_reason" field in the mutation.
+func (m *RedemptionMutation) RollbackReason() (r string, exists bool) {
+	v := m.rollback_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRollbackReason returns the old "rollback_reason" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldRollbackReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRollbackReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRollbackReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRollbackReason: %w", err)
+	}
+	return oldValue.RollbackReason, nil
+}
+
+// ClearRollbackReason clears the value of the "rollback_reason" field.
+func (m *RedemptionMutation) ClearRollbackReason() {
+	m.rollback_reason = nil
+	m.clearedFields[redemption.FieldRollbackReason] = struct{}{}
+}
+
+// RollbackReasonCleared returns if the "rollback_reason" field was cleared in this mutation.
+func (m *RedemptionMutation) RollbackReasonCleared() bool {
+	_, ok := m.clearedFields[redemption.FieldRollbackReason]
+	return ok
+}
+
+// ResetRollbackReason resets all changes to the "rollback_reason" field.
+func (m *RedemptionMutation) ResetRollbackReason() {
+	m.rollback_reason = nil
+	delete(m.clearedFields, redemption.FieldRollbackReason)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *RedemptionMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -9455,7 +9731,7 @@ func (m *RedemptionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RedemptionMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 15)
 	if m.tenant != nil {
 		fields = append(fields, redemption.FieldTenantID)
 	}
@@ -9495,6 +9771,12 @@ func (m *RedemptionMutation) Fields() []string {
 	if m.benefit != nil {
 		fields = append(fields, redemption.FieldBenefit)
 	}
+	if m.rolled_back_at != nil {
+		fields = append(fields, redemption.FieldRolledBackAt)
+	}
+	if m.rollback_reason != nil {
+		fields = append(fields, redemption.FieldRollbackReason)
+	}
 	return fields
 }
 
@@ -9529,6 +9811,10 @@ func (m *RedemptionMutation) Field(name string) (ent.Value, bool) {
 		return m.BonusPoints()
 	case redemption.FieldBenefit:
 		return m.Benefit()
+	case redemption.FieldRolledBackAt:
+		return m.RolledBackAt()
+	case redemption.FieldRollbackReason:
+		return m.RollbackReason()
 	}
 	return nil, false
 }
@@ -9564,6 +9850,10 @@ func (m *RedemptionMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldBonusPoints(ctx)
 	case redemption.FieldBenefit:
 		return m.OldBenefit(ctx)
+	case redemption.FieldRolledBackAt:
+		return m.OldRolledBackAt(ctx)
+	case redemption.FieldRollbackReason:
+		return m.OldRollbackReason(ctx)
 	}
 	return nil, fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -9664,6 +9954,20 @@ func (m *RedemptionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetBenefit(v)
 		return nil
+	case redemption.FieldRolledBackAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRolledBackAt(v)
+		return nil
+	case redemption.FieldRollbackReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRollbackReason(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -9715,6 +10019,12 @@ func (m *RedemptionMutation) ClearedFields() []string {
 	if m.FieldCleared(redemption.FieldSaleID) {
 		fields = append(fields, redemption.FieldSaleID)
 	}
+	if m.FieldCleared(redemption.FieldRolledBackAt) {
+		fields = append(fields, redemption.FieldRolledBackAt)
+	}
+	if m.FieldCleared(redemption.FieldRollbackReason) {
+		fields = append(fields, redemption.FieldRollbackReason)
+	}
 	return fields
 }
 
@@ -9734,6 +10044,12 @@ func (m *RedemptionMutation) ClearField(name string) error {
 		return nil
 	case redemption.FieldSaleID:
 		m.ClearSaleID()
+		return nil
+	case redemption.FieldRolledBackAt:
+		m.ClearRolledBackAt()
+		return nil
+	case redemption.FieldRollbackReason:
+		m.ClearRollbackReason()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption nullable field %s", name)
@@ -9781,6 +10097,12 @@ func (m *RedemptionMutation) ResetField(name string) error {
 		return nil
 	case redemption.FieldBenefit:
 		m.ResetBenefit()
+		return nil
+	case redemption.FieldRolledBackAt:
+		m.ResetRolledBackAt()
+		return nil
+	case redemption.FieldRollbackReason:
+		m.ResetRollbackReason()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)
@@ -9957,6 +10279,9 @@ type SaleMutation struct {
 	points_credited        *int64
 	addpoints_credited     *int64
 	processed_at           *time.Time
+	returned_amount        *decimal.Decimal
+	points_reversed        *int64
+	addpoints_reversed     *int64
 	clearedFields          map[string]struct{}
 	tenant                 *string
 	clearedtenant          bool
@@ -9970,6 +10295,9 @@ type SaleMutation struct {
 	payments               map[string]struct{}
 	removedpayments        map[string]struct{}
 	clearedpayments        bool
+	returns                map[string]struct{}
+	removedreturns         map[string]struct{}
+	clearedreturns         bool
 	done                   bool
 	oldValue               func(context.Context) (*Sale, error)
 	predicates             []predicate.Sale
@@ -10900,6 +11228,98 @@ func (m *SaleMutation) ResetProcessedAt() {
 	delete(m.clearedFields, sale.FieldProcessedAt)
 }
 
+// SetReturnedAmount sets the "returned_amount" field.
+func (m *SaleMutation) SetReturnedAmount(d decimal.Decimal) {
+	m.returned_amount = &d
+}
+
+// ReturnedAmount returns the value of the "returned_amount" field in the mutation.
+func (m *SaleMutation) ReturnedAmount() (r decimal.Decimal, exists bool) {
+	v := m.returned_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnedAmount returns the old "returned_amount" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldReturnedAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnedAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnedAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnedAmount: %w", err)
+	}
+	return oldValue.ReturnedAmount, nil
+}
+
+// ResetReturnedAmount resets all changes to the "returned_amount" field.
+func (m *SaleMutation) ResetReturnedAmount() {
+	m.returned_amount = nil
+}
+
+// SetPointsReversed sets the "points_reversed" field.
+func (m *SaleMutation) SetPointsReversed(i int64) {
+	m.points_reversed = &i
+	m.addpoints_reversed = nil
+}
+
+// PointsReversed returns the value of the "points_reversed" field in the mutation.
+func (m *SaleMutation) PointsReversed() (r int64, exists bool) {
+	v := m.points_reversed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsReversed returns the old "points_reversed" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldPointsReversed(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsReversed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsReversed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsReversed: %w", err)
+	}
+	return oldValue.PointsReversed, nil
+}
+
+// AddPointsReversed adds i to the "points_reversed" field.
+func (m *SaleMutation) AddPointsReversed(i int64) {
+	if m.addpoints_reversed != nil {
+		*m.addpoints_reversed += i
+	} else {
+		m.addpoints_reversed = &i
+	}
+}
+
+// AddedPointsReversed returns the value that was added to the "points_reversed" field in this mutation.
+func (m *SaleMutation) AddedPointsReversed() (r int64, exists bool) {
+	v := m.addpoints_reversed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsReversed resets all changes to the "points_reversed" field.
+func (m *SaleMutation) ResetPointsReversed() {
+	m.points_reversed = nil
+	m.addpoints_reversed = nil
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *SaleMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -11089,6 +11509,60 @@ func (m *SaleMutation) ResetPayments() {
 	m.removedpayments = nil
 }
 
+// AddReturnIDs adds the "returns" edge to the SaleReturn entity by ids.
+func (m *SaleMutation) AddReturnIDs(ids ...string) {
+	if m.returns == nil {
+		m.returns = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.returns[ids[i]] = struct{}{}
+	}
+}
+
+// ClearReturns clears the "returns" edge to the SaleReturn entity.
+func (m *SaleMutation) ClearReturns() {
+	m.clearedreturns = true
+}
+
+// ReturnsCleared reports if the "returns" edge to the SaleReturn entity was cleared.
+func (m *SaleMutation) ReturnsCleared() bool {
+	return m.clearedreturns
+}
+
+// RemoveReturnIDs removes the "returns" edge to the SaleReturn entity by IDs.
+func (m *SaleMutation) RemoveReturnIDs(ids ...string) {
+	if m.removedreturns == nil {
+		m.removedreturns = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.returns, ids[i])
+		m.removedreturns[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedReturns returns the removed IDs of the "returns" edge to the SaleReturn entity.
+func (m *SaleMutation) RemovedReturnsIDs() (ids []string) {
+	for id := range m.removedreturns {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ReturnsIDs returns the "returns" edge IDs in the mutation.
+func (m *SaleMutation) ReturnsIDs() (ids []string) {
+	for id := range m.returns {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetReturns resets all changes to the "returns" edge.
+func (m *SaleMutation) ResetReturns() {
+	m.returns = nil
+	m.clearedreturns = false
+	m.removedreturns = nil
+}
+
 // Where appends a list predicates to the SaleMutation builder.
 func (m *SaleMutation) Where(ps ...predicate.Sale) {
 	m.predicates = append(m.predicates, ps...)
@@ -11123,7 +11597,7 @@ func (m *SaleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SaleMutation) Fields() []string {
-	fields := make([]string, 0, 20)
+	fields := make([]string, 0, 22)
 	if m.tenant != nil {
 		fields = append(fields, sale.FieldTenantID)
 	}
@@ -11184,6 +11658,12 @@ func (m *SaleMutation) Fields() []string {
 	if m.processed_at != nil {
 		fields = append(fields, sale.FieldProcessedAt)
 	}
+	if m.returned_amount != nil {
+		fields = append(fields, sale.FieldReturnedAmount)
+	}
+	if m.points_reversed != nil {
+		fields = append(fields, sale.FieldPointsReversed)
+	}
 	return fields
 }
 
@@ -11232,6 +11712,10 @@ func (m *SaleMutation) Field(name string) (ent.Value, bool) {
 		return m.PointsCredited()
 	case sale.FieldProcessedAt:
 		return m.ProcessedAt()
+	case sale.FieldReturnedAmount:
+		return m.ReturnedAmount()
+	case sale.FieldPointsReversed:
+		return m.PointsReversed()
 	}
 	return nil, false
 }
@@ -11281,6 +11765,10 @@ func (m *SaleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldPointsCredited(ctx)
 	case sale.FieldProcessedAt:
 		return m.OldProcessedAt(ctx)
+	case sale.FieldReturnedAmount:
+		return m.OldReturnedAmount(ctx)
+	case sale.FieldPointsReversed:
+		return m.OldPointsReversed(ctx)
 	}
 	return nil, fmt.Errorf("unknown Sale field %s", name)
 }
@@ -11430,6 +11918,20 @@ func (m *SaleMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetProcessedAt(v)
 		return nil
+	case sale.FieldReturnedAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnedAmount(v)
+		return nil
+	case sale.FieldPointsReversed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsReversed(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Sale field %s", name)
 }
@@ -11441,6 +11943,9 @@ func (m *SaleMutation) AddedFields() []string {
 	if m.addpoints_credited != nil {
 		fields = append(fields, sale.FieldPointsCredited)
 	}
+	if m.addpoints_reversed != nil {
+		fields = append(fields, sale.FieldPointsReversed)
+	}
 	return fields
 }
 
@@ -11451,6 +11956,8 @@ func (m *SaleMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case sale.FieldPointsCredited:
 		return m.AddedPointsCredited()
+	case sale.FieldPointsReversed:
+		return m.AddedPointsReversed()
 	}
 	return nil, false
 }
@@ -11466,6 +11973,13 @@ func (m *SaleMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPointsCredited(v)
+		return nil
+	case sale.FieldPointsReversed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsReversed(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Sale numeric field %s", name)
@@ -11587,13 +12101,19 @@ func (m *SaleMutation) ResetField(name string) error {
 	case sale.FieldProcessedAt:
 		m.ResetProcessedAt()
 		return nil
+	case sale.FieldReturnedAmount:
+		m.ResetReturnedAmount()
+		return nil
+	case sale.FieldPointsReversed:
+		m.ResetPointsReversed()
+		return nil
 	}
 	return fmt.Errorf("unknown Sale field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SaleMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.tenant != nil {
 		edges = append(edges, sale.EdgeTenant)
 	}
@@ -11608,6 +12128,9 @@ func (m *SaleMutation) AddedEdges() []string {
 	}
 	if m.payments != nil {
 		edges = append(edges, sale.EdgePayments)
+	}
+	if m.returns != nil {
+		edges = append(edges, sale.EdgeReturns)
 	}
 	return edges
 }
@@ -11640,18 +12163,27 @@ func (m *SaleMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case sale.EdgeReturns:
+		ids := make([]ent.Value, 0, len(m.returns))
+		for id := range m.returns {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SaleMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.removeditems != nil {
 		edges = append(edges, sale.EdgeItems)
 	}
 	if m.removedpayments != nil {
 		edges = append(edges, sale.EdgePayments)
+	}
+	if m.removedreturns != nil {
+		edges = append(edges, sale.EdgeReturns)
 	}
 	return edges
 }
@@ -11672,13 +12204,19 @@ func (m *SaleMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case sale.EdgeReturns:
+		ids := make([]ent.Value, 0, len(m.removedreturns))
+		for id := range m.removedreturns {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SaleMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.clearedtenant {
 		edges = append(edges, sale.EdgeTenant)
 	}
@@ -11693,6 +12231,9 @@ func (m *SaleMutation) ClearedEdges() []string {
 	}
 	if m.clearedpayments {
 		edges = append(edges, sale.EdgePayments)
+	}
+	if m.clearedreturns {
+		edges = append(edges, sale.EdgeReturns)
 	}
 	return edges
 }
@@ -11711,6 +12252,8 @@ func (m *SaleMutation) EdgeCleared(name string) bool {
 		return m.cleareditems
 	case sale.EdgePayments:
 		return m.clearedpayments
+	case sale.EdgeReturns:
+		return m.clearedreturns
 	}
 	return false
 }
@@ -11751,6 +12294,9 @@ func (m *SaleMutation) ResetEdge(name string) error {
 	case sale.EdgePayments:
 		m.ResetPayments()
 		return nil
+	case sale.EdgeReturns:
+		m.ResetReturns()
+		return nil
 	}
 	return fmt.Errorf("unknown Sale edge %s", name)
 }
@@ -11758,25 +12304,26 @@ func (m *SaleMutation) ResetEdge(name string) error {
 // SaleItemMutation represents an operation that mutates the SaleItem nodes in the graph.
 type SaleItemMutation struct {
 	config
-	op              Op
-	typ             string
-	id              *string
-	line_id         *string
-	gtin            *string
-	description     *string
-	unit_price      *decimal.Decimal
-	quantity        *decimal.Decimal
-	discount_amount *decimal.Decimal
-	discounts       *json.RawMessage
-	appenddiscounts json.RawMessage
-	clearedFields   map[string]struct{}
-	tenant          *string
-	clearedtenant   bool
-	sale            *string
-	clearedsale     bool
-	done            bool
-	oldValue        func(context.Context) (*SaleItem, error)
-	predicates      []predicate.SaleItem
+	op                Op
+	typ               string
+	id                *string
+	line_id           *string
+	gtin              *string
+	description       *string
+	unit_price        *decimal.Decimal
+	quantity          *decimal.Decimal
+	discount_amount   *decimal.Decimal
+	discounts         *json.RawMessage
+	appenddiscounts   json.RawMessage
+	returned_quantity *decimal.Decimal
+	clearedFields     map[string]struct{}
+	tenant            *string
+	clearedtenant     bool
+	sale              *string
+	clearedsale       bool
+	done              bool
+	oldValue          func(context.Context) (*SaleItem, error)
+	predicates        []predicate.SaleItem
 }
 
 var _ ent.Mutation = (*SaleItemMutation)(nil)
@@ -12236,6 +12783,42 @@ func (m *SaleItemMutation) ResetDiscounts() {
 	delete(m.clearedFields, saleitem.FieldDiscounts)
 }
 
+// SetReturnedQuantity sets the "returned_quantity" field.
+func (m *SaleItemMutation) SetReturnedQuantity(d decimal.Decimal) {
+	m.returned_quantity = &d
+}
+
+// ReturnedQuantity returns the value of the "returned_quantity" field in the mutation.
+func (m *SaleItemMutation) ReturnedQuantity() (r decimal.Decimal, exists bool) {
+	v := m.returned_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnedQuantity returns the old "returned_quantity" field's value of the SaleItem entity.
+// If the SaleItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleItemMutation) OldReturnedQuantity(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnedQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnedQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnedQuantity: %w", err)
+	}
+	return oldValue.ReturnedQuantity, nil
+}
+
+// ResetReturnedQuantity resets all changes to the "returned_quantity" field.
+func (m *SaleItemMutation) ResetReturnedQuantity() {
+	m.returned_quantity = nil
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *SaleItemMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -12324,7 +12907,7 @@ func (m *SaleItemMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SaleItemMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.tenant != nil {
 		fields = append(fields, saleitem.FieldTenantID)
 	}
@@ -12352,6 +12935,9 @@ func (m *SaleItemMutation) Fields() []string {
 	if m.discounts != nil {
 		fields = append(fields, saleitem.FieldDiscounts)
 	}
+	if m.returned_quantity != nil {
+		fields = append(fields, saleitem.FieldReturnedQuantity)
+	}
 	return fields
 }
 
@@ -12378,6 +12964,8 @@ func (m *SaleItemMutation) Field(name string) (ent.Value, bool) {
 		return m.DiscountAmount()
 	case saleitem.FieldDiscounts:
 		return m.Discounts()
+	case saleitem.FieldReturnedQuantity:
+		return m.ReturnedQuantity()
 	}
 	return nil, false
 }
@@ -12405,6 +12993,8 @@ func (m *SaleItemMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldDiscountAmount(ctx)
 	case saleitem.FieldDiscounts:
 		return m.OldDiscounts(ctx)
+	case saleitem.FieldReturnedQuantity:
+		return m.OldReturnedQuantity(ctx)
 	}
 	return nil, fmt.Errorf("unknown SaleItem field %s", name)
 }
@@ -12476,6 +13066,13 @@ func (m *SaleItemMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDiscounts(v)
+		return nil
+	case saleitem.FieldReturnedQuantity:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnedQuantity(v)
 		return nil
 	}
 	return fmt.Errorf("unknown SaleItem field %s", name)
@@ -12561,6 +13158,9 @@ func (m *SaleItemMutation) ResetField(name string) error {
 		return nil
 	case saleitem.FieldDiscounts:
 		m.ResetDiscounts()
+		return nil
+	case saleitem.FieldReturnedQuantity:
+		m.ResetReturnedQuantity()
 		return nil
 	}
 	return fmt.Errorf("unknown SaleItem field %s", name)
@@ -13502,6 +14102,1160 @@ func (m *SalePaymentMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown SalePayment edge %s", name)
+}
+
+// SaleReturnMutation represents an operation that mutates the SaleReturn nodes in the graph.
+type SaleReturnMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *string
+	created_at         *time.Time
+	external_id        *string
+	kind               *salereturn.Kind
+	pos_id             *string
+	returned_at        *time.Time
+	reason             *string
+	lines              *json.RawMessage
+	appendlines        json.RawMessage
+	amount             *decimal.Decimal
+	status             *salereturn.Status
+	points_reversed    *int64
+	addpoints_reversed *int64
+	processed_at       *time.Time
+	clearedFields      map[string]struct{}
+	tenant             *string
+	clearedtenant      bool
+	sale               *string
+	clearedsale        bool
+	done               bool
+	oldValue           func(context.Context) (*SaleReturn, error)
+	predicates         []predicate.SaleReturn
+}
+
+var _ ent.Mutation = (*SaleReturnMutation)(nil)
+
+// salereturnOption allows management of the mutation configuration using functional options.
+type salereturnOption func(*SaleReturnMutation)
+
+// newSaleReturnMutation creates new mutation for the SaleReturn entity.
+func newSaleReturnMutation(c config, op Op, opts ...salereturnOption) *SaleReturnMutation {
+	m := &SaleReturnMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSaleReturn,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSaleReturnID sets the ID field of the mutation.
+func withSaleReturnID(id string) salereturnOption {
+	return func(m *SaleReturnMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SaleReturn
+		)
+		m.oldValue = func(ctx context.Context) (*SaleReturn, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SaleReturn.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSaleReturn sets the old SaleReturn of the mutation.
+func withSaleReturn(node *SaleReturn) salereturnOption {
+	return func(m *SaleReturnMutation) {
+		m.oldValue = func(context.Context) (*SaleReturn, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SaleReturnMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SaleReturnMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SaleReturn entities.
+func (m *SaleReturnMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SaleReturnMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SaleReturnMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SaleReturn.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *SaleReturnMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *SaleReturnMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *SaleReturnMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SaleReturnMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SaleReturnMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SaleReturnMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetSaleID sets the "sale_id" field.
+func (m *SaleReturnMutation) SetSaleID(s string) {
+	m.sale = &s
+}
+
+// SaleID returns the value of the "sale_id" field in the mutation.
+func (m *SaleReturnMutation) SaleID() (r string, exists bool) {
+	v := m.sale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaleID returns the old "sale_id" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldSaleID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaleID: %w", err)
+	}
+	return oldValue.SaleID, nil
+}
+
+// ResetSaleID resets all changes to the "sale_id" field.
+func (m *SaleReturnMutation) ResetSaleID() {
+	m.sale = nil
+}
+
+// SetExternalID sets the "external_id" field.
+func (m *SaleReturnMutation) SetExternalID(s string) {
+	m.external_id = &s
+}
+
+// ExternalID returns the value of the "external_id" field in the mutation.
+func (m *SaleReturnMutation) ExternalID() (r string, exists bool) {
+	v := m.external_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExternalID returns the old "external_id" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldExternalID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExternalID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExternalID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExternalID: %w", err)
+	}
+	return oldValue.ExternalID, nil
+}
+
+// ResetExternalID resets all changes to the "external_id" field.
+func (m *SaleReturnMutation) ResetExternalID() {
+	m.external_id = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *SaleReturnMutation) SetKind(s salereturn.Kind) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *SaleReturnMutation) Kind() (r salereturn.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldKind(ctx context.Context) (v salereturn.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *SaleReturnMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetPosID sets the "pos_id" field.
+func (m *SaleReturnMutation) SetPosID(s string) {
+	m.pos_id = &s
+}
+
+// PosID returns the value of the "pos_id" field in the mutation.
+func (m *SaleReturnMutation) PosID() (r string, exists bool) {
+	v := m.pos_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPosID returns the old "pos_id" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldPosID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPosID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPosID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPosID: %w", err)
+	}
+	return oldValue.PosID, nil
+}
+
+// ResetPosID resets all changes to the "pos_id" field.
+func (m *SaleReturnMutation) ResetPosID() {
+	m.pos_id = nil
+}
+
+// SetReturnedAt sets the "returned_at" field.
+func (m *SaleReturnMutation) SetReturnedAt(t time.Time) {
+	m.returned_at = &t
+}
+
+// ReturnedAt returns the value of the "returned_at" field in the mutation.
+func (m *SaleReturnMutation) ReturnedAt() (r time.Time, exists bool) {
+	v := m.returned_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnedAt returns the old "returned_at" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldReturnedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnedAt: %w", err)
+	}
+	return oldValue.ReturnedAt, nil
+}
+
+// ResetReturnedAt resets all changes to the "returned_at" field.
+func (m *SaleReturnMutation) ResetReturnedAt() {
+	m.returned_at = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *SaleReturnMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *SaleReturnMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *SaleReturnMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetLines sets the "lines" field.
+func (m *SaleReturnMutation) SetLines(jm json.RawMessage) {
+	m.lines = &jm
+	m.appendlines = nil
+}
+
+// Lines returns the value of the "lines" field in the mutation.
+func (m *SaleReturnMutation) Lines() (r json.RawMessage, exists bool) {
+	v := m.lines
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLines returns the old "lines" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldLines(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLines is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLines requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLines: %w", err)
+	}
+	return oldValue.Lines, nil
+}
+
+// AppendLines adds jm to the "lines" field.
+func (m *SaleReturnMutation) AppendLines(jm json.RawMessage) {
+	m.appendlines = append(m.appendlines, jm...)
+}
+
+// AppendedLines returns the list of values that were appended to the "lines" field in this mutation.
+func (m *SaleReturnMutation) AppendedLines() (json.RawMessage, bool) {
+	if len(m.appendlines) == 0 {
+		return nil, false
+	}
+	return m.appendlines, true
+}
+
+// ResetLines resets all changes to the "lines" field.
+func (m *SaleReturnMutation) ResetLines() {
+	m.lines = nil
+	m.appendlines = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *SaleReturnMutation) SetAmount(d decimal.Decimal) {
+	m.amount = &d
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *SaleReturnMutation) Amount() (r decimal.Decimal, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *SaleReturnMutation) ResetAmount() {
+	m.amount = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *SaleReturnMutation) SetStatus(s salereturn.Status) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *SaleReturnMutation) Status() (r salereturn.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldStatus(ctx context.Context) (v salereturn.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *SaleReturnMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetPointsReversed sets the "points_reversed" field.
+func (m *SaleReturnMutation) SetPointsReversed(i int64) {
+	m.points_reversed = &i
+	m.addpoints_reversed = nil
+}
+
+// PointsReversed returns the value of the "points_reversed" field in the mutation.
+func (m *SaleReturnMutation) PointsReversed() (r int64, exists bool) {
+	v := m.points_reversed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsReversed returns the old "points_reversed" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldPointsReversed(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsReversed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsReversed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsReversed: %w", err)
+	}
+	return oldValue.PointsReversed, nil
+}
+
+// AddPointsReversed adds i to the "points_reversed" field.
+func (m *SaleReturnMutation) AddPointsReversed(i int64) {
+	if m.addpoints_reversed != nil {
+		*m.addpoints_reversed += i
+	} else {
+		m.addpoints_reversed = &i
+	}
+}
+
+// AddedPointsReversed returns the value that was added to the "points_reversed" field in this mutation.
+func (m *SaleReturnMutation) AddedPointsReversed() (r int64, exists bool) {
+	v := m.addpoints_reversed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsReversed resets all changes to the "points_reversed" field.
+func (m *SaleReturnMutation) ResetPointsReversed() {
+	m.points_reversed = nil
+	m.addpoints_reversed = nil
+}
+
+// SetProcessedAt sets the "processed_at" field.
+func (m *SaleReturnMutation) SetProcessedAt(t time.Time) {
+	m.processed_at = &t
+}
+
+// ProcessedAt returns the value of the "processed_at" field in the mutation.
+func (m *SaleReturnMutation) ProcessedAt() (r time.Time, exists bool) {
+	v := m.processed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProcessedAt returns the old "processed_at" field's value of the SaleReturn entity.
+// If the SaleReturn object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleReturnMutation) OldProcessedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProcessedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProcessedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProcessedAt: %w", err)
+	}
+	return oldValue.ProcessedAt, nil
+}
+
+// ClearProcessedAt clears the value of the "processed_at" field.
+func (m *SaleReturnMutation) ClearProcessedAt() {
+	m.processed_at = nil
+	m.clearedFields[salereturn.FieldProcessedAt] = struct{}{}
+}
+
+// ProcessedAtCleared returns if the "processed_at" field was cleared in this mutation.
+func (m *SaleReturnMutation) ProcessedAtCleared() bool {
+	_, ok := m.clearedFields[salereturn.FieldProcessedAt]
+	return ok
+}
+
+// ResetProcessedAt resets all changes to the "processed_at" field.
+func (m *SaleReturnMutation) ResetProcessedAt() {
+	m.processed_at = nil
+	delete(m.clearedFields, salereturn.FieldProcessedAt)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *SaleReturnMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[salereturn.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *SaleReturnMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *SaleReturnMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *SaleReturnMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearSale clears the "sale" edge to the Sale entity.
+func (m *SaleReturnMutation) ClearSale() {
+	m.clearedsale = true
+	m.clearedFields[salereturn.FieldSaleID] = struct{}{}
+}
+
+// SaleCleared reports if the "sale" edge to the Sale entity was cleared.
+func (m *SaleReturnMutation) SaleCleared() bool {
+	return m.clearedsale
+}
+
+// SaleIDs returns the "sale" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SaleID instead. It exists only for internal usage by the builders.
+func (m *SaleReturnMutation) SaleIDs() (ids []string) {
+	if id := m.sale; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSale resets all changes to the "sale" edge.
+func (m *SaleReturnMutation) ResetSale() {
+	m.sale = nil
+	m.clearedsale = false
+}
+
+// Where appends a list predicates to the SaleReturnMutation builder.
+func (m *SaleReturnMutation) Where(ps ...predicate.SaleReturn) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SaleReturnMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SaleReturnMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SaleReturn, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SaleReturnMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SaleReturnMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SaleReturn).
+func (m *SaleReturnMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SaleReturnMutation) Fields() []string {
+	fields := make([]string, 0, 13)
+	if m.tenant != nil {
+		fields = append(fields, salereturn.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, salereturn.FieldCreatedAt)
+	}
+	if m.sale != nil {
+		fields = append(fields, salereturn.FieldSaleID)
+	}
+	if m.external_id != nil {
+		fields = append(fields, salereturn.FieldExternalID)
+	}
+	if m.kind != nil {
+		fields = append(fields, salereturn.FieldKind)
+	}
+	if m.pos_id != nil {
+		fields = append(fields, salereturn.FieldPosID)
+	}
+	if m.returned_at != nil {
+		fields = append(fields, salereturn.FieldReturnedAt)
+	}
+	if m.reason != nil {
+		fields = append(fields, salereturn.FieldReason)
+	}
+	if m.lines != nil {
+		fields = append(fields, salereturn.FieldLines)
+	}
+	if m.amount != nil {
+		fields = append(fields, salereturn.FieldAmount)
+	}
+	if m.status != nil {
+		fields = append(fields, salereturn.FieldStatus)
+	}
+	if m.points_reversed != nil {
+		fields = append(fields, salereturn.FieldPointsReversed)
+	}
+	if m.processed_at != nil {
+		fields = append(fields, salereturn.FieldProcessedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SaleReturnMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case salereturn.FieldTenantID:
+		return m.TenantID()
+	case salereturn.FieldCreatedAt:
+		return m.CreatedAt()
+	case salereturn.FieldSaleID:
+		return m.SaleID()
+	case salereturn.FieldExternalID:
+		return m.ExternalID()
+	case salereturn.FieldKind:
+		return m.Kind()
+	case salereturn.FieldPosID:
+		return m.PosID()
+	case salereturn.FieldReturnedAt:
+		return m.ReturnedAt()
+	case salereturn.FieldReason:
+		return m.Reason()
+	case salereturn.FieldLines:
+		return m.Lines()
+	case salereturn.FieldAmount:
+		return m.Amount()
+	case salereturn.FieldStatus:
+		return m.Status()
+	case salereturn.FieldPointsReversed:
+		return m.PointsReversed()
+	case salereturn.FieldProcessedAt:
+		return m.ProcessedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SaleReturnMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case salereturn.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case salereturn.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case salereturn.FieldSaleID:
+		return m.OldSaleID(ctx)
+	case salereturn.FieldExternalID:
+		return m.OldExternalID(ctx)
+	case salereturn.FieldKind:
+		return m.OldKind(ctx)
+	case salereturn.FieldPosID:
+		return m.OldPosID(ctx)
+	case salereturn.FieldReturnedAt:
+		return m.OldReturnedAt(ctx)
+	case salereturn.FieldReason:
+		return m.OldReason(ctx)
+	case salereturn.FieldLines:
+		return m.OldLines(ctx)
+	case salereturn.FieldAmount:
+		return m.OldAmount(ctx)
+	case salereturn.FieldStatus:
+		return m.OldStatus(ctx)
+	case salereturn.FieldPointsReversed:
+		return m.OldPointsReversed(ctx)
+	case salereturn.FieldProcessedAt:
+		return m.OldProcessedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SaleReturn field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SaleReturnMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case salereturn.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case salereturn.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case salereturn.FieldSaleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaleID(v)
+		return nil
+	case salereturn.FieldExternalID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExternalID(v)
+		return nil
+	case salereturn.FieldKind:
+		v, ok := value.(salereturn.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case salereturn.FieldPosID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPosID(v)
+		return nil
+	case salereturn.FieldReturnedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnedAt(v)
+		return nil
+	case salereturn.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case salereturn.FieldLines:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLines(v)
+		return nil
+	case salereturn.FieldAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case salereturn.FieldStatus:
+		v, ok := value.(salereturn.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case salereturn.FieldPointsReversed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsReversed(v)
+		return nil
+	case salereturn.FieldProcessedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProcessedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SaleReturn field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SaleReturnMutation) AddedFields() []string {
+	var fields []string
+	if m.addpoints_reversed != nil {
+		fields = append(fields, salereturn.FieldPointsReversed)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SaleReturnMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case salereturn.FieldPointsReversed:
+		return m.AddedPointsReversed()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SaleReturnMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case salereturn.FieldPointsReversed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsReversed(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SaleReturn numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SaleReturnMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(salereturn.FieldProcessedAt) {
+		fields = append(fields, salereturn.FieldProcessedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SaleReturnMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SaleReturnMutation) ClearField(name string) error {
+	switch name {
+	case salereturn.FieldProcessedAt:
+		m.ClearProcessedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleReturn nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SaleReturnMutation) ResetField(name string) error {
+	switch name {
+	case salereturn.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case salereturn.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case salereturn.FieldSaleID:
+		m.ResetSaleID()
+		return nil
+	case salereturn.FieldExternalID:
+		m.ResetExternalID()
+		return nil
+	case salereturn.FieldKind:
+		m.ResetKind()
+		return nil
+	case salereturn.FieldPosID:
+		m.ResetPosID()
+		return nil
+	case salereturn.FieldReturnedAt:
+		m.ResetReturnedAt()
+		return nil
+	case salereturn.FieldReason:
+		m.ResetReason()
+		return nil
+	case salereturn.FieldLines:
+		m.ResetLines()
+		return nil
+	case salereturn.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case salereturn.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case salereturn.FieldPointsReversed:
+		m.ResetPointsReversed()
+		return nil
+	case salereturn.FieldProcessedAt:
+		m.ResetProcessedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleReturn field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SaleReturnMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, salereturn.EdgeTenant)
+	}
+	if m.sale != nil {
+		edges = append(edges, salereturn.EdgeSale)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SaleReturnMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case salereturn.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case salereturn.EdgeSale:
+		if id := m.sale; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SaleReturnMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SaleReturnMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SaleReturnMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, salereturn.EdgeTenant)
+	}
+	if m.clearedsale {
+		edges = append(edges, salereturn.EdgeSale)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SaleReturnMutation) EdgeCleared(name string) bool {
+	switch name {
+	case salereturn.EdgeTenant:
+		return m.clearedtenant
+	case salereturn.EdgeSale:
+		return m.clearedsale
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SaleReturnMutation) ClearEdge(name string) error {
+	switch name {
+	case salereturn.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case salereturn.EdgeSale:
+		m.ClearSale()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleReturn unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SaleReturnMutation) ResetEdge(name string) error {
+	switch name {
+	case salereturn.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case salereturn.EdgeSale:
+		m.ResetSale()
+		return nil
+	}
+	return fmt.Errorf("unknown SaleReturn edge %s", name)
 }
 
 // SegmentMutation represents an operation that mutates the Segment nodes in the graph.

@@ -27,15 +27,17 @@ type PointsEntry struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// Id of the customer whose balance moved.
 	CustomerID string `json:"customer_id,omitempty"`
-	// credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone.
+	// credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt.
 	Kind pointsentry.Kind `json:"kind,omitempty"`
 	// Signed change of the balance.
 	Points int64 `json:"points,omitempty"`
 	// The customer's balance right after this entry.
 	BalanceAfter int64 `json:"balance_after,omitempty"`
+	// The customer's points debt right after this entry: points reversed after they were spent.
+	DebtAfter int64 `json:"debt_after,omitempty"`
 	// What caused the entry; with source_id, a credit of one source happens once.
 	SourceKind pointsentry.SourceKind `json:"source_kind,omitempty"`
-	// The order id, or the id of the sale, redemption or points lot behind the entry; none for an operator's adjustment or a debit without an order.
+	// The order id, or the id of the sale, redemption, return or points lot behind the entry; none for an operator's adjustment or a debit without an order.
 	SourceID *string `json:"source_id,omitempty"`
 	// Why, in words: an operator's reason, a campaign name.
 	Reason string `json:"reason,omitempty"`
@@ -91,7 +93,7 @@ func (*PointsEntry) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case pointsentry.FieldAmount:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
-		case pointsentry.FieldPoints, pointsentry.FieldBalanceAfter:
+		case pointsentry.FieldPoints, pointsentry.FieldBalanceAfter, pointsentry.FieldDebtAfter:
 			values[i] = new(sql.NullInt64)
 		case pointsentry.FieldID, pointsentry.FieldTenantID, pointsentry.FieldCustomerID, pointsentry.FieldKind, pointsentry.FieldSourceKind, pointsentry.FieldSourceID, pointsentry.FieldReason:
 			values[i] = new(sql.NullString)
@@ -153,6 +155,12 @@ func (_m *PointsEntry) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field balance_after", values[i])
 			} else if value.Valid {
 				_m.BalanceAfter = value.Int64
+			}
+		case pointsentry.FieldDebtAfter:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field debt_after", values[i])
+			} else if value.Valid {
+				_m.DebtAfter = value.Int64
 			}
 		case pointsentry.FieldSourceKind:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -250,6 +258,9 @@ func (_m *PointsEntry) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("balance_after=")
 	builder.WriteString(fmt.Sprintf("%v", _m.BalanceAfter))
+	builder.WriteString(", ")
+	builder.WriteString("debt_after=")
+	builder.WriteString(fmt.Sprintf("%v", _m.DebtAfter))
 	builder.WriteString(", ")
 	builder.WriteString("source_kind=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SourceKind))

@@ -67,6 +67,20 @@ func (_c *PointsEntryCreate) SetBalanceAfter(v int64) *PointsEntryCreate {
 	return _c
 }
 
+// SetDebtAfter sets the "debt_after" field.
+func (_c *PointsEntryCreate) SetDebtAfter(v int64) *PointsEntryCreate {
+	_c.mutation.SetDebtAfter(v)
+	return _c
+}
+
+// SetNillableDebtAfter sets the "debt_after" field if the given value is not nil.
+func (_c *PointsEntryCreate) SetNillableDebtAfter(v *int64) *PointsEntryCreate {
+	if v != nil {
+		_c.SetDebtAfter(*v)
+	}
+	return _c
+}
+
 // SetSourceKind sets the "source_kind" field.
 func (_c *PointsEntryCreate) SetSourceKind(v pointsentry.SourceKind) *PointsEntryCreate {
 	_c.mutation.SetSourceKind(v)
@@ -197,6 +211,10 @@ func (_c *PointsEntryCreate) defaults() error {
 		v := pointsentry.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.DebtAfter(); !ok {
+		v := pointsentry.DefaultDebtAfter
+		_c.mutation.SetDebtAfter(v)
+	}
 	if _, ok := _c.mutation.Reason(); !ok {
 		v := pointsentry.DefaultReason
 		_c.mutation.SetReason(v)
@@ -249,6 +267,14 @@ func (_c *PointsEntryCreate) check() error {
 	if v, ok := _c.mutation.BalanceAfter(); ok {
 		if err := pointsentry.BalanceAfterValidator(v); err != nil {
 			return &ValidationError{Name: "balance_after", err: fmt.Errorf(`ent: validator failed for field "PointsEntry.balance_after": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.DebtAfter(); !ok {
+		return &ValidationError{Name: "debt_after", err: errors.New(`ent: missing required field "PointsEntry.debt_after"`)}
+	}
+	if v, ok := _c.mutation.DebtAfter(); ok {
+		if err := pointsentry.DebtAfterValidator(v); err != nil {
+			return &ValidationError{Name: "debt_after", err: fmt.Errorf(`ent: validator failed for field "PointsEntry.debt_after": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.SourceKind(); !ok {
@@ -328,6 +354,10 @@ func (_c *PointsEntryCreate) createSpec() (*PointsEntry, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.BalanceAfter(); ok {
 		_spec.SetField(pointsentry.FieldBalanceAfter, field.TypeInt64, value)
 		_node.BalanceAfter = value
+	}
+	if value, ok := _c.mutation.DebtAfter(); ok {
+		_spec.SetField(pointsentry.FieldDebtAfter, field.TypeInt64, value)
+		_node.DebtAfter = value
 	}
 	if value, ok := _c.mutation.SourceKind(); ok {
 		_spec.SetField(pointsentry.FieldSourceKind, field.TypeEnum, value)

@@ -51,6 +51,10 @@ type Redemption struct {
 	BonusPoints int64 `json:"bonus_points,omitempty"`
 	// benefit_applied as answered to the client.
 	Benefit json.RawMessage `json:"benefit,omitempty"`
+	// When the redemption was undone (its order refunded, or every discounted unit of its sale returned); it no longer counts toward the campaign's limits.
+	RolledBackAt *time.Time `json:"rolled_back_at,omitempty"`
+	// Why the redemption was undone.
+	RollbackReason *string `json:"rollback_reason,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RedemptionQuery when eager-loading is set.
 	Edges        RedemptionEdges `json:"edges"`
@@ -144,9 +148,9 @@ func (*Redemption) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case redemption.FieldBonusPoints:
 			values[i] = new(sql.NullInt64)
-		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID:
+		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID, redemption.FieldRollbackReason:
 			values[i] = new(sql.NullString)
-		case redemption.FieldCreatedAt:
+		case redemption.FieldCreatedAt, redemption.FieldRolledBackAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -251,6 +255,20 @@ func (_m *Redemption) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field benefit: %w", err)
 				}
 			}
+		case redemption.FieldRolledBackAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field rolled_back_at", values[i])
+			} else if value.Valid {
+				_m.RolledBackAt = new(time.Time)
+				*_m.RolledBackAt = value.Time
+			}
+		case redemption.FieldRollbackReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field rollback_reason", values[i])
+			} else if value.Valid {
+				_m.RollbackReason = new(string)
+				*_m.RollbackReason = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -354,6 +372,16 @@ func (_m *Redemption) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("benefit=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Benefit))
+	builder.WriteString(", ")
+	if v := _m.RolledBackAt; v != nil {
+		builder.WriteString("rolled_back_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.RollbackReason; v != nil {
+		builder.WriteString("rollback_reason=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -145,6 +145,34 @@ func (_c *RedemptionCreate) SetBenefit(v json.RawMessage) *RedemptionCreate {
 	return _c
 }
 
+// SetRolledBackAt sets the "rolled_back_at" field.
+func (_c *RedemptionCreate) SetRolledBackAt(v time.Time) *RedemptionCreate {
+	_c.mutation.SetRolledBackAt(v)
+	return _c
+}
+
+// SetNillableRolledBackAt sets the "rolled_back_at" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableRolledBackAt(v *time.Time) *RedemptionCreate {
+	if v != nil {
+		_c.SetRolledBackAt(*v)
+	}
+	return _c
+}
+
+// SetRollbackReason sets the "rollback_reason" field.
+func (_c *RedemptionCreate) SetRollbackReason(v string) *RedemptionCreate {
+	_c.mutation.SetRollbackReason(v)
+	return _c
+}
+
+// SetNillableRollbackReason sets the "rollback_reason" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableRollbackReason(v *string) *RedemptionCreate {
+	if v != nil {
+		_c.SetRollbackReason(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *RedemptionCreate) SetID(v string) *RedemptionCreate {
 	_c.mutation.SetID(v)
@@ -301,6 +329,11 @@ func (_c *RedemptionCreate) check() error {
 	if _, ok := _c.mutation.Benefit(); !ok {
 		return &ValidationError{Name: "benefit", err: errors.New(`ent: missing required field "Redemption.benefit"`)}
 	}
+	if v, ok := _c.mutation.RollbackReason(); ok {
+		if err := redemption.RollbackReasonValidator(v); err != nil {
+			return &ValidationError{Name: "rollback_reason", err: fmt.Errorf(`ent: validator failed for field "Redemption.rollback_reason": %w`, err)}
+		}
+	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "Redemption.tenant"`)}
 	}
@@ -376,6 +409,14 @@ func (_c *RedemptionCreate) createSpec() (*Redemption, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Benefit(); ok {
 		_spec.SetField(redemption.FieldBenefit, field.TypeJSON, value)
 		_node.Benefit = value
+	}
+	if value, ok := _c.mutation.RolledBackAt(); ok {
+		_spec.SetField(redemption.FieldRolledBackAt, field.TypeTime, value)
+		_node.RolledBackAt = &value
+	}
+	if value, ok := _c.mutation.RollbackReason(); ok {
+		_spec.SetField(redemption.FieldRollbackReason, field.TypeString, value)
+		_node.RollbackReason = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -24,6 +25,46 @@ type RedemptionUpdate struct {
 // Where appends a list predicates to the RedemptionUpdate builder.
 func (_u *RedemptionUpdate) Where(ps ...predicate.Redemption) *RedemptionUpdate {
 	_u.mutation.Where(ps...)
+	return _u
+}
+
+// SetRolledBackAt sets the "rolled_back_at" field.
+func (_u *RedemptionUpdate) SetRolledBackAt(v time.Time) *RedemptionUpdate {
+	_u.mutation.SetRolledBackAt(v)
+	return _u
+}
+
+// SetNillableRolledBackAt sets the "rolled_back_at" field if the given value is not nil.
+func (_u *RedemptionUpdate) SetNillableRolledBackAt(v *time.Time) *RedemptionUpdate {
+	if v != nil {
+		_u.SetRolledBackAt(*v)
+	}
+	return _u
+}
+
+// ClearRolledBackAt clears the value of the "rolled_back_at" field.
+func (_u *RedemptionUpdate) ClearRolledBackAt() *RedemptionUpdate {
+	_u.mutation.ClearRolledBackAt()
+	return _u
+}
+
+// SetRollbackReason sets the "rollback_reason" field.
+func (_u *RedemptionUpdate) SetRollbackReason(v string) *RedemptionUpdate {
+	_u.mutation.SetRollbackReason(v)
+	return _u
+}
+
+// SetNillableRollbackReason sets the "rollback_reason" field if the given value is not nil.
+func (_u *RedemptionUpdate) SetNillableRollbackReason(v *string) *RedemptionUpdate {
+	if v != nil {
+		_u.SetRollbackReason(*v)
+	}
+	return _u
+}
+
+// ClearRollbackReason clears the value of the "rollback_reason" field.
+func (_u *RedemptionUpdate) ClearRollbackReason() *RedemptionUpdate {
+	_u.mutation.ClearRollbackReason()
 	return _u
 }
 
@@ -61,6 +102,11 @@ func (_u *RedemptionUpdate) ExecX(ctx context.Context) {
 
 // check runs all checks and user-defined validators on the builder.
 func (_u *RedemptionUpdate) check() error {
+	if v, ok := _u.mutation.RollbackReason(); ok {
+		if err := redemption.RollbackReasonValidator(v); err != nil {
+			return &ValidationError{Name: "rollback_reason", err: fmt.Errorf(`ent: validator failed for field "Redemption.rollback_reason": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Redemption.tenant"`)
 	}
@@ -85,6 +131,18 @@ func (_u *RedemptionUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 			}
 		}
 	}
+	if value, ok := _u.mutation.RolledBackAt(); ok {
+		_spec.SetField(redemption.FieldRolledBackAt, field.TypeTime, value)
+	}
+	if _u.mutation.RolledBackAtCleared() {
+		_spec.ClearField(redemption.FieldRolledBackAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RollbackReason(); ok {
+		_spec.SetField(redemption.FieldRollbackReason, field.TypeString, value)
+	}
+	if _u.mutation.RollbackReasonCleared() {
+		_spec.ClearField(redemption.FieldRollbackReason, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{redemption.Label}
@@ -103,6 +161,46 @@ type RedemptionUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *RedemptionMutation
+}
+
+// SetRolledBackAt sets the "rolled_back_at" field.
+func (_u *RedemptionUpdateOne) SetRolledBackAt(v time.Time) *RedemptionUpdateOne {
+	_u.mutation.SetRolledBackAt(v)
+	return _u
+}
+
+// SetNillableRolledBackAt sets the "rolled_back_at" field if the given value is not nil.
+func (_u *RedemptionUpdateOne) SetNillableRolledBackAt(v *time.Time) *RedemptionUpdateOne {
+	if v != nil {
+		_u.SetRolledBackAt(*v)
+	}
+	return _u
+}
+
+// ClearRolledBackAt clears the value of the "rolled_back_at" field.
+func (_u *RedemptionUpdateOne) ClearRolledBackAt() *RedemptionUpdateOne {
+	_u.mutation.ClearRolledBackAt()
+	return _u
+}
+
+// SetRollbackReason sets the "rollback_reason" field.
+func (_u *RedemptionUpdateOne) SetRollbackReason(v string) *RedemptionUpdateOne {
+	_u.mutation.SetRollbackReason(v)
+	return _u
+}
+
+// SetNillableRollbackReason sets the "rollback_reason" field if the given value is not nil.
+func (_u *RedemptionUpdateOne) SetNillableRollbackReason(v *string) *RedemptionUpdateOne {
+	if v != nil {
+		_u.SetRollbackReason(*v)
+	}
+	return _u
+}
+
+// ClearRollbackReason clears the value of the "rollback_reason" field.
+func (_u *RedemptionUpdateOne) ClearRollbackReason() *RedemptionUpdateOne {
+	_u.mutation.ClearRollbackReason()
+	return _u
 }
 
 // Mutation returns the RedemptionMutation object of the builder.
@@ -152,6 +250,11 @@ func (_u *RedemptionUpdateOne) ExecX(ctx context.Context) {
 
 // check runs all checks and user-defined validators on the builder.
 func (_u *RedemptionUpdateOne) check() error {
+	if v, ok := _u.mutation.RollbackReason(); ok {
+		if err := redemption.RollbackReasonValidator(v); err != nil {
+			return &ValidationError{Name: "rollback_reason", err: fmt.Errorf(`ent: validator failed for field "Redemption.rollback_reason": %w`, err)}
+		}
+	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Redemption.tenant"`)
 	}
@@ -192,6 +295,18 @@ func (_u *RedemptionUpdateOne) sqlSave(ctx context.Context) (_node *Redemption, 
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.RolledBackAt(); ok {
+		_spec.SetField(redemption.FieldRolledBackAt, field.TypeTime, value)
+	}
+	if _u.mutation.RolledBackAtCleared() {
+		_spec.ClearField(redemption.FieldRolledBackAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RollbackReason(); ok {
+		_spec.SetField(redemption.FieldRollbackReason, field.TypeString, value)
+	}
+	if _u.mutation.RollbackReasonCleared() {
+		_spec.ClearField(redemption.FieldRollbackReason, field.TypeString)
 	}
 	_node = &Redemption{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -63,6 +63,10 @@ type Sale struct {
 	PointsCredited int64 `json:"points_credited,omitempty"`
 	// When the sale was processed.
 	ProcessedAt *time.Time `json:"processed_at,omitempty"`
+	// Net value in R$ of the units returned so far (returns and cancellation processed).
+	ReturnedAmount decimal.Decimal `json:"returned_amount,omitempty"`
+	// Points taken back by the sale's processed returns and cancellation.
+	PointsReversed int64 `json:"points_reversed,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SaleQuery when eager-loading is set.
 	Edges        SaleEdges `json:"edges"`
@@ -81,14 +85,17 @@ type SaleEdges struct {
 	Items []*SaleItem `json:"items,omitempty"`
 	// The sale's payments.
 	Payments []*SalePayment `json:"payments,omitempty"`
+	// The sale's returns and cancellation, in the order they were received.
+	Returns []*SaleReturn `json:"returns,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
-	totalCount [4]map[string]int
+	totalCount [5]map[string]int
 
 	namedItems    map[string][]*SaleItem
 	namedPayments map[string][]*SalePayment
+	namedReturns  map[string][]*SaleReturn
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -142,6 +149,15 @@ func (e SaleEdges) PaymentsOrErr() ([]*SalePayment, error) {
 	return nil, &NotLoadedError{edge: "payments"}
 }
 
+// ReturnsOrErr returns the Returns value or an error if the edge
+// was not loaded in eager-loading.
+func (e SaleEdges) ReturnsOrErr() ([]*SaleReturn, error) {
+	if e.loadedTypes[5] {
+		return e.Returns, nil
+	}
+	return nil, &NotLoadedError{edge: "returns"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Sale) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -149,9 +165,9 @@ func (*Sale) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case sale.FieldFiscalDocument:
 			values[i] = new([]byte)
-		case sale.FieldAmount, sale.FieldAmountPayable, sale.FieldDiscountAmount:
+		case sale.FieldAmount, sale.FieldAmountPayable, sale.FieldDiscountAmount, sale.FieldReturnedAmount:
 			values[i] = new(decimal.Decimal)
-		case sale.FieldPointsCredited:
+		case sale.FieldPointsCredited, sale.FieldPointsReversed:
 			values[i] = new(sql.NullInt64)
 		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldEmployeeID, sale.FieldSellerID, sale.FieldChannel, sale.FieldCustomerDocument, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason:
 			values[i] = new(sql.NullString)
@@ -304,6 +320,18 @@ func (_m *Sale) assignValues(columns []string, values []any) error {
 				_m.ProcessedAt = new(time.Time)
 				*_m.ProcessedAt = value.Time
 			}
+		case sale.FieldReturnedAmount:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field returned_amount", values[i])
+			} else if value != nil {
+				_m.ReturnedAmount = *value
+			}
+		case sale.FieldPointsReversed:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field points_reversed", values[i])
+			} else if value.Valid {
+				_m.PointsReversed = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -340,6 +368,11 @@ func (_m *Sale) QueryItems() *SaleItemQuery {
 // QueryPayments queries the "payments" edge of the Sale entity.
 func (_m *Sale) QueryPayments() *SalePaymentQuery {
 	return NewSaleClient(_m.config).QueryPayments(_m)
+}
+
+// QueryReturns queries the "returns" edge of the Sale entity.
+func (_m *Sale) QueryReturns() *SaleReturnQuery {
+	return NewSaleClient(_m.config).QueryReturns(_m)
 }
 
 // Update returns a builder for updating this Sale.
@@ -432,6 +465,12 @@ func (_m *Sale) String() string {
 		builder.WriteString("processed_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("returned_amount=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReturnedAmount))
+	builder.WriteString(", ")
+	builder.WriteString("points_reversed=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PointsReversed))
 	builder.WriteByte(')')
 	return builder.String()
 }
@@ -481,6 +520,30 @@ func (_m *Sale) appendNamedPayments(name string, edges ...*SalePayment) {
 		_m.Edges.namedPayments[name] = []*SalePayment{}
 	} else {
 		_m.Edges.namedPayments[name] = append(_m.Edges.namedPayments[name], edges...)
+	}
+}
+
+// NamedReturns returns the Returns named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Sale) NamedReturns(name string) ([]*SaleReturn, error) {
+	if _m.Edges.namedReturns == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedReturns[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Sale) appendNamedReturns(name string, edges ...*SaleReturn) {
+	if _m.Edges.namedReturns == nil {
+		_m.Edges.namedReturns = make(map[string][]*SaleReturn)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedReturns[name] = []*SaleReturn{}
+	} else {
+		_m.Edges.namedReturns[name] = append(_m.Edges.namedReturns[name], edges...)
 	}
 }
 

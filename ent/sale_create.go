@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/shopspring/decimal"
@@ -243,6 +244,34 @@ func (_c *SaleCreate) SetNillableProcessedAt(v *time.Time) *SaleCreate {
 	return _c
 }
 
+// SetReturnedAmount sets the "returned_amount" field.
+func (_c *SaleCreate) SetReturnedAmount(v decimal.Decimal) *SaleCreate {
+	_c.mutation.SetReturnedAmount(v)
+	return _c
+}
+
+// SetNillableReturnedAmount sets the "returned_amount" field if the given value is not nil.
+func (_c *SaleCreate) SetNillableReturnedAmount(v *decimal.Decimal) *SaleCreate {
+	if v != nil {
+		_c.SetReturnedAmount(*v)
+	}
+	return _c
+}
+
+// SetPointsReversed sets the "points_reversed" field.
+func (_c *SaleCreate) SetPointsReversed(v int64) *SaleCreate {
+	_c.mutation.SetPointsReversed(v)
+	return _c
+}
+
+// SetNillablePointsReversed sets the "points_reversed" field if the given value is not nil.
+func (_c *SaleCreate) SetNillablePointsReversed(v *int64) *SaleCreate {
+	if v != nil {
+		_c.SetPointsReversed(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SaleCreate) SetID(v string) *SaleCreate {
 	_c.mutation.SetID(v)
@@ -300,6 +329,21 @@ func (_c *SaleCreate) AddPayments(v ...*SalePayment) *SaleCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddPaymentIDs(ids...)
+}
+
+// AddReturnIDs adds the "returns" edge to the SaleReturn entity by IDs.
+func (_c *SaleCreate) AddReturnIDs(ids ...string) *SaleCreate {
+	_c.mutation.AddReturnIDs(ids...)
+	return _c
+}
+
+// AddReturns adds the "returns" edges to the SaleReturn entity.
+func (_c *SaleCreate) AddReturns(v ...*SaleReturn) *SaleCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddReturnIDs(ids...)
 }
 
 // Mutation returns the SaleMutation object of the builder.
@@ -373,6 +417,14 @@ func (_c *SaleCreate) defaults() error {
 	if _, ok := _c.mutation.PointsCredited(); !ok {
 		v := sale.DefaultPointsCredited
 		_c.mutation.SetPointsCredited(v)
+	}
+	if _, ok := _c.mutation.ReturnedAmount(); !ok {
+		v := sale.DefaultReturnedAmount
+		_c.mutation.SetReturnedAmount(v)
+	}
+	if _, ok := _c.mutation.PointsReversed(); !ok {
+		v := sale.DefaultPointsReversed
+		_c.mutation.SetPointsReversed(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if sale.DefaultID == nil {
@@ -455,6 +507,12 @@ func (_c *SaleCreate) check() error {
 	}
 	if _, ok := _c.mutation.PointsCredited(); !ok {
 		return &ValidationError{Name: "points_credited", err: errors.New(`ent: missing required field "Sale.points_credited"`)}
+	}
+	if _, ok := _c.mutation.ReturnedAmount(); !ok {
+		return &ValidationError{Name: "returned_amount", err: errors.New(`ent: missing required field "Sale.returned_amount"`)}
+	}
+	if _, ok := _c.mutation.PointsReversed(); !ok {
+		return &ValidationError{Name: "points_reversed", err: errors.New(`ent: missing required field "Sale.points_reversed"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "Sale.tenant"`)}
@@ -565,6 +623,14 @@ func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
 		_spec.SetField(sale.FieldProcessedAt, field.TypeTime, value)
 		_node.ProcessedAt = &value
 	}
+	if value, ok := _c.mutation.ReturnedAmount(); ok {
+		_spec.SetField(sale.FieldReturnedAmount, field.TypeOther, value)
+		_node.ReturnedAmount = value
+	}
+	if value, ok := _c.mutation.PointsReversed(); ok {
+		_spec.SetField(sale.FieldPointsReversed, field.TypeInt64, value)
+		_node.PointsReversed = value
+	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -641,6 +707,22 @@ func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(salepayment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ReturnsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/tenant"
 )
@@ -35,10 +36,12 @@ type SaleQuery struct {
 	withCustomer      *CustomerQuery
 	withItems         *SaleItemQuery
 	withPayments      *SalePaymentQuery
+	withReturns       *SaleReturnQuery
 	loadTotal         []func(context.Context, []*Sale) error
 	modifiers         []func(*sql.Selector)
 	withNamedItems    map[string]*SaleItemQuery
 	withNamedPayments map[string]*SalePaymentQuery
+	withNamedReturns  map[string]*SaleReturnQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -178,6 +181,28 @@ func (_q *SaleQuery) QueryPayments() *SalePaymentQuery {
 			sqlgraph.From(sale.Table, sale.FieldID, selector),
 			sqlgraph.To(salepayment.Table, salepayment.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, sale.PaymentsTable, sale.PaymentsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryReturns chains the current query on the "returns" edge.
+func (_q *SaleQuery) QueryReturns() *SaleReturnQuery {
+	query := (&SaleReturnClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sale.Table, sale.FieldID, selector),
+			sqlgraph.To(salereturn.Table, salereturn.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, sale.ReturnsTable, sale.ReturnsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -382,6 +407,7 @@ func (_q *SaleQuery) Clone() *SaleQuery {
 		withCustomer: _q.withCustomer.Clone(),
 		withItems:    _q.withItems.Clone(),
 		withPayments: _q.withPayments.Clone(),
+		withReturns:  _q.withReturns.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -440,6 +466,17 @@ func (_q *SaleQuery) WithPayments(opts ...func(*SalePaymentQuery)) *SaleQuery {
 		opt(query)
 	}
 	_q.withPayments = query
+	return _q
+}
+
+// WithReturns tells the query-builder to eager-load the nodes that are connected to
+// the "returns" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SaleQuery) WithReturns(opts ...func(*SaleReturnQuery)) *SaleQuery {
+	query := (&SaleReturnClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withReturns = query
 	return _q
 }
 
@@ -527,12 +564,13 @@ func (_q *SaleQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sale, e
 	var (
 		nodes       = []*Sale{}
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
+		loadedTypes = [6]bool{
 			_q.withTenant != nil,
 			_q.withStore != nil,
 			_q.withCustomer != nil,
 			_q.withItems != nil,
 			_q.withPayments != nil,
+			_q.withReturns != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -588,6 +626,13 @@ func (_q *SaleQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sale, e
 			return nil, err
 		}
 	}
+	if query := _q.withReturns; query != nil {
+		if err := _q.loadReturns(ctx, query, nodes,
+			func(n *Sale) { n.Edges.Returns = []*SaleReturn{} },
+			func(n *Sale, e *SaleReturn) { n.Edges.Returns = append(n.Edges.Returns, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedItems {
 		if err := _q.loadItems(ctx, query, nodes,
 			func(n *Sale) { n.appendNamedItems(name) },
@@ -599,6 +644,13 @@ func (_q *SaleQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sale, e
 		if err := _q.loadPayments(ctx, query, nodes,
 			func(n *Sale) { n.appendNamedPayments(name) },
 			func(n *Sale, e *SalePayment) { n.appendNamedPayments(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedReturns {
+		if err := _q.loadReturns(ctx, query, nodes,
+			func(n *Sale) { n.appendNamedReturns(name) },
+			func(n *Sale, e *SaleReturn) { n.appendNamedReturns(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -745,6 +797,36 @@ func (_q *SaleQuery) loadPayments(ctx context.Context, query *SalePaymentQuery, 
 	}
 	query.Where(predicate.SalePayment(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(sale.PaymentsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SaleID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "sale_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SaleQuery) loadReturns(ctx context.Context, query *SaleReturnQuery, nodes []*Sale, init func(*Sale), assign func(*Sale, *SaleReturn)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Sale)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(salereturn.FieldSaleID)
+	}
+	query.Where(predicate.SaleReturn(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(sale.ReturnsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -908,6 +990,20 @@ func (_q *SaleQuery) WithNamedPayments(name string, opts ...func(*SalePaymentQue
 		_q.withNamedPayments = make(map[string]*SalePaymentQuery)
 	}
 	_q.withNamedPayments[name] = query
+	return _q
+}
+
+// WithNamedReturns tells the query-builder to eager-load the nodes that are connected to the "returns"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *SaleQuery) WithNamedReturns(name string, opts ...func(*SaleReturnQuery)) *SaleQuery {
+	query := (&SaleReturnClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedReturns == nil {
+		_q.withNamedReturns = make(map[string]*SaleReturnQuery)
+	}
+	_q.withNamedReturns[name] = query
 	return _q
 }
 

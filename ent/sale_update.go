@@ -16,6 +16,8 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
+	"github.com/shopspring/decimal"
 )
 
 // SaleUpdate is the builder for updating Sale entities.
@@ -126,6 +128,41 @@ func (_u *SaleUpdate) ClearProcessedAt() *SaleUpdate {
 	return _u
 }
 
+// SetReturnedAmount sets the "returned_amount" field.
+func (_u *SaleUpdate) SetReturnedAmount(v decimal.Decimal) *SaleUpdate {
+	_u.mutation.SetReturnedAmount(v)
+	return _u
+}
+
+// SetNillableReturnedAmount sets the "returned_amount" field if the given value is not nil.
+func (_u *SaleUpdate) SetNillableReturnedAmount(v *decimal.Decimal) *SaleUpdate {
+	if v != nil {
+		_u.SetReturnedAmount(*v)
+	}
+	return _u
+}
+
+// SetPointsReversed sets the "points_reversed" field.
+func (_u *SaleUpdate) SetPointsReversed(v int64) *SaleUpdate {
+	_u.mutation.ResetPointsReversed()
+	_u.mutation.SetPointsReversed(v)
+	return _u
+}
+
+// SetNillablePointsReversed sets the "points_reversed" field if the given value is not nil.
+func (_u *SaleUpdate) SetNillablePointsReversed(v *int64) *SaleUpdate {
+	if v != nil {
+		_u.SetPointsReversed(*v)
+	}
+	return _u
+}
+
+// AddPointsReversed adds value to the "points_reversed" field.
+func (_u *SaleUpdate) AddPointsReversed(v int64) *SaleUpdate {
+	_u.mutation.AddPointsReversed(v)
+	return _u
+}
+
 // SetCustomer sets the "customer" edge to the Customer entity.
 func (_u *SaleUpdate) SetCustomer(v *Customer) *SaleUpdate {
 	return _u.SetCustomerID(v.ID)
@@ -159,6 +196,21 @@ func (_u *SaleUpdate) AddPayments(v ...*SalePayment) *SaleUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddPaymentIDs(ids...)
+}
+
+// AddReturnIDs adds the "returns" edge to the SaleReturn entity by IDs.
+func (_u *SaleUpdate) AddReturnIDs(ids ...string) *SaleUpdate {
+	_u.mutation.AddReturnIDs(ids...)
+	return _u
+}
+
+// AddReturns adds the "returns" edges to the SaleReturn entity.
+func (_u *SaleUpdate) AddReturns(v ...*SaleReturn) *SaleUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddReturnIDs(ids...)
 }
 
 // Mutation returns the SaleMutation object of the builder.
@@ -212,6 +264,27 @@ func (_u *SaleUpdate) RemovePayments(v ...*SalePayment) *SaleUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePaymentIDs(ids...)
+}
+
+// ClearReturns clears all "returns" edges to the SaleReturn entity.
+func (_u *SaleUpdate) ClearReturns() *SaleUpdate {
+	_u.mutation.ClearReturns()
+	return _u
+}
+
+// RemoveReturnIDs removes the "returns" edge to SaleReturn entities by IDs.
+func (_u *SaleUpdate) RemoveReturnIDs(ids ...string) *SaleUpdate {
+	_u.mutation.RemoveReturnIDs(ids...)
+	return _u
+}
+
+// RemoveReturns removes "returns" edges to SaleReturn entities.
+func (_u *SaleUpdate) RemoveReturns(v ...*SaleReturn) *SaleUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveReturnIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -295,6 +368,15 @@ func (_u *SaleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ProcessedAtCleared() {
 		_spec.ClearField(sale.FieldProcessedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReturnedAmount(); ok {
+		_spec.SetField(sale.FieldReturnedAmount, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.PointsReversed(); ok {
+		_spec.SetField(sale.FieldPointsReversed, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsReversed(); ok {
+		_spec.AddField(sale.FieldPointsReversed, field.TypeInt64, value)
 	}
 	if _u.mutation.CustomerCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -408,6 +490,51 @@ func (_u *SaleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(salepayment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ReturnsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedReturnsIDs(); len(nodes) > 0 && !_u.mutation.ReturnsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ReturnsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -530,6 +657,41 @@ func (_u *SaleUpdateOne) ClearProcessedAt() *SaleUpdateOne {
 	return _u
 }
 
+// SetReturnedAmount sets the "returned_amount" field.
+func (_u *SaleUpdateOne) SetReturnedAmount(v decimal.Decimal) *SaleUpdateOne {
+	_u.mutation.SetReturnedAmount(v)
+	return _u
+}
+
+// SetNillableReturnedAmount sets the "returned_amount" field if the given value is not nil.
+func (_u *SaleUpdateOne) SetNillableReturnedAmount(v *decimal.Decimal) *SaleUpdateOne {
+	if v != nil {
+		_u.SetReturnedAmount(*v)
+	}
+	return _u
+}
+
+// SetPointsReversed sets the "points_reversed" field.
+func (_u *SaleUpdateOne) SetPointsReversed(v int64) *SaleUpdateOne {
+	_u.mutation.ResetPointsReversed()
+	_u.mutation.SetPointsReversed(v)
+	return _u
+}
+
+// SetNillablePointsReversed sets the "points_reversed" field if the given value is not nil.
+func (_u *SaleUpdateOne) SetNillablePointsReversed(v *int64) *SaleUpdateOne {
+	if v != nil {
+		_u.SetPointsReversed(*v)
+	}
+	return _u
+}
+
+// AddPointsReversed adds value to the "points_reversed" field.
+func (_u *SaleUpdateOne) AddPointsReversed(v int64) *SaleUpdateOne {
+	_u.mutation.AddPointsReversed(v)
+	return _u
+}
+
 // SetCustomer sets the "customer" edge to the Customer entity.
 func (_u *SaleUpdateOne) SetCustomer(v *Customer) *SaleUpdateOne {
 	return _u.SetCustomerID(v.ID)
@@ -563,6 +725,21 @@ func (_u *SaleUpdateOne) AddPayments(v ...*SalePayment) *SaleUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.AddPaymentIDs(ids...)
+}
+
+// AddReturnIDs adds the "returns" edge to the SaleReturn entity by IDs.
+func (_u *SaleUpdateOne) AddReturnIDs(ids ...string) *SaleUpdateOne {
+	_u.mutation.AddReturnIDs(ids...)
+	return _u
+}
+
+// AddReturns adds the "returns" edges to the SaleReturn entity.
+func (_u *SaleUpdateOne) AddReturns(v ...*SaleReturn) *SaleUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddReturnIDs(ids...)
 }
 
 // Mutation returns the SaleMutation object of the builder.
@@ -616,6 +793,27 @@ func (_u *SaleUpdateOne) RemovePayments(v ...*SalePayment) *SaleUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePaymentIDs(ids...)
+}
+
+// ClearReturns clears all "returns" edges to the SaleReturn entity.
+func (_u *SaleUpdateOne) ClearReturns() *SaleUpdateOne {
+	_u.mutation.ClearReturns()
+	return _u
+}
+
+// RemoveReturnIDs removes the "returns" edge to SaleReturn entities by IDs.
+func (_u *SaleUpdateOne) RemoveReturnIDs(ids ...string) *SaleUpdateOne {
+	_u.mutation.RemoveReturnIDs(ids...)
+	return _u
+}
+
+// RemoveReturns removes "returns" edges to SaleReturn entities.
+func (_u *SaleUpdateOne) RemoveReturns(v ...*SaleReturn) *SaleUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveReturnIDs(ids...)
 }
 
 // Where appends a list predicates to the SaleUpdate builder.
@@ -730,6 +928,15 @@ func (_u *SaleUpdateOne) sqlSave(ctx context.Context) (_node *Sale, err error) {
 	if _u.mutation.ProcessedAtCleared() {
 		_spec.ClearField(sale.FieldProcessedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.ReturnedAmount(); ok {
+		_spec.SetField(sale.FieldReturnedAmount, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.PointsReversed(); ok {
+		_spec.SetField(sale.FieldPointsReversed, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsReversed(); ok {
+		_spec.AddField(sale.FieldPointsReversed, field.TypeInt64, value)
+	}
 	if _u.mutation.CustomerCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -842,6 +1049,51 @@ func (_u *SaleUpdateOne) sqlSave(ctx context.Context) (_node *Sale, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(salepayment.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ReturnsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedReturnsIDs(); len(nodes) > 0 && !_u.mutation.ReturnsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ReturnsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   sale.ReturnsTable,
+			Columns: []string{sale.ReturnsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(salereturn.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -39,6 +39,8 @@ type SaleItem struct {
 	DiscountAmount decimal.Decimal `json:"discount_amount,omitempty"`
 	// The discounts as sent.
 	Discounts json.RawMessage `json:"discounts,omitempty"`
+	// Units returned so far, counting returns received and not yet processed: what remains returnable is quantity less this.
+	ReturnedQuantity decimal.Decimal `json:"returned_quantity,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SaleItemQuery when eager-loading is set.
 	Edges        SaleItemEdges `json:"edges"`
@@ -87,7 +89,7 @@ func (*SaleItem) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case saleitem.FieldDiscounts:
 			values[i] = new([]byte)
-		case saleitem.FieldUnitPrice, saleitem.FieldQuantity, saleitem.FieldDiscountAmount:
+		case saleitem.FieldUnitPrice, saleitem.FieldQuantity, saleitem.FieldDiscountAmount, saleitem.FieldReturnedQuantity:
 			values[i] = new(decimal.Decimal)
 		case saleitem.FieldID, saleitem.FieldTenantID, saleitem.FieldSaleID, saleitem.FieldLineID, saleitem.FieldGtin, saleitem.FieldDescription:
 			values[i] = new(sql.NullString)
@@ -168,6 +170,12 @@ func (_m *SaleItem) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field discounts: %w", err)
 				}
 			}
+		case saleitem.FieldReturnedQuantity:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field returned_quantity", values[i])
+			} else if value != nil {
+				_m.ReturnedQuantity = *value
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -240,6 +248,9 @@ func (_m *SaleItem) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("discounts=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Discounts))
+	builder.WriteString(", ")
+	builder.WriteString("returned_quantity=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReturnedQuantity))
 	builder.WriteByte(')')
 	return builder.String()
 }

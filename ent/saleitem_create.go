@@ -85,6 +85,20 @@ func (_c *SaleItemCreate) SetDiscounts(v json.RawMessage) *SaleItemCreate {
 	return _c
 }
 
+// SetReturnedQuantity sets the "returned_quantity" field.
+func (_c *SaleItemCreate) SetReturnedQuantity(v decimal.Decimal) *SaleItemCreate {
+	_c.mutation.SetReturnedQuantity(v)
+	return _c
+}
+
+// SetNillableReturnedQuantity sets the "returned_quantity" field if the given value is not nil.
+func (_c *SaleItemCreate) SetNillableReturnedQuantity(v *decimal.Decimal) *SaleItemCreate {
+	if v != nil {
+		_c.SetReturnedQuantity(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SaleItemCreate) SetID(v string) *SaleItemCreate {
 	_c.mutation.SetID(v)
@@ -150,6 +164,10 @@ func (_c *SaleItemCreate) defaults() error {
 		v := saleitem.DefaultDescription
 		_c.mutation.SetDescription(v)
 	}
+	if _, ok := _c.mutation.ReturnedQuantity(); !ok {
+		v := saleitem.DefaultReturnedQuantity
+		_c.mutation.SetReturnedQuantity(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if saleitem.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized saleitem.DefaultID (forgotten import ent/runtime?)")
@@ -205,6 +223,9 @@ func (_c *SaleItemCreate) check() error {
 	}
 	if _, ok := _c.mutation.DiscountAmount(); !ok {
 		return &ValidationError{Name: "discount_amount", err: errors.New(`ent: missing required field "SaleItem.discount_amount"`)}
+	}
+	if _, ok := _c.mutation.ReturnedQuantity(); !ok {
+		return &ValidationError{Name: "returned_quantity", err: errors.New(`ent: missing required field "SaleItem.returned_quantity"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "SaleItem.tenant"`)}
@@ -274,6 +295,10 @@ func (_c *SaleItemCreate) createSpec() (*SaleItem, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Discounts(); ok {
 		_spec.SetField(saleitem.FieldDiscounts, field.TypeJSON, value)
 		_node.Discounts = value
+	}
+	if value, ok := _c.mutation.ReturnedQuantity(); ok {
+		_spec.SetField(saleitem.FieldReturnedQuantity, field.TypeOther, value)
+		_node.ReturnedQuantity = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/saleitem"
+	"github.com/shopspring/decimal"
 )
 
 // SaleItemUpdate is the builder for updating SaleItem entities.
@@ -24,6 +25,20 @@ type SaleItemUpdate struct {
 // Where appends a list predicates to the SaleItemUpdate builder.
 func (_u *SaleItemUpdate) Where(ps ...predicate.SaleItem) *SaleItemUpdate {
 	_u.mutation.Where(ps...)
+	return _u
+}
+
+// SetReturnedQuantity sets the "returned_quantity" field.
+func (_u *SaleItemUpdate) SetReturnedQuantity(v decimal.Decimal) *SaleItemUpdate {
+	_u.mutation.SetReturnedQuantity(v)
+	return _u
+}
+
+// SetNillableReturnedQuantity sets the "returned_quantity" field if the given value is not nil.
+func (_u *SaleItemUpdate) SetNillableReturnedQuantity(v *decimal.Decimal) *SaleItemUpdate {
+	if v != nil {
+		_u.SetReturnedQuantity(*v)
+	}
 	return _u
 }
 
@@ -85,6 +100,9 @@ func (_u *SaleItemUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.DiscountsCleared() {
 		_spec.ClearField(saleitem.FieldDiscounts, field.TypeJSON)
 	}
+	if value, ok := _u.mutation.ReturnedQuantity(); ok {
+		_spec.SetField(saleitem.FieldReturnedQuantity, field.TypeOther, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{saleitem.Label}
@@ -103,6 +121,20 @@ type SaleItemUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *SaleItemMutation
+}
+
+// SetReturnedQuantity sets the "returned_quantity" field.
+func (_u *SaleItemUpdateOne) SetReturnedQuantity(v decimal.Decimal) *SaleItemUpdateOne {
+	_u.mutation.SetReturnedQuantity(v)
+	return _u
+}
+
+// SetNillableReturnedQuantity sets the "returned_quantity" field if the given value is not nil.
+func (_u *SaleItemUpdateOne) SetNillableReturnedQuantity(v *decimal.Decimal) *SaleItemUpdateOne {
+	if v != nil {
+		_u.SetReturnedQuantity(*v)
+	}
+	return _u
 }
 
 // Mutation returns the SaleItemMutation object of the builder.
@@ -192,6 +224,9 @@ func (_u *SaleItemUpdateOne) sqlSave(ctx context.Context) (_node *SaleItem, err 
 	}
 	if _u.mutation.DiscountsCleared() {
 		_spec.ClearField(saleitem.FieldDiscounts, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ReturnedQuantity(); ok {
+		_spec.SetField(saleitem.FieldReturnedQuantity, field.TypeOther, value)
 	}
 	_node = &SaleItem{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -36,6 +36,8 @@ type Tx struct {
 	SaleItem *SaleItemClient
 	// SalePayment is the client for interacting with the SalePayment builders.
 	SalePayment *SalePaymentClient
+	// SaleReturn is the client for interacting with the SaleReturn builders.
+	SaleReturn *SaleReturnClient
 	// Segment is the client for interacting with the Segment builders.
 	Segment *SegmentClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -194,6 +196,7 @@ func (tx *Tx) init() {
 	tx.Sale = NewSaleClient(tx.config)
 	tx.SaleItem = NewSaleItemClient(tx.config)
 	tx.SalePayment = NewSalePaymentClient(tx.config)
+	tx.SaleReturn = NewSaleReturnClient(tx.config)
 	tx.Segment = NewSegmentClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Store = NewStoreClient(tx.config)

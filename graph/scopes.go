@@ -90,6 +90,7 @@ var TypeScopes = map[string]string{
 	"Sale":        app.ScopeBackoffice,
 	"SaleItem":    app.ScopeBackoffice,
 	"SalePayment": app.ScopeBackoffice,
+	"SaleReturn":  app.ScopeBackoffice,
 	"APIClient":   app.ScopeBackoffice,
 	"Event":       app.ScopeBackoffice,
 

@@ -26,6 +26,16 @@ type ProcessSale struct {
 
 func (ProcessSale) Kind() string { return "process_sale" }
 
+// ProcessSaleReturn applies a return or cancellation of a sale once the
+// sale is processed, with the sale's earlier returns first. It is inserted
+// with the return, in its transaction.
+type ProcessSaleReturn struct {
+	TenantID string `json:"tenant_id"`
+	ReturnID string `json:"return_id"`
+}
+
+func (ProcessSaleReturn) Kind() string { return "process_sale_return" }
+
 // CreditCashback credits the cashback of a redemption to the customer's
 // points, at the tenant's earning rate. It is inserted with the redemption,
 // in its transaction, scheduled credit_after_days later.

@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/guard"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/salereturn"
 )
 
 // maxPOSBody bounds a POS request: a sale of 1,000 items fits.
@@ -488,6 +489,88 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// saleReturnJSON is the body of a return or cancellation: its id, store,
+// date, reason and, for a return, the sale's items and how many of each.
+type saleReturnJSON struct {
+	ID     string    `json:"id"`
+	Store  storeJSON `json:"store"`
+	Date   string    `json:"date"`
+	Reason string    `json:"reason"`
+	Items  []struct {
+		ID       string      `json:"id"`
+		Quantity *jsonNumber `json:"quantity"`
+	} `json:"items"`
+}
+
+// cancelSale is POST …/sales/{saleId}/cancellation: every unit not yet
+// returned comes back; 202 once stored with its processing job.
+func (s *server) cancelSale(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Protocol     string          `json:"protocol"`
+		Cancellation *saleReturnJSON `json:"cancellation"`
+	}
+	if !s.decodePOS(w, r, &body) {
+		return
+	}
+	s.registerSaleReturn(w, r, salereturn.KindCancellation, body.Protocol, body.Cancellation)
+}
+
+// returnSaleItems is POST …/sales/{saleId}/returns: the units listed come
+// back; 202 once stored with its processing job.
+func (s *server) returnSaleItems(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Protocol string          `json:"protocol"`
+		Return   *saleReturnJSON `json:"return"`
+	}
+	if !s.decodePOS(w, r, &body) {
+		return
+	}
+	s.registerSaleReturn(w, r, salereturn.KindReturn, body.Protocol, body.Return)
+}
+
+func (s *server) registerSaleReturn(w http.ResponseWriter, r *http.Request, kind salereturn.Kind, protocol string, body *saleReturnJSON) {
+	var p apperr.Problems
+	if body == nil {
+		p.Add(string(kind), "is required")
+		s.writePOSError(w, r, p.Malformed())
+		return
+	}
+	in := app.SaleReturnInput{
+		Protocol: protocol, SaleRef: chi.URLParam(r, "saleId"), Kind: kind, ID: body.ID,
+		StoreID: body.Store.ID, PosID: body.Store.PosID, Reason: body.Reason,
+		Date: posInstant(&p, string(kind)+".date", body.Date), ItemsWereListed: body.Items != nil,
+	}
+	for i, it := range body.Items {
+		in.Items = append(in.Items, app.ReturnItemInput{ID: it.ID,
+			Quantity: posDecimal(&p, string(kind)+".items["+strconv.Itoa(i)+"].quantity", it.Quantity)})
+	}
+	if err := p.Malformed(); err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	ret, err := s.app.RegisterSaleReturn(r.Context(), in)
+	if err != nil {
+		s.writePOSError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{
+		string(kind): renderReturn(ret),
+		"messages":   []messageJSON{{Type: "SUCCESS", Content: string(kind) + " received for processing"}},
+	})
+}
+
+// renderReturn is a return or cancellation as the POS sees it.
+func renderReturn(ret *ent.SaleReturn) map[string]any {
+	out := map[string]any{
+		"id": ret.ExternalID, "returnId": ret.ID, "kind": ret.Kind, "status": ret.Status,
+		"amount": json.Number(ret.Amount.String()), "pointsReversed": ret.PointsReversed, "receivedAt": timestamp(ret.CreatedAt),
+	}
+	if ret.ProcessedAt != nil {
+		out["processedAt"] = timestamp(*ret.ProcessedAt)
+	}
+	return out
+}
+
 // saleOutcome is GET …/sales/{saleId}: the outcome of processing.
 func (s *server) saleOutcome(w http.ResponseWriter, r *http.Request) {
 	sl, err := s.app.SaleOutcome(r.Context(), chi.URLParam(r, "saleId"), r.URL.Query().Get("storeId"))
@@ -510,5 +593,12 @@ func renderSale(sl *ent.Sale) map[string]any {
 	if sl.ProcessedAt != nil {
 		out["processedAt"] = timestamp(*sl.ProcessedAt)
 	}
+	out["pointsReversed"] = sl.PointsReversed
+	out["returnedAmount"] = json.Number(sl.ReturnedAmount.String())
+	returns := make([]map[string]any, len(sl.Edges.Returns))
+	for i, ret := range sl.Edges.Returns {
+		returns[i] = renderReturn(ret)
+	}
+	out["returns"] = returns
 	return map[string]any{"sale": out}
 }

@@ -1571,7 +1571,7 @@ func TestPOSSaleProcessing(t *testing.T) {
 		r := e.posGet(t, "/sales/555")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		got := r.obj(t)["sale"].(map[string]any)
-		require.Equal(t, []string{"amountPayable", "id", "pointsCredited", "receivedAt", "saleId", "status", "store"}, posKeys(got))
+		require.Equal(t, []string{"amountPayable", "id", "pointsCredited", "pointsReversed", "receivedAt", "returnedAmount", "returns", "saleId", "status", "store"}, posKeys(got))
 		require.Equal(t, "RECEIVED", got["status"])
 		require.Equal(t, "555", got["id"])
 		require.Equal(t, saleID, got["saleId"])

@@ -41,6 +41,7 @@ var problemKinds = map[string]struct{ Title, About string }{
 	"rate-limited":               {"Too many requests", "The client or the address is over its quota. Wait for the number of seconds in Retry-After before sending again."},
 	"conflict":                   {"Conflict with existing data", "The request conflicts with data already stored (a duplicate, or a state that no longer allows it)."},
 	"forbidden":                  {"Not allowed", "The client is authenticated but may not do this."},
+	"sale-not-returnable":        {"Sale not returnable", "The sale failed processing and credited nothing: there is nothing to return or cancel."},
 	"unprocessable":              {"Request inconsistent", "The request is well formed but breaks a rule of the operation; the detail says which."},
 }
 
@@ -68,6 +69,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, id, detail
 var posProblems = map[string]string{
 	"sale_value_inconsistency":   "sale-value-inconsistency",
 	"sale_registration_disabled": "sale-notification-disabled",
+	"sale_not_returnable":        "sale-not-returnable",
 }
 
 // writePOSError answers an operation's error as a problem with its kind's

@@ -73,6 +73,8 @@ var posRouteTable = []route{
 	{"POST", "/discounts/authorize", "", (*server).authorize},
 	{"POST", "/sales", "", (*server).registerSale},
 	{"GET", "/sales/{saleId}", "", (*server).saleOutcome},
+	{"POST", "/sales/{saleId}/cancellation", "", (*server).cancelSale},
+	{"POST", "/sales/{saleId}/returns", "", (*server).returnSaleItems},
 }
 
 // publicRoutes need no token.

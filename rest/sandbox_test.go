@@ -25,6 +25,7 @@ import (
 	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -78,7 +79,9 @@ func TestSandboxCredentialsNeverReachProduction(t *testing.T) {
 
 func newSandboxCase(t *testing.T, db *storage.DB) *sandboxCase {
 	t.Helper()
-	b := newBackOffice(t, db)
+	// Every route is called with credentials that fail, more times than
+	// the quota of failed authentications (tested on its own) allows.
+	b := newBackOffice(t, db, func(s *rest.ServerSetup) { s.RateLimits = ratelimit.Unlimited() })
 	s := &sandboxCase{b: b, db: db}
 	s.prod = seedIsolated(t, b.app, b.tenantID, prodMark, prodCPFs, 1, 2)
 	s.seedWebhooks(t)

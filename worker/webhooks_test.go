@@ -309,22 +309,50 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
 		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 
-	// sale.processed: a sale registered by the POS and processed by its job.
+	// sale.processed: a sale registered by the POS and processed by its job,
+	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.
 	_, err = b.app.CreateStore(b.sys, b.tenant, "LOJA-01", "Loja Centro")
 	require.NoError(t, err)
+	from, until := b.clock.Now().Add(-time.Hour), b.clock.Now().Add(time.Hour)
+	discount, err := b.app.CreateCampaign(b.ctx, app.CampaignInput{
+		Name: "Real de desconto", Type: "discount", Channels: []string{"pdv"}, StartsAt: &from, EndsAt: &until,
+		Discount: &app.DiscountInput{Mode: "fixed_amount", Value: opt.Of(decimal.NewFromInt(1)).Ptr()},
+	})
+	require.NoError(t, err)
 	soldAt := b.clock.Now().Add(-time.Minute)
-	amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)
+	dec := decimal.RequireFromString
+	amount, payable, one := dec("12.50"), dec("11.50"), decimal.NewFromInt(1)
 	s, err := b.app.RegisterSale(b.ctx, app.SaleInput{
 		Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: cpf, Type: "CPF"},
 		SaleID: "4242", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
-		Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-		Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
-		Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+		Date: &soldAt, Amount: &amount, AmountPayable: &payable,
+		Items: []app.SaleItemInput{
+			{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: opt.Of(dec("12.00")).Ptr(), Quantity: &one,
+				Discounts: []app.POSDiscount{{PromotionID: &discount.ID, UnitDiscount: &one, Quantity: &one}}},
+			{ID: "2", GTIN: "7891000100110", Description: "Bala", UnitPrice: opt.Of(dec("0.50")).Ptr(), Quantity: &one},
+		},
+		Payments: []app.SalePaymentInput{{ID: "1", Amount: &payable, Method: "PIX"}},
 	})
 	require.NoError(t, err)
 	require.NoError(t, (&worker.ProcessSaleWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).Work(context.Background(),
 		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
 			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
+
+	// sale.returned: the sweet comes back; the 11 whole reais paid for the
+	// rest still earn the 11 points, so no points.reversed yet.
+	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
+	// is cancelled, the coffee and its discount with it.
+	returnWork := &worker.ProcessSaleReturnWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}
+	for _, in := range []app.SaleReturnInput{
+		{Kind: "return", ID: "R-1", Items: []app.ReturnItemInput{{ID: "2", Quantity: &one}}},
+		{Kind: "cancellation", ID: "C-1"},
+	} {
+		in.Protocol, in.SaleRef, in.StoreID, in.Date = "PARTNER_V1", "4242", "LOJA-01", &soldAt
+		ret, err := b.app.RegisterSaleReturn(b.ctx, in)
+		require.NoError(t, err)
+		require.NoError(t, returnWork.Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
+			JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: b.tenant, ReturnID: ret.ID}}))
+	}
 
 	evs, err := b.db.Ent.Event.Query().Order(ent.Asc(event.FieldID)).All(b.ctx)
 	require.NoError(t, err)
@@ -339,6 +367,11 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.Equal(t, camp.ID, byType[outbox.CampaignActivated].SubjectID)
 	require.Equal(t, cust.ID, byType[outbox.PointsExpiring].SubjectID)
 	require.Equal(t, s.ID, byType[outbox.SaleProcessed].SubjectID)
+	require.Equal(t, s.ID, byType[outbox.SaleReturned].SubjectID)
+	require.Equal(t, s.ID, byType[outbox.SaleCancelled].SubjectID)
+	require.Equal(t, cust.ID, byType[outbox.PointsReversed].SubjectID)
+	require.EqualValues(t, 11, byType[outbox.PointsReversed].Data["points"])
+	require.Equal(t, discount.ID, byType[outbox.RedemptionRolledBack].Data["campaign_id"])
 	return byType
 }
 
@@ -375,10 +408,8 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		b := whSetup(t, db)
 		rcv := whNewReceiver(t, b.clock.Now)
-		ws := b.endpoint(b.ctx, t, rcv.url(),
-			[]string{outbox.SaleProcessed, outbox.CustomerLevelChanged, outbox.PointsExpiring, outbox.CampaignActivated, outbox.SaleProcessed}, true)
-		require.Equal(t, []string{outbox.CampaignActivated, outbox.CustomerLevelChanged, outbox.PointsExpiring, outbox.SaleProcessed},
-			ws.Endpoint.EventTypes, "sorted, without duplicates")
+		ws := b.endpoint(b.ctx, t, rcv.url(), append(slices.Clone(outbox.Types), outbox.SaleProcessed), true)
+		require.Equal(t, slices.Sorted(slices.Values(outbox.Types)), ws.Endpoint.EventTypes, "sorted, without duplicates")
 		rcv.verifyWith(ws.Secret)
 
 		events := b.triggerAll(t)

@@ -54,6 +54,31 @@ func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.Proces
 	return err
 }
 
+// saleReturnWait is how long a return waits for its sale to be processed
+// before it is tried again.
+const saleReturnWait = 2 * time.Second
+
+// ProcessSaleReturnWorker works jobs.ProcessSaleReturn with
+// app.ProcessSaleReturn, in one transaction: a run killed midway leaves
+// nothing, and the retry applies the return once. A return whose sale is
+// still being processed waits for it (snoozed, which spends no attempt).
+type ProcessSaleReturnWorker struct {
+	river.WorkerDefaults[jobs.ProcessSaleReturn]
+	App *app.App
+}
+
+func (w *ProcessSaleReturnWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
+	ctx = schema.RememberVisible(viewer.TenantContext(ctx, job.Args.TenantID))
+	err := w.App.DB.InTx(ctx, func(tx storage.Tx) error {
+		_, err := w.App.ProcessSaleReturn(ctx, tx, job.Args.ReturnID)
+		return err
+	})
+	if errors.Is(err, app.ErrSaleNotProcessed) {
+		return river.JobSnooze(saleReturnWait)
+	}
+	return err
+}
+
 // CreditCashbackWorker works jobs.CreditCashback with app.CreditCashback.
 type CreditCashbackWorker struct {
 	river.WorkerDefaults[jobs.CreditCashback]

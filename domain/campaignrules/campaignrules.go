@@ -36,3 +36,12 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 	}
 	return e
 }
+
+// OfAll is Of of each campaign.
+func OfAll(rows []*ent.Campaign) []eligibility.Campaign {
+	list := make([]eligibility.Campaign, len(rows))
+	for i, r := range rows {
+		list[i] = Of(r)
+	}
+	return list
+}

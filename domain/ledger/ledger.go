@@ -26,6 +26,10 @@ import (
 // ErrInsufficient is a debit larger than the balance.
 var ErrInsufficient = errors.New("insufficient points")
 
+// ErrDebtOpen is a debit while the customer owes points: nothing can be
+// spent until credits have settled the debt. It is an ErrInsufficient.
+var ErrDebtOpen = fmt.Errorf("%w: a points debt is open", ErrInsufficient)
+
 // ErrCustomerNotFound is a change for a customer the viewer cannot see.
 var ErrCustomerNotFound = errors.New("customer not found")
 
@@ -57,6 +61,17 @@ type Debit struct {
 	Reason     string
 }
 
+// Reversal takes back points a credit gave (a return, a refund): from the
+// balance as far as it goes, the rest owed as a debt.
+type Reversal struct {
+	CustomerID string
+	Points     int64 // positive: how many to take back
+	SourceKind pointsentry.SourceKind
+	SourceID   *string // with SourceKind, reversed once
+	Reason     string
+	Amount     *decimal.Decimal // value refunded, taken off the lifetime value
+}
+
 // Result is the entry a change wrote, or found when it had been written.
 type Result struct {
 	Entry    *ent.PointsEntry
@@ -84,10 +99,13 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	}
 	now := l.now()
 	expires := points.ExpiresAt(now, tenant.PointsExpiryMonths)
-	balance := cust.PointsBalance + cr.Points
+	// A debt is settled first: those points never reach the balance.
+	settled := min(cr.Points, cust.PointsDebt)
+	kept := cr.Points - settled
 	entry, err := c.PointsEntry.Create().
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
-		SetKind(cr.Kind).SetPoints(cr.Points).SetBalanceAfter(balance).
+		SetKind(cr.Kind).SetPoints(cr.Points).SetBalanceAfter(cust.PointsBalance + kept).
+		SetDebtAfter(cust.PointsDebt - settled).
 		SetSourceKind(cr.SourceKind).SetNillableSourceID(cr.SourceID).SetReason(cr.Reason).
 		SetNillableAmount(cr.Amount).SetExpiresAt(expires).
 		Save(ctx)
@@ -96,12 +114,12 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	}
 	err = c.PointsLot.Create().
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetEntryID(entry.ID).SetCreatedAt(now).
-		SetPoints(cr.Points).SetRemaining(cr.Points).SetExpiresAt(expires).
+		SetPoints(cr.Points).SetRemaining(kept).SetExpiresAt(expires).
 		Exec(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u := c.Customer.UpdateOneID(cust.ID).AddPointsBalance(cr.Points)
+	u := c.Customer.UpdateOneID(cust.ID).AddPointsBalance(kept).AddPointsDebt(-settled)
 	if cr.Amount != nil && cr.Amount.IsPositive() {
 		u.SetLifetimeValue(cust.LifetimeValue.Add(*cr.Amount))
 	}
@@ -125,6 +143,9 @@ func (l Ledger) Debit(ctx context.Context, c *ent.Client, d Debit) (*Result, err
 	}
 	if prior, err := findSource(ctx, c, d.CustomerID, d.Kind, d.SourceKind, d.SourceID); prior != nil || err != nil {
 		return &Result{Entry: prior, Replayed: prior != nil}, err
+	}
+	if cust.PointsDebt > 0 {
+		return nil, ErrDebtOpen
 	}
 	if cust.PointsBalance < d.Points {
 		return nil, ErrInsufficient
@@ -216,9 +237,88 @@ func (l Ledger) take(ctx context.Context, c *ent.Client, cust *ent.Customer, kin
 	}
 	return c.PointsEntry.Create().
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
-		SetKind(kind).SetPoints(-n).SetBalanceAfter(cust.PointsBalance - n).
+		SetKind(kind).SetPoints(-n).SetBalanceAfter(cust.PointsBalance - n).SetDebtAfter(cust.PointsDebt).
 		SetSourceKind(sk).SetNillableSourceID(sourceID).SetReason(reason).
 		Save(ctx)
+}
+
+// Reverse takes back points: from the customer's lots, those expiring
+// first first, as far as the balance goes; what was already spent becomes a
+// debt that the next credits settle. The entry carries the whole reversal,
+// so the balance less the debt stays the sum of the ledger; a reversal of
+// no points still records the refund. The lifetime
+// value loses the refunded amount and the level is recomputed.
+func (l Ledger) Reverse(ctx context.Context, c *ent.Client, r Reversal) (*Result, error) {
+	if r.Points < 0 {
+		return nil, fmt.Errorf("reversal of %d points", r.Points)
+	}
+	cust, err := l.LockCustomer(ctx, c, r.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	if prior, err := findSource(ctx, c, r.CustomerID, pointsentry.KindReversal, r.SourceKind, r.SourceID); prior != nil || err != nil {
+		return &Result{Entry: prior, Replayed: prior != nil}, err
+	}
+	now := l.now()
+	taken := min(r.Points, cust.PointsBalance)
+	if taken > 0 {
+		lots, err := c.PointsLot.Query().
+			Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0)).
+			Order(ent.Asc(pointslot.FieldExpiresAt), ent.Asc(pointslot.FieldID)).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		left := taken
+		for _, lot := range lots {
+			n := min(left, lot.Remaining)
+			if err := c.PointsLot.UpdateOneID(lot.ID).AddRemaining(-n).Exec(ctx); err != nil {
+				return nil, err
+			}
+			if left -= n; left == 0 {
+				break
+			}
+		}
+		if left != 0 {
+			return nil, fmt.Errorf("customer %s: lots hold %d points fewer than the balance", cust.ID, left)
+		}
+	}
+	owed := r.Points - taken
+	changed, err := c.Customer.Update().
+		Where(customer.ID(cust.ID), customer.PointsBalanceGTE(taken)).
+		AddPointsBalance(-taken).AddPointsDebt(owed).SetLifetimeValue(lessAmount(cust.LifetimeValue, r.Amount)).
+		Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if changed != 1 {
+		return nil, fmt.Errorf("customer %s changed under its lock", cust.ID)
+	}
+	entry, err := c.PointsEntry.Create().
+		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
+		SetKind(pointsentry.KindReversal).SetPoints(-r.Points).
+		SetBalanceAfter(cust.PointsBalance - taken).SetDebtAfter(cust.PointsDebt + owed).
+		SetSourceKind(r.SourceKind).SetNillableSourceID(r.SourceID).SetReason(r.Reason).SetNillableAmount(r.Amount).
+		Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.UpdateLevel(ctx, c, cust, tenant); err != nil {
+		return nil, err
+	}
+	return &Result{Entry: entry}, nil
+}
+
+// lessAmount is a lifetime value less a refund, never below zero.
+func lessAmount(v decimal.Decimal, refund *decimal.Decimal) decimal.Decimal {
+	if refund == nil {
+		return v
+	}
+	return decimal.Max(v.Sub(*refund), decimal.Zero)
 }
 
 // LockCustomer reads the customer and, on PostgreSQL, locks its row until

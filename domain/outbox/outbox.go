@@ -16,10 +16,15 @@ const (
 	PointsExpiring       = "points.expiring"
 	CampaignActivated    = "campaign.activated"
 	SaleProcessed        = "sale.processed"
+	SaleReturned         = "sale.returned"
+	SaleCancelled        = "sale.cancelled"
+	PointsReversed       = "points.reversed"
+	RedemptionRolledBack = "redemption.rolled_back"
 )
 
 // Types lists every event type, the ones webhook endpoints subscribe to.
-var Types = []string{CustomerLevelChanged, PointsExpiring, CampaignActivated, SaleProcessed}
+var Types = []string{CustomerLevelChanged, PointsExpiring, CampaignActivated, SaleProcessed,
+	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

@@ -57,6 +57,8 @@ const (
 	FieldLevel = "level"
 	// FieldPointsBalance holds the string denoting the points_balance field in the database.
 	FieldPointsBalance = "points_balance"
+	// FieldPointsDebt holds the string denoting the points_debt field in the database.
+	FieldPointsDebt = "points_debt"
 	// FieldLifetimeValue holds the string denoting the lifetime_value field in the database.
 	FieldLifetimeValue = "lifetime_value"
 	// FieldConsentMarketingEmail holds the string denoting the consent_marketing_email field in the database.
@@ -134,6 +136,7 @@ var Columns = []string{
 	FieldAddressZipCode,
 	FieldLevel,
 	FieldPointsBalance,
+	FieldPointsDebt,
 	FieldLifetimeValue,
 	FieldConsentMarketingEmail,
 	FieldConsentMarketingSms,
@@ -186,6 +189,10 @@ var (
 	DefaultPointsBalance int64
 	// PointsBalanceValidator is a validator for the "points_balance" field. It is called by the builders before save.
 	PointsBalanceValidator func(int64) error
+	// DefaultPointsDebt holds the default value on creation for the "points_debt" field.
+	DefaultPointsDebt int64
+	// PointsDebtValidator is a validator for the "points_debt" field. It is called by the builders before save.
+	PointsDebtValidator func(int64) error
 	// DefaultLifetimeValue holds the default value on creation for the "lifetime_value" field.
 	DefaultLifetimeValue decimal.Decimal
 	// DefaultConsentMarketingEmail holds the default value on creation for the "consent_marketing_email" field.
@@ -375,6 +382,11 @@ func ByLevel(opts ...sql.OrderTermOption) OrderOption {
 // ByPointsBalance orders the results by the points_balance field.
 func ByPointsBalance(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsBalance, opts...).ToFunc()
+}
+
+// ByPointsDebt orders the results by the points_debt field.
+func ByPointsDebt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsDebt, opts...).ToFunc()
 }
 
 // ByLifetimeValue orders the results by the lifetime_value field.

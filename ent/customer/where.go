@@ -146,6 +146,11 @@ func PointsBalance(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldPointsBalance, v))
 }
 
+// PointsDebt applies equality check predicate on the "points_debt" field. It's identical to PointsDebtEQ.
+func PointsDebt(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldPointsDebt, v))
+}
+
 // LifetimeValue applies equality check predicate on the "lifetime_value" field. It's identical to LifetimeValueEQ.
 func LifetimeValue(v decimal.Decimal) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldLifetimeValue, v))
@@ -1289,6 +1294,46 @@ func PointsBalanceLT(v int64) predicate.Customer {
 // PointsBalanceLTE applies the LTE predicate on the "points_balance" field.
 func PointsBalanceLTE(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldLTE(FieldPointsBalance, v))
+}
+
+// PointsDebtEQ applies the EQ predicate on the "points_debt" field.
+func PointsDebtEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldPointsDebt, v))
+}
+
+// PointsDebtNEQ applies the NEQ predicate on the "points_debt" field.
+func PointsDebtNEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldPointsDebt, v))
+}
+
+// PointsDebtIn applies the In predicate on the "points_debt" field.
+func PointsDebtIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldPointsDebt, vs...))
+}
+
+// PointsDebtNotIn applies the NotIn predicate on the "points_debt" field.
+func PointsDebtNotIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldPointsDebt, vs...))
+}
+
+// PointsDebtGT applies the GT predicate on the "points_debt" field.
+func PointsDebtGT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldPointsDebt, v))
+}
+
+// PointsDebtGTE applies the GTE predicate on the "points_debt" field.
+func PointsDebtGTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldPointsDebt, v))
+}
+
+// PointsDebtLT applies the LT predicate on the "points_debt" field.
+func PointsDebtLT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldPointsDebt, v))
+}
+
+// PointsDebtLTE applies the LTE predicate on the "points_debt" field.
+func PointsDebtLTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldPointsDebt, v))
 }
 
 // LifetimeValueEQ applies the EQ predicate on the "lifetime_value" field.

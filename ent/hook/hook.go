@@ -141,6 +141,18 @@ func (f SalePaymentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SalePaymentMutation", m)
 }
 
+// The SaleReturnFunc type is an adapter to allow the use of ordinary
+// function as SaleReturn mutator.
+type SaleReturnFunc func(context.Context, *ent.SaleReturnMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SaleReturnFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SaleReturnMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SaleReturnMutation", m)
+}
+
 // The SegmentFunc type is an adapter to allow the use of ordinary
 // function as Segment mutator.
 type SegmentFunc func(context.Context, *ent.SegmentMutation) (ent.Value, error)

@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
 	"github.com/fideliza/fideliza/ent/store"
@@ -383,6 +384,33 @@ func (f TraverseSalePayment) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SalePaymentQuery", q)
 }
 
+// The SaleReturnFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SaleReturnFunc func(context.Context, *ent.SaleReturnQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SaleReturnFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SaleReturnQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SaleReturnQuery", q)
+}
+
+// The TraverseSaleReturn type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSaleReturn func(context.Context, *ent.SaleReturnQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSaleReturn) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSaleReturn) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SaleReturnQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SaleReturnQuery", q)
+}
+
 // The SegmentFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SegmentFunc func(context.Context, *ent.SegmentQuery) (ent.Value, error)
 
@@ -624,6 +652,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.SaleItemQuery, predicate.SaleItem, saleitem.OrderOption]{typ: ent.TypeSaleItem, tq: q}, nil
 	case *ent.SalePaymentQuery:
 		return &query[*ent.SalePaymentQuery, predicate.SalePayment, salepayment.OrderOption]{typ: ent.TypeSalePayment, tq: q}, nil
+	case *ent.SaleReturnQuery:
+		return &query[*ent.SaleReturnQuery, predicate.SaleReturn, salereturn.OrderOption]{typ: ent.TypeSaleReturn, tq: q}, nil
 	case *ent.SegmentQuery:
 		return &query[*ent.SegmentQuery, predicate.Segment, segment.OrderOption]{typ: ent.TypeSegment, tq: q}, nil
 	case *ent.SigningKeyQuery:

@@ -116,6 +116,7 @@ var (
 		{Name: "address_zip_code", Type: field.TypeString, Nullable: true},
 		{Name: "level", Type: field.TypeEnum, Enums: []string{"bronze", "silver", "gold", "diamond"}, Default: "bronze"},
 		{Name: "points_balance", Type: field.TypeInt64, Default: 0},
+		{Name: "points_debt", Type: field.TypeInt64, Default: 0},
 		{Name: "lifetime_value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "consent_marketing_email", Type: field.TypeBool, Default: false},
 		{Name: "consent_marketing_sms", Type: field.TypeBool, Default: false},
@@ -130,7 +131,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[23]},
+				Columns:    []*schema.Column{CustomersColumns[24]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -139,22 +140,22 @@ var (
 			{
 				Name:    "customer_tenant_id_document",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[9]},
+				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[9]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[7]},
+				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[3]},
 			},
 			{
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[23], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[0]},
 			},
 		},
 	}
@@ -239,7 +240,8 @@ var (
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "bonus", "debit", "expiration", "adjustment", "reversal"}},
 		{Name: "points", Type: field.TypeInt64},
 		{Name: "balance_after", Type: field.TypeInt64},
-		{Name: "source_kind", Type: field.TypeEnum, Enums: []string{"order", "sale", "redemption", "operator", "lot"}},
+		{Name: "debt_after", Type: field.TypeInt64, Default: 0},
+		{Name: "source_kind", Type: field.TypeEnum, Enums: []string{"order", "sale", "redemption", "operator", "lot", "return"}},
 		{Name: "source_id", Type: field.TypeString, Nullable: true, Size: 128},
 		{Name: "reason", Type: field.TypeString, Size: 500, Default: ""},
 		{Name: "amount", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
@@ -255,13 +257,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "points_entries_customers_points_entries",
-				Columns:    []*schema.Column{PointsEntriesColumns[10]},
+				Columns:    []*schema.Column{PointsEntriesColumns[11]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "points_entries_tenants_tenant",
-				Columns:    []*schema.Column{PointsEntriesColumns[11]},
+				Columns:    []*schema.Column{PointsEntriesColumns[12]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -270,12 +272,12 @@ var (
 			{
 				Name:    "pointsentry_tenant_id_customer_id_kind_source_kind_source_id",
 				Unique:  true,
-				Columns: []*schema.Column{PointsEntriesColumns[11], PointsEntriesColumns[10], PointsEntriesColumns[2], PointsEntriesColumns[5], PointsEntriesColumns[6]},
+				Columns: []*schema.Column{PointsEntriesColumns[12], PointsEntriesColumns[11], PointsEntriesColumns[2], PointsEntriesColumns[6], PointsEntriesColumns[7]},
 			},
 			{
 				Name:    "pointsentry_tenant_id_customer_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{PointsEntriesColumns[11], PointsEntriesColumns[10], PointsEntriesColumns[0]},
+				Columns: []*schema.Column{PointsEntriesColumns[12], PointsEntriesColumns[11], PointsEntriesColumns[0]},
 			},
 		},
 	}
@@ -345,6 +347,8 @@ var (
 		{Name: "cashback_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "bonus_points", Type: field.TypeInt64, Default: 0},
 		{Name: "benefit", Type: field.TypeJSON},
+		{Name: "rolled_back_at", Type: field.TypeTime, Nullable: true},
+		{Name: "rollback_reason", Type: field.TypeString, Nullable: true, Size: 500},
 		{Name: "campaign_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
@@ -359,31 +363,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "redemptions_campaigns_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[9]},
+				Columns:    []*schema.Column{RedemptionsColumns[11]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_customers_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[10]},
+				Columns:    []*schema.Column{RedemptionsColumns[12]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_tenants_tenant",
-				Columns:    []*schema.Column{RedemptionsColumns[11]},
+				Columns:    []*schema.Column{RedemptionsColumns[13]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_validation_tokens_validation_token",
-				Columns:    []*schema.Column{RedemptionsColumns[12]},
+				Columns:    []*schema.Column{RedemptionsColumns[14]},
 				RefColumns: []*schema.Column{ValidationTokensColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "redemptions_sales_sale",
-				Columns:    []*schema.Column{RedemptionsColumns[13]},
+				Columns:    []*schema.Column{RedemptionsColumns[15]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -392,22 +396,22 @@ var (
 			{
 				Name:    "redemption_validation_token_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[12], RedemptionsColumns[9]},
+				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[11]},
 			},
 			{
 				Name:    "redemption_tenant_id_campaign_id_customer_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[11], RedemptionsColumns[9], RedemptionsColumns[10]},
+				Columns: []*schema.Column{RedemptionsColumns[13], RedemptionsColumns[11], RedemptionsColumns[12]},
 			},
 			{
 				Name:    "redemption_tenant_id_customer_id_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[11], RedemptionsColumns[10], RedemptionsColumns[2]},
+				Columns: []*schema.Column{RedemptionsColumns[13], RedemptionsColumns[12], RedemptionsColumns[2]},
 			},
 			{
 				Name:    "redemption_sale_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[13], RedemptionsColumns[9]},
+				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[11]},
 			},
 		},
 	}
@@ -427,10 +431,12 @@ var (
 		{Name: "amount_payable", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "fiscal_document", Type: field.TypeJSON, Nullable: true},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECEIVED", "PROCESSED", "FAILED"}, Default: "RECEIVED"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECEIVED", "PROCESSED", "FAILED", "PARTIALLY_RETURNED", "RETURNED", "CANCELLED"}, Default: "RECEIVED"},
 		{Name: "failure_reason", Type: field.TypeString, Nullable: true},
 		{Name: "points_credited", Type: field.TypeInt64, Default: 0},
 		{Name: "processed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "returned_amount", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_reversed", Type: field.TypeInt64, Default: 0},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "store_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString, Nullable: true},
@@ -443,19 +449,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sales_tenants_tenant",
-				Columns:    []*schema.Column{SalesColumns[18]},
+				Columns:    []*schema.Column{SalesColumns[20]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_stores_store",
-				Columns:    []*schema.Column{SalesColumns[19]},
+				Columns:    []*schema.Column{SalesColumns[21]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_customers_customer",
-				Columns:    []*schema.Column{SalesColumns[20]},
+				Columns:    []*schema.Column{SalesColumns[22]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -464,12 +470,12 @@ var (
 			{
 				Name:    "sale_tenant_id_store_id_external_id",
 				Unique:  true,
-				Columns: []*schema.Column{SalesColumns[18], SalesColumns[19], SalesColumns[2]},
+				Columns: []*schema.Column{SalesColumns[20], SalesColumns[21], SalesColumns[2]},
 			},
 			{
 				Name:    "sale_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{SalesColumns[18], SalesColumns[14]},
+				Columns: []*schema.Column{SalesColumns[20], SalesColumns[14]},
 			},
 		},
 	}
@@ -483,6 +489,7 @@ var (
 		{Name: "quantity", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "discount_amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "discounts", Type: field.TypeJSON, Nullable: true},
+		{Name: "returned_quantity", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "sale_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
@@ -494,13 +501,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sale_items_sales_items",
-				Columns:    []*schema.Column{SaleItemsColumns[8]},
+				Columns:    []*schema.Column{SaleItemsColumns[9]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sale_items_tenants_tenant",
-				Columns:    []*schema.Column{SaleItemsColumns[9]},
+				Columns:    []*schema.Column{SaleItemsColumns[10]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -509,7 +516,7 @@ var (
 			{
 				Name:    "saleitem_sale_id",
 				Unique:  false,
-				Columns: []*schema.Column{SaleItemsColumns[8]},
+				Columns: []*schema.Column{SaleItemsColumns[9]},
 			},
 		},
 	}
@@ -549,6 +556,50 @@ var (
 				Name:    "salepayment_sale_id",
 				Unique:  false,
 				Columns: []*schema.Column{SalePaymentsColumns[7]},
+			},
+		},
+	}
+	// SaleReturnsColumns holds the columns for the "sale_returns" table.
+	SaleReturnsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "external_id", Type: field.TypeString, Size: 64},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"return", "cancellation"}},
+		{Name: "pos_id", Type: field.TypeString, Default: ""},
+		{Name: "returned_at", Type: field.TypeTime},
+		{Name: "reason", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "lines", Type: field.TypeJSON},
+		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECEIVED", "PROCESSED"}, Default: "RECEIVED"},
+		{Name: "points_reversed", Type: field.TypeInt64, Default: 0},
+		{Name: "processed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "sale_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// SaleReturnsTable holds the schema information for the "sale_returns" table.
+	SaleReturnsTable = &schema.Table{
+		Name:       "sale_returns",
+		Columns:    SaleReturnsColumns,
+		PrimaryKey: []*schema.Column{SaleReturnsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "sale_returns_sales_returns",
+				Columns:    []*schema.Column{SaleReturnsColumns[12]},
+				RefColumns: []*schema.Column{SalesColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "sale_returns_tenants_tenant",
+				Columns:    []*schema.Column{SaleReturnsColumns[13]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "salereturn_tenant_id_sale_id_external_id",
+				Unique:  true,
+				Columns: []*schema.Column{SaleReturnsColumns[13], SaleReturnsColumns[12], SaleReturnsColumns[2]},
 			},
 		},
 	}
@@ -867,6 +918,7 @@ var (
 		SalesTable,
 		SaleItemsTable,
 		SalePaymentsTable,
+		SaleReturnsTable,
 		SegmentsTable,
 		SigningKeysTable,
 		StoresTable,
@@ -911,6 +963,8 @@ func init() {
 	SaleItemsTable.ForeignKeys[1].RefTable = TenantsTable
 	SalePaymentsTable.ForeignKeys[0].RefTable = SalesTable
 	SalePaymentsTable.ForeignKeys[1].RefTable = TenantsTable
+	SaleReturnsTable.ForeignKeys[0].RefTable = SalesTable
+	SaleReturnsTable.ForeignKeys[1].RefTable = TenantsTable
 	SegmentsTable.ForeignKeys[0].RefTable = TenantsTable
 	StoresTable.ForeignKeys[0].RefTable = TenantsTable
 	TenantsTable.ForeignKeys[0].RefTable = TenantsTable

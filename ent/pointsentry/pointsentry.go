@@ -30,6 +30,8 @@ const (
 	FieldPoints = "points"
 	// FieldBalanceAfter holds the string denoting the balance_after field in the database.
 	FieldBalanceAfter = "balance_after"
+	// FieldDebtAfter holds the string denoting the debt_after field in the database.
+	FieldDebtAfter = "debt_after"
 	// FieldSourceKind holds the string denoting the source_kind field in the database.
 	FieldSourceKind = "source_kind"
 	// FieldSourceID holds the string denoting the source_id field in the database.
@@ -71,6 +73,7 @@ var Columns = []string{
 	FieldKind,
 	FieldPoints,
 	FieldBalanceAfter,
+	FieldDebtAfter,
 	FieldSourceKind,
 	FieldSourceID,
 	FieldReason,
@@ -104,6 +107,10 @@ var (
 	CustomerIDValidator func(string) error
 	// BalanceAfterValidator is a validator for the "balance_after" field. It is called by the builders before save.
 	BalanceAfterValidator func(int64) error
+	// DefaultDebtAfter holds the default value on creation for the "debt_after" field.
+	DefaultDebtAfter int64
+	// DebtAfterValidator is a validator for the "debt_after" field. It is called by the builders before save.
+	DebtAfterValidator func(int64) error
 	// SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
 	SourceIDValidator func(string) error
 	// DefaultReason holds the default value on creation for the "reason" field.
@@ -151,6 +158,7 @@ const (
 	SourceKindRedemption SourceKind = "redemption"
 	SourceKindOperator   SourceKind = "operator"
 	SourceKindLot        SourceKind = "lot"
+	SourceKindReturn     SourceKind = "return"
 )
 
 func (sk SourceKind) String() string {
@@ -160,7 +168,7 @@ func (sk SourceKind) String() string {
 // SourceKindValidator is a validator for the "source_kind" field enum values. It is called by the builders before save.
 func SourceKindValidator(sk SourceKind) error {
 	switch sk {
-	case SourceKindOrder, SourceKindSale, SourceKindRedemption, SourceKindOperator, SourceKindLot:
+	case SourceKindOrder, SourceKindSale, SourceKindRedemption, SourceKindOperator, SourceKindLot, SourceKindReturn:
 		return nil
 	default:
 		return fmt.Errorf("pointsentry: invalid enum value for source_kind field: %q", sk)
@@ -203,6 +211,11 @@ func ByPoints(opts ...sql.OrderTermOption) OrderOption {
 // ByBalanceAfter orders the results by the balance_after field.
 func ByBalanceAfter(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBalanceAfter, opts...).ToFunc()
+}
+
+// ByDebtAfter orders the results by the debt_after field.
+func ByDebtAfter(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDebtAfter, opts...).ToFunc()
 }
 
 // BySourceKind orders the results by the source_kind field.

@@ -91,6 +91,11 @@ func BalanceAfter(v int64) predicate.PointsEntry {
 	return predicate.PointsEntry(sql.FieldEQ(FieldBalanceAfter, v))
 }
 
+// DebtAfter applies equality check predicate on the "debt_after" field. It's identical to DebtAfterEQ.
+func DebtAfter(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldEQ(FieldDebtAfter, v))
+}
+
 // SourceID applies equality check predicate on the "source_id" field. It's identical to SourceIDEQ.
 func SourceID(v string) predicate.PointsEntry {
 	return predicate.PointsEntry(sql.FieldEQ(FieldSourceID, v))
@@ -379,6 +384,46 @@ func BalanceAfterLT(v int64) predicate.PointsEntry {
 // BalanceAfterLTE applies the LTE predicate on the "balance_after" field.
 func BalanceAfterLTE(v int64) predicate.PointsEntry {
 	return predicate.PointsEntry(sql.FieldLTE(FieldBalanceAfter, v))
+}
+
+// DebtAfterEQ applies the EQ predicate on the "debt_after" field.
+func DebtAfterEQ(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldEQ(FieldDebtAfter, v))
+}
+
+// DebtAfterNEQ applies the NEQ predicate on the "debt_after" field.
+func DebtAfterNEQ(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldNEQ(FieldDebtAfter, v))
+}
+
+// DebtAfterIn applies the In predicate on the "debt_after" field.
+func DebtAfterIn(vs ...int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldIn(FieldDebtAfter, vs...))
+}
+
+// DebtAfterNotIn applies the NotIn predicate on the "debt_after" field.
+func DebtAfterNotIn(vs ...int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldNotIn(FieldDebtAfter, vs...))
+}
+
+// DebtAfterGT applies the GT predicate on the "debt_after" field.
+func DebtAfterGT(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldGT(FieldDebtAfter, v))
+}
+
+// DebtAfterGTE applies the GTE predicate on the "debt_after" field.
+func DebtAfterGTE(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldGTE(FieldDebtAfter, v))
+}
+
+// DebtAfterLT applies the LT predicate on the "debt_after" field.
+func DebtAfterLT(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldLT(FieldDebtAfter, v))
+}
+
+// DebtAfterLTE applies the LTE predicate on the "debt_after" field.
+func DebtAfterLTE(v int64) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldLTE(FieldDebtAfter, v))
 }
 
 // SourceKindEQ applies the EQ predicate on the "source_kind" field.

@@ -39,6 +39,9 @@ type SaleItem func(*sql.Selector)
 // SalePayment is the predicate function for salepayment builders.
 type SalePayment func(*sql.Selector)
 
+// SaleReturn is the predicate function for salereturn builders.
+type SaleReturn func(*sql.Selector)
+
 // Segment is the predicate function for segment builders.
 type Segment func(*sql.Selector)
 

@@ -375,6 +375,30 @@ func (f SalePaymentMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mut
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SalePaymentMutation", m)
 }
 
+// The SaleReturnQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SaleReturnQueryRuleFunc func(context.Context, *ent.SaleReturnQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SaleReturnQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SaleReturnQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SaleReturnQuery", q)
+}
+
+// The SaleReturnMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SaleReturnMutationRuleFunc func(context.Context, *ent.SaleReturnMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SaleReturnMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SaleReturnMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SaleReturnMutation", m)
+}
+
 // The SegmentQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type SegmentQueryRuleFunc func(context.Context, *ent.SegmentQuery) error
@@ -624,6 +648,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.SalePaymentQuery:
 		return q.Filter(), nil
+	case *ent.SaleReturnQuery:
+		return q.Filter(), nil
 	case *ent.SegmentQuery:
 		return q.Filter(), nil
 	case *ent.SigningKeyQuery:
@@ -668,6 +694,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.SaleItemMutation:
 		return m.Filter(), nil
 	case *ent.SalePaymentMutation:
+		return m.Filter(), nil
+	case *ent.SaleReturnMutation:
 		return m.Filter(), nil
 	case *ent.SegmentMutation:
 		return m.Filter(), nil

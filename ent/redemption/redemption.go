@@ -41,6 +41,10 @@ const (
 	FieldBonusPoints = "bonus_points"
 	// FieldBenefit holds the string denoting the benefit field in the database.
 	FieldBenefit = "benefit"
+	// FieldRolledBackAt holds the string denoting the rolled_back_at field in the database.
+	FieldRolledBackAt = "rolled_back_at"
+	// FieldRollbackReason holds the string denoting the rollback_reason field in the database.
+	FieldRollbackReason = "rollback_reason"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCampaign holds the string denoting the campaign edge name in mutations.
@@ -106,6 +110,8 @@ var Columns = []string{
 	FieldCashbackAmount,
 	FieldBonusPoints,
 	FieldBenefit,
+	FieldRolledBackAt,
+	FieldRollbackReason,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -140,6 +146,8 @@ var (
 	DefaultOverLimit bool
 	// DefaultBonusPoints holds the default value on creation for the "bonus_points" field.
 	DefaultBonusPoints int64
+	// RollbackReasonValidator is a validator for the "rollback_reason" field. It is called by the builders before save.
+	RollbackReasonValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -210,6 +218,16 @@ func ByCashbackAmount(opts ...sql.OrderTermOption) OrderOption {
 // ByBonusPoints orders the results by the bonus_points field.
 func ByBonusPoints(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBonusPoints, opts...).ToFunc()
+}
+
+// ByRolledBackAt orders the results by the rolled_back_at field.
+func ByRolledBackAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRolledBackAt, opts...).ToFunc()
+}
+
+// ByRollbackReason orders the results by the rollback_reason field.
+func ByRollbackReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRollbackReason, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -126,6 +126,16 @@ func BonusPoints(v int64) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldBonusPoints, v))
 }
 
+// RolledBackAt applies equality check predicate on the "rolled_back_at" field. It's identical to RolledBackAtEQ.
+func RolledBackAt(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldRolledBackAt, v))
+}
+
+// RollbackReason applies equality check predicate on the "rollback_reason" field. It's identical to RollbackReasonEQ.
+func RollbackReason(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldRollbackReason, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldTenantID, v))
@@ -744,6 +754,131 @@ func BonusPointsLT(v int64) predicate.Redemption {
 // BonusPointsLTE applies the LTE predicate on the "bonus_points" field.
 func BonusPointsLTE(v int64) predicate.Redemption {
 	return predicate.Redemption(sql.FieldLTE(FieldBonusPoints, v))
+}
+
+// RolledBackAtEQ applies the EQ predicate on the "rolled_back_at" field.
+func RolledBackAtEQ(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldRolledBackAt, v))
+}
+
+// RolledBackAtNEQ applies the NEQ predicate on the "rolled_back_at" field.
+func RolledBackAtNEQ(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldRolledBackAt, v))
+}
+
+// RolledBackAtIn applies the In predicate on the "rolled_back_at" field.
+func RolledBackAtIn(vs ...time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldIn(FieldRolledBackAt, vs...))
+}
+
+// RolledBackAtNotIn applies the NotIn predicate on the "rolled_back_at" field.
+func RolledBackAtNotIn(vs ...time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotIn(FieldRolledBackAt, vs...))
+}
+
+// RolledBackAtGT applies the GT predicate on the "rolled_back_at" field.
+func RolledBackAtGT(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGT(FieldRolledBackAt, v))
+}
+
+// RolledBackAtGTE applies the GTE predicate on the "rolled_back_at" field.
+func RolledBackAtGTE(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGTE(FieldRolledBackAt, v))
+}
+
+// RolledBackAtLT applies the LT predicate on the "rolled_back_at" field.
+func RolledBackAtLT(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLT(FieldRolledBackAt, v))
+}
+
+// RolledBackAtLTE applies the LTE predicate on the "rolled_back_at" field.
+func RolledBackAtLTE(v time.Time) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLTE(FieldRolledBackAt, v))
+}
+
+// RolledBackAtIsNil applies the IsNil predicate on the "rolled_back_at" field.
+func RolledBackAtIsNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldIsNull(FieldRolledBackAt))
+}
+
+// RolledBackAtNotNil applies the NotNil predicate on the "rolled_back_at" field.
+func RolledBackAtNotNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotNull(FieldRolledBackAt))
+}
+
+// RollbackReasonEQ applies the EQ predicate on the "rollback_reason" field.
+func RollbackReasonEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldRollbackReason, v))
+}
+
+// RollbackReasonNEQ applies the NEQ predicate on the "rollback_reason" field.
+func RollbackReasonNEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldRollbackReason, v))
+}
+
+// RollbackReasonIn applies the In predicate on the "rollback_reason" field.
+func RollbackReasonIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldIn(FieldRollbackReason, vs...))
+}
+
+// RollbackReasonNotIn applies the NotIn predicate on the "rollback_reason" field.
+func RollbackReasonNotIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotIn(FieldRollbackReason, vs...))
+}
+
+// RollbackReasonGT applies the GT predicate on the "rollback_reason" field.
+func RollbackReasonGT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGT(FieldRollbackReason, v))
+}
+
+// RollbackReasonGTE applies the GTE predicate on the "rollback_reason" field.
+func RollbackReasonGTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGTE(FieldRollbackReason, v))
+}
+
+// RollbackReasonLT applies the LT predicate on the "rollback_reason" field.
+func RollbackReasonLT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLT(FieldRollbackReason, v))
+}
+
+// RollbackReasonLTE applies the LTE predicate on the "rollback_reason" field.
+func RollbackReasonLTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLTE(FieldRollbackReason, v))
+}
+
+// RollbackReasonContains applies the Contains predicate on the "rollback_reason" field.
+func RollbackReasonContains(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContains(FieldRollbackReason, v))
+}
+
+// RollbackReasonHasPrefix applies the HasPrefix predicate on the "rollback_reason" field.
+func RollbackReasonHasPrefix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasPrefix(FieldRollbackReason, v))
+}
+
+// RollbackReasonHasSuffix applies the HasSuffix predicate on the "rollback_reason" field.
+func RollbackReasonHasSuffix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasSuffix(FieldRollbackReason, v))
+}
+
+// RollbackReasonIsNil applies the IsNil predicate on the "rollback_reason" field.
+func RollbackReasonIsNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldIsNull(FieldRollbackReason))
+}
+
+// RollbackReasonNotNil applies the NotNil predicate on the "rollback_reason" field.
+func RollbackReasonNotNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotNull(FieldRollbackReason))
+}
+
+// RollbackReasonEqualFold applies the EqualFold predicate on the "rollback_reason" field.
+func RollbackReasonEqualFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEqualFold(FieldRollbackReason, v))
+}
+
+// RollbackReasonContainsFold applies the ContainsFold predicate on the "rollback_reason" field.
+func RollbackReasonContainsFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContainsFold(FieldRollbackReason, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

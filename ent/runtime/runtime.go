@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/signingkey"
@@ -217,16 +218,22 @@ func init() {
 	customer.DefaultPointsBalance = customerDescPointsBalance.Default.(int64)
 	// customer.PointsBalanceValidator is a validator for the "points_balance" field. It is called by the builders before save.
 	customer.PointsBalanceValidator = customerDescPointsBalance.Validators[0].(func(int64) error)
+	// customerDescPointsDebt is the schema descriptor for points_debt field.
+	customerDescPointsDebt := customerFields[17].Descriptor()
+	// customer.DefaultPointsDebt holds the default value on creation for the points_debt field.
+	customer.DefaultPointsDebt = customerDescPointsDebt.Default.(int64)
+	// customer.PointsDebtValidator is a validator for the "points_debt" field. It is called by the builders before save.
+	customer.PointsDebtValidator = customerDescPointsDebt.Validators[0].(func(int64) error)
 	// customerDescLifetimeValue is the schema descriptor for lifetime_value field.
-	customerDescLifetimeValue := customerFields[17].Descriptor()
+	customerDescLifetimeValue := customerFields[18].Descriptor()
 	// customer.DefaultLifetimeValue holds the default value on creation for the lifetime_value field.
 	customer.DefaultLifetimeValue = customerDescLifetimeValue.Default.(decimal.Decimal)
 	// customerDescConsentMarketingEmail is the schema descriptor for consent_marketing_email field.
-	customerDescConsentMarketingEmail := customerFields[18].Descriptor()
+	customerDescConsentMarketingEmail := customerFields[19].Descriptor()
 	// customer.DefaultConsentMarketingEmail holds the default value on creation for the consent_marketing_email field.
 	customer.DefaultConsentMarketingEmail = customerDescConsentMarketingEmail.Default.(bool)
 	// customerDescConsentMarketingSms is the schema descriptor for consent_marketing_sms field.
-	customerDescConsentMarketingSms := customerFields[19].Descriptor()
+	customerDescConsentMarketingSms := customerFields[20].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
 	// customerDescID is the schema descriptor for id field.
@@ -352,12 +359,18 @@ func init() {
 	pointsentryDescBalanceAfter := pointsentryFields[5].Descriptor()
 	// pointsentry.BalanceAfterValidator is a validator for the "balance_after" field. It is called by the builders before save.
 	pointsentry.BalanceAfterValidator = pointsentryDescBalanceAfter.Validators[0].(func(int64) error)
+	// pointsentryDescDebtAfter is the schema descriptor for debt_after field.
+	pointsentryDescDebtAfter := pointsentryFields[6].Descriptor()
+	// pointsentry.DefaultDebtAfter holds the default value on creation for the debt_after field.
+	pointsentry.DefaultDebtAfter = pointsentryDescDebtAfter.Default.(int64)
+	// pointsentry.DebtAfterValidator is a validator for the "debt_after" field. It is called by the builders before save.
+	pointsentry.DebtAfterValidator = pointsentryDescDebtAfter.Validators[0].(func(int64) error)
 	// pointsentryDescSourceID is the schema descriptor for source_id field.
-	pointsentryDescSourceID := pointsentryFields[7].Descriptor()
+	pointsentryDescSourceID := pointsentryFields[8].Descriptor()
 	// pointsentry.SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
 	pointsentry.SourceIDValidator = pointsentryDescSourceID.Validators[0].(func(string) error)
 	// pointsentryDescReason is the schema descriptor for reason field.
-	pointsentryDescReason := pointsentryFields[8].Descriptor()
+	pointsentryDescReason := pointsentryFields[9].Descriptor()
 	// pointsentry.DefaultReason holds the default value on creation for the reason field.
 	pointsentry.DefaultReason = pointsentryDescReason.Default.(string)
 	// pointsentry.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
@@ -464,6 +477,10 @@ func init() {
 	redemptionDescBonusPoints := redemptionFields[11].Descriptor()
 	// redemption.DefaultBonusPoints holds the default value on creation for the bonus_points field.
 	redemption.DefaultBonusPoints = redemptionDescBonusPoints.Default.(int64)
+	// redemptionDescRollbackReason is the schema descriptor for rollback_reason field.
+	redemptionDescRollbackReason := redemptionFields[14].Descriptor()
+	// redemption.RollbackReasonValidator is a validator for the "rollback_reason" field. It is called by the builders before save.
+	redemption.RollbackReasonValidator = redemptionDescRollbackReason.Validators[0].(func(string) error)
 	// redemptionDescID is the schema descriptor for id field.
 	redemptionDescID := redemptionFields[0].Descriptor()
 	// redemption.DefaultID holds the default value on creation for the id field.
@@ -536,6 +553,14 @@ func init() {
 	saleDescPointsCredited := saleFields[18].Descriptor()
 	// sale.DefaultPointsCredited holds the default value on creation for the points_credited field.
 	sale.DefaultPointsCredited = saleDescPointsCredited.Default.(int64)
+	// saleDescReturnedAmount is the schema descriptor for returned_amount field.
+	saleDescReturnedAmount := saleFields[20].Descriptor()
+	// sale.DefaultReturnedAmount holds the default value on creation for the returned_amount field.
+	sale.DefaultReturnedAmount = saleDescReturnedAmount.Default.(decimal.Decimal)
+	// saleDescPointsReversed is the schema descriptor for points_reversed field.
+	saleDescPointsReversed := saleFields[21].Descriptor()
+	// sale.DefaultPointsReversed holds the default value on creation for the points_reversed field.
+	sale.DefaultPointsReversed = saleDescPointsReversed.Default.(int64)
 	// saleDescID is the schema descriptor for id field.
 	saleDescID := saleFields[0].Descriptor()
 	// sale.DefaultID holds the default value on creation for the id field.
@@ -574,6 +599,10 @@ func init() {
 	saleitemDescDescription := saleitemFields[4].Descriptor()
 	// saleitem.DefaultDescription holds the default value on creation for the description field.
 	saleitem.DefaultDescription = saleitemDescDescription.Default.(string)
+	// saleitemDescReturnedQuantity is the schema descriptor for returned_quantity field.
+	saleitemDescReturnedQuantity := saleitemFields[9].Descriptor()
+	// saleitem.DefaultReturnedQuantity holds the default value on creation for the returned_quantity field.
+	saleitem.DefaultReturnedQuantity = saleitemDescReturnedQuantity.Default.(decimal.Decimal)
 	// saleitemDescID is the schema descriptor for id field.
 	saleitemDescID := saleitemFields[0].Descriptor()
 	// saleitem.DefaultID holds the default value on creation for the id field.
@@ -624,6 +653,68 @@ func init() {
 	salepaymentDescID := salepaymentFields[0].Descriptor()
 	// salepayment.DefaultID holds the default value on creation for the id field.
 	salepayment.DefaultID = salepaymentDescID.Default.(func() string)
+	salereturnMixin := schema.SaleReturn{}.Mixin()
+	salereturn.Policy = privacy.NewPolicies(salereturnMixin[0], schema.SaleReturn{})
+	salereturn.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := salereturn.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	salereturnMixinFields0 := salereturnMixin[0].Fields()
+	_ = salereturnMixinFields0
+	salereturnFields := schema.SaleReturn{}.Fields()
+	_ = salereturnFields
+	// salereturnDescTenantID is the schema descriptor for tenant_id field.
+	salereturnDescTenantID := salereturnMixinFields0[0].Descriptor()
+	// salereturn.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	salereturn.TenantIDValidator = salereturnDescTenantID.Validators[0].(func(string) error)
+	// salereturnDescCreatedAt is the schema descriptor for created_at field.
+	salereturnDescCreatedAt := salereturnFields[1].Descriptor()
+	// salereturn.DefaultCreatedAt holds the default value on creation for the created_at field.
+	salereturn.DefaultCreatedAt = salereturnDescCreatedAt.Default.(func() time.Time)
+	// salereturnDescSaleID is the schema descriptor for sale_id field.
+	salereturnDescSaleID := salereturnFields[2].Descriptor()
+	// salereturn.SaleIDValidator is a validator for the "sale_id" field. It is called by the builders before save.
+	salereturn.SaleIDValidator = salereturnDescSaleID.Validators[0].(func(string) error)
+	// salereturnDescExternalID is the schema descriptor for external_id field.
+	salereturnDescExternalID := salereturnFields[3].Descriptor()
+	// salereturn.ExternalIDValidator is a validator for the "external_id" field. It is called by the builders before save.
+	salereturn.ExternalIDValidator = func() func(string) error {
+		validators := salereturnDescExternalID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(external_id string) error {
+			for _, fn := range fns {
+				if err := fn(external_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// salereturnDescPosID is the schema descriptor for pos_id field.
+	salereturnDescPosID := salereturnFields[5].Descriptor()
+	// salereturn.DefaultPosID holds the default value on creation for the pos_id field.
+	salereturn.DefaultPosID = salereturnDescPosID.Default.(string)
+	// salereturnDescReason is the schema descriptor for reason field.
+	salereturnDescReason := salereturnFields[7].Descriptor()
+	// salereturn.DefaultReason holds the default value on creation for the reason field.
+	salereturn.DefaultReason = salereturnDescReason.Default.(string)
+	// salereturn.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	salereturn.ReasonValidator = salereturnDescReason.Validators[0].(func(string) error)
+	// salereturnDescPointsReversed is the schema descriptor for points_reversed field.
+	salereturnDescPointsReversed := salereturnFields[11].Descriptor()
+	// salereturn.DefaultPointsReversed holds the default value on creation for the points_reversed field.
+	salereturn.DefaultPointsReversed = salereturnDescPointsReversed.Default.(int64)
+	// salereturnDescID is the schema descriptor for id field.
+	salereturnDescID := salereturnFields[0].Descriptor()
+	// salereturn.DefaultID holds the default value on creation for the id field.
+	salereturn.DefaultID = salereturnDescID.Default.(func() string)
 	segmentMixin := schema.Segment{}.Mixin()
 	segment.Policy = privacy.NewPolicies(segmentMixin[0], schema.Segment{})
 	segment.Hooks[0] = func(next ent.Mutator) ent.Mutator {

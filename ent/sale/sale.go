@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/shopspring/decimal"
 )
 
 const (
@@ -58,6 +59,10 @@ const (
 	FieldPointsCredited = "points_credited"
 	// FieldProcessedAt holds the string denoting the processed_at field in the database.
 	FieldProcessedAt = "processed_at"
+	// FieldReturnedAmount holds the string denoting the returned_amount field in the database.
+	FieldReturnedAmount = "returned_amount"
+	// FieldPointsReversed holds the string denoting the points_reversed field in the database.
+	FieldPointsReversed = "points_reversed"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeStore holds the string denoting the store edge name in mutations.
@@ -68,6 +73,8 @@ const (
 	EdgeItems = "items"
 	// EdgePayments holds the string denoting the payments edge name in mutations.
 	EdgePayments = "payments"
+	// EdgeReturns holds the string denoting the returns edge name in mutations.
+	EdgeReturns = "returns"
 	// Table holds the table name of the sale in the database.
 	Table = "sales"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -105,6 +112,13 @@ const (
 	PaymentsInverseTable = "sale_payments"
 	// PaymentsColumn is the table column denoting the payments relation/edge.
 	PaymentsColumn = "sale_id"
+	// ReturnsTable is the table that holds the returns relation/edge.
+	ReturnsTable = "sale_returns"
+	// ReturnsInverseTable is the table name for the SaleReturn entity.
+	// It exists in this package in order to avoid circular dependency with the "salereturn" package.
+	ReturnsInverseTable = "sale_returns"
+	// ReturnsColumn is the table column denoting the returns relation/edge.
+	ReturnsColumn = "sale_id"
 )
 
 // Columns holds all SQL columns for sale fields.
@@ -130,6 +144,8 @@ var Columns = []string{
 	FieldFailureReason,
 	FieldPointsCredited,
 	FieldProcessedAt,
+	FieldReturnedAmount,
+	FieldPointsReversed,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -170,6 +186,10 @@ var (
 	DefaultCustomerDocument string
 	// DefaultPointsCredited holds the default value on creation for the "points_credited" field.
 	DefaultPointsCredited int64
+	// DefaultReturnedAmount holds the default value on creation for the "returned_amount" field.
+	DefaultReturnedAmount decimal.Decimal
+	// DefaultPointsReversed holds the default value on creation for the "points_reversed" field.
+	DefaultPointsReversed int64
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -205,9 +225,12 @@ const DefaultStatus = StatusRECEIVED
 
 // Status values.
 const (
-	StatusRECEIVED  Status = "RECEIVED"
-	StatusPROCESSED Status = "PROCESSED"
-	StatusFAILED    Status = "FAILED"
+	StatusRECEIVED           Status = "RECEIVED"
+	StatusPROCESSED          Status = "PROCESSED"
+	StatusFAILED             Status = "FAILED"
+	StatusPARTIALLY_RETURNED Status = "PARTIALLY_RETURNED"
+	StatusRETURNED           Status = "RETURNED"
+	StatusCANCELLED          Status = "CANCELLED"
 )
 
 func (s Status) String() string {
@@ -217,7 +240,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusRECEIVED, StatusPROCESSED, StatusFAILED:
+	case StatusRECEIVED, StatusPROCESSED, StatusFAILED, StatusPARTIALLY_RETURNED, StatusRETURNED, StatusCANCELLED:
 		return nil
 	default:
 		return fmt.Errorf("sale: invalid enum value for status field: %q", s)
@@ -327,6 +350,16 @@ func ByProcessedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldProcessedAt, opts...).ToFunc()
 }
 
+// ByReturnedAmount orders the results by the returned_amount field.
+func ByReturnedAmount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReturnedAmount, opts...).ToFunc()
+}
+
+// ByPointsReversed orders the results by the points_reversed field.
+func ByPointsReversed(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsReversed, opts...).ToFunc()
+}
+
 // ByTenantField orders the results by tenant field.
 func ByTenantField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -375,6 +408,20 @@ func ByPayments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newPaymentsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByReturnsCount orders the results by returns count.
+func ByReturnsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newReturnsStep(), opts...)
+	}
+}
+
+// ByReturns orders the results by returns terms.
+func ByReturns(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newReturnsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -408,6 +455,13 @@ func newPaymentsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(PaymentsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, PaymentsTable, PaymentsColumn),
+	)
+}
+func newReturnsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ReturnsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ReturnsTable, ReturnsColumn),
 	)
 }
 

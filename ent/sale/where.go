@@ -151,6 +151,16 @@ func ProcessedAt(v time.Time) predicate.Sale {
 	return predicate.Sale(sql.FieldEQ(FieldProcessedAt, v))
 }
 
+// ReturnedAmount applies equality check predicate on the "returned_amount" field. It's identical to ReturnedAmountEQ.
+func ReturnedAmount(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldReturnedAmount, v))
+}
+
+// PointsReversed applies equality check predicate on the "points_reversed" field. It's identical to PointsReversedEQ.
+func PointsReversed(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldPointsReversed, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Sale {
 	return predicate.Sale(sql.FieldEQ(FieldTenantID, v))
@@ -1171,6 +1181,86 @@ func ProcessedAtNotNil() predicate.Sale {
 	return predicate.Sale(sql.FieldNotNull(FieldProcessedAt))
 }
 
+// ReturnedAmountEQ applies the EQ predicate on the "returned_amount" field.
+func ReturnedAmountEQ(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldReturnedAmount, v))
+}
+
+// ReturnedAmountNEQ applies the NEQ predicate on the "returned_amount" field.
+func ReturnedAmountNEQ(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldNEQ(FieldReturnedAmount, v))
+}
+
+// ReturnedAmountIn applies the In predicate on the "returned_amount" field.
+func ReturnedAmountIn(vs ...decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldIn(FieldReturnedAmount, vs...))
+}
+
+// ReturnedAmountNotIn applies the NotIn predicate on the "returned_amount" field.
+func ReturnedAmountNotIn(vs ...decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldNotIn(FieldReturnedAmount, vs...))
+}
+
+// ReturnedAmountGT applies the GT predicate on the "returned_amount" field.
+func ReturnedAmountGT(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldGT(FieldReturnedAmount, v))
+}
+
+// ReturnedAmountGTE applies the GTE predicate on the "returned_amount" field.
+func ReturnedAmountGTE(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldGTE(FieldReturnedAmount, v))
+}
+
+// ReturnedAmountLT applies the LT predicate on the "returned_amount" field.
+func ReturnedAmountLT(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldLT(FieldReturnedAmount, v))
+}
+
+// ReturnedAmountLTE applies the LTE predicate on the "returned_amount" field.
+func ReturnedAmountLTE(v decimal.Decimal) predicate.Sale {
+	return predicate.Sale(sql.FieldLTE(FieldReturnedAmount, v))
+}
+
+// PointsReversedEQ applies the EQ predicate on the "points_reversed" field.
+func PointsReversedEQ(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldPointsReversed, v))
+}
+
+// PointsReversedNEQ applies the NEQ predicate on the "points_reversed" field.
+func PointsReversedNEQ(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldNEQ(FieldPointsReversed, v))
+}
+
+// PointsReversedIn applies the In predicate on the "points_reversed" field.
+func PointsReversedIn(vs ...int64) predicate.Sale {
+	return predicate.Sale(sql.FieldIn(FieldPointsReversed, vs...))
+}
+
+// PointsReversedNotIn applies the NotIn predicate on the "points_reversed" field.
+func PointsReversedNotIn(vs ...int64) predicate.Sale {
+	return predicate.Sale(sql.FieldNotIn(FieldPointsReversed, vs...))
+}
+
+// PointsReversedGT applies the GT predicate on the "points_reversed" field.
+func PointsReversedGT(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldGT(FieldPointsReversed, v))
+}
+
+// PointsReversedGTE applies the GTE predicate on the "points_reversed" field.
+func PointsReversedGTE(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldGTE(FieldPointsReversed, v))
+}
+
+// PointsReversedLT applies the LT predicate on the "points_reversed" field.
+func PointsReversedLT(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldLT(FieldPointsReversed, v))
+}
+
+// PointsReversedLTE applies the LTE predicate on the "points_reversed" field.
+func PointsReversedLTE(v int64) predicate.Sale {
+	return predicate.Sale(sql.FieldLTE(FieldPointsReversed, v))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.Sale {
 	return predicate.Sale(func(s *sql.Selector) {
@@ -1278,6 +1368,29 @@ func HasPayments() predicate.Sale {
 func HasPaymentsWith(preds ...predicate.SalePayment) predicate.Sale {
 	return predicate.Sale(func(s *sql.Selector) {
 		step := newPaymentsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasReturns applies the HasEdge predicate on the "returns" edge.
+func HasReturns() predicate.Sale {
+	return predicate.Sale(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ReturnsTable, ReturnsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasReturnsWith applies the HasEdge predicate on the "returns" edge with a given conditions (other predicates).
+func HasReturnsWith(preds ...predicate.SaleReturn) predicate.Sale {
+	return predicate.Sale(func(s *sql.Selector) {
+		step := newReturnsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/shopspring/decimal"
 )
 
 const (
@@ -31,6 +32,8 @@ const (
 	FieldDiscountAmount = "discount_amount"
 	// FieldDiscounts holds the string denoting the discounts field in the database.
 	FieldDiscounts = "discounts"
+	// FieldReturnedQuantity holds the string denoting the returned_quantity field in the database.
+	FieldReturnedQuantity = "returned_quantity"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeSale holds the string denoting the sale edge name in mutations.
@@ -65,6 +68,7 @@ var Columns = []string{
 	FieldQuantity,
 	FieldDiscountAmount,
 	FieldDiscounts,
+	FieldReturnedQuantity,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -95,6 +99,8 @@ var (
 	GtinValidator func(string) error
 	// DefaultDescription holds the default value on creation for the "description" field.
 	DefaultDescription string
+	// DefaultReturnedQuantity holds the default value on creation for the "returned_quantity" field.
+	DefaultReturnedQuantity decimal.Decimal
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -145,6 +151,11 @@ func ByQuantity(opts ...sql.OrderTermOption) OrderOption {
 // ByDiscountAmount orders the results by the discount_amount field.
 func ByDiscountAmount(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDiscountAmount, opts...).ToFunc()
+}
+
+// ByReturnedQuantity orders the results by the returned_quantity field.
+func ByReturnedQuantity(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReturnedQuantity, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -104,6 +104,11 @@ func DiscountAmount(v decimal.Decimal) predicate.SaleItem {
 	return predicate.SaleItem(sql.FieldEQ(FieldDiscountAmount, v))
 }
 
+// ReturnedQuantity applies equality check predicate on the "returned_quantity" field. It's identical to ReturnedQuantityEQ.
+func ReturnedQuantity(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldEQ(FieldReturnedQuantity, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.SaleItem {
 	return predicate.SaleItem(sql.FieldEQ(FieldTenantID, v))
@@ -557,6 +562,46 @@ func DiscountsIsNil() predicate.SaleItem {
 // DiscountsNotNil applies the NotNil predicate on the "discounts" field.
 func DiscountsNotNil() predicate.SaleItem {
 	return predicate.SaleItem(sql.FieldNotNull(FieldDiscounts))
+}
+
+// ReturnedQuantityEQ applies the EQ predicate on the "returned_quantity" field.
+func ReturnedQuantityEQ(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldEQ(FieldReturnedQuantity, v))
+}
+
+// ReturnedQuantityNEQ applies the NEQ predicate on the "returned_quantity" field.
+func ReturnedQuantityNEQ(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldNEQ(FieldReturnedQuantity, v))
+}
+
+// ReturnedQuantityIn applies the In predicate on the "returned_quantity" field.
+func ReturnedQuantityIn(vs ...decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldIn(FieldReturnedQuantity, vs...))
+}
+
+// ReturnedQuantityNotIn applies the NotIn predicate on the "returned_quantity" field.
+func ReturnedQuantityNotIn(vs ...decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldNotIn(FieldReturnedQuantity, vs...))
+}
+
+// ReturnedQuantityGT applies the GT predicate on the "returned_quantity" field.
+func ReturnedQuantityGT(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldGT(FieldReturnedQuantity, v))
+}
+
+// ReturnedQuantityGTE applies the GTE predicate on the "returned_quantity" field.
+func ReturnedQuantityGTE(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldGTE(FieldReturnedQuantity, v))
+}
+
+// ReturnedQuantityLT applies the LT predicate on the "returned_quantity" field.
+func ReturnedQuantityLT(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldLT(FieldReturnedQuantity, v))
+}
+
+// ReturnedQuantityLTE applies the LTE predicate on the "returned_quantity" field.
+func ReturnedQuantityLTE(v decimal.Decimal) predicate.SaleItem {
+	return predicate.SaleItem(sql.FieldLTE(FieldReturnedQuantity, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

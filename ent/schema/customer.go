@@ -67,7 +67,9 @@ func (Customer) Fields() []ent.Field {
 			Comment("Loyalty level, from points earned in the trailing 12 months."),
 		field.Int64("points_balance").Default(0).NonNegative().
 			Annotations(entgql.OrderField("POINTS_BALANCE")).
-			Comment("Current points balance; always the sum of the points ledger."),
+			Comment("Current points balance, never negative; the balance less the debt is always the sum of the points ledger."),
+		field.Int64("points_debt").Default(0).NonNegative().
+			Comment("Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open."),
 		field.Other("lifetime_value", decimal.Decimal{}).SchemaType(decimalColumn).
 			Default(decimal.Zero).
 			Annotations(entgql.Type("Decimal")).

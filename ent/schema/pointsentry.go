@@ -28,15 +28,17 @@ func (PointsEntry) Fields() []ent.Field {
 		field.String("customer_id").NotEmpty().Immutable().
 			Comment("Id of the customer whose balance moved."),
 		field.Enum("kind").Values("credit", "bonus", "debit", "expiration", "adjustment", "reversal").Immutable().
-			Comment("credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone."),
+			Comment("credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt."),
 		field.Int64("points").Immutable().
 			Comment("Signed change of the balance."),
 		field.Int64("balance_after").NonNegative().Immutable().
 			Comment("The customer's balance right after this entry."),
-		field.Enum("source_kind").Values("order", "sale", "redemption", "operator", "lot").Immutable().
+		field.Int64("debt_after").Default(0).NonNegative().Immutable().
+			Comment("The customer's points debt right after this entry: points reversed after they were spent."),
+		field.Enum("source_kind").Values("order", "sale", "redemption", "operator", "lot", "return").Immutable().
 			Comment("What caused the entry; with source_id, a credit of one source happens once."),
 		field.String("source_id").Optional().Nillable().Immutable().MaxLen(128).
-			Comment("The order id, or the id of the sale, redemption or points lot behind the entry; none for an operator's adjustment or a debit without an order."),
+			Comment("The order id, or the id of the sale, redemption, return or points lot behind the entry; none for an operator's adjustment or a debit without an order."),
 		field.String("reason").Default("").Immutable().MaxLen(500).
 			Comment("Why, in words: an operator's reason, a campaign name."),
 		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().Immutable().

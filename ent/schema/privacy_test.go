@@ -30,6 +30,7 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -229,11 +230,19 @@ func newSalePayment(c *ent.Client, saleID string) *ent.SalePaymentCreate {
 		SetAmount(decimal.NewFromInt(90)).SetMethod("credit_card")
 }
 
-// deleteSaleLinesOf deletes, as the service, the tenant's sale items and
-// payments, which refer to its sales (no cascade).
+func newSaleReturn(c *ent.Client, saleID string) *ent.SaleReturnCreate {
+	return c.SaleReturn.Create().SetSaleID(saleID).SetExternalID(unique()).SetKind("return").
+		SetReturnedAt(time.Now().UTC()).SetLines([]byte(`[]`)).SetAmount(decimal.NewFromInt(10))
+}
+
+// deleteSaleLinesOf deletes, as the service, the tenant's sale items,
+// payments and returns, which refer to its sales (no cascade).
 func deleteSaleLinesOf(ctx context.Context, c *ent.Client, tenantID string) error {
 	sys := viewer.SystemContext(ctx)
 	if _, err := c.SaleItem.Delete().Where(saleitem.TenantID(tenantID)).Exec(sys); err != nil {
+		return err
+	}
+	if _, err := c.SaleReturn.Delete().Where(salereturn.TenantID(tenantID)).Exec(sys); err != nil {
 		return err
 	}
 	_, err := c.SalePayment.Delete().Where(salepayment.TenantID(tenantID)).Exec(sys)
@@ -1007,6 +1016,53 @@ func kinds() []kind {
 				return c.SalePayment.DeleteOneID(id).Exec(ctx)
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.SalePayment.Delete().Exec(ctx) },
+		},
+		{
+			// After sales: a return is of a sale of its tenant. The name is
+			// the reason, an immutable field.
+			table:     salereturn.Table,
+			immutable: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				sa, err := saleOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := newSaleReturn(c, sa).SetReason(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.SaleReturn.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.SaleReturn.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Reason, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.SaleReturn.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// The name is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.SaleReturn.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.SaleReturn.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.SaleReturn.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.SaleReturn.Delete().Exec(ctx) },
 		},
 		{
 			// The name is the description, a mutable string. Deleting an

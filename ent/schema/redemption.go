@@ -47,6 +47,10 @@ func (Redemption) Fields() []ent.Field {
 		field.JSON("benefit", json.RawMessage{}).Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("benefit_applied as answered to the client."),
+		field.Time("rolled_back_at").Optional().Nillable().
+			Comment("When the redemption was undone (its order refunded, or every discounted unit of its sale returned); it no longer counts toward the campaign's limits."),
+		field.String("rollback_reason").Optional().Nillable().MaxLen(500).
+			Comment("Why the redemption was undone."),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -54,7 +55,7 @@ func (Sale) Fields() []ent.Field {
 			Comment("Total discount in R$: as the point of sale sent it, else the sum of the items' discounts."),
 		field.JSON("fiscal_document", json.RawMessage{}).Optional().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)),
-		field.Enum("status").Values("RECEIVED", "PROCESSED", "FAILED").Default("RECEIVED").
+		field.Enum("status").Values("RECEIVED", "PROCESSED", "FAILED", "PARTIALLY_RETURNED", "RETURNED", "CANCELLED").Default("RECEIVED").
 			Annotations(entgql.OrderField("STATUS")).
 			Comment("RECEIVED until processed, then PROCESSED, or FAILED when processing gave up (see failureReason)."),
 		field.String("failure_reason").Optional().Nillable().
@@ -63,6 +64,11 @@ func (Sale) Fields() []ent.Field {
 			Comment("Points credited to the customer for the sale, bonus points included; 0 until processed."),
 		field.Time("processed_at").Optional().Nillable().
 			Comment("When the sale was processed."),
+		field.Other("returned_amount", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
+			Annotations(entgql.Type("Decimal"), entsql.Default("0")).
+			Comment("Net value in R$ of the units returned so far (returns and cancellation processed)."),
+		field.Int64("points_reversed").Default(0).
+			Comment("Points taken back by the sale's processed returns and cancellation."),
 	}
 }
 
@@ -78,6 +84,8 @@ func (Sale) Edges() []ent.Edge {
 			Comment("The sale's lines."),
 		edge.To("payments", SalePayment.Type).
 			Comment("The sale's payments."),
+		edge.To("returns", SaleReturn.Type).
+			Comment("The sale's returns and cancellation, in the order they were received."),
 	}
 }
 
@@ -119,6 +127,9 @@ func (SaleItem) Fields() []ent.Field {
 			Annotations(entgql.Type("Decimal")).Comment("Sum of the item's discounts, in R$."),
 		field.JSON("discounts", json.RawMessage{}).Optional().Immutable().
 			Annotations(entgql.Skip(entgql.SkipAll)).Comment("The discounts as sent."),
+		field.Other("returned_quantity", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
+			Annotations(entgql.Type("Decimal"), entsql.Default("0")).
+			Comment("Units returned so far, counting returns received and not yet processed: what remains returnable is quantity less this."),
 	}
 }
 

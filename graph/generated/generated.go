@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/salereturn"
 	"github.com/fideliza/fideliza/ent/webhookdelivery"
 	"github.com/fideliza/fideliza/graph/scalar"
 	"github.com/shopspring/decimal"
@@ -153,6 +154,7 @@ type ComplexityRoot struct {
 		Name                  func(childComplexity int) int
 		Phone                 func(childComplexity int) int
 		PointsBalance         func(childComplexity int) int
+		PointsDebt            func(childComplexity int) int
 		PointsEntries         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
 		PosStatus             func(childComplexity int) int
 		Redemptions           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
@@ -284,6 +286,7 @@ type ComplexityRoot struct {
 		CreatedAt    func(childComplexity int) int
 		Customer     func(childComplexity int) int
 		CustomerID   func(childComplexity int) int
+		DebtAfter    func(childComplexity int) int
 		ExpiresAt    func(childComplexity int) int
 		ID           func(childComplexity int) int
 		Kind         func(childComplexity int) int
@@ -351,6 +354,8 @@ type ComplexityRoot struct {
 		ID             func(childComplexity int) int
 		OrderID        func(childComplexity int) int
 		OverLimit      func(childComplexity int) int
+		RollbackReason func(childComplexity int) int
+		RolledBackAt   func(childComplexity int) int
 		Sale           func(childComplexity int) int
 		SaleID         func(childComplexity int) int
 		TenantID       func(childComplexity int) int
@@ -384,8 +389,11 @@ type ComplexityRoot struct {
 		Items                  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.SaleItemWhereInput) int
 		Payments               func(childComplexity int) int
 		PointsCredited         func(childComplexity int) int
+		PointsReversed         func(childComplexity int) int
 		PosID                  func(childComplexity int) int
 		ProcessedAt            func(childComplexity int) int
+		ReturnedAmount         func(childComplexity int) int
+		Returns                func(childComplexity int) int
 		SellerID               func(childComplexity int) int
 		SoldAt                 func(childComplexity int) int
 		Status                 func(childComplexity int) int
@@ -406,16 +414,17 @@ type ComplexityRoot struct {
 	}
 
 	SaleItem struct {
-		Description    func(childComplexity int) int
-		DiscountAmount func(childComplexity int) int
-		Gtin           func(childComplexity int) int
-		ID             func(childComplexity int) int
-		LineID         func(childComplexity int) int
-		Quantity       func(childComplexity int) int
-		Sale           func(childComplexity int) int
-		SaleID         func(childComplexity int) int
-		TenantID       func(childComplexity int) int
-		UnitPrice      func(childComplexity int) int
+		Description      func(childComplexity int) int
+		DiscountAmount   func(childComplexity int) int
+		Gtin             func(childComplexity int) int
+		ID               func(childComplexity int) int
+		LineID           func(childComplexity int) int
+		Quantity         func(childComplexity int) int
+		ReturnedQuantity func(childComplexity int) int
+		Sale             func(childComplexity int) int
+		SaleID           func(childComplexity int) int
+		TenantID         func(childComplexity int) int
+		UnitPrice        func(childComplexity int) int
 	}
 
 	SaleItemConnection struct {
@@ -440,6 +449,34 @@ type ComplexityRoot struct {
 		Sale         func(childComplexity int) int
 		SaleID       func(childComplexity int) int
 		TenantID     func(childComplexity int) int
+	}
+
+	SaleReturn struct {
+		Amount         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		ExternalID     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		PointsReversed func(childComplexity int) int
+		PosID          func(childComplexity int) int
+		ProcessedAt    func(childComplexity int) int
+		Reason         func(childComplexity int) int
+		ReturnedAt     func(childComplexity int) int
+		Sale           func(childComplexity int) int
+		SaleID         func(childComplexity int) int
+		Status         func(childComplexity int) int
+		TenantID       func(childComplexity int) int
+	}
+
+	SaleReturnConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	SaleReturnEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Segment struct {
@@ -1162,6 +1199,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.PointsBalance(childComplexity), true
+	case "Customer.pointsDebt":
+		if e.ComplexityRoot.Customer.PointsDebt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.PointsDebt(childComplexity), true
 	case "Customer.pointsEntries":
 		if e.ComplexityRoot.Customer.PointsEntries == nil {
 			break
@@ -1848,6 +1891,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PointsEntry.CustomerID(childComplexity), true
+	case "PointsEntry.debtAfter":
+		if e.ComplexityRoot.PointsEntry.DebtAfter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsEntry.DebtAfter(childComplexity), true
 	case "PointsEntry.expiresAt":
 		if e.ComplexityRoot.PointsEntry.ExpiresAt == nil {
 			break
@@ -2234,6 +2283,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.OverLimit(childComplexity), true
+	case "Redemption.rollbackReason":
+		if e.ComplexityRoot.Redemption.RollbackReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.RollbackReason(childComplexity), true
+	case "Redemption.rolledBackAt":
+		if e.ComplexityRoot.Redemption.RolledBackAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.RolledBackAt(childComplexity), true
 	case "Redemption.sale":
 		if e.ComplexityRoot.Redemption.Sale == nil {
 			break
@@ -2386,6 +2447,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sale.PointsCredited(childComplexity), true
+	case "Sale.pointsReversed":
+		if e.ComplexityRoot.Sale.PointsReversed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.PointsReversed(childComplexity), true
 	case "Sale.posID":
 		if e.ComplexityRoot.Sale.PosID == nil {
 			break
@@ -2398,6 +2465,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sale.ProcessedAt(childComplexity), true
+	case "Sale.returnedAmount":
+		if e.ComplexityRoot.Sale.ReturnedAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.ReturnedAmount(childComplexity), true
+	case "Sale.returns":
+		if e.ComplexityRoot.Sale.Returns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.Returns(childComplexity), true
 	case "Sale.sellerID":
 		if e.ComplexityRoot.Sale.SellerID == nil {
 			break
@@ -2503,6 +2582,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SaleItem.Quantity(childComplexity), true
+	case "SaleItem.returnedQuantity":
+		if e.ComplexityRoot.SaleItem.ReturnedQuantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleItem.ReturnedQuantity(childComplexity), true
 	case "SaleItem.sale":
 		if e.ComplexityRoot.SaleItem.Sale == nil {
 			break
@@ -2620,6 +2705,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SalePayment.TenantID(childComplexity), true
+
+	case "SaleReturn.amount":
+		if e.ComplexityRoot.SaleReturn.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.Amount(childComplexity), true
+	case "SaleReturn.createdAt":
+		if e.ComplexityRoot.SaleReturn.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.CreatedAt(childComplexity), true
+	case "SaleReturn.externalID":
+		if e.ComplexityRoot.SaleReturn.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.ExternalID(childComplexity), true
+	case "SaleReturn.id":
+		if e.ComplexityRoot.SaleReturn.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.ID(childComplexity), true
+	case "SaleReturn.kind":
+		if e.ComplexityRoot.SaleReturn.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.Kind(childComplexity), true
+	case "SaleReturn.pointsReversed":
+		if e.ComplexityRoot.SaleReturn.PointsReversed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.PointsReversed(childComplexity), true
+	case "SaleReturn.posID":
+		if e.ComplexityRoot.SaleReturn.PosID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.PosID(childComplexity), true
+	case "SaleReturn.processedAt":
+		if e.ComplexityRoot.SaleReturn.ProcessedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.ProcessedAt(childComplexity), true
+	case "SaleReturn.reason":
+		if e.ComplexityRoot.SaleReturn.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.Reason(childComplexity), true
+	case "SaleReturn.returnedAt":
+		if e.ComplexityRoot.SaleReturn.ReturnedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.ReturnedAt(childComplexity), true
+	case "SaleReturn.sale":
+		if e.ComplexityRoot.SaleReturn.Sale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.Sale(childComplexity), true
+	case "SaleReturn.saleID":
+		if e.ComplexityRoot.SaleReturn.SaleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.SaleID(childComplexity), true
+	case "SaleReturn.status":
+		if e.ComplexityRoot.SaleReturn.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.Status(childComplexity), true
+	case "SaleReturn.tenantID":
+		if e.ComplexityRoot.SaleReturn.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturn.TenantID(childComplexity), true
+
+	case "SaleReturnConnection.edges":
+		if e.ComplexityRoot.SaleReturnConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturnConnection.Edges(childComplexity), true
+	case "SaleReturnConnection.pageInfo":
+		if e.ComplexityRoot.SaleReturnConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturnConnection.PageInfo(childComplexity), true
+	case "SaleReturnConnection.totalCount":
+		if e.ComplexityRoot.SaleReturnConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturnConnection.TotalCount(childComplexity), true
+
+	case "SaleReturnEdge.cursor":
+		if e.ComplexityRoot.SaleReturnEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturnEdge.Cursor(childComplexity), true
+	case "SaleReturnEdge.node":
+		if e.ComplexityRoot.SaleReturnEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SaleReturnEdge.Node(childComplexity), true
 
 	case "Segment.campaigns":
 		if e.ComplexityRoot.Segment.Campaigns == nil {
@@ -3333,6 +3535,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSaleItemWhereInput,
 		ec.unmarshalInputSaleOrder,
 		ec.unmarshalInputSalePaymentWhereInput,
+		ec.unmarshalInputSaleReturnOrder,
+		ec.unmarshalInputSaleReturnWhereInput,
 		ec.unmarshalInputSaleWhereInput,
 		ec.unmarshalInputSegmentOrder,
 		ec.unmarshalInputSegmentWhereInput,
@@ -4664,9 +4868,13 @@ type Customer implements Node {
   """
   level: CustomerLevel!
   """
-  Current points balance; always the sum of the points ledger.
+  Current points balance, never negative; the balance less the debt is always the sum of the points ledger.
   """
   pointsBalance: Int!
+  """
+  Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open.
+  """
+  pointsDebt: Int!
   """
   Total spent, in R$.
   """
@@ -5151,6 +5359,17 @@ input CustomerWhereInput {
   pointsBalanceLT: Int
   pointsBalanceLTE: Int
   """
+  points_debt field predicates
+  """
+  pointsDebt: Int
+  pointsDebtNEQ: Int
+  pointsDebtIn: [Int!]
+  pointsDebtNotIn: [Int!]
+  pointsDebtGT: Int
+  pointsDebtGTE: Int
+  pointsDebtLT: Int
+  pointsDebtLTE: Int
+  """
   lifetime_value field predicates
   """
   lifetimeValue: Decimal
@@ -5447,7 +5666,7 @@ type PointsEntry implements Node {
   """
   customerID: ID!
   """
-  credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone.
+  credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt.
   """
   kind: PointsEntryKind!
   """
@@ -5459,11 +5678,15 @@ type PointsEntry implements Node {
   """
   balanceAfter: Int!
   """
+  The customer's points debt right after this entry: points reversed after they were spent.
+  """
+  debtAfter: Int!
+  """
   What caused the entry; with source_id, a credit of one source happens once.
   """
   sourceKind: PointsEntrySourceKind!
   """
-  The order id, or the id of the sale, redemption or points lot behind the entry; none for an operator's adjustment or a debit without an order.
+  The order id, or the id of the sale, redemption, return or points lot behind the entry; none for an operator's adjustment or a debit without an order.
   """
   sourceID: String
   """
@@ -5552,6 +5775,7 @@ enum PointsEntrySourceKind @goModel(model: "github.com/fideliza/fideliza/ent/poi
   redemption
   operator
   lot
+  return
 }
 """
 PointsEntryWhereInput is used for filtering PointsEntry objects.
@@ -5646,6 +5870,17 @@ input PointsEntryWhereInput {
   balanceAfterGTE: Int
   balanceAfterLT: Int
   balanceAfterLTE: Int
+  """
+  debt_after field predicates
+  """
+  debtAfter: Int
+  debtAfterNEQ: Int
+  debtAfterIn: [Int!]
+  debtAfterNotIn: [Int!]
+  debtAfterGT: Int
+  debtAfterGTE: Int
+  debtAfterLT: Int
+  debtAfterLTE: Int
   """
   source_kind field predicates
   """
@@ -6203,6 +6438,14 @@ type Redemption implements Node {
   """
   bonusPoints: Int!
   """
+  When the redemption was undone (its order refunded, or every discounted unit of its sale returned); it no longer counts toward the campaign's limits.
+  """
+  rolledBackAt: Time
+  """
+  Why the redemption was undone.
+  """
+  rollbackReason: String
+  """
   The campaign redeemed.
   """
   campaign: Campaign!
@@ -6428,6 +6671,37 @@ input RedemptionWhereInput {
   bonusPointsLT: Int
   bonusPointsLTE: Int
   """
+  rolled_back_at field predicates
+  """
+  rolledBackAt: Time
+  rolledBackAtNEQ: Time
+  rolledBackAtIn: [Time!]
+  rolledBackAtNotIn: [Time!]
+  rolledBackAtGT: Time
+  rolledBackAtGTE: Time
+  rolledBackAtLT: Time
+  rolledBackAtLTE: Time
+  rolledBackAtIsNil: Boolean
+  rolledBackAtNotNil: Boolean
+  """
+  rollback_reason field predicates
+  """
+  rollbackReason: String
+  rollbackReasonNEQ: String
+  rollbackReasonIn: [String!]
+  rollbackReasonNotIn: [String!]
+  rollbackReasonGT: String
+  rollbackReasonGTE: String
+  rollbackReasonLT: String
+  rollbackReasonLTE: String
+  rollbackReasonContains: String
+  rollbackReasonHasPrefix: String
+  rollbackReasonHasSuffix: String
+  rollbackReasonIsNil: Boolean
+  rollbackReasonNotNil: Boolean
+  rollbackReasonEqualFold: String
+  rollbackReasonContainsFold: String
+  """
   campaign edge predicates
   """
   hasCampaign: Boolean
@@ -6524,6 +6798,14 @@ type Sale implements Node {
   """
   processedAt: Time
   """
+  Net value in R$ of the units returned so far (returns and cancellation processed).
+  """
+  returnedAmount: Decimal!
+  """
+  Points taken back by the sale's processed returns and cancellation.
+  """
+  pointsReversed: Int!
+  """
   The store the sale was made in.
   """
   store: Store!
@@ -6564,6 +6846,10 @@ type Sale implements Node {
   The sale's payments.
   """
   payments: [SalePayment!]
+  """
+  The sale's returns and cancellation, in the order they were received.
+  """
+  returns: [SaleReturn!]
 }
 """
 A connection to a list of items.
@@ -6642,6 +6928,10 @@ type SaleItem implements Node {
   Sum of the item's discounts, in R$.
   """
   discountAmount: Decimal!
+  """
+  Units returned so far, counting returns received and not yet processed: what remains returnable is quantity less this.
+  """
+  returnedQuantity: Decimal!
   """
   The sale the item belongs to.
   """
@@ -6811,6 +7101,17 @@ input SaleItemWhereInput {
   discountAmountGTE: Decimal
   discountAmountLT: Decimal
   discountAmountLTE: Decimal
+  """
+  returned_quantity field predicates
+  """
+  returnedQuantity: Decimal
+  returnedQuantityNEQ: Decimal
+  returnedQuantityIn: [Decimal!]
+  returnedQuantityNotIn: [Decimal!]
+  returnedQuantityGT: Decimal
+  returnedQuantityGTE: Decimal
+  returnedQuantityLT: Decimal
+  returnedQuantityLTE: Decimal
   """
   sale edge predicates
   """
@@ -7029,12 +7330,317 @@ input SalePaymentWhereInput {
   hasSaleWith: [SaleWhereInput!]
 }
 """
+A return or cancellation of a sale: the units, their net value and the points taken back.
+"""
+type SaleReturn implements Node {
+  """
+  The return's id, such as ret_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the return was received.
+  """
+  createdAt: Time!
+  """
+  Id of the sale returned.
+  """
+  saleID: ID!
+  """
+  The return's or cancellation's id as the point of sale sent it; the same id again is the same return.
+  """
+  externalID: String!
+  """
+  return: the units listed; cancellation: every unit not yet returned.
+  """
+  kind: SaleReturnKind!
+  """
+  The point of sale (terminal) the return came from (store.posId).
+  """
+  posID: String!
+  """
+  When the return was made, as the point of sale sent it (date).
+  """
+  returnedAt: Time!
+  """
+  Why, as the point of sale sent it.
+  """
+  reason: String!
+  """
+  Net value in R$ of the units returned: what was paid for them, after their discounts.
+  """
+  amount: Decimal!
+  """
+  RECEIVED until processed (after the sale), then PROCESSED.
+  """
+  status: SaleReturnStatus!
+  """
+  Points the return took back; 0 until processed.
+  """
+  pointsReversed: Int!
+  """
+  When the return was processed.
+  """
+  processedAt: Time
+  """
+  The sale returned.
+  """
+  sale: Sale!
+}
+"""
+A connection to a list of items.
+"""
+type SaleReturnConnection {
+  """
+  A list of edges.
+  """
+  edges: [SaleReturnEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type SaleReturnEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: SaleReturn
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+SaleReturnKind is enum for the field kind
+"""
+enum SaleReturnKind @goModel(model: "github.com/fideliza/fideliza/ent/salereturn.Kind") {
+  return
+  cancellation
+}
+"""
+Ordering options for SaleReturn connections
+"""
+input SaleReturnOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order SaleReturns.
+  """
+  field: SaleReturnOrderField!
+}
+"""
+Properties by which SaleReturn connections can be ordered.
+"""
+enum SaleReturnOrderField {
+  CREATED_AT
+}
+"""
+SaleReturnStatus is enum for the field status
+"""
+enum SaleReturnStatus @goModel(model: "github.com/fideliza/fideliza/ent/salereturn.Status") {
+  RECEIVED
+  PROCESSED
+}
+"""
+SaleReturnWhereInput is used for filtering SaleReturn objects.
+Input was generated by ent.
+"""
+input SaleReturnWhereInput {
+  not: SaleReturnWhereInput
+  and: [SaleReturnWhereInput!]
+  or: [SaleReturnWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  sale_id field predicates
+  """
+  saleID: ID
+  saleIDNEQ: ID
+  saleIDIn: [ID!]
+  saleIDNotIn: [ID!]
+  saleIDGT: ID
+  saleIDGTE: ID
+  saleIDLT: ID
+  saleIDLTE: ID
+  saleIDContains: ID
+  saleIDHasPrefix: ID
+  saleIDHasSuffix: ID
+  saleIDEqualFold: ID
+  saleIDContainsFold: ID
+  """
+  external_id field predicates
+  """
+  externalID: String
+  externalIDNEQ: String
+  externalIDIn: [String!]
+  externalIDNotIn: [String!]
+  externalIDGT: String
+  externalIDGTE: String
+  externalIDLT: String
+  externalIDLTE: String
+  externalIDContains: String
+  externalIDHasPrefix: String
+  externalIDHasSuffix: String
+  externalIDEqualFold: String
+  externalIDContainsFold: String
+  """
+  kind field predicates
+  """
+  kind: SaleReturnKind
+  kindNEQ: SaleReturnKind
+  kindIn: [SaleReturnKind!]
+  kindNotIn: [SaleReturnKind!]
+  """
+  pos_id field predicates
+  """
+  posID: String
+  posIDNEQ: String
+  posIDIn: [String!]
+  posIDNotIn: [String!]
+  posIDGT: String
+  posIDGTE: String
+  posIDLT: String
+  posIDLTE: String
+  posIDContains: String
+  posIDHasPrefix: String
+  posIDHasSuffix: String
+  posIDEqualFold: String
+  posIDContainsFold: String
+  """
+  returned_at field predicates
+  """
+  returnedAt: Time
+  returnedAtNEQ: Time
+  returnedAtIn: [Time!]
+  returnedAtNotIn: [Time!]
+  returnedAtGT: Time
+  returnedAtGTE: Time
+  returnedAtLT: Time
+  returnedAtLTE: Time
+  """
+  reason field predicates
+  """
+  reason: String
+  reasonNEQ: String
+  reasonIn: [String!]
+  reasonNotIn: [String!]
+  reasonGT: String
+  reasonGTE: String
+  reasonLT: String
+  reasonLTE: String
+  reasonContains: String
+  reasonHasPrefix: String
+  reasonHasSuffix: String
+  reasonEqualFold: String
+  reasonContainsFold: String
+  """
+  amount field predicates
+  """
+  amount: Decimal
+  amountNEQ: Decimal
+  amountIn: [Decimal!]
+  amountNotIn: [Decimal!]
+  amountGT: Decimal
+  amountGTE: Decimal
+  amountLT: Decimal
+  amountLTE: Decimal
+  """
+  status field predicates
+  """
+  status: SaleReturnStatus
+  statusNEQ: SaleReturnStatus
+  statusIn: [SaleReturnStatus!]
+  statusNotIn: [SaleReturnStatus!]
+  """
+  points_reversed field predicates
+  """
+  pointsReversed: Int
+  pointsReversedNEQ: Int
+  pointsReversedIn: [Int!]
+  pointsReversedNotIn: [Int!]
+  pointsReversedGT: Int
+  pointsReversedGTE: Int
+  pointsReversedLT: Int
+  pointsReversedLTE: Int
+  """
+  processed_at field predicates
+  """
+  processedAt: Time
+  processedAtNEQ: Time
+  processedAtIn: [Time!]
+  processedAtNotIn: [Time!]
+  processedAtGT: Time
+  processedAtGTE: Time
+  processedAtLT: Time
+  processedAtLTE: Time
+  processedAtIsNil: Boolean
+  processedAtNotNil: Boolean
+  """
+  sale edge predicates
+  """
+  hasSale: Boolean
+  hasSaleWith: [SaleWhereInput!]
+}
+"""
 SaleStatus is enum for the field status
 """
 enum SaleStatus @goModel(model: "github.com/fideliza/fideliza/ent/sale.Status") {
   RECEIVED
   PROCESSED
   FAILED
+  PARTIALLY_RETURNED
+  RETURNED
+  CANCELLED
 }
 """
 SaleWhereInput is used for filtering Sale objects.
@@ -7301,6 +7907,28 @@ input SaleWhereInput {
   processedAtIsNil: Boolean
   processedAtNotNil: Boolean
   """
+  returned_amount field predicates
+  """
+  returnedAmount: Decimal
+  returnedAmountNEQ: Decimal
+  returnedAmountIn: [Decimal!]
+  returnedAmountNotIn: [Decimal!]
+  returnedAmountGT: Decimal
+  returnedAmountGTE: Decimal
+  returnedAmountLT: Decimal
+  returnedAmountLTE: Decimal
+  """
+  points_reversed field predicates
+  """
+  pointsReversed: Int
+  pointsReversedNEQ: Int
+  pointsReversedIn: [Int!]
+  pointsReversedNotIn: [Int!]
+  pointsReversedGT: Int
+  pointsReversedGTE: Int
+  pointsReversedLT: Int
+  pointsReversedLTE: Int
+  """
   store edge predicates
   """
   hasStore: Boolean
@@ -7320,6 +7948,11 @@ input SaleWhereInput {
   """
   hasPayments: Boolean
   hasPaymentsWith: [SalePaymentWhereInput!]
+  """
+  returns edge predicates
+  """
+  hasReturns: Boolean
+  hasReturnsWith: [SaleReturnWhereInput!]
 }
 """
 A named group of customers that campaigns can target.
@@ -9225,6 +9858,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_level(ctx, field)
 	case "pointsBalance":
 		return ec.fieldContext_Customer_pointsBalance(ctx, field)
+	case "pointsDebt":
+		return ec.fieldContext_Customer_pointsDebt(ctx, field)
 	case "lifetimeValue":
 		return ec.fieldContext_Customer_lifetimeValue(ctx, field)
 	case "consentMarketingEmail":
@@ -9437,6 +10072,8 @@ func (ec *executionContext) childFields_PointsEntry(ctx context.Context, field g
 		return ec.fieldContext_PointsEntry_points(ctx, field)
 	case "balanceAfter":
 		return ec.fieldContext_PointsEntry_balanceAfter(ctx, field)
+	case "debtAfter":
+		return ec.fieldContext_PointsEntry_debtAfter(ctx, field)
 	case "sourceKind":
 		return ec.fieldContext_PointsEntry_sourceKind(ctx, field)
 	case "sourceID":
@@ -9523,6 +10160,10 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_cashbackAmount(ctx, field)
 	case "bonusPoints":
 		return ec.fieldContext_Redemption_bonusPoints(ctx, field)
+	case "rolledBackAt":
+		return ec.fieldContext_Redemption_rolledBackAt(ctx, field)
+	case "rollbackReason":
+		return ec.fieldContext_Redemption_rollbackReason(ctx, field)
 	case "campaign":
 		return ec.fieldContext_Redemption_campaign(ctx, field)
 	case "customer":
@@ -9595,6 +10236,10 @@ func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.
 		return ec.fieldContext_Sale_pointsCredited(ctx, field)
 	case "processedAt":
 		return ec.fieldContext_Sale_processedAt(ctx, field)
+	case "returnedAmount":
+		return ec.fieldContext_Sale_returnedAmount(ctx, field)
+	case "pointsReversed":
+		return ec.fieldContext_Sale_pointsReversed(ctx, field)
 	case "store":
 		return ec.fieldContext_Sale_store(ctx, field)
 	case "customer":
@@ -9603,6 +10248,8 @@ func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.
 		return ec.fieldContext_Sale_items(ctx, field)
 	case "payments":
 		return ec.fieldContext_Sale_payments(ctx, field)
+	case "returns":
+		return ec.fieldContext_Sale_returns(ctx, field)
 	case "customerDocumentMasked":
 		return ec.fieldContext_Sale_customerDocumentMasked(ctx, field)
 	}
@@ -9651,6 +10298,8 @@ func (ec *executionContext) childFields_SaleItem(ctx context.Context, field grap
 		return ec.fieldContext_SaleItem_quantity(ctx, field)
 	case "discountAmount":
 		return ec.fieldContext_SaleItem_discountAmount(ctx, field)
+	case "returnedQuantity":
+		return ec.fieldContext_SaleItem_returnedQuantity(ctx, field)
 	case "sale":
 		return ec.fieldContext_SaleItem_sale(ctx, field)
 	}
@@ -9703,6 +10352,50 @@ func (ec *executionContext) childFields_SalePayment(ctx context.Context, field g
 		return ec.fieldContext_SalePayment_sale(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SalePayment", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleReturn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SaleReturn_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_SaleReturn_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SaleReturn_createdAt(ctx, field)
+	case "saleID":
+		return ec.fieldContext_SaleReturn_saleID(ctx, field)
+	case "externalID":
+		return ec.fieldContext_SaleReturn_externalID(ctx, field)
+	case "kind":
+		return ec.fieldContext_SaleReturn_kind(ctx, field)
+	case "posID":
+		return ec.fieldContext_SaleReturn_posID(ctx, field)
+	case "returnedAt":
+		return ec.fieldContext_SaleReturn_returnedAt(ctx, field)
+	case "reason":
+		return ec.fieldContext_SaleReturn_reason(ctx, field)
+	case "amount":
+		return ec.fieldContext_SaleReturn_amount(ctx, field)
+	case "status":
+		return ec.fieldContext_SaleReturn_status(ctx, field)
+	case "pointsReversed":
+		return ec.fieldContext_SaleReturn_pointsReversed(ctx, field)
+	case "processedAt":
+		return ec.fieldContext_SaleReturn_processedAt(ctx, field)
+	case "sale":
+		return ec.fieldContext_SaleReturn_sale(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleReturn", field.Name)
+}
+
+func (ec *executionContext) childFields_SaleReturnEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_SaleReturnEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_SaleReturnEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SaleReturnEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Segment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13696,6 +14389,29 @@ func (ec *executionContext) fieldContext_Customer_pointsBalance(_ context.Contex
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Customer_pointsDebt(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_pointsDebt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsDebt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_pointsDebt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Customer_lifetimeValue(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16530,6 +17246,29 @@ func (ec *executionContext) fieldContext_PointsEntry_balanceAfter(_ context.Cont
 	return graphql.NewScalarFieldContext("PointsEntry", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _PointsEntry_debtAfter(ctx context.Context, field graphql.CollectedField, obj *ent.PointsEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsEntry_debtAfter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DebtAfter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PointsEntry_debtAfter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsEntry", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _PointsEntry_sourceKind(ctx context.Context, field graphql.CollectedField, obj *ent.PointsEntry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18125,6 +18864,52 @@ func (ec *executionContext) fieldContext_Redemption_bonusPoints(_ context.Contex
 	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Redemption_rolledBackAt(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_rolledBackAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RolledBackAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_rolledBackAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Redemption_rollbackReason(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_rollbackReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RollbackReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_rollbackReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Redemption_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18800,6 +19585,52 @@ func (ec *executionContext) fieldContext_Sale_processedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Sale_returnedAmount(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_returnedAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnedAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_returnedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_pointsReversed(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_pointsReversed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsReversed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_pointsReversed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Sale_store(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18935,6 +19766,38 @@ func (ec *executionContext) fieldContext_Sale_payments(_ context.Context, field 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_SalePayment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sale_returns(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_returns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Returns(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.SaleReturn) graphql.Marshaler {
+			return ec.marshalOSaleReturn2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_returns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sale",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleReturn(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19309,6 +20172,29 @@ func (ec *executionContext) _SaleItem_discountAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_SaleItem_discountAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _SaleItem_returnedQuantity(ctx context.Context, field graphql.CollectedField, obj *ent.SaleItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleItem_returnedQuantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnedQuantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleItem_returnedQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SaleItem", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
@@ -19723,6 +20609,479 @@ func (ec *executionContext) fieldContext_SalePayment_sale(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SaleReturn_id(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_saleID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_saleID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SaleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_saleID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_externalID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_externalID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_externalID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_kind(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v salereturn.Kind) graphql.Marshaler {
+			return ec.marshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type SaleReturnKind does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_posID(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_posID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PosID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_posID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_returnedAt(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_returnedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_returnedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_reason(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_amount(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_status(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v salereturn.Status) graphql.Marshaler {
+			return ec.marshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type SaleReturnStatus does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_pointsReversed(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_pointsReversed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsReversed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_pointsReversed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_processedAt(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_processedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProcessedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_processedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturn", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturn_sale(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturn_sale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sale(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Sale) graphql.Marshaler {
+			return ec.marshalNSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturn_sale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleReturn",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleReturnConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturnConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturnConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.SaleReturnEdge) graphql.Marshaler {
+			return ec.marshalOSaleReturnEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturnConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleReturnConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleReturnEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleReturnConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturnConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturnConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturnConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleReturnConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleReturnConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturnConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturnConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturnConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturnConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SaleReturnEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturnEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturnEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.SaleReturn) graphql.Marshaler {
+			return ec.marshalOSaleReturn2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturn(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturnEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SaleReturnEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SaleReturn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SaleReturnEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.SaleReturnEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SaleReturnEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SaleReturnEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SaleReturnEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _Segment_id(ctx context.Context, field graphql.CollectedField, obj *ent.Segment) (ret graphql.Marshaler) {
@@ -26169,7 +27528,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "document"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "document"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -27555,6 +28914,62 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.PointsBalanceLTE = data
+		case "pointsDebt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebt"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebt = data
+		case "pointsDebtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtNEQ = data
+		case "pointsDebtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtIn = data
+		case "pointsDebtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtNotIn = data
+		case "pointsDebtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtGT = data
+		case "pointsDebtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtGTE = data
+		case "pointsDebtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtLT = data
+		case "pointsDebtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebtLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsDebtLTE = data
 		case "lifetimeValue":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifetimeValue"))
 			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
@@ -28436,7 +29851,7 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "points", "pointsNEQ", "pointsIn", "pointsNotIn", "pointsGT", "pointsGTE", "pointsLT", "pointsLTE", "balanceAfter", "balanceAfterNEQ", "balanceAfterIn", "balanceAfterNotIn", "balanceAfterGT", "balanceAfterGTE", "balanceAfterLT", "balanceAfterLTE", "sourceKind", "sourceKindNEQ", "sourceKindIn", "sourceKindNotIn", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDIsNil", "sourceIDNotNil", "sourceIDEqualFold", "sourceIDContainsFold", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountIsNil", "amountNotNil", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "hasCustomer", "hasCustomerWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "points", "pointsNEQ", "pointsIn", "pointsNotIn", "pointsGT", "pointsGTE", "pointsLT", "pointsLTE", "balanceAfter", "balanceAfterNEQ", "balanceAfterIn", "balanceAfterNotIn", "balanceAfterGT", "balanceAfterGTE", "balanceAfterLT", "balanceAfterLTE", "debtAfter", "debtAfterNEQ", "debtAfterIn", "debtAfterNotIn", "debtAfterGT", "debtAfterGTE", "debtAfterLT", "debtAfterLTE", "sourceKind", "sourceKindNEQ", "sourceKindIn", "sourceKindNotIn", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDIsNil", "sourceIDNotNil", "sourceIDEqualFold", "sourceIDContainsFold", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountIsNil", "amountNotNil", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "hasCustomer", "hasCustomerWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28912,6 +30327,62 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 				return it, err
 			}
 			it.BalanceAfterLTE = data
+		case "debtAfter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfter"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfter = data
+		case "debtAfterNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterNEQ = data
+		case "debtAfterIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterIn = data
+		case "debtAfterNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterNotIn = data
+		case "debtAfterGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterGT = data
+		case "debtAfterGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterGTE = data
+		case "debtAfterLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterLT = data
+		case "debtAfterLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debtAfterLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DebtAfterLTE = data
 		case "sourceKind":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceKind"))
 			data, err := ec.unmarshalOPointsEntrySourceKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋpointsentryᚐSourceKind(ctx, v)
@@ -29405,7 +30876,7 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "rolledBackAt", "rolledBackAtNEQ", "rolledBackAtIn", "rolledBackAtNotIn", "rolledBackAtGT", "rolledBackAtGTE", "rolledBackAtLT", "rolledBackAtLTE", "rolledBackAtIsNil", "rolledBackAtNotNil", "rollbackReason", "rollbackReasonNEQ", "rollbackReasonIn", "rollbackReasonNotIn", "rollbackReasonGT", "rollbackReasonGTE", "rollbackReasonLT", "rollbackReasonLTE", "rollbackReasonContains", "rollbackReasonHasPrefix", "rollbackReasonHasSuffix", "rollbackReasonIsNil", "rollbackReasonNotNil", "rollbackReasonEqualFold", "rollbackReasonContainsFold", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30266,6 +31737,181 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.BonusPointsLTE = data
+		case "rolledBackAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAt = data
+		case "rolledBackAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtNEQ = data
+		case "rolledBackAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtIn = data
+		case "rolledBackAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtNotIn = data
+		case "rolledBackAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtGT = data
+		case "rolledBackAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtGTE = data
+		case "rolledBackAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtLT = data
+		case "rolledBackAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtLTE = data
+		case "rolledBackAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtIsNil = data
+		case "rolledBackAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rolledBackAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RolledBackAtNotNil = data
+		case "rollbackReason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReason = data
+		case "rollbackReasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonNEQ = data
+		case "rollbackReasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonIn = data
+		case "rollbackReasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonNotIn = data
+		case "rollbackReasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonGT = data
+		case "rollbackReasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonGTE = data
+		case "rollbackReasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonLT = data
+		case "rollbackReasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonLTE = data
+		case "rollbackReasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonContains = data
+		case "rollbackReasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonHasPrefix = data
+		case "rollbackReasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonHasSuffix = data
+		case "rollbackReasonIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonIsNil = data
+		case "rollbackReasonNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonNotNil = data
+		case "rollbackReasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonEqualFold = data
+		case "rollbackReasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rollbackReasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RollbackReasonContainsFold = data
 		case "hasCampaign":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -30324,7 +31970,7 @@ func (ec *executionContext) unmarshalInputSaleItemWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "lineID", "lineIDNEQ", "lineIDIn", "lineIDNotIn", "lineIDGT", "lineIDGTE", "lineIDLT", "lineIDLTE", "lineIDContains", "lineIDHasPrefix", "lineIDHasSuffix", "lineIDEqualFold", "lineIDContainsFold", "gtin", "gtinNEQ", "gtinIn", "gtinNotIn", "gtinGT", "gtinGTE", "gtinLT", "gtinLTE", "gtinContains", "gtinHasPrefix", "gtinHasSuffix", "gtinEqualFold", "gtinContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "unitPrice", "unitPriceNEQ", "unitPriceIn", "unitPriceNotIn", "unitPriceGT", "unitPriceGTE", "unitPriceLT", "unitPriceLTE", "quantity", "quantityNEQ", "quantityIn", "quantityNotIn", "quantityGT", "quantityGTE", "quantityLT", "quantityLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "hasSale", "hasSaleWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "lineID", "lineIDNEQ", "lineIDIn", "lineIDNotIn", "lineIDGT", "lineIDGTE", "lineIDLT", "lineIDLTE", "lineIDContains", "lineIDHasPrefix", "lineIDHasSuffix", "lineIDEqualFold", "lineIDContainsFold", "gtin", "gtinNEQ", "gtinIn", "gtinNotIn", "gtinGT", "gtinGTE", "gtinLT", "gtinLTE", "gtinContains", "gtinHasPrefix", "gtinHasSuffix", "gtinEqualFold", "gtinContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "unitPrice", "unitPriceNEQ", "unitPriceIn", "unitPriceNotIn", "unitPriceGT", "unitPriceGTE", "unitPriceLT", "unitPriceLTE", "quantity", "quantityNEQ", "quantityIn", "quantityNotIn", "quantityGT", "quantityGTE", "quantityLT", "quantityLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "returnedQuantity", "returnedQuantityNEQ", "returnedQuantityIn", "returnedQuantityNotIn", "returnedQuantityGT", "returnedQuantityGTE", "returnedQuantityLT", "returnedQuantityLTE", "hasSale", "hasSaleWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -31045,6 +32691,62 @@ func (ec *executionContext) unmarshalInputSaleItemWhereInput(ctx context.Context
 				return it, err
 			}
 			it.DiscountAmountLTE = data
+		case "returnedQuantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantity"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantity = data
+		case "returnedQuantityNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityNEQ = data
+		case "returnedQuantityIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityIn = data
+		case "returnedQuantityNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityNotIn = data
+		case "returnedQuantityGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityGT = data
+		case "returnedQuantityGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityGTE = data
+		case "returnedQuantityLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityLT = data
+		case "returnedQuantityLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedQuantityLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedQuantityLTE = data
 		case "hasSale":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSale"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -31891,6 +33593,980 @@ func (ec *executionContext) unmarshalInputSalePaymentWhereInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSaleReturnOrder(ctx context.Context, obj any) (ent.SaleReturnOrder, error) {
+	var it ent.SaleReturnOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNSaleReturnOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSaleReturnWhereInput(ctx context.Context, obj any) (ent.SaleReturnWhereInput, error) {
+	var it ent.SaleReturnWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "returnedAt", "returnedAtNEQ", "returnedAtIn", "returnedAtNotIn", "returnedAtGT", "returnedAtGTE", "returnedAtLT", "returnedAtLTE", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "pointsReversed", "pointsReversedNEQ", "pointsReversedIn", "pointsReversedNotIn", "pointsReversedGT", "pointsReversedGTE", "pointsReversedLT", "pointsReversedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasSale", "hasSaleWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOSaleReturnWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOSaleReturnWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOSaleReturnWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "saleID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleID = data
+		case "saleIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNEQ = data
+		case "saleIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDIn = data
+		case "saleIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDNotIn = data
+		case "saleIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGT = data
+		case "saleIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDGTE = data
+		case "saleIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLT = data
+		case "saleIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDLTE = data
+		case "saleIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContains = data
+		case "saleIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasPrefix = data
+		case "saleIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDHasSuffix = data
+		case "saleIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDEqualFold = data
+		case "saleIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("saleIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SaleIDContainsFold = data
+		case "externalID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalID = data
+		case "externalIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDNEQ = data
+		case "externalIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDIn = data
+		case "externalIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDNotIn = data
+		case "externalIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDGT = data
+		case "externalIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDGTE = data
+		case "externalIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDLT = data
+		case "externalIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDLTE = data
+		case "externalIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDContains = data
+		case "externalIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDHasPrefix = data
+		case "externalIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDHasSuffix = data
+		case "externalIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDEqualFold = data
+		case "externalIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIDContainsFold = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalOSaleReturnKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "kindNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindNEQ"))
+			data, err := ec.unmarshalOSaleReturnKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindNEQ = data
+		case "kindIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindIn"))
+			data, err := ec.unmarshalOSaleReturnKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindIn = data
+		case "kindNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kindNotIn"))
+			data, err := ec.unmarshalOSaleReturnKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKindᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KindNotIn = data
+		case "posID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosID = data
+		case "posIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDNEQ = data
+		case "posIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDIn = data
+		case "posIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDNotIn = data
+		case "posIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDGT = data
+		case "posIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDGTE = data
+		case "posIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDLT = data
+		case "posIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDLTE = data
+		case "posIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDContains = data
+		case "posIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDHasPrefix = data
+		case "posIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDHasSuffix = data
+		case "posIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDEqualFold = data
+		case "posIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PosIDContainsFold = data
+		case "returnedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAt = data
+		case "returnedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtNEQ = data
+		case "returnedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtIn = data
+		case "returnedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtNotIn = data
+		case "returnedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtGT = data
+		case "returnedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtGTE = data
+		case "returnedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtLT = data
+		case "returnedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAtLTE = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "reasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNEQ = data
+		case "reasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonIn = data
+		case "reasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNotIn = data
+		case "reasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGT = data
+		case "reasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGTE = data
+		case "reasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLT = data
+		case "reasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLTE = data
+		case "reasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContains = data
+		case "reasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasPrefix = data
+		case "reasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasSuffix = data
+		case "reasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonEqualFold = data
+		case "reasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContainsFold = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "amountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountNEQ = data
+		case "amountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountIn = data
+		case "amountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountNotIn = data
+		case "amountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGT = data
+		case "amountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGTE = data
+		case "amountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLT = data
+		case "amountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLTE = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOSaleReturnStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "statusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNEQ"))
+			data, err := ec.unmarshalOSaleReturnStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNEQ = data
+		case "statusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusIn"))
+			data, err := ec.unmarshalOSaleReturnStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusIn = data
+		case "statusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNotIn"))
+			data, err := ec.unmarshalOSaleReturnStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNotIn = data
+		case "pointsReversed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversed"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversed = data
+		case "pointsReversedNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedNEQ = data
+		case "pointsReversedIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedIn = data
+		case "pointsReversedNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedNotIn = data
+		case "pointsReversedGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedGT = data
+		case "pointsReversedGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedGTE = data
+		case "pointsReversedLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedLT = data
+		case "pointsReversedLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedLTE = data
+		case "processedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAt = data
+		case "processedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtNEQ = data
+		case "processedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtIn = data
+		case "processedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtNotIn = data
+		case "processedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtGT = data
+		case "processedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtGTE = data
+		case "processedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtLT = data
+		case "processedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtLTE = data
+		case "processedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtIsNil = data
+		case "processedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessedAtNotNil = data
+		case "hasSale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSale"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSale = data
+		case "hasSaleWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSaleWith"))
+			data, err := ec.unmarshalOSaleWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasSaleWith = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, obj any) (ent.SaleWhereInput, error) {
 	var it ent.SaleWhereInput
 	if obj == nil {
@@ -31902,7 +34578,7 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "customerDocument"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "returnedAmount", "returnedAmountNEQ", "returnedAmountIn", "returnedAmountNotIn", "returnedAmountGT", "returnedAmountGTE", "returnedAmountLT", "returnedAmountLTE", "pointsReversed", "pointsReversedNEQ", "pointsReversedIn", "pointsReversedNotIn", "pointsReversedGT", "pointsReversedGTE", "pointsReversedLT", "pointsReversedLTE", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "hasReturns", "hasReturnsWith", "customerDocument"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -33323,6 +35999,118 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.ProcessedAtNotNil = data
+		case "returnedAmount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmount = data
+		case "returnedAmountNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountNEQ = data
+		case "returnedAmountIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountIn = data
+		case "returnedAmountNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountNotIn = data
+		case "returnedAmountGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountGT = data
+		case "returnedAmountGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountGTE = data
+		case "returnedAmountLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountLT = data
+		case "returnedAmountLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnedAmountLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnedAmountLTE = data
+		case "pointsReversed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversed"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversed = data
+		case "pointsReversedNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedNEQ = data
+		case "pointsReversedIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedIn = data
+		case "pointsReversedNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedNotIn = data
+		case "pointsReversedGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedGT = data
+		case "pointsReversedGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedGTE = data
+		case "pointsReversedLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedLT = data
+		case "pointsReversedLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsReversedLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsReversedLTE = data
 		case "hasStore":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasStore"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -33379,6 +36167,20 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.HasPaymentsWith = data
+		case "hasReturns":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasReturns"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasReturns = data
+		case "hasReturnsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasReturnsWith"))
+			data, err := ec.unmarshalOSaleReturnWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasReturnsWith = data
 		case "customerDocument":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocument"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -38357,6 +41159,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Segment(ctx, sel, obj)
+	case *ent.SaleReturn:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SaleReturn(ctx, sel, obj)
 	case *ent.SalePayment:
 		if obj == nil {
 			return graphql.Null
@@ -39208,6 +42015,11 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "pointsBalance":
 			out.Values[i] = ec._Customer_pointsBalance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsDebt":
+			out.Values[i] = ec._Customer_pointsDebt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -40421,6 +43233,11 @@ func (ec *executionContext) _PointsEntry(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "debtAfter":
+			out.Values[i] = ec._PointsEntry_debtAfter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "sourceKind":
 			out.Values[i] = ec._PointsEntry_sourceKind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41232,6 +44049,16 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "rolledBackAt":
+			out.Values[i] = ec._Redemption_rolledBackAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rollbackReason":
+			out.Values[i] = ec._Redemption_rollbackReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "campaign":
 			field := field
 
@@ -41565,6 +44392,16 @@ func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "returnedAmount":
+			out.Values[i] = ec._Sale_returnedAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsReversed":
+			out.Values[i] = ec._Sale_pointsReversed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "store":
 			field := field
 
@@ -41689,6 +44526,44 @@ func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._Sale_payments(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "returns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Sale_returns(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -41921,6 +44796,11 @@ func (ec *executionContext) _SaleItem(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "discountAmount":
 			out.Values[i] = ec._SaleItem_discountAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "returnedQuantity":
+			out.Values[i] = ec._SaleItem_returnedQuantity(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -42169,6 +45049,233 @@ func (ec *executionContext) _SalePayment(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleReturnImplementors = []string{"SaleReturn", "Node"}
+
+func (ec *executionContext) _SaleReturn(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleReturn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleReturnImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleReturn")
+		case "id":
+			out.Values[i] = ec._SaleReturn_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._SaleReturn_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._SaleReturn_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "saleID":
+			out.Values[i] = ec._SaleReturn_saleID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "externalID":
+			out.Values[i] = ec._SaleReturn_externalID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._SaleReturn_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "posID":
+			out.Values[i] = ec._SaleReturn_posID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "returnedAt":
+			out.Values[i] = ec._SaleReturn_returnedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._SaleReturn_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._SaleReturn_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._SaleReturn_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsReversed":
+			out.Values[i] = ec._SaleReturn_pointsReversed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "processedAt":
+			out.Values[i] = ec._SaleReturn_processedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sale":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SaleReturn_sale(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleReturnConnectionImplementors = []string{"SaleReturnConnection"}
+
+func (ec *executionContext) _SaleReturnConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleReturnConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleReturnConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleReturnConnection")
+		case "edges":
+			out.Values[i] = ec._SaleReturnConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SaleReturnConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._SaleReturnConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var saleReturnEdgeImplementors = []string{"SaleReturnEdge"}
+
+func (ec *executionContext) _SaleReturnEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.SaleReturnEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, saleReturnEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SaleReturnEdge")
+		case "node":
+			out.Values[i] = ec._SaleReturnEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._SaleReturnEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -44919,6 +48026,57 @@ func (ec *executionContext) unmarshalNSalePaymentWhereInput2ᚖgithubᚗcomᚋfi
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSaleReturn2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturn(ctx context.Context, sel ast.SelectionSet, v *ent.SaleReturn) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SaleReturn(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx context.Context, v any) (salereturn.Kind, error) {
+	var res salereturn.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx context.Context, sel ast.SelectionSet, v salereturn.Kind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNSaleReturnOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnOrderField(ctx context.Context, v any) (*ent.SaleReturnOrderField, error) {
+	var res = new(ent.SaleReturnOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSaleReturnOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.SaleReturnOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx context.Context, v any) (salereturn.Status, error) {
+	var res salereturn.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx context.Context, sel ast.SelectionSet, v salereturn.Status) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNSaleReturnWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInput(ctx context.Context, v any) (*ent.SaleReturnWhereInput, error) {
+	res, err := ec.unmarshalInputSaleReturnWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSaleStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsaleᚐStatus(ctx context.Context, v any) (sale.Status, error) {
 	var res sale.Status
 	err := res.UnmarshalGQL(v)
@@ -46730,6 +49888,181 @@ func (ec *executionContext) unmarshalOSalePaymentWhereInput2ᚖgithubᚗcomᚋfi
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputSalePaymentWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSaleReturn2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.SaleReturn) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSaleReturn2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturn(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOSaleReturn2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturn(ctx context.Context, sel ast.SelectionSet, v *ent.SaleReturn) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SaleReturn(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSaleReturnEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.SaleReturnEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOSaleReturnEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOSaleReturnEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnEdge(ctx context.Context, sel ast.SelectionSet, v *ent.SaleReturnEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SaleReturnEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSaleReturnKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKindᚄ(ctx context.Context, v any) ([]salereturn.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]salereturn.Kind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSaleReturnKind2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKindᚄ(ctx context.Context, sel ast.SelectionSet, v []salereturn.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSaleReturnKind2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOSaleReturnKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx context.Context, v any) (*salereturn.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(salereturn.Kind)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSaleReturnKind2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐKind(ctx context.Context, sel ast.SelectionSet, v *salereturn.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSaleReturnStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatusᚄ(ctx context.Context, v any) ([]salereturn.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]salereturn.Status, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSaleReturnStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []salereturn.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSaleReturnStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOSaleReturnStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx context.Context, v any) (*salereturn.Status, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(salereturn.Status)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSaleReturnStatus2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋsalereturnᚐStatus(ctx context.Context, sel ast.SelectionSet, v *salereturn.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSaleReturnWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInputᚄ(ctx context.Context, v any) ([]*ent.SaleReturnWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.SaleReturnWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSaleReturnWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOSaleReturnWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSaleReturnWhereInput(ctx context.Context, v any) (*ent.SaleReturnWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSaleReturnWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -37,6 +37,7 @@ const (
 	SalePayment = "pay"
 	Delivery    = "dlv"
 	Attempt     = "att"
+	SaleReturn  = "ret"
 )
 
 var (
@@ -84,6 +85,7 @@ var tables = map[string]string{
 	Webhook:     "webhook_endpoints",
 	Delivery:    "webhook_deliveries",
 	Attempt:     "webhook_attempts",
+	SaleReturn:  "sale_returns",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.
