@@ -79,12 +79,15 @@ type Recorder interface {
 	SaleReceived()
 	PointsCredited(source string, points int64)
 	Redemptions(source string, n int)
+	ReturnReceived(kind string)
+	PointsReversed(source string, points int64)
 }
 
 // Where points and redemptions come from, as Recorder counts them.
 const (
 	SourceAPI        = "api"
 	SourceAdjustment = "adjustment"
+	SourceRedemption = "redemption"
 )
 
 // counts is the recorder of a, one that records nothing when none is set.
@@ -100,3 +103,5 @@ type noCounts struct{}
 func (noCounts) SaleReceived()                {}
 func (noCounts) PointsCredited(string, int64) {}
 func (noCounts) Redemptions(string, int)      {}
+func (noCounts) ReturnReceived(string)        {}
+func (noCounts) PointsReversed(string, int64) {}

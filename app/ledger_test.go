@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
@@ -27,9 +29,11 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/worker"
 )
 
 // Environment variables of the model test: the seed of a run to replay, and
@@ -83,6 +87,7 @@ func errCode(err error) string {
 
 type modelTenant struct {
 	id           string
+	store        string // a store's code, for sales
 	expiryMonths int
 	rate         decimal.Decimal
 	silver, gold int64
@@ -121,10 +126,42 @@ type firstMove struct {
 	balanceAfter int64
 }
 
+// modelOrder is a credited order: what it earned and what its reversals
+// took back and refunded.
+type modelOrder struct {
+	amount   *decimal.Decimal
+	earned   int64
+	reversed int64
+	refunded decimal.Decimal
+}
+
+// modelSale is a POS sale of a customer: its lines, what it earned and
+// what its returns took back.
+type modelSale struct {
+	id, receipt    string
+	lines          []modelLine
+	payable        decimal.Decimal
+	earned         int64
+	reversed       int64
+	returnedAmount decimal.Decimal
+	returns        map[string]string // return id sent → ret_… stored
+}
+
+type modelLine struct {
+	price              decimal.Decimal
+	quantity, returned int64
+}
+
 type modelCustomer struct {
 	id          string
+	cpf         string
 	tenant      *modelTenant
+	sales       []*modelSale
 	lots        []*modelLot
+	debt        int64                  // points owed: reversed after they were spent
+	orders      map[string]*modelOrder // credited orders
+	reversals   map[string]firstMove   // reversal id → its entry
+	reversalIDs []string
 	credits     map[string]firstMove // order id → its credit
 	debits      map[string]firstMove // order id → its debit
 	creditOrder []string             // credited orders, to pick duplicates from
@@ -143,7 +180,8 @@ type modelCustomer struct {
 type seenLedger struct {
 	lastID    string
 	count     int
-	balance   int64
+	balance   int64 // the running sum of the entries: balance less debt
+	debt      int64
 	createdAt time.Time
 	expired   map[string]bool // lots with an expiration entry
 }
@@ -154,6 +192,40 @@ func (c *modelCustomer) balance() int64 {
 		b += l.remaining
 	}
 	return b
+}
+
+// receive is a credit of n points reaching the customer: the debt is
+// settled first; it returns what is left for the balance.
+func (c *modelCustomer) receive(n int64) int64 {
+	settled := min(n, c.debt)
+	c.debt -= settled
+	return n - settled
+}
+
+// takeBack is a reversal of n points: from the lots holding points, those
+// expiring first first, as far as the balance goes, the rest owed. It
+// returns what the balance gave.
+func (c *modelCustomer) takeBack(n int64) int64 {
+	taken := min(n, c.balance())
+	var all []*modelLot
+	for _, l := range c.lots {
+		if l.remaining > 0 {
+			all = append(all, l)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b *modelLot) int {
+		if c := a.expiresAt.Compare(b.expiresAt); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	for left := taken; left > 0; all = all[1:] {
+		k := min(left, all[0].remaining)
+		all[0].remaining -= k
+		left -= k
+	}
+	c.debt += n - taken
+	return taken
 }
 
 // live are the lots a debit may spend at now, those expiring first first,
@@ -298,14 +370,16 @@ func (m *ledgerModel) credit(c *modelCustomer) {
 	if err != nil {
 		m.fatalf("credit: %v", err)
 	}
-	bal := c.balance() + want
+	kept := c.receive(want)
+	bal := c.balance() + kept
 	e := mv.Entry
-	if mv.Replayed || e.Points != want || e.BalanceAfter != bal || e.Kind != pointsentry.KindCredit ||
+	if mv.Replayed || e.Points != want || e.BalanceAfter != bal || e.DebtAfter != c.debt || e.Kind != pointsentry.KindCredit ||
 		e.ExpiresAt == nil || !e.ExpiresAt.Equal(now.AddDate(0, c.tenant.expiryMonths, 0)) || !e.CreatedAt.Equal(now) {
 		m.fatalf("credit answered %+v (replayed %v), want %d points, balance %d, expiry %s", e, mv.Replayed, want, bal, now.AddDate(0, c.tenant.expiryMonths, 0))
 	}
-	m.openLot(c, e.ID, want, now)
+	m.openLot(c, e.ID, want, kept, now)
 	c.credits[order] = firstMove{entryID: e.ID, points: want, balanceAfter: bal}
+	c.orders[order] = &modelOrder{amount: in.Amount, earned: want, refunded: decimal.Zero}
 	c.creditOrder = append(c.creditOrder, order)
 	c.earnings = append(c.earnings, earning{at: now, points: want})
 	if in.Amount != nil {
@@ -315,9 +389,9 @@ func (m *ledgerModel) credit(c *modelCustomer) {
 	m.counts["credit"]++
 }
 
-func (m *ledgerModel) openLot(c *modelCustomer, entryID string, n int64, now time.Time) {
+func (m *ledgerModel) openLot(c *modelCustomer, entryID string, n, remaining int64, now time.Time) {
 	m.lotSeq++
-	c.lots = append(c.lots, &modelLot{entryID: entryID, seq: m.lotSeq, points: n, remaining: n,
+	c.lots = append(c.lots, &modelLot{entryID: entryID, seq: m.lotSeq, points: n, remaining: remaining,
 		expiresAt: now.AddDate(0, c.tenant.expiryMonths, 0)})
 	c.entries++
 }
@@ -402,11 +476,15 @@ func (m *ledgerModel) take(c *modelCustomer, what string, n int64, call func() (
 	live := c.liveSum(now)
 	m.logf("%s %s points=%d balance=%d live=%d", what, c.id, n, c.balance(), live)
 	mv, err := call()
-	if live < n {
+	if live < n || c.debt > 0 {
 		if errCode(err) != "insufficient_points" {
-			m.fatalf("%s of %d with %d live points: want insufficient_points, got %v", what, n, live, err)
+			m.fatalf("%s of %d with %d live points and a debt of %d: want insufficient_points, got %v", what, n, live, c.debt, err)
 		}
-		m.counts[what+" insufficient"]++
+		if c.debt > 0 {
+			m.counts[what+" while owing"]++
+		} else {
+			m.counts[what+" insufficient"]++
+		}
 		return nil
 	}
 	if err != nil {
@@ -431,10 +509,11 @@ func (m *ledgerModel) adjust(c *modelCustomer) {
 		if err != nil {
 			m.fatalf("adjust +%d: %v", n, err)
 		}
-		if mv.Entry.Points != n || mv.Entry.BalanceAfter != c.balance()+n || mv.Entry.Kind != pointsentry.KindAdjustment {
+		kept := c.receive(n)
+		if mv.Entry.Points != n || mv.Entry.BalanceAfter != c.balance()+kept || mv.Entry.DebtAfter != c.debt || mv.Entry.Kind != pointsentry.KindAdjustment {
 			m.fatalf("adjust answered %+v", mv.Entry)
 		}
-		m.openLot(c, mv.Entry.ID, n, now)
+		m.openLot(c, mv.Entry.ID, n, kept, now)
 		c.relevel(now) // a credit re-reads the level, adjustments included
 		m.counts["adjust +"]++
 		return
@@ -443,6 +522,233 @@ func (m *ledgerModel) adjust(c *modelCustomer) {
 	m.take(c, "adjust -", n, func() (*app.PointsMovement, error) {
 		return m.app.AdjustPoints(m.ctx(c), app.AdjustInput{CustomerID: c.id, Points: -n, Reason: "estorno"})
 	})
+}
+
+// reverse refunds a credited order, whole or in part (sometimes more than
+// is left), or repeats an earlier reversal.
+func (m *ledgerModel) reverse(c *modelCustomer) {
+	if len(c.reversalIDs) > 0 && m.rng.IntN(5) == 0 {
+		id := c.reversalIDs[m.rng.IntN(len(c.reversalIDs))]
+		first := c.reversals[id]
+		m.logf("duplicate reversal %s %s (first %s)", c.id, id, first.entryID)
+		// What the repeat sends does not matter: the first result is answered.
+		order := c.creditOrder[m.rng.IntN(len(c.creditOrder))]
+		mv, err := m.app.ReversePoints(m.ctx(c), app.ReverseInput{CustomerID: c.id, OrderID: order, ReversalID: id, Reason: "de novo"})
+		if err != nil || !mv.Replayed || mv.Entry.ID != first.entryID || mv.Entry.Points != first.points {
+			m.fatalf("duplicate reversal answered %+v, %v; want the first %+v", mv, err, first)
+		}
+		m.counts["duplicate reversal"]++
+		return
+	}
+	if len(c.creditOrder) == 0 {
+		m.credit(c)
+		return
+	}
+	order := c.creditOrder[m.rng.IntN(len(c.creditOrder))]
+	o := c.orders[order]
+	m.orderSeq++
+	in := app.ReverseInput{CustomerID: c.id, OrderID: order, ReversalID: fmt.Sprintf("rev-%d", m.orderSeq), Reason: "estorno"}
+	var pts int64
+	var refund *decimal.Decimal
+	refused := false
+	if o.amount == nil || m.rng.IntN(3) == 0 {
+		refused = o.reversed >= o.earned && (o.amount == nil || !o.refunded.LessThan(*o.amount))
+		if o.amount != nil {
+			rest := o.amount.Sub(o.refunded)
+			refund = &rest
+		}
+		pts = o.earned - o.reversed
+	} else {
+		left := o.amount.Sub(o.refunded)
+		a := decimal.New(1+m.rng.Int64N(max(left.Shift(2).IntPart()*9/8, 2)), -2)
+		in.Amount = &a
+		if refused = a.GreaterThan(left); !refused {
+			refund = &a
+			var target int64
+			if paid := o.amount.Floor(); paid.IsPositive() {
+				target = min(o.earned, decimal.NewFromInt(o.earned).Mul(left.Sub(a).Floor()).Div(paid).Floor().IntPart())
+			}
+			pts = max(o.earned-o.reversed-target, 0)
+		}
+	}
+	now := m.now()
+	m.logf("reverse %s %s amount=%v points=%d balance=%d debt=%d", c.id, order, in.Amount, pts, c.balance(), c.debt)
+	mv, err := m.app.ReversePoints(m.ctx(c), in)
+	if refused {
+		if errCode(err) != "validation_error" {
+			m.fatalf("reversal beyond the order: want validation_error, got %v", err)
+		}
+		m.counts["reverse refused"]++
+		return
+	}
+	if err != nil {
+		m.fatalf("reverse: %v", err)
+	}
+	taken := c.takeBack(pts)
+	e := mv.Entry
+	if mv.Replayed || e.Kind != pointsentry.KindReversal || e.Points != -pts || e.BalanceAfter != c.balance() || e.DebtAfter != c.debt {
+		m.fatalf("reverse answered %+v, want %d points, balance %d, debt %d", e, -pts, c.balance(), c.debt)
+	}
+	o.reversed += pts
+	if refund != nil {
+		o.refunded = o.refunded.Add(*refund)
+		c.lifetime = decimal.Max(c.lifetime.Sub(*refund), decimal.Zero)
+	}
+	c.earnings = append(c.earnings, earning{at: now, points: -pts})
+	c.relevel(now)
+	c.entries++
+	c.reversals[in.ReversalID] = firstMove{entryID: e.ID, points: e.Points, balanceAfter: e.BalanceAfter}
+	c.reversalIDs = append(c.reversalIDs, in.ReversalID)
+	m.counts["reverse"]++
+	if pts > taken {
+		m.counts["reverse into debt"]++
+	}
+}
+
+// sale registers a POS sale of the customer and processes it as the worker
+// does: the points it earns settle a debt first, the rest opens a lot.
+func (m *ledgerModel) sale(c *modelCustomer) {
+	m.orderSeq++
+	sl := &modelSale{receipt: strconv.Itoa(m.orderSeq), returnedAmount: decimal.Zero, returns: map[string]string{}}
+	in := app.SaleInput{Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: c.cpf, Type: "CPF"}, SaleID: sl.receipt,
+		StoreID: c.tenant.store, PosID: "PDV-1", Channel: "LOJA"}
+	total := decimal.Zero
+	for i := range 1 + m.rng.IntN(3) {
+		line := modelLine{price: decimal.New(50+m.rng.Int64N(30_000), -2), quantity: 1 + m.rng.Int64N(5)}
+		qty := decimal.NewFromInt(line.quantity)
+		in.Items = append(in.Items, app.SaleItemInput{ID: strconv.Itoa(i + 1), GTIN: "7891000100103", Description: "Item",
+			UnitPrice: &line.price, Quantity: &qty})
+		total = total.Add(line.price.Mul(qty))
+		sl.lines = append(sl.lines, line)
+	}
+	now := m.now()
+	sl.payable = total
+	in.Amount, in.AmountPayable, in.Date = &total, &total, &now
+	in.Payments = []app.SalePaymentInput{{ID: "1", Amount: &total, Method: "PIX"}}
+	want := points.Earned(total, c.tenant.rate)
+	m.logf("sale %s %s payable=%s points=%d balance=%d debt=%d", c.id, sl.receipt, total, want, c.balance(), c.debt)
+	stored, err := m.app.RegisterSale(m.ctx(c), in)
+	if err != nil {
+		m.fatalf("register sale: %v", err)
+	}
+	sl.id = stored.ID
+	err = (&worker.ProcessSaleWorker{App: m.app}).Work(context.Background(), &river.Job[jobs.ProcessSale]{
+		JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSale{TenantID: c.tenant.id, SaleID: stored.ID}})
+	if err != nil {
+		m.fatalf("process sale: %v", err)
+	}
+	c.lifetime = c.lifetime.Add(total)
+	if want > 0 {
+		e, err := m.db.Ent.PointsEntry.Query().Where(pointsentry.SourceKindEQ(pointsentry.SourceKindSale),
+			pointsentry.SourceID(stored.ID), pointsentry.KindEQ(pointsentry.KindCredit)).Only(m.ctx(c))
+		if err != nil {
+			m.fatalf("the credit of sale %s: %v", stored.ID, err)
+		}
+		kept := c.receive(want)
+		if e.Points != want || e.BalanceAfter != c.balance()+kept || e.DebtAfter != c.debt || !e.CreatedAt.Equal(now) {
+			m.fatalf("sale credited %+v, want %d points, balance %d, debt %d", e, want, c.balance()+kept, c.debt)
+		}
+		m.openLot(c, e.ID, want, kept, now)
+		c.earnings = append(c.earnings, earning{at: now, points: want})
+		c.relevel(now)
+	}
+	sl.earned = want
+	c.sales = append(c.sales, sl)
+	m.counts["sale"]++
+}
+
+// saleReturn returns units of one of the customer's sales (sometimes more
+// than remain), cancels what is left of it, or sends an earlier return
+// again; each is applied as the worker does.
+func (m *ledgerModel) saleReturn(c *modelCustomer) {
+	if len(c.sales) == 0 {
+		m.sale(c)
+		return
+	}
+	sl := c.sales[m.rng.IntN(len(c.sales))]
+	in := app.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: sl.receipt, StoreID: c.tenant.store, Reason: "troca"}
+	now := m.now()
+	in.Date = &now
+	if len(sl.returns) > 0 && m.rng.IntN(5) == 0 {
+		for id, stored := range sl.returns {
+			in.ID, in.Kind = id, "cancellation"
+			m.logf("return %s of sale %s again", id, sl.receipt)
+			ret, err := m.app.RegisterSaleReturn(m.ctx(c), in)
+			if err != nil || ret.ID != stored {
+				m.fatalf("a return sent again answered %v, %v; want %s", ret, err, stored)
+			}
+			m.counts["return again"]++
+			return
+		}
+	}
+	m.orderSeq++
+	in.ID = fmt.Sprintf("R-%d", m.orderSeq)
+	returned := make([]int64, len(sl.lines))
+	refused := false
+	if m.rng.IntN(4) == 0 {
+		in.Kind = "cancellation"
+		refused = true
+		for i, l := range sl.lines {
+			returned[i] = l.quantity - l.returned
+			refused = refused && returned[i] == 0
+		}
+	} else {
+		in.Kind = "return"
+		i := m.rng.IntN(len(sl.lines))
+		l := sl.lines[i]
+		q := 1 + m.rng.Int64N(l.quantity-l.returned+1)
+		returned[i] = q
+		refused = q > l.quantity-l.returned
+		n := decimal.NewFromInt(q)
+		in.Items = []app.ReturnItemInput{{ID: strconv.Itoa(i + 1), Quantity: &n}}
+	}
+	m.logf("%s %s of sale %s %v balance=%d debt=%d", in.Kind, in.ID, sl.receipt, returned, c.balance(), c.debt)
+	ret, err := m.app.RegisterSaleReturn(m.ctx(c), in)
+	if refused {
+		if errCode(err) != "validation_error" {
+			m.fatalf("a return of more than remains: want validation_error, got %v", err)
+		}
+		m.counts["return refused"]++
+		return
+	}
+	if err != nil {
+		m.fatalf("register return: %v", err)
+	}
+	err = (&worker.ProcessSaleReturnWorker{App: m.app}).Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
+		JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: c.tenant.id, ReturnID: ret.ID}})
+	if err != nil {
+		m.fatalf("process return: %v", err)
+	}
+	amount, whole := decimal.Zero, true
+	for i := range sl.lines {
+		l := &sl.lines[i]
+		l.returned += returned[i]
+		amount = amount.Add(l.price.Mul(decimal.NewFromInt(returned[i])))
+		whole = whole && l.returned == l.quantity
+	}
+	sl.returnedAmount = sl.returnedAmount.Add(amount)
+	var keep int64
+	if paid := sl.payable.Floor(); !whole && sl.earned > 0 && paid.IsPositive() {
+		kept := decimal.Max(sl.payable.Sub(sl.returnedAmount), decimal.Zero).Floor()
+		keep = min(sl.earned, decimal.NewFromInt(sl.earned).Mul(kept).Div(paid).Floor().IntPart())
+	}
+	pts := max(sl.earned-keep-sl.reversed, 0)
+	sl.reversed += pts
+	c.takeBack(pts)
+	e, err := m.db.Ent.PointsEntry.Query().Where(pointsentry.SourceKindEQ(pointsentry.SourceKindReturn),
+		pointsentry.SourceID(ret.ID)).Only(m.ctx(c))
+	if err != nil {
+		m.fatalf("the reversal of return %s: %v", ret.ID, err)
+	}
+	if e.Points != -pts || e.BalanceAfter != c.balance() || e.DebtAfter != c.debt {
+		m.fatalf("return reversed %+v, want %d points, balance %d, debt %d", e, -pts, c.balance(), c.debt)
+	}
+	c.lifetime = decimal.Max(c.lifetime.Sub(amount), decimal.Zero)
+	c.earnings = append(c.earnings, earning{at: now, points: -pts})
+	c.relevel(now)
+	c.entries++
+	sl.returns[in.ID] = ret.ID
+	m.counts[string(in.Kind)]++
 }
 
 // advance moves the clock by minutes to months, or onto a lot's expiry.
@@ -532,22 +838,22 @@ func (m *ledgerModel) checkRow(c *modelCustomer) {
 	// The customer's row and its whole ledger, counted and summed by the
 	// database in one statement.
 	var (
-		balance, count, sum, lotCount, lotSum int64
-		moves                                 int
-		level, lifetime                       string
+		balance, debt, count, sum, lotCount, lotSum int64
+		moves                                       int
+		level, lifetime                             string
 	)
-	err := m.db.SQL.QueryRow(`SELECT c.points_balance, c.level, CAST(c.lifetime_value AS TEXT),
+	err := m.db.SQL.QueryRow(`SELECT c.points_balance, c.points_debt, c.level, CAST(c.lifetime_value AS TEXT),
 		(SELECT COUNT(*) FROM points_entries WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COALESCE(SUM(points), 0) FROM points_entries WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COUNT(*) FROM points_lots WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COALESCE(SUM(remaining), 0) FROM points_lots WHERE tenant_id = c.tenant_id AND customer_id = c.id),
 		(SELECT COUNT(*) FROM events WHERE tenant_id = c.tenant_id AND type = '`+outbox.CustomerLevelChanged+`' AND subject_id = c.id)
-		FROM customers c WHERE c.id = $1`, c.id).Scan(&balance, &level, &lifetime, &count, &sum, &lotCount, &lotSum, &moves)
+		FROM customers c WHERE c.id = $1`, c.id).Scan(&balance, &debt, &level, &lifetime, &count, &sum, &lotCount, &lotSum, &moves)
 	if err != nil {
 		m.fatalf("reading %s: %v", c.id, err)
 	}
-	if balance != bal || balance < 0 {
-		m.fatalf("%s: points_balance %d, model %d", c.id, balance, bal)
+	if balance != bal || balance < 0 || debt != c.debt {
+		m.fatalf("%s: points_balance %d and debt %d, model %d and %d", c.id, balance, debt, bal, c.debt)
 	}
 	if level != string(c.level) {
 		m.fatalf("%s: level %s, model %s (earned %d)", c.id, level, c.level, c.earned(now))
@@ -555,8 +861,8 @@ func (m *ledgerModel) checkRow(c *modelCustomer) {
 	if lv, err := decimal.NewFromString(lifetime); err != nil || !lv.Equal(c.lifetime) {
 		m.fatalf("%s: lifetime value %s, model %s", c.id, lifetime, c.lifetime)
 	}
-	if count != int64(c.entries) || sum != bal {
-		m.fatalf("%s: %d entries summing to %d, model %d summing to %d", c.id, count, sum, c.entries, bal)
+	if count != int64(c.entries) || sum != bal-c.debt {
+		m.fatalf("%s: %d entries summing to %d, model %d summing to %d (balance less debt)", c.id, count, sum, c.entries, bal-c.debt)
 	}
 	if lotCount != int64(len(c.lots)) || lotSum != bal {
 		m.fatalf("%s: %d lots holding %d, model %d holding %d", c.id, lotCount, lotSum, len(c.lots), bal)
@@ -587,15 +893,23 @@ func (m *ledgerModel) check(c *modelCustomer) {
 	for _, e := range entries {
 		c.seen.count++
 		c.seen.balance += e.Points
-		if e.BalanceAfter != c.seen.balance || e.BalanceAfter < 0 {
-			m.fatalf("%s: entry %d (%s %s %+d) has balance_after %d, the running sum is %d", c.id, c.seen.count, e.ID, e.Kind, e.Points, e.BalanceAfter, c.seen.balance)
+		if e.BalanceAfter-e.DebtAfter != c.seen.balance || e.BalanceAfter < 0 || e.DebtAfter < 0 {
+			m.fatalf("%s: entry %d (%s %s %+d) has balance_after %d and debt_after %d, the running sum is %d",
+				c.id, c.seen.count, e.ID, e.Kind, e.Points, e.BalanceAfter, e.DebtAfter, c.seen.balance)
 		}
+		if spends := e.Kind == pointsentry.KindDebit || (e.Kind == pointsentry.KindAdjustment && e.Points < 0); spends && (c.seen.debt > 0 || e.DebtAfter > 0) {
+			m.fatalf("%s: entry %s spent points while %d were owed", c.id, e.ID, c.seen.debt)
+		}
+		c.seen.debt = e.DebtAfter
 		if e.CreatedAt.Before(c.seen.createdAt) {
 			m.fatalf("%s: entry %s is older than the entry before it", c.id, e.ID)
 		}
 		c.seen.lastID, c.seen.createdAt = e.ID, e.CreatedAt
 		switch e.Kind {
 		case pointsentry.KindCredit:
+			if e.SourceKind == pointsentry.SourceKindSale {
+				break // checked by sale
+			}
 			if e.SourceID == nil || c.credits[*e.SourceID].entryID != e.ID {
 				m.fatalf("%s: credit %s of order %v, model %+v", c.id, e.ID, e.SourceID, c.credits[*e.SourceID])
 			}
@@ -607,9 +921,9 @@ func (m *ledgerModel) check(c *modelCustomer) {
 		default: // bonus, debit and adjustment entries are checked through the balance
 		}
 	}
-	if c.seen.count != c.entries || c.seen.balance != bal || len(c.seen.expired) != c.expirations {
+	if c.seen.count != c.entries || c.seen.balance != bal-c.debt || len(c.seen.expired) != c.expirations {
 		m.fatalf("%s: the chain has %d entries, %d expirations, ends at %d; model %d, %d, %d",
-			c.id, c.seen.count, len(c.seen.expired), c.seen.balance, c.entries, c.expirations, bal)
+			c.id, c.seen.count, len(c.seen.expired), c.seen.balance, c.entries, c.expirations, bal-c.debt)
 	}
 
 	// The lots holding points are exactly the model's, each with what the
@@ -660,7 +974,7 @@ func (m *ledgerModel) check(c *modelCustomer) {
 		next, missing = "diamond", c.tenant.diamond-earned
 	case points.Diamond: // the top: no next level
 	}
-	if b.Customer.PointsBalance != bal || b.ExpiringPoints != expiring || b.EarnedLast12Months != earned ||
+	if b.Customer.PointsBalance != bal || b.Customer.PointsDebt != c.debt || b.ExpiringPoints != expiring || b.EarnedLast12Months != earned ||
 		string(b.NextLevel) != next || b.PointsToNextLevel != missing {
 		m.fatalf("%s: Balance says balance %d, expiring %d, earned %d, next %q missing %d; model %d, %d, %d, %q, %d",
 			c.id, b.Customer.PointsBalance, b.ExpiringPoints, b.EarnedLast12Months, b.NextLevel, b.PointsToNextLevel,
@@ -749,11 +1063,15 @@ func raceEnabled() bool {
 }
 
 // TestLedgerModel drives random credits, duplicate credits, debits,
-// adjustments, clock moves and expiry runs against an in-memory model of the
-// spec, and compares every row after every step: the balance is the sum of
-// the ledger and of the lots and never negative, an order is credited once,
-// and debits and expirations take exactly the points the model takes, those
-// expiring first first.
+// adjustments, refunds (reversals, whole or partial, repeated), POS sales
+// and their returns and cancellations (some beyond what remains, some sent
+// again), clock moves and expiry runs against an in-memory model of the
+// spec, and compares every row after every step: the balance less the debt
+// is the sum of the ledger, the balance is the sum of the lots and never
+// negative, nothing is spent while a debt is open and credits settle it
+// first, an order is credited once, each return is applied once, and
+// debits, reversals and expirations take exactly the points the model
+// takes, those expiring first first.
 func TestLedgerModel(t *testing.T) {
 	t.Parallel()
 	seed, steps := ledgerSeed(t), ledgerSteps(t)
@@ -785,11 +1103,15 @@ func TestLedgerModel(t *testing.T) {
 			require.Equal(t, mt.expiryMonths, tn.PointsExpiryMonths)
 			require.True(t, mt.rate.Equal(tn.PointsPerReal))
 			require.Equal(t, []int64{mt.silver, mt.gold, mt.diamond}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
-			mt.id = tn.ID
+			mt.id, mt.store = tn.ID, fmt.Sprintf("LOJA-%d", i)
+			_, err = a.CreateStore(sys, tn.ID, mt.store, "Loja")
+			require.NoError(t, err)
 			m.tenants = append(m.tenants, &mt)
 			for j := 0; j < 3; j++ {
+				cpf := ledgerCPF(len(m.customers))
 				id := newLedgerCustomer(t, a, tn.ID, len(m.customers))
-				m.customers = append(m.customers, &modelCustomer{id: id, tenant: &mt, credits: map[string]firstMove{},
+				m.customers = append(m.customers, &modelCustomer{id: id, cpf: cpf, tenant: &mt, credits: map[string]firstMove{},
+					orders: map[string]*modelOrder{}, reversals: map[string]firstMove{},
 					debits: map[string]firstMove{}, level: points.Bronze, lifetime: decimal.Zero,
 					seen: seenLedger{expired: map[string]bool{}}})
 			}
@@ -799,10 +1121,16 @@ func TestLedgerModel(t *testing.T) {
 			c := m.customers[m.rng.IntN(len(m.customers))]
 			r := m.rng.IntN(100)
 			switch {
-			case r < 30:
+			case r < 28:
 				m.credit(c)
-			case r < 38:
+			case r < 34:
 				m.duplicateCredit(c)
+			case r < 41:
+				m.reverse(c)
+			case r < 45:
+				m.sale(c)
+			case r < 49:
+				m.saleReturn(c)
 			case r < 63:
 				m.debit(c)
 			case r < 75:
@@ -842,7 +1170,9 @@ func TestLedgerModel(t *testing.T) {
 		t.Logf("%d steps in %s, clock %s → %s; %v; final levels %v", steps, time.Since(started).Round(time.Millisecond),
 			"2025-01-31", m.now().Format(time.DateOnly), m.counts, levels)
 		// The run must have exercised what it claims to.
-		for _, what := range []string{"credit", "duplicate credit", "debit", "debit insufficient", "adjust +", "adjust -", "lot expired", "duplicate debit"} {
+		for _, what := range []string{"credit", "duplicate credit", "debit", "debit insufficient", "adjust +", "adjust -", "lot expired",
+			"duplicate debit", "reverse", "reverse into debt", "reverse refused", "duplicate reversal", "debit while owing",
+			"sale", "return", "cancellation", "return refused", "return again"} {
 			if steps >= 500 {
 				require.Positive(t, m.counts[what], "the run never did %q", what)
 			}

@@ -272,6 +272,9 @@ func requireID(p *apperr.Problems, field, v string) {
 // ledgerError maps the ledger's errors to the operation errors.
 func ledgerError(err error) error {
 	switch {
+	case errors.Is(err, ledger.ErrDebtOpen):
+		return &apperr.Error{Kind: apperr.KindInvalid, Code: "insufficient_points", Field: "points",
+			Message: "the customer owes points taken back by a return or refund: nothing can be spent until new credits settle the debt"}
 	case errors.Is(err, ledger.ErrInsufficient):
 		return &apperr.Error{Kind: apperr.KindInvalid, Code: "insufficient_points", Field: "points",
 			Message: "the customer's balance is lower than the points asked"}

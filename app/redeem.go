@@ -349,7 +349,7 @@ func (a *App) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red
 // creditBonus credits a bonus-points redemption once, and returns the points
 // it credited (none when they already were).
 func (a *App) creditBonus(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
-	if red.BonusPoints <= 0 {
+	if red.BonusPoints <= 0 || red.RolledBackAt != nil {
 		return 0, nil
 	}
 	res, err := a.ledger().Credit(ctx, c, ledger.Credit{

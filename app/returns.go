@@ -124,6 +124,7 @@ func (a *App) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*ent.
 		return nil, err
 	}
 	var out *ent.SaleReturn
+	received := false
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		s, err := a.lockSale(ctx, tx.Ent, in.SaleRef, in.StoreID)
 		if err != nil {
@@ -175,8 +176,12 @@ func (a *App) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*ent.
 			return err
 		}
 		_, err = rc.InsertTx(ctx, tx.SQL, jobs.ProcessSaleReturn{TenantID: s.TenantID, ReturnID: out.ID}, nil)
+		received = err == nil
 		return err
 	})
+	if err == nil && received {
+		a.counts().ReturnReceived(string(in.Kind))
+	}
 	if ent.IsConstraintError(err) {
 		// The same return registered by a concurrent request (SQLite
 		// serialises them; this is the unique index's backstop).
@@ -270,8 +275,8 @@ func (a *App) findSale(ctx context.Context, c *ent.Client, ref, storeCode string
 
 // ReturnsProcessed is what processing a sale's returns did.
 type ReturnsProcessed struct {
-	Returns        int   // returns applied
-	PointsReversed int64 // points taken back
+	Applied        map[salereturn.Kind]int // returns applied, by kind
+	PointsReversed int64                   // points taken back
 }
 
 // ProcessSaleReturn applies a return once its sale is processed, together
@@ -309,13 +314,13 @@ func (a *App) ProcessSaleReturn(ctx context.Context, tx storage.Tx, returnID str
 	if err := r.load(ctx); err != nil {
 		return nil, err
 	}
-	done := &ReturnsProcessed{}
+	done := &ReturnsProcessed{Applied: map[salereturn.Kind]int{}}
 	for _, ret := range waiting {
 		n, err := r.apply(ctx, ret)
 		if err != nil {
 			return nil, fmt.Errorf("return %s: %w", ret.ID, err)
 		}
-		done.Returns++
+		done.Applied[ret.Kind]++
 		done.PointsReversed += n
 	}
 	return done, nil

@@ -154,6 +154,9 @@ func (a *App) CreditCashback(ctx context.Context, tenantID, redemptionID string)
 		if err != nil {
 			return fmt.Errorf("redemption %s: %w", redemptionID, err)
 		}
+		if red.RolledBackAt != nil {
+			return nil // undone before its cashback was due: cancelled
+		}
 		tenant, err := tx.Ent.Tenant.Get(ctx, tenantID)
 		if err != nil {
 			return err

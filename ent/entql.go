@@ -187,6 +187,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldDebtAfter:    {Type: field.TypeInt64, Column: pointsentry.FieldDebtAfter},
 			pointsentry.FieldSourceKind:   {Type: field.TypeEnum, Column: pointsentry.FieldSourceKind},
 			pointsentry.FieldSourceID:     {Type: field.TypeString, Column: pointsentry.FieldSourceID},
+			pointsentry.FieldOrderID:      {Type: field.TypeString, Column: pointsentry.FieldOrderID},
 			pointsentry.FieldReason:       {Type: field.TypeString, Column: pointsentry.FieldReason},
 			pointsentry.FieldAmount:       {Type: field.TypeOther, Column: pointsentry.FieldAmount},
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
@@ -1896,6 +1897,11 @@ func (f *PointsEntryFilter) WhereSourceKind(p entql.StringP) {
 // WhereSourceID applies the entql string predicate on the source_id field.
 func (f *PointsEntryFilter) WhereSourceID(p entql.StringP) {
 	f.Where(p.Field(pointsentry.FieldSourceID))
+}
+
+// WhereOrderID applies the entql string predicate on the order_id field.
+func (f *PointsEntryFilter) WhereOrderID(p entql.StringP) {
+	f.Where(p.Field(pointsentry.FieldOrderID))
 }
 
 // WhereReason applies the entql string predicate on the reason field.

@@ -1189,6 +1189,11 @@ func (_q *PointsEntryQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, pointsentry.FieldSourceID)
 				fieldSeen[pointsentry.FieldSourceID] = struct{}{}
 			}
+		case "orderID":
+			if _, ok := fieldSeen[pointsentry.FieldOrderID]; !ok {
+				selectedFields = append(selectedFields, pointsentry.FieldOrderID)
+				fieldSeen[pointsentry.FieldOrderID] = struct{}{}
+			}
 		case "reason":
 			if _, ok := fieldSeen[pointsentry.FieldReason]; !ok {
 				selectedFields = append(selectedFields, pointsentry.FieldReason)

@@ -2915,6 +2915,23 @@ type PointsEntryWhereInput struct {
 	SourceIDEqualFold    *string  `json:"sourceIDEqualFold,omitempty"`
 	SourceIDContainsFold *string  `json:"sourceIDContainsFold,omitempty"`
 
+	// "order_id" field predicates.
+	OrderID             *string  `json:"orderID,omitempty"`
+	OrderIDNEQ          *string  `json:"orderIDNEQ,omitempty"`
+	OrderIDIn           []string `json:"orderIDIn,omitempty"`
+	OrderIDNotIn        []string `json:"orderIDNotIn,omitempty"`
+	OrderIDGT           *string  `json:"orderIDGT,omitempty"`
+	OrderIDGTE          *string  `json:"orderIDGTE,omitempty"`
+	OrderIDLT           *string  `json:"orderIDLT,omitempty"`
+	OrderIDLTE          *string  `json:"orderIDLTE,omitempty"`
+	OrderIDContains     *string  `json:"orderIDContains,omitempty"`
+	OrderIDHasPrefix    *string  `json:"orderIDHasPrefix,omitempty"`
+	OrderIDHasSuffix    *string  `json:"orderIDHasSuffix,omitempty"`
+	OrderIDIsNil        bool     `json:"orderIDIsNil,omitempty"`
+	OrderIDNotNil       bool     `json:"orderIDNotNil,omitempty"`
+	OrderIDEqualFold    *string  `json:"orderIDEqualFold,omitempty"`
+	OrderIDContainsFold *string  `json:"orderIDContainsFold,omitempty"`
+
 	// "reason" field predicates.
 	Reason             *string  `json:"reason,omitempty"`
 	ReasonNEQ          *string  `json:"reasonNEQ,omitempty"`
@@ -3302,6 +3319,51 @@ func (i *PointsEntryWhereInput) P() (predicate.PointsEntry, error) {
 	}
 	if i.SourceIDContainsFold != nil {
 		predicates = append(predicates, pointsentry.SourceIDContainsFold(*i.SourceIDContainsFold))
+	}
+	if i.OrderID != nil {
+		predicates = append(predicates, pointsentry.OrderIDEQ(*i.OrderID))
+	}
+	if i.OrderIDNEQ != nil {
+		predicates = append(predicates, pointsentry.OrderIDNEQ(*i.OrderIDNEQ))
+	}
+	if len(i.OrderIDIn) > 0 {
+		predicates = append(predicates, pointsentry.OrderIDIn(i.OrderIDIn...))
+	}
+	if len(i.OrderIDNotIn) > 0 {
+		predicates = append(predicates, pointsentry.OrderIDNotIn(i.OrderIDNotIn...))
+	}
+	if i.OrderIDGT != nil {
+		predicates = append(predicates, pointsentry.OrderIDGT(*i.OrderIDGT))
+	}
+	if i.OrderIDGTE != nil {
+		predicates = append(predicates, pointsentry.OrderIDGTE(*i.OrderIDGTE))
+	}
+	if i.OrderIDLT != nil {
+		predicates = append(predicates, pointsentry.OrderIDLT(*i.OrderIDLT))
+	}
+	if i.OrderIDLTE != nil {
+		predicates = append(predicates, pointsentry.OrderIDLTE(*i.OrderIDLTE))
+	}
+	if i.OrderIDContains != nil {
+		predicates = append(predicates, pointsentry.OrderIDContains(*i.OrderIDContains))
+	}
+	if i.OrderIDHasPrefix != nil {
+		predicates = append(predicates, pointsentry.OrderIDHasPrefix(*i.OrderIDHasPrefix))
+	}
+	if i.OrderIDHasSuffix != nil {
+		predicates = append(predicates, pointsentry.OrderIDHasSuffix(*i.OrderIDHasSuffix))
+	}
+	if i.OrderIDIsNil {
+		predicates = append(predicates, pointsentry.OrderIDIsNil())
+	}
+	if i.OrderIDNotNil {
+		predicates = append(predicates, pointsentry.OrderIDNotNil())
+	}
+	if i.OrderIDEqualFold != nil {
+		predicates = append(predicates, pointsentry.OrderIDEqualFold(*i.OrderIDEqualFold))
+	}
+	if i.OrderIDContainsFold != nil {
+		predicates = append(predicates, pointsentry.OrderIDContainsFold(*i.OrderIDContainsFold))
 	}
 	if i.Reason != nil {
 		predicates = append(predicates, pointsentry.ReasonEQ(*i.Reason))

@@ -6678,6 +6678,7 @@ type PointsEntryMutation struct {
 	adddebt_after    *int64
 	source_kind      *pointsentry.SourceKind
 	source_id        *string
+	order_id         *string
 	reason           *string
 	amount           *decimal.Decimal
 	expires_at       *time.Time
@@ -7192,6 +7193,55 @@ func (m *PointsEntryMutation) ResetSourceID() {
 	delete(m.clearedFields, pointsentry.FieldSourceID)
 }
 
+// SetOrderID sets the "order_id" field.
+func (m *PointsEntryMutation) SetOrderID(s string) {
+	m.order_id = &s
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *PointsEntryMutation) OrderID() (r string, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the PointsEntry entity.
+// If the PointsEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsEntryMutation) OldOrderID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ClearOrderID clears the value of the "order_id" field.
+func (m *PointsEntryMutation) ClearOrderID() {
+	m.order_id = nil
+	m.clearedFields[pointsentry.FieldOrderID] = struct{}{}
+}
+
+// OrderIDCleared returns if the "order_id" field was cleared in this mutation.
+func (m *PointsEntryMutation) OrderIDCleared() bool {
+	_, ok := m.clearedFields[pointsentry.FieldOrderID]
+	return ok
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *PointsEntryMutation) ResetOrderID() {
+	m.order_id = nil
+	delete(m.clearedFields, pointsentry.FieldOrderID)
+}
+
 // SetReason sets the "reason" field.
 func (m *PointsEntryMutation) SetReason(s string) {
 	m.reason = &s
@@ -7414,7 +7464,7 @@ func (m *PointsEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PointsEntryMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.tenant != nil {
 		fields = append(fields, pointsentry.FieldTenantID)
 	}
@@ -7441,6 +7491,9 @@ func (m *PointsEntryMutation) Fields() []string {
 	}
 	if m.source_id != nil {
 		fields = append(fields, pointsentry.FieldSourceID)
+	}
+	if m.order_id != nil {
+		fields = append(fields, pointsentry.FieldOrderID)
 	}
 	if m.reason != nil {
 		fields = append(fields, pointsentry.FieldReason)
@@ -7477,6 +7530,8 @@ func (m *PointsEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.SourceKind()
 	case pointsentry.FieldSourceID:
 		return m.SourceID()
+	case pointsentry.FieldOrderID:
+		return m.OrderID()
 	case pointsentry.FieldReason:
 		return m.Reason()
 	case pointsentry.FieldAmount:
@@ -7510,6 +7565,8 @@ func (m *PointsEntryMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldSourceKind(ctx)
 	case pointsentry.FieldSourceID:
 		return m.OldSourceID(ctx)
+	case pointsentry.FieldOrderID:
+		return m.OldOrderID(ctx)
 	case pointsentry.FieldReason:
 		return m.OldReason(ctx)
 	case pointsentry.FieldAmount:
@@ -7587,6 +7644,13 @@ func (m *PointsEntryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSourceID(v)
+		return nil
+	case pointsentry.FieldOrderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
 		return nil
 	case pointsentry.FieldReason:
 		v, ok := value.(string)
@@ -7681,6 +7745,9 @@ func (m *PointsEntryMutation) ClearedFields() []string {
 	if m.FieldCleared(pointsentry.FieldSourceID) {
 		fields = append(fields, pointsentry.FieldSourceID)
 	}
+	if m.FieldCleared(pointsentry.FieldOrderID) {
+		fields = append(fields, pointsentry.FieldOrderID)
+	}
 	if m.FieldCleared(pointsentry.FieldAmount) {
 		fields = append(fields, pointsentry.FieldAmount)
 	}
@@ -7703,6 +7770,9 @@ func (m *PointsEntryMutation) ClearField(name string) error {
 	switch name {
 	case pointsentry.FieldSourceID:
 		m.ClearSourceID()
+		return nil
+	case pointsentry.FieldOrderID:
+		m.ClearOrderID()
 		return nil
 	case pointsentry.FieldAmount:
 		m.ClearAmount()
@@ -7744,6 +7814,9 @@ func (m *PointsEntryMutation) ResetField(name string) error {
 		return nil
 	case pointsentry.FieldSourceID:
 		m.ResetSourceID()
+		return nil
+	case pointsentry.FieldOrderID:
+		m.ResetOrderID()
 		return nil
 	case pointsentry.FieldReason:
 		m.ResetReason()

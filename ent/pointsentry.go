@@ -39,6 +39,8 @@ type PointsEntry struct {
 	SourceKind pointsentry.SourceKind `json:"source_kind,omitempty"`
 	// The order id, or the id of the sale, redemption, return or points lot behind the entry; none for an operator's adjustment or a debit without an order.
 	SourceID *string `json:"source_id,omitempty"`
+	// The order a reversal undoes (POST /points/reverse); none otherwise.
+	OrderID *string `json:"order_id,omitempty"`
 	// Why, in words: an operator's reason, a campaign name.
 	Reason string `json:"reason,omitempty"`
 	// Order value in R$ the points were earned on.
@@ -95,7 +97,7 @@ func (*PointsEntry) scanValues(columns []string) ([]any, error) {
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case pointsentry.FieldPoints, pointsentry.FieldBalanceAfter, pointsentry.FieldDebtAfter:
 			values[i] = new(sql.NullInt64)
-		case pointsentry.FieldID, pointsentry.FieldTenantID, pointsentry.FieldCustomerID, pointsentry.FieldKind, pointsentry.FieldSourceKind, pointsentry.FieldSourceID, pointsentry.FieldReason:
+		case pointsentry.FieldID, pointsentry.FieldTenantID, pointsentry.FieldCustomerID, pointsentry.FieldKind, pointsentry.FieldSourceKind, pointsentry.FieldSourceID, pointsentry.FieldOrderID, pointsentry.FieldReason:
 			values[i] = new(sql.NullString)
 		case pointsentry.FieldCreatedAt, pointsentry.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -174,6 +176,13 @@ func (_m *PointsEntry) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SourceID = new(string)
 				*_m.SourceID = value.String
+			}
+		case pointsentry.FieldOrderID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field order_id", values[i])
+			} else if value.Valid {
+				_m.OrderID = new(string)
+				*_m.OrderID = value.String
 			}
 		case pointsentry.FieldReason:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -267,6 +276,11 @@ func (_m *PointsEntry) String() string {
 	builder.WriteString(", ")
 	if v := _m.SourceID; v != nil {
 		builder.WriteString("source_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.OrderID; v != nil {
+		builder.WriteString("order_id=")
 		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")

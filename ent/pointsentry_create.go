@@ -101,6 +101,20 @@ func (_c *PointsEntryCreate) SetNillableSourceID(v *string) *PointsEntryCreate {
 	return _c
 }
 
+// SetOrderID sets the "order_id" field.
+func (_c *PointsEntryCreate) SetOrderID(v string) *PointsEntryCreate {
+	_c.mutation.SetOrderID(v)
+	return _c
+}
+
+// SetNillableOrderID sets the "order_id" field if the given value is not nil.
+func (_c *PointsEntryCreate) SetNillableOrderID(v *string) *PointsEntryCreate {
+	if v != nil {
+		_c.SetOrderID(*v)
+	}
+	return _c
+}
+
 // SetReason sets the "reason" field.
 func (_c *PointsEntryCreate) SetReason(v string) *PointsEntryCreate {
 	_c.mutation.SetReason(v)
@@ -290,6 +304,11 @@ func (_c *PointsEntryCreate) check() error {
 			return &ValidationError{Name: "source_id", err: fmt.Errorf(`ent: validator failed for field "PointsEntry.source_id": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.OrderID(); ok {
+		if err := pointsentry.OrderIDValidator(v); err != nil {
+			return &ValidationError{Name: "order_id", err: fmt.Errorf(`ent: validator failed for field "PointsEntry.order_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Reason(); !ok {
 		return &ValidationError{Name: "reason", err: errors.New(`ent: missing required field "PointsEntry.reason"`)}
 	}
@@ -366,6 +385,10 @@ func (_c *PointsEntryCreate) createSpec() (*PointsEntry, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SourceID(); ok {
 		_spec.SetField(pointsentry.FieldSourceID, field.TypeString, value)
 		_node.SourceID = &value
+	}
+	if value, ok := _c.mutation.OrderID(); ok {
+		_spec.SetField(pointsentry.FieldOrderID, field.TypeString, value)
+		_node.OrderID = &value
 	}
 	if value, ok := _c.mutation.Reason(); ok {
 		_spec.SetField(pointsentry.FieldReason, field.TypeString, value)

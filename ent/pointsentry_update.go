@@ -85,6 +85,9 @@ func (_u *PointsEntryUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.SourceIDCleared() {
 		_spec.ClearField(pointsentry.FieldSourceID, field.TypeString)
 	}
+	if _u.mutation.OrderIDCleared() {
+		_spec.ClearField(pointsentry.FieldOrderID, field.TypeString)
+	}
 	if _u.mutation.AmountCleared() {
 		_spec.ClearField(pointsentry.FieldAmount, field.TypeOther)
 	}
@@ -198,6 +201,9 @@ func (_u *PointsEntryUpdateOne) sqlSave(ctx context.Context) (_node *PointsEntry
 	}
 	if _u.mutation.SourceIDCleared() {
 		_spec.ClearField(pointsentry.FieldSourceID, field.TypeString)
+	}
+	if _u.mutation.OrderIDCleared() {
+		_spec.ClearField(pointsentry.FieldOrderID, field.TypeString)
 	}
 	if _u.mutation.AmountCleared() {
 		_spec.ClearField(pointsentry.FieldAmount, field.TypeOther)

@@ -50,3 +50,8 @@ func (r *mutationResolver) RedeemCampaign(ctx context.Context, input generated.R
 	}, nil)
 	return red, err
 }
+
+// RollbackRedemption is the resolver for the rollbackRedemption field.
+func (r *mutationResolver) RollbackRedemption(ctx context.Context, id string, reason string) (*ent.Redemption, error) {
+	return r.app.RollbackRedemption(ctx, id, reason)
+}

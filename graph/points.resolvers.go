@@ -37,6 +37,12 @@ func (r *mutationResolver) AdjustPoints(ctx context.Context, input generated.Adj
 	return movement(r.app.AdjustPoints(ctx, app.AdjustInput{CustomerID: input.CustomerID, Points: int64(input.Points), Reason: input.Reason}))
 }
 
+// ReversePoints is the resolver for the reversePoints field.
+func (r *mutationResolver) ReversePoints(ctx context.Context, input generated.ReversePointsInput) (*generated.PointsMovement, error) {
+	return movement(r.app.ReversePoints(ctx, app.ReverseInput{CustomerID: input.CustomerID, OrderID: input.OrderID,
+		ReversalID: input.ReversalID, Amount: input.Amount, Reason: input.Reason}))
+}
+
 // PointsLiability is the resolver for the pointsLiability field.
 func (r *queryResolver) PointsLiability(ctx context.Context) (*generated.PointsLiability, error) {
 	l, err := r.app.PointsLiability(ctx)

@@ -38,6 +38,17 @@ const (
 	SourceSale       = "sale"
 	SourceCashback   = "cashback"
 	SourceAdjustment = "adjustment"
+
+	// SourceReturn and SourceRedemption say where reversed points went
+	// back from (with SourceAPI, an order's refund): a POS return or
+	// cancellation, a redemption rolled back.
+	SourceReturn     = "return"
+	SourceRedemption = "redemption"
+
+	// ReturnKindReturn and ReturnKindCancellation are the kinds of POS
+	// returns.
+	ReturnKindReturn       = "return"
+	ReturnKindCancellation = "cancellation"
 )
 
 // Registry is the registry /metrics serves, with the series the service
@@ -61,6 +72,10 @@ type Registry struct {
 	salesProcessed *prometheus.CounterVec
 	pointsCredited *prometheus.CounterVec
 	redemptions    *prometheus.CounterVec
+
+	returnsReceived  *prometheus.CounterVec
+	returnsProcessed *prometheus.CounterVec
+	pointsReversed   *prometheus.CounterVec
 }
 
 // New returns a registry with the series of the service and the Go runtime
@@ -116,6 +131,18 @@ func (r *Registry) init() {
 			Namespace: Namespace, Name: "redemptions_total",
 			Help: "Campaign redemptions recorded, by source (api, or sale for discounts a POS sale carried).",
 		}, []string{"source"})
+		r.returnsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "sale_returns_received_total",
+			Help: "POS returns and cancellations registered, by kind (a return sent again is not counted again).",
+		}, []string{"kind"})
+		r.returnsProcessed = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "sale_returns_processed_total",
+			Help: "POS returns and cancellations applied to their sale.",
+		}, []string{"kind"})
+		r.pointsReversed = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "points_reversed_total",
+			Help: "Points taken back from customers, by source (return, api for order refunds, redemption rollbacks).",
+		}, []string{"source"})
 		// The label values known in advance start at zero, so that rate()
 		// and absence alerts work from the first scrape.
 		for _, s := range []string{SaleProcessed, SaleFailed} {
@@ -127,8 +154,16 @@ func (r *Registry) init() {
 		for _, s := range []string{SourceAPI, SourceSale} {
 			r.redemptions.WithLabelValues(s)
 		}
+		for _, k := range []string{ReturnKindReturn, ReturnKindCancellation} {
+			r.returnsReceived.WithLabelValues(k)
+			r.returnsProcessed.WithLabelValues(k)
+		}
+		for _, s := range []string{SourceReturn, SourceAPI, SourceRedemption} {
+			r.pointsReversed.WithLabelValues(s)
+		}
 		r.reg.MustRegister(r.httpRequests, r.httpDuration, r.jobDuration, r.jobQueueWait, r.jobFailures,
 			r.salesReceived, r.salesProcessed, r.pointsCredited, r.redemptions,
+			r.returnsReceived, r.returnsProcessed, r.pointsReversed,
 			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	})
 }
@@ -192,6 +227,33 @@ func (r *Registry) Redemptions(source string, n int) {
 	}
 	r.init()
 	r.redemptions.WithLabelValues(source).Add(float64(n))
+}
+
+// ReturnReceived counts a POS return or cancellation registered.
+func (r *Registry) ReturnReceived(kind string) {
+	if r == nil {
+		return
+	}
+	r.init()
+	r.returnsReceived.WithLabelValues(kind).Inc()
+}
+
+// ReturnsProcessed counts n returns of a kind applied.
+func (r *Registry) ReturnsProcessed(kind string, n int) {
+	if r == nil || n <= 0 {
+		return
+	}
+	r.init()
+	r.returnsProcessed.WithLabelValues(kind).Add(float64(n))
+}
+
+// PointsReversed counts points taken back from source.
+func (r *Registry) PointsReversed(source string, points int64) {
+	if r == nil || points <= 0 {
+		return
+	}
+	r.init()
+	r.pointsReversed.WithLabelValues(source).Add(float64(points))
 }
 
 // observeHTTP records one answered request.

@@ -401,6 +401,27 @@ func renderRedemption(red *ent.Redemption) (int, []byte, error) {
 	return http.StatusCreated, body, err
 }
 
+// rollbackRedemption is POST /v1/redemptions/{id}/rollback: the redemption
+// is undone; a second call answers the same.
+func (s *server) rollbackRedemption(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	red, err := s.app.RollbackRedemption(r.Context(), chi.URLParam(r, "id"), body.Reason)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
+		"status": "rolled_back", "rolled_back_at": optTimestamp(red.RolledBackAt), "rollback_reason": red.RollbackReason,
+		"redeemed_at": timestamp(red.CreatedAt),
+	})
+}
+
 // redeemCampaign is POST /v1/campaigns/{id}/redeem, with the optional
 // Idempotency-Key header.
 func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {

@@ -168,6 +168,60 @@ func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// reverseBody is POST /points/reverse.
+type reverseBody struct {
+	CustomerID string      `json:"customer_id"`
+	OrderID    string      `json:"order_id"`
+	ReversalID string      `json:"reversal_id"`
+	Amount     *jsonNumber `json:"amount"`
+	Reason     string      `json:"reason"`
+}
+
+type reverseJSON struct {
+	EntryID        string       `json:"entry_id"`
+	CustomerID     string       `json:"customer_id"`
+	OrderID        *string      `json:"order_id"`
+	ReversalID     *string      `json:"reversal_id"`
+	PointsReversed int64        `json:"points_reversed"`
+	AmountRefunded *json.Number `json:"amount_refunded"`
+	NewBalance     int64        `json:"new_balance"`
+	PointsDebt     int64        `json:"points_debt"`
+	CreatedAt      string       `json:"created_at"`
+}
+
+// reversePoints is POST /points/reverse (and /v1/points/reverse). A
+// repeated reversal_id answers the first reversal with
+// Idempotent-Replayed.
+func (s *server) reversePoints(w http.ResponseWriter, r *http.Request) {
+	var body reverseBody
+	if !s.decodeV1(w, r, &body) {
+		return
+	}
+	var p apperr.Problems
+	in := app.ReverseInput{CustomerID: body.CustomerID, OrderID: body.OrderID, ReversalID: body.ReversalID,
+		Amount: number(&p, "amount", body.Amount), Reason: body.Reason}
+	if err := p.Err(); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	m, err := s.app.ReversePoints(r.Context(), in)
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	e := m.Entry
+	out := reverseJSON{EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.OrderID, ReversalID: e.SourceID,
+		PointsReversed: -e.Points, NewBalance: e.BalanceAfter, PointsDebt: e.DebtAfter, CreatedAt: timestamp(e.CreatedAt)}
+	if e.Amount != nil {
+		n := json.Number(e.Amount.String())
+		out.AmountRefunded = &n
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
 type expiringJSON struct {
 	Points    int64  `json:"points"`
 	ExpiresAt string `json:"expires_at"`
@@ -194,6 +248,7 @@ func (s *server) pointsBalance(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"customer_id":                  c.ID,
 		"points_balance":               c.PointsBalance,
+		"points_debt":                  c.PointsDebt,
 		"level":                        c.Level,
 		"next_level":                   next,
 		"points_to_next_level":         missing,
@@ -208,6 +263,7 @@ type entryJSON struct {
 	Kind         string       `json:"kind"`
 	Points       int64        `json:"points"`
 	BalanceAfter int64        `json:"balance_after"`
+	DebtAfter    int64        `json:"debt_after"`
 	Source       sourceJSON   `json:"source"`
 	Reason       string       `json:"reason"`
 	Amount       *json.Number `json:"amount"`
@@ -253,7 +309,7 @@ func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
 	for _, edge := range conn.Edges {
 		e := edge.Node
 		item := entryJSON{
-			ID: e.ID, Kind: string(e.Kind), Points: e.Points, BalanceAfter: e.BalanceAfter,
+			ID: e.ID, Kind: string(e.Kind), Points: e.Points, BalanceAfter: e.BalanceAfter, DebtAfter: e.DebtAfter,
 			Source: sourceJSON{Kind: string(e.SourceKind), ID: e.SourceID}, Reason: e.Reason,
 			ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
 		}

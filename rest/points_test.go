@@ -242,7 +242,7 @@ func (e *ptsEnv) ptsBalance(t *testing.T, prefix, customerID string) map[string]
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	require.Equal(t, "application/json", r.header.Get("Content-Type"))
 	m := r.obj(t)
-	require.Equal(t, ptsSorted("customer_id", "points_balance", "level", "next_level", "points_to_next_level",
+	require.Equal(t, ptsSorted("customer_id", "points_balance", "points_debt", "level", "next_level", "points_to_next_level",
 		"points_earned_last_12_months", "lifetime_value", "expiring_soon"), ptsKeys(m), "%s", r.body)
 	return m
 }
@@ -851,7 +851,7 @@ func TestPointsBalance(t *testing.T) {
 						missing = ptsN(m)
 					}
 					return map[string]any{
-						"customer_id": cust, "points_balance": ptsN(pts), "level": level,
+						"customer_id": cust, "points_balance": ptsN(pts), "points_debt": ptsN(0), "level": level,
 						"next_level": next, "points_to_next_level": missing,
 						"points_earned_last_12_months": ptsN(earned), "lifetime_value": json.Number(ltv),
 						"expiring_soon": map[string]any{"points": ptsN(expiring), "days": ptsN(30), "lots": items},
@@ -943,7 +943,7 @@ func TestPointsBalanceEarningWindow(t *testing.T) {
 				e.ptsSetClock(t0.AddDate(1, 0, 0).Add(time.Second)) // now it does not
 				b = e.ptsBalance(t, prefix, cust)
 				require.Equal(t, map[string]any{
-					"customer_id": cust, "points_balance": ptsN(1), "level": "silver",
+					"customer_id": cust, "points_balance": ptsN(1), "points_debt": ptsN(0), "level": "silver",
 					"next_level": "silver", "points_to_next_level": ptsN(999),
 					"points_earned_last_12_months": ptsN(1), "lifetime_value": json.Number("0"),
 					"expiring_soon": map[string]any{"points": ptsN(1), "days": ptsN(30), "lots": []any{
@@ -1061,14 +1061,14 @@ func TestPointsStatement(t *testing.T) {
 						}
 						m := e.ptsDebit(t, prefix, body)
 						want = append(want, map[string]any{
-							"id": m["entry_id"], "kind": "debit", "points": ptsN(-2), "balance_after": m["new_balance"],
+							"id": m["entry_id"], "kind": "debit", "points": ptsN(-2), "balance_after": m["new_balance"], "debt_after": ptsN(0),
 							"source": map[string]any{"kind": "order", "id": source}, "reason": fmt.Sprintf("brinde %d", i),
 							"amount": nil, "expires_at": nil, "created_at": created,
 						})
 					case i%4 == 1:
 						m := e.ptsCredit(t, prefix, map[string]any{"customer_id": cust, "order_id": fmt.Sprintf("ped-%d", i), "points": 2*i + 1})
 						want = append(want, map[string]any{
-							"id": m["entry_id"], "kind": "credit", "points": ptsN(int64(2*i + 1)), "balance_after": m["new_balance"],
+							"id": m["entry_id"], "kind": "credit", "points": ptsN(int64(2*i + 1)), "balance_after": m["new_balance"], "debt_after": ptsN(0),
 							"source": map[string]any{"kind": "order", "id": fmt.Sprintf("ped-%d", i)}, "reason": "",
 							"amount": nil, "expires_at": expires, "created_at": created,
 						})
@@ -1077,7 +1077,7 @@ func TestPointsStatement(t *testing.T) {
 						m := e.ptsCredit(t, prefix, map[string]any{"customer_id": cust, "order_id": fmt.Sprintf("ped-%d", i), "amount": json.RawMessage(amount)})
 						require.Equal(t, ptsN(int64(i+1)), m["points_credited"])
 						want = append(want, map[string]any{
-							"id": m["entry_id"], "kind": "credit", "points": ptsN(int64(i + 1)), "balance_after": m["new_balance"],
+							"id": m["entry_id"], "kind": "credit", "points": ptsN(int64(i + 1)), "balance_after": m["new_balance"], "debt_after": ptsN(0),
 							"source": map[string]any{"kind": "order", "id": fmt.Sprintf("ped-%d", i)}, "reason": "",
 							"amount": json.Number(decimal.RequireFromString(amount).String()), "expires_at": expires, "created_at": created,
 						})
@@ -1095,7 +1095,7 @@ func TestPointsStatement(t *testing.T) {
 				require.True(t, p.hasMore)
 				require.Equal(t, newest[:20], p.items)
 				for _, it := range p.items {
-					require.Equal(t, ptsSorted("id", "kind", "points", "balance_after", "source", "reason", "amount", "expires_at", "created_at"), ptsKeys(it))
+					require.Equal(t, ptsSorted("id", "kind", "points", "balance_after", "debt_after", "source", "reason", "amount", "expires_at", "created_at"), ptsKeys(it))
 				}
 
 				// Walking every page returns each entry once, in order.

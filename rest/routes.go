@@ -38,6 +38,7 @@ var bearerRoutes = slices.Concat([]route{
 	{"GET", "/v1/campaigns/{id}", "campaigns:read", (*server).getCampaign},
 	{"DELETE", "/v1/campaigns/{id}", "campaigns:write", (*server).endCampaign},
 	{"POST", "/v1/campaigns/{id}/redeem", "campaigns:write", (*server).redeemCampaign},
+	{"POST", "/v1/redemptions/{id}/rollback", "campaigns:write", (*server).rollbackRedemption},
 
 	{"POST", "/v1/webhooks", "webhooks:write", (*server).createWebhook},
 	{"GET", "/v1/webhooks", "webhooks:read", (*server).listWebhooks},
@@ -56,6 +57,7 @@ func pointsRoutes(prefix string) []route {
 	return []route{
 		{"POST", prefix + "/points/credit", "loyalty:write", (*server).creditPoints},
 		{"POST", prefix + "/points/debit", "loyalty:write", (*server).debitPoints},
+		{"POST", prefix + "/points/reverse", "loyalty:write", (*server).reversePoints},
 		{"GET", prefix + "/points/balance/{customer_id}", "loyalty:read", (*server).pointsBalance},
 		{"GET", prefix + "/points/statement/{customer_id}", "loyalty:read", (*server).pointsStatement},
 	}

@@ -27,7 +27,7 @@ func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
 	river.AddWorker(workers, &PurgeExpiredWorker{App: a})
 	river.AddWorker(workers, &ProcessSaleWorker{App: a, Metrics: m})
-	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a})
+	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a, Metrics: m})
 	river.AddWorker(workers, &DispatchEventsWorker{App: a})
 	river.AddWorker(workers, &DeliverWebhookWorker{App: a})
 }

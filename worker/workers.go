@@ -64,17 +64,25 @@ const saleReturnWait = 2 * time.Second
 // still being processed waits for it (snoozed, which spends no attempt).
 type ProcessSaleReturnWorker struct {
 	river.WorkerDefaults[jobs.ProcessSaleReturn]
-	App *app.App
+	App     *app.App
+	Metrics *metrics.Registry // nil: not counted
 }
 
 func (w *ProcessSaleReturnWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
 	ctx = schema.RememberVisible(viewer.TenantContext(ctx, job.Args.TenantID))
-	err := w.App.DB.InTx(ctx, func(tx storage.Tx) error {
-		_, err := w.App.ProcessSaleReturn(ctx, tx, job.Args.ReturnID)
+	var done *app.ReturnsProcessed
+	err := w.App.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+		done, err = w.App.ProcessSaleReturn(ctx, tx, job.Args.ReturnID)
 		return err
 	})
 	if errors.Is(err, app.ErrSaleNotProcessed) {
 		return river.JobSnooze(saleReturnWait)
+	}
+	if err == nil && done != nil {
+		for kind, n := range done.Applied {
+			w.Metrics.ReturnsProcessed(string(kind), n)
+		}
+		w.Metrics.PointsReversed(metrics.SourceReturn, done.PointsReversed)
 	}
 	return err
 }

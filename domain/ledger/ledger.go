@@ -68,6 +68,7 @@ type Reversal struct {
 	Points     int64 // positive: how many to take back
 	SourceKind pointsentry.SourceKind
 	SourceID   *string // with SourceKind, reversed once
+	OrderID    *string // the order undone, for a reversal of an order's points
 	Reason     string
 	Amount     *decimal.Decimal // value refunded, taken off the lifetime value
 }
@@ -298,7 +299,8 @@ func (l Ledger) Reverse(ctx context.Context, c *ent.Client, r Reversal) (*Result
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
 		SetKind(pointsentry.KindReversal).SetPoints(-r.Points).
 		SetBalanceAfter(cust.PointsBalance - taken).SetDebtAfter(cust.PointsDebt + owed).
-		SetSourceKind(r.SourceKind).SetNillableSourceID(r.SourceID).SetReason(r.Reason).SetNillableAmount(r.Amount).
+		SetSourceKind(r.SourceKind).SetNillableSourceID(r.SourceID).SetNillableOrderID(r.OrderID).
+		SetReason(r.Reason).SetNillableAmount(r.Amount).
 		Save(ctx)
 	if err != nil {
 		return nil, err

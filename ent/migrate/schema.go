@@ -243,6 +243,7 @@ var (
 		{Name: "debt_after", Type: field.TypeInt64, Default: 0},
 		{Name: "source_kind", Type: field.TypeEnum, Enums: []string{"order", "sale", "redemption", "operator", "lot", "return"}},
 		{Name: "source_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "order_id", Type: field.TypeString, Nullable: true, Size: 128},
 		{Name: "reason", Type: field.TypeString, Size: 500, Default: ""},
 		{Name: "amount", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
@@ -257,13 +258,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "points_entries_customers_points_entries",
-				Columns:    []*schema.Column{PointsEntriesColumns[11]},
+				Columns:    []*schema.Column{PointsEntriesColumns[12]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "points_entries_tenants_tenant",
-				Columns:    []*schema.Column{PointsEntriesColumns[12]},
+				Columns:    []*schema.Column{PointsEntriesColumns[13]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -272,12 +273,12 @@ var (
 			{
 				Name:    "pointsentry_tenant_id_customer_id_kind_source_kind_source_id",
 				Unique:  true,
-				Columns: []*schema.Column{PointsEntriesColumns[12], PointsEntriesColumns[11], PointsEntriesColumns[2], PointsEntriesColumns[6], PointsEntriesColumns[7]},
+				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[12], PointsEntriesColumns[2], PointsEntriesColumns[6], PointsEntriesColumns[7]},
 			},
 			{
 				Name:    "pointsentry_tenant_id_customer_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{PointsEntriesColumns[12], PointsEntriesColumns[11], PointsEntriesColumns[0]},
+				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[12], PointsEntriesColumns[0]},
 			},
 		},
 	}

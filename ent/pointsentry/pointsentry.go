@@ -36,6 +36,8 @@ const (
 	FieldSourceKind = "source_kind"
 	// FieldSourceID holds the string denoting the source_id field in the database.
 	FieldSourceID = "source_id"
+	// FieldOrderID holds the string denoting the order_id field in the database.
+	FieldOrderID = "order_id"
 	// FieldReason holds the string denoting the reason field in the database.
 	FieldReason = "reason"
 	// FieldAmount holds the string denoting the amount field in the database.
@@ -76,6 +78,7 @@ var Columns = []string{
 	FieldDebtAfter,
 	FieldSourceKind,
 	FieldSourceID,
+	FieldOrderID,
 	FieldReason,
 	FieldAmount,
 	FieldExpiresAt,
@@ -113,6 +116,8 @@ var (
 	DebtAfterValidator func(int64) error
 	// SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
 	SourceIDValidator func(string) error
+	// OrderIDValidator is a validator for the "order_id" field. It is called by the builders before save.
+	OrderIDValidator func(string) error
 	// DefaultReason holds the default value on creation for the "reason" field.
 	DefaultReason string
 	// ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
@@ -226,6 +231,11 @@ func BySourceKind(opts ...sql.OrderTermOption) OrderOption {
 // BySourceID orders the results by the source_id field.
 func BySourceID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSourceID, opts...).ToFunc()
+}
+
+// ByOrderID orders the results by the order_id field.
+func ByOrderID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrderID, opts...).ToFunc()
 }
 
 // ByReason orders the results by the reason field.

@@ -101,6 +101,11 @@ func SourceID(v string) predicate.PointsEntry {
 	return predicate.PointsEntry(sql.FieldEQ(FieldSourceID, v))
 }
 
+// OrderID applies equality check predicate on the "order_id" field. It's identical to OrderIDEQ.
+func OrderID(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldEQ(FieldOrderID, v))
+}
+
 // Reason applies equality check predicate on the "reason" field. It's identical to ReasonEQ.
 func Reason(v string) predicate.PointsEntry {
 	return predicate.PointsEntry(sql.FieldEQ(FieldReason, v))
@@ -519,6 +524,81 @@ func SourceIDEqualFold(v string) predicate.PointsEntry {
 // SourceIDContainsFold applies the ContainsFold predicate on the "source_id" field.
 func SourceIDContainsFold(v string) predicate.PointsEntry {
 	return predicate.PointsEntry(sql.FieldContainsFold(FieldSourceID, v))
+}
+
+// OrderIDEQ applies the EQ predicate on the "order_id" field.
+func OrderIDEQ(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldEQ(FieldOrderID, v))
+}
+
+// OrderIDNEQ applies the NEQ predicate on the "order_id" field.
+func OrderIDNEQ(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldNEQ(FieldOrderID, v))
+}
+
+// OrderIDIn applies the In predicate on the "order_id" field.
+func OrderIDIn(vs ...string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldIn(FieldOrderID, vs...))
+}
+
+// OrderIDNotIn applies the NotIn predicate on the "order_id" field.
+func OrderIDNotIn(vs ...string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldNotIn(FieldOrderID, vs...))
+}
+
+// OrderIDGT applies the GT predicate on the "order_id" field.
+func OrderIDGT(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldGT(FieldOrderID, v))
+}
+
+// OrderIDGTE applies the GTE predicate on the "order_id" field.
+func OrderIDGTE(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldGTE(FieldOrderID, v))
+}
+
+// OrderIDLT applies the LT predicate on the "order_id" field.
+func OrderIDLT(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldLT(FieldOrderID, v))
+}
+
+// OrderIDLTE applies the LTE predicate on the "order_id" field.
+func OrderIDLTE(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldLTE(FieldOrderID, v))
+}
+
+// OrderIDContains applies the Contains predicate on the "order_id" field.
+func OrderIDContains(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldContains(FieldOrderID, v))
+}
+
+// OrderIDHasPrefix applies the HasPrefix predicate on the "order_id" field.
+func OrderIDHasPrefix(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldHasPrefix(FieldOrderID, v))
+}
+
+// OrderIDHasSuffix applies the HasSuffix predicate on the "order_id" field.
+func OrderIDHasSuffix(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldHasSuffix(FieldOrderID, v))
+}
+
+// OrderIDIsNil applies the IsNil predicate on the "order_id" field.
+func OrderIDIsNil() predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldIsNull(FieldOrderID))
+}
+
+// OrderIDNotNil applies the NotNil predicate on the "order_id" field.
+func OrderIDNotNil() predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldNotNull(FieldOrderID))
+}
+
+// OrderIDEqualFold applies the EqualFold predicate on the "order_id" field.
+func OrderIDEqualFold(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldEqualFold(FieldOrderID, v))
+}
+
+// OrderIDContainsFold applies the ContainsFold predicate on the "order_id" field.
+func OrderIDContainsFold(v string) predicate.PointsEntry {
+	return predicate.PointsEntry(sql.FieldContainsFold(FieldOrderID, v))
 }
 
 // ReasonEQ applies the EQ predicate on the "reason" field.

@@ -369,8 +369,12 @@ func init() {
 	pointsentryDescSourceID := pointsentryFields[8].Descriptor()
 	// pointsentry.SourceIDValidator is a validator for the "source_id" field. It is called by the builders before save.
 	pointsentry.SourceIDValidator = pointsentryDescSourceID.Validators[0].(func(string) error)
+	// pointsentryDescOrderID is the schema descriptor for order_id field.
+	pointsentryDescOrderID := pointsentryFields[9].Descriptor()
+	// pointsentry.OrderIDValidator is a validator for the "order_id" field. It is called by the builders before save.
+	pointsentry.OrderIDValidator = pointsentryDescOrderID.Validators[0].(func(string) error)
 	// pointsentryDescReason is the schema descriptor for reason field.
-	pointsentryDescReason := pointsentryFields[9].Descriptor()
+	pointsentryDescReason := pointsentryFields[10].Descriptor()
 	// pointsentry.DefaultReason holds the default value on creation for the reason field.
 	pointsentry.DefaultReason = pointsentryDescReason.Default.(string)
 	// pointsentry.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.

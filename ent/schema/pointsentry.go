@@ -39,6 +39,8 @@ func (PointsEntry) Fields() []ent.Field {
 			Comment("What caused the entry; with source_id, a credit of one source happens once."),
 		field.String("source_id").Optional().Nillable().Immutable().MaxLen(128).
 			Comment("The order id, or the id of the sale, redemption, return or points lot behind the entry; none for an operator's adjustment or a debit without an order."),
+		field.String("order_id").Optional().Nillable().Immutable().MaxLen(128).
+			Comment("The order a reversal undoes (POST /points/reverse); none otherwise."),
 		field.String("reason").Default("").Immutable().MaxLen(500).
 			Comment("Why, in words: an operator's reason, a campaign name."),
 		field.Other("amount", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().Immutable().

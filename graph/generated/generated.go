@@ -251,7 +251,9 @@ type ComplexityRoot struct {
 		RedeliverWebhook       func(childComplexity int, deliveryID string) int
 		RemoveSegmentCustomers func(childComplexity int, segmentID string, customerIDs []string) int
 		ResumeCampaign         func(childComplexity int, id string) int
+		ReversePoints          func(childComplexity int, input ReversePointsInput) int
 		RevokeAPIClient        func(childComplexity int, id string) int
+		RollbackRedemption     func(childComplexity int, id string, reason string) int
 		RotateAPIClientSecret  func(childComplexity int, id string) int
 		RotateWebhookSecret    func(childComplexity int, id string) int
 		UpdateCustomer         func(childComplexity int, id string, input UpdateCustomerInput) int
@@ -290,6 +292,7 @@ type ComplexityRoot struct {
 		ExpiresAt    func(childComplexity int) int
 		ID           func(childComplexity int) int
 		Kind         func(childComplexity int) int
+		OrderID      func(childComplexity int) int
 		Points       func(childComplexity int) int
 		Reason       func(childComplexity int) int
 		SourceID     func(childComplexity int) int
@@ -677,9 +680,11 @@ type MutationResolver interface {
 	EndCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	ValidateCart(ctx context.Context, input ValidateCartInput) (*CartValidation, error)
 	RedeemCampaign(ctx context.Context, input RedeemCampaignInput) (*ent.Redemption, error)
+	RollbackRedemption(ctx context.Context, id string, reason string) (*ent.Redemption, error)
 	CreditPoints(ctx context.Context, input CreditPointsInput) (*PointsMovement, error)
 	DebitPoints(ctx context.Context, input DebitPointsInput) (*PointsMovement, error)
 	AdjustPoints(ctx context.Context, input AdjustPointsInput) (*PointsMovement, error)
+	ReversePoints(ctx context.Context, input ReversePointsInput) (*PointsMovement, error)
 	CreateWebhookEndpoint(ctx context.Context, input CreateWebhookEndpointInput) (*WebhookEndpointSecret, error)
 	UpdateWebhookEndpoint(ctx context.Context, id string, input UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error)
 	DeleteWebhookEndpoint(ctx context.Context, id string) (string, error)
@@ -1704,6 +1709,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResumeCampaign(childComplexity, args["id"].(string)), true
+	case "Mutation.reversePoints":
+		if e.ComplexityRoot.Mutation.ReversePoints == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reversePoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReversePoints(childComplexity, args["input"].(ReversePointsInput)), true
 	case "Mutation.revokeAPIClient":
 		if e.ComplexityRoot.Mutation.RevokeAPIClient == nil {
 			break
@@ -1715,6 +1731,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIClient(childComplexity, args["id"].(string)), true
+	case "Mutation.rollbackRedemption":
+		if e.ComplexityRoot.Mutation.RollbackRedemption == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rollbackRedemption_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RollbackRedemption(childComplexity, args["id"].(string), args["reason"].(string)), true
 	case "Mutation.rotateAPIClientSecret":
 		if e.ComplexityRoot.Mutation.RotateAPIClientSecret == nil {
 			break
@@ -1915,6 +1942,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PointsEntry.Kind(childComplexity), true
+	case "PointsEntry.orderID":
+		if e.ComplexityRoot.PointsEntry.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PointsEntry.OrderID(childComplexity), true
 	case "PointsEntry.points":
 		if e.ComplexityRoot.PointsEntry.Points == nil {
 			break
@@ -3532,6 +3565,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRedeemCampaignInput,
 		ec.unmarshalInputRedemptionOrder,
 		ec.unmarshalInputRedemptionWhereInput,
+		ec.unmarshalInputReversePointsInput,
 		ec.unmarshalInputSaleItemWhereInput,
 		ec.unmarshalInputSaleOrder,
 		ec.unmarshalInputSalePaymentWhereInput,
@@ -3927,6 +3961,12 @@ extend type Mutation {
   validateCart(input: ValidateCartInput!): CartValidation!
   "Gives the benefit a validation promised (POST /v1/campaigns/{id}/redeem)."
   redeemCampaign(input: RedeemCampaignInput!): Redemption!
+  """
+  Undoes a redemption (POST /v1/redemptions/{id}/rollback): it no longer counts toward the campaign's limits,
+  the bonus points or cashback it credited are taken back, and a cashback not yet credited is cancelled.
+  Rolling back a redemption already rolled back returns it as it is.
+  """
+  rollbackRedemption(id: ID!, reason: String!): Redemption!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/customer.graphql", Input: `"""
@@ -5690,6 +5730,10 @@ type PointsEntry implements Node {
   """
   sourceID: String
   """
+  The order a reversal undoes (POST /points/reverse); none otherwise.
+  """
+  orderID: String
+  """
   Why, in words: an operator's reason, a campaign name.
   """
   reason: String!
@@ -5906,6 +5950,24 @@ input PointsEntryWhereInput {
   sourceIDNotNil: Boolean
   sourceIDEqualFold: String
   sourceIDContainsFold: String
+  """
+  order_id field predicates
+  """
+  orderID: String
+  orderIDNEQ: String
+  orderIDIn: [String!]
+  orderIDNotIn: [String!]
+  orderIDGT: String
+  orderIDGTE: String
+  orderIDLT: String
+  orderIDLTE: String
+  orderIDContains: String
+  orderIDHasPrefix: String
+  orderIDHasSuffix: String
+  orderIDIsNil: Boolean
+  orderIDNotNil: Boolean
+  orderIDEqualFold: String
+  orderIDContainsFold: String
   """
   reason field predicates
   """
@@ -9494,6 +9556,22 @@ input DebitPointsInput {
 }
 
 """
+A refund of an order: its points taken back, once per reversalID.
+"""
+input ReversePointsInput {
+  "The customer credited for the order."
+  customerID: ID!
+  "The order whose points (creditPoints) are taken back."
+  orderID: String!
+  "Your id of the refund, at most 128 characters; a repeated call returns the first result."
+  reversalID: String!
+  "R$ refunded (at most 2 decimal places); left out, the whole order, whose redemptions are then rolled back."
+  amount: Decimal
+  "Why, required, at most 500 characters; kept in the ledger entry."
+  reason: String!
+}
+
+"""
 An operator's correction of a balance.
 """
 input AdjustPointsInput {
@@ -9566,6 +9644,12 @@ extend type Mutation {
   debitPoints(input: DebitPointsInput!): PointsMovement!
   "An operator's correction of a balance, up or down, with the reason and the operator recorded."
   adjustPoints(input: AdjustPointsInput!): PointsMovement!
+  """
+  Takes back the points an order earned (a refund): all of them without amount, else as many as the whole
+  reais refunded earned. Points already spent become a debt (Customer.pointsDebt) that the next credits settle;
+  nothing can be spent while it is open.
+  """
+  reversePoints(input: ReversePointsInput!): PointsMovement!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
@@ -10078,6 +10162,8 @@ func (ec *executionContext) childFields_PointsEntry(ctx context.Context, field g
 		return ec.fieldContext_PointsEntry_sourceKind(ctx, field)
 	case "sourceID":
 		return ec.fieldContext_PointsEntry_sourceID(ctx, field)
+	case "orderID":
+		return ec.fieldContext_PointsEntry_orderID(ctx, field)
 	case "reason":
 		return ec.fieldContext_PointsEntry_reason(ctx, field)
 	case "amount":
@@ -11410,6 +11496,20 @@ func (ec *executionContext) field_Mutation_resumeCampaign_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_reversePoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ReversePointsInput, error) {
+			return ec.unmarshalNReversePointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐReversePointsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeAPIClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11421,6 +11521,28 @@ func (ec *executionContext) field_Mutation_revokeAPIClient_args(ctx context.Cont
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rollbackRedemption_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
 	return args, nil
 }
 
@@ -16526,6 +16648,50 @@ func (ec *executionContext) fieldContext_Mutation_redeemCampaign(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_rollbackRedemption(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rollbackRedemption(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RollbackRedemption(ctx, fc.Args["id"].(string), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Redemption) graphql.Marshaler {
+			return ec.marshalNRedemption2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemption(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rollbackRedemption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Redemption(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rollbackRedemption_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_creditPoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16652,6 +16818,50 @@ func (ec *executionContext) fieldContext_Mutation_adjustPoints(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_adjustPoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reversePoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reversePoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReversePoints(ctx, fc.Args["input"].(ReversePointsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PointsMovement) graphql.Marshaler {
+			return ec.marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPointsMovement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reversePoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PointsMovement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reversePoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17312,6 +17522,29 @@ func (ec *executionContext) _PointsEntry_sourceID(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PointsEntry_sourceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PointsEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PointsEntry_orderID(ctx context.Context, field graphql.CollectedField, obj *ent.PointsEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PointsEntry_orderID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PointsEntry_orderID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PointsEntry", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -29851,7 +30084,7 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "points", "pointsNEQ", "pointsIn", "pointsNotIn", "pointsGT", "pointsGTE", "pointsLT", "pointsLTE", "balanceAfter", "balanceAfterNEQ", "balanceAfterIn", "balanceAfterNotIn", "balanceAfterGT", "balanceAfterGTE", "balanceAfterLT", "balanceAfterLTE", "debtAfter", "debtAfterNEQ", "debtAfterIn", "debtAfterNotIn", "debtAfterGT", "debtAfterGTE", "debtAfterLT", "debtAfterLTE", "sourceKind", "sourceKindNEQ", "sourceKindIn", "sourceKindNotIn", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDIsNil", "sourceIDNotNil", "sourceIDEqualFold", "sourceIDContainsFold", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountIsNil", "amountNotNil", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "hasCustomer", "hasCustomerWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "points", "pointsNEQ", "pointsIn", "pointsNotIn", "pointsGT", "pointsGTE", "pointsLT", "pointsLTE", "balanceAfter", "balanceAfterNEQ", "balanceAfterIn", "balanceAfterNotIn", "balanceAfterGT", "balanceAfterGTE", "balanceAfterLT", "balanceAfterLTE", "debtAfter", "debtAfterNEQ", "debtAfterIn", "debtAfterNotIn", "debtAfterGT", "debtAfterGTE", "debtAfterLT", "debtAfterLTE", "sourceKind", "sourceKindNEQ", "sourceKindIn", "sourceKindNotIn", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDIsNil", "sourceIDNotNil", "sourceIDEqualFold", "sourceIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDIsNil", "orderIDNotNil", "orderIDEqualFold", "orderIDContainsFold", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountIsNil", "amountNotNil", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "hasCustomer", "hasCustomerWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30516,6 +30749,111 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 				return it, err
 			}
 			it.SourceIDContainsFold = data
+		case "orderID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "orderIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDNEQ = data
+		case "orderIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDIn = data
+		case "orderIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDNotIn = data
+		case "orderIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDGT = data
+		case "orderIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDGTE = data
+		case "orderIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDLT = data
+		case "orderIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDLTE = data
+		case "orderIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDContains = data
+		case "orderIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDHasPrefix = data
+		case "orderIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDHasSuffix = data
+		case "orderIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDIsNil = data
+		case "orderIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDNotNil = data
+		case "orderIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDEqualFold = data
+		case "orderIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderIDContainsFold = data
 		case "reason":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -31954,6 +32292,64 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.HasSaleWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputReversePointsInput(ctx context.Context, obj any) (ReversePointsInput, error) {
+	var it ReversePointsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"customerID", "orderID", "reversalID", "amount", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "orderID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderID"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "reversalID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reversalID"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReversalID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -42965,6 +43361,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rollbackRedemption":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rollbackRedemption(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "creditPoints":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_creditPoints(ctx, field)
@@ -42982,6 +43385,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "adjustPoints":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_adjustPoints(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reversePoints":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reversePoints(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -43245,6 +43655,11 @@ func (ec *executionContext) _PointsEntry(ctx context.Context, sel ast.SelectionS
 			}
 		case "sourceID":
 			out.Values[i] = ec._PointsEntry_sourceID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "orderID":
+			out.Values[i] = ec._PointsEntry_orderID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -47948,6 +48363,11 @@ func (ec *executionContext) marshalNRedemptionOrderField2ᚖgithubᚗcomᚋfidel
 func (ec *executionContext) unmarshalNRedemptionWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐRedemptionWhereInput(ctx context.Context, v any) (*ent.RedemptionWhereInput, error) {
 	res, err := ec.unmarshalInputRedemptionWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNReversePointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐReversePointsInput(ctx context.Context, v any) (ReversePointsInput, error) {
+	res, err := ec.unmarshalInputReversePointsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNSale2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐSale(ctx context.Context, sel ast.SelectionSet, v *ent.Sale) graphql.Marshaler {

@@ -325,6 +325,20 @@ type RedeemCampaignInput struct {
 	AmountPaid decimal.Decimal `json:"amountPaid"`
 }
 
+// A refund of an order: its points taken back, once per reversalID.
+type ReversePointsInput struct {
+	// The customer credited for the order.
+	CustomerID string `json:"customerID"`
+	// The order whose points (creditPoints) are taken back.
+	OrderID string `json:"orderID"`
+	// Your id of the refund, at most 128 characters; a repeated call returns the first result.
+	ReversalID string `json:"reversalID"`
+	// R$ refunded (at most 2 decimal places); left out, the whole order, whose redemptions are then rolled back.
+	Amount *decimal.Decimal `json:"amount,omitempty"`
+	// Why, required, at most 500 characters; kept in the ledger entry.
+	Reason string `json:"reason"`
+}
+
 // What importing a list of CPFs into a segment did.
 type SegmentImport struct {
 	// The segment, after the import.
