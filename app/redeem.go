@@ -171,7 +171,7 @@ func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, 
 // redeemed; nil when it did not.
 func redeemedBefore(ctx context.Context, c *ent.Client, tokenID string, in RedeemInput) error {
 	prior, err := c.Redemption.Query().Where(
-		redemption.ValidationTokenID(tokenID), redemption.CampaignID(in.CampaignID)).Only(ctx)
+		redemption.ValidationTokenID(tokenID), redemption.CampaignID(in.CampaignID), redemption.RolledBackAtIsNil()).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
 		return nil

@@ -558,6 +558,20 @@ func (a *App) rollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, 
 		AddRedemptionsCount(-1).Exec(ctx); err != nil {
 		return err
 	}
+	if red.ValidationTokenID != nil {
+		// The token is free again (for its order or another) once none of
+		// its redemptions stands.
+		live, err := c.Redemption.Query().Where(redemption.ValidationTokenID(*red.ValidationTokenID),
+			redemption.RolledBackAtIsNil()).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !live {
+			if err := c.ValidationToken.UpdateOneID(*red.ValidationTokenID).ClearOrderID().Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
 	return outbox.Record(ctx, c, now, red.TenantID, outbox.RedemptionRolledBack, red.ID, map[string]any{
 		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
 		"reason": reason,

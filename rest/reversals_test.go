@@ -209,3 +209,26 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(raw)
 }
+
+// TestRolledBackTokenIsFree: a rolled-back redemption frees its order and
+// token: the same validation redeems the campaign again, for another order.
+func TestRolledBackTokenIsFree(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := campSetup(t, db)
+		ana := e.campCustomer(t, "Ana Prado")
+		discount := e.campCreateID(t, "discount", "name", "Dez por cento")
+		tok := e.campTokenFor(t, ana)
+		r := e.campRedeem(t, discount, campRedeemBody(ana, "order-1", tok, "36.00"))
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+		first := r.obj(t)["redemption_id"].(string)
+		r = e.campRedeem(t, discount, campRedeemBody(ana, "order-2", tok, "36.00"))
+		require.Equal(t, "validation_token_used", r.obj(t)["error"], "%s", r.body)
+
+		rb := e.campDo(t, http.MethodPost, "/v1/redemptions/"+first+"/rollback", e.token, map[string]any{"reason": "cancelado"})
+		require.Equal(t, http.StatusOK, rb.status, "%s", rb.body)
+		r = e.campRedeem(t, discount, campRedeemBody(ana, "order-2", tok, "36.00"))
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+		require.NotEqual(t, first, r.obj(t)["redemption_id"])
+	})
+}

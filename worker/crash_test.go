@@ -52,9 +52,12 @@ const (
 )
 
 // TestWorkerCrash kills the real worker process (fideliza worker) with
-// SIGKILL at sampled moments while it processes sales, restarts it, and
-// checks that in the end every sale was processed exactly once: one credit
-// ledger entry per sale, balances equal to the ledger, no sale FAILED.
+// SIGKILL at sampled moments while it processes sales and their returns and
+// cancellations (registered before the sales are processed, so they wait
+// for them), restarts it, and checks that in the end every sale was
+// processed exactly once and every return applied exactly once: one credit
+// ledger entry per sale, one reversal per return, balances equal to the
+// ledger, no sale FAILED.
 func TestWorkerCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills worker processes; skipped with -short")
@@ -95,6 +98,11 @@ type crashSale struct {
 	id       string
 	customer string // customer id
 	points   int64
+	// What its return or cancellation, registered with it and so before it
+	// is processed, takes back, and the sale's status in the end.
+	returnID string
+	reversed int64
+	status   string
 }
 
 func crashRun(t *testing.T, bin, dialectName string) {
@@ -185,11 +193,28 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 		}
 		s, err := a.RegisterSale(tctx, in)
 		require.NoError(t, err)
-		sales[i] = crashSale{id: s.ID, customer: tn.ids[l.customer], points: l.points}
+		sales[i] = crashSale{id: s.ID, customer: tn.ids[l.customer], points: l.points, status: "PROCESSED"}
+		ret := app.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: in.SaleID, ID: fmt.Sprint("R-", i), StoreID: "LOJA-01", Date: &soldAt}
+		switch {
+		case i%10 == 0:
+			ret.Kind = "cancellation"
+			sales[i].reversed, sales[i].status = l.points, "CANCELLED"
+		case l.qty.IntPart() == 3: // one unit back: the points of the whole reais it took
+			one := decimal.NewFromInt(1)
+			ret.Kind, ret.Items = "return", []app.ReturnItemInput{{ID: "1", Quantity: &one}}
+			sales[i].reversed, sales[i].status = l.points-l.amount.Sub(l.price).Floor().IntPart(), "PARTIALLY_RETURNED"
+		default:
+			continue
+		}
+		r, err := a.RegisterSaleReturn(tctx, ret)
+		require.NoError(t, err)
+		sales[i].returnID = r.ID
 	}
-	var jobs int
+	var jobs, returns int
 	require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'process_sale' AND state = 'available'`).Scan(&jobs))
 	require.Equal(t, crashSales, jobs, "every registered sale has its job")
+	require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'process_sale_return'`).Scan(&returns))
+	require.Positive(t, returns)
 	return sales
 }
 
@@ -390,8 +415,8 @@ func crashErrorLines(path string, n int) []string {
 // crashState is the progress the database shows.
 type crashState struct {
 	processed, failed int
-	jobsLeft          int // process_sale jobs not completed
-	running           int // process_sale jobs running (or left running by a killed process)
+	jobsLeft          int // process_sale and process_sale_return jobs not completed
+	running           int // those running (or left running by a killed process)
 	// runningUnprocessed are running jobs whose sale is not processed: a
 	// killed process was inside (or before) their transaction.
 	runningUnprocessed int
@@ -412,10 +437,10 @@ func crashCounts(t *testing.T, dbURL string) crashState {
 	defer db.Close()
 	var st crashState
 	require.NoError(t, db.Reads.QueryRow(`SELECT
-		(SELECT count(*) FROM sales WHERE status = 'PROCESSED'),
+		(SELECT count(*) FROM sales WHERE status NOT IN ('RECEIVED', 'FAILED')),
 		(SELECT count(*) FROM sales WHERE status = 'FAILED'),
-		(SELECT count(*) FROM river_job WHERE kind = 'process_sale' AND state <> 'completed'),
-		(SELECT count(*) FROM river_job WHERE kind = 'process_sale' AND state = 'running'),
+		(SELECT count(*) FROM river_job WHERE kind IN ('process_sale', 'process_sale_return') AND state <> 'completed'),
+		(SELECT count(*) FROM river_job WHERE kind IN ('process_sale', 'process_sale_return') AND state = 'running'),
 		(SELECT count(*) FROM river_job WHERE kind = 'process_sale' AND attempt > 1)`).
 		Scan(&st.processed, &st.failed, &st.jobsLeft, &st.running, &st.retried))
 
@@ -496,14 +521,44 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 	}
 	require.NoError(t, rows.Err())
 
+	type reversal struct{ n, points int64 }
+	reversals := map[string]reversal{}
+	rows = q(`SELECT source_id, count(*), -sum(points) FROM points_entries
+		WHERE kind = 'reversal' AND source_kind = 'return' GROUP BY source_id`)
+	for rows.Next() {
+		var id string
+		var r reversal
+		require.NoError(t, rows.Scan(&id, &r.n, &r.points))
+		reversals[id] = r
+	}
+	require.NoError(t, rows.Err())
+	applied := map[string]int{}
+	rows = q(`SELECT id, status FROM sale_returns`)
+	for rows.Next() {
+		var id, status string
+		require.NoError(t, rows.Scan(&id, &status))
+		if status == "PROCESSED" {
+			applied[id]++
+		}
+	}
+	require.NoError(t, rows.Err())
+
 	want := map[string]int64{} // customer id → expected balance
 	var problems []string
+	returns := 0
 	for _, s := range sales {
-		want[s.customer] += s.points
+		want[s.customer] += s.points - s.reversed
 		o := got[s.id]
-		if o.status != "PROCESSED" || o.credited != s.points || o.customer.String != s.customer {
-			problems = append(problems, fmt.Sprintf("sale %s: status %s, %d points credited to %q; want PROCESSED, %d to %s",
-				s.id, o.status, o.credited, o.customer.String, s.points, s.customer))
+		if o.status != s.status || o.credited != s.points || o.customer.String != s.customer {
+			problems = append(problems, fmt.Sprintf("sale %s: status %s, %d points credited to %q; want %s, %d to %s",
+				s.id, o.status, o.credited, o.customer.String, s.status, s.points, s.customer))
+		}
+		if s.returnID != "" {
+			returns++
+			if r := reversals[s.returnID]; r.n != 1 || r.points != s.reversed || applied[s.returnID] != 1 {
+				problems = append(problems, fmt.Sprintf("return %s of sale %s: %d reversals of %d points, applied %d; want 1 of %d, applied once",
+					s.returnID, s.id, r.n, r.points, applied[s.returnID], s.reversed))
+			}
 		}
 		if c := credits[s.id]; c.n != 1 || c.points != s.points {
 			problems = append(problems, fmt.Sprintf("sale %s: %d credit entries of %d points; want 1 of %d", s.id, c.n, c.points, s.points))
@@ -516,6 +571,7 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 		t.Fatalf("%d problems, the first:\n%s", len(problems), strings.Join(problems[:min(len(problems), 10)], "\n"))
 	}
 	require.Len(t, credits, len(sales), "credit entries of sales that do not exist")
+	require.Len(t, reversals, returns, "reversals of returns that do not exist")
 	require.Len(t, events, len(sales), "sale.processed events of sales that do not exist")
 
 	var total int64
@@ -535,8 +591,9 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 	require.Equal(t, crashCustomers, n)
 
 	var other int
-	require.NoError(t, db.Reads.QueryRow(`SELECT count(*) FROM points_entries WHERE NOT (kind = 'credit' AND source_kind = 'sale')`).Scan(&other))
-	require.Zero(t, other, "no ledger entries but the sales' credits")
+	require.NoError(t, db.Reads.QueryRow(`SELECT count(*) FROM points_entries
+		WHERE NOT (kind = 'credit' AND source_kind = 'sale') AND NOT (kind = 'reversal' AND source_kind = 'return')`).Scan(&other))
+	require.Zero(t, other, "no ledger entries but the sales' credits and the returns' reversals")
 	var lots int
 	var remaining int64
 	require.NoError(t, db.Reads.QueryRow(`SELECT count(*), COALESCE(sum(remaining), 0) FROM points_lots`).Scan(&lots, &remaining))

@@ -121,7 +121,7 @@ func serveCrashRun(t *testing.T, bin, dialectName string) {
 	var sales []crashSale
 	for n, id := range stored {
 		l := crashLine(n)
-		sales = append(sales, crashSale{id: id, customer: till.tenant.ids[l.customer], points: l.points})
+		sales = append(sales, crashSale{id: id, customer: till.tenant.ids[l.customer], points: l.points, status: "PROCESSED"})
 	}
 	serveCrashWhole(t, dbURL)
 	crashVerify(t, dbURL, sales)

@@ -56,6 +56,7 @@ func TestGuides(t *testing.T) {
 		{file: "ecommerce.md", webhook: true},
 		{file: "crm-sync.md"},
 		{file: "pos-interface.md"},
+		{file: "returns.md"},
 	}
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	require.NoError(t, err)

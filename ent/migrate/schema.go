@@ -398,6 +398,9 @@ var (
 				Name:    "redemption_validation_token_id_campaign_id",
 				Unique:  true,
 				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[11]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "rolled_back_at IS NULL",
+				},
 			},
 			{
 				Name:    "redemption_tenant_id_campaign_id_customer_id",

@@ -5,6 +5,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -71,8 +72,9 @@ func (Redemption) Edges() []ent.Edge {
 
 func (Redemption) Indexes() []ent.Index {
 	return []ent.Index{
-		// A validated cart gives each campaign's benefit once.
-		index.Fields("validation_token_id", "campaign_id").Unique(),
+		// A validated cart gives each campaign's benefit once; a redemption
+		// rolled back frees its token for the campaign.
+		index.Fields("validation_token_id", "campaign_id").Unique().Annotations(entsql.IndexWhere("rolled_back_at IS NULL")),
 		index.Fields("tenant_id", "campaign_id", "customer_id"),
 		index.Fields("tenant_id", "customer_id", "order_id"),
 		// A sale records each campaign's discount once.
