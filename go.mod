@@ -33,6 +33,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require gonum.org/v1/gonum v0.16.0
+
 require (
 	ariga.io/atlas v0.32.1-0.20250325101103-175b25e1c1b9 // indirect
 	github.com/agext/levenshtein v1.2.3 // indirect
