@@ -17,7 +17,9 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -48,8 +50,12 @@ type Client struct {
 	APIClient *APIClientClient
 	// Campaign is the client for interacting with the Campaign builders.
 	Campaign *CampaignClient
+	// ChurnModel is the client for interacting with the ChurnModel builders.
+	ChurnModel *ChurnModelClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
+	// CustomerScore is the client for interacting with the CustomerScore builders.
+	CustomerScore *CustomerScoreClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -97,7 +103,9 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIClient = NewAPIClientClient(c.config)
 	c.Campaign = NewCampaignClient(c.config)
+	c.ChurnModel = NewChurnModelClient(c.config)
 	c.Customer = NewCustomerClient(c.config)
+	c.CustomerScore = NewCustomerScoreClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.PointsEntry = NewPointsEntryClient(c.config)
@@ -209,7 +217,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:          cfg,
 		APIClient:       NewAPIClientClient(cfg),
 		Campaign:        NewCampaignClient(cfg),
+		ChurnModel:      NewChurnModelClient(cfg),
 		Customer:        NewCustomerClient(cfg),
+		CustomerScore:   NewCustomerScoreClient(cfg),
 		Event:           NewEventClient(cfg),
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
 		PointsEntry:     NewPointsEntryClient(cfg),
@@ -248,7 +258,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:          cfg,
 		APIClient:       NewAPIClientClient(cfg),
 		Campaign:        NewCampaignClient(cfg),
+		ChurnModel:      NewChurnModelClient(cfg),
 		Customer:        NewCustomerClient(cfg),
+		CustomerScore:   NewCustomerScoreClient(cfg),
 		Event:           NewEventClient(cfg),
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
 		PointsEntry:     NewPointsEntryClient(cfg),
@@ -295,10 +307,10 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
-		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
-		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.APIClient, c.Campaign, c.ChurnModel, c.Customer, c.CustomerScore, c.Event,
+		c.IdempotencyKey, c.PointsEntry, c.PointsLot, c.Redemption, c.Sale, c.SaleItem,
+		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -308,10 +320,10 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIClient, c.Campaign, c.Customer, c.Event, c.IdempotencyKey, c.PointsEntry,
-		c.PointsLot, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
-		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.APIClient, c.Campaign, c.ChurnModel, c.Customer, c.CustomerScore, c.Event,
+		c.IdempotencyKey, c.PointsEntry, c.PointsLot, c.Redemption, c.Sale, c.SaleItem,
+		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -324,8 +336,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIClient.mutate(ctx, m)
 	case *CampaignMutation:
 		return c.Campaign.mutate(ctx, m)
+	case *ChurnModelMutation:
+		return c.ChurnModel.mutate(ctx, m)
 	case *CustomerMutation:
 		return c.Customer.mutate(ctx, m)
+	case *CustomerScoreMutation:
+		return c.CustomerScore.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
@@ -697,6 +713,156 @@ func (c *CampaignClient) mutate(ctx context.Context, m *CampaignMutation) (Value
 	}
 }
 
+// ChurnModelClient is a client for the ChurnModel schema.
+type ChurnModelClient struct {
+	config
+}
+
+// NewChurnModelClient returns a client for the ChurnModel from the given config.
+func NewChurnModelClient(c config) *ChurnModelClient {
+	return &ChurnModelClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `churnmodel.Hooks(f(g(h())))`.
+func (c *ChurnModelClient) Use(hooks ...Hook) {
+	c.hooks.ChurnModel = append(c.hooks.ChurnModel, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `churnmodel.Intercept(f(g(h())))`.
+func (c *ChurnModelClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ChurnModel = append(c.inters.ChurnModel, interceptors...)
+}
+
+// Create returns a builder for creating a ChurnModel entity.
+func (c *ChurnModelClient) Create() *ChurnModelCreate {
+	mutation := newChurnModelMutation(c.config, OpCreate)
+	return &ChurnModelCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ChurnModel entities.
+func (c *ChurnModelClient) CreateBulk(builders ...*ChurnModelCreate) *ChurnModelCreateBulk {
+	return &ChurnModelCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChurnModelClient) MapCreateBulk(slice any, setFunc func(*ChurnModelCreate, int)) *ChurnModelCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChurnModelCreateBulk{err: fmt.Errorf("calling to ChurnModelClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChurnModelCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChurnModelCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ChurnModel.
+func (c *ChurnModelClient) Update() *ChurnModelUpdate {
+	mutation := newChurnModelMutation(c.config, OpUpdate)
+	return &ChurnModelUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChurnModelClient) UpdateOne(_m *ChurnModel) *ChurnModelUpdateOne {
+	mutation := newChurnModelMutation(c.config, OpUpdateOne, withChurnModel(_m))
+	return &ChurnModelUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChurnModelClient) UpdateOneID(id string) *ChurnModelUpdateOne {
+	mutation := newChurnModelMutation(c.config, OpUpdateOne, withChurnModelID(id))
+	return &ChurnModelUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ChurnModel.
+func (c *ChurnModelClient) Delete() *ChurnModelDelete {
+	mutation := newChurnModelMutation(c.config, OpDelete)
+	return &ChurnModelDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChurnModelClient) DeleteOne(_m *ChurnModel) *ChurnModelDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChurnModelClient) DeleteOneID(id string) *ChurnModelDeleteOne {
+	builder := c.Delete().Where(churnmodel.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChurnModelDeleteOne{builder}
+}
+
+// Query returns a query builder for ChurnModel.
+func (c *ChurnModelClient) Query() *ChurnModelQuery {
+	return &ChurnModelQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChurnModel},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ChurnModel entity by its id.
+func (c *ChurnModelClient) Get(ctx context.Context, id string) (*ChurnModel, error) {
+	return c.Query().Where(churnmodel.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChurnModelClient) GetX(ctx context.Context, id string) *ChurnModel {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a ChurnModel.
+func (c *ChurnModelClient) QueryTenant(_m *ChurnModel) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(churnmodel.Table, churnmodel.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, churnmodel.TenantTable, churnmodel.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ChurnModelClient) Hooks() []Hook {
+	hooks := c.hooks.ChurnModel
+	return append(hooks[:len(hooks):len(hooks)], churnmodel.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChurnModelClient) Interceptors() []Interceptor {
+	return c.inters.ChurnModel
+}
+
+func (c *ChurnModelClient) mutate(ctx context.Context, m *ChurnModelMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChurnModelCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChurnModelUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChurnModelUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChurnModelDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ChurnModel mutation op: %q", m.Op())
+	}
+}
+
 // CustomerClient is a client for the Customer schema.
 type CustomerClient struct {
 	config
@@ -885,6 +1051,22 @@ func (c *CustomerClient) QuerySales(_m *Customer) *SaleQuery {
 	return query
 }
 
+// QueryScore queries the score edge of a Customer.
+func (c *CustomerClient) QueryScore(_m *Customer) *CustomerScoreQuery {
+	query := (&CustomerScoreClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(customerscore.Table, customerscore.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, customer.ScoreTable, customer.ScoreColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *CustomerClient) Hooks() []Hook {
 	hooks := c.hooks.Customer
@@ -908,6 +1090,172 @@ func (c *CustomerClient) mutate(ctx context.Context, m *CustomerMutation) (Value
 		return (&CustomerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Customer mutation op: %q", m.Op())
+	}
+}
+
+// CustomerScoreClient is a client for the CustomerScore schema.
+type CustomerScoreClient struct {
+	config
+}
+
+// NewCustomerScoreClient returns a client for the CustomerScore from the given config.
+func NewCustomerScoreClient(c config) *CustomerScoreClient {
+	return &CustomerScoreClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `customerscore.Hooks(f(g(h())))`.
+func (c *CustomerScoreClient) Use(hooks ...Hook) {
+	c.hooks.CustomerScore = append(c.hooks.CustomerScore, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `customerscore.Intercept(f(g(h())))`.
+func (c *CustomerScoreClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CustomerScore = append(c.inters.CustomerScore, interceptors...)
+}
+
+// Create returns a builder for creating a CustomerScore entity.
+func (c *CustomerScoreClient) Create() *CustomerScoreCreate {
+	mutation := newCustomerScoreMutation(c.config, OpCreate)
+	return &CustomerScoreCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CustomerScore entities.
+func (c *CustomerScoreClient) CreateBulk(builders ...*CustomerScoreCreate) *CustomerScoreCreateBulk {
+	return &CustomerScoreCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CustomerScoreClient) MapCreateBulk(slice any, setFunc func(*CustomerScoreCreate, int)) *CustomerScoreCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CustomerScoreCreateBulk{err: fmt.Errorf("calling to CustomerScoreClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CustomerScoreCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CustomerScoreCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CustomerScore.
+func (c *CustomerScoreClient) Update() *CustomerScoreUpdate {
+	mutation := newCustomerScoreMutation(c.config, OpUpdate)
+	return &CustomerScoreUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CustomerScoreClient) UpdateOne(_m *CustomerScore) *CustomerScoreUpdateOne {
+	mutation := newCustomerScoreMutation(c.config, OpUpdateOne, withCustomerScore(_m))
+	return &CustomerScoreUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CustomerScoreClient) UpdateOneID(id string) *CustomerScoreUpdateOne {
+	mutation := newCustomerScoreMutation(c.config, OpUpdateOne, withCustomerScoreID(id))
+	return &CustomerScoreUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CustomerScore.
+func (c *CustomerScoreClient) Delete() *CustomerScoreDelete {
+	mutation := newCustomerScoreMutation(c.config, OpDelete)
+	return &CustomerScoreDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CustomerScoreClient) DeleteOne(_m *CustomerScore) *CustomerScoreDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CustomerScoreClient) DeleteOneID(id string) *CustomerScoreDeleteOne {
+	builder := c.Delete().Where(customerscore.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CustomerScoreDeleteOne{builder}
+}
+
+// Query returns a query builder for CustomerScore.
+func (c *CustomerScoreClient) Query() *CustomerScoreQuery {
+	return &CustomerScoreQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCustomerScore},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CustomerScore entity by its id.
+func (c *CustomerScoreClient) Get(ctx context.Context, id string) (*CustomerScore, error) {
+	return c.Query().Where(customerscore.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CustomerScoreClient) GetX(ctx context.Context, id string) *CustomerScore {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a CustomerScore.
+func (c *CustomerScoreClient) QueryTenant(_m *CustomerScore) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerscore.Table, customerscore.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, customerscore.TenantTable, customerscore.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a CustomerScore.
+func (c *CustomerScoreClient) QueryCustomer(_m *CustomerScore) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerscore.Table, customerscore.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, true, customerscore.CustomerTable, customerscore.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CustomerScoreClient) Hooks() []Hook {
+	hooks := c.hooks.CustomerScore
+	return append(hooks[:len(hooks):len(hooks)], customerscore.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CustomerScoreClient) Interceptors() []Interceptor {
+	return c.inters.CustomerScore
+}
+
+func (c *CustomerScoreClient) mutate(ctx context.Context, m *CustomerScoreMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CustomerScoreCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CustomerScoreUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CustomerScoreUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CustomerScoreDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CustomerScore mutation op: %q", m.Op())
 	}
 }
 
@@ -3832,16 +4180,16 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
-		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
-		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Hook
+		APIClient, Campaign, ChurnModel, Customer, CustomerScore, Event, IdempotencyKey,
+		PointsEntry, PointsLot, Redemption, Sale, SaleItem, SalePayment, SaleReturn,
+		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIClient, Campaign, Customer, Event, IdempotencyKey, PointsEntry, PointsLot,
-		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
-		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Interceptor
+		APIClient, Campaign, ChurnModel, Customer, CustomerScore, Event, IdempotencyKey,
+		PointsEntry, PointsLot, Redemption, Sale, SaleItem, SalePayment, SaleReturn,
+		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -10,6 +10,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/shopspring/decimal"
 )
@@ -86,11 +87,13 @@ type CustomerEdges struct {
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// Sales registered for the customer at the points of sale.
 	Sales []*Sale `json:"sales,omitempty"`
+	// The customer's churn score (the v2 predictive segments); none until the tenant's customers are scored.
+	Score *CustomerScore `json:"score,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
-	totalCount [4]map[string]int
+	totalCount [5]map[string]int
 
 	namedSegments      map[string][]*Segment
 	namedPointsEntries map[string][]*PointsEntry
@@ -143,6 +146,17 @@ func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
 		return e.Sales, nil
 	}
 	return nil, &NotLoadedError{edge: "sales"}
+}
+
+// ScoreOrErr returns the Score value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e CustomerEdges) ScoreOrErr() (*CustomerScore, error) {
+	if e.Score != nil {
+		return e.Score, nil
+	} else if e.loadedTypes[5] {
+		return nil, &NotFoundError{label: customerscore.Label}
+	}
+	return nil, &NotLoadedError{edge: "score"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -372,6 +386,11 @@ func (_m *Customer) QueryRedemptions() *RedemptionQuery {
 // QuerySales queries the "sales" edge of the Customer entity.
 func (_m *Customer) QuerySales() *SaleQuery {
 	return NewCustomerClient(_m.config).QuerySales(_m)
+}
+
+// QueryScore queries the "score" edge of the Customer entity.
+func (_m *Customer) QueryScore() *CustomerScoreQuery {
+	return NewCustomerClient(_m.config).QueryScore(_m)
 }
 
 // Update returns a builder for updating this Customer.

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -425,6 +426,25 @@ func (_c *CustomerCreate) AddSales(v ...*Sale) *CustomerCreate {
 	return _c.AddSaleIDs(ids...)
 }
 
+// SetScoreID sets the "score" edge to the CustomerScore entity by ID.
+func (_c *CustomerCreate) SetScoreID(id string) *CustomerCreate {
+	_c.mutation.SetScoreID(id)
+	return _c
+}
+
+// SetNillableScoreID sets the "score" edge to the CustomerScore entity by ID if the given value is not nil.
+func (_c *CustomerCreate) SetNillableScoreID(id *string) *CustomerCreate {
+	if id != nil {
+		_c = _c.SetScoreID(*id)
+	}
+	return _c
+}
+
+// SetScore sets the "score" edge to the CustomerScore entity.
+func (_c *CustomerCreate) SetScore(v *CustomerScore) *CustomerCreate {
+	return _c.SetScoreID(v.ID)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_c *CustomerCreate) Mutation() *CustomerMutation {
 	return _c.mutation
@@ -812,6 +832,22 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ScoreIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   customer.ScoreTable,
+			Columns: []string{customer.ScoreColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(customerscore.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

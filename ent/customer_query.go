@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -35,6 +36,7 @@ type CustomerQuery struct {
 	withPointsEntries      *PointsEntryQuery
 	withRedemptions        *RedemptionQuery
 	withSales              *SaleQuery
+	withScore              *CustomerScoreQuery
 	loadTotal              []func(context.Context, []*Customer) error
 	modifiers              []func(*sql.Selector)
 	withNamedSegments      map[string]*SegmentQuery
@@ -180,6 +182,28 @@ func (_q *CustomerQuery) QuerySales() *SaleQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(sale.Table, sale.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, true, customer.SalesTable, customer.SalesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryScore chains the current query on the "score" edge.
+func (_q *CustomerQuery) QueryScore() *CustomerScoreQuery {
+	query := (&CustomerScoreClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(customerscore.Table, customerscore.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, customer.ScoreTable, customer.ScoreColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -384,6 +408,7 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		withPointsEntries: _q.withPointsEntries.Clone(),
 		withRedemptions:   _q.withRedemptions.Clone(),
 		withSales:         _q.withSales.Clone(),
+		withScore:         _q.withScore.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -442,6 +467,17 @@ func (_q *CustomerQuery) WithSales(opts ...func(*SaleQuery)) *CustomerQuery {
 		opt(query)
 	}
 	_q.withSales = query
+	return _q
+}
+
+// WithScore tells the query-builder to eager-load the nodes that are connected to
+// the "score" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithScore(opts ...func(*CustomerScoreQuery)) *CustomerQuery {
+	query := (&CustomerScoreClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withScore = query
 	return _q
 }
 
@@ -529,12 +565,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
+		loadedTypes = [6]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
 			_q.withPointsEntries != nil,
 			_q.withRedemptions != nil,
 			_q.withSales != nil,
+			_q.withScore != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -589,6 +626,12 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 		if err := _q.loadSales(ctx, query, nodes,
 			func(n *Customer) { n.Edges.Sales = []*Sale{} },
 			func(n *Customer, e *Sale) { n.Edges.Sales = append(n.Edges.Sales, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withScore; query != nil {
+		if err := _q.loadScore(ctx, query, nodes, nil,
+			func(n *Customer, e *CustomerScore) { n.Edges.Score = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -806,6 +849,33 @@ func (_q *CustomerQuery) loadSales(ctx context.Context, query *SaleQuery, nodes 
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CustomerQuery) loadScore(ctx context.Context, query *CustomerScoreQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *CustomerScore)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(customerscore.FieldCustomerID)
+	}
+	query.Where(predicate.CustomerScore(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.ScoreColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, fk, n.ID)
 		}
 		assign(node, n)
 	}

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -473,6 +474,25 @@ func (_u *CustomerUpdate) AddSales(v ...*Sale) *CustomerUpdate {
 	return _u.AddSaleIDs(ids...)
 }
 
+// SetScoreID sets the "score" edge to the CustomerScore entity by ID.
+func (_u *CustomerUpdate) SetScoreID(id string) *CustomerUpdate {
+	_u.mutation.SetScoreID(id)
+	return _u
+}
+
+// SetNillableScoreID sets the "score" edge to the CustomerScore entity by ID if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableScoreID(id *string) *CustomerUpdate {
+	if id != nil {
+		_u = _u.SetScoreID(*id)
+	}
+	return _u
+}
+
+// SetScore sets the "score" edge to the CustomerScore entity.
+func (_u *CustomerUpdate) SetScore(v *CustomerScore) *CustomerUpdate {
+	return _u.SetScoreID(v.ID)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdate) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -560,6 +580,12 @@ func (_u *CustomerUpdate) RemoveSales(v ...*Sale) *CustomerUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSaleIDs(ids...)
+}
+
+// ClearScore clears the "score" edge to the CustomerScore entity.
+func (_u *CustomerUpdate) ClearScore() *CustomerUpdate {
+	_u.mutation.ClearScore()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -942,6 +968,35 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ScoreCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   customer.ScoreTable,
+			Columns: []string{customer.ScoreColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(customerscore.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ScoreIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   customer.ScoreTable,
+			Columns: []string{customer.ScoreColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(customerscore.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1409,6 +1464,25 @@ func (_u *CustomerUpdateOne) AddSales(v ...*Sale) *CustomerUpdateOne {
 	return _u.AddSaleIDs(ids...)
 }
 
+// SetScoreID sets the "score" edge to the CustomerScore entity by ID.
+func (_u *CustomerUpdateOne) SetScoreID(id string) *CustomerUpdateOne {
+	_u.mutation.SetScoreID(id)
+	return _u
+}
+
+// SetNillableScoreID sets the "score" edge to the CustomerScore entity by ID if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableScoreID(id *string) *CustomerUpdateOne {
+	if id != nil {
+		_u = _u.SetScoreID(*id)
+	}
+	return _u
+}
+
+// SetScore sets the "score" edge to the CustomerScore entity.
+func (_u *CustomerUpdateOne) SetScore(v *CustomerScore) *CustomerUpdateOne {
+	return _u.SetScoreID(v.ID)
+}
+
 // Mutation returns the CustomerMutation object of the builder.
 func (_u *CustomerUpdateOne) Mutation() *CustomerMutation {
 	return _u.mutation
@@ -1496,6 +1570,12 @@ func (_u *CustomerUpdateOne) RemoveSales(v ...*Sale) *CustomerUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSaleIDs(ids...)
+}
+
+// ClearScore clears the "score" edge to the CustomerScore entity.
+func (_u *CustomerUpdateOne) ClearScore() *CustomerUpdateOne {
+	_u.mutation.ClearScore()
+	return _u
 }
 
 // Where appends a list predicates to the CustomerUpdate builder.
@@ -1908,6 +1988,35 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ScoreCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   customer.ScoreTable,
+			Columns: []string{customer.ScoreColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(customerscore.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ScoreIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   customer.ScoreTable,
+			Columns: []string{customer.ScoreColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(customerscore.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

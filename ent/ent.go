@@ -14,7 +14,9 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -94,7 +96,9 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apiclient.Table:       apiclient.ValidColumn,
 			campaign.Table:        campaign.ValidColumn,
+			churnmodel.Table:      churnmodel.ValidColumn,
 			customer.Table:        customer.ValidColumn,
+			customerscore.Table:   customerscore.ValidColumn,
 			event.Table:           event.ValidColumn,
 			idempotencykey.Table:  idempotencykey.ValidColumn,
 			pointsentry.Table:     pointsentry.ValidColumn,

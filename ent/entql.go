@@ -5,7 +5,9 @@ package ent
 import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -33,7 +35,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 20)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 22)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -92,6 +94,27 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[2] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   churnmodel.Table,
+			Columns: churnmodel.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: churnmodel.FieldID,
+			},
+		},
+		Type: "ChurnModel",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			churnmodel.FieldTenantID:      {Type: field.TypeString, Column: churnmodel.FieldTenantID},
+			churnmodel.FieldFittedAt:      {Type: field.TypeTime, Column: churnmodel.FieldFittedAt},
+			churnmodel.FieldCustomers:     {Type: field.TypeInt, Column: churnmodel.FieldCustomers},
+			churnmodel.FieldR:             {Type: field.TypeFloat64, Column: churnmodel.FieldR},
+			churnmodel.FieldAlpha:         {Type: field.TypeFloat64, Column: churnmodel.FieldAlpha},
+			churnmodel.FieldA:             {Type: field.TypeFloat64, Column: churnmodel.FieldA},
+			churnmodel.FieldB:             {Type: field.TypeFloat64, Column: churnmodel.FieldB},
+			churnmodel.FieldLogLikelihood: {Type: field.TypeFloat64, Column: churnmodel.FieldLogLikelihood},
+		},
+	}
+	graph.Nodes[3] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customer.Table,
 			Columns: customer.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -127,7 +150,31 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldConsentUpdatedAt:      {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
 		},
 	}
-	graph.Nodes[3] = &sqlgraph.Node{
+	graph.Nodes[4] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   customerscore.Table,
+			Columns: customerscore.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: customerscore.FieldID,
+			},
+		},
+		Type: "CustomerScore",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			customerscore.FieldTenantID:             {Type: field.TypeString, Column: customerscore.FieldTenantID},
+			customerscore.FieldCustomerID:           {Type: field.TypeString, Column: customerscore.FieldCustomerID},
+			customerscore.FieldScoredAt:             {Type: field.TypeTime, Column: customerscore.FieldScoredAt},
+			customerscore.FieldModelFittedAt:        {Type: field.TypeTime, Column: customerscore.FieldModelFittedAt},
+			customerscore.FieldRisk:                 {Type: field.TypeEnum, Column: customerscore.FieldRisk},
+			customerscore.FieldReason:               {Type: field.TypeString, Column: customerscore.FieldReason},
+			customerscore.FieldPAlive:               {Type: field.TypeFloat64, Column: customerscore.FieldPAlive},
+			customerscore.FieldExpectedPurchases90d: {Type: field.TypeFloat64, Column: customerscore.FieldExpectedPurchases90d},
+			customerscore.FieldFrequency:            {Type: field.TypeInt, Column: customerscore.FieldFrequency},
+			customerscore.FieldRecencyDays:          {Type: field.TypeInt, Column: customerscore.FieldRecencyDays},
+			customerscore.FieldMonetaryValue:        {Type: field.TypeOther, Column: customerscore.FieldMonetaryValue},
+		},
+	}
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -146,7 +193,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -167,7 +214,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
@@ -193,7 +240,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -214,7 +261,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -242,7 +289,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldRollbackReason:    {Type: field.TypeString, Column: redemption.FieldRollbackReason},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -277,7 +324,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldPointsReversed:       {Type: field.TypeInt64, Column: sale.FieldPointsReversed},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -300,7 +347,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -321,7 +368,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -347,7 +394,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -365,7 +412,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -382,7 +429,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -400,7 +447,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -431,7 +478,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -455,7 +502,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -475,7 +522,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -500,7 +547,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -576,6 +623,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
 			Inverse: false,
+			Table:   churnmodel.TenantTable,
+			Columns: []string{churnmodel.TenantColumn},
+			Bidi:    false,
+		},
+		"ChurnModel",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
 			Table:   customer.TenantTable,
 			Columns: []string{customer.TenantColumn},
 			Bidi:    false,
@@ -630,6 +689,42 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Customer",
 		"Sale",
+	)
+	graph.MustAddE(
+		"score",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   customer.ScoreTable,
+			Columns: []string{customer.ScoreColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"CustomerScore",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   customerscore.TenantTable,
+			Columns: []string{customerscore.TenantColumn},
+			Bidi:    false,
+		},
+		"CustomerScore",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: true,
+			Table:   customerscore.CustomerTable,
+			Columns: []string{customerscore.CustomerColumn},
+			Bidi:    false,
+		},
+		"CustomerScore",
+		"Customer",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -1407,6 +1502,100 @@ func (f *CampaignFilter) WhereHasRedemptionsWith(preds ...predicate.Redemption) 
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *ChurnModelQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ChurnModelQuery builder.
+func (_q *ChurnModelQuery) Filter() *ChurnModelFilter {
+	return &ChurnModelFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ChurnModelMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ChurnModelMutation builder.
+func (m *ChurnModelMutation) Filter() *ChurnModelFilter {
+	return &ChurnModelFilter{config: m.config, predicateAdder: m}
+}
+
+// ChurnModelFilter provides a generic filtering capability at runtime for ChurnModelQuery.
+type ChurnModelFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ChurnModelFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *ChurnModelFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(churnmodel.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *ChurnModelFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(churnmodel.FieldTenantID))
+}
+
+// WhereFittedAt applies the entql time.Time predicate on the fitted_at field.
+func (f *ChurnModelFilter) WhereFittedAt(p entql.TimeP) {
+	f.Where(p.Field(churnmodel.FieldFittedAt))
+}
+
+// WhereCustomers applies the entql int predicate on the customers field.
+func (f *ChurnModelFilter) WhereCustomers(p entql.IntP) {
+	f.Where(p.Field(churnmodel.FieldCustomers))
+}
+
+// WhereR applies the entql float64 predicate on the r field.
+func (f *ChurnModelFilter) WhereR(p entql.Float64P) {
+	f.Where(p.Field(churnmodel.FieldR))
+}
+
+// WhereAlpha applies the entql float64 predicate on the alpha field.
+func (f *ChurnModelFilter) WhereAlpha(p entql.Float64P) {
+	f.Where(p.Field(churnmodel.FieldAlpha))
+}
+
+// WhereA applies the entql float64 predicate on the a field.
+func (f *ChurnModelFilter) WhereA(p entql.Float64P) {
+	f.Where(p.Field(churnmodel.FieldA))
+}
+
+// WhereB applies the entql float64 predicate on the b field.
+func (f *ChurnModelFilter) WhereB(p entql.Float64P) {
+	f.Where(p.Field(churnmodel.FieldB))
+}
+
+// WhereLogLikelihood applies the entql float64 predicate on the log_likelihood field.
+func (f *ChurnModelFilter) WhereLogLikelihood(p entql.Float64P) {
+	f.Where(p.Field(churnmodel.FieldLogLikelihood))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *ChurnModelFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *ChurnModelFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *CustomerQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1435,7 +1624,7 @@ type CustomerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1636,6 +1825,143 @@ func (f *CustomerFilter) WhereHasSalesWith(preds ...predicate.Sale) {
 	})))
 }
 
+// WhereHasScore applies a predicate to check if query has an edge score.
+func (f *CustomerFilter) WhereHasScore() {
+	f.Where(entql.HasEdge("score"))
+}
+
+// WhereHasScoreWith applies a predicate to check if query has an edge score with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasScoreWith(preds ...predicate.CustomerScore) {
+	f.Where(entql.HasEdgeWith("score", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *CustomerScoreQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CustomerScoreQuery builder.
+func (_q *CustomerScoreQuery) Filter() *CustomerScoreFilter {
+	return &CustomerScoreFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CustomerScoreMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CustomerScoreMutation builder.
+func (m *CustomerScoreMutation) Filter() *CustomerScoreFilter {
+	return &CustomerScoreFilter{config: m.config, predicateAdder: m}
+}
+
+// CustomerScoreFilter provides a generic filtering capability at runtime for CustomerScoreQuery.
+type CustomerScoreFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CustomerScoreFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *CustomerScoreFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(customerscore.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *CustomerScoreFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(customerscore.FieldTenantID))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *CustomerScoreFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(customerscore.FieldCustomerID))
+}
+
+// WhereScoredAt applies the entql time.Time predicate on the scored_at field.
+func (f *CustomerScoreFilter) WhereScoredAt(p entql.TimeP) {
+	f.Where(p.Field(customerscore.FieldScoredAt))
+}
+
+// WhereModelFittedAt applies the entql time.Time predicate on the model_fitted_at field.
+func (f *CustomerScoreFilter) WhereModelFittedAt(p entql.TimeP) {
+	f.Where(p.Field(customerscore.FieldModelFittedAt))
+}
+
+// WhereRisk applies the entql string predicate on the risk field.
+func (f *CustomerScoreFilter) WhereRisk(p entql.StringP) {
+	f.Where(p.Field(customerscore.FieldRisk))
+}
+
+// WhereReason applies the entql string predicate on the reason field.
+func (f *CustomerScoreFilter) WhereReason(p entql.StringP) {
+	f.Where(p.Field(customerscore.FieldReason))
+}
+
+// WherePAlive applies the entql float64 predicate on the p_alive field.
+func (f *CustomerScoreFilter) WherePAlive(p entql.Float64P) {
+	f.Where(p.Field(customerscore.FieldPAlive))
+}
+
+// WhereExpectedPurchases90d applies the entql float64 predicate on the expected_purchases_90d field.
+func (f *CustomerScoreFilter) WhereExpectedPurchases90d(p entql.Float64P) {
+	f.Where(p.Field(customerscore.FieldExpectedPurchases90d))
+}
+
+// WhereFrequency applies the entql int predicate on the frequency field.
+func (f *CustomerScoreFilter) WhereFrequency(p entql.IntP) {
+	f.Where(p.Field(customerscore.FieldFrequency))
+}
+
+// WhereRecencyDays applies the entql int predicate on the recency_days field.
+func (f *CustomerScoreFilter) WhereRecencyDays(p entql.IntP) {
+	f.Where(p.Field(customerscore.FieldRecencyDays))
+}
+
+// WhereMonetaryValue applies the entql other predicate on the monetary_value field.
+func (f *CustomerScoreFilter) WhereMonetaryValue(p entql.OtherP) {
+	f.Where(p.Field(customerscore.FieldMonetaryValue))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *CustomerScoreFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *CustomerScoreFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *CustomerScoreFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *CustomerScoreFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // addPredicate implements the predicateAdder interface.
 func (_q *EventQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
@@ -1665,7 +1991,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1749,7 +2075,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1843,7 +2169,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1976,7 +2302,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2098,7 +2424,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2283,7 +2609,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2517,7 +2843,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2635,7 +2961,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2743,7 +3069,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2876,7 +3202,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2983,7 +3309,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3043,7 +3369,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3122,7 +3448,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3280,7 +3606,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3403,7 +3729,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3506,7 +3832,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3662,7 +3988,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

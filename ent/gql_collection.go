@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -826,6 +827,17 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 			_q.WithNamedSales(alias, func(wq *SaleQuery) {
 				*wq = *query
 			})
+
+		case "score":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerScoreClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerscoreImplementors)...); err != nil {
+				return err
+			}
+			_q.withScore = query
 		case "tenantID":
 			if _, ok := fieldSeen[customer.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, customer.FieldTenantID)
@@ -990,6 +1002,160 @@ func newCustomerPaginateArgs(rv map[string]any) *customerPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*CustomerWhereInput); ok {
 		args.opts = append(args.opts, WithCustomerFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *CustomerScoreQuery) CollectFields(ctx context.Context, satisfies ...string) (*CustomerScoreQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *CustomerScoreQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(customerscore.Columns))
+		selectedFields = []string{customerscore.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[customerscore.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldCustomerID)
+				fieldSeen[customerscore.FieldCustomerID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[customerscore.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldTenantID)
+				fieldSeen[customerscore.FieldTenantID] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[customerscore.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldCustomerID)
+				fieldSeen[customerscore.FieldCustomerID] = struct{}{}
+			}
+		case "scoredAt":
+			if _, ok := fieldSeen[customerscore.FieldScoredAt]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldScoredAt)
+				fieldSeen[customerscore.FieldScoredAt] = struct{}{}
+			}
+		case "modelFittedAt":
+			if _, ok := fieldSeen[customerscore.FieldModelFittedAt]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldModelFittedAt)
+				fieldSeen[customerscore.FieldModelFittedAt] = struct{}{}
+			}
+		case "risk":
+			if _, ok := fieldSeen[customerscore.FieldRisk]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldRisk)
+				fieldSeen[customerscore.FieldRisk] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[customerscore.FieldReason]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldReason)
+				fieldSeen[customerscore.FieldReason] = struct{}{}
+			}
+		case "pAlive":
+			if _, ok := fieldSeen[customerscore.FieldPAlive]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldPAlive)
+				fieldSeen[customerscore.FieldPAlive] = struct{}{}
+			}
+		case "expectedPurchases90d":
+			if _, ok := fieldSeen[customerscore.FieldExpectedPurchases90d]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldExpectedPurchases90d)
+				fieldSeen[customerscore.FieldExpectedPurchases90d] = struct{}{}
+			}
+		case "frequency":
+			if _, ok := fieldSeen[customerscore.FieldFrequency]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldFrequency)
+				fieldSeen[customerscore.FieldFrequency] = struct{}{}
+			}
+		case "recencyDays":
+			if _, ok := fieldSeen[customerscore.FieldRecencyDays]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldRecencyDays)
+				fieldSeen[customerscore.FieldRecencyDays] = struct{}{}
+			}
+		case "monetaryValue":
+			if _, ok := fieldSeen[customerscore.FieldMonetaryValue]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldMonetaryValue)
+				fieldSeen[customerscore.FieldMonetaryValue] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type customerscorePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []CustomerScorePaginateOption
+}
+
+func newCustomerScorePaginateArgs(rv map[string]any) *customerscorePaginateArgs {
+	args := &customerscorePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &CustomerScoreOrder{Field: &CustomerScoreOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithCustomerScoreOrder(order))
+			}
+		case *CustomerScoreOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithCustomerScoreOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*CustomerScoreWhereInput); ok {
+		args.opts = append(args.opts, WithCustomerScoreFilter(v.Filter))
 	}
 	return args
 }

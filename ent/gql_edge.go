@@ -121,6 +121,22 @@ func (_m *Customer) Sales(
 	return _m.QuerySales().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Customer) Score(ctx context.Context) (*CustomerScore, error) {
+	result, err := _m.Edges.ScoreOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryScore().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *CustomerScore) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *PointsEntry) Customer(ctx context.Context) (*Customer, error) {
 	result, err := _m.Edges.CustomerOrErr()
 	if IsNotLoaded(err) {

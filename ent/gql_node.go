@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -46,6 +47,11 @@ var customerImplementors = []string{"Customer", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Customer) IsNode() {}
+
+var customerscoreImplementors = []string{"CustomerScore", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*CustomerScore) IsNode() {}
 
 var eventImplementors = []string{"Event", "Node"}
 
@@ -193,6 +199,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(customer.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, customerImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case customerscore.Table:
+		query := c.CustomerScore.Query().
+			Where(customerscore.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, customerscoreImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -423,6 +438,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Customer.Query().
 			Where(customer.IDIn(ids...))
 		query, err := query.CollectFields(ctx, customerImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case customerscore.Table:
+		query := c.CustomerScore.Query().
+			Where(customerscore.IDIn(ids...))
+		query, err := query.CollectFields(ctx, customerscoreImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -1176,6 +1177,302 @@ func (_m *Customer) ToEdge(order *CustomerOrder) *CustomerEdge {
 		order = DefaultCustomerOrder
 	}
 	return &CustomerEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// CustomerScoreEdge is the edge representation of CustomerScore.
+type CustomerScoreEdge struct {
+	Node   *CustomerScore `json:"node"`
+	Cursor Cursor         `json:"cursor"`
+}
+
+// CustomerScoreConnection is the connection containing edges to CustomerScore.
+type CustomerScoreConnection struct {
+	Edges      []*CustomerScoreEdge `json:"edges"`
+	PageInfo   PageInfo             `json:"pageInfo"`
+	TotalCount int                  `json:"totalCount"`
+}
+
+func (c *CustomerScoreConnection) build(nodes []*CustomerScore, pager *customerscorePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *CustomerScore
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *CustomerScore {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *CustomerScore {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*CustomerScoreEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &CustomerScoreEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// CustomerScorePaginateOption enables pagination customization.
+type CustomerScorePaginateOption func(*customerscorePager) error
+
+// WithCustomerScoreOrder configures pagination ordering.
+func WithCustomerScoreOrder(order *CustomerScoreOrder) CustomerScorePaginateOption {
+	if order == nil {
+		order = DefaultCustomerScoreOrder
+	}
+	o := *order
+	return func(pager *customerscorePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultCustomerScoreOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithCustomerScoreFilter configures pagination filter.
+func WithCustomerScoreFilter(filter func(*CustomerScoreQuery) (*CustomerScoreQuery, error)) CustomerScorePaginateOption {
+	return func(pager *customerscorePager) error {
+		if filter == nil {
+			return errors.New("CustomerScoreQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type customerscorePager struct {
+	reverse bool
+	order   *CustomerScoreOrder
+	filter  func(*CustomerScoreQuery) (*CustomerScoreQuery, error)
+}
+
+func newCustomerScorePager(opts []CustomerScorePaginateOption, reverse bool) (*customerscorePager, error) {
+	pager := &customerscorePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultCustomerScoreOrder
+	}
+	return pager, nil
+}
+
+func (p *customerscorePager) applyFilter(query *CustomerScoreQuery) (*CustomerScoreQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *customerscorePager) toCursor(_m *CustomerScore) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *customerscorePager) applyCursors(query *CustomerScoreQuery, after, before *Cursor) (*CustomerScoreQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultCustomerScoreOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *customerscorePager) applyOrder(query *CustomerScoreQuery) *CustomerScoreQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultCustomerScoreOrder.Field {
+		query = query.Order(DefaultCustomerScoreOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *customerscorePager) orderExpr(query *CustomerScoreQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultCustomerScoreOrder.Field {
+			b.Comma().Ident(DefaultCustomerScoreOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to CustomerScore.
+func (_m *CustomerScoreQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...CustomerScorePaginateOption,
+) (*CustomerScoreConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newCustomerScorePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &CustomerScoreConnection{Edges: []*CustomerScoreEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// CustomerScoreOrderFieldRisk orders CustomerScore by risk.
+	CustomerScoreOrderFieldRisk = &CustomerScoreOrderField{
+		Value: func(_m *CustomerScore) (ent.Value, error) {
+			return _m.Risk, nil
+		},
+		column: customerscore.FieldRisk,
+		toTerm: customerscore.ByRisk,
+		toCursor: func(_m *CustomerScore) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Risk,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f CustomerScoreOrderField) String() string {
+	var str string
+	switch f.column {
+	case CustomerScoreOrderFieldRisk.column:
+		str = "RISK"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f CustomerScoreOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *CustomerScoreOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("CustomerScoreOrderField %T must be a string", v)
+	}
+	switch str {
+	case "RISK":
+		*f = *CustomerScoreOrderFieldRisk
+	default:
+		return fmt.Errorf("%s is not a valid CustomerScoreOrderField", str)
+	}
+	return nil
+}
+
+// CustomerScoreOrderField defines the ordering field of CustomerScore.
+type CustomerScoreOrderField struct {
+	// Value extracts the ordering value from the given CustomerScore.
+	Value    func(*CustomerScore) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) customerscore.OrderOption
+	toCursor func(*CustomerScore) Cursor
+}
+
+// CustomerScoreOrder defines the ordering of CustomerScore.
+type CustomerScoreOrder struct {
+	Direction OrderDirection           `json:"direction"`
+	Field     *CustomerScoreOrderField `json:"field"`
+}
+
+// DefaultCustomerScoreOrder is the default ordering of CustomerScore.
+var DefaultCustomerScoreOrder = &CustomerScoreOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &CustomerScoreOrderField{
+		Value: func(_m *CustomerScore) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: customerscore.FieldID,
+		toTerm: customerscore.ByID,
+		toCursor: func(_m *CustomerScore) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts CustomerScore into CustomerScoreEdge.
+func (_m *CustomerScore) ToEdge(order *CustomerScoreOrder) *CustomerScoreEdge {
+	if order == nil {
+		order = DefaultCustomerScoreOrder
+	}
+	return &CustomerScoreEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
@@ -1599,6 +1600,10 @@ type CustomerWhereInput struct {
 	// "sales" edge predicates.
 	HasSales     *bool             `json:"hasSales,omitempty"`
 	HasSalesWith []*SaleWhereInput `json:"hasSalesWith,omitempty"`
+
+	// "score" edge predicates.
+	HasScore     *bool                      `json:"hasScore,omitempty"`
+	HasScoreWith []*CustomerScoreWhereInput `json:"hasScoreWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -2417,6 +2422,24 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 		}
 		predicates = append(predicates, customer.HasSalesWith(with...))
 	}
+	if i.HasScore != nil {
+		p := customer.HasScore()
+		if !*i.HasScore {
+			p = customer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasScoreWith) > 0 {
+		with := make([]predicate.CustomerScore, 0, len(i.HasScoreWith))
+		for _, w := range i.HasScoreWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasScoreWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customer.HasScoreWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyCustomerWhereInput
@@ -2424,6 +2447,610 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 		return predicates[0], nil
 	default:
 		return customer.And(predicates...), nil
+	}
+}
+
+// CustomerScoreWhereInput represents a where input for filtering CustomerScore queries.
+type CustomerScoreWhereInput struct {
+	Predicates []predicate.CustomerScore  `json:"-"`
+	Not        *CustomerScoreWhereInput   `json:"not,omitempty"`
+	Or         []*CustomerScoreWhereInput `json:"or,omitempty"`
+	And        []*CustomerScoreWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "customer_id" field predicates.
+	CustomerID             *string  `json:"customerID,omitempty"`
+	CustomerIDNEQ          *string  `json:"customerIDNEQ,omitempty"`
+	CustomerIDIn           []string `json:"customerIDIn,omitempty"`
+	CustomerIDNotIn        []string `json:"customerIDNotIn,omitempty"`
+	CustomerIDGT           *string  `json:"customerIDGT,omitempty"`
+	CustomerIDGTE          *string  `json:"customerIDGTE,omitempty"`
+	CustomerIDLT           *string  `json:"customerIDLT,omitempty"`
+	CustomerIDLTE          *string  `json:"customerIDLTE,omitempty"`
+	CustomerIDContains     *string  `json:"customerIDContains,omitempty"`
+	CustomerIDHasPrefix    *string  `json:"customerIDHasPrefix,omitempty"`
+	CustomerIDHasSuffix    *string  `json:"customerIDHasSuffix,omitempty"`
+	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
+	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
+
+	// "scored_at" field predicates.
+	ScoredAt      *time.Time  `json:"scoredAt,omitempty"`
+	ScoredAtNEQ   *time.Time  `json:"scoredAtNEQ,omitempty"`
+	ScoredAtIn    []time.Time `json:"scoredAtIn,omitempty"`
+	ScoredAtNotIn []time.Time `json:"scoredAtNotIn,omitempty"`
+	ScoredAtGT    *time.Time  `json:"scoredAtGT,omitempty"`
+	ScoredAtGTE   *time.Time  `json:"scoredAtGTE,omitempty"`
+	ScoredAtLT    *time.Time  `json:"scoredAtLT,omitempty"`
+	ScoredAtLTE   *time.Time  `json:"scoredAtLTE,omitempty"`
+
+	// "model_fitted_at" field predicates.
+	ModelFittedAt       *time.Time  `json:"modelFittedAt,omitempty"`
+	ModelFittedAtNEQ    *time.Time  `json:"modelFittedAtNEQ,omitempty"`
+	ModelFittedAtIn     []time.Time `json:"modelFittedAtIn,omitempty"`
+	ModelFittedAtNotIn  []time.Time `json:"modelFittedAtNotIn,omitempty"`
+	ModelFittedAtGT     *time.Time  `json:"modelFittedAtGT,omitempty"`
+	ModelFittedAtGTE    *time.Time  `json:"modelFittedAtGTE,omitempty"`
+	ModelFittedAtLT     *time.Time  `json:"modelFittedAtLT,omitempty"`
+	ModelFittedAtLTE    *time.Time  `json:"modelFittedAtLTE,omitempty"`
+	ModelFittedAtIsNil  bool        `json:"modelFittedAtIsNil,omitempty"`
+	ModelFittedAtNotNil bool        `json:"modelFittedAtNotNil,omitempty"`
+
+	// "risk" field predicates.
+	Risk      *customerscore.Risk  `json:"risk,omitempty"`
+	RiskNEQ   *customerscore.Risk  `json:"riskNEQ,omitempty"`
+	RiskIn    []customerscore.Risk `json:"riskIn,omitempty"`
+	RiskNotIn []customerscore.Risk `json:"riskNotIn,omitempty"`
+
+	// "reason" field predicates.
+	Reason             *string  `json:"reason,omitempty"`
+	ReasonNEQ          *string  `json:"reasonNEQ,omitempty"`
+	ReasonIn           []string `json:"reasonIn,omitempty"`
+	ReasonNotIn        []string `json:"reasonNotIn,omitempty"`
+	ReasonGT           *string  `json:"reasonGT,omitempty"`
+	ReasonGTE          *string  `json:"reasonGTE,omitempty"`
+	ReasonLT           *string  `json:"reasonLT,omitempty"`
+	ReasonLTE          *string  `json:"reasonLTE,omitempty"`
+	ReasonContains     *string  `json:"reasonContains,omitempty"`
+	ReasonHasPrefix    *string  `json:"reasonHasPrefix,omitempty"`
+	ReasonHasSuffix    *string  `json:"reasonHasSuffix,omitempty"`
+	ReasonEqualFold    *string  `json:"reasonEqualFold,omitempty"`
+	ReasonContainsFold *string  `json:"reasonContainsFold,omitempty"`
+
+	// "p_alive" field predicates.
+	PAlive       *float64  `json:"pAlive,omitempty"`
+	PAliveNEQ    *float64  `json:"pAliveNEQ,omitempty"`
+	PAliveIn     []float64 `json:"pAliveIn,omitempty"`
+	PAliveNotIn  []float64 `json:"pAliveNotIn,omitempty"`
+	PAliveGT     *float64  `json:"pAliveGT,omitempty"`
+	PAliveGTE    *float64  `json:"pAliveGTE,omitempty"`
+	PAliveLT     *float64  `json:"pAliveLT,omitempty"`
+	PAliveLTE    *float64  `json:"pAliveLTE,omitempty"`
+	PAliveIsNil  bool      `json:"pAliveIsNil,omitempty"`
+	PAliveNotNil bool      `json:"pAliveNotNil,omitempty"`
+
+	// "expected_purchases_90d" field predicates.
+	ExpectedPurchases90d       *float64  `json:"expectedPurchases90d,omitempty"`
+	ExpectedPurchases90dNEQ    *float64  `json:"expectedPurchases90dNEQ,omitempty"`
+	ExpectedPurchases90dIn     []float64 `json:"expectedPurchases90dIn,omitempty"`
+	ExpectedPurchases90dNotIn  []float64 `json:"expectedPurchases90dNotIn,omitempty"`
+	ExpectedPurchases90dGT     *float64  `json:"expectedPurchases90dGT,omitempty"`
+	ExpectedPurchases90dGTE    *float64  `json:"expectedPurchases90dGTE,omitempty"`
+	ExpectedPurchases90dLT     *float64  `json:"expectedPurchases90dLT,omitempty"`
+	ExpectedPurchases90dLTE    *float64  `json:"expectedPurchases90dLTE,omitempty"`
+	ExpectedPurchases90dIsNil  bool      `json:"expectedPurchases90dIsNil,omitempty"`
+	ExpectedPurchases90dNotNil bool      `json:"expectedPurchases90dNotNil,omitempty"`
+
+	// "frequency" field predicates.
+	Frequency      *int  `json:"frequency,omitempty"`
+	FrequencyNEQ   *int  `json:"frequencyNEQ,omitempty"`
+	FrequencyIn    []int `json:"frequencyIn,omitempty"`
+	FrequencyNotIn []int `json:"frequencyNotIn,omitempty"`
+	FrequencyGT    *int  `json:"frequencyGT,omitempty"`
+	FrequencyGTE   *int  `json:"frequencyGTE,omitempty"`
+	FrequencyLT    *int  `json:"frequencyLT,omitempty"`
+	FrequencyLTE   *int  `json:"frequencyLTE,omitempty"`
+
+	// "recency_days" field predicates.
+	RecencyDays       *int  `json:"recencyDays,omitempty"`
+	RecencyDaysNEQ    *int  `json:"recencyDaysNEQ,omitempty"`
+	RecencyDaysIn     []int `json:"recencyDaysIn,omitempty"`
+	RecencyDaysNotIn  []int `json:"recencyDaysNotIn,omitempty"`
+	RecencyDaysGT     *int  `json:"recencyDaysGT,omitempty"`
+	RecencyDaysGTE    *int  `json:"recencyDaysGTE,omitempty"`
+	RecencyDaysLT     *int  `json:"recencyDaysLT,omitempty"`
+	RecencyDaysLTE    *int  `json:"recencyDaysLTE,omitempty"`
+	RecencyDaysIsNil  bool  `json:"recencyDaysIsNil,omitempty"`
+	RecencyDaysNotNil bool  `json:"recencyDaysNotNil,omitempty"`
+
+	// "monetary_value" field predicates.
+	MonetaryValue      *decimal.Decimal  `json:"monetaryValue,omitempty"`
+	MonetaryValueNEQ   *decimal.Decimal  `json:"monetaryValueNEQ,omitempty"`
+	MonetaryValueIn    []decimal.Decimal `json:"monetaryValueIn,omitempty"`
+	MonetaryValueNotIn []decimal.Decimal `json:"monetaryValueNotIn,omitempty"`
+	MonetaryValueGT    *decimal.Decimal  `json:"monetaryValueGT,omitempty"`
+	MonetaryValueGTE   *decimal.Decimal  `json:"monetaryValueGTE,omitempty"`
+	MonetaryValueLT    *decimal.Decimal  `json:"monetaryValueLT,omitempty"`
+	MonetaryValueLTE   *decimal.Decimal  `json:"monetaryValueLTE,omitempty"`
+
+	// "customer" edge predicates.
+	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
+	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *CustomerScoreWhereInput) AddPredicates(predicates ...predicate.CustomerScore) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the CustomerScoreWhereInput filter on the CustomerScoreQuery builder.
+func (i *CustomerScoreWhereInput) Filter(q *CustomerScoreQuery) (*CustomerScoreQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyCustomerScoreWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyCustomerScoreWhereInput is returned in case the CustomerScoreWhereInput is empty.
+var ErrEmptyCustomerScoreWhereInput = errors.New("ent: empty predicate CustomerScoreWhereInput")
+
+// P returns a predicate for filtering customerscores.
+// An error is returned if the input is empty or invalid.
+func (i *CustomerScoreWhereInput) P() (predicate.CustomerScore, error) {
+	var predicates []predicate.CustomerScore
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, customerscore.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.CustomerScore, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, customerscore.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.CustomerScore, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, customerscore.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, customerscore.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, customerscore.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, customerscore.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, customerscore.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, customerscore.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, customerscore.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, customerscore.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, customerscore.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, customerscore.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, customerscore.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, customerscore.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, customerscore.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, customerscore.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, customerscore.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, customerscore.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, customerscore.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, customerscore.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, customerscore.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, customerscore.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, customerscore.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, customerscore.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, customerscore.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, customerscore.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CustomerID != nil {
+		predicates = append(predicates, customerscore.CustomerIDEQ(*i.CustomerID))
+	}
+	if i.CustomerIDNEQ != nil {
+		predicates = append(predicates, customerscore.CustomerIDNEQ(*i.CustomerIDNEQ))
+	}
+	if len(i.CustomerIDIn) > 0 {
+		predicates = append(predicates, customerscore.CustomerIDIn(i.CustomerIDIn...))
+	}
+	if len(i.CustomerIDNotIn) > 0 {
+		predicates = append(predicates, customerscore.CustomerIDNotIn(i.CustomerIDNotIn...))
+	}
+	if i.CustomerIDGT != nil {
+		predicates = append(predicates, customerscore.CustomerIDGT(*i.CustomerIDGT))
+	}
+	if i.CustomerIDGTE != nil {
+		predicates = append(predicates, customerscore.CustomerIDGTE(*i.CustomerIDGTE))
+	}
+	if i.CustomerIDLT != nil {
+		predicates = append(predicates, customerscore.CustomerIDLT(*i.CustomerIDLT))
+	}
+	if i.CustomerIDLTE != nil {
+		predicates = append(predicates, customerscore.CustomerIDLTE(*i.CustomerIDLTE))
+	}
+	if i.CustomerIDContains != nil {
+		predicates = append(predicates, customerscore.CustomerIDContains(*i.CustomerIDContains))
+	}
+	if i.CustomerIDHasPrefix != nil {
+		predicates = append(predicates, customerscore.CustomerIDHasPrefix(*i.CustomerIDHasPrefix))
+	}
+	if i.CustomerIDHasSuffix != nil {
+		predicates = append(predicates, customerscore.CustomerIDHasSuffix(*i.CustomerIDHasSuffix))
+	}
+	if i.CustomerIDEqualFold != nil {
+		predicates = append(predicates, customerscore.CustomerIDEqualFold(*i.CustomerIDEqualFold))
+	}
+	if i.CustomerIDContainsFold != nil {
+		predicates = append(predicates, customerscore.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.ScoredAt != nil {
+		predicates = append(predicates, customerscore.ScoredAtEQ(*i.ScoredAt))
+	}
+	if i.ScoredAtNEQ != nil {
+		predicates = append(predicates, customerscore.ScoredAtNEQ(*i.ScoredAtNEQ))
+	}
+	if len(i.ScoredAtIn) > 0 {
+		predicates = append(predicates, customerscore.ScoredAtIn(i.ScoredAtIn...))
+	}
+	if len(i.ScoredAtNotIn) > 0 {
+		predicates = append(predicates, customerscore.ScoredAtNotIn(i.ScoredAtNotIn...))
+	}
+	if i.ScoredAtGT != nil {
+		predicates = append(predicates, customerscore.ScoredAtGT(*i.ScoredAtGT))
+	}
+	if i.ScoredAtGTE != nil {
+		predicates = append(predicates, customerscore.ScoredAtGTE(*i.ScoredAtGTE))
+	}
+	if i.ScoredAtLT != nil {
+		predicates = append(predicates, customerscore.ScoredAtLT(*i.ScoredAtLT))
+	}
+	if i.ScoredAtLTE != nil {
+		predicates = append(predicates, customerscore.ScoredAtLTE(*i.ScoredAtLTE))
+	}
+	if i.ModelFittedAt != nil {
+		predicates = append(predicates, customerscore.ModelFittedAtEQ(*i.ModelFittedAt))
+	}
+	if i.ModelFittedAtNEQ != nil {
+		predicates = append(predicates, customerscore.ModelFittedAtNEQ(*i.ModelFittedAtNEQ))
+	}
+	if len(i.ModelFittedAtIn) > 0 {
+		predicates = append(predicates, customerscore.ModelFittedAtIn(i.ModelFittedAtIn...))
+	}
+	if len(i.ModelFittedAtNotIn) > 0 {
+		predicates = append(predicates, customerscore.ModelFittedAtNotIn(i.ModelFittedAtNotIn...))
+	}
+	if i.ModelFittedAtGT != nil {
+		predicates = append(predicates, customerscore.ModelFittedAtGT(*i.ModelFittedAtGT))
+	}
+	if i.ModelFittedAtGTE != nil {
+		predicates = append(predicates, customerscore.ModelFittedAtGTE(*i.ModelFittedAtGTE))
+	}
+	if i.ModelFittedAtLT != nil {
+		predicates = append(predicates, customerscore.ModelFittedAtLT(*i.ModelFittedAtLT))
+	}
+	if i.ModelFittedAtLTE != nil {
+		predicates = append(predicates, customerscore.ModelFittedAtLTE(*i.ModelFittedAtLTE))
+	}
+	if i.ModelFittedAtIsNil {
+		predicates = append(predicates, customerscore.ModelFittedAtIsNil())
+	}
+	if i.ModelFittedAtNotNil {
+		predicates = append(predicates, customerscore.ModelFittedAtNotNil())
+	}
+	if i.Risk != nil {
+		predicates = append(predicates, customerscore.RiskEQ(*i.Risk))
+	}
+	if i.RiskNEQ != nil {
+		predicates = append(predicates, customerscore.RiskNEQ(*i.RiskNEQ))
+	}
+	if len(i.RiskIn) > 0 {
+		predicates = append(predicates, customerscore.RiskIn(i.RiskIn...))
+	}
+	if len(i.RiskNotIn) > 0 {
+		predicates = append(predicates, customerscore.RiskNotIn(i.RiskNotIn...))
+	}
+	if i.Reason != nil {
+		predicates = append(predicates, customerscore.ReasonEQ(*i.Reason))
+	}
+	if i.ReasonNEQ != nil {
+		predicates = append(predicates, customerscore.ReasonNEQ(*i.ReasonNEQ))
+	}
+	if len(i.ReasonIn) > 0 {
+		predicates = append(predicates, customerscore.ReasonIn(i.ReasonIn...))
+	}
+	if len(i.ReasonNotIn) > 0 {
+		predicates = append(predicates, customerscore.ReasonNotIn(i.ReasonNotIn...))
+	}
+	if i.ReasonGT != nil {
+		predicates = append(predicates, customerscore.ReasonGT(*i.ReasonGT))
+	}
+	if i.ReasonGTE != nil {
+		predicates = append(predicates, customerscore.ReasonGTE(*i.ReasonGTE))
+	}
+	if i.ReasonLT != nil {
+		predicates = append(predicates, customerscore.ReasonLT(*i.ReasonLT))
+	}
+	if i.ReasonLTE != nil {
+		predicates = append(predicates, customerscore.ReasonLTE(*i.ReasonLTE))
+	}
+	if i.ReasonContains != nil {
+		predicates = append(predicates, customerscore.ReasonContains(*i.ReasonContains))
+	}
+	if i.ReasonHasPrefix != nil {
+		predicates = append(predicates, customerscore.ReasonHasPrefix(*i.ReasonHasPrefix))
+	}
+	if i.ReasonHasSuffix != nil {
+		predicates = append(predicates, customerscore.ReasonHasSuffix(*i.ReasonHasSuffix))
+	}
+	if i.ReasonEqualFold != nil {
+		predicates = append(predicates, customerscore.ReasonEqualFold(*i.ReasonEqualFold))
+	}
+	if i.ReasonContainsFold != nil {
+		predicates = append(predicates, customerscore.ReasonContainsFold(*i.ReasonContainsFold))
+	}
+	if i.PAlive != nil {
+		predicates = append(predicates, customerscore.PAliveEQ(*i.PAlive))
+	}
+	if i.PAliveNEQ != nil {
+		predicates = append(predicates, customerscore.PAliveNEQ(*i.PAliveNEQ))
+	}
+	if len(i.PAliveIn) > 0 {
+		predicates = append(predicates, customerscore.PAliveIn(i.PAliveIn...))
+	}
+	if len(i.PAliveNotIn) > 0 {
+		predicates = append(predicates, customerscore.PAliveNotIn(i.PAliveNotIn...))
+	}
+	if i.PAliveGT != nil {
+		predicates = append(predicates, customerscore.PAliveGT(*i.PAliveGT))
+	}
+	if i.PAliveGTE != nil {
+		predicates = append(predicates, customerscore.PAliveGTE(*i.PAliveGTE))
+	}
+	if i.PAliveLT != nil {
+		predicates = append(predicates, customerscore.PAliveLT(*i.PAliveLT))
+	}
+	if i.PAliveLTE != nil {
+		predicates = append(predicates, customerscore.PAliveLTE(*i.PAliveLTE))
+	}
+	if i.PAliveIsNil {
+		predicates = append(predicates, customerscore.PAliveIsNil())
+	}
+	if i.PAliveNotNil {
+		predicates = append(predicates, customerscore.PAliveNotNil())
+	}
+	if i.ExpectedPurchases90d != nil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dEQ(*i.ExpectedPurchases90d))
+	}
+	if i.ExpectedPurchases90dNEQ != nil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dNEQ(*i.ExpectedPurchases90dNEQ))
+	}
+	if len(i.ExpectedPurchases90dIn) > 0 {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dIn(i.ExpectedPurchases90dIn...))
+	}
+	if len(i.ExpectedPurchases90dNotIn) > 0 {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dNotIn(i.ExpectedPurchases90dNotIn...))
+	}
+	if i.ExpectedPurchases90dGT != nil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dGT(*i.ExpectedPurchases90dGT))
+	}
+	if i.ExpectedPurchases90dGTE != nil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dGTE(*i.ExpectedPurchases90dGTE))
+	}
+	if i.ExpectedPurchases90dLT != nil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dLT(*i.ExpectedPurchases90dLT))
+	}
+	if i.ExpectedPurchases90dLTE != nil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dLTE(*i.ExpectedPurchases90dLTE))
+	}
+	if i.ExpectedPurchases90dIsNil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dIsNil())
+	}
+	if i.ExpectedPurchases90dNotNil {
+		predicates = append(predicates, customerscore.ExpectedPurchases90dNotNil())
+	}
+	if i.Frequency != nil {
+		predicates = append(predicates, customerscore.FrequencyEQ(*i.Frequency))
+	}
+	if i.FrequencyNEQ != nil {
+		predicates = append(predicates, customerscore.FrequencyNEQ(*i.FrequencyNEQ))
+	}
+	if len(i.FrequencyIn) > 0 {
+		predicates = append(predicates, customerscore.FrequencyIn(i.FrequencyIn...))
+	}
+	if len(i.FrequencyNotIn) > 0 {
+		predicates = append(predicates, customerscore.FrequencyNotIn(i.FrequencyNotIn...))
+	}
+	if i.FrequencyGT != nil {
+		predicates = append(predicates, customerscore.FrequencyGT(*i.FrequencyGT))
+	}
+	if i.FrequencyGTE != nil {
+		predicates = append(predicates, customerscore.FrequencyGTE(*i.FrequencyGTE))
+	}
+	if i.FrequencyLT != nil {
+		predicates = append(predicates, customerscore.FrequencyLT(*i.FrequencyLT))
+	}
+	if i.FrequencyLTE != nil {
+		predicates = append(predicates, customerscore.FrequencyLTE(*i.FrequencyLTE))
+	}
+	if i.RecencyDays != nil {
+		predicates = append(predicates, customerscore.RecencyDaysEQ(*i.RecencyDays))
+	}
+	if i.RecencyDaysNEQ != nil {
+		predicates = append(predicates, customerscore.RecencyDaysNEQ(*i.RecencyDaysNEQ))
+	}
+	if len(i.RecencyDaysIn) > 0 {
+		predicates = append(predicates, customerscore.RecencyDaysIn(i.RecencyDaysIn...))
+	}
+	if len(i.RecencyDaysNotIn) > 0 {
+		predicates = append(predicates, customerscore.RecencyDaysNotIn(i.RecencyDaysNotIn...))
+	}
+	if i.RecencyDaysGT != nil {
+		predicates = append(predicates, customerscore.RecencyDaysGT(*i.RecencyDaysGT))
+	}
+	if i.RecencyDaysGTE != nil {
+		predicates = append(predicates, customerscore.RecencyDaysGTE(*i.RecencyDaysGTE))
+	}
+	if i.RecencyDaysLT != nil {
+		predicates = append(predicates, customerscore.RecencyDaysLT(*i.RecencyDaysLT))
+	}
+	if i.RecencyDaysLTE != nil {
+		predicates = append(predicates, customerscore.RecencyDaysLTE(*i.RecencyDaysLTE))
+	}
+	if i.RecencyDaysIsNil {
+		predicates = append(predicates, customerscore.RecencyDaysIsNil())
+	}
+	if i.RecencyDaysNotNil {
+		predicates = append(predicates, customerscore.RecencyDaysNotNil())
+	}
+	if i.MonetaryValue != nil {
+		predicates = append(predicates, customerscore.MonetaryValueEQ(*i.MonetaryValue))
+	}
+	if i.MonetaryValueNEQ != nil {
+		predicates = append(predicates, customerscore.MonetaryValueNEQ(*i.MonetaryValueNEQ))
+	}
+	if len(i.MonetaryValueIn) > 0 {
+		predicates = append(predicates, customerscore.MonetaryValueIn(i.MonetaryValueIn...))
+	}
+	if len(i.MonetaryValueNotIn) > 0 {
+		predicates = append(predicates, customerscore.MonetaryValueNotIn(i.MonetaryValueNotIn...))
+	}
+	if i.MonetaryValueGT != nil {
+		predicates = append(predicates, customerscore.MonetaryValueGT(*i.MonetaryValueGT))
+	}
+	if i.MonetaryValueGTE != nil {
+		predicates = append(predicates, customerscore.MonetaryValueGTE(*i.MonetaryValueGTE))
+	}
+	if i.MonetaryValueLT != nil {
+		predicates = append(predicates, customerscore.MonetaryValueLT(*i.MonetaryValueLT))
+	}
+	if i.MonetaryValueLTE != nil {
+		predicates = append(predicates, customerscore.MonetaryValueLTE(*i.MonetaryValueLTE))
+	}
+
+	if i.HasCustomer != nil {
+		p := customerscore.HasCustomer()
+		if !*i.HasCustomer {
+			p = customerscore.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCustomerWith) > 0 {
+		with := make([]predicate.Customer, 0, len(i.HasCustomerWith))
+		for _, w := range i.HasCustomerWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCustomerWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customerscore.HasCustomerWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyCustomerScoreWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return customerscore.And(predicates...), nil
 	}
 }
 

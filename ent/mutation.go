@@ -14,7 +14,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -47,7 +49,9 @@ const (
 	// Node types.
 	TypeAPIClient       = "APIClient"
 	TypeCampaign        = "Campaign"
+	TypeChurnModel      = "ChurnModel"
 	TypeCustomer        = "Customer"
+	TypeCustomerScore   = "CustomerScore"
 	TypeEvent           = "Event"
 	TypeIdempotencyKey  = "IdempotencyKey"
 	TypePointsEntry     = "PointsEntry"
@@ -2941,6 +2945,971 @@ func (m *CampaignMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Campaign edge %s", name)
 }
 
+// ChurnModelMutation represents an operation that mutates the ChurnModel nodes in the graph.
+type ChurnModelMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *string
+	fitted_at         *time.Time
+	customers         *int
+	addcustomers      *int
+	r                 *float64
+	addr              *float64
+	alpha             *float64
+	addalpha          *float64
+	a                 *float64
+	adda              *float64
+	b                 *float64
+	addb              *float64
+	log_likelihood    *float64
+	addlog_likelihood *float64
+	clearedFields     map[string]struct{}
+	tenant            *string
+	clearedtenant     bool
+	done              bool
+	oldValue          func(context.Context) (*ChurnModel, error)
+	predicates        []predicate.ChurnModel
+}
+
+var _ ent.Mutation = (*ChurnModelMutation)(nil)
+
+// churnmodelOption allows management of the mutation configuration using functional options.
+type churnmodelOption func(*ChurnModelMutation)
+
+// newChurnModelMutation creates new mutation for the ChurnModel entity.
+func newChurnModelMutation(c config, op Op, opts ...churnmodelOption) *ChurnModelMutation {
+	m := &ChurnModelMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChurnModel,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChurnModelID sets the ID field of the mutation.
+func withChurnModelID(id string) churnmodelOption {
+	return func(m *ChurnModelMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ChurnModel
+		)
+		m.oldValue = func(ctx context.Context) (*ChurnModel, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ChurnModel.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChurnModel sets the old ChurnModel of the mutation.
+func withChurnModel(node *ChurnModel) churnmodelOption {
+	return func(m *ChurnModelMutation) {
+		m.oldValue = func(context.Context) (*ChurnModel, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChurnModelMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChurnModelMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ChurnModel entities.
+func (m *ChurnModelMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChurnModelMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChurnModelMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ChurnModel.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *ChurnModelMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *ChurnModelMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *ChurnModelMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetFittedAt sets the "fitted_at" field.
+func (m *ChurnModelMutation) SetFittedAt(t time.Time) {
+	m.fitted_at = &t
+}
+
+// FittedAt returns the value of the "fitted_at" field in the mutation.
+func (m *ChurnModelMutation) FittedAt() (r time.Time, exists bool) {
+	v := m.fitted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFittedAt returns the old "fitted_at" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldFittedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFittedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFittedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFittedAt: %w", err)
+	}
+	return oldValue.FittedAt, nil
+}
+
+// ResetFittedAt resets all changes to the "fitted_at" field.
+func (m *ChurnModelMutation) ResetFittedAt() {
+	m.fitted_at = nil
+}
+
+// SetCustomers sets the "customers" field.
+func (m *ChurnModelMutation) SetCustomers(i int) {
+	m.customers = &i
+	m.addcustomers = nil
+}
+
+// Customers returns the value of the "customers" field in the mutation.
+func (m *ChurnModelMutation) Customers() (r int, exists bool) {
+	v := m.customers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomers returns the old "customers" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldCustomers(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomers: %w", err)
+	}
+	return oldValue.Customers, nil
+}
+
+// AddCustomers adds i to the "customers" field.
+func (m *ChurnModelMutation) AddCustomers(i int) {
+	if m.addcustomers != nil {
+		*m.addcustomers += i
+	} else {
+		m.addcustomers = &i
+	}
+}
+
+// AddedCustomers returns the value that was added to the "customers" field in this mutation.
+func (m *ChurnModelMutation) AddedCustomers() (r int, exists bool) {
+	v := m.addcustomers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCustomers resets all changes to the "customers" field.
+func (m *ChurnModelMutation) ResetCustomers() {
+	m.customers = nil
+	m.addcustomers = nil
+}
+
+// SetR sets the "r" field.
+func (m *ChurnModelMutation) SetR(f float64) {
+	m.r = &f
+	m.addr = nil
+}
+
+// R returns the value of the "r" field in the mutation.
+func (m *ChurnModelMutation) R() (r float64, exists bool) {
+	v := m.r
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldR returns the old "r" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldR(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldR is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldR requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldR: %w", err)
+	}
+	return oldValue.R, nil
+}
+
+// AddR adds f to the "r" field.
+func (m *ChurnModelMutation) AddR(f float64) {
+	if m.addr != nil {
+		*m.addr += f
+	} else {
+		m.addr = &f
+	}
+}
+
+// AddedR returns the value that was added to the "r" field in this mutation.
+func (m *ChurnModelMutation) AddedR() (r float64, exists bool) {
+	v := m.addr
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetR resets all changes to the "r" field.
+func (m *ChurnModelMutation) ResetR() {
+	m.r = nil
+	m.addr = nil
+}
+
+// SetAlpha sets the "alpha" field.
+func (m *ChurnModelMutation) SetAlpha(f float64) {
+	m.alpha = &f
+	m.addalpha = nil
+}
+
+// Alpha returns the value of the "alpha" field in the mutation.
+func (m *ChurnModelMutation) Alpha() (r float64, exists bool) {
+	v := m.alpha
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAlpha returns the old "alpha" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldAlpha(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAlpha is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAlpha requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAlpha: %w", err)
+	}
+	return oldValue.Alpha, nil
+}
+
+// AddAlpha adds f to the "alpha" field.
+func (m *ChurnModelMutation) AddAlpha(f float64) {
+	if m.addalpha != nil {
+		*m.addalpha += f
+	} else {
+		m.addalpha = &f
+	}
+}
+
+// AddedAlpha returns the value that was added to the "alpha" field in this mutation.
+func (m *ChurnModelMutation) AddedAlpha() (r float64, exists bool) {
+	v := m.addalpha
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAlpha resets all changes to the "alpha" field.
+func (m *ChurnModelMutation) ResetAlpha() {
+	m.alpha = nil
+	m.addalpha = nil
+}
+
+// SetA sets the "a" field.
+func (m *ChurnModelMutation) SetA(f float64) {
+	m.a = &f
+	m.adda = nil
+}
+
+// A returns the value of the "a" field in the mutation.
+func (m *ChurnModelMutation) A() (r float64, exists bool) {
+	v := m.a
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldA returns the old "a" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldA(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldA is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldA requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldA: %w", err)
+	}
+	return oldValue.A, nil
+}
+
+// AddA adds f to the "a" field.
+func (m *ChurnModelMutation) AddA(f float64) {
+	if m.adda != nil {
+		*m.adda += f
+	} else {
+		m.adda = &f
+	}
+}
+
+// AddedA returns the value that was added to the "a" field in this mutation.
+func (m *ChurnModelMutation) AddedA() (r float64, exists bool) {
+	v := m.adda
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetA resets all changes to the "a" field.
+func (m *ChurnModelMutation) ResetA() {
+	m.a = nil
+	m.adda = nil
+}
+
+// SetB sets the "b" field.
+func (m *ChurnModelMutation) SetB(f float64) {
+	m.b = &f
+	m.addb = nil
+}
+
+// B returns the value of the "b" field in the mutation.
+func (m *ChurnModelMutation) B() (r float64, exists bool) {
+	v := m.b
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldB returns the old "b" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldB(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldB is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldB requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldB: %w", err)
+	}
+	return oldValue.B, nil
+}
+
+// AddB adds f to the "b" field.
+func (m *ChurnModelMutation) AddB(f float64) {
+	if m.addb != nil {
+		*m.addb += f
+	} else {
+		m.addb = &f
+	}
+}
+
+// AddedB returns the value that was added to the "b" field in this mutation.
+func (m *ChurnModelMutation) AddedB() (r float64, exists bool) {
+	v := m.addb
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetB resets all changes to the "b" field.
+func (m *ChurnModelMutation) ResetB() {
+	m.b = nil
+	m.addb = nil
+}
+
+// SetLogLikelihood sets the "log_likelihood" field.
+func (m *ChurnModelMutation) SetLogLikelihood(f float64) {
+	m.log_likelihood = &f
+	m.addlog_likelihood = nil
+}
+
+// LogLikelihood returns the value of the "log_likelihood" field in the mutation.
+func (m *ChurnModelMutation) LogLikelihood() (r float64, exists bool) {
+	v := m.log_likelihood
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLogLikelihood returns the old "log_likelihood" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldLogLikelihood(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLogLikelihood is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLogLikelihood requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLogLikelihood: %w", err)
+	}
+	return oldValue.LogLikelihood, nil
+}
+
+// AddLogLikelihood adds f to the "log_likelihood" field.
+func (m *ChurnModelMutation) AddLogLikelihood(f float64) {
+	if m.addlog_likelihood != nil {
+		*m.addlog_likelihood += f
+	} else {
+		m.addlog_likelihood = &f
+	}
+}
+
+// AddedLogLikelihood returns the value that was added to the "log_likelihood" field in this mutation.
+func (m *ChurnModelMutation) AddedLogLikelihood() (r float64, exists bool) {
+	v := m.addlog_likelihood
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLogLikelihood resets all changes to the "log_likelihood" field.
+func (m *ChurnModelMutation) ResetLogLikelihood() {
+	m.log_likelihood = nil
+	m.addlog_likelihood = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *ChurnModelMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[churnmodel.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *ChurnModelMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *ChurnModelMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *ChurnModelMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// Where appends a list predicates to the ChurnModelMutation builder.
+func (m *ChurnModelMutation) Where(ps ...predicate.ChurnModel) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChurnModelMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChurnModelMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ChurnModel, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChurnModelMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChurnModelMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ChurnModel).
+func (m *ChurnModelMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChurnModelMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.tenant != nil {
+		fields = append(fields, churnmodel.FieldTenantID)
+	}
+	if m.fitted_at != nil {
+		fields = append(fields, churnmodel.FieldFittedAt)
+	}
+	if m.customers != nil {
+		fields = append(fields, churnmodel.FieldCustomers)
+	}
+	if m.r != nil {
+		fields = append(fields, churnmodel.FieldR)
+	}
+	if m.alpha != nil {
+		fields = append(fields, churnmodel.FieldAlpha)
+	}
+	if m.a != nil {
+		fields = append(fields, churnmodel.FieldA)
+	}
+	if m.b != nil {
+		fields = append(fields, churnmodel.FieldB)
+	}
+	if m.log_likelihood != nil {
+		fields = append(fields, churnmodel.FieldLogLikelihood)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChurnModelMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case churnmodel.FieldTenantID:
+		return m.TenantID()
+	case churnmodel.FieldFittedAt:
+		return m.FittedAt()
+	case churnmodel.FieldCustomers:
+		return m.Customers()
+	case churnmodel.FieldR:
+		return m.R()
+	case churnmodel.FieldAlpha:
+		return m.Alpha()
+	case churnmodel.FieldA:
+		return m.A()
+	case churnmodel.FieldB:
+		return m.B()
+	case churnmodel.FieldLogLikelihood:
+		return m.LogLikelihood()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChurnModelMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case churnmodel.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case churnmodel.FieldFittedAt:
+		return m.OldFittedAt(ctx)
+	case churnmodel.FieldCustomers:
+		return m.OldCustomers(ctx)
+	case churnmodel.FieldR:
+		return m.OldR(ctx)
+	case churnmodel.FieldAlpha:
+		return m.OldAlpha(ctx)
+	case churnmodel.FieldA:
+		return m.OldA(ctx)
+	case churnmodel.FieldB:
+		return m.OldB(ctx)
+	case churnmodel.FieldLogLikelihood:
+		return m.OldLogLikelihood(ctx)
+	}
+	return nil, fmt.Errorf("unknown ChurnModel field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChurnModelMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case churnmodel.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case churnmodel.FieldFittedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFittedAt(v)
+		return nil
+	case churnmodel.FieldCustomers:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomers(v)
+		return nil
+	case churnmodel.FieldR:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetR(v)
+		return nil
+	case churnmodel.FieldAlpha:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAlpha(v)
+		return nil
+	case churnmodel.FieldA:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetA(v)
+		return nil
+	case churnmodel.FieldB:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetB(v)
+		return nil
+	case churnmodel.FieldLogLikelihood:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLogLikelihood(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChurnModel field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChurnModelMutation) AddedFields() []string {
+	var fields []string
+	if m.addcustomers != nil {
+		fields = append(fields, churnmodel.FieldCustomers)
+	}
+	if m.addr != nil {
+		fields = append(fields, churnmodel.FieldR)
+	}
+	if m.addalpha != nil {
+		fields = append(fields, churnmodel.FieldAlpha)
+	}
+	if m.adda != nil {
+		fields = append(fields, churnmodel.FieldA)
+	}
+	if m.addb != nil {
+		fields = append(fields, churnmodel.FieldB)
+	}
+	if m.addlog_likelihood != nil {
+		fields = append(fields, churnmodel.FieldLogLikelihood)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChurnModelMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case churnmodel.FieldCustomers:
+		return m.AddedCustomers()
+	case churnmodel.FieldR:
+		return m.AddedR()
+	case churnmodel.FieldAlpha:
+		return m.AddedAlpha()
+	case churnmodel.FieldA:
+		return m.AddedA()
+	case churnmodel.FieldB:
+		return m.AddedB()
+	case churnmodel.FieldLogLikelihood:
+		return m.AddedLogLikelihood()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChurnModelMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case churnmodel.FieldCustomers:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCustomers(v)
+		return nil
+	case churnmodel.FieldR:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddR(v)
+		return nil
+	case churnmodel.FieldAlpha:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAlpha(v)
+		return nil
+	case churnmodel.FieldA:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddA(v)
+		return nil
+	case churnmodel.FieldB:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddB(v)
+		return nil
+	case churnmodel.FieldLogLikelihood:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLogLikelihood(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChurnModel numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChurnModelMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChurnModelMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChurnModelMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ChurnModel nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChurnModelMutation) ResetField(name string) error {
+	switch name {
+	case churnmodel.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case churnmodel.FieldFittedAt:
+		m.ResetFittedAt()
+		return nil
+	case churnmodel.FieldCustomers:
+		m.ResetCustomers()
+		return nil
+	case churnmodel.FieldR:
+		m.ResetR()
+		return nil
+	case churnmodel.FieldAlpha:
+		m.ResetAlpha()
+		return nil
+	case churnmodel.FieldA:
+		m.ResetA()
+		return nil
+	case churnmodel.FieldB:
+		m.ResetB()
+		return nil
+	case churnmodel.FieldLogLikelihood:
+		m.ResetLogLikelihood()
+		return nil
+	}
+	return fmt.Errorf("unknown ChurnModel field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChurnModelMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.tenant != nil {
+		edges = append(edges, churnmodel.EdgeTenant)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChurnModelMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case churnmodel.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChurnModelMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChurnModelMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChurnModelMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedtenant {
+		edges = append(edges, churnmodel.EdgeTenant)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChurnModelMutation) EdgeCleared(name string) bool {
+	switch name {
+	case churnmodel.EdgeTenant:
+		return m.clearedtenant
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChurnModelMutation) ClearEdge(name string) error {
+	switch name {
+	case churnmodel.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown ChurnModel unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChurnModelMutation) ResetEdge(name string) error {
+	switch name {
+	case churnmodel.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown ChurnModel edge %s", name)
+}
+
 // CustomerMutation represents an operation that mutates the Customer nodes in the graph.
 type CustomerMutation struct {
 	config
@@ -2987,6 +3956,8 @@ type CustomerMutation struct {
 	sales                   map[string]struct{}
 	removedsales            map[string]struct{}
 	clearedsales            bool
+	score                   *string
+	clearedscore            bool
 	done                    bool
 	oldValue                func(context.Context) (*Customer, error)
 	predicates              []predicate.Customer
@@ -4386,6 +5357,45 @@ func (m *CustomerMutation) ResetSales() {
 	m.removedsales = nil
 }
 
+// SetScoreID sets the "score" edge to the CustomerScore entity by id.
+func (m *CustomerMutation) SetScoreID(id string) {
+	m.score = &id
+}
+
+// ClearScore clears the "score" edge to the CustomerScore entity.
+func (m *CustomerMutation) ClearScore() {
+	m.clearedscore = true
+}
+
+// ScoreCleared reports if the "score" edge to the CustomerScore entity was cleared.
+func (m *CustomerMutation) ScoreCleared() bool {
+	return m.clearedscore
+}
+
+// ScoreID returns the "score" edge ID in the mutation.
+func (m *CustomerMutation) ScoreID() (id string, exists bool) {
+	if m.score != nil {
+		return *m.score, true
+	}
+	return
+}
+
+// ScoreIDs returns the "score" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ScoreID instead. It exists only for internal usage by the builders.
+func (m *CustomerMutation) ScoreIDs() (ids []string) {
+	if id := m.score; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetScore resets all changes to the "score" edge.
+func (m *CustomerMutation) ResetScore() {
+	m.score = nil
+	m.clearedscore = false
+}
+
 // Where appends a list predicates to the CustomerMutation builder.
 func (m *CustomerMutation) Where(ps ...predicate.Customer) {
 	m.predicates = append(m.predicates, ps...)
@@ -5006,7 +6016,7 @@ func (m *CustomerMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CustomerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.tenant != nil {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -5021,6 +6031,9 @@ func (m *CustomerMutation) AddedEdges() []string {
 	}
 	if m.sales != nil {
 		edges = append(edges, customer.EdgeSales)
+	}
+	if m.score != nil {
+		edges = append(edges, customer.EdgeScore)
 	}
 	return edges
 }
@@ -5057,13 +6070,17 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeScore:
+		if id := m.score; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CustomerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.removedsegments != nil {
 		edges = append(edges, customer.EdgeSegments)
 	}
@@ -5113,7 +6130,7 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CustomerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.clearedtenant {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -5128,6 +6145,9 @@ func (m *CustomerMutation) ClearedEdges() []string {
 	}
 	if m.clearedsales {
 		edges = append(edges, customer.EdgeSales)
+	}
+	if m.clearedscore {
+		edges = append(edges, customer.EdgeScore)
 	}
 	return edges
 }
@@ -5146,6 +6166,8 @@ func (m *CustomerMutation) EdgeCleared(name string) bool {
 		return m.clearedredemptions
 	case customer.EdgeSales:
 		return m.clearedsales
+	case customer.EdgeScore:
+		return m.clearedscore
 	}
 	return false
 }
@@ -5156,6 +6178,9 @@ func (m *CustomerMutation) ClearEdge(name string) error {
 	switch name {
 	case customer.EdgeTenant:
 		m.ClearTenant()
+		return nil
+	case customer.EdgeScore:
+		m.ClearScore()
 		return nil
 	}
 	return fmt.Errorf("unknown Customer unique edge %s", name)
@@ -5180,8 +6205,1200 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 	case customer.EdgeSales:
 		m.ResetSales()
 		return nil
+	case customer.EdgeScore:
+		m.ResetScore()
+		return nil
 	}
 	return fmt.Errorf("unknown Customer edge %s", name)
+}
+
+// CustomerScoreMutation represents an operation that mutates the CustomerScore nodes in the graph.
+type CustomerScoreMutation struct {
+	config
+	op                        Op
+	typ                       string
+	id                        *string
+	scored_at                 *time.Time
+	model_fitted_at           *time.Time
+	risk                      *customerscore.Risk
+	reason                    *string
+	p_alive                   *float64
+	addp_alive                *float64
+	expected_purchases_90d    *float64
+	addexpected_purchases_90d *float64
+	frequency                 *int
+	addfrequency              *int
+	recency_days              *int
+	addrecency_days           *int
+	monetary_value            *decimal.Decimal
+	clearedFields             map[string]struct{}
+	tenant                    *string
+	clearedtenant             bool
+	customer                  *string
+	clearedcustomer           bool
+	done                      bool
+	oldValue                  func(context.Context) (*CustomerScore, error)
+	predicates                []predicate.CustomerScore
+}
+
+var _ ent.Mutation = (*CustomerScoreMutation)(nil)
+
+// customerscoreOption allows management of the mutation configuration using functional options.
+type customerscoreOption func(*CustomerScoreMutation)
+
+// newCustomerScoreMutation creates new mutation for the CustomerScore entity.
+func newCustomerScoreMutation(c config, op Op, opts ...customerscoreOption) *CustomerScoreMutation {
+	m := &CustomerScoreMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCustomerScore,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCustomerScoreID sets the ID field of the mutation.
+func withCustomerScoreID(id string) customerscoreOption {
+	return func(m *CustomerScoreMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CustomerScore
+		)
+		m.oldValue = func(ctx context.Context) (*CustomerScore, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CustomerScore.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCustomerScore sets the old CustomerScore of the mutation.
+func withCustomerScore(node *CustomerScore) customerscoreOption {
+	return func(m *CustomerScoreMutation) {
+		m.oldValue = func(context.Context) (*CustomerScore, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CustomerScoreMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CustomerScoreMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CustomerScore entities.
+func (m *CustomerScoreMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CustomerScoreMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CustomerScoreMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CustomerScore.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *CustomerScoreMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *CustomerScoreMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *CustomerScoreMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *CustomerScoreMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *CustomerScoreMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *CustomerScoreMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetScoredAt sets the "scored_at" field.
+func (m *CustomerScoreMutation) SetScoredAt(t time.Time) {
+	m.scored_at = &t
+}
+
+// ScoredAt returns the value of the "scored_at" field in the mutation.
+func (m *CustomerScoreMutation) ScoredAt() (r time.Time, exists bool) {
+	v := m.scored_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScoredAt returns the old "scored_at" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldScoredAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScoredAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScoredAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScoredAt: %w", err)
+	}
+	return oldValue.ScoredAt, nil
+}
+
+// ResetScoredAt resets all changes to the "scored_at" field.
+func (m *CustomerScoreMutation) ResetScoredAt() {
+	m.scored_at = nil
+}
+
+// SetModelFittedAt sets the "model_fitted_at" field.
+func (m *CustomerScoreMutation) SetModelFittedAt(t time.Time) {
+	m.model_fitted_at = &t
+}
+
+// ModelFittedAt returns the value of the "model_fitted_at" field in the mutation.
+func (m *CustomerScoreMutation) ModelFittedAt() (r time.Time, exists bool) {
+	v := m.model_fitted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldModelFittedAt returns the old "model_fitted_at" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldModelFittedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldModelFittedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldModelFittedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldModelFittedAt: %w", err)
+	}
+	return oldValue.ModelFittedAt, nil
+}
+
+// ClearModelFittedAt clears the value of the "model_fitted_at" field.
+func (m *CustomerScoreMutation) ClearModelFittedAt() {
+	m.model_fitted_at = nil
+	m.clearedFields[customerscore.FieldModelFittedAt] = struct{}{}
+}
+
+// ModelFittedAtCleared returns if the "model_fitted_at" field was cleared in this mutation.
+func (m *CustomerScoreMutation) ModelFittedAtCleared() bool {
+	_, ok := m.clearedFields[customerscore.FieldModelFittedAt]
+	return ok
+}
+
+// ResetModelFittedAt resets all changes to the "model_fitted_at" field.
+func (m *CustomerScoreMutation) ResetModelFittedAt() {
+	m.model_fitted_at = nil
+	delete(m.clearedFields, customerscore.FieldModelFittedAt)
+}
+
+// SetRisk sets the "risk" field.
+func (m *CustomerScoreMutation) SetRisk(c customerscore.Risk) {
+	m.risk = &c
+}
+
+// Risk returns the value of the "risk" field in the mutation.
+func (m *CustomerScoreMutation) Risk() (r customerscore.Risk, exists bool) {
+	v := m.risk
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRisk returns the old "risk" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldRisk(ctx context.Context) (v customerscore.Risk, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRisk is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRisk requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRisk: %w", err)
+	}
+	return oldValue.Risk, nil
+}
+
+// ResetRisk resets all changes to the "risk" field.
+func (m *CustomerScoreMutation) ResetRisk() {
+	m.risk = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *CustomerScoreMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *CustomerScoreMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *CustomerScoreMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetPAlive sets the "p_alive" field.
+func (m *CustomerScoreMutation) SetPAlive(f float64) {
+	m.p_alive = &f
+	m.addp_alive = nil
+}
+
+// PAlive returns the value of the "p_alive" field in the mutation.
+func (m *CustomerScoreMutation) PAlive() (r float64, exists bool) {
+	v := m.p_alive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPAlive returns the old "p_alive" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldPAlive(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPAlive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPAlive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPAlive: %w", err)
+	}
+	return oldValue.PAlive, nil
+}
+
+// AddPAlive adds f to the "p_alive" field.
+func (m *CustomerScoreMutation) AddPAlive(f float64) {
+	if m.addp_alive != nil {
+		*m.addp_alive += f
+	} else {
+		m.addp_alive = &f
+	}
+}
+
+// AddedPAlive returns the value that was added to the "p_alive" field in this mutation.
+func (m *CustomerScoreMutation) AddedPAlive() (r float64, exists bool) {
+	v := m.addp_alive
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPAlive clears the value of the "p_alive" field.
+func (m *CustomerScoreMutation) ClearPAlive() {
+	m.p_alive = nil
+	m.addp_alive = nil
+	m.clearedFields[customerscore.FieldPAlive] = struct{}{}
+}
+
+// PAliveCleared returns if the "p_alive" field was cleared in this mutation.
+func (m *CustomerScoreMutation) PAliveCleared() bool {
+	_, ok := m.clearedFields[customerscore.FieldPAlive]
+	return ok
+}
+
+// ResetPAlive resets all changes to the "p_alive" field.
+func (m *CustomerScoreMutation) ResetPAlive() {
+	m.p_alive = nil
+	m.addp_alive = nil
+	delete(m.clearedFields, customerscore.FieldPAlive)
+}
+
+// SetExpectedPurchases90d sets the "expected_purchases_90d" field.
+func (m *CustomerScoreMutation) SetExpectedPurchases90d(f float64) {
+	m.expected_purchases_90d = &f
+	m.addexpected_purchases_90d = nil
+}
+
+// ExpectedPurchases90d returns the value of the "expected_purchases_90d" field in the mutation.
+func (m *CustomerScoreMutation) ExpectedPurchases90d() (r float64, exists bool) {
+	v := m.expected_purchases_90d
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpectedPurchases90d returns the old "expected_purchases_90d" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldExpectedPurchases90d(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpectedPurchases90d is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpectedPurchases90d requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpectedPurchases90d: %w", err)
+	}
+	return oldValue.ExpectedPurchases90d, nil
+}
+
+// AddExpectedPurchases90d adds f to the "expected_purchases_90d" field.
+func (m *CustomerScoreMutation) AddExpectedPurchases90d(f float64) {
+	if m.addexpected_purchases_90d != nil {
+		*m.addexpected_purchases_90d += f
+	} else {
+		m.addexpected_purchases_90d = &f
+	}
+}
+
+// AddedExpectedPurchases90d returns the value that was added to the "expected_purchases_90d" field in this mutation.
+func (m *CustomerScoreMutation) AddedExpectedPurchases90d() (r float64, exists bool) {
+	v := m.addexpected_purchases_90d
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearExpectedPurchases90d clears the value of the "expected_purchases_90d" field.
+func (m *CustomerScoreMutation) ClearExpectedPurchases90d() {
+	m.expected_purchases_90d = nil
+	m.addexpected_purchases_90d = nil
+	m.clearedFields[customerscore.FieldExpectedPurchases90d] = struct{}{}
+}
+
+// ExpectedPurchases90dCleared returns if the "expected_purchases_90d" field was cleared in this mutation.
+func (m *CustomerScoreMutation) ExpectedPurchases90dCleared() bool {
+	_, ok := m.clearedFields[customerscore.FieldExpectedPurchases90d]
+	return ok
+}
+
+// ResetExpectedPurchases90d resets all changes to the "expected_purchases_90d" field.
+func (m *CustomerScoreMutation) ResetExpectedPurchases90d() {
+	m.expected_purchases_90d = nil
+	m.addexpected_purchases_90d = nil
+	delete(m.clearedFields, customerscore.FieldExpectedPurchases90d)
+}
+
+// SetFrequency sets the "frequency" field.
+func (m *CustomerScoreMutation) SetFrequency(i int) {
+	m.frequency = &i
+	m.addfrequency = nil
+}
+
+// Frequency returns the value of the "frequency" field in the mutation.
+func (m *CustomerScoreMutation) Frequency() (r int, exists bool) {
+	v := m.frequency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFrequency returns the old "frequency" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldFrequency(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFrequency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFrequency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFrequency: %w", err)
+	}
+	return oldValue.Frequency, nil
+}
+
+// AddFrequency adds i to the "frequency" field.
+func (m *CustomerScoreMutation) AddFrequency(i int) {
+	if m.addfrequency != nil {
+		*m.addfrequency += i
+	} else {
+		m.addfrequency = &i
+	}
+}
+
+// AddedFrequency returns the value that was added to the "frequency" field in this mutation.
+func (m *CustomerScoreMutation) AddedFrequency() (r int, exists bool) {
+	v := m.addfrequency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFrequency resets all changes to the "frequency" field.
+func (m *CustomerScoreMutation) ResetFrequency() {
+	m.frequency = nil
+	m.addfrequency = nil
+}
+
+// SetRecencyDays sets the "recency_days" field.
+func (m *CustomerScoreMutation) SetRecencyDays(i int) {
+	m.recency_days = &i
+	m.addrecency_days = nil
+}
+
+// RecencyDays returns the value of the "recency_days" field in the mutation.
+func (m *CustomerScoreMutation) RecencyDays() (r int, exists bool) {
+	v := m.recency_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecencyDays returns the old "recency_days" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldRecencyDays(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecencyDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecencyDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecencyDays: %w", err)
+	}
+	return oldValue.RecencyDays, nil
+}
+
+// AddRecencyDays adds i to the "recency_days" field.
+func (m *CustomerScoreMutation) AddRecencyDays(i int) {
+	if m.addrecency_days != nil {
+		*m.addrecency_days += i
+	} else {
+		m.addrecency_days = &i
+	}
+}
+
+// AddedRecencyDays returns the value that was added to the "recency_days" field in this mutation.
+func (m *CustomerScoreMutation) AddedRecencyDays() (r int, exists bool) {
+	v := m.addrecency_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearRecencyDays clears the value of the "recency_days" field.
+func (m *CustomerScoreMutation) ClearRecencyDays() {
+	m.recency_days = nil
+	m.addrecency_days = nil
+	m.clearedFields[customerscore.FieldRecencyDays] = struct{}{}
+}
+
+// RecencyDaysCleared returns if the "recency_days" field was cleared in this mutation.
+func (m *CustomerScoreMutation) RecencyDaysCleared() bool {
+	_, ok := m.clearedFields[customerscore.FieldRecencyDays]
+	return ok
+}
+
+// ResetRecencyDays resets all changes to the "recency_days" field.
+func (m *CustomerScoreMutation) ResetRecencyDays() {
+	m.recency_days = nil
+	m.addrecency_days = nil
+	delete(m.clearedFields, customerscore.FieldRecencyDays)
+}
+
+// SetMonetaryValue sets the "monetary_value" field.
+func (m *CustomerScoreMutation) SetMonetaryValue(d decimal.Decimal) {
+	m.monetary_value = &d
+}
+
+// MonetaryValue returns the value of the "monetary_value" field in the mutation.
+func (m *CustomerScoreMutation) MonetaryValue() (r decimal.Decimal, exists bool) {
+	v := m.monetary_value
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMonetaryValue returns the old "monetary_value" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldMonetaryValue(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMonetaryValue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMonetaryValue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMonetaryValue: %w", err)
+	}
+	return oldValue.MonetaryValue, nil
+}
+
+// ResetMonetaryValue resets all changes to the "monetary_value" field.
+func (m *CustomerScoreMutation) ResetMonetaryValue() {
+	m.monetary_value = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *CustomerScoreMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[customerscore.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *CustomerScoreMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *CustomerScoreMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *CustomerScoreMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *CustomerScoreMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[customerscore.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *CustomerScoreMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *CustomerScoreMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *CustomerScoreMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the CustomerScoreMutation builder.
+func (m *CustomerScoreMutation) Where(ps ...predicate.CustomerScore) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CustomerScoreMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CustomerScoreMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CustomerScore, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CustomerScoreMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CustomerScoreMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CustomerScore).
+func (m *CustomerScoreMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CustomerScoreMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.tenant != nil {
+		fields = append(fields, customerscore.FieldTenantID)
+	}
+	if m.customer != nil {
+		fields = append(fields, customerscore.FieldCustomerID)
+	}
+	if m.scored_at != nil {
+		fields = append(fields, customerscore.FieldScoredAt)
+	}
+	if m.model_fitted_at != nil {
+		fields = append(fields, customerscore.FieldModelFittedAt)
+	}
+	if m.risk != nil {
+		fields = append(fields, customerscore.FieldRisk)
+	}
+	if m.reason != nil {
+		fields = append(fields, customerscore.FieldReason)
+	}
+	if m.p_alive != nil {
+		fields = append(fields, customerscore.FieldPAlive)
+	}
+	if m.expected_purchases_90d != nil {
+		fields = append(fields, customerscore.FieldExpectedPurchases90d)
+	}
+	if m.frequency != nil {
+		fields = append(fields, customerscore.FieldFrequency)
+	}
+	if m.recency_days != nil {
+		fields = append(fields, customerscore.FieldRecencyDays)
+	}
+	if m.monetary_value != nil {
+		fields = append(fields, customerscore.FieldMonetaryValue)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CustomerScoreMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case customerscore.FieldTenantID:
+		return m.TenantID()
+	case customerscore.FieldCustomerID:
+		return m.CustomerID()
+	case customerscore.FieldScoredAt:
+		return m.ScoredAt()
+	case customerscore.FieldModelFittedAt:
+		return m.ModelFittedAt()
+	case customerscore.FieldRisk:
+		return m.Risk()
+	case customerscore.FieldReason:
+		return m.Reason()
+	case customerscore.FieldPAlive:
+		return m.PAlive()
+	case customerscore.FieldExpectedPurchases90d:
+		return m.ExpectedPurchases90d()
+	case customerscore.FieldFrequency:
+		return m.Frequency()
+	case customerscore.FieldRecencyDays:
+		return m.RecencyDays()
+	case customerscore.FieldMonetaryValue:
+		return m.MonetaryValue()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CustomerScoreMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case customerscore.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case customerscore.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case customerscore.FieldScoredAt:
+		return m.OldScoredAt(ctx)
+	case customerscore.FieldModelFittedAt:
+		return m.OldModelFittedAt(ctx)
+	case customerscore.FieldRisk:
+		return m.OldRisk(ctx)
+	case customerscore.FieldReason:
+		return m.OldReason(ctx)
+	case customerscore.FieldPAlive:
+		return m.OldPAlive(ctx)
+	case customerscore.FieldExpectedPurchases90d:
+		return m.OldExpectedPurchases90d(ctx)
+	case customerscore.FieldFrequency:
+		return m.OldFrequency(ctx)
+	case customerscore.FieldRecencyDays:
+		return m.OldRecencyDays(ctx)
+	case customerscore.FieldMonetaryValue:
+		return m.OldMonetaryValue(ctx)
+	}
+	return nil, fmt.Errorf("unknown CustomerScore field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerScoreMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case customerscore.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case customerscore.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case customerscore.FieldScoredAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScoredAt(v)
+		return nil
+	case customerscore.FieldModelFittedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetModelFittedAt(v)
+		return nil
+	case customerscore.FieldRisk:
+		v, ok := value.(customerscore.Risk)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRisk(v)
+		return nil
+	case customerscore.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case customerscore.FieldPAlive:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPAlive(v)
+		return nil
+	case customerscore.FieldExpectedPurchases90d:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpectedPurchases90d(v)
+		return nil
+	case customerscore.FieldFrequency:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFrequency(v)
+		return nil
+	case customerscore.FieldRecencyDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecencyDays(v)
+		return nil
+	case customerscore.FieldMonetaryValue:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMonetaryValue(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerScore field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CustomerScoreMutation) AddedFields() []string {
+	var fields []string
+	if m.addp_alive != nil {
+		fields = append(fields, customerscore.FieldPAlive)
+	}
+	if m.addexpected_purchases_90d != nil {
+		fields = append(fields, customerscore.FieldExpectedPurchases90d)
+	}
+	if m.addfrequency != nil {
+		fields = append(fields, customerscore.FieldFrequency)
+	}
+	if m.addrecency_days != nil {
+		fields = append(fields, customerscore.FieldRecencyDays)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CustomerScoreMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case customerscore.FieldPAlive:
+		return m.AddedPAlive()
+	case customerscore.FieldExpectedPurchases90d:
+		return m.AddedExpectedPurchases90d()
+	case customerscore.FieldFrequency:
+		return m.AddedFrequency()
+	case customerscore.FieldRecencyDays:
+		return m.AddedRecencyDays()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerScoreMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case customerscore.FieldPAlive:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPAlive(v)
+		return nil
+	case customerscore.FieldExpectedPurchases90d:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddExpectedPurchases90d(v)
+		return nil
+	case customerscore.FieldFrequency:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFrequency(v)
+		return nil
+	case customerscore.FieldRecencyDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRecencyDays(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerScore numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CustomerScoreMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(customerscore.FieldModelFittedAt) {
+		fields = append(fields, customerscore.FieldModelFittedAt)
+	}
+	if m.FieldCleared(customerscore.FieldPAlive) {
+		fields = append(fields, customerscore.FieldPAlive)
+	}
+	if m.FieldCleared(customerscore.FieldExpectedPurchases90d) {
+		fields = append(fields, customerscore.FieldExpectedPurchases90d)
+	}
+	if m.FieldCleared(customerscore.FieldRecencyDays) {
+		fields = append(fields, customerscore.FieldRecencyDays)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CustomerScoreMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CustomerScoreMutation) ClearField(name string) error {
+	switch name {
+	case customerscore.FieldModelFittedAt:
+		m.ClearModelFittedAt()
+		return nil
+	case customerscore.FieldPAlive:
+		m.ClearPAlive()
+		return nil
+	case customerscore.FieldExpectedPurchases90d:
+		m.ClearExpectedPurchases90d()
+		return nil
+	case customerscore.FieldRecencyDays:
+		m.ClearRecencyDays()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerScore nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CustomerScoreMutation) ResetField(name string) error {
+	switch name {
+	case customerscore.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case customerscore.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case customerscore.FieldScoredAt:
+		m.ResetScoredAt()
+		return nil
+	case customerscore.FieldModelFittedAt:
+		m.ResetModelFittedAt()
+		return nil
+	case customerscore.FieldRisk:
+		m.ResetRisk()
+		return nil
+	case customerscore.FieldReason:
+		m.ResetReason()
+		return nil
+	case customerscore.FieldPAlive:
+		m.ResetPAlive()
+		return nil
+	case customerscore.FieldExpectedPurchases90d:
+		m.ResetExpectedPurchases90d()
+		return nil
+	case customerscore.FieldFrequency:
+		m.ResetFrequency()
+		return nil
+	case customerscore.FieldRecencyDays:
+		m.ResetRecencyDays()
+		return nil
+	case customerscore.FieldMonetaryValue:
+		m.ResetMonetaryValue()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerScore field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CustomerScoreMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, customerscore.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, customerscore.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CustomerScoreMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case customerscore.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case customerscore.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CustomerScoreMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CustomerScoreMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CustomerScoreMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, customerscore.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, customerscore.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CustomerScoreMutation) EdgeCleared(name string) bool {
+	switch name {
+	case customerscore.EdgeTenant:
+		return m.clearedtenant
+	case customerscore.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CustomerScoreMutation) ClearEdge(name string) error {
+	switch name {
+	case customerscore.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case customerscore.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerScore unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CustomerScoreMutation) ResetEdge(name string) error {
+	switch name {
+	case customerscore.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case customerscore.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerScore edge %s", name)
 }
 
 // EventMutation represents an operation that mutates the Event nodes in the graph.

@@ -18,8 +18,12 @@ type Tx struct {
 	APIClient *APIClientClient
 	// Campaign is the client for interacting with the Campaign builders.
 	Campaign *CampaignClient
+	// ChurnModel is the client for interacting with the ChurnModel builders.
+	ChurnModel *ChurnModelClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
+	// CustomerScore is the client for interacting with the CustomerScore builders.
+	CustomerScore *CustomerScoreClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -187,7 +191,9 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIClient = NewAPIClientClient(tx.config)
 	tx.Campaign = NewCampaignClient(tx.config)
+	tx.ChurnModel = NewChurnModelClient(tx.config)
 	tx.Customer = NewCustomerClient(tx.config)
+	tx.CustomerScore = NewCustomerScoreClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.PointsEntry = NewPointsEntryClient(tx.config)

@@ -82,19 +82,20 @@ var RootFieldScopes = map[string]string{
 // reading its ledger or its sales. A node fetched by id needs the same
 // scope; a test fails when an entity type is missing here.
 var TypeScopes = map[string]string{
-	"Tenant":      "", // a viewer sees its own tenant
-	"Customer":    "customers:read",
-	"Segment":     "customers:read",
-	"PointsEntry": "loyalty:read",
-	"Campaign":    "campaigns:read",
-	"Redemption":  "campaigns:read",
-	"Store":       "campaigns:read",
-	"Sale":        app.ScopeBackoffice,
-	"SaleItem":    app.ScopeBackoffice,
-	"SalePayment": app.ScopeBackoffice,
-	"SaleReturn":  app.ScopeBackoffice,
-	"APIClient":   app.ScopeBackoffice,
-	"Event":       app.ScopeBackoffice,
+	"Tenant":        "", // a viewer sees its own tenant
+	"Customer":      "customers:read",
+	"Segment":       "customers:read",
+	"PointsEntry":   "loyalty:read",
+	"Campaign":      "campaigns:read",
+	"Redemption":    "campaigns:read",
+	"Store":         "campaigns:read",
+	"Sale":          app.ScopeBackoffice,
+	"SaleItem":      app.ScopeBackoffice,
+	"SalePayment":   app.ScopeBackoffice,
+	"SaleReturn":    app.ScopeBackoffice,
+	"CustomerScore": "customers:read",
+	"APIClient":     app.ScopeBackoffice,
+	"Event":         app.ScopeBackoffice,
 
 	"WebhookEndpoint": "webhooks:read",
 	"WebhookDelivery": "webhooks:read",

@@ -77,6 +77,8 @@ const (
 	EdgeRedemptions = "redemptions"
 	// EdgeSales holds the string denoting the sales edge name in mutations.
 	EdgeSales = "sales"
+	// EdgeScore holds the string denoting the score edge name in mutations.
+	EdgeScore = "score"
 	// Table holds the table name of the customer in the database.
 	Table = "customers"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -112,6 +114,13 @@ const (
 	SalesInverseTable = "sales"
 	// SalesColumn is the table column denoting the sales relation/edge.
 	SalesColumn = "customer_id"
+	// ScoreTable is the table that holds the score relation/edge.
+	ScoreTable = "customer_scores"
+	// ScoreInverseTable is the table name for the CustomerScore entity.
+	// It exists in this package in order to avoid circular dependency with the "customerscore" package.
+	ScoreInverseTable = "customer_scores"
+	// ScoreColumn is the table column denoting the score relation/edge.
+	ScoreColumn = "customer_id"
 )
 
 // Columns holds all SQL columns for customer fields.
@@ -471,6 +480,13 @@ func BySales(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newSalesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByScoreField orders the results by score field.
+func ByScoreField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newScoreStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -504,6 +520,13 @@ func newSalesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SalesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, true, SalesTable, SalesColumn),
+	)
+}
+func newScoreStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ScoreInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2O, false, ScoreTable, ScoreColumn),
 	)
 }
 

@@ -1561,6 +1561,29 @@ func HasSalesWith(preds ...predicate.Sale) predicate.Customer {
 	})
 }
 
+// HasScore applies the HasEdge predicate on the "score" edge.
+func HasScore() predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, ScoreTable, ScoreColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasScoreWith applies the HasEdge predicate on the "score" edge with a given conditions (other predicates).
+func HasScoreWith(preds ...predicate.CustomerScore) predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := newScoreStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Customer) predicate.Customer {
 	return predicate.Customer(sql.AndPredicates(predicates...))

@@ -33,6 +33,18 @@ func (f CampaignFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CampaignMutation", m)
 }
 
+// The ChurnModelFunc type is an adapter to allow the use of ordinary
+// function as ChurnModel mutator.
+type ChurnModelFunc func(context.Context, *ent.ChurnModelMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChurnModelFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ChurnModelMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChurnModelMutation", m)
+}
+
 // The CustomerFunc type is an adapter to allow the use of ordinary
 // function as Customer mutator.
 type CustomerFunc func(context.Context, *ent.CustomerMutation) (ent.Value, error)
@@ -43,6 +55,18 @@ func (f CustomerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CustomerMutation", m)
+}
+
+// The CustomerScoreFunc type is an adapter to allow the use of ordinary
+// function as CustomerScore mutator.
+type CustomerScoreFunc func(context.Context, *ent.CustomerScoreMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CustomerScoreFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CustomerScoreMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CustomerScoreMutation", m)
 }
 
 // The EventFunc type is an adapter to allow the use of ordinary

@@ -10,7 +10,9 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -141,6 +143,33 @@ func (f TraverseCampaign) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.CampaignQuery", q)
 }
 
+// The ChurnModelFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ChurnModelFunc func(context.Context, *ent.ChurnModelQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ChurnModelFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ChurnModelQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ChurnModelQuery", q)
+}
+
+// The TraverseChurnModel type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseChurnModel func(context.Context, *ent.ChurnModelQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseChurnModel) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseChurnModel) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChurnModelQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ChurnModelQuery", q)
+}
+
 // The CustomerFunc type is an adapter to allow the use of ordinary function as a Querier.
 type CustomerFunc func(context.Context, *ent.CustomerQuery) (ent.Value, error)
 
@@ -166,6 +195,33 @@ func (f TraverseCustomer) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerQuery", q)
+}
+
+// The CustomerScoreFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CustomerScoreFunc func(context.Context, *ent.CustomerScoreQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CustomerScoreFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CustomerScoreQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CustomerScoreQuery", q)
+}
+
+// The TraverseCustomerScore type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCustomerScore func(context.Context, *ent.CustomerScoreQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCustomerScore) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCustomerScore) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerScoreQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerScoreQuery", q)
 }
 
 // The EventFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -634,8 +690,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.APIClientQuery, predicate.APIClient, apiclient.OrderOption]{typ: ent.TypeAPIClient, tq: q}, nil
 	case *ent.CampaignQuery:
 		return &query[*ent.CampaignQuery, predicate.Campaign, campaign.OrderOption]{typ: ent.TypeCampaign, tq: q}, nil
+	case *ent.ChurnModelQuery:
+		return &query[*ent.ChurnModelQuery, predicate.ChurnModel, churnmodel.OrderOption]{typ: ent.TypeChurnModel, tq: q}, nil
 	case *ent.CustomerQuery:
 		return &query[*ent.CustomerQuery, predicate.Customer, customer.OrderOption]{typ: ent.TypeCustomer, tq: q}, nil
+	case *ent.CustomerScoreQuery:
+		return &query[*ent.CustomerScoreQuery, predicate.CustomerScore, customerscore.OrderOption]{typ: ent.TypeCustomerScore, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
 	case *ent.IdempotencyKeyQuery:

@@ -95,6 +95,39 @@ var (
 			},
 		},
 	}
+	// ChurnModelsColumns holds the columns for the "churn_models" table.
+	ChurnModelsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "fitted_at", Type: field.TypeTime},
+		{Name: "customers", Type: field.TypeInt},
+		{Name: "r", Type: field.TypeFloat64},
+		{Name: "alpha", Type: field.TypeFloat64},
+		{Name: "a", Type: field.TypeFloat64},
+		{Name: "b", Type: field.TypeFloat64},
+		{Name: "log_likelihood", Type: field.TypeFloat64},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// ChurnModelsTable holds the schema information for the "churn_models" table.
+	ChurnModelsTable = &schema.Table{
+		Name:       "churn_models",
+		Columns:    ChurnModelsColumns,
+		PrimaryKey: []*schema.Column{ChurnModelsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "churn_models_tenants_tenant",
+				Columns:    []*schema.Column{ChurnModelsColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "churnmodel_tenant_id_fitted_at",
+				Unique:  false,
+				Columns: []*schema.Column{ChurnModelsColumns[8], ChurnModelsColumns[1]},
+			},
+		},
+	}
 	// CustomersColumns holds the columns for the "customers" table.
 	CustomersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -156,6 +189,48 @@ var (
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
 				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[0]},
+			},
+		},
+	}
+	// CustomerScoresColumns holds the columns for the "customer_scores" table.
+	CustomerScoresColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "scored_at", Type: field.TypeTime},
+		{Name: "model_fitted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "risk", Type: field.TypeEnum, Enums: []string{"low", "medium", "high", "unknown"}},
+		{Name: "reason", Type: field.TypeString, Default: ""},
+		{Name: "p_alive", Type: field.TypeFloat64, Nullable: true},
+		{Name: "expected_purchases_90d", Type: field.TypeFloat64, Nullable: true},
+		{Name: "frequency", Type: field.TypeInt, Default: 0},
+		{Name: "recency_days", Type: field.TypeInt, Nullable: true},
+		{Name: "monetary_value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "customer_id", Type: field.TypeString, Unique: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// CustomerScoresTable holds the schema information for the "customer_scores" table.
+	CustomerScoresTable = &schema.Table{
+		Name:       "customer_scores",
+		Columns:    CustomerScoresColumns,
+		PrimaryKey: []*schema.Column{CustomerScoresColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "customer_scores_customers_score",
+				Columns:    []*schema.Column{CustomerScoresColumns[10]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "customer_scores_tenants_tenant",
+				Columns:    []*schema.Column{CustomerScoresColumns[11]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "customerscore_tenant_id_risk_customer_id",
+				Unique:  false,
+				Columns: []*schema.Column{CustomerScoresColumns[11], CustomerScoresColumns[3], CustomerScoresColumns[10]},
 			},
 		},
 	}
@@ -913,7 +988,9 @@ var (
 	Tables = []*schema.Table{
 		APIClientsTable,
 		CampaignsTable,
+		ChurnModelsTable,
 		CustomersTable,
+		CustomerScoresTable,
 		EventsTable,
 		IdempotencyKeysTable,
 		PointsEntriesTable,
@@ -939,11 +1016,14 @@ func init() {
 	APIClientsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[1].RefTable = SegmentsTable
+	ChurnModelsTable.ForeignKeys[0].RefTable = TenantsTable
 	CustomersTable.ForeignKeys[0].RefTable = TenantsTable
 	CustomersTable.Annotation = &entsql.Annotation{}
 	CustomersTable.Annotation.Checks = map[string]string{
 		"customers_points_balance_nonnegative": "points_balance >= 0",
 	}
+	CustomerScoresTable.ForeignKeys[0].RefTable = CustomersTable
+	CustomerScoresTable.ForeignKeys[1].RefTable = TenantsTable
 	EventsTable.ForeignKeys[0].RefTable = TenantsTable
 	IdempotencyKeysTable.ForeignKeys[0].RefTable = TenantsTable
 	PointsEntriesTable.ForeignKeys[0].RefTable = CustomersTable

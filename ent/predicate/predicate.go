@@ -12,8 +12,14 @@ type APIClient func(*sql.Selector)
 // Campaign is the predicate function for campaign builders.
 type Campaign func(*sql.Selector)
 
+// ChurnModel is the predicate function for churnmodel builders.
+type ChurnModel func(*sql.Selector)
+
 // Customer is the predicate function for customer builders.
 type Customer func(*sql.Selector)
+
+// CustomerScore is the predicate function for customerscore builders.
+type CustomerScore func(*sql.Selector)
 
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)

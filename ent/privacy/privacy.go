@@ -159,6 +159,30 @@ func (f CampaignMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CampaignMutation", m)
 }
 
+// The ChurnModelQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ChurnModelQueryRuleFunc func(context.Context, *ent.ChurnModelQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ChurnModelQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChurnModelQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ChurnModelQuery", q)
+}
+
+// The ChurnModelMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ChurnModelMutationRuleFunc func(context.Context, *ent.ChurnModelMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ChurnModelMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ChurnModelMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ChurnModelMutation", m)
+}
+
 // The CustomerQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type CustomerQueryRuleFunc func(context.Context, *ent.CustomerQuery) error
@@ -181,6 +205,30 @@ func (f CustomerMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 		return f(ctx, m)
 	}
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerMutation", m)
+}
+
+// The CustomerScoreQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CustomerScoreQueryRuleFunc func(context.Context, *ent.CustomerScoreQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CustomerScoreQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerScoreQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CustomerScoreQuery", q)
+}
+
+// The CustomerScoreMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CustomerScoreMutationRuleFunc func(context.Context, *ent.CustomerScoreMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CustomerScoreMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CustomerScoreMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerScoreMutation", m)
 }
 
 // The EventQueryRuleFunc type is an adapter to allow the use of ordinary
@@ -630,7 +678,11 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.CampaignQuery:
 		return q.Filter(), nil
+	case *ent.ChurnModelQuery:
+		return q.Filter(), nil
 	case *ent.CustomerQuery:
+		return q.Filter(), nil
+	case *ent.CustomerScoreQuery:
 		return q.Filter(), nil
 	case *ent.EventQuery:
 		return q.Filter(), nil
@@ -677,7 +729,11 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.CampaignMutation:
 		return m.Filter(), nil
+	case *ent.ChurnModelMutation:
+		return m.Filter(), nil
 	case *ent.CustomerMutation:
+		return m.Filter(), nil
+	case *ent.CustomerScoreMutation:
 		return m.Filter(), nil
 	case *ent.EventMutation:
 		return m.Filter(), nil

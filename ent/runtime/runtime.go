@@ -8,7 +8,9 @@ import (
 
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -143,6 +145,28 @@ func init() {
 	campaignDescID := campaignFields[0].Descriptor()
 	// campaign.DefaultID holds the default value on creation for the id field.
 	campaign.DefaultID = campaignDescID.Default.(func() string)
+	churnmodelMixin := schema.ChurnModel{}.Mixin()
+	churnmodel.Policy = privacy.NewPolicies(churnmodelMixin[0], schema.ChurnModel{})
+	churnmodel.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := churnmodel.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	churnmodelMixinFields0 := churnmodelMixin[0].Fields()
+	_ = churnmodelMixinFields0
+	churnmodelFields := schema.ChurnModel{}.Fields()
+	_ = churnmodelFields
+	// churnmodelDescTenantID is the schema descriptor for tenant_id field.
+	churnmodelDescTenantID := churnmodelMixinFields0[0].Descriptor()
+	// churnmodel.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	churnmodel.TenantIDValidator = churnmodelDescTenantID.Validators[0].(func(string) error)
+	// churnmodelDescID is the schema descriptor for id field.
+	churnmodelDescID := churnmodelFields[0].Descriptor()
+	// churnmodel.DefaultID holds the default value on creation for the id field.
+	churnmodel.DefaultID = churnmodelDescID.Default.(func() string)
 	customerMixin := schema.Customer{}.Mixin()
 	customer.Policy = privacy.NewPolicies(customerMixin[0], schema.Customer{})
 	customer.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -240,6 +264,44 @@ func init() {
 	customerDescID := customerFields[0].Descriptor()
 	// customer.DefaultID holds the default value on creation for the id field.
 	customer.DefaultID = customerDescID.Default.(func() string)
+	customerscoreMixin := schema.CustomerScore{}.Mixin()
+	customerscore.Policy = privacy.NewPolicies(customerscoreMixin[0], schema.CustomerScore{})
+	customerscore.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := customerscore.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	customerscoreMixinFields0 := customerscoreMixin[0].Fields()
+	_ = customerscoreMixinFields0
+	customerscoreFields := schema.CustomerScore{}.Fields()
+	_ = customerscoreFields
+	// customerscoreDescTenantID is the schema descriptor for tenant_id field.
+	customerscoreDescTenantID := customerscoreMixinFields0[0].Descriptor()
+	// customerscore.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	customerscore.TenantIDValidator = customerscoreDescTenantID.Validators[0].(func(string) error)
+	// customerscoreDescCustomerID is the schema descriptor for customer_id field.
+	customerscoreDescCustomerID := customerscoreFields[1].Descriptor()
+	// customerscore.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	customerscore.CustomerIDValidator = customerscoreDescCustomerID.Validators[0].(func(string) error)
+	// customerscoreDescReason is the schema descriptor for reason field.
+	customerscoreDescReason := customerscoreFields[5].Descriptor()
+	// customerscore.DefaultReason holds the default value on creation for the reason field.
+	customerscore.DefaultReason = customerscoreDescReason.Default.(string)
+	// customerscoreDescFrequency is the schema descriptor for frequency field.
+	customerscoreDescFrequency := customerscoreFields[8].Descriptor()
+	// customerscore.DefaultFrequency holds the default value on creation for the frequency field.
+	customerscore.DefaultFrequency = customerscoreDescFrequency.Default.(int)
+	// customerscoreDescMonetaryValue is the schema descriptor for monetary_value field.
+	customerscoreDescMonetaryValue := customerscoreFields[10].Descriptor()
+	// customerscore.DefaultMonetaryValue holds the default value on creation for the monetary_value field.
+	customerscore.DefaultMonetaryValue = customerscoreDescMonetaryValue.Default.(decimal.Decimal)
+	// customerscoreDescID is the schema descriptor for id field.
+	customerscoreDescID := customerscoreFields[0].Descriptor()
+	// customerscore.DefaultID holds the default value on creation for the id field.
+	customerscore.DefaultID = customerscoreDescID.Default.(func() string)
 	eventMixin := schema.Event{}.Mixin()
 	event.Policy = privacy.NewPolicies(eventMixin[0], schema.Event{})
 	event.Hooks[0] = func(next ent.Mutator) ent.Mutator {

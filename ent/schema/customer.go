@@ -99,6 +99,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.From("sales", Sale.Type).Ref("customer").
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("Sales registered for the customer at the points of sale."),
+		edge.To("score", CustomerScore.Type).Unique().
+			Annotations(entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The customer's churn score (the v2 predictive segments); none until the tenant's customers are scored."),
 	}
 }
 

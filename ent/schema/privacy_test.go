@@ -18,7 +18,9 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/migrate"
@@ -269,6 +271,13 @@ func tenantOr(ctx context.Context, tenantID string) string {
 	return tenantID
 }
 
+// scoreHolderPrefix begins the documents of the customers the scores kind
+// makes (one per score), which the customers kind leaves out of its lists
+// and bulk operations (notScoreHolder).
+const scoreHolderPrefix = "9"
+
+var notScoreHolder = customer.Not(customer.DocumentHasPrefix(scoreHolderPrefix))
+
 // deliveredEventType is the type of the events eventFor makes for
 // deliveries, which the events kind leaves out of its lists and bulk
 // operations (notForDeliveries), so deliveries do not add rows to that kind.
@@ -419,7 +428,9 @@ func kinds() []kind {
 				}
 				return r.ID, nil
 			},
-			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Customer.Query().IDs(ctx) },
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				return c.Customer.Query().Where(notScoreHolder).IDs(ctx)
+			},
 			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
 				r, err := c.Customer.Get(ctx, id)
 				if err != nil {
@@ -438,7 +449,7 @@ func kinds() []kind {
 				return c.Customer.UpdateOneID(id).SetName(name).Exec(ctx)
 			},
 			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
-				return c.Customer.Update().SetName(name).Save(ctx)
+				return c.Customer.Update().Where(notScoreHolder).SetName(name).Save(ctx)
 			},
 			delete: func(ctx context.Context, c *ent.Client, id string) error { return c.Customer.DeleteOneID(id).Exec(ctx) },
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
@@ -450,6 +461,9 @@ func kinds() []kind {
 				if _, err := c.Redemption.Delete().Where(redemption.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
+				if _, err := c.CustomerScore.Delete().Where(customerscore.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
 				if _, err := c.ValidationToken.Delete().Where(validationtoken.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
@@ -459,7 +473,7 @@ func kinds() []kind {
 				if _, err := c.PointsEntry.Delete().Where(pointsentry.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
-				return c.Customer.Delete().Exec(ctx)
+				return c.Customer.Delete().Where(notScoreHolder).Exec(ctx)
 			},
 		},
 		{
@@ -1016,6 +1030,101 @@ func kinds() []kind {
 				return c.SalePayment.DeleteOneID(id).Exec(ctx)
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.SalePayment.Delete().Exec(ctx) },
+		},
+		{
+			// A model's name is its customers count, an immutable field.
+			table:     churnmodel.Table,
+			immutable: true,
+			notNode:   true,
+			value:     func() string { return strconv.FormatInt(seq.Add(1), 10) },
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				n, err := strconv.Atoi(name)
+				if err != nil {
+					return "", err
+				}
+				m := c.ChurnModel.Create().SetFittedAt(time.Now().UTC()).SetCustomers(n).SetR(0.2).SetAlpha(4).SetA(0.8).SetB(2.4).
+					SetLogLikelihood(-1)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.ChurnModel.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.ChurnModel.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(r.Customers), nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.ChurnModel.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.ChurnModel.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.ChurnModel.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.ChurnModel.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.ChurnModel.Delete().Exec(ctx) },
+		},
+		{
+			// A score is of a customer of its tenant, one each: each row
+			// gets a customer of its own, made by the service. The name is
+			// the reason, a mutable string.
+			table: customerscore.Table,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cu, err := c.Customer.Create().SetTenantID(tenantOr(ctx, tenantID)).SetDocument(scoreHolderPrefix + unique()[1:]).
+					Save(viewer.SystemContext(ctx))
+				if err != nil {
+					return "", err
+				}
+				m := c.CustomerScore.Create().SetCustomerID(cu.ID).SetScoredAt(time.Now().UTC()).SetRisk("unknown").SetReason(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.CustomerScore.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerScore.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Reason, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerScore.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.CustomerScore.UpdateOneID(id).SetReason(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.CustomerScore.Update().SetReason(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.CustomerScore.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.CustomerScore.Delete().Exec(ctx) },
 		},
 		{
 			// After sales: a return is of a sale of its tenant. The name is

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
@@ -159,6 +160,7 @@ type ComplexityRoot struct {
 		PosStatus             func(childComplexity int) int
 		Redemptions           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Sales                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		Score                 func(childComplexity int) int
 		Segments              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
 		TenantID              func(childComplexity int) int
 		UpdatedAt             func(childComplexity int) int
@@ -173,6 +175,22 @@ type ComplexityRoot struct {
 	CustomerEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CustomerScore struct {
+		Customer             func(childComplexity int) int
+		CustomerID           func(childComplexity int) int
+		ExpectedPurchases90d func(childComplexity int) int
+		Frequency            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		ModelFittedAt        func(childComplexity int) int
+		MonetaryValue        func(childComplexity int) int
+		PAlive               func(childComplexity int) int
+		Reason               func(childComplexity int) int
+		RecencyDays          func(childComplexity int) int
+		Risk                 func(childComplexity int) int
+		ScoredAt             func(childComplexity int) int
+		TenantID             func(childComplexity int) int
 	}
 
 	EligibleCampaign struct {
@@ -1249,6 +1267,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Sales(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.SaleOrder), args["where"].(*ent.SaleWhereInput)), true
+	case "Customer.score":
+		if e.ComplexityRoot.Customer.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.Score(childComplexity), true
 	case "Customer.segments":
 		if e.ComplexityRoot.Customer.Segments == nil {
 			break
@@ -1304,6 +1328,85 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerEdge.Node(childComplexity), true
+
+	case "CustomerScore.customer":
+		if e.ComplexityRoot.CustomerScore.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.Customer(childComplexity), true
+	case "CustomerScore.customerID":
+		if e.ComplexityRoot.CustomerScore.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.CustomerID(childComplexity), true
+	case "CustomerScore.expectedPurchases90d":
+		if e.ComplexityRoot.CustomerScore.ExpectedPurchases90d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.ExpectedPurchases90d(childComplexity), true
+	case "CustomerScore.frequency":
+		if e.ComplexityRoot.CustomerScore.Frequency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.Frequency(childComplexity), true
+	case "CustomerScore.id":
+		if e.ComplexityRoot.CustomerScore.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.ID(childComplexity), true
+	case "CustomerScore.modelFittedAt":
+		if e.ComplexityRoot.CustomerScore.ModelFittedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.ModelFittedAt(childComplexity), true
+	case "CustomerScore.monetaryValue":
+		if e.ComplexityRoot.CustomerScore.MonetaryValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.MonetaryValue(childComplexity), true
+	case "CustomerScore.pAlive":
+		if e.ComplexityRoot.CustomerScore.PAlive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.PAlive(childComplexity), true
+	case "CustomerScore.reason":
+		if e.ComplexityRoot.CustomerScore.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.Reason(childComplexity), true
+	case "CustomerScore.recencyDays":
+		if e.ComplexityRoot.CustomerScore.RecencyDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.RecencyDays(childComplexity), true
+	case "CustomerScore.risk":
+		if e.ComplexityRoot.CustomerScore.Risk == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.Risk(childComplexity), true
+	case "CustomerScore.scoredAt":
+		if e.ComplexityRoot.CustomerScore.ScoredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.ScoredAt(childComplexity), true
+	case "CustomerScore.tenantID":
+		if e.ComplexityRoot.CustomerScore.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.TenantID(childComplexity), true
 
 	case "EligibleCampaign.campaign":
 		if e.ComplexityRoot.EligibleCampaign.Campaign == nil {
@@ -3556,6 +3659,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCustomerAddressInput,
 		ec.unmarshalInputCustomerConsentInput,
 		ec.unmarshalInputCustomerOrder,
+		ec.unmarshalInputCustomerScoreOrder,
+		ec.unmarshalInputCustomerScoreWhereInput,
 		ec.unmarshalInputCustomerWhereInput,
 		ec.unmarshalInputDebitPointsInput,
 		ec.unmarshalInputEventOrder,
@@ -5067,6 +5172,10 @@ type Customer implements Node {
     """
     where: SaleWhereInput
   ): SaleConnection!
+  """
+  The customer's churn score (the v2 predictive segments); none until the tenant's customers are scored.
+  """
+  score: CustomerScore
 }
 """
 A connection to a list of items.
@@ -5144,6 +5253,258 @@ enum CustomerOrderField {
   NAME
   LEVEL
   POINTS_BALANCE
+}
+"""
+A customer's churn score (BG/NBD) and its recency, frequency and monetary value.
+"""
+type CustomerScore implements Node {
+  """
+  The score's id, such as csc_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  The customer scored.
+  """
+  customerID: ID!
+  """
+  When the customer was last scored.
+  """
+  scoredAt: Time!
+  """
+  When the model the score comes from was fitted; none for a customer the model cannot score.
+  """
+  modelFittedAt: Time
+  """
+  Churn risk from p_alive: low from 0.7 up, medium from 0.4, high below; unknown without a purchase or a fitted model.
+  """
+  risk: CustomerScoreRisk!
+  """
+  Why the risk is unknown; empty otherwise.
+  """
+  reason: String!
+  """
+  Probability that the customer is still active.
+  """
+  pAlive: Float
+  """
+  Purchases the customer is expected to make in the next 90 days.
+  """
+  expectedPurchases90d: Float
+  """
+  Repeat purchases: days with a purchase after the first.
+  """
+  frequency: Int!
+  """
+  Days since the last purchase; none without a purchase.
+  """
+  recencyDays: Int
+  """
+  Average value in R$ of the customer's purchases.
+  """
+  monetaryValue: Decimal!
+  """
+  The customer scored.
+  """
+  customer: Customer!
+}
+"""
+Ordering options for CustomerScore connections
+"""
+input CustomerScoreOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order CustomerScores.
+  """
+  field: CustomerScoreOrderField!
+}
+"""
+Properties by which CustomerScore connections can be ordered.
+"""
+enum CustomerScoreOrderField {
+  RISK
+}
+"""
+CustomerScoreRisk is enum for the field risk
+"""
+enum CustomerScoreRisk @goModel(model: "github.com/fideliza/fideliza/ent/customerscore.Risk") {
+  low
+  medium
+  high
+  unknown
+}
+"""
+CustomerScoreWhereInput is used for filtering CustomerScore objects.
+Input was generated by ent.
+"""
+input CustomerScoreWhereInput {
+  not: CustomerScoreWhereInput
+  and: [CustomerScoreWhereInput!]
+  or: [CustomerScoreWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  customer_id field predicates
+  """
+  customerID: ID
+  customerIDNEQ: ID
+  customerIDIn: [ID!]
+  customerIDNotIn: [ID!]
+  customerIDGT: ID
+  customerIDGTE: ID
+  customerIDLT: ID
+  customerIDLTE: ID
+  customerIDContains: ID
+  customerIDHasPrefix: ID
+  customerIDHasSuffix: ID
+  customerIDEqualFold: ID
+  customerIDContainsFold: ID
+  """
+  scored_at field predicates
+  """
+  scoredAt: Time
+  scoredAtNEQ: Time
+  scoredAtIn: [Time!]
+  scoredAtNotIn: [Time!]
+  scoredAtGT: Time
+  scoredAtGTE: Time
+  scoredAtLT: Time
+  scoredAtLTE: Time
+  """
+  model_fitted_at field predicates
+  """
+  modelFittedAt: Time
+  modelFittedAtNEQ: Time
+  modelFittedAtIn: [Time!]
+  modelFittedAtNotIn: [Time!]
+  modelFittedAtGT: Time
+  modelFittedAtGTE: Time
+  modelFittedAtLT: Time
+  modelFittedAtLTE: Time
+  modelFittedAtIsNil: Boolean
+  modelFittedAtNotNil: Boolean
+  """
+  risk field predicates
+  """
+  risk: CustomerScoreRisk
+  riskNEQ: CustomerScoreRisk
+  riskIn: [CustomerScoreRisk!]
+  riskNotIn: [CustomerScoreRisk!]
+  """
+  reason field predicates
+  """
+  reason: String
+  reasonNEQ: String
+  reasonIn: [String!]
+  reasonNotIn: [String!]
+  reasonGT: String
+  reasonGTE: String
+  reasonLT: String
+  reasonLTE: String
+  reasonContains: String
+  reasonHasPrefix: String
+  reasonHasSuffix: String
+  reasonEqualFold: String
+  reasonContainsFold: String
+  """
+  p_alive field predicates
+  """
+  pAlive: Float
+  pAliveNEQ: Float
+  pAliveIn: [Float!]
+  pAliveNotIn: [Float!]
+  pAliveGT: Float
+  pAliveGTE: Float
+  pAliveLT: Float
+  pAliveLTE: Float
+  pAliveIsNil: Boolean
+  pAliveNotNil: Boolean
+  """
+  expected_purchases_90d field predicates
+  """
+  expectedPurchases90d: Float
+  expectedPurchases90dNEQ: Float
+  expectedPurchases90dIn: [Float!]
+  expectedPurchases90dNotIn: [Float!]
+  expectedPurchases90dGT: Float
+  expectedPurchases90dGTE: Float
+  expectedPurchases90dLT: Float
+  expectedPurchases90dLTE: Float
+  expectedPurchases90dIsNil: Boolean
+  expectedPurchases90dNotNil: Boolean
+  """
+  frequency field predicates
+  """
+  frequency: Int
+  frequencyNEQ: Int
+  frequencyIn: [Int!]
+  frequencyNotIn: [Int!]
+  frequencyGT: Int
+  frequencyGTE: Int
+  frequencyLT: Int
+  frequencyLTE: Int
+  """
+  recency_days field predicates
+  """
+  recencyDays: Int
+  recencyDaysNEQ: Int
+  recencyDaysIn: [Int!]
+  recencyDaysNotIn: [Int!]
+  recencyDaysGT: Int
+  recencyDaysGTE: Int
+  recencyDaysLT: Int
+  recencyDaysLTE: Int
+  recencyDaysIsNil: Boolean
+  recencyDaysNotNil: Boolean
+  """
+  monetary_value field predicates
+  """
+  monetaryValue: Decimal
+  monetaryValueNEQ: Decimal
+  monetaryValueIn: [Decimal!]
+  monetaryValueNotIn: [Decimal!]
+  monetaryValueGT: Decimal
+  monetaryValueGTE: Decimal
+  monetaryValueLT: Decimal
+  monetaryValueLTE: Decimal
+  """
+  customer edge predicates
+  """
+  hasCustomer: Boolean
+  hasCustomerWith: [CustomerWhereInput!]
 }
 """
 CustomerWhereInput is used for filtering Customer objects.
@@ -5463,6 +5824,11 @@ input CustomerWhereInput {
   """
   hasSales: Boolean
   hasSalesWith: [SaleWhereInput!]
+  """
+  score edge predicates
+  """
+  hasScore: Boolean
+  hasScoreWith: [CustomerScoreWhereInput!]
 }
 """
 Something that happened in the tenant (a level change, a sale processed…), kept in the outbox in order of creation.
@@ -9960,6 +10326,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_redemptions(ctx, field)
 	case "sales":
 		return ec.fieldContext_Customer_sales(ctx, field)
+	case "score":
+		return ec.fieldContext_Customer_score(ctx, field)
 	case "posStatus":
 		return ec.fieldContext_Customer_posStatus(ctx, field)
 	case "documentMasked":
@@ -9988,6 +10356,38 @@ func (ec *executionContext) childFields_CustomerEdge(ctx context.Context, field 
 		return ec.fieldContext_CustomerEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerScore(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CustomerScore_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_CustomerScore_tenantID(ctx, field)
+	case "customerID":
+		return ec.fieldContext_CustomerScore_customerID(ctx, field)
+	case "scoredAt":
+		return ec.fieldContext_CustomerScore_scoredAt(ctx, field)
+	case "modelFittedAt":
+		return ec.fieldContext_CustomerScore_modelFittedAt(ctx, field)
+	case "risk":
+		return ec.fieldContext_CustomerScore_risk(ctx, field)
+	case "reason":
+		return ec.fieldContext_CustomerScore_reason(ctx, field)
+	case "pAlive":
+		return ec.fieldContext_CustomerScore_pAlive(ctx, field)
+	case "expectedPurchases90d":
+		return ec.fieldContext_CustomerScore_expectedPurchases90d(ctx, field)
+	case "frequency":
+		return ec.fieldContext_CustomerScore_frequency(ctx, field)
+	case "recencyDays":
+		return ec.fieldContext_CustomerScore_recencyDays(ctx, field)
+	case "monetaryValue":
+		return ec.fieldContext_CustomerScore_monetaryValue(ctx, field)
+	case "customer":
+		return ec.fieldContext_CustomerScore_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerScore", field.Name)
 }
 
 func (ec *executionContext) childFields_EligibleCampaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14802,6 +15202,38 @@ func (ec *executionContext) fieldContext_Customer_sales(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_score(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.CustomerScore) graphql.Marshaler {
+			return ec.marshalOCustomerScore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScore(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerScore(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_posStatus(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14988,6 +15420,314 @@ func (ec *executionContext) _CustomerEdge_cursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_CustomerEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_id(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_customerID(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_customerID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_customerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_scoredAt(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_scoredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScoredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_scoredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_modelFittedAt(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_modelFittedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModelFittedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_modelFittedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_risk(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_risk(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Risk, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v customerscore.Risk) graphql.Marshaler {
+			return ec.marshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_risk(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type CustomerScoreRisk does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_reason(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_pAlive(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_pAlive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PAlive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_pAlive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_expectedPurchases90d(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_expectedPurchases90d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedPurchases90d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_expectedPurchases90d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_frequency(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_frequency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Frequency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_frequency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_recencyDays(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_recencyDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecencyDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_recencyDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_monetaryValue(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_monetaryValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonetaryValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_monetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_customer(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerScore",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _EligibleCampaign_campaign(ctx context.Context, field graphql.CollectedField, obj *EligibleCampaign) (ret graphql.Marshaler) {
@@ -27750,6 +28490,924 @@ func (ec *executionContext) unmarshalInputCustomerOrder(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCustomerScoreOrder(ctx context.Context, obj any) (ent.CustomerScoreOrder, error) {
+	var it ent.CustomerScoreOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNCustomerScoreOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCustomerScoreWhereInput(ctx context.Context, obj any) (ent.CustomerScoreWhereInput, error) {
+	var it ent.CustomerScoreWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "scoredAt", "scoredAtNEQ", "scoredAtIn", "scoredAtNotIn", "scoredAtGT", "scoredAtGTE", "scoredAtLT", "scoredAtLTE", "modelFittedAt", "modelFittedAtNEQ", "modelFittedAtIn", "modelFittedAtNotIn", "modelFittedAtGT", "modelFittedAtGTE", "modelFittedAtLT", "modelFittedAtLTE", "modelFittedAtIsNil", "modelFittedAtNotNil", "risk", "riskNEQ", "riskIn", "riskNotIn", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "pAlive", "pAliveNEQ", "pAliveIn", "pAliveNotIn", "pAliveGT", "pAliveGTE", "pAliveLT", "pAliveLTE", "pAliveIsNil", "pAliveNotNil", "expectedPurchases90d", "expectedPurchases90dNEQ", "expectedPurchases90dIn", "expectedPurchases90dNotIn", "expectedPurchases90dGT", "expectedPurchases90dGTE", "expectedPurchases90dLT", "expectedPurchases90dLTE", "expectedPurchases90dIsNil", "expectedPurchases90dNotNil", "frequency", "frequencyNEQ", "frequencyIn", "frequencyNotIn", "frequencyGT", "frequencyGTE", "frequencyLT", "frequencyLTE", "recencyDays", "recencyDaysNEQ", "recencyDaysIn", "recencyDaysNotIn", "recencyDaysGT", "recencyDaysGTE", "recencyDaysLT", "recencyDaysLTE", "recencyDaysIsNil", "recencyDaysNotNil", "monetaryValue", "monetaryValueNEQ", "monetaryValueIn", "monetaryValueNotIn", "monetaryValueGT", "monetaryValueGTE", "monetaryValueLT", "monetaryValueLTE", "hasCustomer", "hasCustomerWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOCustomerScoreWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOCustomerScoreWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOCustomerScoreWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "customerID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "customerIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNEQ = data
+		case "customerIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDIn = data
+		case "customerIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDNotIn = data
+		case "customerIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGT = data
+		case "customerIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDGTE = data
+		case "customerIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLT = data
+		case "customerIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDLTE = data
+		case "customerIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContains = data
+		case "customerIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasPrefix = data
+		case "customerIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDHasSuffix = data
+		case "customerIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDEqualFold = data
+		case "customerIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerIDContainsFold = data
+		case "scoredAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAt = data
+		case "scoredAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtNEQ = data
+		case "scoredAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtIn = data
+		case "scoredAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtNotIn = data
+		case "scoredAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtGT = data
+		case "scoredAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtGTE = data
+		case "scoredAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtLT = data
+		case "scoredAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scoredAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScoredAtLTE = data
+		case "modelFittedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAt = data
+		case "modelFittedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtNEQ = data
+		case "modelFittedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtIn = data
+		case "modelFittedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtNotIn = data
+		case "modelFittedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtGT = data
+		case "modelFittedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtGTE = data
+		case "modelFittedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtLT = data
+		case "modelFittedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtLTE = data
+		case "modelFittedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtIsNil = data
+		case "modelFittedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelFittedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelFittedAtNotNil = data
+		case "risk":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("risk"))
+			data, err := ec.unmarshalOCustomerScoreRisk2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Risk = data
+		case "riskNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("riskNEQ"))
+			data, err := ec.unmarshalOCustomerScoreRisk2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RiskNEQ = data
+		case "riskIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("riskIn"))
+			data, err := ec.unmarshalOCustomerScoreRisk2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRiskᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RiskIn = data
+		case "riskNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("riskNotIn"))
+			data, err := ec.unmarshalOCustomerScoreRisk2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRiskᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RiskNotIn = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "reasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNEQ = data
+		case "reasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonIn = data
+		case "reasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonNotIn = data
+		case "reasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGT = data
+		case "reasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonGTE = data
+		case "reasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLT = data
+		case "reasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonLTE = data
+		case "reasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContains = data
+		case "reasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasPrefix = data
+		case "reasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonHasSuffix = data
+		case "reasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonEqualFold = data
+		case "reasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonContainsFold = data
+		case "pAlive":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAlive"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAlive = data
+		case "pAliveNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveNEQ"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveNEQ = data
+		case "pAliveIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveIn = data
+		case "pAliveNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveNotIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveNotIn = data
+		case "pAliveGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveGT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveGT = data
+		case "pAliveGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveGTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveGTE = data
+		case "pAliveLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveLT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveLT = data
+		case "pAliveLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveLTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveLTE = data
+		case "pAliveIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveIsNil = data
+		case "pAliveNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pAliveNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PAliveNotNil = data
+		case "expectedPurchases90d":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90d"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90d = data
+		case "expectedPurchases90dNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dNEQ"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dNEQ = data
+		case "expectedPurchases90dIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dIn = data
+		case "expectedPurchases90dNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dNotIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dNotIn = data
+		case "expectedPurchases90dGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dGT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dGT = data
+		case "expectedPurchases90dGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dGTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dGTE = data
+		case "expectedPurchases90dLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dLT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dLT = data
+		case "expectedPurchases90dLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dLTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dLTE = data
+		case "expectedPurchases90dIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dIsNil = data
+		case "expectedPurchases90dNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedPurchases90dNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedPurchases90dNotNil = data
+		case "frequency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequency"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Frequency = data
+		case "frequencyNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyNEQ = data
+		case "frequencyIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyIn = data
+		case "frequencyNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyNotIn = data
+		case "frequencyGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyGT = data
+		case "frequencyGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyGTE = data
+		case "frequencyLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyLT = data
+		case "frequencyLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("frequencyLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FrequencyLTE = data
+		case "recencyDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDays = data
+		case "recencyDaysNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysNEQ = data
+		case "recencyDaysIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysIn = data
+		case "recencyDaysNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysNotIn = data
+		case "recencyDaysGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysGT = data
+		case "recencyDaysGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysGTE = data
+		case "recencyDaysLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysLT = data
+		case "recencyDaysLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysLTE = data
+		case "recencyDaysIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysIsNil = data
+		case "recencyDaysNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recencyDaysNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RecencyDaysNotNil = data
+		case "monetaryValue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValue"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValue = data
+		case "monetaryValueNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueNEQ = data
+		case "monetaryValueIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueIn = data
+		case "monetaryValueNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueNotIn = data
+		case "monetaryValueGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueGT = data
+		case "monetaryValueGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueGTE = data
+		case "monetaryValueLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueLT = data
+		case "monetaryValueLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monetaryValueLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonetaryValueLTE = data
+		case "hasCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomer = data
+		case "hasCustomerWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomerWith"))
+			data, err := ec.unmarshalOCustomerWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCustomerWith = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context, obj any) (ent.CustomerWhereInput, error) {
 	var it ent.CustomerWhereInput
 	if obj == nil {
@@ -27761,7 +29419,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "document"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasScore", "hasScoreWith", "document"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29413,6 +31071,20 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasSalesWith = data
+		case "hasScore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasScore"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasScore = data
+		case "hasScoreWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasScoreWith"))
+			data, err := ec.unmarshalOCustomerScoreWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasScoreWith = data
 		case "document":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -41590,6 +43262,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Event(ctx, sel, obj)
+	case *ent.CustomerScore:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CustomerScore(ctx, sel, obj)
 	case *ent.Customer:
 		if obj == nil {
 			return graphql.Null
@@ -42591,6 +44268,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "score":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_score(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "posStatus":
 			field := field
 
@@ -42758,6 +44473,137 @@ func (ec *executionContext) _CustomerEdge(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerScoreImplementors = []string{"CustomerScore", "Node"}
+
+func (ec *executionContext) _CustomerScore(ctx context.Context, sel ast.SelectionSet, obj *ent.CustomerScore) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerScoreImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerScore")
+		case "id":
+			out.Values[i] = ec._CustomerScore_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._CustomerScore_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customerID":
+			out.Values[i] = ec._CustomerScore_customerID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scoredAt":
+			out.Values[i] = ec._CustomerScore_scoredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modelFittedAt":
+			out.Values[i] = ec._CustomerScore_modelFittedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "risk":
+			out.Values[i] = ec._CustomerScore_risk(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._CustomerScore_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pAlive":
+			out.Values[i] = ec._CustomerScore_pAlive(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expectedPurchases90d":
+			out.Values[i] = ec._CustomerScore_expectedPurchases90d(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "frequency":
+			out.Values[i] = ec._CustomerScore_frequency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "recencyDays":
+			out.Values[i] = ec._CustomerScore_recencyDays(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "monetaryValue":
+			out.Values[i] = ec._CustomerScore_monetaryValue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "customer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CustomerScore_customer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -47882,6 +49728,37 @@ func (ec *executionContext) marshalNCustomerPOSStatus2string(ctx context.Context
 	return res
 }
 
+func (ec *executionContext) unmarshalNCustomerScoreOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreOrderField(ctx context.Context, v any) (*ent.CustomerScoreOrderField, error) {
+	var res = new(ent.CustomerScoreOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCustomerScoreOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.CustomerScoreOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx context.Context, v any) (customerscore.Risk, error) {
+	var res customerscore.Risk
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx context.Context, sel ast.SelectionSet, v customerscore.Risk) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNCustomerScoreWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInput(ctx context.Context, v any) (*ent.CustomerScoreWhereInput, error) {
+	res, err := ec.unmarshalInputCustomerScoreWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCustomerWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInput(ctx context.Context, v any) (*ent.CustomerWhereInput, error) {
 	res, err := ec.unmarshalInputCustomerWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -47983,6 +49860,22 @@ func (ec *executionContext) marshalNEventOrderField2ᚖgithubᚗcomᚋfideliza�
 func (ec *executionContext) unmarshalNEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventWhereInput(ctx context.Context, v any) (*ent.EventWhereInput, error) {
 	res, err := ec.unmarshalInputEventWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -49600,6 +51493,90 @@ func (ec *executionContext) unmarshalOCustomerOrder2ᚖgithubᚗcomᚋfideliza�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOCustomerScore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScore(ctx context.Context, sel ast.SelectionSet, v *ent.CustomerScore) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerScore(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCustomerScoreRisk2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRiskᚄ(ctx context.Context, v any) ([]customerscore.Risk, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]customerscore.Risk, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCustomerScoreRisk2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRiskᚄ(ctx context.Context, sel ast.SelectionSet, v []customerscore.Risk) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerScoreRisk2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCustomerScoreRisk2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx context.Context, v any) (*customerscore.Risk, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(customerscore.Risk)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCustomerScoreRisk2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerscoreᚐRisk(ctx context.Context, sel ast.SelectionSet, v *customerscore.Risk) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOCustomerScoreWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInputᚄ(ctx context.Context, v any) ([]*ent.CustomerScoreWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.CustomerScoreWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCustomerScoreWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOCustomerScoreWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerScoreWhereInput(ctx context.Context, v any) (*ent.CustomerScoreWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCustomerScoreWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOCustomerWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInputᚄ(ctx context.Context, v any) ([]*ent.CustomerWhereInput, error) {
 	if v == nil {
 		return nil, nil
@@ -49736,6 +51713,58 @@ func (ec *executionContext) unmarshalOEventWhereInput2ᚖgithubᚗcomᚋfideliza
 	}
 	res, err := ec.unmarshalInputEventWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]float64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFloat2float64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOFloat2ᚕfloat64ᚄ(ctx context.Context, sel ast.SelectionSet, v []float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNFloat2float64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

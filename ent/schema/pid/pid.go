@@ -19,25 +19,27 @@ import (
 // Prefixes of every resource kind. The prefix also tells which table an id
 // belongs to (see ent's node resolver).
 const (
-	Customer    = "cus"
-	Campaign    = "cmp"
-	Redemption  = "red"
-	PointsTx    = "ptx"
-	Sale        = "sal"
-	Segment     = "seg"
-	Webhook     = "whk"
-	Store       = "sto"
-	Client      = "cli"
-	SigningKey  = "key"
-	PointsLot   = "lot"
-	Event       = "evt"
-	Validation  = "val"
-	IdemKey     = "idk"
-	SaleItem    = "sli"
-	SalePayment = "pay"
-	Delivery    = "dlv"
-	Attempt     = "att"
-	SaleReturn  = "ret"
+	Customer      = "cus"
+	Campaign      = "cmp"
+	Redemption    = "red"
+	PointsTx      = "ptx"
+	Sale          = "sal"
+	Segment       = "seg"
+	Webhook       = "whk"
+	Store         = "sto"
+	Client        = "cli"
+	SigningKey    = "key"
+	PointsLot     = "lot"
+	Event         = "evt"
+	Validation    = "val"
+	IdemKey       = "idk"
+	SaleItem      = "sli"
+	SalePayment   = "pay"
+	Delivery      = "dlv"
+	Attempt       = "att"
+	SaleReturn    = "ret"
+	ChurnModel    = "chm"
+	CustomerScore = "csc"
 )
 
 var (
@@ -71,21 +73,22 @@ func Prefix(id string) string {
 // tables maps each prefix to the table of its entity. Tenant ids are UUIDs
 // and have no prefix.
 var tables = map[string]string{
-	Customer:    "customers",
-	Campaign:    "campaigns",
-	Segment:     "segments",
-	Store:       "stores",
-	Client:      "api_clients",
-	PointsTx:    "points_entries",
-	Event:       "events",
-	Redemption:  "redemptions",
-	Sale:        "sales",
-	SaleItem:    "sale_items",
-	SalePayment: "sale_payments",
-	Webhook:     "webhook_endpoints",
-	Delivery:    "webhook_deliveries",
-	Attempt:     "webhook_attempts",
-	SaleReturn:  "sale_returns",
+	Customer:      "customers",
+	Campaign:      "campaigns",
+	Segment:       "segments",
+	Store:         "stores",
+	Client:        "api_clients",
+	PointsTx:      "points_entries",
+	Event:         "events",
+	Redemption:    "redemptions",
+	Sale:          "sales",
+	SaleItem:      "sale_items",
+	SalePayment:   "sale_payments",
+	Webhook:       "webhook_endpoints",
+	Delivery:      "webhook_deliveries",
+	Attempt:       "webhook_attempts",
+	SaleReturn:    "sale_returns",
+	CustomerScore: "customer_scores",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.
