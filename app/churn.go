@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -215,6 +216,22 @@ func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore
 	}
 	s := score(customerID, m, records[customerID], now)
 	return &s, nil
+}
+
+// ScoreAllTenants scores the customers of every active tenant, each as
+// ScoreCustomers does; a tenant that fails does not stop the others.
+func (a *App) ScoreAllTenants(ctx context.Context) error {
+	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.Active(true)).IDs(viewer.SystemContext(ctx))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range tenants {
+		if _, err := a.ScoreCustomers(viewer.TenantContext(ctx, id), a.Now()); err != nil {
+			errs = append(errs, fmt.Errorf("scoring tenant %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ScoreCustomers fits the model of the viewer's tenant at asOf and scores

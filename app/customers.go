@@ -355,6 +355,7 @@ func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
 // CustomerFilter narrows a customer list.
 type CustomerFilter struct {
 	SegmentID    string
+	Predictive   string // a predictive segment's key (v2)
 	CreatedAfter *time.Time
 	Search       string // name (accent- and case-insensitive), e-mail, CPF or external id
 }
@@ -378,6 +379,13 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if f.CreatedAfter != nil {
 		q.Where(customer.CreatedAtGT(f.CreatedAfter.UTC()))
 	}
+	if f.Predictive != "" {
+		members, err := a.predictiveMembers(ctx, f.Predictive)
+		if err != nil {
+			return nil, err
+		}
+		q.Where(members)
+	}
 	tenantID, err := ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -386,7 +394,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if search != nil {
 		q.Where(search)
 	}
-	unfiltered := f.SegmentID == "" && f.CreatedAfter == nil && search == nil
+	unfiltered := f.SegmentID == "" && f.CreatedAfter == nil && f.Predictive == "" && search == nil
 	filtered := q.Clone()
 	// Ids are time-ordered (ULIDs), so id order is creation order and the
 	// keyset predicate is a plain id < cursor on the (tenant_id, id) index.

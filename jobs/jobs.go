@@ -93,12 +93,19 @@ type PruneSigningKeys struct{}
 
 func (PruneSigningKeys) Kind() string { return "prune_signing_keys" }
 
+// ScoreCustomers refits every tenant's churn model to its purchases and
+// scores its customers (the v2 predictive segments).
+type ScoreCustomers struct{}
+
+func (ScoreCustomers) Kind() string { return "score_customers" }
+
 // Kinds are the kinds of every job of the platform.
 func Kinds() []string {
 	return []string{
 		PruneSigningKeys{}.Kind(), ExpirePoints{}.Kind(), NotifyExpiringPoints{}.Kind(),
 		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
 		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
+		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(),
 	}
 }
 

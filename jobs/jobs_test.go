@@ -19,6 +19,8 @@ func TestArgsRoundTrip(t *testing.T) {
 		json string
 	}{
 		{jobs.ProcessSale{TenantID: "t1", SaleID: "sal_1"}, `{"tenant_id":"t1","sale_id":"sal_1"}`},
+		{jobs.ProcessSaleReturn{TenantID: "t1", ReturnID: "ret_1"}, `{"tenant_id":"t1","return_id":"ret_1"}`},
+		{jobs.ScoreCustomers{}, `{}`},
 		{jobs.CreditCashback{TenantID: "t1", RedemptionID: "rdm_1"}, `{"tenant_id":"t1","redemption_id":"rdm_1"}`},
 		{jobs.DeliverWebhook{DeliveryID: "whd_1"}, `{"delivery_id":"whd_1"}`},
 		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`},

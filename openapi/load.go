@@ -10,12 +10,12 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-//go:embed v1.yaml pos.yaml
+//go:embed v1.yaml pos.yaml v2.yaml
 var files embed.FS
 
 // Document is one of the served OpenAPI documents.
 type Document struct {
-	// Name is the file name without extension: v1 or pos.
+	// Name is the file name without extension: v1, pos or v2.
 	Name string
 	// Title is a short label for links.
 	Title string
@@ -29,6 +29,7 @@ func Documents() []Document {
 	return []Document{
 		{Name: "v1", Title: "/v1 and /points (OAuth 2.0)", YAML: mustRead("v1.yaml")},
 		{Name: "pos", Title: "Point of sale (HTTP Basic)", YAML: mustRead("pos.yaml")},
+		{Name: "v2", Title: "/v2 beta: predictive segments (OAuth 2.0)", YAML: mustRead("v2.yaml")},
 	}
 }
 

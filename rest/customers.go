@@ -226,6 +226,11 @@ func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
+	s.writeCustomerPage(w, conn)
+}
+
+// writeCustomerPage answers a page of customers as GET /v1/customers does.
+func (s *server) writeCustomerPage(w http.ResponseWriter, conn *ent.CustomerConnection) {
 	items := make([]customerListItem, 0, len(conn.Edges))
 	for _, e := range conn.Edges {
 		c := e.Node

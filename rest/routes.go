@@ -51,6 +51,9 @@ var bearerRoutes = slices.Concat([]route{
 
 	{"GET", "/graphql", "", (*server).graphql},
 	{"POST", "/graphql", "", (*server).graphql},
+	{"GET", "/v2/customers/{id}/churn", "customers:read", (*server).customerChurn},
+	{"GET", "/v2/segments/predictive", "customers:read", (*server).predictiveSegments},
+	{"GET", "/v2/segments/predictive/{key}/customers", "customers:read", (*server).predictiveSegmentCustomers},
 }, pointsRoutes(""), pointsRoutes("/v1"))
 
 func pointsRoutes(prefix string) []route {
@@ -138,6 +141,8 @@ var mountedRoutes = []string{
 	"GET /openapi/v1.json",
 	"GET /openapi/pos.yaml",
 	"GET /openapi/pos.json",
+	"GET /openapi/v2.yaml",
+	"GET /openapi/v2.json",
 	// The developer panel authenticates a session cookie holding a user's
 	// token, each page checking the role; its forms check their Origin.
 	"GET /panel/",

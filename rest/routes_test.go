@@ -123,6 +123,7 @@ var graphQLProbes = map[string]string{
 	"Mutation.createCustomer":     `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`,
 	"Mutation.updateCustomer":     `mutation { updateCustomer(id: "cus_00000000000000000000000000", input: {name: "Ana"}) { id } }`,
 	"Query.pointsLiability":       `{ pointsLiability { total } }`,
+	"Query.predictiveSegments":    `{ predictiveSegments { key customers } }`,
 	"Mutation.createCampaign":     `mutation { createCampaign(input: {name: "x", type: gift, giftSku: "G", startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id } }`,
 	"Mutation.pauseCampaign":      `mutation { pauseCampaign(id: "cmp_00000000000000000000000000") { id } }`,
 	"Mutation.resumeCampaign":     `mutation { resumeCampaign(id: "cmp_00000000000000000000000000") { id } }`,

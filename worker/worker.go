@@ -23,6 +23,7 @@ func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &ExpirePointsWorker{App: a})
 	river.AddWorker(workers, &NotifyExpiringPointsWorker{App: a})
 	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
+	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
 	river.AddWorker(workers, &CreditCashbackWorker{App: a, Metrics: m})
 	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
 	river.AddWorker(workers, &PurgeExpiredWorker{App: a})
@@ -48,6 +49,7 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 		every(pointsEvery, jobs.ExpirePoints{}),
 		every(pointsEvery, jobs.NotifyExpiringPoints{}),
 		every(pointsEvery, jobs.RecomputeLevels{}),
+		every(pointsEvery, jobs.ScoreCustomers{}),
 		every(dispatchEvery, jobs.DispatchEvents{}),
 	}
 }

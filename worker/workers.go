@@ -189,6 +189,21 @@ func (w *RecomputeLevelsWorker) Timeout(*river.Job[jobs.RecomputeLevels]) time.D
 	return LongJobTimeout
 }
 
+// ScoreCustomersWorker works jobs.ScoreCustomers with app.ScoreAllTenants.
+type ScoreCustomersWorker struct {
+	river.WorkerDefaults[jobs.ScoreCustomers]
+	App *app.App
+}
+
+func (w *ScoreCustomersWorker) Work(ctx context.Context, _ *river.Job[jobs.ScoreCustomers]) error {
+	return w.App.ScoreAllTenants(ctx)
+}
+
+// Timeout is the long jobs' own: it walks every tenant.
+func (w *ScoreCustomersWorker) Timeout(*river.Job[jobs.ScoreCustomers]) time.Duration {
+	return LongJobTimeout
+}
+
 // CampaignLifecycleWorker works jobs.CampaignLifecycle with app.RunCampaignLifecycle.
 type CampaignLifecycleWorker struct {
 	river.WorkerDefaults[jobs.CampaignLifecycle]

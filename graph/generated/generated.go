@@ -340,26 +340,37 @@ type ComplexityRoot struct {
 		Replayed func(childComplexity int) int
 	}
 
+	PredictiveSegment struct {
+		Customers        func(childComplexity int) int
+		Description      func(childComplexity int) int
+		Key              func(childComplexity int) int
+		MinMonetaryValue func(childComplexity int) int
+		Name             func(childComplexity int) int
+		PAliveBelow      func(childComplexity int) int
+		PAliveFrom       func(childComplexity int) int
+	}
+
 	Query struct {
-		APIClients        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
-		ActiveCustomers   func(childComplexity int, from time.Time, to time.Time) int
-		Campaigns         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
-		CustomerSearch    func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
-		Customers         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		CustomersByLevel  func(childComplexity int) int
-		Events            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
-		Node              func(childComplexity int, id string) int
-		Nodes             func(childComplexity int, ids []string) int
-		PointsEntries     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
-		PointsLiability   func(childComplexity int) int
-		Redemptions       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
-		Sales             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
-		SalesByStoreDay   func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
-		Segments          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
-		Stores            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
-		Tenants           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
-		WebhookDeliveries func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) int
-		WebhookEndpoints  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) int
+		APIClients         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
+		ActiveCustomers    func(childComplexity int, from time.Time, to time.Time) int
+		Campaigns          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerSearch     func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
+		Customers          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		CustomersByLevel   func(childComplexity int) int
+		Events             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
+		Node               func(childComplexity int, id string) int
+		Nodes              func(childComplexity int, ids []string) int
+		PointsEntries      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
+		PointsLiability    func(childComplexity int) int
+		PredictiveSegments func(childComplexity int) int
+		Redemptions        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
+		Sales              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		SalesByStoreDay    func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		Segments           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
+		Stores             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
+		Tenants            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+		WebhookDeliveries  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) int
+		WebhookEndpoints   func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) int
 	}
 
 	Redemption struct {
@@ -729,6 +740,7 @@ type QueryResolver interface {
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
+	PredictiveSegments(ctx context.Context) ([]*PredictiveSegment, error)
 }
 type SaleResolver interface {
 	CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error)
@@ -2146,6 +2158,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PointsMovement.Replayed(childComplexity), true
 
+	case "PredictiveSegment.customers":
+		if e.ComplexityRoot.PredictiveSegment.Customers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.Customers(childComplexity), true
+	case "PredictiveSegment.description":
+		if e.ComplexityRoot.PredictiveSegment.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.Description(childComplexity), true
+	case "PredictiveSegment.key":
+		if e.ComplexityRoot.PredictiveSegment.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.Key(childComplexity), true
+	case "PredictiveSegment.minMonetaryValue":
+		if e.ComplexityRoot.PredictiveSegment.MinMonetaryValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.MinMonetaryValue(childComplexity), true
+	case "PredictiveSegment.name":
+		if e.ComplexityRoot.PredictiveSegment.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.Name(childComplexity), true
+	case "PredictiveSegment.pAliveBelow":
+		if e.ComplexityRoot.PredictiveSegment.PAliveBelow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.PAliveBelow(childComplexity), true
+	case "PredictiveSegment.pAliveFrom":
+		if e.ComplexityRoot.PredictiveSegment.PAliveFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PredictiveSegment.PAliveFrom(childComplexity), true
+
 	case "Query.apiClients":
 		if e.ComplexityRoot.Query.APIClients == nil {
 			break
@@ -2258,6 +2313,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PointsLiability(childComplexity), true
+	case "Query.predictiveSegments":
+		if e.ComplexityRoot.Query.PredictiveSegments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.PredictiveSegments(childComplexity), true
 	case "Query.redemptions":
 		if e.ComplexityRoot.Query.Redemptions == nil {
 			break
@@ -10018,6 +10079,34 @@ extend type Mutation {
   reversePoints(input: ReversePointsInput!): PointsMovement!
 }
 `, BuiltIn: false},
+	{Name: "../../schema/predictive.graphql", Input: `"""
+A segment computed from the customers' churn scores (the /v2 predictive segments).
+"""
+type PredictiveSegment {
+  "churn_risk_high, churn_risk_medium, churn_risk_low or at_risk_high_value."
+  key: String!
+  "A short name."
+  name: String!
+  "Who belongs, in words."
+  description: String!
+  "Customers in the segment at the last scoring."
+  customers: Int!
+  "Least p_alive of a member, when bounded."
+  pAliveFrom: Float
+  "p_alive every member is below, when bounded."
+  pAliveBelow: Float
+  "Least average purchase in R$ of a member (at_risk_high_value)."
+  minMonetaryValue: Decimal
+}
+
+extend type Query {
+  """
+  The predictive segments with their members counted (GET /v2/segments/predictive); a customer's own
+  score is Customer.score.
+  """
+  predictiveSegments: [PredictiveSegment!]!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
 An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Money is in R$.
 """
@@ -10618,6 +10707,26 @@ func (ec *executionContext) childFields_PointsMovement(ctx context.Context, fiel
 		return ec.fieldContext_PointsMovement_replayed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PointsMovement", field.Name)
+}
+
+func (ec *executionContext) childFields_PredictiveSegment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_PredictiveSegment_key(ctx, field)
+	case "name":
+		return ec.fieldContext_PredictiveSegment_name(ctx, field)
+	case "description":
+		return ec.fieldContext_PredictiveSegment_description(ctx, field)
+	case "customers":
+		return ec.fieldContext_PredictiveSegment_customers(ctx, field)
+	case "pAliveFrom":
+		return ec.fieldContext_PredictiveSegment_pAliveFrom(ctx, field)
+	case "pAliveBelow":
+		return ec.fieldContext_PredictiveSegment_pAliveBelow(ctx, field)
+	case "minMonetaryValue":
+		return ec.fieldContext_PredictiveSegment_minMonetaryValue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PredictiveSegment", field.Name)
 }
 
 func (ec *executionContext) childFields_Redemption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18673,6 +18782,167 @@ func (ec *executionContext) fieldContext_PointsMovement_replayed(_ context.Conte
 	return graphql.NewScalarFieldContext("PointsMovement", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PredictiveSegment_key(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PredictiveSegment_name(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PredictiveSegment_description(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PredictiveSegment_customers(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_customers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PredictiveSegment_pAliveFrom(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_pAliveFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PAliveFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_pAliveFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _PredictiveSegment_pAliveBelow(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_pAliveBelow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PAliveBelow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_pAliveBelow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _PredictiveSegment_minMonetaryValue(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PredictiveSegment_minMonetaryValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinMonetaryValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PredictiveSegment_minMonetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19480,6 +19750,38 @@ func (ec *executionContext) fieldContext_Query_pointsLiability(_ context.Context
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PointsLiability(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_predictiveSegments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_predictiveSegments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().PredictiveSegments(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*PredictiveSegment) graphql.Marshaler {
+			return ec.marshalNPredictiveSegment2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_predictiveSegments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PredictiveSegment(ctx, field)
 		},
 	}
 	return fc, nil
@@ -45765,6 +46067,74 @@ func (ec *executionContext) _PointsMovement(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var predictiveSegmentImplementors = []string{"PredictiveSegment"}
+
+func (ec *executionContext) _PredictiveSegment(ctx context.Context, sel ast.SelectionSet, obj *PredictiveSegment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, predictiveSegmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PredictiveSegment")
+		case "key":
+			out.Values[i] = ec._PredictiveSegment_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._PredictiveSegment_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._PredictiveSegment_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customers":
+			out.Values[i] = ec._PredictiveSegment_customers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pAliveFrom":
+			out.Values[i] = ec._PredictiveSegment_pAliveFrom(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pAliveBelow":
+			out.Values[i] = ec._PredictiveSegment_pAliveBelow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "minMonetaryValue":
+			out.Values[i] = ec._PredictiveSegment_minMonetaryValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -46191,6 +46561,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_pointsLiability(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "predictiveSegments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_predictiveSegments(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -50210,6 +50602,32 @@ func (ec *executionContext) marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋ
 		return graphql.Null
 	}
 	return ec._PointsMovement(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPredictiveSegment2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*PredictiveSegment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegment(ctx context.Context, sel ast.SelectionSet, v *PredictiveSegment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PredictiveSegment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRedeemCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐRedeemCampaignInput(ctx context.Context, v any) (RedeemCampaignInput, error) {

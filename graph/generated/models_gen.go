@@ -311,6 +311,24 @@ type PointsMovement struct {
 	Replayed bool `json:"replayed"`
 }
 
+// A segment computed from the customers' churn scores (the /v2 predictive segments).
+type PredictiveSegment struct {
+	// churn_risk_high, churn_risk_medium, churn_risk_low or at_risk_high_value.
+	Key string `json:"key"`
+	// A short name.
+	Name string `json:"name"`
+	// Who belongs, in words.
+	Description string `json:"description"`
+	// Customers in the segment at the last scoring.
+	Customers int `json:"customers"`
+	// Least p_alive of a member, when bounded.
+	PAliveFrom *float64 `json:"pAliveFrom,omitempty"`
+	// p_alive every member is below, when bounded.
+	PAliveBelow *float64 `json:"pAliveBelow,omitempty"`
+	// Least average purchase in R$ of a member (at_risk_high_value).
+	MinMonetaryValue *decimal.Decimal `json:"minMonetaryValue,omitempty"`
+}
+
 // Redeems one campaign of a cart validation for an order.
 type RedeemCampaignInput struct {
 	// A campaign the validation found eligible.

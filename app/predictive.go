@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"sort"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
+	"github.com/fideliza/fideliza/ent/predicate"
+)
+
+// highValueQuantile is where "high value" starts among the scored customers'
+// average purchase values.
+const highValueQuantile = 0.75
+
+// PredictiveSegment is a segment computed from the churn scores.
+type PredictiveSegment struct {
+	Key, Name, Description string
+	Customers              int
+	// Thresholds are what membership takes: p_alive bounds, and for
+	// at_risk_high_value the least monetary value.
+	PAliveFrom, PAliveBelow *float64
+	MinMonetaryValue        *decimal.Decimal
+}
+
+// PredictiveSegmentKeys are the keys of the predictive segments, in the
+// order they are listed.
+var PredictiveSegmentKeys = []string{"churn_risk_high", "churn_risk_medium", "churn_risk_low", "at_risk_high_value"}
+
+func ptr[T any](v T) *T { return &v }
+
+// predictiveSegment describes the segment of key and its members' score
+// predicate; ok is false for an unknown key.
+func (a *App) predictiveSegment(ctx context.Context, key string) (PredictiveSegment, predicate.CustomerScore, bool, error) {
+	switch key {
+	case "churn_risk_high":
+		return PredictiveSegment{Key: key, Name: "High churn risk", PAliveBelow: ptr(churnMediumRisk),
+				Description: "Customers unlikely to be still active (p_alive below 0.4): win them back."},
+			customerscore.RiskEQ(customerscore.RiskHigh), true, nil
+	case "churn_risk_medium":
+		return PredictiveSegment{Key: key, Name: "Medium churn risk", PAliveFrom: ptr(churnMediumRisk), PAliveBelow: ptr(churnLowRisk),
+				Description: "Customers who may be drifting away (p_alive from 0.4 to below 0.7)."},
+			customerscore.RiskEQ(customerscore.RiskMedium), true, nil
+	case "churn_risk_low":
+		return PredictiveSegment{Key: key, Name: "Low churn risk", PAliveFrom: ptr(churnLowRisk),
+				Description: "Customers likely still active (p_alive from 0.7)."},
+			customerscore.RiskEQ(customerscore.RiskLow), true, nil
+	case "at_risk_high_value":
+		least, err := a.highValueThreshold(ctx)
+		if err != nil {
+			return PredictiveSegment{}, nil, false, err
+		}
+		return PredictiveSegment{Key: key, Name: "High value at risk", PAliveBelow: ptr(churnLowRisk), MinMonetaryValue: &least,
+				Description: "Customers at medium or high churn risk whose average purchase is in the top quarter of the tenant's."},
+			customerscore.And(customerscore.RiskIn(customerscore.RiskMedium, customerscore.RiskHigh),
+				customerscore.MonetaryValueGTE(least)), true, nil
+	}
+	return PredictiveSegment{}, nil, false, nil
+}
+
+// highValueThreshold is the tenant's highValueQuantile of the scored
+// customers' average purchase values (0 when none is scored). The values
+// are sorted here: decimal columns are text on SQLite.
+func (a *App) highValueThreshold(ctx context.Context) (decimal.Decimal, error) {
+	var rows []struct {
+		MonetaryValue decimal.Decimal `json:"monetary_value"`
+	}
+	err := a.DB.Ent.CustomerScore.Query().Where(customerscore.RiskNEQ(customerscore.RiskUnknown)).
+		Select(customerscore.FieldMonetaryValue).Scan(ctx, &rows)
+	if err != nil || len(rows) == 0 {
+		return decimal.Zero, err
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].MonetaryValue.LessThan(rows[j].MonetaryValue) })
+	return rows[int(float64(len(rows)-1)*highValueQuantile)].MonetaryValue, nil
+}
+
+// PredictiveSegments lists the predictive segments of the viewer's tenant
+// with their members counted, and the model the scores come from (nil when
+// none is fitted).
+func (a *App) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, *ent.ChurnModel, error) {
+	m, err := a.latestChurnModel(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]PredictiveSegment, 0, len(PredictiveSegmentKeys))
+	for _, key := range PredictiveSegmentKeys {
+		seg, members, _, err := a.predictiveSegment(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seg.Customers, err = a.DB.Ent.CustomerScore.Query().Where(members).Count(ctx); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, seg)
+	}
+	return out, m, nil
+}
+
+// predictiveMembers is the customer predicate of a predictive segment; an
+// unknown key is not found.
+func (a *App) predictiveMembers(ctx context.Context, key string) (predicate.Customer, error) {
+	_, members, ok, err := a.predictiveSegment(ctx, key)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, apperr.NotFound("predictive segment")
+	}
+	return customer.HasScoreWith(members), nil
+}
