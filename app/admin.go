@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
 // TenantSettings are the settings an operator or admin may change; nil
@@ -22,6 +24,37 @@ type TenantSettings struct {
 	SaleRegistration *bool
 	SaleTolerance    *decimal.Decimal
 	PointsPerReal    *decimal.Decimal
+	// The programme: months until earned points expire, the points earned
+	// in 12 months each level takes, and the POS price code of each level.
+	PointsExpiryMonths                               *int
+	SilverThreshold, GoldThreshold, DiamondThreshold *int64
+	PriceCodeBronze, PriceCodeSilver, PriceCodeGold  *int
+	PriceCodeDiamond                                 *int
+}
+
+// changed lists the settings given, for the record of a change.
+func (s TenantSettings) changed() map[string]any {
+	out := map[string]any{}
+	add := func(name string, isSet bool, v func() any) {
+		if isSet {
+			out[name] = v()
+		}
+	}
+	add("name", s.Name != nil, func() any { return *s.Name })
+	add("active", s.Active != nil, func() any { return *s.Active })
+	add("pre_registration", s.PreRegistration != nil, func() any { return *s.PreRegistration })
+	add("sale_registration", s.SaleRegistration != nil, func() any { return *s.SaleRegistration })
+	add("sale_tolerance", s.SaleTolerance != nil, func() any { return s.SaleTolerance.String() })
+	add("points_per_real", s.PointsPerReal != nil, func() any { return s.PointsPerReal.String() })
+	add("points_expiry_months", s.PointsExpiryMonths != nil, func() any { return *s.PointsExpiryMonths })
+	add("silver_threshold", s.SilverThreshold != nil, func() any { return *s.SilverThreshold })
+	add("gold_threshold", s.GoldThreshold != nil, func() any { return *s.GoldThreshold })
+	add("diamond_threshold", s.DiamondThreshold != nil, func() any { return *s.DiamondThreshold })
+	add("price_code_bronze", s.PriceCodeBronze != nil, func() any { return *s.PriceCodeBronze })
+	add("price_code_silver", s.PriceCodeSilver != nil, func() any { return *s.PriceCodeSilver })
+	add("price_code_gold", s.PriceCodeGold != nil, func() any { return *s.PriceCodeGold })
+	add("price_code_diamond", s.PriceCodeDiamond != nil, func() any { return *s.PriceCodeDiamond })
+	return out
 }
 
 // CreateTenant creates a retailer, or a sandbox of one when sandboxOf is set.
@@ -47,8 +80,33 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	if s.PointsPerReal != nil && s.PointsPerReal.IsNegative() {
 		p.Add("points_per_real", "must not be negative")
 	}
+	if m := s.PointsExpiryMonths; m != nil && (*m < 1 || *m > 120) {
+		p.Add("points_expiry_months", "must be between 1 and 120")
+	}
+	for field, code := range map[string]*int{"price_code_bronze": s.PriceCodeBronze, "price_code_silver": s.PriceCodeSilver,
+		"price_code_gold": s.PriceCodeGold, "price_code_diamond": s.PriceCodeDiamond} {
+		if code != nil && (*code < 0 || *code > 9999) {
+			p.Add(field, "must be between 0 and 9999")
+		}
+	}
 	if err := p.Err(); err != nil {
 		return nil, err
+	}
+	if s.SilverThreshold != nil || s.GoldThreshold != nil || s.DiamondThreshold != nil {
+		// The thresholds given with those kept must rise strictly.
+		cur, err := a.DB.Ent.Tenant.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return nil, apperr.NotFound("tenant")
+		}
+		if err != nil {
+			return nil, err
+		}
+		silver, gold, diamond := cmp.Or(s.SilverThreshold, &cur.SilverThreshold), cmp.Or(s.GoldThreshold, &cur.GoldThreshold),
+			cmp.Or(s.DiamondThreshold, &cur.DiamondThreshold)
+		if *silver <= 0 || *silver >= *gold || *gold >= *diamond {
+			return nil, apperr.Invalid("silver_threshold", "the level thresholds must rise strictly: 0 < silver (%d) < gold (%d) < diamond (%d)",
+				*silver, *gold, *diamond)
+		}
 	}
 	if s.Name != nil {
 		*s.Name = strings.TrimSpace(*s.Name)
@@ -64,8 +122,15 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	if s.PointsPerReal != nil {
 		u.SetPointsPerReal(*s.PointsPerReal)
 	}
+	u.SetNillablePointsExpiryMonths(s.PointsExpiryMonths).
+		SetNillableSilverThreshold(s.SilverThreshold).SetNillableGoldThreshold(s.GoldThreshold).
+		SetNillableDiamondThreshold(s.DiamondThreshold).
+		SetNillablePriceCodeBronze(s.PriceCodeBronze).SetNillablePriceCodeSilver(s.PriceCodeSilver).
+		SetNillablePriceCodeGold(s.PriceCodeGold).SetNillablePriceCodeDiamond(s.PriceCodeDiamond)
 	t, err := u.Save(ctx)
 	if err == nil {
+		v, _ := viewer.FromContext(ctx)
+		a.logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
 		a.settings.invalidate(id)
 		a.Auth.Forget(id, "")
 	}

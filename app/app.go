@@ -90,6 +90,14 @@ const (
 	SourceRedemption = "redemption"
 )
 
+// logger is a's log, one that writes nothing when none is set (tests).
+func (a *App) logger() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Log
+}
+
 // counts is the recorder of a, one that records nothing when none is set.
 func (a *App) counts() Recorder {
 	if a.Counts == nil {

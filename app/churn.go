@@ -57,12 +57,12 @@ func (p *purchaseRecord) history(asOf time.Time) (churn.History, time.Time) {
 	return churn.History{X: len(ds) - 1, Tx: weeks(last.Sub(first)), T: weeks(asOf.Sub(first))}, last
 }
 
-// purchaseRecords reads the purchases of the viewer's tenant up to asOf, by
-// customer: its processed POS sales (less what came back; a sale returned
-// or cancelled whole is no purchase) and the orders credited through the
-// API. Several purchases on one day are one transaction, as in the model's
-// paper.
-func (a *App) purchaseRecords(ctx context.Context, asOf time.Time, customerID string) (map[string]*purchaseRecord, error) {
+// purchaseRecords reads the purchases of the given customers of the
+// viewer's tenant up to asOf: their processed POS sales (less what came
+// back; a sale returned or cancelled whole is no purchase) and the orders
+// credited through the API. Several purchases on one day are one
+// transaction, as in the model's paper.
+func (a *App) purchaseRecords(ctx context.Context, asOf time.Time, customerIDs []string) (map[string]*purchaseRecord, error) {
 	out := map[string]*purchaseRecord{}
 	add := func(id string, at time.Time, value decimal.Decimal) {
 		r := out[id]
@@ -73,24 +73,16 @@ func (a *App) purchaseRecords(ctx context.Context, asOf time.Time, customerID st
 		r.days[at.UTC().Truncate(day)] = true
 		r.value = r.value.Add(value)
 	}
-	sq := a.DB.Ent.Sale.Query().Where(sale.CustomerIDNotNil(), sale.SoldAtLTE(asOf),
-		sale.StatusIn(sale.StatusPROCESSED, sale.StatusPARTIALLY_RETURNED))
-	if customerID != "" {
-		sq.Where(sale.CustomerID(customerID))
-	}
-	sales, err := sq.Select(sale.FieldCustomerID, sale.FieldSoldAt, sale.FieldAmountPayable, sale.FieldReturnedAmount).All(ctx)
+	sales, err := a.DB.Ent.Sale.Query().Where(sale.CustomerIDIn(customerIDs...), sale.SoldAtLTE(asOf),
+		sale.StatusIn(sale.StatusPROCESSED, sale.StatusPARTIALLY_RETURNED)).Select(sale.FieldCustomerID, sale.FieldSoldAt, sale.FieldAmountPayable, sale.FieldReturnedAmount).All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range sales {
 		add(*s.CustomerID, s.SoldAt, s.AmountPayable.Sub(s.ReturnedAmount))
 	}
-	eq := a.DB.Ent.PointsEntry.Query().Where(pointsentry.KindEQ(pointsentry.KindCredit),
-		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.CreatedAtLTE(asOf))
-	if customerID != "" {
-		eq.Where(pointsentry.CustomerID(customerID))
-	}
-	orders, err := eq.Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldAmount).All(ctx)
+	orders, err := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerIDIn(customerIDs...), pointsentry.KindEQ(pointsentry.KindCredit),
+		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.CreatedAtLTE(asOf)).Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldAmount).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +100,49 @@ func (a *App) purchaseRecords(ctx context.Context, asOf time.Time, customerID st
 // model to.
 var errTooFewForChurn = fmt.Errorf("fewer than %d customers with purchases: too few to fit the churn model", minChurnCustomers)
 
+// eachCustomerBatch calls fn with the ids of the viewer's tenant's
+// customers, churnScoreBatch at a time in id order, and their purchase
+// records up to asOf: memory holds one batch, whatever the tenant's size.
+func (a *App) eachCustomerBatch(ctx context.Context, asOf time.Time, fn func(ids []string, records map[string]*purchaseRecord) error) error {
+	after := ""
+	for {
+		q := a.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).Limit(churnScoreBatch)
+		if after != "" {
+			q.Where(customer.IDGT(after))
+		}
+		ids, err := q.IDs(ctx)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		records, err := a.purchaseRecords(ctx, asOf, ids)
+		if err != nil {
+			return err
+		}
+		if err := fn(ids, records); err != nil {
+			return err
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
 // FitChurnModel fits the BG/NBD model to the purchases of the viewer's
 // tenant up to asOf and stores it: the model customers are scored with
 // until the next fit.
 func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
-	records, err := a.purchaseRecords(ctx, asOf, "")
+	var hs []churn.History
+	err := a.eachCustomerBatch(ctx, asOf, func(_ []string, records map[string]*purchaseRecord) error {
+		for _, r := range records {
+			h, _ := r.history(asOf)
+			hs = append(hs, h)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if len(records) < minChurnCustomers {
+	if len(hs) < minChurnCustomers {
 		return nil, errTooFewForChurn
-	}
-	hs := make([]churn.History, 0, len(records))
-	for _, r := range records {
-		h, _ := r.history(asOf)
-		hs = append(hs, h)
 	}
 	p, ll, err := churn.Fit(hs)
 	if err != nil {
@@ -210,7 +229,7 @@ func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore
 		return nil, err
 	}
 	now := a.Now().UTC()
-	records, err := a.purchaseRecords(ctx, now, customerID)
+	records, err := a.purchaseRecords(ctx, now, []string{customerID})
 	if err != nil {
 		return nil, err
 	}
@@ -247,21 +266,9 @@ func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	records, err := a.purchaseRecords(ctx, asOf, "")
-	if err != nil {
-		return 0, err
-	}
-	scored, after := 0, ""
-	for {
-		q := a.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).Limit(churnScoreBatch)
-		if after != "" {
-			q.Where(customer.IDGT(after))
-		}
-		ids, err := q.IDs(ctx)
-		if err != nil || len(ids) == 0 {
-			return scored, err
-		}
-		err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+	scored := 0
+	err = a.eachCustomerBatch(ctx, asOf, func(ids []string, records map[string]*purchaseRecord) error {
+		err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 			if _, err := tx.Ent.CustomerScore.Delete().Where(customerscore.CustomerIDIn(ids...)).Exec(ctx); err != nil {
 				return err
 			}
@@ -275,10 +282,8 @@ func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 			}
 			return tx.Ent.CustomerScore.CreateBulk(creates...).Exec(ctx)
 		})
-		if err != nil {
-			return scored, err
-		}
 		scored += len(ids)
-		after = ids[len(ids)-1]
-	}
+		return err
+	})
+	return scored, err
 }

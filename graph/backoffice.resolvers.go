@@ -66,6 +66,12 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 		SaleRegistration: input.SaleRegistration,
 		SaleTolerance:    input.SaleTolerance,
 		PointsPerReal:    input.PointsPerReal,
+
+		PointsExpiryMonths: input.PointsExpiryMonths,
+		SilverThreshold:    int64Ptr(input.SilverThreshold), GoldThreshold: int64Ptr(input.GoldThreshold),
+		DiamondThreshold: int64Ptr(input.DiamondThreshold),
+		PriceCodeBronze:  input.PriceCodeBronze, PriceCodeSilver: input.PriceCodeSilver,
+		PriceCodeGold: input.PriceCodeGold, PriceCodeDiamond: input.PriceCodeDiamond,
 	})
 }
 

@@ -12,3 +12,12 @@ func movement(m *app.PointsMovement, err error) (*generated.PointsMovement, erro
 	}
 	return &generated.PointsMovement{Entry: m.Entry, Replayed: m.Replayed}, nil
 }
+
+// int64Ptr widens an optional GraphQL Int.
+func int64Ptr(v *int) *int64 {
+	if v == nil {
+		return nil
+	}
+	w := int64(*v)
+	return &w
+}

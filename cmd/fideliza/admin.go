@@ -72,6 +72,9 @@ func newTenantCommand(g *globals) *cobra.Command {
 		tenantID                                  string
 		preRegistration, saleRegistration, active bool
 		saleTolerance, pointsPerReal, newName     string
+		expiryMonths                              int
+		silver, gold, diamond                     int64
+		priceCodes                                [4]int // bronze, silver, gold, diamond
 	)
 	update := &cobra.Command{
 		Use:   "update",
@@ -104,6 +107,23 @@ func newTenantCommand(g *globals) *cobra.Command {
 				}
 				*d.dst = &v
 			}
+			if fl.Changed("points-expiry-months") {
+				s.PointsExpiryMonths = &expiryMonths
+			}
+			for flag, v := range map[string]struct {
+				src *int64
+				dst **int64
+			}{"silver-threshold": {&silver, &s.SilverThreshold}, "gold-threshold": {&gold, &s.GoldThreshold},
+				"diamond-threshold": {&diamond, &s.DiamondThreshold}} {
+				if fl.Changed(flag) {
+					*v.dst = v.src
+				}
+			}
+			for i, flag := range []string{"price-code-bronze", "price-code-silver", "price-code-gold", "price-code-diamond"} {
+				if fl.Changed(flag) {
+					*[]**int{&s.PriceCodeBronze, &s.PriceCodeSilver, &s.PriceCodeGold, &s.PriceCodeDiamond}[i] = &priceCodes[i]
+				}
+			}
 			t, err := a.UpdateTenant(cmd.Context(), tenantID, s)
 			if err != nil {
 				return err
@@ -112,6 +132,10 @@ func newTenantCommand(g *globals) *cobra.Command {
 				"id": t.ID, "name": t.Name, "active": t.Active,
 				"pre_registration": t.PreRegistration, "sale_registration": t.SaleRegistration,
 				"sale_tolerance": t.SaleTolerance.String(), "points_per_real": t.PointsPerReal.String(),
+				"points_expiry_months": t.PointsExpiryMonths,
+				"thresholds":           map[string]int64{"silver": t.SilverThreshold, "gold": t.GoldThreshold, "diamond": t.DiamondThreshold},
+				"price_codes": map[string]int{"bronze": t.PriceCodeBronze, "silver": t.PriceCodeSilver, "gold": t.PriceCodeGold,
+					"diamond": t.PriceCodeDiamond},
 			}, fmt.Sprintf("tenant %s updated", t.ID))
 		}),
 	}
@@ -123,6 +147,13 @@ func newTenantCommand(g *globals) *cobra.Command {
 	uf.BoolVar(&saleRegistration, "sale-registration", true, "the point of sale may register sales")
 	uf.StringVar(&saleTolerance, "sale-tolerance", "0.10", "accepted R$ difference between items total and sale value")
 	uf.StringVar(&pointsPerReal, "points-per-real", "1", "points earned per whole R$ 1")
+	uf.IntVar(&expiryMonths, "points-expiry-months", 12, "months until earned points expire (1 to 120), for points earned from now on")
+	uf.Int64Var(&silver, "silver-threshold", 1000, "points earned in 12 months to reach silver")
+	uf.Int64Var(&gold, "gold-threshold", 5000, "points earned in 12 months to reach gold (above silver)")
+	uf.Int64Var(&diamond, "diamond-threshold", 20000, "points earned in 12 months to reach diamond (above gold)")
+	for i, level := range []string{"bronze", "silver", "gold", "diamond"} {
+		uf.IntVar(&priceCodes[i], "price-code-"+level, 0, "POS price code of "+level+" customers (0 to 9999)")
+	}
 	_ = update.MarkFlagRequired("tenant")
 
 	cmd.AddCommand(create, update)

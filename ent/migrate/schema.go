@@ -556,6 +556,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{SalesColumns[20], SalesColumns[14]},
 			},
+			{
+				Name:    "sale_tenant_id_customer_id_sold_at",
+				Unique:  false,
+				Columns: []*schema.Column{SalesColumns[20], SalesColumns[22], SalesColumns[9]},
+			},
 		},
 	}
 	// SaleItemsColumns holds the columns for the "sale_items" table.

@@ -94,6 +94,9 @@ func (Sale) Indexes() []ent.Index {
 		// The same receipt from the same store is one sale.
 		index.Fields("tenant_id", "store_id", "external_id").Unique(),
 		index.Fields("tenant_id", "status"),
+		// A customer's purchases, read by the churn scoring in batches of
+		// customers.
+		index.Fields("tenant_id", "customer_id", "sold_at"),
 	}
 }
 

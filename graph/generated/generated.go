@@ -3887,6 +3887,22 @@ input TenantSettingsInput {
   saleTolerance: Decimal
   "Points earned per whole R$ 1 paid."
   pointsPerReal: Decimal
+  "Months until earned points expire, 1 to 120; applies to points earned from the change on."
+  pointsExpiryMonths: Int
+  "Points earned in 12 months to reach silver; the thresholds must rise strictly. Levels follow at the next computation."
+  silverThreshold: Int
+  "Points earned in 12 months to reach gold."
+  goldThreshold: Int
+  "Points earned in 12 months to reach diamond."
+  diamondThreshold: Int
+  "POS price code of bronze customers (identify's priceCode), 0 to 9999."
+  priceCodeBronze: Int
+  "POS price code of silver customers."
+  priceCodeSilver: Int
+  "POS price code of gold customers."
+  priceCodeGold: Int
+  "POS price code of diamond customers."
+  priceCodeDiamond: Int
 }
 
 """
@@ -39725,7 +39741,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -39767,6 +39783,62 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.PointsPerReal = data
+		case "pointsExpiryMonths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsExpiryMonths"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsExpiryMonths = data
+		case "silverThreshold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("silverThreshold"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SilverThreshold = data
+		case "goldThreshold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goldThreshold"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GoldThreshold = data
+		case "diamondThreshold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("diamondThreshold"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiamondThreshold = data
+		case "priceCodeBronze":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeBronze"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriceCodeBronze = data
+		case "priceCodeSilver":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeSilver"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriceCodeSilver = data
+		case "priceCodeGold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeGold"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriceCodeGold = data
+		case "priceCodeDiamond":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceCodeDiamond"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriceCodeDiamond = data
 		}
 	}
 	return it, nil

@@ -399,6 +399,22 @@ type TenantSettingsInput struct {
 	SaleTolerance *decimal.Decimal `json:"saleTolerance,omitempty"`
 	// Points earned per whole R$ 1 paid.
 	PointsPerReal *decimal.Decimal `json:"pointsPerReal,omitempty"`
+	// Months until earned points expire, 1 to 120; applies to points earned from the change on.
+	PointsExpiryMonths *int `json:"pointsExpiryMonths,omitempty"`
+	// Points earned in 12 months to reach silver; the thresholds must rise strictly. Levels follow at the next computation.
+	SilverThreshold *int `json:"silverThreshold,omitempty"`
+	// Points earned in 12 months to reach gold.
+	GoldThreshold *int `json:"goldThreshold,omitempty"`
+	// Points earned in 12 months to reach diamond.
+	DiamondThreshold *int `json:"diamondThreshold,omitempty"`
+	// POS price code of bronze customers (identify's priceCode), 0 to 9999.
+	PriceCodeBronze *int `json:"priceCodeBronze,omitempty"`
+	// POS price code of silver customers.
+	PriceCodeSilver *int `json:"priceCodeSilver,omitempty"`
+	// POS price code of gold customers.
+	PriceCodeGold *int `json:"priceCodeGold,omitempty"`
+	// POS price code of diamond customers.
+	PriceCodeDiamond *int `json:"priceCodeDiamond,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.

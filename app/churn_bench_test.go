@@ -1,0 +1,111 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// envBenchCustomers sizes BenchmarkScoreCustomers (default 20,000).
+const envBenchCustomers = "FIDELIZA_BENCH_CUSTOMERS"
+
+// BenchmarkScoreCustomers fits a tenant's churn model and scores every
+// customer, on a tenant of FIDELIZA_BENCH_CUSTOMERS customers with one to
+// six processed sales each over two years, written in bulk (the setup is
+// not measured). It reports a fit alone, then a whole scoring (fit and
+// scores), and the peak heap while scoring.
+//
+//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench ScoreCustomers -benchtime 1x -timeout 60m
+func BenchmarkScoreCustomers(b *testing.B) {
+	n := 20000
+	if v := os.Getenv(envBenchCustomers); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(b, err)
+	}
+	db := storagetest.Open(b, "sqlite3")
+	a := &app.App{DB: db}
+	sys := viewer.SystemContext(context.Background())
+	tn, err := a.CreateTenant(sys, "Benchmark", nil)
+	require.NoError(b, err)
+	st, err := a.CreateStore(sys, tn.ID, "LOJA-01", "Loja")
+	require.NoError(b, err)
+	ctx := viewer.TenantContext(context.Background(), tn.ID)
+	asOf := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	started := time.Now()
+	const batch = 2000
+	receipt := 0
+	for done := 0; done < n; done += batch {
+		size := min(batch, n-done)
+		custs := make([]*ent.CustomerCreate, size)
+		for i := range custs {
+			custs[i] = db.Ent.Customer.Create().SetTenantID(tn.ID).SetDocument(fmt.Sprintf("%011d", done+i)).
+				SetName(fmt.Sprint("Cliente ", done+i))
+		}
+		created, err := db.Ent.Customer.CreateBulk(custs...).Save(sys)
+		require.NoError(b, err)
+		var sales []*ent.SaleCreate
+		for i, c := range created {
+			k := done + i
+			for j := range 1 + k%6 {
+				receipt++
+				amount := decimal.NewFromInt(int64(20 + (k*7+j*13)%180))
+				at := asOf.AddDate(0, 0, -((k*31 + j*97) % 730))
+				sales = append(sales, db.Ent.Sale.Create().SetTenantID(tn.ID).SetStoreID(st.ID).SetExternalID(strconv.Itoa(receipt)).
+					SetCustomerID(c.ID).SetCustomerDocument(c.Document).SetSoldAt(at).SetAmount(amount).SetAmountPayable(amount).
+					SetDiscountAmount(decimal.Zero).SetStatus(sale.StatusPROCESSED))
+			}
+		}
+		for len(sales) > 0 {
+			k := min(len(sales), 1000)
+			require.NoError(b, db.Ent.Sale.CreateBulk(sales[:k]...).Exec(sys))
+			sales = sales[k:]
+		}
+	}
+	b.Logf("%d customers and %d sales written in %v", n, receipt, time.Since(started).Round(time.Millisecond))
+
+	b.ResetTimer()
+	for range b.N {
+		var peak atomic.Uint64
+		stop := make(chan struct{})
+		go func() {
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}()
+		begun := time.Now()
+		_, err := a.FitChurnModel(ctx, asOf)
+		require.NoError(b, err)
+		b.ReportMetric(time.Since(begun).Seconds(), "s/fit")
+		begun = time.Now()
+		scored, err := a.ScoreCustomers(ctx, asOf) // fits again, then scores
+		close(stop)
+		require.NoError(b, err)
+		require.Equal(b, n, scored)
+		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+		b.ReportMetric(time.Since(begun).Seconds(), "s/scoring")
+	}
+}
