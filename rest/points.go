@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/guard"
+	"github.com/fideliza/fideliza/ent"
 )
 
 // creditBody is POST /points/credit.
@@ -105,6 +106,19 @@ func integer(p *apperr.Problems, field string, n *jsonNumber) *int64 {
 	return &v
 }
 
+// movement answers a points operation's error, or marks its replay with
+// Idempotent-Replayed; it returns the entry to render, nil when it answered.
+func (s *server) movement(w http.ResponseWriter, r *http.Request, m *app.PointsMovement, err error) *ent.PointsEntry {
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return nil
+	}
+	if m.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	return m.Entry
+}
+
 // creditPoints is POST /points/credit (and /v1/points/credit). A repeated
 // call for the same order answers with the first result.
 func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
@@ -120,14 +134,10 @@ func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := s.app.CreditPoints(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
+	e := s.movement(w, r, m, err)
+	if e == nil {
 		return
 	}
-	if m.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	e := m.Entry
 	writeJSON(w, http.StatusCreated, creditJSON{
 		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: body.OrderID, PointsCredited: e.Points,
 		NewBalance: e.BalanceAfter, ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
@@ -154,14 +164,10 @@ func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
 	m, err := s.app.DebitPoints(r.Context(), app.DebitInput{
 		CustomerID: body.CustomerID, Points: pts, OrderID: body.OrderID, Reason: body.Reason,
 	})
-	if err != nil {
-		s.writeV1Error(w, r, err)
+	e := s.movement(w, r, m, err)
+	if e == nil {
 		return
 	}
-	if m.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	e := m.Entry
 	writeJSON(w, http.StatusCreated, debitJSON{
 		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.SourceID, PointsDebited: -e.Points,
 		NewBalance: e.BalanceAfter, CreatedAt: timestamp(e.CreatedAt),
@@ -205,14 +211,10 @@ func (s *server) reversePoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := s.app.ReversePoints(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
+	e := s.movement(w, r, m, err)
+	if e == nil {
 		return
 	}
-	if m.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	e := m.Entry
 	out := reverseJSON{EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.OrderID, ReversalID: e.SourceID,
 		PointsReversed: -e.Points, NewBalance: e.BalanceAfter, PointsDebt: e.DebtAfter, CreatedAt: timestamp(e.CreatedAt)}
 	if e.Amount != nil {

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -49,22 +48,7 @@ func posCancellationBody(id string) map[string]any {
 // over, and returns the errors of those that did not finish.
 func posWorkReturns(t testing.TB, e *posEnv) []error {
 	t.Helper()
-	rows, err := e.db.SQL.Query(`SELECT id, args FROM river_job WHERE kind = 'process_sale_return' ORDER BY id`)
-	require.NoError(t, err)
-	type job struct {
-		id   int64
-		args jobs.ProcessSaleReturn
-	}
-	var list []job
-	for rows.Next() {
-		var j job
-		var args []byte
-		require.NoError(t, rows.Scan(&j.id, &args))
-		require.NoError(t, json.Unmarshal(args, &j.args))
-		list = append(list, j)
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
+	list := posJobRows[jobs.ProcessSaleReturn](t, e)
 	var errs []error
 	for _, j := range list {
 		w := &worker.ProcessSaleReturnWorker{App: &app.App{DB: e.db, Clock: time.Now}}

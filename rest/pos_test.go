@@ -1495,20 +1495,22 @@ func TestPOSRegisterSale(t *testing.T) {
 	})
 }
 
-// posJob is a process_sale row of river_job.
-type posJob struct {
+// posJob is a row of river_job: its id and its arguments.
+type posJob[A any] struct {
 	id   int64
-	args jobs.ProcessSale
+	args A
 }
 
-func posJobs(t testing.TB, e *posEnv) []posJob {
+// posJobRows are the jobs of a kind, oldest first.
+func posJobRows[A river.JobArgs](t testing.TB, e *posEnv) []posJob[A] {
 	t.Helper()
-	rows, err := e.db.SQL.Query(`SELECT id, args FROM river_job WHERE kind = 'process_sale' ORDER BY id`)
+	var kind A
+	rows, err := e.db.SQL.Query(`SELECT id, args FROM river_job WHERE kind = '` + kind.Kind() + `' ORDER BY id`)
 	require.NoError(t, err)
 	defer rows.Close()
-	var out []posJob
+	var out []posJob[A]
 	for rows.Next() {
-		var j posJob
+		var j posJob[A]
 		var args []byte
 		require.NoError(t, rows.Scan(&j.id, &args))
 		require.NoError(t, json.Unmarshal(args, &j.args))
@@ -1516,6 +1518,11 @@ func posJobs(t testing.TB, e *posEnv) []posJob {
 	}
 	require.NoError(t, rows.Err())
 	return out
+}
+
+func posJobs(t testing.TB, e *posEnv) []posJob[jobs.ProcessSale] {
+	t.Helper()
+	return posJobRows[jobs.ProcessSale](t, e)
 }
 
 // posWork runs the process_sale job of a sale as River would hand it over.

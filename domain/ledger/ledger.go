@@ -212,14 +212,19 @@ func (l Ledger) Expire(ctx context.Context, c *ent.Client, lotID string) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.UpdateLevel(ctx, c, cust, tenant); err != nil {
+	if err := l.relevel(ctx, c, cust); err != nil {
 		return nil, err
 	}
 	return &Result{Entry: entry}, nil
+}
+
+// relevel reads the customer's tenant and updates the customer's level.
+func (l Ledger) relevel(ctx context.Context, c *ent.Client, cust *ent.Customer) error {
+	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
+	if err != nil {
+		return err
+	}
+	return l.UpdateLevel(ctx, c, cust, tenant)
 }
 
 // take writes the entry of points leaving the balance and lowers the
@@ -305,11 +310,7 @@ func (l Ledger) Reverse(ctx context.Context, c *ent.Client, r Reversal) (*Result
 	if err != nil {
 		return nil, err
 	}
-	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.UpdateLevel(ctx, c, cust, tenant); err != nil {
+	if err := l.relevel(ctx, c, cust); err != nil {
 		return nil, err
 	}
 	return &Result{Entry: entry}, nil
