@@ -58,7 +58,9 @@ func saneID(id string) bool {
 }
 
 // accessLog writes one structured line per request, with its correlation id
-// and the principal that made it.
+// and the principal that made it: at DEBUG when it succeeded (a busy
+// service would log nothing else), INFO for the client's errors, ERROR for
+// the server's.
 func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -66,9 +68,12 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			who := &principal{}
 			next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), principalKey{}, who)))
-			level := slog.LevelInfo
-			if ww.Status() >= 500 {
+			level := slog.LevelDebug
+			switch {
+			case ww.Status() >= 500:
 				level = slog.LevelError
+			case ww.Status() >= 400:
+				level = slog.LevelInfo
 			}
 			log.LogAttrs(r.Context(), level, "request",
 				slog.String("request_id", RequestID(r.Context())),

@@ -52,7 +52,7 @@ func TestMiddleware(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
-			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})) // successes log at DEBUG
 			h := correlate(accessLog(log)(recoverer(log, internalV1)(tc.handler)))
 			req := httptest.NewRequest(http.MethodGet, "/x", nil)
 			for k, v := range tc.header {

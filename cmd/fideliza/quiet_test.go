@@ -1,0 +1,32 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// idleWatch is how long an idle serve is watched for log lines.
+const idleWatch = 60 * time.Second
+
+// TestIdleServeIsQuiet: once started, a serve that nobody calls writes no
+// log line (River's producer reports its counts at DEBUG, successful
+// requests too); the start itself is logged.
+func TestIdleServeIsQuiet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches an idle serve for a minute; skipped with -short")
+	}
+	t.Parallel()
+	logs := &syncBuffer{}
+	startServe(t, logs, storagetest.URL(t, dialect.SQLite, true))
+	started := logs.String()
+	require.Contains(t, started, `"msg":"listening"`)
+	time.Sleep(idleWatch)
+	after := strings.TrimPrefix(logs.String(), started)
+	require.Empty(t, after, "an idle serve logged within %v", idleWatch)
+}
