@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -172,9 +173,10 @@ func durationFlag(f *pflag.FlagSet, d *time.Duration, name, envName string, def 
 
 func newWorkerCommand(g *globals) *cobra.Command {
 	var (
-		workers int
-		points  time.Duration
-		rescue  time.Duration
+		workers     int
+		points      time.Duration
+		rescue      time.Duration
+		metricsAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -191,18 +193,46 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			}
 			defer a.DB.Close()
 			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			var reg *metrics.Registry
+			if metricsAddr != "" {
+				reg = metrics.New()
+				reg.WatchQueue(a.DB.Reads)
+				a.Counts = reg
+			}
 			client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue})
+				PointsInterval: points, RescueAfter: rescue, Metrics: reg})
 			if err != nil {
 				return err
 			}
-			return run(ctx, log, client, true, nil, nil)
+			if metricsAddr == "" {
+				return run(ctx, log, client, true, nil, nil)
+			}
+			listener, err := net.Listen("tcp", metricsAddr)
+			if err != nil {
+				return err
+			}
+			return run(ctx, log, client, true, &http.Server{Handler: workerHandler(reg, log),
+				ReadHeaderTimeout: 10 * time.Second}, listener)
 		},
 	}
 	cmd.Flags().IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", env("FIDELIZA_METRICS_ADDR", ""),
+		"serve GET /metrics and /healthz on this address; empty: none (env FIDELIZA_METRICS_ADDR)")
 	pointsIntervalFlag(cmd.Flags(), &points)
 	rescueAfterFlag(cmd.Flags(), &rescue)
 	return cmd
+}
+
+// workerHandler is what a worker serves on --metrics-addr: its metrics (the
+// jobs it works and the queue) and its liveness.
+func workerHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", reg.Handler(log))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+	})
+	return mux
 }
 
 func envBool(name string, fallback bool) bool {
