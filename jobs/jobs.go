@@ -160,7 +160,10 @@ func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.
 // Config tunes a River client of db; package worker adds its workers and
 // periodic jobs to it.
 func Config(db *storage.DB, log *slog.Logger) *river.Config {
-	rc := &river.Config{Logger: slog.New(quieter{log.Handler()})}
+	rc := &river.Config{}
+	if log != nil { // nil: River's own default
+		rc.Logger = slog.New(quieter{log.Handler()})
+	}
 	if db.Dialect == dialect.SQLite {
 		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
 		rc.FetchPollInterval = 100 * time.Millisecond
