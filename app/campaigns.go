@@ -25,6 +25,7 @@ type CampaignInput struct {
 	Type              string
 	StartsAt, EndsAt  *time.Time
 	SegmentID         *string
+	PredictiveSegment *string  // a predictive segment's key (v2), instead of SegmentID
 	Channels          []string // nil: every channel
 	Discount          *DiscountInput
 	Eligibility       *EligibilityInput
@@ -170,6 +171,14 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	if err := in.validate(now); err != nil {
 		return nil, err
 	}
+	if in.PredictiveSegment != nil {
+		switch {
+		case !slices.Contains(PredictiveSegmentKeys, *in.PredictiveSegment):
+			return nil, apperr.Invalid("predictive_segment", "must be one of %s", strings.Join(PredictiveSegmentKeys, ", "))
+		case in.SegmentID != nil:
+			return nil, apperr.Invalid("predictive_segment", "a campaign targets a segment or a predictive segment, not both")
+		}
+	}
 	if in.SegmentID != nil {
 		exists, err := a.DB.Ent.Segment.Query().Where(segment.ID(*in.SegmentID)).Exist(ctx)
 		if err != nil {
@@ -187,6 +196,9 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 		SetName(strings.TrimSpace(in.Name)).SetDescription(in.Description).SetType(campaign.Type(in.Type)).
 		SetStatus(status).SetStartsAt(in.StartsAt.UTC()).SetEndsAt(in.EndsAt.UTC()).
 		SetNillableSegmentID(in.SegmentID)
+	if in.PredictiveSegment != nil {
+		c.SetPredictiveSegment(campaign.PredictiveSegment(*in.PredictiveSegment))
+	}
 	if in.Channels != nil {
 		c.SetChannels(in.Channels)
 	}

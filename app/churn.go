@@ -32,6 +32,9 @@ const (
 	churnHorizonDays  = 90
 	minChurnCustomers = 20
 	churnScoreBatch   = 500
+	// highValueQuantile is where "high value" starts among the average
+	// purchase values of the customers who bought.
+	highValueQuantile = 0.75
 )
 
 const day = 24 * time.Hour
@@ -44,6 +47,11 @@ func weeks(d time.Duration) float64 { return d.Hours() / 24 / 7 }
 type purchaseRecord struct {
 	days  map[time.Time]bool
 	value decimal.Decimal
+}
+
+// average is the value of a purchase day, on average.
+func (p *purchaseRecord) average() decimal.Decimal {
+	return p.value.DivRound(decimal.NewFromInt(int64(len(p.days))), 2)
 }
 
 // history is the record as the model reads it, at asOf.
@@ -126,15 +134,17 @@ func (a *App) eachCustomerBatch(ctx context.Context, asOf time.Time, fn func(ids
 }
 
 // FitChurnModel fits the BG/NBD model to the purchases of the viewer's
-// tenant up to asOf and stores it: the model customers are scored with
-// until the next fit.
+// tenant up to asOf and stores it, with the tenant's high-value threshold:
+// the model customers are scored with until the next fit.
 func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
 	var hs []churn.History
+	var values []decimal.Decimal
 	err := a.eachCustomerBatch(ctx, asOf, func(_ []string, records map[string]*purchaseRecord) error {
 		for _, r := range records {
 			h, _ := r.history(asOf)
 			hs = append(hs, h)
+			values = append(values, r.average())
 		}
 		return nil
 	})
@@ -148,9 +158,11 @@ func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnMode
 	if err != nil {
 		return nil, err
 	}
+	sort.Slice(values, func(i, j int) bool { return values[i].LessThan(values[j]) })
 	v, _ := viewer.FromContext(ctx)
 	return a.DB.Ent.ChurnModel.Create().SetTenantID(v.TenantID).SetFittedAt(asOf).SetCustomers(len(hs)).
-		SetR(p.R).SetAlpha(p.Alpha).SetA(p.A).SetB(p.B).SetLogLikelihood(ll).Save(ctx)
+		SetR(p.R).SetAlpha(p.Alpha).SetA(p.A).SetB(p.B).SetLogLikelihood(ll).
+		SetHighValueThreshold(values[int(float64(len(values)-1)*highValueQuantile)]).Save(ctx)
 }
 
 // latestChurnModel is the tenant's newest model; nil when none was fitted.
@@ -172,6 +184,7 @@ type ChurnScore struct {
 	Frequency            int
 	RecencyDays          *int
 	MonetaryValue        decimal.Decimal
+	HighValue            bool // MonetaryValue reaches the model's high-value threshold
 	ModelFittedAt        *time.Time
 }
 
@@ -190,12 +203,13 @@ func score(customerID string, m *ent.ChurnModel, r *purchaseRecord, asOf time.Ti
 	h, last := r.history(asOf)
 	recency := int(asOf.Sub(last) / day)
 	s.Frequency, s.RecencyDays = h.X, &recency
-	s.MonetaryValue = r.value.DivRound(decimal.NewFromInt(int64(len(r.days))), 2)
+	s.MonetaryValue = r.average()
 	if m == nil {
 		s.Reason = "the tenant's churn model is not fitted yet: it needs purchases of at least " +
 			fmt.Sprint(minChurnCustomers) + " customers"
 		return s
 	}
+	s.HighValue = !s.MonetaryValue.LessThan(m.HighValueThreshold)
 	p := churn.Params{R: m.R, Alpha: m.Alpha, A: m.A, B: m.B}
 	alive := p.PAlive(h)
 	expected := p.ExpectedPurchases(h, weeks(churnHorizonDays*day))
@@ -277,7 +291,7 @@ func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 				s := score(id, m, records[id], asOf)
 				creates[i] = tx.Ent.CustomerScore.Create().SetCustomerID(id).SetScoredAt(asOf).SetRisk(s.Risk).
 					SetReason(s.Reason).SetNillablePAlive(s.PAlive).SetNillableExpectedPurchases90d(s.ExpectedPurchases90d).
-					SetFrequency(s.Frequency).SetNillableRecencyDays(s.RecencyDays).SetMonetaryValue(s.MonetaryValue).
+					SetFrequency(s.Frequency).SetNillableRecencyDays(s.RecencyDays).SetMonetaryValue(s.MonetaryValue).SetHighValue(s.HighValue).
 					SetNillableModelFittedAt(s.ModelFittedAt)
 			}
 			return tx.Ent.CustomerScore.CreateBulk(creates...).Exec(ctx)

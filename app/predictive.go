@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"sort"
 
 	"github.com/shopspring/decimal"
 
@@ -12,10 +11,6 @@ import (
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/predicate"
 )
-
-// highValueQuantile is where "high value" starts among the scored customers'
-// average purchase values.
-const highValueQuantile = 0.75
 
 // PredictiveSegment is a segment computed from the churn scores.
 type PredictiveSegment struct {
@@ -50,32 +45,19 @@ func (a *App) predictiveSegment(ctx context.Context, key string) (PredictiveSegm
 				Description: "Customers likely still active (p_alive from 0.7)."},
 			customerscore.RiskEQ(customerscore.RiskLow), true, nil
 	case "at_risk_high_value":
-		least, err := a.highValueThreshold(ctx)
+		seg := PredictiveSegment{Key: key, Name: "High value at risk", PAliveBelow: ptr(churnLowRisk),
+			Description: "Customers at medium or high churn risk whose average purchase is in the top quarter of the tenant's."}
+		m, err := a.latestChurnModel(ctx)
 		if err != nil {
 			return PredictiveSegment{}, nil, false, err
 		}
-		return PredictiveSegment{Key: key, Name: "High value at risk", PAliveBelow: ptr(churnLowRisk), MinMonetaryValue: &least,
-				Description: "Customers at medium or high churn risk whose average purchase is in the top quarter of the tenant's."},
-			customerscore.And(customerscore.RiskIn(customerscore.RiskMedium, customerscore.RiskHigh),
-				customerscore.MonetaryValueGTE(least)), true, nil
+		if m != nil {
+			seg.MinMonetaryValue = &m.HighValueThreshold
+		}
+		return seg, customerscore.And(customerscore.RiskIn(customerscore.RiskMedium, customerscore.RiskHigh),
+			customerscore.HighValue(true)), true, nil
 	}
 	return PredictiveSegment{}, nil, false, nil
-}
-
-// highValueThreshold is the tenant's highValueQuantile of the scored
-// customers' average purchase values (0 when none is scored). The values
-// are sorted here: decimal columns are text on SQLite.
-func (a *App) highValueThreshold(ctx context.Context) (decimal.Decimal, error) {
-	var rows []struct {
-		MonetaryValue decimal.Decimal `json:"monetary_value"`
-	}
-	err := a.DB.Ent.CustomerScore.Query().Where(customerscore.RiskNEQ(customerscore.RiskUnknown)).
-		Select(customerscore.FieldMonetaryValue).Scan(ctx, &rows)
-	if err != nil || len(rows) == 0 {
-		return decimal.Zero, err
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].MonetaryValue.LessThan(rows[j].MonetaryValue) })
-	return rows[int(float64(len(rows)-1)*highValueQuantile)].MonetaryValue, nil
 }
 
 // PredictiveSegments lists the predictive segments of the viewer's tenant

@@ -183,10 +183,15 @@ func saleBonus(ctx context.Context, camps []eligibility.Campaign, s *ent.Sale, i
 	if len(bonus) == 0 {
 		return 0, "", nil
 	}
-	segs, err := cust.QuerySegments().Select(segment.FieldID).Strings(ctx)
-	if err != nil {
+	member := *cust // with its segments and score, for customerSegments
+	var err error
+	if member.Edges.Segments, err = cust.QuerySegments().Select(segment.FieldID).All(ctx); err != nil {
 		return 0, "", err
 	}
+	if member.Edges.Score, err = cust.QueryScore().Only(ctx); err != nil && !ent.IsNotFound(err) {
+		return 0, "", err
+	}
+	segs := customerSegments(&member)
 	var cart eligibility.Cart
 	for _, it := range items {
 		kept := it.Quantity.Sub(returned[it.LineID])

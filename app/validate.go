@@ -15,9 +15,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
@@ -175,15 +177,34 @@ func (a *App) customerFor(ctx context.Context, pred predicate.Customer, campaign
 	if slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return c.SegmentID != "" }) {
 		q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
 	}
+	if slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool {
+		return strings.HasPrefix(c.SegmentID, campaignrules.PredictivePrefix)
+	}) {
+		q.WithScore()
+	}
 	cust, err := q.Only(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	segments := make([]string, len(cust.Edges.Segments))
-	for i, s := range cust.Edges.Segments {
-		segments[i] = s.ID
+	return cust, customerSegments(cust), nil
+}
+
+// customerSegments are the ids of the segments a customer (loaded with its
+// segments, and its score when campaigns target predictive segments)
+// belongs to, its predictive segments as campaignrules.PredictivePrefix and
+// their key.
+func customerSegments(cust *ent.Customer) []string {
+	segments := make([]string, 0, len(cust.Edges.Segments)+2)
+	for _, s := range cust.Edges.Segments {
+		segments = append(segments, s.ID)
 	}
-	return cust, segments, nil
+	if sc := cust.Edges.Score; sc != nil && sc.Risk != customerscore.RiskUnknown {
+		segments = append(segments, campaignrules.PredictivePrefix+"churn_risk_"+string(sc.Risk))
+		if sc.HighValue && sc.Risk != customerscore.RiskLow {
+			segments = append(segments, campaignrules.PredictivePrefix+"at_risk_high_value")
+		}
+	}
+	return segments
 }
 
 // customerRedemptions counts the customer's redemptions of the campaigns

@@ -42,6 +42,8 @@ type Campaign struct {
 	EndsAt time.Time `json:"ends_at,omitempty"`
 	// Target segment; absent means every customer.
 	SegmentID *string `json:"segment_id,omitempty"`
+	// Target predictive segment (the v2 churn scores), instead of a segment; absent means none.
+	PredictiveSegment *campaign.PredictiveSegment `json:"predictive_segment,omitempty"`
 	// Channels (pdv, ecommerce, app, …); absent means every channel.
 	Channels []string `json:"channels,omitempty"`
 	// Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping.
@@ -131,7 +133,7 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount:
 			values[i] = new(sql.NullInt64)
-		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldDiscountMode, campaign.FieldGiftSku:
+		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldPredictiveSegment, campaign.FieldDiscountMode, campaign.FieldGiftSku:
 			values[i] = new(sql.NullString)
 		case campaign.FieldCreatedAt, campaign.FieldUpdatedAt, campaign.FieldStartsAt, campaign.FieldEndsAt:
 			values[i] = new(sql.NullTime)
@@ -216,6 +218,13 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SegmentID = new(string)
 				*_m.SegmentID = value.String
+			}
+		case campaign.FieldPredictiveSegment:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field predictive_segment", values[i])
+			} else if value.Valid {
+				_m.PredictiveSegment = new(campaign.PredictiveSegment)
+				*_m.PredictiveSegment = campaign.PredictiveSegment(value.String)
 			}
 		case campaign.FieldChannels:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -384,6 +393,11 @@ func (_m *Campaign) String() string {
 	if v := _m.SegmentID; v != nil {
 		builder.WriteString("segment_id=")
 		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.PredictiveSegment; v != nil {
+		builder.WriteString("predictive_segment=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteString(", ")
 	builder.WriteString("channels=")

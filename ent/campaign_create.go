@@ -124,6 +124,20 @@ func (_c *CampaignCreate) SetNillableSegmentID(v *string) *CampaignCreate {
 	return _c
 }
 
+// SetPredictiveSegment sets the "predictive_segment" field.
+func (_c *CampaignCreate) SetPredictiveSegment(v campaign.PredictiveSegment) *CampaignCreate {
+	_c.mutation.SetPredictiveSegment(v)
+	return _c
+}
+
+// SetNillablePredictiveSegment sets the "predictive_segment" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillablePredictiveSegment(v *campaign.PredictiveSegment) *CampaignCreate {
+	if v != nil {
+		_c.SetPredictiveSegment(*v)
+	}
+	return _c
+}
+
 // SetChannels sets the "channels" field.
 func (_c *CampaignCreate) SetChannels(v []string) *CampaignCreate {
 	_c.mutation.SetChannels(v)
@@ -429,6 +443,11 @@ func (_c *CampaignCreate) check() error {
 	if _, ok := _c.mutation.EndsAt(); !ok {
 		return &ValidationError{Name: "ends_at", err: errors.New(`ent: missing required field "Campaign.ends_at"`)}
 	}
+	if v, ok := _c.mutation.PredictiveSegment(); ok {
+		if err := campaign.PredictiveSegmentValidator(v); err != nil {
+			return &ValidationError{Name: "predictive_segment", err: fmt.Errorf(`ent: validator failed for field "Campaign.predictive_segment": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.DiscountMode(); ok {
 		if err := campaign.DiscountModeValidator(v); err != nil {
 			return &ValidationError{Name: "discount_mode", err: fmt.Errorf(`ent: validator failed for field "Campaign.discount_mode": %w`, err)}
@@ -526,6 +545,10 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.EndsAt(); ok {
 		_spec.SetField(campaign.FieldEndsAt, field.TypeTime, value)
 		_node.EndsAt = value
+	}
+	if value, ok := _c.mutation.PredictiveSegment(); ok {
+		_spec.SetField(campaign.FieldPredictiveSegment, field.TypeEnum, value)
+		_node.PredictiveSegment = &value
 	}
 	if value, ok := _c.mutation.Channels(); ok {
 		_spec.SetField(campaign.FieldChannels, field.TypeJSON, value)

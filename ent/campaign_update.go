@@ -128,6 +128,26 @@ func (_u *CampaignUpdate) ClearSegmentID() *CampaignUpdate {
 	return _u
 }
 
+// SetPredictiveSegment sets the "predictive_segment" field.
+func (_u *CampaignUpdate) SetPredictiveSegment(v campaign.PredictiveSegment) *CampaignUpdate {
+	_u.mutation.SetPredictiveSegment(v)
+	return _u
+}
+
+// SetNillablePredictiveSegment sets the "predictive_segment" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillablePredictiveSegment(v *campaign.PredictiveSegment) *CampaignUpdate {
+	if v != nil {
+		_u.SetPredictiveSegment(*v)
+	}
+	return _u
+}
+
+// ClearPredictiveSegment clears the value of the "predictive_segment" field.
+func (_u *CampaignUpdate) ClearPredictiveSegment() *CampaignUpdate {
+	_u.mutation.ClearPredictiveSegment()
+	return _u
+}
+
 // SetChannels sets the "channels" field.
 func (_u *CampaignUpdate) SetChannels(v []string) *CampaignUpdate {
 	_u.mutation.SetChannels(v)
@@ -490,6 +510,11 @@ func (_u *CampaignUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Campaign.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PredictiveSegment(); ok {
+		if err := campaign.PredictiveSegmentValidator(v); err != nil {
+			return &ValidationError{Name: "predictive_segment", err: fmt.Errorf(`ent: validator failed for field "Campaign.predictive_segment": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.DiscountMode(); ok {
 		if err := campaign.DiscountModeValidator(v); err != nil {
 			return &ValidationError{Name: "discount_mode", err: fmt.Errorf(`ent: validator failed for field "Campaign.discount_mode": %w`, err)}
@@ -550,6 +575,12 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.EndsAt(); ok {
 		_spec.SetField(campaign.FieldEndsAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.PredictiveSegment(); ok {
+		_spec.SetField(campaign.FieldPredictiveSegment, field.TypeEnum, value)
+	}
+	if _u.mutation.PredictiveSegmentCleared() {
+		_spec.ClearField(campaign.FieldPredictiveSegment, field.TypeEnum)
 	}
 	if value, ok := _u.mutation.Channels(); ok {
 		_spec.SetField(campaign.FieldChannels, field.TypeJSON, value)
@@ -834,6 +865,26 @@ func (_u *CampaignUpdateOne) SetNillableSegmentID(v *string) *CampaignUpdateOne 
 // ClearSegmentID clears the value of the "segment_id" field.
 func (_u *CampaignUpdateOne) ClearSegmentID() *CampaignUpdateOne {
 	_u.mutation.ClearSegmentID()
+	return _u
+}
+
+// SetPredictiveSegment sets the "predictive_segment" field.
+func (_u *CampaignUpdateOne) SetPredictiveSegment(v campaign.PredictiveSegment) *CampaignUpdateOne {
+	_u.mutation.SetPredictiveSegment(v)
+	return _u
+}
+
+// SetNillablePredictiveSegment sets the "predictive_segment" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillablePredictiveSegment(v *campaign.PredictiveSegment) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetPredictiveSegment(*v)
+	}
+	return _u
+}
+
+// ClearPredictiveSegment clears the value of the "predictive_segment" field.
+func (_u *CampaignUpdateOne) ClearPredictiveSegment() *CampaignUpdateOne {
+	_u.mutation.ClearPredictiveSegment()
 	return _u
 }
 
@@ -1212,6 +1263,11 @@ func (_u *CampaignUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Campaign.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PredictiveSegment(); ok {
+		if err := campaign.PredictiveSegmentValidator(v); err != nil {
+			return &ValidationError{Name: "predictive_segment", err: fmt.Errorf(`ent: validator failed for field "Campaign.predictive_segment": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.DiscountMode(); ok {
 		if err := campaign.DiscountModeValidator(v); err != nil {
 			return &ValidationError{Name: "discount_mode", err: fmt.Errorf(`ent: validator failed for field "Campaign.discount_mode": %w`, err)}
@@ -1289,6 +1345,12 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	}
 	if value, ok := _u.mutation.EndsAt(); ok {
 		_spec.SetField(campaign.FieldEndsAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.PredictiveSegment(); ok {
+		_spec.SetField(campaign.FieldPredictiveSegment, field.TypeEnum, value)
+	}
+	if _u.mutation.PredictiveSegmentCleared() {
+		_spec.ClearField(campaign.FieldPredictiveSegment, field.TypeEnum)
 	}
 	if value, ok := _u.mutation.Channels(); ok {
 		_spec.SetField(campaign.FieldChannels, field.TypeJSON, value)

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/shopspring/decimal"
 )
 
 // A BG/NBD churn model fitted to a tenant's purchases.
@@ -35,6 +36,8 @@ type ChurnModel struct {
 	B float64 `json:"b,omitempty"`
 	// Log-likelihood of the histories under the parameters.
 	LogLikelihood float64 `json:"log_likelihood,omitempty"`
+	// The least average purchase in R$ of a high-value customer: the 75th percentile of the tenant's.
+	HighValueThreshold decimal.Decimal `json:"high_value_threshold,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ChurnModelQuery when eager-loading is set.
 	Edges        ChurnModelEdges `json:"edges"`
@@ -66,6 +69,8 @@ func (*ChurnModel) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case churnmodel.FieldHighValueThreshold:
+			values[i] = new(decimal.Decimal)
 		case churnmodel.FieldR, churnmodel.FieldAlpha, churnmodel.FieldA, churnmodel.FieldB, churnmodel.FieldLogLikelihood:
 			values[i] = new(sql.NullFloat64)
 		case churnmodel.FieldCustomers:
@@ -143,6 +148,12 @@ func (_m *ChurnModel) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LogLikelihood = value.Float64
 			}
+		case churnmodel.FieldHighValueThreshold:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field high_value_threshold", values[i])
+			} else if value != nil {
+				_m.HighValueThreshold = *value
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -207,6 +218,9 @@ func (_m *ChurnModel) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("log_likelihood=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LogLikelihood))
+	builder.WriteString(", ")
+	builder.WriteString("high_value_threshold=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HighValueThreshold))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/shopspring/decimal"
 )
 
 // ChurnModelCreate is the builder for creating a ChurnModel entity.
@@ -66,6 +67,20 @@ func (_c *ChurnModelCreate) SetB(v float64) *ChurnModelCreate {
 // SetLogLikelihood sets the "log_likelihood" field.
 func (_c *ChurnModelCreate) SetLogLikelihood(v float64) *ChurnModelCreate {
 	_c.mutation.SetLogLikelihood(v)
+	return _c
+}
+
+// SetHighValueThreshold sets the "high_value_threshold" field.
+func (_c *ChurnModelCreate) SetHighValueThreshold(v decimal.Decimal) *ChurnModelCreate {
+	_c.mutation.SetHighValueThreshold(v)
+	return _c
+}
+
+// SetNillableHighValueThreshold sets the "high_value_threshold" field if the given value is not nil.
+func (_c *ChurnModelCreate) SetNillableHighValueThreshold(v *decimal.Decimal) *ChurnModelCreate {
+	if v != nil {
+		_c.SetHighValueThreshold(*v)
+	}
 	return _c
 }
 
@@ -125,6 +140,10 @@ func (_c *ChurnModelCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *ChurnModelCreate) defaults() error {
+	if _, ok := _c.mutation.HighValueThreshold(); !ok {
+		v := churnmodel.DefaultHighValueThreshold
+		_c.mutation.SetHighValueThreshold(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if churnmodel.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized churnmodel.DefaultID (forgotten import ent/runtime?)")
@@ -165,6 +184,9 @@ func (_c *ChurnModelCreate) check() error {
 	}
 	if _, ok := _c.mutation.LogLikelihood(); !ok {
 		return &ValidationError{Name: "log_likelihood", err: errors.New(`ent: missing required field "ChurnModel.log_likelihood"`)}
+	}
+	if _, ok := _c.mutation.HighValueThreshold(); !ok {
+		return &ValidationError{Name: "high_value_threshold", err: errors.New(`ent: missing required field "ChurnModel.high_value_threshold"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "ChurnModel.tenant"`)}
@@ -231,6 +253,10 @@ func (_c *ChurnModelCreate) createSpec() (*ChurnModel, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LogLikelihood(); ok {
 		_spec.SetField(churnmodel.FieldLogLikelihood, field.TypeFloat64, value)
 		_node.LogLikelihood = value
+	}
+	if value, ok := _c.mutation.HighValueThreshold(); ok {
+		_spec.SetField(churnmodel.FieldHighValueThreshold, field.TypeOther, value)
+		_node.HighValueThreshold = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

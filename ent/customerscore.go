@@ -43,6 +43,8 @@ type CustomerScore struct {
 	RecencyDays *int `json:"recency_days,omitempty"`
 	// Average value in R$ of the customer's purchases.
 	MonetaryValue decimal.Decimal `json:"monetary_value,omitempty"`
+	// Whether the average purchase is in the tenant's top quarter (the model's high_value_threshold).
+	HighValue bool `json:"high_value,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CustomerScoreQuery when eager-loading is set.
 	Edges        CustomerScoreEdges `json:"edges"`
@@ -91,6 +93,8 @@ func (*CustomerScore) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case customerscore.FieldMonetaryValue:
 			values[i] = new(decimal.Decimal)
+		case customerscore.FieldHighValue:
+			values[i] = new(sql.NullBool)
 		case customerscore.FieldPAlive, customerscore.FieldExpectedPurchases90d:
 			values[i] = new(sql.NullFloat64)
 		case customerscore.FieldFrequency, customerscore.FieldRecencyDays:
@@ -190,6 +194,12 @@ func (_m *CustomerScore) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.MonetaryValue = *value
 			}
+		case customerscore.FieldHighValue:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field high_value", values[i])
+			} else if value.Valid {
+				_m.HighValue = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -276,6 +286,9 @@ func (_m *CustomerScore) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("monetary_value=")
 	builder.WriteString(fmt.Sprintf("%v", _m.MonetaryValue))
+	builder.WriteString(", ")
+	builder.WriteString("high_value=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HighValue))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -145,6 +145,20 @@ func (_c *CustomerScoreCreate) SetNillableMonetaryValue(v *decimal.Decimal) *Cus
 	return _c
 }
 
+// SetHighValue sets the "high_value" field.
+func (_c *CustomerScoreCreate) SetHighValue(v bool) *CustomerScoreCreate {
+	_c.mutation.SetHighValue(v)
+	return _c
+}
+
+// SetNillableHighValue sets the "high_value" field if the given value is not nil.
+func (_c *CustomerScoreCreate) SetNillableHighValue(v *bool) *CustomerScoreCreate {
+	if v != nil {
+		_c.SetHighValue(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *CustomerScoreCreate) SetID(v string) *CustomerScoreCreate {
 	_c.mutation.SetID(v)
@@ -218,6 +232,10 @@ func (_c *CustomerScoreCreate) defaults() error {
 		v := customerscore.DefaultMonetaryValue
 		_c.mutation.SetMonetaryValue(v)
 	}
+	if _, ok := _c.mutation.HighValue(); !ok {
+		v := customerscore.DefaultHighValue
+		_c.mutation.SetHighValue(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if customerscore.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized customerscore.DefaultID (forgotten import ent/runtime?)")
@@ -265,6 +283,9 @@ func (_c *CustomerScoreCreate) check() error {
 	}
 	if _, ok := _c.mutation.MonetaryValue(); !ok {
 		return &ValidationError{Name: "monetary_value", err: errors.New(`ent: missing required field "CustomerScore.monetary_value"`)}
+	}
+	if _, ok := _c.mutation.HighValue(); !ok {
+		return &ValidationError{Name: "high_value", err: errors.New(`ent: missing required field "CustomerScore.high_value"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "CustomerScore.tenant"`)}
@@ -342,6 +363,10 @@ func (_c *CustomerScoreCreate) createSpec() (*CustomerScore, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.MonetaryValue(); ok {
 		_spec.SetField(customerscore.FieldMonetaryValue, field.TypeOther, value)
 		_node.MonetaryValue = value
+	}
+	if value, ok := _c.mutation.HighValue(); ok {
+		_spec.SetField(customerscore.FieldHighValue, field.TypeBool, value)
+		_node.HighValue = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -207,6 +207,20 @@ func (_u *CustomerScoreUpdate) SetNillableMonetaryValue(v *decimal.Decimal) *Cus
 	return _u
 }
 
+// SetHighValue sets the "high_value" field.
+func (_u *CustomerScoreUpdate) SetHighValue(v bool) *CustomerScoreUpdate {
+	_u.mutation.SetHighValue(v)
+	return _u
+}
+
+// SetNillableHighValue sets the "high_value" field if the given value is not nil.
+func (_u *CustomerScoreUpdate) SetNillableHighValue(v *bool) *CustomerScoreUpdate {
+	if v != nil {
+		_u.SetHighValue(*v)
+	}
+	return _u
+}
+
 // Mutation returns the CustomerScoreMutation object of the builder.
 func (_u *CustomerScoreUpdate) Mutation() *CustomerScoreMutation {
 	return _u.mutation
@@ -317,6 +331,9 @@ func (_u *CustomerScoreUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	}
 	if value, ok := _u.mutation.MonetaryValue(); ok {
 		_spec.SetField(customerscore.FieldMonetaryValue, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.HighValue(); ok {
+		_spec.SetField(customerscore.FieldHighValue, field.TypeBool, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -516,6 +533,20 @@ func (_u *CustomerScoreUpdateOne) SetNillableMonetaryValue(v *decimal.Decimal) *
 	return _u
 }
 
+// SetHighValue sets the "high_value" field.
+func (_u *CustomerScoreUpdateOne) SetHighValue(v bool) *CustomerScoreUpdateOne {
+	_u.mutation.SetHighValue(v)
+	return _u
+}
+
+// SetNillableHighValue sets the "high_value" field if the given value is not nil.
+func (_u *CustomerScoreUpdateOne) SetNillableHighValue(v *bool) *CustomerScoreUpdateOne {
+	if v != nil {
+		_u.SetHighValue(*v)
+	}
+	return _u
+}
+
 // Mutation returns the CustomerScoreMutation object of the builder.
 func (_u *CustomerScoreUpdateOne) Mutation() *CustomerScoreMutation {
 	return _u.mutation
@@ -656,6 +687,9 @@ func (_u *CustomerScoreUpdateOne) sqlSave(ctx context.Context) (_node *CustomerS
 	}
 	if value, ok := _u.mutation.MonetaryValue(); ok {
 		_spec.SetField(customerscore.FieldMonetaryValue, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.HighValue(); ok {
+		_spec.SetField(customerscore.FieldHighValue, field.TypeBool, value)
 	}
 	_node = &CustomerScore{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -78,6 +78,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			campaign.FieldStartsAt:           {Type: field.TypeTime, Column: campaign.FieldStartsAt},
 			campaign.FieldEndsAt:             {Type: field.TypeTime, Column: campaign.FieldEndsAt},
 			campaign.FieldSegmentID:          {Type: field.TypeString, Column: campaign.FieldSegmentID},
+			campaign.FieldPredictiveSegment:  {Type: field.TypeEnum, Column: campaign.FieldPredictiveSegment},
 			campaign.FieldChannels:           {Type: field.TypeJSON, Column: campaign.FieldChannels},
 			campaign.FieldDiscountMode:       {Type: field.TypeEnum, Column: campaign.FieldDiscountMode},
 			campaign.FieldDiscountValue:      {Type: field.TypeOther, Column: campaign.FieldDiscountValue},
@@ -103,14 +104,15 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "ChurnModel",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			churnmodel.FieldTenantID:      {Type: field.TypeString, Column: churnmodel.FieldTenantID},
-			churnmodel.FieldFittedAt:      {Type: field.TypeTime, Column: churnmodel.FieldFittedAt},
-			churnmodel.FieldCustomers:     {Type: field.TypeInt, Column: churnmodel.FieldCustomers},
-			churnmodel.FieldR:             {Type: field.TypeFloat64, Column: churnmodel.FieldR},
-			churnmodel.FieldAlpha:         {Type: field.TypeFloat64, Column: churnmodel.FieldAlpha},
-			churnmodel.FieldA:             {Type: field.TypeFloat64, Column: churnmodel.FieldA},
-			churnmodel.FieldB:             {Type: field.TypeFloat64, Column: churnmodel.FieldB},
-			churnmodel.FieldLogLikelihood: {Type: field.TypeFloat64, Column: churnmodel.FieldLogLikelihood},
+			churnmodel.FieldTenantID:           {Type: field.TypeString, Column: churnmodel.FieldTenantID},
+			churnmodel.FieldFittedAt:           {Type: field.TypeTime, Column: churnmodel.FieldFittedAt},
+			churnmodel.FieldCustomers:          {Type: field.TypeInt, Column: churnmodel.FieldCustomers},
+			churnmodel.FieldR:                  {Type: field.TypeFloat64, Column: churnmodel.FieldR},
+			churnmodel.FieldAlpha:              {Type: field.TypeFloat64, Column: churnmodel.FieldAlpha},
+			churnmodel.FieldA:                  {Type: field.TypeFloat64, Column: churnmodel.FieldA},
+			churnmodel.FieldB:                  {Type: field.TypeFloat64, Column: churnmodel.FieldB},
+			churnmodel.FieldLogLikelihood:      {Type: field.TypeFloat64, Column: churnmodel.FieldLogLikelihood},
+			churnmodel.FieldHighValueThreshold: {Type: field.TypeOther, Column: churnmodel.FieldHighValueThreshold},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -172,6 +174,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerscore.FieldFrequency:            {Type: field.TypeInt, Column: customerscore.FieldFrequency},
 			customerscore.FieldRecencyDays:          {Type: field.TypeInt, Column: customerscore.FieldRecencyDays},
 			customerscore.FieldMonetaryValue:        {Type: field.TypeOther, Column: customerscore.FieldMonetaryValue},
+			customerscore.FieldHighValue:            {Type: field.TypeBool, Column: customerscore.FieldHighValue},
 		},
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
@@ -1399,6 +1402,11 @@ func (f *CampaignFilter) WhereSegmentID(p entql.StringP) {
 	f.Where(p.Field(campaign.FieldSegmentID))
 }
 
+// WherePredictiveSegment applies the entql string predicate on the predictive_segment field.
+func (f *CampaignFilter) WherePredictiveSegment(p entql.StringP) {
+	f.Where(p.Field(campaign.FieldPredictiveSegment))
+}
+
 // WhereChannels applies the entql json.RawMessage predicate on the channels field.
 func (f *CampaignFilter) WhereChannels(p entql.BytesP) {
 	f.Where(p.Field(campaign.FieldChannels))
@@ -1579,6 +1587,11 @@ func (f *ChurnModelFilter) WhereB(p entql.Float64P) {
 // WhereLogLikelihood applies the entql float64 predicate on the log_likelihood field.
 func (f *ChurnModelFilter) WhereLogLikelihood(p entql.Float64P) {
 	f.Where(p.Field(churnmodel.FieldLogLikelihood))
+}
+
+// WhereHighValueThreshold applies the entql other predicate on the high_value_threshold field.
+func (f *ChurnModelFilter) WhereHighValueThreshold(p entql.OtherP) {
+	f.Where(p.Field(churnmodel.FieldHighValueThreshold))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -1932,6 +1945,11 @@ func (f *CustomerScoreFilter) WhereRecencyDays(p entql.IntP) {
 // WhereMonetaryValue applies the entql other predicate on the monetary_value field.
 func (f *CustomerScoreFilter) WhereMonetaryValue(p entql.OtherP) {
 	f.Where(p.Field(customerscore.FieldMonetaryValue))
+}
+
+// WhereHighValue applies the entql bool predicate on the high_value field.
+func (f *CustomerScoreFilter) WhereHighValue(p entql.BoolP) {
+	f.Where(p.Field(customerscore.FieldHighValue))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

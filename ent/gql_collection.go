@@ -323,6 +323,11 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldSegmentID)
 				fieldSeen[campaign.FieldSegmentID] = struct{}{}
 			}
+		case "predictiveSegment":
+			if _, ok := fieldSeen[campaign.FieldPredictiveSegment]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldPredictiveSegment)
+				fieldSeen[campaign.FieldPredictiveSegment] = struct{}{}
+			}
 		case "channels":
 			if _, ok := fieldSeen[campaign.FieldChannels]; !ok {
 				selectedFields = append(selectedFields, campaign.FieldChannels)
@@ -1096,6 +1101,11 @@ func (_q *CustomerScoreQuery) collectField(ctx context.Context, oneNode bool, op
 			if _, ok := fieldSeen[customerscore.FieldMonetaryValue]; !ok {
 				selectedFields = append(selectedFields, customerscore.FieldMonetaryValue)
 				fieldSeen[customerscore.FieldMonetaryValue] = struct{}{}
+			}
+		case "highValue":
+			if _, ok := fieldSeen[customerscore.FieldHighValue]; !ok {
+				selectedFields = append(selectedFields, customerscore.FieldHighValue)
+				fieldSeen[customerscore.FieldHighValue] = struct{}{}
 			}
 		case "id":
 		case "__typename":

@@ -497,6 +497,14 @@ type CampaignWhereInput struct {
 	SegmentIDEqualFold    *string  `json:"segmentIDEqualFold,omitempty"`
 	SegmentIDContainsFold *string  `json:"segmentIDContainsFold,omitempty"`
 
+	// "predictive_segment" field predicates.
+	PredictiveSegment       *campaign.PredictiveSegment  `json:"predictiveSegment,omitempty"`
+	PredictiveSegmentNEQ    *campaign.PredictiveSegment  `json:"predictiveSegmentNEQ,omitempty"`
+	PredictiveSegmentIn     []campaign.PredictiveSegment `json:"predictiveSegmentIn,omitempty"`
+	PredictiveSegmentNotIn  []campaign.PredictiveSegment `json:"predictiveSegmentNotIn,omitempty"`
+	PredictiveSegmentIsNil  bool                         `json:"predictiveSegmentIsNil,omitempty"`
+	PredictiveSegmentNotNil bool                         `json:"predictiveSegmentNotNil,omitempty"`
+
 	// "discount_mode" field predicates.
 	DiscountMode       *campaign.DiscountMode  `json:"discountMode,omitempty"`
 	DiscountModeNEQ    *campaign.DiscountMode  `json:"discountModeNEQ,omitempty"`
@@ -995,6 +1003,24 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 	}
 	if i.SegmentIDContainsFold != nil {
 		predicates = append(predicates, campaign.SegmentIDContainsFold(*i.SegmentIDContainsFold))
+	}
+	if i.PredictiveSegment != nil {
+		predicates = append(predicates, campaign.PredictiveSegmentEQ(*i.PredictiveSegment))
+	}
+	if i.PredictiveSegmentNEQ != nil {
+		predicates = append(predicates, campaign.PredictiveSegmentNEQ(*i.PredictiveSegmentNEQ))
+	}
+	if len(i.PredictiveSegmentIn) > 0 {
+		predicates = append(predicates, campaign.PredictiveSegmentIn(i.PredictiveSegmentIn...))
+	}
+	if len(i.PredictiveSegmentNotIn) > 0 {
+		predicates = append(predicates, campaign.PredictiveSegmentNotIn(i.PredictiveSegmentNotIn...))
+	}
+	if i.PredictiveSegmentIsNil {
+		predicates = append(predicates, campaign.PredictiveSegmentIsNil())
+	}
+	if i.PredictiveSegmentNotNil {
+		predicates = append(predicates, campaign.PredictiveSegmentNotNil())
 	}
 	if i.DiscountMode != nil {
 		predicates = append(predicates, campaign.DiscountModeEQ(*i.DiscountMode))
@@ -2598,6 +2624,10 @@ type CustomerScoreWhereInput struct {
 	MonetaryValueLT    *decimal.Decimal  `json:"monetaryValueLT,omitempty"`
 	MonetaryValueLTE   *decimal.Decimal  `json:"monetaryValueLTE,omitempty"`
 
+	// "high_value" field predicates.
+	HighValue    *bool `json:"highValue,omitempty"`
+	HighValueNEQ *bool `json:"highValueNEQ,omitempty"`
+
 	// "customer" edge predicates.
 	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
 	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
@@ -3024,6 +3054,12 @@ func (i *CustomerScoreWhereInput) P() (predicate.CustomerScore, error) {
 	}
 	if i.MonetaryValueLTE != nil {
 		predicates = append(predicates, customerscore.MonetaryValueLTE(*i.MonetaryValueLTE))
+	}
+	if i.HighValue != nil {
+		predicates = append(predicates, customerscore.HighValueEQ(*i.HighValue))
+	}
+	if i.HighValueNEQ != nil {
+		predicates = append(predicates, customerscore.HighValueNEQ(*i.HighValueNEQ))
 	}
 
 	if i.HasCustomer != nil {

@@ -888,6 +888,7 @@ type CampaignMutation struct {
 	status                    *campaign.Status
 	starts_at                 *time.Time
 	ends_at                   *time.Time
+	predictive_segment        *campaign.PredictiveSegment
 	channels                  *[]string
 	appendchannels            []string
 	discount_mode             *campaign.DiscountMode
@@ -1395,6 +1396,55 @@ func (m *CampaignMutation) SegmentIDCleared() bool {
 func (m *CampaignMutation) ResetSegmentID() {
 	m.segment = nil
 	delete(m.clearedFields, campaign.FieldSegmentID)
+}
+
+// SetPredictiveSegment sets the "predictive_segment" field.
+func (m *CampaignMutation) SetPredictiveSegment(cs campaign.PredictiveSegment) {
+	m.predictive_segment = &cs
+}
+
+// PredictiveSegment returns the value of the "predictive_segment" field in the mutation.
+func (m *CampaignMutation) PredictiveSegment() (r campaign.PredictiveSegment, exists bool) {
+	v := m.predictive_segment
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPredictiveSegment returns the old "predictive_segment" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldPredictiveSegment(ctx context.Context) (v *campaign.PredictiveSegment, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPredictiveSegment is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPredictiveSegment requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPredictiveSegment: %w", err)
+	}
+	return oldValue.PredictiveSegment, nil
+}
+
+// ClearPredictiveSegment clears the value of the "predictive_segment" field.
+func (m *CampaignMutation) ClearPredictiveSegment() {
+	m.predictive_segment = nil
+	m.clearedFields[campaign.FieldPredictiveSegment] = struct{}{}
+}
+
+// PredictiveSegmentCleared returns if the "predictive_segment" field was cleared in this mutation.
+func (m *CampaignMutation) PredictiveSegmentCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldPredictiveSegment]
+	return ok
+}
+
+// ResetPredictiveSegment resets all changes to the "predictive_segment" field.
+func (m *CampaignMutation) ResetPredictiveSegment() {
+	m.predictive_segment = nil
+	delete(m.clearedFields, campaign.FieldPredictiveSegment)
 }
 
 // SetChannels sets the "channels" field.
@@ -2245,7 +2295,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.tenant != nil {
 		fields = append(fields, campaign.FieldTenantID)
 	}
@@ -2275,6 +2325,9 @@ func (m *CampaignMutation) Fields() []string {
 	}
 	if m.segment != nil {
 		fields = append(fields, campaign.FieldSegmentID)
+	}
+	if m.predictive_segment != nil {
+		fields = append(fields, campaign.FieldPredictiveSegment)
 	}
 	if m.channels != nil {
 		fields = append(fields, campaign.FieldChannels)
@@ -2340,6 +2393,8 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.EndsAt()
 	case campaign.FieldSegmentID:
 		return m.SegmentID()
+	case campaign.FieldPredictiveSegment:
+		return m.PredictiveSegment()
 	case campaign.FieldChannels:
 		return m.Channels()
 	case campaign.FieldDiscountMode:
@@ -2393,6 +2448,8 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldEndsAt(ctx)
 	case campaign.FieldSegmentID:
 		return m.OldSegmentID(ctx)
+	case campaign.FieldPredictiveSegment:
+		return m.OldPredictiveSegment(ctx)
 	case campaign.FieldChannels:
 		return m.OldChannels(ctx)
 	case campaign.FieldDiscountMode:
@@ -2495,6 +2552,13 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSegmentID(v)
+		return nil
+	case campaign.FieldPredictiveSegment:
+		v, ok := value.(campaign.PredictiveSegment)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPredictiveSegment(v)
 		return nil
 	case campaign.FieldChannels:
 		v, ok := value.([]string)
@@ -2664,6 +2728,9 @@ func (m *CampaignMutation) ClearedFields() []string {
 	if m.FieldCleared(campaign.FieldSegmentID) {
 		fields = append(fields, campaign.FieldSegmentID)
 	}
+	if m.FieldCleared(campaign.FieldPredictiveSegment) {
+		fields = append(fields, campaign.FieldPredictiveSegment)
+	}
 	if m.FieldCleared(campaign.FieldChannels) {
 		fields = append(fields, campaign.FieldChannels)
 	}
@@ -2713,6 +2780,9 @@ func (m *CampaignMutation) ClearField(name string) error {
 	switch name {
 	case campaign.FieldSegmentID:
 		m.ClearSegmentID()
+		return nil
+	case campaign.FieldPredictiveSegment:
+		m.ClearPredictiveSegment()
 		return nil
 	case campaign.FieldChannels:
 		m.ClearChannels()
@@ -2784,6 +2854,9 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldSegmentID:
 		m.ResetSegmentID()
+		return nil
+	case campaign.FieldPredictiveSegment:
+		m.ResetPredictiveSegment()
 		return nil
 	case campaign.FieldChannels:
 		m.ResetChannels()
@@ -2948,28 +3021,29 @@ func (m *CampaignMutation) ResetEdge(name string) error {
 // ChurnModelMutation represents an operation that mutates the ChurnModel nodes in the graph.
 type ChurnModelMutation struct {
 	config
-	op                Op
-	typ               string
-	id                *string
-	fitted_at         *time.Time
-	customers         *int
-	addcustomers      *int
-	r                 *float64
-	addr              *float64
-	alpha             *float64
-	addalpha          *float64
-	a                 *float64
-	adda              *float64
-	b                 *float64
-	addb              *float64
-	log_likelihood    *float64
-	addlog_likelihood *float64
-	clearedFields     map[string]struct{}
-	tenant            *string
-	clearedtenant     bool
-	done              bool
-	oldValue          func(context.Context) (*ChurnModel, error)
-	predicates        []predicate.ChurnModel
+	op                   Op
+	typ                  string
+	id                   *string
+	fitted_at            *time.Time
+	customers            *int
+	addcustomers         *int
+	r                    *float64
+	addr                 *float64
+	alpha                *float64
+	addalpha             *float64
+	a                    *float64
+	adda                 *float64
+	b                    *float64
+	addb                 *float64
+	log_likelihood       *float64
+	addlog_likelihood    *float64
+	high_value_threshold *decimal.Decimal
+	clearedFields        map[string]struct{}
+	tenant               *string
+	clearedtenant        bool
+	done                 bool
+	oldValue             func(context.Context) (*ChurnModel, error)
+	predicates           []predicate.ChurnModel
 }
 
 var _ ent.Mutation = (*ChurnModelMutation)(nil)
@@ -3484,6 +3558,42 @@ func (m *ChurnModelMutation) ResetLogLikelihood() {
 	m.addlog_likelihood = nil
 }
 
+// SetHighValueThreshold sets the "high_value_threshold" field.
+func (m *ChurnModelMutation) SetHighValueThreshold(d decimal.Decimal) {
+	m.high_value_threshold = &d
+}
+
+// HighValueThreshold returns the value of the "high_value_threshold" field in the mutation.
+func (m *ChurnModelMutation) HighValueThreshold() (r decimal.Decimal, exists bool) {
+	v := m.high_value_threshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHighValueThreshold returns the old "high_value_threshold" field's value of the ChurnModel entity.
+// If the ChurnModel object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChurnModelMutation) OldHighValueThreshold(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHighValueThreshold is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHighValueThreshold requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHighValueThreshold: %w", err)
+	}
+	return oldValue.HighValueThreshold, nil
+}
+
+// ResetHighValueThreshold resets all changes to the "high_value_threshold" field.
+func (m *ChurnModelMutation) ResetHighValueThreshold() {
+	m.high_value_threshold = nil
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *ChurnModelMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -3545,7 +3655,7 @@ func (m *ChurnModelMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ChurnModelMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.tenant != nil {
 		fields = append(fields, churnmodel.FieldTenantID)
 	}
@@ -3569,6 +3679,9 @@ func (m *ChurnModelMutation) Fields() []string {
 	}
 	if m.log_likelihood != nil {
 		fields = append(fields, churnmodel.FieldLogLikelihood)
+	}
+	if m.high_value_threshold != nil {
+		fields = append(fields, churnmodel.FieldHighValueThreshold)
 	}
 	return fields
 }
@@ -3594,6 +3707,8 @@ func (m *ChurnModelMutation) Field(name string) (ent.Value, bool) {
 		return m.B()
 	case churnmodel.FieldLogLikelihood:
 		return m.LogLikelihood()
+	case churnmodel.FieldHighValueThreshold:
+		return m.HighValueThreshold()
 	}
 	return nil, false
 }
@@ -3619,6 +3734,8 @@ func (m *ChurnModelMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldB(ctx)
 	case churnmodel.FieldLogLikelihood:
 		return m.OldLogLikelihood(ctx)
+	case churnmodel.FieldHighValueThreshold:
+		return m.OldHighValueThreshold(ctx)
 	}
 	return nil, fmt.Errorf("unknown ChurnModel field %s", name)
 }
@@ -3683,6 +3800,13 @@ func (m *ChurnModelMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetLogLikelihood(v)
+		return nil
+	case churnmodel.FieldHighValueThreshold:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHighValueThreshold(v)
 		return nil
 	}
 	return fmt.Errorf("unknown ChurnModel field %s", name)
@@ -3831,6 +3955,9 @@ func (m *ChurnModelMutation) ResetField(name string) error {
 		return nil
 	case churnmodel.FieldLogLikelihood:
 		m.ResetLogLikelihood()
+		return nil
+	case churnmodel.FieldHighValueThreshold:
+		m.ResetHighValueThreshold()
 		return nil
 	}
 	return fmt.Errorf("unknown ChurnModel field %s", name)
@@ -6231,6 +6358,7 @@ type CustomerScoreMutation struct {
 	recency_days              *int
 	addrecency_days           *int
 	monetary_value            *decimal.Decimal
+	high_value                *bool
 	clearedFields             map[string]struct{}
 	tenant                    *string
 	clearedtenant             bool
@@ -6876,6 +7004,42 @@ func (m *CustomerScoreMutation) ResetMonetaryValue() {
 	m.monetary_value = nil
 }
 
+// SetHighValue sets the "high_value" field.
+func (m *CustomerScoreMutation) SetHighValue(b bool) {
+	m.high_value = &b
+}
+
+// HighValue returns the value of the "high_value" field in the mutation.
+func (m *CustomerScoreMutation) HighValue() (r bool, exists bool) {
+	v := m.high_value
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHighValue returns the old "high_value" field's value of the CustomerScore entity.
+// If the CustomerScore object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerScoreMutation) OldHighValue(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHighValue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHighValue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHighValue: %w", err)
+	}
+	return oldValue.HighValue, nil
+}
+
+// ResetHighValue resets all changes to the "high_value" field.
+func (m *CustomerScoreMutation) ResetHighValue() {
+	m.high_value = nil
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *CustomerScoreMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -6964,7 +7128,7 @@ func (m *CustomerScoreMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerScoreMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.tenant != nil {
 		fields = append(fields, customerscore.FieldTenantID)
 	}
@@ -6998,6 +7162,9 @@ func (m *CustomerScoreMutation) Fields() []string {
 	if m.monetary_value != nil {
 		fields = append(fields, customerscore.FieldMonetaryValue)
 	}
+	if m.high_value != nil {
+		fields = append(fields, customerscore.FieldHighValue)
+	}
 	return fields
 }
 
@@ -7028,6 +7195,8 @@ func (m *CustomerScoreMutation) Field(name string) (ent.Value, bool) {
 		return m.RecencyDays()
 	case customerscore.FieldMonetaryValue:
 		return m.MonetaryValue()
+	case customerscore.FieldHighValue:
+		return m.HighValue()
 	}
 	return nil, false
 }
@@ -7059,6 +7228,8 @@ func (m *CustomerScoreMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldRecencyDays(ctx)
 	case customerscore.FieldMonetaryValue:
 		return m.OldMonetaryValue(ctx)
+	case customerscore.FieldHighValue:
+		return m.OldHighValue(ctx)
 	}
 	return nil, fmt.Errorf("unknown CustomerScore field %s", name)
 }
@@ -7144,6 +7315,13 @@ func (m *CustomerScoreMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetMonetaryValue(v)
+		return nil
+	case customerscore.FieldHighValue:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHighValue(v)
 		return nil
 	}
 	return fmt.Errorf("unknown CustomerScore field %s", name)
@@ -7304,6 +7482,9 @@ func (m *CustomerScoreMutation) ResetField(name string) error {
 		return nil
 	case customerscore.FieldMonetaryValue:
 		m.ResetMonetaryValue()
+		return nil
+	case customerscore.FieldHighValue:
+		m.ResetHighValue()
 		return nil
 	}
 	return fmt.Errorf("unknown CustomerScore field %s", name)

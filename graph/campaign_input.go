@@ -22,6 +22,10 @@ func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
 		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},
 		Limits:      &app.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
+	if in.PredictiveSegment != nil {
+		key := string(*in.PredictiveSegment)
+		c.PredictiveSegment = &key
+	}
 	if in.Description != nil {
 		c.Description = *in.Description
 	}

@@ -12,14 +12,14 @@ import (
 )
 
 // PredictiveSegments is the resolver for the predictiveSegments field.
-func (r *queryResolver) PredictiveSegments(ctx context.Context) ([]*generated.PredictiveSegment, error) {
+func (r *queryResolver) PredictiveSegments(ctx context.Context) ([]*generated.PredictiveSegmentCount, error) {
 	segs, _, err := r.app.PredictiveSegments(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*generated.PredictiveSegment, len(segs))
+	out := make([]*generated.PredictiveSegmentCount, len(segs))
 	for i, s := range segs {
-		out[i] = &generated.PredictiveSegment{Key: s.Key, Name: s.Name, Description: s.Description, Customers: s.Customers,
+		out[i] = &generated.PredictiveSegmentCount{Key: s.Key, Name: s.Name, Description: s.Description, Customers: s.Customers,
 			PAliveFrom: s.PAliveFrom, PAliveBelow: s.PAliveBelow, MinMonetaryValue: s.MinMonetaryValue}
 	}
 	return out, nil

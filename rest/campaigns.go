@@ -20,13 +20,15 @@ import (
 
 // campaignBody is POST /v1/campaigns.
 type campaignBody struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Type        string   `json:"type"`
-	StartsAt    string   `json:"starts_at"`
-	EndsAt      string   `json:"ends_at"`
-	SegmentID   *string  `json:"segment_id"`
-	Channels    []string `json:"channels"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Type        string  `json:"type"`
+	StartsAt    string  `json:"starts_at"`
+	EndsAt      string  `json:"ends_at"`
+	SegmentID   *string `json:"segment_id"`
+	// PredictiveSegment is a predictive segment's key (v2).
+	PredictiveSegment *string  `json:"predictive_segment"`
+	Channels          []string `json:"channels"`
 	// DiscountValue is the field of 1.0.0 (top level or in discount):
 	// refused by name so that an old client learns of the rename.
 	DiscountValue json.RawMessage `json:"discount_value"`
@@ -52,7 +54,8 @@ type campaignBody struct {
 func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 	in := app.CampaignInput{
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
-		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
+		PredictiveSegment: b.PredictiveSegment,
+		StartsAt:          instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
 	}
 	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
 	if sent(b.DiscountValue) {
@@ -105,6 +108,7 @@ type campaignJSON struct {
 	StartsAt         string          `json:"starts_at"`
 	EndsAt           string          `json:"ends_at"`
 	SegmentID        *string         `json:"segment_id"`
+	Predictive       *string         `json:"predictive_segment"`
 	Channels         []string        `json:"channels"`
 	Discount         *discountJSON   `json:"discount"`
 	Eligibility      eligibilityJSON `json:"eligibility"`
@@ -153,7 +157,8 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 	out := campaignJSON{
 		ID: c.ID, Name: c.Name, Description: c.Description, Type: string(c.Type), Status: string(c.Status),
 		StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
-		Channels: orEmpty(c.Channels),
+		Predictive: (*string)(c.PredictiveSegment),
+		Channels:   orEmpty(c.Channels),
 		Eligibility: eligibilityJSON{
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
 		},

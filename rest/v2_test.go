@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,54 @@ func TestV2Predictive(t *testing.T) {
 		for _, c := range m["data"].([]any) {
 			require.Contains(t, lapsed, c.(map[string]any)["id"])
 		}
+
+		t.Run("a campaign targets a predictive segment", func(t *testing.T) {
+			writer := e.tokenFor(t, "campaigns:write", "campaigns:read")
+			post := func(path string, body map[string]any) (int, map[string]any) {
+				t.Helper()
+				raw, err := json.Marshal(body)
+				require.NoError(t, err)
+				req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(string(raw)))
+				require.NoError(t, err)
+				req.Header.Set("Authorization", "Bearer "+writer)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := e.srv.Client().Do(req)
+				require.NoError(t, err)
+				defer res.Body.Close()
+				var m map[string]any
+				require.NoError(t, json.NewDecoder(res.Body).Decode(&m))
+				return res.StatusCode, m
+			}
+			campaign := func(kv ...any) map[string]any {
+				b := map[string]any{"name": "Volte sempre", "type": "discount", "discount": map[string]any{"mode": "percentage", "value": 15},
+					"starts_at": clock.Now().Add(-time.Hour).Format(time.RFC3339), "ends_at": clock.Now().Add(24 * time.Hour).Format(time.RFC3339)}
+				for i := 0; i+1 < len(kv); i += 2 {
+					b[kv[i].(string)] = kv[i+1]
+				}
+				return b
+			}
+			status, c := post("/v1/campaigns", campaign("predictive_segment", "churn_risk_high"))
+			require.Equal(t, http.StatusCreated, status, "%v", c)
+			require.Equal(t, "churn_risk_high", c["predictive_segment"])
+			eligible := func(customerID string) bool {
+				t.Helper()
+				status, v := post("/v1/campaigns/validate", map[string]any{"customer_id": customerID, "channel": "pdv",
+					"cart": map[string]any{"items": []any{map[string]any{"sku": "A", "quantity": 1, "unit_price": 100}}}})
+				require.Equal(t, http.StatusOK, status, "%v", v)
+				for _, x := range v["eligible_campaigns"].([]any) {
+					if x.(map[string]any)["campaign_id"] == c["id"] {
+						return true
+					}
+				}
+				return false
+			}
+			require.True(t, eligible(lapsed[1]), "a customer at high churn risk gets the win-back offer")
+			require.False(t, eligible(loyal[1]), "a loyal customer does not")
+
+			status, m := post("/v1/campaigns", campaign("predictive_segment", "vip"))
+			require.Equal(t, http.StatusUnprocessableEntity, status, "%v", m)
+			require.Equal(t, "predictive_segment", m["field"])
+		})
 
 		refused := []struct {
 			name, token, path string

@@ -7,6 +7,10 @@ import (
 	"github.com/fideliza/fideliza/ent"
 )
 
+// PredictivePrefix marks, among a customer's segments, the predictive
+// segments it belongs to: a campaign targeting one matches as a segment.
+const PredictivePrefix = "predictive:"
+
 // Of is a stored campaign as the eligibility engine sees it.
 func Of(c *ent.Campaign) eligibility.Campaign {
 	e := eligibility.Campaign{
@@ -15,6 +19,9 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels,
 		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories,
 		LimitTotal: c.LimitTotal, LimitPerCustomer: c.LimitPerCustomer, RedemptionsCount: c.RedemptionsCount,
+	}
+	if c.PredictiveSegment != nil {
+		e.SegmentID = PredictivePrefix + string(*c.PredictiveSegment)
 	}
 	if c.SegmentID != nil {
 		e.SegmentID = *c.SegmentID

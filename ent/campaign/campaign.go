@@ -38,6 +38,8 @@ const (
 	FieldEndsAt = "ends_at"
 	// FieldSegmentID holds the string denoting the segment_id field in the database.
 	FieldSegmentID = "segment_id"
+	// FieldPredictiveSegment holds the string denoting the predictive_segment field in the database.
+	FieldPredictiveSegment = "predictive_segment"
 	// FieldChannels holds the string denoting the channels field in the database.
 	FieldChannels = "channels"
 	// FieldDiscountMode holds the string denoting the discount_mode field in the database.
@@ -106,6 +108,7 @@ var Columns = []string{
 	FieldStartsAt,
 	FieldEndsAt,
 	FieldSegmentID,
+	FieldPredictiveSegment,
 	FieldChannels,
 	FieldDiscountMode,
 	FieldDiscountValue,
@@ -217,6 +220,31 @@ func StatusValidator(s Status) error {
 	}
 }
 
+// PredictiveSegment defines the type for the "predictive_segment" enum field.
+type PredictiveSegment string
+
+// PredictiveSegment values.
+const (
+	PredictiveSegmentChurnRiskHigh   PredictiveSegment = "churn_risk_high"
+	PredictiveSegmentChurnRiskMedium PredictiveSegment = "churn_risk_medium"
+	PredictiveSegmentChurnRiskLow    PredictiveSegment = "churn_risk_low"
+	PredictiveSegmentAtRiskHighValue PredictiveSegment = "at_risk_high_value"
+)
+
+func (ps PredictiveSegment) String() string {
+	return string(ps)
+}
+
+// PredictiveSegmentValidator is a validator for the "predictive_segment" field enum values. It is called by the builders before save.
+func PredictiveSegmentValidator(ps PredictiveSegment) error {
+	switch ps {
+	case PredictiveSegmentChurnRiskHigh, PredictiveSegmentChurnRiskMedium, PredictiveSegmentChurnRiskLow, PredictiveSegmentAtRiskHighValue:
+		return nil
+	default:
+		return fmt.Errorf("campaign: invalid enum value for predictive_segment field: %q", ps)
+	}
+}
+
 // DiscountMode defines the type for the "discount_mode" enum field.
 type DiscountMode string
 
@@ -297,6 +325,11 @@ func ByEndsAt(opts ...sql.OrderTermOption) OrderOption {
 // BySegmentID orders the results by the segment_id field.
 func BySegmentID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSegmentID, opts...).ToFunc()
+}
+
+// ByPredictiveSegment orders the results by the predictive_segment field.
+func ByPredictiveSegment(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPredictiveSegment, opts...).ToFunc()
 }
 
 // ByDiscountMode orders the results by the discount_mode field.
@@ -425,6 +458,24 @@ func (e *Status) UnmarshalGQL(val interface{}) error {
 	*e = Status(str)
 	if err := StatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Status", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e PredictiveSegment) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *PredictiveSegment) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = PredictiveSegment(str)
+	if err := PredictiveSegmentValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid PredictiveSegment", str)
 	}
 	return nil
 }

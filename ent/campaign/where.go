@@ -616,6 +616,36 @@ func SegmentIDContainsFold(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldContainsFold(FieldSegmentID, v))
 }
 
+// PredictiveSegmentEQ applies the EQ predicate on the "predictive_segment" field.
+func PredictiveSegmentEQ(v PredictiveSegment) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldPredictiveSegment, v))
+}
+
+// PredictiveSegmentNEQ applies the NEQ predicate on the "predictive_segment" field.
+func PredictiveSegmentNEQ(v PredictiveSegment) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldPredictiveSegment, v))
+}
+
+// PredictiveSegmentIn applies the In predicate on the "predictive_segment" field.
+func PredictiveSegmentIn(vs ...PredictiveSegment) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldPredictiveSegment, vs...))
+}
+
+// PredictiveSegmentNotIn applies the NotIn predicate on the "predictive_segment" field.
+func PredictiveSegmentNotIn(vs ...PredictiveSegment) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldPredictiveSegment, vs...))
+}
+
+// PredictiveSegmentIsNil applies the IsNil predicate on the "predictive_segment" field.
+func PredictiveSegmentIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldPredictiveSegment))
+}
+
+// PredictiveSegmentNotNil applies the NotNil predicate on the "predictive_segment" field.
+func PredictiveSegmentNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldPredictiveSegment))
+}
+
 // ChannelsIsNil applies the IsNil predicate on the "channels" field.
 func ChannelsIsNil() predicate.Campaign {
 	return predicate.Campaign(sql.FieldIsNull(FieldChannels))

@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/shopspring/decimal"
 )
 
 const (
@@ -29,6 +30,8 @@ const (
 	FieldB = "b"
 	// FieldLogLikelihood holds the string denoting the log_likelihood field in the database.
 	FieldLogLikelihood = "log_likelihood"
+	// FieldHighValueThreshold holds the string denoting the high_value_threshold field in the database.
+	FieldHighValueThreshold = "high_value_threshold"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// Table holds the table name of the churnmodel in the database.
@@ -53,6 +56,7 @@ var Columns = []string{
 	FieldA,
 	FieldB,
 	FieldLogLikelihood,
+	FieldHighValueThreshold,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -75,6 +79,8 @@ var (
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
+	// DefaultHighValueThreshold holds the default value on creation for the "high_value_threshold" field.
+	DefaultHighValueThreshold decimal.Decimal
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -125,6 +131,11 @@ func ByB(opts ...sql.OrderTermOption) OrderOption {
 // ByLogLikelihood orders the results by the log_likelihood field.
 func ByLogLikelihood(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLogLikelihood, opts...).ToFunc()
+}
+
+// ByHighValueThreshold orders the results by the high_value_threshold field.
+func ByHighValueThreshold(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHighValueThreshold, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -8,6 +8,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/shopspring/decimal"
 )
 
 // ID filters vertices based on their ID field.
@@ -103,6 +104,11 @@ func B(v float64) predicate.ChurnModel {
 // LogLikelihood applies equality check predicate on the "log_likelihood" field. It's identical to LogLikelihoodEQ.
 func LogLikelihood(v float64) predicate.ChurnModel {
 	return predicate.ChurnModel(sql.FieldEQ(FieldLogLikelihood, v))
+}
+
+// HighValueThreshold applies equality check predicate on the "high_value_threshold" field. It's identical to HighValueThresholdEQ.
+func HighValueThreshold(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldEQ(FieldHighValueThreshold, v))
 }
 
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
@@ -448,6 +454,46 @@ func LogLikelihoodLT(v float64) predicate.ChurnModel {
 // LogLikelihoodLTE applies the LTE predicate on the "log_likelihood" field.
 func LogLikelihoodLTE(v float64) predicate.ChurnModel {
 	return predicate.ChurnModel(sql.FieldLTE(FieldLogLikelihood, v))
+}
+
+// HighValueThresholdEQ applies the EQ predicate on the "high_value_threshold" field.
+func HighValueThresholdEQ(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldEQ(FieldHighValueThreshold, v))
+}
+
+// HighValueThresholdNEQ applies the NEQ predicate on the "high_value_threshold" field.
+func HighValueThresholdNEQ(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldNEQ(FieldHighValueThreshold, v))
+}
+
+// HighValueThresholdIn applies the In predicate on the "high_value_threshold" field.
+func HighValueThresholdIn(vs ...decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldIn(FieldHighValueThreshold, vs...))
+}
+
+// HighValueThresholdNotIn applies the NotIn predicate on the "high_value_threshold" field.
+func HighValueThresholdNotIn(vs ...decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldNotIn(FieldHighValueThreshold, vs...))
+}
+
+// HighValueThresholdGT applies the GT predicate on the "high_value_threshold" field.
+func HighValueThresholdGT(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldGT(FieldHighValueThreshold, v))
+}
+
+// HighValueThresholdGTE applies the GTE predicate on the "high_value_threshold" field.
+func HighValueThresholdGTE(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldGTE(FieldHighValueThreshold, v))
+}
+
+// HighValueThresholdLT applies the LT predicate on the "high_value_threshold" field.
+func HighValueThresholdLT(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldLT(FieldHighValueThreshold, v))
+}
+
+// HighValueThresholdLTE applies the LTE predicate on the "high_value_threshold" field.
+func HighValueThresholdLTE(v decimal.Decimal) predicate.ChurnModel {
+	return predicate.ChurnModel(sql.FieldLTE(FieldHighValueThreshold, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -40,6 +40,8 @@ const (
 	FieldRecencyDays = "recency_days"
 	// FieldMonetaryValue holds the string denoting the monetary_value field in the database.
 	FieldMonetaryValue = "monetary_value"
+	// FieldHighValue holds the string denoting the high_value field in the database.
+	FieldHighValue = "high_value"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCustomer holds the string denoting the customer edge name in mutations.
@@ -76,6 +78,7 @@ var Columns = []string{
 	FieldFrequency,
 	FieldRecencyDays,
 	FieldMonetaryValue,
+	FieldHighValue,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -106,6 +109,8 @@ var (
 	DefaultFrequency int
 	// DefaultMonetaryValue holds the default value on creation for the "monetary_value" field.
 	DefaultMonetaryValue decimal.Decimal
+	// DefaultHighValue holds the default value on creation for the "high_value" field.
+	DefaultHighValue bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -196,6 +201,11 @@ func ByRecencyDays(opts ...sql.OrderTermOption) OrderOption {
 // ByMonetaryValue orders the results by the monetary_value field.
 func ByMonetaryValue(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMonetaryValue, opts...).ToFunc()
+}
+
+// ByHighValue orders the results by the high_value field.
+func ByHighValue(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHighValue, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

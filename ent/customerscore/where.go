@@ -116,6 +116,11 @@ func MonetaryValue(v decimal.Decimal) predicate.CustomerScore {
 	return predicate.CustomerScore(sql.FieldEQ(FieldMonetaryValue, v))
 }
 
+// HighValue applies equality check predicate on the "high_value" field. It's identical to HighValueEQ.
+func HighValue(v bool) predicate.CustomerScore {
+	return predicate.CustomerScore(sql.FieldEQ(FieldHighValue, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.CustomerScore {
 	return predicate.CustomerScore(sql.FieldEQ(FieldTenantID, v))
@@ -649,6 +654,16 @@ func MonetaryValueLT(v decimal.Decimal) predicate.CustomerScore {
 // MonetaryValueLTE applies the LTE predicate on the "monetary_value" field.
 func MonetaryValueLTE(v decimal.Decimal) predicate.CustomerScore {
 	return predicate.CustomerScore(sql.FieldLTE(FieldMonetaryValue, v))
+}
+
+// HighValueEQ applies the EQ predicate on the "high_value" field.
+func HighValueEQ(v bool) predicate.CustomerScore {
+	return predicate.CustomerScore(sql.FieldEQ(FieldHighValue, v))
+}
+
+// HighValueNEQ applies the NEQ predicate on the "high_value" field.
+func HighValueNEQ(v bool) predicate.CustomerScore {
+	return predicate.CustomerScore(sql.FieldNEQ(FieldHighValue, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

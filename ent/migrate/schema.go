@@ -53,6 +53,7 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"scheduled", "active", "paused", "ended"}, Default: "scheduled"},
 		{Name: "starts_at", Type: field.TypeTime},
 		{Name: "ends_at", Type: field.TypeTime},
+		{Name: "predictive_segment", Type: field.TypeEnum, Nullable: true, Enums: []string{"churn_risk_high", "churn_risk_medium", "churn_risk_low", "at_risk_high_value"}},
 		{Name: "channels", Type: field.TypeJSON, Nullable: true},
 		{Name: "discount_mode", Type: field.TypeEnum, Nullable: true, Enums: []string{"percentage", "fixed_amount", "free_shipping"}},
 		{Name: "discount_value", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
@@ -76,13 +77,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "campaigns_tenants_tenant",
-				Columns:    []*schema.Column{CampaignsColumns[21]},
+				Columns:    []*schema.Column{CampaignsColumns[22]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "campaigns_segments_segment",
-				Columns:    []*schema.Column{CampaignsColumns[22]},
+				Columns:    []*schema.Column{CampaignsColumns[23]},
 				RefColumns: []*schema.Column{SegmentsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -91,7 +92,7 @@ var (
 			{
 				Name:    "campaign_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[21], CampaignsColumns[6]},
+				Columns: []*schema.Column{CampaignsColumns[22], CampaignsColumns[6]},
 			},
 		},
 	}
@@ -105,6 +106,7 @@ var (
 		{Name: "a", Type: field.TypeFloat64},
 		{Name: "b", Type: field.TypeFloat64},
 		{Name: "log_likelihood", Type: field.TypeFloat64},
+		{Name: "high_value_threshold", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// ChurnModelsTable holds the schema information for the "churn_models" table.
@@ -115,7 +117,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "churn_models_tenants_tenant",
-				Columns:    []*schema.Column{ChurnModelsColumns[8]},
+				Columns:    []*schema.Column{ChurnModelsColumns[9]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -124,7 +126,7 @@ var (
 			{
 				Name:    "churnmodel_tenant_id_fitted_at",
 				Unique:  false,
-				Columns: []*schema.Column{ChurnModelsColumns[8], ChurnModelsColumns[1]},
+				Columns: []*schema.Column{ChurnModelsColumns[9], ChurnModelsColumns[1]},
 			},
 		},
 	}
@@ -204,6 +206,7 @@ var (
 		{Name: "frequency", Type: field.TypeInt, Default: 0},
 		{Name: "recency_days", Type: field.TypeInt, Nullable: true},
 		{Name: "monetary_value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "high_value", Type: field.TypeBool, Default: false},
 		{Name: "customer_id", Type: field.TypeString, Unique: true},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
@@ -215,13 +218,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customer_scores_customers_score",
-				Columns:    []*schema.Column{CustomerScoresColumns[10]},
+				Columns:    []*schema.Column{CustomerScoresColumns[11]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "customer_scores_tenants_tenant",
-				Columns:    []*schema.Column{CustomerScoresColumns[11]},
+				Columns:    []*schema.Column{CustomerScoresColumns[12]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -230,7 +233,7 @@ var (
 			{
 				Name:    "customerscore_tenant_id_risk_customer_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomerScoresColumns[11], CustomerScoresColumns[3], CustomerScoresColumns[10]},
+				Columns: []*schema.Column{CustomerScoresColumns[12], CustomerScoresColumns[3], CustomerScoresColumns[11]},
 			},
 		},
 	}

@@ -124,19 +124,19 @@ func init() {
 	// campaign.DefaultDescription holds the default value on creation for the description field.
 	campaign.DefaultDescription = campaignDescDescription.Default.(string)
 	// campaignDescCreditAfterDays is the schema descriptor for credit_after_days field.
-	campaignDescCreditAfterDays := campaignFields[11].Descriptor()
+	campaignDescCreditAfterDays := campaignFields[12].Descriptor()
 	// campaign.CreditAfterDaysValidator is a validator for the "credit_after_days" field. It is called by the builders before save.
 	campaign.CreditAfterDaysValidator = campaignDescCreditAfterDays.Validators[0].(func(int) error)
 	// campaignDescLimitTotal is the schema descriptor for limit_total field.
-	campaignDescLimitTotal := campaignFields[17].Descriptor()
+	campaignDescLimitTotal := campaignFields[18].Descriptor()
 	// campaign.LimitTotalValidator is a validator for the "limit_total" field. It is called by the builders before save.
 	campaign.LimitTotalValidator = campaignDescLimitTotal.Validators[0].(func(int) error)
 	// campaignDescLimitPerCustomer is the schema descriptor for limit_per_customer field.
-	campaignDescLimitPerCustomer := campaignFields[18].Descriptor()
+	campaignDescLimitPerCustomer := campaignFields[19].Descriptor()
 	// campaign.LimitPerCustomerValidator is a validator for the "limit_per_customer" field. It is called by the builders before save.
 	campaign.LimitPerCustomerValidator = campaignDescLimitPerCustomer.Validators[0].(func(int) error)
 	// campaignDescRedemptionsCount is the schema descriptor for redemptions_count field.
-	campaignDescRedemptionsCount := campaignFields[19].Descriptor()
+	campaignDescRedemptionsCount := campaignFields[20].Descriptor()
 	// campaign.DefaultRedemptionsCount holds the default value on creation for the redemptions_count field.
 	campaign.DefaultRedemptionsCount = campaignDescRedemptionsCount.Default.(int)
 	// campaign.RedemptionsCountValidator is a validator for the "redemptions_count" field. It is called by the builders before save.
@@ -163,6 +163,10 @@ func init() {
 	churnmodelDescTenantID := churnmodelMixinFields0[0].Descriptor()
 	// churnmodel.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	churnmodel.TenantIDValidator = churnmodelDescTenantID.Validators[0].(func(string) error)
+	// churnmodelDescHighValueThreshold is the schema descriptor for high_value_threshold field.
+	churnmodelDescHighValueThreshold := churnmodelFields[8].Descriptor()
+	// churnmodel.DefaultHighValueThreshold holds the default value on creation for the high_value_threshold field.
+	churnmodel.DefaultHighValueThreshold = churnmodelDescHighValueThreshold.Default.(decimal.Decimal)
 	// churnmodelDescID is the schema descriptor for id field.
 	churnmodelDescID := churnmodelFields[0].Descriptor()
 	// churnmodel.DefaultID holds the default value on creation for the id field.
@@ -298,6 +302,10 @@ func init() {
 	customerscoreDescMonetaryValue := customerscoreFields[10].Descriptor()
 	// customerscore.DefaultMonetaryValue holds the default value on creation for the monetary_value field.
 	customerscore.DefaultMonetaryValue = customerscoreDescMonetaryValue.Default.(decimal.Decimal)
+	// customerscoreDescHighValue is the schema descriptor for high_value field.
+	customerscoreDescHighValue := customerscoreFields[11].Descriptor()
+	// customerscore.DefaultHighValue holds the default value on creation for the high_value field.
+	customerscore.DefaultHighValue = customerscoreDescHighValue.Default.(bool)
 	// customerscoreDescID is the schema descriptor for id field.
 	customerscoreDescID := customerscoreFields[0].Descriptor()
 	// customerscore.DefaultID holds the default value on creation for the id field.

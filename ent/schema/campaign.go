@@ -34,6 +34,9 @@ func (Campaign) Fields() []ent.Field {
 			Comment("When the campaign stops giving its benefit; it is ended from then on."),
 		field.String("segment_id").Optional().Nillable().
 			Comment("Target segment; absent means every customer."),
+		field.Enum("predictive_segment").Values("churn_risk_high", "churn_risk_medium", "churn_risk_low", "at_risk_high_value").
+			Optional().Nillable().
+			Comment("Target predictive segment (the v2 churn scores), instead of a segment; absent means none."),
 		field.Strings("channels").Optional().
 			Comment("Channels (pdv, ecommerce, app, …); absent means every channel."),
 		field.Enum("discount_mode").Values("percentage", "fixed_amount", "free_shipping").Optional().Nillable().

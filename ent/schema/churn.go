@@ -3,6 +3,7 @@ package schema
 import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -29,6 +30,9 @@ func (ChurnModel) Fields() []ent.Field {
 		field.Float("a").Immutable().Comment("First shape of the beta distribution of the chance to drop out after a purchase."),
 		field.Float("b").Immutable().Comment("Second shape of the beta distribution of the chance to drop out after a purchase."),
 		field.Float("log_likelihood").Immutable().Comment("Log-likelihood of the histories under the parameters."),
+		field.Other("high_value_threshold", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).Immutable().
+			Annotations(entgql.Type("Decimal"), entsql.Default("0")).
+			Comment("The least average purchase in R$ of a high-value customer: the 75th percentile of the tenant's."),
 	}
 }
 
@@ -75,6 +79,8 @@ func (CustomerScore) Fields() []ent.Field {
 		field.Other("monetary_value", decimal.Decimal{}).SchemaType(decimalColumn).Default(decimal.Zero).
 			Annotations(entgql.Type("Decimal")).
 			Comment("Average value in R$ of the customer's purchases."),
+		field.Bool("high_value").Default(false).
+			Comment("Whether the average purchase is in the tenant's top quarter (the model's high_value_threshold)."),
 	}
 }
 

@@ -93,6 +93,7 @@ type ComplexityRoot struct {
 		Multiplier         func(childComplexity int) int
 		Name               func(childComplexity int) int
 		Performance        func(childComplexity int, from *time.Time, to *time.Time) int
+		PredictiveSegment  func(childComplexity int) int
 		Redemptions        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		RedemptionsCount   func(childComplexity int) int
 		Segment            func(childComplexity int) int
@@ -182,6 +183,7 @@ type ComplexityRoot struct {
 		CustomerID           func(childComplexity int) int
 		ExpectedPurchases90d func(childComplexity int) int
 		Frequency            func(childComplexity int) int
+		HighValue            func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		ModelFittedAt        func(childComplexity int) int
 		MonetaryValue        func(childComplexity int) int
@@ -340,7 +342,7 @@ type ComplexityRoot struct {
 		Replayed func(childComplexity int) int
 	}
 
-	PredictiveSegment struct {
+	PredictiveSegmentCount struct {
 		Customers        func(childComplexity int) int
 		Description      func(childComplexity int) int
 		Key              func(childComplexity int) int
@@ -740,7 +742,7 @@ type QueryResolver interface {
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
-	PredictiveSegments(ctx context.Context) ([]*PredictiveSegment, error)
+	PredictiveSegments(ctx context.Context) ([]*PredictiveSegmentCount, error)
 }
 type SaleResolver interface {
 	CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error)
@@ -959,6 +961,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Performance(childComplexity, args["from"].(*time.Time), args["to"].(*time.Time)), true
+	case "Campaign.predictiveSegment":
+		if e.ComplexityRoot.Campaign.PredictiveSegment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PredictiveSegment(childComplexity), true
 	case "Campaign.redemptions":
 		if e.ComplexityRoot.Campaign.Redemptions == nil {
 			break
@@ -1365,6 +1373,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerScore.Frequency(childComplexity), true
+	case "CustomerScore.highValue":
+		if e.ComplexityRoot.CustomerScore.HighValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerScore.HighValue(childComplexity), true
 	case "CustomerScore.id":
 		if e.ComplexityRoot.CustomerScore.ID == nil {
 			break
@@ -2158,48 +2172,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PointsMovement.Replayed(childComplexity), true
 
-	case "PredictiveSegment.customers":
-		if e.ComplexityRoot.PredictiveSegment.Customers == nil {
+	case "PredictiveSegmentCount.customers":
+		if e.ComplexityRoot.PredictiveSegmentCount.Customers == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.Customers(childComplexity), true
-	case "PredictiveSegment.description":
-		if e.ComplexityRoot.PredictiveSegment.Description == nil {
+		return e.ComplexityRoot.PredictiveSegmentCount.Customers(childComplexity), true
+	case "PredictiveSegmentCount.description":
+		if e.ComplexityRoot.PredictiveSegmentCount.Description == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.Description(childComplexity), true
-	case "PredictiveSegment.key":
-		if e.ComplexityRoot.PredictiveSegment.Key == nil {
+		return e.ComplexityRoot.PredictiveSegmentCount.Description(childComplexity), true
+	case "PredictiveSegmentCount.key":
+		if e.ComplexityRoot.PredictiveSegmentCount.Key == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.Key(childComplexity), true
-	case "PredictiveSegment.minMonetaryValue":
-		if e.ComplexityRoot.PredictiveSegment.MinMonetaryValue == nil {
+		return e.ComplexityRoot.PredictiveSegmentCount.Key(childComplexity), true
+	case "PredictiveSegmentCount.minMonetaryValue":
+		if e.ComplexityRoot.PredictiveSegmentCount.MinMonetaryValue == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.MinMonetaryValue(childComplexity), true
-	case "PredictiveSegment.name":
-		if e.ComplexityRoot.PredictiveSegment.Name == nil {
+		return e.ComplexityRoot.PredictiveSegmentCount.MinMonetaryValue(childComplexity), true
+	case "PredictiveSegmentCount.name":
+		if e.ComplexityRoot.PredictiveSegmentCount.Name == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.Name(childComplexity), true
-	case "PredictiveSegment.pAliveBelow":
-		if e.ComplexityRoot.PredictiveSegment.PAliveBelow == nil {
+		return e.ComplexityRoot.PredictiveSegmentCount.Name(childComplexity), true
+	case "PredictiveSegmentCount.pAliveBelow":
+		if e.ComplexityRoot.PredictiveSegmentCount.PAliveBelow == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.PAliveBelow(childComplexity), true
-	case "PredictiveSegment.pAliveFrom":
-		if e.ComplexityRoot.PredictiveSegment.PAliveFrom == nil {
+		return e.ComplexityRoot.PredictiveSegmentCount.PAliveBelow(childComplexity), true
+	case "PredictiveSegmentCount.pAliveFrom":
+		if e.ComplexityRoot.PredictiveSegmentCount.PAliveFrom == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PredictiveSegment.PAliveFrom(childComplexity), true
+		return e.ComplexityRoot.PredictiveSegmentCount.PAliveFrom(childComplexity), true
 
 	case "Query.apiClients":
 		if e.ComplexityRoot.Query.APIClients == nil {
@@ -3982,6 +3996,8 @@ input CreateCampaignInput {
   endsAt: Time!
   "Target segment; absent means every customer."
   segmentID: ID
+  "Target predictive segment (churn_risk_high, churn_risk_medium, churn_risk_low, at_risk_high_value), instead of segmentID."
+  predictiveSegment: CampaignPredictiveSegment
   "Channels such as pdv, ecommerce, app; absent means every channel."
   channels: [String!]
   "percentage, fixed_amount or free_shipping (discount and cashback campaigns)."
@@ -4578,6 +4594,10 @@ type Campaign implements Node {
   """
   segmentID: ID
   """
+  Target predictive segment (the v2 churn scores), instead of a segment; absent means none.
+  """
+  predictiveSegment: CampaignPredictiveSegment
+  """
   Channels (pdv, ecommerce, app, …); absent means every channel.
   """
   channels: [String!]
@@ -4725,6 +4745,15 @@ enum CampaignOrderField {
   STATUS
   STARTS_AT
   ENDS_AT
+}
+"""
+CampaignPredictiveSegment is enum for the field predictive_segment
+"""
+enum CampaignPredictiveSegment @goModel(model: "github.com/fideliza/fideliza/ent/campaign.PredictiveSegment") {
+  churn_risk_high
+  churn_risk_medium
+  churn_risk_low
+  at_risk_high_value
 }
 """
 CampaignStatus is enum for the field status
@@ -4889,6 +4918,15 @@ input CampaignWhereInput {
   segmentIDNotNil: Boolean
   segmentIDEqualFold: ID
   segmentIDContainsFold: ID
+  """
+  predictive_segment field predicates
+  """
+  predictiveSegment: CampaignPredictiveSegment
+  predictiveSegmentNEQ: CampaignPredictiveSegment
+  predictiveSegmentIn: [CampaignPredictiveSegment!]
+  predictiveSegmentNotIn: [CampaignPredictiveSegment!]
+  predictiveSegmentIsNil: Boolean
+  predictiveSegmentNotNil: Boolean
   """
   discount_mode field predicates
   """
@@ -5384,6 +5422,10 @@ type CustomerScore implements Node {
   """
   monetaryValue: Decimal!
   """
+  Whether the average purchase is in the tenant's top quarter (the model's high_value_threshold).
+  """
+  highValue: Boolean!
+  """
   The customer scored.
   """
   customer: Customer!
@@ -5577,6 +5619,11 @@ input CustomerScoreWhereInput {
   monetaryValueGTE: Decimal
   monetaryValueLT: Decimal
   monetaryValueLTE: Decimal
+  """
+  high_value field predicates
+  """
+  highValue: Boolean
+  highValueNEQ: Boolean
   """
   customer edge predicates
   """
@@ -10098,7 +10145,7 @@ extend type Mutation {
 	{Name: "../../schema/predictive.graphql", Input: `"""
 A segment computed from the customers' churn scores (the /v2 predictive segments).
 """
-type PredictiveSegment {
+type PredictiveSegmentCount {
   "churn_risk_high, churn_risk_medium, churn_risk_low or at_risk_high_value."
   key: String!
   "A short name."
@@ -10120,7 +10167,7 @@ extend type Query {
   The predictive segments with their members counted (GET /v2/segments/predictive); a customer's own
   score is Customer.score.
   """
-  predictiveSegments: [PredictiveSegment!]!
+  predictiveSegments: [PredictiveSegmentCount!]!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
@@ -10283,6 +10330,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_endsAt(ctx, field)
 	case "segmentID":
 		return ec.fieldContext_Campaign_segmentID(ctx, field)
+	case "predictiveSegment":
+		return ec.fieldContext_Campaign_predictiveSegment(ctx, field)
 	case "channels":
 		return ec.fieldContext_Campaign_channels(ctx, field)
 	case "discountMode":
@@ -10489,6 +10538,8 @@ func (ec *executionContext) childFields_CustomerScore(ctx context.Context, field
 		return ec.fieldContext_CustomerScore_recencyDays(ctx, field)
 	case "monetaryValue":
 		return ec.fieldContext_CustomerScore_monetaryValue(ctx, field)
+	case "highValue":
+		return ec.fieldContext_CustomerScore_highValue(ctx, field)
 	case "customer":
 		return ec.fieldContext_CustomerScore_customer(ctx, field)
 	}
@@ -10725,24 +10776,24 @@ func (ec *executionContext) childFields_PointsMovement(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type PointsMovement", field.Name)
 }
 
-func (ec *executionContext) childFields_PredictiveSegment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_PredictiveSegmentCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
-		return ec.fieldContext_PredictiveSegment_key(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_key(ctx, field)
 	case "name":
-		return ec.fieldContext_PredictiveSegment_name(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_name(ctx, field)
 	case "description":
-		return ec.fieldContext_PredictiveSegment_description(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_description(ctx, field)
 	case "customers":
-		return ec.fieldContext_PredictiveSegment_customers(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_customers(ctx, field)
 	case "pAliveFrom":
-		return ec.fieldContext_PredictiveSegment_pAliveFrom(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_pAliveFrom(ctx, field)
 	case "pAliveBelow":
-		return ec.fieldContext_PredictiveSegment_pAliveBelow(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_pAliveBelow(ctx, field)
 	case "minMonetaryValue":
-		return ec.fieldContext_PredictiveSegment_minMonetaryValue(ctx, field)
+		return ec.fieldContext_PredictiveSegmentCount_minMonetaryValue(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type PredictiveSegment", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type PredictiveSegmentCount", field.Name)
 }
 
 func (ec *executionContext) childFields_Redemption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13850,6 +13901,29 @@ func (ec *executionContext) fieldContext_Campaign_segmentID(_ context.Context, f
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _Campaign_predictiveSegment(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_predictiveSegment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PredictiveSegment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *campaign.PredictiveSegment) graphql.Marshaler {
+			return ec.marshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_predictiveSegment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type CampaignPredictiveSegment does not have child fields"))
+}
+
 func (ec *executionContext) _Campaign_channels(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15821,6 +15895,29 @@ func (ec *executionContext) _CustomerScore_monetaryValue(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_CustomerScore_monetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerScore_highValue(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerScore_highValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HighValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerScore_highValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerScore", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _CustomerScore_customer(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
@@ -18798,13 +18895,13 @@ func (ec *executionContext) fieldContext_PointsMovement_replayed(_ context.Conte
 	return graphql.NewScalarFieldContext("PointsMovement", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_key(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_key(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_key(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_key(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Key, nil
@@ -18817,17 +18914,17 @@ func (ec *executionContext) _PredictiveSegment_key(ctx context.Context, field gr
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_name(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_name(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_name(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_name(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Name, nil
@@ -18840,17 +18937,17 @@ func (ec *executionContext) _PredictiveSegment_name(ctx context.Context, field g
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_description(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_description(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_description(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_description(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Description, nil
@@ -18863,17 +18960,17 @@ func (ec *executionContext) _PredictiveSegment_description(ctx context.Context, 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_customers(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_customers(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_customers(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_customers(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Customers, nil
@@ -18886,17 +18983,17 @@ func (ec *executionContext) _PredictiveSegment_customers(ctx context.Context, fi
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Int does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_pAliveFrom(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_pAliveFrom(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_pAliveFrom(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_pAliveFrom(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PAliveFrom, nil
@@ -18909,17 +19006,17 @@ func (ec *executionContext) _PredictiveSegment_pAliveFrom(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_pAliveFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Float does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_pAliveFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_pAliveBelow(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_pAliveBelow(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_pAliveBelow(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_pAliveBelow(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PAliveBelow, nil
@@ -18932,17 +19029,17 @@ func (ec *executionContext) _PredictiveSegment_pAliveBelow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_pAliveBelow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Float does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_pAliveBelow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _PredictiveSegment_minMonetaryValue(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegment) (ret graphql.Marshaler) {
+func (ec *executionContext) _PredictiveSegmentCount_minMonetaryValue(ctx context.Context, field graphql.CollectedField, obj *PredictiveSegmentCount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PredictiveSegment_minMonetaryValue(ctx, field)
+			return ec.fieldContext_PredictiveSegmentCount_minMonetaryValue(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.MinMonetaryValue, nil
@@ -18955,8 +19052,8 @@ func (ec *executionContext) _PredictiveSegment_minMonetaryValue(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PredictiveSegment_minMonetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PredictiveSegment", field, false, false, errors.New("field of type Decimal does not have child fields"))
+func (ec *executionContext) fieldContext_PredictiveSegmentCount_minMonetaryValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -19783,8 +19880,8 @@ func (ec *executionContext) _Query_predictiveSegments(ctx context.Context, field
 			return ec.Resolvers.Query().PredictiveSegments(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*PredictiveSegment) graphql.Marshaler {
-			return ec.marshalNPredictiveSegment2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*PredictiveSegmentCount) graphql.Marshaler {
+			return ec.marshalNPredictiveSegmentCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCountᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -19797,7 +19894,7 @@ func (ec *executionContext) fieldContext_Query_predictiveSegments(_ context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PredictiveSegment(ctx, field)
+			return ec.childFields_PredictiveSegmentCount(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26761,7 +26858,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -27517,6 +27614,48 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.SegmentIDContainsFold = data
+		case "predictiveSegment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegment"))
+			data, err := ec.unmarshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegment = data
+		case "predictiveSegmentNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegmentNEQ"))
+			data, err := ec.unmarshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegmentNEQ = data
+		case "predictiveSegmentIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegmentIn"))
+			data, err := ec.unmarshalOCampaignPredictiveSegment2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegmentᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegmentIn = data
+		case "predictiveSegmentNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegmentNotIn"))
+			data, err := ec.unmarshalOCampaignPredictiveSegment2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegmentᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegmentNotIn = data
+		case "predictiveSegmentIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegmentIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegmentIsNil = data
+		case "predictiveSegmentNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegmentNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegmentNotNil = data
 		case "discountMode":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountMode"))
 			data, err := ec.unmarshalOCampaignDiscountMode2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐDiscountMode(ctx, v)
@@ -28286,7 +28425,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "channels", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal"}
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28335,6 +28474,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.SegmentID = data
+		case "predictiveSegment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("predictiveSegment"))
+			data, err := ec.unmarshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PredictiveSegment = data
 		case "channels":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("channels"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -28860,7 +29006,7 @@ func (ec *executionContext) unmarshalInputCustomerScoreWhereInput(ctx context.Co
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "scoredAt", "scoredAtNEQ", "scoredAtIn", "scoredAtNotIn", "scoredAtGT", "scoredAtGTE", "scoredAtLT", "scoredAtLTE", "modelFittedAt", "modelFittedAtNEQ", "modelFittedAtIn", "modelFittedAtNotIn", "modelFittedAtGT", "modelFittedAtGTE", "modelFittedAtLT", "modelFittedAtLTE", "modelFittedAtIsNil", "modelFittedAtNotNil", "risk", "riskNEQ", "riskIn", "riskNotIn", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "pAlive", "pAliveNEQ", "pAliveIn", "pAliveNotIn", "pAliveGT", "pAliveGTE", "pAliveLT", "pAliveLTE", "pAliveIsNil", "pAliveNotNil", "expectedPurchases90d", "expectedPurchases90dNEQ", "expectedPurchases90dIn", "expectedPurchases90dNotIn", "expectedPurchases90dGT", "expectedPurchases90dGTE", "expectedPurchases90dLT", "expectedPurchases90dLTE", "expectedPurchases90dIsNil", "expectedPurchases90dNotNil", "frequency", "frequencyNEQ", "frequencyIn", "frequencyNotIn", "frequencyGT", "frequencyGTE", "frequencyLT", "frequencyLTE", "recencyDays", "recencyDaysNEQ", "recencyDaysIn", "recencyDaysNotIn", "recencyDaysGT", "recencyDaysGTE", "recencyDaysLT", "recencyDaysLTE", "recencyDaysIsNil", "recencyDaysNotNil", "monetaryValue", "monetaryValueNEQ", "monetaryValueIn", "monetaryValueNotIn", "monetaryValueGT", "monetaryValueGTE", "monetaryValueLT", "monetaryValueLTE", "hasCustomer", "hasCustomerWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "scoredAt", "scoredAtNEQ", "scoredAtIn", "scoredAtNotIn", "scoredAtGT", "scoredAtGTE", "scoredAtLT", "scoredAtLTE", "modelFittedAt", "modelFittedAtNEQ", "modelFittedAtIn", "modelFittedAtNotIn", "modelFittedAtGT", "modelFittedAtGTE", "modelFittedAtLT", "modelFittedAtLTE", "modelFittedAtIsNil", "modelFittedAtNotNil", "risk", "riskNEQ", "riskIn", "riskNotIn", "reason", "reasonNEQ", "reasonIn", "reasonNotIn", "reasonGT", "reasonGTE", "reasonLT", "reasonLTE", "reasonContains", "reasonHasPrefix", "reasonHasSuffix", "reasonEqualFold", "reasonContainsFold", "pAlive", "pAliveNEQ", "pAliveIn", "pAliveNotIn", "pAliveGT", "pAliveGTE", "pAliveLT", "pAliveLTE", "pAliveIsNil", "pAliveNotNil", "expectedPurchases90d", "expectedPurchases90dNEQ", "expectedPurchases90dIn", "expectedPurchases90dNotIn", "expectedPurchases90dGT", "expectedPurchases90dGTE", "expectedPurchases90dLT", "expectedPurchases90dLTE", "expectedPurchases90dIsNil", "expectedPurchases90dNotNil", "frequency", "frequencyNEQ", "frequencyIn", "frequencyNotIn", "frequencyGT", "frequencyGTE", "frequencyLT", "frequencyLTE", "recencyDays", "recencyDaysNEQ", "recencyDaysIn", "recencyDaysNotIn", "recencyDaysGT", "recencyDaysGTE", "recencyDaysLT", "recencyDaysLTE", "recencyDaysIsNil", "recencyDaysNotNil", "monetaryValue", "monetaryValueNEQ", "monetaryValueIn", "monetaryValueNotIn", "monetaryValueGT", "monetaryValueGTE", "monetaryValueLT", "monetaryValueLTE", "highValue", "highValueNEQ", "hasCustomer", "hasCustomerWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29707,6 +29853,20 @@ func (ec *executionContext) unmarshalInputCustomerScoreWhereInput(ctx context.Co
 				return it, err
 			}
 			it.MonetaryValueLTE = data
+		case "highValue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("highValue"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HighValue = data
+		case "highValueNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("highValueNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HighValueNEQ = data
 		case "hasCustomer":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomer"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -43933,6 +44093,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "predictiveSegment":
+			out.Values[i] = ec._Campaign_predictiveSegment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "channels":
 			out.Values[i] = ec._Campaign_channels(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44937,6 +45102,11 @@ func (ec *executionContext) _CustomerScore(ctx context.Context, sel ast.Selectio
 			}
 		case "monetaryValue":
 			out.Values[i] = ec._CustomerScore_monetaryValue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "highValue":
+			out.Values[i] = ec._CustomerScore_highValue(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -46139,10 +46309,10 @@ func (ec *executionContext) _PointsMovement(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var predictiveSegmentImplementors = []string{"PredictiveSegment"}
+var predictiveSegmentCountImplementors = []string{"PredictiveSegmentCount"}
 
-func (ec *executionContext) _PredictiveSegment(ctx context.Context, sel ast.SelectionSet, obj *PredictiveSegment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, predictiveSegmentImplementors)
+func (ec *executionContext) _PredictiveSegmentCount(ctx context.Context, sel ast.SelectionSet, obj *PredictiveSegmentCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, predictiveSegmentCountImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -46150,39 +46320,39 @@ func (ec *executionContext) _PredictiveSegment(ctx context.Context, sel ast.Sele
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PredictiveSegment")
+			out.Values[i] = graphql.MarshalString("PredictiveSegmentCount")
 		case "key":
-			out.Values[i] = ec._PredictiveSegment_key(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_key(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._PredictiveSegment_name(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "description":
-			out.Values[i] = ec._PredictiveSegment_description(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_description(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "customers":
-			out.Values[i] = ec._PredictiveSegment_customers(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_customers(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pAliveFrom":
-			out.Values[i] = ec._PredictiveSegment_pAliveFrom(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_pAliveFrom(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "pAliveBelow":
-			out.Values[i] = ec._PredictiveSegment_pAliveBelow(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_pAliveBelow(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "minMonetaryValue":
-			out.Values[i] = ec._PredictiveSegment_minMonetaryValue(ctx, field, obj)
+			out.Values[i] = ec._PredictiveSegmentCount_minMonetaryValue(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -50001,6 +50171,16 @@ func (ec *executionContext) marshalNCampaignPerformance2ᚖgithubᚗcomᚋfideli
 	return ec._CampaignPerformance(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCampaignPredictiveSegment2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx context.Context, v any) (campaign.PredictiveSegment, error) {
+	var res campaign.PredictiveSegment
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCampaignPredictiveSegment2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx context.Context, sel ast.SelectionSet, v campaign.PredictiveSegment) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNCampaignStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatus(ctx context.Context, v any) (campaign.Status, error) {
 	var res campaign.Status
 	err := res.UnmarshalGQL(v)
@@ -50676,11 +50856,11 @@ func (ec *executionContext) marshalNPointsMovement2ᚖgithubᚗcomᚋfidelizaᚋ
 	return ec._PointsMovement(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPredictiveSegment2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*PredictiveSegment) graphql.Marshaler {
+func (ec *executionContext) marshalNPredictiveSegmentCount2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*PredictiveSegmentCount) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegment(ctx, sel, v[i])
+		return ec.marshalNPredictiveSegmentCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCount(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -50692,14 +50872,14 @@ func (ec *executionContext) marshalNPredictiveSegment2ᚕᚖgithubᚗcomᚋfidel
 	return ret
 }
 
-func (ec *executionContext) marshalNPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegment(ctx context.Context, sel ast.SelectionSet, v *PredictiveSegment) graphql.Marshaler {
+func (ec *executionContext) marshalNPredictiveSegmentCount2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐPredictiveSegmentCount(ctx context.Context, sel ast.SelectionSet, v *PredictiveSegmentCount) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._PredictiveSegment(ctx, sel, v)
+	return ec._PredictiveSegmentCount(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRedeemCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐRedeemCampaignInput(ctx context.Context, v any) (RedeemCampaignInput, error) {
@@ -51629,6 +51809,58 @@ func (ec *executionContext) unmarshalOCampaignOrder2ᚖgithubᚗcomᚋfideliza�
 	}
 	res, err := ec.unmarshalInputCampaignOrder(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCampaignPredictiveSegment2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegmentᚄ(ctx context.Context, v any) ([]campaign.PredictiveSegment, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]campaign.PredictiveSegment, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCampaignPredictiveSegment2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCampaignPredictiveSegment2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []campaign.PredictiveSegment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCampaignPredictiveSegment2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx context.Context, v any) (*campaign.PredictiveSegment, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(campaign.PredictiveSegment)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐPredictiveSegment(ctx context.Context, sel ast.SelectionSet, v *campaign.PredictiveSegment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOCampaignStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatusᚄ(ctx context.Context, v any) ([]campaign.Status, error) {

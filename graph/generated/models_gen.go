@@ -94,6 +94,8 @@ type CreateCampaignInput struct {
 	EndsAt time.Time `json:"endsAt"`
 	// Target segment; absent means every customer.
 	SegmentID *string `json:"segmentID,omitempty"`
+	// Target predictive segment (churn_risk_high, churn_risk_medium, churn_risk_low, at_risk_high_value), instead of segmentID.
+	PredictiveSegment *campaign.PredictiveSegment `json:"predictiveSegment,omitempty"`
 	// Channels such as pdv, ecommerce, app; absent means every channel.
 	Channels []string `json:"channels,omitempty"`
 	// percentage, fixed_amount or free_shipping (discount and cashback campaigns).
@@ -312,7 +314,7 @@ type PointsMovement struct {
 }
 
 // A segment computed from the customers' churn scores (the /v2 predictive segments).
-type PredictiveSegment struct {
+type PredictiveSegmentCount struct {
 	// churn_risk_high, churn_risk_medium, churn_risk_low or at_risk_high_value.
 	Key string `json:"key"`
 	// A short name.

@@ -1,0 +1,5 @@
+-- 0016: campaigns may target a predictive segment; scores say whether a
+-- customer is of high value, against the threshold the model keeps.
+ALTER TABLE `campaigns` ADD COLUMN `predictive_segment` text NULL;
+ALTER TABLE `churn_models` ADD COLUMN `high_value_threshold` text NOT NULL DEFAULT ('0');
+ALTER TABLE `customer_scores` ADD COLUMN `high_value` bool NOT NULL DEFAULT (false);
