@@ -73,5 +73,5 @@ func TestServeRateLimits(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Equal(t, policy, resp.Header.Get("RateLimit-Policy"))
 	}
-	require.Contains(t, logs.String(), `"client":"2/1m"`)
+	require.Contains(t, logs.String(), `"rate_limit_client":"2/1m"`, "the start line says the quota")
 }

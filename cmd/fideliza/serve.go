@@ -59,9 +59,11 @@ func newServeCommand(g *globals) *cobra.Command {
 			}
 			defer a.DB.Close()
 			go a.DB.KeepOptimized(ctx, log)
-			log.Info("rate limits, counted by this process alone", "client", rates.DefaultQuota().String(),
-				"tenant_overrides", len(rates.Tenants), "token_per_ip", rates.TokenQuota().String(),
-				"auth_failures_per_ip", rates.AuthFailureQuota().String())
+			g.logStart(log, a, "serve", "addr", addr, "worker", !noWorker, "workers", workers, "points_interval", points.String(),
+				"rescue_after", rescue.String(), "demo", demo, "graphql_introspection", intro,
+				// Rate limits are counted by this process alone.
+				"rate_limit_client", rates.DefaultQuota().String(), "rate_limit_tenant_overrides", len(rates.Tenants),
+				"rate_limit_token_per_ip", rates.TokenQuota().String(), "rate_limit_auth_failures_per_ip", rates.AuthFailureQuota().String())
 			if err := g.useOIDC(ctx, log, a); err != nil {
 				return err
 			}
@@ -193,6 +195,8 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			}
 			defer a.DB.Close()
 			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			g.logStart(log, a, "worker", "workers", workers, "points_interval", points.String(), "rescue_after", rescue.String(),
+				"metrics_addr", metricsAddr)
 			var reg *metrics.Registry
 			if metricsAddr != "" {
 				reg = metrics.New()
@@ -233,6 +237,14 @@ func workerHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
 	return mux
+}
+
+// logStart writes the one INFO line of a start: the command and its
+// effective configuration, never a secret (the database is named by its
+// dialect only: its URL may hold a password).
+func (g *globals) logStart(log *slog.Logger, a *app.App, command string, attrs ...any) {
+	log.Info("starting", append([]any{"command", command, "database", a.DB.Dialect, "log_level", g.logLevel,
+		"public_url", g.publicURL, "oidc_issuer", g.oidc.Issuer, "webhook_loopback", g.webhookLoopback}, attrs...)...)
 }
 
 func envBool(name string, fallback bool) bool {
