@@ -5,7 +5,6 @@
 package jobs
 
 import (
-	"context"
 	"database/sql"
 	"log/slog"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
 
+	"github.com/fideliza/fideliza/quietlog"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -132,38 +132,10 @@ func Delivery(deliveryID string) river.InsertManyParams {
 		InsertOpts: &river.InsertOpts{MaxAttempts: DeliveryAttempts}}
 }
 
-// quieter demotes a library's INFO lines to DEBUG (River's producer reports
-// its counts every few seconds while idle); its warnings and errors stay.
-type quieter struct{ slog.Handler }
-
-func demoted(l slog.Level) slog.Level {
-	if l < slog.LevelWarn {
-		return slog.LevelDebug
-	}
-	return l
-}
-
-func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.Handler.Enabled(ctx, demoted(l))
-}
-
-func (q quieter) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = demoted(r.Level)
-	return q.Handler.Handle(ctx, r)
-}
-
-func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return quieter{q.Handler.WithAttrs(attrs)}
-}
-func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
-
 // Config tunes a River client of db; package worker adds its workers and
 // periodic jobs to it.
 func Config(db *storage.DB, log *slog.Logger) *river.Config {
-	rc := &river.Config{}
-	if log != nil { // nil: River's own default
-		rc.Logger = slog.New(quieter{log.Handler()})
-	}
+	rc := &river.Config{Logger: quietlog.For(log)}
 	if db.Dialect == dialect.SQLite {
 		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
 		rc.FetchPollInterval = 100 * time.Millisecond

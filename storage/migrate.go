@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/fideliza/fideliza/migrations"
+	"github.com/fideliza/fideliza/quietlog"
 )
 
 // migrationLock is the PostgreSQL advisory lock that serialises processes
@@ -76,7 +77,7 @@ func (db *DB) RiverDriver() riverdriver.Driver[*sql.Tx] {
 // write lock. River's PostgreSQL migrations add enum values and so cannot share
 // one transaction; they run after the schema's, still under the lock.
 func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
-	migrator, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: log})
+	migrator, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: quietlog.For(log)})
 	if err != nil {
 		return err
 	}
