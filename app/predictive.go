@@ -6,6 +6,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -26,26 +27,24 @@ type PredictiveSegment struct {
 // order they are listed.
 var PredictiveSegmentKeys = []string{"churn_risk_high", "churn_risk_medium", "churn_risk_low", "at_risk_high_value"}
 
-func ptr[T any](v T) *T { return &v }
-
 // predictiveSegment describes the segment of key and its members' score
 // predicate; ok is false for an unknown key.
 func (a *App) predictiveSegment(ctx context.Context, key string) (PredictiveSegment, predicate.CustomerScore, bool, error) {
 	switch key {
 	case "churn_risk_high":
-		return PredictiveSegment{Key: key, Name: "High churn risk", PAliveBelow: ptr(churnMediumRisk),
+		return PredictiveSegment{Key: key, Name: "High churn risk", PAliveBelow: opt.Of(churnMediumRisk).Ptr(),
 				Description: "Customers unlikely to be still active (p_alive below 0.4): win them back."},
 			customerscore.RiskEQ(customerscore.RiskHigh), true, nil
 	case "churn_risk_medium":
-		return PredictiveSegment{Key: key, Name: "Medium churn risk", PAliveFrom: ptr(churnMediumRisk), PAliveBelow: ptr(churnLowRisk),
+		return PredictiveSegment{Key: key, Name: "Medium churn risk", PAliveFrom: opt.Of(churnMediumRisk).Ptr(), PAliveBelow: opt.Of(churnLowRisk).Ptr(),
 				Description: "Customers who may be drifting away (p_alive from 0.4 to below 0.7)."},
 			customerscore.RiskEQ(customerscore.RiskMedium), true, nil
 	case "churn_risk_low":
-		return PredictiveSegment{Key: key, Name: "Low churn risk", PAliveFrom: ptr(churnLowRisk),
+		return PredictiveSegment{Key: key, Name: "Low churn risk", PAliveFrom: opt.Of(churnLowRisk).Ptr(),
 				Description: "Customers likely still active (p_alive from 0.7)."},
 			customerscore.RiskEQ(customerscore.RiskLow), true, nil
 	case "at_risk_high_value":
-		seg := PredictiveSegment{Key: key, Name: "High value at risk", PAliveBelow: ptr(churnLowRisk),
+		seg := PredictiveSegment{Key: key, Name: "High value at risk", PAliveBelow: opt.Of(churnLowRisk).Ptr(),
 			Description: "Customers at medium or high churn risk whose average purchase is in the top quarter of the tenant's."}
 		m, err := a.latestChurnModel(ctx)
 		if err != nil {
