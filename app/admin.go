@@ -10,10 +10,14 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
+
+// maxPendingDays bounds the pending period of earned points.
+const maxPendingDays = 90
 
 // TenantSettings are the settings an operator or admin may change; nil
 // leaves a setting as it is.
@@ -30,6 +34,13 @@ type TenantSettings struct {
 	SilverThreshold, GoldThreshold, DiamondThreshold *int64
 	PriceCodeBronze, PriceCodeSilver, PriceCodeGold  *int
 	PriceCodeDiamond                                 *int
+	// The programme's calendar: its IANA time zone, the days earned points
+	// stay pending, the days a level is kept after its points fall short,
+	// and the days between fits of the churn model.
+	TimeZone          *string
+	PointsPendingDays *int
+	LevelGraceDays    *int
+	ChurnRefitDays    *int
 }
 
 // changed lists the settings given, for the record of a change.
@@ -54,6 +65,10 @@ func (s TenantSettings) changed() map[string]any {
 	add("price_code_silver", s.PriceCodeSilver != nil, func() any { return *s.PriceCodeSilver })
 	add("price_code_gold", s.PriceCodeGold != nil, func() any { return *s.PriceCodeGold })
 	add("price_code_diamond", s.PriceCodeDiamond != nil, func() any { return *s.PriceCodeDiamond })
+	add("time_zone", s.TimeZone != nil, func() any { return *s.TimeZone })
+	add("points_pending_days", s.PointsPendingDays != nil, func() any { return *s.PointsPendingDays })
+	add("level_grace_days", s.LevelGraceDays != nil, func() any { return *s.LevelGraceDays })
+	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
 	return out
 }
 
@@ -68,6 +83,9 @@ func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) 
 // UpdateTenant changes the settings of a tenant.
 func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
 	if err := guarded("id", id, "", s); err != nil {
+		return nil, err
+	}
+	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
@@ -89,11 +107,28 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 			p.Add(field, "must be between 0 and 9999")
 		}
 	}
+	if s.TimeZone != nil {
+		if _, err := points.Zone(*s.TimeZone); err != nil {
+			p.Add("time_zone", "must be an IANA time zone such as America/Sao_Paulo")
+		}
+	}
+	for _, b := range []struct {
+		field    string
+		v        *int
+		min, max int
+	}{{"points_pending_days", s.PointsPendingDays, 0, maxPendingDays}, {"level_grace_days", s.LevelGraceDays, 0, 365},
+		{"churn_refit_days", s.ChurnRefitDays, 1, 90}} {
+		if b.v != nil && (*b.v < b.min || *b.v > b.max) {
+			p.Add(b.field, "must be between %d and %d", b.min, b.max)
+		}
+	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	if s.SilverThreshold != nil || s.GoldThreshold != nil || s.DiamondThreshold != nil {
-		// The thresholds given with those kept must rise strictly.
+	if s.SilverThreshold != nil || s.GoldThreshold != nil || s.DiamondThreshold != nil ||
+		s.PointsPendingDays != nil || s.PointsExpiryMonths != nil {
+		// The settings given with those kept must agree: thresholds rising
+		// strictly, points spendable before they expire.
 		cur, err := a.DB.Ent.Tenant.Get(ctx, id)
 		if ent.IsNotFound(err) {
 			return nil, apperr.NotFound("tenant")
@@ -106,6 +141,11 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 		if *silver <= 0 || *silver >= *gold || *gold >= *diamond {
 			return nil, apperr.Invalid("silver_threshold", "the level thresholds must rise strictly: 0 < silver (%d) < gold (%d) < diamond (%d)",
 				*silver, *gold, *diamond)
+		}
+		pending, months := cmp.Or(s.PointsPendingDays, &cur.PointsPendingDays), cmp.Or(s.PointsExpiryMonths, &cur.PointsExpiryMonths)
+		if *pending >= 28**months {
+			return nil, apperr.Invalid("points_pending_days", "the pending period (%d days) must end before points expire (%d months)",
+				*pending, *months)
 		}
 	}
 	if s.Name != nil {
@@ -126,7 +166,9 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 		SetNillableSilverThreshold(s.SilverThreshold).SetNillableGoldThreshold(s.GoldThreshold).
 		SetNillableDiamondThreshold(s.DiamondThreshold).
 		SetNillablePriceCodeBronze(s.PriceCodeBronze).SetNillablePriceCodeSilver(s.PriceCodeSilver).
-		SetNillablePriceCodeGold(s.PriceCodeGold).SetNillablePriceCodeDiamond(s.PriceCodeDiamond)
+		SetNillablePriceCodeGold(s.PriceCodeGold).SetNillablePriceCodeDiamond(s.PriceCodeDiamond).
+		SetNillableTimeZone(s.TimeZone).SetNillablePointsPendingDays(s.PointsPendingDays).
+		SetNillableLevelGraceDays(s.LevelGraceDays).SetNillableChurnRefitDays(s.ChurnRefitDays)
 	t, err := u.Save(ctx)
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)

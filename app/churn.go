@@ -4,34 +4,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/churn"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 )
 
 // The churn scores' settings: risk from p_alive (low from churnLowRisk up,
 // medium from churnMediumRisk), the horizon of expected purchases, the
-// fewest customers with purchases a model is fitted to, and the customers
+// fewest customers with purchases a model is fitted to, the customers
+// whose purchases are read per query and the queries at once, and those
 // scored per transaction.
 const (
 	churnLowRisk      = 0.7
 	churnMediumRisk   = 0.4
 	churnHorizonDays  = 90
 	minChurnCustomers = 20
-	churnScoreBatch   = 500
+	churnReadBatch    = 2000
+	churnReaders      = 2
+	churnWriteBatch   = 1000
 	// highValueQuantile is where "high value" starts among the average
 	// purchase values of the customers who bought.
 	highValueQuantile = 0.75
@@ -42,65 +50,99 @@ const day = 24 * time.Hour
 // weeks is the model's time unit.
 func weeks(d time.Duration) float64 { return d.Hours() / 24 / 7 }
 
-// purchaseRecord is what a customer bought up to a moment: the days with a
-// purchase (UTC), and their value.
-type purchaseRecord struct {
-	days  map[time.Time]bool
-	value decimal.Decimal
+// purchases is what a customer bought up to a moment, as the model reads
+// it: the number of days with a purchase, the first and the last (days
+// since 1970-01-01 in the tenant's time zone), and their value in cents.
+type purchases struct {
+	customerID  string
+	days        int32
+	first, last int32
+	cents       int64
 }
 
-// average is the value of a purchase day, on average.
-func (p *purchaseRecord) average() decimal.Decimal {
-	return p.value.DivRound(decimal.NewFromInt(int64(len(p.days))), 2)
+// averageCents is the value of a purchase day, on average, in cents
+// rounded half up.
+func (p *purchases) averageCents() int64 {
+	return (2*p.cents + int64(p.days)) / (2 * int64(p.days))
 }
 
-// history is the record as the model reads it, at asOf.
-func (p *purchaseRecord) history(asOf time.Time) (churn.History, time.Time) {
-	ds := make([]time.Time, 0, len(p.days))
-	for d := range p.days {
-		ds = append(ds, d)
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].Before(ds[j]) })
-	first, last := ds[0], ds[len(ds)-1]
-	return churn.History{X: len(ds) - 1, Tx: weeks(last.Sub(first)), T: weeks(asOf.Sub(first))}, last
+// average is the value of a purchase day, on average, in R$.
+func (p *purchases) average() decimal.Decimal { return decimal.New(p.averageCents(), -2) }
+
+// dayStart is the instant day (days since 1970-01-01) begins in loc.
+func dayStart(day int32, loc *time.Location) time.Time {
+	y, m, d := time.Unix(int64(day)*86400, 0).UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc)
 }
 
-// purchaseRecords reads the purchases of the given customers of the
-// viewer's tenant up to asOf: their processed POS sales (less what came
+// dayOf is the day of t in loc, counted from 1970-01-01.
+func dayOf(t time.Time, loc *time.Location) int32 {
+	y, m, d := t.In(loc).Date()
+	return int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
+// history is the record as the model reads it, at asOf; last is when the
+// last purchase day began.
+func (p *purchases) history(asOf time.Time, loc *time.Location) (h churn.History, last time.Time) {
+	first := dayStart(p.first, loc)
+	last = dayStart(p.last, loc)
+	return churn.History{X: int(p.days) - 1, Tx: weeks(last.Sub(first)), T: weeks(asOf.Sub(first))}, last
+}
+
+// purchaseRange reads the purchases up to asOf of the customers of the
+// viewer's tenant whose ids are within (after, upTo], or of the one
+// customer upTo when after is nil: their processed POS sales (less what came
 // back; a sale returned or cancelled whole is no purchase) and the orders
-// credited through the API. Several purchases on one day are one
-// transaction, as in the model's paper.
-func (a *App) purchaseRecords(ctx context.Context, asOf time.Time, customerIDs []string) (map[string]*purchaseRecord, error) {
-	out := map[string]*purchaseRecord{}
-	add := func(id string, at time.Time, value decimal.Decimal) {
-		r := out[id]
-		if r == nil {
-			r = &purchaseRecord{days: map[time.Time]bool{}}
-			out[id] = r
-		}
-		r.days[at.UTC().Truncate(day)] = true
-		r.value = r.value.Add(value)
+// credited through the API. Several purchases on one local day are one
+// transaction, as in the model's paper. Customers without a purchase are
+// left out; the others come in id order.
+func (a *App) purchaseRange(ctx context.Context, loc *time.Location, asOf time.Time, after *string, upTo string) ([]purchases, error) {
+	salesOf, ordersOf := sale.CustomerID(upTo), pointsentry.CustomerID(upTo)
+	if after != nil {
+		salesOf = sale.And(sale.CustomerIDGT(*after), sale.CustomerIDLTE(upTo))
+		ordersOf = pointsentry.And(pointsentry.CustomerIDGT(*after), pointsentry.CustomerIDLTE(upTo))
 	}
-	sales, err := a.DB.Ent.Sale.Query().Where(sale.CustomerIDIn(customerIDs...), sale.SoldAtLTE(asOf),
-		sale.StatusIn(sale.StatusPROCESSED, sale.StatusPARTIALLY_RETURNED)).Select(sale.FieldCustomerID, sale.FieldSoldAt, sale.FieldAmountPayable, sale.FieldReturnedAmount).All(ctx)
+	type purchase struct {
+		day   int32
+		cents int64
+	}
+	byCustomer := map[string][]purchase{}
+	sales, err := a.DB.Ent.Sale.Query().Where(salesOf, sale.SoldAtLTE(asOf),
+		sale.StatusIn(sale.StatusPROCESSED, sale.StatusPARTIALLY_RETURNED)).
+		Select(sale.FieldCustomerID, sale.FieldSoldAt, sale.FieldAmountPayable, sale.FieldReturnedAmount).All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range sales {
-		add(*s.CustomerID, s.SoldAt, s.AmountPayable.Sub(s.ReturnedAmount))
+		byCustomer[*s.CustomerID] = append(byCustomer[*s.CustomerID],
+			purchase{dayOf(s.SoldAt, loc), s.AmountPayable.Sub(s.ReturnedAmount).Shift(2).IntPart()})
 	}
-	orders, err := a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerIDIn(customerIDs...), pointsentry.KindEQ(pointsentry.KindCredit),
-		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.CreatedAtLTE(asOf)).Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldAmount).All(ctx)
+	orders, err := a.DB.Ent.PointsEntry.Query().Where(ordersOf, pointsentry.KindEQ(pointsentry.KindCredit),
+		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.CreatedAtLTE(asOf)).
+		Select(pointsentry.FieldCustomerID, pointsentry.FieldCreatedAt, pointsentry.FieldAmount).All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range orders {
-		v := decimal.Zero
+		var cents int64
 		if e.Amount != nil {
-			v = *e.Amount
+			cents = e.Amount.Shift(2).IntPart()
 		}
-		add(e.CustomerID, e.CreatedAt, v)
+		byCustomer[e.CustomerID] = append(byCustomer[e.CustomerID], purchase{dayOf(e.CreatedAt, loc), cents})
 	}
+	out := make([]purchases, 0, len(byCustomer))
+	for id, ps := range byCustomer {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].day < ps[j].day })
+		p := purchases{customerID: id, first: ps[0].day, last: ps[len(ps)-1].day}
+		for i, q := range ps {
+			if i == 0 || q.day != ps[i-1].day {
+				p.days++
+			}
+			p.cents += q.cents
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].customerID < out[j].customerID })
 	return out, nil
 }
 
@@ -108,43 +150,75 @@ func (a *App) purchaseRecords(ctx context.Context, asOf time.Time, customerIDs [
 // model to.
 var errTooFewForChurn = fmt.Errorf("fewer than %d customers with purchases: too few to fit the churn model", minChurnCustomers)
 
-// eachCustomerBatch calls fn with the ids of the viewer's tenant's
-// customers, churnScoreBatch at a time in id order, and their purchase
-// records up to asOf: memory holds one batch, whatever the tenant's size.
-func (a *App) eachCustomerBatch(ctx context.Context, asOf time.Time, fn func(ids []string, records map[string]*purchaseRecord) error) error {
-	after := ""
-	for {
-		q := a.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).Limit(churnScoreBatch)
-		if after != "" {
-			q.Where(customer.IDGT(after))
-		}
-		ids, err := q.IDs(ctx)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		records, err := a.purchaseRecords(ctx, asOf, ids)
-		if err != nil {
-			return err
-		}
-		if err := fn(ids, records); err != nil {
-			return err
-		}
-		after = ids[len(ids)-1]
-	}
+// purchasePage is the purchases of a page of customers: their ids, and the
+// purchases of those who bought, both in id order.
+type purchasePage struct {
+	ids    []string
+	bought []purchases
+	err    error
+	read   chan struct{} // closed once bought or err is set
 }
 
-// FitChurnModel fits the BG/NBD model to the purchases of the viewer's
-// tenant up to asOf and stores it, with the tenant's high-value threshold:
-// the model customers are scored with until the next fit.
-func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
-	asOf = asOf.UTC().Truncate(time.Microsecond)
+// eachPurchasePage hands fn the purchases up to asOf of every customer of
+// the viewer's tenant, a page of churnReadBatch customers at a time in id
+// order, while the next pages are read on churnReaders connections at once:
+// fn (the writes of the scores) overlaps the reads.
+func (a *App) eachPurchasePage(ctx context.Context, loc *time.Location, asOf time.Time, fn func(*purchasePage) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	// The lister and the readers stop and are waited for, whatever fn did;
+	// the lister, counted itself, starts readers only while counted.
+	var running sync.WaitGroup
+	defer func() { cancel(); running.Wait() }()
+	pages := make(chan *purchasePage, churnReaders)
+	listed := make(chan error, 1)
+	running.Go(func() {
+		defer close(pages)
+		after := ""
+		for {
+			q := a.DB.Ent.Customer.Query().Where(customer.IDGT(after)).Order(ent.Asc(customer.FieldID)).Limit(churnReadBatch)
+			ids, err := q.IDs(ctx)
+			if err != nil || len(ids) == 0 {
+				listed <- err
+				return
+			}
+			p := &purchasePage{ids: ids, read: make(chan struct{})}
+			from := after
+			running.Go(func() {
+				defer close(p.read)
+				p.bought, p.err = a.purchaseRange(ctx, loc, asOf, &from, ids[len(ids)-1])
+			})
+			select {
+			case pages <- p:
+			case <-ctx.Done():
+				listed <- ctx.Err()
+				return
+			}
+			after = ids[len(ids)-1]
+		}
+	})
+	for p := range pages {
+		<-p.read
+		if p.err != nil {
+			return p.err
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return <-listed
+}
+
+// fitChurnModel fits the BG/NBD model to the purchases of the viewer's
+// tenant up to asOf and stores it, with the tenant's high-value threshold.
+// It keeps 32 bytes a customer who bought: the history and the average
+// purchase.
+func (a *App) fitChurnModel(ctx context.Context, loc *time.Location, asOf time.Time) (*ent.ChurnModel, error) {
 	var hs []churn.History
-	var values []decimal.Decimal
-	err := a.eachCustomerBatch(ctx, asOf, func(_ []string, records map[string]*purchaseRecord) error {
-		for _, r := range records {
-			h, _ := r.history(asOf)
-			hs = append(hs, h)
-			values = append(values, r.average())
+	var averages []int64
+	err := a.eachPurchasePage(ctx, loc, asOf, func(p *purchasePage) error {
+		for i := range p.bought {
+			h, _ := p.bought[i].history(asOf, loc)
+			hs, averages = append(hs, h), append(averages, p.bought[i].averageCents())
 		}
 		return nil
 	})
@@ -154,15 +228,35 @@ func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnMode
 	if len(hs) < minChurnCustomers {
 		return nil, errTooFewForChurn
 	}
-	p, ll, err := churn.Fit(hs)
+	params, ll, err := churn.Fit(hs)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(values, func(i, j int) bool { return values[i].LessThan(values[j]) })
+	slices.Sort(averages)
 	v, _ := viewer.FromContext(ctx)
 	return a.DB.Ent.ChurnModel.Create().SetTenantID(v.TenantID).SetFittedAt(asOf).SetCustomers(len(hs)).
-		SetR(p.R).SetAlpha(p.Alpha).SetA(p.A).SetB(p.B).SetLogLikelihood(ll).
-		SetHighValueThreshold(values[int(float64(len(values)-1)*highValueQuantile)]).Save(ctx)
+		SetR(params.R).SetAlpha(params.Alpha).SetA(params.A).SetB(params.B).SetLogLikelihood(ll).
+		SetHighValueThreshold(decimal.New(averages[int(float64(len(averages)-1)*highValueQuantile)], -2)).Save(ctx)
+}
+
+// FitChurnModel fits the BG/NBD model to the purchases of the viewer's
+// tenant up to asOf and stores it, with the tenant's high-value threshold:
+// the model customers are scored with until the next fit.
+func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
+	loc, err := a.tenantZone(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.fitChurnModel(ctx, loc, asOf.UTC().Truncate(time.Microsecond))
+}
+
+// tenantZone is the time zone of the viewer's tenant's programme.
+func (a *App) tenantZone(ctx context.Context) (*time.Location, error) {
+	t, err := a.tenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return points.Zone(t.TimeZone)
 }
 
 // latestChurnModel is the tenant's newest model; nil when none was fitted.
@@ -189,30 +283,30 @@ type ChurnScore struct {
 }
 
 // score computes a customer's score under model m (nil: none fitted) at
-// asOf from its purchase record (nil: none).
-func score(customerID string, m *ent.ChurnModel, r *purchaseRecord, asOf time.Time) ChurnScore {
+// asOf from its purchases (nil: none).
+func score(customerID string, m *ent.ChurnModel, p *purchases, loc *time.Location, asOf time.Time) ChurnScore {
 	s := ChurnScore{CustomerID: customerID, Risk: customerscore.RiskUnknown}
 	if m != nil {
 		at := m.FittedAt
 		s.ModelFittedAt = &at
 	}
-	if r == nil {
+	if p == nil {
 		s.Reason = "no purchase yet"
 		return s
 	}
-	h, last := r.history(asOf)
+	h, last := p.history(asOf, loc)
 	recency := int(asOf.Sub(last) / day)
 	s.Frequency, s.RecencyDays = h.X, &recency
-	s.MonetaryValue = r.average()
+	s.MonetaryValue = p.average()
 	if m == nil {
 		s.Reason = "the tenant's churn model is not fitted yet: it needs purchases of at least " +
 			fmt.Sprint(minChurnCustomers) + " customers"
 		return s
 	}
 	s.HighValue = !s.MonetaryValue.LessThan(m.HighValueThreshold)
-	p := churn.Params{R: m.R, Alpha: m.Alpha, A: m.A, B: m.B}
-	alive := p.PAlive(h)
-	expected := p.ExpectedPurchases(h, weeks(churnHorizonDays*day))
+	params := churn.Params{R: m.R, Alpha: m.Alpha, A: m.A, B: m.B}
+	alive := params.PAlive(h)
+	expected := params.ExpectedPurchases(h, weeks(churnHorizonDays*day))
 	s.PAlive, s.ExpectedPurchases90d = &alive, &expected
 	switch {
 	case alive >= churnLowRisk:
@@ -242,13 +336,40 @@ func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore
 	if err != nil {
 		return nil, err
 	}
-	now := a.Now().UTC()
-	records, err := a.purchaseRecords(ctx, now, []string{customerID})
+	loc, err := a.tenantZone(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := score(customerID, m, records[customerID], now)
+	now := a.Now().UTC()
+	bought, err := a.purchaseRange(ctx, loc, now, nil, customerID)
+	if err != nil {
+		return nil, err
+	}
+	var p *purchases
+	if len(bought) == 1 {
+		p = &bought[0]
+	}
+	s := score(customerID, m, p, loc, now)
 	return &s, nil
+}
+
+// RefreshChurnScores asks for the viewer's tenant's customers to be scored
+// now (the model refitted if it is due) by a River job, rather than at the
+// next daily run; queued is false when a run was already waiting.
+func (a *App) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
+	tenantID, err := ViewerTenant(ctx)
+	if err != nil {
+		return false, err
+	}
+	rc, err := a.jobs()
+	if err != nil {
+		return false, err
+	}
+	res, err := rc.Insert(ctx, jobs.ScoreCustomers{TenantID: tenantID}, nil)
+	if err != nil {
+		return false, err
+	}
+	return !res.UniqueSkippedAsDuplicate, nil
 }
 
 // ScoreAllTenants scores the customers of every active tenant, each as
@@ -267,37 +388,76 @@ func (a *App) ScoreAllTenants(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ScoreCustomers fits the model of the viewer's tenant at asOf and scores
-// every customer with it, churnScoreBatch customers per transaction. A
-// tenant too small to fit keeps its last model (or none) and is scored with
-// it.
+// ScoreCustomers scores every customer of the viewer's tenant at asOf,
+// refitting the model first when the newest is older than the tenant's
+// churn_refit_days (or there is none). Each page of customers is scored as
+// it is read, its writes overlapping the reads of the next pages. A tenant
+// too small to fit keeps its last model (or none) and is scored with it.
 func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
-	if _, err := a.FitChurnModel(ctx, asOf); err != nil && !errors.Is(err, errTooFewForChurn) && !errors.Is(err, churn.ErrNoFit) {
+	t, err := a.tenantSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	loc, err := points.Zone(t.TimeZone)
+	if err != nil {
 		return 0, err
 	}
 	m, err := a.latestChurnModel(ctx)
 	if err != nil {
 		return 0, err
 	}
+	if m == nil || !asOf.Before(m.FittedAt.AddDate(0, 0, t.ChurnRefitDays)) {
+		switch fitted, err := a.fitChurnModel(ctx, loc, asOf); {
+		case err == nil:
+			m = fitted
+		case !errors.Is(err, errTooFewForChurn) && !errors.Is(err, churn.ErrNoFit):
+			return 0, err
+		}
+	}
 	scored := 0
-	err = a.eachCustomerBatch(ctx, asOf, func(ids []string, records map[string]*purchaseRecord) error {
+	err = a.eachPurchasePage(ctx, loc, asOf, func(p *purchasePage) error {
+		scored += len(p.ids)
+		return a.writeScores(ctx, m, loc, asOf, p.ids, p.bought)
+	})
+	return scored, err
+}
+
+// writeScores replaces the scores of the customers ids (in id order, read
+// through the viewer's policies) with their scores under m at asOf, from
+// bought, the purchases of those who bought, in id order;
+// churnWriteBatch customers per transaction.
+func (a *App) writeScores(ctx context.Context, m *ent.ChurnModel, loc *time.Location, asOf time.Time, ids []string, bought []purchases) error {
+	v, _ := viewer.FromContext(ctx)
+	for len(ids) > 0 {
+		batch := ids[:min(churnWriteBatch, len(ids))]
+		ids = ids[len(batch):]
+		ctx := schema.RememberRead(ctx, batch)
 		err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-			if _, err := tx.Ent.CustomerScore.Delete().Where(customerscore.CustomerIDIn(ids...)).Exec(ctx); err != nil {
+			// The batch's previous scores go: a range of ids, so that the
+			// delete walks the unique index on customer_id.
+			_, err := tx.Ent.CustomerScore.Delete().
+				Where(customerscore.CustomerIDGTE(batch[0]), customerscore.CustomerIDLTE(batch[len(batch)-1])).Exec(ctx)
+			if err != nil {
 				return err
 			}
-			creates := make([]*ent.CustomerScoreCreate, len(ids))
-			for i, id := range ids {
-				s := score(id, m, records[id], asOf)
-				creates[i] = tx.Ent.CustomerScore.Create().SetCustomerID(id).SetScoredAt(asOf).SetRisk(s.Risk).
+			creates := make([]*ent.CustomerScoreCreate, len(batch))
+			for i, id := range batch {
+				var p *purchases
+				if len(bought) > 0 && bought[0].customerID == id {
+					p, bought = &bought[0], bought[1:]
+				}
+				s := score(id, m, p, loc, asOf)
+				creates[i] = tx.Ent.CustomerScore.Create().SetTenantID(v.TenantID).SetCustomerID(id).SetScoredAt(asOf).SetRisk(s.Risk).
 					SetReason(s.Reason).SetNillablePAlive(s.PAlive).SetNillableExpectedPurchases90d(s.ExpectedPurchases90d).
 					SetFrequency(s.Frequency).SetNillableRecencyDays(s.RecencyDays).SetMonetaryValue(s.MonetaryValue).SetHighValue(s.HighValue).
 					SetNillableModelFittedAt(s.ModelFittedAt)
 			}
 			return tx.Ent.CustomerScore.CreateBulk(creates...).Exec(ctx)
 		})
-		scored += len(ids)
-		return err
-	})
-	return scored, err
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

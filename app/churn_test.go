@@ -78,6 +78,9 @@ func TestChurnModelFromSales(t *testing.T) {
 		sys := viewer.SystemContext(context.Background())
 		tn, err := a.CreateTenant(sys, "CDNOW", nil)
 		require.NoError(t, err)
+		// The data's days are UTC days.
+		_, err = a.UpdateTenant(sys, tn.ID, app.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
+		require.NoError(t, err)
 		_, err = a.CreateStore(sys, tn.ID, "CDNOW", "CDNOW")
 		require.NoError(t, err)
 		ctx := viewer.TenantContext(context.Background(), tn.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -22,9 +23,6 @@ import (
 const (
 	maxDashboardPeriod = 366 * 24 * time.Hour
 	dashboardBatch     = 5000
-	// DefaultTimeZone is the time zone of the dashboards' days unless the
-	// caller names another.
-	DefaultTimeZone = "America/Sao_Paulo"
 )
 
 // ActiveCustomers counts the customers with a sale, a redemption, or points
@@ -103,13 +101,20 @@ type StoreDaySales struct {
 }
 
 // SalesByStoreDay sums the sales within [from, to) per store and per day in
-// the time zone tz (DefaultTimeZone when empty), by day and store code.
+// the time zone tz (the tenant's when empty), by day and store code.
 func (a *App) SalesByStoreDay(ctx context.Context, from, to time.Time, tz string) ([]*StoreDaySales, error) {
 	if err := checkPeriod(from, to, maxDashboardPeriod); err != nil {
 		return nil, err
 	}
-	loc, err := time.LoadLocation(cmp.Or(tz, DefaultTimeZone))
-	if err != nil || tz == "Local" {
+	if tz == "" {
+		t, err := a.tenantSettings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tz = t.TimeZone
+	}
+	loc, err := points.Zone(tz)
+	if err != nil {
 		return nil, apperr.Invalid("timeZone", "unknown time zone %q; use an IANA name such as America/Sao_Paulo", tz)
 	}
 	type key struct{ store, day string }

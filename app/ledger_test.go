@@ -47,6 +47,21 @@ const (
 // to store UTC shows up as a mismatch on SQLite (times are text).
 var brt = time.FixedZone("-03", -3*60*60)
 
+// The model tenants' programme time zones: the default, and one a day apart
+// from UTC's dates half the time.
+var (
+	saoPaulo = mustZone("America/Sao_Paulo")
+	tokyo    = mustZone("Asia/Tokyo")
+)
+
+func mustZone(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
 // ledgerCPF makes the i-th valid CPF.
 func ledgerCPF(i int) string {
 	base := fmt.Sprintf("%09d", 100000000+i*7919)
@@ -89,9 +104,24 @@ type modelTenant struct {
 	id           string
 	store        string // a store's code, for sales
 	expiryMonths int
+	zone         *time.Location // the programme's days: expiry and the level window
 	rate         decimal.Decimal
 	silver, gold int64
 	diamond      int64
+}
+
+// expiry is when points credited at t expire: the local midnight that ends
+// t's day, expiryMonths later.
+func (t *modelTenant) expiry(at time.Time) time.Time {
+	l := at.In(t.zone)
+	return time.Date(l.Year(), l.Month()+time.Month(t.expiryMonths), l.Day()+1, 0, 0, 0, 0, t.zone).UTC()
+}
+
+// windowStart is where the 12 months of earnings that make a level at now
+// begin: the local midnight of the same day a year before.
+func (t *modelTenant) windowStart(now time.Time) time.Time {
+	l := now.In(t.zone)
+	return time.Date(l.Year()-1, l.Month(), l.Day(), 0, 0, 0, 0, t.zone)
 }
 
 func (t *modelTenant) levelFor(earned int64) points.Level {
@@ -256,7 +286,7 @@ func (c *modelCustomer) liveSum(now time.Time) int64 {
 
 // earned is what the trailing 12 months hold at now.
 func (c *modelCustomer) earned(now time.Time) int64 {
-	since := now.AddDate(-1, 0, 0)
+	since := c.tenant.windowStart(now)
 	var s int64
 	for _, e := range c.earnings {
 		if !e.at.Before(since) {
@@ -374,8 +404,8 @@ func (m *ledgerModel) credit(c *modelCustomer) {
 	bal := c.balance() + kept
 	e := mv.Entry
 	if mv.Replayed || e.Points != want || e.BalanceAfter != bal || e.DebtAfter != c.debt || e.Kind != pointsentry.KindCredit ||
-		e.ExpiresAt == nil || !e.ExpiresAt.Equal(now.AddDate(0, c.tenant.expiryMonths, 0)) || !e.CreatedAt.Equal(now) {
-		m.fatalf("credit answered %+v (replayed %v), want %d points, balance %d, expiry %s", e, mv.Replayed, want, bal, now.AddDate(0, c.tenant.expiryMonths, 0))
+		e.ExpiresAt == nil || !e.ExpiresAt.Equal(c.tenant.expiry(now)) || !e.CreatedAt.Equal(now) {
+		m.fatalf("credit answered %+v (replayed %v), want %d points, balance %d, expiry %s", e, mv.Replayed, want, bal, c.tenant.expiry(now))
 	}
 	m.openLot(c, e.ID, want, kept, now)
 	c.credits[order] = firstMove{entryID: e.ID, points: want, balanceAfter: bal}
@@ -392,7 +422,7 @@ func (m *ledgerModel) credit(c *modelCustomer) {
 func (m *ledgerModel) openLot(c *modelCustomer, entryID string, n, remaining int64, now time.Time) {
 	m.lotSeq++
 	c.lots = append(c.lots, &modelLot{entryID: entryID, seq: m.lotSeq, points: n, remaining: remaining,
-		expiresAt: now.AddDate(0, c.tenant.expiryMonths, 0)})
+		expiresAt: c.tenant.expiry(now)})
 	c.entries++
 }
 
@@ -1088,15 +1118,15 @@ func TestLedgerModel(t *testing.T) {
 		}
 		sys := viewer.SystemContext(context.Background())
 		settings := []modelTenant{
-			{expiryMonths: 12, rate: decimal.NewFromInt(1), silver: 1000, gold: 5000, diamond: 20000}, // the defaults
-			{expiryMonths: 2, rate: decimal.RequireFromString("1.5"), silver: 300, gold: 2000, diamond: 8000},
+			{expiryMonths: 12, zone: saoPaulo, rate: decimal.NewFromInt(1), silver: 1000, gold: 5000, diamond: 20000}, // the defaults
+			{expiryMonths: 2, zone: tokyo, rate: decimal.RequireFromString("1.5"), silver: 300, gold: 2000, diamond: 8000},
 		}
 		for i := range settings {
 			mt := settings[i]
 			tn, err := a.CreateTenant(sys, fmt.Sprintf("Loja %d", i), nil)
 			require.NoError(t, err)
 			if i > 0 {
-				tn, err = db.Ent.Tenant.UpdateOneID(tn.ID).SetPointsExpiryMonths(mt.expiryMonths).SetPointsPerReal(mt.rate).
+				tn, err = db.Ent.Tenant.UpdateOneID(tn.ID).SetPointsExpiryMonths(mt.expiryMonths).SetPointsPerReal(mt.rate).SetTimeZone(mt.zone.String()).
 					SetSilverThreshold(mt.silver).SetGoldThreshold(mt.gold).SetDiamondThreshold(mt.diamond).Save(sys)
 				require.NoError(t, err)
 			}

@@ -326,7 +326,11 @@ func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, e
 		b.Expiring = append(b.Expiring, ExpiringLot{Points: l.Remaining, ExpiresAt: l.ExpiresAt})
 		b.ExpiringPoints += l.Remaining
 	}
-	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.DB.Ent, cust.ID, now.AddDate(-1, 0, 0)); err != nil {
+	loc, err := points.Zone(cust.Edges.Tenant.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	if b.EarnedLast12Months, err = ledger.EarnedSince(ctx, a.DB.Ent, cust.ID, points.LevelWindowStart(now, loc)); err != nil {
 		return nil, err
 	}
 	if next, missing, ok := ledger.Thresholds(cust.Edges.Tenant).Next(b.EarnedLast12Months); ok {

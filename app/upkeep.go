@@ -42,7 +42,7 @@ const RetiredKeyKeep = auth.LongestTokenLifetime + time.Hour
 func (a *App) ExpirePoints(ctx context.Context) error {
 	l := a.ledger()
 	lots, err := a.DB.Ent.PointsLot.Query().
-		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.Now().UTC())).
+		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.Now().UTC()), pointslot.PendingUntilIsNil()).
 		Order(ent.Asc(pointslot.FieldExpiresAt)).Limit(upkeepBatch).
 		All(viewer.SystemContext(ctx))
 	if err != nil {
@@ -51,6 +51,22 @@ func (a *App) ExpirePoints(ctx context.Context) error {
 	return a.eachLot(ctx, lots, "expiring", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
 		_, err := l.Expire(ctx, tx.Ent, lot.ID)
 		return err
+	})
+}
+
+// ReleasePendingPoints makes spendable the lots whose pending period is
+// over, one transaction per lot, as ExpirePoints does.
+func (a *App) ReleasePendingPoints(ctx context.Context) error {
+	l := a.ledger()
+	lots, err := a.DB.Ent.PointsLot.Query().
+		Where(pointslot.PendingUntilLTE(a.Now().UTC())).
+		Order(ent.Asc(pointslot.FieldPendingUntil)).Limit(upkeepBatch).
+		All(viewer.SystemContext(ctx))
+	if err != nil {
+		return err
+	}
+	return a.eachLot(ctx, lots, "releasing", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
+		return l.Release(ctx, tx.Ent, lot.ID)
 	})
 }
 

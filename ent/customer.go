@@ -55,10 +55,14 @@ type Customer struct {
 	AddressState *string `json:"address_state,omitempty"`
 	// Postal code (CEP) of the postal address.
 	AddressZipCode *string `json:"address_zip_code,omitempty"`
-	// Loyalty level, from points earned in the trailing 12 months.
+	// Loyalty level, from points earned in the trailing 12 months (local days of the tenant's time zone).
 	Level customer.Level `json:"level,omitempty"`
-	// Current points balance, never negative; the balance less the debt is always the sum of the points ledger.
+	// Since when the points earned no longer hold the level: it is kept for the tenant's downgrade grace period after this instant, then lowered. Empty while the points hold it.
+	LevelGraceSince *time.Time `json:"level_grace_since,omitempty"`
+	// Current spendable points balance, never negative; the balance plus the pending points less the debt is always the sum of the points ledger.
 	PointsBalance int64 `json:"points_balance,omitempty"`
+	// Points earned but not spendable yet: the tenant's pending period after a sale or order has not passed. A return inside it takes these back first.
+	PointsPending int64 `json:"points_pending,omitempty"`
 	// Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open.
 	PointsDebt int64 `json:"points_debt,omitempty"`
 	// Total spent, in R$.
@@ -168,11 +172,11 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms:
 			values[i] = new(sql.NullBool)
-		case customer.FieldPointsBalance, customer.FieldPointsDebt:
+		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt:
 			values[i] = new(sql.NullInt64)
 		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocument, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
-		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldConsentUpdatedAt:
+		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldLevelGraceSince, customer.FieldConsentUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -313,11 +317,24 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Level = customer.Level(value.String)
 			}
+		case customer.FieldLevelGraceSince:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field level_grace_since", values[i])
+			} else if value.Valid {
+				_m.LevelGraceSince = new(time.Time)
+				*_m.LevelGraceSince = value.Time
+			}
 		case customer.FieldPointsBalance:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field points_balance", values[i])
 			} else if value.Valid {
 				_m.PointsBalance = value.Int64
+			}
+		case customer.FieldPointsPending:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field points_pending", values[i])
+			} else if value.Valid {
+				_m.PointsPending = value.Int64
 			}
 		case customer.FieldPointsDebt:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -490,8 +507,16 @@ func (_m *Customer) String() string {
 	builder.WriteString("level=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Level))
 	builder.WriteString(", ")
+	if v := _m.LevelGraceSince; v != nil {
+		builder.WriteString("level_grace_since=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
 	builder.WriteString("points_balance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsBalance))
+	builder.WriteString(", ")
+	builder.WriteString("points_pending=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PointsPending))
 	builder.WriteString(", ")
 	builder.WriteString("points_debt=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsDebt))

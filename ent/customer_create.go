@@ -263,6 +263,20 @@ func (_c *CustomerCreate) SetNillableLevel(v *customer.Level) *CustomerCreate {
 	return _c
 }
 
+// SetLevelGraceSince sets the "level_grace_since" field.
+func (_c *CustomerCreate) SetLevelGraceSince(v time.Time) *CustomerCreate {
+	_c.mutation.SetLevelGraceSince(v)
+	return _c
+}
+
+// SetNillableLevelGraceSince sets the "level_grace_since" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableLevelGraceSince(v *time.Time) *CustomerCreate {
+	if v != nil {
+		_c.SetLevelGraceSince(*v)
+	}
+	return _c
+}
+
 // SetPointsBalance sets the "points_balance" field.
 func (_c *CustomerCreate) SetPointsBalance(v int64) *CustomerCreate {
 	_c.mutation.SetPointsBalance(v)
@@ -273,6 +287,20 @@ func (_c *CustomerCreate) SetPointsBalance(v int64) *CustomerCreate {
 func (_c *CustomerCreate) SetNillablePointsBalance(v *int64) *CustomerCreate {
 	if v != nil {
 		_c.SetPointsBalance(*v)
+	}
+	return _c
+}
+
+// SetPointsPending sets the "points_pending" field.
+func (_c *CustomerCreate) SetPointsPending(v int64) *CustomerCreate {
+	_c.mutation.SetPointsPending(v)
+	return _c
+}
+
+// SetNillablePointsPending sets the "points_pending" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillablePointsPending(v *int64) *CustomerCreate {
+	if v != nil {
+		_c.SetPointsPending(*v)
 	}
 	return _c
 }
@@ -516,6 +544,10 @@ func (_c *CustomerCreate) defaults() error {
 		v := customer.DefaultPointsBalance
 		_c.mutation.SetPointsBalance(v)
 	}
+	if _, ok := _c.mutation.PointsPending(); !ok {
+		v := customer.DefaultPointsPending
+		_c.mutation.SetPointsPending(v)
+	}
 	if _, ok := _c.mutation.PointsDebt(); !ok {
 		v := customer.DefaultPointsDebt
 		_c.mutation.SetPointsDebt(v)
@@ -609,6 +641,14 @@ func (_c *CustomerCreate) check() error {
 	if v, ok := _c.mutation.PointsBalance(); ok {
 		if err := customer.PointsBalanceValidator(v); err != nil {
 			return &ValidationError{Name: "points_balance", err: fmt.Errorf(`ent: validator failed for field "Customer.points_balance": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.PointsPending(); !ok {
+		return &ValidationError{Name: "points_pending", err: errors.New(`ent: missing required field "Customer.points_pending"`)}
+	}
+	if v, ok := _c.mutation.PointsPending(); ok {
+		if err := customer.PointsPendingValidator(v); err != nil {
+			return &ValidationError{Name: "points_pending", err: fmt.Errorf(`ent: validator failed for field "Customer.points_pending": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.PointsDebt(); !ok {
@@ -734,9 +774,17 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 		_spec.SetField(customer.FieldLevel, field.TypeEnum, value)
 		_node.Level = value
 	}
+	if value, ok := _c.mutation.LevelGraceSince(); ok {
+		_spec.SetField(customer.FieldLevelGraceSince, field.TypeTime, value)
+		_node.LevelGraceSince = &value
+	}
 	if value, ok := _c.mutation.PointsBalance(); ok {
 		_spec.SetField(customer.FieldPointsBalance, field.TypeInt64, value)
 		_node.PointsBalance = value
+	}
+	if value, ok := _c.mutation.PointsPending(); ok {
+		_spec.SetField(customer.FieldPointsPending, field.TypeInt64, value)
+		_node.PointsPending = value
 	}
 	if value, ok := _c.mutation.PointsDebt(); ok {
 		_spec.SetField(customer.FieldPointsDebt, field.TypeInt64, value)

@@ -310,6 +310,26 @@ func (_u *CustomerUpdate) SetNillableLevel(v *customer.Level) *CustomerUpdate {
 	return _u
 }
 
+// SetLevelGraceSince sets the "level_grace_since" field.
+func (_u *CustomerUpdate) SetLevelGraceSince(v time.Time) *CustomerUpdate {
+	_u.mutation.SetLevelGraceSince(v)
+	return _u
+}
+
+// SetNillableLevelGraceSince sets the "level_grace_since" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableLevelGraceSince(v *time.Time) *CustomerUpdate {
+	if v != nil {
+		_u.SetLevelGraceSince(*v)
+	}
+	return _u
+}
+
+// ClearLevelGraceSince clears the value of the "level_grace_since" field.
+func (_u *CustomerUpdate) ClearLevelGraceSince() *CustomerUpdate {
+	_u.mutation.ClearLevelGraceSince()
+	return _u
+}
+
 // SetPointsBalance sets the "points_balance" field.
 func (_u *CustomerUpdate) SetPointsBalance(v int64) *CustomerUpdate {
 	_u.mutation.ResetPointsBalance()
@@ -328,6 +348,27 @@ func (_u *CustomerUpdate) SetNillablePointsBalance(v *int64) *CustomerUpdate {
 // AddPointsBalance adds value to the "points_balance" field.
 func (_u *CustomerUpdate) AddPointsBalance(v int64) *CustomerUpdate {
 	_u.mutation.AddPointsBalance(v)
+	return _u
+}
+
+// SetPointsPending sets the "points_pending" field.
+func (_u *CustomerUpdate) SetPointsPending(v int64) *CustomerUpdate {
+	_u.mutation.ResetPointsPending()
+	_u.mutation.SetPointsPending(v)
+	return _u
+}
+
+// SetNillablePointsPending sets the "points_pending" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillablePointsPending(v *int64) *CustomerUpdate {
+	if v != nil {
+		_u.SetPointsPending(*v)
+	}
+	return _u
+}
+
+// AddPointsPending adds value to the "points_pending" field.
+func (_u *CustomerUpdate) AddPointsPending(v int64) *CustomerUpdate {
+	_u.mutation.AddPointsPending(v)
 	return _u
 }
 
@@ -667,6 +708,11 @@ func (_u *CustomerUpdate) check() error {
 			return &ValidationError{Name: "points_balance", err: fmt.Errorf(`ent: validator failed for field "Customer.points_balance": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PointsPending(); ok {
+		if err := customer.PointsPendingValidator(v); err != nil {
+			return &ValidationError{Name: "points_pending", err: fmt.Errorf(`ent: validator failed for field "Customer.points_pending": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.PointsDebt(); ok {
 		if err := customer.PointsDebtValidator(v); err != nil {
 			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
@@ -768,11 +814,23 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Level(); ok {
 		_spec.SetField(customer.FieldLevel, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.LevelGraceSince(); ok {
+		_spec.SetField(customer.FieldLevelGraceSince, field.TypeTime, value)
+	}
+	if _u.mutation.LevelGraceSinceCleared() {
+		_spec.ClearField(customer.FieldLevelGraceSince, field.TypeTime)
+	}
 	if value, ok := _u.mutation.PointsBalance(); ok {
 		_spec.SetField(customer.FieldPointsBalance, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.AddedPointsBalance(); ok {
 		_spec.AddField(customer.FieldPointsBalance, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PointsPending(); ok {
+		_spec.SetField(customer.FieldPointsPending, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsPending(); ok {
+		_spec.AddField(customer.FieldPointsPending, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.PointsDebt(); ok {
 		_spec.SetField(customer.FieldPointsDebt, field.TypeInt64, value)
@@ -1300,6 +1358,26 @@ func (_u *CustomerUpdateOne) SetNillableLevel(v *customer.Level) *CustomerUpdate
 	return _u
 }
 
+// SetLevelGraceSince sets the "level_grace_since" field.
+func (_u *CustomerUpdateOne) SetLevelGraceSince(v time.Time) *CustomerUpdateOne {
+	_u.mutation.SetLevelGraceSince(v)
+	return _u
+}
+
+// SetNillableLevelGraceSince sets the "level_grace_since" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableLevelGraceSince(v *time.Time) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetLevelGraceSince(*v)
+	}
+	return _u
+}
+
+// ClearLevelGraceSince clears the value of the "level_grace_since" field.
+func (_u *CustomerUpdateOne) ClearLevelGraceSince() *CustomerUpdateOne {
+	_u.mutation.ClearLevelGraceSince()
+	return _u
+}
+
 // SetPointsBalance sets the "points_balance" field.
 func (_u *CustomerUpdateOne) SetPointsBalance(v int64) *CustomerUpdateOne {
 	_u.mutation.ResetPointsBalance()
@@ -1318,6 +1396,27 @@ func (_u *CustomerUpdateOne) SetNillablePointsBalance(v *int64) *CustomerUpdateO
 // AddPointsBalance adds value to the "points_balance" field.
 func (_u *CustomerUpdateOne) AddPointsBalance(v int64) *CustomerUpdateOne {
 	_u.mutation.AddPointsBalance(v)
+	return _u
+}
+
+// SetPointsPending sets the "points_pending" field.
+func (_u *CustomerUpdateOne) SetPointsPending(v int64) *CustomerUpdateOne {
+	_u.mutation.ResetPointsPending()
+	_u.mutation.SetPointsPending(v)
+	return _u
+}
+
+// SetNillablePointsPending sets the "points_pending" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillablePointsPending(v *int64) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetPointsPending(*v)
+	}
+	return _u
+}
+
+// AddPointsPending adds value to the "points_pending" field.
+func (_u *CustomerUpdateOne) AddPointsPending(v int64) *CustomerUpdateOne {
+	_u.mutation.AddPointsPending(v)
 	return _u
 }
 
@@ -1670,6 +1769,11 @@ func (_u *CustomerUpdateOne) check() error {
 			return &ValidationError{Name: "points_balance", err: fmt.Errorf(`ent: validator failed for field "Customer.points_balance": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PointsPending(); ok {
+		if err := customer.PointsPendingValidator(v); err != nil {
+			return &ValidationError{Name: "points_pending", err: fmt.Errorf(`ent: validator failed for field "Customer.points_pending": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.PointsDebt(); ok {
 		if err := customer.PointsDebtValidator(v); err != nil {
 			return &ValidationError{Name: "points_debt", err: fmt.Errorf(`ent: validator failed for field "Customer.points_debt": %w`, err)}
@@ -1788,11 +1892,23 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	if value, ok := _u.mutation.Level(); ok {
 		_spec.SetField(customer.FieldLevel, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.LevelGraceSince(); ok {
+		_spec.SetField(customer.FieldLevelGraceSince, field.TypeTime, value)
+	}
+	if _u.mutation.LevelGraceSinceCleared() {
+		_spec.ClearField(customer.FieldLevelGraceSince, field.TypeTime)
+	}
 	if value, ok := _u.mutation.PointsBalance(); ok {
 		_spec.SetField(customer.FieldPointsBalance, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.AddedPointsBalance(); ok {
 		_spec.AddField(customer.FieldPointsBalance, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PointsPending(); ok {
+		_spec.SetField(customer.FieldPointsPending, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsPending(); ok {
+		_spec.AddField(customer.FieldPointsPending, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.PointsDebt(); ok {
 		_spec.SetField(customer.FieldPointsDebt, field.TypeInt64, value)

@@ -144,7 +144,9 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldAddressState:          {Type: field.TypeString, Column: customer.FieldAddressState},
 			customer.FieldAddressZipCode:        {Type: field.TypeString, Column: customer.FieldAddressZipCode},
 			customer.FieldLevel:                 {Type: field.TypeEnum, Column: customer.FieldLevel},
+			customer.FieldLevelGraceSince:       {Type: field.TypeTime, Column: customer.FieldLevelGraceSince},
 			customer.FieldPointsBalance:         {Type: field.TypeInt64, Column: customer.FieldPointsBalance},
+			customer.FieldPointsPending:         {Type: field.TypeInt64, Column: customer.FieldPointsPending},
 			customer.FieldPointsDebt:            {Type: field.TypeInt64, Column: customer.FieldPointsDebt},
 			customer.FieldLifetimeValue:         {Type: field.TypeOther, Column: customer.FieldLifetimeValue},
 			customer.FieldConsentMarketingEmail: {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
@@ -261,6 +263,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldPoints:             {Type: field.TypeInt64, Column: pointslot.FieldPoints},
 			pointslot.FieldRemaining:          {Type: field.TypeInt64, Column: pointslot.FieldRemaining},
 			pointslot.FieldExpiresAt:          {Type: field.TypeTime, Column: pointslot.FieldExpiresAt},
+			pointslot.FieldPendingUntil:       {Type: field.TypeTime, Column: pointslot.FieldPendingUntil},
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
@@ -470,6 +473,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldSaleTolerance:      {Type: field.TypeOther, Column: tenant.FieldSaleTolerance},
 			tenant.FieldPointsPerReal:      {Type: field.TypeOther, Column: tenant.FieldPointsPerReal},
 			tenant.FieldPointsExpiryMonths: {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
+			tenant.FieldTimeZone:           {Type: field.TypeString, Column: tenant.FieldTimeZone},
+			tenant.FieldPointsPendingDays:  {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
+			tenant.FieldLevelGraceDays:     {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
+			tenant.FieldChurnRefitDays:     {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
 			tenant.FieldSilverThreshold:    {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
 			tenant.FieldGoldThreshold:      {Type: field.TypeInt64, Column: tenant.FieldGoldThreshold},
 			tenant.FieldDiamondThreshold:   {Type: field.TypeInt64, Column: tenant.FieldDiamondThreshold},
@@ -1738,9 +1745,19 @@ func (f *CustomerFilter) WhereLevel(p entql.StringP) {
 	f.Where(p.Field(customer.FieldLevel))
 }
 
+// WhereLevelGraceSince applies the entql time.Time predicate on the level_grace_since field.
+func (f *CustomerFilter) WhereLevelGraceSince(p entql.TimeP) {
+	f.Where(p.Field(customer.FieldLevelGraceSince))
+}
+
 // WherePointsBalance applies the entql int64 predicate on the points_balance field.
 func (f *CustomerFilter) WherePointsBalance(p entql.Int64P) {
 	f.Where(p.Field(customer.FieldPointsBalance))
+}
+
+// WherePointsPending applies the entql int64 predicate on the points_pending field.
+func (f *CustomerFilter) WherePointsPending(p entql.Int64P) {
+	f.Where(p.Field(customer.FieldPointsPending))
 }
 
 // WherePointsDebt applies the entql int64 predicate on the points_debt field.
@@ -2364,6 +2381,11 @@ func (f *PointsLotFilter) WhereRemaining(p entql.Int64P) {
 // WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
 func (f *PointsLotFilter) WhereExpiresAt(p entql.TimeP) {
 	f.Where(p.Field(pointslot.FieldExpiresAt))
+}
+
+// WherePendingUntil applies the entql time.Time predicate on the pending_until field.
+func (f *PointsLotFilter) WherePendingUntil(p entql.TimeP) {
+	f.Where(p.Field(pointslot.FieldPendingUntil))
 }
 
 // WhereExpiringNotifiedAt applies the entql time.Time predicate on the expiring_notified_at field.
@@ -3520,6 +3542,26 @@ func (f *TenantFilter) WherePointsPerReal(p entql.OtherP) {
 // WherePointsExpiryMonths applies the entql int predicate on the points_expiry_months field.
 func (f *TenantFilter) WherePointsExpiryMonths(p entql.IntP) {
 	f.Where(p.Field(tenant.FieldPointsExpiryMonths))
+}
+
+// WhereTimeZone applies the entql string predicate on the time_zone field.
+func (f *TenantFilter) WhereTimeZone(p entql.StringP) {
+	f.Where(p.Field(tenant.FieldTimeZone))
+}
+
+// WherePointsPendingDays applies the entql int predicate on the points_pending_days field.
+func (f *TenantFilter) WherePointsPendingDays(p entql.IntP) {
+	f.Where(p.Field(tenant.FieldPointsPendingDays))
+}
+
+// WhereLevelGraceDays applies the entql int predicate on the level_grace_days field.
+func (f *TenantFilter) WhereLevelGraceDays(p entql.IntP) {
+	f.Where(p.Field(tenant.FieldLevelGraceDays))
+}
+
+// WhereChurnRefitDays applies the entql int predicate on the churn_refit_days field.
+func (f *TenantFilter) WhereChurnRefitDays(p entql.IntP) {
+	f.Where(p.Field(tenant.FieldChurnRefitDays))
 }
 
 // WhereSilverThreshold applies the entql int64 predicate on the silver_threshold field.

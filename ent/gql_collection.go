@@ -918,10 +918,20 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, customer.FieldLevel)
 				fieldSeen[customer.FieldLevel] = struct{}{}
 			}
+		case "levelGraceSince":
+			if _, ok := fieldSeen[customer.FieldLevelGraceSince]; !ok {
+				selectedFields = append(selectedFields, customer.FieldLevelGraceSince)
+				fieldSeen[customer.FieldLevelGraceSince] = struct{}{}
+			}
 		case "pointsBalance":
 			if _, ok := fieldSeen[customer.FieldPointsBalance]; !ok {
 				selectedFields = append(selectedFields, customer.FieldPointsBalance)
 				fieldSeen[customer.FieldPointsBalance] = struct{}{}
+			}
+		case "pointsPending":
+			if _, ok := fieldSeen[customer.FieldPointsPending]; !ok {
+				selectedFields = append(selectedFields, customer.FieldPointsPending)
+				fieldSeen[customer.FieldPointsPending] = struct{}{}
 			}
 		case "pointsDebt":
 			if _, ok := fieldSeen[customer.FieldPointsDebt]; !ok {
@@ -2862,6 +2872,26 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[tenant.FieldPointsExpiryMonths]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldPointsExpiryMonths)
 				fieldSeen[tenant.FieldPointsExpiryMonths] = struct{}{}
+			}
+		case "timeZone":
+			if _, ok := fieldSeen[tenant.FieldTimeZone]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldTimeZone)
+				fieldSeen[tenant.FieldTimeZone] = struct{}{}
+			}
+		case "pointsPendingDays":
+			if _, ok := fieldSeen[tenant.FieldPointsPendingDays]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsPendingDays)
+				fieldSeen[tenant.FieldPointsPendingDays] = struct{}{}
+			}
+		case "levelGraceDays":
+			if _, ok := fieldSeen[tenant.FieldLevelGraceDays]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldLevelGraceDays)
+				fieldSeen[tenant.FieldLevelGraceDays] = struct{}{}
+			}
+		case "churnRefitDays":
+			if _, ok := fieldSeen[tenant.FieldChurnRefitDays]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldChurnRefitDays)
+				fieldSeen[tenant.FieldChurnRefitDays] = struct{}{}
 			}
 		case "silverThreshold":
 			if _, ok := fieldSeen[tenant.FieldSilverThreshold]; !ok {

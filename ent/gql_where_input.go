@@ -1561,6 +1561,18 @@ type CustomerWhereInput struct {
 	LevelIn    []customer.Level `json:"levelIn,omitempty"`
 	LevelNotIn []customer.Level `json:"levelNotIn,omitempty"`
 
+	// "level_grace_since" field predicates.
+	LevelGraceSince       *time.Time  `json:"levelGraceSince,omitempty"`
+	LevelGraceSinceNEQ    *time.Time  `json:"levelGraceSinceNEQ,omitempty"`
+	LevelGraceSinceIn     []time.Time `json:"levelGraceSinceIn,omitempty"`
+	LevelGraceSinceNotIn  []time.Time `json:"levelGraceSinceNotIn,omitempty"`
+	LevelGraceSinceGT     *time.Time  `json:"levelGraceSinceGT,omitempty"`
+	LevelGraceSinceGTE    *time.Time  `json:"levelGraceSinceGTE,omitempty"`
+	LevelGraceSinceLT     *time.Time  `json:"levelGraceSinceLT,omitempty"`
+	LevelGraceSinceLTE    *time.Time  `json:"levelGraceSinceLTE,omitempty"`
+	LevelGraceSinceIsNil  bool        `json:"levelGraceSinceIsNil,omitempty"`
+	LevelGraceSinceNotNil bool        `json:"levelGraceSinceNotNil,omitempty"`
+
 	// "points_balance" field predicates.
 	PointsBalance      *int64  `json:"pointsBalance,omitempty"`
 	PointsBalanceNEQ   *int64  `json:"pointsBalanceNEQ,omitempty"`
@@ -1570,6 +1582,16 @@ type CustomerWhereInput struct {
 	PointsBalanceGTE   *int64  `json:"pointsBalanceGTE,omitempty"`
 	PointsBalanceLT    *int64  `json:"pointsBalanceLT,omitempty"`
 	PointsBalanceLTE   *int64  `json:"pointsBalanceLTE,omitempty"`
+
+	// "points_pending" field predicates.
+	PointsPending      *int64  `json:"pointsPending,omitempty"`
+	PointsPendingNEQ   *int64  `json:"pointsPendingNEQ,omitempty"`
+	PointsPendingIn    []int64 `json:"pointsPendingIn,omitempty"`
+	PointsPendingNotIn []int64 `json:"pointsPendingNotIn,omitempty"`
+	PointsPendingGT    *int64  `json:"pointsPendingGT,omitempty"`
+	PointsPendingGTE   *int64  `json:"pointsPendingGTE,omitempty"`
+	PointsPendingLT    *int64  `json:"pointsPendingLT,omitempty"`
+	PointsPendingLTE   *int64  `json:"pointsPendingLTE,omitempty"`
 
 	// "points_debt" field predicates.
 	PointsDebt      *int64  `json:"pointsDebt,omitempty"`
@@ -2261,6 +2283,36 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	if len(i.LevelNotIn) > 0 {
 		predicates = append(predicates, customer.LevelNotIn(i.LevelNotIn...))
 	}
+	if i.LevelGraceSince != nil {
+		predicates = append(predicates, customer.LevelGraceSinceEQ(*i.LevelGraceSince))
+	}
+	if i.LevelGraceSinceNEQ != nil {
+		predicates = append(predicates, customer.LevelGraceSinceNEQ(*i.LevelGraceSinceNEQ))
+	}
+	if len(i.LevelGraceSinceIn) > 0 {
+		predicates = append(predicates, customer.LevelGraceSinceIn(i.LevelGraceSinceIn...))
+	}
+	if len(i.LevelGraceSinceNotIn) > 0 {
+		predicates = append(predicates, customer.LevelGraceSinceNotIn(i.LevelGraceSinceNotIn...))
+	}
+	if i.LevelGraceSinceGT != nil {
+		predicates = append(predicates, customer.LevelGraceSinceGT(*i.LevelGraceSinceGT))
+	}
+	if i.LevelGraceSinceGTE != nil {
+		predicates = append(predicates, customer.LevelGraceSinceGTE(*i.LevelGraceSinceGTE))
+	}
+	if i.LevelGraceSinceLT != nil {
+		predicates = append(predicates, customer.LevelGraceSinceLT(*i.LevelGraceSinceLT))
+	}
+	if i.LevelGraceSinceLTE != nil {
+		predicates = append(predicates, customer.LevelGraceSinceLTE(*i.LevelGraceSinceLTE))
+	}
+	if i.LevelGraceSinceIsNil {
+		predicates = append(predicates, customer.LevelGraceSinceIsNil())
+	}
+	if i.LevelGraceSinceNotNil {
+		predicates = append(predicates, customer.LevelGraceSinceNotNil())
+	}
 	if i.PointsBalance != nil {
 		predicates = append(predicates, customer.PointsBalanceEQ(*i.PointsBalance))
 	}
@@ -2284,6 +2336,30 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	}
 	if i.PointsBalanceLTE != nil {
 		predicates = append(predicates, customer.PointsBalanceLTE(*i.PointsBalanceLTE))
+	}
+	if i.PointsPending != nil {
+		predicates = append(predicates, customer.PointsPendingEQ(*i.PointsPending))
+	}
+	if i.PointsPendingNEQ != nil {
+		predicates = append(predicates, customer.PointsPendingNEQ(*i.PointsPendingNEQ))
+	}
+	if len(i.PointsPendingIn) > 0 {
+		predicates = append(predicates, customer.PointsPendingIn(i.PointsPendingIn...))
+	}
+	if len(i.PointsPendingNotIn) > 0 {
+		predicates = append(predicates, customer.PointsPendingNotIn(i.PointsPendingNotIn...))
+	}
+	if i.PointsPendingGT != nil {
+		predicates = append(predicates, customer.PointsPendingGT(*i.PointsPendingGT))
+	}
+	if i.PointsPendingGTE != nil {
+		predicates = append(predicates, customer.PointsPendingGTE(*i.PointsPendingGTE))
+	}
+	if i.PointsPendingLT != nil {
+		predicates = append(predicates, customer.PointsPendingLT(*i.PointsPendingLT))
+	}
+	if i.PointsPendingLTE != nil {
+		predicates = append(predicates, customer.PointsPendingLTE(*i.PointsPendingLTE))
 	}
 	if i.PointsDebt != nil {
 		predicates = append(predicates, customer.PointsDebtEQ(*i.PointsDebt))
@@ -8626,6 +8702,51 @@ type TenantWhereInput struct {
 	PointsExpiryMonthsLT    *int  `json:"pointsExpiryMonthsLT,omitempty"`
 	PointsExpiryMonthsLTE   *int  `json:"pointsExpiryMonthsLTE,omitempty"`
 
+	// "time_zone" field predicates.
+	TimeZone             *string  `json:"timeZone,omitempty"`
+	TimeZoneNEQ          *string  `json:"timeZoneNEQ,omitempty"`
+	TimeZoneIn           []string `json:"timeZoneIn,omitempty"`
+	TimeZoneNotIn        []string `json:"timeZoneNotIn,omitempty"`
+	TimeZoneGT           *string  `json:"timeZoneGT,omitempty"`
+	TimeZoneGTE          *string  `json:"timeZoneGTE,omitempty"`
+	TimeZoneLT           *string  `json:"timeZoneLT,omitempty"`
+	TimeZoneLTE          *string  `json:"timeZoneLTE,omitempty"`
+	TimeZoneContains     *string  `json:"timeZoneContains,omitempty"`
+	TimeZoneHasPrefix    *string  `json:"timeZoneHasPrefix,omitempty"`
+	TimeZoneHasSuffix    *string  `json:"timeZoneHasSuffix,omitempty"`
+	TimeZoneEqualFold    *string  `json:"timeZoneEqualFold,omitempty"`
+	TimeZoneContainsFold *string  `json:"timeZoneContainsFold,omitempty"`
+
+	// "points_pending_days" field predicates.
+	PointsPendingDays      *int  `json:"pointsPendingDays,omitempty"`
+	PointsPendingDaysNEQ   *int  `json:"pointsPendingDaysNEQ,omitempty"`
+	PointsPendingDaysIn    []int `json:"pointsPendingDaysIn,omitempty"`
+	PointsPendingDaysNotIn []int `json:"pointsPendingDaysNotIn,omitempty"`
+	PointsPendingDaysGT    *int  `json:"pointsPendingDaysGT,omitempty"`
+	PointsPendingDaysGTE   *int  `json:"pointsPendingDaysGTE,omitempty"`
+	PointsPendingDaysLT    *int  `json:"pointsPendingDaysLT,omitempty"`
+	PointsPendingDaysLTE   *int  `json:"pointsPendingDaysLTE,omitempty"`
+
+	// "level_grace_days" field predicates.
+	LevelGraceDays      *int  `json:"levelGraceDays,omitempty"`
+	LevelGraceDaysNEQ   *int  `json:"levelGraceDaysNEQ,omitempty"`
+	LevelGraceDaysIn    []int `json:"levelGraceDaysIn,omitempty"`
+	LevelGraceDaysNotIn []int `json:"levelGraceDaysNotIn,omitempty"`
+	LevelGraceDaysGT    *int  `json:"levelGraceDaysGT,omitempty"`
+	LevelGraceDaysGTE   *int  `json:"levelGraceDaysGTE,omitempty"`
+	LevelGraceDaysLT    *int  `json:"levelGraceDaysLT,omitempty"`
+	LevelGraceDaysLTE   *int  `json:"levelGraceDaysLTE,omitempty"`
+
+	// "churn_refit_days" field predicates.
+	ChurnRefitDays      *int  `json:"churnRefitDays,omitempty"`
+	ChurnRefitDaysNEQ   *int  `json:"churnRefitDaysNEQ,omitempty"`
+	ChurnRefitDaysIn    []int `json:"churnRefitDaysIn,omitempty"`
+	ChurnRefitDaysNotIn []int `json:"churnRefitDaysNotIn,omitempty"`
+	ChurnRefitDaysGT    *int  `json:"churnRefitDaysGT,omitempty"`
+	ChurnRefitDaysGTE   *int  `json:"churnRefitDaysGTE,omitempty"`
+	ChurnRefitDaysLT    *int  `json:"churnRefitDaysLT,omitempty"`
+	ChurnRefitDaysLTE   *int  `json:"churnRefitDaysLTE,omitempty"`
+
 	// "silver_threshold" field predicates.
 	SilverThreshold      *int64  `json:"silverThreshold,omitempty"`
 	SilverThresholdNEQ   *int64  `json:"silverThresholdNEQ,omitempty"`
@@ -8999,6 +9120,117 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	}
 	if i.PointsExpiryMonthsLTE != nil {
 		predicates = append(predicates, tenant.PointsExpiryMonthsLTE(*i.PointsExpiryMonthsLTE))
+	}
+	if i.TimeZone != nil {
+		predicates = append(predicates, tenant.TimeZoneEQ(*i.TimeZone))
+	}
+	if i.TimeZoneNEQ != nil {
+		predicates = append(predicates, tenant.TimeZoneNEQ(*i.TimeZoneNEQ))
+	}
+	if len(i.TimeZoneIn) > 0 {
+		predicates = append(predicates, tenant.TimeZoneIn(i.TimeZoneIn...))
+	}
+	if len(i.TimeZoneNotIn) > 0 {
+		predicates = append(predicates, tenant.TimeZoneNotIn(i.TimeZoneNotIn...))
+	}
+	if i.TimeZoneGT != nil {
+		predicates = append(predicates, tenant.TimeZoneGT(*i.TimeZoneGT))
+	}
+	if i.TimeZoneGTE != nil {
+		predicates = append(predicates, tenant.TimeZoneGTE(*i.TimeZoneGTE))
+	}
+	if i.TimeZoneLT != nil {
+		predicates = append(predicates, tenant.TimeZoneLT(*i.TimeZoneLT))
+	}
+	if i.TimeZoneLTE != nil {
+		predicates = append(predicates, tenant.TimeZoneLTE(*i.TimeZoneLTE))
+	}
+	if i.TimeZoneContains != nil {
+		predicates = append(predicates, tenant.TimeZoneContains(*i.TimeZoneContains))
+	}
+	if i.TimeZoneHasPrefix != nil {
+		predicates = append(predicates, tenant.TimeZoneHasPrefix(*i.TimeZoneHasPrefix))
+	}
+	if i.TimeZoneHasSuffix != nil {
+		predicates = append(predicates, tenant.TimeZoneHasSuffix(*i.TimeZoneHasSuffix))
+	}
+	if i.TimeZoneEqualFold != nil {
+		predicates = append(predicates, tenant.TimeZoneEqualFold(*i.TimeZoneEqualFold))
+	}
+	if i.TimeZoneContainsFold != nil {
+		predicates = append(predicates, tenant.TimeZoneContainsFold(*i.TimeZoneContainsFold))
+	}
+	if i.PointsPendingDays != nil {
+		predicates = append(predicates, tenant.PointsPendingDaysEQ(*i.PointsPendingDays))
+	}
+	if i.PointsPendingDaysNEQ != nil {
+		predicates = append(predicates, tenant.PointsPendingDaysNEQ(*i.PointsPendingDaysNEQ))
+	}
+	if len(i.PointsPendingDaysIn) > 0 {
+		predicates = append(predicates, tenant.PointsPendingDaysIn(i.PointsPendingDaysIn...))
+	}
+	if len(i.PointsPendingDaysNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsPendingDaysNotIn(i.PointsPendingDaysNotIn...))
+	}
+	if i.PointsPendingDaysGT != nil {
+		predicates = append(predicates, tenant.PointsPendingDaysGT(*i.PointsPendingDaysGT))
+	}
+	if i.PointsPendingDaysGTE != nil {
+		predicates = append(predicates, tenant.PointsPendingDaysGTE(*i.PointsPendingDaysGTE))
+	}
+	if i.PointsPendingDaysLT != nil {
+		predicates = append(predicates, tenant.PointsPendingDaysLT(*i.PointsPendingDaysLT))
+	}
+	if i.PointsPendingDaysLTE != nil {
+		predicates = append(predicates, tenant.PointsPendingDaysLTE(*i.PointsPendingDaysLTE))
+	}
+	if i.LevelGraceDays != nil {
+		predicates = append(predicates, tenant.LevelGraceDaysEQ(*i.LevelGraceDays))
+	}
+	if i.LevelGraceDaysNEQ != nil {
+		predicates = append(predicates, tenant.LevelGraceDaysNEQ(*i.LevelGraceDaysNEQ))
+	}
+	if len(i.LevelGraceDaysIn) > 0 {
+		predicates = append(predicates, tenant.LevelGraceDaysIn(i.LevelGraceDaysIn...))
+	}
+	if len(i.LevelGraceDaysNotIn) > 0 {
+		predicates = append(predicates, tenant.LevelGraceDaysNotIn(i.LevelGraceDaysNotIn...))
+	}
+	if i.LevelGraceDaysGT != nil {
+		predicates = append(predicates, tenant.LevelGraceDaysGT(*i.LevelGraceDaysGT))
+	}
+	if i.LevelGraceDaysGTE != nil {
+		predicates = append(predicates, tenant.LevelGraceDaysGTE(*i.LevelGraceDaysGTE))
+	}
+	if i.LevelGraceDaysLT != nil {
+		predicates = append(predicates, tenant.LevelGraceDaysLT(*i.LevelGraceDaysLT))
+	}
+	if i.LevelGraceDaysLTE != nil {
+		predicates = append(predicates, tenant.LevelGraceDaysLTE(*i.LevelGraceDaysLTE))
+	}
+	if i.ChurnRefitDays != nil {
+		predicates = append(predicates, tenant.ChurnRefitDaysEQ(*i.ChurnRefitDays))
+	}
+	if i.ChurnRefitDaysNEQ != nil {
+		predicates = append(predicates, tenant.ChurnRefitDaysNEQ(*i.ChurnRefitDaysNEQ))
+	}
+	if len(i.ChurnRefitDaysIn) > 0 {
+		predicates = append(predicates, tenant.ChurnRefitDaysIn(i.ChurnRefitDaysIn...))
+	}
+	if len(i.ChurnRefitDaysNotIn) > 0 {
+		predicates = append(predicates, tenant.ChurnRefitDaysNotIn(i.ChurnRefitDaysNotIn...))
+	}
+	if i.ChurnRefitDaysGT != nil {
+		predicates = append(predicates, tenant.ChurnRefitDaysGT(*i.ChurnRefitDaysGT))
+	}
+	if i.ChurnRefitDaysGTE != nil {
+		predicates = append(predicates, tenant.ChurnRefitDaysGTE(*i.ChurnRefitDaysGTE))
+	}
+	if i.ChurnRefitDaysLT != nil {
+		predicates = append(predicates, tenant.ChurnRefitDaysLT(*i.ChurnRefitDaysLT))
+	}
+	if i.ChurnRefitDaysLTE != nil {
+		predicates = append(predicates, tenant.ChurnRefitDaysLTE(*i.ChurnRefitDaysLTE))
 	}
 	if i.SilverThreshold != nil {
 		predicates = append(predicates, tenant.SilverThresholdEQ(*i.SilverThreshold))

@@ -4060,8 +4060,11 @@ type CustomerMutation struct {
 	address_state           *string
 	address_zip_code        *string
 	level                   *customer.Level
+	level_grace_since       *time.Time
 	points_balance          *int64
 	addpoints_balance       *int64
+	points_pending          *int64
+	addpoints_pending       *int64
 	points_debt             *int64
 	addpoints_debt          *int64
 	lifetime_value          *decimal.Decimal
@@ -4972,6 +4975,55 @@ func (m *CustomerMutation) ResetLevel() {
 	m.level = nil
 }
 
+// SetLevelGraceSince sets the "level_grace_since" field.
+func (m *CustomerMutation) SetLevelGraceSince(t time.Time) {
+	m.level_grace_since = &t
+}
+
+// LevelGraceSince returns the value of the "level_grace_since" field in the mutation.
+func (m *CustomerMutation) LevelGraceSince() (r time.Time, exists bool) {
+	v := m.level_grace_since
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLevelGraceSince returns the old "level_grace_since" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldLevelGraceSince(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLevelGraceSince is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLevelGraceSince requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLevelGraceSince: %w", err)
+	}
+	return oldValue.LevelGraceSince, nil
+}
+
+// ClearLevelGraceSince clears the value of the "level_grace_since" field.
+func (m *CustomerMutation) ClearLevelGraceSince() {
+	m.level_grace_since = nil
+	m.clearedFields[customer.FieldLevelGraceSince] = struct{}{}
+}
+
+// LevelGraceSinceCleared returns if the "level_grace_since" field was cleared in this mutation.
+func (m *CustomerMutation) LevelGraceSinceCleared() bool {
+	_, ok := m.clearedFields[customer.FieldLevelGraceSince]
+	return ok
+}
+
+// ResetLevelGraceSince resets all changes to the "level_grace_since" field.
+func (m *CustomerMutation) ResetLevelGraceSince() {
+	m.level_grace_since = nil
+	delete(m.clearedFields, customer.FieldLevelGraceSince)
+}
+
 // SetPointsBalance sets the "points_balance" field.
 func (m *CustomerMutation) SetPointsBalance(i int64) {
 	m.points_balance = &i
@@ -5026,6 +5078,62 @@ func (m *CustomerMutation) AddedPointsBalance() (r int64, exists bool) {
 func (m *CustomerMutation) ResetPointsBalance() {
 	m.points_balance = nil
 	m.addpoints_balance = nil
+}
+
+// SetPointsPending sets the "points_pending" field.
+func (m *CustomerMutation) SetPointsPending(i int64) {
+	m.points_pending = &i
+	m.addpoints_pending = nil
+}
+
+// PointsPending returns the value of the "points_pending" field in the mutation.
+func (m *CustomerMutation) PointsPending() (r int64, exists bool) {
+	v := m.points_pending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsPending returns the old "points_pending" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldPointsPending(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsPending is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsPending requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsPending: %w", err)
+	}
+	return oldValue.PointsPending, nil
+}
+
+// AddPointsPending adds i to the "points_pending" field.
+func (m *CustomerMutation) AddPointsPending(i int64) {
+	if m.addpoints_pending != nil {
+		*m.addpoints_pending += i
+	} else {
+		m.addpoints_pending = &i
+	}
+}
+
+// AddedPointsPending returns the value that was added to the "points_pending" field in this mutation.
+func (m *CustomerMutation) AddedPointsPending() (r int64, exists bool) {
+	v := m.addpoints_pending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsPending resets all changes to the "points_pending" field.
+func (m *CustomerMutation) ResetPointsPending() {
+	m.points_pending = nil
+	m.addpoints_pending = nil
 }
 
 // SetPointsDebt sets the "points_debt" field.
@@ -5557,7 +5665,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 26)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -5612,8 +5720,14 @@ func (m *CustomerMutation) Fields() []string {
 	if m.level != nil {
 		fields = append(fields, customer.FieldLevel)
 	}
+	if m.level_grace_since != nil {
+		fields = append(fields, customer.FieldLevelGraceSince)
+	}
 	if m.points_balance != nil {
 		fields = append(fields, customer.FieldPointsBalance)
+	}
+	if m.points_pending != nil {
+		fields = append(fields, customer.FieldPointsPending)
 	}
 	if m.points_debt != nil {
 		fields = append(fields, customer.FieldPointsDebt)
@@ -5674,8 +5788,12 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.AddressZipCode()
 	case customer.FieldLevel:
 		return m.Level()
+	case customer.FieldLevelGraceSince:
+		return m.LevelGraceSince()
 	case customer.FieldPointsBalance:
 		return m.PointsBalance()
+	case customer.FieldPointsPending:
+		return m.PointsPending()
 	case customer.FieldPointsDebt:
 		return m.PointsDebt()
 	case customer.FieldLifetimeValue:
@@ -5731,8 +5849,12 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldAddressZipCode(ctx)
 	case customer.FieldLevel:
 		return m.OldLevel(ctx)
+	case customer.FieldLevelGraceSince:
+		return m.OldLevelGraceSince(ctx)
 	case customer.FieldPointsBalance:
 		return m.OldPointsBalance(ctx)
+	case customer.FieldPointsPending:
+		return m.OldPointsPending(ctx)
 	case customer.FieldPointsDebt:
 		return m.OldPointsDebt(ctx)
 	case customer.FieldLifetimeValue:
@@ -5878,12 +6000,26 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLevel(v)
 		return nil
+	case customer.FieldLevelGraceSince:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLevelGraceSince(v)
+		return nil
 	case customer.FieldPointsBalance:
 		v, ok := value.(int64)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPointsBalance(v)
+		return nil
+	case customer.FieldPointsPending:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsPending(v)
 		return nil
 	case customer.FieldPointsDebt:
 		v, ok := value.(int64)
@@ -5931,6 +6067,9 @@ func (m *CustomerMutation) AddedFields() []string {
 	if m.addpoints_balance != nil {
 		fields = append(fields, customer.FieldPointsBalance)
 	}
+	if m.addpoints_pending != nil {
+		fields = append(fields, customer.FieldPointsPending)
+	}
 	if m.addpoints_debt != nil {
 		fields = append(fields, customer.FieldPointsDebt)
 	}
@@ -5944,6 +6083,8 @@ func (m *CustomerMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case customer.FieldPointsBalance:
 		return m.AddedPointsBalance()
+	case customer.FieldPointsPending:
+		return m.AddedPointsPending()
 	case customer.FieldPointsDebt:
 		return m.AddedPointsDebt()
 	}
@@ -5961,6 +6102,13 @@ func (m *CustomerMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPointsBalance(v)
+		return nil
+	case customer.FieldPointsPending:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsPending(v)
 		return nil
 	case customer.FieldPointsDebt:
 		v, ok := value.(int64)
@@ -6006,6 +6154,9 @@ func (m *CustomerMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(customer.FieldAddressZipCode) {
 		fields = append(fields, customer.FieldAddressZipCode)
+	}
+	if m.FieldCleared(customer.FieldLevelGraceSince) {
+		fields = append(fields, customer.FieldLevelGraceSince)
 	}
 	if m.FieldCleared(customer.FieldConsentUpdatedAt) {
 		fields = append(fields, customer.FieldConsentUpdatedAt)
@@ -6053,6 +6204,9 @@ func (m *CustomerMutation) ClearField(name string) error {
 		return nil
 	case customer.FieldAddressZipCode:
 		m.ClearAddressZipCode()
+		return nil
+	case customer.FieldLevelGraceSince:
+		m.ClearLevelGraceSince()
 		return nil
 	case customer.FieldConsentUpdatedAt:
 		m.ClearConsentUpdatedAt()
@@ -6119,8 +6273,14 @@ func (m *CustomerMutation) ResetField(name string) error {
 	case customer.FieldLevel:
 		m.ResetLevel()
 		return nil
+	case customer.FieldLevelGraceSince:
+		m.ResetLevelGraceSince()
+		return nil
 	case customer.FieldPointsBalance:
 		m.ResetPointsBalance()
+		return nil
+	case customer.FieldPointsPending:
+		m.ResetPointsPending()
 		return nil
 	case customer.FieldPointsDebt:
 		m.ResetPointsDebt()
@@ -10333,6 +10493,7 @@ type PointsLotMutation struct {
 	remaining            *int64
 	addremaining         *int64
 	expires_at           *time.Time
+	pending_until        *time.Time
 	expiring_notified_at *time.Time
 	clearedFields        map[string]struct{}
 	tenant               *string
@@ -10742,6 +10903,55 @@ func (m *PointsLotMutation) ResetExpiresAt() {
 	m.expires_at = nil
 }
 
+// SetPendingUntil sets the "pending_until" field.
+func (m *PointsLotMutation) SetPendingUntil(t time.Time) {
+	m.pending_until = &t
+}
+
+// PendingUntil returns the value of the "pending_until" field in the mutation.
+func (m *PointsLotMutation) PendingUntil() (r time.Time, exists bool) {
+	v := m.pending_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPendingUntil returns the old "pending_until" field's value of the PointsLot entity.
+// If the PointsLot object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsLotMutation) OldPendingUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPendingUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPendingUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPendingUntil: %w", err)
+	}
+	return oldValue.PendingUntil, nil
+}
+
+// ClearPendingUntil clears the value of the "pending_until" field.
+func (m *PointsLotMutation) ClearPendingUntil() {
+	m.pending_until = nil
+	m.clearedFields[pointslot.FieldPendingUntil] = struct{}{}
+}
+
+// PendingUntilCleared returns if the "pending_until" field was cleared in this mutation.
+func (m *PointsLotMutation) PendingUntilCleared() bool {
+	_, ok := m.clearedFields[pointslot.FieldPendingUntil]
+	return ok
+}
+
+// ResetPendingUntil resets all changes to the "pending_until" field.
+func (m *PointsLotMutation) ResetPendingUntil() {
+	m.pending_until = nil
+	delete(m.clearedFields, pointslot.FieldPendingUntil)
+}
+
 // SetExpiringNotifiedAt sets the "expiring_notified_at" field.
 func (m *PointsLotMutation) SetExpiringNotifiedAt(t time.Time) {
 	m.expiring_notified_at = &t
@@ -10906,7 +11116,7 @@ func (m *PointsLotMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PointsLotMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.tenant != nil {
 		fields = append(fields, pointslot.FieldTenantID)
 	}
@@ -10927,6 +11137,9 @@ func (m *PointsLotMutation) Fields() []string {
 	}
 	if m.expires_at != nil {
 		fields = append(fields, pointslot.FieldExpiresAt)
+	}
+	if m.pending_until != nil {
+		fields = append(fields, pointslot.FieldPendingUntil)
 	}
 	if m.expiring_notified_at != nil {
 		fields = append(fields, pointslot.FieldExpiringNotifiedAt)
@@ -10953,6 +11166,8 @@ func (m *PointsLotMutation) Field(name string) (ent.Value, bool) {
 		return m.Remaining()
 	case pointslot.FieldExpiresAt:
 		return m.ExpiresAt()
+	case pointslot.FieldPendingUntil:
+		return m.PendingUntil()
 	case pointslot.FieldExpiringNotifiedAt:
 		return m.ExpiringNotifiedAt()
 	}
@@ -10978,6 +11193,8 @@ func (m *PointsLotMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldRemaining(ctx)
 	case pointslot.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
+	case pointslot.FieldPendingUntil:
+		return m.OldPendingUntil(ctx)
 	case pointslot.FieldExpiringNotifiedAt:
 		return m.OldExpiringNotifiedAt(ctx)
 	}
@@ -11037,6 +11254,13 @@ func (m *PointsLotMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetExpiresAt(v)
+		return nil
+	case pointslot.FieldPendingUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPendingUntil(v)
 		return nil
 	case pointslot.FieldExpiringNotifiedAt:
 		v, ok := value.(time.Time)
@@ -11102,6 +11326,9 @@ func (m *PointsLotMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *PointsLotMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(pointslot.FieldPendingUntil) {
+		fields = append(fields, pointslot.FieldPendingUntil)
+	}
 	if m.FieldCleared(pointslot.FieldExpiringNotifiedAt) {
 		fields = append(fields, pointslot.FieldExpiringNotifiedAt)
 	}
@@ -11119,6 +11346,9 @@ func (m *PointsLotMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *PointsLotMutation) ClearField(name string) error {
 	switch name {
+	case pointslot.FieldPendingUntil:
+		m.ClearPendingUntil()
+		return nil
 	case pointslot.FieldExpiringNotifiedAt:
 		m.ClearExpiringNotifiedAt()
 		return nil
@@ -11150,6 +11380,9 @@ func (m *PointsLotMutation) ResetField(name string) error {
 		return nil
 	case pointslot.FieldExpiresAt:
 		m.ResetExpiresAt()
+		return nil
+	case pointslot.FieldPendingUntil:
+		m.ResetPendingUntil()
 		return nil
 	case pointslot.FieldExpiringNotifiedAt:
 		m.ResetExpiringNotifiedAt()
@@ -19633,6 +19866,13 @@ type TenantMutation struct {
 	points_per_real         *decimal.Decimal
 	points_expiry_months    *int
 	addpoints_expiry_months *int
+	time_zone               *string
+	points_pending_days     *int
+	addpoints_pending_days  *int
+	level_grace_days        *int
+	addlevel_grace_days     *int
+	churn_refit_days        *int
+	addchurn_refit_days     *int
 	silver_threshold        *int64
 	addsilver_threshold     *int64
 	gold_threshold          *int64
@@ -20106,6 +20346,210 @@ func (m *TenantMutation) AddedPointsExpiryMonths() (r int, exists bool) {
 func (m *TenantMutation) ResetPointsExpiryMonths() {
 	m.points_expiry_months = nil
 	m.addpoints_expiry_months = nil
+}
+
+// SetTimeZone sets the "time_zone" field.
+func (m *TenantMutation) SetTimeZone(s string) {
+	m.time_zone = &s
+}
+
+// TimeZone returns the value of the "time_zone" field in the mutation.
+func (m *TenantMutation) TimeZone() (r string, exists bool) {
+	v := m.time_zone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeZone returns the old "time_zone" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldTimeZone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeZone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeZone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeZone: %w", err)
+	}
+	return oldValue.TimeZone, nil
+}
+
+// ResetTimeZone resets all changes to the "time_zone" field.
+func (m *TenantMutation) ResetTimeZone() {
+	m.time_zone = nil
+}
+
+// SetPointsPendingDays sets the "points_pending_days" field.
+func (m *TenantMutation) SetPointsPendingDays(i int) {
+	m.points_pending_days = &i
+	m.addpoints_pending_days = nil
+}
+
+// PointsPendingDays returns the value of the "points_pending_days" field in the mutation.
+func (m *TenantMutation) PointsPendingDays() (r int, exists bool) {
+	v := m.points_pending_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsPendingDays returns the old "points_pending_days" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsPendingDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsPendingDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsPendingDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsPendingDays: %w", err)
+	}
+	return oldValue.PointsPendingDays, nil
+}
+
+// AddPointsPendingDays adds i to the "points_pending_days" field.
+func (m *TenantMutation) AddPointsPendingDays(i int) {
+	if m.addpoints_pending_days != nil {
+		*m.addpoints_pending_days += i
+	} else {
+		m.addpoints_pending_days = &i
+	}
+}
+
+// AddedPointsPendingDays returns the value that was added to the "points_pending_days" field in this mutation.
+func (m *TenantMutation) AddedPointsPendingDays() (r int, exists bool) {
+	v := m.addpoints_pending_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsPendingDays resets all changes to the "points_pending_days" field.
+func (m *TenantMutation) ResetPointsPendingDays() {
+	m.points_pending_days = nil
+	m.addpoints_pending_days = nil
+}
+
+// SetLevelGraceDays sets the "level_grace_days" field.
+func (m *TenantMutation) SetLevelGraceDays(i int) {
+	m.level_grace_days = &i
+	m.addlevel_grace_days = nil
+}
+
+// LevelGraceDays returns the value of the "level_grace_days" field in the mutation.
+func (m *TenantMutation) LevelGraceDays() (r int, exists bool) {
+	v := m.level_grace_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLevelGraceDays returns the old "level_grace_days" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldLevelGraceDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLevelGraceDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLevelGraceDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLevelGraceDays: %w", err)
+	}
+	return oldValue.LevelGraceDays, nil
+}
+
+// AddLevelGraceDays adds i to the "level_grace_days" field.
+func (m *TenantMutation) AddLevelGraceDays(i int) {
+	if m.addlevel_grace_days != nil {
+		*m.addlevel_grace_days += i
+	} else {
+		m.addlevel_grace_days = &i
+	}
+}
+
+// AddedLevelGraceDays returns the value that was added to the "level_grace_days" field in this mutation.
+func (m *TenantMutation) AddedLevelGraceDays() (r int, exists bool) {
+	v := m.addlevel_grace_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLevelGraceDays resets all changes to the "level_grace_days" field.
+func (m *TenantMutation) ResetLevelGraceDays() {
+	m.level_grace_days = nil
+	m.addlevel_grace_days = nil
+}
+
+// SetChurnRefitDays sets the "churn_refit_days" field.
+func (m *TenantMutation) SetChurnRefitDays(i int) {
+	m.churn_refit_days = &i
+	m.addchurn_refit_days = nil
+}
+
+// ChurnRefitDays returns the value of the "churn_refit_days" field in the mutation.
+func (m *TenantMutation) ChurnRefitDays() (r int, exists bool) {
+	v := m.churn_refit_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChurnRefitDays returns the old "churn_refit_days" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldChurnRefitDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChurnRefitDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChurnRefitDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChurnRefitDays: %w", err)
+	}
+	return oldValue.ChurnRefitDays, nil
+}
+
+// AddChurnRefitDays adds i to the "churn_refit_days" field.
+func (m *TenantMutation) AddChurnRefitDays(i int) {
+	if m.addchurn_refit_days != nil {
+		*m.addchurn_refit_days += i
+	} else {
+		m.addchurn_refit_days = &i
+	}
+}
+
+// AddedChurnRefitDays returns the value that was added to the "churn_refit_days" field in this mutation.
+func (m *TenantMutation) AddedChurnRefitDays() (r int, exists bool) {
+	v := m.addchurn_refit_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetChurnRefitDays resets all changes to the "churn_refit_days" field.
+func (m *TenantMutation) ResetChurnRefitDays() {
+	m.churn_refit_days = nil
+	m.addchurn_refit_days = nil
 }
 
 // SetSilverThreshold sets the "silver_threshold" field.
@@ -20720,7 +21164,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 22)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -20747,6 +21191,18 @@ func (m *TenantMutation) Fields() []string {
 	}
 	if m.points_expiry_months != nil {
 		fields = append(fields, tenant.FieldPointsExpiryMonths)
+	}
+	if m.time_zone != nil {
+		fields = append(fields, tenant.FieldTimeZone)
+	}
+	if m.points_pending_days != nil {
+		fields = append(fields, tenant.FieldPointsPendingDays)
+	}
+	if m.level_grace_days != nil {
+		fields = append(fields, tenant.FieldLevelGraceDays)
+	}
+	if m.churn_refit_days != nil {
+		fields = append(fields, tenant.FieldChurnRefitDays)
 	}
 	if m.silver_threshold != nil {
 		fields = append(fields, tenant.FieldSilverThreshold)
@@ -20801,6 +21257,14 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.PointsPerReal()
 	case tenant.FieldPointsExpiryMonths:
 		return m.PointsExpiryMonths()
+	case tenant.FieldTimeZone:
+		return m.TimeZone()
+	case tenant.FieldPointsPendingDays:
+		return m.PointsPendingDays()
+	case tenant.FieldLevelGraceDays:
+		return m.LevelGraceDays()
+	case tenant.FieldChurnRefitDays:
+		return m.ChurnRefitDays()
 	case tenant.FieldSilverThreshold:
 		return m.SilverThreshold()
 	case tenant.FieldGoldThreshold:
@@ -20846,6 +21310,14 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldPointsPerReal(ctx)
 	case tenant.FieldPointsExpiryMonths:
 		return m.OldPointsExpiryMonths(ctx)
+	case tenant.FieldTimeZone:
+		return m.OldTimeZone(ctx)
+	case tenant.FieldPointsPendingDays:
+		return m.OldPointsPendingDays(ctx)
+	case tenant.FieldLevelGraceDays:
+		return m.OldLevelGraceDays(ctx)
+	case tenant.FieldChurnRefitDays:
+		return m.OldChurnRefitDays(ctx)
 	case tenant.FieldSilverThreshold:
 		return m.OldSilverThreshold(ctx)
 	case tenant.FieldGoldThreshold:
@@ -20936,6 +21408,34 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPointsExpiryMonths(v)
 		return nil
+	case tenant.FieldTimeZone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeZone(v)
+		return nil
+	case tenant.FieldPointsPendingDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsPendingDays(v)
+		return nil
+	case tenant.FieldLevelGraceDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLevelGraceDays(v)
+		return nil
+	case tenant.FieldChurnRefitDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChurnRefitDays(v)
+		return nil
 	case tenant.FieldSilverThreshold:
 		v, ok := value.(int64)
 		if !ok {
@@ -21010,6 +21510,15 @@ func (m *TenantMutation) AddedFields() []string {
 	if m.addpoints_expiry_months != nil {
 		fields = append(fields, tenant.FieldPointsExpiryMonths)
 	}
+	if m.addpoints_pending_days != nil {
+		fields = append(fields, tenant.FieldPointsPendingDays)
+	}
+	if m.addlevel_grace_days != nil {
+		fields = append(fields, tenant.FieldLevelGraceDays)
+	}
+	if m.addchurn_refit_days != nil {
+		fields = append(fields, tenant.FieldChurnRefitDays)
+	}
 	if m.addsilver_threshold != nil {
 		fields = append(fields, tenant.FieldSilverThreshold)
 	}
@@ -21044,6 +21553,12 @@ func (m *TenantMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case tenant.FieldPointsExpiryMonths:
 		return m.AddedPointsExpiryMonths()
+	case tenant.FieldPointsPendingDays:
+		return m.AddedPointsPendingDays()
+	case tenant.FieldLevelGraceDays:
+		return m.AddedLevelGraceDays()
+	case tenant.FieldChurnRefitDays:
+		return m.AddedChurnRefitDays()
 	case tenant.FieldSilverThreshold:
 		return m.AddedSilverThreshold()
 	case tenant.FieldGoldThreshold:
@@ -21075,6 +21590,27 @@ func (m *TenantMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPointsExpiryMonths(v)
+		return nil
+	case tenant.FieldPointsPendingDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsPendingDays(v)
+		return nil
+	case tenant.FieldLevelGraceDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLevelGraceDays(v)
+		return nil
+	case tenant.FieldChurnRefitDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddChurnRefitDays(v)
 		return nil
 	case tenant.FieldSilverThreshold:
 		v, ok := value.(int64)
@@ -21194,6 +21730,18 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldPointsExpiryMonths:
 		m.ResetPointsExpiryMonths()
+		return nil
+	case tenant.FieldTimeZone:
+		m.ResetTimeZone()
+		return nil
+	case tenant.FieldPointsPendingDays:
+		m.ResetPointsPendingDays()
+		return nil
+	case tenant.FieldLevelGraceDays:
+		m.ResetLevelGraceDays()
+		return nil
+	case tenant.FieldChurnRefitDays:
+		m.ResetChurnRefitDays()
 		return nil
 	case tenant.FieldSilverThreshold:
 		m.ResetSilverThreshold()

@@ -34,6 +34,8 @@ type PointsLot struct {
 	Remaining int64 `json:"remaining,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
+	// Until when the lot's points are pending (not spendable); cleared when they are released to the balance.
+	PendingUntil *time.Time `json:"pending_until,omitempty"`
 	// When the points.expiring event of the lot was recorded.
 	ExpiringNotifiedAt *time.Time `json:"expiring_notified_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -99,7 +101,7 @@ func (*PointsLot) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case pointslot.FieldID, pointslot.FieldTenantID, pointslot.FieldCustomerID, pointslot.FieldEntryID:
 			values[i] = new(sql.NullString)
-		case pointslot.FieldCreatedAt, pointslot.FieldExpiresAt, pointslot.FieldExpiringNotifiedAt:
+		case pointslot.FieldCreatedAt, pointslot.FieldExpiresAt, pointslot.FieldPendingUntil, pointslot.FieldExpiringNotifiedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -163,6 +165,13 @@ func (_m *PointsLot) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
 			} else if value.Valid {
 				_m.ExpiresAt = value.Time
+			}
+		case pointslot.FieldPendingUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field pending_until", values[i])
+			} else if value.Valid {
+				_m.PendingUntil = new(time.Time)
+				*_m.PendingUntil = value.Time
 			}
 		case pointslot.FieldExpiringNotifiedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -242,6 +251,11 @@ func (_m *PointsLot) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("expires_at=")
 	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.PendingUntil; v != nil {
+		builder.WriteString("pending_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	if v := _m.ExpiringNotifiedAt; v != nil {
 		builder.WriteString("expiring_notified_at=")

@@ -73,6 +73,20 @@ func (_c *PointsLotCreate) SetExpiresAt(v time.Time) *PointsLotCreate {
 	return _c
 }
 
+// SetPendingUntil sets the "pending_until" field.
+func (_c *PointsLotCreate) SetPendingUntil(v time.Time) *PointsLotCreate {
+	_c.mutation.SetPendingUntil(v)
+	return _c
+}
+
+// SetNillablePendingUntil sets the "pending_until" field if the given value is not nil.
+func (_c *PointsLotCreate) SetNillablePendingUntil(v *time.Time) *PointsLotCreate {
+	if v != nil {
+		_c.SetPendingUntil(*v)
+	}
+	return _c
+}
+
 // SetExpiringNotifiedAt sets the "expiring_notified_at" field.
 func (_c *PointsLotCreate) SetExpiringNotifiedAt(v time.Time) *PointsLotCreate {
 	_c.mutation.SetExpiringNotifiedAt(v)
@@ -277,6 +291,10 @@ func (_c *PointsLotCreate) createSpec() (*PointsLot, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(pointslot.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = value
+	}
+	if value, ok := _c.mutation.PendingUntil(); ok {
+		_spec.SetField(pointslot.FieldPendingUntil, field.TypeTime, value)
+		_node.PendingUntil = &value
 	}
 	if value, ok := _c.mutation.ExpiringNotifiedAt(); ok {
 		_spec.SetField(pointslot.FieldExpiringNotifiedAt, field.TypeTime, value)

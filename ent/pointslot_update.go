@@ -49,6 +49,26 @@ func (_u *PointsLotUpdate) AddRemaining(v int64) *PointsLotUpdate {
 	return _u
 }
 
+// SetPendingUntil sets the "pending_until" field.
+func (_u *PointsLotUpdate) SetPendingUntil(v time.Time) *PointsLotUpdate {
+	_u.mutation.SetPendingUntil(v)
+	return _u
+}
+
+// SetNillablePendingUntil sets the "pending_until" field if the given value is not nil.
+func (_u *PointsLotUpdate) SetNillablePendingUntil(v *time.Time) *PointsLotUpdate {
+	if v != nil {
+		_u.SetPendingUntil(*v)
+	}
+	return _u
+}
+
+// ClearPendingUntil clears the value of the "pending_until" field.
+func (_u *PointsLotUpdate) ClearPendingUntil() *PointsLotUpdate {
+	_u.mutation.ClearPendingUntil()
+	return _u
+}
+
 // SetExpiringNotifiedAt sets the "expiring_notified_at" field.
 func (_u *PointsLotUpdate) SetExpiringNotifiedAt(v time.Time) *PointsLotUpdate {
 	_u.mutation.SetExpiringNotifiedAt(v)
@@ -138,6 +158,12 @@ func (_u *PointsLotUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedRemaining(); ok {
 		_spec.AddField(pointslot.FieldRemaining, field.TypeInt64, value)
 	}
+	if value, ok := _u.mutation.PendingUntil(); ok {
+		_spec.SetField(pointslot.FieldPendingUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PendingUntilCleared() {
+		_spec.ClearField(pointslot.FieldPendingUntil, field.TypeTime)
+	}
 	if value, ok := _u.mutation.ExpiringNotifiedAt(); ok {
 		_spec.SetField(pointslot.FieldExpiringNotifiedAt, field.TypeTime, value)
 	}
@@ -182,6 +208,26 @@ func (_u *PointsLotUpdateOne) SetNillableRemaining(v *int64) *PointsLotUpdateOne
 // AddRemaining adds value to the "remaining" field.
 func (_u *PointsLotUpdateOne) AddRemaining(v int64) *PointsLotUpdateOne {
 	_u.mutation.AddRemaining(v)
+	return _u
+}
+
+// SetPendingUntil sets the "pending_until" field.
+func (_u *PointsLotUpdateOne) SetPendingUntil(v time.Time) *PointsLotUpdateOne {
+	_u.mutation.SetPendingUntil(v)
+	return _u
+}
+
+// SetNillablePendingUntil sets the "pending_until" field if the given value is not nil.
+func (_u *PointsLotUpdateOne) SetNillablePendingUntil(v *time.Time) *PointsLotUpdateOne {
+	if v != nil {
+		_u.SetPendingUntil(*v)
+	}
+	return _u
+}
+
+// ClearPendingUntil clears the value of the "pending_until" field.
+func (_u *PointsLotUpdateOne) ClearPendingUntil() *PointsLotUpdateOne {
+	_u.mutation.ClearPendingUntil()
 	return _u
 }
 
@@ -303,6 +349,12 @@ func (_u *PointsLotUpdateOne) sqlSave(ctx context.Context) (_node *PointsLot, er
 	}
 	if value, ok := _u.mutation.AddedRemaining(); ok {
 		_spec.AddField(pointslot.FieldRemaining, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PendingUntil(); ok {
+		_spec.SetField(pointslot.FieldPendingUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PendingUntilCleared() {
+		_spec.ClearField(pointslot.FieldPendingUntil, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ExpiringNotifiedAt(); ok {
 		_spec.SetField(pointslot.FieldExpiringNotifiedAt, field.TypeTime, value)

@@ -35,8 +35,16 @@ type Tenant struct {
 	SaleTolerance decimal.Decimal `json:"sale_tolerance,omitempty"`
 	// Points earned per whole R$ 1 paid.
 	PointsPerReal decimal.Decimal `json:"points_per_real,omitempty"`
-	// Months after which credited points expire.
+	// Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later.
 	PointsExpiryMonths int `json:"points_expiry_months,omitempty"`
+	// IANA time zone of the programme: points expire at its midnights, the 12-month level window counts its days, and the dashboards' days are its days.
+	TimeZone string `json:"time_zone,omitempty"`
+	// Days after a sale or order before its earned points become spendable (0: at once); they are released at the local midnight that starts that day. A return inside the period takes back pending points first.
+	PointsPendingDays int `json:"points_pending_days,omitempty"`
+	// Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins.
+	LevelGraceDays int `json:"level_grace_days,omitempty"`
+	// Days between fits of the tenant's churn model; customers are scored daily with the newest model.
+	ChurnRefitDays int `json:"churn_refit_days,omitempty"`
 	// Points earned in the trailing 12 months to reach silver.
 	SilverThreshold int64 `json:"silver_threshold,omitempty"`
 	// Points earned in the trailing 12 months to reach gold.
@@ -105,9 +113,9 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
 			values[i] = new(sql.NullBool)
-		case tenant.FieldPointsExpiryMonths, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount:
+		case tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount:
 			values[i] = new(sql.NullInt64)
-		case tenant.FieldID, tenant.FieldName, tenant.FieldSandboxOfID:
+		case tenant.FieldID, tenant.FieldName, tenant.FieldTimeZone, tenant.FieldSandboxOfID:
 			values[i] = new(sql.NullString)
 		case tenant.FieldCreatedAt, tenant.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -185,6 +193,30 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field points_expiry_months", values[i])
 			} else if value.Valid {
 				_m.PointsExpiryMonths = int(value.Int64)
+			}
+		case tenant.FieldTimeZone:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field time_zone", values[i])
+			} else if value.Valid {
+				_m.TimeZone = value.String
+			}
+		case tenant.FieldPointsPendingDays:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field points_pending_days", values[i])
+			} else if value.Valid {
+				_m.PointsPendingDays = int(value.Int64)
+			}
+		case tenant.FieldLevelGraceDays:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field level_grace_days", values[i])
+			} else if value.Valid {
+				_m.LevelGraceDays = int(value.Int64)
+			}
+		case tenant.FieldChurnRefitDays:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field churn_refit_days", values[i])
+			} else if value.Valid {
+				_m.ChurnRefitDays = int(value.Int64)
 			}
 		case tenant.FieldSilverThreshold:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -313,6 +345,18 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("points_expiry_months=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsExpiryMonths))
+	builder.WriteString(", ")
+	builder.WriteString("time_zone=")
+	builder.WriteString(_m.TimeZone)
+	builder.WriteString(", ")
+	builder.WriteString("points_pending_days=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PointsPendingDays))
+	builder.WriteString(", ")
+	builder.WriteString("level_grace_days=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LevelGraceDays))
+	builder.WriteString(", ")
+	builder.WriteString("churn_refit_days=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ChurnRefitDays))
 	builder.WriteString(", ")
 	builder.WriteString("silver_threshold=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SilverThreshold))

@@ -139,6 +139,62 @@ func (_c *TenantCreate) SetNillablePointsExpiryMonths(v *int) *TenantCreate {
 	return _c
 }
 
+// SetTimeZone sets the "time_zone" field.
+func (_c *TenantCreate) SetTimeZone(v string) *TenantCreate {
+	_c.mutation.SetTimeZone(v)
+	return _c
+}
+
+// SetNillableTimeZone sets the "time_zone" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableTimeZone(v *string) *TenantCreate {
+	if v != nil {
+		_c.SetTimeZone(*v)
+	}
+	return _c
+}
+
+// SetPointsPendingDays sets the "points_pending_days" field.
+func (_c *TenantCreate) SetPointsPendingDays(v int) *TenantCreate {
+	_c.mutation.SetPointsPendingDays(v)
+	return _c
+}
+
+// SetNillablePointsPendingDays sets the "points_pending_days" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsPendingDays(v *int) *TenantCreate {
+	if v != nil {
+		_c.SetPointsPendingDays(*v)
+	}
+	return _c
+}
+
+// SetLevelGraceDays sets the "level_grace_days" field.
+func (_c *TenantCreate) SetLevelGraceDays(v int) *TenantCreate {
+	_c.mutation.SetLevelGraceDays(v)
+	return _c
+}
+
+// SetNillableLevelGraceDays sets the "level_grace_days" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableLevelGraceDays(v *int) *TenantCreate {
+	if v != nil {
+		_c.SetLevelGraceDays(*v)
+	}
+	return _c
+}
+
+// SetChurnRefitDays sets the "churn_refit_days" field.
+func (_c *TenantCreate) SetChurnRefitDays(v int) *TenantCreate {
+	_c.mutation.SetChurnRefitDays(v)
+	return _c
+}
+
+// SetNillableChurnRefitDays sets the "churn_refit_days" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableChurnRefitDays(v *int) *TenantCreate {
+	if v != nil {
+		_c.SetChurnRefitDays(*v)
+	}
+	return _c
+}
+
 // SetSilverThreshold sets the "silver_threshold" field.
 func (_c *TenantCreate) SetSilverThreshold(v int64) *TenantCreate {
 	_c.mutation.SetSilverThreshold(v)
@@ -374,6 +430,22 @@ func (_c *TenantCreate) defaults() error {
 		v := tenant.DefaultPointsExpiryMonths
 		_c.mutation.SetPointsExpiryMonths(v)
 	}
+	if _, ok := _c.mutation.TimeZone(); !ok {
+		v := tenant.DefaultTimeZone
+		_c.mutation.SetTimeZone(v)
+	}
+	if _, ok := _c.mutation.PointsPendingDays(); !ok {
+		v := tenant.DefaultPointsPendingDays
+		_c.mutation.SetPointsPendingDays(v)
+	}
+	if _, ok := _c.mutation.LevelGraceDays(); !ok {
+		v := tenant.DefaultLevelGraceDays
+		_c.mutation.SetLevelGraceDays(v)
+	}
+	if _, ok := _c.mutation.ChurnRefitDays(); !ok {
+		v := tenant.DefaultChurnRefitDays
+		_c.mutation.SetChurnRefitDays(v)
+	}
 	if _, ok := _c.mutation.SilverThreshold(); !ok {
 		v := tenant.DefaultSilverThreshold
 		_c.mutation.SetSilverThreshold(v)
@@ -453,6 +525,38 @@ func (_c *TenantCreate) check() error {
 	if v, ok := _c.mutation.PointsExpiryMonths(); ok {
 		if err := tenant.PointsExpiryMonthsValidator(v); err != nil {
 			return &ValidationError{Name: "points_expiry_months", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_expiry_months": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.TimeZone(); !ok {
+		return &ValidationError{Name: "time_zone", err: errors.New(`ent: missing required field "Tenant.time_zone"`)}
+	}
+	if v, ok := _c.mutation.TimeZone(); ok {
+		if err := tenant.TimeZoneValidator(v); err != nil {
+			return &ValidationError{Name: "time_zone", err: fmt.Errorf(`ent: validator failed for field "Tenant.time_zone": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.PointsPendingDays(); !ok {
+		return &ValidationError{Name: "points_pending_days", err: errors.New(`ent: missing required field "Tenant.points_pending_days"`)}
+	}
+	if v, ok := _c.mutation.PointsPendingDays(); ok {
+		if err := tenant.PointsPendingDaysValidator(v); err != nil {
+			return &ValidationError{Name: "points_pending_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_pending_days": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.LevelGraceDays(); !ok {
+		return &ValidationError{Name: "level_grace_days", err: errors.New(`ent: missing required field "Tenant.level_grace_days"`)}
+	}
+	if v, ok := _c.mutation.LevelGraceDays(); ok {
+		if err := tenant.LevelGraceDaysValidator(v); err != nil {
+			return &ValidationError{Name: "level_grace_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.level_grace_days": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ChurnRefitDays(); !ok {
+		return &ValidationError{Name: "churn_refit_days", err: errors.New(`ent: missing required field "Tenant.churn_refit_days"`)}
+	}
+	if v, ok := _c.mutation.ChurnRefitDays(); ok {
+		if err := tenant.ChurnRefitDaysValidator(v); err != nil {
+			return &ValidationError{Name: "churn_refit_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.churn_refit_days": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.SilverThreshold(); !ok {
@@ -589,6 +693,22 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PointsExpiryMonths(); ok {
 		_spec.SetField(tenant.FieldPointsExpiryMonths, field.TypeInt, value)
 		_node.PointsExpiryMonths = value
+	}
+	if value, ok := _c.mutation.TimeZone(); ok {
+		_spec.SetField(tenant.FieldTimeZone, field.TypeString, value)
+		_node.TimeZone = value
+	}
+	if value, ok := _c.mutation.PointsPendingDays(); ok {
+		_spec.SetField(tenant.FieldPointsPendingDays, field.TypeInt, value)
+		_node.PointsPendingDays = value
+	}
+	if value, ok := _c.mutation.LevelGraceDays(); ok {
+		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)
+		_node.LevelGraceDays = value
+	}
+	if value, ok := _c.mutation.ChurnRefitDays(); ok {
+		_spec.SetField(tenant.FieldChurnRefitDays, field.TypeInt, value)
+		_node.ChurnRefitDays = value
 	}
 	if value, ok := _c.mutation.SilverThreshold(); ok {
 		_spec.SetField(tenant.FieldSilverThreshold, field.TypeInt64, value)

@@ -140,6 +140,83 @@ func (_u *TenantUpdate) AddPointsExpiryMonths(v int) *TenantUpdate {
 	return _u
 }
 
+// SetTimeZone sets the "time_zone" field.
+func (_u *TenantUpdate) SetTimeZone(v string) *TenantUpdate {
+	_u.mutation.SetTimeZone(v)
+	return _u
+}
+
+// SetNillableTimeZone sets the "time_zone" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableTimeZone(v *string) *TenantUpdate {
+	if v != nil {
+		_u.SetTimeZone(*v)
+	}
+	return _u
+}
+
+// SetPointsPendingDays sets the "points_pending_days" field.
+func (_u *TenantUpdate) SetPointsPendingDays(v int) *TenantUpdate {
+	_u.mutation.ResetPointsPendingDays()
+	_u.mutation.SetPointsPendingDays(v)
+	return _u
+}
+
+// SetNillablePointsPendingDays sets the "points_pending_days" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsPendingDays(v *int) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsPendingDays(*v)
+	}
+	return _u
+}
+
+// AddPointsPendingDays adds value to the "points_pending_days" field.
+func (_u *TenantUpdate) AddPointsPendingDays(v int) *TenantUpdate {
+	_u.mutation.AddPointsPendingDays(v)
+	return _u
+}
+
+// SetLevelGraceDays sets the "level_grace_days" field.
+func (_u *TenantUpdate) SetLevelGraceDays(v int) *TenantUpdate {
+	_u.mutation.ResetLevelGraceDays()
+	_u.mutation.SetLevelGraceDays(v)
+	return _u
+}
+
+// SetNillableLevelGraceDays sets the "level_grace_days" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableLevelGraceDays(v *int) *TenantUpdate {
+	if v != nil {
+		_u.SetLevelGraceDays(*v)
+	}
+	return _u
+}
+
+// AddLevelGraceDays adds value to the "level_grace_days" field.
+func (_u *TenantUpdate) AddLevelGraceDays(v int) *TenantUpdate {
+	_u.mutation.AddLevelGraceDays(v)
+	return _u
+}
+
+// SetChurnRefitDays sets the "churn_refit_days" field.
+func (_u *TenantUpdate) SetChurnRefitDays(v int) *TenantUpdate {
+	_u.mutation.ResetChurnRefitDays()
+	_u.mutation.SetChurnRefitDays(v)
+	return _u
+}
+
+// SetNillableChurnRefitDays sets the "churn_refit_days" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableChurnRefitDays(v *int) *TenantUpdate {
+	if v != nil {
+		_u.SetChurnRefitDays(*v)
+	}
+	return _u
+}
+
+// AddChurnRefitDays adds value to the "churn_refit_days" field.
+func (_u *TenantUpdate) AddChurnRefitDays(v int) *TenantUpdate {
+	_u.mutation.AddChurnRefitDays(v)
+	return _u
+}
+
 // SetSilverThreshold sets the "silver_threshold" field.
 func (_u *TenantUpdate) SetSilverThreshold(v int64) *TenantUpdate {
 	_u.mutation.ResetSilverThreshold()
@@ -403,6 +480,26 @@ func (_u *TenantUpdate) check() error {
 			return &ValidationError{Name: "points_expiry_months", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_expiry_months": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.TimeZone(); ok {
+		if err := tenant.TimeZoneValidator(v); err != nil {
+			return &ValidationError{Name: "time_zone", err: fmt.Errorf(`ent: validator failed for field "Tenant.time_zone": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.PointsPendingDays(); ok {
+		if err := tenant.PointsPendingDaysValidator(v); err != nil {
+			return &ValidationError{Name: "points_pending_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_pending_days": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LevelGraceDays(); ok {
+		if err := tenant.LevelGraceDaysValidator(v); err != nil {
+			return &ValidationError{Name: "level_grace_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.level_grace_days": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ChurnRefitDays(); ok {
+		if err := tenant.ChurnRefitDaysValidator(v); err != nil {
+			return &ValidationError{Name: "churn_refit_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.churn_refit_days": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.SilverThreshold(); ok {
 		if err := tenant.SilverThresholdValidator(v); err != nil {
 			return &ValidationError{Name: "silver_threshold", err: fmt.Errorf(`ent: validator failed for field "Tenant.silver_threshold": %w`, err)}
@@ -479,6 +576,27 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedPointsExpiryMonths(); ok {
 		_spec.AddField(tenant.FieldPointsExpiryMonths, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.TimeZone(); ok {
+		_spec.SetField(tenant.FieldTimeZone, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PointsPendingDays(); ok {
+		_spec.SetField(tenant.FieldPointsPendingDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPointsPendingDays(); ok {
+		_spec.AddField(tenant.FieldPointsPendingDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.LevelGraceDays(); ok {
+		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedLevelGraceDays(); ok {
+		_spec.AddField(tenant.FieldLevelGraceDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ChurnRefitDays(); ok {
+		_spec.SetField(tenant.FieldChurnRefitDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedChurnRefitDays(); ok {
+		_spec.AddField(tenant.FieldChurnRefitDays, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.SilverThreshold(); ok {
 		_spec.SetField(tenant.FieldSilverThreshold, field.TypeInt64, value)
@@ -701,6 +819,83 @@ func (_u *TenantUpdateOne) SetNillablePointsExpiryMonths(v *int) *TenantUpdateOn
 // AddPointsExpiryMonths adds value to the "points_expiry_months" field.
 func (_u *TenantUpdateOne) AddPointsExpiryMonths(v int) *TenantUpdateOne {
 	_u.mutation.AddPointsExpiryMonths(v)
+	return _u
+}
+
+// SetTimeZone sets the "time_zone" field.
+func (_u *TenantUpdateOne) SetTimeZone(v string) *TenantUpdateOne {
+	_u.mutation.SetTimeZone(v)
+	return _u
+}
+
+// SetNillableTimeZone sets the "time_zone" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableTimeZone(v *string) *TenantUpdateOne {
+	if v != nil {
+		_u.SetTimeZone(*v)
+	}
+	return _u
+}
+
+// SetPointsPendingDays sets the "points_pending_days" field.
+func (_u *TenantUpdateOne) SetPointsPendingDays(v int) *TenantUpdateOne {
+	_u.mutation.ResetPointsPendingDays()
+	_u.mutation.SetPointsPendingDays(v)
+	return _u
+}
+
+// SetNillablePointsPendingDays sets the "points_pending_days" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsPendingDays(v *int) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsPendingDays(*v)
+	}
+	return _u
+}
+
+// AddPointsPendingDays adds value to the "points_pending_days" field.
+func (_u *TenantUpdateOne) AddPointsPendingDays(v int) *TenantUpdateOne {
+	_u.mutation.AddPointsPendingDays(v)
+	return _u
+}
+
+// SetLevelGraceDays sets the "level_grace_days" field.
+func (_u *TenantUpdateOne) SetLevelGraceDays(v int) *TenantUpdateOne {
+	_u.mutation.ResetLevelGraceDays()
+	_u.mutation.SetLevelGraceDays(v)
+	return _u
+}
+
+// SetNillableLevelGraceDays sets the "level_grace_days" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableLevelGraceDays(v *int) *TenantUpdateOne {
+	if v != nil {
+		_u.SetLevelGraceDays(*v)
+	}
+	return _u
+}
+
+// AddLevelGraceDays adds value to the "level_grace_days" field.
+func (_u *TenantUpdateOne) AddLevelGraceDays(v int) *TenantUpdateOne {
+	_u.mutation.AddLevelGraceDays(v)
+	return _u
+}
+
+// SetChurnRefitDays sets the "churn_refit_days" field.
+func (_u *TenantUpdateOne) SetChurnRefitDays(v int) *TenantUpdateOne {
+	_u.mutation.ResetChurnRefitDays()
+	_u.mutation.SetChurnRefitDays(v)
+	return _u
+}
+
+// SetNillableChurnRefitDays sets the "churn_refit_days" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableChurnRefitDays(v *int) *TenantUpdateOne {
+	if v != nil {
+		_u.SetChurnRefitDays(*v)
+	}
+	return _u
+}
+
+// AddChurnRefitDays adds value to the "churn_refit_days" field.
+func (_u *TenantUpdateOne) AddChurnRefitDays(v int) *TenantUpdateOne {
+	_u.mutation.AddChurnRefitDays(v)
 	return _u
 }
 
@@ -980,6 +1175,26 @@ func (_u *TenantUpdateOne) check() error {
 			return &ValidationError{Name: "points_expiry_months", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_expiry_months": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.TimeZone(); ok {
+		if err := tenant.TimeZoneValidator(v); err != nil {
+			return &ValidationError{Name: "time_zone", err: fmt.Errorf(`ent: validator failed for field "Tenant.time_zone": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.PointsPendingDays(); ok {
+		if err := tenant.PointsPendingDaysValidator(v); err != nil {
+			return &ValidationError{Name: "points_pending_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_pending_days": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LevelGraceDays(); ok {
+		if err := tenant.LevelGraceDaysValidator(v); err != nil {
+			return &ValidationError{Name: "level_grace_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.level_grace_days": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ChurnRefitDays(); ok {
+		if err := tenant.ChurnRefitDaysValidator(v); err != nil {
+			return &ValidationError{Name: "churn_refit_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.churn_refit_days": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.SilverThreshold(); ok {
 		if err := tenant.SilverThresholdValidator(v); err != nil {
 			return &ValidationError{Name: "silver_threshold", err: fmt.Errorf(`ent: validator failed for field "Tenant.silver_threshold": %w`, err)}
@@ -1073,6 +1288,27 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.AddedPointsExpiryMonths(); ok {
 		_spec.AddField(tenant.FieldPointsExpiryMonths, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.TimeZone(); ok {
+		_spec.SetField(tenant.FieldTimeZone, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PointsPendingDays(); ok {
+		_spec.SetField(tenant.FieldPointsPendingDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPointsPendingDays(); ok {
+		_spec.AddField(tenant.FieldPointsPendingDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.LevelGraceDays(); ok {
+		_spec.SetField(tenant.FieldLevelGraceDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedLevelGraceDays(); ok {
+		_spec.AddField(tenant.FieldLevelGraceDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ChurnRefitDays(); ok {
+		_spec.SetField(tenant.FieldChurnRefitDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedChurnRefitDays(); ok {
+		_spec.AddField(tenant.FieldChurnRefitDays, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.SilverThreshold(); ok {
 		_spec.SetField(tenant.FieldSilverThreshold, field.TypeInt64, value)

@@ -72,6 +72,8 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 		DiamondThreshold: int64Ptr(input.DiamondThreshold),
 		PriceCodeBronze:  input.PriceCodeBronze, PriceCodeSilver: input.PriceCodeSilver,
 		PriceCodeGold: input.PriceCodeGold, PriceCodeDiamond: input.PriceCodeDiamond,
+		TimeZone: input.TimeZone, PointsPendingDays: input.PointsPendingDays,
+		LevelGraceDays: input.LevelGraceDays, ChurnRefitDays: input.ChurnRefitDays,
 	})
 }
 

@@ -11,6 +11,15 @@ import (
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
+// RefreshChurnScores is the resolver for the refreshChurnScores field.
+func (r *mutationResolver) RefreshChurnScores(ctx context.Context) (*generated.ChurnScoresRefresh, error) {
+	queued, err := r.app.RefreshChurnScores(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &generated.ChurnScoresRefresh{Queued: queued}, nil
+}
+
 // PredictiveSegments is the resolver for the predictiveSegments field.
 func (r *queryResolver) PredictiveSegments(ctx context.Context) ([]*generated.PredictiveSegmentCount, error) {
 	segs, _, err := r.app.PredictiveSegments(ctx)

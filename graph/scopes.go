@@ -68,6 +68,7 @@ var RootFieldScopes = map[string]string{
 	"Mutation.addSegmentCustomers":    "customers:write",
 	"Mutation.removeSegmentCustomers": "customers:write",
 	"Mutation.importSegmentCustomers": "customers:write",
+	"Mutation.refreshChurnScores":     "customers:write",
 
 	"Query.webhookEndpoints":         "webhooks:read",
 	"Query.webhookDeliveries":        "webhooks:read",

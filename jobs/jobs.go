@@ -11,6 +11,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/fideliza/fideliza/quietlog"
 	"github.com/fideliza/fideliza/storage"
@@ -60,6 +61,12 @@ type ExpirePoints struct{}
 
 func (ExpirePoints) Kind() string { return "expire_points" }
 
+// ReleasePendingPoints makes the points whose pending period is over
+// spendable.
+type ReleasePendingPoints struct{}
+
+func (ReleasePendingPoints) Kind() string { return "release_pending_points" }
+
 // NotifyExpiringPoints records a points.expiring event, once per lot, for
 // lots that expire soon.
 type NotifyExpiringPoints struct{}
@@ -94,11 +101,23 @@ type PruneSigningKeys struct{}
 
 func (PruneSigningKeys) Kind() string { return "prune_signing_keys" }
 
-// ScoreCustomers refits every tenant's churn model to its purchases and
-// scores its customers (the v2 predictive segments).
-type ScoreCustomers struct{}
+// ScoreCustomers scores the customers of one tenant, or of every tenant
+// when TenantID is empty (the daily run), refitting each tenant's churn
+// model when it is due (the v2 predictive segments).
+type ScoreCustomers struct {
+	TenantID string `json:"tenant_id,omitempty"`
+}
 
 func (ScoreCustomers) Kind() string { return "score_customers" }
+
+// InsertOpts: one run per tenant waits at a time; asking again while one
+// waits or runs adds nothing.
+func (ScoreCustomers) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled, // not completed: a later request runs again
+	}}}
+}
 
 // Kinds are the kinds of every job of the platform.
 func Kinds() []string {
@@ -106,7 +125,7 @@ func Kinds() []string {
 		PruneSigningKeys{}.Kind(), ExpirePoints{}.Kind(), NotifyExpiringPoints{}.Kind(),
 		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
 		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
-		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(),
+		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(), ReleasePendingPoints{}.Kind(),
 	}
 }
 

@@ -20,7 +20,8 @@ func TestArgsRoundTrip(t *testing.T) {
 	}{
 		{jobs.ProcessSale{TenantID: "t1", SaleID: "sal_1"}, `{"tenant_id":"t1","sale_id":"sal_1"}`},
 		{jobs.ProcessSaleReturn{TenantID: "t1", ReturnID: "ret_1"}, `{"tenant_id":"t1","return_id":"ret_1"}`},
-		{jobs.ScoreCustomers{}, `{}`},
+		{jobs.ScoreCustomers{}, `{}`}, {jobs.ScoreCustomers{TenantID: "t1"}, `{"tenant_id":"t1"}`},
+		{jobs.ReleasePendingPoints{}, `{}`},
 		{jobs.CreditCashback{TenantID: "t1", RedemptionID: "rdm_1"}, `{"tenant_id":"t1","redemption_id":"rdm_1"}`},
 		{jobs.DeliverWebhook{DeliveryID: "whd_1"}, `{"delivery_id":"whd_1"}`},
 		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`},

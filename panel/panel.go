@@ -119,7 +119,7 @@ var funcs = template.FuncMap{
 var pages = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html"))
 	m := map[string]*template.Template{}
-	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error"} {
+	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings"} {
 		m[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, "templates/"+name+".html"))
 	}
 	return m
@@ -131,6 +131,7 @@ var flashes = map[string]string{
 	"signed-out":      "You signed out.",
 	"sandbox-created": "The sandbox is ready, with the demo data loaded.",
 	"sandbox-reset":   "The sandbox was reset: its data is the demo data again, and its credentials still work.",
+	"settings-saved":  "The settings were saved; they apply from the next computation.",
 }
 
 // page is the data of every template; each page uses its own fields.
@@ -151,6 +152,9 @@ type page struct {
 	Clients          []*ent.APIClient
 	Deliveries       []DeliveryRow
 	DeliveriesFailed bool
+
+	// The programme settings page.
+	Settings []settingField
 
 	// The page showing a secret once.
 	Credentials *app.ClientCredentials
@@ -191,6 +195,8 @@ func Handler(a *app.App, log *slog.Logger) http.Handler {
 		r.Post("/sandboxes/{id}/clients", p.createClient)
 		r.Post("/sandboxes/{id}/clients/{clientID}/rotate", p.rotateClient)
 		r.Post("/sandboxes/{id}/reset", p.resetSandbox)
+		r.Get("/settings", p.settings)
+		r.Post("/settings", p.saveSettings)
 	})
 	return r
 }

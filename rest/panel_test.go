@@ -333,6 +333,63 @@ func TestPanelHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("programme settings", func(t *testing.T) {
+		// A tenant of its own: the other subtests read the shared one's.
+		tn, err := f.app.CreateTenant(viewer.SystemContext(context.Background()), "Programa", nil)
+		require.NoError(t, err)
+		c := f.panelClient(t)
+		c.signIn(t, f.userToken(t, tn.ID, viewer.RoleAdmin))
+		res := c.get(t, "/panel/settings")
+		require.Equal(t, http.StatusOK, res.status)
+		page := requirePanelPage(t, res)
+		require.Contains(t, page, `<form id="settings" method="post" action="/panel/settings">`)
+		for _, field := range []string{`id="time_zone" name="time_zone" value="America/Sao_Paulo"`, `id="points_pending_days" name="points_pending_days" value="0"`,
+			`id="level_grace_days" name="level_grace_days" value="0"`, `id="silver_threshold" name="silver_threshold" value="1000"`,
+			`id="churn_refit_days" name="churn_refit_days" value="7"`} {
+			require.Contains(t, page, field)
+		}
+		require.Contains(t, string(c.get(t, "/panel/").body), `<a href="/panel/settings">`)
+
+		// Refused changes name the problem, keep what was typed and change nothing.
+		for _, refused := range []struct {
+			form url.Values
+			msg  string
+		}{
+			{url.Values{"time_zone": {"Mars/Olympus"}}, "Time zone: must be an IANA time zone such as America/Sao_Paulo."},
+			{url.Values{"silver_threshold": {"9000"}}, "the level thresholds must rise strictly"},
+			{url.Values{"points_pending_days": {"sete"}}, "Points pending for (days): &#34;sete&#34; is not a number."},
+		} {
+			res := c.post(t, "/panel/settings", refused.form)
+			require.Equal(t, http.StatusUnprocessableEntity, res.status, "%s", res.body)
+			page := requirePanelPage(t, res)
+			require.Contains(t, page, refused.msg)
+			for name, v := range refused.form {
+				require.Contains(t, page, `name="`+name+`" value="`+v[0]+`"`, "what was typed is kept")
+			}
+		}
+		res = c.post(t, "/panel/settings", url.Values{"time_zone": {"America/Manaus"}, "points_pending_days": {"7"},
+			"level_grace_days": {"30"}, "gold_threshold": {"4000"}, "silver_threshold": {"1000"}})
+		require.Equal(t, http.StatusSeeOther, res.status, "%s", res.body)
+		require.Equal(t, "/panel/settings?done=settings-saved", res.header.Get("Location"))
+		page = requirePanelPage(t, c.get(t, res.header.Get("Location")))
+		require.Contains(t, page, "The settings were saved")
+		require.Contains(t, page, `name="time_zone" value="America/Manaus"`)
+		stored, err := f.app.DB.Ent.Tenant.Get(viewer.SystemContext(context.Background()), tn.ID)
+		require.NoError(t, err)
+		require.Equal(t, []any{"America/Manaus", 7, 30, int64(4000), int64(1000), 12}, []any{stored.TimeZone, stored.PointsPendingDays,
+			stored.LevelGraceDays, stored.GoldThreshold, stored.SilverThreshold, stored.PointsExpiryMonths})
+
+		// An analyst reads them and cannot change them.
+		analyst := f.panelClient(t)
+		analyst.signIn(t, f.userToken(t, tn.ID, viewer.RoleAnalyst))
+		page = requirePanelPage(t, analyst.get(t, "/panel/settings"))
+		require.Contains(t, page, `name="time_zone" value="America/Manaus" maxlength="64" aria-describedby="time_zone-hint" readonly>`)
+		require.NotContains(t, page, "Save settings")
+		res = analyst.post(t, "/panel/settings", url.Values{"time_zone": {"UTC"}})
+		require.Equal(t, http.StatusForbidden, res.status, "%s", res.body)
+		require.Contains(t, string(res.body), "who may look but not change anything")
+	})
+
 	t.Run("another tenant's sandbox is not found", func(t *testing.T) {
 		other, err := f.app.CreateTenant(sys(), "Outra Loja", nil)
 		require.NoError(t, err)

@@ -250,6 +250,7 @@ func (s *server) pointsBalance(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"customer_id":                  c.ID,
 		"points_balance":               c.PointsBalance,
+		"points_pending":               c.PointsPending,
 		"points_debt":                  c.PointsDebt,
 		"level":                        c.Level,
 		"next_level":                   next,

@@ -242,7 +242,7 @@ func (e *ptsEnv) ptsBalance(t *testing.T, prefix, customerID string) map[string]
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	require.Equal(t, "application/json", r.header.Get("Content-Type"))
 	m := r.obj(t)
-	require.Equal(t, ptsSorted("customer_id", "points_balance", "points_debt", "level", "next_level", "points_to_next_level",
+	require.Equal(t, ptsSorted("customer_id", "points_balance", "points_pending", "points_debt", "level", "next_level", "points_to_next_level",
 		"points_earned_last_12_months", "lifetime_value", "expiring_soon"), ptsKeys(m), "%s", r.body)
 	return m
 }
@@ -357,6 +357,22 @@ func ptsDetail(t *testing.T, m map[string]any, field string) string {
 // timestamps render without a fraction.
 var ptsT0 = time.Date(2026, 3, 10, 15, 4, 5, 0, time.UTC)
 
+// ptsZone is the test tenant's time zone, the default.
+var ptsZone = func() *time.Location {
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}()
+
+// ptsExpiry is when points credited at t expire under the default settings:
+// the midnight in São Paulo that ends t's day, a year later.
+func ptsExpiry(t time.Time) time.Time {
+	l := t.In(ptsZone)
+	return time.Date(l.Year()+1, l.Month(), l.Day()+1, 0, 0, 0, 0, ptsZone).UTC()
+}
+
 func TestPointsCredit(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
@@ -374,7 +390,7 @@ func TestPointsCredit(t *testing.T) {
 				want1 := map[string]any{
 					"entry_id": id1, "customer_id": cust, "order_id": "ped-1",
 					"points_credited": ptsN(10), "new_balance": ptsN(10),
-					"expires_at": "2027-03-10T15:04:05Z", "created_at": "2026-03-10T15:04:05Z",
+					"expires_at": "2027-03-11T03:00:00Z", "created_at": "2026-03-10T15:04:05Z", // the midnight ending the day, in São Paulo
 				}
 				require.Equal(t, want1, first)
 				e.ptsRequireStored(t, cust, 10, 1)
@@ -400,7 +416,7 @@ func TestPointsCredit(t *testing.T) {
 				require.Equal(t, map[string]any{
 					"entry_id": ptsEntryID(t, second["entry_id"]), "customer_id": cust, "order_id": "ped-2",
 					"points_credited": ptsN(7), "new_balance": ptsN(17),
-					"expires_at": "2027-03-10T16:04:05Z", "created_at": "2026-03-10T16:04:05Z",
+					"expires_at": "2027-03-11T03:00:00Z", "created_at": "2026-03-10T16:04:05Z",
 				}, second)
 				require.NotEqual(t, id1, second["entry_id"])
 
@@ -410,7 +426,7 @@ func TestPointsCredit(t *testing.T) {
 				require.Equal(t, map[string]any{
 					"entry_id": ptsEntryID(t, third["entry_id"]), "customer_id": cust, "order_id": "ped-3",
 					"points_credited": ptsN(1000000000), "new_balance": ptsN(1000000017),
-					"expires_at": "2027-03-10T17:04:05.25Z", "created_at": "2026-03-10T17:04:05.25Z",
+					"expires_at": "2027-03-11T03:00:00Z", "created_at": "2026-03-10T17:04:05.25Z",
 				}, third)
 				fourth := e.ptsCredit(t, prefix, map[string]any{"customer_id": cust, "order_id": "ped-4", "amount": json.RawMessage("1.00")})
 				require.Equal(t, ptsN(1), fourth["points_credited"])
@@ -747,7 +763,7 @@ func TestPointsDebitExpiredLots(t *testing.T) {
 				e.ptsSetClock(ptsT0.AddDate(0, 6, 0))
 				e.ptsCredit(t, prefix, map[string]any{"customer_id": cust, "order_id": "ped-2", "points": 40})
 
-				e.ptsSetClock(ptsT0.AddDate(1, 0, 0)) // the first lot expires now
+				e.ptsSetClock(ptsExpiry(ptsT0)) // the first lot expires now
 				r := e.ptsDo(t, http.MethodPost, prefix+"/points/debit", e.token, map[string]any{"customer_id": cust, "points": 41})
 				ptsRequireError(t, r, http.StatusUnprocessableEntity, "insufficient_points", "points")
 				e.ptsRequireStored(t, cust, 140, 2)
@@ -851,7 +867,7 @@ func TestPointsBalance(t *testing.T) {
 						missing = ptsN(m)
 					}
 					return map[string]any{
-						"customer_id": cust, "points_balance": ptsN(pts), "points_debt": ptsN(0), "level": level,
+						"customer_id": cust, "points_balance": ptsN(pts), "points_pending": ptsN(0), "points_debt": ptsN(0), "level": level,
 						"next_level": next, "points_to_next_level": missing,
 						"points_earned_last_12_months": ptsN(earned), "lifetime_value": json.Number(ltv),
 						"expiring_soon": map[string]any{"points": ptsN(expiring), "days": ptsN(30), "lots": items},
@@ -892,17 +908,19 @@ func TestPointsBalance(t *testing.T) {
 				e.ptsDebit(t, prefix, map[string]any{"customer_id": cust, "points": 500})
 				require.Equal(t, want(19500, "diamond", nil, nil, 20000, "1009.75"), balance())
 
-				lotA := lot{499, "2027-01-10T12:00:00Z"}
-				lotB := lot{1, "2027-01-30T12:00:00Z"}
+				// Lots expire at the midnight ending their day, in São Paulo.
+				expiresA := ptsExpiry(t0)
+				lotA := lot{499, "2027-01-11T03:00:00Z"}
+				lotB := lot{1, "2027-01-31T03:00:00Z"}
 				// Lot A expires in exactly 30 days: it is expiring soon.
-				e.ptsSetClock(t0.AddDate(1, 0, -30))
+				e.ptsSetClock(expiresA.AddDate(0, 0, -30))
 				require.Equal(t, want(19500, "diamond", nil, nil, 20000, "1009.75", lotA), balance())
 				// A second earlier, 30 days and a second before it: not yet.
-				e.ptsSetClock(t0.AddDate(1, 0, -30).Add(-time.Second))
+				e.ptsSetClock(expiresA.AddDate(0, 0, -30).Add(-time.Second))
 				require.Equal(t, want(19500, "diamond", nil, nil, 20000, "1009.75"), balance())
 				// Five days before lot A: A and B, soonest first; C and D
 				// (March) are not.
-				e.ptsSetClock(t0.AddDate(1, 0, -5))
+				e.ptsSetClock(expiresA.AddDate(0, 0, -5))
 				require.Equal(t, want(19500, "diamond", nil, nil, 20000, "1009.75", lotA, lotB), balance())
 				// A further debit takes what is left of A, then B.
 				e.ptsDebit(t, prefix, map[string]any{"customer_id": cust, "points": 499})
@@ -940,14 +958,18 @@ func TestPointsBalanceEarningWindow(t *testing.T) {
 				require.Equal(t, "gold", b["next_level"])
 				require.Equal(t, ptsN(4000), b["points_to_next_level"])
 
-				e.ptsSetClock(t0.AddDate(1, 0, 0).Add(time.Second)) // now it does not
+				// The window starts at a midnight of the tenant's time zone
+				// (America/Sao_Paulo, UTC-3): A's day leaves it at the next one.
+				e.ptsSetClock(time.Date(2027, 1, 11, 2, 59, 59, 0, time.UTC))
+				require.Equal(t, ptsN(1000), e.ptsBalance(t, prefix, cust)["points_earned_last_12_months"], "A's day is still in the window")
+				e.ptsSetClock(time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC)) // now it is not
 				b = e.ptsBalance(t, prefix, cust)
 				require.Equal(t, map[string]any{
-					"customer_id": cust, "points_balance": ptsN(1), "points_debt": ptsN(0), "level": "silver",
+					"customer_id": cust, "points_balance": ptsN(1), "points_pending": ptsN(0), "points_debt": ptsN(0), "level": "silver",
 					"next_level": "silver", "points_to_next_level": ptsN(999),
 					"points_earned_last_12_months": ptsN(1), "lifetime_value": json.Number("0"),
 					"expiring_soon": map[string]any{"points": ptsN(1), "days": ptsN(30), "lots": []any{
-						map[string]any{"points": ptsN(1), "expires_at": "2027-01-30T12:00:00Z"},
+						map[string]any{"points": ptsN(1), "expires_at": "2027-01-31T03:00:00Z"}, // the local midnight ending the day
 					}},
 				}, b)
 			})
@@ -1050,7 +1072,7 @@ func TestPointsStatement(t *testing.T) {
 				for i := range n {
 					at := s0.Add(time.Duration(i) * time.Hour)
 					e.ptsSetClock(at)
-					created, expires := ptsTime(at), ptsTime(at.AddDate(1, 0, 0))
+					created, expires := ptsTime(at), ptsTime(ptsExpiry(at))
 					switch {
 					case i%5 == 3:
 						body := map[string]any{"customer_id": cust, "points": 2, "reason": fmt.Sprintf("brinde %d", i)}

@@ -155,6 +155,8 @@ var mountedRoutes = []string{
 	"POST /panel/sandboxes/{id}/clients",
 	"POST /panel/sandboxes/{id}/clients/{clientID}/rotate",
 	"POST /panel/sandboxes/{id}/reset",
+	"GET /panel/settings",
+	"POST /panel/settings",
 }
 
 // handle mounts a route of the table, its handler bound to s.

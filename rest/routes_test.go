@@ -155,6 +155,7 @@ var graphQLProbes = map[string]string{
 	"Mutation.addSegmentCustomers":    `mutation { addSegmentCustomers(segmentID: "seg_00000000000000000000000000", customerIDs: ["cus_00000000000000000000000000"]) { id } }`,
 	"Mutation.removeSegmentCustomers": `mutation { removeSegmentCustomers(segmentID: "seg_00000000000000000000000000", customerIDs: ["cus_00000000000000000000000000"]) { id } }`,
 	"Mutation.importSegmentCustomers": `mutation { importSegmentCustomers(segmentID: "seg_00000000000000000000000000", cpfs: ["11144477735"]) { added notFound invalid } }`,
+	"Mutation.refreshChurnScores":     `mutation { refreshChurnScores { queued } }`,
 
 	"Query.webhookEndpoints":         `{ webhookEndpoints { totalCount } }`,
 	"Query.webhookDeliveries":        `{ webhookDeliveries { totalCount } }`,

@@ -29,13 +29,19 @@ import (
 	"github.com/fideliza/fideliza/worker"
 )
 
-// t0 is when the first points are credited. A month later than February
-// is 28 days later, so at t0 + 11 months the lots of t0 are inside the
-// 30-day notice window.
+// t0 is when the first points are credited, at noon of the tenant's time
+// zone (UTC here, so that instants read plainly). A month later than
+// February is 28 days later, so at t0 + 11 months the lots of t0 are inside
+// the 30-day notice window.
 var t0 = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 
 // at is t0 moved by months and d.
 func at(months int, d time.Duration) time.Time { return t0.AddDate(0, months, 0).Add(d) }
+
+// midnight is the end of t0's day months later: when points credited at t0
+// expire after months, and when points earned on t0's day leave the level
+// window after 12.
+func midnight(months int) time.Time { return at(months, 12*time.Hour) }
 
 type pointsBundle struct {
 	db     *storage.DB
@@ -56,6 +62,8 @@ func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	clock := testclock.New(t0)
 	a := &app.App{DB: db, Clock: clock.Now}
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	require.NoError(t, err)
+	tn, err = a.UpdateTenant(viewer.SystemContext(context.Background()), tn.ID, app.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
 	require.NoError(t, err)
 	require.Equal(t, 12, tn.PointsExpiryMonths)
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
@@ -202,11 +210,11 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 			"equal expiries are spent in crediting order")
 		b.requireBalance(t, cust, balanceWant{balance: 400, earned: 500, next: points.Silver, missing: 500})
 
-		// t0 + 2 months: a third lot, expiring at t0 + 14 months, lifts the
-		// customer to silver.
+		// t0 + 2 months: a third lot, expiring at the end of its day 12
+		// months later, lifts the customer to silver.
 		b.clock.Set(at(2, 0))
 		third := b.credit(t, cust, "ord-3", 700)
-		require.True(t, third.ExpiresAt.Equal(at(14, 0)))
+		require.True(t, third.ExpiresAt.Equal(midnight(14)))
 		require.Equal(t, customer.LevelSilver, b.customerRow(t, cust).Level)
 		b.requireBalance(t, cust, balanceWant{balance: 1100, earned: 1200, next: points.Gold, missing: 3800})
 
@@ -225,7 +233,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 			for i, e := range evs {
 				require.Equal(t, lots[i].ID, e.Data["lot_id"])
 				require.EqualValues(t, 200, e.Data["points"])
-				require.Equal(t, at(12, 0).Format(time.RFC3339Nano), e.Data["expires_at"])
+				require.Equal(t, midnight(12).Format(time.RFC3339Nano), e.Data["expires_at"])
 				require.True(t, e.CreatedAt.Equal(at(11, 0)))
 			}
 		}
@@ -234,17 +242,17 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		}
 		got := b.requireBalance(t, cust, balanceWant{balance: 1100, expiring: 400, earned: 1200, next: points.Gold, missing: 3800})
 		require.Len(t, got.Expiring, 2)
-		require.True(t, got.Expiring[0].ExpiresAt.Equal(at(12, 0)))
+		require.True(t, got.Expiring[0].ExpiresAt.Equal(midnight(12)))
 
 		// A second before expiry: nothing expires.
-		b.clock.Set(at(12, -time.Second))
+		b.clock.Set(midnight(12).Add(-time.Second))
 		b.runExpire(t)
 		require.Empty(t, b.entries(t, cust, pointsentry.KindExpiration))
 		require.EqualValues(t, 1100, b.customerRow(t, cust).PointsBalance)
 
 		// A second after: one expiration entry per lot, and the credits of t0
 		// leave the 12 months, so silver falls to bronze in the same run.
-		b.clock.Set(at(12, time.Second))
+		b.clock.Set(midnight(12).Add(time.Second))
 		for range 2 { // a rerun changes nothing
 			b.runExpire(t)
 			exps := b.entries(t, cust, pointsentry.KindExpiration)
@@ -254,7 +262,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 			for _, e := range exps {
 				require.Equal(t, pointsentry.SourceKindLot, e.SourceKind)
 				require.EqualValues(t, -200, e.Points)
-				require.True(t, e.CreatedAt.Equal(at(12, time.Second)))
+				require.True(t, e.CreatedAt.Equal(midnight(12).Add(time.Second)))
 			}
 			require.EqualValues(t, []int64{900, 700}, []int64{exps[0].BalanceAfter, exps[1].BalanceAfter})
 			row := b.customerRow(t, cust)
@@ -263,7 +271,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 			moves := b.events(t, outbox.CustomerLevelChanged, cust)
 			require.Len(t, moves, 2)
 			requireLevelEvent(t, moves[0], points.Bronze, points.Silver, "upgrade", 1200, at(2, 0))
-			requireLevelEvent(t, moves[1], points.Silver, points.Bronze, "downgrade", 700, at(12, time.Second))
+			requireLevelEvent(t, moves[1], points.Silver, points.Bronze, "downgrade", 700, midnight(12).Add(time.Second))
 		}
 		lots = b.lots(t, cust)
 		require.EqualValues(t, []int64{0, 0, 700}, []int64{lots[0].Remaining, lots[1].Remaining, lots[2].Remaining})
@@ -281,9 +289,9 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		require.EqualValues(t, 50, evs[2].Data["points"], "the notice tells what is left")
 		b.requireBalance(t, cust, balanceWant{balance: 50, expiring: 50, earned: 700, next: points.Silver, missing: 300})
 
-		// At exactly t0 + 14 months the last lot expires; its credit is still
-		// inside the 12 months (they include their first instant).
-		b.clock.Set(at(14, 0))
+		// At the midnight ending its day 12 months on, the last lot expires,
+		// and its credit leaves the 12 months at that same midnight.
+		b.clock.Set(midnight(14))
 		b.runExpire(t)
 		b.runLevels(t)
 		exps := b.entries(t, cust, pointsentry.KindExpiration)
@@ -292,7 +300,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		require.EqualValues(t, -50, exps[2].Points)
 		require.Zero(t, b.customerRow(t, cust).PointsBalance)
 		require.Len(t, b.events(t, outbox.CustomerLevelChanged, cust), 2)
-		b.requireBalance(t, cust, balanceWant{earned: 700, next: points.Silver, missing: 300})
+		b.requireBalance(t, cust, balanceWant{next: points.Silver, missing: 1000})
 	})
 }
 
@@ -368,14 +376,14 @@ func TestPointsLevelJobs(t *testing.T) {
 		require.Len(t, b.events(t, outbox.CustomerLevelChanged, cust), 2)
 		b.requireBalance(t, cust, balanceWant{balance: 1000, earned: 1000, next: points.Gold, missing: 4000})
 
-		// t0 + 18 months + 1 second: the last lot expires and its points have
-		// left the window; the expiry job itself lowers silver to bronze.
-		b.clock.Set(at(18, time.Second))
+		// The end of t0 + 18 months' day: the last lot expires and its points
+		// have left the window; the expiry job itself lowers silver to bronze.
+		b.clock.Set(midnight(18))
 		b.runExpire(t)
 		require.Equal(t, customer.LevelBronze, b.customerRow(t, cust).Level)
 		moves = b.events(t, outbox.CustomerLevelChanged, cust)
 		require.Len(t, moves, 3)
-		requireLevelEvent(t, moves[2], points.Silver, points.Bronze, "downgrade", 0, at(18, time.Second))
+		requireLevelEvent(t, moves[2], points.Silver, points.Bronze, "downgrade", 0, midnight(18))
 		b.runLevels(t)
 		require.Len(t, b.events(t, outbox.CustomerLevelChanged, cust), 3)
 		b.requireBalance(t, cust, balanceWant{next: points.Silver, missing: 1000})
@@ -403,7 +411,8 @@ func TestPointsLevelJobAcrossTenants(t *testing.T) {
 		b.clock.Set(at(6, 0))
 		ob.credit(t, theirs, "ord-2", 120)
 		require.Equal(t, customer.LevelDiamond, ob.customerRow(t, theirs).Level)
-		b.clock.Set(at(12, time.Hour))
+		// The next day (the other tenant counts São Paulo's days).
+		b.clock.Set(at(12, 24*time.Hour))
 		b.runLevels(t)
 		require.Equal(t, customer.LevelBronze, b.customerRow(t, mine).Level)
 		require.Equal(t, customer.LevelSilver, ob.customerRow(t, theirs).Level)

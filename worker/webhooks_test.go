@@ -354,6 +354,15 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 			JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: b.tenant, ReturnID: ret.ID}}))
 	}
 
+	// customer.level_will_downgrade: a year on, the 1500 points have left
+	// the 12 months; the tenant's 30-day grace keeps silver and announces
+	// the drop.
+	_, err = b.app.UpdateTenant(b.sys, b.tenant, app.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
+	require.NoError(t, err)
+	b.clock.Set(start.AddDate(0, 12, 2))
+	require.NoError(t, (&worker.RecomputeLevelsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
+		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
+
 	evs, err := b.db.Ent.Event.Query().Order(ent.Asc(event.FieldID)).All(b.ctx)
 	require.NoError(t, err)
 	byType := map[string]*ent.Event{}
@@ -364,6 +373,8 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.Len(t, byType, len(outbox.Types), "every event type happened")
 	require.Equal(t, cust.ID, byType[outbox.CustomerLevelChanged].SubjectID)
 	require.Equal(t, "silver", byType[outbox.CustomerLevelChanged].Data["to"])
+	require.Equal(t, cust.ID, byType[outbox.CustomerLevelWillDowngrade].SubjectID)
+	require.Equal(t, "bronze", byType[outbox.CustomerLevelWillDowngrade].Data["to"])
 	require.Equal(t, camp.ID, byType[outbox.CampaignActivated].SubjectID)
 	require.Equal(t, cust.ID, byType[outbox.PointsExpiring].SubjectID)
 	require.Equal(t, s.ID, byType[outbox.SaleProcessed].SubjectID)

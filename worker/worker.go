@@ -21,6 +21,7 @@ import (
 func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &PruneSigningKeysWorker{App: a})
 	river.AddWorker(workers, &ExpirePointsWorker{App: a})
+	river.AddWorker(workers, &ReleasePendingPointsWorker{App: a})
 	river.AddWorker(workers, &NotifyExpiringPointsWorker{App: a})
 	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
 	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
@@ -33,8 +34,13 @@ func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &DeliverWebhookWorker{App: a})
 }
 
+// ScoreEvery is how often the customers' churn scores are computed; each
+// tenant's model is refitted every churn_refit_days of its settings.
+const ScoreEvery = 24 * time.Hour
+
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points
-// jobs run every pointsEvery (a day by default), the webhook dispatcher every
+// jobs run every pointsEvery (an hour by default, so points expire and are
+// released soon after the tenant's midnight), the webhook dispatcher every
 // dispatchEvery.
 func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob {
 	every := func(d time.Duration, args river.JobArgs) *river.PeriodicJob {
@@ -47,9 +53,10 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 		every(time.Minute, jobs.CampaignLifecycle{}),
 		every(time.Hour, jobs.PurgeExpired{}),
 		every(pointsEvery, jobs.ExpirePoints{}),
+		every(pointsEvery, jobs.ReleasePendingPoints{}),
 		every(pointsEvery, jobs.NotifyExpiringPoints{}),
 		every(pointsEvery, jobs.RecomputeLevels{}),
-		every(pointsEvery, jobs.ScoreCustomers{}),
+		every(ScoreEvery, jobs.ScoreCustomers{}),
 		every(dispatchEvery, jobs.DispatchEvents{}),
 	}
 }
@@ -58,7 +65,7 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 type Config struct {
 	Work           bool // false: insert-only (serve --no-worker)
 	MaxWorkers     int
-	PointsInterval time.Duration // how often points expire and levels are recomputed; 0 means daily
+	PointsInterval time.Duration // how often points expire and are released and levels are recomputed; 0 means hourly
 	// RescueAfter is how long a short job may stay running before another
 	// worker takes it over (its process died); short jobs time out at two
 	// thirds of it. 0 means DefaultRescueAfter. Long jobs keep
@@ -103,7 +110,7 @@ func NewClient(a *app.App, cfg Config) (*river.Client[*sql.Tx], error) {
 		workers := river.NewWorkers()
 		Register(workers, a, cfg.Metrics)
 		rc.Workers = workers
-		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, 24*time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
+		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
 		}

@@ -159,6 +159,21 @@ func (w *ExpirePointsWorker) Timeout(*river.Job[jobs.ExpirePoints]) time.Duratio
 	return LongJobTimeout
 }
 
+// ReleasePendingPointsWorker works jobs.ReleasePendingPoints with app.ReleasePendingPoints.
+type ReleasePendingPointsWorker struct {
+	river.WorkerDefaults[jobs.ReleasePendingPoints]
+	App *app.App
+}
+
+func (w *ReleasePendingPointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ReleasePendingPoints]) error {
+	return w.App.ReleasePendingPoints(ctx)
+}
+
+// Timeout is the long jobs' own: they walk every tenant.
+func (w *ReleasePendingPointsWorker) Timeout(*river.Job[jobs.ReleasePendingPoints]) time.Duration {
+	return LongJobTimeout
+}
+
 // NotifyExpiringPointsWorker works jobs.NotifyExpiringPoints with app.NotifyExpiringPoints.
 type NotifyExpiringPointsWorker struct {
 	river.WorkerDefaults[jobs.NotifyExpiringPoints]
@@ -195,8 +210,12 @@ type ScoreCustomersWorker struct {
 	App *app.App
 }
 
-func (w *ScoreCustomersWorker) Work(ctx context.Context, _ *river.Job[jobs.ScoreCustomers]) error {
-	return w.App.ScoreAllTenants(ctx)
+func (w *ScoreCustomersWorker) Work(ctx context.Context, job *river.Job[jobs.ScoreCustomers]) error {
+	if job.Args.TenantID == "" {
+		return w.App.ScoreAllTenants(ctx)
+	}
+	_, err := w.App.ScoreCustomers(viewer.TenantContext(ctx, job.Args.TenantID), w.App.Now())
+	return err
 }
 
 // Timeout is the long jobs' own: it walks every tenant.

@@ -72,7 +72,9 @@ func newTenantCommand(g *globals) *cobra.Command {
 		tenantID                                  string
 		preRegistration, saleRegistration, active bool
 		saleTolerance, pointsPerReal, newName     string
-		expiryMonths                              int
+		expiryMonths, pendingDays, graceDays      int
+		refitDays                                 int
+		timeZone                                  string
 		silver, gold, diamond                     int64
 		priceCodes                                [4]int // bronze, silver, gold, diamond
 	)
@@ -107,8 +109,21 @@ func newTenantCommand(g *globals) *cobra.Command {
 				}
 				*d.dst = &v
 			}
-			if fl.Changed("points-expiry-months") {
-				s.PointsExpiryMonths = &expiryMonths
+			if fl.Changed("time-zone") {
+				s.TimeZone = &timeZone
+			}
+			for flag, v := range map[string]struct {
+				src *int
+				dst **int
+			}{
+				"points-expiry-months": {&expiryMonths, &s.PointsExpiryMonths},
+				"points-pending-days":  {&pendingDays, &s.PointsPendingDays},
+				"level-grace-days":     {&graceDays, &s.LevelGraceDays},
+				"churn-refit-days":     {&refitDays, &s.ChurnRefitDays},
+			} {
+				if fl.Changed(flag) {
+					*v.dst = v.src
+				}
 			}
 			for flag, v := range map[string]struct {
 				src *int64
@@ -132,8 +147,10 @@ func newTenantCommand(g *globals) *cobra.Command {
 				"id": t.ID, "name": t.Name, "active": t.Active,
 				"pre_registration": t.PreRegistration, "sale_registration": t.SaleRegistration,
 				"sale_tolerance": t.SaleTolerance.String(), "points_per_real": t.PointsPerReal.String(),
-				"points_expiry_months": t.PointsExpiryMonths,
-				"thresholds":           map[string]int64{"silver": t.SilverThreshold, "gold": t.GoldThreshold, "diamond": t.DiamondThreshold},
+				"points_expiry_months": t.PointsExpiryMonths, "time_zone": t.TimeZone,
+				"points_pending_days": t.PointsPendingDays, "level_grace_days": t.LevelGraceDays,
+				"churn_refit_days": t.ChurnRefitDays,
+				"thresholds":       map[string]int64{"silver": t.SilverThreshold, "gold": t.GoldThreshold, "diamond": t.DiamondThreshold},
 				"price_codes": map[string]int{"bronze": t.PriceCodeBronze, "silver": t.PriceCodeSilver, "gold": t.PriceCodeGold,
 					"diamond": t.PriceCodeDiamond},
 			}, fmt.Sprintf("tenant %s updated", t.ID))
@@ -148,6 +165,10 @@ func newTenantCommand(g *globals) *cobra.Command {
 	uf.StringVar(&saleTolerance, "sale-tolerance", "0.10", "accepted R$ difference between items total and sale value")
 	uf.StringVar(&pointsPerReal, "points-per-real", "1", "points earned per whole R$ 1")
 	uf.IntVar(&expiryMonths, "points-expiry-months", 12, "months until earned points expire (1 to 120), for points earned from now on")
+	uf.StringVar(&timeZone, "time-zone", "America/Sao_Paulo", "IANA time zone of the programme's days and midnights")
+	uf.IntVar(&pendingDays, "points-pending-days", 0, "days before earned points become spendable (0 to 90), for points earned from now on")
+	uf.IntVar(&graceDays, "level-grace-days", 0, "days a level is kept after its points fall short (0 to 365)")
+	uf.IntVar(&refitDays, "churn-refit-days", 7, "days between fits of the churn model (1 to 90)")
 	uf.Int64Var(&silver, "silver-threshold", 1000, "points earned in 12 months to reach silver")
 	uf.Int64Var(&gold, "gold-threshold", 5000, "points earned in 12 months to reach gold (above silver)")
 	uf.Int64Var(&diamond, "diamond-threshold", 20000, "points earned in 12 months to reach diamond (above gold)")

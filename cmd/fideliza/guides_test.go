@@ -57,6 +57,7 @@ func TestGuides(t *testing.T) {
 		{file: "crm-sync.md"},
 		{file: "pos-interface.md"},
 		{file: "returns.md"},
+		{file: "predictive-v2.md"},
 	}
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	require.NoError(t, err)

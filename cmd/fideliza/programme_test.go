@@ -17,11 +17,11 @@ import (
 	"github.com/fideliza/fideliza/testclock"
 )
 
-// TestProgrammeSettingsFromTheCLI: level thresholds, points expiry months and
-// price codes changed with `tenant update` change levels at their next
-// computation, the expiry of points earned from then on, and identify's
-// price code; thresholds that do not rise and months out of range are
-// refused and change nothing.
+// TestProgrammeSettingsFromTheCLI: level thresholds, points expiry months,
+// the time zone and price codes changed with `tenant update` change levels
+// at their next computation, the expiry of points earned from then on, and
+// identify's price code; thresholds that do not rise, unknown zones and
+// values out of range are refused and change nothing.
 func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 	t.Parallel()
 	for _, d := range storagetest.Dialects() {
@@ -53,20 +53,25 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 			}
 
 			expires := credit("PED-1", 1500)
-			require.Equal(t, clock.Now().AddDate(0, 12, 0), expires, "the default: 12 months")
+			require.Equal(t, time.Date(2027, 3, 2, 3, 0, 0, 0, time.UTC), expires.UTC(),
+				"the defaults: 12 months, to the midnight ending the day in São Paulo")
 			require.Equal(t, points.Silver, level(), "1500 points with silver at 1000")
 
 			out := fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--silver-threshold", "2000", "--gold-threshold", "6000",
-				"--points-expiry-months", "3", "--price-code-silver", "2", "--price-code-gold", "3")
+				"--points-expiry-months", "3", "--price-code-silver", "2", "--price-code-gold", "3",
+				"--time-zone", "UTC", "--level-grace-days", "0", "--points-pending-days", "0", "--churn-refit-days", "3")
 			require.Equal(t, map[string]any{"silver": float64(2000), "gold": float64(6000), "diamond": float64(20000)}, out["thresholds"])
 			require.Equal(t, float64(3), out["points_expiry_months"])
+			require.Equal(t, []any{"UTC", float64(0), float64(0), float64(3)},
+				[]any{out["time_zone"], out["level_grace_days"], out["points_pending_days"], out["churn_refit_days"]})
 			require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
 			require.NoError(t, a.RecomputeLevels(context.Background()))
 			require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
 
 			clock.Advance(time.Hour)
 			expires = credit("PED-2", 600)
-			require.Equal(t, clock.Now().AddDate(0, 3, 0), expires, "points earned after the change expire in 3 months")
+			require.Equal(t, time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC), expires.UTC(),
+				"points earned after the change expire in 3 months, at a UTC midnight")
 			require.Equal(t, points.Silver, level(), "2100 points reach silver at 2000")
 			tn, err := db.Ent.Tenant.Get(ctx, tid)
 			require.NoError(t, err)
@@ -79,6 +84,8 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 				{"--diamond-threshold", "6000"}, // equal to gold
 				{"--points-expiry-months", "0"}, {"--points-expiry-months", "121"},
 				{"--price-code-gold", "-1"},
+				{"--time-zone", "Mars/Olympus"}, {"--time-zone", "Local"},
+				{"--points-pending-days", "91"}, {"--level-grace-days", "366"}, {"--churn-refit-days", "0"},
 			} {
 				cmd := newRootCommand(io.Discard, io.Discard)
 				cmd.SetArgs(append([]string{"--database-url", u, "tenant", "update", "--tenant", tid}, bad...))

@@ -153,10 +153,11 @@ func (l *rateLimitFlags) config() (ratelimit.Config, error) {
 	return c, nil
 }
 
-// pointsIntervalFlag is how often points expire and levels are recomputed.
+// pointsIntervalFlag is how often points expire and are released and
+// levels are recomputed.
 func pointsIntervalFlag(f *pflag.FlagSet, d *time.Duration) {
-	durationFlag(f, d, "points-interval", "FIDELIZA_POINTS_INTERVAL", 24*time.Hour,
-		"how often points expire and levels are recomputed")
+	durationFlag(f, d, "points-interval", "FIDELIZA_POINTS_INTERVAL", time.Hour,
+		"how often points expire and are released and levels are recomputed")
 }
 
 // rescueAfterFlag is how long a job may run before another worker takes it

@@ -98,11 +98,23 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	loc, err := points.Zone(tenant.TimeZone)
+	if err != nil {
+		return nil, err
+	}
 	now := l.now()
-	expires := points.ExpiresAt(now, tenant.PointsExpiryMonths)
-	// A debt is settled first: those points never reach the balance.
-	settled := min(cr.Points, cust.PointsDebt)
-	kept := cr.Points - settled
+	expires := points.ExpiresAt(now, tenant.PointsExpiryMonths, loc)
+	// Earned points wait out the tenant's pending period (an operator's
+	// adjustment is spendable at once); spendable points settle a debt
+	// first: those never reach the balance.
+	var pendingUntil *time.Time
+	var settled, pending int64
+	if tenant.PointsPendingDays > 0 && cr.Kind != pointsentry.KindAdjustment {
+		pendingUntil, pending = new(points.DaysAfter(now, tenant.PointsPendingDays, loc)), cr.Points
+	} else {
+		settled = min(cr.Points, cust.PointsDebt)
+	}
+	kept := cr.Points - settled - pending
 	entry, err := c.PointsEntry.Create().
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetCreatedAt(now).
 		SetKind(cr.Kind).SetPoints(cr.Points).SetBalanceAfter(cust.PointsBalance + kept).
@@ -115,12 +127,12 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	}
 	err = c.PointsLot.Create().
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetEntryID(entry.ID).SetCreatedAt(now).
-		SetPoints(cr.Points).SetRemaining(kept).SetExpiresAt(expires).
+		SetPoints(cr.Points).SetRemaining(kept + pending).SetExpiresAt(expires).SetNillablePendingUntil(pendingUntil).
 		Exec(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u := c.Customer.UpdateOneID(cust.ID).AddPointsBalance(kept).AddPointsDebt(-settled)
+	u := c.Customer.UpdateOneID(cust.ID).AddPointsBalance(kept).AddPointsPending(pending).AddPointsDebt(-settled)
 	if cr.Amount != nil && cr.Amount.IsPositive() {
 		u.SetLifetimeValue(cust.LifetimeValue.Add(*cr.Amount))
 	}
@@ -153,7 +165,7 @@ func (l Ledger) Debit(ctx context.Context, c *ent.Client, d Debit) (*Result, err
 	}
 	now := l.now()
 	lots, err := c.PointsLot.Query().
-		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtGT(now)).
+		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtGT(now), pointslot.PendingUntilIsNil()).
 		All(ctx)
 	if err != nil {
 		return nil, err
@@ -202,8 +214,8 @@ func (l Ledger) Expire(ctx context.Context, c *ent.Client, lotID string) (*Resul
 	}
 	now := l.now()
 	lot, err = c.PointsLot.Get(ctx, lotID) // re-read under the lock
-	if err != nil || lot.Remaining == 0 || lot.ExpiresAt.After(now) {
-		return nil, err
+	if err != nil || lot.Remaining == 0 || lot.ExpiresAt.After(now) || lot.PendingUntil != nil {
+		return nil, err // a pending lot expires once released
 	}
 	if err := c.PointsLot.UpdateOneID(lot.ID).SetRemaining(0).Exec(ctx); err != nil {
 		return nil, err
@@ -216,6 +228,32 @@ func (l Ledger) Expire(ctx context.Context, c *ent.Client, lotID string) (*Resul
 		return nil, err
 	}
 	return &Result{Entry: entry}, nil
+}
+
+// Release makes a pending lot's points spendable once its pending period is
+// over: they settle the customer's debt first, and the rest joins the
+// balance. It does nothing for a lot already released or not due, so a
+// retried job is harmless. The ledger's sum does not move: the points were
+// entered when earned.
+func (l Ledger) Release(ctx context.Context, c *ent.Client, lotID string) error {
+	lot, err := c.PointsLot.Get(ctx, lotID)
+	if err != nil {
+		return err
+	}
+	cust, err := l.LockCustomer(ctx, c, lot.CustomerID)
+	if err != nil {
+		return err
+	}
+	lot, err = c.PointsLot.Get(ctx, lotID) // re-read under the lock
+	if err != nil || lot.PendingUntil == nil || lot.PendingUntil.After(l.now()) {
+		return err
+	}
+	settled := min(lot.Remaining, cust.PointsDebt)
+	if err := c.PointsLot.UpdateOneID(lot.ID).ClearPendingUntil().AddRemaining(-settled).Exec(ctx); err != nil {
+		return err
+	}
+	return c.Customer.UpdateOneID(cust.ID).AddPointsPending(-lot.Remaining).
+		AddPointsBalance(lot.Remaining - settled).AddPointsDebt(-settled).Exec(ctx)
 }
 
 // relevel reads the customer's tenant and updates the customer's level.
@@ -266,33 +304,28 @@ func (l Ledger) Reverse(ctx context.Context, c *ent.Client, r Reversal) (*Result
 		return &Result{Entry: prior, Replayed: prior != nil}, err
 	}
 	now := l.now()
-	taken := min(r.Points, cust.PointsBalance)
-	if taken > 0 {
-		lots, err := c.PointsLot.Query().
-			Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0)).
-			Order(ent.Asc(pointslot.FieldExpiresAt), ent.Asc(pointslot.FieldID)).
-			All(ctx)
-		if err != nil {
-			return nil, err
-		}
-		left := taken
-		for _, lot := range lots {
-			n := min(left, lot.Remaining)
-			if err := c.PointsLot.UpdateOneID(lot.ID).AddRemaining(-n).Exec(ctx); err != nil {
-				return nil, err
-			}
-			if left -= n; left == 0 {
-				break
-			}
-		}
-		if left != 0 {
-			return nil, fmt.Errorf("customer %s: lots hold %d points fewer than the balance", cust.ID, left)
+	// Pending points go first (a return inside the pending period takes
+	// back points not spendable yet), the latest pending first; then the
+	// balance, the points expiring first first; the rest is owed.
+	fromPending := min(r.Points, cust.PointsPending)
+	taken := min(r.Points-fromPending, cust.PointsBalance)
+	pending := c.PointsLot.Query().Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.PendingUntilNotNil()).
+		Order(ent.Desc(pointslot.FieldPendingUntil), ent.Desc(pointslot.FieldID))
+	spendable := c.PointsLot.Query().Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.PendingUntilIsNil()).
+		Order(ent.Asc(pointslot.FieldExpiresAt), ent.Asc(pointslot.FieldID))
+	for _, from := range []struct {
+		lots *ent.PointsLotQuery
+		n    int64
+	}{{pending, fromPending}, {spendable, taken}} {
+		if err := takeFromLots(ctx, c, from.lots, from.n); err != nil {
+			return nil, fmt.Errorf("customer %s: %w", cust.ID, err)
 		}
 	}
-	owed := r.Points - taken
+	owed := r.Points - fromPending - taken
 	changed, err := c.Customer.Update().
-		Where(customer.ID(cust.ID), customer.PointsBalanceGTE(taken)).
-		AddPointsBalance(-taken).AddPointsDebt(owed).SetLifetimeValue(lessAmount(cust.LifetimeValue, r.Amount)).
+		Where(customer.ID(cust.ID), customer.PointsBalanceGTE(taken), customer.PointsPendingGTE(fromPending)).
+		AddPointsBalance(-taken).AddPointsPending(-fromPending).AddPointsDebt(owed).
+		SetLifetimeValue(lessAmount(cust.LifetimeValue, r.Amount)).
 		Save(ctx)
 	if err != nil {
 		return nil, err
@@ -314,6 +347,27 @@ func (l Ledger) Reverse(ctx context.Context, c *ent.Client, r Reversal) (*Result
 		return nil, err
 	}
 	return &Result{Entry: entry}, nil
+}
+
+// takeFromLots takes n points from the lots, in the query's order.
+func takeFromLots(ctx context.Context, c *ent.Client, q *ent.PointsLotQuery, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	lots, err := q.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, lot := range lots {
+		k := min(n, lot.Remaining)
+		if err := c.PointsLot.UpdateOneID(lot.ID).AddRemaining(-k).Exec(ctx); err != nil {
+			return err
+		}
+		if n -= k; n == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("its lots hold %d points fewer than its counters", n)
 }
 
 // lessAmount is a lifetime value less a refund, never below zero.
@@ -379,22 +433,47 @@ func Thresholds(t *ent.Tenant) points.Thresholds {
 
 // UpdateLevel sets the customer's level from the points earned in the
 // trailing 12 months and records a customer.level_changed event when it
-// moves.
+// moves. A fall waits out the tenant's downgrade grace: when it begins, a
+// customer.level_will_downgrade event says when the level will drop unless
+// the customer earns it back; a level regained ends the grace.
 func (l Ledger) UpdateLevel(ctx context.Context, c *ent.Client, cust *ent.Customer, tenant *ent.Tenant) error {
 	now := l.now()
-	earned, err := EarnedSince(ctx, c, cust.ID, now.AddDate(-1, 0, 0))
+	loc, err := points.Zone(tenant.TimeZone)
 	if err != nil {
 		return err
 	}
-	from, to := points.Level(cust.Level), Thresholds(tenant).LevelFor(earned)
+	earned, err := EarnedSince(ctx, c, cust.ID, points.LevelWindowStart(now, loc))
+	if err != nil {
+		return err
+	}
+	thresholds := Thresholds(tenant)
+	from, to := points.Level(cust.Level), thresholds.LevelFor(earned)
+	falling := points.Rank(to) < points.Rank(from)
+	switch {
+	case !falling && cust.LevelGraceSince != nil:
+		if err := c.Customer.UpdateOneID(cust.ID).ClearLevelGraceSince().Exec(ctx); err != nil {
+			return err
+		}
+	case falling && tenant.LevelGraceDays > 0 && cust.LevelGraceSince == nil:
+		if err := c.Customer.UpdateOneID(cust.ID).SetLevelGraceSince(now).Exec(ctx); err != nil {
+			return err
+		}
+		return outbox.Record(ctx, c, now, cust.TenantID, outbox.CustomerLevelWillDowngrade, cust.ID, map[string]any{
+			"customer_id": cust.ID, "level": string(from), "to": string(to),
+			"downgrade_at":            points.DaysAfter(now, tenant.LevelGraceDays, loc).Format(time.RFC3339Nano),
+			"points_earned_12_months": earned, "points_to_keep_level": thresholds.Of(from) - earned,
+		})
+	case falling && tenant.LevelGraceDays > 0 && now.Before(points.DaysAfter(*cust.LevelGraceSince, tenant.LevelGraceDays, loc)):
+		return nil // still in grace
+	}
 	if from == to {
 		return nil
 	}
-	if err := c.Customer.UpdateOneID(cust.ID).SetLevel(customer.Level(to)).Exec(ctx); err != nil {
+	if err := c.Customer.UpdateOneID(cust.ID).SetLevel(customer.Level(to)).ClearLevelGraceSince().Exec(ctx); err != nil {
 		return err
 	}
 	direction := "upgrade"
-	if points.Rank(to) < points.Rank(from) {
+	if falling {
 		direction = "downgrade"
 	}
 	return outbox.Record(ctx, c, now, cust.TenantID, outbox.CustomerLevelChanged, cust.ID, map[string]any{

@@ -13,17 +13,20 @@ import (
 // Event types.
 const (
 	CustomerLevelChanged = "customer.level_changed"
-	PointsExpiring       = "points.expiring"
-	CampaignActivated    = "campaign.activated"
-	SaleProcessed        = "sale.processed"
-	SaleReturned         = "sale.returned"
-	SaleCancelled        = "sale.cancelled"
-	PointsReversed       = "points.reversed"
-	RedemptionRolledBack = "redemption.rolled_back"
+	// CustomerLevelWillDowngrade announces a level's drop at the end of the
+	// tenant's downgrade grace.
+	CustomerLevelWillDowngrade = "customer.level_will_downgrade"
+	PointsExpiring             = "points.expiring"
+	CampaignActivated          = "campaign.activated"
+	SaleProcessed              = "sale.processed"
+	SaleReturned               = "sale.returned"
+	SaleCancelled              = "sale.cancelled"
+	PointsReversed             = "points.reversed"
+	RedemptionRolledBack       = "redemption.rolled_back"
 )
 
 // Types lists every event type, the ones webhook endpoints subscribe to.
-var Types = []string{CustomerLevelChanged, PointsExpiring, CampaignActivated, SaleProcessed,
+var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
 	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack}
 
 // Record writes an event of tenantID through c, the transaction's client.

@@ -5,6 +5,7 @@ package points
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -37,7 +38,8 @@ type Thresholds struct {
 	Silver, Gold, Diamond int64
 }
 
-func (t Thresholds) of(l Level) int64 {
+// Of is the points level l needs.
+func (t Thresholds) Of(l Level) int64 {
 	switch l {
 	case Silver:
 		return t.Silver
@@ -54,7 +56,7 @@ func (t Thresholds) of(l Level) int64 {
 func (t Thresholds) LevelFor(earned int64) Level {
 	level := Bronze
 	for _, l := range Levels[1:] {
-		if earned >= t.of(l) {
+		if earned >= t.Of(l) {
 			level = l
 		}
 	}
@@ -68,7 +70,7 @@ func (t Thresholds) Next(earned int64) (next Level, missing int64, ok bool) {
 	for i, l := range Levels {
 		if l == current && i+1 < len(Levels) {
 			next = Levels[i+1]
-			return next, t.of(next) - earned, true
+			return next, t.Of(next) - earned, true
 		}
 	}
 	return "", 0, false
@@ -144,7 +146,44 @@ func lotBefore(a, b Lot) bool {
 	return a.ID < b.ID
 }
 
-// ExpiresAt is when points credited at t expire after months.
-func ExpiresAt(t time.Time, months int) time.Time {
-	return t.AddDate(0, months, 0)
+// The programme's calendar: its days are those of the tenant's time zone,
+// and its instants (expiry, release of pending points, the start of the
+// level window) are that zone's midnights, so a customer keeps points
+// through the whole last day whatever hour they were credited at.
+
+// Zone is the programme time zone named name: an IANA name, never the
+// machine's own ("Local") nor empty.
+func Zone(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, fmt.Errorf("unknown time zone %q", name)
+	}
+	return time.LoadLocation(name)
+}
+
+// midnight is the start of the day of t in loc, moved by months and days.
+func midnight(t time.Time, loc *time.Location, months, days int) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m+time.Month(months), d+days, 0, 0, 0, 0, loc)
+}
+
+// ExpiresAt is when points credited at t expire after months: the midnight
+// in loc that ends the day of t, months later.
+func ExpiresAt(t time.Time, months int, loc *time.Location) time.Time {
+	return midnight(t, loc, months, 1).UTC()
+}
+
+// DaysAfter is the midnight in loc that starts the day days after t's: when
+// points earned at t become spendable after a pending period, or when a
+// level's downgrade grace that began at t ends. Zero days is t itself.
+func DaysAfter(t time.Time, days int, loc *time.Location) time.Time {
+	if days == 0 {
+		return t
+	}
+	return midnight(t, loc, 0, days).UTC()
+}
+
+// LevelWindowStart is the start of the 12 months whose earned points make
+// a level at now: the midnight in loc that starts the same day a year ago.
+func LevelWindowStart(now time.Time, loc *time.Location) time.Time {
+	return midnight(now, loc, -12, 0).UTC()
 }

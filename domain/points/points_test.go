@@ -86,3 +86,48 @@ func TestSpend(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, "lot_c", lots[0].ID, "Spend must not reorder the caller's slice")
 }
+
+// TestProgrammeCalendar: expiry, release and the level window fall on the
+// programme zone's midnights, across month ends, leap days and a change of
+// daylight saving time.
+func TestProgrammeCalendar(t *testing.T) {
+	zone := func(name string) *time.Location {
+		loc, err := Zone(name)
+		require.NoError(t, err)
+		return loc
+	}
+	sp, ny, tokyo := zone("America/Sao_Paulo"), zone("America/New_York"), zone("Asia/Tokyo")
+	utc := func(s string) time.Time {
+		at, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		return at
+	}
+	cases := []struct {
+		name    string
+		at      time.Time
+		loc     *time.Location
+		months  int
+		expires string
+		days    int
+		after   string
+		window  string
+	}{
+		{"São Paulo noon", utc("2026-03-10T15:04:05Z"), sp, 12, "2027-03-11T03:00:00Z", 7, "2026-03-17T03:00:00Z", "2025-03-10T03:00:00Z"},
+		{"São Paulo before its midnight is the day before", utc("2026-03-11T02:59:59Z"), sp, 1, "2026-04-11T03:00:00Z", 1, "2026-03-11T03:00:00Z", "2025-03-10T03:00:00Z"},
+		{"Tokyo is a day ahead of UTC's date", utc("2026-03-10T15:04:05Z"), tokyo, 2, "2026-05-11T15:00:00Z", 0, "2026-03-10T15:04:05Z", "2025-03-10T15:00:00Z"},
+		{"a month end normalises", utc("2026-01-31T15:00:00Z"), sp, 1, "2026-03-04T03:00:00Z", 30, "2026-03-02T03:00:00Z", "2025-01-31T03:00:00Z"},
+		{"a leap day", utc("2028-02-29T15:00:00Z"), sp, 12, "2029-03-02T03:00:00Z", 1, "2028-03-01T03:00:00Z", "2027-03-01T03:00:00Z"},
+		{"New York across daylight saving", utc("2026-03-01T17:00:00Z"), ny, 1, "2026-04-02T04:00:00Z", 14, "2026-03-15T04:00:00Z", "2025-03-01T05:00:00Z"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.expires, ExpiresAt(c.at, c.months, c.loc).Format(time.RFC3339))
+			require.Equal(t, c.after, DaysAfter(c.at, c.days, c.loc).UTC().Format(time.RFC3339))
+			require.Equal(t, c.window, LevelWindowStart(c.at, c.loc).Format(time.RFC3339))
+		})
+	}
+	for _, bad := range []string{"", "Local", "America/Atlantis", "../etc/passwd"} {
+		_, err := Zone(bad)
+		require.Error(t, err, "%q", bad)
+	}
+}

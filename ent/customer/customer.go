@@ -55,8 +55,12 @@ const (
 	FieldAddressZipCode = "address_zip_code"
 	// FieldLevel holds the string denoting the level field in the database.
 	FieldLevel = "level"
+	// FieldLevelGraceSince holds the string denoting the level_grace_since field in the database.
+	FieldLevelGraceSince = "level_grace_since"
 	// FieldPointsBalance holds the string denoting the points_balance field in the database.
 	FieldPointsBalance = "points_balance"
+	// FieldPointsPending holds the string denoting the points_pending field in the database.
+	FieldPointsPending = "points_pending"
 	// FieldPointsDebt holds the string denoting the points_debt field in the database.
 	FieldPointsDebt = "points_debt"
 	// FieldLifetimeValue holds the string denoting the lifetime_value field in the database.
@@ -144,7 +148,9 @@ var Columns = []string{
 	FieldAddressState,
 	FieldAddressZipCode,
 	FieldLevel,
+	FieldLevelGraceSince,
 	FieldPointsBalance,
+	FieldPointsPending,
 	FieldPointsDebt,
 	FieldLifetimeValue,
 	FieldConsentMarketingEmail,
@@ -198,6 +204,10 @@ var (
 	DefaultPointsBalance int64
 	// PointsBalanceValidator is a validator for the "points_balance" field. It is called by the builders before save.
 	PointsBalanceValidator func(int64) error
+	// DefaultPointsPending holds the default value on creation for the "points_pending" field.
+	DefaultPointsPending int64
+	// PointsPendingValidator is a validator for the "points_pending" field. It is called by the builders before save.
+	PointsPendingValidator func(int64) error
 	// DefaultPointsDebt holds the default value on creation for the "points_debt" field.
 	DefaultPointsDebt int64
 	// PointsDebtValidator is a validator for the "points_debt" field. It is called by the builders before save.
@@ -388,9 +398,19 @@ func ByLevel(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLevel, opts...).ToFunc()
 }
 
+// ByLevelGraceSince orders the results by the level_grace_since field.
+func ByLevelGraceSince(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLevelGraceSince, opts...).ToFunc()
+}
+
 // ByPointsBalance orders the results by the points_balance field.
 func ByPointsBalance(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsBalance, opts...).ToFunc()
+}
+
+// ByPointsPending orders the results by the points_pending field.
+func ByPointsPending(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsPending, opts...).ToFunc()
 }
 
 // ByPointsDebt orders the results by the points_debt field.

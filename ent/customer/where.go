@@ -141,9 +141,19 @@ func AddressZipCode(v string) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldAddressZipCode, v))
 }
 
+// LevelGraceSince applies equality check predicate on the "level_grace_since" field. It's identical to LevelGraceSinceEQ.
+func LevelGraceSince(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLevelGraceSince, v))
+}
+
 // PointsBalance applies equality check predicate on the "points_balance" field. It's identical to PointsBalanceEQ.
 func PointsBalance(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldPointsBalance, v))
+}
+
+// PointsPending applies equality check predicate on the "points_pending" field. It's identical to PointsPendingEQ.
+func PointsPending(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldPointsPending, v))
 }
 
 // PointsDebt applies equality check predicate on the "points_debt" field. It's identical to PointsDebtEQ.
@@ -1256,6 +1266,56 @@ func LevelNotIn(vs ...Level) predicate.Customer {
 	return predicate.Customer(sql.FieldNotIn(FieldLevel, vs...))
 }
 
+// LevelGraceSinceEQ applies the EQ predicate on the "level_grace_since" field.
+func LevelGraceSinceEQ(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldLevelGraceSince, v))
+}
+
+// LevelGraceSinceNEQ applies the NEQ predicate on the "level_grace_since" field.
+func LevelGraceSinceNEQ(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldLevelGraceSince, v))
+}
+
+// LevelGraceSinceIn applies the In predicate on the "level_grace_since" field.
+func LevelGraceSinceIn(vs ...time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldLevelGraceSince, vs...))
+}
+
+// LevelGraceSinceNotIn applies the NotIn predicate on the "level_grace_since" field.
+func LevelGraceSinceNotIn(vs ...time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldLevelGraceSince, vs...))
+}
+
+// LevelGraceSinceGT applies the GT predicate on the "level_grace_since" field.
+func LevelGraceSinceGT(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldLevelGraceSince, v))
+}
+
+// LevelGraceSinceGTE applies the GTE predicate on the "level_grace_since" field.
+func LevelGraceSinceGTE(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldLevelGraceSince, v))
+}
+
+// LevelGraceSinceLT applies the LT predicate on the "level_grace_since" field.
+func LevelGraceSinceLT(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldLevelGraceSince, v))
+}
+
+// LevelGraceSinceLTE applies the LTE predicate on the "level_grace_since" field.
+func LevelGraceSinceLTE(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldLevelGraceSince, v))
+}
+
+// LevelGraceSinceIsNil applies the IsNil predicate on the "level_grace_since" field.
+func LevelGraceSinceIsNil() predicate.Customer {
+	return predicate.Customer(sql.FieldIsNull(FieldLevelGraceSince))
+}
+
+// LevelGraceSinceNotNil applies the NotNil predicate on the "level_grace_since" field.
+func LevelGraceSinceNotNil() predicate.Customer {
+	return predicate.Customer(sql.FieldNotNull(FieldLevelGraceSince))
+}
+
 // PointsBalanceEQ applies the EQ predicate on the "points_balance" field.
 func PointsBalanceEQ(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldPointsBalance, v))
@@ -1294,6 +1354,46 @@ func PointsBalanceLT(v int64) predicate.Customer {
 // PointsBalanceLTE applies the LTE predicate on the "points_balance" field.
 func PointsBalanceLTE(v int64) predicate.Customer {
 	return predicate.Customer(sql.FieldLTE(FieldPointsBalance, v))
+}
+
+// PointsPendingEQ applies the EQ predicate on the "points_pending" field.
+func PointsPendingEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldPointsPending, v))
+}
+
+// PointsPendingNEQ applies the NEQ predicate on the "points_pending" field.
+func PointsPendingNEQ(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldPointsPending, v))
+}
+
+// PointsPendingIn applies the In predicate on the "points_pending" field.
+func PointsPendingIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldPointsPending, vs...))
+}
+
+// PointsPendingNotIn applies the NotIn predicate on the "points_pending" field.
+func PointsPendingNotIn(vs ...int64) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldPointsPending, vs...))
+}
+
+// PointsPendingGT applies the GT predicate on the "points_pending" field.
+func PointsPendingGT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldPointsPending, v))
+}
+
+// PointsPendingGTE applies the GTE predicate on the "points_pending" field.
+func PointsPendingGTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldPointsPending, v))
+}
+
+// PointsPendingLT applies the LT predicate on the "points_pending" field.
+func PointsPendingLT(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldPointsPending, v))
+}
+
+// PointsPendingLTE applies the LTE predicate on the "points_pending" field.
+func PointsPendingLTE(v int64) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldPointsPending, v))
 }
 
 // PointsDebtEQ applies the EQ predicate on the "points_debt" field.

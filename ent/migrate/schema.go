@@ -150,7 +150,9 @@ var (
 		{Name: "address_state", Type: field.TypeString, Nullable: true},
 		{Name: "address_zip_code", Type: field.TypeString, Nullable: true},
 		{Name: "level", Type: field.TypeEnum, Enums: []string{"bronze", "silver", "gold", "diamond"}, Default: "bronze"},
+		{Name: "level_grace_since", Type: field.TypeTime, Nullable: true},
 		{Name: "points_balance", Type: field.TypeInt64, Default: 0},
+		{Name: "points_pending", Type: field.TypeInt64, Default: 0},
 		{Name: "points_debt", Type: field.TypeInt64, Default: 0},
 		{Name: "lifetime_value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "consent_marketing_email", Type: field.TypeBool, Default: false},
@@ -166,7 +168,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[24]},
+				Columns:    []*schema.Column{CustomersColumns[26]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -175,22 +177,22 @@ var (
 			{
 				Name:    "customer_tenant_id_document",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[9]},
+				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[9]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[7]},
+				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[3]},
 			},
 			{
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[24], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[0]},
 			},
 		},
 	}
@@ -234,6 +236,11 @@ var (
 				Name:    "customerscore_tenant_id_risk_customer_id",
 				Unique:  false,
 				Columns: []*schema.Column{CustomerScoresColumns[12], CustomerScoresColumns[3], CustomerScoresColumns[11]},
+			},
+			{
+				Name:    "customerscore_tenant_id_customer_id",
+				Unique:  false,
+				Columns: []*schema.Column{CustomerScoresColumns[12], CustomerScoresColumns[11]},
 			},
 		},
 	}
@@ -367,6 +374,7 @@ var (
 		{Name: "points", Type: field.TypeInt64},
 		{Name: "remaining", Type: field.TypeInt64},
 		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "pending_until", Type: field.TypeTime, Nullable: true},
 		{Name: "expiring_notified_at", Type: field.TypeTime, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
@@ -380,19 +388,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "points_lots_tenants_tenant",
-				Columns:    []*schema.Column{PointsLotsColumns[6]},
+				Columns:    []*schema.Column{PointsLotsColumns[7]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "points_lots_customers_customer",
-				Columns:    []*schema.Column{PointsLotsColumns[7]},
+				Columns:    []*schema.Column{PointsLotsColumns[8]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "points_lots_points_entries_entry",
-				Columns:    []*schema.Column{PointsLotsColumns[8]},
+				Columns:    []*schema.Column{PointsLotsColumns[9]},
 				RefColumns: []*schema.Column{PointsEntriesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -401,7 +409,7 @@ var (
 			{
 				Name:    "pointslot_tenant_id_customer_id_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{PointsLotsColumns[6], PointsLotsColumns[7], PointsLotsColumns[4]},
+				Columns: []*schema.Column{PointsLotsColumns[7], PointsLotsColumns[8], PointsLotsColumns[4]},
 			},
 			{
 				Name:    "pointslot_expires_at",
@@ -409,9 +417,14 @@ var (
 				Columns: []*schema.Column{PointsLotsColumns[4]},
 			},
 			{
+				Name:    "pointslot_pending_until",
+				Unique:  false,
+				Columns: []*schema.Column{PointsLotsColumns[5]},
+			},
+			{
 				Name:    "pointslot_entry_id",
 				Unique:  true,
-				Columns: []*schema.Column{PointsLotsColumns[8]},
+				Columns: []*schema.Column{PointsLotsColumns[9]},
 			},
 		},
 	}
@@ -776,6 +789,10 @@ var (
 		{Name: "sale_tolerance", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "points_per_real", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "points_expiry_months", Type: field.TypeInt, Default: 12},
+		{Name: "time_zone", Type: field.TypeString, Default: "America/Sao_Paulo"},
+		{Name: "points_pending_days", Type: field.TypeInt, Default: 0},
+		{Name: "level_grace_days", Type: field.TypeInt, Default: 0},
+		{Name: "churn_refit_days", Type: field.TypeInt, Default: 7},
 		{Name: "silver_threshold", Type: field.TypeInt64, Default: 1000},
 		{Name: "gold_threshold", Type: field.TypeInt64, Default: 5000},
 		{Name: "diamond_threshold", Type: field.TypeInt64, Default: 20000},
@@ -794,7 +811,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[18]},
+				Columns:    []*schema.Column{TenantsColumns[22]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},

@@ -29,6 +29,8 @@ const (
 	FieldRemaining = "remaining"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
+	// FieldPendingUntil holds the string denoting the pending_until field in the database.
+	FieldPendingUntil = "pending_until"
 	// FieldExpiringNotifiedAt holds the string denoting the expiring_notified_at field in the database.
 	FieldExpiringNotifiedAt = "expiring_notified_at"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -72,6 +74,7 @@ var Columns = []string{
 	FieldPoints,
 	FieldRemaining,
 	FieldExpiresAt,
+	FieldPendingUntil,
 	FieldExpiringNotifiedAt,
 }
 
@@ -150,6 +153,11 @@ func ByRemaining(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
+// ByPendingUntil orders the results by the pending_until field.
+func ByPendingUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPendingUntil, opts...).ToFunc()
 }
 
 // ByExpiringNotifiedAt orders the results by the expiring_notified_at field.

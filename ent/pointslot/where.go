@@ -100,6 +100,11 @@ func ExpiresAt(v time.Time) predicate.PointsLot {
 	return predicate.PointsLot(sql.FieldEQ(FieldExpiresAt, v))
 }
 
+// PendingUntil applies equality check predicate on the "pending_until" field. It's identical to PendingUntilEQ.
+func PendingUntil(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldEQ(FieldPendingUntil, v))
+}
+
 // ExpiringNotifiedAt applies equality check predicate on the "expiring_notified_at" field. It's identical to ExpiringNotifiedAtEQ.
 func ExpiringNotifiedAt(v time.Time) predicate.PointsLot {
 	return predicate.PointsLot(sql.FieldEQ(FieldExpiringNotifiedAt, v))
@@ -458,6 +463,56 @@ func ExpiresAtLT(v time.Time) predicate.PointsLot {
 // ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
 func ExpiresAtLTE(v time.Time) predicate.PointsLot {
 	return predicate.PointsLot(sql.FieldLTE(FieldExpiresAt, v))
+}
+
+// PendingUntilEQ applies the EQ predicate on the "pending_until" field.
+func PendingUntilEQ(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldEQ(FieldPendingUntil, v))
+}
+
+// PendingUntilNEQ applies the NEQ predicate on the "pending_until" field.
+func PendingUntilNEQ(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldNEQ(FieldPendingUntil, v))
+}
+
+// PendingUntilIn applies the In predicate on the "pending_until" field.
+func PendingUntilIn(vs ...time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldIn(FieldPendingUntil, vs...))
+}
+
+// PendingUntilNotIn applies the NotIn predicate on the "pending_until" field.
+func PendingUntilNotIn(vs ...time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldNotIn(FieldPendingUntil, vs...))
+}
+
+// PendingUntilGT applies the GT predicate on the "pending_until" field.
+func PendingUntilGT(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldGT(FieldPendingUntil, v))
+}
+
+// PendingUntilGTE applies the GTE predicate on the "pending_until" field.
+func PendingUntilGTE(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldGTE(FieldPendingUntil, v))
+}
+
+// PendingUntilLT applies the LT predicate on the "pending_until" field.
+func PendingUntilLT(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldLT(FieldPendingUntil, v))
+}
+
+// PendingUntilLTE applies the LTE predicate on the "pending_until" field.
+func PendingUntilLTE(v time.Time) predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldLTE(FieldPendingUntil, v))
+}
+
+// PendingUntilIsNil applies the IsNil predicate on the "pending_until" field.
+func PendingUntilIsNil() predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldIsNull(FieldPendingUntil))
+}
+
+// PendingUntilNotNil applies the NotNil predicate on the "pending_until" field.
+func PendingUntilNotNil() predicate.PointsLot {
+	return predicate.PointsLot(sql.FieldNotNull(FieldPendingUntil))
 }
 
 // ExpiringNotifiedAtEQ applies the EQ predicate on the "expiring_notified_at" field.

@@ -241,27 +241,33 @@ func init() {
 	// customer.BirthDateValidator is a validator for the "birth_date" field. It is called by the builders before save.
 	customer.BirthDateValidator = customerDescBirthDate.Validators[0].(func(string) error)
 	// customerDescPointsBalance is the schema descriptor for points_balance field.
-	customerDescPointsBalance := customerFields[16].Descriptor()
+	customerDescPointsBalance := customerFields[17].Descriptor()
 	// customer.DefaultPointsBalance holds the default value on creation for the points_balance field.
 	customer.DefaultPointsBalance = customerDescPointsBalance.Default.(int64)
 	// customer.PointsBalanceValidator is a validator for the "points_balance" field. It is called by the builders before save.
 	customer.PointsBalanceValidator = customerDescPointsBalance.Validators[0].(func(int64) error)
+	// customerDescPointsPending is the schema descriptor for points_pending field.
+	customerDescPointsPending := customerFields[18].Descriptor()
+	// customer.DefaultPointsPending holds the default value on creation for the points_pending field.
+	customer.DefaultPointsPending = customerDescPointsPending.Default.(int64)
+	// customer.PointsPendingValidator is a validator for the "points_pending" field. It is called by the builders before save.
+	customer.PointsPendingValidator = customerDescPointsPending.Validators[0].(func(int64) error)
 	// customerDescPointsDebt is the schema descriptor for points_debt field.
-	customerDescPointsDebt := customerFields[17].Descriptor()
+	customerDescPointsDebt := customerFields[19].Descriptor()
 	// customer.DefaultPointsDebt holds the default value on creation for the points_debt field.
 	customer.DefaultPointsDebt = customerDescPointsDebt.Default.(int64)
 	// customer.PointsDebtValidator is a validator for the "points_debt" field. It is called by the builders before save.
 	customer.PointsDebtValidator = customerDescPointsDebt.Validators[0].(func(int64) error)
 	// customerDescLifetimeValue is the schema descriptor for lifetime_value field.
-	customerDescLifetimeValue := customerFields[18].Descriptor()
+	customerDescLifetimeValue := customerFields[20].Descriptor()
 	// customer.DefaultLifetimeValue holds the default value on creation for the lifetime_value field.
 	customer.DefaultLifetimeValue = customerDescLifetimeValue.Default.(decimal.Decimal)
 	// customerDescConsentMarketingEmail is the schema descriptor for consent_marketing_email field.
-	customerDescConsentMarketingEmail := customerFields[19].Descriptor()
+	customerDescConsentMarketingEmail := customerFields[21].Descriptor()
 	// customer.DefaultConsentMarketingEmail holds the default value on creation for the consent_marketing_email field.
 	customer.DefaultConsentMarketingEmail = customerDescConsentMarketingEmail.Default.(bool)
 	// customerDescConsentMarketingSms is the schema descriptor for consent_marketing_sms field.
-	customerDescConsentMarketingSms := customerFields[20].Descriptor()
+	customerDescConsentMarketingSms := customerFields[22].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
 	// customerDescID is the schema descriptor for id field.
@@ -964,50 +970,74 @@ func init() {
 	tenant.DefaultPointsExpiryMonths = tenantDescPointsExpiryMonths.Default.(int)
 	// tenant.PointsExpiryMonthsValidator is a validator for the "points_expiry_months" field. It is called by the builders before save.
 	tenant.PointsExpiryMonthsValidator = tenantDescPointsExpiryMonths.Validators[0].(func(int) error)
+	// tenantDescTimeZone is the schema descriptor for time_zone field.
+	tenantDescTimeZone := tenantFields[8].Descriptor()
+	// tenant.DefaultTimeZone holds the default value on creation for the time_zone field.
+	tenant.DefaultTimeZone = tenantDescTimeZone.Default.(string)
+	// tenant.TimeZoneValidator is a validator for the "time_zone" field. It is called by the builders before save.
+	tenant.TimeZoneValidator = tenantDescTimeZone.Validators[0].(func(string) error)
+	// tenantDescPointsPendingDays is the schema descriptor for points_pending_days field.
+	tenantDescPointsPendingDays := tenantFields[9].Descriptor()
+	// tenant.DefaultPointsPendingDays holds the default value on creation for the points_pending_days field.
+	tenant.DefaultPointsPendingDays = tenantDescPointsPendingDays.Default.(int)
+	// tenant.PointsPendingDaysValidator is a validator for the "points_pending_days" field. It is called by the builders before save.
+	tenant.PointsPendingDaysValidator = tenantDescPointsPendingDays.Validators[0].(func(int) error)
+	// tenantDescLevelGraceDays is the schema descriptor for level_grace_days field.
+	tenantDescLevelGraceDays := tenantFields[10].Descriptor()
+	// tenant.DefaultLevelGraceDays holds the default value on creation for the level_grace_days field.
+	tenant.DefaultLevelGraceDays = tenantDescLevelGraceDays.Default.(int)
+	// tenant.LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
+	tenant.LevelGraceDaysValidator = tenantDescLevelGraceDays.Validators[0].(func(int) error)
+	// tenantDescChurnRefitDays is the schema descriptor for churn_refit_days field.
+	tenantDescChurnRefitDays := tenantFields[11].Descriptor()
+	// tenant.DefaultChurnRefitDays holds the default value on creation for the churn_refit_days field.
+	tenant.DefaultChurnRefitDays = tenantDescChurnRefitDays.Default.(int)
+	// tenant.ChurnRefitDaysValidator is a validator for the "churn_refit_days" field. It is called by the builders before save.
+	tenant.ChurnRefitDaysValidator = tenantDescChurnRefitDays.Validators[0].(func(int) error)
 	// tenantDescSilverThreshold is the schema descriptor for silver_threshold field.
-	tenantDescSilverThreshold := tenantFields[8].Descriptor()
+	tenantDescSilverThreshold := tenantFields[12].Descriptor()
 	// tenant.DefaultSilverThreshold holds the default value on creation for the silver_threshold field.
 	tenant.DefaultSilverThreshold = tenantDescSilverThreshold.Default.(int64)
 	// tenant.SilverThresholdValidator is a validator for the "silver_threshold" field. It is called by the builders before save.
 	tenant.SilverThresholdValidator = tenantDescSilverThreshold.Validators[0].(func(int64) error)
 	// tenantDescGoldThreshold is the schema descriptor for gold_threshold field.
-	tenantDescGoldThreshold := tenantFields[9].Descriptor()
+	tenantDescGoldThreshold := tenantFields[13].Descriptor()
 	// tenant.DefaultGoldThreshold holds the default value on creation for the gold_threshold field.
 	tenant.DefaultGoldThreshold = tenantDescGoldThreshold.Default.(int64)
 	// tenant.GoldThresholdValidator is a validator for the "gold_threshold" field. It is called by the builders before save.
 	tenant.GoldThresholdValidator = tenantDescGoldThreshold.Validators[0].(func(int64) error)
 	// tenantDescDiamondThreshold is the schema descriptor for diamond_threshold field.
-	tenantDescDiamondThreshold := tenantFields[10].Descriptor()
+	tenantDescDiamondThreshold := tenantFields[14].Descriptor()
 	// tenant.DefaultDiamondThreshold holds the default value on creation for the diamond_threshold field.
 	tenant.DefaultDiamondThreshold = tenantDescDiamondThreshold.Default.(int64)
 	// tenant.DiamondThresholdValidator is a validator for the "diamond_threshold" field. It is called by the builders before save.
 	tenant.DiamondThresholdValidator = tenantDescDiamondThreshold.Validators[0].(func(int64) error)
 	// tenantDescPriceCodeBronze is the schema descriptor for price_code_bronze field.
-	tenantDescPriceCodeBronze := tenantFields[11].Descriptor()
+	tenantDescPriceCodeBronze := tenantFields[15].Descriptor()
 	// tenant.DefaultPriceCodeBronze holds the default value on creation for the price_code_bronze field.
 	tenant.DefaultPriceCodeBronze = tenantDescPriceCodeBronze.Default.(int)
 	// tenant.PriceCodeBronzeValidator is a validator for the "price_code_bronze" field. It is called by the builders before save.
 	tenant.PriceCodeBronzeValidator = tenantDescPriceCodeBronze.Validators[0].(func(int) error)
 	// tenantDescPriceCodeSilver is the schema descriptor for price_code_silver field.
-	tenantDescPriceCodeSilver := tenantFields[12].Descriptor()
+	tenantDescPriceCodeSilver := tenantFields[16].Descriptor()
 	// tenant.DefaultPriceCodeSilver holds the default value on creation for the price_code_silver field.
 	tenant.DefaultPriceCodeSilver = tenantDescPriceCodeSilver.Default.(int)
 	// tenant.PriceCodeSilverValidator is a validator for the "price_code_silver" field. It is called by the builders before save.
 	tenant.PriceCodeSilverValidator = tenantDescPriceCodeSilver.Validators[0].(func(int) error)
 	// tenantDescPriceCodeGold is the schema descriptor for price_code_gold field.
-	tenantDescPriceCodeGold := tenantFields[13].Descriptor()
+	tenantDescPriceCodeGold := tenantFields[17].Descriptor()
 	// tenant.DefaultPriceCodeGold holds the default value on creation for the price_code_gold field.
 	tenant.DefaultPriceCodeGold = tenantDescPriceCodeGold.Default.(int)
 	// tenant.PriceCodeGoldValidator is a validator for the "price_code_gold" field. It is called by the builders before save.
 	tenant.PriceCodeGoldValidator = tenantDescPriceCodeGold.Validators[0].(func(int) error)
 	// tenantDescPriceCodeDiamond is the schema descriptor for price_code_diamond field.
-	tenantDescPriceCodeDiamond := tenantFields[14].Descriptor()
+	tenantDescPriceCodeDiamond := tenantFields[18].Descriptor()
 	// tenant.DefaultPriceCodeDiamond holds the default value on creation for the price_code_diamond field.
 	tenant.DefaultPriceCodeDiamond = tenantDescPriceCodeDiamond.Default.(int)
 	// tenant.PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	tenant.PriceCodeDiamondValidator = tenantDescPriceCodeDiamond.Validators[0].(func(int) error)
 	// tenantDescCustomerCount is the schema descriptor for customer_count field.
-	tenantDescCustomerCount := tenantFields[16].Descriptor()
+	tenantDescCustomerCount := tenantFields[20].Descriptor()
 	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
 	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
 	// tenantDescID is the schema descriptor for id field.

@@ -96,6 +96,10 @@ func (CustomerScore) Edges() []ent.Edge {
 func (CustomerScore) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("tenant_id", "risk", "customer_id"),
+		// A scoring run replaces a range of customers' scores: with the
+		// tenant filter every query carries, only this index bounds the
+		// range (the one above would scan the tenant's scores).
+		index.Fields("tenant_id", "customer_id"),
 	}
 }
 

@@ -64,10 +64,14 @@ func (Customer) Fields() []ent.Field {
 			Comment("Postal code (CEP) of the postal address."),
 		field.Enum("level").Values("bronze", "silver", "gold", "diamond").Default("bronze").
 			Annotations(entgql.OrderField("LEVEL")).
-			Comment("Loyalty level, from points earned in the trailing 12 months."),
+			Comment("Loyalty level, from points earned in the trailing 12 months (local days of the tenant's time zone)."),
+		field.Time("level_grace_since").Optional().Nillable().
+			Comment("Since when the points earned no longer hold the level: it is kept for the tenant's downgrade grace period after this instant, then lowered. Empty while the points hold it."),
 		field.Int64("points_balance").Default(0).NonNegative().
 			Annotations(entgql.OrderField("POINTS_BALANCE")).
-			Comment("Current points balance, never negative; the balance less the debt is always the sum of the points ledger."),
+			Comment("Current spendable points balance, never negative; the balance plus the pending points less the debt is always the sum of the points ledger."),
+		field.Int64("points_pending").Default(0).NonNegative().
+			Comment("Points earned but not spendable yet: the tenant's pending period after a sale or order has not passed. A return inside it takes these back first."),
 		field.Int64("points_debt").Default(0).NonNegative().
 			Comment("Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open."),
 		field.Other("lifetime_value", decimal.Decimal{}).SchemaType(decimalColumn).

@@ -26,6 +26,8 @@ func (PointsLot) Fields() []ent.Field {
 		field.Int64("points").Positive().Immutable(),
 		field.Int64("remaining").NonNegative(),
 		field.Time("expires_at").Immutable(),
+		field.Time("pending_until").Optional().Nillable().
+			Comment("Until when the lot's points are pending (not spendable); cleared when they are released to the balance."),
 		field.Time("expiring_notified_at").Optional().Nillable().
 			Comment("When the points.expiring event of the lot was recorded."),
 	}
@@ -49,6 +51,7 @@ func (PointsLot) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("tenant_id", "customer_id", "expires_at"),
 		index.Fields("expires_at"),
+		index.Fields("pending_until"),
 		index.Fields("entry_id").Unique(),
 	}
 }

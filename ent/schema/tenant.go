@@ -39,7 +39,15 @@ func (Tenant) Fields() []ent.Field {
 			Annotations(entgql.Type("Decimal")).
 			Comment("Points earned per whole R$ 1 paid."),
 		field.Int("points_expiry_months").Default(12).Positive().
-			Comment("Months after which credited points expire."),
+			Comment("Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later."),
+		field.String("time_zone").Default("America/Sao_Paulo").NotEmpty().
+			Comment("IANA time zone of the programme: points expire at its midnights, the 12-month level window counts its days, and the dashboards' days are its days."),
+		field.Int("points_pending_days").Default(0).NonNegative().
+			Comment("Days after a sale or order before its earned points become spendable (0: at once); they are released at the local midnight that starts that day. A return inside the period takes back pending points first."),
+		field.Int("level_grace_days").Default(0).NonNegative().
+			Comment("Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins."),
+		field.Int("churn_refit_days").Default(7).Positive().
+			Comment("Days between fits of the tenant's churn model; customers are scored daily with the newest model."),
 		field.Int64("silver_threshold").Default(1000).NonNegative().
 			Comment("Points earned in the trailing 12 months to reach silver."),
 		field.Int64("gold_threshold").Default(5000).NonNegative().

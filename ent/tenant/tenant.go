@@ -34,6 +34,14 @@ const (
 	FieldPointsPerReal = "points_per_real"
 	// FieldPointsExpiryMonths holds the string denoting the points_expiry_months field in the database.
 	FieldPointsExpiryMonths = "points_expiry_months"
+	// FieldTimeZone holds the string denoting the time_zone field in the database.
+	FieldTimeZone = "time_zone"
+	// FieldPointsPendingDays holds the string denoting the points_pending_days field in the database.
+	FieldPointsPendingDays = "points_pending_days"
+	// FieldLevelGraceDays holds the string denoting the level_grace_days field in the database.
+	FieldLevelGraceDays = "level_grace_days"
+	// FieldChurnRefitDays holds the string denoting the churn_refit_days field in the database.
+	FieldChurnRefitDays = "churn_refit_days"
 	// FieldSilverThreshold holds the string denoting the silver_threshold field in the database.
 	FieldSilverThreshold = "silver_threshold"
 	// FieldGoldThreshold holds the string denoting the gold_threshold field in the database.
@@ -80,6 +88,10 @@ var Columns = []string{
 	FieldSaleTolerance,
 	FieldPointsPerReal,
 	FieldPointsExpiryMonths,
+	FieldTimeZone,
+	FieldPointsPendingDays,
+	FieldLevelGraceDays,
+	FieldChurnRefitDays,
 	FieldSilverThreshold,
 	FieldGoldThreshold,
 	FieldDiamondThreshold,
@@ -131,6 +143,22 @@ var (
 	DefaultPointsExpiryMonths int
 	// PointsExpiryMonthsValidator is a validator for the "points_expiry_months" field. It is called by the builders before save.
 	PointsExpiryMonthsValidator func(int) error
+	// DefaultTimeZone holds the default value on creation for the "time_zone" field.
+	DefaultTimeZone string
+	// TimeZoneValidator is a validator for the "time_zone" field. It is called by the builders before save.
+	TimeZoneValidator func(string) error
+	// DefaultPointsPendingDays holds the default value on creation for the "points_pending_days" field.
+	DefaultPointsPendingDays int
+	// PointsPendingDaysValidator is a validator for the "points_pending_days" field. It is called by the builders before save.
+	PointsPendingDaysValidator func(int) error
+	// DefaultLevelGraceDays holds the default value on creation for the "level_grace_days" field.
+	DefaultLevelGraceDays int
+	// LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
+	LevelGraceDaysValidator func(int) error
+	// DefaultChurnRefitDays holds the default value on creation for the "churn_refit_days" field.
+	DefaultChurnRefitDays int
+	// ChurnRefitDaysValidator is a validator for the "churn_refit_days" field. It is called by the builders before save.
+	ChurnRefitDaysValidator func(int) error
 	// DefaultSilverThreshold holds the default value on creation for the "silver_threshold" field.
 	DefaultSilverThreshold int64
 	// SilverThresholdValidator is a validator for the "silver_threshold" field. It is called by the builders before save.
@@ -218,6 +246,26 @@ func ByPointsPerReal(opts ...sql.OrderTermOption) OrderOption {
 // ByPointsExpiryMonths orders the results by the points_expiry_months field.
 func ByPointsExpiryMonths(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsExpiryMonths, opts...).ToFunc()
+}
+
+// ByTimeZone orders the results by the time_zone field.
+func ByTimeZone(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTimeZone, opts...).ToFunc()
+}
+
+// ByPointsPendingDays orders the results by the points_pending_days field.
+func ByPointsPendingDays(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsPendingDays, opts...).ToFunc()
+}
+
+// ByLevelGraceDays orders the results by the level_grace_days field.
+func ByLevelGraceDays(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLevelGraceDays, opts...).ToFunc()
+}
+
+// ByChurnRefitDays orders the results by the churn_refit_days field.
+func ByChurnRefitDays(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldChurnRefitDays, opts...).ToFunc()
 }
 
 // BySilverThreshold orders the results by the silver_threshold field.

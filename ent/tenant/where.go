@@ -111,6 +111,26 @@ func PointsExpiryMonths(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldPointsExpiryMonths, v))
 }
 
+// TimeZone applies equality check predicate on the "time_zone" field. It's identical to TimeZoneEQ.
+func TimeZone(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldTimeZone, v))
+}
+
+// PointsPendingDays applies equality check predicate on the "points_pending_days" field. It's identical to PointsPendingDaysEQ.
+func PointsPendingDays(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsPendingDays, v))
+}
+
+// LevelGraceDays applies equality check predicate on the "level_grace_days" field. It's identical to LevelGraceDaysEQ.
+func LevelGraceDays(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldLevelGraceDays, v))
+}
+
+// ChurnRefitDays applies equality check predicate on the "churn_refit_days" field. It's identical to ChurnRefitDaysEQ.
+func ChurnRefitDays(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldChurnRefitDays, v))
+}
+
 // SilverThreshold applies equality check predicate on the "silver_threshold" field. It's identical to SilverThresholdEQ.
 func SilverThreshold(v int64) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldSilverThreshold, v))
@@ -449,6 +469,191 @@ func PointsExpiryMonthsLT(v int) predicate.Tenant {
 // PointsExpiryMonthsLTE applies the LTE predicate on the "points_expiry_months" field.
 func PointsExpiryMonthsLTE(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldLTE(FieldPointsExpiryMonths, v))
+}
+
+// TimeZoneEQ applies the EQ predicate on the "time_zone" field.
+func TimeZoneEQ(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldTimeZone, v))
+}
+
+// TimeZoneNEQ applies the NEQ predicate on the "time_zone" field.
+func TimeZoneNEQ(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldTimeZone, v))
+}
+
+// TimeZoneIn applies the In predicate on the "time_zone" field.
+func TimeZoneIn(vs ...string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldTimeZone, vs...))
+}
+
+// TimeZoneNotIn applies the NotIn predicate on the "time_zone" field.
+func TimeZoneNotIn(vs ...string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldTimeZone, vs...))
+}
+
+// TimeZoneGT applies the GT predicate on the "time_zone" field.
+func TimeZoneGT(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldTimeZone, v))
+}
+
+// TimeZoneGTE applies the GTE predicate on the "time_zone" field.
+func TimeZoneGTE(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldTimeZone, v))
+}
+
+// TimeZoneLT applies the LT predicate on the "time_zone" field.
+func TimeZoneLT(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldTimeZone, v))
+}
+
+// TimeZoneLTE applies the LTE predicate on the "time_zone" field.
+func TimeZoneLTE(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldTimeZone, v))
+}
+
+// TimeZoneContains applies the Contains predicate on the "time_zone" field.
+func TimeZoneContains(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldContains(FieldTimeZone, v))
+}
+
+// TimeZoneHasPrefix applies the HasPrefix predicate on the "time_zone" field.
+func TimeZoneHasPrefix(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldHasPrefix(FieldTimeZone, v))
+}
+
+// TimeZoneHasSuffix applies the HasSuffix predicate on the "time_zone" field.
+func TimeZoneHasSuffix(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldHasSuffix(FieldTimeZone, v))
+}
+
+// TimeZoneEqualFold applies the EqualFold predicate on the "time_zone" field.
+func TimeZoneEqualFold(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEqualFold(FieldTimeZone, v))
+}
+
+// TimeZoneContainsFold applies the ContainsFold predicate on the "time_zone" field.
+func TimeZoneContainsFold(v string) predicate.Tenant {
+	return predicate.Tenant(sql.FieldContainsFold(FieldTimeZone, v))
+}
+
+// PointsPendingDaysEQ applies the EQ predicate on the "points_pending_days" field.
+func PointsPendingDaysEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsPendingDays, v))
+}
+
+// PointsPendingDaysNEQ applies the NEQ predicate on the "points_pending_days" field.
+func PointsPendingDaysNEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsPendingDays, v))
+}
+
+// PointsPendingDaysIn applies the In predicate on the "points_pending_days" field.
+func PointsPendingDaysIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsPendingDays, vs...))
+}
+
+// PointsPendingDaysNotIn applies the NotIn predicate on the "points_pending_days" field.
+func PointsPendingDaysNotIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsPendingDays, vs...))
+}
+
+// PointsPendingDaysGT applies the GT predicate on the "points_pending_days" field.
+func PointsPendingDaysGT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsPendingDays, v))
+}
+
+// PointsPendingDaysGTE applies the GTE predicate on the "points_pending_days" field.
+func PointsPendingDaysGTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsPendingDays, v))
+}
+
+// PointsPendingDaysLT applies the LT predicate on the "points_pending_days" field.
+func PointsPendingDaysLT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsPendingDays, v))
+}
+
+// PointsPendingDaysLTE applies the LTE predicate on the "points_pending_days" field.
+func PointsPendingDaysLTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsPendingDays, v))
+}
+
+// LevelGraceDaysEQ applies the EQ predicate on the "level_grace_days" field.
+func LevelGraceDaysEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldLevelGraceDays, v))
+}
+
+// LevelGraceDaysNEQ applies the NEQ predicate on the "level_grace_days" field.
+func LevelGraceDaysNEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldLevelGraceDays, v))
+}
+
+// LevelGraceDaysIn applies the In predicate on the "level_grace_days" field.
+func LevelGraceDaysIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldLevelGraceDays, vs...))
+}
+
+// LevelGraceDaysNotIn applies the NotIn predicate on the "level_grace_days" field.
+func LevelGraceDaysNotIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldLevelGraceDays, vs...))
+}
+
+// LevelGraceDaysGT applies the GT predicate on the "level_grace_days" field.
+func LevelGraceDaysGT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldLevelGraceDays, v))
+}
+
+// LevelGraceDaysGTE applies the GTE predicate on the "level_grace_days" field.
+func LevelGraceDaysGTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldLevelGraceDays, v))
+}
+
+// LevelGraceDaysLT applies the LT predicate on the "level_grace_days" field.
+func LevelGraceDaysLT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldLevelGraceDays, v))
+}
+
+// LevelGraceDaysLTE applies the LTE predicate on the "level_grace_days" field.
+func LevelGraceDaysLTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldLevelGraceDays, v))
+}
+
+// ChurnRefitDaysEQ applies the EQ predicate on the "churn_refit_days" field.
+func ChurnRefitDaysEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldChurnRefitDays, v))
+}
+
+// ChurnRefitDaysNEQ applies the NEQ predicate on the "churn_refit_days" field.
+func ChurnRefitDaysNEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldChurnRefitDays, v))
+}
+
+// ChurnRefitDaysIn applies the In predicate on the "churn_refit_days" field.
+func ChurnRefitDaysIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldChurnRefitDays, vs...))
+}
+
+// ChurnRefitDaysNotIn applies the NotIn predicate on the "churn_refit_days" field.
+func ChurnRefitDaysNotIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldChurnRefitDays, vs...))
+}
+
+// ChurnRefitDaysGT applies the GT predicate on the "churn_refit_days" field.
+func ChurnRefitDaysGT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldChurnRefitDays, v))
+}
+
+// ChurnRefitDaysGTE applies the GTE predicate on the "churn_refit_days" field.
+func ChurnRefitDaysGTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldChurnRefitDays, v))
+}
+
+// ChurnRefitDaysLT applies the LT predicate on the "churn_refit_days" field.
+func ChurnRefitDaysLT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldChurnRefitDays, v))
+}
+
+// ChurnRefitDaysLTE applies the LTE predicate on the "churn_refit_days" field.
+func ChurnRefitDaysLTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldChurnRefitDays, v))
 }
 
 // SilverThresholdEQ applies the EQ predicate on the "silver_threshold" field.

@@ -130,6 +130,10 @@ type ComplexityRoot struct {
 		ValidationToken func(childComplexity int) int
 	}
 
+	ChurnScoresRefresh struct {
+		Queued func(childComplexity int) int
+	}
+
 	ClientCredentials struct {
 		Client       func(childComplexity int) int
 		ClientSecret func(childComplexity int) int
@@ -152,12 +156,14 @@ type ComplexityRoot struct {
 		Gender                func(childComplexity int) int
 		ID                    func(childComplexity int) int
 		Level                 func(childComplexity int) int
+		LevelGraceSince       func(childComplexity int) int
 		LifetimeValue         func(childComplexity int) int
 		Name                  func(childComplexity int) int
 		Phone                 func(childComplexity int) int
 		PointsBalance         func(childComplexity int) int
 		PointsDebt            func(childComplexity int) int
 		PointsEntries         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
+		PointsPending         func(childComplexity int) int
 		PosStatus             func(childComplexity int) int
 		Redemptions           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Sales                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
@@ -269,6 +275,7 @@ type ComplexityRoot struct {
 		PauseCampaign          func(childComplexity int, id string) int
 		RedeemCampaign         func(childComplexity int, input RedeemCampaignInput) int
 		RedeliverWebhook       func(childComplexity int, deliveryID string) int
+		RefreshChurnScores     func(childComplexity int) int
 		RemoveSegmentCustomers func(childComplexity int, segmentID string, customerIDs []string) int
 		ResumeCampaign         func(childComplexity int, id string) int
 		ReversePoints          func(childComplexity int, input ReversePointsInput) int
@@ -574,12 +581,15 @@ type ComplexityRoot struct {
 
 	Tenant struct {
 		Active             func(childComplexity int) int
+		ChurnRefitDays     func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		DiamondThreshold   func(childComplexity int) int
 		GoldThreshold      func(childComplexity int) int
 		ID                 func(childComplexity int) int
+		LevelGraceDays     func(childComplexity int) int
 		Name               func(childComplexity int) int
 		PointsExpiryMonths func(childComplexity int) int
+		PointsPendingDays  func(childComplexity int) int
 		PointsPerReal      func(childComplexity int) int
 		PreRegistration    func(childComplexity int) int
 		PriceCodeBronze    func(childComplexity int) int
@@ -592,6 +602,7 @@ type ComplexityRoot struct {
 		SandboxOfID        func(childComplexity int) int
 		Sandboxes          func(childComplexity int) int
 		SilverThreshold    func(childComplexity int) int
+		TimeZone           func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 	}
 
@@ -716,6 +727,7 @@ type MutationResolver interface {
 	DebitPoints(ctx context.Context, input DebitPointsInput) (*PointsMovement, error)
 	AdjustPoints(ctx context.Context, input AdjustPointsInput) (*PointsMovement, error)
 	ReversePoints(ctx context.Context, input ReversePointsInput) (*PointsMovement, error)
+	RefreshChurnScores(ctx context.Context) (*ChurnScoresRefresh, error)
 	CreateWebhookEndpoint(ctx context.Context, input CreateWebhookEndpointInput) (*WebhookEndpointSecret, error)
 	UpdateWebhookEndpoint(ctx context.Context, id string, input UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error)
 	DeleteWebhookEndpoint(ctx context.Context, id string) (string, error)
@@ -1109,6 +1121,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CartValidation.ValidationToken(childComplexity), true
 
+	case "ChurnScoresRefresh.queued":
+		if e.ComplexityRoot.ChurnScoresRefresh.Queued == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChurnScoresRefresh.Queued(childComplexity), true
+
 	case "ClientCredentials.client":
 		if e.ComplexityRoot.ClientCredentials.Client == nil {
 			break
@@ -1218,6 +1237,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Level(childComplexity), true
+	case "Customer.levelGraceSince":
+		if e.ComplexityRoot.Customer.LevelGraceSince == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.LevelGraceSince(childComplexity), true
 	case "Customer.lifetimeValue":
 		if e.ComplexityRoot.Customer.LifetimeValue == nil {
 			break
@@ -1259,6 +1284,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.PointsEntries(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.PointsEntryOrder), args["where"].(*ent.PointsEntryWhereInput)), true
+	case "Customer.pointsPending":
+		if e.ComplexityRoot.Customer.PointsPending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Customer.PointsPending(childComplexity), true
 	case "Customer.posStatus":
 		if e.ComplexityRoot.Customer.PosStatus == nil {
 			break
@@ -1816,6 +1847,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeliverWebhook(childComplexity, args["deliveryID"].(string)), true
+	case "Mutation.refreshChurnScores":
+		if e.ComplexityRoot.Mutation.RefreshChurnScores == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.RefreshChurnScores(childComplexity), true
 	case "Mutation.removeSegmentCustomers":
 		if e.ComplexityRoot.Mutation.RemoveSegmentCustomers == nil {
 			break
@@ -3268,6 +3305,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.Active(childComplexity), true
+	case "Tenant.churnRefitDays":
+		if e.ComplexityRoot.Tenant.ChurnRefitDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.ChurnRefitDays(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -3292,6 +3335,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.ID(childComplexity), true
+	case "Tenant.levelGraceDays":
+		if e.ComplexityRoot.Tenant.LevelGraceDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.LevelGraceDays(childComplexity), true
 	case "Tenant.name":
 		if e.ComplexityRoot.Tenant.Name == nil {
 			break
@@ -3304,6 +3353,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.PointsExpiryMonths(childComplexity), true
+	case "Tenant.pointsPendingDays":
+		if e.ComplexityRoot.Tenant.PointsPendingDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsPendingDays(childComplexity), true
 	case "Tenant.pointsPerReal":
 		if e.ComplexityRoot.Tenant.PointsPerReal == nil {
 			break
@@ -3376,6 +3431,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.SilverThreshold(childComplexity), true
+	case "Tenant.timeZone":
+		if e.ComplexityRoot.Tenant.TimeZone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.TimeZone(childComplexity), true
 	case "Tenant.updatedAt":
 		if e.ComplexityRoot.Tenant.UpdatedAt == nil {
 			break
@@ -3917,6 +3978,14 @@ input TenantSettingsInput {
   priceCodeGold: Int
   "POS price code of diamond customers."
   priceCodeDiamond: Int
+  "IANA time zone of the programme, such as America/Sao_Paulo: points expire and are released at its midnights, the 12-month level window and the dashboards count its days."
+  timeZone: String
+  "Days after a sale or order before its earned points become spendable, 0 (at once) to 90 and shorter than the expiry period; applies to points earned from the change on."
+  pointsPendingDays: Int
+  "Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop."
+  levelGraceDays: Int
+  "Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model."
+  churnRefitDays: Int
 }
 
 """
@@ -4356,7 +4425,7 @@ extend type Query {
   activeCustomers(from: Time!, to: Time!): Int!
   """
   Sales per store per day within [from, to) (at most 366 days), days in timeZone
-  (an IANA name; America/Sao_Paulo when absent); by day, then store code.
+  (an IANA name; the tenant's time zone setting when absent); by day, then store code.
   """
   salesByStoreDay(from: Time!, to: Time!, timeZone: String): [StoreDaySales!]!
 }
@@ -5124,13 +5193,21 @@ type Customer implements Node {
   """
   addressZipCode: String
   """
-  Loyalty level, from points earned in the trailing 12 months.
+  Loyalty level, from points earned in the trailing 12 months (local days of the tenant's time zone).
   """
   level: CustomerLevel!
   """
-  Current points balance, never negative; the balance less the debt is always the sum of the points ledger.
+  Since when the points earned no longer hold the level: it is kept for the tenant's downgrade grace period after this instant, then lowered. Empty while the points hold it.
+  """
+  levelGraceSince: Time
+  """
+  Current spendable points balance, never negative; the balance plus the pending points less the debt is always the sum of the points ledger.
   """
   pointsBalance: Int!
+  """
+  Points earned but not spendable yet: the tenant's pending period after a sale or order has not passed. A return inside it takes these back first.
+  """
+  pointsPending: Int!
   """
   Points owed: reversed after they were spent (a return). The next credits settle it first; nothing can be spent while it is open.
   """
@@ -5873,6 +5950,19 @@ input CustomerWhereInput {
   levelIn: [CustomerLevel!]
   levelNotIn: [CustomerLevel!]
   """
+  level_grace_since field predicates
+  """
+  levelGraceSince: Time
+  levelGraceSinceNEQ: Time
+  levelGraceSinceIn: [Time!]
+  levelGraceSinceNotIn: [Time!]
+  levelGraceSinceGT: Time
+  levelGraceSinceGTE: Time
+  levelGraceSinceLT: Time
+  levelGraceSinceLTE: Time
+  levelGraceSinceIsNil: Boolean
+  levelGraceSinceNotNil: Boolean
+  """
   points_balance field predicates
   """
   pointsBalance: Int
@@ -5883,6 +5973,17 @@ input CustomerWhereInput {
   pointsBalanceGTE: Int
   pointsBalanceLT: Int
   pointsBalanceLTE: Int
+  """
+  points_pending field predicates
+  """
+  pointsPending: Int
+  pointsPendingNEQ: Int
+  pointsPendingIn: [Int!]
+  pointsPendingNotIn: [Int!]
+  pointsPendingGT: Int
+  pointsPendingGTE: Int
+  pointsPendingLT: Int
+  pointsPendingLTE: Int
   """
   points_debt field predicates
   """
@@ -8970,9 +9071,25 @@ type Tenant implements Node {
   """
   pointsPerReal: Decimal!
   """
-  Months after which credited points expire.
+  Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later.
   """
   pointsExpiryMonths: Int!
+  """
+  IANA time zone of the programme: points expire at its midnights, the 12-month level window counts its days, and the dashboards' days are its days.
+  """
+  timeZone: String!
+  """
+  Days after a sale or order before its earned points become spendable (0: at once); they are released at the local midnight that starts that day. A return inside the period takes back pending points first.
+  """
+  pointsPendingDays: Int!
+  """
+  Days a customer keeps a level after the points earned in 12 months fall below its threshold (0: the level drops at once); a customer.level_will_downgrade event announces the drop when the grace begins.
+  """
+  levelGraceDays: Int!
+  """
+  Days between fits of the tenant's churn model; customers are scored daily with the newest model.
+  """
+  churnRefitDays: Int!
   """
   Points earned in the trailing 12 months to reach silver.
   """
@@ -9172,6 +9289,55 @@ input TenantWhereInput {
   pointsExpiryMonthsGTE: Int
   pointsExpiryMonthsLT: Int
   pointsExpiryMonthsLTE: Int
+  """
+  time_zone field predicates
+  """
+  timeZone: String
+  timeZoneNEQ: String
+  timeZoneIn: [String!]
+  timeZoneNotIn: [String!]
+  timeZoneGT: String
+  timeZoneGTE: String
+  timeZoneLT: String
+  timeZoneLTE: String
+  timeZoneContains: String
+  timeZoneHasPrefix: String
+  timeZoneHasSuffix: String
+  timeZoneEqualFold: String
+  timeZoneContainsFold: String
+  """
+  points_pending_days field predicates
+  """
+  pointsPendingDays: Int
+  pointsPendingDaysNEQ: Int
+  pointsPendingDaysIn: [Int!]
+  pointsPendingDaysNotIn: [Int!]
+  pointsPendingDaysGT: Int
+  pointsPendingDaysGTE: Int
+  pointsPendingDaysLT: Int
+  pointsPendingDaysLTE: Int
+  """
+  level_grace_days field predicates
+  """
+  levelGraceDays: Int
+  levelGraceDaysNEQ: Int
+  levelGraceDaysIn: [Int!]
+  levelGraceDaysNotIn: [Int!]
+  levelGraceDaysGT: Int
+  levelGraceDaysGTE: Int
+  levelGraceDaysLT: Int
+  levelGraceDaysLTE: Int
+  """
+  churn_refit_days field predicates
+  """
+  churnRefitDays: Int
+  churnRefitDaysNEQ: Int
+  churnRefitDaysIn: [Int!]
+  churnRefitDaysNotIn: [Int!]
+  churnRefitDaysGT: Int
+  churnRefitDaysGTE: Int
+  churnRefitDaysLT: Int
+  churnRefitDaysLTE: Int
   """
   silver_threshold field predicates
   """
@@ -10169,6 +10335,23 @@ extend type Query {
   """
   predictiveSegments: [PredictiveSegmentCount!]!
 }
+
+extend type Mutation {
+  """
+  Scores the viewer's tenant's customers now, refitting the churn model if it is due (churn_refit_days), rather than
+  at the next daily run: a background job, done in seconds to a minute depending on the tenant's size. queued is
+  false when a run was already waiting or running.
+  """
+  refreshChurnScores: ChurnScoresRefresh!
+}
+
+"""
+A request to score the tenant's customers now.
+"""
+type ChurnScoresRefresh {
+  "Whether a run was queued; false when one was already waiting or running."
+  queued: Boolean!
+}
 `, BuiltIn: false},
 	{Name: "../../schema/scalars.graphql", Input: `"""
 An exact decimal number rendered as a string without trailing zeros, such as "12.5"; accepted as a string or a number. Money is in R$.
@@ -10202,7 +10385,7 @@ A new webhook endpoint of the viewer's tenant.
 input CreateWebhookEndpointInput {
   "Where events are POSTed: an https URL with a public address."
   url: String!
-  "The event types to deliver: customer.level_changed, points.expiring, campaign.activated, sale.processed."
+  "The event types to deliver: customer.level_changed, customer.level_will_downgrade, points.expiring, campaign.activated, sale.processed, sale.returned, sale.cancelled, points.reversed, redemption.rolled_back."
   events: [String!]!
   "What the endpoint is for, for people."
   description: String
@@ -10416,6 +10599,14 @@ func (ec *executionContext) childFields_CartValidation(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type CartValidation", field.Name)
 }
 
+func (ec *executionContext) childFields_ChurnScoresRefresh(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "queued":
+		return ec.fieldContext_ChurnScoresRefresh_queued(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChurnScoresRefresh", field.Name)
+}
+
 func (ec *executionContext) childFields_ClientCredentials(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "client":
@@ -10460,8 +10651,12 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_addressZipCode(ctx, field)
 	case "level":
 		return ec.fieldContext_Customer_level(ctx, field)
+	case "levelGraceSince":
+		return ec.fieldContext_Customer_levelGraceSince(ctx, field)
 	case "pointsBalance":
 		return ec.fieldContext_Customer_pointsBalance(ctx, field)
+	case "pointsPending":
+		return ec.fieldContext_Customer_pointsPending(ctx, field)
 	case "pointsDebt":
 		return ec.fieldContext_Customer_pointsDebt(ctx, field)
 	case "lifetimeValue":
@@ -11200,6 +11395,14 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_pointsPerReal(ctx, field)
 	case "pointsExpiryMonths":
 		return ec.fieldContext_Tenant_pointsExpiryMonths(ctx, field)
+	case "timeZone":
+		return ec.fieldContext_Tenant_timeZone(ctx, field)
+	case "pointsPendingDays":
+		return ec.fieldContext_Tenant_pointsPendingDays(ctx, field)
+	case "levelGraceDays":
+		return ec.fieldContext_Tenant_levelGraceDays(ctx, field)
+	case "churnRefitDays":
+		return ec.fieldContext_Tenant_churnRefitDays(ctx, field)
 	case "silverThreshold":
 		return ec.fieldContext_Tenant_silverThreshold(ctx, field)
 	case "goldThreshold":
@@ -14664,6 +14867,29 @@ func (ec *executionContext) fieldContext_CartValidation_ineligible(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _ChurnScoresRefresh_queued(ctx context.Context, field graphql.CollectedField, obj *ChurnScoresRefresh) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChurnScoresRefresh_queued(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Queued, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChurnScoresRefresh_queued(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChurnScoresRefresh", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _ClientCredentials_client(ctx context.Context, field graphql.CollectedField, obj *ClientCredentials) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15087,6 +15313,29 @@ func (ec *executionContext) fieldContext_Customer_level(_ context.Context, field
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type CustomerLevel does not have child fields"))
 }
 
+func (ec *executionContext) _Customer_levelGraceSince(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_levelGraceSince(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LevelGraceSince, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_levelGraceSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Customer_pointsBalance(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15107,6 +15356,29 @@ func (ec *executionContext) _Customer_pointsBalance(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Customer_pointsBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Customer_pointsPending(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_pointsPending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsPending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_pointsPending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -17826,6 +18098,38 @@ func (ec *executionContext) fieldContext_Mutation_reversePoints(ctx context.Cont
 	if fc.Args, err = ec.field_Mutation_reversePoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refreshChurnScores(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refreshChurnScores(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().RefreshChurnScores(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ChurnScoresRefresh) graphql.Marshaler {
+			return ec.marshalNChurnScoresRefresh2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐChurnScoresRefresh(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refreshChurnScores(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChurnScoresRefresh(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -23618,6 +23922,98 @@ func (ec *executionContext) _Tenant_pointsExpiryMonths(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Tenant_pointsExpiryMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_timeZone(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_timeZone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeZone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_timeZone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsPendingDays(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsPendingDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsPendingDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsPendingDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_levelGraceDays(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_levelGraceDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LevelGraceDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_levelGraceDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_churnRefitDays(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_churnRefitDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChurnRefitDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_churnRefitDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -29897,7 +30293,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasScore", "hasScoreWith", "document"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasScore", "hasScoreWith", "document"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -31227,6 +31623,76 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.LevelNotIn = data
+		case "levelGraceSince":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSince"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSince = data
+		case "levelGraceSinceNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceNEQ = data
+		case "levelGraceSinceIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceIn = data
+		case "levelGraceSinceNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceNotIn = data
+		case "levelGraceSinceGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceGT = data
+		case "levelGraceSinceGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceGTE = data
+		case "levelGraceSinceLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceLT = data
+		case "levelGraceSinceLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceLTE = data
+		case "levelGraceSinceIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceIsNil = data
+		case "levelGraceSinceNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceSinceNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceSinceNotNil = data
 		case "pointsBalance":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsBalance"))
 			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
@@ -31283,6 +31749,62 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.PointsBalanceLTE = data
+		case "pointsPending":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPending"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPending = data
+		case "pointsPendingNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingNEQ = data
+		case "pointsPendingIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingIn = data
+		case "pointsPendingNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingNotIn = data
+		case "pointsPendingGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingGT = data
+		case "pointsPendingGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingGTE = data
+		case "pointsPendingLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingLT = data
+		case "pointsPendingLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingLTE = data
 		case "pointsDebt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsDebt"))
 			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
@@ -39901,7 +40423,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -39999,6 +40521,34 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.PriceCodeDiamond = data
+		case "timeZone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZone = data
+		case "pointsPendingDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDays = data
+		case "levelGraceDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDays = data
+		case "churnRefitDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDays = data
 		}
 	}
 	return it, nil
@@ -40015,7 +40565,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -40526,6 +41076,265 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.PointsExpiryMonthsLTE = data
+		case "timeZone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZone = data
+		case "timeZoneNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneNEQ = data
+		case "timeZoneIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneIn = data
+		case "timeZoneNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneNotIn = data
+		case "timeZoneGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneGT = data
+		case "timeZoneGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneGTE = data
+		case "timeZoneLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneLT = data
+		case "timeZoneLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneLTE = data
+		case "timeZoneContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneContains = data
+		case "timeZoneHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneHasPrefix = data
+		case "timeZoneHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneHasSuffix = data
+		case "timeZoneEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneEqualFold = data
+		case "timeZoneContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZoneContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZoneContainsFold = data
+		case "pointsPendingDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDays = data
+		case "pointsPendingDaysNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysNEQ = data
+		case "pointsPendingDaysIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysIn = data
+		case "pointsPendingDaysNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysNotIn = data
+		case "pointsPendingDaysGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysGT = data
+		case "pointsPendingDaysGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysGTE = data
+		case "pointsPendingDaysLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysLT = data
+		case "pointsPendingDaysLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsPendingDaysLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsPendingDaysLTE = data
+		case "levelGraceDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDays = data
+		case "levelGraceDaysNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysNEQ = data
+		case "levelGraceDaysIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysIn = data
+		case "levelGraceDaysNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysNotIn = data
+		case "levelGraceDaysGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysGT = data
+		case "levelGraceDaysGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysGTE = data
+		case "levelGraceDaysLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysLT = data
+		case "levelGraceDaysLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("levelGraceDaysLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LevelGraceDaysLTE = data
+		case "churnRefitDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDays = data
+		case "churnRefitDaysNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysNEQ = data
+		case "churnRefitDaysIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysIn = data
+		case "churnRefitDaysNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysNotIn = data
+		case "churnRefitDaysGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysGT = data
+		case "churnRefitDaysGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysGTE = data
+		case "churnRefitDaysLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysLT = data
+		case "churnRefitDaysLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDaysLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChurnRefitDaysLTE = data
 		case "silverThreshold":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("silverThreshold"))
 			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
@@ -44490,6 +45299,44 @@ func (ec *executionContext) _CartValidation(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var churnScoresRefreshImplementors = []string{"ChurnScoresRefresh"}
+
+func (ec *executionContext) _ChurnScoresRefresh(ctx context.Context, sel ast.SelectionSet, obj *ChurnScoresRefresh) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, churnScoresRefreshImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChurnScoresRefresh")
+		case "queued":
+			out.Values[i] = ec._ChurnScoresRefresh_queued(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var clientCredentialsImplementors = []string{"ClientCredentials"}
 
 func (ec *executionContext) _ClientCredentials(ctx context.Context, sel ast.SelectionSet, obj *ClientCredentials) graphql.Marshaler {
@@ -44625,8 +45472,18 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "levelGraceSince":
+			out.Values[i] = ec._Customer_levelGraceSince(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "pointsBalance":
 			out.Values[i] = ec._Customer_pointsBalance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsPending":
+			out.Values[i] = ec._Customer_pointsPending(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -45782,6 +46639,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "reversePoints":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_reversePoints(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshChurnScores":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refreshChurnScores(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -48759,6 +49623,26 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "timeZone":
+			out.Values[i] = ec._Tenant_timeZone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsPendingDays":
+			out.Values[i] = ec._Tenant_pointsPendingDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "levelGraceDays":
+			out.Values[i] = ec._Tenant_levelGraceDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "churnRefitDays":
+			out.Values[i] = ec._Tenant_churnRefitDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "silverThreshold":
 			out.Values[i] = ec._Tenant_silverThreshold(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -50233,6 +51117,16 @@ func (ec *executionContext) marshalNCartValidation2ᚖgithubᚗcomᚋfidelizaᚋ
 		return graphql.Null
 	}
 	return ec._CartValidation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChurnScoresRefresh2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐChurnScoresRefresh(ctx context.Context, sel ast.SelectionSet, v *ChurnScoresRefresh) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChurnScoresRefresh(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNClientCredentials2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐClientCredentials(ctx context.Context, sel ast.SelectionSet, v *ClientCredentials) graphql.Marshaler {

@@ -61,6 +61,12 @@ type CartValidation struct {
 	Ineligible []*IneligibleCampaign `json:"ineligible"`
 }
 
+// A request to score the tenant's customers now.
+type ChurnScoresRefresh struct {
+	// Whether a run was queued; false when one was already waiting or running.
+	Queued bool `json:"queued"`
+}
+
 // An API client with its secret. The secret appears only in this answer: Fideliza
 // keeps its hash, so store it now.
 type ClientCredentials struct {
@@ -162,7 +168,7 @@ type CreateStoreInput struct {
 type CreateWebhookEndpointInput struct {
 	// Where events are POSTed: an https URL with a public address.
 	URL string `json:"url"`
-	// The event types to deliver: customer.level_changed, points.expiring, campaign.activated, sale.processed.
+	// The event types to deliver: customer.level_changed, customer.level_will_downgrade, points.expiring, campaign.activated, sale.processed, sale.returned, sale.cancelled, points.reversed, redemption.rolled_back.
 	Events []string `json:"events"`
 	// What the endpoint is for, for people.
 	Description *string `json:"description,omitempty"`
@@ -417,6 +423,14 @@ type TenantSettingsInput struct {
 	PriceCodeGold *int `json:"priceCodeGold,omitempty"`
 	// POS price code of diamond customers.
 	PriceCodeDiamond *int `json:"priceCodeDiamond,omitempty"`
+	// IANA time zone of the programme, such as America/Sao_Paulo: points expire and are released at its midnights, the 12-month level window and the dashboards count its days.
+	TimeZone *string `json:"timeZone,omitempty"`
+	// Days after a sale or order before its earned points become spendable, 0 (at once) to 90 and shorter than the expiry period; applies to points earned from the change on.
+	PointsPendingDays *int `json:"pointsPendingDays,omitempty"`
+	// Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop.
+	LevelGraceDays *int `json:"levelGraceDays,omitempty"`
+	// Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model.
+	ChurnRefitDays *int `json:"churnRefitDays,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.

@@ -1,0 +1,162 @@
+package panel
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/httperr"
+)
+
+// settingField is one programme setting of the settings form: its form
+// name, its label and hint, and where a value given for it goes.
+type settingField struct {
+	Name, Label, Hint string
+	Value             string // shown in the form
+	Stored            string // the tenant's: a value equal to it is no change
+	Decimal           bool
+	set               func(s *app.TenantSettings, v string) error
+}
+
+// intSetting sets an integer setting through dst.
+func intSetting[T int | int64](dst func(*app.TenantSettings) **T) func(*app.TenantSettings, string) error {
+	return func(s *app.TenantSettings, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return err
+		}
+		*dst(s) = new(T(n))
+		return nil
+	}
+}
+
+// settingFields are the programme's settings as the form shows them: the
+// stored values, and those shown (the stored ones unless given).
+func settingFields(stored, shown map[string]string) []settingField {
+	fields := []settingField{
+		{Name: "points_per_real", Label: "Points per R$ 1", Hint: "Points earned per whole real paid.", Decimal: true,
+			set: func(s *app.TenantSettings, v string) error {
+				d, err := decimal.NewFromString(v)
+				s.PointsPerReal = &d
+				return err
+			}},
+		{Name: "points_expiry_months", Label: "Points expire after (months)", Hint: "1 to 120; for points earned from the change on.",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.PointsExpiryMonths })},
+		{Name: "points_pending_days", Label: "Points pending for (days)", Hint: "0 to 90: days after a sale before its points can be spent.",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.PointsPendingDays })},
+		{Name: "time_zone", Label: "Time zone", Hint: "IANA name, such as America/Sao_Paulo: points expire at its midnights; levels and dashboards count its days.",
+			set: func(s *app.TenantSettings, v string) error { s.TimeZone = &v; return nil }},
+		{Name: "silver_threshold", Label: "Silver from (points in 12 months)", Hint: "The thresholds must rise strictly.",
+			set: intSetting(func(s *app.TenantSettings) **int64 { return &s.SilverThreshold })},
+		{Name: "gold_threshold", Label: "Gold from (points in 12 months)",
+			set: intSetting(func(s *app.TenantSettings) **int64 { return &s.GoldThreshold })},
+		{Name: "diamond_threshold", Label: "Diamond from (points in 12 months)",
+			set: intSetting(func(s *app.TenantSettings) **int64 { return &s.DiamondThreshold })},
+		{Name: "level_grace_days", Label: "Level kept after a fall (days)", Hint: "0 to 365; the customer is told when the level will drop.",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.LevelGraceDays })},
+		{Name: "price_code_bronze", Label: "POS price code, bronze", Hint: "0 to 9999, for identify's priceCode.",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeBronze })},
+		{Name: "price_code_silver", Label: "POS price code, silver",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeSilver })},
+		{Name: "price_code_gold", Label: "POS price code, gold",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeGold })},
+		{Name: "price_code_diamond", Label: "POS price code, diamond",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeDiamond })},
+		{Name: "churn_refit_days", Label: "Churn model refitted every (days)", Hint: "1 to 90; customers are scored daily.",
+			set: intSetting(func(s *app.TenantSettings) **int { return &s.ChurnRefitDays })},
+	}
+	for i := range fields {
+		f := &fields[i]
+		f.Stored = stored[f.Name]
+		f.Value = f.Stored
+		if v, ok := shown[f.Name]; ok {
+			f.Value = v
+		}
+	}
+	return fields
+}
+
+func (p *panel) settings(w http.ResponseWriter, r *http.Request) {
+	p.renderSettings(w, r, http.StatusOK, "", nil)
+}
+
+// renderSettings shows the programme settings of the viewer's tenant: the
+// stored ones, or those of form when a change was refused (with msg).
+func (p *panel) renderSettings(w http.ResponseWriter, r *http.Request, status int, msg string, form map[string]string) {
+	tenants, err := p.app.ManagedTenants(r.Context())
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	t := tenants[0]
+	data := page{Title: "Programme settings", Error: msg, Production: t, Settings: settingFields(storedSettings(t), form)}
+	if msg == "" {
+		data.Flash = flashes[r.URL.Query().Get("done")]
+	}
+	p.render(w, r, status, "settings", data)
+}
+
+// storedSettings are tenant t's programme settings as the form writes them.
+func storedSettings(t *ent.Tenant) map[string]string {
+	return map[string]string{
+		"points_per_real": t.PointsPerReal.String(), "points_expiry_months": strconv.Itoa(t.PointsExpiryMonths),
+		"points_pending_days": strconv.Itoa(t.PointsPendingDays), "time_zone": t.TimeZone,
+		"silver_threshold": strconv.FormatInt(t.SilverThreshold, 10), "gold_threshold": strconv.FormatInt(t.GoldThreshold, 10),
+		"diamond_threshold": strconv.FormatInt(t.DiamondThreshold, 10), "level_grace_days": strconv.Itoa(t.LevelGraceDays),
+		"price_code_bronze": strconv.Itoa(t.PriceCodeBronze), "price_code_silver": strconv.Itoa(t.PriceCodeSilver),
+		"price_code_gold": strconv.Itoa(t.PriceCodeGold), "price_code_diamond": strconv.Itoa(t.PriceCodeDiamond),
+		"churn_refit_days": strconv.Itoa(t.ChurnRefitDays),
+	}
+}
+
+// saveSettings changes the settings the form gives other values than the
+// stored ones; the others are left as they are, so that two admins changing
+// different settings at once do not undo each other.
+func (p *panel) saveSettings(w http.ResponseWriter, r *http.Request) {
+	if !p.parseForm(w, r) {
+		return
+	}
+	tenants, err := p.app.ManagedTenants(r.Context())
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	form := map[string]string{}
+	var s app.TenantSettings
+	fields := settingFields(storedSettings(tenants[0]), nil)
+	for _, f := range fields {
+		if _, ok := r.PostForm[f.Name]; !ok {
+			continue
+		}
+		v := strings.TrimSpace(r.PostFormValue(f.Name))
+		form[f.Name] = v
+		if v == "" || v == f.Stored {
+			continue
+		}
+		if err := f.set(&s, v); err != nil {
+			p.renderSettings(w, r, http.StatusUnprocessableEntity, f.Label+": "+strconv.Quote(v)+" is not a number.", form)
+			return
+		}
+	}
+	if _, err := p.app.UpdateTenant(r.Context(), tenants[0].ID, s); err != nil {
+		e, ok := httperr.As(err)
+		if !ok {
+			p.fail(w, r, err)
+			return
+		}
+		status, msg := p.explain(r, err)
+		// A field's problem is told with the field's label.
+		for _, f := range fields {
+			if len(e.Details) > 0 && e.Details[0].Field == f.Name {
+				msg = f.Label + ": " + e.Details[0].Message + "."
+			}
+		}
+		p.renderSettings(w, r, status, msg, form)
+		return
+	}
+	http.Redirect(w, r, Base+"/settings?done=settings-saved", http.StatusSeeOther)
+}
