@@ -293,7 +293,7 @@ func (v *PointsLiabilityResponse) GetPointsLiability() PointsLiabilityPointsLiab
 // SalesByStoreDayResponse is returned by SalesByStoreDay on success.
 type SalesByStoreDayResponse struct {
 	// Sales per store per day within [from, to) (at most 366 days), days in timeZone
-	// (an IANA name; America/Sao_Paulo when absent); by day, then store code.
+	// (an IANA name; the tenant's time zone setting when absent); by day, then store code.
 	SalesByStoreDay []SalesByStoreDaySalesByStoreDayStoreDaySales `json:"salesByStoreDay"`
 }
 
