@@ -1,0 +1,40 @@
+package rest_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestProgrammeSettingsOverGraphQL: an admin sets the programme's calendar
+// with updateTenantSettings and reads it back on the tenant; a value out of
+// range is a validation error naming its field, and changes nothing.
+func TestProgrammeSettingsOverGraphQL(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, storagetest.Open(t, storagetest.Dialects()[0]))
+	admin := f.userToken(t, f.tenantID, viewer.RoleAdmin)
+	const fields = `timeZone pointsPendingDays levelGraceDays churnRefitDays`
+
+	a := f.gql(t, admin, `mutation { updateTenantSettings(input: {timeZone: "America/Manaus", pointsPendingDays: 3,
+		levelGraceDays: 10, churnRefitDays: 2}) { `+fields+` } }`, nil)
+	require.Empty(t, a.Errors, "%s", a.Raw)
+	want := `{"updateTenantSettings":{"timeZone":"America/Manaus","pointsPendingDays":3,"levelGraceDays":10,"churnRefitDays":2}}`
+	require.JSONEq(t, want, string(a.Data))
+
+	for _, bad := range []struct{ input, field string }{
+		{`{timeZone: "Local"}`, "time_zone"},
+		{`{pointsPendingDays: 91}`, "points_pending_days"},
+		{`{levelGraceDays: -1}`, "level_grace_days"},
+		{`{churnRefitDays: 0}`, "churn_refit_days"},
+	} {
+		a := f.gql(t, admin, `mutation { updateTenantSettings(input: `+bad.input+`) { id } }`, nil)
+		require.Equal(t, []string{"validation_error"}, a.codes(), "%s", a.Raw)
+		require.Contains(t, string(a.Raw), bad.field)
+	}
+	a = f.gql(t, admin, `{ tenants { edges { node { `+fields+` } } } }`, nil)
+	require.JSONEq(t, `{"tenants":{"edges":[{"node":{"timeZone":"America/Manaus","pointsPendingDays":3,"levelGraceDays":10,"churnRefitDays":2}}]}}`,
+		string(a.Data), "refused changes change nothing")
+}
