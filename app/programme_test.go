@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -322,5 +324,63 @@ func TestChurnRefitInterval(t *testing.T) {
 				require.True(t, c.at.Equal(s.ScoredAt))
 			}
 		}
+	})
+}
+
+// TestPendingPointsConcurrently: two release jobs (two worker processes)
+// run while debits, returns and new pending credits go on for one
+// customer: every lot is released once, and the balance, the pending points
+// and the debt still add up to the ledger and agree with the lots.
+func TestPendingPointsConcurrently(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t0 := time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
+		p := newProgramme(t, db, t0, app.TenantSettings{PointsPendingDays: opt.Of(7).Ptr()})
+		ana := p.customer()
+		for i := range 20 {
+			p.credit(ana, fmt.Sprintf("ped-%d", i), 100)
+		}
+		_, err := p.a.AdjustPoints(p.ctx, app.AdjustInput{CustomerID: ana, Points: 500, Reason: "saldo inicial"})
+		require.NoError(t, err)
+		require.Equal(t, [3]int64{500, 2000, 0}, p.points(ana))
+		p.clock.Set(t0.AddDate(0, 0, 8)) // the 20 credits are due
+
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make(chan error, 40)
+		for i := range 32 {
+			wg.Go(func() {
+				<-start
+				var err error
+				switch {
+				case i < 2:
+					err = (&app.App{DB: db, Clock: p.clock.Now}).ReleasePendingPoints(context.Background())
+				case i < 17:
+					_, err = p.a.DebitPoints(p.ctx, app.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
+					if errCode(err) == "insufficient_points" {
+						err = nil // the release had not reached enough lots yet
+					}
+				case i < 27:
+					_, err = p.a.ReversePoints(p.ctx, app.ReverseInput{CustomerID: ana, OrderID: fmt.Sprintf("ped-%d", i-17),
+						ReversalID: fmt.Sprintf("dev-%d", i), Amount: opt.Of(decimal.NewFromInt(100)).Ptr(), Reason: "devolução"})
+				default:
+					_, err = p.a.CreditPoints(p.ctx, app.CreditInput{CustomerID: ana, OrderID: fmt.Sprintf("novo-%d", i), Points: opt.Of(int64(30)).Ptr()})
+				}
+				errs <- err
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		p.release() // whatever a job met locked is released now
+		got := p.points(ana) // the ledger, the counters and the lots agree
+		require.LessOrEqual(t, got[1], int64(5*30), "only the new credits may be pending (returns take them first)")
+		due, err := db.Ent.PointsLot.Query().Where(pointslot.CustomerID(ana), pointslot.PendingUntilNotNil(),
+			pointslot.CreatedAt(t0)).Count(p.ctx)
+		require.NoError(t, err)
+		require.Zero(t, due, "every due lot was released")
 	})
 }
