@@ -375,7 +375,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 		for err := range errs {
 			require.NoError(t, err)
 		}
-		p.release() // whatever a job met locked is released now
+		p.release()          // whatever a job met locked is released now
 		got := p.points(ana) // the ledger, the counters and the lots agree
 		require.LessOrEqual(t, got[1], int64(5*30), "only the new credits may be pending (returns take them first)")
 		due, err := db.Ent.PointsLot.Query().Where(pointslot.CustomerID(ana), pointslot.PendingUntilNotNil(),
