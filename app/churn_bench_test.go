@@ -20,8 +20,20 @@ import (
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
-// envBenchCustomers sizes BenchmarkScoreCustomers (default 20,000).
+// envBenchCustomers sizes the benchmarks of many customers.
 const envBenchCustomers = "FIDELIZA_BENCH_CUSTOMERS"
+
+// benchCustomers is how many customers a benchmark makes: 20,000 unless
+// FIDELIZA_BENCH_CUSTOMERS says.
+func benchCustomers(b *testing.B) int {
+	v := os.Getenv(envBenchCustomers)
+	if v == "" {
+		return 20000
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(b, err)
+	return n
+}
 
 // BenchmarkScoreCustomers fits a tenant's churn model and scores every
 // customer, on a tenant of FIDELIZA_BENCH_CUSTOMERS customers with one to
@@ -31,12 +43,7 @@ const envBenchCustomers = "FIDELIZA_BENCH_CUSTOMERS"
 //
 //	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench ScoreCustomers -benchtime 1x -timeout 60m
 func BenchmarkScoreCustomers(b *testing.B) {
-	n := 20000
-	if v := os.Getenv(envBenchCustomers); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		require.NoError(b, err)
-	}
+	n := benchCustomers(b)
 	db := storagetest.Open(b, "sqlite3")
 	a := &app.App{DB: db}
 	sys := viewer.SystemContext(context.Background())

@@ -23,27 +23,32 @@ import (
 )
 
 // CustomerInput is a customer create, a replacement (PUT) or a merge patch
-// (PATCH): each field may be absent, null or set.
+// (PATCH): each field may be absent, null or set. Its JSON is the customer
+// body of /v1 and a line of a JSON Lines customer import.
 type CustomerInput struct {
-	ExternalID opt.Field[string]
-	Name       opt.Field[string]
-	Email      opt.Field[string]
-	CPF        opt.Field[string]
-	Phone      opt.Field[string]
-	BirthDate  opt.Field[string]
-	Gender     opt.Field[string]
-	Address    opt.Field[AddressInput]
-	Consent    opt.Field[ConsentInput]
+	ExternalID opt.Field[string]       `json:"external_id"`
+	Name       opt.Field[string]       `json:"name"`
+	Email      opt.Field[string]       `json:"email"`
+	CPF        opt.Field[string]       `json:"cpf"`
+	Phone      opt.Field[string]       `json:"phone"`
+	BirthDate  opt.Field[string]       `json:"birth_date"`
+	Gender     opt.Field[string]       `json:"gender"`
+	Address    opt.Field[AddressInput] `json:"address"`
+	Consent    opt.Field[ConsentInput] `json:"consent"`
 }
 
 // AddressInput is the postal address of a customer.
 type AddressInput struct {
-	Street, City, State, ZipCode opt.Field[string]
+	Street  opt.Field[string] `json:"street"`
+	City    opt.Field[string] `json:"city"`
+	State   opt.Field[string] `json:"state"`
+	ZipCode opt.Field[string] `json:"zip_code"`
 }
 
 // ConsentInput holds the marketing consents.
 type ConsentInput struct {
-	MarketingEmail, MarketingSMS opt.Field[bool]
+	MarketingEmail opt.Field[bool] `json:"marketing_email"`
+	MarketingSMS   opt.Field[bool] `json:"marketing_sms"`
 }
 
 // writeMode says how absent fields of a CustomerInput are read.
@@ -137,7 +142,18 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	if err := a.requireUnique(ctx, "", in.Email, cpf); err != nil {
 		return nil, err
 	}
-	create := a.DB.Ent.Customer.Create().
+	create := newCustomer(a.DB.Ent, in, cpf, a.stamp())
+	c, err := create.Save(ctx)
+	if err != nil {
+		return nil, duplicateOr(err)
+	}
+	return a.Customer(ctx, c.ID)
+}
+
+// newCustomer builds the creation of a customer from a checked input and
+// its normalised CPF; now stamps the consents given.
+func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *ent.CustomerCreate {
+	create := c.Customer.Create().
 		SetName(strings.TrimSpace(in.Name.Value)).
 		SetEmail(strings.TrimSpace(in.Email.Value)).
 		SetDocumentType(customer.DocumentTypeCPF).
@@ -154,13 +170,9 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	}
 	if c := in.Consent.Value; in.Consent.Present() {
 		create.SetConsentMarketingEmail(c.MarketingEmail.Value).SetConsentMarketingSms(c.MarketingSMS.Value).
-			SetConsentUpdatedAt(a.stamp())
+			SetConsentUpdatedAt(now)
 	}
-	c, err := create.Save(ctx)
-	if err != nil {
-		return nil, duplicateOr(err)
-	}
-	return a.Customer(ctx, c.ID)
+	return create
 }
 
 // ReplaceCustomer is PUT: the create fields are required and every optional
@@ -308,7 +320,7 @@ func (a *App) requireUnique(ctx context.Context, self string, email opt.Field[st
 		return nil
 	}
 	if email.Present() {
-		if err := check("email", customer.EmailKey(strings.ToLower(strings.TrimSpace(email.Value)))); err != nil {
+		if err := check("email", customer.EmailKey(emailKey(email.Value))); err != nil {
 			return err
 		}
 	}

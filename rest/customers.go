@@ -10,48 +10,8 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 )
-
-// customerBody is the customer JSON of create, PUT and PATCH.
-type customerBody struct {
-	ExternalID opt.Field[string]      `json:"external_id"`
-	Name       opt.Field[string]      `json:"name"`
-	Email      opt.Field[string]      `json:"email"`
-	CPF        opt.Field[string]      `json:"cpf"`
-	Phone      opt.Field[string]      `json:"phone"`
-	BirthDate  opt.Field[string]      `json:"birth_date"`
-	Gender     opt.Field[string]      `json:"gender"`
-	Address    opt.Field[addressBody] `json:"address"`
-	Consent    opt.Field[consentBody] `json:"consent"`
-}
-
-type addressBody struct {
-	Street  opt.Field[string] `json:"street"`
-	City    opt.Field[string] `json:"city"`
-	State   opt.Field[string] `json:"state"`
-	ZipCode opt.Field[string] `json:"zip_code"`
-}
-
-type consentBody struct {
-	MarketingEmail opt.Field[bool] `json:"marketing_email"`
-	MarketingSMS   opt.Field[bool] `json:"marketing_sms"`
-}
-
-func (b customerBody) input() app.CustomerInput {
-	in := app.CustomerInput{
-		ExternalID: b.ExternalID, Name: b.Name, Email: b.Email, CPF: b.CPF,
-		Phone: b.Phone, BirthDate: b.BirthDate, Gender: b.Gender,
-	}
-	in.Address = opt.Field[app.AddressInput]{Set: b.Address.Set, Null: b.Address.Null, Value: app.AddressInput{
-		Street: b.Address.Value.Street, City: b.Address.Value.City, State: b.Address.Value.State, ZipCode: b.Address.Value.ZipCode,
-	}}
-	in.Consent = opt.Field[app.ConsentInput]{Set: b.Consent.Set, Null: b.Consent.Null, Value: app.ConsentInput{
-		MarketingEmail: b.Consent.Value.MarketingEmail, MarketingSMS: b.Consent.Value.MarketingSMS,
-	}}
-	return in
-}
 
 // customerJSON is the full customer record of the document.
 type customerJSON struct {
@@ -153,11 +113,11 @@ func fullCustomer(c *ent.Customer) customerJSON {
 
 // createCustomer is POST /v1/customers.
 func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) {
-	var body customerBody
+	var body app.CustomerInput
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	c, err := s.app.CreateCustomer(r.Context(), body.input())
+	c, err := s.app.CreateCustomer(r.Context(), body)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -192,11 +152,11 @@ func (s *server) patchCustomer(w http.ResponseWriter, r *http.Request) {
 // path with op, and answers the full record.
 func (s *server) writeCustomer(w http.ResponseWriter, r *http.Request,
 	op func(context.Context, string, app.CustomerInput) (*ent.Customer, error)) {
-	var body customerBody
+	var body app.CustomerInput
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	c, err := op(r.Context(), chi.URLParam(r, "id"), body.input())
+	c, err := op(r.Context(), chi.URLParam(r, "id"), body)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

@@ -5,6 +5,7 @@ package document
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode"
@@ -72,6 +73,15 @@ func ParseCPF(s string) (string, error) {
 		return "", ErrCheckDigits
 	}
 	return d, nil
+}
+
+// CPFOf returns the valid CPF whose first nine digits are n (below
+// 10^9; not a repeated digit, whose CPF is all one digit): distinct CPFs
+// for demo data, imports and tests.
+func CPFOf(n int) string {
+	base := fmt.Sprintf("%09d", n%1_000_000_000)
+	d := base + string(cpfDigit(base, 10))
+	return d + string(cpfDigit(d, 11))
 }
 
 // cpfDigit computes a CPF check digit over base with weights from w down to 2.

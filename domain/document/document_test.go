@@ -1,6 +1,7 @@
 package document
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -92,4 +93,15 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCPFOf(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{100_000_000, 300_000_007, 999_999_998, 52_998_224} {
+		got := CPFOf(n)
+		d, err := ParseCPF(got)
+		if err != nil || d != got || got[:9] != fmt.Sprintf("%09d", n) {
+			t.Errorf("CPFOf(%d) = %q: %v", n, got, err)
+		}
+	}
 }
