@@ -34,6 +34,11 @@ type App struct {
 	// redemptions); nil records nothing. A *metrics.Registry is one.
 	Counts Recorder
 
+	// inlineSales says the caller processes the sales it registers (the
+	// demo's year, which plays a day's sales at its closing): no job is
+	// queued for them.
+	inlineSales bool
+
 	campaigns  tenantCache[[]eligibility.Campaign]
 	settings   tenantCache[*ent.Tenant]
 	jobsOnce   sync.Once

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -46,11 +47,13 @@ var demoCustomers = []struct{ name, email, cpf, phone, birth string }{
 func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 	ctx = viewer.SystemContext(ctx)
 	creds := &DemoCredentials{TenantID: DemoTenantID, OAuthClientID: DemoOAuthClient, POSClientID: DemoPOSClient}
+	created := false
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Ent.Tenant.Get(ctx, DemoTenantID); ent.IsNotFound(err) {
 			if err := a.seedDemo(ctx, tx.Ent); err != nil {
 				return err
 			}
+			created = true
 		} else if err != nil {
 			return err
 		}
@@ -64,6 +67,14 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if created {
+		a.logger().Info("generating the demo's year of history (about 20 s on SQLite)", "tenant", DemoTenantID)
+		started := time.Now()
+		if err := a.playDemoYear(ctx, DemoTenantID, a.Now()); err != nil {
+			return nil, fmt.Errorf("the demo's year of history: %w", err)
+		}
+		a.logger().Info("demo history generated", "tenant", DemoTenantID, "seconds", time.Since(started).Seconds())
 	}
 	creds.StoreCodes = []string{"LOJA-01", "LOJA-02"}
 	return creds, nil

@@ -202,6 +202,9 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 		if err := tx.Ent.SalePayment.CreateBulk(payments...).Exec(ctx); err != nil {
 			return err
 		}
+		if a.inlineSales {
+			return nil
+		}
 		rc, err := a.jobs()
 		if err != nil {
 			return err

@@ -112,7 +112,7 @@ func openSQLite(path string) (*DB, error) {
 		"&_pragma=synchronous(NORMAL)&_time_format=sqlite"
 	// Transactions take the write lock when they begin: a deferred transaction
 	// that reads and then writes can fail with SQLITE_BUSY instead of waiting.
-	writes, err := openCachedSQLite("file:" + path + "?" + pragmas + "&_txlock=immediate&_pragma=cache_size(-65536)")
+	writes, err := openCachedSQLite("file:" + path + "?" + pragmas + "&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}

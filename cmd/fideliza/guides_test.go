@@ -25,6 +25,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -73,6 +74,19 @@ func TestGuides(t *testing.T) {
 	}
 	require.Empty(t, unlisted, "every guide must be run by this test: add it to the list")
 
+	// The demo's year is generated once; each guide's serve --demo starts on
+	// a copy of that database, as a reader's second start would.
+	demo := storagetest.URL(t, dialect.SQLite, true)
+	db, err := storage.Open(context.Background(), demo)
+	require.NoError(t, err)
+	_, err = (&app.App{DB: db}).LoadDemo(context.Background())
+	require.NoError(t, err)
+	_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	demoFile, err := os.ReadFile(strings.TrimPrefix(demo, "sqlite://"))
+	require.NoError(t, err)
+
 	for _, g := range guides {
 		t.Run(strings.TrimSuffix(g.file, ".md"), func(t *testing.T) {
 			t.Parallel()
@@ -90,7 +104,9 @@ func TestGuides(t *testing.T) {
 				args = append(args, "--webhook-allow-loopback")
 				env["WEBHOOK_URL"] = hooks.url + "/webhooks/fideliza"
 			}
-			base, stdout := startServe(t, logs, storagetest.URL(t, dialect.SQLite, false), args...)
+			u := storagetest.URL(t, dialect.SQLite, false)
+			require.NoError(t, os.WriteFile(strings.TrimPrefix(u, "sqlite://"), demoFile, 0o600))
+			base, stdout := startServe(t, logs, u, args...)
 			env["BASE"] = base
 			env["TENANT"] = app.DemoTenantID
 			env["CLIENT_ID"] = app.DemoOAuthClient

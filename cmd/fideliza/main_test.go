@@ -18,6 +18,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -231,11 +232,14 @@ func waitReady(t *testing.T, base string, done chan error) {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, 30*time.Second, 50*time.Millisecond)
+	}, 3*time.Minute, 50*time.Millisecond) // --demo generates a year of history first
 }
 
 // TestServeDemo is the README's first command: serve --demo prints working
-// credentials, and the demo client reads customers through GraphQL.
+// credentials, and the demo client finds through GraphQL a year of a
+// retailer's life: at least 1,000 customers at every level, 10,000 sales on
+// 300 days or more, sales by store in the last 30 days, and campaigns with
+// redemptions.
 func TestServeDemo(t *testing.T) {
 	t.Parallel()
 	for _, d := range storagetest.Dialects() {
@@ -265,30 +269,98 @@ func TestServeDemo(t *testing.T) {
 			doJSON(t, req, http.StatusOK, &tok)
 			require.Equal(t, "Bearer", tok.TokenType)
 
-			q, _ := json.Marshal(map[string]string{"query": `{ customers(first: 10) { totalCount edges { node { id name tenantID } } } }`})
-			req, _ = http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(q))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-			var gql struct {
-				Data struct {
-					Customers struct {
-						TotalCount int `json:"totalCount"`
-						Edges      []struct {
-							Node struct{ ID, Name, TenantID string }
-						} `json:"edges"`
-					} `json:"customers"`
-				} `json:"data"`
-				Errors []any `json:"errors"`
+			var demo struct {
+				Customers struct {
+					TotalCount int `json:"totalCount"`
+					Edges      []struct {
+						Node struct{ ID, Name, TenantID string }
+					} `json:"edges"`
+				} `json:"customers"`
+				ByLevel []struct {
+					Level     string `json:"level"`
+					Customers int    `json:"customers"`
+				} `json:"customersByLevel"`
+				Year, Month []struct {
+					Day   string `json:"day"`
+					Sales int    `json:"sales"`
+				}
+				Campaigns struct {
+					Edges []struct {
+						Node struct {
+							Name, Type  string
+							Performance struct{ Redemptions int }
+						}
+					}
+				}
 			}
-			doJSON(t, req, http.StatusOK, &gql)
-			require.Empty(t, gql.Errors)
-			require.Equal(t, 4, gql.Data.Customers.TotalCount)
-			require.Equal(t, "Ana Souza", gql.Data.Customers.Edges[0].Node.Name)
+			// The dashboards are an analyst's.
+			analyst := fideliza(t, logs, u, "--public-url", base, "user", "token", "--tenant", app.DemoTenantID,
+				"--role", "analyst")["access_token"].(string)
+			now := time.Now().UTC()
+			graphQL(t, base, analyst, `query($yearAgo: Time!, $monthAgo: Time!, $now: Time!) {
+				customers(first: 1) { totalCount edges { node { id name tenantID } } }
+				customersByLevel { level customers }
+				year: salesByStoreDay(from: $yearAgo, to: $now) { day sales }
+				month: salesByStoreDay(from: $monthAgo, to: $now) { day sales }
+				campaigns(first: 50) { edges { node { name type performance { redemptions } } } }
+			}`, map[string]any{"yearAgo": now.AddDate(0, 0, -366), "monthAgo": now.AddDate(0, 0, -30), "now": now}, &demo)
+			require.GreaterOrEqual(t, demo.Customers.TotalCount, 1000)
+			require.Equal(t, "Ana Souza", demo.Customers.Edges[0].Node.Name, "the README's customers are the newest")
+			require.Len(t, demo.ByLevel, 4)
+			for _, l := range demo.ByLevel {
+				require.Positive(t, l.Customers, "customers at %s", l.Level)
+			}
+			sales, days := 0, map[string]bool{}
+			for _, d := range demo.Year {
+				sales, days[d.Day] = sales+d.Sales, true
+			}
+			require.GreaterOrEqual(t, sales, 10000, "sales in the last year")
+			require.GreaterOrEqual(t, len(days), 300, "days with sales in the last year")
+			require.NotEmpty(t, demo.Month, "sales by store and day in the last 30 days")
+			redeemed := 0
+			for _, c := range demo.Campaigns.Edges {
+				if c.Node.Performance.Redemptions > 0 {
+					redeemed++
+				}
+			}
+			require.GreaterOrEqual(t, redeemed, 3, "campaigns with redemptions: %+v", demo.Campaigns.Edges)
 
 			posSecret := between(t, stdout.String(), "cli_demo_pos  secret ", "\n")
 			requireNoSecretStored(t, u, []string{secret, posSecret, tok.AccessToken}, logs.String())
 		})
 	}
+}
+
+// withCLITenant runs fn in parallel on each database, migrated, with a
+// tenant the command line created.
+func withCLITenant(t *testing.T, name string, fn func(t *testing.T, dbURL, tenantID string, logs *syncBuffer)) {
+	t.Helper()
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			u := storagetest.URL(t, d, true)
+			logs := &syncBuffer{}
+			fn(t, u, fideliza(t, logs, u, "tenant", "create", "--name", name)["id"].(string), logs)
+		})
+	}
+}
+
+// graphQL posts a query with the token and decodes its data into v,
+// failing on any error.
+func graphQL(t *testing.T, base, token, query string, vars map[string]any, v any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	require.NoError(t, err)
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	var out struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []any           `json:"errors"`
+	}
+	doJSON(t, req, http.StatusOK, &out)
+	require.Empty(t, out.Errors)
+	require.NoError(t, json.Unmarshal(out.Data, v))
 }
 
 // TestTwoServeProcessesOnOneDatabase starts two servers on one empty

@@ -13,7 +13,6 @@ import (
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
-	"github.com/fideliza/fideliza/storage/storagetest"
 	"github.com/fideliza/fideliza/testclock"
 )
 
@@ -24,78 +23,72 @@ import (
 // values out of range are refused and change nothing.
 func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 	t.Parallel()
-	for _, d := range storagetest.Dialects() {
-		t.Run(d, func(t *testing.T) {
-			t.Parallel()
-			u := storagetest.URL(t, d, true)
-			logs := &syncBuffer{}
-			tid := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado Programa")["id"].(string)
+	withCLITenant(t, "Mercado Programa", func(t *testing.T, u, tid string, logs *syncBuffer) {
 
-			db, err := storage.Open(context.Background(), u)
+		db, err := storage.Open(context.Background(), u)
+		require.NoError(t, err)
+		defer db.Close()
+		clock := testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		a := &app.App{DB: db, Clock: clock.Now}
+		ctx := viewer.TenantContext(context.Background(), tid)
+		c, err := a.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725")})
+		require.NoError(t, err)
+		credit := func(order string, pts int64) time.Time {
+			t.Helper()
+			m, err := a.CreditPoints(ctx, app.CreditInput{CustomerID: c.ID, OrderID: order, Points: &pts})
 			require.NoError(t, err)
-			defer db.Close()
-			clock := testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-			a := &app.App{DB: db, Clock: clock.Now}
-			ctx := viewer.TenantContext(context.Background(), tid)
-			c, err := a.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725")})
+			return *m.Entry.ExpiresAt
+		}
+		level := func() points.Level {
+			t.Helper()
+			cu, err := db.Ent.Customer.Get(ctx, c.ID)
 			require.NoError(t, err)
-			credit := func(order string, pts int64) time.Time {
-				t.Helper()
-				m, err := a.CreditPoints(ctx, app.CreditInput{CustomerID: c.ID, OrderID: order, Points: &pts})
-				require.NoError(t, err)
-				return *m.Entry.ExpiresAt
-			}
-			level := func() points.Level {
-				t.Helper()
-				cu, err := db.Ent.Customer.Get(ctx, c.ID)
-				require.NoError(t, err)
-				return points.Level(cu.Level)
-			}
+			return points.Level(cu.Level)
+		}
 
-			expires := credit("PED-1", 1500)
-			require.Equal(t, time.Date(2027, 3, 2, 3, 0, 0, 0, time.UTC), expires.UTC(),
-				"the defaults: 12 months, to the midnight ending the day in São Paulo")
-			require.Equal(t, points.Silver, level(), "1500 points with silver at 1000")
+		expires := credit("PED-1", 1500)
+		require.Equal(t, time.Date(2027, 3, 2, 3, 0, 0, 0, time.UTC), expires.UTC(),
+			"the defaults: 12 months, to the midnight ending the day in São Paulo")
+		require.Equal(t, points.Silver, level(), "1500 points with silver at 1000")
 
-			out := fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--silver-threshold", "2000", "--gold-threshold", "6000",
-				"--points-expiry-months", "3", "--price-code-silver", "2", "--price-code-gold", "3",
-				"--time-zone", "UTC", "--level-grace-days", "0", "--points-pending-days", "0", "--churn-refit-days", "3")
-			require.Equal(t, map[string]any{"silver": float64(2000), "gold": float64(6000), "diamond": float64(20000)}, out["thresholds"])
-			require.Equal(t, float64(3), out["points_expiry_months"])
-			require.Equal(t, []any{"UTC", float64(0), float64(0), float64(3)},
-				[]any{out["time_zone"], out["level_grace_days"], out["points_pending_days"], out["churn_refit_days"]})
-			require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
-			require.NoError(t, a.RecomputeLevels(context.Background()))
-			require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
+		out := fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--silver-threshold", "2000", "--gold-threshold", "6000",
+			"--points-expiry-months", "3", "--price-code-silver", "2", "--price-code-gold", "3",
+			"--time-zone", "UTC", "--level-grace-days", "0", "--points-pending-days", "0", "--churn-refit-days", "3")
+		require.Equal(t, map[string]any{"silver": float64(2000), "gold": float64(6000), "diamond": float64(20000)}, out["thresholds"])
+		require.Equal(t, float64(3), out["points_expiry_months"])
+		require.Equal(t, []any{"UTC", float64(0), float64(0), float64(3)},
+			[]any{out["time_zone"], out["level_grace_days"], out["points_pending_days"], out["churn_refit_days"]})
+		require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
+		require.NoError(t, a.RecomputeLevels(context.Background()))
+		require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
 
-			clock.Advance(time.Hour)
-			expires = credit("PED-2", 600)
-			require.Equal(t, time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC), expires.UTC(),
-				"points earned after the change expire in 3 months, at a UTC midnight")
-			require.Equal(t, points.Silver, level(), "2100 points reach silver at 2000")
-			tn, err := db.Ent.Tenant.Get(ctx, tid)
-			require.NoError(t, err)
-			require.Equal(t, 2, app.PriceCode(tn, points.Silver))
-			require.Equal(t, 0, app.PriceCode(tn, points.Bronze))
+		clock.Advance(time.Hour)
+		expires = credit("PED-2", 600)
+		require.Equal(t, time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC), expires.UTC(),
+			"points earned after the change expire in 3 months, at a UTC midnight")
+		require.Equal(t, points.Silver, level(), "2100 points reach silver at 2000")
+		tn, err := db.Ent.Tenant.Get(ctx, tid)
+		require.NoError(t, err)
+		require.Equal(t, 2, app.PriceCode(tn, points.Silver))
+		require.Equal(t, 0, app.PriceCode(tn, points.Bronze))
 
-			for _, bad := range [][]string{
-				{"--gold-threshold", "1500"},    // below silver (2000)
-				{"--silver-threshold", "0"},     // not above 0
-				{"--diamond-threshold", "6000"}, // equal to gold
-				{"--points-expiry-months", "0"}, {"--points-expiry-months", "121"},
-				{"--price-code-gold", "-1"},
-				{"--time-zone", "Mars/Olympus"}, {"--time-zone", "Local"},
-				{"--points-pending-days", "91"}, {"--level-grace-days", "366"}, {"--churn-refit-days", "0"},
-			} {
-				cmd := newRootCommand(io.Discard, io.Discard)
-				cmd.SetArgs(append([]string{"--database-url", u, "tenant", "update", "--tenant", tid}, bad...))
-				require.Error(t, cmd.ExecuteContext(context.Background()), "%v", bad)
-			}
-			tn2, err := db.Ent.Tenant.Get(ctx, tid)
-			require.NoError(t, err)
-			require.Equal(t, [4]int64{2000, 6000, 20000, 3}, [4]int64{tn2.SilverThreshold, tn2.GoldThreshold, tn2.DiamondThreshold,
-				int64(tn2.PointsExpiryMonths)}, "refused changes change nothing")
-			require.Contains(t, logs.String(), `"msg":"tenant settings changed"`, "a change is recorded")
-		})
-	}
+		for _, bad := range [][]string{
+			{"--gold-threshold", "1500"},    // below silver (2000)
+			{"--silver-threshold", "0"},     // not above 0
+			{"--diamond-threshold", "6000"}, // equal to gold
+			{"--points-expiry-months", "0"}, {"--points-expiry-months", "121"},
+			{"--price-code-gold", "-1"},
+			{"--time-zone", "Mars/Olympus"}, {"--time-zone", "Local"},
+			{"--points-pending-days", "91"}, {"--level-grace-days", "366"}, {"--churn-refit-days", "0"},
+		} {
+			cmd := newRootCommand(io.Discard, io.Discard)
+			cmd.SetArgs(append([]string{"--database-url", u, "tenant", "update", "--tenant", tid}, bad...))
+			require.Error(t, cmd.ExecuteContext(context.Background()), "%v", bad)
+		}
+		tn2, err := db.Ent.Tenant.Get(ctx, tid)
+		require.NoError(t, err)
+		require.Equal(t, [4]int64{2000, 6000, 20000, 3}, [4]int64{tn2.SilverThreshold, tn2.GoldThreshold, tn2.DiamondThreshold,
+			int64(tn2.PointsExpiryMonths)}, "refused changes change nothing")
+		require.Contains(t, logs.String(), `"msg":"tenant settings changed"`, "a change is recorded")
+	})
 }

@@ -6,6 +6,7 @@ package points
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -157,8 +158,20 @@ func Zone(name string) (*time.Location, error) {
 	if name == "" || name == "Local" {
 		return nil, fmt.Errorf("unknown time zone %q", name)
 	}
-	return time.LoadLocation(name)
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	// time.LoadLocation reads and parses the zone's file at every call:
+	// a sale's processing asks several times.
+	loc, err := time.LoadLocation(name)
+	if err == nil {
+		zones.Store(name, loc)
+	}
+	return loc, err
 }
+
+// zones are the zones loaded, by name.
+var zones sync.Map
 
 // midnight is the start of the day of t in loc, moved by months and days.
 func midnight(t time.Time, loc *time.Location, months, days int) time.Time {

@@ -1,0 +1,562 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/salereturn"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/fold"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// The living demo: a year of a retailer's life, generated from a seed and
+// played through the operations a real one goes through (customers
+// imported, POS sales registered and processed, online orders validated and
+// redeemed, returns, points spent and expired, levels recomputed, churn
+// scored), each on a clock set to the simulated instant.
+const (
+	demoSeed         = 2026
+	demoShoppers     = 2000
+	demoHistoryDays  = 365
+	demoExpiryMonths = 8 // so that the year shows points expiring
+	// demoFirstReceipt numbers the year's receipts above those the guides
+	// send.
+	demoFirstReceipt = 500_000
+)
+
+// demoStores are the demo's stores, four in each of three regions; the
+// first two are the small demo's.
+var demoStores = []struct{ code, name, city, state string }{
+	{"LOJA-01", "Loja Centro", "São Paulo", "SP"}, {"LOJA-02", "Loja Shopping", "São Paulo", "SP"},
+	{"LOJA-03", "Loja Paulista", "São Paulo", "SP"}, {"LOJA-04", "Loja Campinas", "Campinas", "SP"},
+	{"LOJA-05", "Loja Copacabana", "Rio de Janeiro", "RJ"}, {"LOJA-06", "Loja Barra", "Rio de Janeiro", "RJ"},
+	{"LOJA-07", "Loja Niterói", "Niterói", "RJ"}, {"LOJA-08", "Loja Tijuca", "Rio de Janeiro", "RJ"},
+	{"LOJA-09", "Loja Savassi", "Belo Horizonte", "MG"}, {"LOJA-10", "Loja Pampulha", "Belo Horizonte", "MG"},
+	{"LOJA-11", "Loja Contagem", "Contagem", "MG"}, {"LOJA-12", "Loja Uberlândia", "Uberlândia", "MG"},
+}
+
+var (
+	demoFirstNames = []string{"Adriana", "Alessandra", "Aline", "Amanda", "Beatriz", "Bruna", "Camila", "Carolina",
+		"Cláudia", "Daniela", "Débora", "Eduarda", "Elaine", "Gabriela", "Helena", "Isabela", "Juliana", "Larissa",
+		"Letícia", "Luana", "Márcia", "Mariana", "Natália", "Patrícia", "Priscila", "Renata", "Sandra", "Simone",
+		"Tatiane", "Vanessa", "Alexandre", "André", "Antônio", "Caio", "Carlos", "César", "Daniel", "Eduardo",
+		"Felipe", "Fernando", "Gabriel", "Guilherme", "Gustavo", "Henrique", "João", "José", "Leonardo", "Lucas",
+		"Luiz", "Marcelo", "Marcos", "Mateus", "Paulo", "Pedro", "Rafael", "Ricardo", "Rodrigo", "Sérgio",
+		"Thiago", "Vinícius"}
+	demoSurnames = []string{"Almeida", "Alves", "Araújo", "Barbosa", "Barros", "Batista", "Cardoso", "Carvalho",
+		"Castro", "Costa", "Correia", "Dias", "Duarte", "Fernandes", "Ferreira", "Freitas", "Gomes", "Lima", "Lopes",
+		"Machado", "Martins", "Melo", "Mendes", "Monteiro", "Moreira", "Nascimento", "Nunes", "Oliveira", "Pereira",
+		"Pinto", "Ramos", "Reis", "Ribeiro", "Rocha", "Rodrigues", "Santos", "Silva", "Soares", "Souza", "Teixeira",
+		"Vieira"}
+	demoProducts = []struct {
+		gtin, name string
+		price      int64 // centavos
+	}{
+		{"7891000100103", "Café torrado 500 g", 1890}, {"7891000053508", "Leite integral 1 L", 549},
+		{"7896004000152", "Arroz tipo 1 5 kg", 2790}, {"7891910000197", "Feijão carioca 1 kg", 899},
+		{"7894900011517", "Refrigerante 2 L", 1099}, {"7891149101900", "Sabão em pó 1,6 kg", 2490},
+		{"7896036090244", "Azeite extravirgem 500 ml", 3990}, {"7891024134702", "Shampoo 400 ml", 2290},
+		{"7897517206086", "Fone de ouvido", 8990}, {"7891035800610", "Panela antiaderente", 14990},
+		{"7896005800058", "Vinho tinto 750 ml", 5990}, {"7891079000212", "Chocolate 170 g", 899},
+	}
+)
+
+// demoShopper is a generated customer and the habits the year plays.
+type demoShopper struct {
+	cpf, id string
+	joins   int     // the day (from the first) the customer registers
+	leaves  int     // the day after which the customer stops buying
+	perYear float64 // purchases a year while a customer
+	ticket  float64 // the usual purchase, R$
+	store   int     // the usual store
+	online  bool    // buys online too
+	balance int64   // points, as the year goes (to decide on spending)
+}
+
+// demoEvent is something a day of the year holds.
+type demoEvent struct {
+	at      time.Time
+	shopper int
+	kind    int // demoPurchase, demoReturn
+	saleRef string
+	store   string // a return's store, its sale's
+}
+
+const (
+	demoPurchase = iota
+	demoReturn
+)
+
+// playDemoYear gives the demo tenant a year of history ending at end.
+func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) error {
+	// The year allocates much and keeps little: fewer collections leave
+	// the second core to the database.
+	defer debug.SetGCPercent(debug.SetGCPercent(1000))
+	rng := rand.New(rand.NewPCG(demoSeed, demoSeed))
+	tenant, err := a.DB.Ent.Tenant.Get(viewer.SystemContext(ctx), tenantID)
+	if err != nil {
+		return err
+	}
+	loc, err := points.Zone(tenant.TimeZone)
+	if err != nil {
+		return err
+	}
+	today := time.Date(end.In(loc).Year(), end.In(loc).Month(), end.In(loc).Day(), 0, 0, 0, 0, loc)
+	first := today.AddDate(0, 0, -demoHistoryDays)
+	var mu sync.Mutex
+	clock := first
+	y := &App{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, inlineSales: true, Clock: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return clock
+	}}
+	setClock := func(t time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = t
+	}
+	tctx := viewer.TenantContext(ctx, tenantID)
+	sys := viewer.SystemContext(ctx)
+
+	setClock(first.Add(8 * time.Hour))
+	if err := y.DB.Ent.Tenant.UpdateOneID(tenantID).SetPointsExpiryMonths(demoExpiryMonths).Exec(sys); err != nil {
+		return err
+	}
+	for _, s := range demoStores[2:] {
+		if _, err := y.CreateStore(sys, tenantID, s.code, s.name); err != nil {
+			return err
+		}
+	}
+	campaigns, err := y.demoYearCampaigns(tctx, first, today)
+	if err != nil {
+		return err
+	}
+
+	shoppers, events := demoYear(rng, first)
+	byDay := map[int][]demoEvent{}
+	for _, e := range events {
+		d := int(e.at.Sub(first).Hours() / 24)
+		byDay[d] = append(byDay[d], e)
+	}
+	receipt := demoFirstReceipt
+	returns := map[int][]demoEvent{}
+	for day := range demoHistoryDays {
+		morning := first.AddDate(0, 0, day).Add(7 * time.Hour)
+		setClock(morning)
+		if err := y.demoUpkeep(ctx, day, first.AddDate(0, 0, day).In(loc).Day() == 1); err != nil {
+			return err
+		}
+		if err := y.demoJoin(tctx, shoppers, day); err != nil {
+			return err
+		}
+		todays := append(byDay[day], returns[day]...)
+		slices.SortFunc(todays, func(a, b demoEvent) int { return a.at.Compare(b.at) })
+		// The day's store sales are registered together, as the stores'
+		// points of sale send them, and processed at closing time in one
+		// transaction; returns and online orders happen at their hour.
+		var sales []demoSale
+		for _, e := range todays {
+			setClock(e.at)
+			sh := &shoppers[e.shopper]
+			var err error
+			switch {
+			case e.kind == demoReturn:
+				err = y.demoReturn(tctx, e)
+			case sh.online && rng.IntN(4) == 0:
+				receipt++
+				err = y.demoOrder(tctx, rng, sh, campaigns, receipt)
+				if err == nil {
+					err = y.demoSpend(tctx, rng, sh, receipt)
+				}
+			default:
+				receipt++
+				sales = append(sales, demoNewSale(rng, e, sh, receipt))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		setClock(first.AddDate(0, 0, day).Add(22 * time.Hour))
+		if err := y.demoSales(tctx, sales); err != nil {
+			return err
+		}
+		for _, sl := range sales {
+			sh := &shoppers[sl.shopper]
+			sh.balance += points.Earned(*sl.in.AmountPayable, decimal.NewFromInt(1))
+			if back := day + 1 + rng.IntN(10); rng.IntN(40) == 0 && back < demoHistoryDays {
+				returns[back] = append(returns[back], demoEvent{at: sl.at.AddDate(0, 0, back-day).Add(time.Hour),
+					shopper: sl.shopper, kind: demoReturn, saleRef: sl.id, store: sl.in.StoreID})
+			}
+			if err := y.demoSpend(tctx, rng, sh, sl.receipt); err != nil {
+				return err
+			}
+		}
+	}
+	setClock(end)
+	if err := y.ExpirePoints(ctx); err != nil {
+		return err
+	}
+	if err := y.RecomputeLevels(ctx); err != nil {
+		return err
+	}
+	if _, err := y.FitChurnModel(tctx, end); err != nil {
+		return err
+	}
+	_, err = y.ScoreCustomers(tctx, end)
+	return err
+}
+
+// demoYear draws the shoppers and their purchases over the year.
+func demoYear(rng *rand.Rand, first time.Time) ([]demoShopper, []demoEvent) {
+	shoppers := make([]demoShopper, demoShoppers)
+	var events []demoEvent
+	for i := range shoppers {
+		sh := &shoppers[i]
+		sh.cpf = document.CPFOf(510_000_000 + i*7)
+		if rng.IntN(10) < 3 {
+			sh.joins = rng.IntN(demoHistoryDays - 30)
+		}
+		sh.leaves = demoHistoryDays
+		if rng.IntN(4) == 0 {
+			sh.leaves = sh.joins + rng.IntN(demoHistoryDays-sh.joins)
+		}
+		// Habits: most shop now and then, a few every week, some every
+		// few days with a full basket (the diamond tier).
+		switch r := rng.IntN(100); {
+		case r < 60:
+			sh.perYear, sh.ticket = 1+rng.Float64()*3, 60+rng.Float64()*120
+		case r < 88:
+			sh.perYear, sh.ticket = 4+rng.Float64()*5, 90+rng.Float64()*110
+		case r < 98:
+			sh.perYear, sh.ticket = 24+rng.Float64()*10, 170+rng.Float64()*100
+		default:
+			sh.perYear, sh.ticket = 70+rng.Float64()*20, 300+rng.Float64()*150
+		}
+		sh.store = rng.IntN(len(demoStores))
+		sh.online = rng.IntN(3) == 0
+		days := float64(sh.leaves-sh.joins) / demoHistoryDays
+		n := demoPoisson(rng, sh.perYear*days)
+		for range n {
+			day := demoDay(rng, first, sh.joins, sh.leaves)
+			at := first.AddDate(0, 0, day).Add(time.Duration(9*60+rng.IntN(12*60)) * time.Minute)
+			events = append(events, demoEvent{at: at, shopper: i, kind: demoPurchase})
+		}
+	}
+	return shoppers, events
+}
+
+// demoDay draws a day in [from, to) weighted as a retailer's calendar:
+// Saturdays busiest, Sundays quiet, December and Black Friday week strong.
+func demoDay(rng *rand.Rand, first time.Time, from, to int) int {
+	for {
+		day := from + rng.IntN(max(to-from, 1))
+		d := first.AddDate(0, 0, day)
+		w := 1.0
+		if d.Weekday() == time.Saturday {
+			w = 1.6
+		}
+		if d.Weekday() == time.Sunday {
+			w = 0.6
+		}
+		if d.Month() == time.December {
+			w *= 1.5
+		}
+		if d.Month() == time.November && d.Day() >= 22 {
+			w *= 2
+		}
+		if rng.Float64()*3.2 < w {
+			return day
+		}
+	}
+}
+
+// demoPoisson draws a Poisson count of mean m (Knuth's method; m is small).
+func demoPoisson(rng *rand.Rand, m float64) int {
+	l, k, p := math.Exp(-m), 0, 1.0
+	for {
+		p *= rng.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
+}
+
+// demoYearCampaigns creates the campaigns the year's orders redeem, all
+// ended by today (the live ones are the small demo's, which the README and
+// the guides use), and one scheduled next month.
+func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) (map[string]string, error) {
+	d := func(v int64) *decimal.Decimal { x := decimal.NewFromInt(v); return &x }
+	n := func(v int) *int { return &v }
+	at := func(t time.Time) *time.Time { return &t }
+	specs := []CampaignInput{
+		{Name: "Boas-vindas: R$ 15 na primeira compra online", Type: "discount", Channels: []string{"ecommerce"},
+			StartsAt: at(first), EndsAt: at(today),
+			Discount: &DiscountInput{Mode: "fixed_amount", Value: d(15)}, Limits: &LimitsInput{PerCustomer: n(1)}},
+		{Name: "R$ 20 em compras acima de R$ 200", Type: "discount", Channels: []string{"ecommerce"},
+			StartsAt: at(first), EndsAt: at(today),
+			Discount:    &DiscountInput{Mode: "fixed_amount", Value: d(20)},
+			Eligibility: &EligibilityInput{MinSubtotal: d(200)}, Limits: &LimitsInput{PerCustomer: n(4), Total: n(5000)}},
+		{Name: "Semana do cliente: 10% no site", Type: "discount", Channels: []string{"ecommerce"},
+			StartsAt: at(first.AddDate(0, 2, 0)), EndsAt: at(first.AddDate(0, 2, 14)),
+			Discount: &DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &LimitsInput{PerCustomer: n(2)}},
+		{Name: "Natal: 5% de cashback online", Type: "cashback", Channels: []string{"ecommerce"},
+			StartsAt: at(today.AddDate(0, 1, 0)), EndsAt: at(today.AddDate(0, 2, 0)),
+			Discount: &DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
+	}
+	ids := map[string]string{}
+	for _, in := range specs {
+		c, err := a.CreateCampaign(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("demo campaign %q: %w", in.Name, err)
+		}
+		ids[c.Name] = c.ID
+	}
+	return ids, nil
+}
+
+// demoUpkeep runs the jobs of the morning of day: the campaigns'
+// lifecycle daily, expiry weekly, the levels on the first of the month
+// (each credit moves a level up already).
+func (a *App) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
+	if err := a.RunCampaignLifecycle(ctx); err != nil {
+		return err
+	}
+	if day%7 == 6 {
+		if err := a.ExpirePoints(ctx); err != nil {
+			return err
+		}
+	}
+	if monthStart {
+		return a.RecomputeLevels(ctx)
+	}
+	return nil
+}
+
+// demoJoin imports the shoppers who register on day, and learns their ids.
+func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) error {
+	var joining []int
+	for i := range shoppers {
+		if shoppers[i].joins == day {
+			joining = append(joining, i)
+		}
+	}
+	if len(joining) == 0 {
+		return nil
+	}
+	rows := func(yield func(ImportRow) bool) {
+		for line, i := range joining {
+			if !yield(ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, demoStores[shoppers[i].store].city,
+				demoStores[shoppers[i].store].state)}) {
+				return
+			}
+		}
+	}
+	res, err := a.ImportCustomers(ctx, iter.Seq[ImportRow](rows), ImportOptions{})
+	if err != nil {
+		return err
+	}
+	if res.Created != len(joining) {
+		return fmt.Errorf("demo customers of day %d: %d of %d created", day, res.Created, len(joining))
+	}
+	cpfs := make([]string, len(joining))
+	for k, i := range joining {
+		cpfs[k] = shoppers[i].cpf
+	}
+	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIn(cpfs...)).
+		Select(customer.FieldID, customer.FieldDocument).All(ctx)
+	if err != nil {
+		return err
+	}
+	ids := map[string]string{}
+	for _, c := range found {
+		ids[c.Document] = c.ID
+	}
+	for _, i := range joining {
+		shoppers[i].id = ids[shoppers[i].cpf]
+	}
+	return nil
+}
+
+// demoCustomer is the i-th generated customer.
+func demoCustomer(i int, cpf, city, state string) CustomerInput {
+	first := demoFirstNames[i%len(demoFirstNames)]
+	last := demoSurnames[(i/len(demoFirstNames)+i*7)%len(demoSurnames)]
+	middle := demoSurnames[(i*13+5)%len(demoSurnames)]
+	email := fmt.Sprintf("%s.%s%d@example.com", demoASCII(first), demoASCII(last), i)
+	in := CustomerInput{
+		Name: opt.Of(first + " " + middle + " " + last), Email: opt.Of(email), CPF: opt.Of(cpf),
+		Phone:     opt.Of(fmt.Sprintf("+55119%08d", 10_000_000+i*37)),
+		BirthDate: opt.Of(fmt.Sprintf("%d-%02d-%02d", 1950+i%55, 1+i%12, 1+i%28)),
+		Address: opt.Of(AddressInput{City: opt.Of(city), State: opt.Of(state),
+			ZipCode: opt.Of(fmt.Sprintf("%05d-%03d", 10000+i%89999, i%1000))}),
+		Consent: opt.Of(ConsentInput{MarketingEmail: opt.Of(i%3 != 0), MarketingSMS: opt.Of(i%5 == 0)}),
+	}
+	if i%4 == 0 {
+		in.ExternalID = opt.Of("ERP-" + strconv.Itoa(100000+i))
+	}
+	return in
+}
+
+// demoASCII folds a name for an e-mail address.
+func demoASCII(s string) string { return fold.Text(s) }
+
+// demoBasket draws a purchase of about ticket reais.
+func demoBasket(rng *rand.Rand, ticket float64) (items []SaleItemInput, total decimal.Decimal) {
+	target := decimal.NewFromFloat(ticket * (0.5 + rng.Float64())).Round(2)
+	total = decimal.Zero
+	for line := 1; line <= 20 && (line == 1 || total.LessThan(target)); line++ {
+		p := demoProducts[rng.IntN(len(demoProducts))]
+		price := decimal.New(p.price, -2)
+		qty := decimal.NewFromInt(1 + rng.Int64N(3))
+		items = append(items, SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
+			UnitPrice: &price, Quantity: &qty})
+		total = total.Add(price.Mul(qty))
+	}
+	return items, total
+}
+
+// demoSale is a store sale of the day, and its id once registered.
+type demoSale struct {
+	in               SaleInput
+	at               time.Time
+	shopper, receipt int
+	id               string
+}
+
+// demoNewSale draws a purchase at the shopper's store (now and then
+// another one).
+func demoNewSale(rng *rand.Rand, e demoEvent, sh *demoShopper, receipt int) demoSale {
+	items, total := demoBasket(rng, sh.ticket)
+	store := demoStores[sh.store].code
+	if rng.IntN(6) == 0 {
+		store = demoStores[rng.IntN(len(demoStores))].code
+	}
+	at := e.at
+	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: SaleInput{
+		Protocol: protocolSale, Customer: &POSCustomer{ID: sh.cpf, Type: "CPF"},
+		SaleID: strconv.Itoa(receipt), StoreID: store, PosID: "PDV-" + strconv.Itoa(1+rng.IntN(4)), Channel: "LOJA",
+		Date: &at, Amount: &total, AmountPayable: &total, Items: items,
+		Payments: []SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
+	}}
+}
+
+// demoSales registers the day's store sales at once, so that they commit
+// in a few groups, then processes them in one transaction as the worker
+// does each.
+func (a *App) demoSales(ctx context.Context, sales []demoSale) error {
+	errs := make([]error, len(sales))
+	var wg sync.WaitGroup
+	for i := range sales {
+		wg.Go(func() {
+			s, err := a.RegisterSale(ctx, sales[i].in)
+			if err == nil {
+				sales[i].id = s.ID
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("demo sales: %w", err)
+	}
+	ctx = schema.RememberVisible(ctx)
+	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+		for _, sl := range sales {
+			if _, err := a.ProcessSale(ctx, tx, sl.id); err != nil {
+				return fmt.Errorf("demo sale %s: %w", sl.in.SaleID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// demoOrder is an online order: validated, its best discount redeemed,
+// and its points credited.
+func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, campaigns map[string]string, receipt int) error {
+	items, total := demoBasket(rng, sh.ticket)
+	cart := eligibility.Cart{}
+	for _, it := range items {
+		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.GTIN, Quantity: *it.Quantity, UnitPrice: *it.UnitPrice})
+	}
+	v, err := a.ValidateCart(ctx, ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
+	if err != nil {
+		return err
+	}
+	order := "PED-" + strconv.Itoa(receipt)
+	paid := total
+	if best := demoBest(v.Eligible); best != nil {
+		paid = decimal.Max(total.Sub(best.Benefit.Amount), decimal.Zero).Round(2)
+		_, _, err := a.RedeemCampaign(ctx, RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
+			Token: v.Token, AmountPaid: paid}, nil)
+		if err != nil {
+			return err
+		}
+	}
+	_, err = a.CreditPoints(ctx, CreditInput{CustomerID: sh.id, OrderID: order, Amount: &paid})
+	sh.balance += points.Earned(paid, decimal.NewFromInt(1))
+	return err
+}
+
+// demoBest is the eligible campaign with the largest discount.
+func demoBest(eligible []eligibility.Eligible) *eligibility.Eligible {
+	var best *eligibility.Eligible
+	for i := range eligible {
+		if e := &eligible[i]; e.Benefit.DiscountAmount != nil &&
+			(best == nil || e.Benefit.Amount.GreaterThan(best.Benefit.Amount)) {
+			best = e
+		}
+	}
+	return best
+}
+
+// demoReturn returns one unit of the first item of a sale.
+func (a *App) demoReturn(ctx context.Context, e demoEvent) error {
+	one := decimal.NewFromInt(1)
+	at := a.Now()
+	r, err := a.RegisterSaleReturn(ctx, SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
+		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []ReturnItemInput{{ID: "1", Quantity: &one}},
+		ItemsWereListed: true})
+	if err != nil {
+		return fmt.Errorf("demo return of %s: %w", e.saleRef, err)
+	}
+	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+		_, err := a.ProcessSaleReturn(ctx, tx, r.ID)
+		return err
+	})
+}
+
+// demoSpend trades points for a voucher now and then, when the shopper
+// has enough.
+func (a *App) demoSpend(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
+	if sh.id == "" || sh.balance < 1500 || rng.IntN(5) != 0 {
+		return nil
+	}
+	order := "TROCA-" + strconv.Itoa(receipt)
+	_, err := a.DebitPoints(ctx, DebitInput{CustomerID: sh.id, Points: 1000, OrderID: &order, Reason: "Vale-compras R$ 10"})
+	if e, ok := apperr.As(err); ok && e.Code == "insufficient_points" {
+		sh.balance = 0 // points expired meanwhile
+		return nil
+	}
+	sh.balance -= 1000
+	return err
+}

@@ -1,0 +1,41 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestLivingDemoIsDeterministic: two demos loaded from the seed on two
+// databases hold the same year: the same customers, sales and points.
+func TestLivingDemoIsDeterministic(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	var figures [2][4]int
+	for i := range figures {
+		db := storagetest.Open(t, "sqlite3")
+		a := &app.App{DB: db, Clock: func() time.Time { return end }}
+		started := time.Now()
+		_, err := a.LoadDemo(context.Background())
+		require.NoError(t, err)
+		t.Logf("the living demo loaded in %v", time.Since(started).Round(time.Millisecond))
+		ctx := viewer.TenantContext(context.Background(), app.DemoTenantID)
+		customers, err := db.Ent.Customer.Query().Count(ctx)
+		require.NoError(t, err)
+		sales, err := db.Ent.Sale.Query().Count(ctx)
+		require.NoError(t, err)
+		redemptions, err := db.Ent.Redemption.Query().Count(ctx)
+		require.NoError(t, err)
+		liability, err := a.PointsLiability(ctx)
+		require.NoError(t, err)
+		figures[i] = [4]int{customers, sales, redemptions, int(liability.Total)}
+		t.Logf("customers, sales, redemptions, points outstanding: %v", figures[i])
+	}
+	require.Equal(t, figures[0], figures[1])
+}
