@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/testclock"
 )
 
 // The living demo: a year of a retailer's life, generated from a seed and
@@ -122,23 +123,15 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 	}
 	today := time.Date(end.In(loc).Year(), end.In(loc).Month(), end.In(loc).Day(), 0, 0, 0, 0, loc)
 	first := today.AddDate(0, 0, -demoHistoryDays)
-	var mu sync.Mutex
-	clock := first
-	y := &App{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, inlineSales: true, Clock: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return clock
-	}}
-	setClock := func(t time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		clock = t
-	}
+	clock := testclock.New(first)
+	setClock := clock.Set
+	y := &App{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, inlineSales: true, Clock: clock.Now}
 	tctx := viewer.TenantContext(ctx, tenantID)
 	sys := viewer.SystemContext(ctx)
 
 	setClock(first.Add(8 * time.Hour))
-	if err := y.DB.Ent.Tenant.UpdateOneID(tenantID).SetPointsExpiryMonths(demoExpiryMonths).Exec(sys); err != nil {
+	months := demoExpiryMonths
+	if _, err := y.UpdateTenant(sys, tenantID, TenantSettings{PointsExpiryMonths: &months}); err != nil {
 		return err
 	}
 	for _, s := range demoStores[2:] {
@@ -146,8 +139,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 			return err
 		}
 	}
-	campaigns, err := y.demoYearCampaigns(tctx, first, today)
-	if err != nil {
+	if err := y.demoYearCampaigns(tctx, first, today); err != nil {
 		return err
 	}
 
@@ -183,7 +175,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 				err = y.demoReturn(tctx, e)
 			case sh.online && rng.IntN(4) == 0:
 				receipt++
-				err = y.demoOrder(tctx, rng, sh, campaigns, receipt)
+				err = y.demoOrder(tctx, rng, sh, receipt)
 				if err == nil {
 					err = y.demoSpend(tctx, rng, sh, receipt)
 				}
@@ -304,7 +296,7 @@ func demoPoisson(rng *rand.Rand, m float64) int {
 // demoYearCampaigns creates the campaigns the year's orders redeem, all
 // ended by today (the live ones are the small demo's, which the README and
 // the guides use), and one scheduled next month.
-func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) (map[string]string, error) {
+func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) error {
 	d := func(v int64) *decimal.Decimal { x := decimal.NewFromInt(v); return &x }
 	n := func(v int) *int { return &v }
 	at := func(t time.Time) *time.Time { return &t }
@@ -323,15 +315,12 @@ func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) (ma
 			StartsAt: at(today.AddDate(0, 1, 0)), EndsAt: at(today.AddDate(0, 2, 0)),
 			Discount: &DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
 	}
-	ids := map[string]string{}
 	for _, in := range specs {
-		c, err := a.CreateCampaign(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("demo campaign %q: %w", in.Name, err)
+		if _, err := a.CreateCampaign(ctx, in); err != nil {
+			return fmt.Errorf("demo campaign %q: %w", in.Name, err)
 		}
-		ids[c.Name] = c.ID
 	}
-	return ids, nil
+	return nil
 }
 
 // demoUpkeep runs the jobs of the morning of day: the campaigns'
@@ -402,7 +391,7 @@ func demoCustomer(i int, cpf, city, state string) CustomerInput {
 	first := demoFirstNames[i%len(demoFirstNames)]
 	last := demoSurnames[(i/len(demoFirstNames)+i*7)%len(demoSurnames)]
 	middle := demoSurnames[(i*13+5)%len(demoSurnames)]
-	email := fmt.Sprintf("%s.%s%d@example.com", demoASCII(first), demoASCII(last), i)
+	email := fmt.Sprintf("%s.%s%d@example.com", fold.Text(first), fold.Text(last), i)
 	in := CustomerInput{
 		Name: opt.Of(first + " " + middle + " " + last), Email: opt.Of(email), CPF: opt.Of(cpf),
 		Phone:     opt.Of(fmt.Sprintf("+55119%08d", 10_000_000+i*37)),
@@ -416,9 +405,6 @@ func demoCustomer(i int, cpf, city, state string) CustomerInput {
 	}
 	return in
 }
-
-// demoASCII folds a name for an e-mail address.
-func demoASCII(s string) string { return fold.Text(s) }
 
 // demoBasket draws a purchase of about ticket reais.
 func demoBasket(rng *rand.Rand, ticket float64) (items []SaleItemInput, total decimal.Decimal) {
@@ -492,7 +478,7 @@ func (a *App) demoSales(ctx context.Context, sales []demoSale) error {
 
 // demoOrder is an online order: validated, its best discount redeemed,
 // and its points credited.
-func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, campaigns map[string]string, receipt int) error {
+func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
 	items, total := demoBasket(rng, sh.ticket)
 	cart := eligibility.Cart{}
 	for _, it := range items {

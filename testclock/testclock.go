@@ -1,6 +1,6 @@
 // Package testclock is the clock tests give the application (App.Clock),
-// the rate limits and River: time passes only when the test says so. Safe
-// for concurrent use.
+// the rate limits and River, and the living demo plays its year on: time
+// passes only when its owner says so. Safe for concurrent use.
 package testclock
 
 import (
