@@ -214,6 +214,35 @@ func (v *CustomersByLevelResponse) GetCustomersByLevel() []CustomersByLevelCusto
 	return v.CustomersByLevel
 }
 
+// PointsLiabilityByDayPointsLiabilityByDayDayPoints includes the requested fields of the GraphQL type DayPoints.
+// The GraphQL type's documentation follows.
+//
+// Outstanding points at the end of one day.
+type PointsLiabilityByDayPointsLiabilityByDayDayPoints struct {
+	// The day, YYYY-MM-DD, in the requested time zone.
+	Day string `json:"day"`
+	// The points balances of every customer, summed, at the end of the day (at the period's end for its last day).
+	Points int `json:"points"`
+}
+
+// GetDay returns PointsLiabilityByDayPointsLiabilityByDayDayPoints.Day, and is useful for accessing the field via an interface.
+func (v *PointsLiabilityByDayPointsLiabilityByDayDayPoints) GetDay() string { return v.Day }
+
+// GetPoints returns PointsLiabilityByDayPointsLiabilityByDayDayPoints.Points, and is useful for accessing the field via an interface.
+func (v *PointsLiabilityByDayPointsLiabilityByDayDayPoints) GetPoints() int { return v.Points }
+
+// PointsLiabilityByDayResponse is returned by PointsLiabilityByDay on success.
+type PointsLiabilityByDayResponse struct {
+	// Outstanding points at the end of each day within [from, to) (at most 366 days), days in timeZone
+	// (an IANA name; the tenant's time zone setting when absent): the liability over time.
+	PointsLiabilityByDay []PointsLiabilityByDayPointsLiabilityByDayDayPoints `json:"pointsLiabilityByDay"`
+}
+
+// GetPointsLiabilityByDay returns PointsLiabilityByDayResponse.PointsLiabilityByDay, and is useful for accessing the field via an interface.
+func (v *PointsLiabilityByDayResponse) GetPointsLiabilityByDay() []PointsLiabilityByDayPointsLiabilityByDayDayPoints {
+	return v.PointsLiabilityByDay
+}
+
 // PointsLiabilityPointsLiability includes the requested fields of the GraphQL type PointsLiability.
 // The GraphQL type's documentation follows.
 //
@@ -288,6 +317,67 @@ type PointsLiabilityResponse struct {
 // GetPointsLiability returns PointsLiabilityResponse.PointsLiability, and is useful for accessing the field via an interface.
 func (v *PointsLiabilityResponse) GetPointsLiability() PointsLiabilityPointsLiability {
 	return v.PointsLiability
+}
+
+// ProgrammeResponse is returned by Programme on success.
+type ProgrammeResponse struct {
+	// The viewer's own tenant, with its loyalty settings.
+	Tenants ProgrammeTenantsTenantConnection `json:"tenants"`
+}
+
+// GetTenants returns ProgrammeResponse.Tenants, and is useful for accessing the field via an interface.
+func (v *ProgrammeResponse) GetTenants() ProgrammeTenantsTenantConnection { return v.Tenants }
+
+// ProgrammeTenantsTenantConnection includes the requested fields of the GraphQL type TenantConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type ProgrammeTenantsTenantConnection struct {
+	// A list of edges.
+	Edges []*ProgrammeTenantsTenantConnectionEdgesTenantEdge `json:"edges"`
+}
+
+// GetEdges returns ProgrammeTenantsTenantConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ProgrammeTenantsTenantConnection) GetEdges() []*ProgrammeTenantsTenantConnectionEdgesTenantEdge {
+	return v.Edges
+}
+
+// ProgrammeTenantsTenantConnectionEdgesTenantEdge includes the requested fields of the GraphQL type TenantEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type ProgrammeTenantsTenantConnectionEdgesTenantEdge struct {
+	// The item at the end of the edge.
+	Node *ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant `json:"node"`
+}
+
+// GetNode returns ProgrammeTenantsTenantConnectionEdgesTenantEdge.Node, and is useful for accessing the field via an interface.
+func (v *ProgrammeTenantsTenantConnectionEdgesTenantEdge) GetNode() *ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant {
+	return v.Node
+}
+
+// ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// A retailer using Fideliza, with its loyalty settings.
+type ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant struct {
+	// UUID of the tenant.
+	Id string `json:"id"`
+	// Display name of the retailer.
+	Name string `json:"name"`
+	// IANA time zone of the programme: points expire at its midnights, the 12-month level window counts its days, and the dashboards' days are its days.
+	TimeZone string `json:"timeZone"`
+}
+
+// GetId returns ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant.Id, and is useful for accessing the field via an interface.
+func (v *ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant) GetId() string { return v.Id }
+
+// GetName returns ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant.Name, and is useful for accessing the field via an interface.
+func (v *ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant) GetName() string { return v.Name }
+
+// GetTimeZone returns ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant.TimeZone, and is useful for accessing the field via an interface.
+func (v *ProgrammeTenantsTenantConnectionEdgesTenantEdgeNodeTenant) GetTimeZone() string {
+	return v.TimeZone
 }
 
 // SalesByStoreDayResponse is returned by SalesByStoreDay on success.
@@ -394,6 +484,22 @@ func (v *__CampaignPerformanceInput) GetTo() *time.Time { return v.To }
 
 // GetFirst returns __CampaignPerformanceInput.First, and is useful for accessing the field via an interface.
 func (v *__CampaignPerformanceInput) GetFirst() *int { return v.First }
+
+// __PointsLiabilityByDayInput is used internally by genqlient
+type __PointsLiabilityByDayInput struct {
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	TimeZone *string   `json:"timeZone"`
+}
+
+// GetFrom returns __PointsLiabilityByDayInput.From, and is useful for accessing the field via an interface.
+func (v *__PointsLiabilityByDayInput) GetFrom() time.Time { return v.From }
+
+// GetTo returns __PointsLiabilityByDayInput.To, and is useful for accessing the field via an interface.
+func (v *__PointsLiabilityByDayInput) GetTo() time.Time { return v.To }
+
+// GetTimeZone returns __PointsLiabilityByDayInput.TimeZone, and is useful for accessing the field via an interface.
+func (v *__PointsLiabilityByDayInput) GetTimeZone() *string { return v.TimeZone }
 
 // __SalesByStoreDayInput is used internally by genqlient
 type __SalesByStoreDayInput struct {
@@ -564,6 +670,86 @@ func PointsLiability(
 	}
 
 	data_ = &PointsLiabilityResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PointsLiabilityByDay.
+const PointsLiabilityByDay_Operation = `
+query PointsLiabilityByDay ($from: Time!, $to: Time!, $timeZone: String) {
+	pointsLiabilityByDay(from: $from, to: $to, timeZone: $timeZone) {
+		day
+		points
+	}
+}
+`
+
+// PointsLiabilityByDay is the tenant's outstanding points at the end of each
+// day within [from, to), days in timeZone (the tenant's when absent): the
+// liability chart.
+func PointsLiabilityByDay(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	from time.Time,
+	to time.Time,
+	timeZone *string,
+) (data_ *PointsLiabilityByDayResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PointsLiabilityByDay",
+		Query:  PointsLiabilityByDay_Operation,
+		Variables: &__PointsLiabilityByDayInput{
+			From:     from,
+			To:       to,
+			TimeZone: timeZone,
+		},
+	}
+
+	data_ = &PointsLiabilityByDayResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Programme.
+const Programme_Operation = `
+query Programme {
+	tenants(first: 1) {
+		edges {
+			node {
+				id
+				name
+				timeZone
+			}
+		}
+	}
+}
+`
+
+// Programme names the viewer's tenant and the time zone its dashboards count
+// days in (the panel's date-range picker).
+func Programme(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *ProgrammeResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Programme",
+		Query:  Programme_Operation,
+	}
+
+	data_ = &ProgrammeResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

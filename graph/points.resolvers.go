@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/customer"
@@ -56,6 +57,19 @@ func (r *queryResolver) PointsLiability(ctx context.Context) (*generated.PointsL
 	out.ByExpiryMonth = []*generated.PointsByMonth{}
 	for _, m := range l.ByExpiryMonth {
 		out.ByExpiryMonth = append(out.ByExpiryMonth, &generated.PointsByMonth{Month: m.Month, Points: int(m.Points)})
+	}
+	return out, nil
+}
+
+// PointsLiabilityByDay is the resolver for the pointsLiabilityByDay field.
+func (r *queryResolver) PointsLiabilityByDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*generated.DayPoints, error) {
+	days, err := r.app.PointsLiabilityByDay(ctx, from, to, deref(timeZone))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*generated.DayPoints, len(days))
+	for i, d := range days {
+		out[i] = &generated.DayPoints{Day: d.Day, Points: int(d.Points)}
 	}
 	return out, nil
 }

@@ -35,6 +35,7 @@ var RootFieldScopes = map[string]string{
 
 	"Query.predictiveSegments": "customers:read",
 	"Query.pointsLiability":    "loyalty:read",
+	"Query.pointsLiabilityByDay": "loyalty:read",
 	"Query.pointsEntries":      "loyalty:read",
 	"Query.events":             app.ScopeBackoffice,
 	"Query.customersByLevel":   "customers:read",

@@ -30,6 +30,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/httperr"
+	"github.com/fideliza/fideliza/panel/chart"
 	"github.com/fideliza/fideliza/webassets"
 )
 
@@ -106,6 +107,9 @@ var funcs = template.FuncMap{
 	// when shows an instant to people, in UTC; datetime is its machine form.
 	"when":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"datetime": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	// n writes a chart coordinate; count, a whole number for people.
+	"n":     chart.Num,
+	"count": func(n int) string { return count(float64(n)) },
 	"kindName": func(k apiclient.Kind) string {
 		if k == apiclient.KindPos {
 			return "POS"
@@ -119,7 +123,7 @@ var funcs = template.FuncMap{
 var pages = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html"))
 	m := map[string]*template.Template{}
-	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings"} {
+	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings", "insights"} {
 		m[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, "templates/"+name+".html"))
 	}
 	return m
@@ -156,6 +160,9 @@ type page struct {
 	// The programme settings page.
 	Settings []settingField
 
+	// The insights page.
+	Insights *insights
+
 	// The page showing a secret once.
 	Credentials *app.ClientCredentials
 	Rotated     bool
@@ -175,12 +182,14 @@ func (p page) Role() string {
 
 type panel struct {
 	app *app.App
+	gql http.Handler // the service's GraphQL, which the insights page asks
 	log *slog.Logger
 }
 
-// Handler serves the panel; mount it at Base.
-func Handler(a *app.App, log *slog.Logger) http.Handler {
-	p := &panel{app: a, log: log}
+// Handler serves the panel; mount it at Base. gql is the service's GraphQL
+// handler, which expects the viewer in the request's context.
+func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
+	p := &panel{app: a, gql: gql, log: log}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead, securityHeaders, p.sameOrigin)
 	r.Get("/assets/*", serveAsset)
@@ -195,6 +204,8 @@ func Handler(a *app.App, log *slog.Logger) http.Handler {
 		r.Post("/sandboxes/{id}/clients", p.createClient)
 		r.Post("/sandboxes/{id}/clients/{clientID}/rotate", p.rotateClient)
 		r.Post("/sandboxes/{id}/reset", p.resetSandbox)
+		r.Get("/insights", p.insights)
+		r.Get("/sandboxes/{id}/insights", p.sandboxInsights)
 		r.Get("/settings", p.settings)
 		r.Post("/settings", p.saveSettings)
 	})

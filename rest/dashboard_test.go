@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/dashboardclient"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -119,6 +120,28 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	d.creditTo = time.Now().Add(time.Minute)
 	require.NotNil(t, mv.Entry.ExpiresAt)
 	d.expiry = *mv.Entry.ExpiresAt
+
+	// Past movements written straight into the ledger: Carla holds 50
+	// from February 27; Bruno earns 100 on March 1 and spends 60 late on
+	// March 2 in São Paulo (already March 3 in UTC).
+	for _, e := range []struct {
+		customer      *ent.Customer
+		at            string
+		points, after int64
+	}{
+		{carla, "2026-02-27T12:00:00Z", 50, 50},
+		{bruno, "2026-03-01T12:00:00Z", 100, 100},
+		{bruno, "2026-03-03T02:00:00Z", -60, 40},
+	} {
+		kind := pointsentry.KindCredit
+		if e.points < 0 {
+			kind = pointsentry.KindDebit
+		}
+		_, err := b.app.DB.Ent.PointsEntry.Create().SetCustomerID(e.customer.ID).SetCreatedAt(dashTime(t, e.at)).
+			SetKind(kind).SetSourceKind(pointsentry.SourceKindOperator).SetPoints(e.points).SetBalanceAfter(e.after).
+			Save(ctx)
+		require.NoError(t, err)
+	}
 
 	// A discount campaign live since February, redeemed twice in March.
 	starts, ends := dashTime(t, "2026-02-01T00:00:00-03:00"), time.Now().AddDate(0, 1, 0)
@@ -315,6 +338,40 @@ func TestDashboardQueriesWithGeneratedClient(t *testing.T) {
 			})
 		})
 
+		t.Run("PointsLiabilityByDay", func(t *testing.T) {
+			// Ana's 1500 points were credited now; Carla holds 50 from
+			// February 27; Bruno earns 100 on March 1 and spends 60 late on
+			// March 2 in São Paulo (already March 3 in UTC).
+			type day = dashboardclient.PointsLiabilityByDayPointsLiabilityByDayDayPoints
+			for _, tc := range []struct {
+				name     string
+				from, to time.Time
+				timeZone *string
+				want     []day
+			}{
+				{"São Paulo days", dashTime(t, "2026-03-01T03:00:00Z"), dashTime(t, "2026-03-04T03:00:00Z"), nil,
+					[]day{{Day: "2026-03-01", Points: 150}, {Day: "2026-03-02", Points: 90}, {Day: "2026-03-03", Points: 90}}},
+				{"UTC days", dashTime(t, "2026-03-01T00:00:00Z"), dashTime(t, "2026-03-04T00:00:00Z"), new("UTC"),
+					[]day{{Day: "2026-03-01", Points: 150}, {Day: "2026-03-02", Points: 150}, {Day: "2026-03-03", Points: 90}}},
+				{"a period ending mid-day", dashTime(t, "2026-02-26T00:00:00Z"), dashTime(t, "2026-02-27T12:00:00Z"), new("UTC"),
+					[]day{{Day: "2026-02-26", Points: 0}, {Day: "2026-02-27", Points: 0}}},
+				{"up to now", time.Now().Add(-24 * time.Hour), time.Now().Add(time.Hour), new("UTC"), nil},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					res, err := dashboardclient.PointsLiabilityByDay(ctx, client, tc.from, tc.to, tc.timeZone)
+					require.NoError(t, err)
+					got := res.PointsLiabilityByDay
+					if tc.want != nil {
+						require.Equal(t, tc.want, got)
+						return
+					}
+					// Everything written so far: the ledger's view of the balances.
+					require.NotEmpty(t, got)
+					require.Equal(t, int(d.credited)+40+50, got[len(got)-1].Points)
+				})
+			}
+		})
+
 		t.Run("invalid arguments are GraphQL errors", func(t *testing.T) {
 			march1, march2 := dashTime(t, "2026-03-01T00:00:00Z"), dashTime(t, "2026-03-02T00:00:00Z")
 			for _, tc := range []struct {
@@ -342,6 +399,10 @@ func TestDashboardQueriesWithGeneratedClient(t *testing.T) {
 					_, err := dashboardclient.SalesByStoreDay(ctx, client, march1, march2, new("Mars/Olympus_Mons"))
 					return err
 				}, "unknown time zone"},
+				{"liability: longer than a year", func() error {
+					_, err := dashboardclient.PointsLiabilityByDay(ctx, client, march1, march1.AddDate(1, 0, 2), nil)
+					return err
+				}, "366 days"},
 				{"sales: Local is no IANA zone", func() error {
 					_, err := dashboardclient.SalesByStoreDay(ctx, client, march1, march2, new("Local"))
 					return err

@@ -69,7 +69,7 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 		pg.LoginURL = "/auth/login?return_to=/playground"
 	}
 	r.Mount("/playground", playground.Handler(pg))
-	r.Mount("/panel", panel.Handler(a, log))
+	r.Mount("/panel", panel.Handler(a, s.gql, log))
 	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
 	return r
 }

@@ -201,6 +201,11 @@ type ComplexityRoot struct {
 		TenantID             func(childComplexity int) int
 	}
 
+	DayPoints struct {
+		Day    func(childComplexity int) int
+		Points func(childComplexity int) int
+	}
+
 	EligibleCampaign struct {
 		Campaign         func(childComplexity int) int
 		EstimatedBenefit func(childComplexity int) int
@@ -360,26 +365,27 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIClients         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
-		ActiveCustomers    func(childComplexity int, from time.Time, to time.Time) int
-		Campaigns          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
-		CustomerSearch     func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
-		Customers          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		CustomersByLevel   func(childComplexity int) int
-		Events             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
-		Node               func(childComplexity int, id string) int
-		Nodes              func(childComplexity int, ids []string) int
-		PointsEntries      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
-		PointsLiability    func(childComplexity int) int
-		PredictiveSegments func(childComplexity int) int
-		Redemptions        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
-		Sales              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
-		SalesByStoreDay    func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
-		Segments           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
-		Stores             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
-		Tenants            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
-		WebhookDeliveries  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) int
-		WebhookEndpoints   func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) int
+		APIClients           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
+		ActiveCustomers      func(childComplexity int, from time.Time, to time.Time) int
+		Campaigns            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerSearch       func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
+		Customers            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		CustomersByLevel     func(childComplexity int) int
+		Events               func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
+		Node                 func(childComplexity int, id string) int
+		Nodes                func(childComplexity int, ids []string) int
+		PointsEntries        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
+		PointsLiability      func(childComplexity int) int
+		PointsLiabilityByDay func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		PredictiveSegments   func(childComplexity int) int
+		Redemptions          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
+		Sales                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		SalesByStoreDay      func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		Segments             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
+		Stores               func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
+		Tenants              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+		WebhookDeliveries    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) int
+		WebhookEndpoints     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) int
 	}
 
 	Redemption struct {
@@ -754,6 +760,7 @@ type QueryResolver interface {
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
+	PointsLiabilityByDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*DayPoints, error)
 	PredictiveSegments(ctx context.Context) ([]*PredictiveSegmentCount, error)
 }
 type SaleResolver interface {
@@ -1464,6 +1471,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerScore.TenantID(childComplexity), true
+
+	case "DayPoints.day":
+		if e.ComplexityRoot.DayPoints.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DayPoints.Day(childComplexity), true
+	case "DayPoints.points":
+		if e.ComplexityRoot.DayPoints.Points == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DayPoints.Points(childComplexity), true
 
 	case "EligibleCampaign.campaign":
 		if e.ComplexityRoot.EligibleCampaign.Campaign == nil {
@@ -2364,6 +2384,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PointsLiability(childComplexity), true
+	case "Query.pointsLiabilityByDay":
+		if e.ComplexityRoot.Query.PointsLiabilityByDay == nil {
+			break
+		}
+
+		args, err := ec.field_Query_pointsLiabilityByDay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PointsLiabilityByDay(childComplexity, args["from"].(time.Time), args["to"].(time.Time), args["timeZone"].(*string)), true
 	case "Query.predictiveSegments":
 		if e.ComplexityRoot.Query.PredictiveSegments == nil {
 			break
@@ -10283,11 +10314,26 @@ type PointsByMonth {
   points: Int!
 }
 
+"""
+Outstanding points at the end of one day.
+"""
+type DayPoints {
+  "The day, YYYY-MM-DD, in the requested time zone."
+  day: String!
+  "The points balances of every customer, summed, at the end of the day (at the period's end for its last day)."
+  points: Int!
+}
+
 extend type Query {
   """
   Outstanding points by level and by month of expiry.
   """
   pointsLiability: PointsLiability!
+  """
+  Outstanding points at the end of each day within [from, to) (at most 366 days), days in timeZone
+  (an IANA name; the tenant's time zone setting when absent): the liability over time.
+  """
+  pointsLiabilityByDay(from: Time!, to: Time!, timeZone: String): [DayPoints!]!
 }
 
 extend type Mutation {
@@ -10739,6 +10785,16 @@ func (ec *executionContext) childFields_CustomerScore(ctx context.Context, field
 		return ec.fieldContext_CustomerScore_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerScore", field.Name)
+}
+
+func (ec *executionContext) childFields_DayPoints(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "day":
+		return ec.fieldContext_DayPoints_day(ctx, field)
+	case "points":
+		return ec.fieldContext_DayPoints_points(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DayPoints", field.Name)
 }
 
 func (ec *executionContext) childFields_EligibleCampaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12846,6 +12902,36 @@ func (ec *executionContext) field_Query_pointsEntries_args(ctx context.Context, 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_pointsLiabilityByDay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "timeZone",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["timeZone"] = arg2
 	return args, nil
 }
 
@@ -16222,6 +16308,52 @@ func (ec *executionContext) fieldContext_CustomerScore_customer(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DayPoints_day(ctx context.Context, field graphql.CollectedField, obj *DayPoints) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DayPoints_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DayPoints_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DayPoints", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DayPoints_points(ctx context.Context, field graphql.CollectedField, obj *DayPoints) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DayPoints_points(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Points, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DayPoints_points(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DayPoints", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _EligibleCampaign_campaign(ctx context.Context, field graphql.CollectedField, obj *EligibleCampaign) (ret graphql.Marshaler) {
@@ -20168,6 +20300,50 @@ func (ec *executionContext) fieldContext_Query_pointsLiability(_ context.Context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PointsLiability(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pointsLiabilityByDay(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pointsLiabilityByDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PointsLiabilityByDay(ctx, fc.Args["from"].(time.Time), fc.Args["to"].(time.Time), fc.Args["timeZone"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*DayPoints) graphql.Marshaler {
+			return ec.marshalNDayPoints2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPointsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pointsLiabilityByDay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DayPoints(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_pointsLiabilityByDay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -46026,6 +46202,49 @@ func (ec *executionContext) _CustomerScore(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var dayPointsImplementors = []string{"DayPoints"}
+
+func (ec *executionContext) _DayPoints(ctx context.Context, sel ast.SelectionSet, obj *DayPoints) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dayPointsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DayPoints")
+		case "day":
+			out.Values[i] = ec._DayPoints_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "points":
+			out.Values[i] = ec._DayPoints_points(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var eligibleCampaignImplementors = []string{"EligibleCampaign"}
 
 func (ec *executionContext) _EligibleCampaign(ctx context.Context, sel ast.SelectionSet, obj *EligibleCampaign) graphql.Marshaler {
@@ -47667,6 +47886,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_pointsLiability(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pointsLiabilityByDay":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pointsLiabilityByDay(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -51300,6 +51541,32 @@ func (ec *executionContext) unmarshalNCustomerScoreWhereInput2ᚖgithubᚗcomᚋ
 func (ec *executionContext) unmarshalNCustomerWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerWhereInput(ctx context.Context, v any) (*ent.CustomerWhereInput, error) {
 	res, err := ec.unmarshalInputCustomerWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDayPoints2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPointsᚄ(ctx context.Context, sel ast.SelectionSet, v []*DayPoints) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDayPoints2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPoints(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDayPoints2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDayPoints(ctx context.Context, sel ast.SelectionSet, v *DayPoints) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DayPoints(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDebitPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐDebitPointsInput(ctx context.Context, v any) (DebitPointsInput, error) {

@@ -209,6 +209,14 @@ type CustomerConsentInput struct {
 	MarketingSms graphql.Omittable[*bool] `json:"marketingSms,omitempty"`
 }
 
+// Outstanding points at the end of one day.
+type DayPoints struct {
+	// The day, YYYY-MM-DD, in the requested time zone.
+	Day string `json:"day"`
+	// The points balances of every customer, summed, at the end of the day (at the period's end for its last day).
+	Points int `json:"points"`
+}
+
 // Points spent, those expiring first first.
 type DebitPointsInput struct {
 	// The customer whose points are spent.

@@ -1,0 +1,356 @@
+package panel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Khan/genqlient/graphql"
+	"github.com/go-chi/chi/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/dashboardclient"
+	"github.com/fideliza/fideliza/panel/chart"
+)
+
+// The insights page draws a tenant's dashboards over a period the user
+// picks, from the GraphQL queries any back-office app makes
+// (dashboardclient), served in this process with the signed-in user's
+// viewer: the same numbers as the API, under the same scopes.
+const (
+	defaultInsightDays = 90  // the period shown when none is picked
+	maxInsightDays     = 365 // the dashboards refuse periods over 366 × 24 h
+	maxCampaignsShown  = 10
+	campaignsRead      = 100 // campaigns whose performance is read
+)
+
+// inProcess serves genqlient's requests with the service's GraphQL handler,
+// without a network round trip: the request carries the caller's context,
+// hence the viewer the session authenticated.
+type inProcess struct{ h http.Handler }
+
+func (d inProcess) Do(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	d.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// insights is the data of the insights page.
+type insights struct {
+	Path       string // the page's own path, the picker's action
+	TimeZone   string
+	From, To   string // the period's first and last days, YYYY-MM-DD
+	Presets    []preset
+	Sales      int
+	Revenue    string
+	Active     int
+	Liability  string // points, written for people
+	ActiveUnit string // "week" or "month"
+	Charts     []chart.Chart
+}
+
+// preset is a link to a usual period.
+type preset struct{ Label, From, To string }
+
+func (p *panel) insights(w http.ResponseWriter, r *http.Request) {
+	p.renderInsights(w, r, r.Context(), Base+"/insights")
+}
+
+func (p *panel) sandboxInsights(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	ctx, err := p.app.InSandbox(r.Context(), id)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	p.renderInsights(w, r, ctx, sandboxPath(id)+"/insights")
+}
+
+// renderInsights shows the insights of ctx's tenant.
+func (p *panel) renderInsights(w http.ResponseWriter, r *http.Request, ctx context.Context, path string) {
+	gql := graphql.NewClient("/graphql", inProcess{p.gql})
+	prog, err := dashboardclient.Programme(ctx, gql)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	if len(prog.Tenants.Edges) == 0 || prog.Tenants.Edges[0].Node == nil {
+		p.fail(w, r, fmt.Errorf("the viewer's tenant is not readable"))
+		return
+	}
+	tenant := prog.Tenants.Edges[0].Node
+	loc, err := time.LoadLocation(tenant.TimeZone)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	today := time.Now().In(loc)
+	data := page{Title: "Insights: " + tenant.Name}
+	status := http.StatusOK
+	first, last, msg := pickedPeriod(r, today)
+	if msg != "" {
+		status, data.Error = http.StatusUnprocessableEntity, msg
+	}
+	in := &insights{Path: path, TimeZone: tenant.TimeZone, From: first.Format(time.DateOnly), To: last.Format(time.DateOnly),
+		Presets: presets(today)}
+	if err := in.read(ctx, gql, first, last); err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	data.Insights = in
+	p.render(w, r, status, "insights", data)
+}
+
+// pickedPeriod returns the first and last days of the period the query
+// asks for, midnights in today's location, or the default period and why
+// the one asked for cannot be shown.
+func pickedPeriod(r *http.Request, today time.Time) (first, last time.Time, msg string) {
+	y, m, d := today.Date()
+	last = time.Date(y, m, d, 0, 0, 0, 0, today.Location())
+	first = last.AddDate(0, 0, 1-defaultInsightDays)
+	q := r.URL.Query()
+	if q.Get("from") == "" && q.Get("to") == "" {
+		return first, last, ""
+	}
+	f, errF := time.ParseInLocation(time.DateOnly, q.Get("from"), today.Location())
+	l, errL := time.ParseInLocation(time.DateOnly, q.Get("to"), today.Location())
+	switch {
+	case errF != nil || errL != nil:
+		return first, last, "Pick both days of the period, as YYYY-MM-DD; the last 90 days are shown."
+	case l.Before(f):
+		return first, last, "The period ends before it starts; the last 90 days are shown."
+	case f.AddDate(0, 0, maxInsightDays-1).Before(l):
+		return first, last, fmt.Sprintf("The period is longer than %d days; the last 90 days are shown.", maxInsightDays)
+	}
+	return f, l, ""
+}
+
+// presets are the usual periods, ending today.
+func presets(today time.Time) []preset {
+	y, m, d := today.Date()
+	last := time.Date(y, m, d, 0, 0, 0, 0, today.Location())
+	var out []preset
+	for _, p := range []struct {
+		label string
+		days  int
+	}{{"Last 7 days", 7}, {"Last 30 days", 30}, {"Last 90 days", 90}, {"Last 12 months", maxInsightDays}} {
+		out = append(out, preset{p.label, last.AddDate(0, 0, 1-p.days).Format(time.DateOnly), last.Format(time.DateOnly)})
+	}
+	return out
+}
+
+// read asks the dashboards for the days first to last and lays out the
+// charts.
+func (in *insights) read(ctx context.Context, gql graphql.Client, first, last time.Time) error {
+	from, to := first, last.AddDate(0, 0, 1)
+	tz := &in.TimeZone
+	sales, err := dashboardclient.SalesByStoreDay(ctx, gql, from, to, tz)
+	if err != nil {
+		return err
+	}
+	levels, err := dashboardclient.CustomersByLevel(ctx, gql)
+	if err != nil {
+		return err
+	}
+	liability, err := dashboardclient.PointsLiabilityByDay(ctx, gql, from, to, tz)
+	if err != nil {
+		return err
+	}
+	active, err := dashboardclient.ActiveCustomers(ctx, gql, from, to)
+	if err != nil {
+		return err
+	}
+	in.Active = active.ActiveCustomers
+	activeByPeriod, err := in.activeCustomers(ctx, gql, from, to)
+	if err != nil {
+		return err
+	}
+	n := campaignsRead
+	campaigns, err := dashboardclient.CampaignPerformance(ctx, gql, &from, &to, &n)
+	if err != nil {
+		return err
+	}
+
+	byDay, byStore, revenue := salesPoints(sales.SalesByStoreDay, first, last)
+	in.Sales = 0
+	for _, s := range sales.SalesByStoreDay {
+		in.Sales += s.Sales
+	}
+	in.Revenue = money(revenue)
+	if n := len(liability.PointsLiabilityByDay); n > 0 {
+		in.Liability = count(float64(liability.PointsLiabilityByDay[n-1].Points))
+	}
+	var levelPoints, liabilityPoints []chart.Point
+	for _, l := range levels.CustomersByLevel {
+		levelPoints = append(levelPoints, countPoint(levelName(string(l.Level)), l.Customers, "customers"))
+	}
+	for _, d := range liability.PointsLiabilityByDay {
+		liabilityPoints = append(liabilityPoints, countPoint(d.Day, d.Points, "points"))
+	}
+	in.Charts = []chart.Chart{
+		chart.Columns("sales-by-day", "Sales by day (R$ paid, all stores)", byDay, compact),
+		chart.Bars("sales-by-store", "Sales by store (R$ paid)", byStore),
+		chart.Bars("customers-by-level", "Customers by level (today)", levelPoints),
+		chart.Columns("active-customers", "Active customers by "+in.ActiveUnit, activeByPeriod, compact),
+		chart.Line("points-liability", "Points outstanding at the end of each day", liabilityPoints, compact),
+		chart.Bars("campaigns", "Campaigns: what customers paid in orders that used them (R$)", campaignPoints(campaigns)),
+	}
+	return nil
+}
+
+// salesPoints sums the sales per day of [first, last], zero days included,
+// and per store, and returns what was paid in all.
+func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySales, first, last time.Time) (byDay, byStore []chart.Point, total decimal.Decimal) {
+	days := map[string]decimal.Decimal{}
+	type storeSum struct {
+		label string
+		sum   decimal.Decimal
+	}
+	stores := map[string]*storeSum{}
+	for _, r := range rows {
+		days[r.Day] = days[r.Day].Add(r.AmountPayable)
+		s := stores[r.Store.Code]
+		if s == nil {
+			s = &storeSum{label: r.Store.Code + " · " + r.Store.Name}
+			stores[r.Store.Code] = s
+		}
+		s.sum = s.sum.Add(r.AmountPayable)
+		total = total.Add(r.AmountPayable)
+	}
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		byDay = append(byDay, moneyPoint(day, days[day]))
+	}
+	codes := make([]string, 0, len(stores))
+	for code := range stores {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	for _, code := range codes {
+		byStore = append(byStore, moneyPoint(stores[code].label, stores[code].sum))
+	}
+	return byDay, byStore, total
+}
+
+// activeCustomers counts the active customers of each week of [from, to),
+// or of each calendar month when the period is longer than nine weeks; the
+// last one ends at to.
+func (in *insights) activeCustomers(ctx context.Context, gql graphql.Client, from, to time.Time) ([]chart.Point, error) {
+	next := func(t time.Time) time.Time { return t.AddDate(0, 0, 7) }
+	in.ActiveUnit = "week"
+	if to.Sub(from) > 63*24*time.Hour {
+		in.ActiveUnit = "month"
+		next = func(t time.Time) time.Time {
+			y, m, _ := t.Date()
+			return time.Date(y, m+1, 1, 0, 0, 0, 0, t.Location())
+		}
+	}
+	var out []chart.Point
+	for start := from; start.Before(to); start = next(start) {
+		end := next(start)
+		if end.After(to) {
+			end = to
+		}
+		res, err := dashboardclient.ActiveCustomers(ctx, gql, start, end)
+		if err != nil {
+			return nil, err
+		}
+		label := start.Format("2006-01")
+		if in.ActiveUnit == "week" {
+			label = start.Format(time.DateOnly)
+		}
+		out = append(out, countPoint(label, res.ActiveCustomers, "customers"))
+	}
+	return out, nil
+}
+
+// campaignPoints lists the campaigns that brought the most in the period,
+// with redemptions, by revenue.
+func campaignPoints(res *dashboardclient.CampaignPerformanceResponse) []chart.Point {
+	type row struct {
+		name string
+		perf dashboardclient.CampaignPerformanceCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignPerformance
+	}
+	var rows []row
+	for _, e := range res.Campaigns.Edges {
+		if e != nil && e.Node != nil && e.Node.Performance.Redemptions > 0 {
+			rows = append(rows, row{e.Node.Name, e.Node.Performance})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return b.perf.Revenue.Cmp(a.perf.Revenue) })
+	var out []chart.Point
+	for _, r := range rows[:min(len(rows), maxCampaignsShown)] {
+		pt := moneyPoint(r.name, r.perf.Revenue)
+		pt.Text += fmt.Sprintf(" · %d redemptions · %s off", r.perf.Redemptions, money(r.perf.DiscountGiven))
+		out = append(out, pt)
+	}
+	return out
+}
+
+// moneyPoint is a point of an amount in R$; the float only places it.
+func moneyPoint(label string, d decimal.Decimal) chart.Point {
+	return chart.Point{Label: label, Value: d.InexactFloat64(), Text: money(d), Exact: d.String()}
+}
+
+func countPoint(label string, n int, unit string) chart.Point {
+	return chart.Point{Label: label, Value: float64(n), Text: count(float64(n)) + " " + unit, Exact: strconv.Itoa(n)}
+}
+
+// levelName writes a level (BRONZE) as people read it (Bronze).
+func levelName(level string) string {
+	return strings.ToUpper(level[:1]) + strings.ToLower(level[1:])
+}
+
+// money writes an amount as R$ 1,234.56.
+func money(d decimal.Decimal) string {
+	whole, cents, _ := strings.Cut(d.StringFixed(2), ".")
+	sign := ""
+	if w, ok := strings.CutPrefix(whole, "-"); ok {
+		sign, whole = "-", w
+	}
+	return sign + "R$ " + thousands(whole) + "." + cents
+}
+
+// count writes a whole number with thousands separators.
+func count(f float64) string {
+	s := strconv.FormatFloat(f, 'f', 0, 64)
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		return "-" + thousands(rest)
+	}
+	return thousands(s)
+}
+
+func thousands(digits string) string {
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// compact writes an axis value short: 950, 1.5k, 2M.
+func compact(f float64) string {
+	for _, u := range []struct {
+		size   float64
+		suffix string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if f >= u.size {
+			return short(f/u.size) + u.suffix
+		}
+	}
+	return short(f)
+}
+
+// short writes f with two decimals at most.
+func short(f float64) string {
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+}
