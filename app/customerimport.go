@@ -45,9 +45,9 @@ type ImportOptions struct {
 	DryRun bool // validate and match only; write nothing
 	// Problem receives each refused row; Done, after each batch is
 	// committed (or checked, dry), the line of its last row, so that an
-	// interrupted import can resume after it.
+	// interrupted import can resume after it, and what the batch did.
 	Problem func(ImportProblem)
-	Done    func(line int) error
+	Done    func(line int, batch ImportResult) error
 }
 
 // ImportResult counts what an import did (or, dry, would do).
@@ -86,13 +86,14 @@ func (a *App) ImportCustomers(ctx context.Context, rows iter.Seq[ImportRow], opt
 	for p := range plans {
 		err := a.writeImport(ctx, p, opts.DryRun)
 		if err == nil {
-			res.Rows += p.rows
-			res.Created += p.created
-			res.Updated += p.updated
-			res.Refused += len(p.refused)
+			batch := ImportResult{Rows: p.rows, Created: p.created, Updated: p.updated, Refused: len(p.refused)}
+			res.Rows += batch.Rows
+			res.Created += batch.Created
+			res.Updated += batch.Updated
+			res.Refused += batch.Refused
 			p.report(opts.Problem)
 			if opts.Done != nil {
-				err = opts.Done(p.last)
+				err = opts.Done(p.last, batch)
 			}
 		}
 		if err != nil {

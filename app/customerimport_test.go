@@ -161,7 +161,7 @@ func TestImportCustomersResumes(t *testing.T) {
 		file := b.String()
 		stop := errors.New("interrupted")
 		committed := 0
-		res, problems, err := im.run(file, "jsonl", 0, app.ImportOptions{Done: func(line int) error {
+		res, problems, err := im.run(file, "jsonl", 0, app.ImportOptions{Done: func(line int, _ app.ImportResult) error {
 			committed = line
 			return stop
 		}})

@@ -19,6 +19,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -54,6 +57,12 @@ type Client struct {
 	ChurnModel *ChurnModelClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
+	// CustomerImport is the client for interacting with the CustomerImport builders.
+	CustomerImport *CustomerImportClient
+	// CustomerImportChunk is the client for interacting with the CustomerImportChunk builders.
+	CustomerImportChunk *CustomerImportChunkClient
+	// CustomerImportProblem is the client for interacting with the CustomerImportProblem builders.
+	CustomerImportProblem *CustomerImportProblemClient
 	// CustomerScore is the client for interacting with the CustomerScore builders.
 	CustomerScore *CustomerScoreClient
 	// Event is the client for interacting with the Event builders.
@@ -105,6 +114,9 @@ func (c *Client) init() {
 	c.Campaign = NewCampaignClient(c.config)
 	c.ChurnModel = NewChurnModelClient(c.config)
 	c.Customer = NewCustomerClient(c.config)
+	c.CustomerImport = NewCustomerImportClient(c.config)
+	c.CustomerImportChunk = NewCustomerImportChunkClient(c.config)
+	c.CustomerImportProblem = NewCustomerImportProblemClient(c.config)
 	c.CustomerScore = NewCustomerScoreClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
@@ -213,30 +225,33 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		APIClient:       NewAPIClientClient(cfg),
-		Campaign:        NewCampaignClient(cfg),
-		ChurnModel:      NewChurnModelClient(cfg),
-		Customer:        NewCustomerClient(cfg),
-		CustomerScore:   NewCustomerScoreClient(cfg),
-		Event:           NewEventClient(cfg),
-		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
-		PointsEntry:     NewPointsEntryClient(cfg),
-		PointsLot:       NewPointsLotClient(cfg),
-		Redemption:      NewRedemptionClient(cfg),
-		Sale:            NewSaleClient(cfg),
-		SaleItem:        NewSaleItemClient(cfg),
-		SalePayment:     NewSalePaymentClient(cfg),
-		SaleReturn:      NewSaleReturnClient(cfg),
-		Segment:         NewSegmentClient(cfg),
-		SigningKey:      NewSigningKeyClient(cfg),
-		Store:           NewStoreClient(cfg),
-		Tenant:          NewTenantClient(cfg),
-		ValidationToken: NewValidationTokenClient(cfg),
-		WebhookAttempt:  NewWebhookAttemptClient(cfg),
-		WebhookDelivery: NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint: NewWebhookEndpointClient(cfg),
+		ctx:                   ctx,
+		config:                cfg,
+		APIClient:             NewAPIClientClient(cfg),
+		Campaign:              NewCampaignClient(cfg),
+		ChurnModel:            NewChurnModelClient(cfg),
+		Customer:              NewCustomerClient(cfg),
+		CustomerImport:        NewCustomerImportClient(cfg),
+		CustomerImportChunk:   NewCustomerImportChunkClient(cfg),
+		CustomerImportProblem: NewCustomerImportProblemClient(cfg),
+		CustomerScore:         NewCustomerScoreClient(cfg),
+		Event:                 NewEventClient(cfg),
+		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
+		PointsEntry:           NewPointsEntryClient(cfg),
+		PointsLot:             NewPointsLotClient(cfg),
+		Redemption:            NewRedemptionClient(cfg),
+		Sale:                  NewSaleClient(cfg),
+		SaleItem:              NewSaleItemClient(cfg),
+		SalePayment:           NewSalePaymentClient(cfg),
+		SaleReturn:            NewSaleReturnClient(cfg),
+		Segment:               NewSegmentClient(cfg),
+		SigningKey:            NewSigningKeyClient(cfg),
+		Store:                 NewStoreClient(cfg),
+		Tenant:                NewTenantClient(cfg),
+		ValidationToken:       NewValidationTokenClient(cfg),
+		WebhookAttempt:        NewWebhookAttemptClient(cfg),
+		WebhookDelivery:       NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:       NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -254,30 +269,33 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		APIClient:       NewAPIClientClient(cfg),
-		Campaign:        NewCampaignClient(cfg),
-		ChurnModel:      NewChurnModelClient(cfg),
-		Customer:        NewCustomerClient(cfg),
-		CustomerScore:   NewCustomerScoreClient(cfg),
-		Event:           NewEventClient(cfg),
-		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
-		PointsEntry:     NewPointsEntryClient(cfg),
-		PointsLot:       NewPointsLotClient(cfg),
-		Redemption:      NewRedemptionClient(cfg),
-		Sale:            NewSaleClient(cfg),
-		SaleItem:        NewSaleItemClient(cfg),
-		SalePayment:     NewSalePaymentClient(cfg),
-		SaleReturn:      NewSaleReturnClient(cfg),
-		Segment:         NewSegmentClient(cfg),
-		SigningKey:      NewSigningKeyClient(cfg),
-		Store:           NewStoreClient(cfg),
-		Tenant:          NewTenantClient(cfg),
-		ValidationToken: NewValidationTokenClient(cfg),
-		WebhookAttempt:  NewWebhookAttemptClient(cfg),
-		WebhookDelivery: NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint: NewWebhookEndpointClient(cfg),
+		ctx:                   ctx,
+		config:                cfg,
+		APIClient:             NewAPIClientClient(cfg),
+		Campaign:              NewCampaignClient(cfg),
+		ChurnModel:            NewChurnModelClient(cfg),
+		Customer:              NewCustomerClient(cfg),
+		CustomerImport:        NewCustomerImportClient(cfg),
+		CustomerImportChunk:   NewCustomerImportChunkClient(cfg),
+		CustomerImportProblem: NewCustomerImportProblemClient(cfg),
+		CustomerScore:         NewCustomerScoreClient(cfg),
+		Event:                 NewEventClient(cfg),
+		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
+		PointsEntry:           NewPointsEntryClient(cfg),
+		PointsLot:             NewPointsLotClient(cfg),
+		Redemption:            NewRedemptionClient(cfg),
+		Sale:                  NewSaleClient(cfg),
+		SaleItem:              NewSaleItemClient(cfg),
+		SalePayment:           NewSalePaymentClient(cfg),
+		SaleReturn:            NewSaleReturnClient(cfg),
+		Segment:               NewSegmentClient(cfg),
+		SigningKey:            NewSigningKeyClient(cfg),
+		Store:                 NewStoreClient(cfg),
+		Tenant:                NewTenantClient(cfg),
+		ValidationToken:       NewValidationTokenClient(cfg),
+		WebhookAttempt:        NewWebhookAttemptClient(cfg),
+		WebhookDelivery:       NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:       NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -307,7 +325,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIClient, c.Campaign, c.ChurnModel, c.Customer, c.CustomerScore, c.Event,
+		c.APIClient, c.Campaign, c.ChurnModel, c.Customer, c.CustomerImport,
+		c.CustomerImportChunk, c.CustomerImportProblem, c.CustomerScore, c.Event,
 		c.IdempotencyKey, c.PointsEntry, c.PointsLot, c.Redemption, c.Sale, c.SaleItem,
 		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
 		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
@@ -320,7 +339,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIClient, c.Campaign, c.ChurnModel, c.Customer, c.CustomerScore, c.Event,
+		c.APIClient, c.Campaign, c.ChurnModel, c.Customer, c.CustomerImport,
+		c.CustomerImportChunk, c.CustomerImportProblem, c.CustomerScore, c.Event,
 		c.IdempotencyKey, c.PointsEntry, c.PointsLot, c.Redemption, c.Sale, c.SaleItem,
 		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
 		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
@@ -340,6 +360,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ChurnModel.mutate(ctx, m)
 	case *CustomerMutation:
 		return c.Customer.mutate(ctx, m)
+	case *CustomerImportMutation:
+		return c.CustomerImport.mutate(ctx, m)
+	case *CustomerImportChunkMutation:
+		return c.CustomerImportChunk.mutate(ctx, m)
+	case *CustomerImportProblemMutation:
+		return c.CustomerImportProblem.mutate(ctx, m)
 	case *CustomerScoreMutation:
 		return c.CustomerScore.mutate(ctx, m)
 	case *EventMutation:
@@ -1090,6 +1116,520 @@ func (c *CustomerClient) mutate(ctx context.Context, m *CustomerMutation) (Value
 		return (&CustomerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Customer mutation op: %q", m.Op())
+	}
+}
+
+// CustomerImportClient is a client for the CustomerImport schema.
+type CustomerImportClient struct {
+	config
+}
+
+// NewCustomerImportClient returns a client for the CustomerImport from the given config.
+func NewCustomerImportClient(c config) *CustomerImportClient {
+	return &CustomerImportClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `customerimport.Hooks(f(g(h())))`.
+func (c *CustomerImportClient) Use(hooks ...Hook) {
+	c.hooks.CustomerImport = append(c.hooks.CustomerImport, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `customerimport.Intercept(f(g(h())))`.
+func (c *CustomerImportClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CustomerImport = append(c.inters.CustomerImport, interceptors...)
+}
+
+// Create returns a builder for creating a CustomerImport entity.
+func (c *CustomerImportClient) Create() *CustomerImportCreate {
+	mutation := newCustomerImportMutation(c.config, OpCreate)
+	return &CustomerImportCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CustomerImport entities.
+func (c *CustomerImportClient) CreateBulk(builders ...*CustomerImportCreate) *CustomerImportCreateBulk {
+	return &CustomerImportCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CustomerImportClient) MapCreateBulk(slice any, setFunc func(*CustomerImportCreate, int)) *CustomerImportCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CustomerImportCreateBulk{err: fmt.Errorf("calling to CustomerImportClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CustomerImportCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CustomerImportCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CustomerImport.
+func (c *CustomerImportClient) Update() *CustomerImportUpdate {
+	mutation := newCustomerImportMutation(c.config, OpUpdate)
+	return &CustomerImportUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CustomerImportClient) UpdateOne(_m *CustomerImport) *CustomerImportUpdateOne {
+	mutation := newCustomerImportMutation(c.config, OpUpdateOne, withCustomerImport(_m))
+	return &CustomerImportUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CustomerImportClient) UpdateOneID(id string) *CustomerImportUpdateOne {
+	mutation := newCustomerImportMutation(c.config, OpUpdateOne, withCustomerImportID(id))
+	return &CustomerImportUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CustomerImport.
+func (c *CustomerImportClient) Delete() *CustomerImportDelete {
+	mutation := newCustomerImportMutation(c.config, OpDelete)
+	return &CustomerImportDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CustomerImportClient) DeleteOne(_m *CustomerImport) *CustomerImportDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CustomerImportClient) DeleteOneID(id string) *CustomerImportDeleteOne {
+	builder := c.Delete().Where(customerimport.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CustomerImportDeleteOne{builder}
+}
+
+// Query returns a query builder for CustomerImport.
+func (c *CustomerImportClient) Query() *CustomerImportQuery {
+	return &CustomerImportQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCustomerImport},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CustomerImport entity by its id.
+func (c *CustomerImportClient) Get(ctx context.Context, id string) (*CustomerImport, error) {
+	return c.Query().Where(customerimport.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CustomerImportClient) GetX(ctx context.Context, id string) *CustomerImport {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a CustomerImport.
+func (c *CustomerImportClient) QueryTenant(_m *CustomerImport) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimport.Table, customerimport.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, customerimport.TenantTable, customerimport.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryChunks queries the chunks edge of a CustomerImport.
+func (c *CustomerImportClient) QueryChunks(_m *CustomerImport) *CustomerImportChunkQuery {
+	query := (&CustomerImportChunkClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimport.Table, customerimport.FieldID, id),
+			sqlgraph.To(customerimportchunk.Table, customerimportchunk.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customerimport.ChunksTable, customerimport.ChunksColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryProblems queries the problems edge of a CustomerImport.
+func (c *CustomerImportClient) QueryProblems(_m *CustomerImport) *CustomerImportProblemQuery {
+	query := (&CustomerImportProblemClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimport.Table, customerimport.FieldID, id),
+			sqlgraph.To(customerimportproblem.Table, customerimportproblem.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customerimport.ProblemsTable, customerimport.ProblemsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CustomerImportClient) Hooks() []Hook {
+	hooks := c.hooks.CustomerImport
+	return append(hooks[:len(hooks):len(hooks)], customerimport.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CustomerImportClient) Interceptors() []Interceptor {
+	return c.inters.CustomerImport
+}
+
+func (c *CustomerImportClient) mutate(ctx context.Context, m *CustomerImportMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CustomerImportCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CustomerImportUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CustomerImportUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CustomerImportDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CustomerImport mutation op: %q", m.Op())
+	}
+}
+
+// CustomerImportChunkClient is a client for the CustomerImportChunk schema.
+type CustomerImportChunkClient struct {
+	config
+}
+
+// NewCustomerImportChunkClient returns a client for the CustomerImportChunk from the given config.
+func NewCustomerImportChunkClient(c config) *CustomerImportChunkClient {
+	return &CustomerImportChunkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `customerimportchunk.Hooks(f(g(h())))`.
+func (c *CustomerImportChunkClient) Use(hooks ...Hook) {
+	c.hooks.CustomerImportChunk = append(c.hooks.CustomerImportChunk, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `customerimportchunk.Intercept(f(g(h())))`.
+func (c *CustomerImportChunkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CustomerImportChunk = append(c.inters.CustomerImportChunk, interceptors...)
+}
+
+// Create returns a builder for creating a CustomerImportChunk entity.
+func (c *CustomerImportChunkClient) Create() *CustomerImportChunkCreate {
+	mutation := newCustomerImportChunkMutation(c.config, OpCreate)
+	return &CustomerImportChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CustomerImportChunk entities.
+func (c *CustomerImportChunkClient) CreateBulk(builders ...*CustomerImportChunkCreate) *CustomerImportChunkCreateBulk {
+	return &CustomerImportChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CustomerImportChunkClient) MapCreateBulk(slice any, setFunc func(*CustomerImportChunkCreate, int)) *CustomerImportChunkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CustomerImportChunkCreateBulk{err: fmt.Errorf("calling to CustomerImportChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CustomerImportChunkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CustomerImportChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CustomerImportChunk.
+func (c *CustomerImportChunkClient) Update() *CustomerImportChunkUpdate {
+	mutation := newCustomerImportChunkMutation(c.config, OpUpdate)
+	return &CustomerImportChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CustomerImportChunkClient) UpdateOne(_m *CustomerImportChunk) *CustomerImportChunkUpdateOne {
+	mutation := newCustomerImportChunkMutation(c.config, OpUpdateOne, withCustomerImportChunk(_m))
+	return &CustomerImportChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CustomerImportChunkClient) UpdateOneID(id int) *CustomerImportChunkUpdateOne {
+	mutation := newCustomerImportChunkMutation(c.config, OpUpdateOne, withCustomerImportChunkID(id))
+	return &CustomerImportChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CustomerImportChunk.
+func (c *CustomerImportChunkClient) Delete() *CustomerImportChunkDelete {
+	mutation := newCustomerImportChunkMutation(c.config, OpDelete)
+	return &CustomerImportChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CustomerImportChunkClient) DeleteOne(_m *CustomerImportChunk) *CustomerImportChunkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CustomerImportChunkClient) DeleteOneID(id int) *CustomerImportChunkDeleteOne {
+	builder := c.Delete().Where(customerimportchunk.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CustomerImportChunkDeleteOne{builder}
+}
+
+// Query returns a query builder for CustomerImportChunk.
+func (c *CustomerImportChunkClient) Query() *CustomerImportChunkQuery {
+	return &CustomerImportChunkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCustomerImportChunk},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CustomerImportChunk entity by its id.
+func (c *CustomerImportChunkClient) Get(ctx context.Context, id int) (*CustomerImportChunk, error) {
+	return c.Query().Where(customerimportchunk.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CustomerImportChunkClient) GetX(ctx context.Context, id int) *CustomerImportChunk {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a CustomerImportChunk.
+func (c *CustomerImportChunkClient) QueryTenant(_m *CustomerImportChunk) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimportchunk.Table, customerimportchunk.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, customerimportchunk.TenantTable, customerimportchunk.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryImport queries the import edge of a CustomerImportChunk.
+func (c *CustomerImportChunkClient) QueryImport(_m *CustomerImportChunk) *CustomerImportQuery {
+	query := (&CustomerImportClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimportchunk.Table, customerimportchunk.FieldID, id),
+			sqlgraph.To(customerimport.Table, customerimport.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, customerimportchunk.ImportTable, customerimportchunk.ImportColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CustomerImportChunkClient) Hooks() []Hook {
+	hooks := c.hooks.CustomerImportChunk
+	return append(hooks[:len(hooks):len(hooks)], customerimportchunk.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CustomerImportChunkClient) Interceptors() []Interceptor {
+	return c.inters.CustomerImportChunk
+}
+
+func (c *CustomerImportChunkClient) mutate(ctx context.Context, m *CustomerImportChunkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CustomerImportChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CustomerImportChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CustomerImportChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CustomerImportChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CustomerImportChunk mutation op: %q", m.Op())
+	}
+}
+
+// CustomerImportProblemClient is a client for the CustomerImportProblem schema.
+type CustomerImportProblemClient struct {
+	config
+}
+
+// NewCustomerImportProblemClient returns a client for the CustomerImportProblem from the given config.
+func NewCustomerImportProblemClient(c config) *CustomerImportProblemClient {
+	return &CustomerImportProblemClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `customerimportproblem.Hooks(f(g(h())))`.
+func (c *CustomerImportProblemClient) Use(hooks ...Hook) {
+	c.hooks.CustomerImportProblem = append(c.hooks.CustomerImportProblem, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `customerimportproblem.Intercept(f(g(h())))`.
+func (c *CustomerImportProblemClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CustomerImportProblem = append(c.inters.CustomerImportProblem, interceptors...)
+}
+
+// Create returns a builder for creating a CustomerImportProblem entity.
+func (c *CustomerImportProblemClient) Create() *CustomerImportProblemCreate {
+	mutation := newCustomerImportProblemMutation(c.config, OpCreate)
+	return &CustomerImportProblemCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CustomerImportProblem entities.
+func (c *CustomerImportProblemClient) CreateBulk(builders ...*CustomerImportProblemCreate) *CustomerImportProblemCreateBulk {
+	return &CustomerImportProblemCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CustomerImportProblemClient) MapCreateBulk(slice any, setFunc func(*CustomerImportProblemCreate, int)) *CustomerImportProblemCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CustomerImportProblemCreateBulk{err: fmt.Errorf("calling to CustomerImportProblemClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CustomerImportProblemCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CustomerImportProblemCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CustomerImportProblem.
+func (c *CustomerImportProblemClient) Update() *CustomerImportProblemUpdate {
+	mutation := newCustomerImportProblemMutation(c.config, OpUpdate)
+	return &CustomerImportProblemUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CustomerImportProblemClient) UpdateOne(_m *CustomerImportProblem) *CustomerImportProblemUpdateOne {
+	mutation := newCustomerImportProblemMutation(c.config, OpUpdateOne, withCustomerImportProblem(_m))
+	return &CustomerImportProblemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CustomerImportProblemClient) UpdateOneID(id int) *CustomerImportProblemUpdateOne {
+	mutation := newCustomerImportProblemMutation(c.config, OpUpdateOne, withCustomerImportProblemID(id))
+	return &CustomerImportProblemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CustomerImportProblem.
+func (c *CustomerImportProblemClient) Delete() *CustomerImportProblemDelete {
+	mutation := newCustomerImportProblemMutation(c.config, OpDelete)
+	return &CustomerImportProblemDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CustomerImportProblemClient) DeleteOne(_m *CustomerImportProblem) *CustomerImportProblemDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CustomerImportProblemClient) DeleteOneID(id int) *CustomerImportProblemDeleteOne {
+	builder := c.Delete().Where(customerimportproblem.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CustomerImportProblemDeleteOne{builder}
+}
+
+// Query returns a query builder for CustomerImportProblem.
+func (c *CustomerImportProblemClient) Query() *CustomerImportProblemQuery {
+	return &CustomerImportProblemQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCustomerImportProblem},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CustomerImportProblem entity by its id.
+func (c *CustomerImportProblemClient) Get(ctx context.Context, id int) (*CustomerImportProblem, error) {
+	return c.Query().Where(customerimportproblem.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CustomerImportProblemClient) GetX(ctx context.Context, id int) *CustomerImportProblem {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a CustomerImportProblem.
+func (c *CustomerImportProblemClient) QueryTenant(_m *CustomerImportProblem) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimportproblem.Table, customerimportproblem.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, customerimportproblem.TenantTable, customerimportproblem.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryImport queries the import edge of a CustomerImportProblem.
+func (c *CustomerImportProblemClient) QueryImport(_m *CustomerImportProblem) *CustomerImportQuery {
+	query := (&CustomerImportClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customerimportproblem.Table, customerimportproblem.FieldID, id),
+			sqlgraph.To(customerimport.Table, customerimport.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, customerimportproblem.ImportTable, customerimportproblem.ImportColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CustomerImportProblemClient) Hooks() []Hook {
+	hooks := c.hooks.CustomerImportProblem
+	return append(hooks[:len(hooks):len(hooks)], customerimportproblem.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CustomerImportProblemClient) Interceptors() []Interceptor {
+	return c.inters.CustomerImportProblem
+}
+
+func (c *CustomerImportProblemClient) mutate(ctx context.Context, m *CustomerImportProblemMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CustomerImportProblemCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CustomerImportProblemUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CustomerImportProblemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CustomerImportProblemDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CustomerImportProblem mutation op: %q", m.Op())
 	}
 }
 
@@ -4180,16 +4720,18 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIClient, Campaign, ChurnModel, Customer, CustomerScore, Event, IdempotencyKey,
-		PointsEntry, PointsLot, Redemption, Sale, SaleItem, SalePayment, SaleReturn,
-		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Hook
+		APIClient, Campaign, ChurnModel, Customer, CustomerImport, CustomerImportChunk,
+		CustomerImportProblem, CustomerScore, Event, IdempotencyKey, PointsEntry,
+		PointsLot, Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment,
+		SigningKey, Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIClient, Campaign, ChurnModel, Customer, CustomerScore, Event, IdempotencyKey,
-		PointsEntry, PointsLot, Redemption, Sale, SaleItem, SalePayment, SaleReturn,
-		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		APIClient, Campaign, ChurnModel, Customer, CustomerImport, CustomerImportChunk,
+		CustomerImportProblem, CustomerScore, Event, IdempotencyKey, PointsEntry,
+		PointsLot, Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment,
+		SigningKey, Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Interceptor
 	}
 )
 

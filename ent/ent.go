@@ -16,6 +16,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -94,28 +97,31 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apiclient.Table:       apiclient.ValidColumn,
-			campaign.Table:        campaign.ValidColumn,
-			churnmodel.Table:      churnmodel.ValidColumn,
-			customer.Table:        customer.ValidColumn,
-			customerscore.Table:   customerscore.ValidColumn,
-			event.Table:           event.ValidColumn,
-			idempotencykey.Table:  idempotencykey.ValidColumn,
-			pointsentry.Table:     pointsentry.ValidColumn,
-			pointslot.Table:       pointslot.ValidColumn,
-			redemption.Table:      redemption.ValidColumn,
-			sale.Table:            sale.ValidColumn,
-			saleitem.Table:        saleitem.ValidColumn,
-			salepayment.Table:     salepayment.ValidColumn,
-			salereturn.Table:      salereturn.ValidColumn,
-			segment.Table:         segment.ValidColumn,
-			signingkey.Table:      signingkey.ValidColumn,
-			store.Table:           store.ValidColumn,
-			tenant.Table:          tenant.ValidColumn,
-			validationtoken.Table: validationtoken.ValidColumn,
-			webhookattempt.Table:  webhookattempt.ValidColumn,
-			webhookdelivery.Table: webhookdelivery.ValidColumn,
-			webhookendpoint.Table: webhookendpoint.ValidColumn,
+			apiclient.Table:             apiclient.ValidColumn,
+			campaign.Table:              campaign.ValidColumn,
+			churnmodel.Table:            churnmodel.ValidColumn,
+			customer.Table:              customer.ValidColumn,
+			customerimport.Table:        customerimport.ValidColumn,
+			customerimportchunk.Table:   customerimportchunk.ValidColumn,
+			customerimportproblem.Table: customerimportproblem.ValidColumn,
+			customerscore.Table:         customerscore.ValidColumn,
+			event.Table:                 event.ValidColumn,
+			idempotencykey.Table:        idempotencykey.ValidColumn,
+			pointsentry.Table:           pointsentry.ValidColumn,
+			pointslot.Table:             pointslot.ValidColumn,
+			redemption.Table:            redemption.ValidColumn,
+			sale.Table:                  sale.ValidColumn,
+			saleitem.Table:              saleitem.ValidColumn,
+			salepayment.Table:           salepayment.ValidColumn,
+			salereturn.Table:            salereturn.ValidColumn,
+			segment.Table:               segment.ValidColumn,
+			signingkey.Table:            signingkey.ValidColumn,
+			store.Table:                 store.ValidColumn,
+			tenant.Table:                tenant.ValidColumn,
+			validationtoken.Table:       validationtoken.ValidColumn,
+			webhookattempt.Table:        webhookattempt.ValidColumn,
+			webhookdelivery.Table:       webhookdelivery.ValidColumn,
+			webhookendpoint.Table:       webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -7,6 +7,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -35,7 +38,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 22)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 25)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -156,6 +159,70 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   customerimport.Table,
+			Columns: customerimport.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: customerimport.FieldID,
+			},
+		},
+		Type: "CustomerImport",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			customerimport.FieldTenantID:    {Type: field.TypeString, Column: customerimport.FieldTenantID},
+			customerimport.FieldCreatedAt:   {Type: field.TypeTime, Column: customerimport.FieldCreatedAt},
+			customerimport.FieldUpdatedAt:   {Type: field.TypeTime, Column: customerimport.FieldUpdatedAt},
+			customerimport.FieldFormat:      {Type: field.TypeEnum, Column: customerimport.FieldFormat},
+			customerimport.FieldDryRun:      {Type: field.TypeBool, Column: customerimport.FieldDryRun},
+			customerimport.FieldStatus:      {Type: field.TypeEnum, Column: customerimport.FieldStatus},
+			customerimport.FieldBytes:       {Type: field.TypeInt64, Column: customerimport.FieldBytes},
+			customerimport.FieldRequestedBy: {Type: field.TypeString, Column: customerimport.FieldRequestedBy},
+			customerimport.FieldRows:        {Type: field.TypeInt, Column: customerimport.FieldRows},
+			customerimport.FieldCreated:     {Type: field.TypeInt, Column: customerimport.FieldCreated},
+			customerimport.FieldUpdated:     {Type: field.TypeInt, Column: customerimport.FieldUpdated},
+			customerimport.FieldRefused:     {Type: field.TypeInt, Column: customerimport.FieldRefused},
+			customerimport.FieldDoneLine:    {Type: field.TypeInt, Column: customerimport.FieldDoneLine},
+			customerimport.FieldError:       {Type: field.TypeString, Column: customerimport.FieldError},
+			customerimport.FieldStartedAt:   {Type: field.TypeTime, Column: customerimport.FieldStartedAt},
+			customerimport.FieldFinishedAt:  {Type: field.TypeTime, Column: customerimport.FieldFinishedAt},
+		},
+	}
+	graph.Nodes[5] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   customerimportchunk.Table,
+			Columns: customerimportchunk.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: customerimportchunk.FieldID,
+			},
+		},
+		Type: "CustomerImportChunk",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			customerimportchunk.FieldTenantID: {Type: field.TypeString, Column: customerimportchunk.FieldTenantID},
+			customerimportchunk.FieldImportID: {Type: field.TypeString, Column: customerimportchunk.FieldImportID},
+			customerimportchunk.FieldSeq:      {Type: field.TypeInt, Column: customerimportchunk.FieldSeq},
+			customerimportchunk.FieldData:     {Type: field.TypeBytes, Column: customerimportchunk.FieldData},
+		},
+	}
+	graph.Nodes[6] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   customerimportproblem.Table,
+			Columns: customerimportproblem.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: customerimportproblem.FieldID,
+			},
+		},
+		Type: "CustomerImportProblem",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			customerimportproblem.FieldTenantID: {Type: field.TypeString, Column: customerimportproblem.FieldTenantID},
+			customerimportproblem.FieldImportID: {Type: field.TypeString, Column: customerimportproblem.FieldImportID},
+			customerimportproblem.FieldLine:     {Type: field.TypeInt, Column: customerimportproblem.FieldLine},
+			customerimportproblem.FieldField:    {Type: field.TypeString, Column: customerimportproblem.FieldField},
+			customerimportproblem.FieldMessage:  {Type: field.TypeString, Column: customerimportproblem.FieldMessage},
+		},
+	}
+	graph.Nodes[7] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerscore.Table,
 			Columns: customerscore.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -179,7 +246,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerscore.FieldHighValue:            {Type: field.TypeBool, Column: customerscore.FieldHighValue},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -198,7 +265,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -219,7 +286,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
@@ -245,7 +312,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -267,7 +334,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -295,7 +362,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldRollbackReason:    {Type: field.TypeString, Column: redemption.FieldRollbackReason},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -330,7 +397,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldPointsReversed:       {Type: field.TypeInt64, Column: sale.FieldPointsReversed},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -353,7 +420,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -374,7 +441,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -400,7 +467,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -418,7 +485,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -435,7 +502,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -453,7 +520,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -488,7 +555,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -512,7 +579,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -532,7 +599,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -557,7 +624,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -711,6 +778,90 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Customer",
 		"CustomerScore",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   customerimport.TenantTable,
+			Columns: []string{customerimport.TenantColumn},
+			Bidi:    false,
+		},
+		"CustomerImport",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"chunks",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customerimport.ChunksTable,
+			Columns: []string{customerimport.ChunksColumn},
+			Bidi:    false,
+		},
+		"CustomerImport",
+		"CustomerImportChunk",
+	)
+	graph.MustAddE(
+		"problems",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customerimport.ProblemsTable,
+			Columns: []string{customerimport.ProblemsColumn},
+			Bidi:    false,
+		},
+		"CustomerImport",
+		"CustomerImportProblem",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   customerimportchunk.TenantTable,
+			Columns: []string{customerimportchunk.TenantColumn},
+			Bidi:    false,
+		},
+		"CustomerImportChunk",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"import",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   customerimportchunk.ImportTable,
+			Columns: []string{customerimportchunk.ImportColumn},
+			Bidi:    false,
+		},
+		"CustomerImportChunk",
+		"CustomerImport",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   customerimportproblem.TenantTable,
+			Columns: []string{customerimportproblem.TenantColumn},
+			Bidi:    false,
+		},
+		"CustomerImportProblem",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"import",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   customerimportproblem.ImportTable,
+			Columns: []string{customerimportproblem.ImportColumn},
+			Bidi:    false,
+		},
+		"CustomerImportProblem",
+		"CustomerImport",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -1870,6 +2021,349 @@ func (f *CustomerFilter) WhereHasScoreWith(preds ...predicate.CustomerScore) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *CustomerImportQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CustomerImportQuery builder.
+func (_q *CustomerImportQuery) Filter() *CustomerImportFilter {
+	return &CustomerImportFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CustomerImportMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CustomerImportMutation builder.
+func (m *CustomerImportMutation) Filter() *CustomerImportFilter {
+	return &CustomerImportFilter{config: m.config, predicateAdder: m}
+}
+
+// CustomerImportFilter provides a generic filtering capability at runtime for CustomerImportQuery.
+type CustomerImportFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CustomerImportFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *CustomerImportFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(customerimport.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *CustomerImportFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(customerimport.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *CustomerImportFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(customerimport.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *CustomerImportFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(customerimport.FieldUpdatedAt))
+}
+
+// WhereFormat applies the entql string predicate on the format field.
+func (f *CustomerImportFilter) WhereFormat(p entql.StringP) {
+	f.Where(p.Field(customerimport.FieldFormat))
+}
+
+// WhereDryRun applies the entql bool predicate on the dry_run field.
+func (f *CustomerImportFilter) WhereDryRun(p entql.BoolP) {
+	f.Where(p.Field(customerimport.FieldDryRun))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *CustomerImportFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(customerimport.FieldStatus))
+}
+
+// WhereBytes applies the entql int64 predicate on the bytes field.
+func (f *CustomerImportFilter) WhereBytes(p entql.Int64P) {
+	f.Where(p.Field(customerimport.FieldBytes))
+}
+
+// WhereRequestedBy applies the entql string predicate on the requested_by field.
+func (f *CustomerImportFilter) WhereRequestedBy(p entql.StringP) {
+	f.Where(p.Field(customerimport.FieldRequestedBy))
+}
+
+// WhereRows applies the entql int predicate on the rows field.
+func (f *CustomerImportFilter) WhereRows(p entql.IntP) {
+	f.Where(p.Field(customerimport.FieldRows))
+}
+
+// WhereCreated applies the entql int predicate on the created field.
+func (f *CustomerImportFilter) WhereCreated(p entql.IntP) {
+	f.Where(p.Field(customerimport.FieldCreated))
+}
+
+// WhereUpdated applies the entql int predicate on the updated field.
+func (f *CustomerImportFilter) WhereUpdated(p entql.IntP) {
+	f.Where(p.Field(customerimport.FieldUpdated))
+}
+
+// WhereRefused applies the entql int predicate on the refused field.
+func (f *CustomerImportFilter) WhereRefused(p entql.IntP) {
+	f.Where(p.Field(customerimport.FieldRefused))
+}
+
+// WhereDoneLine applies the entql int predicate on the done_line field.
+func (f *CustomerImportFilter) WhereDoneLine(p entql.IntP) {
+	f.Where(p.Field(customerimport.FieldDoneLine))
+}
+
+// WhereError applies the entql string predicate on the error field.
+func (f *CustomerImportFilter) WhereError(p entql.StringP) {
+	f.Where(p.Field(customerimport.FieldError))
+}
+
+// WhereStartedAt applies the entql time.Time predicate on the started_at field.
+func (f *CustomerImportFilter) WhereStartedAt(p entql.TimeP) {
+	f.Where(p.Field(customerimport.FieldStartedAt))
+}
+
+// WhereFinishedAt applies the entql time.Time predicate on the finished_at field.
+func (f *CustomerImportFilter) WhereFinishedAt(p entql.TimeP) {
+	f.Where(p.Field(customerimport.FieldFinishedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *CustomerImportFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *CustomerImportFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasChunks applies a predicate to check if query has an edge chunks.
+func (f *CustomerImportFilter) WhereHasChunks() {
+	f.Where(entql.HasEdge("chunks"))
+}
+
+// WhereHasChunksWith applies a predicate to check if query has an edge chunks with a given conditions (other predicates).
+func (f *CustomerImportFilter) WhereHasChunksWith(preds ...predicate.CustomerImportChunk) {
+	f.Where(entql.HasEdgeWith("chunks", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasProblems applies a predicate to check if query has an edge problems.
+func (f *CustomerImportFilter) WhereHasProblems() {
+	f.Where(entql.HasEdge("problems"))
+}
+
+// WhereHasProblemsWith applies a predicate to check if query has an edge problems with a given conditions (other predicates).
+func (f *CustomerImportFilter) WhereHasProblemsWith(preds ...predicate.CustomerImportProblem) {
+	f.Where(entql.HasEdgeWith("problems", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *CustomerImportChunkQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CustomerImportChunkQuery builder.
+func (_q *CustomerImportChunkQuery) Filter() *CustomerImportChunkFilter {
+	return &CustomerImportChunkFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CustomerImportChunkMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CustomerImportChunkMutation builder.
+func (m *CustomerImportChunkMutation) Filter() *CustomerImportChunkFilter {
+	return &CustomerImportChunkFilter{config: m.config, predicateAdder: m}
+}
+
+// CustomerImportChunkFilter provides a generic filtering capability at runtime for CustomerImportChunkQuery.
+type CustomerImportChunkFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CustomerImportChunkFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *CustomerImportChunkFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(customerimportchunk.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *CustomerImportChunkFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(customerimportchunk.FieldTenantID))
+}
+
+// WhereImportID applies the entql string predicate on the import_id field.
+func (f *CustomerImportChunkFilter) WhereImportID(p entql.StringP) {
+	f.Where(p.Field(customerimportchunk.FieldImportID))
+}
+
+// WhereSeq applies the entql int predicate on the seq field.
+func (f *CustomerImportChunkFilter) WhereSeq(p entql.IntP) {
+	f.Where(p.Field(customerimportchunk.FieldSeq))
+}
+
+// WhereData applies the entql []byte predicate on the data field.
+func (f *CustomerImportChunkFilter) WhereData(p entql.BytesP) {
+	f.Where(p.Field(customerimportchunk.FieldData))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *CustomerImportChunkFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *CustomerImportChunkFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasImport applies a predicate to check if query has an edge import.
+func (f *CustomerImportChunkFilter) WhereHasImport() {
+	f.Where(entql.HasEdge("import"))
+}
+
+// WhereHasImportWith applies a predicate to check if query has an edge import with a given conditions (other predicates).
+func (f *CustomerImportChunkFilter) WhereHasImportWith(preds ...predicate.CustomerImport) {
+	f.Where(entql.HasEdgeWith("import", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *CustomerImportProblemQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CustomerImportProblemQuery builder.
+func (_q *CustomerImportProblemQuery) Filter() *CustomerImportProblemFilter {
+	return &CustomerImportProblemFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CustomerImportProblemMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CustomerImportProblemMutation builder.
+func (m *CustomerImportProblemMutation) Filter() *CustomerImportProblemFilter {
+	return &CustomerImportProblemFilter{config: m.config, predicateAdder: m}
+}
+
+// CustomerImportProblemFilter provides a generic filtering capability at runtime for CustomerImportProblemQuery.
+type CustomerImportProblemFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CustomerImportProblemFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *CustomerImportProblemFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(customerimportproblem.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *CustomerImportProblemFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(customerimportproblem.FieldTenantID))
+}
+
+// WhereImportID applies the entql string predicate on the import_id field.
+func (f *CustomerImportProblemFilter) WhereImportID(p entql.StringP) {
+	f.Where(p.Field(customerimportproblem.FieldImportID))
+}
+
+// WhereLine applies the entql int predicate on the line field.
+func (f *CustomerImportProblemFilter) WhereLine(p entql.IntP) {
+	f.Where(p.Field(customerimportproblem.FieldLine))
+}
+
+// WhereField applies the entql string predicate on the field field.
+func (f *CustomerImportProblemFilter) WhereField(p entql.StringP) {
+	f.Where(p.Field(customerimportproblem.FieldField))
+}
+
+// WhereMessage applies the entql string predicate on the message field.
+func (f *CustomerImportProblemFilter) WhereMessage(p entql.StringP) {
+	f.Where(p.Field(customerimportproblem.FieldMessage))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *CustomerImportProblemFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *CustomerImportProblemFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasImport applies a predicate to check if query has an edge import.
+func (f *CustomerImportProblemFilter) WhereHasImport() {
+	f.Where(entql.HasEdge("import"))
+}
+
+// WhereHasImportWith applies a predicate to check if query has an edge import with a given conditions (other predicates).
+func (f *CustomerImportProblemFilter) WhereHasImportWith(preds ...predicate.CustomerImport) {
+	f.Where(entql.HasEdgeWith("import", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *CustomerScoreQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1898,7 +2392,7 @@ type CustomerScoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerScoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2026,7 +2520,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2110,7 +2604,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2204,7 +2698,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2337,7 +2831,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2464,7 +2958,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2649,7 +3143,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2883,7 +3377,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3001,7 +3495,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3109,7 +3603,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3242,7 +3736,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3349,7 +3843,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3409,7 +3903,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3488,7 +3982,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3666,7 +4160,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3789,7 +4283,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3892,7 +4386,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4048,7 +4542,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -16,6 +16,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -47,28 +50,31 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIClient       = "APIClient"
-	TypeCampaign        = "Campaign"
-	TypeChurnModel      = "ChurnModel"
-	TypeCustomer        = "Customer"
-	TypeCustomerScore   = "CustomerScore"
-	TypeEvent           = "Event"
-	TypeIdempotencyKey  = "IdempotencyKey"
-	TypePointsEntry     = "PointsEntry"
-	TypePointsLot       = "PointsLot"
-	TypeRedemption      = "Redemption"
-	TypeSale            = "Sale"
-	TypeSaleItem        = "SaleItem"
-	TypeSalePayment     = "SalePayment"
-	TypeSaleReturn      = "SaleReturn"
-	TypeSegment         = "Segment"
-	TypeSigningKey      = "SigningKey"
-	TypeStore           = "Store"
-	TypeTenant          = "Tenant"
-	TypeValidationToken = "ValidationToken"
-	TypeWebhookAttempt  = "WebhookAttempt"
-	TypeWebhookDelivery = "WebhookDelivery"
-	TypeWebhookEndpoint = "WebhookEndpoint"
+	TypeAPIClient             = "APIClient"
+	TypeCampaign              = "Campaign"
+	TypeChurnModel            = "ChurnModel"
+	TypeCustomer              = "Customer"
+	TypeCustomerImport        = "CustomerImport"
+	TypeCustomerImportChunk   = "CustomerImportChunk"
+	TypeCustomerImportProblem = "CustomerImportProblem"
+	TypeCustomerScore         = "CustomerScore"
+	TypeEvent                 = "Event"
+	TypeIdempotencyKey        = "IdempotencyKey"
+	TypePointsEntry           = "PointsEntry"
+	TypePointsLot             = "PointsLot"
+	TypeRedemption            = "Redemption"
+	TypeSale                  = "Sale"
+	TypeSaleItem              = "SaleItem"
+	TypeSalePayment           = "SalePayment"
+	TypeSaleReturn            = "SaleReturn"
+	TypeSegment               = "Segment"
+	TypeSigningKey            = "SigningKey"
+	TypeStore                 = "Store"
+	TypeTenant                = "Tenant"
+	TypeValidationToken       = "ValidationToken"
+	TypeWebhookAttempt        = "WebhookAttempt"
+	TypeWebhookDelivery       = "WebhookDelivery"
+	TypeWebhookEndpoint       = "WebhookEndpoint"
 )
 
 // APIClientMutation represents an operation that mutates the APIClient nodes in the graph.
@@ -6497,6 +6503,2914 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Customer edge %s", name)
+}
+
+// CustomerImportMutation represents an operation that mutates the CustomerImport nodes in the graph.
+type CustomerImportMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	updated_at      *time.Time
+	format          *customerimport.Format
+	dry_run         *bool
+	status          *customerimport.Status
+	bytes           *int64
+	addbytes        *int64
+	requested_by    *string
+	rows            *int
+	addrows         *int
+	created         *int
+	addcreated      *int
+	updated         *int
+	addupdated      *int
+	refused         *int
+	addrefused      *int
+	done_line       *int
+	adddone_line    *int
+	error           *string
+	started_at      *time.Time
+	finished_at     *time.Time
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	chunks          map[int]struct{}
+	removedchunks   map[int]struct{}
+	clearedchunks   bool
+	problems        map[int]struct{}
+	removedproblems map[int]struct{}
+	clearedproblems bool
+	done            bool
+	oldValue        func(context.Context) (*CustomerImport, error)
+	predicates      []predicate.CustomerImport
+}
+
+var _ ent.Mutation = (*CustomerImportMutation)(nil)
+
+// customerimportOption allows management of the mutation configuration using functional options.
+type customerimportOption func(*CustomerImportMutation)
+
+// newCustomerImportMutation creates new mutation for the CustomerImport entity.
+func newCustomerImportMutation(c config, op Op, opts ...customerimportOption) *CustomerImportMutation {
+	m := &CustomerImportMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCustomerImport,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCustomerImportID sets the ID field of the mutation.
+func withCustomerImportID(id string) customerimportOption {
+	return func(m *CustomerImportMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CustomerImport
+		)
+		m.oldValue = func(ctx context.Context) (*CustomerImport, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CustomerImport.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCustomerImport sets the old CustomerImport of the mutation.
+func withCustomerImport(node *CustomerImport) customerimportOption {
+	return func(m *CustomerImportMutation) {
+		m.oldValue = func(context.Context) (*CustomerImport, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CustomerImportMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CustomerImportMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CustomerImport entities.
+func (m *CustomerImportMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CustomerImportMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CustomerImportMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CustomerImport.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *CustomerImportMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *CustomerImportMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *CustomerImportMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CustomerImportMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CustomerImportMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CustomerImportMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *CustomerImportMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *CustomerImportMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *CustomerImportMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetFormat sets the "format" field.
+func (m *CustomerImportMutation) SetFormat(c customerimport.Format) {
+	m.format = &c
+}
+
+// Format returns the value of the "format" field in the mutation.
+func (m *CustomerImportMutation) Format() (r customerimport.Format, exists bool) {
+	v := m.format
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFormat returns the old "format" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldFormat(ctx context.Context) (v customerimport.Format, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFormat is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFormat requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFormat: %w", err)
+	}
+	return oldValue.Format, nil
+}
+
+// ResetFormat resets all changes to the "format" field.
+func (m *CustomerImportMutation) ResetFormat() {
+	m.format = nil
+}
+
+// SetDryRun sets the "dry_run" field.
+func (m *CustomerImportMutation) SetDryRun(b bool) {
+	m.dry_run = &b
+}
+
+// DryRun returns the value of the "dry_run" field in the mutation.
+func (m *CustomerImportMutation) DryRun() (r bool, exists bool) {
+	v := m.dry_run
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDryRun returns the old "dry_run" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldDryRun(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDryRun is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDryRun requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDryRun: %w", err)
+	}
+	return oldValue.DryRun, nil
+}
+
+// ResetDryRun resets all changes to the "dry_run" field.
+func (m *CustomerImportMutation) ResetDryRun() {
+	m.dry_run = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *CustomerImportMutation) SetStatus(c customerimport.Status) {
+	m.status = &c
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *CustomerImportMutation) Status() (r customerimport.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldStatus(ctx context.Context) (v customerimport.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *CustomerImportMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetBytes sets the "bytes" field.
+func (m *CustomerImportMutation) SetBytes(i int64) {
+	m.bytes = &i
+	m.addbytes = nil
+}
+
+// Bytes returns the value of the "bytes" field in the mutation.
+func (m *CustomerImportMutation) Bytes() (r int64, exists bool) {
+	v := m.bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBytes returns the old "bytes" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldBytes(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBytes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBytes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBytes: %w", err)
+	}
+	return oldValue.Bytes, nil
+}
+
+// AddBytes adds i to the "bytes" field.
+func (m *CustomerImportMutation) AddBytes(i int64) {
+	if m.addbytes != nil {
+		*m.addbytes += i
+	} else {
+		m.addbytes = &i
+	}
+}
+
+// AddedBytes returns the value that was added to the "bytes" field in this mutation.
+func (m *CustomerImportMutation) AddedBytes() (r int64, exists bool) {
+	v := m.addbytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBytes resets all changes to the "bytes" field.
+func (m *CustomerImportMutation) ResetBytes() {
+	m.bytes = nil
+	m.addbytes = nil
+}
+
+// SetRequestedBy sets the "requested_by" field.
+func (m *CustomerImportMutation) SetRequestedBy(s string) {
+	m.requested_by = &s
+}
+
+// RequestedBy returns the value of the "requested_by" field in the mutation.
+func (m *CustomerImportMutation) RequestedBy() (r string, exists bool) {
+	v := m.requested_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestedBy returns the old "requested_by" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldRequestedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestedBy: %w", err)
+	}
+	return oldValue.RequestedBy, nil
+}
+
+// ResetRequestedBy resets all changes to the "requested_by" field.
+func (m *CustomerImportMutation) ResetRequestedBy() {
+	m.requested_by = nil
+}
+
+// SetRows sets the "rows" field.
+func (m *CustomerImportMutation) SetRows(i int) {
+	m.rows = &i
+	m.addrows = nil
+}
+
+// Rows returns the value of the "rows" field in the mutation.
+func (m *CustomerImportMutation) Rows() (r int, exists bool) {
+	v := m.rows
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRows returns the old "rows" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldRows(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRows is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRows requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRows: %w", err)
+	}
+	return oldValue.Rows, nil
+}
+
+// AddRows adds i to the "rows" field.
+func (m *CustomerImportMutation) AddRows(i int) {
+	if m.addrows != nil {
+		*m.addrows += i
+	} else {
+		m.addrows = &i
+	}
+}
+
+// AddedRows returns the value that was added to the "rows" field in this mutation.
+func (m *CustomerImportMutation) AddedRows() (r int, exists bool) {
+	v := m.addrows
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRows resets all changes to the "rows" field.
+func (m *CustomerImportMutation) ResetRows() {
+	m.rows = nil
+	m.addrows = nil
+}
+
+// SetCreated sets the "created" field.
+func (m *CustomerImportMutation) SetCreated(i int) {
+	m.created = &i
+	m.addcreated = nil
+}
+
+// Created returns the value of the "created" field in the mutation.
+func (m *CustomerImportMutation) Created() (r int, exists bool) {
+	v := m.created
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreated returns the old "created" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldCreated(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreated is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreated requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreated: %w", err)
+	}
+	return oldValue.Created, nil
+}
+
+// AddCreated adds i to the "created" field.
+func (m *CustomerImportMutation) AddCreated(i int) {
+	if m.addcreated != nil {
+		*m.addcreated += i
+	} else {
+		m.addcreated = &i
+	}
+}
+
+// AddedCreated returns the value that was added to the "created" field in this mutation.
+func (m *CustomerImportMutation) AddedCreated() (r int, exists bool) {
+	v := m.addcreated
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCreated resets all changes to the "created" field.
+func (m *CustomerImportMutation) ResetCreated() {
+	m.created = nil
+	m.addcreated = nil
+}
+
+// SetUpdated sets the "updated" field.
+func (m *CustomerImportMutation) SetUpdated(i int) {
+	m.updated = &i
+	m.addupdated = nil
+}
+
+// Updated returns the value of the "updated" field in the mutation.
+func (m *CustomerImportMutation) Updated() (r int, exists bool) {
+	v := m.updated
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdated returns the old "updated" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldUpdated(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdated is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdated requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdated: %w", err)
+	}
+	return oldValue.Updated, nil
+}
+
+// AddUpdated adds i to the "updated" field.
+func (m *CustomerImportMutation) AddUpdated(i int) {
+	if m.addupdated != nil {
+		*m.addupdated += i
+	} else {
+		m.addupdated = &i
+	}
+}
+
+// AddedUpdated returns the value that was added to the "updated" field in this mutation.
+func (m *CustomerImportMutation) AddedUpdated() (r int, exists bool) {
+	v := m.addupdated
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUpdated resets all changes to the "updated" field.
+func (m *CustomerImportMutation) ResetUpdated() {
+	m.updated = nil
+	m.addupdated = nil
+}
+
+// SetRefused sets the "refused" field.
+func (m *CustomerImportMutation) SetRefused(i int) {
+	m.refused = &i
+	m.addrefused = nil
+}
+
+// Refused returns the value of the "refused" field in the mutation.
+func (m *CustomerImportMutation) Refused() (r int, exists bool) {
+	v := m.refused
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefused returns the old "refused" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldRefused(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefused is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefused requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefused: %w", err)
+	}
+	return oldValue.Refused, nil
+}
+
+// AddRefused adds i to the "refused" field.
+func (m *CustomerImportMutation) AddRefused(i int) {
+	if m.addrefused != nil {
+		*m.addrefused += i
+	} else {
+		m.addrefused = &i
+	}
+}
+
+// AddedRefused returns the value that was added to the "refused" field in this mutation.
+func (m *CustomerImportMutation) AddedRefused() (r int, exists bool) {
+	v := m.addrefused
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefused resets all changes to the "refused" field.
+func (m *CustomerImportMutation) ResetRefused() {
+	m.refused = nil
+	m.addrefused = nil
+}
+
+// SetDoneLine sets the "done_line" field.
+func (m *CustomerImportMutation) SetDoneLine(i int) {
+	m.done_line = &i
+	m.adddone_line = nil
+}
+
+// DoneLine returns the value of the "done_line" field in the mutation.
+func (m *CustomerImportMutation) DoneLine() (r int, exists bool) {
+	v := m.done_line
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDoneLine returns the old "done_line" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldDoneLine(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDoneLine is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDoneLine requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDoneLine: %w", err)
+	}
+	return oldValue.DoneLine, nil
+}
+
+// AddDoneLine adds i to the "done_line" field.
+func (m *CustomerImportMutation) AddDoneLine(i int) {
+	if m.adddone_line != nil {
+		*m.adddone_line += i
+	} else {
+		m.adddone_line = &i
+	}
+}
+
+// AddedDoneLine returns the value that was added to the "done_line" field in this mutation.
+func (m *CustomerImportMutation) AddedDoneLine() (r int, exists bool) {
+	v := m.adddone_line
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDoneLine resets all changes to the "done_line" field.
+func (m *CustomerImportMutation) ResetDoneLine() {
+	m.done_line = nil
+	m.adddone_line = nil
+}
+
+// SetError sets the "error" field.
+func (m *CustomerImportMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *CustomerImportMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *CustomerImportMutation) ResetError() {
+	m.error = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *CustomerImportMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *CustomerImportMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldStartedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ClearStartedAt clears the value of the "started_at" field.
+func (m *CustomerImportMutation) ClearStartedAt() {
+	m.started_at = nil
+	m.clearedFields[customerimport.FieldStartedAt] = struct{}{}
+}
+
+// StartedAtCleared returns if the "started_at" field was cleared in this mutation.
+func (m *CustomerImportMutation) StartedAtCleared() bool {
+	_, ok := m.clearedFields[customerimport.FieldStartedAt]
+	return ok
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *CustomerImportMutation) ResetStartedAt() {
+	m.started_at = nil
+	delete(m.clearedFields, customerimport.FieldStartedAt)
+}
+
+// SetFinishedAt sets the "finished_at" field.
+func (m *CustomerImportMutation) SetFinishedAt(t time.Time) {
+	m.finished_at = &t
+}
+
+// FinishedAt returns the value of the "finished_at" field in the mutation.
+func (m *CustomerImportMutation) FinishedAt() (r time.Time, exists bool) {
+	v := m.finished_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFinishedAt returns the old "finished_at" field's value of the CustomerImport entity.
+// If the CustomerImport object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportMutation) OldFinishedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFinishedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFinishedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFinishedAt: %w", err)
+	}
+	return oldValue.FinishedAt, nil
+}
+
+// ClearFinishedAt clears the value of the "finished_at" field.
+func (m *CustomerImportMutation) ClearFinishedAt() {
+	m.finished_at = nil
+	m.clearedFields[customerimport.FieldFinishedAt] = struct{}{}
+}
+
+// FinishedAtCleared returns if the "finished_at" field was cleared in this mutation.
+func (m *CustomerImportMutation) FinishedAtCleared() bool {
+	_, ok := m.clearedFields[customerimport.FieldFinishedAt]
+	return ok
+}
+
+// ResetFinishedAt resets all changes to the "finished_at" field.
+func (m *CustomerImportMutation) ResetFinishedAt() {
+	m.finished_at = nil
+	delete(m.clearedFields, customerimport.FieldFinishedAt)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *CustomerImportMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[customerimport.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *CustomerImportMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *CustomerImportMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *CustomerImportMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// AddChunkIDs adds the "chunks" edge to the CustomerImportChunk entity by ids.
+func (m *CustomerImportMutation) AddChunkIDs(ids ...int) {
+	if m.chunks == nil {
+		m.chunks = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.chunks[ids[i]] = struct{}{}
+	}
+}
+
+// ClearChunks clears the "chunks" edge to the CustomerImportChunk entity.
+func (m *CustomerImportMutation) ClearChunks() {
+	m.clearedchunks = true
+}
+
+// ChunksCleared reports if the "chunks" edge to the CustomerImportChunk entity was cleared.
+func (m *CustomerImportMutation) ChunksCleared() bool {
+	return m.clearedchunks
+}
+
+// RemoveChunkIDs removes the "chunks" edge to the CustomerImportChunk entity by IDs.
+func (m *CustomerImportMutation) RemoveChunkIDs(ids ...int) {
+	if m.removedchunks == nil {
+		m.removedchunks = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.chunks, ids[i])
+		m.removedchunks[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedChunks returns the removed IDs of the "chunks" edge to the CustomerImportChunk entity.
+func (m *CustomerImportMutation) RemovedChunksIDs() (ids []int) {
+	for id := range m.removedchunks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ChunksIDs returns the "chunks" edge IDs in the mutation.
+func (m *CustomerImportMutation) ChunksIDs() (ids []int) {
+	for id := range m.chunks {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetChunks resets all changes to the "chunks" edge.
+func (m *CustomerImportMutation) ResetChunks() {
+	m.chunks = nil
+	m.clearedchunks = false
+	m.removedchunks = nil
+}
+
+// AddProblemIDs adds the "problems" edge to the CustomerImportProblem entity by ids.
+func (m *CustomerImportMutation) AddProblemIDs(ids ...int) {
+	if m.problems == nil {
+		m.problems = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.problems[ids[i]] = struct{}{}
+	}
+}
+
+// ClearProblems clears the "problems" edge to the CustomerImportProblem entity.
+func (m *CustomerImportMutation) ClearProblems() {
+	m.clearedproblems = true
+}
+
+// ProblemsCleared reports if the "problems" edge to the CustomerImportProblem entity was cleared.
+func (m *CustomerImportMutation) ProblemsCleared() bool {
+	return m.clearedproblems
+}
+
+// RemoveProblemIDs removes the "problems" edge to the CustomerImportProblem entity by IDs.
+func (m *CustomerImportMutation) RemoveProblemIDs(ids ...int) {
+	if m.removedproblems == nil {
+		m.removedproblems = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.problems, ids[i])
+		m.removedproblems[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedProblems returns the removed IDs of the "problems" edge to the CustomerImportProblem entity.
+func (m *CustomerImportMutation) RemovedProblemsIDs() (ids []int) {
+	for id := range m.removedproblems {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ProblemsIDs returns the "problems" edge IDs in the mutation.
+func (m *CustomerImportMutation) ProblemsIDs() (ids []int) {
+	for id := range m.problems {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetProblems resets all changes to the "problems" edge.
+func (m *CustomerImportMutation) ResetProblems() {
+	m.problems = nil
+	m.clearedproblems = false
+	m.removedproblems = nil
+}
+
+// Where appends a list predicates to the CustomerImportMutation builder.
+func (m *CustomerImportMutation) Where(ps ...predicate.CustomerImport) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CustomerImportMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CustomerImportMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CustomerImport, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CustomerImportMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CustomerImportMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CustomerImport).
+func (m *CustomerImportMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CustomerImportMutation) Fields() []string {
+	fields := make([]string, 0, 16)
+	if m.tenant != nil {
+		fields = append(fields, customerimport.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, customerimport.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, customerimport.FieldUpdatedAt)
+	}
+	if m.format != nil {
+		fields = append(fields, customerimport.FieldFormat)
+	}
+	if m.dry_run != nil {
+		fields = append(fields, customerimport.FieldDryRun)
+	}
+	if m.status != nil {
+		fields = append(fields, customerimport.FieldStatus)
+	}
+	if m.bytes != nil {
+		fields = append(fields, customerimport.FieldBytes)
+	}
+	if m.requested_by != nil {
+		fields = append(fields, customerimport.FieldRequestedBy)
+	}
+	if m.rows != nil {
+		fields = append(fields, customerimport.FieldRows)
+	}
+	if m.created != nil {
+		fields = append(fields, customerimport.FieldCreated)
+	}
+	if m.updated != nil {
+		fields = append(fields, customerimport.FieldUpdated)
+	}
+	if m.refused != nil {
+		fields = append(fields, customerimport.FieldRefused)
+	}
+	if m.done_line != nil {
+		fields = append(fields, customerimport.FieldDoneLine)
+	}
+	if m.error != nil {
+		fields = append(fields, customerimport.FieldError)
+	}
+	if m.started_at != nil {
+		fields = append(fields, customerimport.FieldStartedAt)
+	}
+	if m.finished_at != nil {
+		fields = append(fields, customerimport.FieldFinishedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CustomerImportMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case customerimport.FieldTenantID:
+		return m.TenantID()
+	case customerimport.FieldCreatedAt:
+		return m.CreatedAt()
+	case customerimport.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case customerimport.FieldFormat:
+		return m.Format()
+	case customerimport.FieldDryRun:
+		return m.DryRun()
+	case customerimport.FieldStatus:
+		return m.Status()
+	case customerimport.FieldBytes:
+		return m.Bytes()
+	case customerimport.FieldRequestedBy:
+		return m.RequestedBy()
+	case customerimport.FieldRows:
+		return m.Rows()
+	case customerimport.FieldCreated:
+		return m.Created()
+	case customerimport.FieldUpdated:
+		return m.Updated()
+	case customerimport.FieldRefused:
+		return m.Refused()
+	case customerimport.FieldDoneLine:
+		return m.DoneLine()
+	case customerimport.FieldError:
+		return m.Error()
+	case customerimport.FieldStartedAt:
+		return m.StartedAt()
+	case customerimport.FieldFinishedAt:
+		return m.FinishedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CustomerImportMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case customerimport.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case customerimport.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case customerimport.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case customerimport.FieldFormat:
+		return m.OldFormat(ctx)
+	case customerimport.FieldDryRun:
+		return m.OldDryRun(ctx)
+	case customerimport.FieldStatus:
+		return m.OldStatus(ctx)
+	case customerimport.FieldBytes:
+		return m.OldBytes(ctx)
+	case customerimport.FieldRequestedBy:
+		return m.OldRequestedBy(ctx)
+	case customerimport.FieldRows:
+		return m.OldRows(ctx)
+	case customerimport.FieldCreated:
+		return m.OldCreated(ctx)
+	case customerimport.FieldUpdated:
+		return m.OldUpdated(ctx)
+	case customerimport.FieldRefused:
+		return m.OldRefused(ctx)
+	case customerimport.FieldDoneLine:
+		return m.OldDoneLine(ctx)
+	case customerimport.FieldError:
+		return m.OldError(ctx)
+	case customerimport.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case customerimport.FieldFinishedAt:
+		return m.OldFinishedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown CustomerImport field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerImportMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case customerimport.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case customerimport.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case customerimport.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case customerimport.FieldFormat:
+		v, ok := value.(customerimport.Format)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFormat(v)
+		return nil
+	case customerimport.FieldDryRun:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDryRun(v)
+		return nil
+	case customerimport.FieldStatus:
+		v, ok := value.(customerimport.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case customerimport.FieldBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBytes(v)
+		return nil
+	case customerimport.FieldRequestedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestedBy(v)
+		return nil
+	case customerimport.FieldRows:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRows(v)
+		return nil
+	case customerimport.FieldCreated:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreated(v)
+		return nil
+	case customerimport.FieldUpdated:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdated(v)
+		return nil
+	case customerimport.FieldRefused:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefused(v)
+		return nil
+	case customerimport.FieldDoneLine:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDoneLine(v)
+		return nil
+	case customerimport.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case customerimport.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case customerimport.FieldFinishedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFinishedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImport field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CustomerImportMutation) AddedFields() []string {
+	var fields []string
+	if m.addbytes != nil {
+		fields = append(fields, customerimport.FieldBytes)
+	}
+	if m.addrows != nil {
+		fields = append(fields, customerimport.FieldRows)
+	}
+	if m.addcreated != nil {
+		fields = append(fields, customerimport.FieldCreated)
+	}
+	if m.addupdated != nil {
+		fields = append(fields, customerimport.FieldUpdated)
+	}
+	if m.addrefused != nil {
+		fields = append(fields, customerimport.FieldRefused)
+	}
+	if m.adddone_line != nil {
+		fields = append(fields, customerimport.FieldDoneLine)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CustomerImportMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case customerimport.FieldBytes:
+		return m.AddedBytes()
+	case customerimport.FieldRows:
+		return m.AddedRows()
+	case customerimport.FieldCreated:
+		return m.AddedCreated()
+	case customerimport.FieldUpdated:
+		return m.AddedUpdated()
+	case customerimport.FieldRefused:
+		return m.AddedRefused()
+	case customerimport.FieldDoneLine:
+		return m.AddedDoneLine()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerImportMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case customerimport.FieldBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBytes(v)
+		return nil
+	case customerimport.FieldRows:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRows(v)
+		return nil
+	case customerimport.FieldCreated:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreated(v)
+		return nil
+	case customerimport.FieldUpdated:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdated(v)
+		return nil
+	case customerimport.FieldRefused:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefused(v)
+		return nil
+	case customerimport.FieldDoneLine:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDoneLine(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImport numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CustomerImportMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(customerimport.FieldStartedAt) {
+		fields = append(fields, customerimport.FieldStartedAt)
+	}
+	if m.FieldCleared(customerimport.FieldFinishedAt) {
+		fields = append(fields, customerimport.FieldFinishedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CustomerImportMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CustomerImportMutation) ClearField(name string) error {
+	switch name {
+	case customerimport.FieldStartedAt:
+		m.ClearStartedAt()
+		return nil
+	case customerimport.FieldFinishedAt:
+		m.ClearFinishedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImport nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CustomerImportMutation) ResetField(name string) error {
+	switch name {
+	case customerimport.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case customerimport.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case customerimport.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case customerimport.FieldFormat:
+		m.ResetFormat()
+		return nil
+	case customerimport.FieldDryRun:
+		m.ResetDryRun()
+		return nil
+	case customerimport.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case customerimport.FieldBytes:
+		m.ResetBytes()
+		return nil
+	case customerimport.FieldRequestedBy:
+		m.ResetRequestedBy()
+		return nil
+	case customerimport.FieldRows:
+		m.ResetRows()
+		return nil
+	case customerimport.FieldCreated:
+		m.ResetCreated()
+		return nil
+	case customerimport.FieldUpdated:
+		m.ResetUpdated()
+		return nil
+	case customerimport.FieldRefused:
+		m.ResetRefused()
+		return nil
+	case customerimport.FieldDoneLine:
+		m.ResetDoneLine()
+		return nil
+	case customerimport.FieldError:
+		m.ResetError()
+		return nil
+	case customerimport.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case customerimport.FieldFinishedAt:
+		m.ResetFinishedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImport field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CustomerImportMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.tenant != nil {
+		edges = append(edges, customerimport.EdgeTenant)
+	}
+	if m.chunks != nil {
+		edges = append(edges, customerimport.EdgeChunks)
+	}
+	if m.problems != nil {
+		edges = append(edges, customerimport.EdgeProblems)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CustomerImportMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case customerimport.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case customerimport.EdgeChunks:
+		ids := make([]ent.Value, 0, len(m.chunks))
+		for id := range m.chunks {
+			ids = append(ids, id)
+		}
+		return ids
+	case customerimport.EdgeProblems:
+		ids := make([]ent.Value, 0, len(m.problems))
+		for id := range m.problems {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CustomerImportMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.removedchunks != nil {
+		edges = append(edges, customerimport.EdgeChunks)
+	}
+	if m.removedproblems != nil {
+		edges = append(edges, customerimport.EdgeProblems)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CustomerImportMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case customerimport.EdgeChunks:
+		ids := make([]ent.Value, 0, len(m.removedchunks))
+		for id := range m.removedchunks {
+			ids = append(ids, id)
+		}
+		return ids
+	case customerimport.EdgeProblems:
+		ids := make([]ent.Value, 0, len(m.removedproblems))
+		for id := range m.removedproblems {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CustomerImportMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearedtenant {
+		edges = append(edges, customerimport.EdgeTenant)
+	}
+	if m.clearedchunks {
+		edges = append(edges, customerimport.EdgeChunks)
+	}
+	if m.clearedproblems {
+		edges = append(edges, customerimport.EdgeProblems)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CustomerImportMutation) EdgeCleared(name string) bool {
+	switch name {
+	case customerimport.EdgeTenant:
+		return m.clearedtenant
+	case customerimport.EdgeChunks:
+		return m.clearedchunks
+	case customerimport.EdgeProblems:
+		return m.clearedproblems
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CustomerImportMutation) ClearEdge(name string) error {
+	switch name {
+	case customerimport.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImport unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CustomerImportMutation) ResetEdge(name string) error {
+	switch name {
+	case customerimport.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case customerimport.EdgeChunks:
+		m.ResetChunks()
+		return nil
+	case customerimport.EdgeProblems:
+		m.ResetProblems()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImport edge %s", name)
+}
+
+// CustomerImportChunkMutation represents an operation that mutates the CustomerImportChunk nodes in the graph.
+type CustomerImportChunkMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	seq            *int
+	addseq         *int
+	data           *[]byte
+	clearedFields  map[string]struct{}
+	tenant         *string
+	clearedtenant  bool
+	_import        *string
+	cleared_import bool
+	done           bool
+	oldValue       func(context.Context) (*CustomerImportChunk, error)
+	predicates     []predicate.CustomerImportChunk
+}
+
+var _ ent.Mutation = (*CustomerImportChunkMutation)(nil)
+
+// customerimportchunkOption allows management of the mutation configuration using functional options.
+type customerimportchunkOption func(*CustomerImportChunkMutation)
+
+// newCustomerImportChunkMutation creates new mutation for the CustomerImportChunk entity.
+func newCustomerImportChunkMutation(c config, op Op, opts ...customerimportchunkOption) *CustomerImportChunkMutation {
+	m := &CustomerImportChunkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCustomerImportChunk,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCustomerImportChunkID sets the ID field of the mutation.
+func withCustomerImportChunkID(id int) customerimportchunkOption {
+	return func(m *CustomerImportChunkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CustomerImportChunk
+		)
+		m.oldValue = func(ctx context.Context) (*CustomerImportChunk, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CustomerImportChunk.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCustomerImportChunk sets the old CustomerImportChunk of the mutation.
+func withCustomerImportChunk(node *CustomerImportChunk) customerimportchunkOption {
+	return func(m *CustomerImportChunkMutation) {
+		m.oldValue = func(context.Context) (*CustomerImportChunk, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CustomerImportChunkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CustomerImportChunkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CustomerImportChunkMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CustomerImportChunkMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CustomerImportChunk.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *CustomerImportChunkMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *CustomerImportChunkMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the CustomerImportChunk entity.
+// If the CustomerImportChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportChunkMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *CustomerImportChunkMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetImportID sets the "import_id" field.
+func (m *CustomerImportChunkMutation) SetImportID(s string) {
+	m._import = &s
+}
+
+// ImportID returns the value of the "import_id" field in the mutation.
+func (m *CustomerImportChunkMutation) ImportID() (r string, exists bool) {
+	v := m._import
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldImportID returns the old "import_id" field's value of the CustomerImportChunk entity.
+// If the CustomerImportChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportChunkMutation) OldImportID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldImportID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldImportID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldImportID: %w", err)
+	}
+	return oldValue.ImportID, nil
+}
+
+// ResetImportID resets all changes to the "import_id" field.
+func (m *CustomerImportChunkMutation) ResetImportID() {
+	m._import = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *CustomerImportChunkMutation) SetSeq(i int) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *CustomerImportChunkMutation) Seq() (r int, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the CustomerImportChunk entity.
+// If the CustomerImportChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportChunkMutation) OldSeq(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *CustomerImportChunkMutation) AddSeq(i int) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *CustomerImportChunkMutation) AddedSeq() (r int, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *CustomerImportChunkMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetData sets the "data" field.
+func (m *CustomerImportChunkMutation) SetData(b []byte) {
+	m.data = &b
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *CustomerImportChunkMutation) Data() (r []byte, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the CustomerImportChunk entity.
+// If the CustomerImportChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportChunkMutation) OldData(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *CustomerImportChunkMutation) ResetData() {
+	m.data = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *CustomerImportChunkMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[customerimportchunk.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *CustomerImportChunkMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *CustomerImportChunkMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *CustomerImportChunkMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearImport clears the "import" edge to the CustomerImport entity.
+func (m *CustomerImportChunkMutation) ClearImport() {
+	m.cleared_import = true
+	m.clearedFields[customerimportchunk.FieldImportID] = struct{}{}
+}
+
+// ImportCleared reports if the "import" edge to the CustomerImport entity was cleared.
+func (m *CustomerImportChunkMutation) ImportCleared() bool {
+	return m.cleared_import
+}
+
+// ImportIDs returns the "import" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ImportID instead. It exists only for internal usage by the builders.
+func (m *CustomerImportChunkMutation) ImportIDs() (ids []string) {
+	if id := m._import; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetImport resets all changes to the "import" edge.
+func (m *CustomerImportChunkMutation) ResetImport() {
+	m._import = nil
+	m.cleared_import = false
+}
+
+// Where appends a list predicates to the CustomerImportChunkMutation builder.
+func (m *CustomerImportChunkMutation) Where(ps ...predicate.CustomerImportChunk) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CustomerImportChunkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CustomerImportChunkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CustomerImportChunk, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CustomerImportChunkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CustomerImportChunkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CustomerImportChunk).
+func (m *CustomerImportChunkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CustomerImportChunkMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.tenant != nil {
+		fields = append(fields, customerimportchunk.FieldTenantID)
+	}
+	if m._import != nil {
+		fields = append(fields, customerimportchunk.FieldImportID)
+	}
+	if m.seq != nil {
+		fields = append(fields, customerimportchunk.FieldSeq)
+	}
+	if m.data != nil {
+		fields = append(fields, customerimportchunk.FieldData)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CustomerImportChunkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case customerimportchunk.FieldTenantID:
+		return m.TenantID()
+	case customerimportchunk.FieldImportID:
+		return m.ImportID()
+	case customerimportchunk.FieldSeq:
+		return m.Seq()
+	case customerimportchunk.FieldData:
+		return m.Data()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CustomerImportChunkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case customerimportchunk.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case customerimportchunk.FieldImportID:
+		return m.OldImportID(ctx)
+	case customerimportchunk.FieldSeq:
+		return m.OldSeq(ctx)
+	case customerimportchunk.FieldData:
+		return m.OldData(ctx)
+	}
+	return nil, fmt.Errorf("unknown CustomerImportChunk field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerImportChunkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case customerimportchunk.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case customerimportchunk.FieldImportID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetImportID(v)
+		return nil
+	case customerimportchunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case customerimportchunk.FieldData:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportChunk field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CustomerImportChunkMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, customerimportchunk.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CustomerImportChunkMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case customerimportchunk.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerImportChunkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case customerimportchunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportChunk numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CustomerImportChunkMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CustomerImportChunkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CustomerImportChunkMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown CustomerImportChunk nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CustomerImportChunkMutation) ResetField(name string) error {
+	switch name {
+	case customerimportchunk.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case customerimportchunk.FieldImportID:
+		m.ResetImportID()
+		return nil
+	case customerimportchunk.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case customerimportchunk.FieldData:
+		m.ResetData()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportChunk field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CustomerImportChunkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, customerimportchunk.EdgeTenant)
+	}
+	if m._import != nil {
+		edges = append(edges, customerimportchunk.EdgeImport)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CustomerImportChunkMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case customerimportchunk.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case customerimportchunk.EdgeImport:
+		if id := m._import; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CustomerImportChunkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CustomerImportChunkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CustomerImportChunkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, customerimportchunk.EdgeTenant)
+	}
+	if m.cleared_import {
+		edges = append(edges, customerimportchunk.EdgeImport)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CustomerImportChunkMutation) EdgeCleared(name string) bool {
+	switch name {
+	case customerimportchunk.EdgeTenant:
+		return m.clearedtenant
+	case customerimportchunk.EdgeImport:
+		return m.cleared_import
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CustomerImportChunkMutation) ClearEdge(name string) error {
+	switch name {
+	case customerimportchunk.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case customerimportchunk.EdgeImport:
+		m.ClearImport()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportChunk unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CustomerImportChunkMutation) ResetEdge(name string) error {
+	switch name {
+	case customerimportchunk.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case customerimportchunk.EdgeImport:
+		m.ResetImport()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportChunk edge %s", name)
+}
+
+// CustomerImportProblemMutation represents an operation that mutates the CustomerImportProblem nodes in the graph.
+type CustomerImportProblemMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	line           *int
+	addline        *int
+	field          *string
+	message        *string
+	clearedFields  map[string]struct{}
+	tenant         *string
+	clearedtenant  bool
+	_import        *string
+	cleared_import bool
+	done           bool
+	oldValue       func(context.Context) (*CustomerImportProblem, error)
+	predicates     []predicate.CustomerImportProblem
+}
+
+var _ ent.Mutation = (*CustomerImportProblemMutation)(nil)
+
+// customerimportproblemOption allows management of the mutation configuration using functional options.
+type customerimportproblemOption func(*CustomerImportProblemMutation)
+
+// newCustomerImportProblemMutation creates new mutation for the CustomerImportProblem entity.
+func newCustomerImportProblemMutation(c config, op Op, opts ...customerimportproblemOption) *CustomerImportProblemMutation {
+	m := &CustomerImportProblemMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCustomerImportProblem,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCustomerImportProblemID sets the ID field of the mutation.
+func withCustomerImportProblemID(id int) customerimportproblemOption {
+	return func(m *CustomerImportProblemMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CustomerImportProblem
+		)
+		m.oldValue = func(ctx context.Context) (*CustomerImportProblem, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CustomerImportProblem.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCustomerImportProblem sets the old CustomerImportProblem of the mutation.
+func withCustomerImportProblem(node *CustomerImportProblem) customerimportproblemOption {
+	return func(m *CustomerImportProblemMutation) {
+		m.oldValue = func(context.Context) (*CustomerImportProblem, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CustomerImportProblemMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CustomerImportProblemMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CustomerImportProblemMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CustomerImportProblemMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CustomerImportProblem.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *CustomerImportProblemMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *CustomerImportProblemMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the CustomerImportProblem entity.
+// If the CustomerImportProblem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportProblemMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *CustomerImportProblemMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetImportID sets the "import_id" field.
+func (m *CustomerImportProblemMutation) SetImportID(s string) {
+	m._import = &s
+}
+
+// ImportID returns the value of the "import_id" field in the mutation.
+func (m *CustomerImportProblemMutation) ImportID() (r string, exists bool) {
+	v := m._import
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldImportID returns the old "import_id" field's value of the CustomerImportProblem entity.
+// If the CustomerImportProblem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportProblemMutation) OldImportID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldImportID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldImportID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldImportID: %w", err)
+	}
+	return oldValue.ImportID, nil
+}
+
+// ResetImportID resets all changes to the "import_id" field.
+func (m *CustomerImportProblemMutation) ResetImportID() {
+	m._import = nil
+}
+
+// SetLine sets the "line" field.
+func (m *CustomerImportProblemMutation) SetLine(i int) {
+	m.line = &i
+	m.addline = nil
+}
+
+// Line returns the value of the "line" field in the mutation.
+func (m *CustomerImportProblemMutation) Line() (r int, exists bool) {
+	v := m.line
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLine returns the old "line" field's value of the CustomerImportProblem entity.
+// If the CustomerImportProblem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportProblemMutation) OldLine(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLine is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLine requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLine: %w", err)
+	}
+	return oldValue.Line, nil
+}
+
+// AddLine adds i to the "line" field.
+func (m *CustomerImportProblemMutation) AddLine(i int) {
+	if m.addline != nil {
+		*m.addline += i
+	} else {
+		m.addline = &i
+	}
+}
+
+// AddedLine returns the value that was added to the "line" field in this mutation.
+func (m *CustomerImportProblemMutation) AddedLine() (r int, exists bool) {
+	v := m.addline
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLine resets all changes to the "line" field.
+func (m *CustomerImportProblemMutation) ResetLine() {
+	m.line = nil
+	m.addline = nil
+}
+
+// SetFieldField sets the "field" field.
+func (m *CustomerImportProblemMutation) SetFieldField(s string) {
+	m.field = &s
+}
+
+// GetField returns the value of the "field" field in the mutation.
+func (m *CustomerImportProblemMutation) GetField() (r string, exists bool) {
+	v := m.field
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// GetOldField returns the old "field" field's value of the CustomerImportProblem entity.
+// If the CustomerImportProblem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportProblemMutation) GetOldField(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("GetOldField is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("GetOldField requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for GetOldField: %w", err)
+	}
+	return oldValue.Field, nil
+}
+
+// ResetFieldField resets all changes to the "field" field.
+func (m *CustomerImportProblemMutation) ResetFieldField() {
+	m.field = nil
+}
+
+// SetMessage sets the "message" field.
+func (m *CustomerImportProblemMutation) SetMessage(s string) {
+	m.message = &s
+}
+
+// Message returns the value of the "message" field in the mutation.
+func (m *CustomerImportProblemMutation) Message() (r string, exists bool) {
+	v := m.message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMessage returns the old "message" field's value of the CustomerImportProblem entity.
+// If the CustomerImportProblem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerImportProblemMutation) OldMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMessage: %w", err)
+	}
+	return oldValue.Message, nil
+}
+
+// ResetMessage resets all changes to the "message" field.
+func (m *CustomerImportProblemMutation) ResetMessage() {
+	m.message = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *CustomerImportProblemMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[customerimportproblem.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *CustomerImportProblemMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *CustomerImportProblemMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *CustomerImportProblemMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearImport clears the "import" edge to the CustomerImport entity.
+func (m *CustomerImportProblemMutation) ClearImport() {
+	m.cleared_import = true
+	m.clearedFields[customerimportproblem.FieldImportID] = struct{}{}
+}
+
+// ImportCleared reports if the "import" edge to the CustomerImport entity was cleared.
+func (m *CustomerImportProblemMutation) ImportCleared() bool {
+	return m.cleared_import
+}
+
+// ImportIDs returns the "import" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ImportID instead. It exists only for internal usage by the builders.
+func (m *CustomerImportProblemMutation) ImportIDs() (ids []string) {
+	if id := m._import; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetImport resets all changes to the "import" edge.
+func (m *CustomerImportProblemMutation) ResetImport() {
+	m._import = nil
+	m.cleared_import = false
+}
+
+// Where appends a list predicates to the CustomerImportProblemMutation builder.
+func (m *CustomerImportProblemMutation) Where(ps ...predicate.CustomerImportProblem) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CustomerImportProblemMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CustomerImportProblemMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CustomerImportProblem, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CustomerImportProblemMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CustomerImportProblemMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CustomerImportProblem).
+func (m *CustomerImportProblemMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CustomerImportProblemMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.tenant != nil {
+		fields = append(fields, customerimportproblem.FieldTenantID)
+	}
+	if m._import != nil {
+		fields = append(fields, customerimportproblem.FieldImportID)
+	}
+	if m.line != nil {
+		fields = append(fields, customerimportproblem.FieldLine)
+	}
+	if m.field != nil {
+		fields = append(fields, customerimportproblem.FieldField)
+	}
+	if m.message != nil {
+		fields = append(fields, customerimportproblem.FieldMessage)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CustomerImportProblemMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case customerimportproblem.FieldTenantID:
+		return m.TenantID()
+	case customerimportproblem.FieldImportID:
+		return m.ImportID()
+	case customerimportproblem.FieldLine:
+		return m.Line()
+	case customerimportproblem.FieldField:
+		return m.GetField()
+	case customerimportproblem.FieldMessage:
+		return m.Message()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CustomerImportProblemMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case customerimportproblem.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case customerimportproblem.FieldImportID:
+		return m.OldImportID(ctx)
+	case customerimportproblem.FieldLine:
+		return m.OldLine(ctx)
+	case customerimportproblem.FieldField:
+		return m.GetOldField(ctx)
+	case customerimportproblem.FieldMessage:
+		return m.OldMessage(ctx)
+	}
+	return nil, fmt.Errorf("unknown CustomerImportProblem field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerImportProblemMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case customerimportproblem.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case customerimportproblem.FieldImportID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetImportID(v)
+		return nil
+	case customerimportproblem.FieldLine:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLine(v)
+		return nil
+	case customerimportproblem.FieldField:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFieldField(v)
+		return nil
+	case customerimportproblem.FieldMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMessage(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportProblem field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CustomerImportProblemMutation) AddedFields() []string {
+	var fields []string
+	if m.addline != nil {
+		fields = append(fields, customerimportproblem.FieldLine)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CustomerImportProblemMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case customerimportproblem.FieldLine:
+		return m.AddedLine()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CustomerImportProblemMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case customerimportproblem.FieldLine:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLine(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportProblem numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CustomerImportProblemMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CustomerImportProblemMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CustomerImportProblemMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown CustomerImportProblem nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CustomerImportProblemMutation) ResetField(name string) error {
+	switch name {
+	case customerimportproblem.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case customerimportproblem.FieldImportID:
+		m.ResetImportID()
+		return nil
+	case customerimportproblem.FieldLine:
+		m.ResetLine()
+		return nil
+	case customerimportproblem.FieldField:
+		m.ResetFieldField()
+		return nil
+	case customerimportproblem.FieldMessage:
+		m.ResetMessage()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportProblem field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CustomerImportProblemMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, customerimportproblem.EdgeTenant)
+	}
+	if m._import != nil {
+		edges = append(edges, customerimportproblem.EdgeImport)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CustomerImportProblemMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case customerimportproblem.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case customerimportproblem.EdgeImport:
+		if id := m._import; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CustomerImportProblemMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CustomerImportProblemMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CustomerImportProblemMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, customerimportproblem.EdgeTenant)
+	}
+	if m.cleared_import {
+		edges = append(edges, customerimportproblem.EdgeImport)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CustomerImportProblemMutation) EdgeCleared(name string) bool {
+	switch name {
+	case customerimportproblem.EdgeTenant:
+		return m.clearedtenant
+	case customerimportproblem.EdgeImport:
+		return m.cleared_import
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CustomerImportProblemMutation) ClearEdge(name string) error {
+	switch name {
+	case customerimportproblem.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case customerimportproblem.EdgeImport:
+		m.ClearImport()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportProblem unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CustomerImportProblemMutation) ResetEdge(name string) error {
+	switch name {
+	case customerimportproblem.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case customerimportproblem.EdgeImport:
+		m.ResetImport()
+		return nil
+	}
+	return fmt.Errorf("unknown CustomerImportProblem edge %s", name)
 }
 
 // CustomerScoreMutation represents an operation that mutates the CustomerScore nodes in the graph.

@@ -22,6 +22,12 @@ type Tx struct {
 	ChurnModel *ChurnModelClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
+	// CustomerImport is the client for interacting with the CustomerImport builders.
+	CustomerImport *CustomerImportClient
+	// CustomerImportChunk is the client for interacting with the CustomerImportChunk builders.
+	CustomerImportChunk *CustomerImportChunkClient
+	// CustomerImportProblem is the client for interacting with the CustomerImportProblem builders.
+	CustomerImportProblem *CustomerImportProblemClient
 	// CustomerScore is the client for interacting with the CustomerScore builders.
 	CustomerScore *CustomerScoreClient
 	// Event is the client for interacting with the Event builders.
@@ -193,6 +199,9 @@ func (tx *Tx) init() {
 	tx.Campaign = NewCampaignClient(tx.config)
 	tx.ChurnModel = NewChurnModelClient(tx.config)
 	tx.Customer = NewCustomerClient(tx.config)
+	tx.CustomerImport = NewCustomerImportClient(tx.config)
+	tx.CustomerImportChunk = NewCustomerImportChunkClient(tx.config)
+	tx.CustomerImportProblem = NewCustomerImportProblemClient(tx.config)
 	tx.CustomerScore = NewCustomerScoreClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)

@@ -119,13 +119,22 @@ func (ScoreCustomers) InsertOpts() river.InsertOpts {
 	}}}
 }
 
+// ImportCustomers loads a customer file sent to the API (POST
+// /v1/customers/imports), inserted once the whole file is stored.
+type ImportCustomers struct {
+	TenantID string `json:"tenant_id"`
+	ImportID string `json:"import_id"`
+}
+
+func (ImportCustomers) Kind() string { return "import_customers" }
+
 // Kinds are the kinds of every job of the platform.
 func Kinds() []string {
 	return []string{
 		PruneSigningKeys{}.Kind(), ExpirePoints{}.Kind(), NotifyExpiringPoints{}.Kind(),
 		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
 		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
-		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(), ReleasePendingPoints{}.Kind(),
+		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(), ReleasePendingPoints{}.Kind(), ImportCustomers{}.Kind(),
 	}
 }
 

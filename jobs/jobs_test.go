@@ -22,6 +22,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{jobs.ProcessSaleReturn{TenantID: "t1", ReturnID: "ret_1"}, `{"tenant_id":"t1","return_id":"ret_1"}`},
 		{jobs.ScoreCustomers{}, `{}`}, {jobs.ScoreCustomers{TenantID: "t1"}, `{"tenant_id":"t1"}`},
 		{jobs.ReleasePendingPoints{}, `{}`},
+		{jobs.ImportCustomers{TenantID: "t1", ImportID: "imp_1"}, `{"tenant_id":"t1","import_id":"imp_1"}`},
 		{jobs.CreditCashback{TenantID: "t1", RedemptionID: "rdm_1"}, `{"tenant_id":"t1","redemption_id":"rdm_1"}`},
 		{jobs.DeliverWebhook{DeliveryID: "whd_1"}, `{"delivery_id":"whd_1"}`},
 		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`},

@@ -28,6 +28,9 @@ type route struct {
 var bearerRoutes = slices.Concat([]route{
 	{"GET", "/v1/customers", "customers:read", (*server).listCustomers},
 	{"POST", "/v1/customers", "customers:write", (*server).createCustomer},
+	{"POST", "/v1/customers/imports", "customers:write", (*server).startCustomerImport},
+	{"GET", "/v1/customers/imports/{id}", "customers:read", (*server).getCustomerImport},
+	{"GET", "/v1/customers/imports/{id}/problems", "customers:read", (*server).customerImportProblems},
 	{"GET", "/v1/customers/{id}", "customers:read", (*server).getCustomer},
 	{"PUT", "/v1/customers/{id}", "customers:write", (*server).replaceCustomer},
 	{"PATCH", "/v1/customers/{id}", "customers:write", (*server).patchCustomer},
@@ -155,6 +158,8 @@ var mountedRoutes = []string{
 	"POST /panel/sandboxes/{id}/clients",
 	"POST /panel/sandboxes/{id}/clients/{clientID}/rotate",
 	"POST /panel/sandboxes/{id}/reset",
+	"GET /panel/insights",
+	"GET /panel/sandboxes/{id}/insights",
 	"GET /panel/settings",
 	"POST /panel/settings",
 }

@@ -138,11 +138,13 @@ var graphQLProbes = map[string]string{
 	"Mutation.reversePoints":      `mutation { reversePoints(input: {customerID: "cus_00000000000000000000000000", orderID: "o-1", reversalID: "r-1", reason: "refund"}) { replayed } }`,
 	"Mutation.rollbackRedemption": `mutation { rollbackRedemption(id: "red_00000000000000000000000000", reason: "cancelled") { id } }`,
 
-	"Query.pointsEntries":    `{ pointsEntries { totalCount } }`,
-	"Query.events":           `{ events { totalCount } }`,
-	"Query.customersByLevel": `{ customersByLevel { level customers } }`,
-	"Query.activeCustomers":  `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
-	"Query.salesByStoreDay":  `{ salesByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day sales amount } }`,
+	"Query.pointsEntries":        `{ pointsEntries { totalCount } }`,
+	"Query.events":               `{ events { totalCount } }`,
+	"Query.customersByLevel":     `{ customersByLevel { level customers } }`,
+	"Query.activeCustomers":      `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
+	"Query.salesByStoreDay":      `{ salesByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day sales amount } }`,
+	"Query.pointsLiabilityByDay": `{ pointsLiabilityByDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day points } }`,
+	"Query.customerImport":       `{ customerImport(id: "imp_00000000000000000000000000") { status } }`,
 
 	"Mutation.createStore":            `mutation { createStore(input: {code: "L-99", name: "Loja 99"}) { id } }`,
 	"Mutation.updateStore":            `mutation { updateStore(id: "sto_00000000000000000000000000", input: {name: "Loja"}) { id } }`,

@@ -25,6 +25,7 @@ func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &NotifyExpiringPointsWorker{App: a})
 	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
 	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
+	river.AddWorker(workers, &ImportCustomersWorker{App: a})
 	river.AddWorker(workers, &CreditCashbackWorker{App: a, Metrics: m})
 	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
 	river.AddWorker(workers, &PurgeExpiredWorker{App: a})

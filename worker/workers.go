@@ -223,6 +223,28 @@ func (w *ScoreCustomersWorker) Timeout(*river.Job[jobs.ScoreCustomers]) time.Dur
 	return LongJobTimeout
 }
 
+// ImportCustomersWorker works jobs.ImportCustomers with app.RunCustomerImport.
+type ImportCustomersWorker struct {
+	river.WorkerDefaults[jobs.ImportCustomers]
+	App *app.App
+}
+
+func (w *ImportCustomersWorker) Work(ctx context.Context, job *river.Job[jobs.ImportCustomers]) error {
+	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
+	err := w.App.RunCustomerImport(ctx, job.Args.ImportID)
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		// No attempt is left: the import ends failed rather than running for ever.
+		return errors.Join(err, w.App.FailCustomerImport(context.WithoutCancel(ctx), job.Args.ImportID, "the import could not complete; the rows loaded so far stay"))
+	}
+	return err
+}
+
+// Timeout is the long jobs' own: a file may hold millions of customers. A
+// run cut short resumes after its last committed batch.
+func (w *ImportCustomersWorker) Timeout(*river.Job[jobs.ImportCustomers]) time.Duration {
+	return LongJobTimeout
+}
+
 // CampaignLifecycleWorker works jobs.CampaignLifecycle with app.RunCampaignLifecycle.
 type CampaignLifecycleWorker struct {
 	river.WorkerDefaults[jobs.CampaignLifecycle]

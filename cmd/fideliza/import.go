@@ -152,7 +152,7 @@ func (imp *customerImport) run(ctx context.Context, a *app.App) (app.ImportResul
 		Problem: func(p app.ImportProblem) {
 			_ = reportCSV.Write([]string{strconv.Itoa(p.Line), p.Field, p.Message})
 		},
-		Done: func(line int) error {
+		Done: func(line int, _ app.ImportResult) error {
 			bar.show(line)
 			reportCSV.Flush()
 			if err := reportCSV.Error(); err != nil || imp.dryRun {

@@ -57,6 +57,42 @@ func (f CustomerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CustomerMutation", m)
 }
 
+// The CustomerImportFunc type is an adapter to allow the use of ordinary
+// function as CustomerImport mutator.
+type CustomerImportFunc func(context.Context, *ent.CustomerImportMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CustomerImportFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CustomerImportMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CustomerImportMutation", m)
+}
+
+// The CustomerImportChunkFunc type is an adapter to allow the use of ordinary
+// function as CustomerImportChunk mutator.
+type CustomerImportChunkFunc func(context.Context, *ent.CustomerImportChunkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CustomerImportChunkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CustomerImportChunkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CustomerImportChunkMutation", m)
+}
+
+// The CustomerImportProblemFunc type is an adapter to allow the use of ordinary
+// function as CustomerImportProblem mutator.
+type CustomerImportProblemFunc func(context.Context, *ent.CustomerImportProblemMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CustomerImportProblemFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CustomerImportProblemMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CustomerImportProblemMutation", m)
+}
+
 // The CustomerScoreFunc type is an adapter to allow the use of ordinary
 // function as CustomerScore mutator.
 type CustomerScoreFunc func(context.Context, *ent.CustomerScoreMutation) (ent.Value, error)

@@ -12,6 +12,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -195,6 +198,87 @@ func (f TraverseCustomer) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerQuery", q)
+}
+
+// The CustomerImportFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CustomerImportFunc func(context.Context, *ent.CustomerImportQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CustomerImportFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CustomerImportQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CustomerImportQuery", q)
+}
+
+// The TraverseCustomerImport type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCustomerImport func(context.Context, *ent.CustomerImportQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCustomerImport) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCustomerImport) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerImportQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerImportQuery", q)
+}
+
+// The CustomerImportChunkFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CustomerImportChunkFunc func(context.Context, *ent.CustomerImportChunkQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CustomerImportChunkFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CustomerImportChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CustomerImportChunkQuery", q)
+}
+
+// The TraverseCustomerImportChunk type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCustomerImportChunk func(context.Context, *ent.CustomerImportChunkQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCustomerImportChunk) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCustomerImportChunk) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerImportChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerImportChunkQuery", q)
+}
+
+// The CustomerImportProblemFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CustomerImportProblemFunc func(context.Context, *ent.CustomerImportProblemQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CustomerImportProblemFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CustomerImportProblemQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CustomerImportProblemQuery", q)
+}
+
+// The TraverseCustomerImportProblem type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCustomerImportProblem func(context.Context, *ent.CustomerImportProblemQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCustomerImportProblem) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCustomerImportProblem) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerImportProblemQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CustomerImportProblemQuery", q)
 }
 
 // The CustomerScoreFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -694,6 +778,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.ChurnModelQuery, predicate.ChurnModel, churnmodel.OrderOption]{typ: ent.TypeChurnModel, tq: q}, nil
 	case *ent.CustomerQuery:
 		return &query[*ent.CustomerQuery, predicate.Customer, customer.OrderOption]{typ: ent.TypeCustomer, tq: q}, nil
+	case *ent.CustomerImportQuery:
+		return &query[*ent.CustomerImportQuery, predicate.CustomerImport, customerimport.OrderOption]{typ: ent.TypeCustomerImport, tq: q}, nil
+	case *ent.CustomerImportChunkQuery:
+		return &query[*ent.CustomerImportChunkQuery, predicate.CustomerImportChunk, customerimportchunk.OrderOption]{typ: ent.TypeCustomerImportChunk, tq: q}, nil
+	case *ent.CustomerImportProblemQuery:
+		return &query[*ent.CustomerImportProblemQuery, predicate.CustomerImportProblem, customerimportproblem.OrderOption]{typ: ent.TypeCustomerImportProblem, tq: q}, nil
 	case *ent.CustomerScoreQuery:
 		return &query[*ent.CustomerScoreQuery, predicate.CustomerScore, customerscore.OrderOption]{typ: ent.TypeCustomerScore, tq: q}, nil
 	case *ent.EventQuery:

@@ -196,6 +196,118 @@ var (
 			},
 		},
 	}
+	// CustomerImportsColumns holds the columns for the "customer_imports" table.
+	CustomerImportsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "format", Type: field.TypeEnum, Enums: []string{"csv", "jsonl"}},
+		{Name: "dry_run", Type: field.TypeBool, Default: false},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"uploading", "queued", "running", "succeeded", "failed"}, Default: "uploading"},
+		{Name: "bytes", Type: field.TypeInt64, Default: 0},
+		{Name: "requested_by", Type: field.TypeString, Size: 200, Default: ""},
+		{Name: "rows", Type: field.TypeInt, Default: 0},
+		{Name: "created", Type: field.TypeInt, Default: 0},
+		{Name: "updated", Type: field.TypeInt, Default: 0},
+		{Name: "refused", Type: field.TypeInt, Default: 0},
+		{Name: "done_line", Type: field.TypeInt, Default: 0},
+		{Name: "error", Type: field.TypeString, Size: 1000, Default: ""},
+		{Name: "started_at", Type: field.TypeTime, Nullable: true},
+		{Name: "finished_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// CustomerImportsTable holds the schema information for the "customer_imports" table.
+	CustomerImportsTable = &schema.Table{
+		Name:       "customer_imports",
+		Columns:    CustomerImportsColumns,
+		PrimaryKey: []*schema.Column{CustomerImportsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "customer_imports_tenants_tenant",
+				Columns:    []*schema.Column{CustomerImportsColumns[16]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "customerimport_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{CustomerImportsColumns[16], CustomerImportsColumns[1]},
+			},
+		},
+	}
+	// CustomerImportChunksColumns holds the columns for the "customer_import_chunks" table.
+	CustomerImportChunksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "data", Type: field.TypeBytes},
+		{Name: "import_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// CustomerImportChunksTable holds the schema information for the "customer_import_chunks" table.
+	CustomerImportChunksTable = &schema.Table{
+		Name:       "customer_import_chunks",
+		Columns:    CustomerImportChunksColumns,
+		PrimaryKey: []*schema.Column{CustomerImportChunksColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "customer_import_chunks_customer_imports_chunks",
+				Columns:    []*schema.Column{CustomerImportChunksColumns[3]},
+				RefColumns: []*schema.Column{CustomerImportsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "customer_import_chunks_tenants_tenant",
+				Columns:    []*schema.Column{CustomerImportChunksColumns[4]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "customerimportchunk_import_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{CustomerImportChunksColumns[3], CustomerImportChunksColumns[1]},
+			},
+		},
+	}
+	// CustomerImportProblemsColumns holds the columns for the "customer_import_problems" table.
+	CustomerImportProblemsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "line", Type: field.TypeInt},
+		{Name: "field", Type: field.TypeString, Default: ""},
+		{Name: "message", Type: field.TypeString},
+		{Name: "import_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// CustomerImportProblemsTable holds the schema information for the "customer_import_problems" table.
+	CustomerImportProblemsTable = &schema.Table{
+		Name:       "customer_import_problems",
+		Columns:    CustomerImportProblemsColumns,
+		PrimaryKey: []*schema.Column{CustomerImportProblemsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "customer_import_problems_customer_imports_problems",
+				Columns:    []*schema.Column{CustomerImportProblemsColumns[4]},
+				RefColumns: []*schema.Column{CustomerImportsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "customer_import_problems_tenants_tenant",
+				Columns:    []*schema.Column{CustomerImportProblemsColumns[5]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "customerimportproblem_import_id_line",
+				Unique:  false,
+				Columns: []*schema.Column{CustomerImportProblemsColumns[4], CustomerImportProblemsColumns[1]},
+			},
+		},
+	}
 	// CustomerScoresColumns holds the columns for the "customer_scores" table.
 	CustomerScoresColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -1015,6 +1127,9 @@ var (
 		CampaignsTable,
 		ChurnModelsTable,
 		CustomersTable,
+		CustomerImportsTable,
+		CustomerImportChunksTable,
+		CustomerImportProblemsTable,
 		CustomerScoresTable,
 		EventsTable,
 		IdempotencyKeysTable,
@@ -1047,6 +1162,11 @@ func init() {
 	CustomersTable.Annotation.Checks = map[string]string{
 		"customers_points_balance_nonnegative": "points_balance >= 0",
 	}
+	CustomerImportsTable.ForeignKeys[0].RefTable = TenantsTable
+	CustomerImportChunksTable.ForeignKeys[0].RefTable = CustomerImportsTable
+	CustomerImportChunksTable.ForeignKeys[1].RefTable = TenantsTable
+	CustomerImportProblemsTable.ForeignKeys[0].RefTable = CustomerImportsTable
+	CustomerImportProblemsTable.ForeignKeys[1].RefTable = TenantsTable
 	CustomerScoresTable.ForeignKeys[0].RefTable = CustomersTable
 	CustomerScoresTable.ForeignKeys[1].RefTable = TenantsTable
 	EventsTable.ForeignKeys[0].RefTable = TenantsTable

@@ -18,6 +18,15 @@ type ChurnModel func(*sql.Selector)
 // Customer is the predicate function for customer builders.
 type Customer func(*sql.Selector)
 
+// CustomerImport is the predicate function for customerimport builders.
+type CustomerImport func(*sql.Selector)
+
+// CustomerImportChunk is the predicate function for customerimportchunk builders.
+type CustomerImportChunk func(*sql.Selector)
+
+// CustomerImportProblem is the predicate function for customerimportproblem builders.
+type CustomerImportProblem func(*sql.Selector)
+
 // CustomerScore is the predicate function for customerscore builders.
 type CustomerScore func(*sql.Selector)
 

@@ -207,6 +207,78 @@ func (f CustomerMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerMutation", m)
 }
 
+// The CustomerImportQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CustomerImportQueryRuleFunc func(context.Context, *ent.CustomerImportQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CustomerImportQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerImportQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CustomerImportQuery", q)
+}
+
+// The CustomerImportMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CustomerImportMutationRuleFunc func(context.Context, *ent.CustomerImportMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CustomerImportMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CustomerImportMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerImportMutation", m)
+}
+
+// The CustomerImportChunkQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CustomerImportChunkQueryRuleFunc func(context.Context, *ent.CustomerImportChunkQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CustomerImportChunkQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerImportChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CustomerImportChunkQuery", q)
+}
+
+// The CustomerImportChunkMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CustomerImportChunkMutationRuleFunc func(context.Context, *ent.CustomerImportChunkMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CustomerImportChunkMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CustomerImportChunkMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerImportChunkMutation", m)
+}
+
+// The CustomerImportProblemQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CustomerImportProblemQueryRuleFunc func(context.Context, *ent.CustomerImportProblemQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CustomerImportProblemQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CustomerImportProblemQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CustomerImportProblemQuery", q)
+}
+
+// The CustomerImportProblemMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CustomerImportProblemMutationRuleFunc func(context.Context, *ent.CustomerImportProblemMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CustomerImportProblemMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CustomerImportProblemMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CustomerImportProblemMutation", m)
+}
+
 // The CustomerScoreQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type CustomerScoreQueryRuleFunc func(context.Context, *ent.CustomerScoreQuery) error
@@ -682,6 +754,12 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.CustomerQuery:
 		return q.Filter(), nil
+	case *ent.CustomerImportQuery:
+		return q.Filter(), nil
+	case *ent.CustomerImportChunkQuery:
+		return q.Filter(), nil
+	case *ent.CustomerImportProblemQuery:
+		return q.Filter(), nil
 	case *ent.CustomerScoreQuery:
 		return q.Filter(), nil
 	case *ent.EventQuery:
@@ -732,6 +810,12 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.ChurnModelMutation:
 		return m.Filter(), nil
 	case *ent.CustomerMutation:
+		return m.Filter(), nil
+	case *ent.CustomerImportMutation:
+		return m.Filter(), nil
+	case *ent.CustomerImportChunkMutation:
+		return m.Filter(), nil
+	case *ent.CustomerImportProblemMutation:
 		return m.Filter(), nil
 	case *ent.CustomerScoreMutation:
 		return m.Filter(), nil

@@ -10,6 +10,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -274,6 +277,146 @@ func init() {
 	customerDescID := customerFields[0].Descriptor()
 	// customer.DefaultID holds the default value on creation for the id field.
 	customer.DefaultID = customerDescID.Default.(func() string)
+	customerimportMixin := schema.CustomerImport{}.Mixin()
+	customerimport.Policy = privacy.NewPolicies(customerimportMixin[0], schema.CustomerImport{})
+	customerimport.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := customerimport.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	customerimportMixinFields0 := customerimportMixin[0].Fields()
+	_ = customerimportMixinFields0
+	customerimportFields := schema.CustomerImport{}.Fields()
+	_ = customerimportFields
+	// customerimportDescTenantID is the schema descriptor for tenant_id field.
+	customerimportDescTenantID := customerimportMixinFields0[0].Descriptor()
+	// customerimport.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	customerimport.TenantIDValidator = customerimportDescTenantID.Validators[0].(func(string) error)
+	// customerimportDescCreatedAt is the schema descriptor for created_at field.
+	customerimportDescCreatedAt := customerimportFields[1].Descriptor()
+	// customerimport.DefaultCreatedAt holds the default value on creation for the created_at field.
+	customerimport.DefaultCreatedAt = customerimportDescCreatedAt.Default.(func() time.Time)
+	// customerimportDescUpdatedAt is the schema descriptor for updated_at field.
+	customerimportDescUpdatedAt := customerimportFields[2].Descriptor()
+	// customerimport.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	customerimport.DefaultUpdatedAt = customerimportDescUpdatedAt.Default.(func() time.Time)
+	// customerimport.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	customerimport.UpdateDefaultUpdatedAt = customerimportDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// customerimportDescDryRun is the schema descriptor for dry_run field.
+	customerimportDescDryRun := customerimportFields[4].Descriptor()
+	// customerimport.DefaultDryRun holds the default value on creation for the dry_run field.
+	customerimport.DefaultDryRun = customerimportDescDryRun.Default.(bool)
+	// customerimportDescBytes is the schema descriptor for bytes field.
+	customerimportDescBytes := customerimportFields[6].Descriptor()
+	// customerimport.DefaultBytes holds the default value on creation for the bytes field.
+	customerimport.DefaultBytes = customerimportDescBytes.Default.(int64)
+	// customerimport.BytesValidator is a validator for the "bytes" field. It is called by the builders before save.
+	customerimport.BytesValidator = customerimportDescBytes.Validators[0].(func(int64) error)
+	// customerimportDescRequestedBy is the schema descriptor for requested_by field.
+	customerimportDescRequestedBy := customerimportFields[7].Descriptor()
+	// customerimport.DefaultRequestedBy holds the default value on creation for the requested_by field.
+	customerimport.DefaultRequestedBy = customerimportDescRequestedBy.Default.(string)
+	// customerimport.RequestedByValidator is a validator for the "requested_by" field. It is called by the builders before save.
+	customerimport.RequestedByValidator = customerimportDescRequestedBy.Validators[0].(func(string) error)
+	// customerimportDescRows is the schema descriptor for rows field.
+	customerimportDescRows := customerimportFields[8].Descriptor()
+	// customerimport.DefaultRows holds the default value on creation for the rows field.
+	customerimport.DefaultRows = customerimportDescRows.Default.(int)
+	// customerimport.RowsValidator is a validator for the "rows" field. It is called by the builders before save.
+	customerimport.RowsValidator = customerimportDescRows.Validators[0].(func(int) error)
+	// customerimportDescCreated is the schema descriptor for created field.
+	customerimportDescCreated := customerimportFields[9].Descriptor()
+	// customerimport.DefaultCreated holds the default value on creation for the created field.
+	customerimport.DefaultCreated = customerimportDescCreated.Default.(int)
+	// customerimport.CreatedValidator is a validator for the "created" field. It is called by the builders before save.
+	customerimport.CreatedValidator = customerimportDescCreated.Validators[0].(func(int) error)
+	// customerimportDescUpdated is the schema descriptor for updated field.
+	customerimportDescUpdated := customerimportFields[10].Descriptor()
+	// customerimport.DefaultUpdated holds the default value on creation for the updated field.
+	customerimport.DefaultUpdated = customerimportDescUpdated.Default.(int)
+	// customerimport.UpdatedValidator is a validator for the "updated" field. It is called by the builders before save.
+	customerimport.UpdatedValidator = customerimportDescUpdated.Validators[0].(func(int) error)
+	// customerimportDescRefused is the schema descriptor for refused field.
+	customerimportDescRefused := customerimportFields[11].Descriptor()
+	// customerimport.DefaultRefused holds the default value on creation for the refused field.
+	customerimport.DefaultRefused = customerimportDescRefused.Default.(int)
+	// customerimport.RefusedValidator is a validator for the "refused" field. It is called by the builders before save.
+	customerimport.RefusedValidator = customerimportDescRefused.Validators[0].(func(int) error)
+	// customerimportDescDoneLine is the schema descriptor for done_line field.
+	customerimportDescDoneLine := customerimportFields[12].Descriptor()
+	// customerimport.DefaultDoneLine holds the default value on creation for the done_line field.
+	customerimport.DefaultDoneLine = customerimportDescDoneLine.Default.(int)
+	// customerimport.DoneLineValidator is a validator for the "done_line" field. It is called by the builders before save.
+	customerimport.DoneLineValidator = customerimportDescDoneLine.Validators[0].(func(int) error)
+	// customerimportDescError is the schema descriptor for error field.
+	customerimportDescError := customerimportFields[13].Descriptor()
+	// customerimport.DefaultError holds the default value on creation for the error field.
+	customerimport.DefaultError = customerimportDescError.Default.(string)
+	// customerimport.ErrorValidator is a validator for the "error" field. It is called by the builders before save.
+	customerimport.ErrorValidator = customerimportDescError.Validators[0].(func(string) error)
+	// customerimportDescID is the schema descriptor for id field.
+	customerimportDescID := customerimportFields[0].Descriptor()
+	// customerimport.DefaultID holds the default value on creation for the id field.
+	customerimport.DefaultID = customerimportDescID.Default.(func() string)
+	customerimportchunkMixin := schema.CustomerImportChunk{}.Mixin()
+	customerimportchunk.Policy = privacy.NewPolicies(customerimportchunkMixin[0], schema.CustomerImportChunk{})
+	customerimportchunk.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := customerimportchunk.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	customerimportchunkMixinFields0 := customerimportchunkMixin[0].Fields()
+	_ = customerimportchunkMixinFields0
+	customerimportchunkFields := schema.CustomerImportChunk{}.Fields()
+	_ = customerimportchunkFields
+	// customerimportchunkDescTenantID is the schema descriptor for tenant_id field.
+	customerimportchunkDescTenantID := customerimportchunkMixinFields0[0].Descriptor()
+	// customerimportchunk.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	customerimportchunk.TenantIDValidator = customerimportchunkDescTenantID.Validators[0].(func(string) error)
+	// customerimportchunkDescImportID is the schema descriptor for import_id field.
+	customerimportchunkDescImportID := customerimportchunkFields[0].Descriptor()
+	// customerimportchunk.ImportIDValidator is a validator for the "import_id" field. It is called by the builders before save.
+	customerimportchunk.ImportIDValidator = customerimportchunkDescImportID.Validators[0].(func(string) error)
+	// customerimportchunkDescSeq is the schema descriptor for seq field.
+	customerimportchunkDescSeq := customerimportchunkFields[1].Descriptor()
+	// customerimportchunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	customerimportchunk.SeqValidator = customerimportchunkDescSeq.Validators[0].(func(int) error)
+	customerimportproblemMixin := schema.CustomerImportProblem{}.Mixin()
+	customerimportproblem.Policy = privacy.NewPolicies(customerimportproblemMixin[0], schema.CustomerImportProblem{})
+	customerimportproblem.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := customerimportproblem.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	customerimportproblemMixinFields0 := customerimportproblemMixin[0].Fields()
+	_ = customerimportproblemMixinFields0
+	customerimportproblemFields := schema.CustomerImportProblem{}.Fields()
+	_ = customerimportproblemFields
+	// customerimportproblemDescTenantID is the schema descriptor for tenant_id field.
+	customerimportproblemDescTenantID := customerimportproblemMixinFields0[0].Descriptor()
+	// customerimportproblem.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	customerimportproblem.TenantIDValidator = customerimportproblemDescTenantID.Validators[0].(func(string) error)
+	// customerimportproblemDescImportID is the schema descriptor for import_id field.
+	customerimportproblemDescImportID := customerimportproblemFields[0].Descriptor()
+	// customerimportproblem.ImportIDValidator is a validator for the "import_id" field. It is called by the builders before save.
+	customerimportproblem.ImportIDValidator = customerimportproblemDescImportID.Validators[0].(func(string) error)
+	// customerimportproblemDescLine is the schema descriptor for line field.
+	customerimportproblemDescLine := customerimportproblemFields[1].Descriptor()
+	// customerimportproblem.LineValidator is a validator for the "line" field. It is called by the builders before save.
+	customerimportproblem.LineValidator = customerimportproblemDescLine.Validators[0].(func(int) error)
+	// customerimportproblemDescField is the schema descriptor for field field.
+	customerimportproblemDescField := customerimportproblemFields[2].Descriptor()
+	// customerimportproblem.DefaultField holds the default value on creation for the field field.
+	customerimportproblem.DefaultField = customerimportproblemDescField.Default.(string)
 	customerscoreMixin := schema.CustomerScore{}.Mixin()
 	customerscore.Policy = privacy.NewPolicies(customerscoreMixin[0], schema.CustomerScore{})
 	customerscore.Hooks[0] = func(next ent.Mutator) ent.Mutator {

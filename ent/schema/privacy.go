@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/entql"
 
 	gen "github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/schema/pid"
@@ -143,6 +144,8 @@ func visible(ctx context.Context, c *gen.Client, id string) error {
 		exists, err = c.ValidationToken.Query().Where(validationtoken.ID(id)).Exist(ctx)
 	case pid.PointsLot:
 		exists, err = c.PointsLot.Query().Where(pointslot.ID(id)).Exist(ctx)
+	case pid.CustomerImport:
+		exists, err = c.CustomerImport.Query().Where(customerimport.ID(id)).Exist(ctx)
 	default:
 		_, err = c.Noder(ctx, id, gen.WithNodeType(pid.NodeType))
 		exists = err == nil

@@ -20,6 +20,9 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -269,6 +272,43 @@ func tenantOr(ctx context.Context, tenantID string) string {
 		tenantID = v.TenantID
 	}
 	return tenantID
+}
+
+// importHolder requests the imports the chunks and problems kinds belong
+// to, which the imports kind leaves out of its lists and bulk operations
+// (notImportHolder).
+const importHolder = "holder"
+
+var notImportHolder = customerimport.RequestedByNEQ(importHolder)
+
+// importOf creates an import of tenantID (the viewer's when empty) for the
+// chunks and problems kinds to belong to.
+func importOf(ctx context.Context, c *ent.Client, tenantID string) (string, error) {
+	imp, err := c.CustomerImport.Create().SetTenantID(tenantOr(ctx, tenantID)).SetFormat(customerimport.FormatCsv).
+		SetRequestedBy(importHolder).Save(viewer.SystemContext(ctx))
+	if err != nil {
+		return "", err
+	}
+	return imp.ID, nil
+}
+
+// itoas writes the integer ids of a kind as the test's string ids.
+func itoas(ids []int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.Itoa(id)
+	}
+	return out
+}
+
+// atoi reads a string id of an integer-keyed kind; a malformed one is -1,
+// which no row has.
+func atoi(id string) int {
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // scoreHolderPrefix begins the documents of the customers the scores kind
@@ -1078,6 +1118,153 @@ func kinds() []kind {
 				return c.ChurnModel.DeleteOneID(id).Exec(ctx)
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.ChurnModel.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the error, a mutable field.
+			table:   customerimport.Table,
+			notNode: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				m := c.CustomerImport.Create().SetFormat(customerimport.FormatCsv).SetError(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				return c.CustomerImport.Query().Where(notImportHolder).IDs(ctx)
+			},
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerImport.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Error, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerImport.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.CustomerImport.UpdateOneID(id).SetError(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.CustomerImport.Update().Where(notImportHolder).SetError(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.CustomerImport.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				return c.CustomerImport.Delete().Where(notImportHolder).Exec(ctx)
+			},
+		},
+		{
+			// The name is the chunk's data, an immutable field.
+			table:     customerimportchunk.Table,
+			immutable: true,
+			notNode:   true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				imp, err := importOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := c.CustomerImportChunk.Create().SetImportID(imp).SetSeq(0).SetData([]byte(name))
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(r.ID), nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				ids, err := c.CustomerImportChunk.Query().IDs(ctx)
+				return itoas(ids), err
+			},
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerImportChunk.Get(ctx, atoi(id))
+				if err != nil {
+					return "", err
+				}
+				return string(r.Data), nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerImportChunk.Get(ctx, atoi(id))
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.CustomerImportChunk.UpdateOneID(atoi(id)).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.CustomerImportChunk.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.CustomerImportChunk.DeleteOneID(atoi(id)).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.CustomerImportChunk.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the message, an immutable field.
+			table:     customerimportproblem.Table,
+			immutable: true,
+			notNode:   true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				imp, err := importOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := c.CustomerImportProblem.Create().SetImportID(imp).SetLine(2).SetMessage(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(r.ID), nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				ids, err := c.CustomerImportProblem.Query().IDs(ctx)
+				return itoas(ids), err
+			},
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerImportProblem.Get(ctx, atoi(id))
+				if err != nil {
+					return "", err
+				}
+				return r.Message, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.CustomerImportProblem.Get(ctx, atoi(id))
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.CustomerImportProblem.UpdateOneID(atoi(id)).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.CustomerImportProblem.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.CustomerImportProblem.DeleteOneID(atoi(id)).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
+				return c.CustomerImportProblem.Delete().Exec(ctx)
+			},
 		},
 		{
 			// A score is of a customer of its tenant, one each: each row

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -42,6 +43,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Campaign() CampaignResolver
 	Customer() CustomerResolver
+	CustomerImport() CustomerImportResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Sale() SaleResolver
@@ -182,6 +184,29 @@ type ComplexityRoot struct {
 	CustomerEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CustomerImport struct {
+		Bytes      func(childComplexity int) int
+		Created    func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		DryRun     func(childComplexity int) int
+		Error      func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		Format     func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Problems   func(childComplexity int, first *int) int
+		Refused    func(childComplexity int) int
+		Rows       func(childComplexity int) int
+		StartedAt  func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Updated    func(childComplexity int) int
+	}
+
+	CustomerImportProblem struct {
+		Field   func(childComplexity int) int
+		Line    func(childComplexity int) int
+		Message func(childComplexity int) int
 	}
 
 	CustomerScore struct {
@@ -368,6 +393,7 @@ type ComplexityRoot struct {
 		APIClients           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
 		ActiveCustomers      func(childComplexity int, from time.Time, to time.Time) int
 		Campaigns            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerImport       func(childComplexity int, id string) int
 		CustomerSearch       func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
 		Customers            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
 		CustomersByLevel     func(childComplexity int) int
@@ -708,6 +734,9 @@ type CustomerResolver interface {
 	PosStatus(ctx context.Context, obj *ent.Customer) (string, error)
 	DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error)
 }
+type CustomerImportResolver interface {
+	Problems(ctx context.Context, obj *ent.CustomerImport, first *int) ([]*ent.CustomerImportProblem, error)
+}
 type MutationResolver interface {
 	CreateCustomer(ctx context.Context, input CreateCustomerInput) (*ent.Customer, error)
 	UpdateCustomer(ctx context.Context, id string, input UpdateCustomerInput) (*ent.Customer, error)
@@ -759,6 +788,7 @@ type QueryResolver interface {
 	CustomersByLevel(ctx context.Context) ([]*LevelCount, error)
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
+	CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
 	PointsLiabilityByDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*DayPoints, error)
 	PredictiveSegments(ctx context.Context) ([]*PredictiveSegmentCount, error)
@@ -1386,6 +1416,115 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerEdge.Node(childComplexity), true
+
+	case "CustomerImport.bytes":
+		if e.ComplexityRoot.CustomerImport.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Bytes(childComplexity), true
+	case "CustomerImport.created":
+		if e.ComplexityRoot.CustomerImport.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Created(childComplexity), true
+	case "CustomerImport.createdAt":
+		if e.ComplexityRoot.CustomerImport.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.CreatedAt(childComplexity), true
+	case "CustomerImport.dryRun":
+		if e.ComplexityRoot.CustomerImport.DryRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.DryRun(childComplexity), true
+	case "CustomerImport.error":
+		if e.ComplexityRoot.CustomerImport.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Error(childComplexity), true
+	case "CustomerImport.finishedAt":
+		if e.ComplexityRoot.CustomerImport.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.FinishedAt(childComplexity), true
+	case "CustomerImport.format":
+		if e.ComplexityRoot.CustomerImport.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Format(childComplexity), true
+	case "CustomerImport.id":
+		if e.ComplexityRoot.CustomerImport.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.ID(childComplexity), true
+	case "CustomerImport.problems":
+		if e.ComplexityRoot.CustomerImport.Problems == nil {
+			break
+		}
+
+		args, err := ec.field_CustomerImport_problems_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.CustomerImport.Problems(childComplexity, args["first"].(*int)), true
+	case "CustomerImport.refused":
+		if e.ComplexityRoot.CustomerImport.Refused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Refused(childComplexity), true
+	case "CustomerImport.rows":
+		if e.ComplexityRoot.CustomerImport.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Rows(childComplexity), true
+	case "CustomerImport.startedAt":
+		if e.ComplexityRoot.CustomerImport.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.StartedAt(childComplexity), true
+	case "CustomerImport.status":
+		if e.ComplexityRoot.CustomerImport.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Status(childComplexity), true
+	case "CustomerImport.updated":
+		if e.ComplexityRoot.CustomerImport.Updated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImport.Updated(childComplexity), true
+
+	case "CustomerImportProblem.field":
+		if e.ComplexityRoot.CustomerImportProblem.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImportProblem.Field(childComplexity), true
+	case "CustomerImportProblem.line":
+		if e.ComplexityRoot.CustomerImportProblem.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImportProblem.Line(childComplexity), true
+	case "CustomerImportProblem.message":
+		if e.ComplexityRoot.CustomerImportProblem.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerImportProblem.Message(childComplexity), true
 
 	case "CustomerScore.customer":
 		if e.ComplexityRoot.CustomerScore.Customer == nil {
@@ -2305,6 +2444,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Campaigns(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.CampaignOrder), args["where"].(*ent.CampaignWhereInput)), true
+	case "Query.customerImport":
+		if e.ComplexityRoot.Query.CustomerImport == nil {
+			break
+		}
+
+		args, err := ec.field_Query_customerImport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CustomerImport(childComplexity, args["id"].(string)), true
 	case "Query.customerSearch":
 		if e.ComplexityRoot.Query.CustomerSearch == nil {
 			break
@@ -10211,6 +10361,57 @@ input WebhookEndpointWhereInput {
   hasDeliveriesWith: [WebhookDeliveryWhereInput!]
 }
 `, BuiltIn: false},
+	{Name: "../../schema/imports.graphql", Input: `"""
+A bulk customer import sent to POST /v1/customers/imports, loaded by a worker.
+"""
+type CustomerImport {
+  "imp_… id."
+  id: ID!
+  "uploading, queued, running, succeeded or failed."
+  status: String!
+  "csv or jsonl."
+  format: String!
+  "True: the rows were checked and matched, nothing written."
+  dryRun: Boolean!
+  "The file's size in bytes."
+  bytes: Int!
+  "Rows read so far."
+  rows: Int!
+  "Customers created so far (dry run: that would be)."
+  created: Int!
+  "Customers updated so far, matched by CPF or else external id (dry run: that would be)."
+  updated: Int!
+  "Rows refused so far; problems lists them."
+  refused: Int!
+  "Why the import failed as a whole (a header it cannot read), when it did."
+  error: String
+  "When the file was sent."
+  createdAt: Time!
+  "When a worker first took it up."
+  startedAt: Time
+  "When it succeeded or failed."
+  finishedAt: Time
+  "The refused rows, in line order, the first of them (100 by default, at most 5,000): line, field and message, never the row's values."
+  problems(first: Int): [CustomerImportProblem!]!
+}
+
+"""
+A row an import refused.
+"""
+type CustomerImportProblem {
+  "The row's line in the file (1 is a CSV file's header)."
+  line: Int!
+  "The field at fault; empty for the whole row."
+  field: String!
+  "Why the row was refused."
+  message: String!
+}
+
+extend type Query {
+  "One of the tenant's customer imports: its progress, counts and refused rows. The file itself is sent to POST /v1/customers/imports."
+  customerImport(id: ID!): CustomerImport!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/points.graphql", Input: `"""
 Points credited for an order: once per order; a repeated call returns the first result.
 """
@@ -10751,6 +10952,52 @@ func (ec *executionContext) childFields_CustomerEdge(ctx context.Context, field 
 		return ec.fieldContext_CustomerEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CustomerImport_id(ctx, field)
+	case "status":
+		return ec.fieldContext_CustomerImport_status(ctx, field)
+	case "format":
+		return ec.fieldContext_CustomerImport_format(ctx, field)
+	case "dryRun":
+		return ec.fieldContext_CustomerImport_dryRun(ctx, field)
+	case "bytes":
+		return ec.fieldContext_CustomerImport_bytes(ctx, field)
+	case "rows":
+		return ec.fieldContext_CustomerImport_rows(ctx, field)
+	case "created":
+		return ec.fieldContext_CustomerImport_created(ctx, field)
+	case "updated":
+		return ec.fieldContext_CustomerImport_updated(ctx, field)
+	case "refused":
+		return ec.fieldContext_CustomerImport_refused(ctx, field)
+	case "error":
+		return ec.fieldContext_CustomerImport_error(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CustomerImport_createdAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_CustomerImport_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_CustomerImport_finishedAt(ctx, field)
+	case "problems":
+		return ec.fieldContext_CustomerImport_problems(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerImport", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerImportProblem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "line":
+		return ec.fieldContext_CustomerImportProblem_line(ctx, field)
+	case "field":
+		return ec.fieldContext_CustomerImportProblem_field(ctx, field)
+	case "message":
+		return ec.fieldContext_CustomerImportProblem_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerImportProblem", field.Name)
 }
 
 func (ec *executionContext) childFields_CustomerScore(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11839,6 +12086,20 @@ func (ec *executionContext) field_Campaign_redemptions_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_CustomerImport_problems_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Customer_pointsEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12666,6 +12927,20 @@ func (ec *executionContext) field_Query_campaigns_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_customerImport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -15977,6 +16252,418 @@ func (ec *executionContext) _CustomerEdge_cursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_CustomerEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CustomerEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_id(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_status(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v customerimport.Status) graphql.Marshaler {
+			return ec.marshalNString2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerimportᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_format(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_format(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Format, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v customerimport.Format) graphql.Marshaler {
+			return ec.marshalNString2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerimportᚐFormat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_format(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_dryRun(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_dryRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DryRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_dryRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_bytes(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_bytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_rows(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_created(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_updated(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_updated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Updated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_refused(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_refused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_refused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_error(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_startedAt(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_finishedAt(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImport_problems(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImport_problems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.CustomerImport().Problems(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.CustomerImportProblem) graphql.Marshaler {
+			return ec.marshalNCustomerImportProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImport_problems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerImport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerImportProblem(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_CustomerImport_problems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerImportProblem_line(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImportProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImportProblem_line(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImportProblem_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImportProblem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImportProblem_field(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImportProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImportProblem_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImportProblem_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImportProblem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerImportProblem_message(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerImportProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerImportProblem_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerImportProblem_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerImportProblem", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CustomerScore_id(ctx context.Context, field graphql.CollectedField, obj *ent.CustomerScore) (ret graphql.Marshaler) {
@@ -20266,6 +20953,50 @@ func (ec *executionContext) fieldContext_Query_salesByStoreDay(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_salesByStoreDay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_customerImport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_customerImport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CustomerImport(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.CustomerImport) graphql.Marshaler {
+			return ec.marshalNCustomerImport2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_customerImport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerImport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_customerImport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -46066,6 +46797,190 @@ func (ec *executionContext) _CustomerEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var customerImportImplementors = []string{"CustomerImport"}
+
+func (ec *executionContext) _CustomerImport(ctx context.Context, sel ast.SelectionSet, obj *ent.CustomerImport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerImportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerImport")
+		case "id":
+			out.Values[i] = ec._CustomerImport_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._CustomerImport_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "format":
+			out.Values[i] = ec._CustomerImport_format(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dryRun":
+			out.Values[i] = ec._CustomerImport_dryRun(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "bytes":
+			out.Values[i] = ec._CustomerImport_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rows":
+			out.Values[i] = ec._CustomerImport_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "created":
+			out.Values[i] = ec._CustomerImport_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updated":
+			out.Values[i] = ec._CustomerImport_updated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refused":
+			out.Values[i] = ec._CustomerImport_refused(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.Values[i] = ec._CustomerImport_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._CustomerImport_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._CustomerImport_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._CustomerImport_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "problems":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CustomerImport_problems(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerImportProblemImplementors = []string{"CustomerImportProblem"}
+
+func (ec *executionContext) _CustomerImportProblem(ctx context.Context, sel ast.SelectionSet, obj *ent.CustomerImportProblem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerImportProblemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerImportProblem")
+		case "line":
+			out.Values[i] = ec._CustomerImportProblem_line(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._CustomerImportProblem_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._CustomerImportProblem_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var customerScoreImplementors = []string{"CustomerScore", "Node"}
 
 func (ec *executionContext) _CustomerScore(ctx context.Context, sel ast.SelectionSet, obj *ent.CustomerScore) graphql.Marshaler {
@@ -47864,6 +48779,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_salesByStoreDay(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "customerImport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_customerImport(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -51465,6 +52402,42 @@ func (ec *executionContext) marshalNCustomerGender2githubᚗcomᚋfidelizaᚋfid
 	return v
 }
 
+func (ec *executionContext) marshalNCustomerImport2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImport(ctx context.Context, sel ast.SelectionSet, v *ent.CustomerImport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerImport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerImportProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.CustomerImportProblem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerImportProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCustomerImportProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomerImportProblem(ctx context.Context, sel ast.SelectionSet, v *ent.CustomerImportProblem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerImportProblem(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCustomerLevel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐLevel(ctx context.Context, v any) (customer.Level, error) {
 	var res customer.Level
 	err := res.UnmarshalGQL(v)
@@ -52352,6 +53325,26 @@ func (ec *executionContext) marshalNStoreOrderField2ᚖgithubᚗcomᚋfideliza�
 func (ec *executionContext) unmarshalNStoreWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStoreWhereInput(ctx context.Context, v any) (*ent.StoreWhereInput, error) {
 	res, err := ec.unmarshalInputStoreWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNString2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerimportᚐFormat(ctx context.Context, v any) (customerimport.Format, error) {
+	var res customerimport.Format
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNString2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerimportᚐFormat(ctx context.Context, sel ast.SelectionSet, v customerimport.Format) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNString2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerimportᚐStatus(ctx context.Context, v any) (customerimport.Status, error) {
+	var res customerimport.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNString2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerimportᚐStatus(ctx context.Context, sel ast.SelectionSet, v customerimport.Status) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -54593,6 +55586,18 @@ func (ec *executionContext) unmarshalOStoreWhereInput2ᚖgithubᚗcomᚋfideliza
 	}
 	res, err := ec.unmarshalInputStoreWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -1,0 +1,124 @@
+package rest
+
+import (
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent"
+)
+
+// importFormats maps the media types an import may be sent as to its format.
+var importFormats = map[string]string{
+	"text/csv":             "csv",
+	"application/x-ndjson": "jsonl",
+	"application/jsonl":    "jsonl",
+}
+
+// customerImportJSON is an import as /v1 shows it.
+type customerImportJSON struct {
+	ID         string  `json:"id"`
+	Status     string  `json:"status"`
+	Format     string  `json:"format"`
+	DryRun     bool    `json:"dry_run"`
+	Bytes      int64   `json:"bytes"`
+	Rows       int     `json:"rows"`
+	Created    int     `json:"created"`
+	Updated    int     `json:"updated"`
+	Refused    int     `json:"refused"`
+	Error      *string `json:"error"`
+	CreatedAt  string  `json:"created_at"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	Problems   string  `json:"problems_url"`
+}
+
+func customerImportOut(imp *ent.CustomerImport) customerImportJSON {
+	out := customerImportJSON{ID: imp.ID, Status: string(imp.Status), Format: string(imp.Format), DryRun: imp.DryRun,
+		Bytes: imp.Bytes, Rows: imp.Rows, Created: imp.Created, Updated: imp.Updated, Refused: imp.Refused,
+		CreatedAt: timestamp(imp.CreatedAt), StartedAt: optTimestamp(imp.StartedAt), FinishedAt: optTimestamp(imp.FinishedAt),
+		Problems: "/v1/customers/imports/" + imp.ID + "/problems"}
+	if imp.Error != "" {
+		out.Error = &imp.Error
+	}
+	return out
+}
+
+// startCustomerImport is POST /v1/customers/imports: the body is the file,
+// CSV or JSON Lines by its Content-Type.
+func (s *server) startCustomerImport(w http.ResponseWriter, r *http.Request) {
+	media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	format, ok := importFormats[media]
+	if !ok {
+		writeJSON(w, http.StatusUnsupportedMediaType, v1Error{Error: "unsupported_media_type",
+			Message: "send the file as text/csv or application/x-ndjson (JSON Lines)"})
+		return
+	}
+	dryRun := false
+	if v := r.URL.Query().Get("dry_run"); v != "" {
+		var err error
+		if dryRun, err = strconv.ParseBool(v); err != nil {
+			s.writeV1Error(w, r, apperr.Invalid("dry_run", "must be true or false"))
+			return
+		}
+	}
+	imp, err := s.app.StartCustomerImport(r.Context(), http.MaxBytesReader(w, r.Body, app.MaxImportBytes), format, dryRun)
+	if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, v1Error{Error: "request_too_large",
+			Message: "the file exceeds 256 MiB: split it, or load it with the CLI (fideliza import customers)"})
+		return
+	}
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/customers/imports/"+imp.ID)
+	writeJSON(w, http.StatusAccepted, customerImportOut(imp))
+}
+
+// getCustomerImport is GET /v1/customers/imports/{id}.
+func (s *server) getCustomerImport(w http.ResponseWriter, r *http.Request) {
+	imp, err := s.app.CustomerImport(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, customerImportOut(imp))
+}
+
+// customerImportProblems is GET /v1/customers/imports/{id}/problems: the
+// refused rows as CSV (line, field, message), as the CLI's error report.
+func (s *server) customerImportProblems(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if _, err := s.app.CustomerImport(r.Context(), id); err != nil {
+		s.writeV1Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	out := csv.NewWriter(w)
+	err := out.Write([]string{"line", "field", "message"})
+	for after := 0; err == nil; {
+		var page []*ent.CustomerImportProblem
+		if page, err = s.app.CustomerImportProblems(r.Context(), id, after, app.MaxImportProblemsPage); err != nil || len(page) == 0 {
+			break
+		}
+		for _, p := range page {
+			if err = out.Write([]string{strconv.Itoa(p.Line), p.Field, p.Message}); err != nil {
+				break
+			}
+		}
+		out.Flush()
+		err, after = cmp.Or(err, out.Error()), page[len(page)-1].ID
+	}
+	out.Flush()
+	if err != nil { // the status is sent: the report ends short, and the log says why
+		s.log.ErrorContext(r.Context(), "writing an import's problems", "import", id, "error", err)
+	}
+}

@@ -1,0 +1,64 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// TestImportCustomersJob sends a file through the application's operation
+// and lets a working River client load it, as serve's worker does.
+func TestImportCustomersJob(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+		tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja Import", nil)
+		require.NoError(t, err)
+		ctx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleClient, TenantID: tn.ID, Subject: "cli_test"})
+
+		client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: 2})
+		require.NoError(t, err)
+		events, cancel := client.Subscribe(river.EventKindJobCompleted)
+		defer cancel()
+		require.NoError(t, client.Start(context.Background()))
+		defer client.Stop(context.Background())
+
+		var file strings.Builder
+		for i := 1; i <= 3000; i++ {
+			fmt.Fprintf(&file, `{"name":"Cliente %d","email":"c%d@example.com","cpf":"%s"}`+"\n", i, i, document.CPFOf(i))
+		}
+		imp, err := a.StartCustomerImport(ctx, strings.NewReader(file.String()), "jsonl", false)
+		require.NoError(t, err)
+		require.Equal(t, customerimport.StatusQueued, imp.Status)
+		require.Equal(t, "cli_test", imp.RequestedBy)
+		select {
+		case ev := <-events:
+			require.Equal(t, jobs.ImportCustomers{}.Kind(), ev.Job.Kind)
+		case <-time.After(60 * time.Second):
+			t.Fatal("the import did not complete")
+		}
+		imp, err = a.CustomerImport(ctx, imp.ID)
+		require.NoError(t, err)
+		require.Equal(t, customerimport.StatusSucceeded, imp.Status)
+		require.Equal(t, []int{3000, 3000, 0, 0}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
+		require.Equal(t, 3000, imp.DoneLine)
+		n, err := db.Ent.Customer.Query().Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3000, n)
+	})
+}
