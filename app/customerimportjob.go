@@ -136,7 +136,8 @@ func (a *App) RunCustomerImport(ctx context.Context, id string) error {
 	}
 	switch imp.Status {
 	case customerimport.StatusSucceeded, customerimport.StatusFailed, customerimport.StatusUploading:
-		return nil
+		return nil // done, or never queued
+	case customerimport.StatusQueued, customerimport.StatusRunning:
 	}
 	if imp.StartedAt == nil {
 		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).SetStartedAt(a.stamp()).Save(ctx)

@@ -59,7 +59,7 @@ type insights struct {
 type preset struct{ Label, From, To string }
 
 func (p *panel) insights(w http.ResponseWriter, r *http.Request) {
-	p.renderInsights(w, r, r.Context(), Base+"/insights")
+	p.renderInsights(r.Context(), w, r, Base+"/insights")
 }
 
 func (p *panel) sandboxInsights(w http.ResponseWriter, r *http.Request) {
@@ -69,11 +69,11 @@ func (p *panel) sandboxInsights(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, err)
 		return
 	}
-	p.renderInsights(w, r, ctx, sandboxPath(id)+"/insights")
+	p.renderInsights(ctx, w, r, sandboxPath(id)+"/insights")
 }
 
-// renderInsights shows the insights of ctx's tenant.
-func (p *panel) renderInsights(w http.ResponseWriter, r *http.Request, ctx context.Context, path string) {
+// renderInsights shows the insights of ctx's tenant (r's, or a sandbox's).
+func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *http.Request, path string) {
 	gql := graphql.NewClient("/graphql", inProcess{p.gql})
 	prog, err := dashboardclient.Programme(ctx, gql)
 	if err != nil {
