@@ -15,6 +15,9 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
+	"github.com/fideliza/fideliza/ent/customerimportproblem"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
@@ -241,8 +244,17 @@ func (a *App) RunCampaignLifecycle(ctx context.Context) error {
 	return nil
 }
 
-// PurgeExpired deletes idempotency keys past their lifetime and validation
-// tokens expired an hour ago that no redemption refers to.
+// How long a customer import is kept: an upload left unfinished (its
+// process died) for a day, since its chunks hold personal data; a finished
+// import, its counts and refused rows, for ninety days.
+const (
+	abandonedUploadKeep = 24 * time.Hour
+	finishedImportKeep  = 90 * 24 * time.Hour
+)
+
+// PurgeExpired deletes idempotency keys past their lifetime, validation
+// tokens expired an hour ago that no redemption refers to, and customer
+// imports past their keep.
 func (a *App) PurgeExpired(ctx context.Context) error {
 	ctx = viewer.SystemContext(ctx)
 	now := a.Now().UTC()
@@ -259,7 +271,32 @@ func (a *App) PurgeExpired(ctx context.Context) error {
 				Where(entsql.ColumnsEQ(r.C(redemption.FieldValidationTokenID), s.C(validationtoken.FieldID)))))
 		},
 	).Exec(ctx)
-	return err
+	if err != nil {
+		return err
+	}
+	return a.purgeImports(ctx, now)
+}
+
+// purgeImports deletes the customer imports past their keep, with what
+// remains of their files and their refused rows.
+func (a *App) purgeImports(ctx context.Context, now time.Time) error {
+	ids, err := a.DB.Ent.CustomerImport.Query().Where(customerimport.Or(
+		customerimport.And(customerimport.StatusEQ(customerimport.StatusUploading), customerimport.CreatedAtLT(now.Add(-abandonedUploadKeep))),
+		customerimport.FinishedAtLT(now.Add(-finishedImportKeep)),
+	)).IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportIDIn(ids...)).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.Ent.CustomerImportProblem.Delete().Where(customerimportproblem.ImportIDIn(ids...)).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.Ent.CustomerImport.Delete().Where(customerimport.IDIn(ids...)).Exec(ctx)
+		return err
+	})
 }
 
 // PruneSigningKeys deletes signing keys retired long enough ago that no
