@@ -90,7 +90,7 @@ func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *ht
 		p.fail(w, r, err)
 		return
 	}
-	today := time.Now().In(loc)
+	today := p.app.Now().In(loc)
 	data := page{Title: "Insights: " + tenant.Name}
 	status := http.StatusOK
 	first, last, msg := pickedPeriod(r, today)
