@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Point is one value of a chart: its label (a day, a store, a level), its
@@ -75,6 +76,9 @@ const (
 	maxCategoryLabels   = 8
 	barHeight, barGap   = 22.0, 8.0
 	barLabels, barTexts = 170.0, 120.0
+	maxBarTexts         = 330.0
+	charWidth           = 6.6 // of the 12 px system font, on average
+	maxLabelRunes       = 22  // what fits barLabels
 )
 
 // Columns lays out one column per point (days, in order) under a value
@@ -143,16 +147,30 @@ func Bars(id, title string, pts []Point) Chart {
 	if hi == 0 {
 		hi = 1
 	}
-	span := width - barLabels - barTexts
+	// The values' texts get the room the longest needs, within reason.
+	texts := barTexts
+	for _, p := range pts {
+		texts = max(texts, math.Min(maxBarTexts, charWidth*float64(utf8.RuneCountInString(p.Text))+12))
+	}
+	span := width - barLabels - texts
 	for i, p := range pts {
 		y := top + float64(i)*(barHeight+barGap)
 		w := span * math.Max(p.Value, 0) / hi
 		c.Marks = append(c.Marks, Mark{X: barLabels, Y: y, W: w, H: barHeight, Title: p.Label + ": " + p.Text})
 		c.Labels = append(c.Labels,
-			Label{X: barLabels - 8, Y: y + barHeight*0.7, Anchor: "end", Text: p.Label},
+			Label{X: barLabels - 8, Y: y + barHeight*0.7, Anchor: "end", Text: clip(p.Label, maxLabelRunes)},
 			Label{X: barLabels + w + 6, Y: y + barHeight*0.7, Anchor: "start", Text: p.Text})
 	}
 	return c
+}
+
+// clip shortens s to n characters, the last an ellipsis; the tooltip and
+// the data table keep the whole text.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // niceStep returns a gridline step of 1, 2 or 5 × 10ⁿ that splits span in

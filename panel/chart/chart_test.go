@@ -47,6 +47,11 @@ func TestLayouts(t *testing.T) {
 	require.InDelta(t, bars.Marks[0].W/2, bars.Marks[2].W, 1e-9)
 	require.Len(t, bars.Labels, 6, "a name and a value per bar")
 
+	long := Bars("l", "Long", []Point{{Label: "Semana do cliente: 10% no site e nas lojas", Value: 1, Text: "R$ 41,386.38 · 133 redemptions · R$ 2,130.00 off"}})
+	require.Equal(t, "Semana do cliente: 10…", long.Labels[0].Text, "a long name is clipped")
+	require.Less(t, long.Marks[0].W, bars.Marks[0].W, "a long value text takes room from the bars")
+	require.LessOrEqual(t, long.Labels[1].X+charWidth*float64(len("R$ 41,386.38 · 133 redemptions · R$ 2,130.00 off")), float64(width)+12)
+
 	many := make([]Point, 365)
 	require.True(t, Columns("e", "Empty", many, text).Empty())
 	require.LessOrEqual(t, len(Columns("e", "Empty", many, text).Labels), maxCategoryLabels)
