@@ -99,23 +99,3 @@ func (d boundDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.
 	}
 	return dialect.NopTx(d), nil
 }
-
-// WithCustomPlans runs fn's reads each planned for its own arguments.
-// PostgreSQL settles on one generic plan for a prepared statement after
-// five runs; for a lookup of thousands of values (an IN list) in a table
-// that a bulk load is growing, the plan made while the table was small uses
-// the index for the tenant alone and compares every customer of the tenant
-// with every value: seconds a query at 100,000 rows. So on PostgreSQL fn
-// runs in a transaction with plan_cache_mode = force_custom_plan. SQLite
-// plans no statement generically: there fn runs on the database's client.
-func (db *DB) WithCustomPlans(ctx context.Context, fn func(*ent.Client) error) error {
-	if db.Dialect != dialect.Postgres {
-		return fn(db.Ent)
-	}
-	return db.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.SQL.ExecContext(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"); err != nil {
-			return err
-		}
-		return fn(tx.Ent)
-	})
-}
