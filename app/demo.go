@@ -71,7 +71,7 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 	if created {
 		a.logger().Info("generating the demo's year of history (about 20 s on SQLite)", "tenant", DemoTenantID)
 		started := time.Now()
-		if err := a.playDemoYear(ctx, DemoTenantID, a.Now()); err != nil {
+		if err := a.playDemoYear(ctx, DemoTenantID, a.Now(), demoYearSize); err != nil {
 			return nil, fmt.Errorf("the demo's year of history: %w", err)
 		}
 		a.logger().Info("demo history generated", "tenant", DemoTenantID, "seconds", time.Since(started).Seconds())

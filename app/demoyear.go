@@ -36,12 +36,21 @@ import (
 // scored), each on a clock set to the simulated instant.
 const (
 	demoSeed         = 2026
-	demoShoppers     = 2000
-	demoHistoryDays  = 365
 	demoExpiryMonths = 8 // so that the year shows points expiring
 	// demoFirstReceipt numbers the year's receipts above those the guides
 	// send.
 	demoFirstReceipt = 500_000
+)
+
+// demoSize is how much history the generator plays: shoppers over days.
+type demoSize struct{ shoppers, days int }
+
+var (
+	// demoYearSize is serve --demo's: a year, every level reached.
+	demoYearSize = demoSize{shoppers: 2000, days: 365}
+	// sandboxSize is a sandbox's: the same life, small enough for a
+	// sandbox's creation or reset to answer within seconds.
+	sandboxSize = demoSize{shoppers: 150, days: 90}
 )
 
 // demoStores are the demo's stores, four in each of three regions; the
@@ -107,8 +116,9 @@ const (
 	demoReturn
 )
 
-// playDemoYear gives the demo tenant a year of history ending at end.
-func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) error {
+// playDemoYear gives a tenant holding the small demo's data (seedDemoData)
+// a history of size ending at end.
+func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, size demoSize) error {
 	// The year allocates much and keeps little: fewer collections leave
 	// the second core to the database.
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
@@ -122,7 +132,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 		return err
 	}
 	today := time.Date(end.In(loc).Year(), end.In(loc).Month(), end.In(loc).Day(), 0, 0, 0, 0, loc)
-	first := today.AddDate(0, 0, -demoHistoryDays)
+	first := today.AddDate(0, 0, -size.days)
 	clock := testclock.New(first)
 	setClock := clock.Set
 	y := &App{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, inlineSales: true, Clock: clock.Now}
@@ -143,7 +153,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 		return err
 	}
 
-	shoppers, events := demoYear(rng, first)
+	shoppers, events := demoYear(rng, first, size)
 	byDay := map[int][]demoEvent{}
 	for _, e := range events {
 		d := int(e.at.Sub(first).Hours() / 24)
@@ -151,7 +161,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 	}
 	receipt := demoFirstReceipt
 	returns := map[int][]demoEvent{}
-	for day := range demoHistoryDays {
+	for day := range size.days {
 		morning := first.AddDate(0, 0, day).Add(7 * time.Hour)
 		setClock(morning)
 		if err := y.demoUpkeep(ctx, day, first.AddDate(0, 0, day).In(loc).Day() == 1); err != nil {
@@ -194,7 +204,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 		for _, sl := range sales {
 			sh := &shoppers[sl.shopper]
 			sh.balance += points.Earned(*sl.in.AmountPayable, decimal.NewFromInt(1))
-			if back := day + 1 + rng.IntN(10); rng.IntN(40) == 0 && back < demoHistoryDays {
+			if back := day + 1 + rng.IntN(10); rng.IntN(40) == 0 && back < size.days {
 				returns[back] = append(returns[back], demoEvent{at: sl.at.AddDate(0, 0, back-day).Add(time.Hour),
 					shopper: sl.shopper, kind: demoReturn, saleRef: sl.id, store: sl.in.StoreID})
 			}
@@ -218,18 +228,18 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time) 
 }
 
 // demoYear draws the shoppers and their purchases over the year.
-func demoYear(rng *rand.Rand, first time.Time) ([]demoShopper, []demoEvent) {
-	shoppers := make([]demoShopper, demoShoppers)
+func demoYear(rng *rand.Rand, first time.Time, size demoSize) ([]demoShopper, []demoEvent) {
+	shoppers := make([]demoShopper, size.shoppers)
 	var events []demoEvent
 	for i := range shoppers {
 		sh := &shoppers[i]
 		sh.cpf = document.CPFOf(510_000_000 + i*7)
 		if rng.IntN(10) < 3 {
-			sh.joins = rng.IntN(demoHistoryDays - 30)
+			sh.joins = rng.IntN(size.days - 30)
 		}
-		sh.leaves = demoHistoryDays
+		sh.leaves = size.days
 		if rng.IntN(4) == 0 {
-			sh.leaves = sh.joins + rng.IntN(demoHistoryDays-sh.joins)
+			sh.leaves = sh.joins + rng.IntN(size.days-sh.joins)
 		}
 		// Habits: most shop now and then, a few every week, some every
 		// few days with a full basket (the diamond tier).
@@ -245,7 +255,7 @@ func demoYear(rng *rand.Rand, first time.Time) ([]demoShopper, []demoEvent) {
 		}
 		sh.store = rng.IntN(len(demoStores))
 		sh.online = rng.IntN(3) == 0
-		days := float64(sh.leaves-sh.joins) / demoHistoryDays
+		days := float64(sh.leaves-sh.joins) / 365 // of a year, the unit of perYear
 		n := demoPoisson(rng, sh.perYear*days)
 		for range n {
 			day := demoDay(rng, first, sh.joins, sh.leaves)

@@ -82,7 +82,23 @@ func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, erro
 		}
 		return a.seedDemoData(sys, tx.Ent, sb.ID)
 	})
-	return sb, err
+	if err != nil {
+		return nil, err
+	}
+	return sb, a.playSandboxHistory(ctx, sb.ID)
+}
+
+// playSandboxHistory gives a sandbox holding the small demo's data a few
+// months of the living demo's history (the generator of serve --demo, at
+// sandboxSize), so that its dashboards and the integrations tried against
+// it meet a retailer's life.
+func (a *App) playSandboxHistory(ctx context.Context, sandboxID string) error {
+	err := a.playDemoYear(viewer.SystemContext(ctx), sandboxID, a.Now(), sandboxSize)
+	a.campaigns.invalidate(sandboxID)
+	if err != nil {
+		return fmt.Errorf("the sandbox's history: %w", err)
+	}
+	return nil
 }
 
 // InSandbox returns a context acting in sandboxID with the viewer's role,
@@ -167,7 +183,10 @@ func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
 		return a.seedDemoData(sys, tx.Ent, sandboxID)
 	})
 	a.campaigns.invalidate(sandboxID)
-	return err
+	if err != nil {
+		return err
+	}
+	return a.playSandboxHistory(ctx, sandboxID)
 }
 
 // keptOnReset are the tenant-owned tables a sandbox reset leaves alone:

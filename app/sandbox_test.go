@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -49,7 +50,15 @@ func TestSandboxLifecycle(t *testing.T) {
 		inSandbox := viewer.TenantContext(context.Background(), sb.ID)
 		demoCustomers, err := db.Ent.Customer.Query().Count(inSandbox)
 		require.NoError(t, err)
-		require.Positive(t, demoCustomers)
+		// The small demo's four customers, and the shoppers of the living
+		// demo's generator who joined in its few months, with their history.
+		require.Greater(t, demoCustomers, 100)
+		demoEntries, err := db.Ent.PointsEntry.Query().Count(inSandbox)
+		require.NoError(t, err)
+		require.Greater(t, demoEntries, 100)
+		sales, err := db.Ent.Sale.Query().Count(inSandbox)
+		require.NoError(t, err)
+		require.Greater(t, sales, 100)
 
 		cred, err := a.CreateSandboxClient(admin, sb.ID, apiclient.KindOauth, "dev")
 		require.NoError(t, err)
@@ -71,7 +80,10 @@ func TestSandboxLifecycle(t *testing.T) {
 		require.Equal(t, demoCustomers, n)
 		entries, err := db.Ent.PointsEntry.Query().Count(inSandbox)
 		require.NoError(t, err)
-		require.Zero(t, entries)
+		require.Equal(t, demoEntries, entries, "the same history again: the generator is seeded")
+		gone, err := db.Ent.Customer.Query().Where(customer.ID(c.ID)).Exist(inSandbox)
+		require.NoError(t, err)
+		require.False(t, gone, "what the sandbox was filled with is gone")
 		clients, err := a.SandboxClients(admin, sb.ID)
 		require.NoError(t, err)
 		require.Len(t, clients, 1, "credentials survive a reset")
