@@ -88,6 +88,18 @@ func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, erro
 	return sb, a.playSandboxHistory(ctx, sb.ID)
 }
 
+// SeedDemoTenant gives an empty tenant the data a new sandbox gets: the
+// small demo's stores, customers, segment and campaigns, then the living
+// demo's generator at a sandbox's size. The load tool makes its tenant
+// with it, then adds the data its measures need.
+func (a *App) SeedDemoTenant(ctx context.Context, tenantID string) error {
+	sys := viewer.SystemContext(ctx)
+	if err := a.DB.InTx(sys, func(tx storage.Tx) error { return a.seedDemoData(sys, tx.Ent, tenantID) }); err != nil {
+		return err
+	}
+	return a.playSandboxHistory(ctx, tenantID)
+}
+
 // playSandboxHistory gives a sandbox holding the small demo's data a few
 // months of the living demo's history (the generator of serve --demo, at
 // sandboxSize), so that its dashboards and the integrations tried against

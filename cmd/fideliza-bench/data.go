@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -23,7 +24,7 @@ type fixture struct {
 	OAuthID, OAuthSecret string
 	POSID, POSSecret     string
 	Customers            int
-	SampleID             string // a customer validate and redeem use
+	SampleID             string // a customer validate and redeem use: the first of the loads' own
 }
 
 const (
@@ -45,7 +46,10 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 		return nil, err
 	}
 	f := &fixture{TenantID: t.ID}
-	if _, err := a.CreateStore(sys, t.ID, benchStore, "Loja Centro"); err != nil {
+	// The tenant a sandbox gets (its store benchStore included), with a
+	// few months of a retailer's history; the loads' own campaigns and
+	// customers come on top.
+	if err := a.SeedDemoTenant(ctx, t.ID); err != nil {
 		return nil, err
 	}
 	oauth, err := a.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)
@@ -63,7 +67,7 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	if err := growCustomers(ctx, a.DB, f, customers); err != nil {
 		return nil, err
 	}
-	first, err := a.DB.Ent.Customer.Query().Order(ent.Asc(customer.FieldID)).First(viewer.TenantContext(ctx, t.ID))
+	first, err := a.DB.Ent.Customer.Query().Where(customer.Document(cpf(100000000))).Only(viewer.TenantContext(ctx, t.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +132,13 @@ func growCustomers(ctx context.Context, db *storage.DB, f *fixture, n int) error
 					SetEmail(fmt.Sprintf("c%d@bench.example", i)).
 					SetDocumentType(customer.DocumentTypeCPF).SetDocument(cpf(100000000 + i))
 			}
-			return tx.Ent.Customer.CreateBulk(batch...).Exec(tctx)
+			// SQLite bounds a statement's variables (32,766): 500 rows each.
+			for chunk := range slices.Chunk(batch, 500) {
+				if err := tx.Ent.Customer.CreateBulk(chunk...).Exec(tctx); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("adding customers: %w", err)
