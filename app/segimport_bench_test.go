@@ -1,0 +1,67 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// BenchmarkImportSegmentCPFs imports 10,000 CPFs (half of customers, half
+// unknown) into a segment of a tenant of FIDELIZA_BENCH_CUSTOMERS customers
+// (default 20,000), on each database.
+//
+//	FIDELIZA_BENCH_CUSTOMERS=200000 go test ./app -run '^$' -bench ImportSegmentCPFs -benchtime 3x
+func BenchmarkImportSegmentCPFs(b *testing.B) {
+	n := benchCustomers(b)
+	path := filepath.Join(b.TempDir(), "customers.csv")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "cpf,name,email")
+	for i := range n {
+		fmt.Fprintf(w, "%s,Cliente %d,c%d@example.com\n", importCPF(i), i, i)
+	}
+	require.NoError(b, w.Flush())
+	require.NoError(b, f.Close())
+	cpfs := make([]string, 10000)
+	for i := range cpfs {
+		cpfs[i] = importCPF(i * n / 5000 % (2 * n)) // half within the tenant's, half beyond
+	}
+	for _, d := range storagetest.Dialects() {
+		b.Run(d, func(b *testing.B) {
+			im := newImporter(b, storagetest.Open(b, d))
+			in, err := os.Open(path)
+			require.NoError(b, err)
+			defer in.Close()
+			rows, err := app.CustomerFileRows(in, "csv", 0)
+			require.NoError(b, err)
+			_, err = im.a.ImportCustomers(im.ctx, rows, app.ImportOptions{})
+			require.NoError(b, err)
+			admin := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: tenantOf(b, im)})
+			for b.Loop() {
+				b.StopTimer()
+				seg, err := im.a.CreateSegment(admin, fmt.Sprintf("s-%d", time.Now().UnixNano()), nil)
+				require.NoError(b, err)
+				b.StartTimer()
+				res, err := im.a.ImportSegmentCPFs(admin, seg.ID, cpfs)
+				require.NoError(b, err)
+				require.NotZero(b, res.Added)
+			}
+		})
+	}
+}
+
+func tenantOf(b *testing.B, im *importer) string {
+	v, _ := viewer.FromContext(im.ctx)
+	return v.TenantID
+}
