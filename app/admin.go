@@ -72,12 +72,17 @@ func (s TenantSettings) changed() map[string]any {
 	return out
 }
 
-// CreateTenant creates a retailer, or a sandbox of one when sandboxOf is set.
+// CreateTenant creates a retailer, or a sandbox of one when sandboxOf is
+// set; a sandbox gets the demo data, as one made in the panel does.
 func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
 	if err := guarded("name", name, "sandbox_of", sandboxOf); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
+	t, err := a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
+	if err != nil || sandboxOf == nil {
+		return t, err
+	}
+	return t, a.SeedDemoTenant(ctx, t.ID)
 }
 
 // UpdateTenant changes the settings of a tenant.

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -75,6 +76,7 @@ func TestAdminCommandsPrintDocumentedJSON(t *testing.T) {
 
 			sandbox := fideliza(t, logs, u, "tenant", "create", "--name", "Sandbox", "--sandbox-of", tid)
 			require.Equal(t, tid, sandbox["sandbox_of"])
+			require.Greater(t, countCustomers(t, u, sandbox["id"].(string)), 100, "a sandbox holds the demo data")
 
 			st := fideliza(t, logs, u, "store", "create", "--tenant", tid, "--code", "LJ-9", "--name", "Centro")
 			require.Equal(t, "LJ-9", st["code"])
@@ -121,6 +123,17 @@ func TestAdminCommandsRefuseBadInput(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// countCustomers counts a tenant's customers.
+func countCustomers(t *testing.T, dbURL, tenantID string) int {
+	t.Helper()
+	db, err := storage.Open(context.Background(), dbURL)
+	require.NoError(t, err)
+	defer db.Close()
+	n, err := db.Ent.Customer.Query().Count(viewer.TenantContext(context.Background(), tenantID))
+	require.NoError(t, err)
+	return n
 }
 
 // requireNoSecretStored dumps every table of the database and fails when a
