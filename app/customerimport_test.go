@@ -208,14 +208,9 @@ func TestCustomerFileHeader(t *testing.T) {
 	}
 }
 
-// BenchmarkImportCustomers loads a CSV file of FIDELIZA_BENCH_CUSTOMERS
-// customers (default 20,000) into an empty tenant on each database, as
-// `fideliza import customers` does (writing the file is not measured), and
-// reports the rows per second.
-//
-//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench ImportCustomers -benchtime 1x -timeout 60m
-func BenchmarkImportCustomers(b *testing.B) {
-	n := benchCustomers(b)
+// writeBenchCustomers writes a CSV file of n customers (cpf, name, email,
+// external id, city, state, a consent) and returns its path.
+func writeBenchCustomers(b *testing.B, n int) string {
 	path := filepath.Join(b.TempDir(), "customers.csv")
 	f, err := os.Create(path)
 	require.NoError(b, err)
@@ -226,6 +221,18 @@ func BenchmarkImportCustomers(b *testing.B) {
 	}
 	require.NoError(b, w.Flush())
 	require.NoError(b, f.Close())
+	return path
+}
+
+// BenchmarkImportCustomers loads a CSV file of FIDELIZA_BENCH_CUSTOMERS
+// customers (default 20,000) into an empty tenant on each database, as
+// `fideliza import customers` does (writing the file is not measured), and
+// reports the rows per second.
+//
+//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench ImportCustomers -benchtime 1x -timeout 60m
+func BenchmarkImportCustomers(b *testing.B) {
+	n := benchCustomers(b)
+	path := writeBenchCustomers(b, n)
 	for _, d := range storagetest.Dialects() {
 		b.Run(d, func(b *testing.B) {
 			db := storagetest.Open(b, d)

@@ -1,11 +1,9 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,16 +21,7 @@ import (
 //	FIDELIZA_BENCH_CUSTOMERS=200000 go test ./app -run '^$' -bench ImportSegmentCPFs -benchtime 3x
 func BenchmarkImportSegmentCPFs(b *testing.B) {
 	n := benchCustomers(b)
-	path := filepath.Join(b.TempDir(), "customers.csv")
-	f, err := os.Create(path)
-	require.NoError(b, err)
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "cpf,name,email")
-	for i := range n {
-		fmt.Fprintf(w, "%s,Cliente %d,c%d@example.com\n", importCPF(i), i, i)
-	}
-	require.NoError(b, w.Flush())
-	require.NoError(b, f.Close())
+	path := writeBenchCustomers(b, n)
 	cpfs := make([]string, 10000)
 	for i := range cpfs {
 		cpfs[i] = importCPF(i * n / 5000 % (2 * n)) // half within the tenant's, half beyond
