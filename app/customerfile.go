@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -53,7 +55,7 @@ func csvCustomerRows(r io.Reader, after int) (iter.Seq[ImportRow], error) {
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
 		if !slices.Contains(CustomerFileColumns, h) {
-			return nil, fmt.Errorf("unknown CSV column %q; the columns are %s", h, strings.Join(CustomerFileColumns, ", "))
+			return nil, fmt.Errorf("unknown CSV column %s; the columns are %s", headerCell(i, h), strings.Join(CustomerFileColumns, ", "))
 		}
 		if slices.Contains(header[:i], h) {
 			return nil, fmt.Errorf("the CSV column %q is repeated", h)
@@ -98,6 +100,20 @@ func csvCustomerRows(r io.Reader, after int) (iter.Seq[ImportRow], error) {
 			}
 		}
 	}, nil
+}
+
+// columnLike is a header cell that reads as a column name.
+var columnLike = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+
+// headerCell names an unknown header cell in an error: quoted when it reads
+// as a column name, else by its position, for in a file without a header
+// line the cell is a customer's name, e-mail or CPF, which errors (stored
+// with an import, shown by the API) must not carry.
+func headerCell(i int, h string) string {
+	if columnLike.MatchString(h) {
+		return strconv.Quote(h)
+	}
+	return fmt.Sprintf("number %d (is the header line missing?)", i+1)
 }
 
 // customerFromCells reads a CSV record under header, and the cells that

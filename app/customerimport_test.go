@@ -196,6 +196,8 @@ func TestCustomerFileHeader(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, file, format, want string }{
 		{"unknown column", "cpf,name,email,shoe_size\n", "csv", `unknown CSV column "shoe_size"`},
+		// Without a header line the first customer's cells are not echoed.
+		{"no header line", "529.982.247-25,Ana Souza,ana@example.com\n", "csv", "unknown CSV column number 1 (is the header line missing?); the columns are"},
 		{"repeated column", "cpf,name,email,name\n", "csv", `"name" is repeated`},
 		{"no email column", "cpf,name\n", "csv", `no "email" column`},
 		{"empty file", "", "csv", "reading the CSV header"},
@@ -204,6 +206,7 @@ func TestCustomerFileHeader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := app.CustomerFileRows(strings.NewReader(tc.file), tc.format, 0)
 			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), "529.982", "no value of a row")
 		})
 	}
 }
