@@ -44,7 +44,7 @@ func (a *App) StartCustomerImport(ctx context.Context, file io.Reader, format st
 		err = apperr.Invalid("file", "is empty")
 	}
 	if err != nil {
-		// The rows stored so far go; the import stays, failed, for the record.
+		// The chunks stored so far go; the import stays, failed, for the record.
 		return nil, errors.Join(err, a.FailCustomerImport(ctx, imp.ID, "the upload did not complete"))
 	}
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
@@ -86,11 +86,17 @@ func (a *App) storeImportFile(ctx context.Context, importID string, file io.Read
 // FailCustomerImport ends an import as failed for reason and drops its
 // file: its header could not be read, or its job ran out of attempts.
 func (a *App) FailCustomerImport(ctx context.Context, importID, reason string) error {
+	return a.finishImport(ctx, importID, customerimport.StatusFailed, reason)
+}
+
+// finishImport ends an import with status and drops its file, which holds
+// personal data the import no longer needs.
+func (a *App) finishImport(ctx context.Context, importID string, status customerimport.Status, reason string) error {
 	return a.DB.InTx(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportID(importID)).Exec(ctx); err != nil {
 			return err
 		}
-		return tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(customerimport.StatusFailed).SetError(reason).
+		return tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
 			SetFinishedAt(a.stamp()).Exec(ctx)
 	})
 }
@@ -171,12 +177,7 @@ func (a *App) RunCustomerImport(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
-		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportID(id)).Exec(ctx); err != nil {
-			return err
-		}
-		return tx.Ent.CustomerImport.UpdateOneID(id).SetStatus(customerimport.StatusSucceeded).SetFinishedAt(a.stamp()).Exec(ctx)
-	})
+	return a.finishImport(ctx, id, customerimport.StatusSucceeded, "")
 }
 
 // saveImportProgress records a committed batch: its counts, its refused

@@ -111,8 +111,7 @@ func (p *panel) renderInsights(ctx context.Context, w http.ResponseWriter, r *ht
 // asks for, midnights in today's location, or the default period and why
 // the one asked for cannot be shown.
 func pickedPeriod(r *http.Request, today time.Time) (first, last time.Time, msg string) {
-	y, m, d := today.Date()
-	last = time.Date(y, m, d, 0, 0, 0, 0, today.Location())
+	last = midnight(today)
 	first = last.AddDate(0, 0, 1-defaultInsightDays)
 	q := r.URL.Query()
 	if q.Get("from") == "" && q.Get("to") == "" {
@@ -133,8 +132,7 @@ func pickedPeriod(r *http.Request, today time.Time) (first, last time.Time, msg 
 
 // presets are the usual periods, ending today.
 func presets(today time.Time) []preset {
-	y, m, d := today.Date()
-	last := time.Date(y, m, d, 0, 0, 0, 0, today.Location())
+	last := midnight(today)
 	var out []preset
 	for _, p := range []struct {
 		label string
@@ -143,6 +141,12 @@ func presets(today time.Time) []preset {
 		out = append(out, preset{p.label, last.AddDate(0, 0, 1-p.days).Format(time.DateOnly), last.Format(time.DateOnly)})
 	}
 	return out
+}
+
+// midnight is the start of t's day, in t's location.
+func midnight(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
 }
 
 // read asks the dashboards for the days first to last and lays out the
@@ -177,11 +181,8 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 		return err
 	}
 
-	byDay, byStore, revenue := salesPoints(sales.SalesByStoreDay, first, last)
-	in.Sales = 0
-	for _, s := range sales.SalesByStoreDay {
-		in.Sales += s.Sales
-	}
+	byDay, byStore, revenue, sold := salesPoints(sales.SalesByStoreDay, first, last)
+	in.Sales = sold
 	in.Revenue = money(revenue)
 	if n := len(liability.PointsLiabilityByDay); n > 0 {
 		in.Liability = count(float64(liability.PointsLiabilityByDay[n-1].Points))
@@ -205,8 +206,8 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 }
 
 // salesPoints sums the sales per day of [first, last], zero days included,
-// and per store, and returns what was paid in all.
-func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySales, first, last time.Time) (byDay, byStore []chart.Point, total decimal.Decimal) {
+// and per store, and returns what was paid in all and how many sales.
+func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySales, first, last time.Time) (byDay, byStore []chart.Point, total decimal.Decimal, sold int) {
 	days := map[string]decimal.Decimal{}
 	type storeSum struct {
 		label string
@@ -222,6 +223,7 @@ func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySa
 		}
 		s.sum = s.sum.Add(r.AmountPayable)
 		total = total.Add(r.AmountPayable)
+		sold += r.Sales
 	}
 	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
 		day := d.Format(time.DateOnly)
@@ -235,7 +237,7 @@ func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySa
 	for _, code := range codes {
 		byStore = append(byStore, moneyPoint(stores[code].label, stores[code].sum))
 	}
-	return byDay, byStore, total
+	return byDay, byStore, total, sold
 }
 
 // activeCustomers counts the active customers of each week of [from, to),
