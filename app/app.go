@@ -39,13 +39,14 @@ type App struct {
 	// queued for them.
 	inlineSales bool
 
-	campaigns  tenantCache[[]eligibility.Campaign]
-	settings   tenantCache[*ent.Tenant]
-	jobsOnce   sync.Once
-	jobsErr    error
-	senderOnce sync.Once
-	sender     *webhook.Sender
-	saleGroups saleGroups
+	campaigns   tenantCache[[]eligibility.Campaign]
+	settings    tenantCache[*ent.Tenant]
+	jobsOnce    sync.Once
+	jobsErr     error
+	senderOnce  sync.Once
+	sender      *webhook.Sender
+	saleGroups  groupCommit[*saleWrite]
+	tokenGroups groupCommit[*tokenWrite]
 }
 
 // jobs returns the River client jobs are inserted with: River, or an

@@ -384,54 +384,64 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if err := checkLimit(first); err != nil {
 		return nil, err
 	}
-	q := a.DB.Ent.Customer.Query()
+	var filters []predicate.Customer
 	if f.SegmentID != "" {
-		q.Where(customer.HasSegmentsWith(segment.ID(f.SegmentID)))
+		filters = append(filters, customer.HasSegmentsWith(segment.ID(f.SegmentID)))
 	}
 	if f.CreatedAfter != nil {
-		q.Where(customer.CreatedAtGT(f.CreatedAfter.UTC()))
+		filters = append(filters, customer.CreatedAtGT(f.CreatedAfter.UTC()))
 	}
 	if f.Predictive != "" {
 		members, err := a.predictiveMembers(ctx, f.Predictive)
 		if err != nil {
 			return nil, err
 		}
-		q.Where(members)
+		filters = append(filters, members)
 	}
 	tenantID, err := ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
-	search := searchCustomers(f.Search, tenantID)
-	if search != nil {
-		q.Where(search)
+	if search := searchCustomers(f.Search, tenantID); search != nil {
+		filters = append(filters, search)
 	}
-	unfiltered := f.SegmentID == "" && f.CreatedAfter == nil && f.Predictive == "" && search == nil
-	filtered := q.Clone()
-	// Ids are time-ordered (ULIDs), so id order is creation order and the
-	// keyset predicate is a plain id < cursor on the (tenant_id, id) index.
-	if after != nil {
-		q.Where(customer.IDLT(after.ID))
+	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
+	page := func(c *ent.Client) error {
+		q := c.Customer.Query().Where(filters...)
+		filtered := q.Clone()
+		// Ids are time-ordered (ULIDs), so id order is creation order and the
+		// keyset predicate is a plain id < cursor on the (tenant_id, id) index.
+		if after != nil {
+			q.Where(customer.IDLT(after.ID))
+		}
+		nodes, err := q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
+			Order(ent.Desc(customer.FieldID)).Limit(first + 1).All(ctx)
+		if err != nil {
+			return err
+		}
+		conn.PageInfo.HasPreviousPage = after != nil
+		if len(nodes) > first {
+			conn.PageInfo.HasNextPage = true
+			nodes = nodes[:first]
+		}
+		for _, n := range nodes {
+			conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: ent.Cursor{ID: n.ID}})
+		}
+		conn.TotalCount, err = a.customerTotal(ctx, len(filters) == 0, filtered, conn)
+		return err
 	}
-	nodes, err := q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
-		Order(ent.Desc(customer.FieldID)).Limit(first + 1).All(ctx)
+	if len(filters) == 0 {
+		err = page(a.DB.Ent)
+	} else {
+		// How selective a filter is depends on its value (a rare name, a
+		// common surname, a small segment): see WithCustomPlans.
+		err = a.DB.WithCustomPlans(ctx, page)
+	}
 	if err != nil {
 		return nil, err
 	}
-	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
-	conn.PageInfo.HasPreviousPage = after != nil
-	if len(nodes) > first {
-		conn.PageInfo.HasNextPage = true
-		nodes = nodes[:first]
-	}
-	for _, n := range nodes {
-		conn.Edges = append(conn.Edges, &ent.CustomerEdge{Node: n, Cursor: ent.Cursor{ID: n.ID}})
-	}
 	if n := len(conn.Edges); n > 0 {
 		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
-	}
-	if conn.TotalCount, err = a.customerTotal(ctx, unfiltered, filtered, conn); err != nil {
-		return nil, err
 	}
 	return conn, nil
 }

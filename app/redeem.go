@@ -138,7 +138,11 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		return nil, nil, err
 	}
 	if replay == nil {
-		a.campaigns.invalidate(red.TenantID)
+		if red.Edges.Campaign.LimitTotal != nil {
+			// The cached campaigns carry their redemption counts for the total
+			// limit only: a campaign without one is judged the same after it.
+			a.campaigns.invalidate(red.TenantID)
+		}
 		a.counts().Redemptions(SourceAPI, 1)
 		a.counts().PointsCredited(SourceAPI, bonus)
 	}

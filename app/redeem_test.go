@@ -547,3 +547,44 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 }
 
 func rdmTime(t time.Time) *time.Time { return &t }
+
+// TestValidationTokensCommitInGroups: validations made at once have their
+// tokens written together (groupCommit); each still gets its own token, kept
+// for its own customer, that redeems once.
+func TestValidationTokensCommitInGroups(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		const n = 64
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, nil)
+		ids := e.customers(t, n)
+		tokens, errs := make([]string, n), make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				tokens[i], errs[i] = e.tryValidate(ids[i], camp.ID)
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+		distinct := map[string]bool{}
+		for _, tok := range tokens {
+			distinct[tok] = true
+		}
+		require.Len(t, distinct, n, "one token per validation")
+		stored, err := db.Ent.ValidationToken.Query().Where(validationtoken.CustomerIDIn(ids...)).Count(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, n, stored)
+
+		attempts := make([]rdmAttempt, n)
+		for i := range n {
+			attempts[i] = rdmAttempt{customerID: ids[i], orderID: fmt.Sprintf("order-%d", i), token: tokens[i]}
+		}
+		require.Empty(t, e.race(t, camp.ID, attempts).errs)
+		_, err = e.redeem(camp.ID, ids[1], "order-1", tokens[0])
+		rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "customer_id")
+	})
+}

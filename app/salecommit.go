@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"sync"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
@@ -17,20 +15,13 @@ import (
 	"github.com/fideliza/fideliza/storage"
 )
 
-// maxSaleGroup bounds the sales one registration transaction writes, and
-// saleGroupTimeout the time it may take.
-const (
-	maxSaleGroup     = 128
-	saleGroupTimeout = 30 * time.Second
-)
+// maxSaleGroup bounds the sales one registration transaction writes.
+const maxSaleGroup = 128
 
-// Sale registration commits in groups: the sales of one tenant that arrive
-// while its previous group is being written wait, and are written together
-// in the next transaction (one insert per table, one job insert), each
-// request answered only once that transaction committed. Under load a group
-// holds many sales; a lone sale is a group of one, written at once. A group
-// that fails is written again one sale per transaction, so a sale's error
-// (or a duplicate receipt another process committed) is only its own.
+// Sale registration commits in groups (groupCommit): one insert per table
+// and one job insert for all the sales of a group. A group that fails is
+// written again one sale per transaction, so a sale's error (or a duplicate
+// receipt another process committed) is only its own.
 
 // saleWrite is one registration waiting for its group.
 type saleWrite struct {
@@ -48,62 +39,27 @@ type saleWritten struct {
 	err      error
 }
 
-// saleGroups queues registrations by tenant; a tenant with a group being
-// written has a writer, which takes the next group when it is done.
-type saleGroups struct {
-	mu      sync.Mutex
-	waiting map[string][]*saleWrite
-	writing map[string]bool
-}
-
 // commitSale queues w in its tenant's next group and waits for its answer.
 func (a *App) commitSale(w *saleWrite) saleWritten {
 	v, _ := viewer.FromContext(w.ctx)
-	g := &a.saleGroups
-	g.mu.Lock()
-	if g.waiting == nil {
-		g.waiting, g.writing = map[string][]*saleWrite{}, map[string]bool{}
-	}
-	g.waiting[v.TenantID] = append(g.waiting[v.TenantID], w)
-	lead := !g.writing[v.TenantID]
-	g.writing[v.TenantID] = true
-	g.mu.Unlock()
-	if lead {
-		go a.writeSaleGroups(v.TenantID)
-	}
+	a.saleGroups.add(v.TenantID, w, maxSaleGroup, a.writeSales)
 	return <-w.done
 }
 
-// writeSaleGroups writes the tenant's waiting groups until none is left.
-func (a *App) writeSaleGroups(tenantID string) {
-	g := &a.saleGroups
-	for {
-		g.mu.Lock()
-		group := g.waiting[tenantID]
-		if len(group) > maxSaleGroup {
-			group, g.waiting[tenantID] = group[:maxSaleGroup], group[maxSaleGroup:]
-		} else {
-			delete(g.waiting, tenantID)
-		}
-		if len(group) == 0 {
-			delete(g.writing, tenantID)
-			g.mu.Unlock()
-			return
-		}
-		g.mu.Unlock()
-		results := a.writeSaleGroup(group)
-		if len(group) > 1 && results == nil {
-			results = make([]saleWritten, len(group))
-			for i, w := range group {
-				results[i] = a.writeSaleGroup([]*saleWrite{w})[0]
-			}
-		}
+// writeSales writes a group of sales and answers each.
+func (a *App) writeSales(group []*saleWrite) {
+	results := a.writeSaleGroup(group)
+	if len(group) > 1 && results == nil {
+		results = make([]saleWritten, len(group))
 		for i, w := range group {
-			if results[i].err == nil && results[i].received {
-				a.counts().SaleReceived()
-			}
-			w.done <- results[i]
+			results[i] = a.writeSaleGroup([]*saleWrite{w})[0]
 		}
+	}
+	for i, w := range group {
+		if results[i].err == nil && results[i].received {
+			a.counts().SaleReceived()
+		}
+		w.done <- results[i]
 	}
 }
 
@@ -114,7 +70,7 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 	// The transaction is the group's, not one request's: a client hanging
 	// up does not cancel the others' sales. The items and payments all link
 	// to sales written here: checked once.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), saleGroupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
 	defer cancel()
 	ctx = schema.RememberVisible(ctx)
 	results := make([]saleWritten, len(group))

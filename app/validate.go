@@ -22,7 +22,9 @@ import (
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/storage"
 )
 
 // ValidationTTL is how long a validation token can be redeemed.
@@ -140,10 +142,11 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 		ids[i] = e.Campaign.ID
 	}
 	expires := now.Add(ValidationTTL)
-	err = a.DB.Ent.ValidationToken.Create().
-		SetTokenHash(hash).SetCustomerID(cust.ID).SetChannel(in.Channel).SetStoreID(in.StoreID).
-		SetCart(cart).SetBenefits(benefits).SetCampaignIds(ids).SetCreatedAt(now).SetExpiresAt(expires).
-		Exec(ctx)
+	err = a.storeToken(ctx, func(c *ent.Client) *ent.ValidationTokenCreate {
+		return c.ValidationToken.Create().
+			SetTokenHash(hash).SetCustomerID(cust.ID).SetChannel(in.Channel).SetStoreID(in.StoreID).
+			SetCart(cart).SetBenefits(benefits).SetCampaignIds(ids).SetCreatedAt(now).SetExpiresAt(expires)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +154,56 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 		CustomerID: cust.ID, Token: token, ExpiresAt: expires,
 		Eligible: eligible, Ineligible: ineligible, Cart: in.Cart,
 	}, nil
+}
+
+// maxTokenGroup bounds the validation tokens one transaction writes.
+const maxTokenGroup = 128
+
+// tokenWrite is a validation token waiting for its group (groupCommit):
+// the tokens of concurrent validations are written in one transaction, one
+// insert, instead of a transaction each on the database's one writer
+// (SQLite) or a commit each (PostgreSQL).
+type tokenWrite struct {
+	ctx   context.Context
+	build func(*ent.Client) *ent.ValidationTokenCreate
+	done  chan error
+}
+
+// storeToken writes the token build makes, in its tenant's next group, and
+// answers once that group committed.
+func (a *App) storeToken(ctx context.Context, build func(*ent.Client) *ent.ValidationTokenCreate) error {
+	v, _ := viewer.FromContext(ctx)
+	w := &tokenWrite{ctx: ctx, build: build, done: make(chan error, 1)}
+	a.tokenGroups.add(v.TenantID, w, maxTokenGroup, a.writeTokens)
+	return <-w.done
+}
+
+// writeTokens writes a group of tokens and answers each; a group that
+// fails is written again one token per transaction, so an error is only its
+// own token's.
+func (a *App) writeTokens(group []*tokenWrite) {
+	err := a.writeTokenGroup(group)
+	for _, w := range group {
+		if err != nil && len(group) > 1 {
+			w.done <- a.writeTokenGroup([]*tokenWrite{w})
+			continue
+		}
+		w.done <- err
+	}
+}
+
+func (a *App) writeTokenGroup(group []*tokenWrite) error {
+	// The transaction is the group's: a client hanging up does not cancel
+	// the others' tokens.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
+	defer cancel()
+	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+		creates := make([]*ent.ValidationTokenCreate, len(group))
+		for i, w := range group {
+			creates[i] = w.build(tx.Ent)
+		}
+		return tx.Ent.ValidationToken.CreateBulk(creates...).Exec(ctx)
+	})
 }
 
 // keptBenefits is what a validation token keeps of the eligible benefits:

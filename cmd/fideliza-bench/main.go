@@ -101,6 +101,11 @@ func drive(ctx context.Context) error {
 		defer os.RemoveAll(dir)
 		o.databaseURL = "sqlite://" + filepath.Join(dir, "bench.db")
 	}
+	if o.profileDir != "" {
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	progress := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)

@@ -8,9 +8,11 @@ package guard
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -35,14 +37,22 @@ var maxMagnitude = decimal.New(1, 12)
 
 // Text adds a problem of field when s is not text both databases store.
 func Text(p *apperr.Problems, field, s string) {
+	if problem := textProblem(s); problem != "" {
+		p.Add(field, "%s", problem)
+	}
+}
+
+// textProblem says why s is not text both databases store, or "".
+func textProblem(s string) string {
 	switch {
 	case len(s) > MaxText:
-		p.Add(field, "must be at most %d bytes", MaxText)
+		return fmt.Sprintf("must be at most %d bytes", MaxText)
 	case !utf8.ValidString(s):
-		p.Add(field, "must be valid UTF-8 text")
+		return "must be valid UTF-8 text"
 	case strings.IndexByte(s, 0) >= 0:
-		p.Add(field, `must not contain the NUL character (\u0000)`)
+		return `must not contain the NUL character (\u0000)`
 	}
+	return ""
 }
 
 // Number parses a numeric literal, refusing one too long to parse cheaply
@@ -67,15 +77,22 @@ func Number(p *apperr.Problems, field, literal string) *decimal.Decimal {
 // Magnitude adds a problem of field and answers false when d is out of what
 // both databases store.
 func Magnitude(p *apperr.Problems, field string, d decimal.Decimal) bool {
-	switch {
-	case d.Exponent() > maxExponent || (d.Exponent() >= -maxExponent && d.Abs().Cmp(maxMagnitude) >= 0):
-		p.Add(field, "must be less than %s in absolute value", maxMagnitude.String())
-		return false
-	case d.Exponent() < -maxExponent:
-		p.Add(field, "must have at most %d decimal places", maxExponent)
+	if problem := magnitudeProblem(d); problem != "" {
+		p.Add(field, "%s", problem)
 		return false
 	}
 	return true
+}
+
+// magnitudeProblem says why d is out of what both databases store, or "".
+func magnitudeProblem(d decimal.Decimal) string {
+	switch {
+	case d.Exponent() > maxExponent || (d.Exponent() >= -maxExponent && d.Abs().Cmp(maxMagnitude) >= 0):
+		return "must be less than " + maxMagnitude.String() + " in absolute value"
+	case d.Exponent() < -maxExponent:
+		return fmt.Sprintf("must have at most %d decimal places", maxExponent)
+	}
+	return ""
 }
 
 var (
@@ -92,26 +109,31 @@ func Input(p *apperr.Problems, v any) { Field(p, "", v) }
 
 // Field checks a value named field (and what it holds, as Input does).
 func Field(p *apperr.Problems, field string, v any) {
-	w := walker{p: p, name: snake}
-	w.walk(field, reflect.ValueOf(v))
+	newWalker(p, &snakeNames, field).walk(reflect.ValueOf(v))
 }
 
 // FieldCamel is Field for interfaces whose documents name fields in
 // camelCase (unitPrice), as the point-of-sale document does.
 func FieldCamel(p *apperr.Problems, field string, v any) {
-	w := walker{p: p, name: camel}
-	w.walk(field, reflect.ValueOf(v))
+	newWalker(p, &camelNames, field).walk(reflect.ValueOf(v))
 }
 
 // JSON adds a problem of field when raw JSON holds text no database stores:
 // invalid UTF-8 or the escape \u0000 (PostgreSQL's jsonb refuses it).
 func JSON(p *apperr.Problems, field string, raw []byte) {
+	if problem := jsonProblem(raw); problem != "" {
+		p.Add(field, "%s", problem)
+	}
+}
+
+func jsonProblem(raw []byte) string {
 	switch {
 	case !utf8.Valid(raw):
-		p.Add(field, "must be valid UTF-8 text")
+		return "must be valid UTF-8 text"
 	case escapesNUL(raw):
-		p.Add(field, `must not contain the NUL character (\u0000)`)
+		return `must not contain the NUL character (\u0000)`
 	}
+	return ""
 }
 
 // escapesNUL reports whether a string of the JSON text b holds the escape
@@ -132,59 +154,137 @@ func escapesNUL(b []byte) bool {
 	return false
 }
 
-// walker walks an input, naming fields in its interface's style.
+// walker walks an input, naming fields in its interface's style. A field's
+// name is written out only when it has a problem: an operation's input is
+// walked on every request, and nearly all are fine, so the walk keeps where
+// it is as a stack of steps and allocates nothing for it.
 type walker struct {
-	p    *apperr.Problems
-	name func(string) string
+	p     *apperr.Problems
+	names *fieldNames
+	at    []step
 }
 
-func (w walker) walk(field string, v reflect.Value) {
-	p := w.p
+// step is one step of the path to a value: a field (or map key) of its
+// parent named name, or its element number index.
+type step struct {
+	name    string
+	element bool
+	index   int
+}
+
+func newWalker(p *apperr.Problems, names *fieldNames, field string) *walker {
+	w := &walker{p: p, names: names, at: make([]step, 0, 8)}
+	if field != "" {
+		w.at = append(w.at, step{name: field})
+	}
+	return w
+}
+
+// field is the name of where the walk is, as the interfaces write it.
+func (w *walker) field() string {
+	var b strings.Builder
+	for i, s := range w.at {
+		switch {
+		case s.element:
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+		case i > 0:
+			b.WriteString("." + s.name)
+		default:
+			b.WriteString(s.name)
+		}
+	}
+	return b.String()
+}
+
+func (w *walker) problem(problem string) {
+	if problem != "" {
+		w.p.Add(w.field(), "%s", problem)
+	}
+}
+
+// into walks v one step further down.
+func (w *walker) into(s step, v reflect.Value) {
+	w.at = append(w.at, s)
+	w.walk(v)
+	w.at = w.at[:len(w.at)-1]
+}
+
+func (w *walker) walk(v reflect.Value) {
 	if !v.IsValid() {
 		return
 	}
 	switch t := v.Type(); {
 	case t == decimalType:
-		Magnitude(p, field, v.Interface().(decimal.Decimal))
+		if v.CanAddr() { // its address converts to an interface without a copy
+			w.problem(magnitudeProblem(*v.Addr().Interface().(*decimal.Decimal)))
+		} else {
+			w.problem(magnitudeProblem(v.Interface().(decimal.Decimal)))
+		}
 		return
 	case t == rawJSONType:
-		JSON(p, field, v.Bytes())
+		w.problem(jsonProblem(v.Bytes()))
 		return
 	case t.Kind() == reflect.Struct && t.PkgPath() == optPackage:
 		// An opt.Field: its value, when present, under the field's name.
 		if v.FieldByName("Set").Bool() && !v.FieldByName("Null").Bool() {
-			w.walk(field, v.FieldByName("Value"))
+			w.walk(v.FieldByName("Value"))
 		}
 		return
 	}
 	switch v.Kind() {
 	case reflect.String:
-		Text(p, field, v.String())
+		w.problem(textProblem(v.String()))
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			w.walk(field, v.Elem())
+			w.walk(v.Elem())
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return // raw JSON or bytes: checked where decoded
 		}
 		for i := range v.Len() {
-			w.walk(field+"["+strconv.Itoa(i)+"]", v.Index(i))
+			w.into(step{element: true, index: i}, v.Index(i))
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
-			w.walk(join(field, it.Key().String()), it.Key())
-			w.walk(join(field, it.Key().String()), it.Value())
+			key := step{name: it.Key().String()}
+			w.into(key, it.Key())
+			w.into(key, it.Value())
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() {
-				w.walk(join(field, w.name(f.Name)), v.Field(i))
+		for i, name := range w.names.of(v.Type()) {
+			if name != "" {
+				w.into(step{name: name}, v.Field(i))
 			}
 		}
 	default: // numbers, booleans, times: nothing either database refuses
 	}
+}
+
+// fieldNames are the interface names of struct types' fields, made once
+// per type: "" for an unexported field.
+type fieldNames struct {
+	style func(string) string
+	types sync.Map // reflect.Type → []string
+}
+
+var (
+	snakeNames = fieldNames{style: snake}
+	camelNames = fieldNames{style: camel}
+)
+
+func (n *fieldNames) of(t reflect.Type) []string {
+	if names, ok := n.types.Load(t); ok {
+		return names.([]string)
+	}
+	names := make([]string, t.NumField())
+	for i := range names {
+		if f := t.Field(i); f.IsExported() {
+			names[i] = n.style(f.Name)
+		}
+	}
+	n.types.Store(t, names)
+	return names
 }
 
 // camel turns a Go field name into camelCase: UnitPrice → unitPrice,
@@ -197,13 +297,6 @@ func camel(name string) string {
 		}
 	}
 	return strings.Join(parts, "")
-}
-
-func join(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "." + name
 }
 
 // snake turns a Go field name into the interfaces' name: CustomerID →
