@@ -20,9 +20,9 @@ type groupCommit[W any] struct {
 }
 
 // add queues w in its tenant's next group; when no group of the tenant is
-// being written, a goroutine starts writing with write, up to max writes a
+// being written, a goroutine starts writing with write, up to limit writes a
 // group, until none is waiting. write answers each write of its group.
-func (g *groupCommit[W]) add(tenantID string, w W, max int, write func(group []W)) {
+func (g *groupCommit[W]) add(tenantID string, w W, limit int, write func(group []W)) {
 	g.mu.Lock()
 	if g.waiting == nil {
 		g.waiting, g.writing = map[string][]W{}, map[string]bool{}
@@ -32,16 +32,16 @@ func (g *groupCommit[W]) add(tenantID string, w W, max int, write func(group []W
 	g.writing[tenantID] = true
 	g.mu.Unlock()
 	if lead {
-		go g.drain(tenantID, max, write)
+		go g.drain(tenantID, limit, write)
 	}
 }
 
-func (g *groupCommit[W]) drain(tenantID string, max int, write func(group []W)) {
+func (g *groupCommit[W]) drain(tenantID string, limit int, write func(group []W)) {
 	for {
 		g.mu.Lock()
 		group := g.waiting[tenantID]
-		if len(group) > max {
-			group, g.waiting[tenantID] = group[:max], group[max:]
+		if len(group) > limit {
+			group, g.waiting[tenantID] = group[:limit], group[limit:]
 		} else {
 			delete(g.waiting, tenantID)
 		}

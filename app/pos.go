@@ -116,9 +116,17 @@ type IdentifyInput struct {
 type Identification struct {
 	Document  string
 	Type      document.Type
-	Customer  *ent.Customer // nil: NOT_FOUND
+	Customer  *ent.Customer // nil: NOT_FOUND; its identified fields only
 	Status    string
 	PriceCode int
+}
+
+// identified are the fields of a customer an identification answers with
+// (POSStatus, PriceCode and the point of sale's customer): a third of its
+// columns, read at every till for every customer.
+var identified = []string{
+	customer.FieldExternalID, customer.FieldName, customer.FieldEmail, customer.FieldPhone,
+	customer.FieldBirthDate, customer.FieldLevel,
 }
 
 // IdentifyCustomer finds the customer of a CPF or CNPJ; an unknown one is
@@ -153,9 +161,9 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	if in.Customer != nil {
 		phone = in.Customer.Phone
 	}
-	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone)
+	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone, identified...)
 	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-		cust, err = a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Only(ctx)
+		cust, err = a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Select(identified...).Only(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/decimaltext"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 )
@@ -142,7 +143,7 @@ func decimalJSON(d *decimal.Decimal) *json.Number {
 	if d == nil {
 		return nil
 	}
-	n := json.Number(d.String())
+	n := json.Number(decimaltext.Format(*d))
 	return &n
 }
 
@@ -281,15 +282,15 @@ type benefitJSON struct {
 
 func renderBenefit(b eligibility.Benefit, cashback bool) benefitJSON {
 	out := benefitJSON{
-		Amount: json.Number(b.Amount.String()), DiscountAmount: decimalJSON(b.DiscountAmount),
+		Amount: json.Number(decimaltext.Format(b.Amount)), DiscountAmount: decimalJSON(b.DiscountAmount),
 		CashbackAmount: decimalJSON(b.CashbackAmount), CreditAfterDays: b.CreditAfterDays,
 		BonusPoints: b.BonusPoints, Multiplier: decimalJSON(b.Multiplier), FreeShipping: b.FreeShipping,
 		GiftSKU: b.GiftSKU, Items: make([]itemBenefitJSON, 0, len(b.Items)),
 	}
 	for _, it := range b.Items {
 		item := itemBenefitJSON{
-			SKU: it.SKU, Quantity: json.Number(it.Quantity.String()),
-			DiscountAmount: json.Number(it.DiscountAmount.String()), BonusPoints: it.BonusPoints,
+			SKU: it.SKU, Quantity: json.Number(decimaltext.Format(it.Quantity)),
+			DiscountAmount: json.Number(decimaltext.Format(it.DiscountAmount)), BonusPoints: it.BonusPoints,
 		}
 		if cashback {
 			item.CashbackAmount = decimalJSON(&it.CashbackAmount)
