@@ -308,7 +308,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.customerFor(ctx, customer.Document(doc), live)
+	cust, segments, err := a.customerFor(ctx, customer.Document(doc), live, customer.FieldName) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
 	}

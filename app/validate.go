@@ -222,11 +222,11 @@ type keptBenefit struct {
 	BonusPoints int64           `json:"bonus_points,omitempty"`
 }
 
-// customerFor reads the customer pred selects with the ids of its segments,
-// which only a campaign targeting a segment asks about: without one the
-// segments are not read.
-func (a *App) customerFor(ctx context.Context, pred predicate.Customer, campaigns []eligibility.Campaign) (*ent.Customer, []string, error) {
-	q := a.DB.Ent.Customer.Query().Where(pred)
+// customerFor reads the customer pred selects, its id and fields only, with
+// the ids of its segments, which only a campaign targeting a segment asks
+// about: without one the segments are not read.
+func (a *App) customerFor(ctx context.Context, pred predicate.Customer, campaigns []eligibility.Campaign, fields ...string) (*ent.Customer, []string, error) {
+	q := a.DB.Ent.Customer.Query().Where(pred).Select(append(fields, customer.FieldID)...)
 	if slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return c.SegmentID != "" }) {
 		q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
 	}

@@ -66,7 +66,7 @@ type Service struct {
 func NewService(client *ent.Client, issuer, audience string) *Service {
 	s := &Service{Issuer: strings.TrimRight(issuer, "/"), Audience: audience, Keys: NewKeys(client), client: client, throttle: newThrottle(),
 		ClientCheckTTL: DefaultClientCheckTTL}
-	s.verifier = newVerifier(s.Issuer, audience, s.Keys)
+	s.verifier = rememberVerified(newVerifier(s.Issuer, audience, s.Keys))
 	return s
 }
 
