@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -76,12 +77,20 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 	results := make([]saleWritten, len(group))
 	dupOf := map[int]int{} // a receipt sent twice in the group → its first
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		// The receipts registered before, in one query for the group.
-		stores, receipts := make([]string, len(group)), make([]string, len(group))
-		for i, w := range group {
-			stores[i], receipts[i] = w.storeID, w.in.SaleID
+		// The receipts registered before, in one query for the group: by
+		// store, each store's receipts, so that every lookup is a probe of
+		// the (tenant, store, receipt) index. (Store IN (…) AND receipt IN
+		// (…) let SQLite read every sale of the stores: 20% of the service's
+		// CPU after a minute of a sale load, and growing with the table.)
+		receipts := map[string][]string{}
+		for _, w := range group {
+			receipts[w.storeID] = append(receipts[w.storeID], w.in.SaleID)
 		}
-		priors, err := tx.Ent.Sale.Query().Where(sale.StoreIDIn(stores...), sale.ExternalIDIn(receipts...)).All(ctx)
+		byStore := make([]predicate.Sale, 0, len(receipts))
+		for store, ids := range receipts {
+			byStore = append(byStore, sale.And(sale.StoreID(store), sale.ExternalIDIn(ids...)))
+		}
+		priors, err := tx.Ent.Sale.Query().Where(sale.Or(byStore...)).All(ctx)
 		if err != nil {
 			return err
 		}

@@ -157,14 +157,14 @@ func drive(ctx context.Context) error {
 	}
 	for _, name := range []string{"identify", "authorize", "validate", "redeem", "customer list", "customer search"} {
 		progress("load: %s", name)
-		profiled := profile(ctx, "http://"+addr, o, name)
+		profiled := profile(ctx, "http://"+addr, o.profileDir, name, o.duration)
 		rep.Ops = append(rep.Ops, run(ctx, name, o.conns, o.duration, 0, l.op(name)))
 		if err := profiled(); err != nil {
 			return err
 		}
 	}
 	progress("load: sale ingestion, then the queue drains")
-	profiled := profile(ctx, "http://"+addr, o, "sale ingestion")
+	profiled := profile(ctx, "http://"+addr, o.profileDir, "sale ingestion", o.saleDuration)
 	ingested, processed, err := l.sales(ctx, db, o)
 	if err == nil {
 		err = profiled()
@@ -211,8 +211,7 @@ func drive(ctx context.Context) error {
 // reading a million pending entries, and the checkpoint's writes.
 func analyze(ctx context.Context, db *storage.DB) error {
 	if db.Dialect != dialect.Postgres {
-		_, err := db.SQL.ExecContext(ctx, "ANALYZE")
-		return err
+		return db.Analyze(ctx, "ANALYZE")
 	}
 	if _, err := db.SQL.ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
 		return err
@@ -345,16 +344,16 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	return nil
 }
 
-// profile starts a CPU profile of the service for the coming load when
-// --profile is set; the returned function waits for it and writes
-// <dir>/<load>.pprof.
-func profile(ctx context.Context, base string, o options, load string) func() error {
-	if o.profileDir == "" {
+// profile starts a CPU profile of the service for the coming load of
+// length d when --profile set dir; the returned function waits for it and
+// writes <dir>/<load>.pprof.
+func profile(ctx context.Context, base, dir, load string, d time.Duration) func() error {
+	if dir == "" {
 		return func() error { return nil }
 	}
 	done := make(chan error, 1)
 	go func() {
-		seconds := max(1, int(o.duration.Seconds())-1)
+		seconds := max(1, int(d.Seconds())-1)
 		res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds))
 		if err != nil {
 			done <- err
@@ -363,7 +362,7 @@ func profile(ctx context.Context, base string, o options, load string) func() er
 		defer res.Body.Close()
 		raw, err := io.ReadAll(res.Body)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(o.profileDir, strings.ReplaceAll(load, " ", "-")+".pprof"), raw, 0o644)
+			err = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(load, " ", "-")+".pprof"), raw, 0o644)
 		}
 		done <- err
 	}()
