@@ -184,33 +184,58 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	return t, err
 }
 
-// CreateStore registers a store of a tenant under its external code.
-func (a *App) CreateStore(ctx context.Context, tenantID, code, name string) (*ent.Store, error) {
-	if err := guarded("tenant_id", tenantID, "code", code, "name", name); err != nil {
+// CreateStore registers a store of a tenant under its external code, in
+// groups (regions) campaigns may target.
+func (a *App) CreateStore(ctx context.Context, tenantID, code, name string, groups ...string) (*ent.Store, error) {
+	if err := guarded("tenant_id", tenantID, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
-	if err := checkStore(&code, &name); err != nil {
+	if err := checkStore(&code, &name, groups); err != nil {
 		return nil, err
 	}
-	s, err := a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name).Save(ctx)
+	create := a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name)
+	if len(groups) > 0 {
+		create.SetGroups(groups)
+	}
+	s, err := create.Save(ctx)
+	if err == nil && len(groups) > 0 {
+		a.storeGroups.invalidate(tenantID)
+	}
 	return s, storeConflict(err)
 }
 
-// UpdateStore changes a store's code or name; nil leaves one as it is.
-func (a *App) UpdateStore(ctx context.Context, id string, code, name *string) (*ent.Store, error) {
-	if err := guarded("id", id, "code", code, "name", name); err != nil {
+// UpdateStore changes a store's code, name or groups; nil leaves one as it
+// is (an empty list of groups clears them).
+func (a *App) UpdateStore(ctx context.Context, id string, code, name *string, groups []string) (*ent.Store, error) {
+	if err := guarded("id", id, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
-	if err := checkStore(code, name); err != nil {
+	if err := checkStore(code, name, groups); err != nil {
 		return nil, err
 	}
-	s, err := a.DB.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name).Save(ctx)
+	update := a.DB.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name)
+	switch {
+	case groups == nil:
+	case len(groups) == 0:
+		update.ClearGroups()
+	default:
+		update.SetGroups(groups)
+	}
+	s, err := update.Save(ctx)
+	if err == nil {
+		a.storeGroups.invalidate(s.TenantID)
+	}
 	return s, storeConflict(notFoundAs(err, "store"))
 }
 
-// checkStore trims a store's code and name and says whether they are usable.
-func checkStore(code, name *string) error {
+// maxStoreGroups bounds the groups a store is in.
+const maxStoreGroups = 50
+
+// checkStore trims a store's code and name and says whether they and its
+// groups are usable.
+func checkStore(code, name *string, groups []string) error {
 	var p apperr.Problems
+	checkLabels(&p, "groups", groups, maxStoreGroups)
 	for field, v := range map[string]*string{"code": code, "name": name} {
 		if v == nil {
 			continue
@@ -224,6 +249,20 @@ func checkStore(code, name *string) error {
 		p.Add("code", "must be at most 50 characters")
 	}
 	return p.Err()
+}
+
+// checkLabels adds problems of field when list, store codes or groups,
+// holds more than limit entries or one that is empty, longer than 64 bytes
+// or padded with spaces (it would never match what a point of sale sends).
+func checkLabels(p *apperr.Problems, field string, list []string, limit int) {
+	if len(list) > limit {
+		p.Add(field, "must hold at most %d entries", limit)
+	}
+	for i, v := range list {
+		if strings.TrimSpace(v) != v || v == "" || len(v) > 64 {
+			p.Add(field, "item %d must be 1 to 64 characters without spaces around", i)
+		}
+	}
 }
 
 func storeConflict(err error) error {

@@ -39,8 +39,10 @@ type App struct {
 	// queued for them.
 	inlineSales bool
 
-	campaigns   tenantCache[[]eligibility.Campaign]
-	settings    tenantCache[*ent.Tenant]
+	campaigns tenantCache[[]eligibility.Campaign]
+	settings  tenantCache[*ent.Tenant]
+	// storeGroups maps the codes of a tenant's stores in groups to them.
+	storeGroups tenantCache[map[string][]string]
 	jobsOnce    sync.Once
 	jobsErr     error
 	senderOnce  sync.Once

@@ -19,6 +19,10 @@ import (
 	"github.com/fideliza/fideliza/ent/segment"
 )
 
+// maxStoreTargets bounds the store codes, and the store groups, a campaign
+// lists: a chain's regional offer names a region, not a thousand stores.
+const maxStoreTargets = 1000
+
 // CampaignInput creates a campaign.
 type CampaignInput struct {
 	Name, Description string
@@ -27,6 +31,8 @@ type CampaignInput struct {
 	SegmentID         *string
 	PredictiveSegment *string  // a predictive segment's key (v2), instead of SegmentID
 	Channels          []string // nil: every channel
+	StoreCodes        []string // with StoreGroups nil too: every store
+	StoreGroups       []string
 	Discount          *DiscountInput
 	Eligibility       *EligibilityInput
 	Limits            *LimitsInput
@@ -148,6 +154,8 @@ func (in CampaignInput) validate(now time.Time) error {
 			p.Add("channels", "item %d must be a channel name such as pdv, ecommerce or app", i)
 		}
 	}
+	checkLabels(&p, "store_codes", in.StoreCodes, maxStoreTargets)
+	checkLabels(&p, "store_groups", in.StoreGroups, maxStoreTargets)
 	if e := in.Eligibility; e != nil && e.MinSubtotal != nil && (e.MinSubtotal.IsNegative() || e.MinSubtotal.Exponent() < -2) {
 		p.Add("eligibility.min_subtotal", "must be a non-negative amount in R$")
 	}
@@ -201,6 +209,12 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	}
 	if in.Channels != nil {
 		c.SetChannels(in.Channels)
+	}
+	if len(in.StoreCodes) > 0 {
+		c.SetStoreCodes(in.StoreCodes)
+	}
+	if len(in.StoreGroups) > 0 {
+		c.SetStoreGroups(in.StoreGroups)
 	}
 	if d := in.Discount; d != nil {
 		if d.Mode != "" {

@@ -113,8 +113,9 @@ func (a *App) seedDemo(ctx context.Context, c *ent.Client) error {
 // seedDemoData gives a tenant the demo's stores, customers, segment and
 // campaigns: the demo tenant, and every new or reset sandbox.
 func (a *App) seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
-	for _, s := range [][2]string{{"LOJA-01", "Loja Centro"}, {"LOJA-02", "Loja Shopping"}} {
-		if err := c.Store.Create().SetTenantID(tenantID).SetCode(s[0]).SetName(s[1]).Exec(ctx); err != nil {
+	for _, s := range demoStores[:2] {
+		err := c.Store.Create().SetTenantID(tenantID).SetCode(s.code).SetName(s.name).SetGroups([]string{s.state}).Exec(ctx)
+		if err != nil {
 			return err
 		}
 	}

@@ -53,8 +53,8 @@ var (
 	sandboxSize = demoSize{shoppers: 150, days: 90}
 )
 
-// demoStores are the demo's stores, four in each of three regions; the
-// first two are the small demo's.
+// demoStores are the demo's stores, four in each of three regions (states,
+// their store group); the first two are the small demo's.
 var demoStores = []struct{ code, name, city, state string }{
 	{"LOJA-01", "Loja Centro", "São Paulo", "SP"}, {"LOJA-02", "Loja Shopping", "São Paulo", "SP"},
 	{"LOJA-03", "Loja Paulista", "São Paulo", "SP"}, {"LOJA-04", "Loja Campinas", "Campinas", "SP"},
@@ -145,7 +145,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 		return err
 	}
 	for _, s := range demoStores[2:] {
-		if _, err := y.CreateStore(sys, tenantID, s.code, s.name); err != nil {
+		if _, err := y.CreateStore(sys, tenantID, s.code, s.name, s.state); err != nil {
 			return err
 		}
 	}

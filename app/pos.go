@@ -355,9 +355,13 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if len(cart.Items) == 0 {
 		return out, nil
 	}
+	groups, err := a.storeGroupsAt(ctx, discounts, in.StoreID)
+	if err != nil {
+		return nil, err
+	}
 	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
-		Now: a.Now().UTC(), Channel: channelPOS, Segments: segments, CustomerRedemptions: used,
-		PointsPerReal: tenant.PointsPerReal,
+		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Segments: segments,
+		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
 	})
 	type best struct {
 		campaign string

@@ -202,9 +202,17 @@ func saleBonus(ctx context.Context, camps []eligibility.Campaign, s *ent.Sale, i
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: kept,
 			UnitPrice: it.UnitPrice.Sub(it.DiscountAmount.DivRound(it.Quantity, 8))})
 	}
-	eligible, _ := eligibility.Evaluate(bonus, cart, eligibility.Context{
-		Now: s.SoldAt, Channel: channelPOS, Segments: segs, PointsPerReal: rate,
-	})
+	at := s.Edges.Store // the campaigns of the sale's store
+	if at == nil && eligibility.TargetsStores(bonus) {
+		if at, err = s.QueryStore().Only(ctx); err != nil {
+			return 0, "", err
+		}
+	}
+	where := eligibility.Context{Now: s.SoldAt, Channel: channelPOS, Segments: segs, PointsPerReal: rate}
+	if at != nil {
+		where.Store, where.StoreGroups = at.Code, at.Groups
+	}
+	eligible, _ := eligibility.Evaluate(bonus, cart, where)
 	var total int64
 	var names []string
 	for _, e := range eligible {

@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/store"
 )
 
 // tenantCacheTTL bounds how stale another process's change can be here:
@@ -99,4 +100,25 @@ func (a *App) tenantSettings(ctx context.Context) (*ent.Tenant, error) {
 		v, _ := viewer.FromContext(ctx)
 		return a.DB.Ent.Tenant.Get(ctx, v.TenantID)
 	})
+}
+
+// storeGroupsAt returns the groups (regions) of the viewer's tenant's store
+// of code when one of campaigns targets stores, from a snapshot of the
+// tenant's stores that have groups; nil otherwise, without reading.
+func (a *App) storeGroupsAt(ctx context.Context, campaigns []eligibility.Campaign, code string) ([]string, error) {
+	if code == "" || !eligibility.TargetsStores(campaigns) {
+		return nil, nil
+	}
+	byCode, err := a.storeGroups.get(ctx, func(ctx context.Context) (map[string][]string, error) {
+		rows, err := a.DB.Ent.Store.Query().Where(store.GroupsNotNil()).Select(store.FieldCode, store.FieldGroups).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		byCode := make(map[string][]string, len(rows))
+		for _, s := range rows {
+			byCode[s.Code] = s.Groups
+		}
+		return byCode, nil
+	})
+	return byCode[code], err
 }

@@ -116,10 +116,14 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
+	groups, err := a.storeGroupsAt(ctx, campaigns, in.StoreID)
+	if err != nil {
+		return nil, err
+	}
 	now := a.stamp()
 	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
-		Now: now, Channel: in.Channel, Segments: segments, CustomerRedemptions: used,
-		PointsPerReal: tenant.PointsPerReal,
+		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Segments: segments,
+		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
 	})
 	token, hash := newValidationToken()
 	cart, err := json.Marshal(in.Cart)

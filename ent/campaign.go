@@ -46,6 +46,10 @@ type Campaign struct {
 	PredictiveSegment *campaign.PredictiveSegment `json:"predictive_segment,omitempty"`
 	// Channels (pdv, ecommerce, app, …); absent means every channel.
 	Channels []string `json:"channels,omitempty"`
+	// Codes of the stores the campaign is for; with store_groups absent too, every store.
+	StoreCodes []string `json:"store_codes,omitempty"`
+	// Store groups (regions) the campaign is for: every store of one of them.
+	StoreGroups []string `json:"store_groups,omitempty"`
 	// Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping.
 	DiscountMode *campaign.DiscountMode `json:"discount_mode,omitempty"`
 	// Percentage (0–100) or fixed amount in R$.
@@ -129,7 +133,7 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case campaign.FieldDiscountValue, campaign.FieldMultiplier, campaign.FieldMinSubtotal:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
-		case campaign.FieldChannels, campaign.FieldEligibleSkus, campaign.FieldEligibleCategories:
+		case campaign.FieldChannels, campaign.FieldStoreCodes, campaign.FieldStoreGroups, campaign.FieldEligibleSkus, campaign.FieldEligibleCategories:
 			values[i] = new([]byte)
 		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount:
 			values[i] = new(sql.NullInt64)
@@ -232,6 +236,22 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 			} else if value != nil && len(*value) > 0 {
 				if err := json.Unmarshal(*value, &_m.Channels); err != nil {
 					return fmt.Errorf("unmarshal field channels: %w", err)
+				}
+			}
+		case campaign.FieldStoreCodes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field store_codes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.StoreCodes); err != nil {
+					return fmt.Errorf("unmarshal field store_codes: %w", err)
+				}
+			}
+		case campaign.FieldStoreGroups:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field store_groups", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.StoreGroups); err != nil {
+					return fmt.Errorf("unmarshal field store_groups: %w", err)
 				}
 			}
 		case campaign.FieldDiscountMode:
@@ -402,6 +422,12 @@ func (_m *Campaign) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("channels=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Channels))
+	builder.WriteString(", ")
+	builder.WriteString("store_codes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.StoreCodes))
+	builder.WriteString(", ")
+	builder.WriteString("store_groups=")
+	builder.WriteString(fmt.Sprintf("%v", _m.StoreGroups))
 	builder.WriteString(", ")
 	if v := _m.DiscountMode; v != nil {
 		builder.WriteString("discount_mode=")

@@ -144,6 +144,18 @@ func (_c *CampaignCreate) SetChannels(v []string) *CampaignCreate {
 	return _c
 }
 
+// SetStoreCodes sets the "store_codes" field.
+func (_c *CampaignCreate) SetStoreCodes(v []string) *CampaignCreate {
+	_c.mutation.SetStoreCodes(v)
+	return _c
+}
+
+// SetStoreGroups sets the "store_groups" field.
+func (_c *CampaignCreate) SetStoreGroups(v []string) *CampaignCreate {
+	_c.mutation.SetStoreGroups(v)
+	return _c
+}
+
 // SetDiscountMode sets the "discount_mode" field.
 func (_c *CampaignCreate) SetDiscountMode(v campaign.DiscountMode) *CampaignCreate {
 	_c.mutation.SetDiscountMode(v)
@@ -553,6 +565,14 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Channels(); ok {
 		_spec.SetField(campaign.FieldChannels, field.TypeJSON, value)
 		_node.Channels = value
+	}
+	if value, ok := _c.mutation.StoreCodes(); ok {
+		_spec.SetField(campaign.FieldStoreCodes, field.TypeJSON, value)
+		_node.StoreCodes = value
+	}
+	if value, ok := _c.mutation.StoreGroups(); ok {
+		_spec.SetField(campaign.FieldStoreGroups, field.TypeJSON, value)
+		_node.StoreGroups = value
 	}
 	if value, ok := _c.mutation.DiscountMode(); ok {
 		_spec.SetField(campaign.FieldDiscountMode, field.TypeEnum, value)

@@ -166,6 +166,42 @@ func (_u *CampaignUpdate) ClearChannels() *CampaignUpdate {
 	return _u
 }
 
+// SetStoreCodes sets the "store_codes" field.
+func (_u *CampaignUpdate) SetStoreCodes(v []string) *CampaignUpdate {
+	_u.mutation.SetStoreCodes(v)
+	return _u
+}
+
+// AppendStoreCodes appends value to the "store_codes" field.
+func (_u *CampaignUpdate) AppendStoreCodes(v []string) *CampaignUpdate {
+	_u.mutation.AppendStoreCodes(v)
+	return _u
+}
+
+// ClearStoreCodes clears the value of the "store_codes" field.
+func (_u *CampaignUpdate) ClearStoreCodes() *CampaignUpdate {
+	_u.mutation.ClearStoreCodes()
+	return _u
+}
+
+// SetStoreGroups sets the "store_groups" field.
+func (_u *CampaignUpdate) SetStoreGroups(v []string) *CampaignUpdate {
+	_u.mutation.SetStoreGroups(v)
+	return _u
+}
+
+// AppendStoreGroups appends value to the "store_groups" field.
+func (_u *CampaignUpdate) AppendStoreGroups(v []string) *CampaignUpdate {
+	_u.mutation.AppendStoreGroups(v)
+	return _u
+}
+
+// ClearStoreGroups clears the value of the "store_groups" field.
+func (_u *CampaignUpdate) ClearStoreGroups() *CampaignUpdate {
+	_u.mutation.ClearStoreGroups()
+	return _u
+}
+
 // SetDiscountMode sets the "discount_mode" field.
 func (_u *CampaignUpdate) SetDiscountMode(v campaign.DiscountMode) *CampaignUpdate {
 	_u.mutation.SetDiscountMode(v)
@@ -593,6 +629,28 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ChannelsCleared() {
 		_spec.ClearField(campaign.FieldChannels, field.TypeJSON)
 	}
+	if value, ok := _u.mutation.StoreCodes(); ok {
+		_spec.SetField(campaign.FieldStoreCodes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedStoreCodes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, campaign.FieldStoreCodes, value)
+		})
+	}
+	if _u.mutation.StoreCodesCleared() {
+		_spec.ClearField(campaign.FieldStoreCodes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.StoreGroups(); ok {
+		_spec.SetField(campaign.FieldStoreGroups, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedStoreGroups(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, campaign.FieldStoreGroups, value)
+		})
+	}
+	if _u.mutation.StoreGroupsCleared() {
+		_spec.ClearField(campaign.FieldStoreGroups, field.TypeJSON)
+	}
 	if value, ok := _u.mutation.DiscountMode(); ok {
 		_spec.SetField(campaign.FieldDiscountMode, field.TypeEnum, value)
 	}
@@ -903,6 +961,42 @@ func (_u *CampaignUpdateOne) AppendChannels(v []string) *CampaignUpdateOne {
 // ClearChannels clears the value of the "channels" field.
 func (_u *CampaignUpdateOne) ClearChannels() *CampaignUpdateOne {
 	_u.mutation.ClearChannels()
+	return _u
+}
+
+// SetStoreCodes sets the "store_codes" field.
+func (_u *CampaignUpdateOne) SetStoreCodes(v []string) *CampaignUpdateOne {
+	_u.mutation.SetStoreCodes(v)
+	return _u
+}
+
+// AppendStoreCodes appends value to the "store_codes" field.
+func (_u *CampaignUpdateOne) AppendStoreCodes(v []string) *CampaignUpdateOne {
+	_u.mutation.AppendStoreCodes(v)
+	return _u
+}
+
+// ClearStoreCodes clears the value of the "store_codes" field.
+func (_u *CampaignUpdateOne) ClearStoreCodes() *CampaignUpdateOne {
+	_u.mutation.ClearStoreCodes()
+	return _u
+}
+
+// SetStoreGroups sets the "store_groups" field.
+func (_u *CampaignUpdateOne) SetStoreGroups(v []string) *CampaignUpdateOne {
+	_u.mutation.SetStoreGroups(v)
+	return _u
+}
+
+// AppendStoreGroups appends value to the "store_groups" field.
+func (_u *CampaignUpdateOne) AppendStoreGroups(v []string) *CampaignUpdateOne {
+	_u.mutation.AppendStoreGroups(v)
+	return _u
+}
+
+// ClearStoreGroups clears the value of the "store_groups" field.
+func (_u *CampaignUpdateOne) ClearStoreGroups() *CampaignUpdateOne {
+	_u.mutation.ClearStoreGroups()
 	return _u
 }
 
@@ -1362,6 +1456,28 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	}
 	if _u.mutation.ChannelsCleared() {
 		_spec.ClearField(campaign.FieldChannels, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.StoreCodes(); ok {
+		_spec.SetField(campaign.FieldStoreCodes, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedStoreCodes(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, campaign.FieldStoreCodes, value)
+		})
+	}
+	if _u.mutation.StoreCodesCleared() {
+		_spec.ClearField(campaign.FieldStoreCodes, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.StoreGroups(); ok {
+		_spec.SetField(campaign.FieldStoreGroups, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedStoreGroups(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, campaign.FieldStoreGroups, value)
+		})
+	}
+	if _u.mutation.StoreGroupsCleared() {
+		_spec.ClearField(campaign.FieldStoreGroups, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.DiscountMode(); ok {
 		_spec.SetField(campaign.FieldDiscountMode, field.TypeEnum, value)

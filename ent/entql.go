@@ -83,6 +83,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			campaign.FieldSegmentID:          {Type: field.TypeString, Column: campaign.FieldSegmentID},
 			campaign.FieldPredictiveSegment:  {Type: field.TypeEnum, Column: campaign.FieldPredictiveSegment},
 			campaign.FieldChannels:           {Type: field.TypeJSON, Column: campaign.FieldChannels},
+			campaign.FieldStoreCodes:         {Type: field.TypeJSON, Column: campaign.FieldStoreCodes},
+			campaign.FieldStoreGroups:        {Type: field.TypeJSON, Column: campaign.FieldStoreGroups},
 			campaign.FieldDiscountMode:       {Type: field.TypeEnum, Column: campaign.FieldDiscountMode},
 			campaign.FieldDiscountValue:      {Type: field.TypeOther, Column: campaign.FieldDiscountValue},
 			campaign.FieldCreditAfterDays:    {Type: field.TypeInt, Column: campaign.FieldCreditAfterDays},
@@ -518,6 +520,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldUpdatedAt: {Type: field.TypeTime, Column: store.FieldUpdatedAt},
 			store.FieldCode:      {Type: field.TypeString, Column: store.FieldCode},
 			store.FieldName:      {Type: field.TypeString, Column: store.FieldName},
+			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
 	graph.Nodes[20] = &sqlgraph.Node{
@@ -1568,6 +1571,16 @@ func (f *CampaignFilter) WherePredictiveSegment(p entql.StringP) {
 // WhereChannels applies the entql json.RawMessage predicate on the channels field.
 func (f *CampaignFilter) WhereChannels(p entql.BytesP) {
 	f.Where(p.Field(campaign.FieldChannels))
+}
+
+// WhereStoreCodes applies the entql json.RawMessage predicate on the store_codes field.
+func (f *CampaignFilter) WhereStoreCodes(p entql.BytesP) {
+	f.Where(p.Field(campaign.FieldStoreCodes))
+}
+
+// WhereStoreGroups applies the entql json.RawMessage predicate on the store_groups field.
+func (f *CampaignFilter) WhereStoreGroups(p entql.BytesP) {
+	f.Where(p.Field(campaign.FieldStoreGroups))
 }
 
 // WhereDiscountMode applies the entql string predicate on the discount_mode field.
@@ -3937,6 +3950,11 @@ func (f *StoreFilter) WhereCode(p entql.StringP) {
 // WhereName applies the entql string predicate on the name field.
 func (f *StoreFilter) WhereName(p entql.StringP) {
 	f.Where(p.Field(store.FieldName))
+}
+
+// WhereGroups applies the entql json.RawMessage predicate on the groups field.
+func (f *StoreFilter) WhereGroups(p entql.BytesP) {
+	f.Where(p.Field(store.FieldGroups))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

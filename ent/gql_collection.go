@@ -333,6 +333,16 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldChannels)
 				fieldSeen[campaign.FieldChannels] = struct{}{}
 			}
+		case "storeCodes":
+			if _, ok := fieldSeen[campaign.FieldStoreCodes]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldStoreCodes)
+				fieldSeen[campaign.FieldStoreCodes] = struct{}{}
+			}
+		case "storeGroups":
+			if _, ok := fieldSeen[campaign.FieldStoreGroups]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldStoreGroups)
+				fieldSeen[campaign.FieldStoreGroups] = struct{}{}
+			}
 		case "discountMode":
 			if _, ok := fieldSeen[campaign.FieldDiscountMode]; !ok {
 				selectedFields = append(selectedFields, campaign.FieldDiscountMode)
@@ -2715,6 +2725,11 @@ func (_q *StoreQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			if _, ok := fieldSeen[store.FieldName]; !ok {
 				selectedFields = append(selectedFields, store.FieldName)
 				fieldSeen[store.FieldName] = struct{}{}
+			}
+		case "groups":
+			if _, ok := fieldSeen[store.FieldGroups]; !ok {
+				selectedFields = append(selectedFields, store.FieldGroups)
+				fieldSeen[store.FieldGroups] = struct{}{}
 			}
 		case "id":
 		case "__typename":

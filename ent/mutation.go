@@ -897,6 +897,10 @@ type CampaignMutation struct {
 	predictive_segment        *campaign.PredictiveSegment
 	channels                  *[]string
 	appendchannels            []string
+	store_codes               *[]string
+	appendstore_codes         []string
+	store_groups              *[]string
+	appendstore_groups        []string
 	discount_mode             *campaign.DiscountMode
 	discount_value            *decimal.Decimal
 	credit_after_days         *int
@@ -1516,6 +1520,136 @@ func (m *CampaignMutation) ResetChannels() {
 	m.channels = nil
 	m.appendchannels = nil
 	delete(m.clearedFields, campaign.FieldChannels)
+}
+
+// SetStoreCodes sets the "store_codes" field.
+func (m *CampaignMutation) SetStoreCodes(s []string) {
+	m.store_codes = &s
+	m.appendstore_codes = nil
+}
+
+// StoreCodes returns the value of the "store_codes" field in the mutation.
+func (m *CampaignMutation) StoreCodes() (r []string, exists bool) {
+	v := m.store_codes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCodes returns the old "store_codes" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldStoreCodes(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCodes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCodes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCodes: %w", err)
+	}
+	return oldValue.StoreCodes, nil
+}
+
+// AppendStoreCodes adds s to the "store_codes" field.
+func (m *CampaignMutation) AppendStoreCodes(s []string) {
+	m.appendstore_codes = append(m.appendstore_codes, s...)
+}
+
+// AppendedStoreCodes returns the list of values that were appended to the "store_codes" field in this mutation.
+func (m *CampaignMutation) AppendedStoreCodes() ([]string, bool) {
+	if len(m.appendstore_codes) == 0 {
+		return nil, false
+	}
+	return m.appendstore_codes, true
+}
+
+// ClearStoreCodes clears the value of the "store_codes" field.
+func (m *CampaignMutation) ClearStoreCodes() {
+	m.store_codes = nil
+	m.appendstore_codes = nil
+	m.clearedFields[campaign.FieldStoreCodes] = struct{}{}
+}
+
+// StoreCodesCleared returns if the "store_codes" field was cleared in this mutation.
+func (m *CampaignMutation) StoreCodesCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldStoreCodes]
+	return ok
+}
+
+// ResetStoreCodes resets all changes to the "store_codes" field.
+func (m *CampaignMutation) ResetStoreCodes() {
+	m.store_codes = nil
+	m.appendstore_codes = nil
+	delete(m.clearedFields, campaign.FieldStoreCodes)
+}
+
+// SetStoreGroups sets the "store_groups" field.
+func (m *CampaignMutation) SetStoreGroups(s []string) {
+	m.store_groups = &s
+	m.appendstore_groups = nil
+}
+
+// StoreGroups returns the value of the "store_groups" field in the mutation.
+func (m *CampaignMutation) StoreGroups() (r []string, exists bool) {
+	v := m.store_groups
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreGroups returns the old "store_groups" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldStoreGroups(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreGroups is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreGroups requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreGroups: %w", err)
+	}
+	return oldValue.StoreGroups, nil
+}
+
+// AppendStoreGroups adds s to the "store_groups" field.
+func (m *CampaignMutation) AppendStoreGroups(s []string) {
+	m.appendstore_groups = append(m.appendstore_groups, s...)
+}
+
+// AppendedStoreGroups returns the list of values that were appended to the "store_groups" field in this mutation.
+func (m *CampaignMutation) AppendedStoreGroups() ([]string, bool) {
+	if len(m.appendstore_groups) == 0 {
+		return nil, false
+	}
+	return m.appendstore_groups, true
+}
+
+// ClearStoreGroups clears the value of the "store_groups" field.
+func (m *CampaignMutation) ClearStoreGroups() {
+	m.store_groups = nil
+	m.appendstore_groups = nil
+	m.clearedFields[campaign.FieldStoreGroups] = struct{}{}
+}
+
+// StoreGroupsCleared returns if the "store_groups" field was cleared in this mutation.
+func (m *CampaignMutation) StoreGroupsCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldStoreGroups]
+	return ok
+}
+
+// ResetStoreGroups resets all changes to the "store_groups" field.
+func (m *CampaignMutation) ResetStoreGroups() {
+	m.store_groups = nil
+	m.appendstore_groups = nil
+	delete(m.clearedFields, campaign.FieldStoreGroups)
 }
 
 // SetDiscountMode sets the "discount_mode" field.
@@ -2301,7 +2435,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 25)
 	if m.tenant != nil {
 		fields = append(fields, campaign.FieldTenantID)
 	}
@@ -2337,6 +2471,12 @@ func (m *CampaignMutation) Fields() []string {
 	}
 	if m.channels != nil {
 		fields = append(fields, campaign.FieldChannels)
+	}
+	if m.store_codes != nil {
+		fields = append(fields, campaign.FieldStoreCodes)
+	}
+	if m.store_groups != nil {
+		fields = append(fields, campaign.FieldStoreGroups)
 	}
 	if m.discount_mode != nil {
 		fields = append(fields, campaign.FieldDiscountMode)
@@ -2403,6 +2543,10 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.PredictiveSegment()
 	case campaign.FieldChannels:
 		return m.Channels()
+	case campaign.FieldStoreCodes:
+		return m.StoreCodes()
+	case campaign.FieldStoreGroups:
+		return m.StoreGroups()
 	case campaign.FieldDiscountMode:
 		return m.DiscountMode()
 	case campaign.FieldDiscountValue:
@@ -2458,6 +2602,10 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldPredictiveSegment(ctx)
 	case campaign.FieldChannels:
 		return m.OldChannels(ctx)
+	case campaign.FieldStoreCodes:
+		return m.OldStoreCodes(ctx)
+	case campaign.FieldStoreGroups:
+		return m.OldStoreGroups(ctx)
 	case campaign.FieldDiscountMode:
 		return m.OldDiscountMode(ctx)
 	case campaign.FieldDiscountValue:
@@ -2572,6 +2720,20 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetChannels(v)
+		return nil
+	case campaign.FieldStoreCodes:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCodes(v)
+		return nil
+	case campaign.FieldStoreGroups:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreGroups(v)
 		return nil
 	case campaign.FieldDiscountMode:
 		v, ok := value.(campaign.DiscountMode)
@@ -2740,6 +2902,12 @@ func (m *CampaignMutation) ClearedFields() []string {
 	if m.FieldCleared(campaign.FieldChannels) {
 		fields = append(fields, campaign.FieldChannels)
 	}
+	if m.FieldCleared(campaign.FieldStoreCodes) {
+		fields = append(fields, campaign.FieldStoreCodes)
+	}
+	if m.FieldCleared(campaign.FieldStoreGroups) {
+		fields = append(fields, campaign.FieldStoreGroups)
+	}
 	if m.FieldCleared(campaign.FieldDiscountMode) {
 		fields = append(fields, campaign.FieldDiscountMode)
 	}
@@ -2792,6 +2960,12 @@ func (m *CampaignMutation) ClearField(name string) error {
 		return nil
 	case campaign.FieldChannels:
 		m.ClearChannels()
+		return nil
+	case campaign.FieldStoreCodes:
+		m.ClearStoreCodes()
+		return nil
+	case campaign.FieldStoreGroups:
+		m.ClearStoreGroups()
 		return nil
 	case campaign.FieldDiscountMode:
 		m.ClearDiscountMode()
@@ -2866,6 +3040,12 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldChannels:
 		m.ResetChannels()
+		return nil
+	case campaign.FieldStoreCodes:
+		m.ResetStoreCodes()
+		return nil
+	case campaign.FieldStoreGroups:
+		m.ResetStoreGroups()
 		return nil
 	case campaign.FieldDiscountMode:
 		m.ResetDiscountMode()
@@ -22172,6 +22352,8 @@ type StoreMutation struct {
 	updated_at    *time.Time
 	code          *string
 	name          *string
+	groups        *[]string
+	appendgroups  []string
 	clearedFields map[string]struct{}
 	tenant        *string
 	clearedtenant bool
@@ -22464,6 +22646,71 @@ func (m *StoreMutation) ResetName() {
 	m.name = nil
 }
 
+// SetGroups sets the "groups" field.
+func (m *StoreMutation) SetGroups(s []string) {
+	m.groups = &s
+	m.appendgroups = nil
+}
+
+// Groups returns the value of the "groups" field in the mutation.
+func (m *StoreMutation) Groups() (r []string, exists bool) {
+	v := m.groups
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGroups returns the old "groups" field's value of the Store entity.
+// If the Store object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoreMutation) OldGroups(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGroups is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGroups requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGroups: %w", err)
+	}
+	return oldValue.Groups, nil
+}
+
+// AppendGroups adds s to the "groups" field.
+func (m *StoreMutation) AppendGroups(s []string) {
+	m.appendgroups = append(m.appendgroups, s...)
+}
+
+// AppendedGroups returns the list of values that were appended to the "groups" field in this mutation.
+func (m *StoreMutation) AppendedGroups() ([]string, bool) {
+	if len(m.appendgroups) == 0 {
+		return nil, false
+	}
+	return m.appendgroups, true
+}
+
+// ClearGroups clears the value of the "groups" field.
+func (m *StoreMutation) ClearGroups() {
+	m.groups = nil
+	m.appendgroups = nil
+	m.clearedFields[store.FieldGroups] = struct{}{}
+}
+
+// GroupsCleared returns if the "groups" field was cleared in this mutation.
+func (m *StoreMutation) GroupsCleared() bool {
+	_, ok := m.clearedFields[store.FieldGroups]
+	return ok
+}
+
+// ResetGroups resets all changes to the "groups" field.
+func (m *StoreMutation) ResetGroups() {
+	m.groups = nil
+	m.appendgroups = nil
+	delete(m.clearedFields, store.FieldGroups)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *StoreMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -22525,7 +22772,7 @@ func (m *StoreMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *StoreMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.tenant != nil {
 		fields = append(fields, store.FieldTenantID)
 	}
@@ -22540,6 +22787,9 @@ func (m *StoreMutation) Fields() []string {
 	}
 	if m.name != nil {
 		fields = append(fields, store.FieldName)
+	}
+	if m.groups != nil {
+		fields = append(fields, store.FieldGroups)
 	}
 	return fields
 }
@@ -22559,6 +22809,8 @@ func (m *StoreMutation) Field(name string) (ent.Value, bool) {
 		return m.Code()
 	case store.FieldName:
 		return m.Name()
+	case store.FieldGroups:
+		return m.Groups()
 	}
 	return nil, false
 }
@@ -22578,6 +22830,8 @@ func (m *StoreMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCode(ctx)
 	case store.FieldName:
 		return m.OldName(ctx)
+	case store.FieldGroups:
+		return m.OldGroups(ctx)
 	}
 	return nil, fmt.Errorf("unknown Store field %s", name)
 }
@@ -22622,6 +22876,13 @@ func (m *StoreMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetName(v)
 		return nil
+	case store.FieldGroups:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGroups(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Store field %s", name)
 }
@@ -22651,7 +22912,11 @@ func (m *StoreMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *StoreMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(store.FieldGroups) {
+		fields = append(fields, store.FieldGroups)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -22664,6 +22929,11 @@ func (m *StoreMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *StoreMutation) ClearField(name string) error {
+	switch name {
+	case store.FieldGroups:
+		m.ClearGroups()
+		return nil
+	}
 	return fmt.Errorf("unknown Store nullable field %s", name)
 }
 
@@ -22685,6 +22955,9 @@ func (m *StoreMutation) ResetField(name string) error {
 		return nil
 	case store.FieldName:
 		m.ResetName()
+		return nil
+	case store.FieldGroups:
+		m.ResetGroups()
 		return nil
 	}
 	return fmt.Errorf("unknown Store field %s", name)

@@ -67,6 +67,12 @@ func (_c *StoreCreate) SetName(v string) *StoreCreate {
 	return _c
 }
 
+// SetGroups sets the "groups" field.
+func (_c *StoreCreate) SetGroups(v []string) *StoreCreate {
+	_c.mutation.SetGroups(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *StoreCreate) SetID(v string) *StoreCreate {
 	_c.mutation.SetID(v)
@@ -232,6 +238,10 @@ func (_c *StoreCreate) createSpec() (*Store, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(store.FieldName, field.TypeString, value)
 		_node.Name = value
+	}
+	if value, ok := _c.mutation.Groups(); ok {
+		_spec.SetField(store.FieldGroups, field.TypeJSON, value)
+		_node.Groups = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

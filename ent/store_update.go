@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/store"
@@ -59,6 +60,24 @@ func (_u *StoreUpdate) SetNillableName(v *string) *StoreUpdate {
 	if v != nil {
 		_u.SetName(*v)
 	}
+	return _u
+}
+
+// SetGroups sets the "groups" field.
+func (_u *StoreUpdate) SetGroups(v []string) *StoreUpdate {
+	_u.mutation.SetGroups(v)
+	return _u
+}
+
+// AppendGroups appends value to the "groups" field.
+func (_u *StoreUpdate) AppendGroups(v []string) *StoreUpdate {
+	_u.mutation.AppendGroups(v)
+	return _u
+}
+
+// ClearGroups clears the value of the "groups" field.
+func (_u *StoreUpdate) ClearGroups() *StoreUpdate {
+	_u.mutation.ClearGroups()
 	return _u
 }
 
@@ -148,6 +167,17 @@ func (_u *StoreUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(store.FieldName, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Groups(); ok {
+		_spec.SetField(store.FieldGroups, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGroups(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, store.FieldGroups, value)
+		})
+	}
+	if _u.mutation.GroupsCleared() {
+		_spec.ClearField(store.FieldGroups, field.TypeJSON)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{store.Label}
@@ -199,6 +229,24 @@ func (_u *StoreUpdateOne) SetNillableName(v *string) *StoreUpdateOne {
 	if v != nil {
 		_u.SetName(*v)
 	}
+	return _u
+}
+
+// SetGroups sets the "groups" field.
+func (_u *StoreUpdateOne) SetGroups(v []string) *StoreUpdateOne {
+	_u.mutation.SetGroups(v)
+	return _u
+}
+
+// AppendGroups appends value to the "groups" field.
+func (_u *StoreUpdateOne) AppendGroups(v []string) *StoreUpdateOne {
+	_u.mutation.AppendGroups(v)
+	return _u
+}
+
+// ClearGroups clears the value of the "groups" field.
+func (_u *StoreUpdateOne) ClearGroups() *StoreUpdateOne {
+	_u.mutation.ClearGroups()
 	return _u
 }
 
@@ -317,6 +365,17 @@ func (_u *StoreUpdateOne) sqlSave(ctx context.Context) (_node *Store, err error)
 	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(store.FieldName, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Groups(); ok {
+		_spec.SetField(store.FieldGroups, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedGroups(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, store.FieldGroups, value)
+		})
+	}
+	if _u.mutation.GroupsCleared() {
+		_spec.ClearField(store.FieldGroups, field.TypeJSON)
 	}
 	_node = &Store{config: _u.config}
 	_spec.Assign = _node.assignValues

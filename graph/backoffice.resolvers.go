@@ -19,12 +19,12 @@ func (r *mutationResolver) CreateStore(ctx context.Context, input generated.Crea
 	if err != nil {
 		return nil, err
 	}
-	return r.app.CreateStore(ctx, tenantID, input.Code, input.Name)
+	return r.app.CreateStore(ctx, tenantID, input.Code, input.Name, input.Groups...)
 }
 
 // UpdateStore is the resolver for the updateStore field.
 func (r *mutationResolver) UpdateStore(ctx context.Context, id string, input generated.UpdateStoreInput) (*ent.Store, error) {
-	return r.app.UpdateStore(ctx, id, input.Code, input.Name)
+	return r.app.UpdateStore(ctx, id, input.Code, input.Name, input.Groups)
 }
 
 // CreateAPIClient is the resolver for the createAPIClient field.

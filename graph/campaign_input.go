@@ -16,7 +16,7 @@ import (
 func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
 	c := app.CampaignInput{
 		Name: in.Name, Type: string(in.Type), StartsAt: &in.StartsAt, EndsAt: &in.EndsAt,
-		SegmentID: in.SegmentID, Channels: in.Channels,
+		SegmentID: in.SegmentID, Channels: in.Channels, StoreCodes: in.StoreCodes, StoreGroups: in.StoreGroups,
 		Discount: &app.DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
 			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
 		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},

@@ -30,6 +30,8 @@ type campaignBody struct {
 	// PredictiveSegment is a predictive segment's key (v2).
 	PredictiveSegment *string  `json:"predictive_segment"`
 	Channels          []string `json:"channels"`
+	StoreCodes        []string `json:"store_codes"`
+	StoreGroups       []string `json:"store_groups"`
 	// DiscountValue is the field of 1.0.0 (top level or in discount):
 	// refused by name so that an old client learns of the rename.
 	DiscountValue json.RawMessage `json:"discount_value"`
@@ -55,8 +57,8 @@ type campaignBody struct {
 func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 	in := app.CampaignInput{
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
-		PredictiveSegment: b.PredictiveSegment,
-		StartsAt:          instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
+		StoreCodes: b.StoreCodes, StoreGroups: b.StoreGroups, PredictiveSegment: b.PredictiveSegment,
+		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
 	}
 	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
 	if sent(b.DiscountValue) {
@@ -111,6 +113,8 @@ type campaignJSON struct {
 	SegmentID        *string         `json:"segment_id"`
 	Predictive       *string         `json:"predictive_segment"`
 	Channels         []string        `json:"channels"`
+	StoreCodes       []string        `json:"store_codes"`
+	StoreGroups      []string        `json:"store_groups"`
 	Discount         *discountJSON   `json:"discount"`
 	Eligibility      eligibilityJSON `json:"eligibility"`
 	Limits           limitsJSON      `json:"limits"`
@@ -159,7 +163,7 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 		ID: c.ID, Name: c.Name, Description: c.Description, Type: string(c.Type), Status: string(c.Status),
 		StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
 		Predictive: (*string)(c.PredictiveSegment),
-		Channels:   orEmpty(c.Channels),
+		Channels:   orEmpty(c.Channels), StoreCodes: orEmpty(c.StoreCodes), StoreGroups: orEmpty(c.StoreGroups),
 		Eligibility: eligibilityJSON{
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
 		},

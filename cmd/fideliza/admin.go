@@ -184,21 +184,23 @@ func newTenantCommand(g *globals) *cobra.Command {
 func newStoreCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "store", Short: "Register stores"}
 	var tenantID, code, name string
+	var groups []string
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Register a store under its external code",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			s, err := a.CreateStore(cmd.Context(), tenantID, code, name)
+			s, err := a.CreateStore(cmd.Context(), tenantID, code, name, groups...)
 			if err != nil {
 				return err
 			}
-			return g.print(map[string]any{"id": s.ID, "tenant_id": s.TenantID, "code": s.Code, "name": s.Name},
+			return g.print(map[string]any{"id": s.ID, "tenant_id": s.TenantID, "code": s.Code, "name": s.Name, "groups": s.Groups},
 				fmt.Sprintf("store %s (%s) created: %s", s.Name, s.Code, s.ID))
 		}),
 	}
 	create.Flags().StringVar(&tenantID, "tenant", "", "tenant id")
 	create.Flags().StringVar(&code, "code", "", "the store's code in the retailer's systems")
 	create.Flags().StringVar(&name, "name", "", "display name")
+	create.Flags().StringArrayVar(&groups, "group", nil, "a group (region) of the store, which campaigns may target; repeat for several")
 	for _, f := range []string{"tenant", "code", "name"} {
 		_ = create.MarkFlagRequired(f)
 	}

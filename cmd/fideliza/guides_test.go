@@ -59,6 +59,7 @@ func TestGuides(t *testing.T) {
 		{file: "pos-interface.md"},
 		{file: "returns.md"},
 		{file: "predictive-v2.md"},
+		{file: "campaigns-for-chains.md"},
 	}
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	require.NoError(t, err)

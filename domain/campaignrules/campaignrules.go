@@ -16,7 +16,7 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 	e := eligibility.Campaign{
 		ID: c.ID, Name: c.Name, Description: c.Description,
 		Type: eligibility.Type(c.Type), Status: eligibility.Status(c.Status),
-		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels,
+		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels, Stores: c.StoreCodes, StoreGroups: c.StoreGroups,
 		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories,
 		LimitTotal: c.LimitTotal, LimitPerCustomer: c.LimitPerCustomer, RedemptionsCount: c.RedemptionsCount,
 	}

@@ -61,6 +61,7 @@ type Campaign struct {
 	StartsAt, EndsAt      time.Time
 	SegmentID             string           // "" = every customer
 	Channels              []string         // empty = every channel
+	Stores, StoreGroups   []string         // store codes and store groups; both empty = every store
 	DiscountMode          Mode             // discount and cashback campaigns
 	DiscountValue         decimal.Decimal  // percentage 0–100 or fixed R$
 	CreditAfterDays       int              // cashback: days until it is credited, 0 = at once
@@ -109,6 +110,8 @@ type Cart struct {
 type Context struct {
 	Now                 time.Time
 	Channel             string          // "" matches only campaigns for every channel
+	Store               string          // the store's code; "" matches only campaigns for every store
+	StoreGroups         []string        // the store's groups (regions)
 	Segments            []string        // the customer's segment ids
 	CustomerRedemptions map[string]int  // campaign id → redemptions by this customer
 	PointsPerReal       decimal.Decimal // the tenant's earning rate for bonus points; 0 earns none
@@ -153,6 +156,7 @@ type Reason string
 const (
 	NotActive         Reason = "not_active"           // effective status is not active
 	ChannelMismatch   Reason = "channel_mismatch"     // the campaign is not for this channel
+	StoreMismatch     Reason = "store_mismatch"       // the campaign is not for this store (or no store was given)
 	SegmentMismatch   Reason = "segment_mismatch"     // the customer is not in the campaign's segment
 	LimitReached      Reason = "limit_reached"        // total or per-customer limit exhausted
 	NoApplicableItems Reason = "no_applicable_items"  // no item with a positive line total applies
@@ -234,6 +238,9 @@ func check(c *Campaign, ctx *Context) Reason {
 	if len(c.Channels) > 0 && (ctx.Channel == "" || !slices.Contains(c.Channels, ctx.Channel)) {
 		return ChannelMismatch
 	}
+	if !forStore(c, ctx) {
+		return StoreMismatch
+	}
 	if c.SegmentID != "" && !slices.Contains(ctx.Segments, c.SegmentID) {
 		return SegmentMismatch
 	}
@@ -244,6 +251,24 @@ func check(c *Campaign, ctx *Context) Reason {
 		return LimitReached
 	}
 	return ""
+}
+
+// forStore tells whether c applies at the store of ctx: every store when it
+// lists none, else a store it lists by code or by one of its groups.
+func forStore(c *Campaign, ctx *Context) bool {
+	if len(c.Stores) == 0 && len(c.StoreGroups) == 0 {
+		return true
+	}
+	if ctx.Store != "" && slices.Contains(c.Stores, ctx.Store) {
+		return true
+	}
+	return slices.ContainsFunc(ctx.StoreGroups, func(g string) bool { return slices.Contains(c.StoreGroups, g) })
+}
+
+// TargetsStores tells whether any of campaigns is for some stores only: only
+// then is the store's groups worth reading.
+func TargetsStores(campaigns []Campaign) bool {
+	return slices.ContainsFunc(campaigns, func(c Campaign) bool { return len(c.Stores) > 0 || len(c.StoreGroups) > 0 })
 }
 
 // cartLines are the line totals of a cart, computed once for all campaigns,

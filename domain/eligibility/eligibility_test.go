@@ -236,6 +236,30 @@ func TestRules(t *testing.T) {
 		{"stored active but past end", func(c *Campaign, _ *Cart, _ *Context) { c.EndsAt = now.Add(-time.Second) }, NotActive, "", nil},
 
 		{"channel listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"ecommerce", "pdv"} }, "", "", nil},
+
+		{"store listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{"LJ-2", "LJ-1"}; ctx.Store = "LJ-1" }, "", "", nil},
+		{"store not listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{"LJ-2"}; ctx.Store = "LJ-1" }, StoreMismatch, "", nil},
+		{"no store, stores listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{"LJ-2"} }, StoreMismatch, "", nil},
+		{"no store, empty store code listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{""} }, StoreMismatch, "", nil},
+		{"store code is case-sensitive", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{"lj-1"}; ctx.Store = "LJ-1" }, StoreMismatch, "", nil},
+		{"store's group listed", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.StoreGroups = []string{"sul"}
+			ctx.Store, ctx.StoreGroups = "LJ-1", []string{"sudeste", "sul"}
+		}, "", "", nil},
+		{"store's groups not listed", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.StoreGroups = []string{"nordeste"}
+			ctx.Store, ctx.StoreGroups = "LJ-1", []string{"sul"}
+		}, StoreMismatch, "", nil},
+		{"store listed by code, not by group", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.Stores, c.StoreGroups = []string{"LJ-1"}, []string{"nordeste"}
+			ctx.Store, ctx.StoreGroups = "LJ-1", []string{"sul"}
+		}, "", "", nil},
+		{"a store's groups do not stand for its code", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.Stores = []string{"sul"}
+			ctx.Store, ctx.StoreGroups = "LJ-1", []string{"sul"}
+		}, StoreMismatch, "", nil},
+		{"channel beats store", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"app"}; c.Stores = []string{"LJ-2"} }, ChannelMismatch, "", nil},
+		{"store beats segment", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{"LJ-2"}; c.SegmentID = "x" }, StoreMismatch, "", nil},
 		{"channel not listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"ecommerce", "app"} }, ChannelMismatch, "", nil},
 		{"channel is case-sensitive", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"PDV"} }, ChannelMismatch, "", nil},
 		{"no context channel, channels listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"pdv"}; ctx.Channel = "" }, ChannelMismatch, "", nil},

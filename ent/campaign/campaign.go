@@ -42,6 +42,10 @@ const (
 	FieldPredictiveSegment = "predictive_segment"
 	// FieldChannels holds the string denoting the channels field in the database.
 	FieldChannels = "channels"
+	// FieldStoreCodes holds the string denoting the store_codes field in the database.
+	FieldStoreCodes = "store_codes"
+	// FieldStoreGroups holds the string denoting the store_groups field in the database.
+	FieldStoreGroups = "store_groups"
 	// FieldDiscountMode holds the string denoting the discount_mode field in the database.
 	FieldDiscountMode = "discount_mode"
 	// FieldDiscountValue holds the string denoting the discount_value field in the database.
@@ -110,6 +114,8 @@ var Columns = []string{
 	FieldSegmentID,
 	FieldPredictiveSegment,
 	FieldChannels,
+	FieldStoreCodes,
+	FieldStoreGroups,
 	FieldDiscountMode,
 	FieldDiscountValue,
 	FieldCreditAfterDays,

@@ -656,6 +656,26 @@ func ChannelsNotNil() predicate.Campaign {
 	return predicate.Campaign(sql.FieldNotNull(FieldChannels))
 }
 
+// StoreCodesIsNil applies the IsNil predicate on the "store_codes" field.
+func StoreCodesIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldStoreCodes))
+}
+
+// StoreCodesNotNil applies the NotNil predicate on the "store_codes" field.
+func StoreCodesNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldStoreCodes))
+}
+
+// StoreGroupsIsNil applies the IsNil predicate on the "store_groups" field.
+func StoreGroupsIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldStoreGroups))
+}
+
+// StoreGroupsNotNil applies the NotNil predicate on the "store_groups" field.
+func StoreGroupsNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldStoreGroups))
+}
+
 // DiscountModeEQ applies the EQ predicate on the "discount_mode" field.
 func DiscountModeEQ(v DiscountMode) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldDiscountMode, v))

@@ -55,6 +55,8 @@ var (
 		{Name: "ends_at", Type: field.TypeTime},
 		{Name: "predictive_segment", Type: field.TypeEnum, Nullable: true, Enums: []string{"churn_risk_high", "churn_risk_medium", "churn_risk_low", "at_risk_high_value"}},
 		{Name: "channels", Type: field.TypeJSON, Nullable: true},
+		{Name: "store_codes", Type: field.TypeJSON, Nullable: true},
+		{Name: "store_groups", Type: field.TypeJSON, Nullable: true},
 		{Name: "discount_mode", Type: field.TypeEnum, Nullable: true, Enums: []string{"percentage", "fixed_amount", "free_shipping"}},
 		{Name: "discount_value", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "credit_after_days", Type: field.TypeInt, Nullable: true},
@@ -77,13 +79,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "campaigns_tenants_tenant",
-				Columns:    []*schema.Column{CampaignsColumns[22]},
+				Columns:    []*schema.Column{CampaignsColumns[24]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "campaigns_segments_segment",
-				Columns:    []*schema.Column{CampaignsColumns[23]},
+				Columns:    []*schema.Column{CampaignsColumns[25]},
 				RefColumns: []*schema.Column{SegmentsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -92,7 +94,7 @@ var (
 			{
 				Name:    "campaign_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[22], CampaignsColumns[6]},
+				Columns: []*schema.Column{CampaignsColumns[24], CampaignsColumns[6]},
 			},
 		},
 	}
@@ -866,6 +868,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "code", Type: field.TypeString, Size: 64},
 		{Name: "name", Type: field.TypeString},
+		{Name: "groups", Type: field.TypeJSON, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// StoresTable holds the schema information for the "stores" table.
@@ -876,7 +879,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "stores_tenants_tenant",
-				Columns:    []*schema.Column{StoresColumns[5]},
+				Columns:    []*schema.Column{StoresColumns[6]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -885,7 +888,7 @@ var (
 			{
 				Name:    "store_tenant_id_code",
 				Unique:  true,
-				Columns: []*schema.Column{StoresColumns[5], StoresColumns[3]},
+				Columns: []*schema.Column{StoresColumns[6], StoresColumns[3]},
 			},
 		},
 	}

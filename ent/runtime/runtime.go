@@ -127,19 +127,19 @@ func init() {
 	// campaign.DefaultDescription holds the default value on creation for the description field.
 	campaign.DefaultDescription = campaignDescDescription.Default.(string)
 	// campaignDescCreditAfterDays is the schema descriptor for credit_after_days field.
-	campaignDescCreditAfterDays := campaignFields[12].Descriptor()
+	campaignDescCreditAfterDays := campaignFields[14].Descriptor()
 	// campaign.CreditAfterDaysValidator is a validator for the "credit_after_days" field. It is called by the builders before save.
 	campaign.CreditAfterDaysValidator = campaignDescCreditAfterDays.Validators[0].(func(int) error)
 	// campaignDescLimitTotal is the schema descriptor for limit_total field.
-	campaignDescLimitTotal := campaignFields[18].Descriptor()
+	campaignDescLimitTotal := campaignFields[20].Descriptor()
 	// campaign.LimitTotalValidator is a validator for the "limit_total" field. It is called by the builders before save.
 	campaign.LimitTotalValidator = campaignDescLimitTotal.Validators[0].(func(int) error)
 	// campaignDescLimitPerCustomer is the schema descriptor for limit_per_customer field.
-	campaignDescLimitPerCustomer := campaignFields[19].Descriptor()
+	campaignDescLimitPerCustomer := campaignFields[21].Descriptor()
 	// campaign.LimitPerCustomerValidator is a validator for the "limit_per_customer" field. It is called by the builders before save.
 	campaign.LimitPerCustomerValidator = campaignDescLimitPerCustomer.Validators[0].(func(int) error)
 	// campaignDescRedemptionsCount is the schema descriptor for redemptions_count field.
-	campaignDescRedemptionsCount := campaignFields[20].Descriptor()
+	campaignDescRedemptionsCount := campaignFields[22].Descriptor()
 	// campaign.DefaultRedemptionsCount holds the default value on creation for the redemptions_count field.
 	campaign.DefaultRedemptionsCount = campaignDescRedemptionsCount.Default.(int)
 	// campaign.RedemptionsCountValidator is a validator for the "redemptions_count" field. It is called by the builders before save.

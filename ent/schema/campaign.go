@@ -39,6 +39,10 @@ func (Campaign) Fields() []ent.Field {
 			Comment("Target predictive segment (the v2 churn scores), instead of a segment; absent means none."),
 		field.Strings("channels").Optional().
 			Comment("Channels (pdv, ecommerce, app, …); absent means every channel."),
+		field.Strings("store_codes").Optional().
+			Comment("Codes of the stores the campaign is for; with store_groups absent too, every store."),
+		field.Strings("store_groups").Optional().
+			Comment("Store groups (regions) the campaign is for: every store of one of them."),
 		field.Enum("discount_mode").Values("percentage", "fixed_amount", "free_shipping").Optional().Nillable().
 			Comment("Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping."),
 		field.Other("discount_value", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().

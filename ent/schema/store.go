@@ -24,6 +24,8 @@ func (Store) Fields() []ent.Field {
 		field.String("name").NotEmpty().
 			Annotations(entgql.OrderField("NAME")).
 			Comment("The store's display name."),
+		field.Strings("groups").Optional().
+			Comment("The store's groups (regions, franchisees, …), which campaigns may target."),
 	}
 }
 

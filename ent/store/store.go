@@ -25,6 +25,8 @@ const (
 	FieldCode = "code"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
+	// FieldGroups holds the string denoting the groups field in the database.
+	FieldGroups = "groups"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// Table holds the table name of the store in the database.
@@ -46,6 +48,7 @@ var Columns = []string{
 	FieldUpdatedAt,
 	FieldCode,
 	FieldName,
+	FieldGroups,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -365,6 +365,16 @@ func NameContainsFold(v string) predicate.Store {
 	return predicate.Store(sql.FieldContainsFold(FieldName, v))
 }
 
+// GroupsIsNil applies the IsNil predicate on the "groups" field.
+func GroupsIsNil() predicate.Store {
+	return predicate.Store(sql.FieldIsNull(FieldGroups))
+}
+
+// GroupsNotNil applies the NotNil predicate on the "groups" field.
+func GroupsNotNil() predicate.Store {
+	return predicate.Store(sql.FieldNotNull(FieldGroups))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.Store {
 	return predicate.Store(func(s *sql.Selector) {

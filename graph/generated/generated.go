@@ -102,6 +102,8 @@ type ComplexityRoot struct {
 		SegmentID          func(childComplexity int) int
 		StartsAt           func(childComplexity int) int
 		Status             func(childComplexity int) int
+		StoreCodes         func(childComplexity int) int
+		StoreGroups        func(childComplexity int) int
 		TenantID           func(childComplexity int) int
 		Type               func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
@@ -585,6 +587,7 @@ type ComplexityRoot struct {
 	Store struct {
 		Code      func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		Groups    func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		TenantID  func(childComplexity int) int
@@ -1057,6 +1060,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Status(childComplexity), true
+	case "Campaign.storeCodes":
+		if e.ComplexityRoot.Campaign.StoreCodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.StoreCodes(childComplexity), true
+	case "Campaign.storeGroups":
+		if e.ComplexityRoot.Campaign.StoreGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.StoreGroups(childComplexity), true
 	case "Campaign.tenantID":
 		if e.ComplexityRoot.Campaign.TenantID == nil {
 			break
@@ -3386,6 +3401,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Store.CreatedAt(childComplexity), true
+	case "Store.groups":
+		if e.ComplexityRoot.Store.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Store.Groups(childComplexity), true
 	case "Store.id":
 		if e.ComplexityRoot.Store.ID == nil {
 			break
@@ -4117,6 +4138,8 @@ input CreateStoreInput {
   code: String!
   "The store's name."
   name: String!
+  "The store's groups (regions, franchisees, …), which campaigns may target."
+  groups: [String!]
 }
 
 """
@@ -4127,6 +4150,8 @@ input UpdateStoreInput {
   code: String
   "The store's name."
   name: String
+  "The store's groups, all of them: an empty list takes the store out of every group."
+  groups: [String!]
 }
 
 """
@@ -4250,6 +4275,10 @@ input CreateCampaignInput {
   predictiveSegment: CampaignPredictiveSegment
   "Channels such as pdv, ecommerce, app; absent means every channel."
   channels: [String!]
+  "Codes of the stores the campaign is for (validate's storeId, the point of sale's sale.store.id); with storeGroups absent too, every store."
+  storeCodes: [String!]
+  "Store groups (regions) the campaign is for: every store in one of them."
+  storeGroups: [String!]
   "percentage, fixed_amount or free_shipping (discount and cashback campaigns)."
   discountMode: CampaignDiscountMode
   "Percentage (0–100) or amount in R$."
@@ -4360,7 +4389,7 @@ A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign {
   "The campaign."
   campaign: Campaign!
-  "not_active, channel_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met."
+  "not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met."
   reason: String!
   "For min_subtotal_not_met: the R$ still needed."
   missingAmount: Decimal
@@ -4851,6 +4880,14 @@ type Campaign implements Node {
   Channels (pdv, ecommerce, app, …); absent means every channel.
   """
   channels: [String!]
+  """
+  Codes of the stores the campaign is for; with store_groups absent too, every store.
+  """
+  storeCodes: [String!]
+  """
+  Store groups (regions) the campaign is for: every store of one of them.
+  """
+  storeGroups: [String!]
   """
   Discount and cashback campaigns: a percentage of the items, a fixed amount in R$, or free shipping.
   """
@@ -9066,6 +9103,10 @@ type Store implements Node {
   The store's display name.
   """
   name: String!
+  """
+  The store's groups (regions, franchisees, …), which campaigns may target.
+  """
+  groups: [String!]
 }
 """
 A connection to a list of items.
@@ -10764,6 +10805,10 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_predictiveSegment(ctx, field)
 	case "channels":
 		return ec.fieldContext_Campaign_channels(ctx, field)
+	case "storeCodes":
+		return ec.fieldContext_Campaign_storeCodes(ctx, field)
+	case "storeGroups":
+		return ec.fieldContext_Campaign_storeGroups(ctx, field)
 	case "discountMode":
 		return ec.fieldContext_Campaign_discountMode(ctx, field)
 	case "discountValue":
@@ -11632,6 +11677,8 @@ func (ec *executionContext) childFields_Store(ctx context.Context, field graphql
 		return ec.fieldContext_Store_code(ctx, field)
 	case "name":
 		return ec.fieldContext_Store_name(ctx, field)
+	case "groups":
+		return ec.fieldContext_Store_groups(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Store", field.Name)
 }
@@ -14508,6 +14555,52 @@ func (ec *executionContext) _Campaign_channels(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_channels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_storeCodes(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_storeCodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreCodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_storeCodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_storeGroups(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_storeGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreGroups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_storeGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -24313,6 +24406,29 @@ func (ec *executionContext) fieldContext_Store_name(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Store", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Store_groups(ctx context.Context, field graphql.CollectedField, obj *ent.Store) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Store_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Store_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Store", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _StoreConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.StoreConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29728,7 +29844,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal"}
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29791,6 +29907,20 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.Channels = data
+		case "storeCodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodes = data
+		case "storeGroups":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeGroups"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreGroups = data
 		case "discountMode":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountMode"))
 			data, err := ec.unmarshalOCampaignDiscountMode2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐDiscountMode(ctx, v)
@@ -30000,7 +30130,7 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"code", "name"}
+	fieldsInOrder := [...]string{"code", "name", "groups"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30021,6 +30151,13 @@ func (ec *executionContext) unmarshalInputCreateStoreInput(ctx context.Context, 
 				return it, err
 			}
 			it.Name = data
+		case "groups":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("groups"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Groups = data
 		}
 	}
 	return it, nil
@@ -42906,7 +43043,7 @@ func (ec *executionContext) unmarshalInputUpdateStoreInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"code", "name"}
+	fieldsInOrder := [...]string{"code", "name", "groups"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -42927,6 +43064,13 @@ func (ec *executionContext) unmarshalInputUpdateStoreInput(ctx context.Context, 
 				return it, err
 			}
 			it.Name = data
+		case "groups":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("groups"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Groups = data
 		}
 	}
 	return it, nil
@@ -45816,6 +45960,16 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "channels":
 			out.Values[i] = ec._Campaign_channels(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeCodes":
+			out.Values[i] = ec._Campaign_storeCodes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeGroups":
+			out.Values[i] = ec._Campaign_storeGroups(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -50562,6 +50716,11 @@ func (ec *executionContext) _Store(ctx context.Context, sel ast.SelectionSet, ob
 		case "name":
 			out.Values[i] = ec._Store_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._Store_groups(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

@@ -104,6 +104,10 @@ type CreateCampaignInput struct {
 	PredictiveSegment *campaign.PredictiveSegment `json:"predictiveSegment,omitempty"`
 	// Channels such as pdv, ecommerce, app; absent means every channel.
 	Channels []string `json:"channels,omitempty"`
+	// Codes of the stores the campaign is for (validate's storeId, the point of sale's sale.store.id); with storeGroups absent too, every store.
+	StoreCodes []string `json:"storeCodes,omitempty"`
+	// Store groups (regions) the campaign is for: every store in one of them.
+	StoreGroups []string `json:"storeGroups,omitempty"`
 	// percentage, fixed_amount or free_shipping (discount and cashback campaigns).
 	DiscountMode *campaign.DiscountMode `json:"discountMode,omitempty"`
 	// Percentage (0–100) or amount in R$.
@@ -162,6 +166,8 @@ type CreateStoreInput struct {
 	Code string `json:"code"`
 	// The store's name.
 	Name string `json:"name"`
+	// The store's groups (regions, franchisees, …), which campaigns may target.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // A new webhook endpoint of the viewer's tenant.
@@ -263,7 +269,7 @@ type EstimatedBenefit struct {
 type IneligibleCampaign struct {
 	// The campaign.
 	Campaign *ent.Campaign `json:"campaign"`
-	// not_active, channel_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met.
+	// not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met.
 	Reason string `json:"reason"`
 	// For min_subtotal_not_met: the R$ still needed.
 	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`
@@ -477,6 +483,8 @@ type UpdateStoreInput struct {
 	Code *string `json:"code,omitempty"`
 	// The store's name.
 	Name *string `json:"name,omitempty"`
+	// The store's groups, all of them: an empty list takes the store out of every group.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // A change to a webhook endpoint: only the fields given change.

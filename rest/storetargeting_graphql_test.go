@@ -1,0 +1,48 @@
+package rest_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestStoreTargetingGraphQL: the back office gives stores their groups and
+// campaigns their stores, and reads them back.
+func TestStoreTargetingGraphQL(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		f := newFixture(t, db)
+		admin := f.userToken(t, f.tenantID, viewer.RoleAdmin)
+		data := func(a gqlAnswer) map[string]any {
+			t.Helper()
+			require.Empty(t, a.Errors, "%s", a.Raw)
+			var d map[string]any
+			require.NoError(t, json.Unmarshal(a.Data, &d))
+			return d
+		}
+		store := data(f.gql(t, admin, `mutation { createStore(input: {code: "LJ-BH", name: "Loja BH", groups: ["MG", "sudeste"]}) { id code groups } }`, nil))["createStore"].(map[string]any)
+		require.Equal(t, []any{"MG", "sudeste"}, store["groups"])
+		moved := data(f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {groups: ["sudeste"]}) { groups } }`,
+			map[string]any{"id": store["id"]}))["updateStore"].(map[string]any)
+		require.Equal(t, []any{"sudeste"}, moved["groups"])
+		kept := data(f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {name: "Loja Savassi"}) { name groups } }`,
+			map[string]any{"id": store["id"]}))["updateStore"].(map[string]any)
+		require.Equal(t, []any{"sudeste"}, kept["groups"], "groups absent: kept")
+		cleared := data(f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {groups: []}) { groups } }`,
+			map[string]any{"id": store["id"]}))["updateStore"].(map[string]any)
+		require.Nil(t, cleared["groups"])
+
+		camp := data(f.gql(t, admin, `mutation { createCampaign(input: {name: "Sudeste", type: discount, discountMode: percentage, discountValue: "5",
+			storeCodes: ["LJ-BH"], storeGroups: ["sudeste"], startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id storeCodes storeGroups } }`, nil))["createCampaign"].(map[string]any)
+		require.Equal(t, []any{"LJ-BH"}, camp["storeCodes"])
+		require.Equal(t, []any{"sudeste"}, camp["storeGroups"])
+
+		bad := f.gql(t, admin, `mutation { createStore(input: {code: "LJ-X", name: "X", groups: [" sul"]}) { id } }`, nil)
+		require.Equal(t, []string{"validation_error"}, bad.codes(), "%s", bad.Raw)
+	})
+}
