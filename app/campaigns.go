@@ -36,6 +36,7 @@ type CampaignInput struct {
 	Discount          *DiscountInput
 	Eligibility       *EligibilityInput
 	Limits            *LimitsInput
+	Budget            *BudgetInput
 }
 
 // DiscountInput is the benefit of a campaign: mode and value for discount
@@ -154,6 +155,7 @@ func (in CampaignInput) validate(now time.Time) error {
 			p.Add("channels", "item %d must be a channel name such as pdv, ecommerce or app", i)
 		}
 	}
+	in.Budget.validate(&p, in.Type)
 	checkLabels(&p, "store_codes", in.StoreCodes, maxStoreTargets)
 	checkLabels(&p, "store_groups", in.StoreGroups, maxStoreTargets)
 	if e := in.Eligibility; e != nil && e.MinSubtotal != nil && (e.MinSubtotal.IsNegative() || e.MinSubtotal.Exponent() < -2) {
@@ -213,6 +215,7 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	if len(in.StoreCodes) > 0 {
 		c.SetStoreCodes(in.StoreCodes)
 	}
+	in.Budget.set(c)
 	if len(in.StoreGroups) > 0 {
 		c.SetStoreGroups(in.StoreGroups)
 	}

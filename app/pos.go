@@ -359,8 +359,12 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if err != nil {
 		return nil, err
 	}
+	zone, err := points.Zone(tenant.TimeZone)
+	if err != nil {
+		return nil, err
+	}
 	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
-		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Segments: segments,
+		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
 	})
 	type best struct {

@@ -138,9 +138,10 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		return nil, nil, err
 	}
 	if replay == nil {
-		if red.Edges.Campaign.LimitTotal != nil {
-			// The cached campaigns carry their redemption counts for the total
-			// limit only: a campaign without one is judged the same after it.
+		if red.Edges.Campaign.LimitTotal != nil || hasBudget(red.Edges.Campaign) {
+			// The cached campaigns carry their redemption counts and budget
+			// spending for the total limit and the budgets only: a campaign
+			// without either is judged the same after it.
 			a.campaigns.invalidate(red.TenantID)
 		}
 		a.counts().Redemptions(SourceAPI, 1)
@@ -249,6 +250,19 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		}
 		return nil, apperr.Conflict("redemption_limit_reached", "limits.total", "the campaign has reached its total limit")
 	}
+	benefit, err := promisedBenefit(tok, camp)
+	if err != nil {
+		return nil, err
+	}
+	var money decimal.Decimal
+	for _, v := range []*decimal.Decimal{benefit.DiscountAmount, benefit.CashbackAmount} {
+		if v != nil {
+			money = money.Add(*v)
+		}
+	}
+	if err := a.spendBudget(ctx, tx.Ent, camp.ID, tok.StoreID, money, now, true); err != nil {
+		return nil, err
+	}
 	bound, err := tx.Ent.ValidationToken.Update().
 		Where(validationtoken.ID(tok.ID), validationtoken.Or(validationtoken.OrderIDIsNil(), validationtoken.OrderID(in.OrderID))).
 		SetOrderID(in.OrderID).Save(ctx)
@@ -258,17 +272,13 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if bound == 0 {
 		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
 	}
-	benefit, err := promisedBenefit(tok, camp)
-	if err != nil {
-		return nil, err
-	}
 	raw, err := json.Marshal(benefit)
 	if err != nil {
 		return nil, err
 	}
 	create := tx.Ent.Redemption.Create().
 		SetCampaignID(camp.ID).SetCustomerID(cust.ID).SetOrderID(in.OrderID).SetValidationTokenID(tok.ID).
-		SetAmountPaid(in.AmountPaid).SetBenefit(raw).SetCreatedAt(now).
+		SetAmountPaid(in.AmountPaid).SetBenefit(raw).SetCreatedAt(now).SetStoreCode(tok.StoreID).
 		SetDiscountAmount(decimal.Zero).SetCashbackAmount(decimal.Zero)
 	if benefit.DiscountAmount != nil {
 		create.SetDiscountAmount(*benefit.DiscountAmount)

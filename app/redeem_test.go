@@ -588,3 +588,52 @@ func TestValidationTokensCommitInGroups(t *testing.T) {
 		rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "customer_id")
 	})
 }
+
+// TestRedeemBudgetConcurrent: 500 customers redeem at once a R$ 10 discount
+// of a campaign whose budget is R$ 500; exactly 50 succeed, the budget is
+// spent to the cent, and a rollback gives its R$ back.
+func TestRedeemBudgetConcurrent(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		const customers, fits = 500, 50
+		e := rdmSetup(t, db)
+		camp := e.campaign(t, func(in *app.CampaignInput) {
+			in.Budget = &app.BudgetInput{Total: rdmDec("500")}
+		})
+		ids := e.customers(t, customers)
+		tokens := e.validateEach(t, ids, camp.ID)
+		attempts := make([]rdmAttempt, len(ids))
+		for i, id := range ids {
+			attempts[i] = rdmAttempt{customerID: id, orderID: fmt.Sprintf("order-%d", i), token: tokens[i]}
+		}
+		out := e.race(t, camp.ID, attempts)
+		t.Logf("%s: %d concurrent redeems in %v", db.Dialect, customers, out.duration)
+		require.Len(t, out.ok, fits)
+		for _, err := range out.errs {
+			rdmRequireCode(t, err, apperr.KindConflict, "budget_exhausted", "budget")
+		}
+		spent := func() string {
+			c, err := db.Ent.Campaign.Get(e.ctx, camp.ID)
+			require.NoError(t, err)
+			return c.BudgetSpent.StringFixed(2)
+		}
+		require.Equal(t, "500.00", spent())
+		rows, counter := e.counts(t, camp.ID)
+		require.Equal(t, fits, rows)
+		require.Equal(t, fits, counter, "the refused redemptions took nothing from the count")
+
+		// Spent: validate finds the campaign exhausted; a rollback gives R$ 10 back.
+		v, err := e.app.ValidateCart(e.ctx, app.ValidateInput{CustomerID: ids[0], Channel: "pdv",
+			Cart: eligibility.Cart{Items: []eligibility.Item{{SKU: "A", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.NewFromInt(100)}}}})
+		require.NoError(t, err)
+		require.Len(t, v.Ineligible, 1)
+		require.Equal(t, eligibility.BudgetExhausted, v.Ineligible[0].Reason)
+		_, err = e.app.RollbackRedemption(e.ctx, out.ok[0].ID, "order cancelled")
+		require.NoError(t, err)
+		require.Equal(t, "490.00", spent())
+		tok := e.validate(t, ids[len(ids)-1], camp.ID)
+		_, err = e.redeem(camp.ID, ids[len(ids)-1], "order-again", tok)
+		require.NoError(t, err)
+		require.Equal(t, "500.00", spent())
+	})
+}

@@ -558,6 +558,9 @@ func (a *App) rollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, 
 		AddRedemptionsCount(-1).Exec(ctx); err != nil {
 		return err
 	}
+	if err := a.giveBackBudget(ctx, c, red, now); err != nil {
+		return err
+	}
 	if red.ValidationTokenID != nil {
 		// The token is free again (for its order or another) once none of
 		// its redemptions stands.

@@ -30,6 +30,10 @@ import (
 type ProcessedSale struct {
 	Credited    int64 // points credited, sale and bonus
 	Redemptions int   // redemptions recorded for the discounts it carried
+	// Counted says a redemption counted toward a campaign's total limit or
+	// budget: once committed, CampaignsChanged lets this process's cached
+	// campaigns see it.
+	Counted bool
 }
 
 // ProcessSale processes a registered sale in tx: the customer's points (with
@@ -70,7 +74,7 @@ func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*P
 		if done.Credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
 			return nil, err
 		}
-		if done.Redemptions, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
+		if done.Redemptions, done.Counted, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
 			return nil, err
 		}
 	}
@@ -235,13 +239,13 @@ type saleRedemptionBenefit struct {
 // the sale carries, and returns how many it recorded. It counts toward the
 // campaign's limit; a discount the POS gave after the limit was reached is
 // still recorded, flagged over_limit.
-func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (int, error) {
+func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (n int, counted bool, err error) {
 	given := map[string]decimal.Decimal{}
 	var order []string
 	for _, it := range s.Edges.Items {
 		ds, err := storedDiscounts(it.Discounts)
 		if err != nil {
-			return 0, fmt.Errorf("discounts of item %s: %w", it.LineID, err)
+			return 0, false, fmt.Errorf("discounts of item %s: %w", it.LineID, err)
 		}
 		for _, d := range ds {
 			if d.external() || d.UnitDiscount == nil || d.Quantity == nil {
@@ -253,36 +257,45 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 			given[*d.PromotionID] = given[*d.PromotionID].Add(d.UnitDiscount.Mul(*d.Quantity))
 		}
 	}
-	n := 0
 	for _, id := range order {
-		if _, err := c.Campaign.Get(ctx, id); ent.IsNotFound(err) {
+		camp, err := c.Campaign.Get(ctx, id)
+		if ent.IsNotFound(err) {
 			continue // not a campaign of this tenant: an unknown promotion is not ours to count
 		} else if err != nil {
-			return 0, err
+			return 0, false, err
 		}
+		counted = counted || camp.LimitTotal != nil || hasBudget(camp)
 		claimed, err := claimRedemption(ctx, c, id)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if !claimed { // given over the limit: counted all the same
 			if err := c.Campaign.UpdateOneID(id).AddRedemptionsCount(1).Exec(ctx); err != nil {
-				return 0, err
+				return 0, false, err
 			}
+		}
+		store := s.Edges.Store.Code
+		if err := a.spendBudget(ctx, c, id, store, given[id], now, false); err != nil {
+			return 0, false, err
 		}
 		benefit, err := json.Marshal(saleRedemptionBenefit{Amount: given[id], DiscountAmount: given[id]})
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		err = c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
 			SetAmountPaid(s.AmountPayable).SetDiscountAmount(given[id]).SetCashbackAmount(decimal.Zero).
-			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).Exec(ctx)
+			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).SetStoreCode(store).Exec(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("redemption of %s: %w", id, err)
+			return 0, false, fmt.Errorf("redemption of %s: %w", id, err)
 		}
 		n++
 	}
-	return n, nil
+	return n, counted, nil
 }
+
+// CampaignsChanged drops this process's cached campaigns of a tenant: a
+// sale's processing (a worker) changed their counts or budgets.
+func (a *App) CampaignsChanged(tenantID string) { a.campaigns.invalidate(tenantID) }
 
 // claimRedemption takes one redemption from the campaign's total limit in
 // one conditional update (and only where the extra conditions hold); false

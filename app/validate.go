@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -120,9 +121,13 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
+	zone, err := points.Zone(tenant.TimeZone)
+	if err != nil {
+		return nil, err
+	}
 	now := a.stamp()
 	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
-		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Segments: segments,
+		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
 	})
 	token, hash := newValidationToken()

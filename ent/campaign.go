@@ -70,6 +70,18 @@ type Campaign struct {
 	LimitTotal *int `json:"limit_total,omitempty"`
 	// Most redemptions per customer.
 	LimitPerCustomer *int `json:"limit_per_customer,omitempty"`
+	// Budget: the R$ the campaign may give in all, in discounts and cashback; none means no budget.
+	BudgetTotal *decimal.Decimal `json:"budget_total,omitempty"`
+	// Budget: the R$ each store may give (redemptions without a store count in the total only).
+	BudgetPerStore *decimal.Decimal `json:"budget_per_store,omitempty"`
+	// Budget: the period of budget_per_period, in the tenant's time zone (weeks start on Monday).
+	BudgetPeriod *campaign.BudgetPeriod `json:"budget_period,omitempty"`
+	// Budget: the R$ the campaign may give in each budget_period.
+	BudgetPerPeriod *decimal.Decimal `json:"budget_per_period,omitempty"`
+	// Budget: the R$ given so far, in discounts and cashback, less what returns and rollbacks gave back (none: nothing).
+	BudgetSpent *decimal.Decimal `json:"budget_spent,omitempty"`
+	// Budget: the R$ given so far by store (store:CODE) and in the current period (day:, week:, month: and its first day).
+	BudgetSpentBy map[string]decimal.Decimal `json:"budget_spent_by,omitempty"`
 	// Redemptions so far, of every customer, those over the limit at the point of sale included.
 	RedemptionsCount int `json:"redemptions_count,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -131,13 +143,13 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case campaign.FieldDiscountValue, campaign.FieldMultiplier, campaign.FieldMinSubtotal:
+		case campaign.FieldDiscountValue, campaign.FieldMultiplier, campaign.FieldMinSubtotal, campaign.FieldBudgetTotal, campaign.FieldBudgetPerStore, campaign.FieldBudgetPerPeriod, campaign.FieldBudgetSpent:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
-		case campaign.FieldChannels, campaign.FieldStoreCodes, campaign.FieldStoreGroups, campaign.FieldEligibleSkus, campaign.FieldEligibleCategories:
+		case campaign.FieldChannels, campaign.FieldStoreCodes, campaign.FieldStoreGroups, campaign.FieldEligibleSkus, campaign.FieldEligibleCategories, campaign.FieldBudgetSpentBy:
 			values[i] = new([]byte)
 		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount:
 			values[i] = new(sql.NullInt64)
-		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldPredictiveSegment, campaign.FieldDiscountMode, campaign.FieldGiftSku:
+		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldPredictiveSegment, campaign.FieldDiscountMode, campaign.FieldGiftSku, campaign.FieldBudgetPeriod:
 			values[i] = new(sql.NullString)
 		case campaign.FieldCreatedAt, campaign.FieldUpdatedAt, campaign.FieldStartsAt, campaign.FieldEndsAt:
 			values[i] = new(sql.NullTime)
@@ -326,6 +338,49 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 				_m.LimitPerCustomer = new(int)
 				*_m.LimitPerCustomer = int(value.Int64)
 			}
+		case campaign.FieldBudgetTotal:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_total", values[i])
+			} else if value.Valid {
+				_m.BudgetTotal = new(decimal.Decimal)
+				*_m.BudgetTotal = *value.S.(*decimal.Decimal)
+			}
+		case campaign.FieldBudgetPerStore:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_per_store", values[i])
+			} else if value.Valid {
+				_m.BudgetPerStore = new(decimal.Decimal)
+				*_m.BudgetPerStore = *value.S.(*decimal.Decimal)
+			}
+		case campaign.FieldBudgetPeriod:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_period", values[i])
+			} else if value.Valid {
+				_m.BudgetPeriod = new(campaign.BudgetPeriod)
+				*_m.BudgetPeriod = campaign.BudgetPeriod(value.String)
+			}
+		case campaign.FieldBudgetPerPeriod:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_per_period", values[i])
+			} else if value.Valid {
+				_m.BudgetPerPeriod = new(decimal.Decimal)
+				*_m.BudgetPerPeriod = *value.S.(*decimal.Decimal)
+			}
+		case campaign.FieldBudgetSpent:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_spent", values[i])
+			} else if value.Valid {
+				_m.BudgetSpent = new(decimal.Decimal)
+				*_m.BudgetSpent = *value.S.(*decimal.Decimal)
+			}
+		case campaign.FieldBudgetSpentBy:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_spent_by", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.BudgetSpentBy); err != nil {
+					return fmt.Errorf("unmarshal field budget_spent_by: %w", err)
+				}
+			}
 		case campaign.FieldRedemptionsCount:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field redemptions_count", values[i])
@@ -474,6 +529,34 @@ func (_m *Campaign) String() string {
 		builder.WriteString("limit_per_customer=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
+	builder.WriteString(", ")
+	if v := _m.BudgetTotal; v != nil {
+		builder.WriteString("budget_total=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.BudgetPerStore; v != nil {
+		builder.WriteString("budget_per_store=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.BudgetPeriod; v != nil {
+		builder.WriteString("budget_period=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.BudgetPerPeriod; v != nil {
+		builder.WriteString("budget_per_period=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.BudgetSpent; v != nil {
+		builder.WriteString("budget_spent=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("budget_spent_by=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BudgetSpentBy))
 	builder.WriteString(", ")
 	builder.WriteString("redemptions_count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RedemptionsCount))

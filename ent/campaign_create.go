@@ -280,6 +280,82 @@ func (_c *CampaignCreate) SetNillableLimitPerCustomer(v *int) *CampaignCreate {
 	return _c
 }
 
+// SetBudgetTotal sets the "budget_total" field.
+func (_c *CampaignCreate) SetBudgetTotal(v decimal.Decimal) *CampaignCreate {
+	_c.mutation.SetBudgetTotal(v)
+	return _c
+}
+
+// SetNillableBudgetTotal sets the "budget_total" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableBudgetTotal(v *decimal.Decimal) *CampaignCreate {
+	if v != nil {
+		_c.SetBudgetTotal(*v)
+	}
+	return _c
+}
+
+// SetBudgetPerStore sets the "budget_per_store" field.
+func (_c *CampaignCreate) SetBudgetPerStore(v decimal.Decimal) *CampaignCreate {
+	_c.mutation.SetBudgetPerStore(v)
+	return _c
+}
+
+// SetNillableBudgetPerStore sets the "budget_per_store" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableBudgetPerStore(v *decimal.Decimal) *CampaignCreate {
+	if v != nil {
+		_c.SetBudgetPerStore(*v)
+	}
+	return _c
+}
+
+// SetBudgetPeriod sets the "budget_period" field.
+func (_c *CampaignCreate) SetBudgetPeriod(v campaign.BudgetPeriod) *CampaignCreate {
+	_c.mutation.SetBudgetPeriod(v)
+	return _c
+}
+
+// SetNillableBudgetPeriod sets the "budget_period" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableBudgetPeriod(v *campaign.BudgetPeriod) *CampaignCreate {
+	if v != nil {
+		_c.SetBudgetPeriod(*v)
+	}
+	return _c
+}
+
+// SetBudgetPerPeriod sets the "budget_per_period" field.
+func (_c *CampaignCreate) SetBudgetPerPeriod(v decimal.Decimal) *CampaignCreate {
+	_c.mutation.SetBudgetPerPeriod(v)
+	return _c
+}
+
+// SetNillableBudgetPerPeriod sets the "budget_per_period" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableBudgetPerPeriod(v *decimal.Decimal) *CampaignCreate {
+	if v != nil {
+		_c.SetBudgetPerPeriod(*v)
+	}
+	return _c
+}
+
+// SetBudgetSpent sets the "budget_spent" field.
+func (_c *CampaignCreate) SetBudgetSpent(v decimal.Decimal) *CampaignCreate {
+	_c.mutation.SetBudgetSpent(v)
+	return _c
+}
+
+// SetNillableBudgetSpent sets the "budget_spent" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableBudgetSpent(v *decimal.Decimal) *CampaignCreate {
+	if v != nil {
+		_c.SetBudgetSpent(*v)
+	}
+	return _c
+}
+
+// SetBudgetSpentBy sets the "budget_spent_by" field.
+func (_c *CampaignCreate) SetBudgetSpentBy(v map[string]decimal.Decimal) *CampaignCreate {
+	_c.mutation.SetBudgetSpentBy(v)
+	return _c
+}
+
 // SetRedemptionsCount sets the "redemptions_count" field.
 func (_c *CampaignCreate) SetRedemptionsCount(v int) *CampaignCreate {
 	_c.mutation.SetRedemptionsCount(v)
@@ -480,6 +556,11 @@ func (_c *CampaignCreate) check() error {
 			return &ValidationError{Name: "limit_per_customer", err: fmt.Errorf(`ent: validator failed for field "Campaign.limit_per_customer": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.BudgetPeriod(); ok {
+		if err := campaign.BudgetPeriodValidator(v); err != nil {
+			return &ValidationError{Name: "budget_period", err: fmt.Errorf(`ent: validator failed for field "Campaign.budget_period": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.RedemptionsCount(); !ok {
 		return &ValidationError{Name: "redemptions_count", err: errors.New(`ent: missing required field "Campaign.redemptions_count"`)}
 	}
@@ -613,6 +694,30 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LimitPerCustomer(); ok {
 		_spec.SetField(campaign.FieldLimitPerCustomer, field.TypeInt, value)
 		_node.LimitPerCustomer = &value
+	}
+	if value, ok := _c.mutation.BudgetTotal(); ok {
+		_spec.SetField(campaign.FieldBudgetTotal, field.TypeOther, value)
+		_node.BudgetTotal = &value
+	}
+	if value, ok := _c.mutation.BudgetPerStore(); ok {
+		_spec.SetField(campaign.FieldBudgetPerStore, field.TypeOther, value)
+		_node.BudgetPerStore = &value
+	}
+	if value, ok := _c.mutation.BudgetPeriod(); ok {
+		_spec.SetField(campaign.FieldBudgetPeriod, field.TypeEnum, value)
+		_node.BudgetPeriod = &value
+	}
+	if value, ok := _c.mutation.BudgetPerPeriod(); ok {
+		_spec.SetField(campaign.FieldBudgetPerPeriod, field.TypeOther, value)
+		_node.BudgetPerPeriod = &value
+	}
+	if value, ok := _c.mutation.BudgetSpent(); ok {
+		_spec.SetField(campaign.FieldBudgetSpent, field.TypeOther, value)
+		_node.BudgetSpent = &value
+	}
+	if value, ok := _c.mutation.BudgetSpentBy(); ok {
+		_spec.SetField(campaign.FieldBudgetSpentBy, field.TypeJSON, value)
+		_node.BudgetSpentBy = value
 	}
 	if value, ok := _c.mutation.RedemptionsCount(); ok {
 		_spec.SetField(campaign.FieldRedemptionsCount, field.TypeInt, value)

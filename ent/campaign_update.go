@@ -419,6 +419,118 @@ func (_u *CampaignUpdate) ClearLimitPerCustomer() *CampaignUpdate {
 	return _u
 }
 
+// SetBudgetTotal sets the "budget_total" field.
+func (_u *CampaignUpdate) SetBudgetTotal(v decimal.Decimal) *CampaignUpdate {
+	_u.mutation.SetBudgetTotal(v)
+	return _u
+}
+
+// SetNillableBudgetTotal sets the "budget_total" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableBudgetTotal(v *decimal.Decimal) *CampaignUpdate {
+	if v != nil {
+		_u.SetBudgetTotal(*v)
+	}
+	return _u
+}
+
+// ClearBudgetTotal clears the value of the "budget_total" field.
+func (_u *CampaignUpdate) ClearBudgetTotal() *CampaignUpdate {
+	_u.mutation.ClearBudgetTotal()
+	return _u
+}
+
+// SetBudgetPerStore sets the "budget_per_store" field.
+func (_u *CampaignUpdate) SetBudgetPerStore(v decimal.Decimal) *CampaignUpdate {
+	_u.mutation.SetBudgetPerStore(v)
+	return _u
+}
+
+// SetNillableBudgetPerStore sets the "budget_per_store" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableBudgetPerStore(v *decimal.Decimal) *CampaignUpdate {
+	if v != nil {
+		_u.SetBudgetPerStore(*v)
+	}
+	return _u
+}
+
+// ClearBudgetPerStore clears the value of the "budget_per_store" field.
+func (_u *CampaignUpdate) ClearBudgetPerStore() *CampaignUpdate {
+	_u.mutation.ClearBudgetPerStore()
+	return _u
+}
+
+// SetBudgetPeriod sets the "budget_period" field.
+func (_u *CampaignUpdate) SetBudgetPeriod(v campaign.BudgetPeriod) *CampaignUpdate {
+	_u.mutation.SetBudgetPeriod(v)
+	return _u
+}
+
+// SetNillableBudgetPeriod sets the "budget_period" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableBudgetPeriod(v *campaign.BudgetPeriod) *CampaignUpdate {
+	if v != nil {
+		_u.SetBudgetPeriod(*v)
+	}
+	return _u
+}
+
+// ClearBudgetPeriod clears the value of the "budget_period" field.
+func (_u *CampaignUpdate) ClearBudgetPeriod() *CampaignUpdate {
+	_u.mutation.ClearBudgetPeriod()
+	return _u
+}
+
+// SetBudgetPerPeriod sets the "budget_per_period" field.
+func (_u *CampaignUpdate) SetBudgetPerPeriod(v decimal.Decimal) *CampaignUpdate {
+	_u.mutation.SetBudgetPerPeriod(v)
+	return _u
+}
+
+// SetNillableBudgetPerPeriod sets the "budget_per_period" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableBudgetPerPeriod(v *decimal.Decimal) *CampaignUpdate {
+	if v != nil {
+		_u.SetBudgetPerPeriod(*v)
+	}
+	return _u
+}
+
+// ClearBudgetPerPeriod clears the value of the "budget_per_period" field.
+func (_u *CampaignUpdate) ClearBudgetPerPeriod() *CampaignUpdate {
+	_u.mutation.ClearBudgetPerPeriod()
+	return _u
+}
+
+// SetBudgetSpent sets the "budget_spent" field.
+func (_u *CampaignUpdate) SetBudgetSpent(v decimal.Decimal) *CampaignUpdate {
+	_u.mutation.SetBudgetSpent(v)
+	return _u
+}
+
+// SetNillableBudgetSpent sets the "budget_spent" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableBudgetSpent(v *decimal.Decimal) *CampaignUpdate {
+	if v != nil {
+		_u.SetBudgetSpent(*v)
+	}
+	return _u
+}
+
+// ClearBudgetSpent clears the value of the "budget_spent" field.
+func (_u *CampaignUpdate) ClearBudgetSpent() *CampaignUpdate {
+	_u.mutation.ClearBudgetSpent()
+	return _u
+}
+
+// SetBudgetSpentBy sets the "budget_spent_by" field.
+func (_u *CampaignUpdate) SetBudgetSpentBy(v map[string]decimal.Decimal) *CampaignUpdate {
+	_u.mutation.SetBudgetSpentBy(v)
+	return _u
+}
+
+// ClearBudgetSpentBy clears the value of the "budget_spent_by" field.
+func (_u *CampaignUpdate) ClearBudgetSpentBy() *CampaignUpdate {
+	_u.mutation.ClearBudgetSpentBy()
+	return _u
+}
+
 // SetRedemptionsCount sets the "redemptions_count" field.
 func (_u *CampaignUpdate) SetRedemptionsCount(v int) *CampaignUpdate {
 	_u.mutation.ResetRedemptionsCount()
@@ -569,6 +681,11 @@ func (_u *CampaignUpdate) check() error {
 	if v, ok := _u.mutation.LimitPerCustomer(); ok {
 		if err := campaign.LimitPerCustomerValidator(v); err != nil {
 			return &ValidationError{Name: "limit_per_customer", err: fmt.Errorf(`ent: validator failed for field "Campaign.limit_per_customer": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BudgetPeriod(); ok {
+		if err := campaign.BudgetPeriodValidator(v); err != nil {
+			return &ValidationError{Name: "budget_period", err: fmt.Errorf(`ent: validator failed for field "Campaign.budget_period": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.RedemptionsCount(); ok {
@@ -729,6 +846,42 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.LimitPerCustomerCleared() {
 		_spec.ClearField(campaign.FieldLimitPerCustomer, field.TypeInt)
+	}
+	if value, ok := _u.mutation.BudgetTotal(); ok {
+		_spec.SetField(campaign.FieldBudgetTotal, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetTotalCleared() {
+		_spec.ClearField(campaign.FieldBudgetTotal, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetPerStore(); ok {
+		_spec.SetField(campaign.FieldBudgetPerStore, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetPerStoreCleared() {
+		_spec.ClearField(campaign.FieldBudgetPerStore, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetPeriod(); ok {
+		_spec.SetField(campaign.FieldBudgetPeriod, field.TypeEnum, value)
+	}
+	if _u.mutation.BudgetPeriodCleared() {
+		_spec.ClearField(campaign.FieldBudgetPeriod, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.BudgetPerPeriod(); ok {
+		_spec.SetField(campaign.FieldBudgetPerPeriod, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetPerPeriodCleared() {
+		_spec.ClearField(campaign.FieldBudgetPerPeriod, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetSpent(); ok {
+		_spec.SetField(campaign.FieldBudgetSpent, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetSpentCleared() {
+		_spec.ClearField(campaign.FieldBudgetSpent, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetSpentBy(); ok {
+		_spec.SetField(campaign.FieldBudgetSpentBy, field.TypeJSON, value)
+	}
+	if _u.mutation.BudgetSpentByCleared() {
+		_spec.ClearField(campaign.FieldBudgetSpentBy, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.RedemptionsCount(); ok {
 		_spec.SetField(campaign.FieldRedemptionsCount, field.TypeInt, value)
@@ -1217,6 +1370,118 @@ func (_u *CampaignUpdateOne) ClearLimitPerCustomer() *CampaignUpdateOne {
 	return _u
 }
 
+// SetBudgetTotal sets the "budget_total" field.
+func (_u *CampaignUpdateOne) SetBudgetTotal(v decimal.Decimal) *CampaignUpdateOne {
+	_u.mutation.SetBudgetTotal(v)
+	return _u
+}
+
+// SetNillableBudgetTotal sets the "budget_total" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableBudgetTotal(v *decimal.Decimal) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetBudgetTotal(*v)
+	}
+	return _u
+}
+
+// ClearBudgetTotal clears the value of the "budget_total" field.
+func (_u *CampaignUpdateOne) ClearBudgetTotal() *CampaignUpdateOne {
+	_u.mutation.ClearBudgetTotal()
+	return _u
+}
+
+// SetBudgetPerStore sets the "budget_per_store" field.
+func (_u *CampaignUpdateOne) SetBudgetPerStore(v decimal.Decimal) *CampaignUpdateOne {
+	_u.mutation.SetBudgetPerStore(v)
+	return _u
+}
+
+// SetNillableBudgetPerStore sets the "budget_per_store" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableBudgetPerStore(v *decimal.Decimal) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetBudgetPerStore(*v)
+	}
+	return _u
+}
+
+// ClearBudgetPerStore clears the value of the "budget_per_store" field.
+func (_u *CampaignUpdateOne) ClearBudgetPerStore() *CampaignUpdateOne {
+	_u.mutation.ClearBudgetPerStore()
+	return _u
+}
+
+// SetBudgetPeriod sets the "budget_period" field.
+func (_u *CampaignUpdateOne) SetBudgetPeriod(v campaign.BudgetPeriod) *CampaignUpdateOne {
+	_u.mutation.SetBudgetPeriod(v)
+	return _u
+}
+
+// SetNillableBudgetPeriod sets the "budget_period" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableBudgetPeriod(v *campaign.BudgetPeriod) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetBudgetPeriod(*v)
+	}
+	return _u
+}
+
+// ClearBudgetPeriod clears the value of the "budget_period" field.
+func (_u *CampaignUpdateOne) ClearBudgetPeriod() *CampaignUpdateOne {
+	_u.mutation.ClearBudgetPeriod()
+	return _u
+}
+
+// SetBudgetPerPeriod sets the "budget_per_period" field.
+func (_u *CampaignUpdateOne) SetBudgetPerPeriod(v decimal.Decimal) *CampaignUpdateOne {
+	_u.mutation.SetBudgetPerPeriod(v)
+	return _u
+}
+
+// SetNillableBudgetPerPeriod sets the "budget_per_period" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableBudgetPerPeriod(v *decimal.Decimal) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetBudgetPerPeriod(*v)
+	}
+	return _u
+}
+
+// ClearBudgetPerPeriod clears the value of the "budget_per_period" field.
+func (_u *CampaignUpdateOne) ClearBudgetPerPeriod() *CampaignUpdateOne {
+	_u.mutation.ClearBudgetPerPeriod()
+	return _u
+}
+
+// SetBudgetSpent sets the "budget_spent" field.
+func (_u *CampaignUpdateOne) SetBudgetSpent(v decimal.Decimal) *CampaignUpdateOne {
+	_u.mutation.SetBudgetSpent(v)
+	return _u
+}
+
+// SetNillableBudgetSpent sets the "budget_spent" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableBudgetSpent(v *decimal.Decimal) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetBudgetSpent(*v)
+	}
+	return _u
+}
+
+// ClearBudgetSpent clears the value of the "budget_spent" field.
+func (_u *CampaignUpdateOne) ClearBudgetSpent() *CampaignUpdateOne {
+	_u.mutation.ClearBudgetSpent()
+	return _u
+}
+
+// SetBudgetSpentBy sets the "budget_spent_by" field.
+func (_u *CampaignUpdateOne) SetBudgetSpentBy(v map[string]decimal.Decimal) *CampaignUpdateOne {
+	_u.mutation.SetBudgetSpentBy(v)
+	return _u
+}
+
+// ClearBudgetSpentBy clears the value of the "budget_spent_by" field.
+func (_u *CampaignUpdateOne) ClearBudgetSpentBy() *CampaignUpdateOne {
+	_u.mutation.ClearBudgetSpentBy()
+	return _u
+}
+
 // SetRedemptionsCount sets the "redemptions_count" field.
 func (_u *CampaignUpdateOne) SetRedemptionsCount(v int) *CampaignUpdateOne {
 	_u.mutation.ResetRedemptionsCount()
@@ -1380,6 +1645,11 @@ func (_u *CampaignUpdateOne) check() error {
 	if v, ok := _u.mutation.LimitPerCustomer(); ok {
 		if err := campaign.LimitPerCustomerValidator(v); err != nil {
 			return &ValidationError{Name: "limit_per_customer", err: fmt.Errorf(`ent: validator failed for field "Campaign.limit_per_customer": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.BudgetPeriod(); ok {
+		if err := campaign.BudgetPeriodValidator(v); err != nil {
+			return &ValidationError{Name: "budget_period", err: fmt.Errorf(`ent: validator failed for field "Campaign.budget_period": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.RedemptionsCount(); ok {
@@ -1557,6 +1827,42 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	}
 	if _u.mutation.LimitPerCustomerCleared() {
 		_spec.ClearField(campaign.FieldLimitPerCustomer, field.TypeInt)
+	}
+	if value, ok := _u.mutation.BudgetTotal(); ok {
+		_spec.SetField(campaign.FieldBudgetTotal, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetTotalCleared() {
+		_spec.ClearField(campaign.FieldBudgetTotal, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetPerStore(); ok {
+		_spec.SetField(campaign.FieldBudgetPerStore, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetPerStoreCleared() {
+		_spec.ClearField(campaign.FieldBudgetPerStore, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetPeriod(); ok {
+		_spec.SetField(campaign.FieldBudgetPeriod, field.TypeEnum, value)
+	}
+	if _u.mutation.BudgetPeriodCleared() {
+		_spec.ClearField(campaign.FieldBudgetPeriod, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.BudgetPerPeriod(); ok {
+		_spec.SetField(campaign.FieldBudgetPerPeriod, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetPerPeriodCleared() {
+		_spec.ClearField(campaign.FieldBudgetPerPeriod, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetSpent(); ok {
+		_spec.SetField(campaign.FieldBudgetSpent, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetSpentCleared() {
+		_spec.ClearField(campaign.FieldBudgetSpent, field.TypeOther)
+	}
+	if value, ok := _u.mutation.BudgetSpentBy(); ok {
+		_spec.SetField(campaign.FieldBudgetSpentBy, field.TypeJSON, value)
+	}
+	if _u.mutation.BudgetSpentByCleared() {
+		_spec.ClearField(campaign.FieldBudgetSpentBy, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.RedemptionsCount(); ok {
 		_spec.SetField(campaign.FieldRedemptionsCount, field.TypeInt, value)

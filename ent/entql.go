@@ -95,6 +95,12 @@ var schemaGraph = func() *sqlgraph.Schema {
 			campaign.FieldEligibleCategories: {Type: field.TypeJSON, Column: campaign.FieldEligibleCategories},
 			campaign.FieldLimitTotal:         {Type: field.TypeInt, Column: campaign.FieldLimitTotal},
 			campaign.FieldLimitPerCustomer:   {Type: field.TypeInt, Column: campaign.FieldLimitPerCustomer},
+			campaign.FieldBudgetTotal:        {Type: field.TypeOther, Column: campaign.FieldBudgetTotal},
+			campaign.FieldBudgetPerStore:     {Type: field.TypeOther, Column: campaign.FieldBudgetPerStore},
+			campaign.FieldBudgetPeriod:       {Type: field.TypeEnum, Column: campaign.FieldBudgetPeriod},
+			campaign.FieldBudgetPerPeriod:    {Type: field.TypeOther, Column: campaign.FieldBudgetPerPeriod},
+			campaign.FieldBudgetSpent:        {Type: field.TypeOther, Column: campaign.FieldBudgetSpent},
+			campaign.FieldBudgetSpentBy:      {Type: field.TypeJSON, Column: campaign.FieldBudgetSpentBy},
 			campaign.FieldRedemptionsCount:   {Type: field.TypeInt, Column: campaign.FieldRedemptionsCount},
 		},
 	}
@@ -362,6 +368,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldBenefit:           {Type: field.TypeJSON, Column: redemption.FieldBenefit},
 			redemption.FieldRolledBackAt:      {Type: field.TypeTime, Column: redemption.FieldRolledBackAt},
 			redemption.FieldRollbackReason:    {Type: field.TypeString, Column: redemption.FieldRollbackReason},
+			redemption.FieldStoreCode:         {Type: field.TypeString, Column: redemption.FieldStoreCode},
 		},
 	}
 	graph.Nodes[13] = &sqlgraph.Node{
@@ -1631,6 +1638,36 @@ func (f *CampaignFilter) WhereLimitTotal(p entql.IntP) {
 // WhereLimitPerCustomer applies the entql int predicate on the limit_per_customer field.
 func (f *CampaignFilter) WhereLimitPerCustomer(p entql.IntP) {
 	f.Where(p.Field(campaign.FieldLimitPerCustomer))
+}
+
+// WhereBudgetTotal applies the entql other predicate on the budget_total field.
+func (f *CampaignFilter) WhereBudgetTotal(p entql.OtherP) {
+	f.Where(p.Field(campaign.FieldBudgetTotal))
+}
+
+// WhereBudgetPerStore applies the entql other predicate on the budget_per_store field.
+func (f *CampaignFilter) WhereBudgetPerStore(p entql.OtherP) {
+	f.Where(p.Field(campaign.FieldBudgetPerStore))
+}
+
+// WhereBudgetPeriod applies the entql string predicate on the budget_period field.
+func (f *CampaignFilter) WhereBudgetPeriod(p entql.StringP) {
+	f.Where(p.Field(campaign.FieldBudgetPeriod))
+}
+
+// WhereBudgetPerPeriod applies the entql other predicate on the budget_per_period field.
+func (f *CampaignFilter) WhereBudgetPerPeriod(p entql.OtherP) {
+	f.Where(p.Field(campaign.FieldBudgetPerPeriod))
+}
+
+// WhereBudgetSpent applies the entql other predicate on the budget_spent field.
+func (f *CampaignFilter) WhereBudgetSpent(p entql.OtherP) {
+	f.Where(p.Field(campaign.FieldBudgetSpent))
+}
+
+// WhereBudgetSpentBy applies the entql json.RawMessage predicate on the budget_spent_by field.
+func (f *CampaignFilter) WhereBudgetSpentBy(p entql.BytesP) {
+	f.Where(p.Field(campaign.FieldBudgetSpentBy))
 }
 
 // WhereRedemptionsCount applies the entql int predicate on the redemptions_count field.
@@ -3055,6 +3092,11 @@ func (f *RedemptionFilter) WhereRolledBackAt(p entql.TimeP) {
 // WhereRollbackReason applies the entql string predicate on the rollback_reason field.
 func (f *RedemptionFilter) WhereRollbackReason(p entql.StringP) {
 	f.Where(p.Field(redemption.FieldRollbackReason))
+}
+
+// WhereStoreCode applies the entql string predicate on the store_code field.
+func (f *RedemptionFilter) WhereStoreCode(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldStoreCode))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -393,6 +393,31 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldLimitPerCustomer)
 				fieldSeen[campaign.FieldLimitPerCustomer] = struct{}{}
 			}
+		case "budgetTotal":
+			if _, ok := fieldSeen[campaign.FieldBudgetTotal]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldBudgetTotal)
+				fieldSeen[campaign.FieldBudgetTotal] = struct{}{}
+			}
+		case "budgetPerStore":
+			if _, ok := fieldSeen[campaign.FieldBudgetPerStore]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldBudgetPerStore)
+				fieldSeen[campaign.FieldBudgetPerStore] = struct{}{}
+			}
+		case "budgetPeriod":
+			if _, ok := fieldSeen[campaign.FieldBudgetPeriod]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldBudgetPeriod)
+				fieldSeen[campaign.FieldBudgetPeriod] = struct{}{}
+			}
+		case "budgetPerPeriod":
+			if _, ok := fieldSeen[campaign.FieldBudgetPerPeriod]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldBudgetPerPeriod)
+				fieldSeen[campaign.FieldBudgetPerPeriod] = struct{}{}
+			}
+		case "budgetSpent":
+			if _, ok := fieldSeen[campaign.FieldBudgetSpent]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldBudgetSpent)
+				fieldSeen[campaign.FieldBudgetSpent] = struct{}{}
+			}
 		case "redemptionsCount":
 			if _, ok := fieldSeen[campaign.FieldRedemptionsCount]; !ok {
 				selectedFields = append(selectedFields, campaign.FieldRedemptionsCount)
@@ -1598,6 +1623,11 @@ func (_q *RedemptionQuery) collectField(ctx context.Context, oneNode bool, opCtx
 			if _, ok := fieldSeen[redemption.FieldRollbackReason]; !ok {
 				selectedFields = append(selectedFields, redemption.FieldRollbackReason)
 				fieldSeen[redemption.FieldRollbackReason] = struct{}{}
+			}
+		case "storeCode":
+			if _, ok := fieldSeen[redemption.FieldStoreCode]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldStoreCode)
+				fieldSeen[redemption.FieldStoreCode] = struct{}{}
 			}
 		case "id":
 		case "__typename":

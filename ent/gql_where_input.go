@@ -602,6 +602,62 @@ type CampaignWhereInput struct {
 	LimitPerCustomerIsNil  bool  `json:"limitPerCustomerIsNil,omitempty"`
 	LimitPerCustomerNotNil bool  `json:"limitPerCustomerNotNil,omitempty"`
 
+	// "budget_total" field predicates.
+	BudgetTotal       *decimal.Decimal  `json:"budgetTotal,omitempty"`
+	BudgetTotalNEQ    *decimal.Decimal  `json:"budgetTotalNEQ,omitempty"`
+	BudgetTotalIn     []decimal.Decimal `json:"budgetTotalIn,omitempty"`
+	BudgetTotalNotIn  []decimal.Decimal `json:"budgetTotalNotIn,omitempty"`
+	BudgetTotalGT     *decimal.Decimal  `json:"budgetTotalGT,omitempty"`
+	BudgetTotalGTE    *decimal.Decimal  `json:"budgetTotalGTE,omitempty"`
+	BudgetTotalLT     *decimal.Decimal  `json:"budgetTotalLT,omitempty"`
+	BudgetTotalLTE    *decimal.Decimal  `json:"budgetTotalLTE,omitempty"`
+	BudgetTotalIsNil  bool              `json:"budgetTotalIsNil,omitempty"`
+	BudgetTotalNotNil bool              `json:"budgetTotalNotNil,omitempty"`
+
+	// "budget_per_store" field predicates.
+	BudgetPerStore       *decimal.Decimal  `json:"budgetPerStore,omitempty"`
+	BudgetPerStoreNEQ    *decimal.Decimal  `json:"budgetPerStoreNEQ,omitempty"`
+	BudgetPerStoreIn     []decimal.Decimal `json:"budgetPerStoreIn,omitempty"`
+	BudgetPerStoreNotIn  []decimal.Decimal `json:"budgetPerStoreNotIn,omitempty"`
+	BudgetPerStoreGT     *decimal.Decimal  `json:"budgetPerStoreGT,omitempty"`
+	BudgetPerStoreGTE    *decimal.Decimal  `json:"budgetPerStoreGTE,omitempty"`
+	BudgetPerStoreLT     *decimal.Decimal  `json:"budgetPerStoreLT,omitempty"`
+	BudgetPerStoreLTE    *decimal.Decimal  `json:"budgetPerStoreLTE,omitempty"`
+	BudgetPerStoreIsNil  bool              `json:"budgetPerStoreIsNil,omitempty"`
+	BudgetPerStoreNotNil bool              `json:"budgetPerStoreNotNil,omitempty"`
+
+	// "budget_period" field predicates.
+	BudgetPeriod       *campaign.BudgetPeriod  `json:"budgetPeriod,omitempty"`
+	BudgetPeriodNEQ    *campaign.BudgetPeriod  `json:"budgetPeriodNEQ,omitempty"`
+	BudgetPeriodIn     []campaign.BudgetPeriod `json:"budgetPeriodIn,omitempty"`
+	BudgetPeriodNotIn  []campaign.BudgetPeriod `json:"budgetPeriodNotIn,omitempty"`
+	BudgetPeriodIsNil  bool                    `json:"budgetPeriodIsNil,omitempty"`
+	BudgetPeriodNotNil bool                    `json:"budgetPeriodNotNil,omitempty"`
+
+	// "budget_per_period" field predicates.
+	BudgetPerPeriod       *decimal.Decimal  `json:"budgetPerPeriod,omitempty"`
+	BudgetPerPeriodNEQ    *decimal.Decimal  `json:"budgetPerPeriodNEQ,omitempty"`
+	BudgetPerPeriodIn     []decimal.Decimal `json:"budgetPerPeriodIn,omitempty"`
+	BudgetPerPeriodNotIn  []decimal.Decimal `json:"budgetPerPeriodNotIn,omitempty"`
+	BudgetPerPeriodGT     *decimal.Decimal  `json:"budgetPerPeriodGT,omitempty"`
+	BudgetPerPeriodGTE    *decimal.Decimal  `json:"budgetPerPeriodGTE,omitempty"`
+	BudgetPerPeriodLT     *decimal.Decimal  `json:"budgetPerPeriodLT,omitempty"`
+	BudgetPerPeriodLTE    *decimal.Decimal  `json:"budgetPerPeriodLTE,omitempty"`
+	BudgetPerPeriodIsNil  bool              `json:"budgetPerPeriodIsNil,omitempty"`
+	BudgetPerPeriodNotNil bool              `json:"budgetPerPeriodNotNil,omitempty"`
+
+	// "budget_spent" field predicates.
+	BudgetSpent       *decimal.Decimal  `json:"budgetSpent,omitempty"`
+	BudgetSpentNEQ    *decimal.Decimal  `json:"budgetSpentNEQ,omitempty"`
+	BudgetSpentIn     []decimal.Decimal `json:"budgetSpentIn,omitempty"`
+	BudgetSpentNotIn  []decimal.Decimal `json:"budgetSpentNotIn,omitempty"`
+	BudgetSpentGT     *decimal.Decimal  `json:"budgetSpentGT,omitempty"`
+	BudgetSpentGTE    *decimal.Decimal  `json:"budgetSpentGTE,omitempty"`
+	BudgetSpentLT     *decimal.Decimal  `json:"budgetSpentLT,omitempty"`
+	BudgetSpentLTE    *decimal.Decimal  `json:"budgetSpentLTE,omitempty"`
+	BudgetSpentIsNil  bool              `json:"budgetSpentIsNil,omitempty"`
+	BudgetSpentNotNil bool              `json:"budgetSpentNotNil,omitempty"`
+
 	// "redemptions_count" field predicates.
 	RedemptionsCount      *int  `json:"redemptionsCount,omitempty"`
 	RedemptionsCountNEQ   *int  `json:"redemptionsCountNEQ,omitempty"`
@@ -1264,6 +1320,144 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 	}
 	if i.LimitPerCustomerNotNil {
 		predicates = append(predicates, campaign.LimitPerCustomerNotNil())
+	}
+	if i.BudgetTotal != nil {
+		predicates = append(predicates, campaign.BudgetTotalEQ(*i.BudgetTotal))
+	}
+	if i.BudgetTotalNEQ != nil {
+		predicates = append(predicates, campaign.BudgetTotalNEQ(*i.BudgetTotalNEQ))
+	}
+	if len(i.BudgetTotalIn) > 0 {
+		predicates = append(predicates, campaign.BudgetTotalIn(i.BudgetTotalIn...))
+	}
+	if len(i.BudgetTotalNotIn) > 0 {
+		predicates = append(predicates, campaign.BudgetTotalNotIn(i.BudgetTotalNotIn...))
+	}
+	if i.BudgetTotalGT != nil {
+		predicates = append(predicates, campaign.BudgetTotalGT(*i.BudgetTotalGT))
+	}
+	if i.BudgetTotalGTE != nil {
+		predicates = append(predicates, campaign.BudgetTotalGTE(*i.BudgetTotalGTE))
+	}
+	if i.BudgetTotalLT != nil {
+		predicates = append(predicates, campaign.BudgetTotalLT(*i.BudgetTotalLT))
+	}
+	if i.BudgetTotalLTE != nil {
+		predicates = append(predicates, campaign.BudgetTotalLTE(*i.BudgetTotalLTE))
+	}
+	if i.BudgetTotalIsNil {
+		predicates = append(predicates, campaign.BudgetTotalIsNil())
+	}
+	if i.BudgetTotalNotNil {
+		predicates = append(predicates, campaign.BudgetTotalNotNil())
+	}
+	if i.BudgetPerStore != nil {
+		predicates = append(predicates, campaign.BudgetPerStoreEQ(*i.BudgetPerStore))
+	}
+	if i.BudgetPerStoreNEQ != nil {
+		predicates = append(predicates, campaign.BudgetPerStoreNEQ(*i.BudgetPerStoreNEQ))
+	}
+	if len(i.BudgetPerStoreIn) > 0 {
+		predicates = append(predicates, campaign.BudgetPerStoreIn(i.BudgetPerStoreIn...))
+	}
+	if len(i.BudgetPerStoreNotIn) > 0 {
+		predicates = append(predicates, campaign.BudgetPerStoreNotIn(i.BudgetPerStoreNotIn...))
+	}
+	if i.BudgetPerStoreGT != nil {
+		predicates = append(predicates, campaign.BudgetPerStoreGT(*i.BudgetPerStoreGT))
+	}
+	if i.BudgetPerStoreGTE != nil {
+		predicates = append(predicates, campaign.BudgetPerStoreGTE(*i.BudgetPerStoreGTE))
+	}
+	if i.BudgetPerStoreLT != nil {
+		predicates = append(predicates, campaign.BudgetPerStoreLT(*i.BudgetPerStoreLT))
+	}
+	if i.BudgetPerStoreLTE != nil {
+		predicates = append(predicates, campaign.BudgetPerStoreLTE(*i.BudgetPerStoreLTE))
+	}
+	if i.BudgetPerStoreIsNil {
+		predicates = append(predicates, campaign.BudgetPerStoreIsNil())
+	}
+	if i.BudgetPerStoreNotNil {
+		predicates = append(predicates, campaign.BudgetPerStoreNotNil())
+	}
+	if i.BudgetPeriod != nil {
+		predicates = append(predicates, campaign.BudgetPeriodEQ(*i.BudgetPeriod))
+	}
+	if i.BudgetPeriodNEQ != nil {
+		predicates = append(predicates, campaign.BudgetPeriodNEQ(*i.BudgetPeriodNEQ))
+	}
+	if len(i.BudgetPeriodIn) > 0 {
+		predicates = append(predicates, campaign.BudgetPeriodIn(i.BudgetPeriodIn...))
+	}
+	if len(i.BudgetPeriodNotIn) > 0 {
+		predicates = append(predicates, campaign.BudgetPeriodNotIn(i.BudgetPeriodNotIn...))
+	}
+	if i.BudgetPeriodIsNil {
+		predicates = append(predicates, campaign.BudgetPeriodIsNil())
+	}
+	if i.BudgetPeriodNotNil {
+		predicates = append(predicates, campaign.BudgetPeriodNotNil())
+	}
+	if i.BudgetPerPeriod != nil {
+		predicates = append(predicates, campaign.BudgetPerPeriodEQ(*i.BudgetPerPeriod))
+	}
+	if i.BudgetPerPeriodNEQ != nil {
+		predicates = append(predicates, campaign.BudgetPerPeriodNEQ(*i.BudgetPerPeriodNEQ))
+	}
+	if len(i.BudgetPerPeriodIn) > 0 {
+		predicates = append(predicates, campaign.BudgetPerPeriodIn(i.BudgetPerPeriodIn...))
+	}
+	if len(i.BudgetPerPeriodNotIn) > 0 {
+		predicates = append(predicates, campaign.BudgetPerPeriodNotIn(i.BudgetPerPeriodNotIn...))
+	}
+	if i.BudgetPerPeriodGT != nil {
+		predicates = append(predicates, campaign.BudgetPerPeriodGT(*i.BudgetPerPeriodGT))
+	}
+	if i.BudgetPerPeriodGTE != nil {
+		predicates = append(predicates, campaign.BudgetPerPeriodGTE(*i.BudgetPerPeriodGTE))
+	}
+	if i.BudgetPerPeriodLT != nil {
+		predicates = append(predicates, campaign.BudgetPerPeriodLT(*i.BudgetPerPeriodLT))
+	}
+	if i.BudgetPerPeriodLTE != nil {
+		predicates = append(predicates, campaign.BudgetPerPeriodLTE(*i.BudgetPerPeriodLTE))
+	}
+	if i.BudgetPerPeriodIsNil {
+		predicates = append(predicates, campaign.BudgetPerPeriodIsNil())
+	}
+	if i.BudgetPerPeriodNotNil {
+		predicates = append(predicates, campaign.BudgetPerPeriodNotNil())
+	}
+	if i.BudgetSpent != nil {
+		predicates = append(predicates, campaign.BudgetSpentEQ(*i.BudgetSpent))
+	}
+	if i.BudgetSpentNEQ != nil {
+		predicates = append(predicates, campaign.BudgetSpentNEQ(*i.BudgetSpentNEQ))
+	}
+	if len(i.BudgetSpentIn) > 0 {
+		predicates = append(predicates, campaign.BudgetSpentIn(i.BudgetSpentIn...))
+	}
+	if len(i.BudgetSpentNotIn) > 0 {
+		predicates = append(predicates, campaign.BudgetSpentNotIn(i.BudgetSpentNotIn...))
+	}
+	if i.BudgetSpentGT != nil {
+		predicates = append(predicates, campaign.BudgetSpentGT(*i.BudgetSpentGT))
+	}
+	if i.BudgetSpentGTE != nil {
+		predicates = append(predicates, campaign.BudgetSpentGTE(*i.BudgetSpentGTE))
+	}
+	if i.BudgetSpentLT != nil {
+		predicates = append(predicates, campaign.BudgetSpentLT(*i.BudgetSpentLT))
+	}
+	if i.BudgetSpentLTE != nil {
+		predicates = append(predicates, campaign.BudgetSpentLTE(*i.BudgetSpentLTE))
+	}
+	if i.BudgetSpentIsNil {
+		predicates = append(predicates, campaign.BudgetSpentIsNil())
+	}
+	if i.BudgetSpentNotNil {
+		predicates = append(predicates, campaign.BudgetSpentNotNil())
 	}
 	if i.RedemptionsCount != nil {
 		predicates = append(predicates, campaign.RedemptionsCountEQ(*i.RedemptionsCount))
@@ -4411,6 +4605,21 @@ type RedemptionWhereInput struct {
 	RollbackReasonEqualFold    *string  `json:"rollbackReasonEqualFold,omitempty"`
 	RollbackReasonContainsFold *string  `json:"rollbackReasonContainsFold,omitempty"`
 
+	// "store_code" field predicates.
+	StoreCode             *string  `json:"storeCode,omitempty"`
+	StoreCodeNEQ          *string  `json:"storeCodeNEQ,omitempty"`
+	StoreCodeIn           []string `json:"storeCodeIn,omitempty"`
+	StoreCodeNotIn        []string `json:"storeCodeNotIn,omitempty"`
+	StoreCodeGT           *string  `json:"storeCodeGT,omitempty"`
+	StoreCodeGTE          *string  `json:"storeCodeGTE,omitempty"`
+	StoreCodeLT           *string  `json:"storeCodeLT,omitempty"`
+	StoreCodeLTE          *string  `json:"storeCodeLTE,omitempty"`
+	StoreCodeContains     *string  `json:"storeCodeContains,omitempty"`
+	StoreCodeHasPrefix    *string  `json:"storeCodeHasPrefix,omitempty"`
+	StoreCodeHasSuffix    *string  `json:"storeCodeHasSuffix,omitempty"`
+	StoreCodeEqualFold    *string  `json:"storeCodeEqualFold,omitempty"`
+	StoreCodeContainsFold *string  `json:"storeCodeContainsFold,omitempty"`
+
 	// "campaign" edge predicates.
 	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
 	HasCampaignWith []*CampaignWhereInput `json:"hasCampaignWith,omitempty"`
@@ -4926,6 +5135,45 @@ func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
 	}
 	if i.RollbackReasonContainsFold != nil {
 		predicates = append(predicates, redemption.RollbackReasonContainsFold(*i.RollbackReasonContainsFold))
+	}
+	if i.StoreCode != nil {
+		predicates = append(predicates, redemption.StoreCodeEQ(*i.StoreCode))
+	}
+	if i.StoreCodeNEQ != nil {
+		predicates = append(predicates, redemption.StoreCodeNEQ(*i.StoreCodeNEQ))
+	}
+	if len(i.StoreCodeIn) > 0 {
+		predicates = append(predicates, redemption.StoreCodeIn(i.StoreCodeIn...))
+	}
+	if len(i.StoreCodeNotIn) > 0 {
+		predicates = append(predicates, redemption.StoreCodeNotIn(i.StoreCodeNotIn...))
+	}
+	if i.StoreCodeGT != nil {
+		predicates = append(predicates, redemption.StoreCodeGT(*i.StoreCodeGT))
+	}
+	if i.StoreCodeGTE != nil {
+		predicates = append(predicates, redemption.StoreCodeGTE(*i.StoreCodeGTE))
+	}
+	if i.StoreCodeLT != nil {
+		predicates = append(predicates, redemption.StoreCodeLT(*i.StoreCodeLT))
+	}
+	if i.StoreCodeLTE != nil {
+		predicates = append(predicates, redemption.StoreCodeLTE(*i.StoreCodeLTE))
+	}
+	if i.StoreCodeContains != nil {
+		predicates = append(predicates, redemption.StoreCodeContains(*i.StoreCodeContains))
+	}
+	if i.StoreCodeHasPrefix != nil {
+		predicates = append(predicates, redemption.StoreCodeHasPrefix(*i.StoreCodeHasPrefix))
+	}
+	if i.StoreCodeHasSuffix != nil {
+		predicates = append(predicates, redemption.StoreCodeHasSuffix(*i.StoreCodeHasSuffix))
+	}
+	if i.StoreCodeEqualFold != nil {
+		predicates = append(predicates, redemption.StoreCodeEqualFold(*i.StoreCodeEqualFold))
+	}
+	if i.StoreCodeContainsFold != nil {
+		predicates = append(predicates, redemption.StoreCodeContainsFold(*i.StoreCodeContainsFold))
 	}
 
 	if i.HasCampaign != nil {

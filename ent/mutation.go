@@ -916,6 +916,12 @@ type CampaignMutation struct {
 	addlimit_total            *int
 	limit_per_customer        *int
 	addlimit_per_customer     *int
+	budget_total              *decimal.Decimal
+	budget_per_store          *decimal.Decimal
+	budget_period             *campaign.BudgetPeriod
+	budget_per_period         *decimal.Decimal
+	budget_spent              *decimal.Decimal
+	budget_spent_by           *map[string]decimal.Decimal
 	redemptions_count         *int
 	addredemptions_count      *int
 	clearedFields             map[string]struct{}
@@ -2237,6 +2243,300 @@ func (m *CampaignMutation) ResetLimitPerCustomer() {
 	delete(m.clearedFields, campaign.FieldLimitPerCustomer)
 }
 
+// SetBudgetTotal sets the "budget_total" field.
+func (m *CampaignMutation) SetBudgetTotal(d decimal.Decimal) {
+	m.budget_total = &d
+}
+
+// BudgetTotal returns the value of the "budget_total" field in the mutation.
+func (m *CampaignMutation) BudgetTotal() (r decimal.Decimal, exists bool) {
+	v := m.budget_total
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetTotal returns the old "budget_total" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldBudgetTotal(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetTotal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetTotal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetTotal: %w", err)
+	}
+	return oldValue.BudgetTotal, nil
+}
+
+// ClearBudgetTotal clears the value of the "budget_total" field.
+func (m *CampaignMutation) ClearBudgetTotal() {
+	m.budget_total = nil
+	m.clearedFields[campaign.FieldBudgetTotal] = struct{}{}
+}
+
+// BudgetTotalCleared returns if the "budget_total" field was cleared in this mutation.
+func (m *CampaignMutation) BudgetTotalCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldBudgetTotal]
+	return ok
+}
+
+// ResetBudgetTotal resets all changes to the "budget_total" field.
+func (m *CampaignMutation) ResetBudgetTotal() {
+	m.budget_total = nil
+	delete(m.clearedFields, campaign.FieldBudgetTotal)
+}
+
+// SetBudgetPerStore sets the "budget_per_store" field.
+func (m *CampaignMutation) SetBudgetPerStore(d decimal.Decimal) {
+	m.budget_per_store = &d
+}
+
+// BudgetPerStore returns the value of the "budget_per_store" field in the mutation.
+func (m *CampaignMutation) BudgetPerStore() (r decimal.Decimal, exists bool) {
+	v := m.budget_per_store
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetPerStore returns the old "budget_per_store" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldBudgetPerStore(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetPerStore is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetPerStore requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetPerStore: %w", err)
+	}
+	return oldValue.BudgetPerStore, nil
+}
+
+// ClearBudgetPerStore clears the value of the "budget_per_store" field.
+func (m *CampaignMutation) ClearBudgetPerStore() {
+	m.budget_per_store = nil
+	m.clearedFields[campaign.FieldBudgetPerStore] = struct{}{}
+}
+
+// BudgetPerStoreCleared returns if the "budget_per_store" field was cleared in this mutation.
+func (m *CampaignMutation) BudgetPerStoreCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldBudgetPerStore]
+	return ok
+}
+
+// ResetBudgetPerStore resets all changes to the "budget_per_store" field.
+func (m *CampaignMutation) ResetBudgetPerStore() {
+	m.budget_per_store = nil
+	delete(m.clearedFields, campaign.FieldBudgetPerStore)
+}
+
+// SetBudgetPeriod sets the "budget_period" field.
+func (m *CampaignMutation) SetBudgetPeriod(cp campaign.BudgetPeriod) {
+	m.budget_period = &cp
+}
+
+// BudgetPeriod returns the value of the "budget_period" field in the mutation.
+func (m *CampaignMutation) BudgetPeriod() (r campaign.BudgetPeriod, exists bool) {
+	v := m.budget_period
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetPeriod returns the old "budget_period" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldBudgetPeriod(ctx context.Context) (v *campaign.BudgetPeriod, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetPeriod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetPeriod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetPeriod: %w", err)
+	}
+	return oldValue.BudgetPeriod, nil
+}
+
+// ClearBudgetPeriod clears the value of the "budget_period" field.
+func (m *CampaignMutation) ClearBudgetPeriod() {
+	m.budget_period = nil
+	m.clearedFields[campaign.FieldBudgetPeriod] = struct{}{}
+}
+
+// BudgetPeriodCleared returns if the "budget_period" field was cleared in this mutation.
+func (m *CampaignMutation) BudgetPeriodCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldBudgetPeriod]
+	return ok
+}
+
+// ResetBudgetPeriod resets all changes to the "budget_period" field.
+func (m *CampaignMutation) ResetBudgetPeriod() {
+	m.budget_period = nil
+	delete(m.clearedFields, campaign.FieldBudgetPeriod)
+}
+
+// SetBudgetPerPeriod sets the "budget_per_period" field.
+func (m *CampaignMutation) SetBudgetPerPeriod(d decimal.Decimal) {
+	m.budget_per_period = &d
+}
+
+// BudgetPerPeriod returns the value of the "budget_per_period" field in the mutation.
+func (m *CampaignMutation) BudgetPerPeriod() (r decimal.Decimal, exists bool) {
+	v := m.budget_per_period
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetPerPeriod returns the old "budget_per_period" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldBudgetPerPeriod(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetPerPeriod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetPerPeriod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetPerPeriod: %w", err)
+	}
+	return oldValue.BudgetPerPeriod, nil
+}
+
+// ClearBudgetPerPeriod clears the value of the "budget_per_period" field.
+func (m *CampaignMutation) ClearBudgetPerPeriod() {
+	m.budget_per_period = nil
+	m.clearedFields[campaign.FieldBudgetPerPeriod] = struct{}{}
+}
+
+// BudgetPerPeriodCleared returns if the "budget_per_period" field was cleared in this mutation.
+func (m *CampaignMutation) BudgetPerPeriodCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldBudgetPerPeriod]
+	return ok
+}
+
+// ResetBudgetPerPeriod resets all changes to the "budget_per_period" field.
+func (m *CampaignMutation) ResetBudgetPerPeriod() {
+	m.budget_per_period = nil
+	delete(m.clearedFields, campaign.FieldBudgetPerPeriod)
+}
+
+// SetBudgetSpent sets the "budget_spent" field.
+func (m *CampaignMutation) SetBudgetSpent(d decimal.Decimal) {
+	m.budget_spent = &d
+}
+
+// BudgetSpent returns the value of the "budget_spent" field in the mutation.
+func (m *CampaignMutation) BudgetSpent() (r decimal.Decimal, exists bool) {
+	v := m.budget_spent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetSpent returns the old "budget_spent" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldBudgetSpent(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetSpent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetSpent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetSpent: %w", err)
+	}
+	return oldValue.BudgetSpent, nil
+}
+
+// ClearBudgetSpent clears the value of the "budget_spent" field.
+func (m *CampaignMutation) ClearBudgetSpent() {
+	m.budget_spent = nil
+	m.clearedFields[campaign.FieldBudgetSpent] = struct{}{}
+}
+
+// BudgetSpentCleared returns if the "budget_spent" field was cleared in this mutation.
+func (m *CampaignMutation) BudgetSpentCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldBudgetSpent]
+	return ok
+}
+
+// ResetBudgetSpent resets all changes to the "budget_spent" field.
+func (m *CampaignMutation) ResetBudgetSpent() {
+	m.budget_spent = nil
+	delete(m.clearedFields, campaign.FieldBudgetSpent)
+}
+
+// SetBudgetSpentBy sets the "budget_spent_by" field.
+func (m *CampaignMutation) SetBudgetSpentBy(value map[string]decimal.Decimal) {
+	m.budget_spent_by = &value
+}
+
+// BudgetSpentBy returns the value of the "budget_spent_by" field in the mutation.
+func (m *CampaignMutation) BudgetSpentBy() (r map[string]decimal.Decimal, exists bool) {
+	v := m.budget_spent_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetSpentBy returns the old "budget_spent_by" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldBudgetSpentBy(ctx context.Context) (v map[string]decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetSpentBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetSpentBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetSpentBy: %w", err)
+	}
+	return oldValue.BudgetSpentBy, nil
+}
+
+// ClearBudgetSpentBy clears the value of the "budget_spent_by" field.
+func (m *CampaignMutation) ClearBudgetSpentBy() {
+	m.budget_spent_by = nil
+	m.clearedFields[campaign.FieldBudgetSpentBy] = struct{}{}
+}
+
+// BudgetSpentByCleared returns if the "budget_spent_by" field was cleared in this mutation.
+func (m *CampaignMutation) BudgetSpentByCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldBudgetSpentBy]
+	return ok
+}
+
+// ResetBudgetSpentBy resets all changes to the "budget_spent_by" field.
+func (m *CampaignMutation) ResetBudgetSpentBy() {
+	m.budget_spent_by = nil
+	delete(m.clearedFields, campaign.FieldBudgetSpentBy)
+}
+
 // SetRedemptionsCount sets the "redemptions_count" field.
 func (m *CampaignMutation) SetRedemptionsCount(i int) {
 	m.redemptions_count = &i
@@ -2435,7 +2735,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 25)
+	fields := make([]string, 0, 31)
 	if m.tenant != nil {
 		fields = append(fields, campaign.FieldTenantID)
 	}
@@ -2508,6 +2808,24 @@ func (m *CampaignMutation) Fields() []string {
 	if m.limit_per_customer != nil {
 		fields = append(fields, campaign.FieldLimitPerCustomer)
 	}
+	if m.budget_total != nil {
+		fields = append(fields, campaign.FieldBudgetTotal)
+	}
+	if m.budget_per_store != nil {
+		fields = append(fields, campaign.FieldBudgetPerStore)
+	}
+	if m.budget_period != nil {
+		fields = append(fields, campaign.FieldBudgetPeriod)
+	}
+	if m.budget_per_period != nil {
+		fields = append(fields, campaign.FieldBudgetPerPeriod)
+	}
+	if m.budget_spent != nil {
+		fields = append(fields, campaign.FieldBudgetSpent)
+	}
+	if m.budget_spent_by != nil {
+		fields = append(fields, campaign.FieldBudgetSpentBy)
+	}
 	if m.redemptions_count != nil {
 		fields = append(fields, campaign.FieldRedemptionsCount)
 	}
@@ -2567,6 +2885,18 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.LimitTotal()
 	case campaign.FieldLimitPerCustomer:
 		return m.LimitPerCustomer()
+	case campaign.FieldBudgetTotal:
+		return m.BudgetTotal()
+	case campaign.FieldBudgetPerStore:
+		return m.BudgetPerStore()
+	case campaign.FieldBudgetPeriod:
+		return m.BudgetPeriod()
+	case campaign.FieldBudgetPerPeriod:
+		return m.BudgetPerPeriod()
+	case campaign.FieldBudgetSpent:
+		return m.BudgetSpent()
+	case campaign.FieldBudgetSpentBy:
+		return m.BudgetSpentBy()
 	case campaign.FieldRedemptionsCount:
 		return m.RedemptionsCount()
 	}
@@ -2626,6 +2956,18 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldLimitTotal(ctx)
 	case campaign.FieldLimitPerCustomer:
 		return m.OldLimitPerCustomer(ctx)
+	case campaign.FieldBudgetTotal:
+		return m.OldBudgetTotal(ctx)
+	case campaign.FieldBudgetPerStore:
+		return m.OldBudgetPerStore(ctx)
+	case campaign.FieldBudgetPeriod:
+		return m.OldBudgetPeriod(ctx)
+	case campaign.FieldBudgetPerPeriod:
+		return m.OldBudgetPerPeriod(ctx)
+	case campaign.FieldBudgetSpent:
+		return m.OldBudgetSpent(ctx)
+	case campaign.FieldBudgetSpentBy:
+		return m.OldBudgetSpentBy(ctx)
 	case campaign.FieldRedemptionsCount:
 		return m.OldRedemptionsCount(ctx)
 	}
@@ -2805,6 +3147,48 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLimitPerCustomer(v)
 		return nil
+	case campaign.FieldBudgetTotal:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetTotal(v)
+		return nil
+	case campaign.FieldBudgetPerStore:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetPerStore(v)
+		return nil
+	case campaign.FieldBudgetPeriod:
+		v, ok := value.(campaign.BudgetPeriod)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetPeriod(v)
+		return nil
+	case campaign.FieldBudgetPerPeriod:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetPerPeriod(v)
+		return nil
+	case campaign.FieldBudgetSpent:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetSpent(v)
+		return nil
+	case campaign.FieldBudgetSpentBy:
+		v, ok := value.(map[string]decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetSpentBy(v)
+		return nil
 	case campaign.FieldRedemptionsCount:
 		v, ok := value.(int)
 		if !ok {
@@ -2938,6 +3322,24 @@ func (m *CampaignMutation) ClearedFields() []string {
 	if m.FieldCleared(campaign.FieldLimitPerCustomer) {
 		fields = append(fields, campaign.FieldLimitPerCustomer)
 	}
+	if m.FieldCleared(campaign.FieldBudgetTotal) {
+		fields = append(fields, campaign.FieldBudgetTotal)
+	}
+	if m.FieldCleared(campaign.FieldBudgetPerStore) {
+		fields = append(fields, campaign.FieldBudgetPerStore)
+	}
+	if m.FieldCleared(campaign.FieldBudgetPeriod) {
+		fields = append(fields, campaign.FieldBudgetPeriod)
+	}
+	if m.FieldCleared(campaign.FieldBudgetPerPeriod) {
+		fields = append(fields, campaign.FieldBudgetPerPeriod)
+	}
+	if m.FieldCleared(campaign.FieldBudgetSpent) {
+		fields = append(fields, campaign.FieldBudgetSpent)
+	}
+	if m.FieldCleared(campaign.FieldBudgetSpentBy) {
+		fields = append(fields, campaign.FieldBudgetSpentBy)
+	}
 	return fields
 }
 
@@ -2996,6 +3398,24 @@ func (m *CampaignMutation) ClearField(name string) error {
 		return nil
 	case campaign.FieldLimitPerCustomer:
 		m.ClearLimitPerCustomer()
+		return nil
+	case campaign.FieldBudgetTotal:
+		m.ClearBudgetTotal()
+		return nil
+	case campaign.FieldBudgetPerStore:
+		m.ClearBudgetPerStore()
+		return nil
+	case campaign.FieldBudgetPeriod:
+		m.ClearBudgetPeriod()
+		return nil
+	case campaign.FieldBudgetPerPeriod:
+		m.ClearBudgetPerPeriod()
+		return nil
+	case campaign.FieldBudgetSpent:
+		m.ClearBudgetSpent()
+		return nil
+	case campaign.FieldBudgetSpentBy:
+		m.ClearBudgetSpentBy()
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign nullable field %s", name)
@@ -3076,6 +3496,24 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldLimitPerCustomer:
 		m.ResetLimitPerCustomer()
+		return nil
+	case campaign.FieldBudgetTotal:
+		m.ResetBudgetTotal()
+		return nil
+	case campaign.FieldBudgetPerStore:
+		m.ResetBudgetPerStore()
+		return nil
+	case campaign.FieldBudgetPeriod:
+		m.ResetBudgetPeriod()
+		return nil
+	case campaign.FieldBudgetPerPeriod:
+		m.ResetBudgetPerPeriod()
+		return nil
+	case campaign.FieldBudgetSpent:
+		m.ResetBudgetSpent()
+		return nil
+	case campaign.FieldBudgetSpentBy:
+		m.ResetBudgetSpentBy()
 		return nil
 	case campaign.FieldRedemptionsCount:
 		m.ResetRedemptionsCount()
@@ -14613,6 +15051,7 @@ type RedemptionMutation struct {
 	appendbenefit           json.RawMessage
 	rolled_back_at          *time.Time
 	rollback_reason         *string
+	store_code              *string
 	clearedFields           map[string]struct{}
 	tenant                  *string
 	clearedtenant           bool
@@ -15360,6 +15799,42 @@ func (m *RedemptionMutation) ResetRollbackReason() {
 	delete(m.clearedFields, redemption.FieldRollbackReason)
 }
 
+// SetStoreCode sets the "store_code" field.
+func (m *RedemptionMutation) SetStoreCode(s string) {
+	m.store_code = &s
+}
+
+// StoreCode returns the value of the "store_code" field in the mutation.
+func (m *RedemptionMutation) StoreCode() (r string, exists bool) {
+	v := m.store_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCode returns the old "store_code" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldStoreCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCode: %w", err)
+	}
+	return oldValue.StoreCode, nil
+}
+
+// ResetStoreCode resets all changes to the "store_code" field.
+func (m *RedemptionMutation) ResetStoreCode() {
+	m.store_code = nil
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *RedemptionMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -15529,7 +16004,7 @@ func (m *RedemptionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RedemptionMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.tenant != nil {
 		fields = append(fields, redemption.FieldTenantID)
 	}
@@ -15575,6 +16050,9 @@ func (m *RedemptionMutation) Fields() []string {
 	if m.rollback_reason != nil {
 		fields = append(fields, redemption.FieldRollbackReason)
 	}
+	if m.store_code != nil {
+		fields = append(fields, redemption.FieldStoreCode)
+	}
 	return fields
 }
 
@@ -15613,6 +16091,8 @@ func (m *RedemptionMutation) Field(name string) (ent.Value, bool) {
 		return m.RolledBackAt()
 	case redemption.FieldRollbackReason:
 		return m.RollbackReason()
+	case redemption.FieldStoreCode:
+		return m.StoreCode()
 	}
 	return nil, false
 }
@@ -15652,6 +16132,8 @@ func (m *RedemptionMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldRolledBackAt(ctx)
 	case redemption.FieldRollbackReason:
 		return m.OldRollbackReason(ctx)
+	case redemption.FieldStoreCode:
+		return m.OldStoreCode(ctx)
 	}
 	return nil, fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -15765,6 +16247,13 @@ func (m *RedemptionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRollbackReason(v)
+		return nil
+	case redemption.FieldStoreCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCode(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)
@@ -15901,6 +16390,9 @@ func (m *RedemptionMutation) ResetField(name string) error {
 		return nil
 	case redemption.FieldRollbackReason:
 		m.ResetRollbackReason()
+		return nil
+	case redemption.FieldStoreCode:
+		m.ResetStoreCode()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)

@@ -55,6 +55,8 @@ type Redemption struct {
 	RolledBackAt *time.Time `json:"rolled_back_at,omitempty"`
 	// Why the redemption was undone.
 	RollbackReason *string `json:"rollback_reason,omitempty"`
+	// The store the benefit was given at (validate's store_id, the sale's store); empty online.
+	StoreCode string `json:"store_code,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RedemptionQuery when eager-loading is set.
 	Edges        RedemptionEdges `json:"edges"`
@@ -148,7 +150,7 @@ func (*Redemption) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case redemption.FieldBonusPoints:
 			values[i] = new(sql.NullInt64)
-		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID, redemption.FieldRollbackReason:
+		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID, redemption.FieldRollbackReason, redemption.FieldStoreCode:
 			values[i] = new(sql.NullString)
 		case redemption.FieldCreatedAt, redemption.FieldRolledBackAt:
 			values[i] = new(sql.NullTime)
@@ -269,6 +271,12 @@ func (_m *Redemption) assignValues(columns []string, values []any) error {
 				_m.RollbackReason = new(string)
 				*_m.RollbackReason = value.String
 			}
+		case redemption.FieldStoreCode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field store_code", values[i])
+			} else if value.Valid {
+				_m.StoreCode = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -382,6 +390,9 @@ func (_m *Redemption) String() string {
 		builder.WriteString("rollback_reason=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("store_code=")
+	builder.WriteString(_m.StoreCode)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -173,6 +173,20 @@ func (_c *RedemptionCreate) SetNillableRollbackReason(v *string) *RedemptionCrea
 	return _c
 }
 
+// SetStoreCode sets the "store_code" field.
+func (_c *RedemptionCreate) SetStoreCode(v string) *RedemptionCreate {
+	_c.mutation.SetStoreCode(v)
+	return _c
+}
+
+// SetNillableStoreCode sets the "store_code" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableStoreCode(v *string) *RedemptionCreate {
+	if v != nil {
+		_c.SetStoreCode(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *RedemptionCreate) SetID(v string) *RedemptionCreate {
 	_c.mutation.SetID(v)
@@ -264,6 +278,10 @@ func (_c *RedemptionCreate) defaults() error {
 		v := redemption.DefaultBonusPoints
 		_c.mutation.SetBonusPoints(v)
 	}
+	if _, ok := _c.mutation.StoreCode(); !ok {
+		v := redemption.DefaultStoreCode
+		_c.mutation.SetStoreCode(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if redemption.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized redemption.DefaultID (forgotten import ent/runtime?)")
@@ -332,6 +350,14 @@ func (_c *RedemptionCreate) check() error {
 	if v, ok := _c.mutation.RollbackReason(); ok {
 		if err := redemption.RollbackReasonValidator(v); err != nil {
 			return &ValidationError{Name: "rollback_reason", err: fmt.Errorf(`ent: validator failed for field "Redemption.rollback_reason": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.StoreCode(); !ok {
+		return &ValidationError{Name: "store_code", err: errors.New(`ent: missing required field "Redemption.store_code"`)}
+	}
+	if v, ok := _c.mutation.StoreCode(); ok {
+		if err := redemption.StoreCodeValidator(v); err != nil {
+			return &ValidationError{Name: "store_code", err: fmt.Errorf(`ent: validator failed for field "Redemption.store_code": %w`, err)}
 		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
@@ -417,6 +443,10 @@ func (_c *RedemptionCreate) createSpec() (*Redemption, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RollbackReason(); ok {
 		_spec.SetField(redemption.FieldRollbackReason, field.TypeString, value)
 		_node.RollbackReason = &value
+	}
+	if value, ok := _c.mutation.StoreCode(); ok {
+		_spec.SetField(redemption.FieldStoreCode, field.TypeString, value)
+		_node.StoreCode = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

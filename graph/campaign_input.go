@@ -22,6 +22,12 @@ func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
 		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},
 		Limits:      &app.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
+	if in.BudgetTotal != nil || in.BudgetPerStore != nil || in.BudgetPeriod != nil || in.BudgetPerPeriod != nil {
+		c.Budget = &app.BudgetInput{Total: in.BudgetTotal, PerStore: in.BudgetPerStore, PerPeriod: in.BudgetPerPeriod}
+		if in.BudgetPeriod != nil {
+			c.Budget.Period = string(*in.BudgetPeriod)
+		}
+	}
 	if in.PredictiveSegment != nil {
 		key := string(*in.PredictiveSegment)
 		c.PredictiveSegment = &key

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/decimaltext"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -52,6 +53,12 @@ type campaignBody struct {
 		PerCustomer *int `json:"per_customer"`
 		Total       *int `json:"total"`
 	} `json:"limits"`
+	Budget *struct {
+		Total     *jsonNumber `json:"total"`
+		PerStore  *jsonNumber `json:"per_store"`
+		Period    string      `json:"period"`
+		PerPeriod *jsonNumber `json:"per_period"`
+	} `json:"budget"`
 }
 
 func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
@@ -80,6 +87,10 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 	}
 	if l := b.Limits; l != nil {
 		in.Limits = &app.LimitsInput{PerCustomer: l.PerCustomer, Total: l.Total}
+	}
+	if bg := b.Budget; bg != nil {
+		in.Budget = &app.BudgetInput{Total: number(p, "budget.total", bg.Total), PerStore: number(p, "budget.per_store", bg.PerStore),
+			Period: bg.Period, PerPeriod: number(p, "budget.per_period", bg.PerPeriod)}
 	}
 	return in
 }
@@ -118,6 +129,7 @@ type campaignJSON struct {
 	Discount         *discountJSON   `json:"discount"`
 	Eligibility      eligibilityJSON `json:"eligibility"`
 	Limits           limitsJSON      `json:"limits"`
+	Budget           *budgetJSON     `json:"budget"`
 	RedemptionsCount int             `json:"redemptions_count"`
 	RedemptionsLimit *int            `json:"redemptions_limit"`
 	CreatedAt        string          `json:"created_at"`
@@ -138,6 +150,17 @@ type eligibilityJSON struct {
 	Categories  []string     `json:"categories"`
 }
 
+// budgetJSON is a campaign's money budgets and what it gave so far (in all;
+// this store's and this period's spending are what validate's explain
+// reports as budget_exhausted).
+type budgetJSON struct {
+	Total     *json.Number `json:"total"`
+	PerStore  *json.Number `json:"per_store"`
+	Period    *string      `json:"period"`
+	PerPeriod *json.Number `json:"per_period"`
+	Spent     json.Number  `json:"spent"`
+}
+
 type limitsJSON struct {
 	PerCustomer *int `json:"per_customer"`
 	Total       *int `json:"total"`
@@ -149,6 +172,20 @@ func decimalJSON(d *decimal.Decimal) *json.Number {
 	}
 	n := json.Number(decimaltext.Format(*d))
 	return &n
+}
+
+// renderBudget is a campaign's budget, nil when it has none.
+func renderBudget(c *ent.Campaign) *budgetJSON {
+	b := campaignrules.BudgetOf(c)
+	if b.Total == nil && b.PerStore == nil && b.PerPeriod == nil {
+		return nil
+	}
+	out := &budgetJSON{Total: decimalJSON(b.Total), PerStore: decimalJSON(b.PerStore), PerPeriod: decimalJSON(b.PerPeriod),
+		Spent: *decimalJSON(&b.Spent)}
+	if b.Period != "" {
+		out.Period = &b.Period
+	}
+	return out
 }
 
 func orEmpty(s []string) []string {
@@ -168,6 +205,7 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
 		},
 		Limits:           limitsJSON{PerCustomer: c.LimitPerCustomer, Total: c.LimitTotal},
+		Budget:           renderBudget(c),
 		RedemptionsCount: c.RedemptionsCount, RedemptionsLimit: c.LimitTotal,
 		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
 	}

@@ -350,7 +350,7 @@ func (e *campEnv) campRedemptions(t *testing.T, campaignID string) int {
 
 // campCampaignKeys are the keys of a campaign.
 var campCampaignKeys = campSorted("id", "name", "description", "type", "status", "starts_at", "ends_at", "segment_id", "predictive_segment",
-	"channels", "store_codes", "store_groups", "discount", "eligibility", "limits", "redemptions_count", "redemptions_limit", "created_at", "updated_at")
+	"channels", "store_codes", "store_groups", "discount", "eligibility", "limits", "budget", "redemptions_count", "redemptions_limit", "created_at", "updated_at")
 
 func TestCampaignCreate(t *testing.T) {
 	t.Parallel()

@@ -1525,14 +1525,21 @@ func posJobs(t testing.TB, e *posEnv) []posJob[jobs.ProcessSale] {
 	return posJobRows[jobs.ProcessSale](t, e)
 }
 
-// posWork runs the process_sale job of a sale as River would hand it over.
+// posWork runs the process_sale job of a sale as River would hand it over,
+// in a worker process of its own.
 func posWork(t testing.TB, e *posEnv, saleID string) {
+	t.Helper()
+	posWorkIn(t, e, &app.App{DB: e.db, Clock: time.Now}, saleID)
+}
+
+// posWorkIn is posWork in the process of a.
+func posWorkIn(t testing.TB, e *posEnv, a *app.App, saleID string) {
 	t.Helper()
 	for _, j := range posJobs(t, e) {
 		if j.args.SaleID != saleID {
 			continue
 		}
-		w := &worker.ProcessSaleWorker{App: &app.App{DB: e.db, Clock: time.Now}}
+		w := &worker.ProcessSaleWorker{App: a}
 		err := w.Work(context.Background(), &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{ID: j.id, Kind: jobs.ProcessSale{}.Kind(), Attempt: 1, MaxAttempts: 25},
 			Args:   j.args,

@@ -12,7 +12,7 @@ import (
 )
 
 // TestStoreTargetingGraphQL: the back office gives stores their groups and
-// campaigns their stores, and reads them back.
+// campaigns their stores and budgets, and reads them back.
 func TestStoreTargetingGraphQL(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
@@ -41,6 +41,15 @@ func TestStoreTargetingGraphQL(t *testing.T) {
 			storeCodes: ["LJ-BH"], storeGroups: ["sudeste"], startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id storeCodes storeGroups } }`, nil))["createCampaign"].(map[string]any)
 		require.Equal(t, []any{"LJ-BH"}, camp["storeCodes"])
 		require.Equal(t, []any{"sudeste"}, camp["storeGroups"])
+
+		budgeted := data(f.gql(t, admin, `mutation { createCampaign(input: {name: "Orçamento", type: cashback, discountMode: percentage, discountValue: "5",
+			budgetTotal: "1000", budgetPerStore: "100", budgetPeriod: week, budgetPerPeriod: "250.50", startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) {
+			budgetTotal budgetPerStore budgetPeriod budgetPerPeriod budgetSpent } }`, nil))["createCampaign"].(map[string]any)
+		require.Equal(t, map[string]any{"budgetTotal": "1000", "budgetPerStore": "100", "budgetPeriod": "week",
+			"budgetPerPeriod": "250.5", "budgetSpent": nil}, budgeted)
+		refused := f.gql(t, admin, `mutation { createCampaign(input: {name: "Pontos", type: bonus_points, multiplier: "2", budgetTotal: "10",
+			startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id } }`, nil)
+		require.Equal(t, []string{"validation_error"}, refused.codes(), "%s", refused.Raw)
 
 		bad := f.gql(t, admin, `mutation { createStore(input: {code: "LJ-X", name: "X", groups: [" sul"]}) { id } }`, nil)
 		require.Equal(t, []string{"validation_error"}, bad.codes(), "%s", bad.Raw)

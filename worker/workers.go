@@ -36,6 +36,9 @@ func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.Proces
 		return err
 	})
 	if err == nil && done != nil {
+		if done.Counted {
+			w.App.CampaignsChanged(job.Args.TenantID)
+		}
 		w.Metrics.SaleProcessed(metrics.SaleProcessed)
 		w.Metrics.PointsCredited(metrics.SourceSale, done.Credited)
 		w.Metrics.Redemptions(metrics.SourceSale, done.Redemptions)

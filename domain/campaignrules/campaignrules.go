@@ -41,7 +41,20 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 	if c.GiftSku != nil {
 		e.GiftSKU = *c.GiftSku
 	}
+	e.Budget = BudgetOf(c)
 	return e
+}
+
+// BudgetOf is a stored campaign's money budget as the engine sees it.
+func BudgetOf(c *ent.Campaign) eligibility.Budget {
+	b := eligibility.Budget{Total: c.BudgetTotal, PerStore: c.BudgetPerStore, PerPeriod: c.BudgetPerPeriod, SpentBy: c.BudgetSpentBy}
+	if c.BudgetPeriod != nil {
+		b.Period = string(*c.BudgetPeriod)
+	}
+	if c.BudgetSpent != nil {
+		b.Spent = *c.BudgetSpent
+	}
+	return b
 }
 
 // OfAll is Of of each campaign.

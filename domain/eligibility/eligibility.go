@@ -9,6 +9,7 @@
 package eligibility
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -72,6 +73,47 @@ type Campaign struct {
 	LimitTotal            *int             // nil = no limit on all redemptions
 	LimitPerCustomer      *int             // nil = no limit per customer
 	RedemptionsCount      int              // redemptions so far, of every customer
+	Budget                Budget           // money budgets; none when its amounts are nil
+}
+
+// Budget is what a campaign may give in R$ (discounts and cashback), in all,
+// in each store and in each period, with what it gave so far.
+type Budget struct {
+	Total, PerStore, PerPeriod *decimal.Decimal // nil: no such budget
+	Period                     string           // day, week or month (of PerPeriod)
+	Spent                      decimal.Decimal  // in all
+	SpentBy                    map[string]decimal.Decimal
+}
+
+// StoreBudgetKey is the key of Budget.SpentBy of a store's spending.
+func StoreBudgetKey(store string) string { return "store:" + store }
+
+// PeriodBudgetKey names the period (day, week from Monday, or month) of t in
+// loc by its first day: "day:2026-11-26", "week:2026-11-23", "month:2026-11-01".
+func PeriodBudgetKey(period string, t time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+	switch period {
+	case "week":
+		day = day.AddDate(0, 0, -(int(day.Weekday())+6)%7)
+	case "month":
+		day = day.AddDate(0, 0, 1-day.Day())
+	}
+	return period + ":" + day.Format(time.DateOnly)
+}
+
+// Exhausted tells whether a budget has nothing left at store (its code, ""
+// for none) at now in loc: in all, in the store, or in the period.
+func (b Budget) Exhausted(store string, now time.Time, loc *time.Location) bool {
+	switch {
+	case b.Total != nil && b.Spent.GreaterThanOrEqual(*b.Total):
+		return true
+	case b.PerStore != nil && store != "" && b.SpentBy[StoreBudgetKey(store)].GreaterThanOrEqual(*b.PerStore):
+		return true
+	case b.PerPeriod != nil && b.SpentBy[PeriodBudgetKey(b.Period, now, loc)].GreaterThanOrEqual(*b.PerPeriod):
+		return true
+	}
+	return false
 }
 
 // EffectiveStatus is the campaign's status at now: ended if its stored status
@@ -112,6 +154,7 @@ type Context struct {
 	Channel             string          // "" matches only campaigns for every channel
 	Store               string          // the store's code; "" matches only campaigns for every store
 	StoreGroups         []string        // the store's groups (regions)
+	Zone                *time.Location  // the tenant's time zone, for budgets per period (nil: UTC)
 	Segments            []string        // the customer's segment ids
 	CustomerRedemptions map[string]int  // campaign id → redemptions by this customer
 	PointsPerReal       decimal.Decimal // the tenant's earning rate for bonus points; 0 earns none
@@ -159,6 +202,7 @@ const (
 	StoreMismatch     Reason = "store_mismatch"       // the campaign is not for this store (or no store was given)
 	SegmentMismatch   Reason = "segment_mismatch"     // the customer is not in the campaign's segment
 	LimitReached      Reason = "limit_reached"        // total or per-customer limit exhausted
+	BudgetExhausted   Reason = "budget_exhausted"     // nothing left of a money budget (in all, the store's, the period's)
 	NoApplicableItems Reason = "no_applicable_items"  // no item with a positive line total applies
 	MinSubtotalNotMet Reason = "min_subtotal_not_met" // the cart subtotal is below MinSubtotal
 )
@@ -249,6 +293,9 @@ func check(c *Campaign, ctx *Context) Reason {
 	}
 	if c.LimitPerCustomer != nil && ctx.CustomerRedemptions[c.ID] >= *c.LimitPerCustomer {
 		return LimitReached
+	}
+	if zone := ctx.Zone; c.Budget.Exhausted(ctx.Store, ctx.Now, cmp.Or(zone, time.UTC)) {
+		return BudgetExhausted
 	}
 	return ""
 }

@@ -147,6 +147,28 @@ func invariants(cart Cart, e Eligible) error {
 	return nil
 }
 
+// TestPeriodBudgetKey: a period is named by its first day in the zone; a
+// week starts on Monday.
+func TestPeriodBudgetKey(t *testing.T) {
+	t.Parallel()
+	sp, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 26, 2, 30, 0, 0, time.UTC) // Wednesday 25th, 23:30 in São Paulo
+	for _, tc := range []struct{ period, want string }{
+		{"day", "day:2026-11-25"}, {"week", "week:2026-11-23"}, {"month", "month:2026-11-01"},
+	} {
+		if got := PeriodBudgetKey(tc.period, at, sp); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.period, got, tc.want)
+		}
+	}
+	sunday := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	if got := PeriodBudgetKey("week", sunday, time.UTC); got != "week:2026-11-23" {
+		t.Errorf("a Sunday's week: %s", got)
+	}
+}
+
 func TestEffectiveStatus(t *testing.T) {
 	t.Parallel()
 	start, end := now.Add(-time.Hour), now.Add(time.Hour)
@@ -258,6 +280,30 @@ func TestRules(t *testing.T) {
 			c.Stores = []string{"sul"}
 			ctx.Store, ctx.StoreGroups = "LJ-1", []string{"sul"}
 		}, StoreMismatch, "", nil},
+		{"budget left in all", func(c *Campaign, _ *Cart, _ *Context) { c.Budget = Budget{Total: dp("100"), Spent: d("99.99")} }, "", "", nil},
+		{"budget spent in all", func(c *Campaign, _ *Cart, _ *Context) { c.Budget = Budget{Total: dp("100"), Spent: d("100")} }, BudgetExhausted, "", nil},
+		{"store's budget spent", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.Budget = Budget{PerStore: dp("50"), SpentBy: map[string]decimal.Decimal{"store:LJ-1": d("50")}}
+			ctx.Store = "LJ-1"
+		}, BudgetExhausted, "", nil},
+		{"another store's budget spent", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.Budget = Budget{PerStore: dp("50"), SpentBy: map[string]decimal.Decimal{"store:LJ-2": d("50")}}
+			ctx.Store = "LJ-1"
+		}, "", "", nil},
+		{"today's budget spent", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.Budget = Budget{Period: "day", PerPeriod: dp("10"), SpentBy: map[string]decimal.Decimal{PeriodBudgetKey("day", now, time.UTC): d("10")}}
+		}, BudgetExhausted, "", nil},
+		{"yesterday's budget spent", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.Budget = Budget{Period: "day", PerPeriod: dp("10"), SpentBy: map[string]decimal.Decimal{PeriodBudgetKey("day", now.AddDate(0, 0, -1), time.UTC): d("10")}}
+		}, "", "", nil},
+		{"limit beats budget", func(c *Campaign, _ *Cart, _ *Context) {
+			c.LimitTotal = ip(0)
+			c.Budget = Budget{Total: dp("1"), Spent: d("1")}
+		}, LimitReached, "", nil},
+		{"budget beats items", func(c *Campaign, _ *Cart, _ *Context) {
+			c.SKUs = []string{"Z"}
+			c.Budget = Budget{Total: dp("1"), Spent: d("1")}
+		}, BudgetExhausted, "", nil},
 		{"channel beats store", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"app"}; c.Stores = []string{"LJ-2"} }, ChannelMismatch, "", nil},
 		{"store beats segment", func(c *Campaign, _ *Cart, ctx *Context) { c.Stores = []string{"LJ-2"}; c.SegmentID = "x" }, StoreMismatch, "", nil},
 		{"channel not listed", func(c *Campaign, _ *Cart, ctx *Context) { c.Channels = []string{"ecommerce", "app"} }, ChannelMismatch, "", nil},

@@ -66,6 +66,18 @@ const (
 	FieldLimitTotal = "limit_total"
 	// FieldLimitPerCustomer holds the string denoting the limit_per_customer field in the database.
 	FieldLimitPerCustomer = "limit_per_customer"
+	// FieldBudgetTotal holds the string denoting the budget_total field in the database.
+	FieldBudgetTotal = "budget_total"
+	// FieldBudgetPerStore holds the string denoting the budget_per_store field in the database.
+	FieldBudgetPerStore = "budget_per_store"
+	// FieldBudgetPeriod holds the string denoting the budget_period field in the database.
+	FieldBudgetPeriod = "budget_period"
+	// FieldBudgetPerPeriod holds the string denoting the budget_per_period field in the database.
+	FieldBudgetPerPeriod = "budget_per_period"
+	// FieldBudgetSpent holds the string denoting the budget_spent field in the database.
+	FieldBudgetSpent = "budget_spent"
+	// FieldBudgetSpentBy holds the string denoting the budget_spent_by field in the database.
+	FieldBudgetSpentBy = "budget_spent_by"
 	// FieldRedemptionsCount holds the string denoting the redemptions_count field in the database.
 	FieldRedemptionsCount = "redemptions_count"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -126,6 +138,12 @@ var Columns = []string{
 	FieldEligibleCategories,
 	FieldLimitTotal,
 	FieldLimitPerCustomer,
+	FieldBudgetTotal,
+	FieldBudgetPerStore,
+	FieldBudgetPeriod,
+	FieldBudgetPerPeriod,
+	FieldBudgetSpent,
+	FieldBudgetSpentBy,
 	FieldRedemptionsCount,
 }
 
@@ -275,6 +293,30 @@ func DiscountModeValidator(dm DiscountMode) error {
 	}
 }
 
+// BudgetPeriod defines the type for the "budget_period" enum field.
+type BudgetPeriod string
+
+// BudgetPeriod values.
+const (
+	BudgetPeriodDay   BudgetPeriod = "day"
+	BudgetPeriodWeek  BudgetPeriod = "week"
+	BudgetPeriodMonth BudgetPeriod = "month"
+)
+
+func (bp BudgetPeriod) String() string {
+	return string(bp)
+}
+
+// BudgetPeriodValidator is a validator for the "budget_period" field enum values. It is called by the builders before save.
+func BudgetPeriodValidator(bp BudgetPeriod) error {
+	switch bp {
+	case BudgetPeriodDay, BudgetPeriodWeek, BudgetPeriodMonth:
+		return nil
+	default:
+		return fmt.Errorf("campaign: invalid enum value for budget_period field: %q", bp)
+	}
+}
+
 // OrderOption defines the ordering options for the Campaign queries.
 type OrderOption func(*sql.Selector)
 
@@ -376,6 +418,31 @@ func ByLimitTotal(opts ...sql.OrderTermOption) OrderOption {
 // ByLimitPerCustomer orders the results by the limit_per_customer field.
 func ByLimitPerCustomer(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLimitPerCustomer, opts...).ToFunc()
+}
+
+// ByBudgetTotal orders the results by the budget_total field.
+func ByBudgetTotal(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetTotal, opts...).ToFunc()
+}
+
+// ByBudgetPerStore orders the results by the budget_per_store field.
+func ByBudgetPerStore(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetPerStore, opts...).ToFunc()
+}
+
+// ByBudgetPeriod orders the results by the budget_period field.
+func ByBudgetPeriod(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetPeriod, opts...).ToFunc()
+}
+
+// ByBudgetPerPeriod orders the results by the budget_per_period field.
+func ByBudgetPerPeriod(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetPerPeriod, opts...).ToFunc()
+}
+
+// ByBudgetSpent orders the results by the budget_spent field.
+func ByBudgetSpent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetSpent, opts...).ToFunc()
 }
 
 // ByRedemptionsCountField orders the results by the redemptions_count field.
@@ -500,6 +567,24 @@ func (e *DiscountMode) UnmarshalGQL(val interface{}) error {
 	*e = DiscountMode(str)
 	if err := DiscountModeValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid DiscountMode", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e BudgetPeriod) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *BudgetPeriod) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = BudgetPeriod(str)
+	if err := BudgetPeriodValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid BudgetPeriod", str)
 	}
 	return nil
 }

@@ -141,6 +141,26 @@ func LimitPerCustomer(v int) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldLimitPerCustomer, v))
 }
 
+// BudgetTotal applies equality check predicate on the "budget_total" field. It's identical to BudgetTotalEQ.
+func BudgetTotal(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetTotal, v))
+}
+
+// BudgetPerStore applies equality check predicate on the "budget_per_store" field. It's identical to BudgetPerStoreEQ.
+func BudgetPerStore(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetPerStore, v))
+}
+
+// BudgetPerPeriod applies equality check predicate on the "budget_per_period" field. It's identical to BudgetPerPeriodEQ.
+func BudgetPerPeriod(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetPerPeriod, v))
+}
+
+// BudgetSpent applies equality check predicate on the "budget_spent" field. It's identical to BudgetSpentEQ.
+func BudgetSpent(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetSpent, v))
+}
+
 // RedemptionsCount applies equality check predicate on the "redemptions_count" field. It's identical to RedemptionsCountEQ.
 func RedemptionsCount(v int) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldRedemptionsCount, v))
@@ -1099,6 +1119,246 @@ func LimitPerCustomerIsNil() predicate.Campaign {
 // LimitPerCustomerNotNil applies the NotNil predicate on the "limit_per_customer" field.
 func LimitPerCustomerNotNil() predicate.Campaign {
 	return predicate.Campaign(sql.FieldNotNull(FieldLimitPerCustomer))
+}
+
+// BudgetTotalEQ applies the EQ predicate on the "budget_total" field.
+func BudgetTotalEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetTotal, v))
+}
+
+// BudgetTotalNEQ applies the NEQ predicate on the "budget_total" field.
+func BudgetTotalNEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldBudgetTotal, v))
+}
+
+// BudgetTotalIn applies the In predicate on the "budget_total" field.
+func BudgetTotalIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldBudgetTotal, vs...))
+}
+
+// BudgetTotalNotIn applies the NotIn predicate on the "budget_total" field.
+func BudgetTotalNotIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldBudgetTotal, vs...))
+}
+
+// BudgetTotalGT applies the GT predicate on the "budget_total" field.
+func BudgetTotalGT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldBudgetTotal, v))
+}
+
+// BudgetTotalGTE applies the GTE predicate on the "budget_total" field.
+func BudgetTotalGTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldBudgetTotal, v))
+}
+
+// BudgetTotalLT applies the LT predicate on the "budget_total" field.
+func BudgetTotalLT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldBudgetTotal, v))
+}
+
+// BudgetTotalLTE applies the LTE predicate on the "budget_total" field.
+func BudgetTotalLTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldBudgetTotal, v))
+}
+
+// BudgetTotalIsNil applies the IsNil predicate on the "budget_total" field.
+func BudgetTotalIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldBudgetTotal))
+}
+
+// BudgetTotalNotNil applies the NotNil predicate on the "budget_total" field.
+func BudgetTotalNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldBudgetTotal))
+}
+
+// BudgetPerStoreEQ applies the EQ predicate on the "budget_per_store" field.
+func BudgetPerStoreEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetPerStore, v))
+}
+
+// BudgetPerStoreNEQ applies the NEQ predicate on the "budget_per_store" field.
+func BudgetPerStoreNEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldBudgetPerStore, v))
+}
+
+// BudgetPerStoreIn applies the In predicate on the "budget_per_store" field.
+func BudgetPerStoreIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldBudgetPerStore, vs...))
+}
+
+// BudgetPerStoreNotIn applies the NotIn predicate on the "budget_per_store" field.
+func BudgetPerStoreNotIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldBudgetPerStore, vs...))
+}
+
+// BudgetPerStoreGT applies the GT predicate on the "budget_per_store" field.
+func BudgetPerStoreGT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldBudgetPerStore, v))
+}
+
+// BudgetPerStoreGTE applies the GTE predicate on the "budget_per_store" field.
+func BudgetPerStoreGTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldBudgetPerStore, v))
+}
+
+// BudgetPerStoreLT applies the LT predicate on the "budget_per_store" field.
+func BudgetPerStoreLT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldBudgetPerStore, v))
+}
+
+// BudgetPerStoreLTE applies the LTE predicate on the "budget_per_store" field.
+func BudgetPerStoreLTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldBudgetPerStore, v))
+}
+
+// BudgetPerStoreIsNil applies the IsNil predicate on the "budget_per_store" field.
+func BudgetPerStoreIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldBudgetPerStore))
+}
+
+// BudgetPerStoreNotNil applies the NotNil predicate on the "budget_per_store" field.
+func BudgetPerStoreNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldBudgetPerStore))
+}
+
+// BudgetPeriodEQ applies the EQ predicate on the "budget_period" field.
+func BudgetPeriodEQ(v BudgetPeriod) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetPeriod, v))
+}
+
+// BudgetPeriodNEQ applies the NEQ predicate on the "budget_period" field.
+func BudgetPeriodNEQ(v BudgetPeriod) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldBudgetPeriod, v))
+}
+
+// BudgetPeriodIn applies the In predicate on the "budget_period" field.
+func BudgetPeriodIn(vs ...BudgetPeriod) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldBudgetPeriod, vs...))
+}
+
+// BudgetPeriodNotIn applies the NotIn predicate on the "budget_period" field.
+func BudgetPeriodNotIn(vs ...BudgetPeriod) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldBudgetPeriod, vs...))
+}
+
+// BudgetPeriodIsNil applies the IsNil predicate on the "budget_period" field.
+func BudgetPeriodIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldBudgetPeriod))
+}
+
+// BudgetPeriodNotNil applies the NotNil predicate on the "budget_period" field.
+func BudgetPeriodNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldBudgetPeriod))
+}
+
+// BudgetPerPeriodEQ applies the EQ predicate on the "budget_per_period" field.
+func BudgetPerPeriodEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetPerPeriod, v))
+}
+
+// BudgetPerPeriodNEQ applies the NEQ predicate on the "budget_per_period" field.
+func BudgetPerPeriodNEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldBudgetPerPeriod, v))
+}
+
+// BudgetPerPeriodIn applies the In predicate on the "budget_per_period" field.
+func BudgetPerPeriodIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldBudgetPerPeriod, vs...))
+}
+
+// BudgetPerPeriodNotIn applies the NotIn predicate on the "budget_per_period" field.
+func BudgetPerPeriodNotIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldBudgetPerPeriod, vs...))
+}
+
+// BudgetPerPeriodGT applies the GT predicate on the "budget_per_period" field.
+func BudgetPerPeriodGT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldBudgetPerPeriod, v))
+}
+
+// BudgetPerPeriodGTE applies the GTE predicate on the "budget_per_period" field.
+func BudgetPerPeriodGTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldBudgetPerPeriod, v))
+}
+
+// BudgetPerPeriodLT applies the LT predicate on the "budget_per_period" field.
+func BudgetPerPeriodLT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldBudgetPerPeriod, v))
+}
+
+// BudgetPerPeriodLTE applies the LTE predicate on the "budget_per_period" field.
+func BudgetPerPeriodLTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldBudgetPerPeriod, v))
+}
+
+// BudgetPerPeriodIsNil applies the IsNil predicate on the "budget_per_period" field.
+func BudgetPerPeriodIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldBudgetPerPeriod))
+}
+
+// BudgetPerPeriodNotNil applies the NotNil predicate on the "budget_per_period" field.
+func BudgetPerPeriodNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldBudgetPerPeriod))
+}
+
+// BudgetSpentEQ applies the EQ predicate on the "budget_spent" field.
+func BudgetSpentEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldBudgetSpent, v))
+}
+
+// BudgetSpentNEQ applies the NEQ predicate on the "budget_spent" field.
+func BudgetSpentNEQ(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldBudgetSpent, v))
+}
+
+// BudgetSpentIn applies the In predicate on the "budget_spent" field.
+func BudgetSpentIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldBudgetSpent, vs...))
+}
+
+// BudgetSpentNotIn applies the NotIn predicate on the "budget_spent" field.
+func BudgetSpentNotIn(vs ...decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldBudgetSpent, vs...))
+}
+
+// BudgetSpentGT applies the GT predicate on the "budget_spent" field.
+func BudgetSpentGT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldBudgetSpent, v))
+}
+
+// BudgetSpentGTE applies the GTE predicate on the "budget_spent" field.
+func BudgetSpentGTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldBudgetSpent, v))
+}
+
+// BudgetSpentLT applies the LT predicate on the "budget_spent" field.
+func BudgetSpentLT(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldBudgetSpent, v))
+}
+
+// BudgetSpentLTE applies the LTE predicate on the "budget_spent" field.
+func BudgetSpentLTE(v decimal.Decimal) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldBudgetSpent, v))
+}
+
+// BudgetSpentIsNil applies the IsNil predicate on the "budget_spent" field.
+func BudgetSpentIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldBudgetSpent))
+}
+
+// BudgetSpentNotNil applies the NotNil predicate on the "budget_spent" field.
+func BudgetSpentNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldBudgetSpent))
+}
+
+// BudgetSpentByIsNil applies the IsNil predicate on the "budget_spent_by" field.
+func BudgetSpentByIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldBudgetSpentBy))
+}
+
+// BudgetSpentByNotNil applies the NotNil predicate on the "budget_spent_by" field.
+func BudgetSpentByNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldBudgetSpentBy))
 }
 
 // RedemptionsCountEQ applies the EQ predicate on the "redemptions_count" field.

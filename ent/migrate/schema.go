@@ -67,6 +67,12 @@ var (
 		{Name: "eligible_categories", Type: field.TypeJSON, Nullable: true},
 		{Name: "limit_total", Type: field.TypeInt, Nullable: true},
 		{Name: "limit_per_customer", Type: field.TypeInt, Nullable: true},
+		{Name: "budget_total", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "budget_per_store", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "budget_period", Type: field.TypeEnum, Nullable: true, Enums: []string{"day", "week", "month"}},
+		{Name: "budget_per_period", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "budget_spent", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "budget_spent_by", Type: field.TypeJSON, Nullable: true},
 		{Name: "redemptions_count", Type: field.TypeInt, Default: 0},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "segment_id", Type: field.TypeString, Nullable: true},
@@ -79,13 +85,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "campaigns_tenants_tenant",
-				Columns:    []*schema.Column{CampaignsColumns[24]},
+				Columns:    []*schema.Column{CampaignsColumns[30]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "campaigns_segments_segment",
-				Columns:    []*schema.Column{CampaignsColumns[25]},
+				Columns:    []*schema.Column{CampaignsColumns[31]},
 				RefColumns: []*schema.Column{SegmentsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -94,7 +100,7 @@ var (
 			{
 				Name:    "campaign_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[24], CampaignsColumns[6]},
+				Columns: []*schema.Column{CampaignsColumns[30], CampaignsColumns[6]},
 			},
 		},
 	}
@@ -555,6 +561,7 @@ var (
 		{Name: "benefit", Type: field.TypeJSON},
 		{Name: "rolled_back_at", Type: field.TypeTime, Nullable: true},
 		{Name: "rollback_reason", Type: field.TypeString, Nullable: true, Size: 500},
+		{Name: "store_code", Type: field.TypeString, Size: 128, Default: ""},
 		{Name: "campaign_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
@@ -569,31 +576,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "redemptions_campaigns_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[11]},
+				Columns:    []*schema.Column{RedemptionsColumns[12]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_customers_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[12]},
+				Columns:    []*schema.Column{RedemptionsColumns[13]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_tenants_tenant",
-				Columns:    []*schema.Column{RedemptionsColumns[13]},
+				Columns:    []*schema.Column{RedemptionsColumns[14]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_validation_tokens_validation_token",
-				Columns:    []*schema.Column{RedemptionsColumns[14]},
+				Columns:    []*schema.Column{RedemptionsColumns[15]},
 				RefColumns: []*schema.Column{ValidationTokensColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "redemptions_sales_sale",
-				Columns:    []*schema.Column{RedemptionsColumns[15]},
+				Columns:    []*schema.Column{RedemptionsColumns[16]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -602,7 +609,7 @@ var (
 			{
 				Name:    "redemption_validation_token_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[11]},
+				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[12]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "rolled_back_at IS NULL",
 				},
@@ -610,17 +617,17 @@ var (
 			{
 				Name:    "redemption_tenant_id_campaign_id_customer_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[13], RedemptionsColumns[11], RedemptionsColumns[12]},
+				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[12], RedemptionsColumns[13]},
 			},
 			{
 				Name:    "redemption_tenant_id_customer_id_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[13], RedemptionsColumns[12], RedemptionsColumns[2]},
+				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[13], RedemptionsColumns[2]},
 			},
 			{
 				Name:    "redemption_sale_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[11]},
+				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[12]},
 			},
 		},
 	}

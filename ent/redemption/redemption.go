@@ -45,6 +45,8 @@ const (
 	FieldRolledBackAt = "rolled_back_at"
 	// FieldRollbackReason holds the string denoting the rollback_reason field in the database.
 	FieldRollbackReason = "rollback_reason"
+	// FieldStoreCode holds the string denoting the store_code field in the database.
+	FieldStoreCode = "store_code"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCampaign holds the string denoting the campaign edge name in mutations.
@@ -112,6 +114,7 @@ var Columns = []string{
 	FieldBenefit,
 	FieldRolledBackAt,
 	FieldRollbackReason,
+	FieldStoreCode,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -148,6 +151,10 @@ var (
 	DefaultBonusPoints int64
 	// RollbackReasonValidator is a validator for the "rollback_reason" field. It is called by the builders before save.
 	RollbackReasonValidator func(string) error
+	// DefaultStoreCode holds the default value on creation for the "store_code" field.
+	DefaultStoreCode string
+	// StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	StoreCodeValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -228,6 +235,11 @@ func ByRolledBackAt(opts ...sql.OrderTermOption) OrderOption {
 // ByRollbackReason orders the results by the rollback_reason field.
 func ByRollbackReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRollbackReason, opts...).ToFunc()
+}
+
+// ByStoreCode orders the results by the store_code field.
+func ByStoreCode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStoreCode, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -136,6 +136,11 @@ func RollbackReason(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldRollbackReason, v))
 }
 
+// StoreCode applies equality check predicate on the "store_code" field. It's identical to StoreCodeEQ.
+func StoreCode(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldStoreCode, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldTenantID, v))
@@ -879,6 +884,71 @@ func RollbackReasonEqualFold(v string) predicate.Redemption {
 // RollbackReasonContainsFold applies the ContainsFold predicate on the "rollback_reason" field.
 func RollbackReasonContainsFold(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldContainsFold(FieldRollbackReason, v))
+}
+
+// StoreCodeEQ applies the EQ predicate on the "store_code" field.
+func StoreCodeEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldStoreCode, v))
+}
+
+// StoreCodeNEQ applies the NEQ predicate on the "store_code" field.
+func StoreCodeNEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldStoreCode, v))
+}
+
+// StoreCodeIn applies the In predicate on the "store_code" field.
+func StoreCodeIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldIn(FieldStoreCode, vs...))
+}
+
+// StoreCodeNotIn applies the NotIn predicate on the "store_code" field.
+func StoreCodeNotIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotIn(FieldStoreCode, vs...))
+}
+
+// StoreCodeGT applies the GT predicate on the "store_code" field.
+func StoreCodeGT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGT(FieldStoreCode, v))
+}
+
+// StoreCodeGTE applies the GTE predicate on the "store_code" field.
+func StoreCodeGTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGTE(FieldStoreCode, v))
+}
+
+// StoreCodeLT applies the LT predicate on the "store_code" field.
+func StoreCodeLT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLT(FieldStoreCode, v))
+}
+
+// StoreCodeLTE applies the LTE predicate on the "store_code" field.
+func StoreCodeLTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLTE(FieldStoreCode, v))
+}
+
+// StoreCodeContains applies the Contains predicate on the "store_code" field.
+func StoreCodeContains(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContains(FieldStoreCode, v))
+}
+
+// StoreCodeHasPrefix applies the HasPrefix predicate on the "store_code" field.
+func StoreCodeHasPrefix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasPrefix(FieldStoreCode, v))
+}
+
+// StoreCodeHasSuffix applies the HasSuffix predicate on the "store_code" field.
+func StoreCodeHasSuffix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasSuffix(FieldStoreCode, v))
+}
+
+// StoreCodeEqualFold applies the EqualFold predicate on the "store_code" field.
+func StoreCodeEqualFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEqualFold(FieldStoreCode, v))
+}
+
+// StoreCodeContainsFold applies the ContainsFold predicate on the "store_code" field.
+func StoreCodeContainsFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContainsFold(FieldStoreCode, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

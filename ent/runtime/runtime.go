@@ -139,7 +139,7 @@ func init() {
 	// campaign.LimitPerCustomerValidator is a validator for the "limit_per_customer" field. It is called by the builders before save.
 	campaign.LimitPerCustomerValidator = campaignDescLimitPerCustomer.Validators[0].(func(int) error)
 	// campaignDescRedemptionsCount is the schema descriptor for redemptions_count field.
-	campaignDescRedemptionsCount := campaignFields[22].Descriptor()
+	campaignDescRedemptionsCount := campaignFields[28].Descriptor()
 	// campaign.DefaultRedemptionsCount holds the default value on creation for the redemptions_count field.
 	campaign.DefaultRedemptionsCount = campaignDescRedemptionsCount.Default.(int)
 	// campaign.RedemptionsCountValidator is a validator for the "redemptions_count" field. It is called by the builders before save.
@@ -704,6 +704,12 @@ func init() {
 	redemptionDescRollbackReason := redemptionFields[14].Descriptor()
 	// redemption.RollbackReasonValidator is a validator for the "rollback_reason" field. It is called by the builders before save.
 	redemption.RollbackReasonValidator = redemptionDescRollbackReason.Validators[0].(func(string) error)
+	// redemptionDescStoreCode is the schema descriptor for store_code field.
+	redemptionDescStoreCode := redemptionFields[15].Descriptor()
+	// redemption.DefaultStoreCode holds the default value on creation for the store_code field.
+	redemption.DefaultStoreCode = redemptionDescStoreCode.Default.(string)
+	// redemption.StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	redemption.StoreCodeValidator = redemptionDescStoreCode.Validators[0].(func(string) error)
 	// redemptionDescID is the schema descriptor for id field.
 	redemptionDescID := redemptionFields[0].Descriptor()
 	// redemption.DefaultID holds the default value on creation for the id field.

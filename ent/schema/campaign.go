@@ -62,6 +62,23 @@ func (Campaign) Fields() []ent.Field {
 		field.Strings("eligible_categories").Optional().Comment("Eligibility: applicable categories."),
 		field.Int("limit_total").Optional().Nillable().Positive().Comment("Most redemptions in all."),
 		field.Int("limit_per_customer").Optional().Nillable().Positive().Comment("Most redemptions per customer."),
+		field.Other("budget_total", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Budget: the R$ the campaign may give in all, in discounts and cashback; none means no budget."),
+		field.Other("budget_per_store", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Budget: the R$ each store may give (redemptions without a store count in the total only)."),
+		field.Enum("budget_period").Values("day", "week", "month").Optional().Nillable().
+			Comment("Budget: the period of budget_per_period, in the tenant's time zone (weeks start on Monday)."),
+		field.Other("budget_per_period", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Budget: the R$ the campaign may give in each budget_period."),
+		field.Other("budget_spent", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Budget: the R$ given so far, in discounts and cashback, less what returns and rollbacks gave back (none: nothing)."),
+		field.JSON("budget_spent_by", map[string]decimal.Decimal{}).Optional().
+			Annotations(entgql.Skip()).
+			Comment("Budget: the R$ given so far by store (store:CODE) and in the current period (day:, week:, month: and its first day)."),
 		field.Int("redemptions_count").Default(0).NonNegative().
 			Comment("Redemptions so far, of every customer, those over the limit at the point of sale included."),
 	}

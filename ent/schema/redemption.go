@@ -52,6 +52,8 @@ func (Redemption) Fields() []ent.Field {
 			Comment("When the redemption was undone (its order refunded, or every discounted unit of its sale returned); it no longer counts toward the campaign's limits."),
 		field.String("rollback_reason").Optional().Nillable().MaxLen(500).
 			Comment("Why the redemption was undone."),
+		field.String("store_code").Default("").MaxLen(128).Immutable().
+			Comment("The store the benefit was given at (validate's store_id, the sale's store); empty online."),
 	}
 }
 

@@ -78,6 +78,11 @@ type ComplexityRoot struct {
 	}
 
 	Campaign struct {
+		BudgetPerPeriod    func(childComplexity int) int
+		BudgetPerStore     func(childComplexity int) int
+		BudgetPeriod       func(childComplexity int) int
+		BudgetSpent        func(childComplexity int) int
+		BudgetTotal        func(childComplexity int) int
 		Channels           func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		CreditAfterDays    func(childComplexity int) int
@@ -433,6 +438,7 @@ type ComplexityRoot struct {
 		RolledBackAt   func(childComplexity int) int
 		Sale           func(childComplexity int) int
 		SaleID         func(childComplexity int) int
+		StoreCode      func(childComplexity int) int
 		TenantID       func(childComplexity int) int
 	}
 
@@ -906,6 +912,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.APIClientEdge.Node(childComplexity), true
 
+	case "Campaign.budgetPerPeriod":
+		if e.ComplexityRoot.Campaign.BudgetPerPeriod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.BudgetPerPeriod(childComplexity), true
+	case "Campaign.budgetPerStore":
+		if e.ComplexityRoot.Campaign.BudgetPerStore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.BudgetPerStore(childComplexity), true
+	case "Campaign.budgetPeriod":
+		if e.ComplexityRoot.Campaign.BudgetPeriod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.BudgetPeriod(childComplexity), true
+	case "Campaign.budgetSpent":
+		if e.ComplexityRoot.Campaign.BudgetSpent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.BudgetSpent(childComplexity), true
+	case "Campaign.budgetTotal":
+		if e.ComplexityRoot.Campaign.BudgetTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.BudgetTotal(childComplexity), true
 	case "Campaign.channels":
 		if e.ComplexityRoot.Campaign.Channels == nil {
 			break
@@ -2751,6 +2787,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.SaleID(childComplexity), true
+	case "Redemption.storeCode":
+		if e.ComplexityRoot.Redemption.StoreCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.StoreCode(childComplexity), true
 	case "Redemption.tenantID":
 		if e.ComplexityRoot.Redemption.TenantID == nil {
 			break
@@ -4299,6 +4341,14 @@ input CreateCampaignInput {
   limitPerCustomer: Int
   "Most redemptions in all, at least 1; absent means no limit."
   limitTotal: Int
+  "Budget: the R$ the campaign may give in all, in discounts and cashback (discount and cashback campaigns)."
+  budgetTotal: Decimal
+  "Budget: the R$ each store may give."
+  budgetPerStore: Decimal
+  "Budget: the period of budgetPerPeriod (day, week from Monday, month; the tenant's time zone)."
+  budgetPeriod: CampaignBudgetPeriod
+  "Budget: the R$ the campaign may give in each budgetPeriod."
+  budgetPerPeriod: Decimal
 }
 
 """
@@ -4389,7 +4439,7 @@ A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign {
   "The campaign."
   campaign: Campaign!
-  "not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met."
+  "not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, budget_exhausted, no_applicable_items or min_subtotal_not_met."
   reason: String!
   "For min_subtotal_not_met: the R$ still needed."
   missingAmount: Decimal
@@ -4929,6 +4979,26 @@ type Campaign implements Node {
   """
   limitPerCustomer: Int
   """
+  Budget: the R$ the campaign may give in all, in discounts and cashback; none means no budget.
+  """
+  budgetTotal: Decimal
+  """
+  Budget: the R$ each store may give (redemptions without a store count in the total only).
+  """
+  budgetPerStore: Decimal
+  """
+  Budget: the period of budget_per_period, in the tenant's time zone (weeks start on Monday).
+  """
+  budgetPeriod: CampaignBudgetPeriod
+  """
+  Budget: the R$ the campaign may give in each budget_period.
+  """
+  budgetPerPeriod: Decimal
+  """
+  Budget: the R$ given so far, in discounts and cashback, less what returns and rollbacks gave back (none: nothing).
+  """
+  budgetSpent: Decimal
+  """
   Redemptions so far, of every customer, those over the limit at the point of sale included.
   """
   redemptionsCount: Int!
@@ -4970,6 +5040,14 @@ type Campaign implements Node {
     """
     where: RedemptionWhereInput
   ): RedemptionConnection!
+}
+"""
+CampaignBudgetPeriod is enum for the field budget_period
+"""
+enum CampaignBudgetPeriod @goModel(model: "github.com/fideliza/fideliza/ent/campaign.BudgetPeriod") {
+  day
+  week
+  month
 }
 """
 A connection to a list of items.
@@ -5319,6 +5397,67 @@ input CampaignWhereInput {
   limitPerCustomerLTE: Int
   limitPerCustomerIsNil: Boolean
   limitPerCustomerNotNil: Boolean
+  """
+  budget_total field predicates
+  """
+  budgetTotal: Decimal
+  budgetTotalNEQ: Decimal
+  budgetTotalIn: [Decimal!]
+  budgetTotalNotIn: [Decimal!]
+  budgetTotalGT: Decimal
+  budgetTotalGTE: Decimal
+  budgetTotalLT: Decimal
+  budgetTotalLTE: Decimal
+  budgetTotalIsNil: Boolean
+  budgetTotalNotNil: Boolean
+  """
+  budget_per_store field predicates
+  """
+  budgetPerStore: Decimal
+  budgetPerStoreNEQ: Decimal
+  budgetPerStoreIn: [Decimal!]
+  budgetPerStoreNotIn: [Decimal!]
+  budgetPerStoreGT: Decimal
+  budgetPerStoreGTE: Decimal
+  budgetPerStoreLT: Decimal
+  budgetPerStoreLTE: Decimal
+  budgetPerStoreIsNil: Boolean
+  budgetPerStoreNotNil: Boolean
+  """
+  budget_period field predicates
+  """
+  budgetPeriod: CampaignBudgetPeriod
+  budgetPeriodNEQ: CampaignBudgetPeriod
+  budgetPeriodIn: [CampaignBudgetPeriod!]
+  budgetPeriodNotIn: [CampaignBudgetPeriod!]
+  budgetPeriodIsNil: Boolean
+  budgetPeriodNotNil: Boolean
+  """
+  budget_per_period field predicates
+  """
+  budgetPerPeriod: Decimal
+  budgetPerPeriodNEQ: Decimal
+  budgetPerPeriodIn: [Decimal!]
+  budgetPerPeriodNotIn: [Decimal!]
+  budgetPerPeriodGT: Decimal
+  budgetPerPeriodGTE: Decimal
+  budgetPerPeriodLT: Decimal
+  budgetPerPeriodLTE: Decimal
+  budgetPerPeriodIsNil: Boolean
+  budgetPerPeriodNotNil: Boolean
+  """
+  budget_spent field predicates
+  """
+  budgetSpent: Decimal
+  budgetSpentNEQ: Decimal
+  budgetSpentIn: [Decimal!]
+  budgetSpentNotIn: [Decimal!]
+  budgetSpentGT: Decimal
+  budgetSpentGTE: Decimal
+  budgetSpentLT: Decimal
+  budgetSpentLTE: Decimal
+  budgetSpentIsNil: Boolean
+  budgetSpentNotNil: Boolean
   """
   redemptions_count field predicates
   """
@@ -7317,6 +7456,10 @@ type Redemption implements Node {
   """
   rollbackReason: String
   """
+  The store the benefit was given at (validate's store_id, the sale's store); empty online.
+  """
+  storeCode: String!
+  """
   The campaign redeemed.
   """
   campaign: Campaign!
@@ -7572,6 +7715,22 @@ input RedemptionWhereInput {
   rollbackReasonNotNil: Boolean
   rollbackReasonEqualFold: String
   rollbackReasonContainsFold: String
+  """
+  store_code field predicates
+  """
+  storeCode: String
+  storeCodeNEQ: String
+  storeCodeIn: [String!]
+  storeCodeNotIn: [String!]
+  storeCodeGT: String
+  storeCodeGTE: String
+  storeCodeLT: String
+  storeCodeLTE: String
+  storeCodeContains: String
+  storeCodeHasPrefix: String
+  storeCodeHasSuffix: String
+  storeCodeEqualFold: String
+  storeCodeContainsFold: String
   """
   campaign edge predicates
   """
@@ -10829,6 +10988,16 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_limitTotal(ctx, field)
 	case "limitPerCustomer":
 		return ec.fieldContext_Campaign_limitPerCustomer(ctx, field)
+	case "budgetTotal":
+		return ec.fieldContext_Campaign_budgetTotal(ctx, field)
+	case "budgetPerStore":
+		return ec.fieldContext_Campaign_budgetPerStore(ctx, field)
+	case "budgetPeriod":
+		return ec.fieldContext_Campaign_budgetPeriod(ctx, field)
+	case "budgetPerPeriod":
+		return ec.fieldContext_Campaign_budgetPerPeriod(ctx, field)
+	case "budgetSpent":
+		return ec.fieldContext_Campaign_budgetSpent(ctx, field)
 	case "redemptionsCount":
 		return ec.fieldContext_Campaign_redemptionsCount(ctx, field)
 	case "segment":
@@ -11369,6 +11538,8 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_rolledBackAt(ctx, field)
 	case "rollbackReason":
 		return ec.fieldContext_Redemption_rollbackReason(ctx, field)
+	case "storeCode":
+		return ec.fieldContext_Redemption_storeCode(ctx, field)
 	case "campaign":
 		return ec.fieldContext_Redemption_campaign(ctx, field)
 	case "customer":
@@ -14832,6 +15003,121 @@ func (ec *executionContext) _Campaign_limitPerCustomer(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_Campaign_limitPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_budgetTotal(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_budgetTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BudgetTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_budgetTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_budgetPerStore(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_budgetPerStore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BudgetPerStore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_budgetPerStore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_budgetPeriod(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_budgetPeriod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BudgetPeriod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *campaign.BudgetPeriod) graphql.Marshaler {
+			return ec.marshalOCampaignBudgetPeriod2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_budgetPeriod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type CampaignBudgetPeriod does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_budgetPerPeriod(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_budgetPerPeriod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BudgetPerPeriod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_budgetPerPeriod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_budgetSpent(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_budgetSpent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BudgetSpent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_budgetSpent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_redemptionsCount(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -21602,6 +21888,29 @@ func (ec *executionContext) fieldContext_Redemption_rollbackReason(_ context.Con
 	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Redemption_storeCode(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_storeCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoreCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_storeCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Redemption_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28277,7 +28586,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29642,6 +29951,328 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.LimitPerCustomerNotNil = data
+		case "budgetTotal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotal"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotal = data
+		case "budgetTotalNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalNEQ = data
+		case "budgetTotalIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalIn = data
+		case "budgetTotalNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalNotIn = data
+		case "budgetTotalGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalGT = data
+		case "budgetTotalGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalGTE = data
+		case "budgetTotalLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalLT = data
+		case "budgetTotalLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalLTE = data
+		case "budgetTotalIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalIsNil = data
+		case "budgetTotalNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotalNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotalNotNil = data
+		case "budgetPerStore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStore"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStore = data
+		case "budgetPerStoreNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreNEQ = data
+		case "budgetPerStoreIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreIn = data
+		case "budgetPerStoreNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreNotIn = data
+		case "budgetPerStoreGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreGT = data
+		case "budgetPerStoreGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreGTE = data
+		case "budgetPerStoreLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreLT = data
+		case "budgetPerStoreLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreLTE = data
+		case "budgetPerStoreIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreIsNil = data
+		case "budgetPerStoreNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStoreNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStoreNotNil = data
+		case "budgetPeriod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriod"))
+			data, err := ec.unmarshalOCampaignBudgetPeriod2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriod = data
+		case "budgetPeriodNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriodNEQ"))
+			data, err := ec.unmarshalOCampaignBudgetPeriod2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriodNEQ = data
+		case "budgetPeriodIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriodIn"))
+			data, err := ec.unmarshalOCampaignBudgetPeriod2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriodᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriodIn = data
+		case "budgetPeriodNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriodNotIn"))
+			data, err := ec.unmarshalOCampaignBudgetPeriod2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriodᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriodNotIn = data
+		case "budgetPeriodIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriodIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriodIsNil = data
+		case "budgetPeriodNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriodNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriodNotNil = data
+		case "budgetPerPeriod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriod"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriod = data
+		case "budgetPerPeriodNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodNEQ = data
+		case "budgetPerPeriodIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodIn = data
+		case "budgetPerPeriodNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodNotIn = data
+		case "budgetPerPeriodGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodGT = data
+		case "budgetPerPeriodGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodGTE = data
+		case "budgetPerPeriodLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodLT = data
+		case "budgetPerPeriodLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodLTE = data
+		case "budgetPerPeriodIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodIsNil = data
+		case "budgetPerPeriodNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriodNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriodNotNil = data
+		case "budgetSpent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpent"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpent = data
+		case "budgetSpentNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentNEQ = data
+		case "budgetSpentIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentIn = data
+		case "budgetSpentNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentNotIn = data
+		case "budgetSpentGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentGT = data
+		case "budgetSpentGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentGTE = data
+		case "budgetSpentLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentLT = data
+		case "budgetSpentLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentLTE = data
+		case "budgetSpentIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentIsNil = data
+		case "budgetSpentNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetSpentNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetSpentNotNil = data
 		case "redemptionsCount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("redemptionsCount"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -29844,7 +30475,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal"}
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29991,6 +30622,34 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.LimitTotal = data
+		case "budgetTotal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetTotal"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetTotal = data
+		case "budgetPerStore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerStore"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerStore = data
+		case "budgetPeriod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPeriod"))
+			data, err := ec.unmarshalOCampaignBudgetPeriod2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPeriod = data
+		case "budgetPerPeriod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budgetPerPeriod"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BudgetPerPeriod = data
 		}
 	}
 	return it, nil
@@ -34930,7 +35589,7 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "rolledBackAt", "rolledBackAtNEQ", "rolledBackAtIn", "rolledBackAtNotIn", "rolledBackAtGT", "rolledBackAtGTE", "rolledBackAtLT", "rolledBackAtLTE", "rolledBackAtIsNil", "rolledBackAtNotNil", "rollbackReason", "rollbackReasonNEQ", "rollbackReasonIn", "rollbackReasonNotIn", "rollbackReasonGT", "rollbackReasonGTE", "rollbackReasonLT", "rollbackReasonLTE", "rollbackReasonContains", "rollbackReasonHasPrefix", "rollbackReasonHasSuffix", "rollbackReasonIsNil", "rollbackReasonNotNil", "rollbackReasonEqualFold", "rollbackReasonContainsFold", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "rolledBackAt", "rolledBackAtNEQ", "rolledBackAtIn", "rolledBackAtNotIn", "rolledBackAtGT", "rolledBackAtGTE", "rolledBackAtLT", "rolledBackAtLTE", "rolledBackAtIsNil", "rolledBackAtNotNil", "rollbackReason", "rollbackReasonNEQ", "rollbackReasonIn", "rollbackReasonNotIn", "rollbackReasonGT", "rollbackReasonGTE", "rollbackReasonLT", "rollbackReasonLTE", "rollbackReasonContains", "rollbackReasonHasPrefix", "rollbackReasonHasSuffix", "rollbackReasonIsNil", "rollbackReasonNotNil", "rollbackReasonEqualFold", "rollbackReasonContainsFold", "storeCode", "storeCodeNEQ", "storeCodeIn", "storeCodeNotIn", "storeCodeGT", "storeCodeGTE", "storeCodeLT", "storeCodeLTE", "storeCodeContains", "storeCodeHasPrefix", "storeCodeHasSuffix", "storeCodeEqualFold", "storeCodeContainsFold", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -35966,6 +36625,97 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.RollbackReasonContainsFold = data
+		case "storeCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCode = data
+		case "storeCodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNEQ = data
+		case "storeCodeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeIn = data
+		case "storeCodeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeNotIn = data
+		case "storeCodeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGT = data
+		case "storeCodeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeGTE = data
+		case "storeCodeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLT = data
+		case "storeCodeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeLTE = data
+		case "storeCodeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContains = data
+		case "storeCodeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasPrefix = data
+		case "storeCodeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeHasSuffix = data
+		case "storeCodeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeEqualFold = data
+		case "storeCodeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("storeCodeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StoreCodeContainsFold = data
 		case "hasCampaign":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -46023,6 +46773,31 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "budgetTotal":
+			out.Values[i] = ec._Campaign_budgetTotal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "budgetPerStore":
+			out.Values[i] = ec._Campaign_budgetPerStore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "budgetPeriod":
+			out.Values[i] = ec._Campaign_budgetPeriod(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "budgetPerPeriod":
+			out.Values[i] = ec._Campaign_budgetPerPeriod(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "budgetSpent":
+			out.Values[i] = ec._Campaign_budgetSpent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "redemptionsCount":
 			out.Values[i] = ec._Campaign_redemptionsCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -49148,6 +49923,11 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 		case "rollbackReason":
 			out.Values[i] = ec._Redemption_rollbackReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storeCode":
+			out.Values[i] = ec._Redemption_storeCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "campaign":
@@ -52346,6 +53126,16 @@ func (ec *executionContext) marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfideli
 	return ec._Campaign(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCampaignBudgetPeriod2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx context.Context, v any) (campaign.BudgetPeriod, error) {
+	var res campaign.BudgetPeriod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCampaignBudgetPeriod2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx context.Context, sel ast.SelectionSet, v campaign.BudgetPeriod) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNCampaignConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignConnection(ctx context.Context, sel ast.SelectionSet, v *ent.CampaignConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -54042,6 +54832,58 @@ func (ec *executionContext) marshalOCampaign2ᚖgithubᚗcomᚋfidelizaᚋfideli
 		return graphql.Null
 	}
 	return ec._Campaign(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCampaignBudgetPeriod2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriodᚄ(ctx context.Context, v any) ([]campaign.BudgetPeriod, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]campaign.BudgetPeriod, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCampaignBudgetPeriod2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCampaignBudgetPeriod2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriodᚄ(ctx context.Context, sel ast.SelectionSet, v []campaign.BudgetPeriod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCampaignBudgetPeriod2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCampaignBudgetPeriod2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx context.Context, v any) (*campaign.BudgetPeriod, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(campaign.BudgetPeriod)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCampaignBudgetPeriod2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐBudgetPeriod(ctx context.Context, sel ast.SelectionSet, v *campaign.BudgetPeriod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOCampaignDiscountMode2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐDiscountModeᚄ(ctx context.Context, v any) ([]campaign.DiscountMode, error) {

@@ -128,6 +128,14 @@ type CreateCampaignInput struct {
 	LimitPerCustomer *int `json:"limitPerCustomer,omitempty"`
 	// Most redemptions in all, at least 1; absent means no limit.
 	LimitTotal *int `json:"limitTotal,omitempty"`
+	// Budget: the R$ the campaign may give in all, in discounts and cashback (discount and cashback campaigns).
+	BudgetTotal *decimal.Decimal `json:"budgetTotal,omitempty"`
+	// Budget: the R$ each store may give.
+	BudgetPerStore *decimal.Decimal `json:"budgetPerStore,omitempty"`
+	// Budget: the period of budgetPerPeriod (day, week from Monday, month; the tenant's time zone).
+	BudgetPeriod *campaign.BudgetPeriod `json:"budgetPeriod,omitempty"`
+	// Budget: the R$ the campaign may give in each budgetPeriod.
+	BudgetPerPeriod *decimal.Decimal `json:"budgetPerPeriod,omitempty"`
 }
 
 // A new customer. CPF is accepted with or without formatting.
@@ -269,7 +277,7 @@ type EstimatedBenefit struct {
 type IneligibleCampaign struct {
 	// The campaign.
 	Campaign *ent.Campaign `json:"campaign"`
-	// not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, no_applicable_items or min_subtotal_not_met.
+	// not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, budget_exhausted, no_applicable_items or min_subtotal_not_met.
 	Reason string `json:"reason"`
 	// For min_subtotal_not_met: the R$ still needed.
 	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`

@@ -1,0 +1,198 @@
+package app
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+)
+
+// Money budgets (issue 19): a discount or cashback campaign may give at most
+// so many R$ in all, in each store and in each period (day, week, month of
+// the tenant's time zone). What it gave is kept on the campaign's row: in
+// all (budget_spent) and by store and for the current period
+// (budget_spent_by), so that deciding whether a campaign has budget left is
+// reading it, and spending is one update of a row the spender has locked.
+
+// BudgetInput is a campaign's money budgets; nil amounts are none.
+type BudgetInput struct {
+	Total, PerStore, PerPeriod *decimal.Decimal
+	Period                     string // day, week or month, with PerPeriod
+}
+
+func (b *BudgetInput) validate(p *apperr.Problems, typ string) {
+	if b == nil {
+		return
+	}
+	if typ != string(campaign.TypeDiscount) && typ != string(campaign.TypeCashback) {
+		p.Add("budget", "is for discount and cashback campaigns: a budget is of R$ given")
+	}
+	for field, v := range map[string]*decimal.Decimal{"budget.total": b.Total, "budget.per_store": b.PerStore, "budget.per_period": b.PerPeriod} {
+		if v != nil && (!v.IsPositive() || v.Exponent() < -2) {
+			p.Add(field, "must be a positive amount in R$ with at most 2 decimal places")
+		}
+	}
+	switch {
+	case b.PerPeriod != nil && campaign.BudgetPeriodValidator(campaign.BudgetPeriod(b.Period)) != nil:
+		p.Add("budget.period", "must be day, week or month")
+	case b.PerPeriod == nil && b.Period != "":
+		p.Add("budget.per_period", "is required with budget.period")
+	}
+}
+
+// set sets the budget of a campaign being created.
+func (b *BudgetInput) set(c *ent.CampaignCreate) {
+	if b == nil {
+		return
+	}
+	c.SetNillableBudgetTotal(b.Total).SetNillableBudgetPerStore(b.PerStore).SetNillableBudgetPerPeriod(b.PerPeriod)
+	if b.PerPeriod != nil {
+		c.SetBudgetPeriod(campaign.BudgetPeriod(b.Period))
+	}
+}
+
+// hasBudget tells whether a campaign has a money budget.
+func hasBudget(c *ent.Campaign) bool {
+	return c.BudgetTotal != nil || c.BudgetPerStore != nil || c.BudgetPerPeriod != nil
+}
+
+// budgetZone is the tenant's time zone, the one of budgets per period.
+func (a *App) budgetZone(ctx context.Context) (*time.Location, error) {
+	t, err := a.tenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return points.Zone(t.TimeZone)
+}
+
+// lockedCampaign reads a campaign the transaction of c updates, locked
+// until it ends (PostgreSQL; SQLite's writer transaction holds the
+// database).
+func (a *App) lockedCampaign(ctx context.Context, c *ent.Client, id string) (*ent.Campaign, error) {
+	q := c.Campaign.Query().Where(campaign.ID(id))
+	if a.DB.Dialect == dialect.Postgres {
+		q.ForUpdate()
+	}
+	return q.Only(ctx)
+}
+
+// budgetChange is a campaign's budget read for a change in a transaction
+// that holds its row locked.
+type budgetChange struct {
+	id      string
+	budget  eligibility.Budget
+	spentBy map[string]decimal.Decimal // of the stores and the current period
+	zone    *time.Location
+}
+
+// openBudget reads the budget of campaign id for a change at now in the
+// transaction of c; nil when the campaign has no budget.
+func (a *App) openBudget(ctx context.Context, c *ent.Client, id string, now time.Time) (*budgetChange, error) {
+	camp, err := a.lockedCampaign(ctx, c, id)
+	if err != nil || !hasBudget(camp) {
+		return nil, err
+	}
+	zone, err := a.budgetZone(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := campaignrules.BudgetOf(camp)
+	return &budgetChange{id: id, budget: b, spentBy: currentBuckets(b, now, zone), zone: zone}, nil
+}
+
+func (ch *budgetChange) save(ctx context.Context, c *ent.Client) error {
+	return c.Campaign.UpdateOneID(ch.id).SetBudgetSpent(ch.budget.Spent).SetBudgetSpentBy(ch.spentBy).Exec(ctx)
+}
+
+// spendBudget takes amount from the budgets of campaign id, given at store
+// at now, in the transaction of c. With enforce, a budget it would overdraw
+// refuses it (budget_exhausted) and nothing is taken; without, it is taken
+// all the same (a discount the point of sale already gave).
+func (a *App) spendBudget(ctx context.Context, c *ent.Client, id, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
+	if !amount.IsPositive() {
+		return nil
+	}
+	ch, err := a.openBudget(ctx, c, id, now)
+	if err != nil || ch == nil {
+		return err
+	}
+	b := &ch.budget
+	b.Spent = b.Spent.Add(amount)
+	var over []string
+	if b.Total != nil && b.Spent.GreaterThan(*b.Total) {
+		over = append(over, "in all")
+	}
+	if b.PerStore != nil && store != "" {
+		key := eligibility.StoreBudgetKey(store)
+		ch.spentBy[key] = ch.spentBy[key].Add(amount)
+		if ch.spentBy[key].GreaterThan(*b.PerStore) {
+			over = append(over, "at store "+store)
+		}
+	}
+	if b.PerPeriod != nil {
+		key := eligibility.PeriodBudgetKey(b.Period, now, ch.zone)
+		ch.spentBy[key] = ch.spentBy[key].Add(amount)
+		if ch.spentBy[key].GreaterThan(*b.PerPeriod) {
+			over = append(over, "this "+b.Period)
+		}
+	}
+	if enforce && len(over) > 0 {
+		return apperr.Conflict("budget_exhausted", "budget",
+			"the campaign's budget has not R$ "+amount.StringFixed(2)+" left "+strings.Join(over, ", "))
+	}
+	return ch.save(ctx, c)
+}
+
+// giveBackBudget returns a redemption's R$ to its campaign's budgets, in the
+// transaction of c: in all, to its store, and to the current period when it
+// was given in it (a past period is over).
+func (a *App) giveBackBudget(ctx context.Context, c *ent.Client, red *ent.Redemption, now time.Time) error {
+	amount := red.DiscountAmount.Add(red.CashbackAmount)
+	if !amount.IsPositive() {
+		return nil
+	}
+	ch, err := a.openBudget(ctx, c, red.CampaignID, now)
+	if err != nil || ch == nil {
+		return err
+	}
+	less := func(v decimal.Decimal) decimal.Decimal { return decimal.Max(decimal.Zero, v.Sub(amount)) }
+	ch.budget.Spent = less(ch.budget.Spent)
+	if key := eligibility.StoreBudgetKey(red.StoreCode); red.StoreCode != "" {
+		if v, ok := ch.spentBy[key]; ok {
+			ch.spentBy[key] = less(v)
+		}
+	}
+	if b := ch.budget; b.PerPeriod != nil {
+		key := eligibility.PeriodBudgetKey(b.Period, now, ch.zone)
+		if v, ok := ch.spentBy[key]; ok && key == eligibility.PeriodBudgetKey(b.Period, red.CreatedAt, ch.zone) {
+			ch.spentBy[key] = less(v)
+		}
+	}
+	return ch.save(ctx, c)
+}
+
+// currentBuckets is a copy of the budget's spending by store and of the
+// period of now: past periods are dropped, so the map does not grow with
+// the days.
+func currentBuckets(b eligibility.Budget, now time.Time, zone *time.Location) map[string]decimal.Decimal {
+	out := make(map[string]decimal.Decimal, len(b.SpentBy)+2)
+	period := ""
+	if b.PerPeriod != nil {
+		period = eligibility.PeriodBudgetKey(b.Period, now, zone)
+	}
+	maps.Copy(out, b.SpentBy)
+	maps.DeleteFunc(out, func(k string, _ decimal.Decimal) bool {
+		return !strings.HasPrefix(k, "store:") && k != period
+	})
+	return out
+}
