@@ -76,9 +76,24 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 }
 
 // seedCampaigns makes 50 point-of-sale discounts (the authorize load) and
-// 50 online campaigns of every type (validate and redeem).
+// 50 online campaigns of every type (validate and redeem), as a chain's are
+// (issue 19): each for the bench's store by its code or by its group, and
+// each discount or cashback with money budgets in all, per store and per day
+// (large enough that the loads never spend them: checking them is measured,
+// refusals are not).
 func seedCampaigns(ctx context.Context, c *ent.Client) error {
 	start, end := time.Now().Add(-time.Hour), time.Now().AddDate(0, 1, 0)
+	budget := decimal.NewFromInt(1_000_000_000)
+	target := func(cc *ent.CampaignCreate, i int) {
+		if i%2 == 0 {
+			cc.SetStoreCodes([]string{benchStore, "LOJA-02"})
+		} else {
+			cc.SetStoreGroups([]string{"SP"}) // benchStore's group in the demo's data
+		}
+	}
+	withBudget := func(cc *ent.CampaignCreate) {
+		cc.SetBudgetTotal(budget).SetBudgetPerStore(budget).SetBudgetPeriod(campaign.BudgetPeriodDay).SetBudgetPerPeriod(budget)
+	}
 	var all []*ent.CampaignCreate
 	for i := range pdvCampaigns {
 		cc := c.Campaign.Create().SetName(fmt.Sprintf("pdv %d", i)).SetType(campaign.TypeDiscount).
@@ -91,6 +106,8 @@ func seedCampaigns(ctx context.Context, c *ent.Client) error {
 		if i%3 == 0 {
 			cc.SetEligibleSkus([]string{gtin(i % 20), gtin((i + 7) % 20), gtin(100 + i)})
 		}
+		target(cc, i)
+		withBudget(cc)
 		all = append(all, cc)
 	}
 	for i := range onlineCampaigns {
@@ -100,12 +117,15 @@ func seedCampaigns(ctx context.Context, c *ent.Client) error {
 		case 0:
 			cc.SetType(campaign.TypeDiscount).SetDiscountMode(campaign.DiscountModePercentage).
 				SetDiscountValue(decimal.NewFromInt(int64(5 + i%20))).SetEligibleCategories([]string{fmt.Sprintf("cat-%d", i%6)})
+			withBudget(cc)
 		case 1:
 			cc.SetType(campaign.TypeCashback).SetDiscountMode(campaign.DiscountModePercentage).
 				SetDiscountValue(decimal.NewFromInt(3)).SetCreditAfterDays(0).SetMinSubtotal(decimal.NewFromInt(int64(20 + i)))
+			withBudget(cc)
 		default:
 			cc.SetType(campaign.TypeBonusPoints).SetMultiplier(decimal.NewFromInt(2)).SetEligibleSkus([]string{sku(i % 30)})
 		}
+		target(cc, i)
 		all = append(all, cc)
 	}
 	return c.Campaign.CreateBulk(all...).Exec(ctx)
