@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
 // Money budgets (issue 19): a discount or cashback campaign may give at most
@@ -66,9 +67,17 @@ func hasBudget(c *ent.Campaign) bool {
 	return c.BudgetTotal != nil || c.BudgetPerStore != nil || c.BudgetPerPeriod != nil
 }
 
-// budgetZone is the tenant's time zone, the one of budgets per period.
-func (a *App) budgetZone(ctx context.Context) (*time.Location, error) {
-	t, err := a.tenantSettings(ctx)
+// budgetZone is the time zone of a campaign's tenant, the one of its
+// budgets per period: from the cached settings when the viewer acts in that
+// tenant, else read (a job run as the system).
+func (a *App) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign) (*time.Location, error) {
+	var t *ent.Tenant
+	var err error
+	if v, _ := viewer.FromContext(ctx); v.TenantID == camp.TenantID {
+		t, err = a.tenantSettings(ctx)
+	} else {
+		t, err = c.Tenant.Get(ctx, camp.TenantID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +111,7 @@ func (a *App) openBudget(ctx context.Context, c *ent.Client, id string, now time
 	if err != nil || !hasBudget(camp) {
 		return nil, err
 	}
-	zone, err := a.budgetZone(ctx)
+	zone, err := a.budgetZone(ctx, c, camp)
 	if err != nil {
 		return nil, err
 	}
