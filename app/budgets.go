@@ -63,9 +63,7 @@ func (b *BudgetInput) set(c *ent.CampaignCreate) {
 }
 
 // hasBudget tells whether a campaign has a money budget.
-func hasBudget(c *ent.Campaign) bool {
-	return c.BudgetTotal != nil || c.BudgetPerStore != nil || c.BudgetPerPeriod != nil
-}
+func hasBudget(c *ent.Campaign) bool { return campaignrules.BudgetOf(c).Any() }
 
 // budgetZone is the time zone of a campaign's tenant, the one of its
 // budgets per period: from the cached settings when the viewer acts in that
@@ -123,15 +121,17 @@ func (ch *budgetChange) save(ctx context.Context, c *ent.Client) error {
 	return c.Campaign.UpdateOneID(ch.id).SetBudgetSpent(ch.budget.Spent).SetBudgetSpentBy(ch.spentBy).Exec(ctx)
 }
 
-// spendBudget takes amount from the budgets of campaign id, given at store
-// at now, in the transaction of c. With enforce, a budget it would overdraw
-// refuses it (budget_exhausted) and nothing is taken; without, it is taken
-// all the same (a discount the point of sale already gave).
-func (a *App) spendBudget(ctx context.Context, c *ent.Client, id, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
-	if !amount.IsPositive() {
+// spendBudget takes amount from the budgets of camp (as read in the
+// transaction of c: its budgets never change, what they spent is read again
+// under the lock), given at store at now. With enforce, a budget it would
+// overdraw refuses it (budget_exhausted) and nothing is taken; without, it
+// is taken all the same (a discount the point of sale already gave). A
+// campaign without a budget costs no query.
+func (a *App) spendBudget(ctx context.Context, c *ent.Client, camp *ent.Campaign, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
+	if !amount.IsPositive() || !hasBudget(camp) {
 		return nil
 	}
-	ch, err := a.openBudget(ctx, c, id, now)
+	ch, err := a.openBudget(ctx, c, camp.ID, now)
 	if err != nil || ch == nil {
 		return err
 	}

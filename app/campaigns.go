@@ -215,10 +215,10 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	if len(in.StoreCodes) > 0 {
 		c.SetStoreCodes(in.StoreCodes)
 	}
-	in.Budget.set(c)
 	if len(in.StoreGroups) > 0 {
 		c.SetStoreGroups(in.StoreGroups)
 	}
+	in.Budget.set(c)
 	if d := in.Discount; d != nil {
 		if d.Mode != "" {
 			c.SetDiscountMode(campaign.DiscountMode(d.Mode))

@@ -254,13 +254,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if err != nil {
 		return nil, err
 	}
-	var money decimal.Decimal
-	for _, v := range []*decimal.Decimal{benefit.DiscountAmount, benefit.CashbackAmount} {
-		if v != nil {
-			money = money.Add(*v)
-		}
-	}
-	if err := a.spendBudget(ctx, tx.Ent, camp.ID, tok.StoreID, money, now, true); err != nil {
+	if err := a.spendBudget(ctx, tx.Ent, camp, tok.StoreID, benefit.Amount, now, true); err != nil {
 		return nil, err
 	}
 	bound, err := tx.Ent.ValidationToken.Update().

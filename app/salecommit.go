@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
@@ -87,8 +89,8 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 			receipts[w.storeID] = append(receipts[w.storeID], w.in.SaleID)
 		}
 		byStore := make([]predicate.Sale, 0, len(receipts))
-		for store, ids := range receipts {
-			byStore = append(byStore, sale.And(sale.StoreID(store), sale.ExternalIDIn(ids...)))
+		for _, store := range slices.Sorted(maps.Keys(receipts)) { // the same groups, the same statement
+			byStore = append(byStore, sale.And(sale.StoreID(store), sale.ExternalIDIn(receipts[store]...)))
 		}
 		priors, err := tx.Ent.Sale.Query().Where(sale.Or(byStore...)).All(ctx)
 		if err != nil {

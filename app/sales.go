@@ -275,7 +275,7 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 			}
 		}
 		store := s.Edges.Store.Code
-		if err := a.spendBudget(ctx, c, id, store, given[id], now, false); err != nil {
+		if err := a.spendBudget(ctx, c, camp, store, given[id], now, false); err != nil {
 			return 0, false, err
 		}
 		benefit, err := json.Marshal(saleRedemptionBenefit{Amount: given[id], DiscountAmount: given[id]})

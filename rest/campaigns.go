@@ -177,7 +177,7 @@ func decimalJSON(d *decimal.Decimal) *json.Number {
 // renderBudget is a campaign's budget, nil when it has none.
 func renderBudget(c *ent.Campaign) *budgetJSON {
 	b := campaignrules.BudgetOf(c)
-	if b.Total == nil && b.PerStore == nil && b.PerPeriod == nil {
+	if !b.Any() {
 		return nil
 	}
 	out := &budgetJSON{Total: decimalJSON(b.Total), PerStore: decimalJSON(b.PerStore), PerPeriod: decimalJSON(b.PerPeriod),

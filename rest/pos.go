@@ -230,7 +230,8 @@ func (s *server) identify(w http.ResponseWriter, r *http.Request) {
 		first, last, _ := strings.Cut(strings.TrimSpace(cu.Name), " ")
 		c.ExternalCode, c.FirstName, c.LastName = cu.ExternalID, nonEmpty(first), nonEmpty(strings.TrimSpace(last))
 		c.Phone, c.Email = cu.Phone, cu.Email
-		c.Classification = &classificationJSON{Code: levelCode(points.Level(cu.Level)), Description: string(cu.Level)}
+		// The point of sale's code of a level: 1 (bronze) to 4 (diamond), 0 for none.
+		c.Classification = &classificationJSON{Code: points.Rank(points.Level(cu.Level)) + 1, Description: string(cu.Level)}
 	}
 	writeJSON(w, http.StatusOK, identificationJSON{Customer: c, PriceCode: res.PriceCode, SessionID: body.SessionID})
 }
@@ -260,21 +261,6 @@ type identifiedJSON struct {
 type classificationJSON struct {
 	Code        int    `json:"code"`
 	Description string `json:"description"`
-}
-
-// levelCode is the point of sale's code of a level.
-func levelCode(l points.Level) int {
-	switch l {
-	case points.Bronze:
-		return 1
-	case points.Silver:
-		return 2
-	case points.Gold:
-		return 3
-	case points.Diamond:
-		return 4
-	}
-	return 0
 }
 
 func nonEmpty(s string) *string {

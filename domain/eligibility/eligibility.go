@@ -85,6 +85,9 @@ type Budget struct {
 	SpentBy                    map[string]decimal.Decimal
 }
 
+// Any tells whether there is a budget at all.
+func (b Budget) Any() bool { return b.Total != nil || b.PerStore != nil || b.PerPeriod != nil }
+
 // StoreBudgetKey is the key of Budget.SpentBy of a store's spending.
 func StoreBudgetKey(store string) string { return "store:" + store }
 
