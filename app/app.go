@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -49,6 +50,8 @@ type App struct {
 	sender      *webhook.Sender
 	saleGroups  groupCommit[*saleWrite]
 	tokenGroups groupCommit[*tokenWrite]
+	guessesOnce sync.Once
+	guesses     *ratelimit.Limiter
 }
 
 // jobs returns the River client jobs are inserted with: River, or an

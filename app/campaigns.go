@@ -37,6 +37,9 @@ type CampaignInput struct {
 	Eligibility       *EligibilityInput
 	Limits            *LimitsInput
 	Budget            *BudgetInput
+	Stacking          string // combinable or exclusive; "" for neither (see ent/schema)
+	Priority          int
+	RequiresCode      bool
 }
 
 // DiscountInput is the benefit of a campaign: mode and value for discount
@@ -54,6 +57,7 @@ type DiscountInput struct {
 type EligibilityInput struct {
 	MinSubtotal      *decimal.Decimal
 	SKUs, Categories []string
+	Brands           []string
 }
 
 // LimitsInput bounds the redemptions of a campaign.
@@ -156,6 +160,15 @@ func (in CampaignInput) validate(now time.Time) error {
 		}
 	}
 	in.Budget.validate(&p, in.Type)
+	if in.Stacking != "" && campaign.StackingValidator(campaign.Stacking(in.Stacking)) != nil {
+		p.Add("stacking", "must be combinable or exclusive")
+	}
+	if in.Priority < -1000 || in.Priority > 1000 {
+		p.Add("priority", "must be between -1000 and 1000")
+	}
+	if e := in.Eligibility; e != nil {
+		checkLabels(&p, "eligibility.brands", e.Brands, maxStoreTargets)
+	}
 	checkLabels(&p, "store_codes", in.StoreCodes, maxStoreTargets)
 	checkLabels(&p, "store_groups", in.StoreGroups, maxStoreTargets)
 	if e := in.Eligibility; e != nil && e.MinSubtotal != nil && (e.MinSubtotal.IsNegative() || e.MinSubtotal.Exponent() < -2) {
@@ -219,6 +232,10 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 		c.SetStoreGroups(in.StoreGroups)
 	}
 	in.Budget.set(c)
+	if in.Stacking != "" {
+		c.SetStacking(campaign.Stacking(in.Stacking))
+	}
+	c.SetPriority(in.Priority).SetRequiresCode(in.RequiresCode)
 	if d := in.Discount; d != nil {
 		if d.Mode != "" {
 			c.SetDiscountMode(campaign.DiscountMode(d.Mode))
@@ -231,6 +248,9 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	}
 	if e := in.Eligibility; e != nil {
 		c.SetNillableMinSubtotal(e.MinSubtotal).SetEligibleSkus(e.SKUs).SetEligibleCategories(e.Categories)
+		if len(e.Brands) > 0 {
+			c.SetEligibleBrands(e.Brands)
+		}
 	}
 	if l := in.Limits; l != nil {
 		c.SetNillableLimitPerCustomer(l.PerCustomer).SetNillableLimitTotal(l.Total)

@@ -237,6 +237,7 @@ type AuthorizeInput struct {
 	StoreID        string
 	Date           *time.Time
 	IgnoreDiscount bool
+	CouponCode     string // unlocks the campaign of the code, when it requires one
 	Items          []POSItem
 }
 
@@ -247,9 +248,10 @@ type Authorization struct {
 	Applied  int // discounts the service added
 }
 
-// AuthorizeDiscounts adds to each item the best exclusive discount the
-// customer's pdv campaigns give, on the price after external discounts; it
-// stores nothing.
+// AuthorizeDiscounts adds to each item the best discount the customer's pdv
+// campaigns give, on the price after external discounts: the one best
+// campaign's, or those of the campaigns marked combinable together when
+// they give more. It stores nothing.
 func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Authorization, error) {
 	if err := guardedPOS("", in); err != nil {
 		return nil, err
@@ -268,6 +270,9 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	}
 	if in.Date == nil {
 		p.Add("sale.date", "is required (ISO 8601 with offset)")
+	}
+	if len(in.CouponCode) > 64 {
+		p.Add("sale.couponCode", "must be at most 64 characters")
 	}
 	switch n := len(in.Items); {
 	case n == 0:
@@ -318,6 +323,14 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if POSStatus(cust) == POSStatusPreRegister {
 		return out, nil
 	}
+	var couponCampaign string
+	if in.CouponCode != "" {
+		code, err := a.couponOf(ctx, in.CouponCode, cust.ID)
+		if err != nil {
+			return nil, err
+		}
+		couponCampaign = code.CampaignID
+	}
 	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
@@ -355,6 +368,9 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if len(cart.Items) == 0 {
 		return out, nil
 	}
+	if err := enrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
+		return nil, err
+	}
 	groups, err := a.storeGroupsAt(ctx, discounts, in.StoreID)
 	if err != nil {
 		return nil, err
@@ -365,38 +381,70 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	}
 	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
-		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
+		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign,
 	})
-	type best struct {
-		campaign string
-		amount   decimal.Decimal
-	}
-	bests := make([]*best, len(cart.Items))
-	for _, e := range eligible {
-		for _, ib := range e.Benefit.Items {
-			if b := bests[ib.Index]; ib.DiscountAmount.IsPositive() && (b == nil || ib.DiscountAmount.GreaterThan(b.amount)) {
-				bests[ib.Index] = &best{campaign: e.Campaign.ID, amount: ib.DiscountAmount}
+	for k, picks := range itemDiscounts(eligible, len(cart.Items)) {
+		it := &out.Items[index[k]]
+		qty := cart.Items[k].Quantity
+		price := cart.Items[k].UnitPrice
+		for _, pick := range picks {
+			unit := pick.amount.DivRound(qty, 8)
+			after := price.Sub(unit)
+			if after.IsNegative() {
+				unit, after = price, decimal.Zero
+			}
+			id := pick.campaign
+			it.Discounts = append(it.Discounts, POSDiscount{
+				PromotionID: &id, UnitDiscount: &unit, UnitPriceWithDiscount: &after, Quantity: &qty,
+			})
+			out.Applied++
+			if price = after; price.IsZero() {
+				break
 			}
 		}
 	}
-	for k, b := range bests {
-		if b == nil {
-			continue
-		}
-		it := &out.Items[index[k]]
-		qty := cart.Items[k].Quantity
-		unit := b.amount.DivRound(qty, 8)
-		after := cart.Items[k].UnitPrice.Sub(unit)
-		if after.IsNegative() {
-			unit, after = cart.Items[k].UnitPrice, decimal.Zero
-		}
-		id := b.campaign
-		it.Discounts = append(it.Discounts, POSDiscount{
-			PromotionID: &id, UnitDiscount: &unit, UnitPriceWithDiscount: &after, Quantity: &qty,
-		})
-		out.Applied++
-	}
 	return out, nil
+}
+
+// itemDiscount is a campaign's discount on one cart item.
+type itemDiscount struct {
+	campaign string
+	amount   decimal.Decimal
+}
+
+// itemDiscounts chooses the discounts of each of n cart items: the best one
+// campaign's, or, when they give more together, every campaign marked
+// combinable (the default of campaigns that say nothing is one discount per
+// item, as before stacking rules).
+func itemDiscounts(eligible []eligibility.Eligible, n int) [][]itemDiscount {
+	best := make([]*itemDiscount, n)
+	combined := make([][]itemDiscount, n)
+	sums := make([]decimal.Decimal, n)
+	for _, e := range eligible {
+		for _, ib := range e.Benefit.Items {
+			if !ib.DiscountAmount.IsPositive() {
+				continue
+			}
+			if b := best[ib.Index]; b == nil || ib.DiscountAmount.GreaterThan(b.amount) {
+				best[ib.Index] = &itemDiscount{campaign: e.Campaign.ID, amount: ib.DiscountAmount}
+			}
+			if e.Campaign.Stacking == eligibility.Combinable {
+				combined[ib.Index] = append(combined[ib.Index], itemDiscount{campaign: e.Campaign.ID, amount: ib.DiscountAmount})
+				sums[ib.Index] = sums[ib.Index].Add(ib.DiscountAmount)
+			}
+		}
+	}
+	picks := make([][]itemDiscount, n)
+	for k, b := range best {
+		switch {
+		case b == nil:
+		case len(combined[k]) > 1 && sums[k].GreaterThan(b.amount):
+			picks[k] = combined[k]
+		default:
+			picks[k] = []itemDiscount{*b}
+		}
+	}
+	return picks
 }
 
 func hasServiceDiscount(it POSItem) bool {
@@ -420,6 +468,7 @@ type SaleInput struct {
 	Items                                 []SaleItemInput
 	Payments                              []SalePaymentInput
 	FiscalDocument                        json.RawMessage
+	CouponCode                            string // the code authorize was given, for its campaign's redemption
 }
 
 // SaleItemInput is a line of a sale.
@@ -476,6 +525,9 @@ func (in SaleInput) validate() (doc string, typ document.Type, err error) {
 	positive(&p, "sale.amountPayable", in.AmountPayable)
 	if in.DiscountAmount != nil && in.DiscountAmount.IsNegative() {
 		p.Add("sale.discountAmount", "must not be negative")
+	}
+	if len(in.CouponCode) > 64 {
+		p.Add("sale.couponCode", "must be at most 64 characters")
 	}
 	switch n := len(in.Items); {
 	case n == 0:

@@ -207,7 +207,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	case tok.CustomerID != in.CustomerID:
 		return nil, apperr.Invalid("customer_id", "is not the customer the validation token was issued for")
 	case !slices.Contains(tok.CampaignIds, in.CampaignID):
-		return nil, tokenError("campaign_not_eligible", "campaign_id", "the validation did not find this campaign eligible")
+		return nil, notEligible(tok, in.CampaignID)
 	case tok.OrderID != nil && *tok.OrderID != in.OrderID:
 		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
 	}
@@ -250,6 +250,17 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		}
 		return nil, apperr.Conflict("redemption_limit_reached", "limits.total", "the campaign has reached its total limit")
 	}
+	if err := a.checkStacking(ctx, tx.Ent, camp, in); err != nil {
+		return nil, err
+	}
+	if camp.RequiresCode {
+		if tok.CouponID == nil {
+			return nil, notEligible(tok, camp.ID)
+		}
+		if err := useCoupon(ctx, tx.Ent, *tok.CouponID, camp.ID, now); err != nil {
+			return nil, err
+		}
+	}
 	benefit, err := promisedBenefit(tok, camp)
 	if err != nil {
 		return nil, err
@@ -274,6 +285,9 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		SetCampaignID(camp.ID).SetCustomerID(cust.ID).SetOrderID(in.OrderID).SetValidationTokenID(tok.ID).
 		SetAmountPaid(in.AmountPaid).SetBenefit(raw).SetCreatedAt(now).SetStoreCode(tok.StoreID).
 		SetDiscountAmount(decimal.Zero).SetCashbackAmount(decimal.Zero)
+	if camp.RequiresCode {
+		create.SetCouponID(*tok.CouponID)
+	}
 	if benefit.DiscountAmount != nil {
 		create.SetDiscountAmount(*benefit.DiscountAmount)
 	}
@@ -308,6 +322,47 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	case campaign.TypeDiscount, campaign.TypeGift: // given at checkout: nothing to schedule
 	}
 	return red, err
+}
+
+// notEligible is the error of redeeming a campaign the validation did not
+// find eligible: excluded by the stacking rules, or not eligible at all.
+func notEligible(tok *ent.ValidationToken, campaignID string) error {
+	var kept keptBenefits
+	if json.Unmarshal(tok.Benefits, &kept) == nil {
+		if by, ok := kept.Excluded[campaignID]; ok {
+			return &apperr.Error{Kind: apperr.KindInvalid, Code: "campaign_excluded", Field: "campaign_id",
+				Message: "the stacking rules exclude this campaign from the order: campaign " + by + " applies instead"}
+		}
+	}
+	return tokenError("campaign_not_eligible", "campaign_id", "the validation did not find this campaign eligible")
+}
+
+// checkStacking refuses a redemption the stacking rules exclude given the
+// order's other redemptions (of this validation or another): an exclusive
+// campaign is redeemed alone. The customer's row is locked, so concurrent
+// redemptions of one order are judged one after the other.
+func (a *App) checkStacking(ctx context.Context, c *ent.Client, camp *ent.Campaign, in RedeemInput) error {
+	live, err := a.liveCampaigns(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(live, func(l eligibility.Campaign) bool { return l.Stacking == eligibility.Exclusive }) {
+		return nil
+	}
+	others, err := c.Redemption.Query().Where(redemption.CustomerID(in.CustomerID), redemption.OrderID(in.OrderID),
+		redemption.RolledBackAtIsNil(), redemption.CampaignIDNEQ(camp.ID)).
+		WithCampaign(func(q *ent.CampaignQuery) { q.Select(campaign.FieldStacking) }).All(ctx)
+	if err != nil {
+		return err
+	}
+	exclusive := func(c *ent.Campaign) bool { return c.Stacking != nil && *c.Stacking == campaign.StackingExclusive }
+	for _, o := range others {
+		if exclusive(camp) || exclusive(o.Edges.Campaign) {
+			return &apperr.Error{Kind: apperr.KindInvalid, Code: "campaign_excluded", Field: "campaign_id",
+				Message: "the stacking rules exclude this campaign from the order: an exclusive campaign applies alone, and the order redeemed " + o.CampaignID}
+		}
+	}
+	return nil
 }
 
 // promisedBenefit is the benefit validate estimated for the campaign,

@@ -504,7 +504,7 @@ func (r *saleReturns) kept(ctx context.Context, returnedAmount decimal.Decimal, 
 	if err != nil {
 		return 0, err
 	}
-	bonus, _, err := saleBonus(ctx, campaignrules.OfAll(rows), s, r.items, r.returned, cust, tenant.PointsPerReal)
+	bonus, _, err := saleBonus(ctx, r.c, campaignrules.OfAll(rows), s, r.items, r.returned, cust, tenant.PointsPerReal)
 	if err != nil {
 		return 0, err
 	}
@@ -560,6 +560,11 @@ func (a *App) rollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, 
 	}
 	if err := a.giveBackBudget(ctx, c, red, now); err != nil {
 		return err
+	}
+	if red.CouponID != nil {
+		if err := giveBackCoupon(ctx, c, *red.CouponID); err != nil {
+			return err
+		}
 	}
 	if red.ValidationTokenID != nil {
 		// The token is free again (for its order or another) once none of

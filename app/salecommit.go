@@ -125,6 +125,9 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 			if len(w.in.FiscalDocument) > 0 {
 				create.SetFiscalDocument(w.in.FiscalDocument)
 			}
+			if w.in.CouponCode != "" {
+				create.SetCouponCode(NormalizeCouponCode(w.in.CouponCode))
+			}
 			creates, fresh = append(creates, create), append(fresh, i)
 		}
 		if len(creates) == 0 {

@@ -160,7 +160,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 	if err != nil {
 		return 0, err
 	}
-	bonus, names, err := saleBonus(ctx, live, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
+	bonus, names, err := saleBonus(ctx, c, live, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
 	if err != nil || bonus == 0 {
 		return total, err
 	}
@@ -177,7 +177,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 // saleBonus is the bonus the customer's pdv bonus-points campaigns among
 // camps give on the sale's items (at their price after discounts, less the
 // units returned) as of the sale's instant, with the campaigns' names.
-func saleBonus(ctx context.Context, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
+func saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
 	returned map[string]decimal.Decimal, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
 	var bonus []eligibility.Campaign
 	for _, c := range camps {
@@ -205,6 +205,9 @@ func saleBonus(ctx context.Context, camps []eligibility.Campaign, s *ent.Sale, i
 		}
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: kept,
 			UnitPrice: it.UnitPrice.Sub(it.DiscountAmount.DivRound(it.Quantity, 8))})
+	}
+	if err := enrichFromCatalogue(ctx, c, cart.Items, bonus); err != nil {
+		return 0, "", err
 	}
 	at := s.Edges.Store // the campaigns of the sale's store
 	if at == nil && eligibility.TargetsStores(bonus) {
@@ -278,13 +281,17 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 		if err := a.spendBudget(ctx, c, camp, store, given[id], now, false); err != nil {
 			return 0, false, err
 		}
+		couponID, err := useSaleCoupon(ctx, c, s, camp, now)
+		if err != nil {
+			return 0, false, err
+		}
 		benefit, err := json.Marshal(saleRedemptionBenefit{Amount: given[id], DiscountAmount: given[id]})
 		if err != nil {
 			return 0, false, err
 		}
 		err = c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
 			SetAmountPaid(s.AmountPayable).SetDiscountAmount(given[id]).SetCashbackAmount(decimal.Zero).
-			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).SetStoreCode(store).Exec(ctx)
+			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).SetStoreCode(store).SetNillableCouponID(couponID).Exec(ctx)
 		if err != nil {
 			return 0, false, fmt.Errorf("redemption of %s: %w", id, err)
 		}

@@ -39,6 +39,7 @@ type ValidateInput struct {
 	CustomerID string
 	StoreID    string
 	Channel    string
+	CouponCode string // unlocks the campaign of the code, when it requires one
 	Cart       eligibility.Cart
 }
 
@@ -61,6 +62,9 @@ func (in ValidateInput) validate() error {
 	}
 	if len(in.StoreID) > 128 {
 		p.Add("store_id", "must be at most 128 characters")
+	}
+	if len(in.CouponCode) > 64 {
+		p.Add("coupon_code", "must be at most 64 characters")
 	}
 	if in.Cart.Subtotal.IsNegative() {
 		p.Add("cart.subtotal", "must not be negative")
@@ -109,6 +113,12 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
+	var code *ent.Coupon
+	if in.CouponCode != "" {
+		if code, err = a.couponOf(ctx, in.CouponCode, cust.ID); err != nil {
+			return nil, err
+		}
+	}
 	tenant, err := a.tenantSettings(ctx)
 	if err != nil {
 		return nil, err
@@ -125,17 +135,33 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
+	if err := enrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
+		return nil, err
+	}
 	now := a.stamp()
-	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, eligibility.Context{
+	evaluation := eligibility.Context{
 		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
-	})
+	}
+	var couponID *string
+	if code != nil {
+		evaluation.Coupon, couponID = code.CampaignID, &code.ID
+	}
+	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, evaluation)
+	eligible, excluded := eligibility.Stack(eligible)
+	ineligible = append(ineligible, excluded...)
 	token, hash := newValidationToken()
 	cart, err := json.Marshal(in.Cart)
 	if err != nil {
 		return nil, err
 	}
 	kept := keptBenefits{PointsPerReal: tenant.PointsPerReal, Campaigns: make([]keptBenefit, len(eligible))}
+	for _, ex := range excluded {
+		if kept.Excluded == nil {
+			kept.Excluded = map[string]string{}
+		}
+		kept.Excluded[ex.Campaign.ID] = ex.ExcludedBy
+	}
 	for i, e := range eligible {
 		kept.Campaigns[i] = keptBenefit{CampaignID: e.Campaign.ID, Amount: e.Benefit.Amount}
 		if e.Benefit.BonusPoints != nil {
@@ -154,7 +180,8 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	err = a.storeToken(ctx, func(c *ent.Client) *ent.ValidationTokenCreate {
 		return c.ValidationToken.Create().
 			SetTokenHash(hash).SetCustomerID(cust.ID).SetChannel(in.Channel).SetStoreID(in.StoreID).
-			SetCart(cart).SetBenefits(benefits).SetCampaignIds(ids).SetCreatedAt(now).SetExpiresAt(expires)
+			SetCart(cart).SetBenefits(benefits).SetCampaignIds(ids).SetCreatedAt(now).SetExpiresAt(expires).
+			SetNillableCouponID(couponID)
 	})
 	if err != nil {
 		return nil, err
@@ -221,8 +248,9 @@ func (a *App) writeTokenGroup(group []*tokenWrite) error {
 // change once created), so a validation of a large cart against many
 // campaigns stores kilobytes, not megabytes.
 type keptBenefits struct {
-	PointsPerReal decimal.Decimal `json:"points_per_real"`
-	Campaigns     []keptBenefit   `json:"campaigns"`
+	PointsPerReal decimal.Decimal   `json:"points_per_real"`
+	Campaigns     []keptBenefit     `json:"campaigns"`
+	Excluded      map[string]string `json:"excluded,omitempty"` // campaign → the campaign the stacking rules applied instead
 }
 
 type keptBenefit struct {

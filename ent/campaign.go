@@ -84,6 +84,14 @@ type Campaign struct {
 	BudgetSpentBy map[string]decimal.Decimal `json:"budget_spent_by,omitempty"`
 	// Redemptions so far, of every customer, those over the limit at the point of sale included.
 	RedemptionsCount int `json:"redemptions_count,omitempty"`
+	// Stacking: combinable campaigns add up on one order, at the till too; an exclusive campaign applies alone, when it gives more than the combinable ones together. Absent: combinable online, and at the till the one best discount of each item.
+	Stacking *campaign.Stacking `json:"stacking,omitempty"`
+	// Stacking: between combinations giving as much, the one holding the highest priority applies.
+	Priority int `json:"priority,omitempty"`
+	// Only a cart with one of the campaign's coupon codes is eligible.
+	RequiresCode bool `json:"requires_code,omitempty"`
+	// Eligibility: applicable brands, of the tenant's catalogue.
+	EligibleBrands []string `json:"eligible_brands,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CampaignQuery when eager-loading is set.
 	Edges        CampaignEdges `json:"edges"`
@@ -98,13 +106,16 @@ type CampaignEdges struct {
 	Segment *Segment `json:"segment,omitempty"`
 	// The campaign's redemptions.
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
+	// The campaign's coupon codes, when it requires one.
+	Coupons []*Coupon `json:"coupons,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
-	totalCount [2]map[string]int
+	totalCount [3]map[string]int
 
 	namedRedemptions map[string][]*Redemption
+	namedCoupons     map[string][]*Coupon
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -138,6 +149,15 @@ func (e CampaignEdges) RedemptionsOrErr() ([]*Redemption, error) {
 	return nil, &NotLoadedError{edge: "redemptions"}
 }
 
+// CouponsOrErr returns the Coupons value or an error if the edge
+// was not loaded in eager-loading.
+func (e CampaignEdges) CouponsOrErr() ([]*Coupon, error) {
+	if e.loadedTypes[3] {
+		return e.Coupons, nil
+	}
+	return nil, &NotLoadedError{edge: "coupons"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Campaign) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -145,11 +165,13 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case campaign.FieldDiscountValue, campaign.FieldMultiplier, campaign.FieldMinSubtotal, campaign.FieldBudgetTotal, campaign.FieldBudgetPerStore, campaign.FieldBudgetPerPeriod, campaign.FieldBudgetSpent:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
-		case campaign.FieldChannels, campaign.FieldStoreCodes, campaign.FieldStoreGroups, campaign.FieldEligibleSkus, campaign.FieldEligibleCategories, campaign.FieldBudgetSpentBy:
+		case campaign.FieldChannels, campaign.FieldStoreCodes, campaign.FieldStoreGroups, campaign.FieldEligibleSkus, campaign.FieldEligibleCategories, campaign.FieldBudgetSpentBy, campaign.FieldEligibleBrands:
 			values[i] = new([]byte)
-		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount:
+		case campaign.FieldRequiresCode:
+			values[i] = new(sql.NullBool)
+		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount, campaign.FieldPriority:
 			values[i] = new(sql.NullInt64)
-		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldPredictiveSegment, campaign.FieldDiscountMode, campaign.FieldGiftSku, campaign.FieldBudgetPeriod:
+		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldPredictiveSegment, campaign.FieldDiscountMode, campaign.FieldGiftSku, campaign.FieldBudgetPeriod, campaign.FieldStacking:
 			values[i] = new(sql.NullString)
 		case campaign.FieldCreatedAt, campaign.FieldUpdatedAt, campaign.FieldStartsAt, campaign.FieldEndsAt:
 			values[i] = new(sql.NullTime)
@@ -387,6 +409,33 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RedemptionsCount = int(value.Int64)
 			}
+		case campaign.FieldStacking:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field stacking", values[i])
+			} else if value.Valid {
+				_m.Stacking = new(campaign.Stacking)
+				*_m.Stacking = campaign.Stacking(value.String)
+			}
+		case campaign.FieldPriority:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field priority", values[i])
+			} else if value.Valid {
+				_m.Priority = int(value.Int64)
+			}
+		case campaign.FieldRequiresCode:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field requires_code", values[i])
+			} else if value.Valid {
+				_m.RequiresCode = value.Bool
+			}
+		case campaign.FieldEligibleBrands:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field eligible_brands", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.EligibleBrands); err != nil {
+					return fmt.Errorf("unmarshal field eligible_brands: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -413,6 +462,11 @@ func (_m *Campaign) QuerySegment() *SegmentQuery {
 // QueryRedemptions queries the "redemptions" edge of the Campaign entity.
 func (_m *Campaign) QueryRedemptions() *RedemptionQuery {
 	return NewCampaignClient(_m.config).QueryRedemptions(_m)
+}
+
+// QueryCoupons queries the "coupons" edge of the Campaign entity.
+func (_m *Campaign) QueryCoupons() *CouponQuery {
+	return NewCampaignClient(_m.config).QueryCoupons(_m)
 }
 
 // Update returns a builder for updating this Campaign.
@@ -560,6 +614,20 @@ func (_m *Campaign) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("redemptions_count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RedemptionsCount))
+	builder.WriteString(", ")
+	if v := _m.Stacking; v != nil {
+		builder.WriteString("stacking=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("priority=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Priority))
+	builder.WriteString(", ")
+	builder.WriteString("requires_code=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RequiresCode))
+	builder.WriteString(", ")
+	builder.WriteString("eligible_brands=")
+	builder.WriteString(fmt.Sprintf("%v", _m.EligibleBrands))
 	builder.WriteByte(')')
 	return builder.String()
 }
@@ -585,6 +653,30 @@ func (_m *Campaign) appendNamedRedemptions(name string, edges ...*Redemption) {
 		_m.Edges.namedRedemptions[name] = []*Redemption{}
 	} else {
 		_m.Edges.namedRedemptions[name] = append(_m.Edges.namedRedemptions[name], edges...)
+	}
+}
+
+// NamedCoupons returns the Coupons named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Campaign) NamedCoupons(name string) ([]*Coupon, error) {
+	if _m.Edges.namedCoupons == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedCoupons[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Campaign) appendNamedCoupons(name string, edges ...*Coupon) {
+	if _m.Edges.namedCoupons == nil {
+		_m.Edges.namedCoupons = make(map[string][]*Coupon)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedCoupons[name] = []*Coupon{}
+	} else {
+		_m.Edges.namedCoupons[name] = append(_m.Edges.namedCoupons[name], edges...)
 	}
 }
 

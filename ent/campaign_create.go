@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -370,6 +371,54 @@ func (_c *CampaignCreate) SetNillableRedemptionsCount(v *int) *CampaignCreate {
 	return _c
 }
 
+// SetStacking sets the "stacking" field.
+func (_c *CampaignCreate) SetStacking(v campaign.Stacking) *CampaignCreate {
+	_c.mutation.SetStacking(v)
+	return _c
+}
+
+// SetNillableStacking sets the "stacking" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableStacking(v *campaign.Stacking) *CampaignCreate {
+	if v != nil {
+		_c.SetStacking(*v)
+	}
+	return _c
+}
+
+// SetPriority sets the "priority" field.
+func (_c *CampaignCreate) SetPriority(v int) *CampaignCreate {
+	_c.mutation.SetPriority(v)
+	return _c
+}
+
+// SetNillablePriority sets the "priority" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillablePriority(v *int) *CampaignCreate {
+	if v != nil {
+		_c.SetPriority(*v)
+	}
+	return _c
+}
+
+// SetRequiresCode sets the "requires_code" field.
+func (_c *CampaignCreate) SetRequiresCode(v bool) *CampaignCreate {
+	_c.mutation.SetRequiresCode(v)
+	return _c
+}
+
+// SetNillableRequiresCode sets the "requires_code" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableRequiresCode(v *bool) *CampaignCreate {
+	if v != nil {
+		_c.SetRequiresCode(*v)
+	}
+	return _c
+}
+
+// SetEligibleBrands sets the "eligible_brands" field.
+func (_c *CampaignCreate) SetEligibleBrands(v []string) *CampaignCreate {
+	_c.mutation.SetEligibleBrands(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *CampaignCreate) SetID(v string) *CampaignCreate {
 	_c.mutation.SetID(v)
@@ -407,6 +456,21 @@ func (_c *CampaignCreate) AddRedemptions(v ...*Redemption) *CampaignCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddRedemptionIDs(ids...)
+}
+
+// AddCouponIDs adds the "coupons" edge to the Coupon entity by IDs.
+func (_c *CampaignCreate) AddCouponIDs(ids ...string) *CampaignCreate {
+	_c.mutation.AddCouponIDs(ids...)
+	return _c
+}
+
+// AddCoupons adds the "coupons" edges to the Coupon entity.
+func (_c *CampaignCreate) AddCoupons(v ...*Coupon) *CampaignCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddCouponIDs(ids...)
 }
 
 // Mutation returns the CampaignMutation object of the builder.
@@ -471,6 +535,14 @@ func (_c *CampaignCreate) defaults() error {
 	if _, ok := _c.mutation.RedemptionsCount(); !ok {
 		v := campaign.DefaultRedemptionsCount
 		_c.mutation.SetRedemptionsCount(v)
+	}
+	if _, ok := _c.mutation.Priority(); !ok {
+		v := campaign.DefaultPriority
+		_c.mutation.SetPriority(v)
+	}
+	if _, ok := _c.mutation.RequiresCode(); !ok {
+		v := campaign.DefaultRequiresCode
+		_c.mutation.SetRequiresCode(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if campaign.DefaultID == nil {
@@ -568,6 +640,22 @@ func (_c *CampaignCreate) check() error {
 		if err := campaign.RedemptionsCountValidator(v); err != nil {
 			return &ValidationError{Name: "redemptions_count", err: fmt.Errorf(`ent: validator failed for field "Campaign.redemptions_count": %w`, err)}
 		}
+	}
+	if v, ok := _c.mutation.Stacking(); ok {
+		if err := campaign.StackingValidator(v); err != nil {
+			return &ValidationError{Name: "stacking", err: fmt.Errorf(`ent: validator failed for field "Campaign.stacking": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Priority(); !ok {
+		return &ValidationError{Name: "priority", err: errors.New(`ent: missing required field "Campaign.priority"`)}
+	}
+	if v, ok := _c.mutation.Priority(); ok {
+		if err := campaign.PriorityValidator(v); err != nil {
+			return &ValidationError{Name: "priority", err: fmt.Errorf(`ent: validator failed for field "Campaign.priority": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.RequiresCode(); !ok {
+		return &ValidationError{Name: "requires_code", err: errors.New(`ent: missing required field "Campaign.requires_code"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "Campaign.tenant"`)}
@@ -723,6 +811,22 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 		_spec.SetField(campaign.FieldRedemptionsCount, field.TypeInt, value)
 		_node.RedemptionsCount = value
 	}
+	if value, ok := _c.mutation.Stacking(); ok {
+		_spec.SetField(campaign.FieldStacking, field.TypeEnum, value)
+		_node.Stacking = &value
+	}
+	if value, ok := _c.mutation.Priority(); ok {
+		_spec.SetField(campaign.FieldPriority, field.TypeInt, value)
+		_node.Priority = value
+	}
+	if value, ok := _c.mutation.RequiresCode(); ok {
+		_spec.SetField(campaign.FieldRequiresCode, field.TypeBool, value)
+		_node.RequiresCode = value
+	}
+	if value, ok := _c.mutation.EligibleBrands(); ok {
+		_spec.SetField(campaign.FieldEligibleBrands, field.TypeJSON, value)
+		_node.EligibleBrands = value
+	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -766,6 +870,22 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.CouponsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
@@ -31,9 +32,11 @@ type CampaignQuery struct {
 	withTenant           *TenantQuery
 	withSegment          *SegmentQuery
 	withRedemptions      *RedemptionQuery
+	withCoupons          *CouponQuery
 	loadTotal            []func(context.Context, []*Campaign) error
 	modifiers            []func(*sql.Selector)
 	withNamedRedemptions map[string]*RedemptionQuery
+	withNamedCoupons     map[string]*CouponQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -129,6 +132,28 @@ func (_q *CampaignQuery) QueryRedemptions() *RedemptionQuery {
 			sqlgraph.From(campaign.Table, campaign.FieldID, selector),
 			sqlgraph.To(redemption.Table, redemption.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, campaign.RedemptionsTable, campaign.RedemptionsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCoupons chains the current query on the "coupons" edge.
+func (_q *CampaignQuery) QueryCoupons() *CouponQuery {
+	query := (&CouponClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(campaign.Table, campaign.FieldID, selector),
+			sqlgraph.To(coupon.Table, coupon.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, campaign.CouponsTable, campaign.CouponsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -331,6 +356,7 @@ func (_q *CampaignQuery) Clone() *CampaignQuery {
 		withTenant:      _q.withTenant.Clone(),
 		withSegment:     _q.withSegment.Clone(),
 		withRedemptions: _q.withRedemptions.Clone(),
+		withCoupons:     _q.withCoupons.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -367,6 +393,17 @@ func (_q *CampaignQuery) WithRedemptions(opts ...func(*RedemptionQuery)) *Campai
 		opt(query)
 	}
 	_q.withRedemptions = query
+	return _q
+}
+
+// WithCoupons tells the query-builder to eager-load the nodes that are connected to
+// the "coupons" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CampaignQuery) WithCoupons(opts ...func(*CouponQuery)) *CampaignQuery {
+	query := (&CouponClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCoupons = query
 	return _q
 }
 
@@ -454,10 +491,11 @@ func (_q *CampaignQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cam
 	var (
 		nodes       = []*Campaign{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withTenant != nil,
 			_q.withSegment != nil,
 			_q.withRedemptions != nil,
+			_q.withCoupons != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -500,10 +538,24 @@ func (_q *CampaignQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cam
 			return nil, err
 		}
 	}
+	if query := _q.withCoupons; query != nil {
+		if err := _q.loadCoupons(ctx, query, nodes,
+			func(n *Campaign) { n.Edges.Coupons = []*Coupon{} },
+			func(n *Campaign, e *Coupon) { n.Edges.Coupons = append(n.Edges.Coupons, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedRedemptions {
 		if err := _q.loadRedemptions(ctx, query, nodes,
 			func(n *Campaign) { n.appendNamedRedemptions(name) },
 			func(n *Campaign, e *Redemption) { n.appendNamedRedemptions(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedCoupons {
+		if err := _q.loadCoupons(ctx, query, nodes,
+			func(n *Campaign) { n.appendNamedCoupons(name) },
+			func(n *Campaign, e *Coupon) { n.appendNamedCoupons(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -591,6 +643,36 @@ func (_q *CampaignQuery) loadRedemptions(ctx context.Context, query *RedemptionQ
 	}
 	query.Where(predicate.Redemption(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(campaign.RedemptionsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CampaignID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "campaign_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CampaignQuery) loadCoupons(ctx context.Context, query *CouponQuery, nodes []*Campaign, init func(*Campaign), assign func(*Campaign, *Coupon)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Campaign)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(coupon.FieldCampaignID)
+	}
+	query.Where(predicate.Coupon(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(campaign.CouponsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -737,6 +819,20 @@ func (_q *CampaignQuery) WithNamedRedemptions(name string, opts ...func(*Redempt
 		_q.withNamedRedemptions = make(map[string]*RedemptionQuery)
 	}
 	_q.withNamedRedemptions[name] = query
+	return _q
+}
+
+// WithNamedCoupons tells the query-builder to eager-load the nodes that are connected to the "coupons"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CampaignQuery) WithNamedCoupons(name string, opts ...func(*CouponQuery)) *CampaignQuery {
+	query := (&CouponClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedCoupons == nil {
+		_q.withNamedCoupons = make(map[string]*CouponQuery)
+	}
+	_q.withNamedCoupons[name] = query
 	return _q
 }
 

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/segment"
@@ -552,6 +553,79 @@ func (_u *CampaignUpdate) AddRedemptionsCount(v int) *CampaignUpdate {
 	return _u
 }
 
+// SetStacking sets the "stacking" field.
+func (_u *CampaignUpdate) SetStacking(v campaign.Stacking) *CampaignUpdate {
+	_u.mutation.SetStacking(v)
+	return _u
+}
+
+// SetNillableStacking sets the "stacking" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableStacking(v *campaign.Stacking) *CampaignUpdate {
+	if v != nil {
+		_u.SetStacking(*v)
+	}
+	return _u
+}
+
+// ClearStacking clears the value of the "stacking" field.
+func (_u *CampaignUpdate) ClearStacking() *CampaignUpdate {
+	_u.mutation.ClearStacking()
+	return _u
+}
+
+// SetPriority sets the "priority" field.
+func (_u *CampaignUpdate) SetPriority(v int) *CampaignUpdate {
+	_u.mutation.ResetPriority()
+	_u.mutation.SetPriority(v)
+	return _u
+}
+
+// SetNillablePriority sets the "priority" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillablePriority(v *int) *CampaignUpdate {
+	if v != nil {
+		_u.SetPriority(*v)
+	}
+	return _u
+}
+
+// AddPriority adds value to the "priority" field.
+func (_u *CampaignUpdate) AddPriority(v int) *CampaignUpdate {
+	_u.mutation.AddPriority(v)
+	return _u
+}
+
+// SetRequiresCode sets the "requires_code" field.
+func (_u *CampaignUpdate) SetRequiresCode(v bool) *CampaignUpdate {
+	_u.mutation.SetRequiresCode(v)
+	return _u
+}
+
+// SetNillableRequiresCode sets the "requires_code" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableRequiresCode(v *bool) *CampaignUpdate {
+	if v != nil {
+		_u.SetRequiresCode(*v)
+	}
+	return _u
+}
+
+// SetEligibleBrands sets the "eligible_brands" field.
+func (_u *CampaignUpdate) SetEligibleBrands(v []string) *CampaignUpdate {
+	_u.mutation.SetEligibleBrands(v)
+	return _u
+}
+
+// AppendEligibleBrands appends value to the "eligible_brands" field.
+func (_u *CampaignUpdate) AppendEligibleBrands(v []string) *CampaignUpdate {
+	_u.mutation.AppendEligibleBrands(v)
+	return _u
+}
+
+// ClearEligibleBrands clears the value of the "eligible_brands" field.
+func (_u *CampaignUpdate) ClearEligibleBrands() *CampaignUpdate {
+	_u.mutation.ClearEligibleBrands()
+	return _u
+}
+
 // SetSegment sets the "segment" edge to the Segment entity.
 func (_u *CampaignUpdate) SetSegment(v *Segment) *CampaignUpdate {
 	return _u.SetSegmentID(v.ID)
@@ -570,6 +644,21 @@ func (_u *CampaignUpdate) AddRedemptions(v ...*Redemption) *CampaignUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddRedemptionIDs(ids...)
+}
+
+// AddCouponIDs adds the "coupons" edge to the Coupon entity by IDs.
+func (_u *CampaignUpdate) AddCouponIDs(ids ...string) *CampaignUpdate {
+	_u.mutation.AddCouponIDs(ids...)
+	return _u
+}
+
+// AddCoupons adds the "coupons" edges to the Coupon entity.
+func (_u *CampaignUpdate) AddCoupons(v ...*Coupon) *CampaignUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCouponIDs(ids...)
 }
 
 // Mutation returns the CampaignMutation object of the builder.
@@ -602,6 +691,27 @@ func (_u *CampaignUpdate) RemoveRedemptions(v ...*Redemption) *CampaignUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRedemptionIDs(ids...)
+}
+
+// ClearCoupons clears all "coupons" edges to the Coupon entity.
+func (_u *CampaignUpdate) ClearCoupons() *CampaignUpdate {
+	_u.mutation.ClearCoupons()
+	return _u
+}
+
+// RemoveCouponIDs removes the "coupons" edge to Coupon entities by IDs.
+func (_u *CampaignUpdate) RemoveCouponIDs(ids ...string) *CampaignUpdate {
+	_u.mutation.RemoveCouponIDs(ids...)
+	return _u
+}
+
+// RemoveCoupons removes "coupons" edges to Coupon entities.
+func (_u *CampaignUpdate) RemoveCoupons(v ...*Coupon) *CampaignUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCouponIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -691,6 +801,16 @@ func (_u *CampaignUpdate) check() error {
 	if v, ok := _u.mutation.RedemptionsCount(); ok {
 		if err := campaign.RedemptionsCountValidator(v); err != nil {
 			return &ValidationError{Name: "redemptions_count", err: fmt.Errorf(`ent: validator failed for field "Campaign.redemptions_count": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Stacking(); ok {
+		if err := campaign.StackingValidator(v); err != nil {
+			return &ValidationError{Name: "stacking", err: fmt.Errorf(`ent: validator failed for field "Campaign.stacking": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Priority(); ok {
+		if err := campaign.PriorityValidator(v); err != nil {
+			return &ValidationError{Name: "priority", err: fmt.Errorf(`ent: validator failed for field "Campaign.priority": %w`, err)}
 		}
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
@@ -889,6 +1009,32 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedRedemptionsCount(); ok {
 		_spec.AddField(campaign.FieldRedemptionsCount, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.Stacking(); ok {
+		_spec.SetField(campaign.FieldStacking, field.TypeEnum, value)
+	}
+	if _u.mutation.StackingCleared() {
+		_spec.ClearField(campaign.FieldStacking, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.Priority(); ok {
+		_spec.SetField(campaign.FieldPriority, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPriority(); ok {
+		_spec.AddField(campaign.FieldPriority, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.RequiresCode(); ok {
+		_spec.SetField(campaign.FieldRequiresCode, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EligibleBrands(); ok {
+		_spec.SetField(campaign.FieldEligibleBrands, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedEligibleBrands(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, campaign.FieldEligibleBrands, value)
+		})
+	}
+	if _u.mutation.EligibleBrandsCleared() {
+		_spec.ClearField(campaign.FieldEligibleBrands, field.TypeJSON)
+	}
 	if _u.mutation.SegmentCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -956,6 +1102,51 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CouponsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedCouponsIDs(); len(nodes) > 0 && !_u.mutation.CouponsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CouponsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1503,6 +1694,79 @@ func (_u *CampaignUpdateOne) AddRedemptionsCount(v int) *CampaignUpdateOne {
 	return _u
 }
 
+// SetStacking sets the "stacking" field.
+func (_u *CampaignUpdateOne) SetStacking(v campaign.Stacking) *CampaignUpdateOne {
+	_u.mutation.SetStacking(v)
+	return _u
+}
+
+// SetNillableStacking sets the "stacking" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableStacking(v *campaign.Stacking) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetStacking(*v)
+	}
+	return _u
+}
+
+// ClearStacking clears the value of the "stacking" field.
+func (_u *CampaignUpdateOne) ClearStacking() *CampaignUpdateOne {
+	_u.mutation.ClearStacking()
+	return _u
+}
+
+// SetPriority sets the "priority" field.
+func (_u *CampaignUpdateOne) SetPriority(v int) *CampaignUpdateOne {
+	_u.mutation.ResetPriority()
+	_u.mutation.SetPriority(v)
+	return _u
+}
+
+// SetNillablePriority sets the "priority" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillablePriority(v *int) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetPriority(*v)
+	}
+	return _u
+}
+
+// AddPriority adds value to the "priority" field.
+func (_u *CampaignUpdateOne) AddPriority(v int) *CampaignUpdateOne {
+	_u.mutation.AddPriority(v)
+	return _u
+}
+
+// SetRequiresCode sets the "requires_code" field.
+func (_u *CampaignUpdateOne) SetRequiresCode(v bool) *CampaignUpdateOne {
+	_u.mutation.SetRequiresCode(v)
+	return _u
+}
+
+// SetNillableRequiresCode sets the "requires_code" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableRequiresCode(v *bool) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetRequiresCode(*v)
+	}
+	return _u
+}
+
+// SetEligibleBrands sets the "eligible_brands" field.
+func (_u *CampaignUpdateOne) SetEligibleBrands(v []string) *CampaignUpdateOne {
+	_u.mutation.SetEligibleBrands(v)
+	return _u
+}
+
+// AppendEligibleBrands appends value to the "eligible_brands" field.
+func (_u *CampaignUpdateOne) AppendEligibleBrands(v []string) *CampaignUpdateOne {
+	_u.mutation.AppendEligibleBrands(v)
+	return _u
+}
+
+// ClearEligibleBrands clears the value of the "eligible_brands" field.
+func (_u *CampaignUpdateOne) ClearEligibleBrands() *CampaignUpdateOne {
+	_u.mutation.ClearEligibleBrands()
+	return _u
+}
+
 // SetSegment sets the "segment" edge to the Segment entity.
 func (_u *CampaignUpdateOne) SetSegment(v *Segment) *CampaignUpdateOne {
 	return _u.SetSegmentID(v.ID)
@@ -1521,6 +1785,21 @@ func (_u *CampaignUpdateOne) AddRedemptions(v ...*Redemption) *CampaignUpdateOne
 		ids[i] = v[i].ID
 	}
 	return _u.AddRedemptionIDs(ids...)
+}
+
+// AddCouponIDs adds the "coupons" edge to the Coupon entity by IDs.
+func (_u *CampaignUpdateOne) AddCouponIDs(ids ...string) *CampaignUpdateOne {
+	_u.mutation.AddCouponIDs(ids...)
+	return _u
+}
+
+// AddCoupons adds the "coupons" edges to the Coupon entity.
+func (_u *CampaignUpdateOne) AddCoupons(v ...*Coupon) *CampaignUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddCouponIDs(ids...)
 }
 
 // Mutation returns the CampaignMutation object of the builder.
@@ -1553,6 +1832,27 @@ func (_u *CampaignUpdateOne) RemoveRedemptions(v ...*Redemption) *CampaignUpdate
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveRedemptionIDs(ids...)
+}
+
+// ClearCoupons clears all "coupons" edges to the Coupon entity.
+func (_u *CampaignUpdateOne) ClearCoupons() *CampaignUpdateOne {
+	_u.mutation.ClearCoupons()
+	return _u
+}
+
+// RemoveCouponIDs removes the "coupons" edge to Coupon entities by IDs.
+func (_u *CampaignUpdateOne) RemoveCouponIDs(ids ...string) *CampaignUpdateOne {
+	_u.mutation.RemoveCouponIDs(ids...)
+	return _u
+}
+
+// RemoveCoupons removes "coupons" edges to Coupon entities.
+func (_u *CampaignUpdateOne) RemoveCoupons(v ...*Coupon) *CampaignUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveCouponIDs(ids...)
 }
 
 // Where appends a list predicates to the CampaignUpdate builder.
@@ -1655,6 +1955,16 @@ func (_u *CampaignUpdateOne) check() error {
 	if v, ok := _u.mutation.RedemptionsCount(); ok {
 		if err := campaign.RedemptionsCountValidator(v); err != nil {
 			return &ValidationError{Name: "redemptions_count", err: fmt.Errorf(`ent: validator failed for field "Campaign.redemptions_count": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Stacking(); ok {
+		if err := campaign.StackingValidator(v); err != nil {
+			return &ValidationError{Name: "stacking", err: fmt.Errorf(`ent: validator failed for field "Campaign.stacking": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Priority(); ok {
+		if err := campaign.PriorityValidator(v); err != nil {
+			return &ValidationError{Name: "priority", err: fmt.Errorf(`ent: validator failed for field "Campaign.priority": %w`, err)}
 		}
 	}
 	if _u.mutation.TenantCleared() && len(_u.mutation.TenantIDs()) > 0 {
@@ -1870,6 +2180,32 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	if value, ok := _u.mutation.AddedRedemptionsCount(); ok {
 		_spec.AddField(campaign.FieldRedemptionsCount, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.Stacking(); ok {
+		_spec.SetField(campaign.FieldStacking, field.TypeEnum, value)
+	}
+	if _u.mutation.StackingCleared() {
+		_spec.ClearField(campaign.FieldStacking, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.Priority(); ok {
+		_spec.SetField(campaign.FieldPriority, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPriority(); ok {
+		_spec.AddField(campaign.FieldPriority, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.RequiresCode(); ok {
+		_spec.SetField(campaign.FieldRequiresCode, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EligibleBrands(); ok {
+		_spec.SetField(campaign.FieldEligibleBrands, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedEligibleBrands(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, campaign.FieldEligibleBrands, value)
+		})
+	}
+	if _u.mutation.EligibleBrandsCleared() {
+		_spec.ClearField(campaign.FieldEligibleBrands, field.TypeJSON)
+	}
 	if _u.mutation.SegmentCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -1937,6 +2273,51 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(redemption.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CouponsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedCouponsIDs(); len(nodes) > 0 && !_u.mutation.CouponsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CouponsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(coupon.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

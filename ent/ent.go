@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -24,6 +25,7 @@ import (
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -100,6 +102,7 @@ func checkColumn(t, c string) error {
 			apiclient.Table:             apiclient.ValidColumn,
 			campaign.Table:              campaign.ValidColumn,
 			churnmodel.Table:            churnmodel.ValidColumn,
+			coupon.Table:                coupon.ValidColumn,
 			customer.Table:              customer.ValidColumn,
 			customerimport.Table:        customerimport.ValidColumn,
 			customerimportchunk.Table:   customerimportchunk.ValidColumn,
@@ -109,6 +112,7 @@ func checkColumn(t, c string) error {
 			idempotencykey.Table:        idempotencykey.ValidColumn,
 			pointsentry.Table:           pointsentry.ValidColumn,
 			pointslot.Table:             pointslot.ValidColumn,
+			product.Table:               product.ValidColumn,
 			redemption.Table:            redemption.ValidColumn,
 			sale.Table:                  sale.ValidColumn,
 			saleitem.Table:              saleitem.ValidColumn,

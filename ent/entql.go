@@ -6,6 +6,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -16,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -38,7 +40,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 25)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 27)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -102,6 +104,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			campaign.FieldBudgetSpent:        {Type: field.TypeOther, Column: campaign.FieldBudgetSpent},
 			campaign.FieldBudgetSpentBy:      {Type: field.TypeJSON, Column: campaign.FieldBudgetSpentBy},
 			campaign.FieldRedemptionsCount:   {Type: field.TypeInt, Column: campaign.FieldRedemptionsCount},
+			campaign.FieldStacking:           {Type: field.TypeEnum, Column: campaign.FieldStacking},
+			campaign.FieldPriority:           {Type: field.TypeInt, Column: campaign.FieldPriority},
+			campaign.FieldRequiresCode:       {Type: field.TypeBool, Column: campaign.FieldRequiresCode},
+			campaign.FieldEligibleBrands:     {Type: field.TypeJSON, Column: campaign.FieldEligibleBrands},
 		},
 	}
 	graph.Nodes[2] = &sqlgraph.Node{
@@ -127,6 +133,28 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   coupon.Table,
+			Columns: coupon.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: coupon.FieldID,
+			},
+		},
+		Type: "Coupon",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			coupon.FieldTenantID:   {Type: field.TypeString, Column: coupon.FieldTenantID},
+			coupon.FieldCreatedAt:  {Type: field.TypeTime, Column: coupon.FieldCreatedAt},
+			coupon.FieldUpdatedAt:  {Type: field.TypeTime, Column: coupon.FieldUpdatedAt},
+			coupon.FieldCampaignID: {Type: field.TypeString, Column: coupon.FieldCampaignID},
+			coupon.FieldCode:       {Type: field.TypeString, Column: coupon.FieldCode},
+			coupon.FieldMaxUses:    {Type: field.TypeInt, Column: coupon.FieldMaxUses},
+			coupon.FieldUses:       {Type: field.TypeInt, Column: coupon.FieldUses},
+			coupon.FieldLastUsedAt: {Type: field.TypeTime, Column: coupon.FieldLastUsedAt},
+			coupon.FieldNote:       {Type: field.TypeString, Column: coupon.FieldNote},
+		},
+	}
+	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customer.Table,
 			Columns: customer.Columns,
@@ -165,7 +193,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldConsentUpdatedAt:      {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimport.Table,
 			Columns: customerimport.Columns,
@@ -194,7 +222,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimport.FieldFinishedAt:  {Type: field.TypeTime, Column: customerimport.FieldFinishedAt},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimportchunk.Table,
 			Columns: customerimportchunk.Columns,
@@ -211,7 +239,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimportchunk.FieldData:     {Type: field.TypeBytes, Column: customerimportchunk.FieldData},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimportproblem.Table,
 			Columns: customerimportproblem.Columns,
@@ -229,7 +257,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimportproblem.FieldMessage:  {Type: field.TypeString, Column: customerimportproblem.FieldMessage},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerscore.Table,
 			Columns: customerscore.Columns,
@@ -254,7 +282,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerscore.FieldHighValue:            {Type: field.TypeBool, Column: customerscore.FieldHighValue},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -273,7 +301,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -294,7 +322,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
@@ -320,7 +348,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -342,7 +370,28 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   product.Table,
+			Columns: product.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: product.FieldID,
+			},
+		},
+		Type: "Product",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			product.FieldTenantID:  {Type: field.TypeString, Column: product.FieldTenantID},
+			product.FieldCreatedAt: {Type: field.TypeTime, Column: product.FieldCreatedAt},
+			product.FieldUpdatedAt: {Type: field.TypeTime, Column: product.FieldUpdatedAt},
+			product.FieldGtin:      {Type: field.TypeString, Column: product.FieldGtin},
+			product.FieldSku:       {Type: field.TypeString, Column: product.FieldSku},
+			product.FieldName:      {Type: field.TypeString, Column: product.FieldName},
+			product.FieldCategory:  {Type: field.TypeString, Column: product.FieldCategory},
+			product.FieldBrand:     {Type: field.TypeString, Column: product.FieldBrand},
+		},
+	}
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -369,9 +418,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldRolledBackAt:      {Type: field.TypeTime, Column: redemption.FieldRolledBackAt},
 			redemption.FieldRollbackReason:    {Type: field.TypeString, Column: redemption.FieldRollbackReason},
 			redemption.FieldStoreCode:         {Type: field.TypeString, Column: redemption.FieldStoreCode},
+			redemption.FieldCouponID:          {Type: field.TypeString, Column: redemption.FieldCouponID},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -404,9 +454,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldProcessedAt:          {Type: field.TypeTime, Column: sale.FieldProcessedAt},
 			sale.FieldReturnedAmount:       {Type: field.TypeOther, Column: sale.FieldReturnedAmount},
 			sale.FieldPointsReversed:       {Type: field.TypeInt64, Column: sale.FieldPointsReversed},
+			sale.FieldCouponCode:           {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -429,7 +480,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -450,7 +501,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -476,7 +527,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -494,7 +545,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -511,7 +562,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -530,7 +581,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -565,7 +616,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -587,9 +638,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCampaignIds: {Type: field.TypeJSON, Column: validationtoken.FieldCampaignIds},
 			validationtoken.FieldExpiresAt:   {Type: field.TypeTime, Column: validationtoken.FieldExpiresAt},
 			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
+			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -609,7 +661,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -634,7 +686,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -706,6 +758,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Redemption",
 	)
 	graph.MustAddE(
+		"coupons",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   campaign.CouponsTable,
+			Columns: []string{campaign.CouponsColumn},
+			Bidi:    false,
+		},
+		"Campaign",
+		"Coupon",
+	)
+	graph.MustAddE(
 		"tenant",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -716,6 +780,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"ChurnModel",
 		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   coupon.TenantTable,
+			Columns: []string{coupon.TenantColumn},
+			Bidi:    false,
+		},
+		"Coupon",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"campaign",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   coupon.CampaignTable,
+			Columns: []string{coupon.CampaignColumn},
+			Bidi:    false,
+		},
+		"Coupon",
+		"Campaign",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -980,6 +1068,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"PointsLot",
 		"PointsEntry",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   product.TenantTable,
+			Columns: []string{product.TenantColumn},
+			Bidi:    false,
+		},
+		"Product",
+		"Tenant",
 	)
 	graph.MustAddE(
 		"tenant",
@@ -1675,6 +1775,26 @@ func (f *CampaignFilter) WhereRedemptionsCount(p entql.IntP) {
 	f.Where(p.Field(campaign.FieldRedemptionsCount))
 }
 
+// WhereStacking applies the entql string predicate on the stacking field.
+func (f *CampaignFilter) WhereStacking(p entql.StringP) {
+	f.Where(p.Field(campaign.FieldStacking))
+}
+
+// WherePriority applies the entql int predicate on the priority field.
+func (f *CampaignFilter) WherePriority(p entql.IntP) {
+	f.Where(p.Field(campaign.FieldPriority))
+}
+
+// WhereRequiresCode applies the entql bool predicate on the requires_code field.
+func (f *CampaignFilter) WhereRequiresCode(p entql.BoolP) {
+	f.Where(p.Field(campaign.FieldRequiresCode))
+}
+
+// WhereEligibleBrands applies the entql json.RawMessage predicate on the eligible_brands field.
+func (f *CampaignFilter) WhereEligibleBrands(p entql.BytesP) {
+	f.Where(p.Field(campaign.FieldEligibleBrands))
+}
+
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
 func (f *CampaignFilter) WhereHasTenant() {
 	f.Where(entql.HasEdge("tenant"))
@@ -1711,6 +1831,20 @@ func (f *CampaignFilter) WhereHasRedemptions() {
 // WhereHasRedemptionsWith applies a predicate to check if query has an edge redemptions with a given conditions (other predicates).
 func (f *CampaignFilter) WhereHasRedemptionsWith(preds ...predicate.Redemption) {
 	f.Where(entql.HasEdgeWith("redemptions", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCoupons applies a predicate to check if query has an edge coupons.
+func (f *CampaignFilter) WhereHasCoupons() {
+	f.Where(entql.HasEdge("coupons"))
+}
+
+// WhereHasCouponsWith applies a predicate to check if query has an edge coupons with a given conditions (other predicates).
+func (f *CampaignFilter) WhereHasCouponsWith(preds ...predicate.Coupon) {
+	f.Where(entql.HasEdgeWith("coupons", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -1817,6 +1951,119 @@ func (f *ChurnModelFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *CouponQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the CouponQuery builder.
+func (_q *CouponQuery) Filter() *CouponFilter {
+	return &CouponFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *CouponMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the CouponMutation builder.
+func (m *CouponMutation) Filter() *CouponFilter {
+	return &CouponFilter{config: m.config, predicateAdder: m}
+}
+
+// CouponFilter provides a generic filtering capability at runtime for CouponQuery.
+type CouponFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *CouponFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *CouponFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(coupon.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *CouponFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(coupon.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *CouponFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(coupon.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *CouponFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(coupon.FieldUpdatedAt))
+}
+
+// WhereCampaignID applies the entql string predicate on the campaign_id field.
+func (f *CouponFilter) WhereCampaignID(p entql.StringP) {
+	f.Where(p.Field(coupon.FieldCampaignID))
+}
+
+// WhereCode applies the entql string predicate on the code field.
+func (f *CouponFilter) WhereCode(p entql.StringP) {
+	f.Where(p.Field(coupon.FieldCode))
+}
+
+// WhereMaxUses applies the entql int predicate on the max_uses field.
+func (f *CouponFilter) WhereMaxUses(p entql.IntP) {
+	f.Where(p.Field(coupon.FieldMaxUses))
+}
+
+// WhereUses applies the entql int predicate on the uses field.
+func (f *CouponFilter) WhereUses(p entql.IntP) {
+	f.Where(p.Field(coupon.FieldUses))
+}
+
+// WhereLastUsedAt applies the entql time.Time predicate on the last_used_at field.
+func (f *CouponFilter) WhereLastUsedAt(p entql.TimeP) {
+	f.Where(p.Field(coupon.FieldLastUsedAt))
+}
+
+// WhereNote applies the entql string predicate on the note field.
+func (f *CouponFilter) WhereNote(p entql.StringP) {
+	f.Where(p.Field(coupon.FieldNote))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *CouponFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *CouponFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCampaign applies a predicate to check if query has an edge campaign.
+func (f *CouponFilter) WhereHasCampaign() {
+	f.Where(entql.HasEdge("campaign"))
+}
+
+// WhereHasCampaignWith applies a predicate to check if query has an edge campaign with a given conditions (other predicates).
+func (f *CouponFilter) WhereHasCampaignWith(preds ...predicate.Campaign) {
+	f.Where(entql.HasEdgeWith("campaign", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *CustomerQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1845,7 +2092,7 @@ type CustomerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2099,7 +2346,7 @@ type CustomerImportFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2261,7 +2508,7 @@ type CustomerImportChunkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportChunkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2349,7 +2596,7 @@ type CustomerImportProblemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportProblemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2442,7 +2689,7 @@ type CustomerScoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerScoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2570,7 +2817,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2654,7 +2901,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2748,7 +2995,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2881,7 +3128,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2980,6 +3227,100 @@ func (f *PointsLotFilter) WhereHasEntryWith(preds ...predicate.PointsEntry) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *ProductQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ProductQuery builder.
+func (_q *ProductQuery) Filter() *ProductFilter {
+	return &ProductFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ProductMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ProductMutation builder.
+func (m *ProductMutation) Filter() *ProductFilter {
+	return &ProductFilter{config: m.config, predicateAdder: m}
+}
+
+// ProductFilter provides a generic filtering capability at runtime for ProductQuery.
+type ProductFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ProductFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *ProductFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(product.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *ProductFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(product.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *ProductFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(product.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *ProductFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(product.FieldUpdatedAt))
+}
+
+// WhereGtin applies the entql string predicate on the gtin field.
+func (f *ProductFilter) WhereGtin(p entql.StringP) {
+	f.Where(p.Field(product.FieldGtin))
+}
+
+// WhereSku applies the entql string predicate on the sku field.
+func (f *ProductFilter) WhereSku(p entql.StringP) {
+	f.Where(p.Field(product.FieldSku))
+}
+
+// WhereName applies the entql string predicate on the name field.
+func (f *ProductFilter) WhereName(p entql.StringP) {
+	f.Where(p.Field(product.FieldName))
+}
+
+// WhereCategory applies the entql string predicate on the category field.
+func (f *ProductFilter) WhereCategory(p entql.StringP) {
+	f.Where(p.Field(product.FieldCategory))
+}
+
+// WhereBrand applies the entql string predicate on the brand field.
+func (f *ProductFilter) WhereBrand(p entql.StringP) {
+	f.Where(p.Field(product.FieldBrand))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *ProductFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *ProductFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *RedemptionQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -3008,7 +3349,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3097,6 +3438,11 @@ func (f *RedemptionFilter) WhereRollbackReason(p entql.StringP) {
 // WhereStoreCode applies the entql string predicate on the store_code field.
 func (f *RedemptionFilter) WhereStoreCode(p entql.StringP) {
 	f.Where(p.Field(redemption.FieldStoreCode))
+}
+
+// WhereCouponID applies the entql string predicate on the coupon_id field.
+func (f *RedemptionFilter) WhereCouponID(p entql.StringP) {
+	f.Where(p.Field(redemption.FieldCouponID))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -3198,7 +3544,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3319,6 +3665,11 @@ func (f *SaleFilter) WherePointsReversed(p entql.Int64P) {
 	f.Where(p.Field(sale.FieldPointsReversed))
 }
 
+// WhereCouponCode applies the entql string predicate on the coupon_code field.
+func (f *SaleFilter) WhereCouponCode(p entql.StringP) {
+	f.Where(p.Field(sale.FieldCouponCode))
+}
+
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
 func (f *SaleFilter) WhereHasTenant() {
 	f.Where(entql.HasEdge("tenant"))
@@ -3432,7 +3783,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3550,7 +3901,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3658,7 +4009,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3791,7 +4142,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3898,7 +4249,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3958,7 +4309,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4042,7 +4393,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4220,7 +4571,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4286,6 +4637,11 @@ func (f *ValidationTokenFilter) WhereOrderID(p entql.StringP) {
 	f.Where(p.Field(validationtoken.FieldOrderID))
 }
 
+// WhereCouponID applies the entql string predicate on the coupon_id field.
+func (f *ValidationTokenFilter) WhereCouponID(p entql.StringP) {
+	f.Where(p.Field(validationtoken.FieldCouponID))
+}
+
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
 func (f *ValidationTokenFilter) WhereHasTenant() {
 	f.Where(entql.HasEdge("tenant"))
@@ -4343,7 +4699,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4446,7 +4802,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4602,7 +4958,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

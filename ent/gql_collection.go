@@ -12,10 +12,12 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -273,6 +275,95 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 			_q.WithNamedRedemptions(alias, func(wq *RedemptionQuery) {
 				*wq = *query
 			})
+
+		case "coupons":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CouponClient{config: _q.config}).Query()
+			)
+			args := newCouponPaginateArgs(fieldArgs(ctx, new(CouponWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newCouponPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Campaign) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"campaign_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(campaign.CouponsColumn), ids...))
+						})
+						if err := query.GroupBy(campaign.CouponsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Campaign) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Coupons)
+							if nodes[i].Edges.totalCount[2] == nil {
+								nodes[i].Edges.totalCount[2] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[2][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, couponImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(campaign.CouponsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedCoupons(alias, func(wq *CouponQuery) {
+				*wq = *query
+			})
 		case "tenantID":
 			if _, ok := fieldSeen[campaign.FieldTenantID]; !ok {
 				selectedFields = append(selectedFields, campaign.FieldTenantID)
@@ -423,6 +514,26 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldRedemptionsCount)
 				fieldSeen[campaign.FieldRedemptionsCount] = struct{}{}
 			}
+		case "stacking":
+			if _, ok := fieldSeen[campaign.FieldStacking]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldStacking)
+				fieldSeen[campaign.FieldStacking] = struct{}{}
+			}
+		case "priority":
+			if _, ok := fieldSeen[campaign.FieldPriority]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldPriority)
+				fieldSeen[campaign.FieldPriority] = struct{}{}
+			}
+		case "requiresCode":
+			if _, ok := fieldSeen[campaign.FieldRequiresCode]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldRequiresCode)
+				fieldSeen[campaign.FieldRequiresCode] = struct{}{}
+			}
+		case "eligibleBrands":
+			if _, ok := fieldSeen[campaign.FieldEligibleBrands]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldEligibleBrands)
+				fieldSeen[campaign.FieldEligibleBrands] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:
@@ -482,6 +593,150 @@ func newCampaignPaginateArgs(rv map[string]any) *campaignPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*CampaignWhereInput); ok {
 		args.opts = append(args.opts, WithCampaignFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *CouponQuery) CollectFields(ctx context.Context, satisfies ...string) (*CouponQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *CouponQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(coupon.Columns))
+		selectedFields = []string{coupon.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "campaign":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CampaignClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, campaignImplementors)...); err != nil {
+				return err
+			}
+			_q.withCampaign = query
+			if _, ok := fieldSeen[coupon.FieldCampaignID]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldCampaignID)
+				fieldSeen[coupon.FieldCampaignID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[coupon.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldTenantID)
+				fieldSeen[coupon.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[coupon.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldCreatedAt)
+				fieldSeen[coupon.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[coupon.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldUpdatedAt)
+				fieldSeen[coupon.FieldUpdatedAt] = struct{}{}
+			}
+		case "campaignID":
+			if _, ok := fieldSeen[coupon.FieldCampaignID]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldCampaignID)
+				fieldSeen[coupon.FieldCampaignID] = struct{}{}
+			}
+		case "code":
+			if _, ok := fieldSeen[coupon.FieldCode]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldCode)
+				fieldSeen[coupon.FieldCode] = struct{}{}
+			}
+		case "maxUses":
+			if _, ok := fieldSeen[coupon.FieldMaxUses]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldMaxUses)
+				fieldSeen[coupon.FieldMaxUses] = struct{}{}
+			}
+		case "uses":
+			if _, ok := fieldSeen[coupon.FieldUses]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldUses)
+				fieldSeen[coupon.FieldUses] = struct{}{}
+			}
+		case "lastUsedAt":
+			if _, ok := fieldSeen[coupon.FieldLastUsedAt]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldLastUsedAt)
+				fieldSeen[coupon.FieldLastUsedAt] = struct{}{}
+			}
+		case "note":
+			if _, ok := fieldSeen[coupon.FieldNote]; !ok {
+				selectedFields = append(selectedFields, coupon.FieldNote)
+				fieldSeen[coupon.FieldNote] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type couponPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []CouponPaginateOption
+}
+
+func newCouponPaginateArgs(rv map[string]any) *couponPaginateArgs {
+	args := &couponPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &CouponOrder{Field: &CouponOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithCouponOrder(order))
+			}
+		case *CouponOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithCouponOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*CouponWhereInput); ok {
+		args.opts = append(args.opts, WithCouponFilter(v.Filter))
 	}
 	return args
 }
@@ -1494,6 +1749,130 @@ func newPointsEntryPaginateArgs(rv map[string]any) *pointsentryPaginateArgs {
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ProductQuery) CollectFields(ctx context.Context, satisfies ...string) (*ProductQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ProductQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(product.Columns))
+		selectedFields = []string{product.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "tenantID":
+			if _, ok := fieldSeen[product.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, product.FieldTenantID)
+				fieldSeen[product.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[product.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, product.FieldCreatedAt)
+				fieldSeen[product.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[product.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, product.FieldUpdatedAt)
+				fieldSeen[product.FieldUpdatedAt] = struct{}{}
+			}
+		case "gtin":
+			if _, ok := fieldSeen[product.FieldGtin]; !ok {
+				selectedFields = append(selectedFields, product.FieldGtin)
+				fieldSeen[product.FieldGtin] = struct{}{}
+			}
+		case "sku":
+			if _, ok := fieldSeen[product.FieldSku]; !ok {
+				selectedFields = append(selectedFields, product.FieldSku)
+				fieldSeen[product.FieldSku] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[product.FieldName]; !ok {
+				selectedFields = append(selectedFields, product.FieldName)
+				fieldSeen[product.FieldName] = struct{}{}
+			}
+		case "category":
+			if _, ok := fieldSeen[product.FieldCategory]; !ok {
+				selectedFields = append(selectedFields, product.FieldCategory)
+				fieldSeen[product.FieldCategory] = struct{}{}
+			}
+		case "brand":
+			if _, ok := fieldSeen[product.FieldBrand]; !ok {
+				selectedFields = append(selectedFields, product.FieldBrand)
+				fieldSeen[product.FieldBrand] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type productPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ProductPaginateOption
+}
+
+func newProductPaginateArgs(rv map[string]any) *productPaginateArgs {
+	args := &productPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &ProductOrder{Field: &ProductOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithProductOrder(order))
+			}
+		case *ProductOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithProductOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*ProductWhereInput); ok {
+		args.opts = append(args.opts, WithProductFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *RedemptionQuery) CollectFields(ctx context.Context, satisfies ...string) (*RedemptionQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -1628,6 +2007,11 @@ func (_q *RedemptionQuery) collectField(ctx context.Context, oneNode bool, opCtx
 			if _, ok := fieldSeen[redemption.FieldStoreCode]; !ok {
 				selectedFields = append(selectedFields, redemption.FieldStoreCode)
 				fieldSeen[redemption.FieldStoreCode] = struct{}{}
+			}
+		case "couponID":
+			if _, ok := fieldSeen[redemption.FieldCouponID]; !ok {
+				selectedFields = append(selectedFields, redemption.FieldCouponID)
+				fieldSeen[redemption.FieldCouponID] = struct{}{}
 			}
 		case "id":
 		case "__typename":
@@ -1957,6 +2341,11 @@ func (_q *SaleQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 			if _, ok := fieldSeen[sale.FieldPointsReversed]; !ok {
 				selectedFields = append(selectedFields, sale.FieldPointsReversed)
 				fieldSeen[sale.FieldPointsReversed] = struct{}{}
+			}
+		case "couponCode":
+			if _, ok := fieldSeen[sale.FieldCouponCode]; !ok {
+				selectedFields = append(selectedFields, sale.FieldCouponCode)
+				fieldSeen[sale.FieldCouponCode] = struct{}{}
 			}
 		case "id":
 		case "__typename":

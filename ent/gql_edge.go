@@ -37,6 +37,35 @@ func (_m *Campaign) Redemptions(
 	return _m.QueryRedemptions().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Campaign) Coupons(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *CouponOrder, where *CouponWhereInput,
+) (*CouponConnection, error) {
+	opts := []CouponPaginateOption{
+		WithCouponOrder(orderBy),
+		WithCouponFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[2][alias]
+	if nodes, err := _m.NamedCoupons(alias); err == nil || hasTotalCount {
+		pager, err := newCouponPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &CouponConnection{Edges: []*CouponEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryCoupons().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Coupon) Campaign(ctx context.Context) (*Campaign, error) {
+	result, err := _m.Edges.CampaignOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCampaign().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Customer) Segments(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *SegmentOrder, where *SegmentWhereInput,
 ) (*SegmentConnection, error) {

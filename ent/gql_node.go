@@ -10,10 +10,12 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -43,6 +45,11 @@ var campaignImplementors = []string{"Campaign", "Node"}
 // IsNode implements the Node interface check for GQLGen.
 func (*Campaign) IsNode() {}
 
+var couponImplementors = []string{"Coupon", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Coupon) IsNode() {}
+
 var customerImplementors = []string{"Customer", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
@@ -62,6 +69,11 @@ var pointsentryImplementors = []string{"PointsEntry", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*PointsEntry) IsNode() {}
+
+var productImplementors = []string{"Product", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Product) IsNode() {}
 
 var redemptionImplementors = []string{"Redemption", "Node"}
 
@@ -194,6 +206,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			}
 		}
 		return query.Only(ctx)
+	case coupon.Table:
+		query := c.Coupon.Query().
+			Where(coupon.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, couponImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case customer.Table:
 		query := c.Customer.Query().
 			Where(customer.ID(id))
@@ -226,6 +247,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(pointsentry.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, pointsentryImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case product.Table:
+		query := c.Product.Query().
+			Where(product.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, productImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -434,6 +464,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 				*noder = node
 			}
 		}
+	case coupon.Table:
+		query := c.Coupon.Query().
+			Where(coupon.IDIn(ids...))
+		query, err := query.CollectFields(ctx, couponImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case customer.Table:
 		query := c.Customer.Query().
 			Where(customer.IDIn(ids...))
@@ -486,6 +532,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.PointsEntry.Query().
 			Where(pointsentry.IDIn(ids...))
 		query, err := query.CollectFields(ctx, pointsentryImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case product.Table:
+		query := c.Product.Query().
+			Where(product.IDIn(ids...))
+		query, err := query.CollectFields(ctx, productImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -16,10 +16,12 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -809,6 +811,338 @@ func (_m *Campaign) ToEdge(order *CampaignOrder) *CampaignEdge {
 		order = DefaultCampaignOrder
 	}
 	return &CampaignEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// CouponEdge is the edge representation of Coupon.
+type CouponEdge struct {
+	Node   *Coupon `json:"node"`
+	Cursor Cursor  `json:"cursor"`
+}
+
+// CouponConnection is the connection containing edges to Coupon.
+type CouponConnection struct {
+	Edges      []*CouponEdge `json:"edges"`
+	PageInfo   PageInfo      `json:"pageInfo"`
+	TotalCount int           `json:"totalCount"`
+}
+
+func (c *CouponConnection) build(nodes []*Coupon, pager *couponPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Coupon
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Coupon {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Coupon {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*CouponEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &CouponEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// CouponPaginateOption enables pagination customization.
+type CouponPaginateOption func(*couponPager) error
+
+// WithCouponOrder configures pagination ordering.
+func WithCouponOrder(order *CouponOrder) CouponPaginateOption {
+	if order == nil {
+		order = DefaultCouponOrder
+	}
+	o := *order
+	return func(pager *couponPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultCouponOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithCouponFilter configures pagination filter.
+func WithCouponFilter(filter func(*CouponQuery) (*CouponQuery, error)) CouponPaginateOption {
+	return func(pager *couponPager) error {
+		if filter == nil {
+			return errors.New("CouponQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type couponPager struct {
+	reverse bool
+	order   *CouponOrder
+	filter  func(*CouponQuery) (*CouponQuery, error)
+}
+
+func newCouponPager(opts []CouponPaginateOption, reverse bool) (*couponPager, error) {
+	pager := &couponPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultCouponOrder
+	}
+	return pager, nil
+}
+
+func (p *couponPager) applyFilter(query *CouponQuery) (*CouponQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *couponPager) toCursor(_m *Coupon) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *couponPager) applyCursors(query *CouponQuery, after, before *Cursor) (*CouponQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultCouponOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *couponPager) applyOrder(query *CouponQuery) *CouponQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultCouponOrder.Field {
+		query = query.Order(DefaultCouponOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *couponPager) orderExpr(query *CouponQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultCouponOrder.Field {
+			b.Comma().Ident(DefaultCouponOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Coupon.
+func (_m *CouponQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...CouponPaginateOption,
+) (*CouponConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newCouponPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &CouponConnection{Edges: []*CouponEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// CouponOrderFieldCreatedAt orders Coupon by created_at.
+	CouponOrderFieldCreatedAt = &CouponOrderField{
+		Value: func(_m *Coupon) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: coupon.FieldCreatedAt,
+		toTerm: coupon.ByCreatedAt,
+		toCursor: func(_m *Coupon) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// CouponOrderFieldUpdatedAt orders Coupon by updated_at.
+	CouponOrderFieldUpdatedAt = &CouponOrderField{
+		Value: func(_m *Coupon) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: coupon.FieldUpdatedAt,
+		toTerm: coupon.ByUpdatedAt,
+		toCursor: func(_m *Coupon) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// CouponOrderFieldCode orders Coupon by code.
+	CouponOrderFieldCode = &CouponOrderField{
+		Value: func(_m *Coupon) (ent.Value, error) {
+			return _m.Code, nil
+		},
+		column: coupon.FieldCode,
+		toTerm: coupon.ByCode,
+		toCursor: func(_m *Coupon) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Code,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f CouponOrderField) String() string {
+	var str string
+	switch f.column {
+	case CouponOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case CouponOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case CouponOrderFieldCode.column:
+		str = "CODE"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f CouponOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *CouponOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("CouponOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *CouponOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *CouponOrderFieldUpdatedAt
+	case "CODE":
+		*f = *CouponOrderFieldCode
+	default:
+		return fmt.Errorf("%s is not a valid CouponOrderField", str)
+	}
+	return nil
+}
+
+// CouponOrderField defines the ordering field of Coupon.
+type CouponOrderField struct {
+	// Value extracts the ordering value from the given Coupon.
+	Value    func(*Coupon) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) coupon.OrderOption
+	toCursor func(*Coupon) Cursor
+}
+
+// CouponOrder defines the ordering of Coupon.
+type CouponOrder struct {
+	Direction OrderDirection    `json:"direction"`
+	Field     *CouponOrderField `json:"field"`
+}
+
+// DefaultCouponOrder is the default ordering of Coupon.
+var DefaultCouponOrder = &CouponOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &CouponOrderField{
+		Value: func(_m *Coupon) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: coupon.FieldID,
+		toTerm: coupon.ByID,
+		toCursor: func(_m *Coupon) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Coupon into CouponEdge.
+func (_m *Coupon) ToEdge(order *CouponOrder) *CouponEdge {
+	if order == nil {
+		order = DefaultCouponOrder
+	}
+	return &CouponEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}
@@ -2065,6 +2399,338 @@ func (_m *PointsEntry) ToEdge(order *PointsEntryOrder) *PointsEntryEdge {
 		order = DefaultPointsEntryOrder
 	}
 	return &PointsEntryEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ProductEdge is the edge representation of Product.
+type ProductEdge struct {
+	Node   *Product `json:"node"`
+	Cursor Cursor   `json:"cursor"`
+}
+
+// ProductConnection is the connection containing edges to Product.
+type ProductConnection struct {
+	Edges      []*ProductEdge `json:"edges"`
+	PageInfo   PageInfo       `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+func (c *ProductConnection) build(nodes []*Product, pager *productPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Product
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Product {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Product {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ProductEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ProductEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ProductPaginateOption enables pagination customization.
+type ProductPaginateOption func(*productPager) error
+
+// WithProductOrder configures pagination ordering.
+func WithProductOrder(order *ProductOrder) ProductPaginateOption {
+	if order == nil {
+		order = DefaultProductOrder
+	}
+	o := *order
+	return func(pager *productPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultProductOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithProductFilter configures pagination filter.
+func WithProductFilter(filter func(*ProductQuery) (*ProductQuery, error)) ProductPaginateOption {
+	return func(pager *productPager) error {
+		if filter == nil {
+			return errors.New("ProductQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type productPager struct {
+	reverse bool
+	order   *ProductOrder
+	filter  func(*ProductQuery) (*ProductQuery, error)
+}
+
+func newProductPager(opts []ProductPaginateOption, reverse bool) (*productPager, error) {
+	pager := &productPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultProductOrder
+	}
+	return pager, nil
+}
+
+func (p *productPager) applyFilter(query *ProductQuery) (*ProductQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *productPager) toCursor(_m *Product) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *productPager) applyCursors(query *ProductQuery, after, before *Cursor) (*ProductQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultProductOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *productPager) applyOrder(query *ProductQuery) *ProductQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultProductOrder.Field {
+		query = query.Order(DefaultProductOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *productPager) orderExpr(query *ProductQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultProductOrder.Field {
+			b.Comma().Ident(DefaultProductOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Product.
+func (_m *ProductQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ProductPaginateOption,
+) (*ProductConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newProductPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ProductConnection{Edges: []*ProductEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// ProductOrderFieldCreatedAt orders Product by created_at.
+	ProductOrderFieldCreatedAt = &ProductOrderField{
+		Value: func(_m *Product) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: product.FieldCreatedAt,
+		toTerm: product.ByCreatedAt,
+		toCursor: func(_m *Product) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// ProductOrderFieldUpdatedAt orders Product by updated_at.
+	ProductOrderFieldUpdatedAt = &ProductOrderField{
+		Value: func(_m *Product) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: product.FieldUpdatedAt,
+		toTerm: product.ByUpdatedAt,
+		toCursor: func(_m *Product) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+	// ProductOrderFieldName orders Product by name.
+	ProductOrderFieldName = &ProductOrderField{
+		Value: func(_m *Product) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: product.FieldName,
+		toTerm: product.ByName,
+		toCursor: func(_m *Product) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f ProductOrderField) String() string {
+	var str string
+	switch f.column {
+	case ProductOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case ProductOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	case ProductOrderFieldName.column:
+		str = "NAME"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f ProductOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *ProductOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("ProductOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *ProductOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *ProductOrderFieldUpdatedAt
+	case "NAME":
+		*f = *ProductOrderFieldName
+	default:
+		return fmt.Errorf("%s is not a valid ProductOrderField", str)
+	}
+	return nil
+}
+
+// ProductOrderField defines the ordering field of Product.
+type ProductOrderField struct {
+	// Value extracts the ordering value from the given Product.
+	Value    func(*Product) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) product.OrderOption
+	toCursor func(*Product) Cursor
+}
+
+// ProductOrder defines the ordering of Product.
+type ProductOrder struct {
+	Direction OrderDirection     `json:"direction"`
+	Field     *ProductOrderField `json:"field"`
+}
+
+// DefaultProductOrder is the default ordering of Product.
+var DefaultProductOrder = &ProductOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ProductOrderField{
+		Value: func(_m *Product) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: product.FieldID,
+		toTerm: product.ByID,
+		toCursor: func(_m *Product) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Product into ProductEdge.
+func (_m *Product) ToEdge(order *ProductOrder) *ProductEdge {
+	if order == nil {
+		order = DefaultProductOrder
+	}
+	return &ProductEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -9,11 +9,13 @@ import (
 
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -668,6 +670,28 @@ type CampaignWhereInput struct {
 	RedemptionsCountLT    *int  `json:"redemptionsCountLT,omitempty"`
 	RedemptionsCountLTE   *int  `json:"redemptionsCountLTE,omitempty"`
 
+	// "stacking" field predicates.
+	Stacking       *campaign.Stacking  `json:"stacking,omitempty"`
+	StackingNEQ    *campaign.Stacking  `json:"stackingNEQ,omitempty"`
+	StackingIn     []campaign.Stacking `json:"stackingIn,omitempty"`
+	StackingNotIn  []campaign.Stacking `json:"stackingNotIn,omitempty"`
+	StackingIsNil  bool                `json:"stackingIsNil,omitempty"`
+	StackingNotNil bool                `json:"stackingNotNil,omitempty"`
+
+	// "priority" field predicates.
+	Priority      *int  `json:"priority,omitempty"`
+	PriorityNEQ   *int  `json:"priorityNEQ,omitempty"`
+	PriorityIn    []int `json:"priorityIn,omitempty"`
+	PriorityNotIn []int `json:"priorityNotIn,omitempty"`
+	PriorityGT    *int  `json:"priorityGT,omitempty"`
+	PriorityGTE   *int  `json:"priorityGTE,omitempty"`
+	PriorityLT    *int  `json:"priorityLT,omitempty"`
+	PriorityLTE   *int  `json:"priorityLTE,omitempty"`
+
+	// "requires_code" field predicates.
+	RequiresCode    *bool `json:"requiresCode,omitempty"`
+	RequiresCodeNEQ *bool `json:"requiresCodeNEQ,omitempty"`
+
 	// "segment" edge predicates.
 	HasSegment     *bool                `json:"hasSegment,omitempty"`
 	HasSegmentWith []*SegmentWhereInput `json:"hasSegmentWith,omitempty"`
@@ -675,6 +699,10 @@ type CampaignWhereInput struct {
 	// "redemptions" edge predicates.
 	HasRedemptions     *bool                   `json:"hasRedemptions,omitempty"`
 	HasRedemptionsWith []*RedemptionWhereInput `json:"hasRedemptionsWith,omitempty"`
+
+	// "coupons" edge predicates.
+	HasCoupons     *bool               `json:"hasCoupons,omitempty"`
+	HasCouponsWith []*CouponWhereInput `json:"hasCouponsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -1483,6 +1511,54 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 	if i.RedemptionsCountLTE != nil {
 		predicates = append(predicates, campaign.RedemptionsCountLTE(*i.RedemptionsCountLTE))
 	}
+	if i.Stacking != nil {
+		predicates = append(predicates, campaign.StackingEQ(*i.Stacking))
+	}
+	if i.StackingNEQ != nil {
+		predicates = append(predicates, campaign.StackingNEQ(*i.StackingNEQ))
+	}
+	if len(i.StackingIn) > 0 {
+		predicates = append(predicates, campaign.StackingIn(i.StackingIn...))
+	}
+	if len(i.StackingNotIn) > 0 {
+		predicates = append(predicates, campaign.StackingNotIn(i.StackingNotIn...))
+	}
+	if i.StackingIsNil {
+		predicates = append(predicates, campaign.StackingIsNil())
+	}
+	if i.StackingNotNil {
+		predicates = append(predicates, campaign.StackingNotNil())
+	}
+	if i.Priority != nil {
+		predicates = append(predicates, campaign.PriorityEQ(*i.Priority))
+	}
+	if i.PriorityNEQ != nil {
+		predicates = append(predicates, campaign.PriorityNEQ(*i.PriorityNEQ))
+	}
+	if len(i.PriorityIn) > 0 {
+		predicates = append(predicates, campaign.PriorityIn(i.PriorityIn...))
+	}
+	if len(i.PriorityNotIn) > 0 {
+		predicates = append(predicates, campaign.PriorityNotIn(i.PriorityNotIn...))
+	}
+	if i.PriorityGT != nil {
+		predicates = append(predicates, campaign.PriorityGT(*i.PriorityGT))
+	}
+	if i.PriorityGTE != nil {
+		predicates = append(predicates, campaign.PriorityGTE(*i.PriorityGTE))
+	}
+	if i.PriorityLT != nil {
+		predicates = append(predicates, campaign.PriorityLT(*i.PriorityLT))
+	}
+	if i.PriorityLTE != nil {
+		predicates = append(predicates, campaign.PriorityLTE(*i.PriorityLTE))
+	}
+	if i.RequiresCode != nil {
+		predicates = append(predicates, campaign.RequiresCodeEQ(*i.RequiresCode))
+	}
+	if i.RequiresCodeNEQ != nil {
+		predicates = append(predicates, campaign.RequiresCodeNEQ(*i.RequiresCodeNEQ))
+	}
 
 	if i.HasSegment != nil {
 		p := campaign.HasSegment()
@@ -1520,6 +1596,24 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 		}
 		predicates = append(predicates, campaign.HasRedemptionsWith(with...))
 	}
+	if i.HasCoupons != nil {
+		p := campaign.HasCoupons()
+		if !*i.HasCoupons {
+			p = campaign.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCouponsWith) > 0 {
+		with := make([]predicate.Coupon, 0, len(i.HasCouponsWith))
+		for _, w := range i.HasCouponsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCouponsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, campaign.HasCouponsWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyCampaignWhereInput
@@ -1527,6 +1621,554 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 		return predicates[0], nil
 	default:
 		return campaign.And(predicates...), nil
+	}
+}
+
+// CouponWhereInput represents a where input for filtering Coupon queries.
+type CouponWhereInput struct {
+	Predicates []predicate.Coupon  `json:"-"`
+	Not        *CouponWhereInput   `json:"not,omitempty"`
+	Or         []*CouponWhereInput `json:"or,omitempty"`
+	And        []*CouponWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "campaign_id" field predicates.
+	CampaignID             *string  `json:"campaignID,omitempty"`
+	CampaignIDNEQ          *string  `json:"campaignIDNEQ,omitempty"`
+	CampaignIDIn           []string `json:"campaignIDIn,omitempty"`
+	CampaignIDNotIn        []string `json:"campaignIDNotIn,omitempty"`
+	CampaignIDGT           *string  `json:"campaignIDGT,omitempty"`
+	CampaignIDGTE          *string  `json:"campaignIDGTE,omitempty"`
+	CampaignIDLT           *string  `json:"campaignIDLT,omitempty"`
+	CampaignIDLTE          *string  `json:"campaignIDLTE,omitempty"`
+	CampaignIDContains     *string  `json:"campaignIDContains,omitempty"`
+	CampaignIDHasPrefix    *string  `json:"campaignIDHasPrefix,omitempty"`
+	CampaignIDHasSuffix    *string  `json:"campaignIDHasSuffix,omitempty"`
+	CampaignIDEqualFold    *string  `json:"campaignIDEqualFold,omitempty"`
+	CampaignIDContainsFold *string  `json:"campaignIDContainsFold,omitempty"`
+
+	// "code" field predicates.
+	Code             *string  `json:"code,omitempty"`
+	CodeNEQ          *string  `json:"codeNEQ,omitempty"`
+	CodeIn           []string `json:"codeIn,omitempty"`
+	CodeNotIn        []string `json:"codeNotIn,omitempty"`
+	CodeGT           *string  `json:"codeGT,omitempty"`
+	CodeGTE          *string  `json:"codeGTE,omitempty"`
+	CodeLT           *string  `json:"codeLT,omitempty"`
+	CodeLTE          *string  `json:"codeLTE,omitempty"`
+	CodeContains     *string  `json:"codeContains,omitempty"`
+	CodeHasPrefix    *string  `json:"codeHasPrefix,omitempty"`
+	CodeHasSuffix    *string  `json:"codeHasSuffix,omitempty"`
+	CodeEqualFold    *string  `json:"codeEqualFold,omitempty"`
+	CodeContainsFold *string  `json:"codeContainsFold,omitempty"`
+
+	// "max_uses" field predicates.
+	MaxUses      *int  `json:"maxUses,omitempty"`
+	MaxUsesNEQ   *int  `json:"maxUsesNEQ,omitempty"`
+	MaxUsesIn    []int `json:"maxUsesIn,omitempty"`
+	MaxUsesNotIn []int `json:"maxUsesNotIn,omitempty"`
+	MaxUsesGT    *int  `json:"maxUsesGT,omitempty"`
+	MaxUsesGTE   *int  `json:"maxUsesGTE,omitempty"`
+	MaxUsesLT    *int  `json:"maxUsesLT,omitempty"`
+	MaxUsesLTE   *int  `json:"maxUsesLTE,omitempty"`
+
+	// "uses" field predicates.
+	Uses      *int  `json:"uses,omitempty"`
+	UsesNEQ   *int  `json:"usesNEQ,omitempty"`
+	UsesIn    []int `json:"usesIn,omitempty"`
+	UsesNotIn []int `json:"usesNotIn,omitempty"`
+	UsesGT    *int  `json:"usesGT,omitempty"`
+	UsesGTE   *int  `json:"usesGTE,omitempty"`
+	UsesLT    *int  `json:"usesLT,omitempty"`
+	UsesLTE   *int  `json:"usesLTE,omitempty"`
+
+	// "last_used_at" field predicates.
+	LastUsedAt       *time.Time  `json:"lastUsedAt,omitempty"`
+	LastUsedAtNEQ    *time.Time  `json:"lastUsedAtNEQ,omitempty"`
+	LastUsedAtIn     []time.Time `json:"lastUsedAtIn,omitempty"`
+	LastUsedAtNotIn  []time.Time `json:"lastUsedAtNotIn,omitempty"`
+	LastUsedAtGT     *time.Time  `json:"lastUsedAtGT,omitempty"`
+	LastUsedAtGTE    *time.Time  `json:"lastUsedAtGTE,omitempty"`
+	LastUsedAtLT     *time.Time  `json:"lastUsedAtLT,omitempty"`
+	LastUsedAtLTE    *time.Time  `json:"lastUsedAtLTE,omitempty"`
+	LastUsedAtIsNil  bool        `json:"lastUsedAtIsNil,omitempty"`
+	LastUsedAtNotNil bool        `json:"lastUsedAtNotNil,omitempty"`
+
+	// "note" field predicates.
+	Note             *string  `json:"note,omitempty"`
+	NoteNEQ          *string  `json:"noteNEQ,omitempty"`
+	NoteIn           []string `json:"noteIn,omitempty"`
+	NoteNotIn        []string `json:"noteNotIn,omitempty"`
+	NoteGT           *string  `json:"noteGT,omitempty"`
+	NoteGTE          *string  `json:"noteGTE,omitempty"`
+	NoteLT           *string  `json:"noteLT,omitempty"`
+	NoteLTE          *string  `json:"noteLTE,omitempty"`
+	NoteContains     *string  `json:"noteContains,omitempty"`
+	NoteHasPrefix    *string  `json:"noteHasPrefix,omitempty"`
+	NoteHasSuffix    *string  `json:"noteHasSuffix,omitempty"`
+	NoteEqualFold    *string  `json:"noteEqualFold,omitempty"`
+	NoteContainsFold *string  `json:"noteContainsFold,omitempty"`
+
+	// "campaign" edge predicates.
+	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
+	HasCampaignWith []*CampaignWhereInput `json:"hasCampaignWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *CouponWhereInput) AddPredicates(predicates ...predicate.Coupon) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the CouponWhereInput filter on the CouponQuery builder.
+func (i *CouponWhereInput) Filter(q *CouponQuery) (*CouponQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyCouponWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyCouponWhereInput is returned in case the CouponWhereInput is empty.
+var ErrEmptyCouponWhereInput = errors.New("ent: empty predicate CouponWhereInput")
+
+// P returns a predicate for filtering coupons.
+// An error is returned if the input is empty or invalid.
+func (i *CouponWhereInput) P() (predicate.Coupon, error) {
+	var predicates []predicate.Coupon
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, coupon.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Coupon, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, coupon.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Coupon, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, coupon.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, coupon.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, coupon.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, coupon.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, coupon.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, coupon.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, coupon.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, coupon.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, coupon.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, coupon.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, coupon.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, coupon.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, coupon.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, coupon.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, coupon.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, coupon.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, coupon.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, coupon.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, coupon.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, coupon.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, coupon.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, coupon.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, coupon.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, coupon.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, coupon.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, coupon.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, coupon.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, coupon.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, coupon.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, coupon.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, coupon.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, coupon.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, coupon.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, coupon.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, coupon.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, coupon.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, coupon.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, coupon.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, coupon.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, coupon.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.CampaignID != nil {
+		predicates = append(predicates, coupon.CampaignIDEQ(*i.CampaignID))
+	}
+	if i.CampaignIDNEQ != nil {
+		predicates = append(predicates, coupon.CampaignIDNEQ(*i.CampaignIDNEQ))
+	}
+	if len(i.CampaignIDIn) > 0 {
+		predicates = append(predicates, coupon.CampaignIDIn(i.CampaignIDIn...))
+	}
+	if len(i.CampaignIDNotIn) > 0 {
+		predicates = append(predicates, coupon.CampaignIDNotIn(i.CampaignIDNotIn...))
+	}
+	if i.CampaignIDGT != nil {
+		predicates = append(predicates, coupon.CampaignIDGT(*i.CampaignIDGT))
+	}
+	if i.CampaignIDGTE != nil {
+		predicates = append(predicates, coupon.CampaignIDGTE(*i.CampaignIDGTE))
+	}
+	if i.CampaignIDLT != nil {
+		predicates = append(predicates, coupon.CampaignIDLT(*i.CampaignIDLT))
+	}
+	if i.CampaignIDLTE != nil {
+		predicates = append(predicates, coupon.CampaignIDLTE(*i.CampaignIDLTE))
+	}
+	if i.CampaignIDContains != nil {
+		predicates = append(predicates, coupon.CampaignIDContains(*i.CampaignIDContains))
+	}
+	if i.CampaignIDHasPrefix != nil {
+		predicates = append(predicates, coupon.CampaignIDHasPrefix(*i.CampaignIDHasPrefix))
+	}
+	if i.CampaignIDHasSuffix != nil {
+		predicates = append(predicates, coupon.CampaignIDHasSuffix(*i.CampaignIDHasSuffix))
+	}
+	if i.CampaignIDEqualFold != nil {
+		predicates = append(predicates, coupon.CampaignIDEqualFold(*i.CampaignIDEqualFold))
+	}
+	if i.CampaignIDContainsFold != nil {
+		predicates = append(predicates, coupon.CampaignIDContainsFold(*i.CampaignIDContainsFold))
+	}
+	if i.Code != nil {
+		predicates = append(predicates, coupon.CodeEQ(*i.Code))
+	}
+	if i.CodeNEQ != nil {
+		predicates = append(predicates, coupon.CodeNEQ(*i.CodeNEQ))
+	}
+	if len(i.CodeIn) > 0 {
+		predicates = append(predicates, coupon.CodeIn(i.CodeIn...))
+	}
+	if len(i.CodeNotIn) > 0 {
+		predicates = append(predicates, coupon.CodeNotIn(i.CodeNotIn...))
+	}
+	if i.CodeGT != nil {
+		predicates = append(predicates, coupon.CodeGT(*i.CodeGT))
+	}
+	if i.CodeGTE != nil {
+		predicates = append(predicates, coupon.CodeGTE(*i.CodeGTE))
+	}
+	if i.CodeLT != nil {
+		predicates = append(predicates, coupon.CodeLT(*i.CodeLT))
+	}
+	if i.CodeLTE != nil {
+		predicates = append(predicates, coupon.CodeLTE(*i.CodeLTE))
+	}
+	if i.CodeContains != nil {
+		predicates = append(predicates, coupon.CodeContains(*i.CodeContains))
+	}
+	if i.CodeHasPrefix != nil {
+		predicates = append(predicates, coupon.CodeHasPrefix(*i.CodeHasPrefix))
+	}
+	if i.CodeHasSuffix != nil {
+		predicates = append(predicates, coupon.CodeHasSuffix(*i.CodeHasSuffix))
+	}
+	if i.CodeEqualFold != nil {
+		predicates = append(predicates, coupon.CodeEqualFold(*i.CodeEqualFold))
+	}
+	if i.CodeContainsFold != nil {
+		predicates = append(predicates, coupon.CodeContainsFold(*i.CodeContainsFold))
+	}
+	if i.MaxUses != nil {
+		predicates = append(predicates, coupon.MaxUsesEQ(*i.MaxUses))
+	}
+	if i.MaxUsesNEQ != nil {
+		predicates = append(predicates, coupon.MaxUsesNEQ(*i.MaxUsesNEQ))
+	}
+	if len(i.MaxUsesIn) > 0 {
+		predicates = append(predicates, coupon.MaxUsesIn(i.MaxUsesIn...))
+	}
+	if len(i.MaxUsesNotIn) > 0 {
+		predicates = append(predicates, coupon.MaxUsesNotIn(i.MaxUsesNotIn...))
+	}
+	if i.MaxUsesGT != nil {
+		predicates = append(predicates, coupon.MaxUsesGT(*i.MaxUsesGT))
+	}
+	if i.MaxUsesGTE != nil {
+		predicates = append(predicates, coupon.MaxUsesGTE(*i.MaxUsesGTE))
+	}
+	if i.MaxUsesLT != nil {
+		predicates = append(predicates, coupon.MaxUsesLT(*i.MaxUsesLT))
+	}
+	if i.MaxUsesLTE != nil {
+		predicates = append(predicates, coupon.MaxUsesLTE(*i.MaxUsesLTE))
+	}
+	if i.Uses != nil {
+		predicates = append(predicates, coupon.UsesEQ(*i.Uses))
+	}
+	if i.UsesNEQ != nil {
+		predicates = append(predicates, coupon.UsesNEQ(*i.UsesNEQ))
+	}
+	if len(i.UsesIn) > 0 {
+		predicates = append(predicates, coupon.UsesIn(i.UsesIn...))
+	}
+	if len(i.UsesNotIn) > 0 {
+		predicates = append(predicates, coupon.UsesNotIn(i.UsesNotIn...))
+	}
+	if i.UsesGT != nil {
+		predicates = append(predicates, coupon.UsesGT(*i.UsesGT))
+	}
+	if i.UsesGTE != nil {
+		predicates = append(predicates, coupon.UsesGTE(*i.UsesGTE))
+	}
+	if i.UsesLT != nil {
+		predicates = append(predicates, coupon.UsesLT(*i.UsesLT))
+	}
+	if i.UsesLTE != nil {
+		predicates = append(predicates, coupon.UsesLTE(*i.UsesLTE))
+	}
+	if i.LastUsedAt != nil {
+		predicates = append(predicates, coupon.LastUsedAtEQ(*i.LastUsedAt))
+	}
+	if i.LastUsedAtNEQ != nil {
+		predicates = append(predicates, coupon.LastUsedAtNEQ(*i.LastUsedAtNEQ))
+	}
+	if len(i.LastUsedAtIn) > 0 {
+		predicates = append(predicates, coupon.LastUsedAtIn(i.LastUsedAtIn...))
+	}
+	if len(i.LastUsedAtNotIn) > 0 {
+		predicates = append(predicates, coupon.LastUsedAtNotIn(i.LastUsedAtNotIn...))
+	}
+	if i.LastUsedAtGT != nil {
+		predicates = append(predicates, coupon.LastUsedAtGT(*i.LastUsedAtGT))
+	}
+	if i.LastUsedAtGTE != nil {
+		predicates = append(predicates, coupon.LastUsedAtGTE(*i.LastUsedAtGTE))
+	}
+	if i.LastUsedAtLT != nil {
+		predicates = append(predicates, coupon.LastUsedAtLT(*i.LastUsedAtLT))
+	}
+	if i.LastUsedAtLTE != nil {
+		predicates = append(predicates, coupon.LastUsedAtLTE(*i.LastUsedAtLTE))
+	}
+	if i.LastUsedAtIsNil {
+		predicates = append(predicates, coupon.LastUsedAtIsNil())
+	}
+	if i.LastUsedAtNotNil {
+		predicates = append(predicates, coupon.LastUsedAtNotNil())
+	}
+	if i.Note != nil {
+		predicates = append(predicates, coupon.NoteEQ(*i.Note))
+	}
+	if i.NoteNEQ != nil {
+		predicates = append(predicates, coupon.NoteNEQ(*i.NoteNEQ))
+	}
+	if len(i.NoteIn) > 0 {
+		predicates = append(predicates, coupon.NoteIn(i.NoteIn...))
+	}
+	if len(i.NoteNotIn) > 0 {
+		predicates = append(predicates, coupon.NoteNotIn(i.NoteNotIn...))
+	}
+	if i.NoteGT != nil {
+		predicates = append(predicates, coupon.NoteGT(*i.NoteGT))
+	}
+	if i.NoteGTE != nil {
+		predicates = append(predicates, coupon.NoteGTE(*i.NoteGTE))
+	}
+	if i.NoteLT != nil {
+		predicates = append(predicates, coupon.NoteLT(*i.NoteLT))
+	}
+	if i.NoteLTE != nil {
+		predicates = append(predicates, coupon.NoteLTE(*i.NoteLTE))
+	}
+	if i.NoteContains != nil {
+		predicates = append(predicates, coupon.NoteContains(*i.NoteContains))
+	}
+	if i.NoteHasPrefix != nil {
+		predicates = append(predicates, coupon.NoteHasPrefix(*i.NoteHasPrefix))
+	}
+	if i.NoteHasSuffix != nil {
+		predicates = append(predicates, coupon.NoteHasSuffix(*i.NoteHasSuffix))
+	}
+	if i.NoteEqualFold != nil {
+		predicates = append(predicates, coupon.NoteEqualFold(*i.NoteEqualFold))
+	}
+	if i.NoteContainsFold != nil {
+		predicates = append(predicates, coupon.NoteContainsFold(*i.NoteContainsFold))
+	}
+
+	if i.HasCampaign != nil {
+		p := coupon.HasCampaign()
+		if !*i.HasCampaign {
+			p = coupon.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCampaignWith) > 0 {
+		with := make([]predicate.Campaign, 0, len(i.HasCampaignWith))
+		for _, w := range i.HasCampaignWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCampaignWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, coupon.HasCampaignWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyCouponWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return coupon.And(predicates...), nil
 	}
 }
 
@@ -4426,6 +5068,546 @@ func (i *PointsEntryWhereInput) P() (predicate.PointsEntry, error) {
 	}
 }
 
+// ProductWhereInput represents a where input for filtering Product queries.
+type ProductWhereInput struct {
+	Predicates []predicate.Product  `json:"-"`
+	Not        *ProductWhereInput   `json:"not,omitempty"`
+	Or         []*ProductWhereInput `json:"or,omitempty"`
+	And        []*ProductWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "gtin" field predicates.
+	Gtin             *string  `json:"gtin,omitempty"`
+	GtinNEQ          *string  `json:"gtinNEQ,omitempty"`
+	GtinIn           []string `json:"gtinIn,omitempty"`
+	GtinNotIn        []string `json:"gtinNotIn,omitempty"`
+	GtinGT           *string  `json:"gtinGT,omitempty"`
+	GtinGTE          *string  `json:"gtinGTE,omitempty"`
+	GtinLT           *string  `json:"gtinLT,omitempty"`
+	GtinLTE          *string  `json:"gtinLTE,omitempty"`
+	GtinContains     *string  `json:"gtinContains,omitempty"`
+	GtinHasPrefix    *string  `json:"gtinHasPrefix,omitempty"`
+	GtinHasSuffix    *string  `json:"gtinHasSuffix,omitempty"`
+	GtinIsNil        bool     `json:"gtinIsNil,omitempty"`
+	GtinNotNil       bool     `json:"gtinNotNil,omitempty"`
+	GtinEqualFold    *string  `json:"gtinEqualFold,omitempty"`
+	GtinContainsFold *string  `json:"gtinContainsFold,omitempty"`
+
+	// "sku" field predicates.
+	Sku             *string  `json:"sku,omitempty"`
+	SkuNEQ          *string  `json:"skuNEQ,omitempty"`
+	SkuIn           []string `json:"skuIn,omitempty"`
+	SkuNotIn        []string `json:"skuNotIn,omitempty"`
+	SkuGT           *string  `json:"skuGT,omitempty"`
+	SkuGTE          *string  `json:"skuGTE,omitempty"`
+	SkuLT           *string  `json:"skuLT,omitempty"`
+	SkuLTE          *string  `json:"skuLTE,omitempty"`
+	SkuContains     *string  `json:"skuContains,omitempty"`
+	SkuHasPrefix    *string  `json:"skuHasPrefix,omitempty"`
+	SkuHasSuffix    *string  `json:"skuHasSuffix,omitempty"`
+	SkuIsNil        bool     `json:"skuIsNil,omitempty"`
+	SkuNotNil       bool     `json:"skuNotNil,omitempty"`
+	SkuEqualFold    *string  `json:"skuEqualFold,omitempty"`
+	SkuContainsFold *string  `json:"skuContainsFold,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "category" field predicates.
+	Category             *string  `json:"category,omitempty"`
+	CategoryNEQ          *string  `json:"categoryNEQ,omitempty"`
+	CategoryIn           []string `json:"categoryIn,omitempty"`
+	CategoryNotIn        []string `json:"categoryNotIn,omitempty"`
+	CategoryGT           *string  `json:"categoryGT,omitempty"`
+	CategoryGTE          *string  `json:"categoryGTE,omitempty"`
+	CategoryLT           *string  `json:"categoryLT,omitempty"`
+	CategoryLTE          *string  `json:"categoryLTE,omitempty"`
+	CategoryContains     *string  `json:"categoryContains,omitempty"`
+	CategoryHasPrefix    *string  `json:"categoryHasPrefix,omitempty"`
+	CategoryHasSuffix    *string  `json:"categoryHasSuffix,omitempty"`
+	CategoryEqualFold    *string  `json:"categoryEqualFold,omitempty"`
+	CategoryContainsFold *string  `json:"categoryContainsFold,omitempty"`
+
+	// "brand" field predicates.
+	Brand             *string  `json:"brand,omitempty"`
+	BrandNEQ          *string  `json:"brandNEQ,omitempty"`
+	BrandIn           []string `json:"brandIn,omitempty"`
+	BrandNotIn        []string `json:"brandNotIn,omitempty"`
+	BrandGT           *string  `json:"brandGT,omitempty"`
+	BrandGTE          *string  `json:"brandGTE,omitempty"`
+	BrandLT           *string  `json:"brandLT,omitempty"`
+	BrandLTE          *string  `json:"brandLTE,omitempty"`
+	BrandContains     *string  `json:"brandContains,omitempty"`
+	BrandHasPrefix    *string  `json:"brandHasPrefix,omitempty"`
+	BrandHasSuffix    *string  `json:"brandHasSuffix,omitempty"`
+	BrandEqualFold    *string  `json:"brandEqualFold,omitempty"`
+	BrandContainsFold *string  `json:"brandContainsFold,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ProductWhereInput) AddPredicates(predicates ...predicate.Product) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ProductWhereInput filter on the ProductQuery builder.
+func (i *ProductWhereInput) Filter(q *ProductQuery) (*ProductQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyProductWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyProductWhereInput is returned in case the ProductWhereInput is empty.
+var ErrEmptyProductWhereInput = errors.New("ent: empty predicate ProductWhereInput")
+
+// P returns a predicate for filtering products.
+// An error is returned if the input is empty or invalid.
+func (i *ProductWhereInput) P() (predicate.Product, error) {
+	var predicates []predicate.Product
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, product.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Product, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, product.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Product, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, product.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, product.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, product.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, product.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, product.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, product.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, product.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, product.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, product.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, product.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, product.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, product.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, product.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, product.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, product.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, product.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, product.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, product.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, product.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, product.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, product.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, product.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, product.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, product.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, product.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, product.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, product.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, product.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, product.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, product.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, product.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, product.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, product.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, product.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, product.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, product.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, product.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, product.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, product.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, product.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.Gtin != nil {
+		predicates = append(predicates, product.GtinEQ(*i.Gtin))
+	}
+	if i.GtinNEQ != nil {
+		predicates = append(predicates, product.GtinNEQ(*i.GtinNEQ))
+	}
+	if len(i.GtinIn) > 0 {
+		predicates = append(predicates, product.GtinIn(i.GtinIn...))
+	}
+	if len(i.GtinNotIn) > 0 {
+		predicates = append(predicates, product.GtinNotIn(i.GtinNotIn...))
+	}
+	if i.GtinGT != nil {
+		predicates = append(predicates, product.GtinGT(*i.GtinGT))
+	}
+	if i.GtinGTE != nil {
+		predicates = append(predicates, product.GtinGTE(*i.GtinGTE))
+	}
+	if i.GtinLT != nil {
+		predicates = append(predicates, product.GtinLT(*i.GtinLT))
+	}
+	if i.GtinLTE != nil {
+		predicates = append(predicates, product.GtinLTE(*i.GtinLTE))
+	}
+	if i.GtinContains != nil {
+		predicates = append(predicates, product.GtinContains(*i.GtinContains))
+	}
+	if i.GtinHasPrefix != nil {
+		predicates = append(predicates, product.GtinHasPrefix(*i.GtinHasPrefix))
+	}
+	if i.GtinHasSuffix != nil {
+		predicates = append(predicates, product.GtinHasSuffix(*i.GtinHasSuffix))
+	}
+	if i.GtinIsNil {
+		predicates = append(predicates, product.GtinIsNil())
+	}
+	if i.GtinNotNil {
+		predicates = append(predicates, product.GtinNotNil())
+	}
+	if i.GtinEqualFold != nil {
+		predicates = append(predicates, product.GtinEqualFold(*i.GtinEqualFold))
+	}
+	if i.GtinContainsFold != nil {
+		predicates = append(predicates, product.GtinContainsFold(*i.GtinContainsFold))
+	}
+	if i.Sku != nil {
+		predicates = append(predicates, product.SkuEQ(*i.Sku))
+	}
+	if i.SkuNEQ != nil {
+		predicates = append(predicates, product.SkuNEQ(*i.SkuNEQ))
+	}
+	if len(i.SkuIn) > 0 {
+		predicates = append(predicates, product.SkuIn(i.SkuIn...))
+	}
+	if len(i.SkuNotIn) > 0 {
+		predicates = append(predicates, product.SkuNotIn(i.SkuNotIn...))
+	}
+	if i.SkuGT != nil {
+		predicates = append(predicates, product.SkuGT(*i.SkuGT))
+	}
+	if i.SkuGTE != nil {
+		predicates = append(predicates, product.SkuGTE(*i.SkuGTE))
+	}
+	if i.SkuLT != nil {
+		predicates = append(predicates, product.SkuLT(*i.SkuLT))
+	}
+	if i.SkuLTE != nil {
+		predicates = append(predicates, product.SkuLTE(*i.SkuLTE))
+	}
+	if i.SkuContains != nil {
+		predicates = append(predicates, product.SkuContains(*i.SkuContains))
+	}
+	if i.SkuHasPrefix != nil {
+		predicates = append(predicates, product.SkuHasPrefix(*i.SkuHasPrefix))
+	}
+	if i.SkuHasSuffix != nil {
+		predicates = append(predicates, product.SkuHasSuffix(*i.SkuHasSuffix))
+	}
+	if i.SkuIsNil {
+		predicates = append(predicates, product.SkuIsNil())
+	}
+	if i.SkuNotNil {
+		predicates = append(predicates, product.SkuNotNil())
+	}
+	if i.SkuEqualFold != nil {
+		predicates = append(predicates, product.SkuEqualFold(*i.SkuEqualFold))
+	}
+	if i.SkuContainsFold != nil {
+		predicates = append(predicates, product.SkuContainsFold(*i.SkuContainsFold))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, product.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, product.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, product.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, product.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, product.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, product.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, product.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, product.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, product.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, product.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, product.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, product.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, product.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Category != nil {
+		predicates = append(predicates, product.CategoryEQ(*i.Category))
+	}
+	if i.CategoryNEQ != nil {
+		predicates = append(predicates, product.CategoryNEQ(*i.CategoryNEQ))
+	}
+	if len(i.CategoryIn) > 0 {
+		predicates = append(predicates, product.CategoryIn(i.CategoryIn...))
+	}
+	if len(i.CategoryNotIn) > 0 {
+		predicates = append(predicates, product.CategoryNotIn(i.CategoryNotIn...))
+	}
+	if i.CategoryGT != nil {
+		predicates = append(predicates, product.CategoryGT(*i.CategoryGT))
+	}
+	if i.CategoryGTE != nil {
+		predicates = append(predicates, product.CategoryGTE(*i.CategoryGTE))
+	}
+	if i.CategoryLT != nil {
+		predicates = append(predicates, product.CategoryLT(*i.CategoryLT))
+	}
+	if i.CategoryLTE != nil {
+		predicates = append(predicates, product.CategoryLTE(*i.CategoryLTE))
+	}
+	if i.CategoryContains != nil {
+		predicates = append(predicates, product.CategoryContains(*i.CategoryContains))
+	}
+	if i.CategoryHasPrefix != nil {
+		predicates = append(predicates, product.CategoryHasPrefix(*i.CategoryHasPrefix))
+	}
+	if i.CategoryHasSuffix != nil {
+		predicates = append(predicates, product.CategoryHasSuffix(*i.CategoryHasSuffix))
+	}
+	if i.CategoryEqualFold != nil {
+		predicates = append(predicates, product.CategoryEqualFold(*i.CategoryEqualFold))
+	}
+	if i.CategoryContainsFold != nil {
+		predicates = append(predicates, product.CategoryContainsFold(*i.CategoryContainsFold))
+	}
+	if i.Brand != nil {
+		predicates = append(predicates, product.BrandEQ(*i.Brand))
+	}
+	if i.BrandNEQ != nil {
+		predicates = append(predicates, product.BrandNEQ(*i.BrandNEQ))
+	}
+	if len(i.BrandIn) > 0 {
+		predicates = append(predicates, product.BrandIn(i.BrandIn...))
+	}
+	if len(i.BrandNotIn) > 0 {
+		predicates = append(predicates, product.BrandNotIn(i.BrandNotIn...))
+	}
+	if i.BrandGT != nil {
+		predicates = append(predicates, product.BrandGT(*i.BrandGT))
+	}
+	if i.BrandGTE != nil {
+		predicates = append(predicates, product.BrandGTE(*i.BrandGTE))
+	}
+	if i.BrandLT != nil {
+		predicates = append(predicates, product.BrandLT(*i.BrandLT))
+	}
+	if i.BrandLTE != nil {
+		predicates = append(predicates, product.BrandLTE(*i.BrandLTE))
+	}
+	if i.BrandContains != nil {
+		predicates = append(predicates, product.BrandContains(*i.BrandContains))
+	}
+	if i.BrandHasPrefix != nil {
+		predicates = append(predicates, product.BrandHasPrefix(*i.BrandHasPrefix))
+	}
+	if i.BrandHasSuffix != nil {
+		predicates = append(predicates, product.BrandHasSuffix(*i.BrandHasSuffix))
+	}
+	if i.BrandEqualFold != nil {
+		predicates = append(predicates, product.BrandEqualFold(*i.BrandEqualFold))
+	}
+	if i.BrandContainsFold != nil {
+		predicates = append(predicates, product.BrandContainsFold(*i.BrandContainsFold))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyProductWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return product.And(predicates...), nil
+	}
+}
+
 // RedemptionWhereInput represents a where input for filtering Redemption queries.
 type RedemptionWhereInput struct {
 	Predicates []predicate.Redemption  `json:"-"`
@@ -4619,6 +5801,23 @@ type RedemptionWhereInput struct {
 	StoreCodeHasSuffix    *string  `json:"storeCodeHasSuffix,omitempty"`
 	StoreCodeEqualFold    *string  `json:"storeCodeEqualFold,omitempty"`
 	StoreCodeContainsFold *string  `json:"storeCodeContainsFold,omitempty"`
+
+	// "coupon_id" field predicates.
+	CouponID             *string  `json:"couponID,omitempty"`
+	CouponIDNEQ          *string  `json:"couponIDNEQ,omitempty"`
+	CouponIDIn           []string `json:"couponIDIn,omitempty"`
+	CouponIDNotIn        []string `json:"couponIDNotIn,omitempty"`
+	CouponIDGT           *string  `json:"couponIDGT,omitempty"`
+	CouponIDGTE          *string  `json:"couponIDGTE,omitempty"`
+	CouponIDLT           *string  `json:"couponIDLT,omitempty"`
+	CouponIDLTE          *string  `json:"couponIDLTE,omitempty"`
+	CouponIDContains     *string  `json:"couponIDContains,omitempty"`
+	CouponIDHasPrefix    *string  `json:"couponIDHasPrefix,omitempty"`
+	CouponIDHasSuffix    *string  `json:"couponIDHasSuffix,omitempty"`
+	CouponIDIsNil        bool     `json:"couponIDIsNil,omitempty"`
+	CouponIDNotNil       bool     `json:"couponIDNotNil,omitempty"`
+	CouponIDEqualFold    *string  `json:"couponIDEqualFold,omitempty"`
+	CouponIDContainsFold *string  `json:"couponIDContainsFold,omitempty"`
 
 	// "campaign" edge predicates.
 	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
@@ -5175,6 +6374,51 @@ func (i *RedemptionWhereInput) P() (predicate.Redemption, error) {
 	if i.StoreCodeContainsFold != nil {
 		predicates = append(predicates, redemption.StoreCodeContainsFold(*i.StoreCodeContainsFold))
 	}
+	if i.CouponID != nil {
+		predicates = append(predicates, redemption.CouponIDEQ(*i.CouponID))
+	}
+	if i.CouponIDNEQ != nil {
+		predicates = append(predicates, redemption.CouponIDNEQ(*i.CouponIDNEQ))
+	}
+	if len(i.CouponIDIn) > 0 {
+		predicates = append(predicates, redemption.CouponIDIn(i.CouponIDIn...))
+	}
+	if len(i.CouponIDNotIn) > 0 {
+		predicates = append(predicates, redemption.CouponIDNotIn(i.CouponIDNotIn...))
+	}
+	if i.CouponIDGT != nil {
+		predicates = append(predicates, redemption.CouponIDGT(*i.CouponIDGT))
+	}
+	if i.CouponIDGTE != nil {
+		predicates = append(predicates, redemption.CouponIDGTE(*i.CouponIDGTE))
+	}
+	if i.CouponIDLT != nil {
+		predicates = append(predicates, redemption.CouponIDLT(*i.CouponIDLT))
+	}
+	if i.CouponIDLTE != nil {
+		predicates = append(predicates, redemption.CouponIDLTE(*i.CouponIDLTE))
+	}
+	if i.CouponIDContains != nil {
+		predicates = append(predicates, redemption.CouponIDContains(*i.CouponIDContains))
+	}
+	if i.CouponIDHasPrefix != nil {
+		predicates = append(predicates, redemption.CouponIDHasPrefix(*i.CouponIDHasPrefix))
+	}
+	if i.CouponIDHasSuffix != nil {
+		predicates = append(predicates, redemption.CouponIDHasSuffix(*i.CouponIDHasSuffix))
+	}
+	if i.CouponIDIsNil {
+		predicates = append(predicates, redemption.CouponIDIsNil())
+	}
+	if i.CouponIDNotNil {
+		predicates = append(predicates, redemption.CouponIDNotNil())
+	}
+	if i.CouponIDEqualFold != nil {
+		predicates = append(predicates, redemption.CouponIDEqualFold(*i.CouponIDEqualFold))
+	}
+	if i.CouponIDContainsFold != nil {
+		predicates = append(predicates, redemption.CouponIDContainsFold(*i.CouponIDContainsFold))
+	}
 
 	if i.HasCampaign != nil {
 		p := redemption.HasCampaign()
@@ -5503,6 +6747,23 @@ type SaleWhereInput struct {
 	PointsReversedGTE   *int64  `json:"pointsReversedGTE,omitempty"`
 	PointsReversedLT    *int64  `json:"pointsReversedLT,omitempty"`
 	PointsReversedLTE   *int64  `json:"pointsReversedLTE,omitempty"`
+
+	// "coupon_code" field predicates.
+	CouponCode             *string  `json:"couponCode,omitempty"`
+	CouponCodeNEQ          *string  `json:"couponCodeNEQ,omitempty"`
+	CouponCodeIn           []string `json:"couponCodeIn,omitempty"`
+	CouponCodeNotIn        []string `json:"couponCodeNotIn,omitempty"`
+	CouponCodeGT           *string  `json:"couponCodeGT,omitempty"`
+	CouponCodeGTE          *string  `json:"couponCodeGTE,omitempty"`
+	CouponCodeLT           *string  `json:"couponCodeLT,omitempty"`
+	CouponCodeLTE          *string  `json:"couponCodeLTE,omitempty"`
+	CouponCodeContains     *string  `json:"couponCodeContains,omitempty"`
+	CouponCodeHasPrefix    *string  `json:"couponCodeHasPrefix,omitempty"`
+	CouponCodeHasSuffix    *string  `json:"couponCodeHasSuffix,omitempty"`
+	CouponCodeIsNil        bool     `json:"couponCodeIsNil,omitempty"`
+	CouponCodeNotNil       bool     `json:"couponCodeNotNil,omitempty"`
+	CouponCodeEqualFold    *string  `json:"couponCodeEqualFold,omitempty"`
+	CouponCodeContainsFold *string  `json:"couponCodeContainsFold,omitempty"`
 
 	// "store" edge predicates.
 	HasStore     *bool              `json:"hasStore,omitempty"`
@@ -6240,6 +7501,51 @@ func (i *SaleWhereInput) P() (predicate.Sale, error) {
 	}
 	if i.PointsReversedLTE != nil {
 		predicates = append(predicates, sale.PointsReversedLTE(*i.PointsReversedLTE))
+	}
+	if i.CouponCode != nil {
+		predicates = append(predicates, sale.CouponCodeEQ(*i.CouponCode))
+	}
+	if i.CouponCodeNEQ != nil {
+		predicates = append(predicates, sale.CouponCodeNEQ(*i.CouponCodeNEQ))
+	}
+	if len(i.CouponCodeIn) > 0 {
+		predicates = append(predicates, sale.CouponCodeIn(i.CouponCodeIn...))
+	}
+	if len(i.CouponCodeNotIn) > 0 {
+		predicates = append(predicates, sale.CouponCodeNotIn(i.CouponCodeNotIn...))
+	}
+	if i.CouponCodeGT != nil {
+		predicates = append(predicates, sale.CouponCodeGT(*i.CouponCodeGT))
+	}
+	if i.CouponCodeGTE != nil {
+		predicates = append(predicates, sale.CouponCodeGTE(*i.CouponCodeGTE))
+	}
+	if i.CouponCodeLT != nil {
+		predicates = append(predicates, sale.CouponCodeLT(*i.CouponCodeLT))
+	}
+	if i.CouponCodeLTE != nil {
+		predicates = append(predicates, sale.CouponCodeLTE(*i.CouponCodeLTE))
+	}
+	if i.CouponCodeContains != nil {
+		predicates = append(predicates, sale.CouponCodeContains(*i.CouponCodeContains))
+	}
+	if i.CouponCodeHasPrefix != nil {
+		predicates = append(predicates, sale.CouponCodeHasPrefix(*i.CouponCodeHasPrefix))
+	}
+	if i.CouponCodeHasSuffix != nil {
+		predicates = append(predicates, sale.CouponCodeHasSuffix(*i.CouponCodeHasSuffix))
+	}
+	if i.CouponCodeIsNil {
+		predicates = append(predicates, sale.CouponCodeIsNil())
+	}
+	if i.CouponCodeNotNil {
+		predicates = append(predicates, sale.CouponCodeNotNil())
+	}
+	if i.CouponCodeEqualFold != nil {
+		predicates = append(predicates, sale.CouponCodeEqualFold(*i.CouponCodeEqualFold))
+	}
+	if i.CouponCodeContainsFold != nil {
+		predicates = append(predicates, sale.CouponCodeContainsFold(*i.CouponCodeContainsFold))
 	}
 
 	if i.HasStore != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -25,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -53,6 +55,7 @@ const (
 	TypeAPIClient             = "APIClient"
 	TypeCampaign              = "Campaign"
 	TypeChurnModel            = "ChurnModel"
+	TypeCoupon                = "Coupon"
 	TypeCustomer              = "Customer"
 	TypeCustomerImport        = "CustomerImport"
 	TypeCustomerImportChunk   = "CustomerImportChunk"
@@ -62,6 +65,7 @@ const (
 	TypeIdempotencyKey        = "IdempotencyKey"
 	TypePointsEntry           = "PointsEntry"
 	TypePointsLot             = "PointsLot"
+	TypeProduct               = "Product"
 	TypeRedemption            = "Redemption"
 	TypeSale                  = "Sale"
 	TypeSaleItem              = "SaleItem"
@@ -924,6 +928,12 @@ type CampaignMutation struct {
 	budget_spent_by           *map[string]decimal.Decimal
 	redemptions_count         *int
 	addredemptions_count      *int
+	stacking                  *campaign.Stacking
+	priority                  *int
+	addpriority               *int
+	requires_code             *bool
+	eligible_brands           *[]string
+	appendeligible_brands     []string
 	clearedFields             map[string]struct{}
 	tenant                    *string
 	clearedtenant             bool
@@ -932,6 +942,9 @@ type CampaignMutation struct {
 	redemptions               map[string]struct{}
 	removedredemptions        map[string]struct{}
 	clearedredemptions        bool
+	coupons                   map[string]struct{}
+	removedcoupons            map[string]struct{}
+	clearedcoupons            bool
 	done                      bool
 	oldValue                  func(context.Context) (*Campaign, error)
 	predicates                []predicate.Campaign
@@ -2593,6 +2606,212 @@ func (m *CampaignMutation) ResetRedemptionsCount() {
 	m.addredemptions_count = nil
 }
 
+// SetStacking sets the "stacking" field.
+func (m *CampaignMutation) SetStacking(c campaign.Stacking) {
+	m.stacking = &c
+}
+
+// Stacking returns the value of the "stacking" field in the mutation.
+func (m *CampaignMutation) Stacking() (r campaign.Stacking, exists bool) {
+	v := m.stacking
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStacking returns the old "stacking" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldStacking(ctx context.Context) (v *campaign.Stacking, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStacking is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStacking requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStacking: %w", err)
+	}
+	return oldValue.Stacking, nil
+}
+
+// ClearStacking clears the value of the "stacking" field.
+func (m *CampaignMutation) ClearStacking() {
+	m.stacking = nil
+	m.clearedFields[campaign.FieldStacking] = struct{}{}
+}
+
+// StackingCleared returns if the "stacking" field was cleared in this mutation.
+func (m *CampaignMutation) StackingCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldStacking]
+	return ok
+}
+
+// ResetStacking resets all changes to the "stacking" field.
+func (m *CampaignMutation) ResetStacking() {
+	m.stacking = nil
+	delete(m.clearedFields, campaign.FieldStacking)
+}
+
+// SetPriority sets the "priority" field.
+func (m *CampaignMutation) SetPriority(i int) {
+	m.priority = &i
+	m.addpriority = nil
+}
+
+// Priority returns the value of the "priority" field in the mutation.
+func (m *CampaignMutation) Priority() (r int, exists bool) {
+	v := m.priority
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPriority returns the old "priority" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldPriority(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPriority is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPriority requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPriority: %w", err)
+	}
+	return oldValue.Priority, nil
+}
+
+// AddPriority adds i to the "priority" field.
+func (m *CampaignMutation) AddPriority(i int) {
+	if m.addpriority != nil {
+		*m.addpriority += i
+	} else {
+		m.addpriority = &i
+	}
+}
+
+// AddedPriority returns the value that was added to the "priority" field in this mutation.
+func (m *CampaignMutation) AddedPriority() (r int, exists bool) {
+	v := m.addpriority
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPriority resets all changes to the "priority" field.
+func (m *CampaignMutation) ResetPriority() {
+	m.priority = nil
+	m.addpriority = nil
+}
+
+// SetRequiresCode sets the "requires_code" field.
+func (m *CampaignMutation) SetRequiresCode(b bool) {
+	m.requires_code = &b
+}
+
+// RequiresCode returns the value of the "requires_code" field in the mutation.
+func (m *CampaignMutation) RequiresCode() (r bool, exists bool) {
+	v := m.requires_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequiresCode returns the old "requires_code" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldRequiresCode(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequiresCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequiresCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequiresCode: %w", err)
+	}
+	return oldValue.RequiresCode, nil
+}
+
+// ResetRequiresCode resets all changes to the "requires_code" field.
+func (m *CampaignMutation) ResetRequiresCode() {
+	m.requires_code = nil
+}
+
+// SetEligibleBrands sets the "eligible_brands" field.
+func (m *CampaignMutation) SetEligibleBrands(s []string) {
+	m.eligible_brands = &s
+	m.appendeligible_brands = nil
+}
+
+// EligibleBrands returns the value of the "eligible_brands" field in the mutation.
+func (m *CampaignMutation) EligibleBrands() (r []string, exists bool) {
+	v := m.eligible_brands
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEligibleBrands returns the old "eligible_brands" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldEligibleBrands(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEligibleBrands is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEligibleBrands requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEligibleBrands: %w", err)
+	}
+	return oldValue.EligibleBrands, nil
+}
+
+// AppendEligibleBrands adds s to the "eligible_brands" field.
+func (m *CampaignMutation) AppendEligibleBrands(s []string) {
+	m.appendeligible_brands = append(m.appendeligible_brands, s...)
+}
+
+// AppendedEligibleBrands returns the list of values that were appended to the "eligible_brands" field in this mutation.
+func (m *CampaignMutation) AppendedEligibleBrands() ([]string, bool) {
+	if len(m.appendeligible_brands) == 0 {
+		return nil, false
+	}
+	return m.appendeligible_brands, true
+}
+
+// ClearEligibleBrands clears the value of the "eligible_brands" field.
+func (m *CampaignMutation) ClearEligibleBrands() {
+	m.eligible_brands = nil
+	m.appendeligible_brands = nil
+	m.clearedFields[campaign.FieldEligibleBrands] = struct{}{}
+}
+
+// EligibleBrandsCleared returns if the "eligible_brands" field was cleared in this mutation.
+func (m *CampaignMutation) EligibleBrandsCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldEligibleBrands]
+	return ok
+}
+
+// ResetEligibleBrands resets all changes to the "eligible_brands" field.
+func (m *CampaignMutation) ResetEligibleBrands() {
+	m.eligible_brands = nil
+	m.appendeligible_brands = nil
+	delete(m.clearedFields, campaign.FieldEligibleBrands)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *CampaignMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -2701,6 +2920,60 @@ func (m *CampaignMutation) ResetRedemptions() {
 	m.removedredemptions = nil
 }
 
+// AddCouponIDs adds the "coupons" edge to the Coupon entity by ids.
+func (m *CampaignMutation) AddCouponIDs(ids ...string) {
+	if m.coupons == nil {
+		m.coupons = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.coupons[ids[i]] = struct{}{}
+	}
+}
+
+// ClearCoupons clears the "coupons" edge to the Coupon entity.
+func (m *CampaignMutation) ClearCoupons() {
+	m.clearedcoupons = true
+}
+
+// CouponsCleared reports if the "coupons" edge to the Coupon entity was cleared.
+func (m *CampaignMutation) CouponsCleared() bool {
+	return m.clearedcoupons
+}
+
+// RemoveCouponIDs removes the "coupons" edge to the Coupon entity by IDs.
+func (m *CampaignMutation) RemoveCouponIDs(ids ...string) {
+	if m.removedcoupons == nil {
+		m.removedcoupons = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.coupons, ids[i])
+		m.removedcoupons[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedCoupons returns the removed IDs of the "coupons" edge to the Coupon entity.
+func (m *CampaignMutation) RemovedCouponsIDs() (ids []string) {
+	for id := range m.removedcoupons {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// CouponsIDs returns the "coupons" edge IDs in the mutation.
+func (m *CampaignMutation) CouponsIDs() (ids []string) {
+	for id := range m.coupons {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetCoupons resets all changes to the "coupons" edge.
+func (m *CampaignMutation) ResetCoupons() {
+	m.coupons = nil
+	m.clearedcoupons = false
+	m.removedcoupons = nil
+}
+
 // Where appends a list predicates to the CampaignMutation builder.
 func (m *CampaignMutation) Where(ps ...predicate.Campaign) {
 	m.predicates = append(m.predicates, ps...)
@@ -2735,7 +3008,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 31)
+	fields := make([]string, 0, 35)
 	if m.tenant != nil {
 		fields = append(fields, campaign.FieldTenantID)
 	}
@@ -2829,6 +3102,18 @@ func (m *CampaignMutation) Fields() []string {
 	if m.redemptions_count != nil {
 		fields = append(fields, campaign.FieldRedemptionsCount)
 	}
+	if m.stacking != nil {
+		fields = append(fields, campaign.FieldStacking)
+	}
+	if m.priority != nil {
+		fields = append(fields, campaign.FieldPriority)
+	}
+	if m.requires_code != nil {
+		fields = append(fields, campaign.FieldRequiresCode)
+	}
+	if m.eligible_brands != nil {
+		fields = append(fields, campaign.FieldEligibleBrands)
+	}
 	return fields
 }
 
@@ -2899,6 +3184,14 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.BudgetSpentBy()
 	case campaign.FieldRedemptionsCount:
 		return m.RedemptionsCount()
+	case campaign.FieldStacking:
+		return m.Stacking()
+	case campaign.FieldPriority:
+		return m.Priority()
+	case campaign.FieldRequiresCode:
+		return m.RequiresCode()
+	case campaign.FieldEligibleBrands:
+		return m.EligibleBrands()
 	}
 	return nil, false
 }
@@ -2970,6 +3263,14 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldBudgetSpentBy(ctx)
 	case campaign.FieldRedemptionsCount:
 		return m.OldRedemptionsCount(ctx)
+	case campaign.FieldStacking:
+		return m.OldStacking(ctx)
+	case campaign.FieldPriority:
+		return m.OldPriority(ctx)
+	case campaign.FieldRequiresCode:
+		return m.OldRequiresCode(ctx)
+	case campaign.FieldEligibleBrands:
+		return m.OldEligibleBrands(ctx)
 	}
 	return nil, fmt.Errorf("unknown Campaign field %s", name)
 }
@@ -3196,6 +3497,34 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRedemptionsCount(v)
 		return nil
+	case campaign.FieldStacking:
+		v, ok := value.(campaign.Stacking)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStacking(v)
+		return nil
+	case campaign.FieldPriority:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPriority(v)
+		return nil
+	case campaign.FieldRequiresCode:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequiresCode(v)
+		return nil
+	case campaign.FieldEligibleBrands:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEligibleBrands(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Campaign field %s", name)
 }
@@ -3216,6 +3545,9 @@ func (m *CampaignMutation) AddedFields() []string {
 	if m.addredemptions_count != nil {
 		fields = append(fields, campaign.FieldRedemptionsCount)
 	}
+	if m.addpriority != nil {
+		fields = append(fields, campaign.FieldPriority)
+	}
 	return fields
 }
 
@@ -3232,6 +3564,8 @@ func (m *CampaignMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedLimitPerCustomer()
 	case campaign.FieldRedemptionsCount:
 		return m.AddedRedemptionsCount()
+	case campaign.FieldPriority:
+		return m.AddedPriority()
 	}
 	return nil, false
 }
@@ -3268,6 +3602,13 @@ func (m *CampaignMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddRedemptionsCount(v)
+		return nil
+	case campaign.FieldPriority:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPriority(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign numeric field %s", name)
@@ -3339,6 +3680,12 @@ func (m *CampaignMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(campaign.FieldBudgetSpentBy) {
 		fields = append(fields, campaign.FieldBudgetSpentBy)
+	}
+	if m.FieldCleared(campaign.FieldStacking) {
+		fields = append(fields, campaign.FieldStacking)
+	}
+	if m.FieldCleared(campaign.FieldEligibleBrands) {
+		fields = append(fields, campaign.FieldEligibleBrands)
 	}
 	return fields
 }
@@ -3416,6 +3763,12 @@ func (m *CampaignMutation) ClearField(name string) error {
 		return nil
 	case campaign.FieldBudgetSpentBy:
 		m.ClearBudgetSpentBy()
+		return nil
+	case campaign.FieldStacking:
+		m.ClearStacking()
+		return nil
+	case campaign.FieldEligibleBrands:
+		m.ClearEligibleBrands()
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign nullable field %s", name)
@@ -3518,13 +3871,25 @@ func (m *CampaignMutation) ResetField(name string) error {
 	case campaign.FieldRedemptionsCount:
 		m.ResetRedemptionsCount()
 		return nil
+	case campaign.FieldStacking:
+		m.ResetStacking()
+		return nil
+	case campaign.FieldPriority:
+		m.ResetPriority()
+		return nil
+	case campaign.FieldRequiresCode:
+		m.ResetRequiresCode()
+		return nil
+	case campaign.FieldEligibleBrands:
+		m.ResetEligibleBrands()
+		return nil
 	}
 	return fmt.Errorf("unknown Campaign field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CampaignMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.tenant != nil {
 		edges = append(edges, campaign.EdgeTenant)
 	}
@@ -3533,6 +3898,9 @@ func (m *CampaignMutation) AddedEdges() []string {
 	}
 	if m.redemptions != nil {
 		edges = append(edges, campaign.EdgeRedemptions)
+	}
+	if m.coupons != nil {
+		edges = append(edges, campaign.EdgeCoupons)
 	}
 	return edges
 }
@@ -3555,15 +3923,24 @@ func (m *CampaignMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case campaign.EdgeCoupons:
+		ids := make([]ent.Value, 0, len(m.coupons))
+		for id := range m.coupons {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CampaignMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedredemptions != nil {
 		edges = append(edges, campaign.EdgeRedemptions)
+	}
+	if m.removedcoupons != nil {
+		edges = append(edges, campaign.EdgeCoupons)
 	}
 	return edges
 }
@@ -3578,13 +3955,19 @@ func (m *CampaignMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case campaign.EdgeCoupons:
+		ids := make([]ent.Value, 0, len(m.removedcoupons))
+		for id := range m.removedcoupons {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CampaignMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedtenant {
 		edges = append(edges, campaign.EdgeTenant)
 	}
@@ -3593,6 +3976,9 @@ func (m *CampaignMutation) ClearedEdges() []string {
 	}
 	if m.clearedredemptions {
 		edges = append(edges, campaign.EdgeRedemptions)
+	}
+	if m.clearedcoupons {
+		edges = append(edges, campaign.EdgeCoupons)
 	}
 	return edges
 }
@@ -3607,6 +3993,8 @@ func (m *CampaignMutation) EdgeCleared(name string) bool {
 		return m.clearedsegment
 	case campaign.EdgeRedemptions:
 		return m.clearedredemptions
+	case campaign.EdgeCoupons:
+		return m.clearedcoupons
 	}
 	return false
 }
@@ -3637,6 +4025,9 @@ func (m *CampaignMutation) ResetEdge(name string) error {
 		return nil
 	case campaign.EdgeRedemptions:
 		m.ResetRedemptions()
+		return nil
+	case campaign.EdgeCoupons:
+		m.ResetCoupons()
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign edge %s", name)
@@ -4659,6 +5050,961 @@ func (m *ChurnModelMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown ChurnModel edge %s", name)
+}
+
+// CouponMutation represents an operation that mutates the Coupon nodes in the graph.
+type CouponMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	updated_at      *time.Time
+	code            *string
+	max_uses        *int
+	addmax_uses     *int
+	uses            *int
+	adduses         *int
+	last_used_at    *time.Time
+	note            *string
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	campaign        *string
+	clearedcampaign bool
+	done            bool
+	oldValue        func(context.Context) (*Coupon, error)
+	predicates      []predicate.Coupon
+}
+
+var _ ent.Mutation = (*CouponMutation)(nil)
+
+// couponOption allows management of the mutation configuration using functional options.
+type couponOption func(*CouponMutation)
+
+// newCouponMutation creates new mutation for the Coupon entity.
+func newCouponMutation(c config, op Op, opts ...couponOption) *CouponMutation {
+	m := &CouponMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCoupon,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCouponID sets the ID field of the mutation.
+func withCouponID(id string) couponOption {
+	return func(m *CouponMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Coupon
+		)
+		m.oldValue = func(ctx context.Context) (*Coupon, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Coupon.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCoupon sets the old Coupon of the mutation.
+func withCoupon(node *Coupon) couponOption {
+	return func(m *CouponMutation) {
+		m.oldValue = func(context.Context) (*Coupon, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CouponMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CouponMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Coupon entities.
+func (m *CouponMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CouponMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CouponMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Coupon.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *CouponMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *CouponMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *CouponMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CouponMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CouponMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CouponMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *CouponMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *CouponMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *CouponMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetCampaignID sets the "campaign_id" field.
+func (m *CouponMutation) SetCampaignID(s string) {
+	m.campaign = &s
+}
+
+// CampaignID returns the value of the "campaign_id" field in the mutation.
+func (m *CouponMutation) CampaignID() (r string, exists bool) {
+	v := m.campaign
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCampaignID returns the old "campaign_id" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldCampaignID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCampaignID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCampaignID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCampaignID: %w", err)
+	}
+	return oldValue.CampaignID, nil
+}
+
+// ResetCampaignID resets all changes to the "campaign_id" field.
+func (m *CouponMutation) ResetCampaignID() {
+	m.campaign = nil
+}
+
+// SetCode sets the "code" field.
+func (m *CouponMutation) SetCode(s string) {
+	m.code = &s
+}
+
+// Code returns the value of the "code" field in the mutation.
+func (m *CouponMutation) Code() (r string, exists bool) {
+	v := m.code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCode returns the old "code" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCode: %w", err)
+	}
+	return oldValue.Code, nil
+}
+
+// ResetCode resets all changes to the "code" field.
+func (m *CouponMutation) ResetCode() {
+	m.code = nil
+}
+
+// SetMaxUses sets the "max_uses" field.
+func (m *CouponMutation) SetMaxUses(i int) {
+	m.max_uses = &i
+	m.addmax_uses = nil
+}
+
+// MaxUses returns the value of the "max_uses" field in the mutation.
+func (m *CouponMutation) MaxUses() (r int, exists bool) {
+	v := m.max_uses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMaxUses returns the old "max_uses" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldMaxUses(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMaxUses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMaxUses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMaxUses: %w", err)
+	}
+	return oldValue.MaxUses, nil
+}
+
+// AddMaxUses adds i to the "max_uses" field.
+func (m *CouponMutation) AddMaxUses(i int) {
+	if m.addmax_uses != nil {
+		*m.addmax_uses += i
+	} else {
+		m.addmax_uses = &i
+	}
+}
+
+// AddedMaxUses returns the value that was added to the "max_uses" field in this mutation.
+func (m *CouponMutation) AddedMaxUses() (r int, exists bool) {
+	v := m.addmax_uses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMaxUses resets all changes to the "max_uses" field.
+func (m *CouponMutation) ResetMaxUses() {
+	m.max_uses = nil
+	m.addmax_uses = nil
+}
+
+// SetUses sets the "uses" field.
+func (m *CouponMutation) SetUses(i int) {
+	m.uses = &i
+	m.adduses = nil
+}
+
+// Uses returns the value of the "uses" field in the mutation.
+func (m *CouponMutation) Uses() (r int, exists bool) {
+	v := m.uses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUses returns the old "uses" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldUses(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUses: %w", err)
+	}
+	return oldValue.Uses, nil
+}
+
+// AddUses adds i to the "uses" field.
+func (m *CouponMutation) AddUses(i int) {
+	if m.adduses != nil {
+		*m.adduses += i
+	} else {
+		m.adduses = &i
+	}
+}
+
+// AddedUses returns the value that was added to the "uses" field in this mutation.
+func (m *CouponMutation) AddedUses() (r int, exists bool) {
+	v := m.adduses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUses resets all changes to the "uses" field.
+func (m *CouponMutation) ResetUses() {
+	m.uses = nil
+	m.adduses = nil
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *CouponMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *CouponMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *CouponMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[coupon.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *CouponMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *CouponMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, coupon.FieldLastUsedAt)
+}
+
+// SetNote sets the "note" field.
+func (m *CouponMutation) SetNote(s string) {
+	m.note = &s
+}
+
+// Note returns the value of the "note" field in the mutation.
+func (m *CouponMutation) Note() (r string, exists bool) {
+	v := m.note
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNote returns the old "note" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldNote(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNote: %w", err)
+	}
+	return oldValue.Note, nil
+}
+
+// ResetNote resets all changes to the "note" field.
+func (m *CouponMutation) ResetNote() {
+	m.note = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *CouponMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[coupon.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *CouponMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *CouponMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *CouponMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCampaign clears the "campaign" edge to the Campaign entity.
+func (m *CouponMutation) ClearCampaign() {
+	m.clearedcampaign = true
+	m.clearedFields[coupon.FieldCampaignID] = struct{}{}
+}
+
+// CampaignCleared reports if the "campaign" edge to the Campaign entity was cleared.
+func (m *CouponMutation) CampaignCleared() bool {
+	return m.clearedcampaign
+}
+
+// CampaignIDs returns the "campaign" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CampaignID instead. It exists only for internal usage by the builders.
+func (m *CouponMutation) CampaignIDs() (ids []string) {
+	if id := m.campaign; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCampaign resets all changes to the "campaign" edge.
+func (m *CouponMutation) ResetCampaign() {
+	m.campaign = nil
+	m.clearedcampaign = false
+}
+
+// Where appends a list predicates to the CouponMutation builder.
+func (m *CouponMutation) Where(ps ...predicate.Coupon) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CouponMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CouponMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Coupon, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CouponMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CouponMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Coupon).
+func (m *CouponMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CouponMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.tenant != nil {
+		fields = append(fields, coupon.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, coupon.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, coupon.FieldUpdatedAt)
+	}
+	if m.campaign != nil {
+		fields = append(fields, coupon.FieldCampaignID)
+	}
+	if m.code != nil {
+		fields = append(fields, coupon.FieldCode)
+	}
+	if m.max_uses != nil {
+		fields = append(fields, coupon.FieldMaxUses)
+	}
+	if m.uses != nil {
+		fields = append(fields, coupon.FieldUses)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, coupon.FieldLastUsedAt)
+	}
+	if m.note != nil {
+		fields = append(fields, coupon.FieldNote)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CouponMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case coupon.FieldTenantID:
+		return m.TenantID()
+	case coupon.FieldCreatedAt:
+		return m.CreatedAt()
+	case coupon.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case coupon.FieldCampaignID:
+		return m.CampaignID()
+	case coupon.FieldCode:
+		return m.Code()
+	case coupon.FieldMaxUses:
+		return m.MaxUses()
+	case coupon.FieldUses:
+		return m.Uses()
+	case coupon.FieldLastUsedAt:
+		return m.LastUsedAt()
+	case coupon.FieldNote:
+		return m.Note()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CouponMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case coupon.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case coupon.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case coupon.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case coupon.FieldCampaignID:
+		return m.OldCampaignID(ctx)
+	case coupon.FieldCode:
+		return m.OldCode(ctx)
+	case coupon.FieldMaxUses:
+		return m.OldMaxUses(ctx)
+	case coupon.FieldUses:
+		return m.OldUses(ctx)
+	case coupon.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	case coupon.FieldNote:
+		return m.OldNote(ctx)
+	}
+	return nil, fmt.Errorf("unknown Coupon field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CouponMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case coupon.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case coupon.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case coupon.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case coupon.FieldCampaignID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCampaignID(v)
+		return nil
+	case coupon.FieldCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCode(v)
+		return nil
+	case coupon.FieldMaxUses:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMaxUses(v)
+		return nil
+	case coupon.FieldUses:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUses(v)
+		return nil
+	case coupon.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	case coupon.FieldNote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNote(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CouponMutation) AddedFields() []string {
+	var fields []string
+	if m.addmax_uses != nil {
+		fields = append(fields, coupon.FieldMaxUses)
+	}
+	if m.adduses != nil {
+		fields = append(fields, coupon.FieldUses)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CouponMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case coupon.FieldMaxUses:
+		return m.AddedMaxUses()
+	case coupon.FieldUses:
+		return m.AddedUses()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CouponMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case coupon.FieldMaxUses:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMaxUses(v)
+		return nil
+	case coupon.FieldUses:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUses(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CouponMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(coupon.FieldLastUsedAt) {
+		fields = append(fields, coupon.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CouponMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CouponMutation) ClearField(name string) error {
+	switch name {
+	case coupon.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CouponMutation) ResetField(name string) error {
+	switch name {
+	case coupon.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case coupon.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case coupon.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case coupon.FieldCampaignID:
+		m.ResetCampaignID()
+		return nil
+	case coupon.FieldCode:
+		m.ResetCode()
+		return nil
+	case coupon.FieldMaxUses:
+		m.ResetMaxUses()
+		return nil
+	case coupon.FieldUses:
+		m.ResetUses()
+		return nil
+	case coupon.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	case coupon.FieldNote:
+		m.ResetNote()
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CouponMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, coupon.EdgeTenant)
+	}
+	if m.campaign != nil {
+		edges = append(edges, coupon.EdgeCampaign)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CouponMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case coupon.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case coupon.EdgeCampaign:
+		if id := m.campaign; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CouponMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CouponMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CouponMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, coupon.EdgeTenant)
+	}
+	if m.clearedcampaign {
+		edges = append(edges, coupon.EdgeCampaign)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CouponMutation) EdgeCleared(name string) bool {
+	switch name {
+	case coupon.EdgeTenant:
+		return m.clearedtenant
+	case coupon.EdgeCampaign:
+		return m.clearedcampaign
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CouponMutation) ClearEdge(name string) error {
+	switch name {
+	case coupon.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case coupon.EdgeCampaign:
+		m.ClearCampaign()
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CouponMutation) ResetEdge(name string) error {
+	switch name {
+	case coupon.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case coupon.EdgeCampaign:
+		m.ResetCampaign()
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon edge %s", name)
 }
 
 // CustomerMutation represents an operation that mutates the Customer nodes in the graph.
@@ -15033,6 +16379,811 @@ func (m *PointsLotMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PointsLot edge %s", name)
 }
 
+// ProductMutation represents an operation that mutates the Product nodes in the graph.
+type ProductMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	updated_at    *time.Time
+	gtin          *string
+	sku           *string
+	name          *string
+	category      *string
+	brand         *string
+	clearedFields map[string]struct{}
+	tenant        *string
+	clearedtenant bool
+	done          bool
+	oldValue      func(context.Context) (*Product, error)
+	predicates    []predicate.Product
+}
+
+var _ ent.Mutation = (*ProductMutation)(nil)
+
+// productOption allows management of the mutation configuration using functional options.
+type productOption func(*ProductMutation)
+
+// newProductMutation creates new mutation for the Product entity.
+func newProductMutation(c config, op Op, opts ...productOption) *ProductMutation {
+	m := &ProductMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeProduct,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withProductID sets the ID field of the mutation.
+func withProductID(id string) productOption {
+	return func(m *ProductMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Product
+		)
+		m.oldValue = func(ctx context.Context) (*Product, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Product.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withProduct sets the old Product of the mutation.
+func withProduct(node *Product) productOption {
+	return func(m *ProductMutation) {
+		m.oldValue = func(context.Context) (*Product, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ProductMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ProductMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Product entities.
+func (m *ProductMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ProductMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ProductMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Product.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *ProductMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *ProductMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *ProductMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ProductMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ProductMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ProductMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ProductMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ProductMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ProductMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetGtin sets the "gtin" field.
+func (m *ProductMutation) SetGtin(s string) {
+	m.gtin = &s
+}
+
+// Gtin returns the value of the "gtin" field in the mutation.
+func (m *ProductMutation) Gtin() (r string, exists bool) {
+	v := m.gtin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGtin returns the old "gtin" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldGtin(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGtin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGtin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGtin: %w", err)
+	}
+	return oldValue.Gtin, nil
+}
+
+// ClearGtin clears the value of the "gtin" field.
+func (m *ProductMutation) ClearGtin() {
+	m.gtin = nil
+	m.clearedFields[product.FieldGtin] = struct{}{}
+}
+
+// GtinCleared returns if the "gtin" field was cleared in this mutation.
+func (m *ProductMutation) GtinCleared() bool {
+	_, ok := m.clearedFields[product.FieldGtin]
+	return ok
+}
+
+// ResetGtin resets all changes to the "gtin" field.
+func (m *ProductMutation) ResetGtin() {
+	m.gtin = nil
+	delete(m.clearedFields, product.FieldGtin)
+}
+
+// SetSku sets the "sku" field.
+func (m *ProductMutation) SetSku(s string) {
+	m.sku = &s
+}
+
+// Sku returns the value of the "sku" field in the mutation.
+func (m *ProductMutation) Sku() (r string, exists bool) {
+	v := m.sku
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSku returns the old "sku" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldSku(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSku is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSku requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSku: %w", err)
+	}
+	return oldValue.Sku, nil
+}
+
+// ClearSku clears the value of the "sku" field.
+func (m *ProductMutation) ClearSku() {
+	m.sku = nil
+	m.clearedFields[product.FieldSku] = struct{}{}
+}
+
+// SkuCleared returns if the "sku" field was cleared in this mutation.
+func (m *ProductMutation) SkuCleared() bool {
+	_, ok := m.clearedFields[product.FieldSku]
+	return ok
+}
+
+// ResetSku resets all changes to the "sku" field.
+func (m *ProductMutation) ResetSku() {
+	m.sku = nil
+	delete(m.clearedFields, product.FieldSku)
+}
+
+// SetName sets the "name" field.
+func (m *ProductMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ProductMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ProductMutation) ResetName() {
+	m.name = nil
+}
+
+// SetCategory sets the "category" field.
+func (m *ProductMutation) SetCategory(s string) {
+	m.category = &s
+}
+
+// Category returns the value of the "category" field in the mutation.
+func (m *ProductMutation) Category() (r string, exists bool) {
+	v := m.category
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCategory returns the old "category" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldCategory(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCategory is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCategory requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCategory: %w", err)
+	}
+	return oldValue.Category, nil
+}
+
+// ResetCategory resets all changes to the "category" field.
+func (m *ProductMutation) ResetCategory() {
+	m.category = nil
+}
+
+// SetBrand sets the "brand" field.
+func (m *ProductMutation) SetBrand(s string) {
+	m.brand = &s
+}
+
+// Brand returns the value of the "brand" field in the mutation.
+func (m *ProductMutation) Brand() (r string, exists bool) {
+	v := m.brand
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBrand returns the old "brand" field's value of the Product entity.
+// If the Product object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProductMutation) OldBrand(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBrand is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBrand requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBrand: %w", err)
+	}
+	return oldValue.Brand, nil
+}
+
+// ResetBrand resets all changes to the "brand" field.
+func (m *ProductMutation) ResetBrand() {
+	m.brand = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *ProductMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[product.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *ProductMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *ProductMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *ProductMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// Where appends a list predicates to the ProductMutation builder.
+func (m *ProductMutation) Where(ps ...predicate.Product) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ProductMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ProductMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Product, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ProductMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ProductMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Product).
+func (m *ProductMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ProductMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.tenant != nil {
+		fields = append(fields, product.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, product.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, product.FieldUpdatedAt)
+	}
+	if m.gtin != nil {
+		fields = append(fields, product.FieldGtin)
+	}
+	if m.sku != nil {
+		fields = append(fields, product.FieldSku)
+	}
+	if m.name != nil {
+		fields = append(fields, product.FieldName)
+	}
+	if m.category != nil {
+		fields = append(fields, product.FieldCategory)
+	}
+	if m.brand != nil {
+		fields = append(fields, product.FieldBrand)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ProductMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case product.FieldTenantID:
+		return m.TenantID()
+	case product.FieldCreatedAt:
+		return m.CreatedAt()
+	case product.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case product.FieldGtin:
+		return m.Gtin()
+	case product.FieldSku:
+		return m.Sku()
+	case product.FieldName:
+		return m.Name()
+	case product.FieldCategory:
+		return m.Category()
+	case product.FieldBrand:
+		return m.Brand()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ProductMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case product.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case product.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case product.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case product.FieldGtin:
+		return m.OldGtin(ctx)
+	case product.FieldSku:
+		return m.OldSku(ctx)
+	case product.FieldName:
+		return m.OldName(ctx)
+	case product.FieldCategory:
+		return m.OldCategory(ctx)
+	case product.FieldBrand:
+		return m.OldBrand(ctx)
+	}
+	return nil, fmt.Errorf("unknown Product field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ProductMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case product.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case product.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case product.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case product.FieldGtin:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGtin(v)
+		return nil
+	case product.FieldSku:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSku(v)
+		return nil
+	case product.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case product.FieldCategory:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCategory(v)
+		return nil
+	case product.FieldBrand:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBrand(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Product field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ProductMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ProductMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ProductMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Product numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ProductMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(product.FieldGtin) {
+		fields = append(fields, product.FieldGtin)
+	}
+	if m.FieldCleared(product.FieldSku) {
+		fields = append(fields, product.FieldSku)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ProductMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ProductMutation) ClearField(name string) error {
+	switch name {
+	case product.FieldGtin:
+		m.ClearGtin()
+		return nil
+	case product.FieldSku:
+		m.ClearSku()
+		return nil
+	}
+	return fmt.Errorf("unknown Product nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ProductMutation) ResetField(name string) error {
+	switch name {
+	case product.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case product.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case product.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case product.FieldGtin:
+		m.ResetGtin()
+		return nil
+	case product.FieldSku:
+		m.ResetSku()
+		return nil
+	case product.FieldName:
+		m.ResetName()
+		return nil
+	case product.FieldCategory:
+		m.ResetCategory()
+		return nil
+	case product.FieldBrand:
+		m.ResetBrand()
+		return nil
+	}
+	return fmt.Errorf("unknown Product field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ProductMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.tenant != nil {
+		edges = append(edges, product.EdgeTenant)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ProductMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case product.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ProductMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ProductMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ProductMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedtenant {
+		edges = append(edges, product.EdgeTenant)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ProductMutation) EdgeCleared(name string) bool {
+	switch name {
+	case product.EdgeTenant:
+		return m.clearedtenant
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ProductMutation) ClearEdge(name string) error {
+	switch name {
+	case product.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown Product unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ProductMutation) ResetEdge(name string) error {
+	switch name {
+	case product.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	}
+	return fmt.Errorf("unknown Product edge %s", name)
+}
+
 // RedemptionMutation represents an operation that mutates the Redemption nodes in the graph.
 type RedemptionMutation struct {
 	config
@@ -15052,6 +17203,7 @@ type RedemptionMutation struct {
 	rolled_back_at          *time.Time
 	rollback_reason         *string
 	store_code              *string
+	coupon_id               *string
 	clearedFields           map[string]struct{}
 	tenant                  *string
 	clearedtenant           bool
@@ -15835,6 +17987,55 @@ func (m *RedemptionMutation) ResetStoreCode() {
 	m.store_code = nil
 }
 
+// SetCouponID sets the "coupon_id" field.
+func (m *RedemptionMutation) SetCouponID(s string) {
+	m.coupon_id = &s
+}
+
+// CouponID returns the value of the "coupon_id" field in the mutation.
+func (m *RedemptionMutation) CouponID() (r string, exists bool) {
+	v := m.coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCouponID returns the old "coupon_id" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldCouponID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCouponID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCouponID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCouponID: %w", err)
+	}
+	return oldValue.CouponID, nil
+}
+
+// ClearCouponID clears the value of the "coupon_id" field.
+func (m *RedemptionMutation) ClearCouponID() {
+	m.coupon_id = nil
+	m.clearedFields[redemption.FieldCouponID] = struct{}{}
+}
+
+// CouponIDCleared returns if the "coupon_id" field was cleared in this mutation.
+func (m *RedemptionMutation) CouponIDCleared() bool {
+	_, ok := m.clearedFields[redemption.FieldCouponID]
+	return ok
+}
+
+// ResetCouponID resets all changes to the "coupon_id" field.
+func (m *RedemptionMutation) ResetCouponID() {
+	m.coupon_id = nil
+	delete(m.clearedFields, redemption.FieldCouponID)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *RedemptionMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -16004,7 +18205,7 @@ func (m *RedemptionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RedemptionMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.tenant != nil {
 		fields = append(fields, redemption.FieldTenantID)
 	}
@@ -16053,6 +18254,9 @@ func (m *RedemptionMutation) Fields() []string {
 	if m.store_code != nil {
 		fields = append(fields, redemption.FieldStoreCode)
 	}
+	if m.coupon_id != nil {
+		fields = append(fields, redemption.FieldCouponID)
+	}
 	return fields
 }
 
@@ -16093,6 +18297,8 @@ func (m *RedemptionMutation) Field(name string) (ent.Value, bool) {
 		return m.RollbackReason()
 	case redemption.FieldStoreCode:
 		return m.StoreCode()
+	case redemption.FieldCouponID:
+		return m.CouponID()
 	}
 	return nil, false
 }
@@ -16134,6 +18340,8 @@ func (m *RedemptionMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldRollbackReason(ctx)
 	case redemption.FieldStoreCode:
 		return m.OldStoreCode(ctx)
+	case redemption.FieldCouponID:
+		return m.OldCouponID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -16255,6 +18463,13 @@ func (m *RedemptionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStoreCode(v)
 		return nil
+	case redemption.FieldCouponID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCouponID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -16312,6 +18527,9 @@ func (m *RedemptionMutation) ClearedFields() []string {
 	if m.FieldCleared(redemption.FieldRollbackReason) {
 		fields = append(fields, redemption.FieldRollbackReason)
 	}
+	if m.FieldCleared(redemption.FieldCouponID) {
+		fields = append(fields, redemption.FieldCouponID)
+	}
 	return fields
 }
 
@@ -16337,6 +18555,9 @@ func (m *RedemptionMutation) ClearField(name string) error {
 		return nil
 	case redemption.FieldRollbackReason:
 		m.ClearRollbackReason()
+		return nil
+	case redemption.FieldCouponID:
+		m.ClearCouponID()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption nullable field %s", name)
@@ -16393,6 +18614,9 @@ func (m *RedemptionMutation) ResetField(name string) error {
 		return nil
 	case redemption.FieldStoreCode:
 		m.ResetStoreCode()
+		return nil
+	case redemption.FieldCouponID:
+		m.ResetCouponID()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)
@@ -16572,6 +18796,7 @@ type SaleMutation struct {
 	returned_amount        *decimal.Decimal
 	points_reversed        *int64
 	addpoints_reversed     *int64
+	coupon_code            *string
 	clearedFields          map[string]struct{}
 	tenant                 *string
 	clearedtenant          bool
@@ -17610,6 +19835,55 @@ func (m *SaleMutation) ResetPointsReversed() {
 	m.addpoints_reversed = nil
 }
 
+// SetCouponCode sets the "coupon_code" field.
+func (m *SaleMutation) SetCouponCode(s string) {
+	m.coupon_code = &s
+}
+
+// CouponCode returns the value of the "coupon_code" field in the mutation.
+func (m *SaleMutation) CouponCode() (r string, exists bool) {
+	v := m.coupon_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCouponCode returns the old "coupon_code" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldCouponCode(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCouponCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCouponCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCouponCode: %w", err)
+	}
+	return oldValue.CouponCode, nil
+}
+
+// ClearCouponCode clears the value of the "coupon_code" field.
+func (m *SaleMutation) ClearCouponCode() {
+	m.coupon_code = nil
+	m.clearedFields[sale.FieldCouponCode] = struct{}{}
+}
+
+// CouponCodeCleared returns if the "coupon_code" field was cleared in this mutation.
+func (m *SaleMutation) CouponCodeCleared() bool {
+	_, ok := m.clearedFields[sale.FieldCouponCode]
+	return ok
+}
+
+// ResetCouponCode resets all changes to the "coupon_code" field.
+func (m *SaleMutation) ResetCouponCode() {
+	m.coupon_code = nil
+	delete(m.clearedFields, sale.FieldCouponCode)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *SaleMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -17887,7 +20161,7 @@ func (m *SaleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SaleMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.tenant != nil {
 		fields = append(fields, sale.FieldTenantID)
 	}
@@ -17954,6 +20228,9 @@ func (m *SaleMutation) Fields() []string {
 	if m.points_reversed != nil {
 		fields = append(fields, sale.FieldPointsReversed)
 	}
+	if m.coupon_code != nil {
+		fields = append(fields, sale.FieldCouponCode)
+	}
 	return fields
 }
 
@@ -18006,6 +20283,8 @@ func (m *SaleMutation) Field(name string) (ent.Value, bool) {
 		return m.ReturnedAmount()
 	case sale.FieldPointsReversed:
 		return m.PointsReversed()
+	case sale.FieldCouponCode:
+		return m.CouponCode()
 	}
 	return nil, false
 }
@@ -18059,6 +20338,8 @@ func (m *SaleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldReturnedAmount(ctx)
 	case sale.FieldPointsReversed:
 		return m.OldPointsReversed(ctx)
+	case sale.FieldCouponCode:
+		return m.OldCouponCode(ctx)
 	}
 	return nil, fmt.Errorf("unknown Sale field %s", name)
 }
@@ -18222,6 +20503,13 @@ func (m *SaleMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPointsReversed(v)
 		return nil
+	case sale.FieldCouponCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCouponCode(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Sale field %s", name)
 }
@@ -18294,6 +20582,9 @@ func (m *SaleMutation) ClearedFields() []string {
 	if m.FieldCleared(sale.FieldProcessedAt) {
 		fields = append(fields, sale.FieldProcessedAt)
 	}
+	if m.FieldCleared(sale.FieldCouponCode) {
+		fields = append(fields, sale.FieldCouponCode)
+	}
 	return fields
 }
 
@@ -18322,6 +20613,9 @@ func (m *SaleMutation) ClearField(name string) error {
 		return nil
 	case sale.FieldProcessedAt:
 		m.ClearProcessedAt()
+		return nil
+	case sale.FieldCouponCode:
+		m.ClearCouponCode()
 		return nil
 	}
 	return fmt.Errorf("unknown Sale nullable field %s", name)
@@ -18396,6 +20690,9 @@ func (m *SaleMutation) ResetField(name string) error {
 		return nil
 	case sale.FieldPointsReversed:
 		m.ResetPointsReversed()
+		return nil
+	case sale.FieldCouponCode:
+		m.ResetCouponCode()
 		return nil
 	}
 	return fmt.Errorf("unknown Sale field %s", name)
@@ -25573,6 +27870,7 @@ type ValidationTokenMutation struct {
 	appendcampaign_ids []string
 	expires_at         *time.Time
 	order_id           *string
+	coupon_id          *string
 	clearedFields      map[string]struct{}
 	tenant             *string
 	clearedtenant      bool
@@ -26141,6 +28439,55 @@ func (m *ValidationTokenMutation) ResetOrderID() {
 	delete(m.clearedFields, validationtoken.FieldOrderID)
 }
 
+// SetCouponID sets the "coupon_id" field.
+func (m *ValidationTokenMutation) SetCouponID(s string) {
+	m.coupon_id = &s
+}
+
+// CouponID returns the value of the "coupon_id" field in the mutation.
+func (m *ValidationTokenMutation) CouponID() (r string, exists bool) {
+	v := m.coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCouponID returns the old "coupon_id" field's value of the ValidationToken entity.
+// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ValidationTokenMutation) OldCouponID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCouponID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCouponID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCouponID: %w", err)
+	}
+	return oldValue.CouponID, nil
+}
+
+// ClearCouponID clears the value of the "coupon_id" field.
+func (m *ValidationTokenMutation) ClearCouponID() {
+	m.coupon_id = nil
+	m.clearedFields[validationtoken.FieldCouponID] = struct{}{}
+}
+
+// CouponIDCleared returns if the "coupon_id" field was cleared in this mutation.
+func (m *ValidationTokenMutation) CouponIDCleared() bool {
+	_, ok := m.clearedFields[validationtoken.FieldCouponID]
+	return ok
+}
+
+// ResetCouponID resets all changes to the "coupon_id" field.
+func (m *ValidationTokenMutation) ResetCouponID() {
+	m.coupon_id = nil
+	delete(m.clearedFields, validationtoken.FieldCouponID)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *ValidationTokenMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -26229,7 +28576,7 @@ func (m *ValidationTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ValidationTokenMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.tenant != nil {
 		fields = append(fields, validationtoken.FieldTenantID)
 	}
@@ -26263,6 +28610,9 @@ func (m *ValidationTokenMutation) Fields() []string {
 	if m.order_id != nil {
 		fields = append(fields, validationtoken.FieldOrderID)
 	}
+	if m.coupon_id != nil {
+		fields = append(fields, validationtoken.FieldCouponID)
+	}
 	return fields
 }
 
@@ -26293,6 +28643,8 @@ func (m *ValidationTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.ExpiresAt()
 	case validationtoken.FieldOrderID:
 		return m.OrderID()
+	case validationtoken.FieldCouponID:
+		return m.CouponID()
 	}
 	return nil, false
 }
@@ -26324,6 +28676,8 @@ func (m *ValidationTokenMutation) OldField(ctx context.Context, name string) (en
 		return m.OldExpiresAt(ctx)
 	case validationtoken.FieldOrderID:
 		return m.OldOrderID(ctx)
+	case validationtoken.FieldCouponID:
+		return m.OldCouponID(ctx)
 	}
 	return nil, fmt.Errorf("unknown ValidationToken field %s", name)
 }
@@ -26410,6 +28764,13 @@ func (m *ValidationTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetOrderID(v)
 		return nil
+	case validationtoken.FieldCouponID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCouponID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown ValidationToken field %s", name)
 }
@@ -26443,6 +28804,9 @@ func (m *ValidationTokenMutation) ClearedFields() []string {
 	if m.FieldCleared(validationtoken.FieldOrderID) {
 		fields = append(fields, validationtoken.FieldOrderID)
 	}
+	if m.FieldCleared(validationtoken.FieldCouponID) {
+		fields = append(fields, validationtoken.FieldCouponID)
+	}
 	return fields
 }
 
@@ -26459,6 +28823,9 @@ func (m *ValidationTokenMutation) ClearField(name string) error {
 	switch name {
 	case validationtoken.FieldOrderID:
 		m.ClearOrderID()
+		return nil
+	case validationtoken.FieldCouponID:
+		m.ClearCouponID()
 		return nil
 	}
 	return fmt.Errorf("unknown ValidationToken nullable field %s", name)
@@ -26500,6 +28867,9 @@ func (m *ValidationTokenMutation) ResetField(name string) error {
 		return nil
 	case validationtoken.FieldOrderID:
 		m.ResetOrderID()
+		return nil
+	case validationtoken.FieldCouponID:
+		m.ResetCouponID()
 		return nil
 	}
 	return fmt.Errorf("unknown ValidationToken field %s", name)

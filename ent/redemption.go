@@ -57,6 +57,8 @@ type Redemption struct {
 	RollbackReason *string `json:"rollback_reason,omitempty"`
 	// The store the benefit was given at (validate's store_id, the sale's store); empty online.
 	StoreCode string `json:"store_code,omitempty"`
+	// The coupon code the redemption used, for a campaign that requires one.
+	CouponID *string `json:"coupon_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RedemptionQuery when eager-loading is set.
 	Edges        RedemptionEdges `json:"edges"`
@@ -150,7 +152,7 @@ func (*Redemption) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case redemption.FieldBonusPoints:
 			values[i] = new(sql.NullInt64)
-		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID, redemption.FieldRollbackReason, redemption.FieldStoreCode:
+		case redemption.FieldID, redemption.FieldTenantID, redemption.FieldCampaignID, redemption.FieldCustomerID, redemption.FieldOrderID, redemption.FieldValidationTokenID, redemption.FieldSaleID, redemption.FieldRollbackReason, redemption.FieldStoreCode, redemption.FieldCouponID:
 			values[i] = new(sql.NullString)
 		case redemption.FieldCreatedAt, redemption.FieldRolledBackAt:
 			values[i] = new(sql.NullTime)
@@ -277,6 +279,13 @@ func (_m *Redemption) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.StoreCode = value.String
 			}
+		case redemption.FieldCouponID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field coupon_id", values[i])
+			} else if value.Valid {
+				_m.CouponID = new(string)
+				*_m.CouponID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -393,6 +402,11 @@ func (_m *Redemption) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("store_code=")
 	builder.WriteString(_m.StoreCode)
+	builder.WriteString(", ")
+	if v := _m.CouponID; v != nil {
+		builder.WriteString("coupon_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

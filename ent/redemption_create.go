@@ -187,6 +187,20 @@ func (_c *RedemptionCreate) SetNillableStoreCode(v *string) *RedemptionCreate {
 	return _c
 }
 
+// SetCouponID sets the "coupon_id" field.
+func (_c *RedemptionCreate) SetCouponID(v string) *RedemptionCreate {
+	_c.mutation.SetCouponID(v)
+	return _c
+}
+
+// SetNillableCouponID sets the "coupon_id" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableCouponID(v *string) *RedemptionCreate {
+	if v != nil {
+		_c.SetCouponID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *RedemptionCreate) SetID(v string) *RedemptionCreate {
 	_c.mutation.SetID(v)
@@ -447,6 +461,10 @@ func (_c *RedemptionCreate) createSpec() (*Redemption, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.StoreCode(); ok {
 		_spec.SetField(redemption.FieldStoreCode, field.TypeString, value)
 		_node.StoreCode = value
+	}
+	if value, ok := _c.mutation.CouponID(); ok {
+		_spec.SetField(redemption.FieldCouponID, field.TypeString, value)
+		_node.CouponID = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

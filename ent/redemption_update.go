@@ -143,6 +143,9 @@ func (_u *RedemptionUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.RollbackReasonCleared() {
 		_spec.ClearField(redemption.FieldRollbackReason, field.TypeString)
 	}
+	if _u.mutation.CouponIDCleared() {
+		_spec.ClearField(redemption.FieldCouponID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{redemption.Label}
@@ -307,6 +310,9 @@ func (_u *RedemptionUpdateOne) sqlSave(ctx context.Context) (_node *Redemption, 
 	}
 	if _u.mutation.RollbackReasonCleared() {
 		_spec.ClearField(redemption.FieldRollbackReason, field.TypeString)
+	}
+	if _u.mutation.CouponIDCleared() {
+		_spec.ClearField(redemption.FieldCouponID, field.TypeString)
 	}
 	_node = &Redemption{config: _u.config}
 	_spec.Assign = _node.assignValues

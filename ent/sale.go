@@ -67,6 +67,8 @@ type Sale struct {
 	ReturnedAmount decimal.Decimal `json:"returned_amount,omitempty"`
 	// Points taken back by the sale's processed returns and cancellation.
 	PointsReversed int64 `json:"points_reversed,omitempty"`
+	// The coupon code the point of sale sent with the sale (couponCode); its campaign's redemption uses it.
+	CouponCode *string `json:"coupon_code,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SaleQuery when eager-loading is set.
 	Edges        SaleEdges `json:"edges"`
@@ -169,7 +171,7 @@ func (*Sale) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case sale.FieldPointsCredited, sale.FieldPointsReversed:
 			values[i] = new(sql.NullInt64)
-		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldEmployeeID, sale.FieldSellerID, sale.FieldChannel, sale.FieldCustomerDocument, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason:
+		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldEmployeeID, sale.FieldSellerID, sale.FieldChannel, sale.FieldCustomerDocument, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason, sale.FieldCouponCode:
 			values[i] = new(sql.NullString)
 		case sale.FieldCreatedAt, sale.FieldSoldAt, sale.FieldProcessedAt:
 			values[i] = new(sql.NullTime)
@@ -332,6 +334,13 @@ func (_m *Sale) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PointsReversed = value.Int64
 			}
+		case sale.FieldCouponCode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field coupon_code", values[i])
+			} else if value.Valid {
+				_m.CouponCode = new(string)
+				*_m.CouponCode = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -471,6 +480,11 @@ func (_m *Sale) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("points_reversed=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsReversed))
+	builder.WriteString(", ")
+	if v := _m.CouponCode; v != nil {
+		builder.WriteString("coupon_code=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

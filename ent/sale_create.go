@@ -272,6 +272,20 @@ func (_c *SaleCreate) SetNillablePointsReversed(v *int64) *SaleCreate {
 	return _c
 }
 
+// SetCouponCode sets the "coupon_code" field.
+func (_c *SaleCreate) SetCouponCode(v string) *SaleCreate {
+	_c.mutation.SetCouponCode(v)
+	return _c
+}
+
+// SetNillableCouponCode sets the "coupon_code" field if the given value is not nil.
+func (_c *SaleCreate) SetNillableCouponCode(v *string) *SaleCreate {
+	if v != nil {
+		_c.SetCouponCode(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SaleCreate) SetID(v string) *SaleCreate {
 	_c.mutation.SetID(v)
@@ -514,6 +528,11 @@ func (_c *SaleCreate) check() error {
 	if _, ok := _c.mutation.PointsReversed(); !ok {
 		return &ValidationError{Name: "points_reversed", err: errors.New(`ent: missing required field "Sale.points_reversed"`)}
 	}
+	if v, ok := _c.mutation.CouponCode(); ok {
+		if err := sale.CouponCodeValidator(v); err != nil {
+			return &ValidationError{Name: "coupon_code", err: fmt.Errorf(`ent: validator failed for field "Sale.coupon_code": %w`, err)}
+		}
+	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "Sale.tenant"`)}
 	}
@@ -630,6 +649,10 @@ func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PointsReversed(); ok {
 		_spec.SetField(sale.FieldPointsReversed, field.TypeInt64, value)
 		_node.PointsReversed = value
+	}
+	if value, ok := _c.mutation.CouponCode(); ok {
+		_spec.SetField(sale.FieldCouponCode, field.TypeString, value)
+		_node.CouponCode = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -378,6 +378,9 @@ func (_u *SaleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedPointsReversed(); ok {
 		_spec.AddField(sale.FieldPointsReversed, field.TypeInt64, value)
 	}
+	if _u.mutation.CouponCodeCleared() {
+		_spec.ClearField(sale.FieldCouponCode, field.TypeString)
+	}
 	if _u.mutation.CustomerCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -936,6 +939,9 @@ func (_u *SaleUpdateOne) sqlSave(ctx context.Context) (_node *Sale, err error) {
 	}
 	if value, ok := _u.mutation.AddedPointsReversed(); ok {
 		_spec.AddField(sale.FieldPointsReversed, field.TypeInt64, value)
+	}
+	if _u.mutation.CouponCodeCleared() {
+		_spec.ClearField(sale.FieldCouponCode, field.TypeString)
 	}
 	if _u.mutation.CustomerCleared() {
 		edge := &sqlgraph.EdgeSpec{

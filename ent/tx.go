@@ -20,6 +20,8 @@ type Tx struct {
 	Campaign *CampaignClient
 	// ChurnModel is the client for interacting with the ChurnModel builders.
 	ChurnModel *ChurnModelClient
+	// Coupon is the client for interacting with the Coupon builders.
+	Coupon *CouponClient
 	// Customer is the client for interacting with the Customer builders.
 	Customer *CustomerClient
 	// CustomerImport is the client for interacting with the CustomerImport builders.
@@ -38,6 +40,8 @@ type Tx struct {
 	PointsEntry *PointsEntryClient
 	// PointsLot is the client for interacting with the PointsLot builders.
 	PointsLot *PointsLotClient
+	// Product is the client for interacting with the Product builders.
+	Product *ProductClient
 	// Redemption is the client for interacting with the Redemption builders.
 	Redemption *RedemptionClient
 	// Sale is the client for interacting with the Sale builders.
@@ -198,6 +202,7 @@ func (tx *Tx) init() {
 	tx.APIClient = NewAPIClientClient(tx.config)
 	tx.Campaign = NewCampaignClient(tx.config)
 	tx.ChurnModel = NewChurnModelClient(tx.config)
+	tx.Coupon = NewCouponClient(tx.config)
 	tx.Customer = NewCustomerClient(tx.config)
 	tx.CustomerImport = NewCustomerImportClient(tx.config)
 	tx.CustomerImportChunk = NewCustomerImportChunkClient(tx.config)
@@ -207,6 +212,7 @@ func (tx *Tx) init() {
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.PointsEntry = NewPointsEntryClient(tx.config)
 	tx.PointsLot = NewPointsLotClient(tx.config)
+	tx.Product = NewProductClient(tx.config)
 	tx.Redemption = NewRedemptionClient(tx.config)
 	tx.Sale = NewSaleClient(tx.config)
 	tx.SaleItem = NewSaleItemClient(tx.config)

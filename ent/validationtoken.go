@@ -42,6 +42,8 @@ type ValidationToken struct {
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// The order the token was first redeemed for; it serves no other.
 	OrderID *string `json:"order_id,omitempty"`
+	// The coupon whose code came with the cart; its campaign's redemption uses it.
+	CouponID *string `json:"coupon_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ValidationTokenQuery when eager-loading is set.
 	Edges        ValidationTokenEdges `json:"edges"`
@@ -90,7 +92,7 @@ func (*ValidationToken) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case validationtoken.FieldCart, validationtoken.FieldBenefits, validationtoken.FieldCampaignIds:
 			values[i] = new([]byte)
-		case validationtoken.FieldID, validationtoken.FieldTenantID, validationtoken.FieldTokenHash, validationtoken.FieldCustomerID, validationtoken.FieldChannel, validationtoken.FieldStoreID, validationtoken.FieldOrderID:
+		case validationtoken.FieldID, validationtoken.FieldTenantID, validationtoken.FieldTokenHash, validationtoken.FieldCustomerID, validationtoken.FieldChannel, validationtoken.FieldStoreID, validationtoken.FieldOrderID, validationtoken.FieldCouponID:
 			values[i] = new(sql.NullString)
 		case validationtoken.FieldCreatedAt, validationtoken.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -188,6 +190,13 @@ func (_m *ValidationToken) assignValues(columns []string, values []any) error {
 				_m.OrderID = new(string)
 				*_m.OrderID = value.String
 			}
+		case validationtoken.FieldCouponID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field coupon_id", values[i])
+			} else if value.Valid {
+				_m.CouponID = new(string)
+				*_m.CouponID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -265,6 +274,11 @@ func (_m *ValidationToken) String() string {
 	builder.WriteString(", ")
 	if v := _m.OrderID; v != nil {
 		builder.WriteString("order_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.CouponID; v != nil {
+		builder.WriteString("coupon_id=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

@@ -121,6 +121,20 @@ func (_c *ValidationTokenCreate) SetNillableOrderID(v *string) *ValidationTokenC
 	return _c
 }
 
+// SetCouponID sets the "coupon_id" field.
+func (_c *ValidationTokenCreate) SetCouponID(v string) *ValidationTokenCreate {
+	_c.mutation.SetCouponID(v)
+	return _c
+}
+
+// SetNillableCouponID sets the "coupon_id" field if the given value is not nil.
+func (_c *ValidationTokenCreate) SetNillableCouponID(v *string) *ValidationTokenCreate {
+	if v != nil {
+		_c.SetCouponID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ValidationTokenCreate) SetID(v string) *ValidationTokenCreate {
 	_c.mutation.SetID(v)
@@ -330,6 +344,10 @@ func (_c *ValidationTokenCreate) createSpec() (*ValidationToken, *sqlgraph.Creat
 	if value, ok := _c.mutation.OrderID(); ok {
 		_spec.SetField(validationtoken.FieldOrderID, field.TypeString, value)
 		_node.OrderID = &value
+	}
+	if value, ok := _c.mutation.CouponID(); ok {
+		_spec.SetField(validationtoken.FieldCouponID, field.TypeString, value)
+		_node.CouponID = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

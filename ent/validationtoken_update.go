@@ -108,6 +108,9 @@ func (_u *ValidationTokenUpdate) sqlSave(ctx context.Context) (_node int, err er
 	if _u.mutation.OrderIDCleared() {
 		_spec.ClearField(validationtoken.FieldOrderID, field.TypeString)
 	}
+	if _u.mutation.CouponIDCleared() {
+		_spec.ClearField(validationtoken.FieldCouponID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{validationtoken.Label}
@@ -238,6 +241,9 @@ func (_u *ValidationTokenUpdateOne) sqlSave(ctx context.Context) (_node *Validat
 	}
 	if _u.mutation.OrderIDCleared() {
 		_spec.ClearField(validationtoken.FieldOrderID, field.TypeString)
+	}
+	if _u.mutation.CouponIDCleared() {
+		_spec.ClearField(validationtoken.FieldCouponID, field.TypeString)
 	}
 	_node = &ValidationToken{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -19,8 +20,10 @@ func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
 		SegmentID: in.SegmentID, Channels: in.Channels, StoreCodes: in.StoreCodes, StoreGroups: in.StoreGroups,
 		Discount: &app.DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
 			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
-		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories},
-		Limits:      &app.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
+		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories,
+			Brands: in.EligibleBrands},
+		Priority: deref(in.Priority), RequiresCode: deref(in.RequiresCode),
+		Limits: &app.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
 	if in.BudgetTotal != nil || in.BudgetPerStore != nil || in.BudgetPeriod != nil || in.BudgetPerPeriod != nil {
 		c.Budget = &app.BudgetInput{Total: in.BudgetTotal, PerStore: in.BudgetPerStore, PerPeriod: in.BudgetPerPeriod}
@@ -38,11 +41,14 @@ func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
 	if in.DiscountMode != nil {
 		c.Discount.Mode = string(*in.DiscountMode)
 	}
+	if in.Stacking != nil {
+		c.Stacking = string(*in.Stacking)
+	}
 	return c
 }
 
 func validateCartInput(in generated.ValidateCartInput) app.ValidateInput {
-	v := app.ValidateInput{CustomerID: in.CustomerID}
+	v := app.ValidateInput{CustomerID: in.CustomerID, CouponCode: deref(in.CouponCode)}
 	if in.StoreID != nil {
 		v.StoreID = *in.StoreID
 	}
@@ -54,7 +60,8 @@ func validateCartInput(in generated.ValidateCartInput) app.ValidateInput {
 	}
 	for _, it := range in.Items {
 		v.Cart.Items = append(v.Cart.Items, eligibility.Item{
-			SKU: deref(it.Sku), GTIN: deref(it.Gtin), Category: deref(it.Category), Quantity: it.Quantity, UnitPrice: it.UnitPrice,
+			SKU: deref(it.Sku), GTIN: deref(it.Gtin), Category: deref(it.Category), Brand: deref(it.Brand),
+			Quantity: it.Quantity, UnitPrice: it.UnitPrice,
 		})
 	}
 	return v
@@ -106,8 +113,45 @@ func cartValidation(ctx context.Context, a *app.App, v *app.Validation) (*genera
 	}
 	for _, ie := range v.Ineligible {
 		if c := byID[ie.Campaign.ID]; c != nil {
-			out.Ineligible = append(out.Ineligible, &generated.IneligibleCampaign{Campaign: c, Reason: string(ie.Reason), MissingAmount: ie.Missing})
+			ineligible := &generated.IneligibleCampaign{Campaign: c, Reason: string(ie.Reason), MissingAmount: ie.Missing}
+			if ie.ExcludedBy != "" {
+				ineligible.ExcludedBy = &ie.ExcludedBy
+			}
+			out.Ineligible = append(out.Ineligible, ineligible)
 		}
 	}
 	return out, nil
+}
+
+func addCouponsInput(in generated.AddCouponsInput) app.CouponsInput {
+	c := app.CouponsInput{CampaignID: in.CampaignID, Codes: in.Codes, MaxUses: deref(in.MaxUses), Note: deref(in.Note)}
+	if in.Generate != nil {
+		c.Generate = &app.CouponGeneration{Count: *in.Generate, Length: deref(in.Length), Prefix: deref(in.Prefix),
+			Alphabet: deref(in.Alphabet)}
+	}
+	return c
+}
+
+func fieldProblems(list []apperr.FieldError) []*generated.FieldProblem {
+	out := make([]*generated.FieldProblem, len(list))
+	for i, p := range list {
+		out[i] = &generated.FieldProblem{Field: p.Field, Message: p.Message}
+	}
+	return out
+}
+
+func productInputs(list []*generated.ProductInput) []app.ProductInput {
+	out := make([]app.ProductInput, len(list))
+	for i, p := range list {
+		out[i] = app.ProductInput{GTIN: deref(p.Gtin), SKU: deref(p.Sku), Name: p.Name, Category: deref(p.Category), Brand: deref(p.Brand)}
+	}
+	return out
+}
+
+func catalogImport(res *app.CatalogResult) *generated.CatalogImport {
+	out := &generated.CatalogImport{Created: res.Created, Updated: res.Updated, Problems: make([]*generated.FieldProblem, len(res.Problems))}
+	for i, p := range res.Problems {
+		out.Problems[i] = &generated.FieldProblem{Field: p.Path(), Message: p.Message}
+	}
+	return out
 }

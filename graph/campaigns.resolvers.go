@@ -55,3 +55,21 @@ func (r *mutationResolver) RedeemCampaign(ctx context.Context, input generated.R
 func (r *mutationResolver) RollbackRedemption(ctx context.Context, id string, reason string) (*ent.Redemption, error) {
 	return r.app.RollbackRedemption(ctx, id, reason)
 }
+
+// AddCoupons is the resolver for the addCoupons field.
+func (r *mutationResolver) AddCoupons(ctx context.Context, input generated.AddCouponsInput) (*generated.CouponsAdded, error) {
+	added, err := r.app.AddCoupons(ctx, addCouponsInput(input))
+	if err != nil {
+		return nil, err
+	}
+	return &generated.CouponsAdded{Created: added.Created, Problems: fieldProblems(added.Problems)}, nil
+}
+
+// ImportProducts is the resolver for the importProducts field.
+func (r *mutationResolver) ImportProducts(ctx context.Context, products []*generated.ProductInput) (*generated.CatalogImport, error) {
+	res, err := r.app.ImportProducts(ctx, productInputs(products))
+	if err != nil {
+		return nil, err
+	}
+	return catalogImport(res), nil
+}

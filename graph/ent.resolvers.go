@@ -80,6 +80,12 @@ func (r *queryResolver) PointsEntries(ctx context.Context, after *entgql.Cursor[
 		ent.WithPointsEntryOrder(orderBy), ent.WithPointsEntryFilter(where.Filter))
 }
 
+// Products is the resolver for the products field.
+func (r *queryResolver) Products(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) (*ent.ProductConnection, error) {
+	return r.client.Product.Query().Paginate(ctx, after, first, before, last,
+		ent.WithProductOrder(orderBy), ent.WithProductFilter(where.Filter))
+}
+
 // Redemptions is the resolver for the redemptions field.
 func (r *queryResolver) Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error) {
 	return r.client.Redemption.Query().Paginate(ctx, after, first, before, last,

@@ -44,6 +44,7 @@ var RootFieldScopes = map[string]string{
 	"Query.salesByStoreDay":      app.ScopeBackoffice,
 	"Query.sales":                app.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
+	"Query.products":             "campaigns:read",
 
 	"Mutation.createCustomer":     "customers:write",
 	"Mutation.updateCustomer":     "customers:write",
@@ -57,6 +58,8 @@ var RootFieldScopes = map[string]string{
 	"Mutation.validateCart":       "campaigns:read",
 	"Mutation.redeemCampaign":     "campaigns:write",
 	"Mutation.rollbackRedemption": "campaigns:write",
+	"Mutation.addCoupons":         "campaigns:write",
+	"Mutation.importProducts":     "campaigns:write",
 	"Mutation.adjustPoints":       app.ScopeBackofficeWrite,
 
 	"Mutation.createStore":            app.ScopeBackofficeWrite,
@@ -93,6 +96,8 @@ var TypeScopes = map[string]string{
 	"Campaign":      "campaigns:read",
 	"Redemption":    "campaigns:read",
 	"Store":         "campaigns:read",
+	"Product":       "campaigns:read",
+	"Coupon":        "campaigns:read",
 	"Sale":          app.ScopeBackoffice,
 	"SaleItem":      app.ScopeBackoffice,
 	"SalePayment":   app.ScopeBackoffice,

@@ -39,6 +39,8 @@ func Status(k apperr.Kind) int {
 		return http.StatusForbidden
 	case apperr.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case apperr.KindRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

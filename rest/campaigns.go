@@ -48,6 +48,7 @@ type campaignBody struct {
 		MinSubtotal *jsonNumber `json:"min_subtotal"`
 		SKUs        []string    `json:"skus"`
 		Categories  []string    `json:"categories"`
+		Brands      []string    `json:"brands"`
 	} `json:"eligibility"`
 	Limits *struct {
 		PerCustomer *int `json:"per_customer"`
@@ -59,6 +60,9 @@ type campaignBody struct {
 		Period    string      `json:"period"`
 		PerPeriod *jsonNumber `json:"per_period"`
 	} `json:"budget"`
+	Stacking     string `json:"stacking"`
+	Priority     int    `json:"priority"`
+	RequiresCode bool   `json:"requires_code"`
 }
 
 func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
@@ -66,6 +70,7 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StoreCodes: b.StoreCodes, StoreGroups: b.StoreGroups, PredictiveSegment: b.PredictiveSegment,
 		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
+		Stacking: b.Stacking, Priority: b.Priority, RequiresCode: b.RequiresCode,
 	}
 	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
 	if sent(b.DiscountValue) {
@@ -83,6 +88,7 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 	if e := b.Eligibility; e != nil {
 		in.Eligibility = &app.EligibilityInput{
 			MinSubtotal: number(p, "eligibility.min_subtotal", e.MinSubtotal), SKUs: e.SKUs, Categories: e.Categories,
+			Brands: e.Brands,
 		}
 	}
 	if l := b.Limits; l != nil {
@@ -130,6 +136,9 @@ type campaignJSON struct {
 	Eligibility      eligibilityJSON `json:"eligibility"`
 	Limits           limitsJSON      `json:"limits"`
 	Budget           *budgetJSON     `json:"budget"`
+	Stacking         *string         `json:"stacking"`
+	Priority         int             `json:"priority"`
+	RequiresCode     bool            `json:"requires_code"`
 	RedemptionsCount int             `json:"redemptions_count"`
 	RedemptionsLimit *int            `json:"redemptions_limit"`
 	CreatedAt        string          `json:"created_at"`
@@ -148,6 +157,7 @@ type eligibilityJSON struct {
 	MinSubtotal *json.Number `json:"min_subtotal"`
 	SKUs        []string     `json:"skus"`
 	Categories  []string     `json:"categories"`
+	Brands      []string     `json:"brands"`
 }
 
 // budgetJSON is a campaign's money budgets and what it gave so far (in all;
@@ -203,7 +213,9 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 		Channels:   orEmpty(c.Channels), StoreCodes: orEmpty(c.StoreCodes), StoreGroups: orEmpty(c.StoreGroups),
 		Eligibility: eligibilityJSON{
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
+			Brands: orEmpty(c.EligibleBrands),
 		},
+		Stacking: (*string)(c.Stacking), Priority: c.Priority, RequiresCode: c.RequiresCode,
 		Limits:           limitsJSON{PerCustomer: c.LimitPerCustomer, Total: c.LimitTotal},
 		Budget:           renderBudget(c),
 		RedemptionsCount: c.RedemptionsCount, RedemptionsLimit: c.LimitTotal,
@@ -290,12 +302,14 @@ type validateBody struct {
 	CustomerID string `json:"customer_id"`
 	StoreID    string `json:"store_id"`
 	Channel    string `json:"channel"`
+	CouponCode string `json:"coupon_code"`
 	Cart       struct {
 		Subtotal *jsonNumber `json:"subtotal"`
 		Items    []struct {
 			SKU       string      `json:"sku"`
 			GTIN      string      `json:"gtin"`
 			Category  string      `json:"category"`
+			Brand     string      `json:"brand"`
 			Quantity  *jsonNumber `json:"quantity"`
 			UnitPrice *jsonNumber `json:"unit_price"`
 		} `json:"items"`
@@ -350,12 +364,12 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	in := app.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel}
+	in := app.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel, CouponCode: body.CouponCode}
 	if sub := number(&p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
 		in.Cart.Subtotal = *sub
 	}
 	for i, it := range body.Cart.Items {
-		item := eligibility.Item{SKU: it.SKU, GTIN: it.GTIN, Category: it.Category}
+		item := eligibility.Item{SKU: it.SKU, GTIN: it.GTIN, Category: it.Category, Brand: it.Brand}
 		if q := number(&p, graphItemField(i, "quantity"), it.Quantity); q != nil {
 			item.Quantity = *q
 		}
@@ -394,7 +408,8 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 		ineligible := make([]ineligibleJSON, 0, len(v.Ineligible))
 		for _, ie := range v.Ineligible {
 			ineligible = append(ineligible, ineligibleJSON{
-				CampaignID: ie.Campaign.ID, MissingAmount: decimalJSON(ie.Missing), Name: ie.Campaign.Name, Reason: ie.Reason,
+				CampaignID: ie.Campaign.ID, ExcludedBy: nonEmptyString(ie.ExcludedBy), MissingAmount: decimalJSON(ie.Missing),
+				Name: ie.Campaign.Name, Reason: ie.Reason,
 			})
 		}
 		out.Ineligible = &ineligible
@@ -425,9 +440,18 @@ type eligibleJSON struct {
 
 type ineligibleJSON struct {
 	CampaignID    string             `json:"campaign_id"`
+	ExcludedBy    *string            `json:"excluded_by,omitempty"`
 	MissingAmount *json.Number       `json:"missing_amount,omitempty"`
 	Name          string             `json:"name"`
 	Reason        eligibility.Reason `json:"reason"`
+}
+
+// nonEmptyString is s, nil when empty.
+func nonEmptyString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func graphItemField(i int, name string) string {

@@ -350,7 +350,8 @@ func (e *campEnv) campRedemptions(t *testing.T, campaignID string) int {
 
 // campCampaignKeys are the keys of a campaign.
 var campCampaignKeys = campSorted("id", "name", "description", "type", "status", "starts_at", "ends_at", "segment_id", "predictive_segment",
-	"channels", "store_codes", "store_groups", "discount", "eligibility", "limits", "budget", "redemptions_count", "redemptions_limit", "created_at", "updated_at")
+	"channels", "store_codes", "store_groups", "discount", "eligibility", "limits", "budget", "stacking", "priority", "requires_code", "redemptions_count", "redemptions_limit",
+	"created_at", "updated_at")
 
 func TestCampaignCreate(t *testing.T) {
 	t.Parallel()
@@ -404,7 +405,7 @@ func TestCampaignCreate(t *testing.T) {
 			require.Nil(t, m["segment_id"], "absent segment_id: every customer")
 			require.Equal(t, []any{}, m["channels"], "absent channels: every channel")
 			require.Equal(t, map[string]any{"gift_sku": "BRINDE-1"}, m["discount"])
-			require.Equal(t, map[string]any{"min_subtotal": nil, "skus": []any{}, "categories": []any{}}, m["eligibility"])
+			require.Equal(t, map[string]any{"min_subtotal": nil, "skus": []any{}, "categories": []any{}, "brands": []any{}}, m["eligibility"])
 			require.Equal(t, map[string]any{"per_customer": nil, "total": nil}, m["limits"])
 			require.Nil(t, m["redemptions_limit"])
 		})

@@ -331,6 +331,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 			Date           string        `json:"date"`
 			Amount         *jsonNumber   `json:"amount"`
 			IgnoreDiscount bool          `json:"ignoreDiscount"`
+			CouponCode     string        `json:"couponCode"`
 			Items          []posItemJSON `json:"items"`
 		} `json:"sale"`
 	}
@@ -344,7 +345,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in := app.AuthorizeInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
-		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date)}
+		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date), CouponCode: body.Sale.CouponCode}
 	posDecimal(&p, "sale.amount", body.Sale.Amount)
 	for i, it := range body.Sale.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
@@ -465,6 +466,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 				Installments *int        `json:"installments"`
 			} `json:"payments"`
 			FiscalDocument *fiscalDocumentJSON `json:"fiscalDocument"`
+			CouponCode     string              `json:"couponCode"`
 		} `json:"sale"`
 	}
 	if !s.decodePOS(w, r, &body) {
@@ -481,7 +483,7 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
 		EmployeeID: sl.Store.EmployeeID, SellerID: sl.Store.SellerID, Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
 		Amount: posDecimal(&p, "sale.amount", sl.Amount), AmountPayable: posDecimal(&p, "sale.amountPayable", sl.AmountPayable),
-		DiscountAmount: posDecimal(&p, "sale.discountAmount", sl.DiscountAmount),
+		DiscountAmount: posDecimal(&p, "sale.discountAmount", sl.DiscountAmount), CouponCode: sl.CouponCode,
 	}
 	if sl.ID != nil {
 		in.SaleID = string(*sl.ID)

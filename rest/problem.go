@@ -90,11 +90,12 @@ func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error
 		writeProblem(w, r, status, "validation-error", e.Message, e.Details)
 	case apperr.KindNotFound:
 		writeProblem(w, r, status, "resource-not-found", e.Message, nil)
-	case apperr.KindConflict, apperr.KindForbidden, apperr.KindUnprocessable, apperr.KindUnavailable:
+	case apperr.KindConflict, apperr.KindForbidden, apperr.KindUnprocessable, apperr.KindUnavailable, apperr.KindRateLimited:
 		id, ok := posProblems[e.Code]
 		if !ok {
 			id = map[apperr.Kind]string{apperr.KindConflict: "conflict", apperr.KindForbidden: "forbidden",
-				apperr.KindUnprocessable: "unprocessable", apperr.KindUnavailable: "service-unavailable"}[e.Kind]
+				apperr.KindUnprocessable: "unprocessable", apperr.KindUnavailable: "service-unavailable",
+				apperr.KindRateLimited: "rate-limited"}[e.Kind]
 		}
 		writeProblem(w, r, status, id, e.Message, nil)
 	}

@@ -41,6 +41,9 @@ var bearerRoutes = slices.Concat([]route{
 	{"GET", "/v1/campaigns/{id}", "campaigns:read", (*server).getCampaign},
 	{"DELETE", "/v1/campaigns/{id}", "campaigns:write", (*server).endCampaign},
 	{"POST", "/v1/campaigns/{id}/redeem", "campaigns:write", (*server).redeemCampaign},
+	{"POST", "/v1/campaigns/{id}/coupons", "campaigns:write", (*server).addCoupons},
+	{"GET", "/v1/campaigns/{id}/coupons", "campaigns:read", (*server).listCoupons},
+	{"POST", "/v1/products", "campaigns:write", (*server).importProducts},
 	{"POST", "/v1/redemptions/{id}/rollback", "campaigns:write", (*server).rollbackRedemption},
 
 	{"POST", "/v1/webhooks", "webhooks:write", (*server).createWebhook},

@@ -137,6 +137,9 @@ var graphQLProbes = map[string]string{
 	"Mutation.adjustPoints":       `mutation { adjustPoints(input: {customerID: "cus_00000000000000000000000000", points: 10, reason: "gift"}) { replayed } }`,
 	"Mutation.reversePoints":      `mutation { reversePoints(input: {customerID: "cus_00000000000000000000000000", orderID: "o-1", reversalID: "r-1", reason: "refund"}) { replayed } }`,
 	"Mutation.rollbackRedemption": `mutation { rollbackRedemption(id: "red_00000000000000000000000000", reason: "cancelled") { id } }`,
+	"Mutation.addCoupons":         `mutation { addCoupons(input: {campaignID: "cmp_00000000000000000000000000", codes: ["SONDA-1"]}) { created } }`,
+	"Mutation.importProducts":     `mutation { importProducts(products: [{sku: "SONDA-1", name: "Sonda"}]) { created } }`,
+	"Query.products":              `{ products { totalCount } }`,
 
 	"Query.pointsEntries":        `{ pointsEntries { totalCount } }`,
 	"Query.events":               `{ events { totalCount } }`,

@@ -452,6 +452,10 @@ func (s *sandboxCase) restBody(t *testing.T, key string) map[string]any {
 		token, _ := res.json(t)["validation_token"].(string)
 		require.NotEmpty(t, token, "%s", res.body)
 		return map[string]any{"customer_id": own, "order_id": "sandbox-order", "validation_token": token, "amount_paid": 90}
+	case "POST /v1/campaigns/{id}/coupons":
+		return map[string]any{"codes": []string{"SANDBOX-1"}}
+	case "POST /v1/products":
+		return map[string]any{"products": []any{map[string]any{"sku": "SANDBOX-1", "name": "Sandbox"}}}
 	case "POST /v1/webhooks", "PATCH /v1/webhooks/{id}":
 		return map[string]any{"url": "https://hooks.example.com/sandbox", "events": []string{"sale.processed"}, "description": "sandbox"}
 	}
@@ -474,7 +478,7 @@ var (
 	}
 	sandboxCollections = map[string]bool{
 		"GET /v1/customers": true, "POST /v1/customers": true, "GET /v1/campaigns": true,
-		"GET /v1/webhooks": true, "POST /v1/webhooks": true,
+		"GET /v1/webhooks": true, "POST /v1/webhooks": true, "POST /v1/products": true,
 	}
 )
 

@@ -44,7 +44,7 @@ func (s *server) writeV1Error(w http.ResponseWriter, r *http.Request, err error)
 	switch e.Kind {
 	case apperr.KindInvalid, apperr.KindMalformed, apperr.KindUnprocessable:
 		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message, Field: e.Field, Details: e.Details})
-	case apperr.KindNotFound, apperr.KindUnavailable:
+	case apperr.KindNotFound, apperr.KindUnavailable, apperr.KindRateLimited:
 		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message})
 	case apperr.KindConflict:
 		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message, Field: e.Field})

@@ -53,6 +53,14 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The address is taken before the migrations and the demo's
+			// history: a busy port fails at once, and nothing else can take
+			// it while they run (requests wait in the listen backlog).
+			listener, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			defer listener.Close()
 			a, err := g.open(ctx, log, "http://"+addr)
 			if err != nil {
 				return err
@@ -82,10 +90,6 @@ func newServeCommand(g *globals) *cobra.Command {
 					return fmt.Errorf("loading demo data: %w", err)
 				}
 				printDemo(g, a, addr, creds)
-			}
-			listener, err := net.Listen("tcp", addr)
-			if err != nil {
-				return err
 			}
 			return run(ctx, log, a.River, !noWorker, &http.Server{
 				Handler:           rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg}),

@@ -21,10 +21,11 @@ const (
 	KindForbidden                     // the viewer may not do this
 	KindUnprocessable                 // well-formed but inconsistent (a sale's totals)
 	KindUnavailable                   // refused for now (sale registration disabled)
+	KindRateLimited                   // too many attempts of the viewer: retry later
 )
 
 // Kinds are every kind, for tests that walk them all.
-var Kinds = []Kind{KindInvalid, KindMalformed, KindNotFound, KindConflict, KindForbidden, KindUnprocessable, KindUnavailable}
+var Kinds = []Kind{KindInvalid, KindMalformed, KindNotFound, KindConflict, KindForbidden, KindUnprocessable, KindUnavailable, KindRateLimited}
 
 func (k Kind) String() string {
 	switch k {
@@ -42,6 +43,8 @@ func (k Kind) String() string {
 		return "unprocessable"
 	case KindUnavailable:
 		return "unavailable"
+	case KindRateLimited:
+		return "rate_limited"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }

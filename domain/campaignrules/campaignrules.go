@@ -17,7 +17,8 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 		ID: c.ID, Name: c.Name, Description: c.Description,
 		Type: eligibility.Type(c.Type), Status: eligibility.Status(c.Status),
 		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels, Stores: c.StoreCodes, StoreGroups: c.StoreGroups,
-		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories,
+		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories, Brands: c.EligibleBrands,
+		Priority: c.Priority, RequiresCode: c.RequiresCode,
 		LimitTotal: c.LimitTotal, LimitPerCustomer: c.LimitPerCustomer, RedemptionsCount: c.RedemptionsCount,
 	}
 	if c.PredictiveSegment != nil {
@@ -25,6 +26,9 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 	}
 	if c.SegmentID != nil {
 		e.SegmentID = *c.SegmentID
+	}
+	if c.Stacking != nil {
+		e.Stacking = eligibility.Stacking(*c.Stacking)
 	}
 	if c.DiscountMode != nil {
 		e.DiscountMode = eligibility.Mode(*c.DiscountMode)

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -69,12 +70,26 @@ type Campaign struct {
 	Multiplier            decimal.Decimal  // bonus_points: > 1
 	GiftSKU               string           // gift
 	MinSubtotal           *decimal.Decimal // nil = no minimum cart subtotal
-	SKUs, Categories      []string         // applicable items; both empty = every item
+	SKUs, Categories      []string         // applicable items; with Brands, all empty = every item
+	Brands                []string         // applicable brands (of the tenant's catalogue)
 	LimitTotal            *int             // nil = no limit on all redemptions
 	LimitPerCustomer      *int             // nil = no limit per customer
 	RedemptionsCount      int              // redemptions so far, of every customer
 	Budget                Budget           // money budgets; none when its amounts are nil
+	Stacking              Stacking         // "" is Combinable
+	Priority              int              // higher first: breaks ties between combinations
+	RequiresCode          bool             // only with one of its coupon codes (Context.Coupon)
 }
+
+// Stacking says whether a campaign's benefit adds to other campaigns' on one
+// order.
+type Stacking string
+
+// Stacking rules.
+const (
+	Combinable Stacking = "combinable" // with every other combinable campaign
+	Exclusive  Stacking = "exclusive"  // alone
+)
 
 // Budget is what a campaign may give in R$ (discounts and cashback), in all,
 // in each store and in each period, with what it gave so far.
@@ -141,6 +156,7 @@ func effectiveStatus(c *Campaign, now time.Time) Status {
 // Item is a cart line. Quantity may be fractional (kg at the point of sale).
 type Item struct {
 	SKU, GTIN, Category string
+	Brand               string
 	Quantity, UnitPrice decimal.Decimal
 }
 
@@ -161,6 +177,7 @@ type Context struct {
 	Segments            []string        // the customer's segment ids
 	CustomerRedemptions map[string]int  // campaign id → redemptions by this customer
 	PointsPerReal       decimal.Decimal // the tenant's earning rate for bonus points; 0 earns none
+	Coupon              string          // the id of the campaign whose coupon code came with the cart
 }
 
 // ItemBenefit is what one applicable cart item receives.
@@ -208,19 +225,23 @@ const (
 	BudgetExhausted   Reason = "budget_exhausted"     // nothing left of a money budget (in all, the store's, the period's)
 	NoApplicableItems Reason = "no_applicable_items"  // no item with a positive line total applies
 	MinSubtotalNotMet Reason = "min_subtotal_not_met" // the cart subtotal is below MinSubtotal
+	CouponRequired    Reason = "coupon_required"      // the campaign needs one of its coupon codes
+	StackingExcluded  Reason = "excluded_by_stacking" // another campaign, exclusive or more valuable, applies instead
 )
 
 // Ineligible is a campaign the cart does not qualify for and the first rule
 // it fails. Missing is the R$ still needed for min_subtotal_not_met.
 type Ineligible struct {
-	Campaign Campaign
-	Reason   Reason
-	Missing  *decimal.Decimal
+	Campaign   Campaign
+	Reason     Reason
+	ExcludedBy string // StackingExcluded: the campaign that applies instead
+	Missing    *decimal.Decimal
 }
 
 // Applies tells whether it is an applicable item of c: its SKU or GTIN is in
-// SKUs or its Category is in Categories; with neither list, every item is.
-// Empty strings never match.
+// SKUs, its Category is in Categories or under one of them, or its Brand is
+// in Brands; with none of the lists, every item is. Empty strings never
+// match.
 func (c Campaign) Applies(it Item) bool {
 	m := newMatcher(&c)
 	return m.applies(&it)
@@ -290,6 +311,9 @@ func check(c *Campaign, ctx *Context) Reason {
 	}
 	if c.SegmentID != "" && !slices.Contains(ctx.Segments, c.SegmentID) {
 		return SegmentMismatch
+	}
+	if c.RequiresCode && ctx.Coupon != c.ID {
+		return CouponRequired
 	}
 	if c.LimitTotal != nil && c.RedemptionsCount >= *c.LimitTotal {
 		return LimitReached
@@ -410,13 +434,16 @@ const mapThreshold = 16
 
 // matcher decides whether items apply to one campaign.
 type matcher struct {
-	all              bool
-	skus, categories []string
-	skuSet, catSet   map[string]struct{}
+	all                      bool
+	skus, categories, brands []string
+	skuSet, catSet           map[string]struct{}
 }
 
 func newMatcher(c *Campaign) matcher {
-	m := matcher{all: len(c.SKUs) == 0 && len(c.Categories) == 0, skus: c.SKUs, categories: c.Categories}
+	m := matcher{
+		all:  len(c.SKUs) == 0 && len(c.Categories) == 0 && len(c.Brands) == 0,
+		skus: c.SKUs, categories: c.Categories, brands: c.Brands,
+	}
 	if len(c.SKUs) > mapThreshold {
 		m.skuSet = toSet(c.SKUs)
 	}
@@ -438,7 +465,30 @@ func (m *matcher) applies(it *Item) bool {
 	if m.all {
 		return true
 	}
-	return in(it.SKU, m.skus, m.skuSet) || in(it.GTIN, m.skus, m.skuSet) || in(it.Category, m.categories, m.catSet)
+	return in(it.SKU, m.skus, m.skuSet) || in(it.GTIN, m.skus, m.skuSet) || m.inCategory(it.Category) ||
+		(it.Brand != "" && slices.Contains(m.brands, it.Brand))
+}
+
+// CategorySeparator separates the levels of a category path, such as
+// "Bebidas > Cervejas".
+const CategorySeparator = " > "
+
+// inCategory tells whether a category (path) is one of the campaign's or
+// under one of them: "Bebidas" takes "Bebidas > Cervejas".
+func (m *matcher) inCategory(category string) bool {
+	if category == "" || len(m.categories) == 0 {
+		return false
+	}
+	for {
+		if in(category, m.categories, m.catSet) {
+			return true
+		}
+		i := strings.LastIndex(category, CategorySeparator)
+		if i < 0 {
+			return false
+		}
+		category = category[:i]
+	}
 }
 
 func in(v string, list []string, set map[string]struct{}) bool {
@@ -664,4 +714,52 @@ func Estimate(c Campaign, cart Cart, pointsPerReal decimal.Decimal) (b Benefit, 
 		return Benefit{}, false
 	}
 	return lines.benefit(&c, applicable, &Context{PointsPerReal: pointsPerReal}), true
+}
+
+// Stack keeps of the eligible campaigns of one order the best combination
+// their stacking rules allow: every combinable campaign together, or one
+// exclusive campaign alone, whichever gives the most R$ (discount and
+// cashback); on a tie the combination holding the highest priority wins,
+// then the combinable campaigns, then the exclusive listed first. The others are returned as ineligible,
+// StackingExcluded by the combination's first campaign of highest priority.
+// Both results keep the order of eligible; without exclusive campaigns
+// every eligible campaign is kept.
+func Stack(eligible []Eligible) ([]Eligible, []Ineligible) {
+	const combined = -1 // best: the combinable campaigns together
+	best, value, priority := combined, decimal.Zero, math.MinInt
+	for i := range eligible {
+		if c := &eligible[i].Campaign; c.Stacking != Exclusive {
+			value = value.Add(eligible[i].Benefit.Amount)
+			priority = max(priority, c.Priority)
+		}
+	}
+	for i := range eligible {
+		c, v := &eligible[i].Campaign, eligible[i].Benefit.Amount
+		if c.Stacking == Exclusive && (v.GreaterThan(value) || v.Equal(value) && c.Priority > priority) {
+			best, value, priority = i, v, c.Priority
+		}
+	}
+	chosen := func(i int) bool {
+		if best == combined {
+			return eligible[i].Campaign.Stacking != Exclusive
+		}
+		return i == best
+	}
+	lead := ""
+	for i := range eligible {
+		if chosen(i) && eligible[i].Campaign.Priority == priority {
+			lead = eligible[i].Campaign.ID
+			break
+		}
+	}
+	kept := make([]Eligible, 0, len(eligible))
+	var excluded []Ineligible
+	for i := range eligible {
+		if chosen(i) {
+			kept = append(kept, eligible[i])
+			continue
+		}
+		excluded = append(excluded, Ineligible{Campaign: eligible[i].Campaign, Reason: StackingExcluded, ExcludedBy: lead})
+	}
+	return kept, excluded
 }

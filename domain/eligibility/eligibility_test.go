@@ -280,6 +280,13 @@ func TestRules(t *testing.T) {
 			c.Stores = []string{"sul"}
 			ctx.Store, ctx.StoreGroups = "LJ-1", []string{"sul"}
 		}, StoreMismatch, "", nil},
+		{"code required, none given", func(c *Campaign, _ *Cart, _ *Context) { c.RequiresCode = true }, CouponRequired, "", nil},
+		{"code required, another campaign's given", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.RequiresCode, ctx.Coupon = true, "cmp_other"
+		}, CouponRequired, "", nil},
+		{"code required, its own given", func(c *Campaign, _ *Cart, ctx *Context) { c.RequiresCode, ctx.Coupon = true, c.ID }, "", "", nil},
+		{"code given, none required", func(c *Campaign, _ *Cart, ctx *Context) { ctx.Coupon = "cmp_other" }, "", "", nil},
+		{"segment beats code", func(c *Campaign, _ *Cart, _ *Context) { c.RequiresCode, c.SegmentID = true, "seg_x" }, SegmentMismatch, "", nil},
 		{"budget left in all", func(c *Campaign, _ *Cart, _ *Context) { c.Budget = Budget{Total: dp("100"), Spent: d("99.99")} }, "", "", nil},
 		{"budget spent in all", func(c *Campaign, _ *Cart, _ *Context) { c.Budget = Budget{Total: dp("100"), Spent: d("100")} }, BudgetExhausted, "", nil},
 		{"store's budget spent", func(c *Campaign, _ *Cart, ctx *Context) {
@@ -448,34 +455,45 @@ func TestApplies(t *testing.T) {
 		skus, cats []string
 		it         Item
 		want       bool
+		brands     []string
 	}{
-		{"no lists: every item", nil, nil, Item{SKU: "A"}, true},
-		{"no lists: item without ids", nil, nil, Item{}, true},
-		{"sku listed", []string{"A", "B"}, nil, Item{SKU: "B"}, true},
-		{"sku not listed", []string{"A"}, nil, Item{SKU: "B", Category: "x"}, false},
-		{"gtin in skus, no sku", []string{"789"}, nil, Item{GTIN: "789"}, true},
-		{"gtin in skus, other sku", []string{"789"}, nil, Item{SKU: "A", GTIN: "789"}, true},
-		{"category listed", nil, []string{"bebidas"}, Item{SKU: "A", Category: "bebidas"}, true},
-		{"category not listed", nil, []string{"bebidas"}, Item{SKU: "A", Category: "limpeza"}, false},
-		{"sku list only, category ignored", []string{"A"}, nil, Item{SKU: "B", Category: "A"}, false},
-		{"category list only, sku ignored", nil, []string{"A"}, Item{SKU: "A", Category: "B"}, false},
-		{"either list", []string{"A"}, []string{"bebidas"}, Item{SKU: "B", Category: "bebidas"}, true},
-		{"empty sku never matches", []string{""}, nil, Item{}, false},
-		{"empty category never matches", nil, []string{""}, Item{SKU: "A"}, false},
-		{"case-sensitive", []string{"abc"}, nil, Item{SKU: "ABC"}, false},
-		{"long list hit", many, nil, Item{SKU: "SKU-42"}, true},
-		{"long list gtin hit", many, nil, Item{SKU: "X", GTIN: "SKU-7"}, true},
-		{"long list miss", many, many, Item{SKU: "SKU-50", Category: "c"}, false},
-		{"long category list hit", nil, many, Item{Category: "SKU-49"}, true},
-		{"long list empty sku", append([]string{""}, many...), nil, Item{}, false},
+		{"brand listed", nil, nil, Item{SKU: "A", Brand: "Ypê"}, true, []string{"Omo", "Ypê"}},
+		{"brand not listed", nil, nil, Item{SKU: "A", Brand: "Omo"}, false, []string{"Ypê"}},
+		{"brand is case-sensitive", nil, nil, Item{SKU: "A", Brand: "ypê"}, false, []string{"Ypê"}},
+		{"no brand never matches", nil, nil, Item{SKU: "A"}, false, []string{""}},
+		{"brand or category", nil, []string{"Limpeza"}, Item{SKU: "A", Category: "Limpeza", Brand: "Omo"}, true, []string{"Ypê"}},
+		{"category path under a listed category", nil, []string{"Bebidas"}, Item{SKU: "A", Category: "Bebidas > Cervejas > Lata"}, true, nil},
+		{"category path, middle level listed", nil, []string{"Bebidas > Cervejas"}, Item{SKU: "A", Category: "Bebidas > Cervejas > Lata"}, true, nil},
+		{"category path, deeper level listed", nil, []string{"Bebidas > Cervejas"}, Item{SKU: "A", Category: "Bebidas"}, false, nil},
+		{"category prefix of a word is not a level", nil, []string{"Bebida"}, Item{SKU: "A", Category: "Bebidas > Cervejas"}, false, nil},
+		{"long category list, path", nil, append([]string{"Bebidas"}, many...), Item{Category: "Bebidas > Sucos"}, true, nil},
+		{"no lists: every item", nil, nil, Item{SKU: "A"}, true, nil},
+		{"no lists: item without ids", nil, nil, Item{}, true, nil},
+		{"sku listed", []string{"A", "B"}, nil, Item{SKU: "B"}, true, nil},
+		{"sku not listed", []string{"A"}, nil, Item{SKU: "B", Category: "x"}, false, nil},
+		{"gtin in skus, no sku", []string{"789"}, nil, Item{GTIN: "789"}, true, nil},
+		{"gtin in skus, other sku", []string{"789"}, nil, Item{SKU: "A", GTIN: "789"}, true, nil},
+		{"category listed", nil, []string{"bebidas"}, Item{SKU: "A", Category: "bebidas"}, true, nil},
+		{"category not listed", nil, []string{"bebidas"}, Item{SKU: "A", Category: "limpeza"}, false, nil},
+		{"sku list only, category ignored", []string{"A"}, nil, Item{SKU: "B", Category: "A"}, false, nil},
+		{"category list only, sku ignored", nil, []string{"A"}, Item{SKU: "A", Category: "B"}, false, nil},
+		{"either list", []string{"A"}, []string{"bebidas"}, Item{SKU: "B", Category: "bebidas"}, true, nil},
+		{"empty sku never matches", []string{""}, nil, Item{}, false, nil},
+		{"empty category never matches", nil, []string{""}, Item{SKU: "A"}, false, nil},
+		{"case-sensitive", []string{"abc"}, nil, Item{SKU: "ABC"}, false, nil},
+		{"long list hit", many, nil, Item{SKU: "SKU-42"}, true, nil},
+		{"long list gtin hit", many, nil, Item{SKU: "X", GTIN: "SKU-7"}, true, nil},
+		{"long list miss", many, many, Item{SKU: "SKU-50", Category: "c"}, false, nil},
+		{"long category list hit", nil, many, Item{Category: "SKU-49"}, true, nil},
+		{"long list empty sku", append([]string{""}, many...), nil, Item{}, false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := Campaign{SKUs: tc.skus, Categories: tc.cats}
+			c := Campaign{SKUs: tc.skus, Categories: tc.cats, Brands: tc.brands}
 			require.Equal(t, tc.want, c.Applies(tc.it))
 			// Evaluate agrees with Applies.
-			c = running(Campaign{Type: Gift, SKUs: tc.skus, Categories: tc.cats})
+			c = running(Campaign{Type: Gift, SKUs: tc.skus, Categories: tc.cats, Brands: tc.brands})
 			tc.it.Quantity, tc.it.UnitPrice = d("1"), d("1")
 			el, _ := Evaluate([]Campaign{c}, Cart{Items: []Item{tc.it}}, Context{Now: now})
 			require.Equal(t, tc.want, len(el) == 1)

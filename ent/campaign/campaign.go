@@ -80,12 +80,22 @@ const (
 	FieldBudgetSpentBy = "budget_spent_by"
 	// FieldRedemptionsCount holds the string denoting the redemptions_count field in the database.
 	FieldRedemptionsCount = "redemptions_count"
+	// FieldStacking holds the string denoting the stacking field in the database.
+	FieldStacking = "stacking"
+	// FieldPriority holds the string denoting the priority field in the database.
+	FieldPriority = "priority"
+	// FieldRequiresCode holds the string denoting the requires_code field in the database.
+	FieldRequiresCode = "requires_code"
+	// FieldEligibleBrands holds the string denoting the eligible_brands field in the database.
+	FieldEligibleBrands = "eligible_brands"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeSegment holds the string denoting the segment edge name in mutations.
 	EdgeSegment = "segment"
 	// EdgeRedemptions holds the string denoting the redemptions edge name in mutations.
 	EdgeRedemptions = "redemptions"
+	// EdgeCoupons holds the string denoting the coupons edge name in mutations.
+	EdgeCoupons = "coupons"
 	// Table holds the table name of the campaign in the database.
 	Table = "campaigns"
 	// TenantTable is the table that holds the tenant relation/edge.
@@ -109,6 +119,13 @@ const (
 	RedemptionsInverseTable = "redemptions"
 	// RedemptionsColumn is the table column denoting the redemptions relation/edge.
 	RedemptionsColumn = "campaign_id"
+	// CouponsTable is the table that holds the coupons relation/edge.
+	CouponsTable = "coupons"
+	// CouponsInverseTable is the table name for the Coupon entity.
+	// It exists in this package in order to avoid circular dependency with the "coupon" package.
+	CouponsInverseTable = "coupons"
+	// CouponsColumn is the table column denoting the coupons relation/edge.
+	CouponsColumn = "campaign_id"
 )
 
 // Columns holds all SQL columns for campaign fields.
@@ -145,6 +162,10 @@ var Columns = []string{
 	FieldBudgetSpent,
 	FieldBudgetSpentBy,
 	FieldRedemptionsCount,
+	FieldStacking,
+	FieldPriority,
+	FieldRequiresCode,
+	FieldEligibleBrands,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -187,6 +208,12 @@ var (
 	DefaultRedemptionsCount int
 	// RedemptionsCountValidator is a validator for the "redemptions_count" field. It is called by the builders before save.
 	RedemptionsCountValidator func(int) error
+	// DefaultPriority holds the default value on creation for the "priority" field.
+	DefaultPriority int
+	// PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
+	PriorityValidator func(int) error
+	// DefaultRequiresCode holds the default value on creation for the "requires_code" field.
+	DefaultRequiresCode bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -314,6 +341,29 @@ func BudgetPeriodValidator(bp BudgetPeriod) error {
 		return nil
 	default:
 		return fmt.Errorf("campaign: invalid enum value for budget_period field: %q", bp)
+	}
+}
+
+// Stacking defines the type for the "stacking" enum field.
+type Stacking string
+
+// Stacking values.
+const (
+	StackingCombinable Stacking = "combinable"
+	StackingExclusive  Stacking = "exclusive"
+)
+
+func (s Stacking) String() string {
+	return string(s)
+}
+
+// StackingValidator is a validator for the "stacking" field enum values. It is called by the builders before save.
+func StackingValidator(s Stacking) error {
+	switch s {
+	case StackingCombinable, StackingExclusive:
+		return nil
+	default:
+		return fmt.Errorf("campaign: invalid enum value for stacking field: %q", s)
 	}
 }
 
@@ -450,6 +500,21 @@ func ByRedemptionsCountField(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRedemptionsCount, opts...).ToFunc()
 }
 
+// ByStacking orders the results by the stacking field.
+func ByStacking(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStacking, opts...).ToFunc()
+}
+
+// ByPriority orders the results by the priority field.
+func ByPriority(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPriority, opts...).ToFunc()
+}
+
+// ByRequiresCode orders the results by the requires_code field.
+func ByRequiresCode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRequiresCode, opts...).ToFunc()
+}
+
 // ByTenantField orders the results by tenant field.
 func ByTenantField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -477,6 +542,20 @@ func ByRedemptions(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newRedemptionsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByCouponsCount orders the results by coupons count.
+func ByCouponsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newCouponsStep(), opts...)
+	}
+}
+
+// ByCoupons orders the results by coupons terms.
+func ByCoupons(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCouponsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newTenantStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -496,6 +575,13 @@ func newRedemptionsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(RedemptionsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, RedemptionsTable, RedemptionsColumn),
+	)
+}
+func newCouponsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CouponsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, CouponsTable, CouponsColumn),
 	)
 }
 
@@ -585,6 +671,24 @@ func (e *BudgetPeriod) UnmarshalGQL(val interface{}) error {
 	*e = BudgetPeriod(str)
 	if err := BudgetPeriodValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid BudgetPeriod", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Stacking) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Stacking) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Stacking(str)
+	if err := StackingValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Stacking", str)
 	}
 	return nil
 }

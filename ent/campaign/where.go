@@ -166,6 +166,16 @@ func RedemptionsCount(v int) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldRedemptionsCount, v))
 }
 
+// Priority applies equality check predicate on the "priority" field. It's identical to PriorityEQ.
+func Priority(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldPriority, v))
+}
+
+// RequiresCode applies equality check predicate on the "requires_code" field. It's identical to RequiresCodeEQ.
+func RequiresCode(v bool) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldRequiresCode, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldTenantID, v))
@@ -1401,6 +1411,96 @@ func RedemptionsCountLTE(v int) predicate.Campaign {
 	return predicate.Campaign(sql.FieldLTE(FieldRedemptionsCount, v))
 }
 
+// StackingEQ applies the EQ predicate on the "stacking" field.
+func StackingEQ(v Stacking) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldStacking, v))
+}
+
+// StackingNEQ applies the NEQ predicate on the "stacking" field.
+func StackingNEQ(v Stacking) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldStacking, v))
+}
+
+// StackingIn applies the In predicate on the "stacking" field.
+func StackingIn(vs ...Stacking) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldStacking, vs...))
+}
+
+// StackingNotIn applies the NotIn predicate on the "stacking" field.
+func StackingNotIn(vs ...Stacking) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldStacking, vs...))
+}
+
+// StackingIsNil applies the IsNil predicate on the "stacking" field.
+func StackingIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldStacking))
+}
+
+// StackingNotNil applies the NotNil predicate on the "stacking" field.
+func StackingNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldStacking))
+}
+
+// PriorityEQ applies the EQ predicate on the "priority" field.
+func PriorityEQ(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldPriority, v))
+}
+
+// PriorityNEQ applies the NEQ predicate on the "priority" field.
+func PriorityNEQ(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldPriority, v))
+}
+
+// PriorityIn applies the In predicate on the "priority" field.
+func PriorityIn(vs ...int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldPriority, vs...))
+}
+
+// PriorityNotIn applies the NotIn predicate on the "priority" field.
+func PriorityNotIn(vs ...int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldPriority, vs...))
+}
+
+// PriorityGT applies the GT predicate on the "priority" field.
+func PriorityGT(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldPriority, v))
+}
+
+// PriorityGTE applies the GTE predicate on the "priority" field.
+func PriorityGTE(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldPriority, v))
+}
+
+// PriorityLT applies the LT predicate on the "priority" field.
+func PriorityLT(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldPriority, v))
+}
+
+// PriorityLTE applies the LTE predicate on the "priority" field.
+func PriorityLTE(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldPriority, v))
+}
+
+// RequiresCodeEQ applies the EQ predicate on the "requires_code" field.
+func RequiresCodeEQ(v bool) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldRequiresCode, v))
+}
+
+// RequiresCodeNEQ applies the NEQ predicate on the "requires_code" field.
+func RequiresCodeNEQ(v bool) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldRequiresCode, v))
+}
+
+// EligibleBrandsIsNil applies the IsNil predicate on the "eligible_brands" field.
+func EligibleBrandsIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldEligibleBrands))
+}
+
+// EligibleBrandsNotNil applies the NotNil predicate on the "eligible_brands" field.
+func EligibleBrandsNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldEligibleBrands))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.Campaign {
 	return predicate.Campaign(func(s *sql.Selector) {
@@ -1462,6 +1562,29 @@ func HasRedemptions() predicate.Campaign {
 func HasRedemptionsWith(preds ...predicate.Redemption) predicate.Campaign {
 	return predicate.Campaign(func(s *sql.Selector) {
 		step := newRedemptionsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasCoupons applies the HasEdge predicate on the "coupons" edge.
+func HasCoupons() predicate.Campaign {
+	return predicate.Campaign(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, CouponsTable, CouponsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCouponsWith applies the HasEdge predicate on the "coupons" edge with a given conditions (other predicates).
+func HasCouponsWith(preds ...predicate.Coupon) predicate.Campaign {
+	return predicate.Campaign(func(s *sql.Selector) {
+		step := newCouponsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

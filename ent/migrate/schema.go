@@ -74,6 +74,10 @@ var (
 		{Name: "budget_spent", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "budget_spent_by", Type: field.TypeJSON, Nullable: true},
 		{Name: "redemptions_count", Type: field.TypeInt, Default: 0},
+		{Name: "stacking", Type: field.TypeEnum, Nullable: true, Enums: []string{"combinable", "exclusive"}},
+		{Name: "priority", Type: field.TypeInt, Default: 0},
+		{Name: "requires_code", Type: field.TypeBool, Default: false},
+		{Name: "eligible_brands", Type: field.TypeJSON, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "segment_id", Type: field.TypeString, Nullable: true},
 	}
@@ -85,13 +89,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "campaigns_tenants_tenant",
-				Columns:    []*schema.Column{CampaignsColumns[30]},
+				Columns:    []*schema.Column{CampaignsColumns[34]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "campaigns_segments_segment",
-				Columns:    []*schema.Column{CampaignsColumns[31]},
+				Columns:    []*schema.Column{CampaignsColumns[35]},
 				RefColumns: []*schema.Column{SegmentsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -100,7 +104,7 @@ var (
 			{
 				Name:    "campaign_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[30], CampaignsColumns[6]},
+				Columns: []*schema.Column{CampaignsColumns[34], CampaignsColumns[6]},
 			},
 		},
 	}
@@ -135,6 +139,51 @@ var (
 				Name:    "churnmodel_tenant_id_fitted_at",
 				Unique:  false,
 				Columns: []*schema.Column{ChurnModelsColumns[9], ChurnModelsColumns[1]},
+			},
+		},
+	}
+	// CouponsColumns holds the columns for the "coupons" table.
+	CouponsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "code", Type: field.TypeString, Size: 64},
+		{Name: "max_uses", Type: field.TypeInt, Default: 1},
+		{Name: "uses", Type: field.TypeInt, Default: 0},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "note", Type: field.TypeString, Size: 200, Default: ""},
+		{Name: "campaign_id", Type: field.TypeString},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// CouponsTable holds the schema information for the "coupons" table.
+	CouponsTable = &schema.Table{
+		Name:       "coupons",
+		Columns:    CouponsColumns,
+		PrimaryKey: []*schema.Column{CouponsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "coupons_campaigns_coupons",
+				Columns:    []*schema.Column{CouponsColumns[8]},
+				RefColumns: []*schema.Column{CampaignsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "coupons_tenants_tenant",
+				Columns:    []*schema.Column{CouponsColumns[9]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "coupon_tenant_id_code",
+				Unique:  true,
+				Columns: []*schema.Column{CouponsColumns[9], CouponsColumns[3]},
+			},
+			{
+				Name:    "coupon_campaign_id",
+				Unique:  false,
+				Columns: []*schema.Column{CouponsColumns[8]},
 			},
 		},
 	}
@@ -548,6 +597,44 @@ var (
 			},
 		},
 	}
+	// ProductsColumns holds the columns for the "products" table.
+	ProductsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "gtin", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "sku", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "name", Type: field.TypeString, Size: 300},
+		{Name: "category", Type: field.TypeString, Size: 500, Default: ""},
+		{Name: "brand", Type: field.TypeString, Size: 200, Default: ""},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// ProductsTable holds the schema information for the "products" table.
+	ProductsTable = &schema.Table{
+		Name:       "products",
+		Columns:    ProductsColumns,
+		PrimaryKey: []*schema.Column{ProductsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "products_tenants_tenant",
+				Columns:    []*schema.Column{ProductsColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "product_tenant_id_gtin",
+				Unique:  true,
+				Columns: []*schema.Column{ProductsColumns[8], ProductsColumns[3]},
+			},
+			{
+				Name:    "product_tenant_id_sku",
+				Unique:  true,
+				Columns: []*schema.Column{ProductsColumns[8], ProductsColumns[4]},
+			},
+		},
+	}
 	// RedemptionsColumns holds the columns for the "redemptions" table.
 	RedemptionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -562,6 +649,7 @@ var (
 		{Name: "rolled_back_at", Type: field.TypeTime, Nullable: true},
 		{Name: "rollback_reason", Type: field.TypeString, Nullable: true, Size: 500},
 		{Name: "store_code", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "coupon_id", Type: field.TypeString, Nullable: true},
 		{Name: "campaign_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
@@ -576,31 +664,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "redemptions_campaigns_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[12]},
+				Columns:    []*schema.Column{RedemptionsColumns[13]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_customers_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[13]},
+				Columns:    []*schema.Column{RedemptionsColumns[14]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_tenants_tenant",
-				Columns:    []*schema.Column{RedemptionsColumns[14]},
+				Columns:    []*schema.Column{RedemptionsColumns[15]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_validation_tokens_validation_token",
-				Columns:    []*schema.Column{RedemptionsColumns[15]},
+				Columns:    []*schema.Column{RedemptionsColumns[16]},
 				RefColumns: []*schema.Column{ValidationTokensColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "redemptions_sales_sale",
-				Columns:    []*schema.Column{RedemptionsColumns[16]},
+				Columns:    []*schema.Column{RedemptionsColumns[17]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -609,7 +697,7 @@ var (
 			{
 				Name:    "redemption_validation_token_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[12]},
+				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[13]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "rolled_back_at IS NULL",
 				},
@@ -617,17 +705,17 @@ var (
 			{
 				Name:    "redemption_tenant_id_campaign_id_customer_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[12], RedemptionsColumns[13]},
+				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[13], RedemptionsColumns[14]},
 			},
 			{
 				Name:    "redemption_tenant_id_customer_id_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[14], RedemptionsColumns[13], RedemptionsColumns[2]},
+				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[14], RedemptionsColumns[2]},
 			},
 			{
 				Name:    "redemption_sale_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[12]},
+				Columns: []*schema.Column{RedemptionsColumns[17], RedemptionsColumns[13]},
 			},
 		},
 	}
@@ -653,6 +741,7 @@ var (
 		{Name: "processed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "returned_amount", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "points_reversed", Type: field.TypeInt64, Default: 0},
+		{Name: "coupon_code", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "store_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString, Nullable: true},
@@ -665,19 +754,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sales_tenants_tenant",
-				Columns:    []*schema.Column{SalesColumns[20]},
+				Columns:    []*schema.Column{SalesColumns[21]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_stores_store",
-				Columns:    []*schema.Column{SalesColumns[21]},
+				Columns:    []*schema.Column{SalesColumns[22]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_customers_customer",
-				Columns:    []*schema.Column{SalesColumns[22]},
+				Columns:    []*schema.Column{SalesColumns[23]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -686,17 +775,17 @@ var (
 			{
 				Name:    "sale_tenant_id_store_id_external_id",
 				Unique:  true,
-				Columns: []*schema.Column{SalesColumns[20], SalesColumns[21], SalesColumns[2]},
+				Columns: []*schema.Column{SalesColumns[21], SalesColumns[22], SalesColumns[2]},
 			},
 			{
 				Name:    "sale_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{SalesColumns[20], SalesColumns[14]},
+				Columns: []*schema.Column{SalesColumns[21], SalesColumns[14]},
 			},
 			{
 				Name:    "sale_tenant_id_customer_id_sold_at",
 				Unique:  false,
-				Columns: []*schema.Column{SalesColumns[20], SalesColumns[22], SalesColumns[9]},
+				Columns: []*schema.Column{SalesColumns[21], SalesColumns[23], SalesColumns[9]},
 			},
 		},
 	}
@@ -951,6 +1040,7 @@ var (
 		{Name: "campaign_ids", Type: field.TypeJSON},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "order_id", Type: field.TypeString, Nullable: true},
+		{Name: "coupon_id", Type: field.TypeString, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
 	}
@@ -962,13 +1052,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "validation_tokens_tenants_tenant",
-				Columns:    []*schema.Column{ValidationTokensColumns[10]},
+				Columns:    []*schema.Column{ValidationTokensColumns[11]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "validation_tokens_customers_customer",
-				Columns:    []*schema.Column{ValidationTokensColumns[11]},
+				Columns:    []*schema.Column{ValidationTokensColumns[12]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1136,6 +1226,7 @@ var (
 		APIClientsTable,
 		CampaignsTable,
 		ChurnModelsTable,
+		CouponsTable,
 		CustomersTable,
 		CustomerImportsTable,
 		CustomerImportChunksTable,
@@ -1145,6 +1236,7 @@ var (
 		IdempotencyKeysTable,
 		PointsEntriesTable,
 		PointsLotsTable,
+		ProductsTable,
 		RedemptionsTable,
 		SalesTable,
 		SaleItemsTable,
@@ -1167,6 +1259,8 @@ func init() {
 	CampaignsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[1].RefTable = SegmentsTable
 	ChurnModelsTable.ForeignKeys[0].RefTable = TenantsTable
+	CouponsTable.ForeignKeys[0].RefTable = CampaignsTable
+	CouponsTable.ForeignKeys[1].RefTable = TenantsTable
 	CustomersTable.ForeignKeys[0].RefTable = TenantsTable
 	CustomersTable.Annotation = &entsql.Annotation{}
 	CustomersTable.Annotation.Checks = map[string]string{
@@ -1190,6 +1284,7 @@ func init() {
 	PointsLotsTable.Annotation.Checks = map[string]string{
 		"points_lots_remaining_within_points": "remaining >= 0 AND remaining <= points",
 	}
+	ProductsTable.ForeignKeys[0].RefTable = TenantsTable
 	RedemptionsTable.ForeignKeys[0].RefTable = CampaignsTable
 	RedemptionsTable.ForeignKeys[1].RefTable = CustomersTable
 	RedemptionsTable.ForeignKeys[2].RefTable = TenantsTable

@@ -15,6 +15,9 @@ type Campaign func(*sql.Selector)
 // ChurnModel is the predicate function for churnmodel builders.
 type ChurnModel func(*sql.Selector)
 
+// Coupon is the predicate function for coupon builders.
+type Coupon func(*sql.Selector)
+
 // Customer is the predicate function for customer builders.
 type Customer func(*sql.Selector)
 
@@ -41,6 +44,9 @@ type PointsEntry func(*sql.Selector)
 
 // PointsLot is the predicate function for pointslot builders.
 type PointsLot func(*sql.Selector)
+
+// Product is the predicate function for product builders.
+type Product func(*sql.Selector)
 
 // Redemption is the predicate function for redemption builders.
 type Redemption func(*sql.Selector)

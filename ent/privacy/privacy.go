@@ -183,6 +183,30 @@ func (f ChurnModelMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Muta
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ChurnModelMutation", m)
 }
 
+// The CouponQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type CouponQueryRuleFunc func(context.Context, *ent.CouponQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f CouponQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CouponQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.CouponQuery", q)
+}
+
+// The CouponMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type CouponMutationRuleFunc func(context.Context, *ent.CouponMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f CouponMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.CouponMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CouponMutation", m)
+}
+
 // The CustomerQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type CustomerQueryRuleFunc func(context.Context, *ent.CustomerQuery) error
@@ -397,6 +421,30 @@ func (f PointsLotMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutat
 		return f(ctx, m)
 	}
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PointsLotMutation", m)
+}
+
+// The ProductQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ProductQueryRuleFunc func(context.Context, *ent.ProductQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ProductQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ProductQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ProductQuery", q)
+}
+
+// The ProductMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ProductMutationRuleFunc func(context.Context, *ent.ProductMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ProductMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ProductMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ProductMutation", m)
 }
 
 // The RedemptionQueryRuleFunc type is an adapter to allow the use of ordinary
@@ -752,6 +800,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ChurnModelQuery:
 		return q.Filter(), nil
+	case *ent.CouponQuery:
+		return q.Filter(), nil
 	case *ent.CustomerQuery:
 		return q.Filter(), nil
 	case *ent.CustomerImportQuery:
@@ -769,6 +819,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.PointsEntryQuery:
 		return q.Filter(), nil
 	case *ent.PointsLotQuery:
+		return q.Filter(), nil
+	case *ent.ProductQuery:
 		return q.Filter(), nil
 	case *ent.RedemptionQuery:
 		return q.Filter(), nil
@@ -809,6 +861,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 		return m.Filter(), nil
 	case *ent.ChurnModelMutation:
 		return m.Filter(), nil
+	case *ent.CouponMutation:
+		return m.Filter(), nil
 	case *ent.CustomerMutation:
 		return m.Filter(), nil
 	case *ent.CustomerImportMutation:
@@ -826,6 +880,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.PointsEntryMutation:
 		return m.Filter(), nil
 	case *ent.PointsLotMutation:
+		return m.Filter(), nil
+	case *ent.ProductMutation:
 		return m.Filter(), nil
 	case *ent.RedemptionMutation:
 		return m.Filter(), nil

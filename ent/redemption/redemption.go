@@ -47,6 +47,8 @@ const (
 	FieldRollbackReason = "rollback_reason"
 	// FieldStoreCode holds the string denoting the store_code field in the database.
 	FieldStoreCode = "store_code"
+	// FieldCouponID holds the string denoting the coupon_id field in the database.
+	FieldCouponID = "coupon_id"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCampaign holds the string denoting the campaign edge name in mutations.
@@ -115,6 +117,7 @@ var Columns = []string{
 	FieldRolledBackAt,
 	FieldRollbackReason,
 	FieldStoreCode,
+	FieldCouponID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -240,6 +243,11 @@ func ByRollbackReason(opts ...sql.OrderTermOption) OrderOption {
 // ByStoreCode orders the results by the store_code field.
 func ByStoreCode(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStoreCode, opts...).ToFunc()
+}
+
+// ByCouponID orders the results by the coupon_id field.
+func ByCouponID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCouponID, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -141,6 +141,11 @@ func StoreCode(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldStoreCode, v))
 }
 
+// CouponID applies equality check predicate on the "coupon_id" field. It's identical to CouponIDEQ.
+func CouponID(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldCouponID, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldTenantID, v))
@@ -949,6 +954,81 @@ func StoreCodeEqualFold(v string) predicate.Redemption {
 // StoreCodeContainsFold applies the ContainsFold predicate on the "store_code" field.
 func StoreCodeContainsFold(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldContainsFold(FieldStoreCode, v))
+}
+
+// CouponIDEQ applies the EQ predicate on the "coupon_id" field.
+func CouponIDEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldCouponID, v))
+}
+
+// CouponIDNEQ applies the NEQ predicate on the "coupon_id" field.
+func CouponIDNEQ(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldCouponID, v))
+}
+
+// CouponIDIn applies the In predicate on the "coupon_id" field.
+func CouponIDIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldIn(FieldCouponID, vs...))
+}
+
+// CouponIDNotIn applies the NotIn predicate on the "coupon_id" field.
+func CouponIDNotIn(vs ...string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotIn(FieldCouponID, vs...))
+}
+
+// CouponIDGT applies the GT predicate on the "coupon_id" field.
+func CouponIDGT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGT(FieldCouponID, v))
+}
+
+// CouponIDGTE applies the GTE predicate on the "coupon_id" field.
+func CouponIDGTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGTE(FieldCouponID, v))
+}
+
+// CouponIDLT applies the LT predicate on the "coupon_id" field.
+func CouponIDLT(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLT(FieldCouponID, v))
+}
+
+// CouponIDLTE applies the LTE predicate on the "coupon_id" field.
+func CouponIDLTE(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLTE(FieldCouponID, v))
+}
+
+// CouponIDContains applies the Contains predicate on the "coupon_id" field.
+func CouponIDContains(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContains(FieldCouponID, v))
+}
+
+// CouponIDHasPrefix applies the HasPrefix predicate on the "coupon_id" field.
+func CouponIDHasPrefix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasPrefix(FieldCouponID, v))
+}
+
+// CouponIDHasSuffix applies the HasSuffix predicate on the "coupon_id" field.
+func CouponIDHasSuffix(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldHasSuffix(FieldCouponID, v))
+}
+
+// CouponIDIsNil applies the IsNil predicate on the "coupon_id" field.
+func CouponIDIsNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldIsNull(FieldCouponID))
+}
+
+// CouponIDNotNil applies the NotNil predicate on the "coupon_id" field.
+func CouponIDNotNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotNull(FieldCouponID))
+}
+
+// CouponIDEqualFold applies the EqualFold predicate on the "coupon_id" field.
+func CouponIDEqualFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEqualFold(FieldCouponID, v))
+}
+
+// CouponIDContainsFold applies the ContainsFold predicate on the "coupon_id" field.
+func CouponIDContainsFold(v string) predicate.Redemption {
+	return predicate.Redemption(sql.FieldContainsFold(FieldCouponID, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -9,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -18,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -144,6 +146,16 @@ func init() {
 	campaign.DefaultRedemptionsCount = campaignDescRedemptionsCount.Default.(int)
 	// campaign.RedemptionsCountValidator is a validator for the "redemptions_count" field. It is called by the builders before save.
 	campaign.RedemptionsCountValidator = campaignDescRedemptionsCount.Validators[0].(func(int) error)
+	// campaignDescPriority is the schema descriptor for priority field.
+	campaignDescPriority := campaignFields[30].Descriptor()
+	// campaign.DefaultPriority holds the default value on creation for the priority field.
+	campaign.DefaultPriority = campaignDescPriority.Default.(int)
+	// campaign.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
+	campaign.PriorityValidator = campaignDescPriority.Validators[0].(func(int) error)
+	// campaignDescRequiresCode is the schema descriptor for requires_code field.
+	campaignDescRequiresCode := campaignFields[31].Descriptor()
+	// campaign.DefaultRequiresCode holds the default value on creation for the requires_code field.
+	campaign.DefaultRequiresCode = campaignDescRequiresCode.Default.(bool)
 	// campaignDescID is the schema descriptor for id field.
 	campaignDescID := campaignFields[0].Descriptor()
 	// campaign.DefaultID holds the default value on creation for the id field.
@@ -174,6 +186,80 @@ func init() {
 	churnmodelDescID := churnmodelFields[0].Descriptor()
 	// churnmodel.DefaultID holds the default value on creation for the id field.
 	churnmodel.DefaultID = churnmodelDescID.Default.(func() string)
+	couponMixin := schema.Coupon{}.Mixin()
+	coupon.Policy = privacy.NewPolicies(couponMixin[0], schema.Coupon{})
+	coupon.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := coupon.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	couponMixinFields0 := couponMixin[0].Fields()
+	_ = couponMixinFields0
+	couponMixinFields1 := couponMixin[1].Fields()
+	_ = couponMixinFields1
+	couponFields := schema.Coupon{}.Fields()
+	_ = couponFields
+	// couponDescTenantID is the schema descriptor for tenant_id field.
+	couponDescTenantID := couponMixinFields0[0].Descriptor()
+	// coupon.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	coupon.TenantIDValidator = couponDescTenantID.Validators[0].(func(string) error)
+	// couponDescCreatedAt is the schema descriptor for created_at field.
+	couponDescCreatedAt := couponMixinFields1[0].Descriptor()
+	// coupon.DefaultCreatedAt holds the default value on creation for the created_at field.
+	coupon.DefaultCreatedAt = couponDescCreatedAt.Default.(func() time.Time)
+	// couponDescUpdatedAt is the schema descriptor for updated_at field.
+	couponDescUpdatedAt := couponMixinFields1[1].Descriptor()
+	// coupon.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	coupon.DefaultUpdatedAt = couponDescUpdatedAt.Default.(func() time.Time)
+	// coupon.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	coupon.UpdateDefaultUpdatedAt = couponDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// couponDescCampaignID is the schema descriptor for campaign_id field.
+	couponDescCampaignID := couponFields[1].Descriptor()
+	// coupon.CampaignIDValidator is a validator for the "campaign_id" field. It is called by the builders before save.
+	coupon.CampaignIDValidator = couponDescCampaignID.Validators[0].(func(string) error)
+	// couponDescCode is the schema descriptor for code field.
+	couponDescCode := couponFields[2].Descriptor()
+	// coupon.CodeValidator is a validator for the "code" field. It is called by the builders before save.
+	coupon.CodeValidator = func() func(string) error {
+		validators := couponDescCode.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(code string) error {
+			for _, fn := range fns {
+				if err := fn(code); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// couponDescMaxUses is the schema descriptor for max_uses field.
+	couponDescMaxUses := couponFields[3].Descriptor()
+	// coupon.DefaultMaxUses holds the default value on creation for the max_uses field.
+	coupon.DefaultMaxUses = couponDescMaxUses.Default.(int)
+	// coupon.MaxUsesValidator is a validator for the "max_uses" field. It is called by the builders before save.
+	coupon.MaxUsesValidator = couponDescMaxUses.Validators[0].(func(int) error)
+	// couponDescUses is the schema descriptor for uses field.
+	couponDescUses := couponFields[4].Descriptor()
+	// coupon.DefaultUses holds the default value on creation for the uses field.
+	coupon.DefaultUses = couponDescUses.Default.(int)
+	// coupon.UsesValidator is a validator for the "uses" field. It is called by the builders before save.
+	coupon.UsesValidator = couponDescUses.Validators[0].(func(int) error)
+	// couponDescNote is the schema descriptor for note field.
+	couponDescNote := couponFields[6].Descriptor()
+	// coupon.DefaultNote holds the default value on creation for the note field.
+	coupon.DefaultNote = couponDescNote.Default.(string)
+	// coupon.NoteValidator is a validator for the "note" field. It is called by the builders before save.
+	coupon.NoteValidator = couponDescNote.Validators[0].(func(string) error)
+	// couponDescID is the schema descriptor for id field.
+	couponDescID := couponFields[0].Descriptor()
+	// coupon.DefaultID holds the default value on creation for the id field.
+	coupon.DefaultID = couponDescID.Default.(func() string)
 	customerMixin := schema.Customer{}.Mixin()
 	customer.Policy = privacy.NewPolicies(customerMixin[0], schema.Customer{})
 	customer.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -644,6 +730,78 @@ func init() {
 	pointslotDescID := pointslotFields[0].Descriptor()
 	// pointslot.DefaultID holds the default value on creation for the id field.
 	pointslot.DefaultID = pointslotDescID.Default.(func() string)
+	productMixin := schema.Product{}.Mixin()
+	product.Policy = privacy.NewPolicies(productMixin[0], schema.Product{})
+	product.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := product.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	productMixinFields0 := productMixin[0].Fields()
+	_ = productMixinFields0
+	productMixinFields1 := productMixin[1].Fields()
+	_ = productMixinFields1
+	productFields := schema.Product{}.Fields()
+	_ = productFields
+	// productDescTenantID is the schema descriptor for tenant_id field.
+	productDescTenantID := productMixinFields0[0].Descriptor()
+	// product.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	product.TenantIDValidator = productDescTenantID.Validators[0].(func(string) error)
+	// productDescCreatedAt is the schema descriptor for created_at field.
+	productDescCreatedAt := productMixinFields1[0].Descriptor()
+	// product.DefaultCreatedAt holds the default value on creation for the created_at field.
+	product.DefaultCreatedAt = productDescCreatedAt.Default.(func() time.Time)
+	// productDescUpdatedAt is the schema descriptor for updated_at field.
+	productDescUpdatedAt := productMixinFields1[1].Descriptor()
+	// product.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	product.DefaultUpdatedAt = productDescUpdatedAt.Default.(func() time.Time)
+	// product.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	product.UpdateDefaultUpdatedAt = productDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// productDescGtin is the schema descriptor for gtin field.
+	productDescGtin := productFields[1].Descriptor()
+	// product.GtinValidator is a validator for the "gtin" field. It is called by the builders before save.
+	product.GtinValidator = productDescGtin.Validators[0].(func(string) error)
+	// productDescSku is the schema descriptor for sku field.
+	productDescSku := productFields[2].Descriptor()
+	// product.SkuValidator is a validator for the "sku" field. It is called by the builders before save.
+	product.SkuValidator = productDescSku.Validators[0].(func(string) error)
+	// productDescName is the schema descriptor for name field.
+	productDescName := productFields[3].Descriptor()
+	// product.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	product.NameValidator = func() func(string) error {
+		validators := productDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// productDescCategory is the schema descriptor for category field.
+	productDescCategory := productFields[4].Descriptor()
+	// product.DefaultCategory holds the default value on creation for the category field.
+	product.DefaultCategory = productDescCategory.Default.(string)
+	// product.CategoryValidator is a validator for the "category" field. It is called by the builders before save.
+	product.CategoryValidator = productDescCategory.Validators[0].(func(string) error)
+	// productDescBrand is the schema descriptor for brand field.
+	productDescBrand := productFields[5].Descriptor()
+	// product.DefaultBrand holds the default value on creation for the brand field.
+	product.DefaultBrand = productDescBrand.Default.(string)
+	// product.BrandValidator is a validator for the "brand" field. It is called by the builders before save.
+	product.BrandValidator = productDescBrand.Validators[0].(func(string) error)
+	// productDescID is the schema descriptor for id field.
+	productDescID := productFields[0].Descriptor()
+	// product.DefaultID holds the default value on creation for the id field.
+	product.DefaultID = productDescID.Default.(func() string)
 	redemptionMixin := schema.Redemption{}.Mixin()
 	redemption.Policy = privacy.NewPolicies(redemptionMixin[0], schema.Redemption{})
 	redemption.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -790,6 +948,10 @@ func init() {
 	saleDescPointsReversed := saleFields[21].Descriptor()
 	// sale.DefaultPointsReversed holds the default value on creation for the points_reversed field.
 	sale.DefaultPointsReversed = saleDescPointsReversed.Default.(int64)
+	// saleDescCouponCode is the schema descriptor for coupon_code field.
+	saleDescCouponCode := saleFields[22].Descriptor()
+	// sale.CouponCodeValidator is a validator for the "coupon_code" field. It is called by the builders before save.
+	sale.CouponCodeValidator = saleDescCouponCode.Validators[0].(func(string) error)
 	// saleDescID is the schema descriptor for id field.
 	saleDescID := saleFields[0].Descriptor()
 	// sale.DefaultID holds the default value on creation for the id field.

@@ -63,6 +63,8 @@ const (
 	FieldReturnedAmount = "returned_amount"
 	// FieldPointsReversed holds the string denoting the points_reversed field in the database.
 	FieldPointsReversed = "points_reversed"
+	// FieldCouponCode holds the string denoting the coupon_code field in the database.
+	FieldCouponCode = "coupon_code"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeStore holds the string denoting the store edge name in mutations.
@@ -146,6 +148,7 @@ var Columns = []string{
 	FieldProcessedAt,
 	FieldReturnedAmount,
 	FieldPointsReversed,
+	FieldCouponCode,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -190,6 +193,8 @@ var (
 	DefaultReturnedAmount decimal.Decimal
 	// DefaultPointsReversed holds the default value on creation for the "points_reversed" field.
 	DefaultPointsReversed int64
+	// CouponCodeValidator is a validator for the "coupon_code" field. It is called by the builders before save.
+	CouponCodeValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -358,6 +363,11 @@ func ByReturnedAmount(opts ...sql.OrderTermOption) OrderOption {
 // ByPointsReversed orders the results by the points_reversed field.
 func ByPointsReversed(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsReversed, opts...).ToFunc()
+}
+
+// ByCouponCode orders the results by the coupon_code field.
+func ByCouponCode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCouponCode, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -161,6 +161,11 @@ func PointsReversed(v int64) predicate.Sale {
 	return predicate.Sale(sql.FieldEQ(FieldPointsReversed, v))
 }
 
+// CouponCode applies equality check predicate on the "coupon_code" field. It's identical to CouponCodeEQ.
+func CouponCode(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldCouponCode, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Sale {
 	return predicate.Sale(sql.FieldEQ(FieldTenantID, v))
@@ -1259,6 +1264,81 @@ func PointsReversedLT(v int64) predicate.Sale {
 // PointsReversedLTE applies the LTE predicate on the "points_reversed" field.
 func PointsReversedLTE(v int64) predicate.Sale {
 	return predicate.Sale(sql.FieldLTE(FieldPointsReversed, v))
+}
+
+// CouponCodeEQ applies the EQ predicate on the "coupon_code" field.
+func CouponCodeEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldCouponCode, v))
+}
+
+// CouponCodeNEQ applies the NEQ predicate on the "coupon_code" field.
+func CouponCodeNEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldNEQ(FieldCouponCode, v))
+}
+
+// CouponCodeIn applies the In predicate on the "coupon_code" field.
+func CouponCodeIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldIn(FieldCouponCode, vs...))
+}
+
+// CouponCodeNotIn applies the NotIn predicate on the "coupon_code" field.
+func CouponCodeNotIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldNotIn(FieldCouponCode, vs...))
+}
+
+// CouponCodeGT applies the GT predicate on the "coupon_code" field.
+func CouponCodeGT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGT(FieldCouponCode, v))
+}
+
+// CouponCodeGTE applies the GTE predicate on the "coupon_code" field.
+func CouponCodeGTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGTE(FieldCouponCode, v))
+}
+
+// CouponCodeLT applies the LT predicate on the "coupon_code" field.
+func CouponCodeLT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLT(FieldCouponCode, v))
+}
+
+// CouponCodeLTE applies the LTE predicate on the "coupon_code" field.
+func CouponCodeLTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLTE(FieldCouponCode, v))
+}
+
+// CouponCodeContains applies the Contains predicate on the "coupon_code" field.
+func CouponCodeContains(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContains(FieldCouponCode, v))
+}
+
+// CouponCodeHasPrefix applies the HasPrefix predicate on the "coupon_code" field.
+func CouponCodeHasPrefix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasPrefix(FieldCouponCode, v))
+}
+
+// CouponCodeHasSuffix applies the HasSuffix predicate on the "coupon_code" field.
+func CouponCodeHasSuffix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasSuffix(FieldCouponCode, v))
+}
+
+// CouponCodeIsNil applies the IsNil predicate on the "coupon_code" field.
+func CouponCodeIsNil() predicate.Sale {
+	return predicate.Sale(sql.FieldIsNull(FieldCouponCode))
+}
+
+// CouponCodeNotNil applies the NotNil predicate on the "coupon_code" field.
+func CouponCodeNotNil() predicate.Sale {
+	return predicate.Sale(sql.FieldNotNull(FieldCouponCode))
+}
+
+// CouponCodeEqualFold applies the EqualFold predicate on the "coupon_code" field.
+func CouponCodeEqualFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEqualFold(FieldCouponCode, v))
+}
+
+// CouponCodeContainsFold applies the ContainsFold predicate on the "coupon_code" field.
+func CouponCodeContainsFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContainsFold(FieldCouponCode, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -3,6 +3,7 @@ package schema
 import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -81,6 +82,13 @@ func (Campaign) Fields() []ent.Field {
 			Comment("Budget: the R$ given so far by store (store:CODE) and in the current period (day:, week:, month: and its first day)."),
 		field.Int("redemptions_count").Default(0).NonNegative().
 			Comment("Redemptions so far, of every customer, those over the limit at the point of sale included."),
+		field.Enum("stacking").Values("combinable", "exclusive").Optional().Nillable().
+			Comment("Stacking: combinable campaigns add up on one order, at the till too; an exclusive campaign applies alone, when it gives more than the combinable ones together. Absent: combinable online, and at the till the one best discount of each item."),
+		field.Int("priority").Default(0).Range(-1000, 1000).
+			Comment("Stacking: between combinations giving as much, the one holding the highest priority applies."),
+		field.Bool("requires_code").Default(false).
+			Comment("Only a cart with one of the campaign's coupon codes is eligible."),
+		field.Strings("eligible_brands").Optional().Comment("Eligibility: applicable brands, of the tenant's catalogue."),
 	}
 }
 
@@ -93,6 +101,9 @@ func (Campaign) Edges() []ent.Edge {
 		edge.To("redemptions", Redemption.Type).
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The campaign's redemptions."),
+		edge.To("coupons", Coupon.Type).
+			Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The campaign's coupon codes, when it requires one."),
 	}
 }
 

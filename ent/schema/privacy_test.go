@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -31,6 +32,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/privacy"
+	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
@@ -596,6 +598,85 @@ func kinds() []kind {
 				}
 				return c.Campaign.Delete().Exec(ctx)
 			},
+		},
+		{
+			// A coupon is of a campaign of its tenant. The name is its note.
+			table: coupon.Table,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				campaignID, err := c.Campaign.Query().Where(campaign.TenantID(tenantOr(ctx, tenantID))).FirstID(viewer.SystemContext(ctx))
+				if err != nil {
+					return "", err
+				}
+				m := c.Coupon.Create().SetCampaignID(campaignID).SetCode(unique()).SetNote(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Coupon.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Coupon.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Note, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Coupon.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.Coupon.UpdateOneID(id).SetNote(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.Coupon.Update().SetNote(name).Save(ctx)
+			},
+			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Coupon.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Coupon.Delete().Exec(ctx) },
+		},
+		{
+			table: product.Table,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				m := c.Product.Create().SetSku(unique()).SetName(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.Product.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Product.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Name, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Product.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.Product.UpdateOneID(id).SetName(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.Product.Update().SetName(name).Save(ctx)
+			},
+			delete:    func(ctx context.Context, c *ent.Client, id string) error { return c.Product.DeleteOneID(id).Exec(ctx) },
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Product.Delete().Exec(ctx) },
 		},
 		{
 			// After customers: an entry needs a customer of its tenant.

@@ -54,6 +54,8 @@ func (Redemption) Fields() []ent.Field {
 			Comment("Why the redemption was undone."),
 		field.String("store_code").Default("").MaxLen(128).Immutable().
 			Comment("The store the benefit was given at (validate's store_id, the sale's store); empty online."),
+		field.String("coupon_id").Optional().Nillable().Immutable().
+			Comment("The coupon code the redemption used, for a campaign that requires one."),
 	}
 }
 

@@ -69,6 +69,8 @@ func (Sale) Fields() []ent.Field {
 			Comment("Net value in R$ of the units returned so far (returns and cancellation processed)."),
 		field.Int64("points_reversed").Default(0).
 			Comment("Points taken back by the sale's processed returns and cancellation."),
+		field.String("coupon_code").Optional().Nillable().MaxLen(64).Immutable().
+			Comment("The coupon code the point of sale sent with the sale (couponCode); its campaign's redemption uses it."),
 	}
 }
 

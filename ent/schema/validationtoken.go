@@ -33,6 +33,8 @@ func (ValidationToken) Fields() []ent.Field {
 		field.Time("expires_at").Immutable(),
 		field.String("order_id").Optional().Nillable().
 			Comment("The order the token was first redeemed for; it serves no other."),
+		field.String("coupon_id").Optional().Nillable().Immutable().
+			Comment("The coupon whose code came with the cart; its campaign's redemption uses it."),
 	}
 }
 

@@ -37,6 +37,8 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldOrderID holds the string denoting the order_id field in the database.
 	FieldOrderID = "order_id"
+	// FieldCouponID holds the string denoting the coupon_id field in the database.
+	FieldCouponID = "coupon_id"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCustomer holds the string denoting the customer edge name in mutations.
@@ -73,6 +75,7 @@ var Columns = []string{
 	FieldCampaignIds,
 	FieldExpiresAt,
 	FieldOrderID,
+	FieldCouponID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -155,6 +158,11 @@ func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByOrderID orders the results by the order_id field.
 func ByOrderID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldOrderID, opts...).ToFunc()
+}
+
+// ByCouponID orders the results by the coupon_id field.
+func ByCouponID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCouponID, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -105,6 +105,11 @@ func OrderID(v string) predicate.ValidationToken {
 	return predicate.ValidationToken(sql.FieldEQ(FieldOrderID, v))
 }
 
+// CouponID applies equality check predicate on the "coupon_id" field. It's identical to CouponIDEQ.
+func CouponID(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldEQ(FieldCouponID, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.ValidationToken {
 	return predicate.ValidationToken(sql.FieldEQ(FieldTenantID, v))
@@ -583,6 +588,81 @@ func OrderIDEqualFold(v string) predicate.ValidationToken {
 // OrderIDContainsFold applies the ContainsFold predicate on the "order_id" field.
 func OrderIDContainsFold(v string) predicate.ValidationToken {
 	return predicate.ValidationToken(sql.FieldContainsFold(FieldOrderID, v))
+}
+
+// CouponIDEQ applies the EQ predicate on the "coupon_id" field.
+func CouponIDEQ(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldEQ(FieldCouponID, v))
+}
+
+// CouponIDNEQ applies the NEQ predicate on the "coupon_id" field.
+func CouponIDNEQ(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldNEQ(FieldCouponID, v))
+}
+
+// CouponIDIn applies the In predicate on the "coupon_id" field.
+func CouponIDIn(vs ...string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldIn(FieldCouponID, vs...))
+}
+
+// CouponIDNotIn applies the NotIn predicate on the "coupon_id" field.
+func CouponIDNotIn(vs ...string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldNotIn(FieldCouponID, vs...))
+}
+
+// CouponIDGT applies the GT predicate on the "coupon_id" field.
+func CouponIDGT(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldGT(FieldCouponID, v))
+}
+
+// CouponIDGTE applies the GTE predicate on the "coupon_id" field.
+func CouponIDGTE(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldGTE(FieldCouponID, v))
+}
+
+// CouponIDLT applies the LT predicate on the "coupon_id" field.
+func CouponIDLT(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldLT(FieldCouponID, v))
+}
+
+// CouponIDLTE applies the LTE predicate on the "coupon_id" field.
+func CouponIDLTE(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldLTE(FieldCouponID, v))
+}
+
+// CouponIDContains applies the Contains predicate on the "coupon_id" field.
+func CouponIDContains(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldContains(FieldCouponID, v))
+}
+
+// CouponIDHasPrefix applies the HasPrefix predicate on the "coupon_id" field.
+func CouponIDHasPrefix(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldHasPrefix(FieldCouponID, v))
+}
+
+// CouponIDHasSuffix applies the HasSuffix predicate on the "coupon_id" field.
+func CouponIDHasSuffix(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldHasSuffix(FieldCouponID, v))
+}
+
+// CouponIDIsNil applies the IsNil predicate on the "coupon_id" field.
+func CouponIDIsNil() predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldIsNull(FieldCouponID))
+}
+
+// CouponIDNotNil applies the NotNil predicate on the "coupon_id" field.
+func CouponIDNotNil() predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldNotNull(FieldCouponID))
+}
+
+// CouponIDEqualFold applies the EqualFold predicate on the "coupon_id" field.
+func CouponIDEqualFold(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldEqualFold(FieldCouponID, v))
+}
+
+// CouponIDContainsFold applies the ContainsFold predicate on the "coupon_id" field.
+func CouponIDContainsFold(v string) predicate.ValidationToken {
+	return predicate.ValidationToken(sql.FieldContainsFold(FieldCouponID, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -84,11 +84,13 @@ type ComplexityRoot struct {
 		BudgetSpent        func(childComplexity int) int
 		BudgetTotal        func(childComplexity int) int
 		Channels           func(childComplexity int) int
+		Coupons            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CouponOrder, where *ent.CouponWhereInput) int
 		CreatedAt          func(childComplexity int) int
 		CreditAfterDays    func(childComplexity int) int
 		Description        func(childComplexity int) int
 		DiscountMode       func(childComplexity int) int
 		DiscountValue      func(childComplexity int) int
+		EligibleBrands     func(childComplexity int) int
 		EligibleCategories func(childComplexity int) int
 		EligibleSkus       func(childComplexity int) int
 		EndsAt             func(childComplexity int) int
@@ -101,10 +103,13 @@ type ComplexityRoot struct {
 		Name               func(childComplexity int) int
 		Performance        func(childComplexity int, from *time.Time, to *time.Time) int
 		PredictiveSegment  func(childComplexity int) int
+		Priority           func(childComplexity int) int
 		Redemptions        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		RedemptionsCount   func(childComplexity int) int
+		RequiresCode       func(childComplexity int) int
 		Segment            func(childComplexity int) int
 		SegmentID          func(childComplexity int) int
+		Stacking           func(childComplexity int) int
 		StartsAt           func(childComplexity int) int
 		Status             func(childComplexity int) int
 		StoreCodes         func(childComplexity int) int
@@ -139,6 +144,12 @@ type ComplexityRoot struct {
 		ValidationToken func(childComplexity int) int
 	}
 
+	CatalogImport struct {
+		Created  func(childComplexity int) int
+		Problems func(childComplexity int) int
+		Updated  func(childComplexity int) int
+	}
+
 	ChurnScoresRefresh struct {
 		Queued func(childComplexity int) int
 	}
@@ -146,6 +157,36 @@ type ComplexityRoot struct {
 	ClientCredentials struct {
 		Client       func(childComplexity int) int
 		ClientSecret func(childComplexity int) int
+	}
+
+	Coupon struct {
+		Campaign   func(childComplexity int) int
+		CampaignID func(childComplexity int) int
+		Code       func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		LastUsedAt func(childComplexity int) int
+		MaxUses    func(childComplexity int) int
+		Note       func(childComplexity int) int
+		TenantID   func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+		Uses       func(childComplexity int) int
+	}
+
+	CouponConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CouponEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	CouponsAdded struct {
+		Created  func(childComplexity int) int
+		Problems func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -276,8 +317,14 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	FieldProblem struct {
+		Field   func(childComplexity int) int
+		Message func(childComplexity int) int
+	}
+
 	IneligibleCampaign struct {
 		Campaign      func(childComplexity int) int
+		ExcludedBy    func(childComplexity int) int
 		MissingAmount func(childComplexity int) int
 		Reason        func(childComplexity int) int
 	}
@@ -296,6 +343,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddCoupons             func(childComplexity int, input AddCouponsInput) int
 		AddSegmentCustomers    func(childComplexity int, segmentID string, customerIDs []string) int
 		AdjustPoints           func(childComplexity int, input AdjustPointsInput) int
 		CreateAPIClient        func(childComplexity int, input CreateAPIClientInput) int
@@ -308,6 +356,7 @@ type ComplexityRoot struct {
 		DebitPoints            func(childComplexity int, input DebitPointsInput) int
 		DeleteWebhookEndpoint  func(childComplexity int, id string) int
 		EndCampaign            func(childComplexity int, id string) int
+		ImportProducts         func(childComplexity int, products []*ProductInput) int
 		ImportSegmentCustomers func(childComplexity int, segmentID string, cpfs []string) int
 		PauseCampaign          func(childComplexity int, id string) int
 		RedeemCampaign         func(childComplexity int, input RedeemCampaignInput) int
@@ -396,6 +445,29 @@ type ComplexityRoot struct {
 		PAliveFrom       func(childComplexity int) int
 	}
 
+	Product struct {
+		Brand     func(childComplexity int) int
+		Category  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Gtin      func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Sku       func(childComplexity int) int
+		TenantID  func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	ProductConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ProductEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Query struct {
 		APIClients           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
 		ActiveCustomers      func(childComplexity int, from time.Time, to time.Time) int
@@ -411,6 +483,7 @@ type ComplexityRoot struct {
 		PointsLiability      func(childComplexity int) int
 		PointsLiabilityByDay func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
 		PredictiveSegments   func(childComplexity int) int
+		Products             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) int
 		Redemptions          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Sales                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
 		SalesByStoreDay      func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
@@ -427,6 +500,7 @@ type ComplexityRoot struct {
 		Campaign       func(childComplexity int) int
 		CampaignID     func(childComplexity int) int
 		CashbackAmount func(childComplexity int) int
+		CouponID       func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
 		Customer       func(childComplexity int) int
 		CustomerID     func(childComplexity int) int
@@ -457,6 +531,7 @@ type ComplexityRoot struct {
 		Amount                 func(childComplexity int) int
 		AmountPayable          func(childComplexity int) int
 		Channel                func(childComplexity int) int
+		CouponCode             func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
 		Customer               func(childComplexity int) int
 		CustomerDocumentMasked func(childComplexity int) int
@@ -767,6 +842,8 @@ type MutationResolver interface {
 	ValidateCart(ctx context.Context, input ValidateCartInput) (*CartValidation, error)
 	RedeemCampaign(ctx context.Context, input RedeemCampaignInput) (*ent.Redemption, error)
 	RollbackRedemption(ctx context.Context, id string, reason string) (*ent.Redemption, error)
+	AddCoupons(ctx context.Context, input AddCouponsInput) (*CouponsAdded, error)
+	ImportProducts(ctx context.Context, products []*ProductInput) (*CatalogImport, error)
 	CreditPoints(ctx context.Context, input CreditPointsInput) (*PointsMovement, error)
 	DebitPoints(ctx context.Context, input DebitPointsInput) (*PointsMovement, error)
 	AdjustPoints(ctx context.Context, input AdjustPointsInput) (*PointsMovement, error)
@@ -786,6 +863,7 @@ type QueryResolver interface {
 	Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error)
 	Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error)
 	PointsEntries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) (*ent.PointsEntryConnection, error)
+	Products(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) (*ent.ProductConnection, error)
 	Redemptions(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) (*ent.RedemptionConnection, error)
 	Sales(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) (*ent.SaleConnection, error)
 	Segments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) (*ent.SegmentConnection, error)
@@ -948,6 +1026,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.Channels(childComplexity), true
+	case "Campaign.coupons":
+		if e.ComplexityRoot.Campaign.Coupons == nil {
+			break
+		}
+
+		args, err := ec.field_Campaign_coupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Campaign.Coupons(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.CouponOrder), args["where"].(*ent.CouponWhereInput)), true
 	case "Campaign.createdAt":
 		if e.ComplexityRoot.Campaign.CreatedAt == nil {
 			break
@@ -978,6 +1067,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.DiscountValue(childComplexity), true
+	case "Campaign.eligibleBrands":
+		if e.ComplexityRoot.Campaign.EligibleBrands == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.EligibleBrands(childComplexity), true
 	case "Campaign.eligibleCategories":
 		if e.ComplexityRoot.Campaign.EligibleCategories == nil {
 			break
@@ -1055,6 +1150,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.PredictiveSegment(childComplexity), true
+	case "Campaign.priority":
+		if e.ComplexityRoot.Campaign.Priority == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Priority(childComplexity), true
 	case "Campaign.redemptions":
 		if e.ComplexityRoot.Campaign.Redemptions == nil {
 			break
@@ -1072,6 +1173,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.RedemptionsCount(childComplexity), true
+	case "Campaign.requiresCode":
+		if e.ComplexityRoot.Campaign.RequiresCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.RequiresCode(childComplexity), true
 	case "Campaign.segment":
 		if e.ComplexityRoot.Campaign.Segment == nil {
 			break
@@ -1084,6 +1191,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.SegmentID(childComplexity), true
+	case "Campaign.stacking":
+		if e.ComplexityRoot.Campaign.Stacking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Stacking(childComplexity), true
 	case "Campaign.startsAt":
 		if e.ComplexityRoot.Campaign.StartsAt == nil {
 			break
@@ -1209,6 +1322,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CartValidation.ValidationToken(childComplexity), true
 
+	case "CatalogImport.created":
+		if e.ComplexityRoot.CatalogImport.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogImport.Created(childComplexity), true
+	case "CatalogImport.problems":
+		if e.ComplexityRoot.CatalogImport.Problems == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogImport.Problems(childComplexity), true
+	case "CatalogImport.updated":
+		if e.ComplexityRoot.CatalogImport.Updated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogImport.Updated(childComplexity), true
+
 	case "ChurnScoresRefresh.queued":
 		if e.ComplexityRoot.ChurnScoresRefresh.Queued == nil {
 			break
@@ -1228,6 +1360,118 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientCredentials.ClientSecret(childComplexity), true
+
+	case "Coupon.campaign":
+		if e.ComplexityRoot.Coupon.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Campaign(childComplexity), true
+	case "Coupon.campaignID":
+		if e.ComplexityRoot.Coupon.CampaignID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.CampaignID(childComplexity), true
+	case "Coupon.code":
+		if e.ComplexityRoot.Coupon.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Code(childComplexity), true
+	case "Coupon.createdAt":
+		if e.ComplexityRoot.Coupon.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.CreatedAt(childComplexity), true
+	case "Coupon.id":
+		if e.ComplexityRoot.Coupon.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.ID(childComplexity), true
+	case "Coupon.lastUsedAt":
+		if e.ComplexityRoot.Coupon.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.LastUsedAt(childComplexity), true
+	case "Coupon.maxUses":
+		if e.ComplexityRoot.Coupon.MaxUses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.MaxUses(childComplexity), true
+	case "Coupon.note":
+		if e.ComplexityRoot.Coupon.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Note(childComplexity), true
+	case "Coupon.tenantID":
+		if e.ComplexityRoot.Coupon.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.TenantID(childComplexity), true
+	case "Coupon.updatedAt":
+		if e.ComplexityRoot.Coupon.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.UpdatedAt(childComplexity), true
+	case "Coupon.uses":
+		if e.ComplexityRoot.Coupon.Uses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Uses(childComplexity), true
+
+	case "CouponConnection.edges":
+		if e.ComplexityRoot.CouponConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponConnection.Edges(childComplexity), true
+	case "CouponConnection.pageInfo":
+		if e.ComplexityRoot.CouponConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponConnection.PageInfo(childComplexity), true
+	case "CouponConnection.totalCount":
+		if e.ComplexityRoot.CouponConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponConnection.TotalCount(childComplexity), true
+
+	case "CouponEdge.cursor":
+		if e.ComplexityRoot.CouponEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponEdge.Cursor(childComplexity), true
+	case "CouponEdge.node":
+		if e.ComplexityRoot.CouponEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponEdge.Node(childComplexity), true
+
+	case "CouponsAdded.created":
+		if e.ComplexityRoot.CouponsAdded.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponsAdded.Created(childComplexity), true
+	case "CouponsAdded.problems":
+		if e.ComplexityRoot.CouponsAdded.Problems == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponsAdded.Problems(childComplexity), true
 
 	case "Customer.addressCity":
 		if e.ComplexityRoot.Customer.AddressCity == nil {
@@ -1818,12 +2062,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
+	case "FieldProblem.field":
+		if e.ComplexityRoot.FieldProblem.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldProblem.Field(childComplexity), true
+	case "FieldProblem.message":
+		if e.ComplexityRoot.FieldProblem.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldProblem.Message(childComplexity), true
+
 	case "IneligibleCampaign.campaign":
 		if e.ComplexityRoot.IneligibleCampaign.Campaign == nil {
 			break
 		}
 
 		return e.ComplexityRoot.IneligibleCampaign.Campaign(childComplexity), true
+	case "IneligibleCampaign.excludedBy":
+		if e.ComplexityRoot.IneligibleCampaign.ExcludedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IneligibleCampaign.ExcludedBy(childComplexity), true
 	case "IneligibleCampaign.missingAmount":
 		if e.ComplexityRoot.IneligibleCampaign.MissingAmount == nil {
 			break
@@ -1881,6 +2144,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LevelCount.Level(childComplexity), true
 
+	case "Mutation.addCoupons":
+		if e.ComplexityRoot.Mutation.AddCoupons == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addCoupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddCoupons(childComplexity, args["input"].(AddCouponsInput)), true
 	case "Mutation.addSegmentCustomers":
 		if e.ComplexityRoot.Mutation.AddSegmentCustomers == nil {
 			break
@@ -2013,6 +2287,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EndCampaign(childComplexity, args["id"].(string)), true
+	case "Mutation.importProducts":
+		if e.ComplexityRoot.Mutation.ImportProducts == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importProducts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportProducts(childComplexity, args["products"].([]*ProductInput)), true
 	case "Mutation.importSegmentCustomers":
 		if e.ComplexityRoot.Mutation.ImportSegmentCustomers == nil {
 			break
@@ -2462,6 +2747,93 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PredictiveSegmentCount.PAliveFrom(childComplexity), true
 
+	case "Product.brand":
+		if e.ComplexityRoot.Product.Brand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Brand(childComplexity), true
+	case "Product.category":
+		if e.ComplexityRoot.Product.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Category(childComplexity), true
+	case "Product.createdAt":
+		if e.ComplexityRoot.Product.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.CreatedAt(childComplexity), true
+	case "Product.gtin":
+		if e.ComplexityRoot.Product.Gtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Gtin(childComplexity), true
+	case "Product.id":
+		if e.ComplexityRoot.Product.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.ID(childComplexity), true
+	case "Product.name":
+		if e.ComplexityRoot.Product.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Name(childComplexity), true
+	case "Product.sku":
+		if e.ComplexityRoot.Product.Sku == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Sku(childComplexity), true
+	case "Product.tenantID":
+		if e.ComplexityRoot.Product.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.TenantID(childComplexity), true
+	case "Product.updatedAt":
+		if e.ComplexityRoot.Product.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.UpdatedAt(childComplexity), true
+
+	case "ProductConnection.edges":
+		if e.ComplexityRoot.ProductConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductConnection.Edges(childComplexity), true
+	case "ProductConnection.pageInfo":
+		if e.ComplexityRoot.ProductConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductConnection.PageInfo(childComplexity), true
+	case "ProductConnection.totalCount":
+		if e.ComplexityRoot.ProductConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductConnection.TotalCount(childComplexity), true
+
+	case "ProductEdge.cursor":
+		if e.ComplexityRoot.ProductEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductEdge.Cursor(childComplexity), true
+	case "ProductEdge.node":
+		if e.ComplexityRoot.ProductEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductEdge.Node(childComplexity), true
+
 	case "Query.apiClients":
 		if e.ComplexityRoot.Query.APIClients == nil {
 			break
@@ -2602,6 +2974,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PredictiveSegments(childComplexity), true
+	case "Query.products":
+		if e.ComplexityRoot.Query.Products == nil {
+			break
+		}
+
+		args, err := ec.field_Query_products_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Products(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.ProductOrder), args["where"].(*ent.ProductWhereInput)), true
 	case "Query.redemptions":
 		if e.ComplexityRoot.Query.Redemptions == nil {
 			break
@@ -2721,6 +3104,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Redemption.CashbackAmount(childComplexity), true
+	case "Redemption.couponID":
+		if e.ComplexityRoot.Redemption.CouponID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Redemption.CouponID(childComplexity), true
 	case "Redemption.createdAt":
 		if e.ComplexityRoot.Redemption.CreatedAt == nil {
 			break
@@ -2850,6 +3239,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sale.Channel(childComplexity), true
+	case "Sale.couponCode":
+		if e.ComplexityRoot.Sale.CouponCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sale.CouponCode(childComplexity), true
 	case "Sale.createdAt":
 		if e.ComplexityRoot.Sale.CreatedAt == nil {
 			break
@@ -4025,10 +4420,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAPIClientOrder,
 		ec.unmarshalInputAPIClientWhereInput,
+		ec.unmarshalInputAddCouponsInput,
 		ec.unmarshalInputAdjustPointsInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputCartItemInput,
+		ec.unmarshalInputCouponOrder,
+		ec.unmarshalInputCouponWhereInput,
 		ec.unmarshalInputCreateAPIClientInput,
 		ec.unmarshalInputCreateCampaignInput,
 		ec.unmarshalInputCreateCustomerInput,
@@ -4047,6 +4445,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputEventWhereInput,
 		ec.unmarshalInputPointsEntryOrder,
 		ec.unmarshalInputPointsEntryWhereInput,
+		ec.unmarshalInputProductInput,
+		ec.unmarshalInputProductOrder,
+		ec.unmarshalInputProductWhereInput,
 		ec.unmarshalInputRedeemCampaignInput,
 		ec.unmarshalInputRedemptionOrder,
 		ec.unmarshalInputRedemptionWhereInput,
@@ -4335,8 +4736,10 @@ input CreateCampaignInput {
   minSubtotal: Decimal
   "Items that qualify, by SKU or GTIN; with neither this nor eligibleCategories, every item does."
   eligibleSkus: [String!]
-  "Items that qualify, by category; an item qualifies when its SKU, GTIN or category is listed."
+  "Items that qualify, by category (a category path qualifies under any of its levels); an item qualifies when its SKU, GTIN, category or brand is listed."
   eligibleCategories: [String!]
+  "Items that qualify, by brand (the item's, or its product's in the catalogue)."
+  eligibleBrands: [String!]
   "Most redemptions per customer, at least 1; absent means no limit."
   limitPerCustomer: Int
   "Most redemptions in all, at least 1; absent means no limit."
@@ -4349,6 +4752,12 @@ input CreateCampaignInput {
   budgetPeriod: CampaignBudgetPeriod
   "Budget: the R$ the campaign may give in each budgetPeriod."
   budgetPerPeriod: Decimal
+  "Stacking: combinable campaigns add up on one order (at the till too); an exclusive one applies alone. Absent: combinable online, one best discount per item at the till."
+  stacking: CampaignStacking
+  "Stacking: between combinations giving as much, the one holding the highest priority applies; -1000 to 1000, default 0."
+  priority: Int
+  "Only a cart with one of the campaign's coupon codes qualifies (add codes with addCoupons)."
+  requiresCode: Boolean
 }
 
 """
@@ -4359,8 +4768,10 @@ input CartItemInput {
   sku: String
   "The item's GTIN (barcode); sku or gtin is required."
   gtin: String
-  "The item's category, matched against the campaigns' eligible categories."
+  "The item's category path, matched against the campaigns' eligible categories; when absent, the catalogue's product of the GTIN or SKU gives it."
   category: String
+  "The item's brand; when absent, the catalogue's product of the GTIN or SKU gives it."
+  brand: String
   "Quantity, above 0; may be fractional (kg)."
   quantity: Decimal!
   "Unit price in R$, not negative."
@@ -4379,6 +4790,8 @@ input ValidateCartInput {
   channel: String
   "The cart's subtotal in R$; when absent, the sum of its items."
   subtotal: Decimal
+  "A coupon code, which unlocks its campaign when that campaign requires one; unknown codes are counted, and too many refused."
+  couponCode: String
   "The cart's items, 1 to 500."
   items: [CartItemInput!]!
 }
@@ -4439,10 +4852,82 @@ A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign {
   "The campaign."
   campaign: Campaign!
-  "not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, budget_exhausted, no_applicable_items or min_subtotal_not_met."
+  "not_active, channel_mismatch, store_mismatch, segment_mismatch, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking."
   reason: String!
   "For min_subtotal_not_met: the R$ still needed."
   missingAmount: Decimal
+  "For excluded_by_stacking: the campaign that applies instead."
+  excludedBy: ID
+}
+
+"""
+Codes to add to a campaign that requires one: generate them, or list them.
+"""
+input AddCouponsInput {
+  "The campaign (created with requiresCode)."
+  campaignID: ID!
+  "How many codes to generate, 1 to 100000; with codes absent."
+  generate: Int
+  "Generated codes' length after the prefix, 4 to 32; default 8."
+  length: Int
+  "Generated codes' prefix: at most 16 letters, digits or hyphens."
+  prefix: String
+  "Generated codes' alphabet of distinct letters and digits; default without look-alikes (23456789ABCDEFGHJKMNPQRSTUVWXYZ)."
+  alphabet: String
+  "Codes to import instead, at most 10000: 3 to 64 letters, digits, hyphens or underscores (matched without regard to case)."
+  codes: [String!]
+  "Redemptions each code allows; default 1 (single use)."
+  maxUses: Int
+  "Kept with each code: whom they were sent to, the mailing; at most 200 characters."
+  note: String
+}
+
+"""
+What addCoupons did.
+"""
+type CouponsAdded {
+  "Codes created."
+  created: Int!
+  "Why listed codes were not imported, by their position (codes[i])."
+  problems: [FieldProblem!]!
+}
+
+"""
+A problem of one input field.
+"""
+type FieldProblem {
+  "The field, such as codes[3] or products[0].gtin."
+  field: String!
+  "What is wrong with it."
+  message: String!
+}
+
+"""
+A product of the catalogue to create, or update by its GTIN (else SKU).
+"""
+input ProductInput {
+  "GTIN (EAN barcode), 8 to 14 digits; gtin or sku is required."
+  gtin: String
+  "SKU in the retailer's systems; gtin or sku is required."
+  sku: String
+  "The product's name."
+  name: String!
+  "Category path, levels separated by > (Bebidas > Cervejas)."
+  category: String
+  "Brand."
+  brand: String
+}
+
+"""
+What importProducts did.
+"""
+type CatalogImport {
+  "Products created."
+  created: Int!
+  "Products updated (found by GTIN, else SKU)."
+  updated: Int!
+  "Why products of the list were skipped, by their position (products[i].field)."
+  problems: [FieldProblem!]!
 }
 
 """
@@ -4494,6 +4979,10 @@ extend type Mutation {
   Rolling back a redemption already rolled back returns it as it is.
   """
   rollbackRedemption(id: ID!, reason: String!): Redemption!
+  "Generates or imports coupon codes for a campaign that requires one (POST /v1/campaigns/{id}/coupons)."
+  addCoupons(input: AddCouponsInput!): CouponsAdded!
+  "Creates or updates products of the catalogue, at most 5000 per call (POST /v1/products)."
+  importProducts(products: [ProductInput!]!): CatalogImport!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/customer.graphql", Input: `"""
@@ -5003,6 +5492,22 @@ type Campaign implements Node {
   """
   redemptionsCount: Int!
   """
+  Stacking: combinable campaigns add up on one order, at the till too; an exclusive campaign applies alone, when it gives more than the combinable ones together. Absent: combinable online, and at the till the one best discount of each item.
+  """
+  stacking: CampaignStacking
+  """
+  Stacking: between combinations giving as much, the one holding the highest priority applies.
+  """
+  priority: Int!
+  """
+  Only a cart with one of the campaign's coupon codes is eligible.
+  """
+  requiresCode: Boolean!
+  """
+  Eligibility: applicable brands, of the tenant's catalogue.
+  """
+  eligibleBrands: [String!]
+  """
   The segment the campaign targets; none means every customer.
   """
   segment: Segment
@@ -5040,6 +5545,40 @@ type Campaign implements Node {
     """
     where: RedemptionWhereInput
   ): RedemptionConnection!
+  """
+  The campaign's coupon codes, when it requires one.
+  """
+  coupons(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Coupons returned from the connection.
+    """
+    orderBy: CouponOrder
+
+    """
+    Filtering options for Coupons returned from the connection.
+    """
+    where: CouponWhereInput
+  ): CouponConnection!
 }
 """
 CampaignBudgetPeriod is enum for the field budget_period
@@ -5119,6 +5658,13 @@ enum CampaignPredictiveSegment @goModel(model: "github.com/fideliza/fideliza/ent
   churn_risk_medium
   churn_risk_low
   at_risk_high_value
+}
+"""
+CampaignStacking is enum for the field stacking
+"""
+enum CampaignStacking @goModel(model: "github.com/fideliza/fideliza/ent/campaign.Stacking") {
+  combinable
+  exclusive
 }
 """
 CampaignStatus is enum for the field status
@@ -5470,6 +6016,31 @@ input CampaignWhereInput {
   redemptionsCountLT: Int
   redemptionsCountLTE: Int
   """
+  stacking field predicates
+  """
+  stacking: CampaignStacking
+  stackingNEQ: CampaignStacking
+  stackingIn: [CampaignStacking!]
+  stackingNotIn: [CampaignStacking!]
+  stackingIsNil: Boolean
+  stackingNotNil: Boolean
+  """
+  priority field predicates
+  """
+  priority: Int
+  priorityNEQ: Int
+  priorityIn: [Int!]
+  priorityNotIn: [Int!]
+  priorityGT: Int
+  priorityGTE: Int
+  priorityLT: Int
+  priorityLTE: Int
+  """
+  requires_code field predicates
+  """
+  requiresCode: Boolean
+  requiresCodeNEQ: Boolean
+  """
   segment edge predicates
   """
   hasSegment: Boolean
@@ -5479,6 +6050,259 @@ input CampaignWhereInput {
   """
   hasRedemptions: Boolean
   hasRedemptionsWith: [RedemptionWhereInput!]
+  """
+  coupons edge predicates
+  """
+  hasCoupons: Boolean
+  hasCouponsWith: [CouponWhereInput!]
+}
+"""
+A coupon code of a campaign that requires one, single-use or with its own limit of uses.
+"""
+type Coupon implements Node {
+  """
+  The coupon's id, such as cpn_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the record was created (UTC).
+  """
+  createdAt: Time!
+  """
+  When the record last changed (UTC).
+  """
+  updatedAt: Time!
+  """
+  The campaign the code unlocks.
+  """
+  campaignID: ID!
+  """
+  The code, in capitals: codes are matched without regard to case.
+  """
+  code: String!
+  """
+  How many redemptions the code allows: 1 for a single-use code.
+  """
+  maxUses: Int!
+  """
+  Redemptions of the code so far, less those rolled back.
+  """
+  uses: Int!
+  """
+  When the code was last redeemed.
+  """
+  lastUsedAt: Time
+  """
+  Free text about the code, such as whom it was sent to; empty when none.
+  """
+  note: String!
+  """
+  The campaign the code unlocks.
+  """
+  campaign: Campaign!
+}
+"""
+A connection to a list of items.
+"""
+type CouponConnection {
+  """
+  A list of edges.
+  """
+  edges: [CouponEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type CouponEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: Coupon
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for Coupon connections
+"""
+input CouponOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order Coupons.
+  """
+  field: CouponOrderField!
+}
+"""
+Properties by which Coupon connections can be ordered.
+"""
+enum CouponOrderField {
+  CREATED_AT
+  UPDATED_AT
+  CODE
+}
+"""
+CouponWhereInput is used for filtering Coupon objects.
+Input was generated by ent.
+"""
+input CouponWhereInput {
+  not: CouponWhereInput
+  and: [CouponWhereInput!]
+  or: [CouponWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  updated_at field predicates
+  """
+  updatedAt: Time
+  updatedAtNEQ: Time
+  updatedAtIn: [Time!]
+  updatedAtNotIn: [Time!]
+  updatedAtGT: Time
+  updatedAtGTE: Time
+  updatedAtLT: Time
+  updatedAtLTE: Time
+  """
+  campaign_id field predicates
+  """
+  campaignID: ID
+  campaignIDNEQ: ID
+  campaignIDIn: [ID!]
+  campaignIDNotIn: [ID!]
+  campaignIDGT: ID
+  campaignIDGTE: ID
+  campaignIDLT: ID
+  campaignIDLTE: ID
+  campaignIDContains: ID
+  campaignIDHasPrefix: ID
+  campaignIDHasSuffix: ID
+  campaignIDEqualFold: ID
+  campaignIDContainsFold: ID
+  """
+  code field predicates
+  """
+  code: String
+  codeNEQ: String
+  codeIn: [String!]
+  codeNotIn: [String!]
+  codeGT: String
+  codeGTE: String
+  codeLT: String
+  codeLTE: String
+  codeContains: String
+  codeHasPrefix: String
+  codeHasSuffix: String
+  codeEqualFold: String
+  codeContainsFold: String
+  """
+  max_uses field predicates
+  """
+  maxUses: Int
+  maxUsesNEQ: Int
+  maxUsesIn: [Int!]
+  maxUsesNotIn: [Int!]
+  maxUsesGT: Int
+  maxUsesGTE: Int
+  maxUsesLT: Int
+  maxUsesLTE: Int
+  """
+  uses field predicates
+  """
+  uses: Int
+  usesNEQ: Int
+  usesIn: [Int!]
+  usesNotIn: [Int!]
+  usesGT: Int
+  usesGTE: Int
+  usesLT: Int
+  usesLTE: Int
+  """
+  last_used_at field predicates
+  """
+  lastUsedAt: Time
+  lastUsedAtNEQ: Time
+  lastUsedAtIn: [Time!]
+  lastUsedAtNotIn: [Time!]
+  lastUsedAtGT: Time
+  lastUsedAtGTE: Time
+  lastUsedAtLT: Time
+  lastUsedAtLTE: Time
+  lastUsedAtIsNil: Boolean
+  lastUsedAtNotNil: Boolean
+  """
+  note field predicates
+  """
+  note: String
+  noteNEQ: String
+  noteIn: [String!]
+  noteNotIn: [String!]
+  noteGT: String
+  noteGTE: String
+  noteLT: String
+  noteLTE: String
+  noteContains: String
+  noteHasPrefix: String
+  noteHasSuffix: String
+  noteEqualFold: String
+  noteContainsFold: String
+  """
+  campaign edge predicates
+  """
+  hasCampaign: Boolean
+  hasCampaignWith: [CampaignWhereInput!]
 }
 """
 Define a Relay Cursor type:
@@ -6965,6 +7789,242 @@ input PointsEntryWhereInput {
   hasCustomerWith: [CustomerWhereInput!]
 }
 """
+A product of the tenant's catalogue: what category and brand campaigns see of a cart item.
+"""
+type Product implements Node {
+  """
+  The product's id, such as prd_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When the record was created (UTC).
+  """
+  createdAt: Time!
+  """
+  When the record last changed (UTC).
+  """
+  updatedAt: Time!
+  """
+  The product's GTIN (EAN barcode); absent when it has none.
+  """
+  gtin: String
+  """
+  The product's SKU in the retailer's systems; absent when it has none.
+  """
+  sku: String
+  """
+  The product's name.
+  """
+  name: String!
+  """
+  The product's category path, levels separated by " > " (Bebidas > Cervejas); empty when none.
+  """
+  category: String!
+  """
+  The product's brand; empty when none.
+  """
+  brand: String!
+}
+"""
+A connection to a list of items.
+"""
+type ProductConnection {
+  """
+  A list of edges.
+  """
+  edges: [ProductEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type ProductEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: Product
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for Product connections
+"""
+input ProductOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order Products.
+  """
+  field: ProductOrderField!
+}
+"""
+Properties by which Product connections can be ordered.
+"""
+enum ProductOrderField {
+  CREATED_AT
+  UPDATED_AT
+  NAME
+}
+"""
+ProductWhereInput is used for filtering Product objects.
+Input was generated by ent.
+"""
+input ProductWhereInput {
+  not: ProductWhereInput
+  and: [ProductWhereInput!]
+  or: [ProductWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  updated_at field predicates
+  """
+  updatedAt: Time
+  updatedAtNEQ: Time
+  updatedAtIn: [Time!]
+  updatedAtNotIn: [Time!]
+  updatedAtGT: Time
+  updatedAtGTE: Time
+  updatedAtLT: Time
+  updatedAtLTE: Time
+  """
+  gtin field predicates
+  """
+  gtin: String
+  gtinNEQ: String
+  gtinIn: [String!]
+  gtinNotIn: [String!]
+  gtinGT: String
+  gtinGTE: String
+  gtinLT: String
+  gtinLTE: String
+  gtinContains: String
+  gtinHasPrefix: String
+  gtinHasSuffix: String
+  gtinIsNil: Boolean
+  gtinNotNil: Boolean
+  gtinEqualFold: String
+  gtinContainsFold: String
+  """
+  sku field predicates
+  """
+  sku: String
+  skuNEQ: String
+  skuIn: [String!]
+  skuNotIn: [String!]
+  skuGT: String
+  skuGTE: String
+  skuLT: String
+  skuLTE: String
+  skuContains: String
+  skuHasPrefix: String
+  skuHasSuffix: String
+  skuIsNil: Boolean
+  skuNotNil: Boolean
+  skuEqualFold: String
+  skuContainsFold: String
+  """
+  name field predicates
+  """
+  name: String
+  nameNEQ: String
+  nameIn: [String!]
+  nameNotIn: [String!]
+  nameGT: String
+  nameGTE: String
+  nameLT: String
+  nameLTE: String
+  nameContains: String
+  nameHasPrefix: String
+  nameHasSuffix: String
+  nameEqualFold: String
+  nameContainsFold: String
+  """
+  category field predicates
+  """
+  category: String
+  categoryNEQ: String
+  categoryIn: [String!]
+  categoryNotIn: [String!]
+  categoryGT: String
+  categoryGTE: String
+  categoryLT: String
+  categoryLTE: String
+  categoryContains: String
+  categoryHasPrefix: String
+  categoryHasSuffix: String
+  categoryEqualFold: String
+  categoryContainsFold: String
+  """
+  brand field predicates
+  """
+  brand: String
+  brandNEQ: String
+  brandIn: [String!]
+  brandNotIn: [String!]
+  brandGT: String
+  brandGTE: String
+  brandLT: String
+  brandLTE: String
+  brandContains: String
+  brandHasPrefix: String
+  brandHasSuffix: String
+  brandEqualFold: String
+  brandContainsFold: String
+}
+"""
 What back-office apps and analysts read: every entity as a connection with filters and ordering, lookup by id, and dashboard aggregates. Data is always the viewer's tenant's.
 """
 type Query {
@@ -7156,6 +8216,40 @@ type Query {
     """
     where: PointsEntryWhereInput
   ): PointsEntryConnection!
+  """
+  The tenant's catalogue, oldest first unless ordered.
+  """
+  products(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Products returned from the connection.
+    """
+    orderBy: ProductOrder
+
+    """
+    Filtering options for Products returned from the connection.
+    """
+    where: ProductWhereInput
+  ): ProductConnection!
   """
   The tenant's redemptions, oldest first unless ordered, with filters.
   """
@@ -7460,6 +8554,10 @@ type Redemption implements Node {
   """
   storeCode: String!
   """
+  The coupon code the redemption used, for a campaign that requires one.
+  """
+  couponID: String
+  """
   The campaign redeemed.
   """
   campaign: Campaign!
@@ -7732,6 +8830,24 @@ input RedemptionWhereInput {
   storeCodeEqualFold: String
   storeCodeContainsFold: String
   """
+  coupon_id field predicates
+  """
+  couponID: String
+  couponIDNEQ: String
+  couponIDIn: [String!]
+  couponIDNotIn: [String!]
+  couponIDGT: String
+  couponIDGTE: String
+  couponIDLT: String
+  couponIDLTE: String
+  couponIDContains: String
+  couponIDHasPrefix: String
+  couponIDHasSuffix: String
+  couponIDIsNil: Boolean
+  couponIDNotNil: Boolean
+  couponIDEqualFold: String
+  couponIDContainsFold: String
+  """
   campaign edge predicates
   """
   hasCampaign: Boolean
@@ -7835,6 +8951,10 @@ type Sale implements Node {
   Points taken back by the sale's processed returns and cancellation.
   """
   pointsReversed: Int!
+  """
+  The coupon code the point of sale sent with the sale (couponCode); its campaign's redemption uses it.
+  """
+  couponCode: String
   """
   The store the sale was made in.
   """
@@ -8958,6 +10078,24 @@ input SaleWhereInput {
   pointsReversedGTE: Int
   pointsReversedLT: Int
   pointsReversedLTE: Int
+  """
+  coupon_code field predicates
+  """
+  couponCode: String
+  couponCodeNEQ: String
+  couponCodeIn: [String!]
+  couponCodeNotIn: [String!]
+  couponCodeGT: String
+  couponCodeGTE: String
+  couponCodeLT: String
+  couponCodeLTE: String
+  couponCodeContains: String
+  couponCodeHasPrefix: String
+  couponCodeHasSuffix: String
+  couponCodeIsNil: Boolean
+  couponCodeNotNil: Boolean
+  couponCodeEqualFold: String
+  couponCodeContainsFold: String
   """
   store edge predicates
   """
@@ -11000,10 +12138,20 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_budgetSpent(ctx, field)
 	case "redemptionsCount":
 		return ec.fieldContext_Campaign_redemptionsCount(ctx, field)
+	case "stacking":
+		return ec.fieldContext_Campaign_stacking(ctx, field)
+	case "priority":
+		return ec.fieldContext_Campaign_priority(ctx, field)
+	case "requiresCode":
+		return ec.fieldContext_Campaign_requiresCode(ctx, field)
+	case "eligibleBrands":
+		return ec.fieldContext_Campaign_eligibleBrands(ctx, field)
 	case "segment":
 		return ec.fieldContext_Campaign_segment(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Campaign_redemptions(ctx, field)
+	case "coupons":
+		return ec.fieldContext_Campaign_coupons(ctx, field)
 	case "performance":
 		return ec.fieldContext_Campaign_performance(ctx, field)
 	}
@@ -11060,6 +12208,18 @@ func (ec *executionContext) childFields_CartValidation(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type CartValidation", field.Name)
 }
 
+func (ec *executionContext) childFields_CatalogImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "created":
+		return ec.fieldContext_CatalogImport_created(ctx, field)
+	case "updated":
+		return ec.fieldContext_CatalogImport_updated(ctx, field)
+	case "problems":
+		return ec.fieldContext_CatalogImport_problems(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CatalogImport", field.Name)
+}
+
 func (ec *executionContext) childFields_ChurnScoresRefresh(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "queued":
@@ -11076,6 +12236,66 @@ func (ec *executionContext) childFields_ClientCredentials(ctx context.Context, f
 		return ec.fieldContext_ClientCredentials_clientSecret(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientCredentials", field.Name)
+}
+
+func (ec *executionContext) childFields_Coupon(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Coupon_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_Coupon_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Coupon_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Coupon_updatedAt(ctx, field)
+	case "campaignID":
+		return ec.fieldContext_Coupon_campaignID(ctx, field)
+	case "code":
+		return ec.fieldContext_Coupon_code(ctx, field)
+	case "maxUses":
+		return ec.fieldContext_Coupon_maxUses(ctx, field)
+	case "uses":
+		return ec.fieldContext_Coupon_uses(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_Coupon_lastUsedAt(ctx, field)
+	case "note":
+		return ec.fieldContext_Coupon_note(ctx, field)
+	case "campaign":
+		return ec.fieldContext_Coupon_campaign(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Coupon", field.Name)
+}
+
+func (ec *executionContext) childFields_CouponConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CouponConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CouponConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CouponConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CouponConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CouponEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_CouponEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_CouponEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CouponEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CouponsAdded(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "created":
+		return ec.fieldContext_CouponsAdded_created(ctx, field)
+	case "problems":
+		return ec.fieldContext_CouponsAdded_problems(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CouponsAdded", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11334,6 +12554,16 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_FieldProblem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_FieldProblem_field(ctx, field)
+	case "message":
+		return ec.fieldContext_FieldProblem_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FieldProblem", field.Name)
+}
+
 func (ec *executionContext) childFields_IneligibleCampaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "campaign":
@@ -11342,6 +12572,8 @@ func (ec *executionContext) childFields_IneligibleCampaign(ctx context.Context, 
 		return ec.fieldContext_IneligibleCampaign_reason(ctx, field)
 	case "missingAmount":
 		return ec.fieldContext_IneligibleCampaign_missingAmount(ctx, field)
+	case "excludedBy":
+		return ec.fieldContext_IneligibleCampaign_excludedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IneligibleCampaign", field.Name)
 }
@@ -11508,6 +12740,52 @@ func (ec *executionContext) childFields_PredictiveSegmentCount(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type PredictiveSegmentCount", field.Name)
 }
 
+func (ec *executionContext) childFields_Product(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Product_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_Product_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Product_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Product_updatedAt(ctx, field)
+	case "gtin":
+		return ec.fieldContext_Product_gtin(ctx, field)
+	case "sku":
+		return ec.fieldContext_Product_sku(ctx, field)
+	case "name":
+		return ec.fieldContext_Product_name(ctx, field)
+	case "category":
+		return ec.fieldContext_Product_category(ctx, field)
+	case "brand":
+		return ec.fieldContext_Product_brand(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ProductConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ProductConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ProductConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_ProductEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_ProductEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Redemption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -11540,6 +12818,8 @@ func (ec *executionContext) childFields_Redemption(ctx context.Context, field gr
 		return ec.fieldContext_Redemption_rollbackReason(ctx, field)
 	case "storeCode":
 		return ec.fieldContext_Redemption_storeCode(ctx, field)
+	case "couponID":
+		return ec.fieldContext_Redemption_couponID(ctx, field)
 	case "campaign":
 		return ec.fieldContext_Redemption_campaign(ctx, field)
 	case "customer":
@@ -11616,6 +12896,8 @@ func (ec *executionContext) childFields_Sale(ctx context.Context, field graphql.
 		return ec.fieldContext_Sale_returnedAmount(ctx, field)
 	case "pointsReversed":
 		return ec.fieldContext_Sale_pointsReversed(ctx, field)
+	case "couponCode":
+		return ec.fieldContext_Sale_couponCode(ctx, field)
 	case "store":
 		return ec.fieldContext_Sale_store(ctx, field)
 	case "customer":
@@ -12228,6 +13510,60 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Campaign_coupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.CouponOrder, error) {
+			return ec.unmarshalOCouponOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.CouponWhereInput, error) {
+			return ec.unmarshalOCouponWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Campaign_performance_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12534,6 +13870,20 @@ func (ec *executionContext) field_Customer_segments_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (AddCouponsInput, error) {
+			return ec.unmarshalNAddCouponsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAddCouponsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addSegmentCustomers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12707,6 +14057,20 @@ func (ec *executionContext) field_Mutation_endCampaign_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_importProducts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "products",
+		func(ctx context.Context, v any) ([]*ProductInput, error) {
+			return ec.unmarshalNProductInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐProductInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["products"] = arg0
 	return args, nil
 }
 
@@ -13425,6 +14789,60 @@ func (ec *executionContext) field_Query_pointsLiabilityByDay_args(ctx context.Co
 		return nil, err
 	}
 	args["timeZone"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_products_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.ProductOrder, error) {
+			return ec.unmarshalOProductOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.ProductWhereInput, error) {
+			return ec.unmarshalOProductWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
 	return args, nil
 }
 
@@ -15143,6 +16561,98 @@ func (ec *executionContext) fieldContext_Campaign_redemptionsCount(_ context.Con
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Campaign_stacking(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_stacking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stacking, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *campaign.Stacking) graphql.Marshaler {
+			return ec.marshalOCampaignStacking2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_stacking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type CampaignStacking does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_priority(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_priority(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Priority, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_priority(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_requiresCode(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_requiresCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequiresCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_requiresCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_eligibleBrands(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_eligibleBrands(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EligibleBrands, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_eligibleBrands(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Campaign_segment(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15213,6 +16723,50 @@ func (ec *executionContext) fieldContext_Campaign_redemptions(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Campaign_redemptions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Campaign_coupons(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_coupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Coupons(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.CouponOrder), fc.Args["where"].(*ent.CouponWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.CouponConnection) graphql.Marshaler {
+			return ec.marshalNCouponConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_coupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CouponConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Campaign_coupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15607,6 +17161,84 @@ func (ec *executionContext) fieldContext_CartValidation_ineligible(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _CatalogImport_created(ctx context.Context, field graphql.CollectedField, obj *CatalogImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogImport_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogImport_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogImport_updated(ctx context.Context, field graphql.CollectedField, obj *CatalogImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogImport_updated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Updated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogImport_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogImport_problems(ctx context.Context, field graphql.CollectedField, obj *CatalogImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogImport_problems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Problems, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*FieldProblem) graphql.Marshaler {
+			return ec.marshalNFieldProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogImport_problems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CatalogImport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldProblem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ChurnScoresRefresh_queued(ctx context.Context, field graphql.CollectedField, obj *ChurnScoresRefresh) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15683,6 +17315,465 @@ func (ec *executionContext) _ClientCredentials_clientSecret(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_ClientCredentials_clientSecret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientCredentials", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_id(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_campaignID(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_campaignID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CampaignID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_campaignID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_code(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_maxUses(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_maxUses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxUses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_maxUses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_uses(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_uses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Uses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_uses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_lastUsedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastUsedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_note(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Coupon_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaign(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Coupon",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.CouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.CouponEdge) graphql.Marshaler {
+			return ec.marshalOCouponEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CouponConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CouponEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.CouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.CouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CouponEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.CouponEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+			return ec.marshalOCoupon2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCoupon(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CouponEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.CouponEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _CouponsAdded_created(ctx context.Context, field graphql.CollectedField, obj *CouponsAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponsAdded_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponsAdded_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponsAdded", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CouponsAdded_problems(ctx context.Context, field graphql.CollectedField, obj *CouponsAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponsAdded_problems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Problems, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*FieldProblem) graphql.Marshaler {
+			return ec.marshalNFieldProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponsAdded_problems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponsAdded",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldProblem(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.CollectedField, obj *ent.Customer) (ret graphql.Marshaler) {
@@ -18005,6 +20096,52 @@ func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, fie
 	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _FieldProblem_field(ctx context.Context, field graphql.CollectedField, obj *FieldProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldProblem_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FieldProblem_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldProblem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FieldProblem_message(ctx context.Context, field graphql.CollectedField, obj *FieldProblem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldProblem_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FieldProblem_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldProblem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _IneligibleCampaign_campaign(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18081,6 +20218,29 @@ func (ec *executionContext) _IneligibleCampaign_missingAmount(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_IneligibleCampaign_missingAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _IneligibleCampaign_excludedBy(ctx context.Context, field graphql.CollectedField, obj *IneligibleCampaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IneligibleCampaign_excludedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExcludedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IneligibleCampaign_excludedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IneligibleCampaign", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ItemBenefit_sku(ctx context.Context, field graphql.CollectedField, obj *ItemBenefit) (ret graphql.Marshaler) {
@@ -19118,6 +21278,94 @@ func (ec *executionContext) fieldContext_Mutation_rollbackRedemption(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_rollbackRedemption_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addCoupons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addCoupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddCoupons(ctx, fc.Args["input"].(AddCouponsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CouponsAdded) graphql.Marshaler {
+			return ec.marshalNCouponsAdded2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCouponsAdded(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addCoupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CouponsAdded(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_importProducts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importProducts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportProducts(ctx, fc.Args["products"].([]*ProductInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CatalogImport) graphql.Marshaler {
+			return ec.marshalNCatalogImport2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCatalogImport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importProducts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CatalogImport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importProducts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20558,6 +22806,355 @@ func (ec *executionContext) fieldContext_PredictiveSegmentCount_minMonetaryValue
 	return graphql.NewScalarFieldContext("PredictiveSegmentCount", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
+func (ec *executionContext) _Product_id(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Product_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Product_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Product_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Product_gtin(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_gtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Product_gtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Product_sku(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_sku(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sku, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Product_sku(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Product_name(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Product_category(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Product_brand(ctx context.Context, field graphql.CollectedField, obj *ent.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Product_brand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Brand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Product_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProductConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ProductConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ProductEdge) graphql.Marshaler {
+			return ec.marshalOProductEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProductConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProductConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProductConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.ProductConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProductConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProductConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.ProductConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProductEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.ProductEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Product) graphql.Marshaler {
+			return ec.marshalOProduct2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProduct(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProductEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProductEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Product(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProductEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.ProductEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20860,6 +23457,50 @@ func (ec *executionContext) fieldContext_Query_pointsEntries(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_pointsEntries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_products(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_products(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Products(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.ProductOrder), fc.Args["where"].(*ent.ProductWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.ProductConnection) graphql.Marshaler {
+			return ec.marshalNProductConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_products(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_products_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21911,6 +24552,29 @@ func (ec *executionContext) fieldContext_Redemption_storeCode(_ context.Context,
 	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Redemption_couponID(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Redemption_couponID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CouponID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Redemption_couponID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Redemption_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22630,6 +25294,29 @@ func (ec *executionContext) _Sale_pointsReversed(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Sale_pointsReversed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Sale_couponCode(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sale_couponCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CouponCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sale_couponCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sale", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Sale_store(ctx context.Context, field graphql.CollectedField, obj *ent.Sale) (ret graphql.Marshaler) {
@@ -28490,6 +31177,85 @@ func (ec *executionContext) unmarshalInputAPIClientWhereInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAddCouponsInput(ctx context.Context, obj any) (AddCouponsInput, error) {
+	var it AddCouponsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"campaignID", "generate", "length", "prefix", "alphabet", "codes", "maxUses", "note"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "campaignID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignID = data
+		case "generate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("generate"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Generate = data
+		case "length":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("length"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Length = data
+		case "prefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prefix = data
+		case "alphabet":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alphabet"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Alphabet = data
+		case "codes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Codes = data
+		case "maxUses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUses"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUses = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAdjustPointsInput(ctx context.Context, obj any) (AdjustPointsInput, error) {
 	var it AdjustPointsInput
 	if obj == nil {
@@ -28586,7 +31352,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "stacking", "stackingNEQ", "stackingIn", "stackingNotIn", "stackingIsNil", "stackingNotNil", "priority", "priorityNEQ", "priorityIn", "priorityNotIn", "priorityGT", "priorityGTE", "priorityLT", "priorityLTE", "requiresCode", "requiresCodeNEQ", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith", "hasCoupons", "hasCouponsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30329,6 +33095,118 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.RedemptionsCountLTE = data
+		case "stacking":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stacking"))
+			data, err := ec.unmarshalOCampaignStacking2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stacking = data
+		case "stackingNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stackingNEQ"))
+			data, err := ec.unmarshalOCampaignStacking2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StackingNEQ = data
+		case "stackingIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stackingIn"))
+			data, err := ec.unmarshalOCampaignStacking2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStackingᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StackingIn = data
+		case "stackingNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stackingNotIn"))
+			data, err := ec.unmarshalOCampaignStacking2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStackingᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StackingNotIn = data
+		case "stackingIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stackingIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StackingIsNil = data
+		case "stackingNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stackingNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StackingNotNil = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "priorityNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityNEQ = data
+		case "priorityIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityIn = data
+		case "priorityNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityNotIn = data
+		case "priorityGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityGT = data
+		case "priorityGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityGTE = data
+		case "priorityLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityLT = data
+		case "priorityLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriorityLTE = data
+		case "requiresCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requiresCode"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequiresCode = data
+		case "requiresCodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requiresCodeNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequiresCodeNEQ = data
 		case "hasSegment":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSegment"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -30357,6 +33235,20 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasRedemptionsWith = data
+		case "hasCoupons":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCoupons"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCoupons = data
+		case "hasCouponsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCouponsWith"))
+			data, err := ec.unmarshalOCouponWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCouponsWith = data
 		}
 	}
 	return it, nil
@@ -30373,7 +33265,7 @@ func (ec *executionContext) unmarshalInputCartItemInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"sku", "gtin", "category", "quantity", "unitPrice"}
+	fieldsInOrder := [...]string{"sku", "gtin", "category", "brand", "quantity", "unitPrice"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30401,6 +33293,13 @@ func (ec *executionContext) unmarshalInputCartItemInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Category = data
+		case "brand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brand"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Brand = data
 		case "quantity":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
 			data, err := ec.unmarshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
@@ -30415,6 +33314,833 @@ func (ec *executionContext) unmarshalInputCartItemInput(ctx context.Context, obj
 				return it, err
 			}
 			it.UnitPrice = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCouponOrder(ctx context.Context, obj any) (ent.CouponOrder, error) {
+	var it ent.CouponOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNCouponOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCouponWhereInput(ctx context.Context, obj any) (ent.CouponWhereInput, error) {
+	var it ent.CouponWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "code", "codeNEQ", "codeIn", "codeNotIn", "codeGT", "codeGTE", "codeLT", "codeLTE", "codeContains", "codeHasPrefix", "codeHasSuffix", "codeEqualFold", "codeContainsFold", "maxUses", "maxUsesNEQ", "maxUsesIn", "maxUsesNotIn", "maxUsesGT", "maxUsesGTE", "maxUsesLT", "maxUsesLTE", "uses", "usesNEQ", "usesIn", "usesNotIn", "usesGT", "usesGTE", "usesLT", "usesLTE", "lastUsedAt", "lastUsedAtNEQ", "lastUsedAtIn", "lastUsedAtNotIn", "lastUsedAtGT", "lastUsedAtGTE", "lastUsedAtLT", "lastUsedAtLTE", "lastUsedAtIsNil", "lastUsedAtNotNil", "note", "noteNEQ", "noteIn", "noteNotIn", "noteGT", "noteGTE", "noteLT", "noteLTE", "noteContains", "noteHasPrefix", "noteHasSuffix", "noteEqualFold", "noteContainsFold", "hasCampaign", "hasCampaignWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOCouponWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOCouponWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOCouponWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "updatedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAt = data
+		case "updatedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNEQ = data
+		case "updatedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtIn = data
+		case "updatedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNotIn = data
+		case "updatedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGT = data
+		case "updatedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGTE = data
+		case "updatedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLT = data
+		case "updatedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLTE = data
+		case "campaignID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignID = data
+		case "campaignIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNEQ = data
+		case "campaignIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDIn = data
+		case "campaignIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNotIn = data
+		case "campaignIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDGT = data
+		case "campaignIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDGTE = data
+		case "campaignIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDLT = data
+		case "campaignIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDLTE = data
+		case "campaignIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDContains = data
+		case "campaignIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDHasPrefix = data
+		case "campaignIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDHasSuffix = data
+		case "campaignIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDEqualFold = data
+		case "campaignIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDContainsFold = data
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "codeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeNEQ = data
+		case "codeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeIn = data
+		case "codeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeNotIn = data
+		case "codeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeGT = data
+		case "codeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeGTE = data
+		case "codeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLT = data
+		case "codeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeLTE = data
+		case "codeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeContains = data
+		case "codeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeHasPrefix = data
+		case "codeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeHasSuffix = data
+		case "codeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeEqualFold = data
+		case "codeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("codeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CodeContainsFold = data
+		case "maxUses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUses"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUses = data
+		case "maxUsesNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesNEQ = data
+		case "maxUsesIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesIn = data
+		case "maxUsesNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesNotIn = data
+		case "maxUsesGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesGT = data
+		case "maxUsesGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesGTE = data
+		case "maxUsesLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesLT = data
+		case "maxUsesLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxUsesLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxUsesLTE = data
+		case "uses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uses"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Uses = data
+		case "usesNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesNEQ = data
+		case "usesIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesIn = data
+		case "usesNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesNotIn = data
+		case "usesGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesGT = data
+		case "usesGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesGTE = data
+		case "usesLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesLT = data
+		case "usesLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("usesLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UsesLTE = data
+		case "lastUsedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAt = data
+		case "lastUsedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtNEQ = data
+		case "lastUsedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtIn = data
+		case "lastUsedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtNotIn = data
+		case "lastUsedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtGT = data
+		case "lastUsedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtGTE = data
+		case "lastUsedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtLT = data
+		case "lastUsedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtLTE = data
+		case "lastUsedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtIsNil = data
+		case "lastUsedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastUsedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastUsedAtNotNil = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		case "noteNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteNEQ = data
+		case "noteIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteIn = data
+		case "noteNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteNotIn = data
+		case "noteGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteGT = data
+		case "noteGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteGTE = data
+		case "noteLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteLT = data
+		case "noteLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteLTE = data
+		case "noteContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteContains = data
+		case "noteHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteHasPrefix = data
+		case "noteHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteHasSuffix = data
+		case "noteEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteEqualFold = data
+		case "noteContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteContainsFold = data
+		case "hasCampaign":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCampaign = data
+		case "hasCampaignWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaignWith"))
+			data, err := ec.unmarshalOCampaignWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCampaignWith = data
 		}
 	}
 	return it, nil
@@ -30475,7 +34201,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod"}
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "eligibleBrands", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod", "stacking", "priority", "requiresCode"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30608,6 +34334,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.EligibleCategories = data
+		case "eligibleBrands":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eligibleBrands"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EligibleBrands = data
 		case "limitPerCustomer":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limitPerCustomer"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -30650,6 +34383,27 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.BudgetPerPeriod = data
+		case "stacking":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stacking"))
+			data, err := ec.unmarshalOCampaignStacking2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stacking = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "requiresCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requiresCode"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequiresCode = data
 		}
 	}
 	return it, nil
@@ -35479,6 +39233,905 @@ func (ec *executionContext) unmarshalInputPointsEntryWhereInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputProductInput(ctx context.Context, obj any) (ProductInput, error) {
+	var it ProductInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"gtin", "sku", "name", "category", "brand"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "gtin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gtin = data
+		case "sku":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sku"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sku = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "brand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brand"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Brand = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputProductOrder(ctx context.Context, obj any) (ent.ProductOrder, error) {
+	var it ent.ProductOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNProductOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputProductWhereInput(ctx context.Context, obj any) (ent.ProductWhereInput, error) {
+	var it ent.ProductWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "gtin", "gtinNEQ", "gtinIn", "gtinNotIn", "gtinGT", "gtinGTE", "gtinLT", "gtinLTE", "gtinContains", "gtinHasPrefix", "gtinHasSuffix", "gtinIsNil", "gtinNotNil", "gtinEqualFold", "gtinContainsFold", "sku", "skuNEQ", "skuIn", "skuNotIn", "skuGT", "skuGTE", "skuLT", "skuLTE", "skuContains", "skuHasPrefix", "skuHasSuffix", "skuIsNil", "skuNotNil", "skuEqualFold", "skuContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "category", "categoryNEQ", "categoryIn", "categoryNotIn", "categoryGT", "categoryGTE", "categoryLT", "categoryLTE", "categoryContains", "categoryHasPrefix", "categoryHasSuffix", "categoryEqualFold", "categoryContainsFold", "brand", "brandNEQ", "brandIn", "brandNotIn", "brandGT", "brandGTE", "brandLT", "brandLTE", "brandContains", "brandHasPrefix", "brandHasSuffix", "brandEqualFold", "brandContainsFold"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOProductWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOProductWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOProductWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "updatedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAt = data
+		case "updatedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNEQ = data
+		case "updatedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtIn = data
+		case "updatedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNotIn = data
+		case "updatedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGT = data
+		case "updatedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGTE = data
+		case "updatedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLT = data
+		case "updatedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLTE = data
+		case "gtin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gtin = data
+		case "gtinNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinNEQ = data
+		case "gtinIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinIn = data
+		case "gtinNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinNotIn = data
+		case "gtinGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinGT = data
+		case "gtinGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinGTE = data
+		case "gtinLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinLT = data
+		case "gtinLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinLTE = data
+		case "gtinContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinContains = data
+		case "gtinHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinHasPrefix = data
+		case "gtinHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinHasSuffix = data
+		case "gtinIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinIsNil = data
+		case "gtinNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinNotNil = data
+		case "gtinEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinEqualFold = data
+		case "gtinContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gtinContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GtinContainsFold = data
+		case "sku":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sku"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sku = data
+		case "skuNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuNEQ = data
+		case "skuIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuIn = data
+		case "skuNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuNotIn = data
+		case "skuGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuGT = data
+		case "skuGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuGTE = data
+		case "skuLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuLT = data
+		case "skuLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuLTE = data
+		case "skuContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuContains = data
+		case "skuHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuHasPrefix = data
+		case "skuHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuHasSuffix = data
+		case "skuIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuIsNil = data
+		case "skuNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuNotNil = data
+		case "skuEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuEqualFold = data
+		case "skuContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuContainsFold = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "nameNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNEQ = data
+		case "nameIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameIn = data
+		case "nameNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNotIn = data
+		case "nameGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGT = data
+		case "nameGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGTE = data
+		case "nameLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLT = data
+		case "nameLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLTE = data
+		case "nameContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContains = data
+		case "nameHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasPrefix = data
+		case "nameHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasSuffix = data
+		case "nameEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameEqualFold = data
+		case "nameContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContainsFold = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "categoryNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryNEQ = data
+		case "categoryIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryIn = data
+		case "categoryNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryNotIn = data
+		case "categoryGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryGT = data
+		case "categoryGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryGTE = data
+		case "categoryLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryLT = data
+		case "categoryLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryLTE = data
+		case "categoryContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryContains = data
+		case "categoryHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryHasPrefix = data
+		case "categoryHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryHasSuffix = data
+		case "categoryEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryEqualFold = data
+		case "categoryContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryContainsFold = data
+		case "brand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brand"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Brand = data
+		case "brandNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandNEQ = data
+		case "brandIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandIn = data
+		case "brandNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandNotIn = data
+		case "brandGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandGT = data
+		case "brandGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandGTE = data
+		case "brandLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandLT = data
+		case "brandLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandLTE = data
+		case "brandContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandContains = data
+		case "brandHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandHasPrefix = data
+		case "brandHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandHasSuffix = data
+		case "brandEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandEqualFold = data
+		case "brandContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brandContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BrandContainsFold = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRedeemCampaignInput(ctx context.Context, obj any) (RedeemCampaignInput, error) {
 	var it RedeemCampaignInput
 	if obj == nil {
@@ -35589,7 +40242,7 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "rolledBackAt", "rolledBackAtNEQ", "rolledBackAtIn", "rolledBackAtNotIn", "rolledBackAtGT", "rolledBackAtGTE", "rolledBackAtLT", "rolledBackAtLTE", "rolledBackAtIsNil", "rolledBackAtNotNil", "rollbackReason", "rollbackReasonNEQ", "rollbackReasonIn", "rollbackReasonNotIn", "rollbackReasonGT", "rollbackReasonGTE", "rollbackReasonLT", "rollbackReasonLTE", "rollbackReasonContains", "rollbackReasonHasPrefix", "rollbackReasonHasSuffix", "rollbackReasonIsNil", "rollbackReasonNotNil", "rollbackReasonEqualFold", "rollbackReasonContainsFold", "storeCode", "storeCodeNEQ", "storeCodeIn", "storeCodeNotIn", "storeCodeGT", "storeCodeGTE", "storeCodeLT", "storeCodeLTE", "storeCodeContains", "storeCodeHasPrefix", "storeCodeHasSuffix", "storeCodeEqualFold", "storeCodeContainsFold", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDEqualFold", "campaignIDContainsFold", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDEqualFold", "customerIDContainsFold", "orderID", "orderIDNEQ", "orderIDIn", "orderIDNotIn", "orderIDGT", "orderIDGTE", "orderIDLT", "orderIDLTE", "orderIDContains", "orderIDHasPrefix", "orderIDHasSuffix", "orderIDEqualFold", "orderIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDIsNil", "saleIDNotNil", "saleIDEqualFold", "saleIDContainsFold", "overLimit", "overLimitNEQ", "amountPaid", "amountPaidNEQ", "amountPaidIn", "amountPaidNotIn", "amountPaidGT", "amountPaidGTE", "amountPaidLT", "amountPaidLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "cashbackAmount", "cashbackAmountNEQ", "cashbackAmountIn", "cashbackAmountNotIn", "cashbackAmountGT", "cashbackAmountGTE", "cashbackAmountLT", "cashbackAmountLTE", "bonusPoints", "bonusPointsNEQ", "bonusPointsIn", "bonusPointsNotIn", "bonusPointsGT", "bonusPointsGTE", "bonusPointsLT", "bonusPointsLTE", "rolledBackAt", "rolledBackAtNEQ", "rolledBackAtIn", "rolledBackAtNotIn", "rolledBackAtGT", "rolledBackAtGTE", "rolledBackAtLT", "rolledBackAtLTE", "rolledBackAtIsNil", "rolledBackAtNotNil", "rollbackReason", "rollbackReasonNEQ", "rollbackReasonIn", "rollbackReasonNotIn", "rollbackReasonGT", "rollbackReasonGTE", "rollbackReasonLT", "rollbackReasonLTE", "rollbackReasonContains", "rollbackReasonHasPrefix", "rollbackReasonHasSuffix", "rollbackReasonIsNil", "rollbackReasonNotNil", "rollbackReasonEqualFold", "rollbackReasonContainsFold", "storeCode", "storeCodeNEQ", "storeCodeIn", "storeCodeNotIn", "storeCodeGT", "storeCodeGTE", "storeCodeLT", "storeCodeLTE", "storeCodeContains", "storeCodeHasPrefix", "storeCodeHasSuffix", "storeCodeEqualFold", "storeCodeContainsFold", "couponID", "couponIDNEQ", "couponIDIn", "couponIDNotIn", "couponIDGT", "couponIDGTE", "couponIDLT", "couponIDLTE", "couponIDContains", "couponIDHasPrefix", "couponIDHasSuffix", "couponIDIsNil", "couponIDNotNil", "couponIDEqualFold", "couponIDContainsFold", "hasCampaign", "hasCampaignWith", "hasCustomer", "hasCustomerWith", "hasSale", "hasSaleWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -36716,6 +41369,111 @@ func (ec *executionContext) unmarshalInputRedemptionWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.StoreCodeContainsFold = data
+		case "couponID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponID = data
+		case "couponIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDNEQ = data
+		case "couponIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDIn = data
+		case "couponIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDNotIn = data
+		case "couponIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDGT = data
+		case "couponIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDGTE = data
+		case "couponIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDLT = data
+		case "couponIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDLTE = data
+		case "couponIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDContains = data
+		case "couponIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDHasPrefix = data
+		case "couponIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDHasSuffix = data
+		case "couponIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDIsNil = data
+		case "couponIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDNotNil = data
+		case "couponIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDEqualFold = data
+		case "couponIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponIDContainsFold = data
 		case "hasCampaign":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -39440,7 +44198,7 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "returnedAmount", "returnedAmountNEQ", "returnedAmountIn", "returnedAmountNotIn", "returnedAmountGT", "returnedAmountGTE", "returnedAmountLT", "returnedAmountLTE", "pointsReversed", "pointsReversedNEQ", "pointsReversedIn", "pointsReversedNotIn", "pointsReversedGT", "pointsReversedGTE", "pointsReversedLT", "pointsReversedLTE", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "hasReturns", "hasReturnsWith", "customerDocument"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "returnedAmount", "returnedAmountNEQ", "returnedAmountIn", "returnedAmountNotIn", "returnedAmountGT", "returnedAmountGTE", "returnedAmountLT", "returnedAmountLTE", "pointsReversed", "pointsReversedNEQ", "pointsReversedIn", "pointsReversedNotIn", "pointsReversedGT", "pointsReversedGTE", "pointsReversedLT", "pointsReversedLTE", "couponCode", "couponCodeNEQ", "couponCodeIn", "couponCodeNotIn", "couponCodeGT", "couponCodeGTE", "couponCodeLT", "couponCodeLTE", "couponCodeContains", "couponCodeHasPrefix", "couponCodeHasSuffix", "couponCodeIsNil", "couponCodeNotNil", "couponCodeEqualFold", "couponCodeContainsFold", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "hasReturns", "hasReturnsWith", "customerDocument"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -40973,6 +45731,111 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.PointsReversedLTE = data
+		case "couponCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCode = data
+		case "couponCodeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeNEQ = data
+		case "couponCodeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeIn = data
+		case "couponCodeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeNotIn = data
+		case "couponCodeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeGT = data
+		case "couponCodeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeGTE = data
+		case "couponCodeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeLT = data
+		case "couponCodeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeLTE = data
+		case "couponCodeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeContains = data
+		case "couponCodeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeHasPrefix = data
+		case "couponCodeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeHasSuffix = data
+		case "couponCodeIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeIsNil = data
+		case "couponCodeNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeNotNil = data
+		case "couponCodeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeEqualFold = data
+		case "couponCodeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCodeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCodeContainsFold = data
 		case "hasStore":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasStore"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -43888,7 +48751,7 @@ func (ec *executionContext) unmarshalInputValidateCartInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"customerID", "storeID", "channel", "subtotal", "items"}
+	fieldsInOrder := [...]string{"customerID", "storeID", "channel", "subtotal", "couponCode", "items"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -43923,6 +48786,13 @@ func (ec *executionContext) unmarshalInputValidateCartInput(ctx context.Context,
 				return it, err
 			}
 			it.Subtotal = data
+		case "couponCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("couponCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CouponCode = data
 		case "items":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
 			data, err := ec.unmarshalNCartItemInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCartItemInputᚄ(ctx, v)
@@ -46396,6 +51266,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Redemption(ctx, sel, obj)
+	case *ent.Product:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Product(ctx, sel, obj)
 	case *ent.PointsEntry:
 		if obj == nil {
 			return graphql.Null
@@ -46416,6 +51291,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Customer(ctx, sel, obj)
+	case *ent.Coupon:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Coupon(ctx, sel, obj)
 	case *ent.Campaign:
 		if obj == nil {
 			return graphql.Null
@@ -46803,6 +51683,26 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "stacking":
+			out.Values[i] = ec._Campaign_stacking(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "priority":
+			out.Values[i] = ec._Campaign_priority(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "requiresCode":
+			out.Values[i] = ec._Campaign_requiresCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eligibleBrands":
+			out.Values[i] = ec._Campaign_eligibleBrands(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "segment":
 			field := field
 
@@ -46851,6 +51751,44 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Campaign_redemptions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "coupons":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_coupons(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -47135,6 +52073,54 @@ func (ec *executionContext) _CartValidation(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var catalogImportImplementors = []string{"CatalogImport"}
+
+func (ec *executionContext) _CatalogImport(ctx context.Context, sel ast.SelectionSet, obj *CatalogImport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, catalogImportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CatalogImport")
+		case "created":
+			out.Values[i] = ec._CatalogImport_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updated":
+			out.Values[i] = ec._CatalogImport_updated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "problems":
+			out.Values[i] = ec._CatalogImport_problems(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var churnScoresRefreshImplementors = []string{"ChurnScoresRefresh"}
 
 func (ec *executionContext) _ChurnScoresRefresh(ctx context.Context, sel ast.SelectionSet, obj *ChurnScoresRefresh) graphql.Marshaler {
@@ -47192,6 +52178,261 @@ func (ec *executionContext) _ClientCredentials(ctx context.Context, sel ast.Sele
 			}
 		case "clientSecret":
 			out.Values[i] = ec._ClientCredentials_clientSecret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var couponImplementors = []string{"Coupon", "Node"}
+
+func (ec *executionContext) _Coupon(ctx context.Context, sel ast.SelectionSet, obj *ent.Coupon) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Coupon")
+		case "id":
+			out.Values[i] = ec._Coupon_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenantID":
+			out.Values[i] = ec._Coupon_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Coupon_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Coupon_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "campaignID":
+			out.Values[i] = ec._Coupon_campaignID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "code":
+			out.Values[i] = ec._Coupon_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxUses":
+			out.Values[i] = ec._Coupon_maxUses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uses":
+			out.Values[i] = ec._Coupon_uses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastUsedAt":
+			out.Values[i] = ec._Coupon_lastUsedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "note":
+			out.Values[i] = ec._Coupon_note(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "campaign":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Coupon_campaign(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var couponConnectionImplementors = []string{"CouponConnection"}
+
+func (ec *executionContext) _CouponConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.CouponConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CouponConnection")
+		case "edges":
+			out.Values[i] = ec._CouponConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CouponConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CouponConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var couponEdgeImplementors = []string{"CouponEdge"}
+
+func (ec *executionContext) _CouponEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.CouponEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CouponEdge")
+		case "node":
+			out.Values[i] = ec._CouponEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._CouponEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var couponsAddedImplementors = []string{"CouponsAdded"}
+
+func (ec *executionContext) _CouponsAdded(ctx context.Context, sel ast.SelectionSet, obj *CouponsAdded) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponsAddedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CouponsAdded")
+		case "created":
+			out.Values[i] = ec._CouponsAdded_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "problems":
+			out.Values[i] = ec._CouponsAdded_problems(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -48369,6 +53610,49 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var fieldProblemImplementors = []string{"FieldProblem"}
+
+func (ec *executionContext) _FieldProblem(ctx context.Context, sel ast.SelectionSet, obj *FieldProblem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fieldProblemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FieldProblem")
+		case "field":
+			out.Values[i] = ec._FieldProblem_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._FieldProblem_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var ineligibleCampaignImplementors = []string{"IneligibleCampaign"}
 
 func (ec *executionContext) _IneligibleCampaign(ctx context.Context, sel ast.SelectionSet, obj *IneligibleCampaign) graphql.Marshaler {
@@ -48393,6 +53677,11 @@ func (ec *executionContext) _IneligibleCampaign(ctx context.Context, sel ast.Sel
 			}
 		case "missingAmount":
 			out.Values[i] = ec._IneligibleCampaign_missingAmount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "excludedBy":
+			out.Values[i] = ec._IneligibleCampaign_excludedBy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -48674,6 +53963,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "rollbackRedemption":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_rollbackRedemption(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addCoupons":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addCoupons(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importProducts":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importProducts(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -49304,6 +54607,175 @@ func (ec *executionContext) _PredictiveSegmentCount(ctx context.Context, sel ast
 	return out
 }
 
+var productImplementors = []string{"Product", "Node"}
+
+func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *ent.Product) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Product")
+		case "id":
+			out.Values[i] = ec._Product_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tenantID":
+			out.Values[i] = ec._Product_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Product_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Product_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gtin":
+			out.Values[i] = ec._Product_gtin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sku":
+			out.Values[i] = ec._Product_sku(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Product_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._Product_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "brand":
+			out.Values[i] = ec._Product_brand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var productConnectionImplementors = []string{"ProductConnection"}
+
+func (ec *executionContext) _ProductConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.ProductConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, productConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProductConnection")
+		case "edges":
+			out.Values[i] = ec._ProductConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ProductConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ProductConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var productEdgeImplementors = []string{"ProductEdge"}
+
+func (ec *executionContext) _ProductEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.ProductEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, productEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProductEdge")
+		case "node":
+			out.Values[i] = ec._ProductEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._ProductEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -49466,6 +54938,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_pointsEntries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "products":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_products(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -49930,6 +55424,11 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "couponID":
+			out.Values[i] = ec._Redemption_couponID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "campaign":
 			field := field
 
@@ -50271,6 +55770,11 @@ func (ec *executionContext) _Sale(ctx context.Context, sel ast.SelectionSet, obj
 		case "pointsReversed":
 			out.Values[i] = ec._Sale_pointsReversed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "couponCode":
+			out.Values[i] = ec._Sale_couponCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "store":
@@ -53095,6 +58599,11 @@ func (ec *executionContext) unmarshalNAPIClientWhereInput2ᚖgithubᚗcomᚋfide
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNAddCouponsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAddCouponsInput(ctx context.Context, v any) (AddCouponsInput, error) {
+	res, err := ec.unmarshalInputAddCouponsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNAdjustPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAdjustPointsInput(ctx context.Context, v any) (AdjustPointsInput, error) {
 	res, err := ec.unmarshalInputAdjustPointsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -53192,6 +58701,16 @@ func (ec *executionContext) marshalNCampaignPredictiveSegment2githubᚗcomᚋfid
 	return v
 }
 
+func (ec *executionContext) unmarshalNCampaignStacking2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx context.Context, v any) (campaign.Stacking, error) {
+	var res campaign.Stacking
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCampaignStacking2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx context.Context, sel ast.SelectionSet, v campaign.Stacking) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNCampaignStatus2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatus(ctx context.Context, v any) (campaign.Status, error) {
 	var res campaign.Status
 	err := res.UnmarshalGQL(v)
@@ -53246,6 +58765,16 @@ func (ec *executionContext) marshalNCartValidation2ᚖgithubᚗcomᚋfidelizaᚋ
 	return ec._CartValidation(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCatalogImport2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCatalogImport(ctx context.Context, sel ast.SelectionSet, v *CatalogImport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CatalogImport(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNChurnScoresRefresh2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐChurnScoresRefresh(ctx context.Context, sel ast.SelectionSet, v *ChurnScoresRefresh) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -53264,6 +58793,47 @@ func (ec *executionContext) marshalNClientCredentials2ᚖgithubᚗcomᚋfideliza
 		return graphql.Null
 	}
 	return ec._ClientCredentials(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCouponConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponConnection(ctx context.Context, sel ast.SelectionSet, v *ent.CouponConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CouponConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCouponOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponOrderField(ctx context.Context, v any) (*ent.CouponOrderField, error) {
+	var res = new(ent.CouponOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCouponOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.CouponOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNCouponWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInput(ctx context.Context, v any) (*ent.CouponWhereInput, error) {
+	res, err := ec.unmarshalInputCouponWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCouponsAdded2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCouponsAdded(ctx context.Context, sel ast.SelectionSet, v *CouponsAdded) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CouponsAdded(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateAPIClientInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCreateAPIClientInput(ctx context.Context, v any) (CreateAPIClientInput, error) {
@@ -53587,6 +59157,32 @@ func (ec *executionContext) marshalNEventOrderField2ᚖgithubᚗcomᚋfideliza�
 func (ec *executionContext) unmarshalNEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEventWhereInput(ctx context.Context, v any) (*ent.EventWhereInput, error) {
 	res, err := ec.unmarshalInputEventWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldProblem2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblemᚄ(ctx context.Context, sel ast.SelectionSet, v []*FieldProblem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFieldProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFieldProblem2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐFieldProblem(ctx context.Context, sel ast.SelectionSet, v *FieldProblem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FieldProblem(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -53963,6 +59559,56 @@ func (ec *executionContext) marshalNPredictiveSegmentCount2ᚖgithubᚗcomᚋfid
 		return graphql.Null
 	}
 	return ec._PredictiveSegmentCount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNProductConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ProductConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProductConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNProductInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐProductInputᚄ(ctx context.Context, v any) ([]*ProductInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ProductInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNProductInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐProductInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNProductInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐProductInput(ctx context.Context, v any) (*ProductInput, error) {
+	res, err := ec.unmarshalInputProductInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNProductOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductOrderField(ctx context.Context, v any) (*ent.ProductOrderField, error) {
+	var res = new(ent.ProductOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNProductOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.ProductOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNProductWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInput(ctx context.Context, v any) (*ent.ProductWhereInput, error) {
+	res, err := ec.unmarshalInputProductWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNRedeemCampaignInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐRedeemCampaignInput(ctx context.Context, v any) (RedeemCampaignInput, error) {
@@ -55018,6 +60664,58 @@ func (ec *executionContext) marshalOCampaignPredictiveSegment2ᚖgithubᚗcomᚋ
 	return v
 }
 
+func (ec *executionContext) unmarshalOCampaignStacking2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStackingᚄ(ctx context.Context, v any) ([]campaign.Stacking, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]campaign.Stacking, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCampaignStacking2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCampaignStacking2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStackingᚄ(ctx context.Context, sel ast.SelectionSet, v []campaign.Stacking) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCampaignStacking2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCampaignStacking2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx context.Context, v any) (*campaign.Stacking, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(campaign.Stacking)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCampaignStacking2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStacking(ctx context.Context, sel ast.SelectionSet, v *campaign.Stacking) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOCampaignStatus2ᚕgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcampaignᚐStatusᚄ(ctx context.Context, v any) ([]campaign.Status, error) {
 	if v == nil {
 		return nil, nil
@@ -55144,6 +60842,66 @@ func (ec *executionContext) unmarshalOCampaignWhereInput2ᚖgithubᚗcomᚋfidel
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputCampaignWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCoupon2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCoupon(ctx context.Context, sel ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Coupon(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCouponEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.CouponEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCouponEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOCouponEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponEdge(ctx context.Context, sel ast.SelectionSet, v *ent.CouponEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CouponEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCouponOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponOrder(ctx context.Context, v any) (*ent.CouponOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCouponOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCouponWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInputᚄ(ctx context.Context, v any) ([]*ent.CouponWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.CouponWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCouponWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOCouponWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCouponWhereInput(ctx context.Context, v any) (*ent.CouponWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCouponWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -55971,6 +61729,66 @@ func (ec *executionContext) unmarshalOPointsEntryWhereInput2ᚖgithubᚗcomᚋfi
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputPointsEntryWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOProduct2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProduct(ctx context.Context, sel ast.SelectionSet, v *ent.Product) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Product(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOProductEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ProductEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOProductEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOProductEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductEdge(ctx context.Context, sel ast.SelectionSet, v *ent.ProductEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProductEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOProductOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductOrder(ctx context.Context, v any) (*ent.ProductOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputProductOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOProductWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInputᚄ(ctx context.Context, v any) ([]*ent.ProductWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.ProductWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNProductWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOProductWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐProductWhereInput(ctx context.Context, v any) (*ent.ProductWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputProductWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -13,6 +13,26 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+// Codes to add to a campaign that requires one: generate them, or list them.
+type AddCouponsInput struct {
+	// The campaign (created with requiresCode).
+	CampaignID string `json:"campaignID"`
+	// How many codes to generate, 1 to 100000; with codes absent.
+	Generate *int `json:"generate,omitempty"`
+	// Generated codes' length after the prefix, 4 to 32; default 8.
+	Length *int `json:"length,omitempty"`
+	// Generated codes' prefix: at most 16 letters, digits or hyphens.
+	Prefix *string `json:"prefix,omitempty"`
+	// Generated codes' alphabet of distinct letters and digits; default without look-alikes (23456789ABCDEFGHJKMNPQRSTUVWXYZ).
+	Alphabet *string `json:"alphabet,omitempty"`
+	// Codes to import instead, at most 10000: 3 to 64 letters, digits, hyphens or underscores (matched without regard to case).
+	Codes []string `json:"codes,omitempty"`
+	// Redemptions each code allows; default 1 (single use).
+	MaxUses *int `json:"maxUses,omitempty"`
+	// Kept with each code: whom they were sent to, the mailing; at most 200 characters.
+	Note *string `json:"note,omitempty"`
+}
+
 // An operator's correction of a balance.
 type AdjustPointsInput struct {
 	// The customer whose balance is corrected.
@@ -41,8 +61,10 @@ type CartItemInput struct {
 	Sku *string `json:"sku,omitempty"`
 	// The item's GTIN (barcode); sku or gtin is required.
 	Gtin *string `json:"gtin,omitempty"`
-	// The item's category, matched against the campaigns' eligible categories.
+	// The item's category path, matched against the campaigns' eligible categories; when absent, the catalogue's product of the GTIN or SKU gives it.
 	Category *string `json:"category,omitempty"`
+	// The item's brand; when absent, the catalogue's product of the GTIN or SKU gives it.
+	Brand *string `json:"brand,omitempty"`
 	// Quantity, above 0; may be fractional (kg).
 	Quantity decimal.Decimal `json:"quantity"`
 	// Unit price in R$, not negative.
@@ -61,6 +83,16 @@ type CartValidation struct {
 	Ineligible []*IneligibleCampaign `json:"ineligible"`
 }
 
+// What importProducts did.
+type CatalogImport struct {
+	// Products created.
+	Created int `json:"created"`
+	// Products updated (found by GTIN, else SKU).
+	Updated int `json:"updated"`
+	// Why products of the list were skipped, by their position (products[i].field).
+	Problems []*FieldProblem `json:"problems"`
+}
+
 // A request to score the tenant's customers now.
 type ChurnScoresRefresh struct {
 	// Whether a run was queued; false when one was already waiting or running.
@@ -74,6 +106,14 @@ type ClientCredentials struct {
 	Client *ent.APIClient `json:"client"`
 	// The client secret, shown once.
 	ClientSecret string `json:"clientSecret"`
+}
+
+// What addCoupons did.
+type CouponsAdded struct {
+	// Codes created.
+	Created int `json:"created"`
+	// Why listed codes were not imported, by their position (codes[i]).
+	Problems []*FieldProblem `json:"problems"`
 }
 
 // A new API client of the viewer's tenant.
@@ -122,8 +162,10 @@ type CreateCampaignInput struct {
 	MinSubtotal *decimal.Decimal `json:"minSubtotal,omitempty"`
 	// Items that qualify, by SKU or GTIN; with neither this nor eligibleCategories, every item does.
 	EligibleSkus []string `json:"eligibleSkus,omitempty"`
-	// Items that qualify, by category; an item qualifies when its SKU, GTIN or category is listed.
+	// Items that qualify, by category (a category path qualifies under any of its levels); an item qualifies when its SKU, GTIN, category or brand is listed.
 	EligibleCategories []string `json:"eligibleCategories,omitempty"`
+	// Items that qualify, by brand (the item's, or its product's in the catalogue).
+	EligibleBrands []string `json:"eligibleBrands,omitempty"`
 	// Most redemptions per customer, at least 1; absent means no limit.
 	LimitPerCustomer *int `json:"limitPerCustomer,omitempty"`
 	// Most redemptions in all, at least 1; absent means no limit.
@@ -136,6 +178,12 @@ type CreateCampaignInput struct {
 	BudgetPeriod *campaign.BudgetPeriod `json:"budgetPeriod,omitempty"`
 	// Budget: the R$ the campaign may give in each budgetPeriod.
 	BudgetPerPeriod *decimal.Decimal `json:"budgetPerPeriod,omitempty"`
+	// Stacking: combinable campaigns add up on one order (at the till too); an exclusive one applies alone. Absent: combinable online, one best discount per item at the till.
+	Stacking *campaign.Stacking `json:"stacking,omitempty"`
+	// Stacking: between combinations giving as much, the one holding the highest priority applies; -1000 to 1000, default 0.
+	Priority *int `json:"priority,omitempty"`
+	// Only a cart with one of the campaign's coupon codes qualifies (add codes with addCoupons).
+	RequiresCode *bool `json:"requiresCode,omitempty"`
 }
 
 // A new customer. CPF is accepted with or without formatting.
@@ -273,14 +321,24 @@ type EstimatedBenefit struct {
 	Items []*ItemBenefit `json:"items"`
 }
 
+// A problem of one input field.
+type FieldProblem struct {
+	// The field, such as codes[3] or products[0].gtin.
+	Field string `json:"field"`
+	// What is wrong with it.
+	Message string `json:"message"`
+}
+
 // A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign struct {
 	// The campaign.
 	Campaign *ent.Campaign `json:"campaign"`
-	// not_active, channel_mismatch, store_mismatch, segment_mismatch, limit_reached, budget_exhausted, no_applicable_items or min_subtotal_not_met.
+	// not_active, channel_mismatch, store_mismatch, segment_mismatch, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking.
 	Reason string `json:"reason"`
 	// For min_subtotal_not_met: the R$ still needed.
 	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`
+	// For excluded_by_stacking: the campaign that applies instead.
+	ExcludedBy *string `json:"excludedBy,omitempty"`
 }
 
 // What one cart item receives from a campaign.
@@ -357,6 +415,20 @@ type PredictiveSegmentCount struct {
 	PAliveBelow *float64 `json:"pAliveBelow,omitempty"`
 	// Least average purchase in R$ of a member (at_risk_high_value).
 	MinMonetaryValue *decimal.Decimal `json:"minMonetaryValue,omitempty"`
+}
+
+// A product of the catalogue to create, or update by its GTIN (else SKU).
+type ProductInput struct {
+	// GTIN (EAN barcode), 8 to 14 digits; gtin or sku is required.
+	Gtin *string `json:"gtin,omitempty"`
+	// SKU in the retailer's systems; gtin or sku is required.
+	Sku *string `json:"sku,omitempty"`
+	// The product's name.
+	Name string `json:"name"`
+	// Category path, levels separated by > (Bebidas > Cervejas).
+	Category *string `json:"category,omitempty"`
+	// Brand.
+	Brand *string `json:"brand,omitempty"`
 }
 
 // Redeems one campaign of a cart validation for an order.
@@ -517,6 +589,8 @@ type ValidateCartInput struct {
 	Channel *string `json:"channel,omitempty"`
 	// The cart's subtotal in R$; when absent, the sum of its items.
 	Subtotal *decimal.Decimal `json:"subtotal,omitempty"`
+	// A coupon code, which unlocks its campaign when that campaign requires one; unknown codes are counted, and too many refused.
+	CouponCode *string `json:"couponCode,omitempty"`
 	// The cart's items, 1 to 500.
 	Items []*CartItemInput `json:"items"`
 }

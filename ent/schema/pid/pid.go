@@ -41,6 +41,8 @@ const (
 	ChurnModel     = "chm"
 	CustomerScore  = "csc"
 	CustomerImport = "imp"
+	Product        = "prd"
+	Coupon         = "cpn"
 )
 
 var (
@@ -90,6 +92,8 @@ var tables = map[string]string{
 	Attempt:       "webhook_attempts",
 	SaleReturn:    "sale_returns",
 	CustomerScore: "customer_scores",
+	Product:       "products",
+	Coupon:        "coupons",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.
