@@ -66,18 +66,17 @@ func (b *BudgetInput) set(c *ent.CampaignCreate) {
 func hasBudget(c *ent.Campaign) bool { return campaignrules.BudgetOf(c).Any() }
 
 // budgetZone is the time zone of a campaign's tenant, the one of its
-// budgets per period: from the cached settings when the viewer acts in that
-// tenant, else read (a job run as the system).
+// budgets per period.
 func (a *App) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign) (*time.Location, error) {
-	var t *ent.Tenant
-	var err error
-	if v, _ := viewer.FromContext(ctx); v.TenantID == camp.TenantID {
-		t, err = a.tenantSettings(ctx)
-	} else {
-		t, err = c.Tenant.Get(ctx, camp.TenantID)
-	}
-	if err != nil {
-		return nil, err
+	// Within the transaction of c: the cached settings when they are fresh,
+	// else a read on c (a read on another connection could wait for a pool
+	// the concurrent transactions hold).
+	t, ok := a.settings.fresh(ctx)
+	if v, _ := viewer.FromContext(ctx); !ok || v.TenantID != camp.TenantID {
+		var err error
+		if t, err = c.Tenant.Get(ctx, camp.TenantID); err != nil {
+			return nil, err
+		}
 	}
 	return points.Zone(t.TimeZone)
 }
@@ -162,11 +161,10 @@ func (a *App) spendBudget(ctx context.Context, c *ent.Client, camp *ent.Campaign
 	return ch.save(ctx, c)
 }
 
-// giveBackBudget returns a redemption's R$ to its campaign's budgets, in the
-// transaction of c: in all, to its store, and to the current period when it
-// was given in it (a past period is over).
-func (a *App) giveBackBudget(ctx context.Context, c *ent.Client, red *ent.Redemption, now time.Time) error {
-	amount := red.DiscountAmount.Add(red.CashbackAmount)
+// giveBackBudget returns amount R$ of a redemption to its campaign's budgets,
+// in the transaction of c: in all, to its store, and to the current period
+// when it was given in it (a past period is over).
+func (a *App) giveBackBudget(ctx context.Context, c *ent.Client, red *ent.Redemption, amount decimal.Decimal, now time.Time) error {
 	if !amount.IsPositive() {
 		return nil
 	}

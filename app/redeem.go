@@ -250,7 +250,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		}
 		return nil, apperr.Conflict("redemption_limit_reached", "limits.total", "the campaign has reached its total limit")
 	}
-	if err := a.checkStacking(ctx, tx.Ent, camp, in); err != nil {
+	if err := checkStacking(ctx, tx.Ent, camp, in); err != nil {
 		return nil, err
 	}
 	if camp.RequiresCode {
@@ -340,15 +340,10 @@ func notEligible(tok *ent.ValidationToken, campaignID string) error {
 // checkStacking refuses a redemption the stacking rules exclude given the
 // order's other redemptions (of this validation or another): an exclusive
 // campaign is redeemed alone. The customer's row is locked, so concurrent
-// redemptions of one order are judged one after the other.
-func (a *App) checkStacking(ctx context.Context, c *ent.Client, camp *ent.Campaign, in RedeemInput) error {
-	live, err := a.liveCampaigns(ctx)
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(live, func(l eligibility.Campaign) bool { return l.Stacking == eligibility.Exclusive }) {
-		return nil
-	}
+// redemptions of one order are judged one after the other. It reads in the
+// transaction only: a read on another connection (the campaigns' cache)
+// could wait for a pool the concurrent transactions hold.
+func checkStacking(ctx context.Context, c *ent.Client, camp *ent.Campaign, in RedeemInput) error {
 	others, err := c.Redemption.Query().Where(redemption.CustomerID(in.CustomerID), redemption.OrderID(in.OrderID),
 		redemption.RolledBackAtIsNil(), redemption.CampaignIDNEQ(camp.ID)).
 		WithCampaign(func(q *ent.CampaignQuery) { q.Select(campaign.FieldStacking) }).All(ctx)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -403,6 +405,7 @@ func (r *saleReturns) allReturned(lines map[string]bool) bool {
 
 // apply applies one return and returns the points it took back.
 func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, error) {
+	before := maps.Clone(r.returned)
 	if err := r.count(ret); err != nil {
 		return 0, err
 	}
@@ -425,6 +428,9 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 			return 0, err
 		}
 		entry = res.Entry
+		if err := r.giveBackBudgets(ctx, before); err != nil {
+			return 0, err
+		}
 		if err := r.releaseRedemptions(ctx); err != nil {
 			return 0, err
 		}
@@ -511,6 +517,52 @@ func (r *saleReturns) kept(ctx context.Context, returnedAmount decimal.Decimal, 
 	return keptBase + min(bonus, r.bonus), nil
 }
 
+// giveBackBudgets returns to their campaigns' budgets the discounts of the
+// units this return brought back (those returned beyond before), and records
+// them on the redemptions: a rollback, when every discounted unit came back,
+// gives back only the rest. Discounted units are taken to come back first.
+func (r *saleReturns) giveBackBudgets(ctx context.Context, before map[string]decimal.Decimal) error {
+	back := map[string]decimal.Decimal{} // campaign → R$
+	for _, it := range r.items {
+		ds, err := storedDiscounts(it.Discounts)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d.external() || d.UnitDiscount == nil || d.Quantity == nil {
+				continue
+			}
+			units := decimal.Min(r.returned[it.LineID], *d.Quantity).Sub(decimal.Min(before[it.LineID], *d.Quantity))
+			if units.IsPositive() {
+				back[*d.PromotionID] = back[*d.PromotionID].Add(d.UnitDiscount.Mul(units))
+			}
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	reds, err := r.c.Redemption.Query().Where(redemption.SaleID(r.s.ID), redemption.RolledBackAtIsNil(),
+		redemption.CampaignIDIn(slices.Collect(maps.Keys(back))...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, red := range reds {
+		amount := back[red.CampaignID]
+		if err := r.a.giveBackBudget(ctx, r.c, red, amount, r.now); err != nil {
+			return err
+		}
+		returned := amount
+		if red.BudgetReturned != nil {
+			returned = returned.Add(*red.BudgetReturned)
+		}
+		if err := r.c.Redemption.UpdateOneID(red.ID).SetBudgetReturned(returned).Exec(ctx); err != nil {
+			return err
+		}
+		red.BudgetReturned = &returned
+	}
+	return nil
+}
+
 // releaseRedemptions rolls back the sale's redemptions whose discounted
 // units all came back: the campaign's limits get the redemption back.
 func (r *saleReturns) releaseRedemptions(ctx context.Context) error {
@@ -547,7 +599,8 @@ func (r *saleReturns) releaseRedemptions(ctx context.Context) error {
 }
 
 // rollBack undoes a redemption: it no longer counts toward the campaign's
-// limits, and a redemption.rolled_back event says so.
+// limits, its R$ go back to the campaign's budgets (but those a sale's
+// returns gave back already), and a redemption.rolled_back event says so.
 func (a *App) rollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, reason string, now time.Time) error {
 	n, err := c.Redemption.Update().Where(redemption.ID(red.ID), redemption.RolledBackAtIsNil()).
 		SetRolledBackAt(now).SetRollbackReason(reason).Save(ctx)
@@ -558,7 +611,11 @@ func (a *App) rollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, 
 		AddRedemptionsCount(-1).Exec(ctx); err != nil {
 		return err
 	}
-	if err := a.giveBackBudget(ctx, c, red, now); err != nil {
+	given := red.DiscountAmount.Add(red.CashbackAmount)
+	if red.BudgetReturned != nil { // what its sale's returns gave back already
+		given = given.Sub(*red.BudgetReturned)
+	}
+	if err := a.giveBackBudget(ctx, c, red, given, now); err != nil {
 		return err
 	}
 	if red.CouponID != nil {

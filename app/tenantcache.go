@@ -44,6 +44,20 @@ func (c *tenantCache[T]) invalidate(tenantID string) {
 	c.mu.Unlock()
 }
 
+// fresh returns the value of the viewer's tenant when one younger than the
+// TTL is kept, without loading: for reads inside a transaction, which must
+// not wait for another connection of the pool.
+func (c *tenantCache[T]) fresh(ctx context.Context) (T, bool) {
+	var zero T
+	v, _ := viewer.FromContext(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hit, ok := c.byTenant[v.TenantID]; ok && v.TenantID != "" && time.Since(hit.loaded) < tenantCacheTTL {
+		return hit.value, true
+	}
+	return zero, false
+}
+
 // get returns the value of the viewer's tenant, loading it when it is
 // missing or older than the TTL. It is keyed by the viewer's tenant, the
 // one the privacy policy filters by.

@@ -419,6 +419,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldRollbackReason:    {Type: field.TypeString, Column: redemption.FieldRollbackReason},
 			redemption.FieldStoreCode:         {Type: field.TypeString, Column: redemption.FieldStoreCode},
 			redemption.FieldCouponID:          {Type: field.TypeString, Column: redemption.FieldCouponID},
+			redemption.FieldBudgetReturned:    {Type: field.TypeOther, Column: redemption.FieldBudgetReturned},
 		},
 	}
 	graph.Nodes[15] = &sqlgraph.Node{
@@ -3443,6 +3444,11 @@ func (f *RedemptionFilter) WhereStoreCode(p entql.StringP) {
 // WhereCouponID applies the entql string predicate on the coupon_id field.
 func (f *RedemptionFilter) WhereCouponID(p entql.StringP) {
 	f.Where(p.Field(redemption.FieldCouponID))
+}
+
+// WhereBudgetReturned applies the entql other predicate on the budget_returned field.
+func (f *RedemptionFilter) WhereBudgetReturned(p entql.OtherP) {
+	f.Where(p.Field(redemption.FieldBudgetReturned))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

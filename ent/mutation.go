@@ -17204,6 +17204,7 @@ type RedemptionMutation struct {
 	rollback_reason         *string
 	store_code              *string
 	coupon_id               *string
+	budget_returned         *decimal.Decimal
 	clearedFields           map[string]struct{}
 	tenant                  *string
 	clearedtenant           bool
@@ -18036,6 +18037,55 @@ func (m *RedemptionMutation) ResetCouponID() {
 	delete(m.clearedFields, redemption.FieldCouponID)
 }
 
+// SetBudgetReturned sets the "budget_returned" field.
+func (m *RedemptionMutation) SetBudgetReturned(d decimal.Decimal) {
+	m.budget_returned = &d
+}
+
+// BudgetReturned returns the value of the "budget_returned" field in the mutation.
+func (m *RedemptionMutation) BudgetReturned() (r decimal.Decimal, exists bool) {
+	v := m.budget_returned
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBudgetReturned returns the old "budget_returned" field's value of the Redemption entity.
+// If the Redemption object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RedemptionMutation) OldBudgetReturned(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBudgetReturned is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBudgetReturned requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBudgetReturned: %w", err)
+	}
+	return oldValue.BudgetReturned, nil
+}
+
+// ClearBudgetReturned clears the value of the "budget_returned" field.
+func (m *RedemptionMutation) ClearBudgetReturned() {
+	m.budget_returned = nil
+	m.clearedFields[redemption.FieldBudgetReturned] = struct{}{}
+}
+
+// BudgetReturnedCleared returns if the "budget_returned" field was cleared in this mutation.
+func (m *RedemptionMutation) BudgetReturnedCleared() bool {
+	_, ok := m.clearedFields[redemption.FieldBudgetReturned]
+	return ok
+}
+
+// ResetBudgetReturned resets all changes to the "budget_returned" field.
+func (m *RedemptionMutation) ResetBudgetReturned() {
+	m.budget_returned = nil
+	delete(m.clearedFields, redemption.FieldBudgetReturned)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *RedemptionMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -18205,7 +18255,7 @@ func (m *RedemptionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RedemptionMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.tenant != nil {
 		fields = append(fields, redemption.FieldTenantID)
 	}
@@ -18257,6 +18307,9 @@ func (m *RedemptionMutation) Fields() []string {
 	if m.coupon_id != nil {
 		fields = append(fields, redemption.FieldCouponID)
 	}
+	if m.budget_returned != nil {
+		fields = append(fields, redemption.FieldBudgetReturned)
+	}
 	return fields
 }
 
@@ -18299,6 +18352,8 @@ func (m *RedemptionMutation) Field(name string) (ent.Value, bool) {
 		return m.StoreCode()
 	case redemption.FieldCouponID:
 		return m.CouponID()
+	case redemption.FieldBudgetReturned:
+		return m.BudgetReturned()
 	}
 	return nil, false
 }
@@ -18342,6 +18397,8 @@ func (m *RedemptionMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldStoreCode(ctx)
 	case redemption.FieldCouponID:
 		return m.OldCouponID(ctx)
+	case redemption.FieldBudgetReturned:
+		return m.OldBudgetReturned(ctx)
 	}
 	return nil, fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -18470,6 +18527,13 @@ func (m *RedemptionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCouponID(v)
 		return nil
+	case redemption.FieldBudgetReturned:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBudgetReturned(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)
 }
@@ -18530,6 +18594,9 @@ func (m *RedemptionMutation) ClearedFields() []string {
 	if m.FieldCleared(redemption.FieldCouponID) {
 		fields = append(fields, redemption.FieldCouponID)
 	}
+	if m.FieldCleared(redemption.FieldBudgetReturned) {
+		fields = append(fields, redemption.FieldBudgetReturned)
+	}
 	return fields
 }
 
@@ -18558,6 +18625,9 @@ func (m *RedemptionMutation) ClearField(name string) error {
 		return nil
 	case redemption.FieldCouponID:
 		m.ClearCouponID()
+		return nil
+	case redemption.FieldBudgetReturned:
+		m.ClearBudgetReturned()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption nullable field %s", name)
@@ -18617,6 +18687,9 @@ func (m *RedemptionMutation) ResetField(name string) error {
 		return nil
 	case redemption.FieldCouponID:
 		m.ResetCouponID()
+		return nil
+	case redemption.FieldBudgetReturned:
+		m.ResetBudgetReturned()
 		return nil
 	}
 	return fmt.Errorf("unknown Redemption field %s", name)

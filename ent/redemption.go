@@ -59,6 +59,8 @@ type Redemption struct {
 	StoreCode string `json:"store_code,omitempty"`
 	// The coupon code the redemption used, for a campaign that requires one.
 	CouponID *string `json:"coupon_id,omitempty"`
+	// R$ of the redemption its sale's partial returns gave back to the campaign's budgets (none: nothing).
+	BudgetReturned *decimal.Decimal `json:"budget_returned,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the RedemptionQuery when eager-loading is set.
 	Edges        RedemptionEdges `json:"edges"`
@@ -144,6 +146,8 @@ func (*Redemption) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case redemption.FieldBudgetReturned:
+			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case redemption.FieldBenefit:
 			values[i] = new([]byte)
 		case redemption.FieldAmountPaid, redemption.FieldDiscountAmount, redemption.FieldCashbackAmount:
@@ -286,6 +290,13 @@ func (_m *Redemption) assignValues(columns []string, values []any) error {
 				_m.CouponID = new(string)
 				*_m.CouponID = value.String
 			}
+		case redemption.FieldBudgetReturned:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field budget_returned", values[i])
+			} else if value.Valid {
+				_m.BudgetReturned = new(decimal.Decimal)
+				*_m.BudgetReturned = *value.S.(*decimal.Decimal)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -406,6 +417,11 @@ func (_m *Redemption) String() string {
 	if v := _m.CouponID; v != nil {
 		builder.WriteString("coupon_id=")
 		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.BudgetReturned; v != nil {
+		builder.WriteString("budget_returned=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')
 	return builder.String()

@@ -201,6 +201,20 @@ func (_c *RedemptionCreate) SetNillableCouponID(v *string) *RedemptionCreate {
 	return _c
 }
 
+// SetBudgetReturned sets the "budget_returned" field.
+func (_c *RedemptionCreate) SetBudgetReturned(v decimal.Decimal) *RedemptionCreate {
+	_c.mutation.SetBudgetReturned(v)
+	return _c
+}
+
+// SetNillableBudgetReturned sets the "budget_returned" field if the given value is not nil.
+func (_c *RedemptionCreate) SetNillableBudgetReturned(v *decimal.Decimal) *RedemptionCreate {
+	if v != nil {
+		_c.SetBudgetReturned(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *RedemptionCreate) SetID(v string) *RedemptionCreate {
 	_c.mutation.SetID(v)
@@ -465,6 +479,10 @@ func (_c *RedemptionCreate) createSpec() (*Redemption, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CouponID(); ok {
 		_spec.SetField(redemption.FieldCouponID, field.TypeString, value)
 		_node.CouponID = &value
+	}
+	if value, ok := _c.mutation.BudgetReturned(); ok {
+		_spec.SetField(redemption.FieldBudgetReturned, field.TypeOther, value)
+		_node.BudgetReturned = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/shopspring/decimal"
 )
 
 // RedemptionUpdate is the builder for updating Redemption entities.
@@ -65,6 +66,26 @@ func (_u *RedemptionUpdate) SetNillableRollbackReason(v *string) *RedemptionUpda
 // ClearRollbackReason clears the value of the "rollback_reason" field.
 func (_u *RedemptionUpdate) ClearRollbackReason() *RedemptionUpdate {
 	_u.mutation.ClearRollbackReason()
+	return _u
+}
+
+// SetBudgetReturned sets the "budget_returned" field.
+func (_u *RedemptionUpdate) SetBudgetReturned(v decimal.Decimal) *RedemptionUpdate {
+	_u.mutation.SetBudgetReturned(v)
+	return _u
+}
+
+// SetNillableBudgetReturned sets the "budget_returned" field if the given value is not nil.
+func (_u *RedemptionUpdate) SetNillableBudgetReturned(v *decimal.Decimal) *RedemptionUpdate {
+	if v != nil {
+		_u.SetBudgetReturned(*v)
+	}
+	return _u
+}
+
+// ClearBudgetReturned clears the value of the "budget_returned" field.
+func (_u *RedemptionUpdate) ClearBudgetReturned() *RedemptionUpdate {
+	_u.mutation.ClearBudgetReturned()
 	return _u
 }
 
@@ -146,6 +167,12 @@ func (_u *RedemptionUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.CouponIDCleared() {
 		_spec.ClearField(redemption.FieldCouponID, field.TypeString)
 	}
+	if value, ok := _u.mutation.BudgetReturned(); ok {
+		_spec.SetField(redemption.FieldBudgetReturned, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetReturnedCleared() {
+		_spec.ClearField(redemption.FieldBudgetReturned, field.TypeOther)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{redemption.Label}
@@ -203,6 +230,26 @@ func (_u *RedemptionUpdateOne) SetNillableRollbackReason(v *string) *RedemptionU
 // ClearRollbackReason clears the value of the "rollback_reason" field.
 func (_u *RedemptionUpdateOne) ClearRollbackReason() *RedemptionUpdateOne {
 	_u.mutation.ClearRollbackReason()
+	return _u
+}
+
+// SetBudgetReturned sets the "budget_returned" field.
+func (_u *RedemptionUpdateOne) SetBudgetReturned(v decimal.Decimal) *RedemptionUpdateOne {
+	_u.mutation.SetBudgetReturned(v)
+	return _u
+}
+
+// SetNillableBudgetReturned sets the "budget_returned" field if the given value is not nil.
+func (_u *RedemptionUpdateOne) SetNillableBudgetReturned(v *decimal.Decimal) *RedemptionUpdateOne {
+	if v != nil {
+		_u.SetBudgetReturned(*v)
+	}
+	return _u
+}
+
+// ClearBudgetReturned clears the value of the "budget_returned" field.
+func (_u *RedemptionUpdateOne) ClearBudgetReturned() *RedemptionUpdateOne {
+	_u.mutation.ClearBudgetReturned()
 	return _u
 }
 
@@ -313,6 +360,12 @@ func (_u *RedemptionUpdateOne) sqlSave(ctx context.Context) (_node *Redemption, 
 	}
 	if _u.mutation.CouponIDCleared() {
 		_spec.ClearField(redemption.FieldCouponID, field.TypeString)
+	}
+	if value, ok := _u.mutation.BudgetReturned(); ok {
+		_spec.SetField(redemption.FieldBudgetReturned, field.TypeOther, value)
+	}
+	if _u.mutation.BudgetReturnedCleared() {
+		_spec.ClearField(redemption.FieldBudgetReturned, field.TypeOther)
 	}
 	_node = &Redemption{config: _u.config}
 	_spec.Assign = _node.assignValues

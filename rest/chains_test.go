@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent/coupon"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -213,6 +215,16 @@ func TestCouponCodesHTTP(t *testing.T) {
 		require.Len(t, r.obj(t)["sale"].(map[string]any)["items"].([]any)[0].(map[string]any)["discounts"], 1)
 		r = authorize("")
 		require.Empty(t, r.obj(t)["sale"].(map[string]any)["items"].([]any)[0].(map[string]any)["discounts"])
+		// The sale carries the code: its processing records the use.
+		sale := posSet(posDiscounted(posSaleBody(posN("730"), map[string]any{"id": doc, "type": "CPF"}), camp), "sale.couponCode", "vip-ana")
+		posRequireAccepted(t, e.posPost(t, "/sales", sale), "730", map[string]any{"id": doc, "type": "CPF"})
+		posWork(t, e, e.posSaleID(t, "730"))
+		vip, err := e.db.Ent.Coupon.Query().Where(coupon.Code("VIP-ANA")).Only(posSys())
+		require.NoError(t, err)
+		require.Equal(t, 1, vip.Uses)
+		red, err := e.db.Ent.Redemption.Query().Where(redemption.OrderID("730")).Only(posSys())
+		require.NoError(t, err)
+		require.Equal(t, vip.ID, *red.CouponID)
 
 		// Guessing: ten unknown codes of the customer, then 429 for any.
 		for range app.CouponGuessesPerCustomer.Limit {

@@ -231,36 +231,48 @@ func TestPOSReturnBeforeProcessing(t *testing.T) {
 	})
 }
 
-// TestPOSReturnReleasesRedemption: once every unit carrying a campaign's
-// discount is back, the sale's redemption of it is rolled back and the
-// campaign's count gets it back.
+// TestPOSReturnReleasesRedemption: each returned unit gives its discount
+// back to the campaign's budget; once every unit carrying a campaign's
+// discount is back, the sale's redemption of it is rolled back (giving back
+// only the rest) and the campaign's count gets it back.
 func TestPOSReturnReleasesRedemption(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db)
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
-		camp := e.posPercent(t, "Dez por cento", "10", []string{"pdv"})
-		body := posDiscounted(posSaleBody(posN("720"), map[string]any{"id": doc, "type": "CPF"}), camp)
-		posRequireAccepted(t, e.posPost(t, "/sales", body), "720", map[string]any{"id": doc, "type": "CPF"})
-		posWork(t, e, e.posSaleID(t, "720"))
+		camp := e.posCampaign(t, app.CampaignInput{Name: "Dez por cento", Channels: []string{"pdv"},
+			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Budget: &app.BudgetInput{Total: posDecPtr("100")}})
+		for _, receipt := range []string{"720", "721"} { // R$ 10 of discount each
+			body := posDiscounted(posSaleBody(posN(receipt), map[string]any{"id": doc, "type": "CPF"}), camp)
+			posRequireAccepted(t, e.posPost(t, "/sales", body), receipt, map[string]any{"id": doc, "type": "CPF"})
+			posWork(t, e, e.posSaleID(t, receipt))
+		}
 		count := func() int {
 			c, err := e.db.Ent.Campaign.Get(posSys(), camp)
 			require.NoError(t, err)
 			return c.RedemptionsCount
 		}
-		require.Equal(t, 1, count())
+		spent := func() string {
+			c, err := e.db.Ent.Campaign.Get(posSys(), camp)
+			require.NoError(t, err)
+			return c.BudgetSpent.StringFixed(2)
+		}
+		require.Equal(t, 2, count())
+		require.Equal(t, "20.00", spent())
 
 		require.Equal(t, http.StatusAccepted, e.posPost(t, "/sales/720/returns", posReturnBody("R-1", "1", "1")).status)
 		require.Empty(t, posWorkReturns(t, e))
-		require.Equal(t, 1, count(), "one discounted unit is still kept")
+		require.Equal(t, 2, count(), "one discounted unit is still kept")
+		require.Equal(t, "15.00", spent(), "a returned unit gives its R$ 5 of discount back to the budget")
 		// R$ 90 paid (line 1: 2 × R$ 25 less R$ 10): one unit back is R$ 20.
 		require.Equal(t, posN("20"), e.posSale(t, "720")["pointsReversed"])
 
 		require.Equal(t, http.StatusAccepted, e.posPost(t, "/sales/720/returns", posReturnBody("R-2", "1", "1")).status)
 		require.Empty(t, posWorkReturns(t, e))
-		require.Equal(t, 0, count(), "every discounted unit is back")
-		red, err := e.db.Ent.Redemption.Query().Where(redemption.CustomerID(cust.ID)).Only(posSys())
+		require.Equal(t, 1, count(), "every discounted unit of 720 is back")
+		require.Equal(t, "10.00", spent(), "the rollback gives back only what the first return did not")
+		red, err := e.db.Ent.Redemption.Query().Where(redemption.CustomerID(cust.ID), redemption.OrderID("720")).Only(posSys())
 		require.NoError(t, err)
 		require.NotNil(t, red.RolledBackAt)
 		require.Len(t, e.posEvents(t, "redemption.rolled_back"), 1)

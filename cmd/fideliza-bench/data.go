@@ -61,6 +61,9 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 		return nil, err
 	}
 	f.OAuthID, f.OAuthSecret, f.POSID, f.POSSecret = oauth.Client.ID, oauth.Secret, pos.Client.ID, pos.Secret
+	if err := seedCatalogue(viewer.TenantContext(ctx, t.ID), a.DB.Ent); err != nil {
+		return nil, err
+	}
 	if err := seedCampaigns(viewer.TenantContext(ctx, t.ID), a.DB.Ent); err != nil {
 		return nil, err
 	}
@@ -75,9 +78,26 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	return f, nil
 }
 
+// seedCatalogue makes the products of the loads' items: the point of sale's
+// by GTIN, the web shop's by SKU, each with a category path and a brand,
+// which the carts do not carry (the catalogue gives them).
+func seedCatalogue(ctx context.Context, c *ent.Client) error {
+	var all []*ent.ProductCreate
+	for i := range 200 {
+		all = append(all, c.Product.Create().SetGtin(gtin(i)).SetName(fmt.Sprintf("Produto %d", i)).
+			SetCategory(fmt.Sprintf("Dept-%d > Sec-%d", i%4, i%12)).SetBrand(fmt.Sprintf("Marca-%d", i%5)))
+	}
+	for i := range 30 {
+		all = append(all, c.Product.Create().SetSku(sku(i)).SetName(fmt.Sprintf("Item %d", i)).
+			SetCategory(fmt.Sprintf("cat-%d > sub-%d", i%6, i%2)).SetBrand(fmt.Sprintf("Marca-%d", i%5)))
+	}
+	return c.Product.CreateBulk(all...).Exec(ctx)
+}
+
 // seedCampaigns makes 50 point-of-sale discounts (the authorize load) and
 // 50 online campaigns of every type (validate and redeem), as a chain's are
-// (issue 19): each for the bench's store by its code or by its group, and
+// (issue 19): matched by SKU/GTIN, or by the catalogue's category or brand,
+// each for the bench's store by its code or by its group, and
 // each discount or cashback with money budgets in all, per store and per day
 // (large enough that the loads never spend them: checking them is measured,
 // refusals are not).
@@ -103,8 +123,13 @@ func seedCampaigns(ctx context.Context, c *ent.Client) error {
 		} else {
 			cc.SetDiscountMode(campaign.DiscountModeFixedAmount).SetDiscountValue(decimal.New(int64(50+i*10), -2))
 		}
-		if i%3 == 0 {
+		switch i % 3 {
+		case 0:
 			cc.SetEligibleSkus([]string{gtin(i % 20), gtin((i + 7) % 20), gtin(100 + i)})
+		case 1:
+			cc.SetEligibleCategories([]string{fmt.Sprintf("Dept-%d", i%4)})
+		default:
+			cc.SetEligibleBrands([]string{fmt.Sprintf("Marca-%d", i%5)})
 		}
 		target(cc, i)
 		withBudget(cc)

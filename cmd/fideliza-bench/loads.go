@@ -81,11 +81,12 @@ func posCart(cpf string) map[string]any {
 			"date": time.Now().Format(time.RFC3339), "items": items}}
 }
 
-// onlineCart is a 30-item e-commerce cart for validate.
+// onlineCart is a 30-item e-commerce cart for validate; its items' categories
+// come from the catalogue.
 func onlineCart(customerID string) map[string]any {
 	items := make([]map[string]any, 30)
 	for i := range items {
-		items[i] = map[string]any{"sku": sku(i), "category": fmt.Sprintf("cat-%d", i%6),
+		items[i] = map[string]any{"sku": sku(i),
 			"quantity": 1 + i%3, "unit_price": json.Number(fmt.Sprintf("%d.%02d", 5+i, i))}
 	}
 	return map[string]any{"customer_id": customerID, "store_id": benchStore, "channel": "ecommerce",

@@ -650,6 +650,7 @@ var (
 		{Name: "rollback_reason", Type: field.TypeString, Nullable: true, Size: 500},
 		{Name: "store_code", Type: field.TypeString, Size: 128, Default: ""},
 		{Name: "coupon_id", Type: field.TypeString, Nullable: true},
+		{Name: "budget_returned", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "campaign_id", Type: field.TypeString},
 		{Name: "customer_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
@@ -664,31 +665,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "redemptions_campaigns_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[13]},
+				Columns:    []*schema.Column{RedemptionsColumns[14]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_customers_redemptions",
-				Columns:    []*schema.Column{RedemptionsColumns[14]},
+				Columns:    []*schema.Column{RedemptionsColumns[15]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_tenants_tenant",
-				Columns:    []*schema.Column{RedemptionsColumns[15]},
+				Columns:    []*schema.Column{RedemptionsColumns[16]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "redemptions_validation_tokens_validation_token",
-				Columns:    []*schema.Column{RedemptionsColumns[16]},
+				Columns:    []*schema.Column{RedemptionsColumns[17]},
 				RefColumns: []*schema.Column{ValidationTokensColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "redemptions_sales_sale",
-				Columns:    []*schema.Column{RedemptionsColumns[17]},
+				Columns:    []*schema.Column{RedemptionsColumns[18]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -697,7 +698,7 @@ var (
 			{
 				Name:    "redemption_validation_token_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[13]},
+				Columns: []*schema.Column{RedemptionsColumns[17], RedemptionsColumns[14]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "rolled_back_at IS NULL",
 				},
@@ -705,17 +706,17 @@ var (
 			{
 				Name:    "redemption_tenant_id_campaign_id_customer_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[13], RedemptionsColumns[14]},
+				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[14], RedemptionsColumns[15]},
 			},
 			{
 				Name:    "redemption_tenant_id_customer_id_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{RedemptionsColumns[15], RedemptionsColumns[14], RedemptionsColumns[2]},
+				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[15], RedemptionsColumns[2]},
 			},
 			{
 				Name:    "redemption_sale_id_campaign_id",
 				Unique:  true,
-				Columns: []*schema.Column{RedemptionsColumns[17], RedemptionsColumns[13]},
+				Columns: []*schema.Column{RedemptionsColumns[18], RedemptionsColumns[14]},
 			},
 		},
 	}

@@ -49,6 +49,8 @@ const (
 	FieldStoreCode = "store_code"
 	// FieldCouponID holds the string denoting the coupon_id field in the database.
 	FieldCouponID = "coupon_id"
+	// FieldBudgetReturned holds the string denoting the budget_returned field in the database.
+	FieldBudgetReturned = "budget_returned"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCampaign holds the string denoting the campaign edge name in mutations.
@@ -118,6 +120,7 @@ var Columns = []string{
 	FieldRollbackReason,
 	FieldStoreCode,
 	FieldCouponID,
+	FieldBudgetReturned,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -248,6 +251,11 @@ func ByStoreCode(opts ...sql.OrderTermOption) OrderOption {
 // ByCouponID orders the results by the coupon_id field.
 func ByCouponID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCouponID, opts...).ToFunc()
+}
+
+// ByBudgetReturned orders the results by the budget_returned field.
+func ByBudgetReturned(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBudgetReturned, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

@@ -146,6 +146,11 @@ func CouponID(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldCouponID, v))
 }
 
+// BudgetReturned applies equality check predicate on the "budget_returned" field. It's identical to BudgetReturnedEQ.
+func BudgetReturned(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldBudgetReturned, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldEQ(FieldTenantID, v))
@@ -1029,6 +1034,56 @@ func CouponIDEqualFold(v string) predicate.Redemption {
 // CouponIDContainsFold applies the ContainsFold predicate on the "coupon_id" field.
 func CouponIDContainsFold(v string) predicate.Redemption {
 	return predicate.Redemption(sql.FieldContainsFold(FieldCouponID, v))
+}
+
+// BudgetReturnedEQ applies the EQ predicate on the "budget_returned" field.
+func BudgetReturnedEQ(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldEQ(FieldBudgetReturned, v))
+}
+
+// BudgetReturnedNEQ applies the NEQ predicate on the "budget_returned" field.
+func BudgetReturnedNEQ(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNEQ(FieldBudgetReturned, v))
+}
+
+// BudgetReturnedIn applies the In predicate on the "budget_returned" field.
+func BudgetReturnedIn(vs ...decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldIn(FieldBudgetReturned, vs...))
+}
+
+// BudgetReturnedNotIn applies the NotIn predicate on the "budget_returned" field.
+func BudgetReturnedNotIn(vs ...decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotIn(FieldBudgetReturned, vs...))
+}
+
+// BudgetReturnedGT applies the GT predicate on the "budget_returned" field.
+func BudgetReturnedGT(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGT(FieldBudgetReturned, v))
+}
+
+// BudgetReturnedGTE applies the GTE predicate on the "budget_returned" field.
+func BudgetReturnedGTE(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldGTE(FieldBudgetReturned, v))
+}
+
+// BudgetReturnedLT applies the LT predicate on the "budget_returned" field.
+func BudgetReturnedLT(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLT(FieldBudgetReturned, v))
+}
+
+// BudgetReturnedLTE applies the LTE predicate on the "budget_returned" field.
+func BudgetReturnedLTE(v decimal.Decimal) predicate.Redemption {
+	return predicate.Redemption(sql.FieldLTE(FieldBudgetReturned, v))
+}
+
+// BudgetReturnedIsNil applies the IsNil predicate on the "budget_returned" field.
+func BudgetReturnedIsNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldIsNull(FieldBudgetReturned))
+}
+
+// BudgetReturnedNotNil applies the NotNil predicate on the "budget_returned" field.
+func BudgetReturnedNotNil() predicate.Redemption {
+	return predicate.Redemption(sql.FieldNotNull(FieldBudgetReturned))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -56,6 +56,9 @@ func (Redemption) Fields() []ent.Field {
 			Comment("The store the benefit was given at (validate's store_id, the sale's store); empty online."),
 		field.String("coupon_id").Optional().Nillable().Immutable().
 			Comment("The coupon code the redemption used, for a campaign that requires one."),
+		field.Other("budget_returned", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Skip()).
+			Comment("R$ of the redemption its sale's partial returns gave back to the campaign's budgets (none: nothing)."),
 	}
 }
 

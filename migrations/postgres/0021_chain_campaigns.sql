@@ -10,3 +10,4 @@ CREATE TABLE "products" ("id" character varying NOT NULL, "created_at" timestamp
 CREATE UNIQUE INDEX "product_tenant_id_gtin" ON "products" ("tenant_id", "gtin");
 CREATE UNIQUE INDEX "product_tenant_id_sku" ON "products" ("tenant_id", "sku");
 ALTER TABLE "sales" ADD COLUMN "coupon_code" character varying NULL;
+ALTER TABLE "redemptions" ADD COLUMN "budget_returned" numeric(20,8) NULL;

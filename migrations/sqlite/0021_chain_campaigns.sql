@@ -13,3 +13,4 @@ CREATE TABLE `products` (`id` text NOT NULL, `created_at` datetime NOT NULL, `up
 CREATE UNIQUE INDEX `product_tenant_id_gtin` ON `products` (`tenant_id`, `gtin`);
 CREATE UNIQUE INDEX `product_tenant_id_sku` ON `products` (`tenant_id`, `sku`);
 ALTER TABLE `sales` ADD COLUMN `coupon_code` text NULL;
+ALTER TABLE `redemptions` ADD COLUMN `budget_returned` text NULL;
