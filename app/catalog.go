@@ -125,21 +125,10 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 		if err != nil {
 			return err
 		}
-		byGTIN, bySKU := map[string]*ent.Product{}, map[string]*ent.Product{}
-		for _, p := range known {
-			if p.Gtin != nil {
-				byGTIN[*p.Gtin] = p
-			}
-			if p.Sku != nil {
-				bySKU[*p.Sku] = p
-			}
-		}
+		find := productFinder(known)
 		var creates []*ent.ProductCreate
 		for _, r := range valid {
-			p := byGTIN[r.GTIN] // no product has the empty GTIN or SKU
-			if p == nil {
-				p = bySKU[r.SKU]
-			}
+			p := find(r.GTIN, r.SKU)
 			if p == nil {
 				creates = append(creates, tx.Ent.Product.Create().SetNillableGtin(nonEmpty(r.GTIN)).
 					SetNillableSku(nonEmpty(r.SKU)).SetName(r.Name).SetCategory(r.Category).SetBrand(r.Brand))
@@ -173,6 +162,26 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 		return nil, err
 	}
 	return res, nil
+}
+
+// productFinder finds among products the one of a GTIN, else of a SKU; nil
+// when neither is known (no product has the empty GTIN or SKU).
+func productFinder(products []*ent.Product) func(gtin, sku string) *ent.Product {
+	byGTIN, bySKU := map[string]*ent.Product{}, map[string]*ent.Product{}
+	for _, p := range products {
+		if p.Gtin != nil {
+			byGTIN[*p.Gtin] = p
+		}
+		if p.Sku != nil {
+			bySKU[*p.Sku] = p
+		}
+	}
+	return func(gtin, sku string) *ent.Product {
+		if p := byGTIN[gtin]; p != nil {
+			return p
+		}
+		return bySKU[sku]
+	}
 }
 
 func nonEmpty(s string) *string {
@@ -210,21 +219,10 @@ func enrichFromCatalogue(ctx context.Context, c *ent.Client, items []eligibility
 	if err != nil || len(found) == 0 {
 		return err
 	}
-	byGTIN, bySKU := map[string]*ent.Product{}, map[string]*ent.Product{}
-	for _, p := range found {
-		if p.Gtin != nil {
-			byGTIN[*p.Gtin] = p
-		}
-		if p.Sku != nil {
-			bySKU[*p.Sku] = p
-		}
-	}
+	find := productFinder(found)
 	for i := range items {
 		it := &items[i]
-		p := byGTIN[it.GTIN] // no product has the empty GTIN or SKU
-		if p == nil {
-			p = bySKU[it.SKU]
-		}
+		p := find(it.GTIN, it.SKU)
 		if p == nil {
 			continue
 		}

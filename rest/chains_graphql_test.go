@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,44 +19,37 @@ func TestChainCampaignsGraphQL(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		f := newFixture(t, db)
 		admin := f.userToken(t, f.tenantID, viewer.RoleAdmin)
-		data := func(a gqlAnswer) map[string]any {
-			t.Helper()
-			require.Empty(t, a.Errors, "%s", a.Raw)
-			var d map[string]any
-			require.NoError(t, json.Unmarshal(a.Data, &d))
-			return d
-		}
-		camp := data(f.gql(t, admin, `mutation { createCampaign(input: {name: "Cupom exclusivo", type: discount, discountMode: percentage,
+		camp := gqlData(t, f.gql(t, admin, `mutation { createCampaign(input: {name: "Cupom exclusivo", type: discount, discountMode: percentage,
 			discountValue: "30", stacking: exclusive, priority: 5, requiresCode: true, eligibleBrands: ["Ypê"],
 			startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id stacking priority requiresCode eligibleBrands } }`, nil))["createCampaign"].(map[string]any)
 		require.Equal(t, "exclusive", camp["stacking"])
 		require.Equal(t, 5.0, camp["priority"])
 		require.Equal(t, true, camp["requiresCode"])
 		require.Equal(t, []any{"Ypê"}, camp["eligibleBrands"])
-		other := data(f.gql(t, admin, `mutation { createCampaign(input: {name: "Cinco", type: discount, discountMode: percentage,
+		other := gqlData(t, f.gql(t, admin, `mutation { createCampaign(input: {name: "Cinco", type: discount, discountMode: percentage,
 			discountValue: "5", startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id } }`, nil))["createCampaign"].(map[string]any)
 
-		added := data(f.gql(t, admin, `mutation($id: ID!) { addCoupons(input: {campaignID: $id, codes: ["YPE-10", "?"], maxUses: 2}) {
+		added := gqlData(t, f.gql(t, admin, `mutation($id: ID!) { addCoupons(input: {campaignID: $id, codes: ["YPE-10", "?"], maxUses: 2}) {
 			created problems { field message } } }`, map[string]any{"id": camp["id"]}))["addCoupons"].(map[string]any)
 		require.Equal(t, 1.0, added["created"])
 		require.Equal(t, "codes[1]", added["problems"].([]any)[0].(map[string]any)["field"])
-		generated := data(f.gql(t, admin, `mutation($id: ID!) { addCoupons(input: {campaignID: $id, generate: 2, prefix: "G-"}) { created } }`,
+		generated := gqlData(t, f.gql(t, admin, `mutation($id: ID!) { addCoupons(input: {campaignID: $id, generate: 2, prefix: "G-"}) { created } }`,
 			map[string]any{"id": camp["id"]}))["addCoupons"].(map[string]any)
 		require.Equal(t, 2.0, generated["created"])
-		codes := data(f.gql(t, admin, `query($id: ID!) { node(id: $id) { ... on Campaign { coupons(first: 10) { totalCount edges { node { code maxUses uses } } } } } }`,
+		codes := gqlData(t, f.gql(t, admin, `query($id: ID!) { node(id: $id) { ... on Campaign { coupons(first: 10) { totalCount edges { node { code maxUses uses } } } } } }`,
 			map[string]any{"id": camp["id"]}))["node"].(map[string]any)["coupons"].(map[string]any)
 		require.Equal(t, 3.0, codes["totalCount"])
 
-		imported := data(f.gql(t, admin, `mutation { importProducts(products: [{gtin: "7891000100110", name: "Detergente", category: "Limpeza", brand: "Ypê"},
+		imported := gqlData(t, f.gql(t, admin, `mutation { importProducts(products: [{gtin: "7891000100110", name: "Detergente", category: "Limpeza", brand: "Ypê"},
 			{name: "Sem código"}]) { created updated problems { field message } } }`, nil))["importProducts"].(map[string]any)
 		require.Equal(t, 1.0, imported["created"])
 		require.Equal(t, []any{map[string]any{"field": "products[1].gtin", "message": "or sku is required"}}, imported["problems"])
-		products := data(f.gql(t, admin, `{ products(first: 5) { edges { node { gtin name category brand } } } }`, nil))["products"].(map[string]any)
+		products := gqlData(t, f.gql(t, admin, `{ products(first: 5) { edges { node { gtin name category brand } } } }`, nil))["products"].(map[string]any)
 		require.Equal(t, map[string]any{"gtin": "7891000100110", "name": "Detergente", "category": "Limpeza", "brand": "Ypê"},
 			products["edges"].([]any)[0].(map[string]any)["node"])
 
-		customer := data(f.gql(t, admin, `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`, nil))["createCustomer"].(map[string]any)
-		validation := data(f.gql(t, admin, `mutation($c: ID!) { validateCart(input: {customerID: $c, couponCode: "ype-10",
+		customer := gqlData(t, f.gql(t, admin, `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`, nil))["createCustomer"].(map[string]any)
+		validation := gqlData(t, f.gql(t, admin, `mutation($c: ID!) { validateCart(input: {customerID: $c, couponCode: "ype-10",
 			items: [{gtin: "7891000100110", quantity: "1", unitPrice: "10"}]}) { eligible { campaign { id } } ineligible { campaign { id } reason excludedBy } } }`,
 			map[string]any{"c": customer["id"]}))["validateCart"].(map[string]any)
 		require.Equal(t, camp["id"], validation["eligible"].([]any)[0].(map[string]any)["campaign"].(map[string]any)["id"])

@@ -18,31 +18,24 @@ func TestStoreTargetingGraphQL(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		f := newFixture(t, db)
 		admin := f.userToken(t, f.tenantID, viewer.RoleAdmin)
-		data := func(a gqlAnswer) map[string]any {
-			t.Helper()
-			require.Empty(t, a.Errors, "%s", a.Raw)
-			var d map[string]any
-			require.NoError(t, json.Unmarshal(a.Data, &d))
-			return d
-		}
-		store := data(f.gql(t, admin, `mutation { createStore(input: {code: "LJ-BH", name: "Loja BH", groups: ["MG", "sudeste"]}) { id code groups } }`, nil))["createStore"].(map[string]any)
+		store := gqlData(t, f.gql(t, admin, `mutation { createStore(input: {code: "LJ-BH", name: "Loja BH", groups: ["MG", "sudeste"]}) { id code groups } }`, nil))["createStore"].(map[string]any)
 		require.Equal(t, []any{"MG", "sudeste"}, store["groups"])
-		moved := data(f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {groups: ["sudeste"]}) { groups } }`,
+		moved := gqlData(t, f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {groups: ["sudeste"]}) { groups } }`,
 			map[string]any{"id": store["id"]}))["updateStore"].(map[string]any)
 		require.Equal(t, []any{"sudeste"}, moved["groups"])
-		kept := data(f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {name: "Loja Savassi"}) { name groups } }`,
+		kept := gqlData(t, f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {name: "Loja Savassi"}) { name groups } }`,
 			map[string]any{"id": store["id"]}))["updateStore"].(map[string]any)
 		require.Equal(t, []any{"sudeste"}, kept["groups"], "groups absent: kept")
-		cleared := data(f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {groups: []}) { groups } }`,
+		cleared := gqlData(t, f.gql(t, admin, `mutation($id: ID!) { updateStore(id: $id, input: {groups: []}) { groups } }`,
 			map[string]any{"id": store["id"]}))["updateStore"].(map[string]any)
 		require.Nil(t, cleared["groups"])
 
-		camp := data(f.gql(t, admin, `mutation { createCampaign(input: {name: "Sudeste", type: discount, discountMode: percentage, discountValue: "5",
+		camp := gqlData(t, f.gql(t, admin, `mutation { createCampaign(input: {name: "Sudeste", type: discount, discountMode: percentage, discountValue: "5",
 			storeCodes: ["LJ-BH"], storeGroups: ["sudeste"], startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) { id storeCodes storeGroups } }`, nil))["createCampaign"].(map[string]any)
 		require.Equal(t, []any{"LJ-BH"}, camp["storeCodes"])
 		require.Equal(t, []any{"sudeste"}, camp["storeGroups"])
 
-		budgeted := data(f.gql(t, admin, `mutation { createCampaign(input: {name: "Orçamento", type: cashback, discountMode: percentage, discountValue: "5",
+		budgeted := gqlData(t, f.gql(t, admin, `mutation { createCampaign(input: {name: "Orçamento", type: cashback, discountMode: percentage, discountValue: "5",
 			budgetTotal: "1000", budgetPerStore: "100", budgetPeriod: week, budgetPerPeriod: "250.50", startsAt: "2026-01-01T00:00:00Z", endsAt: "2099-01-01T00:00:00Z"}) {
 			budgetTotal budgetPerStore budgetPeriod budgetPerPeriod budgetSpent } }`, nil))["createCampaign"].(map[string]any)
 		require.Equal(t, map[string]any{"budgetTotal": "1000", "budgetPerStore": "100", "budgetPeriod": "week",
@@ -54,4 +47,13 @@ func TestStoreTargetingGraphQL(t *testing.T) {
 		bad := f.gql(t, admin, `mutation { createStore(input: {code: "LJ-X", name: "X", groups: [" sul"]}) { id } }`, nil)
 		require.Equal(t, []string{"validation_error"}, bad.codes(), "%s", bad.Raw)
 	})
+}
+
+// gqlData is the data of an answer without errors.
+func gqlData(t *testing.T, a gqlAnswer) map[string]any {
+	t.Helper()
+	require.Empty(t, a.Errors, "%s", a.Raw)
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(a.Data, &d))
+	return d
 }

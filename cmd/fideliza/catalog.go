@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fideliza/fideliza/app"
-	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
@@ -36,10 +35,7 @@ func newCatalogCommand(g *globals) *cobra.Command {
 			if report == "" {
 				report = file + ".errors.csv"
 			}
-			switch _, err := a.DB.Ent.Tenant.Get(cmd.Context(), tenantID); {
-			case ent.IsNotFound(err):
-				return fmt.Errorf("there is no tenant %q", tenantID)
-			case err != nil:
+			if err := requireTenant(cmd.Context(), a, tenantID); err != nil {
 				return err
 			}
 			started := time.Now()
@@ -51,11 +47,7 @@ func newCatalogCommand(g *globals) *cobra.Command {
 				"refused": len(res.Problems), "errors_file": nil, "seconds": time.Since(started).Seconds()}
 			human := fmt.Sprintf("%d rows in %s: %d created, %d updated, %d refused", res.rows,
 				time.Since(started).Round(time.Millisecond), res.Created, res.Updated, len(res.Problems))
-			if len(res.Problems) > 0 {
-				summary["errors_file"] = report
-				human += " (see " + report + ")"
-			}
-			return g.print(summary, human)
+			return printLoad(g, summary, human, len(res.Problems), report)
 		}),
 	}
 	f := imp.Flags()

@@ -40,10 +40,7 @@ func newImportCommand(g *globals) *cobra.Command {
 			if report == "" {
 				report = file + ".errors.csv"
 			}
-			switch _, err := a.DB.Ent.Tenant.Get(cmd.Context(), tenantID); {
-			case ent.IsNotFound(err):
-				return fmt.Errorf("there is no tenant %q", tenantID)
-			case err != nil:
+			if err := requireTenant(cmd.Context(), a, tenantID); err != nil {
 				return err
 			}
 			imp := customerImport{file: file, format: format, report: report, dryRun: dryRun, resume: resume, stderr: g.stderr}
@@ -58,11 +55,7 @@ func newImportCommand(g *globals) *cobra.Command {
 			if dryRun {
 				human = "dry run, nothing written: " + human
 			}
-			if res.Refused > 0 {
-				summary["errors_file"] = report
-				human += " (see " + report + ")"
-			}
-			return g.print(summary, human)
+			return printLoad(g, summary, human, res.Refused, report)
 		}),
 	}
 	f := customers.Flags()
@@ -76,6 +69,26 @@ func newImportCommand(g *globals) *cobra.Command {
 	_ = customers.MarkFlagRequired("file")
 	cmd.AddCommand(customers)
 	return cmd
+}
+
+// requireTenant checks the tenant a load is for exists.
+func requireTenant(ctx context.Context, a *app.App, tenantID string) error {
+	switch _, err := a.DB.Ent.Tenant.Get(ctx, tenantID); {
+	case ent.IsNotFound(err):
+		return fmt.Errorf("there is no tenant %q", tenantID)
+	default:
+		return err
+	}
+}
+
+// printLoad prints a load's summary, naming the error report when rows were
+// refused.
+func printLoad(g *globals, summary map[string]any, human string, refused int, report string) error {
+	if refused > 0 {
+		summary["errors_file"] = report
+		human += " (see " + report + ")"
+	}
+	return g.print(summary, human)
 }
 
 // customerImport is one run of `import customers`.
