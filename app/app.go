@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
@@ -52,6 +53,9 @@ type App struct {
 	tokenGroups groupCommit[*tokenWrite]
 	guessesOnce sync.Once
 	guesses     *ratelimit.Limiter
+	// products is the catalogue as this process remembers it (catalogue).
+	catalogueOnce sync.Once
+	products      *expirable.LRU[string, productFacts]
 }
 
 // jobs returns the River client jobs are inserted with: River, or an

@@ -5,11 +5,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/product"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -154,6 +158,7 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 		res.Created = len(creates)
 		return nil
 	})
+	a.catalogue().Purge() // this process sees the new catalogue at once
 	if ent.IsConstraintError(err) {
 		return nil, apperr.Conflict("duplicate_product", "products",
 			"a product's GTIN or SKU belongs to another product of the catalogue (or was added meanwhile); correct the list and import it again")
@@ -191,19 +196,51 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// enrichFromCatalogue fills in the category, brand and SKU of cart items
-// from the tenant's catalogue, by GTIN or else SKU, where the item lacks
-// them. Only campaigns targeting categories or brands need them: without
-// one the catalogue is not read.
-func enrichFromCatalogue(ctx context.Context, c *ent.Client, items []eligibility.Item, campaigns []eligibility.Campaign) error {
+// The catalogue as a process remembers it: what the products of cart items
+// are (or that there is none), for catalogueTTL, up to catalogueEntries
+// items. An import drops it at once in its process; others see the change
+// within the TTL.
+const (
+	catalogueTTL     = 10 * time.Second
+	catalogueEntries = 100_000
+)
+
+// productFacts is what enrichment takes of an item's product; known is
+// false when the catalogue has none.
+type productFacts struct {
+	known           bool
+	category, brand string
+}
+
+func (a *App) catalogue() *expirable.LRU[string, productFacts] {
+	a.catalogueOnce.Do(func() { a.products = expirable.NewLRU[string, productFacts](catalogueEntries, nil, catalogueTTL) })
+	return a.products
+}
+
+// enrichFromCatalogue fills in the category and brand of cart items from the
+// tenant's catalogue, by GTIN or else SKU, where the item lacks them. Only
+// campaigns targeting categories or brands need them: without one the
+// catalogue is not read. Products are remembered (see catalogueTTL); those
+// not remembered are read through c in one query.
+func (a *App) enrichFromCatalogue(ctx context.Context, c *ent.Client, items []eligibility.Item, campaigns []eligibility.Campaign) error {
 	if !slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return len(c.Categories) > 0 || len(c.Brands) > 0 }) {
 		return nil
 	}
+	v, _ := viewer.FromContext(ctx)
+	key := func(it *eligibility.Item) string { return v.TenantID + "\x00" + it.GTIN + "\x00" + it.SKU }
+	cache := a.catalogue()
+	var missed []int
 	var gtins, skus []string
-	for _, it := range items {
-		if it.Category != "" && it.Brand != "" {
+	for i := range items {
+		it := &items[i]
+		if it.Category != "" && it.Brand != "" || it.GTIN == "" && it.SKU == "" {
 			continue
 		}
+		if f, ok := cache.Get(key(it)); ok {
+			f.fill(it)
+			continue
+		}
+		missed = append(missed, i)
 		if it.GTIN != "" {
 			gtins = append(gtins, it.GTIN)
 		}
@@ -211,27 +248,36 @@ func enrichFromCatalogue(ctx context.Context, c *ent.Client, items []eligibility
 			skus = append(skus, it.SKU)
 		}
 	}
-	if len(gtins)+len(skus) == 0 {
+	if len(missed) == 0 {
 		return nil
 	}
 	found, err := c.Product.Query().Where(product.Or(product.GtinIn(gtins...), product.SkuIn(skus...))).
 		Select(product.FieldGtin, product.FieldSku, product.FieldCategory, product.FieldBrand).All(ctx)
-	if err != nil || len(found) == 0 {
+	if err != nil {
 		return err
 	}
 	find := productFinder(found)
-	for i := range items {
+	for _, i := range missed {
 		it := &items[i]
-		p := find(it.GTIN, it.SKU)
-		if p == nil {
-			continue
+		var f productFacts
+		if p := find(it.GTIN, it.SKU); p != nil {
+			f = productFacts{known: true, category: p.Category, brand: p.Brand}
 		}
-		if it.Category == "" {
-			it.Category = p.Category
-		}
-		if it.Brand == "" {
-			it.Brand = p.Brand
-		}
+		cache.Add(key(it), f)
+		f.fill(it)
 	}
 	return nil
+}
+
+// fill gives an item its product's category and brand where it has none.
+func (f productFacts) fill(it *eligibility.Item) {
+	if !f.known {
+		return
+	}
+	if it.Category == "" {
+		it.Category = f.category
+	}
+	if it.Brand == "" {
+		it.Brand = f.brand
+	}
 }

@@ -199,7 +199,7 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 		return nil, err
 	}
 	old, err := a.DB.Ent.Customer.Get(ctx, id)
-	if ent.IsNotFound(err) {
+	if ent.IsNotFound(err) || err == nil && old.ErasedAt != nil {
 		return nil, apperr.NotFound("customer")
 	}
 	if err != nil {
@@ -355,7 +355,7 @@ func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
 	if err := guarded("id", id); err != nil {
 		return nil, err
 	}
-	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id)).
+	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
 		WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) }).
 		Only(ctx)
 	if ent.IsNotFound(err) {
@@ -407,7 +407,8 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	}
 	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
 	page := func(c *ent.Client) error {
-		q := c.Customer.Query().Where(filters...)
+		// Erased customers leave the lists (and the tenant's count).
+		q := c.Customer.Query().Where(append(filters, customer.ErasedAtIsNil())...)
 		filtered := q.Clone()
 		// Ids are time-ordered (ULIDs), so id order is creation order and the
 		// keyset predicate is a plain id < cursor on the (tenant_id, id) index.

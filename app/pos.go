@@ -368,7 +368,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if len(cart.Items) == 0 {
 		return out, nil
 	}
-	if err := enrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
+	if err := a.enrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
 		return nil, err
 	}
 	groups, err := a.storeGroupsAt(ctx, discounts, in.StoreID)

@@ -160,7 +160,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 	if err != nil {
 		return 0, err
 	}
-	bonus, names, err := saleBonus(ctx, c, live, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
+	bonus, names, err := a.saleBonus(ctx, c, live, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
 	if err != nil || bonus == 0 {
 		return total, err
 	}
@@ -177,7 +177,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 // saleBonus is the bonus the customer's pdv bonus-points campaigns among
 // camps give on the sale's items (at their price after discounts, less the
 // units returned) as of the sale's instant, with the campaigns' names.
-func saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
+func (a *App) saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
 	returned map[string]decimal.Decimal, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
 	var bonus []eligibility.Campaign
 	for _, c := range camps {
@@ -206,7 +206,7 @@ func saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign,
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: kept,
 			UnitPrice: it.UnitPrice.Sub(it.DiscountAmount.DivRound(it.Quantity, 8))})
 	}
-	if err := enrichFromCatalogue(ctx, c, cart.Items, bonus); err != nil {
+	if err := a.enrichFromCatalogue(ctx, c, cart.Items, bonus); err != nil {
 		return 0, "", err
 	}
 	at := s.Edges.Store // the campaigns of the sale's store

@@ -135,7 +135,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	if err := enrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
+	if err := a.enrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
 		return nil, err
 	}
 	now := a.stamp()

@@ -239,7 +239,7 @@ func RoleScopes(role viewer.Role) []string {
 	case viewer.RoleAnalyst:
 		var read []string
 		for _, s := range Scopes {
-			if strings.HasSuffix(s, ":read") {
+			if strings.HasSuffix(s, ":read") && s != "privacy:read" { // an unmasked export is not an analyst's
 				read = append(read, s)
 			}
 		}

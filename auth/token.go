@@ -33,6 +33,7 @@ var Scopes = []string{
 	"campaigns:read", "campaigns:write",
 	"loyalty:read", "loyalty:write",
 	"webhooks:read", "webhooks:write",
+	"privacy:read", "privacy:write",
 }
 
 // OAuthError is an error of the token endpoint (RFC 6749 §5.2).

@@ -73,6 +73,8 @@ type Customer struct {
 	ConsentMarketingSms bool `json:"consent_marketing_sms,omitempty"`
 	// When a consent flag last changed.
 	ConsentUpdatedAt *time.Time `json:"consent_updated_at,omitempty"`
+	// When the customer's personal data was erased (LGPD); its points, sales and redemptions stay under this pseudonymous record.
+	ErasedAt *time.Time `json:"erased_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CustomerQuery when eager-loading is set.
 	Edges        CustomerEdges `json:"edges"`
@@ -176,7 +178,7 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocument, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
-		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldLevelGraceSince, customer.FieldConsentUpdatedAt:
+		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldLevelGraceSince, customer.FieldConsentUpdatedAt, customer.FieldErasedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -367,6 +369,13 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				_m.ConsentUpdatedAt = new(time.Time)
 				*_m.ConsentUpdatedAt = value.Time
 			}
+		case customer.FieldErasedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field erased_at", values[i])
+			} else if value.Valid {
+				_m.ErasedAt = new(time.Time)
+				*_m.ErasedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -532,6 +541,11 @@ func (_m *Customer) String() string {
 	builder.WriteString(", ")
 	if v := _m.ConsentUpdatedAt; v != nil {
 		builder.WriteString("consent_updated_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ErasedAt; v != nil {
+		builder.WriteString("erased_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

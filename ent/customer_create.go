@@ -375,6 +375,20 @@ func (_c *CustomerCreate) SetNillableConsentUpdatedAt(v *time.Time) *CustomerCre
 	return _c
 }
 
+// SetErasedAt sets the "erased_at" field.
+func (_c *CustomerCreate) SetErasedAt(v time.Time) *CustomerCreate {
+	_c.mutation.SetErasedAt(v)
+	return _c
+}
+
+// SetNillableErasedAt sets the "erased_at" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableErasedAt(v *time.Time) *CustomerCreate {
+	if v != nil {
+		_c.SetErasedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *CustomerCreate) SetID(v string) *CustomerCreate {
 	_c.mutation.SetID(v)
@@ -805,6 +819,10 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ConsentUpdatedAt(); ok {
 		_spec.SetField(customer.FieldConsentUpdatedAt, field.TypeTime, value)
 		_node.ConsentUpdatedAt = &value
+	}
+	if value, ok := _c.mutation.ErasedAt(); ok {
+		_spec.SetField(customer.FieldErasedAt, field.TypeTime, value)
+		_node.ErasedAt = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

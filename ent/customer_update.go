@@ -455,6 +455,26 @@ func (_u *CustomerUpdate) ClearConsentUpdatedAt() *CustomerUpdate {
 	return _u
 }
 
+// SetErasedAt sets the "erased_at" field.
+func (_u *CustomerUpdate) SetErasedAt(v time.Time) *CustomerUpdate {
+	_u.mutation.SetErasedAt(v)
+	return _u
+}
+
+// SetNillableErasedAt sets the "erased_at" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableErasedAt(v *time.Time) *CustomerUpdate {
+	if v != nil {
+		_u.SetErasedAt(*v)
+	}
+	return _u
+}
+
+// ClearErasedAt clears the value of the "erased_at" field.
+func (_u *CustomerUpdate) ClearErasedAt() *CustomerUpdate {
+	_u.mutation.ClearErasedAt()
+	return _u
+}
+
 // AddSegmentIDs adds the "segments" edge to the Segment entity by IDs.
 func (_u *CustomerUpdate) AddSegmentIDs(ids ...string) *CustomerUpdate {
 	_u.mutation.AddSegmentIDs(ids...)
@@ -852,6 +872,12 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ConsentUpdatedAtCleared() {
 		_spec.ClearField(customer.FieldConsentUpdatedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ErasedAt(); ok {
+		_spec.SetField(customer.FieldErasedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ErasedAtCleared() {
+		_spec.ClearField(customer.FieldErasedAt, field.TypeTime)
 	}
 	if _u.mutation.SegmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1503,6 +1529,26 @@ func (_u *CustomerUpdateOne) ClearConsentUpdatedAt() *CustomerUpdateOne {
 	return _u
 }
 
+// SetErasedAt sets the "erased_at" field.
+func (_u *CustomerUpdateOne) SetErasedAt(v time.Time) *CustomerUpdateOne {
+	_u.mutation.SetErasedAt(v)
+	return _u
+}
+
+// SetNillableErasedAt sets the "erased_at" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableErasedAt(v *time.Time) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetErasedAt(*v)
+	}
+	return _u
+}
+
+// ClearErasedAt clears the value of the "erased_at" field.
+func (_u *CustomerUpdateOne) ClearErasedAt() *CustomerUpdateOne {
+	_u.mutation.ClearErasedAt()
+	return _u
+}
+
 // AddSegmentIDs adds the "segments" edge to the Segment entity by IDs.
 func (_u *CustomerUpdateOne) AddSegmentIDs(ids ...string) *CustomerUpdateOne {
 	_u.mutation.AddSegmentIDs(ids...)
@@ -1930,6 +1976,12 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	}
 	if _u.mutation.ConsentUpdatedAtCleared() {
 		_spec.ClearField(customer.FieldConsentUpdatedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ErasedAt(); ok {
+		_spec.SetField(customer.FieldErasedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ErasedAtCleared() {
+		_spec.ClearField(customer.FieldErasedAt, field.TypeTime)
 	}
 	if _u.mutation.SegmentsCleared() {
 		edge := &sqlgraph.EdgeSpec{

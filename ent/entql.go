@@ -191,6 +191,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldConsentMarketingEmail: {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
 			customer.FieldConsentMarketingSms:   {Type: field.TypeBool, Column: customer.FieldConsentMarketingSms},
 			customer.FieldConsentUpdatedAt:      {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
+			customer.FieldErasedAt:              {Type: field.TypeTime, Column: customer.FieldErasedAt},
 		},
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
@@ -2232,6 +2233,11 @@ func (f *CustomerFilter) WhereConsentMarketingSms(p entql.BoolP) {
 // WhereConsentUpdatedAt applies the entql time.Time predicate on the consent_updated_at field.
 func (f *CustomerFilter) WhereConsentUpdatedAt(p entql.TimeP) {
 	f.Where(p.Field(customer.FieldConsentUpdatedAt))
+}
+
+// WhereErasedAt applies the entql time.Time predicate on the erased_at field.
+func (f *CustomerFilter) WhereErasedAt(p entql.TimeP) {
+	f.Where(p.Field(customer.FieldErasedAt))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -1248,6 +1248,11 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, customer.FieldConsentUpdatedAt)
 				fieldSeen[customer.FieldConsentUpdatedAt] = struct{}{}
 			}
+		case "erasedAt":
+			if _, ok := fieldSeen[customer.FieldErasedAt]; !ok {
+				selectedFields = append(selectedFields, customer.FieldErasedAt)
+				fieldSeen[customer.FieldErasedAt] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

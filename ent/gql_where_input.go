@@ -2469,6 +2469,18 @@ type CustomerWhereInput struct {
 	ConsentUpdatedAtIsNil  bool        `json:"consentUpdatedAtIsNil,omitempty"`
 	ConsentUpdatedAtNotNil bool        `json:"consentUpdatedAtNotNil,omitempty"`
 
+	// "erased_at" field predicates.
+	ErasedAt       *time.Time  `json:"erasedAt,omitempty"`
+	ErasedAtNEQ    *time.Time  `json:"erasedAtNEQ,omitempty"`
+	ErasedAtIn     []time.Time `json:"erasedAtIn,omitempty"`
+	ErasedAtNotIn  []time.Time `json:"erasedAtNotIn,omitempty"`
+	ErasedAtGT     *time.Time  `json:"erasedAtGT,omitempty"`
+	ErasedAtGTE    *time.Time  `json:"erasedAtGTE,omitempty"`
+	ErasedAtLT     *time.Time  `json:"erasedAtLT,omitempty"`
+	ErasedAtLTE    *time.Time  `json:"erasedAtLTE,omitempty"`
+	ErasedAtIsNil  bool        `json:"erasedAtIsNil,omitempty"`
+	ErasedAtNotNil bool        `json:"erasedAtNotNil,omitempty"`
+
 	// "segments" edge predicates.
 	HasSegments     *bool                `json:"hasSegments,omitempty"`
 	HasSegmentsWith []*SegmentWhereInput `json:"hasSegmentsWith,omitempty"`
@@ -3286,6 +3298,36 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	}
 	if i.ConsentUpdatedAtNotNil {
 		predicates = append(predicates, customer.ConsentUpdatedAtNotNil())
+	}
+	if i.ErasedAt != nil {
+		predicates = append(predicates, customer.ErasedAtEQ(*i.ErasedAt))
+	}
+	if i.ErasedAtNEQ != nil {
+		predicates = append(predicates, customer.ErasedAtNEQ(*i.ErasedAtNEQ))
+	}
+	if len(i.ErasedAtIn) > 0 {
+		predicates = append(predicates, customer.ErasedAtIn(i.ErasedAtIn...))
+	}
+	if len(i.ErasedAtNotIn) > 0 {
+		predicates = append(predicates, customer.ErasedAtNotIn(i.ErasedAtNotIn...))
+	}
+	if i.ErasedAtGT != nil {
+		predicates = append(predicates, customer.ErasedAtGT(*i.ErasedAtGT))
+	}
+	if i.ErasedAtGTE != nil {
+		predicates = append(predicates, customer.ErasedAtGTE(*i.ErasedAtGTE))
+	}
+	if i.ErasedAtLT != nil {
+		predicates = append(predicates, customer.ErasedAtLT(*i.ErasedAtLT))
+	}
+	if i.ErasedAtLTE != nil {
+		predicates = append(predicates, customer.ErasedAtLTE(*i.ErasedAtLTE))
+	}
+	if i.ErasedAtIsNil {
+		predicates = append(predicates, customer.ErasedAtIsNil())
+	}
+	if i.ErasedAtNotNil {
+		predicates = append(predicates, customer.ErasedAtNotNil())
 	}
 
 	if i.HasSegments != nil {

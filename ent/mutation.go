@@ -6041,6 +6041,7 @@ type CustomerMutation struct {
 	consent_marketing_email *bool
 	consent_marketing_sms   *bool
 	consent_updated_at      *time.Time
+	erased_at               *time.Time
 	clearedFields           map[string]struct{}
 	tenant                  *string
 	clearedtenant           bool
@@ -7319,6 +7320,55 @@ func (m *CustomerMutation) ResetConsentUpdatedAt() {
 	delete(m.clearedFields, customer.FieldConsentUpdatedAt)
 }
 
+// SetErasedAt sets the "erased_at" field.
+func (m *CustomerMutation) SetErasedAt(t time.Time) {
+	m.erased_at = &t
+}
+
+// ErasedAt returns the value of the "erased_at" field in the mutation.
+func (m *CustomerMutation) ErasedAt() (r time.Time, exists bool) {
+	v := m.erased_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErasedAt returns the old "erased_at" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldErasedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErasedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErasedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErasedAt: %w", err)
+	}
+	return oldValue.ErasedAt, nil
+}
+
+// ClearErasedAt clears the value of the "erased_at" field.
+func (m *CustomerMutation) ClearErasedAt() {
+	m.erased_at = nil
+	m.clearedFields[customer.FieldErasedAt] = struct{}{}
+}
+
+// ErasedAtCleared returns if the "erased_at" field was cleared in this mutation.
+func (m *CustomerMutation) ErasedAtCleared() bool {
+	_, ok := m.clearedFields[customer.FieldErasedAt]
+	return ok
+}
+
+// ResetErasedAt resets all changes to the "erased_at" field.
+func (m *CustomerMutation) ResetErasedAt() {
+	m.erased_at = nil
+	delete(m.clearedFields, customer.FieldErasedAt)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *CustomerMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -7635,7 +7685,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 26)
+	fields := make([]string, 0, 27)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -7714,6 +7764,9 @@ func (m *CustomerMutation) Fields() []string {
 	if m.consent_updated_at != nil {
 		fields = append(fields, customer.FieldConsentUpdatedAt)
 	}
+	if m.erased_at != nil {
+		fields = append(fields, customer.FieldErasedAt)
+	}
 	return fields
 }
 
@@ -7774,6 +7827,8 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.ConsentMarketingSms()
 	case customer.FieldConsentUpdatedAt:
 		return m.ConsentUpdatedAt()
+	case customer.FieldErasedAt:
+		return m.ErasedAt()
 	}
 	return nil, false
 }
@@ -7835,6 +7890,8 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldConsentMarketingSms(ctx)
 	case customer.FieldConsentUpdatedAt:
 		return m.OldConsentUpdatedAt(ctx)
+	case customer.FieldErasedAt:
+		return m.OldErasedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Customer field %s", name)
 }
@@ -8026,6 +8083,13 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetConsentUpdatedAt(v)
 		return nil
+	case customer.FieldErasedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErasedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Customer field %s", name)
 }
@@ -8131,6 +8195,9 @@ func (m *CustomerMutation) ClearedFields() []string {
 	if m.FieldCleared(customer.FieldConsentUpdatedAt) {
 		fields = append(fields, customer.FieldConsentUpdatedAt)
 	}
+	if m.FieldCleared(customer.FieldErasedAt) {
+		fields = append(fields, customer.FieldErasedAt)
+	}
 	return fields
 }
 
@@ -8180,6 +8247,9 @@ func (m *CustomerMutation) ClearField(name string) error {
 		return nil
 	case customer.FieldConsentUpdatedAt:
 		m.ClearConsentUpdatedAt()
+		return nil
+	case customer.FieldErasedAt:
+		m.ClearErasedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Customer nullable field %s", name)
@@ -8266,6 +8336,9 @@ func (m *CustomerMutation) ResetField(name string) error {
 		return nil
 	case customer.FieldConsentUpdatedAt:
 		m.ResetConsentUpdatedAt()
+		return nil
+	case customer.FieldErasedAt:
+		m.ResetErasedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Customer field %s", name)

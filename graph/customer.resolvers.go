@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -35,6 +36,14 @@ func (r *mutationResolver) UpdateCustomer(ctx context.Context, id string, input 
 	return r.app.PatchCustomer(ctx, id, updateCustomerInput(input))
 }
 
+// EraseCustomer is the resolver for the eraseCustomer field.
+func (r *mutationResolver) EraseCustomer(ctx context.Context, id string) (string, error) {
+	if err := r.app.EraseCustomer(ctx, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
 // CustomerSearch is the resolver for the customerSearch field.
 func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error) {
 	f := app.CustomerFilter{CreatedAfter: createdAfter}
@@ -45,6 +54,13 @@ func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segm
 		f.SegmentID = *segmentID
 	}
 	return r.app.ListCustomers(ctx, f, after, *first) // checkField gives first a value
+}
+
+// CustomerExport is the resolver for the customerExport field.
+func (r *queryResolver) CustomerExport(ctx context.Context, id string) (string, error) {
+	var doc strings.Builder
+	err := r.app.WriteCustomerExport(ctx, id, &doc, func() {})
+	return doc.String(), err
 }
 
 // CustomerDocumentMasked is the resolver for the customerDocumentMasked field.

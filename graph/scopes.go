@@ -45,6 +45,8 @@ var RootFieldScopes = map[string]string{
 	"Query.sales":                app.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
+	"Query.customerExport":       app.ScopePrivacyRead,
+	"Mutation.eraseCustomer":     app.ScopePrivacyWrite,
 
 	"Mutation.createCustomer":     "customers:write",
 	"Mutation.updateCustomer":     "customers:write",

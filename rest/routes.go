@@ -34,6 +34,8 @@ var bearerRoutes = slices.Concat([]route{
 	{"GET", "/v1/customers/{id}", "customers:read", (*server).getCustomer},
 	{"PUT", "/v1/customers/{id}", "customers:write", (*server).replaceCustomer},
 	{"PATCH", "/v1/customers/{id}", "customers:write", (*server).patchCustomer},
+	{"DELETE", "/v1/customers/{id}", "privacy:write", (*server).eraseCustomer},
+	{"GET", "/v1/customers/{id}/export", "privacy:read", (*server).exportCustomer},
 
 	{"GET", "/v1/campaigns", "campaigns:read", (*server).listCampaigns},
 	{"POST", "/v1/campaigns", "campaigns:write", (*server).createCampaign},

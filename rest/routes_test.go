@@ -140,6 +140,8 @@ var graphQLProbes = map[string]string{
 	"Mutation.addCoupons":         `mutation { addCoupons(input: {campaignID: "cmp_00000000000000000000000000", codes: ["SONDA-1"]}) { created } }`,
 	"Mutation.importProducts":     `mutation { importProducts(products: [{sku: "SONDA-1", name: "Sonda"}]) { created } }`,
 	"Query.products":              `{ products { totalCount } }`,
+	"Query.customerExport":        `{ customerExport(id: "cus_00000000000000000000000000") }`,
+	"Mutation.eraseCustomer":      `mutation { eraseCustomer(id: "cus_00000000000000000000000000") }`,
 
 	"Query.pointsEntries":        `{ pointsEntries { totalCount } }`,
 	"Query.events":               `{ events { totalCount } }`,

@@ -23,11 +23,14 @@ const (
 	SaleCancelled              = "sale.cancelled"
 	PointsReversed             = "points.reversed"
 	RedemptionRolledBack       = "redemption.rolled_back"
+	// CustomerErased says a customer's personal data was erased (LGPD); its
+	// data holds the id only.
+	CustomerErased = "customer.erased"
 )
 
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
-	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack}
+	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

@@ -71,6 +71,8 @@ const (
 	FieldConsentMarketingSms = "consent_marketing_sms"
 	// FieldConsentUpdatedAt holds the string denoting the consent_updated_at field in the database.
 	FieldConsentUpdatedAt = "consent_updated_at"
+	// FieldErasedAt holds the string denoting the erased_at field in the database.
+	FieldErasedAt = "erased_at"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeSegments holds the string denoting the segments edge name in mutations.
@@ -156,6 +158,7 @@ var Columns = []string{
 	FieldConsentMarketingEmail,
 	FieldConsentMarketingSms,
 	FieldConsentUpdatedAt,
+	FieldErasedAt,
 }
 
 var (
@@ -436,6 +439,11 @@ func ByConsentMarketingSms(opts ...sql.OrderTermOption) OrderOption {
 // ByConsentUpdatedAt orders the results by the consent_updated_at field.
 func ByConsentUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldConsentUpdatedAt, opts...).ToFunc()
+}
+
+// ByErasedAt orders the results by the erased_at field.
+func ByErasedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldErasedAt, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

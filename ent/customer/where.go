@@ -181,6 +181,11 @@ func ConsentUpdatedAt(v time.Time) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldConsentUpdatedAt, v))
 }
 
+// ErasedAt applies equality check predicate on the "erased_at" field. It's identical to ErasedAtEQ.
+func ErasedAt(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldErasedAt, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldTenantID, v))
@@ -1544,6 +1549,56 @@ func ConsentUpdatedAtIsNil() predicate.Customer {
 // ConsentUpdatedAtNotNil applies the NotNil predicate on the "consent_updated_at" field.
 func ConsentUpdatedAtNotNil() predicate.Customer {
 	return predicate.Customer(sql.FieldNotNull(FieldConsentUpdatedAt))
+}
+
+// ErasedAtEQ applies the EQ predicate on the "erased_at" field.
+func ErasedAtEQ(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldErasedAt, v))
+}
+
+// ErasedAtNEQ applies the NEQ predicate on the "erased_at" field.
+func ErasedAtNEQ(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldErasedAt, v))
+}
+
+// ErasedAtIn applies the In predicate on the "erased_at" field.
+func ErasedAtIn(vs ...time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldErasedAt, vs...))
+}
+
+// ErasedAtNotIn applies the NotIn predicate on the "erased_at" field.
+func ErasedAtNotIn(vs ...time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldErasedAt, vs...))
+}
+
+// ErasedAtGT applies the GT predicate on the "erased_at" field.
+func ErasedAtGT(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldErasedAt, v))
+}
+
+// ErasedAtGTE applies the GTE predicate on the "erased_at" field.
+func ErasedAtGTE(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldErasedAt, v))
+}
+
+// ErasedAtLT applies the LT predicate on the "erased_at" field.
+func ErasedAtLT(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldErasedAt, v))
+}
+
+// ErasedAtLTE applies the LTE predicate on the "erased_at" field.
+func ErasedAtLTE(v time.Time) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldErasedAt, v))
+}
+
+// ErasedAtIsNil applies the IsNil predicate on the "erased_at" field.
+func ErasedAtIsNil() predicate.Customer {
+	return predicate.Customer(sql.FieldIsNull(FieldErasedAt))
+}
+
+// ErasedAtNotNil applies the NotNil predicate on the "erased_at" field.
+func ErasedAtNotNil() predicate.Customer {
+	return predicate.Customer(sql.FieldNotNull(FieldErasedAt))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

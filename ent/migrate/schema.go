@@ -215,6 +215,7 @@ var (
 		{Name: "consent_marketing_email", Type: field.TypeBool, Default: false},
 		{Name: "consent_marketing_sms", Type: field.TypeBool, Default: false},
 		{Name: "consent_updated_at", Type: field.TypeTime, Nullable: true},
+		{Name: "erased_at", Type: field.TypeTime, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// CustomersTable holds the schema information for the "customers" table.
@@ -225,7 +226,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[26]},
+				Columns:    []*schema.Column{CustomersColumns[27]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -234,22 +235,22 @@ var (
 			{
 				Name:    "customer_tenant_id_document",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[9]},
+				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[9]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[7]},
+				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[3]},
 			},
 			{
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[26], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[0]},
 			},
 		},
 	}

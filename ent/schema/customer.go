@@ -84,6 +84,8 @@ func (Customer) Fields() []ent.Field {
 			Comment("Whether the customer agreed to marketing by SMS."),
 		field.Time("consent_updated_at").Optional().Nillable().
 			Comment("When a consent flag last changed."),
+		field.Time("erased_at").Optional().Nillable().
+			Comment("When the customer's personal data was erased (LGPD); its points, sales and redemptions stay under this pseudonymous record."),
 	}
 }
 

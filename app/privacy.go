@@ -1,0 +1,397 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Scopes of the data-subject rights (LGPD): the unmasked export and the
+// erasure, for the controller's privacy team.
+const (
+	ScopePrivacyRead  = "privacy:read"
+	ScopePrivacyWrite = "privacy:write"
+)
+
+// exportPage is how many rows an export reads at a time: a customer with
+// 100,000 ledger entries is written page by page, never held whole.
+const exportPage = 500
+
+// Sections of a customer's export, in the order ExportCustomer gives them.
+const (
+	ExportCustomerSection   = "customer"       // *ent.Customer, unmasked, with its segments and score
+	ExportPointsSection     = "points_entries" // *ent.PointsEntry, oldest first
+	ExportSalesSection      = "sales"          // *ent.Sale with its items and payments, oldest first
+	ExportRedemptionSection = "redemptions"    // *ent.Redemption, oldest first
+)
+
+// ExportCustomer gives a customer's data, the data subject's copy (LGPD art.
+// 18, II and V): the profile unmasked with its consents, segments and score,
+// then the points ledger, the sales with their items and the redemptions,
+// row by row to emit, a page of rows read at a time. An erased customer is
+// not found.
+func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
+	if err := guarded("id", id); err != nil {
+		return err
+	}
+	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
+		WithSegments().WithScore().Only(ctx)
+	if ent.IsNotFound(err) {
+		return apperr.NotFound("customer")
+	}
+	if err != nil {
+		return err
+	}
+	if err := emit(ExportCustomerSection, c); err != nil {
+		return err
+	}
+	if err := pages(ctx, func(after string) ([]*ent.PointsEntry, error) {
+		return a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(id), pointsentry.IDGT(after)).
+			Order(ent.Asc(pointsentry.FieldID)).Limit(exportPage).All(ctx)
+	}, func(e *ent.PointsEntry) string { return e.ID }, func(e *ent.PointsEntry) error { return emit(ExportPointsSection, e) }); err != nil {
+		return err
+	}
+	if err := pages(ctx, func(after string) ([]*ent.Sale, error) {
+		return a.DB.Ent.Sale.Query().Where(sale.CustomerID(id), sale.IDGT(after)).WithItems().WithPayments().WithStore().
+			Order(ent.Asc(sale.FieldID)).Limit(exportPage).All(ctx)
+	}, func(s *ent.Sale) string { return s.ID }, func(s *ent.Sale) error { return emit(ExportSalesSection, s) }); err != nil {
+		return err
+	}
+	return pages(ctx, func(after string) ([]*ent.Redemption, error) {
+		return a.DB.Ent.Redemption.Query().Where(redemption.CustomerID(id), redemption.IDGT(after)).
+			Order(ent.Asc(redemption.FieldID)).Limit(exportPage).All(ctx)
+	}, func(r *ent.Redemption) string { return r.ID }, func(r *ent.Redemption) error { return emit(ExportRedemptionSection, r) })
+}
+
+// ExportSections are the members of an export document, in order.
+var ExportSections = []string{ExportCustomerSection, ExportPointsSection, ExportSalesSection, ExportRedemptionSection}
+
+// WriteCustomerExport writes a customer's export as one JSON document,
+// {"exported_at": …, "customer": …, "points_entries": […], "sales": […],
+// "redemptions": […]}, as it is read: a long ledger never sits in memory.
+// begin is called before the first byte (nothing is written for a customer
+// not found).
+func (a *App) WriteCustomerExport(ctx context.Context, id string, w io.Writer, begin func()) error {
+	out := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(out)
+	current, count := -1, 0 // the section being written, and its rows so far
+	// open closes the current section and opens the next ones up to to (the
+	// sections without rows come out empty).
+	open := func(to int) {
+		for current < to {
+			if current > 0 {
+				_, _ = out.WriteString("]")
+			}
+			current, count = current+1, 0
+			_, _ = out.WriteString(`,"` + ExportSections[current] + `":`)
+			if current > 0 {
+				_, _ = out.WriteString("[")
+			}
+		}
+	}
+	err := a.ExportCustomer(ctx, id, func(name string, row any) error {
+		if current < 0 {
+			begin()
+			_, _ = out.WriteString(`{"exported_at":"` + a.Now().UTC().Format(time.RFC3339Nano) + `"`)
+		}
+		open(slices.Index(ExportSections, name))
+		if count++; count > 1 {
+			_, _ = out.WriteString(",")
+		}
+		return enc.Encode(row)
+	})
+	if err == nil {
+		open(len(ExportSections) - 1)
+		_, _ = out.WriteString("]}\n")
+	}
+	if current >= 0 {
+		return errors.Join(err, out.Flush())
+	}
+	return err
+}
+
+// pages calls each with every row read reads, a page after another, each
+// after the last row's id.
+func pages[T any](ctx context.Context, read func(after string) ([]T, error), id func(T) string, each func(T) error) error {
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, err := read(after)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := each(r); err != nil {
+				return err
+			}
+		}
+		if len(rows) < exportPage {
+			return nil
+		}
+		after = id(rows[len(rows)-1])
+	}
+}
+
+// erasedMark replaces personal data in the records kept after an erasure.
+const erasedMark = "[erased]"
+
+// EraseCustomer anonymizes a customer (LGPD art. 18, IV and VI): its
+// identity (name, e-mail, phone, document, birth date, gender, address,
+// external id) is destroyed, and so are its copies (the search index, the
+// sales' document, the events and webhook answers, stored idempotent
+// answers, import files); its points, sales and redemptions stay under the
+// customer's id, now pseudonymous, so balances, liability and tax records
+// stay right. Erasing an erased customer changes nothing. A
+// customer.erased event says so.
+func (a *App) EraseCustomer(ctx context.Context, id string) error {
+	if err := guarded("id", id); err != nil {
+		return err
+	}
+	var erased bool
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		c, err := a.ledger().LockCustomer(ctx, tx.Ent, id)
+		if err != nil {
+			return ledgerError(err)
+		}
+		if c.ErasedAt != nil {
+			return nil
+		}
+		now := a.stamp()
+		secrets := personalData(c)
+		pseudonym := erasedDocument()
+		if err := tx.Ent.Customer.UpdateOneID(id).
+			SetName("").ClearEmail().ClearPhone().ClearBirthDate().ClearGender().ClearExternalID().
+			ClearAddressStreet().ClearAddressCity().ClearAddressState().ClearAddressZipCode().
+			SetDocument(pseudonym).SetConsentMarketingEmail(false).SetConsentMarketingSms(false).
+			SetConsentUpdatedAt(now).SetErasedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		// The unfiltered list's total is the tenant's count (migration 0008):
+		// an erased customer leaves the lists.
+		if err := tx.Ent.Tenant.Update().Where(tenant.ID(c.TenantID)).AddCustomerCount(-1).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.SQL.ExecContext(ctx, a.rebind(`UPDATE sales SET customer_document = ? WHERE tenant_id = ? AND (customer_id = ? OR customer_document = ?)`),
+			pseudonym, c.TenantID, id, c.Document); err != nil {
+			return err
+		}
+		if err := a.scrubCopies(ctx, tx, c, secrets); err != nil {
+			return err
+		}
+		erased = true
+		return outbox.Record(ctx, tx.Ent, now, c.TenantID, outbox.CustomerErased, id, map[string]any{
+			"customer_id": id, "erased_at": now,
+		})
+	})
+	if err == nil && erased {
+		a.logger().InfoContext(ctx, "customer erased", "customer_id", id)
+	}
+	return err
+}
+
+// personalData are the strings of a customer's identity its copies may
+// hold: the document bare and formatted, the name, e-mail and phone.
+func personalData(c *ent.Customer) []string {
+	var out []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); len(s) >= 4 {
+			out = append(out, s)
+		}
+	}
+	add(c.Document)
+	add(formattedDocument(c.Document))
+	add(c.Name)
+	for _, p := range []*string{c.Email, c.Phone, c.ExternalID} {
+		if p != nil {
+			add(*p)
+		}
+	}
+	return out
+}
+
+// formattedDocument writes a CPF as 000.000.000-00 and a CNPJ as
+// 00.000.000/0000-00, as people type them.
+func formattedDocument(d string) string {
+	switch len(d) {
+	case 11:
+		return d[:3] + "." + d[3:6] + "." + d[6:9] + "-" + d[9:]
+	case 14:
+		return d[:2] + "." + d[2:5] + "." + d[5:8] + "/" + d[8:12] + "-" + d[12:]
+	}
+	return d
+}
+
+// erasedDocument is the pseudonymous document an erased customer keeps: the
+// column is unique per tenant and required, and this value is no CPF or
+// CNPJ (it has letters), so no lookup ever finds it.
+func erasedDocument() string {
+	const letters = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+	b := make([]byte, 13)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return "X" + string(b)
+}
+
+// scrubCopies removes a customer's personal data from where copies of it
+// are kept: event payloads (and the webhook receivers' answers to them),
+// stored idempotent answers and the lines of import files (kept a day).
+func (a *App) scrubCopies(ctx context.Context, tx storage.Tx, c *ent.Customer, secrets []string) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	events, err := tx.Ent.Event.Query().Where(event.SubjectID(c.ID)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		if !containsAny(string(mustJSON(e.Data)), secrets) {
+			continue
+		}
+		data := scrubJSON(e.Data, secrets)
+		if _, err := tx.SQL.ExecContext(ctx, a.rebind(`UPDATE events SET data = ? WHERE id = ?`), string(mustJSON(data)), e.ID); err != nil {
+			return err
+		}
+	}
+	var chunks []int
+	for _, s := range secrets {
+		like := "%" + s + "%"
+		for _, q := range []string{
+			`UPDATE webhook_attempts SET response_excerpt = '' WHERE tenant_id = ? AND response_excerpt LIKE ?`,
+			`DELETE FROM idempotency_keys WHERE tenant_id = ? AND ` + a.textOf("response_body") + ` LIKE ?`,
+		} {
+			if _, err := tx.SQL.ExecContext(ctx, a.rebind(q), c.TenantID, like); err != nil {
+				return err
+			}
+		}
+		ids, err := queryInts(ctx, tx, a.rebind(`SELECT id FROM customer_import_chunks WHERE tenant_id = ? AND `+a.textOf("data")+` LIKE ?`), c.TenantID, like)
+		if err != nil {
+			return err
+		}
+		chunks = append(chunks, ids...)
+	}
+	for _, id := range chunks {
+		ch, err := tx.Ent.CustomerImportChunk.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		lines := strings.SplitAfter(string(ch.Data), "\n")
+		kept := lines[:0]
+		for _, l := range lines {
+			if !containsAny(l, secrets) {
+				kept = append(kept, l)
+			}
+		}
+		if _, err := tx.SQL.ExecContext(ctx, a.rebind(`UPDATE customer_import_chunks SET data = ? WHERE id = ?`),
+			[]byte(strings.Join(kept, "")), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func queryInts(ctx context.Context, tx storage.Tx, q string, args ...any) ([]int, error) {
+	rows, err := tx.SQL.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var s int
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// rebind writes a statement's ? placeholders as the database wants them.
+func (a *App) rebind(q string) string {
+	if a.DB.Dialect != dialect.Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r != '?' {
+			b.WriteRune(r)
+			continue
+		}
+		n++
+		b.WriteString("$" + strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// textOf is a bytes column read as text, for LIKE.
+func (a *App) textOf(column string) string {
+	if a.DB.Dialect == dialect.Postgres {
+		return "convert_from(" + column + ", 'UTF8')"
+	}
+	return "CAST(" + column + " AS TEXT)"
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// scrubJSON replaces every string of v holding one of secrets.
+func scrubJSON(v any, secrets []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = scrubJSON(e, secrets)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = scrubJSON(e, secrets)
+		}
+		return x
+	case string:
+		if containsAny(x, secrets) {
+			return erasedMark
+		}
+	}
+	return v
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
