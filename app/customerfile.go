@@ -22,7 +22,7 @@ import (
 // order; only cpf, name and email are required. An empty cell is an absent
 // field.
 var CustomerFileColumns = []string{"cpf", "name", "email", "external_id", "phone", "birth_date", "gender",
-	"street", "city", "state", "zip_code", "marketing_email", "marketing_sms"}
+	"street", "city", "state", "zip_code", "marketing_email", "marketing_sms", "marketing_whatsapp", "data_sharing"}
 
 // maxImportLine bounds one line of an import file.
 const maxImportLine = 64 << 10
@@ -170,6 +170,10 @@ func customerFromCells(header, record []string) (CustomerInput, apperr.Problems)
 			consent(column, v, &in.Consent.Value.MarketingEmail)
 		case "marketing_sms":
 			consent(column, v, &in.Consent.Value.MarketingSMS)
+		case "marketing_whatsapp":
+			consent(column, v, &in.Consent.Value.MarketingWhatsApp)
+		case "data_sharing":
+			consent(column, v, &in.Consent.Value.DataSharing)
 		}
 	}
 	a := in.Address.Value

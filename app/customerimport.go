@@ -322,8 +322,14 @@ func (a *App) createImported(ctx context.Context, p *importPlan) error {
 			for i, v := range chunk {
 				builders[i] = newCustomer(tx.Ent, v.row.In, v.cpf, now)
 			}
-			if err := tx.Ent.Customer.CreateBulk(builders...).Exec(ctx); err != nil {
+			created, err := tx.Ent.Customer.CreateBulk(builders...).Save(ctx)
+			if err != nil {
 				return err
+			}
+			for i, c := range created {
+				if err := recordGivenConsents(ctx, tx.Ent, c, chunk[i].row.In); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -336,7 +342,7 @@ func (a *App) createImported(ctx context.Context, p *importPlan) error {
 		return err
 	}
 	for _, v := range p.creates {
-		if err := newCustomer(a.DB.Ent, v.row.In, v.cpf, now).Exec(ctx); err != nil {
+		if _, err := a.createCustomer(ctx, v.row.In, v.cpf, now); err != nil {
 			if !ent.IsConstraintError(err) {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/storage"
 )
 
 // CustomerInput is a customer create, a replacement (PUT) or a merge patch
@@ -45,10 +46,12 @@ type AddressInput struct {
 	ZipCode opt.Field[string] `json:"zip_code"`
 }
 
-// ConsentInput holds the marketing consents.
+// ConsentInput holds the consents, one per purpose (ConsentPurposes).
 type ConsentInput struct {
-	MarketingEmail opt.Field[bool] `json:"marketing_email"`
-	MarketingSMS   opt.Field[bool] `json:"marketing_sms"`
+	MarketingEmail    opt.Field[bool] `json:"marketing_email"`
+	MarketingSMS      opt.Field[bool] `json:"marketing_sms"`
+	MarketingWhatsApp opt.Field[bool] `json:"marketing_whatsapp"`
+	DataSharing       opt.Field[bool] `json:"data_sharing"`
 }
 
 // writeMode says how absent fields of a CustomerInput are read.
@@ -142,12 +145,38 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	if err := a.requireUnique(ctx, "", in.Email, cpf); err != nil {
 		return nil, err
 	}
-	create := newCustomer(a.DB.Ent, in, cpf, a.stamp())
-	c, err := create.Save(ctx)
+	id, err := a.createCustomer(ctx, in, cpf, a.stamp())
 	if err != nil {
 		return nil, duplicateOr(err)
 	}
-	return a.Customer(ctx, c.ID)
+	return a.Customer(ctx, id)
+}
+
+// createCustomer writes a new customer and the history of the consents it
+// gave, in one transaction, and returns its id.
+func (a *App) createCustomer(ctx context.Context, in CustomerInput, cpf string, now time.Time) (string, error) {
+	var id string
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		c, err := newCustomer(tx.Ent, in, cpf, now).Save(ctx)
+		if err != nil {
+			return err
+		}
+		id = c.ID
+		return recordGivenConsents(ctx, tx.Ent, c, in)
+	})
+	return id, err
+}
+
+// recordGivenConsents records the consents a new customer's input gave.
+func recordGivenConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, in CustomerInput) error {
+	if !in.Consent.Present() {
+		return nil
+	}
+	var given consents
+	for i, f := range in.Consent.Value.fields() {
+		given[i] = f.Set
+	}
+	return recordConsents(ctx, c, cust, nil, consentsOf(cust), given, consentChannel(viewerOf(ctx)), cust.CreatedAt)
 }
 
 // newCustomer builds the creation of a customer from a checked input and
@@ -170,6 +199,7 @@ func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *en
 	}
 	if c := in.Consent.Value; in.Consent.Present() {
 		create.SetConsentMarketingEmail(c.MarketingEmail.Value).SetConsentMarketingSms(c.MarketingSMS.Value).
+			SetConsentMarketingWhatsapp(c.MarketingWhatsApp.Value).SetConsentDataSharing(c.DataSharing.Value).
 			SetConsentUpdatedAt(now)
 	}
 	return create
@@ -198,20 +228,47 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 	if err != nil {
 		return nil, err
 	}
-	old, err := a.DB.Ent.Customer.Get(ctx, id)
-	if ent.IsNotFound(err) || err == nil && old.ErasedAt != nil {
-		return nil, apperr.NotFound("customer")
-	}
-	if err != nil {
-		return nil, err
-	}
 	if err := a.requireUnique(ctx, id, in.Email, cpf); err != nil {
 		return nil, err
 	}
 	if mode == modeReplace {
 		in = in.withAbsentCleared()
 	}
-	u := old.Update()
+	// One transaction writes the customer and the history of the consents
+	// it changes.
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		old, err := tx.Ent.Customer.Get(ctx, id)
+		if ent.IsNotFound(err) || err == nil && old.ErasedAt != nil {
+			return apperr.NotFound("customer")
+		}
+		if err != nil {
+			return err
+		}
+		u := old.Update()
+		applyCustomerInput(u, in, cpf)
+		was := consentsOf(old)
+		now, at := was.applied(in.Consent), a.stamp()
+		if now != was {
+			u.SetConsentMarketingEmail(now[0]).SetConsentMarketingSms(now[1]).SetConsentMarketingWhatsapp(now[2]).
+				SetConsentDataSharing(now[3]).SetConsentUpdatedAt(at)
+		}
+		if _, err := u.Save(ctx); err != nil {
+			return err
+		}
+		return recordConsents(ctx, tx.Ent, old, &was, now, consents{}, consentChannel(viewerOf(ctx)), at)
+	})
+	if err != nil {
+		if ent.IsNotFound(err) {
+			return nil, apperr.NotFound("customer")
+		}
+		return nil, duplicateOr(err)
+	}
+	return a.Customer(ctx, id)
+}
+
+// applyCustomerInput sets on u the identity fields of a checked input (cpf
+// its normalised CPF, "" when it changes none).
+func applyCustomerInput(u *ent.CustomerUpdateOne, in CustomerInput, cpf string) {
 	if in.Name.Present() {
 		u.SetName(strings.TrimSpace(in.Name.Value))
 	}
@@ -235,29 +292,6 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 		setOrClear(addr.State, u.SetAddressState, u.ClearAddressState)
 		setOrClear(addr.ZipCode, u.SetAddressZipCode, u.ClearAddressZipCode)
 	}
-	if in.Consent.Set {
-		email, sms := old.ConsentMarketingEmail, old.ConsentMarketingSms
-		if c := in.Consent.Value; in.Consent.Null {
-			email, sms = false, false
-		} else {
-			if c.MarketingEmail.Set {
-				email = c.MarketingEmail.Value
-			}
-			if c.MarketingSMS.Set {
-				sms = c.MarketingSMS.Value
-			}
-		}
-		if email != old.ConsentMarketingEmail || sms != old.ConsentMarketingSms {
-			u.SetConsentMarketingEmail(email).SetConsentMarketingSms(sms).SetConsentUpdatedAt(a.stamp())
-		}
-	}
-	if _, err := u.Save(ctx); err != nil {
-		if ent.IsNotFound(err) {
-			return nil, apperr.NotFound("customer")
-		}
-		return nil, duplicateOr(err)
-	}
-	return a.Customer(ctx, id)
 }
 
 // withAbsentCleared turns every absent optional field into null, as PUT
@@ -281,8 +315,7 @@ func (in CustomerInput) withAbsentCleared() CustomerInput {
 	if !in.Consent.Set {
 		in.Consent = opt.Null[ConsentInput]()
 	} else if in.Consent.Present() {
-		c := &in.Consent.Value
-		for _, f := range []*opt.Field[bool]{&c.MarketingEmail, &c.MarketingSMS} {
+		for _, f := range in.Consent.Value.fields() {
 			if !f.Set {
 				*f = opt.Of(false)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -39,8 +40,9 @@ const exportPage = 500
 
 // Sections of a customer's export, in the order ExportCustomer gives them.
 const (
-	ExportCustomerSection   = "customer"       // *ent.Customer, unmasked, with its segments and score
-	ExportPointsSection     = "points_entries" // *ent.PointsEntry, oldest first
+	ExportCustomerSection   = "customer"        // *ent.Customer, unmasked, with its segments and score
+	ExportConsentSection    = "consent_changes" // *ent.ConsentChange, oldest first
+	ExportPointsSection     = "points_entries"  // *ent.PointsEntry, oldest first
 	ExportSalesSection      = "sales"          // *ent.Sale with its items and payments, oldest first
 	ExportRedemptionSection = "redemptions"    // *ent.Redemption, oldest first
 )
@@ -65,6 +67,12 @@ func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section s
 	if err := emit(ExportCustomerSection, c); err != nil {
 		return err
 	}
+	if err := pages(ctx, func(after string) ([]*ent.ConsentChange, error) {
+		return a.DB.Ent.ConsentChange.Query().Where(consentchange.CustomerID(id), consentchange.IDGT(after)).
+			Order(ent.Asc(consentchange.FieldID)).Limit(exportPage).All(ctx)
+	}, func(e *ent.ConsentChange) string { return e.ID }, func(e *ent.ConsentChange) error { return emit(ExportConsentSection, e) }); err != nil {
+		return err
+	}
 	if err := pages(ctx, func(after string) ([]*ent.PointsEntry, error) {
 		return a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(id), pointsentry.IDGT(after)).
 			Order(ent.Asc(pointsentry.FieldID)).Limit(exportPage).All(ctx)
@@ -84,7 +92,7 @@ func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section s
 }
 
 // ExportSections are the members of an export document, in order.
-var ExportSections = []string{ExportCustomerSection, ExportPointsSection, ExportSalesSection, ExportRedemptionSection}
+var ExportSections = []string{ExportCustomerSection, ExportConsentSection, ExportPointsSection, ExportSalesSection, ExportRedemptionSection}
 
 // WriteCustomerExport writes a customer's export as one JSON document,
 // {"exported_at": …, "customer": …, "points_entries": […], "sales": […],
@@ -185,7 +193,12 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 			SetName("").ClearEmail().ClearPhone().ClearBirthDate().ClearGender().ClearExternalID().
 			ClearAddressStreet().ClearAddressCity().ClearAddressState().ClearAddressZipCode().
 			SetDocument(pseudonym).SetConsentMarketingEmail(false).SetConsentMarketingSms(false).
+			SetConsentMarketingWhatsapp(false).SetConsentDataSharing(false).
 			SetConsentUpdatedAt(now).SetErasedAt(now).Exec(ctx); err != nil {
+			return err
+		}
+		was := consentsOf(c)
+		if err := recordConsents(ctx, tx.Ent, c, &was, consents{}, consents{}, consentchange.ChannelErasure, now); err != nil {
 			return err
 		}
 		// The unfiltered list's total is the tenant's count (migration 0008):

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -57,6 +58,8 @@ type Client struct {
 	Campaign *CampaignClient
 	// ChurnModel is the client for interacting with the ChurnModel builders.
 	ChurnModel *ChurnModelClient
+	// ConsentChange is the client for interacting with the ConsentChange builders.
+	ConsentChange *ConsentChangeClient
 	// Coupon is the client for interacting with the Coupon builders.
 	Coupon *CouponClient
 	// Customer is the client for interacting with the Customer builders.
@@ -119,6 +122,7 @@ func (c *Client) init() {
 	c.APIClient = NewAPIClientClient(c.config)
 	c.Campaign = NewCampaignClient(c.config)
 	c.ChurnModel = NewChurnModelClient(c.config)
+	c.ConsentChange = NewConsentChangeClient(c.config)
 	c.Coupon = NewCouponClient(c.config)
 	c.Customer = NewCustomerClient(c.config)
 	c.CustomerImport = NewCustomerImportClient(c.config)
@@ -238,6 +242,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		APIClient:             NewAPIClientClient(cfg),
 		Campaign:              NewCampaignClient(cfg),
 		ChurnModel:            NewChurnModelClient(cfg),
+		ConsentChange:         NewConsentChangeClient(cfg),
 		Coupon:                NewCouponClient(cfg),
 		Customer:              NewCustomerClient(cfg),
 		CustomerImport:        NewCustomerImportClient(cfg),
@@ -284,6 +289,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		APIClient:             NewAPIClientClient(cfg),
 		Campaign:              NewCampaignClient(cfg),
 		ChurnModel:            NewChurnModelClient(cfg),
+		ConsentChange:         NewConsentChangeClient(cfg),
 		Coupon:                NewCouponClient(cfg),
 		Customer:              NewCustomerClient(cfg),
 		CustomerImport:        NewCustomerImportClient(cfg),
@@ -337,12 +343,12 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIClient, c.Campaign, c.ChurnModel, c.Coupon, c.Customer, c.CustomerImport,
-		c.CustomerImportChunk, c.CustomerImportProblem, c.CustomerScore, c.Event,
-		c.IdempotencyKey, c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.Sale,
-		c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store,
-		c.Tenant, c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.APIClient, c.Campaign, c.ChurnModel, c.ConsentChange, c.Coupon, c.Customer,
+		c.CustomerImport, c.CustomerImportChunk, c.CustomerImportProblem,
+		c.CustomerScore, c.Event, c.IdempotencyKey, c.PointsEntry, c.PointsLot,
+		c.Product, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
+		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -352,12 +358,12 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIClient, c.Campaign, c.ChurnModel, c.Coupon, c.Customer, c.CustomerImport,
-		c.CustomerImportChunk, c.CustomerImportProblem, c.CustomerScore, c.Event,
-		c.IdempotencyKey, c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.Sale,
-		c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store,
-		c.Tenant, c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.APIClient, c.Campaign, c.ChurnModel, c.ConsentChange, c.Coupon, c.Customer,
+		c.CustomerImport, c.CustomerImportChunk, c.CustomerImportProblem,
+		c.CustomerScore, c.Event, c.IdempotencyKey, c.PointsEntry, c.PointsLot,
+		c.Product, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
+		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -372,6 +378,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Campaign.mutate(ctx, m)
 	case *ChurnModelMutation:
 		return c.ChurnModel.mutate(ctx, m)
+	case *ConsentChangeMutation:
+		return c.ConsentChange.mutate(ctx, m)
 	case *CouponMutation:
 		return c.Coupon.mutate(ctx, m)
 	case *CustomerMutation:
@@ -923,6 +931,172 @@ func (c *ChurnModelClient) mutate(ctx context.Context, m *ChurnModelMutation) (V
 	}
 }
 
+// ConsentChangeClient is a client for the ConsentChange schema.
+type ConsentChangeClient struct {
+	config
+}
+
+// NewConsentChangeClient returns a client for the ConsentChange from the given config.
+func NewConsentChangeClient(c config) *ConsentChangeClient {
+	return &ConsentChangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `consentchange.Hooks(f(g(h())))`.
+func (c *ConsentChangeClient) Use(hooks ...Hook) {
+	c.hooks.ConsentChange = append(c.hooks.ConsentChange, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `consentchange.Intercept(f(g(h())))`.
+func (c *ConsentChangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ConsentChange = append(c.inters.ConsentChange, interceptors...)
+}
+
+// Create returns a builder for creating a ConsentChange entity.
+func (c *ConsentChangeClient) Create() *ConsentChangeCreate {
+	mutation := newConsentChangeMutation(c.config, OpCreate)
+	return &ConsentChangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ConsentChange entities.
+func (c *ConsentChangeClient) CreateBulk(builders ...*ConsentChangeCreate) *ConsentChangeCreateBulk {
+	return &ConsentChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ConsentChangeClient) MapCreateBulk(slice any, setFunc func(*ConsentChangeCreate, int)) *ConsentChangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ConsentChangeCreateBulk{err: fmt.Errorf("calling to ConsentChangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ConsentChangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ConsentChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ConsentChange.
+func (c *ConsentChangeClient) Update() *ConsentChangeUpdate {
+	mutation := newConsentChangeMutation(c.config, OpUpdate)
+	return &ConsentChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ConsentChangeClient) UpdateOne(_m *ConsentChange) *ConsentChangeUpdateOne {
+	mutation := newConsentChangeMutation(c.config, OpUpdateOne, withConsentChange(_m))
+	return &ConsentChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ConsentChangeClient) UpdateOneID(id string) *ConsentChangeUpdateOne {
+	mutation := newConsentChangeMutation(c.config, OpUpdateOne, withConsentChangeID(id))
+	return &ConsentChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ConsentChange.
+func (c *ConsentChangeClient) Delete() *ConsentChangeDelete {
+	mutation := newConsentChangeMutation(c.config, OpDelete)
+	return &ConsentChangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ConsentChangeClient) DeleteOne(_m *ConsentChange) *ConsentChangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ConsentChangeClient) DeleteOneID(id string) *ConsentChangeDeleteOne {
+	builder := c.Delete().Where(consentchange.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ConsentChangeDeleteOne{builder}
+}
+
+// Query returns a query builder for ConsentChange.
+func (c *ConsentChangeClient) Query() *ConsentChangeQuery {
+	return &ConsentChangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeConsentChange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ConsentChange entity by its id.
+func (c *ConsentChangeClient) Get(ctx context.Context, id string) (*ConsentChange, error) {
+	return c.Query().Where(consentchange.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ConsentChangeClient) GetX(ctx context.Context, id string) *ConsentChange {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a ConsentChange.
+func (c *ConsentChangeClient) QueryTenant(_m *ConsentChange) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(consentchange.Table, consentchange.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, consentchange.TenantTable, consentchange.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a ConsentChange.
+func (c *ConsentChangeClient) QueryCustomer(_m *ConsentChange) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(consentchange.Table, consentchange.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, consentchange.CustomerTable, consentchange.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ConsentChangeClient) Hooks() []Hook {
+	hooks := c.hooks.ConsentChange
+	return append(hooks[:len(hooks):len(hooks)], consentchange.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ConsentChangeClient) Interceptors() []Interceptor {
+	return c.inters.ConsentChange
+}
+
+func (c *ConsentChangeClient) mutate(ctx context.Context, m *ConsentChangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ConsentChangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ConsentChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ConsentChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ConsentChangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ConsentChange mutation op: %q", m.Op())
+	}
+}
+
 // CouponClient is a client for the Coupon schema.
 type CouponClient struct {
 	config
@@ -1270,6 +1444,22 @@ func (c *CustomerClient) QuerySales(_m *Customer) *SaleQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, id),
 			sqlgraph.To(sale.Table, sale.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, true, customer.SalesTable, customer.SalesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryConsentChanges queries the consent_changes edge of a Customer.
+func (c *CustomerClient) QueryConsentChanges(_m *Customer) *ConsentChangeQuery {
+	query := (&ConsentChangeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, id),
+			sqlgraph.To(consentchange.Table, consentchange.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.ConsentChangesTable, customer.ConsentChangesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -5070,18 +5260,19 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIClient, Campaign, ChurnModel, Coupon, Customer, CustomerImport,
-		CustomerImportChunk, CustomerImportProblem, CustomerScore, Event,
-		IdempotencyKey, PointsEntry, PointsLot, Product, Redemption, Sale, SaleItem,
-		SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken,
-		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
+		APIClient, Campaign, ChurnModel, ConsentChange, Coupon, Customer,
+		CustomerImport, CustomerImportChunk, CustomerImportProblem, CustomerScore,
+		Event, IdempotencyKey, PointsEntry, PointsLot, Product, Redemption, Sale,
+		SaleItem, SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant,
+		ValidationToken, WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIClient, Campaign, ChurnModel, Coupon, Customer, CustomerImport,
-		CustomerImportChunk, CustomerImportProblem, CustomerScore, Event,
-		IdempotencyKey, PointsEntry, PointsLot, Product, Redemption, Sale, SaleItem,
-		SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken,
-		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		APIClient, Campaign, ChurnModel, ConsentChange, Coupon, Customer,
+		CustomerImport, CustomerImportChunk, CustomerImportProblem, CustomerScore,
+		Event, IdempotencyKey, PointsEntry, PointsLot, Product, Redemption, Sale,
+		SaleItem, SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant,
+		ValidationToken, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Interceptor
 	}
 )
 

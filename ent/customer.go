@@ -73,6 +73,10 @@ type Customer struct {
 	ConsentMarketingSms bool `json:"consent_marketing_sms,omitempty"`
 	// When a consent flag last changed.
 	ConsentUpdatedAt *time.Time `json:"consent_updated_at,omitempty"`
+	// Whether the customer agreed to marketing by WhatsApp.
+	ConsentMarketingWhatsapp bool `json:"consent_marketing_whatsapp,omitempty"`
+	// Whether the customer agreed to the sharing of their data with the retailer's partners.
+	ConsentDataSharing bool `json:"consent_data_sharing,omitempty"`
 	// When the customer's personal data was erased (LGPD); its points, sales and redemptions stay under this pseudonymous record.
 	ErasedAt *time.Time `json:"erased_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -93,18 +97,21 @@ type CustomerEdges struct {
 	Redemptions []*Redemption `json:"redemptions,omitempty"`
 	// Sales registered for the customer at the points of sale.
 	Sales []*Sale `json:"sales,omitempty"`
+	// The history of the customer's consents, oldest first.
+	ConsentChanges []*ConsentChange `json:"consent_changes,omitempty"`
 	// The customer's churn score (the v2 predictive segments); none until the tenant's customers are scored.
 	Score *CustomerScore `json:"score,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [7]bool
 	// totalCount holds the count of the edges above.
-	totalCount [5]map[string]int
+	totalCount [6]map[string]int
 
-	namedSegments      map[string][]*Segment
-	namedPointsEntries map[string][]*PointsEntry
-	namedRedemptions   map[string][]*Redemption
-	namedSales         map[string][]*Sale
+	namedSegments       map[string][]*Segment
+	namedPointsEntries  map[string][]*PointsEntry
+	namedRedemptions    map[string][]*Redemption
+	namedSales          map[string][]*Sale
+	namedConsentChanges map[string][]*ConsentChange
 }
 
 // TenantOrErr returns the Tenant value or an error if the edge
@@ -154,12 +161,21 @@ func (e CustomerEdges) SalesOrErr() ([]*Sale, error) {
 	return nil, &NotLoadedError{edge: "sales"}
 }
 
+// ConsentChangesOrErr returns the ConsentChanges value or an error if the edge
+// was not loaded in eager-loading.
+func (e CustomerEdges) ConsentChangesOrErr() ([]*ConsentChange, error) {
+	if e.loadedTypes[5] {
+		return e.ConsentChanges, nil
+	}
+	return nil, &NotLoadedError{edge: "consent_changes"}
+}
+
 // ScoreOrErr returns the Score value or an error if the edge
 // was not loaded in eager-loading, or loaded but was not found.
 func (e CustomerEdges) ScoreOrErr() (*CustomerScore, error) {
 	if e.Score != nil {
 		return e.Score, nil
-	} else if e.loadedTypes[5] {
+	} else if e.loadedTypes[6] {
 		return nil, &NotFoundError{label: customerscore.Label}
 	}
 	return nil, &NotLoadedError{edge: "score"}
@@ -172,7 +188,7 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case customer.FieldLifetimeValue:
 			values[i] = new(decimal.Decimal)
-		case customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms:
+		case customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms, customer.FieldConsentMarketingWhatsapp, customer.FieldConsentDataSharing:
 			values[i] = new(sql.NullBool)
 		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt:
 			values[i] = new(sql.NullInt64)
@@ -369,6 +385,18 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				_m.ConsentUpdatedAt = new(time.Time)
 				*_m.ConsentUpdatedAt = value.Time
 			}
+		case customer.FieldConsentMarketingWhatsapp:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field consent_marketing_whatsapp", values[i])
+			} else if value.Valid {
+				_m.ConsentMarketingWhatsapp = value.Bool
+			}
+		case customer.FieldConsentDataSharing:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field consent_data_sharing", values[i])
+			} else if value.Valid {
+				_m.ConsentDataSharing = value.Bool
+			}
 		case customer.FieldErasedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field erased_at", values[i])
@@ -412,6 +440,11 @@ func (_m *Customer) QueryRedemptions() *RedemptionQuery {
 // QuerySales queries the "sales" edge of the Customer entity.
 func (_m *Customer) QuerySales() *SaleQuery {
 	return NewCustomerClient(_m.config).QuerySales(_m)
+}
+
+// QueryConsentChanges queries the "consent_changes" edge of the Customer entity.
+func (_m *Customer) QueryConsentChanges() *ConsentChangeQuery {
+	return NewCustomerClient(_m.config).QueryConsentChanges(_m)
 }
 
 // QueryScore queries the "score" edge of the Customer entity.
@@ -544,6 +577,12 @@ func (_m *Customer) String() string {
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
+	builder.WriteString("consent_marketing_whatsapp=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ConsentMarketingWhatsapp))
+	builder.WriteString(", ")
+	builder.WriteString("consent_data_sharing=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ConsentDataSharing))
+	builder.WriteString(", ")
 	if v := _m.ErasedAt; v != nil {
 		builder.WriteString("erased_at=")
 		builder.WriteString(v.Format(time.ANSIC))
@@ -645,6 +684,30 @@ func (_m *Customer) appendNamedSales(name string, edges ...*Sale) {
 		_m.Edges.namedSales[name] = []*Sale{}
 	} else {
 		_m.Edges.namedSales[name] = append(_m.Edges.namedSales[name], edges...)
+	}
+}
+
+// NamedConsentChanges returns the ConsentChanges named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Customer) NamedConsentChanges(name string) ([]*ConsentChange, error) {
+	if _m.Edges.namedConsentChanges == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedConsentChanges[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Customer) appendNamedConsentChanges(name string, edges ...*ConsentChange) {
+	if _m.Edges.namedConsentChanges == nil {
+		_m.Edges.namedConsentChanges = make(map[string][]*ConsentChange)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedConsentChanges[name] = []*ConsentChange{}
+	} else {
+		_m.Edges.namedConsentChanges[name] = append(_m.Edges.namedConsentChanges[name], edges...)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -375,6 +376,34 @@ func (_c *CustomerCreate) SetNillableConsentUpdatedAt(v *time.Time) *CustomerCre
 	return _c
 }
 
+// SetConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field.
+func (_c *CustomerCreate) SetConsentMarketingWhatsapp(v bool) *CustomerCreate {
+	_c.mutation.SetConsentMarketingWhatsapp(v)
+	return _c
+}
+
+// SetNillableConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableConsentMarketingWhatsapp(v *bool) *CustomerCreate {
+	if v != nil {
+		_c.SetConsentMarketingWhatsapp(*v)
+	}
+	return _c
+}
+
+// SetConsentDataSharing sets the "consent_data_sharing" field.
+func (_c *CustomerCreate) SetConsentDataSharing(v bool) *CustomerCreate {
+	_c.mutation.SetConsentDataSharing(v)
+	return _c
+}
+
+// SetNillableConsentDataSharing sets the "consent_data_sharing" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableConsentDataSharing(v *bool) *CustomerCreate {
+	if v != nil {
+		_c.SetConsentDataSharing(*v)
+	}
+	return _c
+}
+
 // SetErasedAt sets the "erased_at" field.
 func (_c *CustomerCreate) SetErasedAt(v time.Time) *CustomerCreate {
 	_c.mutation.SetErasedAt(v)
@@ -466,6 +495,21 @@ func (_c *CustomerCreate) AddSales(v ...*Sale) *CustomerCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddSaleIDs(ids...)
+}
+
+// AddConsentChangeIDs adds the "consent_changes" edge to the ConsentChange entity by IDs.
+func (_c *CustomerCreate) AddConsentChangeIDs(ids ...string) *CustomerCreate {
+	_c.mutation.AddConsentChangeIDs(ids...)
+	return _c
+}
+
+// AddConsentChanges adds the "consent_changes" edges to the ConsentChange entity.
+func (_c *CustomerCreate) AddConsentChanges(v ...*ConsentChange) *CustomerCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddConsentChangeIDs(ids...)
 }
 
 // SetScoreID sets the "score" edge to the CustomerScore entity by ID.
@@ -578,6 +622,14 @@ func (_c *CustomerCreate) defaults() error {
 		v := customer.DefaultConsentMarketingSms
 		_c.mutation.SetConsentMarketingSms(v)
 	}
+	if _, ok := _c.mutation.ConsentMarketingWhatsapp(); !ok {
+		v := customer.DefaultConsentMarketingWhatsapp
+		_c.mutation.SetConsentMarketingWhatsapp(v)
+	}
+	if _, ok := _c.mutation.ConsentDataSharing(); !ok {
+		v := customer.DefaultConsentDataSharing
+		_c.mutation.SetConsentDataSharing(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if customer.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized customer.DefaultID (forgotten import ent/runtime?)")
@@ -681,6 +733,12 @@ func (_c *CustomerCreate) check() error {
 	}
 	if _, ok := _c.mutation.ConsentMarketingSms(); !ok {
 		return &ValidationError{Name: "consent_marketing_sms", err: errors.New(`ent: missing required field "Customer.consent_marketing_sms"`)}
+	}
+	if _, ok := _c.mutation.ConsentMarketingWhatsapp(); !ok {
+		return &ValidationError{Name: "consent_marketing_whatsapp", err: errors.New(`ent: missing required field "Customer.consent_marketing_whatsapp"`)}
+	}
+	if _, ok := _c.mutation.ConsentDataSharing(); !ok {
+		return &ValidationError{Name: "consent_data_sharing", err: errors.New(`ent: missing required field "Customer.consent_data_sharing"`)}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "Customer.tenant"`)}
@@ -820,6 +878,14 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 		_spec.SetField(customer.FieldConsentUpdatedAt, field.TypeTime, value)
 		_node.ConsentUpdatedAt = &value
 	}
+	if value, ok := _c.mutation.ConsentMarketingWhatsapp(); ok {
+		_spec.SetField(customer.FieldConsentMarketingWhatsapp, field.TypeBool, value)
+		_node.ConsentMarketingWhatsapp = value
+	}
+	if value, ok := _c.mutation.ConsentDataSharing(); ok {
+		_spec.SetField(customer.FieldConsentDataSharing, field.TypeBool, value)
+		_node.ConsentDataSharing = value
+	}
 	if value, ok := _c.mutation.ErasedAt(); ok {
 		_spec.SetField(customer.FieldErasedAt, field.TypeTime, value)
 		_node.ErasedAt = &value
@@ -898,6 +964,22 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ConsentChangesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

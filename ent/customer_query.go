@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -27,22 +28,24 @@ import (
 // CustomerQuery is the builder for querying Customer entities.
 type CustomerQuery struct {
 	config
-	ctx                    *QueryContext
-	order                  []customer.OrderOption
-	inters                 []Interceptor
-	predicates             []predicate.Customer
-	withTenant             *TenantQuery
-	withSegments           *SegmentQuery
-	withPointsEntries      *PointsEntryQuery
-	withRedemptions        *RedemptionQuery
-	withSales              *SaleQuery
-	withScore              *CustomerScoreQuery
-	loadTotal              []func(context.Context, []*Customer) error
-	modifiers              []func(*sql.Selector)
-	withNamedSegments      map[string]*SegmentQuery
-	withNamedPointsEntries map[string]*PointsEntryQuery
-	withNamedRedemptions   map[string]*RedemptionQuery
-	withNamedSales         map[string]*SaleQuery
+	ctx                     *QueryContext
+	order                   []customer.OrderOption
+	inters                  []Interceptor
+	predicates              []predicate.Customer
+	withTenant              *TenantQuery
+	withSegments            *SegmentQuery
+	withPointsEntries       *PointsEntryQuery
+	withRedemptions         *RedemptionQuery
+	withSales               *SaleQuery
+	withConsentChanges      *ConsentChangeQuery
+	withScore               *CustomerScoreQuery
+	loadTotal               []func(context.Context, []*Customer) error
+	modifiers               []func(*sql.Selector)
+	withNamedSegments       map[string]*SegmentQuery
+	withNamedPointsEntries  map[string]*PointsEntryQuery
+	withNamedRedemptions    map[string]*RedemptionQuery
+	withNamedSales          map[string]*SaleQuery
+	withNamedConsentChanges map[string]*ConsentChangeQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -182,6 +185,28 @@ func (_q *CustomerQuery) QuerySales() *SaleQuery {
 			sqlgraph.From(customer.Table, customer.FieldID, selector),
 			sqlgraph.To(sale.Table, sale.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, true, customer.SalesTable, customer.SalesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryConsentChanges chains the current query on the "consent_changes" edge.
+func (_q *CustomerQuery) QueryConsentChanges() *ConsentChangeQuery {
+	query := (&ConsentChangeClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(customer.Table, customer.FieldID, selector),
+			sqlgraph.To(consentchange.Table, consentchange.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, customer.ConsentChangesTable, customer.ConsentChangesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -398,17 +423,18 @@ func (_q *CustomerQuery) Clone() *CustomerQuery {
 		return nil
 	}
 	return &CustomerQuery{
-		config:            _q.config,
-		ctx:               _q.ctx.Clone(),
-		order:             append([]customer.OrderOption{}, _q.order...),
-		inters:            append([]Interceptor{}, _q.inters...),
-		predicates:        append([]predicate.Customer{}, _q.predicates...),
-		withTenant:        _q.withTenant.Clone(),
-		withSegments:      _q.withSegments.Clone(),
-		withPointsEntries: _q.withPointsEntries.Clone(),
-		withRedemptions:   _q.withRedemptions.Clone(),
-		withSales:         _q.withSales.Clone(),
-		withScore:         _q.withScore.Clone(),
+		config:             _q.config,
+		ctx:                _q.ctx.Clone(),
+		order:              append([]customer.OrderOption{}, _q.order...),
+		inters:             append([]Interceptor{}, _q.inters...),
+		predicates:         append([]predicate.Customer{}, _q.predicates...),
+		withTenant:         _q.withTenant.Clone(),
+		withSegments:       _q.withSegments.Clone(),
+		withPointsEntries:  _q.withPointsEntries.Clone(),
+		withRedemptions:    _q.withRedemptions.Clone(),
+		withSales:          _q.withSales.Clone(),
+		withConsentChanges: _q.withConsentChanges.Clone(),
+		withScore:          _q.withScore.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -467,6 +493,17 @@ func (_q *CustomerQuery) WithSales(opts ...func(*SaleQuery)) *CustomerQuery {
 		opt(query)
 	}
 	_q.withSales = query
+	return _q
+}
+
+// WithConsentChanges tells the query-builder to eager-load the nodes that are connected to
+// the "consent_changes" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithConsentChanges(opts ...func(*ConsentChangeQuery)) *CustomerQuery {
+	query := (&ConsentChangeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withConsentChanges = query
 	return _q
 }
 
@@ -565,12 +602,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 	var (
 		nodes       = []*Customer{}
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [7]bool{
 			_q.withTenant != nil,
 			_q.withSegments != nil,
 			_q.withPointsEntries != nil,
 			_q.withRedemptions != nil,
 			_q.withSales != nil,
+			_q.withConsentChanges != nil,
 			_q.withScore != nil,
 		}
 	)
@@ -629,6 +667,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 			return nil, err
 		}
 	}
+	if query := _q.withConsentChanges; query != nil {
+		if err := _q.loadConsentChanges(ctx, query, nodes,
+			func(n *Customer) { n.Edges.ConsentChanges = []*ConsentChange{} },
+			func(n *Customer, e *ConsentChange) { n.Edges.ConsentChanges = append(n.Edges.ConsentChanges, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withScore; query != nil {
 		if err := _q.loadScore(ctx, query, nodes, nil,
 			func(n *Customer, e *CustomerScore) { n.Edges.Score = e }); err != nil {
@@ -660,6 +705,13 @@ func (_q *CustomerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cus
 		if err := _q.loadSales(ctx, query, nodes,
 			func(n *Customer) { n.appendNamedSales(name) },
 			func(n *Customer, e *Sale) { n.appendNamedSales(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedConsentChanges {
+		if err := _q.loadConsentChanges(ctx, query, nodes,
+			func(n *Customer) { n.appendNamedConsentChanges(name) },
+			func(n *Customer, e *ConsentChange) { n.appendNamedConsentChanges(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -849,6 +901,36 @@ func (_q *CustomerQuery) loadSales(ctx context.Context, query *SaleQuery, nodes 
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CustomerQuery) loadConsentChanges(ctx context.Context, query *ConsentChangeQuery, nodes []*Customer, init func(*Customer), assign func(*Customer, *ConsentChange)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Customer)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(consentchange.FieldCustomerID)
+	}
+	query.Where(predicate.ConsentChange(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(customer.ConsentChangesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CustomerID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "customer_id" returned %v for node %v`, fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -1051,6 +1133,20 @@ func (_q *CustomerQuery) WithNamedSales(name string, opts ...func(*SaleQuery)) *
 		_q.withNamedSales = make(map[string]*SaleQuery)
 	}
 	_q.withNamedSales[name] = query
+	return _q
+}
+
+// WithNamedConsentChanges tells the query-builder to eager-load the nodes that are connected to the "consent_changes"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CustomerQuery) WithNamedConsentChanges(name string, opts ...func(*ConsentChangeQuery)) *CustomerQuery {
+	query := (&ConsentChangeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedConsentChanges == nil {
+		_q.withNamedConsentChanges = make(map[string]*ConsentChangeQuery)
+	}
+	_q.withNamedConsentChanges[name] = query
 	return _q
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -455,6 +456,34 @@ func (_u *CustomerUpdate) ClearConsentUpdatedAt() *CustomerUpdate {
 	return _u
 }
 
+// SetConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field.
+func (_u *CustomerUpdate) SetConsentMarketingWhatsapp(v bool) *CustomerUpdate {
+	_u.mutation.SetConsentMarketingWhatsapp(v)
+	return _u
+}
+
+// SetNillableConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableConsentMarketingWhatsapp(v *bool) *CustomerUpdate {
+	if v != nil {
+		_u.SetConsentMarketingWhatsapp(*v)
+	}
+	return _u
+}
+
+// SetConsentDataSharing sets the "consent_data_sharing" field.
+func (_u *CustomerUpdate) SetConsentDataSharing(v bool) *CustomerUpdate {
+	_u.mutation.SetConsentDataSharing(v)
+	return _u
+}
+
+// SetNillableConsentDataSharing sets the "consent_data_sharing" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableConsentDataSharing(v *bool) *CustomerUpdate {
+	if v != nil {
+		_u.SetConsentDataSharing(*v)
+	}
+	return _u
+}
+
 // SetErasedAt sets the "erased_at" field.
 func (_u *CustomerUpdate) SetErasedAt(v time.Time) *CustomerUpdate {
 	_u.mutation.SetErasedAt(v)
@@ -533,6 +562,21 @@ func (_u *CustomerUpdate) AddSales(v ...*Sale) *CustomerUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddSaleIDs(ids...)
+}
+
+// AddConsentChangeIDs adds the "consent_changes" edge to the ConsentChange entity by IDs.
+func (_u *CustomerUpdate) AddConsentChangeIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.AddConsentChangeIDs(ids...)
+	return _u
+}
+
+// AddConsentChanges adds the "consent_changes" edges to the ConsentChange entity.
+func (_u *CustomerUpdate) AddConsentChanges(v ...*ConsentChange) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddConsentChangeIDs(ids...)
 }
 
 // SetScoreID sets the "score" edge to the CustomerScore entity by ID.
@@ -641,6 +685,27 @@ func (_u *CustomerUpdate) RemoveSales(v ...*Sale) *CustomerUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSaleIDs(ids...)
+}
+
+// ClearConsentChanges clears all "consent_changes" edges to the ConsentChange entity.
+func (_u *CustomerUpdate) ClearConsentChanges() *CustomerUpdate {
+	_u.mutation.ClearConsentChanges()
+	return _u
+}
+
+// RemoveConsentChangeIDs removes the "consent_changes" edge to ConsentChange entities by IDs.
+func (_u *CustomerUpdate) RemoveConsentChangeIDs(ids ...string) *CustomerUpdate {
+	_u.mutation.RemoveConsentChangeIDs(ids...)
+	return _u
+}
+
+// RemoveConsentChanges removes "consent_changes" edges to ConsentChange entities.
+func (_u *CustomerUpdate) RemoveConsentChanges(v ...*ConsentChange) *CustomerUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveConsentChangeIDs(ids...)
 }
 
 // ClearScore clears the "score" edge to the CustomerScore entity.
@@ -873,6 +938,12 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ConsentUpdatedAtCleared() {
 		_spec.ClearField(customer.FieldConsentUpdatedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.ConsentMarketingWhatsapp(); ok {
+		_spec.SetField(customer.FieldConsentMarketingWhatsapp, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ConsentDataSharing(); ok {
+		_spec.SetField(customer.FieldConsentDataSharing, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.ErasedAt(); ok {
 		_spec.SetField(customer.FieldErasedAt, field.TypeTime, value)
 	}
@@ -1052,6 +1123,51 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ConsentChangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedConsentChangesIDs(); len(nodes) > 0 && !_u.mutation.ConsentChangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ConsentChangesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {
@@ -1529,6 +1645,34 @@ func (_u *CustomerUpdateOne) ClearConsentUpdatedAt() *CustomerUpdateOne {
 	return _u
 }
 
+// SetConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field.
+func (_u *CustomerUpdateOne) SetConsentMarketingWhatsapp(v bool) *CustomerUpdateOne {
+	_u.mutation.SetConsentMarketingWhatsapp(v)
+	return _u
+}
+
+// SetNillableConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableConsentMarketingWhatsapp(v *bool) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetConsentMarketingWhatsapp(*v)
+	}
+	return _u
+}
+
+// SetConsentDataSharing sets the "consent_data_sharing" field.
+func (_u *CustomerUpdateOne) SetConsentDataSharing(v bool) *CustomerUpdateOne {
+	_u.mutation.SetConsentDataSharing(v)
+	return _u
+}
+
+// SetNillableConsentDataSharing sets the "consent_data_sharing" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableConsentDataSharing(v *bool) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetConsentDataSharing(*v)
+	}
+	return _u
+}
+
 // SetErasedAt sets the "erased_at" field.
 func (_u *CustomerUpdateOne) SetErasedAt(v time.Time) *CustomerUpdateOne {
 	_u.mutation.SetErasedAt(v)
@@ -1607,6 +1751,21 @@ func (_u *CustomerUpdateOne) AddSales(v ...*Sale) *CustomerUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.AddSaleIDs(ids...)
+}
+
+// AddConsentChangeIDs adds the "consent_changes" edge to the ConsentChange entity by IDs.
+func (_u *CustomerUpdateOne) AddConsentChangeIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.AddConsentChangeIDs(ids...)
+	return _u
+}
+
+// AddConsentChanges adds the "consent_changes" edges to the ConsentChange entity.
+func (_u *CustomerUpdateOne) AddConsentChanges(v ...*ConsentChange) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddConsentChangeIDs(ids...)
 }
 
 // SetScoreID sets the "score" edge to the CustomerScore entity by ID.
@@ -1715,6 +1874,27 @@ func (_u *CustomerUpdateOne) RemoveSales(v ...*Sale) *CustomerUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSaleIDs(ids...)
+}
+
+// ClearConsentChanges clears all "consent_changes" edges to the ConsentChange entity.
+func (_u *CustomerUpdateOne) ClearConsentChanges() *CustomerUpdateOne {
+	_u.mutation.ClearConsentChanges()
+	return _u
+}
+
+// RemoveConsentChangeIDs removes the "consent_changes" edge to ConsentChange entities by IDs.
+func (_u *CustomerUpdateOne) RemoveConsentChangeIDs(ids ...string) *CustomerUpdateOne {
+	_u.mutation.RemoveConsentChangeIDs(ids...)
+	return _u
+}
+
+// RemoveConsentChanges removes "consent_changes" edges to ConsentChange entities.
+func (_u *CustomerUpdateOne) RemoveConsentChanges(v ...*ConsentChange) *CustomerUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveConsentChangeIDs(ids...)
 }
 
 // ClearScore clears the "score" edge to the CustomerScore entity.
@@ -1977,6 +2157,12 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 	if _u.mutation.ConsentUpdatedAtCleared() {
 		_spec.ClearField(customer.FieldConsentUpdatedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.ConsentMarketingWhatsapp(); ok {
+		_spec.SetField(customer.FieldConsentMarketingWhatsapp, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ConsentDataSharing(); ok {
+		_spec.SetField(customer.FieldConsentDataSharing, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.ErasedAt(); ok {
 		_spec.SetField(customer.FieldErasedAt, field.TypeTime, value)
 	}
@@ -2156,6 +2342,51 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ConsentChangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedConsentChangesIDs(); len(nodes) > 0 && !_u.mutation.ConsentChangesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ConsentChangesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(consentchange.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

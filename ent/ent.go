@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -102,6 +103,7 @@ func checkColumn(t, c string) error {
 			apiclient.Table:             apiclient.ValidColumn,
 			campaign.Table:              campaign.ValidColumn,
 			churnmodel.Table:            churnmodel.ValidColumn,
+			consentchange.Table:         consentchange.ValidColumn,
 			coupon.Table:                coupon.ValidColumn,
 			customer.Table:              customer.ValidColumn,
 			customerimport.Table:        customerimport.ValidColumn,

@@ -6,6 +6,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -40,7 +41,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 27)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 28)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -134,6 +135,26 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   consentchange.Table,
+			Columns: consentchange.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: consentchange.FieldID,
+			},
+		},
+		Type: "ConsentChange",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			consentchange.FieldTenantID:   {Type: field.TypeString, Column: consentchange.FieldTenantID},
+			consentchange.FieldCreatedAt:  {Type: field.TypeTime, Column: consentchange.FieldCreatedAt},
+			consentchange.FieldCustomerID: {Type: field.TypeString, Column: consentchange.FieldCustomerID},
+			consentchange.FieldPurpose:    {Type: field.TypeEnum, Column: consentchange.FieldPurpose},
+			consentchange.FieldGranted:    {Type: field.TypeBool, Column: consentchange.FieldGranted},
+			consentchange.FieldChannel:    {Type: field.TypeEnum, Column: consentchange.FieldChannel},
+			consentchange.FieldSource:     {Type: field.TypeString, Column: consentchange.FieldSource},
+		},
+	}
+	graph.Nodes[4] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   coupon.Table,
 			Columns: coupon.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -154,7 +175,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			coupon.FieldNote:       {Type: field.TypeString, Column: coupon.FieldNote},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customer.Table,
 			Columns: customer.Columns,
@@ -165,36 +186,38 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Customer",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			customer.FieldTenantID:              {Type: field.TypeString, Column: customer.FieldTenantID},
-			customer.FieldCreatedAt:             {Type: field.TypeTime, Column: customer.FieldCreatedAt},
-			customer.FieldUpdatedAt:             {Type: field.TypeTime, Column: customer.FieldUpdatedAt},
-			customer.FieldExternalID:            {Type: field.TypeString, Column: customer.FieldExternalID},
-			customer.FieldName:                  {Type: field.TypeString, Column: customer.FieldName},
-			customer.FieldNameSearch:            {Type: field.TypeString, Column: customer.FieldNameSearch},
-			customer.FieldEmail:                 {Type: field.TypeString, Column: customer.FieldEmail},
-			customer.FieldEmailKey:              {Type: field.TypeString, Column: customer.FieldEmailKey},
-			customer.FieldDocumentType:          {Type: field.TypeEnum, Column: customer.FieldDocumentType},
-			customer.FieldDocument:              {Type: field.TypeString, Column: customer.FieldDocument},
-			customer.FieldPhone:                 {Type: field.TypeString, Column: customer.FieldPhone},
-			customer.FieldBirthDate:             {Type: field.TypeString, Column: customer.FieldBirthDate},
-			customer.FieldGender:                {Type: field.TypeEnum, Column: customer.FieldGender},
-			customer.FieldAddressStreet:         {Type: field.TypeString, Column: customer.FieldAddressStreet},
-			customer.FieldAddressCity:           {Type: field.TypeString, Column: customer.FieldAddressCity},
-			customer.FieldAddressState:          {Type: field.TypeString, Column: customer.FieldAddressState},
-			customer.FieldAddressZipCode:        {Type: field.TypeString, Column: customer.FieldAddressZipCode},
-			customer.FieldLevel:                 {Type: field.TypeEnum, Column: customer.FieldLevel},
-			customer.FieldLevelGraceSince:       {Type: field.TypeTime, Column: customer.FieldLevelGraceSince},
-			customer.FieldPointsBalance:         {Type: field.TypeInt64, Column: customer.FieldPointsBalance},
-			customer.FieldPointsPending:         {Type: field.TypeInt64, Column: customer.FieldPointsPending},
-			customer.FieldPointsDebt:            {Type: field.TypeInt64, Column: customer.FieldPointsDebt},
-			customer.FieldLifetimeValue:         {Type: field.TypeOther, Column: customer.FieldLifetimeValue},
-			customer.FieldConsentMarketingEmail: {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
-			customer.FieldConsentMarketingSms:   {Type: field.TypeBool, Column: customer.FieldConsentMarketingSms},
-			customer.FieldConsentUpdatedAt:      {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
-			customer.FieldErasedAt:              {Type: field.TypeTime, Column: customer.FieldErasedAt},
+			customer.FieldTenantID:                 {Type: field.TypeString, Column: customer.FieldTenantID},
+			customer.FieldCreatedAt:                {Type: field.TypeTime, Column: customer.FieldCreatedAt},
+			customer.FieldUpdatedAt:                {Type: field.TypeTime, Column: customer.FieldUpdatedAt},
+			customer.FieldExternalID:               {Type: field.TypeString, Column: customer.FieldExternalID},
+			customer.FieldName:                     {Type: field.TypeString, Column: customer.FieldName},
+			customer.FieldNameSearch:               {Type: field.TypeString, Column: customer.FieldNameSearch},
+			customer.FieldEmail:                    {Type: field.TypeString, Column: customer.FieldEmail},
+			customer.FieldEmailKey:                 {Type: field.TypeString, Column: customer.FieldEmailKey},
+			customer.FieldDocumentType:             {Type: field.TypeEnum, Column: customer.FieldDocumentType},
+			customer.FieldDocument:                 {Type: field.TypeString, Column: customer.FieldDocument},
+			customer.FieldPhone:                    {Type: field.TypeString, Column: customer.FieldPhone},
+			customer.FieldBirthDate:                {Type: field.TypeString, Column: customer.FieldBirthDate},
+			customer.FieldGender:                   {Type: field.TypeEnum, Column: customer.FieldGender},
+			customer.FieldAddressStreet:            {Type: field.TypeString, Column: customer.FieldAddressStreet},
+			customer.FieldAddressCity:              {Type: field.TypeString, Column: customer.FieldAddressCity},
+			customer.FieldAddressState:             {Type: field.TypeString, Column: customer.FieldAddressState},
+			customer.FieldAddressZipCode:           {Type: field.TypeString, Column: customer.FieldAddressZipCode},
+			customer.FieldLevel:                    {Type: field.TypeEnum, Column: customer.FieldLevel},
+			customer.FieldLevelGraceSince:          {Type: field.TypeTime, Column: customer.FieldLevelGraceSince},
+			customer.FieldPointsBalance:            {Type: field.TypeInt64, Column: customer.FieldPointsBalance},
+			customer.FieldPointsPending:            {Type: field.TypeInt64, Column: customer.FieldPointsPending},
+			customer.FieldPointsDebt:               {Type: field.TypeInt64, Column: customer.FieldPointsDebt},
+			customer.FieldLifetimeValue:            {Type: field.TypeOther, Column: customer.FieldLifetimeValue},
+			customer.FieldConsentMarketingEmail:    {Type: field.TypeBool, Column: customer.FieldConsentMarketingEmail},
+			customer.FieldConsentMarketingSms:      {Type: field.TypeBool, Column: customer.FieldConsentMarketingSms},
+			customer.FieldConsentUpdatedAt:         {Type: field.TypeTime, Column: customer.FieldConsentUpdatedAt},
+			customer.FieldConsentMarketingWhatsapp: {Type: field.TypeBool, Column: customer.FieldConsentMarketingWhatsapp},
+			customer.FieldConsentDataSharing:       {Type: field.TypeBool, Column: customer.FieldConsentDataSharing},
+			customer.FieldErasedAt:                 {Type: field.TypeTime, Column: customer.FieldErasedAt},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimport.Table,
 			Columns: customerimport.Columns,
@@ -223,7 +246,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimport.FieldFinishedAt:  {Type: field.TypeTime, Column: customerimport.FieldFinishedAt},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimportchunk.Table,
 			Columns: customerimportchunk.Columns,
@@ -240,7 +263,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimportchunk.FieldData:     {Type: field.TypeBytes, Column: customerimportchunk.FieldData},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimportproblem.Table,
 			Columns: customerimportproblem.Columns,
@@ -258,7 +281,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimportproblem.FieldMessage:  {Type: field.TypeString, Column: customerimportproblem.FieldMessage},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerscore.Table,
 			Columns: customerscore.Columns,
@@ -283,7 +306,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerscore.FieldHighValue:            {Type: field.TypeBool, Column: customerscore.FieldHighValue},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -302,7 +325,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -323,7 +346,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
@@ -349,7 +372,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -371,7 +394,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   product.Table,
 			Columns: product.Columns,
@@ -392,7 +415,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			product.FieldBrand:     {Type: field.TypeString, Column: product.FieldBrand},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -423,7 +446,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldBudgetReturned:    {Type: field.TypeOther, Column: redemption.FieldBudgetReturned},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -459,7 +482,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldCouponCode:           {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -482,7 +505,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -503,7 +526,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -529,7 +552,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -547,7 +570,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -564,7 +587,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -583,7 +606,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -618,7 +641,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -643,7 +666,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -663,7 +686,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -688,7 +711,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -788,6 +811,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
 			Inverse: false,
+			Table:   consentchange.TenantTable,
+			Columns: []string{consentchange.TenantColumn},
+			Bidi:    false,
+		},
+		"ConsentChange",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   consentchange.CustomerTable,
+			Columns: []string{consentchange.CustomerColumn},
+			Bidi:    false,
+		},
+		"ConsentChange",
+		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
 			Table:   coupon.TenantTable,
 			Columns: []string{coupon.TenantColumn},
 			Bidi:    false,
@@ -866,6 +913,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Customer",
 		"Sale",
+	)
+	graph.MustAddE(
+		"consent_changes",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   customer.ConsentChangesTable,
+			Columns: []string{customer.ConsentChangesColumn},
+			Bidi:    false,
+		},
+		"Customer",
+		"ConsentChange",
 	)
 	graph.MustAddE(
 		"score",
@@ -1953,6 +2012,109 @@ func (f *ChurnModelFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *ConsentChangeQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ConsentChangeQuery builder.
+func (_q *ConsentChangeQuery) Filter() *ConsentChangeFilter {
+	return &ConsentChangeFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ConsentChangeMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ConsentChangeMutation builder.
+func (m *ConsentChangeMutation) Filter() *ConsentChangeFilter {
+	return &ConsentChangeFilter{config: m.config, predicateAdder: m}
+}
+
+// ConsentChangeFilter provides a generic filtering capability at runtime for ConsentChangeQuery.
+type ConsentChangeFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ConsentChangeFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *ConsentChangeFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(consentchange.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *ConsentChangeFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(consentchange.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *ConsentChangeFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(consentchange.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *ConsentChangeFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(consentchange.FieldCustomerID))
+}
+
+// WherePurpose applies the entql string predicate on the purpose field.
+func (f *ConsentChangeFilter) WherePurpose(p entql.StringP) {
+	f.Where(p.Field(consentchange.FieldPurpose))
+}
+
+// WhereGranted applies the entql bool predicate on the granted field.
+func (f *ConsentChangeFilter) WhereGranted(p entql.BoolP) {
+	f.Where(p.Field(consentchange.FieldGranted))
+}
+
+// WhereChannel applies the entql string predicate on the channel field.
+func (f *ConsentChangeFilter) WhereChannel(p entql.StringP) {
+	f.Where(p.Field(consentchange.FieldChannel))
+}
+
+// WhereSource applies the entql string predicate on the source field.
+func (f *ConsentChangeFilter) WhereSource(p entql.StringP) {
+	f.Where(p.Field(consentchange.FieldSource))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *ConsentChangeFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *ConsentChangeFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *ConsentChangeFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *ConsentChangeFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *CouponQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1981,7 +2143,7 @@ type CouponFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CouponFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2094,7 +2256,7 @@ type CustomerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2235,6 +2397,16 @@ func (f *CustomerFilter) WhereConsentUpdatedAt(p entql.TimeP) {
 	f.Where(p.Field(customer.FieldConsentUpdatedAt))
 }
 
+// WhereConsentMarketingWhatsapp applies the entql bool predicate on the consent_marketing_whatsapp field.
+func (f *CustomerFilter) WhereConsentMarketingWhatsapp(p entql.BoolP) {
+	f.Where(p.Field(customer.FieldConsentMarketingWhatsapp))
+}
+
+// WhereConsentDataSharing applies the entql bool predicate on the consent_data_sharing field.
+func (f *CustomerFilter) WhereConsentDataSharing(p entql.BoolP) {
+	f.Where(p.Field(customer.FieldConsentDataSharing))
+}
+
 // WhereErasedAt applies the entql time.Time predicate on the erased_at field.
 func (f *CustomerFilter) WhereErasedAt(p entql.TimeP) {
 	f.Where(p.Field(customer.FieldErasedAt))
@@ -2310,6 +2482,20 @@ func (f *CustomerFilter) WhereHasSalesWith(preds ...predicate.Sale) {
 	})))
 }
 
+// WhereHasConsentChanges applies a predicate to check if query has an edge consent_changes.
+func (f *CustomerFilter) WhereHasConsentChanges() {
+	f.Where(entql.HasEdge("consent_changes"))
+}
+
+// WhereHasConsentChangesWith applies a predicate to check if query has an edge consent_changes with a given conditions (other predicates).
+func (f *CustomerFilter) WhereHasConsentChangesWith(preds ...predicate.ConsentChange) {
+	f.Where(entql.HasEdgeWith("consent_changes", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
 // WhereHasScore applies a predicate to check if query has an edge score.
 func (f *CustomerFilter) WhereHasScore() {
 	f.Where(entql.HasEdge("score"))
@@ -2353,7 +2539,7 @@ type CustomerImportFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2515,7 +2701,7 @@ type CustomerImportChunkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportChunkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2603,7 +2789,7 @@ type CustomerImportProblemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportProblemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2696,7 +2882,7 @@ type CustomerScoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerScoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2824,7 +3010,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2908,7 +3094,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3002,7 +3188,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3135,7 +3321,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3262,7 +3448,7 @@ type ProductFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProductFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3356,7 +3542,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3556,7 +3742,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3795,7 +3981,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3913,7 +4099,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4021,7 +4207,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4154,7 +4340,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4261,7 +4447,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4321,7 +4507,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4405,7 +4591,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4583,7 +4769,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4711,7 +4897,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4814,7 +5000,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4970,7 +5156,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

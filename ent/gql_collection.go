@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -598,6 +599,140 @@ func newCampaignPaginateArgs(rv map[string]any) *campaignPaginateArgs {
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ConsentChangeQuery) CollectFields(ctx context.Context, satisfies ...string) (*ConsentChangeQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ConsentChangeQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(consentchange.Columns))
+		selectedFields = []string{consentchange.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "customer":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CustomerClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, customerImplementors)...); err != nil {
+				return err
+			}
+			_q.withCustomer = query
+			if _, ok := fieldSeen[consentchange.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldCustomerID)
+				fieldSeen[consentchange.FieldCustomerID] = struct{}{}
+			}
+		case "tenantID":
+			if _, ok := fieldSeen[consentchange.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldTenantID)
+				fieldSeen[consentchange.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[consentchange.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldCreatedAt)
+				fieldSeen[consentchange.FieldCreatedAt] = struct{}{}
+			}
+		case "customerID":
+			if _, ok := fieldSeen[consentchange.FieldCustomerID]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldCustomerID)
+				fieldSeen[consentchange.FieldCustomerID] = struct{}{}
+			}
+		case "purpose":
+			if _, ok := fieldSeen[consentchange.FieldPurpose]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldPurpose)
+				fieldSeen[consentchange.FieldPurpose] = struct{}{}
+			}
+		case "granted":
+			if _, ok := fieldSeen[consentchange.FieldGranted]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldGranted)
+				fieldSeen[consentchange.FieldGranted] = struct{}{}
+			}
+		case "channel":
+			if _, ok := fieldSeen[consentchange.FieldChannel]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldChannel)
+				fieldSeen[consentchange.FieldChannel] = struct{}{}
+			}
+		case "source":
+			if _, ok := fieldSeen[consentchange.FieldSource]; !ok {
+				selectedFields = append(selectedFields, consentchange.FieldSource)
+				fieldSeen[consentchange.FieldSource] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type consentchangePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ConsentChangePaginateOption
+}
+
+func newConsentChangePaginateArgs(rv map[string]any) *consentchangePaginateArgs {
+	args := &consentchangePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &ConsentChangeOrder{Field: &ConsentChangeOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithConsentChangeOrder(order))
+			}
+		case *ConsentChangeOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithConsentChangeOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*ConsentChangeWhereInput); ok {
+		args.opts = append(args.opts, WithConsentChangeFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *CouponQuery) CollectFields(ctx context.Context, satisfies ...string) (*CouponQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -1123,6 +1258,95 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				*wq = *query
 			})
 
+		case "consentChanges":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ConsentChangeClient{config: _q.config}).Query()
+			)
+			args := newConsentChangePaginateArgs(fieldArgs(ctx, new(ConsentChangeWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newConsentChangePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Customer) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"customer_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(customer.ConsentChangesColumn), ids...))
+						})
+						if err := query.GroupBy(customer.ConsentChangesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[4][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Customer) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.ConsentChanges)
+							if nodes[i].Edges.totalCount[4] == nil {
+								nodes[i].Edges.totalCount[4] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[4][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, consentchangeImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(customer.ConsentChangesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedConsentChanges(alias, func(wq *ConsentChangeQuery) {
+				*wq = *query
+			})
+
 		case "score":
 			var (
 				alias = field.Alias
@@ -1247,6 +1471,16 @@ func (_q *CustomerQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 			if _, ok := fieldSeen[customer.FieldConsentUpdatedAt]; !ok {
 				selectedFields = append(selectedFields, customer.FieldConsentUpdatedAt)
 				fieldSeen[customer.FieldConsentUpdatedAt] = struct{}{}
+			}
+		case "consentMarketingWhatsapp":
+			if _, ok := fieldSeen[customer.FieldConsentMarketingWhatsapp]; !ok {
+				selectedFields = append(selectedFields, customer.FieldConsentMarketingWhatsapp)
+				fieldSeen[customer.FieldConsentMarketingWhatsapp] = struct{}{}
+			}
+		case "consentDataSharing":
+			if _, ok := fieldSeen[customer.FieldConsentDataSharing]; !ok {
+				selectedFields = append(selectedFields, customer.FieldConsentDataSharing)
+				fieldSeen[customer.FieldConsentDataSharing] = struct{}{}
 			}
 		case "erasedAt":
 			if _, ok := fieldSeen[customer.FieldErasedAt]; !ok {

@@ -58,6 +58,14 @@ func (_m *Campaign) Coupons(
 	return _m.QueryCoupons().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *ConsentChange) Customer(ctx context.Context) (*Customer, error) {
+	result, err := _m.Edges.CustomerOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCustomer().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Coupon) Campaign(ctx context.Context) (*Campaign, error) {
 	result, err := _m.Edges.CampaignOrErr()
 	if IsNotLoaded(err) {
@@ -148,6 +156,27 @@ func (_m *Customer) Sales(
 		return conn, nil
 	}
 	return _m.QuerySales().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Customer) ConsentChanges(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *ConsentChangeOrder, where *ConsentChangeWhereInput,
+) (*ConsentChangeConnection, error) {
+	opts := []ConsentChangePaginateOption{
+		WithConsentChangeOrder(orderBy),
+		WithConsentChangeFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[4][alias]
+	if nodes, err := _m.NamedConsentChanges(alias); err == nil || hasTotalCount {
+		pager, err := newConsentChangePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &ConsentChangeConnection{Edges: []*ConsentChangeEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryConsentChanges().Paginate(ctx, after, first, before, last, opts...)
 }
 
 func (_m *Customer) Score(ctx context.Context) (*CustomerScore, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -44,6 +45,11 @@ var campaignImplementors = []string{"Campaign", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Campaign) IsNode() {}
+
+var consentchangeImplementors = []string{"ConsentChange", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*ConsentChange) IsNode() {}
 
 var couponImplementors = []string{"Coupon", "Node"}
 
@@ -202,6 +208,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(campaign.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, campaignImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case consentchange.Table:
+		query := c.ConsentChange.Query().
+			Where(consentchange.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, consentchangeImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -452,6 +467,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Campaign.Query().
 			Where(campaign.IDIn(ids...))
 		query, err := query.CollectFields(ctx, campaignImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case consentchange.Table:
+		query := c.ConsentChange.Query().
+			Where(consentchange.IDIn(ids...))
+		query, err := query.CollectFields(ctx, consentchangeImplementors...)
 		if err != nil {
 			return nil, err
 		}

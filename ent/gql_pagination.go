@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -811,6 +812,302 @@ func (_m *Campaign) ToEdge(order *CampaignOrder) *CampaignEdge {
 		order = DefaultCampaignOrder
 	}
 	return &CampaignEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ConsentChangeEdge is the edge representation of ConsentChange.
+type ConsentChangeEdge struct {
+	Node   *ConsentChange `json:"node"`
+	Cursor Cursor         `json:"cursor"`
+}
+
+// ConsentChangeConnection is the connection containing edges to ConsentChange.
+type ConsentChangeConnection struct {
+	Edges      []*ConsentChangeEdge `json:"edges"`
+	PageInfo   PageInfo             `json:"pageInfo"`
+	TotalCount int                  `json:"totalCount"`
+}
+
+func (c *ConsentChangeConnection) build(nodes []*ConsentChange, pager *consentchangePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *ConsentChange
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *ConsentChange {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *ConsentChange {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ConsentChangeEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ConsentChangeEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ConsentChangePaginateOption enables pagination customization.
+type ConsentChangePaginateOption func(*consentchangePager) error
+
+// WithConsentChangeOrder configures pagination ordering.
+func WithConsentChangeOrder(order *ConsentChangeOrder) ConsentChangePaginateOption {
+	if order == nil {
+		order = DefaultConsentChangeOrder
+	}
+	o := *order
+	return func(pager *consentchangePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultConsentChangeOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithConsentChangeFilter configures pagination filter.
+func WithConsentChangeFilter(filter func(*ConsentChangeQuery) (*ConsentChangeQuery, error)) ConsentChangePaginateOption {
+	return func(pager *consentchangePager) error {
+		if filter == nil {
+			return errors.New("ConsentChangeQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type consentchangePager struct {
+	reverse bool
+	order   *ConsentChangeOrder
+	filter  func(*ConsentChangeQuery) (*ConsentChangeQuery, error)
+}
+
+func newConsentChangePager(opts []ConsentChangePaginateOption, reverse bool) (*consentchangePager, error) {
+	pager := &consentchangePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultConsentChangeOrder
+	}
+	return pager, nil
+}
+
+func (p *consentchangePager) applyFilter(query *ConsentChangeQuery) (*ConsentChangeQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *consentchangePager) toCursor(_m *ConsentChange) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *consentchangePager) applyCursors(query *ConsentChangeQuery, after, before *Cursor) (*ConsentChangeQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultConsentChangeOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *consentchangePager) applyOrder(query *ConsentChangeQuery) *ConsentChangeQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultConsentChangeOrder.Field {
+		query = query.Order(DefaultConsentChangeOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *consentchangePager) orderExpr(query *ConsentChangeQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultConsentChangeOrder.Field {
+			b.Comma().Ident(DefaultConsentChangeOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to ConsentChange.
+func (_m *ConsentChangeQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ConsentChangePaginateOption,
+) (*ConsentChangeConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newConsentChangePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ConsentChangeConnection{Edges: []*ConsentChangeEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// ConsentChangeOrderFieldCreatedAt orders ConsentChange by created_at.
+	ConsentChangeOrderFieldCreatedAt = &ConsentChangeOrderField{
+		Value: func(_m *ConsentChange) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: consentchange.FieldCreatedAt,
+		toTerm: consentchange.ByCreatedAt,
+		toCursor: func(_m *ConsentChange) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f ConsentChangeOrderField) String() string {
+	var str string
+	switch f.column {
+	case ConsentChangeOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f ConsentChangeOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *ConsentChangeOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("ConsentChangeOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *ConsentChangeOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid ConsentChangeOrderField", str)
+	}
+	return nil
+}
+
+// ConsentChangeOrderField defines the ordering field of ConsentChange.
+type ConsentChangeOrderField struct {
+	// Value extracts the ordering value from the given ConsentChange.
+	Value    func(*ConsentChange) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) consentchange.OrderOption
+	toCursor func(*ConsentChange) Cursor
+}
+
+// ConsentChangeOrder defines the ordering of ConsentChange.
+type ConsentChangeOrder struct {
+	Direction OrderDirection           `json:"direction"`
+	Field     *ConsentChangeOrderField `json:"field"`
+}
+
+// DefaultConsentChangeOrder is the default ordering of ConsentChange.
+var DefaultConsentChangeOrder = &ConsentChangeOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ConsentChangeOrderField{
+		Value: func(_m *ConsentChange) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: consentchange.FieldID,
+		toTerm: consentchange.ByID,
+		toCursor: func(_m *ConsentChange) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts ConsentChange into ConsentChangeEdge.
+func (_m *ConsentChange) ToEdge(order *ConsentChangeOrder) *ConsentChangeEdge {
+	if order == nil {
+		order = DefaultConsentChangeOrder
+	}
+	return &ConsentChangeEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -1624,6 +1625,402 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 	}
 }
 
+// ConsentChangeWhereInput represents a where input for filtering ConsentChange queries.
+type ConsentChangeWhereInput struct {
+	Predicates []predicate.ConsentChange  `json:"-"`
+	Not        *ConsentChangeWhereInput   `json:"not,omitempty"`
+	Or         []*ConsentChangeWhereInput `json:"or,omitempty"`
+	And        []*ConsentChangeWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "customer_id" field predicates.
+	CustomerID             *string  `json:"customerID,omitempty"`
+	CustomerIDNEQ          *string  `json:"customerIDNEQ,omitempty"`
+	CustomerIDIn           []string `json:"customerIDIn,omitempty"`
+	CustomerIDNotIn        []string `json:"customerIDNotIn,omitempty"`
+	CustomerIDGT           *string  `json:"customerIDGT,omitempty"`
+	CustomerIDGTE          *string  `json:"customerIDGTE,omitempty"`
+	CustomerIDLT           *string  `json:"customerIDLT,omitempty"`
+	CustomerIDLTE          *string  `json:"customerIDLTE,omitempty"`
+	CustomerIDContains     *string  `json:"customerIDContains,omitempty"`
+	CustomerIDHasPrefix    *string  `json:"customerIDHasPrefix,omitempty"`
+	CustomerIDHasSuffix    *string  `json:"customerIDHasSuffix,omitempty"`
+	CustomerIDEqualFold    *string  `json:"customerIDEqualFold,omitempty"`
+	CustomerIDContainsFold *string  `json:"customerIDContainsFold,omitempty"`
+
+	// "purpose" field predicates.
+	Purpose      *consentchange.Purpose  `json:"purpose,omitempty"`
+	PurposeNEQ   *consentchange.Purpose  `json:"purposeNEQ,omitempty"`
+	PurposeIn    []consentchange.Purpose `json:"purposeIn,omitempty"`
+	PurposeNotIn []consentchange.Purpose `json:"purposeNotIn,omitempty"`
+
+	// "granted" field predicates.
+	Granted    *bool `json:"granted,omitempty"`
+	GrantedNEQ *bool `json:"grantedNEQ,omitempty"`
+
+	// "channel" field predicates.
+	Channel      *consentchange.Channel  `json:"channel,omitempty"`
+	ChannelNEQ   *consentchange.Channel  `json:"channelNEQ,omitempty"`
+	ChannelIn    []consentchange.Channel `json:"channelIn,omitempty"`
+	ChannelNotIn []consentchange.Channel `json:"channelNotIn,omitempty"`
+
+	// "source" field predicates.
+	Source             *string  `json:"source,omitempty"`
+	SourceNEQ          *string  `json:"sourceNEQ,omitempty"`
+	SourceIn           []string `json:"sourceIn,omitempty"`
+	SourceNotIn        []string `json:"sourceNotIn,omitempty"`
+	SourceGT           *string  `json:"sourceGT,omitempty"`
+	SourceGTE          *string  `json:"sourceGTE,omitempty"`
+	SourceLT           *string  `json:"sourceLT,omitempty"`
+	SourceLTE          *string  `json:"sourceLTE,omitempty"`
+	SourceContains     *string  `json:"sourceContains,omitempty"`
+	SourceHasPrefix    *string  `json:"sourceHasPrefix,omitempty"`
+	SourceHasSuffix    *string  `json:"sourceHasSuffix,omitempty"`
+	SourceEqualFold    *string  `json:"sourceEqualFold,omitempty"`
+	SourceContainsFold *string  `json:"sourceContainsFold,omitempty"`
+
+	// "customer" edge predicates.
+	HasCustomer     *bool                 `json:"hasCustomer,omitempty"`
+	HasCustomerWith []*CustomerWhereInput `json:"hasCustomerWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ConsentChangeWhereInput) AddPredicates(predicates ...predicate.ConsentChange) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ConsentChangeWhereInput filter on the ConsentChangeQuery builder.
+func (i *ConsentChangeWhereInput) Filter(q *ConsentChangeQuery) (*ConsentChangeQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyConsentChangeWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyConsentChangeWhereInput is returned in case the ConsentChangeWhereInput is empty.
+var ErrEmptyConsentChangeWhereInput = errors.New("ent: empty predicate ConsentChangeWhereInput")
+
+// P returns a predicate for filtering consentchanges.
+// An error is returned if the input is empty or invalid.
+func (i *ConsentChangeWhereInput) P() (predicate.ConsentChange, error) {
+	var predicates []predicate.ConsentChange
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, consentchange.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.ConsentChange, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, consentchange.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.ConsentChange, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, consentchange.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, consentchange.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, consentchange.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, consentchange.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, consentchange.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, consentchange.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, consentchange.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, consentchange.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, consentchange.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, consentchange.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, consentchange.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, consentchange.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, consentchange.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, consentchange.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, consentchange.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, consentchange.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, consentchange.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, consentchange.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, consentchange.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, consentchange.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, consentchange.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, consentchange.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, consentchange.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, consentchange.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, consentchange.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, consentchange.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, consentchange.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, consentchange.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, consentchange.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, consentchange.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, consentchange.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, consentchange.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.CustomerID != nil {
+		predicates = append(predicates, consentchange.CustomerIDEQ(*i.CustomerID))
+	}
+	if i.CustomerIDNEQ != nil {
+		predicates = append(predicates, consentchange.CustomerIDNEQ(*i.CustomerIDNEQ))
+	}
+	if len(i.CustomerIDIn) > 0 {
+		predicates = append(predicates, consentchange.CustomerIDIn(i.CustomerIDIn...))
+	}
+	if len(i.CustomerIDNotIn) > 0 {
+		predicates = append(predicates, consentchange.CustomerIDNotIn(i.CustomerIDNotIn...))
+	}
+	if i.CustomerIDGT != nil {
+		predicates = append(predicates, consentchange.CustomerIDGT(*i.CustomerIDGT))
+	}
+	if i.CustomerIDGTE != nil {
+		predicates = append(predicates, consentchange.CustomerIDGTE(*i.CustomerIDGTE))
+	}
+	if i.CustomerIDLT != nil {
+		predicates = append(predicates, consentchange.CustomerIDLT(*i.CustomerIDLT))
+	}
+	if i.CustomerIDLTE != nil {
+		predicates = append(predicates, consentchange.CustomerIDLTE(*i.CustomerIDLTE))
+	}
+	if i.CustomerIDContains != nil {
+		predicates = append(predicates, consentchange.CustomerIDContains(*i.CustomerIDContains))
+	}
+	if i.CustomerIDHasPrefix != nil {
+		predicates = append(predicates, consentchange.CustomerIDHasPrefix(*i.CustomerIDHasPrefix))
+	}
+	if i.CustomerIDHasSuffix != nil {
+		predicates = append(predicates, consentchange.CustomerIDHasSuffix(*i.CustomerIDHasSuffix))
+	}
+	if i.CustomerIDEqualFold != nil {
+		predicates = append(predicates, consentchange.CustomerIDEqualFold(*i.CustomerIDEqualFold))
+	}
+	if i.CustomerIDContainsFold != nil {
+		predicates = append(predicates, consentchange.CustomerIDContainsFold(*i.CustomerIDContainsFold))
+	}
+	if i.Purpose != nil {
+		predicates = append(predicates, consentchange.PurposeEQ(*i.Purpose))
+	}
+	if i.PurposeNEQ != nil {
+		predicates = append(predicates, consentchange.PurposeNEQ(*i.PurposeNEQ))
+	}
+	if len(i.PurposeIn) > 0 {
+		predicates = append(predicates, consentchange.PurposeIn(i.PurposeIn...))
+	}
+	if len(i.PurposeNotIn) > 0 {
+		predicates = append(predicates, consentchange.PurposeNotIn(i.PurposeNotIn...))
+	}
+	if i.Granted != nil {
+		predicates = append(predicates, consentchange.GrantedEQ(*i.Granted))
+	}
+	if i.GrantedNEQ != nil {
+		predicates = append(predicates, consentchange.GrantedNEQ(*i.GrantedNEQ))
+	}
+	if i.Channel != nil {
+		predicates = append(predicates, consentchange.ChannelEQ(*i.Channel))
+	}
+	if i.ChannelNEQ != nil {
+		predicates = append(predicates, consentchange.ChannelNEQ(*i.ChannelNEQ))
+	}
+	if len(i.ChannelIn) > 0 {
+		predicates = append(predicates, consentchange.ChannelIn(i.ChannelIn...))
+	}
+	if len(i.ChannelNotIn) > 0 {
+		predicates = append(predicates, consentchange.ChannelNotIn(i.ChannelNotIn...))
+	}
+	if i.Source != nil {
+		predicates = append(predicates, consentchange.SourceEQ(*i.Source))
+	}
+	if i.SourceNEQ != nil {
+		predicates = append(predicates, consentchange.SourceNEQ(*i.SourceNEQ))
+	}
+	if len(i.SourceIn) > 0 {
+		predicates = append(predicates, consentchange.SourceIn(i.SourceIn...))
+	}
+	if len(i.SourceNotIn) > 0 {
+		predicates = append(predicates, consentchange.SourceNotIn(i.SourceNotIn...))
+	}
+	if i.SourceGT != nil {
+		predicates = append(predicates, consentchange.SourceGT(*i.SourceGT))
+	}
+	if i.SourceGTE != nil {
+		predicates = append(predicates, consentchange.SourceGTE(*i.SourceGTE))
+	}
+	if i.SourceLT != nil {
+		predicates = append(predicates, consentchange.SourceLT(*i.SourceLT))
+	}
+	if i.SourceLTE != nil {
+		predicates = append(predicates, consentchange.SourceLTE(*i.SourceLTE))
+	}
+	if i.SourceContains != nil {
+		predicates = append(predicates, consentchange.SourceContains(*i.SourceContains))
+	}
+	if i.SourceHasPrefix != nil {
+		predicates = append(predicates, consentchange.SourceHasPrefix(*i.SourceHasPrefix))
+	}
+	if i.SourceHasSuffix != nil {
+		predicates = append(predicates, consentchange.SourceHasSuffix(*i.SourceHasSuffix))
+	}
+	if i.SourceEqualFold != nil {
+		predicates = append(predicates, consentchange.SourceEqualFold(*i.SourceEqualFold))
+	}
+	if i.SourceContainsFold != nil {
+		predicates = append(predicates, consentchange.SourceContainsFold(*i.SourceContainsFold))
+	}
+
+	if i.HasCustomer != nil {
+		p := consentchange.HasCustomer()
+		if !*i.HasCustomer {
+			p = consentchange.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCustomerWith) > 0 {
+		with := make([]predicate.Customer, 0, len(i.HasCustomerWith))
+		for _, w := range i.HasCustomerWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCustomerWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, consentchange.HasCustomerWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyConsentChangeWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return consentchange.And(predicates...), nil
+	}
+}
+
 // CouponWhereInput represents a where input for filtering Coupon queries.
 type CouponWhereInput struct {
 	Predicates []predicate.Coupon  `json:"-"`
@@ -2469,6 +2866,14 @@ type CustomerWhereInput struct {
 	ConsentUpdatedAtIsNil  bool        `json:"consentUpdatedAtIsNil,omitempty"`
 	ConsentUpdatedAtNotNil bool        `json:"consentUpdatedAtNotNil,omitempty"`
 
+	// "consent_marketing_whatsapp" field predicates.
+	ConsentMarketingWhatsapp    *bool `json:"consentMarketingWhatsapp,omitempty"`
+	ConsentMarketingWhatsappNEQ *bool `json:"consentMarketingWhatsappNEQ,omitempty"`
+
+	// "consent_data_sharing" field predicates.
+	ConsentDataSharing    *bool `json:"consentDataSharing,omitempty"`
+	ConsentDataSharingNEQ *bool `json:"consentDataSharingNEQ,omitempty"`
+
 	// "erased_at" field predicates.
 	ErasedAt       *time.Time  `json:"erasedAt,omitempty"`
 	ErasedAtNEQ    *time.Time  `json:"erasedAtNEQ,omitempty"`
@@ -2496,6 +2901,10 @@ type CustomerWhereInput struct {
 	// "sales" edge predicates.
 	HasSales     *bool             `json:"hasSales,omitempty"`
 	HasSalesWith []*SaleWhereInput `json:"hasSalesWith,omitempty"`
+
+	// "consent_changes" edge predicates.
+	HasConsentChanges     *bool                      `json:"hasConsentChanges,omitempty"`
+	HasConsentChangesWith []*ConsentChangeWhereInput `json:"hasConsentChangesWith,omitempty"`
 
 	// "score" edge predicates.
 	HasScore     *bool                      `json:"hasScore,omitempty"`
@@ -3299,6 +3708,18 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 	if i.ConsentUpdatedAtNotNil {
 		predicates = append(predicates, customer.ConsentUpdatedAtNotNil())
 	}
+	if i.ConsentMarketingWhatsapp != nil {
+		predicates = append(predicates, customer.ConsentMarketingWhatsappEQ(*i.ConsentMarketingWhatsapp))
+	}
+	if i.ConsentMarketingWhatsappNEQ != nil {
+		predicates = append(predicates, customer.ConsentMarketingWhatsappNEQ(*i.ConsentMarketingWhatsappNEQ))
+	}
+	if i.ConsentDataSharing != nil {
+		predicates = append(predicates, customer.ConsentDataSharingEQ(*i.ConsentDataSharing))
+	}
+	if i.ConsentDataSharingNEQ != nil {
+		predicates = append(predicates, customer.ConsentDataSharingNEQ(*i.ConsentDataSharingNEQ))
+	}
 	if i.ErasedAt != nil {
 		predicates = append(predicates, customer.ErasedAtEQ(*i.ErasedAt))
 	}
@@ -3401,6 +3822,24 @@ func (i *CustomerWhereInput) P() (predicate.Customer, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, customer.HasSalesWith(with...))
+	}
+	if i.HasConsentChanges != nil {
+		p := customer.HasConsentChanges()
+		if !*i.HasConsentChanges {
+			p = customer.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasConsentChangesWith) > 0 {
+		with := make([]predicate.ConsentChange, 0, len(i.HasConsentChangesWith))
+		for _, w := range i.HasConsentChangesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasConsentChangesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, customer.HasConsentChangesWith(with...))
 	}
 	if i.HasScore != nil {
 		p := customer.HasScore()

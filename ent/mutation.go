@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -55,6 +56,7 @@ const (
 	TypeAPIClient             = "APIClient"
 	TypeCampaign              = "Campaign"
 	TypeChurnModel            = "ChurnModel"
+	TypeConsentChange         = "ConsentChange"
 	TypeCoupon                = "Coupon"
 	TypeCustomer              = "Customer"
 	TypeCustomerImport        = "CustomerImport"
@@ -5052,6 +5054,762 @@ func (m *ChurnModelMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown ChurnModel edge %s", name)
 }
 
+// ConsentChangeMutation represents an operation that mutates the ConsentChange nodes in the graph.
+type ConsentChangeMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	purpose         *consentchange.Purpose
+	granted         *bool
+	channel         *consentchange.Channel
+	source          *string
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	customer        *string
+	clearedcustomer bool
+	done            bool
+	oldValue        func(context.Context) (*ConsentChange, error)
+	predicates      []predicate.ConsentChange
+}
+
+var _ ent.Mutation = (*ConsentChangeMutation)(nil)
+
+// consentchangeOption allows management of the mutation configuration using functional options.
+type consentchangeOption func(*ConsentChangeMutation)
+
+// newConsentChangeMutation creates new mutation for the ConsentChange entity.
+func newConsentChangeMutation(c config, op Op, opts ...consentchangeOption) *ConsentChangeMutation {
+	m := &ConsentChangeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeConsentChange,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withConsentChangeID sets the ID field of the mutation.
+func withConsentChangeID(id string) consentchangeOption {
+	return func(m *ConsentChangeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ConsentChange
+		)
+		m.oldValue = func(ctx context.Context) (*ConsentChange, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ConsentChange.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withConsentChange sets the old ConsentChange of the mutation.
+func withConsentChange(node *ConsentChange) consentchangeOption {
+	return func(m *ConsentChangeMutation) {
+		m.oldValue = func(context.Context) (*ConsentChange, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ConsentChangeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ConsentChangeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ConsentChange entities.
+func (m *ConsentChangeMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ConsentChangeMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ConsentChangeMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ConsentChange.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *ConsentChangeMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *ConsentChangeMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *ConsentChangeMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ConsentChangeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ConsentChangeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ConsentChangeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *ConsentChangeMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *ConsentChangeMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *ConsentChangeMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetPurpose sets the "purpose" field.
+func (m *ConsentChangeMutation) SetPurpose(c consentchange.Purpose) {
+	m.purpose = &c
+}
+
+// Purpose returns the value of the "purpose" field in the mutation.
+func (m *ConsentChangeMutation) Purpose() (r consentchange.Purpose, exists bool) {
+	v := m.purpose
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurpose returns the old "purpose" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldPurpose(ctx context.Context) (v consentchange.Purpose, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurpose is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurpose requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurpose: %w", err)
+	}
+	return oldValue.Purpose, nil
+}
+
+// ResetPurpose resets all changes to the "purpose" field.
+func (m *ConsentChangeMutation) ResetPurpose() {
+	m.purpose = nil
+}
+
+// SetGranted sets the "granted" field.
+func (m *ConsentChangeMutation) SetGranted(b bool) {
+	m.granted = &b
+}
+
+// Granted returns the value of the "granted" field in the mutation.
+func (m *ConsentChangeMutation) Granted() (r bool, exists bool) {
+	v := m.granted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGranted returns the old "granted" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldGranted(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGranted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGranted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGranted: %w", err)
+	}
+	return oldValue.Granted, nil
+}
+
+// ResetGranted resets all changes to the "granted" field.
+func (m *ConsentChangeMutation) ResetGranted() {
+	m.granted = nil
+}
+
+// SetChannel sets the "channel" field.
+func (m *ConsentChangeMutation) SetChannel(c consentchange.Channel) {
+	m.channel = &c
+}
+
+// Channel returns the value of the "channel" field in the mutation.
+func (m *ConsentChangeMutation) Channel() (r consentchange.Channel, exists bool) {
+	v := m.channel
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChannel returns the old "channel" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldChannel(ctx context.Context) (v consentchange.Channel, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChannel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChannel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChannel: %w", err)
+	}
+	return oldValue.Channel, nil
+}
+
+// ResetChannel resets all changes to the "channel" field.
+func (m *ConsentChangeMutation) ResetChannel() {
+	m.channel = nil
+}
+
+// SetSource sets the "source" field.
+func (m *ConsentChangeMutation) SetSource(s string) {
+	m.source = &s
+}
+
+// Source returns the value of the "source" field in the mutation.
+func (m *ConsentChangeMutation) Source() (r string, exists bool) {
+	v := m.source
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSource returns the old "source" field's value of the ConsentChange entity.
+// If the ConsentChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConsentChangeMutation) OldSource(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSource is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSource requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSource: %w", err)
+	}
+	return oldValue.Source, nil
+}
+
+// ResetSource resets all changes to the "source" field.
+func (m *ConsentChangeMutation) ResetSource() {
+	m.source = nil
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *ConsentChangeMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[consentchange.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *ConsentChangeMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *ConsentChangeMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *ConsentChangeMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *ConsentChangeMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[consentchange.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *ConsentChangeMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *ConsentChangeMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *ConsentChangeMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the ConsentChangeMutation builder.
+func (m *ConsentChangeMutation) Where(ps ...predicate.ConsentChange) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ConsentChangeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ConsentChangeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ConsentChange, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ConsentChangeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ConsentChangeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ConsentChange).
+func (m *ConsentChangeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ConsentChangeMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.tenant != nil {
+		fields = append(fields, consentchange.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, consentchange.FieldCreatedAt)
+	}
+	if m.customer != nil {
+		fields = append(fields, consentchange.FieldCustomerID)
+	}
+	if m.purpose != nil {
+		fields = append(fields, consentchange.FieldPurpose)
+	}
+	if m.granted != nil {
+		fields = append(fields, consentchange.FieldGranted)
+	}
+	if m.channel != nil {
+		fields = append(fields, consentchange.FieldChannel)
+	}
+	if m.source != nil {
+		fields = append(fields, consentchange.FieldSource)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ConsentChangeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case consentchange.FieldTenantID:
+		return m.TenantID()
+	case consentchange.FieldCreatedAt:
+		return m.CreatedAt()
+	case consentchange.FieldCustomerID:
+		return m.CustomerID()
+	case consentchange.FieldPurpose:
+		return m.Purpose()
+	case consentchange.FieldGranted:
+		return m.Granted()
+	case consentchange.FieldChannel:
+		return m.Channel()
+	case consentchange.FieldSource:
+		return m.Source()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ConsentChangeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case consentchange.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case consentchange.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case consentchange.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case consentchange.FieldPurpose:
+		return m.OldPurpose(ctx)
+	case consentchange.FieldGranted:
+		return m.OldGranted(ctx)
+	case consentchange.FieldChannel:
+		return m.OldChannel(ctx)
+	case consentchange.FieldSource:
+		return m.OldSource(ctx)
+	}
+	return nil, fmt.Errorf("unknown ConsentChange field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ConsentChangeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case consentchange.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case consentchange.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case consentchange.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case consentchange.FieldPurpose:
+		v, ok := value.(consentchange.Purpose)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurpose(v)
+		return nil
+	case consentchange.FieldGranted:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGranted(v)
+		return nil
+	case consentchange.FieldChannel:
+		v, ok := value.(consentchange.Channel)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChannel(v)
+		return nil
+	case consentchange.FieldSource:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSource(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ConsentChange field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ConsentChangeMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ConsentChangeMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ConsentChangeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ConsentChange numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ConsentChangeMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ConsentChangeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ConsentChangeMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ConsentChange nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ConsentChangeMutation) ResetField(name string) error {
+	switch name {
+	case consentchange.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case consentchange.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case consentchange.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case consentchange.FieldPurpose:
+		m.ResetPurpose()
+		return nil
+	case consentchange.FieldGranted:
+		m.ResetGranted()
+		return nil
+	case consentchange.FieldChannel:
+		m.ResetChannel()
+		return nil
+	case consentchange.FieldSource:
+		m.ResetSource()
+		return nil
+	}
+	return fmt.Errorf("unknown ConsentChange field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ConsentChangeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, consentchange.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, consentchange.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ConsentChangeMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case consentchange.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case consentchange.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ConsentChangeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ConsentChangeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ConsentChangeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, consentchange.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, consentchange.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ConsentChangeMutation) EdgeCleared(name string) bool {
+	switch name {
+	case consentchange.EdgeTenant:
+		return m.clearedtenant
+	case consentchange.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ConsentChangeMutation) ClearEdge(name string) error {
+	switch name {
+	case consentchange.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case consentchange.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown ConsentChange unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ConsentChangeMutation) ResetEdge(name string) error {
+	switch name {
+	case consentchange.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case consentchange.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown ConsentChange edge %s", name)
+}
+
 // CouponMutation represents an operation that mutates the Coupon nodes in the graph.
 type CouponMutation struct {
 	config
@@ -6010,58 +6768,63 @@ func (m *CouponMutation) ResetEdge(name string) error {
 // CustomerMutation represents an operation that mutates the Customer nodes in the graph.
 type CustomerMutation struct {
 	config
-	op                      Op
-	typ                     string
-	id                      *string
-	created_at              *time.Time
-	updated_at              *time.Time
-	external_id             *string
-	name                    *string
-	name_search             *string
-	email                   *string
-	email_key               *string
-	document_type           *customer.DocumentType
-	document                *string
-	phone                   *string
-	birth_date              *string
-	gender                  *customer.Gender
-	address_street          *string
-	address_city            *string
-	address_state           *string
-	address_zip_code        *string
-	level                   *customer.Level
-	level_grace_since       *time.Time
-	points_balance          *int64
-	addpoints_balance       *int64
-	points_pending          *int64
-	addpoints_pending       *int64
-	points_debt             *int64
-	addpoints_debt          *int64
-	lifetime_value          *decimal.Decimal
-	consent_marketing_email *bool
-	consent_marketing_sms   *bool
-	consent_updated_at      *time.Time
-	erased_at               *time.Time
-	clearedFields           map[string]struct{}
-	tenant                  *string
-	clearedtenant           bool
-	segments                map[string]struct{}
-	removedsegments         map[string]struct{}
-	clearedsegments         bool
-	points_entries          map[string]struct{}
-	removedpoints_entries   map[string]struct{}
-	clearedpoints_entries   bool
-	redemptions             map[string]struct{}
-	removedredemptions      map[string]struct{}
-	clearedredemptions      bool
-	sales                   map[string]struct{}
-	removedsales            map[string]struct{}
-	clearedsales            bool
-	score                   *string
-	clearedscore            bool
-	done                    bool
-	oldValue                func(context.Context) (*Customer, error)
-	predicates              []predicate.Customer
+	op                         Op
+	typ                        string
+	id                         *string
+	created_at                 *time.Time
+	updated_at                 *time.Time
+	external_id                *string
+	name                       *string
+	name_search                *string
+	email                      *string
+	email_key                  *string
+	document_type              *customer.DocumentType
+	document                   *string
+	phone                      *string
+	birth_date                 *string
+	gender                     *customer.Gender
+	address_street             *string
+	address_city               *string
+	address_state              *string
+	address_zip_code           *string
+	level                      *customer.Level
+	level_grace_since          *time.Time
+	points_balance             *int64
+	addpoints_balance          *int64
+	points_pending             *int64
+	addpoints_pending          *int64
+	points_debt                *int64
+	addpoints_debt             *int64
+	lifetime_value             *decimal.Decimal
+	consent_marketing_email    *bool
+	consent_marketing_sms      *bool
+	consent_updated_at         *time.Time
+	consent_marketing_whatsapp *bool
+	consent_data_sharing       *bool
+	erased_at                  *time.Time
+	clearedFields              map[string]struct{}
+	tenant                     *string
+	clearedtenant              bool
+	segments                   map[string]struct{}
+	removedsegments            map[string]struct{}
+	clearedsegments            bool
+	points_entries             map[string]struct{}
+	removedpoints_entries      map[string]struct{}
+	clearedpoints_entries      bool
+	redemptions                map[string]struct{}
+	removedredemptions         map[string]struct{}
+	clearedredemptions         bool
+	sales                      map[string]struct{}
+	removedsales               map[string]struct{}
+	clearedsales               bool
+	consent_changes            map[string]struct{}
+	removedconsent_changes     map[string]struct{}
+	clearedconsent_changes     bool
+	score                      *string
+	clearedscore               bool
+	done                       bool
+	oldValue                   func(context.Context) (*Customer, error)
+	predicates                 []predicate.Customer
 }
 
 var _ ent.Mutation = (*CustomerMutation)(nil)
@@ -7320,6 +8083,78 @@ func (m *CustomerMutation) ResetConsentUpdatedAt() {
 	delete(m.clearedFields, customer.FieldConsentUpdatedAt)
 }
 
+// SetConsentMarketingWhatsapp sets the "consent_marketing_whatsapp" field.
+func (m *CustomerMutation) SetConsentMarketingWhatsapp(b bool) {
+	m.consent_marketing_whatsapp = &b
+}
+
+// ConsentMarketingWhatsapp returns the value of the "consent_marketing_whatsapp" field in the mutation.
+func (m *CustomerMutation) ConsentMarketingWhatsapp() (r bool, exists bool) {
+	v := m.consent_marketing_whatsapp
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsentMarketingWhatsapp returns the old "consent_marketing_whatsapp" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldConsentMarketingWhatsapp(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsentMarketingWhatsapp is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsentMarketingWhatsapp requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsentMarketingWhatsapp: %w", err)
+	}
+	return oldValue.ConsentMarketingWhatsapp, nil
+}
+
+// ResetConsentMarketingWhatsapp resets all changes to the "consent_marketing_whatsapp" field.
+func (m *CustomerMutation) ResetConsentMarketingWhatsapp() {
+	m.consent_marketing_whatsapp = nil
+}
+
+// SetConsentDataSharing sets the "consent_data_sharing" field.
+func (m *CustomerMutation) SetConsentDataSharing(b bool) {
+	m.consent_data_sharing = &b
+}
+
+// ConsentDataSharing returns the value of the "consent_data_sharing" field in the mutation.
+func (m *CustomerMutation) ConsentDataSharing() (r bool, exists bool) {
+	v := m.consent_data_sharing
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsentDataSharing returns the old "consent_data_sharing" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldConsentDataSharing(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsentDataSharing is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsentDataSharing requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsentDataSharing: %w", err)
+	}
+	return oldValue.ConsentDataSharing, nil
+}
+
+// ResetConsentDataSharing resets all changes to the "consent_data_sharing" field.
+func (m *CustomerMutation) ResetConsentDataSharing() {
+	m.consent_data_sharing = nil
+}
+
 // SetErasedAt sets the "erased_at" field.
 func (m *CustomerMutation) SetErasedAt(t time.Time) {
 	m.erased_at = &t
@@ -7612,6 +8447,60 @@ func (m *CustomerMutation) ResetSales() {
 	m.removedsales = nil
 }
 
+// AddConsentChangeIDs adds the "consent_changes" edge to the ConsentChange entity by ids.
+func (m *CustomerMutation) AddConsentChangeIDs(ids ...string) {
+	if m.consent_changes == nil {
+		m.consent_changes = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.consent_changes[ids[i]] = struct{}{}
+	}
+}
+
+// ClearConsentChanges clears the "consent_changes" edge to the ConsentChange entity.
+func (m *CustomerMutation) ClearConsentChanges() {
+	m.clearedconsent_changes = true
+}
+
+// ConsentChangesCleared reports if the "consent_changes" edge to the ConsentChange entity was cleared.
+func (m *CustomerMutation) ConsentChangesCleared() bool {
+	return m.clearedconsent_changes
+}
+
+// RemoveConsentChangeIDs removes the "consent_changes" edge to the ConsentChange entity by IDs.
+func (m *CustomerMutation) RemoveConsentChangeIDs(ids ...string) {
+	if m.removedconsent_changes == nil {
+		m.removedconsent_changes = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.consent_changes, ids[i])
+		m.removedconsent_changes[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedConsentChanges returns the removed IDs of the "consent_changes" edge to the ConsentChange entity.
+func (m *CustomerMutation) RemovedConsentChangesIDs() (ids []string) {
+	for id := range m.removedconsent_changes {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ConsentChangesIDs returns the "consent_changes" edge IDs in the mutation.
+func (m *CustomerMutation) ConsentChangesIDs() (ids []string) {
+	for id := range m.consent_changes {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetConsentChanges resets all changes to the "consent_changes" edge.
+func (m *CustomerMutation) ResetConsentChanges() {
+	m.consent_changes = nil
+	m.clearedconsent_changes = false
+	m.removedconsent_changes = nil
+}
+
 // SetScoreID sets the "score" edge to the CustomerScore entity by id.
 func (m *CustomerMutation) SetScoreID(id string) {
 	m.score = &id
@@ -7685,7 +8574,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 27)
+	fields := make([]string, 0, 29)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -7764,6 +8653,12 @@ func (m *CustomerMutation) Fields() []string {
 	if m.consent_updated_at != nil {
 		fields = append(fields, customer.FieldConsentUpdatedAt)
 	}
+	if m.consent_marketing_whatsapp != nil {
+		fields = append(fields, customer.FieldConsentMarketingWhatsapp)
+	}
+	if m.consent_data_sharing != nil {
+		fields = append(fields, customer.FieldConsentDataSharing)
+	}
 	if m.erased_at != nil {
 		fields = append(fields, customer.FieldErasedAt)
 	}
@@ -7827,6 +8722,10 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.ConsentMarketingSms()
 	case customer.FieldConsentUpdatedAt:
 		return m.ConsentUpdatedAt()
+	case customer.FieldConsentMarketingWhatsapp:
+		return m.ConsentMarketingWhatsapp()
+	case customer.FieldConsentDataSharing:
+		return m.ConsentDataSharing()
 	case customer.FieldErasedAt:
 		return m.ErasedAt()
 	}
@@ -7890,6 +8789,10 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldConsentMarketingSms(ctx)
 	case customer.FieldConsentUpdatedAt:
 		return m.OldConsentUpdatedAt(ctx)
+	case customer.FieldConsentMarketingWhatsapp:
+		return m.OldConsentMarketingWhatsapp(ctx)
+	case customer.FieldConsentDataSharing:
+		return m.OldConsentDataSharing(ctx)
 	case customer.FieldErasedAt:
 		return m.OldErasedAt(ctx)
 	}
@@ -8082,6 +8985,20 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetConsentUpdatedAt(v)
+		return nil
+	case customer.FieldConsentMarketingWhatsapp:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsentMarketingWhatsapp(v)
+		return nil
+	case customer.FieldConsentDataSharing:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsentDataSharing(v)
 		return nil
 	case customer.FieldErasedAt:
 		v, ok := value.(time.Time)
@@ -8337,6 +9254,12 @@ func (m *CustomerMutation) ResetField(name string) error {
 	case customer.FieldConsentUpdatedAt:
 		m.ResetConsentUpdatedAt()
 		return nil
+	case customer.FieldConsentMarketingWhatsapp:
+		m.ResetConsentMarketingWhatsapp()
+		return nil
+	case customer.FieldConsentDataSharing:
+		m.ResetConsentDataSharing()
+		return nil
 	case customer.FieldErasedAt:
 		m.ResetErasedAt()
 		return nil
@@ -8346,7 +9269,7 @@ func (m *CustomerMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CustomerMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.tenant != nil {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -8361,6 +9284,9 @@ func (m *CustomerMutation) AddedEdges() []string {
 	}
 	if m.sales != nil {
 		edges = append(edges, customer.EdgeSales)
+	}
+	if m.consent_changes != nil {
+		edges = append(edges, customer.EdgeConsentChanges)
 	}
 	if m.score != nil {
 		edges = append(edges, customer.EdgeScore)
@@ -8400,6 +9326,12 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeConsentChanges:
+		ids := make([]ent.Value, 0, len(m.consent_changes))
+		for id := range m.consent_changes {
+			ids = append(ids, id)
+		}
+		return ids
 	case customer.EdgeScore:
 		if id := m.score; id != nil {
 			return []ent.Value{*id}
@@ -8410,7 +9342,7 @@ func (m *CustomerMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CustomerMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.removedsegments != nil {
 		edges = append(edges, customer.EdgeSegments)
 	}
@@ -8422,6 +9354,9 @@ func (m *CustomerMutation) RemovedEdges() []string {
 	}
 	if m.removedsales != nil {
 		edges = append(edges, customer.EdgeSales)
+	}
+	if m.removedconsent_changes != nil {
+		edges = append(edges, customer.EdgeConsentChanges)
 	}
 	return edges
 }
@@ -8454,13 +9389,19 @@ func (m *CustomerMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case customer.EdgeConsentChanges:
+		ids := make([]ent.Value, 0, len(m.removedconsent_changes))
+		for id := range m.removedconsent_changes {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CustomerMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.clearedtenant {
 		edges = append(edges, customer.EdgeTenant)
 	}
@@ -8475,6 +9416,9 @@ func (m *CustomerMutation) ClearedEdges() []string {
 	}
 	if m.clearedsales {
 		edges = append(edges, customer.EdgeSales)
+	}
+	if m.clearedconsent_changes {
+		edges = append(edges, customer.EdgeConsentChanges)
 	}
 	if m.clearedscore {
 		edges = append(edges, customer.EdgeScore)
@@ -8496,6 +9440,8 @@ func (m *CustomerMutation) EdgeCleared(name string) bool {
 		return m.clearedredemptions
 	case customer.EdgeSales:
 		return m.clearedsales
+	case customer.EdgeConsentChanges:
+		return m.clearedconsent_changes
 	case customer.EdgeScore:
 		return m.clearedscore
 	}
@@ -8534,6 +9480,9 @@ func (m *CustomerMutation) ResetEdge(name string) error {
 		return nil
 	case customer.EdgeSales:
 		m.ResetSales()
+		return nil
+	case customer.EdgeConsentChanges:
+		m.ResetConsentChanges()
 		return nil
 	case customer.EdgeScore:
 		m.ResetScore()

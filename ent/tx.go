@@ -20,6 +20,8 @@ type Tx struct {
 	Campaign *CampaignClient
 	// ChurnModel is the client for interacting with the ChurnModel builders.
 	ChurnModel *ChurnModelClient
+	// ConsentChange is the client for interacting with the ConsentChange builders.
+	ConsentChange *ConsentChangeClient
 	// Coupon is the client for interacting with the Coupon builders.
 	Coupon *CouponClient
 	// Customer is the client for interacting with the Customer builders.
@@ -202,6 +204,7 @@ func (tx *Tx) init() {
 	tx.APIClient = NewAPIClientClient(tx.config)
 	tx.Campaign = NewCampaignClient(tx.config)
 	tx.ChurnModel = NewChurnModelClient(tx.config)
+	tx.ConsentChange = NewConsentChangeClient(tx.config)
 	tx.Coupon = NewCouponClient(tx.config)
 	tx.Customer = NewCustomerClient(tx.config)
 	tx.CustomerImport = NewCustomerImportClient(tx.config)

@@ -61,7 +61,8 @@ func addressInput(a generated.CustomerAddressInput) app.AddressInput {
 }
 
 func consentInput(c generated.CustomerConsentInput) app.ConsentInput {
-	return app.ConsentInput{MarketingEmail: omitted(c.MarketingEmail), MarketingSMS: omitted(c.MarketingSms)}
+	return app.ConsentInput{MarketingEmail: omitted(c.MarketingEmail), MarketingSMS: omitted(c.MarketingSms),
+		MarketingWhatsApp: omitted(c.MarketingWhatsapp), DataSharing: omitted(c.DataSharing)}
 }
 
 // omitted reads an omittable GraphQL input: absent, null or a value.

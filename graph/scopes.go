@@ -100,6 +100,7 @@ var TypeScopes = map[string]string{
 	"Store":         "campaigns:read",
 	"Product":       "campaigns:read",
 	"Coupon":        "campaigns:read",
+	"ConsentChange": "customers:read",
 	"Sale":          app.ScopeBackoffice,
 	"SaleItem":      app.ScopeBackoffice,
 	"SalePayment":   app.ScopeBackoffice,

@@ -41,9 +41,11 @@ type addressJSON struct {
 }
 
 type consentJSON struct {
-	MarketingEmail bool    `json:"marketing_email"`
-	MarketingSMS   bool    `json:"marketing_sms"`
-	UpdatedAt      *string `json:"updated_at"`
+	MarketingEmail    bool    `json:"marketing_email"`
+	MarketingSMS      bool    `json:"marketing_sms"`
+	MarketingWhatsApp bool    `json:"marketing_whatsapp"`
+	DataSharing       bool    `json:"data_sharing"`
+	UpdatedAt         *string `json:"updated_at"`
 }
 
 // customerListItem is an item of the list response.
@@ -97,7 +99,8 @@ func fullCustomer(c *ent.Customer) customerJSON {
 		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c),
 		Phone: c.Phone, BirthDate: c.BirthDate, Level: string(c.Level), PointsBalance: c.PointsBalance,
 		LifetimeValue: json.Number(c.LifetimeValue.String()), Segments: segmentIDs(c),
-		Consent:   consentJSON{MarketingEmail: c.ConsentMarketingEmail, MarketingSMS: c.ConsentMarketingSms},
+		Consent: consentJSON{MarketingEmail: c.ConsentMarketingEmail, MarketingSMS: c.ConsentMarketingSms,
+			MarketingWhatsApp: c.ConsentMarketingWhatsapp, DataSharing: c.ConsentDataSharing},
 		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
 	}
 	if c.Gender != nil {

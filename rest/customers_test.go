@@ -680,7 +680,7 @@ func TestCustomerGet(t *testing.T) {
 			"points_balance": json.Number("1500"),
 			"lifetime_value": json.Number("12345.67"),
 			"segments":       []any{vip},
-			"consent":        map[string]any{"marketing_email": true, "marketing_sms": false, "updated_at": consent["updated_at"]},
+			"consent":        map[string]any{"marketing_email": true, "marketing_whatsapp": false, "data_sharing": false, "marketing_sms": false, "updated_at": consent["updated_at"]},
 			"created_at":     got["created_at"],
 			"updated_at":     got["updated_at"],
 		}, got)
@@ -694,7 +694,7 @@ func TestCustomerGet(t *testing.T) {
 			require.Nil(t, b[k], k)
 		}
 		require.Equal(t, []any{}, b["segments"])
-		require.Equal(t, map[string]any{"marketing_email": false, "marketing_sms": false, "updated_at": nil}, b["consent"])
+		require.Equal(t, map[string]any{"marketing_email": false, "marketing_whatsapp": false, "data_sharing": false, "marketing_sms": false, "updated_at": nil}, b["consent"])
 		require.Equal(t, json.Number("0"), b["lifetime_value"])
 
 		// Unknown ids and ids of another tenant are not found, and nothing leaks.
@@ -1094,7 +1094,7 @@ func TestCustomerReplace(t *testing.T) {
 				"id": id, "external_id": nil, "name": "Ana Maria Lima", "email": "ANA@x.com", "cpf": custMasked(cpf),
 				"phone": nil, "birth_date": nil, "gender": nil, "address": nil,
 				"level": "bronze", "points_balance": json.Number("0"), "lifetime_value": json.Number("0"), "segments": []any{},
-				"consent":    map[string]any{"marketing_email": false, "marketing_sms": false, "updated_at": consent["updated_at"]},
+				"consent":    map[string]any{"marketing_email": false, "marketing_whatsapp": false, "data_sharing": false, "marketing_sms": false, "updated_at": consent["updated_at"]},
 				"created_at": before["created_at"], "updated_at": got["updated_at"],
 			}, got)
 			require.Equal(t, got, e.custGet(t, id), "the PUT answer is not the stored record")
@@ -1233,7 +1233,7 @@ func TestCustomerConsentUpdatedAt(t *testing.T) {
 		id := e.custCreate(t, e.token, custBasic("Ana Lima", "ana@x.com", cpf))
 		path := "/v1/customers/" + id
 		// No consent given yet: no consent time.
-		require.Equal(t, map[string]any{"marketing_email": false, "marketing_sms": false, "updated_at": nil}, e.custGet(t, id)["consent"])
+		require.Equal(t, map[string]any{"marketing_email": false, "marketing_whatsapp": false, "data_sharing": false, "marketing_sms": false, "updated_at": nil}, e.custGet(t, id)["consent"])
 
 		// Timestamps are rendered to the second: pin the stored consent time
 		// in the past so that any change of it shows.

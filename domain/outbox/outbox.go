@@ -26,11 +26,13 @@ const (
 	// CustomerErased says a customer's personal data was erased (LGPD); its
 	// data holds the id only.
 	CustomerErased = "customer.erased"
+	// CustomerConsentChanged says a customer granted or withdrew a consent.
+	CustomerConsentChanged = "customer.consent_changed"
 )
 
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
-	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased}
+	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

@@ -71,6 +71,10 @@ const (
 	FieldConsentMarketingSms = "consent_marketing_sms"
 	// FieldConsentUpdatedAt holds the string denoting the consent_updated_at field in the database.
 	FieldConsentUpdatedAt = "consent_updated_at"
+	// FieldConsentMarketingWhatsapp holds the string denoting the consent_marketing_whatsapp field in the database.
+	FieldConsentMarketingWhatsapp = "consent_marketing_whatsapp"
+	// FieldConsentDataSharing holds the string denoting the consent_data_sharing field in the database.
+	FieldConsentDataSharing = "consent_data_sharing"
 	// FieldErasedAt holds the string denoting the erased_at field in the database.
 	FieldErasedAt = "erased_at"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
@@ -83,6 +87,8 @@ const (
 	EdgeRedemptions = "redemptions"
 	// EdgeSales holds the string denoting the sales edge name in mutations.
 	EdgeSales = "sales"
+	// EdgeConsentChanges holds the string denoting the consent_changes edge name in mutations.
+	EdgeConsentChanges = "consent_changes"
 	// EdgeScore holds the string denoting the score edge name in mutations.
 	EdgeScore = "score"
 	// Table holds the table name of the customer in the database.
@@ -120,6 +126,13 @@ const (
 	SalesInverseTable = "sales"
 	// SalesColumn is the table column denoting the sales relation/edge.
 	SalesColumn = "customer_id"
+	// ConsentChangesTable is the table that holds the consent_changes relation/edge.
+	ConsentChangesTable = "consent_changes"
+	// ConsentChangesInverseTable is the table name for the ConsentChange entity.
+	// It exists in this package in order to avoid circular dependency with the "consentchange" package.
+	ConsentChangesInverseTable = "consent_changes"
+	// ConsentChangesColumn is the table column denoting the consent_changes relation/edge.
+	ConsentChangesColumn = "customer_id"
 	// ScoreTable is the table that holds the score relation/edge.
 	ScoreTable = "customer_scores"
 	// ScoreInverseTable is the table name for the CustomerScore entity.
@@ -158,6 +171,8 @@ var Columns = []string{
 	FieldConsentMarketingEmail,
 	FieldConsentMarketingSms,
 	FieldConsentUpdatedAt,
+	FieldConsentMarketingWhatsapp,
+	FieldConsentDataSharing,
 	FieldErasedAt,
 }
 
@@ -221,6 +236,10 @@ var (
 	DefaultConsentMarketingEmail bool
 	// DefaultConsentMarketingSms holds the default value on creation for the "consent_marketing_sms" field.
 	DefaultConsentMarketingSms bool
+	// DefaultConsentMarketingWhatsapp holds the default value on creation for the "consent_marketing_whatsapp" field.
+	DefaultConsentMarketingWhatsapp bool
+	// DefaultConsentDataSharing holds the default value on creation for the "consent_data_sharing" field.
+	DefaultConsentDataSharing bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -441,6 +460,16 @@ func ByConsentUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldConsentUpdatedAt, opts...).ToFunc()
 }
 
+// ByConsentMarketingWhatsapp orders the results by the consent_marketing_whatsapp field.
+func ByConsentMarketingWhatsapp(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldConsentMarketingWhatsapp, opts...).ToFunc()
+}
+
+// ByConsentDataSharing orders the results by the consent_data_sharing field.
+func ByConsentDataSharing(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldConsentDataSharing, opts...).ToFunc()
+}
+
 // ByErasedAt orders the results by the erased_at field.
 func ByErasedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldErasedAt, opts...).ToFunc()
@@ -509,6 +538,20 @@ func BySales(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// ByConsentChangesCount orders the results by consent_changes count.
+func ByConsentChangesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newConsentChangesStep(), opts...)
+	}
+}
+
+// ByConsentChanges orders the results by consent_changes terms.
+func ByConsentChanges(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newConsentChangesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByScoreField orders the results by score field.
 func ByScoreField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -548,6 +591,13 @@ func newSalesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SalesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, true, SalesTable, SalesColumn),
+	)
+}
+func newConsentChangesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ConsentChangesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ConsentChangesTable, ConsentChangesColumn),
 	)
 }
 func newScoreStep() *sqlgraph.Step {

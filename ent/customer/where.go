@@ -181,6 +181,16 @@ func ConsentUpdatedAt(v time.Time) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldConsentUpdatedAt, v))
 }
 
+// ConsentMarketingWhatsapp applies equality check predicate on the "consent_marketing_whatsapp" field. It's identical to ConsentMarketingWhatsappEQ.
+func ConsentMarketingWhatsapp(v bool) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldConsentMarketingWhatsapp, v))
+}
+
+// ConsentDataSharing applies equality check predicate on the "consent_data_sharing" field. It's identical to ConsentDataSharingEQ.
+func ConsentDataSharing(v bool) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldConsentDataSharing, v))
+}
+
 // ErasedAt applies equality check predicate on the "erased_at" field. It's identical to ErasedAtEQ.
 func ErasedAt(v time.Time) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldErasedAt, v))
@@ -1551,6 +1561,26 @@ func ConsentUpdatedAtNotNil() predicate.Customer {
 	return predicate.Customer(sql.FieldNotNull(FieldConsentUpdatedAt))
 }
 
+// ConsentMarketingWhatsappEQ applies the EQ predicate on the "consent_marketing_whatsapp" field.
+func ConsentMarketingWhatsappEQ(v bool) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldConsentMarketingWhatsapp, v))
+}
+
+// ConsentMarketingWhatsappNEQ applies the NEQ predicate on the "consent_marketing_whatsapp" field.
+func ConsentMarketingWhatsappNEQ(v bool) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldConsentMarketingWhatsapp, v))
+}
+
+// ConsentDataSharingEQ applies the EQ predicate on the "consent_data_sharing" field.
+func ConsentDataSharingEQ(v bool) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldConsentDataSharing, v))
+}
+
+// ConsentDataSharingNEQ applies the NEQ predicate on the "consent_data_sharing" field.
+func ConsentDataSharingNEQ(v bool) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldConsentDataSharing, v))
+}
+
 // ErasedAtEQ applies the EQ predicate on the "erased_at" field.
 func ErasedAtEQ(v time.Time) predicate.Customer {
 	return predicate.Customer(sql.FieldEQ(FieldErasedAt, v))
@@ -1708,6 +1738,29 @@ func HasSales() predicate.Customer {
 func HasSalesWith(preds ...predicate.Sale) predicate.Customer {
 	return predicate.Customer(func(s *sql.Selector) {
 		step := newSalesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasConsentChanges applies the HasEdge predicate on the "consent_changes" edge.
+func HasConsentChanges() predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ConsentChangesTable, ConsentChangesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasConsentChangesWith applies the HasEdge predicate on the "consent_changes" edge with a given conditions (other predicates).
+func HasConsentChangesWith(preds ...predicate.ConsentChange) predicate.Customer {
+	return predicate.Customer(func(s *sql.Selector) {
+		step := newConsentChangesStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

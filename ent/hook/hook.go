@@ -45,6 +45,18 @@ func (f ChurnModelFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChurnModelMutation", m)
 }
 
+// The ConsentChangeFunc type is an adapter to allow the use of ordinary
+// function as ConsentChange mutator.
+type ConsentChangeFunc func(context.Context, *ent.ConsentChangeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ConsentChangeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ConsentChangeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ConsentChangeMutation", m)
+}
+
 // The CouponFunc type is an adapter to allow the use of ordinary
 // function as Coupon mutator.
 type CouponFunc func(context.Context, *ent.CouponMutation) (ent.Value, error)

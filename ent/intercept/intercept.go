@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -173,6 +174,33 @@ func (f TraverseChurnModel) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.ChurnModelQuery", q)
+}
+
+// The ConsentChangeFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ConsentChangeFunc func(context.Context, *ent.ConsentChangeQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ConsentChangeFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ConsentChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ConsentChangeQuery", q)
+}
+
+// The TraverseConsentChange type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseConsentChange func(context.Context, *ent.ConsentChangeQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseConsentChange) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseConsentChange) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ConsentChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ConsentChangeQuery", q)
 }
 
 // The CouponFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -832,6 +860,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.CampaignQuery, predicate.Campaign, campaign.OrderOption]{typ: ent.TypeCampaign, tq: q}, nil
 	case *ent.ChurnModelQuery:
 		return &query[*ent.ChurnModelQuery, predicate.ChurnModel, churnmodel.OrderOption]{typ: ent.TypeChurnModel, tq: q}, nil
+	case *ent.ConsentChangeQuery:
+		return &query[*ent.ConsentChangeQuery, predicate.ConsentChange, consentchange.OrderOption]{typ: ent.TypeConsentChange, tq: q}, nil
 	case *ent.CouponQuery:
 		return &query[*ent.CouponQuery, predicate.Coupon, coupon.OrderOption]{typ: ent.TypeCoupon, tq: q}, nil
 	case *ent.CustomerQuery:

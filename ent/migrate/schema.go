@@ -142,6 +142,44 @@ var (
 			},
 		},
 	}
+	// ConsentChangesColumns holds the columns for the "consent_changes" table.
+	ConsentChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"marketing_email", "marketing_sms", "marketing_whatsapp", "data_sharing"}},
+		{Name: "granted", Type: field.TypeBool},
+		{Name: "channel", Type: field.TypeEnum, Enums: []string{"api", "back_office", "import", "erasure"}},
+		{Name: "source", Type: field.TypeString, Size: 200, Default: ""},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+	}
+	// ConsentChangesTable holds the schema information for the "consent_changes" table.
+	ConsentChangesTable = &schema.Table{
+		Name:       "consent_changes",
+		Columns:    ConsentChangesColumns,
+		PrimaryKey: []*schema.Column{ConsentChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "consent_changes_tenants_tenant",
+				Columns:    []*schema.Column{ConsentChangesColumns[6]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "consent_changes_customers_consent_changes",
+				Columns:    []*schema.Column{ConsentChangesColumns[7]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "consentchange_tenant_id_customer_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConsentChangesColumns[6], ConsentChangesColumns[7], ConsentChangesColumns[0]},
+			},
+		},
+	}
 	// CouponsColumns holds the columns for the "coupons" table.
 	CouponsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -215,6 +253,8 @@ var (
 		{Name: "consent_marketing_email", Type: field.TypeBool, Default: false},
 		{Name: "consent_marketing_sms", Type: field.TypeBool, Default: false},
 		{Name: "consent_updated_at", Type: field.TypeTime, Nullable: true},
+		{Name: "consent_marketing_whatsapp", Type: field.TypeBool, Default: false},
+		{Name: "consent_data_sharing", Type: field.TypeBool, Default: false},
 		{Name: "erased_at", Type: field.TypeTime, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
@@ -226,7 +266,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[27]},
+				Columns:    []*schema.Column{CustomersColumns[29]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -235,22 +275,22 @@ var (
 			{
 				Name:    "customer_tenant_id_document",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[9]},
+				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[9]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[7]},
+				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[3]},
 			},
 			{
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[27], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[0]},
 			},
 		},
 	}
@@ -1228,6 +1268,7 @@ var (
 		APIClientsTable,
 		CampaignsTable,
 		ChurnModelsTable,
+		ConsentChangesTable,
 		CouponsTable,
 		CustomersTable,
 		CustomerImportsTable,
@@ -1261,6 +1302,8 @@ func init() {
 	CampaignsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[1].RefTable = SegmentsTable
 	ChurnModelsTable.ForeignKeys[0].RefTable = TenantsTable
+	ConsentChangesTable.ForeignKeys[0].RefTable = TenantsTable
+	ConsentChangesTable.ForeignKeys[1].RefTable = CustomersTable
 	CouponsTable.ForeignKeys[0].RefTable = CampaignsTable
 	CouponsTable.ForeignKeys[1].RefTable = TenantsTable
 	CustomersTable.ForeignKeys[0].RefTable = TenantsTable

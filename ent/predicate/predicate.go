@@ -15,6 +15,9 @@ type Campaign func(*sql.Selector)
 // ChurnModel is the predicate function for churnmodel builders.
 type ChurnModel func(*sql.Selector)
 
+// ConsentChange is the predicate function for consentchange builders.
+type ConsentChange func(*sql.Selector)
+
 // Coupon is the predicate function for coupon builders.
 type Coupon func(*sql.Selector)
 

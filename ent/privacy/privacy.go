@@ -183,6 +183,30 @@ func (f ChurnModelMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Muta
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ChurnModelMutation", m)
 }
 
+// The ConsentChangeQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ConsentChangeQueryRuleFunc func(context.Context, *ent.ConsentChangeQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ConsentChangeQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ConsentChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ConsentChangeQuery", q)
+}
+
+// The ConsentChangeMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ConsentChangeMutationRuleFunc func(context.Context, *ent.ConsentChangeMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ConsentChangeMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ConsentChangeMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ConsentChangeMutation", m)
+}
+
 // The CouponQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type CouponQueryRuleFunc func(context.Context, *ent.CouponQuery) error
@@ -800,6 +824,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ChurnModelQuery:
 		return q.Filter(), nil
+	case *ent.ConsentChangeQuery:
+		return q.Filter(), nil
 	case *ent.CouponQuery:
 		return q.Filter(), nil
 	case *ent.CustomerQuery:
@@ -860,6 +886,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.CampaignMutation:
 		return m.Filter(), nil
 	case *ent.ChurnModelMutation:
+		return m.Filter(), nil
+	case *ent.ConsentChangeMutation:
 		return m.Filter(), nil
 	case *ent.CouponMutation:
 		return m.Filter(), nil

@@ -9,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -186,6 +187,45 @@ func init() {
 	churnmodelDescID := churnmodelFields[0].Descriptor()
 	// churnmodel.DefaultID holds the default value on creation for the id field.
 	churnmodel.DefaultID = churnmodelDescID.Default.(func() string)
+	consentchangeMixin := schema.ConsentChange{}.Mixin()
+	consentchange.Policy = privacy.NewPolicies(consentchangeMixin[0], schema.ConsentChange{})
+	consentchange.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := consentchange.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	consentchangeHooks := schema.ConsentChange{}.Hooks()
+
+	consentchange.Hooks[1] = consentchangeHooks[0]
+	consentchangeMixinFields0 := consentchangeMixin[0].Fields()
+	_ = consentchangeMixinFields0
+	consentchangeFields := schema.ConsentChange{}.Fields()
+	_ = consentchangeFields
+	// consentchangeDescTenantID is the schema descriptor for tenant_id field.
+	consentchangeDescTenantID := consentchangeMixinFields0[0].Descriptor()
+	// consentchange.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	consentchange.TenantIDValidator = consentchangeDescTenantID.Validators[0].(func(string) error)
+	// consentchangeDescCreatedAt is the schema descriptor for created_at field.
+	consentchangeDescCreatedAt := consentchangeFields[1].Descriptor()
+	// consentchange.DefaultCreatedAt holds the default value on creation for the created_at field.
+	consentchange.DefaultCreatedAt = consentchangeDescCreatedAt.Default.(func() time.Time)
+	// consentchangeDescCustomerID is the schema descriptor for customer_id field.
+	consentchangeDescCustomerID := consentchangeFields[2].Descriptor()
+	// consentchange.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	consentchange.CustomerIDValidator = consentchangeDescCustomerID.Validators[0].(func(string) error)
+	// consentchangeDescSource is the schema descriptor for source field.
+	consentchangeDescSource := consentchangeFields[6].Descriptor()
+	// consentchange.DefaultSource holds the default value on creation for the source field.
+	consentchange.DefaultSource = consentchangeDescSource.Default.(string)
+	// consentchange.SourceValidator is a validator for the "source" field. It is called by the builders before save.
+	consentchange.SourceValidator = consentchangeDescSource.Validators[0].(func(string) error)
+	// consentchangeDescID is the schema descriptor for id field.
+	consentchangeDescID := consentchangeFields[0].Descriptor()
+	// consentchange.DefaultID holds the default value on creation for the id field.
+	consentchange.DefaultID = consentchangeDescID.Default.(func() string)
 	couponMixin := schema.Coupon{}.Mixin()
 	coupon.Policy = privacy.NewPolicies(couponMixin[0], schema.Coupon{})
 	coupon.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -359,6 +399,14 @@ func init() {
 	customerDescConsentMarketingSms := customerFields[22].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
+	// customerDescConsentMarketingWhatsapp is the schema descriptor for consent_marketing_whatsapp field.
+	customerDescConsentMarketingWhatsapp := customerFields[24].Descriptor()
+	// customer.DefaultConsentMarketingWhatsapp holds the default value on creation for the consent_marketing_whatsapp field.
+	customer.DefaultConsentMarketingWhatsapp = customerDescConsentMarketingWhatsapp.Default.(bool)
+	// customerDescConsentDataSharing is the schema descriptor for consent_data_sharing field.
+	customerDescConsentDataSharing := customerFields[25].Descriptor()
+	// customer.DefaultConsentDataSharing holds the default value on creation for the consent_data_sharing field.
+	customer.DefaultConsentDataSharing = customerDescConsentDataSharing.Default.(bool)
 	// customerDescID is the schema descriptor for id field.
 	customerDescID := customerFields[0].Descriptor()
 	// customer.DefaultID holds the default value on creation for the id field.

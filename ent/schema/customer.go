@@ -84,6 +84,10 @@ func (Customer) Fields() []ent.Field {
 			Comment("Whether the customer agreed to marketing by SMS."),
 		field.Time("consent_updated_at").Optional().Nillable().
 			Comment("When a consent flag last changed."),
+		field.Bool("consent_marketing_whatsapp").Default(false).
+			Comment("Whether the customer agreed to marketing by WhatsApp."),
+		field.Bool("consent_data_sharing").Default(false).
+			Comment("Whether the customer agreed to the sharing of their data with the retailer's partners."),
 		field.Time("erased_at").Optional().Nillable().
 			Comment("When the customer's personal data was erased (LGPD); its points, sales and redemptions stay under this pseudonymous record."),
 	}
@@ -105,6 +109,9 @@ func (Customer) Edges() []ent.Edge {
 		edge.From("sales", Sale.Type).Ref("customer").
 			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("Sales registered for the customer at the points of sale."),
+		edge.To("consent_changes", ConsentChange.Type).
+			Annotations(entgql.RelayConnection(), entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
+			Comment("The history of the customer's consents, oldest first."),
 		edge.To("score", CustomerScore.Type).Unique().
 			Annotations(entgql.Skip(entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The customer's churn score (the v2 predictive segments); none until the tenant's customers are scored."),

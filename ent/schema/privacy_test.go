@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -506,6 +507,9 @@ func kinds() []kind {
 				if _, err := c.CustomerScore.Delete().Where(customerscore.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
+				if _, err := c.ConsentChange.Delete().Where(consentchange.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
 				if _, err := c.ValidationToken.Delete().Where(validationtoken.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
@@ -729,6 +733,56 @@ func kinds() []kind {
 				return c.PointsEntry.DeleteOneID(id).Exec(ctx)
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.PointsEntry.Delete().Exec(ctx) },
+		},
+		{
+			// After customers: a consent change is of a customer of its
+			// tenant. The name is its source.
+			table:      consentchange.Table,
+			appendOnly: true,
+			ledger:     true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := c.ConsentChange.Create().SetCustomerID(cu).SetPurpose(consentchange.PurposeMarketingEmail).
+					SetGranted(true).SetChannel(consentchange.ChannelAPI).SetSource(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.ConsentChange.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.ConsentChange.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Source, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.ConsentChange.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing, and must
+			// still be refused.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.ConsentChange.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.ConsentChange.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.ConsentChange.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.ConsentChange.Delete().Exec(ctx) },
 		},
 		{
 			// The name is the remaining points.

@@ -269,6 +269,10 @@ type CustomerConsentInput struct {
 	MarketingEmail graphql.Omittable[*bool] `json:"marketingEmail,omitempty"`
 	// Agrees to marketing by SMS; absent means no for a new customer and no change for an existing one.
 	MarketingSms graphql.Omittable[*bool] `json:"marketingSms,omitempty"`
+	// Agrees to marketing by WhatsApp; absent means no for a new customer and no change for an existing one.
+	MarketingWhatsapp graphql.Omittable[*bool] `json:"marketingWhatsapp,omitempty"`
+	// Agrees to the sharing of their data with the retailer's partners; absent means no for a new customer and no change for an existing one.
+	DataSharing graphql.Omittable[*bool] `json:"dataSharing,omitempty"`
 }
 
 // Outstanding points at the end of one day.

@@ -43,6 +43,7 @@ const (
 	CustomerImport = "imp"
 	Product        = "prd"
 	Coupon         = "cpn"
+	ConsentChange  = "cns"
 )
 
 var (
@@ -94,6 +95,7 @@ var tables = map[string]string{
 	CustomerScore: "customer_scores",
 	Product:       "products",
 	Coupon:        "coupons",
+	ConsentChange: "consent_changes",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

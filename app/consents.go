@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/consentchange"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+)
+
+// ConsentPurposes are the purposes a customer consents to, in the order of
+// a consents value.
+var ConsentPurposes = []consentchange.Purpose{
+	consentchange.PurposeMarketingEmail, consentchange.PurposeMarketingSms,
+	consentchange.PurposeMarketingWhatsapp, consentchange.PurposeDataSharing,
+}
+
+// consents are a customer's consents, one per purpose of ConsentPurposes.
+type consents [4]bool
+
+func consentsOf(c *ent.Customer) consents {
+	return consents{c.ConsentMarketingEmail, c.ConsentMarketingSms, c.ConsentMarketingWhatsapp, c.ConsentDataSharing}
+}
+
+// fields are the input's field of each purpose.
+func (in *ConsentInput) fields() [4]*opt.Field[bool] {
+	return [4]*opt.Field[bool]{&in.MarketingEmail, &in.MarketingSMS, &in.MarketingWhatsApp, &in.DataSharing}
+}
+
+// applied is old after a write of in: the purposes it sets change, a null
+// consent withdraws every one, an absent one changes none.
+func (old consents) applied(in opt.Field[ConsentInput]) consents {
+	switch {
+	case in.Null:
+		return consents{}
+	case !in.Set:
+		return old
+	}
+	out := old
+	for i, f := range in.Value.fields() {
+		if f.Set {
+			out[i] = f.Value
+		}
+	}
+	return out
+}
+
+// consentChannel says through what a viewer changes consents: the API (a
+// client), an import (the system), or the back office (a user).
+func consentChannel(v viewer.Viewer) consentchange.Channel {
+	switch {
+	case v.Role == viewer.RoleClient:
+		return consentchange.ChannelAPI
+	case v.Subject == "system":
+		return consentchange.ChannelImport
+	}
+	return consentchange.ChannelBackOffice
+}
+
+func viewerOf(ctx context.Context) viewer.Viewer {
+	v, _ := viewer.FromContext(ctx)
+	return v
+}
+
+// recordConsents writes, in the transaction of c, the history of what
+// changed from old to now (every purpose given a value, for a new customer:
+// old nil) and a customer.consent_changed event for each change.
+func recordConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, old *consents, now consents, given consents,
+	channel consentchange.Channel, at time.Time) error {
+	v := viewerOf(ctx)
+	var creates []*ent.ConsentChangeCreate
+	for i, purpose := range ConsentPurposes {
+		changed := old != nil && old[i] != now[i] || old == nil && given[i]
+		if !changed {
+			continue
+		}
+		creates = append(creates, c.ConsentChange.Create().SetTenantID(cust.TenantID).SetCustomerID(cust.ID).
+			SetPurpose(purpose).SetGranted(now[i]).SetChannel(channel).SetSource(v.Subject).SetCreatedAt(at))
+		if err := outbox.Record(ctx, c, at, cust.TenantID, outbox.CustomerConsentChanged, cust.ID, map[string]any{
+			"customer_id": cust.ID, "purpose": string(purpose), "granted": now[i], "channel": string(channel),
+			"source": v.Subject, "changed_at": at,
+		}); err != nil {
+			return err
+		}
+	}
+	if len(creates) == 0 {
+		return nil
+	}
+	return c.ConsentChange.CreateBulk(creates...).Exec(ctx)
+}

@@ -1,2 +1,0 @@
--- 0022: a customer whose personal data was erased (LGPD) keeps its pseudonymous record.
-ALTER TABLE `customers` ADD COLUMN `erased_at` datetime NULL;

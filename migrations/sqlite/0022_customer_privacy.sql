@@ -1,0 +1,8 @@
+-- 0022: a customer's consents to WhatsApp marketing and to data sharing, the
+-- history of every consent change, and the erasure of a customer's personal
+-- data (LGPD), after which its pseudonymous record stays.
+ALTER TABLE `customers` ADD COLUMN `consent_marketing_whatsapp` bool NOT NULL DEFAULT (false);
+ALTER TABLE `customers` ADD COLUMN `consent_data_sharing` bool NOT NULL DEFAULT (false);
+ALTER TABLE `customers` ADD COLUMN `erased_at` datetime NULL;
+CREATE TABLE `consent_changes` (`id` text NOT NULL, `created_at` datetime NOT NULL, `purpose` text NOT NULL, `granted` bool NOT NULL, `channel` text NOT NULL, `source` text NOT NULL DEFAULT (''), `tenant_id` text NOT NULL, `customer_id` text NOT NULL, PRIMARY KEY (`id`), CONSTRAINT `consent_changes_tenants_tenant` FOREIGN KEY (`tenant_id`) REFERENCES `tenants` (`id`) ON DELETE NO ACTION, CONSTRAINT `consent_changes_customers_consent_changes` FOREIGN KEY (`customer_id`) REFERENCES `customers` (`id`) ON DELETE NO ACTION);
+CREATE INDEX `consentchange_tenant_id_customer_id_id` ON `consent_changes` (`tenant_id`, `customer_id`, `id`);
