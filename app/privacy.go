@@ -43,8 +43,8 @@ const (
 	ExportCustomerSection   = "customer"        // *ent.Customer, unmasked, with its segments and score
 	ExportConsentSection    = "consent_changes" // *ent.ConsentChange, oldest first
 	ExportPointsSection     = "points_entries"  // *ent.PointsEntry, oldest first
-	ExportSalesSection      = "sales"          // *ent.Sale with its items and payments, oldest first
-	ExportRedemptionSection = "redemptions"    // *ent.Redemption, oldest first
+	ExportSalesSection      = "sales"           // *ent.Sale with its items and payments, oldest first
+	ExportRedemptionSection = "redemptions"     // *ent.Redemption, oldest first
 )
 
 // ExportCustomer gives a customer's data, the data subject's copy (LGPD art.
