@@ -363,6 +363,14 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.NoError(t, (&worker.RecomputeLevelsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
 		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
 
+	// customer.consent_changed: Helena agrees to e-mail marketing.
+	_, err = b.app.PatchCustomer(b.ctx, cust.ID, app.CustomerInput{Consent: opt.Of(app.ConsentInput{MarketingEmail: opt.Of(true)})})
+	require.NoError(t, err)
+	// customer.erased: another customer, without consents, is erased.
+	ivo, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{Name: opt.Of("Ivo"), Email: opt.Of("ivo@example.com"), CPF: opt.Of(whCPF(2))})
+	require.NoError(t, err)
+	require.NoError(t, b.app.EraseCustomer(b.ctx, ivo.ID))
+
 	evs, err := b.db.Ent.Event.Query().Order(ent.Asc(event.FieldID)).All(b.ctx)
 	require.NoError(t, err)
 	byType := map[string]*ent.Event{}
@@ -480,7 +488,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		require.Len(t, rcv.requests(), len(outbox.Types))
 
 		// The same data through the GraphQL-facing read.
-		conn, err := b.app.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, 10)
+		conn, err := b.app.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, 20)
 		require.NoError(t, err)
 		require.Len(t, conn.Edges, len(outbox.Types))
 
