@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -103,7 +104,7 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 	res := &CatalogResult{Problems: []ProductProblem{}}
 	valid := make([]ProductInput, 0, len(rows))
 	seen := map[string]bool{}
-	var gtins, skus []string
+	var codes productCodes
 	for i, r := range rows {
 		if !r.check(i, &res.Problems) {
 			continue
@@ -114,18 +115,13 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 		}
 		seen["g"+r.GTIN], seen["s"+r.SKU] = true, true
 		valid = append(valid, r)
-		if r.GTIN != "" {
-			gtins = append(gtins, r.GTIN)
-		}
-		if r.SKU != "" {
-			skus = append(skus, r.SKU)
-		}
+		codes.add(r.GTIN, r.SKU)
 	}
 	if len(valid) == 0 {
 		return res, nil
 	}
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		known, err := tx.Ent.Product.Query().Where(product.Or(product.GtinIn(gtins...), product.SkuIn(skus...))).All(ctx)
+		known, err := tx.Ent.Product.Query().Where(codes.match()).All(ctx)
 		if err != nil {
 			return err
 		}
@@ -167,6 +163,23 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 		return nil, err
 	}
 	return res, nil
+}
+
+// productCodes are the GTINs and SKUs products are looked up by.
+type productCodes struct{ gtins, skus []string }
+
+func (p *productCodes) add(gtin, sku string) {
+	if gtin != "" {
+		p.gtins = append(p.gtins, gtin)
+	}
+	if sku != "" {
+		p.skus = append(p.skus, sku)
+	}
+}
+
+// match matches the products of any of the codes.
+func (p *productCodes) match() predicate.Product {
+	return product.Or(product.GtinIn(p.gtins...), product.SkuIn(p.skus...))
 }
 
 // productFinder finds among products the one of a GTIN, else of a SKU; nil
@@ -230,7 +243,7 @@ func (a *App) enrichFromCatalogue(ctx context.Context, c *ent.Client, items []el
 	key := func(it *eligibility.Item) string { return v.TenantID + "\x00" + it.GTIN + "\x00" + it.SKU }
 	cache := a.catalogue()
 	var missed []int
-	var gtins, skus []string
+	var codes productCodes
 	for i := range items {
 		it := &items[i]
 		if it.Category != "" && it.Brand != "" || it.GTIN == "" && it.SKU == "" {
@@ -241,17 +254,12 @@ func (a *App) enrichFromCatalogue(ctx context.Context, c *ent.Client, items []el
 			continue
 		}
 		missed = append(missed, i)
-		if it.GTIN != "" {
-			gtins = append(gtins, it.GTIN)
-		}
-		if it.SKU != "" {
-			skus = append(skus, it.SKU)
-		}
+		codes.add(it.GTIN, it.SKU)
 	}
 	if len(missed) == 0 {
 		return nil
 	}
-	found, err := c.Product.Query().Where(product.Or(product.GtinIn(gtins...), product.SkuIn(skus...))).
+	found, err := c.Product.Query().Where(codes.match()).
 		Select(product.FieldGtin, product.FieldSku, product.FieldCategory, product.FieldBrand).All(ctx)
 	if err != nil {
 		return err
