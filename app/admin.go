@@ -41,6 +41,8 @@ type TenantSettings struct {
 	PointsPendingDays *int
 	LevelGraceDays    *int
 	ChurnRefitDays    *int
+	// AuditRetentionDays is how long the audit trail is kept.
+	AuditRetentionDays *int
 }
 
 // changed lists the settings given, for the record of a change.
@@ -69,6 +71,7 @@ func (s TenantSettings) changed() map[string]any {
 	add("points_pending_days", s.PointsPendingDays != nil, func() any { return *s.PointsPendingDays })
 	add("level_grace_days", s.LevelGraceDays != nil, func() any { return *s.LevelGraceDays })
 	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
+	add("audit_retention_days", s.AuditRetentionDays != nil, func() any { return *s.AuditRetentionDays })
 	return out
 }
 
@@ -122,7 +125,7 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 		v        *int
 		min, max int
 	}{{"points_pending_days", s.PointsPendingDays, 0, maxPendingDays}, {"level_grace_days", s.LevelGraceDays, 0, 365},
-		{"churn_refit_days", s.ChurnRefitDays, 1, 90}} {
+		{"churn_refit_days", s.ChurnRefitDays, 1, 90}, {"audit_retention_days", s.AuditRetentionDays, 30, 3650}} {
 		if b.v != nil && (*b.v < b.min || *b.v > b.max) {
 			p.Add(b.field, "must be between %d and %d", b.min, b.max)
 		}
@@ -173,7 +176,8 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 		SetNillablePriceCodeBronze(s.PriceCodeBronze).SetNillablePriceCodeSilver(s.PriceCodeSilver).
 		SetNillablePriceCodeGold(s.PriceCodeGold).SetNillablePriceCodeDiamond(s.PriceCodeDiamond).
 		SetNillableTimeZone(s.TimeZone).SetNillablePointsPendingDays(s.PointsPendingDays).
-		SetNillableLevelGraceDays(s.LevelGraceDays).SetNillableChurnRefitDays(s.ChurnRefitDays)
+		SetNillableLevelGraceDays(s.LevelGraceDays).SetNillableChurnRefitDays(s.ChurnRefitDays).
+		SetNillableAuditRetentionDays(s.AuditRetentionDays)
 	t, err := u.Save(ctx)
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)

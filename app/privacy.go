@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
@@ -62,6 +63,9 @@ func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section s
 		return apperr.NotFound("customer")
 	}
 	if err != nil {
+		return err
+	}
+	if err := schema.Audit(ctx, a.DB.Ent, "customer.exported", "customer", id, nil); err != nil {
 		return err
 	}
 	if err := emit(ExportCustomerSection, c); err != nil {
@@ -214,6 +218,9 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 			return err
 		}
 		erased = true
+		if err := schema.Audit(ctx, tx.Ent, "customer.erased", "customer", id, nil); err != nil {
+			return err
+		}
 		return outbox.Record(ctx, tx.Ent, now, c.TenantID, outbox.CustomerErased, id, map[string]any{
 			"customer_id": id, "erased_at": now,
 		})

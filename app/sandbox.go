@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/migrate"
+	entschema "github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
@@ -192,7 +193,10 @@ func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
 		if err := wipeTenantData(sys, tx.SQL, a.DB.Dialect, sandboxID); err != nil {
 			return err
 		}
-		return a.seedDemoData(sys, tx.Ent, sandboxID)
+		if err := a.seedDemoData(sys, tx.Ent, sandboxID); err != nil {
+			return err
+		}
+		return entschema.Audit(ctx, tx.Ent, "sandbox.reset", "sandbox", sandboxID, nil) // in the admin's tenant
 	})
 	a.campaigns.invalidate(sandboxID)
 	if err != nil {
@@ -202,8 +206,8 @@ func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
 }
 
 // keptOnReset are the tenant-owned tables a sandbox reset leaves alone:
-// its credentials and where its events go.
-var keptOnReset = map[string]bool{"api_clients": true, "webhook_endpoints": true}
+// its credentials, where its events go, and its audit trail.
+var keptOnReset = map[string]bool{"api_clients": true, "webhook_endpoints": true, "audit_events": true}
 
 // wipeTenantData deletes every business row of a tenant: each table with a
 // tenant_id column but those of keptOnReset, a table only after the tables

@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -24,6 +25,7 @@ import (
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/signingkey"
+	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/ent/validationtoken"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -274,7 +276,25 @@ func (a *App) PurgeExpired(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.purgeAudit(ctx, now); err != nil {
+		return err
+	}
 	return a.purgeImports(ctx, now)
+}
+
+// purgeAudit deletes each tenant's audit events older than its retention.
+func (a *App) purgeAudit(ctx context.Context, now time.Time) error {
+	tenants, err := a.DB.Ent.Tenant.Query().Select(tenant.FieldID, tenant.FieldAuditRetentionDays).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		if _, err := a.DB.Ent.AuditEvent.Delete().Where(auditevent.TenantID(t.ID),
+			auditevent.CreatedAtLT(now.AddDate(0, 0, -t.AuditRetentionDays))).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // purgeImports deletes the customer imports past their keep, with what

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
@@ -101,6 +102,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apiclient.Table:             apiclient.ValidColumn,
+			auditevent.Table:            auditevent.ValidColumn,
 			campaign.Table:              campaign.ValidColumn,
 			churnmodel.Table:            churnmodel.ValidColumn,
 			consentchange.Table:         consentchange.ValidColumn,

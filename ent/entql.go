@@ -4,6 +4,7 @@ package ent
 
 import (
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
@@ -41,7 +42,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 28)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 29)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -64,6 +65,27 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 	}
 	graph.Nodes[1] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   auditevent.Table,
+			Columns: auditevent.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: auditevent.FieldID,
+			},
+		},
+		Type: "AuditEvent",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			auditevent.FieldTenantID:   {Type: field.TypeString, Column: auditevent.FieldTenantID},
+			auditevent.FieldCreatedAt:  {Type: field.TypeTime, Column: auditevent.FieldCreatedAt},
+			auditevent.FieldActor:      {Type: field.TypeString, Column: auditevent.FieldActor},
+			auditevent.FieldActorKind:  {Type: field.TypeString, Column: auditevent.FieldActorKind},
+			auditevent.FieldAction:     {Type: field.TypeString, Column: auditevent.FieldAction},
+			auditevent.FieldTargetType: {Type: field.TypeString, Column: auditevent.FieldTargetType},
+			auditevent.FieldTargetID:   {Type: field.TypeString, Column: auditevent.FieldTargetID},
+			auditevent.FieldFields:     {Type: field.TypeJSON, Column: auditevent.FieldFields},
+		},
+	}
+	graph.Nodes[2] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   campaign.Table,
 			Columns: campaign.Columns,
@@ -111,7 +133,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			campaign.FieldEligibleBrands:     {Type: field.TypeJSON, Column: campaign.FieldEligibleBrands},
 		},
 	}
-	graph.Nodes[2] = &sqlgraph.Node{
+	graph.Nodes[3] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   churnmodel.Table,
 			Columns: churnmodel.Columns,
@@ -133,7 +155,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			churnmodel.FieldHighValueThreshold: {Type: field.TypeOther, Column: churnmodel.FieldHighValueThreshold},
 		},
 	}
-	graph.Nodes[3] = &sqlgraph.Node{
+	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   consentchange.Table,
 			Columns: consentchange.Columns,
@@ -153,7 +175,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			consentchange.FieldSource:     {Type: field.TypeString, Column: consentchange.FieldSource},
 		},
 	}
-	graph.Nodes[4] = &sqlgraph.Node{
+	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   coupon.Table,
 			Columns: coupon.Columns,
@@ -175,7 +197,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			coupon.FieldNote:       {Type: field.TypeString, Column: coupon.FieldNote},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customer.Table,
 			Columns: customer.Columns,
@@ -217,7 +239,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldErasedAt:                 {Type: field.TypeTime, Column: customer.FieldErasedAt},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimport.Table,
 			Columns: customerimport.Columns,
@@ -246,7 +268,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimport.FieldFinishedAt:  {Type: field.TypeTime, Column: customerimport.FieldFinishedAt},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimportchunk.Table,
 			Columns: customerimportchunk.Columns,
@@ -263,7 +285,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimportchunk.FieldData:     {Type: field.TypeBytes, Column: customerimportchunk.FieldData},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerimportproblem.Table,
 			Columns: customerimportproblem.Columns,
@@ -281,7 +303,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerimportproblem.FieldMessage:  {Type: field.TypeString, Column: customerimportproblem.FieldMessage},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   customerscore.Table,
 			Columns: customerscore.Columns,
@@ -306,7 +328,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customerscore.FieldHighValue:            {Type: field.TypeBool, Column: customerscore.FieldHighValue},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   event.Table,
 			Columns: event.Columns,
@@ -325,7 +347,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -346,7 +368,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:      {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointsentry.Table,
 			Columns: pointsentry.Columns,
@@ -372,7 +394,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointsentry.FieldExpiresAt:    {Type: field.TypeTime, Column: pointsentry.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
@@ -394,7 +416,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   product.Table,
 			Columns: product.Columns,
@@ -415,7 +437,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			product.FieldBrand:     {Type: field.TypeString, Column: product.FieldBrand},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -446,7 +468,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldBudgetReturned:    {Type: field.TypeOther, Column: redemption.FieldBudgetReturned},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -482,7 +504,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldCouponCode:           {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -505,7 +527,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -526,7 +548,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -552,7 +574,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -570,7 +592,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -587,7 +609,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -606,7 +628,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -639,9 +661,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldPriceCodeDiamond:   {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
 			tenant.FieldSandboxOfID:        {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
 			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
+			tenant.FieldAuditRetentionDays: {Type: field.TypeInt, Column: tenant.FieldAuditRetentionDays},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -666,7 +689,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -686,7 +709,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -711,7 +734,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -744,6 +767,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"APIClient",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   auditevent.TenantTable,
+			Columns: []string{auditevent.TenantColumn},
+			Bidi:    false,
+		},
+		"AuditEvent",
 		"Tenant",
 	)
 	graph.MustAddE(
@@ -1642,6 +1677,100 @@ func (f *APIClientFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *AuditEventQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the AuditEventQuery builder.
+func (_q *AuditEventQuery) Filter() *AuditEventFilter {
+	return &AuditEventFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *AuditEventMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the AuditEventMutation builder.
+func (m *AuditEventMutation) Filter() *AuditEventFilter {
+	return &AuditEventFilter{config: m.config, predicateAdder: m}
+}
+
+// AuditEventFilter provides a generic filtering capability at runtime for AuditEventQuery.
+type AuditEventFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *AuditEventFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *AuditEventFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *AuditEventFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *AuditEventFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(auditevent.FieldCreatedAt))
+}
+
+// WhereActor applies the entql string predicate on the actor field.
+func (f *AuditEventFilter) WhereActor(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldActor))
+}
+
+// WhereActorKind applies the entql string predicate on the actor_kind field.
+func (f *AuditEventFilter) WhereActorKind(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldActorKind))
+}
+
+// WhereAction applies the entql string predicate on the action field.
+func (f *AuditEventFilter) WhereAction(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldAction))
+}
+
+// WhereTargetType applies the entql string predicate on the target_type field.
+func (f *AuditEventFilter) WhereTargetType(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldTargetType))
+}
+
+// WhereTargetID applies the entql string predicate on the target_id field.
+func (f *AuditEventFilter) WhereTargetID(p entql.StringP) {
+	f.Where(p.Field(auditevent.FieldTargetID))
+}
+
+// WhereFields applies the entql json.RawMessage predicate on the fields field.
+func (f *AuditEventFilter) WhereFields(p entql.BytesP) {
+	f.Where(p.Field(auditevent.FieldFields))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *AuditEventFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *AuditEventFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *CampaignQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1670,7 +1799,7 @@ type CampaignFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CampaignFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[1].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1941,7 +2070,7 @@ type ChurnModelFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ChurnModelFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[2].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2040,7 +2169,7 @@ type ConsentChangeFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ConsentChangeFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[3].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2143,7 +2272,7 @@ type CouponFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CouponFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2256,7 +2385,7 @@ type CustomerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2539,7 +2668,7 @@ type CustomerImportFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2701,7 +2830,7 @@ type CustomerImportChunkFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportChunkFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2789,7 +2918,7 @@ type CustomerImportProblemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerImportProblemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2882,7 +3011,7 @@ type CustomerScoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *CustomerScoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3010,7 +3139,7 @@ type EventFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *EventFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3094,7 +3223,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3188,7 +3317,7 @@ type PointsEntryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsEntryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3321,7 +3450,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3448,7 +3577,7 @@ type ProductFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProductFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3542,7 +3671,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3742,7 +3871,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3981,7 +4110,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4099,7 +4228,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4207,7 +4336,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4340,7 +4469,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4447,7 +4576,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4507,7 +4636,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4591,7 +4720,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4712,6 +4841,11 @@ func (f *TenantFilter) WhereCustomerCount(p entql.Int64P) {
 	f.Where(p.Field(tenant.FieldCustomerCount))
 }
 
+// WhereAuditRetentionDays applies the entql int predicate on the audit_retention_days field.
+func (f *TenantFilter) WhereAuditRetentionDays(p entql.IntP) {
+	f.Where(p.Field(tenant.FieldAuditRetentionDays))
+}
+
 // WhereHasSandboxOf applies a predicate to check if query has an edge sandbox_of.
 func (f *TenantFilter) WhereHasSandboxOf() {
 	f.Where(entql.HasEdge("sandbox_of"))
@@ -4769,7 +4903,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4897,7 +5031,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5000,7 +5134,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5156,7 +5290,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

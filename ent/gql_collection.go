@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -147,6 +148,130 @@ func newAPIClientPaginateArgs(rv map[string]any) *apiclientPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*APIClientWhereInput); ok {
 		args.opts = append(args.opts, WithAPIClientFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *AuditEventQuery) CollectFields(ctx context.Context, satisfies ...string) (*AuditEventQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *AuditEventQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(auditevent.Columns))
+		selectedFields = []string{auditevent.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "tenantID":
+			if _, ok := fieldSeen[auditevent.FieldTenantID]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldTenantID)
+				fieldSeen[auditevent.FieldTenantID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[auditevent.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldCreatedAt)
+				fieldSeen[auditevent.FieldCreatedAt] = struct{}{}
+			}
+		case "actor":
+			if _, ok := fieldSeen[auditevent.FieldActor]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldActor)
+				fieldSeen[auditevent.FieldActor] = struct{}{}
+			}
+		case "actorKind":
+			if _, ok := fieldSeen[auditevent.FieldActorKind]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldActorKind)
+				fieldSeen[auditevent.FieldActorKind] = struct{}{}
+			}
+		case "action":
+			if _, ok := fieldSeen[auditevent.FieldAction]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldAction)
+				fieldSeen[auditevent.FieldAction] = struct{}{}
+			}
+		case "targetType":
+			if _, ok := fieldSeen[auditevent.FieldTargetType]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldTargetType)
+				fieldSeen[auditevent.FieldTargetType] = struct{}{}
+			}
+		case "targetID":
+			if _, ok := fieldSeen[auditevent.FieldTargetID]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldTargetID)
+				fieldSeen[auditevent.FieldTargetID] = struct{}{}
+			}
+		case "fields":
+			if _, ok := fieldSeen[auditevent.FieldFields]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldFields)
+				fieldSeen[auditevent.FieldFields] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type auditeventPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []AuditEventPaginateOption
+}
+
+func newAuditEventPaginateArgs(rv map[string]any) *auditeventPaginateArgs {
+	args := &auditeventPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &AuditEventOrder{Field: &AuditEventOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithAuditEventOrder(order))
+			}
+		case *AuditEventOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithAuditEventOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*AuditEventWhereInput); ok {
+		args.opts = append(args.opts, WithAuditEventFilter(v.Filter))
 	}
 	return args
 }
@@ -3605,6 +3730,11 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[tenant.FieldSandboxOfID]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldSandboxOfID)
 				fieldSeen[tenant.FieldSandboxOfID] = struct{}{}
+			}
+		case "auditRetentionDays":
+			if _, ok := fieldSeen[tenant.FieldAuditRetentionDays]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldAuditRetentionDays)
+				fieldSeen[tenant.FieldAuditRetentionDays] = struct{}{}
 			}
 		case "id":
 		case "__typename":

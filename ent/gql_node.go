@@ -9,6 +9,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -40,6 +41,11 @@ var apiclientImplementors = []string{"APIClient", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*APIClient) IsNode() {}
+
+var auditeventImplementors = []string{"AuditEvent", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*AuditEvent) IsNode() {}
 
 var campaignImplementors = []string{"Campaign", "Node"}
 
@@ -199,6 +205,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(apiclient.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, apiclientImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case auditevent.Table:
+		query := c.AuditEvent.Query().
+			Where(auditevent.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, auditeventImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -451,6 +466,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.APIClient.Query().
 			Where(apiclient.IDIn(ids...))
 		query, err := query.CollectFields(ctx, apiclientImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case auditevent.Table:
+		query := c.AuditEvent.Query().
+			Where(auditevent.IDIn(ids...))
+		query, err := query.CollectFields(ctx, auditeventImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -364,6 +365,496 @@ func (i *APIClientWhereInput) P() (predicate.APIClient, error) {
 		return predicates[0], nil
 	default:
 		return apiclient.And(predicates...), nil
+	}
+}
+
+// AuditEventWhereInput represents a where input for filtering AuditEvent queries.
+type AuditEventWhereInput struct {
+	Predicates []predicate.AuditEvent  `json:"-"`
+	Not        *AuditEventWhereInput   `json:"not,omitempty"`
+	Or         []*AuditEventWhereInput `json:"or,omitempty"`
+	And        []*AuditEventWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "tenant_id" field predicates.
+	TenantID             *string  `json:"tenantID,omitempty"`
+	TenantIDNEQ          *string  `json:"tenantIDNEQ,omitempty"`
+	TenantIDIn           []string `json:"tenantIDIn,omitempty"`
+	TenantIDNotIn        []string `json:"tenantIDNotIn,omitempty"`
+	TenantIDGT           *string  `json:"tenantIDGT,omitempty"`
+	TenantIDGTE          *string  `json:"tenantIDGTE,omitempty"`
+	TenantIDLT           *string  `json:"tenantIDLT,omitempty"`
+	TenantIDLTE          *string  `json:"tenantIDLTE,omitempty"`
+	TenantIDContains     *string  `json:"tenantIDContains,omitempty"`
+	TenantIDHasPrefix    *string  `json:"tenantIDHasPrefix,omitempty"`
+	TenantIDHasSuffix    *string  `json:"tenantIDHasSuffix,omitempty"`
+	TenantIDEqualFold    *string  `json:"tenantIDEqualFold,omitempty"`
+	TenantIDContainsFold *string  `json:"tenantIDContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "actor" field predicates.
+	Actor             *string  `json:"actor,omitempty"`
+	ActorNEQ          *string  `json:"actorNEQ,omitempty"`
+	ActorIn           []string `json:"actorIn,omitempty"`
+	ActorNotIn        []string `json:"actorNotIn,omitempty"`
+	ActorGT           *string  `json:"actorGT,omitempty"`
+	ActorGTE          *string  `json:"actorGTE,omitempty"`
+	ActorLT           *string  `json:"actorLT,omitempty"`
+	ActorLTE          *string  `json:"actorLTE,omitempty"`
+	ActorContains     *string  `json:"actorContains,omitempty"`
+	ActorHasPrefix    *string  `json:"actorHasPrefix,omitempty"`
+	ActorHasSuffix    *string  `json:"actorHasSuffix,omitempty"`
+	ActorEqualFold    *string  `json:"actorEqualFold,omitempty"`
+	ActorContainsFold *string  `json:"actorContainsFold,omitempty"`
+
+	// "actor_kind" field predicates.
+	ActorKind             *string  `json:"actorKind,omitempty"`
+	ActorKindNEQ          *string  `json:"actorKindNEQ,omitempty"`
+	ActorKindIn           []string `json:"actorKindIn,omitempty"`
+	ActorKindNotIn        []string `json:"actorKindNotIn,omitempty"`
+	ActorKindGT           *string  `json:"actorKindGT,omitempty"`
+	ActorKindGTE          *string  `json:"actorKindGTE,omitempty"`
+	ActorKindLT           *string  `json:"actorKindLT,omitempty"`
+	ActorKindLTE          *string  `json:"actorKindLTE,omitempty"`
+	ActorKindContains     *string  `json:"actorKindContains,omitempty"`
+	ActorKindHasPrefix    *string  `json:"actorKindHasPrefix,omitempty"`
+	ActorKindHasSuffix    *string  `json:"actorKindHasSuffix,omitempty"`
+	ActorKindEqualFold    *string  `json:"actorKindEqualFold,omitempty"`
+	ActorKindContainsFold *string  `json:"actorKindContainsFold,omitempty"`
+
+	// "action" field predicates.
+	Action             *string  `json:"action,omitempty"`
+	ActionNEQ          *string  `json:"actionNEQ,omitempty"`
+	ActionIn           []string `json:"actionIn,omitempty"`
+	ActionNotIn        []string `json:"actionNotIn,omitempty"`
+	ActionGT           *string  `json:"actionGT,omitempty"`
+	ActionGTE          *string  `json:"actionGTE,omitempty"`
+	ActionLT           *string  `json:"actionLT,omitempty"`
+	ActionLTE          *string  `json:"actionLTE,omitempty"`
+	ActionContains     *string  `json:"actionContains,omitempty"`
+	ActionHasPrefix    *string  `json:"actionHasPrefix,omitempty"`
+	ActionHasSuffix    *string  `json:"actionHasSuffix,omitempty"`
+	ActionEqualFold    *string  `json:"actionEqualFold,omitempty"`
+	ActionContainsFold *string  `json:"actionContainsFold,omitempty"`
+
+	// "target_type" field predicates.
+	TargetType             *string  `json:"targetType,omitempty"`
+	TargetTypeNEQ          *string  `json:"targetTypeNEQ,omitempty"`
+	TargetTypeIn           []string `json:"targetTypeIn,omitempty"`
+	TargetTypeNotIn        []string `json:"targetTypeNotIn,omitempty"`
+	TargetTypeGT           *string  `json:"targetTypeGT,omitempty"`
+	TargetTypeGTE          *string  `json:"targetTypeGTE,omitempty"`
+	TargetTypeLT           *string  `json:"targetTypeLT,omitempty"`
+	TargetTypeLTE          *string  `json:"targetTypeLTE,omitempty"`
+	TargetTypeContains     *string  `json:"targetTypeContains,omitempty"`
+	TargetTypeHasPrefix    *string  `json:"targetTypeHasPrefix,omitempty"`
+	TargetTypeHasSuffix    *string  `json:"targetTypeHasSuffix,omitempty"`
+	TargetTypeEqualFold    *string  `json:"targetTypeEqualFold,omitempty"`
+	TargetTypeContainsFold *string  `json:"targetTypeContainsFold,omitempty"`
+
+	// "target_id" field predicates.
+	TargetID             *string  `json:"targetID,omitempty"`
+	TargetIDNEQ          *string  `json:"targetIDNEQ,omitempty"`
+	TargetIDIn           []string `json:"targetIDIn,omitempty"`
+	TargetIDNotIn        []string `json:"targetIDNotIn,omitempty"`
+	TargetIDGT           *string  `json:"targetIDGT,omitempty"`
+	TargetIDGTE          *string  `json:"targetIDGTE,omitempty"`
+	TargetIDLT           *string  `json:"targetIDLT,omitempty"`
+	TargetIDLTE          *string  `json:"targetIDLTE,omitempty"`
+	TargetIDContains     *string  `json:"targetIDContains,omitempty"`
+	TargetIDHasPrefix    *string  `json:"targetIDHasPrefix,omitempty"`
+	TargetIDHasSuffix    *string  `json:"targetIDHasSuffix,omitempty"`
+	TargetIDEqualFold    *string  `json:"targetIDEqualFold,omitempty"`
+	TargetIDContainsFold *string  `json:"targetIDContainsFold,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *AuditEventWhereInput) AddPredicates(predicates ...predicate.AuditEvent) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the AuditEventWhereInput filter on the AuditEventQuery builder.
+func (i *AuditEventWhereInput) Filter(q *AuditEventQuery) (*AuditEventQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyAuditEventWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyAuditEventWhereInput is returned in case the AuditEventWhereInput is empty.
+var ErrEmptyAuditEventWhereInput = errors.New("ent: empty predicate AuditEventWhereInput")
+
+// P returns a predicate for filtering auditevents.
+// An error is returned if the input is empty or invalid.
+func (i *AuditEventWhereInput) P() (predicate.AuditEvent, error) {
+	var predicates []predicate.AuditEvent
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, auditevent.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.AuditEvent, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, auditevent.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.AuditEvent, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, auditevent.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, auditevent.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, auditevent.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, auditevent.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, auditevent.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, auditevent.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, auditevent.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, auditevent.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, auditevent.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, auditevent.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, auditevent.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.TenantID != nil {
+		predicates = append(predicates, auditevent.TenantIDEQ(*i.TenantID))
+	}
+	if i.TenantIDNEQ != nil {
+		predicates = append(predicates, auditevent.TenantIDNEQ(*i.TenantIDNEQ))
+	}
+	if len(i.TenantIDIn) > 0 {
+		predicates = append(predicates, auditevent.TenantIDIn(i.TenantIDIn...))
+	}
+	if len(i.TenantIDNotIn) > 0 {
+		predicates = append(predicates, auditevent.TenantIDNotIn(i.TenantIDNotIn...))
+	}
+	if i.TenantIDGT != nil {
+		predicates = append(predicates, auditevent.TenantIDGT(*i.TenantIDGT))
+	}
+	if i.TenantIDGTE != nil {
+		predicates = append(predicates, auditevent.TenantIDGTE(*i.TenantIDGTE))
+	}
+	if i.TenantIDLT != nil {
+		predicates = append(predicates, auditevent.TenantIDLT(*i.TenantIDLT))
+	}
+	if i.TenantIDLTE != nil {
+		predicates = append(predicates, auditevent.TenantIDLTE(*i.TenantIDLTE))
+	}
+	if i.TenantIDContains != nil {
+		predicates = append(predicates, auditevent.TenantIDContains(*i.TenantIDContains))
+	}
+	if i.TenantIDHasPrefix != nil {
+		predicates = append(predicates, auditevent.TenantIDHasPrefix(*i.TenantIDHasPrefix))
+	}
+	if i.TenantIDHasSuffix != nil {
+		predicates = append(predicates, auditevent.TenantIDHasSuffix(*i.TenantIDHasSuffix))
+	}
+	if i.TenantIDEqualFold != nil {
+		predicates = append(predicates, auditevent.TenantIDEqualFold(*i.TenantIDEqualFold))
+	}
+	if i.TenantIDContainsFold != nil {
+		predicates = append(predicates, auditevent.TenantIDContainsFold(*i.TenantIDContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, auditevent.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, auditevent.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, auditevent.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, auditevent.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, auditevent.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, auditevent.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, auditevent.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, auditevent.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.Actor != nil {
+		predicates = append(predicates, auditevent.ActorEQ(*i.Actor))
+	}
+	if i.ActorNEQ != nil {
+		predicates = append(predicates, auditevent.ActorNEQ(*i.ActorNEQ))
+	}
+	if len(i.ActorIn) > 0 {
+		predicates = append(predicates, auditevent.ActorIn(i.ActorIn...))
+	}
+	if len(i.ActorNotIn) > 0 {
+		predicates = append(predicates, auditevent.ActorNotIn(i.ActorNotIn...))
+	}
+	if i.ActorGT != nil {
+		predicates = append(predicates, auditevent.ActorGT(*i.ActorGT))
+	}
+	if i.ActorGTE != nil {
+		predicates = append(predicates, auditevent.ActorGTE(*i.ActorGTE))
+	}
+	if i.ActorLT != nil {
+		predicates = append(predicates, auditevent.ActorLT(*i.ActorLT))
+	}
+	if i.ActorLTE != nil {
+		predicates = append(predicates, auditevent.ActorLTE(*i.ActorLTE))
+	}
+	if i.ActorContains != nil {
+		predicates = append(predicates, auditevent.ActorContains(*i.ActorContains))
+	}
+	if i.ActorHasPrefix != nil {
+		predicates = append(predicates, auditevent.ActorHasPrefix(*i.ActorHasPrefix))
+	}
+	if i.ActorHasSuffix != nil {
+		predicates = append(predicates, auditevent.ActorHasSuffix(*i.ActorHasSuffix))
+	}
+	if i.ActorEqualFold != nil {
+		predicates = append(predicates, auditevent.ActorEqualFold(*i.ActorEqualFold))
+	}
+	if i.ActorContainsFold != nil {
+		predicates = append(predicates, auditevent.ActorContainsFold(*i.ActorContainsFold))
+	}
+	if i.ActorKind != nil {
+		predicates = append(predicates, auditevent.ActorKindEQ(*i.ActorKind))
+	}
+	if i.ActorKindNEQ != nil {
+		predicates = append(predicates, auditevent.ActorKindNEQ(*i.ActorKindNEQ))
+	}
+	if len(i.ActorKindIn) > 0 {
+		predicates = append(predicates, auditevent.ActorKindIn(i.ActorKindIn...))
+	}
+	if len(i.ActorKindNotIn) > 0 {
+		predicates = append(predicates, auditevent.ActorKindNotIn(i.ActorKindNotIn...))
+	}
+	if i.ActorKindGT != nil {
+		predicates = append(predicates, auditevent.ActorKindGT(*i.ActorKindGT))
+	}
+	if i.ActorKindGTE != nil {
+		predicates = append(predicates, auditevent.ActorKindGTE(*i.ActorKindGTE))
+	}
+	if i.ActorKindLT != nil {
+		predicates = append(predicates, auditevent.ActorKindLT(*i.ActorKindLT))
+	}
+	if i.ActorKindLTE != nil {
+		predicates = append(predicates, auditevent.ActorKindLTE(*i.ActorKindLTE))
+	}
+	if i.ActorKindContains != nil {
+		predicates = append(predicates, auditevent.ActorKindContains(*i.ActorKindContains))
+	}
+	if i.ActorKindHasPrefix != nil {
+		predicates = append(predicates, auditevent.ActorKindHasPrefix(*i.ActorKindHasPrefix))
+	}
+	if i.ActorKindHasSuffix != nil {
+		predicates = append(predicates, auditevent.ActorKindHasSuffix(*i.ActorKindHasSuffix))
+	}
+	if i.ActorKindEqualFold != nil {
+		predicates = append(predicates, auditevent.ActorKindEqualFold(*i.ActorKindEqualFold))
+	}
+	if i.ActorKindContainsFold != nil {
+		predicates = append(predicates, auditevent.ActorKindContainsFold(*i.ActorKindContainsFold))
+	}
+	if i.Action != nil {
+		predicates = append(predicates, auditevent.ActionEQ(*i.Action))
+	}
+	if i.ActionNEQ != nil {
+		predicates = append(predicates, auditevent.ActionNEQ(*i.ActionNEQ))
+	}
+	if len(i.ActionIn) > 0 {
+		predicates = append(predicates, auditevent.ActionIn(i.ActionIn...))
+	}
+	if len(i.ActionNotIn) > 0 {
+		predicates = append(predicates, auditevent.ActionNotIn(i.ActionNotIn...))
+	}
+	if i.ActionGT != nil {
+		predicates = append(predicates, auditevent.ActionGT(*i.ActionGT))
+	}
+	if i.ActionGTE != nil {
+		predicates = append(predicates, auditevent.ActionGTE(*i.ActionGTE))
+	}
+	if i.ActionLT != nil {
+		predicates = append(predicates, auditevent.ActionLT(*i.ActionLT))
+	}
+	if i.ActionLTE != nil {
+		predicates = append(predicates, auditevent.ActionLTE(*i.ActionLTE))
+	}
+	if i.ActionContains != nil {
+		predicates = append(predicates, auditevent.ActionContains(*i.ActionContains))
+	}
+	if i.ActionHasPrefix != nil {
+		predicates = append(predicates, auditevent.ActionHasPrefix(*i.ActionHasPrefix))
+	}
+	if i.ActionHasSuffix != nil {
+		predicates = append(predicates, auditevent.ActionHasSuffix(*i.ActionHasSuffix))
+	}
+	if i.ActionEqualFold != nil {
+		predicates = append(predicates, auditevent.ActionEqualFold(*i.ActionEqualFold))
+	}
+	if i.ActionContainsFold != nil {
+		predicates = append(predicates, auditevent.ActionContainsFold(*i.ActionContainsFold))
+	}
+	if i.TargetType != nil {
+		predicates = append(predicates, auditevent.TargetTypeEQ(*i.TargetType))
+	}
+	if i.TargetTypeNEQ != nil {
+		predicates = append(predicates, auditevent.TargetTypeNEQ(*i.TargetTypeNEQ))
+	}
+	if len(i.TargetTypeIn) > 0 {
+		predicates = append(predicates, auditevent.TargetTypeIn(i.TargetTypeIn...))
+	}
+	if len(i.TargetTypeNotIn) > 0 {
+		predicates = append(predicates, auditevent.TargetTypeNotIn(i.TargetTypeNotIn...))
+	}
+	if i.TargetTypeGT != nil {
+		predicates = append(predicates, auditevent.TargetTypeGT(*i.TargetTypeGT))
+	}
+	if i.TargetTypeGTE != nil {
+		predicates = append(predicates, auditevent.TargetTypeGTE(*i.TargetTypeGTE))
+	}
+	if i.TargetTypeLT != nil {
+		predicates = append(predicates, auditevent.TargetTypeLT(*i.TargetTypeLT))
+	}
+	if i.TargetTypeLTE != nil {
+		predicates = append(predicates, auditevent.TargetTypeLTE(*i.TargetTypeLTE))
+	}
+	if i.TargetTypeContains != nil {
+		predicates = append(predicates, auditevent.TargetTypeContains(*i.TargetTypeContains))
+	}
+	if i.TargetTypeHasPrefix != nil {
+		predicates = append(predicates, auditevent.TargetTypeHasPrefix(*i.TargetTypeHasPrefix))
+	}
+	if i.TargetTypeHasSuffix != nil {
+		predicates = append(predicates, auditevent.TargetTypeHasSuffix(*i.TargetTypeHasSuffix))
+	}
+	if i.TargetTypeEqualFold != nil {
+		predicates = append(predicates, auditevent.TargetTypeEqualFold(*i.TargetTypeEqualFold))
+	}
+	if i.TargetTypeContainsFold != nil {
+		predicates = append(predicates, auditevent.TargetTypeContainsFold(*i.TargetTypeContainsFold))
+	}
+	if i.TargetID != nil {
+		predicates = append(predicates, auditevent.TargetIDEQ(*i.TargetID))
+	}
+	if i.TargetIDNEQ != nil {
+		predicates = append(predicates, auditevent.TargetIDNEQ(*i.TargetIDNEQ))
+	}
+	if len(i.TargetIDIn) > 0 {
+		predicates = append(predicates, auditevent.TargetIDIn(i.TargetIDIn...))
+	}
+	if len(i.TargetIDNotIn) > 0 {
+		predicates = append(predicates, auditevent.TargetIDNotIn(i.TargetIDNotIn...))
+	}
+	if i.TargetIDGT != nil {
+		predicates = append(predicates, auditevent.TargetIDGT(*i.TargetIDGT))
+	}
+	if i.TargetIDGTE != nil {
+		predicates = append(predicates, auditevent.TargetIDGTE(*i.TargetIDGTE))
+	}
+	if i.TargetIDLT != nil {
+		predicates = append(predicates, auditevent.TargetIDLT(*i.TargetIDLT))
+	}
+	if i.TargetIDLTE != nil {
+		predicates = append(predicates, auditevent.TargetIDLTE(*i.TargetIDLTE))
+	}
+	if i.TargetIDContains != nil {
+		predicates = append(predicates, auditevent.TargetIDContains(*i.TargetIDContains))
+	}
+	if i.TargetIDHasPrefix != nil {
+		predicates = append(predicates, auditevent.TargetIDHasPrefix(*i.TargetIDHasPrefix))
+	}
+	if i.TargetIDHasSuffix != nil {
+		predicates = append(predicates, auditevent.TargetIDHasSuffix(*i.TargetIDHasSuffix))
+	}
+	if i.TargetIDEqualFold != nil {
+		predicates = append(predicates, auditevent.TargetIDEqualFold(*i.TargetIDEqualFold))
+	}
+	if i.TargetIDContainsFold != nil {
+		predicates = append(predicates, auditevent.TargetIDContainsFold(*i.TargetIDContainsFold))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyAuditEventWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return auditevent.And(predicates...), nil
 	}
 }
 
@@ -10869,6 +11360,16 @@ type TenantWhereInput struct {
 	SandboxOfIDEqualFold    *string  `json:"sandboxOfIDEqualFold,omitempty"`
 	SandboxOfIDContainsFold *string  `json:"sandboxOfIDContainsFold,omitempty"`
 
+	// "audit_retention_days" field predicates.
+	AuditRetentionDays      *int  `json:"auditRetentionDays,omitempty"`
+	AuditRetentionDaysNEQ   *int  `json:"auditRetentionDaysNEQ,omitempty"`
+	AuditRetentionDaysIn    []int `json:"auditRetentionDaysIn,omitempty"`
+	AuditRetentionDaysNotIn []int `json:"auditRetentionDaysNotIn,omitempty"`
+	AuditRetentionDaysGT    *int  `json:"auditRetentionDaysGT,omitempty"`
+	AuditRetentionDaysGTE   *int  `json:"auditRetentionDaysGTE,omitempty"`
+	AuditRetentionDaysLT    *int  `json:"auditRetentionDaysLT,omitempty"`
+	AuditRetentionDaysLTE   *int  `json:"auditRetentionDaysLTE,omitempty"`
+
 	// "sandbox_of" edge predicates.
 	HasSandboxOf     *bool               `json:"hasSandboxOf,omitempty"`
 	HasSandboxOfWith []*TenantWhereInput `json:"hasSandboxOfWith,omitempty"`
@@ -11479,6 +11980,30 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	}
 	if i.SandboxOfIDContainsFold != nil {
 		predicates = append(predicates, tenant.SandboxOfIDContainsFold(*i.SandboxOfIDContainsFold))
+	}
+	if i.AuditRetentionDays != nil {
+		predicates = append(predicates, tenant.AuditRetentionDaysEQ(*i.AuditRetentionDays))
+	}
+	if i.AuditRetentionDaysNEQ != nil {
+		predicates = append(predicates, tenant.AuditRetentionDaysNEQ(*i.AuditRetentionDaysNEQ))
+	}
+	if len(i.AuditRetentionDaysIn) > 0 {
+		predicates = append(predicates, tenant.AuditRetentionDaysIn(i.AuditRetentionDaysIn...))
+	}
+	if len(i.AuditRetentionDaysNotIn) > 0 {
+		predicates = append(predicates, tenant.AuditRetentionDaysNotIn(i.AuditRetentionDaysNotIn...))
+	}
+	if i.AuditRetentionDaysGT != nil {
+		predicates = append(predicates, tenant.AuditRetentionDaysGT(*i.AuditRetentionDaysGT))
+	}
+	if i.AuditRetentionDaysGTE != nil {
+		predicates = append(predicates, tenant.AuditRetentionDaysGTE(*i.AuditRetentionDaysGTE))
+	}
+	if i.AuditRetentionDaysLT != nil {
+		predicates = append(predicates, tenant.AuditRetentionDaysLT(*i.AuditRetentionDaysLT))
+	}
+	if i.AuditRetentionDaysLTE != nil {
+		predicates = append(predicates, tenant.AuditRetentionDaysLTE(*i.AuditRetentionDaysLTE))
 	}
 
 	if i.HasSandboxOf != nil {

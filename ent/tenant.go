@@ -63,6 +63,8 @@ type Tenant struct {
 	SandboxOfID *string `json:"sandbox_of_id,omitempty"`
 	// Number of customers of the tenant.
 	CustomerCount int64 `json:"customer_count,omitempty"`
+	// Days the audit trail is kept, 30 to 3650 (five years by default); older events are deleted daily.
+	AuditRetentionDays int `json:"audit_retention_days,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TenantQuery when eager-loading is set.
 	Edges        TenantEdges `json:"edges"`
@@ -113,7 +115,7 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
 			values[i] = new(sql.NullBool)
-		case tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount:
+		case tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount, tenant.FieldAuditRetentionDays:
 			values[i] = new(sql.NullInt64)
 		case tenant.FieldID, tenant.FieldName, tenant.FieldTimeZone, tenant.FieldSandboxOfID:
 			values[i] = new(sql.NullString)
@@ -273,6 +275,12 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CustomerCount = value.Int64
 			}
+		case tenant.FieldAuditRetentionDays:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field audit_retention_days", values[i])
+			} else if value.Valid {
+				_m.AuditRetentionDays = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -386,6 +394,9 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("customer_count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.CustomerCount))
+	builder.WriteString(", ")
+	builder.WriteString("audit_retention_days=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AuditRetentionDays))
 	builder.WriteByte(')')
 	return builder.String()
 }

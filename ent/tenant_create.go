@@ -321,6 +321,20 @@ func (_c *TenantCreate) SetNillableCustomerCount(v *int64) *TenantCreate {
 	return _c
 }
 
+// SetAuditRetentionDays sets the "audit_retention_days" field.
+func (_c *TenantCreate) SetAuditRetentionDays(v int) *TenantCreate {
+	_c.mutation.SetAuditRetentionDays(v)
+	return _c
+}
+
+// SetNillableAuditRetentionDays sets the "audit_retention_days" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableAuditRetentionDays(v *int) *TenantCreate {
+	if v != nil {
+		_c.SetAuditRetentionDays(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TenantCreate) SetID(v string) *TenantCreate {
 	_c.mutation.SetID(v)
@@ -478,6 +492,10 @@ func (_c *TenantCreate) defaults() error {
 		v := tenant.DefaultCustomerCount
 		_c.mutation.SetCustomerCount(v)
 	}
+	if _, ok := _c.mutation.AuditRetentionDays(); !ok {
+		v := tenant.DefaultAuditRetentionDays
+		_c.mutation.SetAuditRetentionDays(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if tenant.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized tenant.DefaultID (forgotten import ent/runtime?)")
@@ -618,6 +636,14 @@ func (_c *TenantCreate) check() error {
 	if _, ok := _c.mutation.CustomerCount(); !ok {
 		return &ValidationError{Name: "customer_count", err: errors.New(`ent: missing required field "Tenant.customer_count"`)}
 	}
+	if _, ok := _c.mutation.AuditRetentionDays(); !ok {
+		return &ValidationError{Name: "audit_retention_days", err: errors.New(`ent: missing required field "Tenant.audit_retention_days"`)}
+	}
+	if v, ok := _c.mutation.AuditRetentionDays(); ok {
+		if err := tenant.AuditRetentionDaysValidator(v); err != nil {
+			return &ValidationError{Name: "audit_retention_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.audit_retention_days": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := tenant.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "Tenant.id": %w`, err)}
@@ -741,6 +767,10 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CustomerCount(); ok {
 		_spec.SetField(tenant.FieldCustomerCount, field.TypeInt64, value)
 		_node.CustomerCount = value
+	}
+	if value, ok := _c.mutation.AuditRetentionDays(); ok {
+		_spec.SetField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
+		_node.AuditRetentionDays = value
 	}
 	if nodes := _c.mutation.SandboxOfIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -385,6 +385,27 @@ func (_u *TenantUpdate) AddCustomerCount(v int64) *TenantUpdate {
 	return _u
 }
 
+// SetAuditRetentionDays sets the "audit_retention_days" field.
+func (_u *TenantUpdate) SetAuditRetentionDays(v int) *TenantUpdate {
+	_u.mutation.ResetAuditRetentionDays()
+	_u.mutation.SetAuditRetentionDays(v)
+	return _u
+}
+
+// SetNillableAuditRetentionDays sets the "audit_retention_days" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableAuditRetentionDays(v *int) *TenantUpdate {
+	if v != nil {
+		_u.SetAuditRetentionDays(*v)
+	}
+	return _u
+}
+
+// AddAuditRetentionDays adds value to the "audit_retention_days" field.
+func (_u *TenantUpdate) AddAuditRetentionDays(v int) *TenantUpdate {
+	_u.mutation.AddAuditRetentionDays(v)
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdate) AddSandboxIDs(ids ...string) *TenantUpdate {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -535,6 +556,11 @@ func (_u *TenantUpdate) check() error {
 			return &ValidationError{Name: "price_code_diamond", err: fmt.Errorf(`ent: validator failed for field "Tenant.price_code_diamond": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AuditRetentionDays(); ok {
+		if err := tenant.AuditRetentionDaysValidator(v); err != nil {
+			return &ValidationError{Name: "audit_retention_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.audit_retention_days": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -645,6 +671,12 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedCustomerCount(); ok {
 		_spec.AddField(tenant.FieldCustomerCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AuditRetentionDays(); ok {
+		_spec.SetField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAuditRetentionDays(); ok {
+		_spec.AddField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1067,6 +1099,27 @@ func (_u *TenantUpdateOne) AddCustomerCount(v int64) *TenantUpdateOne {
 	return _u
 }
 
+// SetAuditRetentionDays sets the "audit_retention_days" field.
+func (_u *TenantUpdateOne) SetAuditRetentionDays(v int) *TenantUpdateOne {
+	_u.mutation.ResetAuditRetentionDays()
+	_u.mutation.SetAuditRetentionDays(v)
+	return _u
+}
+
+// SetNillableAuditRetentionDays sets the "audit_retention_days" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableAuditRetentionDays(v *int) *TenantUpdateOne {
+	if v != nil {
+		_u.SetAuditRetentionDays(*v)
+	}
+	return _u
+}
+
+// AddAuditRetentionDays adds value to the "audit_retention_days" field.
+func (_u *TenantUpdateOne) AddAuditRetentionDays(v int) *TenantUpdateOne {
+	_u.mutation.AddAuditRetentionDays(v)
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdateOne) AddSandboxIDs(ids ...string) *TenantUpdateOne {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -1230,6 +1283,11 @@ func (_u *TenantUpdateOne) check() error {
 			return &ValidationError{Name: "price_code_diamond", err: fmt.Errorf(`ent: validator failed for field "Tenant.price_code_diamond": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AuditRetentionDays(); ok {
+		if err := tenant.AuditRetentionDaysValidator(v); err != nil {
+			return &ValidationError{Name: "audit_retention_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.audit_retention_days": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1357,6 +1415,12 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.AddedCustomerCount(); ok {
 		_spec.AddField(tenant.FieldCustomerCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AuditRetentionDays(); ok {
+		_spec.SetField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAuditRetentionDays(); ok {
+		_spec.AddField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{

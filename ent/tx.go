@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// APIClient is the client for interacting with the APIClient builders.
 	APIClient *APIClientClient
+	// AuditEvent is the client for interacting with the AuditEvent builders.
+	AuditEvent *AuditEventClient
 	// Campaign is the client for interacting with the Campaign builders.
 	Campaign *CampaignClient
 	// ChurnModel is the client for interacting with the ChurnModel builders.
@@ -202,6 +204,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIClient = NewAPIClientClient(tx.config)
+	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.Campaign = NewCampaignClient(tx.config)
 	tx.ChurnModel = NewChurnModelClient(tx.config)
 	tx.ConsentChange = NewConsentChangeClient(tx.config)

@@ -73,7 +73,7 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 		PriceCodeBronze:  input.PriceCodeBronze, PriceCodeSilver: input.PriceCodeSilver,
 		PriceCodeGold: input.PriceCodeGold, PriceCodeDiamond: input.PriceCodeDiamond,
 		TimeZone: input.TimeZone, PointsPendingDays: input.PointsPendingDays,
-		LevelGraceDays: input.LevelGraceDays, ChurnRefitDays: input.ChurnRefitDays,
+		LevelGraceDays: input.LevelGraceDays, ChurnRefitDays: input.ChurnRefitDays, AuditRetentionDays: input.AuditRetentionDays,
 	})
 }
 

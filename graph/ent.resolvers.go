@@ -56,6 +56,12 @@ func (r *queryResolver) APIClients(ctx context.Context, after *entgql.Cursor[str
 		ent.WithAPIClientOrder(orderBy), ent.WithAPIClientFilter(where.Filter))
 }
 
+// AuditEvents is the resolver for the auditEvents field.
+func (r *queryResolver) AuditEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) (*ent.AuditEventConnection, error) {
+	return r.client.AuditEvent.Query().Paginate(ctx, after, first, before, last,
+		ent.WithAuditEventOrder(orderBy), ent.WithAuditEventFilter(where.Filter))
+}
+
 // Campaigns is the resolver for the campaigns field.
 func (r *queryResolver) Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error) {
 	return r.client.Campaign.Query().Paginate(ctx, after, first, before, last,

@@ -46,6 +46,7 @@ var RootFieldScopes = map[string]string{
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
 	"Query.customerExport":       app.ScopePrivacyRead,
+	"Query.auditEvents":          app.ScopeBackofficeWrite,
 	"Mutation.eraseCustomer":     app.ScopePrivacyWrite,
 
 	"Mutation.createCustomer":     "customers:write",
@@ -101,6 +102,7 @@ var TypeScopes = map[string]string{
 	"Product":       "campaigns:read",
 	"Coupon":        "campaigns:read",
 	"ConsentChange": "customers:read",
+	"AuditEvent":    app.ScopeBackofficeWrite,
 	"Sale":          app.ScopeBackoffice,
 	"SaleItem":      app.ScopeBackoffice,
 	"SalePayment":   app.ScopeBackoffice,

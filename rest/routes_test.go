@@ -141,6 +141,7 @@ var graphQLProbes = map[string]string{
 	"Mutation.importProducts":     `mutation { importProducts(products: [{sku: "SONDA-1", name: "Sonda"}]) { created } }`,
 	"Query.products":              `{ products { totalCount } }`,
 	"Query.customerExport":        `{ customerExport(id: "cus_00000000000000000000000000") }`,
+	"Query.auditEvents":           `{ auditEvents { totalCount } }`,
 	"Mutation.eraseCustomer":      `mutation { eraseCustomer(id: "cus_00000000000000000000000000") }`,
 
 	"Query.pointsEntries":        `{ pointsEntries { totalCount } }`,

@@ -9,6 +9,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
@@ -120,6 +121,33 @@ func (f TraverseAPIClient) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.APIClientQuery", q)
+}
+
+// The AuditEventFunc type is an adapter to allow the use of ordinary function as a Querier.
+type AuditEventFunc func(context.Context, *ent.AuditEventQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f AuditEventFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.AuditEventQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.AuditEventQuery", q)
+}
+
+// The TraverseAuditEvent type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseAuditEvent func(context.Context, *ent.AuditEventQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseAuditEvent) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseAuditEvent) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.AuditEventQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.AuditEventQuery", q)
 }
 
 // The CampaignFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -856,6 +884,8 @@ func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
 	case *ent.APIClientQuery:
 		return &query[*ent.APIClientQuery, predicate.APIClient, apiclient.OrderOption]{typ: ent.TypeAPIClient, tq: q}, nil
+	case *ent.AuditEventQuery:
+		return &query[*ent.AuditEventQuery, predicate.AuditEvent, auditevent.OrderOption]{typ: ent.TypeAuditEvent, tq: q}, nil
 	case *ent.CampaignQuery:
 		return &query[*ent.CampaignQuery, predicate.Campaign, campaign.OrderOption]{typ: ent.TypeCampaign, tq: q}, nil
 	case *ent.ChurnModelQuery:

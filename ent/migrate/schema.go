@@ -42,6 +42,44 @@ var (
 			},
 		},
 	}
+	// AuditEventsColumns holds the columns for the "audit_events" table.
+	AuditEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "actor", Type: field.TypeString, Size: 200},
+		{Name: "actor_kind", Type: field.TypeString, Size: 10},
+		{Name: "action", Type: field.TypeString, Size: 100},
+		{Name: "target_type", Type: field.TypeString, Size: 100},
+		{Name: "target_id", Type: field.TypeString, Size: 100, Default: ""},
+		{Name: "fields", Type: field.TypeJSON, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// AuditEventsTable holds the schema information for the "audit_events" table.
+	AuditEventsTable = &schema.Table{
+		Name:       "audit_events",
+		Columns:    AuditEventsColumns,
+		PrimaryKey: []*schema.Column{AuditEventsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "audit_events_tenants_tenant",
+				Columns:    []*schema.Column{AuditEventsColumns[8]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "auditevent_tenant_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{AuditEventsColumns[8], AuditEventsColumns[0]},
+			},
+			{
+				Name:    "auditevent_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{AuditEventsColumns[8], AuditEventsColumns[1]},
+			},
+		},
+	}
 	// CampaignsColumns holds the columns for the "campaigns" table.
 	CampaignsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -1054,6 +1092,7 @@ var (
 		{Name: "price_code_gold", Type: field.TypeInt, Default: 0},
 		{Name: "price_code_diamond", Type: field.TypeInt, Default: 0},
 		{Name: "customer_count", Type: field.TypeInt64, Default: 0},
+		{Name: "audit_retention_days", Type: field.TypeInt, Default: 1825},
 		{Name: "sandbox_of_id", Type: field.TypeString, Nullable: true},
 	}
 	// TenantsTable holds the schema information for the "tenants" table.
@@ -1064,7 +1103,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[22]},
+				Columns:    []*schema.Column{TenantsColumns[23]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1266,6 +1305,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIClientsTable,
+		AuditEventsTable,
 		CampaignsTable,
 		ChurnModelsTable,
 		ConsentChangesTable,
@@ -1299,6 +1339,7 @@ var (
 
 func init() {
 	APIClientsTable.ForeignKeys[0].RefTable = TenantsTable
+	AuditEventsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[1].RefTable = SegmentsTable
 	ChurnModelsTable.ForeignKeys[0].RefTable = TenantsTable

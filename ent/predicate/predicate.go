@@ -9,6 +9,9 @@ import (
 // APIClient is the predicate function for apiclient builders.
 type APIClient func(*sql.Selector)
 
+// AuditEvent is the predicate function for auditevent builders.
+type AuditEvent func(*sql.Selector)
+
 // Campaign is the predicate function for campaign builders.
 type Campaign func(*sql.Selector)
 

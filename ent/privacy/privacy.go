@@ -135,6 +135,30 @@ func (f APIClientMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutat
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.APIClientMutation", m)
 }
 
+// The AuditEventQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type AuditEventQueryRuleFunc func(context.Context, *ent.AuditEventQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f AuditEventQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.AuditEventQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.AuditEventQuery", q)
+}
+
+// The AuditEventMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type AuditEventMutationRuleFunc func(context.Context, *ent.AuditEventMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f AuditEventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.AuditEventMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.AuditEventMutation", m)
+}
+
 // The CampaignQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type CampaignQueryRuleFunc func(context.Context, *ent.CampaignQuery) error
@@ -820,6 +844,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	switch q := q.(type) {
 	case *ent.APIClientQuery:
 		return q.Filter(), nil
+	case *ent.AuditEventQuery:
+		return q.Filter(), nil
 	case *ent.CampaignQuery:
 		return q.Filter(), nil
 	case *ent.ChurnModelQuery:
@@ -882,6 +908,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 func mutationFilter(m ent.Mutation) (Filter, error) {
 	switch m := m.(type) {
 	case *ent.APIClientMutation:
+		return m.Filter(), nil
+	case *ent.AuditEventMutation:
 		return m.Filter(), nil
 	case *ent.CampaignMutation:
 		return m.Filter(), nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
@@ -55,6 +56,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	apiclientHooks := schema.APIClient{}.Hooks()
+
+	apiclient.Hooks[1] = apiclientHooks[0]
 	apiclientMixinFields0 := apiclientMixin[0].Fields()
 	_ = apiclientMixinFields0
 	apiclientMixinFields1 := apiclientMixin[1].Fields()
@@ -91,6 +95,113 @@ func init() {
 	apiclientDescID := apiclientFields[0].Descriptor()
 	// apiclient.DefaultID holds the default value on creation for the id field.
 	apiclient.DefaultID = apiclientDescID.Default.(func() string)
+	auditeventMixin := schema.AuditEvent{}.Mixin()
+	auditevent.Policy = privacy.NewPolicies(auditeventMixin[0], schema.AuditEvent{})
+	auditevent.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := auditevent.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	auditeventHooks := schema.AuditEvent{}.Hooks()
+
+	auditevent.Hooks[1] = auditeventHooks[0]
+	auditeventMixinFields0 := auditeventMixin[0].Fields()
+	_ = auditeventMixinFields0
+	auditeventFields := schema.AuditEvent{}.Fields()
+	_ = auditeventFields
+	// auditeventDescTenantID is the schema descriptor for tenant_id field.
+	auditeventDescTenantID := auditeventMixinFields0[0].Descriptor()
+	// auditevent.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	auditevent.TenantIDValidator = auditeventDescTenantID.Validators[0].(func(string) error)
+	// auditeventDescCreatedAt is the schema descriptor for created_at field.
+	auditeventDescCreatedAt := auditeventFields[1].Descriptor()
+	// auditevent.DefaultCreatedAt holds the default value on creation for the created_at field.
+	auditevent.DefaultCreatedAt = auditeventDescCreatedAt.Default.(func() time.Time)
+	// auditeventDescActor is the schema descriptor for actor field.
+	auditeventDescActor := auditeventFields[2].Descriptor()
+	// auditevent.ActorValidator is a validator for the "actor" field. It is called by the builders before save.
+	auditevent.ActorValidator = func() func(string) error {
+		validators := auditeventDescActor.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(actor string) error {
+			for _, fn := range fns {
+				if err := fn(actor); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// auditeventDescActorKind is the schema descriptor for actor_kind field.
+	auditeventDescActorKind := auditeventFields[3].Descriptor()
+	// auditevent.ActorKindValidator is a validator for the "actor_kind" field. It is called by the builders before save.
+	auditevent.ActorKindValidator = func() func(string) error {
+		validators := auditeventDescActorKind.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(actor_kind string) error {
+			for _, fn := range fns {
+				if err := fn(actor_kind); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// auditeventDescAction is the schema descriptor for action field.
+	auditeventDescAction := auditeventFields[4].Descriptor()
+	// auditevent.ActionValidator is a validator for the "action" field. It is called by the builders before save.
+	auditevent.ActionValidator = func() func(string) error {
+		validators := auditeventDescAction.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(action string) error {
+			for _, fn := range fns {
+				if err := fn(action); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// auditeventDescTargetType is the schema descriptor for target_type field.
+	auditeventDescTargetType := auditeventFields[5].Descriptor()
+	// auditevent.TargetTypeValidator is a validator for the "target_type" field. It is called by the builders before save.
+	auditevent.TargetTypeValidator = func() func(string) error {
+		validators := auditeventDescTargetType.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(target_type string) error {
+			for _, fn := range fns {
+				if err := fn(target_type); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// auditeventDescTargetID is the schema descriptor for target_id field.
+	auditeventDescTargetID := auditeventFields[6].Descriptor()
+	// auditevent.DefaultTargetID holds the default value on creation for the target_id field.
+	auditevent.DefaultTargetID = auditeventDescTargetID.Default.(string)
+	// auditevent.TargetIDValidator is a validator for the "target_id" field. It is called by the builders before save.
+	auditevent.TargetIDValidator = auditeventDescTargetID.Validators[0].(func(string) error)
+	// auditeventDescID is the schema descriptor for id field.
+	auditeventDescID := auditeventFields[0].Descriptor()
+	// auditevent.DefaultID holds the default value on creation for the id field.
+	auditevent.DefaultID = auditeventDescID.Default.(func() string)
 	campaignMixin := schema.Campaign{}.Mixin()
 	campaign.Policy = privacy.NewPolicies(campaignMixin[0], schema.Campaign{})
 	campaign.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -101,6 +212,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	campaignHooks := schema.Campaign{}.Hooks()
+
+	campaign.Hooks[1] = campaignHooks[0]
 	campaignMixinFields0 := campaignMixin[0].Fields()
 	_ = campaignMixinFields0
 	campaignMixinFields1 := campaignMixin[1].Fields()
@@ -692,6 +806,8 @@ func init() {
 	pointsentryHooks := schema.PointsEntry{}.Hooks()
 
 	pointsentry.Hooks[1] = pointsentryHooks[0]
+
+	pointsentry.Hooks[2] = pointsentryHooks[1]
 	pointsentryMixinFields0 := pointsentryMixin[0].Fields()
 	_ = pointsentryMixinFields0
 	pointsentryFields := schema.PointsEntry{}.Fields()
@@ -1164,6 +1280,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	segmentHooks := schema.Segment{}.Hooks()
+
+	segment.Hooks[1] = segmentHooks[0]
 	segmentMixinFields0 := segmentMixin[0].Fields()
 	_ = segmentMixinFields0
 	segmentMixinFields1 := segmentMixin[1].Fields()
@@ -1229,6 +1348,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	storeHooks := schema.Store{}.Hooks()
+
+	store.Hooks[1] = storeHooks[0]
 	storeMixinFields0 := storeMixin[0].Fields()
 	_ = storeMixinFields0
 	storeMixinFields1 := storeMixin[1].Fields()
@@ -1285,6 +1407,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	tenantHooks := schema.Tenant{}.Hooks()
+
+	tenant.Hooks[1] = tenantHooks[0]
 	tenantMixinFields0 := tenantMixin[0].Fields()
 	_ = tenantMixinFields0
 	tenantFields := schema.Tenant{}.Fields()
@@ -1399,6 +1524,12 @@ func init() {
 	tenantDescCustomerCount := tenantFields[20].Descriptor()
 	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
 	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
+	// tenantDescAuditRetentionDays is the schema descriptor for audit_retention_days field.
+	tenantDescAuditRetentionDays := tenantFields[21].Descriptor()
+	// tenant.DefaultAuditRetentionDays holds the default value on creation for the audit_retention_days field.
+	tenant.DefaultAuditRetentionDays = tenantDescAuditRetentionDays.Default.(int)
+	// tenant.AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
+	tenant.AuditRetentionDaysValidator = tenantDescAuditRetentionDays.Validators[0].(func(int) error)
 	// tenantDescID is the schema descriptor for id field.
 	tenantDescID := tenantFields[0].Descriptor()
 	// tenant.DefaultID holds the default value on creation for the id field.
@@ -1547,6 +1678,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	webhookendpointHooks := schema.WebhookEndpoint{}.Hooks()
+
+	webhookendpoint.Hooks[1] = webhookendpointHooks[0]
 	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
 	_ = webhookendpointMixinFields0
 	webhookendpointMixinFields1 := webhookendpointMixin[1].Fields()

@@ -34,6 +34,9 @@ func (APIClient) Fields() []ent.Field {
 
 func (APIClient) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
+// Hooks record the back office's changes of clients and secrets.
+func (APIClient) Hooks() []ent.Hook { return []ent.Hook{audited("api_client")} }
+
 func (APIClient) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("tenant_id")}
 }

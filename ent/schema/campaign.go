@@ -94,6 +94,12 @@ func (Campaign) Fields() []ent.Field {
 
 func (Campaign) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
+// Hooks record the creation of campaigns and changes of their status, not
+// the counters their redemptions move.
+func (Campaign) Hooks() []ent.Hook {
+	return []ent.Hook{audited("campaign", "redemptions_count", "budget_spent", "budget_spent_by")}
+}
+
 func (Campaign) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("segment", Segment.Type).Field("segment_id").Unique().

@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"context"
+	"fmt"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -82,5 +85,12 @@ func (PointsEntry) Policy() ent.Policy { return ledgerPolicy() }
 
 // Hooks keep the ledger append-only, whoever the viewer is.
 func (PointsEntry) Hooks() []ent.Hook {
-	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}
+	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne), hook.If(audited("points_adjustment"), isAdjustment)}
+}
+
+// isAdjustment matches the creation of a manual adjustment of points, the
+// one ledger entry the back office makes.
+func isAdjustment(_ context.Context, m ent.Mutation) bool {
+	k, ok := m.Field("kind")
+	return ok && m.Op().Is(ent.OpCreate) && fmt.Sprint(k) == "adjustment"
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/churnmodel"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/customer"
@@ -783,6 +784,50 @@ func kinds() []kind {
 				return c.ConsentChange.DeleteOneID(id).Exec(ctx)
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.ConsentChange.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the actor.
+			table:      auditevent.Table,
+			appendOnly: true,
+			ledger:     true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				m := c.AuditEvent.Create().SetActor(name).SetActorKind("user").SetAction("store.created").SetTargetType("store")
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.AuditEvent.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.AuditEvent.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.Actor, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.AuditEvent.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing, and must
+			// still be refused.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.AuditEvent.UpdateOneID(id).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.AuditEvent.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.AuditEvent.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.AuditEvent.Delete().Exec(ctx) },
 		},
 		{
 			// The name is the remaining points.

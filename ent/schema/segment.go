@@ -27,6 +27,9 @@ func (Segment) Fields() []ent.Field {
 
 func (Segment) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
+// Hooks record the back office's changes of segments and their members.
+func (Segment) Hooks() []ent.Hook { return []ent.Hook{audited("segment")} }
+
 func (Segment) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("customers", Customer.Type).Ref("segments").

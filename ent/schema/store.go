@@ -31,6 +31,9 @@ func (Store) Fields() []ent.Field {
 
 func (Store) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
+// Hooks record the back office's changes of stores.
+func (Store) Hooks() []ent.Hook { return []ent.Hook{audited("store")} }
+
 func (Store) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("tenant_id", "code").Unique()}
 }

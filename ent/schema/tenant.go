@@ -65,10 +65,16 @@ func (Tenant) Fields() []ent.Field {
 		field.Int64("customer_count").Default(0).
 			Annotations(entgql.Skip(entgql.SkipAll)).
 			Comment("Number of customers of the tenant."),
+		field.Int("audit_retention_days").Default(1825).Range(30, 3650).
+			Comment("Days the audit trail is kept, 30 to 3650 (five years by default); older events are deleted daily."),
 	}
 }
 
 func (Tenant) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Hooks record the changes of the tenant's settings (not of its customer
+// count, kept by the service).
+func (Tenant) Hooks() []ent.Hook { return []ent.Hook{audited("tenant_settings", "customer_count")} }
 
 func (Tenant) Edges() []ent.Edge {
 	return []ent.Edge{

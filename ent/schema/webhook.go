@@ -40,6 +40,9 @@ func (WebhookEndpoint) Fields() []ent.Field {
 
 func (WebhookEndpoint) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
+// Hooks record the changes of webhook endpoints and their secrets.
+func (WebhookEndpoint) Hooks() []ent.Hook { return []ent.Hook{audited("webhook_endpoint")} }
+
 func (WebhookEndpoint) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("deliveries", WebhookDelivery.Type).

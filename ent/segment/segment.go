@@ -86,7 +86,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error

@@ -60,6 +60,8 @@ const (
 	FieldSandboxOfID = "sandbox_of_id"
 	// FieldCustomerCount holds the string denoting the customer_count field in the database.
 	FieldCustomerCount = "customer_count"
+	// FieldAuditRetentionDays holds the string denoting the audit_retention_days field in the database.
+	FieldAuditRetentionDays = "audit_retention_days"
 	// EdgeSandboxOf holds the string denoting the sandbox_of edge name in mutations.
 	EdgeSandboxOf = "sandbox_of"
 	// EdgeSandboxes holds the string denoting the sandboxes edge name in mutations.
@@ -101,6 +103,7 @@ var Columns = []string{
 	FieldPriceCodeDiamond,
 	FieldSandboxOfID,
 	FieldCustomerCount,
+	FieldAuditRetentionDays,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -119,7 +122,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
@@ -189,6 +192,10 @@ var (
 	PriceCodeDiamondValidator func(int) error
 	// DefaultCustomerCount holds the default value on creation for the "customer_count" field.
 	DefaultCustomerCount int64
+	// DefaultAuditRetentionDays holds the default value on creation for the "audit_retention_days" field.
+	DefaultAuditRetentionDays int
+	// AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
+	AuditRetentionDaysValidator func(int) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -311,6 +318,11 @@ func BySandboxOfID(opts ...sql.OrderTermOption) OrderOption {
 // ByCustomerCount orders the results by the customer_count field.
 func ByCustomerCount(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCustomerCount, opts...).ToFunc()
+}
+
+// ByAuditRetentionDays orders the results by the audit_retention_days field.
+func ByAuditRetentionDays(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAuditRetentionDays, opts...).ToFunc()
 }
 
 // BySandboxOfField orders the results by sandbox_of field.

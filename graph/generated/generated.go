@@ -78,6 +78,29 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	AuditEvent struct {
+		Action     func(childComplexity int) int
+		Actor      func(childComplexity int) int
+		ActorKind  func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		Fields     func(childComplexity int) int
+		ID         func(childComplexity int) int
+		TargetID   func(childComplexity int) int
+		TargetType func(childComplexity int) int
+		TenantID   func(childComplexity int) int
+	}
+
+	AuditEventConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AuditEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Campaign struct {
 		BudgetPerPeriod    func(childComplexity int) int
 		BudgetPerStore     func(childComplexity int) int
@@ -500,6 +523,7 @@ type ComplexityRoot struct {
 	Query struct {
 		APIClients           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
 		ActiveCustomers      func(childComplexity int, from time.Time, to time.Time) int
+		AuditEvents          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) int
 		Campaigns            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
 		CustomerExport       func(childComplexity int, id string) int
 		CustomerImport       func(childComplexity int, id string) int
@@ -727,6 +751,7 @@ type ComplexityRoot struct {
 
 	Tenant struct {
 		Active             func(childComplexity int) int
+		AuditRetentionDays func(childComplexity int) int
 		ChurnRefitDays     func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		DiamondThreshold   func(childComplexity int) int
@@ -890,6 +915,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (ent.Noder, error)
 	Nodes(ctx context.Context, ids []string) ([]ent.Noder, error)
 	APIClients(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) (*ent.APIClientConnection, error)
+	AuditEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) (*ent.AuditEventConnection, error)
 	Campaigns(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) (*ent.CampaignConnection, error)
 	Customers(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) (*ent.CustomerConnection, error)
 	Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error)
@@ -1021,6 +1047,93 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIClientEdge.Node(childComplexity), true
+
+	case "AuditEvent.action":
+		if e.ComplexityRoot.AuditEvent.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Action(childComplexity), true
+	case "AuditEvent.actor":
+		if e.ComplexityRoot.AuditEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Actor(childComplexity), true
+	case "AuditEvent.actorKind":
+		if e.ComplexityRoot.AuditEvent.ActorKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ActorKind(childComplexity), true
+	case "AuditEvent.createdAt":
+		if e.ComplexityRoot.AuditEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.CreatedAt(childComplexity), true
+	case "AuditEvent.fields":
+		if e.ComplexityRoot.AuditEvent.Fields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Fields(childComplexity), true
+	case "AuditEvent.id":
+		if e.ComplexityRoot.AuditEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.ID(childComplexity), true
+	case "AuditEvent.targetID":
+		if e.ComplexityRoot.AuditEvent.TargetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.TargetID(childComplexity), true
+	case "AuditEvent.targetType":
+		if e.ComplexityRoot.AuditEvent.TargetType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.TargetType(childComplexity), true
+	case "AuditEvent.tenantID":
+		if e.ComplexityRoot.AuditEvent.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.TenantID(childComplexity), true
+
+	case "AuditEventConnection.edges":
+		if e.ComplexityRoot.AuditEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.Edges(childComplexity), true
+	case "AuditEventConnection.pageInfo":
+		if e.ComplexityRoot.AuditEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.PageInfo(childComplexity), true
+	case "AuditEventConnection.totalCount":
+		if e.ComplexityRoot.AuditEventConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventConnection.TotalCount(childComplexity), true
+
+	case "AuditEventEdge.cursor":
+		if e.ComplexityRoot.AuditEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Cursor(childComplexity), true
+	case "AuditEventEdge.node":
+		if e.ComplexityRoot.AuditEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
 	case "Campaign.budgetPerPeriod":
 		if e.ComplexityRoot.Campaign.BudgetPerPeriod == nil {
@@ -3015,6 +3128,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ActiveCustomers(childComplexity, args["from"].(time.Time), args["to"].(time.Time)), true
+	case "Query.auditEvents":
+		if e.ComplexityRoot.Query.AuditEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditEvents(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.AuditEventOrder), args["where"].(*ent.AuditEventWhereInput)), true
 	case "Query.campaigns":
 		if e.ComplexityRoot.Query.Campaigns == nil {
 			break
@@ -4114,6 +4238,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.Active(childComplexity), true
+	case "Tenant.auditRetentionDays":
+		if e.ComplexityRoot.Tenant.AuditRetentionDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.AuditRetentionDays(childComplexity), true
 	case "Tenant.churnRefitDays":
 		if e.ComplexityRoot.Tenant.ChurnRefitDays == nil {
 			break
@@ -4592,6 +4722,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAPIClientWhereInput,
 		ec.unmarshalInputAddCouponsInput,
 		ec.unmarshalInputAdjustPointsInput,
+		ec.unmarshalInputAuditEventOrder,
+		ec.unmarshalInputAuditEventWhereInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputCartItemInput,
@@ -4807,6 +4939,8 @@ input TenantSettingsInput {
   levelGraceDays: Int
   "Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model."
   churnRefitDays: Int
+  "Days the audit trail is kept, 30 to 3650; older events are deleted."
+  auditRetentionDays: Int
 }
 
 """
@@ -5556,6 +5690,225 @@ input APIClientWhereInput {
   """
   revoked: Boolean
   revokedNEQ: Boolean
+}
+"""
+A back-office change, export or erasure of the tenant: actor, instant, action, target and the fields changed. Never changed.
+"""
+type AuditEvent implements Node {
+  """
+  The audit event's id, such as aud_01J….
+  """
+  id: ID!
+  """
+  The tenant that owns the record.
+  """
+  tenantID: ID!
+  """
+  When it happened.
+  """
+  createdAt: Time!
+  """
+  Who did it: the API client's id, or the back-office user's subject (SSO).
+  """
+  actor: String!
+  """
+  Whether the actor is an API client or a back-office user.
+  """
+  actorKind: String!
+  """
+  What was done: <record>.<created|updated|deleted>, customer.exported, customer.erased, sandbox.reset.
+  """
+  action: String!
+  """
+  The kind of record: campaign, tenant_settings, api_client, segment, store, webhook_endpoint, points_adjustment, customer, sandbox.
+  """
+  targetType: String!
+  """
+  The record's id; empty for a change of several records.
+  """
+  targetID: String!
+  """
+  The fields and edges the change set or cleared, by name (their values are not kept).
+  """
+  fields: [String!]
+}
+"""
+A connection to a list of items.
+"""
+type AuditEventConnection {
+  """
+  A list of edges.
+  """
+  edges: [AuditEventEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type AuditEventEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: AuditEvent
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for AuditEvent connections
+"""
+input AuditEventOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order AuditEvents.
+  """
+  field: AuditEventOrderField!
+}
+"""
+Properties by which AuditEvent connections can be ordered.
+"""
+enum AuditEventOrderField {
+  CREATED_AT
+}
+"""
+AuditEventWhereInput is used for filtering AuditEvent objects.
+Input was generated by ent.
+"""
+input AuditEventWhereInput {
+  not: AuditEventWhereInput
+  and: [AuditEventWhereInput!]
+  or: [AuditEventWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  tenant_id field predicates
+  """
+  tenantID: ID
+  tenantIDNEQ: ID
+  tenantIDIn: [ID!]
+  tenantIDNotIn: [ID!]
+  tenantIDGT: ID
+  tenantIDGTE: ID
+  tenantIDLT: ID
+  tenantIDLTE: ID
+  tenantIDContains: ID
+  tenantIDHasPrefix: ID
+  tenantIDHasSuffix: ID
+  tenantIDEqualFold: ID
+  tenantIDContainsFold: ID
+  """
+  created_at field predicates
+  """
+  createdAt: Time
+  createdAtNEQ: Time
+  createdAtIn: [Time!]
+  createdAtNotIn: [Time!]
+  createdAtGT: Time
+  createdAtGTE: Time
+  createdAtLT: Time
+  createdAtLTE: Time
+  """
+  actor field predicates
+  """
+  actor: String
+  actorNEQ: String
+  actorIn: [String!]
+  actorNotIn: [String!]
+  actorGT: String
+  actorGTE: String
+  actorLT: String
+  actorLTE: String
+  actorContains: String
+  actorHasPrefix: String
+  actorHasSuffix: String
+  actorEqualFold: String
+  actorContainsFold: String
+  """
+  actor_kind field predicates
+  """
+  actorKind: String
+  actorKindNEQ: String
+  actorKindIn: [String!]
+  actorKindNotIn: [String!]
+  actorKindGT: String
+  actorKindGTE: String
+  actorKindLT: String
+  actorKindLTE: String
+  actorKindContains: String
+  actorKindHasPrefix: String
+  actorKindHasSuffix: String
+  actorKindEqualFold: String
+  actorKindContainsFold: String
+  """
+  action field predicates
+  """
+  action: String
+  actionNEQ: String
+  actionIn: [String!]
+  actionNotIn: [String!]
+  actionGT: String
+  actionGTE: String
+  actionLT: String
+  actionLTE: String
+  actionContains: String
+  actionHasPrefix: String
+  actionHasSuffix: String
+  actionEqualFold: String
+  actionContainsFold: String
+  """
+  target_type field predicates
+  """
+  targetType: String
+  targetTypeNEQ: String
+  targetTypeIn: [String!]
+  targetTypeNotIn: [String!]
+  targetTypeGT: String
+  targetTypeGTE: String
+  targetTypeLT: String
+  targetTypeLTE: String
+  targetTypeContains: String
+  targetTypeHasPrefix: String
+  targetTypeHasSuffix: String
+  targetTypeEqualFold: String
+  targetTypeContainsFold: String
+  """
+  target_id field predicates
+  """
+  targetID: String
+  targetIDNEQ: String
+  targetIDIn: [String!]
+  targetIDNotIn: [String!]
+  targetIDGT: String
+  targetIDGTE: String
+  targetIDLT: String
+  targetIDLTE: String
+  targetIDContains: String
+  targetIDHasPrefix: String
+  targetIDHasSuffix: String
+  targetIDEqualFold: String
+  targetIDContainsFold: String
 }
 """
 A promotion: a discount, cashback, bonus points or a gift, for a period, a segment and channels.
@@ -8562,6 +8915,40 @@ type Query {
     where: APIClientWhereInput
   ): APIClientConnection!
   """
+  The tenant's audit trail, oldest first unless ordered, with filters (administrators).
+  """
+  auditEvents(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for AuditEvents returned from the connection.
+    """
+    orderBy: AuditEventOrder
+
+    """
+    Filtering options for AuditEvents returned from the connection.
+    """
+    where: AuditEventWhereInput
+  ): AuditEventConnection!
+  """
   The tenant's campaigns, oldest first unless ordered, with filters.
   """
   campaigns(
@@ -11123,6 +11510,10 @@ type Tenant implements Node {
   """
   sandboxOfID: ID
   """
+  Days the audit trail is kept, 30 to 3650 (five years by default); older events are deleted daily.
+  """
+  auditRetentionDays: Int!
+  """
   The production tenant this sandbox tenant belongs to; none for a production tenant.
   """
   sandboxOf: Tenant
@@ -11433,6 +11824,17 @@ input TenantWhereInput {
   sandboxOfIDNotNil: Boolean
   sandboxOfIDEqualFold: ID
   sandboxOfIDContainsFold: ID
+  """
+  audit_retention_days field predicates
+  """
+  auditRetentionDays: Int
+  auditRetentionDaysNEQ: Int
+  auditRetentionDaysIn: [Int!]
+  auditRetentionDaysNotIn: [Int!]
+  auditRetentionDaysGT: Int
+  auditRetentionDaysGTE: Int
+  auditRetentionDaysLT: Int
+  auditRetentionDaysLTE: Int
   """
   sandbox_of edge predicates
   """
@@ -12553,6 +12955,52 @@ func (ec *executionContext) childFields_APIClientEdge(ctx context.Context, field
 		return ec.fieldContext_APIClientEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type APIClientEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEvent_id(ctx, field)
+	case "tenantID":
+		return ec.fieldContext_AuditEvent_tenantID(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditEvent_createdAt(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEvent_actor(ctx, field)
+	case "actorKind":
+		return ec.fieldContext_AuditEvent_actorKind(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEvent_action(ctx, field)
+	case "targetType":
+		return ec.fieldContext_AuditEvent_targetType(ctx, field)
+	case "targetID":
+		return ec.fieldContext_AuditEvent_targetID(ctx, field)
+	case "fields":
+		return ec.fieldContext_AuditEvent_fields(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AuditEventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AuditEventEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Campaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13757,6 +14205,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_priceCodeDiamond(ctx, field)
 	case "sandboxOfID":
 		return ec.fieldContext_Tenant_sandboxOfID(ctx, field)
+	case "auditRetentionDays":
+		return ec.fieldContext_Tenant_auditRetentionDays(ctx, field)
 	case "sandboxOf":
 		return ec.fieldContext_Tenant_sandboxOf(ctx, field)
 	case "sandboxes":
@@ -15053,6 +15503,60 @@ func (ec *executionContext) field_Query_apiClients_args(ctx context.Context, raw
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.APIClientWhereInput, error) {
 			return ec.unmarshalOAPIClientWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAPIClientWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_auditEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.AuditEventOrder, error) {
+			return ec.unmarshalOAuditEventOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.AuditEventWhereInput, error) {
+			return ec.unmarshalOAuditEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -16463,6 +16967,355 @@ func (ec *executionContext) _APIClientEdge_cursor(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_APIClientEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIClientEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_tenantID(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_tenantID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_tenantID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_actor(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_actorKind(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_actorKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActorKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_actorKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_action(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_targetType(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_targetType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_targetType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_targetID(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_targetID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_targetID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_fields(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_fields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_fields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AuditEventEdge) graphql.Marshaler {
+			return ec.marshalOAuditEventEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEventConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AuditEvent) graphql.Marshaler {
+			return ec.marshalOAuditEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEventEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _Campaign_id(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
@@ -24419,6 +25272,50 @@ func (ec *executionContext) fieldContext_Query_apiClients(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_auditEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditEvents(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.AuditEventOrder), fc.Args["where"].(*ent.AuditEventWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AuditEventConnection) graphql.Marshaler {
+			return ec.marshalNAuditEventConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_campaigns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29396,6 +30293,29 @@ func (ec *executionContext) fieldContext_Tenant_sandboxOfID(_ context.Context, f
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _Tenant_auditRetentionDays(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_auditRetentionDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuditRetentionDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_auditRetentionDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Tenant_sandboxOf(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32471,6 +33391,763 @@ func (ec *executionContext) unmarshalInputAdjustPointsInput(ctx context.Context,
 				return it, err
 			}
 			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAuditEventOrder(ctx context.Context, obj any) (ent.AuditEventOrder, error) {
+	var it ent.AuditEventOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNAuditEventOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAuditEventWhereInput(ctx context.Context, obj any) (ent.AuditEventWhereInput, error) {
+	var it ent.AuditEventWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "actor", "actorNEQ", "actorIn", "actorNotIn", "actorGT", "actorGTE", "actorLT", "actorLTE", "actorContains", "actorHasPrefix", "actorHasSuffix", "actorEqualFold", "actorContainsFold", "actorKind", "actorKindNEQ", "actorKindIn", "actorKindNotIn", "actorKindGT", "actorKindGTE", "actorKindLT", "actorKindLTE", "actorKindContains", "actorKindHasPrefix", "actorKindHasSuffix", "actorKindEqualFold", "actorKindContainsFold", "action", "actionNEQ", "actionIn", "actionNotIn", "actionGT", "actionGTE", "actionLT", "actionLTE", "actionContains", "actionHasPrefix", "actionHasSuffix", "actionEqualFold", "actionContainsFold", "targetType", "targetTypeNEQ", "targetTypeIn", "targetTypeNotIn", "targetTypeGT", "targetTypeGTE", "targetTypeLT", "targetTypeLTE", "targetTypeContains", "targetTypeHasPrefix", "targetTypeHasSuffix", "targetTypeEqualFold", "targetTypeContainsFold", "targetID", "targetIDNEQ", "targetIDIn", "targetIDNotIn", "targetIDGT", "targetIDGTE", "targetIDLT", "targetIDLTE", "targetIDContains", "targetIDHasPrefix", "targetIDHasSuffix", "targetIDEqualFold", "targetIDContainsFold"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOAuditEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOAuditEventWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOAuditEventWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "tenantID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "tenantIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNEQ = data
+		case "tenantIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDIn = data
+		case "tenantIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDNotIn = data
+		case "tenantIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGT = data
+		case "tenantIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDGTE = data
+		case "tenantIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLT = data
+		case "tenantIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDLTE = data
+		case "tenantIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContains = data
+		case "tenantIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasPrefix = data
+		case "tenantIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDHasSuffix = data
+		case "tenantIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDEqualFold = data
+		case "tenantIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantIDContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "actor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actor"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Actor = data
+		case "actorNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorNEQ = data
+		case "actorIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorIn = data
+		case "actorNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorNotIn = data
+		case "actorGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorGT = data
+		case "actorGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorGTE = data
+		case "actorLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorLT = data
+		case "actorLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorLTE = data
+		case "actorContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorContains = data
+		case "actorHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorHasPrefix = data
+		case "actorHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorHasSuffix = data
+		case "actorEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorEqualFold = data
+		case "actorContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorContainsFold = data
+		case "actorKind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKind"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKind = data
+		case "actorKindNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindNEQ = data
+		case "actorKindIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindIn = data
+		case "actorKindNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindNotIn = data
+		case "actorKindGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindGT = data
+		case "actorKindGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindGTE = data
+		case "actorKindLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindLT = data
+		case "actorKindLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindLTE = data
+		case "actorKindContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindContains = data
+		case "actorKindHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindHasPrefix = data
+		case "actorKindHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindHasSuffix = data
+		case "actorKindEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindEqualFold = data
+		case "actorKindContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actorKindContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActorKindContainsFold = data
+		case "action":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("action"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Action = data
+		case "actionNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionNEQ = data
+		case "actionIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionIn = data
+		case "actionNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionNotIn = data
+		case "actionGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionGT = data
+		case "actionGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionGTE = data
+		case "actionLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionLT = data
+		case "actionLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionLTE = data
+		case "actionContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionContains = data
+		case "actionHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionHasPrefix = data
+		case "actionHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionHasSuffix = data
+		case "actionEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionEqualFold = data
+		case "actionContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionContainsFold = data
+		case "targetType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetType = data
+		case "targetTypeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeNEQ = data
+		case "targetTypeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeIn = data
+		case "targetTypeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeNotIn = data
+		case "targetTypeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeGT = data
+		case "targetTypeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeGTE = data
+		case "targetTypeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeLT = data
+		case "targetTypeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeLTE = data
+		case "targetTypeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeContains = data
+		case "targetTypeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeHasPrefix = data
+		case "targetTypeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeHasSuffix = data
+		case "targetTypeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeEqualFold = data
+		case "targetTypeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetTypeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetTypeContainsFold = data
+		case "targetID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetID = data
+		case "targetIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDNEQ = data
+		case "targetIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDIn = data
+		case "targetIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDNotIn = data
+		case "targetIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDGT = data
+		case "targetIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDGTE = data
+		case "targetIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDLT = data
+		case "targetIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDLTE = data
+		case "targetIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDContains = data
+		case "targetIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDHasPrefix = data
+		case "targetIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDHasSuffix = data
+		case "targetIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDEqualFold = data
+		case "targetIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetIDContainsFold = data
 		}
 	}
 	return it, nil
@@ -48950,7 +50627,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -49076,6 +50753,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.ChurnRefitDays = data
+		case "auditRetentionDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDays = data
 		}
 	}
 	return it, nil
@@ -49092,7 +50776,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -50359,6 +52043,62 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.SandboxOfIDContainsFold = data
+		case "auditRetentionDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDays"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDays = data
+		case "auditRetentionDaysNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysNEQ = data
+		case "auditRetentionDaysIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysIn = data
+		case "auditRetentionDaysNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysNotIn = data
+		case "auditRetentionDaysGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysGT = data
+		case "auditRetentionDaysGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysGTE = data
+		case "auditRetentionDaysLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysLT = data
+		case "auditRetentionDaysLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("auditRetentionDaysLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AuditRetentionDaysLTE = data
 		case "hasSandboxOf":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSandboxOf"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -53176,6 +54916,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Campaign(ctx, sel, obj)
+	case *ent.AuditEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AuditEvent(ctx, sel, obj)
 	case *ent.APIClient:
 		if obj == nil {
 			return graphql.Null
@@ -53334,6 +55079,175 @@ func (ec *executionContext) _APIClientEdge(ctx context.Context, sel ast.Selectio
 			}
 		case "cursor":
 			out.Values[i] = ec._APIClientEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var auditEventImplementors = []string{"AuditEvent", "Node"}
+
+func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *ent.AuditEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEvent")
+		case "id":
+			out.Values[i] = ec._AuditEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tenantID":
+			out.Values[i] = ec._AuditEvent_tenantID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AuditEvent_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._AuditEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actorKind":
+			out.Values[i] = ec._AuditEvent_actorKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._AuditEvent_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetType":
+			out.Values[i] = ec._AuditEvent_targetType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetID":
+			out.Values[i] = ec._AuditEvent_targetID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fields":
+			out.Values[i] = ec._AuditEvent_fields(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var auditEventConnectionImplementors = []string{"AuditEventConnection"}
+
+func (ec *executionContext) _AuditEventConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.AuditEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEventConnection")
+		case "edges":
+			out.Values[i] = ec._AuditEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AuditEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._AuditEventConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var auditEventEdgeImplementors = []string{"AuditEventEdge"}
+
+func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.AuditEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEventEdge")
+		case "node":
+			out.Values[i] = ec._AuditEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._AuditEventEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -56999,6 +58913,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "auditEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_auditEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "campaigns":
 			field := field
 
@@ -59463,6 +61399,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "auditRetentionDays":
+			out.Values[i] = ec._Tenant_auditRetentionDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "sandboxOf":
 			field := field
 
@@ -60766,6 +62707,37 @@ func (ec *executionContext) unmarshalNAddCouponsInput2githubᚗcomᚋfidelizaᚋ
 func (ec *executionContext) unmarshalNAdjustPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAdjustPointsInput(ctx context.Context, v any) (AdjustPointsInput, error) {
 	res, err := ec.unmarshalInputAdjustPointsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AuditEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAuditEventOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventOrderField(ctx context.Context, v any) (*ent.AuditEventOrderField, error) {
+	var res = new(ent.AuditEventOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuditEventOrderField2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEventOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNAuditEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInput(ctx context.Context, v any) (*ent.AuditEventWhereInput, error) {
+	res, err := ec.unmarshalInputAuditEventWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -62650,6 +64622,66 @@ func (ec *executionContext) unmarshalOAPIClientWhereInput2ᚖgithubᚗcomᚋfide
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputAPIClientWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAuditEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAuditEventEdge2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.AuditEventEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAuditEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAuditEventEdge2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventEdge(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEventEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAuditEventOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventOrder(ctx context.Context, v any) (*ent.AuditEventOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditEventOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOAuditEventWhereInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInputᚄ(ctx context.Context, v any) ([]*ent.AuditEventWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.AuditEventWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAuditEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOAuditEventWhereInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventWhereInput(ctx context.Context, v any) (*ent.AuditEventWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditEventWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -529,6 +529,8 @@ type TenantSettingsInput struct {
 	LevelGraceDays *int `json:"levelGraceDays,omitempty"`
 	// Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model.
 	ChurnRefitDays *int `json:"churnRefitDays,omitempty"`
+	// Days the audit trail is kept, 30 to 3650; older events are deleted.
+	AuditRetentionDays *int `json:"auditRetentionDays,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.

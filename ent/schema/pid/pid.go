@@ -44,6 +44,7 @@ const (
 	Product        = "prd"
 	Coupon         = "cpn"
 	ConsentChange  = "cns"
+	Audit          = "aud"
 )
 
 var (
@@ -96,6 +97,7 @@ var tables = map[string]string{
 	Product:       "products",
 	Coupon:        "coupons",
 	ConsentChange: "consent_changes",
+	Audit:         "audit_events",
 }
 
 // NodeType resolves the table of an id, the shape ent's Noder expects.

@@ -1,0 +1,128 @@
+package schema
+
+import (
+	"context"
+	"slices"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	gen "github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/hook"
+	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+)
+
+// AuditEvent is a back-office change, export or erasure: who did what to
+// which record, and which fields it changed (never their values: no
+// personal data).
+type AuditEvent struct{ ent.Schema }
+
+func (AuditEvent) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").DefaultFunc(pid.Generator(pid.Audit)).Immutable().
+			Comment("The audit event's id, such as aud_01J…."),
+		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")).
+			Comment("When it happened."),
+		field.String("actor").NotEmpty().MaxLen(200).Immutable().
+			Comment("Who did it: the API client's id, or the back-office user's subject (SSO)."),
+		field.String("actor_kind").NotEmpty().MaxLen(10).Immutable().
+			Comment("Whether the actor is an API client or a back-office user."),
+		field.String("action").NotEmpty().MaxLen(100).Immutable().
+			Comment("What was done: <record>.<created|updated|deleted>, customer.exported, customer.erased, sandbox.reset."),
+		field.String("target_type").NotEmpty().MaxLen(100).Immutable().
+			Comment("The kind of record: campaign, tenant_settings, api_client, segment, store, webhook_endpoint, points_adjustment, customer, sandbox."),
+		field.String("target_id").Default("").MaxLen(100).Immutable().
+			Comment("The record's id; empty for a change of several records."),
+		field.Strings("fields").Optional().Immutable().
+			Comment("The fields and edges the change set or cleared, by name (their values are not kept)."),
+	}
+}
+
+func (AuditEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+func (AuditEvent) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("tenant_id", "id"), index.Fields("tenant_id", "created_at")}
+}
+
+func (AuditEvent) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		schema.Comment("A back-office change, export or erasure of the tenant: actor, instant, action, target and the fields changed. Never changed."),
+		entgql.RelayConnection(),
+		entgql.QueryField().Description("The tenant's audit trail, oldest first unless ordered, with filters (administrators)."),
+	}
+}
+
+// Policy: the trail is never deleted by a tenant's principals (the
+// retention job, run as the system, deletes what is past it).
+func (AuditEvent) Policy() ent.Policy { return ledgerPolicy() }
+
+// Hooks keep the trail append-only, whoever the viewer is.
+func (AuditEvent) Hooks() []ent.Hook {
+	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}
+}
+
+// audited records in the audit trail the changes a tenant's principal (an
+// API client or a back-office user, not the service itself) makes to
+// records of targetType, with the mutation's client (its transaction, when
+// it has one). A change of ignored fields only is not recorded (the
+// counters a campaign's redemptions move, the tenant's customer count).
+func audited(targetType string, ignored ...string) ent.Hook {
+	return func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			v, err := next.Mutate(ctx, m)
+			if err != nil {
+				return v, err
+			}
+			return v, recordAudit(ctx, m, targetType, ignored)
+		})
+	}
+}
+
+func recordAudit(ctx context.Context, m ent.Mutation, targetType string, ignored []string) error {
+	changed := slices.Concat(m.Fields(), m.ClearedFields(), m.AddedFields(), m.AddedEdges(), m.RemovedEdges(), m.ClearedEdges())
+	slices.Sort(changed)
+	changed = slices.DeleteFunc(slices.Compact(changed), func(f string) bool { return f == "updated_at" || f == "tenant_id" })
+	if !m.Op().Is(ent.OpCreate) && !slices.ContainsFunc(changed, func(f string) bool { return !slices.Contains(ignored, f) }) {
+		return nil
+	}
+	action := targetType + ".updated"
+	switch {
+	case m.Op().Is(ent.OpCreate):
+		action = targetType + ".created"
+	case m.Op().Is(ent.OpDelete | ent.OpDeleteOne):
+		action = targetType + ".deleted"
+	}
+	target := ""
+	if withID, ok := m.(interface{ ID() (string, bool) }); ok {
+		target, _ = withID.ID()
+	}
+	c, ok := m.(interface{ Client() *gen.Client })
+	if !ok {
+		return nil
+	}
+	return Audit(ctx, c.Client(), action, targetType, target, changed)
+}
+
+// Audit records an action of the viewer of ctx in the audit trail through
+// c: when the viewer is a tenant's principal (an API client or a
+// back-office user); the service's own work is not audited.
+func Audit(ctx context.Context, c *gen.Client, action, targetType, targetID string, fields []string) error {
+	who, ok := viewer.FromContext(ctx)
+	if !ok || who.TenantID == "" || who.Subject == "" || who.Subject == "system" {
+		return nil
+	}
+	kind := "user"
+	switch who.Role {
+	case viewer.RoleClient:
+		kind = "client"
+	case viewer.RoleAdmin, viewer.RoleAnalyst:
+	default:
+		return nil
+	}
+	return c.AuditEvent.Create().SetActor(who.Subject).SetActorKind(kind).
+		SetAction(action).SetTargetType(targetType).SetTargetID(targetID).SetFields(fields).Exec(ctx)
+}
