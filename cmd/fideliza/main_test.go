@@ -245,7 +245,7 @@ func waitReady(t *testing.T, base string, done chan error) {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, 3*time.Minute, 50*time.Millisecond) // --demo generates a year of history first
+	}, 6*time.Minute, 50*time.Millisecond) // --demo generates a year of history first (~2 min on PostgreSQL alone, more beside other tests)
 }
 
 // TestServeDemo is the README's first command: serve --demo prints working
