@@ -43,6 +43,9 @@ type TenantSettings struct {
 	ChurnRefitDays    *int
 	// AuditRetentionDays is how long the audit trail is kept.
 	AuditRetentionDays *int
+	// AnonymizeInactiveYears anonymizes customers inactive that long; 0
+	// turns it off.
+	AnonymizeInactiveYears *int
 }
 
 // changed lists the settings given, for the record of a change.
@@ -72,6 +75,7 @@ func (s TenantSettings) changed() map[string]any {
 	add("level_grace_days", s.LevelGraceDays != nil, func() any { return *s.LevelGraceDays })
 	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
 	add("audit_retention_days", s.AuditRetentionDays != nil, func() any { return *s.AuditRetentionDays })
+	add("anonymize_inactive_years", s.AnonymizeInactiveYears != nil, func() any { return *s.AnonymizeInactiveYears })
 	return out
 }
 
@@ -125,7 +129,8 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 		v        *int
 		min, max int
 	}{{"points_pending_days", s.PointsPendingDays, 0, maxPendingDays}, {"level_grace_days", s.LevelGraceDays, 0, 365},
-		{"churn_refit_days", s.ChurnRefitDays, 1, 90}, {"audit_retention_days", s.AuditRetentionDays, 30, 3650}} {
+		{"churn_refit_days", s.ChurnRefitDays, 1, 90}, {"audit_retention_days", s.AuditRetentionDays, 30, 3650},
+		{"anonymize_inactive_years", s.AnonymizeInactiveYears, 0, 20}} {
 		if b.v != nil && (*b.v < b.min || *b.v > b.max) {
 			p.Add(b.field, "must be between %d and %d", b.min, b.max)
 		}
@@ -178,6 +183,12 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 		SetNillableTimeZone(s.TimeZone).SetNillablePointsPendingDays(s.PointsPendingDays).
 		SetNillableLevelGraceDays(s.LevelGraceDays).SetNillableChurnRefitDays(s.ChurnRefitDays).
 		SetNillableAuditRetentionDays(s.AuditRetentionDays)
+	switch y := s.AnonymizeInactiveYears; {
+	case y != nil && *y == 0:
+		u.ClearAnonymizeInactiveYears()
+	case y != nil:
+		u.SetAnonymizeInactiveYears(*y)
+	}
 	t, err := u.Save(ctx)
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)

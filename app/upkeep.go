@@ -279,7 +279,42 @@ func (a *App) PurgeExpired(ctx context.Context) error {
 	if err := a.purgeAudit(ctx, now); err != nil {
 		return err
 	}
+	if err := a.anonymizeInactive(ctx, now); err != nil {
+		return err
+	}
 	return a.purgeImports(ctx, now)
+}
+
+// anonymizeBatch bounds the customers one run anonymizes per tenant: the
+// hourly runs get through a backlog without a long transaction.
+const anonymizeBatch = 500
+
+// anonymizeInactive erases the customers of the tenants that ask for it
+// (anonymize_inactive_years) whose record has not changed for that long: a
+// sale, points, a redemption or an edit all change it.
+func (a *App) anonymizeInactive(ctx context.Context, now time.Time) error {
+	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.AnonymizeInactiveYearsNotNil()).
+		Select(tenant.FieldID, tenant.FieldAnonymizeInactiveYears).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		ids, err := a.DB.Ent.Customer.Query().Where(customer.TenantID(t.ID), customer.ErasedAtIsNil(),
+			customer.UpdatedAtLT(now.AddDate(-*t.AnonymizeInactiveYears, 0, 0))).Limit(anonymizeBatch).IDs(ctx)
+		if err != nil {
+			return err
+		}
+		in := viewer.TenantContext(ctx, t.ID)
+		for _, id := range ids {
+			if err := a.EraseCustomer(in, id); err != nil {
+				return err
+			}
+		}
+		if len(ids) > 0 {
+			a.logger().InfoContext(ctx, "inactive customers anonymized", "tenant_id", t.ID, "customers", len(ids))
+		}
+	}
+	return nil
 }
 
 // purgeAudit deletes each tenant's audit events older than its retention.

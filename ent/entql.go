@@ -639,29 +639,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Tenant",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			tenant.FieldCreatedAt:          {Type: field.TypeTime, Column: tenant.FieldCreatedAt},
-			tenant.FieldUpdatedAt:          {Type: field.TypeTime, Column: tenant.FieldUpdatedAt},
-			tenant.FieldName:               {Type: field.TypeString, Column: tenant.FieldName},
-			tenant.FieldActive:             {Type: field.TypeBool, Column: tenant.FieldActive},
-			tenant.FieldPreRegistration:    {Type: field.TypeBool, Column: tenant.FieldPreRegistration},
-			tenant.FieldSaleRegistration:   {Type: field.TypeBool, Column: tenant.FieldSaleRegistration},
-			tenant.FieldSaleTolerance:      {Type: field.TypeOther, Column: tenant.FieldSaleTolerance},
-			tenant.FieldPointsPerReal:      {Type: field.TypeOther, Column: tenant.FieldPointsPerReal},
-			tenant.FieldPointsExpiryMonths: {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
-			tenant.FieldTimeZone:           {Type: field.TypeString, Column: tenant.FieldTimeZone},
-			tenant.FieldPointsPendingDays:  {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
-			tenant.FieldLevelGraceDays:     {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
-			tenant.FieldChurnRefitDays:     {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
-			tenant.FieldSilverThreshold:    {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
-			tenant.FieldGoldThreshold:      {Type: field.TypeInt64, Column: tenant.FieldGoldThreshold},
-			tenant.FieldDiamondThreshold:   {Type: field.TypeInt64, Column: tenant.FieldDiamondThreshold},
-			tenant.FieldPriceCodeBronze:    {Type: field.TypeInt, Column: tenant.FieldPriceCodeBronze},
-			tenant.FieldPriceCodeSilver:    {Type: field.TypeInt, Column: tenant.FieldPriceCodeSilver},
-			tenant.FieldPriceCodeGold:      {Type: field.TypeInt, Column: tenant.FieldPriceCodeGold},
-			tenant.FieldPriceCodeDiamond:   {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
-			tenant.FieldSandboxOfID:        {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
-			tenant.FieldCustomerCount:      {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
-			tenant.FieldAuditRetentionDays: {Type: field.TypeInt, Column: tenant.FieldAuditRetentionDays},
+			tenant.FieldCreatedAt:              {Type: field.TypeTime, Column: tenant.FieldCreatedAt},
+			tenant.FieldUpdatedAt:              {Type: field.TypeTime, Column: tenant.FieldUpdatedAt},
+			tenant.FieldName:                   {Type: field.TypeString, Column: tenant.FieldName},
+			tenant.FieldActive:                 {Type: field.TypeBool, Column: tenant.FieldActive},
+			tenant.FieldPreRegistration:        {Type: field.TypeBool, Column: tenant.FieldPreRegistration},
+			tenant.FieldSaleRegistration:       {Type: field.TypeBool, Column: tenant.FieldSaleRegistration},
+			tenant.FieldSaleTolerance:          {Type: field.TypeOther, Column: tenant.FieldSaleTolerance},
+			tenant.FieldPointsPerReal:          {Type: field.TypeOther, Column: tenant.FieldPointsPerReal},
+			tenant.FieldPointsExpiryMonths:     {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
+			tenant.FieldTimeZone:               {Type: field.TypeString, Column: tenant.FieldTimeZone},
+			tenant.FieldPointsPendingDays:      {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
+			tenant.FieldLevelGraceDays:         {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
+			tenant.FieldChurnRefitDays:         {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
+			tenant.FieldSilverThreshold:        {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
+			tenant.FieldGoldThreshold:          {Type: field.TypeInt64, Column: tenant.FieldGoldThreshold},
+			tenant.FieldDiamondThreshold:       {Type: field.TypeInt64, Column: tenant.FieldDiamondThreshold},
+			tenant.FieldPriceCodeBronze:        {Type: field.TypeInt, Column: tenant.FieldPriceCodeBronze},
+			tenant.FieldPriceCodeSilver:        {Type: field.TypeInt, Column: tenant.FieldPriceCodeSilver},
+			tenant.FieldPriceCodeGold:          {Type: field.TypeInt, Column: tenant.FieldPriceCodeGold},
+			tenant.FieldPriceCodeDiamond:       {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
+			tenant.FieldSandboxOfID:            {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
+			tenant.FieldCustomerCount:          {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
+			tenant.FieldAuditRetentionDays:     {Type: field.TypeInt, Column: tenant.FieldAuditRetentionDays},
+			tenant.FieldAnonymizeInactiveYears: {Type: field.TypeInt, Column: tenant.FieldAnonymizeInactiveYears},
 		},
 	}
 	graph.Nodes[25] = &sqlgraph.Node{
@@ -4844,6 +4845,11 @@ func (f *TenantFilter) WhereCustomerCount(p entql.Int64P) {
 // WhereAuditRetentionDays applies the entql int predicate on the audit_retention_days field.
 func (f *TenantFilter) WhereAuditRetentionDays(p entql.IntP) {
 	f.Where(p.Field(tenant.FieldAuditRetentionDays))
+}
+
+// WhereAnonymizeInactiveYears applies the entql int predicate on the anonymize_inactive_years field.
+func (f *TenantFilter) WhereAnonymizeInactiveYears(p entql.IntP) {
+	f.Where(p.Field(tenant.FieldAnonymizeInactiveYears))
 }
 
 // WhereHasSandboxOf applies a predicate to check if query has an edge sandbox_of.

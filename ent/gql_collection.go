@@ -3736,6 +3736,11 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, tenant.FieldAuditRetentionDays)
 				fieldSeen[tenant.FieldAuditRetentionDays] = struct{}{}
 			}
+		case "anonymizeInactiveYears":
+			if _, ok := fieldSeen[tenant.FieldAnonymizeInactiveYears]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldAnonymizeInactiveYears)
+				fieldSeen[tenant.FieldAnonymizeInactiveYears] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

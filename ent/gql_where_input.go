@@ -11370,6 +11370,18 @@ type TenantWhereInput struct {
 	AuditRetentionDaysLT    *int  `json:"auditRetentionDaysLT,omitempty"`
 	AuditRetentionDaysLTE   *int  `json:"auditRetentionDaysLTE,omitempty"`
 
+	// "anonymize_inactive_years" field predicates.
+	AnonymizeInactiveYears       *int  `json:"anonymizeInactiveYears,omitempty"`
+	AnonymizeInactiveYearsNEQ    *int  `json:"anonymizeInactiveYearsNEQ,omitempty"`
+	AnonymizeInactiveYearsIn     []int `json:"anonymizeInactiveYearsIn,omitempty"`
+	AnonymizeInactiveYearsNotIn  []int `json:"anonymizeInactiveYearsNotIn,omitempty"`
+	AnonymizeInactiveYearsGT     *int  `json:"anonymizeInactiveYearsGT,omitempty"`
+	AnonymizeInactiveYearsGTE    *int  `json:"anonymizeInactiveYearsGTE,omitempty"`
+	AnonymizeInactiveYearsLT     *int  `json:"anonymizeInactiveYearsLT,omitempty"`
+	AnonymizeInactiveYearsLTE    *int  `json:"anonymizeInactiveYearsLTE,omitempty"`
+	AnonymizeInactiveYearsIsNil  bool  `json:"anonymizeInactiveYearsIsNil,omitempty"`
+	AnonymizeInactiveYearsNotNil bool  `json:"anonymizeInactiveYearsNotNil,omitempty"`
+
 	// "sandbox_of" edge predicates.
 	HasSandboxOf     *bool               `json:"hasSandboxOf,omitempty"`
 	HasSandboxOfWith []*TenantWhereInput `json:"hasSandboxOfWith,omitempty"`
@@ -12004,6 +12016,36 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	}
 	if i.AuditRetentionDaysLTE != nil {
 		predicates = append(predicates, tenant.AuditRetentionDaysLTE(*i.AuditRetentionDaysLTE))
+	}
+	if i.AnonymizeInactiveYears != nil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsEQ(*i.AnonymizeInactiveYears))
+	}
+	if i.AnonymizeInactiveYearsNEQ != nil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsNEQ(*i.AnonymizeInactiveYearsNEQ))
+	}
+	if len(i.AnonymizeInactiveYearsIn) > 0 {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsIn(i.AnonymizeInactiveYearsIn...))
+	}
+	if len(i.AnonymizeInactiveYearsNotIn) > 0 {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsNotIn(i.AnonymizeInactiveYearsNotIn...))
+	}
+	if i.AnonymizeInactiveYearsGT != nil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsGT(*i.AnonymizeInactiveYearsGT))
+	}
+	if i.AnonymizeInactiveYearsGTE != nil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsGTE(*i.AnonymizeInactiveYearsGTE))
+	}
+	if i.AnonymizeInactiveYearsLT != nil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsLT(*i.AnonymizeInactiveYearsLT))
+	}
+	if i.AnonymizeInactiveYearsLTE != nil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsLTE(*i.AnonymizeInactiveYearsLTE))
+	}
+	if i.AnonymizeInactiveYearsIsNil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsIsNil())
+	}
+	if i.AnonymizeInactiveYearsNotNil {
+		predicates = append(predicates, tenant.AnonymizeInactiveYearsNotNil())
 	}
 
 	if i.HasSandboxOf != nil {

@@ -27729,53 +27729,55 @@ func (m *StoreMutation) ResetEdge(name string) error {
 // TenantMutation represents an operation that mutates the Tenant nodes in the graph.
 type TenantMutation struct {
 	config
-	op                      Op
-	typ                     string
-	id                      *string
-	created_at              *time.Time
-	updated_at              *time.Time
-	name                    *string
-	active                  *bool
-	pre_registration        *bool
-	sale_registration       *bool
-	sale_tolerance          *decimal.Decimal
-	points_per_real         *decimal.Decimal
-	points_expiry_months    *int
-	addpoints_expiry_months *int
-	time_zone               *string
-	points_pending_days     *int
-	addpoints_pending_days  *int
-	level_grace_days        *int
-	addlevel_grace_days     *int
-	churn_refit_days        *int
-	addchurn_refit_days     *int
-	silver_threshold        *int64
-	addsilver_threshold     *int64
-	gold_threshold          *int64
-	addgold_threshold       *int64
-	diamond_threshold       *int64
-	adddiamond_threshold    *int64
-	price_code_bronze       *int
-	addprice_code_bronze    *int
-	price_code_silver       *int
-	addprice_code_silver    *int
-	price_code_gold         *int
-	addprice_code_gold      *int
-	price_code_diamond      *int
-	addprice_code_diamond   *int
-	customer_count          *int64
-	addcustomer_count       *int64
-	audit_retention_days    *int
-	addaudit_retention_days *int
-	clearedFields           map[string]struct{}
-	sandbox_of              *string
-	clearedsandbox_of       bool
-	sandboxes               map[string]struct{}
-	removedsandboxes        map[string]struct{}
-	clearedsandboxes        bool
-	done                    bool
-	oldValue                func(context.Context) (*Tenant, error)
-	predicates              []predicate.Tenant
+	op                          Op
+	typ                         string
+	id                          *string
+	created_at                  *time.Time
+	updated_at                  *time.Time
+	name                        *string
+	active                      *bool
+	pre_registration            *bool
+	sale_registration           *bool
+	sale_tolerance              *decimal.Decimal
+	points_per_real             *decimal.Decimal
+	points_expiry_months        *int
+	addpoints_expiry_months     *int
+	time_zone                   *string
+	points_pending_days         *int
+	addpoints_pending_days      *int
+	level_grace_days            *int
+	addlevel_grace_days         *int
+	churn_refit_days            *int
+	addchurn_refit_days         *int
+	silver_threshold            *int64
+	addsilver_threshold         *int64
+	gold_threshold              *int64
+	addgold_threshold           *int64
+	diamond_threshold           *int64
+	adddiamond_threshold        *int64
+	price_code_bronze           *int
+	addprice_code_bronze        *int
+	price_code_silver           *int
+	addprice_code_silver        *int
+	price_code_gold             *int
+	addprice_code_gold          *int
+	price_code_diamond          *int
+	addprice_code_diamond       *int
+	customer_count              *int64
+	addcustomer_count           *int64
+	audit_retention_days        *int
+	addaudit_retention_days     *int
+	anonymize_inactive_years    *int
+	addanonymize_inactive_years *int
+	clearedFields               map[string]struct{}
+	sandbox_of                  *string
+	clearedsandbox_of           bool
+	sandboxes                   map[string]struct{}
+	removedsandboxes            map[string]struct{}
+	clearedsandboxes            bool
+	done                        bool
+	oldValue                    func(context.Context) (*Tenant, error)
+	predicates                  []predicate.Tenant
 }
 
 var _ ent.Mutation = (*TenantMutation)(nil)
@@ -28983,6 +28985,76 @@ func (m *TenantMutation) ResetAuditRetentionDays() {
 	m.addaudit_retention_days = nil
 }
 
+// SetAnonymizeInactiveYears sets the "anonymize_inactive_years" field.
+func (m *TenantMutation) SetAnonymizeInactiveYears(i int) {
+	m.anonymize_inactive_years = &i
+	m.addanonymize_inactive_years = nil
+}
+
+// AnonymizeInactiveYears returns the value of the "anonymize_inactive_years" field in the mutation.
+func (m *TenantMutation) AnonymizeInactiveYears() (r int, exists bool) {
+	v := m.anonymize_inactive_years
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnonymizeInactiveYears returns the old "anonymize_inactive_years" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldAnonymizeInactiveYears(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnonymizeInactiveYears is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnonymizeInactiveYears requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnonymizeInactiveYears: %w", err)
+	}
+	return oldValue.AnonymizeInactiveYears, nil
+}
+
+// AddAnonymizeInactiveYears adds i to the "anonymize_inactive_years" field.
+func (m *TenantMutation) AddAnonymizeInactiveYears(i int) {
+	if m.addanonymize_inactive_years != nil {
+		*m.addanonymize_inactive_years += i
+	} else {
+		m.addanonymize_inactive_years = &i
+	}
+}
+
+// AddedAnonymizeInactiveYears returns the value that was added to the "anonymize_inactive_years" field in this mutation.
+func (m *TenantMutation) AddedAnonymizeInactiveYears() (r int, exists bool) {
+	v := m.addanonymize_inactive_years
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAnonymizeInactiveYears clears the value of the "anonymize_inactive_years" field.
+func (m *TenantMutation) ClearAnonymizeInactiveYears() {
+	m.anonymize_inactive_years = nil
+	m.addanonymize_inactive_years = nil
+	m.clearedFields[tenant.FieldAnonymizeInactiveYears] = struct{}{}
+}
+
+// AnonymizeInactiveYearsCleared returns if the "anonymize_inactive_years" field was cleared in this mutation.
+func (m *TenantMutation) AnonymizeInactiveYearsCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldAnonymizeInactiveYears]
+	return ok
+}
+
+// ResetAnonymizeInactiveYears resets all changes to the "anonymize_inactive_years" field.
+func (m *TenantMutation) ResetAnonymizeInactiveYears() {
+	m.anonymize_inactive_years = nil
+	m.addanonymize_inactive_years = nil
+	delete(m.clearedFields, tenant.FieldAnonymizeInactiveYears)
+}
+
 // ClearSandboxOf clears the "sandbox_of" edge to the Tenant entity.
 func (m *TenantMutation) ClearSandboxOf() {
 	m.clearedsandbox_of = true
@@ -29098,7 +29170,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -29168,6 +29240,9 @@ func (m *TenantMutation) Fields() []string {
 	if m.audit_retention_days != nil {
 		fields = append(fields, tenant.FieldAuditRetentionDays)
 	}
+	if m.anonymize_inactive_years != nil {
+		fields = append(fields, tenant.FieldAnonymizeInactiveYears)
+	}
 	return fields
 }
 
@@ -29222,6 +29297,8 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.CustomerCount()
 	case tenant.FieldAuditRetentionDays:
 		return m.AuditRetentionDays()
+	case tenant.FieldAnonymizeInactiveYears:
+		return m.AnonymizeInactiveYears()
 	}
 	return nil, false
 }
@@ -29277,6 +29354,8 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldCustomerCount(ctx)
 	case tenant.FieldAuditRetentionDays:
 		return m.OldAuditRetentionDays(ctx)
+	case tenant.FieldAnonymizeInactiveYears:
+		return m.OldAnonymizeInactiveYears(ctx)
 	}
 	return nil, fmt.Errorf("unknown Tenant field %s", name)
 }
@@ -29447,6 +29526,13 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAuditRetentionDays(v)
 		return nil
+	case tenant.FieldAnonymizeInactiveYears:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnonymizeInactiveYears(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Tenant field %s", name)
 }
@@ -29494,6 +29580,9 @@ func (m *TenantMutation) AddedFields() []string {
 	if m.addaudit_retention_days != nil {
 		fields = append(fields, tenant.FieldAuditRetentionDays)
 	}
+	if m.addanonymize_inactive_years != nil {
+		fields = append(fields, tenant.FieldAnonymizeInactiveYears)
+	}
 	return fields
 }
 
@@ -29528,6 +29617,8 @@ func (m *TenantMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedCustomerCount()
 	case tenant.FieldAuditRetentionDays:
 		return m.AddedAuditRetentionDays()
+	case tenant.FieldAnonymizeInactiveYears:
+		return m.AddedAnonymizeInactiveYears()
 	}
 	return nil, false
 }
@@ -29628,6 +29719,13 @@ func (m *TenantMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAuditRetentionDays(v)
 		return nil
+	case tenant.FieldAnonymizeInactiveYears:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAnonymizeInactiveYears(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Tenant numeric field %s", name)
 }
@@ -29638,6 +29736,9 @@ func (m *TenantMutation) ClearedFields() []string {
 	var fields []string
 	if m.FieldCleared(tenant.FieldSandboxOfID) {
 		fields = append(fields, tenant.FieldSandboxOfID)
+	}
+	if m.FieldCleared(tenant.FieldAnonymizeInactiveYears) {
+		fields = append(fields, tenant.FieldAnonymizeInactiveYears)
 	}
 	return fields
 }
@@ -29655,6 +29756,9 @@ func (m *TenantMutation) ClearField(name string) error {
 	switch name {
 	case tenant.FieldSandboxOfID:
 		m.ClearSandboxOfID()
+		return nil
+	case tenant.FieldAnonymizeInactiveYears:
+		m.ClearAnonymizeInactiveYears()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant nullable field %s", name)
@@ -29732,6 +29836,9 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldAuditRetentionDays:
 		m.ResetAuditRetentionDays()
+		return nil
+	case tenant.FieldAnonymizeInactiveYears:
+		m.ResetAnonymizeInactiveYears()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant field %s", name)

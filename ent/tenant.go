@@ -65,6 +65,8 @@ type Tenant struct {
 	CustomerCount int64 `json:"customer_count,omitempty"`
 	// Days the audit trail is kept, 30 to 3650 (five years by default); older events are deleted daily.
 	AuditRetentionDays int `json:"audit_retention_days,omitempty"`
+	// Customers without activity for this many years are anonymized (LGPD erasure) by an hourly job; none (the default) keeps them.
+	AnonymizeInactiveYears *int `json:"anonymize_inactive_years,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TenantQuery when eager-loading is set.
 	Edges        TenantEdges `json:"edges"`
@@ -115,7 +117,7 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
 			values[i] = new(sql.NullBool)
-		case tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount, tenant.FieldAuditRetentionDays:
+		case tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount, tenant.FieldAuditRetentionDays, tenant.FieldAnonymizeInactiveYears:
 			values[i] = new(sql.NullInt64)
 		case tenant.FieldID, tenant.FieldName, tenant.FieldTimeZone, tenant.FieldSandboxOfID:
 			values[i] = new(sql.NullString)
@@ -281,6 +283,13 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.AuditRetentionDays = int(value.Int64)
 			}
+		case tenant.FieldAnonymizeInactiveYears:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field anonymize_inactive_years", values[i])
+			} else if value.Valid {
+				_m.AnonymizeInactiveYears = new(int)
+				*_m.AnonymizeInactiveYears = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -397,6 +406,11 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("audit_retention_days=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AuditRetentionDays))
+	builder.WriteString(", ")
+	if v := _m.AnonymizeInactiveYears; v != nil {
+		builder.WriteString("anonymize_inactive_years=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -335,6 +335,20 @@ func (_c *TenantCreate) SetNillableAuditRetentionDays(v *int) *TenantCreate {
 	return _c
 }
 
+// SetAnonymizeInactiveYears sets the "anonymize_inactive_years" field.
+func (_c *TenantCreate) SetAnonymizeInactiveYears(v int) *TenantCreate {
+	_c.mutation.SetAnonymizeInactiveYears(v)
+	return _c
+}
+
+// SetNillableAnonymizeInactiveYears sets the "anonymize_inactive_years" field if the given value is not nil.
+func (_c *TenantCreate) SetNillableAnonymizeInactiveYears(v *int) *TenantCreate {
+	if v != nil {
+		_c.SetAnonymizeInactiveYears(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TenantCreate) SetID(v string) *TenantCreate {
 	_c.mutation.SetID(v)
@@ -644,6 +658,11 @@ func (_c *TenantCreate) check() error {
 			return &ValidationError{Name: "audit_retention_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.audit_retention_days": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.AnonymizeInactiveYears(); ok {
+		if err := tenant.AnonymizeInactiveYearsValidator(v); err != nil {
+			return &ValidationError{Name: "anonymize_inactive_years", err: fmt.Errorf(`ent: validator failed for field "Tenant.anonymize_inactive_years": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := tenant.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "Tenant.id": %w`, err)}
@@ -771,6 +790,10 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AuditRetentionDays(); ok {
 		_spec.SetField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
 		_node.AuditRetentionDays = value
+	}
+	if value, ok := _c.mutation.AnonymizeInactiveYears(); ok {
+		_spec.SetField(tenant.FieldAnonymizeInactiveYears, field.TypeInt, value)
+		_node.AnonymizeInactiveYears = &value
 	}
 	if nodes := _c.mutation.SandboxOfIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

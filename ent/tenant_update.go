@@ -406,6 +406,33 @@ func (_u *TenantUpdate) AddAuditRetentionDays(v int) *TenantUpdate {
 	return _u
 }
 
+// SetAnonymizeInactiveYears sets the "anonymize_inactive_years" field.
+func (_u *TenantUpdate) SetAnonymizeInactiveYears(v int) *TenantUpdate {
+	_u.mutation.ResetAnonymizeInactiveYears()
+	_u.mutation.SetAnonymizeInactiveYears(v)
+	return _u
+}
+
+// SetNillableAnonymizeInactiveYears sets the "anonymize_inactive_years" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillableAnonymizeInactiveYears(v *int) *TenantUpdate {
+	if v != nil {
+		_u.SetAnonymizeInactiveYears(*v)
+	}
+	return _u
+}
+
+// AddAnonymizeInactiveYears adds value to the "anonymize_inactive_years" field.
+func (_u *TenantUpdate) AddAnonymizeInactiveYears(v int) *TenantUpdate {
+	_u.mutation.AddAnonymizeInactiveYears(v)
+	return _u
+}
+
+// ClearAnonymizeInactiveYears clears the value of the "anonymize_inactive_years" field.
+func (_u *TenantUpdate) ClearAnonymizeInactiveYears() *TenantUpdate {
+	_u.mutation.ClearAnonymizeInactiveYears()
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdate) AddSandboxIDs(ids ...string) *TenantUpdate {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -561,6 +588,11 @@ func (_u *TenantUpdate) check() error {
 			return &ValidationError{Name: "audit_retention_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.audit_retention_days": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AnonymizeInactiveYears(); ok {
+		if err := tenant.AnonymizeInactiveYearsValidator(v); err != nil {
+			return &ValidationError{Name: "anonymize_inactive_years", err: fmt.Errorf(`ent: validator failed for field "Tenant.anonymize_inactive_years": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -677,6 +709,15 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedAuditRetentionDays(); ok {
 		_spec.AddField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AnonymizeInactiveYears(); ok {
+		_spec.SetField(tenant.FieldAnonymizeInactiveYears, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAnonymizeInactiveYears(); ok {
+		_spec.AddField(tenant.FieldAnonymizeInactiveYears, field.TypeInt, value)
+	}
+	if _u.mutation.AnonymizeInactiveYearsCleared() {
+		_spec.ClearField(tenant.FieldAnonymizeInactiveYears, field.TypeInt)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1120,6 +1161,33 @@ func (_u *TenantUpdateOne) AddAuditRetentionDays(v int) *TenantUpdateOne {
 	return _u
 }
 
+// SetAnonymizeInactiveYears sets the "anonymize_inactive_years" field.
+func (_u *TenantUpdateOne) SetAnonymizeInactiveYears(v int) *TenantUpdateOne {
+	_u.mutation.ResetAnonymizeInactiveYears()
+	_u.mutation.SetAnonymizeInactiveYears(v)
+	return _u
+}
+
+// SetNillableAnonymizeInactiveYears sets the "anonymize_inactive_years" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillableAnonymizeInactiveYears(v *int) *TenantUpdateOne {
+	if v != nil {
+		_u.SetAnonymizeInactiveYears(*v)
+	}
+	return _u
+}
+
+// AddAnonymizeInactiveYears adds value to the "anonymize_inactive_years" field.
+func (_u *TenantUpdateOne) AddAnonymizeInactiveYears(v int) *TenantUpdateOne {
+	_u.mutation.AddAnonymizeInactiveYears(v)
+	return _u
+}
+
+// ClearAnonymizeInactiveYears clears the value of the "anonymize_inactive_years" field.
+func (_u *TenantUpdateOne) ClearAnonymizeInactiveYears() *TenantUpdateOne {
+	_u.mutation.ClearAnonymizeInactiveYears()
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdateOne) AddSandboxIDs(ids ...string) *TenantUpdateOne {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -1288,6 +1356,11 @@ func (_u *TenantUpdateOne) check() error {
 			return &ValidationError{Name: "audit_retention_days", err: fmt.Errorf(`ent: validator failed for field "Tenant.audit_retention_days": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AnonymizeInactiveYears(); ok {
+		if err := tenant.AnonymizeInactiveYearsValidator(v); err != nil {
+			return &ValidationError{Name: "anonymize_inactive_years", err: fmt.Errorf(`ent: validator failed for field "Tenant.anonymize_inactive_years": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1421,6 +1494,15 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.AddedAuditRetentionDays(); ok {
 		_spec.AddField(tenant.FieldAuditRetentionDays, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AnonymizeInactiveYears(); ok {
+		_spec.SetField(tenant.FieldAnonymizeInactiveYears, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAnonymizeInactiveYears(); ok {
+		_spec.AddField(tenant.FieldAnonymizeInactiveYears, field.TypeInt, value)
+	}
+	if _u.mutation.AnonymizeInactiveYearsCleared() {
+		_spec.ClearField(tenant.FieldAnonymizeInactiveYears, field.TypeInt)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{

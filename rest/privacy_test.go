@@ -7,13 +7,16 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -162,4 +165,48 @@ func occurrences(t *testing.T, db *storage.DB, value string) []string {
 		}
 	}
 	return found
+}
+
+// TestAnonymizeInactiveCustomers: off by default; with the setting, the
+// hourly purge erases the customers whose record has not changed for that
+// many years, and only them.
+func TestAnonymizeInactiveCustomers(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := campSetup(t, db)
+		old, recent := e.campCustomer(t, "Antigo"), e.campCustomer(t, "Recente")
+		// Activity three years ago: the record last changed then.
+		stale := time.Now().AddDate(-3, 0, 0).UTC()
+		_, err := db.SQL.ExecContext(context.Background(), rebindFor(db, `UPDATE customers SET updated_at = ? WHERE id = ?`), stale, old)
+		require.NoError(t, err)
+		e.clock.Set(time.Now())
+		erased := func(id string) bool {
+			c, err := db.Ent.Customer.Get(e.ctx, id)
+			require.NoError(t, err)
+			return c.ErasedAt != nil
+		}
+		require.NoError(t, e.app.PurgeExpired(context.Background()))
+		require.False(t, erased(old), "off by default")
+
+		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
+		_, err = e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{AnonymizeInactiveYears: opt.Of(2).Ptr()})
+		require.NoError(t, err)
+		require.NoError(t, e.app.PurgeExpired(context.Background()))
+		require.True(t, erased(old))
+		require.False(t, erased(recent))
+
+		_, err = e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{AnonymizeInactiveYears: opt.Of(0).Ptr()})
+		require.NoError(t, err)
+		tn, err := db.Ent.Tenant.Get(e.ctx, e.tenantID)
+		require.NoError(t, err)
+		require.Nil(t, tn.AnonymizeInactiveYears, "0 turns it off")
+	})
+}
+
+// rebindFor writes ? placeholders as the database wants them.
+func rebindFor(db *storage.DB, q string) string {
+	if db.Dialect == dialect.Postgres {
+		return strings.Replace(strings.Replace(q, "?", "$1", 1), "?", "$2", 1)
+	}
+	return q
 }

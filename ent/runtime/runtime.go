@@ -1530,6 +1530,10 @@ func init() {
 	tenant.DefaultAuditRetentionDays = tenantDescAuditRetentionDays.Default.(int)
 	// tenant.AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
 	tenant.AuditRetentionDaysValidator = tenantDescAuditRetentionDays.Validators[0].(func(int) error)
+	// tenantDescAnonymizeInactiveYears is the schema descriptor for anonymize_inactive_years field.
+	tenantDescAnonymizeInactiveYears := tenantFields[22].Descriptor()
+	// tenant.AnonymizeInactiveYearsValidator is a validator for the "anonymize_inactive_years" field. It is called by the builders before save.
+	tenant.AnonymizeInactiveYearsValidator = tenantDescAnonymizeInactiveYears.Validators[0].(func(int) error)
 	// tenantDescID is the schema descriptor for id field.
 	tenantDescID := tenantFields[0].Descriptor()
 	// tenant.DefaultID holds the default value on creation for the id field.

@@ -67,6 +67,8 @@ func (Tenant) Fields() []ent.Field {
 			Comment("Number of customers of the tenant."),
 		field.Int("audit_retention_days").Default(1825).Range(30, 3650).
 			Comment("Days the audit trail is kept, 30 to 3650 (five years by default); older events are deleted daily."),
+		field.Int("anonymize_inactive_years").Optional().Nillable().Range(1, 20).
+			Comment("Customers without activity for this many years are anonymized (LGPD erasure) by an hourly job; none (the default) keeps them."),
 	}
 }
 

@@ -62,6 +62,8 @@ const (
 	FieldCustomerCount = "customer_count"
 	// FieldAuditRetentionDays holds the string denoting the audit_retention_days field in the database.
 	FieldAuditRetentionDays = "audit_retention_days"
+	// FieldAnonymizeInactiveYears holds the string denoting the anonymize_inactive_years field in the database.
+	FieldAnonymizeInactiveYears = "anonymize_inactive_years"
 	// EdgeSandboxOf holds the string denoting the sandbox_of edge name in mutations.
 	EdgeSandboxOf = "sandbox_of"
 	// EdgeSandboxes holds the string denoting the sandboxes edge name in mutations.
@@ -104,6 +106,7 @@ var Columns = []string{
 	FieldSandboxOfID,
 	FieldCustomerCount,
 	FieldAuditRetentionDays,
+	FieldAnonymizeInactiveYears,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -196,6 +199,8 @@ var (
 	DefaultAuditRetentionDays int
 	// AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
 	AuditRetentionDaysValidator func(int) error
+	// AnonymizeInactiveYearsValidator is a validator for the "anonymize_inactive_years" field. It is called by the builders before save.
+	AnonymizeInactiveYearsValidator func(int) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -323,6 +328,11 @@ func ByCustomerCount(opts ...sql.OrderTermOption) OrderOption {
 // ByAuditRetentionDays orders the results by the audit_retention_days field.
 func ByAuditRetentionDays(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAuditRetentionDays, opts...).ToFunc()
+}
+
+// ByAnonymizeInactiveYears orders the results by the anonymize_inactive_years field.
+func ByAnonymizeInactiveYears(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAnonymizeInactiveYears, opts...).ToFunc()
 }
 
 // BySandboxOfField orders the results by sandbox_of field.

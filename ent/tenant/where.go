@@ -181,6 +181,11 @@ func AuditRetentionDays(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldAuditRetentionDays, v))
 }
 
+// AnonymizeInactiveYears applies equality check predicate on the "anonymize_inactive_years" field. It's identical to AnonymizeInactiveYearsEQ.
+func AnonymizeInactiveYears(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldAnonymizeInactiveYears, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldCreatedAt, v))
@@ -1094,6 +1099,56 @@ func AuditRetentionDaysLT(v int) predicate.Tenant {
 // AuditRetentionDaysLTE applies the LTE predicate on the "audit_retention_days" field.
 func AuditRetentionDaysLTE(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldLTE(FieldAuditRetentionDays, v))
+}
+
+// AnonymizeInactiveYearsEQ applies the EQ predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldAnonymizeInactiveYears, v))
+}
+
+// AnonymizeInactiveYearsNEQ applies the NEQ predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsNEQ(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldAnonymizeInactiveYears, v))
+}
+
+// AnonymizeInactiveYearsIn applies the In predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldAnonymizeInactiveYears, vs...))
+}
+
+// AnonymizeInactiveYearsNotIn applies the NotIn predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsNotIn(vs ...int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldAnonymizeInactiveYears, vs...))
+}
+
+// AnonymizeInactiveYearsGT applies the GT predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsGT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldAnonymizeInactiveYears, v))
+}
+
+// AnonymizeInactiveYearsGTE applies the GTE predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsGTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldAnonymizeInactiveYears, v))
+}
+
+// AnonymizeInactiveYearsLT applies the LT predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsLT(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldAnonymizeInactiveYears, v))
+}
+
+// AnonymizeInactiveYearsLTE applies the LTE predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsLTE(v int) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldAnonymizeInactiveYears, v))
+}
+
+// AnonymizeInactiveYearsIsNil applies the IsNil predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldAnonymizeInactiveYears))
+}
+
+// AnonymizeInactiveYearsNotNil applies the NotNil predicate on the "anonymize_inactive_years" field.
+func AnonymizeInactiveYearsNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldAnonymizeInactiveYears))
 }
 
 // HasSandboxOf applies the HasEdge predicate on the "sandbox_of" edge.

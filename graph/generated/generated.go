@@ -750,31 +750,32 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
-		Active             func(childComplexity int) int
-		AuditRetentionDays func(childComplexity int) int
-		ChurnRefitDays     func(childComplexity int) int
-		CreatedAt          func(childComplexity int) int
-		DiamondThreshold   func(childComplexity int) int
-		GoldThreshold      func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		LevelGraceDays     func(childComplexity int) int
-		Name               func(childComplexity int) int
-		PointsExpiryMonths func(childComplexity int) int
-		PointsPendingDays  func(childComplexity int) int
-		PointsPerReal      func(childComplexity int) int
-		PreRegistration    func(childComplexity int) int
-		PriceCodeBronze    func(childComplexity int) int
-		PriceCodeDiamond   func(childComplexity int) int
-		PriceCodeGold      func(childComplexity int) int
-		PriceCodeSilver    func(childComplexity int) int
-		SaleRegistration   func(childComplexity int) int
-		SaleTolerance      func(childComplexity int) int
-		SandboxOf          func(childComplexity int) int
-		SandboxOfID        func(childComplexity int) int
-		Sandboxes          func(childComplexity int) int
-		SilverThreshold    func(childComplexity int) int
-		TimeZone           func(childComplexity int) int
-		UpdatedAt          func(childComplexity int) int
+		Active                 func(childComplexity int) int
+		AnonymizeInactiveYears func(childComplexity int) int
+		AuditRetentionDays     func(childComplexity int) int
+		ChurnRefitDays         func(childComplexity int) int
+		CreatedAt              func(childComplexity int) int
+		DiamondThreshold       func(childComplexity int) int
+		GoldThreshold          func(childComplexity int) int
+		ID                     func(childComplexity int) int
+		LevelGraceDays         func(childComplexity int) int
+		Name                   func(childComplexity int) int
+		PointsExpiryMonths     func(childComplexity int) int
+		PointsPendingDays      func(childComplexity int) int
+		PointsPerReal          func(childComplexity int) int
+		PreRegistration        func(childComplexity int) int
+		PriceCodeBronze        func(childComplexity int) int
+		PriceCodeDiamond       func(childComplexity int) int
+		PriceCodeGold          func(childComplexity int) int
+		PriceCodeSilver        func(childComplexity int) int
+		SaleRegistration       func(childComplexity int) int
+		SaleTolerance          func(childComplexity int) int
+		SandboxOf              func(childComplexity int) int
+		SandboxOfID            func(childComplexity int) int
+		Sandboxes              func(childComplexity int) int
+		SilverThreshold        func(childComplexity int) int
+		TimeZone               func(childComplexity int) int
+		UpdatedAt              func(childComplexity int) int
 	}
 
 	TenantConnection struct {
@@ -4238,6 +4239,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.Active(childComplexity), true
+	case "Tenant.anonymizeInactiveYears":
+		if e.ComplexityRoot.Tenant.AnonymizeInactiveYears == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.AnonymizeInactiveYears(childComplexity), true
 	case "Tenant.auditRetentionDays":
 		if e.ComplexityRoot.Tenant.AuditRetentionDays == nil {
 			break
@@ -4941,6 +4948,8 @@ input TenantSettingsInput {
   churnRefitDays: Int
   "Days the audit trail is kept, 30 to 3650; older events are deleted."
   auditRetentionDays: Int
+  "Years without activity (no sale, points or change) after which a customer is anonymized, 1 to 20; 0 turns it off (the default)."
+  anonymizeInactiveYears: Int
 }
 
 """
@@ -11514,6 +11523,10 @@ type Tenant implements Node {
   """
   auditRetentionDays: Int!
   """
+  Customers without activity for this many years are anonymized (LGPD erasure) by an hourly job; none (the default) keeps them.
+  """
+  anonymizeInactiveYears: Int
+  """
   The production tenant this sandbox tenant belongs to; none for a production tenant.
   """
   sandboxOf: Tenant
@@ -11835,6 +11848,19 @@ input TenantWhereInput {
   auditRetentionDaysGTE: Int
   auditRetentionDaysLT: Int
   auditRetentionDaysLTE: Int
+  """
+  anonymize_inactive_years field predicates
+  """
+  anonymizeInactiveYears: Int
+  anonymizeInactiveYearsNEQ: Int
+  anonymizeInactiveYearsIn: [Int!]
+  anonymizeInactiveYearsNotIn: [Int!]
+  anonymizeInactiveYearsGT: Int
+  anonymizeInactiveYearsGTE: Int
+  anonymizeInactiveYearsLT: Int
+  anonymizeInactiveYearsLTE: Int
+  anonymizeInactiveYearsIsNil: Boolean
+  anonymizeInactiveYearsNotNil: Boolean
   """
   sandbox_of edge predicates
   """
@@ -14207,6 +14233,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_sandboxOfID(ctx, field)
 	case "auditRetentionDays":
 		return ec.fieldContext_Tenant_auditRetentionDays(ctx, field)
+	case "anonymizeInactiveYears":
+		return ec.fieldContext_Tenant_anonymizeInactiveYears(ctx, field)
 	case "sandboxOf":
 		return ec.fieldContext_Tenant_sandboxOf(ctx, field)
 	case "sandboxes":
@@ -30313,6 +30341,29 @@ func (ec *executionContext) _Tenant_auditRetentionDays(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Tenant_auditRetentionDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_anonymizeInactiveYears(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_anonymizeInactiveYears(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnonymizeInactiveYears, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_anonymizeInactiveYears(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -50627,7 +50678,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -50760,6 +50811,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.AuditRetentionDays = data
+		case "anonymizeInactiveYears":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYears"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYears = data
 		}
 	}
 	return it, nil
@@ -50776,7 +50834,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -52099,6 +52157,76 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.AuditRetentionDaysLTE = data
+		case "anonymizeInactiveYears":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYears"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYears = data
+		case "anonymizeInactiveYearsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsNEQ = data
+		case "anonymizeInactiveYearsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsIn = data
+		case "anonymizeInactiveYearsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsNotIn = data
+		case "anonymizeInactiveYearsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsGT = data
+		case "anonymizeInactiveYearsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsGTE = data
+		case "anonymizeInactiveYearsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsLT = data
+		case "anonymizeInactiveYearsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsLTE = data
+		case "anonymizeInactiveYearsIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsIsNil = data
+		case "anonymizeInactiveYearsNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anonymizeInactiveYearsNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnonymizeInactiveYearsNotNil = data
 		case "hasSandboxOf":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSandboxOf"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -61402,6 +61530,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 		case "auditRetentionDays":
 			out.Values[i] = ec._Tenant_auditRetentionDays(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "anonymizeInactiveYears":
+			out.Values[i] = ec._Tenant_anonymizeInactiveYears(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sandboxOf":

@@ -531,6 +531,8 @@ type TenantSettingsInput struct {
 	ChurnRefitDays *int `json:"churnRefitDays,omitempty"`
 	// Days the audit trail is kept, 30 to 3650; older events are deleted.
 	AuditRetentionDays *int `json:"auditRetentionDays,omitempty"`
+	// Years without activity (no sale, points or change) after which a customer is anonymized, 1 to 20; 0 turns it off (the default).
+	AnonymizeInactiveYears *int `json:"anonymizeInactiveYears,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.
