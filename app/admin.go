@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
@@ -374,4 +375,13 @@ func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient
 		a.Auth.Forget("", clientID)
 	}
 	return c, notFoundAs(err, "client")
+}
+
+// RecentAuditEvents lists the latest audit events of the viewer's tenant,
+// newest first. Administrators only.
+func (a *App) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.AuditEvent, error) {
+	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+		return nil, err
+	}
+	return a.DB.Ent.AuditEvent.Query().Order(ent.Desc(auditevent.FieldID)).Limit(limit).All(ctx)
 }

@@ -110,6 +110,7 @@ var funcs = template.FuncMap{
 	// n writes a chart coordinate; count, a whole number for people.
 	"n":     chart.Num,
 	"count": func(n int) string { return count(float64(n)) },
+	"join": func(list []string) string { return strings.Join(list, ", ") },
 	"kindName": func(k apiclient.Kind) string {
 		if k == apiclient.KindPos {
 			return "POS"
@@ -123,7 +124,7 @@ var funcs = template.FuncMap{
 var pages = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html"))
 	m := map[string]*template.Template{}
-	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings", "insights"} {
+	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings", "insights", "audit"} {
 		m[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, "templates/"+name+".html"))
 	}
 	return m
@@ -162,6 +163,9 @@ type page struct {
 
 	// The insights page.
 	Insights *insights
+
+	// The audit trail page.
+	Audit []*ent.AuditEvent
 
 	// The page showing a secret once.
 	Credentials *app.ClientCredentials
@@ -207,6 +211,7 @@ func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
 		r.Get("/insights", p.insights)
 		r.Get("/sandboxes/{id}/insights", p.sandboxInsights)
 		r.Get("/settings", p.settings)
+		r.Get("/audit", p.audit)
 		r.Post("/settings", p.saveSettings)
 	})
 	return r
@@ -456,6 +461,20 @@ func (p *panel) home(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderHome shows the tenants, with msg when a change was refused.
+// auditPageSize is how many of the latest audit events the page shows.
+const auditPageSize = 100
+
+// audit shows the latest audit events of the viewer's tenant
+// (administrators only).
+func (p *panel) audit(w http.ResponseWriter, r *http.Request) {
+	events, err := p.app.RecentAuditEvents(r.Context(), auditPageSize)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	p.render(w, r, http.StatusOK, "audit", page{Title: "Audit trail", Audit: events})
+}
+
 func (p *panel) renderHome(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	tenants, err := p.app.ManagedTenants(r.Context())
 	if err != nil {

@@ -504,6 +504,18 @@ func TestPanelBrowser(t *testing.T) {
 		require.Contains(t, text(t, `document.body.innerText`), clientIDSeen, "the sandbox page lists the client")
 	})
 
+	t.Run("read the audit trail", func(t *testing.T) {
+		admin := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: f.tenantID, Subject: "ana@loja.example"})
+		_, err := f.app.UpdateTenant(admin, f.tenantID, app.TenantSettings{LevelGraceDays: opt.Of(15).Ptr()})
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/panel/"),
+			chromedp.Click(chromedp.CSS(`a[href="/panel/audit"]`)), chromedp.WaitVisible(chromedp.ID("audit"))))
+		row := text(t, `document.querySelector('#audit tbody tr').innerText`)
+		require.Contains(t, row, "ana@loja.example (user)")
+		require.Contains(t, row, "tenant_settings.updated")
+		require.Contains(t, row, "level_grace_days")
+	})
+
 	t.Run("sign out", func(t *testing.T) {
 		require.EqualValues(t, http.StatusOK, submit(t, "header form button"))
 		require.Contains(t, text(t, `document.body.innerText`), "You signed out.")
@@ -531,6 +543,10 @@ func TestPanelBrowser(t *testing.T) {
 		require.Contains(t, page, "may look but not change anything")
 		require.Equal(t, f.srv.URL+"/panel/", text(t, `location.href`), "no token left in the address")
 		require.Equal(t, "none", text(t, `document.getElementById('create-sandbox') ? 'form' : 'none'`))
+		require.Equal(t, "none", text(t, `document.querySelector('a[href="/panel/audit"]') ? 'link' : 'none'`))
+		res, err := chromedp.RunResponse(ctx, chromedp.Navigate(f.srv.URL+"/panel/audit"))
+		require.NoError(t, err)
+		require.EqualValues(t, http.StatusForbidden, res.Status, "the audit trail is an administrator's")
 	})
 
 	t.Logf("browser steps took %s", time.Since(start).Round(10*time.Millisecond))
