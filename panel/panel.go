@@ -110,7 +110,7 @@ var funcs = template.FuncMap{
 	// n writes a chart coordinate; count, a whole number for people.
 	"n":     chart.Num,
 	"count": func(n int) string { return count(float64(n)) },
-	"join": func(list []string) string { return strings.Join(list, ", ") },
+	"join":  func(list []string) string { return strings.Join(list, ", ") },
 	"kindName": func(k apiclient.Kind) string {
 		if k == apiclient.KindPos {
 			return "POS"
