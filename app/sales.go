@@ -156,7 +156,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 			return 0, err
 		}
 	}
-	live, err := a.liveCampaigns(ctx)
+	live, err := a.liveCampaignsIn(ctx, c)
 	if err != nil {
 		return 0, err
 	}

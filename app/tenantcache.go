@@ -95,15 +95,29 @@ func (c *tenantCache[T]) get(ctx context.Context, load func(context.Context) (T,
 // redeem enforces the limits in the database.
 func (a *App) liveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
 	return a.campaigns.get(ctx, func(ctx context.Context) ([]eligibility.Campaign, error) {
-		rows, err := a.DB.Ent.Campaign.Query().
-			Where(campaignrules.WhereLiveAt(a.Now().UTC())).
-			Order(campaign.ByStartsAt(), campaign.ByID()).
-			All(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return campaignrules.OfAll(rows), nil
+		return a.loadLiveCampaigns(ctx, a.DB.Ent)
 	})
+}
+
+// liveCampaignsIn is liveCampaigns inside the transaction of c: the cached
+// campaigns when they are fresh, else read through c (a read on another
+// connection could wait for a pool the concurrent transactions hold).
+func (a *App) liveCampaignsIn(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
+	if live, ok := a.campaigns.fresh(ctx); ok {
+		return live, nil
+	}
+	return a.loadLiveCampaigns(ctx, c)
+}
+
+func (a *App) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
+	rows, err := c.Campaign.Query().
+		Where(campaignrules.WhereLiveAt(a.Now().UTC())).
+		Order(campaign.ByStartsAt(), campaign.ByID()).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return campaignrules.OfAll(rows), nil
 }
 
 // tenantSettings returns the viewer's tenant as cached: its loyalty and
