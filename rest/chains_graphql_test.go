@@ -57,3 +57,34 @@ func TestChainCampaignsGraphQL(t *testing.T) {
 			validation["ineligible"].([]any)[0])
 	})
 }
+
+// TestPrivacyGraphQL: administrators read the audit trail with filters, a
+// customer's consent history, its export, and erase it.
+func TestPrivacyGraphQL(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		f := newFixture(t, db)
+		admin := f.userToken(t, f.tenantID, viewer.RoleAdmin)
+		customer := gqlData(t, f.gql(t, admin, `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725",
+			consent: {marketingEmail: true, dataSharing: true}}) { id consentMarketingEmail consentDataSharing } }`, nil))["createCustomer"].(map[string]any)
+		require.Equal(t, true, customer["consentDataSharing"])
+		id := customer["id"].(string)
+		history := gqlData(t, f.gql(t, admin, `query($id: ID!) { node(id: $id) { ... on Customer { consentChanges(first: 10) {
+			edges { node { purpose granted channel } } } } } }`, map[string]any{"id": id}))["node"].(map[string]any)["consentChanges"].(map[string]any)
+		require.Len(t, history["edges"], 2)
+
+		doc := gqlData(t, f.gql(t, admin, `query($id: ID!) { customerExport(id: $id) }`, map[string]any{"id": id}))["customerExport"].(string)
+		require.Contains(t, doc, `"document":"52998224725"`)
+		require.Equal(t, id, gqlData(t, f.gql(t, admin, `mutation($id: ID!) { eraseCustomer(id: $id) }`, map[string]any{"id": id}))["eraseCustomer"])
+		gone := f.gql(t, admin, `query($id: ID!) { customerExport(id: $id) }`, map[string]any{"id": id})
+		require.Equal(t, []string{"not_found"}, gone.codes(), "%s", gone.Raw)
+
+		trail := gqlData(t, f.gql(t, admin, `{ auditEvents(where: {targetID: "`+id+`"}, orderBy: {field: CREATED_AT, direction: ASC}) {
+			edges { node { action actorKind } } } }`, nil))["auditEvents"].(map[string]any)["edges"].([]any)
+		var actions []any
+		for _, e := range trail {
+			actions = append(actions, e.(map[string]any)["node"].(map[string]any)["action"])
+		}
+		require.Equal(t, []any{"customer.exported", "customer.erased"}, actions)
+	})
+}
