@@ -96,7 +96,7 @@ func init() {
 	// apiclient.DefaultID holds the default value on creation for the id field.
 	apiclient.DefaultID = apiclientDescID.Default.(func() string)
 	auditeventMixin := schema.AuditEvent{}.Mixin()
-	auditevent.Policy = privacy.NewPolicies(auditeventMixin[0], schema.AuditEvent{})
+	auditevent.Policy = privacy.NewPolicies(auditeventMixin[0], auditeventMixin[1], schema.AuditEvent{})
 	auditevent.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := auditevent.Policy.EvalMutation(ctx, m); err != nil {
@@ -105,9 +105,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	auditeventHooks := schema.AuditEvent{}.Hooks()
+	auditeventMixinHooks1 := auditeventMixin[1].Hooks()
 
-	auditevent.Hooks[1] = auditeventHooks[0]
+	auditevent.Hooks[1] = auditeventMixinHooks1[0]
 	auditeventMixinFields0 := auditeventMixin[0].Fields()
 	_ = auditeventMixinFields0
 	auditeventFields := schema.AuditEvent{}.Fields()
@@ -302,7 +302,7 @@ func init() {
 	// churnmodel.DefaultID holds the default value on creation for the id field.
 	churnmodel.DefaultID = churnmodelDescID.Default.(func() string)
 	consentchangeMixin := schema.ConsentChange{}.Mixin()
-	consentchange.Policy = privacy.NewPolicies(consentchangeMixin[0], schema.ConsentChange{})
+	consentchange.Policy = privacy.NewPolicies(consentchangeMixin[0], consentchangeMixin[1], schema.ConsentChange{})
 	consentchange.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := consentchange.Policy.EvalMutation(ctx, m); err != nil {
@@ -311,9 +311,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
-	consentchangeHooks := schema.ConsentChange{}.Hooks()
+	consentchangeMixinHooks1 := consentchangeMixin[1].Hooks()
 
-	consentchange.Hooks[1] = consentchangeHooks[0]
+	consentchange.Hooks[1] = consentchangeMixinHooks1[0]
 	consentchangeMixinFields0 := consentchangeMixin[0].Fields()
 	_ = consentchangeMixinFields0
 	consentchangeFields := schema.ConsentChange{}.Fields()
@@ -794,7 +794,7 @@ func init() {
 	// idempotencykey.DefaultID holds the default value on creation for the id field.
 	idempotencykey.DefaultID = idempotencykeyDescID.Default.(func() string)
 	pointsentryMixin := schema.PointsEntry{}.Mixin()
-	pointsentry.Policy = privacy.NewPolicies(pointsentryMixin[0], schema.PointsEntry{})
+	pointsentry.Policy = privacy.NewPolicies(pointsentryMixin[0], pointsentryMixin[1], schema.PointsEntry{})
 	pointsentry.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := pointsentry.Policy.EvalMutation(ctx, m); err != nil {
@@ -803,11 +803,12 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	pointsentryMixinHooks1 := pointsentryMixin[1].Hooks()
 	pointsentryHooks := schema.PointsEntry{}.Hooks()
 
-	pointsentry.Hooks[1] = pointsentryHooks[0]
+	pointsentry.Hooks[1] = pointsentryMixinHooks1[0]
 
-	pointsentry.Hooks[2] = pointsentryHooks[1]
+	pointsentry.Hooks[2] = pointsentryHooks[0]
 	pointsentryMixinFields0 := pointsentryMixin[0].Fields()
 	_ = pointsentryMixinFields0
 	pointsentryFields := schema.PointsEntry{}.Fields()

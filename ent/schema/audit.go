@@ -11,7 +11,6 @@ import (
 	"entgo.io/ent/schema/index"
 
 	gen "github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/hook"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
@@ -42,7 +41,7 @@ func (AuditEvent) Fields() []ent.Field {
 	}
 }
 
-func (AuditEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (AuditEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, AppendOnlyMixin{}} }
 
 func (AuditEvent) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("tenant_id", "id"), index.Fields("tenant_id", "created_at")}
@@ -54,15 +53,6 @@ func (AuditEvent) Annotations() []schema.Annotation {
 		entgql.RelayConnection(),
 		entgql.QueryField().Description("The tenant's audit trail, oldest first unless ordered, with filters (administrators)."),
 	}
-}
-
-// Policy: the trail is never deleted by a tenant's principals (the
-// retention job, run as the system, deletes what is past it).
-func (AuditEvent) Policy() ent.Policy { return ledgerPolicy() }
-
-// Hooks keep the trail append-only, whoever the viewer is.
-func (AuditEvent) Hooks() []ent.Hook {
-	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}
 }
 
 // audited records in the audit trail the changes a tenant's principal (an

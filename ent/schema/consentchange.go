@@ -8,7 +8,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"github.com/fideliza/fideliza/ent/hook"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 )
 
@@ -35,7 +34,7 @@ func (ConsentChange) Fields() []ent.Field {
 	}
 }
 
-func (ConsentChange) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (ConsentChange) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, AppendOnlyMixin{}} }
 
 func (ConsentChange) Edges() []ent.Edge {
 	return []ent.Edge{
@@ -53,12 +52,4 @@ func (ConsentChange) Annotations() []schema.Annotation {
 		schema.Comment("One change of a customer's consent to a purpose: value, instant, channel and source. Never changed."),
 		entgql.RelayConnection(),
 	}
-}
-
-// Policy: the history is never deleted by a tenant's principals.
-func (ConsentChange) Policy() ent.Policy { return ledgerPolicy() }
-
-// Hooks keep the history append-only, whoever the viewer is.
-func (ConsentChange) Hooks() []ent.Hook {
-	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}
 }

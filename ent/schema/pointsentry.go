@@ -54,7 +54,7 @@ func (PointsEntry) Fields() []ent.Field {
 	}
 }
 
-func (PointsEntry) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (PointsEntry) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, AppendOnlyMixin{}} }
 
 func (PointsEntry) Edges() []ent.Edge {
 	return []ent.Edge{
@@ -80,12 +80,9 @@ func (PointsEntry) Annotations() []schema.Annotation {
 	}
 }
 
-// Policy: entries are never deleted by a tenant's principals.
-func (PointsEntry) Policy() ent.Policy { return ledgerPolicy() }
-
-// Hooks keep the ledger append-only, whoever the viewer is.
+// Hooks record the back office's adjustments in the audit trail.
 func (PointsEntry) Hooks() []ent.Hook {
-	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne), hook.If(audited("points_adjustment"), isAdjustment)}
+	return []ent.Hook{hook.If(audited("points_adjustment"), isAdjustment)}
 }
 
 // isAdjustment matches the creation of a manual adjustment of points, the

@@ -10,9 +10,11 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/entql"
+	"entgo.io/ent/schema/mixin"
 
 	gen "github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customerimport"
+	"github.com/fideliza/fideliza/ent/hook"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/ent/schema/pid"
@@ -87,6 +89,21 @@ func denyEdgeChanges() privacy.MutationRule {
 		}
 		return privacy.Skip
 	})
+}
+
+// AppendOnlyMixin keeps a tenant's records as they were written (the points
+// ledger, the consent history, the audit trail): a hook rejects every
+// update, whoever the viewer, and the policy keeps tenant principals from
+// deleting them (the service may, for retention). List it after
+// TenantMixin, whose policy runs first.
+type AppendOnlyMixin struct{ mixin.Schema }
+
+// Policy: the records are never deleted by a tenant's principals.
+func (AppendOnlyMixin) Policy() ent.Policy { return ledgerPolicy() }
+
+// Hooks reject updates.
+func (AppendOnlyMixin) Hooks() []ent.Hook {
+	return []ent.Hook{hook.Reject(ent.OpUpdate | ent.OpUpdateOne)}
 }
 
 // ledgerPolicy is evaluated after TenantMixin's, which has already allowed
