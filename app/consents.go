@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/fideliza/fideliza/domain/opt"
@@ -65,29 +66,48 @@ func viewerOf(ctx context.Context) viewer.Viewer {
 	return v
 }
 
-// recordConsents writes, in the transaction of c, the history of what
-// changed from old to now (every purpose given a value, for a new customer:
-// old nil) and a customer.consent_changed event for each change.
-func recordConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, old *consents, now consents, given consents,
-	channel consentchange.Channel, at time.Time) error {
+// consentRecords are the history rows and customer.consent_changed events
+// of what changed from old to now (every purpose given a value, for a new
+// customer: old nil), for a bulk insert through c.
+func consentRecords(ctx context.Context, c *ent.Client, cust *ent.Customer, old *consents, now consents, given consents,
+	channel consentchange.Channel, at time.Time) ([]*ent.ConsentChangeCreate, []*ent.EventCreate) {
 	v := viewerOf(ctx)
-	var creates []*ent.ConsentChangeCreate
+	var changes []*ent.ConsentChangeCreate
+	var events []*ent.EventCreate
 	for i, purpose := range ConsentPurposes {
-		changed := old != nil && old[i] != now[i] || old == nil && given[i]
-		if !changed {
+		if old != nil && old[i] == now[i] || old == nil && !given[i] {
 			continue
 		}
-		creates = append(creates, c.ConsentChange.Create().SetTenantID(cust.TenantID).SetCustomerID(cust.ID).
+		changes = append(changes, c.ConsentChange.Create().SetTenantID(cust.TenantID).SetCustomerID(cust.ID).
 			SetPurpose(purpose).SetGranted(now[i]).SetChannel(channel).SetSource(v.Subject).SetCreatedAt(at))
-		if err := outbox.Record(ctx, c, at, cust.TenantID, outbox.CustomerConsentChanged, cust.ID, map[string]any{
+		events = append(events, outbox.New(c, at, cust.TenantID, outbox.CustomerConsentChanged, cust.ID, map[string]any{
 			"customer_id": cust.ID, "purpose": string(purpose), "granted": now[i], "channel": string(channel),
 			"source": v.Subject, "changed_at": at,
-		}); err != nil {
+		}))
+	}
+	return changes, events
+}
+
+// recordConsents writes the history and events of what changed from old to
+// now (see consentRecords) in the transaction of c.
+func recordConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, old *consents, now consents, given consents,
+	channel consentchange.Channel, at time.Time) error {
+	changes, events := consentRecords(ctx, c, cust, old, now, given, channel, at)
+	return writeConsentRecords(ctx, c, changes, events)
+}
+
+// writeConsentRecords inserts history rows and events, a bounded number a
+// statement (SQLite's limit on a statement's variables).
+func writeConsentRecords(ctx context.Context, c *ent.Client, changes []*ent.ConsentChangeCreate, events []*ent.EventCreate) error {
+	for chunk := range slices.Chunk(changes, 1000) {
+		if err := c.ConsentChange.CreateBulk(chunk...).Exec(ctx); err != nil {
 			return err
 		}
 	}
-	if len(creates) == 0 {
-		return nil
+	for chunk := range slices.Chunk(events, 1000) {
+		if err := c.Event.CreateBulk(chunk...).Exec(ctx); err != nil {
+			return err
+		}
 	}
-	return c.ConsentChange.CreateBulk(creates...).Exec(ctx)
+	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -314,22 +316,35 @@ func (a *App) createImported(ctx context.Context, p *importPlan) error {
 		return nil
 	}
 	now := a.stamp()
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	tenantID, err := ViewerTenant(ctx)
+	if err != nil {
+		return err
+	}
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		// One INSERT per chunk keeps within SQLite's bound on the
 		// variables of a statement (32,766).
 		for chunk := range slices.Chunk(p.creates, insertChunk) {
 			builders := make([]*ent.CustomerCreate, len(chunk))
+			created := make([]*ent.Customer, len(chunk)) // what the consents' history needs of them
 			for i, v := range chunk {
-				builders[i] = newCustomer(tx.Ent, v.row.In, v.cpf, now)
+				created[i] = &ent.Customer{ID: pid.New(pid.Customer), TenantID: tenantID, CreatedAt: now}
+				builders[i] = newCustomer(tx.Ent, v.row.In, v.cpf, now).SetID(created[i].ID)
 			}
-			created, err := tx.Ent.Customer.CreateBulk(builders...).Save(ctx)
-			if err != nil {
+			if err := tx.Ent.Customer.CreateBulk(builders...).Exec(ctx); err != nil {
 				return err
 			}
+			// The consents' history, in a few inserts too, linked to
+			// customers this transaction just wrote (known visible). A new
+			// customer's consents announce nothing, as its creation does
+			// not: an import of a million would send a million webhooks.
+			var changes []*ent.ConsentChangeCreate
+			ids := make([]string, len(created))
 			for i, c := range created {
-				if err := recordGivenConsents(ctx, tx.Ent, c, chunk[i].row.In); err != nil {
-					return err
-				}
+				ch, _ := givenConsents(ctx, tx.Ent, c, chunk[i].row.In)
+				changes, ids[i] = append(changes, ch...), c.ID
+			}
+			if err := writeConsentRecords(schema.RememberRead(ctx, ids), tx.Ent, changes, nil); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -162,21 +162,23 @@ func (a *App) createCustomer(ctx context.Context, in CustomerInput, cpf string, 
 			return err
 		}
 		id = c.ID
-		return recordGivenConsents(ctx, tx.Ent, c, in)
+		changes, events := givenConsents(ctx, tx.Ent, c, in)
+		return writeConsentRecords(ctx, tx.Ent, changes, events)
 	})
 	return id, err
 }
 
-// recordGivenConsents records the consents a new customer's input gave.
-func recordGivenConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, in CustomerInput) error {
+// givenConsents are the history rows and events of the consents a new
+// customer (its id, tenant and creation are read) was created with from in.
+func givenConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, in CustomerInput) ([]*ent.ConsentChangeCreate, []*ent.EventCreate) {
 	if !in.Consent.Present() {
-		return nil
+		return nil, nil
 	}
-	var given consents
+	var given, values consents
 	for i, f := range in.Consent.Value.fields() {
-		given[i] = f.Set
+		given[i], values[i] = f.Set, f.Value
 	}
-	return recordConsents(ctx, c, cust, nil, consentsOf(cust), given, consentChannel(viewerOf(ctx)), cust.CreatedAt)
+	return consentRecords(ctx, c, cust, nil, values, given, consentChannel(viewerOf(ctx)), cust.CreatedAt)
 }
 
 // newCustomer builds the creation of a customer from a checked input and

@@ -166,6 +166,7 @@ var mountedRoutes = []string{
 	"GET /panel/insights",
 	"GET /panel/sandboxes/{id}/insights",
 	"GET /panel/settings",
+	"GET /panel/audit",
 	"POST /panel/settings",
 }
 

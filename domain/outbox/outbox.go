@@ -36,7 +36,11 @@ var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExp
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {
-	return c.Event.Create().
-		SetTenantID(tenantID).SetType(typ).SetSubjectID(subjectID).SetData(data).SetCreatedAt(at).
-		Exec(ctx)
+	return New(c, at, tenantID, typ, subjectID, data).Exec(ctx)
+}
+
+// New builds an event of tenantID for a bulk insert through c, the
+// transaction's client.
+func New(c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) *ent.EventCreate {
+	return c.Event.Create().SetTenantID(tenantID).SetType(typ).SetSubjectID(subjectID).SetData(data).SetCreatedAt(at)
 }
