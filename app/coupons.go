@@ -393,7 +393,7 @@ func (a *App) ListCoupons(ctx context.Context, campaignID string, after *ent.Cur
 }
 
 // EachCoupon calls fn with each of a campaign's codes, oldest first, a page
-// at a time: an export of a million codes holds one page in memory.
+// at a time (as exports read): a million codes never sit in memory.
 func (a *App) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Coupon) error) error {
 	if err := guarded("campaign_id", campaignID); err != nil {
 		return err
@@ -401,21 +401,8 @@ func (a *App) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Co
 	if _, err := a.Campaign(ctx, campaignID); err != nil {
 		return err
 	}
-	after := ""
-	for {
-		page, err := a.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID), coupon.IDGT(after)).
-			Order(ent.Asc(coupon.FieldID)).Limit(1000).All(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range page {
-			if err := fn(c); err != nil {
-				return err
-			}
-		}
-		if len(page) < 1000 {
-			return nil
-		}
-		after = page[len(page)-1].ID
-	}
+	return pages(ctx, func(after string) ([]*ent.Coupon, error) {
+		return a.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID), coupon.IDGT(after)).
+			Order(ent.Asc(coupon.FieldID)).Limit(exportPage).All(ctx)
+	}, func(c *ent.Coupon) string { return c.ID }, fn)
 }

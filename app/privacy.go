@@ -8,23 +8,26 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/customerimportchunk"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -210,11 +213,11 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 		if err := tx.Ent.Tenant.Update().Where(tenant.ID(c.TenantID)).AddCustomerCount(-1).Exec(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.SQL.ExecContext(ctx, a.rebind(`UPDATE sales SET customer_document = ? WHERE tenant_id = ? AND (customer_id = ? OR customer_document = ?)`),
-			pseudonym, c.TenantID, id, c.Document); err != nil {
+		if err := tx.Ent.Sale.Update().Where(sale.Or(sale.CustomerID(id), sale.CustomerDocument(c.Document))).
+			SetCustomerDocument(pseudonym).Exec(ctx); err != nil {
 			return err
 		}
-		if err := a.scrubCopies(ctx, tx, c, secrets); err != nil {
+		if err := scrubCopies(ctx, tx.Ent, c, secrets); err != nil {
 			return err
 		}
 		erased = true
@@ -281,11 +284,11 @@ func erasedDocument() string {
 // scrubCopies removes a customer's personal data from where copies of it
 // are kept: event payloads (and the webhook receivers' answers to them),
 // stored idempotent answers and the lines of import files (kept a day).
-func (a *App) scrubCopies(ctx context.Context, tx storage.Tx, c *ent.Customer, secrets []string) error {
+func scrubCopies(ctx context.Context, c *ent.Client, cust *ent.Customer, secrets []string) error {
 	if len(secrets) == 0 {
 		return nil
 	}
-	events, err := tx.Ent.Event.Query().Where(event.SubjectID(c.ID)).All(ctx)
+	events, err := c.Event.Query().Where(event.SubjectID(cust.ID)).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -293,89 +296,41 @@ func (a *App) scrubCopies(ctx context.Context, tx storage.Tx, c *ent.Customer, s
 		if !containsAny(string(mustJSON(e.Data)), secrets) {
 			continue
 		}
-		data := scrubJSON(e.Data, secrets)
-		if _, err := tx.SQL.ExecContext(ctx, a.rebind(`UPDATE events SET data = ? WHERE id = ?`), string(mustJSON(data)), e.ID); err != nil {
+		if err := c.Event.UpdateOneID(e.ID).SetData(scrubJSON(e.Data, secrets).(map[string]any)).Exec(ctx); err != nil {
 			return err
 		}
 	}
-	var chunks []int
 	for _, s := range secrets {
-		like := "%" + s + "%"
-		for _, q := range []string{
-			`UPDATE webhook_attempts SET response_excerpt = '' WHERE tenant_id = ? AND response_excerpt LIKE ?`,
-			`DELETE FROM idempotency_keys WHERE tenant_id = ? AND ` + a.textOf("response_body") + ` LIKE ?`,
-		} {
-			if _, err := tx.SQL.ExecContext(ctx, a.rebind(q), c.TenantID, like); err != nil {
+		if err := c.WebhookAttempt.Update().Where(webhookattempt.ResponseExcerptContains(s)).SetResponseExcerpt("").Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := c.IdempotencyKey.Delete().Where(bytesContain(idempotencykey.FieldResponseBody, s)).Exec(ctx); err != nil {
+			return err
+		}
+		chunks, err := c.CustomerImportChunk.Query().Where(bytesContain(customerimportchunk.FieldData, s)).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ch := range chunks {
+			lines := strings.SplitAfter(string(ch.Data), "\n")
+			kept := slices.DeleteFunc(lines, func(l string) bool { return containsAny(l, secrets) })
+			if err := c.CustomerImportChunk.UpdateOneID(ch.ID).SetData([]byte(strings.Join(kept, ""))).Exec(ctx); err != nil {
 				return err
 			}
-		}
-		ids, err := queryInts(ctx, tx, a.rebind(`SELECT id FROM customer_import_chunks WHERE tenant_id = ? AND `+a.textOf("data")+` LIKE ?`), c.TenantID, like)
-		if err != nil {
-			return err
-		}
-		chunks = append(chunks, ids...)
-	}
-	for _, id := range chunks {
-		ch, err := tx.Ent.CustomerImportChunk.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		lines := strings.SplitAfter(string(ch.Data), "\n")
-		kept := lines[:0]
-		for _, l := range lines {
-			if !containsAny(l, secrets) {
-				kept = append(kept, l)
-			}
-		}
-		if _, err := tx.SQL.ExecContext(ctx, a.rebind(`UPDATE customer_import_chunks SET data = ? WHERE id = ?`),
-			[]byte(strings.Join(kept, "")), id); err != nil {
-			return err
 		}
 	}
 	return nil
 }
 
-func queryInts(ctx context.Context, tx storage.Tx, q string, args ...any) ([]int, error) {
-	rows, err := tx.SQL.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
-		var s int
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
+// bytesContain matches the rows whose bytes column holds sub, read as text.
+func bytesContain(column, sub string) func(*entsql.Selector) {
+	return func(s *entsql.Selector) {
+		text := "CAST(" + s.C(column) + " AS TEXT)"
+		if s.Dialect() == dialect.Postgres {
+			text = "convert_from(" + s.C(column) + ", 'UTF8')"
 		}
-		out = append(out, s)
+		s.Where(entsql.P(func(b *entsql.Builder) { b.WriteString(text + " LIKE ").Arg("%" + sub + "%") }))
 	}
-	return out, rows.Err()
-}
-
-// rebind writes a statement's ? placeholders as the database wants them.
-func (a *App) rebind(q string) string {
-	if a.DB.Dialect != dialect.Postgres {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r != '?' {
-			b.WriteRune(r)
-			continue
-		}
-		n++
-		b.WriteString("$" + strconv.Itoa(n))
-	}
-	return b.String()
-}
-
-// textOf is a bytes column read as text, for LIKE.
-func (a *App) textOf(column string) string {
-	if a.DB.Dialect == dialect.Postgres {
-		return "convert_from(" + column + ", 'UTF8')"
-	}
-	return "CAST(" + column + " AS TEXT)"
 }
 
 func containsAny(s string, subs []string) bool {

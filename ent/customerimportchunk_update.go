@@ -27,6 +27,12 @@ func (_u *CustomerImportChunkUpdate) Where(ps ...predicate.CustomerImportChunk) 
 	return _u
 }
 
+// SetData sets the "data" field.
+func (_u *CustomerImportChunkUpdate) SetData(v []byte) *CustomerImportChunkUpdate {
+	_u.mutation.SetData(v)
+	return _u
+}
+
 // Mutation returns the CustomerImportChunkMutation object of the builder.
 func (_u *CustomerImportChunkUpdate) Mutation() *CustomerImportChunkMutation {
 	return _u.mutation
@@ -82,6 +88,9 @@ func (_u *CustomerImportChunkUpdate) sqlSave(ctx context.Context) (_node int, er
 			}
 		}
 	}
+	if value, ok := _u.mutation.Data(); ok {
+		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{customerimportchunk.Label}
@@ -100,6 +109,12 @@ type CustomerImportChunkUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *CustomerImportChunkMutation
+}
+
+// SetData sets the "data" field.
+func (_u *CustomerImportChunkUpdateOne) SetData(v []byte) *CustomerImportChunkUpdateOne {
+	_u.mutation.SetData(v)
+	return _u
 }
 
 // Mutation returns the CustomerImportChunkMutation object of the builder.
@@ -186,6 +201,9 @@ func (_u *CustomerImportChunkUpdateOne) sqlSave(ctx context.Context) (_node *Cus
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.Data(); ok {
+		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, value)
 	}
 	_node = &CustomerImportChunk{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -28,6 +28,12 @@ func (_u *EventUpdate) Where(ps ...predicate.Event) *EventUpdate {
 	return _u
 }
 
+// SetData sets the "data" field.
+func (_u *EventUpdate) SetData(v map[string]interface{}) *EventUpdate {
+	_u.mutation.SetData(v)
+	return _u
+}
+
 // SetPublishedAt sets the "published_at" field.
 func (_u *EventUpdate) SetPublishedAt(v time.Time) *EventUpdate {
 	_u.mutation.SetPublishedAt(v)
@@ -100,6 +106,9 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if value, ok := _u.mutation.Data(); ok {
+		_spec.SetField(event.FieldData, field.TypeJSON, value)
+	}
 	if value, ok := _u.mutation.PublishedAt(); ok {
 		_spec.SetField(event.FieldPublishedAt, field.TypeTime, value)
 	}
@@ -124,6 +133,12 @@ type EventUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *EventMutation
+}
+
+// SetData sets the "data" field.
+func (_u *EventUpdateOne) SetData(v map[string]interface{}) *EventUpdateOne {
+	_u.mutation.SetData(v)
+	return _u
 }
 
 // SetPublishedAt sets the "published_at" field.
@@ -227,6 +242,9 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.Data(); ok {
+		_spec.SetField(event.FieldData, field.TypeJSON, value)
 	}
 	if value, ok := _u.mutation.PublishedAt(); ok {
 		_spec.SetField(event.FieldPublishedAt, field.TypeTime, value)

@@ -33,6 +33,20 @@ func (_u *SaleUpdate) Where(ps ...predicate.Sale) *SaleUpdate {
 	return _u
 }
 
+// SetCustomerDocument sets the "customer_document" field.
+func (_u *SaleUpdate) SetCustomerDocument(v string) *SaleUpdate {
+	_u.mutation.SetCustomerDocument(v)
+	return _u
+}
+
+// SetNillableCustomerDocument sets the "customer_document" field if the given value is not nil.
+func (_u *SaleUpdate) SetNillableCustomerDocument(v *string) *SaleUpdate {
+	if v != nil {
+		_u.SetCustomerDocument(*v)
+	}
+	return _u
+}
+
 // SetCustomerID sets the "customer_id" field.
 func (_u *SaleUpdate) SetCustomerID(v string) *SaleUpdate {
 	_u.mutation.SetCustomerID(v)
@@ -342,6 +356,9 @@ func (_u *SaleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if value, ok := _u.mutation.CustomerDocument(); ok {
+		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, value)
+	}
 	if _u.mutation.CustomerDocumentTypeCleared() {
 		_spec.ClearField(sale.FieldCustomerDocumentType, field.TypeEnum)
 	}
@@ -563,6 +580,20 @@ type SaleUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *SaleMutation
+}
+
+// SetCustomerDocument sets the "customer_document" field.
+func (_u *SaleUpdateOne) SetCustomerDocument(v string) *SaleUpdateOne {
+	_u.mutation.SetCustomerDocument(v)
+	return _u
+}
+
+// SetNillableCustomerDocument sets the "customer_document" field if the given value is not nil.
+func (_u *SaleUpdateOne) SetNillableCustomerDocument(v *string) *SaleUpdateOne {
+	if v != nil {
+		_u.SetCustomerDocument(*v)
+	}
+	return _u
 }
 
 // SetCustomerID sets the "customer_id" field.
@@ -903,6 +934,9 @@ func (_u *SaleUpdateOne) sqlSave(ctx context.Context) (_node *Sale, err error) {
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.CustomerDocument(); ok {
+		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, value)
 	}
 	if _u.mutation.CustomerDocumentTypeCleared() {
 		_spec.ClearField(sale.FieldCustomerDocumentType, field.TypeEnum)

@@ -27,6 +27,20 @@ func (_u *WebhookAttemptUpdate) Where(ps ...predicate.WebhookAttempt) *WebhookAt
 	return _u
 }
 
+// SetResponseExcerpt sets the "response_excerpt" field.
+func (_u *WebhookAttemptUpdate) SetResponseExcerpt(v string) *WebhookAttemptUpdate {
+	_u.mutation.SetResponseExcerpt(v)
+	return _u
+}
+
+// SetNillableResponseExcerpt sets the "response_excerpt" field if the given value is not nil.
+func (_u *WebhookAttemptUpdate) SetNillableResponseExcerpt(v *string) *WebhookAttemptUpdate {
+	if v != nil {
+		_u.SetResponseExcerpt(*v)
+	}
+	return _u
+}
+
 // Mutation returns the WebhookAttemptMutation object of the builder.
 func (_u *WebhookAttemptUpdate) Mutation() *WebhookAttemptMutation {
 	return _u.mutation
@@ -88,6 +102,9 @@ func (_u *WebhookAttemptUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if _u.mutation.ErrorCleared() {
 		_spec.ClearField(webhookattempt.FieldError, field.TypeString)
 	}
+	if value, ok := _u.mutation.ResponseExcerpt(); ok {
+		_spec.SetField(webhookattempt.FieldResponseExcerpt, field.TypeString, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{webhookattempt.Label}
@@ -106,6 +123,20 @@ type WebhookAttemptUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *WebhookAttemptMutation
+}
+
+// SetResponseExcerpt sets the "response_excerpt" field.
+func (_u *WebhookAttemptUpdateOne) SetResponseExcerpt(v string) *WebhookAttemptUpdateOne {
+	_u.mutation.SetResponseExcerpt(v)
+	return _u
+}
+
+// SetNillableResponseExcerpt sets the "response_excerpt" field if the given value is not nil.
+func (_u *WebhookAttemptUpdateOne) SetNillableResponseExcerpt(v *string) *WebhookAttemptUpdateOne {
+	if v != nil {
+		_u.SetResponseExcerpt(*v)
+	}
+	return _u
 }
 
 // Mutation returns the WebhookAttemptMutation object of the builder.
@@ -198,6 +229,9 @@ func (_u *WebhookAttemptUpdateOne) sqlSave(ctx context.Context) (_node *WebhookA
 	}
 	if _u.mutation.ErrorCleared() {
 		_spec.ClearField(webhookattempt.FieldError, field.TypeString)
+	}
+	if value, ok := _u.mutation.ResponseExcerpt(); ok {
+		_spec.SetField(webhookattempt.FieldResponseExcerpt, field.TypeString, value)
 	}
 	_node = &WebhookAttempt{config: _u.config}
 	_spec.Assign = _node.assignValues

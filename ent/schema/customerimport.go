@@ -63,7 +63,7 @@ func (CustomerImportChunk) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("import_id").NotEmpty().Immutable(),
 		field.Int("seq").NonNegative().Immutable(),
-		field.Bytes("data").Immutable(),
+		field.Bytes("data"), // mutable: an erasure removes a customer's lines
 	}
 }
 

@@ -24,7 +24,7 @@ func (Event) Fields() []ent.Field {
 			Comment("customer.level_changed, points.expiring, campaign.activated, sale.processed, …"),
 		field.String("subject_id").Default("").Immutable().
 			Comment("The resource the event is about (a customer id, a campaign id)."),
-		field.JSON("data", map[string]any{}).Immutable().
+		field.JSON("data", map[string]any{}).
 			Annotations(entgql.Type("Map"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField, entgql.SkipMutationCreateInput, entgql.SkipMutationUpdateInput)).
 			Comment("The event's data, as delivered."),
 		field.Time("published_at").Optional().Nillable().

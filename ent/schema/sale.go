@@ -37,7 +37,7 @@ func (Sale) Fields() []ent.Field {
 			Comment("The salesperson credited with the sale, as the point of sale sent it (sale.store.sellerId); empty when not sent."),
 		field.String("channel").Default("").Immutable().
 			Comment("The sales channel the point of sale sent (sale.channel)."),
-		field.String("customer_document").Default("").Immutable().
+		field.String("customer_document").Default("").
 			// As the customer's document: masked and equality-only in GraphQL.
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput)).
 			Comment("The CPF or CNPJ sent; 00000000000 for an unidentified customer."),

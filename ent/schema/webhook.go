@@ -127,7 +127,7 @@ func (WebhookAttempt) Fields() []ent.Field {
 		field.Int("status_code").Optional().Nillable().Immutable().Comment("The HTTP status answered, if any."),
 		field.Int64("latency_ms").Default(0).Immutable().Comment("Milliseconds until the answer or the failure."),
 		field.String("error").Optional().Nillable().Immutable().Comment("Why no acceptable answer came, when none did."),
-		field.String("response_excerpt").Default("").Immutable().Comment("The first 1,024 bytes of the answer's body."),
+		field.String("response_excerpt").Default("").Comment("The first 1,024 bytes of the answer's body."),
 	}
 }
 
