@@ -34,7 +34,16 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
-require gonum.org/v1/gonum v0.16.0
+require (
+	github.com/schollz/progressbar/v3 v3.19.1
+	gonum.org/v1/gonum v0.16.0
+)
+
+require (
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	golang.org/x/term v0.44.0 // indirect
+)
 
 require (
 	ariga.io/atlas v0.32.1-0.20250325101103-175b25e1c1b9 // indirect

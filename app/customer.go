@@ -7,6 +7,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
 // POS registration statuses of a customer (the identify response's status,
@@ -52,7 +53,7 @@ func WithDocument(field, doc string) (predicate.Customer, error) {
 	if err != nil {
 		return nil, apperr.Invalid(field, "must be a complete, valid CPF or CNPJ: %v", err)
 	}
-	return customer.Document(d), nil
+	return customerWithDocument(d), nil
 }
 
 // SaleWithDocument filters sales by the complete document they were sent
@@ -62,5 +63,25 @@ func SaleWithDocument(field, doc string) (predicate.Sale, error) {
 	if err != nil {
 		return nil, apperr.Invalid(field, "must be a complete, valid CPF or CNPJ: %v", err)
 	}
-	return sale.CustomerDocument(d), nil
+	return saleWithDocument(d), nil
+}
+
+// customerWithDocument finds the customer with the complete, normalised
+// document doc, by its blind index: the column holds it sealed.
+func customerWithDocument(doc string) predicate.Customer {
+	return customer.DocumentIndex(sealed.MustIndex(doc))
+}
+
+// saleWithDocument finds the sales sent with the normalised document doc.
+func saleWithDocument(doc string) predicate.Sale {
+	return sale.CustomerDocumentIndex(sealed.MustIndex(doc))
+}
+
+// documentIndexes are the blind indexes of the normalised documents docs.
+func documentIndexes(docs []string) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = sealed.MustIndex(d)
+	}
+	return out
 }

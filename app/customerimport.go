@@ -247,7 +247,7 @@ func (a *App) planBatch(ctx context.Context, batch []ImportRow) (*importPlan, er
 		values []string
 		into   map[string]string
 	}{
-		{oneOf(customer.FieldDocument, cpfs), customer.FieldDocument, func(c *ent.Customer) *string { return &c.Document }, cpfs, byCPF},
+		{oneOf(customer.FieldDocumentIndex, documentIndexes(cpfs)), customer.FieldDocument, func(c *ent.Customer) *string { return &c.Document }, cpfs, byCPF},
 		{oneOf(customer.FieldEmailKey, emails), customer.FieldEmailKey, func(c *ent.Customer) *string { return c.EmailKey }, emails, byEmail},
 		{oneOf(customer.FieldExternalID, externals), customer.FieldExternalID, func(c *ent.Customer) *string { return c.ExternalID }, externals, byExternal},
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -139,7 +140,7 @@ func TestImportCustomers(t *testing.T) {
 		require.Equal(t, importCPF(2), bia.Document, "the row's CPF, no other customer's, corrects the one on file")
 		all, found := im.total("importado")
 		require.Equal(t, [2]int{4, 1}, [2]int{all, found}, "the count and the search index include the new customer")
-		davi, err := im.db.Ent.Customer.Query().Where(customer.Document(importCPF(3))).Only(im.ctx)
+		davi, err := im.db.Ent.Customer.Query().Where(customer.DocumentIndex(sealed.MustIndex(importCPF(3)))).Only(im.ctx)
 		require.NoError(t, err)
 		require.Equal(t, [2]any{"Olinda", false}, [2]any{*davi.AddressCity, davi.ConsentMarketingEmail})
 	})

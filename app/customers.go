@@ -360,7 +360,7 @@ func (a *App) requireUnique(ctx context.Context, self string, email opt.Field[st
 		}
 	}
 	if cpf != "" {
-		return check("cpf", customer.Document(cpf))
+		return check("cpf", customerWithDocument(cpf))
 	}
 	return nil
 }
@@ -510,7 +510,7 @@ func searchCustomers(term, tenantID string) predicate.Customer {
 	}
 	byExternalID := customer.ExternalID(term)
 	if cpf, err := document.ParseCPF(term); err == nil {
-		return customer.Or(customer.Document(cpf), byExternalID)
+		return customer.Or(customerWithDocument(cpf), byExternalID)
 	}
 	email, name := strings.ToLower(term), fold.Text(term)
 	switch {

@@ -381,7 +381,7 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	for k, i := range joining {
 		cpfs[k] = shoppers[i].cpf
 	}
-	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIn(cpfs...)).
+	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(documentIndexes(cpfs)...)).
 		Select(customer.FieldID, customer.FieldDocument).All(ctx)
 	if err != nil {
 		return err

@@ -163,7 +163,7 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	}
 	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone, identified...)
 	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-		cust, err = a.DB.Ent.Customer.Query().Where(customer.Document(doc)).Select(identified...).Only(ctx)
+		cust, err = a.DB.Ent.Customer.Query().Where(customerWithDocument(doc)).Select(identified...).Only(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -313,7 +313,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.customerFor(ctx, customer.Document(doc), live, customer.FieldName) // POSStatus of a pre-registration
+	cust, segments, err := a.customerFor(ctx, customerWithDocument(doc), live, customer.FieldName) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
 	}

@@ -213,7 +213,7 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 		if err := tx.Ent.Tenant.Update().Where(tenant.ID(c.TenantID)).AddCustomerCount(-1).Exec(ctx); err != nil {
 			return err
 		}
-		if err := tx.Ent.Sale.Update().Where(sale.Or(sale.CustomerID(id), sale.CustomerDocument(c.Document))).
+		if err := tx.Ent.Sale.Update().Where(sale.Or(sale.CustomerID(id), saleWithDocument(c.Document))).
 			SetCustomerDocument(pseudonym).Exec(ctx); err != nil {
 			return err
 		}

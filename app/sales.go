@@ -110,7 +110,7 @@ func (a *App) FailSale(ctx context.Context, saleID, reason string) (bool, error)
 // pre-registration of the same document surfaces as a constraint error.
 // With fields, only those are read of a customer found (and its id).
 func (a *App) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, doc, typ, phone string, fields ...string) (*ent.Customer, error) {
-	cust, err := c.Customer.Query().Where(customer.Document(doc)).Select(fields...).Only(ctx)
+	cust, err := c.Customer.Query().Where(customerWithDocument(doc)).Select(fields...).Only(ctx)
 	if !ent.IsNotFound(err) || !tenant.PreRegistration {
 		if ent.IsNotFound(err) {
 			return nil, nil

@@ -153,7 +153,7 @@ func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []st
 		}
 		res.Segment = seg
 		found, err := tx.Ent.Customer.Query().
-			Where(customer.DocumentTypeEQ(customer.DocumentTypeCPF), oneOf(customer.FieldDocument, digits)).
+			Where(customer.DocumentTypeEQ(customer.DocumentTypeCPF), oneOf(customer.FieldDocumentIndex, documentIndexes(digits))).
 			Select(customer.FieldID, customer.FieldDocument).All(ctx)
 		if err != nil {
 			return err

@@ -39,8 +39,10 @@ type Customer struct {
 	EmailKey *string `json:"email_key,omitempty"`
 	// Kind of Brazilian taxpayer number in document.
 	DocumentType customer.DocumentType `json:"document_type,omitempty"`
-	// CPF (11 digits) or CNPJ (14 characters), without formatting. Rendered masked by the REST interfaces.
+	// CPF (11 digits) or CNPJ (14 characters), without formatting; sealed in the database (find it by document_index). Rendered masked by the REST interfaces.
 	Document string `json:"document,omitempty"`
+	// Blind index of document, kept by a hook: lookups and the per-tenant unique index. Empty only until a database from before sealing is sealed at start.
+	DocumentIndex string `json:"document_index,omitempty"`
 	// E.164 phone number.
 	Phone *string `json:"phone,omitempty"`
 	// Birth date, YYYY-MM-DD.
@@ -192,10 +194,12 @@ func (*Customer) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case customer.FieldPointsBalance, customer.FieldPointsPending, customer.FieldPointsDebt:
 			values[i] = new(sql.NullInt64)
-		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocument, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
+		case customer.FieldID, customer.FieldTenantID, customer.FieldExternalID, customer.FieldName, customer.FieldNameSearch, customer.FieldEmail, customer.FieldEmailKey, customer.FieldDocumentType, customer.FieldDocumentIndex, customer.FieldPhone, customer.FieldBirthDate, customer.FieldGender, customer.FieldAddressStreet, customer.FieldAddressCity, customer.FieldAddressState, customer.FieldAddressZipCode, customer.FieldLevel:
 			values[i] = new(sql.NullString)
 		case customer.FieldCreatedAt, customer.FieldUpdatedAt, customer.FieldLevelGraceSince, customer.FieldConsentUpdatedAt, customer.FieldErasedAt:
 			values[i] = new(sql.NullTime)
+		case customer.FieldDocument:
+			values[i] = customer.ValueScanner.Document.ScanValue()
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -275,10 +279,16 @@ func (_m *Customer) assignValues(columns []string, values []any) error {
 				_m.DocumentType = customer.DocumentType(value.String)
 			}
 		case customer.FieldDocument:
+			if value, err := customer.ValueScanner.Document.FromValue(values[i]); err != nil {
+				return err
+			} else {
+				_m.Document = value
+			}
+		case customer.FieldDocumentIndex:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field document", values[i])
+				return fmt.Errorf("unexpected type %T for field document_index", values[i])
 			} else if value.Valid {
-				_m.Document = value.String
+				_m.DocumentIndex = value.String
 			}
 		case customer.FieldPhone:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -510,6 +520,9 @@ func (_m *Customer) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("document=")
 	builder.WriteString(_m.Document)
+	builder.WriteString(", ")
+	builder.WriteString("document_index=")
+	builder.WriteString(_m.DocumentIndex)
 	builder.WriteString(", ")
 	if v := _m.Phone; v != nil {
 		builder.WriteString("phone=")

@@ -152,6 +152,20 @@ func (_c *CustomerCreate) SetDocument(v string) *CustomerCreate {
 	return _c
 }
 
+// SetDocumentIndex sets the "document_index" field.
+func (_c *CustomerCreate) SetDocumentIndex(v string) *CustomerCreate {
+	_c.mutation.SetDocumentIndex(v)
+	return _c
+}
+
+// SetNillableDocumentIndex sets the "document_index" field if the given value is not nil.
+func (_c *CustomerCreate) SetNillableDocumentIndex(v *string) *CustomerCreate {
+	if v != nil {
+		_c.SetDocumentIndex(*v)
+	}
+	return _c
+}
+
 // SetPhone sets the "phone" field.
 func (_c *CustomerCreate) SetPhone(v string) *CustomerCreate {
 	_c.mutation.SetPhone(v)
@@ -750,7 +764,10 @@ func (_c *CustomerCreate) sqlSave(ctx context.Context) (*Customer, error) {
 	if err := _c.check(); err != nil {
 		return nil, err
 	}
-	_node, _spec := _c.createSpec()
+	_node, _spec, err := _c.createSpec()
+	if err != nil {
+		return nil, err
+	}
 	if err := sqlgraph.CreateNode(ctx, _c.driver, _spec); err != nil {
 		if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
@@ -769,7 +786,7 @@ func (_c *CustomerCreate) sqlSave(ctx context.Context) (*Customer, error) {
 	return _node, nil
 }
 
-func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
+func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec, error) {
 	var (
 		_node = &Customer{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(customer.Table, sqlgraph.NewFieldSpec(customer.FieldID, field.TypeString))
@@ -811,8 +828,16 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 		_node.DocumentType = value
 	}
 	if value, ok := _c.mutation.Document(); ok {
-		_spec.SetField(customer.FieldDocument, field.TypeString, value)
+		vv, err := customer.ValueScanner.Document.Value(value)
+		if err != nil {
+			return nil, nil, err
+		}
+		_spec.SetField(customer.FieldDocument, field.TypeString, vv)
 		_node.Document = value
+	}
+	if value, ok := _c.mutation.DocumentIndex(); ok {
+		_spec.SetField(customer.FieldDocumentIndex, field.TypeString, value)
+		_node.DocumentIndex = value
 	}
 	if value, ok := _c.mutation.Phone(); ok {
 		_spec.SetField(customer.FieldPhone, field.TypeString, value)
@@ -1003,7 +1028,7 @@ func (_c *CustomerCreate) createSpec() (*Customer, *sqlgraph.CreateSpec) {
 		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
-	return _node, _spec
+	return _node, _spec, nil
 }
 
 // CustomerCreateBulk is the builder for creating many Customer entities in bulk.
@@ -1035,7 +1060,10 @@ func (_c *CustomerCreateBulk) Save(ctx context.Context) ([]*Customer, error) {
 				}
 				builder.mutation = mutation
 				var err error
-				nodes[i], specs[i] = builder.createSpec()
+				nodes[i], specs[i], err = builder.createSpec()
+				if err != nil {
+					return nil, err
+				}
 				if i < len(mutators)-1 {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {

@@ -157,6 +157,26 @@ func (_u *CustomerUpdate) SetNillableDocument(v *string) *CustomerUpdate {
 	return _u
 }
 
+// SetDocumentIndex sets the "document_index" field.
+func (_u *CustomerUpdate) SetDocumentIndex(v string) *CustomerUpdate {
+	_u.mutation.SetDocumentIndex(v)
+	return _u
+}
+
+// SetNillableDocumentIndex sets the "document_index" field if the given value is not nil.
+func (_u *CustomerUpdate) SetNillableDocumentIndex(v *string) *CustomerUpdate {
+	if v != nil {
+		_u.SetDocumentIndex(*v)
+	}
+	return _u
+}
+
+// ClearDocumentIndex clears the value of the "document_index" field.
+func (_u *CustomerUpdate) ClearDocumentIndex() *CustomerUpdate {
+	_u.mutation.ClearDocumentIndex()
+	return _u
+}
+
 // SetPhone sets the "phone" field.
 func (_u *CustomerUpdate) SetPhone(v string) *CustomerUpdate {
 	_u.mutation.SetPhone(v)
@@ -852,7 +872,17 @@ func (_u *CustomerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		_spec.SetField(customer.FieldDocumentType, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Document(); ok {
-		_spec.SetField(customer.FieldDocument, field.TypeString, value)
+		vv, err := customer.ValueScanner.Document.Value(value)
+		if err != nil {
+			return 0, err
+		}
+		_spec.SetField(customer.FieldDocument, field.TypeString, vv)
+	}
+	if value, ok := _u.mutation.DocumentIndex(); ok {
+		_spec.SetField(customer.FieldDocumentIndex, field.TypeString, value)
+	}
+	if _u.mutation.DocumentIndexCleared() {
+		_spec.ClearField(customer.FieldDocumentIndex, field.TypeString)
 	}
 	if value, ok := _u.mutation.Phone(); ok {
 		_spec.SetField(customer.FieldPhone, field.TypeString, value)
@@ -1343,6 +1373,26 @@ func (_u *CustomerUpdateOne) SetNillableDocument(v *string) *CustomerUpdateOne {
 	if v != nil {
 		_u.SetDocument(*v)
 	}
+	return _u
+}
+
+// SetDocumentIndex sets the "document_index" field.
+func (_u *CustomerUpdateOne) SetDocumentIndex(v string) *CustomerUpdateOne {
+	_u.mutation.SetDocumentIndex(v)
+	return _u
+}
+
+// SetNillableDocumentIndex sets the "document_index" field if the given value is not nil.
+func (_u *CustomerUpdateOne) SetNillableDocumentIndex(v *string) *CustomerUpdateOne {
+	if v != nil {
+		_u.SetDocumentIndex(*v)
+	}
+	return _u
+}
+
+// ClearDocumentIndex clears the value of the "document_index" field.
+func (_u *CustomerUpdateOne) ClearDocumentIndex() *CustomerUpdateOne {
+	_u.mutation.ClearDocumentIndex()
 	return _u
 }
 
@@ -2071,7 +2121,17 @@ func (_u *CustomerUpdateOne) sqlSave(ctx context.Context) (_node *Customer, err 
 		_spec.SetField(customer.FieldDocumentType, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Document(); ok {
-		_spec.SetField(customer.FieldDocument, field.TypeString, value)
+		vv, err := customer.ValueScanner.Document.Value(value)
+		if err != nil {
+			return nil, err
+		}
+		_spec.SetField(customer.FieldDocument, field.TypeString, vv)
+	}
+	if value, ok := _u.mutation.DocumentIndex(); ok {
+		_spec.SetField(customer.FieldDocumentIndex, field.TypeString, value)
+	}
+	if _u.mutation.DocumentIndexCleared() {
+		_spec.ClearField(customer.FieldDocumentIndex, field.TypeString)
 	}
 	if value, ok := _u.mutation.Phone(); ok {
 		_spec.SetField(customer.FieldPhone, field.TypeString, value)

@@ -70,12 +70,12 @@ func (*CustomerImportChunk) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case customerimportchunk.FieldData:
-			values[i] = new([]byte)
 		case customerimportchunk.FieldID, customerimportchunk.FieldSeq:
 			values[i] = new(sql.NullInt64)
 		case customerimportchunk.FieldTenantID, customerimportchunk.FieldImportID:
 			values[i] = new(sql.NullString)
+		case customerimportchunk.FieldData:
+			values[i] = customerimportchunk.ValueScanner.Data.ScanValue()
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -116,10 +116,10 @@ func (_m *CustomerImportChunk) assignValues(columns []string, values []any) erro
 				_m.Seq = int(value.Int64)
 			}
 		case customerimportchunk.FieldData:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field data", values[i])
-			} else if value != nil {
-				_m.Data = *value
+			if value, err := customerimportchunk.ValueScanner.Data.FromValue(values[i]); err != nil {
+				return err
+			} else {
+				_m.Data = value
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])

@@ -129,7 +129,10 @@ func (_c *CustomerImportChunkCreate) sqlSave(ctx context.Context) (*CustomerImpo
 	if err := _c.check(); err != nil {
 		return nil, err
 	}
-	_node, _spec := _c.createSpec()
+	_node, _spec, err := _c.createSpec()
+	if err != nil {
+		return nil, err
+	}
 	if err := sqlgraph.CreateNode(ctx, _c.driver, _spec); err != nil {
 		if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
@@ -143,7 +146,7 @@ func (_c *CustomerImportChunkCreate) sqlSave(ctx context.Context) (*CustomerImpo
 	return _node, nil
 }
 
-func (_c *CustomerImportChunkCreate) createSpec() (*CustomerImportChunk, *sqlgraph.CreateSpec) {
+func (_c *CustomerImportChunkCreate) createSpec() (*CustomerImportChunk, *sqlgraph.CreateSpec, error) {
 	var (
 		_node = &CustomerImportChunk{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(customerimportchunk.Table, sqlgraph.NewFieldSpec(customerimportchunk.FieldID, field.TypeInt))
@@ -153,7 +156,11 @@ func (_c *CustomerImportChunkCreate) createSpec() (*CustomerImportChunk, *sqlgra
 		_node.Seq = value
 	}
 	if value, ok := _c.mutation.Data(); ok {
-		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, value)
+		vv, err := customerimportchunk.ValueScanner.Data.Value(value)
+		if err != nil {
+			return nil, nil, err
+		}
+		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, vv)
 		_node.Data = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
@@ -190,7 +197,7 @@ func (_c *CustomerImportChunkCreate) createSpec() (*CustomerImportChunk, *sqlgra
 		_node.ImportID = nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
-	return _node, _spec
+	return _node, _spec, nil
 }
 
 // CustomerImportChunkCreateBulk is the builder for creating many CustomerImportChunk entities in bulk.
@@ -221,7 +228,10 @@ func (_c *CustomerImportChunkCreateBulk) Save(ctx context.Context) ([]*CustomerI
 				}
 				builder.mutation = mutation
 				var err error
-				nodes[i], specs[i] = builder.createSpec()
+				nodes[i], specs[i], err = builder.createSpec()
+				if err != nil {
+					return nil, err
+				}
 				if i < len(mutators)-1 {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {

@@ -89,7 +89,11 @@ func (_u *CustomerImportChunkUpdate) sqlSave(ctx context.Context) (_node int, er
 		}
 	}
 	if value, ok := _u.mutation.Data(); ok {
-		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, value)
+		vv, err := customerimportchunk.ValueScanner.Data.Value(value)
+		if err != nil {
+			return 0, err
+		}
+		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, vv)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -203,7 +207,11 @@ func (_u *CustomerImportChunkUpdateOne) sqlSave(ctx context.Context) (_node *Cus
 		}
 	}
 	if value, ok := _u.mutation.Data(); ok {
-		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, value)
+		vv, err := customerimportchunk.ValueScanner.Data.Value(value)
+		if err != nil {
+			return nil, err
+		}
+		_spec.SetField(customerimportchunk.FieldData, field.TypeBytes, vv)
 	}
 	_node = &CustomerImportChunk{config: _u.config}
 	_spec.Assign = _node.assignValues

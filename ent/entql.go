@@ -218,6 +218,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			customer.FieldEmailKey:                 {Type: field.TypeString, Column: customer.FieldEmailKey},
 			customer.FieldDocumentType:             {Type: field.TypeEnum, Column: customer.FieldDocumentType},
 			customer.FieldDocument:                 {Type: field.TypeString, Column: customer.FieldDocument},
+			customer.FieldDocumentIndex:            {Type: field.TypeString, Column: customer.FieldDocumentIndex},
 			customer.FieldPhone:                    {Type: field.TypeString, Column: customer.FieldPhone},
 			customer.FieldBirthDate:                {Type: field.TypeString, Column: customer.FieldBirthDate},
 			customer.FieldGender:                   {Type: field.TypeEnum, Column: customer.FieldGender},
@@ -479,29 +480,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Sale",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			sale.FieldTenantID:             {Type: field.TypeString, Column: sale.FieldTenantID},
-			sale.FieldCreatedAt:            {Type: field.TypeTime, Column: sale.FieldCreatedAt},
-			sale.FieldStoreID:              {Type: field.TypeString, Column: sale.FieldStoreID},
-			sale.FieldExternalID:           {Type: field.TypeString, Column: sale.FieldExternalID},
-			sale.FieldPosID:                {Type: field.TypeString, Column: sale.FieldPosID},
-			sale.FieldEmployeeID:           {Type: field.TypeString, Column: sale.FieldEmployeeID},
-			sale.FieldSellerID:             {Type: field.TypeString, Column: sale.FieldSellerID},
-			sale.FieldChannel:              {Type: field.TypeString, Column: sale.FieldChannel},
-			sale.FieldCustomerDocument:     {Type: field.TypeString, Column: sale.FieldCustomerDocument},
-			sale.FieldCustomerDocumentType: {Type: field.TypeEnum, Column: sale.FieldCustomerDocumentType},
-			sale.FieldCustomerID:           {Type: field.TypeString, Column: sale.FieldCustomerID},
-			sale.FieldSoldAt:               {Type: field.TypeTime, Column: sale.FieldSoldAt},
-			sale.FieldAmount:               {Type: field.TypeOther, Column: sale.FieldAmount},
-			sale.FieldAmountPayable:        {Type: field.TypeOther, Column: sale.FieldAmountPayable},
-			sale.FieldDiscountAmount:       {Type: field.TypeOther, Column: sale.FieldDiscountAmount},
-			sale.FieldFiscalDocument:       {Type: field.TypeJSON, Column: sale.FieldFiscalDocument},
-			sale.FieldStatus:               {Type: field.TypeEnum, Column: sale.FieldStatus},
-			sale.FieldFailureReason:        {Type: field.TypeString, Column: sale.FieldFailureReason},
-			sale.FieldPointsCredited:       {Type: field.TypeInt64, Column: sale.FieldPointsCredited},
-			sale.FieldProcessedAt:          {Type: field.TypeTime, Column: sale.FieldProcessedAt},
-			sale.FieldReturnedAmount:       {Type: field.TypeOther, Column: sale.FieldReturnedAmount},
-			sale.FieldPointsReversed:       {Type: field.TypeInt64, Column: sale.FieldPointsReversed},
-			sale.FieldCouponCode:           {Type: field.TypeString, Column: sale.FieldCouponCode},
+			sale.FieldTenantID:              {Type: field.TypeString, Column: sale.FieldTenantID},
+			sale.FieldCreatedAt:             {Type: field.TypeTime, Column: sale.FieldCreatedAt},
+			sale.FieldStoreID:               {Type: field.TypeString, Column: sale.FieldStoreID},
+			sale.FieldExternalID:            {Type: field.TypeString, Column: sale.FieldExternalID},
+			sale.FieldPosID:                 {Type: field.TypeString, Column: sale.FieldPosID},
+			sale.FieldEmployeeID:            {Type: field.TypeString, Column: sale.FieldEmployeeID},
+			sale.FieldSellerID:              {Type: field.TypeString, Column: sale.FieldSellerID},
+			sale.FieldChannel:               {Type: field.TypeString, Column: sale.FieldChannel},
+			sale.FieldCustomerDocument:      {Type: field.TypeString, Column: sale.FieldCustomerDocument},
+			sale.FieldCustomerDocumentIndex: {Type: field.TypeString, Column: sale.FieldCustomerDocumentIndex},
+			sale.FieldCustomerDocumentType:  {Type: field.TypeEnum, Column: sale.FieldCustomerDocumentType},
+			sale.FieldCustomerID:            {Type: field.TypeString, Column: sale.FieldCustomerID},
+			sale.FieldSoldAt:                {Type: field.TypeTime, Column: sale.FieldSoldAt},
+			sale.FieldAmount:                {Type: field.TypeOther, Column: sale.FieldAmount},
+			sale.FieldAmountPayable:         {Type: field.TypeOther, Column: sale.FieldAmountPayable},
+			sale.FieldDiscountAmount:        {Type: field.TypeOther, Column: sale.FieldDiscountAmount},
+			sale.FieldFiscalDocument:        {Type: field.TypeJSON, Column: sale.FieldFiscalDocument},
+			sale.FieldStatus:                {Type: field.TypeEnum, Column: sale.FieldStatus},
+			sale.FieldFailureReason:         {Type: field.TypeString, Column: sale.FieldFailureReason},
+			sale.FieldPointsCredited:        {Type: field.TypeInt64, Column: sale.FieldPointsCredited},
+			sale.FieldProcessedAt:           {Type: field.TypeTime, Column: sale.FieldProcessedAt},
+			sale.FieldReturnedAmount:        {Type: field.TypeOther, Column: sale.FieldReturnedAmount},
+			sale.FieldPointsReversed:        {Type: field.TypeInt64, Column: sale.FieldPointsReversed},
+			sale.FieldCouponCode:            {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
 	graph.Nodes[18] = &sqlgraph.Node{
@@ -2447,6 +2449,11 @@ func (f *CustomerFilter) WhereDocument(p entql.StringP) {
 	f.Where(p.Field(customer.FieldDocument))
 }
 
+// WhereDocumentIndex applies the entql string predicate on the document_index field.
+func (f *CustomerFilter) WhereDocumentIndex(p entql.StringP) {
+	f.Where(p.Field(customer.FieldDocumentIndex))
+}
+
 // WherePhone applies the entql string predicate on the phone field.
 func (f *CustomerFilter) WherePhone(p entql.StringP) {
 	f.Where(p.Field(customer.FieldPhone))
@@ -3926,6 +3933,11 @@ func (f *SaleFilter) WhereChannel(p entql.StringP) {
 // WhereCustomerDocument applies the entql string predicate on the customer_document field.
 func (f *SaleFilter) WhereCustomerDocument(p entql.StringP) {
 	f.Where(p.Field(sale.FieldCustomerDocument))
+}
+
+// WhereCustomerDocumentIndex applies the entql string predicate on the customer_document_index field.
+func (f *SaleFilter) WhereCustomerDocumentIndex(p entql.StringP) {
+	f.Where(p.Field(sale.FieldCustomerDocumentIndex))
 }
 
 // WhereCustomerDocumentType applies the entql string predicate on the customer_document_type field.

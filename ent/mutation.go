@@ -7585,6 +7585,7 @@ type CustomerMutation struct {
 	email_key                  *string
 	document_type              *customer.DocumentType
 	document                   *string
+	document_index             *string
 	phone                      *string
 	birth_date                 *string
 	gender                     *customer.Gender
@@ -8133,6 +8134,55 @@ func (m *CustomerMutation) OldDocument(ctx context.Context) (v string, err error
 // ResetDocument resets all changes to the "document" field.
 func (m *CustomerMutation) ResetDocument() {
 	m.document = nil
+}
+
+// SetDocumentIndex sets the "document_index" field.
+func (m *CustomerMutation) SetDocumentIndex(s string) {
+	m.document_index = &s
+}
+
+// DocumentIndex returns the value of the "document_index" field in the mutation.
+func (m *CustomerMutation) DocumentIndex() (r string, exists bool) {
+	v := m.document_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDocumentIndex returns the old "document_index" field's value of the Customer entity.
+// If the Customer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CustomerMutation) OldDocumentIndex(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDocumentIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDocumentIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDocumentIndex: %w", err)
+	}
+	return oldValue.DocumentIndex, nil
+}
+
+// ClearDocumentIndex clears the value of the "document_index" field.
+func (m *CustomerMutation) ClearDocumentIndex() {
+	m.document_index = nil
+	m.clearedFields[customer.FieldDocumentIndex] = struct{}{}
+}
+
+// DocumentIndexCleared returns if the "document_index" field was cleared in this mutation.
+func (m *CustomerMutation) DocumentIndexCleared() bool {
+	_, ok := m.clearedFields[customer.FieldDocumentIndex]
+	return ok
+}
+
+// ResetDocumentIndex resets all changes to the "document_index" field.
+func (m *CustomerMutation) ResetDocumentIndex() {
+	m.document_index = nil
+	delete(m.clearedFields, customer.FieldDocumentIndex)
 }
 
 // SetPhone sets the "phone" field.
@@ -9379,7 +9429,7 @@ func (m *CustomerMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CustomerMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 30)
 	if m.tenant != nil {
 		fields = append(fields, customer.FieldTenantID)
 	}
@@ -9409,6 +9459,9 @@ func (m *CustomerMutation) Fields() []string {
 	}
 	if m.document != nil {
 		fields = append(fields, customer.FieldDocument)
+	}
+	if m.document_index != nil {
+		fields = append(fields, customer.FieldDocumentIndex)
 	}
 	if m.phone != nil {
 		fields = append(fields, customer.FieldPhone)
@@ -9495,6 +9548,8 @@ func (m *CustomerMutation) Field(name string) (ent.Value, bool) {
 		return m.DocumentType()
 	case customer.FieldDocument:
 		return m.Document()
+	case customer.FieldDocumentIndex:
+		return m.DocumentIndex()
 	case customer.FieldPhone:
 		return m.Phone()
 	case customer.FieldBirthDate:
@@ -9562,6 +9617,8 @@ func (m *CustomerMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldDocumentType(ctx)
 	case customer.FieldDocument:
 		return m.OldDocument(ctx)
+	case customer.FieldDocumentIndex:
+		return m.OldDocumentIndex(ctx)
 	case customer.FieldPhone:
 		return m.OldPhone(ctx)
 	case customer.FieldBirthDate:
@@ -9678,6 +9735,13 @@ func (m *CustomerMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDocument(v)
+		return nil
+	case customer.FieldDocumentIndex:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDocumentIndex(v)
 		return nil
 	case customer.FieldPhone:
 		v, ok := value.(string)
@@ -9890,6 +9954,9 @@ func (m *CustomerMutation) ClearedFields() []string {
 	if m.FieldCleared(customer.FieldEmailKey) {
 		fields = append(fields, customer.FieldEmailKey)
 	}
+	if m.FieldCleared(customer.FieldDocumentIndex) {
+		fields = append(fields, customer.FieldDocumentIndex)
+	}
 	if m.FieldCleared(customer.FieldPhone) {
 		fields = append(fields, customer.FieldPhone)
 	}
@@ -9942,6 +10009,9 @@ func (m *CustomerMutation) ClearField(name string) error {
 		return nil
 	case customer.FieldEmailKey:
 		m.ClearEmailKey()
+		return nil
+	case customer.FieldDocumentIndex:
+		m.ClearDocumentIndex()
 		return nil
 	case customer.FieldPhone:
 		m.ClearPhone()
@@ -10010,6 +10080,9 @@ func (m *CustomerMutation) ResetField(name string) error {
 		return nil
 	case customer.FieldDocument:
 		m.ResetDocument()
+		return nil
+	case customer.FieldDocumentIndex:
+		m.ResetDocumentIndex()
 		return nil
 	case customer.FieldPhone:
 		m.ResetPhone()
@@ -20671,51 +20744,52 @@ func (m *RedemptionMutation) ResetEdge(name string) error {
 // SaleMutation represents an operation that mutates the Sale nodes in the graph.
 type SaleMutation struct {
 	config
-	op                     Op
-	typ                    string
-	id                     *string
-	created_at             *time.Time
-	external_id            *string
-	pos_id                 *string
-	employee_id            *string
-	seller_id              *string
-	channel                *string
-	customer_document      *string
-	customer_document_type *sale.CustomerDocumentType
-	sold_at                *time.Time
-	amount                 *decimal.Decimal
-	amount_payable         *decimal.Decimal
-	discount_amount        *decimal.Decimal
-	fiscal_document        *json.RawMessage
-	appendfiscal_document  json.RawMessage
-	status                 *sale.Status
-	failure_reason         *string
-	points_credited        *int64
-	addpoints_credited     *int64
-	processed_at           *time.Time
-	returned_amount        *decimal.Decimal
-	points_reversed        *int64
-	addpoints_reversed     *int64
-	coupon_code            *string
-	clearedFields          map[string]struct{}
-	tenant                 *string
-	clearedtenant          bool
-	store                  *string
-	clearedstore           bool
-	customer               *string
-	clearedcustomer        bool
-	items                  map[string]struct{}
-	removeditems           map[string]struct{}
-	cleareditems           bool
-	payments               map[string]struct{}
-	removedpayments        map[string]struct{}
-	clearedpayments        bool
-	returns                map[string]struct{}
-	removedreturns         map[string]struct{}
-	clearedreturns         bool
-	done                   bool
-	oldValue               func(context.Context) (*Sale, error)
-	predicates             []predicate.Sale
+	op                      Op
+	typ                     string
+	id                      *string
+	created_at              *time.Time
+	external_id             *string
+	pos_id                  *string
+	employee_id             *string
+	seller_id               *string
+	channel                 *string
+	customer_document       *string
+	customer_document_index *string
+	customer_document_type  *sale.CustomerDocumentType
+	sold_at                 *time.Time
+	amount                  *decimal.Decimal
+	amount_payable          *decimal.Decimal
+	discount_amount         *decimal.Decimal
+	fiscal_document         *json.RawMessage
+	appendfiscal_document   json.RawMessage
+	status                  *sale.Status
+	failure_reason          *string
+	points_credited         *int64
+	addpoints_credited      *int64
+	processed_at            *time.Time
+	returned_amount         *decimal.Decimal
+	points_reversed         *int64
+	addpoints_reversed      *int64
+	coupon_code             *string
+	clearedFields           map[string]struct{}
+	tenant                  *string
+	clearedtenant           bool
+	store                   *string
+	clearedstore            bool
+	customer                *string
+	clearedcustomer         bool
+	items                   map[string]struct{}
+	removeditems            map[string]struct{}
+	cleareditems            bool
+	payments                map[string]struct{}
+	removedpayments         map[string]struct{}
+	clearedpayments         bool
+	returns                 map[string]struct{}
+	removedreturns          map[string]struct{}
+	clearedreturns          bool
+	done                    bool
+	oldValue                func(context.Context) (*Sale, error)
+	predicates              []predicate.Sale
 }
 
 var _ ent.Mutation = (*SaleMutation)(nil)
@@ -21144,6 +21218,55 @@ func (m *SaleMutation) OldCustomerDocument(ctx context.Context) (v string, err e
 // ResetCustomerDocument resets all changes to the "customer_document" field.
 func (m *SaleMutation) ResetCustomerDocument() {
 	m.customer_document = nil
+}
+
+// SetCustomerDocumentIndex sets the "customer_document_index" field.
+func (m *SaleMutation) SetCustomerDocumentIndex(s string) {
+	m.customer_document_index = &s
+}
+
+// CustomerDocumentIndex returns the value of the "customer_document_index" field in the mutation.
+func (m *SaleMutation) CustomerDocumentIndex() (r string, exists bool) {
+	v := m.customer_document_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerDocumentIndex returns the old "customer_document_index" field's value of the Sale entity.
+// If the Sale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SaleMutation) OldCustomerDocumentIndex(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerDocumentIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerDocumentIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerDocumentIndex: %w", err)
+	}
+	return oldValue.CustomerDocumentIndex, nil
+}
+
+// ClearCustomerDocumentIndex clears the value of the "customer_document_index" field.
+func (m *SaleMutation) ClearCustomerDocumentIndex() {
+	m.customer_document_index = nil
+	m.clearedFields[sale.FieldCustomerDocumentIndex] = struct{}{}
+}
+
+// CustomerDocumentIndexCleared returns if the "customer_document_index" field was cleared in this mutation.
+func (m *SaleMutation) CustomerDocumentIndexCleared() bool {
+	_, ok := m.clearedFields[sale.FieldCustomerDocumentIndex]
+	return ok
+}
+
+// ResetCustomerDocumentIndex resets all changes to the "customer_document_index" field.
+func (m *SaleMutation) ResetCustomerDocumentIndex() {
+	m.customer_document_index = nil
+	delete(m.clearedFields, sale.FieldCustomerDocumentIndex)
 }
 
 // SetCustomerDocumentType sets the "customer_document_type" field.
@@ -22061,7 +22184,7 @@ func (m *SaleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SaleMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.tenant != nil {
 		fields = append(fields, sale.FieldTenantID)
 	}
@@ -22088,6 +22211,9 @@ func (m *SaleMutation) Fields() []string {
 	}
 	if m.customer_document != nil {
 		fields = append(fields, sale.FieldCustomerDocument)
+	}
+	if m.customer_document_index != nil {
+		fields = append(fields, sale.FieldCustomerDocumentIndex)
 	}
 	if m.customer_document_type != nil {
 		fields = append(fields, sale.FieldCustomerDocumentType)
@@ -22157,6 +22283,8 @@ func (m *SaleMutation) Field(name string) (ent.Value, bool) {
 		return m.Channel()
 	case sale.FieldCustomerDocument:
 		return m.CustomerDocument()
+	case sale.FieldCustomerDocumentIndex:
+		return m.CustomerDocumentIndex()
 	case sale.FieldCustomerDocumentType:
 		return m.CustomerDocumentType()
 	case sale.FieldCustomerID:
@@ -22212,6 +22340,8 @@ func (m *SaleMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldChannel(ctx)
 	case sale.FieldCustomerDocument:
 		return m.OldCustomerDocument(ctx)
+	case sale.FieldCustomerDocumentIndex:
+		return m.OldCustomerDocumentIndex(ctx)
 	case sale.FieldCustomerDocumentType:
 		return m.OldCustomerDocumentType(ctx)
 	case sale.FieldCustomerID:
@@ -22311,6 +22441,13 @@ func (m *SaleMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCustomerDocument(v)
+		return nil
+	case sale.FieldCustomerDocumentIndex:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerDocumentIndex(v)
 		return nil
 	case sale.FieldCustomerDocumentType:
 		v, ok := value.(sale.CustomerDocumentType)
@@ -22467,6 +22604,9 @@ func (m *SaleMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *SaleMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(sale.FieldCustomerDocumentIndex) {
+		fields = append(fields, sale.FieldCustomerDocumentIndex)
+	}
 	if m.FieldCleared(sale.FieldCustomerDocumentType) {
 		fields = append(fields, sale.FieldCustomerDocumentType)
 	}
@@ -22499,6 +22639,9 @@ func (m *SaleMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *SaleMutation) ClearField(name string) error {
 	switch name {
+	case sale.FieldCustomerDocumentIndex:
+		m.ClearCustomerDocumentIndex()
+		return nil
 	case sale.FieldCustomerDocumentType:
 		m.ClearCustomerDocumentType()
 		return nil
@@ -22551,6 +22694,9 @@ func (m *SaleMutation) ResetField(name string) error {
 		return nil
 	case sale.FieldCustomerDocument:
 		m.ResetCustomerDocument()
+		return nil
+	case sale.FieldCustomerDocumentIndex:
+		m.ResetCustomerDocumentIndex()
 		return nil
 	case sale.FieldCustomerDocumentType:
 		m.ResetCustomerDocumentType()

@@ -39,8 +39,10 @@ type Sale struct {
 	SellerID string `json:"seller_id,omitempty"`
 	// The sales channel the point of sale sent (sale.channel).
 	Channel string `json:"channel,omitempty"`
-	// The CPF or CNPJ sent; 00000000000 for an unidentified customer.
+	// The CPF or CNPJ sent; 00000000000 for an unidentified customer. Sealed in the database (find it by customer_document_index).
 	CustomerDocument string `json:"customer_document,omitempty"`
+	// Blind index of customer_document, kept by a hook.
+	CustomerDocumentIndex string `json:"customer_document_index,omitempty"`
 	// Kind of document sent; none for an unidentified customer.
 	CustomerDocumentType *sale.CustomerDocumentType `json:"customer_document_type,omitempty"`
 	// The customer the sale was credited to, once processed.
@@ -171,10 +173,12 @@ func (*Sale) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case sale.FieldPointsCredited, sale.FieldPointsReversed:
 			values[i] = new(sql.NullInt64)
-		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldEmployeeID, sale.FieldSellerID, sale.FieldChannel, sale.FieldCustomerDocument, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason, sale.FieldCouponCode:
+		case sale.FieldID, sale.FieldTenantID, sale.FieldStoreID, sale.FieldExternalID, sale.FieldPosID, sale.FieldEmployeeID, sale.FieldSellerID, sale.FieldChannel, sale.FieldCustomerDocumentIndex, sale.FieldCustomerDocumentType, sale.FieldCustomerID, sale.FieldStatus, sale.FieldFailureReason, sale.FieldCouponCode:
 			values[i] = new(sql.NullString)
 		case sale.FieldCreatedAt, sale.FieldSoldAt, sale.FieldProcessedAt:
 			values[i] = new(sql.NullTime)
+		case sale.FieldCustomerDocument:
+			values[i] = sale.ValueScanner.CustomerDocument.ScanValue()
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -245,10 +249,16 @@ func (_m *Sale) assignValues(columns []string, values []any) error {
 				_m.Channel = value.String
 			}
 		case sale.FieldCustomerDocument:
+			if value, err := sale.ValueScanner.CustomerDocument.FromValue(values[i]); err != nil {
+				return err
+			} else {
+				_m.CustomerDocument = value
+			}
+		case sale.FieldCustomerDocumentIndex:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field customer_document", values[i])
+				return fmt.Errorf("unexpected type %T for field customer_document_index", values[i])
 			} else if value.Valid {
-				_m.CustomerDocument = value.String
+				_m.CustomerDocumentIndex = value.String
 			}
 		case sale.FieldCustomerDocumentType:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -433,6 +443,9 @@ func (_m *Sale) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("customer_document=")
 	builder.WriteString(_m.CustomerDocument)
+	builder.WriteString(", ")
+	builder.WriteString("customer_document_index=")
+	builder.WriteString(_m.CustomerDocumentIndex)
 	builder.WriteString(", ")
 	if v := _m.CustomerDocumentType; v != nil {
 		builder.WriteString("customer_document_type=")

@@ -130,6 +130,20 @@ func (_c *SaleCreate) SetNillableCustomerDocument(v *string) *SaleCreate {
 	return _c
 }
 
+// SetCustomerDocumentIndex sets the "customer_document_index" field.
+func (_c *SaleCreate) SetCustomerDocumentIndex(v string) *SaleCreate {
+	_c.mutation.SetCustomerDocumentIndex(v)
+	return _c
+}
+
+// SetNillableCustomerDocumentIndex sets the "customer_document_index" field if the given value is not nil.
+func (_c *SaleCreate) SetNillableCustomerDocumentIndex(v *string) *SaleCreate {
+	if v != nil {
+		_c.SetCustomerDocumentIndex(*v)
+	}
+	return _c
+}
+
 // SetCustomerDocumentType sets the "customer_document_type" field.
 func (_c *SaleCreate) SetCustomerDocumentType(v sale.CustomerDocumentType) *SaleCreate {
 	_c.mutation.SetCustomerDocumentType(v)
@@ -546,7 +560,10 @@ func (_c *SaleCreate) sqlSave(ctx context.Context) (*Sale, error) {
 	if err := _c.check(); err != nil {
 		return nil, err
 	}
-	_node, _spec := _c.createSpec()
+	_node, _spec, err := _c.createSpec()
+	if err != nil {
+		return nil, err
+	}
 	if err := sqlgraph.CreateNode(ctx, _c.driver, _spec); err != nil {
 		if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
@@ -565,7 +582,7 @@ func (_c *SaleCreate) sqlSave(ctx context.Context) (*Sale, error) {
 	return _node, nil
 }
 
-func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
+func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec, error) {
 	var (
 		_node = &Sale{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(sale.Table, sqlgraph.NewFieldSpec(sale.FieldID, field.TypeString))
@@ -599,8 +616,16 @@ func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
 		_node.Channel = value
 	}
 	if value, ok := _c.mutation.CustomerDocument(); ok {
-		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, value)
+		vv, err := sale.ValueScanner.CustomerDocument.Value(value)
+		if err != nil {
+			return nil, nil, err
+		}
+		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, vv)
 		_node.CustomerDocument = value
+	}
+	if value, ok := _c.mutation.CustomerDocumentIndex(); ok {
+		_spec.SetField(sale.FieldCustomerDocumentIndex, field.TypeString, value)
+		_node.CustomerDocumentIndex = value
 	}
 	if value, ok := _c.mutation.CustomerDocumentType(); ok {
 		_spec.SetField(sale.FieldCustomerDocumentType, field.TypeEnum, value)
@@ -753,7 +778,7 @@ func (_c *SaleCreate) createSpec() (*Sale, *sqlgraph.CreateSpec) {
 		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
-	return _node, _spec
+	return _node, _spec, nil
 }
 
 // SaleCreateBulk is the builder for creating many Sale entities in bulk.
@@ -785,7 +810,10 @@ func (_c *SaleCreateBulk) Save(ctx context.Context) ([]*Sale, error) {
 				}
 				builder.mutation = mutation
 				var err error
-				nodes[i], specs[i] = builder.createSpec()
+				nodes[i], specs[i], err = builder.createSpec()
+				if err != nil {
+					return nil, err
+				}
 				if i < len(mutators)-1 {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {

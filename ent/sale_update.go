@@ -47,6 +47,26 @@ func (_u *SaleUpdate) SetNillableCustomerDocument(v *string) *SaleUpdate {
 	return _u
 }
 
+// SetCustomerDocumentIndex sets the "customer_document_index" field.
+func (_u *SaleUpdate) SetCustomerDocumentIndex(v string) *SaleUpdate {
+	_u.mutation.SetCustomerDocumentIndex(v)
+	return _u
+}
+
+// SetNillableCustomerDocumentIndex sets the "customer_document_index" field if the given value is not nil.
+func (_u *SaleUpdate) SetNillableCustomerDocumentIndex(v *string) *SaleUpdate {
+	if v != nil {
+		_u.SetCustomerDocumentIndex(*v)
+	}
+	return _u
+}
+
+// ClearCustomerDocumentIndex clears the value of the "customer_document_index" field.
+func (_u *SaleUpdate) ClearCustomerDocumentIndex() *SaleUpdate {
+	_u.mutation.ClearCustomerDocumentIndex()
+	return _u
+}
+
 // SetCustomerID sets the "customer_id" field.
 func (_u *SaleUpdate) SetCustomerID(v string) *SaleUpdate {
 	_u.mutation.SetCustomerID(v)
@@ -357,7 +377,17 @@ func (_u *SaleUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 	}
 	if value, ok := _u.mutation.CustomerDocument(); ok {
-		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, value)
+		vv, err := sale.ValueScanner.CustomerDocument.Value(value)
+		if err != nil {
+			return 0, err
+		}
+		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, vv)
+	}
+	if value, ok := _u.mutation.CustomerDocumentIndex(); ok {
+		_spec.SetField(sale.FieldCustomerDocumentIndex, field.TypeString, value)
+	}
+	if _u.mutation.CustomerDocumentIndexCleared() {
+		_spec.ClearField(sale.FieldCustomerDocumentIndex, field.TypeString)
 	}
 	if _u.mutation.CustomerDocumentTypeCleared() {
 		_spec.ClearField(sale.FieldCustomerDocumentType, field.TypeEnum)
@@ -593,6 +623,26 @@ func (_u *SaleUpdateOne) SetNillableCustomerDocument(v *string) *SaleUpdateOne {
 	if v != nil {
 		_u.SetCustomerDocument(*v)
 	}
+	return _u
+}
+
+// SetCustomerDocumentIndex sets the "customer_document_index" field.
+func (_u *SaleUpdateOne) SetCustomerDocumentIndex(v string) *SaleUpdateOne {
+	_u.mutation.SetCustomerDocumentIndex(v)
+	return _u
+}
+
+// SetNillableCustomerDocumentIndex sets the "customer_document_index" field if the given value is not nil.
+func (_u *SaleUpdateOne) SetNillableCustomerDocumentIndex(v *string) *SaleUpdateOne {
+	if v != nil {
+		_u.SetCustomerDocumentIndex(*v)
+	}
+	return _u
+}
+
+// ClearCustomerDocumentIndex clears the value of the "customer_document_index" field.
+func (_u *SaleUpdateOne) ClearCustomerDocumentIndex() *SaleUpdateOne {
+	_u.mutation.ClearCustomerDocumentIndex()
 	return _u
 }
 
@@ -936,7 +986,17 @@ func (_u *SaleUpdateOne) sqlSave(ctx context.Context) (_node *Sale, err error) {
 		}
 	}
 	if value, ok := _u.mutation.CustomerDocument(); ok {
-		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, value)
+		vv, err := sale.ValueScanner.CustomerDocument.Value(value)
+		if err != nil {
+			return nil, err
+		}
+		_spec.SetField(sale.FieldCustomerDocument, field.TypeString, vv)
+	}
+	if value, ok := _u.mutation.CustomerDocumentIndex(); ok {
+		_spec.SetField(sale.FieldCustomerDocumentIndex, field.TypeString, value)
+	}
+	if _u.mutation.CustomerDocumentIndexCleared() {
+		_spec.ClearField(sale.FieldCustomerDocumentIndex, field.TypeString)
 	}
 	if _u.mutation.CustomerDocumentTypeCleared() {
 		_spec.ClearField(sale.FieldCustomerDocumentType, field.TypeEnum)

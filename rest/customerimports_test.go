@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -112,7 +113,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.NotNil(t, imp.FinishedAt)
 			require.Nil(t, imp.Error)
 
-			old, err := f.app.DB.Ent.Customer.Query().Where(customer.Document(document.CPFOf(1))).Only(ctx)
+			old, err := f.app.DB.Ent.Customer.Query().Where(customer.DocumentIndex(sealed.MustIndex(document.CPFOf(1)))).Only(ctx)
 			require.NoError(t, err)
 			require.Equal(t, "Cliente 1", old.Name, "updated by CPF")
 			n, err := f.app.DB.Ent.Customer.Query().Count(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -70,9 +71,14 @@ func TestCustomerExportAndErasure(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 			return string(r.body)
 		}
-		for _, v := range personal[:4] { // the scan finds what is there (the document is stored bare)
+		for _, v := range personal[:3] { // the scan finds what is there
 			require.NotEmpty(t, occurrences(t, db, v), "%q is stored before the erasure", v)
 		}
+		for _, v := range personal[3:] {
+			require.Empty(t, occurrences(t, db, v), "%q is sealed, never stored in clear", v)
+		}
+		docIndex := sealed.MustIndex(doc) // the sealed document's trace
+		require.ElementsMatch(t, []string{"customers.document_index", "sales.customer_document_index"}, occurrences(t, db, docIndex))
 		before, err := e.app.PointsLiability(ctx)
 		require.NoError(t, err)
 		balanceBefore := balance()
@@ -99,7 +105,7 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "one customer.erased event")
 
-		for _, v := range personal {
+		for _, v := range append(personal, docIndex) {
 			require.Empty(t, occurrences(t, db, v), "%q after the erasure", v)
 		}
 

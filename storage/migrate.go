@@ -82,7 +82,10 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	if db.Dialect == dialect.SQLite {
-		return db.migrateSQLite(ctx, log, migrator)
+		if err := db.migrateSQLite(ctx, log, migrator); err != nil {
+			return err
+		}
+		return db.sealClear(ctx, log)
 	}
 
 	conn, err := db.SQL.Conn(ctx)
@@ -108,7 +111,7 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("river migrations: %w", err)
 	}
-	return nil
+	return db.sealClear(ctx, log)
 }
 
 // migrateSQLite runs the migrations with foreign keys off, as SQLite's

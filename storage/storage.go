@@ -21,6 +21,7 @@ import (
 
 	"github.com/fideliza/fideliza/ent"
 	_ "github.com/fideliza/fideliza/ent/runtime" // privacy policies, hooks and defaults
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
 // DefaultURL is the embedded database used when no URL is configured.
@@ -45,6 +46,9 @@ type DB struct {
 
 // Open opens the database named by rawURL ("" means DefaultURL).
 func Open(ctx context.Context, rawURL string) (*DB, error) {
+	if !sealed.Installed() {
+		return nil, sealed.ErrNoKey
+	}
 	if rawURL == "" {
 		rawURL = DefaultURL
 	}

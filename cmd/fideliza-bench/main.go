@@ -111,6 +111,9 @@ func drive(ctx context.Context) error {
 		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
 
+	if _, err := storage.UseDataKey(o.databaseURL, os.Getenv("FIDELIZA_DATA_KEY_FILE")); err != nil {
+		return err
+	}
 	db, err := storage.Open(ctx, o.databaseURL)
 	if err != nil {
 		return err
@@ -307,6 +310,9 @@ func procStatus(pid int, field string) int64 {
 // the River workers on one database.
 func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn bool) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if _, err := storage.UseDataKey(databaseURL, os.Getenv("FIDELIZA_DATA_KEY_FILE")); err != nil {
+		return err
+	}
 	db, err := storage.Open(ctx, databaseURL)
 	if err != nil {
 		return err

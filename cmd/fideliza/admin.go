@@ -273,7 +273,8 @@ func printCredentials(g *globals, cred *app.ClientCredentials) error {
 }
 
 func newKeysCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Manage the keys access tokens are signed with"}
+	cmd := &cobra.Command{Use: "keys", Short: "Manage the keys access tokens are signed with, and the data key documents are sealed with"}
+	cmd.AddCommand(newDataKeyCommands(g)...)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "rotate",
 		Short: "Publish a new key, which signs once verifiers' caches have it (6 minutes); tokens of the old key work until they expire",

@@ -19,6 +19,7 @@ import (
 // globals are the options every command reads.
 type globals struct {
 	databaseURL string
+	dataKeyFile string
 	jsonOutput  bool
 	logLevel    string
 	publicURL   string
@@ -42,6 +43,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&g.databaseURL, "database-url", env("FIDELIZA_DATABASE_URL", storage.DefaultURL),
 		"database: sqlite:///abs/file.db, sqlite://relative.db or postgres://… (env FIDELIZA_DATABASE_URL)")
 	f.BoolVar(&g.jsonOutput, "json", false, "print one JSON object instead of a human summary")
+	f.StringVar(&g.dataKeyFile, "data-key-file", env("FIDELIZA_DATA_KEY_FILE", ""),
+		"file of the key documents (CPF, CNPJ) are sealed with; default: beside an embedded database's file, created on first start (env FIDELIZA_DATA_KEY_FILE)")
 	f.StringVar(&g.logLevel, "log-level", env("FIDELIZA_LOG_LEVEL", "info"), "debug, info, warn or error (env FIDELIZA_LOG_LEVEL)")
 	f.StringVar(&g.publicURL, "public-url", env("FIDELIZA_PUBLIC_URL", ""),
 		"base URL clients reach the service at; the token issuer (env FIDELIZA_PUBLIC_URL; default http://<addr>)")
@@ -90,13 +93,26 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 	if g.oidc.Issuer != "" && g.oidc.Audience == "" {
 		return nil, fmt.Errorf("--oidc-audience (FIDELIZA_OIDC_AUDIENCE) is required with --oidc-issuer")
 	}
-	db, err := storage.Open(ctx, g.databaseURL)
+	createdKey, err := storage.UseDataKey(g.databaseURL, g.dataKeyFile)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, log); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("migrating the database: %w", err)
+	db, err := storage.Open(ctx, g.databaseURL)
+	if err == nil {
+		if err = db.Migrate(ctx, log); err != nil {
+			db.Close()
+			err = fmt.Errorf("migrating the database: %w", err)
+		}
+	}
+	if err != nil {
+		if createdKey != "" {
+			os.Remove(createdKey) // a key made for a database that could not use it
+		}
+		return nil, err
+	}
+	if createdKey != "" {
+		log.Warn("created the data key file the documents (CPF, CNPJ) are sealed with: back it up with the database, for without it they cannot be read",
+			"file", createdKey)
 	}
 	issuer := g.publicURL
 	if issuer == "" {

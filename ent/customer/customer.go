@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/schema/field"
 	"github.com/shopspring/decimal"
 )
 
@@ -39,6 +40,8 @@ const (
 	FieldDocumentType = "document_type"
 	// FieldDocument holds the string denoting the document field in the database.
 	FieldDocument = "document"
+	// FieldDocumentIndex holds the string denoting the document_index field in the database.
+	FieldDocumentIndex = "document_index"
 	// FieldPhone holds the string denoting the phone field in the database.
 	FieldPhone = "phone"
 	// FieldBirthDate holds the string denoting the birth_date field in the database.
@@ -155,6 +158,7 @@ var Columns = []string{
 	FieldEmailKey,
 	FieldDocumentType,
 	FieldDocument,
+	FieldDocumentIndex,
 	FieldPhone,
 	FieldBirthDate,
 	FieldGender,
@@ -198,7 +202,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [3]ent.Hook
+	Hooks  [4]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
@@ -242,6 +246,10 @@ var (
 	DefaultConsentDataSharing bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
+	// ValueScanner of all Customer fields.
+	ValueScanner struct {
+		Document field.TypeValueScanner[string]
+	}
 )
 
 // DocumentType defines the type for the "document_type" enum field.
@@ -378,6 +386,11 @@ func ByDocumentType(opts ...sql.OrderTermOption) OrderOption {
 // ByDocument orders the results by the document field.
 func ByDocument(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDocument, opts...).ToFunc()
+}
+
+// ByDocumentIndex orders the results by the document_index field.
+func ByDocumentIndex(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDocumentIndex, opts...).ToFunc()
 }
 
 // ByPhone orders the results by the phone field.

@@ -3,6 +3,7 @@
 package customer
 
 import (
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -108,7 +109,13 @@ func EmailKey(v string) predicate.Customer {
 
 // Document applies equality check predicate on the "document" field. It's identical to DocumentEQ.
 func Document(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldEQ(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldEQ(FieldDocument, vc), err)
+}
+
+// DocumentIndex applies equality check predicate on the "document_index" field. It's identical to DocumentIndexEQ.
+func DocumentIndex(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldDocumentIndex, v))
 }
 
 // Phone applies equality check predicate on the "phone" field. It's identical to PhoneEQ.
@@ -718,67 +725,191 @@ func DocumentTypeNotIn(vs ...DocumentType) predicate.Customer {
 
 // DocumentEQ applies the EQ predicate on the "document" field.
 func DocumentEQ(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldEQ(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldEQ(FieldDocument, vc), err)
 }
 
 // DocumentNEQ applies the NEQ predicate on the "document" field.
 func DocumentNEQ(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldNEQ(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldNEQ(FieldDocument, vc), err)
 }
 
 // DocumentIn applies the In predicate on the "document" field.
 func DocumentIn(vs ...string) predicate.Customer {
-	return predicate.Customer(sql.FieldIn(FieldDocument, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.Document.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.CustomerOrErr(sql.FieldIn(FieldDocument, v...), err)
 }
 
 // DocumentNotIn applies the NotIn predicate on the "document" field.
 func DocumentNotIn(vs ...string) predicate.Customer {
-	return predicate.Customer(sql.FieldNotIn(FieldDocument, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.Document.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.CustomerOrErr(sql.FieldNotIn(FieldDocument, v...), err)
 }
 
 // DocumentGT applies the GT predicate on the "document" field.
 func DocumentGT(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldGT(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldGT(FieldDocument, vc), err)
 }
 
 // DocumentGTE applies the GTE predicate on the "document" field.
 func DocumentGTE(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldGTE(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldGTE(FieldDocument, vc), err)
 }
 
 // DocumentLT applies the LT predicate on the "document" field.
 func DocumentLT(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldLT(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldLT(FieldDocument, vc), err)
 }
 
 // DocumentLTE applies the LTE predicate on the "document" field.
 func DocumentLTE(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldLTE(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	return predicate.CustomerOrErr(sql.FieldLTE(FieldDocument, vc), err)
 }
 
 // DocumentContains applies the Contains predicate on the "document" field.
 func DocumentContains(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldContains(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("document value is not a string: %T", vc)
+	}
+	return predicate.CustomerOrErr(sql.FieldContains(FieldDocument, vcs), err)
 }
 
 // DocumentHasPrefix applies the HasPrefix predicate on the "document" field.
 func DocumentHasPrefix(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldHasPrefix(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("document value is not a string: %T", vc)
+	}
+	return predicate.CustomerOrErr(sql.FieldHasPrefix(FieldDocument, vcs), err)
 }
 
 // DocumentHasSuffix applies the HasSuffix predicate on the "document" field.
 func DocumentHasSuffix(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldHasSuffix(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("document value is not a string: %T", vc)
+	}
+	return predicate.CustomerOrErr(sql.FieldHasSuffix(FieldDocument, vcs), err)
 }
 
 // DocumentEqualFold applies the EqualFold predicate on the "document" field.
 func DocumentEqualFold(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldEqualFold(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("document value is not a string: %T", vc)
+	}
+	return predicate.CustomerOrErr(sql.FieldEqualFold(FieldDocument, vcs), err)
 }
 
 // DocumentContainsFold applies the ContainsFold predicate on the "document" field.
 func DocumentContainsFold(v string) predicate.Customer {
-	return predicate.Customer(sql.FieldContainsFold(FieldDocument, v))
+	vc, err := ValueScanner.Document.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("document value is not a string: %T", vc)
+	}
+	return predicate.CustomerOrErr(sql.FieldContainsFold(FieldDocument, vcs), err)
+}
+
+// DocumentIndexEQ applies the EQ predicate on the "document_index" field.
+func DocumentIndexEQ(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldEQ(FieldDocumentIndex, v))
+}
+
+// DocumentIndexNEQ applies the NEQ predicate on the "document_index" field.
+func DocumentIndexNEQ(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldNEQ(FieldDocumentIndex, v))
+}
+
+// DocumentIndexIn applies the In predicate on the "document_index" field.
+func DocumentIndexIn(vs ...string) predicate.Customer {
+	return predicate.Customer(sql.FieldIn(FieldDocumentIndex, vs...))
+}
+
+// DocumentIndexNotIn applies the NotIn predicate on the "document_index" field.
+func DocumentIndexNotIn(vs ...string) predicate.Customer {
+	return predicate.Customer(sql.FieldNotIn(FieldDocumentIndex, vs...))
+}
+
+// DocumentIndexGT applies the GT predicate on the "document_index" field.
+func DocumentIndexGT(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldGT(FieldDocumentIndex, v))
+}
+
+// DocumentIndexGTE applies the GTE predicate on the "document_index" field.
+func DocumentIndexGTE(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldGTE(FieldDocumentIndex, v))
+}
+
+// DocumentIndexLT applies the LT predicate on the "document_index" field.
+func DocumentIndexLT(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldLT(FieldDocumentIndex, v))
+}
+
+// DocumentIndexLTE applies the LTE predicate on the "document_index" field.
+func DocumentIndexLTE(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldLTE(FieldDocumentIndex, v))
+}
+
+// DocumentIndexContains applies the Contains predicate on the "document_index" field.
+func DocumentIndexContains(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldContains(FieldDocumentIndex, v))
+}
+
+// DocumentIndexHasPrefix applies the HasPrefix predicate on the "document_index" field.
+func DocumentIndexHasPrefix(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldHasPrefix(FieldDocumentIndex, v))
+}
+
+// DocumentIndexHasSuffix applies the HasSuffix predicate on the "document_index" field.
+func DocumentIndexHasSuffix(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldHasSuffix(FieldDocumentIndex, v))
+}
+
+// DocumentIndexIsNil applies the IsNil predicate on the "document_index" field.
+func DocumentIndexIsNil() predicate.Customer {
+	return predicate.Customer(sql.FieldIsNull(FieldDocumentIndex))
+}
+
+// DocumentIndexNotNil applies the NotNil predicate on the "document_index" field.
+func DocumentIndexNotNil() predicate.Customer {
+	return predicate.Customer(sql.FieldNotNull(FieldDocumentIndex))
+}
+
+// DocumentIndexEqualFold applies the EqualFold predicate on the "document_index" field.
+func DocumentIndexEqualFold(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldEqualFold(FieldDocumentIndex, v))
+}
+
+// DocumentIndexContainsFold applies the ContainsFold predicate on the "document_index" field.
+func DocumentIndexContainsFold(v string) predicate.Customer {
+	return predicate.Customer(sql.FieldContainsFold(FieldDocumentIndex, v))
 }
 
 // PhoneEQ applies the EQ predicate on the "phone" field.

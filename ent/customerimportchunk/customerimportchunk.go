@@ -6,6 +6,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/schema/field"
 )
 
 const (
@@ -76,6 +77,10 @@ var (
 	ImportIDValidator func(string) error
 	// SeqValidator is a validator for the "seq" field. It is called by the builders before save.
 	SeqValidator func(int) error
+	// ValueScanner of all CustomerImportChunk fields.
+	ValueScanner struct {
+		Data field.TypeValueScanner[[]byte]
+	}
 )
 
 // OrderOption defines the ordering options for the CustomerImportChunk queries.

@@ -70,7 +70,8 @@ func Seq(v int) predicate.CustomerImportChunk {
 
 // Data applies equality check predicate on the "data" field. It's identical to DataEQ.
 func Data(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldEQ(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldEQ(FieldData, vc), err)
 }
 
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
@@ -245,42 +246,66 @@ func SeqLTE(v int) predicate.CustomerImportChunk {
 
 // DataEQ applies the EQ predicate on the "data" field.
 func DataEQ(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldEQ(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldEQ(FieldData, vc), err)
 }
 
 // DataNEQ applies the NEQ predicate on the "data" field.
 func DataNEQ(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldNEQ(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldNEQ(FieldData, vc), err)
 }
 
 // DataIn applies the In predicate on the "data" field.
 func DataIn(vs ...[]byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldIn(FieldData, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.Data.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.CustomerImportChunkOrErr(sql.FieldIn(FieldData, v...), err)
 }
 
 // DataNotIn applies the NotIn predicate on the "data" field.
 func DataNotIn(vs ...[]byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldNotIn(FieldData, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.Data.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.CustomerImportChunkOrErr(sql.FieldNotIn(FieldData, v...), err)
 }
 
 // DataGT applies the GT predicate on the "data" field.
 func DataGT(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldGT(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldGT(FieldData, vc), err)
 }
 
 // DataGTE applies the GTE predicate on the "data" field.
 func DataGTE(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldGTE(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldGTE(FieldData, vc), err)
 }
 
 // DataLT applies the LT predicate on the "data" field.
 func DataLT(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldLT(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldLT(FieldData, vc), err)
 }
 
 // DataLTE applies the LTE predicate on the "data" field.
 func DataLTE(v []byte) predicate.CustomerImportChunk {
-	return predicate.CustomerImportChunk(sql.FieldLTE(FieldData, v))
+	vc, err := ValueScanner.Data.Value(v)
+	return predicate.CustomerImportChunkOrErr(sql.FieldLTE(FieldData, vc), err)
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

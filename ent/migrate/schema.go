@@ -275,6 +275,7 @@ var (
 		{Name: "email_key", Type: field.TypeString, Nullable: true},
 		{Name: "document_type", Type: field.TypeEnum, Enums: []string{"CPF", "CNPJ"}, Default: "CPF"},
 		{Name: "document", Type: field.TypeString, Size: 14},
+		{Name: "document_index", Type: field.TypeString, Nullable: true},
 		{Name: "phone", Type: field.TypeString, Nullable: true},
 		{Name: "birth_date", Type: field.TypeString, Nullable: true},
 		{Name: "gender", Type: field.TypeEnum, Nullable: true, Enums: []string{"M", "F", "NB"}},
@@ -304,31 +305,31 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "customers_tenants_tenant",
-				Columns:    []*schema.Column{CustomersColumns[29]},
+				Columns:    []*schema.Column{CustomersColumns[30]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "customer_tenant_id_document",
+				Name:    "customer_tenant_id_document_index",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[9]},
+				Columns: []*schema.Column{CustomersColumns[30], CustomersColumns[10]},
 			},
 			{
 				Name:    "customer_tenant_id_email_key",
 				Unique:  true,
-				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[7]},
+				Columns: []*schema.Column{CustomersColumns[30], CustomersColumns[7]},
 			},
 			{
 				Name:    "customer_tenant_id_external_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[3]},
+				Columns: []*schema.Column{CustomersColumns[30], CustomersColumns[3]},
 			},
 			{
 				Name:    "customer_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{CustomersColumns[29], CustomersColumns[0]},
+				Columns: []*schema.Column{CustomersColumns[30], CustomersColumns[0]},
 			},
 		},
 	}
@@ -809,6 +810,7 @@ var (
 		{Name: "seller_id", Type: field.TypeString, Default: ""},
 		{Name: "channel", Type: field.TypeString, Default: ""},
 		{Name: "customer_document", Type: field.TypeString, Default: ""},
+		{Name: "customer_document_index", Type: field.TypeString, Nullable: true},
 		{Name: "customer_document_type", Type: field.TypeEnum, Nullable: true, Enums: []string{"CPF", "CNPJ"}},
 		{Name: "sold_at", Type: field.TypeTime},
 		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
@@ -834,19 +836,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sales_tenants_tenant",
-				Columns:    []*schema.Column{SalesColumns[21]},
+				Columns:    []*schema.Column{SalesColumns[22]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_stores_store",
-				Columns:    []*schema.Column{SalesColumns[22]},
+				Columns:    []*schema.Column{SalesColumns[23]},
 				RefColumns: []*schema.Column{StoresColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sales_customers_customer",
-				Columns:    []*schema.Column{SalesColumns[23]},
+				Columns:    []*schema.Column{SalesColumns[24]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -855,17 +857,22 @@ var (
 			{
 				Name:    "sale_tenant_id_store_id_external_id",
 				Unique:  true,
-				Columns: []*schema.Column{SalesColumns[21], SalesColumns[22], SalesColumns[2]},
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[23], SalesColumns[2]},
 			},
 			{
 				Name:    "sale_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{SalesColumns[21], SalesColumns[14]},
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[15]},
 			},
 			{
 				Name:    "sale_tenant_id_customer_id_sold_at",
 				Unique:  false,
-				Columns: []*schema.Column{SalesColumns[21], SalesColumns[23], SalesColumns[9]},
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[24], SalesColumns[10]},
+			},
+			{
+				Name:    "sale_tenant_id_customer_document_index",
+				Unique:  false,
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[8]},
 			},
 		},
 	}

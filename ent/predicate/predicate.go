@@ -27,11 +27,33 @@ type Coupon func(*sql.Selector)
 // Customer is the predicate function for customer builders.
 type Customer func(*sql.Selector)
 
+// CustomerOrErr calls the predicate only if the error is not nit.
+func CustomerOrErr(p Customer, err error) Customer {
+	return func(s *sql.Selector) {
+		if err != nil {
+			s.AddError(err)
+			return
+		}
+		p(s)
+	}
+}
+
 // CustomerImport is the predicate function for customerimport builders.
 type CustomerImport func(*sql.Selector)
 
 // CustomerImportChunk is the predicate function for customerimportchunk builders.
 type CustomerImportChunk func(*sql.Selector)
+
+// CustomerImportChunkOrErr calls the predicate only if the error is not nit.
+func CustomerImportChunkOrErr(p CustomerImportChunk, err error) CustomerImportChunk {
+	return func(s *sql.Selector) {
+		if err != nil {
+			s.AddError(err)
+			return
+		}
+		p(s)
+	}
+}
 
 // CustomerImportProblem is the predicate function for customerimportproblem builders.
 type CustomerImportProblem func(*sql.Selector)
@@ -59,6 +81,17 @@ type Redemption func(*sql.Selector)
 
 // Sale is the predicate function for sale builders.
 type Sale func(*sql.Selector)
+
+// SaleOrErr calls the predicate only if the error is not nit.
+func SaleOrErr(p Sale, err error) Sale {
+	return func(s *sql.Selector) {
+		if err != nil {
+			s.AddError(err)
+			return
+		}
+		p(s)
+	}
+}
 
 // SaleItem is the predicate function for saleitem builders.
 type SaleItem func(*sql.Selector)

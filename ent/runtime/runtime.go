@@ -40,6 +40,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/privacy"
+	"entgo.io/ent/schema/field"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -429,6 +430,8 @@ func init() {
 	customer.Hooks[1] = customerHooks[0]
 
 	customer.Hooks[2] = customerHooks[1]
+
+	customer.Hooks[3] = customerHooks[2]
 	customerMixinFields0 := customerMixin[0].Fields()
 	_ = customerMixinFields0
 	customerMixinFields1 := customerMixin[1].Fields()
@@ -463,6 +466,7 @@ func init() {
 	customer.DefaultNameSearch = customerDescNameSearch.Default.(string)
 	// customerDescDocument is the schema descriptor for document field.
 	customerDescDocument := customerFields[7].Descriptor()
+	customer.ValueScanner.Document = customerDescDocument.ValueScanner.(field.TypeValueScanner[string])
 	// customer.DocumentValidator is a validator for the "document" field. It is called by the builders before save.
 	customer.DocumentValidator = func() func(string) error {
 		validators := customerDescDocument.Validators
@@ -480,45 +484,45 @@ func init() {
 		}
 	}()
 	// customerDescBirthDate is the schema descriptor for birth_date field.
-	customerDescBirthDate := customerFields[9].Descriptor()
+	customerDescBirthDate := customerFields[10].Descriptor()
 	// customer.BirthDateValidator is a validator for the "birth_date" field. It is called by the builders before save.
 	customer.BirthDateValidator = customerDescBirthDate.Validators[0].(func(string) error)
 	// customerDescPointsBalance is the schema descriptor for points_balance field.
-	customerDescPointsBalance := customerFields[17].Descriptor()
+	customerDescPointsBalance := customerFields[18].Descriptor()
 	// customer.DefaultPointsBalance holds the default value on creation for the points_balance field.
 	customer.DefaultPointsBalance = customerDescPointsBalance.Default.(int64)
 	// customer.PointsBalanceValidator is a validator for the "points_balance" field. It is called by the builders before save.
 	customer.PointsBalanceValidator = customerDescPointsBalance.Validators[0].(func(int64) error)
 	// customerDescPointsPending is the schema descriptor for points_pending field.
-	customerDescPointsPending := customerFields[18].Descriptor()
+	customerDescPointsPending := customerFields[19].Descriptor()
 	// customer.DefaultPointsPending holds the default value on creation for the points_pending field.
 	customer.DefaultPointsPending = customerDescPointsPending.Default.(int64)
 	// customer.PointsPendingValidator is a validator for the "points_pending" field. It is called by the builders before save.
 	customer.PointsPendingValidator = customerDescPointsPending.Validators[0].(func(int64) error)
 	// customerDescPointsDebt is the schema descriptor for points_debt field.
-	customerDescPointsDebt := customerFields[19].Descriptor()
+	customerDescPointsDebt := customerFields[20].Descriptor()
 	// customer.DefaultPointsDebt holds the default value on creation for the points_debt field.
 	customer.DefaultPointsDebt = customerDescPointsDebt.Default.(int64)
 	// customer.PointsDebtValidator is a validator for the "points_debt" field. It is called by the builders before save.
 	customer.PointsDebtValidator = customerDescPointsDebt.Validators[0].(func(int64) error)
 	// customerDescLifetimeValue is the schema descriptor for lifetime_value field.
-	customerDescLifetimeValue := customerFields[20].Descriptor()
+	customerDescLifetimeValue := customerFields[21].Descriptor()
 	// customer.DefaultLifetimeValue holds the default value on creation for the lifetime_value field.
 	customer.DefaultLifetimeValue = customerDescLifetimeValue.Default.(decimal.Decimal)
 	// customerDescConsentMarketingEmail is the schema descriptor for consent_marketing_email field.
-	customerDescConsentMarketingEmail := customerFields[21].Descriptor()
+	customerDescConsentMarketingEmail := customerFields[22].Descriptor()
 	// customer.DefaultConsentMarketingEmail holds the default value on creation for the consent_marketing_email field.
 	customer.DefaultConsentMarketingEmail = customerDescConsentMarketingEmail.Default.(bool)
 	// customerDescConsentMarketingSms is the schema descriptor for consent_marketing_sms field.
-	customerDescConsentMarketingSms := customerFields[22].Descriptor()
+	customerDescConsentMarketingSms := customerFields[23].Descriptor()
 	// customer.DefaultConsentMarketingSms holds the default value on creation for the consent_marketing_sms field.
 	customer.DefaultConsentMarketingSms = customerDescConsentMarketingSms.Default.(bool)
 	// customerDescConsentMarketingWhatsapp is the schema descriptor for consent_marketing_whatsapp field.
-	customerDescConsentMarketingWhatsapp := customerFields[24].Descriptor()
+	customerDescConsentMarketingWhatsapp := customerFields[25].Descriptor()
 	// customer.DefaultConsentMarketingWhatsapp holds the default value on creation for the consent_marketing_whatsapp field.
 	customer.DefaultConsentMarketingWhatsapp = customerDescConsentMarketingWhatsapp.Default.(bool)
 	// customerDescConsentDataSharing is the schema descriptor for consent_data_sharing field.
-	customerDescConsentDataSharing := customerFields[25].Descriptor()
+	customerDescConsentDataSharing := customerFields[26].Descriptor()
 	// customer.DefaultConsentDataSharing holds the default value on creation for the consent_data_sharing field.
 	customer.DefaultConsentDataSharing = customerDescConsentDataSharing.Default.(bool)
 	// customerDescID is the schema descriptor for id field.
@@ -635,6 +639,9 @@ func init() {
 	customerimportchunkDescSeq := customerimportchunkFields[1].Descriptor()
 	// customerimportchunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
 	customerimportchunk.SeqValidator = customerimportchunkDescSeq.Validators[0].(func(int) error)
+	// customerimportchunkDescData is the schema descriptor for data field.
+	customerimportchunkDescData := customerimportchunkFields[2].Descriptor()
+	customerimportchunk.ValueScanner.Data = customerimportchunkDescData.ValueScanner.(field.TypeValueScanner[[]byte])
 	customerimportproblemMixin := schema.CustomerImportProblem{}.Mixin()
 	customerimportproblem.Policy = privacy.NewPolicies(customerimportproblemMixin[0], schema.CustomerImportProblem{})
 	customerimportproblem.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -1047,6 +1054,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	saleHooks := schema.Sale{}.Hooks()
+
+	sale.Hooks[1] = saleHooks[0]
 	saleMixinFields0 := saleMixin[0].Fields()
 	_ = saleMixinFields0
 	saleFields := schema.Sale{}.Fields()
@@ -1101,20 +1111,21 @@ func init() {
 	saleDescCustomerDocument := saleFields[8].Descriptor()
 	// sale.DefaultCustomerDocument holds the default value on creation for the customer_document field.
 	sale.DefaultCustomerDocument = saleDescCustomerDocument.Default.(string)
+	sale.ValueScanner.CustomerDocument = saleDescCustomerDocument.ValueScanner.(field.TypeValueScanner[string])
 	// saleDescPointsCredited is the schema descriptor for points_credited field.
-	saleDescPointsCredited := saleFields[18].Descriptor()
+	saleDescPointsCredited := saleFields[19].Descriptor()
 	// sale.DefaultPointsCredited holds the default value on creation for the points_credited field.
 	sale.DefaultPointsCredited = saleDescPointsCredited.Default.(int64)
 	// saleDescReturnedAmount is the schema descriptor for returned_amount field.
-	saleDescReturnedAmount := saleFields[20].Descriptor()
+	saleDescReturnedAmount := saleFields[21].Descriptor()
 	// sale.DefaultReturnedAmount holds the default value on creation for the returned_amount field.
 	sale.DefaultReturnedAmount = saleDescReturnedAmount.Default.(decimal.Decimal)
 	// saleDescPointsReversed is the schema descriptor for points_reversed field.
-	saleDescPointsReversed := saleFields[21].Descriptor()
+	saleDescPointsReversed := saleFields[22].Descriptor()
 	// sale.DefaultPointsReversed holds the default value on creation for the points_reversed field.
 	sale.DefaultPointsReversed = saleDescPointsReversed.Default.(int64)
 	// saleDescCouponCode is the schema descriptor for coupon_code field.
-	saleDescCouponCode := saleFields[22].Descriptor()
+	saleDescCouponCode := saleFields[23].Descriptor()
 	// sale.CouponCodeValidator is a validator for the "coupon_code" field. It is called by the builders before save.
 	sale.CouponCodeValidator = saleDescCouponCode.Validators[0].(func(string) error)
 	// saleDescID is the schema descriptor for id field.

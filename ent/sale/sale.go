@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/schema/field"
 	"github.com/shopspring/decimal"
 )
 
@@ -37,6 +38,8 @@ const (
 	FieldChannel = "channel"
 	// FieldCustomerDocument holds the string denoting the customer_document field in the database.
 	FieldCustomerDocument = "customer_document"
+	// FieldCustomerDocumentIndex holds the string denoting the customer_document_index field in the database.
+	FieldCustomerDocumentIndex = "customer_document_index"
 	// FieldCustomerDocumentType holds the string denoting the customer_document_type field in the database.
 	FieldCustomerDocumentType = "customer_document_type"
 	// FieldCustomerID holds the string denoting the customer_id field in the database.
@@ -135,6 +138,7 @@ var Columns = []string{
 	FieldSellerID,
 	FieldChannel,
 	FieldCustomerDocument,
+	FieldCustomerDocumentIndex,
 	FieldCustomerDocumentType,
 	FieldCustomerID,
 	FieldSoldAt,
@@ -167,7 +171,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
@@ -197,6 +201,10 @@ var (
 	CouponCodeValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
+	// ValueScanner of all Sale fields.
+	ValueScanner struct {
+		CustomerDocument field.TypeValueScanner[string]
+	}
 )
 
 // CustomerDocumentType defines the type for the "customer_document_type" enum field.
@@ -303,6 +311,11 @@ func ByChannel(opts ...sql.OrderTermOption) OrderOption {
 // ByCustomerDocument orders the results by the customer_document field.
 func ByCustomerDocument(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCustomerDocument, opts...).ToFunc()
+}
+
+// ByCustomerDocumentIndex orders the results by the customer_document_index field.
+func ByCustomerDocumentIndex(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCustomerDocumentIndex, opts...).ToFunc()
 }
 
 // ByCustomerDocumentType orders the results by the customer_document_type field.

@@ -3,6 +3,7 @@
 package sale
 
 import (
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -108,7 +109,13 @@ func Channel(v string) predicate.Sale {
 
 // CustomerDocument applies equality check predicate on the "customer_document" field. It's identical to CustomerDocumentEQ.
 func CustomerDocument(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldEQ(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldEQ(FieldCustomerDocument, vc), err)
+}
+
+// CustomerDocumentIndex applies equality check predicate on the "customer_document_index" field. It's identical to CustomerDocumentIndexEQ.
+func CustomerDocumentIndex(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldCustomerDocumentIndex, v))
 }
 
 // CustomerID applies equality check predicate on the "customer_id" field. It's identical to CustomerIDEQ.
@@ -663,67 +670,191 @@ func ChannelContainsFold(v string) predicate.Sale {
 
 // CustomerDocumentEQ applies the EQ predicate on the "customer_document" field.
 func CustomerDocumentEQ(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldEQ(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldEQ(FieldCustomerDocument, vc), err)
 }
 
 // CustomerDocumentNEQ applies the NEQ predicate on the "customer_document" field.
 func CustomerDocumentNEQ(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldNEQ(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldNEQ(FieldCustomerDocument, vc), err)
 }
 
 // CustomerDocumentIn applies the In predicate on the "customer_document" field.
 func CustomerDocumentIn(vs ...string) predicate.Sale {
-	return predicate.Sale(sql.FieldIn(FieldCustomerDocument, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.CustomerDocument.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.SaleOrErr(sql.FieldIn(FieldCustomerDocument, v...), err)
 }
 
 // CustomerDocumentNotIn applies the NotIn predicate on the "customer_document" field.
 func CustomerDocumentNotIn(vs ...string) predicate.Sale {
-	return predicate.Sale(sql.FieldNotIn(FieldCustomerDocument, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.CustomerDocument.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.SaleOrErr(sql.FieldNotIn(FieldCustomerDocument, v...), err)
 }
 
 // CustomerDocumentGT applies the GT predicate on the "customer_document" field.
 func CustomerDocumentGT(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldGT(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldGT(FieldCustomerDocument, vc), err)
 }
 
 // CustomerDocumentGTE applies the GTE predicate on the "customer_document" field.
 func CustomerDocumentGTE(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldGTE(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldGTE(FieldCustomerDocument, vc), err)
 }
 
 // CustomerDocumentLT applies the LT predicate on the "customer_document" field.
 func CustomerDocumentLT(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldLT(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldLT(FieldCustomerDocument, vc), err)
 }
 
 // CustomerDocumentLTE applies the LTE predicate on the "customer_document" field.
 func CustomerDocumentLTE(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldLTE(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	return predicate.SaleOrErr(sql.FieldLTE(FieldCustomerDocument, vc), err)
 }
 
 // CustomerDocumentContains applies the Contains predicate on the "customer_document" field.
 func CustomerDocumentContains(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldContains(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("customer_document value is not a string: %T", vc)
+	}
+	return predicate.SaleOrErr(sql.FieldContains(FieldCustomerDocument, vcs), err)
 }
 
 // CustomerDocumentHasPrefix applies the HasPrefix predicate on the "customer_document" field.
 func CustomerDocumentHasPrefix(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldHasPrefix(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("customer_document value is not a string: %T", vc)
+	}
+	return predicate.SaleOrErr(sql.FieldHasPrefix(FieldCustomerDocument, vcs), err)
 }
 
 // CustomerDocumentHasSuffix applies the HasSuffix predicate on the "customer_document" field.
 func CustomerDocumentHasSuffix(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldHasSuffix(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("customer_document value is not a string: %T", vc)
+	}
+	return predicate.SaleOrErr(sql.FieldHasSuffix(FieldCustomerDocument, vcs), err)
 }
 
 // CustomerDocumentEqualFold applies the EqualFold predicate on the "customer_document" field.
 func CustomerDocumentEqualFold(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldEqualFold(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("customer_document value is not a string: %T", vc)
+	}
+	return predicate.SaleOrErr(sql.FieldEqualFold(FieldCustomerDocument, vcs), err)
 }
 
 // CustomerDocumentContainsFold applies the ContainsFold predicate on the "customer_document" field.
 func CustomerDocumentContainsFold(v string) predicate.Sale {
-	return predicate.Sale(sql.FieldContainsFold(FieldCustomerDocument, v))
+	vc, err := ValueScanner.CustomerDocument.Value(v)
+	vcs, ok := vc.(string)
+	if err == nil && !ok {
+		err = fmt.Errorf("customer_document value is not a string: %T", vc)
+	}
+	return predicate.SaleOrErr(sql.FieldContainsFold(FieldCustomerDocument, vcs), err)
+}
+
+// CustomerDocumentIndexEQ applies the EQ predicate on the "customer_document_index" field.
+func CustomerDocumentIndexEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEQ(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexNEQ applies the NEQ predicate on the "customer_document_index" field.
+func CustomerDocumentIndexNEQ(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldNEQ(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexIn applies the In predicate on the "customer_document_index" field.
+func CustomerDocumentIndexIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldIn(FieldCustomerDocumentIndex, vs...))
+}
+
+// CustomerDocumentIndexNotIn applies the NotIn predicate on the "customer_document_index" field.
+func CustomerDocumentIndexNotIn(vs ...string) predicate.Sale {
+	return predicate.Sale(sql.FieldNotIn(FieldCustomerDocumentIndex, vs...))
+}
+
+// CustomerDocumentIndexGT applies the GT predicate on the "customer_document_index" field.
+func CustomerDocumentIndexGT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGT(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexGTE applies the GTE predicate on the "customer_document_index" field.
+func CustomerDocumentIndexGTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldGTE(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexLT applies the LT predicate on the "customer_document_index" field.
+func CustomerDocumentIndexLT(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLT(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexLTE applies the LTE predicate on the "customer_document_index" field.
+func CustomerDocumentIndexLTE(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldLTE(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexContains applies the Contains predicate on the "customer_document_index" field.
+func CustomerDocumentIndexContains(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContains(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexHasPrefix applies the HasPrefix predicate on the "customer_document_index" field.
+func CustomerDocumentIndexHasPrefix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasPrefix(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexHasSuffix applies the HasSuffix predicate on the "customer_document_index" field.
+func CustomerDocumentIndexHasSuffix(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldHasSuffix(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexIsNil applies the IsNil predicate on the "customer_document_index" field.
+func CustomerDocumentIndexIsNil() predicate.Sale {
+	return predicate.Sale(sql.FieldIsNull(FieldCustomerDocumentIndex))
+}
+
+// CustomerDocumentIndexNotNil applies the NotNil predicate on the "customer_document_index" field.
+func CustomerDocumentIndexNotNil() predicate.Sale {
+	return predicate.Sale(sql.FieldNotNull(FieldCustomerDocumentIndex))
+}
+
+// CustomerDocumentIndexEqualFold applies the EqualFold predicate on the "customer_document_index" field.
+func CustomerDocumentIndexEqualFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldEqualFold(FieldCustomerDocumentIndex, v))
+}
+
+// CustomerDocumentIndexContainsFold applies the ContainsFold predicate on the "customer_document_index" field.
+func CustomerDocumentIndexContainsFold(v string) predicate.Sale {
+	return predicate.Sale(sql.FieldContainsFold(FieldCustomerDocumentIndex, v))
 }
 
 // CustomerDocumentTypeEQ applies the EQ predicate on the "customer_document_type" field.

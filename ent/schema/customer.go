@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/hook"
 	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
 var datePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -44,11 +45,14 @@ func (Customer) Fields() []ent.Field {
 			Comment("Lower-cased e-mail, kept by a hook, for the per-tenant unique index."),
 		field.Enum("document_type").Values("CPF", "CNPJ").Default("CPF").
 			Comment("Kind of Brazilian taxpayer number in document."),
-		field.String("document").NotEmpty().MaxLen(14).
+		field.String("document").NotEmpty().MaxLen(14).ValueScanner(sealed.Text).
 			// Never exposed nor filterable by parts: GraphQL shows documentMasked
 			// and filters by equality with a complete document (schema/customer.graphql).
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput)).
-			Comment("CPF (11 digits) or CNPJ (14 characters), without formatting. Rendered masked by the REST interfaces."),
+			Comment("CPF (11 digits) or CNPJ (14 characters), without formatting; sealed in the database (find it by document_index). Rendered masked by the REST interfaces."),
+		field.String("document_index").Optional().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("Blind index of document, kept by a hook: lookups and the per-tenant unique index. Empty only until a database from before sealing is sealed at start."),
 		field.String("phone").Optional().Nillable().Comment("E.164 phone number."),
 		field.String("birth_date").Optional().Nillable().Match(datePattern).
 			Comment("Birth date, YYYY-MM-DD."),
@@ -120,7 +124,7 @@ func (Customer) Edges() []ent.Edge {
 
 func (Customer) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("tenant_id", "document").Unique(),
+		index.Fields("tenant_id", "document_index").Unique(),
 		index.Fields("tenant_id", "email_key").Unique(),
 		index.Fields("tenant_id", "external_id"),
 		index.Fields("tenant_id", "id"),
@@ -138,7 +142,7 @@ func (Customer) Annotations() []schema.Annotation {
 }
 
 func (Customer) Hooks() []ent.Hook {
-	return []ent.Hook{keepEmailKey, keepNameSearch}
+	return []ent.Hook{keepEmailKey, keepNameSearch, keepBlindIndex("document", "document_index")}
 }
 
 // keepNameSearch derives the folded name that search compares.

@@ -9,6 +9,7 @@ import (
 	"entgo.io/ent/schema/index"
 
 	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
 // CustomerImport is a bulk customer import sent to the API: the file is
@@ -63,7 +64,7 @@ func (CustomerImportChunk) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("import_id").NotEmpty().Immutable(),
 		field.Int("seq").NonNegative().Immutable(),
-		field.Bytes("data"), // mutable: an erasure removes a customer's lines
+		field.Bytes("data").ValueScanner(sealed.Bytes), // sealed: it holds CPFs; mutable: an erasure removes a customer's lines
 	}
 }
 

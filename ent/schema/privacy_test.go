@@ -315,12 +315,12 @@ func atoi(id string) int {
 	return n
 }
 
-// scoreHolderPrefix begins the documents of the customers the scores kind
-// makes (one per score), which the customers kind leaves out of its lists
-// and bulk operations (notScoreHolder).
-const scoreHolderPrefix = "9"
+// scoreHolderName names the customers the scores kind makes (one per
+// score), which the customers kind leaves out of its lists and bulk
+// operations (notScoreHolder).
+const scoreHolderName = "score holder"
 
-var notScoreHolder = customer.Not(customer.DocumentHasPrefix(scoreHolderPrefix))
+var notScoreHolder = customer.NameNEQ(scoreHolderName)
 
 // deliveredEventType is the type of the events eventFor makes for
 // deliveries, which the events kind leaves out of its lists and bulk
@@ -1452,7 +1452,7 @@ func kinds() []kind {
 			// the reason, a mutable string.
 			table: customerscore.Table,
 			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
-				cu, err := c.Customer.Create().SetTenantID(tenantOr(ctx, tenantID)).SetDocument(scoreHolderPrefix + unique()[1:]).
+				cu, err := c.Customer.Create().SetTenantID(tenantOr(ctx, tenantID)).SetDocument(unique()).SetName(scoreHolderName).
 					Save(viewer.SystemContext(ctx))
 				if err != nil {
 					return "", err

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
 // Sale is a sale registered by a point of sale. It is stored at once and
@@ -37,10 +38,13 @@ func (Sale) Fields() []ent.Field {
 			Comment("The salesperson credited with the sale, as the point of sale sent it (sale.store.sellerId); empty when not sent."),
 		field.String("channel").Default("").Immutable().
 			Comment("The sales channel the point of sale sent (sale.channel)."),
-		field.String("customer_document").Default("").
+		field.String("customer_document").Default("").ValueScanner(sealed.Text).
 			// As the customer's document: masked and equality-only in GraphQL.
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipWhereInput)).
-			Comment("The CPF or CNPJ sent; 00000000000 for an unidentified customer."),
+			Comment("The CPF or CNPJ sent; 00000000000 for an unidentified customer. Sealed in the database (find it by customer_document_index)."),
+		field.String("customer_document_index").Optional().
+			Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("Blind index of customer_document, kept by a hook."),
 		field.Enum("customer_document_type").Values("CPF", "CNPJ").Optional().Nillable().Immutable().
 			Comment("Kind of document sent; none for an unidentified customer."),
 		field.String("customer_id").Optional().Nillable().
@@ -74,6 +78,10 @@ func (Sale) Fields() []ent.Field {
 	}
 }
 
+func (Sale) Hooks() []ent.Hook {
+	return []ent.Hook{keepBlindIndex("customer_document", "customer_document_index")}
+}
+
 func (Sale) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 
 func (Sale) Edges() []ent.Edge {
@@ -99,6 +107,7 @@ func (Sale) Indexes() []ent.Index {
 		// A customer's purchases, read by the churn scoring in batches of
 		// customers.
 		index.Fields("tenant_id", "customer_id", "sold_at"),
+		index.Fields("tenant_id", "customer_document_index"),
 	}
 }
 

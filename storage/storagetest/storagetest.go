@@ -21,11 +21,35 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/storage"
 )
 
 // EnvPostgres names the administrative PostgreSQL URL of the tests.
 const EnvPostgres = "FIDELIZA_TEST_DATABASE_URL"
+
+// EnvDataKeyFile names the data key file the commands read; see init.
+const EnvDataKeyFile = "FIDELIZA_DATA_KEY_FILE"
+
+// init gives the test process its data key: one file, created here and
+// named by FIDELIZA_DATA_KEY_FILE, so the commands a test runs in this
+// process (serve, import) load the key its databases are sealed with.
+func init() {
+	dir, err := os.MkdirTemp("", "fideliza-test-key-")
+	if err != nil {
+		panic(err)
+	}
+	path := filepath.Join(dir, "data.key")
+	if err := sealed.Create(path); err != nil {
+		panic(err)
+	}
+	if err := sealed.Install(path); err != nil {
+		panic(err)
+	}
+	if err := os.Setenv(EnvDataKeyFile, path); err != nil {
+		panic(err)
+	}
+}
 
 // Dialects returns the dialects the suite runs on here.
 func Dialects() []string {

@@ -1,0 +1,239 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+
+	"github.com/fideliza/fideliza/ent/schema/sealed"
+)
+
+// sealedColumn is a column the application seals (ent/schema/sealed), with
+// the blind index kept beside it.
+type sealedColumn struct{ table, column, index string }
+
+// sealedColumns are the sealed columns a rotation moves to the newest key.
+// Import files (customer_import_chunks.data) are sealed too but not moved:
+// they live a day, and no key ever leaves the key file.
+var sealedColumns = []sealedColumn{
+	{"customers", "document", "document_index"},
+	{"sales", "customer_document", "customer_document_index"},
+}
+
+// resealBatch is how many rows one transaction re-seals: short enough that
+// sales keep arriving beside a rotation on SQLite's single writer.
+const resealBatch = 500
+
+// ResealProgress reports a re-sealing's progress: done of total values.
+type ResealProgress func(done, total int)
+
+// Reseal seals again, under the data key's newest key, every value of the
+// sealed columns that is under an older key or in clear, in batches; each row
+// is rewritten only if unchanged since it was read, so a concurrent write
+// wins. Interrupted, it resumes where it stopped when run again. It returns
+// how many values it re-sealed.
+func (db *DB) Reseal(ctx context.Context, progress ResealProgress) (int, error) {
+	key, err := sealed.CurrentKeyID()
+	if err != nil {
+		return 0, err
+	}
+	return db.reseal(ctx, notUnder(key), progress)
+}
+
+// RemainingToReseal counts the values Reseal would re-seal.
+func (db *DB) RemainingToReseal(ctx context.Context) (int, error) {
+	key, err := sealed.CurrentKeyID()
+	if err != nil {
+		return 0, err
+	}
+	return db.countToReseal(ctx, notUnder(key))
+}
+
+// selection is the SQL condition on a sealed column's rows to re-seal.
+type selection func(c sealedColumn) string
+
+// notUnder selects the values not sealed under key (key ids are k and
+// digits: nothing to escape), and those never indexed.
+func notUnder(key string) selection {
+	return func(c sealedColumn) string {
+		return fmt.Sprintf("(%s NOT LIKE '%s:%%' OR %s IS NULL)", c.column, key, c.index)
+	}
+}
+
+// inClear selects the values of a database from before sealing.
+func inClear(c sealedColumn) string { return c.index + " IS NULL" }
+
+// sealClear checks the data key opens the database's documents, then seals
+// and indexes those a database from before sealing holds in clear (their
+// index is empty); the migrations run it.
+func (db *DB) sealClear(ctx context.Context, log *slog.Logger) error {
+	if err := db.checkDataKey(ctx); err != nil {
+		return err
+	}
+	n, err := db.reseal(ctx, inClear, nil)
+	if n > 0 {
+		log.Info("sealed the documents stored in clear", "values", n)
+	}
+	return err
+}
+
+// reseal re-seals the rows of every sealed column that sel selects.
+func (db *DB) reseal(ctx context.Context, sel selection, progress ResealProgress) (int, error) {
+	total, err := db.countToReseal(ctx, sel)
+	if err != nil || total == 0 {
+		return 0, err
+	}
+	done := 0
+	for _, c := range sealedColumns {
+		where := sel(c)
+		after := ""
+		for {
+			rows, err := db.sealedRows(ctx, c, where, after)
+			if err != nil {
+				return done, err
+			}
+			if len(rows) == 0 {
+				break
+			}
+			if err := db.resealRows(ctx, c, rows); err != nil {
+				return done, err
+			}
+			done += len(rows)
+			after = rows[len(rows)-1].id
+			if progress != nil {
+				progress(min(done, total), total)
+			}
+		}
+	}
+	return done, nil
+}
+
+func (db *DB) countToReseal(ctx context.Context, sel selection) (int, error) {
+	total := 0
+	for _, c := range sealedColumns {
+		var n int
+		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <> '' AND ", c.table, c.column) + sel(c)
+		if err := db.SQL.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return 0, fmt.Errorf("counting the %s to seal: %w", c.table, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+type sealedRow struct{ id, value string }
+
+// sealedRows reads the next batch of rows after id after, in id order.
+func (db *DB) sealedRows(ctx context.Context, c sealedColumn, where, after string) ([]sealedRow, error) {
+	q := db.rebind(fmt.Sprintf("SELECT id, %s FROM %s WHERE %s <> '' AND %s AND id > ? ORDER BY id LIMIT %d",
+		c.column, c.table, c.column, where, resealBatch))
+	rs, err := db.SQL.QueryContext(ctx, q, after)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s to seal: %w", c.table, err)
+	}
+	defer rs.Close()
+	var out []sealedRow
+	for rs.Next() {
+		var r sealedRow
+		if err := rs.Scan(&r.id, &r.value); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// resealRows rewrites rows in one transaction, each only if its value is
+// still the one read.
+func (db *DB) resealRows(ctx context.Context, c sealedColumn, rows []sealedRow) error {
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	q := db.rebind(fmt.Sprintf("UPDATE %s SET %s = ?, %s = ? WHERE id = ? AND %s = ?", c.table, c.column, c.index, c.column))
+	for _, r := range rows {
+		plain, err := sealed.Open(r.value)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", c.table, r.id, err)
+		}
+		value, err := sealed.Seal(plain)
+		if err != nil {
+			return err
+		}
+		index, err := sealed.Index(plain)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, value, index, r.id, r.value); err != nil {
+			return fmt.Errorf("sealing %s %s: %w", c.table, r.id, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// UseDataKey installs the data key file the database at rawURL is sealed
+// with: path when given, else the file beside an embedded database
+// ("fideliza.db.key"), created on first use with mode 0600. PostgreSQL,
+// shared by several processes, needs path: each process must hold the same
+// key. It returns the file it created, if it did.
+func UseDataKey(rawURL, path string) (created string, err error) {
+	if path == "" {
+		if rawURL == "" {
+			rawURL = DefaultURL
+		}
+		u, err := url.Parse(rawURL)
+		if err != nil || u.Scheme != "sqlite" || sqlitePath(u) == "" {
+			return "", errors.New("a PostgreSQL database needs a data key file: --data-key-file (FIDELIZA_DATA_KEY_FILE); " +
+				"create one with `fideliza keys create-data --data-key-file FILE` and give every process of the database a copy")
+		}
+		path = sqlitePath(u) + ".key"
+		exists, err := sealed.Exists(path)
+		if err != nil {
+			return "", fmt.Errorf("data key file: %w", err)
+		}
+		if !exists {
+			if err := sealed.Create(path); err != nil {
+				return "", err
+			}
+			created = path
+		}
+	}
+	if err := sealed.Install(path); err != nil {
+		if created != "" {
+			os.Remove(created)
+		}
+		return "", err
+	}
+	return created, nil
+}
+
+// checkDataKey makes sure the installed data key opens and indexes the
+// documents already sealed, so a wrong or newly made key file is refused at
+// start rather than failing lookups later.
+func (db *DB) checkDataKey(ctx context.Context) error {
+	var value, index string
+	err := db.SQL.QueryRowContext(ctx, `SELECT document, document_index FROM customers WHERE document_index IS NOT NULL LIMIT 1`).
+		Scan(&value, &index)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	plain, err := sealed.Open(value)
+	if err == nil {
+		var again string
+		if again, err = sealed.Index(plain); err == nil && again != index {
+			err = errors.New("its index key is another one")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the data key file does not open this database's documents (%w): start with the key file they were sealed with", err)
+	}
+	return nil
+}
