@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
@@ -42,6 +43,51 @@ func (db *DB) Reseal(ctx context.Context, progress ResealProgress) (int, error) 
 		return 0, err
 	}
 	return db.reseal(ctx, notUnder(key), progress)
+}
+
+// Rotation is what RotateDataKey did.
+type Rotation struct {
+	KeyID    string // the key every document is now under
+	Resealed int
+	// Resumed says documents were still under an older key (an interrupted
+	// rotation): they were moved to the newest key, and no key was added.
+	Resumed bool
+}
+
+// RotateDataKey moves every sealed document to a new data key: it adds one to
+// the key file (which every process seals with within a second) and
+// re-seals, with progress. When documents are still under an older key, it
+// finishes moving them to the newest one instead of adding another: run
+// again after an interruption, it resumes.
+func (db *DB) RotateDataKey(ctx context.Context, progress ResealProgress) (Rotation, error) {
+	var r Rotation
+	remaining, err := db.RemainingToReseal(ctx)
+	if err != nil {
+		return r, err
+	}
+	if r.Resumed = remaining > 0; !r.Resumed {
+		if _, err := sealed.AddKey(sealed.Path()); err != nil {
+			return r, err
+		}
+		// Let the other processes read the new key; what they seal under
+		// the old one meanwhile is caught by the second pass.
+		select {
+		case <-time.After(2 * sealed.ReloadEvery):
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
+	if r.KeyID, err = sealed.CurrentKeyID(); err != nil {
+		return r, err
+	}
+	n, err := db.Reseal(ctx, progress)
+	r.Resealed += n
+	if err != nil {
+		return r, err
+	}
+	n, err = db.Reseal(ctx, nil)
+	r.Resealed += n
+	return r, err
 }
 
 // RemainingToReseal counts the values Reseal would re-seal.

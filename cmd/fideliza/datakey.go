@@ -34,48 +34,26 @@ func newDataKeyCommands(g *globals) []*cobra.Command {
 		Short: "Add a new data key and seal every document again under it, in batches; interrupted, run it again to finish. " +
 			"Other processes read the new key from the file within a second: with PostgreSQL, run it where every process reads the same file",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			ctx := cmd.Context()
-			remaining, err := a.DB.RemainingToReseal(ctx)
-			if err != nil {
-				return err
-			}
-			resumed := remaining > 0
-			if !resumed {
-				if _, err := sealed.AddKey(sealed.Path()); err != nil {
-					return err
+			var bar *progressbar.ProgressBar
+			r, err := a.DB.RotateDataKey(cmd.Context(), func(done, total int) {
+				if bar == nil {
+					bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(g.stderr),
+						progressbar.OptionSetDescription("sealing documents"), progressbar.OptionShowCount(),
+						progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 				}
-				// Values other processes seal meanwhile under the old key are
-				// caught by the second pass below.
-				select {
-				case <-time.After(2 * sealed.ReloadEvery):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				if remaining, err = a.DB.RemainingToReseal(ctx); err != nil {
-					return err
-				}
+				_ = bar.Set(done)
+			})
+			if bar != nil {
+				_ = bar.Finish()
 			}
-			key, err := sealed.CurrentKeyID()
 			if err != nil {
-				return err
+				return fmt.Errorf("after %d documents (run it again to finish): %w", r.Resealed, err)
 			}
-			bar := progressbar.NewOptions(remaining, progressbar.OptionSetWriter(g.stderr),
-				progressbar.OptionSetDescription("sealing under "+key), progressbar.OptionShowCount(),
-				progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
-			n, err := a.DB.Reseal(ctx, func(done, _ int) { _ = bar.Set(done) })
-			_ = bar.Finish()
-			if err != nil {
-				return fmt.Errorf("after %d documents (run it again to finish): %w", n, err)
+			human := fmt.Sprintf("%d documents sealed under the new key %s", r.Resealed, r.KeyID)
+			if r.Resumed {
+				human = fmt.Sprintf("%d documents were not under key %s yet and now are; run it again to rotate to a new key", r.Resealed, r.KeyID)
 			}
-			late, err := a.DB.Reseal(ctx, nil)
-			if err != nil {
-				return err
-			}
-			human := fmt.Sprintf("%d documents sealed under the new key %s", n+late, key)
-			if resumed {
-				human = fmt.Sprintf("%d documents were not under key %s yet and now are; run it again to rotate to a new key", n+late, key)
-			}
-			return g.print(map[string]any{"key_id": key, "resealed": n + late, "resumed": resumed}, human)
+			return g.print(map[string]any{"key_id": r.KeyID, "resealed": r.Resealed, "resumed": r.Resumed}, human)
 		}),
 	}
 	return []*cobra.Command{create, rotate}
