@@ -77,57 +77,71 @@ func TestGuides(t *testing.T) {
 	}
 	require.Empty(t, unlisted, "every guide must be run by this test: add it to the list")
 
-	// The demo's year is generated once; each guide's serve --demo starts on
-	// a copy of that database, as a reader's second start would.
-	demo := storagetest.URL(t, dialect.SQLite, true)
-	db, err := storage.Open(context.Background(), demo)
-	require.NoError(t, err)
-	_, err = (&app.App{DB: db}).LoadDemo(context.Background())
-	require.NoError(t, err)
-	_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	demoFile, err := os.ReadFile(strings.TrimPrefix(demo, "sqlite://"))
-	require.NoError(t, err)
-
-	for _, g := range guides {
-		t.Run(strings.TrimSuffix(g.file, ".md"), func(t *testing.T) {
+	// The demo's year is generated once per database; each guide's serve
+	// --demo starts on a copy of that database, as a reader's second start
+	// would.
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			raw, err := os.ReadFile(filepath.Join(guidesDir, g.file))
-			require.NoError(t, err)
-			blocks := parseGuide(t, string(raw))
-			require.NotEmpty(t, blocks, "%s has no sh block", g.file)
+			demo := demoDatabase(t, d)
+			for _, g := range guides {
+				t.Run(strings.TrimSuffix(g.file, ".md"), func(t *testing.T) {
+					t.Parallel()
+					raw, err := os.ReadFile(filepath.Join(guidesDir, g.file))
+					require.NoError(t, err)
+					blocks := parseGuide(t, string(raw))
+					require.NotEmpty(t, blocks, "%s has no sh block", g.file)
 
-			logs := &syncBuffer{}
-			args := []string{"--demo"}
-			env := map[string]string{}
-			var hooks *hookReceiver
-			if g.webhook {
-				hooks = newHookReceiver(t)
-				args = append(args, "--webhook-allow-loopback")
-				env["WEBHOOK_URL"] = hooks.url + "/webhooks/fideliza"
-			}
-			u := storagetest.URL(t, dialect.SQLite, false)
-			require.NoError(t, os.WriteFile(strings.TrimPrefix(u, "sqlite://"), demoFile, 0o600))
-			base, stdout := startServe(t, logs, u, args...)
-			env["BASE"] = base
-			env["TENANT"] = app.DemoTenantID
-			env["CLIENT_ID"] = app.DemoOAuthClient
-			env["CLIENT_SECRET"] = between(t, stdout.String(), app.DemoOAuthClient+"  secret ", "\n")
-			env["POS_ID"] = app.DemoPOSClient
-			env["POS_SECRET"] = between(t, stdout.String(), app.DemoPOSClient+"  secret ", "\n")
+					logs := &syncBuffer{}
+					args := []string{"--demo"}
+					env := map[string]string{}
+					var hooks *hookReceiver
+					if g.webhook {
+						hooks = newHookReceiver(t)
+						args = append(args, "--webhook-allow-loopback")
+						env["WEBHOOK_URL"] = hooks.url + "/webhooks/fideliza"
+					}
+					u := storagetest.CopyOf(t, demo)
+					base, stdout := startServe(t, logs, u, args...)
+					env["BASE"] = base
+					env["TENANT"] = app.DemoTenantID
+					env["CLIENT_ID"] = app.DemoOAuthClient
+					env["CLIENT_SECRET"] = between(t, stdout.String(), app.DemoOAuthClient+"  secret ", "\n")
+					env["POS_ID"] = app.DemoPOSClient
+					env["POS_SECRET"] = between(t, stdout.String(), app.DemoPOSClient+"  secret ", "\n")
 
-			var keep []string
-			if hooks != nil {
-				keep = append(keep, "WEBHOOK_SECRET")
-			}
-			state := runGuide(t, g.file, blocks, env, keep, logs)
+					var keep []string
+					if hooks != nil {
+						keep = append(keep, "WEBHOOK_SECRET")
+					}
+					state := runGuide(t, g.file, blocks, env, keep, logs)
 
-			if hooks != nil {
-				hooks.requireSigned(t, state["WEBHOOK_SECRET"], "customer.level_changed")
+					if hooks != nil {
+						hooks.requireSigned(t, state["WEBHOOK_SECRET"], "customer.level_changed")
+					}
+					requireNoClearDocuments(t, u, string(raw))
+				})
 			}
 		})
 	}
+}
+
+// demoDatabase is a database of dialect holding the demo's year, closed, for
+// the guides to copy.
+func demoDatabase(t *testing.T, dialectName string) string {
+	t.Helper()
+	ctx := context.Background()
+	demo := storagetest.URL(t, dialectName, true)
+	db, err := storage.Open(ctx, demo)
+	require.NoError(t, err)
+	_, err = (&app.App{DB: db}).LoadDemo(ctx)
+	require.NoError(t, err)
+	if dialectName == dialect.SQLite {
+		_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+	return demo
 }
 
 // requireTools skips the test when a tool the guides need is missing,

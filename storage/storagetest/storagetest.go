@@ -106,11 +106,35 @@ func URL(t testing.TB, dialectName string, migrated bool) string {
 		return u
 	}
 	admin := adminURL(t)
-	name := "fz_test_" + randomSuffix()
 	template := "template0"
 	if migrated {
 		template = migratedTemplate(t, admin)
 	}
+	return clone(t, admin, template)
+}
+
+// CopyOf creates a copy of the database at rawURL, closed and checkpointed,
+// and returns its URL: a copy of the SQLite file, or a PostgreSQL database
+// cloned from it as a template (dropped when the test ends).
+func CopyOf(t testing.TB, rawURL string) string {
+	t.Helper()
+	if path, ok := strings.CutPrefix(rawURL, "sqlite://"); ok {
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		u := URL(t, dialect.SQLite, false)
+		require.NoError(t, os.WriteFile(strings.TrimPrefix(u, "sqlite://"), raw, 0o600))
+		return u
+	}
+	admin := adminURL(t)
+	src, err := url.Parse(rawURL)
+	require.NoError(t, err)
+	return clone(t, admin, strings.TrimPrefix(src.Path, "/"))
+}
+
+// clone creates a database from template and drops it when the test ends.
+func clone(t testing.TB, admin, template string) string {
+	t.Helper()
+	name := "fz_test_" + randomSuffix()
 	adminDB := adminPool(t, admin)
 	// Cloning a template needs it free of other sessions; the lock serialises
 	// the clones of concurrent test processes.
