@@ -11,6 +11,9 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -125,6 +128,19 @@ func TestMigrationsKeepData(t *testing.T) {
 			var name string
 			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT name FROM customers WHERE id = 'cus_1'`).Scan(&name))
 			require.Equal(t, "Ana", name)
+
+			// The document stored in clear before sealing is sealed and
+			// indexed at the migration, and found by its index.
+			var stored, index string
+			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT document, document_index FROM customers WHERE id = 'cus_1'`).Scan(&stored, &index))
+			key, err := sealed.CurrentKeyID()
+			require.NoError(t, err)
+			require.True(t, sealed.SealedUnder(stored, key), "sealed: %s", stored)
+			require.Equal(t, sealed.MustIndex("52998224725"), index)
+			sys := viewer.SystemContext(ctx)
+			c, err := db.Ent.Customer.Query().Where(customer.DocumentIndex(index)).Only(sys)
+			require.NoError(t, err)
+			require.Equal(t, "52998224725", c.Document)
 		})
 	}
 }

@@ -113,6 +113,9 @@ func TestAdminCommandsRefuseBadInput(t *testing.T) {
 		{"bad kind", []string{"--database-url", u, "client", "create", "--tenant", "de000000-0000-4000-8000-000000000001", "--kind", "saml"}, "kind must be oauth or pos"},
 		{"bad tolerance", []string{"--database-url", u, "tenant", "update", "--tenant", "x", "--sale-tolerance", "ten"}, "not a decimal"},
 		{"bad log level", []string{"--database-url", u, "--log-level", "loud", "migrate"}, "--log-level"},
+		{"postgres without a data key", []string{"--database-url", "postgres://127.0.0.1:1/x", "--data-key-file", "", "migrate"}, "a PostgreSQL database needs a data key file"},
+		{"missing data key file", []string{"--database-url", u, "--data-key-file", "/nonexistent/data.key", "migrate"}, "no such file"},
+		{"data key file to create unnamed", []string{"--data-key-file", "", "keys", "create-data"}, "names the file to create"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,10 +31,17 @@ const EnvPostgres = "FIDELIZA_TEST_DATABASE_URL"
 // EnvDataKeyFile names the data key file the commands read; see init.
 const EnvDataKeyFile = "FIDELIZA_DATA_KEY_FILE"
 
+// EnvNoDataKey, set, leaves the test process without a data key: a child
+// process of a test of how the commands find theirs.
+const EnvNoDataKey = "FIDELIZA_TEST_NO_DATA_KEY"
+
 // init gives the test process its data key: one file, created here and
 // named by FIDELIZA_DATA_KEY_FILE, so the commands a test runs in this
 // process (serve, import) load the key its databases are sealed with.
 func init() {
+	if os.Getenv(EnvNoDataKey) != "" {
+		return
+	}
 	dir, err := os.MkdirTemp("", "fideliza-test-key-")
 	if err != nil {
 		panic(err)

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// The child processes of TestDataKeyBesideTheDatabase read their step and
+// directory from these.
+const (
+	envKeyStep = "FIDELIZA_TEST_KEY_STEP"
+	envKeyDir  = "FIDELIZA_TEST_KEY_DIR"
+)
+
+// TestDataKeyBesideTheDatabase: with the embedded default and no key file
+// given, the first start creates one beside the database file (mode 0600)
+// and says so; later starts use it; a start whose key does not open the
+// documents already sealed is refused, and the key file it made is removed.
+// Each start is a process of its own (this test binary again), for a process
+// holds one data key.
+func TestDataKeyBesideTheDatabase(t *testing.T) {
+	if step := os.Getenv(envKeyStep); step != "" {
+		dataKeyStep(t, step, os.Getenv(envKeyDir))
+		return
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "f.db.key")
+	run := func(step string) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDataKeyBesideTheDatabase$", "-test.count=1", "-test.v")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, storagetest.EnvDataKeyFile+"=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, storagetest.EnvNoDataKey+"=1", envKeyStep+"="+step, envKeyDir+"="+dir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "step %s:\n%s", step, out)
+		require.Contains(t, string(out), "--- PASS", "step %s ran:\n%s", step, out)
+	}
+
+	run("first")
+	info, err := os.Stat(key)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	run("again")
+
+	require.NoError(t, os.Rename(key, key+".lost"))
+	run("lost")
+	_, err = os.Stat(key)
+	require.ErrorIs(t, err, fs.ErrNotExist, "the key made for a database it could not open is removed")
+
+	require.NoError(t, os.Rename(key+".lost", key))
+	run("again")
+}
+
+// dataKeyStep is one start of TestDataKeyBesideTheDatabase, in a child
+// process without a data key.
+func dataKeyStep(t *testing.T, step, dir string) {
+	u := "sqlite://" + filepath.ToSlash(filepath.Join(dir, "f.db"))
+	logs := &syncBuffer{}
+	switch step {
+	case "first":
+		startServe(t, logs, u)
+		require.Contains(t, logs.String(), "created the data key file", "serve says so")
+		require.Contains(t, logs.String(), filepath.Join(dir, "f.db.key"))
+		tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado")
+		db, err := storage.Open(context.Background(), u)
+		require.NoError(t, err)
+		defer db.Close()
+		_, err = db.Ent.Customer.Create().SetTenantID(tenant["id"].(string)).SetName("Ana").SetDocument("52998224725").
+			Save(viewer.SystemContext(context.Background()))
+		require.NoError(t, err)
+	case "again":
+		fideliza(t, logs, u, "migrate")
+		require.NotContains(t, logs.String(), "created the data key file")
+	case "lost":
+		var out bytes.Buffer
+		cmd := newRootCommand(&out, logs)
+		cmd.SetArgs([]string{"--database-url", u, "migrate"})
+		err := cmd.ExecuteContext(context.Background())
+		require.ErrorContains(t, err, "the data key file does not open this database's documents")
+	}
+}
+
+// TestDataKeyCommands: create-data writes a key file; rotate-data moves the
+// database's documents to a new key and says how many.
+func TestDataKeyCommands(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	fresh := filepath.Join(t.TempDir(), "data.key")
+	created := fideliza(t, logs, "sqlite://unused.db", "--data-key-file", fresh, "keys", "create-data")
+	require.Equal(t, map[string]any{"data_key_file": fresh, "key_id": "k1"}, created)
+	info, err := os.Stat(fresh)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	u := storagetest.URL(t, dialect.SQLite, true)
+	tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado")
+	db, err := storage.Open(context.Background(), u)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Ent.Customer.Create().SetTenantID(tenant["id"].(string)).SetName("Ana").SetDocument("52998224725").
+		Save(viewer.SystemContext(context.Background()))
+	require.NoError(t, err)
+	before, err := sealed.CurrentKeyID()
+	require.NoError(t, err)
+
+	rotated := fideliza(t, logs, u, "keys", "rotate-data")
+	require.NotEqual(t, before, rotated["key_id"])
+	require.Equal(t, false, rotated["resumed"])
+	require.GreaterOrEqual(t, rotated["resealed"], float64(1), "the customer's document, at least")
+	remaining, err := db.RemainingToReseal(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, remaining)
+}
