@@ -79,13 +79,7 @@ func dataKeyStep(t *testing.T, step, dir string) {
 		startServe(t, logs, u)
 		require.Contains(t, logs.String(), "created the data key file", "serve says so")
 		require.Contains(t, logs.String(), filepath.Join(dir, "f.db.key"))
-		tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado")
-		db, err := storage.Open(context.Background(), u)
-		require.NoError(t, err)
-		defer db.Close()
-		_, err = db.Ent.Customer.Create().SetTenantID(tenant["id"].(string)).SetName("Ana").SetDocument("52998224725").
-			Save(viewer.SystemContext(context.Background()))
-		require.NoError(t, err)
+		withCustomer(t, logs, u)
 	case "again":
 		fideliza(t, logs, u, "migrate")
 		require.NotContains(t, logs.String(), "created the data key file")
@@ -111,13 +105,7 @@ func TestDataKeyCommands(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 
 	u := storagetest.URL(t, dialect.SQLite, true)
-	tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado")
-	db, err := storage.Open(context.Background(), u)
-	require.NoError(t, err)
-	defer db.Close()
-	_, err = db.Ent.Customer.Create().SetTenantID(tenant["id"].(string)).SetName("Ana").SetDocument("52998224725").
-		Save(viewer.SystemContext(context.Background()))
-	require.NoError(t, err)
+	db := withCustomer(t, logs, u)
 	before, err := sealed.CurrentKeyID()
 	require.NoError(t, err)
 
@@ -128,4 +116,18 @@ func TestDataKeyCommands(t *testing.T) {
 	remaining, err := db.RemainingToReseal(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, remaining)
+}
+
+// withCustomer creates a tenant and a customer of it in the database at u,
+// and returns the database, open until the test ends.
+func withCustomer(t *testing.T, logs *syncBuffer, u string) *storage.DB {
+	t.Helper()
+	tenant := fideliza(t, logs, u, "tenant", "create", "--name", "Mercado")
+	db, err := storage.Open(context.Background(), u)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.Ent.Customer.Create().SetTenantID(tenant["id"].(string)).SetName("Ana").SetDocument("52998224725").
+		Save(viewer.SystemContext(context.Background()))
+	require.NoError(t, err)
+	return db
 }
