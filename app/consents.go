@@ -50,12 +50,13 @@ func (old consents) applied(in opt.Field[ConsentInput]) consents {
 }
 
 // consentChannel says through what a viewer changes consents: the API (a
-// client), an import (the system), or the back office (a user).
+// client), an import (the system: the import job, or the operator's CLI), or
+// the back office (a user).
 func consentChannel(v viewer.Viewer) consentchange.Channel {
 	switch {
 	case v.Role == viewer.RoleClient:
 		return consentchange.ChannelAPI
-	case v.Subject == "system":
+	case v.IsSystem() || v.Subject == "system":
 		return consentchange.ChannelImport
 	}
 	return consentchange.ChannelBackOffice

@@ -24,9 +24,9 @@ type AuditEvent struct {
 	TenantID string `json:"tenant_id,omitempty"`
 	// When it happened.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// Who did it: the API client's id, or the back-office user's subject (SSO).
+	// Who did it: the API client's id, the back-office user's subject (SSO), or operator:<name> for the admin CLI.
 	Actor string `json:"actor,omitempty"`
-	// Whether the actor is an API client or a back-office user.
+	// Whether the actor is an API client (client), a back-office user (user) or the operator at the admin CLI (operator).
 	ActorKind string `json:"actor_kind,omitempty"`
 	// What was done: <record>.<created|updated|deleted>, customer.exported, customer.erased, sandbox.reset.
 	Action string `json:"action,omitempty"`

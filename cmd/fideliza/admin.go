@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -26,9 +28,21 @@ func adminRun(g *globals, fn func(cmd *cobra.Command, a *app.App) error) func(*c
 			return err
 		}
 		defer a.DB.Close()
-		cmd.SetContext(viewer.SystemContext(cmd.Context()))
+		cmd.SetContext(viewer.OperatorContext(cmd.Context(), operator()))
 		return fn(cmd, a)
 	}
+}
+
+// operator names who runs the admin CLI, for the audit trail: FIDELIZA_OPERATOR
+// when set (in a container the system user says little), else the system user.
+func operator() string {
+	if name := os.Getenv("FIDELIZA_OPERATOR"); name != "" {
+		return name
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
 }
 
 func newMigrateCommand(g *globals) *cobra.Command {

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"context"
+	"reflect"
 	"slices"
 
 	"entgo.io/contrib/entgql"
@@ -27,9 +28,9 @@ func (AuditEvent) Fields() []ent.Field {
 		field.Time("created_at").Default(now).Immutable().Annotations(entgql.OrderField("CREATED_AT")).
 			Comment("When it happened."),
 		field.String("actor").NotEmpty().MaxLen(200).Immutable().
-			Comment("Who did it: the API client's id, or the back-office user's subject (SSO)."),
+			Comment("Who did it: the API client's id, the back-office user's subject (SSO), or operator:<name> for the admin CLI."),
 		field.String("actor_kind").NotEmpty().MaxLen(10).Immutable().
-			Comment("Whether the actor is an API client or a back-office user."),
+			Comment("Whether the actor is an API client (client), a back-office user (user) or the operator at the admin CLI (operator)."),
 		field.String("action").NotEmpty().MaxLen(100).Immutable().
 			Comment("What was done: <record>.<created|updated|deleted>, customer.exported, customer.erased, sandbox.reset."),
 		field.String("target_type").NotEmpty().MaxLen(100).Immutable().
@@ -67,12 +68,12 @@ func audited(targetType string, ignored ...string) ent.Hook {
 			if err != nil {
 				return v, err
 			}
-			return v, recordAudit(ctx, m, targetType, ignored)
+			return v, recordAudit(ctx, m, v, targetType, ignored)
 		})
 	}
 }
 
-func recordAudit(ctx context.Context, m ent.Mutation, targetType string, ignored []string) error {
+func recordAudit(ctx context.Context, m ent.Mutation, v ent.Value, targetType string, ignored []string) error {
 	changed := slices.Concat(m.Fields(), m.ClearedFields(), m.AddedFields(), m.AddedEdges(), m.RemovedEdges(), m.ClearedEdges())
 	slices.Sort(changed)
 	changed = slices.DeleteFunc(slices.Compact(changed), func(f string) bool { return f == "updated_at" || f == "tenant_id" })
@@ -94,25 +95,59 @@ func recordAudit(ctx context.Context, m ent.Mutation, targetType string, ignored
 	if !ok {
 		return nil
 	}
-	return Audit(ctx, c.Client(), action, targetType, target, changed)
+	return audit(ctx, c.Client(), tenantOf(m, v, target), action, targetType, target, changed)
+}
+
+// tenantOf is the tenant of the record a mutation changed, for the
+// operator, who acts in no tenant of its own: the tenant itself, else the
+// tenant_id a create sets or the record an update returns holds; "" for a
+// bulk change.
+func tenantOf(m ent.Mutation, v ent.Value, target string) string {
+	if m.Type() == "Tenant" {
+		return target
+	}
+	if id, ok := m.Field("tenant_id"); ok {
+		return id.(string)
+	}
+	if rv := reflect.Indirect(reflect.ValueOf(v)); rv.Kind() == reflect.Struct {
+		if f := rv.FieldByName("TenantID"); f.Kind() == reflect.String {
+			return f.String()
+		}
+	}
+	return ""
 }
 
 // Audit records an action of the viewer of ctx in the audit trail through
 // c: when the viewer is a tenant's principal (an API client or a
 // back-office user); the service's own work is not audited.
 func Audit(ctx context.Context, c *gen.Client, action, targetType, targetID string, fields []string) error {
+	return audit(ctx, c, "", action, targetType, targetID, fields)
+}
+
+// audit is Audit of a change in tenant, which the operator at the admin CLI
+// (who acts in every tenant) is audited in; a tenant's principal is audited
+// in its own.
+func audit(ctx context.Context, c *gen.Client, tenant, action, targetType, targetID string, fields []string) error {
 	who, ok := viewer.FromContext(ctx)
-	if !ok || who.TenantID == "" || who.Subject == "" || who.Subject == "system" {
+	if !ok || who.Subject == "" || who.Subject == "system" {
 		return nil
 	}
-	kind := "user"
-	switch who.Role {
-	case viewer.RoleClient:
-		kind = "client"
-	case viewer.RoleAdmin, viewer.RoleAnalyst:
+	var kind string
+	switch {
+	case who.IsOperator():
+		kind = "operator"
+	case who.TenantID == "":
+		return nil
+	case who.Role == viewer.RoleClient:
+		kind, tenant = "client", who.TenantID
+	case who.Role == viewer.RoleAdmin, who.Role == viewer.RoleAnalyst:
+		kind, tenant = "user", who.TenantID
 	default:
 		return nil
 	}
-	return c.AuditEvent.Create().SetActor(who.Subject).SetActorKind(kind).
+	if tenant == "" {
+		return nil
+	}
+	return c.AuditEvent.Create().SetTenantID(tenant).SetActor(who.Subject).SetActorKind(kind).
 		SetAction(action).SetTargetType(targetType).SetTargetID(targetID).SetFields(fields).Exec(ctx)
 }

@@ -5717,11 +5717,11 @@ type AuditEvent implements Node {
   """
   createdAt: Time!
   """
-  Who did it: the API client's id, or the back-office user's subject (SSO).
+  Who did it: the API client's id, the back-office user's subject (SSO), or operator:<name> for the admin CLI.
   """
   actor: String!
   """
-  Whether the actor is an API client or a back-office user.
+  Whether the actor is an API client (client), a back-office user (user) or the operator at the admin CLI (operator).
   """
   actorKind: String!
   """

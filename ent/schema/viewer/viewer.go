@@ -6,6 +6,7 @@ package viewer
 import (
 	"context"
 	"slices"
+	"strings"
 )
 
 // Role says what kind of principal is acting.
@@ -38,6 +39,11 @@ func (v Viewer) HasScope(scope string) bool { return slices.Contains(v.Scopes, s
 // IsSystem reports whether the viewer acts for the service itself.
 func (v Viewer) IsSystem() bool { return v.Role == RoleSystem }
 
+// IsOperator reports whether the viewer is the operator at the admin CLI.
+func (v Viewer) IsOperator() bool {
+	return v.Role == RoleSystem && strings.HasPrefix(v.Subject, operatorPrefix)
+}
+
 // ReadOnly reports whether the viewer may never change data.
 func (v Viewer) ReadOnly() bool { return v.Role == RoleAnalyst }
 
@@ -57,6 +63,16 @@ func FromContext(ctx context.Context) (Viewer, bool) {
 // SystemContext returns a context acting as the service itself.
 func SystemContext(ctx context.Context) context.Context {
 	return NewContext(ctx, Viewer{Role: RoleSystem, Subject: "system"})
+}
+
+// operatorPrefix begins the subject of the operator at the admin CLI.
+const operatorPrefix = "operator:"
+
+// OperatorContext returns a context acting as the service for the operator
+// named name at the admin CLI: it sees every tenant, as the system does, and
+// its back-office changes are audited as "operator:<name>".
+func OperatorContext(ctx context.Context, name string) context.Context {
+	return NewContext(ctx, Viewer{Role: RoleSystem, Subject: operatorPrefix + name})
 }
 
 // TenantContext returns a context acting with full rights inside one tenant,
