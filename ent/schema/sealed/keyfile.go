@@ -2,7 +2,9 @@ package sealed
 
 import (
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -151,6 +153,7 @@ func load(path string) (*ring, error) {
 		return nil, err
 	}
 	r := &ring{path: path, modTime: mod, index: f.IndexKey, aeads: map[string]cipher.AEAD{}}
+	r.macs.New = func() any { return hmac.New(sha256.New, r.index) }
 	for _, k := range f.Keys {
 		if r.aeads[k.ID], err = newAEAD(k.Secret); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,9 @@ type ring struct {
 	path    string
 	modTime time.Time
 	index   []byte // the blind index's key, fixed for the file's life
+	// macs are HMACs keyed with index, reused: a lookup by document (every
+	// identify at the till) need not key a new one.
+	macs    sync.Pool
 	aeads   map[string]cipher.AEAD
 	current string // the id new values are sealed with
 }
@@ -225,9 +229,12 @@ func Index(plain string) (string, error) {
 	if r == nil {
 		return "", ErrNoKey
 	}
-	m := hmac.New(sha256.New, r.index)
+	m := r.macs.Get().(hash.Hash)
+	defer r.macs.Put(m)
+	m.Reset()
 	m.Write([]byte(plain))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:indexBytes]), nil
+	var sum [sha256.Size]byte
+	return base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:indexBytes]), nil
 }
 
 // MustIndex is Index for callers behind storage.Open, which refuses to open

@@ -13,7 +13,7 @@ import (
 )
 
 // newKeyFile creates a key file in a test directory and installs it.
-func newKeyFile(t *testing.T) string {
+func newKeyFile(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "data.key")
 	require.NoError(t, Create(path))
@@ -163,4 +163,28 @@ func TestSealBytes(t *testing.T) {
 	legacy, err := OpenBytes(chunk)
 	require.NoError(t, err)
 	require.Equal(t, chunk, legacy, "a chunk from before sealing reads as it is")
+}
+
+// BenchmarkIndex is the cost a lookup by document adds (identify at the till).
+func BenchmarkIndex(b *testing.B) {
+	newKeyFile(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		MustIndex("52998224725")
+	}
+}
+
+// BenchmarkSealAndOpen is the cost of writing and reading a document.
+func BenchmarkSealAndOpen(b *testing.B) {
+	newKeyFile(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := Seal("52998224725")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Open(v); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
