@@ -19,7 +19,6 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/customerimportchunk"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
@@ -307,16 +306,30 @@ func scrubCopies(ctx context.Context, c *ent.Client, cust *ent.Customer, secrets
 		if _, err := c.IdempotencyKey.Delete().Where(bytesContain(idempotencykey.FieldResponseBody, s)).Exec(ctx); err != nil {
 			return err
 		}
-		chunks, err := c.CustomerImportChunk.Query().Where(bytesContain(customerimportchunk.FieldData, s)).All(ctx)
+	}
+	return scrubImportFiles(ctx, c, secrets)
+}
+
+// scrubImportFiles removes the lines holding secrets from the files of the
+// imports in progress (a file is dropped once loaded). The files are sealed,
+// so no query can search them: each chunk is opened here, one at a time.
+func scrubImportFiles(ctx context.Context, c *ent.Client, secrets []string) error {
+	ids, err := c.CustomerImportChunk.Query().IDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		ch, err := c.CustomerImportChunk.Get(ctx, id)
 		if err != nil {
 			return err
 		}
-		for _, ch := range chunks {
-			lines := strings.SplitAfter(string(ch.Data), "\n")
-			kept := slices.DeleteFunc(lines, func(l string) bool { return containsAny(l, secrets) })
-			if err := c.CustomerImportChunk.UpdateOneID(ch.ID).SetData([]byte(strings.Join(kept, ""))).Exec(ctx); err != nil {
-				return err
-			}
+		lines := strings.SplitAfter(string(ch.Data), "\n")
+		kept := slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return containsAny(l, secrets) })
+		if len(kept) == len(lines) {
+			continue
+		}
+		if err := c.CustomerImportChunk.UpdateOneID(id).SetData([]byte(strings.Join(kept, ""))).Exec(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

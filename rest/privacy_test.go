@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -82,6 +83,13 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		before, err := e.app.PointsLiability(ctx)
 		require.NoError(t, err)
 		balanceBefore := balance()
+		// An import in progress holds the customer's line in its (sealed) file.
+		upload, err := e.db.Ent.CustomerImport.Create().SetTenantID(e.tenantID).SetFormat(customerimport.FormatCsv).Save(posSys())
+		require.NoError(t, err)
+		otherLine := "52998224725,Outra Pessoa,outra@example.com\n"
+		chunk, err := e.db.Ent.CustomerImportChunk.Create().SetTenantID(e.tenantID).SetImportID(upload.ID).SetSeq(0).
+			SetData([]byte("cpf,name,email\n" + formatted + "," + personal[0] + "," + personal[1] + "\n" + otherLine)).Save(posSys())
+		require.NoError(t, err)
 
 		for range 2 { // idempotent
 			r := e.bearer(t, http.MethodDelete, "/v1/customers/"+id, token, nil)
@@ -108,6 +116,9 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		for _, v := range append(personal, docIndex) {
 			require.Empty(t, occurrences(t, db, v), "%q after the erasure", v)
 		}
+		file, err := e.db.Ent.CustomerImportChunk.Get(posSys(), chunk.ID)
+		require.NoError(t, err)
+		require.Equal(t, "cpf,name,email\n"+otherLine, string(file.Data), "the erased customer's line leaves the import's file")
 
 		// The CPF is free: the till may pre-register it again.
 		e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
