@@ -49,25 +49,39 @@ func (db *DB) Reseal(ctx context.Context, progress ResealProgress) (int, error) 
 type Rotation struct {
 	KeyID    string // the key every document is now under
 	Resealed int
+	// Promoted says the new key was one staged before (keys add-data).
+	Promoted bool
 	// Resumed says documents were still under an older key (an interrupted
 	// rotation): they were moved to the newest key, and no key was added.
 	Resumed bool
 }
 
-// RotateDataKey moves every sealed document to a new data key: it adds one to
-// the key file (which every process seals with within a second) and
-// re-seals, with progress. When documents are still under an older key, it
-// finishes moving them to the newest one instead of adding another: run
-// again after an interruption, it resumes.
+// RotateDataKey moves every sealed document to a new data key, and reports
+// progress. The new key is the one staged in the key file, if any, else one
+// it adds; it seals in every process reading the file within a second. When
+// no key is staged and documents are still under an older key, it finishes
+// moving them to the current one instead of adding another: run again after
+// an interruption, it resumes.
 func (db *DB) RotateDataKey(ctx context.Context, progress ResealProgress) (Rotation, error) {
 	var r Rotation
-	remaining, err := db.RemainingToReseal(ctx)
+	path := sealed.Path()
+	promoted, err := sealed.Promote(path)
 	if err != nil {
 		return r, err
 	}
-	if r.Resumed = remaining > 0; !r.Resumed {
-		if _, err := sealed.AddKey(sealed.Path()); err != nil {
+	r.Promoted = promoted
+	if !promoted {
+		remaining, err := db.RemainingToReseal(ctx)
+		if err != nil {
 			return r, err
+		}
+		r.Resumed = remaining > 0
+	}
+	if !r.Resumed {
+		if !promoted {
+			if _, err := sealed.AddKey(path, false); err != nil {
+				return r, err
+			}
 		}
 		// Let the other processes read the new key; what they seal under
 		// the old one meanwhile is caught by the second pass.
@@ -229,15 +243,9 @@ func (db *DB) resealRows(ctx context.Context, c sealedColumn, rows []sealedRow) 
 // key. It returns the file it created, if it did.
 func UseDataKey(rawURL, path string) (created string, err error) {
 	if path == "" {
-		if rawURL == "" {
-			rawURL = DefaultURL
+		if path, err = DataKeyPath(rawURL, ""); err != nil {
+			return "", err
 		}
-		u, err := url.Parse(rawURL)
-		if err != nil || u.Scheme != "sqlite" || sqlitePath(u) == "" {
-			return "", errors.New("a PostgreSQL database needs a data key file: --data-key-file (FIDELIZA_DATA_KEY_FILE); " +
-				"create one with `fideliza keys create-data --data-key-file FILE` and give every process of the database a copy")
-		}
-		path = sqlitePath(u) + ".key"
 		exists, err := sealed.Exists(path)
 		if err != nil {
 			return "", fmt.Errorf("data key file: %w", err)
@@ -256,6 +264,23 @@ func UseDataKey(rawURL, path string) (created string, err error) {
 		return "", err
 	}
 	return created, nil
+}
+
+// DataKeyPath is the data key file of the database at rawURL: path when
+// given, else the file beside an embedded database.
+func DataKeyPath(rawURL, path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	if rawURL == "" {
+		rawURL = DefaultURL
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "sqlite" || sqlitePath(u) == "" {
+		return "", errors.New("a PostgreSQL database needs a data key file: --data-key-file (FIDELIZA_DATA_KEY_FILE); " +
+			"create one with `fideliza keys create-data --data-key-file FILE` and give every process of the database a copy")
+	}
+	return sqlitePath(u) + ".key", nil
 }
 
 // checkDataKey makes sure the installed data key opens and indexes the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/storage"
 )
 
 // newDataKeyCommands are the keys subcommands of the data key documents are
@@ -29,10 +30,27 @@ func newDataKeyCommands(g *globals) []*cobra.Command {
 				"created "+g.dataKeyFile+" (mode 0600): back it up with the database, for without it the documents cannot be read")
 		},
 	}
+	add := &cobra.Command{
+		Use: "add-data",
+		Short: "Add a data key to the file, staged: every process can open what it seals, but it seals only after " +
+			"keys rotate-data; for a key file copied to each machine, copy the file everywhere between the two",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := storage.DataKeyPath(g.databaseURL, g.dataKeyFile)
+			if err != nil {
+				return err
+			}
+			id, err := sealed.AddKey(path, true)
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]any{"data_key_file": path, "key_id": id, "staged": true},
+				fmt.Sprintf("key %s added to %s, staged: give every process this file, then run keys rotate-data", id, path))
+		},
+	}
 	rotate := &cobra.Command{
 		Use: "rotate-data",
-		Short: "Add a new data key and seal every document again under it, in batches; interrupted, run it again to finish. " +
-			"Other processes read the new key from the file within a second: with PostgreSQL, run it where every process reads the same file",
+		Short: "Make the staged data key (keys add-data) or a new one seal, and seal every document again under it, in batches; " +
+			"interrupted, run it again to finish. Other processes read the file again within a second",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
 			var bar *progressbar.ProgressBar
 			r, err := a.DB.RotateDataKey(cmd.Context(), func(done, total int) {
@@ -53,8 +71,8 @@ func newDataKeyCommands(g *globals) []*cobra.Command {
 			if r.Resumed {
 				human = fmt.Sprintf("%d documents were not under key %s yet and now are; run it again to rotate to a new key", r.Resealed, r.KeyID)
 			}
-			return g.print(map[string]any{"key_id": r.KeyID, "resealed": r.Resealed, "resumed": r.Resumed}, human)
+			return g.print(map[string]any{"key_id": r.KeyID, "resealed": r.Resealed, "promoted": r.Promoted, "resumed": r.Resumed}, human)
 		}),
 	}
-	return []*cobra.Command{create, rotate}
+	return []*cobra.Command{create, add, rotate}
 }

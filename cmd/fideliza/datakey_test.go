@@ -93,7 +93,8 @@ func dataKeyStep(t *testing.T, step, dir string) {
 }
 
 // TestDataKeyCommands: create-data writes a key file; rotate-data moves the
-// database's documents to a new key and says how many.
+// database's documents to a new key and says how many; add-data stages a key
+// that the next rotate-data makes seal.
 func TestDataKeyCommands(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
@@ -116,6 +117,18 @@ func TestDataKeyCommands(t *testing.T) {
 	remaining, err := db.RemainingToReseal(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, remaining)
+
+	// A staged key seals nowhere until rotate-data promotes it.
+	staged := fideliza(t, logs, u, "keys", "add-data")
+	require.Equal(t, true, staged["staged"])
+	current, err := sealed.CurrentKeyID()
+	require.NoError(t, err)
+	require.Equal(t, rotated["key_id"], current)
+	promoted := fideliza(t, logs, u, "keys", "rotate-data")
+	require.Equal(t, staged["key_id"], promoted["key_id"])
+	require.Equal(t, true, promoted["promoted"])
+	require.Equal(t, false, promoted["resumed"])
+	require.GreaterOrEqual(t, promoted["resealed"], float64(1))
 }
 
 // withCustomer creates a tenant and a customer of it in the database at u,

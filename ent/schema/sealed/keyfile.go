@@ -23,7 +23,12 @@ type keyFile struct {
 	// IndexKey keys the blind index. It does not rotate: a new one would
 	// change every index at once.
 	IndexKey []byte    `json:"index_key"`
-	Keys     []fileKey `json:"keys"` // oldest first; the last seals
+	Keys     []fileKey `json:"keys"` // oldest first
+	// Current names the key that seals while a newer one is staged: added,
+	// so every process can open what it seals, but not sealing until the
+	// file with it has reached them all (AddKey with stage). Empty: the
+	// newest key seals.
+	Current string `json:"current,omitempty"`
 }
 
 type fileKey struct {
@@ -45,25 +50,50 @@ func Create(path string) error {
 	return write(path, f, false)
 }
 
-// AddKey adds a new key to the file at path, which seals from then on (in
-// this process at once; in others within a second), and returns its id.
-func AddKey(path string) (string, error) {
+// AddKey adds a new key to the file at path and returns its id. It seals
+// from then on (in this process at once; in others within a second), or,
+// staged, only once Promote makes it the current key: a staged key lets a
+// file be copied to every machine before any process seals with it.
+func AddKey(path string, staged bool) (string, error) {
 	f, err := read(path)
 	if err != nil {
 		return "", err
 	}
 	last, _ := strconv.Atoi(f.Keys[len(f.Keys)-1].ID[1:])
 	id := "k" + strconv.Itoa(last+1)
+	if staged && f.Current == "" {
+		f.Current = f.Keys[len(f.Keys)-1].ID
+	}
+	if !staged {
+		f.Current = ""
+	}
 	f.Keys = append(f.Keys, fileKey{ID: id, Secret: randomBytes(), CreatedAt: time.Now().UTC()})
+	return id, rewrite(path, f)
+}
+
+// Promote makes the newest key of the file at path seal, when one is
+// staged, and says whether one was.
+func Promote(path string) (bool, error) {
+	f, err := read(path)
+	if err != nil || f.Current == "" || f.Current == f.Keys[len(f.Keys)-1].ID {
+		return false, err
+	}
+	f.Current = ""
+	return true, rewrite(path, f)
+}
+
+// rewrite replaces the file at path with f and, when it is the installed
+// file, reloads it.
+func rewrite(path string, f keyFile) error {
 	if err := write(path, f, true); err != nil {
-		return "", err
+		return err
 	}
 	if r := active.Load(); r != nil && sameFile(r.path, path) {
 		if _, err := reload(r, true); err != nil {
-			return "", err
+			return err
 		}
 	}
-	return id, nil
+	return nil
 }
 
 func sameFile(a, b string) bool {
@@ -159,6 +189,12 @@ func load(path string) (*ring, error) {
 			return nil, err
 		}
 		r.current = k.ID
+	}
+	if f.Current != "" {
+		if _, ok := r.aeads[f.Current]; !ok {
+			return nil, fmt.Errorf("data key file %s: current key %q is not in its keys", path, f.Current)
+		}
+		r.current = f.Current
 	}
 	return r, nil
 }

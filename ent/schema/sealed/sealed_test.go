@@ -88,7 +88,7 @@ func TestAddKeySealsUnderItAndKeepsOldValuesReadable(t *testing.T) {
 	require.NoError(t, err)
 	oldIndex := MustIndex("52998224725")
 
-	id, err := AddKey(path)
+	id, err := AddKey(path, false)
 	require.NoError(t, err)
 	require.Equal(t, "k2", id)
 	current, err := CurrentKeyID()
@@ -187,4 +187,46 @@ func BenchmarkSealAndOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestStagedKey: a staged key opens what another process seals with it but
+// does not seal here until promoted.
+func TestStagedKey(t *testing.T) {
+	path := newKeyFile(t)
+	id, err := AddKey(path, true)
+	require.NoError(t, err)
+	require.Equal(t, "k2", id)
+	current, err := CurrentKeyID()
+	require.NoError(t, err)
+	require.Equal(t, "k1", current, "a staged key does not seal")
+	v, err := Seal("52998224725")
+	require.NoError(t, err)
+	require.True(t, SealedUnder(v, "k1"), v)
+
+	id, err = AddKey(path, true)
+	require.NoError(t, err)
+	require.Equal(t, "k3", id)
+	current, err = CurrentKeyID()
+	require.NoError(t, err)
+	require.Equal(t, "k1", current, "still k1 while k2 and k3 are staged")
+
+	promoted, err := Promote(path)
+	require.NoError(t, err)
+	require.True(t, promoted)
+	current, err = CurrentKeyID()
+	require.NoError(t, err)
+	require.Equal(t, "k3", current, "the newest key seals once promoted")
+	promoted, err = Promote(path)
+	require.NoError(t, err)
+	require.False(t, promoted, "nothing staged")
+	got, err := Open(v)
+	require.NoError(t, err)
+	require.Equal(t, "52998224725", got)
+
+	f, err := read(path)
+	require.NoError(t, err)
+	f.Current = "k9"
+	require.NoError(t, write(path, f, true))
+	active.Store(nil)
+	require.ErrorContains(t, Install(path), `current key "k9" is not in its keys`)
 }
