@@ -19,7 +19,7 @@ type sealedColumn struct{ table, column, index string }
 
 // sealedColumns are the sealed columns a rotation moves to the newest key.
 // Import files (customer_import_chunks.data) are sealed too but not moved:
-// they live a day, and no key ever leaves the key file.
+// they are kept at most a day, and no key ever leaves the key file.
 var sealedColumns = []sealedColumn{
 	{"customers", "document", "document_index"},
 	{"sales", "customer_document", "customer_document_index"},
@@ -32,12 +32,12 @@ const resealBatch = 500
 // ResealProgress reports a re-sealing's progress: done of total values.
 type ResealProgress func(done, total int)
 
-// Reseal seals again, under the data key's newest key, every value of the
-// sealed columns that is under an older key or in clear, in batches; each row
-// is rewritten only if unchanged since it was read, so a concurrent write
-// wins. Interrupted, it resumes where it stopped when run again. It returns
-// how many values it re-sealed.
-func (db *DB) Reseal(ctx context.Context, progress ResealProgress) (int, error) {
+// resealAll seals again, under the data key's current key, every value of
+// the sealed columns that is under another key or in clear, in batches; each
+// row is rewritten only if unchanged since it was read, so a concurrent
+// write wins. Interrupted, it resumes where it stopped when run again. It
+// returns how many values it re-sealed.
+func (db *DB) resealAll(ctx context.Context, progress ResealProgress) (int, error) {
 	key, err := sealed.CurrentKeyID()
 	if err != nil {
 		return 0, err
@@ -94,17 +94,17 @@ func (db *DB) RotateDataKey(ctx context.Context, progress ResealProgress) (Rotat
 	if r.KeyID, err = sealed.CurrentKeyID(); err != nil {
 		return r, err
 	}
-	n, err := db.Reseal(ctx, progress)
+	n, err := db.resealAll(ctx, progress)
 	r.Resealed += n
 	if err != nil {
 		return r, err
 	}
-	n, err = db.Reseal(ctx, nil)
+	n, err = db.resealAll(ctx, nil)
 	r.Resealed += n
 	return r, err
 }
 
-// RemainingToReseal counts the values Reseal would re-seal.
+// RemainingToReseal counts the values not yet under the current key.
 func (db *DB) RemainingToReseal(ctx context.Context) (int, error) {
 	key, err := sealed.CurrentKeyID()
 	if err != nil {
