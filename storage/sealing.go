@@ -42,7 +42,7 @@ func (db *DB) resealAll(ctx context.Context, progress ResealProgress) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	return db.reseal(ctx, notUnder(key), progress)
+	return db.reseal(ctx, db.SQL, notUnder(key), progress)
 }
 
 // Rotation is what RotateDataKey did.
@@ -110,7 +110,7 @@ func (db *DB) RemainingToReseal(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return db.countToReseal(ctx, notUnder(key))
+	return db.countToReseal(ctx, db.SQL, notUnder(key))
 }
 
 // selection is the SQL condition on a sealed column's rows to re-seal.
@@ -127,23 +127,33 @@ func notUnder(key string) selection {
 // inClear selects the values of a database from before sealing.
 func inClear(c sealedColumn) string { return c.index + " IS NULL" }
 
-// sealClear checks the data key opens the database's documents, then seals
-// and indexes those a database from before sealing holds in clear (their
-// index is empty); the migrations run it.
-func (db *DB) sealClear(ctx context.Context, log *slog.Logger) error {
-	if err := db.checkDataKey(ctx); err != nil {
-		return err
-	}
-	n, err := db.reseal(ctx, inClear, nil)
+// sealingMigration is the migration that added the blind indexes: right
+// after it, in its transaction, the documents a database from before holds in
+// clear are sealed and indexed (sealClear), so it happens once, with the
+// migration or not at all.
+const sealingMigration = 24
+
+// sealClear seals and indexes, through the migration's transaction tx, the
+// documents stored in clear before sealing (their index is empty).
+func (db *DB) sealClear(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
+	n, err := db.reseal(ctx, tx, inClear, nil)
 	if n > 0 {
 		log.Info("sealed the documents stored in clear", "values", n)
 	}
 	return err
 }
 
+// querier reads and writes re-sealed rows: the pool (a transaction a batch)
+// or the migration's transaction.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // reseal re-seals the rows of every sealed column that sel selects.
-func (db *DB) reseal(ctx context.Context, sel selection, progress ResealProgress) (int, error) {
-	total, err := db.countToReseal(ctx, sel)
+func (db *DB) reseal(ctx context.Context, q querier, sel selection, progress ResealProgress) (int, error) {
+	total, err := db.countToReseal(ctx, q, sel)
 	if err != nil || total == 0 {
 		return 0, err
 	}
@@ -152,14 +162,14 @@ func (db *DB) reseal(ctx context.Context, sel selection, progress ResealProgress
 		where := sel(c)
 		after := ""
 		for {
-			rows, err := db.sealedRows(ctx, c, where, after)
+			rows, err := db.sealedRows(ctx, q, c, where, after)
 			if err != nil {
 				return done, err
 			}
 			if len(rows) == 0 {
 				break
 			}
-			if err := db.resealRows(ctx, c, rows); err != nil {
+			if err := db.resealRows(ctx, q, c, rows); err != nil {
 				return done, err
 			}
 			done += len(rows)
@@ -172,12 +182,12 @@ func (db *DB) reseal(ctx context.Context, sel selection, progress ResealProgress
 	return done, nil
 }
 
-func (db *DB) countToReseal(ctx context.Context, sel selection) (int, error) {
+func (db *DB) countToReseal(ctx context.Context, q querier, sel selection) (int, error) {
 	total := 0
 	for _, c := range sealedColumns {
 		var n int
-		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <> '' AND ", c.table, c.column) + sel(c)
-		if err := db.SQL.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		count := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <> '' AND ", c.table, c.column) + sel(c)
+		if err := q.QueryRowContext(ctx, count).Scan(&n); err != nil {
 			return 0, fmt.Errorf("counting the %s to seal: %w", c.table, err)
 		}
 		total += n
@@ -188,10 +198,9 @@ func (db *DB) countToReseal(ctx context.Context, sel selection) (int, error) {
 type sealedRow struct{ id, value string }
 
 // sealedRows reads the next batch of rows after id after, in id order.
-func (db *DB) sealedRows(ctx context.Context, c sealedColumn, where, after string) ([]sealedRow, error) {
-	q := db.rebind(fmt.Sprintf("SELECT id, %s FROM %s WHERE %s <> '' AND %s AND id > ? ORDER BY id LIMIT %d",
-		c.column, c.table, c.column, where, resealBatch))
-	rs, err := db.SQL.QueryContext(ctx, q, after)
+func (db *DB) sealedRows(ctx context.Context, q querier, c sealedColumn, where, after string) ([]sealedRow, error) {
+	rs, err := q.QueryContext(ctx, db.rebind(fmt.Sprintf("SELECT id, %s FROM %s WHERE %s <> '' AND %s AND id > ? ORDER BY id LIMIT %d",
+		c.column, c.table, c.column, where, resealBatch)), after)
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s to seal: %w", c.table, err)
 	}
@@ -207,15 +216,21 @@ func (db *DB) sealedRows(ctx context.Context, c sealedColumn, where, after strin
 	return out, rs.Err()
 }
 
-// resealRows rewrites rows in one transaction, each only if its value is
-// still the one read.
-func (db *DB) resealRows(ctx context.Context, c sealedColumn, rows []sealedRow) error {
-	tx, err := db.SQL.BeginTx(ctx, nil)
-	if err != nil {
-		return err
+// resealRows rewrites rows, each only if its value is still the one read: in
+// a transaction of their own when q is the pool.
+func (db *DB) resealRows(ctx context.Context, q querier, c sealedColumn, rows []sealedRow) error {
+	if pool, ok := q.(*sql.DB); ok {
+		tx, err := pool.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := db.resealRows(ctx, tx, c, rows); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
-	defer tx.Rollback()
-	q := db.rebind(fmt.Sprintf("UPDATE %s SET %s = ?, %s = ? WHERE id = ? AND %s = ?", c.table, c.column, c.index, c.column))
+	update := db.rebind(fmt.Sprintf("UPDATE %s SET %s = ?, %s = ? WHERE id = ? AND %s = ?", c.table, c.column, c.index, c.column))
 	for _, r := range rows {
 		plain, err := sealed.Open(r.value)
 		if err != nil {
@@ -229,11 +244,11 @@ func (db *DB) resealRows(ctx context.Context, c sealedColumn, rows []sealedRow) 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, q, value, index, r.id, r.value); err != nil {
+		if _, err := q.ExecContext(ctx, update, value, index, r.id, r.value); err != nil {
 			return fmt.Errorf("sealing %s %s: %w", c.table, r.id, err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // UseDataKey installs the data key file the database at rawURL is sealed
@@ -285,7 +300,7 @@ func DataKeyPath(rawURL, path string) (string, error) {
 
 // checkDataKey makes sure the installed data key opens and indexes the
 // documents already sealed, so a wrong or newly made key file is refused at
-// start rather than failing lookups later.
+// start rather than failing lookups later; the migrations run it.
 func (db *DB) checkDataKey(ctx context.Context) error {
 	var value, index string
 	err := db.SQL.QueryRowContext(ctx, `SELECT document, document_index FROM customers WHERE document_index IS NOT NULL LIMIT 1`).
