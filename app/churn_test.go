@@ -35,7 +35,7 @@ type cdnowPurchase struct {
 
 func cdnowPurchases(t *testing.T) []cdnowPurchase {
 	t.Helper()
-	f, err := os.Open("../../shared/data/cdnow_sample.txt")
+	f, err := os.Open("../testdata/cdnow/cdnow_sample.txt")
 	require.NoError(t, err)
 	defer f.Close()
 	var out []cdnowPurchase
@@ -58,7 +58,7 @@ func cdnowWithin(t *testing.T, want, got, tolerance float64, what string) {
 	require.LessOrEqualf(t, math.Abs(got-want)/want, tolerance, "%s: %.5f, published %.5f", what, got, want)
 }
 
-// TestChurnModelFromSales loads the CDNOW sample (../shared/data) as POS
+// TestChurnModelFromSales loads the CDNOW sample (testdata/cdnow at the top of the repository) as POS
 // sales of a tenant, through registration and processing as the point of
 // sale and the worker make them, fits the tenant's model to the 39-week
 // calibration period ending 1997-09-30, and compares it with the published

@@ -14,12 +14,12 @@ import (
 	"github.com/fideliza/fideliza/domain/churn"
 )
 
-// cdnowHistories reads the CDNOW sample (../shared/data) into the 39-week
+// cdnowHistories reads the CDNOW sample (testdata/cdnow at the top of the repository) into the 39-week
 // calibration histories of the paper: several purchases on one day are one
 // transaction, time in weeks.
 func cdnowHistories(t *testing.T) []churn.History {
 	t.Helper()
-	f, err := os.Open("../../../shared/data/cdnow_sample.txt")
+	f, err := os.Open("../../testdata/cdnow/cdnow_sample.txt")
 	require.NoError(t, err)
 	defer f.Close()
 	days := map[string]map[time.Time]bool{}
