@@ -20,7 +20,7 @@ type SigningKey struct {
 	ID string `json:"id,omitempty"`
 	// Algorithm holds the value of the "algorithm" field.
 	Algorithm string `json:"algorithm,omitempty"`
-	// PKCS #8 DER private key.
+	// PKCS #8 DER private key, sealed with the data key: a backup alone signs no token.
 	PrivateKey []byte `json:"-"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
@@ -34,12 +34,12 @@ func (*SigningKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case signingkey.FieldPrivateKey:
-			values[i] = new([]byte)
 		case signingkey.FieldID, signingkey.FieldAlgorithm:
 			values[i] = new(sql.NullString)
 		case signingkey.FieldCreatedAt, signingkey.FieldRetiredAt:
 			values[i] = new(sql.NullTime)
+		case signingkey.FieldPrivateKey:
+			values[i] = signingkey.ValueScanner.PrivateKey.ScanValue()
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -68,10 +68,10 @@ func (_m *SigningKey) assignValues(columns []string, values []any) error {
 				_m.Algorithm = value.String
 			}
 		case signingkey.FieldPrivateKey:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field private_key", values[i])
-			} else if value != nil {
-				_m.PrivateKey = *value
+			if value, err := signingkey.ValueScanner.PrivateKey.FromValue(values[i]); err != nil {
+				return err
+			} else {
+				_m.PrivateKey = value
 			}
 		case signingkey.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {

@@ -158,7 +158,10 @@ func (_c *SigningKeyCreate) sqlSave(ctx context.Context) (*SigningKey, error) {
 	if err := _c.check(); err != nil {
 		return nil, err
 	}
-	_node, _spec := _c.createSpec()
+	_node, _spec, err := _c.createSpec()
+	if err != nil {
+		return nil, err
+	}
 	if err := sqlgraph.CreateNode(ctx, _c.driver, _spec); err != nil {
 		if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
@@ -177,7 +180,7 @@ func (_c *SigningKeyCreate) sqlSave(ctx context.Context) (*SigningKey, error) {
 	return _node, nil
 }
 
-func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec) {
+func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec, error) {
 	var (
 		_node = &SigningKey{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(signingkey.Table, sqlgraph.NewFieldSpec(signingkey.FieldID, field.TypeString))
@@ -191,7 +194,11 @@ func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec) {
 		_node.Algorithm = value
 	}
 	if value, ok := _c.mutation.PrivateKey(); ok {
-		_spec.SetField(signingkey.FieldPrivateKey, field.TypeBytes, value)
+		vv, err := signingkey.ValueScanner.PrivateKey.Value(value)
+		if err != nil {
+			return nil, nil, err
+		}
+		_spec.SetField(signingkey.FieldPrivateKey, field.TypeBytes, vv)
 		_node.PrivateKey = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
@@ -202,7 +209,7 @@ func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec) {
 		_spec.SetField(signingkey.FieldRetiredAt, field.TypeTime, value)
 		_node.RetiredAt = &value
 	}
-	return _node, _spec
+	return _node, _spec, nil
 }
 
 // SigningKeyCreateBulk is the builder for creating many SigningKey entities in bulk.
@@ -234,7 +241,10 @@ func (_c *SigningKeyCreateBulk) Save(ctx context.Context) ([]*SigningKey, error)
 				}
 				builder.mutation = mutation
 				var err error
-				nodes[i], specs[i] = builder.createSpec()
+				nodes[i], specs[i], err = builder.createSpec()
+				if err != nil {
+					return nil, err
+				}
 				if i < len(mutators)-1 {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {

@@ -85,7 +85,7 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 		if err := db.migrateSQLite(ctx, log, migrator); err != nil {
 			return err
 		}
-		return db.checkDataKey(ctx)
+		return db.checkDataKey(ctx, db.SQL)
 	}
 
 	conn, err := db.SQL.Conn(ctx)
@@ -111,7 +111,7 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("river migrations: %w", err)
 	}
-	return db.checkDataKey(ctx)
+	return db.checkDataKey(ctx, db.SQL)
 }
 
 // migrateSQLite runs the migrations with foreign keys off, as SQLite's
@@ -183,10 +183,8 @@ func (db *DB) migrateSchema(ctx context.Context, tx *sql.Tx, log *slog.Logger) e
 			return err
 		}
 		log.Info("schema migration applied", "version", m.Version, "name", m.Name)
-		if m.Version == sealingMigration {
-			if err := db.sealClear(ctx, tx, log); err != nil {
-				return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
-			}
+		if err := db.sealClear(ctx, tx, m.Version, log); err != nil {
+			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	return nil

@@ -121,6 +121,9 @@ func TestMigrationsKeepData(t *testing.T) {
 				_, err := db.SQL.ExecContext(ctx, q)
 				require.NoError(t, err, q)
 			}
+			clearKey := []byte("\x30\x81\x87 a PKCS #8 DER key in clear")
+			_, err = db.SQL.ExecContext(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created_at) VALUES ('key_1', 'ES256', $1, CURRENT_TIMESTAMP)`, clearKey)
+			require.NoError(t, err)
 			require.NoError(t, db.Migrate(ctx, slog.New(slog.DiscardHandler)))
 			var members int
 			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM customer_segments`).Scan(&members))
@@ -141,6 +144,14 @@ func TestMigrationsKeepData(t *testing.T) {
 			c, err := db.Ent.Customer.Query().Where(customer.DocumentIndex(index)).Only(sys)
 			require.NoError(t, err)
 			require.Equal(t, "52998224725", c.Document)
+
+			// So is the signing key stored in clear.
+			var storedKey []byte
+			require.NoError(t, db.SQL.QueryRowContext(ctx, `SELECT private_key FROM signing_keys WHERE id = 'key_1'`).Scan(&storedKey))
+			require.True(t, sealed.SealedUnder(string(storedKey), key), "sealed: %q", storedKey)
+			k, err := db.Ent.SigningKey.Get(sys, "key_1")
+			require.NoError(t, err)
+			require.Equal(t, clearKey, k.PrivateKey)
 		})
 	}
 }

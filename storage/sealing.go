@@ -8,22 +8,40 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
+
+	"entgo.io/ent/dialect"
 
 	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
-// sealedColumn is a column the application seals (ent/schema/sealed), with
-// the blind index kept beside it.
-type sealedColumn struct{ table, column, index string }
+// sealedColumn is a column the application seals (ent/schema/sealed): text
+// (sealed.Text) with the blind index kept beside it, or bytes (sealed.Bytes)
+// without one. sealedBy is the migration in whose transaction the values a
+// database held in clear before were sealed.
+type sealedColumn struct {
+	table, column, index string
+	what                 string // the values, as logs name them
+	sealedBy             int
+	// inClearAdvice is logged, as a warning, when the migration found
+	// values in clear.
+	inClearAdvice string
+}
 
 // sealedColumns are the sealed columns a rotation moves to the newest key.
 // Import files (customer_import_chunks.data) are sealed too but not moved:
 // they are kept at most a day, and no key ever leaves the key file.
 var sealedColumns = []sealedColumn{
-	{"customers", "document", "document_index"},
-	{"sales", "customer_document", "customer_document_index"},
+	{table: "customers", column: "document", index: "document_index", what: "documents", sealedBy: 24},
+	{table: "sales", column: "customer_document", index: "customer_document_index", what: "documents", sealedBy: 24},
+	{table: "signing_keys", column: "private_key", what: "signing keys", sealedBy: 25,
+		inClearAdvice: "the backups taken before hold them in clear: rotate them (fideliza keys rotate)"},
 }
+
+// bytes says the column is sealed.Bytes: its sealed values are raw, not
+// base64, and it has no blind index.
+func (c sealedColumn) bytes() bool { return c.index == "" }
 
 // resealBatch is how many rows one transaction re-seals: short enough that
 // sales keep arriving beside a rotation on SQLite's single writer.
@@ -42,26 +60,26 @@ func (db *DB) resealAll(ctx context.Context, progress ResealProgress) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	return db.reseal(ctx, db.SQL, notUnder(key), progress)
+	return db.reseal(ctx, db.SQL, sealedColumns, notUnder(key), progress)
 }
 
 // Rotation is what RotateDataKey did.
 type Rotation struct {
-	KeyID    string // the key every document is now under
+	KeyID    string // the key every document and signing key is now under
 	Resealed int
 	// Promoted says the new key was one staged before (keys add-data).
 	Promoted bool
-	// Resumed says documents were still under an older key (an interrupted
+	// Resumed says values were still under an older key (an interrupted
 	// rotation): they were moved to the newest key, and no key was added.
 	Resumed bool
 }
 
-// RotateDataKey moves every sealed document to a new data key, and reports
-// progress. The new key is the one staged in the key file, if any, else one
-// it adds; it seals in every process reading the file within a second. When
-// no key is staged and documents are still under an older key, it finishes
-// moving them to the current one instead of adding another: run again after
-// an interruption, it resumes.
+// RotateDataKey moves every sealed document and signing key to a new data
+// key, and reports progress. The new key is the one staged in the key file,
+// if any, else one it adds; it seals in every process reading the file
+// within a second. When no key is staged and values are still under an
+// older key, it finishes moving them to the current one instead of adding
+// another: run again after an interruption, it resumes.
 func (db *DB) RotateDataKey(ctx context.Context, progress ResealProgress) (Rotation, error) {
 	var r Rotation
 	path := sealed.Path()
@@ -110,7 +128,7 @@ func (db *DB) RemainingToReseal(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return db.countToReseal(ctx, db.SQL, notUnder(key))
+	return db.countToReseal(ctx, db.SQL, sealedColumns, notUnder(key))
 }
 
 // selection is the SQL condition on a sealed column's rows to re-seal.
@@ -120,27 +138,69 @@ type selection func(c sealedColumn) string
 // digits: nothing to escape), and those never indexed.
 func notUnder(key string) selection {
 	return func(c sealedColumn) string {
-		return fmt.Sprintf("(%s NOT LIKE '%s:%%' OR %s IS NULL)", c.column, key, c.index)
+		under := fmt.Sprintf("%s NOT LIKE '%s:%%'", c.column, key)
+		if c.bytes() {
+			return under
+		}
+		return fmt.Sprintf("(%s OR %s IS NULL)", under, c.index)
 	}
 }
 
-// inClear selects the values of a database from before sealing.
-func inClear(c sealedColumn) string { return c.index + " IS NULL" }
-
-// sealingMigration is the migration that added the blind indexes: right
-// after it, in its transaction, the documents a database from before holds in
-// clear are sealed and indexed (sealClear), so it happens once, with the
-// migration or not at all.
-const sealingMigration = 24
-
-// sealClear seals and indexes, through the migration's transaction tx, the
-// documents stored in clear before sealing (their index is empty).
-func (db *DB) sealClear(ctx context.Context, tx *sql.Tx, log *slog.Logger) error {
-	n, err := db.reseal(ctx, tx, inClear, nil)
-	if n > 0 {
-		log.Info("sealed the documents stored in clear", "values", n)
+// inClear selects the values of a database from before sealing: those not
+// indexed, or, for a bytes column, those without a key id in front (a DER
+// key begins with its SEQUENCE tag, never with a k).
+func inClear(c sealedColumn) string {
+	if c.bytes() {
+		return c.column + " NOT LIKE 'k%'"
 	}
-	return err
+	return c.index + " IS NULL"
+}
+
+// sealClear seals (and indexes), through the transaction tx of migration
+// version, the values stored in clear in the columns that migration seals,
+// so that happens once, with the migration or not at all. The data key must
+// first open what is already sealed: a wrong key would otherwise seal the
+// values nobody could then open.
+func (db *DB) sealClear(ctx context.Context, tx *sql.Tx, version int, log *slog.Logger) error {
+	var columns []sealedColumn
+	for _, c := range sealedColumns {
+		if c.sealedBy == version {
+			columns = append(columns, c)
+		}
+	}
+	if len(columns) == 0 {
+		return nil
+	}
+	if err := db.checkDataKey(ctx, tx); err != nil {
+		return err
+	}
+	if db.Dialect == dialect.SQLite {
+		// Zero the space the clear values leave in their pages, so no
+		// copy of the file keeps them.
+		var was int
+		if err := tx.QueryRowContext(ctx, `PRAGMA secure_delete`).Scan(&was); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+			return err
+		}
+		defer tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = `+strconv.Itoa(was))
+	}
+	for _, c := range columns {
+		n, err := db.reseal(ctx, tx, []sealedColumn{c}, inClear, nil)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			continue
+		}
+		if c.inClearAdvice != "" {
+			log.Warn("sealed the "+c.what+" stored in clear: "+c.inClearAdvice, "table", c.table, "values", n)
+		} else {
+			log.Info("sealed the "+c.what+" stored in clear", "table", c.table, "values", n)
+		}
+	}
+	return nil
 }
 
 // querier reads and writes re-sealed rows: the pool (a transaction a batch)
@@ -151,14 +211,14 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// reseal re-seals the rows of every sealed column that sel selects.
-func (db *DB) reseal(ctx context.Context, q querier, sel selection, progress ResealProgress) (int, error) {
-	total, err := db.countToReseal(ctx, q, sel)
+// reseal re-seals the rows of columns that sel selects.
+func (db *DB) reseal(ctx context.Context, q querier, columns []sealedColumn, sel selection, progress ResealProgress) (int, error) {
+	total, err := db.countToReseal(ctx, q, columns, sel)
 	if err != nil || total == 0 {
 		return 0, err
 	}
 	done := 0
-	for _, c := range sealedColumns {
+	for _, c := range columns {
 		where := sel(c)
 		after := ""
 		for {
@@ -182,9 +242,9 @@ func (db *DB) reseal(ctx context.Context, q querier, sel selection, progress Res
 	return done, nil
 }
 
-func (db *DB) countToReseal(ctx context.Context, q querier, sel selection) (int, error) {
+func (db *DB) countToReseal(ctx context.Context, q querier, columns []sealedColumn, sel selection) (int, error) {
 	total := 0
-	for _, c := range sealedColumns {
+	for _, c := range columns {
 		var n int
 		count := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <> '' AND ", c.table, c.column) + sel(c)
 		if err := q.QueryRowContext(ctx, count).Scan(&n); err != nil {
@@ -195,7 +255,11 @@ func (db *DB) countToReseal(ctx context.Context, q querier, sel selection) (int,
 	return total, nil
 }
 
-type sealedRow struct{ id, value string }
+// sealedRow is a row's value as stored: sealed, or in clear.
+type sealedRow struct {
+	id    string
+	value []byte
+}
 
 // sealedRows reads the next batch of rows after id after, in id order.
 func (db *DB) sealedRows(ctx context.Context, q querier, c sealedColumn, where, after string) ([]sealedRow, error) {
@@ -230,25 +294,52 @@ func (db *DB) resealRows(ctx context.Context, q querier, c sealedColumn, rows []
 		}
 		return tx.Commit()
 	}
-	update := db.rebind(fmt.Sprintf("UPDATE %s SET %s = ?, %s = ? WHERE id = ? AND %s = ?", c.table, c.column, c.index, c.column))
+	set := c.column + " = ?"
+	if !c.bytes() {
+		set += ", " + c.index + " = ?"
+	}
+	update := db.rebind(fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", c.table, set, c.column))
 	for _, r := range rows {
-		plain, err := sealed.Open(r.value)
+		args, err := c.reseal(r.value)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", c.table, r.id, err)
 		}
-		value, err := sealed.Seal(plain)
-		if err != nil {
-			return err
-		}
-		index, err := sealed.Index(plain)
-		if err != nil {
-			return err
-		}
-		if _, err := q.ExecContext(ctx, update, value, index, r.id, r.value); err != nil {
+		if _, err := q.ExecContext(ctx, update, append(args, r.id, c.stored(r.value))...); err != nil {
 			return fmt.Errorf("sealing %s %s: %w", c.table, r.id, err)
 		}
 	}
 	return nil
+}
+
+// reseal opens value and seals it again under the current key: the new
+// value and, for a text column, the blind index of the clear one.
+func (c sealedColumn) reseal(value []byte) ([]any, error) {
+	if c.bytes() {
+		plain, err := sealed.OpenBytes(value)
+		if err != nil {
+			return nil, err
+		}
+		resealed, err := sealed.SealBytes(plain)
+		return []any{resealed}, err
+	}
+	plain, err := sealed.Open(string(value))
+	if err != nil {
+		return nil, err
+	}
+	resealed, err := sealed.Seal(plain)
+	if err != nil {
+		return nil, err
+	}
+	index, err := sealed.Index(plain)
+	return []any{resealed, index}, err
+}
+
+// stored is value as the column's driver argument.
+func (c sealedColumn) stored(value []byte) any {
+	if c.bytes() {
+		return value
+	}
+	return string(value)
 }
 
 // UseDataKey installs the data key file the database at rawURL is sealed
@@ -299,27 +390,50 @@ func DataKeyPath(rawURL, path string) (string, error) {
 }
 
 // checkDataKey makes sure the installed data key opens and indexes the
-// documents already sealed, so a wrong or newly made key file is refused at
-// start rather than failing lookups later; the migrations run it.
-func (db *DB) checkDataKey(ctx context.Context) error {
+// documents already sealed, and opens the signing keys, so a wrong or newly
+// made key file is refused at start, before a migration seals anything with
+// it, rather than failing lookups and tokens later. The migrations run it.
+func (db *DB) checkDataKey(ctx context.Context, q querier) error {
 	var value, index string
-	err := db.SQL.QueryRowContext(ctx, `SELECT document, document_index FROM customers WHERE document_index IS NOT NULL LIMIT 1`).
+	err := q.QueryRowContext(ctx, `SELECT document, document_index FROM customers WHERE document_index IS NOT NULL LIMIT 1`).
 		Scan(&value, &index)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		if err := opensAndIndexes(value, index); err != nil {
+			return wrongDataKey("documents", err)
+		}
+	}
+	var key []byte
+	err = q.QueryRowContext(ctx, `SELECT private_key FROM signing_keys LIMIT 1`).Scan(&key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	plain, err := sealed.Open(value)
-	if err == nil {
-		var again string
-		if again, err = sealed.Index(plain); err == nil && again != index {
-			err = errors.New("its index key is another one")
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("the data key file does not open this database's documents (%w): start with the key file they were sealed with", err)
+	if _, err := sealed.OpenBytes(key); err != nil {
+		return wrongDataKey("signing keys", err)
 	}
 	return nil
+}
+
+// opensAndIndexes checks the installed data key opens a sealed document and
+// gives it the index stored beside it.
+func opensAndIndexes(value, index string) error {
+	plain, err := sealed.Open(value)
+	if err != nil {
+		return err
+	}
+	again, err := sealed.Index(plain)
+	if err == nil && again != index {
+		err = errors.New("its index key is another one")
+	}
+	return err
+}
+
+func wrongDataKey(what string, err error) error {
+	return fmt.Errorf("the data key file does not open this database's %s (%w): start with the key file they were sealed with", what, err)
 }

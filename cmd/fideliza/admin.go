@@ -287,7 +287,7 @@ func printCredentials(g *globals, cred *app.ClientCredentials) error {
 }
 
 func newKeysCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Manage the keys access tokens are signed with, and the data key documents are sealed with"}
+	cmd := &cobra.Command{Use: "keys", Short: "Manage the keys access tokens are signed with, and the data key documents and those keys are sealed with"}
 	cmd.AddCommand(newDataKeyCommands(g)...)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "rotate",

@@ -61,30 +61,39 @@ func requireNoClearDocuments(t *testing.T, dbURL, guide string) {
 	delete(docs, "")
 	require.Greater(t, len(docs), 100, "the demo's customers, at least")
 
-	var raw []byte
-	if db.Dialect == dialect.SQLite {
-		path := strings.TrimPrefix(dbURL, "sqlite://")
-		for _, f := range []string{path, path + "-wal"} {
-			b, err := os.ReadFile(f)
-			if !os.IsNotExist(err) {
-				require.NoError(t, err)
-			}
-			raw = append(raw, b...)
-		}
-	} else {
-		raw = pgDump(t, dbURL)
-	}
+	raw := storedBytes(t, db.Dialect, dbURL, "escape")
 	require.Empty(t, clearDocuments(raw, docs), "documents in clear in the database (%d bytes scanned)", len(raw))
 	t.Logf("none of %d documents in clear in %d bytes of the database", len(docs), len(raw))
 }
 
+// storedBytes is what the database at dbURL holds as a backup would: the
+// SQLite file, every page, and its WAL; or a pg_dump of the PostgreSQL
+// database, bytes columns written as byteaOutput says (escape, so their text
+// shows, or hex).
+func storedBytes(t *testing.T, dialectName, dbURL, byteaOutput string) []byte {
+	t.Helper()
+	if dialectName != dialect.SQLite {
+		return pgDump(t, dbURL, byteaOutput)
+	}
+	var raw []byte
+	path := strings.TrimPrefix(dbURL, "sqlite://")
+	for _, f := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(f)
+		if !os.IsNotExist(err) {
+			require.NoError(t, err)
+		}
+		raw = append(raw, b...)
+	}
+	return raw
+}
+
 // pgDump is the data of the PostgreSQL database at dbURL as pg_dump writes
-// it, bytes columns escaped rather than in hex so their text shows.
-func pgDump(t *testing.T, dbURL string) []byte {
+// it, bytes columns in byteaOutput.
+func pgDump(t *testing.T, dbURL, byteaOutput string) []byte {
 	t.Helper()
 	requireTools(t, "pg_dump")
 	cmd := exec.Command("pg_dump", "--data-only", "--dbname", dbURL)
-	cmd.Env = append(os.Environ(), "PGOPTIONS=-c bytea_output=escape")
+	cmd.Env = append(os.Environ(), "PGOPTIONS=-c bytea_output="+byteaOutput)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

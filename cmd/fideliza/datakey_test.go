@@ -30,8 +30,10 @@ const (
 // given, the first start creates one beside the database file (mode 0600)
 // and says so; later starts use it; a start whose key does not open the
 // documents already sealed is refused, and the key file it made is removed.
-// Each start is a process of its own (this test binary again), for a process
-// holds one data key.
+// On a database from before signing keys were sealed, that start is refused
+// before the migration seals them with its key (which would lose them), and
+// the next start with the right key seals them. Each start is a process of
+// its own (this test binary again), for a process holds one data key.
 func TestDataKeyBesideTheDatabase(t *testing.T) {
 	if step := os.Getenv(envKeyStep); step != "" {
 		dataKeyStep(t, step, os.Getenv(envKeyDir))
@@ -60,13 +62,35 @@ func TestDataKeyBesideTheDatabase(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 	run("again")
 
+	run("downgrade")
 	require.NoError(t, os.Rename(key, key+".lost"))
 	run("lost")
 	_, err = os.Stat(key)
 	require.ErrorIs(t, err, fs.ErrNotExist, "the key made for a database it could not open is removed")
+	u := "sqlite://" + filepath.ToSlash(filepath.Join(dir, "f.db"))
+	require.Equal(t, []string{"clear"}, signingKeyStates(t, u), "the refused start sealed nothing")
 
 	require.NoError(t, os.Rename(key+".lost", key))
 	run("again")
+	require.Equal(t, []string{"k1"}, signingKeyStates(t, u))
+}
+
+// signingKeyStates are the key ids the signing keys of the database at
+// dbURL are sealed under, "clear" for one in clear.
+func signingKeyStates(t *testing.T, dbURL string) []string {
+	t.Helper()
+	db, err := storage.Open(context.Background(), dbURL)
+	require.NoError(t, err)
+	defer db.Close()
+	var states []string
+	for _, stored := range queryStrings(t, db.SQL, `SELECT private_key FROM signing_keys`) {
+		id, _, ok := strings.Cut(stored, ":")
+		if !ok || !strings.HasPrefix(id, "k") {
+			id = "clear"
+		}
+		states = append(states, id)
+	}
+	return states
 }
 
 // dataKeyStep is one start of TestDataKeyBesideTheDatabase, in a child
@@ -79,10 +103,16 @@ func dataKeyStep(t *testing.T, step, dir string) {
 		startServe(t, logs, u)
 		require.Contains(t, logs.String(), "created the data key file", "serve says so")
 		require.Contains(t, logs.String(), filepath.Join(dir, "f.db.key"))
-		withCustomer(t, logs, u)
+		tenant, err := withCustomer(t, logs, u).Ent.Tenant.Query().OnlyID(viewer.SystemContext(context.Background()))
+		require.NoError(t, err)
+		fideliza(t, logs, u, "user", "token", "--tenant", tenant) // the first signing key
 	case "again":
 		fideliza(t, logs, u, "migrate")
 		require.NotContains(t, logs.String(), "created the data key file")
+	case "downgrade":
+		_, err := storage.UseDataKey(u, "")
+		require.NoError(t, err)
+		unsealSigningKeys(t, u)
 	case "lost":
 		var out bytes.Buffer
 		cmd := newRootCommand(&out, logs)

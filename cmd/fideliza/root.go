@@ -44,7 +44,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		"database: sqlite:///abs/file.db, sqlite://relative.db or postgres://… (env FIDELIZA_DATABASE_URL)")
 	f.BoolVar(&g.jsonOutput, "json", false, "print one JSON object instead of a human summary")
 	f.StringVar(&g.dataKeyFile, "data-key-file", env("FIDELIZA_DATA_KEY_FILE", ""),
-		"file of the key documents (CPF, CNPJ) are sealed with; default: beside an embedded database's file, created on first start (env FIDELIZA_DATA_KEY_FILE)")
+		"file of the key documents (CPF, CNPJ) and signing keys are sealed with; default: beside an embedded database's file, created on first start (env FIDELIZA_DATA_KEY_FILE)")
 	f.StringVar(&g.logLevel, "log-level", env("FIDELIZA_LOG_LEVEL", "info"), "debug, info, warn or error (env FIDELIZA_LOG_LEVEL)")
 	f.StringVar(&g.publicURL, "public-url", env("FIDELIZA_PUBLIC_URL", ""),
 		"base URL clients reach the service at; the token issuer (env FIDELIZA_PUBLIC_URL; default http://<addr>)")
@@ -111,7 +111,7 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		return nil, err
 	}
 	if createdKey != "" {
-		log.Warn("created the data key file the documents (CPF, CNPJ) are sealed with: back it up with the database, for without it they cannot be read",
+		log.Warn("created the data key file the documents (CPF, CNPJ) and signing keys are sealed with: back it up apart from the database, for without it they cannot be read",
 			"file", createdKey)
 	}
 	issuer := g.publicURL

@@ -108,6 +108,17 @@ type Segment func(*sql.Selector)
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
 
+// SigningKeyOrErr calls the predicate only if the error is not nit.
+func SigningKeyOrErr(p SigningKey, err error) SigningKey {
+	return func(s *sql.Selector) {
+		if err != nil {
+			s.AddError(err)
+			return
+		}
+		p(s)
+	}
+}
+
 // Store is the predicate function for store builders.
 type Store func(*sql.Selector)
 

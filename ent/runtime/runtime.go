@@ -1342,6 +1342,9 @@ func init() {
 	signingkeyDescAlgorithm := signingkeyFields[1].Descriptor()
 	// signingkey.DefaultAlgorithm holds the default value on creation for the algorithm field.
 	signingkey.DefaultAlgorithm = signingkeyDescAlgorithm.Default.(string)
+	// signingkeyDescPrivateKey is the schema descriptor for private_key field.
+	signingkeyDescPrivateKey := signingkeyFields[2].Descriptor()
+	signingkey.ValueScanner.PrivateKey = signingkeyDescPrivateKey.ValueScanner.(field.TypeValueScanner[[]byte])
 	// signingkeyDescCreatedAt is the schema descriptor for created_at field.
 	signingkeyDescCreatedAt := signingkeyFields[3].Descriptor()
 	// signingkey.DefaultCreatedAt holds the default value on creation for the created_at field.

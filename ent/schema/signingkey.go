@@ -7,10 +7,12 @@ import (
 	"entgo.io/ent/schema/field"
 
 	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 )
 
 // SigningKey is a key the token service signs access tokens with. Only the
-// service itself reads it; its public half is published in the JWKS.
+// service itself reads it; its public half is published in the JWKS. Its
+// private half is sealed as documents are.
 type SigningKey struct{ ent.Schema }
 
 func (SigningKey) Fields() []ent.Field {
@@ -18,8 +20,8 @@ func (SigningKey) Fields() []ent.Field {
 		field.String("id").DefaultFunc(pid.Generator(pid.SigningKey)).Immutable().
 			Comment("The key id (kid) of the JWS header."),
 		field.String("algorithm").Default("ES256").Immutable(),
-		field.Bytes("private_key").Sensitive().Immutable().
-			Comment("PKCS #8 DER private key."),
+		field.Bytes("private_key").Sensitive().Immutable().ValueScanner(sealed.Bytes).
+			Comment("PKCS #8 DER private key, sealed with the data key: a backup alone signs no token."),
 		field.Time("created_at").Default(now).Immutable(),
 		field.Time("retired_at").Optional().Nillable().
 			Comment("When a newer key took over signing; published until its last token expires."),

@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/schema/field"
 )
 
 const (
@@ -59,6 +60,10 @@ var (
 	DefaultCreatedAt func() time.Time
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
+	// ValueScanner of all SigningKey fields.
+	ValueScanner struct {
+		PrivateKey field.TypeValueScanner[[]byte]
+	}
 )
 
 // OrderOption defines the ordering options for the SigningKey queries.

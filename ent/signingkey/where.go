@@ -71,7 +71,8 @@ func Algorithm(v string) predicate.SigningKey {
 
 // PrivateKey applies equality check predicate on the "private_key" field. It's identical to PrivateKeyEQ.
 func PrivateKey(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldEQ(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldEQ(FieldPrivateKey, vc), err)
 }
 
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
@@ -151,42 +152,66 @@ func AlgorithmContainsFold(v string) predicate.SigningKey {
 
 // PrivateKeyEQ applies the EQ predicate on the "private_key" field.
 func PrivateKeyEQ(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldEQ(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldEQ(FieldPrivateKey, vc), err)
 }
 
 // PrivateKeyNEQ applies the NEQ predicate on the "private_key" field.
 func PrivateKeyNEQ(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldNEQ(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldNEQ(FieldPrivateKey, vc), err)
 }
 
 // PrivateKeyIn applies the In predicate on the "private_key" field.
 func PrivateKeyIn(vs ...[]byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldIn(FieldPrivateKey, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.PrivateKey.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.SigningKeyOrErr(sql.FieldIn(FieldPrivateKey, v...), err)
 }
 
 // PrivateKeyNotIn applies the NotIn predicate on the "private_key" field.
 func PrivateKeyNotIn(vs ...[]byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldNotIn(FieldPrivateKey, vs...))
+	var (
+		err error
+		v   = make([]any, len(vs))
+	)
+	for i := range v {
+		if v[i], err = ValueScanner.PrivateKey.Value(vs[i]); err != nil {
+			break
+		}
+	}
+	return predicate.SigningKeyOrErr(sql.FieldNotIn(FieldPrivateKey, v...), err)
 }
 
 // PrivateKeyGT applies the GT predicate on the "private_key" field.
 func PrivateKeyGT(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldGT(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldGT(FieldPrivateKey, vc), err)
 }
 
 // PrivateKeyGTE applies the GTE predicate on the "private_key" field.
 func PrivateKeyGTE(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldGTE(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldGTE(FieldPrivateKey, vc), err)
 }
 
 // PrivateKeyLT applies the LT predicate on the "private_key" field.
 func PrivateKeyLT(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldLT(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldLT(FieldPrivateKey, vc), err)
 }
 
 // PrivateKeyLTE applies the LTE predicate on the "private_key" field.
 func PrivateKeyLTE(v []byte) predicate.SigningKey {
-	return predicate.SigningKey(sql.FieldLTE(FieldPrivateKey, v))
+	vc, err := ValueScanner.PrivateKey.Value(v)
+	return predicate.SigningKeyOrErr(sql.FieldLTE(FieldPrivateKey, vc), err)
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

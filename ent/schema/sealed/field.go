@@ -21,7 +21,9 @@ var Text = field.ValueScannerFunc[string, *sql.NullString]{
 	},
 }
 
-// Bytes is the value scanner of a sealed bytes field.
+// Bytes is the value scanner of a sealed bytes field: import files, private
+// signing keys. A value without a key id in front is one stored in clear
+// before the field was sealed, and reads as it is.
 var Bytes = field.ValueScannerFunc[[]byte, *sql.Null[[]byte]]{
 	V: func(plain []byte) (driver.Value, error) { return SealBytes(plain) },
 	S: func(v *sql.Null[[]byte]) ([]byte, error) {

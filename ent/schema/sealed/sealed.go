@@ -1,4 +1,5 @@
-// Package sealed encrypts the national ids (CPF, CNPJ) the database holds.
+// Package sealed encrypts the national ids (CPF, CNPJ) the database holds,
+// and the private token signing keys.
 // A value is sealed with AES-256-GCM under the newest key of the process's
 // data key file and carries that key's id ("k2:…"), so keys can rotate while
 // older values stay readable; a keyed blind index (HMAC-SHA-256, truncated to

@@ -1,0 +1,3 @@
+-- The private signing keys are sealed (AES-256-GCM) by the application with
+-- the data key, as documents are; the keys stored in clear before are sealed
+-- in this migration's transaction. No change of the schema.
