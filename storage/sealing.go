@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -348,6 +347,9 @@ func (c sealedColumn) stored(value []byte) any {
 // shared by several processes, needs path: each process must hold the same
 // key. It returns the file it created, if it did.
 func UseDataKey(rawURL, path string) (created string, err error) {
+	if _, err := ParseURL(rawURL); err != nil {
+		return "", err // the database's mistake comes before the key's
+	}
 	if path == "" {
 		if path, err = DataKeyPath(rawURL, ""); err != nil {
 			return "", err
@@ -378,11 +380,11 @@ func DataKeyPath(rawURL, path string) (string, error) {
 	if path != "" {
 		return path, nil
 	}
-	if rawURL == "" {
-		rawURL = DefaultURL
+	u, err := ParseURL(rawURL)
+	if err != nil {
+		return "", err
 	}
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "sqlite" || sqlitePath(u) == "" {
+	if u.Scheme != "sqlite" {
 		return "", errors.New("a PostgreSQL database needs a data key file: --data-key-file (FIDELIZA_DATA_KEY_FILE); " +
 			"create one with `fideliza keys create-data --data-key-file FILE` and give every process of the database a copy")
 	}

@@ -8,8 +8,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,11 +46,10 @@ type DB struct {
 	pgx     *pgxpool.Pool  // the connections behind SQL on PostgreSQL
 }
 
-// Open opens the database named by rawURL ("" means DefaultURL).
-func Open(ctx context.Context, rawURL string) (*DB, error) {
-	if !sealed.Installed() {
-		return nil, sealed.ErrNoKey
-	}
+// ParseURL reads a database URL ("" means DefaultURL) and names what is
+// wrong with one no database can be opened by: no scheme, a scheme other
+// than sqlite:// and postgres://, or sqlite:// without a file name.
+func ParseURL(rawURL string) (*url.URL, error) {
 	if rawURL == "" {
 		rawURL = DefaultURL
 	}
@@ -56,14 +57,40 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
-	var db *DB
 	switch u.Scheme {
 	case "sqlite":
-		db, err = openSQLite(sqlitePath(u))
+		if sqlitePath(u) == "" {
+			return nil, errors.New("database url: sqlite:// needs a file name, as in sqlite://fideliza.db")
+		}
 	case "postgres", "postgresql":
-		db, err = openPostgres(ctx, rawURL)
+	case "":
+		return nil, fmt.Errorf("database url %q has no scheme: for an SQLite file write sqlite://%s, for PostgreSQL postgres://user@host:5432/name",
+			redact(u), strings.TrimPrefix(u.Path, "//"))
 	default:
-		return nil, fmt.Errorf("database url %q: scheme must be sqlite:// or postgres://", redact(u))
+		return nil, fmt.Errorf("database url %q: the scheme %s:// is not supported; use sqlite:// (as in sqlite://fideliza.db) or postgres:// (as in postgres://user@host:5432/name)",
+			redact(u), u.Scheme)
+	}
+	return u, nil
+}
+
+// Open opens the database named by rawURL ("" means DefaultURL).
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	if !sealed.Installed() {
+		return nil, sealed.ErrNoKey
+	}
+	u, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		db    *DB
+		where string // the database, as the error of an unreachable one names it
+	)
+	if u.Scheme == "sqlite" {
+		where = "the SQLite file " + sqlitePath(u)
+		db, err = openSQLite(sqlitePath(u))
+	} else {
+		db, where, err = openPostgres(ctx, rawURL)
 	}
 	if err != nil {
 		return nil, err
@@ -72,7 +99,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	defer cancel()
 	if err := ping(pingCtx, db.SQL); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("database %s unreachable: %w", redact(u), err)
+		return nil, fmt.Errorf("database unreachable: %s: %w", where, err)
 	}
 	return db, nil
 }
@@ -109,9 +136,6 @@ func redact(u *url.URL) string {
 }
 
 func openSQLite(path string) (*DB, error) {
-	if path == "" {
-		return nil, errors.New("database url: sqlite:// needs a file name, as in sqlite://fideliza.db")
-	}
 	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_time_format=sqlite"
 	// Transactions take the write lock when they begin: a deferred transaction
@@ -151,22 +175,25 @@ const postgresMaxConns = 32
 // with "driver: bad connection" once three such come in a row. pgxpool
 // checks a connection's health when it hands it out and replaces a dead one,
 // and database/sql, unbounded and keeping nothing idle, asks it every time.
-func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+// It also returns the server's address, host:port, with the database's name.
+func openPostgres(ctx context.Context, rawURL string) (*DB, string, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, "", fmt.Errorf("database url: %w", err)
 	}
+	where := fmt.Sprintf("PostgreSQL at %s (database %q)",
+		net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), cfg.ConnConfig.Database)
 	if !strings.Contains(rawURL, "pool_max_conns") {
 		cfg.MaxConns = postgresMaxConns
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	pgx, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	pool := stdlib.OpenDBFromPool(pgx) // no idle connections in database/sql
 	drv := entsql.OpenDB(dialect.Postgres, pool)
-	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, nil
+	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
 }
 
 // Close closes the pools.

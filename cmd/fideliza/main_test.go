@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -108,13 +110,10 @@ func TestAdminCommandsRefuseBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown scheme", []string{"--database-url", "mysql://x", "migrate"}, "scheme must be sqlite:// or postgres://"},
 		{"missing name", []string{"--database-url", u, "tenant", "create"}, `required flag(s) "name"`},
 		{"bad kind", []string{"--database-url", u, "client", "create", "--tenant", "de000000-0000-4000-8000-000000000001", "--kind", "saml"}, "kind must be oauth or pos"},
 		{"bad tolerance", []string{"--database-url", u, "tenant", "update", "--tenant", "x", "--sale-tolerance", "ten"}, "not a decimal"},
 		{"bad log level", []string{"--database-url", u, "--log-level", "loud", "migrate"}, "--log-level"},
-		{"postgres without a data key", []string{"--database-url", "postgres://127.0.0.1:1/x", "--data-key-file", "", "migrate"}, "a PostgreSQL database needs a data key file"},
-		{"missing data key file", []string{"--database-url", u, "--data-key-file", "/nonexistent/data.key", "migrate"}, "no such file"},
 		{"data key file to create unnamed", []string{"--data-key-file", "", "keys", "create-data"}, "names the file to create"},
 	}
 	for _, tc := range cases {
@@ -126,6 +125,58 @@ func TestAdminCommandsRefuseBadInput(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestBadConfigurationNamesTheMistakeFirst: each configuration below has
+// several mistakes; the command names the first in the order scheme, data
+// key file, host, and does nothing before (no key file made, no address
+// taken).
+func TestBadConfigurationNamesTheMistakeFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	const unreachable = "postgres://root@127.0.0.1:1/loyalty"
+	noFile := filepath.Join(dir, "absent", "data.key")
+	keyDir := t.TempDir()
+	require.NoError(t, os.Chmod(keyDir, 0o700)) // past the check of the file's mode
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a file name without a scheme", []string{"--database-url", "fideliza.db", "--data-key-file", "", "migrate"},
+			`database url "fideliza.db" has no scheme: for an SQLite file write sqlite://fideliza.db,`},
+		{"an absolute path without a scheme", []string{"--database-url", filepath.Join(dir, "f.db"), "--data-key-file", "", "migrate"},
+			"for an SQLite file write sqlite://" + filepath.ToSlash(filepath.Join(dir, "f.db"))},
+		{"mysql", []string{"--database-url", "mysql://root@127.0.0.1:1/loyalty", "--data-key-file", "", "migrate"},
+			`database url "mysql://root@127.0.0.1:1/loyalty": the scheme mysql:// is not supported; use sqlite://`},
+		{"sqlite without a file", []string{"--database-url", "sqlite://", "--data-key-file", "", "migrate"},
+			"sqlite:// needs a file name"},
+		{"serve on a taken address", []string{"--database-url", "mysql://x", "serve", "--addr", busy.Addr().String()},
+			"the scheme mysql:// is not supported"},
+		{"postgres without a data key file", []string{"--database-url", unreachable, "--data-key-file", "", "migrate"},
+			"a PostgreSQL database needs a data key file: --data-key-file"},
+		{"a data key file that does not exist", []string{"--database-url", unreachable, "--data-key-file", noFile, "migrate"},
+			"data key file " + noFile + ": no such file or directory"},
+		{"a data key file that is a directory", []string{"--database-url", unreachable, "--data-key-file", keyDir, "migrate"},
+			"data key file " + keyDir + ": is a directory"},
+		{"an unreachable host", []string{"--database-url", unreachable, "migrate"},
+			`database unreachable: PostgreSQL at 127.0.0.1:1 (database "loyalty")`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newRootCommand(io.Discard, io.Discard)
+			cmd.SetArgs(tc.args)
+			err := cmd.ExecuteContext(context.Background())
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+	made, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, made, "no key file, no database file")
 }
 
 // countCustomers counts a tenant's customers.

@@ -38,6 +38,12 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Loyalty, CRM and promotions platform for Brazilian retail",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A database URL no database can be opened by is named before any
+		// command does anything, serve's listening included.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			_, err := storage.ParseURL(g.databaseURL)
+			return err
+		},
 	}
 	f := root.PersistentFlags()
 	f.StringVar(&g.databaseURL, "database-url", env("FIDELIZA_DATABASE_URL", storage.DefaultURL),

@@ -157,7 +157,7 @@ func read(path string) (keyFile, error) {
 	var f keyFile
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return f, fmt.Errorf("data key file: %w", err)
+		return f, fileError(path, err)
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		return f, fmt.Errorf("data key file %s: not a data key file: %w", path, err)
@@ -176,7 +176,7 @@ func read(path string) (keyFile, error) {
 func load(path string) (*ring, error) {
 	mod, err := modTime(path)
 	if err != nil {
-		return nil, fmt.Errorf("data key file: %w", err)
+		return nil, err
 	}
 	f, err := read(path)
 	if err != nil {
@@ -202,12 +202,21 @@ func load(path string) (*ring, error) {
 func modTime(path string) (time.Time, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, fileError(path, err)
 	}
 	if info.Mode().Perm()&0o077 != 0 {
 		return time.Time{}, fmt.Errorf("data key file %s: mode %v lets others read it; want 0600", path, info.Mode().Perm())
 	}
 	return info.ModTime(), nil
+}
+
+// fileError is err, an error of the file system about the key file at
+// path, naming the file once: "data key file /x: no such file or directory".
+func fileError(path string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("data key file %s: %w", path, err)
 }
 
 // Exists says whether a key file is at path.
