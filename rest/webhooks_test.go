@@ -399,6 +399,36 @@ func TestWebhookLoopbackGuard(t *testing.T) {
 	})
 }
 
+// TestWebhookRefusalSaysWhy: without the operator's loopback allowance, a
+// loopback URL is refused as loopback and the answer names the flag that
+// allows it in development; a private address is refused as not public,
+// and plain http elsewhere for its scheme.
+func TestWebhookRefusalSaysWhy(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := whkSetup(t, db)
+		for _, tc := range []struct{ url, want string }{
+			{"http://127.0.0.1:9000/hook", "127.0.0.1 is a loopback address"},
+			{"https://127.0.0.1/hook", "127.0.0.1 is a loopback address"},
+			{"http://localhost:9000/hook", "localhost is a loopback address"},
+			{"https://[::1]/hook", "::1 is a loopback address"},
+			{"http://10.0.0.1/hook", "10.0.0.1 is not a public address"},
+			{"http://hooks.fideliza.invalid/in", "must use https"},
+		} {
+			r := e.whkDo(t, http.MethodPost, "/v1/webhooks", e.token, whkBody(tc.url, "sale.processed"))
+			require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s: %s", tc.url, r.body)
+			body := r.obj(t)
+			require.Equal(t, "url", body["field"])
+			require.Contains(t, body["message"], tc.want, tc.url)
+			if strings.Contains(tc.want, "loopback") {
+				require.Contains(t, body["message"], "--webhook-allow-loopback", tc.url)
+			} else {
+				require.NotContains(t, body["message"], "--webhook-allow-loopback", "%s: the flag would not help", tc.url)
+			}
+		}
+	})
+}
+
 func TestWebhookScopes(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {

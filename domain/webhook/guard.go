@@ -67,13 +67,14 @@ func (g Guard) Allowed(ip netip.Addr) bool {
 // CheckURL says whether url may be registered: an absolute https URL (http
 // only where loopback is allowed) without credentials, whose host, when it
 // is an IP address, is one deliveries may reach. Names are checked again on
-// every connection, after they resolve.
+// every connection, after they resolve. A refusal says why, and a loopback
+// one how development allows it.
 func (g Guard) CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || u.Host == "" || u.Opaque != "":
 		return errors.New("must be an absolute URL")
-	case u.Scheme != "https" && (u.Scheme != "http" || !g.AllowLoopback):
+	case u.Scheme != "https" && u.Scheme != "http":
 		return errors.New("must use https")
 	case u.User != nil:
 		return errors.New("must not carry credentials")
@@ -82,14 +83,17 @@ func (g Guard) CheckURL(raw string) error {
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	ip, ipErr := netip.ParseAddr(host)
-	if ipErr == nil && !g.Allowed(ip) {
-		return fmt.Errorf("%s is not a public address", host)
-	}
-	if u.Scheme == "http" && host != "localhost" && (ipErr != nil || !ip.Unmap().IsLoopback()) {
-		return errors.New("must use https (http only on loopback)")
-	}
-	if !g.AllowLoopback && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
-		return errors.New("localhost is not a public address")
+	loopback := host == "localhost" || strings.HasSuffix(host, ".localhost") || (ipErr == nil && ip.Unmap().IsLoopback())
+	switch {
+	case loopback && !g.AllowLoopback:
+		return fmt.Errorf("%s is a loopback address: webhooks reach public addresses only; "+
+			"for local development, start serve and worker with --webhook-allow-loopback (FIDELIZA_WEBHOOK_ALLOW_LOOPBACK)", host)
+	case loopback:
+		return nil // http too
+	case ipErr == nil && !g.Allowed(ip):
+		return fmt.Errorf("%s is not a public address (private, link-local or reserved): webhooks reach public addresses only", host)
+	case u.Scheme != "https":
+		return errors.New("must use https (plain http only on loopback, in development)")
 	}
 	return nil
 }
