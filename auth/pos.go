@@ -7,18 +7,21 @@ import (
 
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/tenant"
 )
 
 // Errors of AuthenticatePOS, in the order the checks run.
 var (
 	ErrPOSUnauthorized = errors.New("invalid point-of-sale credentials")
-	ErrTenantInactive  = errors.New("tenant not found or inactive")
+	ErrTenantNotFound  = errors.New("tenant not found or inactive")
 )
 
 // AuthenticatePOS checks HTTP Basic credentials of a POS client against the
-// tenant of the path. An unknown client, a wrong secret, a revoked client and
-// a client of another tenant are the same ErrPOSUnauthorized; an inactive
-// tenant is ErrTenantInactive, checked only after the credentials.
+// tenant of the path. An unknown client, a wrong secret and a revoked client
+// are the same ErrPOSUnauthorized. Genuine credentials then meet the path's
+// tenant: one that does not exist, or is inactive, is ErrTenantNotFound;
+// another tenant than the client's is ErrPOSUnauthorized. Only a caller
+// holding genuine credentials learns whether a tenant id exists.
 //
 // A successful login is remembered for POSLoginTTL (at most ClientCheckTTL)
 // under the client and the hash of the secret presented, so a point of sale
@@ -31,14 +34,22 @@ func (s *Service) AuthenticatePOS(ctx context.Context, tenantID, clientID, secre
 		return v, nil
 	}
 	c, err := s.clientWithSecret(ctx, apiclient.KindPos, clientID, secret)
-	if err != nil {
+	switch {
+	case err != nil:
 		return viewer.Viewer{}, err
-	}
-	if c == nil || c.TenantID != tenantID {
+	case c == nil:
 		return viewer.Viewer{}, ErrPOSUnauthorized
-	}
-	if !c.Edges.Tenant.Active {
-		return viewer.Viewer{}, ErrTenantInactive
+	case c.TenantID != tenantID:
+		exists, err := s.client.Tenant.Query().Where(tenant.ID(tenantID)).Exist(viewer.SystemContext(ctx))
+		if err != nil {
+			return viewer.Viewer{}, err
+		}
+		if !exists {
+			return viewer.Viewer{}, ErrTenantNotFound
+		}
+		return viewer.Viewer{}, ErrPOSUnauthorized
+	case !c.Edges.Tenant.Active:
+		return viewer.Viewer{}, ErrTenantNotFound
 	}
 	v := viewer.Viewer{Role: viewer.RoleClient, TenantID: c.TenantID, Subject: c.ID, Scopes: []string{ScopePOS}}
 	s.checks.remember(key, v, time.Now().Add(min(POSLoginTTL, s.ClientCheckTTL)))

@@ -30,8 +30,9 @@ import (
 const maxPOSBody = 2 << 20
 
 // posRoutes mounts the tenant point-of-sale interface. Its checks run in the
-// order DESIGN.md gives: tenant id format (400), credentials of this tenant
-// (401), tenant active (404), then the body.
+// order DESIGN.md gives, for every route here: tenant id format (400),
+// genuine credentials (401), the path's tenant exists (404), credentials of
+// this tenant (401), tenant active (404), then the body.
 func (s *server) posRoutes(r chi.Router) {
 	r.Use(recoverer(s.log, internalProblem), s.posTenant)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +92,7 @@ func (s *server) posTenant(next http.Handler) http.Handler {
 			s.limits.authFailed(w, r)
 			writeProblem(w, r, http.StatusUnauthorized, "unauthorized", refused, nil)
 			return
-		case errors.Is(err, auth.ErrTenantInactive):
+		case errors.Is(err, auth.ErrTenantNotFound):
 			writeProblem(w, r, http.StatusNotFound, "tenant-not-found", "the tenant does not exist or is inactive", nil)
 			return
 		case err != nil:
