@@ -5,7 +5,9 @@
 package app
 
 import (
+	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -56,6 +58,20 @@ type App struct {
 	// products is the catalogue as this process remembers it (catalogue).
 	catalogueOnce sync.Once
 	products      *expirable.LRU[string, productFacts]
+}
+
+// BringUp readies a migrated database for serving: it makes the first
+// signing key, so that the key set published at /.well-known/jwks.json
+// holds it before the first token is issued. Processes starting together
+// on one database make one key.
+func (a *App) BringUp(ctx context.Context) error {
+	err := a.DB.Exclusive(ctx, "first signing key", func(tx storage.Tx) error {
+		return a.Auth.Keys.CreateFirst(ctx, tx.Ent)
+	})
+	if err != nil {
+		return fmt.Errorf("making the first signing key: %w", err)
+	}
+	return nil
 }
 
 // jobs returns the River client jobs are inserted with: River, or an

@@ -114,10 +114,25 @@ func (k *Keys) invalidate() {
 	k.mu.Unlock()
 }
 
+// CreateFirst creates a signing key through c when no key is live (a new
+// database), so that the key set verifiers fetch holds it before the first
+// token is issued. Given a transaction that serialises its callers
+// (storage's Exclusive), processes starting together make one key.
+func (k *Keys) CreateFirst(ctx context.Context, c *ent.Client) error {
+	ctx = viewer.SystemContext(ctx)
+	live, err := c.SigningKey.Query().
+		Where(signingkey.Or(signingkey.RetiredAtIsNil(), signingkey.RetiredAtGT(k.now().UTC()))).Exist(ctx)
+	if err != nil || live {
+		return err
+	}
+	_, err = k.createKey(ctx, c)
+	return err
+}
+
 // Signing returns the key new tokens are signed with: the newest key
 // published for PublishLead and not retired, or, when none is (a new
-// database), the oldest not retired. The first key of a new
-// database is created here.
+// database), the oldest not retired. Bring-up makes the first key
+// (app.BringUp); a database never brought up (a test's) gets it here.
 func (k *Keys) Signing(ctx context.Context) (jose.JSONWebKey, error) {
 	if err := k.refresh(ctx, false); err != nil {
 		return jose.JSONWebKey{}, err
@@ -125,7 +140,7 @@ func (k *Keys) Signing(ctx context.Context) (jose.JSONWebKey, error) {
 	if key, ok := k.signing(); ok {
 		return key, nil
 	}
-	if _, err := k.createKey(viewer.SystemContext(ctx), k.client); err != nil {
+	if err := k.CreateFirst(ctx, k.client); err != nil {
 		return jose.JSONWebKey{}, err
 	}
 	k.invalidate()
@@ -169,7 +184,8 @@ func (k *Keys) Public(ctx context.Context) (jose.JSONWebKeySet, error) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return jose.JSONWebKeySet{Keys: append([]jose.JSONWebKey(nil), k.public...)}, nil
+	// Never nil: a JWK Set's keys are an array, [] before the first key.
+	return jose.JSONWebKeySet{Keys: append([]jose.JSONWebKey{}, k.public...)}, nil
 }
 
 // minReloadInterval bounds the reloads that unknown kids cause: at most one a

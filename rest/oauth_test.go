@@ -708,3 +708,15 @@ func TestExternalOIDCProvider(t *testing.T) {
 		}
 	})
 }
+
+// TestJWKSWithoutKeysIsAnArray: a JWK Set's keys are an array (RFC 7517
+// §5), empty on a database no key has been made in yet, never null.
+func TestJWKSWithoutKeysIsAnArray(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		f := newFixture(t, db)
+		res := do(t, http.DefaultClient, mustGet(t, f.srv.URL+"/.well-known/jwks.json"))
+		require.Equal(t, http.StatusOK, res.status)
+		require.JSONEq(t, `{"keys":[]}`, string(res.body))
+	})
+}

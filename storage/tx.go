@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"entgo.io/ent/dialect"
@@ -38,6 +39,21 @@ func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 		return errors.Join(err, sqlTx.Rollback())
 	}
 	return sqlTx.Commit()
+}
+
+// Exclusive runs fn in a transaction that no other Exclusive transaction of
+// the same lock runs beside, in any process: on PostgreSQL it holds a
+// transaction-scoped advisory lock; on SQLite every transaction holds the
+// one write lock from its start. What fn checks it may then create once.
+func (db *DB) Exclusive(ctx context.Context, lock string, fn func(tx Tx) error) error {
+	return db.InTx(ctx, func(tx Tx) error {
+		if db.Dialect == dialect.Postgres {
+			if _, err := tx.SQL.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, lock); err != nil {
+				return fmt.Errorf("lock %q: %w", lock, err)
+			}
+		}
+		return fn(tx)
+	})
 }
 
 // boundDriver runs every statement in one open transaction; the transactions

@@ -94,7 +94,8 @@ func (g *globals) logger() (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(g.stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
-// open opens and migrates the database and returns the application over it.
+// open opens, migrates and brings up the database and returns the
+// application over it.
 func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer string) (*app.App, error) {
 	if g.oidc.Issuer != "" && g.oidc.Audience == "" {
 		return nil, fmt.Errorf("--oidc-audience (FIDELIZA_OIDC_AUDIENCE) is required with --oidc-issuer")
@@ -128,7 +129,12 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		db.Close()
 		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
 	}
-	return &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}, nil
+	a := &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}
+	if err := a.BringUp(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // useOIDC makes the server accept tokens of the configured external OpenID
