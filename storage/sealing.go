@@ -59,7 +59,7 @@ func (db *DB) resealAll(ctx context.Context, progress ResealProgress) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	return db.reseal(ctx, db.SQL, sealedColumns, notUnder(key), progress)
+	return db.reseal(ctx, db.SQL, sealedColumns, db.notUnder(key), progress)
 }
 
 // Rotation is what RotateDataKey did.
@@ -127,7 +127,7 @@ func (db *DB) RemainingToReseal(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return db.countToReseal(ctx, db.SQL, sealedColumns, notUnder(key))
+	return db.countToReseal(ctx, db.SQL, sealedColumns, db.notUnder(key))
 }
 
 // selection is the SQL condition on a sealed column's rows to re-seal.
@@ -135,9 +135,9 @@ type selection func(c sealedColumn) string
 
 // notUnder selects the values not sealed under key (key ids are k and
 // digits: nothing to escape), and those never indexed.
-func notUnder(key string) selection {
+func (db *DB) notUnder(key string) selection {
 	return func(c sealedColumn) string {
-		under := fmt.Sprintf("%s NOT LIKE '%s:%%'", c.column, key)
+		under := fmt.Sprintf("%s NOT LIKE '%s:%%'", db.likeOperand(c), key)
 		if c.bytes() {
 			return under
 		}
@@ -148,11 +148,21 @@ func notUnder(key string) selection {
 // inClear selects the values of a database from before sealing: those not
 // indexed, or, for a bytes column, those without a key id in front (a DER
 // key begins with its SEQUENCE tag, never with a k).
-func inClear(c sealedColumn) string {
+func (db *DB) inClear(c sealedColumn) string {
 	if c.bytes() {
-		return c.column + " NOT LIKE 'k%'"
+		return db.likeOperand(c) + " NOT LIKE 'k%'"
 	}
 	return c.index + " IS NULL"
+}
+
+// likeOperand is the column as LIKE matches it: SQLite's LIKE never matches
+// a BLOB that is not valid UTF-8 (a sealed value's random bytes), so a bytes
+// column is cast to text there; PostgreSQL's LIKE matches bytea as bytes.
+func (db *DB) likeOperand(c sealedColumn) string {
+	if c.bytes() && db.Dialect == dialect.SQLite {
+		return "CAST(" + c.column + " AS TEXT)"
+	}
+	return c.column
 }
 
 // sealClear seals (and indexes), through the transaction tx of migration
@@ -186,7 +196,7 @@ func (db *DB) sealClear(ctx context.Context, tx *sql.Tx, version int, log *slog.
 		defer tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = `+strconv.Itoa(was))
 	}
 	for _, c := range columns {
-		n, err := db.reseal(ctx, tx, []sealedColumn{c}, inClear, nil)
+		n, err := db.reseal(ctx, tx, []sealedColumn{c}, db.inClear, nil)
 		if err != nil {
 			return err
 		}
