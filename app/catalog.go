@@ -121,6 +121,7 @@ func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*Catalog
 		return res, nil
 	}
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		res.Updated = 0 // a run again after a conflict counts afresh
 		known, err := tx.Ent.Product.Query().Where(codes.match()).All(ctx)
 		if err != nil {
 			return err

@@ -48,10 +48,11 @@ func (a *App) StartCustomerImport(ctx context.Context, file io.Reader, format st
 		return nil, errors.Join(err, a.FailCustomerImport(ctx, imp.ID, "the upload did not complete"))
 	}
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		imp, err = tx.Ent.CustomerImport.UpdateOneID(imp.ID).SetStatus(customerimport.StatusQueued).SetBytes(size).Save(ctx)
+		queued, err := tx.Ent.CustomerImport.UpdateOneID(imp.ID).SetStatus(customerimport.StatusQueued).SetBytes(size).Save(ctx)
 		if err != nil {
 			return err
 		}
+		imp = queued
 		rc, err := a.jobs()
 		if err != nil {
 			return err

@@ -42,6 +42,7 @@ func (a *App) DispatchEvents(ctx context.Context) (int, error) {
 	now := a.Now()
 	var n int
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		n = 0 // a run again after a conflict counts afresh
 		q := tx.Ent.Event.Query().Where(event.PublishedAtIsNil()).Order(ent.Asc(event.FieldID)).Limit(DispatchBatch)
 		if a.DB.Dialect == dialect.Postgres {
 			// Concurrent dispatchers take different events instead of

@@ -91,6 +91,7 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 	var out *PointsMovement
 	var credited int64 // by this call, counted once committed
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		credited = 0 // a run again after a conflict counts afresh
 		// A repeated call answers with the first result whatever it sends
 		// now: look for it before reading amounts (the ledger checks again
 		// under the customer's lock).

@@ -85,6 +85,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 	var replay *Replay
 	var bonus int64 // points the redemption credited, counted once committed
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		bonus = 0 // a run again after a conflict counts afresh
 		if idem != nil {
 			r, err := a.storedAnswer(ctx, tx.Ent, v.Subject, idem)
 			if err != nil || r != nil {

@@ -207,6 +207,7 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 	var out *ent.Redemption
 	var reversed int64
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		reversed = 0 // a run again after a conflict counts afresh
 		c := tx.Ent
 		red, err := c.Redemption.Get(ctx, id)
 		if ent.IsNotFound(err) {

@@ -79,6 +79,8 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 	results := make([]saleWritten, len(group))
 	dupOf := map[int]int{} // a receipt sent twice in the group → its first
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		clear(results) // a run again after a conflict starts afresh
+		clear(dupOf)
 		// The receipts registered before, in one query for the group: by
 		// store, each store's receipts, so that every lookup is a probe of
 		// the (tenant, store, receipt) index. (Store IN (…) AND receipt IN

@@ -151,7 +151,7 @@ func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []st
 		if err != nil {
 			return err
 		}
-		res.Segment = seg
+		res.Segment, res.NotFound = seg, nil // a run again after a conflict lists afresh
 		found, err := tx.Ent.Customer.Query().
 			Where(customer.DocumentTypeEQ(customer.DocumentTypeCPF), oneOf(customer.FieldDocumentIndex, documentIndexes(digits))).
 			Select(customer.FieldID, customer.FieldDocument).All(ctx)

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
+	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fideliza/fideliza/ent"
 )
@@ -21,8 +24,47 @@ type Tx struct {
 	SQL *sql.Tx
 }
 
-// InTx runs fn in a transaction, committing when it returns nil.
-func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) (err error) {
+// ErrConflict is what a transaction's fn returns when a concurrent commit
+// changed a row it read before locking it: InTx runs it again.
+var ErrConflict = errors.New("a concurrent write changed what the transaction read")
+
+// txAttempts bounds how many times InTx runs a transaction that meets a
+// conflict; txBackoff is the first wait between runs, doubled at each.
+const (
+	txAttempts = 8
+	txBackoff  = 5 * time.Millisecond
+)
+
+// InTx runs fn in a transaction, committing when it returns nil. A
+// transaction that fails on a conflict (ErrConflict, or PostgreSQL's
+// deadlock or serialization failure, which roll it back whole) is run again,
+// up to txAttempts times after a random wait that doubles at each run, so a
+// conflict never reaches the caller unless it lasts. fn may thus run more
+// than once: what it sets outside the transaction, it sets afresh on each run.
+func (db *DB) InTx(ctx context.Context, fn func(tx Tx) error) error {
+	wait := txBackoff
+	for attempt := 1; ; attempt++ {
+		err := db.inTx(ctx, fn)
+		if attempt == txAttempts || !conflict(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait/2 + rand.N(wait)): // jitter: the transactions that met do not meet again
+		}
+		wait *= 2
+	}
+}
+
+// conflict says err is a transaction's conflict with a concurrent one:
+// ErrConflict, a deadlock (40P01) or a serialization failure (40001).
+func conflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, ErrConflict) || errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+func (db *DB) inTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 	sqlTx, err := db.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return err
