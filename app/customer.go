@@ -1,8 +1,12 @@
 package app
 
 import (
+	"context"
+	"errors"
+
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
@@ -84,4 +88,23 @@ func documentIndexes(docs []string) []string {
 		out[i] = sealed.MustIndex(d)
 	}
 	return out
+}
+
+// lockCustomer locks a customer's row until the transaction of c ends
+// (PostgreSQL: SELECT … FOR UPDATE; SQLite's write transactions are serial
+// already) and reads it, erased or not; an unknown customer is not found.
+//
+// The lock order: every transaction that writes a customer's data (its
+// profile and consents, its ledger and lots, its sales, returns and
+// redemptions, its erasure) takes this lock before any other row lock it
+// takes or any row it writes, then the rest in the order customer, ledger,
+// lots, sales, redemptions, events. Transactions on one customer therefore
+// queue on its row instead of deadlocking, and an erasure sees no write
+// begun before it commit after it. docs/decisions.md, "Lock order".
+func (a *App) lockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
+	cust, err := a.ledger().LockCustomer(ctx, c, id)
+	if errors.Is(err, ledger.ErrCustomerNotFound) {
+		return nil, apperr.NotFound("customer")
+	}
+	return cust, err
 }

@@ -237,14 +237,15 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 		in = in.withAbsentCleared()
 	}
 	// One transaction writes the customer and the history of the consents
-	// it changes.
+	// it changes, under the customer's lock: an erasure committed first is
+	// seen (an erased customer takes no writes), one coming after waits.
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		old, err := tx.Ent.Customer.Get(ctx, id)
-		if ent.IsNotFound(err) || err == nil && old.ErasedAt != nil {
-			return apperr.NotFound("customer")
-		}
+		old, err := a.lockCustomer(ctx, tx.Ent, id)
 		if err != nil {
 			return err
+		}
+		if old.ErasedAt != nil {
+			return apperr.NotFound("customer")
 		}
 		u := old.Update()
 		applyCustomerInput(u, in, cpf)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -177,40 +178,49 @@ const erasedMark = "[erased]"
 // sales' document, the events and webhook answers, stored idempotent
 // answers, import files); its points, sales and redemptions stay under the
 // customer's id, now pseudonymous, so balances, liability and tax records
-// stay right. Erasing an erased customer changes nothing. A
-// customer.erased event says so.
+// stay right. A customer.erased event says so. It runs under the customer's
+// lock (lockCustomer): a write that began before it commits first and is
+// erased with the rest, one that comes after finds the customer erased.
+// Erasing an erased customer scrubs it again, in case anything was left,
+// and announces nothing.
 func (a *App) EraseCustomer(ctx context.Context, id string) error {
 	if err := guarded("id", id); err != nil {
 		return err
 	}
 	var erased bool
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		c, err := a.ledger().LockCustomer(ctx, tx.Ent, id)
+		c, err := a.lockCustomer(ctx, tx.Ent, id)
 		if err != nil {
-			return ledgerError(err)
+			return err
 		}
-		if c.ErasedAt != nil {
-			return nil
-		}
+		first := c.ErasedAt == nil
 		now := a.stamp()
 		secrets := personalData(c)
 		pseudonym := erasedDocument()
-		if err := tx.Ent.Customer.UpdateOneID(id).
+		u := tx.Ent.Customer.UpdateOneID(id).
 			SetName("").ClearEmail().ClearPhone().ClearBirthDate().ClearGender().ClearExternalID().
 			ClearAddressStreet().ClearAddressCity().ClearAddressState().ClearAddressZipCode().
 			SetDocument(pseudonym).SetConsentMarketingEmail(false).SetConsentMarketingSms(false).
-			SetConsentMarketingWhatsapp(false).SetConsentDataSharing(false).
-			SetConsentUpdatedAt(now).SetErasedAt(now).Exec(ctx); err != nil {
+			SetConsentMarketingWhatsapp(false).SetConsentDataSharing(false)
+		was := consentsOf(c)
+		if first || was != (consents{}) {
+			u.SetConsentUpdatedAt(now)
+		}
+		if first {
+			u.SetErasedAt(now)
+		}
+		if err := u.Exec(ctx); err != nil {
 			return err
 		}
-		was := consentsOf(c)
 		if err := recordConsents(ctx, tx.Ent, c, &was, consents{}, consents{}, consentchange.ChannelErasure, now); err != nil {
 			return err
 		}
 		// The unfiltered list's total is the tenant's count (migration 0008):
 		// an erased customer leaves the lists.
-		if err := tx.Ent.Tenant.Update().Where(tenant.ID(c.TenantID)).AddCustomerCount(-1).Exec(ctx); err != nil {
-			return err
+		if first {
+			if err := tx.Ent.Tenant.Update().Where(tenant.ID(c.TenantID)).AddCustomerCount(-1).Exec(ctx); err != nil {
+				return err
+			}
 		}
 		if err := tx.Ent.Sale.Update().Where(sale.Or(sale.CustomerID(id), saleWithDocument(c.Document))).
 			SetCustomerDocument(pseudonym).Exec(ctx); err != nil {
@@ -219,7 +229,9 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 		if err := scrubCopies(ctx, tx.Ent, c, secrets); err != nil {
 			return err
 		}
-		erased = true
+		if erased = first; !first {
+			return nil
+		}
 		if err := schema.Audit(ctx, tx.Ent, "customer.erased", "customer", id, nil); err != nil {
 			return err
 		}
@@ -234,7 +246,8 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 }
 
 // personalData are the strings of a customer's identity its copies may
-// hold: the document bare and formatted, the name, e-mail and phone.
+// hold: the document bare and formatted (unless it is an erasure's
+// pseudonym), the name, e-mail and phone.
 func personalData(c *ent.Customer) []string {
 	var out []string
 	add := func(s string) {
@@ -242,8 +255,10 @@ func personalData(c *ent.Customer) []string {
 			out = append(out, s)
 		}
 	}
-	add(c.Document)
-	add(formattedDocument(c.Document))
+	if !erasedDocumentPattern.MatchString(c.Document) {
+		add(c.Document)
+		add(formattedDocument(c.Document))
+	}
 	add(c.Name)
 	for _, p := range []*string{c.Email, c.Phone, c.ExternalID} {
 		if p != nil {
@@ -267,7 +282,8 @@ func formattedDocument(d string) string {
 
 // erasedDocument is the pseudonymous document an erased customer keeps: the
 // column is unique per tenant and required, and this value is no CPF or
-// CNPJ (it has letters), so no lookup ever finds it.
+// CNPJ (it has letters, and a CNPJ ends in two digits), so no lookup ever
+// finds it.
 func erasedDocument() string {
 	const letters = "ABCDEFGHJKLMNPQRSTUVWXYZ"
 	b := make([]byte, 13)
@@ -279,6 +295,9 @@ func erasedDocument() string {
 	}
 	return "X" + string(b)
 }
+
+// erasedDocumentPattern matches the documents erasedDocument makes.
+var erasedDocumentPattern = regexp.MustCompile(`^X[A-Z]{13}$`)
 
 // scrubCopies removes a customer's personal data from where copies of it
 // are kept: event payloads (and the webhook receivers' answers to them),

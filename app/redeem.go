@@ -215,10 +215,9 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if err := redeemedBefore(ctx, tx.Ent, tok.ID, in); err != nil {
 		return nil, err
 	}
-	l := a.ledger()
-	cust, err := l.LockCustomer(ctx, tx.Ent, in.CustomerID)
+	cust, err := a.lockCustomer(ctx, tx.Ent, in.CustomerID)
 	if err != nil {
-		return nil, ledgerError(err)
+		return nil, err
 	}
 	camp, err := tx.Ent.Campaign.Get(ctx, in.CampaignID)
 	if ent.IsNotFound(err) {

@@ -295,16 +295,24 @@ func (a *App) ProcessSaleReturn(ctx context.Context, tx storage.Tx, returnID str
 	if err != nil {
 		return nil, err
 	}
-	q := c.Sale.Query().Where(sale.ID(ret.SaleID))
-	if a.DB.Dialect == dialect.Postgres {
-		q.ForUpdate(entsql.WithLockTables(sale.Table))
-	}
-	s, err := q.Only(ctx)
+	// The customer's row is locked before the sale's (lockCustomer's lock
+	// order). A processed sale's customer is final: it can be read unlocked.
+	s, err := c.Sale.Get(ctx, ret.SaleID)
 	if err != nil {
 		return nil, err
 	}
 	if s.Status == sale.StatusRECEIVED {
 		return nil, ErrSaleNotProcessed
+	}
+	if s.CustomerID != nil {
+		if _, err := a.lockCustomer(ctx, c, *s.CustomerID); err != nil {
+			return nil, err
+		}
+	}
+	if a.DB.Dialect == dialect.Postgres {
+		if s, err = c.Sale.Query().Where(sale.ID(s.ID)).ForUpdate(entsql.WithLockTables(sale.Table)).Only(ctx); err != nil {
+			return nil, err
+		}
 	}
 	waiting, err := c.SaleReturn.Query().
 		Where(salereturn.SaleID(s.ID), salereturn.StatusEQ(salereturn.StatusRECEIVED)).

@@ -102,7 +102,7 @@ func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMoveme
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		c := tx.Ent
 		l := a.ledger()
-		cust, err := l.LockCustomer(ctx, c, in.CustomerID)
+		cust, err := a.lockCustomer(ctx, c, in.CustomerID)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 			return err
 		}
 		l := a.ledger()
-		if _, err := l.LockCustomer(ctx, c, red.CustomerID); err != nil {
+		if _, err := a.lockCustomer(ctx, c, red.CustomerID); err != nil {
 			return err
 		}
 		if red, err = c.Redemption.Get(ctx, id); err != nil || red.RolledBackAt != nil {

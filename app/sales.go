@@ -41,20 +41,17 @@ type ProcessedSale struct {
 // lifetime value, level and the sale.processed event, all committing with
 // the sale's PROCESSED status, so a run killed midway leaves nothing and the
 // retry does it all once. A sale already processed answers nil.
+//
+// The customer's row is locked before the sale's (lockCustomer's lock
+// order). The sale names its customer by document, read before either
+// lock: should an erasure change that document before the sale is locked,
+// storage.ErrConflict has the transaction run again.
 func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*ProcessedSale, error) {
 	c := tx.Ent
-	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore()
-	if a.DB.Dialect == dialect.Postgres {
-		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
-	}
-	s, err := q.Only(ctx)
-	if err != nil {
+	s, err := c.Sale.Get(ctx, saleID)
+	if err != nil || s.Status != sale.StatusRECEIVED {
 		return nil, err
 	}
-	if s.Status != sale.StatusRECEIVED {
-		return nil, nil
-	}
-	now := a.stamp()
 	tenant, err := c.Tenant.Get(ctx, s.TenantID)
 	if err != nil {
 		return nil, err
@@ -68,7 +65,27 @@ func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*P
 		if cust, err = a.findOrPreRegister(ctx, c, tenant, s.CustomerDocument, typ, ""); err != nil {
 			return nil, err
 		}
+		if cust != nil {
+			if cust, err = a.lockCustomer(ctx, c, cust.ID); err != nil {
+				return nil, err
+			}
+		}
 	}
+	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore()
+	if a.DB.Dialect == dialect.Postgres {
+		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
+	}
+	read := s
+	if s, err = q.Only(ctx); err != nil {
+		return nil, err
+	}
+	if s.Status != sale.StatusRECEIVED {
+		return nil, nil
+	}
+	if s.CustomerDocument != read.CustomerDocument {
+		return nil, storage.ErrConflict
+	}
+	now := a.stamp()
 	done := &ProcessedSale{}
 	if cust != nil {
 		if done.Credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
@@ -148,7 +165,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 		// No points (under R$ 1, or a rate of 0), but the money was spent:
 		// the lifetime value grows all the same. The sale's RECEIVED check
 		// in this transaction keeps it to once.
-		locked, err := l.LockCustomer(ctx, c, cust.ID)
+		locked, err := a.lockCustomer(ctx, c, cust.ID)
 		if err != nil {
 			return 0, err
 		}

@@ -101,9 +101,12 @@ func (a *App) NotifyExpiringPoints(ctx context.Context) error {
 		return err
 	}
 	return a.eachLot(ctx, lots, "notifying", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
-		// The conditional update claims the lot: a concurrent run finds it
-		// claimed and records nothing, and a lot spent since the listing gets
-		// no notice.
+		// The customer first (lockCustomer's lock order). The conditional
+		// update claims the lot: a concurrent run finds it claimed and
+		// records nothing, and a lot spent since the listing gets no notice.
+		if _, err := a.lockCustomer(ctx, tx.Ent, lot.CustomerID); err != nil {
+			return err
+		}
 		n, err := tx.Ent.PointsLot.Update().
 			Where(pointslot.ID(lot.ID), pointslot.ExpiringNotifiedAtIsNil(), pointslot.RemainingGT(0)).
 			SetExpiringNotifiedAt(now).Save(ctx)
@@ -143,7 +146,7 @@ func (a *App) RecomputeLevels(ctx context.Context) error {
 		for _, c := range custs {
 			tctx := viewer.TenantContext(ctx, c.TenantID)
 			err := a.DB.InTx(tctx, func(tx storage.Tx) error {
-				cust, err := l.LockCustomer(tctx, tx.Ent, c.ID)
+				cust, err := a.lockCustomer(tctx, tx.Ent, c.ID)
 				if err != nil {
 					return err
 				}
