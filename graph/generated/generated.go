@@ -5451,7 +5451,8 @@ extend type Query {
 extend type Mutation {
   """
   Erases a customer's personal data (LGPD art. 18), what DELETE /v1/customers/{id} does: identity fields and their
-  copies are destroyed; points, sales and redemptions stay under the pseudonymous id. Erasing again changes nothing.
+  copies are destroyed; points, sales and redemptions stay under the pseudonymous id. Erasing again scrubs the record
+  again and announces nothing.
   Answers the customer's id. Scope privacy:write.
   """
   eraseCustomer(id: ID!): ID!
