@@ -130,6 +130,9 @@ func TestErasureRacedWithPatches(t *testing.T) {
 			})
 			require.Equal(t, http.StatusCreated, again.status, "race %d: the PATCHed e-mail is free: %s", r, again.body)
 		}
+		for _, v := range []string{"Nome Trocado", "+551191000", "Rua Trocada", "11010-000"} {
+			require.Empty(t, occurrences(t, db, v), "what the PATCHes wrote is nowhere after the erasures: %q", v)
+		}
 
 		// A row an erasure left with personal data (as a write racing it
 		// could before) is scrubbed by the next DELETE.
