@@ -37,6 +37,9 @@ type App struct {
 	// Counts records what operations do (sales received, points credited,
 	// redemptions); nil records nothing. A *metrics.Registry is one.
 	Counts Recorder
+	// DocumentLookups is each client's quota of customer lookups by
+	// document; zero: DefaultDocumentLookups.
+	DocumentLookups ratelimit.Quota
 
 	// inlineSales says the caller processes the sales it registers (the
 	// demo's year, which plays a day's sales at its closing): no job is
@@ -55,6 +58,8 @@ type App struct {
 	tokenGroups groupCommit[*tokenWrite]
 	guessesOnce sync.Once
 	guesses     *ratelimit.Limiter
+	lookupsOnce sync.Once
+	lookups     *ratelimit.Limiter
 	// products is the catalogue as this process remembers it (catalogue).
 	catalogueOnce sync.Once
 	products      *expirable.LRU[string, productFacts]

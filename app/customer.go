@@ -50,26 +50,6 @@ func SaleMaskedDocument(s *ent.Sale) string {
 	return document.Mask(t, s.CustomerDocument)
 }
 
-// WithDocument filters customers by a complete, valid CPF or CNPJ: the one
-// way any interface searches by document, so no part of one can be probed.
-func WithDocument(field, doc string) (predicate.Customer, error) {
-	_, d, err := document.ParseAny(doc)
-	if err != nil {
-		return nil, apperr.Invalid(field, "must be a complete, valid CPF or CNPJ: %v", err)
-	}
-	return customerWithDocument(d), nil
-}
-
-// SaleWithDocument filters sales by the complete document they were sent
-// with, as WithDocument.
-func SaleWithDocument(field, doc string) (predicate.Sale, error) {
-	_, d, err := document.ParseAny(doc)
-	if err != nil {
-		return nil, apperr.Invalid(field, "must be a complete, valid CPF or CNPJ: %v", err)
-	}
-	return saleWithDocument(d), nil
-}
-
 // customerWithDocument finds the customer with the complete, normalised
 // document doc, by its blind index: the column holds it sealed.
 func customerWithDocument(doc string) predicate.Customer {

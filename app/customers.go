@@ -438,7 +438,11 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 	if err != nil {
 		return nil, err
 	}
-	if search := searchCustomers(f.Search, tenantID); search != nil {
+	search, err := a.searchCustomers(ctx, f.Search, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	if search != nil {
 		filters = append(filters, search)
 	}
 	conn := &ent.CustomerConnection{Edges: []*ent.CustomerEdge{}}
@@ -503,15 +507,20 @@ func (a *App) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.
 // searchCustomers matches a term against the name (folded substring), the
 // e-mail (substring, any case), the CPF (formatted or not) and the external
 // id of the tenant's customers. A term that is a CPF or an e-mail is looked
-// up as one, through indexes, instead of as a substring of every name.
-func searchCustomers(term, tenantID string) predicate.Customer {
+// up as one, through indexes, instead of as a substring of every name; a
+// CPF is a document lookup (counted and audited).
+func (a *App) searchCustomers(ctx context.Context, term, tenantID string) (predicate.Customer, error) {
 	term = strings.TrimSpace(term)
 	if term == "" {
-		return nil
+		return nil, nil
 	}
 	byExternalID := customer.ExternalID(term)
 	if cpf, err := document.ParseCPF(term); err == nil {
-		return customer.Or(customerWithDocument(cpf), byExternalID)
+		id, err := a.lookUpDocument(ctx, cpf)
+		if err != nil {
+			return nil, err
+		}
+		return customer.Or(customer.ID(id), byExternalID), nil // no id is "": none found matches none
 	}
 	email, name := strings.ToLower(term), fold.Text(term)
 	switch {
@@ -520,7 +529,7 @@ func searchCustomers(term, tenantID string) predicate.Customer {
 	case strings.ContainsFunc(term, unicode.IsSpace): // no e-mail address holds a space
 		email = ""
 	}
-	return substringOrExternalID(email, name, term, tenantID)
+	return substringOrExternalID(email, name, term, tenantID), nil
 }
 
 // substringOrExternalID matches an e-mail substring, a folded name substring

@@ -12,6 +12,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
@@ -54,6 +55,15 @@ func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segm
 		f.SegmentID = *segmentID
 	}
 	return r.app.ListCustomers(ctx, f, after, *first) // checkField gives first a value
+}
+
+// CustomerByDocument is the resolver for the customerByDocument field.
+func (r *queryResolver) CustomerByDocument(ctx context.Context, document string) (*ent.Customer, error) {
+	c, err := r.app.CustomerByDocument(ctx, document)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.KindNotFound {
+		return nil, nil // the schema's null: no customer has it
+	}
+	return c, err
 }
 
 // CustomerExport is the resolver for the customerExport field.

@@ -146,21 +146,9 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Sale returns generated.SaleResolver implementation.
 func (r *Resolver) Sale() generated.SaleResolver { return &saleResolver{r} }
 
-// CustomerWhereInput returns generated.CustomerWhereInputResolver implementation.
-func (r *Resolver) CustomerWhereInput() generated.CustomerWhereInputResolver {
-	return &customerWhereInputResolver{r}
-}
-
-// SaleWhereInput returns generated.SaleWhereInputResolver implementation.
-func (r *Resolver) SaleWhereInput() generated.SaleWhereInputResolver {
-	return &saleWhereInputResolver{r}
-}
-
 type (
-	campaignResolver           struct{ *Resolver }
-	customerResolver           struct{ *Resolver }
-	queryResolver              struct{ *Resolver }
-	saleResolver               struct{ *Resolver }
-	customerWhereInputResolver struct{ *Resolver }
-	saleWhereInputResolver     struct{ *Resolver }
+	campaignResolver struct{ *Resolver }
+	customerResolver struct{ *Resolver }
+	queryResolver    struct{ *Resolver }
+	saleResolver     struct{ *Resolver }
 )

@@ -21,6 +21,12 @@ const (
 	maxDepth      = 10
 	maxAliases    = 20
 	maxBodyBytes  = 1 << 20
+	// Where-inputs (the filters of every connection): at most
+	// maxWhereList items in any list of one (or, and, the …In
+	// predicates) and maxWherePredicates predicates in a request's
+	// filters together, so that no request tests hundreds of values.
+	maxWhereList       = 50
+	maxWherePredicates = 300
 )
 
 // Error codes of refused queries, in the REST interfaces' lower-case style.
@@ -78,10 +84,11 @@ func pageArg(v any) (int, bool) {
 	return int(n), true
 }
 
-// shapeLimit refuses operations nested deeper than maxDepth fields or with
+// shapeLimit refuses operations nested deeper than maxDepth fields, with
 // more than maxAliases aliased fields (the cheap way to repeat an expensive
-// field many times). Introspection is measured apart: the playground's
-// schema query is deep by nature and reads no data.
+// field many times) or with where-inputs over their bounds, whatever type
+// they filter. Introspection is measured apart: the playground's schema
+// query is deep by nature and reads no data.
 type shapeLimit struct{}
 
 var _ interface {
@@ -97,13 +104,17 @@ func (shapeLimit) MutateOperationContext(ctx context.Context, oc *graphql.Operat
 	if op == nil {
 		return nil // the executor reports the missing operation
 	}
-	m := measure{fragments: oc.Doc.Fragments, inFragment: map[string]bool{}}
+	m := measure{fragments: oc.Doc.Fragments, inFragment: map[string]bool{}, vars: oc.Variables}
 	m.walk(op.SelectionSet, 0)
 	switch {
 	case m.depth > maxDepth:
 		return limitError(codeTooDeep, "the query nests %d fields deep; the limit is %d", m.depth, maxDepth)
 	case m.aliases > maxAliases:
 		return limitError(codeTooManyAliases, "the query has %d aliases; the limit is %d", m.aliases, maxAliases)
+	case m.longestList > maxWhereList:
+		return limitError(codeTooComplex, "a where filter lists %d items; the limit is %d per list", m.longestList, maxWhereList)
+	case m.predicates > maxWherePredicates:
+		return limitError(codeTooComplex, "the where filters hold %d predicates; the limit is %d per request", m.predicates, maxWherePredicates)
 	}
 	return nil
 }
@@ -118,7 +129,11 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 type measure struct {
 	fragments      ast.FragmentDefinitionList
 	inFragment     map[string]bool // fragments on the current path (validation refuses cycles; this is a guard)
+	vars           map[string]any  // the operation's variables, which where-inputs may use
 	depth, aliases int
+	// The where-inputs: the longest list in one, and their predicates
+	// (every field given, and every item of a list of values).
+	longestList, predicates int
 }
 
 func (m *measure) walk(set ast.SelectionSet, depth int) {
@@ -132,6 +147,15 @@ func (m *measure) walk(set ast.SelectionSet, depth int) {
 				m.aliases++
 			}
 			m.depth = max(m.depth, depth+1)
+			for _, arg := range s.Arguments {
+				if t := arg.Value.ExpectedType; t != nil && strings.HasSuffix(t.Name(), "WhereInput") {
+					// A value that does not convert fails the field's
+					// arguments before any resolver runs.
+					if v, err := arg.Value.Value(m.vars); err == nil {
+						m.where(v)
+					}
+				}
+			}
 			m.walk(s.SelectionSet, depth+1)
 		case *ast.InlineFragment:
 			m.walk(s.SelectionSet, depth)
@@ -143,6 +167,29 @@ func (m *measure) walk(set ast.SelectionSet, depth int) {
 			m.inFragment[s.Name] = true
 			m.walk(f.SelectionSet, depth)
 			m.inFragment[s.Name] = false
+		}
+	}
+}
+
+// where measures the value of a where-input, as written or from a
+// variable: an object's fields, a list's items.
+func (m *measure) where(v any) {
+	switch v := v.(type) {
+	case nil:
+	case map[string]any:
+		for _, f := range v {
+			if f != nil {
+				m.predicates++
+				m.where(f)
+			}
+		}
+	case []any:
+		m.longestList = max(m.longestList, len(v))
+		for _, item := range v {
+			if _, isObject := item.(map[string]any); !isObject && item != nil {
+				m.predicates++
+			}
+			m.where(item)
 		}
 	}
 }

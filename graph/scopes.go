@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -23,15 +24,16 @@ import (
 // "" needs only a valid token. A root field missing here is refused, and a
 // test fails until it is added.
 var RootFieldScopes = map[string]string{
-	"Query.node":           "", // checked per type by nodeScope
-	"Query.nodes":          "", // checked per type by nodeScope
-	"Query.tenants":        "", // a viewer sees its own tenant
-	"Query.stores":         "campaigns:read",
-	"Query.apiClients":     app.ScopeBackoffice,
-	"Query.customers":      "customers:read",
-	"Query.customerSearch": "customers:read",
-	"Query.segments":       "customers:read",
-	"Query.campaigns":      "campaigns:read",
+	"Query.node":               "", // checked per type by nodeScope
+	"Query.nodes":              "", // checked per type by nodeScope
+	"Query.tenants":            "", // a viewer sees its own tenant
+	"Query.stores":             "campaigns:read",
+	"Query.apiClients":         app.ScopeBackoffice,
+	"Query.customers":          "customers:read",
+	"Query.customerSearch":     "customers:read",
+	"Query.customerByDocument": "customers:read",
+	"Query.segments":           "customers:read",
+	"Query.campaigns":          "campaigns:read",
 
 	"Query.predictiveSegments":   "customers:read",
 	"Query.pointsLiability":      "loyalty:read",
@@ -188,6 +190,9 @@ func presentError(ctx context.Context, log *slog.Logger, err error) *gqlerror.Er
 		}
 		if len(e.Details) > 0 {
 			gqlErr.Extensions["details"] = e.Details
+		}
+		if e.RetryAfter > 0 {
+			gqlErr.Extensions["retryAfter"] = max(int(math.Ceil(e.RetryAfter.Seconds())), 1)
 		}
 		return gqlErr
 	}

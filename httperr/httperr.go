@@ -4,7 +4,9 @@
 package httperr
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/storage"
@@ -43,4 +45,13 @@ func Status(k apperr.Kind) int {
 		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
+}
+
+// SetRetryAfter writes the Retry-After header (whole seconds, at least one)
+// of a refusal that says when a retry may succeed: the same header on every
+// interface.
+func SetRetryAfter(h http.Header, e *apperr.Error) {
+	if e.Kind == apperr.KindRateLimited && e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(max(int(math.Ceil(e.RetryAfter.Seconds())), 1)))
+	}
 }

@@ -85,6 +85,7 @@ func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error
 	}
 	s.logCause(r, e)
 	status := httperr.Status(e.Kind)
+	httperr.SetRetryAfter(w.Header(), e)
 	switch e.Kind {
 	case apperr.KindInvalid, apperr.KindMalformed:
 		writeProblem(w, r, status, "validation-error", e.Message, e.Details)

@@ -118,6 +118,7 @@ var graphQLProbes = map[string]string{
 	"Query.apiClients":            `{ apiClients { totalCount } }`,
 	"Query.customers":             `{ customers { totalCount } }`,
 	"Query.customerSearch":        `{ customerSearch(search: "ana") { totalCount } }`,
+	"Query.customerByDocument":    `{ customerByDocument(document: "52998224725") { id } }`,
 	"Query.segments":              `{ segments { totalCount } }`,
 	"Query.campaigns":             `{ campaigns { totalCount } }`,
 	"Mutation.createCustomer":     `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`,

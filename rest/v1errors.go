@@ -41,6 +41,7 @@ func (s *server) writeV1Error(w http.ResponseWriter, r *http.Request, err error)
 	}
 	s.logCause(r, e)
 	status := httperr.Status(e.Kind)
+	httperr.SetRetryAfter(w.Header(), e)
 	switch e.Kind {
 	case apperr.KindInvalid, apperr.KindMalformed, apperr.KindUnprocessable:
 		writeJSON(w, status, v1Error{Error: e.Code, Message: e.Message, Field: e.Field, Details: e.Details})

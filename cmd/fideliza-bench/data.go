@@ -70,11 +70,7 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	if err := growCustomers(ctx, a.DB, f, customers); err != nil {
 		return nil, err
 	}
-	byDocument, err := app.WithDocument("cpf", cpf(100000000))
-	if err != nil {
-		return nil, err
-	}
-	first, err := a.DB.Ent.Customer.Query().Where(byDocument).Only(viewer.TenantContext(ctx, t.ID))
+	first, err := a.CustomerByDocument(viewer.TenantContext(ctx, t.ID), cpf(100000000))
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,10 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			lookups, err := limits.documentLookupQuota()
+			if err != nil {
+				return err
+			}
 			// The address is taken before the migrations and the demo's
 			// history: a busy port fails at once, and nothing else can take
 			// it while they run (requests wait in the listen backlog).
@@ -66,12 +70,14 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.DB.Close()
+			a.DocumentLookups = lookups
 			go a.DB.KeepOptimized(ctx, log)
 			g.logStart(log, a, "serve", "addr", addr, "worker", !noWorker, "workers", workers, "points_interval", points.String(),
 				"rescue_after", rescue.String(), "demo", demo, "graphql_introspection", intro,
 				// Rate limits are counted by this process alone.
 				"rate_limit_client", rates.DefaultQuota().String(), "rate_limit_tenant_overrides", len(rates.Tenants),
-				"rate_limit_token_per_ip", rates.TokenQuota().String(), "rate_limit_auth_failures_per_ip", rates.AuthFailureQuota().String())
+				"rate_limit_token_per_ip", rates.TokenQuota().String(), "rate_limit_auth_failures_per_ip", rates.AuthFailureQuota().String(),
+				"rate_limit_document_lookups", lookups.String())
 			if err := g.useOIDC(ctx, log, a); err != nil {
 				return err
 			}
@@ -113,8 +119,8 @@ func newServeCommand(g *globals) *cobra.Command {
 
 // rateLimitFlags are the request quotas of serve, as given.
 type rateLimitFlags struct {
-	client, token, authFailures string
-	tenants                     []string
+	client, token, authFailures, documentLookups string
+	tenants                                      []string
 }
 
 func (l *rateLimitFlags) register(f *pflag.FlagSet) {
@@ -130,6 +136,17 @@ func (l *rateLimitFlags) register(f *pflag.FlagSet) {
 		"requests to /auth/token per IP address (env FIDELIZA_RATE_LIMIT_TOKEN)")
 	f.StringVar(&l.authFailures, "rate-limit-auth-failures", env("FIDELIZA_RATE_LIMIT_AUTH_FAILURES", ratelimit.DefaultAuthFailureQuota.String()),
 		"failed HTTP Basic authentications of the point-of-sale interface per IP address; over it the address is refused before its credentials are checked (env FIDELIZA_RATE_LIMIT_AUTH_FAILURES)")
+	f.StringVar(&l.documentLookups, "rate-limit-document-lookups", env("FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS", app.DefaultDocumentLookups.String()),
+		"customers each client may look up by complete CPF or CNPJ per window (GET /v1/customers?search=<CPF>, GraphQL customerByDocument), counted by each process (env FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS)")
+}
+
+// documentLookupQuota reads --rate-limit-document-lookups.
+func (l *rateLimitFlags) documentLookupQuota() (ratelimit.Quota, error) {
+	q, err := ratelimit.ParseQuota(l.documentLookups)
+	if err != nil {
+		return q, fmt.Errorf("--rate-limit-document-lookups (FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS): %w", err)
+	}
+	return q, nil
 }
 
 // config reads the flags; a bad value names its flag and variable.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind classifies an error for the transports.
@@ -62,6 +63,9 @@ type Error struct {
 	Message string
 	Field   string       // the (first) offending field, when there is one
 	Details []FieldError // every field problem, for KindInvalid
+	// RetryAfter is, for KindRateLimited, how long until a retry may
+	// succeed; 0 when unknown.
+	RetryAfter time.Duration
 	// Cause is what went wrong underneath, for the logs only; it is never
 	// shown to the client.
 	Cause error

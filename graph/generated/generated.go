@@ -48,8 +48,6 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Sale() SaleResolver
-	CustomerWhereInput() CustomerWhereInputResolver
-	SaleWhereInput() SaleWhereInputResolver
 }
 
 type DirectiveRoot struct {
@@ -525,6 +523,7 @@ type ComplexityRoot struct {
 		ActiveCustomers      func(childComplexity int, from time.Time, to time.Time) int
 		AuditEvents          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) int
 		Campaigns            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerByDocument   func(childComplexity int, document string) int
 		CustomerExport       func(childComplexity int, id string) int
 		CustomerImport       func(childComplexity int, id string) int
 		CustomerSearch       func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
@@ -930,6 +929,7 @@ type QueryResolver interface {
 	WebhookDeliveries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) (*ent.WebhookDeliveryConnection, error)
 	WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) (*ent.WebhookEndpointConnection, error)
 	CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error)
+	CustomerByDocument(ctx context.Context, document string) (*ent.Customer, error)
 	CustomerExport(ctx context.Context, id string) (string, error)
 	CustomersByLevel(ctx context.Context) ([]*LevelCount, error)
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
@@ -941,13 +941,6 @@ type QueryResolver interface {
 }
 type SaleResolver interface {
 	CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error)
-}
-
-type CustomerWhereInputResolver interface {
-	Document(ctx context.Context, obj *ent.CustomerWhereInput, data *string) error
-}
-type SaleWhereInputResolver interface {
-	CustomerDocument(ctx context.Context, obj *ent.SaleWhereInput, data *string) error
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3151,6 +3144,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Campaigns(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.CampaignOrder), args["where"].(*ent.CampaignWhereInput)), true
+	case "Query.customerByDocument":
+		if e.ComplexityRoot.Query.CustomerByDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Query_customerByDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CustomerByDocument(childComplexity, args["document"].(string)), true
 	case "Query.customerExport":
 		if e.ComplexityRoot.Query.CustomerExport == nil {
 			break
@@ -5422,6 +5426,13 @@ extend type Query {
     "Page size, 1 to 100; 20 when omitted."
     first: Int
   ): CustomerConnection!
+  """
+  The customer with this complete CPF or CNPJ (formatted or not), null when none. The one way to find a customer by
+  document: where-inputs have no document filter. Each call is one lookup, counted against the client's quota of
+  document lookups (document_lookups_exceeded beyond it, with extensions.retryAfter in seconds) and recorded in the
+  audit trail (customer.looked_up, without the document).
+  """
+  customerByDocument(document: String!): Customer
 }
 
 """
@@ -12915,24 +12926,6 @@ extend type Mutation {
   redeliverWebhook(deliveryID: ID!): WebhookDelivery!
 }
 `, BuiltIn: false},
-	{Name: "../../schema/where.graphql", Input: `# Filters the generated where-inputs lack on purpose: documents are matched by
-# equality with a complete document only (ent/schema skips their predicates).
-
-extend input CustomerWhereInput {
-  """
-  The customer with this complete CPF or CNPJ, formatted or not. Documents are
-  matched by equality only: no part of one can be searched for.
-  """
-  document: String
-}
-
-extend input SaleWhereInput {
-  """
-  Sales sent with this complete CPF or CNPJ, formatted or not (equality only).
-  """
-  customerDocument: String
-}
-`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -15645,6 +15638,20 @@ func (ec *executionContext) field_Query_campaigns_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_customerByDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg0
 	return args, nil
 }
 
@@ -25911,6 +25918,50 @@ func (ec *executionContext) fieldContext_Query_customerSearch(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_customerSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_customerByDocument(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_customerByDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CustomerByDocument(ctx, fc.Args["document"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Customer) graphql.Marshaler {
+			return ec.marshalOCustomer2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCustomer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_customerByDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_customerByDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -39237,7 +39288,7 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith", "document"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDIsNil", "externalIDNotNil", "externalIDEqualFold", "externalIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "email", "emailNEQ", "emailIn", "emailNotIn", "emailGT", "emailGTE", "emailLT", "emailLTE", "emailContains", "emailHasPrefix", "emailHasSuffix", "emailIsNil", "emailNotNil", "emailEqualFold", "emailContainsFold", "documentType", "documentTypeNEQ", "documentTypeIn", "documentTypeNotIn", "phone", "phoneNEQ", "phoneIn", "phoneNotIn", "phoneGT", "phoneGTE", "phoneLT", "phoneLTE", "phoneContains", "phoneHasPrefix", "phoneHasSuffix", "phoneIsNil", "phoneNotNil", "phoneEqualFold", "phoneContainsFold", "birthDate", "birthDateNEQ", "birthDateIn", "birthDateNotIn", "birthDateGT", "birthDateGTE", "birthDateLT", "birthDateLTE", "birthDateContains", "birthDateHasPrefix", "birthDateHasSuffix", "birthDateIsNil", "birthDateNotNil", "birthDateEqualFold", "birthDateContainsFold", "gender", "genderNEQ", "genderIn", "genderNotIn", "genderIsNil", "genderNotNil", "addressStreet", "addressStreetNEQ", "addressStreetIn", "addressStreetNotIn", "addressStreetGT", "addressStreetGTE", "addressStreetLT", "addressStreetLTE", "addressStreetContains", "addressStreetHasPrefix", "addressStreetHasSuffix", "addressStreetIsNil", "addressStreetNotNil", "addressStreetEqualFold", "addressStreetContainsFold", "addressCity", "addressCityNEQ", "addressCityIn", "addressCityNotIn", "addressCityGT", "addressCityGTE", "addressCityLT", "addressCityLTE", "addressCityContains", "addressCityHasPrefix", "addressCityHasSuffix", "addressCityIsNil", "addressCityNotNil", "addressCityEqualFold", "addressCityContainsFold", "addressState", "addressStateNEQ", "addressStateIn", "addressStateNotIn", "addressStateGT", "addressStateGTE", "addressStateLT", "addressStateLTE", "addressStateContains", "addressStateHasPrefix", "addressStateHasSuffix", "addressStateIsNil", "addressStateNotNil", "addressStateEqualFold", "addressStateContainsFold", "addressZipCode", "addressZipCodeNEQ", "addressZipCodeIn", "addressZipCodeNotIn", "addressZipCodeGT", "addressZipCodeGTE", "addressZipCodeLT", "addressZipCodeLTE", "addressZipCodeContains", "addressZipCodeHasPrefix", "addressZipCodeHasSuffix", "addressZipCodeIsNil", "addressZipCodeNotNil", "addressZipCodeEqualFold", "addressZipCodeContainsFold", "level", "levelNEQ", "levelIn", "levelNotIn", "levelGraceSince", "levelGraceSinceNEQ", "levelGraceSinceIn", "levelGraceSinceNotIn", "levelGraceSinceGT", "levelGraceSinceGTE", "levelGraceSinceLT", "levelGraceSinceLTE", "levelGraceSinceIsNil", "levelGraceSinceNotNil", "pointsBalance", "pointsBalanceNEQ", "pointsBalanceIn", "pointsBalanceNotIn", "pointsBalanceGT", "pointsBalanceGTE", "pointsBalanceLT", "pointsBalanceLTE", "pointsPending", "pointsPendingNEQ", "pointsPendingIn", "pointsPendingNotIn", "pointsPendingGT", "pointsPendingGTE", "pointsPendingLT", "pointsPendingLTE", "pointsDebt", "pointsDebtNEQ", "pointsDebtIn", "pointsDebtNotIn", "pointsDebtGT", "pointsDebtGTE", "pointsDebtLT", "pointsDebtLTE", "lifetimeValue", "lifetimeValueNEQ", "lifetimeValueIn", "lifetimeValueNotIn", "lifetimeValueGT", "lifetimeValueGTE", "lifetimeValueLT", "lifetimeValueLTE", "consentMarketingEmail", "consentMarketingEmailNEQ", "consentMarketingSms", "consentMarketingSmsNEQ", "consentUpdatedAt", "consentUpdatedAtNEQ", "consentUpdatedAtIn", "consentUpdatedAtNotIn", "consentUpdatedAtGT", "consentUpdatedAtGTE", "consentUpdatedAtLT", "consentUpdatedAtLTE", "consentUpdatedAtIsNil", "consentUpdatedAtNotNil", "consentMarketingWhatsapp", "consentMarketingWhatsappNEQ", "consentDataSharing", "consentDataSharingNEQ", "erasedAt", "erasedAtNEQ", "erasedAtIn", "erasedAtNotIn", "erasedAtGT", "erasedAtGTE", "erasedAtLT", "erasedAtLTE", "erasedAtIsNil", "erasedAtNotNil", "hasSegments", "hasSegmentsWith", "hasPointsEntries", "hasPointsEntriesWith", "hasRedemptions", "hasRedemptionsWith", "hasSales", "hasSalesWith", "hasConsentChanges", "hasConsentChangesWith", "hasScore", "hasScoreWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -41141,15 +41192,6 @@ func (ec *executionContext) unmarshalInputCustomerWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasScoreWith = data
-		case "document":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			if err = ec.Resolvers.CustomerWhereInput().Document(ctx, &it, data); err != nil {
-				return it, err
-			}
 		}
 	}
 	return it, nil
@@ -47797,7 +47839,7 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "returnedAmount", "returnedAmountNEQ", "returnedAmountIn", "returnedAmountNotIn", "returnedAmountGT", "returnedAmountGTE", "returnedAmountLT", "returnedAmountLTE", "pointsReversed", "pointsReversedNEQ", "pointsReversedIn", "pointsReversedNotIn", "pointsReversedGT", "pointsReversedGTE", "pointsReversedLT", "pointsReversedLTE", "couponCode", "couponCodeNEQ", "couponCodeIn", "couponCodeNotIn", "couponCodeGT", "couponCodeGTE", "couponCodeLT", "couponCodeLTE", "couponCodeContains", "couponCodeHasPrefix", "couponCodeHasSuffix", "couponCodeIsNil", "couponCodeNotNil", "couponCodeEqualFold", "couponCodeContainsFold", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "hasReturns", "hasReturnsWith", "customerDocument"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "storeID", "storeIDNEQ", "storeIDIn", "storeIDNotIn", "storeIDGT", "storeIDGTE", "storeIDLT", "storeIDLTE", "storeIDContains", "storeIDHasPrefix", "storeIDHasSuffix", "storeIDEqualFold", "storeIDContainsFold", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "posID", "posIDNEQ", "posIDIn", "posIDNotIn", "posIDGT", "posIDGTE", "posIDLT", "posIDLTE", "posIDContains", "posIDHasPrefix", "posIDHasSuffix", "posIDEqualFold", "posIDContainsFold", "employeeID", "employeeIDNEQ", "employeeIDIn", "employeeIDNotIn", "employeeIDGT", "employeeIDGTE", "employeeIDLT", "employeeIDLTE", "employeeIDContains", "employeeIDHasPrefix", "employeeIDHasSuffix", "employeeIDEqualFold", "employeeIDContainsFold", "sellerID", "sellerIDNEQ", "sellerIDIn", "sellerIDNotIn", "sellerIDGT", "sellerIDGTE", "sellerIDLT", "sellerIDLTE", "sellerIDContains", "sellerIDHasPrefix", "sellerIDHasSuffix", "sellerIDEqualFold", "sellerIDContainsFold", "channel", "channelNEQ", "channelIn", "channelNotIn", "channelGT", "channelGTE", "channelLT", "channelLTE", "channelContains", "channelHasPrefix", "channelHasSuffix", "channelEqualFold", "channelContainsFold", "customerDocumentType", "customerDocumentTypeNEQ", "customerDocumentTypeIn", "customerDocumentTypeNotIn", "customerDocumentTypeIsNil", "customerDocumentTypeNotNil", "customerID", "customerIDNEQ", "customerIDIn", "customerIDNotIn", "customerIDGT", "customerIDGTE", "customerIDLT", "customerIDLTE", "customerIDContains", "customerIDHasPrefix", "customerIDHasSuffix", "customerIDIsNil", "customerIDNotNil", "customerIDEqualFold", "customerIDContainsFold", "soldAt", "soldAtNEQ", "soldAtIn", "soldAtNotIn", "soldAtGT", "soldAtGTE", "soldAtLT", "soldAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "amountPayable", "amountPayableNEQ", "amountPayableIn", "amountPayableNotIn", "amountPayableGT", "amountPayableGTE", "amountPayableLT", "amountPayableLTE", "discountAmount", "discountAmountNEQ", "discountAmountIn", "discountAmountNotIn", "discountAmountGT", "discountAmountGTE", "discountAmountLT", "discountAmountLTE", "status", "statusNEQ", "statusIn", "statusNotIn", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "pointsCredited", "pointsCreditedNEQ", "pointsCreditedIn", "pointsCreditedNotIn", "pointsCreditedGT", "pointsCreditedGTE", "pointsCreditedLT", "pointsCreditedLTE", "processedAt", "processedAtNEQ", "processedAtIn", "processedAtNotIn", "processedAtGT", "processedAtGTE", "processedAtLT", "processedAtLTE", "processedAtIsNil", "processedAtNotNil", "returnedAmount", "returnedAmountNEQ", "returnedAmountIn", "returnedAmountNotIn", "returnedAmountGT", "returnedAmountGTE", "returnedAmountLT", "returnedAmountLTE", "pointsReversed", "pointsReversedNEQ", "pointsReversedIn", "pointsReversedNotIn", "pointsReversedGT", "pointsReversedGTE", "pointsReversedLT", "pointsReversedLTE", "couponCode", "couponCodeNEQ", "couponCodeIn", "couponCodeNotIn", "couponCodeGT", "couponCodeGTE", "couponCodeLT", "couponCodeLTE", "couponCodeContains", "couponCodeHasPrefix", "couponCodeHasSuffix", "couponCodeIsNil", "couponCodeNotNil", "couponCodeEqualFold", "couponCodeContainsFold", "hasStore", "hasStoreWith", "hasCustomer", "hasCustomerWith", "hasItems", "hasItemsWith", "hasPayments", "hasPaymentsWith", "hasReturns", "hasReturnsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -49505,15 +49547,6 @@ func (ec *executionContext) unmarshalInputSaleWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.HasReturnsWith = data
-		case "customerDocument":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDocument"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			if err = ec.Resolvers.SaleWhereInput().CustomerDocument(ctx, &it, data); err != nil {
-				return it, err
-			}
 		}
 	}
 	return it, nil
@@ -59339,6 +59372,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_customerSearch(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "customerByDocument":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_customerByDocument(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
