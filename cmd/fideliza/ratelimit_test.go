@@ -25,6 +25,7 @@ func TestServeRefusesBadRateLimits(t *testing.T) {
 		{[]string{"--rate-limit", "0/1m"}, "--rate-limit (FIDELIZA_RATE_LIMIT)"},
 		{[]string{"--rate-limit-token", "20/500ms"}, "--rate-limit-token (FIDELIZA_RATE_LIMIT_TOKEN)"},
 		{[]string{"--rate-limit-auth-failures", "ten/1m"}, "--rate-limit-auth-failures (FIDELIZA_RATE_LIMIT_AUTH_FAILURES)"},
+		{[]string{"--rate-limit-document-lookups", "100"}, "--rate-limit-document-lookups (FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS)"},
 		{[]string{"--rate-limit-tenant", "acme=10/1m"}, `--rate-limit-tenant (FIDELIZA_RATE_LIMIT_TENANTS): tenant rate limit "acme=10/1m": "acme" is not a tenant id`},
 		{[]string{"--rate-limit-tenant", "de000000-0000-4000-8000-000000000001=10/1x"}, "must be a duration"},
 	} {
