@@ -284,22 +284,17 @@ func (a *App) couponGuesses() *ratelimit.Limiter {
 // couponOf reads the coupon of a code sent with a cart by the customer (its
 // id, or its document at the till). Unknown codes count against the
 // customer's and the client's quotas of guesses; over either, every code is
-// refused until the window ends. A used-up code is refused too.
+// refused until the window ends. A used-up code is refused too. A lookup
+// takes its place in both quotas before it runs and gives it back when the
+// code exists, so that no burst of lookups outnumbers the quotas.
 func (a *App) couponOf(ctx context.Context, code, customerKey string) (*ent.Coupon, error) {
 	v, _ := viewer.FromContext(ctx)
-	keys := []struct {
-		key   string
-		quota ratelimit.Quota
-	}{
-		{"customer\x00" + v.TenantID + "\x00" + customerKey, CouponGuessesPerCustomer},
-		{"client\x00" + v.TenantID + "\x00" + v.Subject, CouponGuessesPerClient},
-	}
-	guesses := a.couponGuesses()
-	for _, k := range keys {
-		if d := guesses.Peek(k.key, k.quota); !d.Allowed {
-			return nil, &apperr.Error{Kind: apperr.KindRateLimited, Code: "coupon_attempts_exceeded", Field: "coupon_code",
-				Message: "too many unknown coupon codes; retry in " + d.RetryAfter.Round(time.Second).String()}
-		}
+	d, undo := a.couponGuesses().AllowAll(
+		ratelimit.Key{Name: "customer\x00" + v.TenantID + "\x00" + customerKey, Quota: CouponGuessesPerCustomer},
+		ratelimit.Key{Name: "client\x00" + v.TenantID + "\x00" + v.Subject, Quota: CouponGuessesPerClient})
+	if !d.Allowed {
+		return nil, &apperr.Error{Kind: apperr.KindRateLimited, Code: "coupon_attempts_exceeded", Field: "coupon_code",
+			Message: "too many unknown coupon codes; retry in " + d.RetryAfter.Round(time.Second).String()}
 	}
 	normalized := NormalizeCouponCode(code)
 	var found *ent.Coupon
@@ -308,11 +303,9 @@ func (a *App) couponOf(ctx context.Context, code, customerKey string) (*ent.Coup
 		found, err = a.DB.Ent.Coupon.Query().Where(coupon.Code(normalized)).Only(ctx)
 	}
 	if found == nil && (err == nil || ent.IsNotFound(err)) {
-		for _, k := range keys {
-			guesses.Allow(k.key, k.quota)
-		}
 		return nil, &apperr.Error{Kind: apperr.KindInvalid, Code: "coupon_code_invalid", Field: "coupon_code", Message: "is not a coupon code of this tenant"}
 	}
+	undo() // not a guess: the code exists, or the lookup failed
 	if err != nil {
 		return nil, err
 	}

@@ -76,15 +76,20 @@ func New(now func() time.Time, maxKeys int) *Limiter {
 // Allow counts one request of key against q and says whether it may go on.
 // A refused request is not counted: the window ends when it would have.
 func (l *Limiter) Allow(key string, q Quota) Decision {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.take(key, q, true)
 }
 
 // Peek says whether a request of key would be allowed now, and what is left
 // of its quota, without counting a request.
 func (l *Limiter) Peek(key string, q Quota) Decision {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.take(key, q, false)
 }
 
+// take is Allow (count) or Peek with l.mu held.
 func (l *Limiter) take(key string, q Quota, count bool) Decision {
 	if q.Off {
 		return Decision{Allowed: true}
@@ -93,8 +98,6 @@ func (l *Limiter) take(key string, q Quota, count bool) Decision {
 	if span <= 0 {
 		span = time.Second
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	l.longest = max(l.longest, span)
 	l.sweep(now)
@@ -161,4 +164,49 @@ func (l *Limiter) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.windows)
+}
+
+// Key is a key and the quota it is counted against.
+type Key struct {
+	Name  string
+	Quota Quota
+}
+
+// AllowAll counts one request against each of keys, atomically: all are
+// counted when each has room (Allowed), none when one is full, whose
+// decision is then returned. Checking and counting in one step is what keeps a burst exact:
+// a check made apart from the count lets every request of the burst check
+// before any counts. undo takes the request back from each key's window,
+// unless that window has ended meanwhile (for a request that turned out not
+// to count, such as a coupon code that exists).
+func (l *Limiter) AllowAll(keys ...Key) (d Decision, undo func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if d := l.take(k.Name, k.Quota, false); !d.Allowed {
+			return d, func() {}
+		}
+	}
+	type counted struct {
+		w   *window
+		end time.Time
+	}
+	var taken []counted
+	for _, k := range keys {
+		if k.Quota.Off {
+			continue
+		}
+		l.take(k.Name, k.Quota, true)
+		w := l.windows[k.Name]
+		taken = append(taken, counted{w, w.end})
+	}
+	return Decision{Allowed: true}, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, c := range taken {
+			if c.w.end.Equal(c.end) && c.w.count > 0 {
+				c.w.count--
+			}
+		}
+	}
 }

@@ -243,3 +243,44 @@ func TestConfigQuotas(t *testing.T) {
 	require.True(t, off.TokenQuota().Off)
 	require.True(t, off.AuthFailureQuota().Off)
 }
+
+// TestAllowAll: several keys are counted together or not at all, a burst
+// of them is exact, and undo gives a request back within its window only.
+func TestAllowAll(t *testing.T) {
+	c := newClock()
+	l := ratelimit.New(c.Now, 0)
+	small := ratelimit.Key{Name: "customer", Quota: ratelimit.Quota{Limit: 2, Window: time.Minute}}
+	big := ratelimit.Key{Name: "client", Quota: ratelimit.Quota{Limit: 100, Window: time.Minute}}
+
+	for range 2 {
+		d, _ := l.AllowAll(small, big)
+		require.True(t, d.Allowed)
+	}
+	d, _ := l.AllowAll(small, big)
+	require.False(t, d.Allowed)
+	require.Equal(t, time.Minute, d.RetryAfter)
+	require.Equal(t, 98, l.Peek(big.Name, big.Quota).Remaining, "a refusal counts against no key")
+
+	var allowed atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 400 {
+		wg.Go(func() {
+			if d, _ := l.AllowAll(ratelimit.Key{Name: fmt.Sprint("customer-", i), Quota: small.Quota}, big); d.Allowed {
+				allowed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	require.EqualValues(t, 98, allowed.Load())
+
+	c.Advance(time.Minute)
+	d, undo := l.AllowAll(small, big)
+	require.True(t, d.Allowed)
+	undo()
+	require.Equal(t, 100, l.Peek(big.Name, big.Quota).Remaining, "given back")
+	_, undo = l.AllowAll(small, big)
+	c.Advance(time.Minute)
+	l.Allow(big.Name, big.Quota)
+	undo()
+	require.Equal(t, 99, l.Peek(big.Name, big.Quota).Remaining, "not given back to the next window")
+}

@@ -1,0 +1,69 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestCouponGuessBurst: a burst of 400 unknown codes sent at once by one
+// client (over 50 customers, under each one's quota) gets exactly the
+// client's quota of answers; the rest are 429. Counting a guess after its
+// lookup let a burst through between the check and the count.
+func TestCouponGuessBurst(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := posSetup(t, db)
+		token := e.tokenFor(t, campScopeRead)
+		e.posCampaign(t, app.CampaignInput{Name: "Cupom", Channels: []string{"ecommerce"}, RequiresCode: true,
+			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
+		const customers, each = 50, 8
+		require.Less(t, each, app.CouponGuessesPerCustomer.Limit, "no customer reaches its own quota")
+		ids := make([]string, customers)
+		for i := range ids {
+			ids[i] = e.posCustomer(t, posCPF(), posCust{name: fmt.Sprintf("Cliente %d", i)}).ID
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		answers := map[string]int{}
+		start := make(chan struct{})
+		for i := range customers * each {
+			body, err := json.Marshal(map[string]any{"customer_id": ids[i%customers], "channel": "ecommerce",
+				"coupon_code": fmt.Sprintf("CHUTE-%04d", i),
+				"cart":        map[string]any{"items": []any{map[string]any{"sku": "A", "quantity": 1, "unit_price": 100}}}})
+			require.NoError(t, err)
+			wg.Go(func() {
+				<-start
+				req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/campaigns/validate", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				answer := "failed"
+				if res, err := e.srv.Client().Do(req); err == nil {
+					var out struct{ Error string }
+					_ = json.NewDecoder(res.Body).Decode(&out)
+					_ = res.Body.Close()
+					answer = fmt.Sprintf("%d %s", res.StatusCode, out.Error)
+				}
+				mu.Lock()
+				answers[answer]++
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		limit := app.CouponGuessesPerClient.Limit
+		require.Equal(t, map[string]int{
+			"422 coupon_code_invalid":      limit,
+			"429 coupon_attempts_exceeded": customers*each - limit,
+		}, answers)
+	})
+}
