@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/csv"
 	"net/http"
 	"strconv"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/safecsv"
 )
 
 // couponsBody is POST /v1/campaigns/{id}/coupons: generate codes, or import
@@ -97,12 +97,12 @@ var couponColumns = []string{"code", "status", "uses", "max_uses", "last_used_at
 // exportCoupons writes every code of a campaign as CSV; an error before the
 // first code is answered as JSON, after it ends the body early.
 func (s *server) exportCoupons(w http.ResponseWriter, r *http.Request, campaignID string) {
-	var out *csv.Writer
+	var out *safecsv.Writer
 	err := s.app.EachCoupon(r.Context(), campaignID, func(c *ent.Coupon) error {
 		if out == nil {
 			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 			w.Header().Set("Content-Disposition", `attachment; filename="coupons-`+campaignID+`.csv"`)
-			out = csv.NewWriter(w)
+			out = safecsv.NewWriter(w)
 			_ = out.Write(couponColumns)
 		}
 		last := ""
@@ -117,7 +117,7 @@ func (s *server) exportCoupons(w http.ResponseWriter, r *http.Request, campaignI
 	}
 	if out == nil { // no codes: the header alone
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		out = csv.NewWriter(w)
+		out = safecsv.NewWriter(w)
 		_ = out.Write(couponColumns)
 	}
 	out.Flush()

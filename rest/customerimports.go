@@ -2,7 +2,6 @@ package rest
 
 import (
 	"cmp"
-	"encoding/csv"
 	"errors"
 	"mime"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/safecsv"
 )
 
 // importFormats maps the media types an import may be sent as to its format.
@@ -102,7 +102,7 @@ func (s *server) customerImportProblems(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	out := csv.NewWriter(w)
+	out := safecsv.NewWriter(w)
 	err := out.Write([]string{"line", "field", "message"})
 	for after := 0; err == nil; {
 		var page []*ent.CustomerImportProblem

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/safecsv"
 )
 
 // catalogColumns are the columns of a catalogue file, in any order after
@@ -98,7 +99,7 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 		return nil, err
 	}
 	defer out.Close()
-	problems := csv.NewWriter(out)
+	problems := safecsv.NewWriter(out)
 	_ = problems.Write([]string{"line", "field", "message"})
 
 	res := &catalogLoad{}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/safecsv"
 )
 
 func newImportCommand(g *globals) *cobra.Command {
@@ -149,7 +149,7 @@ func (imp *customerImport) run(ctx context.Context, a *app.App) (app.ImportResul
 		return res, err
 	}
 	defer reportFile.Close()
-	reportCSV := csv.NewWriter(reportFile)
+	reportCSV := safecsv.NewWriter(reportFile)
 	if done.Line == 0 {
 		_ = reportCSV.Write([]string{"line", "field", "message"})
 	}
