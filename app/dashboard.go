@@ -60,6 +60,9 @@ func (a *App) ActiveCustomers(ctx context.Context, from, to time.Time) (int, err
 // checkPeriod says whether [from, to) is a usable period, no longer than
 // limit when limit is not 0.
 func checkPeriod(from, to time.Time, limit time.Duration) error {
+	if err := guarded("from", from, "to", to); err != nil {
+		return err
+	}
 	switch {
 	case !from.Before(to):
 		return apperr.Invalid("to", "must be after from")
@@ -81,6 +84,9 @@ type CampaignPerformance struct {
 // given. Money is summed here, exactly, not by the database (SQLite keeps
 // decimals as text).
 func (a *App) CampaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
+	if err := guarded("from", from, "to", to); err != nil {
+		return nil, err
+	}
 	q := a.DB.Ent.Redemption.Query().Where(redemption.CampaignID(c.ID))
 	if from != nil {
 		q.Where(redemption.CreatedAtGTE(from.UTC()))

@@ -423,11 +423,8 @@ func posInstant(p *apperr.Problems, field, v string) *time.Time {
 		p.Add(field, "must be an ISO 8601 date-time with offset")
 		return nil
 	}
-	// Stored in UTC: 9999-12-31T23:59:59-23:59 is in the year 10000, which
-	// SQLite stores but cannot read back (nor can 0000-01-01T00:00:00+01:00,
-	// in the year -1).
-	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		p.Add(field, "must lie between the years 0001 and 9999 in UTC")
+	// Checked here too, for the problem to name the document's field.
+	if !guard.Time(p, field, t) {
 		return nil
 	}
 	return &t

@@ -1,9 +1,10 @@
 // Package guard is the one check of what an operation may take from any
 // interface (/v1, the point of sale, GraphQL, the CLI): text both databases
-// store (valid UTF-8, no NUL, bounded length) and numbers both store
+// store (valid UTF-8, no NUL, bounded length), numbers both store
 // (numeric(20,8): under 10^12 in absolute value), with numeric literals
 // bounded before they are parsed (a literal of a million digits costs
-// seconds of CPU to parse and compare).
+// seconds of CPU to parse and compare), and instants both read back (the
+// years 0001 to 9999 in UTC).
 package guard
 
 import (
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -95,16 +97,37 @@ func magnitudeProblem(d decimal.Decimal) string {
 	return ""
 }
 
+// Time adds a problem of field and answers false when t is out of what
+// both databases read back: instants are stored in UTC, and 9999-12-31T23:59:59-23:59, in the
+// year 10000 there, is stored by SQLite but cannot be read (nor can
+// 0000-01-01T00:00:00+01:00, in the year -1), which broke every list that
+// held it.
+func Time(p *apperr.Problems, field string, t time.Time) bool {
+	if problem := timeProblem(t); problem != "" {
+		p.Add(field, "%s", problem)
+		return false
+	}
+	return true
+}
+
+func timeProblem(t time.Time) string {
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return "must lie between the years 0001 and 9999 in UTC"
+	}
+	return ""
+}
+
 var (
+	timeType    = reflect.TypeFor[time.Time]()
 	decimalType = reflect.TypeFor[decimal.Decimal]()
 	rawJSONType = reflect.TypeFor[json.RawMessage]()
 	optPackage  = reflect.TypeFor[opt.Field[string]]().PkgPath()
 )
 
-// Input checks every text and number of an operation's input (a struct,
-// and what it holds: pointers, slices, maps, opt fields), naming each field
-// as the interfaces do (CustomerID → customer_id, Items[2].UnitPrice →
-// items[2].unit_price).
+// Input checks every text, number and instant of an operation's input (a
+// struct, and what it holds: pointers, slices, maps, opt fields), naming
+// each field as the interfaces do (CustomerID → customer_id,
+// Items[2].UnitPrice → items[2].unit_price).
 func Input(p *apperr.Problems, v any) { Field(p, "", v) }
 
 // Field checks a value named field (and what it holds, as Input does).
@@ -214,6 +237,9 @@ func (w *walker) walk(v reflect.Value) {
 		return
 	}
 	switch t := v.Type(); {
+	case t == timeType:
+		w.problem(timeProblem(v.Interface().(time.Time)))
+		return
 	case t == decimalType:
 		if v.CanAddr() { // its address converts to an interface without a copy
 			w.problem(magnitudeProblem(*v.Addr().Interface().(*decimal.Decimal)))
@@ -257,7 +283,7 @@ func (w *walker) walk(v reflect.Value) {
 				w.into(step{name: name}, v.Field(i))
 			}
 		}
-	default: // numbers, booleans, times: nothing either database refuses
+	default: // numbers, booleans: nothing either database refuses
 	}
 }
 
