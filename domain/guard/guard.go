@@ -238,7 +238,11 @@ func (w *walker) walk(v reflect.Value) {
 	}
 	switch t := v.Type(); {
 	case t == timeType:
-		w.problem(timeProblem(v.Interface().(time.Time)))
+		if v.CanAddr() { // as for decimals, below
+			w.problem(timeProblem(*v.Addr().Interface().(*time.Time)))
+		} else {
+			w.problem(timeProblem(v.Interface().(time.Time)))
+		}
 		return
 	case t == decimalType:
 		if v.CanAddr() { // its address converts to an interface without a copy

@@ -33,7 +33,26 @@ func TestNumber(t *testing.T) {
 	}
 }
 
-// TestInputWalksEveryField: text and numbers anywhere in an input are
+func TestTime(t *testing.T) {
+	offset := func(h int) *time.Location { return time.FixedZone("", h*3600) }
+	cases := []struct {
+		at time.Time
+		ok bool
+	}{
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), true}, {time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), true},
+		{time.Date(2026, 3, 1, 0, 0, 0, 0, offset(-3)), true},
+		{time.Date(9999, 12, 31, 23, 59, 59, 0, offset(-23)), false}, // the year 10000 in UTC
+		{time.Date(1, 1, 1, 0, 0, 0, 0, offset(1)), false},           // the year 0 in UTC
+		{time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), false},
+	}
+	for _, c := range cases {
+		var p apperr.Problems
+		require.Equal(t, c.ok, guard.Time(&p, "ends_at", c.at), "%s", c.at)
+		require.Equal(t, c.ok, len(p) == 0, "%s", c.at)
+	}
+}
+
+// TestInputWalksEveryField: text, numbers and instants anywhere in an input are
 // checked, named as the interfaces name them.
 func TestInputWalksEveryField(t *testing.T) {
 	type item struct {
@@ -54,7 +73,7 @@ func TestInputWalksEveryField(t *testing.T) {
 	in := input{
 		CustomerID: "cus_\xff", Name: opt.Of(bad), Cleared: opt.Null[string](), Note: &bad,
 		Items: []item{{SKU: "ok", UnitPrice: decimal.NewFromInt(1)}, {SKU: strings.Repeat("x", guard.MaxText+1), UnitPrice: decimal.New(1, 300)}},
-		Tags:  map[string]string{"k": bad}, Raw: []byte{0},
+		Tags:  map[string]string{"k": bad}, Raw: []byte{0}, When: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
 	var p apperr.Problems
 	guard.Input(&p, in)
@@ -64,6 +83,7 @@ func TestInputWalksEveryField(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{
 		"customer_id": true, "name": true, "note": true, "items[1].sku": true, "items[1].unit_price": true, "tags.k": true,
+		"when": true,
 	}, fields)
 
 	p = nil
