@@ -1,9 +1,7 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,16 +22,15 @@ import (
 var CustomerFileColumns = []string{"cpf", "name", "email", "external_id", "phone", "birth_date", "gender",
 	"street", "city", "state", "zip_code", "marketing_email", "marketing_sms", "marketing_whatsapp", "data_sharing"}
 
-// maxImportLine bounds one line of an import file.
-const maxImportLine = 64 << 10
-
 // CustomerFileRows reads a customer import file, csv (a header line of
 // CustomerFileColumns, then a customer per line) or jsonl (a customer per
 // line, as the body of POST /v1/customers), and yields its rows with their
 // line numbers from after: the lines up to after are skipped (a resumed
-// import). A line that cannot be read is yielded with its error; a file
-// whose header cannot be read is an error before any row.
-func CustomerFileRows(r io.Reader, format string, after int) (iter.Seq[ImportRow], error) {
+// import). A line that cannot be read as a row (not CSV or JSON, longer
+// than MaxImportLine) is yielded with its Err, and the lines after it
+// follow; a file that cannot be read to its end ends the rows with an
+// error, and one whose header cannot be read is an error before any row.
+func CustomerFileRows(r io.Reader, format string, after int) (iter.Seq2[ImportRow, error], error) {
 	switch format {
 	case "csv":
 		return csvCustomerRows(r, after)
@@ -43,15 +40,11 @@ func CustomerFileRows(r io.Reader, format string, after int) (iter.Seq[ImportRow
 	return nil, fmt.Errorf("unknown import format %q: use csv or jsonl", format)
 }
 
-func csvCustomerRows(r io.Reader, after int) (iter.Seq[ImportRow], error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, maxImportLine))
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+func csvCustomerRows(r io.Reader, after int) (iter.Seq2[ImportRow, error], error) {
+	header, records, err := ReadCSVFile(r, after)
 	if err != nil {
-		return nil, fmt.Errorf("reading the CSV header: %w", err)
+		return nil, err
 	}
-	header = slices.Clone(header)
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
 		if !slices.Contains(CustomerFileColumns, h) {
@@ -67,35 +60,20 @@ func csvCustomerRows(r io.Reader, after int) (iter.Seq[ImportRow], error) {
 			return nil, fmt.Errorf("the CSV header has no %q column", required)
 		}
 	}
-	return func(yield func(ImportRow) bool) {
-		for {
-			record, err := cr.Read()
-			var line int
-			var pe *csv.ParseError
+	return func(yield func(ImportRow, error) bool) {
+		for rec, err := range records {
+			row := ImportRow{Line: rec.Line, Err: rec.Err}
 			switch {
-			case errors.Is(err, io.EOF):
+			case err != nil:
+				yield(row, err)
 				return
-			case errors.As(err, &pe):
-				line = pe.StartLine
-			case err == nil:
-				line, _ = cr.FieldPos(0)
+			case row.Err != nil:
+			case len(rec.Cells) != len(header):
+				row.Err = apperr.Invalid("", "the line has %d cells, the header %d", len(rec.Cells), len(header))
 			default:
-				yield(ImportRow{Err: apperr.Invalid("", "the file cannot be read: %v", err)})
-				return
+				row.In, row.Cells = customerFromCells(header, rec.Cells)
 			}
-			if line <= after {
-				continue
-			}
-			row := ImportRow{Line: line}
-			switch {
-			case pe != nil:
-				row.Err = apperr.Invalid("", "the line is not CSV: %v", pe.Err)
-			case len(record) != len(header):
-				row.Err = apperr.Invalid("", "the line has %d cells, the header %d", len(record), len(header))
-			default:
-				row.In, row.Cells = customerFromCells(header, record)
-			}
-			if !yield(row) {
+			if !yield(row, nil) {
 				return
 			}
 		}
@@ -181,31 +159,34 @@ func customerFromCells(header, record []string) (CustomerInput, apperr.Problems)
 	return in, p
 }
 
-func jsonlCustomerRows(r io.Reader, after int) iter.Seq[ImportRow] {
-	return func(yield func(ImportRow) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxImportLine)
-		line := 0
-		for sc.Scan() {
-			line++
-			raw := bytes.TrimSpace(sc.Bytes())
-			if line <= after || len(raw) == 0 {
-				continue
-			}
-			row := ImportRow{Line: line}
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&row.In); err != nil {
-				row.Err = apperr.Invalid("", "the line is not a customer object: %v", err)
-			} else if dec.More() {
-				row.Err = apperr.Invalid("", "the line holds more than one JSON value")
-			}
-			if !yield(row) {
+func jsonlCustomerRows(r io.Reader, after int) iter.Seq2[ImportRow, error] {
+	return func(yield func(ImportRow, error) bool) {
+		records := newRecordReader(r, false)
+		for {
+			rec, err := records.nextFilled()
+			switch {
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				yield(ImportRow{}, records.failed(err))
 				return
 			}
-		}
-		if err := sc.Err(); err != nil {
-			yield(ImportRow{Line: line + 1, Err: apperr.Invalid("", "the line cannot be read: %v", err)})
+			if rec.line <= after {
+				continue
+			}
+			row := ImportRow{Line: rec.line, Err: rec.err()}
+			if row.Err == nil {
+				dec := json.NewDecoder(bytes.NewReader(rec.data))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&row.In); err != nil {
+					row.Err = apperr.Invalid("", "the line is not a customer object: %v", err)
+				} else if dec.More() {
+					row.Err = apperr.Invalid("", "the line holds more than one JSON value")
+				}
+			}
+			if !yield(row, nil) {
+				return
+			}
 		}
 	}
 }

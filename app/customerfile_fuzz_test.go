@@ -28,7 +28,10 @@ func FuzzCustomerFileRows(f *testing.F) {
 			return
 		}
 		last := 0
-		for row := range rows {
+		for row, err := range rows {
+			if err != nil {
+				t.Fatalf("a file in memory could not be read: %v", err)
+			}
 			if row.Line <= last || row.Line <= after {
 				t.Fatalf("line %d after line %d (resuming after %d)", row.Line, last, after)
 			}

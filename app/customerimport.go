@@ -71,7 +71,7 @@ type ImportResult struct {
 // Reading, checking and matching a batch overlaps writing the one before:
 // a CPF or e-mail that a file repeats in a later batch is then refused as
 // already registered, as one repeated within a batch is.
-func (a *App) ImportCustomers(ctx context.Context, rows iter.Seq[ImportRow], opts ImportOptions) (ImportResult, error) {
+func (a *App) ImportCustomers(ctx context.Context, rows iter.Seq2[ImportRow, error], opts ImportOptions) (ImportResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	plans := make(chan *importPlan, 1)
@@ -160,8 +160,11 @@ func (p *importPlan) report(problem func(ImportProblem)) {
 }
 
 // planImport reads rows in batches, checks and matches each, and hands it
-// to next until next declines or the rows end.
-func (a *App) planImport(ctx context.Context, rows iter.Seq[ImportRow], next func(*importPlan) bool) error {
+// to next until next declines or the rows end. Rows that end with an error
+// (a file that could not be read to its end) end the import with it: the
+// rows read since the last batch are not written, for a resumed import to
+// read them again.
+func (a *App) planImport(ctx context.Context, rows iter.Seq2[ImportRow, error], next func(*importPlan) bool) error {
 	batch := make([]ImportRow, 0, ImportBatch)
 	flush := func() (bool, error) {
 		if len(batch) == 0 {
@@ -174,7 +177,10 @@ func (a *App) planImport(ctx context.Context, rows iter.Seq[ImportRow], next fun
 		}
 		return next(p), nil
 	}
-	for row := range rows {
+	for row, err := range rows {
+		if err != nil {
+			return err
+		}
 		batch = append(batch, row)
 		if len(batch) == ImportBatch {
 			if more, err := flush(); !more || err != nil {

@@ -167,9 +167,6 @@ func (a *App) RunCustomerImport(ctx context.Context, id string) error {
 		DryRun:  imp.DryRun,
 		Problem: func(p ImportProblem) { problems = append(problems, p) },
 		Done: func(line int, batch ImportResult) error {
-			if file.err != nil {
-				return file.err // the rows after the failed read are not refused: retry
-			}
 			err := a.saveImportProgress(ctx, id, line, batch, problems)
 			problems = problems[:0]
 			return err

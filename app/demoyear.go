@@ -362,15 +362,15 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	if len(joining) == 0 {
 		return nil
 	}
-	rows := func(yield func(ImportRow) bool) {
+	rows := func(yield func(ImportRow, error) bool) {
 		for line, i := range joining {
 			if !yield(ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, demoStores[shoppers[i].store].city,
-				demoStores[shoppers[i].store].state)}) {
+				demoStores[shoppers[i].store].state)}, nil) {
 				return
 			}
 		}
 	}
-	res, err := a.ImportCustomers(ctx, iter.Seq[ImportRow](rows), ImportOptions{})
+	res, err := a.ImportCustomers(ctx, iter.Seq2[ImportRow, error](rows), ImportOptions{})
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/safecsv"
 )
@@ -81,11 +80,9 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 	if err != nil {
 		return nil, err
 	}
-	r := csv.NewReader(in)
-	r.FieldsPerRecord = -1
-	header, err := r.Read()
+	header, rows, err := app.ReadCSVFile(in, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading its header: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -130,22 +127,30 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 		}
 		return ""
 	}
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		line, _ := r.FieldPos(0)
+	for row, err := range rows {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		if slices.IndexFunc(rec, func(s string) bool { return strings.TrimSpace(s) != "" }) < 0 {
+		if row.Err != nil { // reported after the rows before it
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			res.rows++
+			e, _ := apperr.As(row.Err)
+			for _, d := range e.Details {
+				_ = problems.Write([]string{strconv.Itoa(row.Line), d.Field, d.Message})
+			}
+			res.Problems = append(res.Problems, app.ProductProblem{Index: -1, Message: e.Message})
+			continue
+		}
+		if slices.IndexFunc(row.Cells, func(s string) bool { return strings.TrimSpace(s) != "" }) < 0 {
 			continue // a blank line
 		}
 		res.rows++
+		rec := row.Cells
 		batch = append(batch, app.ProductInput{GTIN: cell(rec, "gtin"), SKU: cell(rec, "sku"), Name: cell(rec, "name"),
 			Category: cell(rec, "category"), Brand: cell(rec, "brand")})
-		lines = append(lines, line)
+		lines = append(lines, row.Line)
 		if len(batch) == app.MaxProductsAtOnce {
 			if err := flush(); err != nil {
 				return nil, err
