@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
@@ -117,4 +118,29 @@ func (b *browserTab) requireNoProblems(t *testing.T) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	require.Empty(t, b.problems)
+}
+
+// waitUntil waits until the JavaScript expression cond is true in the page,
+// for as long as the tab lives, however slow the machine. The page checks
+// it (chromedp.Poll would compile it with new Function, which the pages'
+// CSP forbids); the page must not navigate meanwhile: to wait through a
+// navigation, wait for an element of the page it leads to (WaitVisible).
+func (b *browserTab) waitUntil(t *testing.T, cond string) {
+	t.Helper()
+	js := `new Promise(resolve => {
+		const check = () => {
+			let ok = false;
+			try { ok = Boolean(` + cond + `); } catch (e) {}
+			ok ? resolve(true) : setTimeout(check, 10);
+		};
+		check();
+	})`
+	_, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](js, chromedp.EvalAwaitPromise))
+	require.NoError(t, err, "waiting until %s", cond)
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -186,13 +186,21 @@ func TestPanelInsightsBrowser(t *testing.T) {
 		chromedp.Navigate(b.srv.URL+"/panel/insights"),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SetValue(chromedp.ID("token"), token),
-		chromedp.Click(chromedp.CSS("#signin button")),
+	))
+	// Each button leads to a new page: wait until it has loaded (the page
+	// before the period's shows the same charts, of another period).
+	res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#signin button")))
+	require.NoError(t, err)
+	require.EqualValues(t, http.StatusOK, res.Status)
+	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.ID("period")),
 		chromedp.SetValue(chromedp.ID("from"), "2026-02-26"),
 		chromedp.SetValue(chromedp.ID("to"), "2026-03-06"),
-		chromedp.Click(chromedp.CSS("#period button")),
-		chromedp.WaitVisible(chromedp.CSS("#campaigns svg")),
 	))
+	res, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#period button")))
+	require.NoError(t, err)
+	require.EqualValues(t, http.StatusOK, res.Status)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#campaigns svg"))))
 	location, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
 	require.NoError(t, err)
 	require.Equal(t, b.srv.URL+"/panel/insights?"+insightsPeriod.Encode(), location)

@@ -137,22 +137,14 @@ func TestPlaygroundBrowser(t *testing.T) {
 	ctx := tab.ctx
 
 	// response waits until GraphiQL's response pane holds want, and returns
-	// its text. (chromedp's Poll compiles its predicate with new Function,
-	// which the page's CSP forbids, so the wait loops here.)
+	// its text.
 	response := func(t *testing.T, want string) string {
 		t.Helper()
-		var text string
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-			var err error
-			text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.graphiql-response')?.innerText ?? ''`))
-			require.NoError(t, err)
-			if strings.Contains(text, want) {
-				return text
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("the response pane never showed %q; it shows %q", want, text)
-		return ""
+		const pane = `(document.querySelector('.graphiql-response')?.innerText ?? '')`
+		tab.waitUntil(t, pane+`.includes(`+jsString(want)+`)`)
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](pane))
+		require.NoError(t, err)
+		return text
 	}
 	execute := chromedp.Click(chromedp.CSS(".graphiql-execute-button"))
 	editorQuery := func(t *testing.T) string {
@@ -167,6 +159,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Navigate(f.srv.URL+"/playground"),
 			chromedp.WaitVisible(chromedp.CSS(".graphiql-execute-button")),
+			chromedp.WaitVisible(chromedp.CSS(".graphiql-query-editor .CodeMirror")),
 		))
 		require.True(t, strings.HasPrefix(editorQuery(t), "# The 20 newest customers"), "the first example tab is open")
 		require.NoError(t, chromedp.Do(ctx, execute))
@@ -177,8 +170,9 @@ func TestPlaygroundBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.SendKeys(chromedp.ID("token"), token),
 			chromedp.Click(chromedp.CSS("#token-form button")),
-			execute,
 		))
+		tab.waitUntil(t, `document.getElementById('token-status').textContent === 'Token saved for this tab.'`)
+		require.NoError(t, chromedp.Do(ctx, execute))
 		response(t, customerName)
 	})
 
@@ -199,19 +193,12 @@ func TestPlaygroundBrowser(t *testing.T) {
 
 	t.Run("the other examples", func(t *testing.T) {
 		for i, op := range []string{"Campaigns", "PointsLiability"} {
-			tab := chromedp.CSS(fmt.Sprintf(".graphiql-tab:nth-child(%d) .graphiql-tab-button", i+2))
-			require.NoError(t, chromedp.Do(ctx, chromedp.Click(tab)))
+			example := chromedp.CSS(fmt.Sprintf(".graphiql-tab:nth-child(%d) .graphiql-tab-button", i+2))
+			require.NoError(t, chromedp.Do(ctx, chromedp.Click(example)))
 			// GraphiQL reads the operation's name 100 ms after the editor
 			// changes, and stores it: running sooner sends the previous
 			// tab's name.
-			for {
-				name, err := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem('graphiql:operationName') ?? ''`))
-				require.NoError(t, err)
-				if name == op {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			tab.waitUntil(t, `localStorage.getItem('graphiql:operationName') === `+jsString(op))
 			require.NoError(t, chromedp.Do(ctx, execute))
 			field := strings.ToLower(op[:1]) + op[1:]
 			require.NotContains(t, response(t, `"`+field+`"`), `"errors"`, "the example %s is valid", op)
