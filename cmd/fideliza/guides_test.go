@@ -44,8 +44,9 @@ const envRequireTools = "FIDELIZA_REQUIRE_TOOLS"
 
 // TestGuides runs the sh blocks of every getting-started guide, in order and
 // in one bash session, against `serve --demo` on a fresh database: a call
-// answered with an HTTP error (curl -f) or a failed assertion of the guide
-// fails the test.
+// answered with an HTTP error (curl -f), a failed assertion of the guide,
+// or an answer that differs from the one the guide shows after the call
+// (compareAnswers) fails the test.
 func TestGuides(t *testing.T) {
 	t.Parallel()
 	requireTools(t, "bash", "curl", "jq")
@@ -89,8 +90,8 @@ func TestGuides(t *testing.T) {
 					t.Parallel()
 					raw, err := os.ReadFile(filepath.Join(guidesDir, g.file))
 					require.NoError(t, err)
-					blocks := parseGuide(t, string(raw))
-					require.NotEmpty(t, blocks, "%s has no sh block", g.file)
+					steps := parseGuide(t, string(raw))
+					require.NotEmpty(t, steps, "%s has no sh block", g.file)
 
 					logs := &syncBuffer{}
 					args := []string{"--demo"}
@@ -114,10 +115,32 @@ func TestGuides(t *testing.T) {
 					if hooks != nil {
 						keep = append(keep, "WEBHOOK_SECRET")
 					}
-					state := runGuide(t, g.file, blocks, env, keep, logs)
+					outputs, state := runGuide(t, g.file, steps, env, keep, logs)
+					for i, s := range steps {
+						problems := compareAnswers(outputs[i], s.answers)
+						for _, p := range problems {
+							t.Errorf("%s, the answer of block %d: %s", g.file, i+1, p)
+						}
+						if len(problems) > 0 {
+							t.Logf("%s, block %d printed:\n%s", g.file, i+1, outputs[i])
+						}
+					}
 
 					if hooks != nil {
 						hooks.requireSigned(t, state["WEBHOOK_SECRET"], "customer.level_changed")
+					}
+					for _, s := range steps {
+						for _, a := range s.answers {
+							switch {
+							case !a.webhook:
+							case hooks == nil:
+								t.Errorf("%s, line %d: a webhook sample, but the test runs the guide without a receiver", g.file, a.line)
+							default:
+								for _, p := range hooks.compare(a) {
+									t.Errorf("%s, a webhook: %s", g.file, p)
+								}
+							}
+						}
 					}
 					requireNoClearDocuments(t, u, string(raw))
 				})
@@ -160,13 +183,21 @@ func requireTools(t *testing.T, tools ...string) {
 
 var fence = regexp.MustCompile("^```([A-Za-z0-9_-]*)\\s*$")
 
-// parseGuide returns the sh blocks of a guide, in order, and checks that
-// every json block (an answer the guide shows) is JSON: one value, or one
-// per line.
-func parseGuide(t *testing.T, md string) (sh []string) {
+// guideStep is an sh block of a guide and the sample answers shown after
+// it (see guideanswer_test.go).
+type guideStep struct {
+	script  string
+	answers []sampleAnswer
+}
+
+// parseGuide returns the sh blocks of a guide, in order, each with the
+// json and text blocks that follow it up to the next sh block.
+func parseGuide(t *testing.T, md string) []guideStep {
 	t.Helper()
+	var steps []guideStep
 	var lang string
 	var body strings.Builder
+	var next *sampleAnswer // the directive of the next sample, if any
 	open := false
 	sc := bufio.NewScanner(strings.NewReader(md))
 	line := 0
@@ -182,37 +213,38 @@ func parseGuide(t *testing.T, md string) (sh []string) {
 			open = false
 			switch lang {
 			case "sh":
-				sh = append(sh, body.String())
-			case "json":
-				requireJSONValues(t, body.String(), start)
+				require.Nil(t, next, "line %d: an answer directive before an sh block", start)
+				steps = append(steps, guideStep{script: body.String()})
+			case "json", "text":
+				require.NotEmpty(t, steps, "line %d: a sample answer before any call", start)
+				a := sampleAnswer{line: start, lang: lang, body: body.String()}
+				if next != nil {
+					a.varies, a.webhook = next.varies, next.webhook
+					next = nil
+				}
+				if lang == "json" {
+					_, err := decodeJSONValues(a.body)
+					require.NoError(t, err, "the json block of line %d is not JSON:\n%s", start, a.body)
+				}
+				steps[len(steps)-1].answers = append(steps[len(steps)-1].answers, a)
 			}
 		case open:
 			body.WriteString(sc.Text())
 			body.WriteByte('\n')
+		default:
+			if d := answerDirective.FindStringSubmatch(sc.Text()); d != nil {
+				next = &sampleAnswer{}
+				require.NoError(t, next.parseDirective(d[1]), "line %d", line)
+			}
 		}
 	}
 	require.NoError(t, sc.Err())
 	require.False(t, open, "the block opened on line %d is not closed", start)
-	return sh
+	require.Nil(t, next, "an answer directive without a sample after it")
+	return steps
 }
 
-func requireJSONValues(t *testing.T, s string, line int) {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(s))
-	n := 0
-	for {
-		var v any
-		err := dec.Decode(&v)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err, "the json block of line %d is not JSON:\n%s", line, s)
-		n++
-	}
-	require.Positive(t, n, "the json block of line %d is empty", line)
-}
-
-// blockMarker separates the output of the blocks; stateMarker precedes the
+// blockMarker precedes the output of each block; stateMarker precedes the
 // shell variables printed when the guide has run.
 const (
 	blockMarker = "::guide-block "
@@ -221,16 +253,17 @@ const (
 
 // runGuide runs the blocks in one bash -euo pipefail session with env
 // exported, fails the test with the failing block and its output, and
-// returns the values the guide left in the shell variables keep.
-func runGuide(t *testing.T, name string, blocks []string, env map[string]string, keep []string, serverLogs *syncBuffer) map[string]string {
+// returns what each block printed on stdout and the values the guide left
+// in the shell variables keep.
+func runGuide(t *testing.T, name string, steps []guideStep, env map[string]string, keep []string, serverLogs *syncBuffer) ([]string, map[string]string) {
 	t.Helper()
 	var script strings.Builder
-	script.WriteString("trap 'status=$?; [ $status -eq 0 ] || echo \"" + blockMarker + "failed with status $status\"' EXIT\n")
-	for i, b := range blocks {
-		fmt.Fprintf(&script, "echo '%s%d'\n%s", blockMarker, i+1, b)
+	script.WriteString("trap 'status=$?; [ $status -eq 0 ] || printf \"\\n" + blockMarker + "failed with status $status\\n\"' EXIT\n")
+	for i, s := range steps {
+		fmt.Fprintf(&script, "printf '\\n%s%d\\n'\n%s", blockMarker, i+1, s.script)
 	}
 	// Variables of the guide, for the checks after it (NAME=value).
-	fmt.Fprintf(&script, "echo '%s'\n", stateMarker)
+	fmt.Fprintf(&script, "printf '\\n%s\\n'\n", stateMarker)
 	for _, v := range keep {
 		fmt.Fprintf(&script, "printf '%%s=%%s\\n' %s \"${%s-}\"\n", v, v)
 	}
@@ -245,24 +278,29 @@ func runGuide(t *testing.T, name string, blocks []string, env map[string]string,
 	cmd.Dir = dir
 	cmd.Env = guideEnv(env, dir)
 	cmd.WaitDelay = 5 * time.Second
-	var output bytes.Buffer
-	cmd.Stdout = &output
-	cmd.Stderr = &output
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
 	started := time.Now()
 	err := cmd.Run()
-	t.Logf("%s: %d blocks in %s", name, len(blocks), time.Since(started).Round(time.Millisecond))
+	t.Logf("%s: %d blocks in %s", name, len(steps), time.Since(started).Round(time.Millisecond))
 
-	out, stateText, _ := strings.Cut(output.String(), stateMarker+"\n")
+	out, stateText, _ := strings.Cut(stdout.String(), "\n"+stateMarker+"\n")
 	if err != nil || ctx.Err() != nil {
 		failed, blockOut := lastBlock(out)
 		source := "(none)"
-		if failed >= 1 && failed <= len(blocks) {
-			source = blocks[failed-1]
+		if failed >= 1 && failed <= len(steps) {
+			source = steps[failed-1].script
 		}
-		t.Fatalf("%s: block %d of %d failed (%v):\n--- block\n%s--- its output\n%s\n--- server log (last lines)\n%s",
-			name, failed, len(blocks), errors.Join(err, ctx.Err()), source, blockOut, tail(serverLogs.String(), 30))
+		t.Fatalf("%s: block %d of %d failed (%v):\n--- block\n%s--- its output\n%s\n--- stderr\n%s\n--- server log (last lines)\n%s",
+			name, failed, len(steps), errors.Join(err, ctx.Err()), source, blockOut, tail(stderr.String(), 30), tail(serverLogs.String(), 30))
 	}
-	return parseState(stateText)
+	outputs := strings.Split(out, "\n"+blockMarker)[1:]
+	require.Len(t, outputs, len(steps))
+	for i, o := range outputs {
+		_, outputs[i], _ = strings.Cut(o, "\n") // the block's number
+	}
+	return outputs, parseState(stateText)
 }
 
 // guideEnv is the environment of the guide's shell: the test's, without
@@ -348,6 +386,28 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
 	return h
+}
+
+// compare compares a webhook sample with the first event of its type that
+// arrived.
+func (h *hookReceiver) compare(sample sampleAnswer) []string {
+	want, err := decodeJSONValues(sample.body)
+	if err != nil || len(want) != 1 {
+		return []string{fmt.Sprintf("line %d: a webhook sample is one JSON object", sample.line)}
+	}
+	w, _ := want[0].(map[string]any)
+	eventType, _ := w["type"].(string)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, got := range h.got {
+		var event struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(got.body, &event) == nil && event.Type == eventType {
+			return compareAnswers(string(got.body), []sampleAnswer{{line: sample.line, lang: "json", body: sample.body, varies: sample.varies}})
+		}
+	}
+	return []string{fmt.Sprintf("line %d: no %q webhook arrived", sample.line, eventType)}
 }
 
 // requireSigned checks that an event of type eventType arrived, signed with
