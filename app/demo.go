@@ -69,7 +69,7 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 		return nil, err
 	}
 	if created {
-		a.logger().Info("generating the demo's year of history (about 20 s on SQLite)", "tenant", DemoTenantID)
+		a.logger().Info("generating the demo's year of history (a minute or two on 2 cores, see the README)", "tenant", DemoTenantID)
 		started := time.Now()
 		if err := a.playDemoYear(ctx, DemoTenantID, a.Now(), demoYearSize); err != nil {
 			return nil, fmt.Errorf("the demo's year of history: %w", err)

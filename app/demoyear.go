@@ -214,6 +214,11 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 		}
 	}
 	setClock(end)
+	// The year's campaigns end today: their stored status is ended before
+	// anything reads it, as the lifecycle job would store it a minute later.
+	if err := y.RunCampaignLifecycle(ctx); err != nil {
+		return err
+	}
 	if err := y.ExpirePoints(ctx); err != nil {
 		return err
 	}

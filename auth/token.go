@@ -58,6 +58,7 @@ type Service struct {
 	external *external // nil unless UseOIDC configured a provider
 	throttle *throttle
 	checks   clientChecks
+	links    signInLinks
 	// ClientCheckTTL is how long a token's client is trusted without
 	// looking again (DefaultClientCheckTTL; tests set 0).
 	ClientCheckTTL time.Duration

@@ -921,7 +921,8 @@ func (c *CampaignClient) Hooks() []Hook {
 
 // Interceptors returns the client interceptors.
 func (c *CampaignClient) Interceptors() []Interceptor {
-	return c.inters.Campaign
+	inters := c.inters.Campaign
+	return append(inters[:len(inters):len(inters)], campaign.Interceptors[:]...)
 }
 
 func (c *CampaignClient) mutate(ctx context.Context, m *CampaignMutation) (Value, error) {

@@ -198,6 +198,7 @@ func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
 	r.Use(middleware.GetHead, securityHeaders, p.sameOrigin)
 	r.Get("/assets/*", serveAsset)
 	r.Get("/sso", p.ssoPage)
+	r.Get("/sign-in", p.signInByLink)
 	r.Post("/session", p.signIn)
 	r.Post("/logout", p.signOut)
 	r.Group(func(r chi.Router) {
@@ -445,6 +446,25 @@ func (p *panel) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, sessionCookie(r, token))
 	http.Redirect(w, r, localNext(next), http.StatusSeeOther)
+}
+
+// signInByLink spends the code of a sign-in link (auth.NewSignInCode, the
+// link serve --demo prints) and keeps the user token it is worth in the
+// session cookie.
+func (p *panel) signInByLink(w http.ResponseWriter, r *http.Request) {
+	token, err := p.app.Auth.RedeemSignInCode(r.Context(), r.URL.Query().Get("code"))
+	switch {
+	case errors.Is(err, auth.ErrSignInLink):
+		p.signInPage(w, r, http.StatusUnauthorized, fmt.Sprintf("This sign-in link was used already or expired: "+
+			"a link works once, for %s, on the process that printed it. Start serve --demo again for a new one, "+
+			"or paste a token of \"fideliza user token\".", auth.SignInLinkLifetime), "")
+		return
+	case err != nil:
+		p.fail(w, r, err)
+		return
+	}
+	http.SetCookie(w, sessionCookie(r, token))
+	http.Redirect(w, r, Base+"/", http.StatusSeeOther)
 }
 
 // signOut forgets the session. The token itself stays valid until it

@@ -156,6 +156,7 @@ var mountedRoutes = []string{
 	"GET /panel/",
 	"GET /panel/assets/*",
 	"GET /panel/sso",
+	"GET /panel/sign-in", // a single-use sign-in link (serve --demo prints one)
 	"POST /panel/session",
 	"POST /panel/logout",
 	"POST /panel/sandboxes",

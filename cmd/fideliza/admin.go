@@ -23,7 +23,7 @@ func adminRun(g *globals, fn func(cmd *cobra.Command, a *app.App) error) func(*c
 		if err != nil {
 			return err
 		}
-		a, err := g.open(cmd.Context(), log, "http://127.0.0.1:8080")
+		a, err := g.open(cmd.Context(), log, defaultPublicURL())
 		if err != nil {
 			return err
 		}

@@ -303,7 +303,7 @@ func waitReady(t *testing.T, base string, done chan error) {
 }
 
 // TestServeDemo is the README's first command: serve --demo prints working
-// credentials, and the demo client finds through GraphQL a year of a
+// credentials and calls (run as printed), a panel sign-in link, and the demo client finds through GraphQL a year of a
 // retailer's life: at least 1,000 customers at every level, 10,000 sales on
 // 300 days or more, sales by store in the last 30 days, and campaigns with
 // redemptions.
@@ -315,7 +315,9 @@ func TestServeDemo(t *testing.T) {
 			logs := &syncBuffer{}
 			u := storagetest.URL(t, d, false)
 			base, stdout := startServe(t, logs, u, "--demo")
-			require.Contains(t, stdout.String(), "curl -s "+base+"/graphql")
+			require.Contains(t, stdout.String(), "curl -sS --fail-with-body "+base+"/graphql")
+			requireBannerCallsWork(t, stdout.String(), logs)
+			requirePanelSignIn(t, base, u, stdout.String(), logs)
 
 			for _, path := range []string{"/healthz", "/readyz"} {
 				resp, err := http.Get(base + path)

@@ -79,6 +79,17 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	return root
 }
 
+// defaultAddr is serve's listen address unless told otherwise.
+const defaultAddr = "127.0.0.1:8080"
+
+// defaultPublicURL is the issuer of the commands that serve nothing
+// (worker, user token) without --public-url: serve's own default, which
+// follows FIDELIZA_ADDR, so a token minted with the environment serve runs
+// with is accepted by it.
+func defaultPublicURL() string {
+	return "http://" + env("FIDELIZA_ADDR", defaultAddr)
+}
+
 func env(name, fallback string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v

@@ -17,8 +17,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/metrics"
+	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/worker"
@@ -90,12 +93,17 @@ func newServeCommand(g *globals) *cobra.Command {
 				PointsInterval: points, RescueAfter: rescue, Metrics: reg}); err != nil {
 				return err
 			}
+			var creds *app.DemoCredentials
 			if demo {
-				creds, err := a.LoadDemo(ctx)
-				if err != nil {
+				if creds, err = a.LoadDemo(ctx); err != nil {
 					return fmt.Errorf("loading demo data: %w", err)
 				}
-				printDemo(g, a, addr, creds)
+			}
+			if err := storeCampaignStatuses(ctx, a); err != nil {
+				return err
+			}
+			if demo {
+				printDemo(g, a, creds)
 			}
 			return run(ctx, log, a.River, !noWorker, &http.Server{
 				Handler:           rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg}),
@@ -105,7 +113,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "addr", env("FIDELIZA_ADDR", "127.0.0.1:8080"), "listen address (env FIDELIZA_ADDR)")
+	f.StringVar(&addr, "addr", env("FIDELIZA_ADDR", defaultAddr), "listen address (env FIDELIZA_ADDR)")
 	f.BoolVar(&demo, "demo", false, "load the demo tenant and print its credentials and example calls")
 	f.BoolVar(&noWorker, "no-worker", false, "serve HTTP only; jobs are worked by `fideliza worker` processes")
 	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
@@ -211,7 +219,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := g.open(ctx, log, "http://127.0.0.1:8080")
+			a, err := g.open(ctx, log, defaultPublicURL())
 			if err != nil {
 				return err
 			}
@@ -228,6 +236,9 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: workers,
 				PointsInterval: points, RescueAfter: rescue, Metrics: reg})
 			if err != nil {
+				return err
+			}
+			if err := storeCampaignStatuses(ctx, a); err != nil {
 				return err
 			}
 			if metricsAddr == "" {
@@ -259,6 +270,18 @@ func workerHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
 	return mux
+}
+
+// storeCampaignStatuses brings the stored campaign statuses up to their
+// dates before a process serves or works anything: the periodic job that
+// does it runs a minute after start, and until then GraphQL's status
+// filters, which read the stored status, would find a campaign that ended
+// while no process ran among the active ones.
+func storeCampaignStatuses(ctx context.Context, a *app.App) error {
+	if err := a.RunCampaignLifecycle(ctx); err != nil {
+		return fmt.Errorf("bringing campaign statuses up to date: %w", err)
+	}
+	return nil
 }
 
 // logStart writes the one INFO line of a start: the command and its
@@ -321,18 +344,22 @@ func run(ctx context.Context, log *slog.Logger, rc *river.Client[*sql.Tx], work 
 	return errors.Join(errs...)
 }
 
-func printDemo(g *globals, a *app.App, addr string, c *app.DemoCredentials) {
+func printDemo(g *globals, a *app.App, c *app.DemoCredentials) {
 	base := a.Auth.Issuer
+	signIn := base + panel.Base + "/sign-in?code=" + a.Auth.NewSignInCode(c.TenantID, viewer.RoleAdmin, "demo")
 	if g.jsonOutput {
 		_ = g.print(map[string]any{
-			"tenant_id":    c.TenantID,
-			"oauth_client": map[string]string{"client_id": c.OAuthClientID, "client_secret": c.OAuthSecret},
-			"pos_client":   map[string]string{"client_id": c.POSClientID, "client_secret": c.POSSecret},
-			"store_codes":  c.StoreCodes,
-			"base_url":     base,
+			"tenant_id":     c.TenantID,
+			"oauth_client":  map[string]string{"client_id": c.OAuthClientID, "client_secret": c.OAuthSecret},
+			"pos_client":    map[string]string{"client_id": c.POSClientID, "client_secret": c.POSSecret},
+			"store_codes":   c.StoreCodes,
+			"base_url":      base,
+			"panel_sign_in": signIn,
 		}, "")
 		return
 	}
+	// The calls fail at once on an HTTP error (--fail-with-body), with the
+	// answer, rather than at the next call with a missing token.
 	fmt.Fprintf(g.stdout, `
 Fideliza demo tenant %[2]s is ready at %[1]s
   OAuth client (every scope):  %[3]s  secret %[4]s
@@ -341,13 +368,18 @@ Fideliza demo tenant %[2]s is ready at %[1]s
   (secrets are new on every start with --demo)
 
 1. Get an access token:
-TOKEN=$(curl -s -X POST %[1]s/auth/token -u '%[3]s:%[4]s' -d grant_type=client_credentials | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
+TOKEN=$(curl -sS --fail-with-body -X POST %[1]s/auth/token -u '%[3]s:%[4]s' -d grant_type=client_credentials | sed -nE 's/.*"access_token":"([^"]+)".*/\1/p')
 
 2. List customers through GraphQL:
-curl -s %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ customers(first: 5) { totalCount edges { node { id name email level pointsBalance } } } }"}'
+curl -sS --fail-with-body %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ customers(first: 5) { totalCount edges { node { id name email level pointsBalance } } } }"}'
 
 3. List active campaigns:
-curl -s %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ campaigns(where: {status: active}) { edges { node { id name type status endsAt } } } }"}'
+curl -sS --fail-with-body %[1]s/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ campaigns(where: {status: active}) { edges { node { id name type status endsAt } } } }"}'
 
-`, base, c.TenantID, c.OAuthClientID, c.OAuthSecret, c.POSClientID, c.POSSecret, c.StoreCodes)
+4. Sign in to the developer panel as an admin of the demo tenant (the link works once, within %[9]s):
+%[8]s
+   then open its charts: %[1]s/panel/insights (pick "Last 12 months" for the whole year).
+   Later, a token to paste on its sign-in page: fideliza user token --tenant %[2]s --public-url %[1]s
+
+`, base, c.TenantID, c.OAuthClientID, c.OAuthSecret, c.POSClientID, c.POSSecret, c.StoreCodes, signIn, auth.SignInLinkLifetime)
 }

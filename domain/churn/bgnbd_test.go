@@ -57,7 +57,7 @@ func within(t *testing.T, want, got, tolerance float64, what string) {
 }
 
 // TestBGNBDReproducesThePaper fits the CDNOW sample and compares with the
-// published figures (see ../shared/data/README.md).
+// published figures (see testdata/cdnow/README.md at the repository's root).
 func TestBGNBDReproducesThePaper(t *testing.T) {
 	hs := cdnowHistories(t)
 	require.Len(t, hs, 2357)

@@ -216,6 +216,8 @@ func init() {
 	campaignHooks := schema.Campaign{}.Hooks()
 
 	campaign.Hooks[1] = campaignHooks[0]
+	campaignInters := schema.Campaign{}.Interceptors()
+	campaign.Interceptors[0] = campaignInters[0]
 	campaignMixinFields0 := campaignMixin[0].Fields()
 	_ = campaignMixinFields0
 	campaignMixinFields1 := campaignMixin[1].Fields()

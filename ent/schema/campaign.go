@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"context"
+	"slices"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
@@ -98,6 +101,25 @@ func (Campaign) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixi
 // the counters their redemptions move.
 func (Campaign) Hooks() []ent.Hook {
 	return []ent.Hook{audited("campaign", "redemptions_count", "budget_spent", "budget_spent_by")}
+}
+
+// Interceptors: a campaign's status is shown as of now, from its dates
+// (campaignrules.StatusAt), so a query selecting the status column selects
+// the dates too; GraphQL selects only the columns of the fields asked for,
+// and without them every campaign would read as ended.
+func (Campaign) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{ent.InterceptFunc(func(next ent.Querier) ent.Querier {
+		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
+			if qc := ent.QueryFromContext(ctx); qc != nil && slices.Contains(qc.Fields, "status") {
+				for _, f := range []string{"starts_at", "ends_at"} {
+					if !slices.Contains(qc.Fields, f) {
+						qc.Fields = append(qc.Fields, f)
+					}
+				}
+			}
+			return next.Query(ctx, q)
+		})
+	})}
 }
 
 func (Campaign) Edges() []ent.Edge {
