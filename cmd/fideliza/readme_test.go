@@ -44,13 +44,13 @@ func requireBannerCallsWork(t *testing.T, banner string, logs *syncBuffer) {
 	t.Helper()
 	requireTools(t, "bash", "curl")
 	calls := bannerCalls(t, banner)
-	state := runGuide(t, "the demo's banner", []string{
-		calls[0] + "\n",
-		"CUSTOMERS=$(" + calls[1] + ")\n",
-		"CAMPAIGNS=$(" + calls[2] + ")\n",
-	}, map[string]string{}, []string{"TOKEN", "CUSTOMERS", "CAMPAIGNS"}, logs)
+	var steps []guideStep
+	for _, c := range calls {
+		steps = append(steps, guideStep{script: c + "\n"})
+	}
+	out, state := runGuide(t, "the demo's banner", steps, map[string]string{}, []string{"TOKEN"}, logs)
 	require.NotEmpty(t, state["TOKEN"])
-	require.Contains(t, state["CUSTOMERS"], `"Ana Souza"`)
+	require.Contains(t, out[1], `"Ana Souza"`)
 
 	var got struct {
 		Data struct {
@@ -60,7 +60,7 @@ func requireBannerCallsWork(t *testing.T, banner string, logs *syncBuffer) {
 		}
 		Errors []any
 	}
-	require.NoError(t, json.Unmarshal([]byte(state["CAMPAIGNS"]), &got), state["CAMPAIGNS"])
+	require.NoError(t, json.Unmarshal([]byte(out[2]), &got), out[2])
 	require.Empty(t, got.Errors)
 	var names []string
 	for _, e := range got.Data.Campaigns.Edges {
