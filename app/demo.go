@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -76,7 +77,10 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 		}
 		a.logger().Info("demo history generated", "tenant", DemoTenantID, "seconds", time.Since(started).Seconds())
 	}
-	creds.StoreCodes = []string{"LOJA-01", "LOJA-02"}
+	demo := viewer.TenantContext(ctx, DemoTenantID)
+	if creds.StoreCodes, err = a.DB.Ent.Store.Query().Order(store.ByCode()).Select(store.FieldCode).Strings(demo); err != nil {
+		return nil, err
+	}
 	return creds, nil
 }
 

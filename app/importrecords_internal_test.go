@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func TestRecordReaderMemory(t *testing.T) {
 		var got []importRecord
 		for {
 			rec, err := r.next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			require.NoError(t, err)

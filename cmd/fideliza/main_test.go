@@ -316,6 +316,8 @@ func TestServeDemo(t *testing.T) {
 			u := storagetest.URL(t, d, false)
 			base, stdout := startServe(t, logs, u, "--demo")
 			require.Contains(t, stdout.String(), "curl -sS --fail-with-body "+base+"/graphql")
+			require.Contains(t, stdout.String(), "Stores: [LOJA-01 LOJA-02 LOJA-03", "the banner names the demo's stores")
+			require.Contains(t, stdout.String(), "LOJA-12]")
 			requireBannerCallsWork(t, stdout.String(), logs)
 			requirePanelSignIn(t, base, u, stdout.String(), logs)
 
