@@ -167,6 +167,9 @@ func Config(db *storage.DB, log *slog.Logger) *river.Config {
 	if db.Dialect == dialect.SQLite {
 		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
 		rc.FetchPollInterval = 100 * time.Millisecond
+		// River's nightly reindexer names PostgreSQL's indexes, which SQLite
+		// does not have: at midnight UTC it logged an error for each of them.
+		rc.ReindexerSchedule = river.NeverSchedule()
 	}
 	rc.FetchCooldown = 10 * time.Millisecond
 	// The dispatcher runs every few seconds: keep its finished jobs an hour,
