@@ -238,8 +238,19 @@ func withDatabase(rawURL, name string) string {
 		panic(err)
 	}
 	u.Path = "/" + name
+	q := u.Query()
+	if q.Get("pool_max_conns") == "" {
+		q.Set("pool_max_conns", testPoolMaxConns)
+		u.RawQuery = q.Encode()
+	}
 	return u.String()
 }
+
+// testPoolMaxConns bounds each test database's pool: go test runs packages
+// and parallel tests side by side, and at the service's default (32) a few
+// of them at once exhaust a stock server's max_connections (100), failing
+// requests with 503 "too many clients". Requests beyond it wait in the pool.
+const testPoolMaxConns = "8"
 
 func randomSuffix() string {
 	b := make([]byte, 6)
