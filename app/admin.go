@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/auth"
@@ -83,7 +85,7 @@ func (s TenantSettings) changed() map[string]any {
 // CreateTenant creates a retailer, or a sandbox of one when sandboxOf is
 // set; a sandbox gets the demo data, as one made in the panel does.
 func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
-	if err := guarded("name", name, "sandbox_of", sandboxOf); err != nil {
+	if err := kernel.Guarded("name", name, "sandbox_of", sandboxOf); err != nil {
 		return nil, err
 	}
 	t, err := a.DB.Ent.Tenant.Create().SetName(name).SetNillableSandboxOfID(sandboxOf).Save(ctx)
@@ -95,10 +97,10 @@ func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) 
 
 // UpdateTenant changes the settings of a tenant.
 func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
-	if err := guarded("id", id, "", s); err != nil {
+	if err := kernel.Guarded("id", id, "", s); err != nil {
 		return nil, err
 	}
-	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
@@ -193,8 +195,8 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	t, err := u.Save(ctx)
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)
-		a.logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
-		a.settings.invalidate(id)
+		a.Logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
+		a.SettingsChanged(id)
 		a.Auth.Forget(id, "")
 	}
 	return t, err
@@ -203,7 +205,7 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 // CreateStore registers a store of a tenant under its external code, in
 // groups (regions) campaigns may target.
 func (a *App) CreateStore(ctx context.Context, tenantID, code, name string, groups ...string) (*ent.Store, error) {
-	if err := guarded("tenant_id", tenantID, "code", code, "name", name, "groups", groups); err != nil {
+	if err := kernel.Guarded("tenant_id", tenantID, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
 	if err := checkStore(&code, &name, groups); err != nil {
@@ -215,7 +217,7 @@ func (a *App) CreateStore(ctx context.Context, tenantID, code, name string, grou
 	}
 	s, err := create.Save(ctx)
 	if err == nil && len(groups) > 0 {
-		a.storeGroups.invalidate(tenantID)
+		a.StoreGroupsChanged(tenantID)
 	}
 	return s, storeConflict(err)
 }
@@ -223,7 +225,7 @@ func (a *App) CreateStore(ctx context.Context, tenantID, code, name string, grou
 // UpdateStore changes a store's code, name or groups; nil leaves one as it
 // is (an empty list of groups clears them).
 func (a *App) UpdateStore(ctx context.Context, id string, code, name *string, groups []string) (*ent.Store, error) {
-	if err := guarded("id", id, "code", code, "name", name, "groups", groups); err != nil {
+	if err := kernel.Guarded("id", id, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
 	if err := checkStore(code, name, groups); err != nil {
@@ -239,9 +241,9 @@ func (a *App) UpdateStore(ctx context.Context, id string, code, name *string, gr
 	}
 	s, err := update.Save(ctx)
 	if err == nil {
-		a.storeGroups.invalidate(s.TenantID)
+		a.StoreGroupsChanged(s.TenantID)
 	}
-	return s, storeConflict(notFoundAs(err, "store"))
+	return s, storeConflict(kernel.NotFoundAs(err, "store"))
 }
 
 // maxStoreGroups bounds the groups a store is in.
@@ -288,14 +290,6 @@ func storeConflict(err error) error {
 	return err
 }
 
-// notFoundAs turns ent's not-found error into the operations' one.
-func notFoundAs(err error, what string) error {
-	if ent.IsNotFound(err) {
-		return apperr.NotFound(what)
-	}
-	return err
-}
-
 // ClientCredentials is a client with its secret, which exists only here:
 // the database keeps its hash.
 type ClientCredentials struct {
@@ -306,7 +300,7 @@ type ClientCredentials struct {
 // CreateClient creates an OAuth or POS client. OAuth clients get every scope
 // unless scopes narrows them; POS clients have none.
 func (a *App) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
-	if err := guarded("tenant_id", tenantID, "name", name, "scopes", scopes); err != nil {
+	if err := kernel.Guarded("tenant_id", tenantID, "name", name, "scopes", scopes); err != nil {
 		return nil, err
 	}
 	return createClient(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
@@ -345,7 +339,7 @@ func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind 
 // RotateClient gives a client a new secret; the old one stops working at
 // once in this process, within auth.POSLoginTTL in others.
 func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
-	if err := guarded("client_id", clientID); err != nil {
+	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
 	c, err := rotateClient(ctx, a.DB.Ent, clientID)
@@ -359,7 +353,7 @@ func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*Cl
 	secret, hash := auth.NewSecret()
 	c, err := client.APIClient.UpdateOneID(clientID).Where(apiclient.Revoked(false)).SetSecretHash(hash).Save(ctx)
 	if err != nil {
-		return nil, notFoundAs(err, "client")
+		return nil, kernel.NotFoundAs(err, "client")
 	}
 	return &ClientCredentials{Client: c, Secret: secret}, nil
 }
@@ -367,20 +361,20 @@ func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*Cl
 // RevokeClient revokes a client for good. Its secret stops working at once;
 // tokens already issued stop within auth.DefaultClientCheckTTL.
 func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
-	if err := guarded("client_id", clientID); err != nil {
+	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
 	c, err := a.DB.Ent.APIClient.UpdateOneID(clientID).SetRevoked(true).Save(ctx)
 	if err == nil {
 		a.Auth.Forget("", clientID)
 	}
-	return c, notFoundAs(err, "client")
+	return c, kernel.NotFoundAs(err, "client")
 }
 
 // RecentAuditEvents lists the latest audit events of the viewer's tenant,
 // newest first. Administrators only.
 func (a *App) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.AuditEvent, error) {
-	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	return a.DB.Ent.AuditEvent.Query().Order(ent.Desc(auditevent.FieldID)).Limit(limit).All(ctx)

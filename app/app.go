@@ -6,56 +6,31 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"log/slog"
 	"sync"
-	"time"
+
+	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
-	"github.com/riverqueue/river"
 
-	"github.com/fideliza/fideliza/auth"
-	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/webhook"
-	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 )
 
-// App holds the dependencies of the operations GraphQL, REST, the CLI and
-// the workers share.
+// Config is the kernel every context shares: the database, the clock, the
+// log, the counters.
+type Config = kernel.Kernel
+
+// App is the composition root: the kernel and the services of the bounded
+// contexts, wired once by New.
 type App struct {
-	DB    *storage.DB
-	River *river.Client[*sql.Tx] // nil in commands that enqueue nothing
-	Auth  *auth.Service
-	Log   *slog.Logger
-	Clock func() time.Time // nil: the system clock; tests set it
-	// Webhooks says which URLs webhook endpoints may have.
-	Webhooks webhook.Guard
-	// Counts records what operations do (sales received, points credited,
-	// redemptions); nil records nothing. A *metrics.Registry is one.
-	Counts Recorder
-	// DocumentLookups is each client's quota of customer lookups by
-	// document; zero: DefaultDocumentLookups.
-	DocumentLookups ratelimit.Quota
+	*kernel.Kernel
 
-	// inlineSales says the caller processes the sales it registers (the
-	// demo's year, which plays a day's sales at its closing): no job is
-	// queued for them.
-	inlineSales bool
-
-	campaigns tenantCache[[]eligibility.Campaign]
-	settings  tenantCache[*ent.Tenant]
-	// storeGroups maps the codes of a tenant's stores in groups to them.
-	storeGroups tenantCache[map[string][]string]
-	jobsOnce    sync.Once
-	jobsErr     error
 	senderOnce  sync.Once
 	sender      *webhook.Sender
-	saleGroups  groupCommit[*saleWrite]
-	tokenGroups groupCommit[*tokenWrite]
+	saleGroups  kernel.GroupCommit[*saleWrite]
+	tokenGroups kernel.GroupCommit[*tokenWrite]
 	guessesOnce sync.Once
 	guesses     *ratelimit.Limiter
 	lookupsOnce sync.Once
@@ -63,6 +38,11 @@ type App struct {
 	// products is the catalogue as this process remembers it (catalogue).
 	catalogueOnce sync.Once
 	products      *expirable.LRU[string, productFacts]
+}
+
+// New wires the contexts over the kernel k.
+func New(k *Config) *App {
+	return &App{Kernel: k}
 }
 
 // BringUp readies a migrated database for serving: it makes the first
@@ -79,73 +59,9 @@ func (a *App) BringUp(ctx context.Context) error {
 	return nil
 }
 
-// jobs returns the River client jobs are inserted with: River, or an
-// insert-only client made on first use by commands and tests that set none.
-func (a *App) jobs() (*river.Client[*sql.Tx], error) {
-	a.jobsOnce.Do(func() {
-		if a.River == nil {
-			a.River, a.jobsErr = jobs.NewInsertClient(a.DB, a.Log)
-		}
-	})
-	return a.River, a.jobsErr
-}
-
-// Now is the application's clock: every operation and job reads the time
-// here, so a test's clock governs them all.
-func (a *App) Now() time.Time {
-	if a.Clock != nil {
-		return a.Clock()
-	}
-	return time.Now()
-}
-
-// stamp is the instant records are stamped with: the clock's time in UTC, to
-// the microsecond both databases keep.
-func (a *App) stamp() time.Time { return a.Now().UTC().Truncate(time.Microsecond) }
-
 // webhookSender sends webhook deliveries to the destinations a.Webhooks
 // allows.
 func (a *App) webhookSender() *webhook.Sender {
 	a.senderOnce.Do(func() { a.sender = webhook.NewSender(a.Webhooks) })
 	return a.sender
 }
-
-// Recorder records what operations do, for the business metrics.
-type Recorder interface {
-	SaleReceived()
-	PointsCredited(source string, points int64)
-	Redemptions(source string, n int)
-	ReturnReceived(kind string)
-	PointsReversed(source string, points int64)
-}
-
-// Where points and redemptions come from, as Recorder counts them.
-const (
-	SourceAPI        = "api"
-	SourceAdjustment = "adjustment"
-	SourceRedemption = "redemption"
-)
-
-// logger is a's log, one that writes nothing when none is set (tests).
-func (a *App) logger() *slog.Logger {
-	if a.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return a.Log
-}
-
-// counts is the recorder of a, one that records nothing when none is set.
-func (a *App) counts() Recorder {
-	if a.Counts == nil {
-		return noCounts{}
-	}
-	return a.Counts
-}
-
-type noCounts struct{}
-
-func (noCounts) SaleReceived()                {}
-func (noCounts) PointsCredited(string, int64) {}
-func (noCounts) Redemptions(string, int)      {}
-func (noCounts) ReturnReceived(string)        {}
-func (noCounts) PointsReversed(string, int64) {}

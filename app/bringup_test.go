@@ -30,7 +30,7 @@ func TestBringUpMakesOneFirstKey(t *testing.T) {
 				db, err := storage.Open(ctx, u)
 				require.NoError(t, err)
 				t.Cleanup(func() { db.Close() })
-				apps[i] = &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")}
+				apps[i] = app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
 			}
 			errs := make([]error, processes)
 			start := make(chan struct{})

@@ -71,7 +71,7 @@ func (a *App) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign)
 	// Within the transaction of c: the cached settings when they are fresh,
 	// else a read on c (a read on another connection could wait for a pool
 	// the concurrent transactions hold).
-	t, ok := a.settings.fresh(ctx)
+	t, ok := a.FreshSettings(ctx)
 	if v, _ := viewer.FromContext(ctx); !ok || v.TenantID != camp.TenantID {
 		var err error
 		if t, err = c.Tenant.Get(ctx, camp.TenantID); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqljson"
@@ -187,7 +189,7 @@ func (in CampaignInput) validate(now time.Time) error {
 
 // CreateCampaign creates a campaign; its status follows from its dates.
 func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	now := a.Now()
@@ -259,7 +261,7 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	if err != nil {
 		return nil, err
 	}
-	a.campaigns.invalidate(created.TenantID)
+	a.CampaignsChanged(created.TenantID)
 	return a.WithStatus(created), nil
 }
 
@@ -272,7 +274,7 @@ func (a *App) WithStatus(c *ent.Campaign) *ent.Campaign {
 
 // Campaign reads one campaign.
 func (a *App) Campaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	c, err := a.DB.Ent.Campaign.Get(ctx, id)
@@ -293,12 +295,12 @@ type CampaignFilter struct {
 // ListCampaigns lists campaigns, newest first, filtered by their status as
 // of now, type and channel (a campaign for every channel matches any).
 func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
-	if err := guarded("", f); err != nil {
+	if err := kernel.Guarded("", f); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
-	if !ValidPageSize(first) {
-		p.Add("limit", "must be between 1 and %d", MaxPageSize)
+	if !kernel.ValidPageSize(first) {
+		p.Add("limit", "must be between 1 and %d", kernel.MaxPageSize)
 	}
 	if f.Status != "" && campaign.StatusValidator(campaign.Status(f.Status)) != nil {
 		p.Add("status", "must be active, scheduled, ended or paused")
@@ -345,7 +347,7 @@ func forChannel(ch string) predicate.Campaign {
 // EndCampaign deactivates a campaign (DELETE); ending an ended campaign
 // changes nothing.
 func (a *App) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	return a.setCampaignStatus(ctx, id, campaign.StatusEnded, nil)
@@ -353,7 +355,7 @@ func (a *App) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 
 // PauseCampaign stops a campaign's benefits until it is resumed.
 func (a *App) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	return a.setCampaignStatus(ctx, id, campaign.StatusPaused, []campaign.Status{campaign.StatusScheduled, campaign.StatusActive})
@@ -361,7 +363,7 @@ func (a *App) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, erro
 
 // ResumeCampaign lifts a pause; the status follows from the dates again.
 func (a *App) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	return a.setCampaignStatus(ctx, id, campaign.StatusScheduled, []campaign.Status{campaign.StatusPaused})
@@ -393,6 +395,6 @@ func (a *App) setCampaignStatus(ctx context.Context, id string, to campaign.Stat
 	if err != nil {
 		return nil, err
 	}
-	a.campaigns.invalidate(updated.TenantID)
+	a.CampaignsChanged(updated.TenantID)
 	return a.WithStatus(updated), nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -92,7 +94,7 @@ func normalizeCategory(path string) string {
 // rows, and rows repeating an earlier one's GTIN or SKU, are skipped with
 // their problem; the others are written in one transaction.
 func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*CatalogResult, error) {
-	if err := guarded("", rows); err != nil {
+	if err := kernel.Guarded("", rows); err != nil {
 		return nil, err
 	}
 	switch {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -243,20 +245,11 @@ func (a *App) fitChurnModel(ctx context.Context, loc *time.Location, asOf time.T
 // tenant up to asOf and stores it, with the tenant's high-value threshold:
 // the model customers are scored with until the next fit.
 func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
-	loc, err := a.tenantZone(ctx)
+	loc, err := a.TenantZone(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return a.fitChurnModel(ctx, loc, asOf.UTC().Truncate(time.Microsecond))
-}
-
-// tenantZone is the time zone of the viewer's tenant's programme.
-func (a *App) tenantZone(ctx context.Context) (*time.Location, error) {
-	t, err := a.tenantSettings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return points.Zone(t.TimeZone)
 }
 
 // latestChurnModel is the tenant's newest model; nil when none was fitted.
@@ -322,7 +315,7 @@ func score(customerID string, m *ent.ChurnModel, p *purchases, loc *time.Locatio
 // CustomerChurn scores one customer of the viewer's tenant now, under the
 // tenant's newest model.
 func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore, error) {
-	if err := guarded("id", customerID); err != nil {
+	if err := kernel.Guarded("id", customerID); err != nil {
 		return nil, err
 	}
 	exists, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).Exist(ctx)
@@ -336,7 +329,7 @@ func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore
 	if err != nil {
 		return nil, err
 	}
-	loc, err := a.tenantZone(ctx)
+	loc, err := a.TenantZone(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -357,11 +350,11 @@ func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore
 // now (the model refitted if it is due) by a River job, rather than at the
 // next daily run; queued is false when a run was already waiting.
 func (a *App) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
-	tenantID, err := ViewerTenant(ctx)
+	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return false, err
 	}
-	rc, err := a.jobs()
+	rc, err := a.Jobs()
 	if err != nil {
 		return false, err
 	}
@@ -395,7 +388,7 @@ func (a *App) ScoreAllTenants(ctx context.Context) error {
 // too small to fit keeps its last model (or none) and is scored with it.
 func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
-	t, err := a.tenantSettings(ctx)
+	t, err := a.TenantSettings(ctx)
 	if err != nil {
 		return 0, err
 	}

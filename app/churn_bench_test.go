@@ -45,7 +45,7 @@ func benchCustomers(b *testing.B) int {
 func BenchmarkScoreCustomers(b *testing.B) {
 	n := benchCustomers(b)
 	db := storagetest.Open(b, "sqlite3")
-	a := &app.App{DB: db}
+	a := app.New(&app.Config{DB: db})
 	sys := viewer.SystemContext(context.Background())
 	tn, err := a.CreateTenant(sys, "Benchmark", nil)
 	require.NoError(b, err)

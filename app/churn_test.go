@@ -74,7 +74,7 @@ func TestChurnModelFromSales(t *testing.T) {
 		t.Parallel()
 		started := time.Now()
 		calibrationEnd := time.Date(1997, 9, 30, 0, 0, 0, 0, time.UTC)
-		a := &app.App{DB: db, Clock: func() time.Time { return calibrationEnd }}
+		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return calibrationEnd }})
 		sys := viewer.SystemContext(context.Background())
 		tn, err := a.CreateTenant(sys, "CDNOW", nil)
 		require.NoError(t, err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -71,7 +73,7 @@ type CouponsAdded struct {
 
 func (in *CouponsInput) validate() error {
 	var p apperr.Problems
-	requireID(&p, "campaign_id", in.CampaignID)
+	kernel.RequireID(&p, "campaign_id", in.CampaignID)
 	if in.MaxUses == 0 {
 		in.MaxUses = 1
 	}
@@ -145,7 +147,7 @@ func validCouponCode(code string) bool {
 
 // AddCoupons generates or imports codes for a campaign that requires one.
 func (a *App) AddCoupons(ctx context.Context, in CouponsInput) (*CouponsAdded, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
@@ -373,11 +375,11 @@ func CouponStatus(c *ent.Coupon) string {
 
 // ListCoupons lists a campaign's codes, oldest first.
 func (a *App) ListCoupons(ctx context.Context, campaignID string, after *ent.Cursor, first int) (*ent.CouponConnection, error) {
-	if err := guarded("campaign_id", campaignID); err != nil {
+	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
 		return nil, err
 	}
-	if !ValidPageSize(first) {
-		return nil, apperr.Invalid("limit", "must be between 1 and %d", MaxPageSize)
+	if !kernel.ValidPageSize(first) {
+		return nil, apperr.Invalid("limit", "must be between 1 and %d", kernel.MaxPageSize)
 	}
 	if _, err := a.Campaign(ctx, campaignID); err != nil {
 		return nil, err
@@ -388,7 +390,7 @@ func (a *App) ListCoupons(ctx context.Context, campaignID string, after *ent.Cur
 // EachCoupon calls fn with each of a campaign's codes, oldest first, a page
 // at a time (as exports read): a million codes never sit in memory.
 func (a *App) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Coupon) error) error {
-	if err := guarded("campaign_id", campaignID); err != nil {
+	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
 		return err
 	}
 	if _, err := a.Campaign(ctx, campaignID); err != nil {

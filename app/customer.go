@@ -82,7 +82,7 @@ func documentIndexes(docs []string) []string {
 // queue on its row instead of deadlocking, and an erasure sees no write
 // begun before it commit after it. docs/decisions.md, "Lock order".
 func (a *App) lockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
-	cust, err := a.ledger().LockCustomer(ctx, c, id)
+	cust, err := a.Ledger().LockCustomer(ctx, c, id)
 	if errors.Is(err, ledger.ErrCustomerNotFound) {
 		return nil, apperr.NotFound("customer")
 	}

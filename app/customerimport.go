@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -205,7 +207,7 @@ func (a *App) planBatch(ctx context.Context, batch []ImportRow) (*importPlan, er
 			p.refuse(r.Line, r.Err)
 			continue
 		}
-		if err := guarded("", r.In); err != nil {
+		if err := kernel.Guarded("", r.In); err != nil {
 			p.refuse(r.Line, err)
 			continue
 		}
@@ -321,8 +323,8 @@ func (a *App) createImported(ctx context.Context, p *importPlan) error {
 	if len(p.creates) == 0 {
 		return nil
 	}
-	now := a.stamp()
-	tenantID, err := ViewerTenant(ctx)
+	now := a.Stamp()
+	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -35,7 +37,7 @@ func (a *App) StartCustomerImport(ctx context.Context, file io.Reader, format st
 	}
 	v, _ := viewer.FromContext(ctx)
 	imp, err := a.DB.Ent.CustomerImport.Create().SetFormat(customerimport.Format(format)).SetDryRun(dryRun).
-		SetRequestedBy(v.Subject).SetCreatedAt(a.stamp()).Save(ctx)
+		SetRequestedBy(v.Subject).SetCreatedAt(a.Stamp()).Save(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +55,7 @@ func (a *App) StartCustomerImport(ctx context.Context, file io.Reader, format st
 			return err
 		}
 		imp = queued
-		rc, err := a.jobs()
+		rc, err := a.Jobs()
 		if err != nil {
 			return err
 		}
@@ -98,13 +100,13 @@ func (a *App) finishImport(ctx context.Context, importID string, status customer
 			return err
 		}
 		return tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
-			SetFinishedAt(a.stamp()).Exec(ctx)
+			SetFinishedAt(a.Stamp()).Exec(ctx)
 	})
 }
 
 // CustomerImport returns one of the viewer's tenant's imports.
 func (a *App) CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	imp, err := a.DB.Ent.CustomerImport.Get(ctx, id)
@@ -147,7 +149,7 @@ func (a *App) RunCustomerImport(ctx context.Context, id string) error {
 	case customerimport.StatusQueued, customerimport.StatusRunning:
 	}
 	if imp.StartedAt == nil {
-		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).SetStartedAt(a.stamp()).Save(ctx)
+		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).SetStartedAt(a.Stamp()).Save(ctx)
 	} else {
 		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).Save(ctx)
 	}

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
@@ -135,7 +137,7 @@ func (in CustomerInput) validate(mode writeMode) (cpf string, err error) {
 
 // CreateCustomer registers a customer in the viewer's tenant.
 func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	cpf, err := in.validate(modeCreate)
@@ -145,7 +147,7 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	if err := a.requireUnique(ctx, "", in.Email, cpf); err != nil {
 		return nil, err
 	}
-	id, err := a.createCustomer(ctx, in, cpf, a.stamp())
+	id, err := a.createCustomer(ctx, in, cpf, a.Stamp())
 	if err != nil {
 		return nil, duplicateOr(err)
 	}
@@ -210,7 +212,7 @@ func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *en
 // ReplaceCustomer is PUT: the create fields are required and every optional
 // field absent from in is cleared.
 func (a *App) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
-	if err := guarded("id", id, "", in); err != nil {
+	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
 	return a.updateCustomer(ctx, id, in, modeReplace)
@@ -219,7 +221,7 @@ func (a *App) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) 
 // PatchCustomer is a JSON merge patch: only the fields present change, and
 // null clears an optional field.
 func (a *App) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
-	if err := guarded("id", id, "", in); err != nil {
+	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
 	return a.updateCustomer(ctx, id, in, modePatch)
@@ -250,7 +252,7 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 		u := old.Update()
 		applyCustomerInput(u, in, cpf)
 		was := consentsOf(old)
-		now, at := was.applied(in.Consent), a.stamp()
+		now, at := was.applied(in.Consent), a.Stamp()
 		if now != was {
 			u.SetConsentMarketingEmail(now[0]).SetConsentMarketingSms(now[1]).SetConsentMarketingWhatsapp(now[2]).
 				SetConsentDataSharing(now[3]).SetConsentUpdatedAt(at)
@@ -388,7 +390,7 @@ func duplicateOr(err error) error {
 
 // Customer reads one customer of the viewer's tenant with its segments.
 func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
@@ -414,10 +416,10 @@ type CustomerFilter struct {
 // the database (migration 0008), so neither the page nor the total costs more
 // at a million customers than at ten thousand.
 func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
-	if err := guarded("", f); err != nil {
+	if err := kernel.Guarded("", f); err != nil {
 		return nil, err
 	}
-	if err := checkLimit(first); err != nil {
+	if err := kernel.CheckLimit(first); err != nil {
 		return nil, err
 	}
 	var filters []predicate.Customer
@@ -434,7 +436,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 		}
 		filters = append(filters, members)
 	}
-	tenantID, err := ViewerTenant(ctx)
+	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +495,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 func (a *App) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
 	switch {
 	case unfiltered:
-		t, err := a.viewerTenant(ctx)
+		t, err := a.ViewerTenant(ctx)
 		if err != nil {
 			return 0, err
 		}

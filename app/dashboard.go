@@ -7,6 +7,8 @@ import (
 	"time"
 	_ "time/tzdata" // the dashboards' time zones on machines without a zoneinfo database
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -60,7 +62,7 @@ func (a *App) ActiveCustomers(ctx context.Context, from, to time.Time) (int, err
 // checkPeriod says whether [from, to) is a usable period, no longer than
 // limit when limit is not 0.
 func checkPeriod(from, to time.Time, limit time.Duration) error {
-	if err := guarded("from", from, "to", to); err != nil {
+	if err := kernel.Guarded("from", from, "to", to); err != nil {
 		return err
 	}
 	switch {
@@ -84,7 +86,7 @@ type CampaignPerformance struct {
 // given. Money is summed here, exactly, not by the database (SQLite keeps
 // decimals as text).
 func (a *App) CampaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
-	if err := guarded("from", from, "to", to); err != nil {
+	if err := kernel.Guarded("from", from, "to", to); err != nil {
 		return nil, err
 	}
 	q := a.DB.Ent.Redemption.Query().Where(redemption.CampaignID(c.ID))
@@ -184,7 +186,7 @@ func (a *App) dashboardZone(ctx context.Context, from, to time.Time, tz string) 
 		return nil, err
 	}
 	if tz == "" {
-		t, err := a.tenantSettings(ctx)
+		t, err := a.TenantSettings(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ var ErrDeliveryRetry = errors.New("delivery attempt failed")
 // events created after it. It returns how many events it handed over.
 func (a *App) DispatchEvents(ctx context.Context) (int, error) {
 	ctx = viewer.SystemContext(ctx)
-	rc, err := a.jobs()
+	rc, err := a.Jobs()
 	if err != nil {
 		return 0, err
 	}

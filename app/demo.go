@@ -70,12 +70,12 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 		return nil, err
 	}
 	if created {
-		a.logger().Info("generating the demo's year of history (a minute or two on 2 cores, see the README)", "tenant", DemoTenantID)
+		a.Logger().Info("generating the demo's year of history (a minute or two on 2 cores, see the README)", "tenant", DemoTenantID)
 		started := time.Now()
 		if err := a.playDemoYear(ctx, DemoTenantID, a.Now(), demoYearSize); err != nil {
 			return nil, fmt.Errorf("the demo's year of history: %w", err)
 		}
-		a.logger().Info("demo history generated", "tenant", DemoTenantID, "seconds", time.Since(started).Seconds())
+		a.Logger().Info("demo history generated", "tenant", DemoTenantID, "seconds", time.Since(started).Seconds())
 	}
 	demo := viewer.TenantContext(ctx, DemoTenantID)
 	if creds.StoreCodes, err = a.DB.Ent.Store.Query().Order(store.ByCode()).Select(store.FieldCode).Strings(demo); err != nil {
@@ -131,7 +131,7 @@ func (a *App) seedDemoData(ctx context.Context, c *ent.Client, tenantID string) 
 	for i, dc := range demoCustomers {
 		cc := c.Customer.Create().SetTenantID(tenantID).SetName(dc.name).SetEmail(dc.email).
 			SetDocumentType(customer.DocumentTypeCPF).SetDocument(dc.cpf).
-			SetConsentMarketingEmail(true).SetConsentUpdatedAt(a.stamp())
+			SetConsentMarketingEmail(true).SetConsentUpdatedAt(a.Stamp())
 		if dc.phone != "" {
 			cc.SetPhone(dc.phone)
 		}

@@ -135,7 +135,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 	first := today.AddDate(0, 0, -size.days)
 	clock := testclock.New(first)
 	setClock := clock.Set
-	y := &App{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, inlineSales: true, Clock: clock.Now}
+	y := New(&Config{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, InlineSales: true, Clock: clock.Now})
 	tctx := viewer.TenantContext(ctx, tenantID)
 	sys := viewer.SystemContext(ctx)
 

@@ -20,7 +20,7 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 	var figures [2][4]int
 	for i := range figures {
 		db := storagetest.Open(t, "sqlite3")
-		a := &app.App{DB: db, Clock: func() time.Time { return end }}
+		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }})
 		started := time.Now()
 		_, err := a.LoadDemo(context.Background())
 		require.NoError(t, err)

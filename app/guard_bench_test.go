@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 )
 
@@ -23,7 +25,7 @@ func BenchmarkGuardPOSCart(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := guardedPOS("", in); err != nil {
+		if err := kernel.GuardedPOS("", in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1111,7 +1111,7 @@ func TestLedgerModel(t *testing.T) {
 		started := time.Now()
 		// A month end, so that adding months normalises dates (Jan 31 + 1 month).
 		clock := testclock.NewStored(time.Date(2025, 1, 31, 23, 30, 0, 123456000, time.UTC), brt)
-		a := &app.App{DB: db, Clock: clock.Now}
+		a := app.New(&app.Config{DB: db, Clock: clock.Now})
 		m := &ledgerModel{
 			t: t, app: a, db: db, clock: clock, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), seed: seed,
 			counts: map[string]int{},
@@ -1222,7 +1222,7 @@ type concurrentEnv struct {
 
 func newConcurrentEnv(t *testing.T, db *storage.DB) *concurrentEnv {
 	t.Helper()
-	a := &app.App{DB: db}
+	a := app.New(&app.Config{DB: db})
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	return &concurrentEnv{app: a, db: db, ctx: viewer.TenantContext(context.Background(), tn.ID),
@@ -1399,7 +1399,7 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				jobErrs[i] = (&app.App{DB: db, Clock: clock.Now}).ExpirePoints(context.Background())
+				jobErrs[i] = (app.New(&app.Config{DB: db, Clock: clock.Now})).ExpirePoints(context.Background())
 			}()
 		}
 		var debitErrs []error

@@ -23,8 +23,8 @@ func TestPointsLiability(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		now := time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)
-		svc := &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x"),
-			Clock: func() time.Time { return now }}
+		svc := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x"),
+			Clock: func() time.Time { return now }})
 		sys := viewer.SystemContext(context.Background())
 		tenant := func(name string) context.Context {
 			tn, err := svc.CreateTenant(sys, name, nil)

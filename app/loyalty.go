@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/contrib/entgql"
 	"github.com/shopspring/decimal"
 
@@ -25,7 +27,6 @@ import (
 const (
 	maxPointsPerChange = 1_000_000_000
 	expiringWindow     = 30 * 24 * time.Hour
-	maxOrderIDLength   = 128
 	maxOrderAmount     = 1_000_000_000 // R$, far above any order, within the amount columns
 )
 
@@ -66,12 +67,12 @@ func (a *App) ledger() ledger.Ledger {
 // CreditPoints credits an order once: a repeated call answers with the
 // first result and credits nothing more.
 func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
-	requireID(&p, "customer_id", in.CustomerID)
-	requireID(&p, "order_id", in.OrderID)
+	kernel.RequireID(&p, "customer_id", in.CustomerID)
+	kernel.RequireID(&p, "order_id", in.OrderID)
 	if amt := in.Amount; amt != nil {
 		switch {
 		case amt.IsNegative() || !amt.Equal(amt.Round(2)):
@@ -139,7 +140,7 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 		if pts == 0 {
 			return apperr.Invalid("amount", "earns no points: less than R$ 1 at the tenant's rate")
 		}
-		res, err := a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
+		res, err := a.Ledger().Credit(ctx, tx.Ent, ledger.Credit{
 			CustomerID: in.CustomerID, Kind: pointsentry.KindCredit, Points: pts,
 			SourceKind: pointsentry.SourceKindOrder, SourceID: &in.OrderID, Amount: in.Amount,
 		})
@@ -155,7 +156,7 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 		return err
 	})
 	if err == nil {
-		a.counts().PointsCredited(SourceAPI, credited)
+		a.Recorder().PointsCredited(kernel.SourceAPI, credited)
 	}
 	return out, ledgerError(err)
 }
@@ -184,13 +185,13 @@ func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID,
 // DebitPoints spends points, those expiring first first; a balance never
 // goes below zero.
 func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
-	requireID(&p, "customer_id", in.CustomerID)
+	kernel.RequireID(&p, "customer_id", in.CustomerID)
 	if in.OrderID != nil {
-		requireID(&p, "order_id", *in.OrderID)
+		kernel.RequireID(&p, "order_id", *in.OrderID)
 	}
 	if in.Points <= 0 || in.Points > maxPointsPerChange {
 		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
@@ -203,7 +204,7 @@ func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, 
 	}
 	var out *PointsMovement
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		res, err := a.ledger().Debit(ctx, tx.Ent, ledger.Debit{
+		res, err := a.Ledger().Debit(ctx, tx.Ent, ledger.Debit{
 			CustomerID: in.CustomerID, Kind: pointsentry.KindDebit, Points: in.Points,
 			SourceKind: pointsentry.SourceKindOrder, SourceID: in.OrderID, Reason: in.Reason,
 		})
@@ -218,11 +219,11 @@ func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, 
 
 // AdjustPoints is an operator's correction, with the reason recorded.
 func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
-	requireID(&p, "customer_id", in.CustomerID)
+	kernel.RequireID(&p, "customer_id", in.CustomerID)
 	if in.Points == 0 || in.Points > maxPointsPerChange || in.Points < -maxPointsPerChange {
 		p.Add("points", "must be a non-zero number of points up to %d either way", maxPointsPerChange)
 	}
@@ -239,12 +240,12 @@ func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement
 		var res *ledger.Result
 		var err error
 		if in.Points > 0 {
-			res, err = a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
+			res, err = a.Ledger().Credit(ctx, tx.Ent, ledger.Credit{
 				CustomerID: in.CustomerID, Kind: pointsentry.KindAdjustment, Points: in.Points,
 				SourceKind: pointsentry.SourceKindOperator, Reason: reason,
 			})
 		} else {
-			res, err = a.ledger().Debit(ctx, tx.Ent, ledger.Debit{
+			res, err = a.Ledger().Debit(ctx, tx.Ent, ledger.Debit{
 				CustomerID: in.CustomerID, Kind: pointsentry.KindAdjustment, Points: -in.Points,
 				SourceKind: pointsentry.SourceKindOperator, Reason: reason,
 			})
@@ -256,18 +257,9 @@ func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement
 		return nil
 	})
 	if err == nil && in.Points > 0 {
-		a.counts().PointsCredited(SourceAdjustment, in.Points)
+		a.Recorder().PointsCredited(kernel.SourceAdjustment, in.Points)
 	}
 	return out, ledgerError(err)
-}
-
-func requireID(p *apperr.Problems, field, v string) {
-	switch {
-	case strings.TrimSpace(v) == "":
-		p.Add(field, "is required")
-	case len(v) > maxOrderIDLength:
-		p.Add(field, "must be at most %d characters", maxOrderIDLength)
-	}
 }
 
 // ledgerError maps the ledger's errors to the operation errors.
@@ -304,7 +296,7 @@ type PointsBalance struct {
 
 // Balance reads a customer's points balance.
 func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
-	if err := guarded("customer_id", customerID); err != nil {
+	if err := kernel.Guarded("customer_id", customerID); err != nil {
 		return nil, err
 	}
 	cust, err := a.DB.Ent.Customer.Query().Where(customer.ID(customerID)).WithTenant().Only(ctx)
@@ -347,10 +339,10 @@ type StatementFilter struct {
 
 // Statement lists a customer's ledger entries, newest first.
 func (a *App) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
-	if err := guarded("customer_id", customerID, "", f); err != nil {
+	if err := kernel.Guarded("customer_id", customerID, "", f); err != nil {
 		return nil, err
 	}
-	if err := checkLimit(first); err != nil {
+	if err := kernel.CheckLimit(first); err != nil {
 		return nil, err
 	}
 	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {

@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -21,7 +23,6 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
 )
 
@@ -132,7 +133,7 @@ var identified = []string{
 // IdentifyCustomer finds the customer of a CPF or CNPJ; an unknown one is
 // NOT_FOUND, or pre-registered when the tenant enables it.
 func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identification, error) {
-	if err := guardedPOS("", in); err != nil {
+	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
@@ -153,7 +154,7 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	if err := p.Malformed(); err != nil {
 		return nil, err
 	}
-	tenant, err := a.tenantSettings(ctx)
+	tenant, err := a.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -189,12 +190,6 @@ func PriceCode(t *ent.Tenant, l points.Level) int {
 	case points.Bronze:
 	}
 	return t.PriceCodeBronze
-}
-
-// ViewerTenant reads the tenant of the request's viewer.
-func (a *App) viewerTenant(ctx context.Context) (*ent.Tenant, error) {
-	v, _ := viewer.FromContext(ctx)
-	return a.DB.Ent.Tenant.Get(ctx, v.TenantID)
 }
 
 // POSDiscount is a discount on a cart item. A discount of the service has a
@@ -253,7 +248,7 @@ type Authorization struct {
 // campaign's, or those of the campaigns marked combinable together when
 // they give more. It stores nothing.
 func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Authorization, error) {
-	if err := guardedPOS("", in); err != nil {
+	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
@@ -309,7 +304,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if doc == "" || in.IgnoreDiscount {
 		return out, nil
 	}
-	live, err := a.liveCampaigns(ctx)
+	live, err := a.LiveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +326,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 		}
 		couponCampaign = code.CampaignID
 	}
-	tenant, err := a.tenantSettings(ctx)
+	tenant, err := a.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +366,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if err := a.enrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
 		return nil, err
 	}
-	groups, err := a.storeGroupsAt(ctx, discounts, in.StoreID)
+	groups, err := a.StoreGroupsAt(ctx, discounts, in.StoreID)
 	if err != nil {
 		return nil, err
 	}
@@ -651,10 +646,10 @@ func (in SaleInput) consistent(tenant *ent.Tenant) (decimal.Decimal, error) {
 // answers. A receipt already registered by the store is answered with the
 // sale stored the first time.
 func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
-	if err := guardedPOS("", in); err != nil {
+	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}
-	tenant, err := a.tenantSettings(ctx)
+	tenant, err := a.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -690,7 +685,7 @@ func (a *App) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error)
 // SaleOutcome reads a sale by its id (sal_…) or by the store's receipt
 // number; a receipt number sent by several stores needs storeCode.
 func (a *App) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale, error) {
-	if guardedPOS("ref", ref, "store_code", storeCode) != nil {
+	if kernel.GuardedPOS("ref", ref, "store_code", storeCode) != nil {
 		// No sale or store has an id or code no database can hold, and
 		// PostgreSQL would fail the query instead of finding none.
 		return nil, &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Message: "no such sale"}

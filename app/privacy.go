@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -57,7 +59,7 @@ const (
 // row by row to emit, a page of rows read at a time. An erased customer is
 // not found.
 func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
 	c, err := a.DB.Ent.Customer.Query().Where(customer.ID(id), customer.ErasedAtIsNil()).
@@ -184,7 +186,7 @@ const erasedMark = "[erased]"
 // Erasing an erased customer scrubs it again, in case anything was left,
 // and announces nothing.
 func (a *App) EraseCustomer(ctx context.Context, id string) error {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
 	var erased bool
@@ -194,7 +196,7 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 			return err
 		}
 		first := c.ErasedAt == nil
-		now := a.stamp()
+		now := a.Stamp()
 		secrets := personalData(c)
 		pseudonym := erasedDocument()
 		u := tx.Ent.Customer.UpdateOneID(id).
@@ -240,7 +242,7 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 		})
 	})
 	if err == nil && erased {
-		a.logger().InfoContext(ctx, "customer erased", "customer_id", id)
+		a.Logger().InfoContext(ctx, "customer erased", "customer_id", id)
 	}
 	return err
 }

@@ -41,7 +41,7 @@ type programme struct {
 func newProgramme(t *testing.T, db *storage.DB, start time.Time, s app.TenantSettings) *programme {
 	t.Helper()
 	clock := testclock.New(start)
-	a := &app.App{DB: db, Clock: clock.Now}
+	a := app.New(&app.Config{DB: db, Clock: clock.Now})
 	sys := viewer.SystemContext(context.Background())
 	tn, err := a.CreateTenant(sys, "Programa", nil)
 	require.NoError(t, err)
@@ -354,7 +354,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 				var err error
 				switch {
 				case i < 2:
-					err = (&app.App{DB: db, Clock: p.clock.Now}).ReleasePendingPoints(context.Background())
+					err = (app.New(&app.Config{DB: db, Clock: p.clock.Now})).ReleasePendingPoints(context.Background())
 				case i < 17:
 					_, err = p.a.DebitPoints(p.ctx, app.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
 					if errCode(err) == "insufficient_points" {

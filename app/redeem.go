@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 
@@ -62,9 +64,9 @@ func RequestHash(method, path string, body []byte) string {
 
 func (in RedeemInput) validate() error {
 	var p apperr.Problems
-	requireID(&p, "customer_id", in.CustomerID)
-	requireID(&p, "order_id", in.OrderID)
-	requireID(&p, "validation_token", in.Token)
+	kernel.RequireID(&p, "customer_id", in.CustomerID)
+	kernel.RequireID(&p, "order_id", in.OrderID)
+	kernel.RequireID(&p, "validation_token", in.Token)
 	if in.AmountPaid.IsNegative() || in.AmountPaid.Exponent() < -2 {
 		p.Add("amount_paid", "must be a non-negative amount in R$ with at most 2 decimal places")
 	}
@@ -74,7 +76,7 @@ func (in RedeemInput) validate() error {
 // RedeemCampaign gives the benefit a validation promised for one campaign.
 // With idem, a repeated key returns the stored answer (a Replay) instead.
 func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Replay, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, nil, err
 	}
 	if err := in.validate(); err != nil {
@@ -143,10 +145,10 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 			// The cached campaigns carry their redemption counts and budget
 			// spending for the total limit and the budgets only: a campaign
 			// without either is judged the same after it.
-			a.campaigns.invalidate(red.TenantID)
+			a.CampaignsChanged(red.TenantID)
 		}
-		a.counts().Redemptions(SourceAPI, 1)
-		a.counts().PointsCredited(SourceAPI, bonus)
+		a.Recorder().Redemptions(kernel.SourceAPI, 1)
+		a.Recorder().PointsCredited(kernel.SourceAPI, bonus)
 	}
 	return red, replay, nil
 }
@@ -196,7 +198,7 @@ func tokenError(code, field, message string) error {
 // redeem does the work of RedeemCampaign inside its transaction.
 // The bonus points it credits at once go to *bonus.
 func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
-	now := a.stamp()
+	now := a.Stamp()
 	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
@@ -382,7 +384,7 @@ func (a *App) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redempt
 	if camp.CreditAfterDays != nil && *camp.CreditAfterDays > 0 {
 		opts.ScheduledAt = now.AddDate(0, 0, *camp.CreditAfterDays)
 	}
-	rc, err := a.jobs()
+	rc, err := a.Jobs()
 	if err != nil {
 		return err
 	}
@@ -410,7 +412,7 @@ func (a *App) creditBonus(ctx context.Context, c *ent.Client, red *ent.Redemptio
 	if red.BonusPoints <= 0 || red.RolledBackAt != nil {
 		return 0, nil
 	}
-	res, err := a.ledger().Credit(ctx, c, ledger.Credit{
+	res, err := a.Ledger().Credit(ctx, c, ledger.Credit{
 		CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: red.BonusPoints,
 		SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID, Reason: "bonus points of campaign " + red.CampaignID,
 	})

@@ -45,7 +45,7 @@ type rdmEnv struct {
 func rdmSetup(t *testing.T, db *storage.DB) *rdmEnv {
 	t.Helper()
 	clock := testclock.New(rdmT0)
-	a := &app.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
+	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)})
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja Redeem", nil)
 	require.NoError(t, err)
 	return &rdmEnv{db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
@@ -119,7 +121,7 @@ func (in SaleReturnInput) validate() error {
 // more than it had). The same id for the same sale answers the return
 // stored the first time.
 func (a *App) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*ent.SaleReturn, error) {
-	if err := guardedPOS("", in); err != nil {
+	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
@@ -168,12 +170,12 @@ func (a *App) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*ent.
 		}
 		out, err = tx.Ent.SaleReturn.Create().
 			SetSaleID(s.ID).SetExternalID(in.ID).SetKind(in.Kind).SetPosID(in.PosID).SetReturnedAt(in.Date.UTC()).
-			SetReason(in.Reason).SetLines(raw).SetAmount(amount).SetCreatedAt(a.stamp()).
+			SetReason(in.Reason).SetLines(raw).SetAmount(amount).SetCreatedAt(a.Stamp()).
 			Save(ctx)
 		if err != nil {
 			return err
 		}
-		rc, err := a.jobs()
+		rc, err := a.Jobs()
 		if err != nil {
 			return err
 		}
@@ -182,7 +184,7 @@ func (a *App) RegisterSaleReturn(ctx context.Context, in SaleReturnInput) (*ent.
 		return err
 	})
 	if err == nil && received {
-		a.counts().ReturnReceived(string(in.Kind))
+		a.Recorder().ReturnReceived(string(in.Kind))
 	}
 	if ent.IsConstraintError(err) {
 		// The same return registered by a concurrent request (SQLite
@@ -320,7 +322,7 @@ func (a *App) ProcessSaleReturn(ctx context.Context, tx storage.Tx, returnID str
 	if err != nil || len(waiting) == 0 {
 		return nil, err // applied already, by this job's earlier run or a later return's
 	}
-	r := &saleReturns{a: a, c: c, s: s, now: a.stamp()}
+	r := &saleReturns{a: a, c: c, s: s, now: a.Stamp()}
 	if err := r.load(ctx); err != nil {
 		return nil, err
 	}
@@ -428,7 +430,7 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 			return 0, err
 		}
 		reversed = max(r.earned-target-s.PointsReversed, 0)
-		res, err := r.a.ledger().Reverse(ctx, r.c, ledger.Reversal{
+		res, err := r.a.Ledger().Reverse(ctx, r.c, ledger.Reversal{
 			CustomerID: *s.CustomerID, Points: reversed, SourceKind: pointsentry.SourceKindReturn, SourceID: &ret.ID,
 			Reason: string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store, Amount: &ret.Amount,
 		})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -25,9 +27,9 @@ type ReverseInput struct {
 
 func (in ReverseInput) validate() error {
 	var p apperr.Problems
-	requireID(&p, "customer_id", in.CustomerID)
-	requireID(&p, "order_id", in.OrderID)
-	requireID(&p, "reversal_id", in.ReversalID)
+	kernel.RequireID(&p, "customer_id", in.CustomerID)
+	kernel.RequireID(&p, "order_id", in.OrderID)
+	kernel.RequireID(&p, "reversal_id", in.ReversalID)
 	if amt := in.Amount; amt != nil && (!amt.IsPositive() || !amt.Equal(amt.Round(2)) || amt.GreaterThan(decimal.NewFromInt(maxOrderAmount))) {
 		p.Add("amount", "must be a positive value in R$ with at most 2 decimal places, up to %d", maxOrderAmount)
 	}
@@ -91,7 +93,7 @@ func loadOrderPoints(ctx context.Context, c *ent.Client, customerID, orderID str
 // cashback not yet credited is cancelled). The same reversal_id again
 // answers the first reversal.
 func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMovement, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
@@ -101,7 +103,7 @@ func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMoveme
 	var event map[string]any
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		c := tx.Ent
-		l := a.ledger()
+		l := a.Ledger()
 		cust, err := a.lockCustomer(ctx, c, in.CustomerID)
 		if err != nil {
 			return err
@@ -164,13 +166,13 @@ func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMoveme
 			"customer_id": cust.ID, "points": pts, "balance_after": res.Entry.BalanceAfter, "debt_after": res.Entry.DebtAfter,
 			"source": "order", "source_id": in.ReversalID, "order_id": in.OrderID,
 		}
-		return outbox.Record(ctx, c, a.stamp(), cust.TenantID, outbox.PointsReversed, cust.ID, event)
+		return outbox.Record(ctx, c, a.Stamp(), cust.TenantID, outbox.PointsReversed, cust.ID, event)
 	})
 	if err == nil && in.Amount == nil && !out.Replayed {
-		a.campaigns.invalidate(out.Entry.TenantID) // the limits got redemptions back
+		a.CampaignsChanged(out.Entry.TenantID) // the limits got redemptions back
 	}
 	if err == nil && event != nil {
-		a.counts().PointsReversed(SourceAPI, -out.Entry.Points)
+		a.Recorder().PointsReversed(kernel.SourceAPI, -out.Entry.Points)
 	}
 	return out, ledgerError(err)
 }
@@ -185,7 +187,7 @@ func (a *App) rollBackOrder(ctx context.Context, c *ent.Client, customerID, orde
 		return err
 	}
 	for _, red := range reds {
-		if err := a.rollBack(ctx, c, red, reason, a.stamp()); err != nil {
+		if err := a.rollBack(ctx, c, red, reason, a.Stamp()); err != nil {
 			return err
 		}
 	}
@@ -198,7 +200,7 @@ func (a *App) rollBackOrder(ctx context.Context, c *ent.Client, customerID, orde
 // credited never will be. A redemption already rolled back answers as it
 // is.
 func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.Redemption, error) {
-	if err := guarded("id", id, "reason", reason); err != nil {
+	if err := kernel.Guarded("id", id, "reason", reason); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(reason) == "" || len(reason) > 500 {
@@ -216,7 +218,7 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 		if err != nil {
 			return err
 		}
-		l := a.ledger()
+		l := a.Ledger()
 		if _, err := a.lockCustomer(ctx, c, red.CustomerID); err != nil {
 			return err
 		}
@@ -224,7 +226,7 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 			out = red
 			return err
 		}
-		now := a.stamp()
+		now := a.Stamp()
 		if err := a.rollBack(ctx, c, red, strings.TrimSpace(reason), now); err != nil {
 			return err
 		}
@@ -256,8 +258,8 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 		return err
 	})
 	if err == nil {
-		a.campaigns.invalidate(out.TenantID) // the limits got the redemption back
-		a.counts().PointsReversed(SourceRedemption, reversed)
+		a.CampaignsChanged(out.TenantID) // the limits got the redemption back
+		a.Recorder().PointsReversed(kernel.SourceRedemption, reversed)
 	}
 	return out, ledgerError(err)
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 
@@ -21,7 +23,7 @@ import (
 // maxSaleGroup bounds the sales one registration transaction writes.
 const maxSaleGroup = 128
 
-// Sale registration commits in groups (groupCommit): one insert per table
+// Sale registration commits in groups (kernel.GroupCommit): one insert per table
 // and one job insert for all the sales of a group. A group that fails is
 // written again one sale per transaction, so a sale's error (or a duplicate
 // receipt another process committed) is only its own.
@@ -45,7 +47,7 @@ type saleWritten struct {
 // commitSale queues w in its tenant's next group and waits for its answer.
 func (a *App) commitSale(w *saleWrite) saleWritten {
 	v, _ := viewer.FromContext(w.ctx)
-	a.saleGroups.add(v.TenantID, w, maxSaleGroup, a.writeSales)
+	a.saleGroups.Add(v.TenantID, w, maxSaleGroup, a.writeSales)
 	return <-w.done
 }
 
@@ -60,7 +62,7 @@ func (a *App) writeSales(group []*saleWrite) {
 	}
 	for i, w := range group {
 		if results[i].err == nil && results[i].received {
-			a.counts().SaleReceived()
+			a.Recorder().SaleReceived()
 		}
 		w.done <- results[i]
 	}
@@ -73,7 +75,7 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 	// The transaction is the group's, not one request's: a client hanging
 	// up does not cancel the others' sales. The items and payments all link
 	// to sales written here: checked once.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), kernel.GroupTimeout)
 	defer cancel()
 	ctx = schema.RememberVisible(ctx)
 	results := make([]saleWritten, len(group))
@@ -120,7 +122,7 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 				SetStoreID(w.storeID).SetExternalID(w.in.SaleID).SetPosID(w.in.PosID).SetChannel(w.in.Channel).
 				SetEmployeeID(w.in.EmployeeID).SetSellerID(w.in.SellerID).
 				SetCustomerDocument(w.doc).SetSoldAt(w.in.Date.UTC()).SetAmount(*w.in.Amount).
-				SetAmountPayable(*w.in.AmountPayable).SetDiscountAmount(w.discount).SetCreatedAt(a.stamp())
+				SetAmountPayable(*w.in.AmountPayable).SetDiscountAmount(w.discount).SetCreatedAt(a.Stamp())
 			if w.typ != "" {
 				create.SetCustomerDocumentType(sale.CustomerDocumentType(w.typ))
 			}
@@ -174,10 +176,10 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 		if err := tx.Ent.SalePayment.CreateBulk(payments...).Exec(ctx); err != nil {
 			return err
 		}
-		if a.inlineSales {
+		if a.InlineSales {
 			return nil
 		}
-		rc, err := a.jobs()
+		rc, err := a.Jobs()
 		if err != nil {
 			return err
 		}

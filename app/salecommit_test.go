@@ -25,7 +25,7 @@ import (
 func TestSaleGroupCommit(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 		sys := viewer.SystemContext(context.Background())
 		tn, err := a.CreateTenant(sys, "Mercado Grupo", nil)
 		require.NoError(t, err)

@@ -85,7 +85,7 @@ func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*P
 	if s.CustomerDocument != read.CustomerDocument {
 		return nil, storage.ErrConflict
 	}
-	now := a.stamp()
+	now := a.Stamp()
 	done := &ProcessedSale{}
 	if cust != nil {
 		if done.Credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
@@ -150,7 +150,7 @@ func (a *App) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.
 // creditSale credits the sale's points and the bonus of the customer's
 // bonus-points campaigns for the pdv channel, each once per sale.
 func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
-	l := a.ledger()
+	l := a.Ledger()
 	var total int64
 	if pts := points.Earned(s.AmountPayable, tenant.PointsPerReal); pts > 0 {
 		res, err := l.Credit(ctx, c, ledger.Credit{
@@ -173,7 +173,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 			return 0, err
 		}
 	}
-	live, err := a.liveCampaignsIn(ctx, c)
+	live, err := a.LiveCampaignsIn(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -319,7 +319,7 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 
 // CampaignsChanged drops this process's cached campaigns of a tenant: a
 // sale's processing (a worker) changed their counts or budgets.
-func (a *App) CampaignsChanged(tenantID string) { a.campaigns.invalidate(tenantID) }
+func (a *App) CampaignsChanged(tenantID string) { a.CampaignsChanged(tenantID) }
 
 // claimRedemption takes one redemption from the campaign's total limit in
 // one conditional update (and only where the extra conditions hold); false

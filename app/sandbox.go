@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/schema"
 
@@ -43,13 +45,13 @@ func (a *App) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
 // productionTenant returns the viewer's tenant, refusing a sandbox's users:
 // sandboxes are managed from their production tenant.
 func (a *App) productionTenant(ctx context.Context) (*ent.Tenant, error) {
-	id, err := ViewerTenant(ctx)
+	id, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
 	t, err := a.DB.Ent.Tenant.Get(ctx, id)
 	if err != nil {
-		return nil, notFoundAs(err, "tenant")
+		return nil, kernel.NotFoundAs(err, "tenant")
 	}
 	if t.SandboxOfID != nil {
 		return nil, apperr.Forbidden("forbidden", "sandboxes are managed from their production tenant")
@@ -60,10 +62,10 @@ func (a *App) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 // CreateSandbox creates a sandbox of the viewer's tenant and loads the demo
 // data into it; admins only.
 func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
-	if err := guarded("name", name); err != nil {
+	if err := kernel.Guarded("name", name); err != nil {
 		return nil, err
 	}
-	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	own, err := a.productionTenant(ctx)
@@ -107,7 +109,7 @@ func (a *App) SeedDemoTenant(ctx context.Context, tenantID string) error {
 // it meet a retailer's life.
 func (a *App) playSandboxHistory(ctx context.Context, sandboxID string) error {
 	err := a.playDemoYear(viewer.SystemContext(ctx), sandboxID, a.Now(), sandboxSize)
-	a.campaigns.invalidate(sandboxID)
+	a.CampaignsChanged(sandboxID)
 	if err != nil {
 		return fmt.Errorf("the sandbox's history: %w", err)
 	}
@@ -117,7 +119,7 @@ func (a *App) playSandboxHistory(ctx context.Context, sandboxID string) error {
 // InSandbox returns a context acting in sandboxID with the viewer's role,
 // when sandboxID is a sandbox of the viewer's tenant.
 func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
-	if err := guarded("sandbox_id", sandboxID); err != nil {
+	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return nil, err
 	}
 	v, _ := viewer.FromContext(ctx)
@@ -135,7 +137,7 @@ func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context,
 
 // SandboxClients lists a sandbox's API clients, newest first.
 func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
-	if err := guarded("sandbox_id", sandboxID); err != nil {
+	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return nil, err
 	}
 	ctx, err := a.InSandbox(ctx, sandboxID)
@@ -148,10 +150,10 @@ func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIC
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
 // secret is in the answer only.
 func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
-	if err := guarded("sandbox_id", sandboxID, "name", name); err != nil {
+	if err := kernel.Guarded("sandbox_id", sandboxID, "name", name); err != nil {
 		return nil, err
 	}
-	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	ctx, err := a.InSandbox(ctx, sandboxID)
@@ -163,10 +165,10 @@ func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind ap
 
 // RotateSandboxClient gives a sandbox's client a new secret; admins only.
 func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
-	if err := guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
+	if err := kernel.Guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
 		return nil, err
 	}
-	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
 	ctx, err := a.InSandbox(ctx, sandboxID)
@@ -179,10 +181,10 @@ func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID strin
 // ResetSandbox deletes a sandbox's data and loads the demo data again, in
 // one transaction; its credentials and settings stay. Admins only.
 func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
-	if err := guarded("sandbox_id", sandboxID); err != nil {
+	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return err
 	}
-	if err := Authorize(ctx, ScopeBackofficeWrite); err != nil {
+	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return err
 	}
 	if _, err := a.InSandbox(ctx, sandboxID); err != nil {
@@ -198,7 +200,7 @@ func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
 		}
 		return entschema.Audit(ctx, tx.Ent, "sandbox.reset", "sandbox", sandboxID, nil) // in the admin's tenant
 	})
-	a.campaigns.invalidate(sandboxID)
+	a.CampaignsChanged(sandboxID)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ import (
 func TestSandboxLifecycle(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")}
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
 		sys := viewer.SystemContext(context.Background())
 		prod, err := a.CreateTenant(sys, "Loja", nil)
 		require.NoError(t, err)

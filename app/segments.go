@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/ent/dialect"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -32,7 +34,7 @@ type SegmentImport struct {
 
 // CreateSegment creates a segment in the viewer's tenant.
 func (a *App) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
-	if err := guarded("name", name, "description", description); err != nil {
+	if err := kernel.Guarded("name", name, "description", description); err != nil {
 		return nil, err
 	}
 	if err := checkSegment(&name, description); err != nil {
@@ -43,14 +45,14 @@ func (a *App) CreateSegment(ctx context.Context, name string, description *strin
 
 // UpdateSegment renames or describes a segment; nil leaves a field as it is.
 func (a *App) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
-	if err := guarded("id", id, "name", name, "description", description); err != nil {
+	if err := kernel.Guarded("id", id, "name", name, "description", description); err != nil {
 		return nil, err
 	}
 	if err := checkSegment(name, description); err != nil {
 		return nil, err
 	}
 	s, err := a.DB.Ent.Segment.UpdateOneID(id).SetNillableName(name).SetNillableDescription(description).Save(ctx)
-	return s, notFoundAs(err, "segment")
+	return s, kernel.NotFoundAs(err, "segment")
 }
 
 func checkSegment(name, description *string) error {
@@ -69,7 +71,7 @@ func checkSegment(name, description *string) error {
 // AddSegmentCustomers adds customers of the viewer's tenant to a segment;
 // members stay members. Every id must name a visible customer.
 func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
-	if err := guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
+	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
 	ids, err := membershipIDs(customerIDs)
@@ -99,7 +101,7 @@ func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, custome
 // RemoveSegmentCustomers takes customers out of a segment; ids of
 // non-members are ignored.
 func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
-	if err := guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
+	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
 	ids, err := membershipIDs(customerIDs)
@@ -123,7 +125,7 @@ func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, cust
 // ImportSegmentCPFs adds the customers with the given CPFs to a segment and
 // reports the CPFs it could not use.
 func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
-	if err := guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {
+	if err := kernel.Guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {
 		return nil, err
 	}
 	if len(cpfs) > maxImportCPFs {
@@ -200,7 +202,7 @@ func (a *App) lockSegment(ctx context.Context, c *ent.Client, id string) (*ent.S
 		q.ForUpdate()
 	}
 	seg, err := q.Only(ctx)
-	return seg, notFoundAs(err, "segment")
+	return seg, kernel.NotFoundAs(err, "segment")
 }
 
 // without returns the ids not in drop.

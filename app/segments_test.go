@@ -34,7 +34,7 @@ func cpfOf(n int) string {
 func TestSegmentMembershipConcurrent(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")}
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
 		tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 		require.NoError(t, err)
 		ctx := viewer.TenantContext(context.Background(), tn.ID)

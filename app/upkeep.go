@@ -45,7 +45,7 @@ const RetiredKeyKeep = auth.LongestTokenLifetime + time.Hour
 // lot: a crash loses at most the lot in progress, and a rerun skips what is
 // done (an expiration entry per lot is unique).
 func (a *App) ExpirePoints(ctx context.Context) error {
-	l := a.ledger()
+	l := a.Ledger()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.Now().UTC()), pointslot.PendingUntilIsNil()).
 		Order(ent.Asc(pointslot.FieldExpiresAt)).Limit(upkeepBatch).
@@ -62,7 +62,7 @@ func (a *App) ExpirePoints(ctx context.Context) error {
 // ReleasePendingPoints makes spendable the lots whose pending period is
 // over, one transaction per lot, as ExpirePoints does.
 func (a *App) ReleasePendingPoints(ctx context.Context) error {
-	l := a.ledger()
+	l := a.Ledger()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.PendingUntilLTE(a.Now().UTC())).
 		Order(ent.Asc(pointslot.FieldPendingUntil)).Limit(upkeepBatch).
@@ -91,7 +91,7 @@ func (a *App) eachLot(ctx context.Context, lots []*ent.PointsLot, doing string,
 // NotifyExpiringPoints records a points.expiring event, once per lot, for
 // lots that expire within ExpiringNoticeWindow.
 func (a *App) NotifyExpiringPoints(ctx context.Context) error {
-	now := a.stamp()
+	now := a.Stamp()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.RemainingGT(0), pointslot.ExpiringNotifiedAtIsNil(),
 			pointslot.ExpiresAtGT(now), pointslot.ExpiresAtLTE(now.Add(ExpiringNoticeWindow))).
@@ -130,7 +130,7 @@ func (a *App) NotifyExpiringPoints(ctx context.Context) error {
 // 12-month window no longer hold. Credits and expirations update levels in
 // their own transactions; only time passing needs this.
 func (a *App) RecomputeLevels(ctx context.Context) error {
-	l := a.ledger()
+	l := a.Ledger()
 	after := ""
 	for {
 		// Bronze is the floor: only higher levels can fall with time.
@@ -189,7 +189,7 @@ func (a *App) CreditCashback(ctx context.Context, tenantID, redemptionID string)
 		if pts <= 0 {
 			return nil
 		}
-		res, err := a.ledger().Credit(ctx, tx.Ent, ledger.Credit{
+		res, err := a.Ledger().Credit(ctx, tx.Ent, ledger.Credit{
 			CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: pts,
 			SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID,
 			Reason: "cashback of " + red.Edges.Campaign.Name,
@@ -207,7 +207,7 @@ func (a *App) CreditCashback(ctx context.Context, tenantID, redemptionID string)
 // starts. Reads compute the status from the dates anyway; this makes it
 // stored and emits the event.
 func (a *App) RunCampaignLifecycle(ctx context.Context) error {
-	now := a.stamp()
+	now := a.Stamp()
 	sys := viewer.SystemContext(ctx)
 	// Ended first: a campaign whose whole window passed unseen ends
 	// without being announced.
@@ -234,7 +234,7 @@ func (a *App) RunCampaignLifecycle(ctx context.Context) error {
 			if err != nil || n == 0 {
 				return err
 			}
-			a.campaigns.invalidate(c.TenantID)
+			a.CampaignsChanged(c.TenantID)
 			data := map[string]any{
 				"campaign_id": c.ID, "name": c.Name, "type": string(c.Type),
 				"starts_at": c.StartsAt.UTC().Format(time.RFC3339Nano), "ends_at": c.EndsAt.UTC().Format(time.RFC3339Nano),
@@ -314,7 +314,7 @@ func (a *App) anonymizeInactive(ctx context.Context, now time.Time) error {
 			}
 		}
 		if len(ids) > 0 {
-			a.logger().InfoContext(ctx, "inactive customers anonymized", "tenant_id", t.ID, "customers", len(ids))
+			a.Logger().InfoContext(ctx, "inactive customers anonymized", "tenant_id", t.ID, "customers", len(ids))
 		}
 	}
 	return nil

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -56,7 +58,7 @@ type Validation struct {
 
 func (in ValidateInput) validate() error {
 	var p apperr.Problems
-	requireID(&p, "customer_id", in.CustomerID)
+	kernel.RequireID(&p, "customer_id", in.CustomerID)
 	if len(in.Channel) > 50 {
 		p.Add("channel", "must be at most 50 characters")
 	}
@@ -96,13 +98,13 @@ func itemField(i int, name string) string {
 // ValidateCart evaluates a cart against the live campaigns and keeps the
 // result under a random token for ValidationTTL.
 func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	campaigns, err := a.liveCampaigns(ctx)
+	campaigns, err := a.LiveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 			return nil, err
 		}
 	}
-	tenant, err := a.tenantSettings(ctx)
+	tenant, err := a.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	groups, err := a.storeGroupsAt(ctx, campaigns, in.StoreID)
+	groups, err := a.StoreGroupsAt(ctx, campaigns, in.StoreID)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +140,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err := a.enrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
 		return nil, err
 	}
-	now := a.stamp()
+	now := a.Stamp()
 	evaluation := eligibility.Context{
 		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
@@ -195,7 +197,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 // maxTokenGroup bounds the validation tokens one transaction writes.
 const maxTokenGroup = 128
 
-// tokenWrite is a validation token waiting for its group (groupCommit):
+// tokenWrite is a validation token waiting for its group (kernel.GroupCommit):
 // the tokens of concurrent validations are written in one transaction, one
 // insert, instead of a transaction each on the database's one writer
 // (SQLite) or a commit each (PostgreSQL).
@@ -210,7 +212,7 @@ type tokenWrite struct {
 func (a *App) storeToken(ctx context.Context, build func(*ent.Client) *ent.ValidationTokenCreate) error {
 	v, _ := viewer.FromContext(ctx)
 	w := &tokenWrite{ctx: ctx, build: build, done: make(chan error, 1)}
-	a.tokenGroups.add(v.TenantID, w, maxTokenGroup, a.writeTokens)
+	a.tokenGroups.Add(v.TenantID, w, maxTokenGroup, a.writeTokens)
 	return <-w.done
 }
 
@@ -231,7 +233,7 @@ func (a *App) writeTokens(group []*tokenWrite) {
 func (a *App) writeTokenGroup(group []*tokenWrite) error {
 	// The transaction is the group's: a client hanging up does not cancel
 	// the others' tokens.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), kernel.GroupTimeout)
 	defer cancel()
 	return a.DB.InTx(ctx, func(tx storage.Tx) error {
 		creates := make([]*ent.ValidationTokenCreate, len(group))

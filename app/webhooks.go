@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/kernel"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
@@ -79,7 +81,7 @@ func (a *App) checkWebhook(in WebhookInput, create bool) error {
 // CreateWebhookEndpoint registers an endpoint of the viewer's tenant with a
 // new signing secret.
 func (a *App) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*WebhookSecret, error) {
-	if err := guarded("", in); err != nil {
+	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	if err := a.checkWebhook(in, true); err != nil {
@@ -108,7 +110,7 @@ func compactTypes(types []string) []string {
 
 // UpdateWebhookEndpoint changes an endpoint.
 func (a *App) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
-	if err := guarded("id", id, "", in); err != nil {
+	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
 	if err := a.checkWebhook(in, false); err != nil {
@@ -122,24 +124,24 @@ func (a *App) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookIn
 		u.SetEventTypes(compactTypes(in.EventTypes))
 	}
 	ep, err := u.Save(ctx)
-	return ep, notFoundAs(err, "webhook endpoint")
+	return ep, kernel.NotFoundAs(err, "webhook endpoint")
 }
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log.
 func (a *App) DeleteWebhookEndpoint(ctx context.Context, id string) error {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
-	return notFoundAs(a.DB.Ent.WebhookEndpoint.DeleteOneID(id).Exec(ctx), "webhook endpoint")
+	return kernel.NotFoundAs(a.DB.Ent.WebhookEndpoint.DeleteOneID(id).Exec(ctx), "webhook endpoint")
 }
 
 // WebhookEndpoint reads one endpoint.
 func (a *App) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	ep, err := a.DB.Ent.WebhookEndpoint.Get(ctx, id)
-	return ep, notFoundAs(err, "webhook endpoint")
+	return ep, kernel.NotFoundAs(err, "webhook endpoint")
 }
 
 // WebhookEndpoints lists the viewer's tenant's endpoints, oldest first.
@@ -152,7 +154,7 @@ func (a *App) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, err
 // signature with the old one too for PreviousSecretValidity, so receivers
 // can switch without losing any.
 func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecret, error) {
-	if err := guarded("id", id); err != nil {
+	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
 	var out *WebhookSecret
@@ -163,7 +165,7 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecre
 		}
 		ep, err := q.Only(ctx)
 		if err != nil {
-			return notFoundAs(err, "webhook endpoint")
+			return kernel.NotFoundAs(err, "webhook endpoint")
 		}
 		secret := webhook.NewSecret()
 		ep, err = tx.Ent.WebhookEndpoint.UpdateOne(ep).SetSecret(secret).SetPreviousSecret(ep.Secret).
@@ -177,13 +179,13 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecre
 // WebhookDeliveries lists an endpoint's deliveries, newest first, each with
 // its attempts.
 func (a *App) WebhookDeliveries(ctx context.Context, endpointID string, after *ent.Cursor, first int) (*ent.WebhookDeliveryConnection, error) {
-	if err := guarded("endpoint_id", endpointID); err != nil {
+	if err := kernel.Guarded("endpoint_id", endpointID); err != nil {
 		return nil, err
 	}
 	if _, err := a.WebhookEndpoint(ctx, endpointID); err != nil {
 		return nil, err
 	}
-	if err := checkLimit(first); err != nil {
+	if err := kernel.CheckLimit(first); err != nil {
 		return nil, err
 	}
 	return a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
@@ -198,14 +200,14 @@ func (a *App) WebhookDeliveries(ctx context.Context, endpointID string, after *e
 func (a *App) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDelivery, error) {
 	return a.DB.Ent.WebhookDelivery.Query().WithEndpoint().
 		Order(ent.Desc(webhookdelivery.FieldCreatedAt), ent.Desc(webhookdelivery.FieldID)).
-		Limit(min(max(limit, 1), MaxPageSize)).All(ctx)
+		Limit(min(max(limit, 1), kernel.MaxPageSize)).All(ctx)
 }
 
 // RedeliverWebhook sends a succeeded or failed delivery again with a fresh
 // set of attempts; its log keeps the earlier ones, which the answer carries.
 // A non-empty endpointID must be the delivery's endpoint.
 func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID string) (*ent.WebhookDelivery, error) {
-	if err := guarded("endpoint_id", endpointID, "delivery_id", deliveryID); err != nil {
+	if err := kernel.Guarded("endpoint_id", endpointID, "delivery_id", deliveryID); err != nil {
 		return nil, err
 	}
 	if endpointID != "" {
@@ -213,7 +215,7 @@ func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID strin
 			return nil, err
 		}
 	}
-	rc, err := a.jobs()
+	rc, err := a.Jobs()
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +228,7 @@ func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID strin
 		d, err = q.Only(ctx)
 		switch {
 		case err != nil:
-			return notFoundAs(err, "webhook delivery")
+			return kernel.NotFoundAs(err, "webhook delivery")
 		case d.Status == webhookdelivery.StatusPending:
 			// Its job is still trying: a second one would race it.
 			return apperr.Conflict("delivery_pending", "delivery_id", "the delivery is still being attempted")

@@ -9,13 +9,14 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // CreateStore is the resolver for the createStore field.
 func (r *mutationResolver) CreateStore(ctx context.Context, input generated.CreateStoreInput) (*ent.Store, error) {
-	tenantID, err := app.ViewerTenant(ctx)
+	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +30,7 @@ func (r *mutationResolver) UpdateStore(ctx context.Context, id string, input gen
 
 // CreateAPIClient is the resolver for the createAPIClient field.
 func (r *mutationResolver) CreateAPIClient(ctx context.Context, input generated.CreateAPIClientInput) (*generated.ClientCredentials, error) {
-	tenantID, err := app.ViewerTenant(ctx)
+	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (r *mutationResolver) RevokeAPIClient(ctx context.Context, id string) (*ent
 
 // UpdateTenantSettings is the resolver for the updateTenantSettings field.
 func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input generated.TenantSettingsInput) (*ent.Tenant, error) {
-	tenantID, err := app.ViewerTenant(ctx)
+	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}

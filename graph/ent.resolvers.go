@@ -9,7 +9,7 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/pid"
@@ -27,7 +27,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := app.Authorize(ctx, nodeScope(n)); err != nil {
+	if err := kernel.Authorize(ctx, nodeScope(n)); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -43,7 +43,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 		if n == nil {
 			continue
 		}
-		if err := app.Authorize(ctx, nodeScope(n)); err != nil {
+		if err := kernel.Authorize(ctx, nodeScope(n)); err != nil {
 			return nil, err
 		}
 	}

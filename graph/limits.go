@@ -10,7 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 )
 
 // Limits of a GraphQL request. Complexity counts each field once and each
@@ -49,7 +49,7 @@ func (s pagedComplexity) Complexity(ctx context.Context, typeName, field string,
 	if f == nil || !strings.HasSuffix(f.Type.Name(), "Connection") {
 		return s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
 	}
-	n := app.DefaultPageSize
+	n := kernel.DefaultPageSize
 	for _, name := range []string{"first", "last"} {
 		if v, ok := pageArg(args[name]); ok {
 			n = v
@@ -73,13 +73,13 @@ func pageArg(v any) (int, bool) {
 	case json.Number:
 		var err error
 		if n, err = v.Int64(); err != nil {
-			return app.MaxPageSize, true
+			return kernel.MaxPageSize, true
 		}
 	default:
 		return 0, false
 	}
-	if n < 1 || n > app.MaxPageSize {
-		return app.MaxPageSize, true
+	if n < 1 || n > kernel.MaxPageSize {
+		return kernel.MaxPageSize, true
 	}
 	return int(n), true
 }

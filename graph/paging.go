@@ -3,7 +3,7 @@ package graph
 import (
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 )
@@ -19,13 +19,13 @@ func boundPage(fc *graphql.FieldContext) error {
 	first, _ := fc.Args["first"].(*int)
 	last, _ := fc.Args["last"].(*int)
 	if first == nil && last == nil {
-		n := app.DefaultPageSize
+		n := kernel.DefaultPageSize
 		fc.Args["first"] = &n
 		return nil
 	}
 	for name, n := range map[string]*int{"first": first, "last": last} {
-		if n != nil && !app.ValidPageSize(*n) {
-			return apperr.Invalid(name, "page size must be between 1 and %d, got %d", app.MaxPageSize, *n)
+		if n != nil && !kernel.ValidPageSize(*n) {
+			return apperr.Invalid(name, "page size must be between 1 and %d, got %d", kernel.MaxPageSize, *n)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/privacy"
@@ -28,7 +29,7 @@ var RootFieldScopes = map[string]string{
 	"Query.nodes":              "", // checked per type by nodeScope
 	"Query.tenants":            "", // a viewer sees its own tenant
 	"Query.stores":             "campaigns:read",
-	"Query.apiClients":         app.ScopeBackoffice,
+	"Query.apiClients":         kernel.ScopeBackoffice,
 	"Query.customers":          "customers:read",
 	"Query.customerSearch":     "customers:read",
 	"Query.customerByDocument": "customers:read",
@@ -39,16 +40,16 @@ var RootFieldScopes = map[string]string{
 	"Query.pointsLiability":      "loyalty:read",
 	"Query.pointsLiabilityByDay": "loyalty:read",
 	"Query.pointsEntries":        "loyalty:read",
-	"Query.events":               app.ScopeBackoffice,
+	"Query.events":               kernel.ScopeBackoffice,
 	"Query.customersByLevel":     "customers:read",
 	"Query.customerImport":       "customers:read",
 	"Query.activeCustomers":      "customers:read",
-	"Query.salesByStoreDay":      app.ScopeBackoffice,
-	"Query.sales":                app.ScopeBackoffice,
+	"Query.salesByStoreDay":      kernel.ScopeBackoffice,
+	"Query.sales":                kernel.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
 	"Query.customerExport":       app.ScopePrivacyRead,
-	"Query.auditEvents":          app.ScopeBackofficeWrite,
+	"Query.auditEvents":          kernel.ScopeBackofficeWrite,
 	"Mutation.eraseCustomer":     app.ScopePrivacyWrite,
 
 	"Mutation.createCustomer":     "customers:write",
@@ -65,14 +66,14 @@ var RootFieldScopes = map[string]string{
 	"Mutation.rollbackRedemption": "campaigns:write",
 	"Mutation.addCoupons":         "campaigns:write",
 	"Mutation.importProducts":     "campaigns:write",
-	"Mutation.adjustPoints":       app.ScopeBackofficeWrite,
+	"Mutation.adjustPoints":       kernel.ScopeBackofficeWrite,
 
-	"Mutation.createStore":            app.ScopeBackofficeWrite,
-	"Mutation.updateStore":            app.ScopeBackofficeWrite,
-	"Mutation.createAPIClient":        app.ScopeBackofficeWrite,
-	"Mutation.rotateAPIClientSecret":  app.ScopeBackofficeWrite,
-	"Mutation.revokeAPIClient":        app.ScopeBackofficeWrite,
-	"Mutation.updateTenantSettings":   app.ScopeBackofficeWrite,
+	"Mutation.createStore":            kernel.ScopeBackofficeWrite,
+	"Mutation.updateStore":            kernel.ScopeBackofficeWrite,
+	"Mutation.createAPIClient":        kernel.ScopeBackofficeWrite,
+	"Mutation.rotateAPIClientSecret":  kernel.ScopeBackofficeWrite,
+	"Mutation.revokeAPIClient":        kernel.ScopeBackofficeWrite,
+	"Mutation.updateTenantSettings":   kernel.ScopeBackofficeWrite,
 	"Mutation.createSegment":          "customers:write",
 	"Mutation.updateSegment":          "customers:write",
 	"Mutation.addSegmentCustomers":    "customers:write",
@@ -104,14 +105,14 @@ var TypeScopes = map[string]string{
 	"Product":       "campaigns:read",
 	"Coupon":        "campaigns:read",
 	"ConsentChange": "customers:read",
-	"AuditEvent":    app.ScopeBackofficeWrite,
-	"Sale":          app.ScopeBackoffice,
-	"SaleItem":      app.ScopeBackoffice,
-	"SalePayment":   app.ScopeBackoffice,
-	"SaleReturn":    app.ScopeBackoffice,
+	"AuditEvent":    kernel.ScopeBackofficeWrite,
+	"Sale":          kernel.ScopeBackoffice,
+	"SaleItem":      kernel.ScopeBackoffice,
+	"SalePayment":   kernel.ScopeBackoffice,
+	"SaleReturn":    kernel.ScopeBackoffice,
 	"CustomerScore": "customers:read",
-	"APIClient":     app.ScopeBackoffice,
-	"Event":         app.ScopeBackoffice,
+	"APIClient":     kernel.ScopeBackoffice,
+	"Event":         kernel.ScopeBackoffice,
 
 	"WebhookEndpoint": "webhooks:read",
 	"WebhookDelivery": "webhooks:read",
@@ -124,7 +125,7 @@ var TypeScopes = map[string]string{
 func checkField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if scope, ok := edgeScope(fc); ok {
-		if err := app.Authorize(ctx, scope); err != nil {
+		if err := kernel.Authorize(ctx, scope); err != nil {
 			return nil, err
 		}
 	}
@@ -148,7 +149,7 @@ func edgeScope(fc *graphql.FieldContext) (string, bool) {
 func nodeScope(n ent.Noder) string {
 	scope, ok := TypeScopes[strings.TrimPrefix(fmt.Sprintf("%T", n), "*ent.")]
 	if !ok {
-		return app.ScopeBackofficeWrite // an entity nobody listed: operators only
+		return kernel.ScopeBackofficeWrite // an entity nobody listed: operators only
 	}
 	return scope
 }
@@ -164,7 +165,7 @@ func authorizeRootField(ctx context.Context, next graphql.RootResolver) graphql.
 		object = "Mutation"
 	}
 	scope, ok := RootFieldScopes[object+"."+fc.Field.Name]
-	err := app.Authorize(ctx, scope)
+	err := kernel.Authorize(ctx, scope)
 	if !ok {
 		err = apperr.Forbidden("insufficient_scope", fmt.Sprintf("%s.%s has no scope", object, fc.Field.Name))
 	}

@@ -32,7 +32,7 @@ func TestContractDrift(t *testing.T) {
 	t.Parallel()
 	db := storagetest.Open(t, "sqlite3")
 	log := testLogger(t)
-	a := &app.App{DB: db, Log: log}
+	a := app.New(&app.Config{DB: db, Log: log})
 	a.Auth = auth.NewService(db.Ent, "http://fideliza.test", testAudience)
 	h := rest.NewHandler(a, log, rest.Config{})
 

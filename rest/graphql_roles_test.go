@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -102,7 +103,7 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 				// An OAuth client without the field's scope.
 				var granted []string
 				switch scope {
-				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
+				case kernel.ScopeBackoffice, kernel.ScopeBackofficeWrite:
 					granted = auth.Scopes // an integration never holds it
 				default:
 					require.NotEmpty(t, scope, "a mutation with no scope")
@@ -161,7 +162,7 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 				query := probeOf(t, field, targets)
 				for role, token := range map[string]string{"analyst": analyst, "admin": admin} {
 					a := b.gql(t, token, query, nil)
-					if scope := graph.RootFieldScopes[field]; role == "analyst" && (scope == app.ScopePrivacyRead || scope == app.ScopeBackofficeWrite) {
+					if scope := graph.RootFieldScopes[field]; role == "analyst" && (scope == app.ScopePrivacyRead || scope == kernel.ScopeBackofficeWrite) {
 						// The data subject's unmasked copy and the audit trail are not an analyst's.
 						require.Truef(t, hasAnyCode(a, codeScope), "%s: %s", role, a.Raw)
 						continue

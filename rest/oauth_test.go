@@ -354,7 +354,7 @@ func TestKeyRotation(t *testing.T) {
 
 		// A second server over the same database, as another process would be.
 		second := auth.NewService(db.Ent, f.issuer, testAudience)
-		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(&app.App{DB: db, Auth: second, Log: testLogger(t)}, testLogger(t), rest.Config{})))
+		secondSrv := httptest.NewServer(contractCheck(t, rest.NewHandler(app.New(&app.Config{DB: db, Auth: second, Log: testLogger(t)}), testLogger(t), rest.Config{})))
 		t.Cleanup(secondSrv.Close)
 		viaSecond := func(t *testing.T, token string) response {
 			t.Helper()

@@ -46,7 +46,7 @@ func BenchmarkPOS(b *testing.B) {
 		b.Run(d, func(b *testing.B) {
 			db := storagetest.Open(b, d)
 			log := slog.New(slog.DiscardHandler)
-			a := &app.App{DB: db, Log: log}
+			a := app.New(&app.Config{DB: db, Log: log})
 			srv := httptest.NewUnstartedServer(nil)
 			a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
 			srv.Config.Handler = NewHandler(a, log, Config{RateLimits: ratelimit.Unlimited()})

@@ -33,7 +33,7 @@ type injEnv struct {
 func injSetup(t *testing.T, db *storage.DB) *injEnv {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	a := &app.App{DB: db, Log: log}
+	a := app.New(&app.Config{DB: db, Log: log})
 	srv := httptest.NewUnstartedServer(nil)
 	a.Auth = auth.NewService(db.Ent, "http://"+srv.Listener.Addr().String(), "fideliza")
 	srv.Config.Handler = contractCheck(t, NewHandler(a, log, Config{}))

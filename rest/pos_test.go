@@ -1531,7 +1531,7 @@ func posJobs(t testing.TB, e *posEnv) []posJob[jobs.ProcessSale] {
 // in a worker process of its own.
 func posWork(t testing.TB, e *posEnv, saleID string) {
 	t.Helper()
-	posWorkIn(t, e, &app.App{DB: e.db, Clock: time.Now}, saleID)
+	posWorkIn(t, e, app.New(&app.Config{DB: e.db, Clock: time.Now}), saleID)
 }
 
 // posWorkIn is posWork in the process of a.

@@ -44,7 +44,7 @@ func newRLEnv(t *testing.T, db *storage.DB, configure func(e *rlEnv, c *ratelimi
 	t.Helper()
 	log := testLogger(t)
 	e := &rlEnv{clock: testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))}
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: log}
+	e.app = app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: log})
 	a, err := e.app.CreateTenant(sys(), "Loja Limitada", nil)
 	require.NoError(t, err)
 	b, err := e.app.CreateTenant(sys(), "Loja Maior", nil)

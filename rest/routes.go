@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
 
 	"github.com/go-chi/chi/v5"
@@ -187,7 +187,7 @@ func (s *server) protected(r chi.Router, rt route) {
 func (s *server) requireScope(scope string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := app.Authorize(r.Context(), scope); err != nil {
+			if err := kernel.Authorize(r.Context(), scope); err != nil {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="fideliza", error="insufficient_scope", scope=%q`, scope))
 				s.writeV1Error(w, r, err)
 				return

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -214,7 +215,7 @@ func TestGraphQLScopeMatrix(t *testing.T) {
 				switch scope {
 				case "":
 					require.NotContains(t, codes(call(s.tokenFor(t, "loyalty:read"))), "insufficient_scope")
-				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
+				case kernel.ScopeBackoffice, kernel.ScopeBackofficeWrite:
 					// OAuth clients can never hold it: only back-office users.
 					require.Contains(t, codes(call(s.tokenFor(t, strings.Join(auth.Scopes, " ")))), "insufficient_scope")
 				default:
@@ -277,7 +278,7 @@ func TestGraphQLFieldScopes(t *testing.T) {
 					got := call(t, e.query, s.tokenFor(t, e.root))
 					require.NotContains(t, got, "insufficient_scope")
 					require.NotContains(t, got, `"errors"`)
-				case app.ScopeBackoffice, app.ScopeBackofficeWrite:
+				case kernel.ScopeBackoffice, kernel.ScopeBackofficeWrite:
 					// No OAuth client reaches it, even with every scope.
 					got := call(t, e.query, s.tokenFor(t, strings.Join(auth.Scopes, " ")))
 					require.Contains(t, got, "insufficient_scope")

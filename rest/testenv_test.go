@@ -63,7 +63,7 @@ func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) 
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log}
+	e.app = app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log})
 	setup := &ServerSetup{App: e.app}
 	for _, c := range configure {
 		c(setup)

@@ -45,13 +45,13 @@ type campBundle struct {
 func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	t.Helper()
 	clock := testclock.New(start)
-	a := &app.App{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)}
+	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)})
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	return &campBundle{
 		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		lifecycle: &worker.CampaignLifecycleWorker{App: &app.App{DB: db, Clock: clock.Now}},
-		cashback:  &worker.CreditCashbackWorker{App: &app.App{DB: db, Clock: clock.Now}},
+		lifecycle: &worker.CampaignLifecycleWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
+		cashback:  &worker.CreditCashbackWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
 	}
 }
 

@@ -176,7 +176,7 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 	db, err := storage.Open(ctx, dbURL)
 	require.NoError(t, err)
 	defer db.Close()
-	a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 	tn := crashTenant(t, a)
 	tctx := viewer.TenantContext(ctx, tn.id)
 
@@ -608,7 +608,7 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 		sys := viewer.SystemContext(context.Background())
 		tn, err := a.CreateTenant(sys, "Mercado Timeout", nil)
 		require.NoError(t, err)
@@ -627,7 +627,7 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 		defer cancel()
 		<-ctx.Done() // the job's time is up
-		w := &worker.ProcessSaleWorker{App: &app.App{DB: db, Clock: time.Now}}
+		w := &worker.ProcessSaleWorker{App: app.New(&app.Config{DB: db, Clock: time.Now})}
 		job := &river.Job[jobs.ProcessSale]{
 			JobRow: &rivertype.JobRow{Attempt: 25, MaxAttempts: 25},
 			Args:   jobs.ProcessSale{TenantID: tn.ID, SaleID: s.ID},

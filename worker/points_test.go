@@ -60,7 +60,7 @@ type pointsBundle struct {
 func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	t.Helper()
 	clock := testclock.New(t0)
-	a := &app.App{DB: db, Clock: clock.Now}
+	a := app.New(&app.Config{DB: db, Clock: clock.Now})
 	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	tn, err = a.UpdateTenant(viewer.SystemContext(context.Background()), tn.ID, app.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
@@ -69,9 +69,9 @@ func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 	return &pointsBundle{
 		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
-		expire: &worker.ExpirePointsWorker{App: &app.App{DB: db, Clock: clock.Now}},
-		notify: &worker.NotifyExpiringPointsWorker{App: &app.App{DB: db, Clock: clock.Now}},
-		levels: &worker.RecomputeLevelsWorker{App: &app.App{DB: db, Clock: clock.Now}},
+		expire: &worker.ExpirePointsWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
+		notify: &worker.NotifyExpiringPointsWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
+		levels: &worker.RecomputeLevelsWorker{App: app.New(&app.Config{DB: db, Clock: clock.Now})},
 	}
 }
 

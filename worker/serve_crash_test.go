@@ -133,7 +133,7 @@ func serveCrashSeed(t *testing.T, dbURL string) *serveCrashTill {
 	db, err := storage.Open(context.Background(), dbURL)
 	require.NoError(t, err)
 	defer db.Close()
-	a := &app.App{DB: db, Log: slog.New(slog.DiscardHandler)}
+	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 	tn := crashTenant(t, a)
 	c, err := a.CreateClient(viewer.SystemContext(context.Background()), tn.id, apiclient.KindPos, "PDV", nil)
 	require.NoError(t, err)

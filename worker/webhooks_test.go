@@ -141,7 +141,7 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	t.Helper()
 	clock := testclock.NewStored(time.Now().UTC(), nil)
 	log := slog.New(slog.DiscardHandler)
-	a := &app.App{DB: db, Clock: clock.Now, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
+	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}})
 	sys := viewer.SystemContext(context.Background())
 	tn, err := a.CreateTenant(sys, "Loja Webhooks", nil)
 	require.NoError(t, err)
@@ -301,12 +301,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	})
 	require.NoError(t, err)
 	b.clock.Set(starts)
-	require.NoError(t, (&worker.CampaignLifecycleWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
+	require.NoError(t, (&worker.CampaignLifecycleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
 		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
 
 	// points.expiring: 10 days before the 1500 points expire (12 months).
 	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
-	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
+	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
 		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
 
 	// sale.processed: a sale registered by the POS and processed by its job,
@@ -334,7 +334,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Payments: []app.SalePaymentInput{{ID: "1", Amount: &payable, Method: "PIX"}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, (&worker.ProcessSaleWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).Work(context.Background(),
+	require.NoError(t, (&worker.ProcessSaleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).Work(context.Background(),
 		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
 			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
 
@@ -342,7 +342,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// rest still earn the 11 points, so no points.reversed yet.
 	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
 	// is cancelled, the coffee and its discount with it.
-	returnWork := &worker.ProcessSaleReturnWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}
+	returnWork := &worker.ProcessSaleReturnWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}
 	for _, in := range []app.SaleReturnInput{
 		{Kind: "return", ID: "R-1", Items: []app.ReturnItemInput{{ID: "2", Quantity: &one}}},
 		{Kind: "cancellation", ID: "C-1"},
@@ -360,7 +360,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	_, err = b.app.UpdateTenant(b.sys, b.tenant, app.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
 	require.NoError(t, err)
 	b.clock.Set(start.AddDate(0, 12, 2))
-	require.NoError(t, (&worker.RecomputeLevelsWorker{App: &app.App{DB: b.db, Clock: b.clock.Now}}).
+	require.NoError(t, (&worker.RecomputeLevelsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
 		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
 
 	// customer.consent_changed: Helena agrees to e-mail marketing.
@@ -541,7 +541,7 @@ func TestWebhookDeliveryWithRiver(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		log := slog.New(slog.DiscardHandler)
-		a := &app.App{DB: db, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}}
+		a := app.New(&app.Config{DB: db, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}})
 		sys := viewer.SystemContext(context.Background())
 		tn, err := a.CreateTenant(sys, "Loja River", nil)
 		require.NoError(t, err)
@@ -808,7 +808,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		rcv := whNewReceiver(t, b.clock.Now)
 
 		// Registration itself refuses loopback when the guard does.
-		strict := &app.App{DB: db, Clock: b.clock.Now, Log: b.app.Log}
+		strict := app.New(&app.Config{DB: db, Clock: b.clock.Now, Log: b.app.Log})
 		u := rcv.url()
 		_, err := strict.CreateWebhookEndpoint(b.ctx, app.WebhookInput{URL: &u, EventTypes: outbox.Types})
 		require.Error(t, err)
@@ -824,7 +824,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		queued := b.queuedJobs(t)
 		require.Len(t, queued, 1)
 
-		guarded := &worker.DeliverWebhookWorker{App: &app.App{DB: db, Clock: b.clock.Now, Webhooks: webhook.Guard{}}}
+		guarded := &worker.DeliverWebhookWorker{App: app.New(&app.Config{DB: db, Clock: b.clock.Now, Webhooks: webhook.Guard{}})}
 		err = b.work(guarded, queued[0], 1)
 		require.ErrorContains(t, err, "not allowed")
 		d := b.delivery(t, queued[0].args.DeliveryID)

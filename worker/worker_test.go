@@ -134,7 +134,7 @@ func TestPlatformClientStarts(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		ctx := context.Background()
-		client, err := worker.NewClient(&app.App{DB: db, Log: slog.New(slog.DiscardHandler)}, worker.Config{Work: true, MaxWorkers: 2})
+		client, err := worker.NewClient(app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)}), worker.Config{Work: true, MaxWorkers: 2})
 		require.NoError(t, err)
 		events, cancel := client.Subscribe(river.EventKindJobCompleted)
 		defer cancel()

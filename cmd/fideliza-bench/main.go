@@ -122,7 +122,7 @@ func drive(ctx context.Context) error {
 	if err := db.Migrate(ctx, log); err != nil {
 		return err
 	}
-	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}
+	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")})
 	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
 	f, err := seed(ctx, a, o.customers)
 	if err != nil {
@@ -320,7 +320,7 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	defer db.Close()
 	go db.KeepOptimized(ctx, log)
 	// Rate limits off: the run measures the service's capacity, not its quotas.
-	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza")}
+	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza")})
 	n, _ := strconv.Atoi(workers)
 	if _, err = worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n}); err != nil {
 		return err

@@ -157,7 +157,7 @@ func demoDatabase(t *testing.T, dialectName string) string {
 	demo := storagetest.URL(t, dialectName, true)
 	db, err := storage.Open(ctx, demo)
 	require.NoError(t, err)
-	_, err = (&app.App{DB: db}).LoadDemo(ctx)
+	_, err = (app.New(&app.Config{DB: db})).LoadDemo(ctx)
 	require.NoError(t, err)
 	if dialectName == dialect.SQLite {
 		_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone

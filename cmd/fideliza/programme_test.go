@@ -29,7 +29,7 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 		require.NoError(t, err)
 		defer db.Close()
 		clock := testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-		a := &app.App{DB: db, Clock: clock.Now}
+		a := app.New(&app.Config{DB: db, Clock: clock.Now})
 		ctx := viewer.TenantContext(context.Background(), tid)
 		c, err := a.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725")})
 		require.NoError(t, err)

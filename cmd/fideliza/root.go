@@ -140,7 +140,7 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		db.Close()
 		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
 	}
-	a := &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}
+	a := app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log})
 	if err := a.BringUp(ctx); err != nil {
 		db.Close()
 		return nil, err

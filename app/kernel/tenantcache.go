@@ -1,4 +1,4 @@
-package app
+package kernel
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -90,28 +91,28 @@ func (c *tenantCache[T]) get(ctx context.Context, load func(context.Context) (T,
 	return value, nil
 }
 
-// liveCampaigns returns the live campaigns (not paused, not ended, not past
+// LiveCampaigns returns the live campaigns (not paused, not ended, not past
 // their end) of the viewer's tenant. Redemption counts in them may lag:
 // redeem enforces the limits in the database.
-func (a *App) liveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
-	return a.campaigns.get(ctx, func(ctx context.Context) ([]eligibility.Campaign, error) {
-		return a.loadLiveCampaigns(ctx, a.DB.Ent)
+func (k *Kernel) LiveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
+	return k.campaigns.get(ctx, func(ctx context.Context) ([]eligibility.Campaign, error) {
+		return k.loadLiveCampaigns(ctx, k.DB.Ent)
 	})
 }
 
-// liveCampaignsIn is liveCampaigns inside the transaction of c: the cached
+// LiveCampaignsIn is LiveCampaigns inside the transaction of c: the cached
 // campaigns when they are fresh, else read through c (a read on another
 // connection could wait for a pool the concurrent transactions hold).
-func (a *App) liveCampaignsIn(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
-	if live, ok := a.campaigns.fresh(ctx); ok {
+func (k *Kernel) LiveCampaignsIn(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
+	if live, ok := k.campaigns.fresh(ctx); ok {
 		return live, nil
 	}
-	return a.loadLiveCampaigns(ctx, c)
+	return k.loadLiveCampaigns(ctx, c)
 }
 
-func (a *App) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
+func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
 	rows, err := c.Campaign.Query().
-		Where(campaignrules.WhereLiveAt(a.Now().UTC())).
+		Where(campaignrules.WhereLiveAt(k.Now().UTC())).
 		Order(campaign.ByStartsAt(), campaign.ByID()).
 		All(ctx)
 	if err != nil {
@@ -120,25 +121,25 @@ func (a *App) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligibili
 	return campaignrules.OfAll(rows), nil
 }
 
-// tenantSettings returns the viewer's tenant as cached: its loyalty and
+// TenantSettings returns the viewer's tenant as cached: its loyalty and
 // point-of-sale settings, never its customer count (read the tenant for
 // that).
-func (a *App) tenantSettings(ctx context.Context) (*ent.Tenant, error) {
-	return a.settings.get(ctx, func(ctx context.Context) (*ent.Tenant, error) {
+func (k *Kernel) TenantSettings(ctx context.Context) (*ent.Tenant, error) {
+	return k.settings.get(ctx, func(ctx context.Context) (*ent.Tenant, error) {
 		v, _ := viewer.FromContext(ctx)
-		return a.DB.Ent.Tenant.Get(ctx, v.TenantID)
+		return k.DB.Ent.Tenant.Get(ctx, v.TenantID)
 	})
 }
 
-// storeGroupsAt returns the groups (regions) of the viewer's tenant's store
+// StoreGroupsAt returns the groups (regions) of the viewer's tenant's store
 // of code when one of campaigns targets stores, from a snapshot of the
 // tenant's stores that have groups; nil otherwise, without reading.
-func (a *App) storeGroupsAt(ctx context.Context, campaigns []eligibility.Campaign, code string) ([]string, error) {
+func (k *Kernel) StoreGroupsAt(ctx context.Context, campaigns []eligibility.Campaign, code string) ([]string, error) {
 	if code == "" || !eligibility.TargetsStores(campaigns) {
 		return nil, nil
 	}
-	byCode, err := a.storeGroups.get(ctx, func(ctx context.Context) (map[string][]string, error) {
-		rows, err := a.DB.Ent.Store.Query().Where(store.GroupsNotNil()).Select(store.FieldCode, store.FieldGroups).All(ctx)
+	byCode, err := k.storeGroups.get(ctx, func(ctx context.Context) (map[string][]string, error) {
+		rows, err := k.DB.Ent.Store.Query().Where(store.GroupsNotNil()).Select(store.FieldCode, store.FieldGroups).All(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -149,4 +150,33 @@ func (a *App) storeGroupsAt(ctx context.Context, campaigns []eligibility.Campaig
 		return byCode, nil
 	})
 	return byCode[code], err
+}
+
+// CampaignsChanged forgets the live campaigns of a tenant kept in memory,
+// after they changed.
+func (k *Kernel) CampaignsChanged(tenantID string) { k.campaigns.invalidate(tenantID) }
+
+// SettingsChanged forgets the settings of a tenant kept in memory.
+func (k *Kernel) SettingsChanged(tenantID string) { k.settings.invalidate(tenantID) }
+
+// StoreGroupsChanged forgets the store groups of a tenant kept in memory.
+func (k *Kernel) StoreGroupsChanged(tenantID string) { k.storeGroups.invalidate(tenantID) }
+
+// FreshSettings returns the viewer's tenant's settings when a fresh copy is
+// kept, without reading (for reads inside a transaction).
+func (k *Kernel) FreshSettings(ctx context.Context) (*ent.Tenant, bool) { return k.settings.fresh(ctx) }
+
+// ViewerTenant reads the tenant of the request's viewer.
+func (k *Kernel) ViewerTenant(ctx context.Context) (*ent.Tenant, error) {
+	v, _ := viewer.FromContext(ctx)
+	return k.DB.Ent.Tenant.Get(ctx, v.TenantID)
+}
+
+// TenantZone is the time zone of the viewer's tenant's programme.
+func (k *Kernel) TenantZone(ctx context.Context) (*time.Location, error) {
+	t, err := k.TenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return points.Zone(t.TimeZone)
 }

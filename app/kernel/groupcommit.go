@@ -1,28 +1,28 @@
-package app
+package kernel
 
 import (
 	"sync"
 	"time"
 )
 
-// groupTimeout bounds the time a group's transaction may take.
-const groupTimeout = 30 * time.Second
+// GroupTimeout bounds the time a group's transaction may take.
+const GroupTimeout = 30 * time.Second
 
-// groupCommit queues writes by tenant so that the writes of one tenant that
+// GroupCommit queues writes by tenant so that the writes of one tenant that
 // arrive while its previous group is being written are written together in
 // the next transaction, each request answered only once that transaction
 // committed. Under load a group holds many writes; a lone write is a group
 // of one, written at once. Its zero value is ready.
-type groupCommit[W any] struct {
+type GroupCommit[W any] struct {
 	mu      sync.Mutex
 	waiting map[string][]W
 	writing map[string]bool
 }
 
-// add queues w in its tenant's next group; when no group of the tenant is
+// Add queues w in its tenant's next group; when no group of the tenant is
 // being written, a goroutine starts writing with write, up to limit writes a
 // group, until none is waiting. write answers each write of its group.
-func (g *groupCommit[W]) add(tenantID string, w W, limit int, write func(group []W)) {
+func (g *GroupCommit[W]) Add(tenantID string, w W, limit int, write func(group []W)) {
 	g.mu.Lock()
 	if g.waiting == nil {
 		g.waiting, g.writing = map[string][]W{}, map[string]bool{}
@@ -36,7 +36,7 @@ func (g *groupCommit[W]) add(tenantID string, w W, limit int, write func(group [
 	}
 }
 
-func (g *groupCommit[W]) drain(tenantID string, limit int, write func(group []W)) {
+func (g *GroupCommit[W]) drain(tenantID string, limit int, write func(group []W)) {
 	for {
 		g.mu.Lock()
 		group := g.waiting[tenantID]

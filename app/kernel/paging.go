@@ -1,4 +1,4 @@
-package app
+package kernel
 
 import "github.com/fideliza/fideliza/domain/apperr"
 
@@ -12,8 +12,8 @@ const (
 // ValidPageSize says whether n is an allowed page size.
 func ValidPageSize(n int) bool { return n >= 1 && n <= MaxPageSize }
 
-// checkLimit refuses a list's limit outside 1..MaxPageSize.
-func checkLimit(n int) error {
+// CheckLimit refuses a list's limit outside 1..MaxPageSize.
+func CheckLimit(n int) error {
 	if !ValidPageSize(n) {
 		return apperr.Invalid("limit", "must be between 1 and %d", MaxPageSize)
 	}

@@ -1,0 +1,124 @@
+// Package kernel is what every context of the application layer shares: the
+// tenant context (its settings and live campaigns kept in memory),
+// transactions (the database and the jobs client), the clock, the log, the
+// business counters, input guards, paging and authorization. The error kinds
+// are domain/apperr's. It imports no context and no transport.
+package kernel
+
+import (
+	"database/sql"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Kernel holds the dependencies every context's operations share. Its zero
+// value (with a DB) is ready; the contexts hold one pointer to it, so a
+// change of a field (a test's clock) reaches them all.
+type Kernel struct {
+	DB    *storage.DB
+	River *river.Client[*sql.Tx] // nil in commands that enqueue nothing
+	Auth  *auth.Service
+	Log   *slog.Logger
+	Clock func() time.Time // nil: the system clock; tests set it
+	// Webhooks says which URLs webhook endpoints may have.
+	Webhooks webhook.Guard
+	// Counts records what operations do (sales received, points credited,
+	// redemptions); nil records nothing. A *metrics.Registry is one.
+	Counts Recorder
+	// DocumentLookups is each client's quota of customer lookups by
+	// document; zero: DefaultDocumentLookups.
+	DocumentLookups ratelimit.Quota
+
+	// InlineSales says the caller processes the sales it registers (the
+	// demo's year, which plays a day's sales at its closing): no job is
+	// queued for them.
+	InlineSales bool
+
+	campaigns tenantCache[[]eligibility.Campaign]
+	settings  tenantCache[*ent.Tenant]
+	// storeGroups maps the codes of a tenant's stores in groups to them.
+	storeGroups tenantCache[map[string][]string]
+	jobsOnce    sync.Once
+	jobsErr     error
+}
+
+// Jobs returns the River client jobs are inserted with: River, or an
+// insert-only client made on first use by commands and tests that set none.
+func (k *Kernel) Jobs() (*river.Client[*sql.Tx], error) {
+	k.jobsOnce.Do(func() {
+		if k.River == nil {
+			k.River, k.jobsErr = jobs.NewInsertClient(k.DB, k.Log)
+		}
+	})
+	return k.River, k.jobsErr
+}
+
+// Now is the application's clock: every operation and job reads the time
+// here, so a test's clock governs them all.
+func (k *Kernel) Now() time.Time {
+	if k.Clock != nil {
+		return k.Clock()
+	}
+	return time.Now()
+}
+
+// Stamp is the instant records are stamped with: the clock's time in UTC, to
+// the microsecond both databases keep.
+func (k *Kernel) Stamp() time.Time { return k.Now().UTC().Truncate(time.Microsecond) }
+
+// Ledger is the points ledger on k's database and clock.
+func (k *Kernel) Ledger() ledger.Ledger {
+	return ledger.Ledger{Dialect: k.DB.Dialect, Now: k.Now}
+}
+
+// Recorder records what operations do, for the business metrics.
+type Recorder interface {
+	SaleReceived()
+	PointsCredited(source string, points int64)
+	Redemptions(source string, n int)
+	ReturnReceived(kind string)
+	PointsReversed(source string, points int64)
+}
+
+// Where points and redemptions come from, as Recorder counts them.
+const (
+	SourceAPI        = "api"
+	SourceAdjustment = "adjustment"
+	SourceRedemption = "redemption"
+)
+
+// Logger is k's log, one that writes nothing when none is set (tests).
+func (k *Kernel) Logger() *slog.Logger {
+	if k.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return k.Log
+}
+
+// Recorder is the recorder of k, one that records nothing when none is set.
+func (k *Kernel) Recorder() Recorder {
+	if k.Counts == nil {
+		return noCounts{}
+	}
+	return k.Counts
+}
+
+type noCounts struct{}
+
+func (noCounts) SaleReceived()                {}
+func (noCounts) PointsCredited(string, int64) {}
+func (noCounts) Redemptions(string, int)      {}
+func (noCounts) ReturnReceived(string)        {}
+func (noCounts) PointsReversed(string, int64) {}
