@@ -317,10 +317,6 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 	return n, counted, nil
 }
 
-// CampaignsChanged drops this process's cached campaigns of a tenant: a
-// sale's processing (a worker) changed their counts or budgets.
-func (a *App) CampaignsChanged(tenantID string) { a.CampaignsChanged(tenantID) }
-
 // claimRedemption takes one redemption from the campaign's total limit in
 // one conditional update (and only where the extra conditions hold); false
 // when the limit is reached or a condition fails.
