@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/webhooks"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
-	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -27,14 +29,14 @@ type Config = kernel.Kernel
 type App struct {
 	*kernel.Kernel
 
-	senderOnce  sync.Once
-	sender      *webhook.Sender
+	Insights  *insights.Service
+	Customers *customers.Service
+	Webhooks  *webhooks.Service
+
 	saleGroups  kernel.GroupCommit[*saleWrite]
 	tokenGroups kernel.GroupCommit[*tokenWrite]
 	guessesOnce sync.Once
 	guesses     *ratelimit.Limiter
-	lookupsOnce sync.Once
-	lookups     *ratelimit.Limiter
 	// products is the catalogue as this process remembers it (catalogue).
 	catalogueOnce sync.Once
 	products      *expirable.LRU[string, productFacts]
@@ -42,7 +44,9 @@ type App struct {
 
 // New wires the contexts over the kernel k.
 func New(k *Config) *App {
-	return &App{Kernel: k}
+	a := &App{Kernel: k, Insights: &insights.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k}}
+	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights}
+	return a
 }
 
 // BringUp readies a migrated database for serving: it makes the first
@@ -57,11 +61,4 @@ func (a *App) BringUp(ctx context.Context) error {
 		return fmt.Errorf("making the first signing key: %w", err)
 	}
 	return nil
-}
-
-// webhookSender sends webhook deliveries to the destinations a.Webhooks
-// allows.
-func (a *App) webhookSender() *webhook.Sender {
-	a.senderOnce.Do(func() { a.sender = webhook.NewSender(a.Webhooks) })
-	return a.sender
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"entgo.io/contrib/entgql"
@@ -198,8 +199,8 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 	}
 	if in.PredictiveSegment != nil {
 		switch {
-		case !slices.Contains(PredictiveSegmentKeys, *in.PredictiveSegment):
-			return nil, apperr.Invalid("predictive_segment", "must be one of %s", strings.Join(PredictiveSegmentKeys, ", "))
+		case !slices.Contains(insights.PredictiveSegmentKeys, *in.PredictiveSegment):
+			return nil, apperr.Invalid("predictive_segment", "must be one of %s", strings.Join(insights.PredictiveSegmentKeys, ", "))
 		case in.SegmentID != nil:
 			return nil, apperr.Invalid("predictive_segment", "a campaign targets a segment or a predictive segment, not both")
 		}

@@ -104,16 +104,16 @@ func BenchmarkScoreCustomers(b *testing.B) {
 			}
 		}()
 		begun := time.Now()
-		_, err := a.FitChurnModel(ctx, asOf)
+		_, err := a.Insights.FitChurnModel(ctx, asOf)
 		require.NoError(b, err)
 		b.ReportMetric(time.Since(begun).Seconds(), "s/fit")
 		begun = time.Now()
-		scored, err := a.ScoreCustomers(ctx, asOf) // the model is fresh: the daily run
+		scored, err := a.Insights.ScoreCustomers(ctx, asOf) // the model is fresh: the daily run
 		require.NoError(b, err)
 		require.Equal(b, n, scored)
 		b.ReportMetric(time.Since(begun).Seconds(), "s/scoring")
 		begun = time.Now()
-		scored, err = a.ScoreCustomers(ctx, asOf.AddDate(0, 0, 7)) // the weekly run: refit, then score
+		scored, err = a.Insights.ScoreCustomers(ctx, asOf.AddDate(0, 0, 7)) // the weekly run: refit, then score
 		close(stop)
 		require.NoError(b, err)
 		require.Equal(b, n, scored)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/churn"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -91,7 +92,7 @@ func TestChurnModelFromSales(t *testing.T) {
 				continue
 			}
 			cpfs[p.customer] = ledgerCPF(100000 + len(cpfs))
-			_, err := a.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Cliente " + p.customer),
+			_, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Cliente " + p.customer),
 				Email: opt.Of("cdnow" + p.customer + "@example.com"), CPF: opt.Of(cpfs[p.customer])})
 			require.NoError(t, err)
 		}
@@ -142,7 +143,7 @@ func TestChurnModelFromSales(t *testing.T) {
 		}
 		t.Logf("%d sales registered and processed in %v", len(purchases), time.Since(started).Round(time.Millisecond))
 
-		m, err := a.FitChurnModel(ctx, calibrationEnd)
+		m, err := a.Insights.FitChurnModel(ctx, calibrationEnd)
 		require.NoError(t, err)
 		t.Logf("r=%.4f α=%.4f a=%.4f b=%.4f LL=%.2f over %d customers", m.R, m.Alpha, m.A, m.B, m.LogLikelihood, m.Customers)
 		require.Equal(t, 2357, m.Customers)
@@ -156,7 +157,7 @@ func TestChurnModelFromSales(t *testing.T) {
 			cdnowWithin(t, want, p.ExpectedPurchasesFromNew(week), 0.005, fmt.Sprintf("E[X(%v)]", week))
 		}
 
-		n, err := a.ScoreCustomers(ctx, calibrationEnd)
+		n, err := a.Insights.ScoreCustomers(ctx, calibrationEnd)
 		require.NoError(t, err)
 		require.Equal(t, 2357, n)
 		byRisk := map[customerscore.Risk]int{}

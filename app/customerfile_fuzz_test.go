@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 )
 
@@ -23,7 +23,7 @@ func FuzzCustomerFileRows(f *testing.F) {
 		if jsonl {
 			format = "jsonl"
 		}
-		rows, err := app.CustomerFileRows(bytes.NewReader(data), format, after)
+		rows, err := customers.CustomerFileRows(bytes.NewReader(data), format, after)
 		if err != nil {
 			return
 		}

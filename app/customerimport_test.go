@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customer"
@@ -40,15 +41,15 @@ func newImporter(t testing.TB, db *storage.DB) *importer {
 
 // run imports a file from after its line after, and returns the result and
 // the problems reported, one "line field: message" each.
-func (im *importer) run(file, format string, after int, opts app.ImportOptions) (app.ImportResult, []string, error) {
+func (im *importer) run(file, format string, after int, opts customers.ImportOptions) (customers.ImportResult, []string, error) {
 	im.t.Helper()
-	rows, err := app.CustomerFileRows(strings.NewReader(file), format, after)
+	rows, err := customers.CustomerFileRows(strings.NewReader(file), format, after)
 	require.NoError(im.t, err)
 	var problems []string
-	opts.Problem = func(p app.ImportProblem) {
+	opts.Problem = func(p customers.ImportProblem) {
 		problems = append(problems, fmt.Sprintf("%d %s: %s", p.Line, p.Field, p.Message))
 	}
-	res, err := im.a.ImportCustomers(im.ctx, rows, opts)
+	res, err := im.a.Customers.ImportCustomers(im.ctx, rows, opts)
 	return res, problems, err
 }
 
@@ -56,9 +57,9 @@ func (im *importer) run(file, format string, after int, opts app.ImportOptions) 
 // count of customers a search finds.
 func (im *importer) total(search string) (all, found int) {
 	im.t.Helper()
-	list, err := im.a.ListCustomers(im.ctx, app.CustomerFilter{}, nil, 1)
+	list, err := im.a.Customers.ListCustomers(im.ctx, customers.CustomerFilter{}, nil, 1)
 	require.NoError(im.t, err)
-	hits, err := im.a.ListCustomers(im.ctx, app.CustomerFilter{Search: search}, nil, 1)
+	hits, err := im.a.Customers.ListCustomers(im.ctx, customers.CustomerFilter{Search: search}, nil, 1)
 	require.NoError(im.t, err)
 	return list.TotalCount, hits.TotalCount
 }
@@ -84,13 +85,13 @@ func TestImportCustomers(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		im := newImporter(t, db)
-		byCPF, err := im.a.CreateCustomer(im.ctx, app.CustomerInput{Name: opt.Of("Ana Antiga"), Email: opt.Of("ana@example.com"),
+		byCPF, err := im.a.Customers.CreateCustomer(im.ctx, customers.CustomerInput{Name: opt.Of("Ana Antiga"), Email: opt.Of("ana@example.com"),
 			CPF: opt.Of(importCPF(1))})
 		require.NoError(t, err)
-		byExternal, err := im.a.CreateCustomer(im.ctx, app.CustomerInput{Name: opt.Of("Bia Antiga"), Email: opt.Of("bia@example.com"),
+		byExternal, err := im.a.Customers.CreateCustomer(im.ctx, customers.CustomerInput{Name: opt.Of("Bia Antiga"), Email: opt.Of("bia@example.com"),
 			CPF: opt.Of(importCPF(900)), ExternalID: opt.Of("ERP-2")})
 		require.NoError(t, err)
-		_, err = im.a.CreateCustomer(im.ctx, app.CustomerInput{Name: opt.Of("Caio"), Email: opt.Of("caio@example.com"),
+		_, err = im.a.Customers.CreateCustomer(im.ctx, customers.CustomerInput{Name: opt.Of("Caio"), Email: opt.Of("caio@example.com"),
 			CPF: opt.Of(importCPF(901))})
 		require.NoError(t, err)
 
@@ -115,13 +116,13 @@ func TestImportCustomers(t *testing.T) {
 			"10 email: a customer with this e-mail is already registered",
 		}
 
-		dry, problems, err := im.run(file, "csv", 0, app.ImportOptions{DryRun: true})
+		dry, problems, err := im.run(file, "csv", 0, customers.ImportOptions{DryRun: true})
 		require.NoError(t, err)
-		require.Equal(t, app.ImportResult{Rows: 10, Created: 1, Updated: 2, Refused: 7}, dry)
+		require.Equal(t, customers.ImportResult{Rows: 10, Created: 1, Updated: 2, Refused: 7}, dry)
 		all, _ := im.total("importado")
 		require.Equal(t, 3, all, "a dry run writes nothing")
 
-		res, problems2, err := im.run(file, "csv", 0, app.ImportOptions{})
+		res, problems2, err := im.run(file, "csv", 0, customers.ImportOptions{})
 		require.NoError(t, err)
 		require.Equal(t, dry, res, "the dry run foretold the import")
 		require.Equal(t, problems, problems2)
@@ -129,11 +130,11 @@ func TestImportCustomers(t *testing.T) {
 		require.Equal(t, want, problems[:6])
 		require.Contains(t, problems[6], "11 : the line is not CSV")
 
-		ana, err := im.a.Customer(im.ctx, byCPF.ID)
+		ana, err := im.a.Customers.Customer(im.ctx, byCPF.ID)
 		require.NoError(t, err)
 		require.Equal(t, "Ana Nova", ana.Name)
 		require.True(t, ana.ConsentMarketingEmail)
-		bia, err := im.a.Customer(im.ctx, byExternal.ID)
+		bia, err := im.a.Customers.Customer(im.ctx, byExternal.ID)
 		require.NoError(t, err)
 		require.Equal(t, [2]string{"Bia Nova", "bia.nova@example.com"}, [2]string{bia.Name, *bia.Email},
 			"matched by external id")
@@ -153,7 +154,7 @@ func TestImportCustomersResumes(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		im := newImporter(t, db)
-		n := app.ImportBatch*2 + 7
+		n := customers.ImportBatch*2 + 7
 		var b strings.Builder
 		for i := range n {
 			fmt.Fprintf(&b, `{"name":"Cliente Importado %d","email":"importado%d@example.com","cpf":%q,"consent":{"marketing_sms":true}}`+"\n",
@@ -162,19 +163,19 @@ func TestImportCustomersResumes(t *testing.T) {
 		file := b.String()
 		stop := errors.New("interrupted")
 		committed := 0
-		res, problems, err := im.run(file, "jsonl", 0, app.ImportOptions{Done: func(line int, _ app.ImportResult) error {
+		res, problems, err := im.run(file, "jsonl", 0, customers.ImportOptions{Done: func(line int, _ customers.ImportResult) error {
 			committed = line
 			return stop
 		}})
 		require.ErrorIs(t, err, stop)
 		require.Empty(t, problems)
-		require.Equal(t, app.ImportBatch, committed)
-		require.Equal(t, app.ImportBatch, res.Created)
+		require.Equal(t, customers.ImportBatch, committed)
+		require.Equal(t, customers.ImportBatch, res.Created)
 
-		res, problems, err = im.run(file, "jsonl", committed, app.ImportOptions{})
+		res, problems, err = im.run(file, "jsonl", committed, customers.ImportOptions{})
 		require.NoError(t, err)
 		require.Empty(t, problems)
-		require.Equal(t, app.ImportResult{Rows: n - app.ImportBatch, Created: n - app.ImportBatch}, res,
+		require.Equal(t, customers.ImportResult{Rows: n - customers.ImportBatch, Created: n - customers.ImportBatch}, res,
 			"the resumed import reads only the lines after the committed batch")
 		all, found := im.total("importado")
 		require.Equal(t, [2]int{n, n}, [2]int{all, found})
@@ -183,9 +184,9 @@ func TestImportCustomersResumes(t *testing.T) {
 		require.Equal(t, n, sms)
 
 		// The whole file again: every row is a known CPF, updated in place.
-		res, _, err = im.run(importCSV(0, 10), "csv", 0, app.ImportOptions{})
+		res, _, err = im.run(importCSV(0, 10), "csv", 0, customers.ImportOptions{})
 		require.NoError(t, err)
-		require.Equal(t, app.ImportResult{Rows: 10, Updated: 10}, res)
+		require.Equal(t, customers.ImportResult{Rows: 10, Updated: 10}, res)
 		all, _ = im.total("importado")
 		require.Equal(t, n, all)
 	})
@@ -205,7 +206,7 @@ func TestCustomerFileHeader(t *testing.T) {
 		{"unknown format", "", "xlsx", `unknown import format "xlsx"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := app.CustomerFileRows(strings.NewReader(tc.file), tc.format, 0)
+			_, err := customers.CustomerFileRows(strings.NewReader(tc.file), tc.format, 0)
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, err.Error(), "529.982", "no value of a row")
 		})
@@ -245,10 +246,10 @@ func BenchmarkImportCustomers(b *testing.B) {
 				im := newImporter(b, db)
 				in, err := os.Open(path)
 				require.NoError(b, err)
-				rows, err := app.CustomerFileRows(in, "csv", 0)
+				rows, err := customers.CustomerFileRows(in, "csv", 0)
 				require.NoError(b, err)
 				b.StartTimer()
-				res, err := im.a.ImportCustomers(im.ctx, rows, app.ImportOptions{})
+				res, err := im.a.Customers.ImportCustomers(im.ctx, rows, customers.ImportOptions{})
 				require.NoError(b, err)
 				require.Equal(b, n, res.Created)
 				require.NoError(b, in.Close())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/eligibility"
@@ -135,7 +136,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 	first := today.AddDate(0, 0, -size.days)
 	clock := testclock.New(first)
 	setClock := clock.Set
-	y := New(&Config{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, InlineSales: true, Clock: clock.Now})
+	y := New(&Config{DB: a.DB, Log: a.Log, River: a.River, WebhookGuard: a.WebhookGuard, InlineSales: true, Clock: clock.Now})
 	tctx := viewer.TenantContext(ctx, tenantID)
 	sys := viewer.SystemContext(ctx)
 
@@ -225,10 +226,10 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 	if err := y.RecomputeLevels(ctx); err != nil {
 		return err
 	}
-	if _, err := y.FitChurnModel(tctx, end); err != nil {
+	if _, err := y.Insights.FitChurnModel(tctx, end); err != nil {
 		return err
 	}
-	_, err = y.ScoreCustomers(tctx, end)
+	_, err = y.Insights.ScoreCustomers(tctx, end)
 	return err
 }
 
@@ -367,15 +368,15 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	if len(joining) == 0 {
 		return nil
 	}
-	rows := func(yield func(ImportRow, error) bool) {
+	rows := func(yield func(customers.ImportRow, error) bool) {
 		for line, i := range joining {
-			if !yield(ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, demoStores[shoppers[i].store].city,
+			if !yield(customers.ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, demoStores[shoppers[i].store].city,
 				demoStores[shoppers[i].store].state)}, nil) {
 				return
 			}
 		}
 	}
-	res, err := a.ImportCustomers(ctx, iter.Seq2[ImportRow, error](rows), ImportOptions{})
+	res, err := a.Customers.ImportCustomers(ctx, iter.Seq2[customers.ImportRow, error](rows), customers.ImportOptions{})
 	if err != nil {
 		return err
 	}
@@ -386,7 +387,7 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	for k, i := range joining {
 		cpfs[k] = shoppers[i].cpf
 	}
-	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(documentIndexes(cpfs)...)).
+	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(customers.DocumentIndexes(cpfs)...)).
 		Select(customer.FieldID, customer.FieldDocument).All(ctx)
 	if err != nil {
 		return err
@@ -402,18 +403,18 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 }
 
 // demoCustomer is the i-th generated customer.
-func demoCustomer(i int, cpf, city, state string) CustomerInput {
+func demoCustomer(i int, cpf, city, state string) customers.CustomerInput {
 	first := demoFirstNames[i%len(demoFirstNames)]
 	last := demoSurnames[(i/len(demoFirstNames)+i*7)%len(demoSurnames)]
 	middle := demoSurnames[(i*13+5)%len(demoSurnames)]
 	email := fmt.Sprintf("%s.%s%d@example.com", fold.Text(first), fold.Text(last), i)
-	in := CustomerInput{
+	in := customers.CustomerInput{
 		Name: opt.Of(first + " " + middle + " " + last), Email: opt.Of(email), CPF: opt.Of(cpf),
 		Phone:     opt.Of(fmt.Sprintf("+55119%08d", 10_000_000+i*37)),
 		BirthDate: opt.Of(fmt.Sprintf("%d-%02d-%02d", 1950+i%55, 1+i%12, 1+i%28)),
-		Address: opt.Of(AddressInput{City: opt.Of(city), State: opt.Of(state),
+		Address: opt.Of(customers.AddressInput{City: opt.Of(city), State: opt.Of(state),
 			ZipCode: opt.Of(fmt.Sprintf("%05d-%03d", 10000+i%89999, i%1000))}),
-		Consent: opt.Of(ConsentInput{MarketingEmail: opt.Of(i%3 != 0), MarketingSMS: opt.Of(i%5 == 0)}),
+		Consent: opt.Of(customers.ConsentInput{MarketingEmail: opt.Of(i%3 != 0), MarketingSMS: opt.Of(i%5 == 0)}),
 	}
 	if i%4 == 0 {
 		in.ExternalID = opt.Of("ERP-" + strconv.Itoa(100000+i))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/storage"
@@ -37,7 +37,7 @@ func csvCustomer(i, size int) string {
 // refused with their error.
 func rowLines(t *testing.T, r io.Reader, format string) (read []int, refused map[int]string) {
 	t.Helper()
-	rows, err := app.CustomerFileRows(r, format, 0)
+	rows, err := customers.CustomerFileRows(r, format, 0)
 	require.NoError(t, err)
 	refused = map[int]string{}
 	for row, err := range rows {
@@ -56,7 +56,7 @@ func rowLines(t *testing.T, r io.Reader, format string) (read []int, refused map
 // both formats.
 func TestLongLines(t *testing.T) {
 	t.Parallel()
-	const limit = app.MaxImportLine
+	const limit = customers.MaxImportLine
 	tooLong := "the line is longer than 64 KiB"
 	for _, format := range []string{"jsonl", "csv"} {
 		line, header := jsonlCustomer, ""
@@ -96,7 +96,7 @@ func TestLongLines(t *testing.T) {
 	})
 
 	t.Run("a line near the upload limit", func(t *testing.T) {
-		file := io.MultiReader(strings.NewReader(jsonlCustomer(1, 200)+"\n"), io.LimitReader(repeat('x'), app.MaxImportBytes-1000),
+		file := io.MultiReader(strings.NewReader(jsonlCustomer(1, 200)+"\n"), io.LimitReader(repeat('x'), customers.MaxImportBytes-1000),
 			strings.NewReader("\n"+jsonlCustomer(3, 200)+"\n"+jsonlCustomer(4, 200)+"\n"+jsonlCustomer(5, 200)+"\n"))
 		read, refused := rowLines(t, file, "jsonl")
 		require.Equal(t, []int{1, 3, 4, 5}, read)
@@ -133,9 +133,9 @@ func TestImportOfAFileThatFails(t *testing.T) {
 						file.WriteString(jsonlCustomer(i, 100) + "\n")
 					}
 				}
-				rows, err := app.CustomerFileRows(io.MultiReader(&file, iotest.ErrReader(errors.New("disk failure"))), format, 0)
+				rows, err := customers.CustomerFileRows(io.MultiReader(&file, iotest.ErrReader(errors.New("disk failure"))), format, 0)
 				require.NoError(t, err)
-				_, err = im.a.ImportCustomers(im.ctx, rows, app.ImportOptions{})
+				_, err = im.a.Customers.ImportCustomers(im.ctx, rows, customers.ImportOptions{})
 				require.ErrorContains(t, err, "disk failure")
 			})
 		}

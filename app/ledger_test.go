@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -82,7 +83,7 @@ func ledgerCPF(i int) string {
 
 func newLedgerCustomer(t testing.TB, a *app.App, tenantID string, i int) string {
 	t.Helper()
-	c, err := a.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), app.CustomerInput{
+	c, err := a.Customers.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), customers.CustomerInput{
 		Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("c%d@example.com", i)),
 		CPF: opt.Of(ledgerCPF(i)),
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
@@ -33,7 +34,7 @@ func TestPointsLiability(t *testing.T) {
 		}
 		a, b := tenant("A"), tenant("B")
 		customer := func(ctx context.Context, email, cpf string) string {
-			c, err := svc.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("X"), Email: opt.Of(email), CPF: opt.Of(cpf)})
+			c, err := svc.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("X"), Email: opt.Of(email), CPF: opt.Of(cpf)})
 			require.NoError(t, err)
 			return c.ID
 		}

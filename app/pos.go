@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/shopspring/decimal"
@@ -164,7 +165,7 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 	}
 	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone, identified...)
 	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-		cust, err = a.DB.Ent.Customer.Query().Where(customerWithDocument(doc)).Select(identified...).Only(ctx)
+		cust, err = a.DB.Ent.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(identified...).Only(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func (a *App) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identifi
 		return &Identification{Document: doc, Type: typ, Status: "NOT_FOUND"}, nil
 	}
 	return &Identification{
-		Document: doc, Type: typ, Customer: cust, Status: POSStatus(cust),
+		Document: doc, Type: typ, Customer: cust, Status: customers.POSStatus(cust),
 		PriceCode: PriceCode(tenant, points.Level(cust.Level)),
 	}, nil
 }
@@ -308,14 +309,14 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.customerFor(ctx, customerWithDocument(doc), live, customer.FieldName) // POSStatus of a pre-registration
+	cust, segments, err := a.customerFor(ctx, customers.CustomerWithDocument(doc), live, customer.FieldName) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if POSStatus(cust) == POSStatusPreRegister {
+	if customers.POSStatus(cust) == customers.POSStatusPreRegister {
 		return out, nil
 	}
 	var couponCampaign string

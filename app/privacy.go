@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"entgo.io/ent/dialect"
@@ -191,7 +192,7 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 	}
 	var erased bool
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		c, err := a.lockCustomer(ctx, tx.Ent, id)
+		c, err := a.LockCustomer(ctx, tx.Ent, id)
 		if err != nil {
 			return err
 		}
@@ -204,8 +205,8 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 			ClearAddressStreet().ClearAddressCity().ClearAddressState().ClearAddressZipCode().
 			SetDocument(pseudonym).SetConsentMarketingEmail(false).SetConsentMarketingSms(false).
 			SetConsentMarketingWhatsapp(false).SetConsentDataSharing(false)
-		was := consentsOf(c)
-		if first || was != (consents{}) {
+		was := customers.ConsentsOf(c)
+		if first || was != (customers.Consents{}) {
 			u.SetConsentUpdatedAt(now)
 		}
 		if first {
@@ -214,7 +215,7 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 		if err := u.Exec(ctx); err != nil {
 			return err
 		}
-		if err := recordConsents(ctx, tx.Ent, c, &was, consents{}, consents{}, consentchange.ChannelErasure, now); err != nil {
+		if err := customers.RecordConsents(ctx, tx.Ent, c, &was, customers.Consents{}, customers.Consents{}, consentchange.ChannelErasure, now); err != nil {
 			return err
 		}
 		// The unfiltered list's total is the tenant's count (migration 0008):
@@ -224,7 +225,7 @@ func (a *App) EraseCustomer(ctx context.Context, id string) error {
 				return err
 			}
 		}
-		if err := tx.Ent.Sale.Update().Where(sale.Or(sale.CustomerID(id), saleWithDocument(c.Document))).
+		if err := tx.Ent.Sale.Update().Where(sale.Or(sale.CustomerID(id), customers.SaleWithDocument(c.Document))).
 			SetCustomerDocument(pseudonym).Exec(ctx); err != nil {
 			return err
 		}

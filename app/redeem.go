@@ -217,7 +217,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if err := redeemedBefore(ctx, tx.Ent, tok.ID, in); err != nil {
 		return nil, err
 	}
-	cust, err := a.lockCustomer(ctx, tx.Ent, in.CustomerID)
+	cust, err := a.LockCustomer(ctx, tx.Ent, in.CustomerID)
 	if err != nil {
 		return nil, err
 	}

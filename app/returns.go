@@ -307,7 +307,7 @@ func (a *App) ProcessSaleReturn(ctx context.Context, tx storage.Tx, returnID str
 		return nil, ErrSaleNotProcessed
 	}
 	if s.CustomerID != nil {
-		if _, err := a.lockCustomer(ctx, c, *s.CustomerID); err != nil {
+		if _, err := a.LockCustomer(ctx, c, *s.CustomerID); err != nil {
 			return nil, err
 		}
 	}

@@ -104,7 +104,7 @@ func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMoveme
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		c := tx.Ent
 		l := a.Ledger()
-		cust, err := a.lockCustomer(ctx, c, in.CustomerID)
+		cust, err := a.LockCustomer(ctx, c, in.CustomerID)
 		if err != nil {
 			return err
 		}
@@ -219,7 +219,7 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 			return err
 		}
 		l := a.Ledger()
-		if _, err := a.lockCustomer(ctx, c, red.CustomerID); err != nil {
+		if _, err := a.LockCustomer(ctx, c, red.CustomerID); err != nil {
 			return err
 		}
 		if red, err = c.Redemption.Get(ctx, id); err != nil || red.RolledBackAt != nil {

@@ -12,6 +12,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -66,7 +67,7 @@ func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*P
 			return nil, err
 		}
 		if cust != nil {
-			if cust, err = a.lockCustomer(ctx, c, cust.ID); err != nil {
+			if cust, err = a.LockCustomer(ctx, c, cust.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -127,7 +128,7 @@ func (a *App) FailSale(ctx context.Context, saleID, reason string) (bool, error)
 // pre-registration of the same document surfaces as a constraint error.
 // With fields, only those are read of a customer found (and its id).
 func (a *App) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, doc, typ, phone string, fields ...string) (*ent.Customer, error) {
-	cust, err := c.Customer.Query().Where(customerWithDocument(doc)).Select(fields...).Only(ctx)
+	cust, err := c.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(fields...).Only(ctx)
 	if !ent.IsNotFound(err) || !tenant.PreRegistration {
 		if ent.IsNotFound(err) {
 			return nil, nil
@@ -165,7 +166,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 		// No points (under R$ 1, or a rate of 0), but the money was spent:
 		// the lifetime value grows all the same. The sale's RECEIVED check
 		// in this transaction keeps it to once.
-		locked, err := a.lockCustomer(ctx, c, cust.ID)
+		locked, err := a.LockCustomer(ctx, c, cust.ID)
 		if err != nil {
 			return 0, err
 		}

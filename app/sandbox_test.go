@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -69,7 +70,7 @@ func TestSandboxLifecycle(t *testing.T) {
 		require.NotEqual(t, cred.Secret, rotated.Secret)
 
 		// Fill the sandbox, then reset it.
-		c, err := a.CreateCustomer(inSandbox, app.CustomerInput{Name: opt.Of("Teste"), Email: opt.Of("t@x.example"), CPF: opt.Of("71428793860")})
+		c, err := a.Customers.CreateCustomer(inSandbox, customers.CustomerInput{Name: opt.Of("Teste"), Email: opt.Of("t@x.example"), CPF: opt.Of("71428793860")})
 		require.NoError(t, err)
 		pts := int64(100)
 		_, err = a.CreditPoints(inSandbox, app.CreditInput{CustomerID: c.ID, OrderID: "o-1", Points: &pts})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -32,17 +32,17 @@ func BenchmarkImportSegmentCPFs(b *testing.B) {
 			in, err := os.Open(path)
 			require.NoError(b, err)
 			defer in.Close()
-			rows, err := app.CustomerFileRows(in, "csv", 0)
+			rows, err := customers.CustomerFileRows(in, "csv", 0)
 			require.NoError(b, err)
-			_, err = im.a.ImportCustomers(im.ctx, rows, app.ImportOptions{})
+			_, err = im.a.Customers.ImportCustomers(im.ctx, rows, customers.ImportOptions{})
 			require.NoError(b, err)
 			admin := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: tenantOf(b, im)})
 			for b.Loop() {
 				b.StopTimer()
-				seg, err := im.a.CreateSegment(admin, fmt.Sprintf("s-%d", time.Now().UnixNano()), nil)
+				seg, err := im.a.Customers.CreateSegment(admin, fmt.Sprintf("s-%d", time.Now().UnixNano()), nil)
 				require.NoError(b, err)
 				b.StartTimer()
-				res, err := im.a.ImportSegmentCPFs(admin, seg.ID, cpfs)
+				res, err := im.a.Customers.ImportSegmentCPFs(admin, seg.ID, cpfs)
 				require.NoError(b, err)
 				require.NotZero(b, res.Added)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
@@ -42,13 +43,13 @@ func TestSegmentMembershipConcurrent(t *testing.T) {
 		ids, cpfs := make([]string, n), make([]string, n)
 		for i := range n {
 			cpfs[i] = cpfOf(100000001 + i)
-			c, err := a.CreateCustomer(ctx, app.CustomerInput{
+			c, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{
 				Name: opt.Of("C"), Email: opt.Of(fmt.Sprintf("c%d@x.example", i)), CPF: opt.Of(cpfs[i]),
 			})
 			require.NoError(t, err)
 			ids[i] = c.ID
 		}
-		seg, err := a.CreateSegment(ctx, "VIP", nil)
+		seg, err := a.Customers.CreateSegment(ctx, "VIP", nil)
 		require.NoError(t, err)
 
 		var wg sync.WaitGroup
@@ -57,12 +58,12 @@ func TestSegmentMembershipConcurrent(t *testing.T) {
 			wg.Add(2)
 			go func() { // customers i..i+4, overlapping their neighbours
 				defer wg.Done()
-				_, err := a.AddSegmentCustomers(ctx, seg.ID, ids[i:min(i+5, n)])
+				_, err := a.Customers.AddSegmentCustomers(ctx, seg.ID, ids[i:min(i+5, n)])
 				errs <- err
 			}()
 			go func() {
 				defer wg.Done()
-				_, err := a.ImportSegmentCPFs(ctx, seg.ID, cpfs[max(0, i-3):i+1])
+				_, err := a.Customers.ImportSegmentCPFs(ctx, seg.ID, cpfs[max(0, i-3):i+1])
 				errs <- err
 			}()
 		}
@@ -75,16 +76,16 @@ func TestSegmentMembershipConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		require.ElementsMatch(t, ids, members)
 
-		res, err := a.ImportSegmentCPFs(ctx, seg.ID, []string{cpfs[0], "529.982.247-25", "123", cpfs[1]})
+		res, err := a.Customers.ImportSegmentCPFs(ctx, seg.ID, []string{cpfs[0], "529.982.247-25", "123", cpfs[1]})
 		require.NoError(t, err)
 		require.Equal(t, 0, res.Added)
 		require.Equal(t, 2, res.AlreadyMembers)
 		require.Equal(t, []string{"529.982.247-25"}, res.NotFound)
 		require.Equal(t, []string{"123"}, res.Invalid)
 
-		_, err = a.RemoveSegmentCustomers(ctx, seg.ID, ids[:10])
+		_, err = a.Customers.RemoveSegmentCustomers(ctx, seg.ID, ids[:10])
 		require.NoError(t, err)
-		_, err = a.AddSegmentCustomers(ctx, seg.ID, []string{ids[0], "cus_00000000000000000000000000"})
+		_, err = a.Customers.AddSegmentCustomers(ctx, seg.ID, []string{ids[0], "cus_00000000000000000000000000"})
 		e, ok := apperr.As(err)
 		require.True(t, ok, "%v", err)
 		require.Equal(t, apperr.KindNotFound, e.Kind)

@@ -104,7 +104,7 @@ func (a *App) NotifyExpiringPoints(ctx context.Context) error {
 		// The customer first (lockCustomer's lock order). The conditional
 		// update claims the lot: a concurrent run finds it claimed and
 		// records nothing, and a lot spent since the listing gets no notice.
-		if _, err := a.lockCustomer(ctx, tx.Ent, lot.CustomerID); err != nil {
+		if _, err := a.LockCustomer(ctx, tx.Ent, lot.CustomerID); err != nil {
 			return err
 		}
 		n, err := tx.Ent.PointsLot.Update().
@@ -146,7 +146,7 @@ func (a *App) RecomputeLevels(ctx context.Context) error {
 		for _, c := range custs {
 			tctx := viewer.TenantContext(ctx, c.TenantID)
 			err := a.DB.InTx(tctx, func(tx storage.Tx) error {
-				cust, err := a.lockCustomer(tctx, tx.Ent, c.ID)
+				cust, err := a.LockCustomer(tctx, tx.Ent, c.ID)
 				if err != nil {
 					return err
 				}

@@ -81,27 +81,27 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 
 // CreateSegment is the resolver for the createSegment field.
 func (r *mutationResolver) CreateSegment(ctx context.Context, input generated.CreateSegmentInput) (*ent.Segment, error) {
-	return r.app.CreateSegment(ctx, input.Name, input.Description)
+	return r.app.Customers.CreateSegment(ctx, input.Name, input.Description)
 }
 
 // UpdateSegment is the resolver for the updateSegment field.
 func (r *mutationResolver) UpdateSegment(ctx context.Context, id string, input generated.UpdateSegmentInput) (*ent.Segment, error) {
-	return r.app.UpdateSegment(ctx, id, input.Name, input.Description)
+	return r.app.Customers.UpdateSegment(ctx, id, input.Name, input.Description)
 }
 
 // AddSegmentCustomers is the resolver for the addSegmentCustomers field.
 func (r *mutationResolver) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
-	return r.app.AddSegmentCustomers(ctx, segmentID, customerIDs)
+	return r.app.Customers.AddSegmentCustomers(ctx, segmentID, customerIDs)
 }
 
 // RemoveSegmentCustomers is the resolver for the removeSegmentCustomers field.
 func (r *mutationResolver) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
-	return r.app.RemoveSegmentCustomers(ctx, segmentID, customerIDs)
+	return r.app.Customers.RemoveSegmentCustomers(ctx, segmentID, customerIDs)
 }
 
 // ImportSegmentCustomers is the resolver for the importSegmentCustomers field.
 func (r *mutationResolver) ImportSegmentCustomers(ctx context.Context, segmentID string, cpfs []string) (*generated.SegmentImport, error) {
-	res, err := r.app.ImportSegmentCPFs(ctx, segmentID, cpfs)
+	res, err := r.app.Customers.ImportSegmentCPFs(ctx, segmentID, cpfs)
 	if err != nil {
 		return nil, err
 	}

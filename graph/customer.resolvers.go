@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -19,22 +19,22 @@ import (
 
 // PosStatus is the resolver for the posStatus field.
 func (r *customerResolver) PosStatus(ctx context.Context, obj *ent.Customer) (string, error) {
-	return app.POSStatus(obj), nil
+	return customers.POSStatus(obj), nil
 }
 
 // DocumentMasked is the resolver for the documentMasked field.
 func (r *customerResolver) DocumentMasked(ctx context.Context, obj *ent.Customer) (string, error) {
-	return app.MaskedDocument(obj), nil
+	return customers.MaskedDocument(obj), nil
 }
 
 // CreateCustomer is the resolver for the createCustomer field.
 func (r *mutationResolver) CreateCustomer(ctx context.Context, input generated.CreateCustomerInput) (*ent.Customer, error) {
-	return r.app.CreateCustomer(ctx, createCustomerInput(input))
+	return r.app.Customers.CreateCustomer(ctx, createCustomerInput(input))
 }
 
 // UpdateCustomer is the resolver for the updateCustomer field.
 func (r *mutationResolver) UpdateCustomer(ctx context.Context, id string, input generated.UpdateCustomerInput) (*ent.Customer, error) {
-	return r.app.PatchCustomer(ctx, id, updateCustomerInput(input))
+	return r.app.Customers.PatchCustomer(ctx, id, updateCustomerInput(input))
 }
 
 // EraseCustomer is the resolver for the eraseCustomer field.
@@ -47,19 +47,19 @@ func (r *mutationResolver) EraseCustomer(ctx context.Context, id string) (string
 
 // CustomerSearch is the resolver for the customerSearch field.
 func (r *queryResolver) CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error) {
-	f := app.CustomerFilter{CreatedAfter: createdAfter}
+	f := customers.CustomerFilter{CreatedAfter: createdAfter}
 	if search != nil {
 		f.Search = *search
 	}
 	if segmentID != nil {
 		f.SegmentID = *segmentID
 	}
-	return r.app.ListCustomers(ctx, f, after, *first) // checkField gives first a value
+	return r.app.Customers.ListCustomers(ctx, f, after, *first) // checkField gives first a value
 }
 
 // CustomerByDocument is the resolver for the customerByDocument field.
 func (r *queryResolver) CustomerByDocument(ctx context.Context, document string) (*ent.Customer, error) {
-	c, err := r.app.CustomerByDocument(ctx, document)
+	c, err := r.app.Customers.CustomerByDocument(ctx, document)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.KindNotFound {
 		return nil, nil // the schema's null: no customer has it
 	}
@@ -75,7 +75,7 @@ func (r *queryResolver) CustomerExport(ctx context.Context, id string) (string, 
 
 // CustomerDocumentMasked is the resolver for the customerDocumentMasked field.
 func (r *saleResolver) CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error) {
-	return app.SaleMaskedDocument(obj), nil
+	return customers.SaleMaskedDocument(obj), nil
 }
 
 // Mutation returns generated.MutationResolver implementation.

@@ -3,7 +3,7 @@ package graph
 import (
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -12,8 +12,8 @@ import (
 // The GraphQL inputs of customers, read into the CustomerInput the
 // operations take (the REST adapters build the same from JSON).
 
-func createCustomerInput(in generated.CreateCustomerInput) app.CustomerInput {
-	c := app.CustomerInput{
+func createCustomerInput(in generated.CreateCustomerInput) customers.CustomerInput {
+	c := customers.CustomerInput{
 		ExternalID: ptrField(in.ExternalID),
 		Name:       opt.Of(in.Name),
 		Email:      opt.Of(in.Email),
@@ -31,8 +31,8 @@ func createCustomerInput(in generated.CreateCustomerInput) app.CustomerInput {
 	return c
 }
 
-func updateCustomerInput(in generated.UpdateCustomerInput) app.CustomerInput {
-	c := app.CustomerInput{
+func updateCustomerInput(in generated.UpdateCustomerInput) customers.CustomerInput {
+	c := customers.CustomerInput{
 		ExternalID: omitted(in.ExternalID),
 		Name:       omitted(in.Name),
 		Email:      omitted(in.Email),
@@ -42,13 +42,13 @@ func updateCustomerInput(in generated.UpdateCustomerInput) app.CustomerInput {
 		Gender:     genderField(in.Gender),
 	}
 	if v, set := in.Address.ValueOK(); set {
-		c.Address = opt.Null[app.AddressInput]()
+		c.Address = opt.Null[customers.AddressInput]()
 		if v != nil {
 			c.Address = opt.Of(addressInput(*v))
 		}
 	}
 	if v, set := in.Consent.ValueOK(); set {
-		c.Consent = opt.Null[app.ConsentInput]()
+		c.Consent = opt.Null[customers.ConsentInput]()
 		if v != nil {
 			c.Consent = opt.Of(consentInput(*v))
 		}
@@ -56,12 +56,12 @@ func updateCustomerInput(in generated.UpdateCustomerInput) app.CustomerInput {
 	return c
 }
 
-func addressInput(a generated.CustomerAddressInput) app.AddressInput {
-	return app.AddressInput{Street: omitted(a.Street), City: omitted(a.City), State: omitted(a.State), ZipCode: omitted(a.ZipCode)}
+func addressInput(a generated.CustomerAddressInput) customers.AddressInput {
+	return customers.AddressInput{Street: omitted(a.Street), City: omitted(a.City), State: omitted(a.State), ZipCode: omitted(a.ZipCode)}
 }
 
-func consentInput(c generated.CustomerConsentInput) app.ConsentInput {
-	return app.ConsentInput{MarketingEmail: omitted(c.MarketingEmail), MarketingSMS: omitted(c.MarketingSms),
+func consentInput(c generated.CustomerConsentInput) customers.ConsentInput {
+	return customers.ConsentInput{MarketingEmail: omitted(c.MarketingEmail), MarketingSMS: omitted(c.MarketingSms),
 		MarketingWhatsApp: omitted(c.MarketingWhatsapp), DataSharing: omitted(c.DataSharing)}
 }
 

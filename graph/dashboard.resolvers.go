@@ -16,7 +16,7 @@ import (
 
 // Performance is the resolver for the performance field.
 func (r *campaignResolver) Performance(ctx context.Context, obj *ent.Campaign, from *time.Time, to *time.Time) (*generated.CampaignPerformance, error) {
-	p, err := r.app.CampaignPerformance(ctx, obj, from, to)
+	p, err := r.app.Insights.CampaignPerformance(ctx, obj, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -39,12 +39,12 @@ func (r *queryResolver) CustomersByLevel(ctx context.Context) ([]*generated.Leve
 
 // ActiveCustomers is the resolver for the activeCustomers field.
 func (r *queryResolver) ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error) {
-	return r.app.ActiveCustomers(ctx, from, to)
+	return r.app.Insights.ActiveCustomers(ctx, from, to)
 }
 
 // SalesByStoreDay is the resolver for the salesByStoreDay field.
 func (r *queryResolver) SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*generated.StoreDaySales, error) {
-	days, err := r.app.SalesByStoreDay(ctx, from, to, deref(timeZone))
+	days, err := r.app.Insights.SalesByStoreDay(ctx, from, to, deref(timeZone))
 	if err != nil {
 		return nil, err
 	}

@@ -18,12 +18,12 @@ func (r *customerImportResolver) Problems(ctx context.Context, obj *ent.Customer
 	if first != nil {
 		limit = *first
 	}
-	return r.app.CustomerImportProblems(ctx, obj.ID, 0, limit)
+	return r.app.Customers.CustomerImportProblems(ctx, obj.ID, 0, limit)
 }
 
 // CustomerImport is the resolver for the customerImport field.
 func (r *queryResolver) CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
-	return r.app.CustomerImport(ctx, id)
+	return r.app.Customers.CustomerImport(ctx, id)
 }
 
 // CustomerImport returns generated.CustomerImportResolver implementation.

@@ -63,7 +63,7 @@ func (r *queryResolver) PointsLiability(ctx context.Context) (*generated.PointsL
 
 // PointsLiabilityByDay is the resolver for the pointsLiabilityByDay field.
 func (r *queryResolver) PointsLiabilityByDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*generated.DayPoints, error) {
-	days, err := r.app.PointsLiabilityByDay(ctx, from, to, deref(timeZone))
+	days, err := r.app.Insights.PointsLiabilityByDay(ctx, from, to, deref(timeZone))
 	if err != nil {
 		return nil, err
 	}

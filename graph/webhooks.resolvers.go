@@ -8,14 +8,14 @@ package graph
 import (
 	"context"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input generated.CreateWebhookEndpointInput) (*generated.WebhookEndpointSecret, error) {
-	ws, err := r.app.CreateWebhookEndpoint(ctx, app.WebhookInput{URL: &input.URL, EventTypes: input.Events,
+	ws, err := r.app.Webhooks.CreateWebhookEndpoint(ctx, webhooks.WebhookInput{URL: &input.URL, EventTypes: input.Events,
 		Description: input.Description, Active: input.Active})
 	if err != nil {
 		return nil, err
@@ -25,18 +25,18 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gene
 
 // UpdateWebhookEndpoint is the resolver for the updateWebhookEndpoint field.
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id string, input generated.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
-	return r.app.UpdateWebhookEndpoint(ctx, id, app.WebhookInput{URL: input.URL, EventTypes: input.Events,
+	return r.app.Webhooks.UpdateWebhookEndpoint(ctx, id, webhooks.WebhookInput{URL: input.URL, EventTypes: input.Events,
 		Description: input.Description, Active: input.Active})
 }
 
 // DeleteWebhookEndpoint is the resolver for the deleteWebhookEndpoint field.
 func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id string) (string, error) {
-	return id, r.app.DeleteWebhookEndpoint(ctx, id)
+	return id, r.app.Webhooks.DeleteWebhookEndpoint(ctx, id)
 }
 
 // RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
 func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string) (*generated.WebhookEndpointSecret, error) {
-	ws, err := r.app.RotateWebhookSecret(ctx, id)
+	ws, err := r.app.Webhooks.RotateWebhookSecret(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -45,5 +45,5 @@ func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string) (
 
 // RedeliverWebhook is the resolver for the redeliverWebhook field.
 func (r *mutationResolver) RedeliverWebhook(ctx context.Context, deliveryID string) (*ent.WebhookDelivery, error) {
-	return r.app.RedeliverWebhook(ctx, "", deliveryID)
+	return r.app.Webhooks.RedeliverWebhook(ctx, "", deliveryID)
 }

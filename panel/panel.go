@@ -68,7 +68,7 @@ type DeliveryRow struct {
 // recentDeliveries lists a tenant's latest webhook deliveries, newest first;
 // ctx acts in tenantID with the viewer's role.
 func recentDeliveries(ctx context.Context, a *app.App, _ string) ([]DeliveryRow, error) {
-	ds, err := a.RecentDeliveries(ctx, recentDeliveryCount)
+	ds, err := a.Webhooks.RecentDeliveries(ctx, recentDeliveryCount)
 	if err != nil {
 		return nil, err
 	}

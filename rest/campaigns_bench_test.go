@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -36,7 +36,7 @@ func BenchmarkValidate(b *testing.B) {
 			ctx := viewer.TenantContext(context.Background(), s.tenantID)
 			seg, err := db.Ent.Segment.Create().SetName("vip").Save(ctx)
 			require.NoError(b, err)
-			cust, err := s.app.CreateCustomer(ctx, app.CustomerInput{
+			cust, err := s.app.Customers.CreateCustomer(ctx, customers.CustomerInput{
 				Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 			})
 			require.NoError(b, err)

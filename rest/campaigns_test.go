@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -217,7 +218,7 @@ func (e *campEnv) campCPF() string {
 func (e *campEnv) campCustomer(t *testing.T, name string) string {
 	t.Helper()
 	cpf := e.campCPF()
-	c, err := e.app.CreateCustomer(e.ctx, app.CustomerInput{
+	c, err := e.app.Customers.CreateCustomer(e.ctx, customers.CustomerInput{
 		Name: opt.Of(name), Email: opt.Of("cliente" + cpf + "@example.com"), CPF: opt.Of(cpf),
 	})
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
@@ -46,7 +47,7 @@ func TestConsentHistory(t *testing.T) {
 		// A back-office user grants data sharing (GraphQL and the panel
 		// call this operation).
 		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
-		_, err := e.app.PatchCustomer(user, id, app.CustomerInput{Consent: opt.Of(app.ConsentInput{DataSharing: opt.Of(true)})})
+		_, err := e.app.Customers.PatchCustomer(user, id, customers.CustomerInput{Consent: opt.Of(customers.ConsentInput{DataSharing: opt.Of(true)})})
 		require.NoError(t, err)
 		client := e.client.Client.ID
 

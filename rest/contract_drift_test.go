@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -44,7 +45,7 @@ func TestContractDrift(t *testing.T) {
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret,
 	})
 	require.NoError(t, err)
-	cust, err := a.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), app.CustomerInput{
+	cust, err := a.Customers.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), customers.CustomerInput{
 		Name: opt.Of("Ana Souza"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)

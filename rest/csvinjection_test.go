@@ -68,7 +68,7 @@ func TestCSVNeutralizesFormulas(t *testing.T) {
 			require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 			id := res.obj(t)["id"].(string)
 			ctx := e.posTenantCtx()
-			require.NoError(t, e.app.RunCustomerImport(ctx, id))
+			require.NoError(t, e.app.Customers.RunCustomerImport(ctx, id))
 			// A problem's text is the service's own; were it ever to carry
 			// what a row held, it would be written as text all the same.
 			for i, f := range formulas {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/safecsv"
@@ -69,7 +69,7 @@ func (s *server) startCustomerImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	imp, err := s.app.StartCustomerImport(r.Context(), http.MaxBytesReader(w, r.Body, app.MaxImportBytes), format, dryRun)
+	imp, err := s.app.Customers.StartCustomerImport(r.Context(), http.MaxBytesReader(w, r.Body, customers.MaxImportBytes), format, dryRun)
 	if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, v1Error{Error: "request_too_large",
 			Message: "the file exceeds 256 MiB: split it, or load it with the CLI (fideliza import customers)"})
@@ -85,7 +85,7 @@ func (s *server) startCustomerImport(w http.ResponseWriter, r *http.Request) {
 
 // getCustomerImport is GET /v1/customers/imports/{id}.
 func (s *server) getCustomerImport(w http.ResponseWriter, r *http.Request) {
-	imp, err := s.app.CustomerImport(r.Context(), chi.URLParam(r, "id"))
+	imp, err := s.app.Customers.CustomerImport(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -97,7 +97,7 @@ func (s *server) getCustomerImport(w http.ResponseWriter, r *http.Request) {
 // refused rows as CSV (line, field, message), as the CLI's error report.
 func (s *server) customerImportProblems(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if _, err := s.app.CustomerImport(r.Context(), id); err != nil {
+	if _, err := s.app.Customers.CustomerImport(r.Context(), id); err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}
@@ -106,7 +106,7 @@ func (s *server) customerImportProblems(w http.ResponseWriter, r *http.Request) 
 	err := out.Write([]string{"line", "field", "message"})
 	for after := 0; err == nil; {
 		var page []*ent.CustomerImportProblem
-		if page, err = s.app.CustomerImportProblems(r.Context(), id, after, app.MaxImportProblemsPage); err != nil || len(page) == 0 {
+		if page, err = s.app.Customers.CustomerImportProblems(r.Context(), id, after, customers.MaxImportProblemsPage); err != nil || len(page) == 0 {
 			break
 		}
 		for _, p := range page {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -68,7 +68,7 @@ func TestCustomerImportJob(t *testing.T) {
 		}
 
 		// An existing customer the file updates by CPF.
-		_, err := f.app.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Antiga"), Email: opt.Of("antiga@example.com"), CPF: opt.Of(document.CPFOf(1))})
+		_, err := f.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Antiga"), Email: opt.Of("antiga@example.com"), CPF: opt.Of(document.CPFOf(1))})
 		require.NoError(t, err)
 		var file strings.Builder
 		file.WriteString("external_id,name,email,cpf\n")
@@ -84,7 +84,7 @@ func TestCustomerImportJob(t *testing.T) {
 			var imp importAnswer
 			require.NoError(t, json.Unmarshal(res.body, &imp))
 			require.True(t, imp.DryRun)
-			require.NoError(t, f.app.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
 			imp = readImport(t, imp.ID)
 			require.Equal(t, "succeeded", imp.Status)
 			require.Equal(t, []int{2502, 2499, 1, 2}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
@@ -106,7 +106,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.EqualValues(t, file.Len(), imp.Bytes)
 			require.Nil(t, imp.StartedAt)
 
-			require.NoError(t, f.app.RunCustomerImport(ctx, id))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, id))
 			imp = readImport(t, id)
 			require.Equal(t, "succeeded", imp.Status)
 			require.Equal(t, []int{2502, 2499, 1, 2}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
@@ -129,7 +129,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.Equal(t, "line,field,message\n2502,cpf,is not a valid CPF (wrong number of characters)\n2503,name,is required\n", string(res.body))
 			require.NotContains(t, string(res.body), "sem.nome@example.com", "the report holds no value of a row")
 
-			require.NoError(t, f.app.RunCustomerImport(ctx, id), "a job run again changes nothing")
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, id), "a job run again changes nothing")
 			require.Equal(t, imp, readImport(t, id))
 		})
 
@@ -152,7 +152,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.NoError(t, json.Unmarshal(res.body, &imp))
 			// As if a worker had committed the first four lines, then died.
 			require.NoError(t, f.app.DB.Ent.CustomerImport.UpdateOneID(imp.ID).SetDoneLine(4).SetRows(4).SetCreated(4).Exec(ctx))
-			require.NoError(t, f.app.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
 			imp = readImport(t, imp.ID)
 			require.Equal(t, []int{10, 10, 0, 0}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})
 			n, err := f.app.DB.Ent.Customer.Query().Where(customer.NameHasPrefix("JSON ")).Count(ctx)
@@ -165,7 +165,7 @@ func TestCustomerImportJob(t *testing.T) {
 			require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 			var imp importAnswer
 			require.NoError(t, json.Unmarshal(res.body, &imp))
-			require.NoError(t, f.app.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
 			imp = readImport(t, imp.ID)
 			require.Equal(t, "failed", imp.Status)
 			require.NotNil(t, imp.Error)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 )
@@ -96,7 +96,7 @@ func segmentIDs(c *ent.Customer) []string {
 
 func fullCustomer(c *ent.Customer) customerJSON {
 	out := customerJSON{
-		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c),
+		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: customers.MaskedDocument(c),
 		Phone: c.Phone, BirthDate: c.BirthDate, Level: string(c.Level), PointsBalance: c.PointsBalance,
 		LifetimeValue: json.Number(c.LifetimeValue.String()), Segments: segmentIDs(c),
 		Consent: consentJSON{MarketingEmail: c.ConsentMarketingEmail, MarketingSMS: c.ConsentMarketingSms,
@@ -116,11 +116,11 @@ func fullCustomer(c *ent.Customer) customerJSON {
 
 // createCustomer is POST /v1/customers.
 func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) {
-	var body app.CustomerInput
+	var body customers.CustomerInput
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	c, err := s.app.CreateCustomer(r.Context(), body)
+	c, err := s.app.Customers.CreateCustomer(r.Context(), body)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -133,7 +133,7 @@ func (s *server) createCustomer(w http.ResponseWriter, r *http.Request) {
 
 // getCustomer is GET /v1/customers/{id}.
 func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) {
-	c, err := s.app.Customer(r.Context(), chi.URLParam(r, "id"))
+	c, err := s.app.Customers.Customer(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -143,19 +143,19 @@ func (s *server) getCustomer(w http.ResponseWriter, r *http.Request) {
 
 // replaceCustomer is PUT /v1/customers/{id}.
 func (s *server) replaceCustomer(w http.ResponseWriter, r *http.Request) {
-	s.writeCustomer(w, r, s.app.ReplaceCustomer)
+	s.writeCustomer(w, r, s.app.Customers.ReplaceCustomer)
 }
 
 // patchCustomer is PATCH /v1/customers/{id}, a JSON merge patch.
 func (s *server) patchCustomer(w http.ResponseWriter, r *http.Request) {
-	s.writeCustomer(w, r, s.app.PatchCustomer)
+	s.writeCustomer(w, r, s.app.Customers.PatchCustomer)
 }
 
 // writeCustomer decodes a customer body, applies it to the customer of the
 // path with op, and answers the full record.
 func (s *server) writeCustomer(w http.ResponseWriter, r *http.Request,
-	op func(context.Context, string, app.CustomerInput) (*ent.Customer, error)) {
-	var body app.CustomerInput
+	op func(context.Context, string, customers.CustomerInput) (*ent.Customer, error)) {
+	var body customers.CustomerInput
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
@@ -170,7 +170,7 @@ func (s *server) writeCustomer(w http.ResponseWriter, r *http.Request,
 // listCustomers is GET /v1/customers.
 func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := app.CustomerFilter{SegmentID: q.Get("segment_id"), Search: q.Get("search")}
+	f := customers.CustomerFilter{SegmentID: q.Get("segment_id"), Search: q.Get("search")}
 	var problems apperr.Problems
 	after, limit := pageQuery(q, "cus_", &problems)
 	if v := q.Get("created_after"); v != "" {
@@ -184,7 +184,7 @@ func (s *server) listCustomers(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.ListCustomers(r.Context(), f, after, limit)
+	conn, err := s.app.Customers.ListCustomers(r.Context(), f, after, limit)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -198,7 +198,7 @@ func (s *server) writeCustomerPage(w http.ResponseWriter, conn *ent.CustomerConn
 	for _, e := range conn.Edges {
 		c := e.Node
 		items = append(items, customerListItem{
-			ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c), Phone: c.Phone,
+			ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: customers.MaskedDocument(c), Phone: c.Phone,
 			Level: string(c.Level), PointsBalance: c.PointsBalance, Segments: segmentIDs(c),
 			CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fideliza/fideliza/app"
+	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/dashboardclient"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -104,7 +105,7 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 		{"Bruno", "bruno@x.example", "11144477735"},
 		{"Carla", "carla@x.example", "39053344705"},
 	} {
-		cust, err := b.app.CreateCustomer(ctx, app.CustomerInput{
+		cust, err := b.app.Customers.CreateCustomer(ctx, customersctx.CustomerInput{
 			Name: opt.Of(c.name), Email: opt.Of(c.email), CPF: opt.Of(c.cpf),
 		})
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -74,7 +75,7 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 		d.stores = append(d.stores, s)
 	}
 	for i, cpf := range cpfs {
-		c, err := a.CreateCustomer(ctx, app.CustomerInput{
+		c, err := a.Customers.CreateCustomer(ctx, customersctx.CustomerInput{
 			Name: opt.Of(fmt.Sprintf("%sCliente %d", tag, i+1)), Email: opt.Of(fmt.Sprintf("%s%d@example.com", tag, i+1)),
 			CPF: opt.Of(cpf), ExternalID: opt.Of(fmt.Sprintf("%sext-%d", tag, i+1)),
 		})
@@ -82,9 +83,9 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 		d.customers = append(d.customers, c)
 	}
 	var err error
-	d.segment, err = a.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr())
+	d.segment, err = a.Customers.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr())
 	require.NoError(t, err)
-	_, err = a.AddSegmentCustomers(ctx, d.segment.ID, []string{d.customers[0].ID})
+	_, err = a.Customers.AddSegmentCustomers(ctx, d.segment.ID, []string{d.customers[0].ID})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(30*24*time.Hour)
 	ten := decimal.NewFromInt(10)

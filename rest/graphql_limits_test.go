@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -37,7 +37,7 @@ func TestGraphQLQueryLimits(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		f := newFixture(t, db)
 		token := f.token(t, f.client(t, apiclient.KindOauth), "")
-		_, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), app.CustomerInput{
+		_, err := f.app.Customers.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), customers.CustomerInput{
 			Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 		})
 		require.NoError(t, err)

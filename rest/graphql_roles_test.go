@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -192,7 +194,7 @@ func seedProbeTargets(t *testing.T, a *app.App, tenantID string) map[string]stri
 	ctx := viewer.TenantContext(sys(), tenantID)
 	// Not the CPF and e-mail of the createCustomer probe, which must
 	// create a customer; the CPF the importSegmentCustomers probe imports.
-	cust, err := a.CreateCustomer(ctx, app.CustomerInput{
+	cust, err := a.Customers.CreateCustomer(ctx, customersctx.CustomerInput{
 		Name: opt.Of("Bia Lima"), Email: opt.Of("bia@example.com"), CPF: opt.Of("11144477735"),
 	})
 	require.NoError(t, err)
@@ -202,14 +204,14 @@ func seedProbeTargets(t *testing.T, a *app.App, tenantID string) map[string]stri
 		Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
-	seg, err := a.CreateSegment(ctx, "VIP", nil)
+	seg, err := a.Customers.CreateSegment(ctx, "VIP", nil)
 	require.NoError(t, err)
 	st, err := a.CreateStore(ctx, tenantID, "L-1", "Loja 1")
 	require.NoError(t, err)
 	cl, err := a.CreateClient(ctx, tenantID, apiclient.KindOauth, "Integração", nil)
 	require.NoError(t, err)
 	// A webhook endpoint with one delivery of one event, attempted once.
-	whk, err := a.CreateWebhookEndpoint(ctx, app.WebhookInput{
+	whk, err := a.Webhooks.CreateWebhookEndpoint(ctx, webhooks.WebhookInput{
 		URL: opt.Of("https://hooks.example.com/fideliza").Ptr(), EventTypes: []string{"sale.processed"},
 	})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -66,7 +66,7 @@ func TestCustomerImportLongLines(t *testing.T) {
 			res := do(t, http.DefaultClient, req)
 			require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 			require.NoError(t, json.Unmarshal(res.body, &imp))
-			require.NoError(t, f.app.RunCustomerImport(ctx, imp.ID))
+			require.NoError(t, f.app.Customers.RunCustomerImport(ctx, imp.ID))
 			res = do(t, http.DefaultClient, bearerGet(t, f.srv.URL+"/v1/customers/imports/"+imp.ID, token))
 			require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 			require.NoError(t, json.Unmarshal(res.body, &imp))
@@ -107,10 +107,10 @@ func TestCustomerImportLongLines(t *testing.T) {
 		}
 
 		t.Run("a line near the upload limit", func(t *testing.T) {
-			file, line := fiveLines("jsonl", io.LimitReader(repeatByte('x'), app.MaxImportBytes-4096))
+			file, line := fiveLines("jsonl", io.LimitReader(repeatByte('x'), customers.MaxImportBytes-4096))
 			imp, problems := load(t, "jsonl", file)
 			require.Equal(t, "succeeded", imp.Status)
-			require.Greater(t, imp.Bytes, int64(app.MaxImportBytes-4096))
+			require.Greater(t, imp.Bytes, int64(customers.MaxImportBytes-4096))
 			require.Equal(t, []int{5, 4, 1}, []int{imp.Rows, imp.Created, imp.Refused})
 			require.Equal(t, fmt.Sprintf("line,field,message\n%d,,the line is longer than 64 KiB\n", line), problems)
 		})

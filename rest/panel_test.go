@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -440,7 +441,7 @@ func TestPanelBrowser(t *testing.T) {
 		}))
 	})
 	const productionName = "Cliente de Produção"
-	production, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), app.CustomerInput{
+	production, err := f.app.Customers.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), customers.CustomerInput{
 		Name: opt.Of(productionName), Email: opt.Of("producao@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)

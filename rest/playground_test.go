@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -127,7 +127,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	f := newFixture(t, singleDB(t))
 	const customerName = "Playground Tester"
-	_, err := f.app.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), app.CustomerInput{
+	_, err := f.app.Customers.CreateCustomer(viewer.TenantContext(context.Background(), f.tenantID), customers.CustomerInput{
 		Name: opt.Of(customerName), Email: opt.Of("tester@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)

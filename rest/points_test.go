@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -130,7 +131,7 @@ func (e *ptsEnv) ptsCustomer(t *testing.T, tenantID, name string) string {
 	e.cpfNo++
 	n := e.cpfNo
 	e.mu.Unlock()
-	c, err := e.app.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), app.CustomerInput{
+	c, err := e.app.Customers.CreateCustomer(viewer.TenantContext(context.Background(), tenantID), customers.CustomerInput{
 		Name: opt.Of(name), Email: opt.Of(fmt.Sprintf("cliente%d@x.com", n)), CPF: opt.Of(ptsCPF(n)),
 	})
 	require.NoError(t, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -62,7 +63,7 @@ func BenchmarkPOS(b *testing.B) {
 			require.NoError(b, err)
 			ctx := viewer.TenantContext(context.Background(), tn.ID)
 			const cpf = "52998224725"
-			_, err = a.CreateCustomer(ctx, app.CustomerInput{
+			_, err = a.Customers.CreateCustomer(ctx, customers.CustomerInput{
 				Name: opt.Of("Ana Souza"), Email: opt.Of("ana@example.com"), CPF: opt.Of(cpf),
 			})
 			require.NoError(b, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -302,13 +303,13 @@ func TestGraphQLFieldScopes(t *testing.T) {
 func seedEdges(t *testing.T, a *app.App, tenantID string) {
 	t.Helper()
 	ctx := viewer.TenantContext(context.Background(), tenantID)
-	cust, err := a.CreateCustomer(ctx, app.CustomerInput{
+	cust, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{
 		Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)
-	seg, err := a.CreateSegment(ctx, "VIP", nil)
+	seg, err := a.Customers.CreateSegment(ctx, "VIP", nil)
 	require.NoError(t, err)
-	_, err = a.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
+	_, err = a.Customers.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
 	camp, err := a.CreateCampaign(ctx, app.CampaignInput{

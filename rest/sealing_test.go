@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -124,6 +125,6 @@ func requireDocumentsIntact(t *testing.T, e *posEnv, sales map[string]string, kn
 	for _, doc := range []string{known[0], known[len(known)-1]} {
 		r := e.posPost(t, "/customers/identify", posIdentifyBody("s-after", doc, "CPF"))
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		require.Equal(t, app.POSStatusPreRegister, r.obj(t)["customer"].(map[string]any)["status"], "found by its index: %s", r.body)
+		require.Equal(t, customersctx.POSStatusPreRegister, r.obj(t)["customer"].(map[string]any)["status"], "found by its index: %s", r.body)
 	}
 }

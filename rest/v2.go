@@ -5,14 +5,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 )
 
 // customerChurn is GET /v2/customers/{id}/churn: the customer's churn score
 // now, under the tenant's newest model.
 func (s *server) customerChurn(w http.ResponseWriter, r *http.Request) {
-	sc, err := s.app.CustomerChurn(r.Context(), chi.URLParam(r, "id"))
+	sc, err := s.app.Insights.CustomerChurn(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -33,7 +33,7 @@ func (s *server) customerChurn(w http.ResponseWriter, r *http.Request) {
 
 // predictiveSegments is GET /v2/segments/predictive.
 func (s *server) predictiveSegments(w http.ResponseWriter, r *http.Request) {
-	segs, m, err := s.app.PredictiveSegments(r.Context())
+	segs, m, err := s.app.Insights.PredictiveSegments(r.Context())
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -64,7 +64,7 @@ func (s *server) predictiveSegmentCustomers(w http.ResponseWriter, r *http.Reque
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.ListCustomers(r.Context(), app.CustomerFilter{Predictive: chi.URLParam(r, "key")}, after, limit)
+	conn, err := s.app.Customers.ListCustomers(r.Context(), customers.CustomerFilter{Predictive: chi.URLParam(r, "key")}, after, limit)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

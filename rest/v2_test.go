@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -51,7 +52,7 @@ func TestV2Predictive(t *testing.T) {
 
 		var loyal, lapsed []string
 		for i := range 30 {
-			c, err := e.app.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of(fmt.Sprint("Cliente ", i)),
+			c, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of(fmt.Sprint("Cliente ", i)),
 				Email: opt.Of(fmt.Sprintf("c%d@example.com", i)), CPF: opt.Of(posCPFCheck(fmt.Sprintf("%09d", 310000000+i)))})
 			require.NoError(t, err)
 			if i%3 == 0 {
@@ -60,7 +61,7 @@ func TestV2Predictive(t *testing.T) {
 				loyal = append(loyal, c.ID)
 			}
 		}
-		idle, err := e.app.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Sem compras"), Email: opt.Of("idle@example.com"),
+		idle, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Sem compras"), Email: opt.Of("idle@example.com"),
 			CPF: opt.Of(posCPFCheck("319999999"))})
 		require.NoError(t, err)
 
@@ -90,7 +91,7 @@ func TestV2Predictive(t *testing.T) {
 			}
 		}
 		clock.Set(start.AddDate(1, 0, 0))
-		n, err := e.app.ScoreCustomers(ctx, clock.Now())
+		n, err := e.app.Insights.ScoreCustomers(ctx, clock.Now())
 		require.NoError(t, err)
 		require.Equal(t, 31, n)
 
@@ -211,10 +212,10 @@ func TestPredictiveOverGraphQL(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := newTestEnv(t, db)
 		ctx := viewer.TenantContext(context.Background(), e.tenantID)
-		c, err := e.app.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"),
+		c, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"),
 			CPF: opt.Of(posCPFCheck("318000000"))})
 		require.NoError(t, err)
-		_, err = e.app.ScoreCustomers(ctx, time.Now())
+		_, err = e.app.Insights.ScoreCustomers(ctx, time.Now())
 		require.NoError(t, err)
 		body, err := json.Marshal(map[string]any{"query": `query($id: ID!) {
 			predictiveSegments { key customers pAliveBelow }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -22,7 +22,7 @@ type webhookBody struct {
 
 // input translates the body. url, events and active cannot be cleared:
 // null is refused; a null description clears it.
-func (b webhookBody) input() (app.WebhookInput, error) {
+func (b webhookBody) input() (webhooks.WebhookInput, error) {
 	var p apperr.Problems
 	notNull := func(field string, null bool) {
 		if null {
@@ -32,7 +32,7 @@ func (b webhookBody) input() (app.WebhookInput, error) {
 	notNull("url", b.URL.Null)
 	notNull("events", b.Events.Null)
 	notNull("active", b.Active.Null)
-	in := app.WebhookInput{URL: b.URL.Ptr(), Description: b.Description.Ptr(), Active: b.Active.Ptr()}
+	in := webhooks.WebhookInput{URL: b.URL.Ptr(), Description: b.Description.Ptr(), Active: b.Active.Ptr()}
 	if b.Events.Present() {
 		in.EventTypes = b.Events.Value
 		if in.EventTypes == nil {
@@ -130,7 +130,7 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	ws, err := s.app.CreateWebhookEndpoint(r.Context(), in)
+	ws, err := s.app.Webhooks.CreateWebhookEndpoint(r.Context(), in)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -142,7 +142,7 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
 // listWebhooks is GET /v1/webhooks: every endpoint of the tenant (at most
 // 20), oldest first.
 func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	eps, err := s.app.WebhookEndpoints(r.Context())
+	eps, err := s.app.Webhooks.WebhookEndpoints(r.Context())
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -156,7 +156,7 @@ func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 
 // getWebhook is GET /v1/webhooks/{id}.
 func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {
-	ep, err := s.app.WebhookEndpoint(r.Context(), chi.URLParam(r, "id"))
+	ep, err := s.app.Webhooks.WebhookEndpoint(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -175,7 +175,7 @@ func (s *server) patchWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	ep, err := s.app.UpdateWebhookEndpoint(r.Context(), chi.URLParam(r, "id"), in)
+	ep, err := s.app.Webhooks.UpdateWebhookEndpoint(r.Context(), chi.URLParam(r, "id"), in)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -185,7 +185,7 @@ func (s *server) patchWebhook(w http.ResponseWriter, r *http.Request) {
 
 // deleteWebhook is DELETE /v1/webhooks/{id}: 204, with the delivery log gone.
 func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	if err := s.app.DeleteWebhookEndpoint(r.Context(), chi.URLParam(r, "id")); err != nil {
+	if err := s.app.Webhooks.DeleteWebhookEndpoint(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}
@@ -194,7 +194,7 @@ func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 
 // rotateWebhookSecret is POST /v1/webhooks/{id}/rotate-secret.
 func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
-	ws, err := s.app.RotateWebhookSecret(r.Context(), chi.URLParam(r, "id"))
+	ws, err := s.app.Webhooks.RotateWebhookSecret(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -213,7 +213,7 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.WebhookDeliveries(r.Context(), chi.URLParam(r, "id"), after, limit)
+	conn, err := s.app.Webhooks.WebhookDeliveries(r.Context(), chi.URLParam(r, "id"), after, limit)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -230,7 +230,7 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 // not found under this one.
 func (s *server) redeliverWebhook(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	d, err := s.app.RedeliverWebhook(ctx, chi.URLParam(r, "id"), chi.URLParam(r, "delivery_id"))
+	d, err := s.app.Webhooks.RedeliverWebhook(ctx, chi.URLParam(r, "id"), chi.URLParam(r, "delivery_id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
@@ -384,7 +384,7 @@ func whkKeys(m map[string]any) []string {
 func TestWebhookLoopbackGuard(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		e := whkSetup(t, db, func(a *ServerSetup) { a.Webhooks = webhook.Guard{AllowLoopback: true} })
+		e := whkSetup(t, db, func(a *ServerSetup) { a.WebhookGuard = webhook.Guard{AllowLoopback: true} })
 		for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost:9000/in", "https://[::1]/in"} {
 			r := e.whkDo(t, http.MethodPost, "/v1/webhooks", e.token, whkBody(u, "sale.processed"))
 			require.Equal(t, http.StatusCreated, r.status, "%s: %s", u, r.body)
@@ -548,7 +548,7 @@ func TestWebhookRotateSecret(t *testing.T) {
 		require.True(t, strings.HasPrefix(second, "whsec_"), second)
 		require.NotEqual(t, first, second)
 		exp := whkRequireTime(t, m["previous_secret_expires_at"])
-		require.WithinDuration(t, time.Now().Add(app.PreviousSecretValidity), exp, time.Minute)
+		require.WithinDuration(t, time.Now().Add(webhooks.PreviousSecretValidity), exp, time.Minute)
 
 		stored, err := db.Ent.WebhookEndpoint.Get(viewer.SystemContext(context.Background()), id)
 		require.NoError(t, err)

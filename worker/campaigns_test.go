@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -255,7 +256,7 @@ func TestCampaignCashbackJob(t *testing.T) {
 			&app.DiscountInput{Mode: "free_shipping"})
 		discount := b.campaign(b.ctx, t, "Desconto", "discount", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
 			&app.DiscountInput{Mode: "percentage", Value: decimalPtr("10")})
-		cust, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
+		cust, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{
 			Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of("52998224725"),
 		})
 		require.NoError(t, err)

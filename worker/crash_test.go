@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
@@ -237,7 +238,7 @@ func crashTenant(t *testing.T, a *app.App) crashTenantOf {
 	out := crashTenantOf{id: tn.ID, docs: make([]string, crashCustomers), ids: make([]string, crashCustomers)}
 	for i := range crashCustomers {
 		out.docs[i] = crashCPF(i)
-		c, err := a.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), app.CustomerInput{
+		c, err := a.Customers.CreateCustomer(viewer.TenantContext(context.Background(), tn.ID), customers.CustomerInput{
 			Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("cliente%d@example.com", i)),
 			CPF: opt.Of(out.docs[i]),
 		})

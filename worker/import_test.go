@@ -42,7 +42,7 @@ func TestImportCustomersJob(t *testing.T) {
 		for i := 1; i <= 3000; i++ {
 			fmt.Fprintf(&file, `{"name":"Cliente %d","email":"c%d@example.com","cpf":"%s"}`+"\n", i, i, document.CPFOf(i))
 		}
-		imp, err := a.StartCustomerImport(ctx, strings.NewReader(file.String()), "jsonl", false)
+		imp, err := a.Customers.StartCustomerImport(ctx, strings.NewReader(file.String()), "jsonl", false)
 		require.NoError(t, err)
 		require.Equal(t, customerimport.StatusQueued, imp.Status)
 		require.Equal(t, "cli_test", imp.RequestedBy)
@@ -52,7 +52,7 @@ func TestImportCustomersJob(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("the import did not complete")
 		}
-		imp, err = a.CustomerImport(ctx, imp.ID)
+		imp, err = a.Customers.CustomerImport(ctx, imp.ID)
 		require.NoError(t, err)
 		require.Equal(t, customerimport.StatusSucceeded, imp.Status)
 		require.Equal(t, []int{3000, 3000, 0, 0}, []int{imp.Rows, imp.Created, imp.Updated, imp.Refused})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -91,7 +92,7 @@ func (b *pointsBundle) customer(t *testing.T, i int) string {
 	}
 	cpf += string(digit(cpf, 10))
 	cpf += string(digit(cpf, 11))
-	c, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
+	c, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{
 		Name: opt.Of(fmt.Sprintf("Cliente %d", i)), Email: opt.Of(fmt.Sprintf("c%d@example.com", i)), CPF: opt.Of(cpf),
 	})
 	require.NoError(t, err)

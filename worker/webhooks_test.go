@@ -25,6 +25,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/webhook"
@@ -141,7 +143,7 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	t.Helper()
 	clock := testclock.NewStored(time.Now().UTC(), nil)
 	log := slog.New(slog.DiscardHandler)
-	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}})
+	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
 	sys := viewer.SystemContext(context.Background())
 	tn, err := a.CreateTenant(sys, "Loja Webhooks", nil)
 	require.NoError(t, err)
@@ -156,9 +158,9 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 
 // endpoint registers an endpoint of the tenant of ctx and moves the clock
 // past its creation.
-func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types []string, active bool) *app.WebhookSecret {
+func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types []string, active bool) *webhooks.WebhookSecret {
 	t.Helper()
-	ws, err := b.app.CreateWebhookEndpoint(ctx, app.WebhookInput{URL: &url, EventTypes: types, Active: &active})
+	ws, err := b.app.Webhooks.CreateWebhookEndpoint(ctx, webhooks.WebhookInput{URL: &url, EventTypes: types, Active: &active})
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ws.Secret, webhook.SecretPrefix))
 	require.Equal(t, ws.Secret, ws.Endpoint.Secret)
@@ -169,7 +171,7 @@ func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types
 // dispatch runs the dispatcher once at the clock's time.
 func (b *whBundle) dispatch(t *testing.T) int {
 	t.Helper()
-	n, err := b.app.DispatchEvents(context.Background())
+	n, err := b.app.Webhooks.DispatchEvents(context.Background())
 	require.NoError(t, err)
 	return n
 }
@@ -283,7 +285,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	t.Helper()
 	start := b.clock.Now()
 	cpf := whCPF(1)
-	cust, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{
+	cust, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{
 		Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of(cpf),
 	})
 	require.NoError(t, err)
@@ -364,10 +366,10 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
 
 	// customer.consent_changed: Helena agrees to e-mail marketing.
-	_, err = b.app.PatchCustomer(b.ctx, cust.ID, app.CustomerInput{Consent: opt.Of(app.ConsentInput{MarketingEmail: opt.Of(true)})})
+	_, err = b.app.Customers.PatchCustomer(b.ctx, cust.ID, customers.CustomerInput{Consent: opt.Of(customers.ConsentInput{MarketingEmail: opt.Of(true)})})
 	require.NoError(t, err)
 	// customer.erased: another customer, without consents, is erased.
-	ivo, err := b.app.CreateCustomer(b.ctx, app.CustomerInput{Name: opt.Of("Ivo"), Email: opt.Of("ivo@example.com"), CPF: opt.Of(whCPF(2))})
+	ivo, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{Name: opt.Of("Ivo"), Email: opt.Of("ivo@example.com"), CPF: opt.Of(whCPF(2))})
 	require.NoError(t, err)
 	require.NoError(t, b.app.EraseCustomer(b.ctx, ivo.ID))
 
@@ -488,17 +490,17 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		require.Len(t, rcv.requests(), len(outbox.Types))
 
 		// The same data through the GraphQL-facing read.
-		conn, err := b.app.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, 20)
+		conn, err := b.app.Webhooks.WebhookDeliveries(b.ctx, ws.Endpoint.ID, nil, 20)
 		require.NoError(t, err)
 		require.Len(t, conn.Edges, len(outbox.Types))
 
 		t.Run("rotation", func(t *testing.T) {
 			old := ws.Secret
-			rotated, err := b.app.RotateWebhookSecret(b.ctx, ws.Endpoint.ID)
+			rotated, err := b.app.Webhooks.RotateWebhookSecret(b.ctx, ws.Endpoint.ID)
 			require.NoError(t, err)
 			require.NotEqual(t, old, rotated.Secret)
 			require.Equal(t, old, *rotated.Endpoint.PreviousSecret)
-			require.True(t, b.clock.Now().Add(app.PreviousSecretValidity).Equal(*rotated.Endpoint.PreviousSecretExpiresAt))
+			require.True(t, b.clock.Now().Add(webhooks.PreviousSecretValidity).Equal(*rotated.Endpoint.PreviousSecretExpiresAt))
 
 			// Receivers still on the old secret and those already on the new
 			// one both verify the next delivery.
@@ -517,7 +519,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 
 			// Once the previous secret expires, only the new one signs.
 			rcv.verifyWith(rotated.Secret)
-			b.clock.Set(b.clock.Now().Add(app.PreviousSecretValidity + time.Second))
+			b.clock.Set(b.clock.Now().Add(webhooks.PreviousSecretValidity + time.Second))
 			ev = b.record(t, b.tenant, outbox.SaleProcessed, "sal_after_rotation")
 			require.Equal(t, 1, b.dispatch(t))
 			queued = b.queuedJobs(t)
@@ -541,14 +543,14 @@ func TestWebhookDeliveryWithRiver(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		log := slog.New(slog.DiscardHandler)
-		a := app.New(&app.Config{DB: db, Log: log, Webhooks: webhook.Guard{AllowLoopback: true}})
+		a := app.New(&app.Config{DB: db, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
 		sys := viewer.SystemContext(context.Background())
 		tn, err := a.CreateTenant(sys, "Loja River", nil)
 		require.NoError(t, err)
 		tctx := viewer.TenantContext(context.Background(), tn.ID)
 		rcv := whNewReceiver(t, time.Now)
 		u := rcv.url()
-		ws, err := a.CreateWebhookEndpoint(tctx, app.WebhookInput{URL: &u, EventTypes: outbox.Types})
+		ws, err := a.Webhooks.CreateWebhookEndpoint(tctx, webhooks.WebhookInput{URL: &u, EventTypes: outbox.Types})
 		require.NoError(t, err)
 		rcv.verifyWith(ws.Secret)
 
@@ -667,7 +669,7 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 
 		// Redelivery: pending again with a new job; the receiver recovered.
 		b.clock.Set(b.clock.Now().Add(time.Hour))
-		d, err := b.app.RedeliverWebhook(b.ctx, "", job.args.DeliveryID)
+		d, err := b.app.Webhooks.RedeliverWebhook(b.ctx, "", job.args.DeliveryID)
 		require.NoError(t, err)
 		require.Equal(t, webhookdelivery.StatusPending, d.Status)
 		require.Nil(t, d.CompletedAt)
@@ -769,7 +771,7 @@ func TestWebhookDispatchRules(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					counts[i], errs[i] = b.app.DispatchEvents(context.Background())
+					counts[i], errs[i] = b.app.Webhooks.DispatchEvents(context.Background())
 				}()
 			}
 			close(start)
@@ -810,10 +812,10 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		// Registration itself refuses loopback when the guard does.
 		strict := app.New(&app.Config{DB: db, Clock: b.clock.Now, Log: b.app.Log})
 		u := rcv.url()
-		_, err := strict.CreateWebhookEndpoint(b.ctx, app.WebhookInput{URL: &u, EventTypes: outbox.Types})
+		_, err := strict.Webhooks.CreateWebhookEndpoint(b.ctx, webhooks.WebhookInput{URL: &u, EventTypes: outbox.Types})
 		require.Error(t, err)
 		for _, bad := range []string{"https://10.0.0.1/hooks", "https://169.254.169.254/latest/meta-data", "https://user:pw@example.com/"} {
-			_, err := b.app.CreateWebhookEndpoint(b.ctx, app.WebhookInput{URL: &bad, EventTypes: outbox.Types})
+			_, err := b.app.Webhooks.CreateWebhookEndpoint(b.ctx, webhooks.WebhookInput{URL: &bad, EventTypes: outbox.Types})
 			require.Error(t, err, bad)
 		}
 
@@ -824,7 +826,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 		queued := b.queuedJobs(t)
 		require.Len(t, queued, 1)
 
-		guarded := &worker.DeliverWebhookWorker{App: app.New(&app.Config{DB: db, Clock: b.clock.Now, Webhooks: webhook.Guard{}})}
+		guarded := &worker.DeliverWebhookWorker{App: app.New(&app.Config{DB: db, Clock: b.clock.Now, WebhookGuard: webhook.Guard{}})}
 		err = b.work(guarded, queued[0], 1)
 		require.ErrorContains(t, err, "not allowed")
 		d := b.delivery(t, queued[0].args.DeliveryID)
@@ -850,7 +852,7 @@ func TestWebhookGuardInWorker(t *testing.T) {
 			queued := b.queuedJobs(t)
 			require.Len(t, queued, 1)
 			off := false
-			_, err := b.app.UpdateWebhookEndpoint(b.ctx, ws.Endpoint.ID, app.WebhookInput{Active: &off})
+			_, err := b.app.Webhooks.UpdateWebhookEndpoint(b.ctx, ws.Endpoint.ID, webhooks.WebhookInput{Active: &off})
 			require.NoError(t, err)
 			require.NoError(t, b.work(b.deliver, queued[0], 1))
 			d := b.delivery(t, queued[0].args.DeliveryID)

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -113,7 +114,7 @@ type DeliverWebhookWorker struct {
 }
 
 func (w *DeliverWebhookWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverWebhook]) error {
-	return w.App.DeliverWebhook(ctx, job.Args.DeliveryID, job.Attempt, job.Attempt >= job.MaxAttempts)
+	return w.App.Webhooks.DeliverWebhook(ctx, job.Args.DeliveryID, job.Attempt, job.Attempt >= job.MaxAttempts)
 }
 
 // NextRetry follows jobs.RetrySchedule from the application's clock.
@@ -135,8 +136,8 @@ type DispatchEventsWorker struct {
 
 func (w *DispatchEventsWorker) Work(ctx context.Context, _ *river.Job[jobs.DispatchEvents]) error {
 	for {
-		n, err := w.App.DispatchEvents(ctx)
-		if err != nil || n < app.DispatchBatch {
+		n, err := w.App.Webhooks.DispatchEvents(ctx)
+		if err != nil || n < webhooks.DispatchBatch {
 			return err
 		}
 	}
@@ -215,9 +216,9 @@ type ScoreCustomersWorker struct {
 
 func (w *ScoreCustomersWorker) Work(ctx context.Context, job *river.Job[jobs.ScoreCustomers]) error {
 	if job.Args.TenantID == "" {
-		return w.App.ScoreAllTenants(ctx)
+		return w.App.Insights.ScoreAllTenants(ctx)
 	}
-	_, err := w.App.ScoreCustomers(viewer.TenantContext(ctx, job.Args.TenantID), w.App.Now())
+	_, err := w.App.Insights.ScoreCustomers(viewer.TenantContext(ctx, job.Args.TenantID), w.App.Now())
 	return err
 }
 
@@ -234,10 +235,10 @@ type ImportCustomersWorker struct {
 
 func (w *ImportCustomersWorker) Work(ctx context.Context, job *river.Job[jobs.ImportCustomers]) error {
 	ctx = viewer.TenantContext(ctx, job.Args.TenantID)
-	err := w.App.RunCustomerImport(ctx, job.Args.ImportID)
+	err := w.App.Customers.RunCustomerImport(ctx, job.Args.ImportID)
 	if err != nil && job.Attempt >= job.MaxAttempts {
 		// No attempt is left: the import ends failed rather than running for ever.
-		return errors.Join(err, w.App.FailCustomerImport(context.WithoutCancel(ctx), job.Args.ImportID, "the import could not complete; the rows loaded so far stay"))
+		return errors.Join(err, w.App.Customers.FailCustomerImport(context.WithoutCancel(ctx), job.Args.ImportID, "the import could not complete; the rows loaded so far stay"))
 	}
 	return err
 }

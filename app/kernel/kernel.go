@@ -6,7 +6,9 @@
 package kernel
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/webhook"
@@ -32,8 +35,8 @@ type Kernel struct {
 	Auth  *auth.Service
 	Log   *slog.Logger
 	Clock func() time.Time // nil: the system clock; tests set it
-	// Webhooks says which URLs webhook endpoints may have.
-	Webhooks webhook.Guard
+	// WebhookGuard says which URLs webhook endpoints may have.
+	WebhookGuard webhook.Guard
 	// Counts records what operations do (sales received, points credited,
 	// redemptions); nil records nothing. A *metrics.Registry is one.
 	Counts Recorder
@@ -81,6 +84,25 @@ func (k *Kernel) Stamp() time.Time { return k.Now().UTC().Truncate(time.Microsec
 // Ledger is the points ledger on k's database and clock.
 func (k *Kernel) Ledger() ledger.Ledger {
 	return ledger.Ledger{Dialect: k.DB.Dialect, Now: k.Now}
+}
+
+// LockCustomer locks a customer's row until the transaction of c ends
+// (PostgreSQL: SELECT … FOR UPDATE; SQLite's write transactions are serial
+// already) and reads it, erased or not; an unknown customer is not found.
+//
+// The lock order: every transaction that writes a customer's data (its
+// profile and consents, its ledger and lots, its sales, returns and
+// redemptions, its erasure) takes this lock before any other row lock it
+// takes or any row it writes, then the rest in the order customer, ledger,
+// lots, sales, redemptions, events. Transactions on one customer therefore
+// queue on its row instead of deadlocking, and an erasure sees no write
+// begun before it commit after it. docs/decisions.md, "Lock order".
+func (k *Kernel) LockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
+	cust, err := k.Ledger().LockCustomer(ctx, c, id)
+	if errors.Is(err, ledger.ErrCustomerNotFound) {
+		return nil, apperr.NotFound("customer")
+	}
+	return cust, err
 }
 
 // Recorder records what operations do, for the business metrics.

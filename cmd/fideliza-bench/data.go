@@ -70,7 +70,7 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	if err := growCustomers(ctx, a.DB, f, customers); err != nil {
 		return nil, err
 	}
-	first, err := a.CustomerByDocument(viewer.TenantContext(ctx, t.ID), cpf(100000000))
+	first, err := a.Customers.CustomerByDocument(viewer.TenantContext(ctx, t.ID), cpf(100000000))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/safecsv"
@@ -80,7 +81,7 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 	if err != nil {
 		return nil, err
 	}
-	header, rows, err := app.ReadCSVFile(in, 0)
+	header, rows, err := customers.ReadCSVFile(in, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

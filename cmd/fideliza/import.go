@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fideliza/fideliza/app"
+	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/safecsv"
@@ -31,7 +32,7 @@ func newImportCommand(g *globals) *cobra.Command {
 		Long: "Each row is checked as POST /v1/customers checks it; invalid rows are written to the error report " +
 			"(line, field, message) while the valid ones load. A customer whose CPF, or else external id, is already " +
 			"registered is updated with the row's fields. Progress is kept in FILE.progress after each batch: an " +
-			"interrupted import continues with --resume.\nCSV columns: " + strings.Join(app.CustomerFileColumns, ", ") +
+			"interrupted import continues with --resume.\nCSV columns: " + strings.Join(customersctx.CustomerFileColumns, ", ") +
 			" (cpf, name and email required).",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
 			if format == "" {
@@ -107,8 +108,8 @@ type importProgress struct {
 	Line    int       `json:"line"`
 }
 
-func (imp *customerImport) run(ctx context.Context, a *app.App) (app.ImportResult, error) {
-	var res app.ImportResult
+func (imp *customerImport) run(ctx context.Context, a *app.App) (customersctx.ImportResult, error) {
+	var res customersctx.ImportResult
 	in, err := os.Open(imp.file)
 	if err != nil {
 		return res, err
@@ -136,7 +137,7 @@ func (imp *customerImport) run(ctx context.Context, a *app.App) (app.ImportResul
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return res, err
 	}
-	rows, err := app.CustomerFileRows(in, imp.format, done.Line)
+	rows, err := customersctx.CustomerFileRows(in, imp.format, done.Line)
 	if err != nil {
 		return res, err
 	}
@@ -160,12 +161,12 @@ func (imp *customerImport) run(ctx context.Context, a *app.App) (app.ImportResul
 		header = 1
 	}
 	bar := newProgressBar(imp.stderr, total, header, done.Line)
-	res, err = a.ImportCustomers(ctx, rows, app.ImportOptions{
+	res, err = a.Customers.ImportCustomers(ctx, rows, customersctx.ImportOptions{
 		DryRun: imp.dryRun,
-		Problem: func(p app.ImportProblem) {
+		Problem: func(p customersctx.ImportProblem) {
 			_ = reportCSV.Write([]string{strconv.Itoa(p.Line), p.Field, p.Message})
 		},
-		Done: func(line int, _ app.ImportResult) error {
+		Done: func(line int, _ customersctx.ImportResult) error {
 			bar.show(line)
 			reportCSV.Flush()
 			if err := reportCSV.Error(); err != nil || imp.dryRun {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -31,7 +32,7 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 		clock := testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 		a := app.New(&app.Config{DB: db, Clock: clock.Now})
 		ctx := viewer.TenantContext(context.Background(), tid)
-		c, err := a.CreateCustomer(ctx, app.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725")})
+		c, err := a.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725")})
 		require.NoError(t, err)
 		credit := func(order string, pts int64) time.Time {
 			t.Helper()

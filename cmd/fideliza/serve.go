@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -84,7 +85,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err := g.useOIDC(ctx, log, a); err != nil {
 				return err
 			}
-			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			a.WebhookGuard = webhook.Guard{AllowLoopback: g.webhookLoopback}
 			// One registry for the HTTP side and the jobs this process works:
 			// GET /metrics serves both.
 			reg := metrics.New()
@@ -144,7 +145,7 @@ func (l *rateLimitFlags) register(f *pflag.FlagSet) {
 		"requests to /auth/token per IP address (env FIDELIZA_RATE_LIMIT_TOKEN)")
 	f.StringVar(&l.authFailures, "rate-limit-auth-failures", env("FIDELIZA_RATE_LIMIT_AUTH_FAILURES", ratelimit.DefaultAuthFailureQuota.String()),
 		"failed HTTP Basic authentications of the point-of-sale interface per IP address; over it the address is refused before its credentials are checked (env FIDELIZA_RATE_LIMIT_AUTH_FAILURES)")
-	f.StringVar(&l.documentLookups, "rate-limit-document-lookups", env("FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS", app.DefaultDocumentLookups.String()),
+	f.StringVar(&l.documentLookups, "rate-limit-document-lookups", env("FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS", customers.DefaultDocumentLookups.String()),
 		"customers each client may look up by complete CPF or CNPJ per window (GET /v1/customers?search=<CPF>, GraphQL customerByDocument), counted by each process (env FIDELIZA_RATE_LIMIT_DOCUMENT_LOOKUPS)")
 }
 
@@ -224,7 +225,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.DB.Close()
-			a.Webhooks = webhook.Guard{AllowLoopback: g.webhookLoopback}
+			a.WebhookGuard = webhook.Guard{AllowLoopback: g.webhookLoopback}
 			g.logStart(log, a, "worker", "workers", workers, "points_interval", points.String(), "rescue_after", rescue.String(),
 				"metrics_addr", metricsAddr)
 			var reg *metrics.Registry

@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"context"
@@ -31,7 +31,7 @@ const MaxImportBytes = 256 << 20
 // by the viewer and queues its import into the viewer's tenant; dryRun
 // checks and matches the rows only. The import answers at once: a worker
 // loads it (RunCustomerImport) and CustomerImport tells how it goes.
-func (a *App) StartCustomerImport(ctx context.Context, file io.Reader, format string, dryRun bool) (*ent.CustomerImport, error) {
+func (a *Service) StartCustomerImport(ctx context.Context, file io.Reader, format string, dryRun bool) (*ent.CustomerImport, error) {
 	if format != "csv" && format != "jsonl" {
 		return nil, apperr.Invalid("format", "must be csv or jsonl")
 	}
@@ -66,7 +66,7 @@ func (a *App) StartCustomerImport(ctx context.Context, file io.Reader, format st
 }
 
 // storeImportFile writes file into importID's chunks and returns its size.
-func (a *App) storeImportFile(ctx context.Context, importID string, file io.Reader) (int64, error) {
+func (a *Service) storeImportFile(ctx context.Context, importID string, file io.Reader) (int64, error) {
 	buf := make([]byte, importChunkBytes)
 	var size int64
 	for seq := 0; ; seq++ {
@@ -88,13 +88,13 @@ func (a *App) storeImportFile(ctx context.Context, importID string, file io.Read
 
 // FailCustomerImport ends an import as failed for reason and drops its
 // file: its header could not be read, or its job ran out of attempts.
-func (a *App) FailCustomerImport(ctx context.Context, importID, reason string) error {
+func (a *Service) FailCustomerImport(ctx context.Context, importID, reason string) error {
 	return a.finishImport(ctx, importID, customerimport.StatusFailed, reason)
 }
 
 // finishImport ends an import with status and drops its file, which holds
 // personal data the import no longer needs.
-func (a *App) finishImport(ctx context.Context, importID string, status customerimport.Status, reason string) error {
+func (a *Service) finishImport(ctx context.Context, importID string, status customerimport.Status, reason string) error {
 	return a.DB.InTx(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportID(importID)).Exec(ctx); err != nil {
 			return err
@@ -105,7 +105,7 @@ func (a *App) finishImport(ctx context.Context, importID string, status customer
 }
 
 // CustomerImport returns one of the viewer's tenant's imports.
-func (a *App) CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
+func (a *Service) CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ const MaxImportProblemsPage = 5000
 // CustomerImportProblems returns the rows an import refused, in line
 // order: at most limit of them (1 to MaxImportProblemsPage) after the one
 // whose id is afterID (0: from the first).
-func (a *App) CustomerImportProblems(ctx context.Context, id string, afterID, limit int) ([]*ent.CustomerImportProblem, error) {
+func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID, limit int) ([]*ent.CustomerImportProblem, error) {
 	if limit < 1 || limit > MaxImportProblemsPage {
 		return nil, apperr.Invalid("first", "must be between 1 and %d", MaxImportProblemsPage)
 	}
@@ -138,7 +138,7 @@ func (a *App) CustomerImportProblems(ctx context.Context, id string, afterID, li
 // its progress with each batch, so a worker that takes over an interrupted
 // run resumes after the last committed batch; a file that cannot be read
 // as a whole (a bad header) fails the import, not the job.
-func (a *App) RunCustomerImport(ctx context.Context, id string) error {
+func (a *Service) RunCustomerImport(ctx context.Context, id string) error {
 	imp, err := a.CustomerImport(ctx, id)
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (a *App) RunCustomerImport(ctx context.Context, id string) error {
 
 // saveImportProgress records a committed batch: its counts, its refused
 // rows, and the line to resume after.
-func (a *App) saveImportProgress(ctx context.Context, id string, line int, batch ImportResult, problems []ImportProblem) error {
+func (a *Service) saveImportProgress(ctx context.Context, id string, line int, batch ImportResult, problems []ImportProblem) error {
 	return a.DB.InTx(ctx, func(tx storage.Tx) error {
 		for chunk := range slices.Chunk(problems, insertChunk) {
 			creates := make([]*ent.CustomerImportProblemCreate, len(chunk))
@@ -201,7 +201,7 @@ func (a *App) saveImportProgress(ctx context.Context, id string, line int, batch
 // chunkReader reads an import's file back from its chunks, one at a time.
 type chunkReader struct {
 	ctx      context.Context
-	a        *App
+	a        *Service
 	importID string
 	seq      int
 	buf      []byte

@@ -1,4 +1,4 @@
-package app
+package insights
 
 import (
 	"context"
@@ -29,7 +29,7 @@ var PredictiveSegmentKeys = []string{"churn_risk_high", "churn_risk_medium", "ch
 
 // predictiveSegment describes the segment of key and its members' score
 // predicate; ok is false for an unknown key.
-func (a *App) predictiveSegment(ctx context.Context, key string) (PredictiveSegment, predicate.CustomerScore, bool, error) {
+func (a *Service) predictiveSegment(ctx context.Context, key string) (PredictiveSegment, predicate.CustomerScore, bool, error) {
 	switch key {
 	case "churn_risk_high":
 		return PredictiveSegment{Key: key, Name: "High churn risk", PAliveBelow: opt.Of(churnMediumRisk).Ptr(),
@@ -62,7 +62,7 @@ func (a *App) predictiveSegment(ctx context.Context, key string) (PredictiveSegm
 // PredictiveSegments lists the predictive segments of the viewer's tenant
 // with their members counted, and the model the scores come from (nil when
 // none is fitted).
-func (a *App) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, *ent.ChurnModel, error) {
+func (a *Service) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, *ent.ChurnModel, error) {
 	m, err := a.latestChurnModel(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -81,9 +81,9 @@ func (a *App) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, *ent
 	return out, m, nil
 }
 
-// predictiveMembers is the customer predicate of a predictive segment; an
+// PredictiveMembers is the customer predicate of a predictive segment; an
 // unknown key is not found.
-func (a *App) predictiveMembers(ctx context.Context, key string) (predicate.Customer, error) {
+func (a *Service) PredictiveMembers(ctx context.Context, key string) (predicate.Customer, error) {
 	_, members, ok, err := a.predictiveSegment(ctx, key)
 	switch {
 	case err != nil:

@@ -1,4 +1,4 @@
-package app
+package insights
 
 import (
 	"cmp"
@@ -31,7 +31,7 @@ const (
 // not the customer's activity. Each kind of activity is read as the
 // distinct customers of the period (an index range each), then united:
 // asking customer by customer whether any exists is far slower.
-func (a *App) ActiveCustomers(ctx context.Context, from, to time.Time) (int, error) {
+func (a *Service) ActiveCustomers(ctx context.Context, from, to time.Time) (int, error) {
 	if err := checkPeriod(from, to, 0); err != nil {
 		return 0, err
 	}
@@ -85,7 +85,7 @@ type CampaignPerformance struct {
 // CampaignPerformance sums a campaign's redemptions, within [from, to) when
 // given. Money is summed here, exactly, not by the database (SQLite keeps
 // decimals as text).
-func (a *App) CampaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
+func (a *Service) CampaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
 	if err := kernel.Guarded("from", from, "to", to); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ type StoreDaySales struct {
 
 // SalesByStoreDay sums the sales within [from, to) per store and per day in
 // the time zone tz (the tenant's when empty), by day and store code.
-func (a *App) SalesByStoreDay(ctx context.Context, from, to time.Time, tz string) ([]*StoreDaySales, error) {
+func (a *Service) SalesByStoreDay(ctx context.Context, from, to time.Time, tz string) ([]*StoreDaySales, error) {
 	loc, err := a.dashboardZone(ctx, from, to, tz)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (a *App) SalesByStoreDay(ctx context.Context, from, to time.Time, tz string
 
 // dashboardZone checks a dashboard's period and returns the location of its
 // days: tz, or the tenant's time zone when tz is empty.
-func (a *App) dashboardZone(ctx context.Context, from, to time.Time, tz string) (*time.Location, error) {
+func (a *Service) dashboardZone(ctx context.Context, from, to time.Time, tz string) (*time.Location, error) {
 	if err := checkPeriod(from, to, maxDashboardPeriod); err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ type DayPoints struct {
 // empty); the last day ends at to. A balance is the one its customer's
 // latest ledger entry left, so the ledger is read once, customer by
 // customer, in batches, and each entry adds what it changed to its day.
-func (a *App) PointsLiabilityByDay(ctx context.Context, from, to time.Time, tz string) ([]DayPoints, error) {
+func (a *Service) PointsLiabilityByDay(ctx context.Context, from, to time.Time, tz string) ([]DayPoints, error) {
 	loc, err := a.dashboardZone(ctx, from, to, tz)
 	if err != nil {
 		return nil, err

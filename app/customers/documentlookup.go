@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"context"
@@ -23,7 +23,7 @@ var DefaultDocumentLookups = ratelimit.Quota{Limit: 100, Window: 15 * time.Minut
 // CustomerByDocument reads the customer of the viewer's tenant with a
 // complete, valid CPF or CNPJ (formatted or not), as Customer does. It is a
 // document lookup: counted against the client's quota and audited.
-func (a *App) CustomerByDocument(ctx context.Context, doc string) (*ent.Customer, error) {
+func (a *Service) CustomerByDocument(ctx context.Context, doc string) (*ent.Customer, error) {
 	_, d, err := document.ParseAny(doc)
 	if err != nil {
 		return nil, apperr.Invalid("document", "must be a complete, valid CPF or CNPJ: %v", err)
@@ -44,7 +44,7 @@ func (a *App) CustomerByDocument(ctx context.Context, doc string) (*ent.Customer
 // recorded in the audit trail with the customer found (never the
 // document): documents are tried one at a time, so no batch of guesses can
 // find a CPF from its masked form.
-func (a *App) lookUpDocument(ctx context.Context, doc string) (string, error) {
+func (a *Service) lookUpDocument(ctx context.Context, doc string) (string, error) {
 	v, _ := viewer.FromContext(ctx)
 	q := a.documentLookupQuota()
 	if d := a.documentLookups().Allow(v.TenantID+"\x00"+string(v.Role)+"\x00"+v.Subject, q); !d.Allowed {
@@ -52,7 +52,7 @@ func (a *App) lookUpDocument(ctx context.Context, doc string) (string, error) {
 			Message: fmt.Sprintf("too many lookups by document: each client may make %s (lookups/window); retry in %s",
 				q, d.RetryAfter.Round(time.Second))}
 	}
-	id, err := a.DB.Ent.Customer.Query().Where(customerWithDocument(doc), customer.ErasedAtIsNil()).OnlyID(ctx)
+	id, err := a.DB.Ent.Customer.Query().Where(CustomerWithDocument(doc), customer.ErasedAtIsNil()).OnlyID(ctx)
 	if ent.IsNotFound(err) {
 		id, err = "", nil
 	}
@@ -63,12 +63,12 @@ func (a *App) lookUpDocument(ctx context.Context, doc string) (string, error) {
 }
 
 // documentLookups counts each client's document lookups in this process.
-func (a *App) documentLookups() *ratelimit.Limiter {
+func (a *Service) documentLookups() *ratelimit.Limiter {
 	a.lookupsOnce.Do(func() { a.lookups = ratelimit.New(a.Now, 0) })
 	return a.lookups
 }
 
-func (a *App) documentLookupQuota() ratelimit.Quota {
+func (a *Service) documentLookupQuota() ratelimit.Quota {
 	if a.DocumentLookups.IsZero() {
 		return DefaultDocumentLookups
 	}

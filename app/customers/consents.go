@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"context"
@@ -12,18 +12,18 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
-// ConsentPurposes are the purposes a customer consents to, in the order of
-// a consents value.
+// ConsentPurposes are the purposes a customer Consents to, in the order of
+// a Consents value.
 var ConsentPurposes = []consentchange.Purpose{
 	consentchange.PurposeMarketingEmail, consentchange.PurposeMarketingSms,
 	consentchange.PurposeMarketingWhatsapp, consentchange.PurposeDataSharing,
 }
 
-// consents are a customer's consents, one per purpose of ConsentPurposes.
-type consents [4]bool
+// Consents are a customer's Consents, one per purpose of ConsentPurposes.
+type Consents [4]bool
 
-func consentsOf(c *ent.Customer) consents {
-	return consents{c.ConsentMarketingEmail, c.ConsentMarketingSms, c.ConsentMarketingWhatsapp, c.ConsentDataSharing}
+func ConsentsOf(c *ent.Customer) Consents {
+	return Consents{c.ConsentMarketingEmail, c.ConsentMarketingSms, c.ConsentMarketingWhatsapp, c.ConsentDataSharing}
 }
 
 // fields are the input's field of each purpose.
@@ -33,10 +33,10 @@ func (in *ConsentInput) fields() [4]*opt.Field[bool] {
 
 // applied is old after a write of in: the purposes it sets change, a null
 // consent withdraws every one, an absent one changes none.
-func (old consents) applied(in opt.Field[ConsentInput]) consents {
+func (old Consents) applied(in opt.Field[ConsentInput]) Consents {
 	switch {
 	case in.Null:
-		return consents{}
+		return Consents{}
 	case !in.Set:
 		return old
 	}
@@ -49,7 +49,7 @@ func (old consents) applied(in opt.Field[ConsentInput]) consents {
 	return out
 }
 
-// consentChannel says through what a viewer changes consents: the API (a
+// consentChannel says through what a viewer changes Consents: the API (a
 // client), an import (the system: the import job, or the operator's CLI), or
 // the back office (a user).
 func consentChannel(v viewer.Viewer) consentchange.Channel {
@@ -70,7 +70,7 @@ func viewerOf(ctx context.Context) viewer.Viewer {
 // consentRecords are the history rows and customer.consent_changed events
 // of what changed from old to now (every purpose given a value, for a new
 // customer: old nil), for a bulk insert through c.
-func consentRecords(ctx context.Context, c *ent.Client, cust *ent.Customer, old *consents, now consents, given consents,
+func consentRecords(ctx context.Context, c *ent.Client, cust *ent.Customer, old *Consents, now Consents, given Consents,
 	channel consentchange.Channel, at time.Time) ([]*ent.ConsentChangeCreate, []*ent.EventCreate) {
 	v := viewerOf(ctx)
 	var changes []*ent.ConsentChangeCreate
@@ -89,9 +89,9 @@ func consentRecords(ctx context.Context, c *ent.Client, cust *ent.Customer, old 
 	return changes, events
 }
 
-// recordConsents writes the history and events of what changed from old to
+// RecordConsents writes the history and events of what changed from old to
 // now (see consentRecords) in the transaction of c.
-func recordConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, old *consents, now consents, given consents,
+func RecordConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, old *Consents, now Consents, given Consents,
 	channel consentchange.Channel, at time.Time) error {
 	changes, events := consentRecords(ctx, c, cust, old, now, given, channel, at)
 	return writeConsentRecords(ctx, c, changes, events)

@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type AddressInput struct {
 	ZipCode opt.Field[string] `json:"zip_code"`
 }
 
-// ConsentInput holds the consents, one per purpose (ConsentPurposes).
+// ConsentInput holds the Consents, one per purpose (ConsentPurposes).
 type ConsentInput struct {
 	MarketingEmail    opt.Field[bool] `json:"marketing_email"`
 	MarketingSMS      opt.Field[bool] `json:"marketing_sms"`
@@ -136,7 +136,7 @@ func (in CustomerInput) validate(mode writeMode) (cpf string, err error) {
 }
 
 // CreateCustomer registers a customer in the viewer's tenant.
-func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
+func (a *Service) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -154,9 +154,9 @@ func (a *App) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Custom
 	return a.Customer(ctx, id)
 }
 
-// createCustomer writes a new customer and the history of the consents it
+// createCustomer writes a new customer and the history of the Consents it
 // gave, in one transaction, and returns its id.
-func (a *App) createCustomer(ctx context.Context, in CustomerInput, cpf string, now time.Time) (string, error) {
+func (a *Service) createCustomer(ctx context.Context, in CustomerInput, cpf string, now time.Time) (string, error) {
 	var id string
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		c, err := newCustomer(tx.Ent, in, cpf, now).Save(ctx)
@@ -170,13 +170,13 @@ func (a *App) createCustomer(ctx context.Context, in CustomerInput, cpf string, 
 	return id, err
 }
 
-// givenConsents are the history rows and events of the consents a new
+// givenConsents are the history rows and events of the Consents a new
 // customer (its id, tenant and creation are read) was created with from in.
 func givenConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, in CustomerInput) ([]*ent.ConsentChangeCreate, []*ent.EventCreate) {
 	if !in.Consent.Present() {
 		return nil, nil
 	}
-	var given, values consents
+	var given, values Consents
 	for i, f := range in.Consent.Value.fields() {
 		given[i], values[i] = f.Set, f.Value
 	}
@@ -184,7 +184,7 @@ func givenConsents(ctx context.Context, c *ent.Client, cust *ent.Customer, in Cu
 }
 
 // newCustomer builds the creation of a customer from a checked input and
-// its normalised CPF; now stamps the consents given.
+// its normalised CPF; now stamps the Consents given.
 func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *ent.CustomerCreate {
 	create := c.Customer.Create().
 		SetName(strings.TrimSpace(in.Name.Value)).
@@ -211,7 +211,7 @@ func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *en
 
 // ReplaceCustomer is PUT: the create fields are required and every optional
 // field absent from in is cleared.
-func (a *App) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+func (a *Service) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
@@ -220,14 +220,14 @@ func (a *App) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) 
 
 // PatchCustomer is a JSON merge patch: only the fields present change, and
 // null clears an optional field.
-func (a *App) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+func (a *Service) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
 	return a.updateCustomer(ctx, id, in, modePatch)
 }
 
-func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, mode writeMode) (*ent.Customer, error) {
+func (a *Service) updateCustomer(ctx context.Context, id string, in CustomerInput, mode writeMode) (*ent.Customer, error) {
 	cpf, err := in.validate(mode)
 	if err != nil {
 		return nil, err
@@ -238,11 +238,11 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 	if mode == modeReplace {
 		in = in.withAbsentCleared()
 	}
-	// One transaction writes the customer and the history of the consents
+	// One transaction writes the customer and the history of the Consents
 	// it changes, under the customer's lock: an erasure committed first is
 	// seen (an erased customer takes no writes), one coming after waits.
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		old, err := a.lockCustomer(ctx, tx.Ent, id)
+		old, err := a.LockCustomer(ctx, tx.Ent, id)
 		if err != nil {
 			return err
 		}
@@ -251,7 +251,7 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 		}
 		u := old.Update()
 		applyCustomerInput(u, in, cpf)
-		was := consentsOf(old)
+		was := ConsentsOf(old)
 		now, at := was.applied(in.Consent), a.Stamp()
 		if now != was {
 			u.SetConsentMarketingEmail(now[0]).SetConsentMarketingSms(now[1]).SetConsentMarketingWhatsapp(now[2]).
@@ -260,7 +260,7 @@ func (a *App) updateCustomer(ctx context.Context, id string, in CustomerInput, m
 		if _, err := u.Save(ctx); err != nil {
 			return err
 		}
-		return recordConsents(ctx, tx.Ent, old, &was, now, consents{}, consentChannel(viewerOf(ctx)), at)
+		return RecordConsents(ctx, tx.Ent, old, &was, now, Consents{}, consentChannel(viewerOf(ctx)), at)
 	})
 	if err != nil {
 		if ent.IsNotFound(err) {
@@ -300,7 +300,7 @@ func applyCustomerInput(u *ent.CustomerUpdateOne, in CustomerInput, cpf string) 
 }
 
 // withAbsentCleared turns every absent optional field into null, as PUT
-// replaces the whole record. Consent absent means both consents withdrawn.
+// replaces the whole record. Consent absent means both Consents withdrawn.
 func (in CustomerInput) withAbsentCleared() CustomerInput {
 	for _, f := range []*opt.Field[string]{&in.ExternalID, &in.Phone, &in.BirthDate, &in.Gender} {
 		if !f.Set {
@@ -342,7 +342,7 @@ func setOrClear[T any](f opt.Field[T], set func(T) *ent.CustomerUpdateOne, unset
 // requireUnique reports which field of a write clashes with another customer
 // of the tenant (the unique indexes decide under concurrency; this names the
 // field for the caller).
-func (a *App) requireUnique(ctx context.Context, self string, email opt.Field[string], cpf string) error {
+func (a *Service) requireUnique(ctx context.Context, self string, email opt.Field[string], cpf string) error {
 	check := func(field string, p predicate.Customer) error {
 		q := a.DB.Ent.Customer.Query().Where(p)
 		if self != "" {
@@ -363,7 +363,7 @@ func (a *App) requireUnique(ctx context.Context, self string, email opt.Field[st
 		}
 	}
 	if cpf != "" {
-		return check("cpf", customerWithDocument(cpf))
+		return check("cpf", CustomerWithDocument(cpf))
 	}
 	return nil
 }
@@ -389,7 +389,7 @@ func duplicateOr(err error) error {
 }
 
 // Customer reads one customer of the viewer's tenant with its segments.
-func (a *App) Customer(ctx context.Context, id string) (*ent.Customer, error) {
+func (a *Service) Customer(ctx context.Context, id string) (*ent.Customer, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -415,7 +415,7 @@ type CustomerFilter struct {
 // inserts. Without a filter the total is the tenant's customer count, kept by
 // the database (migration 0008), so neither the page nor the total costs more
 // at a million customers than at ten thousand.
-func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
+func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
 	if err := kernel.Guarded("", f); err != nil {
 		return nil, err
 	}
@@ -430,7 +430,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 		filters = append(filters, customer.CreatedAtGT(f.CreatedAfter.UTC()))
 	}
 	if f.Predictive != "" {
-		members, err := a.predictiveMembers(ctx, f.Predictive)
+		members, err := a.Insights.PredictiveMembers(ctx, f.Predictive)
 		if err != nil {
 			return nil, err
 		}
@@ -492,7 +492,7 @@ func (a *App) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cu
 // customerTotal is the size of the filtered set: the tenant's customer count
 // when nothing filters it, the page itself when it is the first and last
 // (a selective search needs no second query), a count otherwise.
-func (a *App) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
+func (a *Service) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.CustomerQuery, page *ent.CustomerConnection) (int, error) {
 	switch {
 	case unfiltered:
 		t, err := a.ViewerTenant(ctx)
@@ -511,7 +511,7 @@ func (a *App) customerTotal(ctx context.Context, unfiltered bool, filtered *ent.
 // id of the tenant's customers. A term that is a CPF or an e-mail is looked
 // up as one, through indexes, instead of as a substring of every name; a
 // CPF is a document lookup (counted and audited).
-func (a *App) searchCustomers(ctx context.Context, term, tenantID string) (predicate.Customer, error) {
+func (a *Service) searchCustomers(ctx context.Context, term, tenantID string) (predicate.Customer, error) {
 	term = strings.TrimSpace(term)
 	if term == "" {
 		return nil, nil

@@ -1,4 +1,4 @@
-package app
+package webhooks
 
 import (
 	"context"
@@ -33,7 +33,7 @@ var ErrDeliveryRetry = errors.New("delivery attempt failed")
 // commit together, and the unique (endpoint, event) index keeps a second
 // dispatcher from delivering an event twice. An endpoint receives only the
 // events created after it. It returns how many events it handed over.
-func (a *App) DispatchEvents(ctx context.Context) (int, error) {
+func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 	ctx = viewer.SystemContext(ctx)
 	rc, err := a.Jobs()
 	if err != nil {
@@ -93,7 +93,7 @@ func (a *App) DispatchEvents(ctx context.Context) (int, error) {
 // redelivery that already ran) is left alone; an inactive or deleted
 // endpoint fails it at once. A failed attempt that is not the last answers
 // an error wrapping ErrDeliveryRetry.
-func (a *App) DeliverWebhook(ctx context.Context, deliveryID string, n int, final bool) error {
+func (a *Service) DeliverWebhook(ctx context.Context, deliveryID string, n int, final bool) error {
 	ctx = viewer.SystemContext(ctx)
 	d, err := a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(deliveryID)).
 		WithEndpoint().WithEvent().Only(ctx)
@@ -126,7 +126,7 @@ func (a *App) DeliverWebhook(ctx context.Context, deliveryID string, n int, fina
 
 // recordAttempt logs attempt n and moves the delivery on: succeeded, failed
 // for good when final, else pending until the next attempt.
-func (a *App) recordAttempt(ctx context.Context, d *ent.WebhookDelivery, now time.Time, res webhook.Result, n int, final bool) error {
+func (a *Service) recordAttempt(ctx context.Context, d *ent.WebhookDelivery, now time.Time, res webhook.Result, n int, final bool) error {
 	return a.DB.InTx(ctx, func(tx storage.Tx) error {
 		at := tx.Ent.WebhookAttempt.Create().SetTenantID(d.TenantID).SetDeliveryID(d.ID).SetAttemptedAt(now).
 			SetLatencyMs(res.Latency.Milliseconds()).SetResponseExcerpt(res.Excerpt)

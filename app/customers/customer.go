@@ -1,12 +1,7 @@
-package app
+package customers
 
 import (
-	"context"
-	"errors"
-
-	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
-	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
@@ -50,41 +45,22 @@ func SaleMaskedDocument(s *ent.Sale) string {
 	return document.Mask(t, s.CustomerDocument)
 }
 
-// customerWithDocument finds the customer with the complete, normalised
+// CustomerWithDocument finds the customer with the complete, normalised
 // document doc, by its blind index: the column holds it sealed.
-func customerWithDocument(doc string) predicate.Customer {
+func CustomerWithDocument(doc string) predicate.Customer {
 	return customer.DocumentIndex(sealed.MustIndex(doc))
 }
 
-// saleWithDocument finds the sales sent with the normalised document doc.
-func saleWithDocument(doc string) predicate.Sale {
+// SaleWithDocument finds the sales sent with the normalised document doc.
+func SaleWithDocument(doc string) predicate.Sale {
 	return sale.CustomerDocumentIndex(sealed.MustIndex(doc))
 }
 
-// documentIndexes are the blind indexes of the normalised documents docs.
-func documentIndexes(docs []string) []string {
+// DocumentIndexes are the blind indexes of the normalised documents docs.
+func DocumentIndexes(docs []string) []string {
 	out := make([]string, len(docs))
 	for i, d := range docs {
 		out[i] = sealed.MustIndex(d)
 	}
 	return out
-}
-
-// lockCustomer locks a customer's row until the transaction of c ends
-// (PostgreSQL: SELECT … FOR UPDATE; SQLite's write transactions are serial
-// already) and reads it, erased or not; an unknown customer is not found.
-//
-// The lock order: every transaction that writes a customer's data (its
-// profile and consents, its ledger and lots, its sales, returns and
-// redemptions, its erasure) takes this lock before any other row lock it
-// takes or any row it writes, then the rest in the order customer, ledger,
-// lots, sales, redemptions, events. Transactions on one customer therefore
-// queue on its row instead of deadlocking, and an erasure sees no write
-// begun before it commit after it. docs/decisions.md, "Lock order".
-func (a *App) lockCustomer(ctx context.Context, c *ent.Client, id string) (*ent.Customer, error) {
-	cust, err := a.Ledger().LockCustomer(ctx, c, id)
-	if errors.Is(err, ledger.ErrCustomerNotFound) {
-		return nil, apperr.NotFound("customer")
-	}
-	return cust, err
 }

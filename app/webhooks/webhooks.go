@@ -1,4 +1,4 @@
-package app
+package webhooks
 
 import (
 	"context"
@@ -47,11 +47,11 @@ type WebhookSecret struct {
 	Secret   string
 }
 
-func (a *App) checkWebhook(in WebhookInput, create bool) error {
+func (a *Service) checkWebhook(in WebhookInput, create bool) error {
 	var p apperr.Problems
 	switch {
 	case in.URL != nil:
-		if err := a.Webhooks.CheckURL(strings.TrimSpace(*in.URL)); err != nil {
+		if err := a.WebhookGuard.CheckURL(strings.TrimSpace(*in.URL)); err != nil {
 			p.Add("url", "%v", err)
 		} else if len(*in.URL) > 2048 {
 			p.Add("url", "must be at most 2048 characters")
@@ -80,7 +80,7 @@ func (a *App) checkWebhook(in WebhookInput, create bool) error {
 
 // CreateWebhookEndpoint registers an endpoint of the viewer's tenant with a
 // new signing secret.
-func (a *App) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*WebhookSecret, error) {
+func (a *Service) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*WebhookSecret, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func compactTypes(types []string) []string {
 }
 
 // UpdateWebhookEndpoint changes an endpoint.
-func (a *App) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
+func (a *Service) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (a *App) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookIn
 }
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log.
-func (a *App) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+func (a *Service) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (a *App) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 }
 
 // WebhookEndpoint reads one endpoint.
-func (a *App) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+func (a *Service) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (a *App) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpo
 }
 
 // WebhookEndpoints lists the viewer's tenant's endpoints, oldest first.
-func (a *App) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
+func (a *Service) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
 	return a.DB.Ent.WebhookEndpoint.Query().
 		Order(ent.Asc(webhookendpoint.FieldCreatedAt), ent.Asc(webhookendpoint.FieldID)).All(ctx)
 }
@@ -153,7 +153,7 @@ func (a *App) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, err
 // RotateWebhookSecret gives an endpoint a new secret. Deliveries carry a
 // signature with the old one too for PreviousSecretValidity, so receivers
 // can switch without losing any.
-func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecret, error) {
+func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecret, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecre
 
 // WebhookDeliveries lists an endpoint's deliveries, newest first, each with
 // its attempts.
-func (a *App) WebhookDeliveries(ctx context.Context, endpointID string, after *ent.Cursor, first int) (*ent.WebhookDeliveryConnection, error) {
+func (a *Service) WebhookDeliveries(ctx context.Context, endpointID string, after *ent.Cursor, first int) (*ent.WebhookDeliveryConnection, error) {
 	if err := kernel.Guarded("endpoint_id", endpointID); err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (a *App) WebhookDeliveries(ctx context.Context, endpointID string, after *e
 
 // RecentDeliveries returns the viewer's tenant's latest deliveries with
 // their endpoints, newest first.
-func (a *App) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDelivery, error) {
+func (a *Service) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDelivery, error) {
 	return a.DB.Ent.WebhookDelivery.Query().WithEndpoint().
 		Order(ent.Desc(webhookdelivery.FieldCreatedAt), ent.Desc(webhookdelivery.FieldID)).
 		Limit(min(max(limit, 1), kernel.MaxPageSize)).All(ctx)
@@ -206,7 +206,7 @@ func (a *App) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDe
 // RedeliverWebhook sends a succeeded or failed delivery again with a fresh
 // set of attempts; its log keeps the earlier ones, which the answer carries.
 // A non-empty endpointID must be the delivery's endpoint.
-func (a *App) RedeliverWebhook(ctx context.Context, endpointID, deliveryID string) (*ent.WebhookDelivery, error) {
+func (a *Service) RedeliverWebhook(ctx context.Context, endpointID, deliveryID string) (*ent.WebhookDelivery, error) {
 	if err := kernel.Guarded("endpoint_id", endpointID, "delivery_id", deliveryID); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"context"
@@ -73,7 +73,7 @@ type ImportResult struct {
 // Reading, checking and matching a batch overlaps writing the one before:
 // a CPF or e-mail that a file repeats in a later batch is then refused as
 // already registered, as one repeated within a batch is.
-func (a *App) ImportCustomers(ctx context.Context, rows iter.Seq2[ImportRow, error], opts ImportOptions) (ImportResult, error) {
+func (a *Service) ImportCustomers(ctx context.Context, rows iter.Seq2[ImportRow, error], opts ImportOptions) (ImportResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	plans := make(chan *importPlan, 1)
@@ -166,7 +166,7 @@ func (p *importPlan) report(problem func(ImportProblem)) {
 // (a file that could not be read to its end) end the import with it: the
 // rows read since the last batch are not written, for a resumed import to
 // read them again.
-func (a *App) planImport(ctx context.Context, rows iter.Seq2[ImportRow, error], next func(*importPlan) bool) error {
+func (a *Service) planImport(ctx context.Context, rows iter.Seq2[ImportRow, error], next func(*importPlan) bool) error {
 	batch := make([]ImportRow, 0, ImportBatch)
 	flush := func() (bool, error) {
 		if len(batch) == 0 {
@@ -196,7 +196,7 @@ func (a *App) planImport(ctx context.Context, rows iter.Seq2[ImportRow, error], 
 
 // planBatch checks each row of a batch and matches the valid ones with the
 // customers their CPFs, external ids and e-mails belong to.
-func (a *App) planBatch(ctx context.Context, batch []ImportRow) (*importPlan, error) {
+func (a *Service) planBatch(ctx context.Context, batch []ImportRow) (*importPlan, error) {
 	p := &importPlan{rows: len(batch), last: batch[len(batch)-1].Line}
 	// Each row on its own; a CPF or e-mail repeated within the batch is
 	// refused after its first line.
@@ -255,7 +255,7 @@ func (a *App) planBatch(ctx context.Context, batch []ImportRow) (*importPlan, er
 		values []string
 		into   map[string]string
 	}{
-		{oneOf(customer.FieldDocumentIndex, documentIndexes(cpfs)), customer.FieldDocument, func(c *ent.Customer) *string { return &c.Document }, cpfs, byCPF},
+		{oneOf(customer.FieldDocumentIndex, DocumentIndexes(cpfs)), customer.FieldDocument, func(c *ent.Customer) *string { return &c.Document }, cpfs, byCPF},
 		{oneOf(customer.FieldEmailKey, emails), customer.FieldEmailKey, func(c *ent.Customer) *string { return c.EmailKey }, emails, byEmail},
 		{oneOf(customer.FieldExternalID, externals), customer.FieldExternalID, func(c *ent.Customer) *string { return c.ExternalID }, externals, byExternal},
 	}
@@ -293,7 +293,7 @@ func (a *App) planBatch(ctx context.Context, batch []ImportRow) (*importPlan, er
 
 // writeImport writes a planned batch: its new customers in one
 // transaction, then its updates one by one. Dry, it only counts them.
-func (a *App) writeImport(ctx context.Context, p *importPlan, dryRun bool) error {
+func (a *Service) writeImport(ctx context.Context, p *importPlan, dryRun bool) error {
 	if dryRun {
 		p.created, p.updated = len(p.creates), len(p.updates)
 		return nil
@@ -319,7 +319,7 @@ func (a *App) writeImport(ctx context.Context, p *importPlan, dryRun bool) error
 // Should another writer (or an earlier batch) have taken one of their
 // CPFs or e-mails since the batch was matched, the batch is written again
 // one customer at a time, so that only that row is refused.
-func (a *App) createImported(ctx context.Context, p *importPlan) error {
+func (a *Service) createImported(ctx context.Context, p *importPlan) error {
 	if len(p.creates) == 0 {
 		return nil
 	}
@@ -333,7 +333,7 @@ func (a *App) createImported(ctx context.Context, p *importPlan) error {
 		// variables of a statement (32,766).
 		for chunk := range slices.Chunk(p.creates, insertChunk) {
 			builders := make([]*ent.CustomerCreate, len(chunk))
-			created := make([]*ent.Customer, len(chunk)) // what the consents' history needs of them
+			created := make([]*ent.Customer, len(chunk)) // what the Consents' history needs of them
 			for i, v := range chunk {
 				created[i] = &ent.Customer{ID: pid.New(pid.Customer), TenantID: tenantID, CreatedAt: now}
 				builders[i] = newCustomer(tx.Ent, v.row.In, v.cpf, now).SetID(created[i].ID)
@@ -341,9 +341,9 @@ func (a *App) createImported(ctx context.Context, p *importPlan) error {
 			if err := tx.Ent.Customer.CreateBulk(builders...).Exec(ctx); err != nil {
 				return err
 			}
-			// The consents' history, in a few inserts too, linked to
+			// The Consents' history, in a few inserts too, linked to
 			// customers this transaction just wrote (known visible). A new
-			// customer's consents announce nothing, as its creation does
+			// customer's Consents announce nothing, as its creation does
 			// not: an import of a million would send a million webhooks.
 			var changes []*ent.ConsentChangeCreate
 			ids := make([]string, len(created))

@@ -1,4 +1,4 @@
-package app
+package insights
 
 import (
 	"context"
@@ -98,7 +98,7 @@ func (p *purchases) history(asOf time.Time, loc *time.Location) (h churn.History
 // credited through the API. Several purchases on one local day are one
 // transaction, as in the model's paper. Customers without a purchase are
 // left out; the others come in id order.
-func (a *App) purchaseRange(ctx context.Context, loc *time.Location, asOf time.Time, after *string, upTo string) ([]purchases, error) {
+func (a *Service) purchaseRange(ctx context.Context, loc *time.Location, asOf time.Time, after *string, upTo string) ([]purchases, error) {
 	salesOf, ordersOf := sale.CustomerID(upTo), pointsentry.CustomerID(upTo)
 	if after != nil {
 		salesOf = sale.And(sale.CustomerIDGT(*after), sale.CustomerIDLTE(upTo))
@@ -165,7 +165,7 @@ type purchasePage struct {
 // the viewer's tenant, a page of churnReadBatch customers at a time in id
 // order, while the next pages are read on churnReaders connections at once:
 // fn (the writes of the scores) overlaps the reads.
-func (a *App) eachPurchasePage(ctx context.Context, loc *time.Location, asOf time.Time, fn func(*purchasePage) error) error {
+func (a *Service) eachPurchasePage(ctx context.Context, loc *time.Location, asOf time.Time, fn func(*purchasePage) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	// The lister and the readers stop and are waited for, whatever fn did;
 	// the lister, counted itself, starts readers only while counted.
@@ -214,7 +214,7 @@ func (a *App) eachPurchasePage(ctx context.Context, loc *time.Location, asOf tim
 // tenant up to asOf and stores it, with the tenant's high-value threshold.
 // It keeps 32 bytes a customer who bought: the history and the average
 // purchase.
-func (a *App) fitChurnModel(ctx context.Context, loc *time.Location, asOf time.Time) (*ent.ChurnModel, error) {
+func (a *Service) fitChurnModel(ctx context.Context, loc *time.Location, asOf time.Time) (*ent.ChurnModel, error) {
 	var hs []churn.History
 	var averages []int64
 	err := a.eachPurchasePage(ctx, loc, asOf, func(p *purchasePage) error {
@@ -244,7 +244,7 @@ func (a *App) fitChurnModel(ctx context.Context, loc *time.Location, asOf time.T
 // FitChurnModel fits the BG/NBD model to the purchases of the viewer's
 // tenant up to asOf and stores it, with the tenant's high-value threshold:
 // the model customers are scored with until the next fit.
-func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
+func (a *Service) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
 	loc, err := a.TenantZone(ctx)
 	if err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func (a *App) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnMode
 }
 
 // latestChurnModel is the tenant's newest model; nil when none was fitted.
-func (a *App) latestChurnModel(ctx context.Context) (*ent.ChurnModel, error) {
+func (a *Service) latestChurnModel(ctx context.Context) (*ent.ChurnModel, error) {
 	m, err := a.DB.Ent.ChurnModel.Query().Order(ent.Desc(churnmodel.FieldFittedAt), ent.Desc(churnmodel.FieldID)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
@@ -314,7 +314,7 @@ func score(customerID string, m *ent.ChurnModel, p *purchases, loc *time.Locatio
 
 // CustomerChurn scores one customer of the viewer's tenant now, under the
 // tenant's newest model.
-func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore, error) {
+func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore, error) {
 	if err := kernel.Guarded("id", customerID); err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func (a *App) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore
 // RefreshChurnScores asks for the viewer's tenant's customers to be scored
 // now (the model refitted if it is due) by a River job, rather than at the
 // next daily run; queued is false when a run was already waiting.
-func (a *App) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
+func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
 	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return false, err
@@ -367,7 +367,7 @@ func (a *App) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
 
 // ScoreAllTenants scores the customers of every active tenant, each as
 // ScoreCustomers does; a tenant that fails does not stop the others.
-func (a *App) ScoreAllTenants(ctx context.Context) error {
+func (a *Service) ScoreAllTenants(ctx context.Context) error {
 	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.Active(true)).IDs(viewer.SystemContext(ctx))
 	if err != nil {
 		return err
@@ -386,7 +386,7 @@ func (a *App) ScoreAllTenants(ctx context.Context) error {
 // churn_refit_days (or there is none). Each page of customers is scored as
 // it is read, its writes overlapping the reads of the next pages. A tenant
 // too small to fit keeps its last model (or none) and is scored with it.
-func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
+func (a *Service) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
 	t, err := a.TenantSettings(ctx)
 	if err != nil {
@@ -420,7 +420,7 @@ func (a *App) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 // through the viewer's policies) with their scores under m at asOf, from
 // bought, the purchases of those who bought, in id order;
 // churnWriteBatch customers per transaction.
-func (a *App) writeScores(ctx context.Context, m *ent.ChurnModel, loc *time.Location, asOf time.Time, ids []string, bought []purchases) error {
+func (a *Service) writeScores(ctx context.Context, m *ent.ChurnModel, loc *time.Location, asOf time.Time, ids []string, bought []purchases) error {
 	v, _ := viewer.FromContext(ctx)
 	for len(ids) > 0 {
 		batch := ids[:min(churnWriteBatch, len(ids))]

@@ -1,4 +1,4 @@
-package app
+package customers
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type SegmentImport struct {
 }
 
 // CreateSegment creates a segment in the viewer's tenant.
-func (a *App) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
+func (a *Service) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
 	if err := kernel.Guarded("name", name, "description", description); err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (a *App) CreateSegment(ctx context.Context, name string, description *strin
 }
 
 // UpdateSegment renames or describes a segment; nil leaves a field as it is.
-func (a *App) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
+func (a *Service) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
 	if err := kernel.Guarded("id", id, "name", name, "description", description); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func checkSegment(name, description *string) error {
 
 // AddSegmentCustomers adds customers of the viewer's tenant to a segment;
 // members stay members. Every id must name a visible customer.
-func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (a *App) AddSegmentCustomers(ctx context.Context, segmentID string, custome
 
 // RemoveSegmentCustomers takes customers out of a segment; ids of
 // non-members are ignored.
-func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (a *App) RemoveSegmentCustomers(ctx context.Context, segmentID string, cust
 
 // ImportSegmentCPFs adds the customers with the given CPFs to a segment and
 // reports the CPFs it could not use.
-func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
+func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
 	if err := kernel.Guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (a *App) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []st
 		}
 		res.Segment, res.NotFound = seg, nil // a run again after a conflict lists afresh
 		found, err := tx.Ent.Customer.Query().
-			Where(customer.DocumentTypeEQ(customer.DocumentTypeCPF), oneOf(customer.FieldDocumentIndex, documentIndexes(digits))).
+			Where(customer.DocumentTypeEQ(customer.DocumentTypeCPF), oneOf(customer.FieldDocumentIndex, DocumentIndexes(digits))).
 			Select(customer.FieldID, customer.FieldDocument).All(ctx)
 		if err != nil {
 			return err
@@ -196,7 +196,7 @@ func membershipIDs(ids []string) ([]string, error) {
 // lockSegment reads a segment and, on PostgreSQL, locks its row: membership
 // changes of one segment run one after the other, so none adds a member
 // twice. SQLite's write transactions are serial already (BEGIN IMMEDIATE).
-func (a *App) lockSegment(ctx context.Context, c *ent.Client, id string) (*ent.Segment, error) {
+func (a *Service) lockSegment(ctx context.Context, c *ent.Client, id string) (*ent.Segment, error) {
 	q := c.Segment.Query().Where(segment.ID(id))
 	if a.DB.Dialect == dialect.Postgres {
 		q.ForUpdate()
