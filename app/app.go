@@ -7,16 +7,15 @@ package app
 import (
 	"context"
 	"fmt"
-	"sync"
 
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
-
-	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -29,23 +28,23 @@ type Config = kernel.Kernel
 type App struct {
 	*kernel.Kernel
 
-	Insights  *insights.Service
-	Customers *customers.Service
-	Webhooks  *webhooks.Service
+	Insights   *insights.Service
+	Backoffice *backoffice.Service
+	Privacy    *privacy.Service
+	Campaigns  *campaigns.Service
+	Customers  *customers.Service
+	Webhooks   *webhooks.Service
 
 	saleGroups  kernel.GroupCommit[*saleWrite]
 	tokenGroups kernel.GroupCommit[*tokenWrite]
-	guessesOnce sync.Once
-	guesses     *ratelimit.Limiter
-	// products is the catalogue as this process remembers it (catalogue).
-	catalogueOnce sync.Once
-	products      *expirable.LRU[string, productFacts]
 }
 
 // New wires the contexts over the kernel k.
 func New(k *Config) *App {
-	a := &App{Kernel: k, Insights: &insights.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k}}
+	a := &App{Kernel: k, Insights: &insights.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
+		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
 	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights}
+	a.Backoffice.SeedDemo = a.SeedDemoTenant
 	return a
 }
 

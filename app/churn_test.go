@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/churn"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -77,12 +78,12 @@ func TestChurnModelFromSales(t *testing.T) {
 		calibrationEnd := time.Date(1997, 9, 30, 0, 0, 0, 0, time.UTC)
 		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return calibrationEnd }})
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.CreateTenant(sys, "CDNOW", nil)
+		tn, err := a.Backoffice.CreateTenant(sys, "CDNOW", nil)
 		require.NoError(t, err)
 		// The data's days are UTC days.
-		_, err = a.UpdateTenant(sys, tn.ID, app.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
+		_, err = a.Backoffice.UpdateTenant(sys, tn.ID, backoffice.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
 		require.NoError(t, err)
-		_, err = a.CreateStore(sys, tn.ID, "CDNOW", "CDNOW")
+		_, err = a.Backoffice.CreateStore(sys, tn.ID, "CDNOW", "CDNOW")
 		require.NoError(t, err)
 		ctx := viewer.TenantContext(context.Background(), tn.ID)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -30,8 +31,8 @@ func (e *rdmEnv) validateWithCode(customerID, code string) (*app.Validation, err
 
 func (e *rdmEnv) codeCampaign(t *testing.T, codes []string, maxUses int) *ent.Campaign {
 	t.Helper()
-	camp := e.campaign(t, func(in *app.CampaignInput) { in.RequiresCode = true })
-	added, err := e.app.AddCoupons(e.ctx, app.CouponsInput{CampaignID: camp.ID, Codes: codes, MaxUses: maxUses})
+	camp := e.campaign(t, func(in *campaigns.CampaignInput) { in.RequiresCode = true })
+	added, err := e.app.Campaigns.AddCoupons(e.ctx, campaigns.CouponsInput{CampaignID: camp.ID, Codes: codes, MaxUses: maxUses})
 	require.NoError(t, err)
 	require.Equal(t, len(codes), added.Created)
 	return camp
@@ -91,7 +92,7 @@ func TestCouponUsesConcurrent(t *testing.T) {
 			c, err := db.Ent.Coupon.Query().Where(coupon.CampaignID(camp.ID)).Only(e.ctx)
 			require.NoError(t, err)
 			require.Equal(t, tc.maxUses, c.Uses)
-			require.Equal(t, "used", app.CouponStatus(c))
+			require.Equal(t, "used", campaigns.CouponStatus(c))
 			rows, counter := e.counts(t, camp.ID)
 			require.Equal(t, tc.maxUses, rows)
 			require.Equal(t, tc.maxUses, counter, "the refused redemptions took nothing from the count")
@@ -116,11 +117,11 @@ func TestCouponCodes(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) { in.RequiresCode = true })
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) { in.RequiresCode = true })
 		plain := e.campaign(t, nil)
 
-		added, err := e.app.AddCoupons(e.ctx, app.CouponsInput{CampaignID: camp.ID,
-			Generate: &app.CouponGeneration{Count: 1200, Prefix: "bf-", Length: 10}})
+		added, err := e.app.Campaigns.AddCoupons(e.ctx, campaigns.CouponsInput{CampaignID: camp.ID,
+			Generate: &campaigns.CouponGeneration{Count: 1200, Prefix: "bf-", Length: 10}})
 		require.NoError(t, err)
 		require.Equal(t, 1200, added.Created)
 		codes, err := db.Ent.Coupon.Query().Where(coupon.CampaignID(camp.ID)).All(e.ctx)
@@ -135,12 +136,12 @@ func TestCouponCodes(t *testing.T) {
 			seen[c.Code] = true
 			require.Equal(t, 1, c.MaxUses)
 		}
-		digits, err := e.app.AddCoupons(e.ctx, app.CouponsInput{CampaignID: camp.ID, MaxUses: 5,
-			Generate: &app.CouponGeneration{Count: 3, Length: 12, Alphabet: "0123456789"}})
+		digits, err := e.app.Campaigns.AddCoupons(e.ctx, campaigns.CouponsInput{CampaignID: camp.ID, MaxUses: 5,
+			Generate: &campaigns.CouponGeneration{Count: 3, Length: 12, Alphabet: "0123456789"}})
 		require.NoError(t, err)
 		require.Equal(t, 3, digits.Created)
 
-		imported, err := e.app.AddCoupons(e.ctx, app.CouponsInput{CampaignID: camp.ID,
+		imported, err := e.app.Campaigns.AddCoupons(e.ctx, campaigns.CouponsInput{CampaignID: camp.ID,
 			Codes: []string{"VIP-ANA", "vip-ana", "x", codes[0].Code, "VIP-BIA", "com espaço"}})
 		require.NoError(t, err)
 		require.Equal(t, 2, imported.Created)
@@ -152,23 +153,23 @@ func TestCouponCodes(t *testing.T) {
 		}, imported.Problems)
 
 		for _, bad := range []struct {
-			in    app.CouponsInput
+			in    campaigns.CouponsInput
 			field string
 		}{
-			{app.CouponsInput{CampaignID: camp.ID}, "generate"},
-			{app.CouponsInput{CampaignID: camp.ID, Codes: []string{"A1B"}, Generate: &app.CouponGeneration{Count: 1}}, "codes"},
-			{app.CouponsInput{CampaignID: camp.ID, Generate: &app.CouponGeneration{Count: 0}}, "generate.count"},
-			{app.CouponsInput{CampaignID: camp.ID, Generate: &app.CouponGeneration{Count: 100_001}}, "generate.count"},
-			{app.CouponsInput{CampaignID: camp.ID, Generate: &app.CouponGeneration{Count: 10, Alphabet: "AAB"}}, "generate.alphabet"},
-			{app.CouponsInput{CampaignID: camp.ID, Generate: &app.CouponGeneration{Count: 10, Alphabet: "ab#"}}, "generate.alphabet"},
-			{app.CouponsInput{CampaignID: camp.ID, Generate: &app.CouponGeneration{Count: 100, Length: 6, Alphabet: "0123456789"}}, "generate.length"},
-			{app.CouponsInput{CampaignID: camp.ID, Generate: &app.CouponGeneration{Count: 1, Prefix: "com espaço"}}, "generate.prefix"},
-			{app.CouponsInput{CampaignID: camp.ID, Codes: []string{"A1B"}, MaxUses: -1}, "max_uses"},
+			{campaigns.CouponsInput{CampaignID: camp.ID}, "generate"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Codes: []string{"A1B"}, Generate: &campaigns.CouponGeneration{Count: 1}}, "codes"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Generate: &campaigns.CouponGeneration{Count: 0}}, "generate.count"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Generate: &campaigns.CouponGeneration{Count: 100_001}}, "generate.count"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Generate: &campaigns.CouponGeneration{Count: 10, Alphabet: "AAB"}}, "generate.alphabet"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Generate: &campaigns.CouponGeneration{Count: 10, Alphabet: "ab#"}}, "generate.alphabet"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Generate: &campaigns.CouponGeneration{Count: 100, Length: 6, Alphabet: "0123456789"}}, "generate.length"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Generate: &campaigns.CouponGeneration{Count: 1, Prefix: "com espaço"}}, "generate.prefix"},
+			{campaigns.CouponsInput{CampaignID: camp.ID, Codes: []string{"A1B"}, MaxUses: -1}, "max_uses"},
 		} {
-			_, err := e.app.AddCoupons(e.ctx, bad.in)
+			_, err := e.app.Campaigns.AddCoupons(e.ctx, bad.in)
 			rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", bad.field)
 		}
-		_, err = e.app.AddCoupons(e.ctx, app.CouponsInput{CampaignID: plain.ID, Codes: []string{"A1B"}})
+		_, err = e.app.Campaigns.AddCoupons(e.ctx, campaigns.CouponsInput{CampaignID: plain.ID, Codes: []string{"A1B"}})
 		rdmRequireCode(t, err, apperr.KindConflict, "campaign_requires_no_code", "campaign_id")
 
 		// Without its code the campaign is ineligible; with it, eligible.
@@ -184,7 +185,7 @@ func TestCouponCodes(t *testing.T) {
 
 		// Guesses: ten unknown codes of one customer, then every code of
 		// theirs is refused; another customer of the client goes on.
-		for i := range app.CouponGuessesPerCustomer.Limit {
+		for i := range campaigns.CouponGuessesPerCustomer.Limit {
 			_, err := e.validateWithCode(ids[1], fmt.Sprintf("GUESS-%d", i))
 			rdmRequireCode(t, err, apperr.KindInvalid, "coupon_code_invalid", "coupon_code")
 		}

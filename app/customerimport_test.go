@@ -34,7 +34,7 @@ type importer struct {
 func newImporter(t testing.TB, db *storage.DB) *importer {
 	t.Helper()
 	a := app.New(&app.Config{DB: db})
-	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Importadora", nil)
+	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Importadora", nil)
 	require.NoError(t, err)
 	return &importer{t: t, db: db, a: a, ctx: viewer.TenantContext(context.Background(), tn.ID)}
 }

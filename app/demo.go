@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/campaign"
@@ -87,7 +88,7 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 // demoSecret creates the demo client id or rotates its secret.
 func demoSecret(ctx context.Context, c *ent.Client, id string, kind apiclient.Kind) (string, error) {
 	if _, err := c.APIClient.Get(ctx, id); err == nil {
-		cred, err := rotateClient(ctx, c, id)
+		cred, err := backoffice.RotateClientIn(ctx, c, id)
 		if err != nil {
 			return "", err
 		}
@@ -99,7 +100,7 @@ func demoSecret(ctx context.Context, c *ent.Client, id string, kind apiclient.Ki
 	if kind == apiclient.KindOauth {
 		name = "Demo integration"
 	}
-	cred, err := createClient(ctx, c, DemoTenantID, id, kind, name, nil)
+	cred, err := backoffice.CreateClientIn(ctx, c, DemoTenantID, id, kind, name, nil)
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
@@ -142,11 +144,11 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 
 	setClock(first.Add(8 * time.Hour))
 	months := demoExpiryMonths
-	if _, err := y.UpdateTenant(sys, tenantID, TenantSettings{PointsExpiryMonths: &months}); err != nil {
+	if _, err := y.Backoffice.UpdateTenant(sys, tenantID, backoffice.TenantSettings{PointsExpiryMonths: &months}); err != nil {
 		return err
 	}
 	for _, s := range demoStores[2:] {
-		if _, err := y.CreateStore(sys, tenantID, s.code, s.name, s.state); err != nil {
+		if _, err := y.Backoffice.CreateStore(sys, tenantID, s.code, s.name, s.state); err != nil {
 			return err
 		}
 	}
@@ -316,23 +318,23 @@ func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) err
 	d := func(v int64) *decimal.Decimal { x := decimal.NewFromInt(v); return &x }
 	n := func(v int) *int { return &v }
 	at := func(t time.Time) *time.Time { return &t }
-	specs := []CampaignInput{
+	specs := []campaigns.CampaignInput{
 		{Name: "Boas-vindas: R$ 15 na primeira compra online", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first), EndsAt: at(today),
-			Discount: &DiscountInput{Mode: "fixed_amount", Value: d(15)}, Limits: &LimitsInput{PerCustomer: n(1)}},
+			Discount: &campaigns.DiscountInput{Mode: "fixed_amount", Value: d(15)}, Limits: &campaigns.LimitsInput{PerCustomer: n(1)}},
 		{Name: "R$ 20 em compras acima de R$ 200", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first), EndsAt: at(today),
-			Discount:    &DiscountInput{Mode: "fixed_amount", Value: d(20)},
-			Eligibility: &EligibilityInput{MinSubtotal: d(200)}, Limits: &LimitsInput{PerCustomer: n(4), Total: n(5000)}},
+			Discount:    &campaigns.DiscountInput{Mode: "fixed_amount", Value: d(20)},
+			Eligibility: &campaigns.EligibilityInput{MinSubtotal: d(200)}, Limits: &campaigns.LimitsInput{PerCustomer: n(4), Total: n(5000)}},
 		{Name: "Semana do cliente: 10% no site", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first.AddDate(0, 2, 0)), EndsAt: at(first.AddDate(0, 2, 14)),
-			Discount: &DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &LimitsInput{PerCustomer: n(2)}},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &campaigns.LimitsInput{PerCustomer: n(2)}},
 		{Name: "Natal: 5% de cashback online", Type: "cashback", Channels: []string{"ecommerce"},
 			StartsAt: at(today.AddDate(0, 1, 0)), EndsAt: at(today.AddDate(0, 2, 0)),
-			Discount: &DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
 	}
 	for _, in := range specs {
-		if _, err := a.CreateCampaign(ctx, in); err != nil {
+		if _, err := a.Campaigns.CreateCampaign(ctx, in); err != nil {
 			return fmt.Errorf("demo campaign %q: %w", in.Name, err)
 		}
 	}

@@ -1124,7 +1124,7 @@ func TestLedgerModel(t *testing.T) {
 		}
 		for i := range settings {
 			mt := settings[i]
-			tn, err := a.CreateTenant(sys, fmt.Sprintf("Loja %d", i), nil)
+			tn, err := a.Backoffice.CreateTenant(sys, fmt.Sprintf("Loja %d", i), nil)
 			require.NoError(t, err)
 			if i > 0 {
 				tn, err = db.Ent.Tenant.UpdateOneID(tn.ID).SetPointsExpiryMonths(mt.expiryMonths).SetPointsPerReal(mt.rate).SetTimeZone(mt.zone.String()).
@@ -1135,7 +1135,7 @@ func TestLedgerModel(t *testing.T) {
 			require.True(t, mt.rate.Equal(tn.PointsPerReal))
 			require.Equal(t, []int64{mt.silver, mt.gold, mt.diamond}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
 			mt.id, mt.store = tn.ID, fmt.Sprintf("LOJA-%d", i)
-			_, err = a.CreateStore(sys, tn.ID, mt.store, "Loja")
+			_, err = a.Backoffice.CreateStore(sys, tn.ID, mt.store, "Loja")
 			require.NoError(t, err)
 			m.tenants = append(m.tenants, &mt)
 			for j := 0; j < 3; j++ {
@@ -1224,7 +1224,7 @@ type concurrentEnv struct {
 func newConcurrentEnv(t *testing.T, db *storage.DB) *concurrentEnv {
 	t.Helper()
 	a := app.New(&app.Config{DB: db})
-	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	return &concurrentEnv{app: a, db: db, ctx: viewer.TenantContext(context.Background(), tn.ID),
 		customer: newLedgerCustomer(t, a, tn.ID, 1)}
@@ -1467,7 +1467,7 @@ func TestLedgerErrors(t *testing.T) {
 		_, err = e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: "cus_missing", OrderID: "o", Points: &p})
 		require.Equal(t, "not_found", errCode(err))
 		// Another tenant's customer is not found either.
-		other, err := e.app.CreateTenant(viewer.SystemContext(context.Background()), "Outra", nil)
+		other, err := e.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Outra", nil)
 		require.NoError(t, err)
 		_, err = e.app.CreditPoints(viewer.TenantContext(context.Background(), other.ID), app.CreditInput{CustomerID: e.customer, OrderID: "o", Points: &p})
 		require.Equal(t, "not_found", errCode(err))

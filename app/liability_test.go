@@ -28,7 +28,7 @@ func TestPointsLiability(t *testing.T) {
 			Clock: func() time.Time { return now }})
 		sys := viewer.SystemContext(context.Background())
 		tenant := func(name string) context.Context {
-			tn, err := svc.CreateTenant(sys, name, nil)
+			tn, err := svc.Backoffice.CreateTenant(sys, name, nil)
 			require.NoError(t, err)
 			return viewer.TenantContext(context.Background(), tn.ID)
 		}

@@ -321,7 +321,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	}
 	var couponCampaign string
 	if in.CouponCode != "" {
-		code, err := a.couponOf(ctx, in.CouponCode, cust.ID)
+		code, err := a.Campaigns.CouponOf(ctx, in.CouponCode, cust.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +364,7 @@ func (a *App) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*Autho
 	if len(cart.Items) == 0 {
 		return out, nil
 	}
-	if err := a.enrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
+	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
 		return nil, err
 	}
 	groups, err := a.StoreGroupsAt(ctx, discounts, in.StoreID)

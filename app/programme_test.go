@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -38,14 +39,14 @@ type programme struct {
 	next  int
 }
 
-func newProgramme(t *testing.T, db *storage.DB, start time.Time, s app.TenantSettings) *programme {
+func newProgramme(t *testing.T, db *storage.DB, start time.Time, s backoffice.TenantSettings) *programme {
 	t.Helper()
 	clock := testclock.New(start)
 	a := app.New(&app.Config{DB: db, Clock: clock.Now})
 	sys := viewer.SystemContext(context.Background())
-	tn, err := a.CreateTenant(sys, "Programa", nil)
+	tn, err := a.Backoffice.CreateTenant(sys, "Programa", nil)
 	require.NoError(t, err)
-	_, err = a.UpdateTenant(sys, tn.ID, s)
+	_, err = a.Backoffice.UpdateTenant(sys, tn.ID, s)
 	require.NoError(t, err)
 	return &programme{t: t, db: db, a: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), id: tn.ID}
 }
@@ -111,7 +112,7 @@ func TestPendingPoints(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		// 12:00 in São Paulo on 4 May 2026.
-		p := newProgramme(t, db, time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC), app.TenantSettings{PointsPendingDays: opt.Of(7).Ptr()})
+		p := newProgramme(t, db, time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC), backoffice.TenantSettings{PointsPendingDays: opt.Of(7).Ptr()})
 		ana := p.customer()
 
 		e := p.credit(ana, "ped-1", 500)
@@ -171,7 +172,7 @@ func TestPendingPoints(t *testing.T) {
 func TestLevelDowngradeGrace(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		p := newProgramme(t, db, time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC), app.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
+		p := newProgramme(t, db, time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC), backoffice.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
 		ana, bia := p.customer(), p.customer()
 		p.credit(ana, "ped-1", 1000)
 		p.credit(bia, "ped-2", 1000)
@@ -239,27 +240,27 @@ func TestLevelDowngradeGrace(t *testing.T) {
 func TestProgrammeSettingsRefused(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		p := newProgramme(t, db, time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC), app.TenantSettings{PointsExpiryMonths: opt.Of(1).Ptr()})
+		p := newProgramme(t, db, time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC), backoffice.TenantSettings{PointsExpiryMonths: opt.Of(1).Ptr()})
 		sys := viewer.SystemContext(context.Background())
 		for _, c := range []struct {
 			name  string
-			s     app.TenantSettings
+			s     backoffice.TenantSettings
 			field string
 		}{
-			{"unknown zone", app.TenantSettings{TimeZone: opt.Of("America/Atlantis").Ptr()}, "time_zone"},
-			{"the machine's zone", app.TenantSettings{TimeZone: opt.Of("Local").Ptr()}, "time_zone"},
-			{"empty zone", app.TenantSettings{TimeZone: opt.Of("").Ptr()}, "time_zone"},
-			{"negative pending", app.TenantSettings{PointsPendingDays: opt.Of(-1).Ptr()}, "points_pending_days"},
-			{"pending over 90", app.TenantSettings{PointsPendingDays: opt.Of(91).Ptr()}, "points_pending_days"},
-			{"pending past expiry", app.TenantSettings{PointsPendingDays: opt.Of(28).Ptr()}, "points_pending_days"},
-			{"pending past a shorter expiry", app.TenantSettings{PointsPendingDays: opt.Of(60).Ptr(), PointsExpiryMonths: opt.Of(2).Ptr()}, "points_pending_days"},
-			{"negative grace", app.TenantSettings{LevelGraceDays: opt.Of(-1).Ptr()}, "level_grace_days"},
-			{"grace over a year", app.TenantSettings{LevelGraceDays: opt.Of(366).Ptr()}, "level_grace_days"},
-			{"no refit", app.TenantSettings{ChurnRefitDays: opt.Of(0).Ptr()}, "churn_refit_days"},
-			{"refit over 90", app.TenantSettings{ChurnRefitDays: opt.Of(91).Ptr()}, "churn_refit_days"},
+			{"unknown zone", backoffice.TenantSettings{TimeZone: opt.Of("America/Atlantis").Ptr()}, "time_zone"},
+			{"the machine's zone", backoffice.TenantSettings{TimeZone: opt.Of("Local").Ptr()}, "time_zone"},
+			{"empty zone", backoffice.TenantSettings{TimeZone: opt.Of("").Ptr()}, "time_zone"},
+			{"negative pending", backoffice.TenantSettings{PointsPendingDays: opt.Of(-1).Ptr()}, "points_pending_days"},
+			{"pending over 90", backoffice.TenantSettings{PointsPendingDays: opt.Of(91).Ptr()}, "points_pending_days"},
+			{"pending past expiry", backoffice.TenantSettings{PointsPendingDays: opt.Of(28).Ptr()}, "points_pending_days"},
+			{"pending past a shorter expiry", backoffice.TenantSettings{PointsPendingDays: opt.Of(60).Ptr(), PointsExpiryMonths: opt.Of(2).Ptr()}, "points_pending_days"},
+			{"negative grace", backoffice.TenantSettings{LevelGraceDays: opt.Of(-1).Ptr()}, "level_grace_days"},
+			{"grace over a year", backoffice.TenantSettings{LevelGraceDays: opt.Of(366).Ptr()}, "level_grace_days"},
+			{"no refit", backoffice.TenantSettings{ChurnRefitDays: opt.Of(0).Ptr()}, "churn_refit_days"},
+			{"refit over 90", backoffice.TenantSettings{ChurnRefitDays: opt.Of(91).Ptr()}, "churn_refit_days"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := p.a.UpdateTenant(sys, p.id, c.s)
+				_, err := p.a.Backoffice.UpdateTenant(sys, p.id, c.s)
 				e, ok := apperr.As(err)
 				require.True(t, ok, "%v", err)
 				require.Equal(t, "validation_error", e.Code)
@@ -270,7 +271,7 @@ func TestProgrammeSettingsRefused(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []any{"America/Sao_Paulo", 0, 0, 7, 1}, []any{tn.TimeZone, tn.PointsPendingDays, tn.LevelGraceDays, tn.ChurnRefitDays, tn.PointsExpiryMonths})
 
-		tn, err = p.a.UpdateTenant(sys, p.id, app.TenantSettings{TimeZone: opt.Of("America/Manaus").Ptr(), PointsPendingDays: opt.Of(27).Ptr(),
+		tn, err = p.a.Backoffice.UpdateTenant(sys, p.id, backoffice.TenantSettings{TimeZone: opt.Of("America/Manaus").Ptr(), PointsPendingDays: opt.Of(27).Ptr(),
 			LevelGraceDays: opt.Of(365).Ptr(), ChurnRefitDays: opt.Of(1).Ptr()})
 		require.NoError(t, err)
 		require.Equal(t, []any{"America/Manaus", 27, 365, 1}, []any{tn.TimeZone, tn.PointsPendingDays, tn.LevelGraceDays, tn.ChurnRefitDays})
@@ -284,7 +285,7 @@ func TestChurnRefitInterval(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		start := time.Date(2025, 6, 2, 15, 0, 0, 0, time.UTC)
-		p := newProgramme(t, db, start, app.TenantSettings{})
+		p := newProgramme(t, db, start, backoffice.TenantSettings{})
 		for i := range 30 {
 			cust := p.customer()
 			for k := range 1 + i%5 {
@@ -305,7 +306,7 @@ func TestChurnRefitInterval(t *testing.T) {
 			{at: t0.AddDate(0, 0, 8), refit: opt.Of(1).Ptr(), models: 3, fitted: t0.AddDate(0, 0, 8)},
 		} {
 			if c.refit != nil {
-				_, err := p.a.UpdateTenant(viewer.SystemContext(context.Background()), p.id, app.TenantSettings{ChurnRefitDays: c.refit})
+				_, err := p.a.Backoffice.UpdateTenant(viewer.SystemContext(context.Background()), p.id, backoffice.TenantSettings{ChurnRefitDays: c.refit})
 				require.NoError(t, err)
 			}
 			p.clock.Set(c.at)
@@ -335,7 +336,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		t0 := time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
-		p := newProgramme(t, db, t0, app.TenantSettings{PointsPendingDays: opt.Of(7).Ptr()})
+		p := newProgramme(t, db, t0, backoffice.TenantSettings{PointsPendingDays: opt.Of(7).Ptr()})
 		ana := p.customer()
 		for i := range 20 {
 			p.credit(ana, fmt.Sprintf("ped-%d", i), 100)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/riverqueue/river"
@@ -141,7 +142,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		return nil, nil, err
 	}
 	if replay == nil {
-		if red.Edges.Campaign.LimitTotal != nil || hasBudget(red.Edges.Campaign) {
+		if red.Edges.Campaign.LimitTotal != nil || campaigns.HasBudget(red.Edges.Campaign) {
 			// The cached campaigns carry their redemption counts and budget
 			// spending for the total limit and the budgets only: a campaign
 			// without either is judged the same after it.
@@ -259,7 +260,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 		if tok.CouponID == nil {
 			return nil, notEligible(tok, camp.ID)
 		}
-		if err := useCoupon(ctx, tx.Ent, *tok.CouponID, camp.ID, now); err != nil {
+		if err := campaigns.UseCoupon(ctx, tx.Ent, *tok.CouponID, camp.ID, now); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +268,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if err != nil {
 		return nil, err
 	}
-	if err := a.spendBudget(ctx, tx.Ent, camp, tok.StoreID, benefit.Amount, now, true); err != nil {
+	if err := a.Campaigns.SpendBudget(ctx, tx.Ent, camp, tok.StoreID, benefit.Amount, now, true); err != nil {
 		return nil, err
 	}
 	bound, err := tx.Ent.ValidationToken.Update().

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -46,7 +47,7 @@ func rdmSetup(t *testing.T, db *storage.DB) *rdmEnv {
 	t.Helper()
 	clock := testclock.New(rdmT0)
 	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)})
-	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja Redeem", nil)
+	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja Redeem", nil)
 	require.NoError(t, err)
 	return &rdmEnv{db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID}
 }
@@ -80,17 +81,17 @@ func rdmDec(s string) *decimal.Decimal {
 
 // campaign creates an active campaign (started an hour ago, ending in a
 // month) after the changes of mod.
-func (e *rdmEnv) campaign(t *testing.T, mod func(*app.CampaignInput)) *ent.Campaign {
+func (e *rdmEnv) campaign(t *testing.T, mod func(*campaigns.CampaignInput)) *ent.Campaign {
 	t.Helper()
 	starts, ends := e.clock.Now().Add(-time.Hour), e.clock.Now().AddDate(0, 1, 0)
-	in := app.CampaignInput{
+	in := campaigns.CampaignInput{
 		Name: "Dez por cento", Type: "discount", StartsAt: &starts, EndsAt: &ends,
-		Discount: &app.DiscountInput{Mode: "percentage", Value: rdmDec("10")},
+		Discount: &campaigns.DiscountInput{Mode: "percentage", Value: rdmDec("10")},
 	}
 	if mod != nil {
 		mod(&in)
 	}
-	c, err := e.app.CreateCampaign(e.ctx, in)
+	c, err := e.app.Campaigns.CreateCampaign(e.ctx, in)
 	require.NoError(t, err)
 	return c
 }
@@ -246,8 +247,8 @@ func TestRedeemTotalLimitConcurrent(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		const customers, limit = 500, 50
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) {
-			in.Limits = &app.LimitsInput{Total: rdmInt(limit)}
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) {
+			in.Limits = &campaigns.LimitsInput{Total: rdmInt(limit)}
 		})
 		ids := e.customers(t, customers)
 		began := time.Now()
@@ -293,8 +294,8 @@ func TestRedeemPerCustomerLimitConcurrent(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		const tries, limit = 30, 3
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) {
-			in.Limits = &app.LimitsInput{PerCustomer: rdmInt(limit)}
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) {
+			in.Limits = &campaigns.LimitsInput{PerCustomer: rdmInt(limit)}
 		})
 		cust := e.customers(t, 1)[0]
 		attempts := make([]rdmAttempt, tries)
@@ -325,8 +326,8 @@ func TestRedeemBothLimitsConcurrent(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) {
-			in.Limits = &app.LimitsInput{Total: rdmInt(10), PerCustomer: rdmInt(2)}
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) {
+			in.Limits = &campaigns.LimitsInput{Total: rdmInt(10), PerCustomer: rdmInt(2)}
 		})
 		var attempts []rdmAttempt
 		for i, id := range e.customers(t, 20) {
@@ -361,7 +362,7 @@ func TestRedeemValidationToken(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := rdmSetup(t, db)
 		first := e.campaign(t, nil)
-		second := e.campaign(t, func(in *app.CampaignInput) {
+		second := e.campaign(t, func(in *campaigns.CampaignInput) {
 			in.Name = "Frete grátis"
 			in.Discount.Mode, in.Discount.Value = "free_shipping", nil
 		})
@@ -441,17 +442,17 @@ func TestRedeemValidationToken(t *testing.T) {
 			rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "validation_token")
 			_, err = e.redeem(first.ID, cust[1], "o", tok)
 			rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "customer_id")
-			other := e.campaign(t, func(in *app.CampaignInput) { in.Name = "Depois" })
+			other := e.campaign(t, func(in *campaigns.CampaignInput) { in.Name = "Depois" })
 			_, err = e.redeem(other.ID, cust[0], "o", tok)
 			rdmRequireCode(t, err, apperr.KindInvalid, "campaign_not_eligible", "campaign_id")
-			_, err = e.app.PauseCampaign(e.ctx, first.ID)
+			_, err = e.app.Campaigns.PauseCampaign(e.ctx, first.ID)
 			require.NoError(t, err)
 			_, err = e.redeem(first.ID, cust[0], "o", tok)
 			rdmRequireCode(t, err, apperr.KindInvalid, "campaign_not_active", "campaign_id")
-			_, err = e.app.ResumeCampaign(e.ctx, first.ID)
+			_, err = e.app.Campaigns.ResumeCampaign(e.ctx, first.ID)
 			require.NoError(t, err)
 			tok = e.validate(t, cust[0], first.ID)
-			_, err = e.app.EndCampaign(e.ctx, first.ID)
+			_, err = e.app.Campaigns.EndCampaign(e.ctx, first.ID)
 			require.NoError(t, err)
 			_, err = e.redeem(first.ID, cust[0], "o", tok)
 			rdmRequireCode(t, err, apperr.KindInvalid, "campaign_not_active", "campaign_id")
@@ -467,10 +468,10 @@ func TestRedeemIsOneTransaction(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) {
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) {
 			in.Type = "cashback"
 			in.Discount.CreditAfterDays = rdmInt(7)
-			in.Limits = &app.LimitsInput{Total: rdmInt(1)}
+			in.Limits = &campaigns.LimitsInput{Total: rdmInt(1)}
 		})
 		cust := e.customers(t, 1)[0]
 		tok := e.validate(t, cust, camp.ID)
@@ -514,7 +515,7 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) { in.EndsAt = rdmTime(rdmT0.AddDate(0, 2, 0)) })
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) { in.EndsAt = rdmTime(rdmT0.AddDate(0, 2, 0)) })
 		cust := e.customers(t, 1)[0]
 		render := func(r *ent.Redemption) (int, []byte, error) { return 201, []byte(`{"id":"` + r.ID + `"}`), nil }
 		redeem := func(order, tok, hash string) (*ent.Redemption, *app.Replay, error) {
@@ -597,8 +598,8 @@ func TestRedeemBudgetConcurrent(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		const customers, fits = 500, 50
 		e := rdmSetup(t, db)
-		camp := e.campaign(t, func(in *app.CampaignInput) {
-			in.Budget = &app.BudgetInput{Total: rdmDec("500")}
+		camp := e.campaign(t, func(in *campaigns.CampaignInput) {
+			in.Budget = &campaigns.BudgetInput{Total: rdmDec("500")}
 		})
 		ids := e.customers(t, customers)
 		tokens := e.validateEach(t, ids, camp.ID)

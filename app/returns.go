@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"entgo.io/ent/dialect"
@@ -558,7 +559,7 @@ func (r *saleReturns) giveBackBudgets(ctx context.Context, before map[string]dec
 	}
 	for _, red := range reds {
 		amount := back[red.CampaignID]
-		if err := r.a.giveBackBudget(ctx, r.c, red, amount, r.now); err != nil {
+		if err := r.a.Campaigns.GiveBackBudget(ctx, r.c, red, amount, r.now); err != nil {
 			return err
 		}
 		returned := amount
@@ -625,11 +626,11 @@ func (a *App) rollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, 
 	if red.BudgetReturned != nil { // what its sale's returns gave back already
 		given = given.Sub(*red.BudgetReturned)
 	}
-	if err := a.giveBackBudget(ctx, c, red, given, now); err != nil {
+	if err := a.Campaigns.GiveBackBudget(ctx, c, red, given, now); err != nil {
 		return err
 	}
 	if red.CouponID != nil {
-		if err := giveBackCoupon(ctx, c, *red.CouponID); err != nil {
+		if err := campaigns.GiveBackCoupon(ctx, c, *red.CouponID); err != nil {
 			return err
 		}
 	}

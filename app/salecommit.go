@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/riverqueue/river"
@@ -130,7 +131,7 @@ func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
 				create.SetFiscalDocument(w.in.FiscalDocument)
 			}
 			if w.in.CouponCode != "" {
-				create.SetCouponCode(NormalizeCouponCode(w.in.CouponCode))
+				create.SetCouponCode(campaigns.NormalizeCouponCode(w.in.CouponCode))
 			}
 			creates, fresh = append(creates, create), append(fresh, i)
 		}

@@ -27,9 +27,9 @@ func TestSaleGroupCommit(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.CreateTenant(sys, "Mercado Grupo", nil)
+		tn, err := a.Backoffice.CreateTenant(sys, "Mercado Grupo", nil)
 		require.NoError(t, err)
-		_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+		_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 		require.NoError(t, err)
 		ctx := viewer.TenantContext(context.Background(), tn.ID)
 		soldAt := time.Now().Add(-time.Minute)

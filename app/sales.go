@@ -12,6 +12,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/ledger"
@@ -224,7 +225,7 @@ func (a *App) saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.Gtin, SKU: it.Gtin, Quantity: kept,
 			UnitPrice: it.UnitPrice.Sub(it.DiscountAmount.DivRound(it.Quantity, 8))})
 	}
-	if err := a.enrichFromCatalogue(ctx, c, cart.Items, bonus); err != nil {
+	if err := a.Campaigns.EnrichFromCatalogue(ctx, c, cart.Items, bonus); err != nil {
 		return 0, "", err
 	}
 	at := s.Edges.Store // the campaigns of the sale's store
@@ -285,7 +286,7 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 		} else if err != nil {
 			return 0, false, err
 		}
-		counted = counted || camp.LimitTotal != nil || hasBudget(camp)
+		counted = counted || camp.LimitTotal != nil || campaigns.HasBudget(camp)
 		claimed, err := claimRedemption(ctx, c, id)
 		if err != nil {
 			return 0, false, err
@@ -296,10 +297,10 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 			}
 		}
 		store := s.Edges.Store.Code
-		if err := a.spendBudget(ctx, c, camp, store, given[id], now, false); err != nil {
+		if err := a.Campaigns.SpendBudget(ctx, c, camp, store, given[id], now, false); err != nil {
 			return 0, false, err
 		}
-		couponID, err := useSaleCoupon(ctx, c, s, camp, now)
+		couponID, err := campaigns.UseSaleCoupon(ctx, c, s, camp, now)
 		if err != nil {
 			return 0, false, err
 		}

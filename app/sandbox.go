@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -149,7 +150,7 @@ func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIC
 
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
 // secret is in the answer only.
-func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
+func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*backoffice.ClientCredentials, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID, "name", name); err != nil {
 		return nil, err
 	}
@@ -160,11 +161,11 @@ func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind ap
 	if err != nil {
 		return nil, err
 	}
-	return a.CreateClient(ctx, sandboxID, kind, name, nil)
+	return a.Backoffice.CreateClient(ctx, sandboxID, kind, name, nil)
 }
 
 // RotateSandboxClient gives a sandbox's client a new secret; admins only.
-func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
+func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*backoffice.ClientCredentials, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID strin
 	if err != nil {
 		return nil, err
 	}
-	return a.RotateClient(ctx, clientID)
+	return a.Backoffice.RotateClient(ctx, clientID)
 }
 
 // ResetSandbox deletes a sandbox's data and loads the demo data again, in

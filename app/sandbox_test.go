@@ -26,9 +26,9 @@ func TestSandboxLifecycle(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
 		sys := viewer.SystemContext(context.Background())
-		prod, err := a.CreateTenant(sys, "Loja", nil)
+		prod, err := a.Backoffice.CreateTenant(sys, "Loja", nil)
 		require.NoError(t, err)
-		other, err := a.CreateTenant(sys, "Outra", nil)
+		other, err := a.Backoffice.CreateTenant(sys, "Outra", nil)
 		require.NoError(t, err)
 		as := func(tenantID string, role viewer.Role) context.Context {
 			return viewer.NewContext(context.Background(), viewer.Viewer{Role: role, TenantID: tenantID, Subject: "user:t",

@@ -36,7 +36,7 @@ func TestSegmentMembershipConcurrent(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
-		tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+		tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 		require.NoError(t, err)
 		ctx := viewer.TenantContext(context.Background(), tn.ID)
 		const n = 30

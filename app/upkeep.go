@@ -309,7 +309,7 @@ func (a *App) anonymizeInactive(ctx context.Context, now time.Time) error {
 		}
 		in := viewer.TenantContext(ctx, t.ID)
 		for _, id := range ids {
-			if err := a.EraseCustomer(in, id); err != nil {
+			if err := a.Privacy.EraseCustomer(in, id); err != nil {
 				return err
 			}
 		}

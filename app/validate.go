@@ -117,7 +117,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	}
 	var code *ent.Coupon
 	if in.CouponCode != "" {
-		if code, err = a.couponOf(ctx, in.CouponCode, cust.ID); err != nil {
+		if code, err = a.Campaigns.CouponOf(ctx, in.CouponCode, cust.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +137,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	if err := a.enrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
+	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.DB.Ent, in.Cart.Items, campaigns); err != nil {
 		return nil, err
 	}
 	now := a.Stamp()

@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -20,12 +20,12 @@ func (r *mutationResolver) CreateStore(ctx context.Context, input generated.Crea
 	if err != nil {
 		return nil, err
 	}
-	return r.app.CreateStore(ctx, tenantID, input.Code, input.Name, input.Groups...)
+	return r.app.Backoffice.CreateStore(ctx, tenantID, input.Code, input.Name, input.Groups...)
 }
 
 // UpdateStore is the resolver for the updateStore field.
 func (r *mutationResolver) UpdateStore(ctx context.Context, id string, input generated.UpdateStoreInput) (*ent.Store, error) {
-	return r.app.UpdateStore(ctx, id, input.Code, input.Name, input.Groups)
+	return r.app.Backoffice.UpdateStore(ctx, id, input.Code, input.Name, input.Groups)
 }
 
 // CreateAPIClient is the resolver for the createAPIClient field.
@@ -34,7 +34,7 @@ func (r *mutationResolver) CreateAPIClient(ctx context.Context, input generated.
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.app.CreateClient(ctx, tenantID, input.Kind, deref(input.Name), input.Scopes)
+	c, err := r.app.Backoffice.CreateClient(ctx, tenantID, input.Kind, deref(input.Name), input.Scopes)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (r *mutationResolver) CreateAPIClient(ctx context.Context, input generated.
 
 // RotateAPIClientSecret is the resolver for the rotateAPIClientSecret field.
 func (r *mutationResolver) RotateAPIClientSecret(ctx context.Context, id string) (*generated.ClientCredentials, error) {
-	c, err := r.app.RotateClient(ctx, id)
+	c, err := r.app.Backoffice.RotateClient(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (r *mutationResolver) RotateAPIClientSecret(ctx context.Context, id string)
 
 // RevokeAPIClient is the resolver for the revokeAPIClient field.
 func (r *mutationResolver) RevokeAPIClient(ctx context.Context, id string) (*ent.APIClient, error) {
-	return r.app.RevokeClient(ctx, id)
+	return r.app.Backoffice.RevokeClient(ctx, id)
 }
 
 // UpdateTenantSettings is the resolver for the updateTenantSettings field.
@@ -61,7 +61,7 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 	if err != nil {
 		return nil, err
 	}
-	return r.app.UpdateTenant(ctx, tenantID, app.TenantSettings{
+	return r.app.Backoffice.UpdateTenant(ctx, tenantID, backoffice.TenantSettings{
 		Name:             input.Name,
 		PreRegistration:  input.PreRegistration,
 		SaleRegistration: input.SaleRegistration,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -14,19 +15,19 @@ import (
 // The GraphQL inputs and outputs of campaigns, read into and out of what
 // the operations take and give (the REST adapters do the same from JSON).
 
-func createCampaignInput(in generated.CreateCampaignInput) app.CampaignInput {
-	c := app.CampaignInput{
+func createCampaignInput(in generated.CreateCampaignInput) campaigns.CampaignInput {
+	c := campaigns.CampaignInput{
 		Name: in.Name, Type: string(in.Type), StartsAt: &in.StartsAt, EndsAt: &in.EndsAt,
 		SegmentID: in.SegmentID, Channels: in.Channels, StoreCodes: in.StoreCodes, StoreGroups: in.StoreGroups,
-		Discount: &app.DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
+		Discount: &campaigns.DiscountInput{Value: in.DiscountValue, CreditAfterDays: in.CreditAfterDays,
 			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
-		Eligibility: &app.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories,
+		Eligibility: &campaigns.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories,
 			Brands: in.EligibleBrands},
 		Priority: deref(in.Priority), RequiresCode: deref(in.RequiresCode),
-		Limits: &app.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
+		Limits: &campaigns.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
 	if in.BudgetTotal != nil || in.BudgetPerStore != nil || in.BudgetPeriod != nil || in.BudgetPerPeriod != nil {
-		c.Budget = &app.BudgetInput{Total: in.BudgetTotal, PerStore: in.BudgetPerStore, PerPeriod: in.BudgetPerPeriod}
+		c.Budget = &campaigns.BudgetInput{Total: in.BudgetTotal, PerStore: in.BudgetPerStore, PerPeriod: in.BudgetPerPeriod}
 		if in.BudgetPeriod != nil {
 			c.Budget.Period = string(*in.BudgetPeriod)
 		}
@@ -102,7 +103,7 @@ func cartValidation(ctx context.Context, a *app.App, v *app.Validation) (*genera
 	}
 	byID := make(map[string]*ent.Campaign, len(rows))
 	for _, c := range rows {
-		byID[c.ID] = a.WithStatus(c)
+		byID[c.ID] = a.Campaigns.WithStatus(c)
 	}
 	out := &generated.CartValidation{ValidationToken: v.Token, ExpiresAt: v.ExpiresAt,
 		Eligible: []*generated.EligibleCampaign{}, Ineligible: []*generated.IneligibleCampaign{}}
@@ -123,10 +124,10 @@ func cartValidation(ctx context.Context, a *app.App, v *app.Validation) (*genera
 	return out, nil
 }
 
-func addCouponsInput(in generated.AddCouponsInput) app.CouponsInput {
-	c := app.CouponsInput{CampaignID: in.CampaignID, Codes: in.Codes, MaxUses: deref(in.MaxUses), Note: deref(in.Note)}
+func addCouponsInput(in generated.AddCouponsInput) campaigns.CouponsInput {
+	c := campaigns.CouponsInput{CampaignID: in.CampaignID, Codes: in.Codes, MaxUses: deref(in.MaxUses), Note: deref(in.Note)}
 	if in.Generate != nil {
-		c.Generate = &app.CouponGeneration{Count: *in.Generate, Length: deref(in.Length), Prefix: deref(in.Prefix),
+		c.Generate = &campaigns.CouponGeneration{Count: *in.Generate, Length: deref(in.Length), Prefix: deref(in.Prefix),
 			Alphabet: deref(in.Alphabet)}
 	}
 	return c
@@ -140,15 +141,15 @@ func fieldProblems(list []apperr.FieldError) []*generated.FieldProblem {
 	return out
 }
 
-func productInputs(list []*generated.ProductInput) []app.ProductInput {
-	out := make([]app.ProductInput, len(list))
+func productInputs(list []*generated.ProductInput) []campaigns.ProductInput {
+	out := make([]campaigns.ProductInput, len(list))
 	for i, p := range list {
-		out[i] = app.ProductInput{GTIN: deref(p.Gtin), SKU: deref(p.Sku), Name: p.Name, Category: deref(p.Category), Brand: deref(p.Brand)}
+		out[i] = campaigns.ProductInput{GTIN: deref(p.Gtin), SKU: deref(p.Sku), Name: p.Name, Category: deref(p.Category), Brand: deref(p.Brand)}
 	}
 	return out
 }
 
-func catalogImport(res *app.CatalogResult) *generated.CatalogImport {
+func catalogImport(res *campaigns.CatalogResult) *generated.CatalogImport {
 	out := &generated.CatalogImport{Created: res.Created, Updated: res.Updated, Problems: make([]*generated.FieldProblem, len(res.Problems))}
 	for i, p := range res.Problems {
 		out.Problems[i] = &generated.FieldProblem{Field: p.Path(), Message: p.Message}

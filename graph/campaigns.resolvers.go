@@ -15,22 +15,22 @@ import (
 
 // CreateCampaign is the resolver for the createCampaign field.
 func (r *mutationResolver) CreateCampaign(ctx context.Context, input generated.CreateCampaignInput) (*ent.Campaign, error) {
-	return r.app.CreateCampaign(ctx, createCampaignInput(input))
+	return r.app.Campaigns.CreateCampaign(ctx, createCampaignInput(input))
 }
 
 // PauseCampaign is the resolver for the pauseCampaign field.
 func (r *mutationResolver) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	return r.app.PauseCampaign(ctx, id)
+	return r.app.Campaigns.PauseCampaign(ctx, id)
 }
 
 // ResumeCampaign is the resolver for the resumeCampaign field.
 func (r *mutationResolver) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	return r.app.ResumeCampaign(ctx, id)
+	return r.app.Campaigns.ResumeCampaign(ctx, id)
 }
 
 // EndCampaign is the resolver for the endCampaign field.
 func (r *mutationResolver) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
-	return r.app.EndCampaign(ctx, id)
+	return r.app.Campaigns.EndCampaign(ctx, id)
 }
 
 // ValidateCart is the resolver for the validateCart field.
@@ -58,7 +58,7 @@ func (r *mutationResolver) RollbackRedemption(ctx context.Context, id string, re
 
 // AddCoupons is the resolver for the addCoupons field.
 func (r *mutationResolver) AddCoupons(ctx context.Context, input generated.AddCouponsInput) (*generated.CouponsAdded, error) {
-	added, err := r.app.AddCoupons(ctx, addCouponsInput(input))
+	added, err := r.app.Campaigns.AddCoupons(ctx, addCouponsInput(input))
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (r *mutationResolver) AddCoupons(ctx context.Context, input generated.AddCo
 
 // ImportProducts is the resolver for the importProducts field.
 func (r *mutationResolver) ImportProducts(ctx context.Context, products []*generated.ProductInput) (*generated.CatalogImport, error) {
-	res, err := r.app.ImportProducts(ctx, productInputs(products))
+	res, err := r.app.Campaigns.ImportProducts(ctx, productInputs(products))
 	if err != nil {
 		return nil, err
 	}

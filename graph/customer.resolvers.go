@@ -39,7 +39,7 @@ func (r *mutationResolver) UpdateCustomer(ctx context.Context, id string, input 
 
 // EraseCustomer is the resolver for the eraseCustomer field.
 func (r *mutationResolver) EraseCustomer(ctx context.Context, id string) (string, error) {
-	if err := r.app.EraseCustomer(ctx, id); err != nil {
+	if err := r.app.Privacy.EraseCustomer(ctx, id); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -69,7 +69,7 @@ func (r *queryResolver) CustomerByDocument(ctx context.Context, document string)
 // CustomerExport is the resolver for the customerExport field.
 func (r *queryResolver) CustomerExport(ctx context.Context, id string) (string, error) {
 	var doc strings.Builder
-	err := r.app.WriteCustomerExport(ctx, id, &doc, func() {})
+	err := r.app.Privacy.WriteCustomerExport(ctx, id, &doc, func() {})
 	return doc.String(), err
 }
 

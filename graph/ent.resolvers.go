@@ -18,7 +18,7 @@ import (
 
 // Status is the resolver for the status field.
 func (r *campaignResolver) Status(ctx context.Context, obj *ent.Campaign) (campaign.Status, error) {
-	return r.app.WithStatus(obj).Status, nil
+	return r.app.Campaigns.WithStatus(obj).Status, nil
 }
 
 // Node is the resolver for the node field.

@@ -13,8 +13,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/kernel"
+	privacyctx "github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/privacy"
@@ -48,9 +48,9 @@ var RootFieldScopes = map[string]string{
 	"Query.sales":                kernel.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
-	"Query.customerExport":       app.ScopePrivacyRead,
+	"Query.customerExport":       privacyctx.ScopePrivacyRead,
 	"Query.auditEvents":          kernel.ScopeBackofficeWrite,
-	"Mutation.eraseCustomer":     app.ScopePrivacyWrite,
+	"Mutation.eraseCustomer":     privacyctx.ScopePrivacyWrite,
 
 	"Mutation.createCustomer":     "customers:write",
 	"Mutation.updateCustomer":     "customers:write",

@@ -24,6 +24,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
@@ -168,7 +169,7 @@ type page struct {
 	Audit []*ent.AuditEvent
 
 	// The page showing a secret once.
-	Credentials *app.ClientCredentials
+	Credentials *backoffice.ClientCredentials
 	Rotated     bool
 	Issuer      string // the service's public URL
 }
@@ -487,7 +488,7 @@ const auditPageSize = 100
 // audit shows the latest audit events of the viewer's tenant
 // (administrators only).
 func (p *panel) audit(w http.ResponseWriter, r *http.Request) {
-	events, err := p.app.RecentAuditEvents(r.Context(), auditPageSize)
+	events, err := p.app.Backoffice.RecentAuditEvents(r.Context(), auditPageSize)
 	if err != nil {
 		p.fail(w, r, err)
 		return
@@ -627,7 +628,7 @@ func (p *panel) rotateClient(w http.ResponseWriter, r *http.Request) {
 
 // showSecret answers a creation or a rotation with the one page that shows
 // the secret: it is not stored, and no other page has it.
-func (p *panel) showSecret(w http.ResponseWriter, r *http.Request, status int, cred *app.ClientCredentials, rotated bool) {
+func (p *panel) showSecret(w http.ResponseWriter, r *http.Request, status int, cred *backoffice.ClientCredentials, rotated bool) {
 	title := "New credentials"
 	if rotated {
 		title = "New secret"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/httperr"
 )
@@ -19,12 +19,12 @@ type settingField struct {
 	Value             string // shown in the form
 	Stored            string // the tenant's: a value equal to it is no change
 	Decimal           bool
-	set               func(s *app.TenantSettings, v string) error
+	set               func(s *backoffice.TenantSettings, v string) error
 }
 
 // intSetting sets an integer setting through dst.
-func intSetting[T int | int64](dst func(*app.TenantSettings) **T) func(*app.TenantSettings, string) error {
-	return func(s *app.TenantSettings, v string) error {
+func intSetting[T int | int64](dst func(*backoffice.TenantSettings) **T) func(*backoffice.TenantSettings, string) error {
+	return func(s *backoffice.TenantSettings, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return err
@@ -39,35 +39,35 @@ func intSetting[T int | int64](dst func(*app.TenantSettings) **T) func(*app.Tena
 func settingFields(stored, shown map[string]string) []settingField {
 	fields := []settingField{
 		{Name: "points_per_real", Label: "Points per R$ 1", Hint: "Points earned per whole real paid.", Decimal: true,
-			set: func(s *app.TenantSettings, v string) error {
+			set: func(s *backoffice.TenantSettings, v string) error {
 				d, err := decimal.NewFromString(v)
 				s.PointsPerReal = &d
 				return err
 			}},
 		{Name: "points_expiry_months", Label: "Points expire after (months)", Hint: "1 to 120; for points earned from the change on.",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.PointsExpiryMonths })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PointsExpiryMonths })},
 		{Name: "points_pending_days", Label: "Points pending for (days)", Hint: "0 to 90: days after a sale before its points can be spent.",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.PointsPendingDays })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PointsPendingDays })},
 		{Name: "time_zone", Label: "Time zone", Hint: "IANA name, such as America/Sao_Paulo: points expire at its midnights; levels and dashboards count its days.",
-			set: func(s *app.TenantSettings, v string) error { s.TimeZone = &v; return nil }},
+			set: func(s *backoffice.TenantSettings, v string) error { s.TimeZone = &v; return nil }},
 		{Name: "silver_threshold", Label: "Silver from (points in 12 months)", Hint: "The thresholds must rise strictly.",
-			set: intSetting(func(s *app.TenantSettings) **int64 { return &s.SilverThreshold })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int64 { return &s.SilverThreshold })},
 		{Name: "gold_threshold", Label: "Gold from (points in 12 months)",
-			set: intSetting(func(s *app.TenantSettings) **int64 { return &s.GoldThreshold })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int64 { return &s.GoldThreshold })},
 		{Name: "diamond_threshold", Label: "Diamond from (points in 12 months)",
-			set: intSetting(func(s *app.TenantSettings) **int64 { return &s.DiamondThreshold })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int64 { return &s.DiamondThreshold })},
 		{Name: "level_grace_days", Label: "Level kept after a fall (days)", Hint: "0 to 365; the customer is told when the level will drop.",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.LevelGraceDays })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.LevelGraceDays })},
 		{Name: "price_code_bronze", Label: "POS price code, bronze", Hint: "0 to 9999, for identify's priceCode.",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeBronze })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PriceCodeBronze })},
 		{Name: "price_code_silver", Label: "POS price code, silver",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeSilver })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PriceCodeSilver })},
 		{Name: "price_code_gold", Label: "POS price code, gold",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeGold })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PriceCodeGold })},
 		{Name: "price_code_diamond", Label: "POS price code, diamond",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.PriceCodeDiamond })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PriceCodeDiamond })},
 		{Name: "churn_refit_days", Label: "Churn model refitted every (days)", Hint: "1 to 90; customers are scored daily.",
-			set: intSetting(func(s *app.TenantSettings) **int { return &s.ChurnRefitDays })},
+			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.ChurnRefitDays })},
 	}
 	for i := range fields {
 		f := &fields[i]
@@ -126,7 +126,7 @@ func (p *panel) saveSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form := map[string]string{}
-	var s app.TenantSettings
+	var s backoffice.TenantSettings
 	fields := settingFields(storedSettings(tenants[0]), nil)
 	for _, f := range fields {
 		if _, ok := r.PostForm[f.Name]; !ok {
@@ -142,7 +142,7 @@ func (p *panel) saveSettings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, err := p.app.UpdateTenant(r.Context(), tenants[0].ID, s); err != nil {
+	if _, err := p.app.Backoffice.UpdateTenant(r.Context(), tenants[0].ID, s); err != nil {
 		e, ok := httperr.As(err)
 		if !ok {
 			p.fail(w, r, err)

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/auditevent"
@@ -27,7 +29,7 @@ func TestAuditTrail(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := campSetup(t, db)
 		token := e.tokenFor(t, "customers:read", "customers:write", campScopeRead, campScopeWrite, "webhooks:write",
-			app.ScopePrivacyRead, app.ScopePrivacyWrite)
+			privacy.ScopePrivacyRead, privacy.ScopePrivacyWrite)
 		client := e.client.Client.ID
 		camp := e.campCreateID(t, "discount", "limits", map[string]any{"total": 100})
 		customer := e.campCustomer(t, "Rui")
@@ -43,7 +45,7 @@ func TestAuditTrail(t *testing.T) {
 		require.Equal(t, http.StatusNoContent, e.bearer(t, http.MethodDelete, "/v1/customers/"+customer, token, nil).status)
 
 		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
-		_, err := e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{PreRegistration: opt.Of(true).Ptr()})
+		_, err := e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{PreRegistration: opt.Of(true).Ptr()})
 		require.NoError(t, err)
 		other := e.campCustomer(t, "Sol")
 		_, err = e.app.AdjustPoints(user, app.AdjustInput{CustomerID: other, Points: 50, Reason: "cortesia"})
@@ -75,7 +77,7 @@ func TestAuditTrail(t *testing.T) {
 		require.Error(t, db.Ent.AuditEvent.DeleteOneID(rows[0].ID).Exec(e.ctx))
 
 		// Retention: kept 30 days, the trail is gone after 31.
-		_, err = e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{AuditRetentionDays: opt.Of(30).Ptr()})
+		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AuditRetentionDays: opt.Of(30).Ptr()})
 		require.NoError(t, err)
 		require.NoError(t, e.app.PurgeExpired(context.Background()))
 		kept, err := db.Ent.AuditEvent.Query().Count(e.ctx)
@@ -86,7 +88,7 @@ func TestAuditTrail(t *testing.T) {
 		kept, err = db.Ent.AuditEvent.Query().Count(e.ctx)
 		require.NoError(t, err)
 		require.Zero(t, kept)
-		_, err = e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{AuditRetentionDays: opt.Of(10).Ptr()})
+		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AuditRetentionDays: opt.Of(10).Ptr()})
 		require.Error(t, err, "at least 30 days")
 	})
 }

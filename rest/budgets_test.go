@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -104,8 +104,8 @@ func TestCampaignBudgetsAtThePOS(t *testing.T) {
 		e := posSetup(t, db)
 		doc := posCPF()
 		e.posCustomer(t, doc, posCust{name: "Ana Souza"})
-		camp := e.posCampaign(t, app.CampaignInput{Name: "Dez com orçamento", Channels: []string{"pdv"},
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Budget: &app.BudgetInput{Total: posDecPtr("15")}})
+		camp := e.posCampaign(t, campaigns.CampaignInput{Name: "Dez com orçamento", Channels: []string{"pdv"},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Budget: &campaigns.BudgetInput{Total: posDecPtr("15")}})
 		discounted := func() bool {
 			r := e.posPost(t, "/discounts/authorizations", posAuthorizeBody(map[string]any{"id": doc, "type": "CPF"}, posItem("1", posGTINA, "10.00", "2")))
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/decimaltext"
@@ -65,8 +66,8 @@ type campaignBody struct {
 	RequiresCode bool   `json:"requires_code"`
 }
 
-func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
-	in := app.CampaignInput{
+func (b campaignBody) input(p *apperr.Problems) campaigns.CampaignInput {
+	in := campaigns.CampaignInput{
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StoreCodes: b.StoreCodes, StoreGroups: b.StoreGroups, PredictiveSegment: b.PredictiveSegment,
 		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
@@ -80,22 +81,22 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 		if sent(d.DiscountValue) {
 			p.Add("discount.discount_value", renamed)
 		}
-		in.Discount = &app.DiscountInput{
+		in.Discount = &campaigns.DiscountInput{
 			Mode: d.Mode, Value: number(p, "discount.value", d.Value), CreditAfterDays: d.CreditAfterDays,
 			Multiplier: number(p, "discount.multiplier", d.Multiplier), GiftSKU: d.GiftSKU,
 		}
 	}
 	if e := b.Eligibility; e != nil {
-		in.Eligibility = &app.EligibilityInput{
+		in.Eligibility = &campaigns.EligibilityInput{
 			MinSubtotal: number(p, "eligibility.min_subtotal", e.MinSubtotal), SKUs: e.SKUs, Categories: e.Categories,
 			Brands: e.Brands,
 		}
 	}
 	if l := b.Limits; l != nil {
-		in.Limits = &app.LimitsInput{PerCustomer: l.PerCustomer, Total: l.Total}
+		in.Limits = &campaigns.LimitsInput{PerCustomer: l.PerCustomer, Total: l.Total}
 	}
 	if bg := b.Budget; bg != nil {
-		in.Budget = &app.BudgetInput{Total: number(p, "budget.total", bg.Total), PerStore: number(p, "budget.per_store", bg.PerStore),
+		in.Budget = &campaigns.BudgetInput{Total: number(p, "budget.total", bg.Total), PerStore: number(p, "budget.per_store", bg.PerStore),
 			Period: bg.Period, PerPeriod: number(p, "budget.per_period", bg.PerPeriod)}
 	}
 	return in
@@ -245,7 +246,7 @@ func (s *server) createCampaign(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	c, err := s.app.CreateCampaign(r.Context(), in)
+	c, err := s.app.Campaigns.CreateCampaign(r.Context(), in)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -256,12 +257,12 @@ func (s *server) createCampaign(w http.ResponseWriter, r *http.Request) {
 
 // getCampaign is GET /v1/campaigns/{id}.
 func (s *server) getCampaign(w http.ResponseWriter, r *http.Request) {
-	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaign(r.Context(), chi.URLParam(r, "id")))
+	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaigns.Campaign(r.Context(), chi.URLParam(r, "id")))
 }
 
 // endCampaign is DELETE /v1/campaigns/{id}: deactivation, idempotent.
 func (s *server) endCampaign(w http.ResponseWriter, r *http.Request) {
-	s.answerCampaign(w, r, http.StatusOK)(s.app.EndCampaign(r.Context(), chi.URLParam(r, "id")))
+	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaigns.EndCampaign(r.Context(), chi.URLParam(r, "id")))
 }
 
 func (s *server) answerCampaign(w http.ResponseWriter, r *http.Request, status int) func(*ent.Campaign, error) {
@@ -283,7 +284,7 @@ func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.ListCampaigns(r.Context(), app.CampaignFilter{
+	conn, err := s.app.Campaigns.ListCampaigns(r.Context(), campaigns.CampaignFilter{
 		Status: q.Get("status"), Type: q.Get("type"), Channel: q.Get("channel"),
 	}, after, limit)
 	if err != nil {

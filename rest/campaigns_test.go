@@ -20,7 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -503,7 +503,7 @@ func TestCampaignCreateValidation(t *testing.T) {
 			campRequireError(t, r, http.StatusBadRequest, "invalid_json", "")
 		})
 		t.Run("another tenant's segment is unknown", func(t *testing.T) {
-			other, err := e.app.CreateTenant(campSys(), "Outra Loja", nil)
+			other, err := e.app.Backoffice.CreateTenant(campSys(), "Outra Loja", nil)
 			require.NoError(t, err)
 			seg, err := e.db.Ent.Segment.Create().SetName("vip").Save(viewer.TenantContext(context.Background(), other.ID))
 			require.NoError(t, err)
@@ -562,7 +562,7 @@ func TestCampaignList(t *testing.T) {
 		paused := e.campCreateID(t, "cashback")
 		r := e.campDo(t, http.MethodDelete, "/v1/campaigns/"+deleted, e.token, nil)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-		_, err := e.app.PauseCampaign(e.ctx, paused)
+		_, err := e.app.Campaigns.PauseCampaign(e.ctx, paused)
 		require.NoError(t, err)
 		// endsSoon passes its end; no lifecycle job has run.
 		e.clock.Advance(2 * time.Hour)
@@ -700,11 +700,11 @@ func TestCampaignReadAndDelete(t *testing.T) {
 		require.Equal(t, "ended", r.obj(t)["status"], "an ended campaign does not start")
 
 		t.Run("another tenant's campaign", func(t *testing.T) {
-			other, err := e.app.CreateTenant(campSys(), "Outra Loja", nil)
+			other, err := e.app.Backoffice.CreateTenant(campSys(), "Outra Loja", nil)
 			require.NoError(t, err)
 			starts, ends := e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour)
-			c, err := e.app.CreateCampaign(viewer.TenantContext(context.Background(), other.ID), app.CampaignInput{
-				Name: "Alheia", Type: "gift", StartsAt: &starts, EndsAt: &ends, Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+			c, err := e.app.Campaigns.CreateCampaign(viewer.TenantContext(context.Background(), other.ID), campaigns.CampaignInput{
+				Name: "Alheia", Type: "gift", StartsAt: &starts, EndsAt: &ends, Discount: &campaigns.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 			})
 			require.NoError(t, err)
 			r := e.campDo(t, http.MethodGet, "/v1/campaigns/"+c.ID, e.token, nil)
@@ -990,9 +990,9 @@ func TestCampaignRedeem(t *testing.T) {
 			require.Zero(t, e.campRedemptionsOfOrder(t, "order-4"))
 
 			// Another tenant cannot use the token, even knowing the ids.
-			other, err := e.app.CreateTenant(campSys(), "Outra Loja", nil)
+			other, err := e.app.Backoffice.CreateTenant(campSys(), "Outra Loja", nil)
 			require.NoError(t, err)
-			oc, err := e.app.CreateClient(campSys(), other.ID, apiclient.KindOauth, "outra", nil)
+			oc, err := e.app.Backoffice.CreateClient(campSys(), other.ID, apiclient.KindOauth, "outra", nil)
 			require.NoError(t, err)
 			ot, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{GrantType: "client_credentials",
 				ClientID: oc.Client.ID, ClientSecret: oc.Secret, Scope: campScopeWrite})
@@ -1069,7 +1069,7 @@ func TestCampaignRedeem(t *testing.T) {
 			campRequireError(t, r, http.StatusConflict, "already_redeemed", "campaign_id")
 
 			// Keys belong to the client: another client's same key is new.
-			otherClient, err := e.app.CreateClient(campSys(), e.tenantID, apiclient.KindOauth, "outro caixa", nil)
+			otherClient, err := e.app.Backoffice.CreateClient(campSys(), e.tenantID, apiclient.KindOauth, "outro caixa", nil)
 			require.NoError(t, err)
 			tk, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{GrantType: "client_credentials",
 				ClientID: otherClient.Client.ID, ClientSecret: otherClient.Secret, Scope: campScopeWrite})

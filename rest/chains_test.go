@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/ent/coupon"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/storage"
@@ -103,10 +103,10 @@ func TestCatalogue(t *testing.T) {
 		require.Equal(t, map[string]any{"created": json.Number("2"), "updated": json.Number("0"), "problems": []any{
 			map[string]any{"field": "products[2].gtin", "message": "must be 8 to 14 digits"}}}, import1.obj(t))
 
-		bebidas := e.posCampaign(t, app.CampaignInput{Name: "Bebidas 10%", Channels: []string{"pdv", "ecommerce"},
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Eligibility: &app.EligibilityInput{Categories: []string{"Bebidas"}}})
-		ype := e.posCampaign(t, app.CampaignInput{Name: "Ypê 20%", Channels: []string{"pdv", "ecommerce"},
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("20")}, Eligibility: &app.EligibilityInput{Brands: []string{"Ypê"}}})
+		bebidas := e.posCampaign(t, campaigns.CampaignInput{Name: "Bebidas 10%", Channels: []string{"pdv", "ecommerce"},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Eligibility: &campaigns.EligibilityInput{Categories: []string{"Bebidas"}}})
+		ype := e.posCampaign(t, campaigns.CampaignInput{Name: "Ypê 20%", Channels: []string{"pdv", "ecommerce"},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("20")}, Eligibility: &campaigns.EligibilityInput{Brands: []string{"Ypê"}}})
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
 
@@ -159,8 +159,8 @@ func TestCouponCodesHTTP(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db)
 		token := e.tokenFor(t, campScopeRead, campScopeWrite)
-		camp := e.posCampaign(t, app.CampaignInput{Name: "Cupom 15%", Channels: []string{"pdv", "ecommerce"}, RequiresCode: true,
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
+		camp := e.posCampaign(t, campaigns.CampaignInput{Name: "Cupom 15%", Channels: []string{"pdv", "ecommerce"}, RequiresCode: true,
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
 		gen := e.bearer(t, http.MethodPost, "/v1/campaigns/"+camp+"/coupons", token,
 			map[string]any{"generate": map[string]any{"count": 3, "prefix": "NATAL-"}, "note": "newsletter"})
 		require.Equal(t, http.StatusCreated, gen.status, "%s", gen.body)
@@ -227,7 +227,7 @@ func TestCouponCodesHTTP(t *testing.T) {
 		require.Equal(t, vip.ID, *red.CouponID)
 
 		// Guessing: ten unknown codes of the customer, then 429 for any.
-		for range app.CouponGuessesPerCustomer.Limit {
+		for range campaigns.CouponGuessesPerCustomer.Limit {
 			v = validate("CHUTE-123")
 			require.Equal(t, http.StatusUnprocessableEntity, v.status, "%s", v.body)
 			require.Equal(t, "coupon_code_invalid", v.obj(t)["error"])
@@ -250,8 +250,8 @@ func TestPOSCombinable(t *testing.T) {
 		doc := posCPF()
 		e.posCustomer(t, doc, posCust{name: "Ana Souza"})
 		percent := func(name, pct, stacking string) string {
-			return e.posCampaign(t, app.CampaignInput{Name: name, Channels: []string{"pdv"}, Stacking: stacking,
-				Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr(pct)}})
+			return e.posCampaign(t, campaigns.CampaignInput{Name: name, Channels: []string{"pdv"}, Stacking: stacking,
+				Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr(pct)}})
 		}
 		discounts := func() []any {
 			r := e.posPost(t, "/discounts/authorizations", posAuthorizeBody(map[string]any{"id": doc, "type": "CPF"}, posItem("1", posGTINA, "10.00", "2")))

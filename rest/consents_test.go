@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
@@ -27,7 +27,7 @@ func TestConsentHistory(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := campSetup(t, db)
-		token := e.tokenFor(t, "customers:read", "customers:write", app.ScopePrivacyRead, app.ScopePrivacyWrite)
+		token := e.tokenFor(t, "customers:read", "customers:write", privacy.ScopePrivacyRead, privacy.ScopePrivacyWrite)
 		cpf := e.campCPF()
 		created := e.bearer(t, http.MethodPost, "/v1/customers", token, map[string]any{"name": "Lia", "email": "lia@example.com",
 			"cpf": cpf, "consent": map[string]any{"marketing_email": true}})

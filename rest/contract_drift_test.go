@@ -37,9 +37,9 @@ func TestContractDrift(t *testing.T) {
 	a.Auth = auth.NewService(db.Ent, "http://fideliza.test", testAudience)
 	h := rest.NewHandler(a, log, rest.Config{})
 
-	tn, err := a.CreateTenant(sys(), "Loja Contrato", nil)
+	tn, err := a.Backoffice.CreateTenant(sys(), "Loja Contrato", nil)
 	require.NoError(t, err)
-	c, err := a.CreateClient(sys(), tn.ID, apiclient.KindOauth, "drift", []string{"customers:read", "customers:write"})
+	c, err := a.Backoffice.CreateClient(sys(), tn.ID, apiclient.KindOauth, "drift", []string{"customers:read", "customers:write"})
 	require.NoError(t, err)
 	tok, err := a.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret,

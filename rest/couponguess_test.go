@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -25,10 +25,10 @@ func TestCouponGuessBurst(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db)
 		token := e.tokenFor(t, campScopeRead)
-		e.posCampaign(t, app.CampaignInput{Name: "Cupom", Channels: []string{"ecommerce"}, RequiresCode: true,
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
+		e.posCampaign(t, campaigns.CampaignInput{Name: "Cupom", Channels: []string{"ecommerce"}, RequiresCode: true,
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
 		const customers, each = 50, 8
-		require.Less(t, each, app.CouponGuessesPerCustomer.Limit, "no customer reaches its own quota")
+		require.Less(t, each, campaigns.CouponGuessesPerCustomer.Limit, "no customer reaches its own quota")
 		ids := make([]string, customers)
 		for i := range ids {
 			ids[i] = e.posCustomer(t, posCPF(), posCust{name: fmt.Sprintf("Cliente %d", i)}).ID
@@ -72,7 +72,7 @@ func TestCouponGuessBurst(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		limit := app.CouponGuessesPerClient.Limit
+		limit := campaigns.CouponGuessesPerClient.Limit
 		require.Equal(t, map[string]int{
 			"422 coupon_code_invalid":      limit,
 			"429 coupon_attempts_exceeded": customers*each - limit,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/safecsv"
@@ -32,11 +32,11 @@ func (s *server) addCoupons(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	in := app.CouponsInput{CampaignID: chi.URLParam(r, "id"), Codes: body.Codes, MaxUses: body.MaxUses, Note: body.Note}
+	in := campaigns.CouponsInput{CampaignID: chi.URLParam(r, "id"), Codes: body.Codes, MaxUses: body.MaxUses, Note: body.Note}
 	if g := body.Generate; g != nil {
-		in.Generate = &app.CouponGeneration{Count: g.Count, Length: g.Length, Prefix: g.Prefix, Alphabet: g.Alphabet}
+		in.Generate = &campaigns.CouponGeneration{Count: g.Count, Length: g.Length, Prefix: g.Prefix, Alphabet: g.Alphabet}
 	}
-	added, err := s.app.AddCoupons(r.Context(), in)
+	added, err := s.app.Campaigns.AddCoupons(r.Context(), in)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -60,7 +60,7 @@ type couponJSON struct {
 }
 
 func renderCoupon(c *ent.Coupon) couponJSON {
-	return couponJSON{ID: c.ID, Code: c.Code, Status: app.CouponStatus(c), MaxUses: c.MaxUses, Uses: c.Uses,
+	return couponJSON{ID: c.ID, Code: c.Code, Status: campaigns.CouponStatus(c), MaxUses: c.MaxUses, Uses: c.Uses,
 		LastUsedAt: optTimestamp(c.LastUsedAt), Note: c.Note, CreatedAt: timestamp(c.CreatedAt)}
 }
 
@@ -79,7 +79,7 @@ func (s *server) listCoupons(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.ListCoupons(r.Context(), id, after, limit)
+	conn, err := s.app.Campaigns.ListCoupons(r.Context(), id, after, limit)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -98,7 +98,7 @@ var couponColumns = []string{"code", "status", "uses", "max_uses", "last_used_at
 // first code is answered as JSON, after it ends the body early.
 func (s *server) exportCoupons(w http.ResponseWriter, r *http.Request, campaignID string) {
 	var out *safecsv.Writer
-	err := s.app.EachCoupon(r.Context(), campaignID, func(c *ent.Coupon) error {
+	err := s.app.Campaigns.EachCoupon(r.Context(), campaignID, func(c *ent.Coupon) error {
 		if out == nil {
 			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 			w.Header().Set("Content-Disposition", `attachment; filename="coupons-`+campaignID+`.csv"`)
@@ -109,7 +109,7 @@ func (s *server) exportCoupons(w http.ResponseWriter, r *http.Request, campaignI
 		if c.LastUsedAt != nil {
 			last = timestamp(*c.LastUsedAt)
 		}
-		return out.Write([]string{c.Code, app.CouponStatus(c), strconv.Itoa(c.Uses), strconv.Itoa(c.MaxUses), last, c.Note, timestamp(c.CreatedAt)})
+		return out.Write([]string{c.Code, campaigns.CouponStatus(c), strconv.Itoa(c.Uses), strconv.Itoa(c.MaxUses), last, c.Note, timestamp(c.CreatedAt)})
 	})
 	if out == nil && err != nil {
 		s.writeV1Error(w, r, err)

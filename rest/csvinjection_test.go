@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -50,8 +50,8 @@ func TestCSVNeutralizesFormulas(t *testing.T) {
 		token := e.tokenFor(t, campScopeRead, campScopeWrite, "customers:read", "customers:write")
 
 		t.Run("coupon export", func(t *testing.T) {
-			camp := e.posCampaign(t, app.CampaignInput{Name: "Cupom", Channels: []string{"ecommerce"}, RequiresCode: true,
-				Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
+			camp := e.posCampaign(t, campaigns.CampaignInput{Name: "Cupom", Channels: []string{"ecommerce"}, RequiresCode: true,
+				Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("15")}})
 			for i, note := range formulas {
 				res := e.bearer(t, http.MethodPost, "/v1/campaigns/"+camp+"/coupons", token,
 					map[string]any{"codes": []string{"NOTA-" + string(rune('A'+i))}, "note": note})

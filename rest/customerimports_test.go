@@ -197,7 +197,7 @@ func TestCustomerImportJob(t *testing.T) {
 		})
 
 		t.Run("another tenant's import is not found", func(t *testing.T) {
-			other, err := f.app.CreateTenant(sys(), "Outra Loja", nil)
+			other, err := f.app.Backoffice.CreateTenant(sys(), "Outra Loja", nil)
 			require.NoError(t, err)
 			c := f.clientOf(t, other.ID, apiclient.KindOauth, "customers:read")
 			res := do(t, http.DefaultClient, bearerGet(t, f.srv.URL+"/v1/customers/imports/"+id, f.token(t, c, "customers:read")))

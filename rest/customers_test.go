@@ -61,7 +61,7 @@ func custSetup(t *testing.T, db *storage.DB) *custEnv {
 // custTenant creates a tenant and returns its id.
 func (e *custEnv) custTenant(t *testing.T, name string) string {
 	t.Helper()
-	tn, err := e.app.CreateTenant(custSys(), name, nil)
+	tn, err := e.app.Backoffice.CreateTenant(custSys(), name, nil)
 	require.NoError(t, err)
 	return tn.ID
 }
@@ -70,7 +70,7 @@ func (e *custEnv) custTenant(t *testing.T, name string) string {
 // returns an access token for exactly scopes.
 func (e *custEnv) custToken(t *testing.T, tenantID string, scopes ...string) string {
 	t.Helper()
-	c, err := e.app.CreateClient(custSys(), tenantID, apiclient.KindOauth, "customers test", nil)
+	c, err := e.app.Backoffice.CreateClient(custSys(), tenantID, apiclient.KindOauth, "customers test", nil)
 	require.NoError(t, err)
 	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret, Scope: strings.Join(scopes, " "),

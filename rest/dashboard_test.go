@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/dashboardclient"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -95,7 +96,7 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	ctx := viewer.TenantContext(context.Background(), b.tenantID)
 	d := dashboardData{stores: map[string]*ent.Store{}, credited: 1500}
 	for code, name := range map[string]string{"LJ01": "Loja Centro", "LJ02": "Loja Shopping"} {
-		s, err := b.app.CreateStore(ctx, b.tenantID, code, name)
+		s, err := b.app.Backoffice.CreateStore(ctx, b.tenantID, code, name)
 		require.NoError(t, err)
 		d.stores[code] = s
 	}
@@ -147,9 +148,9 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	// A discount campaign live since February, redeemed twice in March.
 	starts, ends := dashTime(t, "2026-02-01T00:00:00-03:00"), time.Now().AddDate(0, 1, 0)
 	ten := dashDec(t, "10")
-	d.campaign, err = b.app.CreateCampaign(ctx, app.CampaignInput{
+	d.campaign, err = b.app.Campaigns.CreateCampaign(ctx, campaigns.CampaignInput{
 		Name: "Dez reais", Type: "discount", StartsAt: &starts, EndsAt: &ends,
-		Discount: &app.DiscountInput{Mode: "fixed_amount", Value: &ten},
+		Discount: &campaigns.DiscountInput{Mode: "fixed_amount", Value: &ten},
 	})
 	require.NoError(t, err)
 	require.Equal(t, "active", string(d.campaign.Status), "the app's view of a campaign past its start")

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
@@ -84,7 +85,7 @@ func TestErasureRacedWithPatches(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db, unlimitedRates)
-		token := e.tokenFor(t, "customers:read", "customers:write", app.ScopePrivacyWrite)
+		token := e.tokenFor(t, "customers:read", "customers:write", privacy.ScopePrivacyWrite)
 		const races, patches = 100, 29
 		for r := range races {
 			created := e.bearer(t, http.MethodPost, "/v1/customers", token, map[string]any{
@@ -160,7 +161,7 @@ func TestErasureDuringSaleProcessing(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db, unlimitedRates)
-		token := e.tokenFor(t, "customers:read", "customers:write", app.ScopePrivacyWrite)
+		token := e.tokenFor(t, "customers:read", "customers:write", privacy.ScopePrivacyWrite)
 		// Every fourth sale is the other customer's: 16 of the erased one's, 5 of
 		// the other's.
 		const rounds, sales, otherSales, workers = 8, 21, 5, 4

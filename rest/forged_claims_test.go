@@ -25,7 +25,7 @@ func TestForgedClaimsOverHTTP(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := newTestEnv(t, db)
-		other, err := e.app.CreateTenant(viewer.SystemContext(context.Background()), "Outra Loja", nil)
+		other, err := e.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Outra Loja", nil)
 		require.NoError(t, err)
 		genuine := e.tokenFor(t, "customers:read") // also makes the client
 		sign := func(claims map[string]any) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	campaignsctx "github.com/fideliza/fideliza/app/campaigns"
 	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -70,7 +71,7 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 	d := &isolated{tenantID: tenantID, cpfs: cpfs,
 		amount: decimal.NewFromInt(100 * scale), discount: decimal.NewFromInt(10 * scale)}
 	for i := 1; i <= 2; i++ {
-		s, err := a.CreateStore(ctx, tenantID, fmt.Sprintf("%s%d", tag, i), fmt.Sprintf("%sLoja %d", tag, i))
+		s, err := a.Backoffice.CreateStore(ctx, tenantID, fmt.Sprintf("%s%d", tag, i), fmt.Sprintf("%sLoja %d", tag, i))
 		require.NoError(t, err)
 		d.stores = append(d.stores, s)
 	}
@@ -89,13 +90,13 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(30*24*time.Hour)
 	ten := decimal.NewFromInt(10)
-	for i, in := range []app.CampaignInput{
-		{Type: "discount", SegmentID: &d.segment.ID, Discount: &app.DiscountInput{Mode: "percentage", Value: &ten}},
-		{Type: "gift", Discount: &app.DiscountInput{GiftSKU: opt.Of(tag + "brinde").Ptr()}},
+	for i, in := range []campaignsctx.CampaignInput{
+		{Type: "discount", SegmentID: &d.segment.ID, Discount: &campaignsctx.DiscountInput{Mode: "percentage", Value: &ten}},
+		{Type: "gift", Discount: &campaignsctx.DiscountInput{GiftSKU: opt.Of(tag + "brinde").Ptr()}},
 	} {
 		in.Name, in.Description = fmt.Sprintf("%sCampanha %d", tag, i+1), tag+"descrição"
 		in.StartsAt, in.EndsAt = &starts, &ends
-		c, err := a.CreateCampaign(ctx, in)
+		c, err := a.Campaigns.CreateCampaign(ctx, in)
 		require.NoError(t, err)
 		d.campaigns = append(d.campaigns, c)
 	}
@@ -124,7 +125,7 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 	_, err = c.Event.Create().SetType("test.isolation").SetSubjectID(d.customers[0].ID).
 		SetData(map[string]any{"label": tag + "evento", "customer_name": tag + "Cliente 1"}).Save(ctx)
 	require.NoError(t, err)
-	cl, err := a.CreateClient(ctx, tenantID, apiclient.KindOauth, tag+"Integração", nil)
+	cl, err := a.Backoffice.CreateClient(ctx, tenantID, apiclient.KindOauth, tag+"Integração", nil)
 	require.NoError(t, err)
 	d.client = cl.Client
 	d.collectIDs(t, a.DB)
@@ -171,7 +172,7 @@ func TestGraphQLTenantIsolation(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		b := newBackOffice(t, db)
-		other, err := b.app.CreateTenant(sys(), betaMark+"Loja", nil)
+		other, err := b.app.Backoffice.CreateTenant(sys(), betaMark+"Loja", nil)
 		require.NoError(t, err)
 		alfa := seedIsolated(t, b.app, b.tenantID, "ALFA-", []string{"52998224725", "11144477735", "39053344705"}, 1, 2)
 		beta := seedIsolated(t, b.app, other.ID, betaMark, []string{"15350946056", "71428793860", "86288366757"}, 7, 3)

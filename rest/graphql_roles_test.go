@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	campaignsctx "github.com/fideliza/fideliza/app/campaigns"
 	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -164,7 +166,7 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 				query := probeOf(t, field, targets)
 				for role, token := range map[string]string{"analyst": analyst, "admin": admin} {
 					a := b.gql(t, token, query, nil)
-					if scope := graph.RootFieldScopes[field]; role == "analyst" && (scope == app.ScopePrivacyRead || scope == kernel.ScopeBackofficeWrite) {
+					if scope := graph.RootFieldScopes[field]; role == "analyst" && (scope == privacy.ScopePrivacyRead || scope == kernel.ScopeBackofficeWrite) {
 						// The data subject's unmasked copy and the audit trail are not an analyst's.
 						require.Truef(t, hasAnyCode(a, codeScope), "%s: %s", role, a.Raw)
 						continue
@@ -199,16 +201,16 @@ func seedProbeTargets(t *testing.T, a *app.App, tenantID string) map[string]stri
 	})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(30*24*time.Hour)
-	camp, err := a.CreateCampaign(ctx, app.CampaignInput{
+	camp, err := a.Campaigns.CreateCampaign(ctx, campaignsctx.CampaignInput{
 		Name: "Brinde", Type: "gift", StartsAt: &starts, EndsAt: &ends,
-		Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+		Discount: &campaignsctx.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
 	seg, err := a.Customers.CreateSegment(ctx, "VIP", nil)
 	require.NoError(t, err)
-	st, err := a.CreateStore(ctx, tenantID, "L-1", "Loja 1")
+	st, err := a.Backoffice.CreateStore(ctx, tenantID, "L-1", "Loja 1")
 	require.NoError(t, err)
-	cl, err := a.CreateClient(ctx, tenantID, apiclient.KindOauth, "Integração", nil)
+	cl, err := a.Backoffice.CreateClient(ctx, tenantID, apiclient.KindOauth, "Integração", nil)
 	require.NoError(t, err)
 	// A webhook endpoint with one delivery of one event, attempted once.
 	whk, err := a.Webhooks.CreateWebhookEndpoint(ctx, webhooks.WebhookInput{

@@ -142,7 +142,7 @@ func TestMetrics(t *testing.T) {
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
 		camp := e.posPercent(t, "Dez por cento", "10", []string{"pdv"})
-		oc, err := e.app.CreateClient(posSys(), e.tenantID, apiclient.KindOauth, "metrics", nil)
+		oc, err := e.app.Backoffice.CreateClient(posSys(), e.tenantID, apiclient.KindOauth, "metrics", nil)
 		require.NoError(t, err)
 		tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
 			GrantType: "client_credentials", ClientID: oc.Client.ID, ClientSecret: oc.Secret,

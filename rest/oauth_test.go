@@ -27,6 +27,8 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -91,14 +93,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 func sys() context.Context { return viewer.SystemContext(context.Background()) }
 
 // client creates a client of the fixture's tenant.
-func (f *fixture) client(t *testing.T, kind apiclient.Kind, scopes ...string) *app.ClientCredentials {
+func (f *fixture) client(t *testing.T, kind apiclient.Kind, scopes ...string) *backoffice.ClientCredentials {
 	t.Helper()
 	return f.clientOf(t, f.tenantID, kind, scopes...)
 }
 
-func (f *fixture) clientOf(t *testing.T, tenantID string, kind apiclient.Kind, scopes ...string) *app.ClientCredentials {
+func (f *fixture) clientOf(t *testing.T, tenantID string, kind apiclient.Kind, scopes ...string) *backoffice.ClientCredentials {
 	t.Helper()
-	c, err := f.app.CreateClient(sys(), tenantID, kind, "test", scopes)
+	c, err := f.app.Backoffice.CreateClient(sys(), tenantID, kind, "test", scopes)
 	require.NoError(t, err)
 	return c
 }
@@ -140,7 +142,7 @@ func (f *fixture) requestToken(t *testing.T, form url.Values, basic ...string) r
 }
 
 // token obtains an access token for c.
-func (f *fixture) token(t *testing.T, c *app.ClientCredentials, scope string) string {
+func (f *fixture) token(t *testing.T, c *backoffice.ClientCredentials, scope string) string {
 	t.Helper()
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if scope != "" {
@@ -503,16 +505,16 @@ func TestTokenEndpointErrors(t *testing.T) {
 		revoked := f.client(t, apiclient.KindOauth)
 		require.NoError(t, db.Ent.APIClient.UpdateOneID(revoked.Client.ID).SetRevoked(true).Exec(sys()))
 		pos := f.client(t, apiclient.KindPos)
-		inactive, err := f.app.CreateTenant(sys(), "Loja Fechada", nil)
+		inactive, err := f.app.Backoffice.CreateTenant(sys(), "Loja Fechada", nil)
 		require.NoError(t, err)
 		ofInactive := f.clientOf(t, inactive.ID, apiclient.KindOauth)
 		off := false
-		_, err = f.app.UpdateTenant(sys(), inactive.ID, app.TenantSettings{Active: &off})
+		_, err = f.app.Backoffice.UpdateTenant(sys(), inactive.ID, backoffice.TenantSettings{Active: &off})
 		require.NoError(t, err)
 
 		cc := url.Values{"grant_type": {"client_credentials"}}
 		withScope := func(s string) url.Values { return url.Values{"grant_type": {"client_credentials"}, "scope": {s}} }
-		basic := func(c *app.ClientCredentials) []string { return []string{c.Client.ID, c.Secret} }
+		basic := func(c *backoffice.ClientCredentials) []string { return []string{c.Client.ID, c.Secret} }
 		cases := []struct {
 			name       string
 			form       url.Values
@@ -608,7 +610,7 @@ func TestExternalOIDCProvider(t *testing.T) {
 		f := newFixture(t, db, func(a *rest.ServerSetup) {
 			require.NoError(t, a.Auth.UseOIDC(ctx, auth.OIDCConfig{Issuer: idp.URL, Audience: backOffice}))
 		})
-		otherTenant, err := f.app.CreateTenant(sys(), "Outra Loja", nil)
+		otherTenant, err := f.app.Backoffice.CreateTenant(sys(), "Outra Loja", nil)
 		require.NoError(t, err)
 
 		now := time.Now()
@@ -673,7 +675,7 @@ func TestExternalOIDCProvider(t *testing.T) {
 				require.Equal(t, auth.RoleScopes(tc.wantRole), v.Scopes)
 				for _, s := range auth.Scopes {
 					// Analysts read all but the unmasked export.
-					require.Equal(t, tc.wantRole == viewer.RoleAdmin || strings.HasSuffix(s, ":read") && s != app.ScopePrivacyRead, v.HasScope(s), s)
+					require.Equal(t, tc.wantRole == viewer.RoleAdmin || strings.HasSuffix(s, ":read") && s != privacy.ScopePrivacyRead, v.HasScope(s), s)
 				}
 
 				// A GraphQL mutation: the admin's runs, an analyst's is

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/auth/authtest"
@@ -336,7 +336,7 @@ func TestPanelHTTP(t *testing.T) {
 
 	t.Run("programme settings", func(t *testing.T) {
 		// A tenant of its own: the other subtests read the shared one's.
-		tn, err := f.app.CreateTenant(viewer.SystemContext(context.Background()), "Programa", nil)
+		tn, err := f.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Programa", nil)
 		require.NoError(t, err)
 		c := f.panelClient(t)
 		c.signIn(t, f.userToken(t, tn.ID, viewer.RoleAdmin))
@@ -392,7 +392,7 @@ func TestPanelHTTP(t *testing.T) {
 	})
 
 	t.Run("another tenant's sandbox is not found", func(t *testing.T) {
-		other, err := f.app.CreateTenant(sys(), "Outra Loja", nil)
+		other, err := f.app.Backoffice.CreateTenant(sys(), "Outra Loja", nil)
 		require.NoError(t, err)
 		theirs, err := f.app.CreateSandbox(adminContext(other.ID), "Deles")
 		require.NoError(t, err)
@@ -507,7 +507,7 @@ func TestPanelBrowser(t *testing.T) {
 
 	t.Run("read the audit trail", func(t *testing.T) {
 		admin := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: f.tenantID, Subject: "ana@loja.example"})
-		_, err := f.app.UpdateTenant(admin, f.tenantID, app.TenantSettings{LevelGraceDays: opt.Of(15).Ptr()})
+		_, err := f.app.Backoffice.UpdateTenant(admin, f.tenantID, backoffice.TenantSettings{LevelGraceDays: opt.Of(15).Ptr()})
 		require.NoError(t, err)
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/panel/"),
 			chromedp.Click(chromedp.CSS(`a[href="/panel/audit"]`)), chromedp.WaitVisible(chromedp.CSS("#audit tbody tr"))))

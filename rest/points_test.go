@@ -19,7 +19,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -91,7 +91,7 @@ func (e *ptsEnv) ptsSetClock(t time.Time) {
 
 func (e *ptsEnv) ptsTenant(t *testing.T, name string) string {
 	t.Helper()
-	tn, err := e.app.CreateTenant(ptsSys(), name, nil)
+	tn, err := e.app.Backoffice.CreateTenant(ptsSys(), name, nil)
 	require.NoError(t, err)
 	return tn.ID
 }
@@ -100,7 +100,7 @@ func (e *ptsEnv) ptsTenant(t *testing.T, name string) string {
 // exactly scopes.
 func (e *ptsEnv) ptsToken(t *testing.T, tenantID string, scopes ...string) string {
 	t.Helper()
-	c, err := e.app.CreateClient(ptsSys(), tenantID, apiclient.KindOauth, "points test", nil)
+	c, err := e.app.Backoffice.CreateClient(ptsSys(), tenantID, apiclient.KindOauth, "points test", nil)
 	require.NoError(t, err)
 	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret, Scope: strings.Join(scopes, " "),
@@ -462,7 +462,7 @@ func TestPointsEarningRate(t *testing.T) {
 		e := ptsSetup(t, db)
 		double := e.ptsTenant(t, "Loja Dobro")
 		two := decimal.NewFromInt(2)
-		_, err := e.app.UpdateTenant(ptsSys(), double, app.TenantSettings{PointsPerReal: &two})
+		_, err := e.app.Backoffice.UpdateTenant(ptsSys(), double, backoffice.TenantSettings{PointsPerReal: &two})
 		require.NoError(t, err)
 		doubleToken := e.ptsToken(t, double, ptsScopeRead, ptsScopeWrite)
 

@@ -55,11 +55,11 @@ func BenchmarkPOS(b *testing.B) {
 			b.Cleanup(srv.Close)
 
 			sys := viewer.SystemContext(context.Background())
-			tn, err := a.CreateTenant(sys, "Mercado Bench", nil)
+			tn, err := a.Backoffice.CreateTenant(sys, "Mercado Bench", nil)
 			require.NoError(b, err)
-			_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+			_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 			require.NoError(b, err)
-			pos, err := a.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
+			pos, err := a.Backoffice.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
 			require.NoError(b, err)
 			ctx := viewer.TenantContext(context.Background(), tn.ID)
 			const cpf = "52998224725"

@@ -9,7 +9,8 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -29,15 +30,15 @@ func posFuzzEnv(f *testing.F) *posEnv {
 	f.Helper()
 	e := posNewEnv(f, storagetest.Open(f, dialect.SQLite), unlimitedRates)
 	pre := true
-	_, err := e.app.UpdateTenant(posSys(), e.tenantID, app.TenantSettings{PreRegistration: &pre})
+	_, err := e.app.Backoffice.UpdateTenant(posSys(), e.tenantID, backoffice.TenantSettings{PreRegistration: &pre})
 	require.NoError(f, err)
 	e.posCustomer(f, posFuzzCustomer, posCust{name: "Ana Souza", email: "ana@example.com", phone: "+5511987654321",
 		birth: "1990-05-17", level: customer.LevelGold})
 	e.posCustomer(f, posCNPJAlfa, posCust{typ: customer.DocumentTypeCNPJ, name: "Mercado Exemplo"})
 	e.posPercent(f, "Dez por cento no PDV", "10", []string{"pdv"})
 	e.posPercent(f, "Um terço no feijão", "33.333", []string{"pdv"}, posGTINB)
-	e.posCampaign(f, app.CampaignInput{Name: "R$ 1,50 no PDV", Channels: []string{"pdv"},
-		Discount: &app.DiscountInput{Mode: "fixed_amount", Value: posDecPtr("1.50")}})
+	e.posCampaign(f, campaigns.CampaignInput{Name: "R$ 1,50 no PDV", Channels: []string{"pdv"},
+		Discount: &campaigns.DiscountInput{Mode: "fixed_amount", Value: posDecPtr("1.50")}})
 	e.posPercent(f, "Metade no e-commerce", "50", []string{"ecommerce"})
 	return e
 }

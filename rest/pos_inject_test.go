@@ -40,11 +40,11 @@ func injSetup(t *testing.T, db *storage.DB) *injEnv {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	sys := viewer.SystemContext(context.Background())
-	tn, err := a.CreateTenant(sys, "Mercado Injeção", nil)
+	tn, err := a.Backoffice.CreateTenant(sys, "Mercado Injeção", nil)
 	require.NoError(t, err)
-	_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 	require.NoError(t, err)
-	c, err := a.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
+	c, err := a.Backoffice.CreateClient(sys, tn.ID, apiclient.KindPos, "pdv", nil)
 	require.NoError(t, err)
 	return &injEnv{db: db, srv: srv, tenant: tn.ID, clientID: c.Client.ID, secret: c.Secret}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
@@ -241,8 +242,8 @@ func TestPOSReturnReleasesRedemption(t *testing.T) {
 		e := posSetup(t, db)
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
-		camp := e.posCampaign(t, app.CampaignInput{Name: "Dez por cento", Channels: []string{"pdv"},
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Budget: &app.BudgetInput{Total: posDecPtr("100")}})
+		camp := e.posCampaign(t, campaigns.CampaignInput{Name: "Dez por cento", Channels: []string{"pdv"},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}, Budget: &campaigns.BudgetInput{Total: posDecPtr("100")}})
 		for _, receipt := range []string{"720", "721"} { // R$ 10 of discount each
 			body := posDiscounted(posSaleBody(posN(receipt), map[string]any{"id": doc, "type": "CPF"}), camp)
 			posRequireAccepted(t, e.posPost(t, "/sales", body), receipt, map[string]any{"id": doc, "type": "CPF"})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
@@ -23,15 +23,15 @@ func TestPOSTenantChecks(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db, func(a *ServerSetup) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
-		other, err := e.app.CreateTenant(posSys(), "Outra Rede", nil)
+		other, err := e.app.Backoffice.CreateTenant(posSys(), "Outra Rede", nil)
 		require.NoError(t, err)
-		otherPOS, err := e.app.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)
+		otherPOS, err := e.app.Backoffice.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)
 		require.NoError(t, err)
-		closed, err := e.app.CreateTenant(posSys(), "Rede Fechada", nil)
+		closed, err := e.app.Backoffice.CreateTenant(posSys(), "Rede Fechada", nil)
 		require.NoError(t, err)
-		closedPOS, err := e.app.CreateClient(posSys(), closed.ID, apiclient.KindPos, "caixa da fechada", nil)
+		closedPOS, err := e.app.Backoffice.CreateClient(posSys(), closed.ID, apiclient.KindPos, "caixa da fechada", nil)
 		require.NoError(t, err)
-		_, err = e.app.UpdateTenant(posSys(), closed.ID, app.TenantSettings{Active: posBool(false)})
+		_, err = e.app.Backoffice.UpdateTenant(posSys(), closed.ID, backoffice.TenantSettings{Active: posBool(false)})
 		require.NoError(t, err)
 
 		const unknown = "9b2f5a3e-0c1d-4e7f-8a9b-0c1d2e3f4a5b" // well formed, no such tenant

@@ -23,6 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -76,7 +78,7 @@ func posNewEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *
 	configure = append(configure, func(s *ServerSetup) { s.NoServer = true })
 	e := &posEnv{TestEnv: newTestEnv(tb, db, configure...)}
 	e.clientID, e.secret = e.posClient(tb)
-	_, err := e.app.CreateStore(posSys(), e.tenantID, posStore, "Loja Centro")
+	_, err := e.app.Backoffice.CreateStore(posSys(), e.tenantID, posStore, "Loja Centro")
 	require.NoError(tb, err)
 	return e
 }
@@ -95,9 +97,9 @@ func (e *posEnv) posTenantCtx() context.Context {
 }
 
 // posSettings changes tenant settings.
-func (e *posEnv) posSettings(t *testing.T, s app.TenantSettings) {
+func (e *posEnv) posSettings(t *testing.T, s backoffice.TenantSettings) {
 	t.Helper()
-	_, err := e.app.UpdateTenant(posSys(), e.tenantID, s)
+	_, err := e.app.Backoffice.UpdateTenant(posSys(), e.tenantID, s)
 	require.NoError(t, err)
 }
 
@@ -188,7 +190,7 @@ func (e *posEnv) posCustomer(tb testing.TB, doc string, c posCust) *ent.Customer
 }
 
 // posCampaign creates an active campaign of the env's tenant.
-func (e *posEnv) posCampaign(tb testing.TB, in app.CampaignInput) string {
+func (e *posEnv) posCampaign(tb testing.TB, in campaigns.CampaignInput) string {
 	tb.Helper()
 	now := time.Now()
 	start, end := now.Add(-time.Hour), now.AddDate(0, 1, 0)
@@ -201,7 +203,7 @@ func (e *posEnv) posCampaign(tb testing.TB, in app.CampaignInput) string {
 	if in.Type == "" {
 		in.Type = "discount"
 	}
-	c, err := e.app.CreateCampaign(e.posTenantCtx(), in)
+	c, err := e.app.Campaigns.CreateCampaign(e.posTenantCtx(), in)
 	require.NoError(tb, err)
 	return c.ID
 }
@@ -210,10 +212,10 @@ func (e *posEnv) posCampaign(tb testing.TB, in app.CampaignInput) string {
 // skus when given.
 func (e *posEnv) posPercent(tb testing.TB, name, pct string, channels []string, skus ...string) string {
 	tb.Helper()
-	in := app.CampaignInput{Name: name, Channels: channels,
-		Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr(pct)}}
+	in := campaigns.CampaignInput{Name: name, Channels: channels,
+		Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr(pct)}}
 	if len(skus) > 0 {
-		in.Eligibility = &app.EligibilityInput{SKUs: skus}
+		in.Eligibility = &campaigns.EligibilityInput{SKUs: skus}
 	}
 	return e.posCampaign(tb, in)
 }
@@ -548,8 +550,8 @@ func TestPOSIdentify(t *testing.T) {
 		})
 
 		t.Run("PRE_REGISTER when the tenant enables pre-registration", func(t *testing.T) {
-			e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
-			defer e.posSettings(t, app.TenantSettings{PreRegistration: posBool(false)})
+			e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(true)})
+			defer e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(false)})
 			fresh := posCPF()
 			body := posIdentifyBody("sess-pre", posFormatCPF(fresh), "CPF")
 			body["customer"].(map[string]any)["phone"] = "11987650000"
@@ -601,7 +603,7 @@ func TestPOSIdentifyValidation(t *testing.T) {
 		e := posSetup(t, db)
 		// With pre-registration on, a document that passed validation by
 		// mistake would be stored: nothing may be.
-		e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
+		e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(true)})
 		valid := posCPF()
 		body := func() map[string]any { return posIdentifyBody("sess-1", valid, "CPF") }
 		cases := []struct {
@@ -667,15 +669,15 @@ func TestPOSAuthentication(t *testing.T) {
 		// Dozens of refusals from one address: more than its quota of
 		// failed authentications (ratelimit_test.go tests that quota).
 		e := posSetup(t, db, func(a *ServerSetup) { a.RateLimits.AuthFailures = ratelimit.Quota{Off: true} })
-		other, err := e.app.CreateTenant(posSys(), "Outra Rede", nil)
+		other, err := e.app.Backoffice.CreateTenant(posSys(), "Outra Rede", nil)
 		require.NoError(t, err)
-		otherPOS, err := e.app.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)
+		otherPOS, err := e.app.Backoffice.CreateClient(posSys(), other.ID, apiclient.KindPos, "caixa da outra", nil)
 		require.NoError(t, err)
-		oauth, err := e.app.CreateClient(posSys(), e.tenantID, apiclient.KindOauth, "integração", nil)
+		oauth, err := e.app.Backoffice.CreateClient(posSys(), e.tenantID, apiclient.KindOauth, "integração", nil)
 		require.NoError(t, err)
-		rotated, err := e.app.CreateClient(posSys(), e.tenantID, apiclient.KindPos, "caixa 2", nil)
+		rotated, err := e.app.Backoffice.CreateClient(posSys(), e.tenantID, apiclient.KindPos, "caixa 2", nil)
 		require.NoError(t, err)
-		renewed, err := e.app.RotateClient(posSys(), rotated.Client.ID)
+		renewed, err := e.app.Backoffice.RotateClient(posSys(), rotated.Client.ID)
 		require.NoError(t, err)
 		require.NotEqual(t, rotated.Secret, renewed.Secret)
 		token, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
@@ -749,8 +751,8 @@ func TestPOSAuthentication(t *testing.T) {
 		}
 
 		t.Run("inactive tenant", func(t *testing.T) {
-			e.posSettings(t, app.TenantSettings{Active: posBool(false)})
-			defer e.posSettings(t, app.TenantSettings{Active: posBool(true)})
+			e.posSettings(t, backoffice.TenantSettings{Active: posBool(false)})
+			defer e.posSettings(t, backoffice.TenantSettings{Active: posBool(true)})
 			for _, route := range posRoutes() {
 				r := e.posDo(t, route)
 				posRequireProblem(t, r, http.StatusNotFound, "tenant-not-found")
@@ -972,13 +974,13 @@ func TestPOSAuthorize(t *testing.T) {
 		c20 := e.posPercent(t, "Vinte no feijão", "20", []string{"pdv"}, posGTINB)
 		c33 := e.posPercent(t, "Um terço na granel", "33.333", []string{"pdv"}, posGTINE)
 		e.posPercent(t, "Metade só na loja virtual", "50", []string{"ecommerce"})
-		e.posCampaign(t, app.CampaignInput{Name: "Pontos em dobro", Type: "bonus_points", Channels: []string{"pdv"},
-			Discount: &app.DiscountInput{Multiplier: posDecPtr("2")}})
-		e.posCampaign(t, app.CampaignInput{Name: "Frete grátis", Channels: []string{"pdv"},
-			Discount: &app.DiscountInput{Mode: "free_shipping"}})
+		e.posCampaign(t, campaigns.CampaignInput{Name: "Pontos em dobro", Type: "bonus_points", Channels: []string{"pdv"},
+			Discount: &campaigns.DiscountInput{Multiplier: posDecPtr("2")}})
+		e.posCampaign(t, campaigns.CampaignInput{Name: "Frete grátis", Channels: []string{"pdv"},
+			Discount: &campaigns.DiscountInput{Mode: "free_shipping"}})
 		pausedStart := time.Now().Add(time.Hour)
-		e.posCampaign(t, app.CampaignInput{Name: "Ainda não começou", Channels: []string{"pdv"}, StartsAt: &pausedStart,
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("90")}})
+		e.posCampaign(t, campaigns.CampaignInput{Name: "Ainda não começou", Channels: []string{"pdv"}, StartsAt: &pausedStart,
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("90")}})
 
 		cart := func() []map[string]any {
 			return []map[string]any{
@@ -1111,8 +1113,8 @@ func TestPOSAuthorize(t *testing.T) {
 			require.Empty(t, m["sale"].(map[string]any)["items"].([]any)[0].(map[string]any)["discounts"])
 			require.Equal(t, "INFO", m["messages"].([]any)[0].(map[string]any)["type"])
 			// A campaign for every channel does reach it.
-			all := other.posCampaign(t, app.CampaignInput{Name: "Todos os canais",
-				Discount: &app.DiscountInput{Mode: "fixed_amount", Value: posDecPtr("1.50")}})
+			all := other.posCampaign(t, campaigns.CampaignInput{Name: "Todos os canais",
+				Discount: &campaigns.DiscountInput{Mode: "fixed_amount", Value: posDecPtr("1.50")}})
 			r = other.posPost(t, "/discounts/authorize", posAuthorizeBody(map[string]any{"id": cust, "type": "CPF"}, posItem("1", posGTINC, "8.00", "2")))
 			ds := r.obj(t)["sale"].(map[string]any)["items"].([]any)[0].(map[string]any)["discounts"].([]any)
 			require.Equal(t, posNorm([]any{service(all, "0.75", "7.25", "2")}), posNorm(ds), "R$ 1.50 over 2 units")
@@ -1432,8 +1434,8 @@ func TestPOSRegisterSale(t *testing.T) {
 			for i, a := range []string{"100.10", "99.90", "100.00", "100.05"} {
 				posRequireAccepted(t, e.posPost(t, "/sales", amount(strconv.Itoa(6010+i), a)), strconv.Itoa(6010+i), map[string]any{"id": posDefault, "type": nil})
 			}
-			e.posSettings(t, app.TenantSettings{SaleTolerance: posDecPtr("0.50")})
-			defer e.posSettings(t, app.TenantSettings{SaleTolerance: posDecPtr("0.10")})
+			e.posSettings(t, backoffice.TenantSettings{SaleTolerance: posDecPtr("0.50")})
+			defer e.posSettings(t, backoffice.TenantSettings{SaleTolerance: posDecPtr("0.10")})
 			posRequireAccepted(t, e.posPost(t, "/sales", amount("6020", "100.40")), "6020", map[string]any{"id": posDefault, "type": nil})
 			posRequireAccepted(t, e.posPost(t, "/sales", amount("6021", "99.50")), "6021", map[string]any{"id": posDefault, "type": nil})
 			posRequireProblem(t, e.posPost(t, "/sales", amount("6022", "100.51")), http.StatusUnprocessableEntity, "sale-value-inconsistency")
@@ -1448,9 +1450,9 @@ func TestPOSRegisterSale(t *testing.T) {
 		})
 
 		t.Run("registration disabled", func(t *testing.T) {
-			e.posSettings(t, app.TenantSettings{SaleRegistration: posBool(false)})
+			e.posSettings(t, backoffice.TenantSettings{SaleRegistration: posBool(false)})
 			r := e.posPost(t, "/sales", posSaleBody(posN("7101"), nil))
-			e.posSettings(t, app.TenantSettings{SaleRegistration: posBool(true)})
+			e.posSettings(t, backoffice.TenantSettings{SaleRegistration: posBool(true)})
 			posRequireProblem(t, r, http.StatusServiceUnavailable, "sale-notification-disabled")
 			require.Zero(t, e.db.Ent.Sale.Query().Where(sale.ExternalID("7101")).CountX(posSys()))
 		})
@@ -1481,7 +1483,7 @@ func TestPOSRegisterSale(t *testing.T) {
 			require.Len(t, posJobs(t, e), queued+2)
 
 			// The same number from another store is another sale.
-			_, err := e.app.CreateStore(posSys(), e.tenantID, posStore2, "Loja Shopping")
+			_, err := e.app.Backoffice.CreateStore(posSys(), e.tenantID, posStore2, "Loja Shopping")
 			require.NoError(t, err)
 			posRequireAccepted(t, e.posPost(t, "/sales", posSet(posSaleBody(posN("8001"), cust), "sale.store.id", posStore2)),
 				"8001", map[string]any{"id": doc, "type": "CPF"})
@@ -1684,8 +1686,8 @@ func TestPOSSaleProcessing(t *testing.T) {
 		})
 
 		t.Run("an unknown customer is pre-registered when the tenant enables it", func(t *testing.T) {
-			e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
-			defer e.posSettings(t, app.TenantSettings{PreRegistration: posBool(false)})
+			e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(true)})
+			defer e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(false)})
 			fresh := posCPF()
 			posRequireAccepted(t, e.posPost(t, "/sales", posSaleBody(posN("558"), map[string]any{"id": fresh, "type": "CPF"})), "558",
 				map[string]any{"id": fresh, "type": "CPF"})
@@ -1698,10 +1700,10 @@ func TestPOSSaleProcessing(t *testing.T) {
 		})
 
 		t.Run("bonus points, level and lifetime value", func(t *testing.T) {
-			e.posCampaign(t, app.CampaignInput{Name: "Pontos em triplo", Type: "bonus_points", Channels: []string{"pdv"},
-				Discount: &app.DiscountInput{Multiplier: posDecPtr("3")}})
-			e.posCampaign(t, app.CampaignInput{Name: "Pontos só no app", Type: "bonus_points", Channels: []string{"app"},
-				Discount: &app.DiscountInput{Multiplier: posDecPtr("10")}})
+			e.posCampaign(t, campaigns.CampaignInput{Name: "Pontos em triplo", Type: "bonus_points", Channels: []string{"pdv"},
+				Discount: &campaigns.DiscountInput{Multiplier: posDecPtr("3")}})
+			e.posCampaign(t, campaigns.CampaignInput{Name: "Pontos só no app", Type: "bonus_points", Channels: []string{"app"},
+				Discount: &campaigns.DiscountInput{Multiplier: posDecPtr("10")}})
 			big := posSaleBody(posN("560"), map[string]any{"id": doc, "type": "CPF"})
 			posSet(big, "sale.items", []any{map[string]any{"id": "1", "gtin": posGTINC, "description": "TV",
 				"unitPrice": posN("400.00"), "quantity": posN("1")}})

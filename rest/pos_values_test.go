@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/graph/generated"
 	"github.com/fideliza/fideliza/storage"
@@ -69,7 +69,7 @@ func TestSaleToleranceAsDescribed(t *testing.T) {
 	}
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db)
-		e.posSettings(t, app.TenantSettings{SaleTolerance: posDecPtr("0.50")})
+		e.posSettings(t, backoffice.TenantSettings{SaleTolerance: posDecPtr("0.50")})
 		receipt := 8100
 		// off sends a sale (R$ 100.00 of items, no discount, paid in full)
 		// with one check off by delta.

@@ -13,7 +13,7 @@ import (
 func (s *server) exportCustomer(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	begun := false
-	err := s.app.WriteCustomerExport(r.Context(), id, w, func() {
+	err := s.app.Privacy.WriteCustomerExport(r.Context(), id, w, func() {
 		begun = true
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Disposition", `attachment; filename="customer-`+id+`.json"`)
@@ -29,7 +29,7 @@ func (s *server) exportCustomer(w http.ResponseWriter, r *http.Request) {
 // eraseCustomer is DELETE /v1/customers/{id}: the customer's personal data
 // is erased (204), again for an erased customer.
 func (s *server) eraseCustomer(w http.ResponseWriter, r *http.Request) {
-	if err := s.app.EraseCustomer(r.Context(), chi.URLParam(r, "id")); err != nil {
+	if err := s.app.Privacy.EraseCustomer(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}

@@ -12,7 +12,8 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent/customerimport"
@@ -33,7 +34,7 @@ func TestCustomerExportAndErasure(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db)
-		token := e.tokenFor(t, "customers:read", "customers:write", "loyalty:read", "loyalty:write", app.ScopePrivacyRead, app.ScopePrivacyWrite)
+		token := e.tokenFor(t, "customers:read", "customers:write", "loyalty:read", "loyalty:write", privacy.ScopePrivacyRead, privacy.ScopePrivacyWrite)
 		doc := posCPF()
 		formatted := posFormatCPF(doc)
 		personal := []string{"Joana Erasmo", "joana.erasmo@example.com", "+5511912345678", doc, formatted}
@@ -121,7 +122,7 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		require.Equal(t, "cpf,name,email\n"+otherLine, string(file.Data), "the erased customer's line leaves the import's file")
 
 		// The CPF is free: the till may pre-register it again.
-		e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
+		e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(true)})
 		r = e.posPost(t, "/customers/identify", posIdentifyBody("s-again", doc, "CPF"))
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		require.Equal(t, "PRE_REGISTER", r.obj(t)["customer"].(map[string]any)["status"])
@@ -206,13 +207,13 @@ func TestAnonymizeInactiveCustomers(t *testing.T) {
 		require.False(t, erased(old), "off by default")
 
 		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
-		_, err = e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{AnonymizeInactiveYears: opt.Of(2).Ptr()})
+		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AnonymizeInactiveYears: opt.Of(2).Ptr()})
 		require.NoError(t, err)
 		require.NoError(t, e.app.PurgeExpired(context.Background()))
 		require.True(t, erased(old))
 		require.False(t, erased(recent))
 
-		_, err = e.app.UpdateTenant(user, e.tenantID, app.TenantSettings{AnonymizeInactiveYears: opt.Of(0).Ptr()})
+		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AnonymizeInactiveYears: opt.Of(0).Ptr()})
 		require.NoError(t, err)
 		tn, err := db.Ent.Tenant.Get(e.ctx, e.tenantID)
 		require.NoError(t, err)

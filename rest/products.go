@@ -3,7 +3,7 @@ package rest
 import (
 	"net/http"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 )
 
 // productJSON is a product of POST /v1/products.
@@ -24,11 +24,11 @@ func (s *server) importProducts(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	rows := make([]app.ProductInput, len(body.Products))
+	rows := make([]campaigns.ProductInput, len(body.Products))
 	for i, p := range body.Products {
-		rows[i] = app.ProductInput(p)
+		rows[i] = campaigns.ProductInput(p)
 	}
-	res, err := s.app.ImportProducts(r.Context(), rows)
+	res, err := s.app.Campaigns.ImportProducts(r.Context(), rows)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

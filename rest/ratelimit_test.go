@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ratelimit"
@@ -45,9 +46,9 @@ func newRLEnv(t *testing.T, db *storage.DB, configure func(e *rlEnv, c *ratelimi
 	log := testLogger(t)
 	e := &rlEnv{clock: testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))}
 	e.app = app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: log})
-	a, err := e.app.CreateTenant(sys(), "Loja Limitada", nil)
+	a, err := e.app.Backoffice.CreateTenant(sys(), "Loja Limitada", nil)
 	require.NoError(t, err)
-	b, err := e.app.CreateTenant(sys(), "Loja Maior", nil)
+	b, err := e.app.Backoffice.CreateTenant(sys(), "Loja Maior", nil)
 	require.NoError(t, err)
 	e.tenantID, e.otherID = a.ID, b.ID
 	cfg := rest.Config{RateLimits: ratelimit.Config{Now: e.clock.Now}}
@@ -61,7 +62,7 @@ func newRLEnv(t *testing.T, db *storage.DB, configure func(e *rlEnv, c *ratelimi
 // bearer returns a token of a new OAuth client of tenantID.
 func (e *rlEnv) bearer(t *testing.T, tenantID string, scopes ...string) string {
 	t.Helper()
-	c, err := e.app.CreateClient(sys(), tenantID, apiclient.KindOauth, "integração", scopes)
+	c, err := e.app.Backoffice.CreateClient(sys(), tenantID, apiclient.KindOauth, "integração", scopes)
 	require.NoError(t, err)
 	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret,
@@ -233,7 +234,7 @@ func TestRateLimitTokenEndpoint(t *testing.T) {
 		e := newRLEnv(t, db, func(_ *rlEnv, c *ratelimit.Config) {
 			c.Token = ratelimit.Quota{Limit: 3, Window: time.Minute}
 		})
-		c, err := e.app.CreateClient(sys(), e.tenantID, apiclient.KindOauth, "integração", nil)
+		c, err := e.app.Backoffice.CreateClient(sys(), e.tenantID, apiclient.KindOauth, "integração", nil)
 		require.NoError(t, err)
 		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.Client.ID}, "client_secret": {c.Secret}}
 		token := func(addr string, form url.Values) *httptest.ResponseRecorder {
@@ -281,12 +282,12 @@ func TestRateLimitFailedBasicAuthentication(t *testing.T) {
 		e := newRLEnv(t, db, func(_ *rlEnv, c *ratelimit.Config) {
 			c.Default = ratelimit.Quota{Limit: 15, Window: time.Minute}
 		})
-		pos, err := e.app.CreateClient(sys(), e.tenantID, apiclient.KindPos, "caixa 1", nil)
+		pos, err := e.app.Backoffice.CreateClient(sys(), e.tenantID, apiclient.KindPos, "caixa 1", nil)
 		require.NoError(t, err)
-		pos2, err := e.app.CreateClient(sys(), e.tenantID, apiclient.KindPos, "caixa 2", nil)
+		pos2, err := e.app.Backoffice.CreateClient(sys(), e.tenantID, apiclient.KindPos, "caixa 2", nil)
 		require.NoError(t, err)
 		path := "/api/v1/tenants/" + e.tenantID + "/sales/9001"
-		basic := func(addr string, c *app.ClientCredentials, secret string) *httptest.ResponseRecorder {
+		basic := func(addr string, c *backoffice.ClientCredentials, secret string) *httptest.ResponseRecorder {
 			req := httptest.NewRequest(http.MethodGet, path, nil)
 			req.SetBasicAuth(c.Client.ID, secret)
 			return e.serve(http.MethodGet, path, addr, "", "Authorization", req.Header.Get("Authorization"))

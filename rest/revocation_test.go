@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -28,7 +28,7 @@ func TestTokensStopWithTheirClient(t *testing.T) {
 			}},
 			{"tenant deactivated", func(s *scopeServer) error {
 				off := false
-				_, err := s.app.UpdateTenant(viewer.SystemContext(context.Background()), s.tenantID, app.TenantSettings{Active: &off})
+				_, err := s.app.Backoffice.UpdateTenant(viewer.SystemContext(context.Background()), s.tenantID, backoffice.TenantSettings{Active: &off})
 				return err
 			}},
 		} {

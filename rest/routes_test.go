@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
@@ -312,14 +313,14 @@ func seedEdges(t *testing.T, a *app.App, tenantID string) {
 	_, err = a.Customers.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
 	require.NoError(t, err)
 	starts, ends := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	camp, err := a.CreateCampaign(ctx, app.CampaignInput{
+	camp, err := a.Campaigns.CreateCampaign(ctx, campaigns.CampaignInput{
 		Name: "Brinde", Type: "gift", StartsAt: &starts, EndsAt: &ends, SegmentID: &seg.ID,
-		Discount: &app.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
+		Discount: &campaigns.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
 	_, err = a.CreditPoints(ctx, app.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
 	require.NoError(t, err)
-	st, err := a.CreateStore(ctx, tenantID, "L1", "Loja 1")
+	st, err := a.Backoffice.CreateStore(ctx, tenantID, "L1", "Loja 1")
 	require.NoError(t, err)
 	sl, err := a.DB.Ent.Sale.Create().SetStoreID(st.ID).SetExternalID("1").SetCustomerID(cust.ID).
 		SetSoldAt(time.Now().UTC().Truncate(time.Second)).SetAmount(decimal.NewFromInt(100)).

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	customersctx "github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -25,7 +25,7 @@ func TestRotateDataKeyWhileSalesArrive(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := posSetup(t, db, unlimitedRates)
-		e.posSettings(t, app.TenantSettings{PreRegistration: posBool(true)})
+		e.posSettings(t, backoffice.TenantSettings{PreRegistration: posBool(true)})
 		var (
 			mu      sync.Mutex
 			sales   = map[string]string{} // sale id → the document sent

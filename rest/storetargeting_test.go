@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -22,7 +22,7 @@ func TestStoreTargetingV1(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := campSetup(t, db)
 		for _, s := range []struct{ code, name, group string }{{"LJ-SUL", "Loja Porto Alegre", "sul"}, {"LJ-NE", "Loja Recife", "nordeste"}} {
-			_, err := e.app.CreateStore(campSys(), e.tenantID, s.code, s.name, s.group)
+			_, err := e.app.Backoffice.CreateStore(campSys(), e.tenantID, s.code, s.name, s.group)
 			require.NoError(t, err)
 		}
 		ne := e.campCreate(t, e.campBody("discount", "name", "Só em Recife", "store_codes", []string{"LJ-NE"}))
@@ -94,7 +94,7 @@ func TestStoreTargetingV1(t *testing.T) {
 		require.NoError(t, err)
 		for _, s := range recifeStore {
 			if s.Code == "LJ-NE" {
-				_, err = e.app.UpdateStore(e.ctx, s.ID, nil, nil, []string{"nordeste", "sul"})
+				_, err = e.app.Backoffice.UpdateStore(e.ctx, s.ID, nil, nil, []string{"nordeste", "sul"})
 				require.NoError(t, err)
 			}
 		}
@@ -117,16 +117,16 @@ func TestStoreTargetingPOS(t *testing.T) {
 		stores, err := e.db.Ent.Store.Query().All(e.posTenantCtx())
 		require.NoError(t, err)
 		require.Len(t, stores, 1)
-		_, err = e.app.UpdateStore(e.posTenantCtx(), stores[0].ID, nil, nil, []string{"sul"})
+		_, err = e.app.Backoffice.UpdateStore(e.posTenantCtx(), stores[0].ID, nil, nil, []string{"sul"})
 		require.NoError(t, err)
-		_, err = e.app.CreateStore(posSys(), e.tenantID, "LJ002", "Loja Shopping", "sudeste")
+		_, err = e.app.Backoffice.CreateStore(posSys(), e.tenantID, "LJ002", "Loja Shopping", "sudeste")
 		require.NoError(t, err)
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
-		south := e.posCampaign(t, app.CampaignInput{Name: "Dez no sul", Channels: []string{"pdv"}, StoreGroups: []string{"sul"},
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}})
-		shopping := e.posCampaign(t, app.CampaignInput{Name: "Vinte no shopping", Channels: []string{"pdv"}, StoreCodes: []string{"LJ002"},
-			Discount: &app.DiscountInput{Mode: "percentage", Value: posDecPtr("20")}})
+		south := e.posCampaign(t, campaigns.CampaignInput{Name: "Dez no sul", Channels: []string{"pdv"}, StoreGroups: []string{"sul"},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("10")}})
+		shopping := e.posCampaign(t, campaigns.CampaignInput{Name: "Vinte no shopping", Channels: []string{"pdv"}, StoreCodes: []string{"LJ002"},
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("20")}})
 
 		authorizeAt := func(store string) map[string]any {
 			body := posAuthorizeBody(map[string]any{"id": doc, "type": "CPF"}, posItem("1", posGTINA, "10.00", "2"))
@@ -143,8 +143,8 @@ func TestStoreTargetingPOS(t *testing.T) {
 
 		// Bonus points of the shopping's campaign: its sales earn them, the
 		// south's do not.
-		e.posCampaign(t, app.CampaignInput{Name: "Pontos em dobro no shopping", Type: "bonus_points", Channels: []string{"pdv"},
-			StoreCodes: []string{"LJ002"}, Discount: &app.DiscountInput{Multiplier: posDecPtr("2")}})
+		e.posCampaign(t, campaigns.CampaignInput{Name: "Pontos em dobro no shopping", Type: "bonus_points", Channels: []string{"pdv"},
+			StoreCodes: []string{"LJ002"}, Discount: &campaigns.DiscountInput{Multiplier: posDecPtr("2")}})
 		for _, s := range []struct {
 			receipt, store string
 			bonus          bool

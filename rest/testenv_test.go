@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -53,7 +54,7 @@ type TestEnv struct {
 	logs     *logCapture
 	tenantID string
 	mu       sync.Mutex
-	client   *app.ClientCredentials // made by the first tokenFor
+	client   *backoffice.ClientCredentials // made by the first tokenFor
 }
 
 // newTestEnv builds the environment; configure runs before it serves.
@@ -94,7 +95,7 @@ func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) 
 		}
 	})
 	ctx := viewer.SystemContext(context.Background())
-	tn, err := e.app.CreateTenant(ctx, "Loja Teste", nil)
+	tn, err := e.app.Backoffice.CreateTenant(ctx, "Loja Teste", nil)
 	require.NoError(tb, err)
 	e.tenantID = tn.ID
 	return e
@@ -120,7 +121,7 @@ func (e *TestEnv) tokenFor(tb testing.TB, scopes ...string) string {
 	tb.Helper()
 	e.mu.Lock()
 	if e.client == nil {
-		c, err := e.app.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindOauth, "test", nil)
+		c, err := e.app.Backoffice.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindOauth, "test", nil)
 		require.NoError(tb, err)
 		e.client = c
 	}
@@ -208,7 +209,7 @@ func unlimitedRates(s *ServerSetup) { s.RateLimits = ratelimit.Unlimited() }
 // credentials.
 func (e *TestEnv) posClient(tb testing.TB) (id, secret string) {
 	tb.Helper()
-	c, err := e.app.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindPos, "caixa", nil)
+	c, err := e.app.Backoffice.CreateClient(viewer.SystemContext(context.Background()), e.tenantID, apiclient.KindPos, "caixa", nil)
 	require.NoError(tb, err)
 	return c.Client.ID, c.Secret
 }

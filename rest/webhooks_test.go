@@ -53,7 +53,7 @@ func whkSetup(t *testing.T, db *storage.DB, configure ...func(*ServerSetup)) *wh
 
 func (e *whkEnv) whkTenant(t *testing.T, name string) string {
 	t.Helper()
-	tn, err := e.app.CreateTenant(viewer.SystemContext(context.Background()), name, nil)
+	tn, err := e.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), name, nil)
 	require.NoError(t, err)
 	return tn.ID
 }
@@ -62,7 +62,7 @@ func (e *whkEnv) whkTenant(t *testing.T, name string) string {
 // exactly scopes.
 func (e *whkEnv) whkToken(t *testing.T, tenantID string, scopes ...string) string {
 	t.Helper()
-	c, err := e.app.CreateClient(viewer.SystemContext(context.Background()), tenantID, apiclient.KindOauth, "webhooks test", nil)
+	c, err := e.app.Backoffice.CreateClient(viewer.SystemContext(context.Background()), tenantID, apiclient.KindOauth, "webhooks test", nil)
 	require.NoError(t, err)
 	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret, Scope: strings.Join(scopes, " "),

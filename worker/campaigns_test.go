@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -47,7 +48,7 @@ func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 	t.Helper()
 	clock := testclock.New(start)
 	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler)})
-	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
 	return &campBundle{
 		db: db, app: a, clock: clock, ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
@@ -57,12 +58,12 @@ func campSetup(t *testing.T, db *storage.DB, start time.Time) *campBundle {
 }
 
 // campaign creates a campaign of the bundle's tenant between the times.
-func (b *campBundle) campaign(ctx context.Context, t *testing.T, name, typ string, starts, ends time.Time, d *app.DiscountInput) *ent.Campaign {
+func (b *campBundle) campaign(ctx context.Context, t *testing.T, name, typ string, starts, ends time.Time, d *campaigns.DiscountInput) *ent.Campaign {
 	t.Helper()
 	if d == nil {
-		d = &app.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()}
+		d = &campaigns.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()}
 	}
-	c, err := b.app.CreateCampaign(ctx, app.CampaignInput{Name: name, Type: typ, StartsAt: &starts, EndsAt: &ends, Discount: d})
+	c, err := b.app.Campaigns.CreateCampaign(ctx, campaigns.CampaignInput{Name: name, Type: typ, StartsAt: &starts, EndsAt: &ends, Discount: d})
 	require.NoError(t, err)
 	return c
 }
@@ -97,15 +98,15 @@ func TestCampaignLifecycle(t *testing.T) {
 		seg, err := b.db.Ent.Segment.Create().SetName("vip").Save(b.ctx)
 		require.NoError(t, err)
 		starts, ends := t0.Add(time.Hour), t0.Add(3*time.Hour)
-		c, err := b.app.CreateCampaign(b.ctx, app.CampaignInput{
+		c, err := b.app.Campaigns.CreateCampaign(b.ctx, campaigns.CampaignInput{
 			Name: "Semana VIP", Type: "discount", StartsAt: &starts, EndsAt: &ends, SegmentID: &seg.ID,
-			Channels: []string{"pdv", "app"}, Discount: &app.DiscountInput{Mode: "percentage", Value: decimalPtr("10")},
+			Channels: []string{"pdv", "app"}, Discount: &campaigns.DiscountInput{Mode: "percentage", Value: decimalPtr("10")},
 		})
 		require.NoError(t, err)
 		require.Equal(t, campaign.StatusScheduled, c.Status)
 		short := b.campaign(b.ctx, t, "Curta", "gift", t0.Add(time.Hour), t0.Add(2*time.Hour), nil)
 		pausedLater := b.campaign(b.ctx, t, "Pausada antes de começar", "gift", t0.Add(time.Hour), t0.Add(10*time.Hour), nil)
-		_, err = b.app.PauseCampaign(b.ctx, pausedLater.ID)
+		_, err = b.app.Campaigns.PauseCampaign(b.ctx, pausedLater.ID)
 		require.NoError(t, err)
 
 		// Before its start nothing moves.
@@ -176,7 +177,7 @@ func TestCampaignLifecycleUnseenWindow(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		t0 := time.Date(2026, 5, 4, 15, 0, 0, 0, time.UTC)
 		b := campSetup(t, db, t0)
-		other, err := b.app.CreateTenant(viewer.SystemContext(context.Background()), "Outra", nil)
+		other, err := b.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Outra", nil)
 		require.NoError(t, err)
 		otherCtx := viewer.TenantContext(context.Background(), other.ID)
 
@@ -247,15 +248,15 @@ func TestCampaignCashbackJob(t *testing.T) {
 		// its own clock) sees a job due in 7 days as scheduled.
 		t0 := time.Now().UTC().Truncate(time.Second)
 		b := campSetup(t, db, t0)
-		cash := func(days int) *app.DiscountInput {
-			return &app.DiscountInput{Mode: "percentage", Value: decimalPtr("10"), CreditAfterDays: &days}
+		cash := func(days int) *campaigns.DiscountInput {
+			return &campaigns.DiscountInput{Mode: "percentage", Value: decimalPtr("10"), CreditAfterDays: &days}
 		}
 		atOnce := b.campaign(b.ctx, t, "Cashback na hora", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(0))
 		week := b.campaign(b.ctx, t, "Cashback em 7 dias", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0), cash(7))
 		shipping := b.campaign(b.ctx, t, "Frete grátis", "cashback", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
-			&app.DiscountInput{Mode: "free_shipping"})
+			&campaigns.DiscountInput{Mode: "free_shipping"})
 		discount := b.campaign(b.ctx, t, "Desconto", "discount", t0.Add(-time.Hour), t0.AddDate(0, 1, 0),
-			&app.DiscountInput{Mode: "percentage", Value: decimalPtr("10")})
+			&campaigns.DiscountInput{Mode: "percentage", Value: decimalPtr("10")})
 		cust, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{
 			Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of("52998224725"),
 		})

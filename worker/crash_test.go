@@ -231,9 +231,9 @@ type crashTenantOf struct {
 func crashTenant(t *testing.T, a *app.App) crashTenantOf {
 	t.Helper()
 	sys := viewer.SystemContext(context.Background())
-	tn, err := a.CreateTenant(sys, "Mercado Crash", nil)
+	tn, err := a.Backoffice.CreateTenant(sys, "Mercado Crash", nil)
 	require.NoError(t, err)
-	_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 	require.NoError(t, err)
 	out := crashTenantOf{id: tn.ID, docs: make([]string, crashCustomers), ids: make([]string, crashCustomers)}
 	for i := range crashCustomers {
@@ -611,9 +611,9 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.CreateTenant(sys, "Mercado Timeout", nil)
+		tn, err := a.Backoffice.CreateTenant(sys, "Mercado Timeout", nil)
 		require.NoError(t, err)
-		_, err = a.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+		_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
 		require.NoError(t, err)
 		soldAt := time.Now().Add(-time.Minute)
 		amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)

@@ -27,7 +27,7 @@ func TestImportCustomersJob(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
-		tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja Import", nil)
+		tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja Import", nil)
 		require.NoError(t, err)
 		ctx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleClient, TenantID: tn.ID, Subject: "cli_test"})
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -62,9 +63,9 @@ func setupPoints(t *testing.T, db *storage.DB) *pointsBundle {
 	t.Helper()
 	clock := testclock.New(t0)
 	a := app.New(&app.Config{DB: db, Clock: clock.Now})
-	tn, err := a.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
+	tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja", nil)
 	require.NoError(t, err)
-	tn, err = a.UpdateTenant(viewer.SystemContext(context.Background()), tn.ID, app.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
+	tn, err = a.Backoffice.UpdateTenant(viewer.SystemContext(context.Background()), tn.ID, backoffice.TenantSettings{TimeZone: opt.Of("UTC").Ptr()})
 	require.NoError(t, err)
 	require.Equal(t, 12, tn.PointsExpiryMonths)
 	require.Equal(t, []int64{1000, 5000, 20000}, []int64{tn.SilverThreshold, tn.GoldThreshold, tn.DiamondThreshold})
@@ -398,7 +399,7 @@ func TestPointsLevelJobAcrossTenants(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		b := setupPoints(t, db)
 		sys := viewer.SystemContext(context.Background())
-		other, err := b.app.CreateTenant(sys, "Outra", nil)
+		other, err := b.app.Backoffice.CreateTenant(sys, "Outra", nil)
 		require.NoError(t, err)
 		_, err = db.Ent.Tenant.UpdateOneID(other.ID).SetSilverThreshold(100).SetGoldThreshold(200).SetDiamondThreshold(300).Save(sys)
 		require.NoError(t, err)

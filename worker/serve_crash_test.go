@@ -135,7 +135,7 @@ func serveCrashSeed(t *testing.T, dbURL string) *serveCrashTill {
 	defer db.Close()
 	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 	tn := crashTenant(t, a)
-	c, err := a.CreateClient(viewer.SystemContext(context.Background()), tn.id, apiclient.KindPos, "PDV", nil)
+	c, err := a.Backoffice.CreateClient(viewer.SystemContext(context.Background()), tn.id, apiclient.KindPos, "PDV", nil)
 	require.NoError(t, err)
 	return &serveCrashTill{tenant: tn, client: c.Client.ID, secret: c.Secret, acked: map[int]bool{}}
 }

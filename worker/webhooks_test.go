@@ -25,6 +25,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -145,7 +147,7 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	log := slog.New(slog.DiscardHandler)
 	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
 	sys := viewer.SystemContext(context.Background())
-	tn, err := a.CreateTenant(sys, "Loja Webhooks", nil)
+	tn, err := a.Backoffice.CreateTenant(sys, "Loja Webhooks", nil)
 	require.NoError(t, err)
 	rc, err := worker.NewClient(a, worker.Config{})
 	require.NoError(t, err)
@@ -297,9 +299,9 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 
 	// campaign.activated: a scheduled campaign whose start passes.
 	starts, ends := start.Add(time.Hour), start.Add(3*time.Hour)
-	camp, err := b.app.CreateCampaign(b.ctx, app.CampaignInput{
+	camp, err := b.app.Campaigns.CreateCampaign(b.ctx, campaigns.CampaignInput{
 		Name: "Brinde de inverno", Type: "gift", StartsAt: &starts, EndsAt: &ends,
-		Discount: &app.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()},
+		Discount: &campaigns.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()},
 	})
 	require.NoError(t, err)
 	b.clock.Set(starts)
@@ -313,12 +315,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 
 	// sale.processed: a sale registered by the POS and processed by its job,
 	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.
-	_, err = b.app.CreateStore(b.sys, b.tenant, "LOJA-01", "Loja Centro")
+	_, err = b.app.Backoffice.CreateStore(b.sys, b.tenant, "LOJA-01", "Loja Centro")
 	require.NoError(t, err)
 	from, until := b.clock.Now().Add(-time.Hour), b.clock.Now().Add(time.Hour)
-	discount, err := b.app.CreateCampaign(b.ctx, app.CampaignInput{
+	discount, err := b.app.Campaigns.CreateCampaign(b.ctx, campaigns.CampaignInput{
 		Name: "Real de desconto", Type: "discount", Channels: []string{"pdv"}, StartsAt: &from, EndsAt: &until,
-		Discount: &app.DiscountInput{Mode: "fixed_amount", Value: opt.Of(decimal.NewFromInt(1)).Ptr()},
+		Discount: &campaigns.DiscountInput{Mode: "fixed_amount", Value: opt.Of(decimal.NewFromInt(1)).Ptr()},
 	})
 	require.NoError(t, err)
 	soldAt := b.clock.Now().Add(-time.Minute)
@@ -359,7 +361,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// customer.level_will_downgrade: a year on, the 1500 points have left
 	// the 12 months; the tenant's 30-day grace keeps silver and announces
 	// the drop.
-	_, err = b.app.UpdateTenant(b.sys, b.tenant, app.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
+	_, err = b.app.Backoffice.UpdateTenant(b.sys, b.tenant, backoffice.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
 	require.NoError(t, err)
 	b.clock.Set(start.AddDate(0, 12, 2))
 	require.NoError(t, (&worker.RecomputeLevelsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
@@ -371,7 +373,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// customer.erased: another customer, without consents, is erased.
 	ivo, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{Name: opt.Of("Ivo"), Email: opt.Of("ivo@example.com"), CPF: opt.Of(whCPF(2))})
 	require.NoError(t, err)
-	require.NoError(t, b.app.EraseCustomer(b.ctx, ivo.ID))
+	require.NoError(t, b.app.Privacy.EraseCustomer(b.ctx, ivo.ID))
 
 	evs, err := b.db.Ent.Event.Query().Order(ent.Asc(event.FieldID)).All(b.ctx)
 	require.NoError(t, err)
@@ -545,7 +547,7 @@ func TestWebhookDeliveryWithRiver(t *testing.T) {
 		log := slog.New(slog.DiscardHandler)
 		a := app.New(&app.Config{DB: db, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
 		sys := viewer.SystemContext(context.Background())
-		tn, err := a.CreateTenant(sys, "Loja River", nil)
+		tn, err := a.Backoffice.CreateTenant(sys, "Loja River", nil)
 		require.NoError(t, err)
 		tctx := viewer.TenantContext(context.Background(), tn.ID)
 		rcv := whNewReceiver(t, time.Now)
@@ -704,7 +706,7 @@ func TestWebhookDispatchRules(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		b := whSetup(t, db)
 		rcv := whNewReceiver(t, b.clock.Now)
-		other, err := b.app.CreateTenant(b.sys, "Outra Loja", nil)
+		other, err := b.app.Backoffice.CreateTenant(b.sys, "Outra Loja", nil)
 		require.NoError(t, err)
 		otherCtx := viewer.TenantContext(context.Background(), other.ID)
 

@@ -49,3 +49,17 @@ func NotFoundAs(err error, what string) error {
 	}
 	return err
 }
+
+// checkLabels adds problems of field when list, store codes or groups,
+// holds more than limit entries or one that is empty, longer than 64 bytes
+// or padded with spaces (it would never match what a point of sale sends).
+func CheckLabels(p *apperr.Problems, field string, list []string, limit int) {
+	if len(list) > limit {
+		p.Add(field, "must hold at most %d entries", limit)
+	}
+	for i, v := range list {
+		if strings.TrimSpace(v) != v || v == "" || len(v) > 64 {
+			p.Add(field, "item %d must be 1 to 64 characters without spaces around", i)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package kernel
 
-import "github.com/fideliza/fideliza/domain/apperr"
+import (
+	"context"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+)
 
 // Page sizes of every list and connection: unbounded pages would let one
 // request read a whole table.
@@ -18,4 +22,32 @@ func CheckLimit(n int) error {
 		return apperr.Invalid("limit", "must be between 1 and %d", MaxPageSize)
 	}
 	return nil
+}
+
+// ExportPage is how many rows an export reads at a time: a customer with
+// 100,000 ledger entries is written page by page, never held whole.
+const ExportPage = 500
+
+// Pages calls each with every row read reads, a page after another, each
+// after the last row's id.
+func Pages[T any](ctx context.Context, read func(after string) ([]T, error), id func(T) string, each func(T) error) error {
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, err := read(after)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := each(r); err != nil {
+				return err
+			}
+		}
+		if len(rows) < ExportPage {
+			return nil
+		}
+		after = id(rows[len(rows)-1])
+	}
 }

@@ -41,7 +41,7 @@ func cpf(n int) string { return document.CPFOf(n) }
 // first customers.
 func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	sys := viewer.SystemContext(ctx)
-	t, err := a.CreateTenant(sys, "Mercado Bench", nil)
+	t, err := a.Backoffice.CreateTenant(sys, "Mercado Bench", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -52,11 +52,11 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	if err := a.SeedDemoTenant(ctx, t.ID); err != nil {
 		return nil, err
 	}
-	oauth, err := a.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)
+	oauth, err := a.Backoffice.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)
 	if err != nil {
 		return nil, err
 	}
-	pos, err := a.CreateClient(sys, t.ID, apiclient.KindPos, "bench pdv", nil)
+	pos, err := a.Backoffice.CreateClient(sys, t.ID, apiclient.KindPos, "bench pdv", nil)
 	if err != nil {
 		return nil, err
 	}

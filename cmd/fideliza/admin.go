@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -67,7 +68,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 			if sandboxOf != "" {
 				parent = &sandboxOf
 			}
-			t, err := a.CreateTenant(cmd.Context(), name, parent)
+			t, err := a.Backoffice.CreateTenant(cmd.Context(), name, parent)
 			if err != nil {
 				return err
 			}
@@ -96,7 +97,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 		Use:   "update",
 		Short: "Change the settings of a tenant",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			var s app.TenantSettings
+			var s backoffice.TenantSettings
 			fl := cmd.Flags()
 			if fl.Changed("name") {
 				s.Name = &newName
@@ -153,7 +154,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 					*[]**int{&s.PriceCodeBronze, &s.PriceCodeSilver, &s.PriceCodeGold, &s.PriceCodeDiamond}[i] = &priceCodes[i]
 				}
 			}
-			t, err := a.UpdateTenant(cmd.Context(), tenantID, s)
+			t, err := a.Backoffice.UpdateTenant(cmd.Context(), tenantID, s)
 			if err != nil {
 				return err
 			}
@@ -203,7 +204,7 @@ func newStoreCommand(g *globals) *cobra.Command {
 		Use:   "create",
 		Short: "Register a store under its external code",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			s, err := a.CreateStore(cmd.Context(), tenantID, code, name, groups...)
+			s, err := a.Backoffice.CreateStore(cmd.Context(), tenantID, code, name, groups...)
 			if err != nil {
 				return err
 			}
@@ -229,7 +230,7 @@ func newClientCommand(g *globals) *cobra.Command {
 		Use:   "create",
 		Short: "Create an OAuth or POS client; its secret is printed only here",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			cred, err := a.CreateClient(cmd.Context(), tenantID, apiclient.Kind(kind), name, strings.Fields(scopes))
+			cred, err := a.Backoffice.CreateClient(cmd.Context(), tenantID, apiclient.Kind(kind), name, strings.Fields(scopes))
 			if err != nil {
 				return err
 			}
@@ -248,7 +249,7 @@ func newClientCommand(g *globals) *cobra.Command {
 		Use:   "rotate",
 		Short: "Issue a new secret; the old one stops working",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			cred, err := a.RotateClient(cmd.Context(), clientID)
+			cred, err := a.Backoffice.RotateClient(cmd.Context(), clientID)
 			if err != nil {
 				return err
 			}
@@ -261,7 +262,7 @@ func newClientCommand(g *globals) *cobra.Command {
 		Use:   "revoke",
 		Short: "Revoke a client for good; its tokens stop working within 30 s",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
-			c, err := a.RevokeClient(cmd.Context(), clientID)
+			c, err := a.Backoffice.RevokeClient(cmd.Context(), clientID)
 			if err != nil {
 				return err
 			}
@@ -274,7 +275,7 @@ func newClientCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printCredentials(g *globals, cred *app.ClientCredentials) error {
+func printCredentials(g *globals, cred *backoffice.ClientCredentials) error {
 	c := cred.Client
 	scopes := c.Scopes
 	if scopes == nil {

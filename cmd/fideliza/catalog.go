@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -31,7 +32,7 @@ func newCatalogCommand(g *globals) *cobra.Command {
 		Short: "Load products from a CSV file, creating or updating them by GTIN, else SKU",
 		Long: "The file's header names its columns: " + strings.Join(catalogColumns, ", ") + " (name, and gtin or sku, " +
 			"required; category is a path such as \"Bebidas > Cervejas\"). Rows are loaded in batches of " +
-			strconv.Itoa(app.MaxProductsAtOnce) + "; refused rows are written to the error report (line, field, message).",
+			strconv.Itoa(campaigns.MaxProductsAtOnce) + "; refused rows are written to the error report (line, field, message).",
 		RunE: adminRun(g, func(cmd *cobra.Command, a *app.App) error {
 			if report == "" {
 				report = file + ".errors.csv"
@@ -64,7 +65,7 @@ func newCatalogCommand(g *globals) *cobra.Command {
 // catalogLoad is what importCatalog did: the products' results and the rows
 // read.
 type catalogLoad struct {
-	app.CatalogResult
+	campaigns.CatalogResult
 	rows int
 }
 
@@ -102,13 +103,13 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 
 	res := &catalogLoad{}
 	bar := newProgressBar(stderr, total, 1, 0)
-	var batch []app.ProductInput
+	var batch []campaigns.ProductInput
 	var lines []int
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		got, err := a.ImportProducts(ctx, batch)
+		got, err := a.Campaigns.ImportProducts(ctx, batch)
 		if err != nil {
 			return fmt.Errorf("the batch of lines %d–%d: %w", lines[0], lines[len(lines)-1], err)
 		}
@@ -141,7 +142,7 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 			for _, d := range e.Details {
 				_ = problems.Write([]string{strconv.Itoa(row.Line), d.Field, d.Message})
 			}
-			res.Problems = append(res.Problems, app.ProductProblem{Index: -1, Message: e.Message})
+			res.Problems = append(res.Problems, campaigns.ProductProblem{Index: -1, Message: e.Message})
 			continue
 		}
 		if slices.IndexFunc(row.Cells, func(s string) bool { return strings.TrimSpace(s) != "" }) < 0 {
@@ -149,10 +150,10 @@ func importCatalog(ctx context.Context, a *app.App, file, report string, stderr 
 		}
 		res.rows++
 		rec := row.Cells
-		batch = append(batch, app.ProductInput{GTIN: cell(rec, "gtin"), SKU: cell(rec, "sku"), Name: cell(rec, "name"),
+		batch = append(batch, campaigns.ProductInput{GTIN: cell(rec, "gtin"), SKU: cell(rec, "sku"), Name: cell(rec, "name"),
 			Category: cell(rec, "category"), Brand: cell(rec, "brand")})
 		lines = append(lines, row.Line)
-		if len(batch) == app.MaxProductsAtOnce {
+		if len(batch) == campaigns.MaxProductsAtOnce {
 			if err := flush(); err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package app
+package campaigns
 
 import (
 	"context"
@@ -170,10 +170,10 @@ func (in CampaignInput) validate(now time.Time) error {
 		p.Add("priority", "must be between -1000 and 1000")
 	}
 	if e := in.Eligibility; e != nil {
-		checkLabels(&p, "eligibility.brands", e.Brands, maxStoreTargets)
+		kernel.CheckLabels(&p, "eligibility.brands", e.Brands, maxStoreTargets)
 	}
-	checkLabels(&p, "store_codes", in.StoreCodes, maxStoreTargets)
-	checkLabels(&p, "store_groups", in.StoreGroups, maxStoreTargets)
+	kernel.CheckLabels(&p, "store_codes", in.StoreCodes, maxStoreTargets)
+	kernel.CheckLabels(&p, "store_groups", in.StoreGroups, maxStoreTargets)
 	if e := in.Eligibility; e != nil && e.MinSubtotal != nil && (e.MinSubtotal.IsNegative() || e.MinSubtotal.Exponent() < -2) {
 		p.Add("eligibility.min_subtotal", "must be a non-negative amount in R$")
 	}
@@ -189,7 +189,7 @@ func (in CampaignInput) validate(now time.Time) error {
 }
 
 // CreateCampaign creates a campaign; its status follows from its dates.
-func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
+func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -268,13 +268,13 @@ func (a *App) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campai
 
 // WithStatus shows a campaign's status as of now, whatever the lifecycle
 // job has written yet.
-func (a *App) WithStatus(c *ent.Campaign) *ent.Campaign {
+func (a *Service) WithStatus(c *ent.Campaign) *ent.Campaign {
 	c.Status = campaignrules.StatusAt(c, a.Now())
 	return c
 }
 
 // Campaign reads one campaign.
-func (a *App) Campaign(ctx context.Context, id string) (*ent.Campaign, error) {
+func (a *Service) Campaign(ctx context.Context, id string) (*ent.Campaign, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ type CampaignFilter struct {
 
 // ListCampaigns lists campaigns, newest first, filtered by their status as
 // of now, type and channel (a campaign for every channel matches any).
-func (a *App) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
+func (a *Service) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
 	if err := kernel.Guarded("", f); err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ func forChannel(ch string) predicate.Campaign {
 
 // EndCampaign deactivates a campaign (DELETE); ending an ended campaign
 // changes nothing.
-func (a *App) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+func (a *Service) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (a *App) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 }
 
 // PauseCampaign stops a campaign's benefits until it is resumed.
-func (a *App) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+func (a *Service) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func (a *App) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, erro
 }
 
 // ResumeCampaign lifts a pause; the status follows from the dates again.
-func (a *App) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+func (a *Service) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -372,7 +372,7 @@ func (a *App) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, err
 
 // setCampaignStatus moves a campaign to status when its status as of now is
 // one of from (any, when from is nil), or is already status.
-func (a *App) setCampaignStatus(ctx context.Context, id string, to campaign.Status, from []campaign.Status) (*ent.Campaign, error) {
+func (a *Service) setCampaignStatus(ctx context.Context, id string, to campaign.Status, from []campaign.Status) (*ent.Campaign, error) {
 	c, err := a.Campaign(ctx, id)
 	if err != nil {
 		return nil, err

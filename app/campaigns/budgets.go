@@ -1,4 +1,4 @@
-package app
+package campaigns
 
 import (
 	"context"
@@ -62,12 +62,12 @@ func (b *BudgetInput) set(c *ent.CampaignCreate) {
 	}
 }
 
-// hasBudget tells whether a campaign has a money budget.
-func hasBudget(c *ent.Campaign) bool { return campaignrules.BudgetOf(c).Any() }
+// HasBudget tells whether a campaign has a money budget.
+func HasBudget(c *ent.Campaign) bool { return campaignrules.BudgetOf(c).Any() }
 
 // budgetZone is the time zone of a campaign's tenant, the one of its
 // budgets per period.
-func (a *App) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign) (*time.Location, error) {
+func (a *Service) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign) (*time.Location, error) {
 	// Within the transaction of c: the cached settings when they are fresh,
 	// else a read on c (a read on another connection could wait for a pool
 	// the concurrent transactions hold).
@@ -84,7 +84,7 @@ func (a *App) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign)
 // lockedCampaign reads a campaign the transaction of c updates, locked
 // until it ends (PostgreSQL; SQLite's writer transaction holds the
 // database).
-func (a *App) lockedCampaign(ctx context.Context, c *ent.Client, id string) (*ent.Campaign, error) {
+func (a *Service) lockedCampaign(ctx context.Context, c *ent.Client, id string) (*ent.Campaign, error) {
 	q := c.Campaign.Query().Where(campaign.ID(id))
 	if a.DB.Dialect == dialect.Postgres {
 		q.ForUpdate()
@@ -103,9 +103,9 @@ type budgetChange struct {
 
 // openBudget reads the budget of campaign id for a change at now in the
 // transaction of c; nil when the campaign has no budget.
-func (a *App) openBudget(ctx context.Context, c *ent.Client, id string, now time.Time) (*budgetChange, error) {
+func (a *Service) openBudget(ctx context.Context, c *ent.Client, id string, now time.Time) (*budgetChange, error) {
 	camp, err := a.lockedCampaign(ctx, c, id)
-	if err != nil || !hasBudget(camp) {
+	if err != nil || !HasBudget(camp) {
 		return nil, err
 	}
 	zone, err := a.budgetZone(ctx, c, camp)
@@ -120,14 +120,14 @@ func (ch *budgetChange) save(ctx context.Context, c *ent.Client) error {
 	return c.Campaign.UpdateOneID(ch.id).SetBudgetSpent(ch.budget.Spent).SetBudgetSpentBy(ch.spentBy).Exec(ctx)
 }
 
-// spendBudget takes amount from the budgets of camp (as read in the
+// SpendBudget takes amount from the budgets of camp (as read in the
 // transaction of c: its budgets never change, what they spent is read again
 // under the lock), given at store at now. With enforce, a budget it would
 // overdraw refuses it (budget_exhausted) and nothing is taken; without, it
 // is taken all the same (a discount the point of sale already gave). A
 // campaign without a budget costs no query.
-func (a *App) spendBudget(ctx context.Context, c *ent.Client, camp *ent.Campaign, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
-	if !amount.IsPositive() || !hasBudget(camp) {
+func (a *Service) SpendBudget(ctx context.Context, c *ent.Client, camp *ent.Campaign, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
+	if !amount.IsPositive() || !HasBudget(camp) {
 		return nil
 	}
 	ch, err := a.openBudget(ctx, c, camp.ID, now)
@@ -161,10 +161,10 @@ func (a *App) spendBudget(ctx context.Context, c *ent.Client, camp *ent.Campaign
 	return ch.save(ctx, c)
 }
 
-// giveBackBudget returns amount R$ of a redemption to its campaign's budgets,
+// GiveBackBudget returns amount R$ of a redemption to its campaign's budgets,
 // in the transaction of c: in all, to its store, and to the current period
 // when it was given in it (a past period is over).
-func (a *App) giveBackBudget(ctx context.Context, c *ent.Client, red *ent.Redemption, amount decimal.Decimal, now time.Time) error {
+func (a *Service) GiveBackBudget(ctx context.Context, c *ent.Client, red *ent.Redemption, amount decimal.Decimal, now time.Time) error {
 	if !amount.IsPositive() {
 		return nil
 	}

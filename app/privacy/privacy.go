@@ -1,4 +1,4 @@
-package app
+package privacy
 
 import (
 	"bufio"
@@ -41,10 +41,6 @@ const (
 	ScopePrivacyWrite = "privacy:write"
 )
 
-// exportPage is how many rows an export reads at a time: a customer with
-// 100,000 ledger entries is written page by page, never held whole.
-const exportPage = 500
-
 // Sections of a customer's export, in the order ExportCustomer gives them.
 const (
 	ExportCustomerSection   = "customer"        // *ent.Customer, unmasked, with its segments and score
@@ -59,7 +55,7 @@ const (
 // then the points ledger, the sales with their items and the redemptions,
 // row by row to emit, a page of rows read at a time. An erased customer is
 // not found.
-func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
+func (a *Service) ExportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
@@ -77,27 +73,27 @@ func (a *App) ExportCustomer(ctx context.Context, id string, emit func(section s
 	if err := emit(ExportCustomerSection, c); err != nil {
 		return err
 	}
-	if err := pages(ctx, func(after string) ([]*ent.ConsentChange, error) {
+	if err := kernel.Pages(ctx, func(after string) ([]*ent.ConsentChange, error) {
 		return a.DB.Ent.ConsentChange.Query().Where(consentchange.CustomerID(id), consentchange.IDGT(after)).
-			Order(ent.Asc(consentchange.FieldID)).Limit(exportPage).All(ctx)
+			Order(ent.Asc(consentchange.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(e *ent.ConsentChange) string { return e.ID }, func(e *ent.ConsentChange) error { return emit(ExportConsentSection, e) }); err != nil {
 		return err
 	}
-	if err := pages(ctx, func(after string) ([]*ent.PointsEntry, error) {
+	if err := kernel.Pages(ctx, func(after string) ([]*ent.PointsEntry, error) {
 		return a.DB.Ent.PointsEntry.Query().Where(pointsentry.CustomerID(id), pointsentry.IDGT(after)).
-			Order(ent.Asc(pointsentry.FieldID)).Limit(exportPage).All(ctx)
+			Order(ent.Asc(pointsentry.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(e *ent.PointsEntry) string { return e.ID }, func(e *ent.PointsEntry) error { return emit(ExportPointsSection, e) }); err != nil {
 		return err
 	}
-	if err := pages(ctx, func(after string) ([]*ent.Sale, error) {
+	if err := kernel.Pages(ctx, func(after string) ([]*ent.Sale, error) {
 		return a.DB.Ent.Sale.Query().Where(sale.CustomerID(id), sale.IDGT(after)).WithItems().WithPayments().WithStore().
-			Order(ent.Asc(sale.FieldID)).Limit(exportPage).All(ctx)
+			Order(ent.Asc(sale.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(s *ent.Sale) string { return s.ID }, func(s *ent.Sale) error { return emit(ExportSalesSection, s) }); err != nil {
 		return err
 	}
-	return pages(ctx, func(after string) ([]*ent.Redemption, error) {
+	return kernel.Pages(ctx, func(after string) ([]*ent.Redemption, error) {
 		return a.DB.Ent.Redemption.Query().Where(redemption.CustomerID(id), redemption.IDGT(after)).
-			Order(ent.Asc(redemption.FieldID)).Limit(exportPage).All(ctx)
+			Order(ent.Asc(redemption.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(r *ent.Redemption) string { return r.ID }, func(r *ent.Redemption) error { return emit(ExportRedemptionSection, r) })
 }
 
@@ -109,7 +105,7 @@ var ExportSections = []string{ExportCustomerSection, ExportConsentSection, Expor
 // "redemptions": […]}, as it is read: a long ledger never sits in memory.
 // begin is called before the first byte (nothing is written for a customer
 // not found).
-func (a *App) WriteCustomerExport(ctx context.Context, id string, w io.Writer, begin func()) error {
+func (a *Service) WriteCustomerExport(ctx context.Context, id string, w io.Writer, begin func()) error {
 	out := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(out)
 	current, count := -1, 0 // the section being written, and its rows so far
@@ -148,30 +144,6 @@ func (a *App) WriteCustomerExport(ctx context.Context, id string, w io.Writer, b
 	return err
 }
 
-// pages calls each with every row read reads, a page after another, each
-// after the last row's id.
-func pages[T any](ctx context.Context, read func(after string) ([]T, error), id func(T) string, each func(T) error) error {
-	after := ""
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rows, err := read(after)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if err := each(r); err != nil {
-				return err
-			}
-		}
-		if len(rows) < exportPage {
-			return nil
-		}
-		after = id(rows[len(rows)-1])
-	}
-}
-
 // erasedMark replaces personal data in the records kept after an erasure.
 const erasedMark = "[erased]"
 
@@ -186,7 +158,7 @@ const erasedMark = "[erased]"
 // erased with the rest, one that comes after finds the customer erased.
 // Erasing an erased customer scrubs it again, in case anything was left,
 // and announces nothing.
-func (a *App) EraseCustomer(ctx context.Context, id string) error {
+func (a *Service) EraseCustomer(ctx context.Context, id string) error {
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package app
+package campaigns
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func normalizeCategory(path string) string {
 // GTIN, or else SKU, is known is updated with the row's fields. Invalid
 // rows, and rows repeating an earlier one's GTIN or SKU, are skipped with
 // their problem; the others are written in one transaction.
-func (a *App) ImportProducts(ctx context.Context, rows []ProductInput) (*CatalogResult, error) {
+func (a *Service) ImportProducts(ctx context.Context, rows []ProductInput) (*CatalogResult, error) {
 	if err := kernel.Guarded("", rows); err != nil {
 		return nil, err
 	}
@@ -228,17 +228,17 @@ type productFacts struct {
 	category, brand string
 }
 
-func (a *App) catalogue() *expirable.LRU[string, productFacts] {
+func (a *Service) catalogue() *expirable.LRU[string, productFacts] {
 	a.catalogueOnce.Do(func() { a.products = expirable.NewLRU[string, productFacts](catalogueEntries, nil, catalogueTTL) })
 	return a.products
 }
 
-// enrichFromCatalogue fills in the category and brand of cart items from the
+// EnrichFromCatalogue fills in the category and brand of cart items from the
 // tenant's catalogue, by GTIN or else SKU, where the item lacks them. Only
 // campaigns targeting categories or brands need them: without one the
 // catalogue is not read. Products are remembered (see catalogueTTL); those
 // not remembered are read through c in one query.
-func (a *App) enrichFromCatalogue(ctx context.Context, c *ent.Client, items []eligibility.Item, campaigns []eligibility.Campaign) error {
+func (a *Service) EnrichFromCatalogue(ctx context.Context, c *ent.Client, items []eligibility.Item, campaigns []eligibility.Campaign) error {
 	if !slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return len(c.Categories) > 0 || len(c.Brands) > 0 }) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package app
+package campaigns
 
 import (
 	"context"
@@ -146,7 +146,7 @@ func validCouponCode(code string) bool {
 }
 
 // AddCoupons generates or imports codes for a campaign that requires one.
-func (a *App) AddCoupons(ctx context.Context, in CouponsInput) (*CouponsAdded, error) {
+func (a *Service) AddCoupons(ctx context.Context, in CouponsInput) (*CouponsAdded, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (a *App) AddCoupons(ctx context.Context, in CouponsInput) (*CouponsAdded, e
 
 // generateCoupons writes g.Count new codes in batches; a batch meeting an
 // existing code (a chance of one in a million per code) is made again.
-func (a *App) generateCoupons(ctx context.Context, campaignID string, g CouponGeneration, maxUses int, note string) (int, error) {
+func (a *Service) generateCoupons(ctx context.Context, campaignID string, g CouponGeneration, maxUses int, note string) (int, error) {
 	created := 0
 	for created < g.Count {
 		n := min(couponBatch, g.Count-created)
@@ -217,7 +217,7 @@ func newCodes(g CouponGeneration, n int) []string {
 
 // importCoupons stores the listed codes that are valid and new, and says
 // why it skipped the others.
-func (a *App) importCoupons(ctx context.Context, campaignID string, list []string, maxUses int, note string) (*CouponsAdded, error) {
+func (a *Service) importCoupons(ctx context.Context, campaignID string, list []string, maxUses int, note string) (*CouponsAdded, error) {
 	out := &CouponsAdded{Problems: []apperr.FieldError{}}
 	seen := make(map[string]bool, len(list))
 	codes := make([]string, 0, len(list))
@@ -264,7 +264,7 @@ func (a *App) importCoupons(ctx context.Context, campaignID string, list []strin
 }
 
 // insertCoupons writes codes in one transaction.
-func (a *App) insertCoupons(ctx context.Context, campaignID string, codes []string, maxUses int, note string) error {
+func (a *Service) insertCoupons(ctx context.Context, campaignID string, codes []string, maxUses int, note string) error {
 	if len(codes) == 0 {
 		return nil
 	}
@@ -278,18 +278,18 @@ func (a *App) insertCoupons(ctx context.Context, campaignID string, codes []stri
 }
 
 // couponGuesses counts the unknown codes each customer and client sent.
-func (a *App) couponGuesses() *ratelimit.Limiter {
+func (a *Service) couponGuesses() *ratelimit.Limiter {
 	a.guessesOnce.Do(func() { a.guesses = ratelimit.New(a.Now, 0) })
 	return a.guesses
 }
 
-// couponOf reads the coupon of a code sent with a cart by the customer (its
+// CouponOf reads the coupon of a code sent with a cart by the customer (its
 // id, or its document at the till). Unknown codes count against the
 // customer's and the client's quotas of guesses; over either, every code is
 // refused until the window ends. A used-up code is refused too. A lookup
 // takes its place in both quotas before it runs and gives it back when the
 // code exists, so that no burst of lookups outnumbers the quotas.
-func (a *App) couponOf(ctx context.Context, code, customerKey string) (*ent.Coupon, error) {
+func (a *Service) CouponOf(ctx context.Context, code, customerKey string) (*ent.Coupon, error) {
 	v, _ := viewer.FromContext(ctx)
 	d, undo := a.couponGuesses().AllowAll(
 		ratelimit.Key{Name: "customer\x00" + v.TenantID + "\x00" + customerKey, Quota: CouponGuessesPerCustomer},
@@ -318,10 +318,10 @@ func (a *App) couponOf(ctx context.Context, code, customerKey string) (*ent.Coup
 	return found, nil
 }
 
-// useCoupon takes one use of a coupon for its campaign's redemption, in the
+// UseCoupon takes one use of a coupon for its campaign's redemption, in the
 // redemption's transaction: one conditional update, so concurrent
 // redemptions never use a code more than it allows.
-func useCoupon(ctx context.Context, c *ent.Client, couponID, campaignID string, now time.Time) error {
+func UseCoupon(ctx context.Context, c *ent.Client, couponID, campaignID string, now time.Time) error {
 	n, err := c.Coupon.Update().
 		Where(coupon.ID(couponID), coupon.CampaignID(campaignID), usesLeft()).
 		AddUses(1).SetLastUsedAt(now).Save(ctx)
@@ -339,11 +339,11 @@ func usesLeft() predicate.Coupon {
 	return func(s *sql.Selector) { s.Where(sql.ColumnsLT(s.C(coupon.FieldUses), s.C(coupon.FieldMaxUses))) }
 }
 
-// useSaleCoupon takes a use of the coupon code a sale came with for the
+// UseSaleCoupon takes a use of the coupon code a sale came with for the
 // redemption of its campaign, when it requires one: counted even past the
 // code's uses, as the till already gave the discount (as limits are). It
 // returns the coupon's id, nil when the sale has no code of the campaign.
-func useSaleCoupon(ctx context.Context, c *ent.Client, s *ent.Sale, camp *ent.Campaign, now time.Time) (*string, error) {
+func UseSaleCoupon(ctx context.Context, c *ent.Client, s *ent.Sale, camp *ent.Campaign, now time.Time) (*string, error) {
 	if !camp.RequiresCode || s.CouponCode == nil {
 		return nil, nil
 	}
@@ -360,8 +360,8 @@ func useSaleCoupon(ctx context.Context, c *ent.Client, s *ent.Sale, camp *ent.Ca
 	return &found.ID, nil
 }
 
-// giveBackCoupon returns a rolled back redemption's use of its code.
-func giveBackCoupon(ctx context.Context, c *ent.Client, couponID string) error {
+// GiveBackCoupon returns a rolled back redemption's use of its code.
+func GiveBackCoupon(ctx context.Context, c *ent.Client, couponID string) error {
 	return c.Coupon.Update().Where(coupon.ID(couponID), coupon.UsesGT(0)).AddUses(-1).Exec(ctx)
 }
 
@@ -374,7 +374,7 @@ func CouponStatus(c *ent.Coupon) string {
 }
 
 // ListCoupons lists a campaign's codes, oldest first.
-func (a *App) ListCoupons(ctx context.Context, campaignID string, after *ent.Cursor, first int) (*ent.CouponConnection, error) {
+func (a *Service) ListCoupons(ctx context.Context, campaignID string, after *ent.Cursor, first int) (*ent.CouponConnection, error) {
 	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
 		return nil, err
 	}
@@ -389,15 +389,15 @@ func (a *App) ListCoupons(ctx context.Context, campaignID string, after *ent.Cur
 
 // EachCoupon calls fn with each of a campaign's codes, oldest first, a page
 // at a time (as exports read): a million codes never sit in memory.
-func (a *App) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Coupon) error) error {
+func (a *Service) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Coupon) error) error {
 	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
 		return err
 	}
 	if _, err := a.Campaign(ctx, campaignID); err != nil {
 		return err
 	}
-	return pages(ctx, func(after string) ([]*ent.Coupon, error) {
+	return kernel.Pages(ctx, func(after string) ([]*ent.Coupon, error) {
 		return a.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID), coupon.IDGT(after)).
-			Order(ent.Asc(coupon.FieldID)).Limit(exportPage).All(ctx)
+			Order(ent.Asc(coupon.FieldID)).Limit(kernel.ExportPage).All(ctx)
 	}, func(c *ent.Coupon) string { return c.ID }, fn)
 }

@@ -1,4 +1,4 @@
-package app
+package backoffice
 
 import (
 	"cmp"
@@ -84,7 +84,7 @@ func (s TenantSettings) changed() map[string]any {
 
 // CreateTenant creates a retailer, or a sandbox of one when sandboxOf is
 // set; a sandbox gets the demo data, as one made in the panel does.
-func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
+func (a *Service) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
 	if err := kernel.Guarded("name", name, "sandbox_of", sandboxOf); err != nil {
 		return nil, err
 	}
@@ -92,11 +92,11 @@ func (a *App) CreateTenant(ctx context.Context, name string, sandboxOf *string) 
 	if err != nil || sandboxOf == nil {
 		return t, err
 	}
-	return t, a.SeedDemoTenant(ctx, t.ID)
+	return t, a.SeedDemo(ctx, t.ID)
 }
 
 // UpdateTenant changes the settings of a tenant.
-func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
+func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
 	if err := kernel.Guarded("id", id, "", s); err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 
 // CreateStore registers a store of a tenant under its external code, in
 // groups (regions) campaigns may target.
-func (a *App) CreateStore(ctx context.Context, tenantID, code, name string, groups ...string) (*ent.Store, error) {
+func (a *Service) CreateStore(ctx context.Context, tenantID, code, name string, groups ...string) (*ent.Store, error) {
 	if err := kernel.Guarded("tenant_id", tenantID, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (a *App) CreateStore(ctx context.Context, tenantID, code, name string, grou
 
 // UpdateStore changes a store's code, name or groups; nil leaves one as it
 // is (an empty list of groups clears them).
-func (a *App) UpdateStore(ctx context.Context, id string, code, name *string, groups []string) (*ent.Store, error) {
+func (a *Service) UpdateStore(ctx context.Context, id string, code, name *string, groups []string) (*ent.Store, error) {
 	if err := kernel.Guarded("id", id, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ const maxStoreGroups = 50
 // groups are usable.
 func checkStore(code, name *string, groups []string) error {
 	var p apperr.Problems
-	checkLabels(&p, "groups", groups, maxStoreGroups)
+	kernel.CheckLabels(&p, "groups", groups, maxStoreGroups)
 	for field, v := range map[string]*string{"code": code, "name": name} {
 		if v == nil {
 			continue
@@ -267,20 +267,6 @@ func checkStore(code, name *string, groups []string) error {
 		p.Add("code", "must be at most 50 characters")
 	}
 	return p.Err()
-}
-
-// checkLabels adds problems of field when list, store codes or groups,
-// holds more than limit entries or one that is empty, longer than 64 bytes
-// or padded with spaces (it would never match what a point of sale sends).
-func checkLabels(p *apperr.Problems, field string, list []string, limit int) {
-	if len(list) > limit {
-		p.Add(field, "must hold at most %d entries", limit)
-	}
-	for i, v := range list {
-		if strings.TrimSpace(v) != v || v == "" || len(v) > 64 {
-			p.Add(field, "item %d must be 1 to 64 characters without spaces around", i)
-		}
-	}
 }
 
 func storeConflict(err error) error {
@@ -299,16 +285,16 @@ type ClientCredentials struct {
 
 // CreateClient creates an OAuth or POS client. OAuth clients get every scope
 // unless scopes narrows them; POS clients have none.
-func (a *App) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
+func (a *Service) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
 	if err := kernel.Guarded("tenant_id", tenantID, "name", name, "scopes", scopes); err != nil {
 		return nil, err
 	}
-	return createClient(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
+	return CreateClientIn(ctx, a.DB.Ent, tenantID, "", kind, name, scopes)
 }
 
-// createClient creates a client with the given id, or a generated one when
+// CreateClientIn creates a client with the given id, or a generated one when
 // id is empty.
-func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
+func CreateClientIn(ctx context.Context, c *ent.Client, tenantID, id string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
 	if err := apiclient.KindValidator(kind); err != nil {
 		return nil, apperr.Invalid("kind", "kind must be oauth or pos")
 	}
@@ -338,18 +324,18 @@ func createClient(ctx context.Context, c *ent.Client, tenantID, id string, kind 
 
 // RotateClient gives a client a new secret; the old one stops working at
 // once in this process, within auth.POSLoginTTL in others.
-func (a *App) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
+func (a *Service) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
 	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
-	c, err := rotateClient(ctx, a.DB.Ent, clientID)
+	c, err := RotateClientIn(ctx, a.DB.Ent, clientID)
 	if err == nil {
 		a.Auth.Forget("", clientID)
 	}
 	return c, err
 }
 
-func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*ClientCredentials, error) {
+func RotateClientIn(ctx context.Context, client *ent.Client, clientID string) (*ClientCredentials, error) {
 	secret, hash := auth.NewSecret()
 	c, err := client.APIClient.UpdateOneID(clientID).Where(apiclient.Revoked(false)).SetSecretHash(hash).Save(ctx)
 	if err != nil {
@@ -360,7 +346,7 @@ func rotateClient(ctx context.Context, client *ent.Client, clientID string) (*Cl
 
 // RevokeClient revokes a client for good. Its secret stops working at once;
 // tokens already issued stop within auth.DefaultClientCheckTTL.
-func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
+func (a *Service) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
 	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
@@ -373,7 +359,7 @@ func (a *App) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient
 
 // RecentAuditEvents lists the latest audit events of the viewer's tenant,
 // newest first. Administrators only.
-func (a *App) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.AuditEvent, error) {
+func (a *Service) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.AuditEvent, error) {
 	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
