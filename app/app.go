@@ -13,6 +13,7 @@ import (
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
 
@@ -32,6 +33,7 @@ type App struct {
 	Backoffice *backoffice.Service
 	Privacy    *privacy.Service
 	Campaigns  *campaigns.Service
+	Loyalty    *loyalty.Service
 	Customers  *customers.Service
 	Webhooks   *webhooks.Service
 
@@ -44,6 +46,7 @@ func New(k *Config) *App {
 	a := &App{Kernel: k, Insights: &insights.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
 		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
 	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights}
+	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns}
 	a.Backoffice.SeedDemo = a.SeedDemoTenant
 	return a
 }

@@ -101,7 +101,7 @@ func TestCouponUsesConcurrent(t *testing.T) {
 			// Used up: validate refuses the code; a rollback gives a use back.
 			_, err = e.validateWithCode(ids[0], tc.code)
 			rdmRequireCode(t, err, apperr.KindInvalid, "coupon_code_used", "coupon_code")
-			_, err = e.app.RollbackRedemption(e.ctx, out.ok[0].ID, "order cancelled")
+			_, err = e.app.Loyalty.RollbackRedemption(e.ctx, out.ok[0].ID, "order cancelled")
 			require.NoError(t, err)
 			v, err := e.validateWithCode(ids[1], strings.ToLower(" "+tc.code+" "))
 			require.NoError(t, err, "codes match without regard to case")

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/eligibility"
@@ -516,7 +517,7 @@ func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, re
 			return err
 		}
 	}
-	_, err = a.CreditPoints(ctx, CreditInput{CustomerID: sh.id, OrderID: order, Amount: &paid})
+	_, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: sh.id, OrderID: order, Amount: &paid})
 	sh.balance += points.Earned(paid, decimal.NewFromInt(1))
 	return err
 }
@@ -556,7 +557,7 @@ func (a *App) demoSpend(ctx context.Context, rng *rand.Rand, sh *demoShopper, re
 		return nil
 	}
 	order := "TROCA-" + strconv.Itoa(receipt)
-	_, err := a.DebitPoints(ctx, DebitInput{CustomerID: sh.id, Points: 1000, OrderID: &order, Reason: "Vale-compras R$ 10"})
+	_, err := a.Loyalty.DebitPoints(ctx, loyalty.DebitInput{CustomerID: sh.id, Points: 1000, OrderID: &order, Reason: "Vale-compras R$ 10"})
 	if e, ok := apperr.As(err); ok && e.Code == "insufficient_points" {
 		sh.balance = 0 // points expired meanwhile
 		return nil

@@ -32,7 +32,7 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		redemptions, err := db.Ent.Redemption.Query().Count(ctx)
 		require.NoError(t, err)
-		liability, err := a.PointsLiability(ctx)
+		liability, err := a.Loyalty.PointsLiability(ctx)
 		require.NoError(t, err)
 		figures[i] = [4]int{customers, sales, redemptions, int(liability.Total)}
 		t.Logf("customers, sales, redemptions, points outstanding: %v", figures[i])

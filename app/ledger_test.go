@@ -21,6 +21,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -370,7 +371,7 @@ func (m *ledgerModel) points() int64 {
 func (m *ledgerModel) credit(c *modelCustomer) {
 	m.orderSeq++
 	order := fmt.Sprintf("ord-%d", m.orderSeq)
-	in := app.CreditInput{CustomerID: c.id, OrderID: order}
+	in := loyalty.CreditInput{CustomerID: c.id, OrderID: order}
 	var want int64
 	switch m.rng.IntN(10) {
 	case 0: // an order too small to earn anything
@@ -390,7 +391,7 @@ func (m *ledgerModel) credit(c *modelCustomer) {
 	}
 	now := m.now()
 	m.logf("credit %s %s points=%d amount=%v balance=%d", c.id, order, want, in.Amount, c.balance())
-	mv, err := m.app.CreditPoints(m.ctx(c), in)
+	mv, err := m.app.Loyalty.CreditPoints(m.ctx(c), in)
 	if want == 0 {
 		if errCode(err) != "validation_error" {
 			m.fatalf("credit earning nothing: want validation_error, got %v", err)
@@ -434,7 +435,7 @@ func (m *ledgerModel) duplicateCredit(c *modelCustomer) {
 	}
 	order := c.creditOrder[m.rng.IntN(len(c.creditOrder))]
 	first := c.credits[order]
-	in := app.CreditInput{CustomerID: c.id, OrderID: order}
+	in := loyalty.CreditInput{CustomerID: c.id, OrderID: order}
 	if m.rng.IntN(2) == 0 {
 		p := m.points()
 		in.Points = &p
@@ -445,7 +446,7 @@ func (m *ledgerModel) duplicateCredit(c *modelCustomer) {
 		in.Amount = &amount
 	}
 	m.logf("duplicate credit %s %s (first %s)", c.id, order, first.entryID)
-	mv, err := m.app.CreditPoints(m.ctx(c), in)
+	mv, err := m.app.Loyalty.CreditPoints(m.ctx(c), in)
 	if err != nil {
 		m.fatalf("duplicate credit: %v", err)
 	}
@@ -472,14 +473,14 @@ func (m *ledgerModel) debitAmount(c *modelCustomer) int64 {
 }
 
 func (m *ledgerModel) debit(c *modelCustomer) {
-	in := app.DebitInput{CustomerID: c.id, Points: m.debitAmount(c), Reason: "resgate"}
+	in := loyalty.DebitInput{CustomerID: c.id, Points: m.debitAmount(c), Reason: "resgate"}
 	if m.rng.IntN(3) == 0 {
 		if len(c.debitOrder) > 0 && m.rng.IntN(3) == 0 {
 			order := c.debitOrder[m.rng.IntN(len(c.debitOrder))]
 			first := c.debits[order]
 			in.OrderID = &order
 			m.logf("duplicate debit %s %s points=%d (first %s)", c.id, order, in.Points, first.entryID)
-			mv, err := m.app.DebitPoints(m.ctx(c), in)
+			mv, err := m.app.Loyalty.DebitPoints(m.ctx(c), in)
 			if err != nil {
 				m.fatalf("duplicate debit: %v", err)
 			}
@@ -493,7 +494,7 @@ func (m *ledgerModel) debit(c *modelCustomer) {
 		order := fmt.Sprintf("dbt-%d", m.orderSeq)
 		in.OrderID = &order
 	}
-	mv := m.take(c, "debit", in.Points, func() (*app.PointsMovement, error) { return m.app.DebitPoints(m.ctx(c), in) })
+	mv := m.take(c, "debit", in.Points, func() (*loyalty.PointsMovement, error) { return m.app.Loyalty.DebitPoints(m.ctx(c), in) })
 	if mv != nil && in.OrderID != nil {
 		c.debits[*in.OrderID] = firstMove{entryID: mv.Entry.ID, points: mv.Entry.Points, balanceAfter: mv.Entry.BalanceAfter}
 		c.debitOrder = append(c.debitOrder, *in.OrderID)
@@ -502,7 +503,7 @@ func (m *ledgerModel) debit(c *modelCustomer) {
 
 // take runs a debit or a negative adjustment of n points and checks it
 // against the model: spent first-expiring-first, or insufficient_points.
-func (m *ledgerModel) take(c *modelCustomer, what string, n int64, call func() (*app.PointsMovement, error)) *app.PointsMovement {
+func (m *ledgerModel) take(c *modelCustomer, what string, n int64, call func() (*loyalty.PointsMovement, error)) *loyalty.PointsMovement {
 	now := m.now()
 	live := c.liveSum(now)
 	m.logf("%s %s points=%d balance=%d live=%d", what, c.id, n, c.balance(), live)
@@ -536,7 +537,7 @@ func (m *ledgerModel) adjust(c *modelCustomer) {
 		n := m.points()
 		now := m.now()
 		m.logf("adjust +%d %s balance=%d", n, c.id, c.balance())
-		mv, err := m.app.AdjustPoints(m.ctx(c), app.AdjustInput{CustomerID: c.id, Points: n, Reason: "correção"})
+		mv, err := m.app.Loyalty.AdjustPoints(m.ctx(c), loyalty.AdjustInput{CustomerID: c.id, Points: n, Reason: "correção"})
 		if err != nil {
 			m.fatalf("adjust +%d: %v", n, err)
 		}
@@ -550,8 +551,8 @@ func (m *ledgerModel) adjust(c *modelCustomer) {
 		return
 	}
 	n := m.debitAmount(c)
-	m.take(c, "adjust -", n, func() (*app.PointsMovement, error) {
-		return m.app.AdjustPoints(m.ctx(c), app.AdjustInput{CustomerID: c.id, Points: -n, Reason: "estorno"})
+	m.take(c, "adjust -", n, func() (*loyalty.PointsMovement, error) {
+		return m.app.Loyalty.AdjustPoints(m.ctx(c), loyalty.AdjustInput{CustomerID: c.id, Points: -n, Reason: "estorno"})
 	})
 }
 
@@ -564,7 +565,7 @@ func (m *ledgerModel) reverse(c *modelCustomer) {
 		m.logf("duplicate reversal %s %s (first %s)", c.id, id, first.entryID)
 		// What the repeat sends does not matter: the first result is answered.
 		order := c.creditOrder[m.rng.IntN(len(c.creditOrder))]
-		mv, err := m.app.ReversePoints(m.ctx(c), app.ReverseInput{CustomerID: c.id, OrderID: order, ReversalID: id, Reason: "de novo"})
+		mv, err := m.app.Loyalty.ReversePoints(m.ctx(c), loyalty.ReverseInput{CustomerID: c.id, OrderID: order, ReversalID: id, Reason: "de novo"})
 		if err != nil || !mv.Replayed || mv.Entry.ID != first.entryID || mv.Entry.Points != first.points {
 			m.fatalf("duplicate reversal answered %+v, %v; want the first %+v", mv, err, first)
 		}
@@ -578,7 +579,7 @@ func (m *ledgerModel) reverse(c *modelCustomer) {
 	order := c.creditOrder[m.rng.IntN(len(c.creditOrder))]
 	o := c.orders[order]
 	m.orderSeq++
-	in := app.ReverseInput{CustomerID: c.id, OrderID: order, ReversalID: fmt.Sprintf("rev-%d", m.orderSeq), Reason: "estorno"}
+	in := loyalty.ReverseInput{CustomerID: c.id, OrderID: order, ReversalID: fmt.Sprintf("rev-%d", m.orderSeq), Reason: "estorno"}
 	var pts int64
 	var refund *decimal.Decimal
 	refused := false
@@ -604,7 +605,7 @@ func (m *ledgerModel) reverse(c *modelCustomer) {
 	}
 	now := m.now()
 	m.logf("reverse %s %s amount=%v points=%d balance=%d debt=%d", c.id, order, in.Amount, pts, c.balance(), c.debt)
-	mv, err := m.app.ReversePoints(m.ctx(c), in)
+	mv, err := m.app.Loyalty.ReversePoints(m.ctx(c), in)
 	if refused {
 		if errCode(err) != "validation_error" {
 			m.fatalf("reversal beyond the order: want validation_error, got %v", err)
@@ -984,7 +985,7 @@ func (m *ledgerModel) check(c *modelCustomer) {
 		}
 	}
 
-	b, err := m.app.Balance(m.ctx(c), c.id)
+	b, err := m.app.Loyalty.Balance(m.ctx(c), c.id)
 	if err != nil {
 		m.fatalf("balance of %s: %v", c.id, err)
 	}
@@ -1241,9 +1242,9 @@ func (e *concurrentEnv) ledgerSums(t *testing.T) (balance, entries, lots int64) 
 }
 
 // concurrently runs n calls of fn released together by a start barrier.
-func concurrently(n int, fn func(i int) (*app.PointsMovement, error)) ([]*app.PointsMovement, []error) {
+func concurrently(n int, fn func(i int) (*loyalty.PointsMovement, error)) ([]*loyalty.PointsMovement, []error) {
 	start := make(chan struct{})
-	out, errs := make([]*app.PointsMovement, n), make([]error, n)
+	out, errs := make([]*loyalty.PointsMovement, n), make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -1267,15 +1268,15 @@ func TestPointsConcurrentCreditOfOneOrder(t *testing.T) {
 		e := newConcurrentEnv(t, db)
 		started := time.Now()
 		amount := decimal.RequireFromString("250.90")
-		res, errs := concurrently(100, func(i int) (*app.PointsMovement, error) {
-			in := app.CreditInput{CustomerID: e.customer, OrderID: "ord-1"}
+		res, errs := concurrently(100, func(i int) (*loyalty.PointsMovement, error) {
+			in := loyalty.CreditInput{CustomerID: e.customer, OrderID: "ord-1"}
 			if i%2 == 0 {
 				in.Amount = &amount
 			} else {
 				p := int64(250)
 				in.Points = &p
 			}
-			return e.app.CreditPoints(e.ctx, in)
+			return e.app.Loyalty.CreditPoints(e.ctx, in)
 		})
 		t.Logf("100 concurrent credits in %s", time.Since(started).Round(time.Millisecond))
 		fresh := 0
@@ -1320,20 +1321,20 @@ func TestPointsConcurrentDebits(t *testing.T) {
 		e := newConcurrentEnv(t, db)
 		const initial, each, n = 1000, 30, 50      // 50 × 30 = 1500 > 1000
 		for i, p := range []int64{400, 350, 250} { // three lots
-			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("ord-%d", i), Points: &p})
+			_, err := e.app.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("ord-%d", i), Points: &p})
 			require.NoError(t, err)
 		}
 		started := time.Now()
-		res, errs := concurrently(n, func(i int) (*app.PointsMovement, error) {
-			in := app.DebitInput{CustomerID: e.customer, Points: each, Reason: "resgate"}
+		res, errs := concurrently(n, func(i int) (*loyalty.PointsMovement, error) {
+			in := loyalty.DebitInput{CustomerID: e.customer, Points: each, Reason: "resgate"}
 			if i%3 == 0 {
 				order := fmt.Sprintf("dbt-%d", i)
 				in.OrderID = &order
 			}
 			if i%5 == 0 { // an operator's correction races the debits too
-				return e.app.AdjustPoints(e.ctx, app.AdjustInput{CustomerID: e.customer, Points: -each, Reason: "estorno"})
+				return e.app.Loyalty.AdjustPoints(e.ctx, loyalty.AdjustInput{CustomerID: e.customer, Points: -each, Reason: "estorno"})
 			}
-			return e.app.DebitPoints(e.ctx, in)
+			return e.app.Loyalty.DebitPoints(e.ctx, in)
 		})
 		t.Logf("%d concurrent debits in %s", n, time.Since(started).Round(time.Millisecond))
 		successes := 0
@@ -1382,13 +1383,13 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 		e.app.Clock = clock.Now
 		for i := range 20 {
 			p := int64(100)
-			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("old-%d", i), Points: &p})
+			_, err := e.app.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("old-%d", i), Points: &p})
 			require.NoError(t, err)
 		}
 		clock.Set(clock.Now().UTC().AddDate(0, 6, 0))
 		for i := range 10 {
 			p := int64(50)
-			_, err := e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("new-%d", i), Points: &p})
+			_, err := e.app.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("new-%d", i), Points: &p})
 			require.NoError(t, err)
 		}
 		clock.Set(clock.Now().UTC().AddDate(0, 6, 1)) // the 20 old lots have expired; the 10 new ones (500) live
@@ -1413,9 +1414,9 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 				var err error
 				if i%4 == 0 {
 					p := int64(10)
-					_, err = e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("late-%d", i), Points: &p})
+					_, err = e.app.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: fmt.Sprintf("late-%d", i), Points: &p})
 				} else {
-					_, err = e.app.DebitPoints(e.ctx, app.DebitInput{CustomerID: e.customer, Points: 40})
+					_, err = e.app.Loyalty.DebitPoints(e.ctx, loyalty.DebitInput{CustomerID: e.customer, Points: 40})
 				}
 				mu.Lock()
 				debitErrs = append(debitErrs, err)
@@ -1455,21 +1456,21 @@ func TestLedgerErrors(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := newConcurrentEnv(t, db)
-		_, err := e.app.DebitPoints(e.ctx, app.DebitInput{CustomerID: e.customer, Points: 1})
+		_, err := e.app.Loyalty.DebitPoints(e.ctx, loyalty.DebitInput{CustomerID: e.customer, Points: 1})
 		var ae *apperr.Error
 		require.True(t, errors.As(err, &ae))
 		require.Equal(t, apperr.KindInvalid, ae.Kind)
 		require.Equal(t, "insufficient_points", ae.Code)
 		require.Equal(t, "points", ae.Field)
-		_, err = e.app.DebitPoints(e.ctx, app.DebitInput{CustomerID: "cus_missing", Points: 1})
+		_, err = e.app.Loyalty.DebitPoints(e.ctx, loyalty.DebitInput{CustomerID: "cus_missing", Points: 1})
 		require.Equal(t, "not_found", errCode(err))
 		p := int64(5)
-		_, err = e.app.CreditPoints(e.ctx, app.CreditInput{CustomerID: "cus_missing", OrderID: "o", Points: &p})
+		_, err = e.app.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: "cus_missing", OrderID: "o", Points: &p})
 		require.Equal(t, "not_found", errCode(err))
 		// Another tenant's customer is not found either.
 		other, err := e.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Outra", nil)
 		require.NoError(t, err)
-		_, err = e.app.CreditPoints(viewer.TenantContext(context.Background(), other.ID), app.CreditInput{CustomerID: e.customer, OrderID: "o", Points: &p})
+		_, err = e.app.Loyalty.CreditPoints(viewer.TenantContext(context.Background(), other.ID), loyalty.CreditInput{CustomerID: e.customer, OrderID: "o", Points: &p})
 		require.Equal(t, "not_found", errCode(err))
 		balance, _, _ := e.ledgerSums(t)
 		require.Zero(t, balance)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
@@ -39,7 +40,7 @@ func TestPointsLiability(t *testing.T) {
 			return c.ID
 		}
 		credit := func(ctx context.Context, cust, order string, pts int64) {
-			_, err := svc.CreditPoints(ctx, app.CreditInput{CustomerID: cust, OrderID: order, Points: &pts})
+			_, err := svc.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: cust, OrderID: order, Points: &pts})
 			require.NoError(t, err)
 		}
 		ana, bia := customer(a, "ana@x.com", "52998224725"), customer(a, "bia@x.com", "11144477735")
@@ -47,18 +48,18 @@ func TestPointsLiability(t *testing.T) {
 		now = now.AddDate(0, 1, 0) // a month later: lots expire a month apart
 		credit(a, ana, "o2", 1200) // Ana reaches silver (1,500 earned)
 		credit(a, bia, "o3", 50)
-		_, err := svc.DebitPoints(a, app.DebitInput{CustomerID: ana, Points: 100}) // from the January lot
+		_, err := svc.Loyalty.DebitPoints(a, loyalty.DebitInput{CustomerID: ana, Points: 100}) // from the January lot
 		require.NoError(t, err)
 		credit(b, customer(b, "ana@x.com", "52998224725"), "o1", 9999) // another tenant
 
-		l, err := svc.PointsLiability(a)
+		l, err := svc.Loyalty.PointsLiability(a)
 		require.NoError(t, err)
 		require.Equal(t, int64(1450), l.Total)
-		require.Equal(t, []app.LevelLiability{
+		require.Equal(t, []loyalty.LevelLiability{
 			{Level: points.Bronze, Customers: 1, Points: 50},
 			{Level: points.Silver, Customers: 1, Points: 1400},
 			{Level: points.Gold}, {Level: points.Diamond},
 		}, l.ByLevel)
-		require.Equal(t, []app.MonthLiability{{Month: "2027-01", Points: 200}, {Month: "2027-02", Points: 1250}}, l.ByExpiryMonth)
+		require.Equal(t, []loyalty.MonthLiability{{Month: "2027-01", Points: 200}, {Month: "2027-02", Points: 1250}}, l.ByExpiryMonth)
 	})
 }

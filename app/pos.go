@@ -13,6 +13,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 
 	"github.com/shopspring/decimal"
 
@@ -635,9 +636,9 @@ func (in SaleInput) consistent(tenant *ent.Tenant) (decimal.Decimal, error) {
 			return decimal.Zero, errSaleInconsistent("sale.payments", "the payments", paid, *in.AmountPayable)
 		}
 	}
-	if points.Earned(*in.AmountPayable, tenant.PointsPerReal) > maxPointsPerChange {
+	if points.Earned(*in.AmountPayable, tenant.PointsPerReal) > loyalty.MaxPointsPerChange {
 		return decimal.Zero, &apperr.Error{Kind: apperr.KindUnprocessable, Code: "sale_value_inconsistency", Field: "sale.amountPayable",
-			Message: fmt.Sprintf("sale.amountPayable would earn more than %d points, the most one credit gives", maxPointsPerChange)}
+			Message: fmt.Sprintf("sale.amountPayable would earn more than %d points, the most one credit gives", loyalty.MaxPointsPerChange)}
 	}
 	return discount, nil
 }

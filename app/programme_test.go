@@ -14,6 +14,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -58,7 +59,7 @@ func (p *programme) customer() string {
 
 func (p *programme) credit(cust, order string, pts int64) *ent.PointsEntry {
 	p.t.Helper()
-	mv, err := p.a.CreditPoints(p.ctx, app.CreditInput{CustomerID: cust, OrderID: order, Points: &pts,
+	mv, err := p.a.Loyalty.CreditPoints(p.ctx, loyalty.CreditInput{CustomerID: cust, OrderID: order, Points: &pts,
 		Amount: opt.Of(decimal.NewFromInt(pts)).Ptr()})
 	require.NoError(p.t, err)
 	return mv.Entry
@@ -118,14 +119,14 @@ func TestPendingPoints(t *testing.T) {
 		e := p.credit(ana, "ped-1", 500)
 		require.Equal(t, int64(0), e.BalanceAfter, "the credit's points are not in the balance")
 		require.Equal(t, [3]int64{0, 500, 0}, p.points(ana))
-		_, err := p.a.DebitPoints(p.ctx, app.DebitInput{CustomerID: ana, Points: 1, Reason: "troca"})
+		_, err := p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 1, Reason: "troca"})
 		require.Equal(t, "insufficient_points", errCode(err), "pending points cannot be spent")
-		_, err = p.a.AdjustPoints(p.ctx, app.AdjustInput{CustomerID: ana, Points: 10, Reason: "cortesia"})
+		_, err = p.a.Loyalty.AdjustPoints(p.ctx, loyalty.AdjustInput{CustomerID: ana, Points: 10, Reason: "cortesia"})
 		require.NoError(t, err)
 		require.Equal(t, [3]int64{10, 500, 0}, p.points(ana), "an adjustment is spendable at once")
 
 		// A return inside the period takes back pending points first.
-		_, err = p.a.ReversePoints(p.ctx, app.ReverseInput{CustomerID: ana, OrderID: "ped-1", ReversalID: "dev-1",
+		_, err = p.a.Loyalty.ReversePoints(p.ctx, loyalty.ReverseInput{CustomerID: ana, OrderID: "ped-1", ReversalID: "dev-1",
 			Amount: opt.Of(decimal.NewFromInt(250)).Ptr(), Reason: "devolução"})
 		require.NoError(t, err)
 		require.Equal(t, [3]int64{10, 250, 0}, p.points(ana))
@@ -150,11 +151,11 @@ func TestPendingPoints(t *testing.T) {
 		p.credit(bia, "ped-2", 100)
 		p.clock.Set(time.Date(2026, 5, 20, 3, 0, 0, 0, time.UTC))
 		p.release()
-		_, err = p.a.DebitPoints(p.ctx, app.DebitInput{CustomerID: bia, Points: 100, Reason: "troca"})
+		_, err = p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: bia, Points: 100, Reason: "troca"})
 		require.NoError(t, err)
 		p.credit(bia, "ped-3", 40)
 		require.Equal(t, [3]int64{0, 40, 0}, p.points(bia))
-		_, err = p.a.ReversePoints(p.ctx, app.ReverseInput{CustomerID: bia, OrderID: "ped-2", ReversalID: "dev-2",
+		_, err = p.a.Loyalty.ReversePoints(p.ctx, loyalty.ReverseInput{CustomerID: bia, OrderID: "ped-2", ReversalID: "dev-2",
 			Amount: opt.Of(decimal.NewFromInt(100)).Ptr(), Reason: "devolução"})
 		require.NoError(t, err)
 		require.Equal(t, [3]int64{0, 0, 60}, p.points(bia))
@@ -341,7 +342,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 		for i := range 20 {
 			p.credit(ana, fmt.Sprintf("ped-%d", i), 100)
 		}
-		_, err := p.a.AdjustPoints(p.ctx, app.AdjustInput{CustomerID: ana, Points: 500, Reason: "saldo inicial"})
+		_, err := p.a.Loyalty.AdjustPoints(p.ctx, loyalty.AdjustInput{CustomerID: ana, Points: 500, Reason: "saldo inicial"})
 		require.NoError(t, err)
 		require.Equal(t, [3]int64{500, 2000, 0}, p.points(ana))
 		p.clock.Set(t0.AddDate(0, 0, 8)) // the 20 credits are due
@@ -357,15 +358,15 @@ func TestPendingPointsConcurrently(t *testing.T) {
 				case i < 2:
 					err = (app.New(&app.Config{DB: db, Clock: p.clock.Now})).ReleasePendingPoints(context.Background())
 				case i < 17:
-					_, err = p.a.DebitPoints(p.ctx, app.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
+					_, err = p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
 					if errCode(err) == "insufficient_points" {
 						err = nil // the release had not reached enough lots yet
 					}
 				case i < 27:
-					_, err = p.a.ReversePoints(p.ctx, app.ReverseInput{CustomerID: ana, OrderID: fmt.Sprintf("ped-%d", i-17),
+					_, err = p.a.Loyalty.ReversePoints(p.ctx, loyalty.ReverseInput{CustomerID: ana, OrderID: fmt.Sprintf("ped-%d", i-17),
 						ReversalID: fmt.Sprintf("dev-%d", i), Amount: opt.Of(decimal.NewFromInt(100)).Ptr(), Reason: "devolução"})
 				default:
-					_, err = p.a.CreditPoints(p.ctx, app.CreditInput{CustomerID: ana, OrderID: fmt.Sprintf("novo-%d", i), Points: opt.Of(int64(30)).Ptr()})
+					_, err = p.a.Loyalty.CreditPoints(p.ctx, loyalty.CreditInput{CustomerID: ana, OrderID: fmt.Sprintf("novo-%d", i), Points: opt.Of(int64(30)).Ptr()})
 				}
 				errs <- err
 			})

@@ -19,7 +19,6 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
-	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -404,21 +403,5 @@ func (a *App) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red
 	if err != nil || !credited {
 		return 0, err
 	}
-	return a.creditBonus(ctx, c, red)
-}
-
-// creditBonus credits a bonus-points redemption once, and returns the points
-// it credited (none when they already were).
-func (a *App) creditBonus(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
-	if red.BonusPoints <= 0 || red.RolledBackAt != nil {
-		return 0, nil
-	}
-	res, err := a.Ledger().Credit(ctx, c, ledger.Credit{
-		CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: red.BonusPoints,
-		SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID, Reason: "bonus points of campaign " + red.CampaignID,
-	})
-	if err != nil || res.Replayed {
-		return 0, err
-	}
-	return res.Entry.Points, nil
+	return a.Loyalty.CreditBonus(ctx, c, red)
 }

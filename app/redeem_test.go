@@ -629,11 +629,11 @@ func TestRedeemBudgetConcurrent(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, v.Ineligible, 1)
 		require.Equal(t, eligibility.BudgetExhausted, v.Ineligible[0].Reason)
-		_, err = e.app.RollbackRedemption(e.ctx, out.ok[0].ID, "order cancelled")
+		_, err = e.app.Loyalty.RollbackRedemption(e.ctx, out.ok[0].ID, "order cancelled")
 		require.NoError(t, err)
 		require.Equal(t, "490.00", spent())
 		// A job run as the system gives back as well (it reads the tenant's zone).
-		_, err = e.app.RollbackRedemption(viewer.SystemContext(context.Background()), out.ok[1].ID, "order cancelled")
+		_, err = e.app.Loyalty.RollbackRedemption(viewer.SystemContext(context.Background()), out.ok[1].ID, "order cancelled")
 		require.NoError(t, err)
 		require.Equal(t, "480.00", spent())
 		tok := e.validate(t, ids[len(ids)-1], camp.ID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -73,7 +74,7 @@ func TestSandboxLifecycle(t *testing.T) {
 		c, err := a.Customers.CreateCustomer(inSandbox, customers.CustomerInput{Name: opt.Of("Teste"), Email: opt.Of("t@x.example"), CPF: opt.Of("71428793860")})
 		require.NoError(t, err)
 		pts := int64(100)
-		_, err = a.CreditPoints(inSandbox, app.CreditInput{CustomerID: c.ID, OrderID: "o-1", Points: &pts})
+		_, err = a.Loyalty.CreditPoints(inSandbox, loyalty.CreditInput{CustomerID: c.ID, OrderID: "o-1", Points: &pts})
 		require.NoError(t, err)
 		require.NoError(t, a.ResetSandbox(admin, sb.ID))
 		n, err := db.Ent.Customer.Query().Count(inSandbox)

@@ -53,7 +53,7 @@ func (r *mutationResolver) RedeemCampaign(ctx context.Context, input generated.R
 
 // RollbackRedemption is the resolver for the rollbackRedemption field.
 func (r *mutationResolver) RollbackRedemption(ctx context.Context, id string, reason string) (*ent.Redemption, error) {
-	return r.app.RollbackRedemption(ctx, id, reason)
+	return r.app.Loyalty.RollbackRedemption(ctx, id, reason)
 }
 
 // AddCoupons is the resolver for the addCoupons field.

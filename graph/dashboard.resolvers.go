@@ -26,7 +26,7 @@ func (r *campaignResolver) Performance(ctx context.Context, obj *ent.Campaign, f
 
 // CustomersByLevel is the resolver for the customersByLevel field.
 func (r *queryResolver) CustomersByLevel(ctx context.Context) ([]*generated.LevelCount, error) {
-	levels, err := r.app.ByLevel(ctx)
+	levels, err := r.app.Loyalty.ByLevel(ctx)
 	if err != nil {
 		return nil, err
 	}

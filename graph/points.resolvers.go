@@ -9,44 +9,44 @@ import (
 	"context"
 	"time"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // CreditPoints is the resolver for the creditPoints field.
 func (r *mutationResolver) CreditPoints(ctx context.Context, input generated.CreditPointsInput) (*generated.PointsMovement, error) {
-	in := app.CreditInput{CustomerID: input.CustomerID, OrderID: input.OrderID, Amount: input.Amount}
+	in := loyalty.CreditInput{CustomerID: input.CustomerID, OrderID: input.OrderID, Amount: input.Amount}
 	if input.Points != nil {
 		p := int64(*input.Points)
 		in.Points = &p
 	}
-	return movement(r.app.CreditPoints(ctx, in))
+	return movement(r.app.Loyalty.CreditPoints(ctx, in))
 }
 
 // DebitPoints is the resolver for the debitPoints field.
 func (r *mutationResolver) DebitPoints(ctx context.Context, input generated.DebitPointsInput) (*generated.PointsMovement, error) {
-	in := app.DebitInput{CustomerID: input.CustomerID, Points: int64(input.Points), OrderID: input.OrderID}
+	in := loyalty.DebitInput{CustomerID: input.CustomerID, Points: int64(input.Points), OrderID: input.OrderID}
 	if input.Reason != nil {
 		in.Reason = *input.Reason
 	}
-	return movement(r.app.DebitPoints(ctx, in))
+	return movement(r.app.Loyalty.DebitPoints(ctx, in))
 }
 
 // AdjustPoints is the resolver for the adjustPoints field.
 func (r *mutationResolver) AdjustPoints(ctx context.Context, input generated.AdjustPointsInput) (*generated.PointsMovement, error) {
-	return movement(r.app.AdjustPoints(ctx, app.AdjustInput{CustomerID: input.CustomerID, Points: int64(input.Points), Reason: input.Reason}))
+	return movement(r.app.Loyalty.AdjustPoints(ctx, loyalty.AdjustInput{CustomerID: input.CustomerID, Points: int64(input.Points), Reason: input.Reason}))
 }
 
 // ReversePoints is the resolver for the reversePoints field.
 func (r *mutationResolver) ReversePoints(ctx context.Context, input generated.ReversePointsInput) (*generated.PointsMovement, error) {
-	return movement(r.app.ReversePoints(ctx, app.ReverseInput{CustomerID: input.CustomerID, OrderID: input.OrderID,
+	return movement(r.app.Loyalty.ReversePoints(ctx, loyalty.ReverseInput{CustomerID: input.CustomerID, OrderID: input.OrderID,
 		ReversalID: input.ReversalID, Amount: input.Amount, Reason: input.Reason}))
 }
 
 // PointsLiability is the resolver for the pointsLiability field.
 func (r *queryResolver) PointsLiability(ctx context.Context) (*generated.PointsLiability, error) {
-	l, err := r.app.PointsLiability(ctx)
+	l, err := r.app.Loyalty.PointsLiability(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,12 @@
 package graph
 
 import (
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
 // movement renders an operation's points movement for GraphQL.
-func movement(m *app.PointsMovement, err error) (*generated.PointsMovement, error) {
+func movement(m *loyalty.PointsMovement, err error) (*generated.PointsMovement, error) {
 	if err != nil {
 		return nil, err
 	}

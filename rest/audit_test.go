@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -48,7 +48,7 @@ func TestAuditTrail(t *testing.T) {
 		_, err := e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{PreRegistration: opt.Of(true).Ptr()})
 		require.NoError(t, err)
 		other := e.campCustomer(t, "Sol")
-		_, err = e.app.AdjustPoints(user, app.AdjustInput{CustomerID: other, Points: 50, Reason: "cortesia"})
+		_, err = e.app.Loyalty.AdjustPoints(user, loyalty.AdjustInput{CustomerID: other, Points: 50, Reason: "cortesia"})
 		require.NoError(t, err)
 
 		rows, err := db.Ent.AuditEvent.Query().Order(ent.Asc(auditevent.FieldID)).All(e.ctx)

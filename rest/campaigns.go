@@ -508,7 +508,7 @@ func (s *server) rollbackRedemption(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeV1(w, r, &body) {
 		return
 	}
-	red, err := s.app.RollbackRedemption(r.Context(), chi.URLParam(r, "id"), body.Reason)
+	red, err := s.app.Loyalty.RollbackRedemption(r.Context(), chi.URLParam(r, "id"), body.Reason)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

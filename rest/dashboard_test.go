@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
 	customersctx "github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/dashboardclient"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
@@ -117,7 +118,7 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 
 	// Ana earns 1500 points now: silver (1000), the only liability.
 	d.creditFrom = time.Now().Add(-time.Minute)
-	mv, err := b.app.CreditPoints(ctx, app.CreditInput{CustomerID: d.ana.ID, OrderID: "order-ana-1", Points: &d.credited})
+	mv, err := b.app.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: d.ana.ID, OrderID: "order-ana-1", Points: &d.credited})
 	require.NoError(t, err)
 	d.creditTo = time.Now().Add(time.Minute)
 	require.NotNil(t, mv.Entry.ExpiresAt)

@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	campaignsctx "github.com/fideliza/fideliza/app/campaigns"
 	customersctx "github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -101,7 +102,7 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 		d.campaigns = append(d.campaigns, c)
 	}
 	for i, c := range d.customers[:earners] {
-		_, err := a.CreditPoints(ctx, app.CreditInput{CustomerID: c.ID, OrderID: fmt.Sprintf("%spedido-%d", tag, i+1),
+		_, err := a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: fmt.Sprintf("%spedido-%d", tag, i+1),
 			Points: opt.Of(int64(50 * scale * int64(i+1))).Ptr()})
 		require.NoError(t, err)
 	}

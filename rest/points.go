@@ -8,7 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/guard"
 	"github.com/fideliza/fideliza/ent"
@@ -108,7 +108,7 @@ func integer(p *apperr.Problems, field string, n *jsonNumber) *int64 {
 
 // movement answers a points operation's error, or marks its replay with
 // Idempotent-Replayed; it returns the entry to render, nil when it answered.
-func (s *server) movement(w http.ResponseWriter, r *http.Request, m *app.PointsMovement, err error) *ent.PointsEntry {
+func (s *server) movement(w http.ResponseWriter, r *http.Request, m *loyalty.PointsMovement, err error) *ent.PointsEntry {
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return nil
@@ -127,13 +127,13 @@ func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	in := app.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
+	in := loyalty.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
 		Amount: number(&p, "amount", body.Amount), Points: integer(&p, "points", body.Points)}
 	if err := p.Err(); err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	m, err := s.app.CreditPoints(r.Context(), in)
+	m, err := s.app.Loyalty.CreditPoints(r.Context(), in)
 	e := s.movement(w, r, m, err)
 	if e == nil {
 		return
@@ -161,7 +161,7 @@ func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	m, err := s.app.DebitPoints(r.Context(), app.DebitInput{
+	m, err := s.app.Loyalty.DebitPoints(r.Context(), loyalty.DebitInput{
 		CustomerID: body.CustomerID, Points: pts, OrderID: body.OrderID, Reason: body.Reason,
 	})
 	e := s.movement(w, r, m, err)
@@ -204,13 +204,13 @@ func (s *server) reversePoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p apperr.Problems
-	in := app.ReverseInput{CustomerID: body.CustomerID, OrderID: body.OrderID, ReversalID: body.ReversalID,
+	in := loyalty.ReverseInput{CustomerID: body.CustomerID, OrderID: body.OrderID, ReversalID: body.ReversalID,
 		Amount: number(&p, "amount", body.Amount), Reason: body.Reason}
 	if err := p.Err(); err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	m, err := s.app.ReversePoints(r.Context(), in)
+	m, err := s.app.Loyalty.ReversePoints(r.Context(), in)
 	e := s.movement(w, r, m, err)
 	if e == nil {
 		return
@@ -231,7 +231,7 @@ type expiringJSON struct {
 
 // pointsBalance is GET /points/balance/{customer_id}.
 func (s *server) pointsBalance(w http.ResponseWriter, r *http.Request) {
-	b, err := s.app.Balance(r.Context(), chi.URLParam(r, "customer_id"))
+	b, err := s.app.Loyalty.Balance(r.Context(), chi.URLParam(r, "customer_id"))
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
@@ -284,7 +284,7 @@ func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var p apperr.Problems
 	after, limit := pageQuery(q, "ptx_", &p)
-	var f app.StatementFilter
+	var f loyalty.StatementFilter
 	if v := q.Get("from"); v != "" {
 		t, err := parseInstant(v)
 		if err != nil {
@@ -303,7 +303,7 @@ func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
 		s.writeV1Error(w, r, err)
 		return
 	}
-	conn, err := s.app.Statement(r.Context(), chi.URLParam(r, "customer_id"), f, after, limit)
+	conn, err := s.app.Loyalty.Statement(r.Context(), chi.URLParam(r, "customer_id"), f, after, limit)
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return

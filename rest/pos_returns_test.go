@@ -14,6 +14,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/event"
@@ -101,7 +102,7 @@ func TestPOSReturns(t *testing.T) {
 		posRequireAccepted(t, e.posPost(t, "/sales", posSaleBody(posN("700"), map[string]any{"id": doc, "type": "CPF"})),
 			"700", map[string]any{"id": doc, "type": "CPF"})
 		posWork(t, e, e.posSaleID(t, "700"))
-		_, err := e.app.DebitPoints(ctx, app.DebitInput{CustomerID: cust.ID, Points: 60, Reason: "resgate"})
+		_, err := e.app.Loyalty.DebitPoints(ctx, loyalty.DebitInput{CustomerID: cust.ID, Points: 60, Reason: "resgate"})
 		require.NoError(t, err)
 
 		r := e.posPost(t, "/sales/700/returns", posReturnBody("R-1", "1", "1"))
@@ -171,7 +172,7 @@ func TestPOSReturns(t *testing.T) {
 				http.StatusUnprocessableEntity, "validation-error", "cancellation")
 		})
 
-		_, err = e.app.DebitPoints(ctx, app.DebitInput{CustomerID: cust.ID, Points: 1, Reason: "resgate"})
+		_, err = e.app.Loyalty.DebitPoints(ctx, loyalty.DebitInput{CustomerID: cust.ID, Points: 1, Reason: "resgate"})
 		require.Equal(t, "insufficient_points", posErrCode(err), "nothing is spent while a debt is open")
 
 		// The next sale's 100 points settle the debt first.

@@ -81,7 +81,7 @@ func TestCustomerExportAndErasure(t *testing.T) {
 		}
 		docIndex := sealed.MustIndex(doc) // the sealed document's trace
 		require.ElementsMatch(t, []string{"customers.document_index", "sales.customer_document_index"}, occurrences(t, db, docIndex))
-		before, err := e.app.PointsLiability(ctx)
+		before, err := e.app.Loyalty.PointsLiability(ctx)
 		require.NoError(t, err)
 		balanceBefore := balance()
 		// An import in progress holds the customer's line in its (sealed) file.
@@ -96,7 +96,7 @@ func TestCustomerExportAndErasure(t *testing.T) {
 			r := e.bearer(t, http.MethodDelete, "/v1/customers/"+id, token, nil)
 			require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
 		}
-		after, err := e.app.PointsLiability(ctx)
+		after, err := e.app.Loyalty.PointsLiability(ctx)
 		require.NoError(t, err)
 		require.Equal(t, before, after, "liability unchanged")
 		require.Equal(t, balanceBefore, balance(), "the pseudonymous record keeps its points")

@@ -17,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -318,7 +319,7 @@ func seedEdges(t *testing.T, a *app.App, tenantID string) {
 		Discount: &campaigns.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
-	_, err = a.CreditPoints(ctx, app.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
+	_, err = a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: cust.ID, OrderID: "o-1", Points: opt.Of[int64](10).Ptr()})
 	require.NoError(t, err)
 	st, err := a.Backoffice.CreateStore(ctx, tenantID, "L1", "Loja 1")
 	require.NoError(t, err)

@@ -12,8 +12,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -74,7 +74,7 @@ func TestV2Predictive(t *testing.T) {
 			t.Helper()
 			order++
 			amount := decimal.NewFromInt(int64(40 + order%60))
-			_, err := e.app.CreditPoints(ctx, app.CreditInput{CustomerID: id, OrderID: fmt.Sprint("PED-", order), Amount: &amount})
+			_, err := e.app.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: id, OrderID: fmt.Sprint("PED-", order), Amount: &amount})
 			require.NoError(t, err)
 		}
 		for week := 0; week < 52; week++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -102,7 +103,7 @@ func (b *pointsBundle) customer(t *testing.T, i int) string {
 
 func (b *pointsBundle) credit(t *testing.T, cust, order string, n int64) *ent.PointsEntry {
 	t.Helper()
-	mv, err := b.app.CreditPoints(b.ctx, app.CreditInput{CustomerID: cust, OrderID: order, Points: &n})
+	mv, err := b.app.Loyalty.CreditPoints(b.ctx, loyalty.CreditInput{CustomerID: cust, OrderID: order, Points: &n})
 	require.NoError(t, err)
 	require.False(t, mv.Replayed)
 	return mv.Entry
@@ -161,9 +162,9 @@ type balanceWant struct {
 	missing                   int64
 }
 
-func (b *pointsBundle) requireBalance(t *testing.T, cust string, want balanceWant) *app.PointsBalance {
+func (b *pointsBundle) requireBalance(t *testing.T, cust string, want balanceWant) *loyalty.PointsBalance {
 	t.Helper()
-	got, err := b.app.Balance(b.ctx, cust)
+	got, err := b.app.Loyalty.Balance(b.ctx, cust)
 	require.NoError(t, err)
 	require.Equal(t, want, balanceWant{
 		balance: got.Customer.PointsBalance, expiring: got.ExpiringPoints, earned: got.EarnedLast12Months,
@@ -204,7 +205,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		b.credit(t, cust, "ord-1", 300)
 		b.credit(t, cust, "ord-2", 200)
 		b.clock.Set(at(0, 24*time.Hour))
-		_, err := b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: 100})
+		_, err := b.app.Loyalty.DebitPoints(b.ctx, loyalty.DebitInput{CustomerID: cust, Points: 100})
 		require.NoError(t, err)
 		lots := b.lots(t, cust)
 		require.Len(t, lots, 2)
@@ -282,7 +283,7 @@ func TestPointsExpiringNoticeAndExpiry(t *testing.T) {
 		// t0 + 13 months and a half: the third lot is within 30 days, after a
 		// debit spent most of it; the notice tells what is left.
 		b.clock.Set(at(13, 15*24*time.Hour))
-		_, err = b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: 650})
+		_, err = b.app.Loyalty.DebitPoints(b.ctx, loyalty.DebitInput{CustomerID: cust, Points: 650})
 		require.NoError(t, err)
 		b.runNotify(t)
 		evs := b.events(t, outbox.PointsExpiring, cust)
@@ -437,7 +438,7 @@ func TestPointsExpiringNoticeTellsWhatIsLeft(t *testing.T) {
 		var armed sync.Once
 		spend := func() {
 			for cust, n := range map[string]int64{partly: 650, wholly: 300} {
-				_, err := b.app.DebitPoints(b.ctx, app.DebitInput{CustomerID: cust, Points: n})
+				_, err := b.app.Loyalty.DebitPoints(b.ctx, loyalty.DebitInput{CustomerID: cust, Points: n})
 				require.NoError(t, err)
 			}
 		}

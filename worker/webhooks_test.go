@@ -28,6 +28,7 @@ import (
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -294,7 +295,7 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 
 	// customer.level_changed: 1500 points cross the silver threshold (1000).
 	n := int64(1500)
-	_, err = b.app.CreditPoints(b.ctx, app.CreditInput{CustomerID: cust.ID, OrderID: "order-1", Points: &n})
+	_, err = b.app.Loyalty.CreditPoints(b.ctx, loyalty.CreditInput{CustomerID: cust.ID, OrderID: "order-1", Points: &n})
 	require.NoError(t, err)
 
 	// campaign.activated: a scheduled campaign whose start passes.

@@ -12,9 +12,11 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
@@ -202,4 +204,49 @@ func currentBuckets(b eligibility.Budget, now time.Time, zone *time.Location) ma
 		return !strings.HasPrefix(k, "store:") && k != period
 	})
 	return out
+}
+
+// RollBack undoes a redemption: it no longer counts toward the campaign's
+// limits, its R$ go back to the campaign's budgets (but those a sale's
+// returns gave back already), and a redemption.rolled_back event says so.
+func (a *Service) RollBack(ctx context.Context, c *ent.Client, red *ent.Redemption, reason string, now time.Time) error {
+	n, err := c.Redemption.Update().Where(redemption.ID(red.ID), redemption.RolledBackAtIsNil()).
+		SetRolledBackAt(now).SetRollbackReason(reason).Save(ctx)
+	if err != nil || n == 0 {
+		return err
+	}
+	if err := c.Campaign.Update().Where(campaign.ID(red.CampaignID), campaign.RedemptionsCountGT(0)).
+		AddRedemptionsCount(-1).Exec(ctx); err != nil {
+		return err
+	}
+	given := red.DiscountAmount.Add(red.CashbackAmount)
+	if red.BudgetReturned != nil { // what its sale's returns gave back already
+		given = given.Sub(*red.BudgetReturned)
+	}
+	if err := a.GiveBackBudget(ctx, c, red, given, now); err != nil {
+		return err
+	}
+	if red.CouponID != nil {
+		if err := GiveBackCoupon(ctx, c, *red.CouponID); err != nil {
+			return err
+		}
+	}
+	if red.ValidationTokenID != nil {
+		// The token is free again (for its order or another) once none of
+		// its redemptions stands.
+		live, err := c.Redemption.Query().Where(redemption.ValidationTokenID(*red.ValidationTokenID),
+			redemption.RolledBackAtIsNil()).Exist(ctx)
+		if err != nil {
+			return err
+		}
+		if !live {
+			if err := c.ValidationToken.UpdateOneID(*red.ValidationTokenID).ClearOrderID().Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return outbox.Record(ctx, c, now, red.TenantID, outbox.RedemptionRolledBack, red.ID, map[string]any{
+		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
+		"reason": reason,
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -36,7 +37,7 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 		require.NoError(t, err)
 		credit := func(order string, pts int64) time.Time {
 			t.Helper()
-			m, err := a.CreditPoints(ctx, app.CreditInput{CustomerID: c.ID, OrderID: order, Points: &pts})
+			m, err := a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: c.ID, OrderID: order, Points: &pts})
 			require.NoError(t, err)
 			return *m.Entry.ExpiresAt
 		}

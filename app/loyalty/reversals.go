@@ -1,4 +1,4 @@
-package app
+package loyalty
 
 import (
 	"context"
@@ -92,7 +92,7 @@ func loadOrderPoints(ctx context.Context, c *ent.Client, customerID, orderID str
 // debt. A whole refund also rolls back the order's redemptions (their
 // cashback not yet credited is cancelled). The same reversal_id again
 // answers the first reversal.
-func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMovement, error) {
+func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMovement, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -180,14 +180,14 @@ func (a *App) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMoveme
 // rollBackOrder rolls back an order's redemptions. Their bonus points and
 // cashback were counted in the order's reversal; a cashback not yet
 // credited will not be.
-func (a *App) rollBackOrder(ctx context.Context, c *ent.Client, customerID, orderID, reason string) error {
+func (a *Service) rollBackOrder(ctx context.Context, c *ent.Client, customerID, orderID, reason string) error {
 	reds, err := c.Redemption.Query().Where(redemption.CustomerID(customerID), redemption.OrderID(orderID),
 		redemption.RolledBackAtIsNil()).All(ctx)
 	if err != nil {
 		return err
 	}
 	for _, red := range reds {
-		if err := a.rollBack(ctx, c, red, reason, a.Stamp()); err != nil {
+		if err := a.Campaigns.RollBack(ctx, c, red, reason, a.Stamp()); err != nil {
 			return err
 		}
 	}
@@ -199,7 +199,7 @@ func (a *App) rollBackOrder(ctx context.Context, c *ent.Client, customerID, orde
 // it credited are taken back (a debt where spent), and a cashback not yet
 // credited never will be. A redemption already rolled back answers as it
 // is.
-func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.Redemption, error) {
+func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*ent.Redemption, error) {
 	if err := kernel.Guarded("id", id, "reason", reason); err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (a *App) RollbackRedemption(ctx context.Context, id, reason string) (*ent.R
 			return err
 		}
 		now := a.Stamp()
-		if err := a.rollBack(ctx, c, red, strings.TrimSpace(reason), now); err != nil {
+		if err := a.Campaigns.RollBack(ctx, c, red, strings.TrimSpace(reason), now); err != nil {
 			return err
 		}
 		credited, err := c.PointsEntry.Query().Where(pointsentry.CustomerID(red.CustomerID), pointsentry.KindEQ(pointsentry.KindBonus),

@@ -1,4 +1,4 @@
-package app
+package loyalty
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 // Bounds of a points operation.
 const (
-	maxPointsPerChange = 1_000_000_000
+	MaxPointsPerChange = 1_000_000_000
 	expiringWindow     = 30 * 24 * time.Hour
 	maxOrderAmount     = 1_000_000_000 // R$, far above any order, within the amount columns
 )
@@ -60,13 +60,13 @@ type PointsMovement struct {
 	Replayed bool
 }
 
-func (a *App) ledger() ledger.Ledger {
+func (a *Service) ledger() ledger.Ledger {
 	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.Now}
 }
 
 // CreditPoints credits an order once: a repeated call answers with the
 // first result and credits nothing more.
-func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
+func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -81,8 +81,8 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 			p.Add("amount", "must be at most R$ %d", maxOrderAmount)
 		}
 	}
-	if in.Points != nil && (*in.Points <= 0 || *in.Points > maxPointsPerChange) {
-		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
+	if in.Points != nil && (*in.Points <= 0 || *in.Points > MaxPointsPerChange) {
+		p.Add("points", "must be between 1 and %d", MaxPointsPerChange)
 	}
 	// Neither amount nor points: the order's redemption gives the amount,
 	// below; without one it is a 422 on amount.
@@ -132,8 +132,8 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 				return err
 			}
 			rate := cust.Edges.Tenant.PointsPerReal
-			if in.Amount.Mul(rate).GreaterThan(decimal.NewFromInt(maxPointsPerChange)) {
-				return apperr.Invalid("amount", "earns more than %d points at the tenant's rate", maxPointsPerChange)
+			if in.Amount.Mul(rate).GreaterThan(decimal.NewFromInt(MaxPointsPerChange)) {
+				return apperr.Invalid("amount", "earns more than %d points at the tenant's rate", MaxPointsPerChange)
 			}
 			pts = points.Earned(*in.Amount, rate)
 		}
@@ -164,7 +164,7 @@ func (a *App) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement
 // creditOrderBonuses credits the bonus points of the order's bonus-points
 // redemptions, now that the order's points are credited (each once), and
 // returns the points it credited.
-func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID, orderID string) (int64, error) {
+func (a *Service) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID, orderID string) (int64, error) {
 	reds, err := c.Redemption.Query().Where(
 		redemption.CustomerID(customerID), redemption.OrderID(orderID), redemption.BonusPointsGT(0),
 	).All(ctx)
@@ -173,7 +173,7 @@ func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID,
 	}
 	var total int64
 	for _, red := range reds {
-		n, err := a.creditBonus(ctx, c, red)
+		n, err := a.CreditBonus(ctx, c, red)
 		if err != nil {
 			return 0, err
 		}
@@ -184,7 +184,7 @@ func (a *App) creditOrderBonuses(ctx context.Context, c *ent.Client, customerID,
 
 // DebitPoints spends points, those expiring first first; a balance never
 // goes below zero.
-func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
+func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -193,8 +193,8 @@ func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, 
 	if in.OrderID != nil {
 		kernel.RequireID(&p, "order_id", *in.OrderID)
 	}
-	if in.Points <= 0 || in.Points > maxPointsPerChange {
-		p.Add("points", "must be between 1 and %d", maxPointsPerChange)
+	if in.Points <= 0 || in.Points > MaxPointsPerChange {
+		p.Add("points", "must be between 1 and %d", MaxPointsPerChange)
 	}
 	if len(in.Reason) > 500 {
 		p.Add("reason", "must be at most 500 characters")
@@ -218,14 +218,14 @@ func (a *App) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, 
 }
 
 // AdjustPoints is an operator's correction, with the reason recorded.
-func (a *App) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
+func (a *Service) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
 	kernel.RequireID(&p, "customer_id", in.CustomerID)
-	if in.Points == 0 || in.Points > maxPointsPerChange || in.Points < -maxPointsPerChange {
-		p.Add("points", "must be a non-zero number of points up to %d either way", maxPointsPerChange)
+	if in.Points == 0 || in.Points > MaxPointsPerChange || in.Points < -MaxPointsPerChange {
+		p.Add("points", "must be a non-zero number of points up to %d either way", MaxPointsPerChange)
 	}
 	if strings.TrimSpace(in.Reason) == "" || len(in.Reason) > 500 {
 		p.Add("reason", "is required (at most 500 characters)")
@@ -295,7 +295,7 @@ type PointsBalance struct {
 }
 
 // Balance reads a customer's points balance.
-func (a *App) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
+func (a *Service) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
 	if err := kernel.Guarded("customer_id", customerID); err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ type StatementFilter struct {
 }
 
 // Statement lists a customer's ledger entries, newest first.
-func (a *App) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
+func (a *Service) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
 	if err := kernel.Guarded("customer_id", customerID, "", f); err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (a *App) Statement(ctx context.Context, customerID string, f StatementFilte
 
 // ByLevel counts the viewer's tenant's customers and their points per
 // level, every level listed, lowest first.
-func (a *App) ByLevel(ctx context.Context) ([]LevelLiability, error) {
+func (a *Service) ByLevel(ctx context.Context) ([]LevelLiability, error) {
 	var rows []struct {
 		Level  string `json:"level"`
 		Count  int    `json:"count"`
@@ -414,7 +414,7 @@ type MonthLiability struct {
 }
 
 // PointsLiability sums the viewer's tenant's outstanding points.
-func (a *App) PointsLiability(ctx context.Context) (*Liability, error) {
+func (a *Service) PointsLiability(ctx context.Context) (*Liability, error) {
 	byLevel, err := a.ByLevel(ctx)
 	if err != nil {
 		return nil, err
@@ -438,4 +438,20 @@ func (a *App) PointsLiability(ctx context.Context) (*Liability, error) {
 		l.ByExpiryMonth = append(l.ByExpiryMonth, MonthLiability{Month: month, Points: lot.Remaining})
 	}
 	return l, nil
+}
+
+// CreditBonus credits a bonus-points redemption once, and returns the points
+// it credited (none when they already were).
+func (a *Service) CreditBonus(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
+	if red.BonusPoints <= 0 || red.RolledBackAt != nil {
+		return 0, nil
+	}
+	res, err := a.Ledger().Credit(ctx, c, ledger.Credit{
+		CustomerID: red.CustomerID, Kind: pointsentry.KindBonus, Points: red.BonusPoints,
+		SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID, Reason: "bonus points of campaign " + red.CampaignID,
+	})
+	if err != nil || res.Replayed {
+		return 0, err
+	}
+	return res.Entry.Points, nil
 }
