@@ -13,15 +13,22 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 	privacyctx "github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/privacy"
 	"github.com/fideliza/fideliza/httperr"
 )
 
-// RootFieldScopes maps every root field of the schema to the scope it needs;
+// RootFieldScopes maps every root field of the schema to the scope it needs,
+// taken from the policy table of the operation the field calls;
 // "" needs only a valid token. A root field missing here is refused, and a
 // test fails until it is added.
 var RootFieldScopes = map[string]string{
@@ -30,64 +37,64 @@ var RootFieldScopes = map[string]string{
 	"Query.tenants":            "", // a viewer sees its own tenant
 	"Query.stores":             "campaigns:read",
 	"Query.apiClients":         kernel.ScopeBackoffice,
-	"Query.customers":          "customers:read",
-	"Query.customerSearch":     "customers:read",
-	"Query.customerByDocument": "customers:read",
+	"Query.customers":          customers.Policy.Scope("ListCustomers"),
+	"Query.customerSearch":     customers.Policy.Scope("ListCustomers"),
+	"Query.customerByDocument": customers.Policy.Scope("CustomerByDocument"),
 	"Query.segments":           "customers:read",
-	"Query.campaigns":          "campaigns:read",
+	"Query.campaigns":          campaigns.Policy.Scope("ListCampaigns"),
 
-	"Query.predictiveSegments":   "customers:read",
-	"Query.pointsLiability":      "loyalty:read",
-	"Query.pointsLiabilityByDay": "loyalty:read",
+	"Query.predictiveSegments":   insights.Policy.Scope("PredictiveSegments"),
+	"Query.pointsLiability":      loyalty.Policy.Scope("PointsLiability"),
+	"Query.pointsLiabilityByDay": insights.Policy.Scope("PointsLiabilityByDay"),
 	"Query.pointsEntries":        "loyalty:read",
 	"Query.events":               kernel.ScopeBackoffice,
-	"Query.customersByLevel":     "customers:read",
-	"Query.customerImport":       "customers:read",
-	"Query.activeCustomers":      "customers:read",
-	"Query.salesByStoreDay":      kernel.ScopeBackoffice,
+	"Query.customersByLevel":     loyalty.Policy.Scope("ByLevel"),
+	"Query.customerImport":       customers.Policy.Scope("CustomerImport"),
+	"Query.activeCustomers":      insights.Policy.Scope("ActiveCustomers"),
+	"Query.salesByStoreDay":      insights.Policy.Scope("SalesByStoreDay"),
 	"Query.sales":                kernel.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
-	"Query.customerExport":       privacyctx.ScopePrivacyRead,
+	"Query.customerExport":       privacyctx.Policy.Scope("ExportCustomer"),
 	"Query.auditEvents":          kernel.ScopeBackofficeWrite,
-	"Mutation.eraseCustomer":     privacyctx.ScopePrivacyWrite,
+	"Mutation.eraseCustomer":     privacyctx.Policy.Scope("EraseCustomer"),
 
-	"Mutation.createCustomer":     "customers:write",
-	"Mutation.updateCustomer":     "customers:write",
-	"Mutation.creditPoints":       "loyalty:write",
-	"Mutation.debitPoints":        "loyalty:write",
-	"Mutation.reversePoints":      "loyalty:write",
-	"Mutation.createCampaign":     "campaigns:write",
-	"Mutation.pauseCampaign":      "campaigns:write",
-	"Mutation.resumeCampaign":     "campaigns:write",
-	"Mutation.endCampaign":        "campaigns:write",
+	"Mutation.createCustomer":     customers.Policy.Scope("CreateCustomer"),
+	"Mutation.updateCustomer":     customers.Policy.Scope("PatchCustomer"),
+	"Mutation.creditPoints":       loyalty.Policy.Scope("CreditPoints"),
+	"Mutation.debitPoints":        loyalty.Policy.Scope("DebitPoints"),
+	"Mutation.reversePoints":      loyalty.Policy.Scope("ReversePoints"),
+	"Mutation.createCampaign":     campaigns.Policy.Scope("CreateCampaign"),
+	"Mutation.pauseCampaign":      campaigns.Policy.Scope("PauseCampaign"),
+	"Mutation.resumeCampaign":     campaigns.Policy.Scope("ResumeCampaign"),
+	"Mutation.endCampaign":        campaigns.Policy.Scope("EndCampaign"),
 	"Mutation.validateCart":       "campaigns:read",
 	"Mutation.redeemCampaign":     "campaigns:write",
-	"Mutation.rollbackRedemption": "campaigns:write",
-	"Mutation.addCoupons":         "campaigns:write",
-	"Mutation.importProducts":     "campaigns:write",
-	"Mutation.adjustPoints":       kernel.ScopeBackofficeWrite,
+	"Mutation.rollbackRedemption": loyalty.Policy.Scope("RollbackRedemption"),
+	"Mutation.addCoupons":         campaigns.Policy.Scope("AddCoupons"),
+	"Mutation.importProducts":     campaigns.Policy.Scope("ImportProducts"),
+	"Mutation.adjustPoints":       loyalty.Policy.Scope("AdjustPoints"),
 
-	"Mutation.createStore":            kernel.ScopeBackofficeWrite,
-	"Mutation.updateStore":            kernel.ScopeBackofficeWrite,
-	"Mutation.createAPIClient":        kernel.ScopeBackofficeWrite,
-	"Mutation.rotateAPIClientSecret":  kernel.ScopeBackofficeWrite,
-	"Mutation.revokeAPIClient":        kernel.ScopeBackofficeWrite,
-	"Mutation.updateTenantSettings":   kernel.ScopeBackofficeWrite,
-	"Mutation.createSegment":          "customers:write",
-	"Mutation.updateSegment":          "customers:write",
-	"Mutation.addSegmentCustomers":    "customers:write",
-	"Mutation.removeSegmentCustomers": "customers:write",
-	"Mutation.importSegmentCustomers": "customers:write",
-	"Mutation.refreshChurnScores":     "customers:write",
+	"Mutation.createStore":            backoffice.Policy.Scope("CreateStore"),
+	"Mutation.updateStore":            backoffice.Policy.Scope("UpdateStore"),
+	"Mutation.createAPIClient":        backoffice.Policy.Scope("CreateClient"),
+	"Mutation.rotateAPIClientSecret":  backoffice.Policy.Scope("RotateClient"),
+	"Mutation.revokeAPIClient":        backoffice.Policy.Scope("RevokeClient"),
+	"Mutation.updateTenantSettings":   backoffice.Policy.Scope("UpdateTenant"),
+	"Mutation.createSegment":          customers.Policy.Scope("CreateSegment"),
+	"Mutation.updateSegment":          customers.Policy.Scope("UpdateSegment"),
+	"Mutation.addSegmentCustomers":    customers.Policy.Scope("AddSegmentCustomers"),
+	"Mutation.removeSegmentCustomers": customers.Policy.Scope("RemoveSegmentCustomers"),
+	"Mutation.importSegmentCustomers": customers.Policy.Scope("ImportSegmentCPFs"),
+	"Mutation.refreshChurnScores":     insights.Policy.Scope("RefreshChurnScores"),
 
-	"Query.webhookEndpoints":         "webhooks:read",
-	"Query.webhookDeliveries":        "webhooks:read",
-	"Mutation.createWebhookEndpoint": "webhooks:write",
-	"Mutation.updateWebhookEndpoint": "webhooks:write",
-	"Mutation.deleteWebhookEndpoint": "webhooks:write",
-	"Mutation.rotateWebhookSecret":   "webhooks:write",
-	"Mutation.redeliverWebhook":      "webhooks:write",
+	"Query.webhookEndpoints":         webhooks.Policy.Scope("WebhookEndpoints"),
+	"Query.webhookDeliveries":        webhooks.Policy.Scope("WebhookDeliveries"),
+	"Mutation.createWebhookEndpoint": webhooks.Policy.Scope("CreateWebhookEndpoint"),
+	"Mutation.updateWebhookEndpoint": webhooks.Policy.Scope("UpdateWebhookEndpoint"),
+	"Mutation.deleteWebhookEndpoint": webhooks.Policy.Scope("DeleteWebhookEndpoint"),
+	"Mutation.rotateWebhookSecret":   webhooks.Policy.Scope("RotateWebhookSecret"),
+	"Mutation.redeliverWebhook":      webhooks.Policy.Scope("RedeliverWebhook"),
 }
 
 // TypeScopes maps every entity type (every type implementing Node) to the

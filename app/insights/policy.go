@@ -1,0 +1,18 @@
+package insights
+
+import "github.com/fideliza/fideliza/app/kernel"
+
+// Policy says who may call each operation of the insights context.
+var Policy = kernel.Policy{
+	"CustomerChurn":        kernel.Scope("customers:read"),
+	"PredictiveSegments":   kernel.Scope("customers:read"),
+	"RefreshChurnScores":   kernel.Scope("customers:write"),
+	"ActiveCustomers":      kernel.Scope("customers:read"),
+	"CampaignPerformance":  kernel.Scope("campaigns:read"),
+	"SalesByStoreDay":      kernel.Scope(kernel.ScopeBackoffice),
+	"PointsLiabilityByDay": kernel.Scope("loyalty:read"),
+	"FitChurnModel":        kernel.System,
+	"ScoreAllTenants":      kernel.System,
+	"ScoreCustomers":       kernel.System,
+	"PredictiveMembers":    kernel.Internal,
+}

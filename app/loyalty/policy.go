@@ -1,0 +1,17 @@
+package loyalty
+
+import "github.com/fideliza/fideliza/app/kernel"
+
+// Policy says who may call each operation of the loyalty context.
+var Policy = kernel.Policy{
+	"CreditPoints":       kernel.Scope("loyalty:write"),
+	"DebitPoints":        kernel.Scope("loyalty:write"),
+	"ReversePoints":      kernel.Scope("loyalty:write"),
+	"Balance":            kernel.Scope("loyalty:read"),
+	"Statement":          kernel.Scope("loyalty:read"),
+	"PointsLiability":    kernel.Scope("loyalty:read"),
+	"ByLevel":            kernel.Scope("customers:read"),
+	"AdjustPoints":       kernel.Scope(kernel.ScopeBackofficeWrite),
+	"RollbackRedemption": kernel.Scope("campaigns:write"),
+	"CreditBonus":        kernel.Internal,
+}
