@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,8 +14,9 @@ import (
 const module = "github.com/fideliza/fideliza/"
 
 // TestLayout keeps the layers apart: only worker/ and cmd/ depend on the
-// worker package (the application inserts jobs through package jobs), and
-// the domain packages import no transport.
+// worker package (the application inserts jobs through package jobs), the
+// domain packages import no transport, and each context of the application
+// imports only the kernel and the contexts below it.
 func TestLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -46,4 +48,48 @@ func TestLayout(t *testing.T) {
 		checked++
 	}
 	require.Greater(t, checked, 10, "the packages were listed")
+	checkContexts(t)
+}
+
+// contextsBelow says which contexts each context of the application layer
+// may import: only the kernel and the contexts listed (the README's context
+// map). A context missing here fails, as does an import of a transport.
+var contextsBelow = map[string][]string{
+	"kernel":     {},
+	"insights":   {},
+	"webhooks":   {},
+	"backoffice": {},
+	"customers":  {"insights"},
+	"privacy":    {"customers"},
+	"campaigns":  {"insights"},
+	"loyalty":    {"campaigns"},
+}
+
+func checkContexts(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"app/...").Output()
+	require.NoError(t, err)
+	transports := []string{"rest", "graph", "panel", "worker", "cmd"}
+	listed := 0
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		fields := strings.Fields(sc.Text())
+		ctx, ok := strings.CutPrefix(fields[0], module+"app/")
+		if !ok {
+			continue
+		}
+		below, known := contextsBelow[ctx]
+		require.True(t, known, "app/%s is not in the context map (contextsBelow)", ctx)
+		listed++
+		for _, imp := range fields[1:] {
+			for _, tr := range transports {
+				require.False(t, imp == module+tr || strings.HasPrefix(imp, module+tr+"/"), "app/%s imports the transport %s", ctx, imp)
+			}
+			dep, inApp := strings.CutPrefix(imp, module+"app")
+			if !inApp {
+				continue
+			}
+			dep = strings.TrimPrefix(dep, "/")
+			require.True(t, dep == "kernel" || slices.Contains(below, dep), "app/%s imports app/%s, not below it", ctx, dep)
+		}
+	}
+	require.Equal(t, len(contextsBelow), listed, "every context was listed")
 }
