@@ -31,6 +31,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/httperr"
 	"github.com/fideliza/fideliza/panel/chart"
+	"github.com/fideliza/fideliza/secheaders"
 	"github.com/fideliza/fideliza/webassets"
 )
 
@@ -195,7 +196,7 @@ type panel struct {
 func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
 	p := &panel{app: a, gql: gql, log: log}
 	r := chi.NewRouter()
-	r.Use(middleware.GetHead, securityHeaders, p.sameOrigin)
+	r.Use(middleware.GetHead, securityHeaders.Middleware, p.sameOrigin)
 	r.Get("/assets/*", serveAsset)
 	r.Get("/sso", p.ssoPage)
 	r.Get("/sign-in", p.signInByLink)
@@ -218,18 +219,10 @@ func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
 	return r
 }
 
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		// Not no-referrer: under it browsers send "Origin: null" with
-		// every form, and sameOrigin could not tell our forms from others.
-		h.Set("Referrer-Policy", "same-origin")
-		next.ServeHTTP(w, r)
-	})
-}
+// securityHeaders are the panel's: framing denied, and Referrer-Policy
+// same-origin, not no-referrer: under that browsers send "Origin: null" with
+// every form, and sameOrigin could not tell our forms from others.
+var securityHeaders = secheaders.Policy{CSP: csp, Referrer: "same-origin", DenyFraming: true}
 
 // sameOrigin refuses a change whose Origin header, or Referer when there is
 // no Origin, is not this host: another site's form, besides SameSite=Strict
