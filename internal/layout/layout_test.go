@@ -35,7 +35,6 @@ app/ledger_test.go
 app/pos.go
 app/redeem_test.go
 app/returns.go
-ent/schema/privacy_test.go
 rest/campaigns_test.go
 rest/customers_test.go
 rest/oauth_test.go
