@@ -1,6 +1,7 @@
 // Package graph is the GraphQL transport: gqlgen's resolvers, inputs,
 // limits, paging and scopes. Every resolver translates and calls one
-// operation of package app.
+// operation of package app, but the list and node reads, which read ent
+// under its privacy policies (entPrivacyReads in entreads_test.go).
 package graph
 
 import (
