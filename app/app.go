@@ -34,16 +34,22 @@ type App struct {
 	Clock func() time.Time // nil: the system clock; tests set it
 	// Webhooks says which URLs webhook endpoints may have.
 	Webhooks webhook.Guard
-	// Counts records what operations do (sales received, points credited,
-	// redemptions); nil records nothing. A *metrics.Registry is one.
+	// Counts records what operations and jobs do (sales received and
+	// processed, points credited, redemptions, returns); nil records
+	// nothing. A *metrics.Registry is one.
 	Counts Recorder
 	// DocumentLookups is each client's quota of customer lookups by
 	// document; zero: DefaultDocumentLookups.
 	DocumentLookups ratelimit.Quota
 
+	// History plays the living demo's history into serve --demo's tenant
+	// and every new or reset sandbox (demoyear.Play); nil: they hold the
+	// seed alone.
+	History HistoryFunc
+
 	// inlineSales says the caller processes the sales it registers (the
-	// demo's year, which plays a day's sales at its closing): no job is
-	// queued for them.
+	// demo's year, which plays a day's sales at its closing; Replayer): no
+	// job is queued for them.
 	inlineSales bool
 
 	campaigns tenantCache[[]eligibility.Campaign]
@@ -113,9 +119,11 @@ func (a *App) webhookSender() *webhook.Sender {
 // Recorder records what operations do, for the business metrics.
 type Recorder interface {
 	SaleReceived()
+	SaleProcessed(status string)
 	PointsCredited(source string, points int64)
 	Redemptions(source string, n int)
 	ReturnReceived(kind string)
+	ReturnsProcessed(kind string, n int)
 	PointsReversed(source string, points int64)
 }
 
@@ -124,6 +132,15 @@ const (
 	SourceAPI        = "api"
 	SourceAdjustment = "adjustment"
 	SourceRedemption = "redemption"
+	SourceSale       = "sale"
+	SourceCashback   = "cashback"
+	SourceReturn     = "return"
+)
+
+// How a sale's processing ended, as Recorder counts it.
+const (
+	SaleProcessed = "processed"
+	SaleFailed    = "failed"
 )
 
 // logger is a's log, one that writes nothing when none is set (tests).
@@ -145,7 +162,9 @@ func (a *App) counts() Recorder {
 type noCounts struct{}
 
 func (noCounts) SaleReceived()                {}
+func (noCounts) SaleProcessed(string)         {}
 func (noCounts) PointsCredited(string, int64) {}
 func (noCounts) Redemptions(string, int)      {}
 func (noCounts) ReturnReceived(string)        {}
+func (noCounts) ReturnsProcessed(string, int) {}
 func (noCounts) PointsReversed(string, int64) {}

@@ -13,8 +13,9 @@ import (
 const module = "github.com/fideliza/fideliza/"
 
 // TestLayout keeps the layers apart: only worker/ and cmd/ depend on the
-// worker package (the application inserts jobs through package jobs), and
-// the domain packages import no transport.
+// worker package (the application inserts jobs through package jobs), no
+// application package depends on the test clock, and the domain packages
+// import no transport.
 func TestLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -34,6 +35,11 @@ func TestLayout(t *testing.T) {
 			continue
 		}
 		require.NotContains(t, deps, module+"worker", "%s depends on worker", pkg)
+		if pkg == module+"app" || strings.HasPrefix(pkg, module+"app/") {
+			// The application runs on the clock it is given; the demo's
+			// year sets one of its own (package demoyear).
+			require.NotContains(t, deps, module+"testclock", "%s depends on the test clock", pkg)
+		}
 		checked++
 	}
 	for sc := bufio.NewScanner(bytes.NewReader(imports)); sc.Scan(); {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
@@ -63,7 +64,7 @@ func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) 
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
-	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log}
+	e.app = &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log, History: demoyear.Play}
 	setup := &ServerSetup{App: e.app}
 	for _, c := range configure {
 		c(setup)

@@ -16,9 +16,9 @@ import (
 	"github.com/fideliza/fideliza/metrics"
 )
 
-// Register adds a worker for every job of the platform; m counts what they
-// do (nil counts nothing).
-func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
+// Register adds a worker for every job of the platform; a.Counts counts
+// what they do.
+func Register(workers *river.Workers, a *app.App) {
 	river.AddWorker(workers, &PruneSigningKeysWorker{App: a})
 	river.AddWorker(workers, &ExpirePointsWorker{App: a})
 	river.AddWorker(workers, &ReleasePendingPointsWorker{App: a})
@@ -26,11 +26,11 @@ func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
 	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
 	river.AddWorker(workers, &ImportCustomersWorker{App: a})
-	river.AddWorker(workers, &CreditCashbackWorker{App: a, Metrics: m})
+	river.AddWorker(workers, &CreditCashbackWorker{App: a})
 	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
 	river.AddWorker(workers, &PurgeExpiredWorker{App: a})
-	river.AddWorker(workers, &ProcessSaleWorker{App: a, Metrics: m})
-	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a, Metrics: m})
+	river.AddWorker(workers, &ProcessSaleWorker{App: a})
+	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a})
 	river.AddWorker(workers, &DispatchEventsWorker{App: a})
 	river.AddWorker(workers, &DeliverWebhookWorker{App: a})
 }
@@ -75,8 +75,9 @@ type Config struct {
 	// DispatchInterval is how often new events are handed to webhook
 	// delivery; 0 means DefaultDispatchInterval.
 	DispatchInterval time.Duration
-	// Metrics, when set, times the jobs this client works, counts their
-	// failures and what the jobs do (sales processed, points credited).
+	// Metrics, when set, times the jobs this client works and counts their
+	// failures; what the jobs do (sales processed, points credited) the
+	// application counts (app.App.Counts).
 	Metrics *metrics.Registry
 }
 
@@ -109,7 +110,7 @@ func NewClient(a *app.App, cfg Config) (*river.Client[*sql.Tx], error) {
 	}
 	if cfg.Work {
 		workers := river.NewWorkers()
-		Register(workers, a, cfg.Metrics)
+		Register(workers, a)
 		rc.Workers = workers
 		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{

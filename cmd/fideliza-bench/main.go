@@ -39,6 +39,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
@@ -122,7 +123,7 @@ func drive(ctx context.Context) error {
 	if err := db.Migrate(ctx, log); err != nil {
 		return err
 	}
-	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}
+	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza"), History: demoyear.Play}
 	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
 	f, err := seed(ctx, a, o.customers)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -140,7 +141,7 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		db.Close()
 		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
 	}
-	a := &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}
+	a := &app.App{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log, History: demoyear.Play}
 	if err := a.BringUp(ctx); err != nil {
 		db.Close()
 		return nil, err

@@ -1,4 +1,11 @@
-package app
+// Package demoyear is the living demo: a year of a retailer's life,
+// generated from a seed and played through the application's operations a
+// real one goes through (customers imported, POS sales registered and
+// processed, online orders validated and redeemed, returns, points spent
+// and expired, levels recomputed, churn scored), each on a clock of its own
+// set to the simulated instant. The application plays it through
+// app.App.History: serve --demo's tenant and every new or reset sandbox.
+package demoyear
 
 import (
 	"context"
@@ -15,6 +22,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/eligibility"
@@ -22,18 +30,13 @@ import (
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/salereturn"
-	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/fold"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
 )
 
-// The living demo: a year of a retailer's life, generated from a seed and
-// played through the operations a real one goes through (customers
-// imported, POS sales registered and processed, online orders validated and
-// redeemed, returns, points spent and expired, levels recomputed, churn
-// scored), each on a clock set to the simulated instant.
+// The generator's fixed inputs.
 const (
 	demoSeed         = 2026
 	demoExpiryMonths = 8 // so that the year shows points expiring
@@ -53,16 +56,9 @@ var (
 	sandboxSize = demoSize{shoppers: 150, days: 90}
 )
 
-// demoStores are the demo's stores, four in each of three regions (states,
-// their store group); the first two are the small demo's.
-var demoStores = []struct{ code, name, city, state string }{
-	{"LOJA-01", "Loja Centro", "São Paulo", "SP"}, {"LOJA-02", "Loja Shopping", "São Paulo", "SP"},
-	{"LOJA-03", "Loja Paulista", "São Paulo", "SP"}, {"LOJA-04", "Loja Campinas", "Campinas", "SP"},
-	{"LOJA-05", "Loja Copacabana", "Rio de Janeiro", "RJ"}, {"LOJA-06", "Loja Barra", "Rio de Janeiro", "RJ"},
-	{"LOJA-07", "Loja Niterói", "Niterói", "RJ"}, {"LOJA-08", "Loja Tijuca", "Rio de Janeiro", "RJ"},
-	{"LOJA-09", "Loja Savassi", "Belo Horizonte", "MG"}, {"LOJA-10", "Loja Pampulha", "Belo Horizonte", "MG"},
-	{"LOJA-11", "Loja Contagem", "Contagem", "MG"}, {"LOJA-12", "Loja Uberlândia", "Uberlândia", "MG"},
-}
+// protocolSale is the point-of-sale protocol the year's sales and returns
+// speak.
+const protocolSale = "PARTNER_V1"
 
 var (
 	demoFirstNames = []string{"Adriana", "Alessandra", "Aline", "Amanda", "Beatriz", "Bruna", "Camila", "Carolina",
@@ -90,6 +86,10 @@ var (
 	}
 )
 
+// year plays the history through the operations of an application on the
+// year's clock.
+type year struct{ *app.App }
+
 // demoShopper is a generated customer and the habits the year plays.
 type demoShopper struct {
 	cpf, id string
@@ -116,9 +116,19 @@ const (
 	demoReturn
 )
 
-// playDemoYear gives a tenant holding the small demo's data (seedDemoData)
-// a history of size ending at end.
-func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, size demoSize) error {
+// Play gives a tenant holding the small demo's data (app's seed) a history
+// ending at end: a year with full (serve --demo's tenant), else a few
+// months (a sandbox's). It is an app.HistoryFunc.
+func Play(ctx context.Context, a *app.App, tenantID string, end time.Time, full bool) error {
+	size := sandboxSize
+	if full {
+		size = demoYearSize
+	}
+	return play(ctx, a, tenantID, end, size)
+}
+
+// play gives the tenant a history of size ending at end.
+func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size demoSize) error {
 	// The year allocates much and keeps little: fewer collections leave
 	// the second core to the database.
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
@@ -135,17 +145,17 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 	first := today.AddDate(0, 0, -size.days)
 	clock := testclock.New(first)
 	setClock := clock.Set
-	y := &App{DB: a.DB, Log: a.Log, River: a.River, Webhooks: a.Webhooks, inlineSales: true, Clock: clock.Now}
+	y := &year{a.Replayer(clock.Now)}
 	tctx := viewer.TenantContext(ctx, tenantID)
 	sys := viewer.SystemContext(ctx)
 
 	setClock(first.Add(8 * time.Hour))
 	months := demoExpiryMonths
-	if _, err := y.UpdateTenant(sys, tenantID, TenantSettings{PointsExpiryMonths: &months}); err != nil {
+	if _, err := y.UpdateTenant(sys, tenantID, app.TenantSettings{PointsExpiryMonths: &months}); err != nil {
 		return err
 	}
-	for _, s := range demoStores[2:] {
-		if _, err := y.CreateStore(sys, tenantID, s.code, s.name, s.state); err != nil {
+	for _, s := range app.DemoStores[2:] {
+		if _, err := y.CreateStore(sys, tenantID, s.Code, s.Name, s.State); err != nil {
 			return err
 		}
 	}
@@ -182,7 +192,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 			var err error
 			switch {
 			case e.kind == demoReturn:
-				err = y.demoReturn(tctx, e)
+				err = y.demoReturn(tctx, tenantID, e)
 			case sh.online && rng.IntN(4) == 0:
 				receipt++
 				err = y.demoOrder(tctx, rng, sh, receipt)
@@ -258,7 +268,7 @@ func demoYear(rng *rand.Rand, first time.Time, size demoSize) ([]demoShopper, []
 		default:
 			sh.perYear, sh.ticket = 70+rng.Float64()*20, 300+rng.Float64()*150
 		}
-		sh.store = rng.IntN(len(demoStores))
+		sh.store = rng.IntN(len(app.DemoStores))
 		sh.online = rng.IntN(3) == 0
 		days := float64(sh.leaves-sh.joins) / 365 // of a year, the unit of perYear
 		n := demoPoisson(rng, sh.perYear*days)
@@ -311,24 +321,24 @@ func demoPoisson(rng *rand.Rand, m float64) int {
 // demoYearCampaigns creates the campaigns the year's orders redeem, all
 // ended by today (the live ones are the small demo's, which the README and
 // the guides use), and one scheduled next month.
-func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) error {
+func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) error {
 	d := func(v int64) *decimal.Decimal { x := decimal.NewFromInt(v); return &x }
 	n := func(v int) *int { return &v }
 	at := func(t time.Time) *time.Time { return &t }
-	specs := []CampaignInput{
+	specs := []app.CampaignInput{
 		{Name: "Boas-vindas: R$ 15 na primeira compra online", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first), EndsAt: at(today),
-			Discount: &DiscountInput{Mode: "fixed_amount", Value: d(15)}, Limits: &LimitsInput{PerCustomer: n(1)}},
+			Discount: &app.DiscountInput{Mode: "fixed_amount", Value: d(15)}, Limits: &app.LimitsInput{PerCustomer: n(1)}},
 		{Name: "R$ 20 em compras acima de R$ 200", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first), EndsAt: at(today),
-			Discount:    &DiscountInput{Mode: "fixed_amount", Value: d(20)},
-			Eligibility: &EligibilityInput{MinSubtotal: d(200)}, Limits: &LimitsInput{PerCustomer: n(4), Total: n(5000)}},
+			Discount:    &app.DiscountInput{Mode: "fixed_amount", Value: d(20)},
+			Eligibility: &app.EligibilityInput{MinSubtotal: d(200)}, Limits: &app.LimitsInput{PerCustomer: n(4), Total: n(5000)}},
 		{Name: "Semana do cliente: 10% no site", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first.AddDate(0, 2, 0)), EndsAt: at(first.AddDate(0, 2, 14)),
-			Discount: &DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &LimitsInput{PerCustomer: n(2)}},
+			Discount: &app.DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &app.LimitsInput{PerCustomer: n(2)}},
 		{Name: "Natal: 5% de cashback online", Type: "cashback", Channels: []string{"ecommerce"},
 			StartsAt: at(today.AddDate(0, 1, 0)), EndsAt: at(today.AddDate(0, 2, 0)),
-			Discount: &DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
+			Discount: &app.DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},
 	}
 	for _, in := range specs {
 		if _, err := a.CreateCampaign(ctx, in); err != nil {
@@ -341,7 +351,7 @@ func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) err
 // demoUpkeep runs the jobs of the morning of day: the campaigns'
 // lifecycle daily, expiry weekly, the levels on the first of the month
 // (each credit moves a level up already).
-func (a *App) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
+func (a *year) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
 	if err := a.RunCampaignLifecycle(ctx); err != nil {
 		return err
 	}
@@ -357,7 +367,7 @@ func (a *App) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
 }
 
 // demoJoin imports the shoppers who register on day, and learns their ids.
-func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) error {
+func (a *year) demoJoin(ctx context.Context, shoppers []demoShopper, day int) error {
 	var joining []int
 	for i := range shoppers {
 		if shoppers[i].joins == day {
@@ -367,26 +377,26 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	if len(joining) == 0 {
 		return nil
 	}
-	rows := func(yield func(ImportRow, error) bool) {
+	rows := func(yield func(app.ImportRow, error) bool) {
 		for line, i := range joining {
-			if !yield(ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, demoStores[shoppers[i].store].city,
-				demoStores[shoppers[i].store].state)}, nil) {
+			if !yield(app.ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, app.DemoStores[shoppers[i].store].City,
+				app.DemoStores[shoppers[i].store].State)}, nil) {
 				return
 			}
 		}
 	}
-	res, err := a.ImportCustomers(ctx, iter.Seq2[ImportRow, error](rows), ImportOptions{})
+	res, err := a.ImportCustomers(ctx, iter.Seq2[app.ImportRow, error](rows), app.ImportOptions{})
 	if err != nil {
 		return err
 	}
 	if res.Created != len(joining) {
 		return fmt.Errorf("demo customers of day %d: %d of %d created", day, res.Created, len(joining))
 	}
-	cpfs := make([]string, len(joining))
+	indexes := make([]string, len(joining))
 	for k, i := range joining {
-		cpfs[k] = shoppers[i].cpf
+		indexes[k] = sealed.MustIndex(shoppers[i].cpf)
 	}
-	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(documentIndexes(cpfs)...)).
+	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(indexes...)).
 		Select(customer.FieldID, customer.FieldDocument).All(ctx)
 	if err != nil {
 		return err
@@ -402,18 +412,18 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 }
 
 // demoCustomer is the i-th generated customer.
-func demoCustomer(i int, cpf, city, state string) CustomerInput {
+func demoCustomer(i int, cpf, city, state string) app.CustomerInput {
 	first := demoFirstNames[i%len(demoFirstNames)]
 	last := demoSurnames[(i/len(demoFirstNames)+i*7)%len(demoSurnames)]
 	middle := demoSurnames[(i*13+5)%len(demoSurnames)]
 	email := fmt.Sprintf("%s.%s%d@example.com", fold.Text(first), fold.Text(last), i)
-	in := CustomerInput{
+	in := app.CustomerInput{
 		Name: opt.Of(first + " " + middle + " " + last), Email: opt.Of(email), CPF: opt.Of(cpf),
 		Phone:     opt.Of(fmt.Sprintf("+55119%08d", 10_000_000+i*37)),
 		BirthDate: opt.Of(fmt.Sprintf("%d-%02d-%02d", 1950+i%55, 1+i%12, 1+i%28)),
-		Address: opt.Of(AddressInput{City: opt.Of(city), State: opt.Of(state),
+		Address: opt.Of(app.AddressInput{City: opt.Of(city), State: opt.Of(state),
 			ZipCode: opt.Of(fmt.Sprintf("%05d-%03d", 10000+i%89999, i%1000))}),
-		Consent: opt.Of(ConsentInput{MarketingEmail: opt.Of(i%3 != 0), MarketingSMS: opt.Of(i%5 == 0)}),
+		Consent: opt.Of(app.ConsentInput{MarketingEmail: opt.Of(i%3 != 0), MarketingSMS: opt.Of(i%5 == 0)}),
 	}
 	if i%4 == 0 {
 		in.ExternalID = opt.Of("ERP-" + strconv.Itoa(100000+i))
@@ -422,14 +432,14 @@ func demoCustomer(i int, cpf, city, state string) CustomerInput {
 }
 
 // demoBasket draws a purchase of about ticket reais.
-func demoBasket(rng *rand.Rand, ticket float64) (items []SaleItemInput, total decimal.Decimal) {
+func demoBasket(rng *rand.Rand, ticket float64) (items []app.SaleItemInput, total decimal.Decimal) {
 	target := decimal.NewFromFloat(ticket * (0.5 + rng.Float64())).Round(2)
 	total = decimal.Zero
 	for line := 1; line <= 20 && (line == 1 || total.LessThan(target)); line++ {
 		p := demoProducts[rng.IntN(len(demoProducts))]
 		price := decimal.New(p.price, -2)
 		qty := decimal.NewFromInt(1 + rng.Int64N(3))
-		items = append(items, SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
+		items = append(items, app.SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
 			UnitPrice: &price, Quantity: &qty})
 		total = total.Add(price.Mul(qty))
 	}
@@ -438,7 +448,7 @@ func demoBasket(rng *rand.Rand, ticket float64) (items []SaleItemInput, total de
 
 // demoSale is a store sale of the day, and its id once registered.
 type demoSale struct {
-	in               SaleInput
+	in               app.SaleInput
 	at               time.Time
 	shopper, receipt int
 	id               string
@@ -448,23 +458,23 @@ type demoSale struct {
 // another one).
 func demoNewSale(rng *rand.Rand, e demoEvent, sh *demoShopper, receipt int) demoSale {
 	items, total := demoBasket(rng, sh.ticket)
-	store := demoStores[sh.store].code
+	store := app.DemoStores[sh.store].Code
 	if rng.IntN(6) == 0 {
-		store = demoStores[rng.IntN(len(demoStores))].code
+		store = app.DemoStores[rng.IntN(len(app.DemoStores))].Code
 	}
 	at := e.at
-	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: SaleInput{
-		Protocol: protocolSale, Customer: &POSCustomer{ID: sh.cpf, Type: "CPF"},
+	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: app.SaleInput{
+		Protocol: protocolSale, Customer: &app.POSCustomer{ID: sh.cpf, Type: "CPF"},
 		SaleID: strconv.Itoa(receipt), StoreID: store, PosID: "PDV-" + strconv.Itoa(1+rng.IntN(4)), Channel: "LOJA",
 		Date: &at, Amount: &total, AmountPayable: &total, Items: items,
-		Payments: []SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
+		Payments: []app.SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
 	}}
 }
 
 // demoSales registers the day's store sales at once, so that they commit
 // in a few groups, then processes them in one transaction as the worker
 // does each.
-func (a *App) demoSales(ctx context.Context, sales []demoSale) error {
+func (a *year) demoSales(ctx context.Context, sales []demoSale) error {
 	errs := make([]error, len(sales))
 	var wg sync.WaitGroup
 	for i := range sales {
@@ -480,26 +490,25 @@ func (a *App) demoSales(ctx context.Context, sales []demoSale) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("demo sales: %w", err)
 	}
-	ctx = schema.RememberVisible(ctx)
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
-		for _, sl := range sales {
-			if _, err := a.ProcessSale(ctx, tx, sl.id); err != nil {
-				return fmt.Errorf("demo sale %s: %w", sl.in.SaleID, err)
-			}
-		}
-		return nil
-	})
+	ids := make([]string, len(sales))
+	for i, sl := range sales {
+		ids[i] = sl.id
+	}
+	if err := a.ProcessSales(ctx, ids...); err != nil {
+		return fmt.Errorf("demo sales: %w", err)
+	}
+	return nil
 }
 
 // demoOrder is an online order: validated, its best discount redeemed,
 // and its points credited.
-func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
+func (a *year) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
 	items, total := demoBasket(rng, sh.ticket)
 	cart := eligibility.Cart{}
 	for _, it := range items {
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.GTIN, Quantity: *it.Quantity, UnitPrice: *it.UnitPrice})
 	}
-	v, err := a.ValidateCart(ctx, ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
+	v, err := a.ValidateCart(ctx, app.ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
 	if err != nil {
 		return err
 	}
@@ -507,13 +516,13 @@ func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, re
 	paid := total
 	if best := demoBest(v.Eligible); best != nil {
 		paid = decimal.Max(total.Sub(best.Benefit.Amount), decimal.Zero).Round(2)
-		_, _, err := a.RedeemCampaign(ctx, RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
+		_, _, err := a.RedeemCampaign(ctx, app.RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
 			Token: v.Token, AmountPaid: paid}, nil)
 		if err != nil {
 			return err
 		}
 	}
-	_, err = a.CreditPoints(ctx, CreditInput{CustomerID: sh.id, OrderID: order, Amount: &paid})
+	_, err = a.CreditPoints(ctx, app.CreditInput{CustomerID: sh.id, OrderID: order, Amount: &paid})
 	sh.balance += points.Earned(paid, decimal.NewFromInt(1))
 	return err
 }
@@ -531,29 +540,26 @@ func demoBest(eligible []eligibility.Eligible) *eligibility.Eligible {
 }
 
 // demoReturn returns one unit of the first item of a sale.
-func (a *App) demoReturn(ctx context.Context, e demoEvent) error {
+func (a *year) demoReturn(ctx context.Context, tenantID string, e demoEvent) error {
 	one := decimal.NewFromInt(1)
 	at := a.Now()
-	r, err := a.RegisterSaleReturn(ctx, SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
-		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []ReturnItemInput{{ID: "1", Quantity: &one}},
+	r, err := a.RegisterSaleReturn(ctx, app.SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
+		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []app.ReturnItemInput{{ID: "1", Quantity: &one}},
 		ItemsWereListed: true})
 	if err != nil {
 		return fmt.Errorf("demo return of %s: %w", e.saleRef, err)
 	}
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
-		_, err := a.ProcessSaleReturn(ctx, tx, r.ID)
-		return err
-	})
+	return a.ProcessSaleReturn(ctx, tenantID, r.ID)
 }
 
 // demoSpend trades points for a voucher now and then, when the shopper
 // has enough.
-func (a *App) demoSpend(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
+func (a *year) demoSpend(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
 	if sh.id == "" || sh.balance < 1500 || rng.IntN(5) != 0 {
 		return nil
 	}
 	order := "TROCA-" + strconv.Itoa(receipt)
-	_, err := a.DebitPoints(ctx, DebitInput{CustomerID: sh.id, Points: 1000, OrderID: &order, Reason: "Vale-compras R$ 10"})
+	_, err := a.DebitPoints(ctx, app.DebitInput{CustomerID: sh.id, Points: 1000, OrderID: &order, Reason: "Vale-compras R$ 10"})
 	if e, ok := apperr.As(err); ok && e.Code == "insufficient_points" {
 		sh.balance = 0 // points expired meanwhile
 		return nil
