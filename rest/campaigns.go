@@ -475,27 +475,22 @@ type redemptionJSON struct {
 	RedeemedAt     string         `json:"redeemed_at"`
 }
 
-// renderRedemption is the 201 body of redeem; red carries its campaign.
-func renderRedemption(red *ent.Redemption) (int, []byte, error) {
-	campaignType := string(red.Edges.Campaign.Type)
-	var b eligibility.Benefit
-	if err := json.Unmarshal(red.Benefit, &b); err != nil {
-		return 0, nil, err
-	}
-	raw, err := json.Marshal(renderBenefit(b, campaignType == "cashback"))
+// renderRedemption is the 201 body of redeem, first made or replayed.
+func renderRedemption(red *app.Redeemed) ([]byte, error) {
+	campaignType := string(red.CampaignType)
+	raw, err := json.Marshal(renderBenefit(red.Benefit, campaignType == "cashback"))
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	var applied map[string]any
 	if err := json.Unmarshal(raw, &applied); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	applied["type"] = campaignType
-	body, err := json.Marshal(redemptionJSON{
-		RedemptionID: red.ID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
-		BenefitApplied: applied, RedeemedAt: timestamp(red.CreatedAt),
+	return json.Marshal(redemptionJSON{
+		RedemptionID: red.RedemptionID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
+		BenefitApplied: applied, RedeemedAt: timestamp(red.RedeemedAt),
 	})
-	return http.StatusCreated, body, err
 }
 
 // rollbackRedemption is POST /v1/redemptions/{id}/rollback: the redemption
@@ -550,25 +545,24 @@ func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {
 	}
 	var idem *app.Idempotency
 	if key != "" {
-		idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(r.Method, r.URL.Path, raw), Render: renderRedemption}
+		idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(r.Method, r.URL.Path, raw)}
 	}
-	red, replay, err := s.app.RedeemCampaign(r.Context(), in, idem)
+	red, answer, err := s.app.RedeemCampaign(r.Context(), in, idem)
+	if err == nil && answer == nil {
+		answer, err = app.RedeemedOf(red)
+	}
+	var out []byte
+	if err == nil {
+		out, err = renderRedemption(answer)
+	}
 	if err != nil {
 		s.writeV1Error(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if replay != nil {
+	if red == nil {
 		w.Header().Set("Idempotent-Replayed", "true")
-		w.WriteHeader(replay.Status)
-		_, _ = w.Write(replay.Body)
-		return
 	}
-	status, out, err := renderRedemption(red)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.WriteHeader(status)
+	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(out)
 }
