@@ -129,7 +129,6 @@ func TestMetrics(t *testing.T) {
 		rc, err := worker.NewClient(e.app, worker.Config{
 			Work: true, MaxWorkers: 2, DispatchInterval: time.Hour, Metrics: reg})
 		require.NoError(t, err)
-		e.app.River = rc
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, rc.Start(ctx))
 		t.Cleanup(func() {

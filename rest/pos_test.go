@@ -1762,7 +1762,6 @@ func TestPOSSaleProcessedByRiver(t *testing.T) {
 		e := posSetup(t, db)
 		rc, err := worker.NewClient(e.app, worker.Config{Work: true})
 		require.NoError(t, err)
-		e.app.River = rc
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, rc.Start(ctx))
 		t.Cleanup(func() {

@@ -196,6 +196,10 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, string, error) {
 	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
 }
 
+// Pgx is the pgx pool behind SQL on PostgreSQL, nil on SQLite: River's pgx
+// driver LISTENs on it, so a worker hears of a job as its transaction commits.
+func (db *DB) Pgx() *pgxpool.Pool { return db.pgx }
+
 // Close closes the pools.
 func (db *DB) Close() error {
 	err := db.SQL.Close()

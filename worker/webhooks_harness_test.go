@@ -138,10 +138,10 @@ func whSetup(t *testing.T, db *storage.DB) *whBundle {
 	sys := viewer.SystemContext(context.Background())
 	tn, err := a.CreateTenant(sys, "Loja Webhooks", nil)
 	require.NoError(t, err)
-	rc, err := worker.NewClient(a, worker.Config{})
+	_, err = worker.NewClient(a, worker.Config{})
 	require.NoError(t, err)
 	return &whBundle{
-		db: db, app: a, clock: clock, rc: rc, sys: sys,
+		db: db, app: a, clock: clock, rc: a.River, sys: sys,
 		ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
 		deliver: &worker.DeliverWebhookWorker{App: a},
 	}

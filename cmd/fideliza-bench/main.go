@@ -323,10 +323,11 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	// Rate limits off: the run measures the service's capacity, not its quotas.
 	a := &app.App{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza")}
 	n, _ := strconv.Atoi(workers)
-	if _, err = worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n}); err != nil {
+	client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n})
+	if err != nil {
 		return err
 	}
-	if err := a.River.Start(ctx); err != nil {
+	if err := client.Start(ctx); err != nil {
 		return err
 	}
 	// Rate limits off: the run measures the service's capacity, not its quotas.
@@ -343,7 +344,7 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(stopCtx)
-		_ = a.River.Stop(stopCtx)
+		_ = client.Stop(stopCtx)
 	}()
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err

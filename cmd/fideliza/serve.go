@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -89,8 +87,9 @@ func newServeCommand(g *globals) *cobra.Command {
 			// GET /metrics serves both.
 			reg := metrics.New()
 			a.Counts = reg
-			if _, err = worker.NewClient(a, worker.Config{Work: !noWorker, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Metrics: reg}); err != nil {
+			client, err := worker.NewClient(a, worker.Config{Work: !noWorker, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue, Metrics: reg})
+			if err != nil {
 				return err
 			}
 			var creds *app.DemoCredentials
@@ -105,7 +104,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			if demo {
 				printDemo(g, a, creds)
 			}
-			return run(ctx, log, a.River, !noWorker, &http.Server{
+			return run(ctx, log, client, !noWorker, &http.Server{
 				Handler:           rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg}),
 				ReadHeaderTimeout: 10 * time.Second,
 				IdleTimeout:       2 * time.Minute,
@@ -309,7 +308,7 @@ func envInt(name string, fallback int) int {
 // run serves HTTP (when srv is set) and works jobs (when work is set) until
 // ctx ends, then drains both: HTTP requests finish, running jobs get the
 // grace period before they are cancelled.
-func run(ctx context.Context, log *slog.Logger, rc *river.Client[*sql.Tx], work bool, srv *http.Server, l net.Listener) error {
+func run(ctx context.Context, log *slog.Logger, rc worker.Client, work bool, srv *http.Server, l net.Listener) error {
 	if work {
 		if err := rc.Start(ctx); err != nil {
 			return fmt.Errorf("starting River: %w", err)
