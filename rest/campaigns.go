@@ -1,16 +1,12 @@
 package rest
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
-	"io"
+	"github.com/shopspring/decimal"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/go-chi/chi/v5"
-	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -69,7 +65,7 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 	in := app.CampaignInput{
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StoreCodes: b.StoreCodes, StoreGroups: b.StoreGroups, PredictiveSegment: b.PredictiveSegment,
-		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
+		StartsAt: instant(p, "starts_at", b.StartsAt, dateTime), EndsAt: instant(p, "ends_at", b.EndsAt, dateTime),
 		Stacking: b.Stacking, Priority: b.Priority, RequiresCode: b.RequiresCode,
 	}
 	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
@@ -103,20 +99,6 @@ func (b campaignBody) input(p *apperr.Problems) app.CampaignInput {
 
 // sent says whether a field was given a value (not left out, not null).
 func sent(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
-
-// instant reads an ISO 8601 date-time with offset; "" is left for the
-// operation to report as missing.
-func instant(p *apperr.Problems, field, v string) *time.Time {
-	if v == "" {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		p.Add(field, "must be an ISO 8601 date-time with offset, such as 2026-03-01T00:00:00-03:00")
-		return nil
-	}
-	return &t
-}
 
 // campaignJSON is a campaign as the document shows it.
 type campaignJSON struct {
@@ -233,68 +215,30 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 	return out
 }
 
-// createCampaign is POST /v1/campaigns.
-func (s *server) createCampaign(w http.ResponseWriter, r *http.Request) {
-	var body campaignBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := body.input(&p)
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	c, err := s.app.CreateCampaign(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/v1/campaigns/"+c.ID)
-	writeJSON(w, http.StatusCreated, renderCampaign(c))
+// readCampaign reads POST /v1/campaigns.
+func readCampaign(b *binder) app.CampaignInput {
+	return jsonBody[campaignBody](b).input(&b.problems)
 }
 
-// getCampaign is GET /v1/campaigns/{id}.
-func (s *server) getCampaign(w http.ResponseWriter, r *http.Request) {
-	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaign(r.Context(), chi.URLParam(r, "id")))
+// campaignCreated is the answer of create, at the campaign's Location.
+type campaignCreated struct {
+	location
+	campaignJSON
 }
 
-// endCampaign is DELETE /v1/campaigns/{id}: deactivation, idempotent.
-func (s *server) endCampaign(w http.ResponseWriter, r *http.Request) {
-	s.answerCampaign(w, r, http.StatusOK)(s.app.EndCampaign(r.Context(), chi.URLParam(r, "id")))
+func newCampaignJSON(c *ent.Campaign) campaignCreated {
+	return campaignCreated{location: location("/v1/campaigns/" + c.ID), campaignJSON: renderCampaign(c)}
 }
 
-func (s *server) answerCampaign(w http.ResponseWriter, r *http.Request, status int) func(*ent.Campaign, error) {
-	return func(c *ent.Campaign, err error) {
-		if err != nil {
-			s.writeV1Error(w, r, err)
-			return
-		}
-		writeJSON(w, status, renderCampaign(c))
-	}
+// readCampaignPage reads GET /v1/campaigns.
+func readCampaignPage(b *binder) paged[app.CampaignFilter] {
+	return paged[app.CampaignFilter]{pageRequest: b.page("cmp_"), filter: app.CampaignFilter{
+		Status: b.query("status"), Type: b.query("type"), Channel: b.query("channel"),
+	}}
 }
 
-// listCampaigns is GET /v1/campaigns.
-func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var p apperr.Problems
-	after, limit := pageQuery(q, "cmp_", &p)
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	conn, err := s.app.ListCampaigns(r.Context(), app.CampaignFilter{
-		Status: q.Get("status"), Type: q.Get("type"), Channel: q.Get("channel"),
-	}, after, limit)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	items := make([]campaignJSON, 0, len(conn.Edges))
-	for _, e := range conn.Edges {
-		items = append(items, renderCampaign(e.Node))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount)})
+func campaignPage(conn *ent.CampaignConnection) listJSON[campaignJSON] {
+	return pageOf(conn.Edges, conn.PageInfo, conn.TotalCount, func(e *ent.CampaignEdge) campaignJSON { return renderCampaign(e.Node) })
 }
 
 // validateBody is POST /v1/campaigns/validate.
@@ -356,39 +300,40 @@ func renderBenefit(b eligibility.Benefit, cashback bool) benefitJSON {
 	return out
 }
 
-// validateCart is POST /v1/campaigns/validate; ?explain=true adds the
+// validateRequest is POST /v1/campaigns/validate; ?explain=true adds the
 // campaigns that do not apply and why.
-func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
-	var body validateBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := app.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel, CouponCode: body.CouponCode}
-	if sub := number(&p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
-		in.Cart.Subtotal = *sub
+type validateRequest struct {
+	in      app.ValidateInput
+	explain bool
+}
+
+func (q validateRequest) input() app.ValidateInput { return q.in }
+
+func readValidate(b *binder) validateRequest {
+	body := jsonBody[validateBody](b)
+	p := &b.problems
+	q := validateRequest{explain: b.query("explain") == "true", in: app.ValidateInput{
+		CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel, CouponCode: body.CouponCode,
+	}}
+	if sub := number(p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
+		q.in.Cart.Subtotal = *sub
 	}
 	for i, it := range body.Cart.Items {
 		item := eligibility.Item{SKU: it.SKU, GTIN: it.GTIN, Category: it.Category, Brand: it.Brand}
-		if q := number(&p, graphItemField(i, "quantity"), it.Quantity); q != nil {
+		if q := number(p, graphItemField(i, "quantity"), it.Quantity); q != nil {
 			item.Quantity = *q
 		}
-		if up := number(&p, graphItemField(i, "unit_price"), it.UnitPrice); up != nil {
+		if up := number(p, graphItemField(i, "unit_price"), it.UnitPrice); up != nil {
 			item.UnitPrice = *up
 		} else if it.UnitPrice == nil {
 			p.Add(graphItemField(i, "unit_price"), "is required")
 		}
-		in.Cart.Items = append(in.Cart.Items, item)
+		q.in.Cart.Items = append(q.in.Cart.Items, item)
 	}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	v, err := s.app.ValidateCart(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
+	return q
+}
+
+func (q validateRequest) answer(v *app.Validation) validationJSON {
 	out := validationJSON{
 		CustomerID: v.CustomerID, Eligible: make([]eligibleJSON, 0, len(v.Eligible)),
 		ExpiresAt: timestamp(v.ExpiresAt), Token: v.Token,
@@ -404,7 +349,7 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 			Name:             e.Campaign.Name, Type: e.Campaign.Type,
 		})
 	}
-	if r.URL.Query().Get("explain") == "true" {
+	if q.explain {
 		ineligible := make([]ineligibleJSON, 0, len(v.Ineligible))
 		for _, ie := range v.Ineligible {
 			ineligible = append(ineligible, ineligibleJSON{
@@ -414,7 +359,7 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Ineligible = &ineligible
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // validationJSON is the answer of validate. Its fields, and those of the
@@ -467,102 +412,133 @@ type redeemBody struct {
 }
 
 type redemptionJSON struct {
-	RedemptionID   string         `json:"redemption_id"`
-	CampaignID     string         `json:"campaign_id"`
-	CustomerID     string         `json:"customer_id"`
-	OrderID        string         `json:"order_id"`
-	BenefitApplied map[string]any `json:"benefit_applied"`
-	RedeemedAt     string         `json:"redeemed_at"`
+	RedemptionID   string      `json:"redemption_id"`
+	CampaignID     string      `json:"campaign_id"`
+	CustomerID     string      `json:"customer_id"`
+	OrderID        string      `json:"order_id"`
+	BenefitApplied appliedJSON `json:"benefit_applied"`
+	RedeemedAt     string      `json:"redeemed_at"`
+}
+
+// appliedJSON is the benefit a redemption applied: the estimated benefit of
+// validate with the campaign's type. Its fields, and its items', are in the
+// order of their names: the order the first version, built of maps, wrote.
+type appliedJSON struct {
+	Amount          json.Number       `json:"amount"`
+	BonusPoints     *int64            `json:"bonus_points,omitempty"`
+	CashbackAmount  *json.Number      `json:"cashback_amount,omitempty"`
+	CreditAfterDays *int              `json:"credit_after_days,omitempty"`
+	DiscountAmount  *json.Number      `json:"discount_amount,omitempty"`
+	FreeShipping    bool              `json:"free_shipping,omitempty"`
+	GiftSKU         *string           `json:"gift_sku,omitempty"`
+	Items           []appliedItemJSON `json:"items"`
+	Multiplier      *json.Number      `json:"multiplier,omitempty"`
+	Type            string            `json:"type"`
+}
+
+type appliedItemJSON struct {
+	BonusPoints    int64        `json:"bonus_points"`
+	CashbackAmount *json.Number `json:"cashback_amount,omitempty"`
+	DiscountAmount json.Number  `json:"discount_amount"`
+	Quantity       json.Number  `json:"quantity"`
+	SKU            string       `json:"sku"`
 }
 
 // renderRedemption is the 201 body of redeem, first made or replayed.
 func renderRedemption(red *app.Redeemed) ([]byte, error) {
 	campaignType := string(red.CampaignType)
-	raw, err := json.Marshal(renderBenefit(red.Benefit, campaignType == "cashback"))
-	if err != nil {
-		return nil, err
+	e := renderBenefit(red.Benefit, campaignType == "cashback")
+	applied := appliedJSON{
+		Amount: e.Amount, BonusPoints: e.BonusPoints, CashbackAmount: e.CashbackAmount, CreditAfterDays: e.CreditAfterDays,
+		DiscountAmount: e.DiscountAmount, FreeShipping: e.FreeShipping, GiftSKU: e.GiftSKU,
+		Items: make([]appliedItemJSON, len(e.Items)), Multiplier: e.Multiplier, Type: campaignType,
 	}
-	var applied map[string]any
-	if err := json.Unmarshal(raw, &applied); err != nil {
-		return nil, err
+	for i, it := range e.Items {
+		applied.Items[i] = appliedItemJSON{BonusPoints: it.BonusPoints, CashbackAmount: it.CashbackAmount,
+			DiscountAmount: it.DiscountAmount, Quantity: it.Quantity, SKU: it.SKU}
 	}
-	applied["type"] = campaignType
 	return json.Marshal(redemptionJSON{
 		RedemptionID: red.RedemptionID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
 		BenefitApplied: applied, RedeemedAt: timestamp(red.RedeemedAt),
 	})
 }
 
-// rollbackRedemption is POST /v1/redemptions/{id}/rollback: the redemption
-// is undone; a second call answers the same.
-func (s *server) rollbackRedemption(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+// readRollback reads POST /v1/redemptions/{id}/rollback: the redemption is
+// undone; a second call answers the same.
+func readRollback(b *binder) onPath[string] {
+	body := jsonBody[struct {
 		Reason string `json:"reason"`
-	}
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	red, err := s.app.RollbackRedemption(r.Context(), chi.URLParam(r, "id"), body.Reason)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
-		"status": "rolled_back", "rolled_back_at": optTimestamp(red.RolledBackAt), "rollback_reason": red.RollbackReason,
-		"redeemed_at": timestamp(red.CreatedAt),
-	})
+	}](b)
+	return onPath[string]{id: pathID(b), in: body.Reason}
 }
 
-// redeemCampaign is POST /v1/campaigns/{id}/redeem, with the optional
+// rollbackJSON is a redemption rolled back; its fields are in the order of
+// their names.
+type rollbackJSON struct {
+	CampaignID     string  `json:"campaign_id"`
+	CustomerID     string  `json:"customer_id"`
+	OrderID        string  `json:"order_id"`
+	RedeemedAt     string  `json:"redeemed_at"`
+	RedemptionID   string  `json:"redemption_id"`
+	RollbackReason *string `json:"rollback_reason"`
+	RolledBackAt   *string `json:"rolled_back_at"`
+	Status         string  `json:"status"`
+}
+
+func renderRollback(red *ent.Redemption) rollbackJSON {
+	return rollbackJSON{RedemptionID: red.ID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
+		Status: "rolled_back", RolledBackAt: optTimestamp(red.RolledBackAt), RollbackReason: red.RollbackReason,
+		RedeemedAt: timestamp(red.CreatedAt)}
+}
+
+// redeemRequest is POST /v1/campaigns/{id}/redeem, with the optional
 // Idempotency-Key header.
-func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, v1Error{Error: "invalid_json", Message: "the body could not be read"})
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(raw))
+type redeemRequest struct {
+	in   app.RedeemInput
+	idem *app.Idempotency
+}
+
+func readRedeem(b *binder) redeemRequest {
 	var body redeemBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := app.RedeemInput{CampaignID: chi.URLParam(r, "id"), CustomerID: body.CustomerID,
-		OrderID: body.OrderID, Token: body.ValidationToken}
-	if paid := number(&p, "amount_paid", body.AmountPaid); paid != nil {
+	raw := b.body(&body)
+	p := &b.problems
+	in := app.RedeemInput{CampaignID: pathID(b), CustomerID: body.CustomerID, OrderID: body.OrderID, Token: body.ValidationToken}
+	if paid := number(p, "amount_paid", body.AmountPaid); paid != nil {
 		in.AmountPaid = *paid
 	} else if body.AmountPaid == nil {
 		p.Add("amount_paid", "is required")
 	}
-	key := r.Header.Get("Idempotency-Key")
+	q := redeemRequest{in: in}
+	key := b.r.Header.Get("Idempotency-Key")
 	if len(key) > 255 || (key != "" && strings.TrimSpace(key) == "") {
 		p.Add("Idempotency-Key", "must be 1 to 255 characters")
+	} else if key != "" {
+		q.idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(b.r.Method, b.r.URL.Path, raw)}
 	}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	var idem *app.Idempotency
-	if key != "" {
-		idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(r.Method, r.URL.Path, raw)}
-	}
-	red, answer, err := s.app.RedeemCampaign(r.Context(), in, idem)
+	return q
+}
+
+// redeemAnswer is the answer of redeem as renderRedemption encoded it, the
+// first time or replayed.
+type redeemAnswer struct {
+	replayMark
+	status int
+	body   []byte
+}
+
+func (a redeemAnswer) raw() (int, []byte) { return a.status, a.body }
+
+// redeem redeems, or replays the answer of the request first made with the
+// same key.
+func (s *server) redeem(ctx context.Context, q redeemRequest) (redeemAnswer, error) {
+	red, answer, err := s.app.RedeemCampaign(ctx, q.in, q.idem)
 	if err == nil && answer == nil {
 		answer, err = app.RedeemedOf(red)
 	}
-	var out []byte
-	if err == nil {
-		out, err = renderRedemption(answer)
-	}
 	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
+		return redeemAnswer{}, err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	if red == nil {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write(out)
+	body, err := renderRedemption(answer)
+	// A replay answers the stored redemption and makes none.
+	return redeemAnswer{replayMark: replayMark{replayed: red == nil}, status: http.StatusCreated, body: body}, err
 }

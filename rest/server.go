@@ -55,13 +55,13 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	r := chi.NewRouter()
 	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1))
 
-	for _, rt := range publicRoutes {
-		s.handle(r, rt)
+	for _, rt := range s.publicRoutes() {
+		mount(r, rt)
 	}
-	for _, rt := range bearerRoutes {
+	for _, rt := range s.bearerRoutes() {
 		s.protected(r, rt)
 	}
-	r.Route(posPrefix, s.posRoutes)
+	r.Route(posPrefix, s.mountPOS)
 
 	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection}), reg.Handler(log)
 	pg := playground.Config{GraphQLPath: "/graphql"}
@@ -84,7 +84,7 @@ func (s *server) graphql(w http.ResponseWriter, r *http.Request) { s.gql.ServeHT
 
 // healthz says the process is up.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ok"})
 }
 
 // readyz says whether requests can be served: the database answers and its
@@ -94,8 +94,16 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.app.DB.Ready(ctx); err != nil {
 		s.log.WarnContext(ctx, "not ready", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		reason := err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, healthJSON{Reason: &reason, Status: "unavailable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ready"})
+}
+
+// healthJSON is the answer of /healthz and /readyz; its fields are in the
+// order of their names.
+type healthJSON struct {
+	Reason *string `json:"reason,omitempty"`
+	Status string  `json:"status"`
 }
