@@ -16,19 +16,25 @@ import (
 	"github.com/fideliza/fideliza/ent"
 )
 
-// campaignBody is POST /v1/campaigns.
-type campaignBody struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	Type        string  `json:"type"`
-	StartsAt    string  `json:"starts_at"`
-	EndsAt      string  `json:"ends_at"`
-	SegmentID   *string `json:"segment_id"`
+// campaignReach is when a campaign runs and whom and where it reaches, in
+// its body and in its answers.
+type campaignReach struct {
+	StartsAt  string  `json:"starts_at"`
+	EndsAt    string  `json:"ends_at"`
+	SegmentID *string `json:"segment_id"`
 	// PredictiveSegment is a predictive segment's key (v2).
 	PredictiveSegment *string  `json:"predictive_segment"`
 	Channels          []string `json:"channels"`
 	StoreCodes        []string `json:"store_codes"`
 	StoreGroups       []string `json:"store_groups"`
+}
+
+// campaignBody is POST /v1/campaigns.
+type campaignBody struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	campaignReach
 	// DiscountValue is the field of 1.0.0 (top level or in discount):
 	// refused by name so that an old client learns of the rename.
 	DiscountValue json.RawMessage `json:"discount_value"`
@@ -102,18 +108,12 @@ func sent(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "nul
 
 // campaignJSON is a campaign as the document shows it.
 type campaignJSON struct {
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	Description      string          `json:"description"`
-	Type             string          `json:"type"`
-	Status           string          `json:"status"`
-	StartsAt         string          `json:"starts_at"`
-	EndsAt           string          `json:"ends_at"`
-	SegmentID        *string         `json:"segment_id"`
-	Predictive       *string         `json:"predictive_segment"`
-	Channels         []string        `json:"channels"`
-	StoreCodes       []string        `json:"store_codes"`
-	StoreGroups      []string        `json:"store_groups"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	Status      string `json:"status"`
+	campaignReach
 	Discount         *discountJSON   `json:"discount"`
 	Eligibility      eligibilityJSON `json:"eligibility"`
 	Limits           limitsJSON      `json:"limits"`
@@ -190,9 +190,11 @@ func orEmpty(s []string) []string {
 func renderCampaign(c *ent.Campaign) campaignJSON {
 	out := campaignJSON{
 		ID: c.ID, Name: c.Name, Description: c.Description, Type: string(c.Type), Status: string(c.Status),
-		StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
-		Predictive: (*string)(c.PredictiveSegment),
-		Channels:   orEmpty(c.Channels), StoreCodes: orEmpty(c.StoreCodes), StoreGroups: orEmpty(c.StoreGroups),
+		campaignReach: campaignReach{
+			StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
+			PredictiveSegment: (*string)(c.PredictiveSegment),
+			Channels:          orEmpty(c.Channels), StoreCodes: orEmpty(c.StoreCodes), StoreGroups: orEmpty(c.StoreGroups),
+		},
 		Eligibility: eligibilityJSON{
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
 			Brands: orEmpty(c.EligibleBrands),

@@ -10,12 +10,7 @@ import (
 
 // customerJSON is the full customer record of the document.
 type customerJSON struct {
-	ID            string       `json:"id"`
-	ExternalID    *string      `json:"external_id"`
-	Name          string       `json:"name"`
-	Email         *string      `json:"email"`
-	CPF           string       `json:"cpf"`
-	Phone         *string      `json:"phone"`
+	customerIdentity
 	BirthDate     *string      `json:"birth_date"`
 	Gender        *string      `json:"gender"`
 	Address       *addressJSON `json:"address"`
@@ -43,14 +38,23 @@ type consentJSON struct {
 	UpdatedAt         *string `json:"updated_at"`
 }
 
+// customerIdentity are the first fields of a customer in every answer.
+type customerIdentity struct {
+	ID         string  `json:"id"`
+	ExternalID *string `json:"external_id"`
+	Name       string  `json:"name"`
+	Email      *string `json:"email"`
+	CPF        string  `json:"cpf"`
+	Phone      *string `json:"phone"`
+}
+
+func identityOf(c *ent.Customer) customerIdentity {
+	return customerIdentity{ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c), Phone: c.Phone}
+}
+
 // customerListItem is an item of the list response.
 type customerListItem struct {
-	ID            string   `json:"id"`
-	ExternalID    *string  `json:"external_id"`
-	Name          string   `json:"name"`
-	Email         *string  `json:"email"`
-	CPF           string   `json:"cpf"`
-	Phone         *string  `json:"phone"`
+	customerIdentity
 	Level         string   `json:"level"`
 	PointsBalance int64    `json:"points_balance"`
 	Segments      []string `json:"segments"`
@@ -92,8 +96,7 @@ func segmentIDs(c *ent.Customer) []string {
 
 func fullCustomer(c *ent.Customer) customerJSON {
 	out := customerJSON{
-		ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c),
-		Phone: c.Phone, BirthDate: c.BirthDate, Level: string(c.Level), PointsBalance: c.PointsBalance,
+		customerIdentity: identityOf(c), BirthDate: c.BirthDate, Level: string(c.Level), PointsBalance: c.PointsBalance,
 		LifetimeValue: json.Number(c.LifetimeValue.String()), Segments: segmentIDs(c),
 		Consent: consentJSON{MarketingEmail: c.ConsentMarketingEmail, MarketingSMS: c.ConsentMarketingSms,
 			MarketingWhatsApp: c.ConsentMarketingWhatsapp, DataSharing: c.ConsentDataSharing},
@@ -141,8 +144,7 @@ func customerPage(conn *ent.CustomerConnection) listJSON[customerListItem] {
 	return pageOf(conn.Edges, conn.PageInfo, conn.TotalCount, func(e *ent.CustomerEdge) customerListItem {
 		c := e.Node
 		return customerListItem{
-			ID: c.ID, ExternalID: c.ExternalID, Name: c.Name, Email: c.Email, CPF: app.MaskedDocument(c), Phone: c.Phone,
-			Level: string(c.Level), PointsBalance: c.PointsBalance, Segments: segmentIDs(c),
+			customerIdentity: identityOf(c), Level: string(c.Level), PointsBalance: c.PointsBalance, Segments: segmentIDs(c),
 			CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
 		}
 	})
