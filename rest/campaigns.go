@@ -3,10 +3,11 @@ package rest
 import (
 	"context"
 	"encoding/json"
-	"github.com/shopspring/decimal"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/domain/apperr"

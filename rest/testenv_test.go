@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fideliza/fideliza/worker"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
@@ -24,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/worker"
 )
 
 // ServerSetup is what a test configures before its server serves: the
