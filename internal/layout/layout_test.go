@@ -35,14 +35,6 @@ app/ledger_test.go
 app/pos.go
 app/redeem_test.go
 app/returns.go
-rest/campaigns_test.go
-rest/customers_test.go
-rest/oauth_test.go
-rest/points_test.go
-rest/pos.go
-rest/pos_test.go
-rest/sandbox_test.go
-rest/webhooks_test.go
 `
 
 // TestShape fails when a hand-written Go file of the repository is over
