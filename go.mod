@@ -35,13 +35,13 @@ require (
 )
 
 require (
+	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.31.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	gonum.org/v1/gonum v0.16.0
 )
 
 require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
-	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.31.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/term v0.44.0 // indirect
 )
