@@ -33,11 +33,12 @@ func (a *App) ActiveCustomers(ctx context.Context, from, to time.Time) (int, err
 	if err := checkPeriod(from, to, 0); err != nil {
 		return 0, err
 	}
-	return a.activeCustomers(ctx, from.UTC(), to.UTC())
+	return a.activeCustomers(ctx, from, to)
 }
 
 // activeSet returns the customers active within [from, to), from the rows.
 func (a *App) activeSet(ctx context.Context, from, to time.Time) (map[string]struct{}, error) {
+	from, to = from.UTC(), to.UTC() // SQLite compares instants as text
 	active := map[string]struct{}{}
 	for _, q := range []interface {
 		Strings(context.Context) ([]string, error)

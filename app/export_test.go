@@ -26,7 +26,7 @@ func (a *App) SalesByStoreDayFromRows(ctx context.Context, from, to time.Time, t
 
 // ActiveCustomersFromRows is ActiveCustomers read from the rows.
 func (a *App) ActiveCustomersFromRows(ctx context.Context, from, to time.Time) (int, error) {
-	set, err := a.activeSet(ctx, from.UTC(), to.UTC())
+	set, err := a.activeSet(ctx, from, to)
 	return len(set), err
 }
 
