@@ -114,6 +114,10 @@ func (r dashReport) print(w io.Writer) {
 	fmt.Fprintln(tw, "field\trequests\terrors\tp50 ms\tp99 ms\t")
 	for _, name := range r.names() {
 		for _, x := range r.Results[name] {
+			if x.Requests == 0 {
+				fmt.Fprintf(tw, "%s\t0\t%d\tno answer within the load\t\t\n", x.Name, x.Errors)
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t\n", x.Name, x.Requests, x.Errors, ms(x.P50), ms(x.P99))
 		}
 	}
