@@ -209,14 +209,14 @@ func drive(ctx context.Context) error {
 	return output(o, rep, rep.print)
 }
 
-// output prints a run's report: as JSON with -json, else as print writes it.
-func output(o options, rep any, print func(io.Writer)) error {
+// output prints a run's report: as JSON with -json, else as write writes it.
+func output(o options, rep any, write func(io.Writer)) error {
 	if o.jsonOut {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	print(os.Stdout)
+	write(os.Stdout)
 	return nil
 }
 
