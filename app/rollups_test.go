@@ -62,10 +62,7 @@ func rollupsMix(ctx context.Context, t *testing.T, a *app.App, db *storage.DB) {
 		r, err := a.RegisterSaleReturn(ctx, app.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: s.ID, Kind: salereturn.KindCancellation,
 			ID: "CAN-" + s.ID, StoreID: s.Edges.Store.Code, PosID: "PDV-1", Date: &at, Reason: "cancelada"})
 		require.NoError(t, err)
-		require.NoError(t, db.InTx(ctx, func(tx storage.Tx) error {
-			_, err := a.ProcessSaleReturn(ctx, tx, r.ID)
-			return err
-		}))
+		require.NoError(t, a.ProcessSaleReturn(ctx, app.DemoTenantID, r.ID))
 	}
 	reds, err := db.Ent.Redemption.Query().Where(redemption.RolledBackAtIsNil()).Order(ent.Asc(redemption.FieldID)).Limit(3).IDs(ctx)
 	require.NoError(t, err)
