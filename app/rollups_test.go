@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -33,7 +34,7 @@ func TestRollupsMatchRows(t *testing.T) {
 	end := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		t.Parallel()
-		a := &app.App{DB: db, Clock: func() time.Time { return end }}
+		a := &app.App{DB: db, Clock: func() time.Time { return end }, History: demoyear.Play}
 		_, err := a.LoadDemo(context.Background())
 		require.NoError(t, err)
 		ctx := viewer.TenantContext(context.Background(), app.DemoTenantID)
