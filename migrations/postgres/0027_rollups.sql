@@ -7,23 +7,23 @@
 -- in the statement that changes the rows they summarise (one upsert per
 -- store and day a statement touches, so bulk inserts stay cheap), so they
 -- are exactly once with them whatever writes the rows.
-CREATE FUNCTION "fideliza_day"(timestamptz, text) RETURNS text LANGUAGE sql STABLE STRICT
+CREATE OR REPLACE FUNCTION "fideliza_day"(timestamptz, text) RETURNS text LANGUAGE sql STABLE STRICT
   AS $$ SELECT to_char($1 AT TIME ZONE $2, 'YYYY-MM-DD') $$;
-CREATE FUNCTION "fideliza_cents"(numeric) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
+CREATE OR REPLACE FUNCTION "fideliza_cents"(numeric) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
   AS $$ SELECT trunc($1 * 100)::bigint $$;
-CREATE FUNCTION "fideliza_sub"(numeric) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
+CREATE OR REPLACE FUNCTION "fideliza_sub"(numeric) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT
   AS $$ SELECT (($1 * 100 - trunc($1 * 100)) * 1000000)::bigint $$;
-CREATE TABLE "rollup_sales_days" ("tenant_id" text NOT NULL, "day" text COLLATE "C" NOT NULL, "store_id" text NOT NULL,
+CREATE TABLE IF NOT EXISTS "rollup_sales_days" ("tenant_id" text NOT NULL, "day" text COLLATE "C" NOT NULL, "store_id" text NOT NULL,
   "sales" bigint NOT NULL DEFAULT 0, "amount_cents" bigint NOT NULL DEFAULT 0, "amount_sub" bigint NOT NULL DEFAULT 0, "discount_cents" bigint NOT NULL DEFAULT 0, "discount_sub" bigint NOT NULL DEFAULT 0,
   "payable_cents" bigint NOT NULL DEFAULT 0, "payable_sub" bigint NOT NULL DEFAULT 0, "returned_cents" bigint NOT NULL DEFAULT 0, "returned_sub" bigint NOT NULL DEFAULT 0,
   "points_credited" bigint NOT NULL DEFAULT 0, "points_reversed" bigint NOT NULL DEFAULT 0,
   "cancelled" bigint NOT NULL DEFAULT 0,
   PRIMARY KEY ("tenant_id", "day", "store_id"));
-CREATE TABLE "rollup_campaign_days" ("tenant_id" text NOT NULL, "campaign_id" text NOT NULL, "day" text COLLATE "C" NOT NULL,
+CREATE TABLE IF NOT EXISTS "rollup_campaign_days" ("tenant_id" text NOT NULL, "campaign_id" text NOT NULL, "day" text COLLATE "C" NOT NULL,
   "redemptions" bigint NOT NULL DEFAULT 0, "discount_cents" bigint NOT NULL DEFAULT 0, "discount_sub" bigint NOT NULL DEFAULT 0, "cashback_cents" bigint NOT NULL DEFAULT 0, "cashback_sub" bigint NOT NULL DEFAULT 0,
   "paid_cents" bigint NOT NULL DEFAULT 0, "paid_sub" bigint NOT NULL DEFAULT 0, "rolled_back" bigint NOT NULL DEFAULT 0,
   PRIMARY KEY ("tenant_id", "campaign_id", "day"));
-CREATE TABLE "rollup_points_days" ("tenant_id" text NOT NULL, "day" text COLLATE "C" NOT NULL,
+CREATE TABLE IF NOT EXISTS "rollup_points_days" ("tenant_id" text NOT NULL, "day" text COLLATE "C" NOT NULL,
   "credited" bigint NOT NULL DEFAULT 0, "bonus" bigint NOT NULL DEFAULT 0, "debited" bigint NOT NULL DEFAULT 0,
   "expired" bigint NOT NULL DEFAULT 0, "adjusted" bigint NOT NULL DEFAULT 0, "reversed" bigint NOT NULL DEFAULT 0,
   "net" bigint NOT NULL DEFAULT 0,
@@ -33,22 +33,22 @@ CREATE TABLE "rollup_points_days" ("tenant_id" text NOT NULL, "day" text COLLATE
 -- days, how many customers were active on day after last being active on
 -- prev_day ('' for never): the customers active within [d1, d2] are those
 -- of the rows with d1 <= day <= d2 and prev_day < d1.
-CREATE TABLE "rollup_customer_days" ("tenant_id" text NOT NULL, "customer_id" text NOT NULL, "day" text COLLATE "C" NOT NULL,
+CREATE TABLE IF NOT EXISTS "rollup_customer_days" ("tenant_id" text NOT NULL, "customer_id" text NOT NULL, "day" text COLLATE "C" NOT NULL,
   "events" bigint NOT NULL DEFAULT 0,
   PRIMARY KEY ("tenant_id", "customer_id", "day"));
-CREATE TABLE "rollup_active_pairs" ("tenant_id" text NOT NULL, "day" text COLLATE "C" NOT NULL, "prev_day" text COLLATE "C" NOT NULL,
+CREATE TABLE IF NOT EXISTS "rollup_active_pairs" ("tenant_id" text NOT NULL, "day" text COLLATE "C" NOT NULL, "prev_day" text COLLATE "C" NOT NULL,
   "customers" bigint NOT NULL DEFAULT 0,
   PRIMARY KEY ("tenant_id", "day", "prev_day"));
 -- Inserting a tenant here rebuilds its rollups from the rows (and the row
 -- leaves): the rebuild command, the time zone setting and this migration.
-CREATE TABLE "rollup_rebuilds" ("tenant_id" text NOT NULL);
+CREATE TABLE IF NOT EXISTS "rollup_rebuilds" ("tenant_id" text NOT NULL);
 
 
 -- A customer's new active day, or one that no longer is: the pairs of the
 -- day, of the customer's previous active day and of the next one change.
 -- Row-level BEFORE triggers: each sees the days the statement's earlier
 -- rows added or removed.
-CREATE FUNCTION "fideliza_rollup_active_pairs"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_active_pairs"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   r "rollup_customer_days";
   prev text;
@@ -88,16 +88,16 @@ BEGIN
   END IF;
   RETURN OLD;
 END $$;
-CREATE TRIGGER "rollup_customer_day_added" BEFORE INSERT ON "rollup_customer_days"
+CREATE OR REPLACE TRIGGER "rollup_customer_day_added" BEFORE INSERT ON "rollup_customer_days"
   FOR EACH ROW EXECUTE FUNCTION "fideliza_rollup_active_pairs"();
-CREATE TRIGGER "rollup_customer_day_removed" BEFORE DELETE ON "rollup_customer_days"
+CREATE OR REPLACE TRIGGER "rollup_customer_day_removed" BEFORE DELETE ON "rollup_customer_days"
   FOR EACH ROW EXECUTE FUNCTION "fideliza_rollup_active_pairs"();
 
 -- fideliza_rollup_activity is the statements that add sign × each row of
 -- changes (a query of tenant_id, customer_id, at, sign) to the customers'
 -- active days, and remove the days left with no event. The trigger
 -- functions run them: only they see their statement's transition tables.
-CREATE FUNCTION "fideliza_rollup_activity"(changes text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $f$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_activity"(changes text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $f$
   SELECT ARRAY[format($q$
     INSERT INTO "rollup_customer_days" AS c ("tenant_id", "customer_id", "day", "events")
     SELECT d."tenant_id", d."customer_id", fideliza_day(d."at", t."time_zone") AS "day", sum(d."sign")
@@ -111,7 +111,7 @@ $f$;
 
 -- Sales: counted on the local day they were sold, by store; a return or a
 -- cancellation changes the day of the sale.
-CREATE FUNCTION "fideliza_rollup_sales"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_sales"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   changes text;
   q text;
@@ -148,16 +148,16 @@ BEGIN
   END LOOP;
   RETURN NULL;
 END $$;
-CREATE TRIGGER "rollup_sale_insert" AFTER INSERT ON "sales" REFERENCING NEW TABLE AS new_rows
+CREATE OR REPLACE TRIGGER "rollup_sale_insert" AFTER INSERT ON "sales" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_sales"();
-CREATE TRIGGER "rollup_sale_update" AFTER UPDATE ON "sales" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+CREATE OR REPLACE TRIGGER "rollup_sale_update" AFTER UPDATE ON "sales" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_sales"();
-CREATE TRIGGER "rollup_sale_delete" AFTER DELETE ON "sales" REFERENCING OLD TABLE AS old_rows
+CREATE OR REPLACE TRIGGER "rollup_sale_delete" AFTER DELETE ON "sales" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_sales"();
 
 -- Redemptions: counted on the local day they were made, by campaign; a
 -- rollback counts on the redemption's day.
-CREATE FUNCTION "fideliza_rollup_redemptions"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_redemptions"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   changes text;
   q text;
@@ -189,16 +189,16 @@ BEGIN
   END LOOP;
   RETURN NULL;
 END $$;
-CREATE TRIGGER "rollup_redemption_insert" AFTER INSERT ON "redemptions" REFERENCING NEW TABLE AS new_rows
+CREATE OR REPLACE TRIGGER "rollup_redemption_insert" AFTER INSERT ON "redemptions" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_redemptions"();
-CREATE TRIGGER "rollup_redemption_update" AFTER UPDATE ON "redemptions" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+CREATE OR REPLACE TRIGGER "rollup_redemption_update" AFTER UPDATE ON "redemptions" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_redemptions"();
-CREATE TRIGGER "rollup_redemption_delete" AFTER DELETE ON "redemptions" REFERENCING OLD TABLE AS old_rows
+CREATE OR REPLACE TRIGGER "rollup_redemption_delete" AFTER DELETE ON "redemptions" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_redemptions"();
 
 -- Ledger movements (entries are never updated): their points by kind on
 -- their local day; earning and spending are the customer's activity.
-CREATE FUNCTION "fideliza_rollup_points"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_points"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   changes text;
   q text;
@@ -226,13 +226,13 @@ BEGIN
   END LOOP;
   RETURN NULL;
 END $$;
-CREATE TRIGGER "rollup_points_insert" AFTER INSERT ON "points_entries" REFERENCING NEW TABLE AS new_rows
+CREATE OR REPLACE TRIGGER "rollup_points_insert" AFTER INSERT ON "points_entries" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_points"();
-CREATE TRIGGER "rollup_points_delete" AFTER DELETE ON "points_entries" REFERENCING OLD TABLE AS old_rows
+CREATE OR REPLACE TRIGGER "rollup_points_delete" AFTER DELETE ON "points_entries" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "fideliza_rollup_points"();
 
 -- A rebuild: the tenant's rollups again from its rows, in its time zone.
-CREATE FUNCTION "fideliza_rollup_rebuild"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_rebuild"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM "rollup_sales_days" WHERE "tenant_id" = NEW."tenant_id";
   DELETE FROM "rollup_campaign_days" WHERE "tenant_id" = NEW."tenant_id";
@@ -271,18 +271,19 @@ BEGIN
   DELETE FROM "rollup_rebuilds" WHERE "tenant_id" = NEW."tenant_id";
   RETURN NULL;
 END $$;
-CREATE TRIGGER "rollup_rebuild" AFTER INSERT ON "rollup_rebuilds" FOR EACH ROW EXECUTE FUNCTION "fideliza_rollup_rebuild"();
+CREATE OR REPLACE TRIGGER "rollup_rebuild" AFTER INSERT ON "rollup_rebuilds" FOR EACH ROW EXECUTE FUNCTION "fideliza_rollup_rebuild"();
 -- A new time zone moves every instant to the day of the new zone.
-CREATE FUNCTION "fideliza_rollup_time_zone"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION "fideliza_rollup_time_zone"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO "rollup_rebuilds" ("tenant_id") VALUES (NEW."id");
   RETURN NULL;
 END $$;
-CREATE TRIGGER "rollup_time_zone" AFTER UPDATE OF "time_zone" ON "tenants"
+CREATE OR REPLACE TRIGGER "rollup_time_zone" AFTER UPDATE OF "time_zone" ON "tenants"
   FOR EACH ROW WHEN (OLD."time_zone" IS DISTINCT FROM NEW."time_zone") EXECUTE FUNCTION "fideliza_rollup_time_zone"();
 INSERT INTO "rollup_rebuilds" ("tenant_id") SELECT "id" FROM "tenants";
 
--- Time-ordered lists and dashboards read a tenant's rows by instant.
-CREATE INDEX "sale_tenant_id_sold_at" ON "sales" ("tenant_id", "sold_at");
-CREATE INDEX "redemption_tenant_id_created_at" ON "redemptions" ("tenant_id", "created_at");
-CREATE INDEX "pointsentry_tenant_id_created_at" ON "points_entries" ("tenant_id", "created_at");
+-- Time-ordered lists and dashboards read a tenant's rows by instant. Every
+-- statement here can run again (a test replays the migrations after 0025).
+CREATE INDEX IF NOT EXISTS "sale_tenant_id_sold_at" ON "sales" ("tenant_id", "sold_at");
+CREATE INDEX IF NOT EXISTS "redemption_tenant_id_created_at" ON "redemptions" ("tenant_id", "created_at");
+CREATE INDEX IF NOT EXISTS "pointsentry_tenant_id_created_at" ON "points_entries" ("tenant_id", "created_at");
