@@ -614,6 +614,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[12], PointsEntriesColumns[0]},
 			},
+			{
+				Name:    "pointsentry_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[1]},
+			},
 		},
 	}
 	// PointsLotsColumns holds the columns for the "points_lots" table.
@@ -794,6 +799,11 @@ var (
 				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[15], RedemptionsColumns[2]},
 			},
 			{
+				Name:    "redemption_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[1]},
+			},
+			{
 				Name:    "redemption_sale_id_campaign_id",
 				Unique:  true,
 				Columns: []*schema.Column{RedemptionsColumns[18], RedemptionsColumns[14]},
@@ -873,6 +883,11 @@ var (
 				Name:    "sale_tenant_id_customer_document_index",
 				Unique:  false,
 				Columns: []*schema.Column{SalesColumns[22], SalesColumns[8]},
+			},
+			{
+				Name:    "sale_tenant_id_sold_at",
+				Unique:  false,
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[10]},
 			},
 		},
 	}
