@@ -54,6 +54,8 @@ type App struct {
 
 	campaigns tenantCache[[]eligibility.Campaign]
 	settings  tenantCache[*ent.Tenant]
+	// origins are the tenants' back-office origins (CORS).
+	origins originsCache
 	// storeGroups maps the codes of a tenant's stores in groups to them.
 	storeGroups tenantCache[map[string][]string]
 	jobsOnce    sync.Once

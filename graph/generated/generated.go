@@ -753,6 +753,7 @@ type ComplexityRoot struct {
 		AnonymizeInactiveYears func(childComplexity int) int
 		AuditRetentionDays     func(childComplexity int) int
 		ChurnRefitDays         func(childComplexity int) int
+		CorsOrigins            func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
 		DiamondThreshold       func(childComplexity int) int
 		GoldThreshold          func(childComplexity int) int
@@ -4261,6 +4262,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.ChurnRefitDays(childComplexity), true
+	case "Tenant.corsOrigins":
+		if e.ComplexityRoot.Tenant.CorsOrigins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.CorsOrigins(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -4954,6 +4961,8 @@ input TenantSettingsInput {
   auditRetentionDays: Int
   "Years without activity (no sale, points or change) after which a customer is anonymized, 1 to 20; 0 turns it off (the default)."
   anonymizeInactiveYears: Int
+  "Origins of the tenant's back-office web apps (scheme://host[:port], such as https://backoffice.example.com; at most 20) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS); the list replaces the one kept, [] clears it."
+  corsOrigins: [String!]
 }
 
 """
@@ -11539,6 +11548,10 @@ type Tenant implements Node {
   """
   anonymizeInactiveYears: Int
   """
+  Origins of the tenant's back-office web apps (such as https://backoffice.example.com) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS), besides the installation's.
+  """
+  corsOrigins: [String!]
+  """
   The production tenant this sandbox tenant belongs to; none for a production tenant.
   """
   sandboxOf: Tenant
@@ -14229,6 +14242,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_auditRetentionDays(ctx, field)
 	case "anonymizeInactiveYears":
 		return ec.fieldContext_Tenant_anonymizeInactiveYears(ctx, field)
+	case "corsOrigins":
+		return ec.fieldContext_Tenant_corsOrigins(ctx, field)
 	case "sandboxOf":
 		return ec.fieldContext_Tenant_sandboxOf(ctx, field)
 	case "sandboxes":
@@ -30417,6 +30432,29 @@ func (ec *executionContext) _Tenant_anonymizeInactiveYears(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_Tenant_anonymizeInactiveYears(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_corsOrigins(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_corsOrigins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorsOrigins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_corsOrigins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Tenant_sandboxOf(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
@@ -50712,7 +50750,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -50852,6 +50890,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.AnonymizeInactiveYears = data
+		case "corsOrigins":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corsOrigins"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorsOrigins = data
 		}
 	}
 	return it, nil
@@ -61590,6 +61635,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "anonymizeInactiveYears":
 			out.Values[i] = ec._Tenant_anonymizeInactiveYears(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "corsOrigins":
+			out.Values[i] = ec._Tenant_corsOrigins(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -533,6 +533,8 @@ type TenantSettingsInput struct {
 	AuditRetentionDays *int `json:"auditRetentionDays,omitempty"`
 	// Years without activity (no sale, points or change) after which a customer is anonymized, 1 to 20; 0 turns it off (the default).
 	AnonymizeInactiveYears *int `json:"anonymizeInactiveYears,omitempty"`
+	// Origins of the tenant's back-office web apps (scheme://host[:port], such as https://backoffice.example.com; at most 20) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS); the list replaces the one kept, [] clears it.
+	CorsOrigins []string `json:"corsOrigins,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.
