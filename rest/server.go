@@ -47,6 +47,8 @@ type Config struct {
 	// tenant adds its own (docs/backoffice.md). One that app.CORSOrigin
 	// refuses is ignored: check them before.
 	CORSOrigins []string
+	// Subscriptions bound GraphQL subscriptions' WebSocket connections.
+	Subscriptions graph.SubscriptionLimits
 }
 
 // NewHandler returns the HTTP interface of the service.
@@ -76,7 +78,7 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	}
 	r.Route(posPrefix, s.mountPOS)
 
-	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection}), reg.Handler(log)
+	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions}), reg.Handler(log)
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"

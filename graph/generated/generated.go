@@ -48,6 +48,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Sale() SaleResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -748,6 +749,11 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Subscription struct {
+		CustomerLevelChanges func(childComplexity int) int
+		SalesProcessed       func(childComplexity int) int
+	}
+
 	Tenant struct {
 		Active                 func(childComplexity int) int
 		AnonymizeInactiveYears func(childComplexity int) int
@@ -942,6 +948,10 @@ type QueryResolver interface {
 }
 type SaleResolver interface {
 	CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error)
+}
+type SubscriptionResolver interface {
+	SalesProcessed(ctx context.Context) (<-chan *ent.Event, error)
+	CustomerLevelChanges(ctx context.Context) (<-chan *ent.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -4238,6 +4248,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StoreEdge.Node(childComplexity), true
 
+	case "Subscription.customerLevelChanges":
+		if e.ComplexityRoot.Subscription.CustomerLevelChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerLevelChanges(childComplexity), true
+	case "Subscription.salesProcessed":
+		if e.ComplexityRoot.Subscription.SalesProcessed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.SalesProcessed(childComplexity), true
+
 	case "Tenant.active":
 		if e.ComplexityRoot.Tenant.Active == nil {
 			break
@@ -4840,6 +4863,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -12886,6 +12926,21 @@ scalar Time
 A JSON object, such as the data of an event.
 """
 scalar Map
+`, BuiltIn: false},
+	{Name: "../../schema/subscriptions.graphql", Input: `"""
+Live events of the viewer's tenant, over WebSocket at /graphql/ws with the
+graphql-transport-ws protocol, the access token in connection_init's payload
+({"authorization": "Bearer <token>"}). Each field delivers the outbox events
+of its kind committed after it began, the events webhooks receive, as Event
+(its data as a webhook's). A connection whose token expires or is revoked is
+closed (4401); see docs/backoffice.md for the limits.
+"""
+type Subscription {
+  "Sales processed (sale.processed: sale_id, receipt, store_code, customer_id, amount_payable, points_credited). Needs backoffice:read."
+  salesProcessed: Event!
+  "Customers' level changes (customer.level_changed: customer_id, from, to, direction, points_earned_12_months). Needs customers:read."
+  customerLevelChanges: Event!
+}
 `, BuiltIn: false},
 	{Name: "../../schema/webhooks.graphql", Input: `"""
 A webhook endpoint with its signing secret. The secret appears only in the
@@ -29880,6 +29935,70 @@ func (ec *executionContext) _StoreEdge_cursor(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_StoreEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StoreEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_salesProcessed(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_salesProcessed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().SalesProcessed(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_salesProcessed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_customerLevelChanges(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_customerLevelChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().CustomerLevelChanges(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_customerLevelChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
@@ -61504,6 +61623,28 @@ func (ec *executionContext) _StoreEdge(ctx context.Context, sel ast.SelectionSet
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "salesProcessed":
+		return ec._Subscription_salesProcessed(ctx, fields[0])
+	case "customerLevelChanges":
+		return ec._Subscription_customerLevelChanges(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var tenantImplementors = []string{"Tenant", "Node"}

@@ -493,6 +493,15 @@ type StoreDaySales struct {
 	AmountPayable decimal.Decimal `json:"amountPayable"`
 }
 
+// Live events of the viewer's tenant, over WebSocket at /graphql/ws with the
+// graphql-transport-ws protocol, the access token in connection_init's payload
+// ({"authorization": "Bearer <token>"}). Each field delivers the outbox events
+// of its kind committed after it began, the events webhooks receive, as Event
+// (its data as a webhook's). A connection whose token expires or is revoked is
+// closed (4401); see docs/backoffice.md for the limits.
+type Subscription struct {
+}
+
 // The viewer's tenant's settings: only the fields given change.
 type TenantSettingsInput struct {
 	// Display name of the retailer.

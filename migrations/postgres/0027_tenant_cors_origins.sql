@@ -1,3 +1,0 @@
--- The origins of a tenant's back-office web apps allowed to call the API
--- from a browser (CORS, issue 39); none by default.
-ALTER TABLE "tenants" ADD COLUMN "cors_origins" jsonb NULL;
