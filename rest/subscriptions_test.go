@@ -32,12 +32,12 @@ type wsMessage struct {
 
 // wsClient is one connection to /graphql/ws.
 type wsClient struct {
-	t    *testing.T
+	t    testing.TB
 	conn *coderws.Conn
 }
 
 // wsDial opens a connection and sends connection_init with token.
-func wsDial(t *testing.T, serverURL, token string) *wsClient {
+func wsDial(t testing.TB, serverURL, token string) *wsClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
