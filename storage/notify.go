@@ -10,7 +10,7 @@ import (
 )
 
 // EventsChannel is notified by every commit that adds outbox events (a
-// trigger of migration 0027 on PostgreSQL).
+// trigger of migration 0028 on PostgreSQL).
 const EventsChannel = "fideliza_events"
 
 // listenRetry is the wait before a lost PostgreSQL listening connection is

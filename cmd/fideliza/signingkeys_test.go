@@ -107,7 +107,7 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	require.NoError(t, err)
 	// The migrations after it run again: what one added that SQLite cannot
 	// add only if missing goes back too.
-	_, err = db.SQL.ExecContext(ctx, `ALTER TABLE tenants DROP COLUMN cors_origins`) // 0027
+	_, err = db.SQL.ExecContext(ctx, `ALTER TABLE tenants DROP COLUMN cors_origins`) // 0028
 	require.NoError(t, err)
 }
 
