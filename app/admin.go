@@ -47,6 +47,9 @@ type TenantSettings struct {
 	// AnonymizeInactiveYears anonymizes customers inactive that long; 0
 	// turns it off.
 	AnonymizeInactiveYears *int
+	// CORSOrigins replaces the origins of the tenant's back-office web
+	// apps; an empty list clears them.
+	CORSOrigins *[]string
 }
 
 // changed lists the settings given, for the record of a change.
@@ -77,6 +80,7 @@ func (s TenantSettings) changed() map[string]any {
 	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
 	add("audit_retention_days", s.AuditRetentionDays != nil, func() any { return *s.AuditRetentionDays })
 	add("anonymize_inactive_years", s.AnonymizeInactiveYears != nil, func() any { return *s.AnonymizeInactiveYears })
+	add("cors_origins", s.CORSOrigins != nil, func() any { return *s.CORSOrigins })
 	return out
 }
 
@@ -139,6 +143,13 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
+	if s.CORSOrigins != nil {
+		origins, err := corsOrigins(*s.CORSOrigins)
+		if err != nil {
+			return nil, err
+		}
+		s.CORSOrigins = &origins
+	}
 	if s.SilverThreshold != nil || s.GoldThreshold != nil || s.DiamondThreshold != nil ||
 		s.PointsPendingDays != nil || s.PointsExpiryMonths != nil {
 		// The settings given with those kept must agree: thresholds rising
@@ -190,11 +201,18 @@ func (a *App) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*e
 	case y != nil:
 		u.SetAnonymizeInactiveYears(*y)
 	}
+	switch o := s.CORSOrigins; {
+	case o != nil && len(*o) == 0:
+		u.ClearCorsOrigins()
+	case o != nil:
+		u.SetCorsOrigins(*o)
+	}
 	t, err := u.Save(ctx)
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)
 		a.logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
 		a.settings.invalidate(id)
+		a.origins.invalidate()
 		a.Auth.Forget(id, "")
 	}
 	return t, err

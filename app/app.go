@@ -54,6 +54,10 @@ type App struct {
 
 	campaigns tenantCache[[]eligibility.Campaign]
 	settings  tenantCache[*ent.Tenant]
+	// origins are the tenants' back-office origins (CORS).
+	origins originsCache
+	// feed hands outbox events to GraphQL subscriptions.
+	feed eventFeed
 	// storeGroups maps the codes of a tenant's stores in groups to them.
 	storeGroups tenantCache[map[string][]string]
 	jobsOnce    sync.Once

@@ -110,6 +110,8 @@ func (s *server) publicRoutes() []route {
 		{"GET", "/.well-known/openid-configuration", "", s.discovery},
 		{"GET", "/.well-known/jwks.json", "", s.jwks},
 		{"GET", "/problems/{id}", "", s.problemPage},
+		// GraphQL subscriptions over WebSocket: the token is in connection_init.
+		{"GET", "/graphql/ws", "", s.graphql},
 		{"GET", "/auth/login", "", s.startSignIn},
 		{"GET", auth.SignInPath, "", s.finishSignIn},
 	}

@@ -25,6 +25,8 @@ type server struct {
 	limits *limits
 	gql    http.Handler
 	scrape http.Handler // GET /metrics
+	// origins are the installation's CORS origins (Config.CORSOrigins).
+	origins map[string]bool
 }
 
 // Config is the HTTP interface's own configuration.
@@ -40,11 +42,24 @@ type Config struct {
 	// application and the workers the same registry to serve their counts
 	// too); nil: a registry of its own.
 	Metrics *metrics.Registry
+	// CORSOrigins are the origins (scheme://host[:port]) of back-office web
+	// apps allowed to call the API from a browser, for every tenant; each
+	// tenant adds its own (docs/backoffice.md). One that app.CORSOrigin
+	// refuses is ignored: check them before.
+	CORSOrigins []string
+	// Subscriptions bound GraphQL subscriptions' WebSocket connections.
+	Subscriptions graph.SubscriptionLimits
 }
 
 // NewHandler returns the HTTP interface of the service.
 func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	s := &server{app: a, log: log, limits: newLimits(cfg.RateLimits)}
+	s.origins = map[string]bool{}
+	for _, o := range cfg.CORSOrigins {
+		if n, err := app.CORSOrigin(o); err == nil {
+			s.origins[n] = true
+		}
+	}
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = metrics.New()
@@ -53,7 +68,7 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 		reg.WatchQueue(a.DB.Reads)
 	}
 	r := chi.NewRouter()
-	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1))
+	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1), s.cors)
 
 	for _, rt := range s.publicRoutes() {
 		mount(r, rt)
@@ -63,7 +78,7 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	}
 	r.Route(posPrefix, s.mountPOS)
 
-	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection}), reg.Handler(log)
+	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions}), reg.Handler(log)
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"

@@ -44,6 +44,7 @@ type DB struct {
 	Dialect string
 	driver  dialect.Driver // Ent's driver
 	pgx     *pgxpool.Pool  // the connections behind SQL on PostgreSQL
+	notify  notifier       // Listen's waiters
 }
 
 // ParseURL reads a database URL ("" means DefaultURL) and names what is
@@ -202,6 +203,7 @@ func (db *DB) Pgx() *pgxpool.Pool { return db.pgx }
 
 // Close closes the pools.
 func (db *DB) Close() error {
+	db.notify.close()
 	err := db.SQL.Close()
 	if db.Reads != db.SQL {
 		err = errors.Join(err, db.Reads.Close())

@@ -37,6 +37,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		rescue   time.Duration
 		intro    bool
 		limits   rateLimitFlags
+		office   backofficeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -55,6 +56,10 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			lookups, err := limits.documentLookupQuota()
+			if err != nil {
+				return err
+			}
+			origins, err := office.origins()
 			if err != nil {
 				return err
 			}
@@ -105,7 +110,8 @@ func newServeCommand(g *globals) *cobra.Command {
 				printDemo(g, a, creds)
 			}
 			return run(ctx, log, client, !noWorker, &http.Server{
-				Handler:           rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg}),
+				Handler: rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg,
+					CORSOrigins: origins}),
 				ReadHeaderTimeout: 10 * time.Second,
 				IdleTimeout:       2 * time.Minute,
 			}, listener)
@@ -121,6 +127,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	f.BoolVar(&intro, "graphql-introspection", envBool("FIDELIZA_GRAPHQL_INTROSPECTION", true),
 		"answer GraphQL introspection (the playground's schema and docs need it) (env FIDELIZA_GRAPHQL_INTROSPECTION)")
 	limits.register(f)
+	office.register(f)
 	return cmd
 }
 

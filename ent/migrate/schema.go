@@ -1116,6 +1116,7 @@ var (
 		{Name: "customer_count", Type: field.TypeInt64, Default: 0},
 		{Name: "audit_retention_days", Type: field.TypeInt, Default: 1825},
 		{Name: "anonymize_inactive_years", Type: field.TypeInt, Nullable: true},
+		{Name: "cors_origins", Type: field.TypeJSON, Nullable: true},
 		{Name: "sandbox_of_id", Type: field.TypeString, Nullable: true},
 	}
 	// TenantsTable holds the schema information for the "tenants" table.
@@ -1126,7 +1127,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[24]},
+				Columns:    []*schema.Column{TenantsColumns[25]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
