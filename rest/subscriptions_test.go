@@ -287,4 +287,3 @@ func TestSubscriptionsAcrossProcesses(t *testing.T) {
 		})
 	}
 }
-
