@@ -243,7 +243,7 @@ func (c *wsConn) NextReader() (int, io.Reader, error) {
 // WriteJSON writes one message, closing a connection that does not take
 // it within writeTimeout.
 func (c *wsConn) WriteJSON(v any) error {
-	stuck := time.AfterFunc(writeTimeout, func() { _ = c.WebsocketConn.Close() })
+	stuck := time.AfterFunc(writeTimeout, func() { _ = c.Close() })
 	defer stuck.Stop()
 	return c.WebsocketConn.WriteJSON(v)
 }
