@@ -35,6 +35,7 @@ require (
 )
 
 require (
+	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.31.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	gonum.org/v1/gonum v0.16.0
 )
@@ -56,7 +57,7 @@ require (
 	github.com/bmatcuk/doublestar v1.3.4 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.6.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
+	github.com/coder/websocket v1.8.15
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-openapi/inflect v0.19.0 // indirect

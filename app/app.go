@@ -37,8 +37,22 @@ type App struct {
 	Customers  *customers.Service
 	Webhooks   *webhooks.Service
 
+	// History plays the living demo's history into serve --demo's tenant
+	// and every new or reset sandbox (demoyear.Play); nil: they hold the
+	// seed alone. Set by WithHistory.
+	History HistoryFunc
+
+	// feed hands outbox events to GraphQL subscriptions.
+	feed        eventFeed
 	saleGroups  kernel.GroupCommit[*saleWrite]
 	tokenGroups kernel.GroupCommit[*tokenWrite]
+}
+
+// WithHistory sets the history new demo tenants and sandboxes get and
+// returns a.
+func (a *App) WithHistory(h HistoryFunc) *App {
+	a.History = h
+	return a
 }
 
 // New wires the contexts over the kernel k.

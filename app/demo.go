@@ -36,6 +36,21 @@ type DemoCredentials struct {
 	StoreCodes             []string
 }
 
+// DemoStore is a store of the demo.
+type DemoStore struct{ Code, Name, City, State string }
+
+// DemoStores are the demo's stores, four in each of three regions (states,
+// their store group): the seed opens the first two, the living demo's
+// history (package demoyear) the others.
+var DemoStores = []DemoStore{
+	{"LOJA-01", "Loja Centro", "São Paulo", "SP"}, {"LOJA-02", "Loja Shopping", "São Paulo", "SP"},
+	{"LOJA-03", "Loja Paulista", "São Paulo", "SP"}, {"LOJA-04", "Loja Campinas", "Campinas", "SP"},
+	{"LOJA-05", "Loja Copacabana", "Rio de Janeiro", "RJ"}, {"LOJA-06", "Loja Barra", "Rio de Janeiro", "RJ"},
+	{"LOJA-07", "Loja Niterói", "Niterói", "RJ"}, {"LOJA-08", "Loja Tijuca", "Rio de Janeiro", "RJ"},
+	{"LOJA-09", "Loja Savassi", "Belo Horizonte", "MG"}, {"LOJA-10", "Loja Pampulha", "Belo Horizonte", "MG"},
+	{"LOJA-11", "Loja Contagem", "Contagem", "MG"}, {"LOJA-12", "Loja Uberlândia", "Uberlândia", "MG"},
+}
+
 var demoCustomers = []struct{ name, email, cpf, phone, birth string }{
 	{"Ana Souza", "ana.souza@example.com", "52998224725", "+5511987654321", "1990-04-12"},
 	{"Bruno Lima", "bruno.lima@example.com", "11144477735", "+5521998765432", "1985-11-30"},
@@ -70,10 +85,10 @@ func (a *App) LoadDemo(ctx context.Context) (*DemoCredentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	if created {
+	if created && a.History != nil {
 		a.Logger().Info("generating the demo's year of history (a minute or two on 2 cores, see the README)", "tenant", DemoTenantID)
 		started := time.Now()
-		if err := a.playDemoYear(ctx, DemoTenantID, a.Now(), demoYearSize); err != nil {
+		if err := a.playHistory(ctx, DemoTenantID, true); err != nil {
 			return nil, fmt.Errorf("the demo's year of history: %w", err)
 		}
 		a.Logger().Info("demo history generated", "tenant", DemoTenantID, "seconds", time.Since(started).Seconds())
@@ -107,6 +122,26 @@ func demoSecret(ctx context.Context, c *ent.Client, id string, kind apiclient.Ki
 	return cred.Secret, nil
 }
 
+// HistoryFunc gives a tenant holding the demo's seed a history ending at
+// end, played through the operations (package demoyear's Play): with full
+// a year (serve --demo's tenant), else a few months (a sandbox's).
+type HistoryFunc func(ctx context.Context, a *App, tenantID string, end time.Time, full bool) error
+
+// playHistory plays a.History into a tenant, ending now, as the system.
+func (a *App) playHistory(ctx context.Context, tenantID string, full bool) error {
+	if a.History == nil {
+		return nil
+	}
+	return a.History(viewer.SystemContext(ctx), a, tenantID, a.Now(), full)
+}
+
+// Replayer returns an application on a's database that plays history on
+// clock: the sales it registers are processed by its caller (no job is
+// queued for them), and it counts nothing.
+func (a *App) Replayer(clock func() time.Time) *App {
+	return New(&Config{DB: a.DB, Log: a.Log, River: a.River, WebhookGuard: a.WebhookGuard, InlineSales: true, Clock: clock})
+}
+
 func (a *App) seedDemo(ctx context.Context, c *ent.Client) error {
 	t, err := c.Tenant.Create().SetID(DemoTenantID).SetName(demoTenantName).SetPreRegistration(true).Save(ctx)
 	if err != nil {
@@ -118,8 +153,8 @@ func (a *App) seedDemo(ctx context.Context, c *ent.Client) error {
 // seedDemoData gives a tenant the demo's stores, customers, segment and
 // campaigns: the demo tenant, and every new or reset sandbox.
 func (a *App) seedDemoData(ctx context.Context, c *ent.Client, tenantID string) error {
-	for _, s := range demoStores[:2] {
-		err := c.Store.Create().SetTenantID(tenantID).SetCode(s.code).SetName(s.name).SetGroups([]string{s.state}).Exec(ctx)
+	for _, s := range DemoStores[:2] {
+		err := c.Store.Create().SetTenantID(tenantID).SetCode(s.Code).SetName(s.Name).SetGroups([]string{s.State}).Exec(ctx)
 		if err != nil {
 			return err
 		}

@@ -14,9 +14,10 @@ import (
 const module = "github.com/fideliza/fideliza/"
 
 // TestLayout keeps the layers apart: only worker/ and cmd/ depend on the
-// worker package (the application inserts jobs through package jobs), the
-// domain packages import no transport, and each context of the application
-// imports only the kernel and the contexts below it.
+// worker package (the application inserts jobs through package jobs), no
+// application package depends on the test clock, the domain packages import
+// no transport, and each context of the application imports only the kernel
+// and the contexts below it.
 func TestLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -36,6 +37,11 @@ func TestLayout(t *testing.T) {
 			continue
 		}
 		require.NotContains(t, deps, module+"worker", "%s depends on worker", pkg)
+		if pkg == module+"app" || strings.HasPrefix(pkg, module+"app/") {
+			// The application runs on the clock it is given; the demo's
+			// year sets one of its own (package demoyear).
+			require.NotContains(t, deps, module+"testclock", "%s depends on the test clock", pkg)
+		}
 		checked++
 	}
 	for sc := bufio.NewScanner(bytes.NewReader(imports)); sc.Scan(); {

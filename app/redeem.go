@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -39,20 +40,36 @@ type RedeemInput struct {
 	AmountPaid                             decimal.Decimal
 }
 
-// Idempotency is an Idempotency-Key and the request it came with. Render
-// makes the response stored with the redemption, in its transaction; the
-// redemption it gets carries its campaign.
+// Idempotency is an Idempotency-Key and the request it came with.
 type Idempotency struct {
 	Key         string
 	RequestHash string
-	Render      func(*ent.Redemption) (status int, body []byte, err error)
 }
 
-// Replay is a stored answer to a request already made with the same key.
-type Replay struct {
-	Status int
-	Body   []byte
+// Redeemed is a redemption's answer, as the transports render it: stored
+// with an Idempotency-Key, in the redemption's transaction, so that a
+// replay answers the same. The application stores it in a form of its own
+// (JSON of these fields), never as a transport renders it.
+type Redeemed struct {
+	RedemptionID, CampaignID, CustomerID, OrderID string
+	CampaignType                                  campaign.Type
+	Benefit                                       eligibility.Benefit
+	RedeemedAt                                    time.Time
 }
+
+// RedeemedOf is the answer of a redemption that carries its campaign.
+func RedeemedOf(red *ent.Redemption) (*Redeemed, error) {
+	var b eligibility.Benefit
+	if err := json.Unmarshal(red.Benefit, &b); err != nil {
+		return nil, err
+	}
+	return &Redeemed{RedemptionID: red.ID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
+		CampaignType: red.Edges.Campaign.Type, Benefit: b, RedeemedAt: red.CreatedAt}, nil
+}
+
+// storedStatus fills the key's response_status, a column from when the
+// stored answer was a REST body: a redemption's is always 201 (created).
+const storedStatus = 201
 
 // RequestHash fingerprints a request for Idempotency.
 func RequestHash(method, path string, body []byte) string {
@@ -73,9 +90,10 @@ func (in RedeemInput) validate() error {
 	return p.Err()
 }
 
-// RedeemCampaign gives the benefit a validation promised for one campaign.
-// With idem, a repeated key returns the stored answer (a Replay) instead.
-func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Replay, error) {
+// RedeemCampaign gives the benefit a validation promised for one campaign;
+// the redemption carries its campaign. With idem, a repeated key returns
+// the stored answer instead (a replay, and no redemption).
+func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Redeemed, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +102,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 	}
 	v, _ := viewer.FromContext(ctx)
 	var red *ent.Redemption
-	var replay *Replay
+	var replay *Redeemed
 	var bonus int64 // points the redemption credited, counted once committed
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		bonus = 0 // a run again after a conflict counts afresh
@@ -102,7 +120,11 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		if idem == nil {
 			return nil
 		}
-		status, body, err := idem.Render(red)
+		answer, err := RedeemedOf(red)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(answer)
 		if err != nil {
 			return err
 		}
@@ -115,7 +137,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 		}
 		return tx.Ent.IdempotencyKey.Create().
 			SetClientID(v.Subject).SetKey(idem.Key).SetRequestHash(idem.RequestHash).
-			SetResponseStatus(status).SetResponseBody(body).
+			SetResponseStatus(storedStatus).SetResponseBody(body).
 			SetCreatedAt(now).SetExpiresAt(now.Add(IdempotencyTTL)).
 			Exec(ctx)
 	})
@@ -155,7 +177,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 
 // storedAnswer returns the answer stored for the key, nil when there is
 // none (or it expired), or an error when the key came with another request.
-func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Replay, error) {
+func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Redeemed, error) {
 	k, err := c.IdempotencyKey.Query().Where(
 		idempotencykey.ClientID(clientID), idempotencykey.Key(idem.Key),
 		idempotencykey.ExpiresAtGT(a.Now().UTC()),
@@ -170,7 +192,15 @@ func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, 
 		return nil, &apperr.Error{Kind: apperr.KindInvalid, Code: "idempotency_key_reused", Field: "Idempotency-Key",
 			Message: "this Idempotency-Key was used with another request"}
 	}
-	return &Replay{Status: k.ResponseStatus, Body: k.ResponseBody}, nil
+	var answer Redeemed
+	if err := json.Unmarshal(k.ResponseBody, &answer); err != nil {
+		return nil, fmt.Errorf("the answer stored for Idempotency-Key %q: %w", idem.Key, err)
+	}
+	if answer.RedemptionID == "" {
+		// A REST body, stored by a version before Redeemed (kept a day).
+		return nil, fmt.Errorf("the answer stored for Idempotency-Key %q is not a Redeemed", idem.Key)
+	}
+	return &answer, nil
 }
 
 // redeemedBefore answers the error of a validation that already redeemed

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
@@ -461,7 +463,7 @@ func TestRedeemValidationToken(t *testing.T) {
 }
 
 // TestRedeemIsOneTransaction: when anything fails after the redemption was
-// written (here: rendering the stored answer of an Idempotency-Key), the
+// written (here: storing the answer of an Idempotency-Key), the
 // redemption, the campaign's count, the token's order and the cashback job
 // all roll back.
 func TestRedeemIsOneTransaction(t *testing.T) {
@@ -475,13 +477,25 @@ func TestRedeemIsOneTransaction(t *testing.T) {
 		})
 		cust := e.customers(t, 1)[0]
 		tok := e.validate(t, cust, camp.ID)
-		errRender := errors.New("render failed")
+		// The database refuses to store the key's answer.
+		refuse, allow := []string{"CREATE TRIGGER refuse_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'keys refused'); END"},
+			[]string{"DROP TRIGGER refuse_keys"}
+		if db.Dialect == dialect.Postgres {
+			refuse = []string{"CREATE FUNCTION refuse_keys() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'keys refused'; END $$",
+				"CREATE TRIGGER refuse_keys BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_keys()"}
+			allow = []string{"DROP TRIGGER refuse_keys ON idempotency_keys"}
+		}
+		for _, q := range refuse {
+			_, err := db.SQL.Exec(q)
+			require.NoError(t, err)
+		}
 		in := app.RedeemInput{CampaignID: camp.ID, CustomerID: cust, OrderID: "order-1", Token: tok, AmountPaid: decimal.NewFromInt(100)}
-		_, _, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{
-			Key: "k-1", RequestHash: "h",
-			Render: func(*ent.Redemption) (int, []byte, error) { return 0, nil, errRender },
-		})
-		require.ErrorIs(t, err, errRender)
+		_, _, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{Key: "k-1", RequestHash: "h"})
+		require.ErrorContains(t, err, "keys refused")
+		for _, q := range allow {
+			_, err := db.SQL.Exec(q)
+			require.NoError(t, err)
+		}
 
 		rows, counter := e.counts(t, camp.ID)
 		require.Zero(t, rows)
@@ -494,10 +508,7 @@ func TestRedeemIsOneTransaction(t *testing.T) {
 		require.Zero(t, bound)
 
 		// The token, the limit and the key are all still there to use.
-		red, replay, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{
-			Key: "k-1", RequestHash: "h",
-			Render: func(r *ent.Redemption) (int, []byte, error) { return 201, []byte(`{"id":"` + r.ID + `"}`), nil },
-		})
+		red, replay, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{Key: "k-1", RequestHash: "h"})
 		require.NoError(t, err)
 		require.Nil(t, replay)
 		require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'credit_cashback'`).Scan(&jobs))
@@ -517,11 +528,10 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 		e := rdmSetup(t, db)
 		camp := e.campaign(t, func(in *campaigns.CampaignInput) { in.EndsAt = rdmTime(rdmT0.AddDate(0, 2, 0)) })
 		cust := e.customers(t, 1)[0]
-		render := func(r *ent.Redemption) (int, []byte, error) { return 201, []byte(`{"id":"` + r.ID + `"}`), nil }
-		redeem := func(order, tok, hash string) (*ent.Redemption, *app.Replay, error) {
+		redeem := func(order, tok, hash string) (*ent.Redemption, *app.Redeemed, error) {
 			return e.app.RedeemCampaign(e.ctx, app.RedeemInput{
 				CampaignID: camp.ID, CustomerID: cust, OrderID: order, Token: tok, AmountPaid: decimal.NewFromInt(100),
-			}, &app.Idempotency{Key: "same-key", RequestHash: hash, Render: render})
+			}, &app.Idempotency{Key: "same-key", RequestHash: hash})
 		}
 		tok := e.validate(t, cust, camp.ID)
 		first, replay, err := redeem("order-1", tok, "h1")
@@ -532,8 +542,16 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 		_, replay, err = redeem("order-1", tok, "h1")
 		require.NoError(t, err)
 		require.NotNil(t, replay)
-		require.Equal(t, 201, replay.Status)
-		require.JSONEq(t, `{"id":"`+first.ID+`"}`, string(replay.Body))
+		answer, err := app.RedeemedOf(first)
+		require.NoError(t, err)
+		require.Equal(t, first.ID, replay.RedemptionID)
+		require.True(t, answer.RedeemedAt.Equal(replay.RedeemedAt))
+		replay.RedeemedAt = answer.RedeemedAt
+		want, err := json.Marshal(answer)
+		require.NoError(t, err)
+		got, err := json.Marshal(replay)
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(got), "the replay answers what the first call did")
 		_, _, err = redeem("order-2", tok, "h2")
 		rdmRequireCode(t, err, apperr.KindInvalid, "idempotency_key_reused", "Idempotency-Key")
 

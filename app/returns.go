@@ -28,6 +28,8 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salereturn"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
@@ -277,13 +279,33 @@ func (a *App) findSale(ctx context.Context, c *ent.Client, ref, storeCode string
 	return s, err
 }
 
-// ReturnsProcessed is what processing a sale's returns did.
-type ReturnsProcessed struct {
-	Applied        map[salereturn.Kind]int // returns applied, by kind
-	PointsReversed int64                   // points taken back
+// returnsProcessed is what processing a sale's returns did.
+type returnsProcessed struct {
+	applied        map[salereturn.Kind]int // returns applied, by kind
+	pointsReversed int64                   // points taken back
 }
 
-// ProcessSaleReturn applies a return once its sale is processed, together
+// ProcessSaleReturn applies a return of tenantID (processSaleReturn) in a
+// transaction of its own: a run killed midway leaves nothing, and the retry
+// applies the return once. Once committed it counts what it did.
+func (a *App) ProcessSaleReturn(ctx context.Context, tenantID, returnID string) error {
+	ctx = schema.RememberVisible(viewer.TenantContext(ctx, tenantID))
+	var done *returnsProcessed
+	err := a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+		done, err = a.processSaleReturn(ctx, tx, returnID)
+		return err
+	})
+	if err != nil || done == nil {
+		return err
+	}
+	for kind, n := range done.applied {
+		a.Recorder().ReturnsProcessed(string(kind), n)
+	}
+	a.Recorder().PointsReversed(kernel.SourceReturn, done.pointsReversed)
+	return nil
+}
+
+// processSaleReturn applies a return once its sale is processed, together
 // with the sale's other returns still waiting, in the order they were
 // received: points taken back in proportion to the net value returned (the
 // bonus recomputed on what the customer kept), a debt for points already
@@ -291,7 +313,7 @@ type ReturnsProcessed struct {
 // lifetime value, level, the sale's status and the events, all in tx. A
 // return already applied answers nil; a sale still being processed
 // answers ErrSaleNotProcessed.
-func (a *App) ProcessSaleReturn(ctx context.Context, tx storage.Tx, returnID string) (*ReturnsProcessed, error) {
+func (a *App) processSaleReturn(ctx context.Context, tx storage.Tx, returnID string) (*returnsProcessed, error) {
 	c := tx.Ent
 	ret, err := c.SaleReturn.Get(ctx, returnID)
 	if err != nil {
@@ -326,14 +348,14 @@ func (a *App) ProcessSaleReturn(ctx context.Context, tx storage.Tx, returnID str
 	if err := r.load(ctx); err != nil {
 		return nil, err
 	}
-	done := &ReturnsProcessed{Applied: map[salereturn.Kind]int{}}
+	done := &returnsProcessed{applied: map[salereturn.Kind]int{}}
 	for _, ret := range waiting {
 		n, err := r.apply(ctx, ret)
 		if err != nil {
 			return nil, fmt.Errorf("return %s: %w", ret.ID, err)
 		}
-		done.Applied[ret.Kind]++
-		done.PointsReversed += n
+		done.applied[ret.Kind]++
+		done.pointsReversed += n
 	}
 	return done, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -24,21 +25,83 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/schema"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/storage"
 )
 
-// ProcessedSale is what processing a sale did.
-type ProcessedSale struct {
-	Credited    int64 // points credited, sale and bonus
-	Redemptions int   // redemptions recorded for the discounts it carried
-	// Counted says a redemption counted toward a campaign's total limit or
-	// budget: once committed, CampaignsChanged lets this process's cached
-	// campaigns see it.
-	Counted bool
+// processedSale is what processing a sale did, counted once committed.
+type processedSale struct {
+	tenantID    string
+	credited    int64 // points credited, sale and bonus
+	redemptions int   // redemptions recorded for the discounts it carried
+	// counted says a redemption counted toward a campaign's total limit or
+	// budget: once committed, this process's cached campaigns drop the
+	// tenant's to see it.
+	counted bool
 }
 
-// ProcessSale processes a registered sale in tx: the customer's points (with
+// failWriteTimeout bounds the write that marks a sale FAILED after its last
+// attempt.
+const failWriteTimeout = 10 * time.Second
+
+// ProcessSale processes a registered sale of tenantID (the job queued when
+// it was registered) in a transaction of its own, as ProcessSales does.
+// After the last attempt (lastAttempt) a failure leaves the sale FAILED
+// with the reason.
+func (a *App) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
+	ctx = viewer.TenantContext(ctx, tenantID)
+	err := a.ProcessSales(ctx, saleID)
+	if err == nil || !lastAttempt {
+		return err
+	}
+	// The attempt's context may be what failed (River cancels it after the
+	// job's timeout), so this write gets a context of its own.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failWriteTimeout)
+	defer cancel()
+	n, ferr := a.DB.Ent.Sale.Update().Where(sale.ID(saleID), sale.StatusEQ(sale.StatusRECEIVED)).
+		SetStatus(sale.StatusFAILED).SetFailureReason(err.Error()).Save(fctx)
+	if n > 0 {
+		a.Recorder().SaleProcessed(kernel.SaleFailed)
+	}
+	return errors.Join(err, ferr)
+}
+
+// ProcessSales processes registered sales of the viewer's tenant in one
+// transaction (processSale each), then counts what they did. The demo's
+// year processes a day's sales so, at closing time.
+func (a *App) ProcessSales(ctx context.Context, saleIDs ...string) error {
+	ctx = schema.RememberVisible(ctx)
+	var done []*processedSale
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		done = done[:0] // a run again after a conflict counts afresh
+		for _, id := range saleIDs {
+			d, err := a.processSale(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if d != nil {
+				done = append(done, d)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range done {
+		if d.counted {
+			a.CampaignsChanged(d.tenantID)
+		}
+		a.Recorder().SaleProcessed(kernel.SaleProcessed)
+		a.Recorder().PointsCredited(kernel.SourceSale, d.credited)
+		a.Recorder().Redemptions(kernel.SourceSale, d.redemptions)
+	}
+	return nil
+}
+
+// processSale processes a registered sale in tx: the customer's points (with
 // bonus-points campaigns), the redemptions of the discounts it carries,
 // lifetime value, level and the sale.processed event, all committing with
 // the sale's PROCESSED status, so a run killed midway leaves nothing and the
@@ -48,7 +111,7 @@ type ProcessedSale struct {
 // order). The sale names its customer by document, read before either
 // lock: should an erasure change that document before the sale is locked,
 // storage.ErrConflict has the transaction run again.
-func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*ProcessedSale, error) {
+func (a *App) processSale(ctx context.Context, tx storage.Tx, saleID string) (*processedSale, error) {
 	c := tx.Ent
 	s, err := c.Sale.Get(ctx, saleID)
 	if err != nil || s.Status != sale.StatusRECEIVED {
@@ -88,16 +151,16 @@ func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*P
 		return nil, storage.ErrConflict
 	}
 	now := a.Stamp()
-	done := &ProcessedSale{}
+	done := &processedSale{tenantID: s.TenantID}
 	if cust != nil {
-		if done.Credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
+		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
 			return nil, err
 		}
-		if done.Redemptions, done.Counted, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
+		if done.redemptions, done.counted, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
 			return nil, err
 		}
 	}
-	u := c.Sale.UpdateOneID(s.ID).SetStatus(sale.StatusPROCESSED).SetProcessedAt(now).SetPointsCredited(done.Credited)
+	u := c.Sale.UpdateOneID(s.ID).SetStatus(sale.StatusPROCESSED).SetProcessedAt(now).SetPointsCredited(done.credited)
 	var customerID any
 	if cust != nil {
 		u.SetCustomerID(cust.ID)
@@ -108,20 +171,12 @@ func (a *App) ProcessSale(ctx context.Context, tx storage.Tx, saleID string) (*P
 	}
 	err = outbox.Record(ctx, c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
 		"sale_id": s.ID, "receipt": s.ExternalID, "store_code": s.Edges.Store.Code, "customer_id": customerID,
-		"amount_payable": s.AmountPayable.String(), "points_credited": done.Credited,
+		"amount_payable": s.AmountPayable.String(), "points_credited": done.credited,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return done, nil
-}
-
-// FailSale marks a sale still RECEIVED as FAILED with the reason, after its
-// last processing attempt; it says whether it did.
-func (a *App) FailSale(ctx context.Context, saleID, reason string) (bool, error) {
-	n, err := a.DB.Ent.Sale.Update().Where(sale.ID(saleID), sale.StatusEQ(sale.StatusRECEIVED)).
-		SetStatus(sale.StatusFAILED).SetFailureReason(reason).Save(ctx)
-	return n > 0, err
 }
 
 // findOrPreRegister finds the customer of a document; an unknown one is

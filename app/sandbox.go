@@ -105,11 +105,11 @@ func (a *App) SeedDemoTenant(ctx context.Context, tenantID string) error {
 }
 
 // playSandboxHistory gives a sandbox holding the small demo's data a few
-// months of the living demo's history (the generator of serve --demo, at
-// sandboxSize), so that its dashboards and the integrations tried against
+// months of the living demo's history (a.History, the generator of serve
+// --demo at a sandbox's size), so that its dashboards and the integrations tried against
 // it meet a retailer's life.
 func (a *App) playSandboxHistory(ctx context.Context, sandboxID string) error {
-	err := a.playDemoYear(viewer.SystemContext(ctx), sandboxID, a.Now(), sandboxSize)
+	err := a.playHistory(ctx, sandboxID, false)
 	a.CampaignsChanged(sandboxID)
 	if err != nil {
 		return fmt.Errorf("the sandbox's history: %w", err)

@@ -7,6 +7,7 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/ledger"
@@ -168,9 +169,9 @@ func (a *App) RecomputeLevels(ctx context.Context) error {
 }
 
 // CreditCashback credits the cashback of a redemption to the customer's
-// points, at the tenant's earning rate, and returns the points it credited.
+// points, at the tenant's earning rate, and counts the points it credited.
 // The ledger credits a redemption once, so a rerun credits nothing more.
-func (a *App) CreditCashback(ctx context.Context, tenantID, redemptionID string) (int64, error) {
+func (a *App) CreditCashback(ctx context.Context, tenantID, redemptionID string) error {
 	ctx = viewer.TenantContext(ctx, tenantID)
 	var credited int64
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
@@ -199,7 +200,10 @@ func (a *App) CreditCashback(ctx context.Context, tenantID, redemptionID string)
 		}
 		return err
 	})
-	return credited, err
+	if err == nil {
+		a.Recorder().PointsCredited(kernel.SourceCashback, credited)
+	}
+	return err
 }
 
 // RunCampaignLifecycle stores campaigns' statuses as their dates pass

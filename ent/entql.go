@@ -665,6 +665,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCustomerCount:          {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
 			tenant.FieldAuditRetentionDays:     {Type: field.TypeInt, Column: tenant.FieldAuditRetentionDays},
 			tenant.FieldAnonymizeInactiveYears: {Type: field.TypeInt, Column: tenant.FieldAnonymizeInactiveYears},
+			tenant.FieldCorsOrigins:            {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
 		},
 	}
 	graph.Nodes[25] = &sqlgraph.Node{
@@ -4862,6 +4863,11 @@ func (f *TenantFilter) WhereAuditRetentionDays(p entql.IntP) {
 // WhereAnonymizeInactiveYears applies the entql int predicate on the anonymize_inactive_years field.
 func (f *TenantFilter) WhereAnonymizeInactiveYears(p entql.IntP) {
 	f.Where(p.Field(tenant.FieldAnonymizeInactiveYears))
+}
+
+// WhereCorsOrigins applies the entql json.RawMessage predicate on the cors_origins field.
+func (f *TenantFilter) WhereCorsOrigins(p entql.BytesP) {
+	f.Where(p.Field(tenant.FieldCorsOrigins))
 }
 
 // WhereHasSandboxOf applies a predicate to check if query has an edge sandbox_of.

@@ -3741,6 +3741,11 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, tenant.FieldAnonymizeInactiveYears)
 				fieldSeen[tenant.FieldAnonymizeInactiveYears] = struct{}{}
 			}
+		case "corsOrigins":
+			if _, ok := fieldSeen[tenant.FieldCorsOrigins]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldCorsOrigins)
+				fieldSeen[tenant.FieldCorsOrigins] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

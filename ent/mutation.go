@@ -27915,6 +27915,8 @@ type TenantMutation struct {
 	addaudit_retention_days     *int
 	anonymize_inactive_years    *int
 	addanonymize_inactive_years *int
+	cors_origins                *[]string
+	appendcors_origins          []string
 	clearedFields               map[string]struct{}
 	sandbox_of                  *string
 	clearedsandbox_of           bool
@@ -29201,6 +29203,71 @@ func (m *TenantMutation) ResetAnonymizeInactiveYears() {
 	delete(m.clearedFields, tenant.FieldAnonymizeInactiveYears)
 }
 
+// SetCorsOrigins sets the "cors_origins" field.
+func (m *TenantMutation) SetCorsOrigins(s []string) {
+	m.cors_origins = &s
+	m.appendcors_origins = nil
+}
+
+// CorsOrigins returns the value of the "cors_origins" field in the mutation.
+func (m *TenantMutation) CorsOrigins() (r []string, exists bool) {
+	v := m.cors_origins
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorsOrigins returns the old "cors_origins" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldCorsOrigins(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorsOrigins is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorsOrigins requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorsOrigins: %w", err)
+	}
+	return oldValue.CorsOrigins, nil
+}
+
+// AppendCorsOrigins adds s to the "cors_origins" field.
+func (m *TenantMutation) AppendCorsOrigins(s []string) {
+	m.appendcors_origins = append(m.appendcors_origins, s...)
+}
+
+// AppendedCorsOrigins returns the list of values that were appended to the "cors_origins" field in this mutation.
+func (m *TenantMutation) AppendedCorsOrigins() ([]string, bool) {
+	if len(m.appendcors_origins) == 0 {
+		return nil, false
+	}
+	return m.appendcors_origins, true
+}
+
+// ClearCorsOrigins clears the value of the "cors_origins" field.
+func (m *TenantMutation) ClearCorsOrigins() {
+	m.cors_origins = nil
+	m.appendcors_origins = nil
+	m.clearedFields[tenant.FieldCorsOrigins] = struct{}{}
+}
+
+// CorsOriginsCleared returns if the "cors_origins" field was cleared in this mutation.
+func (m *TenantMutation) CorsOriginsCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldCorsOrigins]
+	return ok
+}
+
+// ResetCorsOrigins resets all changes to the "cors_origins" field.
+func (m *TenantMutation) ResetCorsOrigins() {
+	m.cors_origins = nil
+	m.appendcors_origins = nil
+	delete(m.clearedFields, tenant.FieldCorsOrigins)
+}
+
 // ClearSandboxOf clears the "sandbox_of" edge to the Tenant entity.
 func (m *TenantMutation) ClearSandboxOf() {
 	m.clearedsandbox_of = true
@@ -29316,7 +29383,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 25)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -29389,6 +29456,9 @@ func (m *TenantMutation) Fields() []string {
 	if m.anonymize_inactive_years != nil {
 		fields = append(fields, tenant.FieldAnonymizeInactiveYears)
 	}
+	if m.cors_origins != nil {
+		fields = append(fields, tenant.FieldCorsOrigins)
+	}
 	return fields
 }
 
@@ -29445,6 +29515,8 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.AuditRetentionDays()
 	case tenant.FieldAnonymizeInactiveYears:
 		return m.AnonymizeInactiveYears()
+	case tenant.FieldCorsOrigins:
+		return m.CorsOrigins()
 	}
 	return nil, false
 }
@@ -29502,6 +29574,8 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldAuditRetentionDays(ctx)
 	case tenant.FieldAnonymizeInactiveYears:
 		return m.OldAnonymizeInactiveYears(ctx)
+	case tenant.FieldCorsOrigins:
+		return m.OldCorsOrigins(ctx)
 	}
 	return nil, fmt.Errorf("unknown Tenant field %s", name)
 }
@@ -29678,6 +29752,13 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAnonymizeInactiveYears(v)
+		return nil
+	case tenant.FieldCorsOrigins:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorsOrigins(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant field %s", name)
@@ -29886,6 +29967,9 @@ func (m *TenantMutation) ClearedFields() []string {
 	if m.FieldCleared(tenant.FieldAnonymizeInactiveYears) {
 		fields = append(fields, tenant.FieldAnonymizeInactiveYears)
 	}
+	if m.FieldCleared(tenant.FieldCorsOrigins) {
+		fields = append(fields, tenant.FieldCorsOrigins)
+	}
 	return fields
 }
 
@@ -29905,6 +29989,9 @@ func (m *TenantMutation) ClearField(name string) error {
 		return nil
 	case tenant.FieldAnonymizeInactiveYears:
 		m.ClearAnonymizeInactiveYears()
+		return nil
+	case tenant.FieldCorsOrigins:
+		m.ClearCorsOrigins()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant nullable field %s", name)
@@ -29985,6 +30072,9 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldAnonymizeInactiveYears:
 		m.ResetAnonymizeInactiveYears()
+		return nil
+	case tenant.FieldCorsOrigins:
+		m.ResetCorsOrigins()
 		return nil
 	}
 	return fmt.Errorf("unknown Tenant field %s", name)

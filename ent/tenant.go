@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -67,6 +68,8 @@ type Tenant struct {
 	AuditRetentionDays int `json:"audit_retention_days,omitempty"`
 	// Customers without activity for this many years are anonymized (LGPD erasure) by an hourly job; none (the default) keeps them.
 	AnonymizeInactiveYears *int `json:"anonymize_inactive_years,omitempty"`
+	// Origins of the tenant's back-office web apps (such as https://backoffice.example.com) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS), besides the installation's.
+	CorsOrigins []string `json:"cors_origins,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TenantQuery when eager-loading is set.
 	Edges        TenantEdges `json:"edges"`
@@ -113,6 +116,8 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case tenant.FieldCorsOrigins:
+			values[i] = new([]byte)
 		case tenant.FieldSaleTolerance, tenant.FieldPointsPerReal:
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
@@ -290,6 +295,14 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				_m.AnonymizeInactiveYears = new(int)
 				*_m.AnonymizeInactiveYears = int(value.Int64)
 			}
+		case tenant.FieldCorsOrigins:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field cors_origins", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.CorsOrigins); err != nil {
+					return fmt.Errorf("unmarshal field cors_origins: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -411,6 +424,9 @@ func (_m *Tenant) String() string {
 		builder.WriteString("anonymize_inactive_years=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("cors_origins=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CorsOrigins))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -349,6 +349,12 @@ func (_c *TenantCreate) SetNillableAnonymizeInactiveYears(v *int) *TenantCreate 
 	return _c
 }
 
+// SetCorsOrigins sets the "cors_origins" field.
+func (_c *TenantCreate) SetCorsOrigins(v []string) *TenantCreate {
+	_c.mutation.SetCorsOrigins(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TenantCreate) SetID(v string) *TenantCreate {
 	_c.mutation.SetID(v)
@@ -794,6 +800,10 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AnonymizeInactiveYears(); ok {
 		_spec.SetField(tenant.FieldAnonymizeInactiveYears, field.TypeInt, value)
 		_node.AnonymizeInactiveYears = &value
+	}
+	if value, ok := _c.mutation.CorsOrigins(); ok {
+		_spec.SetField(tenant.FieldCorsOrigins, field.TypeJSON, value)
+		_node.CorsOrigins = value
 	}
 	if nodes := _c.mutation.SandboxOfIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

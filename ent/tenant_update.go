@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/tenant"
@@ -433,6 +434,24 @@ func (_u *TenantUpdate) ClearAnonymizeInactiveYears() *TenantUpdate {
 	return _u
 }
 
+// SetCorsOrigins sets the "cors_origins" field.
+func (_u *TenantUpdate) SetCorsOrigins(v []string) *TenantUpdate {
+	_u.mutation.SetCorsOrigins(v)
+	return _u
+}
+
+// AppendCorsOrigins appends value to the "cors_origins" field.
+func (_u *TenantUpdate) AppendCorsOrigins(v []string) *TenantUpdate {
+	_u.mutation.AppendCorsOrigins(v)
+	return _u
+}
+
+// ClearCorsOrigins clears the value of the "cors_origins" field.
+func (_u *TenantUpdate) ClearCorsOrigins() *TenantUpdate {
+	_u.mutation.ClearCorsOrigins()
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdate) AddSandboxIDs(ids ...string) *TenantUpdate {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -718,6 +737,17 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.AnonymizeInactiveYearsCleared() {
 		_spec.ClearField(tenant.FieldAnonymizeInactiveYears, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CorsOrigins(); ok {
+		_spec.SetField(tenant.FieldCorsOrigins, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedCorsOrigins(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, tenant.FieldCorsOrigins, value)
+		})
+	}
+	if _u.mutation.CorsOriginsCleared() {
+		_spec.ClearField(tenant.FieldCorsOrigins, field.TypeJSON)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -1188,6 +1218,24 @@ func (_u *TenantUpdateOne) ClearAnonymizeInactiveYears() *TenantUpdateOne {
 	return _u
 }
 
+// SetCorsOrigins sets the "cors_origins" field.
+func (_u *TenantUpdateOne) SetCorsOrigins(v []string) *TenantUpdateOne {
+	_u.mutation.SetCorsOrigins(v)
+	return _u
+}
+
+// AppendCorsOrigins appends value to the "cors_origins" field.
+func (_u *TenantUpdateOne) AppendCorsOrigins(v []string) *TenantUpdateOne {
+	_u.mutation.AppendCorsOrigins(v)
+	return _u
+}
+
+// ClearCorsOrigins clears the value of the "cors_origins" field.
+func (_u *TenantUpdateOne) ClearCorsOrigins() *TenantUpdateOne {
+	_u.mutation.ClearCorsOrigins()
+	return _u
+}
+
 // AddSandboxIDs adds the "sandboxes" edge to the Tenant entity by IDs.
 func (_u *TenantUpdateOne) AddSandboxIDs(ids ...string) *TenantUpdateOne {
 	_u.mutation.AddSandboxIDs(ids...)
@@ -1503,6 +1551,17 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if _u.mutation.AnonymizeInactiveYearsCleared() {
 		_spec.ClearField(tenant.FieldAnonymizeInactiveYears, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CorsOrigins(); ok {
+		_spec.SetField(tenant.FieldCorsOrigins, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedCorsOrigins(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, tenant.FieldCorsOrigins, value)
+		})
+	}
+	if _u.mutation.CorsOriginsCleared() {
+		_spec.ClearField(tenant.FieldCorsOrigins, field.TypeJSON)
 	}
 	if _u.mutation.SandboxesCleared() {
 		edge := &sqlgraph.EdgeSpec{

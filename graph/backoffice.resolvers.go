@@ -75,7 +75,7 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 		PriceCodeGold: input.PriceCodeGold, PriceCodeDiamond: input.PriceCodeDiamond,
 		TimeZone: input.TimeZone, PointsPendingDays: input.PointsPendingDays,
 		LevelGraceDays: input.LevelGraceDays, ChurnRefitDays: input.ChurnRefitDays, AuditRetentionDays: input.AuditRetentionDays,
-		AnonymizeInactiveYears: input.AnonymizeInactiveYears,
+		AnonymizeInactiveYears: input.AnonymizeInactiveYears, CORSOrigins: givenList(input.CorsOrigins),
 	})
 }
 

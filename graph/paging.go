@@ -10,7 +10,7 @@ import (
 
 // boundPage applies the page rules to every field with a first argument,
 // at the root and on nested edges alike: the default page size when neither
-// first nor last is given, and sizes only within 1..app.MaxPageSize. The
+// first nor last is given, and sizes only within 1..kernel.MaxPageSize. The
 // resolvers read the arguments from fc.Args after it.
 func boundPage(fc *graphql.FieldContext) error {
 	if _, ok := fc.Args["first"]; !ok {

@@ -1,6 +1,7 @@
 // Package graph is the GraphQL transport: gqlgen's resolvers, inputs,
 // limits, paging and scopes. Every resolver translates and calls one
-// operation of package app.
+// operation of package app, but the list and node reads, which read ent
+// under its privacy policies (entPrivacyReads in entreads_test.go).
 package graph
 
 import (
@@ -29,6 +30,8 @@ import (
 type Config struct {
 	// NoIntrospection turns introspection off for every caller.
 	NoIntrospection bool
+	// Subscriptions bound the WebSocket connections of subscriptions.
+	Subscriptions SubscriptionLimits
 }
 
 // Resolver is the root resolver.
@@ -48,6 +51,8 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 		Resolvers: &Resolver{app: app, client: app.DB.Ent},
 	})})
 	srv.AddTransport(overHTTP{})
+	live := &subscriptions{app: app, limits: cfg.Subscriptions.withDefaults()}
+	srv.AddTransport(live.transport())
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(maxTokens)
 	if !cfg.NoIntrospection {
@@ -60,7 +65,15 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return presentError(ctx, app.Log, err)
 	})
-	return http.TimeoutHandler(limitBody(srv), 30*time.Second, `{"errors":[{"message":"request timed out","extensions":{"code":"timeout"}}]}`)
+	requests := http.TimeoutHandler(limitBody(srv), 30*time.Second, `{"errors":[{"message":"request timed out","extensions":{"code":"timeout"}}]}`)
+	ws := live.serve(srv)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" { // subscriptions: a connection, not a request
+			ws.ServeHTTP(w, r)
+			return
+		}
+		requests.ServeHTTP(w, r)
+	})
 }
 
 // limitBody reads a request's body before gqlgen does and refuses one over

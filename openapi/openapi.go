@@ -21,6 +21,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/oasdiff/yaml"
+
+	"github.com/fideliza/fideliza/secheaders"
 )
 
 // served is a file of the handler, rendered once.
@@ -69,7 +71,7 @@ func renderFiles() (map[string]served, error) {
 // documents at /v1.yaml, /v1.json, /pos.yaml and /pos.json.
 func Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.GetHead, securityHeaders)
+	r.Use(middleware.GetHead, secheaders.Policy{CSP: csp}.Middleware)
 	serve := func(name string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			files, err := renderFiles()
@@ -103,13 +105,3 @@ var csp = func() string {
 	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
 		"'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 }()
-
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		next.ServeHTTP(w, r)
-	})
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/fideliza/fideliza/secheaders"
 	"github.com/fideliza/fideliza/webassets"
 )
 
@@ -52,7 +53,7 @@ func Handler(cfg Config) http.Handler {
 	r := chi.NewRouter()
 	// The JavaScript is 3.5 MB as published (GraphiQL's .min.js is not
 	// minified) and about a fifth of that compressed.
-	r.Use(middleware.GetHead, securityHeaders, middleware.Compress(5))
+	r.Use(middleware.GetHead, secheaders.Policy{CSP: csp}.Middleware, middleware.Compress(5))
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 		var b bytes.Buffer
 		data := page{Config: cfg, base: strings.TrimSuffix(r.URL.Path, "/")}
@@ -66,16 +67,6 @@ func Handler(cfg Config) http.Handler {
 	})
 	r.Get("/assets/*", func(w http.ResponseWriter, r *http.Request) { assets.Serve(w, r, chi.URLParam(r, "*")) })
 	return r
-}
-
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		next.ServeHTTP(w, r)
-	})
 }
 
 // page is the data of index.html.

@@ -48,7 +48,7 @@ func TestCampaignBudgets(t *testing.T) {
 			}
 			return v["validation_token"].(string), reason
 		}
-		redeem := func(store string) campResp {
+		redeem := func(store string) apiResp {
 			t.Helper()
 			tok, reason := validate(store)
 			require.Empty(t, reason, "eligible at %s", store)
@@ -69,7 +69,7 @@ func TestCampaignBudgets(t *testing.T) {
 		early, _ := validate("LJ-3")
 		require.Equal(t, http.StatusCreated, redeem("LJ-4").status) // a new day: R$ 40 of the R$ 45 in all
 		r := e.campRedeem(t, id, campRedeemBody(customer, "order-budget-late", early, "30.00"))
-		campRequireError(t, r, http.StatusConflict, "budget_exhausted", "budget")
+		requireV1Error(t, r, http.StatusConflict, "budget_exhausted", "budget")
 		campaign := e.campDo(t, http.MethodGet, "/v1/campaigns/"+id, e.token, nil).obj(t)
 		require.Equal(t, json.Number("40"), campaign["budget"].(map[string]any)["spent"])
 

@@ -1,15 +1,12 @@
 package rest
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app"
@@ -21,19 +18,25 @@ import (
 	"github.com/fideliza/fideliza/ent"
 )
 
-// campaignBody is POST /v1/campaigns.
-type campaignBody struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	Type        string  `json:"type"`
-	StartsAt    string  `json:"starts_at"`
-	EndsAt      string  `json:"ends_at"`
-	SegmentID   *string `json:"segment_id"`
+// campaignReach is when a campaign runs and whom and where it reaches, in
+// its body and in its answers.
+type campaignReach struct {
+	StartsAt  string  `json:"starts_at"`
+	EndsAt    string  `json:"ends_at"`
+	SegmentID *string `json:"segment_id"`
 	// PredictiveSegment is a predictive segment's key (v2).
 	PredictiveSegment *string  `json:"predictive_segment"`
 	Channels          []string `json:"channels"`
 	StoreCodes        []string `json:"store_codes"`
 	StoreGroups       []string `json:"store_groups"`
+}
+
+// campaignBody is POST /v1/campaigns.
+type campaignBody struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	campaignReach
 	// DiscountValue is the field of 1.0.0 (top level or in discount):
 	// refused by name so that an old client learns of the rename.
 	DiscountValue json.RawMessage `json:"discount_value"`
@@ -70,7 +73,7 @@ func (b campaignBody) input(p *apperr.Problems) campaigns.CampaignInput {
 	in := campaigns.CampaignInput{
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StoreCodes: b.StoreCodes, StoreGroups: b.StoreGroups, PredictiveSegment: b.PredictiveSegment,
-		StartsAt: instant(p, "starts_at", b.StartsAt), EndsAt: instant(p, "ends_at", b.EndsAt),
+		StartsAt: instant(p, "starts_at", b.StartsAt, dateTime), EndsAt: instant(p, "ends_at", b.EndsAt, dateTime),
 		Stacking: b.Stacking, Priority: b.Priority, RequiresCode: b.RequiresCode,
 	}
 	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
@@ -105,34 +108,14 @@ func (b campaignBody) input(p *apperr.Problems) campaigns.CampaignInput {
 // sent says whether a field was given a value (not left out, not null).
 func sent(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
-// instant reads an ISO 8601 date-time with offset; "" is left for the
-// operation to report as missing.
-func instant(p *apperr.Problems, field, v string) *time.Time {
-	if v == "" {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		p.Add(field, "must be an ISO 8601 date-time with offset, such as 2026-03-01T00:00:00-03:00")
-		return nil
-	}
-	return &t
-}
-
 // campaignJSON is a campaign as the document shows it.
 type campaignJSON struct {
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	Description      string          `json:"description"`
-	Type             string          `json:"type"`
-	Status           string          `json:"status"`
-	StartsAt         string          `json:"starts_at"`
-	EndsAt           string          `json:"ends_at"`
-	SegmentID        *string         `json:"segment_id"`
-	Predictive       *string         `json:"predictive_segment"`
-	Channels         []string        `json:"channels"`
-	StoreCodes       []string        `json:"store_codes"`
-	StoreGroups      []string        `json:"store_groups"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	Status      string `json:"status"`
+	campaignReach
 	Discount         *discountJSON   `json:"discount"`
 	Eligibility      eligibilityJSON `json:"eligibility"`
 	Limits           limitsJSON      `json:"limits"`
@@ -209,9 +192,11 @@ func orEmpty(s []string) []string {
 func renderCampaign(c *ent.Campaign) campaignJSON {
 	out := campaignJSON{
 		ID: c.ID, Name: c.Name, Description: c.Description, Type: string(c.Type), Status: string(c.Status),
-		StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
-		Predictive: (*string)(c.PredictiveSegment),
-		Channels:   orEmpty(c.Channels), StoreCodes: orEmpty(c.StoreCodes), StoreGroups: orEmpty(c.StoreGroups),
+		campaignReach: campaignReach{
+			StartsAt: timestamp(c.StartsAt), EndsAt: timestamp(c.EndsAt), SegmentID: c.SegmentID,
+			PredictiveSegment: (*string)(c.PredictiveSegment),
+			Channels:          orEmpty(c.Channels), StoreCodes: orEmpty(c.StoreCodes), StoreGroups: orEmpty(c.StoreGroups),
+		},
 		Eligibility: eligibilityJSON{
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
 			Brands: orEmpty(c.EligibleBrands),
@@ -234,68 +219,30 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 	return out
 }
 
-// createCampaign is POST /v1/campaigns.
-func (s *server) createCampaign(w http.ResponseWriter, r *http.Request) {
-	var body campaignBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := body.input(&p)
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	c, err := s.app.Campaigns.CreateCampaign(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/v1/campaigns/"+c.ID)
-	writeJSON(w, http.StatusCreated, renderCampaign(c))
+// readCampaign reads POST /v1/campaigns.
+func readCampaign(b *binder) campaigns.CampaignInput {
+	return jsonBody[campaignBody](b).input(&b.problems)
 }
 
-// getCampaign is GET /v1/campaigns/{id}.
-func (s *server) getCampaign(w http.ResponseWriter, r *http.Request) {
-	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaigns.Campaign(r.Context(), chi.URLParam(r, "id")))
+// campaignCreated is the answer of create, at the campaign's Location.
+type campaignCreated struct {
+	location
+	campaignJSON
 }
 
-// endCampaign is DELETE /v1/campaigns/{id}: deactivation, idempotent.
-func (s *server) endCampaign(w http.ResponseWriter, r *http.Request) {
-	s.answerCampaign(w, r, http.StatusOK)(s.app.Campaigns.EndCampaign(r.Context(), chi.URLParam(r, "id")))
+func newCampaignJSON(c *ent.Campaign) campaignCreated {
+	return campaignCreated{location: location("/v1/campaigns/" + c.ID), campaignJSON: renderCampaign(c)}
 }
 
-func (s *server) answerCampaign(w http.ResponseWriter, r *http.Request, status int) func(*ent.Campaign, error) {
-	return func(c *ent.Campaign, err error) {
-		if err != nil {
-			s.writeV1Error(w, r, err)
-			return
-		}
-		writeJSON(w, status, renderCampaign(c))
-	}
+// readCampaignPage reads GET /v1/campaigns.
+func readCampaignPage(b *binder) paged[campaigns.CampaignFilter] {
+	return paged[campaigns.CampaignFilter]{pageRequest: b.page("cmp_"), filter: campaigns.CampaignFilter{
+		Status: b.query("status"), Type: b.query("type"), Channel: b.query("channel"),
+	}}
 }
 
-// listCampaigns is GET /v1/campaigns.
-func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var p apperr.Problems
-	after, limit := pageQuery(q, "cmp_", &p)
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	conn, err := s.app.Campaigns.ListCampaigns(r.Context(), campaigns.CampaignFilter{
-		Status: q.Get("status"), Type: q.Get("type"), Channel: q.Get("channel"),
-	}, after, limit)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	items := make([]campaignJSON, 0, len(conn.Edges))
-	for _, e := range conn.Edges {
-		items = append(items, renderCampaign(e.Node))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount)})
+func campaignPage(conn *ent.CampaignConnection) listJSON[campaignJSON] {
+	return pageOf(conn.Edges, conn.PageInfo, conn.TotalCount, func(e *ent.CampaignEdge) campaignJSON { return renderCampaign(e.Node) })
 }
 
 // validateBody is POST /v1/campaigns/validate.
@@ -357,39 +304,40 @@ func renderBenefit(b eligibility.Benefit, cashback bool) benefitJSON {
 	return out
 }
 
-// validateCart is POST /v1/campaigns/validate; ?explain=true adds the
+// validateRequest is POST /v1/campaigns/validate; ?explain=true adds the
 // campaigns that do not apply and why.
-func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
-	var body validateBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := app.ValidateInput{CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel, CouponCode: body.CouponCode}
-	if sub := number(&p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
-		in.Cart.Subtotal = *sub
+type validateRequest struct {
+	in      app.ValidateInput
+	explain bool
+}
+
+func (q validateRequest) input() app.ValidateInput { return q.in }
+
+func readValidate(b *binder) validateRequest {
+	body := jsonBody[validateBody](b)
+	p := &b.problems
+	q := validateRequest{explain: b.query("explain") == "true", in: app.ValidateInput{
+		CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel, CouponCode: body.CouponCode,
+	}}
+	if sub := number(p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
+		q.in.Cart.Subtotal = *sub
 	}
 	for i, it := range body.Cart.Items {
 		item := eligibility.Item{SKU: it.SKU, GTIN: it.GTIN, Category: it.Category, Brand: it.Brand}
-		if q := number(&p, graphItemField(i, "quantity"), it.Quantity); q != nil {
+		if q := number(p, graphItemField(i, "quantity"), it.Quantity); q != nil {
 			item.Quantity = *q
 		}
-		if up := number(&p, graphItemField(i, "unit_price"), it.UnitPrice); up != nil {
+		if up := number(p, graphItemField(i, "unit_price"), it.UnitPrice); up != nil {
 			item.UnitPrice = *up
 		} else if it.UnitPrice == nil {
 			p.Add(graphItemField(i, "unit_price"), "is required")
 		}
-		in.Cart.Items = append(in.Cart.Items, item)
+		q.in.Cart.Items = append(q.in.Cart.Items, item)
 	}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	v, err := s.app.ValidateCart(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
+	return q
+}
+
+func (q validateRequest) answer(v *app.Validation) validationJSON {
 	out := validationJSON{
 		CustomerID: v.CustomerID, Eligible: make([]eligibleJSON, 0, len(v.Eligible)),
 		ExpiresAt: timestamp(v.ExpiresAt), Token: v.Token,
@@ -405,7 +353,7 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 			Name:             e.Campaign.Name, Type: e.Campaign.Type,
 		})
 	}
-	if r.URL.Query().Get("explain") == "true" {
+	if q.explain {
 		ineligible := make([]ineligibleJSON, 0, len(v.Ineligible))
 		for _, ie := range v.Ineligible {
 			ineligible = append(ineligible, ineligibleJSON{
@@ -415,7 +363,7 @@ func (s *server) validateCart(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Ineligible = &ineligible
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // validationJSON is the answer of validate. Its fields, and those of the
@@ -468,108 +416,133 @@ type redeemBody struct {
 }
 
 type redemptionJSON struct {
-	RedemptionID   string         `json:"redemption_id"`
-	CampaignID     string         `json:"campaign_id"`
-	CustomerID     string         `json:"customer_id"`
-	OrderID        string         `json:"order_id"`
-	BenefitApplied map[string]any `json:"benefit_applied"`
-	RedeemedAt     string         `json:"redeemed_at"`
+	RedemptionID   string      `json:"redemption_id"`
+	CampaignID     string      `json:"campaign_id"`
+	CustomerID     string      `json:"customer_id"`
+	OrderID        string      `json:"order_id"`
+	BenefitApplied appliedJSON `json:"benefit_applied"`
+	RedeemedAt     string      `json:"redeemed_at"`
 }
 
-// renderRedemption is the 201 body of redeem; red carries its campaign.
-func renderRedemption(red *ent.Redemption) (int, []byte, error) {
-	campaignType := string(red.Edges.Campaign.Type)
-	var b eligibility.Benefit
-	if err := json.Unmarshal(red.Benefit, &b); err != nil {
-		return 0, nil, err
+// appliedJSON is the benefit a redemption applied: the estimated benefit of
+// validate with the campaign's type. Its fields, and its items', are in the
+// order of their names: the order the first version, built of maps, wrote.
+type appliedJSON struct {
+	Amount          json.Number       `json:"amount"`
+	BonusPoints     *int64            `json:"bonus_points,omitempty"`
+	CashbackAmount  *json.Number      `json:"cashback_amount,omitempty"`
+	CreditAfterDays *int              `json:"credit_after_days,omitempty"`
+	DiscountAmount  *json.Number      `json:"discount_amount,omitempty"`
+	FreeShipping    bool              `json:"free_shipping,omitempty"`
+	GiftSKU         *string           `json:"gift_sku,omitempty"`
+	Items           []appliedItemJSON `json:"items"`
+	Multiplier      *json.Number      `json:"multiplier,omitempty"`
+	Type            string            `json:"type"`
+}
+
+type appliedItemJSON struct {
+	BonusPoints    int64        `json:"bonus_points"`
+	CashbackAmount *json.Number `json:"cashback_amount,omitempty"`
+	DiscountAmount json.Number  `json:"discount_amount"`
+	Quantity       json.Number  `json:"quantity"`
+	SKU            string       `json:"sku"`
+}
+
+// renderRedemption is the 201 body of redeem, first made or replayed.
+func renderRedemption(red *app.Redeemed) ([]byte, error) {
+	campaignType := string(red.CampaignType)
+	e := renderBenefit(red.Benefit, campaignType == "cashback")
+	applied := appliedJSON{
+		Amount: e.Amount, BonusPoints: e.BonusPoints, CashbackAmount: e.CashbackAmount, CreditAfterDays: e.CreditAfterDays,
+		DiscountAmount: e.DiscountAmount, FreeShipping: e.FreeShipping, GiftSKU: e.GiftSKU,
+		Items: make([]appliedItemJSON, len(e.Items)), Multiplier: e.Multiplier, Type: campaignType,
 	}
-	raw, err := json.Marshal(renderBenefit(b, campaignType == "cashback"))
-	if err != nil {
-		return 0, nil, err
+	for i, it := range e.Items {
+		applied.Items[i] = appliedItemJSON{BonusPoints: it.BonusPoints, CashbackAmount: it.CashbackAmount,
+			DiscountAmount: it.DiscountAmount, Quantity: it.Quantity, SKU: it.SKU}
 	}
-	var applied map[string]any
-	if err := json.Unmarshal(raw, &applied); err != nil {
-		return 0, nil, err
-	}
-	applied["type"] = campaignType
-	body, err := json.Marshal(redemptionJSON{
-		RedemptionID: red.ID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
-		BenefitApplied: applied, RedeemedAt: timestamp(red.CreatedAt),
+	return json.Marshal(redemptionJSON{
+		RedemptionID: red.RedemptionID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
+		BenefitApplied: applied, RedeemedAt: timestamp(red.RedeemedAt),
 	})
-	return http.StatusCreated, body, err
 }
 
-// rollbackRedemption is POST /v1/redemptions/{id}/rollback: the redemption
-// is undone; a second call answers the same.
-func (s *server) rollbackRedemption(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+// readRollback reads POST /v1/redemptions/{id}/rollback: the redemption is
+// undone; a second call answers the same.
+func readRollback(b *binder) onPath[string] {
+	body := jsonBody[struct {
 		Reason string `json:"reason"`
-	}
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	red, err := s.app.Loyalty.RollbackRedemption(r.Context(), chi.URLParam(r, "id"), body.Reason)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
-		"status": "rolled_back", "rolled_back_at": optTimestamp(red.RolledBackAt), "rollback_reason": red.RollbackReason,
-		"redeemed_at": timestamp(red.CreatedAt),
-	})
+	}](b)
+	return onPath[string]{id: pathID(b), in: body.Reason}
 }
 
-// redeemCampaign is POST /v1/campaigns/{id}/redeem, with the optional
+// rollbackJSON is a redemption rolled back; its fields are in the order of
+// their names.
+type rollbackJSON struct {
+	CampaignID     string  `json:"campaign_id"`
+	CustomerID     string  `json:"customer_id"`
+	OrderID        string  `json:"order_id"`
+	RedeemedAt     string  `json:"redeemed_at"`
+	RedemptionID   string  `json:"redemption_id"`
+	RollbackReason *string `json:"rollback_reason"`
+	RolledBackAt   *string `json:"rolled_back_at"`
+	Status         string  `json:"status"`
+}
+
+func renderRollback(red *ent.Redemption) rollbackJSON {
+	return rollbackJSON{RedemptionID: red.ID, CampaignID: red.CampaignID, CustomerID: red.CustomerID, OrderID: red.OrderID,
+		Status: "rolled_back", RolledBackAt: optTimestamp(red.RolledBackAt), RollbackReason: red.RollbackReason,
+		RedeemedAt: timestamp(red.CreatedAt)}
+}
+
+// redeemRequest is POST /v1/campaigns/{id}/redeem, with the optional
 // Idempotency-Key header.
-func (s *server) redeemCampaign(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, v1Error{Error: "invalid_json", Message: "the body could not be read"})
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(raw))
+type redeemRequest struct {
+	in   app.RedeemInput
+	idem *app.Idempotency
+}
+
+func readRedeem(b *binder) redeemRequest {
 	var body redeemBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := app.RedeemInput{CampaignID: chi.URLParam(r, "id"), CustomerID: body.CustomerID,
-		OrderID: body.OrderID, Token: body.ValidationToken}
-	if paid := number(&p, "amount_paid", body.AmountPaid); paid != nil {
+	raw := b.body(&body)
+	p := &b.problems
+	in := app.RedeemInput{CampaignID: pathID(b), CustomerID: body.CustomerID, OrderID: body.OrderID, Token: body.ValidationToken}
+	if paid := number(p, "amount_paid", body.AmountPaid); paid != nil {
 		in.AmountPaid = *paid
 	} else if body.AmountPaid == nil {
 		p.Add("amount_paid", "is required")
 	}
-	key := r.Header.Get("Idempotency-Key")
+	q := redeemRequest{in: in}
+	key := b.r.Header.Get("Idempotency-Key")
 	if len(key) > 255 || (key != "" && strings.TrimSpace(key) == "") {
 		p.Add("Idempotency-Key", "must be 1 to 255 characters")
+	} else if key != "" {
+		q.idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(b.r.Method, b.r.URL.Path, raw)}
 	}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
+	return q
+}
+
+// redeemAnswer is the answer of redeem as renderRedemption encoded it, the
+// first time or replayed.
+type redeemAnswer struct {
+	replayMark
+	status int
+	body   []byte
+}
+
+func (a redeemAnswer) raw() (int, []byte) { return a.status, a.body }
+
+// redeem redeems, or replays the answer of the request first made with the
+// same key.
+func (s *server) redeem(ctx context.Context, q redeemRequest) (redeemAnswer, error) {
+	red, answer, err := s.app.RedeemCampaign(ctx, q.in, q.idem)
+	if err == nil && answer == nil {
+		answer, err = app.RedeemedOf(red)
 	}
-	var idem *app.Idempotency
-	if key != "" {
-		idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(r.Method, r.URL.Path, raw), Render: renderRedemption}
-	}
-	red, replay, err := s.app.RedeemCampaign(r.Context(), in, idem)
 	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
+		return redeemAnswer{}, err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	if replay != nil {
-		w.Header().Set("Idempotent-Replayed", "true")
-		w.WriteHeader(replay.Status)
-		_, _ = w.Write(replay.Body)
-		return
-	}
-	status, out, err := renderRedemption(red)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(out)
+	body, err := renderRedemption(answer)
+	// A replay answers the stored redemption and makes none.
+	return redeemAnswer{replayMark: replayMark{replayed: red == nil}, status: http.StatusCreated, body: body}, err
 }

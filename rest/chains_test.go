@@ -65,7 +65,7 @@ func TestStackingV1(t *testing.T) {
 			require.Equal(t, x["id"], excluded[id]["excluded_by"])
 		}
 		r := e.campRedeem(t, a, campRedeemBody(customer, "order-1", v["validation_token"].(string), "30.00"))
-		campRequireError(t, r, http.StatusUnprocessableEntity, "campaign_excluded", "campaign_id")
+		requireV1Error(t, r, http.StatusUnprocessableEntity, "campaign_excluded", "campaign_id")
 		r = e.campRedeem(t, x["id"].(string), campRedeemBody(customer, "order-1", v["validation_token"].(string), "30.00"))
 		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 
@@ -75,14 +75,14 @@ func TestStackingV1(t *testing.T) {
 		v = e.campValidate(t, customer, "pdv", juice, true)
 		require.ElementsMatch(t, []string{a, b}, eligibleIDs(t, v))
 		r = e.campRedeem(t, a, campRedeemBody(customer, "order-1", v["validation_token"].(string), "10.00"))
-		campRequireError(t, r, http.StatusUnprocessableEntity, "campaign_excluded", "campaign_id")
+		requireV1Error(t, r, http.StatusUnprocessableEntity, "campaign_excluded", "campaign_id")
 		r = e.campRedeem(t, a, campRedeemBody(customer, "order-2", v["validation_token"].(string), "10.00"))
 		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 
 		r = e.campDo(t, http.MethodPost, "/v1/campaigns", e.token, e.campBody("discount", "stacking", "alone"))
-		campRequireError(t, r, http.StatusUnprocessableEntity, "validation_error", "stacking", "stacking")
+		requireV1Error(t, r, http.StatusUnprocessableEntity, "validation_error", "stacking", "stacking")
 		r = e.campDo(t, http.MethodPost, "/v1/campaigns", e.token, e.campBody("discount", "priority", 1001))
-		campRequireError(t, r, http.StatusUnprocessableEntity, "validation_error", "priority", "priority")
+		requireV1Error(t, r, http.StatusUnprocessableEntity, "validation_error", "priority", "priority")
 	})
 }
 
@@ -180,7 +180,7 @@ func TestCouponCodesHTTP(t *testing.T) {
 
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
-		validate := func(code string) campResp {
+		validate := func(code string) apiResp {
 			return e.bearer(t, http.MethodPost, "/v1/campaigns/validate", token, map[string]any{"customer_id": cust.ID, "channel": "ecommerce",
 				"coupon_code": code, "cart": map[string]any{"items": []any{map[string]any{"sku": "A", "quantity": 1, "unit_price": 100}}}})
 		}
@@ -278,7 +278,7 @@ func TestPOSCombinable(t *testing.T) {
 }
 
 // bearer sends a /v1 request with token (see campDo).
-func (e *TestEnv) bearer(t *testing.T, method, path, token string, body any) campResp {
+func (e *TestEnv) bearer(t *testing.T, method, path, token string, body any) apiResp {
 	t.Helper()
 	return (&campEnv{TestEnv: e}).campDo(t, method, path, token, body)
 }

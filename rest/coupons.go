@@ -26,26 +26,30 @@ type couponsBody struct {
 	Note    string   `json:"note"`
 }
 
-// addCoupons is POST /v1/campaigns/{id}/coupons.
-func (s *server) addCoupons(w http.ResponseWriter, r *http.Request) {
-	var body couponsBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	in := campaigns.CouponsInput{CampaignID: chi.URLParam(r, "id"), Codes: body.Codes, MaxUses: body.MaxUses, Note: body.Note}
+// readCoupons reads POST /v1/campaigns/{id}/coupons.
+func readCoupons(b *binder) campaigns.CouponsInput {
+	body := jsonBody[couponsBody](b)
+	in := campaigns.CouponsInput{CampaignID: pathID(b), Codes: body.Codes, MaxUses: body.MaxUses, Note: body.Note}
 	if g := body.Generate; g != nil {
 		in.Generate = &campaigns.CouponGeneration{Count: g.Count, Length: g.Length, Prefix: g.Prefix, Alphabet: g.Alphabet}
 	}
-	added, err := s.app.Campaigns.AddCoupons(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
+	return in
+}
+
+// couponsAddedJSON is the answer of adding coupons; its fields are in the
+// order of their names.
+type couponsAddedJSON struct {
+	CampaignID string              `json:"campaign_id"`
+	Created    int                 `json:"created"`
+	Problems   []apperr.FieldError `json:"problems"`
+}
+
+func renderCouponsAdded(in campaigns.CouponsInput, added *campaigns.CouponsAdded) couponsAddedJSON {
 	problems := added.Problems
 	if problems == nil {
 		problems = []apperr.FieldError{}
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"campaign_id": in.CampaignID, "created": added.Created, "problems": problems})
+	return couponsAddedJSON{CampaignID: in.CampaignID, Created: added.Created, Problems: problems}
 }
 
 type couponJSON struct {
@@ -64,31 +68,20 @@ func renderCoupon(c *ent.Coupon) couponJSON {
 		LastUsedAt: optTimestamp(c.LastUsedAt), Note: c.Note, CreatedAt: timestamp(c.CreatedAt)}
 }
 
-// listCoupons is GET /v1/campaigns/{id}/coupons: a page of codes as JSON,
-// or, with ?format=csv, every code as CSV (streamed).
-func (s *server) listCoupons(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	q := r.URL.Query()
-	if q.Get("format") == "csv" {
-		s.exportCoupons(w, r, id)
-		return
+// listCoupons is GET /v1/campaigns/{id}/coupons: a page of codes as JSON
+// (page), or, with ?format=csv, every code as CSV (streamed).
+func (s *server) listCoupons(page http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "csv" {
+			s.exportCoupons(w, r, chi.URLParam(r, "id"))
+			return
+		}
+		page(w, r)
 	}
-	var p apperr.Problems
-	after, limit := pageQuery(q, "cpn_", &p)
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	conn, err := s.app.Campaigns.ListCoupons(r.Context(), id, after, limit)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	items := make([]couponJSON, 0, len(conn.Edges))
-	for _, e := range conn.Edges {
-		items = append(items, renderCoupon(e.Node))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount)})
+}
+
+func couponPage(conn *ent.CouponConnection) listJSON[couponJSON] {
+	return pageOf(conn.Edges, conn.PageInfo, conn.TotalCount, func(e *ent.CouponEdge) couponJSON { return renderCoupon(e.Node) })
 }
 
 // couponColumns are the columns of the CSV export.

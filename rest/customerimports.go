@@ -2,7 +2,9 @@ package rest
 
 import (
 	"cmp"
+	"context"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -10,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/safecsv"
 )
@@ -51,46 +52,50 @@ func customerImportOut(imp *ent.CustomerImport) customerImportJSON {
 	return out
 }
 
-// startCustomerImport is POST /v1/customers/imports: the body is the file,
-// CSV or JSON Lines by its Content-Type.
-func (s *server) startCustomerImport(w http.ResponseWriter, r *http.Request) {
-	media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	format, ok := importFormats[media]
-	if !ok {
-		writeJSON(w, http.StatusUnsupportedMediaType, v1Error{Error: "unsupported_media_type",
-			Message: "send the file as text/csv or application/x-ndjson (JSON Lines)"})
-		return
-	}
-	dryRun := false
-	if v := r.URL.Query().Get("dry_run"); v != "" {
-		var err error
-		if dryRun, err = strconv.ParseBool(v); err != nil {
-			s.writeV1Error(w, r, apperr.Invalid("dry_run", "must be true or false"))
-			return
-		}
-	}
-	imp, err := s.app.Customers.StartCustomerImport(r.Context(), http.MaxBytesReader(w, r.Body, customers.MaxImportBytes), format, dryRun)
-	if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
-		writeJSON(w, http.StatusRequestEntityTooLarge, v1Error{Error: "request_too_large",
-			Message: "the file exceeds 256 MiB: split it, or load it with the CLI (fideliza import customers)"})
-		return
-	}
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/v1/customers/imports/"+imp.ID)
-	writeJSON(w, http.StatusAccepted, customerImportOut(imp))
+// customerImportStarted is the answer of an import started, at its Location.
+type customerImportStarted struct {
+	location
+	customerImportJSON
 }
 
-// getCustomerImport is GET /v1/customers/imports/{id}.
-func (s *server) getCustomerImport(w http.ResponseWriter, r *http.Request) {
-	imp, err := s.app.Customers.CustomerImport(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
+func newCustomerImportJSON(imp *ent.CustomerImport) customerImportStarted {
+	return customerImportStarted{location: location("/v1/customers/imports/" + imp.ID), customerImportJSON: customerImportOut(imp)}
+}
+
+// customerImportRequest is POST /v1/customers/imports: the body is the
+// file, CSV or JSON Lines by its Content-Type, read as the import goes.
+type customerImportRequest struct {
+	file   io.Reader
+	format string
+	dryRun bool
+}
+
+func readCustomerImport(b *binder) customerImportRequest {
+	media, _, _ := mime.ParseMediaType(b.r.Header.Get("Content-Type"))
+	format, ok := importFormats[media]
+	if !ok {
+		b.refuse(bodyRefusal{http.StatusUnsupportedMediaType, "unsupported_media_type",
+			"send the file as text/csv or application/x-ndjson (JSON Lines)"})
 	}
-	writeJSON(w, http.StatusOK, customerImportOut(imp))
+	q := customerImportRequest{file: http.MaxBytesReader(b.w, b.r.Body, customers.MaxImportBytes), format: format}
+	if v := b.query("dry_run"); v != "" {
+		var err error
+		if q.dryRun, err = strconv.ParseBool(v); err != nil {
+			b.problems.Add("dry_run", "must be true or false")
+		}
+	}
+	return q
+}
+
+// startCustomerImport starts an import; a file over the limit is refused
+// 413, its import not started.
+func (s *server) startCustomerImport(ctx context.Context, q customerImportRequest) (*ent.CustomerImport, error) {
+	imp, err := s.app.Customers.StartCustomerImport(ctx, q.file, q.format, q.dryRun)
+	if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+		return nil, bodyRefusal{http.StatusRequestEntityTooLarge, "request_too_large",
+			"the file exceeds 256 MiB: split it, or load it with the CLI (fideliza import customers)"}
+	}
+	return imp, err
 }
 
 // customerImportProblems is GET /v1/customers/imports/{id}/problems: the

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -99,7 +100,7 @@ func BenchmarkCustomerList(b *testing.B) {
 						NextCursor *string `json:"next_cursor"`
 					} `json:"pagination"`
 				}
-				require.NoError(b, jsonDecode(resp.Body, &page))
+				require.NoError(b, json.NewDecoder(resp.Body).Decode(&page))
 				resp.Body.Close()
 				deep.Set("cursor", *page.Pagination.NextCursor)
 			}

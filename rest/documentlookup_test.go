@@ -140,7 +140,7 @@ func TestDocumentLookupQuota(t *testing.T) {
 			require.NotContains(t, body, cpf)
 			return body
 		}
-		search := func(term string) campResp {
+		search := func(term string) apiResp {
 			return e.bearer(t, http.MethodGet, "/v1/customers?search="+url.QueryEscape(term), reader, nil)
 		}
 

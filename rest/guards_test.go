@@ -20,7 +20,7 @@ func TestInputGuards(t *testing.T) {
 	huge := strings.Repeat("9", 900_000)
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		e := custSetup(t, db)
-		all := e.custToken(t, e.tenantID, custScopeRead, custScopeWrite, "campaigns:read", "campaigns:write", "loyalty:write")
+		all := e.tenantToken(t, e.tenantID, custScopeRead, custScopeWrite, "campaigns:read", "campaigns:write", "loyalty:write")
 		customer := e.custCreate(t, e.token, custBasic("Ana Souza", "ana@example.com", e.custNewCPF()))
 		good := func() map[string]any {
 			return map[string]any{"name": "Bia Lima", "email": "bia@example.com", "cpf": e.custNewCPF(), "phone": "+5511987654321",

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 )
 
@@ -11,5 +10,3 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
 }
-
-func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

@@ -126,18 +126,7 @@ func TestMetrics(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		reg := metrics.New() // one registry for the HTTP side, the operations and the jobs, as serve has
 		e := posSetup(t, db, func(s *ServerSetup) { s.Metrics, s.Counts = reg, reg })
-		rc, err := worker.NewClient(e.app, worker.Config{
-			Work: true, MaxWorkers: 2, DispatchInterval: time.Hour, Metrics: reg})
-		require.NoError(t, err)
-		e.app.River = rc
-		ctx, cancel := context.WithCancel(context.Background())
-		require.NoError(t, rc.Start(ctx))
-		t.Cleanup(func() {
-			stop, done := context.WithTimeout(context.Background(), 10*time.Second)
-			defer done()
-			_ = rc.Stop(stop)
-			cancel()
-		})
+		rc := e.startWorkers(t, worker.Config{Work: true, MaxWorkers: 2, DispatchInterval: time.Hour, Metrics: reg})
 
 		doc := posCPF()
 		cust := e.posCustomer(t, doc, posCust{name: "Ana Souza"})
@@ -182,6 +171,7 @@ func TestMetrics(t *testing.T) {
 			posRequireAccepted(t, e.posPost(t, "/sales", sale), "4242", map[string]any{"id": doc, "type": "CPF"})
 		}
 		// A job that fails (its sale does not exist), and one scheduled later.
+		ctx := context.Background()
 		_, err = rc.Insert(ctx, jobs.ProcessSale{TenantID: e.tenantID, SaleID: "sal_missing"},
 			&river.InsertOpts{MaxAttempts: 1})
 		require.NoError(t, err)

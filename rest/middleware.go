@@ -128,8 +128,8 @@ func recoverer(log *slog.Logger, answer func(http.ResponseWriter, *http.Request)
 // internalV1 is the 500 of the /v1 interface (and of every path outside the
 // point-of-sale one).
 func internalV1(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusInternalServerError, map[string]string{
-		"error": "internal_error", "message": "an unexpected error occurred; quote request id " + RequestID(r.Context()),
+	writeJSON(w, http.StatusInternalServerError, v1Error{
+		Error: "internal_error", Message: "an unexpected error occurred; quote request id " + RequestID(r.Context()),
 	})
 }
 

@@ -56,12 +56,23 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": tok.AccessToken,
-		"token_type":   "Bearer",
-		"expires_in":   tok.ExpiresIn,
-		"scope":        tok.Scope,
-	})
+	writeJSON(w, http.StatusOK, tokenJSON{AccessToken: tok.AccessToken, TokenType: "Bearer", ExpiresIn: tok.ExpiresIn, Scope: tok.Scope})
+}
+
+// tokenJSON is the answer of /auth/token (RFC 6749 §5.1); its fields are in
+// the order of their names.
+type tokenJSON struct {
+	AccessToken string `json:"access_token"`
+	ExpiresIn   int    `json:"expires_in"`
+	Scope       string `json:"scope"`
+	TokenType   string `json:"token_type"`
+}
+
+// oauthErrorJSON is an error of the token endpoint (RFC 6749 §5.2) and of
+// bearer authentication (RFC 6750 §3).
+type oauthErrorJSON struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
 }
 
 // formUnescape decodes a form-encoded Basic credential; a value that is not
@@ -84,7 +95,7 @@ func writeOAuthError(w http.ResponseWriter, err error) {
 	case http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(oe.RetryAfter.Seconds()))))
 	}
-	writeJSON(w, oe.Status, map[string]string{"error": oe.Code, "error_description": oauthText(oe.Description)})
+	writeJSON(w, oe.Status, oauthErrorJSON{Error: oe.Code, ErrorDescription: oauthText(oe.Description)})
 }
 
 // oauthText keeps an error_description within the characters RFC 6749
@@ -106,17 +117,31 @@ func oauthText(s string) string {
 // OIDC library can verify our tokens.
 func (s *server) discovery(w http.ResponseWriter, r *http.Request) {
 	iss := s.app.Auth.Issuer
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                iss,
-		"jwks_uri":                              iss + "/.well-known/jwks.json",
-		"token_endpoint":                        iss + "/auth/token",
-		"grant_types_supported":                 []string{"client_credentials"},
-		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-		"id_token_signing_alg_values_supported": []string{"ES256"},
-		"response_types_supported":              []string{"token"},
-		"subject_types_supported":               []string{"public"},
-		"scopes_supported":                      auth.Scopes,
+	writeJSON(w, http.StatusOK, discoveryJSON{
+		Issuer:             iss,
+		JWKSURI:            iss + "/.well-known/jwks.json",
+		TokenEndpoint:      iss + "/auth/token",
+		GrantTypes:         []string{"client_credentials"},
+		TokenEndpointAuth:  []string{"client_secret_basic", "client_secret_post"},
+		IDTokenSigningAlgs: []string{"ES256"},
+		ResponseTypes:      []string{"token"},
+		SubjectTypes:       []string{"public"},
+		Scopes:             auth.Scopes,
 	})
+}
+
+// discoveryJSON is the OpenID Provider metadata; its fields are in the
+// order of their names.
+type discoveryJSON struct {
+	GrantTypes         []string `json:"grant_types_supported"`
+	IDTokenSigningAlgs []string `json:"id_token_signing_alg_values_supported"`
+	Issuer             string   `json:"issuer"`
+	JWKSURI            string   `json:"jwks_uri"`
+	ResponseTypes      []string `json:"response_types_supported"`
+	Scopes             []string `json:"scopes_supported"`
+	SubjectTypes       []string `json:"subject_types_supported"`
+	TokenEndpoint      string   `json:"token_endpoint"`
+	TokenEndpointAuth  []string `json:"token_endpoint_auth_methods_supported"`
 }
 
 // jwks publishes the public keys only.
@@ -124,7 +149,7 @@ func (s *server) jwks(w http.ResponseWriter, r *http.Request) {
 	set, err := s.app.Auth.Keys.Public(r.Context())
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "loading keys", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, v1Error{Error: "unavailable"})
 		return
 	}
 	w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(auth.JWKSMaxAge.Seconds())))
@@ -146,7 +171,7 @@ func (s *server) bearer(refuse refusal) func(http.Handler) http.Handler {
 				// RFC 6750 §3.1: no error code in the challenge of a
 				// request without credentials.
 				w.Header().Set("WWW-Authenticate", `Bearer realm="fideliza"`)
-				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "a bearer token is required"})
+				writeJSON(w, http.StatusUnauthorized, oauthErrorJSON{Error: "invalid_token", ErrorDescription: "a bearer token is required"})
 				return
 			}
 			v, err := s.app.Auth.Authenticate(r.Context(), strings.TrimSpace(raw))
@@ -167,5 +192,5 @@ func (s *server) bearer(refuse refusal) func(http.Handler) http.Handler {
 func unauthorized(w http.ResponseWriter, description string) {
 	description = oauthText(description)
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="fideliza", error="invalid_token", error_description="%s"`, description))
-	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": description})
+	writeJSON(w, http.StatusUnauthorized, oauthErrorJSON{Error: "invalid_token", ErrorDescription: description})
 }

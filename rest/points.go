@@ -1,11 +1,10 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
-	"net/http"
 	"reflect"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app/loyalty"
@@ -66,6 +65,7 @@ func (n *jsonNumber) UnmarshalJSON(b []byte) error {
 }
 
 type creditJSON struct {
+	replayMark
 	EntryID        string  `json:"entry_id"`
 	CustomerID     string  `json:"customer_id"`
 	OrderID        string  `json:"order_id"`
@@ -76,6 +76,7 @@ type creditJSON struct {
 }
 
 type debitJSON struct {
+	replayMark
 	EntryID       string  `json:"entry_id"`
 	CustomerID    string  `json:"customer_id"`
 	OrderID       *string `json:"order_id"`
@@ -106,72 +107,40 @@ func integer(p *apperr.Problems, field string, n *jsonNumber) *int64 {
 	return &v
 }
 
-// movement answers a points operation's error, or marks its replay with
-// Idempotent-Replayed; it returns the entry to render, nil when it answered.
-func (s *server) movement(w http.ResponseWriter, r *http.Request, m *loyalty.PointsMovement, err error) *ent.PointsEntry {
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return nil
-	}
-	if m.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	return m.Entry
+// readCredit reads POST /points/credit (and /v1/points/credit). A
+// repeated call for the same order answers with the first result.
+func readCredit(b *binder) loyalty.CreditInput {
+	body := jsonBody[creditBody](b)
+	return loyalty.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
+		Amount: number(&b.problems, "amount", body.Amount), Points: integer(&b.problems, "points", body.Points)}
 }
 
-// creditPoints is POST /points/credit (and /v1/points/credit). A repeated
-// call for the same order answers with the first result.
-func (s *server) creditPoints(w http.ResponseWriter, r *http.Request) {
-	var body creditBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := loyalty.CreditInput{CustomerID: body.CustomerID, OrderID: body.OrderID,
-		Amount: number(&p, "amount", body.Amount), Points: integer(&p, "points", body.Points)}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	m, err := s.app.Loyalty.CreditPoints(r.Context(), in)
-	e := s.movement(w, r, m, err)
-	if e == nil {
-		return
-	}
-	writeJSON(w, http.StatusCreated, creditJSON{
-		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: body.OrderID, PointsCredited: e.Points,
+func renderCredit(in loyalty.CreditInput, m *loyalty.PointsMovement) creditJSON {
+	e := m.Entry
+	return creditJSON{
+		replayMark: replayMark{m.Replayed}, EntryID: e.ID, CustomerID: e.CustomerID, OrderID: in.OrderID, PointsCredited: e.Points,
 		NewBalance: e.BalanceAfter, ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
-	})
+	}
 }
 
-// debitPoints is POST /points/debit.
-func (s *server) debitPoints(w http.ResponseWriter, r *http.Request) {
-	var body debitBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	var pts int64
+// readDebit reads POST /points/debit.
+func readDebit(b *binder) loyalty.DebitInput {
+	body := jsonBody[debitBody](b)
+	in := loyalty.DebitInput{CustomerID: body.CustomerID, OrderID: body.OrderID, Reason: body.Reason}
 	if body.Points == nil {
-		p.Add("points", "is required")
-	} else if n := integer(&p, "points", body.Points); n != nil {
-		pts = *n
+		b.problems.Add("points", "is required")
+	} else if n := integer(&b.problems, "points", body.Points); n != nil {
+		in.Points = *n
 	}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	m, err := s.app.Loyalty.DebitPoints(r.Context(), loyalty.DebitInput{
-		CustomerID: body.CustomerID, Points: pts, OrderID: body.OrderID, Reason: body.Reason,
-	})
-	e := s.movement(w, r, m, err)
-	if e == nil {
-		return
-	}
-	writeJSON(w, http.StatusCreated, debitJSON{
-		EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.SourceID, PointsDebited: -e.Points,
+	return in
+}
+
+func renderDebit(m *loyalty.PointsMovement) debitJSON {
+	e := m.Entry
+	return debitJSON{
+		replayMark: replayMark{m.Replayed}, EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.SourceID, PointsDebited: -e.Points,
 		NewBalance: e.BalanceAfter, CreatedAt: timestamp(e.CreatedAt),
-	})
+	}
 }
 
 // reverseBody is POST /points/reverse.
@@ -184,6 +153,7 @@ type reverseBody struct {
 }
 
 type reverseJSON struct {
+	replayMark
 	EntryID        string       `json:"entry_id"`
 	CustomerID     string       `json:"customer_id"`
 	OrderID        *string      `json:"order_id"`
@@ -195,33 +165,20 @@ type reverseJSON struct {
 	CreatedAt      string       `json:"created_at"`
 }
 
-// reversePoints is POST /points/reverse (and /v1/points/reverse). A
+// readReverse reads POST /points/reverse (and /v1/points/reverse). A
 // repeated reversal_id answers the first reversal with
 // Idempotent-Replayed.
-func (s *server) reversePoints(w http.ResponseWriter, r *http.Request) {
-	var body reverseBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
-	in := loyalty.ReverseInput{CustomerID: body.CustomerID, OrderID: body.OrderID, ReversalID: body.ReversalID,
-		Amount: number(&p, "amount", body.Amount), Reason: body.Reason}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	m, err := s.app.Loyalty.ReversePoints(r.Context(), in)
-	e := s.movement(w, r, m, err)
-	if e == nil {
-		return
-	}
-	out := reverseJSON{EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.OrderID, ReversalID: e.SourceID,
-		PointsReversed: -e.Points, NewBalance: e.BalanceAfter, PointsDebt: e.DebtAfter, CreatedAt: timestamp(e.CreatedAt)}
-	if e.Amount != nil {
-		n := json.Number(e.Amount.String())
-		out.AmountRefunded = &n
-	}
-	writeJSON(w, http.StatusCreated, out)
+func readReverse(b *binder) loyalty.ReverseInput {
+	body := jsonBody[reverseBody](b)
+	return loyalty.ReverseInput{CustomerID: body.CustomerID, OrderID: body.OrderID, ReversalID: body.ReversalID,
+		Amount: number(&b.problems, "amount", body.Amount), Reason: body.Reason}
+}
+
+func renderReverse(m *loyalty.PointsMovement) reverseJSON {
+	e := m.Entry
+	return reverseJSON{replayMark: replayMark{m.Replayed}, EntryID: e.ID, CustomerID: e.CustomerID, OrderID: e.OrderID,
+		ReversalID: e.SourceID, PointsReversed: -e.Points, AmountRefunded: decimalJSON(e.Amount), NewBalance: e.BalanceAfter,
+		PointsDebt: e.DebtAfter, CreatedAt: timestamp(e.CreatedAt)}
 }
 
 type expiringJSON struct {
@@ -229,36 +186,42 @@ type expiringJSON struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
-// pointsBalance is GET /points/balance/{customer_id}.
-func (s *server) pointsBalance(w http.ResponseWriter, r *http.Request) {
-	b, err := s.app.Loyalty.Balance(r.Context(), chi.URLParam(r, "customer_id"))
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
+// balanceJSON is GET /points/balance/{customer_id}; its fields, and those
+// of expiring_soon, are in the order of their names.
+type balanceJSON struct {
+	CustomerID         string           `json:"customer_id"`
+	ExpiringSoon       expiringSoonJSON `json:"expiring_soon"`
+	Level              string           `json:"level"`
+	LifetimeValue      json.Number      `json:"lifetime_value"`
+	NextLevel          *string          `json:"next_level"`
+	PointsBalance      int64            `json:"points_balance"`
+	PointsDebt         int64            `json:"points_debt"`
+	EarnedLast12Months int64            `json:"points_earned_last_12_months"`
+	PointsPending      int64            `json:"points_pending"`
+	PointsToNextLevel  *int64           `json:"points_to_next_level"`
+}
+
+type expiringSoonJSON struct {
+	Days   int            `json:"days"`
+	Lots   []expiringJSON `json:"lots"`
+	Points int64          `json:"points"`
+}
+
+func renderBalance(b *loyalty.PointsBalance) balanceJSON {
+	c := b.Customer
+	out := balanceJSON{
+		CustomerID: c.ID, PointsBalance: c.PointsBalance, PointsPending: c.PointsPending, PointsDebt: c.PointsDebt,
+		Level: string(c.Level), EarnedLast12Months: b.EarnedLast12Months, LifetimeValue: json.Number(c.LifetimeValue.String()),
+		ExpiringSoon: expiringSoonJSON{Points: b.ExpiringPoints, Days: 30, Lots: make([]expiringJSON, len(b.Expiring))},
 	}
-	lots := make([]expiringJSON, len(b.Expiring))
 	for i, l := range b.Expiring {
-		lots[i] = expiringJSON{Points: l.Points, ExpiresAt: timestamp(l.ExpiresAt)}
+		out.ExpiringSoon.Lots[i] = expiringJSON{Points: l.Points, ExpiresAt: timestamp(l.ExpiresAt)}
 	}
-	var next *string
-	var missing *int64
 	if b.NextLevel != "" {
 		n := string(b.NextLevel)
-		next, missing = &n, &b.PointsToNextLevel
+		out.NextLevel, out.PointsToNextLevel = &n, &b.PointsToNextLevel
 	}
-	c := b.Customer
-	writeJSON(w, http.StatusOK, map[string]any{
-		"customer_id":                  c.ID,
-		"points_balance":               c.PointsBalance,
-		"points_pending":               c.PointsPending,
-		"points_debt":                  c.PointsDebt,
-		"level":                        c.Level,
-		"next_level":                   next,
-		"points_to_next_level":         missing,
-		"points_earned_last_12_months": b.EarnedLast12Months,
-		"lifetime_value":               json.Number(c.LifetimeValue.String()),
-		"expiring_soon":                map[string]any{"points": b.ExpiringPoints, "days": 30, "lots": lots},
-	})
+	return out
 }
 
 type entryJSON struct {
@@ -279,50 +242,40 @@ type sourceJSON struct {
 	ID   *string `json:"id"`
 }
 
-// pointsStatement is GET /points/statement/{customer_id}.
-func (s *server) pointsStatement(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var p apperr.Problems
-	after, limit := pageQuery(q, "ptx_", &p)
-	var f loyalty.StatementFilter
-	if v := q.Get("from"); v != "" {
-		t, err := parseInstant(v)
-		if err != nil {
-			p.Add("from", "must be an ISO 8601 date or date-time")
-		}
-		f.From = &t
+// statementRequest is GET /points/statement/{customer_id}.
+type statementRequest struct {
+	customerID string
+	paged[loyalty.StatementFilter]
+}
+
+func readStatement(b *binder) statementRequest {
+	q := statementRequest{customerID: pathCustomerID(b)}
+	q.pageRequest = b.page("ptx_")
+	q.filter = loyalty.StatementFilter{
+		From: instant(&b.problems, "from", b.query("from"), dateOrDateTime),
+		To:   instant(&b.problems, "to", b.query("to"), dateOrDateTime),
 	}
-	if v := q.Get("to"); v != "" {
-		t, err := parseInstant(v)
-		if err != nil {
-			p.Add("to", "must be an ISO 8601 date or date-time")
-		}
-		f.To = &t
-	}
-	if err := p.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	conn, err := s.app.Loyalty.Statement(r.Context(), chi.URLParam(r, "customer_id"), f, after, limit)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	items := make([]entryJSON, 0, len(conn.Edges))
-	for _, edge := range conn.Edges {
-		e := edge.Node
-		item := entryJSON{
-			ID: e.ID, Kind: string(e.Kind), Points: e.Points, BalanceAfter: e.BalanceAfter, DebtAfter: e.DebtAfter,
-			Source: sourceJSON{Kind: string(e.SourceKind), ID: e.SourceID}, Reason: e.Reason,
-			ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
-		}
-		if e.Amount != nil {
-			n := json.Number(e.Amount.String())
-			item.Amount = &n
-		}
-		items = append(items, item)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"customer_id": chi.URLParam(r, "customer_id"), "data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount),
-	})
+	return q
+}
+
+func (s *server) statement(ctx context.Context, q statementRequest) (*ent.PointsEntryConnection, error) {
+	return s.app.Loyalty.Statement(ctx, q.customerID, q.filter, q.after, q.limit)
+}
+
+// statementJSON is a page of a customer's statement.
+type statementJSON struct {
+	CustomerID string `json:"customer_id"`
+	listJSON[entryJSON]
+}
+
+func renderStatement(q statementRequest, conn *ent.PointsEntryConnection) statementJSON {
+	return statementJSON{CustomerID: q.customerID, listJSON: pageOf(conn.Edges, conn.PageInfo, conn.TotalCount,
+		func(edge *ent.PointsEntryEdge) entryJSON {
+			e := edge.Node
+			return entryJSON{
+				ID: e.ID, Kind: string(e.Kind), Points: e.Points, BalanceAfter: e.BalanceAfter, DebtAfter: e.DebtAfter,
+				Source: sourceJSON{Kind: string(e.SourceKind), ID: e.SourceID}, Reason: e.Reason, Amount: decimalJSON(e.Amount),
+				ExpiresAt: optTimestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
+			}
+		})}
 }

@@ -1,16 +1,11 @@
 package rest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -20,20 +15,17 @@ import (
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/decimaltext"
-	"github.com/fideliza/fideliza/domain/guard"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
 )
 
-// maxPOSBody bounds a POS request: a sale of 1,000 items fits.
-const maxPOSBody = 2 << 20
-
-// posRoutes mounts the tenant point-of-sale interface. Its checks run in the
+// mountPOS mounts the tenant point-of-sale interface. Its checks run in the
 // order DESIGN.md gives, for every route here: tenant id format (400),
 // genuine credentials (401), the path's tenant exists (404), credentials of
 // this tenant (401), tenant active (404), then the body.
-func (s *server) posRoutes(r chi.Router) {
+func (s *server) mountPOS(r chi.Router) {
 	r.Use(recoverer(s.log, internalProblem), s.posTenant)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, http.StatusNotFound, "resource-not-found", "no such path in the point-of-sale interface", nil)
@@ -44,8 +36,8 @@ func (s *server) posRoutes(r chi.Router) {
 		writeProblem(w, r, http.StatusMethodNotAllowed, "method-not-allowed",
 			r.Method+" is not allowed here; allowed: "+strings.Join(allowed, ", "), nil)
 	})
-	for _, rt := range posRouteTable {
-		s.handle(r, rt)
+	for _, rt := range s.posRouteTable() {
+		mount(r, rt)
 	}
 }
 
@@ -108,77 +100,6 @@ func (s *server) posTenant(next http.Handler) http.Handler {
 	})
 }
 
-// decodePOS reads a POS JSON body, answering 415, 413 and 400 itself. It
-// reads up to maxPOSBody itself: decodeJSON would stop at the 1 MiB of the
-// /v1 interface.
-func (s *server) decodePOS(w http.ResponseWriter, r *http.Request, v any) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported-media-type", "Content-Type must be application/json", nil)
-		return false
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPOSBody))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		writeProblem(w, r, http.StatusRequestEntityTooLarge, "payload-too-large", "the body exceeds 2 MiB", nil)
-		return false
-	case err != nil:
-		writeProblem(w, r, http.StatusBadRequest, "validation-error", "the body could not be read", nil)
-		return false
-	}
-	if !utf8.Valid(raw) {
-		writeProblem(w, r, http.StatusBadRequest, "validation-error", "the body is not valid UTF-8", nil)
-		return false
-	}
-	err = decodePOSJSON(raw, v)
-	var bad errBadJSON
-	switch {
-	case err == nil:
-		return true
-	case errors.As(err, &bad):
-		writeProblem(w, r, http.StatusBadRequest, "validation-error", bad.msg, nil)
-	default:
-		s.writePOSError(w, r, err)
-	}
-	return false
-}
-
-// decodePOSJSON decodes one JSON object into v, numbers kept as written.
-// Malformed JSON and trailing data are errBadJSON; a value of the wrong type
-// is a validation error of its field.
-func decodePOSJSON(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	err := dec.Decode(v)
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return errBadJSON{"the body must hold a single JSON object"}
-		}
-		return nil
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return errBadJSON{"the body must be a JSON object"}
-		}
-		return apperr.Malformed(typeErr.Field, "must be %s", jsonKind(typeErr.Type.Kind().String()))
-	case errors.Is(err, io.EOF):
-		return errBadJSON{"the body is empty"}
-	default:
-		return errBadJSON{"malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
-	}
-}
-
-// posDecimal reads a number of a POS body (package guard bounds its
-// literal and its magnitude).
-func posDecimal(p *apperr.Problems, field string, n *jsonNumber) *decimal.Decimal {
-	if n == nil {
-		return nil
-	}
-	return guard.Number(p, field, string(*n))
-}
-
 type posCustomerJSON struct {
 	ID    *string `json:"id"`
 	Type  *string `json:"type"`
@@ -210,31 +131,27 @@ type messageJSON struct {
 	Content string `json:"content"`
 }
 
-// identify is POST …/customers/identify.
-func (s *server) identify(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+// readIdentify reads POST …/customers/identify.
+func readIdentify(b *binder) app.IdentifyInput {
+	body := jsonBody[struct {
 		SessionID string           `json:"sessionId"`
 		Protocol  string           `json:"protocol"`
 		Customer  *posCustomerJSON `json:"customer"`
 		Store     *storeJSON       `json:"store"`
-	}
-	if !s.decodePOS(w, r, &body) {
-		return
-	}
-	res, err := s.app.IdentifyCustomer(r.Context(), app.IdentifyInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input()})
-	if err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
+	}](b)
+	return app.IdentifyInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input()}
+}
+
+func renderIdentification(in app.IdentifyInput, res *app.Identification) identificationJSON {
 	c := identifiedJSON{ID: res.Document, Status: res.Status, Type: string(res.Type)}
 	if cu := res.Customer; cu != nil {
 		first, last, _ := strings.Cut(strings.TrimSpace(cu.Name), " ")
-		c.ExternalCode, c.FirstName, c.LastName = cu.ExternalID, nonEmpty(first), nonEmpty(strings.TrimSpace(last))
+		c.ExternalCode, c.FirstName, c.LastName = cu.ExternalID, nonEmptyString(first), nonEmptyString(strings.TrimSpace(last))
 		c.Phone, c.Email = cu.Phone, cu.Email
 		// The point of sale's code of a level: 1 (bronze) to 4 (diamond), 0 for none.
 		c.Classification = &classificationJSON{Code: points.Rank(points.Level(cu.Level)) + 1, Description: string(cu.Level)}
 	}
-	writeJSON(w, http.StatusOK, identificationJSON{Customer: c, PriceCode: res.PriceCode, SessionID: body.SessionID})
+	return identificationJSON{Customer: c, PriceCode: res.PriceCode, SessionID: in.SessionID}
 }
 
 // identificationJSON is the answer of identify. Its fields, and those of the
@@ -264,20 +181,6 @@ type classificationJSON struct {
 	Description string `json:"description"`
 }
 
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// setIf sets key when v is not nil: null fields are omitted.
-func setIf(m map[string]any, key string, v *string) {
-	if v != nil {
-		m[key] = *v
-	}
-}
-
 type posDiscountJSON struct {
 	PromotionID           *string     `json:"promotionId"`
 	PartnerPromotionID    *string     `json:"partnerPromotionId,omitempty"`
@@ -303,9 +206,9 @@ func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []app.P
 	for i, d := range ds {
 		out[i] = app.POSDiscount{
 			PromotionID: d.PromotionID, PartnerPromotionID: d.PartnerPromotionID,
-			UnitDiscount:          posDecimal(p, field+".unitDiscount", d.UnitDiscount),
-			UnitPriceWithDiscount: posDecimal(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
-			Quantity:              posDecimal(p, field+".quantity", d.Quantity),
+			UnitDiscount:          number(p, field+".unitDiscount", d.UnitDiscount),
+			UnitPriceWithDiscount: number(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
+			Quantity:              number(p, field+".quantity", d.Quantity),
 		}
 	}
 	return out
@@ -320,51 +223,53 @@ func posNumber(d *decimal.Decimal) *jsonNumber {
 	return &n
 }
 
-// authorize is POST …/discounts/authorizations (and …/authorize).
-func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		SessionID string           `json:"sessionId"`
-		Protocol  string           `json:"protocol"`
-		Customer  *posCustomerJSON `json:"customer"`
-		Sale      *struct {
-			ID             string        `json:"id"`
-			Store          storeJSON     `json:"store"`
-			Date           string        `json:"date"`
-			Amount         *jsonNumber   `json:"amount"`
-			IgnoreDiscount bool          `json:"ignoreDiscount"`
-			CouponCode     string        `json:"couponCode"`
-			Items          []posItemJSON `json:"items"`
-		} `json:"sale"`
-	}
-	if !s.decodePOS(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
+// authorizeRequest is POST …/discounts/authorizations (and …/authorize):
+// the operation's input, and the sale its answer echoes.
+type authorizeRequest struct {
+	in   app.AuthorizeInput
+	sale authorizeSaleJSON
+}
+
+type authorizeSaleJSON struct {
+	ID             string        `json:"id"`
+	Store          storeJSON     `json:"store"`
+	Date           string        `json:"date"`
+	Amount         *jsonNumber   `json:"amount"`
+	IgnoreDiscount bool          `json:"ignoreDiscount"`
+	CouponCode     string        `json:"couponCode"`
+	Items          []posItemJSON `json:"items"`
+}
+
+func (q authorizeRequest) input() app.AuthorizeInput { return q.in }
+
+func readAuthorize(b *binder) authorizeRequest {
+	body := jsonBody[struct {
+		SessionID string             `json:"sessionId"`
+		Protocol  string             `json:"protocol"`
+		Customer  *posCustomerJSON   `json:"customer"`
+		Sale      *authorizeSaleJSON `json:"sale"`
+	}](b)
+	p := &b.problems
 	if body.Sale == nil {
 		p.Add("sale", "is required")
-		s.writePOSError(w, r, p.Malformed())
-		return
+		return authorizeRequest{}
 	}
-	in := app.AuthorizeInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: body.Sale.Store.ID,
-		IgnoreDiscount: body.Sale.IgnoreDiscount, Date: posInstant(&p, "sale.date", body.Sale.Date), CouponCode: body.Sale.CouponCode}
-	posDecimal(&p, "sale.amount", body.Sale.Amount)
-	for i, it := range body.Sale.Items {
+	sl := body.Sale
+	in := app.AuthorizeInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID,
+		IgnoreDiscount: sl.IgnoreDiscount, Date: instant(p, "sale.date", sl.Date, dateTime), CouponCode: sl.CouponCode}
+	number(p, "sale.amount", sl.Amount)
+	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
 		in.Items = append(in.Items, app.POSItem{
 			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount,
-			UnitPrice: posDecimal(&p, f+".unitPrice", it.UnitPrice), Quantity: posDecimal(&p, f+".quantity", it.Quantity),
-			Discounts: discountsIn(&p, f+".discounts", it.Discounts), Increases: it.Increases,
+			UnitPrice: number(p, f+".unitPrice", it.UnitPrice), Quantity: number(p, f+".quantity", it.Quantity),
+			Discounts: discountsIn(p, f+".discounts", it.Discounts), Increases: it.Increases,
 		})
 	}
-	if err := p.Malformed(); err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
-	res, err := s.app.AuthorizeDiscounts(r.Context(), in)
-	if err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
+	return authorizeRequest{in: in, sale: *sl}
+}
+
+func (q authorizeRequest) answer(res *app.Authorization) authorizationJSON {
 	items := make([]posItemJSON, len(res.Items))
 	for i, it := range res.Items {
 		items[i] = posItemJSON{ID: it.ID, GTIN: it.GTIN, UnitPrice: posNumber(it.UnitPrice), UnitMeasure: it.UnitMeasure,
@@ -377,10 +282,10 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 			})
 		}
 	}
-	out := authorizationJSON{SessionID: body.SessionID, Messages: []messageJSON{
+	out := authorizationJSON{SessionID: q.in.SessionID, Messages: []messageJSON{
 		{Type: "SUCCESS", Content: strconv.Itoa(res.Applied) + " discount(s) authorized"},
 	}, Sale: authorizedSaleJSON{
-		Amount: body.Sale.Amount, Date: body.Sale.Date, Items: items, Store: body.Sale.Store, TicketID: body.Sale.ID,
+		Amount: q.sale.Amount, Date: q.sale.Date, Items: items, Store: q.sale.Store, TicketID: q.sale.ID,
 	}}
 	if res.Applied == 0 {
 		out.Messages[0] = messageJSON{Type: "INFO", Content: "no offers for this customer and cart"}
@@ -388,7 +293,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request) {
 	if res.Document != "" {
 		out.Customer = &posCustomerIDJSON{ID: res.Document}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // authorizationJSON is the answer of authorize. Its fields are in the order
@@ -413,23 +318,6 @@ type authorizedSaleJSON struct {
 	TicketID string        `json:"ticketId,omitempty"`
 }
 
-// posInstant reads an ISO 8601 date-time with offset.
-func posInstant(p *apperr.Problems, field, v string) *time.Time {
-	if v == "" {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		p.Add(field, "must be an ISO 8601 date-time with offset")
-		return nil
-	}
-	// Checked here too, for the problem to name the document's field.
-	if !guard.Time(p, field, t) {
-		return nil
-	}
-	return &t
-}
-
 // fiscalDocumentJSON is the optional fiscal document of a sale: the
 // document gives its fields, all strings.
 type fiscalDocumentJSON struct {
@@ -440,10 +328,17 @@ type fiscalDocumentJSON struct {
 	URL          string `json:"url,omitempty"`
 }
 
-// registerSale is POST …/sales: 202 once the sale and its processing job
-// are committed.
-func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+// saleRequest is POST …/sales: 202 once the sale and its processing job
+// are committed. The answer echoes the sale's id as sent.
+type saleRequest struct {
+	in     app.SaleInput
+	saleID *jsonNumber
+}
+
+func (q saleRequest) input() app.SaleInput { return q.in }
+
+func readSale(b *binder) saleRequest {
+	body := jsonBody[struct {
 		Protocol string           `json:"protocol"`
 		Customer *posCustomerJSON `json:"customer"`
 		Sale     *struct {
@@ -466,22 +361,18 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 			FiscalDocument *fiscalDocumentJSON `json:"fiscalDocument"`
 			CouponCode     string              `json:"couponCode"`
 		} `json:"sale"`
-	}
-	if !s.decodePOS(w, r, &body) {
-		return
-	}
-	var p apperr.Problems
+	}](b)
+	p := &b.problems
 	if body.Sale == nil {
 		p.Add("sale", "is required")
-		s.writePOSError(w, r, p.Malformed())
-		return
+		return saleRequest{}
 	}
 	sl := body.Sale
 	in := app.SaleInput{
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
-		EmployeeID: sl.Store.EmployeeID, SellerID: sl.Store.SellerID, Channel: sl.Channel, Date: posInstant(&p, "sale.date", sl.Date),
-		Amount: posDecimal(&p, "sale.amount", sl.Amount), AmountPayable: posDecimal(&p, "sale.amountPayable", sl.AmountPayable),
-		DiscountAmount: posDecimal(&p, "sale.discountAmount", sl.DiscountAmount), CouponCode: sl.CouponCode,
+		EmployeeID: sl.Store.EmployeeID, SellerID: sl.Store.SellerID, Channel: sl.Channel, Date: instant(p, "sale.date", sl.Date, dateTime),
+		Amount: number(p, "sale.amount", sl.Amount), AmountPayable: number(p, "sale.amountPayable", sl.AmountPayable),
+		DiscountAmount: number(p, "sale.discountAmount", sl.DiscountAmount), CouponCode: sl.CouponCode,
 	}
 	if sl.ID != nil {
 		in.SaleID = string(*sl.ID)
@@ -490,47 +381,53 @@ func (s *server) registerSale(w http.ResponseWriter, r *http.Request) {
 		// Stored as the documented fields, re-encoded: the raw JSON could
 		// hold what jsonb refuses (lone surrogates, numbers beyond numeric).
 		fd, err := json.Marshal(sl.FiscalDocument)
-		if err != nil {
-			s.writePOSError(w, r, err)
-			return
-		}
+		b.refuse(err)
 		in.FiscalDocument = fd
 	}
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
 		in.Items = append(in.Items, app.SaleItemInput{
 			ID: it.ID, GTIN: it.GTIN, Description: it.Description,
-			UnitPrice: posDecimal(&p, f+".unitPrice", it.UnitPrice), Quantity: posDecimal(&p, f+".quantity", it.Quantity),
-			Discounts: discountsIn(&p, f+".discounts", it.Discounts),
+			UnitPrice: number(p, f+".unitPrice", it.UnitPrice), Quantity: number(p, f+".quantity", it.Quantity),
+			Discounts: discountsIn(p, f+".discounts", it.Discounts),
 		})
 	}
 	for i, pm := range sl.Payments {
 		f := "sale.payments[" + strconv.Itoa(i) + "]"
-		pay := app.SalePaymentInput{Amount: posDecimal(&p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
+		pay := app.SalePaymentInput{Amount: number(p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
 			NSU: pm.NSU, Installments: pm.Installments}
 		if pm.ID != nil {
 			pay.ID = string(*pm.ID)
 		}
 		in.Payments = append(in.Payments, pay)
 	}
-	if err := p.Malformed(); err != nil {
-		s.writePOSError(w, r, err)
-		return
+	return saleRequest{in: in, saleID: sl.ID}
+}
+
+// saleReceivedJSON is the 202 of a sale registered. Its fields, and those
+// of the types it holds, are in the order of their names.
+type saleReceivedJSON struct {
+	Customer saleCustomerJSON `json:"customer"`
+	Messages []messageJSON    `json:"messages"`
+	Sale     saleStatusJSON   `json:"sale"`
+}
+
+type saleCustomerJSON struct {
+	ID   string                     `json:"id"`
+	Type *sale.CustomerDocumentType `json:"type"` // null: not identified
+}
+
+type saleStatusJSON struct {
+	ID     *jsonNumber `json:"id"`
+	Status string      `json:"status"`
+}
+
+func (q saleRequest) answer(stored *ent.Sale) saleReceivedJSON {
+	return saleReceivedJSON{
+		Customer: saleCustomerJSON{ID: stored.CustomerDocument, Type: stored.CustomerDocumentType},
+		Messages: []messageJSON{{Type: "SUCCESS", Content: "sale received for processing"}},
+		Sale:     saleStatusJSON{ID: q.saleID, Status: "RECEIVED"},
 	}
-	stored, err := s.app.RegisterSale(r.Context(), in)
-	if err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
-	cust := map[string]any{"id": stored.CustomerDocument, "type": nil} // null: not identified
-	if stored.CustomerDocumentType != nil {
-		cust["type"] = string(*stored.CustomerDocumentType)
-	}
-	writeJSON(w, http.StatusAccepted, map[string]any{
-		"customer": cust,
-		"sale":     map[string]any{"id": sl.ID, "status": "RECEIVED"},
-		"messages": []messageJSON{{Type: "SUCCESS", Content: "sale received for processing"}},
-	})
 }
 
 // saleReturnJSON is the body of a return or cancellation: its id, store,
@@ -546,103 +443,126 @@ type saleReturnJSON struct {
 	} `json:"items"`
 }
 
-// cancelSale is POST …/sales/{saleId}/cancellation: every unit not yet
-// returned comes back; 202 once stored with its processing job.
-func (s *server) cancelSale(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+// readCancellation reads POST …/sales/{saleId}/cancellation: every unit
+// not yet returned comes back; 202 once stored with its processing job.
+func readCancellation(b *binder) app.SaleReturnInput {
+	body := jsonBody[struct {
 		Protocol     string          `json:"protocol"`
 		Cancellation *saleReturnJSON `json:"cancellation"`
-	}
-	if !s.decodePOS(w, r, &body) {
-		return
-	}
-	s.registerSaleReturn(w, r, salereturn.KindCancellation, body.Protocol, body.Cancellation)
+	}](b)
+	return readSaleReturn(b, salereturn.KindCancellation, body.Protocol, body.Cancellation)
 }
 
-// returnSaleItems is POST …/sales/{saleId}/returns: the units listed come
+// readReturn reads POST …/sales/{saleId}/returns: the units listed come
 // back; 202 once stored with its processing job.
-func (s *server) returnSaleItems(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+func readReturn(b *binder) app.SaleReturnInput {
+	body := jsonBody[struct {
 		Protocol string          `json:"protocol"`
 		Return   *saleReturnJSON `json:"return"`
-	}
-	if !s.decodePOS(w, r, &body) {
-		return
-	}
-	s.registerSaleReturn(w, r, salereturn.KindReturn, body.Protocol, body.Return)
+	}](b)
+	return readSaleReturn(b, salereturn.KindReturn, body.Protocol, body.Return)
 }
 
-func (s *server) registerSaleReturn(w http.ResponseWriter, r *http.Request, kind salereturn.Kind, protocol string, body *saleReturnJSON) {
-	var p apperr.Problems
+func readSaleReturn(b *binder, kind salereturn.Kind, protocol string, body *saleReturnJSON) app.SaleReturnInput {
+	p := &b.problems
 	if body == nil {
 		p.Add(string(kind), "is required")
-		s.writePOSError(w, r, p.Malformed())
-		return
+		return app.SaleReturnInput{}
 	}
 	in := app.SaleReturnInput{
-		Protocol: protocol, SaleRef: chi.URLParam(r, "saleId"), Kind: kind, ID: body.ID,
+		Protocol: protocol, SaleRef: b.path("saleId"), Kind: kind, ID: body.ID,
 		StoreID: body.Store.ID, PosID: body.Store.PosID, Reason: body.Reason,
-		Date: posInstant(&p, string(kind)+".date", body.Date), ItemsWereListed: body.Items != nil,
+		Date: instant(p, string(kind)+".date", body.Date, dateTime), ItemsWereListed: body.Items != nil,
 	}
 	for i, it := range body.Items {
 		in.Items = append(in.Items, app.ReturnItemInput{ID: it.ID,
-			Quantity: posDecimal(&p, string(kind)+".items["+strconv.Itoa(i)+"].quantity", it.Quantity)})
+			Quantity: number(p, string(kind)+".items["+strconv.Itoa(i)+"].quantity", it.Quantity)})
 	}
-	if err := p.Malformed(); err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
-	ret, err := s.app.RegisterSaleReturn(r.Context(), in)
-	if err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]any{
-		string(kind): renderReturn(ret),
-		"messages":   []messageJSON{{Type: "SUCCESS", Content: string(kind) + " received for processing"}},
-	})
+	return in
 }
 
-// renderReturn is a return or cancellation as the POS sees it.
-func renderReturn(ret *ent.SaleReturn) map[string]any {
-	out := map[string]any{
-		"id": ret.ExternalID, "returnId": ret.ID, "kind": ret.Kind, "status": ret.Status,
-		"amount": json.Number(ret.Amount.String()), "pointsReversed": ret.PointsReversed, "receivedAt": timestamp(ret.CreatedAt),
-	}
-	if ret.ProcessedAt != nil {
-		out["processedAt"] = timestamp(*ret.ProcessedAt)
+// returnReceivedJSON is the 202 of a return or cancellation, under its
+// kind's name. Its fields are in the order of their names.
+type returnReceivedJSON struct {
+	Cancellation *returnJSON   `json:"cancellation,omitempty"`
+	Messages     []messageJSON `json:"messages"`
+	Return       *returnJSON   `json:"return,omitempty"`
+}
+
+func renderReturnReceived(ret *ent.SaleReturn) returnReceivedJSON {
+	out := returnReceivedJSON{Messages: []messageJSON{{Type: "SUCCESS", Content: string(ret.Kind) + " received for processing"}}}
+	r := renderReturn(ret)
+	if ret.Kind == salereturn.KindCancellation {
+		out.Cancellation = &r
+	} else {
+		out.Return = &r
 	}
 	return out
 }
 
-// saleOutcome is GET …/sales/{saleId}: the outcome of processing.
-func (s *server) saleOutcome(w http.ResponseWriter, r *http.Request) {
-	sl, err := s.app.SaleOutcome(r.Context(), chi.URLParam(r, "saleId"), r.URL.Query().Get("storeId"))
-	if err != nil {
-		s.writePOSError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, renderSale(sl))
+// returnJSON is a return or cancellation as the POS sees it. Its fields are
+// in the order of their names.
+type returnJSON struct {
+	Amount         json.Number       `json:"amount"`
+	ID             string            `json:"id"`
+	Kind           salereturn.Kind   `json:"kind"`
+	PointsReversed int64             `json:"pointsReversed"`
+	ProcessedAt    *string           `json:"processedAt,omitempty"`
+	ReceivedAt     string            `json:"receivedAt"`
+	ReturnID       string            `json:"returnId"`
+	Status         salereturn.Status `json:"status"`
 }
 
-func renderSale(sl *ent.Sale) map[string]any {
-	out := map[string]any{
-		"id": sl.ExternalID, "saleId": sl.ID, "status": sl.Status, "receivedAt": timestamp(sl.CreatedAt),
-		"pointsCredited": sl.PointsCredited, "amountPayable": json.Number(sl.AmountPayable.String()),
+func renderReturn(ret *ent.SaleReturn) returnJSON {
+	return returnJSON{
+		ID: ret.ExternalID, ReturnID: ret.ID, Kind: ret.Kind, Status: ret.Status, Amount: json.Number(ret.Amount.String()),
+		PointsReversed: ret.PointsReversed, ReceivedAt: timestamp(ret.CreatedAt), ProcessedAt: optTimestamp(ret.ProcessedAt),
+	}
+}
+
+// readSaleRef reads GET …/sales/{saleId}: the outcome of processing of the
+// sale, at the store of ?storeId.
+func readSaleRef(b *binder) onPath[string] {
+	return onPath[string]{id: b.path("saleId"), in: b.query("storeId")}
+}
+
+// saleOutcomeJSON is a sale's outcome. Its fields are in the order of
+// their names.
+type saleOutcomeJSON struct {
+	Sale saleJSON `json:"sale"`
+}
+
+type saleJSON struct {
+	AmountPayable  json.Number   `json:"amountPayable"`
+	ID             string        `json:"id"`
+	PointsCredited int64         `json:"pointsCredited"`
+	PointsReversed int64         `json:"pointsReversed"`
+	ProcessedAt    *string       `json:"processedAt,omitempty"`
+	Reason         *string       `json:"reason,omitempty"`
+	ReceivedAt     string        `json:"receivedAt"`
+	ReturnedAmount json.Number   `json:"returnedAmount"`
+	Returns        []returnJSON  `json:"returns"`
+	SaleID         string        `json:"saleId"`
+	Status         sale.Status   `json:"status"`
+	Store          *posStoreJSON `json:"store,omitempty"`
+}
+
+type posStoreJSON struct {
+	ID string `json:"id"`
+}
+
+func renderSale(sl *ent.Sale) saleOutcomeJSON {
+	out := saleJSON{
+		ID: sl.ExternalID, SaleID: sl.ID, Status: sl.Status, ReceivedAt: timestamp(sl.CreatedAt),
+		PointsCredited: sl.PointsCredited, AmountPayable: json.Number(sl.AmountPayable.String()),
+		Reason: sl.FailureReason, ProcessedAt: optTimestamp(sl.ProcessedAt), PointsReversed: sl.PointsReversed,
+		ReturnedAmount: json.Number(sl.ReturnedAmount.String()), Returns: make([]returnJSON, len(sl.Edges.Returns)),
 	}
 	if sl.Edges.Store != nil {
-		out["store"] = map[string]any{"id": sl.Edges.Store.Code}
+		out.Store = &posStoreJSON{ID: sl.Edges.Store.Code}
 	}
-	setIf(out, "reason", sl.FailureReason)
-	if sl.ProcessedAt != nil {
-		out["processedAt"] = timestamp(*sl.ProcessedAt)
-	}
-	out["pointsReversed"] = sl.PointsReversed
-	out["returnedAmount"] = json.Number(sl.ReturnedAmount.String())
-	returns := make([]map[string]any, len(sl.Edges.Returns))
 	for i, ret := range sl.Edges.Returns {
-		returns[i] = renderReturn(ret)
+		out.Returns[i] = renderReturn(ret)
 	}
-	out["returns"] = returns
-	return map[string]any{"sale": out}
+	return saleOutcomeJSON{Sale: out}
 }

@@ -55,7 +55,7 @@ func TestPOSTenantChecks(t *testing.T) {
 			{"unknown tenant, credentials of an inactive tenant", unknown, closedCreds, http.StatusNotFound, "tenant-not-found"},
 			{"the other tenant, its credentials: past the checks", other.ID, &[2]string{otherPOS.Client.ID, otherPOS.Secret}, http.StatusBadRequest, "validation-error"},
 		}
-		for _, rt := range posRouteTable {
+		for _, rt := range routeTable.posRouteTable() {
 			q := posReq{method: rt.method, path: strings.ReplaceAll(rt.pattern, "{saleId}", "9001")}
 			if rt.method != http.MethodGet {
 				q.body = "{}"

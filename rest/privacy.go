@@ -25,13 +25,3 @@ func (s *server) exportCustomer(w http.ResponseWriter, r *http.Request) {
 		s.log.ErrorContext(r.Context(), "customer export stopped", "request_id", RequestID(r.Context()), "customer_id", id, "error", err)
 	}
 }
-
-// eraseCustomer is DELETE /v1/customers/{id}: the customer's personal data
-// is erased (204), again for an erased customer.
-func (s *server) eraseCustomer(w http.ResponseWriter, r *http.Request) {
-	if err := s.app.Privacy.EraseCustomer(r.Context(), chi.URLParam(r, "id")); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"errors"
 	"html/template"
 	"net/http"
 
@@ -76,6 +77,10 @@ var posProblems = map[string]string{
 // status (package httperr); errors without a kind are logged and answered
 // 500 without their cause.
 func (s *server) writePOSError(w http.ResponseWriter, r *http.Request, err error) {
+	if refused := (bodyRefusal{}); errors.As(err, &refused) {
+		writeProblem(w, r, refused.status, refused.code, refused.message, nil)
+		return
+	}
 	e, ok := httperr.As(err)
 	if !ok {
 		if s.unexpected(w, r, err) {

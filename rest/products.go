@@ -1,8 +1,6 @@
 package rest
 
 import (
-	"net/http"
-
 	"github.com/fideliza/fideliza/app/campaigns"
 )
 
@@ -15,31 +13,36 @@ type productJSON struct {
 	Brand    string `json:"brand"`
 }
 
-// importProducts is POST /v1/products: products created or updated by GTIN,
-// else SKU, with the problems of those skipped.
-func (s *server) importProducts(w http.ResponseWriter, r *http.Request) {
-	var body struct {
+// readProducts reads POST /v1/products: products created or updated by
+// GTIN, else SKU, with the problems of those skipped.
+func readProducts(b *binder) []campaigns.ProductInput {
+	body := jsonBody[struct {
 		Products []productJSON `json:"products"`
-	}
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
+	}](b)
 	rows := make([]campaigns.ProductInput, len(body.Products))
 	for i, p := range body.Products {
 		rows[i] = campaigns.ProductInput(p)
 	}
-	res, err := s.app.Campaigns.ImportProducts(r.Context(), rows)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	type problem struct {
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	}
-	problems := make([]problem, len(res.Problems))
+	return rows
+}
+
+// catalogJSON is the answer of POST /v1/products; its fields are in the
+// order of their names.
+type catalogJSON struct {
+	Created  int                  `json:"created"`
+	Problems []productProblemJSON `json:"problems"`
+	Updated  int                  `json:"updated"`
+}
+
+type productProblemJSON struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func renderCatalog(res *campaigns.CatalogResult) catalogJSON {
+	problems := make([]productProblemJSON, len(res.Problems))
 	for i, p := range res.Problems {
-		problems[i] = problem{Field: p.Path(), Message: p.Message}
+		problems[i] = productProblemJSON{Field: p.Path(), Message: p.Message}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"created": res.Created, "updated": res.Updated, "problems": problems})
+	return catalogJSON{Created: res.Created, Problems: problems, Updated: res.Updated}
 }

@@ -108,26 +108,26 @@ func (l *limits) client(w http.ResponseWriter, v viewer.Viewer) limited {
 // anonymousRequest counts a request of r's address without valid
 // credentials on a bearer path and writes the headers.
 func (l *limits) anonymousRequest(w http.ResponseWriter, r *http.Request) limited {
-	q := l.cfg.DefaultQuota()
-	d := limited{policyAnonymous, q, l.anonymous.Allow(clientIP(r), q)}
-	d.set(w)
-	return d
+	return byAddress(w, r, policyAnonymous, l.cfg.DefaultQuota(), l.anonymous.Allow)
 }
 
 // tokenRequest counts a request to /auth/token of r's address and writes
 // the headers.
 func (l *limits) tokenRequest(w http.ResponseWriter, r *http.Request) limited {
-	q := l.cfg.TokenQuota()
-	d := limited{policyToken, q, l.token.Allow(clientIP(r), q)}
-	d.set(w)
-	return d
+	return byAddress(w, r, policyToken, l.cfg.TokenQuota(), l.token.Allow)
 }
 
 // authFailures says, without counting, whether r's address may still try
 // HTTP Basic credentials, and writes the headers.
 func (l *limits) authFailures(w http.ResponseWriter, r *http.Request) limited {
-	q := l.cfg.AuthFailureQuota()
-	d := limited{policyAuthFailures, q, l.failures.Peek(clientIP(r), q)}
+	return byAddress(w, r, policyAuthFailures, l.cfg.AuthFailureQuota(), l.failures.Peek)
+}
+
+// byAddress decides on a request of r's address under policy with decide
+// (a limiter's Allow, or Peek) and writes the headers.
+func byAddress(w http.ResponseWriter, r *http.Request, policy string, q ratelimit.Quota,
+	decide func(string, ratelimit.Quota) ratelimit.Decision) limited {
+	d := limited{policy, q, decide(clientIP(r), q)}
 	d.set(w)
 	return d
 }
@@ -173,12 +173,16 @@ func refuseV1(w http.ResponseWriter, _ *http.Request, d limited) {
 
 // refuseGraphQL is the 429 of /graphql: a GraphQL error with the code.
 func refuseGraphQL(w http.ResponseWriter, _ *http.Request, d limited) {
-	writeJSON(w, http.StatusTooManyRequests, map[string]any{
-		"errors": []map[string]any{{
-			"message":    d.message(),
-			"extensions": map[string]any{"code": "rate_limited"},
-		}},
-	})
+	type extensions struct {
+		Code string `json:"code"`
+	}
+	type gqlError struct { // fields in the order of their names
+		Extensions extensions `json:"extensions"`
+		Message    string     `json:"message"`
+	}
+	writeJSON(w, http.StatusTooManyRequests, struct {
+		Errors []gqlError `json:"errors"`
+	}{[]gqlError{{Extensions: extensions{Code: "rate_limited"}, Message: d.message()}}})
 }
 
 // refusePOS is the 429 of the point-of-sale interface, a problem.

@@ -16,11 +16,11 @@ import (
 
 // campRace sends the bodies at once to a campaign's redeem, with the
 // Idempotency-Key when key is not "", and returns the answers.
-func (e *campEnv) campRace(t *testing.T, campaignID, key string, bodies []map[string]any) []campResp {
+func (e *campEnv) campRace(t *testing.T, campaignID, key string, bodies []map[string]any) []apiResp {
 	t.Helper()
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
-	answers := make([]campResp, len(bodies))
+	answers := make([]apiResp, len(bodies))
 	for i, b := range bodies {
 		raw, err := json.Marshal(b)
 		require.NoError(t, err)
@@ -38,12 +38,12 @@ func (e *campEnv) campRace(t *testing.T, campaignID, key string, bodies []map[st
 			<-start
 			res, err := e.srv.Client().Do(req)
 			if err != nil {
-				answers[i] = campResp{status: -1, body: []byte(err.Error())}
+				answers[i] = apiResp{status: -1, body: []byte(err.Error())}
 				return
 			}
 			defer res.Body.Close()
 			body, _ := io.ReadAll(res.Body)
-			answers[i] = campResp{status: res.StatusCode, header: res.Header, body: body}
+			answers[i] = apiResp{status: res.StatusCode, header: res.Header, body: body}
 		}()
 	}
 	ready.Wait()

@@ -26,17 +26,17 @@ func TestPointsReverse(t *testing.T) {
 				cust := e.ptsCustomer(t, e.tenantID, "Ana")
 				e.ptsCredit(t, prefix, map[string]any{"customer_id": cust, "order_id": "PED-1", "amount": json.Number("100.00")})
 				e.ptsDebit(t, prefix, map[string]any{"customer_id": cust, "points": 70})
-				reverse := func(body map[string]any) ptsResp {
+				reverse := func(body map[string]any) apiResp {
 					return e.ptsDo(t, http.MethodPost, prefix+"/points/reverse", e.token, body)
 				}
 				body := func(id string, kv ...any) map[string]any {
-					return ptsWith(map[string]any{"customer_id": cust, "order_id": "PED-1", "reversal_id": id, "reason": "devolução"}, kv...)
+					return withFields(map[string]any{"customer_id": cust, "order_id": "PED-1", "reversal_id": id, "reason": "devolução"}, kv...)
 				}
 
 				// R$ 25.50 back: R$ 74.50 kept, 74 whole reais, 74 points kept.
 				m := e.ptsPost(t, prefix, "/points/reverse", body("REF-1", "amount", json.Number("25.50")))
-				require.Equal(t, ptsSorted("entry_id", "customer_id", "order_id", "reversal_id", "points_reversed", "amount_refunded",
-					"new_balance", "points_debt", "created_at"), ptsKeys(m))
+				require.Equal(t, sortedCopy("entry_id", "customer_id", "order_id", "reversal_id", "points_reversed", "amount_refunded",
+					"new_balance", "points_debt", "created_at"), sortedKeys(m))
 				require.Equal(t, ptsN(26), m["points_reversed"])
 				require.Equal(t, json.Number("25.5"), m["amount_refunded"])
 				require.Equal(t, [2]any{ptsN(4), ptsN(0)}, [2]any{m["new_balance"], m["points_debt"]})
@@ -72,7 +72,7 @@ func TestPointsReverse(t *testing.T) {
 				require.Equal(t, [3]any{ptsN(0), ptsN(70), json.Number("0")}, [3]any{b["points_balance"], b["points_debt"], b["lifetime_value"]})
 
 				ptsRequireValidation(t, reverse(body("REF-3")), "order_id")
-				ptsRequireError(t, e.ptsDo(t, http.MethodPost, prefix+"/points/debit", e.token,
+				requireV1Error(t, e.ptsDo(t, http.MethodPost, prefix+"/points/debit", e.token,
 					map[string]any{"customer_id": cust, "points": 1}), http.StatusUnprocessableEntity, "insufficient_points", "points")
 
 				st := e.ptsDo(t, http.MethodGet, prefix+"/points/statement/"+cust, e.token, nil)
@@ -93,8 +93,8 @@ func TestPointsReverse(t *testing.T) {
 
 				t.Run("an order credited in points is reversed whole", func(t *testing.T) {
 					e.ptsCredit(t, prefix, map[string]any{"customer_id": cust, "order_id": "PED-3", "points": 10})
-					ptsRequireValidation(t, reverse(ptsWith(body("REF-4", "amount", json.Number("1")), "order_id", "PED-3")), "amount")
-					m := e.ptsPost(t, prefix, "/points/reverse", ptsWith(body("REF-5"), "order_id", "PED-3"))
+					ptsRequireValidation(t, reverse(withFields(body("REF-4", "amount", json.Number("1")), "order_id", "PED-3")), "amount")
+					m := e.ptsPost(t, prefix, "/points/reverse", withFields(body("REF-5"), "order_id", "PED-3"))
 					require.Equal(t, ptsN(10), m["points_reversed"])
 					require.Nil(t, m["amount_refunded"])
 				})
@@ -114,7 +114,7 @@ func TestRedemptionRollback(t *testing.T) {
 		ana := e.campCustomer(t, "Ana Prado")
 		limited := e.campCreateID(t, "discount", "name", "Uma por cliente", "limits", map[string]any{"per_customer": 1, "total": 1})
 		bonus := e.campCreateID(t, "bonus_points", "name", "Pontos em dobro")
-		rollback := func(id string, body any) campResp {
+		rollback := func(id string, body any) apiResp {
 			return e.campDo(t, http.MethodPost, "/v1/redemptions/"+id+"/rollback", e.token, body)
 		}
 		count := func(id string) int {
@@ -133,8 +133,8 @@ func TestRedemptionRollback(t *testing.T) {
 		r = rollback(first, map[string]any{"reason": "pedido cancelado"})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		m := r.obj(t)
-		require.Equal(t, campSorted("redemption_id", "campaign_id", "customer_id", "order_id", "status", "rolled_back_at",
-			"rollback_reason", "redeemed_at"), campKeys(m))
+		require.Equal(t, sortedCopy("redemption_id", "campaign_id", "customer_id", "order_id", "status", "rolled_back_at",
+			"rollback_reason", "redeemed_at"), sortedKeys(m))
 		require.Equal(t, "rolled_back", m["status"])
 		require.Equal(t, "pedido cancelado", m["rollback_reason"])
 		require.Equal(t, 0, count(limited), "the total limit has it back")
@@ -167,8 +167,8 @@ func TestRedemptionRollback(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 
-		campRequireError(t, rollback("red_01jd0000000000000000000000", map[string]any{"reason": "x"}), http.StatusNotFound, "not_found", "")
-		campRequireError(t, rollback(first, map[string]any{}), http.StatusUnprocessableEntity, "validation_error", "reason", "reason")
+		requireV1Error(t, rollback("red_01jd0000000000000000000000", map[string]any{"reason": "x"}), http.StatusNotFound, "not_found", "")
+		requireV1Error(t, rollback(first, map[string]any{}), http.StatusUnprocessableEntity, "validation_error", "reason", "reason")
 	})
 }
 

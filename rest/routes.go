@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/auth"
 
@@ -12,65 +14,71 @@ import (
 )
 
 // route is one route of the HTTP interface, declared once: the table mounts
-// it and is what the tests walk.
+// it and is what the tests walk. The JSON routes' handlers are endpoints
+// (endpoint.go): how the request is read, the one operation of the
+// application it calls, and how its answer is rendered.
 type route struct {
 	method, pattern string
 	// scope is what a bearer token needs (bearer routes); "" for GraphQL,
 	// whose fields are checked one by one (graph.RootFieldScopes).
 	scope   string
-	handler func(*server, http.ResponseWriter, *http.Request)
+	handler http.HandlerFunc
 }
 
 // bearerRoutes are the routes of /v1 and the points paths, authenticated by
 // an access token holding the route's scope. The document gives
 // /points/credit without the version prefix; every points path is served
 // with and without it.
-var bearerRoutes = slices.Concat([]route{
-	{"GET", "/v1/customers", "customers:read", (*server).listCustomers},
-	{"POST", "/v1/customers", "customers:write", (*server).createCustomer},
-	{"POST", "/v1/customers/imports", "customers:write", (*server).startCustomerImport},
-	{"GET", "/v1/customers/imports/{id}", "customers:read", (*server).getCustomerImport},
-	{"GET", "/v1/customers/imports/{id}/problems", "customers:read", (*server).customerImportProblems},
-	{"GET", "/v1/customers/{id}", "customers:read", (*server).getCustomer},
-	{"PUT", "/v1/customers/{id}", "customers:write", (*server).replaceCustomer},
-	{"PATCH", "/v1/customers/{id}", "customers:write", (*server).patchCustomer},
-	{"DELETE", "/v1/customers/{id}", "privacy:write", (*server).eraseCustomer},
-	{"GET", "/v1/customers/{id}/export", "privacy:read", (*server).exportCustomer},
+func (s *server) bearerRoutes() []route {
+	v1 := s.v1()
+	return slices.Concat([]route{
+		{"GET", "/v1/customers", "customers:read", handle(v1, http.StatusOK, readCustomerPage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
+		{"POST", "/v1/customers", "customers:write", handle(v1, http.StatusCreated, jsonBody[customers.CustomerInput], s.app.Customers.CreateCustomer, newCustomerJSON)},
+		{"POST", "/v1/customers/imports", "customers:write", handle(v1, http.StatusAccepted, readCustomerImport, s.startCustomerImport, newCustomerImportJSON)},
+		{"GET", "/v1/customers/imports/{id}", "customers:read", handle(v1, http.StatusOK, pathID, s.app.Customers.CustomerImport, customerImportOut)},
+		{"GET", "/v1/customers/imports/{id}/problems", "customers:read", s.customerImportProblems},
+		{"GET", "/v1/customers/{id}", "customers:read", handle(v1, http.StatusOK, pathID, s.app.Customers.Customer, fullCustomer)},
+		{"PUT", "/v1/customers/{id}", "customers:write", handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.ReplaceCustomer), fullCustomer)},
+		{"PATCH", "/v1/customers/{id}", "customers:write", handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
+		{"DELETE", "/v1/customers/{id}", "privacy:write", handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
+		{"GET", "/v1/customers/{id}/export", "privacy:read", s.exportCustomer},
 
-	{"GET", "/v1/campaigns", "campaigns:read", (*server).listCampaigns},
-	{"POST", "/v1/campaigns", "campaigns:write", (*server).createCampaign},
-	{"POST", "/v1/campaigns/validate", "campaigns:read", (*server).validateCart},
-	{"GET", "/v1/campaigns/{id}", "campaigns:read", (*server).getCampaign},
-	{"DELETE", "/v1/campaigns/{id}", "campaigns:write", (*server).endCampaign},
-	{"POST", "/v1/campaigns/{id}/redeem", "campaigns:write", (*server).redeemCampaign},
-	{"POST", "/v1/campaigns/{id}/coupons", "campaigns:write", (*server).addCoupons},
-	{"GET", "/v1/campaigns/{id}/coupons", "campaigns:read", (*server).listCoupons},
-	{"POST", "/v1/products", "campaigns:write", (*server).importProducts},
-	{"POST", "/v1/redemptions/{id}/rollback", "campaigns:write", (*server).rollbackRedemption},
+		{"GET", "/v1/campaigns", "campaigns:read", handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
+		{"POST", "/v1/campaigns", "campaigns:write", handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
+		{"POST", "/v1/campaigns/validate", "campaigns:read", handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.ValidateCart), validateRequest.answer)},
+		{"GET", "/v1/campaigns/{id}", "campaigns:read", handle(v1, http.StatusOK, pathID, s.app.Campaigns.Campaign, renderCampaign)},
+		{"DELETE", "/v1/campaigns/{id}", "campaigns:write", handle(v1, http.StatusOK, pathID, s.app.Campaigns.EndCampaign, renderCampaign)},
+		{"POST", "/v1/campaigns/{id}/redeem", "campaigns:write", handle(v1, http.StatusCreated, readRedeem, s.redeem, same[redeemAnswer])},
+		{"POST", "/v1/campaigns/{id}/coupons", "campaigns:write", handleWith(v1, http.StatusCreated, readCoupons, s.app.Campaigns.AddCoupons, renderCouponsAdded)},
+		{"GET", "/v1/campaigns/{id}/coupons", "campaigns:read", s.listCoupons(handle(v1, http.StatusOK, pageOnPath("cpn_"), pagedOp(s.app.Campaigns.ListCoupons), couponPage))},
+		{"POST", "/v1/products", "campaigns:write", handle(v1, http.StatusOK, readProducts, s.app.Campaigns.ImportProducts, renderCatalog)},
+		{"POST", "/v1/redemptions/{id}/rollback", "campaigns:write", handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackRedemption), renderRollback)},
 
-	{"POST", "/v1/webhooks", "webhooks:write", (*server).createWebhook},
-	{"GET", "/v1/webhooks", "webhooks:read", (*server).listWebhooks},
-	{"GET", "/v1/webhooks/{id}", "webhooks:read", (*server).getWebhook},
-	{"PATCH", "/v1/webhooks/{id}", "webhooks:write", (*server).patchWebhook},
-	{"DELETE", "/v1/webhooks/{id}", "webhooks:write", (*server).deleteWebhook},
-	{"POST", "/v1/webhooks/{id}/rotate-secret", "webhooks:write", (*server).rotateWebhookSecret},
-	{"GET", "/v1/webhooks/{id}/deliveries", "webhooks:read", (*server).listWebhookDeliveries},
-	{"POST", "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", "webhooks:write", (*server).redeliverWebhook},
+		{"POST", "/v1/webhooks", "webhooks:write", handle(v1, http.StatusCreated, readWebhook, s.app.Webhooks.CreateWebhookEndpoint, newWebhookJSON)},
+		{"GET", "/v1/webhooks", "webhooks:read", handle(v1, http.StatusOK, noRequest, noInput(s.app.Webhooks.WebhookEndpoints), webhookList)},
+		{"GET", "/v1/webhooks/{id}", "webhooks:read", handle(v1, http.StatusOK, pathID, s.app.Webhooks.WebhookEndpoint, renderWebhook)},
+		{"PATCH", "/v1/webhooks/{id}", "webhooks:write", handle(v1, http.StatusOK, readWebhookPatch, onPathOp(s.app.Webhooks.UpdateWebhookEndpoint), renderWebhook)},
+		{"DELETE", "/v1/webhooks/{id}", "webhooks:write", handle(v1, http.StatusNoContent, pathID, noContent(s.app.Webhooks.DeleteWebhookEndpoint), same[struct{}])},
+		{"POST", "/v1/webhooks/{id}/rotate-secret", "webhooks:write", handle(v1, http.StatusOK, pathID, s.app.Webhooks.RotateWebhookSecret, renderRotated)},
+		{"GET", "/v1/webhooks/{id}/deliveries", "webhooks:read", handle(v1, http.StatusOK, pageOnPath("dlv_"), pagedOp(s.app.Webhooks.WebhookDeliveries), deliveryPage)},
+		{"POST", "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", "webhooks:write", handle(v1, http.StatusAccepted, readRedelivery, onPathOp(s.app.Webhooks.RedeliverWebhook), renderDelivery)},
 
-	{"GET", "/graphql", "", (*server).graphql},
-	{"POST", "/graphql", "", (*server).graphql},
-	{"GET", "/v2/customers/{id}/churn", "customers:read", (*server).customerChurn},
-	{"GET", "/v2/segments/predictive", "customers:read", (*server).predictiveSegments},
-	{"GET", "/v2/segments/predictive/{key}/customers", "customers:read", (*server).predictiveSegmentCustomers},
-}, pointsRoutes(""), pointsRoutes("/v1"))
+		{"GET", "/graphql", "", s.graphql},
+		{"POST", "/graphql", "", s.graphql},
+		{"GET", "/v2/customers/{id}/churn", "customers:read", handle(v1, http.StatusOK, pathID, s.app.Insights.CustomerChurn, renderChurn)},
+		{"GET", "/v2/segments/predictive", "customers:read", handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
+		{"GET", "/v2/segments/predictive/{key}/customers", "customers:read", handle(v1, http.StatusOK, readPredictivePage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
+	}, s.pointsRoutes(""), s.pointsRoutes("/v1"))
+}
 
-func pointsRoutes(prefix string) []route {
+func (s *server) pointsRoutes(prefix string) []route {
+	v1 := s.v1()
 	return []route{
-		{"POST", prefix + "/points/credit", "loyalty:write", (*server).creditPoints},
-		{"POST", prefix + "/points/debit", "loyalty:write", (*server).debitPoints},
-		{"POST", prefix + "/points/reverse", "loyalty:write", (*server).reversePoints},
-		{"GET", prefix + "/points/balance/{customer_id}", "loyalty:read", (*server).pointsBalance},
-		{"GET", prefix + "/points/statement/{customer_id}", "loyalty:read", (*server).pointsStatement},
+		{"POST", prefix + "/points/credit", "loyalty:write", handleWith(v1, http.StatusCreated, readCredit, s.app.Loyalty.CreditPoints, renderCredit)},
+		{"POST", prefix + "/points/debit", "loyalty:write", handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
+		{"POST", prefix + "/points/reverse", "loyalty:write", handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
+		{"GET", prefix + "/points/balance/{customer_id}", "loyalty:read", handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
+		{"GET", prefix + "/points/statement/{customer_id}", "loyalty:read", handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},
 	}
 }
 
@@ -80,28 +88,40 @@ const posPrefix = "/api/v1/tenants/{tenantId}"
 // posRouteTable are the routes of the point-of-sale interface, under
 // posPrefix, authenticated with HTTP Basic credentials of a POS client of
 // the path's tenant.
-var posRouteTable = []route{
-	{"POST", "/customers/identify", "", (*server).identify},
-	{"POST", "/discounts/authorizations", "", (*server).authorize},
-	{"POST", "/discounts/authorize", "", (*server).authorize},
-	{"POST", "/sales", "", (*server).registerSale},
-	{"GET", "/sales/{saleId}", "", (*server).saleOutcome},
-	{"POST", "/sales/{saleId}/cancellation", "", (*server).cancelSale},
-	{"POST", "/sales/{saleId}/returns", "", (*server).returnSaleItems},
+func (s *server) posRouteTable() []route {
+	pos := s.pos()
+	authorize := handleWith(pos, http.StatusOK, readAuthorize, inputOp[authorizeRequest](s.app.AuthorizeDiscounts), authorizeRequest.answer)
+	return []route{
+		{"POST", "/customers/identify", "", handleWith(pos, http.StatusOK, readIdentify, s.app.IdentifyCustomer, renderIdentification)},
+		{"POST", "/discounts/authorizations", "", authorize},
+		{"POST", "/discounts/authorize", "", authorize},
+		{"POST", "/sales", "", handleWith(pos, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.RegisterSale), saleRequest.answer)},
+		{"GET", "/sales/{saleId}", "", handle(pos, http.StatusOK, readSaleRef, onPathOp(s.app.SaleOutcome), renderSale)},
+		{"POST", "/sales/{saleId}/cancellation", "", handle(pos, http.StatusAccepted, readCancellation, s.app.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/sales/{saleId}/returns", "", handle(pos, http.StatusAccepted, readReturn, s.app.RegisterSaleReturn, renderReturnReceived)},
+	}
 }
 
 // publicRoutes need no token.
-var publicRoutes = []route{
-	{"GET", "/healthz", "", (*server).healthz},
-	{"GET", "/readyz", "", (*server).readyz},
-	{"GET", "/metrics", "", (*server).metrics}, // Prometheus; keep it off the public internet (docs/metrics.md)
-	{"POST", "/auth/token", "", (*server).token},
-	{"GET", "/.well-known/openid-configuration", "", (*server).discovery},
-	{"GET", "/.well-known/jwks.json", "", (*server).jwks},
-	{"GET", "/problems/{id}", "", (*server).problemPage},
-	{"GET", "/auth/login", "", (*server).startSignIn},
-	{"GET", auth.SignInPath, "", (*server).finishSignIn},
+func (s *server) publicRoutes() []route {
+	return []route{
+		{"GET", "/healthz", "", s.healthz},
+		{"GET", "/readyz", "", s.readyz},
+		{"GET", "/metrics", "", s.metrics}, // Prometheus; keep it off the public internet (docs/metrics.md)
+		{"POST", "/auth/token", "", s.token},
+		{"GET", "/.well-known/openid-configuration", "", s.discovery},
+		{"GET", "/.well-known/jwks.json", "", s.jwks},
+		{"GET", "/problems/{id}", "", s.problemPage},
+		// GraphQL subscriptions over WebSocket: the token is in connection_init.
+		{"GET", "/graphql/ws", "", s.graphql},
+		{"GET", "/auth/login", "", s.startSignIn},
+		{"GET", auth.SignInPath, "", s.finishSignIn},
+	}
 }
+
+// routeTable is the tables bound to a server that serves nothing: what the
+// maps below, and the tests, read of them.
+var routeTable = &server{app: new(app.App)}
 
 func (rt route) key() string { return rt.method + " " + rt.pattern }
 
@@ -109,7 +129,7 @@ func (rt route) key() string { return rt.method + " " + rt.pattern }
 // for GraphQL, checked field by field against graph.RootFieldScopes).
 var RouteScopes = func() map[string]string {
 	m := map[string]string{}
-	for _, rt := range bearerRoutes {
+	for _, rt := range routeTable.bearerRoutes() {
 		m[rt.key()] = rt.scope
 	}
 	return m
@@ -118,7 +138,7 @@ var RouteScopes = func() map[string]string {
 // POSRoutes are the point-of-sale routes, with their prefix.
 var POSRoutes = func() map[string]bool {
 	m := map[string]bool{}
-	for _, rt := range posRouteTable {
+	for _, rt := range routeTable.posRouteTable() {
 		m[rt.method+" "+posPrefix+rt.pattern] = true
 	}
 	return m
@@ -129,7 +149,7 @@ var POSRoutes = func() map[string]bool {
 // route within themselves.
 var PublicRoutes = func() map[string]bool {
 	m := map[string]bool{}
-	for _, rt := range publicRoutes {
+	for _, rt := range routeTable.publicRoutes() {
 		m[rt.key()] = true
 	}
 	for _, key := range mountedRoutes {
@@ -171,16 +191,14 @@ var mountedRoutes = []string{
 	"POST /panel/settings",
 }
 
-// handle mounts a route of the table, its handler bound to s.
-func (s *server) handle(r chi.Router, rt route) {
-	r.Method(rt.method, rt.pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { rt.handler(s, w, req) }))
-}
+// mount mounts a route of the table.
+func mount(r chi.Router, rt route) { r.Method(rt.method, rt.pattern, rt.handler) }
 
 // protected mounts a bearer-authenticated route guarded by its scope, its
 // client's requests counted against its tenant's rate limit.
 func (s *server) protected(r chi.Router, rt route) {
 	refuse := refusalFor(rt.pattern)
-	s.handle(r.With(s.bearer(refuse), s.limitClient(refuse), s.requireScope(rt.scope)), rt)
+	mount(r.With(s.bearer(refuse), s.limitClient(refuse), s.requireScope(rt.scope)), rt)
 }
 
 // requireScope answers 403 insufficient_scope naming the missing scope.

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/graph"
 	"github.com/fideliza/fideliza/metrics"
 	"github.com/fideliza/fideliza/openapi"
@@ -25,6 +26,8 @@ type server struct {
 	limits *limits
 	gql    http.Handler
 	scrape http.Handler // GET /metrics
+	// origins are the installation's CORS origins (Config.CORSOrigins).
+	origins map[string]bool
 }
 
 // Config is the HTTP interface's own configuration.
@@ -40,11 +43,24 @@ type Config struct {
 	// application and the workers the same registry to serve their counts
 	// too); nil: a registry of its own.
 	Metrics *metrics.Registry
+	// CORSOrigins are the origins (scheme://host[:port]) of back-office web
+	// apps allowed to call the API from a browser, for every tenant; each
+	// tenant adds its own (docs/backoffice.md). One that backoffice.CORSOrigin
+	// refuses is ignored: check them before.
+	CORSOrigins []string
+	// Subscriptions bound GraphQL subscriptions' WebSocket connections.
+	Subscriptions graph.SubscriptionLimits
 }
 
 // NewHandler returns the HTTP interface of the service.
 func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	s := &server{app: a, log: log, limits: newLimits(cfg.RateLimits)}
+	s.origins = map[string]bool{}
+	for _, o := range cfg.CORSOrigins {
+		if n, err := backoffice.CORSOrigin(o); err == nil {
+			s.origins[n] = true
+		}
+	}
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = metrics.New()
@@ -53,17 +69,17 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 		reg.WatchQueue(a.DB.Reads)
 	}
 	r := chi.NewRouter()
-	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1))
+	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1), s.cors)
 
-	for _, rt := range publicRoutes {
-		s.handle(r, rt)
+	for _, rt := range s.publicRoutes() {
+		mount(r, rt)
 	}
-	for _, rt := range bearerRoutes {
+	for _, rt := range s.bearerRoutes() {
 		s.protected(r, rt)
 	}
-	r.Route(posPrefix, s.posRoutes)
+	r.Route(posPrefix, s.mountPOS)
 
-	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection}), reg.Handler(log)
+	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions}), reg.Handler(log)
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"
@@ -84,7 +100,7 @@ func (s *server) graphql(w http.ResponseWriter, r *http.Request) { s.gql.ServeHT
 
 // healthz says the process is up.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ok"})
 }
 
 // readyz says whether requests can be served: the database answers and its
@@ -94,8 +110,16 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.app.DB.Ready(ctx); err != nil {
 		s.log.WarnContext(ctx, "not ready", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		reason := err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, healthJSON{Reason: &reason, Status: "unavailable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ready"})
+}
+
+// healthJSON is the answer of /healthz and /readyz; its fields are in the
+// order of their names.
+type healthJSON struct {
+	Reason *string `json:"reason,omitempty"`
+	Status string  `json:"status"`
 }

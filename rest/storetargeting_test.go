@@ -84,7 +84,7 @@ func TestStoreTargetingV1(t *testing.T) {
 		// Porto Alegre does.
 		recife, _, _ := validate("LJ-NE")
 		r := e.campRedeem(t, southID, campRedeemBody(customer, "order-ne", recife, "36.00"))
-		campRequireError(t, r, http.StatusUnprocessableEntity, "campaign_not_eligible", "campaign_id")
+		requireV1Error(t, r, http.StatusUnprocessableEntity, "campaign_not_eligible", "campaign_id")
 		portoAlegre, _, _ := validate("LJ-SUL")
 		r = e.campRedeem(t, southID, campRedeemBody(customer, "order-sul", portoAlegre, "36.00"))
 		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)

@@ -10,17 +10,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/worker"
 )
 
 // ServerSetup is what a test configures before its server serves: the
@@ -64,7 +67,7 @@ func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) 
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
-	e.app = app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log})
+	e.app = app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log}).WithHistory(demoyear.Play)
 	setup := &ServerSetup{App: e.app}
 	for _, c := range configure {
 		c(setup)
@@ -126,10 +129,35 @@ func (e *TestEnv) tokenFor(tb testing.TB, scopes ...string) string {
 		e.client = c
 	}
 	e.mu.Unlock()
+	return e.issueToken(tb, e.client, scopes...).AccessToken
+}
+
+// issueToken issues a token of client c for scopes.
+func (e *TestEnv) issueToken(tb testing.TB, c *backoffice.ClientCredentials, scopes ...string) *auth.Token {
+	tb.Helper()
 	tok, err := e.app.Auth.IssueToken(context.Background(), auth.TokenRequest{
-		GrantType: "client_credentials", ClientID: e.client.Client.ID, ClientSecret: e.client.Secret, Scope: strings.Join(scopes, " "),
+		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret, Scope: strings.Join(scopes, " "),
 	})
 	require.NoError(tb, err)
+	return tok
+}
+
+// newTenant creates a tenant and returns its id.
+func (e *TestEnv) newTenant(tb testing.TB, name string) string {
+	tb.Helper()
+	tn, err := e.app.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), name, nil)
+	require.NoError(tb, err)
+	return tn.ID
+}
+
+// tenantToken makes an OAuth client of tenantID and returns an access
+// token for exactly scopes.
+func (e *TestEnv) tenantToken(tb testing.TB, tenantID string, scopes ...string) string {
+	tb.Helper()
+	c, err := e.app.Backoffice.CreateClient(viewer.SystemContext(context.Background()), tenantID, apiclient.KindOauth, "test", nil)
+	require.NoError(tb, err)
+	tok := e.issueToken(tb, c, scopes...)
+	require.Equal(tb, strings.Join(scopes, " "), tok.Scope)
 	return tok.AccessToken
 }
 
@@ -227,4 +255,21 @@ func TestPersonalDataFound(t *testing.T) {
 	} {
 		require.Contains(t, personalData([]byte(c.body)), c.want, c.body)
 	}
+}
+
+// startWorkers runs the app's jobs with a River client of cfg until the
+// test ends, and returns it.
+func (e *TestEnv) startWorkers(tb testing.TB, cfg worker.Config) worker.Client {
+	tb.Helper()
+	rc, err := worker.NewClient(e.app, cfg)
+	require.NoError(tb, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(tb, rc.Start(ctx))
+	tb.Cleanup(func() {
+		stop, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		_ = rc.Stop(stop)
+		cancel()
+	})
+	return rc
 }

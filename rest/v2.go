@@ -1,73 +1,91 @@
 package rest
 
 import (
-	"net/http"
+	"context"
+	"encoding/json"
 
-	"github.com/go-chi/chi/v5"
-
-	"github.com/fideliza/fideliza/app/customers"
-	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/app/insights"
+	"github.com/fideliza/fideliza/ent/customerscore"
 )
 
-// customerChurn is GET /v2/customers/{id}/churn: the customer's churn score
-// now, under the tenant's newest model.
-func (s *server) customerChurn(w http.ResponseWriter, r *http.Request) {
-	sc, err := s.app.Insights.CustomerChurn(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	out := map[string]any{
-		"customer_id": sc.CustomerID, "risk": sc.Risk, "p_alive": sc.PAlive, "churn_propensity": nil,
-		"expected_purchases_90d": sc.ExpectedPurchases90d, "recency_days": sc.RecencyDays, "frequency": sc.Frequency,
-		"monetary_value": decimalJSON(&sc.MonetaryValue), "model_fitted_at": optTimestamp(sc.ModelFittedAt),
+// churnJSON is GET /v2/customers/{id}/churn: the customer's churn score
+// now, under the tenant's newest model. Its fields are in the order of
+// their names.
+type churnJSON struct {
+	ChurnPropensity      *float64           `json:"churn_propensity"`
+	CustomerID           string             `json:"customer_id"`
+	ExpectedPurchases90d *float64           `json:"expected_purchases_90d"`
+	Frequency            int                `json:"frequency"`
+	ModelFittedAt        *string            `json:"model_fitted_at"`
+	MonetaryValue        *json.Number       `json:"monetary_value"`
+	PAlive               *float64           `json:"p_alive"`
+	Reason               string             `json:"reason,omitempty"`
+	RecencyDays          *int               `json:"recency_days"`
+	Risk                 customerscore.Risk `json:"risk"`
+}
+
+func renderChurn(sc *insights.ChurnScore) churnJSON {
+	out := churnJSON{
+		CustomerID: sc.CustomerID, Risk: sc.Risk, PAlive: sc.PAlive, ExpectedPurchases90d: sc.ExpectedPurchases90d,
+		RecencyDays: sc.RecencyDays, Frequency: sc.Frequency, MonetaryValue: decimalJSON(&sc.MonetaryValue),
+		ModelFittedAt: optTimestamp(sc.ModelFittedAt), Reason: sc.Reason,
 	}
 	if sc.PAlive != nil {
-		out["churn_propensity"] = 1 - *sc.PAlive
+		p := 1 - *sc.PAlive
+		out.ChurnPropensity = &p
 	}
-	if sc.Reason != "" {
-		out["reason"] = sc.Reason
-	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
-// predictiveSegments is GET /v2/segments/predictive.
-func (s *server) predictiveSegments(w http.ResponseWriter, r *http.Request) {
-	segs, m, err := s.app.Insights.PredictiveSegments(r.Context())
+// predictiveJSON is GET /v2/segments/predictive: the segments, and the
+// model they come from (null before one is fitted). Its fields, and those
+// of the types it holds, are in the order of their names.
+type predictiveJSON struct {
+	Data  []predictiveSegmentJSON `json:"data"`
+	Model *churnModelJSON         `json:"model"`
+}
+
+type predictiveSegmentJSON struct {
+	Customers   int            `json:"customers"`
+	Description string         `json:"description"`
+	Key         string         `json:"key"`
+	Name        string         `json:"name"`
+	Thresholds  thresholdsJSON `json:"thresholds"`
+}
+
+type thresholdsJSON struct {
+	MinMonetaryValue *json.Number `json:"min_monetary_value"`
+	PAliveBelow      *float64     `json:"p_alive_below"`
+	PAliveFrom       *float64     `json:"p_alive_from"`
+}
+
+type churnModelJSON struct {
+	Customers  int                `json:"customers"`
+	FittedAt   string             `json:"fitted_at"`
+	Parameters churnParameterJSON `json:"parameters"`
+}
+
+type churnParameterJSON struct {
+	A     float64 `json:"a"`
+	Alpha float64 `json:"alpha"`
+	B     float64 `json:"b"`
+	R     float64 `json:"r"`
+}
+
+// predictiveSegments reads the predictive segments and renders them.
+func (s *server) predictiveSegments(ctx context.Context, _ struct{}) (predictiveJSON, error) {
+	segs, m, err := s.app.Insights.PredictiveSegments(ctx)
 	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
+		return predictiveJSON{}, err
 	}
-	data := make([]map[string]any, len(segs))
+	out := predictiveJSON{Data: make([]predictiveSegmentJSON, len(segs))}
 	for i, sg := range segs {
-		th := map[string]any{"p_alive_from": sg.PAliveFrom, "p_alive_below": sg.PAliveBelow, "min_monetary_value": nil}
-		if sg.MinMonetaryValue != nil {
-			th["min_monetary_value"] = decimalJSON(sg.MinMonetaryValue)
-		}
-		data[i] = map[string]any{"key": sg.Key, "name": sg.Name, "description": sg.Description, "customers": sg.Customers,
-			"thresholds": th}
+		out.Data[i] = predictiveSegmentJSON{Key: sg.Key, Name: sg.Name, Description: sg.Description, Customers: sg.Customers,
+			Thresholds: thresholdsJSON{PAliveFrom: sg.PAliveFrom, PAliveBelow: sg.PAliveBelow, MinMonetaryValue: decimalJSON(sg.MinMonetaryValue)}}
 	}
-	var model any
 	if m != nil {
-		model = map[string]any{"fitted_at": timestamp(m.FittedAt), "customers": m.Customers,
-			"parameters": map[string]float64{"r": m.R, "alpha": m.Alpha, "a": m.A, "b": m.B}}
+		out.Model = &churnModelJSON{FittedAt: timestamp(m.FittedAt), Customers: m.Customers,
+			Parameters: churnParameterJSON{R: m.R, Alpha: m.Alpha, A: m.A, B: m.B}}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "model": model})
-}
-
-// predictiveSegmentCustomers is GET /v2/segments/predictive/{key}/customers:
-// the segment's members, paginated as GET /v1/customers.
-func (s *server) predictiveSegmentCustomers(w http.ResponseWriter, r *http.Request) {
-	var problems apperr.Problems
-	after, limit := pageQuery(r.URL.Query(), "cus_", &problems)
-	if err := problems.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	conn, err := s.app.Customers.ListCustomers(r.Context(), customers.CustomerFilter{Predictive: chi.URLParam(r, "key")}, after, limit)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	s.writeCustomerPage(w, conn)
+	return out, nil
 }

@@ -53,7 +53,7 @@ func TestV2Predictive(t *testing.T) {
 		var loyal, lapsed []string
 		for i := range 30 {
 			c, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of(fmt.Sprint("Cliente ", i)),
-				Email: opt.Of(fmt.Sprintf("c%d@example.com", i)), CPF: opt.Of(posCPFCheck(fmt.Sprintf("%09d", 310000000+i)))})
+				Email: opt.Of(fmt.Sprintf("c%d@example.com", i)), CPF: opt.Of(cpfCheck(fmt.Sprintf("%09d", 310000000+i)))})
 			require.NoError(t, err)
 			if i%3 == 0 {
 				lapsed = append(lapsed, c.ID)
@@ -62,7 +62,7 @@ func TestV2Predictive(t *testing.T) {
 			}
 		}
 		idle, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Sem compras"), Email: opt.Of("idle@example.com"),
-			CPF: opt.Of(posCPFCheck("319999999"))})
+			CPF: opt.Of(cpfCheck("319999999"))})
 		require.NoError(t, err)
 
 		status, m := get(reader, "/v2/customers/"+loyal[0]+"/churn")
@@ -213,7 +213,7 @@ func TestPredictiveOverGraphQL(t *testing.T) {
 		e := newTestEnv(t, db)
 		ctx := viewer.TenantContext(context.Background(), e.tenantID)
 		c, err := e.app.Customers.CreateCustomer(ctx, customers.CustomerInput{Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"),
-			CPF: opt.Of(posCPFCheck("318000000"))})
+			CPF: opt.Of(cpfCheck("318000000"))})
 		require.NoError(t, err)
 		_, err = e.app.Insights.ScoreCustomers(ctx, time.Now())
 		require.NoError(t, err)

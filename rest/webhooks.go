@@ -1,10 +1,6 @@
 package rest
 
 import (
-	"net/http"
-
-	"github.com/go-chi/chi/v5"
-
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -59,8 +55,10 @@ type webhookJSON struct {
 	PreviousSecretExpiresAt *string  `json:"previous_secret_expires_at"`
 }
 
-// webhookCreated is the 201 body of create: the endpoint with its secret.
+// webhookCreated is the 201 body of create: the endpoint with its secret,
+// at its Location.
 type webhookCreated struct {
+	location
 	webhookJSON
 	Secret string `json:"secret"`
 }
@@ -119,121 +117,53 @@ func renderDelivery(d *ent.WebhookDelivery) deliveryJSON {
 	return out
 }
 
-// createWebhook is POST /v1/webhooks.
-func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
-	var body webhookBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	in, err := body.input()
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	ws, err := s.app.Webhooks.CreateWebhookEndpoint(r.Context(), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/v1/webhooks/"+ws.Endpoint.ID)
-	writeJSON(w, http.StatusCreated, webhookCreated{webhookJSON: renderWebhook(ws.Endpoint), Secret: ws.Secret})
+// readWebhook reads POST /v1/webhooks.
+func readWebhook(b *binder) webhooks.WebhookInput {
+	in, err := jsonBody[webhookBody](b).input()
+	b.refuse(err)
+	return in
 }
 
-// listWebhooks is GET /v1/webhooks: every endpoint of the tenant (at most
+func newWebhookJSON(ws *webhooks.WebhookSecret) webhookCreated {
+	return webhookCreated{location: location("/v1/webhooks/" + ws.Endpoint.ID), webhookJSON: renderWebhook(ws.Endpoint), Secret: ws.Secret}
+}
+
+// webhookList is GET /v1/webhooks: every endpoint of the tenant (at most
 // 20), oldest first.
-func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	eps, err := s.app.Webhooks.WebhookEndpoints(r.Context())
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	items := make([]webhookJSON, 0, len(eps))
+func webhookList(eps []*ent.WebhookEndpoint) webhookListJSON {
+	out := webhookListJSON{Data: make([]webhookJSON, 0, len(eps))}
 	for _, ep := range eps {
-		items = append(items, renderWebhook(ep))
+		out.Data = append(out.Data, renderWebhook(ep))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": items})
+	return out
 }
 
-// getWebhook is GET /v1/webhooks/{id}.
-func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {
-	ep, err := s.app.Webhooks.WebhookEndpoint(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, renderWebhook(ep))
+type webhookListJSON struct {
+	Data []webhookJSON `json:"data"`
 }
 
-// patchWebhook is PATCH /v1/webhooks/{id}, a JSON merge patch.
-func (s *server) patchWebhook(w http.ResponseWriter, r *http.Request) {
-	var body webhookBody
-	if !s.decodeV1(w, r, &body) {
-		return
-	}
-	in, err := body.input()
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	ep, err := s.app.Webhooks.UpdateWebhookEndpoint(r.Context(), chi.URLParam(r, "id"), in)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, renderWebhook(ep))
+// readWebhookPatch reads PATCH /v1/webhooks/{id}, a JSON merge patch.
+func readWebhookPatch(b *binder) onPath[webhooks.WebhookInput] {
+	return onPath[webhooks.WebhookInput]{id: pathID(b), in: readWebhook(b)}
 }
 
-// deleteWebhook is DELETE /v1/webhooks/{id}: 204, with the delivery log gone.
-func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	if err := s.app.Webhooks.DeleteWebhookEndpoint(r.Context(), chi.URLParam(r, "id")); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// rotateWebhookSecret is POST /v1/webhooks/{id}/rotate-secret.
-func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
-	ws, err := s.app.Webhooks.RotateWebhookSecret(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, webhookRotated{
+// renderRotated is the answer of POST /v1/webhooks/{id}/rotate-secret.
+func renderRotated(ws *webhooks.WebhookSecret) webhookRotated {
+	return webhookRotated{
 		ID: ws.Endpoint.ID, Secret: ws.Secret, PreviousSecretExpiresAt: optTimestamp(ws.Endpoint.PreviousSecretExpiresAt),
-	})
+	}
 }
 
-// listWebhookDeliveries is GET /v1/webhooks/{id}/deliveries, newest first,
-// each with its attempts.
-func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
-	var problems apperr.Problems
-	after, limit := pageQuery(r.URL.Query(), "dlv_", &problems)
-	if err := problems.Err(); err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	conn, err := s.app.Webhooks.WebhookDeliveries(r.Context(), chi.URLParam(r, "id"), after, limit)
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	items := make([]deliveryJSON, 0, len(conn.Edges))
-	for _, e := range conn.Edges {
-		items = append(items, renderDelivery(e.Node))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": items, "pagination": newPagination(conn.PageInfo, conn.TotalCount)})
+// deliveryPage is a page of GET /v1/webhooks/{id}/deliveries, newest
+// first, each delivery with its attempts.
+func deliveryPage(conn *ent.WebhookDeliveryConnection) listJSON[deliveryJSON] {
+	return pageOf(conn.Edges, conn.PageInfo, conn.TotalCount, func(e *ent.WebhookDeliveryEdge) deliveryJSON { return renderDelivery(e.Node) })
 }
 
-// redeliverWebhook is POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver:
-// 202, the delivery being pending again. A delivery of another endpoint is
-// not found under this one.
-func (s *server) redeliverWebhook(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	d, err := s.app.Webhooks.RedeliverWebhook(ctx, chi.URLParam(r, "id"), chi.URLParam(r, "delivery_id"))
-	if err != nil {
-		s.writeV1Error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, renderDelivery(d))
+// readRedelivery reads POST
+// /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver: 202, the delivery
+// being pending again. A delivery of another endpoint is not found under
+// this one.
+func readRedelivery(b *binder) onPath[string] {
+	return onPath[string]{id: pathID(b), in: b.path("delivery_id")}
 }

@@ -200,6 +200,10 @@ func appliedVersion(ctx context.Context, q interface {
 	return int(v.Int64), nil
 }
 
+// Rebind turns a query's ? placeholders into the database's (PostgreSQL's
+// $n), for the queries written in SQL outside this package.
+func (db *DB) Rebind(query string) string { return db.rebind(query) }
+
 // rebind turns ? placeholders into PostgreSQL's $n.
 func (db *DB) rebind(query string) string {
 	if db.Dialect != dialect.Postgres {

@@ -44,6 +44,7 @@ type DB struct {
 	Dialect string
 	driver  dialect.Driver // Ent's driver
 	pgx     *pgxpool.Pool  // the connections behind SQL on PostgreSQL
+	notify  notifier       // Listen's waiters
 }
 
 // ParseURL reads a database URL ("" means DefaultURL) and names what is
@@ -196,8 +197,13 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, string, error) {
 	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
 }
 
+// Pgx is the pgx pool behind SQL on PostgreSQL, nil on SQLite: River's pgx
+// driver LISTENs on it, so a worker hears of a job as its transaction commits.
+func (db *DB) Pgx() *pgxpool.Pool { return db.pgx }
+
 // Close closes the pools.
 func (db *DB) Close() error {
+	db.notify.close()
 	err := db.SQL.Close()
 	if db.Reads != db.SQL {
 		err = errors.Join(err, db.Reads.Close())

@@ -80,7 +80,11 @@ func (db *DB) inTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 	if err := fn(Tx{Ent: ent.NewClient(ent.Driver(drv)), SQL: sqlTx}); err != nil {
 		return errors.Join(err, sqlTx.Rollback())
 	}
-	return sqlTx.Commit()
+	if err := sqlTx.Commit(); err != nil {
+		return err
+	}
+	db.committed()
+	return nil
 }
 
 // Exclusive runs fn in a transaction that no other Exclusive transaction of

@@ -5,10 +5,11 @@ package worker
 
 import (
 	"cmp"
-	"database/sql"
+	"context"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/fideliza/fideliza/app"
@@ -16,9 +17,9 @@ import (
 	"github.com/fideliza/fideliza/metrics"
 )
 
-// Register adds a worker for every job of the platform; m counts what they
-// do (nil counts nothing).
-func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
+// Register adds a worker for every job of the platform; a.Counts counts
+// what they do.
+func Register(workers *river.Workers, a *app.App) {
 	river.AddWorker(workers, &PruneSigningKeysWorker{App: a})
 	river.AddWorker(workers, &ExpirePointsWorker{App: a})
 	river.AddWorker(workers, &ReleasePendingPointsWorker{App: a})
@@ -26,11 +27,11 @@ func Register(workers *river.Workers, a *app.App, m *metrics.Registry) {
 	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
 	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
 	river.AddWorker(workers, &ImportCustomersWorker{App: a})
-	river.AddWorker(workers, &CreditCashbackWorker{App: a, Metrics: m})
+	river.AddWorker(workers, &CreditCashbackWorker{App: a})
 	river.AddWorker(workers, &CampaignLifecycleWorker{App: a})
 	river.AddWorker(workers, &PurgeExpiredWorker{App: a})
-	river.AddWorker(workers, &ProcessSaleWorker{App: a, Metrics: m})
-	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a, Metrics: m})
+	river.AddWorker(workers, &ProcessSaleWorker{App: a})
+	river.AddWorker(workers, &ProcessSaleReturnWorker{App: a})
 	river.AddWorker(workers, &DispatchEventsWorker{App: a})
 	river.AddWorker(workers, &DeliverWebhookWorker{App: a})
 }
@@ -75,9 +76,26 @@ type Config struct {
 	// DispatchInterval is how often new events are handed to webhook
 	// delivery; 0 means DefaultDispatchInterval.
 	DispatchInterval time.Duration
-	// Metrics, when set, times the jobs this client works, counts their
-	// failures and what the jobs do (sales processed, points credited).
+	// Metrics, when set, times the jobs this client works and counts their
+	// failures; what the jobs do (sales processed, points credited) the
+	// application counts (app.App.Counts).
 	Metrics *metrics.Registry
+	// PollInterval is how often a worker looks for jobs besides hearing of
+	// them (LISTEN on PostgreSQL); 0 means River's default (1 s; 100 ms on
+	// SQLite, which polls only).
+	PollInterval time.Duration
+}
+
+// Client is a River client as a process runs it. On PostgreSQL a working
+// client runs on pgx (River's LISTEN needs it) and the application's jobs
+// are inserted by another client on database/sql, in ent's *sql.Tx: one
+// interface stands for both clients' types.
+type Client interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Recovery from a process death. River's leader retries a job left running
@@ -97,10 +115,18 @@ const (
 const DefaultDispatchInterval = 2 * time.Second
 
 // NewClient returns the River client of a's database. With cfg.Work it works
-// the default queue and runs the periodic jobs; otherwise it only inserts.
-// The application inserts its jobs with it too (a.River).
-func NewClient(a *app.App, cfg Config) (*river.Client[*sql.Tx], error) {
+// the queues and runs the periodic jobs; otherwise it only inserts. The
+// application inserts its jobs with it too (a.River), except on PostgreSQL
+// when it works: the working client is then River's pgx driver's, which
+// LISTENs for the notification River sends as a job's transaction commits,
+// and a.River an insert-only client on database/sql over the same pgx pool,
+// so that jobs are still inserted in the transaction of the change that
+// causes them.
+func NewClient(a *app.App, cfg Config) (Client, error) {
 	rc := jobs.Config(a.DB, a.Log)
+	if cfg.PollInterval > 0 {
+		rc.FetchPollInterval = cfg.PollInterval
+	}
 	rc.RescueStuckJobsAfter = cmp.Or(cfg.RescueAfter, DefaultRescueAfter)
 	rc.JobTimeout = rc.RescueStuckJobsAfter * 2 / 3
 	if cfg.Metrics != nil {
@@ -109,16 +135,29 @@ func NewClient(a *app.App, cfg Config) (*river.Client[*sql.Tx], error) {
 	}
 	if cfg.Work {
 		workers := river.NewWorkers()
-		Register(workers, a, cfg.Metrics)
+		Register(workers, a)
 		rc.Workers = workers
 		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
 		}
 	}
-	client, err := river.NewClient(a.DB.RiverDriver(), rc)
-	if err == nil {
+	if !cfg.Work || a.DB.Pgx() == nil {
+		client, err := river.NewClient(a.DB.RiverDriver(), rc)
+		if err != nil {
+			return nil, err
+		}
 		a.River = client
+		return client, nil
 	}
-	return client, err
+	client, err := river.NewClient(riverpgxv5.New(a.DB.Pgx()), rc)
+	if err != nil {
+		return nil, err
+	}
+	inserts, err := jobs.NewInsertClient(a.DB, a.Log)
+	if err != nil {
+		return nil, err
+	}
+	a.River = inserts
+	return client, nil
 }

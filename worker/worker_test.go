@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
@@ -149,4 +151,41 @@ func TestPlatformClientStarts(t *testing.T) {
 			t.Fatal("the job did not complete")
 		}
 	})
+}
+
+// TestWorkerHearsNewJobs: on PostgreSQL a worker is told of a job as the
+// transaction that inserted it (through the application's database/sql
+// client, in ent's transaction) commits. Its polling is an hour apart, so
+// a job worked at all was heard: the second job comes after the start's
+// fetch and the first job's completion, which fetch nothing more.
+func TestWorkerHearsNewJobs(t *testing.T) {
+	t.Parallel()
+	if !slices.Contains(storagetest.Dialects(), dialect.Postgres) {
+		t.Skip("PostgreSQL only (SQLite has no LISTEN): set " + storagetest.EnvPostgres)
+	}
+	db := storagetest.Open(t, dialect.Postgres)
+	ctx := context.Background()
+	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+	client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: 2, PollInterval: time.Hour})
+	require.NoError(t, err)
+	events, cancel := client.Subscribe(river.EventKindJobCompleted)
+	defer cancel()
+	require.NoError(t, client.Start(ctx))
+	defer client.Stop(ctx)
+	for range 2 {
+		var id int64
+		require.NoError(t, db.InTx(ctx, func(tx storage.Tx) error {
+			res, err := a.River.InsertTx(ctx, tx.SQL, jobs.PruneSigningKeys{}, nil)
+			if err == nil {
+				id = res.Job.ID
+			}
+			return err
+		}))
+		select {
+		case ev := <-events:
+			require.Equal(t, id, ev.Job.ID)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the worker did not hear of the job")
+		}
+	}
 }

@@ -10,52 +10,19 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/webhook"
-	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
-	"github.com/fideliza/fideliza/metrics"
-	"github.com/fideliza/fideliza/storage"
 )
 
-// failWriteTimeout bounds the write that marks a sale FAILED after its last
-// attempt.
-const failWriteTimeout = 10 * time.Second
-
-// ProcessSaleWorker works jobs.ProcessSale with app.ProcessSale, in one
-// transaction; after the last attempt the sale stays FAILED with the reason.
+// ProcessSaleWorker works jobs.ProcessSale with app.ProcessSale; after the
+// last attempt the sale stays FAILED with the reason.
 type ProcessSaleWorker struct {
 	river.WorkerDefaults[jobs.ProcessSale]
-	App     *app.App
-	Metrics *metrics.Registry // nil: not counted
+	App *app.App
 }
 
 func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSale]) error {
-	ctx = schema.RememberVisible(viewer.TenantContext(ctx, job.Args.TenantID))
-	var done *app.ProcessedSale
-	err := w.App.DB.InTx(ctx, func(tx storage.Tx) (err error) {
-		done, err = w.App.ProcessSale(ctx, tx, job.Args.SaleID)
-		return err
-	})
-	if err == nil && done != nil {
-		if done.Counted {
-			w.App.CampaignsChanged(job.Args.TenantID)
-		}
-		w.Metrics.SaleProcessed(metrics.SaleProcessed)
-		w.Metrics.PointsCredited(metrics.SourceSale, done.Credited)
-		w.Metrics.Redemptions(metrics.SourceSale, done.Redemptions)
-	}
-	if err != nil && job.Attempt >= job.MaxAttempts {
-		// The attempt's context may be what failed (River cancels it after
-		// JobTimeout), so this write gets a context of its own.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failWriteTimeout)
-		defer cancel()
-		failed, ferr := w.App.FailSale(fctx, job.Args.SaleID, err.Error())
-		if failed {
-			w.Metrics.SaleProcessed(metrics.SaleFailed)
-		}
-		return errors.Join(err, ferr)
-	}
-	return err
+	return w.App.ProcessSale(ctx, job.Args.TenantID, job.Args.SaleID, job.Attempt >= job.MaxAttempts)
 }
 
 // saleReturnWait is how long a return waits for its sale to be processed
@@ -63,30 +30,17 @@ func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.Proces
 const saleReturnWait = 2 * time.Second
 
 // ProcessSaleReturnWorker works jobs.ProcessSaleReturn with
-// app.ProcessSaleReturn, in one transaction: a run killed midway leaves
-// nothing, and the retry applies the return once. A return whose sale is
-// still being processed waits for it (snoozed, which spends no attempt).
+// app.ProcessSaleReturn. A return whose sale is still being processed
+// waits for it (snoozed, which spends no attempt).
 type ProcessSaleReturnWorker struct {
 	river.WorkerDefaults[jobs.ProcessSaleReturn]
-	App     *app.App
-	Metrics *metrics.Registry // nil: not counted
+	App *app.App
 }
 
 func (w *ProcessSaleReturnWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
-	ctx = schema.RememberVisible(viewer.TenantContext(ctx, job.Args.TenantID))
-	var done *app.ReturnsProcessed
-	err := w.App.DB.InTx(ctx, func(tx storage.Tx) (err error) {
-		done, err = w.App.ProcessSaleReturn(ctx, tx, job.Args.ReturnID)
-		return err
-	})
+	err := w.App.ProcessSaleReturn(ctx, job.Args.TenantID, job.Args.ReturnID)
 	if errors.Is(err, app.ErrSaleNotProcessed) {
 		return river.JobSnooze(saleReturnWait)
-	}
-	if err == nil && done != nil {
-		for kind, n := range done.Applied {
-			w.Metrics.ReturnsProcessed(string(kind), n)
-		}
-		w.Metrics.PointsReversed(metrics.SourceReturn, done.PointsReversed)
 	}
 	return err
 }
@@ -94,16 +48,11 @@ func (w *ProcessSaleReturnWorker) Work(ctx context.Context, job *river.Job[jobs.
 // CreditCashbackWorker works jobs.CreditCashback with app.CreditCashback.
 type CreditCashbackWorker struct {
 	river.WorkerDefaults[jobs.CreditCashback]
-	App     *app.App
-	Metrics *metrics.Registry // nil: not counted
+	App *app.App
 }
 
 func (w *CreditCashbackWorker) Work(ctx context.Context, job *river.Job[jobs.CreditCashback]) error {
-	credited, err := w.App.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
-	if err == nil {
-		w.Metrics.PointsCredited(metrics.SourceCashback, credited)
-	}
-	return err
+	return w.App.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
 }
 
 // DeliverWebhookWorker works jobs.DeliverWebhook with app.DeliverWebhook,

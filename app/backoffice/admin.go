@@ -49,6 +49,9 @@ type TenantSettings struct {
 	// AnonymizeInactiveYears anonymizes customers inactive that long; 0
 	// turns it off.
 	AnonymizeInactiveYears *int
+	// CORSOrigins replaces the origins of the tenant's back-office web
+	// apps; an empty list clears them.
+	CORSOrigins *[]string
 }
 
 // changed lists the settings given, for the record of a change.
@@ -79,6 +82,7 @@ func (s TenantSettings) changed() map[string]any {
 	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
 	add("audit_retention_days", s.AuditRetentionDays != nil, func() any { return *s.AuditRetentionDays })
 	add("anonymize_inactive_years", s.AnonymizeInactiveYears != nil, func() any { return *s.AnonymizeInactiveYears })
+	add("cors_origins", s.CORSOrigins != nil, func() any { return *s.CORSOrigins })
 	return out
 }
 
@@ -141,6 +145,13 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
+	if s.CORSOrigins != nil {
+		origins, err := corsOrigins(*s.CORSOrigins)
+		if err != nil {
+			return nil, err
+		}
+		s.CORSOrigins = &origins
+	}
 	if s.SilverThreshold != nil || s.GoldThreshold != nil || s.DiamondThreshold != nil ||
 		s.PointsPendingDays != nil || s.PointsExpiryMonths != nil {
 		// The settings given with those kept must agree: thresholds rising
@@ -192,11 +203,18 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 	case y != nil:
 		u.SetAnonymizeInactiveYears(*y)
 	}
+	switch o := s.CORSOrigins; {
+	case o != nil && len(*o) == 0:
+		u.ClearCorsOrigins()
+	case o != nil:
+		u.SetCorsOrigins(*o)
+	}
 	t, err := u.Save(ctx)
 	if err == nil {
 		v, _ := viewer.FromContext(ctx)
 		a.Logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
 		a.SettingsChanged(id)
+		a.origins.invalidate()
 		a.Auth.Forget(id, "")
 	}
 	return t, err

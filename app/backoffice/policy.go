@@ -4,12 +4,13 @@ import "github.com/fideliza/fideliza/app/kernel"
 
 // Policy says who may call each operation of the back-office context.
 var Policy = kernel.Policy{
-	"CreateTenant":      kernel.System, // the admin CLI
-	"UpdateTenant":      kernel.Scope(kernel.ScopeBackofficeWrite),
-	"CreateStore":       kernel.Scope(kernel.ScopeBackofficeWrite),
-	"UpdateStore":       kernel.Scope(kernel.ScopeBackofficeWrite),
-	"CreateClient":      kernel.Scope(kernel.ScopeBackofficeWrite),
-	"RotateClient":      kernel.Scope(kernel.ScopeBackofficeWrite),
-	"RevokeClient":      kernel.Scope(kernel.ScopeBackofficeWrite),
-	"RecentAuditEvents": kernel.Scope(kernel.ScopeBackofficeWrite),
+	"CreateTenant":          kernel.System, // the admin CLI
+	"UpdateTenant":          kernel.Scope(kernel.ScopeBackofficeWrite),
+	"CreateStore":           kernel.Scope(kernel.ScopeBackofficeWrite),
+	"UpdateStore":           kernel.Scope(kernel.ScopeBackofficeWrite),
+	"CreateClient":          kernel.Scope(kernel.ScopeBackofficeWrite),
+	"RotateClient":          kernel.Scope(kernel.ScopeBackofficeWrite),
+	"RevokeClient":          kernel.Scope(kernel.ScopeBackofficeWrite),
+	"RecentAuditEvents":     kernel.Scope(kernel.ScopeBackofficeWrite),
+	"TenantsAllowingOrigin": kernel.System,
 }

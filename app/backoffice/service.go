@@ -14,4 +14,7 @@ type Service struct {
 	// SeedDemo gives a new sandbox the demo's data; the composition root
 	// sets it (the demo drives every context, so it lives above them).
 	SeedDemo func(ctx context.Context, tenantID string) error
+
+	// origins are the tenants' back-office origins (CORS).
+	origins originsCache
 }

@@ -35,7 +35,12 @@ func (a *Service) ActiveCustomers(ctx context.Context, from, to time.Time) (int,
 	if err := checkPeriod(from, to, 0); err != nil {
 		return 0, err
 	}
-	from, to = from.UTC(), to.UTC()
+	return a.activeCustomers(ctx, from, to)
+}
+
+// activeSet returns the customers active within [from, to), from the rows.
+func (a *Service) activeSet(ctx context.Context, from, to time.Time) (map[string]struct{}, error) {
+	from, to = from.UTC(), to.UTC() // SQLite compares instants as text
 	active := map[string]struct{}{}
 	for _, q := range []interface {
 		Strings(context.Context) ([]string, error)
@@ -50,13 +55,13 @@ func (a *Service) ActiveCustomers(ctx context.Context, from, to time.Time) (int,
 	} {
 		ids, err := q.Strings(ctx)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, id := range ids {
 			active[id] = struct{}{}
 		}
 	}
-	return len(active), nil
+	return active, nil
 }
 
 // checkPeriod says whether [from, to) is a usable period, no longer than
@@ -83,12 +88,18 @@ type CampaignPerformance struct {
 }
 
 // CampaignPerformance sums a campaign's redemptions, within [from, to) when
-// given. Money is summed here, exactly, not by the database (SQLite keeps
-// decimals as text).
+// given.
 func (a *Service) CampaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
 	if err := kernel.Guarded("from", from, "to", to); err != nil {
 		return nil, err
 	}
+	return a.campaignPerformance(ctx, c, from, to)
+}
+
+// sumRedemptions adds a campaign's redemptions within [from, to) (open on
+// a nil side) to p, from the rows. Money is summed here, exactly, not by
+// the database (SQLite keeps decimals as text).
+func (a *Service) sumRedemptions(ctx context.Context, c *ent.Campaign, from, to *time.Time, p *CampaignPerformance) error {
 	q := a.DB.Ent.Redemption.Query().Where(redemption.CampaignID(c.ID))
 	if from != nil {
 		q.Where(redemption.CreatedAtGTE(from.UTC()))
@@ -96,13 +107,12 @@ func (a *Service) CampaignPerformance(ctx context.Context, c *ent.Campaign, from
 	if to != nil {
 		q.Where(redemption.CreatedAtLT(to.UTC()))
 	}
-	p := &CampaignPerformance{}
 	fetch := func(after string, limit int) ([]*ent.Redemption, error) {
 		return q.Clone().Where(redemption.IDGT(after)).Order(ent.Asc(redemption.FieldID)).Limit(limit).
 			Select(redemption.FieldID, redemption.FieldDiscountAmount, redemption.FieldCashbackAmount, redemption.FieldAmountPaid).
 			All(ctx)
 	}
-	err := inBatches(fetch, func(r *ent.Redemption) string { return r.ID },
+	return inBatches(fetch, func(r *ent.Redemption) string { return r.ID },
 		func(rs []*ent.Redemption) {
 			for _, r := range rs {
 				p.Redemptions++
@@ -111,7 +121,6 @@ func (a *Service) CampaignPerformance(ctx context.Context, c *ent.Campaign, from
 				p.Revenue = p.Revenue.Add(r.AmountPaid)
 			}
 		})
-	return p, err
 }
 
 // StoreDaySales is the sales of one store on one day.
@@ -131,31 +140,48 @@ func (a *Service) SalesByStoreDay(ctx context.Context, from, to time.Time, tz st
 	if err != nil {
 		return nil, err
 	}
-	type key struct{ store, day string }
-	sums := map[key]*StoreDaySales{}
+	sums := map[storeDay]*StoreDaySales{}
+	if err := a.salesByStoreDay(ctx, from, to, loc, sums); err != nil {
+		return nil, err
+	}
+	return a.storeDaySales(ctx, sums)
+}
+
+// storeDay is a store's id and a day.
+type storeDay struct{ store, day string }
+
+// sum is the sales of k, added to sums when first asked for.
+func (k storeDay) sum(sums map[storeDay]*StoreDaySales) *StoreDaySales {
+	sum := sums[k]
+	if sum == nil {
+		sum = &StoreDaySales{Day: k.day}
+		sums[k] = sum
+	}
+	return sum
+}
+
+// sumSales adds the sales within [from, to) to sums, by store and day in
+// loc, from the rows.
+func (a *Service) sumSales(ctx context.Context, from, to time.Time, loc *time.Location, sums map[storeDay]*StoreDaySales) error {
 	q := a.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from.UTC()), sale.SoldAtLT(to.UTC()))
 	fetch := func(after string, limit int) ([]*ent.Sale, error) {
 		return q.Clone().Where(sale.IDGT(after)).Order(ent.Asc(sale.FieldID)).Limit(limit).
 			Select(sale.FieldID, sale.FieldStoreID, sale.FieldSoldAt, sale.FieldAmount, sale.FieldDiscountAmount, sale.FieldAmountPayable).
 			All(ctx)
 	}
-	err = inBatches(fetch, func(s *ent.Sale) string { return s.ID }, func(ss []*ent.Sale) {
+	return inBatches(fetch, func(s *ent.Sale) string { return s.ID }, func(ss []*ent.Sale) {
 		for _, s := range ss {
-			k := key{s.StoreID, s.SoldAt.In(loc).Format(time.DateOnly)}
-			sum := sums[k]
-			if sum == nil {
-				sum = &StoreDaySales{Day: k.day}
-				sums[k] = sum
-			}
+			sum := storeDay{s.StoreID, s.SoldAt.In(loc).Format(time.DateOnly)}.sum(sums)
 			sum.Sales++
 			sum.Amount = sum.Amount.Add(s.Amount)
 			sum.DiscountAmount = sum.DiscountAmount.Add(s.DiscountAmount)
 			sum.AmountPayable = sum.AmountPayable.Add(s.AmountPayable)
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// storeDaySales lists sums with their stores, by day and store code.
+func (a *Service) storeDaySales(ctx context.Context, sums map[storeDay]*StoreDaySales) ([]*StoreDaySales, error) {
 	storeIDs := make([]string, 0, len(sums))
 	for k := range sums {
 		storeIDs = append(storeIDs, k.store)
@@ -215,8 +241,12 @@ func (a *Service) PointsLiabilityByDay(ctx context.Context, from, to time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	var days []DayPoints
-	var ends []time.Time // the end of each day, to for the last one
+	return a.pointsLiabilityByDay(ctx, from, to, loc)
+}
+
+// liabilityDays lists the days of [from, to) in loc, each with its end (to
+// for the last one).
+func liabilityDays(from, to time.Time, loc *time.Location) (days []DayPoints, ends []time.Time) {
 	for d := from.In(loc); d.Before(to); {
 		y, m, dd := d.Date()
 		end := time.Date(y, m, dd+1, 0, 0, 0, 0, loc)
@@ -225,6 +255,12 @@ func (a *Service) PointsLiabilityByDay(ctx context.Context, from, to time.Time, 
 		d = end
 	}
 	ends[len(ends)-1] = to
+	return days, ends
+}
+
+// liabilityFromLedger fills the liability of each day from the rows.
+func (a *Service) liabilityFromLedger(ctx context.Context, from, to time.Time, loc *time.Location) ([]DayPoints, error) {
+	days, ends := liabilityDays(from, to, loc)
 	changes := make([]int64, len(days))
 	var before int64 // changes before from
 	var lastCustomer, lastID string

@@ -15,4 +15,5 @@ var Policy = kernel.Policy{
 	"ScoreAllTenants":      kernel.System,
 	"ScoreCustomers":       kernel.System,
 	"PredictiveMembers":    kernel.Internal,
+	"RebuildRollups":       kernel.System,
 }

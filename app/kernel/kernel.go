@@ -37,16 +37,17 @@ type Kernel struct {
 	Clock func() time.Time // nil: the system clock; tests set it
 	// WebhookGuard says which URLs webhook endpoints may have.
 	WebhookGuard webhook.Guard
-	// Counts records what operations do (sales received, points credited,
-	// redemptions); nil records nothing. A *metrics.Registry is one.
+	// Counts records what operations and jobs do (sales received and
+	// processed, points credited, redemptions, returns); nil records
+	// nothing. A *metrics.Registry is one.
 	Counts Recorder
 	// DocumentLookups is each client's quota of customer lookups by
 	// document; zero: DefaultDocumentLookups.
 	DocumentLookups ratelimit.Quota
 
 	// InlineSales says the caller processes the sales it registers (the
-	// demo's year, which plays a day's sales at its closing): no job is
-	// queued for them.
+	// demo's year, which plays a day's sales at its closing; Replayer): no
+	// job is queued for them.
 	InlineSales bool
 
 	campaigns tenantCache[[]eligibility.Campaign]
@@ -108,9 +109,11 @@ func (k *Kernel) LockCustomer(ctx context.Context, c *ent.Client, id string) (*e
 // Recorder records what operations do, for the business metrics.
 type Recorder interface {
 	SaleReceived()
+	SaleProcessed(status string)
 	PointsCredited(source string, points int64)
 	Redemptions(source string, n int)
 	ReturnReceived(kind string)
+	ReturnsProcessed(kind string, n int)
 	PointsReversed(source string, points int64)
 }
 
@@ -119,6 +122,15 @@ const (
 	SourceAPI        = "api"
 	SourceAdjustment = "adjustment"
 	SourceRedemption = "redemption"
+	SourceSale       = "sale"
+	SourceCashback   = "cashback"
+	SourceReturn     = "return"
+)
+
+// How a sale's processing ended, as Recorder counts it.
+const (
+	SaleProcessed = "processed"
+	SaleFailed    = "failed"
 )
 
 // Logger is k's log, one that writes nothing when none is set (tests).
@@ -140,7 +152,9 @@ func (k *Kernel) Recorder() Recorder {
 type noCounts struct{}
 
 func (noCounts) SaleReceived()                {}
+func (noCounts) SaleProcessed(string)         {}
 func (noCounts) PointsCredited(string, int64) {}
 func (noCounts) Redemptions(string, int)      {}
 func (noCounts) ReturnReceived(string)        {}
+func (noCounts) ReturnsProcessed(string, int) {}
 func (noCounts) PointsReversed(string, int64) {}

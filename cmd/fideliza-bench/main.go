@@ -39,6 +39,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
 	"github.com/fideliza/fideliza/storage"
@@ -60,6 +61,9 @@ type options struct {
 	workers      int
 	jsonOut      bool
 	profileDir   string
+	// dashSales, when not 0, makes the run the dashboards load alone:
+	// measured at dashBase sales, then at dashSales.
+	dashSales, dashBase int
 }
 
 func main() {
@@ -91,6 +95,8 @@ func drive(ctx context.Context) error {
 	flag.IntVar(&o.scaleTo, "scale-to", 1_000_000, "customers to grow to for the second list/search measure (0 skips it)")
 	flag.IntVar(&o.workers, "workers", 20, "River workers of the service")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	flag.IntVar(&o.dashSales, "dashboards", 0, "run the dashboards load alone instead: sales to grow the tenant to for the large measure (the issue's 10000000)")
+	flag.IntVar(&o.dashBase, "dashboards-base", 100_000, "sales of the dashboards load's first measure")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the service during each load into this directory (<load>.pprof)")
 	flag.Parse()
 	if o.databaseURL == "" {
@@ -122,7 +128,7 @@ func drive(ctx context.Context) error {
 	if err := db.Migrate(ctx, log); err != nil {
 		return err
 	}
-	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")})
+	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}).WithHistory(demoyear.Play)
 	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
 	f, err := seed(ctx, a, o.customers)
 	if err != nil {
@@ -157,6 +163,9 @@ func drive(ctx context.Context) error {
 	l := newLoads("http://"+addr, f, o.conns)
 	if err := l.signIn(ctx); err != nil {
 		return err
+	}
+	if o.dashSales > 0 {
+		return dashboards(ctx, db, f, l, o, progress)
 	}
 	for _, name := range []string{"identify", "authorize", "validate", "redeem", "customer list", "customer search"} {
 		progress("load: %s", name)
@@ -197,12 +206,17 @@ func drive(ctx context.Context) error {
 	rep.Customers, rep.ScaleTo = o.customers, o.scaleTo
 	rep.PeakRSS = rss()
 	rep.Targets = rep.targets()
+	return output(o, rep, rep.print)
+}
+
+// output prints a run's report: as JSON with -json, else as write writes it.
+func output(o options, rep any, write func(io.Writer)) error {
 	if o.jsonOut {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	rep.print(os.Stdout)
+	write(os.Stdout)
 	return nil
 }
 
@@ -322,10 +336,11 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 	// Rate limits off: the run measures the service's capacity, not its quotas.
 	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://"+addr, "fideliza")})
 	n, _ := strconv.Atoi(workers)
-	if _, err = worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n}); err != nil {
+	client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: n})
+	if err != nil {
 		return err
 	}
-	if err := a.River.Start(ctx); err != nil {
+	if err := client.Start(ctx); err != nil {
 		return err
 	}
 	// Rate limits off: the run measures the service's capacity, not its quotas.
@@ -342,7 +357,7 @@ func serveChild(ctx context.Context, databaseURL, addr, workers string, pprofOn 
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(stopCtx)
-		_ = a.River.Stop(stopCtx)
+		_ = client.Stop(stopCtx)
 	}()
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -92,6 +92,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 		timeZone                                  string
 		silver, gold, diamond                     int64
 		priceCodes                                [4]int // bronze, silver, gold, diamond
+		corsOrigins                               []string
 	)
 	update := &cobra.Command{
 		Use:   "update",
@@ -154,6 +155,9 @@ func newTenantCommand(g *globals) *cobra.Command {
 					*[]**int{&s.PriceCodeBronze, &s.PriceCodeSilver, &s.PriceCodeGold, &s.PriceCodeDiamond}[i] = &priceCodes[i]
 				}
 			}
+			if fl.Changed("cors-origins") {
+				s.CORSOrigins = &corsOrigins
+			}
 			t, err := a.Backoffice.UpdateTenant(cmd.Context(), tenantID, s)
 			if err != nil {
 				return err
@@ -168,6 +172,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 				"thresholds":       map[string]int64{"silver": t.SilverThreshold, "gold": t.GoldThreshold, "diamond": t.DiamondThreshold},
 				"price_codes": map[string]int{"bronze": t.PriceCodeBronze, "silver": t.PriceCodeSilver, "gold": t.PriceCodeGold,
 					"diamond": t.PriceCodeDiamond},
+				"cors_origins": t.CorsOrigins,
 			}, fmt.Sprintf("tenant %s updated", t.ID))
 		}),
 	}
@@ -190,6 +195,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 	for i, level := range []string{"bronze", "silver", "gold", "diamond"} {
 		uf.IntVar(&priceCodes[i], "price-code-"+level, 0, "POS price code of "+level+" customers (0 to 9999)")
 	}
+	uf.StringSliceVar(&corsOrigins, "cors-origins", nil,
+		"origins of the tenant's back-office web apps allowed to call the API from a browser, comma-separated (scheme://host[:port]); \"\" clears them")
 	_ = update.MarkFlagRequired("tenant")
 
 	cmd.AddCommand(create, update)

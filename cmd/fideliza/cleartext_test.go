@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -92,13 +93,29 @@ func storedBytes(t *testing.T, dialectName, dbURL, byteaOutput string) []byte {
 func pgDump(t *testing.T, dbURL, byteaOutput string) []byte {
 	t.Helper()
 	requireTools(t, "pg_dump")
-	cmd := exec.Command("pg_dump", "--data-only", "--dbname", dbURL)
+	cmd := exec.Command("pg_dump", "--data-only", "--dbname", libpqURL(t, dbURL))
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c bytea_output="+byteaOutput)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, "pg_dump: %s", stderr.String())
 	return out
+}
+
+// libpqURL is dbURL without the pgxpool parameters (pool_max_conns…), which
+// libpq's tools refuse.
+func libpqURL(t *testing.T, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	q := u.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // clearDocuments are the documents of docs raw holds, bare or formatted.

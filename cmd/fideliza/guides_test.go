@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -157,7 +158,7 @@ func demoDatabase(t *testing.T, dialectName string) string {
 	demo := storagetest.URL(t, dialectName, true)
 	db, err := storage.Open(ctx, demo)
 	require.NoError(t, err)
-	_, err = (app.New(&app.Config{DB: db})).LoadDemo(ctx)
+	_, err = app.New(&app.Config{DB: db}).WithHistory(demoyear.Play).LoadDemo(ctx)
 	require.NoError(t, err)
 	if dialectName == dialect.SQLite {
 		_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone

@@ -299,7 +299,7 @@ func waitReady(t *testing.T, base string, done chan error) {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, 6*time.Minute, 50*time.Millisecond) // --demo generates a year of history first (~2 min on PostgreSQL alone, more beside other tests)
+	}, 12*time.Minute, 50*time.Millisecond) // --demo generates a year of history first (~2–3 min on PostgreSQL alone, more beside other tests)
 }
 
 // TestServeDemo is the README's first command: serve --demo prints working
@@ -313,7 +313,9 @@ func TestServeDemo(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			logs := &syncBuffer{}
-			u := storagetest.URL(t, d, false)
+			// The demo's server gets the service's own pool size, not the
+			// tests' cap: it generates a year with concurrent writers.
+			u := strings.Replace(storagetest.URL(t, d, false), "pool_max_conns=8", "pool_max_conns=32", 1)
 			base, stdout := startServe(t, logs, u, "--demo")
 			require.Contains(t, stdout.String(), "curl -sS --fail-with-body "+base+"/graphql")
 			require.Contains(t, stdout.String(), "Stores: [LOJA-01 LOJA-02 LOJA-03", "the banner names the demo's stores")

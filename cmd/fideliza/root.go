@@ -13,6 +13,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -75,6 +76,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newServeCommand(g), newWorkerCommand(g), newMigrateCommand(g),
 		newTenantCommand(g), newStoreCommand(g), newClientCommand(g), newKeysCommand(g), newUserCommand(g),
 		newImportCommand(g), newCatalogCommand(g),
+		newRollupsCommand(g),
 	)
 	return root
 }
@@ -140,7 +142,7 @@ func (g *globals) open(ctx context.Context, log *slog.Logger, defaultIssuer stri
 		db.Close()
 		return nil, fmt.Errorf("--public-url %q must start with http:// or https://", issuer)
 	}
-	a := app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log})
+	a := app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, g.audience), Log: log}).WithHistory(demoyear.Play)
 	if err := a.BringUp(ctx); err != nil {
 		db.Close()
 		return nil, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -40,6 +38,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		rescue   time.Duration
 		intro    bool
 		limits   rateLimitFlags
+		office   backofficeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -58,6 +57,10 @@ func newServeCommand(g *globals) *cobra.Command {
 				return err
 			}
 			lookups, err := limits.documentLookupQuota()
+			if err != nil {
+				return err
+			}
+			origins, err := office.origins()
 			if err != nil {
 				return err
 			}
@@ -90,8 +93,9 @@ func newServeCommand(g *globals) *cobra.Command {
 			// GET /metrics serves both.
 			reg := metrics.New()
 			a.Counts = reg
-			if _, err = worker.NewClient(a, worker.Config{Work: !noWorker, MaxWorkers: workers,
-				PointsInterval: points, RescueAfter: rescue, Metrics: reg}); err != nil {
+			client, err := worker.NewClient(a, worker.Config{Work: !noWorker, MaxWorkers: workers,
+				PointsInterval: points, RescueAfter: rescue, Metrics: reg})
+			if err != nil {
 				return err
 			}
 			var creds *app.DemoCredentials
@@ -106,8 +110,9 @@ func newServeCommand(g *globals) *cobra.Command {
 			if demo {
 				printDemo(g, a, creds)
 			}
-			return run(ctx, log, a.River, !noWorker, &http.Server{
-				Handler:           rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg}),
+			return run(ctx, log, client, !noWorker, &http.Server{
+				Handler: rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg,
+					CORSOrigins: origins}),
 				ReadHeaderTimeout: 10 * time.Second,
 				IdleTimeout:       2 * time.Minute,
 			}, listener)
@@ -123,6 +128,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	f.BoolVar(&intro, "graphql-introspection", envBool("FIDELIZA_GRAPHQL_INTROSPECTION", true),
 		"answer GraphQL introspection (the playground's schema and docs need it) (env FIDELIZA_GRAPHQL_INTROSPECTION)")
 	limits.register(f)
+	office.register(f)
 	return cmd
 }
 
@@ -310,7 +316,7 @@ func envInt(name string, fallback int) int {
 // run serves HTTP (when srv is set) and works jobs (when work is set) until
 // ctx ends, then drains both: HTTP requests finish, running jobs get the
 // grace period before they are cancelled.
-func run(ctx context.Context, log *slog.Logger, rc *river.Client[*sql.Tx], work bool, srv *http.Server, l net.Listener) error {
+func run(ctx context.Context, log *slog.Logger, rc worker.Client, work bool, srv *http.Server, l net.Listener) error {
 	if work {
 		if err := rc.Start(ctx); err != nil {
 			return fmt.Errorf("starting River: %w", err)

@@ -614,6 +614,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[12], PointsEntriesColumns[0]},
 			},
+			{
+				Name:    "pointsentry_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[1]},
+			},
 		},
 	}
 	// PointsLotsColumns holds the columns for the "points_lots" table.
@@ -794,6 +799,11 @@ var (
 				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[15], RedemptionsColumns[2]},
 			},
 			{
+				Name:    "redemption_tenant_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RedemptionsColumns[16], RedemptionsColumns[1]},
+			},
+			{
 				Name:    "redemption_sale_id_campaign_id",
 				Unique:  true,
 				Columns: []*schema.Column{RedemptionsColumns[18], RedemptionsColumns[14]},
@@ -873,6 +883,11 @@ var (
 				Name:    "sale_tenant_id_customer_document_index",
 				Unique:  false,
 				Columns: []*schema.Column{SalesColumns[22], SalesColumns[8]},
+			},
+			{
+				Name:    "sale_tenant_id_sold_at",
+				Unique:  false,
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[10]},
 			},
 		},
 	}
@@ -1101,6 +1116,7 @@ var (
 		{Name: "customer_count", Type: field.TypeInt64, Default: 0},
 		{Name: "audit_retention_days", Type: field.TypeInt, Default: 1825},
 		{Name: "anonymize_inactive_years", Type: field.TypeInt, Nullable: true},
+		{Name: "cors_origins", Type: field.TypeJSON, Nullable: true},
 		{Name: "sandbox_of_id", Type: field.TypeString, Nullable: true},
 	}
 	// TenantsTable holds the schema information for the "tenants" table.
@@ -1111,7 +1127,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[24]},
+				Columns:    []*schema.Column{TenantsColumns[25]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},

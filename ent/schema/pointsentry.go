@@ -69,6 +69,8 @@ func (PointsEntry) Indexes() []ent.Index {
 		// A source (an order, a lot) moves points of one kind once.
 		index.Fields("tenant_id", "customer_id", "kind", "source_kind", "source_id").Unique(),
 		index.Fields("tenant_id", "customer_id", "id"),
+		// Time-ordered lists and the dashboards' period edges (issue 38).
+		index.Fields("tenant_id", "created_at"),
 	}
 }
 

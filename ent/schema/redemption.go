@@ -84,6 +84,8 @@ func (Redemption) Indexes() []ent.Index {
 		index.Fields("validation_token_id", "campaign_id").Unique().Annotations(entsql.IndexWhere("rolled_back_at IS NULL")),
 		index.Fields("tenant_id", "campaign_id", "customer_id"),
 		index.Fields("tenant_id", "customer_id", "order_id"),
+		// Time-ordered lists and the dashboards' period edges (issue 38).
+		index.Fields("tenant_id", "created_at"),
 		// A sale records each campaign's discount once.
 		index.Fields("sale_id", "campaign_id").Unique(),
 	}

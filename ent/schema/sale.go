@@ -108,6 +108,8 @@ func (Sale) Indexes() []ent.Index {
 		// customers.
 		index.Fields("tenant_id", "customer_id", "sold_at"),
 		index.Fields("tenant_id", "customer_document_index"),
+		// Time-ordered lists and the dashboards' period edges (issue 38).
+		index.Fields("tenant_id", "sold_at"),
 	}
 }
 

@@ -69,6 +69,8 @@ func (Tenant) Fields() []ent.Field {
 			Comment("Days the audit trail is kept, 30 to 3650 (five years by default); older events are deleted daily."),
 		field.Int("anonymize_inactive_years").Optional().Nillable().Range(1, 20).
 			Comment("Customers without activity for this many years are anonymized (LGPD erasure) by an hourly job; none (the default) keeps them."),
+		field.Strings("cors_origins").Optional().
+			Comment("Origins of the tenant's back-office web apps (such as https://backoffice.example.com) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS), besides the installation's."),
 	}
 }
 

@@ -64,6 +64,8 @@ const (
 	FieldAuditRetentionDays = "audit_retention_days"
 	// FieldAnonymizeInactiveYears holds the string denoting the anonymize_inactive_years field in the database.
 	FieldAnonymizeInactiveYears = "anonymize_inactive_years"
+	// FieldCorsOrigins holds the string denoting the cors_origins field in the database.
+	FieldCorsOrigins = "cors_origins"
 	// EdgeSandboxOf holds the string denoting the sandbox_of edge name in mutations.
 	EdgeSandboxOf = "sandbox_of"
 	// EdgeSandboxes holds the string denoting the sandboxes edge name in mutations.
@@ -107,6 +109,7 @@ var Columns = []string{
 	FieldCustomerCount,
 	FieldAuditRetentionDays,
 	FieldAnonymizeInactiveYears,
+	FieldCorsOrigins,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -1151,6 +1151,16 @@ func AnonymizeInactiveYearsNotNil() predicate.Tenant {
 	return predicate.Tenant(sql.FieldNotNull(FieldAnonymizeInactiveYears))
 }
 
+// CorsOriginsIsNil applies the IsNil predicate on the "cors_origins" field.
+func CorsOriginsIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldCorsOrigins))
+}
+
+// CorsOriginsNotNil applies the NotNil predicate on the "cors_origins" field.
+func CorsOriginsNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldCorsOrigins))
+}
+
 // HasSandboxOf applies the HasEdge predicate on the "sandbox_of" edge.
 func HasSandboxOf() predicate.Tenant {
 	return predicate.Tenant(func(s *sql.Selector) {

@@ -48,6 +48,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Sale() SaleResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -748,11 +749,17 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Subscription struct {
+		CustomerLevelChanges func(childComplexity int) int
+		SalesProcessed       func(childComplexity int) int
+	}
+
 	Tenant struct {
 		Active                 func(childComplexity int) int
 		AnonymizeInactiveYears func(childComplexity int) int
 		AuditRetentionDays     func(childComplexity int) int
 		ChurnRefitDays         func(childComplexity int) int
+		CorsOrigins            func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
 		DiamondThreshold       func(childComplexity int) int
 		GoldThreshold          func(childComplexity int) int
@@ -941,6 +948,10 @@ type QueryResolver interface {
 }
 type SaleResolver interface {
 	CustomerDocumentMasked(ctx context.Context, obj *ent.Sale) (string, error)
+}
+type SubscriptionResolver interface {
+	SalesProcessed(ctx context.Context) (<-chan *ent.Event, error)
+	CustomerLevelChanges(ctx context.Context) (<-chan *ent.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -4237,6 +4248,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StoreEdge.Node(childComplexity), true
 
+	case "Subscription.customerLevelChanges":
+		if e.ComplexityRoot.Subscription.CustomerLevelChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerLevelChanges(childComplexity), true
+	case "Subscription.salesProcessed":
+		if e.ComplexityRoot.Subscription.SalesProcessed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.SalesProcessed(childComplexity), true
+
 	case "Tenant.active":
 		if e.ComplexityRoot.Tenant.Active == nil {
 			break
@@ -4261,6 +4285,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.ChurnRefitDays(childComplexity), true
+	case "Tenant.corsOrigins":
+		if e.ComplexityRoot.Tenant.CorsOrigins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.CorsOrigins(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -4839,6 +4869,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -4954,6 +5001,8 @@ input TenantSettingsInput {
   auditRetentionDays: Int
   "Years without activity (no sale, points or change) after which a customer is anonymized, 1 to 20; 0 turns it off (the default)."
   anonymizeInactiveYears: Int
+  "Origins of the tenant's back-office web apps (scheme://host[:port], such as https://backoffice.example.com; at most 20) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS); the list replaces the one kept, [] clears it."
+  corsOrigins: [String!]
 }
 
 """
@@ -11539,6 +11588,10 @@ type Tenant implements Node {
   """
   anonymizeInactiveYears: Int
   """
+  Origins of the tenant's back-office web apps (such as https://backoffice.example.com) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS), besides the installation's.
+  """
+  corsOrigins: [String!]
+  """
   The production tenant this sandbox tenant belongs to; none for a production tenant.
   """
   sandboxOf: Tenant
@@ -12873,6 +12926,21 @@ scalar Time
 A JSON object, such as the data of an event.
 """
 scalar Map
+`, BuiltIn: false},
+	{Name: "../../schema/subscriptions.graphql", Input: `"""
+Live events of the viewer's tenant, over WebSocket at /graphql/ws with the
+graphql-transport-ws protocol, the access token in connection_init's payload
+({"authorization": "Bearer <token>"}). Each field delivers the outbox events
+of its kind committed after it began, the events webhooks receive, as Event
+(its data as a webhook's). A connection whose token expires or is revoked is
+closed (4401); see docs/backoffice.md for the limits.
+"""
+type Subscription {
+  "Sales processed (sale.processed: sale_id, receipt, store_code, customer_id, amount_payable, points_credited). Needs backoffice:read."
+  salesProcessed: Event!
+  "Customers' level changes (customer.level_changed: customer_id, from, to, direction, points_earned_12_months). Needs customers:read."
+  customerLevelChanges: Event!
+}
 `, BuiltIn: false},
 	{Name: "../../schema/webhooks.graphql", Input: `"""
 A webhook endpoint with its signing secret. The secret appears only in the
@@ -14229,6 +14297,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_auditRetentionDays(ctx, field)
 	case "anonymizeInactiveYears":
 		return ec.fieldContext_Tenant_anonymizeInactiveYears(ctx, field)
+	case "corsOrigins":
+		return ec.fieldContext_Tenant_corsOrigins(ctx, field)
 	case "sandboxOf":
 		return ec.fieldContext_Tenant_sandboxOf(ctx, field)
 	case "sandboxes":
@@ -29867,6 +29937,70 @@ func (ec *executionContext) fieldContext_StoreEdge_cursor(_ context.Context, fie
 	return graphql.NewScalarFieldContext("StoreEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_salesProcessed(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_salesProcessed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().SalesProcessed(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_salesProcessed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_customerLevelChanges(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_customerLevelChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().CustomerLevelChanges(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_customerLevelChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30417,6 +30551,29 @@ func (ec *executionContext) _Tenant_anonymizeInactiveYears(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_Tenant_anonymizeInactiveYears(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_corsOrigins(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_corsOrigins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorsOrigins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_corsOrigins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Tenant_sandboxOf(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
@@ -50712,7 +50869,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -50852,6 +51009,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.AnonymizeInactiveYears = data
+		case "corsOrigins":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corsOrigins"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorsOrigins = data
 		}
 	}
 	return it, nil
@@ -61461,6 +61625,28 @@ func (ec *executionContext) _StoreEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "salesProcessed":
+		return ec._Subscription_salesProcessed(ctx, fields[0])
+	case "customerLevelChanges":
+		return ec._Subscription_customerLevelChanges(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var tenantImplementors = []string{"Tenant", "Node"}
 
 func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, obj *ent.Tenant) graphql.Marshaler {
@@ -61590,6 +61776,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "anonymizeInactiveYears":
 			out.Values[i] = ec._Tenant_anonymizeInactiveYears(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "corsOrigins":
+			out.Values[i] = ec._Tenant_corsOrigins(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

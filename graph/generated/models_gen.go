@@ -493,6 +493,15 @@ type StoreDaySales struct {
 	AmountPayable decimal.Decimal `json:"amountPayable"`
 }
 
+// Live events of the viewer's tenant, over WebSocket at /graphql/ws with the
+// graphql-transport-ws protocol, the access token in connection_init's payload
+// ({"authorization": "Bearer <token>"}). Each field delivers the outbox events
+// of its kind committed after it began, the events webhooks receive, as Event
+// (its data as a webhook's). A connection whose token expires or is revoked is
+// closed (4401); see docs/backoffice.md for the limits.
+type Subscription struct {
+}
+
 // The viewer's tenant's settings: only the fields given change.
 type TenantSettingsInput struct {
 	// Display name of the retailer.
@@ -533,6 +542,8 @@ type TenantSettingsInput struct {
 	AuditRetentionDays *int `json:"auditRetentionDays,omitempty"`
 	// Years without activity (no sale, points or change) after which a customer is anonymized, 1 to 20; 0 turns it off (the default).
 	AnonymizeInactiveYears *int `json:"anonymizeInactiveYears,omitempty"`
+	// Origins of the tenant's back-office web apps (scheme://host[:port], such as https://backoffice.example.com; at most 20) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS); the list replaces the one kept, [] clears it.
+	CorsOrigins []string `json:"corsOrigins,omitempty"`
 }
 
 // A change to a customer: only the fields given change; null clears an optional field.

@@ -1,4 +1,4 @@
-package app_test
+package demoyear_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -20,7 +21,7 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 	var figures [2][4]int
 	for i := range figures {
 		db := storagetest.Open(t, "sqlite3")
-		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }})
+		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }}).WithHistory(demoyear.Play)
 		started := time.Now()
 		_, err := a.LoadDemo(context.Background())
 		require.NoError(t, err)

@@ -1,4 +1,11 @@
-package app
+// Package demoyear is the living demo: a year of a retailer's life,
+// generated from a seed and played through the application's operations a
+// real one goes through (customers imported, POS sales registered and
+// processed, online orders validated and redeemed, returns, points spent
+// and expired, levels recomputed, churn scored), each on a clock of its own
+// set to the simulated instant. The application plays it through
+// app.App.History: serve --demo's tenant and every new or reset sandbox.
+package demoyear
 
 import (
 	"context"
@@ -15,6 +22,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
@@ -26,18 +34,13 @@ import (
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/salereturn"
-	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/fold"
+	"github.com/fideliza/fideliza/ent/schema/sealed"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
 )
 
-// The living demo: a year of a retailer's life, generated from a seed and
-// played through the operations a real one goes through (customers
-// imported, POS sales registered and processed, online orders validated and
-// redeemed, returns, points spent and expired, levels recomputed, churn
-// scored), each on a clock set to the simulated instant.
+// The generator's fixed inputs.
 const (
 	demoSeed         = 2026
 	demoExpiryMonths = 8 // so that the year shows points expiring
@@ -57,16 +60,9 @@ var (
 	sandboxSize = demoSize{shoppers: 150, days: 90}
 )
 
-// demoStores are the demo's stores, four in each of three regions (states,
-// their store group); the first two are the small demo's.
-var demoStores = []struct{ code, name, city, state string }{
-	{"LOJA-01", "Loja Centro", "São Paulo", "SP"}, {"LOJA-02", "Loja Shopping", "São Paulo", "SP"},
-	{"LOJA-03", "Loja Paulista", "São Paulo", "SP"}, {"LOJA-04", "Loja Campinas", "Campinas", "SP"},
-	{"LOJA-05", "Loja Copacabana", "Rio de Janeiro", "RJ"}, {"LOJA-06", "Loja Barra", "Rio de Janeiro", "RJ"},
-	{"LOJA-07", "Loja Niterói", "Niterói", "RJ"}, {"LOJA-08", "Loja Tijuca", "Rio de Janeiro", "RJ"},
-	{"LOJA-09", "Loja Savassi", "Belo Horizonte", "MG"}, {"LOJA-10", "Loja Pampulha", "Belo Horizonte", "MG"},
-	{"LOJA-11", "Loja Contagem", "Contagem", "MG"}, {"LOJA-12", "Loja Uberlândia", "Uberlândia", "MG"},
-}
+// protocolSale is the point-of-sale protocol the year's sales and returns
+// speak.
+const protocolSale = "PARTNER_V1"
 
 var (
 	demoFirstNames = []string{"Adriana", "Alessandra", "Aline", "Amanda", "Beatriz", "Bruna", "Camila", "Carolina",
@@ -94,6 +90,10 @@ var (
 	}
 )
 
+// year plays the history through the operations of an application on the
+// year's clock.
+type year struct{ *app.App }
+
 // demoShopper is a generated customer and the habits the year plays.
 type demoShopper struct {
 	cpf, id string
@@ -120,9 +120,19 @@ const (
 	demoReturn
 )
 
-// playDemoYear gives a tenant holding the small demo's data (seedDemoData)
-// a history of size ending at end.
-func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, size demoSize) error {
+// Play gives a tenant holding the small demo's data (app's seed) a history
+// ending at end: a year with full (serve --demo's tenant), else a few
+// months (a sandbox's). It is an app.HistoryFunc.
+func Play(ctx context.Context, a *app.App, tenantID string, end time.Time, full bool) error {
+	size := sandboxSize
+	if full {
+		size = demoYearSize
+	}
+	return play(ctx, a, tenantID, end, size)
+}
+
+// play gives the tenant a history of size ending at end.
+func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size demoSize) error {
 	// The year allocates much and keeps little: fewer collections leave
 	// the second core to the database.
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
@@ -139,7 +149,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 	first := today.AddDate(0, 0, -size.days)
 	clock := testclock.New(first)
 	setClock := clock.Set
-	y := New(&Config{DB: a.DB, Log: a.Log, River: a.River, WebhookGuard: a.WebhookGuard, InlineSales: true, Clock: clock.Now})
+	y := &year{a.Replayer(clock.Now)}
 	tctx := viewer.TenantContext(ctx, tenantID)
 	sys := viewer.SystemContext(ctx)
 
@@ -148,8 +158,8 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 	if _, err := y.Backoffice.UpdateTenant(sys, tenantID, backoffice.TenantSettings{PointsExpiryMonths: &months}); err != nil {
 		return err
 	}
-	for _, s := range demoStores[2:] {
-		if _, err := y.Backoffice.CreateStore(sys, tenantID, s.code, s.name, s.state); err != nil {
+	for _, s := range app.DemoStores[2:] {
+		if _, err := y.Backoffice.CreateStore(sys, tenantID, s.Code, s.Name, s.State); err != nil {
 			return err
 		}
 	}
@@ -186,7 +196,7 @@ func (a *App) playDemoYear(ctx context.Context, tenantID string, end time.Time, 
 			var err error
 			switch {
 			case e.kind == demoReturn:
-				err = y.demoReturn(tctx, e)
+				err = y.demoReturn(tctx, tenantID, e)
 			case sh.online && rng.IntN(4) == 0:
 				receipt++
 				err = y.demoOrder(tctx, rng, sh, receipt)
@@ -262,7 +272,7 @@ func demoYear(rng *rand.Rand, first time.Time, size demoSize) ([]demoShopper, []
 		default:
 			sh.perYear, sh.ticket = 70+rng.Float64()*20, 300+rng.Float64()*150
 		}
-		sh.store = rng.IntN(len(demoStores))
+		sh.store = rng.IntN(len(app.DemoStores))
 		sh.online = rng.IntN(3) == 0
 		days := float64(sh.leaves-sh.joins) / 365 // of a year, the unit of perYear
 		n := demoPoisson(rng, sh.perYear*days)
@@ -315,7 +325,7 @@ func demoPoisson(rng *rand.Rand, m float64) int {
 // demoYearCampaigns creates the campaigns the year's orders redeem, all
 // ended by today (the live ones are the small demo's, which the README and
 // the guides use), and one scheduled next month.
-func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) error {
+func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) error {
 	d := func(v int64) *decimal.Decimal { x := decimal.NewFromInt(v); return &x }
 	n := func(v int) *int { return &v }
 	at := func(t time.Time) *time.Time { return &t }
@@ -345,7 +355,7 @@ func (a *App) demoYearCampaigns(ctx context.Context, first, today time.Time) err
 // demoUpkeep runs the jobs of the morning of day: the campaigns'
 // lifecycle daily, expiry weekly, the levels on the first of the month
 // (each credit moves a level up already).
-func (a *App) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
+func (a *year) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
 	if err := a.RunCampaignLifecycle(ctx); err != nil {
 		return err
 	}
@@ -361,7 +371,7 @@ func (a *App) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
 }
 
 // demoJoin imports the shoppers who register on day, and learns their ids.
-func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) error {
+func (a *year) demoJoin(ctx context.Context, shoppers []demoShopper, day int) error {
 	var joining []int
 	for i := range shoppers {
 		if shoppers[i].joins == day {
@@ -373,8 +383,8 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	}
 	rows := func(yield func(customers.ImportRow, error) bool) {
 		for line, i := range joining {
-			if !yield(customers.ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, demoStores[shoppers[i].store].city,
-				demoStores[shoppers[i].store].state)}, nil) {
+			if !yield(customers.ImportRow{Line: line + 1, In: demoCustomer(i, shoppers[i].cpf, app.DemoStores[shoppers[i].store].City,
+				app.DemoStores[shoppers[i].store].State)}, nil) {
 				return
 			}
 		}
@@ -386,11 +396,11 @@ func (a *App) demoJoin(ctx context.Context, shoppers []demoShopper, day int) err
 	if res.Created != len(joining) {
 		return fmt.Errorf("demo customers of day %d: %d of %d created", day, res.Created, len(joining))
 	}
-	cpfs := make([]string, len(joining))
+	indexes := make([]string, len(joining))
 	for k, i := range joining {
-		cpfs[k] = shoppers[i].cpf
+		indexes[k] = sealed.MustIndex(shoppers[i].cpf)
 	}
-	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(customers.DocumentIndexes(cpfs)...)).
+	found, err := a.DB.Ent.Customer.Query().Where(customer.DocumentIndexIn(indexes...)).
 		Select(customer.FieldID, customer.FieldDocument).All(ctx)
 	if err != nil {
 		return err
@@ -426,14 +436,14 @@ func demoCustomer(i int, cpf, city, state string) customers.CustomerInput {
 }
 
 // demoBasket draws a purchase of about ticket reais.
-func demoBasket(rng *rand.Rand, ticket float64) (items []SaleItemInput, total decimal.Decimal) {
+func demoBasket(rng *rand.Rand, ticket float64) (items []app.SaleItemInput, total decimal.Decimal) {
 	target := decimal.NewFromFloat(ticket * (0.5 + rng.Float64())).Round(2)
 	total = decimal.Zero
 	for line := 1; line <= 20 && (line == 1 || total.LessThan(target)); line++ {
 		p := demoProducts[rng.IntN(len(demoProducts))]
 		price := decimal.New(p.price, -2)
 		qty := decimal.NewFromInt(1 + rng.Int64N(3))
-		items = append(items, SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
+		items = append(items, app.SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
 			UnitPrice: &price, Quantity: &qty})
 		total = total.Add(price.Mul(qty))
 	}
@@ -442,7 +452,7 @@ func demoBasket(rng *rand.Rand, ticket float64) (items []SaleItemInput, total de
 
 // demoSale is a store sale of the day, and its id once registered.
 type demoSale struct {
-	in               SaleInput
+	in               app.SaleInput
 	at               time.Time
 	shopper, receipt int
 	id               string
@@ -452,23 +462,23 @@ type demoSale struct {
 // another one).
 func demoNewSale(rng *rand.Rand, e demoEvent, sh *demoShopper, receipt int) demoSale {
 	items, total := demoBasket(rng, sh.ticket)
-	store := demoStores[sh.store].code
+	store := app.DemoStores[sh.store].Code
 	if rng.IntN(6) == 0 {
-		store = demoStores[rng.IntN(len(demoStores))].code
+		store = app.DemoStores[rng.IntN(len(app.DemoStores))].Code
 	}
 	at := e.at
-	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: SaleInput{
-		Protocol: protocolSale, Customer: &POSCustomer{ID: sh.cpf, Type: "CPF"},
+	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: app.SaleInput{
+		Protocol: protocolSale, Customer: &app.POSCustomer{ID: sh.cpf, Type: "CPF"},
 		SaleID: strconv.Itoa(receipt), StoreID: store, PosID: "PDV-" + strconv.Itoa(1+rng.IntN(4)), Channel: "LOJA",
 		Date: &at, Amount: &total, AmountPayable: &total, Items: items,
-		Payments: []SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
+		Payments: []app.SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
 	}}
 }
 
 // demoSales registers the day's store sales at once, so that they commit
 // in a few groups, then processes them in one transaction as the worker
 // does each.
-func (a *App) demoSales(ctx context.Context, sales []demoSale) error {
+func (a *year) demoSales(ctx context.Context, sales []demoSale) error {
 	errs := make([]error, len(sales))
 	var wg sync.WaitGroup
 	for i := range sales {
@@ -484,26 +494,25 @@ func (a *App) demoSales(ctx context.Context, sales []demoSale) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("demo sales: %w", err)
 	}
-	ctx = schema.RememberVisible(ctx)
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
-		for _, sl := range sales {
-			if _, err := a.ProcessSale(ctx, tx, sl.id); err != nil {
-				return fmt.Errorf("demo sale %s: %w", sl.in.SaleID, err)
-			}
-		}
-		return nil
-	})
+	ids := make([]string, len(sales))
+	for i, sl := range sales {
+		ids[i] = sl.id
+	}
+	if err := a.ProcessSales(ctx, ids...); err != nil {
+		return fmt.Errorf("demo sales: %w", err)
+	}
+	return nil
 }
 
 // demoOrder is an online order: validated, its best discount redeemed,
 // and its points credited.
-func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
+func (a *year) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
 	items, total := demoBasket(rng, sh.ticket)
 	cart := eligibility.Cart{}
 	for _, it := range items {
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.GTIN, Quantity: *it.Quantity, UnitPrice: *it.UnitPrice})
 	}
-	v, err := a.ValidateCart(ctx, ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
+	v, err := a.ValidateCart(ctx, app.ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
 	if err != nil {
 		return err
 	}
@@ -511,7 +520,7 @@ func (a *App) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, re
 	paid := total
 	if best := demoBest(v.Eligible); best != nil {
 		paid = decimal.Max(total.Sub(best.Benefit.Amount), decimal.Zero).Round(2)
-		_, _, err := a.RedeemCampaign(ctx, RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
+		_, _, err := a.RedeemCampaign(ctx, app.RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
 			Token: v.Token, AmountPaid: paid}, nil)
 		if err != nil {
 			return err
@@ -535,24 +544,21 @@ func demoBest(eligible []eligibility.Eligible) *eligibility.Eligible {
 }
 
 // demoReturn returns one unit of the first item of a sale.
-func (a *App) demoReturn(ctx context.Context, e demoEvent) error {
+func (a *year) demoReturn(ctx context.Context, tenantID string, e demoEvent) error {
 	one := decimal.NewFromInt(1)
 	at := a.Now()
-	r, err := a.RegisterSaleReturn(ctx, SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
-		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []ReturnItemInput{{ID: "1", Quantity: &one}},
+	r, err := a.RegisterSaleReturn(ctx, app.SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
+		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []app.ReturnItemInput{{ID: "1", Quantity: &one}},
 		ItemsWereListed: true})
 	if err != nil {
 		return fmt.Errorf("demo return of %s: %w", e.saleRef, err)
 	}
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
-		_, err := a.ProcessSaleReturn(ctx, tx, r.ID)
-		return err
-	})
+	return a.ProcessSaleReturn(ctx, tenantID, r.ID)
 }
 
 // demoSpend trades points for a voucher now and then, when the shopper
 // has enough.
-func (a *App) demoSpend(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
+func (a *year) demoSpend(ctx context.Context, rng *rand.Rand, sh *demoShopper, receipt int) error {
 	if sh.id == "" || sh.balance < 1500 || rng.IntN(5) != 0 {
 		return nil
 	}

@@ -1,0 +1,212 @@
+package insights
+
+import (
+	"context"
+	"time"
+
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/domain/rollup"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/tenant"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// The dashboards read the rollups of migration 0027 (issue 38) for the
+// whole local days of a period, in the tenant's time zone, and the rows
+// only for the parts of a day at its edges (the (tenant_id, instant)
+// indexes keep those short). A period asked in another time zone is read
+// from the rows alone.
+
+// rollups reads the rollups of the context's tenant.
+func (a *Service) rollups() rollup.Reader {
+	return rollup.Reader{DB: a.DB.Reads, Rebind: a.DB.Rebind}
+}
+
+// rollupZone is the tenant's time zone, the one its rollups count days in.
+func (a *Service) rollupZone(ctx context.Context) (*time.Location, error) {
+	t, err := a.TenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return points.Zone(t.TimeZone)
+}
+
+// activeCustomers counts the customers active within [from, to): those of
+// the whole days from the rollups, plus those of the edges the whole days
+// do not hold.
+func (a *Service) activeCustomers(ctx context.Context, from, to time.Time) (int, error) {
+	loc, err := a.rollupZone(ctx)
+	if err != nil {
+		return 0, err
+	}
+	split := rollup.SplitPeriod(&from, &to, loc)
+	var n int
+	if split.Whole {
+		if n, err = a.rollups().ActiveCustomers(ctx, split.First, split.End); err != nil {
+			return 0, err
+		}
+	}
+	edges := map[string]struct{}{}
+	for _, r := range split.Raw {
+		set, err := a.activeSet(ctx, r[0], r[1])
+		if err != nil {
+			return 0, err
+		}
+		for id := range set {
+			edges[id] = struct{}{}
+		}
+	}
+	if len(edges) == 0 || !split.Whole {
+		return n + len(edges), nil
+	}
+	ids := make([]string, 0, len(edges))
+	for id := range edges {
+		ids = append(ids, id)
+	}
+	counted, err := a.rollups().ActiveAmong(ctx, ids, split.First, split.End)
+	return n + len(ids) - len(counted), err
+}
+
+// campaignPerformance sums a campaign's redemptions within [from, to).
+func (a *Service) campaignPerformance(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
+	loc, err := a.rollupZone(ctx)
+	if err != nil {
+		return nil, err
+	}
+	split := rollup.SplitPeriod(from, to, loc)
+	p := &CampaignPerformance{}
+	if split.Whole {
+		r, err := a.rollups().CampaignDays(ctx, c.ID, split.First, split.End)
+		if err != nil {
+			return nil, err
+		}
+		p.Redemptions, p.DiscountGiven, p.CashbackPromised, p.Revenue = r.Redemptions, r.Discount, r.Cashback, r.Paid
+	}
+	for _, r := range split.Raw {
+		if err := a.sumRedemptions(ctx, c, &r[0], &r[1], p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// salesByStoreDay adds the sales within [from, to) to sums, by store and
+// day in loc: the whole days from the rollups when loc is the tenant's
+// time zone.
+func (a *Service) salesByStoreDay(ctx context.Context, from, to time.Time, loc *time.Location, sums map[storeDay]*StoreDaySales) error {
+	zone, err := a.rollupZone(ctx)
+	if err != nil {
+		return err
+	}
+	if zone.String() != loc.String() {
+		return a.sumSales(ctx, from, to, loc, sums)
+	}
+	split := rollup.SplitPeriod(&from, &to, loc)
+	if split.Whole {
+		days, err := a.rollups().SalesDays(ctx, split.First, split.End)
+		if err != nil {
+			return err
+		}
+		for _, d := range days {
+			sum := storeDay{d.StoreID, d.Day}.sum(sums)
+			sum.Sales += d.Sales
+			sum.Amount = sum.Amount.Add(d.Amount)
+			sum.DiscountAmount = sum.DiscountAmount.Add(d.Discount)
+			sum.AmountPayable = sum.AmountPayable.Add(d.Payable)
+		}
+	}
+	for _, r := range split.Raw {
+		if err := a.sumSales(ctx, r[0], r[1], loc, sums); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pointsLiabilityByDay is the liability at the end of each day of
+// [from, to) in loc: the ledger's movements of the days before, summed from
+// the rollups when loc is the tenant's time zone, and from the rows for
+// the part of the last day before to when to is not a midnight.
+func (a *Service) pointsLiabilityByDay(ctx context.Context, from, to time.Time, loc *time.Location) ([]DayPoints, error) {
+	zone, err := a.rollupZone(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if zone.String() != loc.String() {
+		return a.liabilityFromLedger(ctx, from, to, loc)
+	}
+	days, ends := liabilityDays(from, to, loc)
+	last := len(days) - 1
+	lastStart := to.In(loc)
+	lastStart = time.Date(lastStart.Year(), lastStart.Month(), lastStart.Day(), 0, 0, 0, 0, loc)
+	partial := lastStart.Before(ends[last]) // the last day ends before its midnight
+	end := rollup.Day(ends[last], loc)
+	if partial {
+		end = days[last].Day
+	}
+	r := a.rollups()
+	total, err := r.PointsBefore(ctx, days[0].Day)
+	if err != nil {
+		return nil, err
+	}
+	nets, err := r.PointsDays(ctx, days[0].Day, end)
+	if err != nil {
+		return nil, err
+	}
+	for i := range days {
+		if i == last && partial {
+			part, err := a.pointsMoved(ctx, lastStart, to)
+			if err != nil {
+				return nil, err
+			}
+			nets[days[i].Day] = part
+		}
+		total += nets[days[i].Day]
+		days[i].Points = total
+	}
+	return days, nil
+}
+
+// pointsMoved sums the points the ledger moved within [from, to), from the
+// rows.
+func (a *Service) pointsMoved(ctx context.Context, from, to time.Time) (int64, error) {
+	moved, err := a.DB.Ent.PointsEntry.Query().
+		Where(pointsentry.CreatedAtGTE(from.UTC()), pointsentry.CreatedAtLT(to.UTC())).
+		Select(pointsentry.FieldPoints).Ints(ctx)
+	var sum int64
+	for _, p := range moved {
+		sum += int64(p)
+	}
+	return sum, err
+}
+
+// RebuildRollups counts the rollups of a tenant (every tenant when tenantID
+// is empty) again from its rows, each tenant in a transaction of its own;
+// it returns the tenants rebuilt. Dashboards read the previous rollups
+// until a tenant's transaction commits.
+func (a *Service) RebuildRollups(ctx context.Context, tenantID string) ([]string, error) {
+	ctx = viewer.SystemContext(ctx)
+	q := a.DB.Ent.Tenant.Query()
+	if tenantID != "" {
+		q.Where(tenant.ID(tenantID))
+	}
+	ids, err := q.IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if tenantID != "" && len(ids) == 0 {
+		return nil, apperr.NotFound("tenant")
+	}
+	for _, id := range ids {
+		err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+			return rollup.Rebuild(ctx, tx.SQL, a.DB.Rebind, id)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,361 @@
+package graph
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+)
+
+// Subscriptions over WebSocket (graphql-transport-ws, docs/backoffice.md):
+// the token in connection_init is checked as a bearer token is, then again
+// every Recheck (a revoked token) and at its expiry; each connection is
+// bounded in messages from the client and closed when idle, each client in
+// connections, and a subscriber that leaves app.FeedBuffer events unread is
+// dropped with its connection.
+
+// SubscriptionScopes maps every subscription field to the scope it needs
+// (subscriptions run outside RootFieldScopes' middleware).
+var SubscriptionScopes = map[string]string{
+	"salesProcessed":       kernel.ScopeBackoffice,
+	"customerLevelChanges": "customers:read",
+}
+
+// SubscriptionLimits bound the subscriptions' connections; a zero field is
+// its default.
+type SubscriptionLimits struct {
+	// ConnectionsPerClient bounds a client's (or user's) open connections
+	// in this process; default 20.
+	ConnectionsPerClient int
+	// MessagesPerSecond bounds the messages a client sends on a connection
+	// (a burst of twice as many); default 10.
+	MessagesPerSecond float64
+	// IdleTimeout closes a connection without a subscription that long;
+	// default 5 minutes.
+	IdleTimeout time.Duration
+	// Recheck is how often the connection's token is verified again (a
+	// revoked client's); default 30 seconds.
+	Recheck time.Duration
+}
+
+func (l SubscriptionLimits) withDefaults() SubscriptionLimits {
+	if l.ConnectionsPerClient <= 0 {
+		l.ConnectionsPerClient = 20
+	}
+	if l.MessagesPerSecond <= 0 {
+		l.MessagesPerSecond = 10
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = 5 * time.Minute
+	}
+	if l.Recheck <= 0 {
+		l.Recheck = 30 * time.Second
+	}
+	return l
+}
+
+// The close codes of the connections the service ends.
+const (
+	closeUnauthorized    = 4401 // the token expired or was revoked
+	closeForbidden       = 4403 // connection_init without a valid token
+	closeIdle            = 4408 // no subscription for IdleTimeout
+	closeTooManyMessages = 4429 // over MessagesPerSecond, or ConnectionsPerClient
+	closeSlowConsumer    = 4413 // events left unread (app.FeedBuffer)
+)
+
+// writeTimeout bounds one message's write: a client that reads nothing is
+// closed instead of holding its events.
+const writeTimeout = 10 * time.Second
+
+// subscriptions serves the WebSocket connections.
+type subscriptions struct {
+	app     *app.App
+	limits  SubscriptionLimits
+	mu      sync.Mutex
+	clients map[string]int // open connections per tenant and subject
+}
+
+type wsConnKey struct{}
+
+// serve hands a connection to gqlgen's transport with its state in the
+// request's context, where Accept and InitFunc find it.
+func (s *subscriptions) serve(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &wsConn{subs: s, idleSince: time.Now()}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), wsConnKey{}, c)))
+		if c.client != "" {
+			s.mu.Lock()
+			if s.clients[c.client]--; s.clients[c.client] <= 0 {
+				delete(s.clients, c.client)
+			}
+			s.mu.Unlock()
+		}
+	})
+}
+
+func (s *subscriptions) transport() transport.Websocket {
+	return transport.Websocket{
+		// The token is in connection_init, never a cookie: a page of any
+		// origin may open the connection (no cross-site hijacking of a
+		// session to fear), and gets nothing without a token.
+		Implementation: acceptor{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
+		InitFunc:       s.init,
+		InitTimeout:    10 * time.Second,
+		// A ping every 30 s: a client gone without closing is noticed.
+		PingPongInterval: 30 * time.Second,
+		PayloadReadLimit: ptr(int64(64 << 10)),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// init checks connection_init's token and the client's connections.
+func (s *subscriptions) init(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	refuse := func(code int, msg string) (context.Context, *transport.InitPayload, error) {
+		return transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, msg), code), nil, &initError{msg}
+	}
+	if c == nil || c.WebsocketConn == nil {
+		return refuse(closeForbidden, "not a subscriptions connection")
+	}
+	raw := strings.TrimSpace(p.Authorization())
+	if scheme, token, ok := strings.Cut(raw, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		raw = strings.TrimSpace(token)
+	}
+	if raw == "" {
+		return refuse(closeForbidden, `invalid_token: connection_init needs {"authorization": "Bearer <access token>"}`)
+	}
+	v, err := s.app.Auth.Authenticate(ctx, raw)
+	if err != nil {
+		return refuse(closeForbidden, "invalid_token: the access token is invalid or expired")
+	}
+	client := v.TenantID + "\x00" + v.Subject
+	s.mu.Lock()
+	if s.clients == nil {
+		s.clients = map[string]int{}
+	}
+	full := s.clients[client] >= s.limits.ConnectionsPerClient
+	if !full {
+		s.clients[client]++
+		c.client = client
+	}
+	s.mu.Unlock()
+	if full {
+		return refuse(closeTooManyMessages, "too_many_connections: the client has its most subscriptions connections open")
+	}
+	c.token, c.viewer = raw, v
+	go c.watch(ctx, tokenExpiry(raw))
+	return viewer.NewContext(ctx, v), nil, nil
+}
+
+type initError struct{ msg string }
+
+func (e *initError) Error() string { return e.msg }
+
+// tokenExpiry reads a verified JWT's exp (zero when it has none).
+func tokenExpiry(raw string) time.Time {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return time.Time{}
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}
+	}
+	var cl struct {
+		Exp float64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &cl) != nil || cl.Exp == 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(cl.Exp), 0)
+}
+
+// acceptor wraps each accepted connection in the connection's state.
+type acceptor struct {
+	transport.WebsocketImplementation
+}
+
+func (a acceptor) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	conn, err := a.WebsocketImplementation.Accept(w, r, o)
+	c, ok := r.Context().Value(wsConnKey{}).(*wsConn)
+	if err != nil || !ok {
+		return conn, err
+	}
+	c.WebsocketConn = conn
+	return c, nil
+}
+
+// wsConn is a connection and its state: its viewer, its messages' budget,
+// its subscriptions.
+type wsConn struct {
+	transport.WebsocketConn
+	subs      *subscriptions
+	client    string // counted in subscriptions.clients
+	token     string
+	viewer    viewer.Viewer
+	mu        sync.Mutex
+	budget    float64 // messages the client may send now
+	refilled  time.Time
+	active    int       // subscriptions running
+	idleSince time.Time // when the last one ended (or the connection began)
+	closed    bool
+}
+
+// NextReader counts the client's messages: one over the budget closes the
+// connection.
+func (c *wsConn) NextReader() (int, io.Reader, error) {
+	t, r, err := c.WebsocketConn.NextReader()
+	if err != nil {
+		return t, r, err
+	}
+	rate := c.subs.limits.MessagesPerSecond
+	now := time.Now()
+	c.mu.Lock()
+	if c.refilled.IsZero() {
+		c.budget = 2 * rate
+	} else {
+		c.budget = min(2*rate, c.budget+now.Sub(c.refilled).Seconds()*rate)
+	}
+	c.refilled = now
+	c.budget--
+	over := c.budget < 0
+	c.mu.Unlock()
+	if over {
+		c.shut(closeTooManyMessages, "too_many_messages: over the messages a connection may send per second")
+		return t, nil, transport.ErrWebsocketClosed
+	}
+	return t, r, nil
+}
+
+// WriteJSON writes one message, closing a connection that does not take
+// it within writeTimeout.
+func (c *wsConn) WriteJSON(v any) error {
+	stuck := time.AfterFunc(writeTimeout, func() { _ = c.Close() })
+	defer stuck.Stop()
+	return c.WebsocketConn.WriteJSON(v)
+}
+
+// SetReadLimit and SetReadDeadline reach the connection beneath.
+func (c *wsConn) SetReadLimit(limit int64) {
+	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
+		l.SetReadLimit(limit)
+	}
+}
+
+func (c *wsConn) SetReadDeadline(t time.Time) error {
+	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return nil
+}
+
+// shut closes the connection with code and reason, once.
+func (c *wsConn) shut(code int, reason string) {
+	c.mu.Lock()
+	done := c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if !done {
+		_ = c.WriteClose(code, reason)
+	}
+}
+
+// watch closes the connection when its token expires or no longer
+// verifies, or when it has been idle for IdleTimeout; it ends with the
+// connection (ctx).
+func (c *wsConn) watch(ctx context.Context, expiry time.Time) {
+	l := c.subs.limits
+	tick := time.NewTicker(min(l.Recheck, l.IdleTimeout) / 2)
+	defer tick.Stop()
+	var expired <-chan time.Time
+	if !expiry.IsZero() {
+		t := time.NewTimer(time.Until(expiry))
+		defer t.Stop()
+		expired = t.C
+	}
+	checked := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-expired:
+			c.shut(closeUnauthorized, "invalid_token: the access token expired")
+			return
+		case now := <-tick.C:
+			c.mu.Lock()
+			idle := c.active == 0 && now.Sub(c.idleSince) >= l.IdleTimeout
+			c.mu.Unlock()
+			if idle {
+				c.shut(closeIdle, "idle: no subscription")
+				return
+			}
+			if now.Sub(checked) >= l.Recheck {
+				checked = now
+				if _, err := c.subs.app.Auth.Authenticate(ctx, c.token); err != nil && ctx.Err() == nil {
+					c.shut(closeUnauthorized, "invalid_token: the access token is no longer valid")
+					return
+				}
+			}
+		}
+	}
+}
+
+// feed runs a subscription field: the scope of field, then the tenant's
+// events of types until the subscription ends or the subscriber falls
+// behind (which closes its connection).
+func (r *Resolver) feed(ctx context.Context, field string, types ...string) (<-chan *ent.Event, error) {
+	scope, ok := SubscriptionScopes[field]
+	if !ok {
+		return nil, apperr.Forbidden("insufficient_scope", "Subscription."+field+" has no scope")
+	}
+	if err := kernel.Authorize(ctx, scope); err != nil {
+		return nil, err
+	}
+	sub, err := r.app.SubscribeEvents(ctx, types...)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	if c != nil {
+		c.mu.Lock()
+		c.active++
+		c.mu.Unlock()
+	}
+	out := make(chan *ent.Event)
+	go func() {
+		defer close(out)
+		if c != nil {
+			defer func() {
+				c.mu.Lock()
+				c.active--
+				c.idleSince = time.Now()
+				c.mu.Unlock()
+			}()
+		}
+		for e := range sub.Events {
+			select {
+			case out <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if sub.Dropped() && c != nil {
+			c.shut(closeSlowConsumer, "slow_consumer: events were left unread")
+		}
+	}()
+	return out, nil
+}

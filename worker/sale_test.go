@@ -1,0 +1,61 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// TestProcessSaleLastAttemptTimeout: when the last attempt of a sale's job
+// fails because its time ran out (River cancels the job's context after
+// JobTimeout, two thirds of --rescue-after), the sale is still marked FAILED with
+// the reason instead of staying RECEIVED forever.
+func TestProcessSaleLastAttemptTimeout(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+		sys := viewer.SystemContext(context.Background())
+		tn, err := a.Backoffice.CreateTenant(sys, "Mercado Timeout", nil)
+		require.NoError(t, err)
+		_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+		require.NoError(t, err)
+		soldAt := time.Now().Add(-time.Minute)
+		amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)
+		s, err := a.RegisterSale(viewer.TenantContext(context.Background(), tn.ID), app.SaleInput{
+			Protocol: "PARTNER_V1", SaleID: "777", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
+			Date: &soldAt, Amount: &amount, AmountPayable: &amount,
+			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
+			Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+		})
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+		defer cancel()
+		<-ctx.Done() // the job's time is up
+		w := &worker.ProcessSaleWorker{App: app.New(&app.Config{DB: db, Clock: time.Now})}
+		job := &river.Job[jobs.ProcessSale]{
+			JobRow: &rivertype.JobRow{Attempt: 25, MaxAttempts: 25},
+			Args:   jobs.ProcessSale{TenantID: tn.ID, SaleID: s.ID},
+		}
+		require.ErrorIs(t, w.Work(ctx, job), context.DeadlineExceeded)
+
+		got, err := db.Ent.Sale.Get(viewer.TenantContext(context.Background(), tn.ID), s.ID)
+		require.NoError(t, err)
+		require.Equal(t, "FAILED", string(got.Status))
+		require.NotNil(t, got.FailureReason)
+		require.Contains(t, *got.FailureReason, "deadline exceeded")
+	})
+}

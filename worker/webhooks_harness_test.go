@@ -1,0 +1,418 @@
+package worker_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/webhooks"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/domain/webhook"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/event"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/webhookattempt"
+	"github.com/fideliza/fideliza/ent/webhookdelivery"
+	"github.com/fideliza/fideliza/jobs"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/worker"
+)
+
+// whTolerance is the receiver's timestamp tolerance, Standard Webhooks'
+// recommended five minutes.
+const whTolerance = 5 * time.Minute
+
+// whRequest is one request the receiver got.
+type whRequest struct {
+	header    http.Header
+	body      []byte
+	env       webhook.Envelope
+	raw       map[string]any
+	verifyErr []error // one per secret the receiver checked with
+	sigs      []string
+}
+
+// whReceiver is a tenant's system: an HTTP server on loopback that checks
+// every request with webhook.Verify against its secrets and records it.
+type whReceiver struct {
+	srv     *httptest.Server
+	now     func() time.Time
+	mu      sync.Mutex
+	secrets []string
+	got     []whRequest
+	status  atomic.Int64
+	excerpt atomic.Value // string: the body of every answer
+}
+
+func whNewReceiver(t *testing.T, now func() time.Time) *whReceiver {
+	t.Helper()
+	r := &whReceiver{now: now}
+	r.status.Store(http.StatusNoContent)
+	r.excerpt.Store("")
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *whReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	got := whRequest{header: req.Header.Clone(), body: body, sigs: strings.Fields(req.Header.Get(webhook.HeaderSignature))}
+	_ = json.Unmarshal(body, &got.env)
+	_ = json.Unmarshal(body, &got.raw)
+	r.mu.Lock()
+	secrets := slices.Clone(r.secrets)
+	r.mu.Unlock()
+	ok := len(secrets) > 0
+	for _, s := range secrets {
+		err := webhook.Verify(s, req.Header, body, r.now(), whTolerance)
+		got.verifyErr = append(got.verifyErr, err)
+		ok = ok && err == nil
+	}
+	r.mu.Lock()
+	r.got = append(r.got, got)
+	r.mu.Unlock()
+	if !ok || req.Method != http.MethodPost {
+		http.Error(w, "bad signature", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(int(r.status.Load()))
+	_, _ = io.WriteString(w, r.excerpt.Load().(string))
+}
+
+// verifyWith sets the secrets every request must verify with.
+func (r *whReceiver) verifyWith(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets = secrets
+}
+
+func (r *whReceiver) requests() []whRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+func (r *whReceiver) url() string { return r.srv.URL + "/fideliza/hooks" }
+
+type whBundle struct {
+	db      *storage.DB
+	app     *app.App
+	clock   *testclock.Clock
+	rc      *river.Client[*sql.Tx] // insert-only
+	sys     context.Context
+	ctx     context.Context // the tenant's
+	tenant  string
+	deliver *worker.DeliverWebhookWorker
+	lastJob int64 // the last deliver_webhook job worked
+}
+
+// whSetup makes a tenant on a clock that starts at the real time (the
+// endpoints' created_at is the database's real time, and an endpoint
+// receives only later events), an App that lets endpoints be on loopback,
+// an insert-only River client and the delivery worker.
+func whSetup(t *testing.T, db *storage.DB) *whBundle {
+	t.Helper()
+	clock := testclock.NewStored(time.Now().UTC(), nil)
+	log := slog.New(slog.DiscardHandler)
+	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: log, WebhookGuard: webhook.Guard{AllowLoopback: true}})
+	sys := viewer.SystemContext(context.Background())
+	tn, err := a.Backoffice.CreateTenant(sys, "Loja Webhooks", nil)
+	require.NoError(t, err)
+	_, err = worker.NewClient(a, worker.Config{})
+	require.NoError(t, err)
+	return &whBundle{
+		db: db, app: a, clock: clock, rc: a.River, sys: sys,
+		ctx: viewer.TenantContext(context.Background(), tn.ID), tenant: tn.ID,
+		deliver: &worker.DeliverWebhookWorker{App: a},
+	}
+}
+
+// endpoint registers an endpoint of the tenant of ctx and moves the clock
+// past its creation.
+func (b *whBundle) endpoint(ctx context.Context, t *testing.T, url string, types []string, active bool) *webhooks.WebhookSecret {
+	t.Helper()
+	ws, err := b.app.Webhooks.CreateWebhookEndpoint(ctx, webhooks.WebhookInput{URL: &url, EventTypes: types, Active: &active})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(ws.Secret, webhook.SecretPrefix))
+	require.Equal(t, ws.Secret, ws.Endpoint.Secret)
+	b.clock.Set(time.Now().Add(time.Second).UTC())
+	return ws
+}
+
+// dispatch runs the dispatcher once at the clock's time.
+func (b *whBundle) dispatch(t *testing.T) int {
+	t.Helper()
+	n, err := b.app.Webhooks.DispatchEvents(context.Background())
+	require.NoError(t, err)
+	return n
+}
+
+// whJob is a deliver_webhook row of river_job.
+type whJob struct {
+	id          int64
+	args        jobs.DeliverWebhook
+	maxAttempts int
+}
+
+// queuedJobs lists the deliver_webhook jobs inserted since the last call.
+func (b *whBundle) queuedJobs(t *testing.T) []whJob {
+	t.Helper()
+	rows, err := b.db.SQL.Query(fmt.Sprintf(`SELECT id, args, max_attempts FROM river_job WHERE kind = 'deliver_webhook' AND id > %d ORDER BY id`, b.lastJob))
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []whJob
+	for rows.Next() {
+		var j whJob
+		var args []byte
+		require.NoError(t, rows.Scan(&j.id, &args, &j.maxAttempts))
+		require.NoError(t, json.Unmarshal(args, &j.args))
+		out = append(out, j)
+		b.lastJob = j.id
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func whJobCount(t *testing.T, db *storage.DB) int {
+	t.Helper()
+	var n int
+	require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'deliver_webhook'`).Scan(&n))
+	return n
+}
+
+// work makes attempt n of a delivery's job, as River hands it over.
+func (b *whBundle) work(w *worker.DeliverWebhookWorker, j whJob, attempt int) error {
+	return w.Work(context.Background(), whDeliverJob(j.id, j.args.DeliveryID, attempt, j.maxAttempts))
+}
+
+func whDeliverJob(id int64, deliveryID string, attempt, maxAttempts int) *river.Job[jobs.DeliverWebhook] {
+	return &river.Job[jobs.DeliverWebhook]{
+		JobRow: &rivertype.JobRow{ID: id, Kind: jobs.DeliverWebhook{}.Kind(), Attempt: attempt, MaxAttempts: maxAttempts},
+		Args:   jobs.DeliverWebhook{DeliveryID: deliveryID},
+	}
+}
+
+// deliveries lists the deliveries of the tenant of ctx with their attempt
+// logs, oldest first.
+func (b *whBundle) deliveries(ctx context.Context, t *testing.T) []*ent.WebhookDelivery {
+	t.Helper()
+	ds, err := b.db.Ent.WebhookDelivery.Query().
+		WithAttemptLog(func(q *ent.WebhookAttemptQuery) {
+			q.Order(ent.Asc(webhookattempt.FieldAttemptedAt), ent.Asc(webhookattempt.FieldID))
+		}).
+		Order(ent.Asc(webhookdelivery.FieldCreatedAt), ent.Asc(webhookdelivery.FieldID)).All(ctx)
+	require.NoError(t, err)
+	return ds
+}
+
+func (b *whBundle) delivery(t *testing.T, id string) *ent.WebhookDelivery {
+	t.Helper()
+	d, err := b.db.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(id)).
+		WithAttemptLog(func(q *ent.WebhookAttemptQuery) {
+			q.Order(ent.Asc(webhookattempt.FieldAttemptedAt), ent.Asc(webhookattempt.FieldID))
+		}).Only(b.sys)
+	require.NoError(t, err)
+	return d
+}
+
+// record writes an event of a tenant directly in the outbox at the clock's
+// time.
+func (b *whBundle) record(t *testing.T, tenantID, typ, subject string) *ent.Event {
+	t.Helper()
+	return b.recordAt(t, tenantID, typ, subject, b.clock.Now())
+}
+
+func (b *whBundle) recordAt(t *testing.T, tenantID, typ, subject string, at time.Time) *ent.Event {
+	t.Helper()
+	require.NoError(t, outbox.Record(b.sys, b.db.Ent, at, tenantID, typ, subject, map[string]any{"subject": subject}))
+	ev, err := b.db.Ent.Event.Query().Where(event.TenantID(tenantID), event.Type(typ), event.SubjectID(subject)).
+		Order(ent.Desc(event.FieldID)).First(b.sys)
+	require.NoError(t, err)
+	return ev
+}
+
+func whCPF(i int) string {
+	base := fmt.Sprintf("%09d", 318000000+i*7907)
+	digit := func(s string) byte {
+		sum := 0
+		for j := range len(s) {
+			sum += int(s[j]-'0') * (len(s) + 1 - j)
+		}
+		r := sum * 10 % 11
+		if r == 10 {
+			r = 0
+		}
+		return byte('0' + r)
+	}
+	d1 := digit(base)
+	return base + string(d1) + string(digit(base+string(d1)))
+}
+
+// whTriggerAll makes each event type happen through the platform's own
+// operations and jobs: a credit crossing the silver threshold, a scheduled
+// campaign reaching its start, a lot entering the expiry notice window and a
+// registered sale processed. It returns the events recorded.
+func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
+	t.Helper()
+	start := b.clock.Now()
+	cpf := whCPF(1)
+	cust, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{
+		Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of(cpf),
+	})
+	require.NoError(t, err)
+
+	// customer.level_changed: 1500 points cross the silver threshold (1000).
+	n := int64(1500)
+	_, err = b.app.Loyalty.CreditPoints(b.ctx, loyalty.CreditInput{CustomerID: cust.ID, OrderID: "order-1", Points: &n})
+	require.NoError(t, err)
+
+	// campaign.activated: a scheduled campaign whose start passes.
+	starts, ends := start.Add(time.Hour), start.Add(3*time.Hour)
+	camp, err := b.app.Campaigns.CreateCampaign(b.ctx, campaigns.CampaignInput{
+		Name: "Brinde de inverno", Type: "gift", StartsAt: &starts, EndsAt: &ends,
+		Discount: &campaigns.DiscountInput{GiftSKU: opt.Of("BRINDE").Ptr()},
+	})
+	require.NoError(t, err)
+	b.clock.Set(starts)
+	require.NoError(t, (&worker.CampaignLifecycleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
+		Work(context.Background(), &river.Job[jobs.CampaignLifecycle]{}))
+
+	// points.expiring: 10 days before the 1500 points expire (12 months).
+	b.clock.Set(start.AddDate(0, 12, 0).Add(-10 * 24 * time.Hour))
+	require.NoError(t, (&worker.NotifyExpiringPointsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
+		Work(context.Background(), &river.Job[jobs.NotifyExpiringPoints]{}))
+
+	// sale.processed: a sale registered by the POS and processed by its job,
+	// with a campaign's discount on its coffee: R$ 11.50 paid, 11 points.
+	_, err = b.app.Backoffice.CreateStore(b.sys, b.tenant, "LOJA-01", "Loja Centro")
+	require.NoError(t, err)
+	from, until := b.clock.Now().Add(-time.Hour), b.clock.Now().Add(time.Hour)
+	discount, err := b.app.Campaigns.CreateCampaign(b.ctx, campaigns.CampaignInput{
+		Name: "Real de desconto", Type: "discount", Channels: []string{"pdv"}, StartsAt: &from, EndsAt: &until,
+		Discount: &campaigns.DiscountInput{Mode: "fixed_amount", Value: opt.Of(decimal.NewFromInt(1)).Ptr()},
+	})
+	require.NoError(t, err)
+	soldAt := b.clock.Now().Add(-time.Minute)
+	dec := decimal.RequireFromString
+	amount, payable, one := dec("12.50"), dec("11.50"), decimal.NewFromInt(1)
+	s, err := b.app.RegisterSale(b.ctx, app.SaleInput{
+		Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: cpf, Type: "CPF"},
+		SaleID: "4242", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
+		Date: &soldAt, Amount: &amount, AmountPayable: &payable,
+		Items: []app.SaleItemInput{
+			{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: opt.Of(dec("12.00")).Ptr(), Quantity: &one,
+				Discounts: []app.POSDiscount{{PromotionID: &discount.ID, UnitDiscount: &one, Quantity: &one}}},
+			{ID: "2", GTIN: "7891000100110", Description: "Bala", UnitPrice: opt.Of(dec("0.50")).Ptr(), Quantity: &one},
+		},
+		Payments: []app.SalePaymentInput{{ID: "1", Amount: &payable, Method: "PIX"}},
+	})
+	require.NoError(t, err)
+	require.NoError(t, (&worker.ProcessSaleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).Work(context.Background(),
+		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
+			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
+
+	// sale.returned: the sweet comes back; the 11 whole reais paid for the
+	// rest still earn the 11 points, so no points.reversed yet.
+	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
+	// is cancelled, the coffee and its discount with it.
+	returnWork := &worker.ProcessSaleReturnWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}
+	for _, in := range []app.SaleReturnInput{
+		{Kind: "return", ID: "R-1", Items: []app.ReturnItemInput{{ID: "2", Quantity: &one}}},
+		{Kind: "cancellation", ID: "C-1"},
+	} {
+		in.Protocol, in.SaleRef, in.StoreID, in.Date = "PARTNER_V1", "4242", "LOJA-01", &soldAt
+		ret, err := b.app.RegisterSaleReturn(b.ctx, in)
+		require.NoError(t, err)
+		require.NoError(t, returnWork.Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
+			JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: b.tenant, ReturnID: ret.ID}}))
+	}
+
+	// customer.level_will_downgrade: a year on, the 1500 points have left
+	// the 12 months; the tenant's 30-day grace keeps silver and announces
+	// the drop.
+	_, err = b.app.Backoffice.UpdateTenant(b.sys, b.tenant, backoffice.TenantSettings{LevelGraceDays: opt.Of(30).Ptr()})
+	require.NoError(t, err)
+	b.clock.Set(start.AddDate(0, 12, 2))
+	require.NoError(t, (&worker.RecomputeLevelsWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).
+		Work(context.Background(), &river.Job[jobs.RecomputeLevels]{}))
+
+	// customer.consent_changed: Helena agrees to e-mail marketing.
+	_, err = b.app.Customers.PatchCustomer(b.ctx, cust.ID, customers.CustomerInput{Consent: opt.Of(customers.ConsentInput{MarketingEmail: opt.Of(true)})})
+	require.NoError(t, err)
+	// customer.erased: another customer, without consents, is erased.
+	ivo, err := b.app.Customers.CreateCustomer(b.ctx, customers.CustomerInput{Name: opt.Of("Ivo"), Email: opt.Of("ivo@example.com"), CPF: opt.Of(whCPF(2))})
+	require.NoError(t, err)
+	require.NoError(t, b.app.Privacy.EraseCustomer(b.ctx, ivo.ID))
+
+	evs, err := b.db.Ent.Event.Query().Order(ent.Asc(event.FieldID)).All(b.ctx)
+	require.NoError(t, err)
+	byType := map[string]*ent.Event{}
+	for _, ev := range evs {
+		require.NotContains(t, byType, ev.Type, "one event of each type")
+		byType[ev.Type] = ev
+	}
+	require.Len(t, byType, len(outbox.Types), "every event type happened")
+	require.Equal(t, cust.ID, byType[outbox.CustomerLevelChanged].SubjectID)
+	require.Equal(t, "silver", byType[outbox.CustomerLevelChanged].Data["to"])
+	require.Equal(t, cust.ID, byType[outbox.CustomerLevelWillDowngrade].SubjectID)
+	require.Equal(t, "bronze", byType[outbox.CustomerLevelWillDowngrade].Data["to"])
+	require.Equal(t, camp.ID, byType[outbox.CampaignActivated].SubjectID)
+	require.Equal(t, cust.ID, byType[outbox.PointsExpiring].SubjectID)
+	require.Equal(t, s.ID, byType[outbox.SaleProcessed].SubjectID)
+	require.Equal(t, s.ID, byType[outbox.SaleReturned].SubjectID)
+	require.Equal(t, s.ID, byType[outbox.SaleCancelled].SubjectID)
+	require.Equal(t, cust.ID, byType[outbox.PointsReversed].SubjectID)
+	require.EqualValues(t, 11, byType[outbox.PointsReversed].Data["points"])
+	require.Equal(t, discount.ID, byType[outbox.RedemptionRolledBack].Data["campaign_id"])
+	return byType
+}
+
+// requireEnvelope checks a request carries event ev in the envelope, with
+// the event id as webhook-id, signed at the given time.
+func requireEnvelope(t *testing.T, r whRequest, ev *ent.Event, signedAt time.Time) {
+	t.Helper()
+	for i, err := range r.verifyErr {
+		require.NoError(t, err, "signature %d", i)
+	}
+	require.Equal(t, ev.ID, r.header.Get(webhook.HeaderID))
+	require.Equal(t, strconv.FormatInt(signedAt.Unix(), 10), r.header.Get(webhook.HeaderTimestamp))
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.Equal(t, ev.ID, r.env.ID)
+	require.Equal(t, ev.Type, r.env.Type)
+	require.Equal(t, ev.TenantID, r.env.TenantID)
+	require.True(t, ev.CreatedAt.Equal(r.env.CreatedAt), "created_at %s, event %s", r.env.CreatedAt, ev.CreatedAt)
+	want, err := json.Marshal(ev.Data)
+	require.NoError(t, err)
+	got, err := json.Marshal(r.env.Data)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got))
+	require.ElementsMatch(t, []string{"id", "type", "tenant_id", "created_at", "data"}, slices.Collect(maps.Keys(r.raw)))
+	created, ok := r.raw["created_at"].(string)
+	require.True(t, ok)
+	require.True(t, strings.HasSuffix(created, "Z"), "created_at in UTC: %s", created)
+}
