@@ -10,10 +10,12 @@ import (
 
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
 
@@ -36,16 +38,13 @@ type App struct {
 	Loyalty    *loyalty.Service
 	Customers  *customers.Service
 	Webhooks   *webhooks.Service
+	Checkout   *checkout.Service
+	POS        *pos.Service
 
 	// History plays the living demo's history into serve --demo's tenant
 	// and every new or reset sandbox (demoyear.Play); nil: they hold the
 	// seed alone. Set by WithHistory.
 	History HistoryFunc
-
-	// feed hands outbox events to GraphQL subscriptions.
-	feed        eventFeed
-	saleGroups  kernel.GroupCommit[*saleWrite]
-	tokenGroups kernel.GroupCommit[*tokenWrite]
 }
 
 // WithHistory sets the history new demo tenants and sandboxes get and
@@ -61,7 +60,9 @@ func New(k *Config) *App {
 		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
 	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights}
 	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns}
-	a.Backoffice.SeedDemo = a.SeedDemoTenant
+	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
+	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
+	a.Backoffice.Demo = demoData{a}
 	return a
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/churn"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/customerscore"
@@ -117,12 +118,12 @@ func TestChurnModelFromSales(t *testing.T) {
 					// sale is never of nothing.
 					amount := decimal.Max(p.amount, decimal.New(1, -2))
 					at := p.at
-					s, err := a.RegisterSale(ctx, app.SaleInput{
-						Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: cpfs[p.customer], Type: "CPF"},
+					s, err := a.POS.RegisterSale(ctx, pos.SaleInput{
+						Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: cpfs[p.customer], Type: "CPF"},
 						SaleID: fmt.Sprint(i + 1), StoreID: "CDNOW", PosID: "WEB", Channel: "ecommerce", Date: &at,
 						Amount: &amount, AmountPayable: &amount,
-						Items:    []app.SaleItemInput{{ID: "1", GTIN: "0000000000000", Description: "CDs", UnitPrice: &amount, Quantity: &one}},
-						Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "CARD"}},
+						Items:    []pos.SaleItemInput{{ID: "1", GTIN: "0000000000000", Description: "CDs", UnitPrice: &amount, Quantity: &one}},
+						Payments: []pos.SalePaymentInput{{ID: "1", Amount: &amount, Method: "CARD"}},
 					})
 					if err == nil {
 						err = process.Work(context.Background(), &river.Job[jobs.ProcessSale]{

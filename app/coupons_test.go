@@ -9,8 +9,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -20,8 +20,8 @@ import (
 )
 
 // validateWithCode validates the one-item cart of R$ 100 with a coupon code.
-func (e *rdmEnv) validateWithCode(customerID, code string) (*app.Validation, error) {
-	return e.app.ValidateCart(e.ctx, app.ValidateInput{
+func (e *rdmEnv) validateWithCode(customerID, code string) (*checkout.Validation, error) {
+	return e.app.Checkout.ValidateCart(e.ctx, checkout.ValidateInput{
 		CustomerID: customerID, Channel: "pdv", CouponCode: code,
 		Cart: eligibility.Cart{Items: []eligibility.Item{{
 			SKU: "SKU-1", Category: "bebidas", Quantity: decimal.NewFromInt(2), UnitPrice: decimal.NewFromInt(50),

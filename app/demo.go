@@ -204,3 +204,14 @@ func (a *App) seedDemoData(ctx context.Context, c *ent.Client, tenantID string) 
 	}
 	return nil
 }
+
+// demoData gives the back office's sandboxes the demo's data and history.
+type demoData struct{ a *App }
+
+func (d demoData) Seed(ctx context.Context, c *ent.Client, tenantID string) error {
+	return d.a.seedDemoData(ctx, c, tenantID)
+}
+
+func (d demoData) PlayHistory(ctx context.Context, tenantID string) error {
+	return d.a.playHistory(ctx, tenantID, false)
+}

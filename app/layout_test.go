@@ -69,6 +69,8 @@ var contextsBelow = map[string][]string{
 	"privacy":    {"customers"},
 	"campaigns":  {"insights"},
 	"loyalty":    {"campaigns"},
+	"checkout":   {"campaigns", "loyalty"},
+	"pos":        {"checkout", "campaigns", "loyalty", "customers"},
 }
 
 func checkContexts(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -642,13 +643,13 @@ func (m *ledgerModel) reverse(c *modelCustomer) {
 func (m *ledgerModel) sale(c *modelCustomer) {
 	m.orderSeq++
 	sl := &modelSale{receipt: strconv.Itoa(m.orderSeq), returnedAmount: decimal.Zero, returns: map[string]string{}}
-	in := app.SaleInput{Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: c.cpf, Type: "CPF"}, SaleID: sl.receipt,
+	in := pos.SaleInput{Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: c.cpf, Type: "CPF"}, SaleID: sl.receipt,
 		StoreID: c.tenant.store, PosID: "PDV-1", Channel: "LOJA"}
 	total := decimal.Zero
 	for i := range 1 + m.rng.IntN(3) {
 		line := modelLine{price: decimal.New(50+m.rng.Int64N(30_000), -2), quantity: 1 + m.rng.Int64N(5)}
 		qty := decimal.NewFromInt(line.quantity)
-		in.Items = append(in.Items, app.SaleItemInput{ID: strconv.Itoa(i + 1), GTIN: "7891000100103", Description: "Item",
+		in.Items = append(in.Items, pos.SaleItemInput{ID: strconv.Itoa(i + 1), GTIN: "7891000100103", Description: "Item",
 			UnitPrice: &line.price, Quantity: &qty})
 		total = total.Add(line.price.Mul(qty))
 		sl.lines = append(sl.lines, line)
@@ -656,10 +657,10 @@ func (m *ledgerModel) sale(c *modelCustomer) {
 	now := m.now()
 	sl.payable = total
 	in.Amount, in.AmountPayable, in.Date = &total, &total, &now
-	in.Payments = []app.SalePaymentInput{{ID: "1", Amount: &total, Method: "PIX"}}
+	in.Payments = []pos.SalePaymentInput{{ID: "1", Amount: &total, Method: "PIX"}}
 	want := points.Earned(total, c.tenant.rate)
 	m.logf("sale %s %s payable=%s points=%d balance=%d debt=%d", c.id, sl.receipt, total, want, c.balance(), c.debt)
-	stored, err := m.app.RegisterSale(m.ctx(c), in)
+	stored, err := m.app.POS.RegisterSale(m.ctx(c), in)
 	if err != nil {
 		m.fatalf("register sale: %v", err)
 	}
@@ -698,14 +699,14 @@ func (m *ledgerModel) saleReturn(c *modelCustomer) {
 		return
 	}
 	sl := c.sales[m.rng.IntN(len(c.sales))]
-	in := app.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: sl.receipt, StoreID: c.tenant.store, Reason: "troca"}
+	in := pos.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: sl.receipt, StoreID: c.tenant.store, Reason: "troca"}
 	now := m.now()
 	in.Date = &now
 	if len(sl.returns) > 0 && m.rng.IntN(5) == 0 {
 		for id, stored := range sl.returns {
 			in.ID, in.Kind = id, "cancellation"
 			m.logf("return %s of sale %s again", id, sl.receipt)
-			ret, err := m.app.RegisterSaleReturn(m.ctx(c), in)
+			ret, err := m.app.POS.RegisterSaleReturn(m.ctx(c), in)
 			if err != nil || ret.ID != stored {
 				m.fatalf("a return sent again answered %v, %v; want %s", ret, err, stored)
 			}
@@ -732,10 +733,10 @@ func (m *ledgerModel) saleReturn(c *modelCustomer) {
 		returned[i] = q
 		refused = q > l.quantity-l.returned
 		n := decimal.NewFromInt(q)
-		in.Items = []app.ReturnItemInput{{ID: strconv.Itoa(i + 1), Quantity: &n}}
+		in.Items = []pos.ReturnItemInput{{ID: strconv.Itoa(i + 1), Quantity: &n}}
 	}
 	m.logf("%s %s of sale %s %v balance=%d debt=%d", in.Kind, in.ID, sl.receipt, returned, c.balance(), c.debt)
-	ret, err := m.app.RegisterSaleReturn(m.ctx(c), in)
+	ret, err := m.app.POS.RegisterSaleReturn(m.ctx(c), in)
 	if refused {
 		if errCode(err) != "validation_error" {
 			m.fatalf("a return of more than remains: want validation_error, got %v", err)
@@ -821,7 +822,7 @@ func (m *ledgerModel) advance() {
 func (m *ledgerModel) runExpiry() {
 	now := m.now()
 	m.logf("expiry job")
-	if err := m.app.ExpirePoints(context.Background()); err != nil {
+	if err := m.app.Loyalty.ExpirePoints(context.Background()); err != nil {
 		m.fatalf("expiry job: %v", err)
 	}
 	for _, c := range m.customers {
@@ -845,7 +846,7 @@ func (m *ledgerModel) runExpiry() {
 func (m *ledgerModel) runLevels() {
 	now := m.now()
 	m.logf("levels job")
-	if err := m.app.RecomputeLevels(context.Background()); err != nil {
+	if err := m.app.Loyalty.RecomputeLevels(context.Background()); err != nil {
 		m.fatalf("levels job: %v", err)
 	}
 	for _, c := range m.customers {
@@ -1401,7 +1402,7 @@ func TestPointsConcurrentExpiryAndDebits(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				jobErrs[i] = (app.New(&app.Config{DB: db, Clock: clock.Now})).ExpirePoints(context.Background())
+				jobErrs[i] = (app.New(&app.Config{DB: db, Clock: clock.Now})).Loyalty.ExpirePoints(context.Background())
 			}()
 		}
 		var debitErrs []error

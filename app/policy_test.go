@@ -9,10 +9,12 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/app/webhooks"
 )
@@ -23,7 +25,7 @@ func TestPolicies(t *testing.T) {
 	policies := map[string]kernel.Policy{
 		"Customers": customers.Policy, "Campaigns": campaigns.Policy, "Loyalty": loyalty.Policy,
 		"Insights": insights.Policy, "Privacy": privacy.Policy, "Backoffice": backoffice.Policy,
-		"Webhooks": webhooks.Policy,
+		"Webhooks": webhooks.Policy, "Checkout": checkout.Policy, "POS": pos.Policy,
 	}
 	kernelMethods := map[string]bool{}
 	kt := reflect.TypeFor[*kernel.Kernel]()

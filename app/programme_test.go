@@ -85,7 +85,7 @@ func (p *programme) points(cust string) [3]int64 {
 
 func (p *programme) release() {
 	p.t.Helper()
-	require.NoError(p.t, p.a.ReleasePendingPoints(context.Background()))
+	require.NoError(p.t, p.a.Loyalty.ReleasePendingPoints(context.Background()))
 }
 
 func (p *programme) events(typ string) []*ent.Event {
@@ -193,7 +193,7 @@ func TestLevelDowngradeGrace(t *testing.T) {
 		// leave the window; the grace begins.
 		fell := time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC)
 		p.clock.Set(fell)
-		require.NoError(t, p.a.RecomputeLevels(context.Background()))
+		require.NoError(t, p.a.Loyalty.RecomputeLevels(context.Background()))
 		for _, id := range []string{ana, bia} {
 			l, grace := level(id)
 			require.Equal(t, customer.LevelSilver, l, "kept in grace")
@@ -220,7 +220,7 @@ func TestLevelDowngradeGrace(t *testing.T) {
 			{time.Date(2027, 2, 10, 3, 0, 0, 0, time.UTC), customer.LevelBronze},
 		} {
 			p.clock.Set(c.at)
-			require.NoError(t, p.a.RecomputeLevels(context.Background()))
+			require.NoError(t, p.a.Loyalty.RecomputeLevels(context.Background()))
 			l, _ := level(ana)
 			require.Equal(t, c.ana, l, "at %s", c.at)
 		}
@@ -356,7 +356,7 @@ func TestPendingPointsConcurrently(t *testing.T) {
 				var err error
 				switch {
 				case i < 2:
-					err = (app.New(&app.Config{DB: db, Clock: p.clock.Now})).ReleasePendingPoints(context.Background())
+					err = (app.New(&app.Config{DB: db, Clock: p.clock.Now})).Loyalty.ReleasePendingPoints(context.Background())
 				case i < 17:
 					_, err = p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 90, Reason: "troca"})
 					if errCode(err) == "insufficient_points" {

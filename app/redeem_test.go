@@ -17,6 +17,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -109,7 +110,7 @@ func (e *rdmEnv) validate(t *testing.T, customerID string, campaignIDs ...string
 
 // tryValidate is validate for any goroutine.
 func (e *rdmEnv) tryValidate(customerID string, campaignIDs ...string) (string, error) {
-	v, err := e.app.ValidateCart(e.ctx, app.ValidateInput{
+	v, err := e.app.Checkout.ValidateCart(e.ctx, checkout.ValidateInput{
 		CustomerID: customerID, Channel: "pdv",
 		Cart: eligibility.Cart{Items: []eligibility.Item{{
 			SKU: "SKU-1", Category: "bebidas", Quantity: decimal.NewFromInt(2), UnitPrice: decimal.NewFromInt(50),
@@ -123,7 +124,7 @@ func (e *rdmEnv) tryValidate(customerID string, campaignIDs ...string) (string, 
 			return "", fmt.Errorf("campaign %s is not eligible: %+v", id, v.Ineligible)
 		}
 	}
-	if want := e.clock.Now().Add(app.ValidationTTL); !v.ExpiresAt.Equal(want) {
+	if want := e.clock.Now().Add(checkout.ValidationTTL); !v.ExpiresAt.Equal(want) {
 		return "", fmt.Errorf("expires_at %s, want %s", v.ExpiresAt, want)
 	}
 	return v.Token, nil
@@ -156,7 +157,7 @@ func (e *rdmEnv) validateEach(t *testing.T, customerIDs []string, campaignID str
 }
 
 func (e *rdmEnv) redeem(campaignID, customerID, orderID, token string) (*ent.Redemption, error) {
-	red, replay, err := e.app.RedeemCampaign(e.ctx, app.RedeemInput{
+	red, replay, err := e.app.Checkout.RedeemCampaign(e.ctx, checkout.RedeemInput{
 		CampaignID: campaignID, CustomerID: customerID, OrderID: orderID, Token: token,
 		AmountPaid: decimal.RequireFromString("90.00"),
 	}, nil)
@@ -280,7 +281,7 @@ func TestRedeemTotalLimitConcurrent(t *testing.T) {
 
 		// Validate now finds the campaign exhausted, and one more redeem of
 		// a token that listed it is refused.
-		v, err := e.app.ValidateCart(e.ctx, app.ValidateInput{CustomerID: ids[0], Channel: "pdv",
+		v, err := e.app.Checkout.ValidateCart(e.ctx, checkout.ValidateInput{CustomerID: ids[0], Channel: "pdv",
 			Cart: eligibility.Cart{Items: []eligibility.Item{{SKU: "A", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.NewFromInt(10)}}}})
 		require.NoError(t, err)
 		require.Empty(t, v.Eligible)
@@ -372,14 +373,14 @@ func TestRedeemValidationToken(t *testing.T) {
 
 		t.Run("expired at five minutes", func(t *testing.T) {
 			tok := e.validate(t, cust[0], first.ID)
-			e.clock.Advance(app.ValidationTTL)
+			e.clock.Advance(checkout.ValidationTTL)
 			_, err := e.redeem(first.ID, cust[0], "order-expired", tok)
 			rdmRequireCode(t, err, apperr.KindInvalid, "validation_token_expired", "validation_token")
 		})
 
 		t.Run("valid just before five minutes", func(t *testing.T) {
 			tok := e.validate(t, cust[0], first.ID)
-			e.clock.Advance(app.ValidationTTL - time.Microsecond)
+			e.clock.Advance(checkout.ValidationTTL - time.Microsecond)
 			red, err := e.redeem(first.ID, cust[0], "order-in-time", tok)
 			require.NoError(t, err)
 			require.Equal(t, "order-in-time", red.OrderID)
@@ -489,8 +490,8 @@ func TestRedeemIsOneTransaction(t *testing.T) {
 			_, err := db.SQL.Exec(q)
 			require.NoError(t, err)
 		}
-		in := app.RedeemInput{CampaignID: camp.ID, CustomerID: cust, OrderID: "order-1", Token: tok, AmountPaid: decimal.NewFromInt(100)}
-		_, _, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{Key: "k-1", RequestHash: "h"})
+		in := checkout.RedeemInput{CampaignID: camp.ID, CustomerID: cust, OrderID: "order-1", Token: tok, AmountPaid: decimal.NewFromInt(100)}
+		_, _, err := e.app.Checkout.RedeemCampaign(e.ctx, in, &checkout.Idempotency{Key: "k-1", RequestHash: "h"})
 		require.ErrorContains(t, err, "keys refused")
 		for _, q := range allow {
 			_, err := db.SQL.Exec(q)
@@ -508,7 +509,7 @@ func TestRedeemIsOneTransaction(t *testing.T) {
 		require.Zero(t, bound)
 
 		// The token, the limit and the key are all still there to use.
-		red, replay, err := e.app.RedeemCampaign(e.ctx, in, &app.Idempotency{Key: "k-1", RequestHash: "h"})
+		red, replay, err := e.app.Checkout.RedeemCampaign(e.ctx, in, &checkout.Idempotency{Key: "k-1", RequestHash: "h"})
 		require.NoError(t, err)
 		require.Nil(t, replay)
 		require.NoError(t, db.SQL.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'credit_cashback'`).Scan(&jobs))
@@ -528,10 +529,10 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 		e := rdmSetup(t, db)
 		camp := e.campaign(t, func(in *campaigns.CampaignInput) { in.EndsAt = rdmTime(rdmT0.AddDate(0, 2, 0)) })
 		cust := e.customers(t, 1)[0]
-		redeem := func(order, tok, hash string) (*ent.Redemption, *app.Redeemed, error) {
-			return e.app.RedeemCampaign(e.ctx, app.RedeemInput{
+		redeem := func(order, tok, hash string) (*ent.Redemption, *checkout.Redeemed, error) {
+			return e.app.Checkout.RedeemCampaign(e.ctx, checkout.RedeemInput{
 				CampaignID: camp.ID, CustomerID: cust, OrderID: order, Token: tok, AmountPaid: decimal.NewFromInt(100),
-			}, &app.Idempotency{Key: "same-key", RequestHash: hash})
+			}, &checkout.Idempotency{Key: "same-key", RequestHash: hash})
 		}
 		tok := e.validate(t, cust, camp.ID)
 		first, replay, err := redeem("order-1", tok, "h1")
@@ -542,7 +543,7 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 		_, replay, err = redeem("order-1", tok, "h1")
 		require.NoError(t, err)
 		require.NotNil(t, replay)
-		answer, err := app.RedeemedOf(first)
+		answer, err := checkout.RedeemedOf(first)
 		require.NoError(t, err)
 		require.Equal(t, first.ID, replay.RedemptionID)
 		require.True(t, answer.RedeemedAt.Equal(replay.RedeemedAt))
@@ -642,7 +643,7 @@ func TestRedeemBudgetConcurrent(t *testing.T) {
 		require.Equal(t, fits, counter, "the refused redemptions took nothing from the count")
 
 		// Spent: validate finds the campaign exhausted; a rollback gives R$ 10 back.
-		v, err := e.app.ValidateCart(e.ctx, app.ValidateInput{CustomerID: ids[0], Channel: "pdv",
+		v, err := e.app.Checkout.ValidateCart(e.ctx, checkout.ValidateInput{CustomerID: ids[0], Channel: "pdv",
 			Cart: eligibility.Cart{Items: []eligibility.Item{{SKU: "A", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.NewFromInt(100)}}}})
 		require.NoError(t, err)
 		require.Len(t, v.Ineligible, 1)

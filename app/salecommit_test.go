@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -36,12 +37,12 @@ func TestSaleGroupCommit(t *testing.T) {
 		amount, one := decimal.RequireFromString("15.00"), decimal.NewFromInt(1)
 		coffee, sugar := decimal.RequireFromString("12.50"), decimal.RequireFromString("2.50")
 		register := func(receipt int, store string) (string, error) {
-			s, err := a.RegisterSale(ctx, app.SaleInput{
+			s, err := a.POS.RegisterSale(ctx, pos.SaleInput{
 				Protocol: "PARTNER_V1", SaleID: fmt.Sprint(receipt), StoreID: store, PosID: "PDV-1", Channel: "STORE",
 				Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-				Items: []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &coffee, Quantity: &one},
+				Items: []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &coffee, Quantity: &one},
 					{ID: "2", GTIN: "7891000100104", Description: "Açúcar", UnitPrice: &sugar, Quantity: &one}},
-				Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+				Payments: []pos.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
 			})
 			if err != nil {
 				return "", err

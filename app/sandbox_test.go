@@ -39,14 +39,14 @@ func TestSandboxLifecycle(t *testing.T) {
 		}
 		admin := as(prod.ID, viewer.RoleAdmin)
 
-		_, err = a.CreateSandbox(as(prod.ID, viewer.RoleAnalyst), "")
+		_, err = a.Backoffice.CreateSandbox(as(prod.ID, viewer.RoleAnalyst), "")
 		require.Error(t, err, "analysts read only")
-		sb, err := a.CreateSandbox(admin, "")
+		sb, err := a.Backoffice.CreateSandbox(admin, "")
 		require.NoError(t, err)
 		require.Equal(t, "Loja (sandbox)", sb.Name)
 		require.Equal(t, prod.ID, *sb.SandboxOfID)
 
-		tenants, err := a.ManagedTenants(admin)
+		tenants, err := a.Backoffice.ManagedTenants(admin)
 		require.NoError(t, err)
 		require.Len(t, tenants, 2)
 		require.Equal(t, []string{prod.ID, sb.ID}, []string{tenants[0].ID, tenants[1].ID})
@@ -64,11 +64,11 @@ func TestSandboxLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.Greater(t, sales, 100)
 
-		cred, err := a.CreateSandboxClient(admin, sb.ID, apiclient.KindOauth, "dev")
+		cred, err := a.Backoffice.CreateSandboxClient(admin, sb.ID, apiclient.KindOauth, "dev")
 		require.NoError(t, err)
 		require.Equal(t, sb.ID, cred.Client.TenantID)
 		require.NotEmpty(t, cred.Secret)
-		rotated, err := a.RotateSandboxClient(admin, sb.ID, cred.Client.ID)
+		rotated, err := a.Backoffice.RotateSandboxClient(admin, sb.ID, cred.Client.ID)
 		require.NoError(t, err)
 		require.NotEqual(t, cred.Secret, rotated.Secret)
 
@@ -78,7 +78,7 @@ func TestSandboxLifecycle(t *testing.T) {
 		pts := int64(100)
 		_, err = a.Loyalty.CreditPoints(inSandbox, loyalty.CreditInput{CustomerID: c.ID, OrderID: "o-1", Points: &pts})
 		require.NoError(t, err)
-		require.NoError(t, a.ResetSandbox(admin, sb.ID))
+		require.NoError(t, a.Backoffice.ResetSandbox(admin, sb.ID))
 		n, err := db.Ent.Customer.Query().Count(inSandbox)
 		require.NoError(t, err)
 		require.Equal(t, demoCustomers, n)
@@ -88,7 +88,7 @@ func TestSandboxLifecycle(t *testing.T) {
 		gone, err := db.Ent.Customer.Query().Where(customer.ID(c.ID)).Exist(inSandbox)
 		require.NoError(t, err)
 		require.False(t, gone, "what the sandbox was filled with is gone")
-		clients, err := a.SandboxClients(admin, sb.ID)
+		clients, err := a.Backoffice.SandboxClients(admin, sb.ID)
 		require.NoError(t, err)
 		require.Len(t, clients, 1, "credentials survive a reset")
 
@@ -101,12 +101,12 @@ func TestSandboxLifecycle(t *testing.T) {
 			"the sandbox's own user": as(sb.ID, viewer.RoleAdmin),
 		} {
 			t.Run(name, func(t *testing.T) {
-				err := a.ResetSandbox(ctx, sb.ID)
+				err := a.Backoffice.ResetSandbox(ctx, sb.ID)
 				e, ok := apperr.As(err)
 				require.True(t, ok, "%v", err)
 				require.Contains(t, []apperr.Kind{apperr.KindNotFound, apperr.KindForbidden}, e.Kind)
 			})
 		}
-		require.Error(t, a.ResetSandbox(admin, prod.ID), "production is never reset")
+		require.Error(t, a.Backoffice.ResetSandbox(admin, prod.ID), "production is never reset")
 	})
 }

@@ -25,8 +25,10 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/eligibility"
@@ -230,13 +232,13 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	setClock(end)
 	// The year's campaigns end today: their stored status is ended before
 	// anything reads it, as the lifecycle job would store it a minute later.
-	if err := y.RunCampaignLifecycle(ctx); err != nil {
+	if err := y.Campaigns.RunCampaignLifecycle(ctx); err != nil {
 		return err
 	}
-	if err := y.ExpirePoints(ctx); err != nil {
+	if err := y.Loyalty.ExpirePoints(ctx); err != nil {
 		return err
 	}
-	if err := y.RecomputeLevels(ctx); err != nil {
+	if err := y.Loyalty.RecomputeLevels(ctx); err != nil {
 		return err
 	}
 	if _, err := y.Insights.FitChurnModel(tctx, end); err != nil {
@@ -356,16 +358,16 @@ func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) er
 // lifecycle daily, expiry weekly, the levels on the first of the month
 // (each credit moves a level up already).
 func (a *year) demoUpkeep(ctx context.Context, day int, monthStart bool) error {
-	if err := a.RunCampaignLifecycle(ctx); err != nil {
+	if err := a.Campaigns.RunCampaignLifecycle(ctx); err != nil {
 		return err
 	}
 	if day%7 == 6 {
-		if err := a.ExpirePoints(ctx); err != nil {
+		if err := a.Loyalty.ExpirePoints(ctx); err != nil {
 			return err
 		}
 	}
 	if monthStart {
-		return a.RecomputeLevels(ctx)
+		return a.Loyalty.RecomputeLevels(ctx)
 	}
 	return nil
 }
@@ -436,14 +438,14 @@ func demoCustomer(i int, cpf, city, state string) customers.CustomerInput {
 }
 
 // demoBasket draws a purchase of about ticket reais.
-func demoBasket(rng *rand.Rand, ticket float64) (items []app.SaleItemInput, total decimal.Decimal) {
+func demoBasket(rng *rand.Rand, ticket float64) (items []pos.SaleItemInput, total decimal.Decimal) {
 	target := decimal.NewFromFloat(ticket * (0.5 + rng.Float64())).Round(2)
 	total = decimal.Zero
 	for line := 1; line <= 20 && (line == 1 || total.LessThan(target)); line++ {
 		p := demoProducts[rng.IntN(len(demoProducts))]
 		price := decimal.New(p.price, -2)
 		qty := decimal.NewFromInt(1 + rng.Int64N(3))
-		items = append(items, app.SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
+		items = append(items, pos.SaleItemInput{ID: strconv.Itoa(line), GTIN: p.gtin, Description: p.name,
 			UnitPrice: &price, Quantity: &qty})
 		total = total.Add(price.Mul(qty))
 	}
@@ -452,7 +454,7 @@ func demoBasket(rng *rand.Rand, ticket float64) (items []app.SaleItemInput, tota
 
 // demoSale is a store sale of the day, and its id once registered.
 type demoSale struct {
-	in               app.SaleInput
+	in               pos.SaleInput
 	at               time.Time
 	shopper, receipt int
 	id               string
@@ -467,11 +469,11 @@ func demoNewSale(rng *rand.Rand, e demoEvent, sh *demoShopper, receipt int) demo
 		store = app.DemoStores[rng.IntN(len(app.DemoStores))].Code
 	}
 	at := e.at
-	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: app.SaleInput{
-		Protocol: protocolSale, Customer: &app.POSCustomer{ID: sh.cpf, Type: "CPF"},
+	return demoSale{at: e.at, shopper: e.shopper, receipt: receipt, in: pos.SaleInput{
+		Protocol: protocolSale, Customer: &pos.POSCustomer{ID: sh.cpf, Type: "CPF"},
 		SaleID: strconv.Itoa(receipt), StoreID: store, PosID: "PDV-" + strconv.Itoa(1+rng.IntN(4)), Channel: "LOJA",
 		Date: &at, Amount: &total, AmountPayable: &total, Items: items,
-		Payments: []app.SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
+		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &total, Method: []string{"PIX", "CREDIT", "DEBIT", "CASH"}[rng.IntN(4)]}},
 	}}
 }
 
@@ -483,7 +485,7 @@ func (a *year) demoSales(ctx context.Context, sales []demoSale) error {
 	var wg sync.WaitGroup
 	for i := range sales {
 		wg.Go(func() {
-			s, err := a.RegisterSale(ctx, sales[i].in)
+			s, err := a.POS.RegisterSale(ctx, sales[i].in)
 			if err == nil {
 				sales[i].id = s.ID
 			}
@@ -498,7 +500,7 @@ func (a *year) demoSales(ctx context.Context, sales []demoSale) error {
 	for i, sl := range sales {
 		ids[i] = sl.id
 	}
-	if err := a.ProcessSales(ctx, ids...); err != nil {
+	if err := a.POS.ProcessSales(ctx, ids...); err != nil {
 		return fmt.Errorf("demo sales: %w", err)
 	}
 	return nil
@@ -512,7 +514,7 @@ func (a *year) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, r
 	for _, it := range items {
 		cart.Items = append(cart.Items, eligibility.Item{GTIN: it.GTIN, Quantity: *it.Quantity, UnitPrice: *it.UnitPrice})
 	}
-	v, err := a.ValidateCart(ctx, app.ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
+	v, err := a.Checkout.ValidateCart(ctx, checkout.ValidateInput{CustomerID: sh.id, Channel: "ecommerce", Cart: cart})
 	if err != nil {
 		return err
 	}
@@ -520,7 +522,7 @@ func (a *year) demoOrder(ctx context.Context, rng *rand.Rand, sh *demoShopper, r
 	paid := total
 	if best := demoBest(v.Eligible); best != nil {
 		paid = decimal.Max(total.Sub(best.Benefit.Amount), decimal.Zero).Round(2)
-		_, _, err := a.RedeemCampaign(ctx, app.RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
+		_, _, err := a.Checkout.RedeemCampaign(ctx, checkout.RedeemInput{CampaignID: best.Campaign.ID, CustomerID: sh.id, OrderID: order,
 			Token: v.Token, AmountPaid: paid}, nil)
 		if err != nil {
 			return err
@@ -547,13 +549,13 @@ func demoBest(eligible []eligibility.Eligible) *eligibility.Eligible {
 func (a *year) demoReturn(ctx context.Context, tenantID string, e demoEvent) error {
 	one := decimal.NewFromInt(1)
 	at := a.Now()
-	r, err := a.RegisterSaleReturn(ctx, app.SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
-		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []app.ReturnItemInput{{ID: "1", Quantity: &one}},
+	r, err := a.POS.RegisterSaleReturn(ctx, pos.SaleReturnInput{Protocol: protocolSale, SaleRef: e.saleRef, Kind: salereturn.KindReturn,
+		ID: "DEV-" + e.saleRef, StoreID: e.store, PosID: "PDV-1", Date: &at, Reason: "troca", Items: []pos.ReturnItemInput{{ID: "1", Quantity: &one}},
 		ItemsWereListed: true})
 	if err != nil {
 		return fmt.Errorf("demo return of %s: %w", e.saleRef, err)
 	}
-	return a.ProcessSaleReturn(ctx, tenantID, r.ID)
+	return a.POS.ProcessSaleReturn(ctx, tenantID, r.ID)
 }
 
 // demoSpend trades points for a voucher now and then, when the shopper

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
@@ -48,8 +49,8 @@ func createCampaignInput(in generated.CreateCampaignInput) campaigns.CampaignInp
 	return c
 }
 
-func validateCartInput(in generated.ValidateCartInput) app.ValidateInput {
-	v := app.ValidateInput{CustomerID: in.CustomerID, CouponCode: deref(in.CouponCode)}
+func validateCartInput(in generated.ValidateCartInput) checkout.ValidateInput {
+	v := checkout.ValidateInput{CustomerID: in.CustomerID, CouponCode: deref(in.CouponCode)}
 	if in.StoreID != nil {
 		v.StoreID = *in.StoreID
 	}
@@ -89,7 +90,7 @@ func estimatedBenefit(b eligibility.Benefit) *generated.EstimatedBenefit {
 
 // cartValidation renders a validation, with the campaigns it names read in
 // one query.
-func cartValidation(ctx context.Context, a *app.App, v *app.Validation) (*generated.CartValidation, error) {
+func cartValidation(ctx context.Context, a *app.App, v *checkout.Validation) (*generated.CartValidation, error) {
 	ids := make([]string, 0, len(v.Eligible)+len(v.Ineligible))
 	for _, e := range v.Eligible {
 		ids = append(ids, e.Campaign.ID)

@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
 )
@@ -35,7 +35,7 @@ func (r *mutationResolver) EndCampaign(ctx context.Context, id string) (*ent.Cam
 
 // ValidateCart is the resolver for the validateCart field.
 func (r *mutationResolver) ValidateCart(ctx context.Context, input generated.ValidateCartInput) (*generated.CartValidation, error) {
-	v, err := r.app.ValidateCart(ctx, validateCartInput(input))
+	v, err := r.app.Checkout.ValidateCart(ctx, validateCartInput(input))
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (r *mutationResolver) ValidateCart(ctx context.Context, input generated.Val
 
 // RedeemCampaign is the resolver for the redeemCampaign field.
 func (r *mutationResolver) RedeemCampaign(ctx context.Context, input generated.RedeemCampaignInput) (*ent.Redemption, error) {
-	red, _, err := r.app.RedeemCampaign(ctx, app.RedeemInput{
+	red, _, err := r.app.Checkout.RedeemCampaign(ctx, checkout.RedeemInput{
 		CampaignID: input.CampaignID, CustomerID: input.CustomerID, OrderID: input.OrderID,
 		Token: input.ValidationToken, AmountPaid: input.AmountPaid,
 	}, nil)

@@ -24,7 +24,7 @@ import (
 // the token in connection_init is checked as a bearer token is, then again
 // every Recheck (a revoked token) and at its expiry; each connection is
 // bounded in messages from the client and closed when idle, each client in
-// connections, and a subscriber that leaves app.FeedBuffer events unread is
+// connections, and a subscriber that leaves webhooks.FeedBuffer events unread is
 // dropped with its connection.
 
 // SubscriptionScopes maps every subscription field to the scope it needs
@@ -73,7 +73,7 @@ const (
 	closeForbidden       = 4403 // connection_init without a valid token
 	closeIdle            = 4408 // no subscription for IdleTimeout
 	closeTooManyMessages = 4429 // over MessagesPerSecond, or ConnectionsPerClient
-	closeSlowConsumer    = 4413 // events left unread (app.FeedBuffer)
+	closeSlowConsumer    = 4413 // events left unread (webhooks.FeedBuffer)
 )
 
 // writeTimeout bounds one message's write: a client that reads nothing is
@@ -325,7 +325,7 @@ func (r *Resolver) feed(ctx context.Context, field string, types ...string) (<-c
 	if err := kernel.Authorize(ctx, scope); err != nil {
 		return nil, err
 	}
-	sub, err := r.app.SubscribeEvents(ctx, types...)
+	sub, err := r.app.Webhooks.SubscribeEvents(ctx, types...)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func (p *panel) insights(w http.ResponseWriter, r *http.Request) {
 
 func (p *panel) sandboxInsights(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	ctx, err := p.app.InSandbox(r.Context(), id)
+	ctx, err := p.app.Backoffice.InSandbox(r.Context(), id)
 	if err != nil {
 		p.fail(w, r, err)
 		return

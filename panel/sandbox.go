@@ -23,7 +23,7 @@ func (p *panel) sandbox(w http.ResponseWriter, r *http.Request) {
 func (p *panel) renderSandbox(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	ctx := r.Context()
 	id := chi.URLParam(r, "id")
-	tenants, err := p.app.ManagedTenants(ctx)
+	tenants, err := p.app.Backoffice.ManagedTenants(ctx)
 	if err != nil {
 		p.fail(w, r, err)
 		return
@@ -42,11 +42,11 @@ func (p *panel) renderSandbox(w http.ResponseWriter, r *http.Request, status int
 	if msg == "" {
 		data.Flash = flashes[r.URL.Query().Get("done")]
 	}
-	if data.Clients, err = p.app.SandboxClients(ctx, id); err != nil {
+	if data.Clients, err = p.app.Backoffice.SandboxClients(ctx, id); err != nil {
 		p.fail(w, r, err)
 		return
 	}
-	sbCtx, err := p.app.InSandbox(ctx, id)
+	sbCtx, err := p.app.Backoffice.InSandbox(ctx, id)
 	if err != nil {
 		p.fail(w, r, err)
 		return
@@ -79,7 +79,7 @@ func (p *panel) createClient(w http.ResponseWriter, r *http.Request) {
 		p.renderSandbox(w, r, http.StatusUnprocessableEntity, msg)
 		return
 	}
-	cred, err := p.app.CreateSandboxClient(r.Context(), chi.URLParam(r, "id"), kind, name)
+	cred, err := p.app.Backoffice.CreateSandboxClient(r.Context(), chi.URLParam(r, "id"), kind, name)
 	if err != nil {
 		p.refuse(w, r, err)
 		return
@@ -88,7 +88,7 @@ func (p *panel) createClient(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *panel) rotateClient(w http.ResponseWriter, r *http.Request) {
-	cred, err := p.app.RotateSandboxClient(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "clientID"))
+	cred, err := p.app.Backoffice.RotateSandboxClient(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "clientID"))
 	if err != nil {
 		p.refuse(w, r, err)
 		return
@@ -116,7 +116,7 @@ func (p *panel) resetSandbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := chi.URLParam(r, "id")
-	if err := p.app.ResetSandbox(r.Context(), id); err != nil {
+	if err := p.app.Backoffice.ResetSandbox(r.Context(), id); err != nil {
 		p.refuse(w, r, err)
 		return
 	}

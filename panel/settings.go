@@ -87,7 +87,7 @@ func (p *panel) settings(w http.ResponseWriter, r *http.Request) {
 // renderSettings shows the programme settings of the viewer's tenant: the
 // stored ones, or those of form when a change was refused (with msg).
 func (p *panel) renderSettings(w http.ResponseWriter, r *http.Request, status int, msg string, form map[string]string) {
-	tenants, err := p.app.ManagedTenants(r.Context())
+	tenants, err := p.app.Backoffice.ManagedTenants(r.Context())
 	if err != nil {
 		p.fail(w, r, err)
 		return
@@ -120,7 +120,7 @@ func (p *panel) saveSettings(w http.ResponseWriter, r *http.Request) {
 	if !p.parseForm(w, r) {
 		return
 	}
-	tenants, err := p.app.ManagedTenants(r.Context())
+	tenants, err := p.app.Backoffice.ManagedTenants(r.Context())
 	if err != nil {
 		p.fail(w, r, err)
 		return

@@ -65,7 +65,7 @@ func (p *panel) audit(w http.ResponseWriter, r *http.Request) {
 
 // renderHome shows the tenants, with msg when a change was refused.
 func (p *panel) renderHome(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	tenants, err := p.app.ManagedTenants(r.Context())
+	tenants, err := p.app.Backoffice.ManagedTenants(r.Context())
 	if err != nil {
 		p.fail(w, r, err)
 		return
@@ -96,7 +96,7 @@ func (p *panel) createSandbox(w http.ResponseWriter, r *http.Request) {
 		p.renderHome(w, r, http.StatusUnprocessableEntity, msg)
 		return
 	}
-	sb, err := p.app.CreateSandbox(r.Context(), name)
+	sb, err := p.app.Backoffice.CreateSandbox(r.Context(), name)
 	if _, ok := httperr.As(err); ok {
 		status, msg := p.explain(r, err)
 		p.renderHome(w, r, status, msg)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/decimaltext"
@@ -307,16 +307,16 @@ func renderBenefit(b eligibility.Benefit, cashback bool) benefitJSON {
 // validateRequest is POST /v1/campaigns/validate; ?explain=true adds the
 // campaigns that do not apply and why.
 type validateRequest struct {
-	in      app.ValidateInput
+	in      checkout.ValidateInput
 	explain bool
 }
 
-func (q validateRequest) input() app.ValidateInput { return q.in }
+func (q validateRequest) input() checkout.ValidateInput { return q.in }
 
 func readValidate(b *binder) validateRequest {
 	body := jsonBody[validateBody](b)
 	p := &b.problems
-	q := validateRequest{explain: b.query("explain") == "true", in: app.ValidateInput{
+	q := validateRequest{explain: b.query("explain") == "true", in: checkout.ValidateInput{
 		CustomerID: body.CustomerID, StoreID: body.StoreID, Channel: body.Channel, CouponCode: body.CouponCode,
 	}}
 	if sub := number(p, "cart.subtotal", body.Cart.Subtotal); sub != nil {
@@ -337,7 +337,7 @@ func readValidate(b *binder) validateRequest {
 	return q
 }
 
-func (q validateRequest) answer(v *app.Validation) validationJSON {
+func (q validateRequest) answer(v *checkout.Validation) validationJSON {
 	out := validationJSON{
 		CustomerID: v.CustomerID, Eligible: make([]eligibleJSON, 0, len(v.Eligible)),
 		ExpiresAt: timestamp(v.ExpiresAt), Token: v.Token,
@@ -449,7 +449,7 @@ type appliedItemJSON struct {
 }
 
 // renderRedemption is the 201 body of redeem, first made or replayed.
-func renderRedemption(red *app.Redeemed) ([]byte, error) {
+func renderRedemption(red *checkout.Redeemed) ([]byte, error) {
 	campaignType := string(red.CampaignType)
 	e := renderBenefit(red.Benefit, campaignType == "cashback")
 	applied := appliedJSON{
@@ -498,15 +498,15 @@ func renderRollback(red *ent.Redemption) rollbackJSON {
 // redeemRequest is POST /v1/campaigns/{id}/redeem, with the optional
 // Idempotency-Key header.
 type redeemRequest struct {
-	in   app.RedeemInput
-	idem *app.Idempotency
+	in   checkout.RedeemInput
+	idem *checkout.Idempotency
 }
 
 func readRedeem(b *binder) redeemRequest {
 	var body redeemBody
 	raw := b.body(&body)
 	p := &b.problems
-	in := app.RedeemInput{CampaignID: pathID(b), CustomerID: body.CustomerID, OrderID: body.OrderID, Token: body.ValidationToken}
+	in := checkout.RedeemInput{CampaignID: pathID(b), CustomerID: body.CustomerID, OrderID: body.OrderID, Token: body.ValidationToken}
 	if paid := number(p, "amount_paid", body.AmountPaid); paid != nil {
 		in.AmountPaid = *paid
 	} else if body.AmountPaid == nil {
@@ -517,7 +517,7 @@ func readRedeem(b *binder) redeemRequest {
 	if len(key) > 255 || (key != "" && strings.TrimSpace(key) == "") {
 		p.Add("Idempotency-Key", "must be 1 to 255 characters")
 	} else if key != "" {
-		q.idem = &app.Idempotency{Key: key, RequestHash: app.RequestHash(b.r.Method, b.r.URL.Path, raw)}
+		q.idem = &checkout.Idempotency{Key: key, RequestHash: checkout.RequestHash(b.r.Method, b.r.URL.Path, raw)}
 	}
 	return q
 }
@@ -535,9 +535,9 @@ func (a redeemAnswer) raw() (int, []byte) { return a.status, a.body }
 // redeem redeems, or replays the answer of the request first made with the
 // same key.
 func (s *server) redeem(ctx context.Context, q redeemRequest) (redeemAnswer, error) {
-	red, answer, err := s.app.RedeemCampaign(ctx, q.in, q.idem)
+	red, answer, err := s.app.Checkout.RedeemCampaign(ctx, q.in, q.idem)
 	if err == nil && answer == nil {
-		answer, err = app.RedeemedOf(red)
+		answer, err = checkout.RedeemedOf(red)
 	}
 	if err != nil {
 		return redeemAnswer{}, err

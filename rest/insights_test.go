@@ -154,7 +154,7 @@ func TestPanelInsights(t *testing.T) {
 		})
 
 		t.Run("a sandbox's insights and another's", func(t *testing.T) {
-			sb, err := b.app.CreateSandbox(adminContext(b.tenantID), "")
+			sb, err := b.app.Backoffice.CreateSandbox(adminContext(b.tenantID), "")
 			require.NoError(t, err)
 			res := c.get(t, "/panel/sandboxes/"+sb.ID+"/insights?"+insightsPeriod.Encode())
 			require.Equal(t, http.StatusOK, res.status, "%s", res.body)

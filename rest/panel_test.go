@@ -317,7 +317,7 @@ func TestPanelHTTP(t *testing.T) {
 		require.Equal(t, before, after)
 
 		// The admin's sandbox: visible, not changeable.
-		tenants, err := f.app.ManagedTenants(adminContext(f.tenantID))
+		tenants, err := f.app.Backoffice.ManagedTenants(adminContext(f.tenantID))
 		require.NoError(t, err)
 		require.Greater(t, len(tenants), 1)
 		sbPath := "/panel/sandboxes/" + tenants[1].ID
@@ -394,7 +394,7 @@ func TestPanelHTTP(t *testing.T) {
 	t.Run("another tenant's sandbox is not found", func(t *testing.T) {
 		other, err := f.app.Backoffice.CreateTenant(sys(), "Outra Loja", nil)
 		require.NoError(t, err)
-		theirs, err := f.app.CreateSandbox(adminContext(other.ID), "Deles")
+		theirs, err := f.app.Backoffice.CreateSandbox(adminContext(other.ID), "Deles")
 		require.NoError(t, err)
 		c := f.panelClient(t)
 		c.signIn(t, admin)
@@ -411,7 +411,7 @@ func TestPanelHTTP(t *testing.T) {
 			res := c.post(t, "/panel/sandboxes/"+theirs.ID+path, form)
 			require.Equal(t, http.StatusNotFound, res.status, path)
 		}
-		clients, err := f.app.SandboxClients(adminContext(other.ID), theirs.ID)
+		clients, err := f.app.Backoffice.SandboxClients(adminContext(other.ID), theirs.ID)
 		require.NoError(t, err)
 		require.Empty(t, clients)
 	})

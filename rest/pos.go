@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/decimaltext"
@@ -106,7 +106,7 @@ type posCustomerJSON struct {
 	Phone *string `json:"phone"`
 }
 
-func (c *posCustomerJSON) input() *app.POSCustomer {
+func (c *posCustomerJSON) input() *pos.POSCustomer {
 	if c == nil {
 		return nil
 	}
@@ -116,7 +116,7 @@ func (c *posCustomerJSON) input() *app.POSCustomer {
 		}
 		return *p
 	}
-	return &app.POSCustomer{ID: str(c.ID), Type: str(c.Type), Phone: str(c.Phone)}
+	return &pos.POSCustomer{ID: str(c.ID), Type: str(c.Type), Phone: str(c.Phone)}
 }
 
 type storeJSON struct {
@@ -132,17 +132,17 @@ type messageJSON struct {
 }
 
 // readIdentify reads POST …/customers/identify.
-func readIdentify(b *binder) app.IdentifyInput {
+func readIdentify(b *binder) pos.IdentifyInput {
 	body := jsonBody[struct {
 		SessionID string           `json:"sessionId"`
 		Protocol  string           `json:"protocol"`
 		Customer  *posCustomerJSON `json:"customer"`
 		Store     *storeJSON       `json:"store"`
 	}](b)
-	return app.IdentifyInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input()}
+	return pos.IdentifyInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input()}
 }
 
-func renderIdentification(in app.IdentifyInput, res *app.Identification) identificationJSON {
+func renderIdentification(in pos.IdentifyInput, res *pos.Identification) identificationJSON {
 	c := identifiedJSON{ID: res.Document, Status: res.Status, Type: string(res.Type)}
 	if cu := res.Customer; cu != nil {
 		first, last, _ := strings.Cut(strings.TrimSpace(cu.Name), " ")
@@ -201,10 +201,10 @@ type posItemJSON struct {
 	Increases      json.RawMessage   `json:"increases,omitempty"`
 }
 
-func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []app.POSDiscount {
-	out := make([]app.POSDiscount, len(ds))
+func discountsIn(p *apperr.Problems, field string, ds []posDiscountJSON) []pos.POSDiscount {
+	out := make([]pos.POSDiscount, len(ds))
 	for i, d := range ds {
-		out[i] = app.POSDiscount{
+		out[i] = pos.POSDiscount{
 			PromotionID: d.PromotionID, PartnerPromotionID: d.PartnerPromotionID,
 			UnitDiscount:          number(p, field+".unitDiscount", d.UnitDiscount),
 			UnitPriceWithDiscount: number(p, field+".unitPriceWithDiscount", d.UnitPriceWithDiscount),
@@ -226,7 +226,7 @@ func posNumber(d *decimal.Decimal) *jsonNumber {
 // authorizeRequest is POST …/discounts/authorizations (and …/authorize):
 // the operation's input, and the sale its answer echoes.
 type authorizeRequest struct {
-	in   app.AuthorizeInput
+	in   pos.AuthorizeInput
 	sale authorizeSaleJSON
 }
 
@@ -240,7 +240,7 @@ type authorizeSaleJSON struct {
 	Items          []posItemJSON `json:"items"`
 }
 
-func (q authorizeRequest) input() app.AuthorizeInput { return q.in }
+func (q authorizeRequest) input() pos.AuthorizeInput { return q.in }
 
 func readAuthorize(b *binder) authorizeRequest {
 	body := jsonBody[struct {
@@ -255,12 +255,12 @@ func readAuthorize(b *binder) authorizeRequest {
 		return authorizeRequest{}
 	}
 	sl := body.Sale
-	in := app.AuthorizeInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID,
+	in := pos.AuthorizeInput{SessionID: body.SessionID, Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID,
 		IgnoreDiscount: sl.IgnoreDiscount, Date: instant(p, "sale.date", sl.Date, dateTime), CouponCode: sl.CouponCode}
 	number(p, "sale.amount", sl.Amount)
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
-		in.Items = append(in.Items, app.POSItem{
+		in.Items = append(in.Items, pos.POSItem{
 			ID: it.ID, GTIN: it.GTIN, UnitMeasure: it.UnitMeasure, IgnoreDiscount: it.IgnoreDiscount,
 			UnitPrice: number(p, f+".unitPrice", it.UnitPrice), Quantity: number(p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(p, f+".discounts", it.Discounts), Increases: it.Increases,
@@ -269,7 +269,7 @@ func readAuthorize(b *binder) authorizeRequest {
 	return authorizeRequest{in: in, sale: *sl}
 }
 
-func (q authorizeRequest) answer(res *app.Authorization) authorizationJSON {
+func (q authorizeRequest) answer(res *pos.Authorization) authorizationJSON {
 	items := make([]posItemJSON, len(res.Items))
 	for i, it := range res.Items {
 		items[i] = posItemJSON{ID: it.ID, GTIN: it.GTIN, UnitPrice: posNumber(it.UnitPrice), UnitMeasure: it.UnitMeasure,
@@ -331,11 +331,11 @@ type fiscalDocumentJSON struct {
 // saleRequest is POST …/sales: 202 once the sale and its processing job
 // are committed. The answer echoes the sale's id as sent.
 type saleRequest struct {
-	in     app.SaleInput
+	in     pos.SaleInput
 	saleID *jsonNumber
 }
 
-func (q saleRequest) input() app.SaleInput { return q.in }
+func (q saleRequest) input() pos.SaleInput { return q.in }
 
 func readSale(b *binder) saleRequest {
 	body := jsonBody[struct {
@@ -368,7 +368,7 @@ func readSale(b *binder) saleRequest {
 		return saleRequest{}
 	}
 	sl := body.Sale
-	in := app.SaleInput{
+	in := pos.SaleInput{
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
 		EmployeeID: sl.Store.EmployeeID, SellerID: sl.Store.SellerID, Channel: sl.Channel, Date: instant(p, "sale.date", sl.Date, dateTime),
 		Amount: number(p, "sale.amount", sl.Amount), AmountPayable: number(p, "sale.amountPayable", sl.AmountPayable),
@@ -386,7 +386,7 @@ func readSale(b *binder) saleRequest {
 	}
 	for i, it := range sl.Items {
 		f := "sale.items[" + strconv.Itoa(i) + "]"
-		in.Items = append(in.Items, app.SaleItemInput{
+		in.Items = append(in.Items, pos.SaleItemInput{
 			ID: it.ID, GTIN: it.GTIN, Description: it.Description,
 			UnitPrice: number(p, f+".unitPrice", it.UnitPrice), Quantity: number(p, f+".quantity", it.Quantity),
 			Discounts: discountsIn(p, f+".discounts", it.Discounts),
@@ -394,7 +394,7 @@ func readSale(b *binder) saleRequest {
 	}
 	for i, pm := range sl.Payments {
 		f := "sale.payments[" + strconv.Itoa(i) + "]"
-		pay := app.SalePaymentInput{Amount: number(p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
+		pay := pos.SalePaymentInput{Amount: number(p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
 			NSU: pm.NSU, Installments: pm.Installments}
 		if pm.ID != nil {
 			pay.ID = string(*pm.ID)
@@ -445,7 +445,7 @@ type saleReturnJSON struct {
 
 // readCancellation reads POST …/sales/{saleId}/cancellation: every unit
 // not yet returned comes back; 202 once stored with its processing job.
-func readCancellation(b *binder) app.SaleReturnInput {
+func readCancellation(b *binder) pos.SaleReturnInput {
 	body := jsonBody[struct {
 		Protocol     string          `json:"protocol"`
 		Cancellation *saleReturnJSON `json:"cancellation"`
@@ -455,7 +455,7 @@ func readCancellation(b *binder) app.SaleReturnInput {
 
 // readReturn reads POST …/sales/{saleId}/returns: the units listed come
 // back; 202 once stored with its processing job.
-func readReturn(b *binder) app.SaleReturnInput {
+func readReturn(b *binder) pos.SaleReturnInput {
 	body := jsonBody[struct {
 		Protocol string          `json:"protocol"`
 		Return   *saleReturnJSON `json:"return"`
@@ -463,19 +463,19 @@ func readReturn(b *binder) app.SaleReturnInput {
 	return readSaleReturn(b, salereturn.KindReturn, body.Protocol, body.Return)
 }
 
-func readSaleReturn(b *binder, kind salereturn.Kind, protocol string, body *saleReturnJSON) app.SaleReturnInput {
+func readSaleReturn(b *binder, kind salereturn.Kind, protocol string, body *saleReturnJSON) pos.SaleReturnInput {
 	p := &b.problems
 	if body == nil {
 		p.Add(string(kind), "is required")
-		return app.SaleReturnInput{}
+		return pos.SaleReturnInput{}
 	}
-	in := app.SaleReturnInput{
+	in := pos.SaleReturnInput{
 		Protocol: protocol, SaleRef: b.path("saleId"), Kind: kind, ID: body.ID,
 		StoreID: body.Store.ID, PosID: body.Store.PosID, Reason: body.Reason,
 		Date: instant(p, string(kind)+".date", body.Date, dateTime), ItemsWereListed: body.Items != nil,
 	}
 	for i, it := range body.Items {
-		in.Items = append(in.Items, app.ReturnItemInput{ID: it.ID,
+		in.Items = append(in.Items, pos.ReturnItemInput{ID: it.ID,
 			Quantity: number(p, string(kind)+".items["+strconv.Itoa(i)+"].quantity", it.Quantity)})
 	}
 	return in

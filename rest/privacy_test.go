@@ -203,13 +203,13 @@ func TestAnonymizeInactiveCustomers(t *testing.T) {
 			require.NoError(t, err)
 			return c.ErasedAt != nil
 		}
-		require.NoError(t, e.app.PurgeExpired(context.Background()))
+		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background()))
 		require.False(t, erased(old), "off by default")
 
 		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
 		_, err = e.app.Backoffice.UpdateTenant(user, e.tenantID, backoffice.TenantSettings{AnonymizeInactiveYears: opt.Of(2).Ptr()})
 		require.NoError(t, err)
-		require.NoError(t, e.app.PurgeExpired(context.Background()))
+		require.NoError(t, e.app.Privacy.PurgeExpired(context.Background()))
 		require.True(t, erased(old))
 		require.False(t, erased(recent))
 

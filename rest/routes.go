@@ -45,7 +45,7 @@ func (s *server) bearerRoutes() []route {
 
 		{"GET", "/v1/campaigns", "campaigns:read", handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
 		{"POST", "/v1/campaigns", "campaigns:write", handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
-		{"POST", "/v1/campaigns/validate", "campaigns:read", handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.ValidateCart), validateRequest.answer)},
+		{"POST", "/v1/campaigns/validate", "campaigns:read", handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.Checkout.ValidateCart), validateRequest.answer)},
 		{"GET", "/v1/campaigns/{id}", "campaigns:read", handle(v1, http.StatusOK, pathID, s.app.Campaigns.Campaign, renderCampaign)},
 		{"DELETE", "/v1/campaigns/{id}", "campaigns:write", handle(v1, http.StatusOK, pathID, s.app.Campaigns.EndCampaign, renderCampaign)},
 		{"POST", "/v1/campaigns/{id}/redeem", "campaigns:write", handle(v1, http.StatusCreated, readRedeem, s.redeem, same[redeemAnswer])},
@@ -90,15 +90,15 @@ const posPrefix = "/api/v1/tenants/{tenantId}"
 // the path's tenant.
 func (s *server) posRouteTable() []route {
 	pos := s.pos()
-	authorize := handleWith(pos, http.StatusOK, readAuthorize, inputOp[authorizeRequest](s.app.AuthorizeDiscounts), authorizeRequest.answer)
+	authorize := handleWith(pos, http.StatusOK, readAuthorize, inputOp[authorizeRequest](s.app.POS.AuthorizeDiscounts), authorizeRequest.answer)
 	return []route{
-		{"POST", "/customers/identify", "", handleWith(pos, http.StatusOK, readIdentify, s.app.IdentifyCustomer, renderIdentification)},
+		{"POST", "/customers/identify", "", handleWith(pos, http.StatusOK, readIdentify, s.app.POS.IdentifyCustomer, renderIdentification)},
 		{"POST", "/discounts/authorizations", "", authorize},
 		{"POST", "/discounts/authorize", "", authorize},
-		{"POST", "/sales", "", handleWith(pos, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.RegisterSale), saleRequest.answer)},
-		{"GET", "/sales/{saleId}", "", handle(pos, http.StatusOK, readSaleRef, onPathOp(s.app.SaleOutcome), renderSale)},
-		{"POST", "/sales/{saleId}/cancellation", "", handle(pos, http.StatusAccepted, readCancellation, s.app.RegisterSaleReturn, renderReturnReceived)},
-		{"POST", "/sales/{saleId}/returns", "", handle(pos, http.StatusAccepted, readReturn, s.app.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/sales", "", handleWith(pos, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
+		{"GET", "/sales/{saleId}", "", handle(pos, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
+		{"POST", "/sales/{saleId}/cancellation", "", handle(pos, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/sales/{saleId}/returns", "", handle(pos, http.StatusAccepted, readReturn, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
 	}
 }
 

@@ -82,16 +82,16 @@ func newSandboxCase(t *testing.T, db *storage.DB) *sandboxCase {
 
 	adminCtx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: s.prod.tenantID,
 		Subject: "user:t", Scopes: auth.RoleScopes(viewer.RoleAdmin)})
-	sb, err := b.app.CreateSandbox(adminCtx, "")
+	sb, err := b.app.Backoffice.CreateSandbox(adminCtx, "")
 	require.NoError(t, err)
 	require.NotEqual(t, s.prod.tenantID, sb.ID)
 	s.sandbox = sb.ID
-	oauth, err := b.app.CreateSandboxClient(adminCtx, sb.ID, apiclient.KindOauth, "sandbox oauth")
+	oauth, err := b.app.Backoffice.CreateSandboxClient(adminCtx, sb.ID, apiclient.KindOauth, "sandbox oauth")
 	require.NoError(t, err)
 	require.Equal(t, sb.ID, oauth.Client.TenantID)
 	require.ElementsMatch(t, auth.Scopes, oauth.Client.Scopes)
 	s.token = b.token(t, oauth, "")
-	pos, err := b.app.CreateSandboxClient(adminCtx, sb.ID, apiclient.KindPos, "sandbox pos")
+	pos, err := b.app.Backoffice.CreateSandboxClient(adminCtx, sb.ID, apiclient.KindPos, "sandbox pos")
 	require.NoError(t, err)
 	require.Equal(t, sb.ID, pos.Client.TenantID)
 	s.posID, s.posToken = pos.Client.ID, pos.Secret

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/opt"
@@ -261,13 +262,13 @@ func TestCampaignCashbackJob(t *testing.T) {
 			Name: opt.Of("Helena"), Email: opt.Of("helena@example.com"), CPF: opt.Of("52998224725"),
 		})
 		require.NoError(t, err)
-		v, err := b.app.ValidateCart(b.ctx, app.ValidateInput{CustomerID: cust.ID, Channel: "pdv", Cart: eligibility.Cart{
+		v, err := b.app.Checkout.ValidateCart(b.ctx, checkout.ValidateInput{CustomerID: cust.ID, Channel: "pdv", Cart: eligibility.Cart{
 			Items: []eligibility.Item{{SKU: "A", Quantity: decimal.NewFromInt(1), UnitPrice: decimal.RequireFromString("120.00")}},
 		}})
 		require.NoError(t, err)
 		require.Len(t, v.Eligible, 4)
 		redeem := func(c *ent.Campaign) *ent.Redemption {
-			red, _, err := b.app.RedeemCampaign(b.ctx, app.RedeemInput{
+			red, _, err := b.app.Checkout.RedeemCampaign(b.ctx, checkout.RedeemInput{
 				CampaignID: c.ID, CustomerID: cust.ID, OrderID: "order-1", Token: v.Token, AmountPaid: decimal.NewFromInt(120),
 			}, nil)
 			require.NoError(t, err)

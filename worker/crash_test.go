@@ -17,6 +17,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -176,29 +177,29 @@ func crashSeed(t *testing.T, dbURL string) []crashSale {
 	sales := make([]crashSale, crashSales)
 	for i := range crashSales {
 		l := crashLine(i)
-		in := app.SaleInput{
-			Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: tn.docs[l.customer], Type: "CPF"},
+		in := pos.SaleInput{
+			Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: tn.docs[l.customer], Type: "CPF"},
 			SaleID: fmt.Sprint(100000 + i), StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 			Date: &soldAt, Amount: &l.amount, AmountPayable: &l.amount,
-			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &l.price, Quantity: &l.qty}},
-			Payments: []app.SalePaymentInput{{ID: "1", Amount: &l.amount, Method: "PIX"}},
+			Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &l.price, Quantity: &l.qty}},
+			Payments: []pos.SalePaymentInput{{ID: "1", Amount: &l.amount, Method: "PIX"}},
 		}
-		s, err := a.RegisterSale(tctx, in)
+		s, err := a.POS.RegisterSale(tctx, in)
 		require.NoError(t, err)
 		sales[i] = crashSale{id: s.ID, customer: tn.ids[l.customer], points: l.points, status: "PROCESSED"}
-		ret := app.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: in.SaleID, ID: fmt.Sprint("R-", i), StoreID: "LOJA-01", Date: &soldAt}
+		ret := pos.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: in.SaleID, ID: fmt.Sprint("R-", i), StoreID: "LOJA-01", Date: &soldAt}
 		switch {
 		case i%10 == 0:
 			ret.Kind = "cancellation"
 			sales[i].reversed, sales[i].status = l.points, "CANCELLED"
 		case l.qty.IntPart() == 3: // one unit back: the points of the whole reais it took
 			one := decimal.NewFromInt(1)
-			ret.Kind, ret.Items = "return", []app.ReturnItemInput{{ID: "1", Quantity: &one}}
+			ret.Kind, ret.Items = "return", []pos.ReturnItemInput{{ID: "1", Quantity: &one}}
 			sales[i].reversed, sales[i].status = l.points-l.amount.Sub(l.price).Floor().IntPart(), "PARTIALLY_RETURNED"
 		default:
 			continue
 		}
-		r, err := a.RegisterSaleReturn(tctx, ret)
+		r, err := a.POS.RegisterSaleReturn(tctx, ret)
 		require.NoError(t, err)
 		sales[i].returnID = r.ID
 	}

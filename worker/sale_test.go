@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
@@ -34,11 +35,11 @@ func TestProcessSaleLastAttemptTimeout(t *testing.T) {
 		require.NoError(t, err)
 		soldAt := time.Now().Add(-time.Minute)
 		amount, one := decimal.RequireFromString("12.50"), decimal.NewFromInt(1)
-		s, err := a.RegisterSale(viewer.TenantContext(context.Background(), tn.ID), app.SaleInput{
+		s, err := a.POS.RegisterSale(viewer.TenantContext(context.Background(), tn.ID), pos.SaleInput{
 			Protocol: "PARTNER_V1", SaleID: "777", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 			Date: &soldAt, Amount: &amount, AmountPayable: &amount,
-			Items:    []app.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
-			Payments: []app.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
+			Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
+			Payments: []pos.SalePaymentInput{{ID: "1", Amount: &amount, Method: "PIX"}},
 		})
 		require.NoError(t, err)
 

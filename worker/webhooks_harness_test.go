@@ -28,6 +28,7 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -320,16 +321,16 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	soldAt := b.clock.Now().Add(-time.Minute)
 	dec := decimal.RequireFromString
 	amount, payable, one := dec("12.50"), dec("11.50"), decimal.NewFromInt(1)
-	s, err := b.app.RegisterSale(b.ctx, app.SaleInput{
-		Protocol: "PARTNER_V1", Customer: &app.POSCustomer{ID: cpf, Type: "CPF"},
+	s, err := b.app.POS.RegisterSale(b.ctx, pos.SaleInput{
+		Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: cpf, Type: "CPF"},
 		SaleID: "4242", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
 		Date: &soldAt, Amount: &amount, AmountPayable: &payable,
-		Items: []app.SaleItemInput{
+		Items: []pos.SaleItemInput{
 			{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: opt.Of(dec("12.00")).Ptr(), Quantity: &one,
-				Discounts: []app.POSDiscount{{PromotionID: &discount.ID, UnitDiscount: &one, Quantity: &one}}},
+				Discounts: []pos.POSDiscount{{PromotionID: &discount.ID, UnitDiscount: &one, Quantity: &one}}},
 			{ID: "2", GTIN: "7891000100110", Description: "Bala", UnitPrice: opt.Of(dec("0.50")).Ptr(), Quantity: &one},
 		},
-		Payments: []app.SalePaymentInput{{ID: "1", Amount: &payable, Method: "PIX"}},
+		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &payable, Method: "PIX"}},
 	})
 	require.NoError(t, err)
 	require.NoError(t, (&worker.ProcessSaleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).Work(context.Background(),
@@ -341,12 +342,12 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
 	// is cancelled, the coffee and its discount with it.
 	returnWork := &worker.ProcessSaleReturnWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}
-	for _, in := range []app.SaleReturnInput{
-		{Kind: "return", ID: "R-1", Items: []app.ReturnItemInput{{ID: "2", Quantity: &one}}},
+	for _, in := range []pos.SaleReturnInput{
+		{Kind: "return", ID: "R-1", Items: []pos.ReturnItemInput{{ID: "2", Quantity: &one}}},
 		{Kind: "cancellation", ID: "C-1"},
 	} {
 		in.Protocol, in.SaleRef, in.StoreID, in.Date = "PARTNER_V1", "4242", "LOJA-01", &soldAt
-		ret, err := b.app.RegisterSaleReturn(b.ctx, in)
+		ret, err := b.app.POS.RegisterSaleReturn(b.ctx, in)
 		require.NoError(t, err)
 		require.NoError(t, returnWork.Work(context.Background(), &river.Job[jobs.ProcessSaleReturn]{
 			JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25}, Args: jobs.ProcessSaleReturn{TenantID: b.tenant, ReturnID: ret.ID}}))

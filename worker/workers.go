@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -22,7 +23,7 @@ type ProcessSaleWorker struct {
 }
 
 func (w *ProcessSaleWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSale]) error {
-	return w.App.ProcessSale(ctx, job.Args.TenantID, job.Args.SaleID, job.Attempt >= job.MaxAttempts)
+	return w.App.POS.ProcessSale(ctx, job.Args.TenantID, job.Args.SaleID, job.Attempt >= job.MaxAttempts)
 }
 
 // saleReturnWait is how long a return waits for its sale to be processed
@@ -38,8 +39,8 @@ type ProcessSaleReturnWorker struct {
 }
 
 func (w *ProcessSaleReturnWorker) Work(ctx context.Context, job *river.Job[jobs.ProcessSaleReturn]) error {
-	err := w.App.ProcessSaleReturn(ctx, job.Args.TenantID, job.Args.ReturnID)
-	if errors.Is(err, app.ErrSaleNotProcessed) {
+	err := w.App.POS.ProcessSaleReturn(ctx, job.Args.TenantID, job.Args.ReturnID)
+	if errors.Is(err, pos.ErrSaleNotProcessed) {
 		return river.JobSnooze(saleReturnWait)
 	}
 	return err
@@ -52,7 +53,7 @@ type CreditCashbackWorker struct {
 }
 
 func (w *CreditCashbackWorker) Work(ctx context.Context, job *river.Job[jobs.CreditCashback]) error {
-	return w.App.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
+	return w.App.Loyalty.CreditCashback(ctx, job.Args.TenantID, job.Args.RedemptionID)
 }
 
 // DeliverWebhookWorker works jobs.DeliverWebhook with app.DeliverWebhook,
@@ -104,7 +105,7 @@ type ExpirePointsWorker struct {
 }
 
 func (w *ExpirePointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ExpirePoints]) error {
-	return w.App.ExpirePoints(ctx)
+	return w.App.Loyalty.ExpirePoints(ctx)
 }
 
 // Timeout is the long jobs' own: they walk every tenant.
@@ -119,7 +120,7 @@ type ReleasePendingPointsWorker struct {
 }
 
 func (w *ReleasePendingPointsWorker) Work(ctx context.Context, _ *river.Job[jobs.ReleasePendingPoints]) error {
-	return w.App.ReleasePendingPoints(ctx)
+	return w.App.Loyalty.ReleasePendingPoints(ctx)
 }
 
 // Timeout is the long jobs' own: they walk every tenant.
@@ -134,7 +135,7 @@ type NotifyExpiringPointsWorker struct {
 }
 
 func (w *NotifyExpiringPointsWorker) Work(ctx context.Context, _ *river.Job[jobs.NotifyExpiringPoints]) error {
-	return w.App.NotifyExpiringPoints(ctx)
+	return w.App.Loyalty.NotifyExpiringPoints(ctx)
 }
 
 // Timeout is the long jobs' own: they walk every tenant.
@@ -149,7 +150,7 @@ type RecomputeLevelsWorker struct {
 }
 
 func (w *RecomputeLevelsWorker) Work(ctx context.Context, _ *river.Job[jobs.RecomputeLevels]) error {
-	return w.App.RecomputeLevels(ctx)
+	return w.App.Loyalty.RecomputeLevels(ctx)
 }
 
 // Timeout is the long jobs' own: they walk every tenant.
@@ -205,7 +206,7 @@ type CampaignLifecycleWorker struct {
 }
 
 func (w *CampaignLifecycleWorker) Work(ctx context.Context, _ *river.Job[jobs.CampaignLifecycle]) error {
-	return w.App.RunCampaignLifecycle(ctx)
+	return w.App.Campaigns.RunCampaignLifecycle(ctx)
 }
 
 // Timeout is the long jobs' own: they walk every tenant.
@@ -220,7 +221,7 @@ type PurgeExpiredWorker struct {
 }
 
 func (w *PurgeExpiredWorker) Work(ctx context.Context, _ *river.Job[jobs.PurgeExpired]) error {
-	return w.App.PurgeExpired(ctx)
+	return w.App.Privacy.PurgeExpired(ctx)
 }
 
 // Timeout is the long jobs' own: they walk every tenant.
@@ -235,5 +236,5 @@ type PruneSigningKeysWorker struct {
 }
 
 func (w *PruneSigningKeysWorker) Work(ctx context.Context, _ *river.Job[jobs.PruneSigningKeys]) error {
-	return w.App.PruneSigningKeys(ctx)
+	return w.App.Backoffice.PruneSigningKeys(ctx)
 }

@@ -96,7 +96,7 @@ func (a *Service) CreateTenant(ctx context.Context, name string, sandboxOf *stri
 	if err != nil || sandboxOf == nil {
 		return t, err
 	}
-	return t, a.SeedDemo(ctx, t.ID)
+	return t, a.SeedDemoTenant(ctx, t.ID)
 }
 
 // UpdateTenant changes the settings of a tenant.

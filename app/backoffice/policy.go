@@ -13,4 +13,13 @@ var Policy = kernel.Policy{
 	"RevokeClient":          kernel.Scope(kernel.ScopeBackofficeWrite),
 	"RecentAuditEvents":     kernel.Scope(kernel.ScopeBackofficeWrite),
 	"TenantsAllowingOrigin": kernel.System,
+	"PruneSigningKeys":      kernel.System,
+	"ManagedTenants":        kernel.Scope(kernel.ScopeBackoffice),
+	"InSandbox":             kernel.Scope(kernel.ScopeBackoffice),
+	"SandboxClients":        kernel.Scope(kernel.ScopeBackoffice),
+	"CreateSandbox":         kernel.Scope(kernel.ScopeBackofficeWrite),
+	"CreateSandboxClient":   kernel.Scope(kernel.ScopeBackofficeWrite),
+	"RotateSandboxClient":   kernel.Scope(kernel.ScopeBackofficeWrite),
+	"ResetSandbox":          kernel.Scope(kernel.ScopeBackofficeWrite),
+	"SeedDemoTenant":        kernel.System,
 }

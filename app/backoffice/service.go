@@ -6,15 +6,27 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/ent"
 )
 
 // Service owns the operations of the back-office context.
 type Service struct {
 	*kernel.Kernel
-	// SeedDemo gives a new sandbox the demo's data; the composition root
-	// sets it (the demo drives every context, so it lives above them).
-	SeedDemo func(ctx context.Context, tenantID string) error
+	// Demo is the demo's data and history a new sandbox gets; the
+	// composition root sets it (the demo drives every context, so it lives
+	// above them).
+	Demo Demo
 
 	// origins are the tenants' back-office origins (CORS).
 	origins originsCache
+}
+
+// Demo seeds the demo's data and plays its history into a tenant.
+type Demo interface {
+	// Seed writes the small demo's stores, customers, segment and
+	// campaigns, in the caller's transaction.
+	Seed(ctx context.Context, c *ent.Client, tenantID string) error
+	// PlayHistory plays a few months of the living demo into a tenant
+	// holding the seed.
+	PlayHistory(ctx context.Context, tenantID string) error
 }

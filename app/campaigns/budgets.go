@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"entgo.io/ent/dialect"
 	"github.com/shopspring/decimal"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
@@ -249,4 +252,16 @@ func (a *Service) RollBack(ctx context.Context, c *ent.Client, red *ent.Redempti
 		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
 		"reason": reason,
 	})
+}
+
+// ClaimRedemption takes one redemption from the campaign's total limit in
+// one conditional update (and only where the extra conditions hold); false
+// when the limit is reached or a condition fails.
+func ClaimRedemption(ctx context.Context, c *ent.Client, campaignID string, where ...predicate.Campaign) (bool, error) {
+	n, err := c.Campaign.Update().Where(append(where, campaign.ID(campaignID),
+		campaign.Or(campaign.LimitTotalIsNil(), func(s *entsql.Selector) {
+			s.Where(entsql.ColumnsLT(s.C(campaign.FieldRedemptionsCount), s.C(campaign.FieldLimitTotal)))
+		}))...,
+	).AddRedemptionsCount(1).Save(ctx)
+	return n > 0, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/insights"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -62,10 +63,10 @@ func rollupsMix(ctx context.Context, t *testing.T, a *app.App, db *storage.DB) {
 	require.Len(t, sales, 3)
 	at := a.Now()
 	for _, s := range sales {
-		r, err := a.RegisterSaleReturn(ctx, app.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: s.ID, Kind: salereturn.KindCancellation,
+		r, err := a.POS.RegisterSaleReturn(ctx, pos.SaleReturnInput{Protocol: "PARTNER_V1", SaleRef: s.ID, Kind: salereturn.KindCancellation,
 			ID: "CAN-" + s.ID, StoreID: s.Edges.Store.Code, PosID: "PDV-1", Date: &at, Reason: "cancelada"})
 		require.NoError(t, err)
-		require.NoError(t, a.ProcessSaleReturn(ctx, app.DemoTenantID, r.ID))
+		require.NoError(t, a.POS.ProcessSaleReturn(ctx, app.DemoTenantID, r.ID))
 	}
 	reds, err := db.Ent.Redemption.Query().Where(redemption.RolledBackAtIsNil()).Order(ent.Asc(redemption.FieldID)).Limit(3).IDs(ctx)
 	require.NoError(t, err)
@@ -75,7 +76,7 @@ func rollupsMix(ctx context.Context, t *testing.T, a *app.App, db *storage.DB) {
 		require.NoError(t, err)
 	}
 	later := app.New(&app.Config{DB: db, Clock: func() time.Time { return a.Now().AddDate(1, 0, 0) }})
-	require.NoError(t, later.ExpirePoints(ctx))
+	require.NoError(t, later.Loyalty.ExpirePoints(ctx))
 
 	cancelled, err := db.Ent.Sale.Query().Where(sale.StatusEQ(sale.StatusCANCELLED)).Count(ctx)
 	require.NoError(t, err)

@@ -158,3 +158,7 @@ func (noCounts) Redemptions(string, int)      {}
 func (noCounts) ReturnReceived(string)        {}
 func (noCounts) ReturnsProcessed(string, int) {}
 func (noCounts) PointsReversed(string, int64) {}
+
+// UpkeepBatch bounds how many lots, customers or campaigns one run of a
+// periodic job handles; a larger backlog is left to the next run.
+const UpkeepBatch = 1000

@@ -7,4 +7,5 @@ var Policy = kernel.Policy{
 	"ExportCustomer":      kernel.Scope(ScopePrivacyRead),
 	"WriteCustomerExport": kernel.Scope(ScopePrivacyRead),
 	"EraseCustomer":       kernel.Scope(ScopePrivacyWrite),
+	"PurgeExpired":        kernel.System,
 }

@@ -13,6 +13,7 @@ var Policy = kernel.Policy{
 	"WebhookEndpoints":      kernel.Scope("webhooks:read"),
 	"WebhookDeliveries":     kernel.Scope("webhooks:read"),
 	"RecentDeliveries":      kernel.Scope("webhooks:read"),
+	"SubscribeEvents":       kernel.Scope(kernel.ScopeBackoffice, "customers:read"), // each field its own (graph.SubscriptionScopes)
 	"DispatchEvents":        kernel.System,
 	"DeliverWebhook":        kernel.System,
 }

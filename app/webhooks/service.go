@@ -15,6 +15,8 @@ type Service struct {
 
 	senderOnce sync.Once
 	sender     *webhook.Sender
+	// feed hands outbox events to GraphQL subscriptions.
+	feed eventFeed
 }
 
 // webhookSender sends webhook deliveries to the destinations a.WebhookGuard

@@ -49,7 +49,7 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	// The tenant a sandbox gets (its store benchStore included), with a
 	// few months of a retailer's history; the loads' own campaigns and
 	// customers come on top.
-	if err := a.SeedDemoTenant(ctx, t.ID); err != nil {
+	if err := a.Backoffice.SeedDemoTenant(ctx, t.ID); err != nil {
 		return nil, err
 	}
 	oauth, err := a.Backoffice.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)

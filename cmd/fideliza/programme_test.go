@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -61,7 +62,7 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 		require.Equal(t, []any{"UTC", float64(0), float64(0), float64(3)},
 			[]any{out["time_zone"], out["level_grace_days"], out["points_pending_days"], out["churn_refit_days"]})
 		require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
-		require.NoError(t, a.RecomputeLevels(context.Background()))
+		require.NoError(t, a.Loyalty.RecomputeLevels(context.Background()))
 		require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
 
 		clock.Advance(time.Hour)
@@ -71,8 +72,8 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 		require.Equal(t, points.Silver, level(), "2100 points reach silver at 2000")
 		tn, err := db.Ent.Tenant.Get(ctx, tid)
 		require.NoError(t, err)
-		require.Equal(t, 2, app.PriceCode(tn, points.Silver))
-		require.Equal(t, 0, app.PriceCode(tn, points.Bronze))
+		require.Equal(t, 2, pos.PriceCode(tn, points.Silver))
+		require.Equal(t, 0, pos.PriceCode(tn, points.Bronze))
 
 		for _, bad := range [][]string{
 			{"--gold-threshold", "1500"},    // below silver (2000)

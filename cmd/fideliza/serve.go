@@ -285,7 +285,7 @@ func workerHandler(reg *metrics.Registry, log *slog.Logger) http.Handler {
 // filters, which read the stored status, would find a campaign that ended
 // while no process ran among the active ones.
 func storeCampaignStatuses(ctx context.Context, a *app.App) error {
-	if err := a.RunCampaignLifecycle(ctx); err != nil {
+	if err := a.Campaigns.RunCampaignLifecycle(ctx); err != nil {
 		return fmt.Errorf("bringing campaign statuses up to date: %w", err)
 	}
 	return nil

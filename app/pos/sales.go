@@ -1,4 +1,4 @@
-package app
+package pos
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/domain/eligibility"
@@ -20,10 +21,8 @@ import (
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
-	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -50,7 +49,7 @@ const failWriteTimeout = 10 * time.Second
 // it was registered) in a transaction of its own, as ProcessSales does.
 // After the last attempt (lastAttempt) a failure leaves the sale FAILED
 // with the reason.
-func (a *App) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
+func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
 	ctx = viewer.TenantContext(ctx, tenantID)
 	err := a.ProcessSales(ctx, saleID)
 	if err == nil || !lastAttempt {
@@ -71,7 +70,7 @@ func (a *App) ProcessSale(ctx context.Context, tenantID, saleID string, lastAtte
 // ProcessSales processes registered sales of the viewer's tenant in one
 // transaction (processSale each), then counts what they did. The demo's
 // year processes a day's sales so, at closing time.
-func (a *App) ProcessSales(ctx context.Context, saleIDs ...string) error {
+func (a *Service) ProcessSales(ctx context.Context, saleIDs ...string) error {
 	ctx = schema.RememberVisible(ctx)
 	var done []*processedSale
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
@@ -111,7 +110,7 @@ func (a *App) ProcessSales(ctx context.Context, saleIDs ...string) error {
 // order). The sale names its customer by document, read before either
 // lock: should an erasure change that document before the sale is locked,
 // storage.ErrConflict has the transaction run again.
-func (a *App) processSale(ctx context.Context, tx storage.Tx, saleID string) (*processedSale, error) {
+func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string) (*processedSale, error) {
 	c := tx.Ent
 	s, err := c.Sale.Get(ctx, saleID)
 	if err != nil || s.Status != sale.StatusRECEIVED {
@@ -183,7 +182,7 @@ func (a *App) processSale(ctx context.Context, tx storage.Tx, saleID string) (*p
 // pre-registered when the tenant enables it, else nil. A concurrent
 // pre-registration of the same document surfaces as a constraint error.
 // With fields, only those are read of a customer found (and its id).
-func (a *App) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, doc, typ, phone string, fields ...string) (*ent.Customer, error) {
+func (a *Service) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, doc, typ, phone string, fields ...string) (*ent.Customer, error) {
 	cust, err := c.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(fields...).Only(ctx)
 	if !ent.IsNotFound(err) || !tenant.PreRegistration {
 		if ent.IsNotFound(err) {
@@ -206,7 +205,7 @@ func (a *App) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.
 
 // creditSale credits the sale's points and the bonus of the customer's
 // bonus-points campaigns for the pdv channel, each once per sale.
-func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
+func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
 	l := a.Ledger()
 	var total int64
 	if pts := points.Earned(s.AmountPayable, tenant.PointsPerReal); pts > 0 {
@@ -251,7 +250,7 @@ func (a *App) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant,
 // saleBonus is the bonus the customer's pdv bonus-points campaigns among
 // camps give on the sale's items (at their price after discounts, less the
 // units returned) as of the sale's instant, with the campaigns' names.
-func (a *App) saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
+func (a *Service) saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
 	returned map[string]decimal.Decimal, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
 	var bonus []eligibility.Campaign
 	for _, c := range camps {
@@ -270,7 +269,7 @@ func (a *App) saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.
 	if member.Edges.Score, err = cust.QueryScore().Only(ctx); err != nil && !ent.IsNotFound(err) {
 		return 0, "", err
 	}
-	segs := customerSegments(&member)
+	segs := checkout.CustomerSegments(&member)
 	var cart eligibility.Cart
 	for _, it := range items {
 		kept := it.Quantity.Sub(returned[it.LineID])
@@ -316,7 +315,7 @@ type saleRedemptionBenefit struct {
 // the sale carries, and returns how many it recorded. It counts toward the
 // campaign's limit; a discount the POS gave after the limit was reached is
 // still recorded, flagged over_limit.
-func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (n int, counted bool, err error) {
+func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (n int, counted bool, err error) {
 	given := map[string]decimal.Decimal{}
 	var order []string
 	for _, it := range s.Edges.Items {
@@ -342,7 +341,7 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 			return 0, false, err
 		}
 		counted = counted || camp.LimitTotal != nil || campaigns.HasBudget(camp)
-		claimed, err := claimRedemption(ctx, c, id)
+		claimed, err := campaigns.ClaimRedemption(ctx, c, id)
 		if err != nil {
 			return 0, false, err
 		}
@@ -372,18 +371,6 @@ func (a *App) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.S
 		n++
 	}
 	return n, counted, nil
-}
-
-// claimRedemption takes one redemption from the campaign's total limit in
-// one conditional update (and only where the extra conditions hold); false
-// when the limit is reached or a condition fails.
-func claimRedemption(ctx context.Context, c *ent.Client, campaignID string, where ...predicate.Campaign) (bool, error) {
-	n, err := c.Campaign.Update().Where(append(where, campaign.ID(campaignID),
-		campaign.Or(campaign.LimitTotalIsNil(), func(s *entsql.Selector) {
-			s.Where(entsql.ColumnsLT(s.C(campaign.FieldRedemptionsCount), s.C(campaign.FieldLimitTotal)))
-		}))...,
-	).AddRedemptionsCount(1).Save(ctx)
-	return n > 0, err
 }
 
 // storedDiscounts reads the discounts stored with a sale item.

@@ -1,4 +1,4 @@
-package app
+package pos
 
 import (
 	"context"
@@ -46,14 +46,14 @@ type saleWritten struct {
 }
 
 // commitSale queues w in its tenant's next group and waits for its answer.
-func (a *App) commitSale(w *saleWrite) saleWritten {
+func (a *Service) commitSale(w *saleWrite) saleWritten {
 	v, _ := viewer.FromContext(w.ctx)
 	a.saleGroups.Add(v.TenantID, w, maxSaleGroup, a.writeSales)
 	return <-w.done
 }
 
 // writeSales writes a group of sales and answers each.
-func (a *App) writeSales(group []*saleWrite) {
+func (a *Service) writeSales(group []*saleWrite) {
 	results := a.writeSaleGroup(group)
 	if len(group) > 1 && results == nil {
 		results = make([]saleWritten, len(group))
@@ -72,7 +72,7 @@ func (a *App) writeSales(group []*saleWrite) {
 // writeSaleGroup writes a group in one transaction. A failed group of
 // several answers nil (the caller writes them one by one); a group of one
 // answers its error.
-func (a *App) writeSaleGroup(group []*saleWrite) []saleWritten {
+func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 	// The transaction is the group's, not one request's: a client hanging
 	// up does not cancel the others' sales. The items and payments all link
 	// to sales written here: checked once.

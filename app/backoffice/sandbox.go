@@ -1,4 +1,4 @@
-package app
+package backoffice
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/kernel"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -30,7 +29,7 @@ import (
 // manages that tenant's sandboxes.
 
 // ManagedTenants returns the viewer's tenant followed by its sandboxes.
-func (a *App) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
+func (a *Service) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
 	own, err := a.productionTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -45,7 +44,7 @@ func (a *App) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
 
 // productionTenant returns the viewer's tenant, refusing a sandbox's users:
 // sandboxes are managed from their production tenant.
-func (a *App) productionTenant(ctx context.Context) (*ent.Tenant, error) {
+func (a *Service) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 	id, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -62,7 +61,7 @@ func (a *App) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 
 // CreateSandbox creates a sandbox of the viewer's tenant and loads the demo
 // data into it; admins only.
-func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
+func (a *Service) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
 	if err := kernel.Guarded("name", name); err != nil {
 		return nil, err
 	}
@@ -84,7 +83,7 @@ func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, erro
 		if err != nil {
 			return err
 		}
-		return a.seedDemoData(sys, tx.Ent, sb.ID)
+		return a.Demo.Seed(sys, tx.Ent, sb.ID)
 	})
 	if err != nil {
 		return nil, err
@@ -96,20 +95,20 @@ func (a *App) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, erro
 // small demo's stores, customers, segment and campaigns, then the living
 // demo's generator at a sandbox's size. The load tool makes its tenant
 // with it, then adds the data its measures need.
-func (a *App) SeedDemoTenant(ctx context.Context, tenantID string) error {
+func (a *Service) SeedDemoTenant(ctx context.Context, tenantID string) error {
 	sys := viewer.SystemContext(ctx)
-	if err := a.DB.InTx(sys, func(tx storage.Tx) error { return a.seedDemoData(sys, tx.Ent, tenantID) }); err != nil {
+	if err := a.DB.InTx(sys, func(tx storage.Tx) error { return a.Demo.Seed(sys, tx.Ent, tenantID) }); err != nil {
 		return err
 	}
 	return a.playSandboxHistory(ctx, tenantID)
 }
 
 // playSandboxHistory gives a sandbox holding the small demo's data a few
-// months of the living demo's history (a.History, the generator of serve
-// --demo at a sandbox's size), so that its dashboards and the integrations tried against
+// months of the living demo's history (the generator of serve --demo at a
+// sandbox's size), so that its dashboards and the integrations tried against
 // it meet a retailer's life.
-func (a *App) playSandboxHistory(ctx context.Context, sandboxID string) error {
-	err := a.playHistory(ctx, sandboxID, false)
+func (a *Service) playSandboxHistory(ctx context.Context, sandboxID string) error {
+	err := a.Demo.PlayHistory(ctx, sandboxID)
 	a.CampaignsChanged(sandboxID)
 	if err != nil {
 		return fmt.Errorf("the sandbox's history: %w", err)
@@ -119,7 +118,7 @@ func (a *App) playSandboxHistory(ctx context.Context, sandboxID string) error {
 
 // InSandbox returns a context acting in sandboxID with the viewer's role,
 // when sandboxID is a sandbox of the viewer's tenant.
-func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
+func (a *Service) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return nil, err
 	}
@@ -137,7 +136,7 @@ func (a *App) InSandbox(ctx context.Context, sandboxID string) (context.Context,
 }
 
 // SandboxClients lists a sandbox's API clients, newest first.
-func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
+func (a *Service) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return nil, err
 	}
@@ -150,7 +149,7 @@ func (a *App) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIC
 
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
 // secret is in the answer only.
-func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*backoffice.ClientCredentials, error) {
+func (a *Service) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID, "name", name); err != nil {
 		return nil, err
 	}
@@ -161,11 +160,11 @@ func (a *App) CreateSandboxClient(ctx context.Context, sandboxID string, kind ap
 	if err != nil {
 		return nil, err
 	}
-	return a.Backoffice.CreateClient(ctx, sandboxID, kind, name, nil)
+	return a.CreateClient(ctx, sandboxID, kind, name, nil)
 }
 
 // RotateSandboxClient gives a sandbox's client a new secret; admins only.
-func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*backoffice.ClientCredentials, error) {
+func (a *Service) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
 		return nil, err
 	}
@@ -176,12 +175,12 @@ func (a *App) RotateSandboxClient(ctx context.Context, sandboxID, clientID strin
 	if err != nil {
 		return nil, err
 	}
-	return a.Backoffice.RotateClient(ctx, clientID)
+	return a.RotateClient(ctx, clientID)
 }
 
 // ResetSandbox deletes a sandbox's data and loads the demo data again, in
 // one transaction; its credentials and settings stay. Admins only.
-func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
+func (a *Service) ResetSandbox(ctx context.Context, sandboxID string) error {
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return err
 	}
@@ -196,7 +195,7 @@ func (a *App) ResetSandbox(ctx context.Context, sandboxID string) error {
 		if err := wipeTenantData(sys, tx.SQL, a.DB.Dialect, sandboxID); err != nil {
 			return err
 		}
-		if err := a.seedDemoData(sys, tx.Ent, sandboxID); err != nil {
+		if err := a.Demo.Seed(sys, tx.Ent, sandboxID); err != nil {
 			return err
 		}
 		return entschema.Audit(ctx, tx.Ent, "sandbox.reset", "sandbox", sandboxID, nil) // in the admin's tenant

@@ -1,4 +1,4 @@
-package app
+package checkout
 
 import (
 	"context"
@@ -97,7 +97,7 @@ func itemField(i int, name string) string {
 
 // ValidateCart evaluates a cart against the live campaigns and keeps the
 // result under a random token for ValidationTTL.
-func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
+func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.customerFor(ctx, customer.ID(in.CustomerID), campaigns)
+	cust, segments, err := a.CustomerFor(ctx, customer.ID(in.CustomerID), campaigns)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("customer")
 	}
@@ -125,7 +125,7 @@ func (a *App) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, 
 	if err != nil {
 		return nil, err
 	}
-	used, err := a.customerRedemptions(ctx, cust.ID, campaigns)
+	used, err := a.CustomerRedemptions(ctx, cust.ID, campaigns)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ type tokenWrite struct {
 
 // storeToken writes the token build makes, in its tenant's next group, and
 // answers once that group committed.
-func (a *App) storeToken(ctx context.Context, build func(*ent.Client) *ent.ValidationTokenCreate) error {
+func (a *Service) storeToken(ctx context.Context, build func(*ent.Client) *ent.ValidationTokenCreate) error {
 	v, _ := viewer.FromContext(ctx)
 	w := &tokenWrite{ctx: ctx, build: build, done: make(chan error, 1)}
 	a.tokenGroups.Add(v.TenantID, w, maxTokenGroup, a.writeTokens)
@@ -219,7 +219,7 @@ func (a *App) storeToken(ctx context.Context, build func(*ent.Client) *ent.Valid
 // writeTokens writes a group of tokens and answers each; a group that
 // fails is written again one token per transaction, so an error is only its
 // own token's.
-func (a *App) writeTokens(group []*tokenWrite) {
+func (a *Service) writeTokens(group []*tokenWrite) {
 	err := a.writeTokenGroup(group)
 	for _, w := range group {
 		if err != nil && len(group) > 1 {
@@ -230,7 +230,7 @@ func (a *App) writeTokens(group []*tokenWrite) {
 	}
 }
 
-func (a *App) writeTokenGroup(group []*tokenWrite) error {
+func (a *Service) writeTokenGroup(group []*tokenWrite) error {
 	// The transaction is the group's: a client hanging up does not cancel
 	// the others' tokens.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), kernel.GroupTimeout)
@@ -264,7 +264,7 @@ type keptBenefit struct {
 // customerFor reads the customer pred selects, its id and fields only, with
 // the ids of its segments, which only a campaign targeting a segment asks
 // about: without one the segments are not read.
-func (a *App) customerFor(ctx context.Context, pred predicate.Customer, campaigns []eligibility.Campaign, fields ...string) (*ent.Customer, []string, error) {
+func (a *Service) CustomerFor(ctx context.Context, pred predicate.Customer, campaigns []eligibility.Campaign, fields ...string) (*ent.Customer, []string, error) {
 	q := a.DB.Ent.Customer.Query().Where(pred).Select(append(fields, customer.FieldID)...)
 	if slices.ContainsFunc(campaigns, func(c eligibility.Campaign) bool { return c.SegmentID != "" }) {
 		q.WithSegments(func(q *ent.SegmentQuery) { q.Select(segment.FieldID) })
@@ -278,14 +278,14 @@ func (a *App) customerFor(ctx context.Context, pred predicate.Customer, campaign
 	if err != nil {
 		return nil, nil, err
 	}
-	return cust, customerSegments(cust), nil
+	return cust, CustomerSegments(cust), nil
 }
 
 // customerSegments are the ids of the segments a customer (loaded with its
 // segments, and its score when campaigns target predictive segments)
 // belongs to, its predictive segments as campaignrules.PredictivePrefix and
 // their key.
-func customerSegments(cust *ent.Customer) []string {
+func CustomerSegments(cust *ent.Customer) []string {
 	segments := make([]string, 0, len(cust.Edges.Segments)+2)
 	for _, s := range cust.Edges.Segments {
 		segments = append(segments, s.ID)
@@ -301,7 +301,7 @@ func customerSegments(cust *ent.Customer) []string {
 
 // customerRedemptions counts the customer's redemptions of the campaigns
 // that have a per-customer limit.
-func (a *App) customerRedemptions(ctx context.Context, customerID string, campaigns []eligibility.Campaign) (map[string]int, error) {
+func (a *Service) CustomerRedemptions(ctx context.Context, customerID string, campaigns []eligibility.Campaign) (map[string]int, error) {
 	var limited []string
 	for _, c := range campaigns {
 		if c.LimitPerCustomer != nil {

@@ -1,4 +1,4 @@
-package app_test
+package webhooks_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -28,7 +29,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		ctx, cancel := context.WithCancel(viewer.NewContext(context.Background(),
 			viewer.Viewer{Role: viewer.RoleAnalyst, TenantID: tn.ID, Subject: "user:office"}))
 		defer cancel()
-		slow, err := a.SubscribeEvents(ctx, outbox.SaleProcessed)
+		slow, err := a.Webhooks.SubscribeEvents(ctx, outbox.SaleProcessed)
 		require.NoError(t, err)
 		record := func(n int) {
 			require.NoError(t, db.InTx(sys, func(tx storage.Tx) error {
@@ -39,7 +40,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 				return tx.Ent.Event.CreateBulk(events...).Exec(sys)
 			}))
 		}
-		record(app.FeedBuffer + 1)
+		record(webhooks.FeedBuffer + 1)
 		// Nothing is read until the feed has handed the events over.
 		for deadline := time.Now().Add(30 * time.Second); !slow.Dropped(); time.Sleep(10 * time.Millisecond) {
 			require.True(t, time.Now().Before(deadline), "the slow subscriber was not dropped")
@@ -49,9 +50,9 @@ func TestSlowSubscriberDropped(t *testing.T) {
 			got++
 		}
 		require.True(t, slow.Dropped())
-		require.Equal(t, app.FeedBuffer, got, "what it had left unread, no more")
+		require.Equal(t, webhooks.FeedBuffer, got, "what it had left unread, no more")
 
-		reader, err := a.SubscribeEvents(ctx, outbox.SaleProcessed)
+		reader, err := a.Webhooks.SubscribeEvents(ctx, outbox.SaleProcessed)
 		require.NoError(t, err)
 		record(3)
 		for range 3 {

@@ -1,4 +1,4 @@
-package app
+package checkout
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func (in RedeemInput) validate() error {
 // RedeemCampaign gives the benefit a validation promised for one campaign;
 // the redemption carries its campaign. With idem, a repeated key returns
 // the stored answer instead (a replay, and no redemption).
-func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Redeemed, error) {
+func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempotency) (*ent.Redemption, *Redeemed, error) {
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, nil, err
 	}
@@ -177,7 +177,7 @@ func (a *App) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idempote
 
 // storedAnswer returns the answer stored for the key, nil when there is
 // none (or it expired), or an error when the key came with another request.
-func (a *App) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Redeemed, error) {
+func (a *Service) storedAnswer(ctx context.Context, c *ent.Client, clientID string, idem *Idempotency) (*Redeemed, error) {
 	k, err := c.IdempotencyKey.Query().Where(
 		idempotencykey.ClientID(clientID), idempotencykey.Key(idem.Key),
 		idempotencykey.ExpiresAtGT(a.Now().UTC()),
@@ -227,7 +227,7 @@ func tokenError(code, field, message string) error {
 
 // redeem does the work of RedeemCampaign inside its transaction.
 // The bonus points it credits at once go to *bonus.
-func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
+func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
 	now := a.Stamp()
 	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
 	switch {
@@ -272,7 +272,7 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	}
 	// One conditional update takes a redemption from the total limit of a
 	// campaign active now, or takes nothing.
-	claimed, err := claimRedemption(ctx, tx.Ent, camp.ID, campaignrules.WhereStatusAt(campaign.StatusActive, now))
+	claimed, err := campaigns.ClaimRedemption(ctx, tx.Ent, camp.ID, campaignrules.WhereStatusAt(campaign.StatusActive, now))
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +409,7 @@ func promisedBenefit(tok *ent.ValidationToken, camp *ent.Campaign) (eligibility.
 
 // scheduleCashback enqueues the cashback credit in the redemption's
 // transaction, credit_after_days from now.
-func (a *App) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redemption, camp *ent.Campaign, now time.Time) error {
+func (a *Service) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redemption, camp *ent.Campaign, now time.Time) error {
 	opts := &river.InsertOpts{}
 	if camp.CreditAfterDays != nil && *camp.CreditAfterDays > 0 {
 		opts.ScheduledAt = now.AddDate(0, 0, *camp.CreditAfterDays)
@@ -425,7 +425,7 @@ func (a *App) scheduleCashback(ctx context.Context, tx *sql.Tx, red *ent.Redempt
 // creditBonusIfOrderCredited credits a bonus-points redemption at once when
 // its order's points are already credited; otherwise CreditPoints does. It
 // returns the points it credited.
-func (a *App) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
+func (a *Service) creditBonusIfOrderCredited(ctx context.Context, c *ent.Client, red *ent.Redemption) (int64, error) {
 	credited, err := c.PointsEntry.Query().Where(
 		pointsentry.CustomerID(red.CustomerID), pointsentry.KindEQ(pointsentry.KindCredit),
 		pointsentry.SourceKindEQ(pointsentry.SourceKindOrder), pointsentry.SourceID(red.OrderID),

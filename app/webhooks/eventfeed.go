@@ -1,4 +1,4 @@
-package app
+package webhooks
 
 import (
 	"context"
@@ -66,7 +66,7 @@ type eventFeed struct {
 // SubscribeEvents gives the viewer the events of types of its tenant
 // committed from now on, until ctx ends. The caller checks the scope each
 // type needs.
-func (a *App) SubscribeEvents(ctx context.Context, types ...string) (*FeedSubscription, error) {
+func (a *Service) SubscribeEvents(ctx context.Context, types ...string) (*FeedSubscription, error) {
 	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (f *eventFeed) listened() bool {
 }
 
 // readFeed reads new events while anyone subscribes.
-func (a *App) readFeed() {
+func (a *Service) readFeed() {
 	ctx, cancel := context.WithCancel(viewer.SystemContext(context.Background()))
 	defer cancel()
 	wake := a.DB.Listen(ctx, storage.EventsChannel)
@@ -138,7 +138,7 @@ func (a *App) readFeed() {
 
 // readEvents hands the events of the lookback window not yet delivered to
 // their subscribers.
-func (a *App) readEvents(ctx context.Context, seen map[string]bool) error {
+func (a *Service) readEvents(ctx context.Context, seen map[string]bool) error {
 	after := eventIDAt(time.Now().Add(-feedLookback))
 	for id := range seen {
 		if id <= after {

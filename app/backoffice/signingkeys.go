@@ -1,0 +1,23 @@
+package backoffice
+
+import (
+	"context"
+	"time"
+
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/signingkey"
+)
+
+// RetiredKeyKeep is how long a retired signing key is kept after it stopped
+// signing: longer than any token it signed lives, so they all verify.
+const RetiredKeyKeep = auth.LongestTokenLifetime + time.Hour
+
+// PruneSigningKeys deletes signing keys retired long enough ago that no
+// live token was signed with them.
+func (a *Service) PruneSigningKeys(ctx context.Context) error {
+	_, err := a.DB.Ent.SigningKey.Delete().
+		Where(signingkey.RetiredAtLT(a.Now().Add(-RetiredKeyKeep))).
+		Exec(viewer.SystemContext(ctx))
+	return err
+}

@@ -1,0 +1,62 @@
+package campaigns
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/campaignrules"
+	"github.com/fideliza/fideliza/domain/outbox"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// RunCampaignLifecycle stores campaigns' statuses as their dates pass
+// (scheduled → active → ended), recording campaign.activated when one
+// starts. Reads compute the status from the dates anyway; this makes it
+// stored and emits the event.
+func (a *Service) RunCampaignLifecycle(ctx context.Context) error {
+	now := a.Stamp()
+	sys := viewer.SystemContext(ctx)
+	// Ended first: a campaign whose whole window passed unseen ends
+	// without being announced.
+	if _, err := a.DB.Ent.Campaign.Update().
+		Where(campaign.StatusNEQ(campaign.StatusEnded), campaignrules.WhereStatusAt(campaign.StatusEnded, now)).
+		SetStatus(campaign.StatusEnded).Save(sys); err != nil {
+		return err
+	}
+	due, err := a.DB.Ent.Campaign.Query().
+		Where(campaign.StatusEQ(campaign.StatusScheduled), campaignrules.WhereStatusAt(campaign.StatusActive, now)).
+		Order(ent.Asc(campaign.FieldStartsAt)).Limit(kernel.UpkeepBatch).
+		All(sys)
+	if err != nil {
+		return err
+	}
+	for _, c := range due {
+		tctx := viewer.TenantContext(ctx, c.TenantID)
+		err := a.DB.InTx(tctx, func(tx storage.Tx) error {
+			// The conditional update claims the activation: a concurrent run
+			// finds the campaign active and records nothing.
+			n, err := tx.Ent.Campaign.Update().
+				Where(campaign.ID(c.ID), campaign.StatusEQ(campaign.StatusScheduled)).
+				SetStatus(campaign.StatusActive).Save(tctx)
+			if err != nil || n == 0 {
+				return err
+			}
+			a.CampaignsChanged(c.TenantID)
+			data := map[string]any{
+				"campaign_id": c.ID, "name": c.Name, "type": string(c.Type),
+				"starts_at": c.StartsAt.UTC().Format(time.RFC3339Nano), "ends_at": c.EndsAt.UTC().Format(time.RFC3339Nano),
+				"segment_id": c.SegmentID, "channels": c.Channels,
+			}
+			return outbox.Record(tctx, tx.Ent, now, c.TenantID, outbox.CampaignActivated, c.ID, data)
+		})
+		if err != nil {
+			return fmt.Errorf("activating campaign %s: %w", c.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+package pos
+
+import (
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/auth"
+)
+
+// Policy says who may call each operation of the point of sale's context:
+// the tills (a POS client's credentials) and the service's own jobs.
+var Policy = kernel.Policy{
+	"IdentifyCustomer":   kernel.Scope(auth.ScopePOS),
+	"AuthorizeDiscounts": kernel.Scope(auth.ScopePOS),
+	"RegisterSale":       kernel.Scope(auth.ScopePOS),
+	"SaleOutcome":        kernel.Scope(auth.ScopePOS),
+	"RegisterSaleReturn": kernel.Scope(auth.ScopePOS),
+	"ProcessSale":        kernel.System,
+	"ProcessSales":       kernel.System,
+	"ProcessSaleReturn":  kernel.System,
+}

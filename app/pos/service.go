@@ -1,0 +1,22 @@
+// Package pos is the point of sale's context: a customer identified at the
+// till, per-item discounts authorized, a sale registered (group-committed)
+// and processed by a job (points, redemptions), and returns and
+// cancellations undone.
+package pos
+
+import (
+	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
+)
+
+// Service owns the operations of the point of sale's context.
+type Service struct {
+	*kernel.Kernel
+	Checkout  *checkout.Service
+	Campaigns *campaigns.Service
+	Loyalty   *loyalty.Service
+
+	saleGroups kernel.GroupCommit[*saleWrite]
+}
