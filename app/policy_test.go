@@ -1,7 +1,14 @@
 package app_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,11 +29,6 @@ import (
 // TestPolicies: every exported operation of every context's Service has a
 // rule in its context's policy table, and every rule names an operation.
 func TestPolicies(t *testing.T) {
-	policies := map[string]kernel.Policy{
-		"Customers": customers.Policy, "Campaigns": campaigns.Policy, "Loyalty": loyalty.Policy,
-		"Insights": insights.Policy, "Privacy": privacy.Policy, "Backoffice": backoffice.Policy,
-		"Webhooks": webhooks.Policy, "Checkout": checkout.Policy, "POS": pos.Policy,
-	}
 	kernelMethods := map[string]bool{}
 	kt := reflect.TypeFor[*kernel.Kernel]()
 	for i := range kt.NumMethod() {
@@ -40,7 +42,7 @@ func TestPolicies(t *testing.T) {
 			continue
 		}
 		seen++
-		policy, ok := policies[f.Name]
+		policy, ok := policies[strings.ToLower(f.Name)]
 		require.True(t, ok, "context %s has no policy table in this test", f.Name)
 		ops := map[string]bool{}
 		for j := range f.Type.NumMethod() {
@@ -63,4 +65,82 @@ func TestPolicies(t *testing.T) {
 		}
 	}
 	require.Equal(t, len(policies), seen, "every context of App is checked")
+}
+
+// TestPoliciesEnforced: every operation whose rule is not internal begins
+// by checking it (Policy.Allow with its own name), so a transport cannot
+// reach it with less than its rule, whatever scope the transport required.
+func TestPoliciesEnforced(t *testing.T) {
+	dirs, err := filepath.Glob("*/policy.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, p := range dirs {
+		dir := filepath.Dir(p)
+		if dir == "kernel" {
+			continue
+		}
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+		require.NoError(t, err)
+		checks := map[string]string{} // operation → the name its first statement checks
+		for _, pkg := range pkgs {
+			for _, f := range pkg.Files {
+				for _, d := range f.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok || fd.Recv == nil || !fd.Name.IsExported() {
+						continue
+					}
+					checks[fd.Name.Name] = allowedName(fd)
+				}
+			}
+		}
+		policy, ok := policies[dir]
+		require.True(t, ok, "app/%s has a policy table this test does not know", dir)
+		for op, rule := range policy {
+			if rule.Internal {
+				continue
+			}
+			require.Equal(t, op, checks[op], "%s.%s does not begin with Policy.Allow(ctx, %q)", dir, op, op)
+		}
+	}
+}
+
+// allowedName is the operation name of fd's first statement when it is
+// `if err := Policy.Allow(ctx, "Name"); err != nil`, else "".
+func allowedName(fd *ast.FuncDecl) string {
+	if fd.Body == nil || len(fd.Body.List) == 0 {
+		return ""
+	}
+	is, ok := fd.Body.List[0].(*ast.IfStmt)
+	if !ok {
+		return ""
+	}
+	as, ok := is.Init.(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return ""
+	}
+	call, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 {
+		return ""
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Allow" {
+		return ""
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "Policy" {
+		return ""
+	}
+	lit, ok := call.Args[1].(*ast.BasicLit)
+	if !ok {
+		return ""
+	}
+	name, _ := strconv.Unquote(lit.Value)
+	return name
+}
+
+// policies are the contexts' tables, by package.
+var policies = map[string]kernel.Policy{
+	"customers": customers.Policy, "campaigns": campaigns.Policy, "loyalty": loyalty.Policy,
+	"insights": insights.Policy, "privacy": privacy.Policy, "backoffice": backoffice.Policy,
+	"webhooks": webhooks.Policy, "checkout": checkout.Policy, "pos": pos.Policy,
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
@@ -46,7 +47,8 @@ func TestConsentHistory(t *testing.T) {
 
 		// A back-office user grants data sharing (GraphQL and the panel
 		// call this operation).
-		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example"})
+		user := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: e.tenantID, Subject: "ana@loja.example",
+			Scopes: auth.RoleScopes(viewer.RoleAdmin)})
 		_, err := e.app.Customers.PatchCustomer(user, id, customers.CustomerInput{Consent: opt.Of(customers.ConsentInput{DataSharing: opt.Of(true)})})
 		require.NoError(t, err)
 		client := e.client.Client.ID

@@ -29,7 +29,8 @@ func TestImportCustomersJob(t *testing.T) {
 		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
 		tn, err := a.Backoffice.CreateTenant(viewer.SystemContext(context.Background()), "Loja Import", nil)
 		require.NoError(t, err)
-		ctx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleClient, TenantID: tn.ID, Subject: "cli_test"})
+		ctx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleClient, TenantID: tn.ID, Subject: "cli_test",
+			Scopes: []string{"customers:read", "customers:write"}})
 
 		client, err := worker.NewClient(a, worker.Config{Work: true, MaxWorkers: 2})
 		require.NoError(t, err)

@@ -89,6 +89,9 @@ func (s TenantSettings) changed() map[string]any {
 // CreateTenant creates a retailer, or a sandbox of one when sandboxOf is
 // set; a sandbox gets the demo data, as one made in the panel does.
 func (a *Service) CreateTenant(ctx context.Context, name string, sandboxOf *string) (*ent.Tenant, error) {
+	if err := Policy.Allow(ctx, "CreateTenant"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("name", name, "sandbox_of", sandboxOf); err != nil {
 		return nil, err
 	}
@@ -96,11 +99,14 @@ func (a *Service) CreateTenant(ctx context.Context, name string, sandboxOf *stri
 	if err != nil || sandboxOf == nil {
 		return t, err
 	}
-	return t, a.SeedDemoTenant(ctx, t.ID)
+	return t, a.seedDemoTenant(ctx, t.ID)
 }
 
 // UpdateTenant changes the settings of a tenant.
 func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings) (*ent.Tenant, error) {
+	if err := Policy.Allow(ctx, "UpdateTenant"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id, "", s); err != nil {
 		return nil, err
 	}
@@ -223,6 +229,9 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 // CreateStore registers a store of a tenant under its external code, in
 // groups (regions) campaigns may target.
 func (a *Service) CreateStore(ctx context.Context, tenantID, code, name string, groups ...string) (*ent.Store, error) {
+	if err := Policy.Allow(ctx, "CreateStore"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("tenant_id", tenantID, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
@@ -243,6 +252,9 @@ func (a *Service) CreateStore(ctx context.Context, tenantID, code, name string, 
 // UpdateStore changes a store's code, name or groups; nil leaves one as it
 // is (an empty list of groups clears them).
 func (a *Service) UpdateStore(ctx context.Context, id string, code, name *string, groups []string) (*ent.Store, error) {
+	if err := Policy.Allow(ctx, "UpdateStore"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id, "code", code, "name", name, "groups", groups); err != nil {
 		return nil, err
 	}
@@ -304,6 +316,15 @@ type ClientCredentials struct {
 // CreateClient creates an OAuth or POS client. OAuth clients get every scope
 // unless scopes narrows them; POS clients have none.
 func (a *Service) CreateClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
+	if err := Policy.Allow(ctx, "CreateClient"); err != nil {
+		return nil, err
+	}
+	return a.createClient(ctx, tenantID, kind, name, scopes)
+}
+
+// createClient is CreateClient without its policy check, for the operations
+// of this context that call it.
+func (a *Service) createClient(ctx context.Context, tenantID string, kind apiclient.Kind, name string, scopes []string) (*ClientCredentials, error) {
 	if err := kernel.Guarded("tenant_id", tenantID, "name", name, "scopes", scopes); err != nil {
 		return nil, err
 	}
@@ -343,6 +364,15 @@ func CreateClientIn(ctx context.Context, c *ent.Client, tenantID, id string, kin
 // RotateClient gives a client a new secret; the old one stops working at
 // once in this process, within auth.POSLoginTTL in others.
 func (a *Service) RotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
+	if err := Policy.Allow(ctx, "RotateClient"); err != nil {
+		return nil, err
+	}
+	return a.rotateClient(ctx, clientID)
+}
+
+// rotateClient is RotateClient without its policy check, for the operations
+// of this context that call it.
+func (a *Service) rotateClient(ctx context.Context, clientID string) (*ClientCredentials, error) {
 	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
@@ -365,6 +395,9 @@ func RotateClientIn(ctx context.Context, client *ent.Client, clientID string) (*
 // RevokeClient revokes a client for good. Its secret stops working at once;
 // tokens already issued stop within auth.DefaultClientCheckTTL.
 func (a *Service) RevokeClient(ctx context.Context, clientID string) (*ent.APIClient, error) {
+	if err := Policy.Allow(ctx, "RevokeClient"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("client_id", clientID); err != nil {
 		return nil, err
 	}
@@ -378,6 +411,9 @@ func (a *Service) RevokeClient(ctx context.Context, clientID string) (*ent.APICl
 // RecentAuditEvents lists the latest audit events of the viewer's tenant,
 // newest first. Administrators only.
 func (a *Service) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.AuditEvent, error) {
+	if err := Policy.Allow(ctx, "RecentAuditEvents"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}

@@ -69,6 +69,9 @@ func (c *originsCache) invalidate() {
 // TenantsAllowingOrigin returns the tenants whose back-office origins
 // include origin (normalized by CORSOrigin), read at most originsTTL ago.
 func (a *Service) TenantsAllowingOrigin(ctx context.Context, origin string) (map[string]bool, error) {
+	if err := Policy.Allow(ctx, "TenantsAllowingOrigin"); err != nil {
+		return nil, err
+	}
 	c := &a.origins
 	c.mu.Lock()
 	defer c.mu.Unlock()

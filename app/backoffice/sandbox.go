@@ -30,6 +30,9 @@ import (
 
 // ManagedTenants returns the viewer's tenant followed by its sandboxes.
 func (a *Service) ManagedTenants(ctx context.Context) ([]*ent.Tenant, error) {
+	if err := Policy.Allow(ctx, "ManagedTenants"); err != nil {
+		return nil, err
+	}
 	own, err := a.productionTenant(ctx)
 	if err != nil {
 		return nil, err
@@ -62,6 +65,9 @@ func (a *Service) productionTenant(ctx context.Context) (*ent.Tenant, error) {
 // CreateSandbox creates a sandbox of the viewer's tenant and loads the demo
 // data into it; admins only.
 func (a *Service) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, error) {
+	if err := Policy.Allow(ctx, "CreateSandbox"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("name", name); err != nil {
 		return nil, err
 	}
@@ -96,6 +102,15 @@ func (a *Service) CreateSandbox(ctx context.Context, name string) (*ent.Tenant, 
 // demo's generator at a sandbox's size. The load tool makes its tenant
 // with it, then adds the data its measures need.
 func (a *Service) SeedDemoTenant(ctx context.Context, tenantID string) error {
+	if err := Policy.Allow(ctx, "SeedDemoTenant"); err != nil {
+		return err
+	}
+	return a.seedDemoTenant(ctx, tenantID)
+}
+
+// seedDemoTenant is SeedDemoTenant without its policy check, for the operations
+// of this context that call it.
+func (a *Service) seedDemoTenant(ctx context.Context, tenantID string) error {
 	sys := viewer.SystemContext(ctx)
 	if err := a.DB.InTx(sys, func(tx storage.Tx) error { return a.Demo.Seed(sys, tx.Ent, tenantID) }); err != nil {
 		return err
@@ -119,6 +134,15 @@ func (a *Service) playSandboxHistory(ctx context.Context, sandboxID string) erro
 // InSandbox returns a context acting in sandboxID with the viewer's role,
 // when sandboxID is a sandbox of the viewer's tenant.
 func (a *Service) InSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
+	if err := Policy.Allow(ctx, "InSandbox"); err != nil {
+		return nil, err
+	}
+	return a.inSandbox(ctx, sandboxID)
+}
+
+// inSandbox is InSandbox without its policy check, for the operations
+// of this context that call it.
+func (a *Service) inSandbox(ctx context.Context, sandboxID string) (context.Context, error) {
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return nil, err
 	}
@@ -137,10 +161,13 @@ func (a *Service) InSandbox(ctx context.Context, sandboxID string) (context.Cont
 
 // SandboxClients lists a sandbox's API clients, newest first.
 func (a *Service) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.APIClient, error) {
+	if err := Policy.Allow(ctx, "SandboxClients"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return nil, err
 	}
-	ctx, err := a.InSandbox(ctx, sandboxID)
+	ctx, err := a.inSandbox(ctx, sandboxID)
 	if err != nil {
 		return nil, err
 	}
@@ -150,44 +177,53 @@ func (a *Service) SandboxClients(ctx context.Context, sandboxID string) ([]*ent.
 // CreateSandboxClient creates credentials of a sandbox; admins only. The
 // secret is in the answer only.
 func (a *Service) CreateSandboxClient(ctx context.Context, sandboxID string, kind apiclient.Kind, name string) (*ClientCredentials, error) {
+	if err := Policy.Allow(ctx, "CreateSandboxClient"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("sandbox_id", sandboxID, "name", name); err != nil {
 		return nil, err
 	}
 	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
-	ctx, err := a.InSandbox(ctx, sandboxID)
+	ctx, err := a.inSandbox(ctx, sandboxID)
 	if err != nil {
 		return nil, err
 	}
-	return a.CreateClient(ctx, sandboxID, kind, name, nil)
+	return a.createClient(ctx, sandboxID, kind, name, nil)
 }
 
 // RotateSandboxClient gives a sandbox's client a new secret; admins only.
 func (a *Service) RotateSandboxClient(ctx context.Context, sandboxID, clientID string) (*ClientCredentials, error) {
+	if err := Policy.Allow(ctx, "RotateSandboxClient"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("sandbox_id", sandboxID, "client_id", clientID); err != nil {
 		return nil, err
 	}
 	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return nil, err
 	}
-	ctx, err := a.InSandbox(ctx, sandboxID)
+	ctx, err := a.inSandbox(ctx, sandboxID)
 	if err != nil {
 		return nil, err
 	}
-	return a.RotateClient(ctx, clientID)
+	return a.rotateClient(ctx, clientID)
 }
 
 // ResetSandbox deletes a sandbox's data and loads the demo data again, in
 // one transaction; its credentials and settings stay. Admins only.
 func (a *Service) ResetSandbox(ctx context.Context, sandboxID string) error {
+	if err := Policy.Allow(ctx, "ResetSandbox"); err != nil {
+		return err
+	}
 	if err := kernel.Guarded("sandbox_id", sandboxID); err != nil {
 		return err
 	}
 	if err := kernel.Authorize(ctx, kernel.ScopeBackofficeWrite); err != nil {
 		return err
 	}
-	if _, err := a.InSandbox(ctx, sandboxID); err != nil {
+	if _, err := a.inSandbox(ctx, sandboxID); err != nil {
 		return err
 	}
 	sys := viewer.SystemContext(ctx)

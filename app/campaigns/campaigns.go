@@ -190,6 +190,9 @@ func (in CampaignInput) validate(now time.Time) error {
 
 // CreateCampaign creates a campaign; its status follows from its dates.
 func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Campaign, error) {
+	if err := Policy.Allow(ctx, "CreateCampaign"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -275,6 +278,15 @@ func (a *Service) WithStatus(c *ent.Campaign) *ent.Campaign {
 
 // Campaign reads one campaign.
 func (a *Service) Campaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := Policy.Allow(ctx, "Campaign"); err != nil {
+		return nil, err
+	}
+	return a.campaign(ctx, id)
+}
+
+// campaign is Campaign without its policy check, for the operations
+// of this context that call it.
+func (a *Service) campaign(ctx context.Context, id string) (*ent.Campaign, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -296,6 +308,9 @@ type CampaignFilter struct {
 // ListCampaigns lists campaigns, newest first, filtered by their status as
 // of now, type and channel (a campaign for every channel matches any).
 func (a *Service) ListCampaigns(ctx context.Context, f CampaignFilter, after *ent.Cursor, first int) (*ent.CampaignConnection, error) {
+	if err := Policy.Allow(ctx, "ListCampaigns"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", f); err != nil {
 		return nil, err
 	}
@@ -348,6 +363,9 @@ func forChannel(ch string) predicate.Campaign {
 // EndCampaign deactivates a campaign (DELETE); ending an ended campaign
 // changes nothing.
 func (a *Service) EndCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := Policy.Allow(ctx, "EndCampaign"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -356,6 +374,9 @@ func (a *Service) EndCampaign(ctx context.Context, id string) (*ent.Campaign, er
 
 // PauseCampaign stops a campaign's benefits until it is resumed.
 func (a *Service) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := Policy.Allow(ctx, "PauseCampaign"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -364,6 +385,9 @@ func (a *Service) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, 
 
 // ResumeCampaign lifts a pause; the status follows from the dates again.
 func (a *Service) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
+	if err := Policy.Allow(ctx, "ResumeCampaign"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -373,7 +397,7 @@ func (a *Service) ResumeCampaign(ctx context.Context, id string) (*ent.Campaign,
 // setCampaignStatus moves a campaign to status when its status as of now is
 // one of from (any, when from is nil), or is already status.
 func (a *Service) setCampaignStatus(ctx context.Context, id string, to campaign.Status, from []campaign.Status) (*ent.Campaign, error) {
-	c, err := a.Campaign(ctx, id)
+	c, err := a.campaign(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -147,13 +147,16 @@ func validCouponCode(code string) bool {
 
 // AddCoupons generates or imports codes for a campaign that requires one.
 func (a *Service) AddCoupons(ctx context.Context, in CouponsInput) (*CouponsAdded, error) {
+	if err := Policy.Allow(ctx, "AddCoupons"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	c, err := a.Campaign(ctx, in.CampaignID)
+	c, err := a.campaign(ctx, in.CampaignID)
 	if err != nil {
 		return nil, err
 	}
@@ -375,13 +378,16 @@ func CouponStatus(c *ent.Coupon) string {
 
 // ListCoupons lists a campaign's codes, oldest first.
 func (a *Service) ListCoupons(ctx context.Context, campaignID string, after *ent.Cursor, first int) (*ent.CouponConnection, error) {
+	if err := Policy.Allow(ctx, "ListCoupons"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
 		return nil, err
 	}
 	if !kernel.ValidPageSize(first) {
 		return nil, apperr.Invalid("limit", "must be between 1 and %d", kernel.MaxPageSize)
 	}
-	if _, err := a.Campaign(ctx, campaignID); err != nil {
+	if _, err := a.campaign(ctx, campaignID); err != nil {
 		return nil, err
 	}
 	return a.DB.Ent.Coupon.Query().Where(coupon.CampaignID(campaignID)).Paginate(ctx, after, &first, nil, nil)
@@ -390,10 +396,13 @@ func (a *Service) ListCoupons(ctx context.Context, campaignID string, after *ent
 // EachCoupon calls fn with each of a campaign's codes, oldest first, a page
 // at a time (as exports read): a million codes never sit in memory.
 func (a *Service) EachCoupon(ctx context.Context, campaignID string, fn func(*ent.Coupon) error) error {
+	if err := Policy.Allow(ctx, "EachCoupon"); err != nil {
+		return err
+	}
 	if err := kernel.Guarded("campaign_id", campaignID); err != nil {
 		return err
 	}
-	if _, err := a.Campaign(ctx, campaignID); err != nil {
+	if _, err := a.campaign(ctx, campaignID); err != nil {
 		return err
 	}
 	return kernel.Pages(ctx, func(after string) ([]*ent.Coupon, error) {

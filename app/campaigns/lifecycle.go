@@ -19,6 +19,9 @@ import (
 // starts. Reads compute the status from the dates anyway; this makes it
 // stored and emits the event.
 func (a *Service) RunCampaignLifecycle(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "RunCampaignLifecycle"); err != nil {
+		return err
+	}
 	now := a.Stamp()
 	sys := viewer.SystemContext(ctx)
 	// Ended first: a campaign whose whole window passed unseen ends

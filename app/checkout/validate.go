@@ -98,6 +98,9 @@ func itemField(i int, name string) string {
 // ValidateCart evaluates a cart against the live campaigns and keeps the
 // result under a random token for ValidationTTL.
 func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
+	if err := Policy.Allow(ctx, "ValidateCart"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}

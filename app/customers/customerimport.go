@@ -74,6 +74,15 @@ type ImportResult struct {
 // a CPF or e-mail that a file repeats in a later batch is then refused as
 // already registered, as one repeated within a batch is.
 func (a *Service) ImportCustomers(ctx context.Context, rows iter.Seq2[ImportRow, error], opts ImportOptions) (ImportResult, error) {
+	if err := Policy.Allow(ctx, "ImportCustomers"); err != nil {
+		return ImportResult{}, err
+	}
+	return a.importCustomers(ctx, rows, opts)
+}
+
+// importCustomers is ImportCustomers without its policy check, for the operations
+// of this context that call it.
+func (a *Service) importCustomers(ctx context.Context, rows iter.Seq2[ImportRow, error], opts ImportOptions) (ImportResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	plans := make(chan *importPlan, 1)

@@ -32,6 +32,9 @@ const MaxImportBytes = 256 << 20
 // checks and matches the rows only. The import answers at once: a worker
 // loads it (RunCustomerImport) and CustomerImport tells how it goes.
 func (a *Service) StartCustomerImport(ctx context.Context, file io.Reader, format string, dryRun bool) (*ent.CustomerImport, error) {
+	if err := Policy.Allow(ctx, "StartCustomerImport"); err != nil {
+		return nil, err
+	}
 	if format != "csv" && format != "jsonl" {
 		return nil, apperr.Invalid("format", "must be csv or jsonl")
 	}
@@ -47,7 +50,7 @@ func (a *Service) StartCustomerImport(ctx context.Context, file io.Reader, forma
 	}
 	if err != nil {
 		// The chunks stored so far go; the import stays, failed, for the record.
-		return nil, errors.Join(err, a.FailCustomerImport(ctx, imp.ID, "the upload did not complete"))
+		return nil, errors.Join(err, a.failCustomerImport(ctx, imp.ID, "the upload did not complete"))
 	}
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		queued, err := tx.Ent.CustomerImport.UpdateOneID(imp.ID).SetStatus(customerimport.StatusQueued).SetBytes(size).Save(ctx)
@@ -89,6 +92,15 @@ func (a *Service) storeImportFile(ctx context.Context, importID string, file io.
 // FailCustomerImport ends an import as failed for reason and drops its
 // file: its header could not be read, or its job ran out of attempts.
 func (a *Service) FailCustomerImport(ctx context.Context, importID, reason string) error {
+	if err := Policy.Allow(ctx, "FailCustomerImport"); err != nil {
+		return err
+	}
+	return a.failCustomerImport(ctx, importID, reason)
+}
+
+// failCustomerImport is FailCustomerImport without its policy check, for the operations
+// of this context that call it.
+func (a *Service) failCustomerImport(ctx context.Context, importID, reason string) error {
 	return a.finishImport(ctx, importID, customerimport.StatusFailed, reason)
 }
 
@@ -106,6 +118,15 @@ func (a *Service) finishImport(ctx context.Context, importID string, status cust
 
 // CustomerImport returns one of the viewer's tenant's imports.
 func (a *Service) CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
+	if err := Policy.Allow(ctx, "CustomerImport"); err != nil {
+		return nil, err
+	}
+	return a.customerImport(ctx, id)
+}
+
+// customerImport is CustomerImport without its policy check, for the operations
+// of this context that call it.
+func (a *Service) customerImport(ctx context.Context, id string) (*ent.CustomerImport, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -123,10 +144,13 @@ const MaxImportProblemsPage = 5000
 // order: at most limit of them (1 to MaxImportProblemsPage) after the one
 // whose id is afterID (0: from the first).
 func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID, limit int) ([]*ent.CustomerImportProblem, error) {
+	if err := Policy.Allow(ctx, "CustomerImportProblems"); err != nil {
+		return nil, err
+	}
 	if limit < 1 || limit > MaxImportProblemsPage {
 		return nil, apperr.Invalid("first", "must be between 1 and %d", MaxImportProblemsPage)
 	}
-	if _, err := a.CustomerImport(ctx, id); err != nil {
+	if _, err := a.customerImport(ctx, id); err != nil {
 		return nil, err
 	}
 	return a.DB.Ent.CustomerImportProblem.Query().
@@ -139,7 +163,10 @@ func (a *Service) CustomerImportProblems(ctx context.Context, id string, afterID
 // run resumes after the last committed batch; a file that cannot be read
 // as a whole (a bad header) fails the import, not the job.
 func (a *Service) RunCustomerImport(ctx context.Context, id string) error {
-	imp, err := a.CustomerImport(ctx, id)
+	if err := Policy.Allow(ctx, "RunCustomerImport"); err != nil {
+		return err
+	}
+	imp, err := a.customerImport(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -162,10 +189,10 @@ func (a *Service) RunCustomerImport(ctx context.Context, id string) error {
 		return file.err
 	}
 	if err != nil {
-		return a.FailCustomerImport(ctx, id, err.Error())
+		return a.failCustomerImport(ctx, id, err.Error())
 	}
 	var problems []ImportProblem
-	_, err = a.ImportCustomers(ctx, rows, ImportOptions{
+	_, err = a.importCustomers(ctx, rows, ImportOptions{
 		DryRun:  imp.DryRun,
 		Problem: func(p ImportProblem) { problems = append(problems, p) },
 		Done: func(line int, batch ImportResult) error {

@@ -137,6 +137,9 @@ func (in CustomerInput) validate(mode writeMode) (cpf string, err error) {
 
 // CreateCustomer registers a customer in the viewer's tenant.
 func (a *Service) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Customer, error) {
+	if err := Policy.Allow(ctx, "CreateCustomer"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -151,7 +154,7 @@ func (a *Service) CreateCustomer(ctx context.Context, in CustomerInput) (*ent.Cu
 	if err != nil {
 		return nil, duplicateOr(err)
 	}
-	return a.Customer(ctx, id)
+	return a.customer(ctx, id)
 }
 
 // createCustomer writes a new customer and the history of the Consents it
@@ -212,6 +215,9 @@ func newCustomer(c *ent.Client, in CustomerInput, cpf string, now time.Time) *en
 // ReplaceCustomer is PUT: the create fields are required and every optional
 // field absent from in is cleared.
 func (a *Service) ReplaceCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+	if err := Policy.Allow(ctx, "ReplaceCustomer"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
@@ -221,6 +227,9 @@ func (a *Service) ReplaceCustomer(ctx context.Context, id string, in CustomerInp
 // PatchCustomer is a JSON merge patch: only the fields present change, and
 // null clears an optional field.
 func (a *Service) PatchCustomer(ctx context.Context, id string, in CustomerInput) (*ent.Customer, error) {
+	if err := Policy.Allow(ctx, "PatchCustomer"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
@@ -268,7 +277,7 @@ func (a *Service) updateCustomer(ctx context.Context, id string, in CustomerInpu
 		}
 		return nil, duplicateOr(err)
 	}
-	return a.Customer(ctx, id)
+	return a.customer(ctx, id)
 }
 
 // applyCustomerInput sets on u the identity fields of a checked input (cpf
@@ -390,6 +399,15 @@ func duplicateOr(err error) error {
 
 // Customer reads one customer of the viewer's tenant with its segments.
 func (a *Service) Customer(ctx context.Context, id string) (*ent.Customer, error) {
+	if err := Policy.Allow(ctx, "Customer"); err != nil {
+		return nil, err
+	}
+	return a.customer(ctx, id)
+}
+
+// customer is Customer without its policy check, for the operations
+// of this context that call it.
+func (a *Service) customer(ctx context.Context, id string) (*ent.Customer, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -416,6 +434,9 @@ type CustomerFilter struct {
 // the database (migration 0008), so neither the page nor the total costs more
 // at a million customers than at ten thousand.
 func (a *Service) ListCustomers(ctx context.Context, f CustomerFilter, after *ent.Cursor, first int) (*ent.CustomerConnection, error) {
+	if err := Policy.Allow(ctx, "ListCustomers"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", f); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ var DefaultDocumentLookups = ratelimit.Quota{Limit: 100, Window: 15 * time.Minut
 // complete, valid CPF or CNPJ (formatted or not), as Customer does. It is a
 // document lookup: counted against the client's quota and audited.
 func (a *Service) CustomerByDocument(ctx context.Context, doc string) (*ent.Customer, error) {
+	if err := Policy.Allow(ctx, "CustomerByDocument"); err != nil {
+		return nil, err
+	}
 	_, d, err := document.ParseAny(doc)
 	if err != nil {
 		return nil, apperr.Invalid("document", "must be a complete, valid CPF or CNPJ: %v", err)
@@ -35,7 +38,7 @@ func (a *Service) CustomerByDocument(ctx context.Context, doc string) (*ent.Cust
 	if id == "" {
 		return nil, apperr.NotFound("customer")
 	}
-	return a.Customer(ctx, id)
+	return a.customer(ctx, id)
 }
 
 // lookUpDocument finds the id of the live customer with the normalised

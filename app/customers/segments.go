@@ -34,6 +34,9 @@ type SegmentImport struct {
 
 // CreateSegment creates a segment in the viewer's tenant.
 func (a *Service) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
+	if err := Policy.Allow(ctx, "CreateSegment"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("name", name, "description", description); err != nil {
 		return nil, err
 	}
@@ -45,6 +48,9 @@ func (a *Service) CreateSegment(ctx context.Context, name string, description *s
 
 // UpdateSegment renames or describes a segment; nil leaves a field as it is.
 func (a *Service) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
+	if err := Policy.Allow(ctx, "UpdateSegment"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id, "name", name, "description", description); err != nil {
 		return nil, err
 	}
@@ -71,6 +77,9 @@ func checkSegment(name, description *string) error {
 // AddSegmentCustomers adds customers of the viewer's tenant to a segment;
 // members stay members. Every id must name a visible customer.
 func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+	if err := Policy.Allow(ctx, "AddSegmentCustomers"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
@@ -101,6 +110,9 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 // RemoveSegmentCustomers takes customers out of a segment; ids of
 // non-members are ignored.
 func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, customerIDs []string) (*ent.Segment, error) {
+	if err := Policy.Allow(ctx, "RemoveSegmentCustomers"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
@@ -125,6 +137,9 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 // ImportSegmentCPFs adds the customers with the given CPFs to a segment and
 // reports the CPFs it could not use.
 func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs []string) (*SegmentImport, error) {
+	if err := Policy.Allow(ctx, "ImportSegmentCPFs"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("segment_id", segmentID, "cpfs", cpfs); err != nil {
 		return nil, err
 	}

@@ -245,6 +245,9 @@ func (a *Service) fitChurnModel(ctx context.Context, loc *time.Location, asOf ti
 // tenant up to asOf and stores it, with the tenant's high-value threshold:
 // the model customers are scored with until the next fit.
 func (a *Service) FitChurnModel(ctx context.Context, asOf time.Time) (*ent.ChurnModel, error) {
+	if err := Policy.Allow(ctx, "FitChurnModel"); err != nil {
+		return nil, err
+	}
 	loc, err := a.TenantZone(ctx)
 	if err != nil {
 		return nil, err
@@ -315,6 +318,9 @@ func score(customerID string, m *ent.ChurnModel, p *purchases, loc *time.Locatio
 // CustomerChurn scores one customer of the viewer's tenant now, under the
 // tenant's newest model.
 func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnScore, error) {
+	if err := Policy.Allow(ctx, "CustomerChurn"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", customerID); err != nil {
 		return nil, err
 	}
@@ -350,6 +356,9 @@ func (a *Service) CustomerChurn(ctx context.Context, customerID string) (*ChurnS
 // now (the model refitted if it is due) by a River job, rather than at the
 // next daily run; queued is false when a run was already waiting.
 func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err error) {
+	if err := Policy.Allow(ctx, "RefreshChurnScores"); err != nil {
+		return false, err
+	}
 	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return false, err
@@ -368,13 +377,16 @@ func (a *Service) RefreshChurnScores(ctx context.Context) (queued bool, err erro
 // ScoreAllTenants scores the customers of every active tenant, each as
 // ScoreCustomers does; a tenant that fails does not stop the others.
 func (a *Service) ScoreAllTenants(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "ScoreAllTenants"); err != nil {
+		return err
+	}
 	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.Active(true)).IDs(viewer.SystemContext(ctx))
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, id := range tenants {
-		if _, err := a.ScoreCustomers(viewer.TenantContext(ctx, id), a.Now()); err != nil {
+		if _, err := a.scoreCustomers(viewer.TenantContext(ctx, id), a.Now()); err != nil {
 			errs = append(errs, fmt.Errorf("scoring tenant %s: %w", id, err))
 		}
 	}
@@ -387,6 +399,15 @@ func (a *Service) ScoreAllTenants(ctx context.Context) error {
 // it is read, its writes overlapping the reads of the next pages. A tenant
 // too small to fit keeps its last model (or none) and is scored with it.
 func (a *Service) ScoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
+	if err := Policy.Allow(ctx, "ScoreCustomers"); err != nil {
+		return 0, err
+	}
+	return a.scoreCustomers(ctx, asOf)
+}
+
+// scoreCustomers is ScoreCustomers without its policy check, for the operations
+// of this context that call it.
+func (a *Service) scoreCustomers(ctx context.Context, asOf time.Time) (int, error) {
 	asOf = asOf.UTC().Truncate(time.Microsecond)
 	t, err := a.TenantSettings(ctx)
 	if err != nil {

@@ -63,6 +63,9 @@ func (a *Service) predictiveSegment(ctx context.Context, key string) (Predictive
 // with their members counted, and the model the scores come from (nil when
 // none is fitted).
 func (a *Service) PredictiveSegments(ctx context.Context) ([]PredictiveSegment, *ent.ChurnModel, error) {
+	if err := Policy.Allow(ctx, "PredictiveSegments"); err != nil {
+		return nil, nil, err
+	}
 	m, err := a.latestChurnModel(ctx)
 	if err != nil {
 		return nil, nil, err

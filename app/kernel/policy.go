@@ -59,12 +59,17 @@ func (p Policy) Allow(ctx context.Context, op string) error {
 	switch {
 	case r.Internal:
 		return nil
-	case !found:
-		return apperr.Forbidden("insufficient_scope", "no credentials")
-	case v.IsSystem() || v.Subject == "system":
+	case found && (v.IsSystem() || v.Subject == "system"):
+		return nil
+	case r.System && !found:
+		// A job or the CLI: transports always act as an authenticated
+		// viewer, and no route or field can name a system operation
+		// (Policy.Scope panics).
 		return nil
 	case r.System:
 		return apperr.Forbidden("insufficient_scope", "the service's own operation")
+	case !found:
+		return apperr.Forbidden("insufficient_scope", "no credentials")
 	}
 	var err error
 	for _, s := range r.Scopes {

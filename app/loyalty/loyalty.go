@@ -67,6 +67,9 @@ func (a *Service) ledger() ledger.Ledger {
 // CreditPoints credits an order once: a repeated call answers with the
 // first result and credits nothing more.
 func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
+	if err := Policy.Allow(ctx, "CreditPoints"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -185,6 +188,9 @@ func (a *Service) creditOrderBonuses(ctx context.Context, c *ent.Client, custome
 // DebitPoints spends points, those expiring first first; a balance never
 // goes below zero.
 func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMovement, error) {
+	if err := Policy.Allow(ctx, "DebitPoints"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -219,6 +225,9 @@ func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMoveme
 
 // AdjustPoints is an operator's correction, with the reason recorded.
 func (a *Service) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMovement, error) {
+	if err := Policy.Allow(ctx, "AdjustPoints"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -296,6 +305,9 @@ type PointsBalance struct {
 
 // Balance reads a customer's points balance.
 func (a *Service) Balance(ctx context.Context, customerID string) (*PointsBalance, error) {
+	if err := Policy.Allow(ctx, "Balance"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("customer_id", customerID); err != nil {
 		return nil, err
 	}
@@ -339,6 +351,9 @@ type StatementFilter struct {
 
 // Statement lists a customer's ledger entries, newest first.
 func (a *Service) Statement(ctx context.Context, customerID string, f StatementFilter, after *ent.Cursor, first int) (*ent.PointsEntryConnection, error) {
+	if err := Policy.Allow(ctx, "Statement"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("customer_id", customerID, "", f); err != nil {
 		return nil, err
 	}
@@ -370,6 +385,15 @@ func (a *Service) Statement(ctx context.Context, customerID string, f StatementF
 // ByLevel counts the viewer's tenant's customers and their points per
 // level, every level listed, lowest first.
 func (a *Service) ByLevel(ctx context.Context) ([]LevelLiability, error) {
+	if err := Policy.Allow(ctx, "ByLevel"); err != nil {
+		return nil, err
+	}
+	return a.byLevel(ctx)
+}
+
+// byLevel is ByLevel without its policy check, for the operations
+// of this context that call it.
+func (a *Service) byLevel(ctx context.Context) ([]LevelLiability, error) {
 	var rows []struct {
 		Level  string `json:"level"`
 		Count  int    `json:"count"`
@@ -415,7 +439,10 @@ type MonthLiability struct {
 
 // PointsLiability sums the viewer's tenant's outstanding points.
 func (a *Service) PointsLiability(ctx context.Context) (*Liability, error) {
-	byLevel, err := a.ByLevel(ctx)
+	if err := Policy.Allow(ctx, "PointsLiability"); err != nil {
+		return nil, err
+	}
+	byLevel, err := a.byLevel(ctx)
 	if err != nil {
 		return nil, err
 	}

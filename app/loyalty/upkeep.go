@@ -25,6 +25,9 @@ const ExpiringNoticeWindow = 30 * 24 * time.Hour
 // lot: a crash loses at most the lot in progress, and a rerun skips what is
 // done (an expiration entry per lot is unique).
 func (a *Service) ExpirePoints(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "ExpirePoints"); err != nil {
+		return err
+	}
 	l := a.Ledger()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.RemainingGT(0), pointslot.ExpiresAtLTE(a.Now().UTC()), pointslot.PendingUntilIsNil()).
@@ -42,6 +45,9 @@ func (a *Service) ExpirePoints(ctx context.Context) error {
 // ReleasePendingPoints makes spendable the lots whose pending period is
 // over, one transaction per lot, as ExpirePoints does.
 func (a *Service) ReleasePendingPoints(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "ReleasePendingPoints"); err != nil {
+		return err
+	}
 	l := a.Ledger()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.PendingUntilLTE(a.Now().UTC())).
@@ -71,6 +77,9 @@ func (a *Service) eachLot(ctx context.Context, lots []*ent.PointsLot, doing stri
 // NotifyExpiringPoints records a points.expiring event, once per lot, for
 // lots that expire within ExpiringNoticeWindow.
 func (a *Service) NotifyExpiringPoints(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "NotifyExpiringPoints"); err != nil {
+		return err
+	}
 	now := a.Stamp()
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.RemainingGT(0), pointslot.ExpiringNotifiedAtIsNil(),
@@ -110,6 +119,9 @@ func (a *Service) NotifyExpiringPoints(ctx context.Context) error {
 // 12-month window no longer hold. Credits and expirations update levels in
 // their own transactions; only time passing needs this.
 func (a *Service) RecomputeLevels(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "RecomputeLevels"); err != nil {
+		return err
+	}
 	l := a.Ledger()
 	after := ""
 	for {
@@ -151,6 +163,9 @@ func (a *Service) RecomputeLevels(ctx context.Context) error {
 // points, at the tenant's earning rate, and counts the points it credited.
 // The ledger credits a redemption once, so a rerun credits nothing more.
 func (a *Service) CreditCashback(ctx context.Context, tenantID, redemptionID string) error {
+	if err := Policy.Allow(ctx, "CreditCashback"); err != nil {
+		return err
+	}
 	ctx = viewer.TenantContext(ctx, tenantID)
 	var credited int64
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {

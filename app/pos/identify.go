@@ -100,6 +100,9 @@ var identified = []string{
 // IdentifyCustomer finds the customer of a CPF or CNPJ; an unknown one is
 // NOT_FOUND, or pre-registered when the tenant enables it.
 func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Identification, error) {
+	if err := Policy.Allow(ctx, "IdentifyCustomer"); err != nil {
+		return nil, err
+	}
 	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}

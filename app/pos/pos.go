@@ -241,6 +241,9 @@ func (in SaleInput) consistent(tenant *ent.Tenant) (decimal.Decimal, error) {
 // answers. A receipt already registered by the store is answered with the
 // sale stored the first time.
 func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, error) {
+	if err := Policy.Allow(ctx, "RegisterSale"); err != nil {
+		return nil, err
+	}
 	if err := kernel.GuardedPOS("", in); err != nil {
 		return nil, err
 	}
@@ -280,6 +283,9 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 // SaleOutcome reads a sale by its id (sal_…) or by the store's receipt
 // number; a receipt number sent by several stores needs storeCode.
 func (a *Service) SaleOutcome(ctx context.Context, ref, storeCode string) (*ent.Sale, error) {
+	if err := Policy.Allow(ctx, "SaleOutcome"); err != nil {
+		return nil, err
+	}
 	if kernel.GuardedPOS("ref", ref, "store_code", storeCode) != nil {
 		// No sale or store has an id or code no database can hold, and
 		// PostgreSQL would fail the query instead of finding none.

@@ -50,8 +50,11 @@ const failWriteTimeout = 10 * time.Second
 // After the last attempt (lastAttempt) a failure leaves the sale FAILED
 // with the reason.
 func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
+	if err := Policy.Allow(ctx, "ProcessSale"); err != nil {
+		return err
+	}
 	ctx = viewer.TenantContext(ctx, tenantID)
-	err := a.ProcessSales(ctx, saleID)
+	err := a.processSales(ctx, saleID)
 	if err == nil || !lastAttempt {
 		return err
 	}
@@ -71,6 +74,15 @@ func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, last
 // transaction (processSale each), then counts what they did. The demo's
 // year processes a day's sales so, at closing time.
 func (a *Service) ProcessSales(ctx context.Context, saleIDs ...string) error {
+	if err := Policy.Allow(ctx, "ProcessSales"); err != nil {
+		return err
+	}
+	return a.processSales(ctx, saleIDs...)
+}
+
+// processSales is ProcessSales without its policy check, for the operations
+// of this context that call it.
+func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 	ctx = schema.RememberVisible(ctx)
 	var done []*processedSale
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {

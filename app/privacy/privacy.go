@@ -56,6 +56,15 @@ const (
 // row by row to emit, a page of rows read at a time. An erased customer is
 // not found.
 func (a *Service) ExportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
+	if err := Policy.Allow(ctx, "ExportCustomer"); err != nil {
+		return err
+	}
+	return a.exportCustomer(ctx, id, emit)
+}
+
+// exportCustomer is ExportCustomer without its policy check, for the operations
+// of this context that call it.
+func (a *Service) exportCustomer(ctx context.Context, id string, emit func(section string, row any) error) error {
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
@@ -106,6 +115,9 @@ var ExportSections = []string{ExportCustomerSection, ExportConsentSection, Expor
 // begin is called before the first byte (nothing is written for a customer
 // not found).
 func (a *Service) WriteCustomerExport(ctx context.Context, id string, w io.Writer, begin func()) error {
+	if err := Policy.Allow(ctx, "WriteCustomerExport"); err != nil {
+		return err
+	}
 	out := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(out)
 	current, count := -1, 0 // the section being written, and its rows so far
@@ -123,7 +135,7 @@ func (a *Service) WriteCustomerExport(ctx context.Context, id string, w io.Write
 			}
 		}
 	}
-	err := a.ExportCustomer(ctx, id, func(name string, row any) error {
+	err := a.exportCustomer(ctx, id, func(name string, row any) error {
 		if current < 0 {
 			begin()
 			_, _ = out.WriteString(`{"exported_at":"` + a.Now().UTC().Format(time.RFC3339Nano) + `"`)
@@ -159,6 +171,15 @@ const erasedMark = "[erased]"
 // Erasing an erased customer scrubs it again, in case anything was left,
 // and announces nothing.
 func (a *Service) EraseCustomer(ctx context.Context, id string) error {
+	if err := Policy.Allow(ctx, "EraseCustomer"); err != nil {
+		return err
+	}
+	return a.eraseCustomer(ctx, id)
+}
+
+// eraseCustomer is EraseCustomer without its policy check, for the operations
+// of this context that call it.
+func (a *Service) eraseCustomer(ctx context.Context, id string) error {
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ const (
 // tokens expired an hour ago that no redemption refers to, and customer
 // imports past their keep.
 func (a *Service) PurgeExpired(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "PurgeExpired"); err != nil {
+		return err
+	}
 	ctx = viewer.SystemContext(ctx)
 	now := a.Now().UTC()
 	if _, err := a.DB.Ent.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLTE(now)).Exec(ctx); err != nil {
@@ -79,7 +82,7 @@ func (a *Service) anonymizeInactive(ctx context.Context, now time.Time) error {
 		}
 		in := viewer.TenantContext(ctx, t.ID)
 		for _, id := range ids {
-			if err := a.EraseCustomer(in, id); err != nil {
+			if err := a.eraseCustomer(in, id); err != nil {
 				return err
 			}
 		}

@@ -34,6 +34,9 @@ var ErrDeliveryRetry = errors.New("delivery attempt failed")
 // dispatcher from delivering an event twice. An endpoint receives only the
 // events created after it. It returns how many events it handed over.
 func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
+	if err := Policy.Allow(ctx, "DispatchEvents"); err != nil {
+		return 0, err
+	}
 	ctx = viewer.SystemContext(ctx)
 	rc, err := a.Jobs()
 	if err != nil {
@@ -94,6 +97,9 @@ func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 // endpoint fails it at once. A failed attempt that is not the last answers
 // an error wrapping ErrDeliveryRetry.
 func (a *Service) DeliverWebhook(ctx context.Context, deliveryID string, n int, final bool) error {
+	if err := Policy.Allow(ctx, "DeliverWebhook"); err != nil {
+		return err
+	}
 	ctx = viewer.SystemContext(ctx)
 	d, err := a.DB.Ent.WebhookDelivery.Query().Where(webhookdelivery.ID(deliveryID)).
 		WithEndpoint().WithEvent().Only(ctx)

@@ -67,6 +67,9 @@ type eventFeed struct {
 // committed from now on, until ctx ends. The caller checks the scope each
 // type needs.
 func (a *Service) SubscribeEvents(ctx context.Context, types ...string) (*FeedSubscription, error) {
+	if err := Policy.Allow(ctx, "SubscribeEvents"); err != nil {
+		return nil, err
+	}
 	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,9 @@ func (a *Service) checkWebhook(in WebhookInput, create bool) error {
 // CreateWebhookEndpoint registers an endpoint of the viewer's tenant with a
 // new signing secret.
 func (a *Service) CreateWebhookEndpoint(ctx context.Context, in WebhookInput) (*WebhookSecret, error) {
+	if err := Policy.Allow(ctx, "CreateWebhookEndpoint"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("", in); err != nil {
 		return nil, err
 	}
@@ -110,6 +113,9 @@ func compactTypes(types []string) []string {
 
 // UpdateWebhookEndpoint changes an endpoint.
 func (a *Service) UpdateWebhookEndpoint(ctx context.Context, id string, in WebhookInput) (*ent.WebhookEndpoint, error) {
+	if err := Policy.Allow(ctx, "UpdateWebhookEndpoint"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id, "", in); err != nil {
 		return nil, err
 	}
@@ -129,6 +135,9 @@ func (a *Service) UpdateWebhookEndpoint(ctx context.Context, id string, in Webho
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log.
 func (a *Service) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	if err := Policy.Allow(ctx, "DeleteWebhookEndpoint"); err != nil {
+		return err
+	}
 	if err := kernel.Guarded("id", id); err != nil {
 		return err
 	}
@@ -137,6 +146,15 @@ func (a *Service) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 
 // WebhookEndpoint reads one endpoint.
 func (a *Service) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
+	if err := Policy.Allow(ctx, "WebhookEndpoint"); err != nil {
+		return nil, err
+	}
+	return a.webhookEndpoint(ctx, id)
+}
+
+// webhookEndpoint is WebhookEndpoint without its policy check, for the operations
+// of this context that call it.
+func (a *Service) webhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error) {
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -146,6 +164,9 @@ func (a *Service) WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookE
 
 // WebhookEndpoints lists the viewer's tenant's endpoints, oldest first.
 func (a *Service) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
+	if err := Policy.Allow(ctx, "WebhookEndpoints"); err != nil {
+		return nil, err
+	}
 	return a.DB.Ent.WebhookEndpoint.Query().
 		Order(ent.Asc(webhookendpoint.FieldCreatedAt), ent.Asc(webhookendpoint.FieldID)).All(ctx)
 }
@@ -154,6 +175,9 @@ func (a *Service) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint,
 // signature with the old one too for PreviousSecretValidity, so receivers
 // can switch without losing any.
 func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookSecret, error) {
+	if err := Policy.Allow(ctx, "RotateWebhookSecret"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("id", id); err != nil {
 		return nil, err
 	}
@@ -179,10 +203,13 @@ func (a *Service) RotateWebhookSecret(ctx context.Context, id string) (*WebhookS
 // WebhookDeliveries lists an endpoint's deliveries, newest first, each with
 // its attempts.
 func (a *Service) WebhookDeliveries(ctx context.Context, endpointID string, after *ent.Cursor, first int) (*ent.WebhookDeliveryConnection, error) {
+	if err := Policy.Allow(ctx, "WebhookDeliveries"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("endpoint_id", endpointID); err != nil {
 		return nil, err
 	}
-	if _, err := a.WebhookEndpoint(ctx, endpointID); err != nil {
+	if _, err := a.webhookEndpoint(ctx, endpointID); err != nil {
 		return nil, err
 	}
 	if err := kernel.CheckLimit(first); err != nil {
@@ -198,6 +225,9 @@ func (a *Service) WebhookDeliveries(ctx context.Context, endpointID string, afte
 // RecentDeliveries returns the viewer's tenant's latest deliveries with
 // their endpoints, newest first.
 func (a *Service) RecentDeliveries(ctx context.Context, limit int) ([]*ent.WebhookDelivery, error) {
+	if err := Policy.Allow(ctx, "RecentDeliveries"); err != nil {
+		return nil, err
+	}
 	return a.DB.Ent.WebhookDelivery.Query().WithEndpoint().
 		Order(ent.Desc(webhookdelivery.FieldCreatedAt), ent.Desc(webhookdelivery.FieldID)).
 		Limit(min(max(limit, 1), kernel.MaxPageSize)).All(ctx)
@@ -207,11 +237,14 @@ func (a *Service) RecentDeliveries(ctx context.Context, limit int) ([]*ent.Webho
 // set of attempts; its log keeps the earlier ones, which the answer carries.
 // A non-empty endpointID must be the delivery's endpoint.
 func (a *Service) RedeliverWebhook(ctx context.Context, endpointID, deliveryID string) (*ent.WebhookDelivery, error) {
+	if err := Policy.Allow(ctx, "RedeliverWebhook"); err != nil {
+		return nil, err
+	}
 	if err := kernel.Guarded("endpoint_id", endpointID, "delivery_id", deliveryID); err != nil {
 		return nil, err
 	}
 	if endpointID != "" {
-		if _, err := a.WebhookEndpoint(ctx, endpointID); err != nil {
+		if _, err := a.webhookEndpoint(ctx, endpointID); err != nil {
 			return nil, err
 		}
 	}
