@@ -15,6 +15,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
@@ -68,8 +69,8 @@ var RootFieldScopes = map[string]string{
 	"Mutation.pauseCampaign":      campaigns.Policy.Scope("PauseCampaign"),
 	"Mutation.resumeCampaign":     campaigns.Policy.Scope("ResumeCampaign"),
 	"Mutation.endCampaign":        campaigns.Policy.Scope("EndCampaign"),
-	"Mutation.validateCart":       "campaigns:read",
-	"Mutation.redeemCampaign":     "campaigns:write",
+	"Mutation.validateCart":       checkout.Policy.Scope("ValidateCart"),
+	"Mutation.redeemCampaign":     checkout.Policy.Scope("RedeemCampaign"),
 	"Mutation.rollbackRedemption": loyalty.Policy.Scope("RollbackRedemption"),
 	"Mutation.addCoupons":         campaigns.Policy.Scope("AddCoupons"),
 	"Mutation.importProducts":     campaigns.Policy.Scope("ImportProducts"),

@@ -6,8 +6,15 @@ import (
 	"slices"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/app/privacy"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/auth"
 
 	"github.com/go-chi/chi/v5"
@@ -32,53 +39,53 @@ type route struct {
 func (s *server) bearerRoutes() []route {
 	v1 := s.v1()
 	return slices.Concat([]route{
-		{"GET", "/v1/customers", "customers:read", handle(v1, http.StatusOK, readCustomerPage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
-		{"POST", "/v1/customers", "customers:write", handle(v1, http.StatusCreated, jsonBody[customers.CustomerInput], s.app.Customers.CreateCustomer, newCustomerJSON)},
-		{"POST", "/v1/customers/imports", "customers:write", handle(v1, http.StatusAccepted, readCustomerImport, s.startCustomerImport, newCustomerImportJSON)},
-		{"GET", "/v1/customers/imports/{id}", "customers:read", handle(v1, http.StatusOK, pathID, s.app.Customers.CustomerImport, customerImportOut)},
-		{"GET", "/v1/customers/imports/{id}/problems", "customers:read", s.customerImportProblems},
-		{"GET", "/v1/customers/{id}", "customers:read", handle(v1, http.StatusOK, pathID, s.app.Customers.Customer, fullCustomer)},
-		{"PUT", "/v1/customers/{id}", "customers:write", handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.ReplaceCustomer), fullCustomer)},
-		{"PATCH", "/v1/customers/{id}", "customers:write", handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
-		{"DELETE", "/v1/customers/{id}", "privacy:write", handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
-		{"GET", "/v1/customers/{id}/export", "privacy:read", s.exportCustomer},
+		{"GET", "/v1/customers", customers.Policy.Scope("ListCustomers"), handle(v1, http.StatusOK, readCustomerPage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
+		{"POST", "/v1/customers", customers.Policy.Scope("CreateCustomer"), handle(v1, http.StatusCreated, jsonBody[customers.CustomerInput], s.app.Customers.CreateCustomer, newCustomerJSON)},
+		{"POST", "/v1/customers/imports", customers.Policy.Scope("StartCustomerImport"), handle(v1, http.StatusAccepted, readCustomerImport, s.startCustomerImport, newCustomerImportJSON)},
+		{"GET", "/v1/customers/imports/{id}", customers.Policy.Scope("CustomerImport"), handle(v1, http.StatusOK, pathID, s.app.Customers.CustomerImport, customerImportOut)},
+		{"GET", "/v1/customers/imports/{id}/problems", customers.Policy.Scope("CustomerImportProblems"), s.customerImportProblems},
+		{"GET", "/v1/customers/{id}", customers.Policy.Scope("Customer"), handle(v1, http.StatusOK, pathID, s.app.Customers.Customer, fullCustomer)},
+		{"PUT", "/v1/customers/{id}", customers.Policy.Scope("ReplaceCustomer"), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.ReplaceCustomer), fullCustomer)},
+		{"PATCH", "/v1/customers/{id}", customers.Policy.Scope("PatchCustomer"), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
+		{"DELETE", "/v1/customers/{id}", privacy.Policy.Scope("EraseCustomer"), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
+		{"GET", "/v1/customers/{id}/export", privacy.Policy.Scope("WriteCustomerExport"), s.exportCustomer},
 
-		{"GET", "/v1/campaigns", "campaigns:read", handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
-		{"POST", "/v1/campaigns", "campaigns:write", handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
-		{"POST", "/v1/campaigns/validate", "campaigns:read", handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.Checkout.ValidateCart), validateRequest.answer)},
-		{"GET", "/v1/campaigns/{id}", "campaigns:read", handle(v1, http.StatusOK, pathID, s.app.Campaigns.Campaign, renderCampaign)},
-		{"DELETE", "/v1/campaigns/{id}", "campaigns:write", handle(v1, http.StatusOK, pathID, s.app.Campaigns.EndCampaign, renderCampaign)},
-		{"POST", "/v1/campaigns/{id}/redeem", "campaigns:write", handle(v1, http.StatusCreated, readRedeem, s.redeem, same[redeemAnswer])},
-		{"POST", "/v1/campaigns/{id}/coupons", "campaigns:write", handleWith(v1, http.StatusCreated, readCoupons, s.app.Campaigns.AddCoupons, renderCouponsAdded)},
-		{"GET", "/v1/campaigns/{id}/coupons", "campaigns:read", s.listCoupons(handle(v1, http.StatusOK, pageOnPath("cpn_"), pagedOp(s.app.Campaigns.ListCoupons), couponPage))},
-		{"POST", "/v1/products", "campaigns:write", handle(v1, http.StatusOK, readProducts, s.app.Campaigns.ImportProducts, renderCatalog)},
-		{"POST", "/v1/redemptions/{id}/rollback", "campaigns:write", handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackRedemption), renderRollback)},
+		{"GET", "/v1/campaigns", campaigns.Policy.Scope("ListCampaigns"), handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
+		{"POST", "/v1/campaigns", campaigns.Policy.Scope("CreateCampaign"), handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
+		{"POST", "/v1/campaigns/validate", checkout.Policy.Scope("ValidateCart"), handleWith(v1, http.StatusOK, readValidate, inputOp[validateRequest](s.app.Checkout.ValidateCart), validateRequest.answer)},
+		{"GET", "/v1/campaigns/{id}", campaigns.Policy.Scope("Campaign"), handle(v1, http.StatusOK, pathID, s.app.Campaigns.Campaign, renderCampaign)},
+		{"DELETE", "/v1/campaigns/{id}", campaigns.Policy.Scope("EndCampaign"), handle(v1, http.StatusOK, pathID, s.app.Campaigns.EndCampaign, renderCampaign)},
+		{"POST", "/v1/campaigns/{id}/redeem", checkout.Policy.Scope("RedeemCampaign"), handle(v1, http.StatusCreated, readRedeem, s.redeem, same[redeemAnswer])},
+		{"POST", "/v1/campaigns/{id}/coupons", campaigns.Policy.Scope("AddCoupons"), handleWith(v1, http.StatusCreated, readCoupons, s.app.Campaigns.AddCoupons, renderCouponsAdded)},
+		{"GET", "/v1/campaigns/{id}/coupons", campaigns.Policy.Scope("ListCoupons"), s.listCoupons(handle(v1, http.StatusOK, pageOnPath("cpn_"), pagedOp(s.app.Campaigns.ListCoupons), couponPage))},
+		{"POST", "/v1/products", campaigns.Policy.Scope("ImportProducts"), handle(v1, http.StatusOK, readProducts, s.app.Campaigns.ImportProducts, renderCatalog)},
+		{"POST", "/v1/redemptions/{id}/rollback", loyalty.Policy.Scope("RollbackRedemption"), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackRedemption), renderRollback)},
 
-		{"POST", "/v1/webhooks", "webhooks:write", handle(v1, http.StatusCreated, readWebhook, s.app.Webhooks.CreateWebhookEndpoint, newWebhookJSON)},
-		{"GET", "/v1/webhooks", "webhooks:read", handle(v1, http.StatusOK, noRequest, noInput(s.app.Webhooks.WebhookEndpoints), webhookList)},
-		{"GET", "/v1/webhooks/{id}", "webhooks:read", handle(v1, http.StatusOK, pathID, s.app.Webhooks.WebhookEndpoint, renderWebhook)},
-		{"PATCH", "/v1/webhooks/{id}", "webhooks:write", handle(v1, http.StatusOK, readWebhookPatch, onPathOp(s.app.Webhooks.UpdateWebhookEndpoint), renderWebhook)},
-		{"DELETE", "/v1/webhooks/{id}", "webhooks:write", handle(v1, http.StatusNoContent, pathID, noContent(s.app.Webhooks.DeleteWebhookEndpoint), same[struct{}])},
-		{"POST", "/v1/webhooks/{id}/rotate-secret", "webhooks:write", handle(v1, http.StatusOK, pathID, s.app.Webhooks.RotateWebhookSecret, renderRotated)},
-		{"GET", "/v1/webhooks/{id}/deliveries", "webhooks:read", handle(v1, http.StatusOK, pageOnPath("dlv_"), pagedOp(s.app.Webhooks.WebhookDeliveries), deliveryPage)},
-		{"POST", "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", "webhooks:write", handle(v1, http.StatusAccepted, readRedelivery, onPathOp(s.app.Webhooks.RedeliverWebhook), renderDelivery)},
+		{"POST", "/v1/webhooks", webhooks.Policy.Scope("CreateWebhookEndpoint"), handle(v1, http.StatusCreated, readWebhook, s.app.Webhooks.CreateWebhookEndpoint, newWebhookJSON)},
+		{"GET", "/v1/webhooks", webhooks.Policy.Scope("WebhookEndpoints"), handle(v1, http.StatusOK, noRequest, noInput(s.app.Webhooks.WebhookEndpoints), webhookList)},
+		{"GET", "/v1/webhooks/{id}", webhooks.Policy.Scope("WebhookEndpoint"), handle(v1, http.StatusOK, pathID, s.app.Webhooks.WebhookEndpoint, renderWebhook)},
+		{"PATCH", "/v1/webhooks/{id}", webhooks.Policy.Scope("UpdateWebhookEndpoint"), handle(v1, http.StatusOK, readWebhookPatch, onPathOp(s.app.Webhooks.UpdateWebhookEndpoint), renderWebhook)},
+		{"DELETE", "/v1/webhooks/{id}", webhooks.Policy.Scope("DeleteWebhookEndpoint"), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Webhooks.DeleteWebhookEndpoint), same[struct{}])},
+		{"POST", "/v1/webhooks/{id}/rotate-secret", webhooks.Policy.Scope("RotateWebhookSecret"), handle(v1, http.StatusOK, pathID, s.app.Webhooks.RotateWebhookSecret, renderRotated)},
+		{"GET", "/v1/webhooks/{id}/deliveries", webhooks.Policy.Scope("WebhookDeliveries"), handle(v1, http.StatusOK, pageOnPath("dlv_"), pagedOp(s.app.Webhooks.WebhookDeliveries), deliveryPage)},
+		{"POST", "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", webhooks.Policy.Scope("RedeliverWebhook"), handle(v1, http.StatusAccepted, readRedelivery, onPathOp(s.app.Webhooks.RedeliverWebhook), renderDelivery)},
 
 		{"GET", "/graphql", "", s.graphql},
 		{"POST", "/graphql", "", s.graphql},
-		{"GET", "/v2/customers/{id}/churn", "customers:read", handle(v1, http.StatusOK, pathID, s.app.Insights.CustomerChurn, renderChurn)},
-		{"GET", "/v2/segments/predictive", "customers:read", handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
-		{"GET", "/v2/segments/predictive/{key}/customers", "customers:read", handle(v1, http.StatusOK, readPredictivePage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
+		{"GET", "/v2/customers/{id}/churn", insights.Policy.Scope("CustomerChurn"), handle(v1, http.StatusOK, pathID, s.app.Insights.CustomerChurn, renderChurn)},
+		{"GET", "/v2/segments/predictive", insights.Policy.Scope("PredictiveSegments"), handle(v1, http.StatusOK, noRequest, s.predictiveSegments, same[predictiveJSON])},
+		{"GET", "/v2/segments/predictive/{key}/customers", customers.Policy.Scope("ListCustomers"), handle(v1, http.StatusOK, readPredictivePage, pagedOp(s.app.Customers.ListCustomers), customerPage)},
 	}, s.pointsRoutes(""), s.pointsRoutes("/v1"))
 }
 
 func (s *server) pointsRoutes(prefix string) []route {
 	v1 := s.v1()
 	return []route{
-		{"POST", prefix + "/points/credit", "loyalty:write", handleWith(v1, http.StatusCreated, readCredit, s.app.Loyalty.CreditPoints, renderCredit)},
-		{"POST", prefix + "/points/debit", "loyalty:write", handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
-		{"POST", prefix + "/points/reverse", "loyalty:write", handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
-		{"GET", prefix + "/points/balance/{customer_id}", "loyalty:read", handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
-		{"GET", prefix + "/points/statement/{customer_id}", "loyalty:read", handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},
+		{"POST", prefix + "/points/credit", loyalty.Policy.Scope("CreditPoints"), handleWith(v1, http.StatusCreated, readCredit, s.app.Loyalty.CreditPoints, renderCredit)},
+		{"POST", prefix + "/points/debit", loyalty.Policy.Scope("DebitPoints"), handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
+		{"POST", prefix + "/points/reverse", loyalty.Policy.Scope("ReversePoints"), handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
+		{"GET", prefix + "/points/balance/{customer_id}", loyalty.Policy.Scope("Balance"), handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
+		{"GET", prefix + "/points/statement/{customer_id}", loyalty.Policy.Scope("Statement"), handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},
 	}
 }
 
@@ -87,18 +94,19 @@ const posPrefix = "/api/v1/tenants/{tenantId}"
 
 // posRouteTable are the routes of the point-of-sale interface, under
 // posPrefix, authenticated with HTTP Basic credentials of a POS client of
-// the path's tenant.
+// the path's tenant. Their scope is the operation's rule, which the operation
+// checks (Policy.Allow) and the POS authentication grants to POS clients.
 func (s *server) posRouteTable() []route {
-	pos := s.pos()
-	authorize := handleWith(pos, http.StatusOK, readAuthorize, inputOp[authorizeRequest](s.app.POS.AuthorizeDiscounts), authorizeRequest.answer)
+	till := s.pos()
+	authorize := handleWith(till, http.StatusOK, readAuthorize, inputOp[authorizeRequest](s.app.POS.AuthorizeDiscounts), authorizeRequest.answer)
 	return []route{
-		{"POST", "/customers/identify", "", handleWith(pos, http.StatusOK, readIdentify, s.app.POS.IdentifyCustomer, renderIdentification)},
-		{"POST", "/discounts/authorizations", "", authorize},
-		{"POST", "/discounts/authorize", "", authorize},
-		{"POST", "/sales", "", handleWith(pos, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
-		{"GET", "/sales/{saleId}", "", handle(pos, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
-		{"POST", "/sales/{saleId}/cancellation", "", handle(pos, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
-		{"POST", "/sales/{saleId}/returns", "", handle(pos, http.StatusAccepted, readReturn, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/customers/identify", pos.Policy.Scope("IdentifyCustomer"), handleWith(till, http.StatusOK, readIdentify, s.app.POS.IdentifyCustomer, renderIdentification)},
+		{"POST", "/discounts/authorizations", pos.Policy.Scope("AuthorizeDiscounts"), authorize},
+		{"POST", "/discounts/authorize", pos.Policy.Scope("AuthorizeDiscounts"), authorize},
+		{"POST", "/sales", pos.Policy.Scope("RegisterSale"), handleWith(till, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
+		{"GET", "/sales/{saleId}", pos.Policy.Scope("SaleOutcome"), handle(till, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
+		{"POST", "/sales/{saleId}/cancellation", pos.Policy.Scope("RegisterSaleReturn"), handle(till, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
+		{"POST", "/sales/{saleId}/returns", pos.Policy.Scope("RegisterSaleReturn"), handle(till, http.StatusAccepted, readReturn, s.app.POS.RegisterSaleReturn, renderReturnReceived)},
 	}
 }
 
