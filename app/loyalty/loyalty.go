@@ -60,10 +60,6 @@ type PointsMovement struct {
 	Replayed bool
 }
 
-func (a *Service) ledger() ledger.Ledger {
-	return ledger.Ledger{Dialect: a.DB.Dialect, Now: a.Now}
-}
-
 // CreditPoints credits an order once: a repeated call answers with the
 // first result and credits nothing more.
 func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMovement, error) {
