@@ -43,11 +43,11 @@ describe("the back-office app in Chromium", () => {
     await page.getByLabel("API base URL").fill(stack.api);
     await page.getByLabel("User token").fill(stack.token);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByText("live", { exact: true }).waitFor();
+    await page.getByTestId("link-state").filter({ hasText: /^live$/ }).waitFor();
 
-    await page.getByRole("searchbox").or(page.getByLabel("Name, e-mail or external id")).fill(bruno.name);
+    await page.getByLabel("Name, e-mail or external id").fill(bruno.name);
     await page.getByRole("button", { name: "Search" }).click();
-    await page.getByRole("link", { name: bruno.name }).click();
+    await page.getByRole("link", { name: bruno.name, exact: true }).click();
     await page.getByRole("heading", { level: 1, name: bruno.name }).waitFor();
     const balance = Number(await page.getByTestId("points-balance").textContent());
     await page.getByTestId("level").waitFor();
@@ -66,6 +66,18 @@ describe("the back-office app in Chromium", () => {
       (before) => Number(document.querySelector('[data-testid="points-balance"]')?.textContent) > before,
       balance,
     );
+    await page.getByTestId("sales").getByRole("cell", { name: receipt, exact: true }).waitFor();
+
+    // A campaign's performance: one of the year's campaigns brought orders.
+    await page.getByRole("link", { name: "Campaigns" }).click();
+    await page.getByRole("link", { name: "R$ 20 em compras acima de R$ 200" }).click();
+    const results = page.getByTestId("performance");
+    await results.getByText("Revenue of its orders").waitFor();
+    const redemptions = Number(await results.locator("dd").first().textContent());
+    assert.ok(redemptions > 0, `redemptions of the campaign: ${redemptions}`);
+    await page.getByRole("button", { name: "Last 7 days" }).click();
+    await page.getByRole("button", { name: "Last 7 days", pressed: true }).waitFor();
+
     assert.ok(origins.has(stack.api), "the app called the API");
     assert.ok(stack.api !== stack.app, "the app and the API are on different origins");
     assert.deepEqual(problems, []);
