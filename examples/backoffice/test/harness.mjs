@@ -82,7 +82,9 @@ export async function startStack() {
     },
   };
   try {
+    const t0 = performance.now();
     const bin = await binary(dir);
+    const built = performance.now();
     const [apiPort, appPort] = [await freePort(), await freePort()];
     const api = `http://127.0.0.1:${apiPort}`;
     const app = `http://127.0.0.1:${appPort}`;
@@ -101,6 +103,9 @@ export async function startStack() {
       const r = await fetch(`${api}/readyz`);
       return r.ok ? JSON.parse(served.stdout) : undefined;
     }, exited);
+
+    const ready = performance.now();
+    console.log(`binary ${Math.round((built - t0) / 1000)} s, serve --demo ready ${Math.round((ready - built) / 1000)} s`);
 
     const { stdout } = await run(bin, [...db, "--json", "--public-url", api, "user", "token", "--tenant", demo.tenant_id]);
     const token = JSON.parse(stdout).access_token;
