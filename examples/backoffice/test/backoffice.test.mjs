@@ -32,7 +32,10 @@ describe("the back-office app in Chromium", () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(15_000);
     const problems = [];
-    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+    // A failed load is logged twice: as the response, with its URL, and on the console.
+    page.on("console", (m) => {
+      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(`console: ${m.text()}`);
+    });
     page.on("pageerror", (e) => problems.push(`page: ${e.message}`));
     page.on("response", (r) => r.status() >= 400 && problems.push(`${r.status()}: ${r.url()}`));
     page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
@@ -41,6 +44,12 @@ describe("the back-office app in Chromium", () => {
 
     await page.goto(stack.app);
     await page.getByLabel("API base URL").fill(stack.api);
+    // A token the API refuses: its 401 is readable across origins, and said.
+    await page.getByLabel("User token").fill("not-a-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: "The API refused the token" }).waitFor();
+    problems.length = 0; // that 401 was expected
+
     await page.getByLabel("User token").fill(stack.token);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByTestId("link-state").filter({ hasText: /^live$/ }).waitFor();
