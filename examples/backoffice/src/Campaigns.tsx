@@ -4,6 +4,7 @@ import { graphql } from "./gql";
 import { brl, day } from "./format";
 import { href } from "./route";
 import { Problem } from "./Problem";
+import { nodes } from "./connection";
 
 const CampaignList = graphql(`
   query CampaignList {
@@ -75,23 +76,21 @@ export function Campaigns() {
             </tr>
           </thead>
           <tbody>
-            {data.campaigns.edges?.map((e) =>
-              e?.node ? (
-                <tr key={e.node.id}>
-                  <td>
-                    <a href={href({ page: "campaign", id: e.node.id })}>{e.node.name}</a>
-                  </td>
-                  <td>{e.node.type}</td>
-                  <td>
-                    <span className={`status ${e.node.status}`}>{e.node.status}</span>
-                  </td>
-                  <td>
-                    {day(e.node.startsAt)} – {day(e.node.endsAt)}
-                  </td>
-                  <td className="num">{e.node.redemptionsCount}</td>
-                </tr>
-              ) : null,
-            )}
+            {nodes(data.campaigns).map((c) => (
+              <tr key={c.id}>
+                <td>
+                  <a href={href({ page: "campaign", id: c.id })}>{c.name}</a>
+                </td>
+                <td>{c.type}</td>
+                <td>
+                  <span className={`status ${c.status}`}>{c.status}</span>
+                </td>
+                <td>
+                  {day(c.startsAt)} – {day(c.endsAt)}
+                </td>
+                <td className="num">{c.redemptionsCount}</td>
+              </tr>
+            ))}
           </tbody>
         </table>
       )}

@@ -5,6 +5,7 @@ import { brl, day, when } from "./format";
 import { useLiveSales } from "./LiveSales";
 import { href } from "./route";
 import { Problem } from "./Problem";
+import { nodes } from "./connection";
 
 const CustomerPage = graphql(`
   query CustomerPage($id: ID!) {
@@ -145,20 +146,18 @@ export function Customer({ id }: { id: string }) {
           </tr>
         </thead>
         <tbody>
-          {c.pointsEntries.edges?.map((e) =>
-            e?.node ? (
-              <tr key={e.node.id}>
-                <td>{when(e.node.createdAt)}</td>
-                <td>{e.node.kind}</td>
-                <td className="num">{e.node.points > 0 ? `+${e.node.points}` : e.node.points}</td>
-                <td className="num">{e.node.balanceAfter}</td>
-                <td>
-                  {e.node.reason}
-                  {e.node.expiresAt && <span className="muted"> (expires {day(e.node.expiresAt)})</span>}
-                </td>
-              </tr>
-            ) : null,
-          )}
+          {nodes(c.pointsEntries).map((p) => (
+            <tr key={p.id}>
+              <td>{when(p.createdAt)}</td>
+              <td>{p.kind}</td>
+              <td className="num">{p.points > 0 ? `+${p.points}` : p.points}</td>
+              <td className="num">{p.balanceAfter}</td>
+              <td>
+                {p.reason}
+                {p.expiresAt && <span className="muted"> (expires {day(p.expiresAt)})</span>}
+              </td>
+            </tr>
+          ))}
         </tbody>
       </table>
 
@@ -176,19 +175,17 @@ export function Customer({ id }: { id: string }) {
           </tr>
         </thead>
         <tbody>
-          {c.sales.edges?.map((e) =>
-            e?.node ? (
-              <tr key={e.node.id}>
-                <td>{when(e.node.soldAt)}</td>
-                <td>{e.node.externalID}</td>
-                <td>{e.node.store.name}</td>
-                <td>{e.node.status}</td>
-                <td className="num">{brl(e.node.amountPayable)}</td>
-                <td className="num">{brl(e.node.discountAmount)}</td>
-                <td className="num">{e.node.pointsCredited}</td>
-              </tr>
-            ) : null,
-          )}
+          {nodes(c.sales).map((s) => (
+            <tr key={s.id}>
+              <td>{when(s.soldAt)}</td>
+              <td>{s.externalID}</td>
+              <td>{s.store.name}</td>
+              <td>{s.status}</td>
+              <td className="num">{brl(s.amountPayable)}</td>
+              <td className="num">{brl(s.discountAmount)}</td>
+              <td className="num">{s.pointsCredited}</td>
+            </tr>
+          ))}
         </tbody>
       </table>
 
@@ -205,23 +202,21 @@ export function Customer({ id }: { id: string }) {
           </tr>
         </thead>
         <tbody>
-          {c.redemptions.edges?.map((e) =>
-            e?.node ? (
-              <tr key={e.node.id} className={e.node.rolledBackAt ? "rolled-back" : undefined}>
-                <td>{when(e.node.createdAt)}</td>
-                <td>
-                  <a href={href({ page: "campaign", id: e.node.campaign.id })}>{e.node.campaign.name}</a>
-                </td>
-                <td>
-                  {e.node.orderID}
-                  {e.node.rolledBackAt && <span className="muted"> (rolled back)</span>}
-                </td>
-                <td className="num">{brl(e.node.discountAmount)}</td>
-                <td className="num">{brl(e.node.cashbackAmount)}</td>
-                <td className="num">{e.node.bonusPoints}</td>
-              </tr>
-            ) : null,
-          )}
+          {nodes(c.redemptions).map((r) => (
+            <tr key={r.id} className={r.rolledBackAt ? "rolled-back" : undefined}>
+              <td>{when(r.createdAt)}</td>
+              <td>
+                <a href={href({ page: "campaign", id: r.campaign.id })}>{r.campaign.name}</a>
+              </td>
+              <td>
+                {r.orderID}
+                {r.rolledBackAt && <span className="muted"> (rolled back)</span>}
+              </td>
+              <td className="num">{brl(r.discountAmount)}</td>
+              <td className="num">{brl(r.cashbackAmount)}</td>
+              <td className="num">{r.bonusPoints}</td>
+            </tr>
+          ))}
         </tbody>
       </table>
     </section>

@@ -4,6 +4,7 @@ import { graphql } from "./gql";
 import { brl } from "./format";
 import { href } from "./route";
 import { Problem } from "./Problem";
+import { nodes } from "./connection";
 
 const CustomerSearch = graphql(`
   query CustomerSearch($search: String, $after: Cursor) {
@@ -73,21 +74,19 @@ export function Customers({ search }: { search: string }) {
               </tr>
             </thead>
             <tbody>
-              {page.edges?.map((e) =>
-                e?.node ? (
-                  <tr key={e.node.id}>
-                    <td>
-                      <a href={href({ page: "customer", id: e.node.id })}>{e.node.name || "(pre-registered)"}</a>
-                    </td>
-                    <td>{e.node.email}</td>
-                    <td>
-                      <span className={`level ${e.node.level}`}>{e.node.level}</span>
-                    </td>
-                    <td className="num">{e.node.pointsBalance}</td>
-                    <td className="num">{brl(e.node.lifetimeValue)}</td>
-                  </tr>
-                ) : null,
-              )}
+              {nodes(page).map((c) => (
+                <tr key={c.id}>
+                  <td>
+                    <a href={href({ page: "customer", id: c.id })}>{c.name || "(pre-registered)"}</a>
+                  </td>
+                  <td>{c.email}</td>
+                  <td>
+                    <span className={`level ${c.level}`}>{c.level}</span>
+                  </td>
+                  <td className="num">{c.pointsBalance}</td>
+                  <td className="num">{brl(c.lifetimeValue)}</td>
+                </tr>
+              ))}
             </tbody>
           </table>
           <div className="pager">
