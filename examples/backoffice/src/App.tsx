@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { Provider } from "urql";
+import { Provider, type Client } from "urql";
 import { makeClient, type LinkState } from "./client";
 import { clearSession, loadSession, saveSession, type Session } from "./session";
 import { SignIn } from "./SignIn";
@@ -36,10 +36,15 @@ export function App() {
 // subscriptions) for as long as the user stays signed in.
 function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
   const [link, setLink] = useState<LinkState>("connecting");
-  const [{ client, ws }] = useState(() => makeClient(session.apiBase, session.token, (s) => setLink(s)));
-  useEffect(() => () => void ws.dispose(), [ws]);
+  const [client, setClient] = useState<Client | null>(null);
+  useEffect(() => {
+    const c = makeClient(session.apiBase, session.token, setLink);
+    setClient(c.client);
+    return () => void c.ws.dispose();
+  }, [session.apiBase, session.token]);
   const route = useRoute();
 
+  if (!client) return null;
   return (
     <Provider value={client}>
       <LiveSalesProvider>

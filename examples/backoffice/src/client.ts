@@ -22,7 +22,7 @@ export function wsURL(apiBase: string): string {
 export function makeClient(
   apiBase: string,
   token: string,
-  onLink: (state: LinkState, closeCode?: number) => void,
+  onLink: (state: LinkState) => void,
 ): { client: Client; ws: WSClient } {
   const ws = createWSClient({
     url: wsURL(apiBase),
@@ -32,7 +32,7 @@ export function makeClient(
     on: {
       connecting: () => onLink("connecting"),
       connected: () => onLink("live"),
-      closed: (e) => onLink("closed", e instanceof CloseEvent ? e.code : undefined),
+      closed: () => onLink("closed"),
     },
   });
   const client = httpClient(apiBase, token, [
