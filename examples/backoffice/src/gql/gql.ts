@@ -1,0 +1,76 @@
+/* eslint-disable */
+import * as types from './graphql';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query CampaignList {\n    campaigns(first: 100, orderBy: { field: STARTS_AT, direction: DESC }) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          type\n          status\n          startsAt\n          endsAt\n          redemptionsCount\n        }\n      }\n    }\n  }\n": typeof types.CampaignListDocument,
+    "\n  query CampaignPage($id: ID!, $from: Time, $to: Time) {\n    node(id: $id) {\n      ... on Campaign {\n        id\n        name\n        description\n        type\n        status\n        startsAt\n        endsAt\n        channels\n        storeCodes\n        storeGroups\n        budgetTotal\n        budgetSpent\n        redemptionsCount\n        segment {\n          name\n        }\n        performance(from: $from, to: $to) {\n          redemptions\n          discountGiven\n          cashbackPromised\n          revenue\n        }\n      }\n    }\n  }\n": typeof types.CampaignPageDocument,
+    "\n  query CustomerPage($id: ID!) {\n    node(id: $id) {\n      ... on Customer {\n        id\n        name\n        email\n        documentMasked\n        createdAt\n        level\n        pointsBalance\n        pointsPending\n        pointsDebt\n        lifetimeValue\n        pointsEntries(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              kind\n              points\n              balanceAfter\n              reason\n              expiresAt\n            }\n          }\n        }\n        sales(first: 20, orderBy: { field: SOLD_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              externalID\n              soldAt\n              channel\n              status\n              amountPayable\n              discountAmount\n              pointsCredited\n              store {\n                code\n                name\n              }\n            }\n          }\n        }\n        redemptions(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              orderID\n              storeCode\n              discountAmount\n              cashbackAmount\n              bonusPoints\n              rolledBackAt\n              campaign {\n                id\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.CustomerPageDocument,
+    "\n  query CustomerSearch($search: String, $after: Cursor) {\n    customerSearch(search: $search, first: 20, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          name\n          email\n          level\n          pointsBalance\n          lifetimeValue\n        }\n      }\n    }\n  }\n": typeof types.CustomerSearchDocument,
+    "\n  subscription SalesProcessed {\n    salesProcessed {\n      id\n      createdAt\n      subjectID\n      data\n    }\n  }\n": typeof types.SalesProcessedDocument,
+    "\n  query WhoAmI {\n    tenants(first: 1) {\n      edges {\n        node {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.WhoAmIDocument,
+};
+const documents: Documents = {
+    "\n  query CampaignList {\n    campaigns(first: 100, orderBy: { field: STARTS_AT, direction: DESC }) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          type\n          status\n          startsAt\n          endsAt\n          redemptionsCount\n        }\n      }\n    }\n  }\n": types.CampaignListDocument,
+    "\n  query CampaignPage($id: ID!, $from: Time, $to: Time) {\n    node(id: $id) {\n      ... on Campaign {\n        id\n        name\n        description\n        type\n        status\n        startsAt\n        endsAt\n        channels\n        storeCodes\n        storeGroups\n        budgetTotal\n        budgetSpent\n        redemptionsCount\n        segment {\n          name\n        }\n        performance(from: $from, to: $to) {\n          redemptions\n          discountGiven\n          cashbackPromised\n          revenue\n        }\n      }\n    }\n  }\n": types.CampaignPageDocument,
+    "\n  query CustomerPage($id: ID!) {\n    node(id: $id) {\n      ... on Customer {\n        id\n        name\n        email\n        documentMasked\n        createdAt\n        level\n        pointsBalance\n        pointsPending\n        pointsDebt\n        lifetimeValue\n        pointsEntries(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              kind\n              points\n              balanceAfter\n              reason\n              expiresAt\n            }\n          }\n        }\n        sales(first: 20, orderBy: { field: SOLD_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              externalID\n              soldAt\n              channel\n              status\n              amountPayable\n              discountAmount\n              pointsCredited\n              store {\n                code\n                name\n              }\n            }\n          }\n        }\n        redemptions(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              orderID\n              storeCode\n              discountAmount\n              cashbackAmount\n              bonusPoints\n              rolledBackAt\n              campaign {\n                id\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": types.CustomerPageDocument,
+    "\n  query CustomerSearch($search: String, $after: Cursor) {\n    customerSearch(search: $search, first: 20, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          name\n          email\n          level\n          pointsBalance\n          lifetimeValue\n        }\n      }\n    }\n  }\n": types.CustomerSearchDocument,
+    "\n  subscription SalesProcessed {\n    salesProcessed {\n      id\n      createdAt\n      subjectID\n      data\n    }\n  }\n": types.SalesProcessedDocument,
+    "\n  query WhoAmI {\n    tenants(first: 1) {\n      edges {\n        node {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.WhoAmIDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CampaignList {\n    campaigns(first: 100, orderBy: { field: STARTS_AT, direction: DESC }) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          type\n          status\n          startsAt\n          endsAt\n          redemptionsCount\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query CampaignList {\n    campaigns(first: 100, orderBy: { field: STARTS_AT, direction: DESC }) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          type\n          status\n          startsAt\n          endsAt\n          redemptionsCount\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CampaignPage($id: ID!, $from: Time, $to: Time) {\n    node(id: $id) {\n      ... on Campaign {\n        id\n        name\n        description\n        type\n        status\n        startsAt\n        endsAt\n        channels\n        storeCodes\n        storeGroups\n        budgetTotal\n        budgetSpent\n        redemptionsCount\n        segment {\n          name\n        }\n        performance(from: $from, to: $to) {\n          redemptions\n          discountGiven\n          cashbackPromised\n          revenue\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query CampaignPage($id: ID!, $from: Time, $to: Time) {\n    node(id: $id) {\n      ... on Campaign {\n        id\n        name\n        description\n        type\n        status\n        startsAt\n        endsAt\n        channels\n        storeCodes\n        storeGroups\n        budgetTotal\n        budgetSpent\n        redemptionsCount\n        segment {\n          name\n        }\n        performance(from: $from, to: $to) {\n          redemptions\n          discountGiven\n          cashbackPromised\n          revenue\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CustomerPage($id: ID!) {\n    node(id: $id) {\n      ... on Customer {\n        id\n        name\n        email\n        documentMasked\n        createdAt\n        level\n        pointsBalance\n        pointsPending\n        pointsDebt\n        lifetimeValue\n        pointsEntries(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              kind\n              points\n              balanceAfter\n              reason\n              expiresAt\n            }\n          }\n        }\n        sales(first: 20, orderBy: { field: SOLD_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              externalID\n              soldAt\n              channel\n              status\n              amountPayable\n              discountAmount\n              pointsCredited\n              store {\n                code\n                name\n              }\n            }\n          }\n        }\n        redemptions(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              orderID\n              storeCode\n              discountAmount\n              cashbackAmount\n              bonusPoints\n              rolledBackAt\n              campaign {\n                id\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query CustomerPage($id: ID!) {\n    node(id: $id) {\n      ... on Customer {\n        id\n        name\n        email\n        documentMasked\n        createdAt\n        level\n        pointsBalance\n        pointsPending\n        pointsDebt\n        lifetimeValue\n        pointsEntries(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              kind\n              points\n              balanceAfter\n              reason\n              expiresAt\n            }\n          }\n        }\n        sales(first: 20, orderBy: { field: SOLD_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              externalID\n              soldAt\n              channel\n              status\n              amountPayable\n              discountAmount\n              pointsCredited\n              store {\n                code\n                name\n              }\n            }\n          }\n        }\n        redemptions(first: 20, orderBy: { field: CREATED_AT, direction: DESC }) {\n          totalCount\n          edges {\n            node {\n              id\n              createdAt\n              orderID\n              storeCode\n              discountAmount\n              cashbackAmount\n              bonusPoints\n              rolledBackAt\n              campaign {\n                id\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CustomerSearch($search: String, $after: Cursor) {\n    customerSearch(search: $search, first: 20, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          name\n          email\n          level\n          pointsBalance\n          lifetimeValue\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query CustomerSearch($search: String, $after: Cursor) {\n    customerSearch(search: $search, first: 20, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          name\n          email\n          level\n          pointsBalance\n          lifetimeValue\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription SalesProcessed {\n    salesProcessed {\n      id\n      createdAt\n      subjectID\n      data\n    }\n  }\n"): (typeof documents)["\n  subscription SalesProcessed {\n    salesProcessed {\n      id\n      createdAt\n      subjectID\n      data\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WhoAmI {\n    tenants(first: 1) {\n      edges {\n        node {\n          id\n          name\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query WhoAmI {\n    tenants(first: 1) {\n      edges {\n        node {\n          id\n          name\n        }\n      }\n    }\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

@@ -1,0 +1,41 @@
+import { useEffect, useState } from "react";
+
+// The app's pages, addressed by the location's hash so that any static
+// server can serve the build.
+export type Route =
+  | { page: "customers"; search: string }
+  | { page: "customer"; id: string }
+  | { page: "campaigns" }
+  | { page: "campaign"; id: string };
+
+export function parse(hash: string): Route {
+  const [path, query = ""] = hash.replace(/^#/, "").split("?");
+  const parts = path.split("/").filter(Boolean);
+  if (parts[0] === "customers" && parts[1]) return { page: "customer", id: decodeURIComponent(parts[1]) };
+  if (parts[0] === "campaigns" && parts[1]) return { page: "campaign", id: decodeURIComponent(parts[1]) };
+  if (parts[0] === "campaigns") return { page: "campaigns" };
+  return { page: "customers", search: new URLSearchParams(query).get("q") ?? "" };
+}
+
+export function href(r: Route): string {
+  switch (r.page) {
+    case "customers":
+      return r.search ? `#/customers?${new URLSearchParams({ q: r.search })}` : "#/customers";
+    case "customer":
+      return `#/customers/${encodeURIComponent(r.id)}`;
+    case "campaigns":
+      return "#/campaigns";
+    case "campaign":
+      return `#/campaigns/${encodeURIComponent(r.id)}`;
+  }
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parse(location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parse(location.hash));
+    addEventListener("hashchange", onChange);
+    return () => removeEventListener("hashchange", onChange);
+  }, []);
+  return route;
+}
