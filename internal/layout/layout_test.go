@@ -25,30 +25,16 @@ const (
 	maxMethods = 60
 )
 
-// stillSplitting names the files over maxLines and the types over
-// maxMethods ("dir.Type") that their owners are still splitting, one a
-// line. Shrink it as they are split: an entry that no longer exceeds its
-// bound fails the test, so the list only gets shorter.
-const stillSplitting = `
-app/ledger_test.go
-app/redeem_test.go
-`
-
 // TestShape fails when a hand-written Go file of the repository is over
 // maxLines lines or an exported type of hand-written code has more than
-// maxMethods methods, unless stillSplitting names it; and when
-// stillSplitting names something that is within its bound or gone.
+// maxMethods methods.
 func TestShape(t *testing.T) {
 	t.Parallel()
 	files := handWrittenFiles(t, moduleRoot(t))
 	require.Greater(t, len(files), 100, "the repository's Go files were found")
 	over := overBounds(files)
 	require.NotContains(t, over, "app/layout_test.go", "a file of the right size is not over")
-	allowed := strings.Fields(stillSplitting)
-	unexpected := slices.DeleteFunc(slices.Clone(over), func(s string) bool { return slices.Contains(allowed, s) })
-	require.Emptyf(t, unexpected, "over their bound (%d lines a file, %d methods a type): split them", maxLines, maxMethods)
-	stale := slices.DeleteFunc(allowed, func(s string) bool { return slices.Contains(over, s) })
-	require.Empty(t, stale, "within their bound now (or gone): remove them from stillSplitting")
+	require.Emptyf(t, over, "over their bound (%d lines a file, %d methods a type): split them", maxLines, maxMethods)
 }
 
 // TestOverBounds checks the measure on made-up files.
