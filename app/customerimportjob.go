@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -97,9 +98,34 @@ func (a *App) finishImport(ctx context.Context, importID string, status customer
 		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportID(importID)).Exec(ctx); err != nil {
 			return err
 		}
-		return tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
-			SetFinishedAt(a.stamp()).Exec(ctx)
+		imp, err := tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
+			SetFinishedAt(a.stamp()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		return a.recordImportProgress(ctx, tx.Ent, imp)
 	})
+}
+
+// recordImportProgress records the event of an import's progress (its
+// status and counts), in the transaction (c) that made it.
+func (a *App) recordImportProgress(ctx context.Context, c *ent.Client, imp *ent.CustomerImport) error {
+	data := map[string]any{"import_id": imp.ID, "status": string(imp.Status), "rows": imp.Rows,
+		"created": imp.Created, "updated": imp.Updated, "refused": imp.Refused}
+	if imp.Error != "" {
+		data["error"] = imp.Error
+	}
+	return outbox.Record(ctx, c, a.stamp(), imp.TenantID, outbox.CustomerImportProgressed, imp.ID, data)
+}
+
+// SubscribeImportProgress gives the viewer the progress events of one of
+// its tenant's imports (outbox.CustomerImportProgressed) from now on,
+// until ctx ends.
+func (a *App) SubscribeImportProgress(ctx context.Context, id string) (*FeedSubscription, error) {
+	if _, err := a.CustomerImport(ctx, id); err != nil {
+		return nil, err
+	}
+	return a.subscribeEvents(ctx, id, outbox.CustomerImportProgressed)
 }
 
 // CustomerImport returns one of the viewer's tenant's imports.
@@ -146,11 +172,16 @@ func (a *App) RunCustomerImport(ctx context.Context, id string) error {
 		return nil // done, or never queued
 	case customerimport.StatusQueued, customerimport.StatusRunning:
 	}
-	if imp.StartedAt == nil {
-		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).SetStartedAt(a.stamp()).Save(ctx)
-	} else {
-		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).Save(ctx)
-	}
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		run := tx.Ent.CustomerImport.UpdateOneID(id).SetStatus(customerimport.StatusRunning)
+		if imp.StartedAt == nil {
+			run.SetStartedAt(a.stamp())
+		}
+		if imp, err = run.Save(ctx); err != nil {
+			return err
+		}
+		return a.recordImportProgress(ctx, tx.Ent, imp)
+	})
 	if err != nil {
 		return err
 	}
@@ -191,8 +222,12 @@ func (a *App) saveImportProgress(ctx context.Context, id string, line int, batch
 				return err
 			}
 		}
-		return tx.Ent.CustomerImport.UpdateOneID(id).SetDoneLine(line).
-			AddRows(batch.Rows).AddCreated(batch.Created).AddUpdated(batch.Updated).AddRefused(batch.Refused).Exec(ctx)
+		imp, err := tx.Ent.CustomerImport.UpdateOneID(id).SetDoneLine(line).
+			AddRows(batch.Rows).AddCreated(batch.Created).AddUpdated(batch.Updated).AddRefused(batch.Refused).Save(ctx)
+		if err != nil {
+			return err
+		}
+		return a.recordImportProgress(ctx, tx.Ent, imp)
 	})
 }
 

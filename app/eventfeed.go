@@ -39,13 +39,14 @@ const (
 // subscription's context ends or the subscriber is dropped for not keeping
 // up (then Dropped says so).
 type FeedSubscription struct {
-	Events <-chan *ent.Event
-	events chan *ent.Event
-	tenant string
-	types  []string
-	since  string // the first event id it may receive
-	mu     sync.Mutex
-	slow   bool
+	Events  <-chan *ent.Event
+	events  chan *ent.Event
+	tenant  string
+	types   []string
+	subject string // the events' subject; "": any
+	since   string // the first event id it may receive
+	mu      sync.Mutex
+	slow    bool
 }
 
 // Dropped says whether the subscriber was dropped for leaving FeedBuffer
@@ -66,12 +67,18 @@ type eventFeed struct {
 // committed from now on, until ctx ends. The caller checks the scope each
 // type needs.
 func (a *App) SubscribeEvents(ctx context.Context, types ...string) (*FeedSubscription, error) {
+	return a.subscribeEvents(ctx, "", types...)
+}
+
+// subscribeEvents subscribes to the events of types about subject ("":
+// any).
+func (a *App) subscribeEvents(ctx context.Context, subject string, types ...string) (*FeedSubscription, error) {
 	tenantID, err := ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
 	events := make(chan *ent.Event, FeedBuffer)
-	s := &FeedSubscription{Events: events, events: events, tenant: tenantID, types: types, since: eventIDAt(time.Now())}
+	s := &FeedSubscription{Events: events, events: events, tenant: tenantID, types: types, subject: subject, since: eventIDAt(time.Now())}
 	f := &a.feed
 	f.mu.Lock()
 	if f.subs == nil {
@@ -167,7 +174,7 @@ func (f *eventFeed) hand(e *ent.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s := range f.subs {
-		if s.tenant != e.TenantID || e.ID < s.since || !slices.Contains(s.types, e.Type) {
+		if s.tenant != e.TenantID || e.ID < s.since || !slices.Contains(s.types, e.Type) || (s.subject != "" && s.subject != e.SubjectID) {
 			continue
 		}
 		select {

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/ledger"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
@@ -342,6 +343,9 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	if err != nil {
 		return nil, err
 	}
+	if err := recordRedemption(ctx, tx.Ent, red); err != nil {
+		return nil, err
+	}
 	switch camp.Type {
 	case campaign.TypeCashback:
 		if benefit.CashbackAmount != nil && benefit.CashbackAmount.IsPositive() {
@@ -352,6 +356,16 @@ func (a *App) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *
 	case campaign.TypeDiscount, campaign.TypeGift: // given at checkout: nothing to schedule
 	}
 	return red, err
+}
+
+// recordRedemption records the event of a redemption made, in its
+// transaction (c).
+func recordRedemption(ctx context.Context, c *ent.Client, red *ent.Redemption) error {
+	return outbox.Record(ctx, c, red.CreatedAt, red.TenantID, outbox.RedemptionCreated, red.ID, map[string]any{
+		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
+		"store_code": red.StoreCode, "discount_amount": red.DiscountAmount.String(), "cashback_amount": red.CashbackAmount.String(),
+		"bonus_points": red.BonusPoints,
+	})
 }
 
 // notEligible is the error of redeeming a campaign the validation did not

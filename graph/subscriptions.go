@@ -31,6 +31,8 @@ import (
 var SubscriptionScopes = map[string]string{
 	"salesProcessed":       app.ScopeBackoffice,
 	"customerLevelChanges": "customers:read",
+	"redemptions":          "campaigns:read",
+	"importProgress":       "customers:read",
 }
 
 // SubscriptionLimits bound the subscriptions' connections; a zero field is
@@ -317,6 +319,14 @@ func (c *wsConn) watch(ctx context.Context, expiry time.Time) {
 // events of types until the subscription ends or the subscriber falls
 // behind (which closes its connection).
 func (r *Resolver) feed(ctx context.Context, field string, types ...string) (<-chan *ent.Event, error) {
+	return r.feedFrom(ctx, field, func(ctx context.Context) (*app.FeedSubscription, error) {
+		return r.app.SubscribeEvents(ctx, types...)
+	})
+}
+
+// feedFrom runs a subscription field on the events subscribe gives, once
+// the scope of field is checked.
+func (r *Resolver) feedFrom(ctx context.Context, field string, subscribe func(context.Context) (*app.FeedSubscription, error)) (<-chan *ent.Event, error) {
 	scope, ok := SubscriptionScopes[field]
 	if !ok {
 		return nil, apperr.Forbidden("insufficient_scope", "Subscription."+field+" has no scope")
@@ -324,7 +334,7 @@ func (r *Resolver) feed(ctx context.Context, field string, types ...string) (<-c
 	if err := app.Authorize(ctx, scope); err != nil {
 		return nil, err
 	}
-	sub, err := r.app.SubscribeEvents(ctx, types...)
+	sub, err := subscribe(ctx)
 	if err != nil {
 		return nil, err
 	}
