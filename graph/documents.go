@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -116,8 +117,12 @@ func LoadTrustedDocuments(path string) (*TrustedDocuments, error) {
 	}
 	var byHash map[string]string
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&byHash); err != nil || dec.More() {
-		return nil, fmt.Errorf("trusted documents %s: not a JSON object of SHA-256 hashes to documents (%v)", path, err)
+	err = dec.Decode(&byHash)
+	if err == nil && dec.More() {
+		err = errors.New("more after the object")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trusted documents %s: not a JSON object of SHA-256 hashes to documents: %w", path, err)
 	}
 	if len(byHash) == 0 {
 		return nil, fmt.Errorf("trusted documents %s: no document", path)
@@ -129,8 +134,8 @@ func LoadTrustedDocuments(path string) (*TrustedDocuments, error) {
 		if sum := documentHash(doc); sum != strings.ToLower(hash) {
 			return nil, fmt.Errorf("trusted documents %s: %q is not the SHA-256 of its document (%s is)", path, hash, sum)
 		}
-		if _, errs := gqlparser.LoadQuery(schema, doc); len(errs) > 0 {
-			return nil, fmt.Errorf("trusted documents %s: the document of %s does not validate: %v", path, hash, errs[0])
+		if _, errs := gqlparser.LoadQueryWithRules(schema, doc, nil); len(errs) > 0 { // nil: the default rules
+			return nil, fmt.Errorf("trusted documents %s: the document of %s does not validate: %w", path, hash, errs[0])
 		}
 		t.byHash[strings.ToLower(hash)] = doc
 	}

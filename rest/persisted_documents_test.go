@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -64,13 +63,7 @@ func callGraphQL(t *testing.T, e *TestEnv, token string, get bool, params map[st
 		}
 		req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/graphql?"+q.Encode(), nil)
 		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := e.srv.Client().Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		raw, err := io.ReadAll(res.Body)
-		require.NoError(t, err)
-		status, body = res.StatusCode, string(raw)
+		status, body = sendGraphQL(t, e, token, req)
 	} else {
 		raw, err := json.Marshal(params)
 		require.NoError(t, err)
@@ -80,6 +73,19 @@ func callGraphQL(t *testing.T, e *TestEnv, token string, get bool, params map[st
 	var a gqlAnswerOf
 	require.NoError(t, json.Unmarshal([]byte(body), &a), body)
 	return a
+}
+
+// requireTypename checks a answers {__typename: Query} (wantCode nil), or
+// the one error of code wantCode and no data.
+func requireTypename(t *testing.T, a gqlAnswerOf, wantCode any, name string) {
+	t.Helper()
+	if wantCode == nil {
+		require.Empty(t, a.Errors, name)
+		require.Equal(t, map[string]any{"__typename": "Query"}, a.Data, name)
+		return
+	}
+	require.Equal(t, []any{wantCode}, a.codes(), name)
+	require.Nil(t, a.Data, name)
 }
 
 // TestAutomaticPersistedQueries: a hash the server does not know answers
@@ -109,14 +115,10 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 		}
 		for _, s := range steps {
 			a := callGraphQL(t, e, tok, s.get, s.params)
-			if s.wantCode == nil {
-				require.Empty(t, a.Errors, s.name)
-				require.Equal(t, map[string]any{"__typename": "Query"}, a.Data, s.name)
-				continue
+			requireTypename(t, a, s.wantCode, s.name)
+			if s.wantCode != nil {
+				require.Equal(t, s.wantError, a.Errors[0].Message, s.name)
 			}
-			require.Equal(t, []any{s.wantCode}, a.codes(), s.name)
-			require.Equal(t, s.wantError, a.Errors[0].Message, s.name)
-			require.Nil(t, a.Data, s.name)
 		}
 	})
 }
@@ -163,14 +165,7 @@ func TestTrustedDocuments(t *testing.T) {
 				{name: "introspection is a document like any other", params: map[string]any{"query": "{ __schema { queryType { name } } }"},
 					wantCode: "document_not_trusted"},
 			} {
-				a := callGraphQL(t, e, tok, tc.get, tc.params)
-				if tc.wantCode == nil {
-					require.Empty(t, a.Errors, tc.name)
-					require.Equal(t, map[string]any{"__typename": "Query"}, a.Data, tc.name)
-					continue
-				}
-				require.Equal(t, []any{tc.wantCode}, a.codes(), tc.name)
-				require.Nil(t, a.Data, tc.name)
+				requireTypename(t, callGraphQL(t, e, tok, tc.get, tc.params), tc.wantCode, tc.name)
 			}
 		})
 
