@@ -32,6 +32,10 @@ type Config struct {
 	NoIntrospection bool
 	// Subscriptions bound the WebSocket connections of subscriptions.
 	Subscriptions SubscriptionLimits
+	// Trusted, when set, are the only documents that run (trusted mode);
+	// without it any document runs, and automatic persisted queries are
+	// remembered in a bounded cache.
+	Trusted *TrustedDocuments
 }
 
 // Resolver is the root resolver.
@@ -42,8 +46,9 @@ type Resolver struct {
 
 // NewHandler returns the GraphQL HTTP handler, its parts chosen one by one
 // (not gqlgen's default server): POST and GET transports only, a bounded
-// query cache, limits on complexity, depth, aliases and body size, and
-// introspection unless cfg.NoIntrospection. Mutations call the operations
+// query cache, persisted documents (documents.go), limits on complexity,
+// depth, aliases and body size, and introspection unless
+// cfg.NoIntrospection. Mutations call the operations
 // REST calls, which open their own transactions (with the *sql.Tx River
 // enqueues in), so the handler opens none.
 func NewHandler(app *app.App, cfg Config) http.Handler {
@@ -55,6 +60,9 @@ func NewHandler(app *app.App, cfg Config) http.Handler {
 	srv.AddTransport(live.transport())
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(maxTokens)
+	for _, ext := range persistedDocuments(cfg.Trusted) {
+		srv.Use(ext)
+	}
 	if !cfg.NoIntrospection {
 		srv.Use(extension.Introspection{})
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -32,6 +33,8 @@ import (
 var SubscriptionScopes = map[string]string{
 	"salesProcessed":       kernel.ScopeBackoffice,
 	"customerLevelChanges": "customers:read",
+	"redemptions":          "campaigns:read",
+	"importProgress":       "customers:read",
 }
 
 // SubscriptionLimits bound the subscriptions' connections; a zero field is
@@ -157,7 +160,7 @@ func (s *subscriptions) init(ctx context.Context, p transport.InitPayload) (cont
 		return refuse(closeTooManyMessages, "too_many_connections: the client has its most subscriptions connections open")
 	}
 	c.token, c.viewer = raw, v
-	go c.watch(ctx, tokenExpiry(raw))
+	c.watch(ctx, tokenExpiry(raw))
 	return viewer.NewContext(ctx, v), nil, nil
 }
 
@@ -210,8 +213,10 @@ type wsConn struct {
 	mu        sync.Mutex
 	budget    float64 // messages the client may send now
 	refilled  time.Time
-	active    int       // subscriptions running
-	idleSince time.Time // when the last one ended (or the connection began)
+	active    int         // subscriptions running
+	idleSince time.Time   // when the last one ended (or the connection began)
+	tick      *time.Timer // watch's next check
+	checked   time.Time   // when the token was last verified
 	closed    bool
 }
 
@@ -275,49 +280,73 @@ func (c *wsConn) shut(code int, reason string) {
 }
 
 // watch closes the connection when its token expires or no longer
-// verifies, or when it has been idle for IdleTimeout; it ends with the
-// connection (ctx).
+// verifies, or when it has been idle for IdleTimeout, until the connection
+// (ctx) ends. Timers check, not a goroutine of the connection's: an idle
+// connection costs less (docs/performance.md).
 func (c *wsConn) watch(ctx context.Context, expiry time.Time) {
 	l := c.subs.limits
-	tick := time.NewTicker(min(l.Recheck, l.IdleTimeout) / 2)
-	defer tick.Stop()
-	var expired <-chan time.Time
-	if !expiry.IsZero() {
-		t := time.NewTimer(time.Until(expiry))
-		defer t.Stop()
-		expired = t.C
-	}
-	checked := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-expired:
-			c.shut(closeUnauthorized, "invalid_token: the access token expired")
-			return
-		case now := <-tick.C:
+	every := min(l.Recheck, l.IdleTimeout) / 2
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.checked = time.Now()
+	c.tick = time.AfterFunc(every, func() {
+		if c.check(ctx) && ctx.Err() == nil {
 			c.mu.Lock()
-			idle := c.active == 0 && now.Sub(c.idleSince) >= l.IdleTimeout
+			c.tick.Reset(every)
 			c.mu.Unlock()
-			if idle {
-				c.shut(closeIdle, "idle: no subscription")
-				return
-			}
-			if now.Sub(checked) >= l.Recheck {
-				checked = now
-				if _, err := c.subs.app.Auth.Authenticate(ctx, c.token); err != nil && ctx.Err() == nil {
-					c.shut(closeUnauthorized, "invalid_token: the access token is no longer valid")
-					return
-				}
-			}
+		}
+	})
+	var expired *time.Timer
+	if !expiry.IsZero() {
+		expired = time.AfterFunc(time.Until(expiry), func() { c.shut(closeUnauthorized, "invalid_token: the access token expired") })
+	}
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.tick.Stop()
+		c.mu.Unlock()
+		if expired != nil {
+			expired.Stop()
+		}
+	})
+}
+
+// check closes an idle connection, and one whose token no longer
+// verifies once Recheck has passed; false when it closed it.
+func (c *wsConn) check(ctx context.Context) bool {
+	l := c.subs.limits
+	now := time.Now()
+	c.mu.Lock()
+	idle := c.active == 0 && now.Sub(c.idleSince) >= l.IdleTimeout
+	recheck := now.Sub(c.checked) >= l.Recheck
+	if recheck {
+		c.checked = now
+	}
+	c.mu.Unlock()
+	if idle {
+		c.shut(closeIdle, "idle: no subscription")
+		return false
+	}
+	if recheck {
+		if _, err := c.subs.app.Auth.Authenticate(ctx, c.token); err != nil && ctx.Err() == nil {
+			c.shut(closeUnauthorized, "invalid_token: the access token is no longer valid")
+			return false
 		}
 	}
+	return true
 }
 
 // feed runs a subscription field: the scope of field, then the tenant's
 // events of types until the subscription ends or the subscriber falls
 // behind (which closes its connection).
 func (r *Resolver) feed(ctx context.Context, field string, types ...string) (<-chan *ent.Event, error) {
+	return r.feedFrom(ctx, field, func(ctx context.Context) (*webhooks.FeedSubscription, error) {
+		return r.app.Webhooks.SubscribeEvents(ctx, types...)
+	})
+}
+
+// feedFrom runs a subscription field on the events subscribe gives, once
+// the scope of field is checked.
+func (r *Resolver) feedFrom(ctx context.Context, field string, subscribe func(context.Context) (*webhooks.FeedSubscription, error)) (<-chan *ent.Event, error) {
 	scope, ok := SubscriptionScopes[field]
 	if !ok {
 		return nil, apperr.Forbidden("insufficient_scope", "Subscription."+field+" has no scope")
@@ -325,37 +354,28 @@ func (r *Resolver) feed(ctx context.Context, field string, types ...string) (<-c
 	if err := kernel.Authorize(ctx, scope); err != nil {
 		return nil, err
 	}
-	sub, err := r.app.Webhooks.SubscribeEvents(ctx, types...)
+	sub, err := subscribe(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
-	if c != nil {
-		c.mu.Lock()
-		c.active++
-		c.mu.Unlock()
+	if c == nil {
+		return sub.Events, nil
 	}
-	out := make(chan *ent.Event)
-	go func() {
-		defer close(out)
-		if c != nil {
-			defer func() {
-				c.mu.Lock()
-				c.active--
-				c.idleSince = time.Now()
-				c.mu.Unlock()
-			}()
-		}
-		for e := range sub.Events {
-			select {
-			case out <- e:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if sub.Dropped() && c != nil {
+	c.mu.Lock()
+	c.active++
+	c.mu.Unlock()
+	// gqlgen reads sub.Events itself, and ends the subscription's context
+	// once the channel closes (the subscriber dropped) or the client
+	// completes it: no goroutine of ours waits (docs/performance.md).
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.active--
+		c.idleSince = time.Now()
+		c.mu.Unlock()
+		if sub.Dropped() {
 			c.shut(closeSlowConsumer, "slow_consumer: events were left unread")
 		}
-	}()
-	return out, nil
+	})
+	return sub.Events, nil
 }

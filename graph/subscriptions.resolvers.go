@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/fideliza/fideliza/app/webhooks"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -21,6 +22,18 @@ func (r *subscriptionResolver) SalesProcessed(ctx context.Context) (<-chan *ent.
 // CustomerLevelChanges is the resolver for the customerLevelChanges field.
 func (r *subscriptionResolver) CustomerLevelChanges(ctx context.Context) (<-chan *ent.Event, error) {
 	return r.feed(ctx, "customerLevelChanges", outbox.CustomerLevelChanged)
+}
+
+// Redemptions is the resolver for the redemptions field.
+func (r *subscriptionResolver) Redemptions(ctx context.Context) (<-chan *ent.Event, error) {
+	return r.feed(ctx, "redemptions", outbox.RedemptionCreated, outbox.RedemptionRolledBack)
+}
+
+// ImportProgress is the resolver for the importProgress field.
+func (r *subscriptionResolver) ImportProgress(ctx context.Context, id string) (<-chan *ent.Event, error) {
+	return r.feedFrom(ctx, "importProgress", func(ctx context.Context) (*webhooks.FeedSubscription, error) {
+		return r.app.Webhooks.SubscribeImportProgress(ctx, id)
+	})
 }
 
 // Subscription returns generated.SubscriptionResolver implementation.

@@ -127,7 +127,11 @@ func requestParams(r *http.Request) (*graphql.RawParams, *gqlerror.Error) {
 		}
 	}
 	p := &graphql.RawParams{}
-	if err := decodeParam(wire.Query, &p.Query); err != nil || p.Query == "" {
+	if err := decodeParam(wire.Extensions, &p.Extensions); err != nil {
+		return nil, requestError("extensions must be an object or null")
+	}
+	// A persisted query may send its hash alone (documents.go).
+	if err := decodeParam(wire.Query, &p.Query); err != nil || (p.Query == "" && p.Extensions["persistedQuery"] == nil) {
 		return nil, requestError("query must be a non-empty string")
 	}
 	if err := decodeParam(wire.OperationName, &p.OperationName); err != nil {
@@ -135,9 +139,6 @@ func requestParams(r *http.Request) (*graphql.RawParams, *gqlerror.Error) {
 	}
 	if err := decodeParam(wire.Variables, &p.Variables); err != nil {
 		return nil, requestError("variables must be an object or null")
-	}
-	if err := decodeParam(wire.Extensions, &p.Extensions); err != nil {
-		return nil, requestError("extensions must be an object or null")
 	}
 	return p, nil
 }

@@ -24,6 +24,12 @@ func rawGraphQL(t testing.TB, e *TestEnv, token, contentType, body string) (int,
 	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/graphql", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", contentType)
+	return sendGraphQL(t, e, token, req)
+}
+
+// sendGraphQL sends req with token and returns the status and body.
+func sendGraphQL(t testing.TB, e *TestEnv, token string, req *http.Request) (int, string) {
+	t.Helper()
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := e.srv.Client().Do(req)
 	require.NoError(t, err)

@@ -50,6 +50,9 @@ type Config struct {
 	CORSOrigins []string
 	// Subscriptions bound GraphQL subscriptions' WebSocket connections.
 	Subscriptions graph.SubscriptionLimits
+	// TrustedDocuments, when set, are the only GraphQL documents clients
+	// may run (graph.Config.Trusted).
+	TrustedDocuments *graph.TrustedDocuments
 }
 
 // NewHandler returns the HTTP interface of the service.
@@ -79,13 +82,21 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	}
 	r.Route(posPrefix, s.mountPOS)
 
-	s.gql, s.scrape = graph.NewHandler(a, graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions}), reg.Handler(log)
+	gcfg := graph.Config{NoIntrospection: cfg.NoIntrospection, Subscriptions: cfg.Subscriptions, Trusted: cfg.TrustedDocuments}
+	s.gql, s.scrape = graph.NewHandler(a, gcfg), reg.Handler(log)
+	inProcess := s.gql
+	if gcfg.Trusted != nil {
+		// The panel's documents (dashboardclient) are the service's own,
+		// run in this process: trusted mode is about what clients send.
+		gcfg.Trusted = nil
+		inProcess = graph.NewHandler(a, gcfg)
+	}
 	pg := playground.Config{GraphQLPath: "/graphql"}
 	if a.Auth.CanSignIn() {
 		pg.LoginURL = "/auth/login?return_to=/playground"
 	}
 	r.Mount("/playground", playground.Handler(pg))
-	r.Mount("/panel", panel.Handler(a, s.gql, log))
+	r.Mount("/panel", panel.Handler(a, inProcess, log))
 	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
 	return r
 }

@@ -236,6 +236,14 @@ func waitSubscribed(t *testing.T, a *app.App, tenantID string, c *wsClient, id s
 
 func waitSubscribedTo(t *testing.T, a *app.App, tenantID string, c *wsClient, id, typ, field string) {
 	t.Helper()
+	waitSubscribedAbout(t, a, tenantID, c, id, typ, field, "probe")
+}
+
+// waitSubscribedAbout is waitSubscribedTo with probes about subject, for
+// a subscription to one subject's events: a probe's data is {"subject":
+// subject}.
+func waitSubscribedAbout(t *testing.T, a *app.App, tenantID string, c *wsClient, id, typ, field, subject string) {
+	t.Helper()
 	// A probe is recorded, and read; the subscription may have begun after
 	// it was committed, so probes go on until one arrives.
 	got := make(chan struct{})
@@ -244,7 +252,7 @@ func waitSubscribedTo(t *testing.T, a *app.App, tenantID string, c *wsClient, id
 		c.anyEvent(id, field)
 	}()
 	for {
-		recordEvent(t, a, tenantID, typ, "probe")
+		recordEvent(t, a, tenantID, typ, subject)
 		select {
 		case <-got:
 			return

@@ -265,3 +265,13 @@ func ClaimRedemption(ctx context.Context, c *ent.Client, campaignID string, wher
 	).AddRedemptionsCount(1).Save(ctx)
 	return n > 0, err
 }
+
+// RecordRedemption records the event of a redemption made, in its
+// transaction (c).
+func RecordRedemption(ctx context.Context, c *ent.Client, red *ent.Redemption) error {
+	return outbox.Record(ctx, c, red.CreatedAt, red.TenantID, outbox.RedemptionCreated, red.ID, map[string]any{
+		"redemption_id": red.ID, "campaign_id": red.CampaignID, "customer_id": red.CustomerID, "order_id": red.OrderID,
+		"store_code": red.StoreCode, "discount_amount": red.DiscountAmount.String(), "cashback_amount": red.CashbackAmount.String(),
+		"bonus_points": red.BonusPoints,
+	})
+}

@@ -347,6 +347,9 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	if err != nil {
 		return nil, err
 	}
+	if err := campaigns.RecordRedemption(ctx, tx.Ent, red); err != nil {
+		return nil, err
+	}
 	switch camp.Type {
 	case campaign.TypeCashback:
 		if benefit.CashbackAmount != nil && benefit.CashbackAmount.IsPositive() {

@@ -9,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -111,9 +112,24 @@ func (a *Service) finishImport(ctx context.Context, importID string, status cust
 		if _, err := tx.Ent.CustomerImportChunk.Delete().Where(customerimportchunk.ImportID(importID)).Exec(ctx); err != nil {
 			return err
 		}
-		return tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
-			SetFinishedAt(a.Stamp()).Exec(ctx)
+		imp, err := tx.Ent.CustomerImport.UpdateOneID(importID).SetStatus(status).SetError(reason).
+			SetFinishedAt(a.Stamp()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		return a.recordImportProgress(ctx, tx.Ent, imp)
 	})
+}
+
+// recordImportProgress records the event of an import's progress (its
+// status and counts), in the transaction (c) that made it.
+func (a *Service) recordImportProgress(ctx context.Context, c *ent.Client, imp *ent.CustomerImport) error {
+	data := map[string]any{"import_id": imp.ID, "status": string(imp.Status), "rows": imp.Rows,
+		"created": imp.Created, "updated": imp.Updated, "refused": imp.Refused}
+	if imp.Error != "" {
+		data["error"] = imp.Error
+	}
+	return outbox.Record(ctx, c, a.Stamp(), imp.TenantID, outbox.CustomerImportProgressed, imp.ID, data)
 }
 
 // CustomerImport returns one of the viewer's tenant's imports.
@@ -175,11 +191,16 @@ func (a *Service) RunCustomerImport(ctx context.Context, id string) error {
 		return nil // done, or never queued
 	case customerimport.StatusQueued, customerimport.StatusRunning:
 	}
-	if imp.StartedAt == nil {
-		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).SetStartedAt(a.Stamp()).Save(ctx)
-	} else {
-		imp, err = imp.Update().SetStatus(customerimport.StatusRunning).Save(ctx)
-	}
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		run := tx.Ent.CustomerImport.UpdateOneID(id).SetStatus(customerimport.StatusRunning)
+		if imp.StartedAt == nil {
+			run.SetStartedAt(a.Stamp())
+		}
+		if imp, err = run.Save(ctx); err != nil {
+			return err
+		}
+		return a.recordImportProgress(ctx, tx.Ent, imp)
+	})
 	if err != nil {
 		return err
 	}
@@ -220,8 +241,12 @@ func (a *Service) saveImportProgress(ctx context.Context, id string, line int, b
 				return err
 			}
 		}
-		return tx.Ent.CustomerImport.UpdateOneID(id).SetDoneLine(line).
-			AddRows(batch.Rows).AddCreated(batch.Created).AddUpdated(batch.Updated).AddRefused(batch.Refused).Exec(ctx)
+		imp, err := tx.Ent.CustomerImport.UpdateOneID(id).SetDoneLine(line).
+			AddRows(batch.Rows).AddCreated(batch.Created).AddUpdated(batch.Updated).AddRefused(batch.Refused).Save(ctx)
+		if err != nil {
+			return err
+		}
+		return a.recordImportProgress(ctx, tx.Ent, imp)
 	})
 }
 

@@ -374,11 +374,14 @@ func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *e
 		if err != nil {
 			return 0, false, err
 		}
-		err = c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
+		red, err := c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
 			SetAmountPaid(s.AmountPayable).SetDiscountAmount(given[id]).SetCashbackAmount(decimal.Zero).
-			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).SetStoreCode(store).SetNillableCouponID(couponID).Exec(ctx)
+			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).SetStoreCode(store).SetNillableCouponID(couponID).Save(ctx)
 		if err != nil {
 			return 0, false, fmt.Errorf("redemption of %s: %w", id, err)
+		}
+		if err := campaigns.RecordRedemption(ctx, c, red); err != nil {
+			return 0, false, err
 		}
 		n++
 	}

@@ -10,7 +10,10 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -40,13 +43,14 @@ const (
 // subscription's context ends or the subscriber is dropped for not keeping
 // up (then Dropped says so).
 type FeedSubscription struct {
-	Events <-chan *ent.Event
-	events chan *ent.Event
-	tenant string
-	types  []string
-	since  string // the first event id it may receive
-	mu     sync.Mutex
-	slow   bool
+	Events  <-chan *ent.Event
+	events  chan *ent.Event
+	tenant  string
+	types   []string
+	subject string // the events' subject; "": any
+	since   string // the first event id it may receive
+	mu      sync.Mutex
+	slow    bool
 }
 
 // Dropped says whether the subscriber was dropped for leaving FeedBuffer
@@ -70,12 +74,18 @@ func (a *Service) SubscribeEvents(ctx context.Context, types ...string) (*FeedSu
 	if err := Policy.Allow(ctx, "SubscribeEvents"); err != nil {
 		return nil, err
 	}
+	return a.subscribeEvents(ctx, "", types...)
+}
+
+// subscribeEvents subscribes to the events of types about subject ("":
+// any).
+func (a *Service) subscribeEvents(ctx context.Context, subject string, types ...string) (*FeedSubscription, error) {
 	tenantID, err := kernel.ViewerTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
 	events := make(chan *ent.Event, FeedBuffer)
-	s := &FeedSubscription{Events: events, events: events, tenant: tenantID, types: types, since: eventIDAt(time.Now())}
+	s := &FeedSubscription{Events: events, events: events, tenant: tenantID, types: types, subject: subject, since: eventIDAt(time.Now())}
 	f := &a.feed
 	f.mu.Lock()
 	if f.subs == nil {
@@ -171,7 +181,7 @@ func (f *eventFeed) hand(e *ent.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s := range f.subs {
-		if s.tenant != e.TenantID || e.ID < s.since || !slices.Contains(s.types, e.Type) {
+		if s.tenant != e.TenantID || e.ID < s.since || !slices.Contains(s.types, e.Type) || (s.subject != "" && s.subject != e.SubjectID) {
 			continue
 		}
 		select {
@@ -188,4 +198,24 @@ func eventIDAt(t time.Time) string {
 	var id ulid.ULID
 	_ = id.SetTime(ulid.Timestamp(t))
 	return pid.Event + "_" + strings.ToLower(id.String())
+}
+
+// SubscribeImportProgress gives the viewer the progress events of one of
+// its tenant's imports (outbox.CustomerImportProgressed) from now on,
+// until ctx ends; an import the viewer cannot see is not found.
+func (a *Service) SubscribeImportProgress(ctx context.Context, id string) (*FeedSubscription, error) {
+	if err := Policy.Allow(ctx, "SubscribeImportProgress"); err != nil {
+		return nil, err
+	}
+	if err := kernel.Guarded("id", id); err != nil {
+		return nil, err
+	}
+	seen, err := a.DB.Ent.CustomerImport.Query().Where(customerimport.ID(id)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !seen {
+		return nil, apperr.NotFound("import")
+	}
+	return a.subscribeEvents(ctx, id, outbox.CustomerImportProgressed)
 }

@@ -4,16 +4,17 @@ import "github.com/fideliza/fideliza/app/kernel"
 
 // Policy says who may call each operation of the webhooks context.
 var Policy = kernel.Policy{
-	"CreateWebhookEndpoint": kernel.Scope("webhooks:write"),
-	"UpdateWebhookEndpoint": kernel.Scope("webhooks:write"),
-	"DeleteWebhookEndpoint": kernel.Scope("webhooks:write"),
-	"RotateWebhookSecret":   kernel.Scope("webhooks:write"),
-	"RedeliverWebhook":      kernel.Scope("webhooks:write"),
-	"WebhookEndpoint":       kernel.Scope("webhooks:read"),
-	"WebhookEndpoints":      kernel.Scope("webhooks:read"),
-	"WebhookDeliveries":     kernel.Scope("webhooks:read"),
-	"RecentDeliveries":      kernel.Scope("webhooks:read"),
-	"SubscribeEvents":       kernel.Scope(kernel.ScopeBackoffice, "customers:read"), // each field its own (graph.SubscriptionScopes)
-	"DispatchEvents":        kernel.System,
-	"DeliverWebhook":        kernel.System,
+	"CreateWebhookEndpoint":   kernel.Scope("webhooks:write"),
+	"UpdateWebhookEndpoint":   kernel.Scope("webhooks:write"),
+	"DeleteWebhookEndpoint":   kernel.Scope("webhooks:write"),
+	"RotateWebhookSecret":     kernel.Scope("webhooks:write"),
+	"RedeliverWebhook":        kernel.Scope("webhooks:write"),
+	"WebhookEndpoint":         kernel.Scope("webhooks:read"),
+	"WebhookEndpoints":        kernel.Scope("webhooks:read"),
+	"WebhookDeliveries":       kernel.Scope("webhooks:read"),
+	"RecentDeliveries":        kernel.Scope("webhooks:read"),
+	"SubscribeEvents":         kernel.Scope(kernel.ScopeBackoffice, "customers:read"), // each field its own (graph.SubscriptionScopes)
+	"SubscribeImportProgress": kernel.Scope("customers:read"),
+	"DispatchEvents":          kernel.System,
+	"DeliverWebhook":          kernel.System,
 }

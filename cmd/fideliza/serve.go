@@ -64,6 +64,10 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			trusted, err := office.trustedDocuments()
+			if err != nil {
+				return err
+			}
 			// The address is taken before the migrations and the demo's
 			// history: a busy port fails at once, and nothing else can take
 			// it while they run (requests wait in the listen backlog).
@@ -81,6 +85,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			go a.DB.KeepOptimized(ctx, log)
 			g.logStart(log, a, "serve", "addr", addr, "worker", !noWorker, "workers", workers, "points_interval", points.String(),
 				"rescue_after", rescue.String(), "demo", demo, "graphql_introspection", intro,
+				"graphql_trusted_documents", trusted.Len(), // 0: any document runs
 				// Rate limits are counted by this process alone.
 				"rate_limit_client", rates.DefaultQuota().String(), "rate_limit_tenant_overrides", len(rates.Tenants),
 				"rate_limit_token_per_ip", rates.TokenQuota().String(), "rate_limit_auth_failures_per_ip", rates.AuthFailureQuota().String(),
@@ -112,7 +117,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			}
 			return run(ctx, log, client, !noWorker, &http.Server{
 				Handler: rest.NewHandler(a, log, rest.Config{NoIntrospection: !intro, RateLimits: rates, Metrics: reg,
-					CORSOrigins: origins}),
+					CORSOrigins: origins, TrustedDocuments: trusted}),
 				ReadHeaderTimeout: 10 * time.Second,
 				IdleTimeout:       2 * time.Minute,
 			}, listener)

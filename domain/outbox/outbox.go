@@ -30,6 +30,20 @@ const (
 	CustomerConsentChanged = "customer.consent_changed"
 )
 
+// Event types of the live feed only (GraphQL subscriptions), which webhook
+// endpoints do not receive.
+const (
+	// RedemptionCreated says a campaign was redeemed (at validation, or by
+	// a sale's discount).
+	RedemptionCreated = "redemption.created"
+	// CustomerImportProgressed says a customer import committed a batch,
+	// or ended; its data holds the import's status and counts.
+	CustomerImportProgressed = "customer_import.progressed"
+)
+
+// LiveTypes lists the event types of the live feed only.
+var LiveTypes = []string{RedemptionCreated, CustomerImportProgressed}
+
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
 	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged}

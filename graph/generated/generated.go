@@ -751,6 +751,8 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		CustomerLevelChanges func(childComplexity int) int
+		ImportProgress       func(childComplexity int, id string) int
+		Redemptions          func(childComplexity int) int
 		SalesProcessed       func(childComplexity int) int
 	}
 
@@ -952,6 +954,8 @@ type SaleResolver interface {
 type SubscriptionResolver interface {
 	SalesProcessed(ctx context.Context) (<-chan *ent.Event, error)
 	CustomerLevelChanges(ctx context.Context) (<-chan *ent.Event, error)
+	Redemptions(ctx context.Context) (<-chan *ent.Event, error)
+	ImportProgress(ctx context.Context, id string) (<-chan *ent.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -4254,6 +4258,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.CustomerLevelChanges(childComplexity), true
+	case "Subscription.importProgress":
+		if e.ComplexityRoot.Subscription.ImportProgress == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_importProgress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ImportProgress(childComplexity, args["id"].(string)), true
+	case "Subscription.redemptions":
+		if e.ComplexityRoot.Subscription.Redemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Redemptions(childComplexity), true
 	case "Subscription.salesProcessed":
 		if e.ComplexityRoot.Subscription.SalesProcessed == nil {
 			break
@@ -12940,6 +12961,10 @@ type Subscription {
   salesProcessed: Event!
   "Customers' level changes (customer.level_changed: customer_id, from, to, direction, points_earned_12_months). Needs customers:read."
   customerLevelChanges: Event!
+  "Redemptions made (redemption.created: redemption_id, campaign_id, customer_id, order_id, store_code, discount_amount, cashback_amount, bonus_points) and rolled back (redemption.rolled_back: redemption_id, campaign_id, customer_id, order_id, reason). Needs campaigns:read."
+  redemptions: Event!
+  "The progress of one customer import (customer_import.progressed when it starts, commits a batch and ends: import_id, status, rows, created, updated, refused, and error when it failed). Needs customers:read."
+  importProgress("The import's imp_… id." id: ID!): Event!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/webhooks.graphql", Input: `"""
@@ -16632,6 +16657,20 @@ func (ec *executionContext) field_Segment_customers_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_importProgress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -29997,6 +30036,82 @@ func (ec *executionContext) fieldContext_Subscription_customerLevelChanges(_ con
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Event(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_redemptions(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_redemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().Redemptions(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_redemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_importProgress(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_importProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ImportProgress(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_importProgress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_importProgress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -61642,6 +61757,10 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_salesProcessed(ctx, fields[0])
 	case "customerLevelChanges":
 		return ec._Subscription_customerLevelChanges(ctx, fields[0])
+	case "redemptions":
+		return ec._Subscription_redemptions(ctx, fields[0])
+	case "importProgress":
+		return ec._Subscription_importProgress(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
