@@ -117,8 +117,6 @@ func (s *subscriptions) transport() transport.Websocket {
 		Implementation: acceptor{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
 		InitFunc:       s.init,
 		InitTimeout:    10 * time.Second,
-		// A ping every 30 s: a client gone without closing is noticed.
-		PingPongInterval: 30 * time.Second,
 		PayloadReadLimit: ptr(int64(64 << 10)),
 	}
 }
