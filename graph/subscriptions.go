@@ -114,9 +114,9 @@ func (s *subscriptions) transport() transport.Websocket {
 		// The token is in connection_init, never a cookie: a page of any
 		// origin may open the connection (no cross-site hijacking of a
 		// session to fear), and gets nothing without a token.
-		Implementation: acceptor{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
-		InitFunc:       s.init,
-		InitTimeout:    10 * time.Second,
+		Implementation:   acceptor{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}}},
+		InitFunc:         s.init,
+		InitTimeout:      10 * time.Second,
 		PayloadReadLimit: ptr(int64(64 << 10)),
 	}
 }
