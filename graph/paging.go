@@ -1,9 +1,13 @@
 package graph
 
 import (
+	"context"
+	"strings"
+
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/storage"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 )
@@ -29,4 +33,15 @@ func boundPage(fc *graphql.FieldContext) error {
 		}
 	}
 	return nil
+}
+
+// boundCount bounds the row count of a connection field (its totalCount
+// and pageInfo): exact up to storage.CountBound, CountBound+1 beyond
+// ("more than"), so a list of a table of tens of millions answers without
+// counting it.
+func boundCount(ctx context.Context, fc *graphql.FieldContext) context.Context {
+	if fc.Field.Definition == nil || !strings.HasSuffix(fc.Field.Definition.Type.Name(), "Connection") {
+		return ctx
+	}
+	return storage.WithBoundedCounts(ctx)
 }

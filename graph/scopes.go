@@ -140,7 +140,7 @@ func checkField(ctx context.Context, next graphql.Resolver) (any, error) {
 	if err := boundPage(fc); err != nil {
 		return nil, err
 	}
-	return next(ctx)
+	return next(boundCount(ctx, fc))
 }
 
 // edgeScope returns the scope of the entity an edge of an entity leads to

@@ -162,7 +162,7 @@ func openSQLite(path string) (*DB, error) {
 		Driver: entsql.OpenDB(dialect.SQLite, writes),
 		reads:  entsql.OpenDB(dialect.SQLite, reads),
 	}
-	return &DB{SQL: writes, Reads: reads, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.SQLite, driver: drv}, nil
+	return &DB{SQL: writes, Reads: reads, Ent: newClient(drv), Dialect: dialect.SQLite, driver: drv}, nil
 }
 
 // postgresMaxConns is the default size of the PostgreSQL pool
@@ -194,7 +194,7 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, string, error) {
 	}
 	pool := stdlib.OpenDBFromPool(pgx) // no idle connections in database/sql
 	drv := entsql.OpenDB(dialect.Postgres, pool)
-	return &DB{SQL: pool, Reads: pool, Ent: ent.NewClient(ent.Driver(drv)), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
+	return &DB{SQL: pool, Reads: pool, Ent: newClient(drv), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
 }
 
 // Pgx is the pgx pool behind SQL on PostgreSQL, nil on SQLite: River's pgx
