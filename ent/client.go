@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -59,6 +60,8 @@ type Client struct {
 	AuditEvent *AuditEventClient
 	// Campaign is the client for interacting with the Campaign builders.
 	Campaign *CampaignClient
+	// Change is the client for interacting with the Change builders.
+	Change *ChangeClient
 	// ChurnModel is the client for interacting with the ChurnModel builders.
 	ChurnModel *ChurnModelClient
 	// ConsentChange is the client for interacting with the ConsentChange builders.
@@ -125,6 +128,7 @@ func (c *Client) init() {
 	c.APIClient = NewAPIClientClient(c.config)
 	c.AuditEvent = NewAuditEventClient(c.config)
 	c.Campaign = NewCampaignClient(c.config)
+	c.Change = NewChangeClient(c.config)
 	c.ChurnModel = NewChurnModelClient(c.config)
 	c.ConsentChange = NewConsentChangeClient(c.config)
 	c.Coupon = NewCouponClient(c.config)
@@ -246,6 +250,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		APIClient:             NewAPIClientClient(cfg),
 		AuditEvent:            NewAuditEventClient(cfg),
 		Campaign:              NewCampaignClient(cfg),
+		Change:                NewChangeClient(cfg),
 		ChurnModel:            NewChurnModelClient(cfg),
 		ConsentChange:         NewConsentChangeClient(cfg),
 		Coupon:                NewCouponClient(cfg),
@@ -294,6 +299,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		APIClient:             NewAPIClientClient(cfg),
 		AuditEvent:            NewAuditEventClient(cfg),
 		Campaign:              NewCampaignClient(cfg),
+		Change:                NewChangeClient(cfg),
 		ChurnModel:            NewChurnModelClient(cfg),
 		ConsentChange:         NewConsentChangeClient(cfg),
 		Coupon:                NewCouponClient(cfg),
@@ -349,12 +355,12 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIClient, c.AuditEvent, c.Campaign, c.ChurnModel, c.ConsentChange, c.Coupon,
-		c.Customer, c.CustomerImport, c.CustomerImportChunk, c.CustomerImportProblem,
-		c.CustomerScore, c.Event, c.IdempotencyKey, c.PointsEntry, c.PointsLot,
-		c.Product, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
-		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
+		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
+		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
+		c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.Sale, c.SaleItem,
+		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -364,12 +370,12 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIClient, c.AuditEvent, c.Campaign, c.ChurnModel, c.ConsentChange, c.Coupon,
-		c.Customer, c.CustomerImport, c.CustomerImportChunk, c.CustomerImportProblem,
-		c.CustomerScore, c.Event, c.IdempotencyKey, c.PointsEntry, c.PointsLot,
-		c.Product, c.Redemption, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn,
-		c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
+		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
+		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
+		c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.Sale, c.SaleItem,
+		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -384,6 +390,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AuditEvent.mutate(ctx, m)
 	case *CampaignMutation:
 		return c.Campaign.mutate(ctx, m)
+	case *ChangeMutation:
+		return c.Change.mutate(ctx, m)
 	case *ChurnModelMutation:
 		return c.ChurnModel.mutate(ctx, m)
 	case *ConsentChangeMutation:
@@ -937,6 +945,156 @@ func (c *CampaignClient) mutate(ctx context.Context, m *CampaignMutation) (Value
 		return (&CampaignDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Campaign mutation op: %q", m.Op())
+	}
+}
+
+// ChangeClient is a client for the Change schema.
+type ChangeClient struct {
+	config
+}
+
+// NewChangeClient returns a client for the Change from the given config.
+func NewChangeClient(c config) *ChangeClient {
+	return &ChangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `change.Hooks(f(g(h())))`.
+func (c *ChangeClient) Use(hooks ...Hook) {
+	c.hooks.Change = append(c.hooks.Change, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `change.Intercept(f(g(h())))`.
+func (c *ChangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Change = append(c.inters.Change, interceptors...)
+}
+
+// Create returns a builder for creating a Change entity.
+func (c *ChangeClient) Create() *ChangeCreate {
+	mutation := newChangeMutation(c.config, OpCreate)
+	return &ChangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Change entities.
+func (c *ChangeClient) CreateBulk(builders ...*ChangeCreate) *ChangeCreateBulk {
+	return &ChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChangeClient) MapCreateBulk(slice any, setFunc func(*ChangeCreate, int)) *ChangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChangeCreateBulk{err: fmt.Errorf("calling to ChangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Change.
+func (c *ChangeClient) Update() *ChangeUpdate {
+	mutation := newChangeMutation(c.config, OpUpdate)
+	return &ChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChangeClient) UpdateOne(_m *Change) *ChangeUpdateOne {
+	mutation := newChangeMutation(c.config, OpUpdateOne, withChange(_m))
+	return &ChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChangeClient) UpdateOneID(id int) *ChangeUpdateOne {
+	mutation := newChangeMutation(c.config, OpUpdateOne, withChangeID(id))
+	return &ChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Change.
+func (c *ChangeClient) Delete() *ChangeDelete {
+	mutation := newChangeMutation(c.config, OpDelete)
+	return &ChangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChangeClient) DeleteOne(_m *Change) *ChangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChangeClient) DeleteOneID(id int) *ChangeDeleteOne {
+	builder := c.Delete().Where(change.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChangeDeleteOne{builder}
+}
+
+// Query returns a query builder for Change.
+func (c *ChangeClient) Query() *ChangeQuery {
+	return &ChangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Change entity by its id.
+func (c *ChangeClient) Get(ctx context.Context, id int) (*Change, error) {
+	return c.Query().Where(change.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChangeClient) GetX(ctx context.Context, id int) *Change {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a Change.
+func (c *ChangeClient) QueryTenant(_m *Change) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(change.Table, change.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, change.TenantTable, change.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ChangeClient) Hooks() []Hook {
+	hooks := c.hooks.Change
+	return append(hooks[:len(hooks):len(hooks)], change.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChangeClient) Interceptors() []Interceptor {
+	return c.inters.Change
+}
+
+func (c *ChangeClient) mutate(ctx context.Context, m *ChangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Change mutation op: %q", m.Op())
 	}
 }
 
@@ -5419,18 +5577,19 @@ func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIClient, AuditEvent, Campaign, ChurnModel, ConsentChange, Coupon, Customer,
-		CustomerImport, CustomerImportChunk, CustomerImportProblem, CustomerScore,
-		Event, IdempotencyKey, PointsEntry, PointsLot, Product, Redemption, Sale,
-		SaleItem, SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant,
-		ValidationToken, WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Hook
+		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
+		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
+		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsLot, Product,
+		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
+		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
-		APIClient, AuditEvent, Campaign, ChurnModel, ConsentChange, Coupon, Customer,
-		CustomerImport, CustomerImportChunk, CustomerImportProblem, CustomerScore,
-		Event, IdempotencyKey, PointsEntry, PointsLot, Product, Redemption, Sale,
-		SaleItem, SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant,
-		ValidationToken, WebhookAttempt, WebhookDelivery,
+		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
+		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
+		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsLot, Product,
+		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
+		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Interceptor
 	}
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -104,6 +105,7 @@ func checkColumn(t, c string) error {
 			apiclient.Table:             apiclient.ValidColumn,
 			auditevent.Table:            auditevent.ValidColumn,
 			campaign.Table:              campaign.ValidColumn,
+			change.Table:                change.ValidColumn,
 			churnmodel.Table:            churnmodel.ValidColumn,
 			consentchange.Table:         consentchange.ValidColumn,
 			coupon.Table:                coupon.ValidColumn,

@@ -20,6 +20,8 @@ type Tx struct {
 	AuditEvent *AuditEventClient
 	// Campaign is the client for interacting with the Campaign builders.
 	Campaign *CampaignClient
+	// Change is the client for interacting with the Change builders.
+	Change *ChangeClient
 	// ChurnModel is the client for interacting with the ChurnModel builders.
 	ChurnModel *ChurnModelClient
 	// ConsentChange is the client for interacting with the ConsentChange builders.
@@ -206,6 +208,7 @@ func (tx *Tx) init() {
 	tx.APIClient = NewAPIClientClient(tx.config)
 	tx.AuditEvent = NewAuditEventClient(tx.config)
 	tx.Campaign = NewCampaignClient(tx.config)
+	tx.Change = NewChangeClient(tx.config)
 	tx.ChurnModel = NewChurnModelClient(tx.config)
 	tx.ConsentChange = NewConsentChangeClient(tx.config)
 	tx.Coupon = NewCouponClient(tx.config)

@@ -13,6 +13,10 @@ import (
 // trigger of migration 0028 on PostgreSQL).
 const EventsChannel = "fideliza_events"
 
+// ChangesChannel is notified of every change of the change feed, with
+// "<tenant id> <part>" (a trigger of migration 0029 on PostgreSQL).
+const ChangesChannel = "fideliza_changes"
+
 // listenRetry is the wait before a lost PostgreSQL listening connection is
 // opened again.
 const listenRetry = time.Second
@@ -24,6 +28,8 @@ const listenRetry = time.Second
 type notifier struct {
 	mu        sync.Mutex
 	waiters   map[string]map[chan struct{}]bool
+	subs      map[string]map[*Subscriber]bool
+	up        map[string]bool // the channels whose connection LISTENs
 	listening map[string]bool
 	ctx       context.Context
 	stop      context.CancelFunc
@@ -37,18 +43,12 @@ func (db *DB) Listen(ctx context.Context, channel string) <-chan struct{} {
 	n := &db.notify
 	wake := make(chan struct{}, 1)
 	n.mu.Lock()
-	if n.waiters == nil {
-		n.waiters, n.listening = map[string]map[chan struct{}]bool{}, map[string]bool{}
-		n.ctx, n.stop = context.WithCancel(context.Background())
-	}
+	n.init()
 	if n.waiters[channel] == nil {
 		n.waiters[channel] = map[chan struct{}]bool{}
 	}
 	n.waiters[channel][wake] = true
-	if db.pgx != nil && !n.listening[channel] {
-		n.listening[channel] = true
-		go db.listen(n.ctx, channel)
-	}
+	n.startLocked(db, channel)
 	n.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		n.mu.Lock()
@@ -56,6 +56,78 @@ func (db *DB) Listen(ctx context.Context, channel string) <-chan struct{} {
 		n.mu.Unlock()
 	})
 	return wake
+}
+
+// Subscriber hears a channel's notifications with their payloads
+// (PostgreSQL). Its functions run on the listening connection's goroutine,
+// one at a time: they must not block.
+type Subscriber struct {
+	// Notified is given each notification's payload, from any process.
+	Notified func(payload string)
+	// Listening is told when the listening connection opens (true) and
+	// when it is lost (false): what is notified while it is lost is never
+	// delivered.
+	Listening func(on bool)
+}
+
+// Subscribe has s hear channel's notifications until ctx ends, and tells
+// whether it will: on SQLite there is no one to hear (a commit of this
+// process says what it changed through Tx.OnCommit), and it returns false.
+func (db *DB) Subscribe(ctx context.Context, channel string, s *Subscriber) bool {
+	if db.pgx == nil {
+		return false
+	}
+	n := &db.notify
+	n.mu.Lock()
+	n.init()
+	if n.subs[channel] == nil {
+		n.subs[channel] = map[*Subscriber]bool{}
+	}
+	n.subs[channel][s] = true
+	n.startLocked(db, channel)
+	up := n.up[channel]
+	n.mu.Unlock()
+	if up { // listening already: s is told so (or twice, should it open now)
+		s.Listening(true)
+	}
+	context.AfterFunc(ctx, func() {
+		n.mu.Lock()
+		delete(n.subs[channel], s)
+		n.mu.Unlock()
+	})
+	return true
+}
+
+// init makes the notifier's maps; n.mu is held.
+func (n *notifier) init() {
+	if n.waiters == nil {
+		n.waiters, n.listening, n.up = map[string]map[chan struct{}]bool{}, map[string]bool{}, map[string]bool{}
+		n.subs = map[string]map[*Subscriber]bool{}
+		n.ctx, n.stop = context.WithCancel(context.Background())
+	}
+}
+
+// startLocked starts listening on channel (PostgreSQL), once; n.mu is held.
+func (n *notifier) startLocked(db *DB, channel string) {
+	if db.pgx != nil && !n.listening[channel] {
+		n.listening[channel] = true
+		go db.listen(n.ctx, channel)
+	}
+}
+
+// subscribers are the subscribers of channel; with up, the channel's
+// connection is marked listening or lost.
+func (n *notifier) subscribers(channel string, up ...bool) []*Subscriber {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(up) > 0 {
+		n.up[channel] = up[0]
+	}
+	subs := make([]*Subscriber, 0, len(n.subs[channel]))
+	for s := range n.subs[channel] {
+		subs = append(subs, s)
+	}
+	return subs
 }
 
 // wake wakes the waiters of channel, or of every channel when it is "".
@@ -103,12 +175,24 @@ func (db *DB) listenOnce(ctx context.Context, channel string) {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return
 	}
+	for _, s := range db.notify.subscribers(channel, true) {
+		s.Listening(true)
+	}
+	defer func() {
+		for _, s := range db.notify.subscribers(channel, false) {
+			s.Listening(false)
+		}
+	}()
 	db.notify.wake(channel) // whatever was notified while no one listened
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		note, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return
 		}
 		db.notify.wake(channel)
+		for _, s := range db.notify.subscribers(channel) {
+			s.Notified(note.Payload)
+		}
 	}
 }
 

@@ -2,11 +2,13 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -53,4 +55,67 @@ func TestListenHearsCommits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSubscribeHearsChanges: a subscriber of storage.ChangesChannel hears
+// when it listens, each committed change with its tenant and part (not one
+// rolled back), and a lost connection then its return; on SQLite there is
+// nothing to subscribe to, and Tx.OnCommit runs at commit only.
+func TestSubscribeHearsChanges(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		ctx, cancel := context.WithCancel(viewer.SystemContext(context.Background()))
+		defer cancel()
+		tn, err := db.Ent.Tenant.Create().SetName("Loja").Save(ctx)
+		require.NoError(t, err)
+		heard, listening := make(chan string, 16), make(chan bool, 16)
+		subscribed := db.Subscribe(ctx, storage.ChangesChannel, &storage.Subscriber{
+			Notified: func(p string) { heard <- p }, Listening: func(on bool) { listening <- on }})
+		require.Equal(t, db.Dialect != "sqlite3", subscribed)
+		committed := 0
+		write := func(part change.Part, fail error) error {
+			return db.InTx(ctx, func(tx storage.Tx) error {
+				tx.OnCommit(func() { committed++ })
+				if err := tx.Ent.Change.Create().SetTenantID(tn.ID).SetPart(part).Exec(ctx); err != nil {
+					return err
+				}
+				return fail
+			})
+		}
+		rollback := errors.New("rolled back")
+		require.ErrorIs(t, write(change.PartSettings, rollback), rollback)
+		require.NoError(t, write(change.PartCampaigns, nil))
+		require.Equal(t, 1, committed, "OnCommit runs for the commit only")
+		if !subscribed {
+			return
+		}
+		wait := func(ch <-chan bool) bool {
+			select {
+			case on := <-ch:
+				return on
+			case <-time.After(30 * time.Second):
+				t.Fatal("the subscriber was not told")
+				return false
+			}
+		}
+		require.True(t, wait(listening))
+		require.NoError(t, write(change.PartStores, nil))
+		select {
+		case p := <-heard:
+			// The change committed before it listened may come first.
+			if p != tn.ID+" stores " {
+				require.Equal(t, tn.ID+" campaigns ", p)
+				require.Equal(t, tn.ID+" stores ", <-heard)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the change was not heard")
+		}
+		// The listening connection lost: the subscriber is told, then told
+		// again when it is back.
+		_, err = db.SQL.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN "fideliza_changes"'`)
+		require.NoError(t, err)
+		require.False(t, wait(listening))
+		require.True(t, wait(listening))
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -45,6 +46,51 @@ type DB struct {
 	driver  dialect.Driver // Ent's driver
 	pgx     *pgxpool.Pool  // the connections behind SQL on PostgreSQL
 	notify  notifier       // Listen's waiters
+	tracer  atomic.Pointer[func(query string)]
+}
+
+// Trace has fn see every statement ent runs on db, in transactions or not,
+// until stop is called: tests count what an operation reads with it.
+func (db *DB) Trace(fn func(query string)) (stop func()) {
+	db.tracer.Store(&fn)
+	return func() { db.tracer.Store(nil) }
+}
+
+func (db *DB) trace(query string) {
+	if fn := db.tracer.Load(); fn != nil {
+		(*fn)(query)
+	}
+}
+
+// tracedDriver is the driver of DB.Ent: db's, seen by Trace.
+type tracedDriver struct {
+	dialect.Driver
+	db *DB
+}
+
+func (d tracedDriver) Exec(ctx context.Context, query string, args, v any) error {
+	d.db.trace(query)
+	return d.Driver.Exec(ctx, query, args, v)
+}
+
+func (d tracedDriver) Query(ctx context.Context, query string, args, v any) error {
+	d.db.trace(query)
+	return d.Driver.Query(ctx, query, args, v)
+}
+
+// ExecContext and QueryContext serve ent's execquery feature.
+func (d tracedDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	d.db.trace(query)
+	return d.Driver.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}).ExecContext(ctx, query, args...)
+}
+
+func (d tracedDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	d.db.trace(query)
+	return d.Driver.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}).QueryContext(ctx, query, args...)
 }
 
 // ParseURL reads a database URL ("" means DefaultURL) and names what is
@@ -96,6 +142,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.Ent = newClient(tracedDriver{Driver: db.driver, db: db})
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := ping(pingCtx, db.SQL); err != nil {
@@ -162,7 +209,7 @@ func openSQLite(path string) (*DB, error) {
 		Driver: entsql.OpenDB(dialect.SQLite, writes),
 		reads:  entsql.OpenDB(dialect.SQLite, reads),
 	}
-	return &DB{SQL: writes, Reads: reads, Ent: newClient(drv), Dialect: dialect.SQLite, driver: drv}, nil
+	return &DB{SQL: writes, Reads: reads, Dialect: dialect.SQLite, driver: drv}, nil
 }
 
 // postgresMaxConns is the default size of the PostgreSQL pool
@@ -194,7 +241,7 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, string, error) {
 	}
 	pool := stdlib.OpenDBFromPool(pgx) // no idle connections in database/sql
 	drv := entsql.OpenDB(dialect.Postgres, pool)
-	return &DB{SQL: pool, Reads: pool, Ent: newClient(drv), Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
+	return &DB{SQL: pool, Reads: pool, Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
 }
 
 // Pgx is the pgx pool behind SQL on PostgreSQL, nil on SQLite: River's pgx

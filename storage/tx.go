@@ -22,7 +22,16 @@ import (
 type Tx struct {
 	Ent *ent.Client
 	SQL *sql.Tx
+	// committed holds what OnCommit was given, run once the transaction has
+	// committed.
+	committed *[]func()
 }
+
+// OnCommit runs fn once the transaction has committed (not when it rolls
+// back, nor for a run InTx does again after a conflict), before InTx
+// returns: what this process keeps in memory of the rows the transaction
+// wrote is dropped there, so the caller's next read sees them.
+func (tx Tx) OnCommit(fn func()) { *tx.committed = append(*tx.committed, fn) }
 
 // ErrConflict is what a transaction's fn returns when a concurrent commit
 // changed a row it read before locking it: InTx runs it again.
@@ -69,7 +78,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 	if err != nil {
 		return err
 	}
-	drv := boundDriver{tx: entsql.NewDriver(db.Dialect, entsql.Conn{ExecQuerier: sqlTx}), after: db.driver, ended: new(atomic.Bool)}
+	drv := boundDriver{tx: entsql.NewDriver(db.Dialect, entsql.Conn{ExecQuerier: sqlTx}), after: db.driver, ended: new(atomic.Bool), db: db}
 	defer func() {
 		drv.ended.Store(true)
 		if p := recover(); p != nil {
@@ -77,11 +86,15 @@ func (db *DB) inTx(ctx context.Context, fn func(tx Tx) error) (err error) {
 			panic(p)
 		}
 	}()
-	if err := fn(Tx{Ent: ent.NewClient(ent.Driver(drv)), SQL: sqlTx}); err != nil {
+	var committed []func()
+	if err := fn(Tx{Ent: ent.NewClient(ent.Driver(drv)), SQL: sqlTx, committed: &committed}); err != nil {
 		return errors.Join(err, sqlTx.Rollback())
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return err
+	}
+	for _, f := range committed {
+		f()
 	}
 	db.committed()
 	return nil
@@ -111,6 +124,7 @@ type boundDriver struct {
 	tx    *entsql.Driver
 	after dialect.Driver
 	ended *atomic.Bool
+	db    *DB // its Trace
 }
 
 func (d boundDriver) current() dialect.Driver {
@@ -121,21 +135,25 @@ func (d boundDriver) current() dialect.Driver {
 }
 
 func (d boundDriver) Exec(ctx context.Context, query string, args, v any) error {
+	d.db.trace(query)
 	return d.current().Exec(ctx, query, args, v)
 }
 
 func (d boundDriver) Query(ctx context.Context, query string, args, v any) error {
+	d.db.trace(query)
 	return d.current().Query(ctx, query, args, v)
 }
 
 // ExecContext and QueryContext serve ent's execquery feature.
 func (d boundDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	d.db.trace(query)
 	return d.current().(interface {
 		ExecContext(context.Context, string, ...any) (sql.Result, error)
 	}).ExecContext(ctx, query, args...)
 }
 
 func (d boundDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	d.db.trace(query)
 	return d.current().(interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	}).QueryContext(ctx, query, args...)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/storage"
 
 	"github.com/shopspring/decimal"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/auditevent"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
@@ -184,8 +186,26 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 	if s.Name != nil {
 		*s.Name = strings.TrimSpace(*s.Name)
 	}
-	u := a.DB.Ent.Tenant.UpdateOneID(id).
-		SetNillableName(s.Name).
+	var t *ent.Tenant
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		var err error
+		if t, err = s.update(tx.Ent.Tenant.UpdateOneID(id)).Save(ctx); err != nil {
+			return err
+		}
+		return a.Changed(ctx, tx, id, change.PartSettings)
+	})
+	if err == nil {
+		v, _ := viewer.FromContext(ctx)
+		a.Logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
+		a.origins.invalidate()
+		a.Auth.Forget(id, "")
+	}
+	return t, err
+}
+
+// update sets on u the settings s changes.
+func (s TenantSettings) update(u *ent.TenantUpdateOne) *ent.TenantUpdateOne {
+	u.SetNillableName(s.Name).
 		SetNillableActive(s.Active).
 		SetNillablePreRegistration(s.PreRegistration).
 		SetNillableSaleRegistration(s.SaleRegistration)
@@ -215,15 +235,7 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 	case o != nil:
 		u.SetCorsOrigins(*o)
 	}
-	t, err := u.Save(ctx)
-	if err == nil {
-		v, _ := viewer.FromContext(ctx)
-		a.Logger().InfoContext(ctx, "tenant settings changed", "tenant_id", id, "by", v.Subject, "settings", s.changed())
-		a.SettingsChanged(id)
-		a.origins.invalidate()
-		a.Auth.Forget(id, "")
-	}
-	return t, err
+	return u
 }
 
 // CreateStore registers a store of a tenant under its external code, in
@@ -238,14 +250,18 @@ func (a *Service) CreateStore(ctx context.Context, tenantID, code, name string, 
 	if err := checkStore(&code, &name, groups); err != nil {
 		return nil, err
 	}
-	create := a.DB.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name)
-	if len(groups) > 0 {
-		create.SetGroups(groups)
-	}
-	s, err := create.Save(ctx)
-	if err == nil && len(groups) > 0 {
-		a.StoreGroupsChanged(tenantID)
-	}
+	var s *ent.Store
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		create := tx.Ent.Store.Create().SetTenantID(tenantID).SetCode(code).SetName(name)
+		if len(groups) > 0 {
+			create.SetGroups(groups)
+		}
+		var err error
+		if s, err = create.Save(ctx); err != nil || len(groups) == 0 {
+			return err
+		}
+		return a.Changed(ctx, tx, tenantID, change.PartStores)
+	})
 	return s, storeConflict(err)
 }
 
@@ -261,18 +277,22 @@ func (a *Service) UpdateStore(ctx context.Context, id string, code, name *string
 	if err := checkStore(code, name, groups); err != nil {
 		return nil, err
 	}
-	update := a.DB.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name)
-	switch {
-	case groups == nil:
-	case len(groups) == 0:
-		update.ClearGroups()
-	default:
-		update.SetGroups(groups)
-	}
-	s, err := update.Save(ctx)
-	if err == nil {
-		a.StoreGroupsChanged(s.TenantID)
-	}
+	var s *ent.Store
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		update := tx.Ent.Store.UpdateOneID(id).SetNillableCode(code).SetNillableName(name)
+		switch {
+		case groups == nil:
+		case len(groups) == 0:
+			update.ClearGroups()
+		default:
+			update.SetGroups(groups)
+		}
+		var err error
+		if s, err = update.Save(ctx); err != nil {
+			return err
+		}
+		return a.Changed(ctx, tx, s.TenantID, change.PartStores)
+	})
 	return s, storeConflict(kernel.NotFoundAs(err, "store"))
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/migrate"
 	entschema "github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -123,9 +124,7 @@ func (a *Service) seedDemoTenant(ctx context.Context, tenantID string) error {
 // sandbox's size), so that its dashboards and the integrations tried against
 // it meet a retailer's life.
 func (a *Service) playSandboxHistory(ctx context.Context, sandboxID string) error {
-	err := a.Demo.PlayHistory(ctx, sandboxID)
-	a.CampaignsChanged(sandboxID)
-	if err != nil {
+	if err := a.Demo.PlayHistory(ctx, sandboxID); err != nil {
 		return fmt.Errorf("the sandbox's history: %w", err)
 	}
 	return nil
@@ -234,9 +233,11 @@ func (a *Service) ResetSandbox(ctx context.Context, sandboxID string) error {
 		if err := a.Demo.Seed(sys, tx.Ent, sandboxID); err != nil {
 			return err
 		}
+		if err := a.Changed(sys, tx, sandboxID, change.PartCampaigns, change.PartStores); err != nil {
+			return err
+		}
 		return entschema.Audit(ctx, tx.Ent, "sandbox.reset", "sandbox", sandboxID, nil) // in the admin's tenant
 	})
-	a.CampaignsChanged(sandboxID)
 	if err != nil {
 		return err
 	}

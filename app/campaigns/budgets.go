@@ -20,7 +20,6 @@ import (
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
 // Money budgets (issue 19): a discount or cashback campaign may give at most
@@ -73,15 +72,9 @@ func HasBudget(c *ent.Campaign) bool { return campaignrules.BudgetOf(c).Any() }
 // budgetZone is the time zone of a campaign's tenant, the one of its
 // budgets per period.
 func (a *Service) budgetZone(ctx context.Context, c *ent.Client, camp *ent.Campaign) (*time.Location, error) {
-	// Within the transaction of c: the cached settings when they are fresh,
-	// else a read on c (a read on another connection could wait for a pool
-	// the concurrent transactions hold).
-	t, ok := a.FreshSettings(ctx)
-	if v, _ := viewer.FromContext(ctx); !ok || v.TenantID != camp.TenantID {
-		var err error
-		if t, err = c.Tenant.Get(ctx, camp.TenantID); err != nil {
-			return nil, err
-		}
+	t, err := a.SettingsOf(ctx, c, camp.TenantID)
+	if err != nil {
+		return nil, err
 	}
 	return points.Zone(t.TimeZone)
 }
@@ -125,14 +118,13 @@ func (ch *budgetChange) save(ctx context.Context, c *ent.Client) error {
 	return c.Campaign.UpdateOneID(ch.id).SetBudgetSpent(ch.budget.Spent).SetBudgetSpentBy(ch.spentBy).Exec(ctx)
 }
 
-// SpendBudget takes amount from the budgets of camp (as read in the
-// transaction of c: its budgets never change, what they spent is read again
-// under the lock), given at store at now. With enforce, a budget it would
+// SpendBudget takes amount from the budgets of camp (its definition: what
+// they spent is read under the lock), given at store at now. With enforce, a budget it would
 // overdraw refuses it (budget_exhausted) and nothing is taken; without, it
 // is taken all the same (a discount the point of sale already gave). A
 // campaign without a budget costs no query.
-func (a *Service) SpendBudget(ctx context.Context, c *ent.Client, camp *ent.Campaign, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
-	if !amount.IsPositive() || !HasBudget(camp) {
+func (a *Service) SpendBudget(ctx context.Context, c *ent.Client, camp eligibility.Campaign, store string, amount decimal.Decimal, now time.Time, enforce bool) error {
+	if !amount.IsPositive() || !camp.Budget.Any() {
 		return nil
 	}
 	ch, err := a.openBudget(ctx, c, camp.ID, now)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/storage"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
@@ -18,6 +19,7 @@ import (
 	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/segment"
 )
@@ -217,11 +219,27 @@ func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Ca
 			return nil, apperr.Invalid("segment_id", "no such segment")
 		}
 	}
+	var created *ent.Campaign
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		var err error
+		if created, err = in.create(tx.Ent).Save(ctx); err != nil {
+			return err
+		}
+		return a.Changed(ctx, tx, created.TenantID, change.PartCampaigns)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.WithStatus(created), nil
+}
+
+// create is the creation of the campaign of in through cl.
+func (in *CampaignInput) create(cl *ent.Client) *ent.CampaignCreate {
 	// Stored scheduled even when its time has come: the lifecycle job
 	// activates and announces it (campaign.activated) within a minute, and
 	// reads show the status of its dates meanwhile.
 	status := campaign.StatusScheduled
-	c := a.DB.Ent.Campaign.Create().
+	c := cl.Campaign.Create().
 		SetName(strings.TrimSpace(in.Name)).SetDescription(in.Description).SetType(campaign.Type(in.Type)).
 		SetStatus(status).SetStartsAt(in.StartsAt.UTC()).SetEndsAt(in.EndsAt.UTC()).
 		SetNillableSegmentID(in.SegmentID)
@@ -261,12 +279,7 @@ func (a *Service) CreateCampaign(ctx context.Context, in CampaignInput) (*ent.Ca
 	if l := in.Limits; l != nil {
 		c.SetNillableLimitPerCustomer(l.PerCustomer).SetNillableLimitTotal(l.Total)
 	}
-	created, err := c.Save(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a.CampaignsChanged(created.TenantID)
-	return a.WithStatus(created), nil
+	return c
 }
 
 // WithStatus shows a campaign's status as of now, whatever the lifecycle
@@ -416,10 +429,15 @@ func (a *Service) setCampaignStatus(ctx context.Context, id string, to campaign.
 		return nil, apperr.Conflict("invalid_status_transition", "status", "a "+string(c.Status)+" campaign cannot become "+string(to))
 	}
 	stored := to // scheduled on resume: the lifecycle job activates and announces
-	updated, err := a.DB.Ent.Campaign.UpdateOneID(id).SetStatus(stored).Save(ctx)
+	var updated *ent.Campaign
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if updated, err = tx.Ent.Campaign.UpdateOneID(id).SetStatus(stored).Save(ctx); err != nil {
+			return err
+		}
+		return a.Changed(ctx, tx, updated.TenantID, change.PartCampaigns)
+	})
 	if err != nil {
 		return nil, err
 	}
-	a.CampaignsChanged(updated.TenantID)
 	return a.WithStatus(updated), nil
 }

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -346,7 +347,7 @@ func usesLeft() predicate.Coupon {
 // redemption of its campaign, when it requires one: counted even past the
 // code's uses, as the till already gave the discount (as limits are). It
 // returns the coupon's id, nil when the sale has no code of the campaign.
-func UseSaleCoupon(ctx context.Context, c *ent.Client, s *ent.Sale, camp *ent.Campaign, now time.Time) (*string, error) {
+func UseSaleCoupon(ctx context.Context, c *ent.Client, s *ent.Sale, camp eligibility.Campaign, now time.Time) (*string, error) {
 	if !camp.RequiresCode || s.CouponCode == nil {
 		return nil, nil
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/change"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -26,9 +28,23 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context) error {
 	sys := viewer.SystemContext(ctx)
 	// Ended first: a campaign whose whole window passed unseen ends
 	// without being announced.
-	if _, err := a.DB.Ent.Campaign.Update().
-		Where(campaign.StatusNEQ(campaign.StatusEnded), campaignrules.WhereStatusAt(campaign.StatusEnded, now)).
-		SetStatus(campaign.StatusEnded).Save(sys); err != nil {
+	err := a.DB.InTx(sys, func(tx storage.Tx) error {
+		ending := []predicate.Campaign{campaign.StatusNEQ(campaign.StatusEnded), campaignrules.WhereStatusAt(campaign.StatusEnded, now)}
+		tenants, err := tx.Ent.Campaign.Query().Where(ending...).Unique(true).Select(campaign.FieldTenantID).Strings(sys)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Ent.Campaign.Update().Where(ending...).SetStatus(campaign.StatusEnded).Save(sys); err != nil {
+			return err
+		}
+		for _, t := range tenants {
+			if err := a.Changed(sys, tx, t, change.PartCampaigns); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	due, err := a.DB.Ent.Campaign.Query().
@@ -49,7 +65,9 @@ func (a *Service) RunCampaignLifecycle(ctx context.Context) error {
 			if err != nil || n == 0 {
 				return err
 			}
-			a.CampaignsChanged(c.TenantID)
+			if err := a.Changed(tctx, tx, c.TenantID, change.PartCampaigns); err != nil {
+				return err
+			}
 			data := map[string]any{
 				"campaign_id": c.ID, "name": c.Name, "type": string(c.Type),
 				"starts_at": c.StartsAt.UTC().Format(time.RFC3339Nano), "ends_at": c.EndsAt.UTC().Format(time.RFC3339Nano),

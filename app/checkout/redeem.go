@@ -166,12 +166,6 @@ func (a *Service) RedeemCampaign(ctx context.Context, in RedeemInput, idem *Idem
 		return nil, nil, err
 	}
 	if replay == nil {
-		if red.Edges.Campaign.LimitTotal != nil || campaigns.HasBudget(red.Edges.Campaign) {
-			// The cached campaigns carry their redemption counts and budget
-			// spending for the total limit and the budgets only: a campaign
-			// without either is judged the same after it.
-			a.CampaignsChanged(red.TenantID)
-		}
 		a.Recorder().Redemptions(kernel.SourceAPI, 1)
 		a.Recorder().PointsCredited(kernel.SourceAPI, bonus)
 	}
@@ -300,7 +294,7 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Campaigns.SpendBudget(ctx, tx.Ent, camp, tok.StoreID, benefit.Amount, now, true); err != nil {
+	if err := a.Campaigns.SpendBudget(ctx, tx.Ent, campaignrules.Of(camp), tok.StoreID, benefit.Amount, now, true); err != nil {
 		return nil, err
 	}
 	bound, err := tx.Ent.ValidationToken.Update().

@@ -152,7 +152,10 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if code != nil {
 		evaluation.Coupon, couponID = code.CampaignID, &code.ID
 	}
-	eligible, ineligible := eligibility.Evaluate(campaigns, in.Cart, evaluation)
+	eligible, ineligible, err := campaignrules.Evaluate(ctx, a.DB.Ent, campaigns, in.Cart, evaluation)
+	if err != nil {
+		return nil, err
+	}
 	eligible, excluded := eligibility.Stack(eligible)
 	ineligible = append(ineligible, excluded...)
 	token, hash := newValidationToken()

@@ -50,10 +50,12 @@ type Kernel struct {
 	// job is queued for them.
 	InlineSales bool
 
+	// The read model (tenantcache.go).
 	campaigns tenantCache[[]eligibility.Campaign]
 	settings  tenantCache[*ent.Tenant]
 	// storeGroups maps the codes of a tenant's stores in groups to them.
 	storeGroups tenantCache[map[string][]string]
+	feed        changeFeed
 	jobsOnce    sync.Once
 	jobsErr     error
 }

@@ -171,9 +171,6 @@ func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMo
 		}
 		return outbox.Record(ctx, c, a.Stamp(), cust.TenantID, outbox.PointsReversed, cust.ID, event)
 	})
-	if err == nil && in.Amount == nil && !out.Replayed {
-		a.CampaignsChanged(out.Entry.TenantID) // the limits got redemptions back
-	}
 	if err == nil && event != nil {
 		a.Recorder().PointsReversed(kernel.SourceAPI, -out.Entry.Points)
 	}
@@ -264,7 +261,6 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 		return err
 	})
 	if err == nil {
-		a.CampaignsChanged(out.TenantID) // the limits got the redemption back
 		a.Recorder().PointsReversed(kernel.SourceRedemption, reversed)
 	}
 	return out, ledgerError(err)

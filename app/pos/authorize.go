@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
@@ -204,10 +205,13 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	eligible, _ := eligibility.Evaluate(discounts, cart, eligibility.Context{
+	eligible, _, err := campaignrules.Evaluate(ctx, a.DB.Ent, discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign,
 	})
+	if err != nil {
+		return nil, err
+	}
 	for k, picks := range itemDiscounts(eligible, len(cart.Items)) {
 		it := &out.Items[index[k]]
 		qty := cart.Items[k].Quantity

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
@@ -32,13 +34,8 @@ import (
 
 // processedSale is what processing a sale did, counted once committed.
 type processedSale struct {
-	tenantID    string
 	credited    int64 // points credited, sale and bonus
 	redemptions int   // redemptions recorded for the discounts it carried
-	// counted says a redemption counted toward a campaign's total limit or
-	// budget: once committed, this process's cached campaigns drop the
-	// tenant's to see it.
-	counted bool
 }
 
 // failWriteTimeout bounds the write that marks a sale FAILED after its last
@@ -102,9 +99,6 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 		return err
 	}
 	for _, d := range done {
-		if d.counted {
-			a.CampaignsChanged(d.tenantID)
-		}
 		a.Recorder().SaleProcessed(kernel.SaleProcessed)
 		a.Recorder().PointsCredited(kernel.SourceSale, d.credited)
 		a.Recorder().Redemptions(kernel.SourceSale, d.redemptions)
@@ -128,7 +122,7 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 	if err != nil || s.Status != sale.StatusRECEIVED {
 		return nil, err
 	}
-	tenant, err := c.Tenant.Get(ctx, s.TenantID)
+	tenant, err := a.SettingsOf(ctx, c, s.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +156,12 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 		return nil, storage.ErrConflict
 	}
 	now := a.Stamp()
-	done := &processedSale{tenantID: s.TenantID}
+	done := &processedSale{}
 	if cust != nil {
 		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
 			return nil, err
 		}
-		if done.redemptions, done.counted, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
+		if done.redemptions, err = a.recordSaleRedemptions(ctx, c, s, cust, now); err != nil {
 			return nil, err
 		}
 	}
@@ -304,7 +298,10 @@ func (a *Service) saleBonus(ctx context.Context, c *ent.Client, camps []eligibil
 	if at != nil {
 		where.Store, where.StoreGroups = at.Code, at.Groups
 	}
-	eligible, _ := eligibility.Evaluate(bonus, cart, where)
+	eligible, _, err := campaignrules.Evaluate(ctx, c, bonus, cart, where)
+	if err != nil {
+		return 0, "", err
+	}
 	var total int64
 	var names []string
 	for _, e := range eligible {
@@ -327,13 +324,13 @@ type saleRedemptionBenefit struct {
 // the sale carries, and returns how many it recorded. It counts toward the
 // campaign's limit; a discount the POS gave after the limit was reached is
 // still recorded, flagged over_limit.
-func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (n int, counted bool, err error) {
+func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *ent.Sale, cust *ent.Customer, now time.Time) (n int, err error) {
 	given := map[string]decimal.Decimal{}
 	var order []string
 	for _, it := range s.Edges.Items {
 		ds, err := storedDiscounts(it.Discounts)
 		if err != nil {
-			return 0, false, fmt.Errorf("discounts of item %s: %w", it.LineID, err)
+			return 0, fmt.Errorf("discounts of item %s: %w", it.LineID, err)
 		}
 		for _, d := range ds {
 			if d.external() || d.UnitDiscount == nil || d.Quantity == nil {
@@ -345,47 +342,73 @@ func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *e
 			given[*d.PromotionID] = given[*d.PromotionID].Add(d.UnitDiscount.Mul(*d.Quantity))
 		}
 	}
+	if len(order) == 0 {
+		return 0, nil
+	}
+	live, err := a.LiveCampaignsIn(ctx, c)
+	if err != nil {
+		return 0, err
+	}
 	for _, id := range order {
-		camp, err := c.Campaign.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			continue // not a campaign of this tenant: an unknown promotion is not ours to count
-		} else if err != nil {
-			return 0, false, err
+		camp, err := a.saleCampaign(ctx, c, live, id)
+		if err != nil {
+			return 0, err
 		}
-		counted = counted || camp.LimitTotal != nil || campaigns.HasBudget(camp)
+		if camp == nil {
+			continue // not a campaign of this tenant: an unknown promotion is not ours to count
+		}
 		claimed, err := campaigns.ClaimRedemption(ctx, c, id)
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		if !claimed { // given over the limit: counted all the same
 			if err := c.Campaign.UpdateOneID(id).AddRedemptionsCount(1).Exec(ctx); err != nil {
-				return 0, false, err
+				return 0, err
 			}
 		}
 		store := s.Edges.Store.Code
-		if err := a.Campaigns.SpendBudget(ctx, c, camp, store, given[id], now, false); err != nil {
-			return 0, false, err
+		if err := a.Campaigns.SpendBudget(ctx, c, *camp, store, given[id], now, false); err != nil {
+			return 0, err
 		}
-		couponID, err := campaigns.UseSaleCoupon(ctx, c, s, camp, now)
+		couponID, err := campaigns.UseSaleCoupon(ctx, c, s, *camp, now)
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		benefit, err := json.Marshal(saleRedemptionBenefit{Amount: given[id], DiscountAmount: given[id]})
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		red, err := c.Redemption.Create().SetCampaignID(id).SetCustomerID(cust.ID).SetOrderID(s.ExternalID).SetSaleID(s.ID).
 			SetAmountPaid(s.AmountPayable).SetDiscountAmount(given[id]).SetCashbackAmount(decimal.Zero).
 			SetBenefit(benefit).SetOverLimit(!claimed).SetCreatedAt(now).SetStoreCode(store).SetNillableCouponID(couponID).Save(ctx)
 		if err != nil {
-			return 0, false, fmt.Errorf("redemption of %s: %w", id, err)
+			return 0, fmt.Errorf("redemption of %s: %w", id, err)
 		}
 		if err := campaigns.RecordRedemption(ctx, c, red); err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		n++
 	}
-	return n, counted, nil
+	return n, nil
+}
+
+// saleCampaign is the definition of campaign id a sale's discount names:
+// from the live ones, else (paused or ended since) read through c; nil when
+// it is no campaign of the tenant.
+func (a *Service) saleCampaign(ctx context.Context, c *ent.Client, live []eligibility.Campaign, id string) (*eligibility.Campaign, error) {
+	if i := slices.IndexFunc(live, func(l eligibility.Campaign) bool { return l.ID == id }); i >= 0 {
+		schema.RememberSeen(ctx, id) // the tenant's: its redemption's link is not looked up
+		return &live[i], nil
+	}
+	row, err := c.Campaign.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	def := campaignrules.Of(row)
+	return &def, nil
 }
 
 // storedDiscounts reads the discounts stored with a sale item.

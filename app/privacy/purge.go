@@ -6,7 +6,9 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
+	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent/auditevent"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -28,8 +30,9 @@ const (
 )
 
 // PurgeExpired deletes idempotency keys past their lifetime, validation
-// tokens expired an hour ago that no redemption refers to, and customer
-// imports past their keep.
+// tokens expired an hour ago that no redemption refers to, the change
+// feed's records past kernel.ChangesKept, and customer imports past their
+// keep.
 func (a *Service) PurgeExpired(ctx context.Context) error {
 	if err := Policy.Allow(ctx, "PurgeExpired"); err != nil {
 		return err
@@ -50,6 +53,9 @@ func (a *Service) PurgeExpired(ctx context.Context) error {
 		},
 	).Exec(ctx)
 	if err != nil {
+		return err
+	}
+	if _, err := a.DB.Ent.Change.Delete().Where(change.CreatedAtLT(now.Add(-kernel.ChangesKept))).Exec(ctx); err != nil {
 		return err
 	}
 	if err := a.purgeAudit(ctx, now); err != nil {

@@ -29,6 +29,11 @@ type result struct {
 	P50        time.Duration `json:"p50_ns"`
 	P99        time.Duration `json:"p99_ns"`
 	FirstError string        `json:"first_error,omitempty"`
+	// CPUPerRequest is the server process's user and system CPU time over
+	// the load divided by its requests (for sale processing: over the sale
+	// load and the drain, divided by the sales processed, their ingestion's
+	// CPU included): steadier than throughput on shared cores.
+	CPUPerRequest time.Duration `json:"server_cpu_per_request_ns,omitempty"`
 	// DrainedAfter is, for sale processing, how long after the ingestion
 	// load ended the last sale was processed.
 	DrainedAfter time.Duration `json:"drained_after_load_ns,omitempty"`

@@ -21,16 +21,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -152,7 +149,7 @@ func drive(ctx context.Context) error {
 	}
 
 	progress("starting the service")
-	addr, stopServer, rss, err := startChild(ctx, "server", []string{
+	addr, stopServer, server, err := startChild(ctx, "server", []string{
 		"FIDELIZA_DATABASE_URL=" + o.databaseURL, "FIDELIZA_WORKERS=" + strconv.Itoa(o.workers),
 		"FIDELIZA_BENCH_PPROF=" + map[bool]string{true: "1"}[o.profileDir != ""],
 	})
@@ -170,14 +167,18 @@ func drive(ctx context.Context) error {
 	for _, name := range []string{"identify", "authorize", "validate", "redeem", "customer list", "customer search"} {
 		progress("load: %s", name)
 		profiled := profile(ctx, "http://"+addr, o.profileDir, name, o.duration)
-		rep.Ops = append(rep.Ops, run(ctx, name, o.conns, o.duration, 0, l.op(name)))
+		rep.Ops = append(rep.Ops, server.measured(func() result { return run(ctx, name, o.conns, o.duration, 0, l.op(name)) }))
 		if err := profiled(); err != nil {
 			return err
 		}
 	}
 	progress("load: sale ingestion, then the queue drains")
 	profiled := profile(ctx, "http://"+addr, o.profileDir, "sale ingestion", o.saleDuration)
+	before := server.cpu()
 	ingested, processed, err := l.sales(ctx, db, o)
+	if processed.Requests > 0 {
+		processed.CPUPerRequest = (server.cpu() - before) / time.Duration(processed.Requests)
+	}
 	if err == nil {
 		err = profiled()
 	}
@@ -204,7 +205,7 @@ func drive(ctx context.Context) error {
 		}
 	}
 	rep.Customers, rep.ScaleTo = o.customers, o.scaleTo
-	rep.PeakRSS = rss()
+	rep.PeakRSS = server.rss()
 	rep.Targets = rep.targets()
 	return output(o, rep, rep.print)
 }
@@ -238,86 +239,6 @@ func analyze(ctx context.Context, db *storage.DB) error {
 		fmt.Fprintln(os.Stderr, "         no CHECKPOINT before measuring:", err)
 	}
 	return nil
-}
-
-// startChild runs this binary as role on a free loopback port and waits
-// until it answers. It returns the address, a stop function and a function
-// reading the child's peak resident memory in bytes.
-func startChild(ctx context.Context, role string, env []string) (string, func(), func() int64, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	self, err := os.Executable()
-	if err != nil {
-		return "", nil, nil, err
-	}
-	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(append(os.Environ(), roleEnv+"="+role, "FIDELIZA_ADDR="+addr), env...)
-	logFile, err := os.CreateTemp("", "fideliza-bench-"+role+"-*.log")
-	if err != nil {
-		return "", nil, nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return "", nil, nil, err
-	}
-	fmt.Fprintf(os.Stderr, "         %s child logs to %s\n", role, logFile.Name())
-	var peak atomic.Int64
-	sample, stopSampling := context.WithCancel(ctx)
-	go func() { // VmHWM is the peak, but read VmRSS too in case the kernel lacks it
-		for sample.Err() == nil {
-			if kb := procStatus(cmd.Process.Pid, "VmRSS:"); kb*1024 > peak.Load() {
-				peak.Store(kb * 1024)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	rss := func() int64 { return max(peak.Load(), procStatus(cmd.Process.Pid, "VmHWM:")*1024) }
-	stop := func() {
-		stopSampling()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		logFile.Close()
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		res, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return addr, stop, rss, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", nil, nil, fmt.Errorf("%s child did not answer within a minute", role)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// procStatus reads a kB figure of /proc/<pid>/status (0 when unknown).
-func procStatus(pid int, field string) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 // serveChild is the service as `fideliza serve` wires it: REST, GraphQL and
@@ -455,14 +376,14 @@ func (r report) op(name string) result {
 func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s, %d connections, %s per load, %d customers\n\n", r.Dialect, r.Conns, r.Duration, r.Customers)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "operation\trequests\terrors\treq/s\tp50 ms\tp99 ms\tbaseline\tratio\t")
+	fmt.Fprintln(tw, "operation\trequests\terrors\treq/s\tp50 ms\tp99 ms\tserver CPU µs\tbaseline\tratio\t")
 	line := func(x result, base *result) {
 		ratio, baseName := "", ""
 		if base != nil && base.PerSecond > 0 {
 			ratio, baseName = fmt.Sprintf("%.2f", x.PerSecond/base.PerSecond), base.Name
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t%s\t\n", x.Name, x.Requests, x.Errors, x.PerSecond,
-			ms(x.P50), ms(x.P99), baseName, ratio)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%d\t%s\t%s\t\n", x.Name, x.Requests, x.Errors, x.PerSecond,
+			ms(x.P50), ms(x.P99), x.CPUPerRequest.Microseconds(), baseName, ratio)
 	}
 	line(r.Echo, nil)
 	line(r.RawTx, nil)

@@ -3,8 +3,16 @@
 package campaignrules
 
 import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/shopspring/decimal"
+
 	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
 )
 
 // PredictivePrefix marks, among a customer's segments, the predictive
@@ -68,4 +76,97 @@ func OfAll(rows []*ent.Campaign) []eligibility.Campaign {
 		list[i] = Of(r)
 	}
 	return list
+}
+
+// DefinitionsOf is Of of each campaign without what moves with every
+// redemption (its redemption count, its budgets' spending): the definitions
+// a process keeps in memory until the campaign changes.
+func DefinitionsOf(rows []*ent.Campaign) []eligibility.Campaign {
+	list := OfAll(rows)
+	for i := range list {
+		list[i].RedemptionsCount = 0
+		list[i].Budget.Spent, list[i].Budget.SpentBy = decimal.Zero, nil
+	}
+	return list
+}
+
+// counted tells whether a campaign's counters decide whether it applies:
+// it has a total limit or a budget.
+func counted(c *eligibility.Campaign) bool { return c.LimitTotal != nil || c.Budget.Any() }
+
+// withCounters returns a copy of definitions with the redemption counts and
+// budgets' spending of those that have a total limit or a budget, read now
+// through c in one query (none when no campaign has either).
+func withCounters(ctx context.Context, c *ent.Client, definitions []eligibility.Campaign) ([]eligibility.Campaign, error) {
+	var ids []string
+	for i := range definitions {
+		if counted(&definitions[i]) {
+			ids = append(ids, definitions[i].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return definitions, nil
+	}
+	rows, err := c.Campaign.Query().Where(campaign.IDIn(ids...)).
+		Select(campaign.FieldRedemptionsCount, campaign.FieldBudgetSpent, campaign.FieldBudgetSpentBy).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*ent.Campaign, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	list := slices.Clone(definitions)
+	for i := range list {
+		r := byID[list[i].ID]
+		if r == nil || !counted(&list[i]) {
+			continue
+		}
+		list[i].RedemptionsCount = r.RedemptionsCount
+		if r.BudgetSpent != nil {
+			list[i].Budget.Spent = *r.BudgetSpent
+		}
+		list[i].Budget.SpentBy = r.BudgetSpentBy
+	}
+	return list, nil
+}
+
+// Evaluate is eligibility.Evaluate of definitions (as kept in memory),
+// their counters read (withCounters) only for the campaigns eligible without
+// them: counters can only take a campaign away, so the cart is evaluated
+// again only when one of those has reached its total limit or spent a
+// budget.
+func Evaluate(ctx context.Context, c *ent.Client, definitions []eligibility.Campaign, cart eligibility.Cart,
+	at eligibility.Context) ([]eligibility.Eligible, []eligibility.Ineligible, error) {
+	eligible, ineligible := eligibility.Evaluate(definitions, cart, at)
+	var candidates []eligibility.Campaign
+	for _, e := range eligible {
+		if counted(&e.Campaign) {
+			candidates = append(candidates, e.Campaign)
+		}
+	}
+	if len(candidates) == 0 {
+		return eligible, ineligible, nil
+	}
+	read, err := withCounters(ctx, c, candidates)
+	if err != nil {
+		return nil, nil, err
+	}
+	spent := map[string]eligibility.Campaign{}
+	for _, r := range read {
+		if r.LimitTotal != nil && r.RedemptionsCount >= *r.LimitTotal || r.Budget.Exhausted(at.Store, at.Now, cmp.Or(at.Zone, time.UTC)) {
+			spent[r.ID] = r
+		}
+	}
+	if len(spent) == 0 {
+		return eligible, ineligible, nil
+	}
+	list := slices.Clone(definitions)
+	for i := range list {
+		if r, ok := spent[list[i].ID]; ok {
+			list[i] = r
+		}
+	}
+	eligible, ineligible = eligibility.Evaluate(list, cart, at)
+	return eligible, ineligible, nil
 }

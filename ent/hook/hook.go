@@ -45,6 +45,18 @@ func (f CampaignFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CampaignMutation", m)
 }
 
+// The ChangeFunc type is an adapter to allow the use of ordinary
+// function as Change mutator.
+type ChangeFunc func(context.Context, *ent.ChangeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChangeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ChangeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChangeMutation", m)
+}
+
 // The ChurnModelFunc type is an adapter to allow the use of ordinary
 // function as ChurnModel mutator.
 type ChurnModelFunc func(context.Context, *ent.ChurnModelMutation) (ent.Value, error)

@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -175,6 +176,33 @@ func (f TraverseCampaign) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.CampaignQuery", q)
+}
+
+// The ChangeFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ChangeFunc func(context.Context, *ent.ChangeQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ChangeFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ChangeQuery", q)
+}
+
+// The TraverseChange type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseChange func(context.Context, *ent.ChangeQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseChange) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseChange) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ChangeQuery", q)
 }
 
 // The ChurnModelFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -888,6 +916,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.AuditEventQuery, predicate.AuditEvent, auditevent.OrderOption]{typ: ent.TypeAuditEvent, tq: q}, nil
 	case *ent.CampaignQuery:
 		return &query[*ent.CampaignQuery, predicate.Campaign, campaign.OrderOption]{typ: ent.TypeCampaign, tq: q}, nil
+	case *ent.ChangeQuery:
+		return &query[*ent.ChangeQuery, predicate.Change, change.OrderOption]{typ: ent.TypeChange, tq: q}, nil
 	case *ent.ChurnModelQuery:
 		return &query[*ent.ChurnModelQuery, predicate.ChurnModel, churnmodel.OrderOption]{typ: ent.TypeChurnModel, tq: q}, nil
 	case *ent.ConsentChangeQuery:

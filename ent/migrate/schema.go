@@ -146,6 +146,35 @@ var (
 			},
 		},
 	}
+	// ChangesColumns holds the columns for the "changes" table.
+	ChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "part", Type: field.TypeEnum, Enums: []string{"campaigns", "settings", "stores"}},
+		{Name: "origin", Type: field.TypeString, Default: ""},
+		{Name: "tenant_id", Type: field.TypeString},
+	}
+	// ChangesTable holds the schema information for the "changes" table.
+	ChangesTable = &schema.Table{
+		Name:       "changes",
+		Columns:    ChangesColumns,
+		PrimaryKey: []*schema.Column{ChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "changes_tenants_tenant",
+				Columns:    []*schema.Column{ChangesColumns[4]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "change_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{ChangesColumns[1]},
+			},
+		},
+	}
 	// ChurnModelsColumns holds the columns for the "churn_models" table.
 	ChurnModelsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -1331,6 +1360,7 @@ var (
 		APIClientsTable,
 		AuditEventsTable,
 		CampaignsTable,
+		ChangesTable,
 		ChurnModelsTable,
 		ConsentChangesTable,
 		CouponsTable,
@@ -1366,6 +1396,7 @@ func init() {
 	AuditEventsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[0].RefTable = TenantsTable
 	CampaignsTable.ForeignKeys[1].RefTable = SegmentsTable
+	ChangesTable.ForeignKeys[0].RefTable = TenantsTable
 	ChurnModelsTable.ForeignKeys[0].RefTable = TenantsTable
 	ConsentChangesTable.ForeignKeys[0].RefTable = TenantsTable
 	ConsentChangesTable.ForeignKeys[1].RefTable = CustomersTable

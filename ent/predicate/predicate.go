@@ -15,6 +15,9 @@ type AuditEvent func(*sql.Selector)
 // Campaign is the predicate function for campaign builders.
 type Campaign func(*sql.Selector)
 
+// Change is the predicate function for change builders.
+type Change func(*sql.Selector)
+
 // ChurnModel is the predicate function for churnmodel builders.
 type ChurnModel func(*sql.Selector)
 

@@ -183,6 +183,30 @@ func (f CampaignMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutati
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.CampaignMutation", m)
 }
 
+// The ChangeQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ChangeQueryRuleFunc func(context.Context, *ent.ChangeQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ChangeQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChangeQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ChangeQuery", q)
+}
+
+// The ChangeMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ChangeMutationRuleFunc func(context.Context, *ent.ChangeMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ChangeMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ChangeMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ChangeMutation", m)
+}
+
 // The ChurnModelQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type ChurnModelQueryRuleFunc func(context.Context, *ent.ChurnModelQuery) error
@@ -848,6 +872,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.CampaignQuery:
 		return q.Filter(), nil
+	case *ent.ChangeQuery:
+		return q.Filter(), nil
 	case *ent.ChurnModelQuery:
 		return q.Filter(), nil
 	case *ent.ConsentChangeQuery:
@@ -912,6 +938,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.AuditEventMutation:
 		return m.Filter(), nil
 	case *ent.CampaignMutation:
+		return m.Filter(), nil
+	case *ent.ChangeMutation:
 		return m.Filter(), nil
 	case *ent.ChurnModelMutation:
 		return m.Filter(), nil

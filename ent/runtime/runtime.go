@@ -9,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/campaign"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/coupon"
@@ -278,6 +279,35 @@ func init() {
 	campaignDescID := campaignFields[0].Descriptor()
 	// campaign.DefaultID holds the default value on creation for the id field.
 	campaign.DefaultID = campaignDescID.Default.(func() string)
+	changeMixin := schema.Change{}.Mixin()
+	change.Policy = privacy.NewPolicies(changeMixin[0], changeMixin[1], schema.Change{})
+	change.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := change.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	changeMixinHooks1 := changeMixin[1].Hooks()
+
+	change.Hooks[1] = changeMixinHooks1[0]
+	changeMixinFields0 := changeMixin[0].Fields()
+	_ = changeMixinFields0
+	changeFields := schema.Change{}.Fields()
+	_ = changeFields
+	// changeDescTenantID is the schema descriptor for tenant_id field.
+	changeDescTenantID := changeMixinFields0[0].Descriptor()
+	// change.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	change.TenantIDValidator = changeDescTenantID.Validators[0].(func(string) error)
+	// changeDescCreatedAt is the schema descriptor for created_at field.
+	changeDescCreatedAt := changeFields[0].Descriptor()
+	// change.DefaultCreatedAt holds the default value on creation for the created_at field.
+	change.DefaultCreatedAt = changeDescCreatedAt.Default.(func() time.Time)
+	// changeDescOrigin is the schema descriptor for origin field.
+	changeDescOrigin := changeFields[2].Descriptor()
+	// change.DefaultOrigin holds the default value on creation for the origin field.
+	change.DefaultOrigin = changeDescOrigin.Default.(string)
 	churnmodelMixin := schema.ChurnModel{}.Mixin()
 	churnmodel.Policy = privacy.NewPolicies(churnmodelMixin[0], schema.ChurnModel{})
 	churnmodel.Hooks[0] = func(next ent.Mutator) ent.Mutator {

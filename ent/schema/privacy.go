@@ -143,6 +143,21 @@ func RememberRead(ctx context.Context, ids []string) context.Context {
 	return context.WithValue(ctx, visibleMemoKey{}, memo)
 }
 
+// RememberSeen adds ids to the rows known visible in ctx (a context of
+// RememberVisible; others are left as they are): the caller read them under
+// the same viewer through the privacy policies, earlier (a tenant's
+// campaigns kept in memory), and links a row to them.
+func RememberSeen(ctx context.Context, ids ...string) {
+	memo, _ := ctx.Value(visibleMemoKey{}).(*sync.Map)
+	if memo == nil {
+		return
+	}
+	v, _ := viewer.FromContext(ctx)
+	for _, id := range ids {
+		memo.Store(v.TenantID+"/"+id, struct{}{})
+	}
+}
+
 // visible finds a row by id through the privacy policies: GraphQL node types
 // through the node resolver, the others by their prefix.
 func visible(ctx context.Context, c *gen.Client, id string) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/change"
 	"github.com/fideliza/fideliza/ent/churnmodel"
 	"github.com/fideliza/fideliza/ent/customerimport"
 	"github.com/fideliza/fideliza/ent/customerimportchunk"
@@ -261,6 +262,60 @@ func saleAndImportKinds() []kind {
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) {
 				return c.CustomerImport.Delete().Where(notImportHolder).Exec(ctx)
 			},
+		},
+		{
+			// A change of the change feed: its name is its instant, an
+			// immutable field.
+			table:      change.Table,
+			appendOnly: true,
+			ledger:     true,
+			notNode:    true,
+			value:      uniquePublishedAt,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				at, err := time.Parse(time.RFC3339, name)
+				if err != nil {
+					return "", err
+				}
+				m := c.Change.Create().SetPart(change.PartCampaigns).SetCreatedAt(at)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return strconv.Itoa(r.ID), nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) {
+				ids, err := c.Change.Query().IDs(ctx)
+				return itoas(ids), err
+			},
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Change.Get(ctx, atoi(id))
+				if err != nil {
+					return "", err
+				}
+				return r.CreatedAt.UTC().Format(time.RFC3339), nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.Change.Get(ctx, atoi(id))
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			// Every field is immutable: the update sets nothing, and must
+			// still be refused.
+			update: func(ctx context.Context, c *ent.Client, id, _ string) error {
+				return c.Change.UpdateOneID(atoi(id)).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, _ string) (int, error) {
+				return c.Change.Update().Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.Change.DeleteOneID(atoi(id)).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.Change.Delete().Exec(ctx) },
 		},
 		{
 			// The name is the chunk's data, an immutable field.
