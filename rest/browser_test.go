@@ -56,10 +56,15 @@ type browserTab struct {
 	problems []string
 }
 
+// browserTimeout bounds a tab's life: every step waits on a condition, so
+// only a page that never gets there meets it. Generous, for the tests must
+// pass on a machine busy with other work (README's stress loop).
+const browserTimeout = 5 * time.Minute
+
 // newBrowserTab starts the browser at path (see chromiumPath) with one tab,
-// which lives for timeout at most and stops with the test. allowed are the
-// base URLs of the servers the pages may reach.
-func newBrowserTab(t *testing.T, path string, timeout time.Duration, allowed ...string) *browserTab {
+// which lives for browserTimeout at most and stops with the test. allowed
+// are the base URLs of the servers the pages may reach.
+func newBrowserTab(t *testing.T, path string, allowed ...string) *browserTab {
 	t.Helper()
 	var hosts []string
 	for _, a := range allowed {
@@ -67,7 +72,7 @@ func newBrowserTab(t *testing.T, path string, timeout time.Duration, allowed ...
 		require.NoError(t, err)
 		hosts = append(hosts, u.Host)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	t.Cleanup(cancel)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),

@@ -178,7 +178,7 @@ func TestPanelInsightsBrowser(t *testing.T) {
 	b := newBackOffice(t, singleDB(t))
 	seedDashboard(t, b)
 	token := b.userToken(t, b.tenantID, viewer.RoleAnalyst)
-	tab := newBrowserTab(t, browser, 90*time.Second, b.srv.URL)
+	tab := newBrowserTab(t, browser, b.srv.URL)
 	ctx := tab.ctx
 
 	require.NoError(t, chromedp.Do(ctx,

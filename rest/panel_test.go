@@ -447,7 +447,7 @@ func TestPanelBrowser(t *testing.T) {
 	require.NoError(t, err)
 	token := f.userToken(t, f.tenantID, viewer.RoleAdmin)
 
-	tab := newBrowserTab(t, browser, 90*time.Second, f.srv.URL, idp.URL)
+	tab := newBrowserTab(t, browser, f.srv.URL, idp.URL)
 	ctx := tab.ctx
 	text := func(t *testing.T, js string) string {
 		t.Helper()

@@ -133,7 +133,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 	require.NoError(t, err)
 	token := f.token(t, f.client(t, apiclient.KindOauth), "")
 
-	tab := newBrowserTab(t, browser, 60*time.Second, f.srv.URL)
+	tab := newBrowserTab(t, browser, f.srv.URL)
 	ctx := tab.ctx
 
 	// response waits until GraphiQL's response pane holds want, and returns
