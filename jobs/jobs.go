@@ -163,7 +163,7 @@ func Delivery(deliveryID string) river.InsertManyParams {
 // Config tunes a River client of db; package worker adds its workers and
 // periodic jobs to it.
 func Config(db *storage.DB, log *slog.Logger) *river.Config {
-	rc := &river.Config{Logger: quietlog.For(log)}
+	rc := &river.Config{Logger: quietlog.For(log), Middleware: []rivertype.Middleware{&fairInsert{}}}
 	if db.Dialect == dialect.SQLite {
 		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
 		rc.FetchPollInterval = 100 * time.Millisecond

@@ -131,7 +131,7 @@ func NewClient(a *app.App, cfg Config) (Client, error) {
 	rc.JobTimeout = rc.RescueStuckJobsAfter * 2 / 3
 	if cfg.Metrics != nil {
 		cfg.Metrics.JobKinds(jobs.Kinds()...)
-		rc.Middleware = []rivertype.Middleware{cfg.Metrics.RiverMiddleware()}
+		rc.Middleware = append(rc.Middleware, cfg.Metrics.RiverMiddleware())
 	}
 	if cfg.Work {
 		workers := river.NewWorkers()
@@ -140,6 +140,7 @@ func NewClient(a *app.App, cfg Config) (Client, error) {
 		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
+			jobs.SaleQueue:     {MaxWorkers: max(cfg.MaxWorkers, 1)},
 		}
 	}
 	if !cfg.Work || a.DB.Pgx() == nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
 
-	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/ent"
@@ -144,7 +143,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 		}
 		var items []*ent.SaleItemCreate
 		var payments []*ent.SalePaymentCreate
-		jobArgs := make([]river.InsertManyParams, len(sales))
+		saleIDs := make([]string, len(sales))
 		for k, s := range sales {
 			w := group[fresh[k]]
 			for _, it := range w.in.Items {
@@ -168,7 +167,7 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 				}
 				payments = append(payments, p)
 			}
-			jobArgs[k] = river.InsertManyParams{Args: jobs.ProcessSale{TenantID: s.TenantID, SaleID: s.ID}}
+			saleIDs[k] = s.ID
 			results[fresh[k]] = saleWritten{sale: s, received: true}
 		}
 		if err := tx.Ent.SaleItem.CreateBulk(items...).Exec(ctx); err != nil {
@@ -184,7 +183,11 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 		if err != nil {
 			return err
 		}
-		_, err = rc.InsertManyTx(ctx, tx.SQL, jobArgs)
+		head, err := jobs.SaleQueueHead(ctx, rc, tx.SQL)
+		if err != nil {
+			return err
+		}
+		_, err = rc.InsertManyTx(ctx, tx.SQL, a.fairSales.SaleJobs(sales[0].TenantID, head, saleIDs))
 		return err
 	})
 	if err != nil {

@@ -34,8 +34,17 @@ import (
 
 // processedSale is what processing a sale did, counted once committed.
 type processedSale struct {
+	// sales is how many sales were processed: the sale and its customer's
+	// earlier sales still waiting.
+	sales       int
 	credited    int64 // points credited, sale and bonus
 	redemptions int   // redemptions recorded for the discounts it carried
+}
+
+func (p *processedSale) add(q *processedSale) {
+	p.sales += q.sales
+	p.credited += q.credited
+	p.redemptions += q.redemptions
 }
 
 // failWriteTimeout bounds the write that marks a sale FAILED after its last
@@ -99,7 +108,9 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 		return err
 	}
 	for _, d := range done {
-		a.Recorder().SaleProcessed(kernel.SaleProcessed)
+		for range d.sales {
+			a.Recorder().SaleProcessed(kernel.SaleProcessed)
+		}
 		a.Recorder().PointsCredited(kernel.SourceSale, d.credited)
 		a.Recorder().Redemptions(kernel.SourceSale, d.redemptions)
 	}
@@ -112,7 +123,13 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 // the sale's PROCESSED status, so a run killed midway leaves nothing and the
 // retry does it all once. A sale already processed answers nil.
 //
-// The customer's row is locked before the sale's (lockCustomer's lock
+// A customer's sales are processed in the order they were registered:
+// should the customer have earlier sales still waiting (the sales queue is
+// ordered across tenants, not by customer, and several workers take its
+// jobs at once), they are processed first, in this transaction, and their
+// own jobs then find them processed.
+//
+// The customer's row is locked before the sale's (LockCustomer's lock
 // order). The sale names its customer by document, read before either
 // lock: should an erasure change that document before the sale is locked,
 // storage.ErrConflict has the transaction run again.
@@ -126,7 +143,10 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 	if err != nil {
 		return nil, err
 	}
-	var cust *ent.Customer
+	var (
+		cust    *ent.Customer
+		earlier []string
+	)
 	if s.CustomerDocument != DefaultCustomerDocument {
 		var typ string
 		if s.CustomerDocumentType != nil {
@@ -140,23 +160,66 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 				return nil, err
 			}
 		}
+		// The demo's year (InlineSales) registers a day's sales at once and
+		// processes them in its own order, which its determinism needs.
+		if cust != nil && s.CustomerDocumentIndex != "" && !a.InlineSales {
+			if earlier, err = earlierWaiting(ctx, c, s); err != nil {
+				return nil, err
+			}
+		}
 	}
+	done := &processedSale{}
+	for i, id := range append(earlier, saleID) {
+		if i > 0 && cust != nil { // the customer's totals and level as the sale before left them
+			if cust, err = a.LockCustomer(ctx, c, cust.ID); err != nil {
+				return nil, err
+			}
+		}
+		one, err := a.processLockedSale(ctx, c, tenant, cust, s.CustomerDocument, id)
+		if err != nil {
+			return nil, err
+		}
+		if one != nil {
+			done.add(one)
+		}
+	}
+	if done.sales == 0 {
+		return nil, nil
+	}
+	return done, nil
+}
+
+// earlierWaiting returns the ids of the sales of s's customer registered
+// before s and still waiting, oldest first: by the document's blind index
+// (the document is sealed), from the partial index of the sales not
+// processed (processed_at IS NULL, a condition without a parameter, which
+// both planners match).
+func earlierWaiting(ctx context.Context, c *ent.Client, s *ent.Sale) ([]string, error) {
+	return c.Sale.Query().Where(sale.CustomerDocumentIndex(s.CustomerDocumentIndex),
+		sale.ProcessedAtIsNil(), sale.StatusEQ(sale.StatusRECEIVED),
+		sale.Or(sale.CreatedAtLT(s.CreatedAt), sale.And(sale.CreatedAt(s.CreatedAt), sale.IDLT(s.ID)))).
+		Order(sale.ByCreatedAt(), sale.ByID()).IDs(ctx)
+}
+
+// processLockedSale processes one sale of doc's customer (cust, locked; nil
+// for a sale without a known customer) unless it is no longer RECEIVED.
+func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, cust *ent.Customer, doc, saleID string) (*processedSale, error) {
 	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore()
 	if a.DB.Dialect == dialect.Postgres {
 		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
 	}
-	read := s
-	if s, err = q.Only(ctx); err != nil {
+	s, err := q.Only(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if s.Status != sale.StatusRECEIVED {
 		return nil, nil
 	}
-	if s.CustomerDocument != read.CustomerDocument {
+	if s.CustomerDocument != doc {
 		return nil, storage.ErrConflict
 	}
 	now := a.Stamp()
-	done := &processedSale{}
+	done := &processedSale{sales: 1}
 	if cust != nil {
 		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
 			return nil, err

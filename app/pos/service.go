@@ -9,6 +9,7 @@ import (
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/jobs"
 )
 
 // Service owns the operations of the point of sale's context.
@@ -19,4 +20,5 @@ type Service struct {
 	Loyalty   *loyalty.Service
 
 	saleGroups kernel.GroupCommit[*saleWrite]
+	fairSales  jobs.Fair // the sales queue's order across tenants
 }

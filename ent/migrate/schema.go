@@ -918,6 +918,14 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{SalesColumns[22], SalesColumns[10]},
 			},
+			{
+				Name:    "sale_tenant_id_customer_document_index_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SalesColumns[22], SalesColumns[8], SalesColumns[1]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "processed_at IS NULL",
+				},
+			},
 		},
 	}
 	// SaleItemsColumns holds the columns for the "sale_items" table.

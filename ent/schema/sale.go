@@ -110,6 +110,10 @@ func (Sale) Indexes() []ent.Index {
 		index.Fields("tenant_id", "customer_document_index"),
 		// Time-ordered lists and the dashboards' period edges (issue 38).
 		index.Fields("tenant_id", "sold_at"),
+		// A customer's sales not processed (waiting, or failed), read before a
+		// later one is processed (processSale keeps a customer's order).
+		index.Fields("tenant_id", "customer_document_index", "created_at").
+			Annotations(entsql.IndexWhere("processed_at IS NULL")),
 	}
 }
 
