@@ -4,8 +4,9 @@
 // rest package picks the keys (a client of a tenant, an IP address) and the
 // quota of each.
 //
-// The state is in memory, per process: N processes behind a load balancer
-// let a key make up to N times its quota.
+// A Limiter keeps the counts in this process's memory; Shared keeps them in
+// PostgreSQL, so that a key's quota holds across every process of the
+// database.
 package ratelimit
 
 import (

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ratelimit"
@@ -37,16 +38,18 @@ const (
 	policyAuthFailures = "auth-failures"
 )
 
-// limits are the limiters of one handler: the state is per process.
+// limits are the counters of one handler: shared by every process of a
+// PostgreSQL database, in this process's memory on SQLite (app.Limiter).
 type limits struct {
 	cfg ratelimit.Config
-	// One limiter per policy: keys of different policies never meet.
-	clients, anonymous, token, failures *ratelimit.Limiter
+	// One counter per policy: keys of different policies never meet.
+	clients, anonymous, token, failures ratelimit.Counter
 }
 
-func newLimits(cfg ratelimit.Config) *limits {
-	l := func() *ratelimit.Limiter { return ratelimit.New(cfg.Now, cfg.MaxKeys) }
-	return &limits{cfg: cfg, clients: l(), anonymous: l(), token: l(), failures: l()}
+func newLimits(a *app.App, cfg ratelimit.Config) *limits {
+	l := func(policy string) ratelimit.Counter { return a.Limiter(policy, cfg.Now, cfg.MaxKeys) }
+	return &limits{cfg: cfg, clients: l(policyClient), anonymous: l(policyAnonymous), token: l(policyToken),
+		failures: l(policyAuthFailures)}
 }
 
 // limited is a rate-limit decision of a request and the policy it was made

@@ -57,7 +57,7 @@ type Config struct {
 
 // NewHandler returns the HTTP interface of the service.
 func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
-	s := &server{app: a, log: log, limits: newLimits(cfg.RateLimits)}
+	s := &server{app: a, log: log, limits: newLimits(a, cfg.RateLimits)}
 	s.origins = map[string]bool{}
 	for _, o := range cfg.CORSOrigins {
 		if n, err := backoffice.CORSOrigin(o); err == nil {

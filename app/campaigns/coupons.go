@@ -281,9 +281,10 @@ func (a *Service) insertCoupons(ctx context.Context, campaignID string, codes []
 	})
 }
 
-// couponGuesses counts the unknown codes each customer and client sent.
-func (a *Service) couponGuesses() *ratelimit.Limiter {
-	a.guessesOnce.Do(func() { a.guesses = ratelimit.New(a.Now, 0) })
+// couponGuesses counts the unknown codes each customer and client sent
+// (across processes on PostgreSQL: Kernel.Limiter).
+func (a *Service) couponGuesses() ratelimit.Counter {
+	a.guessesOnce.Do(func() { a.guesses = a.Limiter("coupon-guesses", a.Now, 0) })
 	return a.guesses
 }
 

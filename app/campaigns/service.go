@@ -16,7 +16,7 @@ type Service struct {
 	*kernel.Kernel
 
 	guessesOnce sync.Once
-	guesses     *ratelimit.Limiter
+	guesses     ratelimit.Counter
 	// products is the catalogue as this process remembers it (catalogue).
 	catalogueOnce sync.Once
 	products      *expirable.LRU[string, productFacts]

@@ -65,9 +65,10 @@ func (a *Service) lookUpDocument(ctx context.Context, doc string) (string, error
 	return id, schema.Audit(ctx, a.DB.Ent, "customer.looked_up", "customer", id, nil)
 }
 
-// documentLookups counts each client's document lookups in this process.
-func (a *Service) documentLookups() *ratelimit.Limiter {
-	a.lookupsOnce.Do(func() { a.lookups = ratelimit.New(a.Now, 0) })
+// documentLookups counts each client's document lookups (across processes
+// on PostgreSQL: Kernel.Limiter).
+func (a *Service) documentLookups() ratelimit.Counter {
+	a.lookupsOnce.Do(func() { a.lookups = a.Limiter("document-lookups", a.Now, 0) })
 	return a.lookups
 }
 

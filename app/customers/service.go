@@ -16,5 +16,5 @@ type Service struct {
 	Insights *insights.Service
 
 	lookupsOnce sync.Once
-	lookups     *ratelimit.Limiter
+	lookups     ratelimit.Counter
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
 
 	"github.com/fideliza/fideliza/auth"
@@ -69,6 +70,18 @@ func (k *Kernel) Jobs() (*river.Client[*sql.Tx], error) {
 		}
 	})
 	return k.River, k.jobsErr
+}
+
+// Limiter returns the counter of requests named name: in PostgreSQL, shared
+// by every process of the database (ratelimit.Shared), so that a quota
+// holds however many processes serve; in this process's memory on SQLite
+// (one process) or without a database. now is its clock (nil: the
+// system's), maxKeys bounds a memory counter's keys (0: the default).
+func (k *Kernel) Limiter(name string, now func() time.Time, maxKeys int) ratelimit.Counter {
+	if k.DB != nil && k.DB.Dialect == dialect.Postgres {
+		return ratelimit.NewShared(k.DB.SQL, name, now, k.Log)
+	}
+	return ratelimit.New(now, maxKeys)
 }
 
 // Now is the application's clock: every operation and job reads the time
