@@ -94,27 +94,14 @@ RETURNING count, window_end`
 // Allow counts one request of key against q and says whether it may go on.
 // A refused request is counted past the limit, which changes nothing: the
 // window ends when it would have and nothing remains of it either way.
-func (s *Shared) Allow(key string, q Quota) Decision {
-	if q.Off {
-		return Decision{Allowed: true}
-	}
-	limit, span := limitAndSpan(q)
-	now := s.now()
-	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
-	defer cancel()
-	s.sweep(ctx, now)
-	var count int
-	var end time.Time
-	if err := s.db.QueryRowContext(ctx, countSQL, s.key(key), now, now.Add(span)).Scan(&count, &end); err != nil {
-		s.log.Warn("rate limit: counting in the database failed; the request is allowed", "counter", s.name, "error", err)
-		return Decision{Allowed: true, Limit: limit, Remaining: limit, Reset: span}
-	}
-	return decide(limit, count, end.Sub(now), count <= limit)
-}
+func (s *Shared) Allow(key string, q Quota) Decision { return s.one(key, q, true) }
 
 // Peek says whether a request of key would be allowed now, and what is left
 // of its quota, without counting a request.
-func (s *Shared) Peek(key string, q Quota) Decision {
+func (s *Shared) Peek(key string, q Quota) Decision { return s.one(key, q, false) }
+
+// one is Allow (count) or Peek.
+func (s *Shared) one(key string, q Quota, count bool) Decision {
 	if q.Off {
 		return Decision{Allowed: true}
 	}
@@ -122,17 +109,26 @@ func (s *Shared) Peek(key string, q Quota) Decision {
 	now := s.now()
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
-	var count int
+	var n int
 	var end time.Time
-	err := s.db.QueryRowContext(ctx, `SELECT count, window_end FROM rate_windows WHERE key = $1 AND window_end > $2`,
-		s.key(key), now).Scan(&count, &end)
+	var err error
+	if count {
+		s.sweep(ctx, now)
+		err = s.db.QueryRowContext(ctx, countSQL, s.key(key), now, now.Add(span)).Scan(&n, &end)
+	} else {
+		err = s.db.QueryRowContext(ctx, `SELECT count, window_end FROM rate_windows WHERE key = $1 AND window_end > $2`,
+			s.key(key), now).Scan(&n, &end)
+	}
 	if err != nil {
 		if !errors.Is(err, sql.ErrNoRows) {
-			s.log.Warn("rate limit: reading the database failed; the request is allowed", "counter", s.name, "error", err)
+			s.log.Warn("rate limit: the database did not answer; the request is allowed", "counter", s.name, "error", err)
 		}
 		return Decision{Allowed: true, Limit: limit, Remaining: limit, Reset: span}
 	}
-	return decide(limit, count, end.Sub(now), count < limit)
+	if count {
+		return decide(limit, n, end.Sub(now), n <= limit)
+	}
+	return decide(limit, n, end.Sub(now), n < limit)
 }
 
 // AllowAll counts one request against each of keys in one transaction: all
