@@ -43,9 +43,11 @@ var (
 // fresh window) and the rows of ended windows are deleted now and then.
 //
 // Should the database fail to answer within sharedTimeout, the request is
-// allowed (and the failure logged): a quota is a guard against abuse, not a
-// reason to refuse service while the database is away (the request will
-// meet the database's failure itself if it needs it).
+// refused for a second (and the failure logged): a quota that gave way
+// under load would let a burst through exactly when it matters (400
+// concurrent coupon guesses waited past 2 s for the client's row lock and
+// 176 were let in), and a request refused while the database is away would
+// have met its failure anyway.
 type Shared struct {
 	db   *sql.DB
 	name string
@@ -57,8 +59,12 @@ type Shared struct {
 }
 
 const (
-	// sharedTimeout bounds one count in the database.
-	sharedTimeout = 2 * time.Second
+	// sharedTimeout bounds one count in the database, waits for a
+	// connection and for the key's row lock included.
+	sharedTimeout = 10 * time.Second
+	// unanswered is how long a request refused for want of an answer is
+	// told to wait.
+	unanswered = time.Second
 	// sweepEvery is how often a process deletes ended windows.
 	sweepEvery = time.Minute
 )
@@ -119,11 +125,11 @@ func (s *Shared) one(key string, q Quota, count bool) Decision {
 		err = s.db.QueryRowContext(ctx, `SELECT count, window_end FROM rate_windows WHERE key = $1 AND window_end > $2`,
 			s.key(key), now).Scan(&n, &end)
 	}
-	if err != nil {
-		if !errors.Is(err, sql.ErrNoRows) {
-			s.log.Warn("rate limit: the database did not answer; the request is allowed", "counter", s.name, "error", err)
-		}
+	switch {
+	case errors.Is(err, sql.ErrNoRows): // Peek of a key without a window
 		return Decision{Allowed: true, Limit: limit, Remaining: limit, Reset: span}
+	case err != nil:
+		return s.unanswered(limit, err)
 	}
 	if count {
 		return decide(limit, n, end.Sub(now), n <= limit)
@@ -172,8 +178,7 @@ func (s *Shared) AllowAll(keys ...Key) (Decision, func()) {
 	}()
 	switch {
 	case err != nil:
-		s.log.Warn("rate limit: counting in the database failed; the request is allowed", "counter", s.name, "error", err)
-		return Decision{Allowed: true}, func() {}
+		return s.unanswered(0, err), func() {}
 	case refused != nil:
 		return *refused, func() {}
 	}
@@ -187,6 +192,12 @@ func (s *Shared) AllowAll(keys ...Key) (Decision, func()) {
 			}
 		}
 	}
+}
+
+// unanswered refuses a request the database did not count, and logs why.
+func (s *Shared) unanswered(limit int, err error) Decision {
+	s.log.Warn("rate limit: the database did not count the request; it is refused", "counter", s.name, "error", err)
+	return Decision{Limit: limit, Reset: unanswered, RetryAfter: unanswered}
 }
 
 // sweep deletes, at most once per sweepEvery in this process, the rows of
