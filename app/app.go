@@ -63,6 +63,9 @@ func New(k *Config) *App {
 	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
 	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
 	a.Backoffice.Demo = demoData{a}
+	if k.Auth != nil {
+		k.Auth.CountFailuresIn(k.Limiter("client-failures", nil, 0))
+	}
 	return a
 }
 

@@ -1,84 +1,41 @@
 package auth
 
 import (
-	"sync"
 	"time"
+
+	"github.com/fideliza/fideliza/ratelimit"
 )
 
 // Failed client authentications are throttled per client id: after
-// maxFailures failures within failureWindow, the id is refused for
-// lockout, whatever the secret. The state is per process.
+// maxFailures failures within failureWindow (from the first), the id is
+// refused until the window ends, whatever the secret. The failures are
+// counted by a ratelimit.Counter: in this process's memory unless
+// CountFailuresIn gives another (PostgreSQL's, shared by every process).
 const (
 	maxFailures    = 5
 	failureWindow  = time.Minute
-	lockout        = time.Minute
 	maxTrackedIDs  = 10_000
 	lockoutMessage = "too many failed attempts for this client; retry later"
 )
 
-type failureRecord struct {
-	count       int
-	windowStart time.Time
-	lockedUntil time.Time
-}
+var failureQuota = ratelimit.Quota{Limit: maxFailures, Window: failureWindow}
 
-type throttle struct {
-	mu  sync.Mutex
-	ids map[string]*failureRecord
-	now func() time.Time
-}
+type throttle struct{ failures ratelimit.Counter }
 
-func newThrottle() *throttle {
-	return &throttle{ids: map[string]*failureRecord{}, now: time.Now}
-}
+func newThrottle() throttle { return throttle{failures: ratelimit.New(nil, maxTrackedIDs)} }
 
 // retryAfter returns how long id is still locked out, or 0.
-func (t *throttle) retryAfter(id string) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r, ok := t.ids[id]; ok {
-		if d := r.lockedUntil.Sub(t.now()); d > 0 {
-			return d
-		}
+func (t throttle) retryAfter(id string) time.Duration {
+	d := t.failures.Peek(id, failureQuota)
+	if d.Allowed {
+		return 0
 	}
-	return 0
+	return max(d.RetryAfter, time.Second)
 }
 
 // fail records a failed attempt of id.
-func (t *throttle) fail(id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	if len(t.ids) >= maxTrackedIDs {
-		t.evict(now)
-	}
-	r, ok := t.ids[id]
-	if !ok || now.Sub(r.windowStart) > failureWindow {
-		r = &failureRecord{windowStart: now}
-		t.ids[id] = r
-	}
-	r.count++
-	if r.count >= maxFailures {
-		r.lockedUntil = now.Add(lockout)
-	}
-}
+func (t throttle) fail(id string) { t.failures.Allow(id, failureQuota) }
 
-// succeed forgets the failures of id.
-func (t *throttle) succeed(id string) {
-	t.mu.Lock()
-	delete(t.ids, id)
-	t.mu.Unlock()
-}
-
-// evict drops records that no longer matter; if every record is live (a
-// spray of client ids), it drops them all rather than grow without bound.
-func (t *throttle) evict(now time.Time) {
-	for id, r := range t.ids {
-		if now.Sub(r.windowStart) > failureWindow && now.After(r.lockedUntil) {
-			delete(t.ids, id)
-		}
-	}
-	if len(t.ids) >= maxTrackedIDs {
-		clear(t.ids)
-	}
-}
+// CountFailuresIn has s count failed client authentications in c, so that
+// a client id's lockout holds across every process that shares c.
+func (s *Service) CountFailuresIn(c ratelimit.Counter) { s.throttle = throttle{failures: c} }

@@ -56,7 +56,7 @@ type Service struct {
 	client   *ent.Client
 	verifier tokenVerifier
 	external *external // nil unless UseOIDC configured a provider
-	throttle *throttle
+	throttle throttle
 	checks   clientChecks
 	links    signInLinks
 	// ClientCheckTTL is how long a token's client is trusted without
@@ -122,7 +122,6 @@ func (s *Service) IssueToken(ctx context.Context, req TokenRequest) (*Token, err
 	if err != nil {
 		return nil, err
 	}
-	s.throttle.succeed(req.ClientID)
 	granted := c.Scopes
 	if asked := strings.Fields(req.Scope); len(asked) > 0 {
 		granted = nil

@@ -38,25 +38,10 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 	if !slices.Contains(storagetest.Dialects(), dialect.Postgres) {
 		t.Skip("quotas are shared by the processes of a PostgreSQL database; SQLite has one process")
 	}
-	dbURL := storagetest.URL(t, dialect.Postgres, true)
 	limits := ratelimit.Config{Default: ratelimit.Quota{Limit: 60, Window: time.Minute},
 		Token: ratelimit.Quota{Limit: 30, Window: time.Minute}}
-	servers := make([]*httptest.Server, sharedProcesses)
-	var first *app.App
-	for i := range servers {
-		db, err := storage.Open(context.Background(), dbURL)
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, db.Close()) })
-		a := app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: testLogger(t)})
-		if first == nil {
-			first = a
-		}
-		servers[i] = httptest.NewServer(rest.NewHandler(a, testLogger(t), rest.Config{RateLimits: limits}))
-		t.Cleanup(servers[i].Close)
-	}
-	tn, err := first.Backoffice.CreateTenant(sys(), "Loja Compartilhada", nil)
-	require.NoError(t, err)
-	c, err := first.Backoffice.CreateClient(sys(), tn.ID, apiclient.KindOauth, "integração", []string{"customers:read"})
+	servers, first, tenantID := sharedServers(t, limits)
+	c, err := first.Backoffice.CreateClient(sys(), tenantID, apiclient.KindOauth, "integração", []string{"customers:read"})
 	require.NoError(t, err)
 	tok, err := first.Auth.IssueToken(context.Background(), auth.TokenRequest{
 		GrantType: "client_credentials", ClientID: c.Client.ID, ClientSecret: c.Secret,
@@ -114,6 +99,63 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 			require.InDelta(t, tc.quota, allowed.Load(), float64(tc.quota)*0.05)
 			require.Equal(t, int64(sent), allowed.Load()+refused.Load())
 		})
+	}
+}
+
+// sharedServers starts sharedProcesses servers with limits on one new
+// PostgreSQL database, each with its own connections as processes have,
+// and makes a tenant; it returns the servers, the first's application and
+// the tenant. It skips the test without PostgreSQL.
+func sharedServers(t *testing.T, limits ratelimit.Config) ([]*httptest.Server, *app.App, string) {
+	t.Helper()
+	if !slices.Contains(storagetest.Dialects(), dialect.Postgres) {
+		t.Skip("quotas are shared by the processes of a PostgreSQL database; SQLite has one process")
+	}
+	dbURL := storagetest.URL(t, dialect.Postgres, true)
+	servers := make([]*httptest.Server, sharedProcesses)
+	var first *app.App
+	for i := range servers {
+		db, err := storage.Open(context.Background(), dbURL)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, db.Close()) })
+		a := app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, "http://fideliza.test", testAudience), Log: testLogger(t)})
+		if first == nil {
+			first = a
+		}
+		servers[i] = httptest.NewServer(rest.NewHandler(a, testLogger(t), rest.Config{RateLimits: limits}))
+		t.Cleanup(servers[i].Close)
+	}
+	tn, err := first.Backoffice.CreateTenant(sys(), "Loja Compartilhada", nil)
+	require.NoError(t, err)
+	return servers, first, tn.ID
+}
+
+// TestClientLockoutSharedAcrossProcesses: on PostgreSQL a client id's
+// failed secrets are counted across three servers of one database: after
+// five wrong secrets sent to any of them, every server refuses the id,
+// the right secret too, until the minute ends.
+func TestClientLockoutSharedAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	servers, first, tenantID := sharedServers(t, ratelimit.Config{Token: ratelimit.Quota{Off: true}})
+	c, err := first.Backoffice.CreateClient(sys(), tenantID, apiclient.KindOauth, "integração", []string{"customers:read"})
+	require.NoError(t, err)
+	token := func(server int, secret string) int {
+		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.Client.ID}, "client_secret": {secret}}
+		res, err := http.Post(servers[server%len(servers)].URL+"/auth/token", "application/x-www-form-urlencoded",
+			strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		return res.StatusCode
+	}
+	var codes []int
+	for i := range 9 {
+		codes = append(codes, token(i, "wrong"))
+	}
+	unauthorized, locked := http.StatusUnauthorized, http.StatusTooManyRequests
+	require.Equal(t, []int{unauthorized, unauthorized, unauthorized, unauthorized, unauthorized,
+		locked, locked, locked, locked}, codes)
+	for i := range servers {
+		require.Equal(t, locked, token(i, c.Secret), "server %d", i)
 	}
 }
 
