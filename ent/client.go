@@ -90,6 +90,16 @@ type Client struct {
 	Product *ProductClient
 	// Redemption is the client for interacting with the Redemption builders.
 	Redemption *RedemptionClient
+	// RollupActivePair is the client for interacting with the RollupActivePair builders.
+	RollupActivePair *RollupActivePairClient
+	// RollupCampaignDay is the client for interacting with the RollupCampaignDay builders.
+	RollupCampaignDay *RollupCampaignDayClient
+	// RollupCustomerDay is the client for interacting with the RollupCustomerDay builders.
+	RollupCustomerDay *RollupCustomerDayClient
+	// RollupPointsDay is the client for interacting with the RollupPointsDay builders.
+	RollupPointsDay *RollupPointsDayClient
+	// RollupSalesDay is the client for interacting with the RollupSalesDay builders.
+	RollupSalesDay *RollupSalesDayClient
 	// Sale is the client for interacting with the Sale builders.
 	Sale *SaleClient
 	// SaleItem is the client for interacting with the SaleItem builders.
@@ -143,6 +153,11 @@ func (c *Client) init() {
 	c.PointsLot = NewPointsLotClient(c.config)
 	c.Product = NewProductClient(c.config)
 	c.Redemption = NewRedemptionClient(c.config)
+	c.RollupActivePair = NewRollupActivePairClient(c.config)
+	c.RollupCampaignDay = NewRollupCampaignDayClient(c.config)
+	c.RollupCustomerDay = NewRollupCustomerDayClient(c.config)
+	c.RollupPointsDay = NewRollupPointsDayClient(c.config)
+	c.RollupSalesDay = NewRollupSalesDayClient(c.config)
 	c.Sale = NewSaleClient(c.config)
 	c.SaleItem = NewSaleItemClient(c.config)
 	c.SalePayment = NewSalePaymentClient(c.config)
@@ -265,6 +280,11 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PointsLot:             NewPointsLotClient(cfg),
 		Product:               NewProductClient(cfg),
 		Redemption:            NewRedemptionClient(cfg),
+		RollupActivePair:      NewRollupActivePairClient(cfg),
+		RollupCampaignDay:     NewRollupCampaignDayClient(cfg),
+		RollupCustomerDay:     NewRollupCustomerDayClient(cfg),
+		RollupPointsDay:       NewRollupPointsDayClient(cfg),
+		RollupSalesDay:        NewRollupSalesDayClient(cfg),
 		Sale:                  NewSaleClient(cfg),
 		SaleItem:              NewSaleItemClient(cfg),
 		SalePayment:           NewSalePaymentClient(cfg),
@@ -314,6 +334,11 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PointsLot:             NewPointsLotClient(cfg),
 		Product:               NewProductClient(cfg),
 		Redemption:            NewRedemptionClient(cfg),
+		RollupActivePair:      NewRollupActivePairClient(cfg),
+		RollupCampaignDay:     NewRollupCampaignDayClient(cfg),
+		RollupCustomerDay:     NewRollupCustomerDayClient(cfg),
+		RollupPointsDay:       NewRollupPointsDayClient(cfg),
+		RollupSalesDay:        NewRollupSalesDayClient(cfg),
 		Sale:                  NewSaleClient(cfg),
 		SaleItem:              NewSaleItemClient(cfg),
 		SalePayment:           NewSalePaymentClient(cfg),
@@ -373,9 +398,11 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
 		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
 		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
-		c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.Sale, c.SaleItem,
-		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
-		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.RollupActivePair,
+		c.RollupCampaignDay, c.RollupCustomerDay, c.RollupPointsDay, c.RollupSalesDay,
+		c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey,
+		c.Store, c.Tenant, c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -3518,6 +3545,156 @@ func (c *RedemptionClient) mutate(ctx context.Context, m *RedemptionMutation) (V
 	}
 }
 
+// RollupActivePairClient is a client for the RollupActivePair schema.
+type RollupActivePairClient struct {
+	config
+}
+
+// NewRollupActivePairClient returns a client for the RollupActivePair from the given config.
+func NewRollupActivePairClient(c config) *RollupActivePairClient {
+	return &RollupActivePairClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rollupactivepair.Intercept(f(g(h())))`.
+func (c *RollupActivePairClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupActivePair = append(c.inters.RollupActivePair, interceptors...)
+}
+
+// Query returns a query builder for RollupActivePair.
+func (c *RollupActivePairClient) Query() *RollupActivePairQuery {
+	return &RollupActivePairQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupActivePair},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupActivePairClient) Interceptors() []Interceptor {
+	return c.inters.RollupActivePair
+}
+
+// RollupCampaignDayClient is a client for the RollupCampaignDay schema.
+type RollupCampaignDayClient struct {
+	config
+}
+
+// NewRollupCampaignDayClient returns a client for the RollupCampaignDay from the given config.
+func NewRollupCampaignDayClient(c config) *RollupCampaignDayClient {
+	return &RollupCampaignDayClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rollupcampaignday.Intercept(f(g(h())))`.
+func (c *RollupCampaignDayClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupCampaignDay = append(c.inters.RollupCampaignDay, interceptors...)
+}
+
+// Query returns a query builder for RollupCampaignDay.
+func (c *RollupCampaignDayClient) Query() *RollupCampaignDayQuery {
+	return &RollupCampaignDayQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupCampaignDay},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupCampaignDayClient) Interceptors() []Interceptor {
+	return c.inters.RollupCampaignDay
+}
+
+// RollupCustomerDayClient is a client for the RollupCustomerDay schema.
+type RollupCustomerDayClient struct {
+	config
+}
+
+// NewRollupCustomerDayClient returns a client for the RollupCustomerDay from the given config.
+func NewRollupCustomerDayClient(c config) *RollupCustomerDayClient {
+	return &RollupCustomerDayClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rollupcustomerday.Intercept(f(g(h())))`.
+func (c *RollupCustomerDayClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupCustomerDay = append(c.inters.RollupCustomerDay, interceptors...)
+}
+
+// Query returns a query builder for RollupCustomerDay.
+func (c *RollupCustomerDayClient) Query() *RollupCustomerDayQuery {
+	return &RollupCustomerDayQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupCustomerDay},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupCustomerDayClient) Interceptors() []Interceptor {
+	return c.inters.RollupCustomerDay
+}
+
+// RollupPointsDayClient is a client for the RollupPointsDay schema.
+type RollupPointsDayClient struct {
+	config
+}
+
+// NewRollupPointsDayClient returns a client for the RollupPointsDay from the given config.
+func NewRollupPointsDayClient(c config) *RollupPointsDayClient {
+	return &RollupPointsDayClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rolluppointsday.Intercept(f(g(h())))`.
+func (c *RollupPointsDayClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupPointsDay = append(c.inters.RollupPointsDay, interceptors...)
+}
+
+// Query returns a query builder for RollupPointsDay.
+func (c *RollupPointsDayClient) Query() *RollupPointsDayQuery {
+	return &RollupPointsDayQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupPointsDay},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupPointsDayClient) Interceptors() []Interceptor {
+	return c.inters.RollupPointsDay
+}
+
+// RollupSalesDayClient is a client for the RollupSalesDay schema.
+type RollupSalesDayClient struct {
+	config
+}
+
+// NewRollupSalesDayClient returns a client for the RollupSalesDay from the given config.
+func NewRollupSalesDayClient(c config) *RollupSalesDayClient {
+	return &RollupSalesDayClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rollupsalesday.Intercept(f(g(h())))`.
+func (c *RollupSalesDayClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupSalesDay = append(c.inters.RollupSalesDay, interceptors...)
+}
+
+// Query returns a query builder for RollupSalesDay.
+func (c *RollupSalesDayClient) Query() *RollupSalesDayQuery {
+	return &RollupSalesDayQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupSalesDay},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupSalesDayClient) Interceptors() []Interceptor {
+	return c.inters.RollupSalesDay
+}
+
 // SaleClient is a client for the Sale schema.
 type SaleClient struct {
 	config
@@ -5588,9 +5765,10 @@ type (
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
 		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsLot, Product,
-		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
-		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
-		WebhookEndpoint []ent.Interceptor
+		Redemption, RollupActivePair, RollupCampaignDay, RollupCustomerDay,
+		RollupPointsDay, RollupSalesDay, Sale, SaleItem, SalePayment, SaleReturn,
+		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
+		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -30,6 +30,11 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaignday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rolluppointsday"
+	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
@@ -120,6 +125,11 @@ func checkColumn(t, c string) error {
 			pointslot.Table:             pointslot.ValidColumn,
 			product.Table:               product.ValidColumn,
 			redemption.Table:            redemption.ValidColumn,
+			rollupactivepair.Table:      rollupactivepair.ValidColumn,
+			rollupcampaignday.Table:     rollupcampaignday.ValidColumn,
+			rollupcustomerday.Table:     rollupcustomerday.ValidColumn,
+			rolluppointsday.Table:       rolluppointsday.ValidColumn,
+			rollupsalesday.Table:        rollupsalesday.ValidColumn,
 			sale.Table:                  sale.ValidColumn,
 			saleitem.Table:              saleitem.ValidColumn,
 			salepayment.Table:           salepayment.ValidColumn,

@@ -22,6 +22,11 @@ import (
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaignday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rolluppointsday"
+	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
@@ -43,7 +48,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 30)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 35)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -489,6 +494,87 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:       rollupactivepair.Table,
+			Columns:     rollupactivepair.Columns,
+			CompositeID: []*sqlgraph.FieldSpec{},
+		},
+		Type: "RollupActivePair",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rollupactivepair.FieldTenantID:  {Type: field.TypeString, Column: rollupactivepair.FieldTenantID},
+			rollupactivepair.FieldDay:       {Type: field.TypeString, Column: rollupactivepair.FieldDay},
+			rollupactivepair.FieldPrevDay:   {Type: field.TypeString, Column: rollupactivepair.FieldPrevDay},
+			rollupactivepair.FieldCustomers: {Type: field.TypeInt64, Column: rollupactivepair.FieldCustomers},
+		},
+	}
+	graph.Nodes[19] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:       rollupcampaignday.Table,
+			Columns:     rollupcampaignday.Columns,
+			CompositeID: []*sqlgraph.FieldSpec{},
+		},
+		Type: "RollupCampaignDay",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rollupcampaignday.FieldTenantID:      {Type: field.TypeString, Column: rollupcampaignday.FieldTenantID},
+			rollupcampaignday.FieldCampaignID:    {Type: field.TypeString, Column: rollupcampaignday.FieldCampaignID},
+			rollupcampaignday.FieldDay:           {Type: field.TypeString, Column: rollupcampaignday.FieldDay},
+			rollupcampaignday.FieldRedemptions:   {Type: field.TypeInt64, Column: rollupcampaignday.FieldRedemptions},
+			rollupcampaignday.FieldDiscountCents: {Type: field.TypeInt64, Column: rollupcampaignday.FieldDiscountCents},
+			rollupcampaignday.FieldDiscountSub:   {Type: field.TypeInt64, Column: rollupcampaignday.FieldDiscountSub},
+			rollupcampaignday.FieldCashbackCents: {Type: field.TypeInt64, Column: rollupcampaignday.FieldCashbackCents},
+			rollupcampaignday.FieldCashbackSub:   {Type: field.TypeInt64, Column: rollupcampaignday.FieldCashbackSub},
+			rollupcampaignday.FieldPaidCents:     {Type: field.TypeInt64, Column: rollupcampaignday.FieldPaidCents},
+			rollupcampaignday.FieldPaidSub:       {Type: field.TypeInt64, Column: rollupcampaignday.FieldPaidSub},
+		},
+	}
+	graph.Nodes[20] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:       rollupcustomerday.Table,
+			Columns:     rollupcustomerday.Columns,
+			CompositeID: []*sqlgraph.FieldSpec{},
+		},
+		Type: "RollupCustomerDay",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rollupcustomerday.FieldTenantID:   {Type: field.TypeString, Column: rollupcustomerday.FieldTenantID},
+			rollupcustomerday.FieldCustomerID: {Type: field.TypeString, Column: rollupcustomerday.FieldCustomerID},
+			rollupcustomerday.FieldDay:        {Type: field.TypeString, Column: rollupcustomerday.FieldDay},
+			rollupcustomerday.FieldEvents:     {Type: field.TypeInt64, Column: rollupcustomerday.FieldEvents},
+		},
+	}
+	graph.Nodes[21] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:       rolluppointsday.Table,
+			Columns:     rolluppointsday.Columns,
+			CompositeID: []*sqlgraph.FieldSpec{},
+		},
+		Type: "RollupPointsDay",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rolluppointsday.FieldTenantID: {Type: field.TypeString, Column: rolluppointsday.FieldTenantID},
+			rolluppointsday.FieldDay:      {Type: field.TypeString, Column: rolluppointsday.FieldDay},
+			rolluppointsday.FieldNet:      {Type: field.TypeInt64, Column: rolluppointsday.FieldNet},
+		},
+	}
+	graph.Nodes[22] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:       rollupsalesday.Table,
+			Columns:     rollupsalesday.Columns,
+			CompositeID: []*sqlgraph.FieldSpec{},
+		},
+		Type: "RollupSalesDay",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rollupsalesday.FieldTenantID:      {Type: field.TypeString, Column: rollupsalesday.FieldTenantID},
+			rollupsalesday.FieldDay:           {Type: field.TypeString, Column: rollupsalesday.FieldDay},
+			rollupsalesday.FieldStoreID:       {Type: field.TypeString, Column: rollupsalesday.FieldStoreID},
+			rollupsalesday.FieldSales:         {Type: field.TypeInt64, Column: rollupsalesday.FieldSales},
+			rollupsalesday.FieldAmountCents:   {Type: field.TypeInt64, Column: rollupsalesday.FieldAmountCents},
+			rollupsalesday.FieldAmountSub:     {Type: field.TypeInt64, Column: rollupsalesday.FieldAmountSub},
+			rollupsalesday.FieldDiscountCents: {Type: field.TypeInt64, Column: rollupsalesday.FieldDiscountCents},
+			rollupsalesday.FieldDiscountSub:   {Type: field.TypeInt64, Column: rollupsalesday.FieldDiscountSub},
+			rollupsalesday.FieldPayableCents:  {Type: field.TypeInt64, Column: rollupsalesday.FieldPayableCents},
+			rollupsalesday.FieldPayableSub:    {Type: field.TypeInt64, Column: rollupsalesday.FieldPayableSub},
+		},
+	}
+	graph.Nodes[23] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -524,7 +610,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldCouponCode:            {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -547,7 +633,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -568,7 +654,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -594,7 +680,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -612,7 +698,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -629,7 +715,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -648,7 +734,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -686,7 +772,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCorsOrigins:            {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -711,7 +797,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -731,7 +817,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -756,7 +842,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -3956,6 +4042,286 @@ func (f *RedemptionFilter) WhereHasSaleWith(preds ...predicate.Sale) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *RollupActivePairQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RollupActivePairQuery builder.
+func (_q *RollupActivePairQuery) Filter() *RollupActivePairFilter {
+	return &RollupActivePairFilter{config: _q.config, predicateAdder: _q}
+}
+
+// RollupActivePairFilter provides a generic filtering capability at runtime for RollupActivePairQuery.
+type RollupActivePairFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RollupActivePairFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RollupActivePairFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(rollupactivepair.FieldTenantID))
+}
+
+// WhereDay applies the entql string predicate on the day field.
+func (f *RollupActivePairFilter) WhereDay(p entql.StringP) {
+	f.Where(p.Field(rollupactivepair.FieldDay))
+}
+
+// WherePrevDay applies the entql string predicate on the prev_day field.
+func (f *RollupActivePairFilter) WherePrevDay(p entql.StringP) {
+	f.Where(p.Field(rollupactivepair.FieldPrevDay))
+}
+
+// WhereCustomers applies the entql int64 predicate on the customers field.
+func (f *RollupActivePairFilter) WhereCustomers(p entql.Int64P) {
+	f.Where(p.Field(rollupactivepair.FieldCustomers))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *RollupCampaignDayQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RollupCampaignDayQuery builder.
+func (_q *RollupCampaignDayQuery) Filter() *RollupCampaignDayFilter {
+	return &RollupCampaignDayFilter{config: _q.config, predicateAdder: _q}
+}
+
+// RollupCampaignDayFilter provides a generic filtering capability at runtime for RollupCampaignDayQuery.
+type RollupCampaignDayFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RollupCampaignDayFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RollupCampaignDayFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(rollupcampaignday.FieldTenantID))
+}
+
+// WhereCampaignID applies the entql string predicate on the campaign_id field.
+func (f *RollupCampaignDayFilter) WhereCampaignID(p entql.StringP) {
+	f.Where(p.Field(rollupcampaignday.FieldCampaignID))
+}
+
+// WhereDay applies the entql string predicate on the day field.
+func (f *RollupCampaignDayFilter) WhereDay(p entql.StringP) {
+	f.Where(p.Field(rollupcampaignday.FieldDay))
+}
+
+// WhereRedemptions applies the entql int64 predicate on the redemptions field.
+func (f *RollupCampaignDayFilter) WhereRedemptions(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldRedemptions))
+}
+
+// WhereDiscountCents applies the entql int64 predicate on the discount_cents field.
+func (f *RollupCampaignDayFilter) WhereDiscountCents(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldDiscountCents))
+}
+
+// WhereDiscountSub applies the entql int64 predicate on the discount_sub field.
+func (f *RollupCampaignDayFilter) WhereDiscountSub(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldDiscountSub))
+}
+
+// WhereCashbackCents applies the entql int64 predicate on the cashback_cents field.
+func (f *RollupCampaignDayFilter) WhereCashbackCents(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldCashbackCents))
+}
+
+// WhereCashbackSub applies the entql int64 predicate on the cashback_sub field.
+func (f *RollupCampaignDayFilter) WhereCashbackSub(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldCashbackSub))
+}
+
+// WherePaidCents applies the entql int64 predicate on the paid_cents field.
+func (f *RollupCampaignDayFilter) WherePaidCents(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldPaidCents))
+}
+
+// WherePaidSub applies the entql int64 predicate on the paid_sub field.
+func (f *RollupCampaignDayFilter) WherePaidSub(p entql.Int64P) {
+	f.Where(p.Field(rollupcampaignday.FieldPaidSub))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *RollupCustomerDayQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RollupCustomerDayQuery builder.
+func (_q *RollupCustomerDayQuery) Filter() *RollupCustomerDayFilter {
+	return &RollupCustomerDayFilter{config: _q.config, predicateAdder: _q}
+}
+
+// RollupCustomerDayFilter provides a generic filtering capability at runtime for RollupCustomerDayQuery.
+type RollupCustomerDayFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RollupCustomerDayFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RollupCustomerDayFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(rollupcustomerday.FieldTenantID))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *RollupCustomerDayFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(rollupcustomerday.FieldCustomerID))
+}
+
+// WhereDay applies the entql string predicate on the day field.
+func (f *RollupCustomerDayFilter) WhereDay(p entql.StringP) {
+	f.Where(p.Field(rollupcustomerday.FieldDay))
+}
+
+// WhereEvents applies the entql int64 predicate on the events field.
+func (f *RollupCustomerDayFilter) WhereEvents(p entql.Int64P) {
+	f.Where(p.Field(rollupcustomerday.FieldEvents))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *RollupPointsDayQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RollupPointsDayQuery builder.
+func (_q *RollupPointsDayQuery) Filter() *RollupPointsDayFilter {
+	return &RollupPointsDayFilter{config: _q.config, predicateAdder: _q}
+}
+
+// RollupPointsDayFilter provides a generic filtering capability at runtime for RollupPointsDayQuery.
+type RollupPointsDayFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RollupPointsDayFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RollupPointsDayFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(rolluppointsday.FieldTenantID))
+}
+
+// WhereDay applies the entql string predicate on the day field.
+func (f *RollupPointsDayFilter) WhereDay(p entql.StringP) {
+	f.Where(p.Field(rolluppointsday.FieldDay))
+}
+
+// WhereNet applies the entql int64 predicate on the net field.
+func (f *RollupPointsDayFilter) WhereNet(p entql.Int64P) {
+	f.Where(p.Field(rolluppointsday.FieldNet))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *RollupSalesDayQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RollupSalesDayQuery builder.
+func (_q *RollupSalesDayQuery) Filter() *RollupSalesDayFilter {
+	return &RollupSalesDayFilter{config: _q.config, predicateAdder: _q}
+}
+
+// RollupSalesDayFilter provides a generic filtering capability at runtime for RollupSalesDayQuery.
+type RollupSalesDayFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RollupSalesDayFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RollupSalesDayFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(rollupsalesday.FieldTenantID))
+}
+
+// WhereDay applies the entql string predicate on the day field.
+func (f *RollupSalesDayFilter) WhereDay(p entql.StringP) {
+	f.Where(p.Field(rollupsalesday.FieldDay))
+}
+
+// WhereStoreID applies the entql string predicate on the store_id field.
+func (f *RollupSalesDayFilter) WhereStoreID(p entql.StringP) {
+	f.Where(p.Field(rollupsalesday.FieldStoreID))
+}
+
+// WhereSales applies the entql int64 predicate on the sales field.
+func (f *RollupSalesDayFilter) WhereSales(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldSales))
+}
+
+// WhereAmountCents applies the entql int64 predicate on the amount_cents field.
+func (f *RollupSalesDayFilter) WhereAmountCents(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldAmountCents))
+}
+
+// WhereAmountSub applies the entql int64 predicate on the amount_sub field.
+func (f *RollupSalesDayFilter) WhereAmountSub(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldAmountSub))
+}
+
+// WhereDiscountCents applies the entql int64 predicate on the discount_cents field.
+func (f *RollupSalesDayFilter) WhereDiscountCents(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldDiscountCents))
+}
+
+// WhereDiscountSub applies the entql int64 predicate on the discount_sub field.
+func (f *RollupSalesDayFilter) WhereDiscountSub(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldDiscountSub))
+}
+
+// WherePayableCents applies the entql int64 predicate on the payable_cents field.
+func (f *RollupSalesDayFilter) WherePayableCents(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldPayableCents))
+}
+
+// WherePayableSub applies the entql int64 predicate on the payable_sub field.
+func (f *RollupSalesDayFilter) WherePayableSub(p entql.Int64P) {
+	f.Where(p.Field(rollupsalesday.FieldPayableSub))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *SaleQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -3984,7 +4350,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4228,7 +4594,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4346,7 +4712,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4454,7 +4820,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4587,7 +4953,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4694,7 +5060,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4754,7 +5120,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4838,7 +5204,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5031,7 +5397,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5159,7 +5525,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5262,7 +5628,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5418,7 +5784,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

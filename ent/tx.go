@@ -50,6 +50,16 @@ type Tx struct {
 	Product *ProductClient
 	// Redemption is the client for interacting with the Redemption builders.
 	Redemption *RedemptionClient
+	// RollupActivePair is the client for interacting with the RollupActivePair builders.
+	RollupActivePair *RollupActivePairClient
+	// RollupCampaignDay is the client for interacting with the RollupCampaignDay builders.
+	RollupCampaignDay *RollupCampaignDayClient
+	// RollupCustomerDay is the client for interacting with the RollupCustomerDay builders.
+	RollupCustomerDay *RollupCustomerDayClient
+	// RollupPointsDay is the client for interacting with the RollupPointsDay builders.
+	RollupPointsDay *RollupPointsDayClient
+	// RollupSalesDay is the client for interacting with the RollupSalesDay builders.
+	RollupSalesDay *RollupSalesDayClient
 	// Sale is the client for interacting with the Sale builders.
 	Sale *SaleClient
 	// SaleItem is the client for interacting with the SaleItem builders.
@@ -223,6 +233,11 @@ func (tx *Tx) init() {
 	tx.PointsLot = NewPointsLotClient(tx.config)
 	tx.Product = NewProductClient(tx.config)
 	tx.Redemption = NewRedemptionClient(tx.config)
+	tx.RollupActivePair = NewRollupActivePairClient(tx.config)
+	tx.RollupCampaignDay = NewRollupCampaignDayClient(tx.config)
+	tx.RollupCustomerDay = NewRollupCustomerDayClient(tx.config)
+	tx.RollupPointsDay = NewRollupPointsDayClient(tx.config)
+	tx.RollupSalesDay = NewRollupSalesDayClient(tx.config)
 	tx.Sale = NewSaleClient(tx.config)
 	tx.SaleItem = NewSaleItemClient(tx.config)
 	tx.SalePayment = NewSalePaymentClient(tx.config)

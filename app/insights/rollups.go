@@ -22,7 +22,7 @@ import (
 
 // rollups reads the rollups of the context's tenant.
 func (a *Service) rollups() rollup.Reader {
-	return rollup.Reader{DB: a.DB.Reads, Rebind: a.DB.Rebind}
+	return rollup.Reader{Ent: a.DB.Ent}
 }
 
 // rollupZone is the tenant's time zone, the one its rollups count days in.

@@ -6,21 +6,26 @@
 // cent in 10^-8 R$ (the scale of the decimal columns), so sums are exact
 // on both databases.
 //
-// The rollups are read with SQL, for the tenant of the context's viewer
-// alone: the tables are the database's (triggers write them), not ent's.
+// Triggers write the rollups; ent reads them as views (ent/schema/rollup.go),
+// filtered by tenant through its privacy policy.
 package rollup
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	stdsql "database/sql"
 	"fmt"
-	"strings"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaignday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rolluppointsday"
+	"github.com/fideliza/fideliza/ent/rollupsalesday"
 )
 
 // Money is a rollup's amount, whole cents and the rest in 10^-8 R$
@@ -91,34 +96,9 @@ func SplitPeriod(from, to *time.Time, loc *time.Location) Split {
 	return s
 }
 
-// Reader reads the rollups of the context's tenant.
-type Reader struct {
-	DB     *sql.DB
-	Rebind func(query string) string // numbers ? placeholders for the database
-}
-
-// query runs q with the viewer's tenant as the first argument.
-func (r Reader) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	v, ok := viewer.FromContext(ctx)
-	if !ok || v.TenantID == "" {
-		return nil, errors.New("rollups: no tenant in the context")
-	}
-	return r.DB.QueryContext(ctx, r.Rebind(q), append([]any{v.TenantID}, args...)...)
-}
-
-// scanAll calls scan on each row of rows, then closes them.
-func scanAll(rows *sql.Rows, err error, scan func(*sql.Rows) error) error {
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
+// Reader reads the rollups of the context's tenant through ent, whose
+// privacy policy filters them by tenant as every tenant-owned entity.
+type Reader struct{ Ent *ent.Client }
 
 // StoreDay is the sales of one store on one day.
 type StoreDay struct {
@@ -129,17 +109,17 @@ type StoreDay struct {
 
 // SalesDays returns the sales per store and day of the days [first, end).
 func (r Reader) SalesDays(ctx context.Context, first, end string) ([]StoreDay, error) {
-	var out []StoreDay
-	rows, err := r.query(ctx, `SELECT store_id, day, sales, amount_cents, amount_sub, discount_cents, discount_sub,
-		payable_cents, payable_sub FROM rollup_sales_days WHERE tenant_id = ? AND day >= ? AND day < ? AND sales <> 0`, first, end)
-	return out, scanAll(rows, err, func(rows *sql.Rows) error {
-		var s StoreDay
-		var m [6]int64
-		err := rows.Scan(&s.StoreID, &s.Day, &s.Sales, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5])
-		s.Amount, s.Discount, s.Payable = Money(m[0], m[1]), Money(m[2], m[3]), Money(m[4], m[5])
-		out = append(out, s)
-		return err
-	})
+	rows, err := r.Ent.RollupSalesDay.Query().
+		Where(rollupsalesday.DayGTE(first), rollupsalesday.DayLT(end), rollupsalesday.SalesNEQ(0)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StoreDay, len(rows))
+	for i, s := range rows {
+		out[i] = StoreDay{StoreID: s.StoreID, Day: s.Day, Sales: int(s.Sales), Amount: Money(s.AmountCents, s.AmountSub),
+			Discount: Money(s.DiscountCents, s.DiscountSub), Payable: Money(s.PayableCents, s.PayableSub)}
+	}
+	return out, nil
 }
 
 // Campaign is what a campaign's redemptions gave and brought.
@@ -152,57 +132,74 @@ type Campaign struct {
 // every day when both are empty, from the first day or to the last when
 // one is.
 func (r Reader) CampaignDays(ctx context.Context, campaignID, first, end string) (Campaign, error) {
-	q := `SELECT coalesce(sum(redemptions), 0), coalesce(sum(discount_cents), 0), coalesce(sum(discount_sub), 0),
-		coalesce(sum(cashback_cents), 0), coalesce(sum(cashback_sub), 0), coalesce(sum(paid_cents), 0), coalesce(sum(paid_sub), 0)
-		FROM rollup_campaign_days WHERE tenant_id = ? AND campaign_id = ?`
-	args := []any{campaignID}
+	where := []predicate.RollupCampaignDay{rollupcampaignday.CampaignID(campaignID)}
 	if first != "" {
-		q += ` AND day >= ?`
-		args = append(args, first)
+		where = append(where, rollupcampaignday.DayGTE(first))
 	}
 	if end != "" {
-		q += ` AND day < ?`
-		args = append(args, end)
+		where = append(where, rollupcampaignday.DayLT(end))
 	}
-	var c Campaign
-	rows, err := r.query(ctx, q, args...)
-	return c, scanAll(rows, err, func(rows *sql.Rows) error {
-		var m [6]int64
-		err := rows.Scan(&c.Redemptions, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5])
-		c.Discount, c.Cashback, c.Paid = Money(m[0], m[1]), Money(m[2], m[3]), Money(m[4], m[5])
-		return err
-	})
+	var sums []struct {
+		Redemptions, DiscountCents, DiscountSub, CashbackCents, CashbackSub, PaidCents, PaidSub int64
+	}
+	err := r.Ent.RollupCampaignDay.Query().Where(where...).Aggregate(
+		sum(rollupcampaignday.FieldRedemptions, "redemptions"),
+		sum(rollupcampaignday.FieldDiscountCents, "discountcents"), sum(rollupcampaignday.FieldDiscountSub, "discountsub"),
+		sum(rollupcampaignday.FieldCashbackCents, "cashbackcents"), sum(rollupcampaignday.FieldCashbackSub, "cashbacksub"),
+		sum(rollupcampaignday.FieldPaidCents, "paidcents"), sum(rollupcampaignday.FieldPaidSub, "paidsub"),
+	).Scan(ctx, &sums)
+	if err != nil || len(sums) == 0 {
+		return Campaign{}, err
+	}
+	m := sums[0]
+	return Campaign{Redemptions: int(m.Redemptions), Discount: Money(m.DiscountCents, m.DiscountSub),
+		Cashback: Money(m.CashbackCents, m.CashbackSub), Paid: Money(m.PaidCents, m.PaidSub)}, nil
+}
+
+// sum is an aggregate of a column's total, 0 over no rows, named as.
+func sum(column, as string) ent.AggregateFunc {
+	return func(s *sql.Selector) string {
+		return sql.As("coalesce("+sql.Sum(s.C(column))+", 0)", as)
+	}
+}
+
+// total scans one aggregate's value.
+func total(ctx context.Context, scan func(context.Context, any) error) (int64, error) {
+	var v []struct{ Total int64 }
+	if err := scan(ctx, &v); err != nil || len(v) == 0 {
+		return 0, err
+	}
+	return v[0].Total, nil
 }
 
 // PointsBefore is the ledger's movements, summed, of the days before day.
 func (r Reader) PointsBefore(ctx context.Context, day string) (int64, error) {
-	var n int64
-	rows, err := r.query(ctx, `SELECT coalesce(sum(net), 0) FROM rollup_points_days WHERE tenant_id = ? AND day < ?`, day)
-	return n, scanAll(rows, err, func(rows *sql.Rows) error { return rows.Scan(&n) })
+	return total(ctx, r.Ent.RollupPointsDay.Query().Where(rolluppointsday.DayLT(day)).
+		Aggregate(sum(rolluppointsday.FieldNet, "total")).Scan)
 }
 
 // PointsDays is the ledger's movements, summed, of each day of [first, end)
 // that has any.
 func (r Reader) PointsDays(ctx context.Context, first, end string) (map[string]int64, error) {
-	out := map[string]int64{}
-	rows, err := r.query(ctx, `SELECT day, net FROM rollup_points_days WHERE tenant_id = ? AND day >= ? AND day < ?`, first, end)
-	return out, scanAll(rows, err, func(rows *sql.Rows) error {
-		var day string
-		var net int64
-		err := rows.Scan(&day, &net)
-		out[day] += net
-		return err
-	})
+	rows, err := r.Ent.RollupPointsDay.Query().Where(rolluppointsday.DayGTE(first), rolluppointsday.DayLT(end)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rows))
+	for _, p := range rows {
+		out[p.Day] += p.Net
+	}
+	return out, nil
 }
 
 // ActiveCustomers counts the customers active on some day of [first, end):
 // those whose first active day of the period falls on it, read from the
 // pairs of each active day and the customer's previous one.
 func (r Reader) ActiveCustomers(ctx context.Context, first, end string) (int, error) {
-	var n int
-	rows, err := r.query(ctx, `SELECT coalesce(sum(customers), 0) FROM rollup_active_pairs
-		WHERE tenant_id = ? AND day >= ? AND day < ? AND prev_day < ?`, first, end, first)
-	return n, scanAll(rows, err, func(rows *sql.Rows) error { return rows.Scan(&n) })
+	n, err := total(ctx, r.Ent.RollupActivePair.Query().
+		Where(rollupactivepair.DayGTE(first), rollupactivepair.DayLT(end), rollupactivepair.PrevDayLT(first)).
+		Aggregate(sum(rollupactivepair.FieldCustomers, "total")).Scan)
+	return int(n), err
 }
 
 // ActiveAmong returns those of ids active on some day of [first, end).
@@ -212,20 +209,14 @@ func (r Reader) ActiveAmong(ctx context.Context, ids []string, first, end string
 	for len(ids) > 0 {
 		part := ids[:min(batch, len(ids))]
 		ids = ids[len(part):]
-		args := []any{first, end}
-		for _, id := range part {
-			args = append(args, id)
-		}
-		rows, err := r.query(ctx, `SELECT DISTINCT customer_id FROM rollup_customer_days WHERE tenant_id = ? AND day >= ? AND day < ?
-			AND customer_id IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
-		err = scanAll(rows, err, func(rows *sql.Rows) error {
-			var id string
-			err := rows.Scan(&id)
-			out[id] = true
-			return err
-		})
+		active, err := r.Ent.RollupCustomerDay.Query().Unique(true).
+			Where(rollupcustomerday.DayGTE(first), rollupcustomerday.DayLT(end), rollupcustomerday.CustomerIDIn(part...)).
+			Select(rollupcustomerday.FieldCustomerID).Strings(ctx)
 		if err != nil {
 			return nil, err
+		}
+		for _, id := range active {
+			out[id] = true
 		}
 	}
 	return out, nil
@@ -234,7 +225,7 @@ func (r Reader) ActiveAmong(ctx context.Context, ids []string, first, end string
 // Rebuild counts the rollups of a tenant again from its rows, in tx: the
 // trigger of rollup_rebuilds (migration 0027) replaces them, as a change of
 // the tenant's time zone does.
-func Rebuild(ctx context.Context, tx *sql.Tx, rebind func(string) string, tenantID string) error {
+func Rebuild(ctx context.Context, tx *stdsql.Tx, rebind func(string) string, tenantID string) error {
 	_, err := tx.ExecContext(ctx, rebind(`INSERT INTO rollup_rebuilds (tenant_id) VALUES (?)`), tenantID)
 	return err
 }

@@ -27,6 +27,11 @@ import (
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaignday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rolluppointsday"
+	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
@@ -583,6 +588,141 @@ func (f TraverseRedemption) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.RedemptionQuery", q)
 }
 
+// The RollupActivePairFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupActivePairFunc func(context.Context, *ent.RollupActivePairQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupActivePairFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupActivePairQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupActivePairQuery", q)
+}
+
+// The TraverseRollupActivePair type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupActivePair func(context.Context, *ent.RollupActivePairQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupActivePair) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupActivePair) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupActivePairQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupActivePairQuery", q)
+}
+
+// The RollupCampaignDayFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupCampaignDayFunc func(context.Context, *ent.RollupCampaignDayQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupCampaignDayFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupCampaignDayQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupCampaignDayQuery", q)
+}
+
+// The TraverseRollupCampaignDay type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupCampaignDay func(context.Context, *ent.RollupCampaignDayQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupCampaignDay) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupCampaignDay) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCampaignDayQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupCampaignDayQuery", q)
+}
+
+// The RollupCustomerDayFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupCustomerDayFunc func(context.Context, *ent.RollupCustomerDayQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupCustomerDayFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupCustomerDayQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupCustomerDayQuery", q)
+}
+
+// The TraverseRollupCustomerDay type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupCustomerDay func(context.Context, *ent.RollupCustomerDayQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupCustomerDay) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupCustomerDay) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCustomerDayQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupCustomerDayQuery", q)
+}
+
+// The RollupPointsDayFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupPointsDayFunc func(context.Context, *ent.RollupPointsDayQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupPointsDayFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupPointsDayQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupPointsDayQuery", q)
+}
+
+// The TraverseRollupPointsDay type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupPointsDay func(context.Context, *ent.RollupPointsDayQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupPointsDay) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupPointsDay) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupPointsDayQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupPointsDayQuery", q)
+}
+
+// The RollupSalesDayFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupSalesDayFunc func(context.Context, *ent.RollupSalesDayQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupSalesDayFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupSalesDayQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupSalesDayQuery", q)
+}
+
+// The TraverseRollupSalesDay type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupSalesDay func(context.Context, *ent.RollupSalesDayQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupSalesDay) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupSalesDay) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupSalesDayQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupSalesDayQuery", q)
+}
+
 // The SaleFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SaleFunc func(context.Context, *ent.SaleQuery) (ent.Value, error)
 
@@ -946,6 +1086,16 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.ProductQuery, predicate.Product, product.OrderOption]{typ: ent.TypeProduct, tq: q}, nil
 	case *ent.RedemptionQuery:
 		return &query[*ent.RedemptionQuery, predicate.Redemption, redemption.OrderOption]{typ: ent.TypeRedemption, tq: q}, nil
+	case *ent.RollupActivePairQuery:
+		return &query[*ent.RollupActivePairQuery, predicate.RollupActivePair, rollupactivepair.OrderOption]{typ: ent.TypeRollupActivePair, tq: q}, nil
+	case *ent.RollupCampaignDayQuery:
+		return &query[*ent.RollupCampaignDayQuery, predicate.RollupCampaignDay, rollupcampaignday.OrderOption]{typ: ent.TypeRollupCampaignDay, tq: q}, nil
+	case *ent.RollupCustomerDayQuery:
+		return &query[*ent.RollupCustomerDayQuery, predicate.RollupCustomerDay, rollupcustomerday.OrderOption]{typ: ent.TypeRollupCustomerDay, tq: q}, nil
+	case *ent.RollupPointsDayQuery:
+		return &query[*ent.RollupPointsDayQuery, predicate.RollupPointsDay, rolluppointsday.OrderOption]{typ: ent.TypeRollupPointsDay, tq: q}, nil
+	case *ent.RollupSalesDayQuery:
+		return &query[*ent.RollupSalesDayQuery, predicate.RollupSalesDay, rollupsalesday.OrderOption]{typ: ent.TypeRollupSalesDay, tq: q}, nil
 	case *ent.SaleQuery:
 		return &query[*ent.SaleQuery, predicate.Sale, sale.OrderOption]{typ: ent.TypeSale, tq: q}, nil
 	case *ent.SaleItemQuery:

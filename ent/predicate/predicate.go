@@ -82,6 +82,21 @@ type Product func(*sql.Selector)
 // Redemption is the predicate function for redemption builders.
 type Redemption func(*sql.Selector)
 
+// RollupActivePair is the predicate function for rollupactivepair builders.
+type RollupActivePair func(*sql.Selector)
+
+// RollupCampaignDay is the predicate function for rollupcampaignday builders.
+type RollupCampaignDay func(*sql.Selector)
+
+// RollupCustomerDay is the predicate function for rollupcustomerday builders.
+type RollupCustomerDay func(*sql.Selector)
+
+// RollupPointsDay is the predicate function for rolluppointsday builders.
+type RollupPointsDay func(*sql.Selector)
+
+// RollupSalesDay is the predicate function for rollupsalesday builders.
+type RollupSalesDay func(*sql.Selector)
+
 // Sale is the predicate function for sale builders.
 type Sale func(*sql.Selector)
 

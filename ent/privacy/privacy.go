@@ -543,6 +543,66 @@ func (f RedemptionMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Muta
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.RedemptionMutation", m)
 }
 
+// The RollupActivePairQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupActivePairQueryRuleFunc func(context.Context, *ent.RollupActivePairQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupActivePairQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupActivePairQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupActivePairQuery", q)
+}
+
+// The RollupCampaignDayQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupCampaignDayQueryRuleFunc func(context.Context, *ent.RollupCampaignDayQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupCampaignDayQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCampaignDayQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupCampaignDayQuery", q)
+}
+
+// The RollupCustomerDayQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupCustomerDayQueryRuleFunc func(context.Context, *ent.RollupCustomerDayQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupCustomerDayQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCustomerDayQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupCustomerDayQuery", q)
+}
+
+// The RollupPointsDayQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupPointsDayQueryRuleFunc func(context.Context, *ent.RollupPointsDayQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupPointsDayQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupPointsDayQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupPointsDayQuery", q)
+}
+
+// The RollupSalesDayQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupSalesDayQueryRuleFunc func(context.Context, *ent.RollupSalesDayQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupSalesDayQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupSalesDayQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupSalesDayQuery", q)
+}
+
 // The SaleQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type SaleQueryRuleFunc func(context.Context, *ent.SaleQuery) error
@@ -901,6 +961,16 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.ProductQuery:
 		return q.Filter(), nil
 	case *ent.RedemptionQuery:
+		return q.Filter(), nil
+	case *ent.RollupActivePairQuery:
+		return q.Filter(), nil
+	case *ent.RollupCampaignDayQuery:
+		return q.Filter(), nil
+	case *ent.RollupCustomerDayQuery:
+		return q.Filter(), nil
+	case *ent.RollupPointsDayQuery:
+		return q.Filter(), nil
+	case *ent.RollupSalesDayQuery:
 		return q.Filter(), nil
 	case *ent.SaleQuery:
 		return q.Filter(), nil

@@ -24,6 +24,11 @@ import (
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
+	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaignday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rolluppointsday"
+	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/saleitem"
 	"github.com/fideliza/fideliza/ent/salepayment"
@@ -1076,6 +1081,56 @@ func init() {
 	redemptionDescID := redemptionFields[0].Descriptor()
 	// redemption.DefaultID holds the default value on creation for the id field.
 	redemption.DefaultID = redemptionDescID.Default.(func() string)
+	rollupactivepairMixin := schema.RollupActivePair{}.Mixin()
+	rollupactivepair.Policy = privacy.NewPolicies(rollupactivepairMixin[0], schema.RollupActivePair{})
+	rollupactivepair.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rollupactivepair.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rollupcampaigndayMixin := schema.RollupCampaignDay{}.Mixin()
+	rollupcampaignday.Policy = privacy.NewPolicies(rollupcampaigndayMixin[0], schema.RollupCampaignDay{})
+	rollupcampaignday.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rollupcampaignday.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rollupcustomerdayMixin := schema.RollupCustomerDay{}.Mixin()
+	rollupcustomerday.Policy = privacy.NewPolicies(rollupcustomerdayMixin[0], schema.RollupCustomerDay{})
+	rollupcustomerday.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rollupcustomerday.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rolluppointsdayMixin := schema.RollupPointsDay{}.Mixin()
+	rolluppointsday.Policy = privacy.NewPolicies(rolluppointsdayMixin[0], schema.RollupPointsDay{})
+	rolluppointsday.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rolluppointsday.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rollupsalesdayMixin := schema.RollupSalesDay{}.Mixin()
+	rollupsalesday.Policy = privacy.NewPolicies(rollupsalesdayMixin[0], schema.RollupSalesDay{})
+	rollupsalesday.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rollupsalesday.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
 	saleMixin := schema.Sale{}.Mixin()
 	sale.Policy = privacy.NewPolicies(saleMixin[0], schema.Sale{})
 	sale.Hooks[0] = func(next ent.Mutator) ent.Mutator {
