@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/internal/crashtest"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -131,11 +132,11 @@ func fairBacklogOf(t *testing.T, db *storage.DB, tn fairTenantOf) {
 			sales := make([]*ent.SaleCreate, fairChunk)
 			for k := range sales {
 				i := from + k
-				l := crashLine(i)
+				l := crashtest.Line(i)
 				sales[k] = tx.Ent.Sale.Create().SetStoreID(tn.storeID).SetExternalID(fmt.Sprint(100000 + i)).
 					SetPosID("PDV-1").SetChannel("STORE").SetCustomerDocument(tn.docs[i%len(tn.docs)]).
 					SetCustomerDocumentType(sale.CustomerDocumentTypeCPF).SetSoldAt(registered).
-					SetAmount(l.amount).SetAmountPayable(l.amount).SetDiscountAmount(decimal.Zero).
+					SetAmount(l.Amount).SetAmountPayable(l.Amount).SetDiscountAmount(decimal.Zero).
 					SetCreatedAt(registered.Add(time.Duration(i) * time.Millisecond))
 			}
 			saved, err := tx.Ent.Sale.CreateBulk(sales...).Save(tn.ctx)
@@ -145,9 +146,9 @@ func fairBacklogOf(t *testing.T, db *storage.DB, tn fairTenantOf) {
 			items := make([]*ent.SaleItemCreate, len(saved))
 			ids := make([]string, len(saved))
 			for k, s := range saved {
-				l := crashLine(from + k)
+				l := crashtest.Line(from + k)
 				items[k] = tx.Ent.SaleItem.Create().SetSaleID(s.ID).SetLineID("1").SetGtin("7891000100103").
-					SetDescription("Café 500 g").SetUnitPrice(l.price).SetQuantity(l.qty).
+					SetDescription("Café 500 g").SetUnitPrice(l.Price).SetQuantity(l.Qty).
 					SetDiscountAmount(decimal.Zero).SetDiscounts([]byte("[]"))
 				ids[k] = s.ID
 			}
@@ -227,7 +228,7 @@ func fairTenant(t *testing.T, a *app.App, name string, n int) fairTenantOf {
 	require.NoError(t, err)
 	out := fairTenantOf{id: tn.ID, storeID: st.ID, ctx: viewer.TenantContext(context.Background(), tn.ID), docs: make([]string, n)}
 	for i := range n {
-		out.docs[i] = crashCPF(i)
+		out.docs[i] = crashtest.CPF(i)
 		_, err := a.Customers.CreateCustomer(out.ctx, customers.CustomerInput{Name: opt.Of(fmt.Sprintf("Cliente %d", i)),
 			Email: opt.Of(fmt.Sprintf("cliente%d@example.com", i)), CPF: opt.Of(out.docs[i])})
 		require.NoError(t, err)
@@ -238,13 +239,13 @@ func fairTenant(t *testing.T, a *app.App, name string, n int) fairTenantOf {
 // fairSale is the i-th sale of tn, to customer i modulo its customers, as
 // its point of sale sends it.
 func fairSale(tn fairTenantOf, i int) pos.SaleInput {
-	l := crashLine(i)
+	l := crashtest.Line(i)
 	soldAt := time.Now().Add(-time.Minute)
 	return pos.SaleInput{
 		Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: tn.docs[i%len(tn.docs)], Type: "CPF"},
 		SaleID: fmt.Sprint(100000 + i), StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
-		Date: &soldAt, Amount: &l.amount, AmountPayable: &l.amount,
-		Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &l.price, Quantity: &l.qty}},
-		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &l.amount, Method: "PIX"}},
+		Date: &soldAt, Amount: &l.Amount, AmountPayable: &l.Amount,
+		Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café 500 g", UnitPrice: &l.Price, Quantity: &l.Qty}},
+		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &l.Amount, Method: "PIX"}},
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/internal/crashtest"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -245,14 +246,6 @@ func queryStrings(t *testing.T, db *sql.DB, q string) []string {
 	return out
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startServe runs `fideliza serve` in process until the test ends and waits
 // until it is ready.
 func startServe(t *testing.T, logs io.Writer, dbURL string, extra ...string) (base string, stdout *syncBuffer) {
@@ -265,7 +258,7 @@ func startServe(t *testing.T, logs io.Writer, dbURL string, extra ...string) (ba
 // launchServe starts `fideliza serve` and stops it when the test ends.
 func launchServe(t *testing.T, logs io.Writer, dbURL string, extra ...string) (string, *syncBuffer, chan error) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := crashtest.FreeAddr(t)
 	stdout := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/internal/crashtest"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -19,7 +20,7 @@ import (
 // /healthz; without the flag it listens nowhere.
 func TestWorkerServesMetrics(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	addr := crashtest.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	cmd := newRootCommand(io.Discard, io.Discard)

@@ -1,4 +1,4 @@
-package worker_test
+package crashtest
 
 import (
 	"context"
@@ -14,37 +14,38 @@ import (
 	"github.com/fideliza/fideliza/storage"
 )
 
-// crashState is the progress the database shows.
-type crashState struct {
-	processed, failed int
-	jobsLeft          int // process_sale and process_sale_return jobs not completed
-	running           int // those running (or left running by a killed process)
-	// runningUnprocessed are running jobs whose sale is not processed: a
+// State is the progress the database shows.
+type State struct {
+	Processed, Failed int
+	JobsLeft          int // process_sale and process_sale_return jobs not completed
+	Running           int // those running (or left running by a killed process)
+	// RunningUnprocessed are running jobs whose sale is not processed: a
 	// killed process was inside (or before) their transaction.
-	runningUnprocessed int
-	retried            int // process_sale jobs on their second attempt or later
+	RunningUnprocessed int
+	Retried            int // process_sale jobs on their second attempt or later
 }
 
-// crashOpen opens the database for one look; the caller closes it.
-func crashOpen(t *testing.T, dbURL string) *storage.DB {
+// Open opens the database for one look; the caller closes it.
+func Open(t *testing.T, dbURL string) *storage.DB {
 	t.Helper()
 	db, err := storage.Open(context.Background(), dbURL)
 	require.NoError(t, err)
 	return db
 }
 
-func crashCounts(t *testing.T, dbURL string) crashState {
+// Counts reads the progress of the sales and their jobs.
+func Counts(t *testing.T, dbURL string) State {
 	t.Helper()
-	db := crashOpen(t, dbURL)
+	db := Open(t, dbURL)
 	defer db.Close()
-	var st crashState
+	var st State
 	require.NoError(t, db.Reads.QueryRow(`SELECT
 		(SELECT count(*) FROM sales WHERE status NOT IN ('RECEIVED', 'FAILED')),
 		(SELECT count(*) FROM sales WHERE status = 'FAILED'),
 		(SELECT count(*) FROM river_job WHERE kind IN ('process_sale', 'process_sale_return') AND state <> 'completed'),
 		(SELECT count(*) FROM river_job WHERE kind IN ('process_sale', 'process_sale_return') AND state = 'running'),
 		(SELECT count(*) FROM river_job WHERE kind = 'process_sale' AND attempt > 1)`).
-		Scan(&st.processed, &st.failed, &st.jobsLeft, &st.running, &st.retried))
+		Scan(&st.Processed, &st.Failed, &st.JobsLeft, &st.Running, &st.Retried))
 
 	// Which of the running jobs were cut off before their transaction
 	// committed: their sale is still RECEIVED.
@@ -65,19 +66,19 @@ func crashCounts(t *testing.T, dbURL string) crashState {
 		var args jobs.ProcessSale
 		require.NoError(t, json.Unmarshal([]byte(raw), &args))
 		if received[args.SaleID] {
-			st.runningUnprocessed++
+			st.RunningUnprocessed++
 		}
 	}
 	require.NoError(t, rows.Err())
 	return st
 }
 
-// crashVerify checks the outcome against what was registered: each sale
+// Verify checks the outcome against what was registered: each sale
 // processed once, with one credit entry of its points and one
 // sale.processed event, and balances that are the sum of the ledger.
-func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
+func Verify(t *testing.T, dbURL string, sales []Sale) {
 	t.Helper()
-	db := crashOpen(t, dbURL)
+	db := Open(t, dbURL)
 	defer db.Close()
 	q := func(query string, args ...any) *sql.Rows {
 		rows, err := db.Reads.Query(query, args...)
@@ -149,24 +150,24 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 	var problems []string
 	returns := 0
 	for _, s := range sales {
-		want[s.customer] += s.points - s.reversed
-		o := got[s.id]
-		if o.status != s.status || o.credited != s.points || o.customer.String != s.customer {
+		want[s.Customer] += s.Points - s.Reversed
+		o := got[s.ID]
+		if o.status != s.Status || o.credited != s.Points || o.customer.String != s.Customer {
 			problems = append(problems, fmt.Sprintf("sale %s: status %s, %d points credited to %q; want %s, %d to %s",
-				s.id, o.status, o.credited, o.customer.String, s.status, s.points, s.customer))
+				s.ID, o.status, o.credited, o.customer.String, s.Status, s.Points, s.Customer))
 		}
-		if s.returnID != "" {
+		if s.ReturnID != "" {
 			returns++
-			if r := reversals[s.returnID]; r.n != 1 || r.points != s.reversed || applied[s.returnID] != 1 {
+			if r := reversals[s.ReturnID]; r.n != 1 || r.points != s.Reversed || applied[s.ReturnID] != 1 {
 				problems = append(problems, fmt.Sprintf("return %s of sale %s: %d reversals of %d points, applied %d; want 1 of %d, applied once",
-					s.returnID, s.id, r.n, r.points, applied[s.returnID], s.reversed))
+					s.ReturnID, s.ID, r.n, r.points, applied[s.ReturnID], s.Reversed))
 			}
 		}
-		if c := credits[s.id]; c.n != 1 || c.points != s.points {
-			problems = append(problems, fmt.Sprintf("sale %s: %d credit entries of %d points; want 1 of %d", s.id, c.n, c.points, s.points))
+		if c := credits[s.ID]; c.n != 1 || c.points != s.Points {
+			problems = append(problems, fmt.Sprintf("sale %s: %d credit entries of %d points; want 1 of %d", s.ID, c.n, c.points, s.Points))
 		}
-		if n := events[s.id]; n != 1 {
-			problems = append(problems, fmt.Sprintf("sale %s: %d sale.processed events; want 1", s.id, n))
+		if n := events[s.ID]; n != 1 {
+			problems = append(problems, fmt.Sprintf("sale %s: %d sale.processed events; want 1", s.ID, n))
 		}
 	}
 	if len(problems) > 0 {
@@ -190,7 +191,7 @@ func crashVerify(t *testing.T, dbURL string, sales []crashSale) {
 		n++
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, crashCustomers, n)
+	require.Equal(t, Customers, n)
 
 	var other int
 	require.NoError(t, db.Reads.QueryRow(`SELECT count(*) FROM points_entries
