@@ -54,7 +54,7 @@ func dashboards(ctx context.Context, db *storage.DB, f *fixture, l *loads, o opt
 	rep := dashReport{Dialect: db.Dialect, Results: map[string][]result{}}
 	// The dashboards are the back office's: an analyst's token, as the
 	// insights page holds.
-	tok, err := auth.NewService(db.Ent, l.base, "fideliza").IssueUserToken(viewer.SystemContext(ctx), f.TenantID, viewer.RoleAnalyst, "bench", 12*time.Hour)
+	tok, err := auth.NewService(db.Ent, benchIssuer, "fideliza").IssueUserToken(viewer.SystemContext(ctx), f.TenantID, viewer.RoleAnalyst, "bench", 12*time.Hour)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (l *loads) dashboard(query string, days int) op {
 		var out struct {
 			Errors []json.RawMessage `json:"errors"`
 		}
-		took, err := call(ctx, l.hc, http.MethodPost, l.base+"/graphql", body, l.bearer, http.StatusOK, &out)
+		took, err := call(ctx, l.hc, http.MethodPost, l.base()+"/graphql", body, l.bearer, http.StatusOK, &out)
 		if err == nil && len(out.Errors) > 0 {
 			err = fmt.Errorf("graphql: %s", out.Errors[0])
 		}

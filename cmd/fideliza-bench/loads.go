@@ -19,15 +19,16 @@ import (
 
 // loads drives the service's interfaces.
 type loads struct {
-	base    string
+	bases   []string // the service's processes, sent to in turn
+	turn    atomic.Uint64
 	f       *fixture
 	hc      *http.Client
 	token   string
 	receipt atomic.Int64 // unique sale and order ids
 }
 
-func newLoads(base string, f *fixture, conns int) *loads {
-	l := &loads{base: base, f: f, hc: client(conns)}
+func newLoads(bases []string, f *fixture, conns int) *loads {
+	l := &loads{bases: bases, f: f, hc: client(conns)}
 	l.receipt.Store(time.Now().Unix() * 1000)
 	return l
 }
@@ -35,7 +36,7 @@ func newLoads(base string, f *fixture, conns int) *loads {
 // signIn obtains an access token of the tenant's OAuth client.
 func (l *loads) signIn(ctx context.Context) error {
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {l.f.OAuthID}, "client_secret": {l.f.OAuthSecret}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base+"/auth/token", strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base()+"/auth/token", strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
 	}
@@ -55,9 +56,12 @@ func (l *loads) signIn(ctx context.Context) error {
 	return nil
 }
 
+// base is the base URL of the next process in turn.
+func (l *loads) base() string { return l.bases[l.turn.Add(1)%uint64(len(l.bases))] }
+
 func (l *loads) bearer(r *http.Request) { r.Header.Set("Authorization", "Bearer "+l.token) }
 func (l *loads) basic(r *http.Request)  { r.SetBasicAuth(l.f.POSID, l.f.POSSecret) }
-func (l *loads) pos(path string) string { return l.base + "/api/v1/tenants/" + l.f.TenantID + path }
+func (l *loads) pos(path string) string { return l.base() + "/api/v1/tenants/" + l.f.TenantID + path }
 
 // customerCPF picks one of the generated customers.
 func (l *loads) customerCPF() string { return cpf(100000000 + rand.IntN(l.f.Customers)) }
@@ -106,18 +110,18 @@ func (l *loads) op(name string) op {
 		}
 	case "validate":
 		return func(ctx context.Context) (time.Duration, error) {
-			return call(ctx, l.hc, http.MethodPost, l.base+"/v1/campaigns/validate", onlineCart(l.f.SampleID), l.bearer, http.StatusOK, nil)
+			return call(ctx, l.hc, http.MethodPost, l.base()+"/v1/campaigns/validate", onlineCart(l.f.SampleID), l.bearer, http.StatusOK, nil)
 		}
 	case "redeem":
 		return l.redeem
 	case "customer list":
 		return func(ctx context.Context) (time.Duration, error) {
-			return call(ctx, l.hc, http.MethodGet, l.base+"/v1/customers?limit=20", nil, l.bearer, http.StatusOK, nil)
+			return call(ctx, l.hc, http.MethodGet, l.base()+"/v1/customers?limit=20", nil, l.bearer, http.StatusOK, nil)
 		}
 	case "customer search":
 		return func(ctx context.Context) (time.Duration, error) {
 			q := url.Values{"search": {fmt.Sprintf("%s %d", surnames[rand.IntN(len(surnames))], rand.IntN(l.f.Customers))}, "limit": {"20"}}
-			return call(ctx, l.hc, http.MethodGet, l.base+"/v1/customers?"+q.Encode(), nil, l.bearer, http.StatusOK, nil)
+			return call(ctx, l.hc, http.MethodGet, l.base()+"/v1/customers?"+q.Encode(), nil, l.bearer, http.StatusOK, nil)
 		}
 	}
 	panic("unknown operation " + name)
@@ -132,7 +136,7 @@ func (l *loads) redeem(ctx context.Context) (time.Duration, error) {
 			CampaignID string `json:"campaign_id"`
 		} `json:"eligible_campaigns"`
 	}
-	if _, err := call(ctx, l.hc, http.MethodPost, l.base+"/v1/campaigns/validate", onlineCart(l.f.SampleID), l.bearer, http.StatusOK, &v); err != nil {
+	if _, err := call(ctx, l.hc, http.MethodPost, l.base()+"/v1/campaigns/validate", onlineCart(l.f.SampleID), l.bearer, http.StatusOK, &v); err != nil {
 		return 0, err
 	}
 	if len(v.Eligible) == 0 {
@@ -140,7 +144,7 @@ func (l *loads) redeem(ctx context.Context) (time.Duration, error) {
 	}
 	body := map[string]any{"customer_id": l.f.SampleID, "order_id": fmt.Sprintf("order-%d", l.receipt.Add(1)),
 		"validation_token": v.Token, "amount_paid": json.Number("250.00")}
-	return call(ctx, l.hc, http.MethodPost, l.base+"/v1/campaigns/"+v.Eligible[0].CampaignID+"/redeem", body, l.bearer, http.StatusCreated, nil)
+	return call(ctx, l.hc, http.MethodPost, l.base()+"/v1/campaigns/"+v.Eligible[0].CampaignID+"/redeem", body, l.bearer, http.StatusCreated, nil)
 }
 
 // saleBody is a three-item sale with a new receipt number.
@@ -164,23 +168,10 @@ func (l *loads) saleBody() map[string]any {
 // second from the first ingestion to the drained queue.
 func (l *loads) sales(ctx context.Context, db *storage.DB, o options) (result, result, error) {
 	started := time.Now()
-	ingested := run(ctx, "sale ingestion", o.conns, o.saleDuration, 0, func(ctx context.Context) (time.Duration, error) {
-		return call(ctx, l.hc, http.MethodPost, l.pos("/sales"), l.saleBody(), l.basic, http.StatusAccepted, nil)
-	})
+	ingested := run(ctx, "sale ingestion", o.conns, o.saleDuration, 0, l.sale)
 	loadEnded := time.Now()
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		var pending int
-		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM sales WHERE status = 'RECEIVED'`).Scan(&pending); err != nil {
-			return ingested, result{}, err
-		}
-		if pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return ingested, result{}, fmt.Errorf("%d sales still unprocessed after 10 minutes", pending)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitDrained(ctx, db); err != nil {
+		return ingested, result{}, err
 	}
 	elapsed := time.Since(started)
 	var processed, failed int
@@ -192,6 +183,29 @@ func (l *loads) sales(ctx context.Context, db *storage.DB, o options) (result, r
 	}
 	return ingested, result{Name: "sale processing (until drained)", Requests: processed, Errors: failed,
 		Elapsed: elapsed, PerSecond: float64(processed) / elapsed.Seconds(), DrainedAfter: time.Since(loadEnded)}, nil
+}
+
+// sale registers one sale (answered 202 once stored).
+func (l *loads) sale(ctx context.Context) (time.Duration, error) {
+	return call(ctx, l.hc, http.MethodPost, l.pos("/sales"), l.saleBody(), l.basic, http.StatusAccepted, nil)
+}
+
+// waitDrained waits until no sale waits to be processed.
+func waitDrained(ctx context.Context, db *storage.DB) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var pending int
+		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM sales WHERE status = 'RECEIVED'`).Scan(&pending); err != nil {
+			return err
+		}
+		if pending == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d sales still unprocessed after 10 minutes", pending)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // measureRawTx is the database baseline: transactions of the shape of sale
