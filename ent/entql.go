@@ -369,6 +369,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			event.FieldSubjectID:   {Type: field.TypeString, Column: event.FieldSubjectID},
 			event.FieldData:        {Type: field.TypeJSON, Column: event.FieldData},
 			event.FieldPublishedAt: {Type: field.TypeTime, Column: event.FieldPublishedAt},
+			event.FieldTraceParent: {Type: field.TypeString, Column: event.FieldTraceParent},
 		},
 	}
 	graph.Nodes[13] = &sqlgraph.Node{
@@ -3377,6 +3378,11 @@ func (f *EventFilter) WhereData(p entql.BytesP) {
 // WherePublishedAt applies the entql time.Time predicate on the published_at field.
 func (f *EventFilter) WherePublishedAt(p entql.TimeP) {
 	f.Where(p.Field(event.FieldPublishedAt))
+}
+
+// WhereTraceParent applies the entql string predicate on the trace_parent field.
+func (f *EventFilter) WhereTraceParent(p entql.StringP) {
+	f.Where(p.Field(event.FieldTraceParent))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -32,6 +32,8 @@ type Event struct {
 	Data map[string]interface{} `json:"data,omitempty"`
 	// When the event was handed to delivery.
 	PublishedAt *time.Time `json:"published_at,omitempty"`
+	// The W3C traceparent of the span that recorded the event, when traced: its webhook deliveries join that trace.
+	TraceParent string `json:"trace_parent,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the EventQuery when eager-loading is set.
 	Edges        EventEdges `json:"edges"`
@@ -65,7 +67,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case event.FieldData:
 			values[i] = new([]byte)
-		case event.FieldID, event.FieldTenantID, event.FieldType, event.FieldSubjectID:
+		case event.FieldID, event.FieldTenantID, event.FieldType, event.FieldSubjectID, event.FieldTraceParent:
 			values[i] = new(sql.NullString)
 		case event.FieldCreatedAt, event.FieldPublishedAt:
 			values[i] = new(sql.NullTime)
@@ -129,6 +131,12 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				_m.PublishedAt = new(time.Time)
 				*_m.PublishedAt = value.Time
 			}
+		case event.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -189,6 +197,9 @@ func (_m *Event) String() string {
 		builder.WriteString("published_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("trace_parent=")
+	builder.WriteString(_m.TraceParent)
 	builder.WriteByte(')')
 	return builder.String()
 }

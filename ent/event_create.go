@@ -81,6 +81,20 @@ func (_c *EventCreate) SetNillablePublishedAt(v *time.Time) *EventCreate {
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *EventCreate) SetTraceParent(v string) *EventCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *EventCreate) SetNillableTraceParent(v *string) *EventCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *EventCreate) SetID(v string) *EventCreate {
 	_c.mutation.SetID(v)
@@ -242,6 +256,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PublishedAt(); ok {
 		_spec.SetField(event.FieldPublishedAt, field.TypeTime, value)
 		_node.PublishedAt = &value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(event.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -115,6 +115,9 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.PublishedAtCleared() {
 		_spec.ClearField(event.FieldPublishedAt, field.TypeTime)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{event.Label}
@@ -251,6 +254,9 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	}
 	if _u.mutation.PublishedAtCleared() {
 		_spec.ClearField(event.FieldPublishedAt, field.TypeTime)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
 	}
 	_node = &Event{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -15080,6 +15080,7 @@ type EventMutation struct {
 	subject_id    *string
 	data          *map[string]interface{}
 	published_at  *time.Time
+	trace_parent  *string
 	clearedFields map[string]struct{}
 	tenant        *string
 	clearedtenant bool
@@ -15421,6 +15422,55 @@ func (m *EventMutation) ResetPublishedAt() {
 	delete(m.clearedFields, event.FieldPublishedAt)
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (m *EventMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *EventMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldTraceParent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *EventMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[event.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *EventMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[event.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *EventMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, event.FieldTraceParent)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *EventMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -15482,7 +15532,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.tenant != nil {
 		fields = append(fields, event.FieldTenantID)
 	}
@@ -15500,6 +15550,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.published_at != nil {
 		fields = append(fields, event.FieldPublishedAt)
+	}
+	if m.trace_parent != nil {
+		fields = append(fields, event.FieldTraceParent)
 	}
 	return fields
 }
@@ -15521,6 +15574,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.Data()
 	case event.FieldPublishedAt:
 		return m.PublishedAt()
+	case event.FieldTraceParent:
+		return m.TraceParent()
 	}
 	return nil, false
 }
@@ -15542,6 +15597,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldData(ctx)
 	case event.FieldPublishedAt:
 		return m.OldPublishedAt(ctx)
+	case event.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	}
 	return nil, fmt.Errorf("unknown Event field %s", name)
 }
@@ -15593,6 +15650,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPublishedAt(v)
 		return nil
+	case event.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
 }
@@ -15626,6 +15690,9 @@ func (m *EventMutation) ClearedFields() []string {
 	if m.FieldCleared(event.FieldPublishedAt) {
 		fields = append(fields, event.FieldPublishedAt)
 	}
+	if m.FieldCleared(event.FieldTraceParent) {
+		fields = append(fields, event.FieldTraceParent)
+	}
 	return fields
 }
 
@@ -15642,6 +15709,9 @@ func (m *EventMutation) ClearField(name string) error {
 	switch name {
 	case event.FieldPublishedAt:
 		m.ClearPublishedAt()
+		return nil
+	case event.FieldTraceParent:
+		m.ClearTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
@@ -15668,6 +15738,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldPublishedAt:
 		m.ResetPublishedAt()
+		return nil
+	case event.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fideliza/fideliza/quietlog"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // ProcessSale processes a registered sale: the customer's points (with
@@ -163,7 +164,7 @@ func Delivery(deliveryID string) river.InsertManyParams {
 // Config tunes a River client of db; package worker adds its workers and
 // periodic jobs to it.
 func Config(db *storage.DB, log *slog.Logger) *river.Config {
-	rc := &river.Config{Logger: quietlog.For(log), Middleware: []rivertype.Middleware{&fairInsert{}}}
+	rc := &river.Config{Logger: quietlog.For(log), Middleware: append([]rivertype.Middleware{&fairInsert{}}, tracing.RiverMiddleware()...)}
 	if db.Dialect == dialect.SQLite {
 		// No LISTEN/NOTIFY on SQLite: jobs are found by polling, so poll often.
 		rc.FetchPollInterval = 100 * time.Millisecond

@@ -14,6 +14,8 @@ import (
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/tracing"
+	"github.com/go-chi/chi/v5"
 )
 
 type requestIDKey struct{}
@@ -163,4 +165,15 @@ func (s *server) unexpected(w http.ResponseWriter, r *http.Request, err error) b
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()), "error", err)
 	return true
+}
+
+// traceRoute names the request's server span after the route it matched,
+// once the router has matched it (installed when tracing is on).
+func traceRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		if rctx := chi.RouteContext(r.Context()); rctx != nil {
+			tracing.Route(r.Context(), r.Method, rctx.RoutePattern())
+		}
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/playground"
 	"github.com/fideliza/fideliza/ratelimit"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 type server struct {
@@ -73,6 +74,9 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	}
 	r := chi.NewRouter()
 	r.Use(correlate, accessLog(log), reg.HTTP, recoverer(log, internalV1), s.cors)
+	if tracing.Enabled() {
+		r.Use(traceRoute)
+	}
 
 	for _, rt := range s.publicRoutes() {
 		mount(r, rt)
@@ -98,7 +102,8 @@ func NewHandler(a *app.App, log *slog.Logger, cfg Config) http.Handler {
 	r.Mount("/playground", playground.Handler(pg))
 	r.Mount("/panel", panel.Handler(a, inProcess, log))
 	r.Mount("/openapi", openapi.Handler()) // the OpenAPI documents and their reference page
-	return r
+	// Outermost: the access log's line carries the request's trace.
+	return tracing.Handler(r)
 }
 
 // metrics serves Prometheus' scrape (docs/metrics.md).

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"modernc.org/sqlite"
+
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // stmtCacheSize bounds the statements kept per SQLite connection: ent builds
@@ -24,7 +26,7 @@ func openCachedSQLite(dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(&stmtCacheConnector{Connector: c, size: stmtCacheSize}), nil
+	return tracing.OpenDB(&stmtCacheConnector{Connector: c, size: stmtCacheSize}), nil
 }
 
 // stmtCacheConnector wraps each connection of Connector in a stmtCacheConn.

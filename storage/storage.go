@@ -25,6 +25,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	_ "github.com/fideliza/fideliza/ent/runtime" // privacy policies, hooks and defaults
 	"github.com/fideliza/fideliza/ent/schema/sealed"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // DefaultURL is the embedded database used when no URL is configured.
@@ -239,7 +240,8 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	pool := stdlib.OpenDBFromPool(pgx) // no idle connections in database/sql
+	pool := tracing.OpenDB(stdlib.GetPoolConnector(pgx))
+	pool.SetMaxIdleConns(0) // no idle connections in database/sql (stdlib.OpenDBFromPool's)
 	drv := entsql.OpenDB(dialect.Postgres, pool)
 	return &DB{SQL: pool, Reads: pool, Dialect: dialect.Postgres, driver: drv, pgx: pgx}, where, nil
 }

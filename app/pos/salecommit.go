@@ -10,6 +10,8 @@ import (
 	"github.com/fideliza/fideliza/app/kernel"
 
 	"github.com/shopspring/decimal"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/predicate"
@@ -18,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // maxSaleGroup bounds the sales one registration transaction writes.
@@ -45,10 +48,16 @@ type saleWritten struct {
 }
 
 // commitSale queues w in its tenant's next group and waits for its answer.
+// Traced, its span (pos.sale.commit) is the parent of the sale's job.
 func (a *Service) commitSale(w *saleWrite) saleWritten {
 	v, _ := viewer.FromContext(w.ctx)
+	var span trace.Span
+	w.ctx, span = tracing.Start(w.ctx, "pos.sale.commit")
+	defer span.End()
 	a.saleGroups.Add(v.TenantID, w, maxSaleGroup, a.writeSales)
-	return <-w.done
+	res := <-w.done
+	tracing.Fail(span, res.err)
+	return res
 }
 
 // writeSales writes a group of sales and answers each.
@@ -78,6 +87,16 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), kernel.GroupTimeout)
 	defer cancel()
 	ctx = schema.RememberVisible(ctx)
+	// Traced, the group's transaction is a span of its first sale's trace,
+	// linked to the others'.
+	ctx, span := tracing.Start(ctx, "pos.sale.write_group")
+	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("fideliza.sales", len(group)))
+		for _, w := range group[1:] {
+			span.AddLink(trace.LinkFromContext(w.ctx))
+		}
+	}
 	results := make([]saleWritten, len(group))
 	dupOf := map[int]int{} // a receipt sent twice in the group → its first
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
@@ -187,9 +206,14 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 		if err != nil {
 			return err
 		}
-		_, err = rc.InsertManyTx(ctx, tx.SQL, a.fairSales.SaleJobs(sales[0].TenantID, head, saleIDs))
+		saleJobs := a.fairSales.SaleJobs(sales[0].TenantID, head, saleIDs)
+		for k, job := range saleJobs {
+			job.InsertOpts.Metadata = tracing.JobMetadata(group[fresh[k]].ctx) // each sale's job in its own trace
+		}
+		_, err = rc.InsertManyTx(ctx, tx.SQL, saleJobs)
 		return err
 	})
+	tracing.Fail(span, err)
 	if err != nil {
 		if len(group) > 1 {
 			return nil

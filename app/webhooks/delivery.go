@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/ent/webhookendpoint"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // DispatchBatch bounds the events one dispatch hands to delivery.
@@ -78,7 +79,9 @@ func (a *Service) DispatchEvents(ctx context.Context) (int, error) {
 				if err != nil {
 					return err
 				}
-				deliveries = append(deliveries, jobs.Delivery(d.ID))
+				job := jobs.Delivery(d.ID)
+				job.InsertOpts.Metadata = tracing.JobMetadataOf(e.TraceParent) // in the trace of the event's change
+				deliveries = append(deliveries, job)
 			}
 		}
 		if len(deliveries) > 0 {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/demoyear"
 	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // globals are the options every command reads.
@@ -104,7 +106,24 @@ func (g *globals) logger() (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
 	}
-	return slog.New(slog.NewJSONHandler(g.stderr, &slog.HandlerOptions{Level: level})), nil
+	return slog.New(tracing.LogHandler(slog.NewJSONHandler(g.stderr, &slog.HandlerOptions{Level: level}))), nil
+}
+
+// traced turns OpenTelemetry tracing on when the OTEL_* variables ask for
+// it (docs/observability.md), before anything traced is built; stop
+// flushes the spans not yet exported.
+func traced(ctx context.Context, log *slog.Logger) (stop func(), err error) {
+	shutdown, err := tracing.Setup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			log.Warn("exporting the last spans failed", "err", err)
+		}
+	}, nil
 }
 
 // open opens, migrates and brings up the database and returns the

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/panel"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/rest"
+	"github.com/fideliza/fideliza/tracing"
 	"github.com/fideliza/fideliza/worker"
 )
 
@@ -49,6 +50,11 @@ func newServeCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			stop, err := traced(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				return fmt.Errorf("--addr %q: want host:port, such as 127.0.0.1:8080", addr)
 			}
@@ -84,7 +90,7 @@ func newServeCommand(g *globals) *cobra.Command {
 			a.DocumentLookups = lookups
 			go a.DB.KeepOptimized(ctx, log)
 			g.logStart(log, a, "serve", "addr", addr, "worker", !noWorker, "workers", workers, "points_interval", points.String(),
-				"rescue_after", rescue.String(), "demo", demo, "graphql_introspection", intro,
+				"rescue_after", rescue.String(), "demo", demo, "graphql_introspection", intro, "tracing", tracing.Enabled(),
 				"graphql_trusted_documents", trusted.Len(), // 0: any document runs
 				// Rate limits are counted by this process alone.
 				"rate_limit_client", rates.DefaultQuota().String(), "rate_limit_tenant_overrides", len(rates.Tenants),
@@ -231,13 +237,18 @@ func newWorkerCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			stop, err := traced(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			a, err := g.open(ctx, log, defaultPublicURL())
 			if err != nil {
 				return err
 			}
 			defer a.DB.Close()
 			a.WebhookGuard = webhook.Guard{AllowLoopback: g.webhookLoopback}
-			g.logStart(log, a, "worker", "workers", workers, "points_interval", points.String(), "rescue_after", rescue.String(),
+			g.logStart(log, a, "worker", "tracing", tracing.Enabled(), "workers", workers, "points_interval", points.String(), "rescue_after", rescue.String(),
 				"metrics_addr", metricsAddr)
 			var reg *metrics.Registry
 			if metricsAddr != "" {

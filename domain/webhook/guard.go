@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // Timeout bounds one attempt, from connecting to reading the answer.
@@ -124,14 +126,16 @@ func NewSender(g Guard) *Sender {
 	dialer := &net.Dialer{Timeout: Timeout, Control: g.control}
 	return &Sender{client: &http.Client{
 		Timeout: Timeout,
-		Transport: &http.Transport{
+		// Traced, a delivery is a client span whose traceparent the
+		// request carries.
+		Transport: tracing.Transport(&http.Transport{
 			Proxy:                 nil,
 			DialContext:           dialer.DialContext,
 			TLSHandshakeTimeout:   Timeout,
 			ResponseHeaderTimeout: Timeout,
 			MaxIdleConnsPerHost:   4,
 			IdleConnTimeout:       90 * time.Second,
-		},
+		}),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }

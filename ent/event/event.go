@@ -27,6 +27,8 @@ const (
 	FieldData = "data"
 	// FieldPublishedAt holds the string denoting the published_at field in the database.
 	FieldPublishedAt = "published_at"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// Table holds the table name of the event in the database.
@@ -49,6 +51,7 @@ var Columns = []string{
 	FieldSubjectID,
 	FieldData,
 	FieldPublishedAt,
+	FieldTraceParent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -67,7 +70,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/fideliza/fideliza/ent/runtime"
 var (
-	Hooks  [1]ent.Hook
+	Hooks  [2]ent.Hook
 	Policy ent.Policy
 	// TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
 	TenantIDValidator func(string) error
@@ -112,6 +115,11 @@ func BySubjectID(opts ...sql.OrderTermOption) OrderOption {
 // ByPublishedAt orders the results by the published_at field.
 func ByPublishedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPublishedAt, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

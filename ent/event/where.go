@@ -90,6 +90,11 @@ func PublishedAt(v time.Time) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldPublishedAt, v))
 }
 
+// TraceParent applies equality check predicate on the "trace_parent" field. It's identical to TraceParentEQ.
+func TraceParent(v string) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldTraceParent, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Event {
 	return predicate.Event(sql.FieldEQ(FieldTenantID, v))
@@ -373,6 +378,81 @@ func PublishedAtIsNil() predicate.Event {
 // PublishedAtNotNil applies the NotNil predicate on the "published_at" field.
 func PublishedAtNotNil() predicate.Event {
 	return predicate.Event(sql.FieldNotNull(FieldPublishedAt))
+}
+
+// TraceParentEQ applies the EQ predicate on the "trace_parent" field.
+func TraceParentEQ(v string) predicate.Event {
+	return predicate.Event(sql.FieldEQ(FieldTraceParent, v))
+}
+
+// TraceParentNEQ applies the NEQ predicate on the "trace_parent" field.
+func TraceParentNEQ(v string) predicate.Event {
+	return predicate.Event(sql.FieldNEQ(FieldTraceParent, v))
+}
+
+// TraceParentIn applies the In predicate on the "trace_parent" field.
+func TraceParentIn(vs ...string) predicate.Event {
+	return predicate.Event(sql.FieldIn(FieldTraceParent, vs...))
+}
+
+// TraceParentNotIn applies the NotIn predicate on the "trace_parent" field.
+func TraceParentNotIn(vs ...string) predicate.Event {
+	return predicate.Event(sql.FieldNotIn(FieldTraceParent, vs...))
+}
+
+// TraceParentGT applies the GT predicate on the "trace_parent" field.
+func TraceParentGT(v string) predicate.Event {
+	return predicate.Event(sql.FieldGT(FieldTraceParent, v))
+}
+
+// TraceParentGTE applies the GTE predicate on the "trace_parent" field.
+func TraceParentGTE(v string) predicate.Event {
+	return predicate.Event(sql.FieldGTE(FieldTraceParent, v))
+}
+
+// TraceParentLT applies the LT predicate on the "trace_parent" field.
+func TraceParentLT(v string) predicate.Event {
+	return predicate.Event(sql.FieldLT(FieldTraceParent, v))
+}
+
+// TraceParentLTE applies the LTE predicate on the "trace_parent" field.
+func TraceParentLTE(v string) predicate.Event {
+	return predicate.Event(sql.FieldLTE(FieldTraceParent, v))
+}
+
+// TraceParentContains applies the Contains predicate on the "trace_parent" field.
+func TraceParentContains(v string) predicate.Event {
+	return predicate.Event(sql.FieldContains(FieldTraceParent, v))
+}
+
+// TraceParentHasPrefix applies the HasPrefix predicate on the "trace_parent" field.
+func TraceParentHasPrefix(v string) predicate.Event {
+	return predicate.Event(sql.FieldHasPrefix(FieldTraceParent, v))
+}
+
+// TraceParentHasSuffix applies the HasSuffix predicate on the "trace_parent" field.
+func TraceParentHasSuffix(v string) predicate.Event {
+	return predicate.Event(sql.FieldHasSuffix(FieldTraceParent, v))
+}
+
+// TraceParentIsNil applies the IsNil predicate on the "trace_parent" field.
+func TraceParentIsNil() predicate.Event {
+	return predicate.Event(sql.FieldIsNull(FieldTraceParent))
+}
+
+// TraceParentNotNil applies the NotNil predicate on the "trace_parent" field.
+func TraceParentNotNil() predicate.Event {
+	return predicate.Event(sql.FieldNotNull(FieldTraceParent))
+}
+
+// TraceParentEqualFold applies the EqualFold predicate on the "trace_parent" field.
+func TraceParentEqualFold(v string) predicate.Event {
+	return predicate.Event(sql.FieldEqualFold(FieldTraceParent, v))
+}
+
+// TraceParentContainsFold applies the ContainsFold predicate on the "trace_parent" field.
+func TraceParentContainsFold(v string) predicate.Event {
+	return predicate.Event(sql.FieldContainsFold(FieldTraceParent, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

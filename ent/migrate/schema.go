@@ -530,6 +530,7 @@ var (
 		{Name: "subject_id", Type: field.TypeString, Default: ""},
 		{Name: "data", Type: field.TypeJSON},
 		{Name: "published_at", Type: field.TypeTime, Nullable: true},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// EventsTable holds the schema information for the "events" table.
@@ -540,7 +541,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "events_tenants_tenant",
-				Columns:    []*schema.Column{EventsColumns[6]},
+				Columns:    []*schema.Column{EventsColumns[7]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -549,7 +550,7 @@ var (
 			{
 				Name:    "event_tenant_id_type_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[6], EventsColumns[2], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[7], EventsColumns[2], EventsColumns[0]},
 			},
 			{
 				Name:    "event_published_at",

@@ -761,6 +761,9 @@ func init() {
 			return next.Mutate(ctx, m)
 		})
 	}
+	eventHooks := schema.Event{}.Hooks()
+
+	event.Hooks[1] = eventHooks[0]
 	eventMixinFields0 := eventMixin[0].Fields()
 	_ = eventMixinFields0
 	eventFields := schema.Event{}.Fields()

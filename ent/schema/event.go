@@ -1,13 +1,17 @@
 package schema
 
 import (
+	"context"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
+	"github.com/fideliza/fideliza/ent/hook"
 	"github.com/fideliza/fideliza/ent/schema/pid"
+	"github.com/fideliza/fideliza/tracing"
 )
 
 // Event is an entry of the outbox: written in the transaction of the change
@@ -29,7 +33,23 @@ func (Event) Fields() []ent.Field {
 			Comment("The event's data, as delivered."),
 		field.Time("published_at").Optional().Nillable().
 			Comment("When the event was handed to delivery."),
+		field.String("trace_parent").Optional().Immutable().Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("The W3C traceparent of the span that recorded the event, when traced: its webhook deliveries join that trace."),
 	}
+}
+
+// Hooks keep the trace of the change an event reports (docs/observability.md).
+func (Event) Hooks() []ent.Hook {
+	return []ent.Hook{hook.On(func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if parent := tracing.Parent(ctx); parent != "" {
+				if err := m.SetField("trace_parent", parent); err != nil {
+					return nil, err
+				}
+			}
+			return next.Mutate(ctx, m)
+		})
+	}, ent.OpCreate)}
 }
 
 func (Event) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
