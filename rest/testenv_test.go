@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/testclock"
+	"github.com/fideliza/fideliza/tracing"
 	"github.com/fideliza/fideliza/worker"
 )
 
@@ -64,7 +65,7 @@ type TestEnv struct {
 func newTestEnv(tb testing.TB, db *storage.DB, configure ...func(*ServerSetup)) *TestEnv {
 	tb.Helper()
 	e := &TestEnv{db: db, logs: &logCapture{}}
-	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(tracing.LogHandler(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
 	e.app = app.New(&app.Config{DB: db, Auth: auth.NewService(db.Ent, issuer, "fideliza"), Log: log}).WithHistory(demoyear.Play)
