@@ -117,7 +117,8 @@ func Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (con
 	return otel.Tracer(Name).Start(ctx, name, opts...)
 }
 
-var noopSpan = noop.Span{}
+// noopSpan is boxed once: handing it back allocates nothing.
+var noopSpan trace.Span = noop.Span{}
 
 // Fail marks span as failed with err (a nil err leaves it alone).
 func Fail(span trace.Span, err error) {

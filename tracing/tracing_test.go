@@ -74,3 +74,26 @@ func TestLogHandler(t *testing.T) {
 	require.Equal(t, `00-`+sc.TraceID().String()+`-`+sc.SpanID().String()+`-01`, Parent(ctx))
 	require.JSONEq(t, `{"traceparent":"`+Parent(ctx)+`"}`, string(JobMetadata(ctx)))
 }
+
+// BenchmarkSaleOff is what tracing adds to a sale when it is off: the
+// commit's and the group's spans, the job's metadata and the event's
+// parent (the transports are not wrapped at all).
+//
+//	go test ./tracing -run '^$' -bench SaleOff
+func BenchmarkSaleOff(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, commit := Start(ctx, "pos.sale.commit")
+		g, group := Start(c, "pos.sale.write_group")
+		if group.IsRecording() {
+			b.Fatal("recording while off")
+		}
+		if JobMetadata(c) != nil || Parent(g) != "" {
+			b.Fatal("a trace while off")
+		}
+		Fail(group, nil)
+		group.End()
+		commit.End()
+	}
+}
