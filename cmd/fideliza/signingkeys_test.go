@@ -107,8 +107,13 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	require.NoError(t, err)
 	// The migrations after it run again: what one added that SQLite cannot
 	// add only if missing goes back too.
-	_, err = db.SQL.ExecContext(ctx, `ALTER TABLE tenants DROP COLUMN cors_origins`) // 0028
-	require.NoError(t, err)
+	for _, added := range []string{
+		`ALTER TABLE tenants DROP COLUMN cors_origins`, // 0028
+		`ALTER TABLE events DROP COLUMN trace_parent`,  // 0032
+	} {
+		_, err = db.SQL.ExecContext(ctx, added)
+		require.NoError(t, err)
+	}
 }
 
 // requireSigningKeysSealedUnder checks every signing key of the database at
