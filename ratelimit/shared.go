@@ -194,9 +194,16 @@ func (s *Shared) AllowAll(keys ...Key) (Decision, func()) {
 	}
 }
 
-// unanswered refuses a request the database did not count, and logs why.
+// unanswered decides a request the database did not count, and logs why:
+// one that waited past sharedTimeout is refused (a burst queued on the
+// key's row), one the database failed goes on to meet the failure itself
+// (503 where the request needs the database).
 func (s *Shared) unanswered(limit int, err error) Decision {
-	s.log.Warn("rate limit: the database did not count the request; it is refused", "counter", s.name, "error", err)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("rate limit: the database failed to count the request; it goes on", "counter", s.name, "error", err)
+		return Decision{Allowed: true, Limit: limit, Remaining: limit}
+	}
+	s.log.Warn("rate limit: the database did not count the request in time; it is refused", "counter", s.name, "error", err)
 	return Decision{Limit: limit, Reset: unanswered, RetryAfter: unanswered}
 }
 
