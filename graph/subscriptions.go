@@ -94,19 +94,44 @@ type subscriptions struct {
 type wsConnKey struct{}
 
 // serve hands a connection to gqlgen's transport with its state in the
-// request's context, where Accept and InitFunc find it.
+// request's context, where Accept and InitFunc find it. The transport runs
+// in a goroutine of its own, and the handler returns once the connection
+// is accepted (hijacked): the connection's read loop then holds a shallow
+// stack, not net/http's, chi's and the middlewares' frames beneath it, and
+// net/http lets go of the request (docs/performance.md). Its context keeps
+// the request's values without its end, which comes when the handler returns.
 func (s *subscriptions) serve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &wsConn{subs: s, idleSince: time.Now()}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), wsConnKey{}, c)))
-		if c.client != "" {
-			s.mu.Lock()
-			if s.clients[c.client]--; s.clients[c.client] <= 0 {
-				delete(s.clients, c.client)
-			}
-			s.mu.Unlock()
+		c := &wsConn{subs: s, idleSince: time.Now(), accepted: make(chan struct{})}
+		ctx := context.WithValue(context.WithoutCancel(r.Context()), wsConnKey{}, c)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer s.release(c)
+			defer func() {
+				if p := recover(); p != nil {
+					s.app.Log.ErrorContext(ctx, "subscriptions connection panicked", "panic", p)
+				}
+			}()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		}()
+		select {
+		case <-c.accepted:
+		case <-done: // refused before the upgrade: the response is written
 		}
 	})
+}
+
+// release gives back the connection's place among its client's.
+func (s *subscriptions) release(c *wsConn) {
+	if c.client == "" {
+		return
+	}
+	s.mu.Lock()
+	if s.clients[c.client]--; s.clients[c.client] <= 0 {
+		delete(s.clients, c.client)
+	}
+	s.mu.Unlock()
 }
 
 func (s *subscriptions) transport() transport.Websocket {
@@ -197,6 +222,7 @@ func (a acceptor) Accept(w http.ResponseWriter, r *http.Request, o transport.Web
 		return conn, err
 	}
 	c.WebsocketConn = conn
+	close(c.accepted)
 	return c, nil
 }
 
@@ -205,7 +231,8 @@ func (a acceptor) Accept(w http.ResponseWriter, r *http.Request, o transport.Web
 type wsConn struct {
 	transport.WebsocketConn
 	subs      *subscriptions
-	client    string // counted in subscriptions.clients
+	accepted  chan struct{} // closed once the connection is hijacked
+	client    string        // counted in subscriptions.clients
 	token     string
 	viewer    viewer.Viewer
 	mu        sync.Mutex

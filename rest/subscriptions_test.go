@@ -79,6 +79,18 @@ func (c *wsClient) ready() *wsClient {
 	return c
 }
 
+// initAnswer is the server's first message's type, or empty when it
+// closed the connection instead.
+func (c *wsClient) initAnswer() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var m wsMessage
+	if err := wsjson.Read(ctx, c.conn, &m); err != nil {
+		return ""
+	}
+	return m.Type
+}
+
 // closedWith reads until the server closes the connection and returns the
 // close code.
 func (c *wsClient) closedWith() coderws.StatusCode {
@@ -204,10 +216,18 @@ func TestSubscriptions(t *testing.T) {
 		t.Run("connections per client", func(t *testing.T) {
 			tok, err := e.app.Auth.IssueUserToken(ctx, e.tenantID, viewer.RoleAnalyst, "many", time.Hour)
 			require.NoError(t, err)
-			for range 3 {
-				wsDial(t, e.srv.URL, tok).ready()
+			open := make([]*wsClient, 3)
+			for i := range open {
+				open[i] = wsDial(t, e.srv.URL, tok).ready()
 			}
 			require.Equal(t, coderws.StatusCode(4429), wsDial(t, e.srv.URL, tok).closedWith())
+			// A connection closed by its client gives its place back.
+			require.NoError(t, open[0].conn.Close(coderws.StatusNormalClosure, ""))
+			require.Eventually(t, func() bool {
+				c := wsDial(t, e.srv.URL, tok)
+				defer func() { _ = c.conn.CloseNow() }()
+				return c.initAnswer() == "connection_ack"
+			}, 5*time.Second, 50*time.Millisecond)
 		})
 
 		t.Run("messages per second", func(t *testing.T) {
