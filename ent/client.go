@@ -30,6 +30,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -84,6 +85,8 @@ type Client struct {
 	IdempotencyKey *IdempotencyKeyClient
 	// PointsEntry is the client for interacting with the PointsEntry builders.
 	PointsEntry *PointsEntryClient
+	// PointsHold is the client for interacting with the PointsHold builders.
+	PointsHold *PointsHoldClient
 	// PointsLot is the client for interacting with the PointsLot builders.
 	PointsLot *PointsLotClient
 	// Product is the client for interacting with the Product builders.
@@ -150,6 +153,7 @@ func (c *Client) init() {
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.PointsEntry = NewPointsEntryClient(c.config)
+	c.PointsHold = NewPointsHoldClient(c.config)
 	c.PointsLot = NewPointsLotClient(c.config)
 	c.Product = NewProductClient(c.config)
 	c.Redemption = NewRedemptionClient(c.config)
@@ -277,6 +281,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Event:                 NewEventClient(cfg),
 		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
 		PointsEntry:           NewPointsEntryClient(cfg),
+		PointsHold:            NewPointsHoldClient(cfg),
 		PointsLot:             NewPointsLotClient(cfg),
 		Product:               NewProductClient(cfg),
 		Redemption:            NewRedemptionClient(cfg),
@@ -331,6 +336,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Event:                 NewEventClient(cfg),
 		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
 		PointsEntry:           NewPointsEntryClient(cfg),
+		PointsHold:            NewPointsHoldClient(cfg),
 		PointsLot:             NewPointsLotClient(cfg),
 		Product:               NewProductClient(cfg),
 		Redemption:            NewRedemptionClient(cfg),
@@ -383,9 +389,10 @@ func (c *Client) Use(hooks ...Hook) {
 		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
 		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
 		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
-		c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.Sale, c.SaleItem,
-		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
-		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption, c.Sale,
+		c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store,
+		c.Tenant, c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery,
+		c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -398,11 +405,11 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.APIClient, c.AuditEvent, c.Campaign, c.Change, c.ChurnModel, c.ConsentChange,
 		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
 		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
-		c.PointsEntry, c.PointsLot, c.Product, c.Redemption, c.RollupActivePair,
-		c.RollupCampaignDay, c.RollupCustomerDay, c.RollupPointsDay, c.RollupSalesDay,
-		c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey,
-		c.Store, c.Tenant, c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookEndpoint,
+		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption,
+		c.RollupActivePair, c.RollupCampaignDay, c.RollupCustomerDay,
+		c.RollupPointsDay, c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment,
+		c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -441,6 +448,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.IdempotencyKey.mutate(ctx, m)
 	case *PointsEntryMutation:
 		return c.PointsEntry.mutate(ctx, m)
+	case *PointsHoldMutation:
+		return c.PointsHold.mutate(ctx, m)
 	case *PointsLotMutation:
 		return c.PointsLot.mutate(ctx, m)
 	case *ProductMutation:
@@ -2996,6 +3005,172 @@ func (c *PointsEntryClient) mutate(ctx context.Context, m *PointsEntryMutation) 
 		return (&PointsEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown PointsEntry mutation op: %q", m.Op())
+	}
+}
+
+// PointsHoldClient is a client for the PointsHold schema.
+type PointsHoldClient struct {
+	config
+}
+
+// NewPointsHoldClient returns a client for the PointsHold from the given config.
+func NewPointsHoldClient(c config) *PointsHoldClient {
+	return &PointsHoldClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `pointshold.Hooks(f(g(h())))`.
+func (c *PointsHoldClient) Use(hooks ...Hook) {
+	c.hooks.PointsHold = append(c.hooks.PointsHold, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `pointshold.Intercept(f(g(h())))`.
+func (c *PointsHoldClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PointsHold = append(c.inters.PointsHold, interceptors...)
+}
+
+// Create returns a builder for creating a PointsHold entity.
+func (c *PointsHoldClient) Create() *PointsHoldCreate {
+	mutation := newPointsHoldMutation(c.config, OpCreate)
+	return &PointsHoldCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PointsHold entities.
+func (c *PointsHoldClient) CreateBulk(builders ...*PointsHoldCreate) *PointsHoldCreateBulk {
+	return &PointsHoldCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PointsHoldClient) MapCreateBulk(slice any, setFunc func(*PointsHoldCreate, int)) *PointsHoldCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PointsHoldCreateBulk{err: fmt.Errorf("calling to PointsHoldClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PointsHoldCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PointsHoldCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PointsHold.
+func (c *PointsHoldClient) Update() *PointsHoldUpdate {
+	mutation := newPointsHoldMutation(c.config, OpUpdate)
+	return &PointsHoldUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PointsHoldClient) UpdateOne(_m *PointsHold) *PointsHoldUpdateOne {
+	mutation := newPointsHoldMutation(c.config, OpUpdateOne, withPointsHold(_m))
+	return &PointsHoldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PointsHoldClient) UpdateOneID(id string) *PointsHoldUpdateOne {
+	mutation := newPointsHoldMutation(c.config, OpUpdateOne, withPointsHoldID(id))
+	return &PointsHoldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PointsHold.
+func (c *PointsHoldClient) Delete() *PointsHoldDelete {
+	mutation := newPointsHoldMutation(c.config, OpDelete)
+	return &PointsHoldDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PointsHoldClient) DeleteOne(_m *PointsHold) *PointsHoldDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PointsHoldClient) DeleteOneID(id string) *PointsHoldDeleteOne {
+	builder := c.Delete().Where(pointshold.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PointsHoldDeleteOne{builder}
+}
+
+// Query returns a query builder for PointsHold.
+func (c *PointsHoldClient) Query() *PointsHoldQuery {
+	return &PointsHoldQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePointsHold},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PointsHold entity by its id.
+func (c *PointsHoldClient) Get(ctx context.Context, id string) (*PointsHold, error) {
+	return c.Query().Where(pointshold.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PointsHoldClient) GetX(ctx context.Context, id string) *PointsHold {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTenant queries the tenant edge of a PointsHold.
+func (c *PointsHoldClient) QueryTenant(_m *PointsHold) *TenantQuery {
+	query := (&TenantClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointshold.Table, pointshold.FieldID, id),
+			sqlgraph.To(tenant.Table, tenant.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointshold.TenantTable, pointshold.TenantColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCustomer queries the customer edge of a PointsHold.
+func (c *PointsHoldClient) QueryCustomer(_m *PointsHold) *CustomerQuery {
+	query := (&CustomerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(pointshold.Table, pointshold.FieldID, id),
+			sqlgraph.To(customer.Table, customer.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, pointshold.CustomerTable, pointshold.CustomerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PointsHoldClient) Hooks() []Hook {
+	hooks := c.hooks.PointsHold
+	return append(hooks[:len(hooks):len(hooks)], pointshold.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *PointsHoldClient) Interceptors() []Interceptor {
+	return c.inters.PointsHold
+}
+
+func (c *PointsHoldClient) mutate(ctx context.Context, m *PointsHoldMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PointsHoldCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PointsHoldUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PointsHoldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PointsHoldDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PointsHold mutation op: %q", m.Op())
 	}
 }
 
@@ -5756,16 +5931,16 @@ type (
 	hooks struct {
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
-		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsLot, Product,
-		Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
-		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
+		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
+		Product, Redemption, Sale, SaleItem, SalePayment, SaleReturn, Segment,
+		SigningKey, Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
 		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
-		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsLot, Product,
-		Redemption, RollupActivePair, RollupCampaignDay, RollupCustomerDay,
+		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
+		Product, Redemption, RollupActivePair, RollupCampaignDay, RollupCustomerDay,
 		RollupPointsDay, RollupSalesDay, Sale, SaleItem, SalePayment, SaleReturn,
 		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
 		WebhookDelivery, WebhookEndpoint []ent.Interceptor

@@ -27,6 +27,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -122,6 +123,7 @@ func checkColumn(t, c string) error {
 			event.Table:                 event.ValidColumn,
 			idempotencykey.Table:        idempotencykey.ValidColumn,
 			pointsentry.Table:           pointsentry.ValidColumn,
+			pointshold.Table:            pointshold.ValidColumn,
 			pointslot.Table:             pointslot.ValidColumn,
 			product.Table:               product.ValidColumn,
 			redemption.Table:            redemption.ValidColumn,

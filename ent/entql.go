@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
@@ -48,7 +49,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 35)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 36)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -421,6 +422,32 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   pointshold.Table,
+			Columns: pointshold.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeString,
+				Column: pointshold.FieldID,
+			},
+		},
+		Type: "PointsHold",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			pointshold.FieldTenantID:   {Type: field.TypeString, Column: pointshold.FieldTenantID},
+			pointshold.FieldCreatedAt:  {Type: field.TypeTime, Column: pointshold.FieldCreatedAt},
+			pointshold.FieldCustomerID: {Type: field.TypeString, Column: pointshold.FieldCustomerID},
+			pointshold.FieldChannel:    {Type: field.TypeEnum, Column: pointshold.FieldChannel},
+			pointshold.FieldSession:    {Type: field.TypeString, Column: pointshold.FieldSession},
+			pointshold.FieldStoreCode:  {Type: field.TypeString, Column: pointshold.FieldStoreCode},
+			pointshold.FieldPoints:     {Type: field.TypeInt64, Column: pointshold.FieldPoints},
+			pointshold.FieldAmount:     {Type: field.TypeOther, Column: pointshold.FieldAmount},
+			pointshold.FieldStatus:     {Type: field.TypeEnum, Column: pointshold.FieldStatus},
+			pointshold.FieldExpiresAt:  {Type: field.TypeTime, Column: pointshold.FieldExpiresAt},
+			pointshold.FieldSaleID:     {Type: field.TypeString, Column: pointshold.FieldSaleID},
+			pointshold.FieldOrderID:    {Type: field.TypeString, Column: pointshold.FieldOrderID},
+			pointshold.FieldClosedAt:   {Type: field.TypeTime, Column: pointshold.FieldClosedAt},
+		},
+	}
+	graph.Nodes[16] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   pointslot.Table,
 			Columns: pointslot.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -441,7 +468,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			pointslot.FieldExpiringNotifiedAt: {Type: field.TypeTime, Column: pointslot.FieldExpiringNotifiedAt},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   product.Table,
 			Columns: product.Columns,
@@ -462,7 +489,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			product.FieldBrand:     {Type: field.TypeString, Column: product.FieldBrand},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   redemption.Table,
 			Columns: redemption.Columns,
@@ -493,7 +520,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			redemption.FieldBudgetReturned:    {Type: field.TypeOther, Column: redemption.FieldBudgetReturned},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupactivepair.Table,
 			Columns:     rollupactivepair.Columns,
@@ -507,7 +534,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupactivepair.FieldCustomers: {Type: field.TypeInt64, Column: rollupactivepair.FieldCustomers},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupcampaignday.Table,
 			Columns:     rollupcampaignday.Columns,
@@ -527,7 +554,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupcampaignday.FieldPaidSub:       {Type: field.TypeInt64, Column: rollupcampaignday.FieldPaidSub},
 		},
 	}
-	graph.Nodes[20] = &sqlgraph.Node{
+	graph.Nodes[21] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupcustomerday.Table,
 			Columns:     rollupcustomerday.Columns,
@@ -541,7 +568,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupcustomerday.FieldEvents:     {Type: field.TypeInt64, Column: rollupcustomerday.FieldEvents},
 		},
 	}
-	graph.Nodes[21] = &sqlgraph.Node{
+	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rolluppointsday.Table,
 			Columns:     rolluppointsday.Columns,
@@ -554,7 +581,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolluppointsday.FieldNet:      {Type: field.TypeInt64, Column: rolluppointsday.FieldNet},
 		},
 	}
-	graph.Nodes[22] = &sqlgraph.Node{
+	graph.Nodes[23] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupsalesday.Table,
 			Columns:     rollupsalesday.Columns,
@@ -574,7 +601,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupsalesday.FieldPayableSub:    {Type: field.TypeInt64, Column: rollupsalesday.FieldPayableSub},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -611,7 +638,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldCouponCode:            {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -634,7 +661,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -653,9 +680,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldBin:          {Type: field.TypeString, Column: salepayment.FieldBin},
 			salepayment.FieldNsu:          {Type: field.TypeString, Column: salepayment.FieldNsu},
 			salepayment.FieldInstallments: {Type: field.TypeInt, Column: salepayment.FieldInstallments},
+			salepayment.FieldHoldID:       {Type: field.TypeString, Column: salepayment.FieldHoldID},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -681,7 +709,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -699,7 +727,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -716,7 +744,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -735,7 +763,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -754,6 +782,10 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldSaleRegistration:       {Type: field.TypeBool, Column: tenant.FieldSaleRegistration},
 			tenant.FieldSaleTolerance:          {Type: field.TypeOther, Column: tenant.FieldSaleTolerance},
 			tenant.FieldPointsPerReal:          {Type: field.TypeOther, Column: tenant.FieldPointsPerReal},
+			tenant.FieldPointsValue:            {Type: field.TypeOther, Column: tenant.FieldPointsValue},
+			tenant.FieldPointsSpendMin:         {Type: field.TypeInt64, Column: tenant.FieldPointsSpendMin},
+			tenant.FieldPointsSpendMaxShare:    {Type: field.TypeOther, Column: tenant.FieldPointsSpendMaxShare},
+			tenant.FieldPointsSpendChannels:    {Type: field.TypeJSON, Column: tenant.FieldPointsSpendChannels},
 			tenant.FieldPointsExpiryMonths:     {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
 			tenant.FieldTimeZone:               {Type: field.TypeString, Column: tenant.FieldTimeZone},
 			tenant.FieldPointsPendingDays:      {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
@@ -773,7 +805,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCorsOrigins:            {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -798,7 +830,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -818,7 +850,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -843,7 +875,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -1248,6 +1280,30 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"PointsEntry",
+		"Customer",
+	)
+	graph.MustAddE(
+		"tenant",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointshold.TenantTable,
+			Columns: []string{pointshold.TenantColumn},
+			Bidi:    false,
+		},
+		"PointsHold",
+		"Tenant",
+	)
+	graph.MustAddE(
+		"customer",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   pointshold.CustomerTable,
+			Columns: []string{pointshold.CustomerColumn},
+			Bidi:    false,
+		},
+		"PointsHold",
 		"Customer",
 	)
 	graph.MustAddE(
@@ -3627,6 +3683,139 @@ func (f *PointsEntryFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *PointsHoldQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the PointsHoldQuery builder.
+func (_q *PointsHoldQuery) Filter() *PointsHoldFilter {
+	return &PointsHoldFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *PointsHoldMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the PointsHoldMutation builder.
+func (m *PointsHoldMutation) Filter() *PointsHoldFilter {
+	return &PointsHoldFilter{config: m.config, predicateAdder: m}
+}
+
+// PointsHoldFilter provides a generic filtering capability at runtime for PointsHoldQuery.
+type PointsHoldFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *PointsHoldFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql string predicate on the id field.
+func (f *PointsHoldFilter) WhereID(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldID))
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *PointsHoldFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldTenantID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *PointsHoldFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(pointshold.FieldCreatedAt))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *PointsHoldFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldCustomerID))
+}
+
+// WhereChannel applies the entql string predicate on the channel field.
+func (f *PointsHoldFilter) WhereChannel(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldChannel))
+}
+
+// WhereSession applies the entql string predicate on the session field.
+func (f *PointsHoldFilter) WhereSession(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldSession))
+}
+
+// WhereStoreCode applies the entql string predicate on the store_code field.
+func (f *PointsHoldFilter) WhereStoreCode(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldStoreCode))
+}
+
+// WherePoints applies the entql int64 predicate on the points field.
+func (f *PointsHoldFilter) WherePoints(p entql.Int64P) {
+	f.Where(p.Field(pointshold.FieldPoints))
+}
+
+// WhereAmount applies the entql other predicate on the amount field.
+func (f *PointsHoldFilter) WhereAmount(p entql.OtherP) {
+	f.Where(p.Field(pointshold.FieldAmount))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *PointsHoldFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldStatus))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *PointsHoldFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(pointshold.FieldExpiresAt))
+}
+
+// WhereSaleID applies the entql string predicate on the sale_id field.
+func (f *PointsHoldFilter) WhereSaleID(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldSaleID))
+}
+
+// WhereOrderID applies the entql string predicate on the order_id field.
+func (f *PointsHoldFilter) WhereOrderID(p entql.StringP) {
+	f.Where(p.Field(pointshold.FieldOrderID))
+}
+
+// WhereClosedAt applies the entql time.Time predicate on the closed_at field.
+func (f *PointsHoldFilter) WhereClosedAt(p entql.TimeP) {
+	f.Where(p.Field(pointshold.FieldClosedAt))
+}
+
+// WhereHasTenant applies a predicate to check if query has an edge tenant.
+func (f *PointsHoldFilter) WhereHasTenant() {
+	f.Where(entql.HasEdge("tenant"))
+}
+
+// WhereHasTenantWith applies a predicate to check if query has an edge tenant with a given conditions (other predicates).
+func (f *PointsHoldFilter) WhereHasTenantWith(preds ...predicate.Tenant) {
+	f.Where(entql.HasEdgeWith("tenant", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasCustomer applies a predicate to check if query has an edge customer.
+func (f *PointsHoldFilter) WhereHasCustomer() {
+	f.Where(entql.HasEdge("customer"))
+}
+
+// WhereHasCustomerWith applies a predicate to check if query has an edge customer with a given conditions (other predicates).
+func (f *PointsHoldFilter) WhereHasCustomerWith(preds ...predicate.Customer) {
+	f.Where(entql.HasEdgeWith("customer", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *PointsLotQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -3655,7 +3844,7 @@ type PointsLotFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *PointsLotFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3782,7 +3971,7 @@ type ProductFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ProductFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3876,7 +4065,7 @@ type RedemptionFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RedemptionFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4066,7 +4255,7 @@ type RollupActivePairFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupActivePairFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4111,7 +4300,7 @@ type RollupCampaignDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupCampaignDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4186,7 +4375,7 @@ type RollupCustomerDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupCustomerDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4231,7 +4420,7 @@ type RollupPointsDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupPointsDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[21].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4271,7 +4460,7 @@ type RollupSalesDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupSalesDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4356,7 +4545,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4600,7 +4789,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4718,7 +4907,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4767,6 +4956,11 @@ func (f *SalePaymentFilter) WhereNsu(p entql.StringP) {
 // WhereInstallments applies the entql int predicate on the installments field.
 func (f *SalePaymentFilter) WhereInstallments(p entql.IntP) {
 	f.Where(p.Field(salepayment.FieldInstallments))
+}
+
+// WhereHoldID applies the entql string predicate on the hold_id field.
+func (f *SalePaymentFilter) WhereHoldID(p entql.StringP) {
+	f.Where(p.Field(salepayment.FieldHoldID))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.
@@ -4826,7 +5020,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4959,7 +5153,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5066,7 +5260,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5126,7 +5320,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5210,7 +5404,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5259,6 +5453,26 @@ func (f *TenantFilter) WhereSaleTolerance(p entql.OtherP) {
 // WherePointsPerReal applies the entql other predicate on the points_per_real field.
 func (f *TenantFilter) WherePointsPerReal(p entql.OtherP) {
 	f.Where(p.Field(tenant.FieldPointsPerReal))
+}
+
+// WherePointsValue applies the entql other predicate on the points_value field.
+func (f *TenantFilter) WherePointsValue(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldPointsValue))
+}
+
+// WherePointsSpendMin applies the entql int64 predicate on the points_spend_min field.
+func (f *TenantFilter) WherePointsSpendMin(p entql.Int64P) {
+	f.Where(p.Field(tenant.FieldPointsSpendMin))
+}
+
+// WherePointsSpendMaxShare applies the entql other predicate on the points_spend_max_share field.
+func (f *TenantFilter) WherePointsSpendMaxShare(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldPointsSpendMaxShare))
+}
+
+// WherePointsSpendChannels applies the entql json.RawMessage predicate on the points_spend_channels field.
+func (f *TenantFilter) WherePointsSpendChannels(p entql.BytesP) {
+	f.Where(p.Field(tenant.FieldPointsSpendChannels))
 }
 
 // WherePointsExpiryMonths applies the entql int predicate on the points_expiry_months field.
@@ -5403,7 +5617,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5531,7 +5745,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5634,7 +5848,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5790,7 +6004,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -2972,6 +2972,11 @@ func (_q *SalePaymentQuery) collectField(ctx context.Context, oneNode bool, opCt
 				selectedFields = append(selectedFields, salepayment.FieldInstallments)
 				fieldSeen[salepayment.FieldInstallments] = struct{}{}
 			}
+		case "holdID":
+			if _, ok := fieldSeen[salepayment.FieldHoldID]; !ok {
+				selectedFields = append(selectedFields, salepayment.FieldHoldID)
+				fieldSeen[salepayment.FieldHoldID] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:
@@ -3665,6 +3670,26 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[tenant.FieldPointsPerReal]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldPointsPerReal)
 				fieldSeen[tenant.FieldPointsPerReal] = struct{}{}
+			}
+		case "pointsValue":
+			if _, ok := fieldSeen[tenant.FieldPointsValue]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsValue)
+				fieldSeen[tenant.FieldPointsValue] = struct{}{}
+			}
+		case "pointsSpendMin":
+			if _, ok := fieldSeen[tenant.FieldPointsSpendMin]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsSpendMin)
+				fieldSeen[tenant.FieldPointsSpendMin] = struct{}{}
+			}
+		case "pointsSpendMaxShare":
+			if _, ok := fieldSeen[tenant.FieldPointsSpendMaxShare]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsSpendMaxShare)
+				fieldSeen[tenant.FieldPointsSpendMaxShare] = struct{}{}
+			}
+		case "pointsSpendChannels":
+			if _, ok := fieldSeen[tenant.FieldPointsSpendChannels]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsSpendChannels)
+				fieldSeen[tenant.FieldPointsSpendChannels] = struct{}{}
 			}
 		case "pointsExpiryMonths":
 			if _, ok := fieldSeen[tenant.FieldPointsExpiryMonths]; !ok {

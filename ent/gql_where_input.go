@@ -9309,6 +9309,23 @@ type SalePaymentWhereInput struct {
 	InstallmentsLT    *int  `json:"installmentsLT,omitempty"`
 	InstallmentsLTE   *int  `json:"installmentsLTE,omitempty"`
 
+	// "hold_id" field predicates.
+	HoldID             *string  `json:"holdID,omitempty"`
+	HoldIDNEQ          *string  `json:"holdIDNEQ,omitempty"`
+	HoldIDIn           []string `json:"holdIDIn,omitempty"`
+	HoldIDNotIn        []string `json:"holdIDNotIn,omitempty"`
+	HoldIDGT           *string  `json:"holdIDGT,omitempty"`
+	HoldIDGTE          *string  `json:"holdIDGTE,omitempty"`
+	HoldIDLT           *string  `json:"holdIDLT,omitempty"`
+	HoldIDLTE          *string  `json:"holdIDLTE,omitempty"`
+	HoldIDContains     *string  `json:"holdIDContains,omitempty"`
+	HoldIDHasPrefix    *string  `json:"holdIDHasPrefix,omitempty"`
+	HoldIDHasSuffix    *string  `json:"holdIDHasSuffix,omitempty"`
+	HoldIDIsNil        bool     `json:"holdIDIsNil,omitempty"`
+	HoldIDNotNil       bool     `json:"holdIDNotNil,omitempty"`
+	HoldIDEqualFold    *string  `json:"holdIDEqualFold,omitempty"`
+	HoldIDContainsFold *string  `json:"holdIDContainsFold,omitempty"`
+
 	// "sale" edge predicates.
 	HasSale     *bool             `json:"hasSale,omitempty"`
 	HasSaleWith []*SaleWhereInput `json:"hasSaleWith,omitempty"`
@@ -9696,6 +9713,51 @@ func (i *SalePaymentWhereInput) P() (predicate.SalePayment, error) {
 	}
 	if i.InstallmentsLTE != nil {
 		predicates = append(predicates, salepayment.InstallmentsLTE(*i.InstallmentsLTE))
+	}
+	if i.HoldID != nil {
+		predicates = append(predicates, salepayment.HoldIDEQ(*i.HoldID))
+	}
+	if i.HoldIDNEQ != nil {
+		predicates = append(predicates, salepayment.HoldIDNEQ(*i.HoldIDNEQ))
+	}
+	if len(i.HoldIDIn) > 0 {
+		predicates = append(predicates, salepayment.HoldIDIn(i.HoldIDIn...))
+	}
+	if len(i.HoldIDNotIn) > 0 {
+		predicates = append(predicates, salepayment.HoldIDNotIn(i.HoldIDNotIn...))
+	}
+	if i.HoldIDGT != nil {
+		predicates = append(predicates, salepayment.HoldIDGT(*i.HoldIDGT))
+	}
+	if i.HoldIDGTE != nil {
+		predicates = append(predicates, salepayment.HoldIDGTE(*i.HoldIDGTE))
+	}
+	if i.HoldIDLT != nil {
+		predicates = append(predicates, salepayment.HoldIDLT(*i.HoldIDLT))
+	}
+	if i.HoldIDLTE != nil {
+		predicates = append(predicates, salepayment.HoldIDLTE(*i.HoldIDLTE))
+	}
+	if i.HoldIDContains != nil {
+		predicates = append(predicates, salepayment.HoldIDContains(*i.HoldIDContains))
+	}
+	if i.HoldIDHasPrefix != nil {
+		predicates = append(predicates, salepayment.HoldIDHasPrefix(*i.HoldIDHasPrefix))
+	}
+	if i.HoldIDHasSuffix != nil {
+		predicates = append(predicates, salepayment.HoldIDHasSuffix(*i.HoldIDHasSuffix))
+	}
+	if i.HoldIDIsNil {
+		predicates = append(predicates, salepayment.HoldIDIsNil())
+	}
+	if i.HoldIDNotNil {
+		predicates = append(predicates, salepayment.HoldIDNotNil())
+	}
+	if i.HoldIDEqualFold != nil {
+		predicates = append(predicates, salepayment.HoldIDEqualFold(*i.HoldIDEqualFold))
+	}
+	if i.HoldIDContainsFold != nil {
+		predicates = append(predicates, salepayment.HoldIDContainsFold(*i.HoldIDContainsFold))
 	}
 
 	if i.HasSale != nil {
@@ -11218,6 +11280,40 @@ type TenantWhereInput struct {
 	PointsPerRealLT    *decimal.Decimal  `json:"pointsPerRealLT,omitempty"`
 	PointsPerRealLTE   *decimal.Decimal  `json:"pointsPerRealLTE,omitempty"`
 
+	// "points_value" field predicates.
+	PointsValue       *decimal.Decimal  `json:"pointsValue,omitempty"`
+	PointsValueNEQ    *decimal.Decimal  `json:"pointsValueNEQ,omitempty"`
+	PointsValueIn     []decimal.Decimal `json:"pointsValueIn,omitempty"`
+	PointsValueNotIn  []decimal.Decimal `json:"pointsValueNotIn,omitempty"`
+	PointsValueGT     *decimal.Decimal  `json:"pointsValueGT,omitempty"`
+	PointsValueGTE    *decimal.Decimal  `json:"pointsValueGTE,omitempty"`
+	PointsValueLT     *decimal.Decimal  `json:"pointsValueLT,omitempty"`
+	PointsValueLTE    *decimal.Decimal  `json:"pointsValueLTE,omitempty"`
+	PointsValueIsNil  bool              `json:"pointsValueIsNil,omitempty"`
+	PointsValueNotNil bool              `json:"pointsValueNotNil,omitempty"`
+
+	// "points_spend_min" field predicates.
+	PointsSpendMin      *int64  `json:"pointsSpendMin,omitempty"`
+	PointsSpendMinNEQ   *int64  `json:"pointsSpendMinNEQ,omitempty"`
+	PointsSpendMinIn    []int64 `json:"pointsSpendMinIn,omitempty"`
+	PointsSpendMinNotIn []int64 `json:"pointsSpendMinNotIn,omitempty"`
+	PointsSpendMinGT    *int64  `json:"pointsSpendMinGT,omitempty"`
+	PointsSpendMinGTE   *int64  `json:"pointsSpendMinGTE,omitempty"`
+	PointsSpendMinLT    *int64  `json:"pointsSpendMinLT,omitempty"`
+	PointsSpendMinLTE   *int64  `json:"pointsSpendMinLTE,omitempty"`
+
+	// "points_spend_max_share" field predicates.
+	PointsSpendMaxShare       *decimal.Decimal  `json:"pointsSpendMaxShare,omitempty"`
+	PointsSpendMaxShareNEQ    *decimal.Decimal  `json:"pointsSpendMaxShareNEQ,omitempty"`
+	PointsSpendMaxShareIn     []decimal.Decimal `json:"pointsSpendMaxShareIn,omitempty"`
+	PointsSpendMaxShareNotIn  []decimal.Decimal `json:"pointsSpendMaxShareNotIn,omitempty"`
+	PointsSpendMaxShareGT     *decimal.Decimal  `json:"pointsSpendMaxShareGT,omitempty"`
+	PointsSpendMaxShareGTE    *decimal.Decimal  `json:"pointsSpendMaxShareGTE,omitempty"`
+	PointsSpendMaxShareLT     *decimal.Decimal  `json:"pointsSpendMaxShareLT,omitempty"`
+	PointsSpendMaxShareLTE    *decimal.Decimal  `json:"pointsSpendMaxShareLTE,omitempty"`
+	PointsSpendMaxShareIsNil  bool              `json:"pointsSpendMaxShareIsNil,omitempty"`
+	PointsSpendMaxShareNotNil bool              `json:"pointsSpendMaxShareNotNil,omitempty"`
+
 	// "points_expiry_months" field predicates.
 	PointsExpiryMonths      *int  `json:"pointsExpiryMonths,omitempty"`
 	PointsExpiryMonthsNEQ   *int  `json:"pointsExpiryMonthsNEQ,omitempty"`
@@ -11644,6 +11740,90 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	}
 	if i.PointsPerRealLTE != nil {
 		predicates = append(predicates, tenant.PointsPerRealLTE(*i.PointsPerRealLTE))
+	}
+	if i.PointsValue != nil {
+		predicates = append(predicates, tenant.PointsValueEQ(*i.PointsValue))
+	}
+	if i.PointsValueNEQ != nil {
+		predicates = append(predicates, tenant.PointsValueNEQ(*i.PointsValueNEQ))
+	}
+	if len(i.PointsValueIn) > 0 {
+		predicates = append(predicates, tenant.PointsValueIn(i.PointsValueIn...))
+	}
+	if len(i.PointsValueNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsValueNotIn(i.PointsValueNotIn...))
+	}
+	if i.PointsValueGT != nil {
+		predicates = append(predicates, tenant.PointsValueGT(*i.PointsValueGT))
+	}
+	if i.PointsValueGTE != nil {
+		predicates = append(predicates, tenant.PointsValueGTE(*i.PointsValueGTE))
+	}
+	if i.PointsValueLT != nil {
+		predicates = append(predicates, tenant.PointsValueLT(*i.PointsValueLT))
+	}
+	if i.PointsValueLTE != nil {
+		predicates = append(predicates, tenant.PointsValueLTE(*i.PointsValueLTE))
+	}
+	if i.PointsValueIsNil {
+		predicates = append(predicates, tenant.PointsValueIsNil())
+	}
+	if i.PointsValueNotNil {
+		predicates = append(predicates, tenant.PointsValueNotNil())
+	}
+	if i.PointsSpendMin != nil {
+		predicates = append(predicates, tenant.PointsSpendMinEQ(*i.PointsSpendMin))
+	}
+	if i.PointsSpendMinNEQ != nil {
+		predicates = append(predicates, tenant.PointsSpendMinNEQ(*i.PointsSpendMinNEQ))
+	}
+	if len(i.PointsSpendMinIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMinIn(i.PointsSpendMinIn...))
+	}
+	if len(i.PointsSpendMinNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMinNotIn(i.PointsSpendMinNotIn...))
+	}
+	if i.PointsSpendMinGT != nil {
+		predicates = append(predicates, tenant.PointsSpendMinGT(*i.PointsSpendMinGT))
+	}
+	if i.PointsSpendMinGTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMinGTE(*i.PointsSpendMinGTE))
+	}
+	if i.PointsSpendMinLT != nil {
+		predicates = append(predicates, tenant.PointsSpendMinLT(*i.PointsSpendMinLT))
+	}
+	if i.PointsSpendMinLTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMinLTE(*i.PointsSpendMinLTE))
+	}
+	if i.PointsSpendMaxShare != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareEQ(*i.PointsSpendMaxShare))
+	}
+	if i.PointsSpendMaxShareNEQ != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareNEQ(*i.PointsSpendMaxShareNEQ))
+	}
+	if len(i.PointsSpendMaxShareIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareIn(i.PointsSpendMaxShareIn...))
+	}
+	if len(i.PointsSpendMaxShareNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareNotIn(i.PointsSpendMaxShareNotIn...))
+	}
+	if i.PointsSpendMaxShareGT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGT(*i.PointsSpendMaxShareGT))
+	}
+	if i.PointsSpendMaxShareGTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGTE(*i.PointsSpendMaxShareGTE))
+	}
+	if i.PointsSpendMaxShareLT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareLT(*i.PointsSpendMaxShareLT))
+	}
+	if i.PointsSpendMaxShareLTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareLTE(*i.PointsSpendMaxShareLTE))
+	}
+	if i.PointsSpendMaxShareIsNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareIsNil())
+	}
+	if i.PointsSpendMaxShareNotNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareNotNil())
 	}
 	if i.PointsExpiryMonths != nil {
 		predicates = append(predicates, tenant.PointsExpiryMonthsEQ(*i.PointsExpiryMonths))

@@ -27,6 +27,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
@@ -70,6 +71,7 @@ const (
 	TypeEvent                 = "Event"
 	TypeIdempotencyKey        = "IdempotencyKey"
 	TypePointsEntry           = "PointsEntry"
+	TypePointsHold            = "PointsHold"
 	TypePointsLot             = "PointsLot"
 	TypeProduct               = "Product"
 	TypeRedemption            = "Redemption"
@@ -17881,6 +17883,1182 @@ func (m *PointsEntryMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PointsEntry edge %s", name)
 }
 
+// PointsHoldMutation represents an operation that mutates the PointsHold nodes in the graph.
+type PointsHoldMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	channel         *pointshold.Channel
+	session         *string
+	store_code      *string
+	points          *int64
+	addpoints       *int64
+	amount          *decimal.Decimal
+	status          *pointshold.Status
+	expires_at      *time.Time
+	sale_id         *string
+	order_id        *string
+	closed_at       *time.Time
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	customer        *string
+	clearedcustomer bool
+	done            bool
+	oldValue        func(context.Context) (*PointsHold, error)
+	predicates      []predicate.PointsHold
+}
+
+var _ ent.Mutation = (*PointsHoldMutation)(nil)
+
+// pointsholdOption allows management of the mutation configuration using functional options.
+type pointsholdOption func(*PointsHoldMutation)
+
+// newPointsHoldMutation creates new mutation for the PointsHold entity.
+func newPointsHoldMutation(c config, op Op, opts ...pointsholdOption) *PointsHoldMutation {
+	m := &PointsHoldMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePointsHold,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPointsHoldID sets the ID field of the mutation.
+func withPointsHoldID(id string) pointsholdOption {
+	return func(m *PointsHoldMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PointsHold
+		)
+		m.oldValue = func(ctx context.Context) (*PointsHold, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PointsHold.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPointsHold sets the old PointsHold of the mutation.
+func withPointsHold(node *PointsHold) pointsholdOption {
+	return func(m *PointsHoldMutation) {
+		m.oldValue = func(context.Context) (*PointsHold, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PointsHoldMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PointsHoldMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PointsHold entities.
+func (m *PointsHoldMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PointsHoldMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PointsHoldMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PointsHold.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTenantID sets the "tenant_id" field.
+func (m *PointsHoldMutation) SetTenantID(s string) {
+	m.tenant = &s
+}
+
+// TenantID returns the value of the "tenant_id" field in the mutation.
+func (m *PointsHoldMutation) TenantID() (r string, exists bool) {
+	v := m.tenant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTenantID returns the old "tenant_id" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldTenantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTenantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTenantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTenantID: %w", err)
+	}
+	return oldValue.TenantID, nil
+}
+
+// ResetTenantID resets all changes to the "tenant_id" field.
+func (m *PointsHoldMutation) ResetTenantID() {
+	m.tenant = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PointsHoldMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PointsHoldMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PointsHoldMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetCustomerID sets the "customer_id" field.
+func (m *PointsHoldMutation) SetCustomerID(s string) {
+	m.customer = &s
+}
+
+// CustomerID returns the value of the "customer_id" field in the mutation.
+func (m *PointsHoldMutation) CustomerID() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomerID returns the old "customer_id" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldCustomerID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomerID: %w", err)
+	}
+	return oldValue.CustomerID, nil
+}
+
+// ResetCustomerID resets all changes to the "customer_id" field.
+func (m *PointsHoldMutation) ResetCustomerID() {
+	m.customer = nil
+}
+
+// SetChannel sets the "channel" field.
+func (m *PointsHoldMutation) SetChannel(po pointshold.Channel) {
+	m.channel = &po
+}
+
+// Channel returns the value of the "channel" field in the mutation.
+func (m *PointsHoldMutation) Channel() (r pointshold.Channel, exists bool) {
+	v := m.channel
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChannel returns the old "channel" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldChannel(ctx context.Context) (v pointshold.Channel, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChannel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChannel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChannel: %w", err)
+	}
+	return oldValue.Channel, nil
+}
+
+// ResetChannel resets all changes to the "channel" field.
+func (m *PointsHoldMutation) ResetChannel() {
+	m.channel = nil
+}
+
+// SetSession sets the "session" field.
+func (m *PointsHoldMutation) SetSession(s string) {
+	m.session = &s
+}
+
+// Session returns the value of the "session" field in the mutation.
+func (m *PointsHoldMutation) Session() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSession returns the old "session" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldSession(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSession is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSession requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSession: %w", err)
+	}
+	return oldValue.Session, nil
+}
+
+// ResetSession resets all changes to the "session" field.
+func (m *PointsHoldMutation) ResetSession() {
+	m.session = nil
+}
+
+// SetStoreCode sets the "store_code" field.
+func (m *PointsHoldMutation) SetStoreCode(s string) {
+	m.store_code = &s
+}
+
+// StoreCode returns the value of the "store_code" field in the mutation.
+func (m *PointsHoldMutation) StoreCode() (r string, exists bool) {
+	v := m.store_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoreCode returns the old "store_code" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldStoreCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoreCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoreCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoreCode: %w", err)
+	}
+	return oldValue.StoreCode, nil
+}
+
+// ResetStoreCode resets all changes to the "store_code" field.
+func (m *PointsHoldMutation) ResetStoreCode() {
+	m.store_code = nil
+}
+
+// SetPoints sets the "points" field.
+func (m *PointsHoldMutation) SetPoints(i int64) {
+	m.points = &i
+	m.addpoints = nil
+}
+
+// Points returns the value of the "points" field in the mutation.
+func (m *PointsHoldMutation) Points() (r int64, exists bool) {
+	v := m.points
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPoints returns the old "points" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldPoints(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPoints is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPoints requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPoints: %w", err)
+	}
+	return oldValue.Points, nil
+}
+
+// AddPoints adds i to the "points" field.
+func (m *PointsHoldMutation) AddPoints(i int64) {
+	if m.addpoints != nil {
+		*m.addpoints += i
+	} else {
+		m.addpoints = &i
+	}
+}
+
+// AddedPoints returns the value that was added to the "points" field in this mutation.
+func (m *PointsHoldMutation) AddedPoints() (r int64, exists bool) {
+	v := m.addpoints
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPoints resets all changes to the "points" field.
+func (m *PointsHoldMutation) ResetPoints() {
+	m.points = nil
+	m.addpoints = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *PointsHoldMutation) SetAmount(d decimal.Decimal) {
+	m.amount = &d
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *PointsHoldMutation) Amount() (r decimal.Decimal, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *PointsHoldMutation) ResetAmount() {
+	m.amount = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *PointsHoldMutation) SetStatus(po pointshold.Status) {
+	m.status = &po
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *PointsHoldMutation) Status() (r pointshold.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldStatus(ctx context.Context) (v pointshold.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *PointsHoldMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *PointsHoldMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *PointsHoldMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *PointsHoldMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetSaleID sets the "sale_id" field.
+func (m *PointsHoldMutation) SetSaleID(s string) {
+	m.sale_id = &s
+}
+
+// SaleID returns the value of the "sale_id" field in the mutation.
+func (m *PointsHoldMutation) SaleID() (r string, exists bool) {
+	v := m.sale_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaleID returns the old "sale_id" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldSaleID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaleID: %w", err)
+	}
+	return oldValue.SaleID, nil
+}
+
+// ClearSaleID clears the value of the "sale_id" field.
+func (m *PointsHoldMutation) ClearSaleID() {
+	m.sale_id = nil
+	m.clearedFields[pointshold.FieldSaleID] = struct{}{}
+}
+
+// SaleIDCleared returns if the "sale_id" field was cleared in this mutation.
+func (m *PointsHoldMutation) SaleIDCleared() bool {
+	_, ok := m.clearedFields[pointshold.FieldSaleID]
+	return ok
+}
+
+// ResetSaleID resets all changes to the "sale_id" field.
+func (m *PointsHoldMutation) ResetSaleID() {
+	m.sale_id = nil
+	delete(m.clearedFields, pointshold.FieldSaleID)
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *PointsHoldMutation) SetOrderID(s string) {
+	m.order_id = &s
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *PointsHoldMutation) OrderID() (r string, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldOrderID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ClearOrderID clears the value of the "order_id" field.
+func (m *PointsHoldMutation) ClearOrderID() {
+	m.order_id = nil
+	m.clearedFields[pointshold.FieldOrderID] = struct{}{}
+}
+
+// OrderIDCleared returns if the "order_id" field was cleared in this mutation.
+func (m *PointsHoldMutation) OrderIDCleared() bool {
+	_, ok := m.clearedFields[pointshold.FieldOrderID]
+	return ok
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *PointsHoldMutation) ResetOrderID() {
+	m.order_id = nil
+	delete(m.clearedFields, pointshold.FieldOrderID)
+}
+
+// SetClosedAt sets the "closed_at" field.
+func (m *PointsHoldMutation) SetClosedAt(t time.Time) {
+	m.closed_at = &t
+}
+
+// ClosedAt returns the value of the "closed_at" field in the mutation.
+func (m *PointsHoldMutation) ClosedAt() (r time.Time, exists bool) {
+	v := m.closed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClosedAt returns the old "closed_at" field's value of the PointsHold entity.
+// If the PointsHold object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PointsHoldMutation) OldClosedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClosedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClosedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClosedAt: %w", err)
+	}
+	return oldValue.ClosedAt, nil
+}
+
+// ClearClosedAt clears the value of the "closed_at" field.
+func (m *PointsHoldMutation) ClearClosedAt() {
+	m.closed_at = nil
+	m.clearedFields[pointshold.FieldClosedAt] = struct{}{}
+}
+
+// ClosedAtCleared returns if the "closed_at" field was cleared in this mutation.
+func (m *PointsHoldMutation) ClosedAtCleared() bool {
+	_, ok := m.clearedFields[pointshold.FieldClosedAt]
+	return ok
+}
+
+// ResetClosedAt resets all changes to the "closed_at" field.
+func (m *PointsHoldMutation) ResetClosedAt() {
+	m.closed_at = nil
+	delete(m.clearedFields, pointshold.FieldClosedAt)
+}
+
+// ClearTenant clears the "tenant" edge to the Tenant entity.
+func (m *PointsHoldMutation) ClearTenant() {
+	m.clearedtenant = true
+	m.clearedFields[pointshold.FieldTenantID] = struct{}{}
+}
+
+// TenantCleared reports if the "tenant" edge to the Tenant entity was cleared.
+func (m *PointsHoldMutation) TenantCleared() bool {
+	return m.clearedtenant
+}
+
+// TenantIDs returns the "tenant" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TenantID instead. It exists only for internal usage by the builders.
+func (m *PointsHoldMutation) TenantIDs() (ids []string) {
+	if id := m.tenant; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTenant resets all changes to the "tenant" edge.
+func (m *PointsHoldMutation) ResetTenant() {
+	m.tenant = nil
+	m.clearedtenant = false
+}
+
+// ClearCustomer clears the "customer" edge to the Customer entity.
+func (m *PointsHoldMutation) ClearCustomer() {
+	m.clearedcustomer = true
+	m.clearedFields[pointshold.FieldCustomerID] = struct{}{}
+}
+
+// CustomerCleared reports if the "customer" edge to the Customer entity was cleared.
+func (m *PointsHoldMutation) CustomerCleared() bool {
+	return m.clearedcustomer
+}
+
+// CustomerIDs returns the "customer" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CustomerID instead. It exists only for internal usage by the builders.
+func (m *PointsHoldMutation) CustomerIDs() (ids []string) {
+	if id := m.customer; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCustomer resets all changes to the "customer" edge.
+func (m *PointsHoldMutation) ResetCustomer() {
+	m.customer = nil
+	m.clearedcustomer = false
+}
+
+// Where appends a list predicates to the PointsHoldMutation builder.
+func (m *PointsHoldMutation) Where(ps ...predicate.PointsHold) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PointsHoldMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PointsHoldMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PointsHold, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PointsHoldMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PointsHoldMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PointsHold).
+func (m *PointsHoldMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PointsHoldMutation) Fields() []string {
+	fields := make([]string, 0, 13)
+	if m.tenant != nil {
+		fields = append(fields, pointshold.FieldTenantID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, pointshold.FieldCreatedAt)
+	}
+	if m.customer != nil {
+		fields = append(fields, pointshold.FieldCustomerID)
+	}
+	if m.channel != nil {
+		fields = append(fields, pointshold.FieldChannel)
+	}
+	if m.session != nil {
+		fields = append(fields, pointshold.FieldSession)
+	}
+	if m.store_code != nil {
+		fields = append(fields, pointshold.FieldStoreCode)
+	}
+	if m.points != nil {
+		fields = append(fields, pointshold.FieldPoints)
+	}
+	if m.amount != nil {
+		fields = append(fields, pointshold.FieldAmount)
+	}
+	if m.status != nil {
+		fields = append(fields, pointshold.FieldStatus)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, pointshold.FieldExpiresAt)
+	}
+	if m.sale_id != nil {
+		fields = append(fields, pointshold.FieldSaleID)
+	}
+	if m.order_id != nil {
+		fields = append(fields, pointshold.FieldOrderID)
+	}
+	if m.closed_at != nil {
+		fields = append(fields, pointshold.FieldClosedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PointsHoldMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case pointshold.FieldTenantID:
+		return m.TenantID()
+	case pointshold.FieldCreatedAt:
+		return m.CreatedAt()
+	case pointshold.FieldCustomerID:
+		return m.CustomerID()
+	case pointshold.FieldChannel:
+		return m.Channel()
+	case pointshold.FieldSession:
+		return m.Session()
+	case pointshold.FieldStoreCode:
+		return m.StoreCode()
+	case pointshold.FieldPoints:
+		return m.Points()
+	case pointshold.FieldAmount:
+		return m.Amount()
+	case pointshold.FieldStatus:
+		return m.Status()
+	case pointshold.FieldExpiresAt:
+		return m.ExpiresAt()
+	case pointshold.FieldSaleID:
+		return m.SaleID()
+	case pointshold.FieldOrderID:
+		return m.OrderID()
+	case pointshold.FieldClosedAt:
+		return m.ClosedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PointsHoldMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case pointshold.FieldTenantID:
+		return m.OldTenantID(ctx)
+	case pointshold.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case pointshold.FieldCustomerID:
+		return m.OldCustomerID(ctx)
+	case pointshold.FieldChannel:
+		return m.OldChannel(ctx)
+	case pointshold.FieldSession:
+		return m.OldSession(ctx)
+	case pointshold.FieldStoreCode:
+		return m.OldStoreCode(ctx)
+	case pointshold.FieldPoints:
+		return m.OldPoints(ctx)
+	case pointshold.FieldAmount:
+		return m.OldAmount(ctx)
+	case pointshold.FieldStatus:
+		return m.OldStatus(ctx)
+	case pointshold.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case pointshold.FieldSaleID:
+		return m.OldSaleID(ctx)
+	case pointshold.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case pointshold.FieldClosedAt:
+		return m.OldClosedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown PointsHold field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PointsHoldMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case pointshold.FieldTenantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTenantID(v)
+		return nil
+	case pointshold.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case pointshold.FieldCustomerID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomerID(v)
+		return nil
+	case pointshold.FieldChannel:
+		v, ok := value.(pointshold.Channel)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChannel(v)
+		return nil
+	case pointshold.FieldSession:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSession(v)
+		return nil
+	case pointshold.FieldStoreCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoreCode(v)
+		return nil
+	case pointshold.FieldPoints:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPoints(v)
+		return nil
+	case pointshold.FieldAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case pointshold.FieldStatus:
+		v, ok := value.(pointshold.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case pointshold.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case pointshold.FieldSaleID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaleID(v)
+		return nil
+	case pointshold.FieldOrderID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case pointshold.FieldClosedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClosedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PointsHold field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PointsHoldMutation) AddedFields() []string {
+	var fields []string
+	if m.addpoints != nil {
+		fields = append(fields, pointshold.FieldPoints)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PointsHoldMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case pointshold.FieldPoints:
+		return m.AddedPoints()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PointsHoldMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case pointshold.FieldPoints:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPoints(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PointsHold numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PointsHoldMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(pointshold.FieldSaleID) {
+		fields = append(fields, pointshold.FieldSaleID)
+	}
+	if m.FieldCleared(pointshold.FieldOrderID) {
+		fields = append(fields, pointshold.FieldOrderID)
+	}
+	if m.FieldCleared(pointshold.FieldClosedAt) {
+		fields = append(fields, pointshold.FieldClosedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PointsHoldMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PointsHoldMutation) ClearField(name string) error {
+	switch name {
+	case pointshold.FieldSaleID:
+		m.ClearSaleID()
+		return nil
+	case pointshold.FieldOrderID:
+		m.ClearOrderID()
+		return nil
+	case pointshold.FieldClosedAt:
+		m.ClearClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PointsHold nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PointsHoldMutation) ResetField(name string) error {
+	switch name {
+	case pointshold.FieldTenantID:
+		m.ResetTenantID()
+		return nil
+	case pointshold.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case pointshold.FieldCustomerID:
+		m.ResetCustomerID()
+		return nil
+	case pointshold.FieldChannel:
+		m.ResetChannel()
+		return nil
+	case pointshold.FieldSession:
+		m.ResetSession()
+		return nil
+	case pointshold.FieldStoreCode:
+		m.ResetStoreCode()
+		return nil
+	case pointshold.FieldPoints:
+		m.ResetPoints()
+		return nil
+	case pointshold.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case pointshold.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case pointshold.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case pointshold.FieldSaleID:
+		m.ResetSaleID()
+		return nil
+	case pointshold.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case pointshold.FieldClosedAt:
+		m.ResetClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PointsHold field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PointsHoldMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.tenant != nil {
+		edges = append(edges, pointshold.EdgeTenant)
+	}
+	if m.customer != nil {
+		edges = append(edges, pointshold.EdgeCustomer)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PointsHoldMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case pointshold.EdgeTenant:
+		if id := m.tenant; id != nil {
+			return []ent.Value{*id}
+		}
+	case pointshold.EdgeCustomer:
+		if id := m.customer; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PointsHoldMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PointsHoldMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PointsHoldMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedtenant {
+		edges = append(edges, pointshold.EdgeTenant)
+	}
+	if m.clearedcustomer {
+		edges = append(edges, pointshold.EdgeCustomer)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PointsHoldMutation) EdgeCleared(name string) bool {
+	switch name {
+	case pointshold.EdgeTenant:
+		return m.clearedtenant
+	case pointshold.EdgeCustomer:
+		return m.clearedcustomer
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PointsHoldMutation) ClearEdge(name string) error {
+	switch name {
+	case pointshold.EdgeTenant:
+		m.ClearTenant()
+		return nil
+	case pointshold.EdgeCustomer:
+		m.ClearCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown PointsHold unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PointsHoldMutation) ResetEdge(name string) error {
+	switch name {
+	case pointshold.EdgeTenant:
+		m.ResetTenant()
+		return nil
+	case pointshold.EdgeCustomer:
+		m.ResetCustomer()
+		return nil
+	}
+	return fmt.Errorf("unknown PointsHold edge %s", name)
+}
+
 // PointsLotMutation represents an operation that mutates the PointsLot nodes in the graph.
 type PointsLotMutation struct {
 	config
@@ -24526,6 +25704,7 @@ type SalePaymentMutation struct {
 	nsu             *string
 	installments    *int
 	addinstallments *int
+	hold_id         *string
 	clearedFields   map[string]struct{}
 	tenant          *string
 	clearedtenant   bool
@@ -24948,6 +26127,55 @@ func (m *SalePaymentMutation) ResetInstallments() {
 	m.addinstallments = nil
 }
 
+// SetHoldID sets the "hold_id" field.
+func (m *SalePaymentMutation) SetHoldID(s string) {
+	m.hold_id = &s
+}
+
+// HoldID returns the value of the "hold_id" field in the mutation.
+func (m *SalePaymentMutation) HoldID() (r string, exists bool) {
+	v := m.hold_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHoldID returns the old "hold_id" field's value of the SalePayment entity.
+// If the SalePayment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SalePaymentMutation) OldHoldID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHoldID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHoldID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHoldID: %w", err)
+	}
+	return oldValue.HoldID, nil
+}
+
+// ClearHoldID clears the value of the "hold_id" field.
+func (m *SalePaymentMutation) ClearHoldID() {
+	m.hold_id = nil
+	m.clearedFields[salepayment.FieldHoldID] = struct{}{}
+}
+
+// HoldIDCleared returns if the "hold_id" field was cleared in this mutation.
+func (m *SalePaymentMutation) HoldIDCleared() bool {
+	_, ok := m.clearedFields[salepayment.FieldHoldID]
+	return ok
+}
+
+// ResetHoldID resets all changes to the "hold_id" field.
+func (m *SalePaymentMutation) ResetHoldID() {
+	m.hold_id = nil
+	delete(m.clearedFields, salepayment.FieldHoldID)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *SalePaymentMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -25036,7 +26264,7 @@ func (m *SalePaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SalePaymentMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.tenant != nil {
 		fields = append(fields, salepayment.FieldTenantID)
 	}
@@ -25060,6 +26288,9 @@ func (m *SalePaymentMutation) Fields() []string {
 	}
 	if m.installments != nil {
 		fields = append(fields, salepayment.FieldInstallments)
+	}
+	if m.hold_id != nil {
+		fields = append(fields, salepayment.FieldHoldID)
 	}
 	return fields
 }
@@ -25085,6 +26316,8 @@ func (m *SalePaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.Nsu()
 	case salepayment.FieldInstallments:
 		return m.Installments()
+	case salepayment.FieldHoldID:
+		return m.HoldID()
 	}
 	return nil, false
 }
@@ -25110,6 +26343,8 @@ func (m *SalePaymentMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldNsu(ctx)
 	case salepayment.FieldInstallments:
 		return m.OldInstallments(ctx)
+	case salepayment.FieldHoldID:
+		return m.OldHoldID(ctx)
 	}
 	return nil, fmt.Errorf("unknown SalePayment field %s", name)
 }
@@ -25175,6 +26410,13 @@ func (m *SalePaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetInstallments(v)
 		return nil
+	case salepayment.FieldHoldID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHoldID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SalePayment field %s", name)
 }
@@ -25219,7 +26461,11 @@ func (m *SalePaymentMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *SalePaymentMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(salepayment.FieldHoldID) {
+		fields = append(fields, salepayment.FieldHoldID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -25232,6 +26478,11 @@ func (m *SalePaymentMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *SalePaymentMutation) ClearField(name string) error {
+	switch name {
+	case salepayment.FieldHoldID:
+		m.ClearHoldID()
+		return nil
+	}
 	return fmt.Errorf("unknown SalePayment nullable field %s", name)
 }
 
@@ -25262,6 +26513,9 @@ func (m *SalePaymentMutation) ResetField(name string) error {
 		return nil
 	case salepayment.FieldInstallments:
 		m.ResetInstallments()
+		return nil
+	case salepayment.FieldHoldID:
+		m.ResetHoldID()
 		return nil
 	}
 	return fmt.Errorf("unknown SalePayment field %s", name)
@@ -28508,6 +29762,12 @@ type TenantMutation struct {
 	sale_registration           *bool
 	sale_tolerance              *decimal.Decimal
 	points_per_real             *decimal.Decimal
+	points_value                *decimal.Decimal
+	points_spend_min            *int64
+	addpoints_spend_min         *int64
+	points_spend_max_share      *decimal.Decimal
+	points_spend_channels       *[]string
+	appendpoints_spend_channels []string
 	points_expiry_months        *int
 	addpoints_expiry_months     *int
 	time_zone                   *string
@@ -28940,6 +30200,225 @@ func (m *TenantMutation) OldPointsPerReal(ctx context.Context) (v decimal.Decima
 // ResetPointsPerReal resets all changes to the "points_per_real" field.
 func (m *TenantMutation) ResetPointsPerReal() {
 	m.points_per_real = nil
+}
+
+// SetPointsValue sets the "points_value" field.
+func (m *TenantMutation) SetPointsValue(d decimal.Decimal) {
+	m.points_value = &d
+}
+
+// PointsValue returns the value of the "points_value" field in the mutation.
+func (m *TenantMutation) PointsValue() (r decimal.Decimal, exists bool) {
+	v := m.points_value
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsValue returns the old "points_value" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsValue(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsValue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsValue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsValue: %w", err)
+	}
+	return oldValue.PointsValue, nil
+}
+
+// ClearPointsValue clears the value of the "points_value" field.
+func (m *TenantMutation) ClearPointsValue() {
+	m.points_value = nil
+	m.clearedFields[tenant.FieldPointsValue] = struct{}{}
+}
+
+// PointsValueCleared returns if the "points_value" field was cleared in this mutation.
+func (m *TenantMutation) PointsValueCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldPointsValue]
+	return ok
+}
+
+// ResetPointsValue resets all changes to the "points_value" field.
+func (m *TenantMutation) ResetPointsValue() {
+	m.points_value = nil
+	delete(m.clearedFields, tenant.FieldPointsValue)
+}
+
+// SetPointsSpendMin sets the "points_spend_min" field.
+func (m *TenantMutation) SetPointsSpendMin(i int64) {
+	m.points_spend_min = &i
+	m.addpoints_spend_min = nil
+}
+
+// PointsSpendMin returns the value of the "points_spend_min" field in the mutation.
+func (m *TenantMutation) PointsSpendMin() (r int64, exists bool) {
+	v := m.points_spend_min
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsSpendMin returns the old "points_spend_min" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsSpendMin(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsSpendMin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsSpendMin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsSpendMin: %w", err)
+	}
+	return oldValue.PointsSpendMin, nil
+}
+
+// AddPointsSpendMin adds i to the "points_spend_min" field.
+func (m *TenantMutation) AddPointsSpendMin(i int64) {
+	if m.addpoints_spend_min != nil {
+		*m.addpoints_spend_min += i
+	} else {
+		m.addpoints_spend_min = &i
+	}
+}
+
+// AddedPointsSpendMin returns the value that was added to the "points_spend_min" field in this mutation.
+func (m *TenantMutation) AddedPointsSpendMin() (r int64, exists bool) {
+	v := m.addpoints_spend_min
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPointsSpendMin resets all changes to the "points_spend_min" field.
+func (m *TenantMutation) ResetPointsSpendMin() {
+	m.points_spend_min = nil
+	m.addpoints_spend_min = nil
+}
+
+// SetPointsSpendMaxShare sets the "points_spend_max_share" field.
+func (m *TenantMutation) SetPointsSpendMaxShare(d decimal.Decimal) {
+	m.points_spend_max_share = &d
+}
+
+// PointsSpendMaxShare returns the value of the "points_spend_max_share" field in the mutation.
+func (m *TenantMutation) PointsSpendMaxShare() (r decimal.Decimal, exists bool) {
+	v := m.points_spend_max_share
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsSpendMaxShare returns the old "points_spend_max_share" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsSpendMaxShare(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsSpendMaxShare is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsSpendMaxShare requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsSpendMaxShare: %w", err)
+	}
+	return oldValue.PointsSpendMaxShare, nil
+}
+
+// ClearPointsSpendMaxShare clears the value of the "points_spend_max_share" field.
+func (m *TenantMutation) ClearPointsSpendMaxShare() {
+	m.points_spend_max_share = nil
+	m.clearedFields[tenant.FieldPointsSpendMaxShare] = struct{}{}
+}
+
+// PointsSpendMaxShareCleared returns if the "points_spend_max_share" field was cleared in this mutation.
+func (m *TenantMutation) PointsSpendMaxShareCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldPointsSpendMaxShare]
+	return ok
+}
+
+// ResetPointsSpendMaxShare resets all changes to the "points_spend_max_share" field.
+func (m *TenantMutation) ResetPointsSpendMaxShare() {
+	m.points_spend_max_share = nil
+	delete(m.clearedFields, tenant.FieldPointsSpendMaxShare)
+}
+
+// SetPointsSpendChannels sets the "points_spend_channels" field.
+func (m *TenantMutation) SetPointsSpendChannels(s []string) {
+	m.points_spend_channels = &s
+	m.appendpoints_spend_channels = nil
+}
+
+// PointsSpendChannels returns the value of the "points_spend_channels" field in the mutation.
+func (m *TenantMutation) PointsSpendChannels() (r []string, exists bool) {
+	v := m.points_spend_channels
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsSpendChannels returns the old "points_spend_channels" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsSpendChannels(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsSpendChannels is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsSpendChannels requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsSpendChannels: %w", err)
+	}
+	return oldValue.PointsSpendChannels, nil
+}
+
+// AppendPointsSpendChannels adds s to the "points_spend_channels" field.
+func (m *TenantMutation) AppendPointsSpendChannels(s []string) {
+	m.appendpoints_spend_channels = append(m.appendpoints_spend_channels, s...)
+}
+
+// AppendedPointsSpendChannels returns the list of values that were appended to the "points_spend_channels" field in this mutation.
+func (m *TenantMutation) AppendedPointsSpendChannels() ([]string, bool) {
+	if len(m.appendpoints_spend_channels) == 0 {
+		return nil, false
+	}
+	return m.appendpoints_spend_channels, true
+}
+
+// ClearPointsSpendChannels clears the value of the "points_spend_channels" field.
+func (m *TenantMutation) ClearPointsSpendChannels() {
+	m.points_spend_channels = nil
+	m.appendpoints_spend_channels = nil
+	m.clearedFields[tenant.FieldPointsSpendChannels] = struct{}{}
+}
+
+// PointsSpendChannelsCleared returns if the "points_spend_channels" field was cleared in this mutation.
+func (m *TenantMutation) PointsSpendChannelsCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldPointsSpendChannels]
+	return ok
+}
+
+// ResetPointsSpendChannels resets all changes to the "points_spend_channels" field.
+func (m *TenantMutation) ResetPointsSpendChannels() {
+	m.points_spend_channels = nil
+	m.appendpoints_spend_channels = nil
+	delete(m.clearedFields, tenant.FieldPointsSpendChannels)
 }
 
 // SetPointsExpiryMonths sets the "points_expiry_months" field.
@@ -30005,7 +31484,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 25)
+	fields := make([]string, 0, 29)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -30029,6 +31508,18 @@ func (m *TenantMutation) Fields() []string {
 	}
 	if m.points_per_real != nil {
 		fields = append(fields, tenant.FieldPointsPerReal)
+	}
+	if m.points_value != nil {
+		fields = append(fields, tenant.FieldPointsValue)
+	}
+	if m.points_spend_min != nil {
+		fields = append(fields, tenant.FieldPointsSpendMin)
+	}
+	if m.points_spend_max_share != nil {
+		fields = append(fields, tenant.FieldPointsSpendMaxShare)
+	}
+	if m.points_spend_channels != nil {
+		fields = append(fields, tenant.FieldPointsSpendChannels)
 	}
 	if m.points_expiry_months != nil {
 		fields = append(fields, tenant.FieldPointsExpiryMonths)
@@ -30105,6 +31596,14 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.SaleTolerance()
 	case tenant.FieldPointsPerReal:
 		return m.PointsPerReal()
+	case tenant.FieldPointsValue:
+		return m.PointsValue()
+	case tenant.FieldPointsSpendMin:
+		return m.PointsSpendMin()
+	case tenant.FieldPointsSpendMaxShare:
+		return m.PointsSpendMaxShare()
+	case tenant.FieldPointsSpendChannels:
+		return m.PointsSpendChannels()
 	case tenant.FieldPointsExpiryMonths:
 		return m.PointsExpiryMonths()
 	case tenant.FieldTimeZone:
@@ -30164,6 +31663,14 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldSaleTolerance(ctx)
 	case tenant.FieldPointsPerReal:
 		return m.OldPointsPerReal(ctx)
+	case tenant.FieldPointsValue:
+		return m.OldPointsValue(ctx)
+	case tenant.FieldPointsSpendMin:
+		return m.OldPointsSpendMin(ctx)
+	case tenant.FieldPointsSpendMaxShare:
+		return m.OldPointsSpendMaxShare(ctx)
+	case tenant.FieldPointsSpendChannels:
+		return m.OldPointsSpendChannels(ctx)
 	case tenant.FieldPointsExpiryMonths:
 		return m.OldPointsExpiryMonths(ctx)
 	case tenant.FieldTimeZone:
@@ -30262,6 +31769,34 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPointsPerReal(v)
+		return nil
+	case tenant.FieldPointsValue:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsValue(v)
+		return nil
+	case tenant.FieldPointsSpendMin:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsSpendMin(v)
+		return nil
+	case tenant.FieldPointsSpendMaxShare:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsSpendMaxShare(v)
+		return nil
+	case tenant.FieldPointsSpendChannels:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsSpendChannels(v)
 		return nil
 	case tenant.FieldPointsExpiryMonths:
 		v, ok := value.(int)
@@ -30390,6 +31925,9 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *TenantMutation) AddedFields() []string {
 	var fields []string
+	if m.addpoints_spend_min != nil {
+		fields = append(fields, tenant.FieldPointsSpendMin)
+	}
 	if m.addpoints_expiry_months != nil {
 		fields = append(fields, tenant.FieldPointsExpiryMonths)
 	}
@@ -30440,6 +31978,8 @@ func (m *TenantMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *TenantMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case tenant.FieldPointsSpendMin:
+		return m.AddedPointsSpendMin()
 	case tenant.FieldPointsExpiryMonths:
 		return m.AddedPointsExpiryMonths()
 	case tenant.FieldPointsPendingDays:
@@ -30477,6 +32017,13 @@ func (m *TenantMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *TenantMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case tenant.FieldPointsSpendMin:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPointsSpendMin(v)
+		return nil
 	case tenant.FieldPointsExpiryMonths:
 		v, ok := value.(int)
 		if !ok {
@@ -30583,6 +32130,15 @@ func (m *TenantMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *TenantMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(tenant.FieldPointsValue) {
+		fields = append(fields, tenant.FieldPointsValue)
+	}
+	if m.FieldCleared(tenant.FieldPointsSpendMaxShare) {
+		fields = append(fields, tenant.FieldPointsSpendMaxShare)
+	}
+	if m.FieldCleared(tenant.FieldPointsSpendChannels) {
+		fields = append(fields, tenant.FieldPointsSpendChannels)
+	}
 	if m.FieldCleared(tenant.FieldSandboxOfID) {
 		fields = append(fields, tenant.FieldSandboxOfID)
 	}
@@ -30606,6 +32162,15 @@ func (m *TenantMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *TenantMutation) ClearField(name string) error {
 	switch name {
+	case tenant.FieldPointsValue:
+		m.ClearPointsValue()
+		return nil
+	case tenant.FieldPointsSpendMaxShare:
+		m.ClearPointsSpendMaxShare()
+		return nil
+	case tenant.FieldPointsSpendChannels:
+		m.ClearPointsSpendChannels()
+		return nil
 	case tenant.FieldSandboxOfID:
 		m.ClearSandboxOfID()
 		return nil
@@ -30646,6 +32211,18 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldPointsPerReal:
 		m.ResetPointsPerReal()
+		return nil
+	case tenant.FieldPointsValue:
+		m.ResetPointsValue()
+		return nil
+	case tenant.FieldPointsSpendMin:
+		m.ResetPointsSpendMin()
+		return nil
+	case tenant.FieldPointsSpendMaxShare:
+		m.ResetPointsSpendMaxShare()
+		return nil
+	case tenant.FieldPointsSpendChannels:
+		m.ResetPointsSpendChannels()
 		return nil
 	case tenant.FieldPointsExpiryMonths:
 		m.ResetPointsExpiryMonths()

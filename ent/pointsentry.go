@@ -27,7 +27,7 @@ type PointsEntry struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// Id of the customer whose balance moved.
 	CustomerID string `json:"customer_id,omitempty"`
-	// credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt.
+	// credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt; refund: points paid with given back by a return or cancellation.
 	Kind pointsentry.Kind `json:"kind,omitempty"`
 	// Signed change of the balance.
 	Points int64 `json:"points,omitempty"`

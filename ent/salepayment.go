@@ -36,6 +36,8 @@ type SalePayment struct {
 	Nsu string `json:"nsu,omitempty"`
 	// Number of installments, 1 to 99; 1 when not sent.
 	Installments int `json:"installments,omitempty"`
+	// The points hold a POINTS payment spends; none for other methods.
+	HoldID *string `json:"hold_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SalePaymentQuery when eager-loading is set.
 	Edges        SalePaymentEdges `json:"edges"`
@@ -86,7 +88,7 @@ func (*SalePayment) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case salepayment.FieldInstallments:
 			values[i] = new(sql.NullInt64)
-		case salepayment.FieldID, salepayment.FieldTenantID, salepayment.FieldSaleID, salepayment.FieldPaymentID, salepayment.FieldMethod, salepayment.FieldBin, salepayment.FieldNsu:
+		case salepayment.FieldID, salepayment.FieldTenantID, salepayment.FieldSaleID, salepayment.FieldPaymentID, salepayment.FieldMethod, salepayment.FieldBin, salepayment.FieldNsu, salepayment.FieldHoldID:
 			values[i] = new(sql.NullString)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -157,6 +159,13 @@ func (_m *SalePayment) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Installments = int(value.Int64)
 			}
+		case salepayment.FieldHoldID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field hold_id", values[i])
+			} else if value.Valid {
+				_m.HoldID = new(string)
+				*_m.HoldID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -226,6 +235,11 @@ func (_m *SalePayment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("installments=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Installments))
+	builder.WriteString(", ")
+	if v := _m.HoldID; v != nil {
+		builder.WriteString("hold_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -94,6 +94,20 @@ func (_c *SalePaymentCreate) SetNillableInstallments(v *int) *SalePaymentCreate 
 	return _c
 }
 
+// SetHoldID sets the "hold_id" field.
+func (_c *SalePaymentCreate) SetHoldID(v string) *SalePaymentCreate {
+	_c.mutation.SetHoldID(v)
+	return _c
+}
+
+// SetNillableHoldID sets the "hold_id" field if the given value is not nil.
+func (_c *SalePaymentCreate) SetNillableHoldID(v *string) *SalePaymentCreate {
+	if v != nil {
+		_c.SetHoldID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SalePaymentCreate) SetID(v string) *SalePaymentCreate {
 	_c.mutation.SetID(v)
@@ -287,6 +301,10 @@ func (_c *SalePaymentCreate) createSpec() (*SalePayment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Installments(); ok {
 		_spec.SetField(salepayment.FieldInstallments, field.TypeInt, value)
 		_node.Installments = value
+	}
+	if value, ok := _c.mutation.HoldID(); ok {
+		_spec.SetField(salepayment.FieldHoldID, field.TypeString, value)
+		_node.HoldID = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -82,6 +82,9 @@ func (_u *SalePaymentUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			}
 		}
 	}
+	if _u.mutation.HoldIDCleared() {
+		_spec.ClearField(salepayment.FieldHoldID, field.TypeString)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{salepayment.Label}
@@ -186,6 +189,9 @@ func (_u *SalePaymentUpdateOne) sqlSave(ctx context.Context) (_node *SalePayment
 				ps[i](selector)
 			}
 		}
+	}
+	if _u.mutation.HoldIDCleared() {
+		_spec.ClearField(salepayment.FieldHoldID, field.TypeString)
 	}
 	_node = &SalePayment{config: _u.config}
 	_spec.Assign = _node.assignValues

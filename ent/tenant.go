@@ -36,6 +36,14 @@ type Tenant struct {
 	SaleTolerance decimal.Decimal `json:"sale_tolerance,omitempty"`
 	// Points earned per whole R$ 1 paid.
 	PointsPerReal decimal.Decimal `json:"points_per_real,omitempty"`
+	// Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00); none: 0.01.
+	PointsValue *decimal.Decimal `json:"points_value,omitempty"`
+	// The fewest points a customer may spend at once (0: any number).
+	PointsSpendMin int64 `json:"points_spend_min,omitempty"`
+	// The largest share of a sale or order payable with points, from 0 to 1 (0.5: half); none: 0.5.
+	PointsSpendMaxShare *decimal.Decimal `json:"points_spend_max_share,omitempty"`
+	// Channels where points pay as money: pdv (the till), ecommerce (checkout); none (the default) turns spending off.
+	PointsSpendChannels []string `json:"points_spend_channels,omitempty"`
 	// Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later.
 	PointsExpiryMonths int `json:"points_expiry_months,omitempty"`
 	// IANA time zone of the programme: points expire at its midnights, the 12-month level window counts its days, and the dashboards' days are its days.
@@ -116,13 +124,15 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case tenant.FieldCorsOrigins:
+		case tenant.FieldPointsValue, tenant.FieldPointsSpendMaxShare:
+			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
+		case tenant.FieldPointsSpendChannels, tenant.FieldCorsOrigins:
 			values[i] = new([]byte)
 		case tenant.FieldSaleTolerance, tenant.FieldPointsPerReal:
 			values[i] = new(decimal.Decimal)
 		case tenant.FieldActive, tenant.FieldPreRegistration, tenant.FieldSaleRegistration:
 			values[i] = new(sql.NullBool)
-		case tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount, tenant.FieldAuditRetentionDays, tenant.FieldAnonymizeInactiveYears:
+		case tenant.FieldPointsSpendMin, tenant.FieldPointsExpiryMonths, tenant.FieldPointsPendingDays, tenant.FieldLevelGraceDays, tenant.FieldChurnRefitDays, tenant.FieldSilverThreshold, tenant.FieldGoldThreshold, tenant.FieldDiamondThreshold, tenant.FieldPriceCodeBronze, tenant.FieldPriceCodeSilver, tenant.FieldPriceCodeGold, tenant.FieldPriceCodeDiamond, tenant.FieldCustomerCount, tenant.FieldAuditRetentionDays, tenant.FieldAnonymizeInactiveYears:
 			values[i] = new(sql.NullInt64)
 		case tenant.FieldID, tenant.FieldName, tenant.FieldTimeZone, tenant.FieldSandboxOfID:
 			values[i] = new(sql.NullString)
@@ -196,6 +206,34 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field points_per_real", values[i])
 			} else if value != nil {
 				_m.PointsPerReal = *value
+			}
+		case tenant.FieldPointsValue:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field points_value", values[i])
+			} else if value.Valid {
+				_m.PointsValue = new(decimal.Decimal)
+				*_m.PointsValue = *value.S.(*decimal.Decimal)
+			}
+		case tenant.FieldPointsSpendMin:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field points_spend_min", values[i])
+			} else if value.Valid {
+				_m.PointsSpendMin = value.Int64
+			}
+		case tenant.FieldPointsSpendMaxShare:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field points_spend_max_share", values[i])
+			} else if value.Valid {
+				_m.PointsSpendMaxShare = new(decimal.Decimal)
+				*_m.PointsSpendMaxShare = *value.S.(*decimal.Decimal)
+			}
+		case tenant.FieldPointsSpendChannels:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field points_spend_channels", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.PointsSpendChannels); err != nil {
+					return fmt.Errorf("unmarshal field points_spend_channels: %w", err)
+				}
 			}
 		case tenant.FieldPointsExpiryMonths:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -372,6 +410,22 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("points_per_real=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsPerReal))
+	builder.WriteString(", ")
+	if v := _m.PointsValue; v != nil {
+		builder.WriteString("points_value=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("points_spend_min=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PointsSpendMin))
+	builder.WriteString(", ")
+	if v := _m.PointsSpendMaxShare; v != nil {
+		builder.WriteString("points_spend_max_share=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("points_spend_channels=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PointsSpendChannels))
 	builder.WriteString(", ")
 	builder.WriteString("points_expiry_months=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PointsExpiryMonths))

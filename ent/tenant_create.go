@@ -125,6 +125,54 @@ func (_c *TenantCreate) SetNillablePointsPerReal(v *decimal.Decimal) *TenantCrea
 	return _c
 }
 
+// SetPointsValue sets the "points_value" field.
+func (_c *TenantCreate) SetPointsValue(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetPointsValue(v)
+	return _c
+}
+
+// SetNillablePointsValue sets the "points_value" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsValue(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetPointsValue(*v)
+	}
+	return _c
+}
+
+// SetPointsSpendMin sets the "points_spend_min" field.
+func (_c *TenantCreate) SetPointsSpendMin(v int64) *TenantCreate {
+	_c.mutation.SetPointsSpendMin(v)
+	return _c
+}
+
+// SetNillablePointsSpendMin sets the "points_spend_min" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsSpendMin(v *int64) *TenantCreate {
+	if v != nil {
+		_c.SetPointsSpendMin(*v)
+	}
+	return _c
+}
+
+// SetPointsSpendMaxShare sets the "points_spend_max_share" field.
+func (_c *TenantCreate) SetPointsSpendMaxShare(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetPointsSpendMaxShare(v)
+	return _c
+}
+
+// SetNillablePointsSpendMaxShare sets the "points_spend_max_share" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsSpendMaxShare(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetPointsSpendMaxShare(*v)
+	}
+	return _c
+}
+
+// SetPointsSpendChannels sets the "points_spend_channels" field.
+func (_c *TenantCreate) SetPointsSpendChannels(v []string) *TenantCreate {
+	_c.mutation.SetPointsSpendChannels(v)
+	return _c
+}
+
 // SetPointsExpiryMonths sets the "points_expiry_months" field.
 func (_c *TenantCreate) SetPointsExpiryMonths(v int) *TenantCreate {
 	_c.mutation.SetPointsExpiryMonths(v)
@@ -460,6 +508,10 @@ func (_c *TenantCreate) defaults() error {
 		v := tenant.DefaultPointsPerReal
 		_c.mutation.SetPointsPerReal(v)
 	}
+	if _, ok := _c.mutation.PointsSpendMin(); !ok {
+		v := tenant.DefaultPointsSpendMin
+		_c.mutation.SetPointsSpendMin(v)
+	}
 	if _, ok := _c.mutation.PointsExpiryMonths(); !ok {
 		v := tenant.DefaultPointsExpiryMonths
 		_c.mutation.SetPointsExpiryMonths(v)
@@ -556,6 +608,14 @@ func (_c *TenantCreate) check() error {
 	}
 	if _, ok := _c.mutation.PointsPerReal(); !ok {
 		return &ValidationError{Name: "points_per_real", err: errors.New(`ent: missing required field "Tenant.points_per_real"`)}
+	}
+	if _, ok := _c.mutation.PointsSpendMin(); !ok {
+		return &ValidationError{Name: "points_spend_min", err: errors.New(`ent: missing required field "Tenant.points_spend_min"`)}
+	}
+	if v, ok := _c.mutation.PointsSpendMin(); ok {
+		if err := tenant.PointsSpendMinValidator(v); err != nil {
+			return &ValidationError{Name: "points_spend_min", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_spend_min": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.PointsExpiryMonths(); !ok {
 		return &ValidationError{Name: "points_expiry_months", err: errors.New(`ent: missing required field "Tenant.points_expiry_months"`)}
@@ -740,6 +800,22 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PointsPerReal(); ok {
 		_spec.SetField(tenant.FieldPointsPerReal, field.TypeOther, value)
 		_node.PointsPerReal = value
+	}
+	if value, ok := _c.mutation.PointsValue(); ok {
+		_spec.SetField(tenant.FieldPointsValue, field.TypeOther, value)
+		_node.PointsValue = &value
+	}
+	if value, ok := _c.mutation.PointsSpendMin(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMin, field.TypeInt64, value)
+		_node.PointsSpendMin = value
+	}
+	if value, ok := _c.mutation.PointsSpendMaxShare(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShare, field.TypeOther, value)
+		_node.PointsSpendMaxShare = &value
+	}
+	if value, ok := _c.mutation.PointsSpendChannels(); ok {
+		_spec.SetField(tenant.FieldPointsSpendChannels, field.TypeJSON, value)
+		_node.PointsSpendChannels = value
 	}
 	if value, ok := _c.mutation.PointsExpiryMonths(); ok {
 		_spec.SetField(tenant.FieldPointsExpiryMonths, field.TypeInt, value)

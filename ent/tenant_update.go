@@ -120,6 +120,85 @@ func (_u *TenantUpdate) SetNillablePointsPerReal(v *decimal.Decimal) *TenantUpda
 	return _u
 }
 
+// SetPointsValue sets the "points_value" field.
+func (_u *TenantUpdate) SetPointsValue(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetPointsValue(v)
+	return _u
+}
+
+// SetNillablePointsValue sets the "points_value" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsValue(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsValue(*v)
+	}
+	return _u
+}
+
+// ClearPointsValue clears the value of the "points_value" field.
+func (_u *TenantUpdate) ClearPointsValue() *TenantUpdate {
+	_u.mutation.ClearPointsValue()
+	return _u
+}
+
+// SetPointsSpendMin sets the "points_spend_min" field.
+func (_u *TenantUpdate) SetPointsSpendMin(v int64) *TenantUpdate {
+	_u.mutation.ResetPointsSpendMin()
+	_u.mutation.SetPointsSpendMin(v)
+	return _u
+}
+
+// SetNillablePointsSpendMin sets the "points_spend_min" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsSpendMin(v *int64) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsSpendMin(*v)
+	}
+	return _u
+}
+
+// AddPointsSpendMin adds value to the "points_spend_min" field.
+func (_u *TenantUpdate) AddPointsSpendMin(v int64) *TenantUpdate {
+	_u.mutation.AddPointsSpendMin(v)
+	return _u
+}
+
+// SetPointsSpendMaxShare sets the "points_spend_max_share" field.
+func (_u *TenantUpdate) SetPointsSpendMaxShare(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetPointsSpendMaxShare(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShare sets the "points_spend_max_share" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsSpendMaxShare(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsSpendMaxShare(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShare clears the value of the "points_spend_max_share" field.
+func (_u *TenantUpdate) ClearPointsSpendMaxShare() *TenantUpdate {
+	_u.mutation.ClearPointsSpendMaxShare()
+	return _u
+}
+
+// SetPointsSpendChannels sets the "points_spend_channels" field.
+func (_u *TenantUpdate) SetPointsSpendChannels(v []string) *TenantUpdate {
+	_u.mutation.SetPointsSpendChannels(v)
+	return _u
+}
+
+// AppendPointsSpendChannels appends value to the "points_spend_channels" field.
+func (_u *TenantUpdate) AppendPointsSpendChannels(v []string) *TenantUpdate {
+	_u.mutation.AppendPointsSpendChannels(v)
+	return _u
+}
+
+// ClearPointsSpendChannels clears the value of the "points_spend_channels" field.
+func (_u *TenantUpdate) ClearPointsSpendChannels() *TenantUpdate {
+	_u.mutation.ClearPointsSpendChannels()
+	return _u
+}
+
 // SetPointsExpiryMonths sets the "points_expiry_months" field.
 func (_u *TenantUpdate) SetPointsExpiryMonths(v int) *TenantUpdate {
 	_u.mutation.ResetPointsExpiryMonths()
@@ -542,6 +621,11 @@ func (_u *TenantUpdate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Tenant.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PointsSpendMin(); ok {
+		if err := tenant.PointsSpendMinValidator(v); err != nil {
+			return &ValidationError{Name: "points_spend_min", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_spend_min": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.PointsExpiryMonths(); ok {
 		if err := tenant.PointsExpiryMonthsValidator(v); err != nil {
 			return &ValidationError{Name: "points_expiry_months", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_expiry_months": %w`, err)}
@@ -647,6 +731,35 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.PointsPerReal(); ok {
 		_spec.SetField(tenant.FieldPointsPerReal, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.PointsValue(); ok {
+		_spec.SetField(tenant.FieldPointsValue, field.TypeOther, value)
+	}
+	if _u.mutation.PointsValueCleared() {
+		_spec.ClearField(tenant.FieldPointsValue, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMin(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMin, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsSpendMin(); ok {
+		_spec.AddField(tenant.FieldPointsSpendMin, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShare(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShare, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShare, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendChannels(); ok {
+		_spec.SetField(tenant.FieldPointsSpendChannels, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedPointsSpendChannels(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, tenant.FieldPointsSpendChannels, value)
+		})
+	}
+	if _u.mutation.PointsSpendChannelsCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendChannels, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.PointsExpiryMonths(); ok {
 		_spec.SetField(tenant.FieldPointsExpiryMonths, field.TypeInt, value)
@@ -901,6 +1014,85 @@ func (_u *TenantUpdateOne) SetNillablePointsPerReal(v *decimal.Decimal) *TenantU
 	if v != nil {
 		_u.SetPointsPerReal(*v)
 	}
+	return _u
+}
+
+// SetPointsValue sets the "points_value" field.
+func (_u *TenantUpdateOne) SetPointsValue(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetPointsValue(v)
+	return _u
+}
+
+// SetNillablePointsValue sets the "points_value" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsValue(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsValue(*v)
+	}
+	return _u
+}
+
+// ClearPointsValue clears the value of the "points_value" field.
+func (_u *TenantUpdateOne) ClearPointsValue() *TenantUpdateOne {
+	_u.mutation.ClearPointsValue()
+	return _u
+}
+
+// SetPointsSpendMin sets the "points_spend_min" field.
+func (_u *TenantUpdateOne) SetPointsSpendMin(v int64) *TenantUpdateOne {
+	_u.mutation.ResetPointsSpendMin()
+	_u.mutation.SetPointsSpendMin(v)
+	return _u
+}
+
+// SetNillablePointsSpendMin sets the "points_spend_min" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsSpendMin(v *int64) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsSpendMin(*v)
+	}
+	return _u
+}
+
+// AddPointsSpendMin adds value to the "points_spend_min" field.
+func (_u *TenantUpdateOne) AddPointsSpendMin(v int64) *TenantUpdateOne {
+	_u.mutation.AddPointsSpendMin(v)
+	return _u
+}
+
+// SetPointsSpendMaxShare sets the "points_spend_max_share" field.
+func (_u *TenantUpdateOne) SetPointsSpendMaxShare(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetPointsSpendMaxShare(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShare sets the "points_spend_max_share" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsSpendMaxShare(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsSpendMaxShare(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShare clears the value of the "points_spend_max_share" field.
+func (_u *TenantUpdateOne) ClearPointsSpendMaxShare() *TenantUpdateOne {
+	_u.mutation.ClearPointsSpendMaxShare()
+	return _u
+}
+
+// SetPointsSpendChannels sets the "points_spend_channels" field.
+func (_u *TenantUpdateOne) SetPointsSpendChannels(v []string) *TenantUpdateOne {
+	_u.mutation.SetPointsSpendChannels(v)
+	return _u
+}
+
+// AppendPointsSpendChannels appends value to the "points_spend_channels" field.
+func (_u *TenantUpdateOne) AppendPointsSpendChannels(v []string) *TenantUpdateOne {
+	_u.mutation.AppendPointsSpendChannels(v)
+	return _u
+}
+
+// ClearPointsSpendChannels clears the value of the "points_spend_channels" field.
+func (_u *TenantUpdateOne) ClearPointsSpendChannels() *TenantUpdateOne {
+	_u.mutation.ClearPointsSpendChannels()
 	return _u
 }
 
@@ -1339,6 +1531,11 @@ func (_u *TenantUpdateOne) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Tenant.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PointsSpendMin(); ok {
+		if err := tenant.PointsSpendMinValidator(v); err != nil {
+			return &ValidationError{Name: "points_spend_min", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_spend_min": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.PointsExpiryMonths(); ok {
 		if err := tenant.PointsExpiryMonthsValidator(v); err != nil {
 			return &ValidationError{Name: "points_expiry_months", err: fmt.Errorf(`ent: validator failed for field "Tenant.points_expiry_months": %w`, err)}
@@ -1461,6 +1658,35 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if value, ok := _u.mutation.PointsPerReal(); ok {
 		_spec.SetField(tenant.FieldPointsPerReal, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.PointsValue(); ok {
+		_spec.SetField(tenant.FieldPointsValue, field.TypeOther, value)
+	}
+	if _u.mutation.PointsValueCleared() {
+		_spec.ClearField(tenant.FieldPointsValue, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMin(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMin, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPointsSpendMin(); ok {
+		_spec.AddField(tenant.FieldPointsSpendMin, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShare(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShare, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShare, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendChannels(); ok {
+		_spec.SetField(tenant.FieldPointsSpendChannels, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedPointsSpendChannels(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, tenant.FieldPointsSpendChannels, value)
+		})
+	}
+	if _u.mutation.PointsSpendChannelsCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendChannels, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.PointsExpiryMonths(); ok {
 		_spec.SetField(tenant.FieldPointsExpiryMonths, field.TypeInt, value)

@@ -44,6 +44,8 @@ type Tx struct {
 	IdempotencyKey *IdempotencyKeyClient
 	// PointsEntry is the client for interacting with the PointsEntry builders.
 	PointsEntry *PointsEntryClient
+	// PointsHold is the client for interacting with the PointsHold builders.
+	PointsHold *PointsHoldClient
 	// PointsLot is the client for interacting with the PointsLot builders.
 	PointsLot *PointsLotClient
 	// Product is the client for interacting with the Product builders.
@@ -230,6 +232,7 @@ func (tx *Tx) init() {
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.PointsEntry = NewPointsEntryClient(tx.config)
+	tx.PointsHold = NewPointsHoldClient(tx.config)
 	tx.PointsLot = NewPointsLotClient(tx.config)
 	tx.Product = NewProductClient(tx.config)
 	tx.Redemption = NewRedemptionClient(tx.config)

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/httperr"
 )
@@ -19,6 +20,7 @@ type settingField struct {
 	Value             string // shown in the form
 	Stored            string // the tenant's: a value equal to it is no change
 	Decimal           bool
+	Clearable         bool // an empty value is a value (an empty list), not no change
 	set               func(s *backoffice.TenantSettings, v string) error
 }
 
@@ -34,16 +36,24 @@ func intSetting[T int | int64](dst func(*backoffice.TenantSettings) **T) func(*b
 	}
 }
 
+// decimalSetting sets a decimal setting through dst.
+func decimalSetting(dst func(*backoffice.TenantSettings) **decimal.Decimal) func(*backoffice.TenantSettings, string) error {
+	return func(s *backoffice.TenantSettings, v string) error {
+		d, err := decimal.NewFromString(v)
+		if err != nil {
+			return err
+		}
+		*dst(s) = &d
+		return nil
+	}
+}
+
 // settingFields are the programme's settings as the form shows them: the
 // stored values, and those shown (the stored ones unless given).
 func settingFields(stored, shown map[string]string) []settingField {
 	fields := []settingField{
 		{Name: "points_per_real", Label: "Points per R$ 1", Hint: "Points earned per whole real paid.", Decimal: true,
-			set: func(s *backoffice.TenantSettings, v string) error {
-				d, err := decimal.NewFromString(v)
-				s.PointsPerReal = &d
-				return err
-			}},
+			set: decimalSetting(func(s *backoffice.TenantSettings) **decimal.Decimal { return &s.PointsPerReal })},
 		{Name: "points_expiry_months", Label: "Points expire after (months)", Hint: "1 to 120; for points earned from the change on.",
 			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PointsExpiryMonths })},
 		{Name: "points_pending_days", Label: "Points pending for (days)", Hint: "0 to 90: days after a sale before its points can be spent.",
@@ -66,6 +76,23 @@ func settingFields(stored, shown map[string]string) []settingField {
 			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PriceCodeGold })},
 		{Name: "price_code_diamond", Label: "POS price code, diamond",
 			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.PriceCodeDiamond })},
+		{Name: "points_value", Label: "Value of a point spent (R$)", Hint: "0.01: 100 points pay R$ 1.00 at the till or at checkout.", Decimal: true,
+			set: decimalSetting(func(s *backoffice.TenantSettings) **decimal.Decimal { return &s.PointsValue })},
+		{Name: "points_spend_min", Label: "Fewest points spent at once", Hint: "0 (any) to 1000000.",
+			set: intSetting(func(s *backoffice.TenantSettings) **int64 { return &s.PointsSpendMin })},
+		{Name: "points_spend_max_share", Label: "Largest share payable with points", Hint: "0 to 1 (0.5: half of a sale).", Decimal: true,
+			set: decimalSetting(func(s *backoffice.TenantSettings) **decimal.Decimal { return &s.PointsSpendMaxShare })},
+		{Name: "points_spend_channels", Label: "Points pay as money at", Hint: "pdv, ecommerce, comma-separated; empty: nowhere.", Clearable: true,
+			set: func(s *backoffice.TenantSettings, v string) error {
+				chans := []string{}
+				for c := range strings.SplitSeq(v, ",") {
+					if c = strings.TrimSpace(c); c != "" {
+						chans = append(chans, c)
+					}
+				}
+				s.PointsSpendChannels = &chans
+				return nil
+			}},
 		{Name: "churn_refit_days", Label: "Churn model refitted every (days)", Hint: "1 to 90; customers are scored daily.",
 			set: intSetting(func(s *backoffice.TenantSettings) **int { return &s.ChurnRefitDays })},
 	}
@@ -102,6 +129,7 @@ func (p *panel) renderSettings(w http.ResponseWriter, r *http.Request, status in
 
 // storedSettings are tenant t's programme settings as the form writes them.
 func storedSettings(t *ent.Tenant) map[string]string {
+	rules := loyalty.SpendRules(t)
 	return map[string]string{
 		"points_per_real": t.PointsPerReal.String(), "points_expiry_months": strconv.Itoa(t.PointsExpiryMonths),
 		"points_pending_days": strconv.Itoa(t.PointsPendingDays), "time_zone": t.TimeZone,
@@ -110,6 +138,8 @@ func storedSettings(t *ent.Tenant) map[string]string {
 		"price_code_bronze": strconv.Itoa(t.PriceCodeBronze), "price_code_silver": strconv.Itoa(t.PriceCodeSilver),
 		"price_code_gold": strconv.Itoa(t.PriceCodeGold), "price_code_diamond": strconv.Itoa(t.PriceCodeDiamond),
 		"churn_refit_days": strconv.Itoa(t.ChurnRefitDays),
+		"points_value":     rules.Value.String(), "points_spend_min": strconv.FormatInt(t.PointsSpendMin, 10),
+		"points_spend_max_share": rules.MaxShare.String(), "points_spend_channels": strings.Join(t.PointsSpendChannels, ","),
 	}
 }
 
@@ -134,7 +164,7 @@ func (p *panel) saveSettings(w http.ResponseWriter, r *http.Request) {
 		}
 		v := strings.TrimSpace(r.PostFormValue(f.Name))
 		form[f.Name] = v
-		if v == "" || v == f.Stored {
+		if (v == "" && !f.Clearable) || v == f.Stored {
 			continue
 		}
 		if err := f.set(&s, v); err != nil {

@@ -151,7 +151,7 @@ func renderIdentification(in pos.IdentifyInput, res *pos.Identification) identif
 		// The point of sale's code of a level: 1 (bronze) to 4 (diamond), 0 for none.
 		c.Classification = &classificationJSON{Code: points.Rank(points.Level(cu.Level)) + 1, Description: string(cu.Level)}
 	}
-	return identificationJSON{Customer: c, PriceCode: res.PriceCode, SessionID: in.SessionID}
+	return identificationJSON{Customer: c, Points: renderOffer(res.Points), PriceCode: res.PriceCode, SessionID: in.SessionID}
 }
 
 // identificationJSON is the answer of identify. Its fields, and those of the
@@ -159,9 +159,10 @@ func renderIdentification(in pos.IdentifyInput, res *pos.Identification) identif
 // written: typed, it costs no sorting of keys, and its bytes stay what they
 // were.
 type identificationJSON struct {
-	Customer  identifiedJSON `json:"customer"`
-	PriceCode int            `json:"priceCode"`
-	SessionID string         `json:"sessionId"`
+	Customer  identifiedJSON   `json:"customer"`
+	Points    *pointsOfferJSON `json:"points,omitempty"`
+	PriceCode int              `json:"priceCode"`
+	SessionID string           `json:"sessionId"`
 }
 
 type identifiedJSON struct {
@@ -293,6 +294,7 @@ func (q authorizeRequest) answer(res *pos.Authorization) authorizationJSON {
 	if res.Document != "" {
 		out.Customer = &posCustomerIDJSON{ID: res.Document}
 	}
+	out.Points = renderOffer(res.Points)
 	return out
 }
 
@@ -302,6 +304,7 @@ func (q authorizeRequest) answer(res *pos.Authorization) authorizationJSON {
 type authorizationJSON struct {
 	Customer  *posCustomerIDJSON `json:"customer,omitempty"`
 	Messages  []messageJSON      `json:"messages"`
+	Points    *pointsOfferJSON   `json:"points,omitempty"`
 	Sale      authorizedSaleJSON `json:"sale"`
 	SessionID string             `json:"sessionId"`
 }
@@ -357,7 +360,9 @@ func readSale(b *binder) saleRequest {
 				Bin          string      `json:"bin"`
 				NSU          string      `json:"nsu"`
 				Installments *int        `json:"installments"`
+				HoldID       string      `json:"holdId"`
 			} `json:"payments"`
+			Offline        bool                `json:"offline"`
 			FiscalDocument *fiscalDocumentJSON `json:"fiscalDocument"`
 			CouponCode     string              `json:"couponCode"`
 		} `json:"sale"`
@@ -372,7 +377,7 @@ func readSale(b *binder) saleRequest {
 		Protocol: body.Protocol, Customer: body.Customer.input(), StoreID: sl.Store.ID, PosID: sl.Store.PosID,
 		EmployeeID: sl.Store.EmployeeID, SellerID: sl.Store.SellerID, Channel: sl.Channel, Date: instant(p, "sale.date", sl.Date, dateTime),
 		Amount: number(p, "sale.amount", sl.Amount), AmountPayable: number(p, "sale.amountPayable", sl.AmountPayable),
-		DiscountAmount: number(p, "sale.discountAmount", sl.DiscountAmount), CouponCode: sl.CouponCode,
+		DiscountAmount: number(p, "sale.discountAmount", sl.DiscountAmount), CouponCode: sl.CouponCode, Offline: sl.Offline,
 	}
 	if sl.ID != nil {
 		in.SaleID = string(*sl.ID)
@@ -395,7 +400,7 @@ func readSale(b *binder) saleRequest {
 	for i, pm := range sl.Payments {
 		f := "sale.payments[" + strconv.Itoa(i) + "]"
 		pay := pos.SalePaymentInput{Amount: number(p, f+".amount", pm.Amount), Method: pm.Method, Bin: pm.Bin,
-			NSU: pm.NSU, Installments: pm.Installments}
+			NSU: pm.NSU, Installments: pm.Installments, HoldID: pm.HoldID}
 		if pm.ID != nil {
 			pay.ID = string(*pm.ID)
 		}

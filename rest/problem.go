@@ -43,6 +43,10 @@ var problemKinds = map[string]struct{ Title, About string }{
 	"conflict":                   {"Conflict with existing data", "The request conflicts with data already stored (a duplicate, or a state that no longer allows it)."},
 	"forbidden":                  {"Not allowed", "The client is authenticated but may not do this."},
 	"sale-not-returnable":        {"Sale not returnable", "The sale failed processing and credited nothing: there is nothing to return or cancel."},
+	"points-payment-offline":     {"Points payment on an offline sale", "A sale finished offline (sale.offline: the service did not answer) cannot carry a POINTS payment: no hold reserved its points. Register it with the points paid another way, or not at all."},
+	"points-hold-unavailable":    {"Points hold unavailable", "The hold a POINTS payment names is unknown, has lapsed (15 minutes) or was released, is another customer's, is for another amount, or another sale took it. Ask for a new hold."},
+	"insufficient-points":        {"Not enough points", "The customer's balance less the points already held is lower than the points asked (or the customer owes points taken back by a return)."},
+	"points-payment-refused":     {"Points payment refused", "The programme does not take this points payment: points are not taken at the till, fewer points than the least spent at once, more than the programme's share of the sale, or a POINTS payment without its holdId. The detail says which."},
 	"unprocessable":              {"Request inconsistent", "The request is well formed but breaks a rule of the operation; the detail says which."},
 }
 
@@ -71,6 +75,13 @@ var posProblems = map[string]string{
 	"sale_value_inconsistency":   "sale-value-inconsistency",
 	"sale_registration_disabled": "sale-notification-disabled",
 	"sale_not_returnable":        "sale-not-returnable",
+	"points_payment_offline":     "points-payment-offline",
+	"points_hold_unavailable":    "points-hold-unavailable",
+	"insufficient_points":        "insufficient-points",
+	"points_payment_off":         "points-payment-refused",
+	"points_below_minimum":       "points-payment-refused",
+	"points_over_share":          "points-payment-refused",
+	"points_hold_required":       "points-payment-refused",
 }
 
 // writePOSError answers an operation's error as a problem with its kind's

@@ -103,6 +103,8 @@ func (s *server) posRouteTable() []route {
 		{"POST", "/customers/identify", pos.Policy.Scope("IdentifyCustomer"), handleWith(till, http.StatusOK, readIdentify, s.app.POS.IdentifyCustomer, renderIdentification)},
 		{"POST", "/discounts/authorizations", pos.Policy.Scope("AuthorizeDiscounts"), authorize},
 		{"POST", "/discounts/authorize", pos.Policy.Scope("AuthorizeDiscounts"), authorize},
+		{"POST", "/points/holds", pos.Policy.Scope("HoldPoints"), handle(till, http.StatusCreated, readPointsHold, holdOp(s.app.POS.HoldPoints), renderHold)},
+		{"DELETE", "/points/holds/{holdId}", pos.Policy.Scope("ReleasePointsHold"), handle(till, http.StatusOK, readHoldID, s.app.POS.ReleasePointsHold, renderHold)},
 		{"POST", "/sales", pos.Policy.Scope("RegisterSale"), handleWith(till, http.StatusAccepted, readSale, inputOp[saleRequest](s.app.POS.RegisterSale), saleRequest.answer)},
 		{"GET", "/sales/{saleId}", pos.Policy.Scope("SaleOutcome"), handle(till, http.StatusOK, readSaleRef, onPathOp(s.app.POS.SaleOutcome), renderSale)},
 		{"POST", "/sales/{saleId}/cancellation", pos.Policy.Scope("RegisterSaleReturn"), handle(till, http.StatusAccepted, readCancellation, s.app.POS.RegisterSaleReturn, renderReturnReceived)},

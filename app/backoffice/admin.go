@@ -24,6 +24,9 @@ import (
 // maxPendingDays bounds the pending period of earned points.
 const maxPendingDays = 90
 
+// MaxPointsSpendMin bounds the fewest points a customer may spend at once.
+const MaxPointsSpendMin = 1_000_000
+
 // TenantSettings are the settings an operator or admin may change; nil
 // leaves a setting as it is.
 type TenantSettings struct {
@@ -46,6 +49,14 @@ type TenantSettings struct {
 	PointsPendingDays *int
 	LevelGraceDays    *int
 	ChurnRefitDays    *int
+	// Points spent as money: the R$ value of a point, the fewest points
+	// spent at once, the largest share of a sale payable with points (0 to
+	// 1), and the channels where it is allowed (pdv, ecommerce; an empty
+	// list turns spending off).
+	PointsValue         *decimal.Decimal
+	PointsSpendMin      *int64
+	PointsSpendMaxShare *decimal.Decimal
+	PointsSpendChannels *[]string
 	// AuditRetentionDays is how long the audit trail is kept.
 	AuditRetentionDays *int
 	// AnonymizeInactiveYears anonymizes customers inactive that long; 0
@@ -81,6 +92,10 @@ func (s TenantSettings) changed() map[string]any {
 	add("time_zone", s.TimeZone != nil, func() any { return *s.TimeZone })
 	add("points_pending_days", s.PointsPendingDays != nil, func() any { return *s.PointsPendingDays })
 	add("level_grace_days", s.LevelGraceDays != nil, func() any { return *s.LevelGraceDays })
+	add("points_value", s.PointsValue != nil, func() any { return s.PointsValue.String() })
+	add("points_spend_min", s.PointsSpendMin != nil, func() any { return *s.PointsSpendMin })
+	add("points_spend_max_share", s.PointsSpendMaxShare != nil, func() any { return s.PointsSpendMaxShare.String() })
+	add("points_spend_channels", s.PointsSpendChannels != nil, func() any { return *s.PointsSpendChannels })
 	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
 	add("audit_retention_days", s.AuditRetentionDays != nil, func() any { return *s.AuditRetentionDays })
 	add("anonymize_inactive_years", s.AnonymizeInactiveYears != nil, func() any { return *s.AnonymizeInactiveYears })
@@ -124,6 +139,22 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 	}
 	if s.PointsPerReal != nil && s.PointsPerReal.IsNegative() {
 		p.Add("points_per_real", "must not be negative")
+	}
+	if v := s.PointsValue; v != nil && (!v.IsPositive() || v.GreaterThan(decimal.NewFromInt(1000))) {
+		p.Add("points_value", "must be more than 0 and at most 1000 (R$ per point)")
+	}
+	if v := s.PointsSpendMin; v != nil && (*v < 0 || *v > MaxPointsSpendMin) {
+		p.Add("points_spend_min", "must be between 0 and %d", MaxPointsSpendMin)
+	}
+	if v := s.PointsSpendMaxShare; v != nil && (v.IsNegative() || v.GreaterThan(decimal.NewFromInt(1))) {
+		p.Add("points_spend_max_share", "must be between 0 and 1")
+	}
+	if ch := s.PointsSpendChannels; ch != nil {
+		for _, c := range *ch {
+			if c != "pdv" && c != "ecommerce" {
+				p.Add("points_spend_channels", "must list only pdv and ecommerce, not %q", c)
+			}
+		}
 	}
 	if m := s.PointsExpiryMonths; m != nil && (*m < 1 || *m > 120) {
 		p.Add("points_expiry_months", "must be between 1 and 120")
@@ -228,6 +259,19 @@ func (s TenantSettings) update(u *ent.TenantUpdateOne) *ent.TenantUpdateOne {
 		u.ClearAnonymizeInactiveYears()
 	case y != nil:
 		u.SetAnonymizeInactiveYears(*y)
+	}
+	if s.PointsValue != nil {
+		u.SetPointsValue(*s.PointsValue)
+	}
+	u.SetNillablePointsSpendMin(s.PointsSpendMin)
+	if s.PointsSpendMaxShare != nil {
+		u.SetPointsSpendMaxShare(*s.PointsSpendMaxShare)
+	}
+	switch ch := s.PointsSpendChannels; {
+	case ch != nil && len(*ch) == 0:
+		u.ClearPointsSpendChannels()
+	case ch != nil:
+		u.SetPointsSpendChannels(slices.Compact(slices.Sorted(slices.Values(*ch))))
 	}
 	switch o := s.CORSOrigins; {
 	case o != nil && len(*o) == 0:

@@ -43,12 +43,16 @@ func (a *Service) ExpirePoints(ctx context.Context) error {
 }
 
 // ReleasePendingPoints makes spendable the lots whose pending period is
-// over, one transaction per lot, as ExpirePoints does.
+// over, one transaction per lot, as ExpirePoints does; and marks released
+// the points holds that lapsed (their points count as available already).
 func (a *Service) ReleasePendingPoints(ctx context.Context) error {
 	if err := Policy.Allow(ctx, "ReleasePendingPoints"); err != nil {
 		return err
 	}
 	l := a.Ledger()
+	if _, err := l.ReleaseLapsed(viewer.SystemContext(ctx), a.DB.Ent); err != nil {
+		return fmt.Errorf("releasing lapsed points holds: %w", err)
+	}
 	lots, err := a.DB.Ent.PointsLot.Query().
 		Where(pointslot.PendingUntilLTE(a.Now().UTC())).
 		Order(ent.Asc(pointslot.FieldPendingUntil)).Limit(kernel.UpkeepBatch).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 
 	"github.com/shopspring/decimal"
 
@@ -68,7 +69,8 @@ type AuthorizeInput struct {
 type Authorization struct {
 	Document string
 	Items    []POSItem
-	Applied  int // discounts the service added
+	Applied  int                  // discounts the service added
+	Points   *loyalty.PointsOffer // what the customer may pay with points on the cart; nil when the programme takes none at the till
 }
 
 // AuthorizeDiscounts adds to each item the best discount the customer's pdv
@@ -139,7 +141,12 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), live, customer.FieldName) // POSStatus of a pre-registration
+	tenant, err := a.TenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), live,
+		spendingFields(tenant, customer.FieldName)...) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
 	}
@@ -156,10 +163,6 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 			return nil, err
 		}
 		couponCampaign = code.CampaignID
-	}
-	tenant, err := a.TenantSettings(ctx)
-	if err != nil {
-		return nil, err
 	}
 	var discounts []eligibility.Campaign
 	for _, c := range live {
@@ -192,7 +195,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 		index = append(index, i)
 	}
 	if len(cart.Items) == 0 {
-		return out, nil
+		return a.withPointsOffer(ctx, tenant, cust, out)
 	}
 	if err := a.Campaigns.EnrichFromCatalogue(ctx, a.DB.Ent, cart.Items, discounts); err != nil {
 		return nil, err
@@ -232,7 +235,24 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 			}
 		}
 	}
-	return out, nil
+	return a.withPointsOffer(ctx, tenant, cust, out)
+}
+
+// withPointsOffer adds to an authorization what the customer may pay with
+// points on the cart, at its value after every discount.
+func (a *Service) withPointsOffer(ctx context.Context, t *ent.Tenant, cust *ent.Customer, out *Authorization) (*Authorization, error) {
+	total := decimal.Zero
+	for _, it := range out.Items {
+		total = total.Add(it.UnitPrice.Mul(*it.Quantity))
+		for _, d := range it.Discounts {
+			if d.UnitDiscount != nil && d.Quantity != nil {
+				total = total.Sub(d.UnitDiscount.Mul(*d.Quantity))
+			}
+		}
+	}
+	var err error
+	out.Points, err = a.pointsOffer(ctx, t, cust, &total)
+	return out, err
 }
 
 // itemDiscount is a campaign's discount on one cart item.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
@@ -87,6 +88,7 @@ type Identification struct {
 	Customer  *ent.Customer // nil: NOT_FOUND; its identified fields only
 	Status    string
 	PriceCode int
+	Points    *loyalty.PointsOffer // nil: the programme takes no points at the till, or NOT_FOUND
 }
 
 // identified are the fields of a customer an identification answers with
@@ -132,9 +134,10 @@ func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Iden
 	if in.Customer != nil {
 		phone = in.Customer.Phone
 	}
-	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone, identified...)
+	fields := spendingFields(tenant, identified...)
+	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone, fields...)
 	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-		cust, err = a.DB.Ent.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(identified...).Only(ctx)
+		cust, err = a.DB.Ent.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(fields...).Only(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -142,9 +145,13 @@ func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Iden
 	if cust == nil {
 		return &Identification{Document: doc, Type: typ, Status: "NOT_FOUND"}, nil
 	}
+	offer, err := a.pointsOffer(ctx, tenant, cust, nil)
+	if err != nil {
+		return nil, err
+	}
 	return &Identification{
 		Document: doc, Type: typ, Customer: cust, Status: customers.POSStatus(cust),
-		PriceCode: PriceCode(tenant, points.Level(cust.Level)),
+		PriceCode: PriceCode(tenant, points.Level(cust.Level)), Points: offer,
 	}, nil
 }
 

@@ -11,6 +11,8 @@ var Policy = kernel.Policy{
 	"IdentifyCustomer":   kernel.Scope(auth.ScopePOS),
 	"AuthorizeDiscounts": kernel.Scope(auth.ScopePOS),
 	"RegisterSale":       kernel.Scope(auth.ScopePOS),
+	"HoldPoints":         kernel.Scope(auth.ScopePOS),
+	"ReleasePointsHold":  kernel.Scope(auth.ScopePOS),
 	"SaleOutcome":        kernel.Scope(auth.ScopePOS),
 	"RegisterSaleReturn": kernel.Scope(auth.ScopePOS),
 	"ProcessSale":        kernel.System,

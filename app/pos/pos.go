@@ -59,6 +59,7 @@ type SaleInput struct {
 	Payments                              []SalePaymentInput
 	FiscalDocument                        json.RawMessage
 	CouponCode                            string // the code authorize was given, for its campaign's redemption
+	Offline                               bool   // finished without the service answering: no points payment
 }
 
 // SaleItemInput is a line of a sale.
@@ -74,6 +75,7 @@ type SalePaymentInput struct {
 	Amount           *decimal.Decimal
 	Method, Bin, NSU string
 	Installments     *int
+	HoldID           string // the points hold a POINTS payment spends
 }
 
 func positive(p *apperr.Problems, field string, v *decimal.Decimal) {
@@ -269,6 +271,9 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 	}
 	discount, err := in.consistent(tenant)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := in.pointsPayment(tenant, doc); err != nil {
 		return nil, err
 	}
 	done := a.commitSale(&saleWrite{ctx: ctx, in: in, storeID: st.ID, doc: doc, typ: string(typ), discount: discount,

@@ -123,6 +123,7 @@ type saleReturns struct {
 	store    string
 	returned map[string]decimal.Decimal // units returned by the returns applied, by line
 	earned   int64                      // points the sale credited (its credit and bonus)
+	spent    int64                      // points the sale was paid with
 	bonus    int64                      // of which bonus
 }
 
@@ -152,15 +153,19 @@ func (r *saleReturns) load(ctx context.Context) error {
 	}
 	credits, err := r.c.PointsEntry.Query().Where(pointsentry.CustomerID(*r.s.CustomerID),
 		pointsentry.SourceKindEQ(pointsentry.SourceKindSale), pointsentry.SourceID(r.s.ID),
-		pointsentry.KindIn(pointsentry.KindCredit, pointsentry.KindBonus)).All(ctx)
+		pointsentry.KindIn(pointsentry.KindCredit, pointsentry.KindBonus, pointsentry.KindDebit)).All(ctx)
 	if err != nil {
 		return err
 	}
 	for _, e := range credits {
-		r.earned += e.Points
-		if e.Kind == pointsentry.KindBonus {
+		switch e.Kind {
+		case pointsentry.KindDebit:
+			r.spent -= e.Points
+			continue
+		case pointsentry.KindBonus:
 			r.bonus += e.Points
 		}
+		r.earned += e.Points
 	}
 	return nil
 }
@@ -205,6 +210,11 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 			return 0, err
 		}
 		reversed = max(r.earned-target-s.PointsReversed, 0)
+		// Points paid with come back first, in proportion to the value
+		// returned; then the points the sale earned are taken back.
+		if err := r.giveBackPoints(ctx, ret, returnedAmount, whole); err != nil {
+			return 0, err
+		}
 		res, err := r.a.Ledger().Reverse(ctx, r.c, ledger.Reversal{
 			CustomerID: *s.CustomerID, Points: reversed, SourceKind: pointsentry.SourceKindReturn, SourceID: &ret.ID,
 			Reason: string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store, Amount: &ret.Amount,
@@ -259,6 +269,33 @@ func (r *saleReturns) apply(ctx context.Context, ret *ent.SaleReturn) (int64, er
 		"customer_id": *s.CustomerID, "points": reversed, "balance_after": entry.BalanceAfter, "debt_after": entry.DebtAfter,
 		"source": "return", "source_id": ret.ID, "sale_id": s.ID,
 	})
+}
+
+// giveBackPoints credits back the share of the points the sale was paid
+// with that this return brings back: all of them once every unit is back,
+// else their share of the value returned so far less the share of the
+// returns before it (whole points down).
+func (r *saleReturns) giveBackPoints(ctx context.Context, ret *ent.SaleReturn, returnedAmount decimal.Decimal, whole bool) error {
+	s := r.s
+	if r.spent == 0 || !s.AmountPayable.IsPositive() {
+		return nil
+	}
+	share := func(returned decimal.Decimal) int64 {
+		return min(r.spent, decimal.NewFromInt(r.spent).Mul(returned).Div(s.AmountPayable).Floor().IntPart())
+	}
+	target := r.spent
+	if !whole {
+		target = share(returnedAmount)
+	}
+	back := target - share(s.ReturnedAmount)
+	if back <= 0 {
+		return nil
+	}
+	_, err := r.a.Ledger().Credit(ctx, r.c, ledger.Credit{
+		CustomerID: *s.CustomerID, Kind: pointsentry.KindRefund, Points: back, SourceKind: pointsentry.SourceKindReturn,
+		SourceID: &ret.ID, Reason: "points paid given back: " + string(ret.Kind) + " " + ret.ExternalID + " of sale " + s.ExternalID + " at " + r.store,
+	})
+	return err
 }
 
 // kept is the points the customer keeps of the sale once returnedAmount of

@@ -3,11 +3,15 @@ package pos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/domain/ledger"
 
 	"github.com/shopspring/decimal"
 	"go.opentelemetry.io/otel/attribute"
@@ -183,6 +187,17 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 					SetMethod(pm.Method).SetBin(pm.Bin).SetNsu(pm.NSU)
 				if pm.Installments != nil {
 					p.SetInstallments(*pm.Installments)
+				}
+				if pm.HoldID != "" {
+					// The sale takes the hold now; processing debits it.
+					p.SetHoldID(pm.HoldID)
+					whose := customers.CustomerWithDocument(w.doc)
+					if err := a.Ledger().TakeHold(ctx, tx.Ent, pm.HoldID, *pm.Amount, whose, &s.ID, nil); err != nil {
+						if errors.Is(err, ledger.ErrHoldUnavailable) {
+							return loyalty.HoldUnavailable()
+						}
+						return err
+					}
 				}
 				payments = append(payments, p)
 			}

@@ -38,12 +38,14 @@ type processedSale struct {
 	// earlier sales still waiting.
 	sales       int
 	credited    int64 // points credited, sale and bonus
+	spent       int64 // points paid with
 	redemptions int   // redemptions recorded for the discounts it carried
 }
 
 func (p *processedSale) add(q *processedSale) {
 	p.sales += q.sales
 	p.credited += q.credited
+	p.spent += q.spent
 	p.redemptions += q.redemptions
 }
 
@@ -204,7 +206,7 @@ func earlierWaiting(ctx context.Context, c *ent.Client, s *ent.Sale) ([]string, 
 // processLockedSale processes one sale of doc's customer (cust, locked; nil
 // for a sale without a known customer) unless it is no longer RECEIVED.
 func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, cust *ent.Customer, doc, saleID string) (*processedSale, error) {
-	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore()
+	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore().WithPayments()
 	if a.DB.Dialect == dialect.Postgres {
 		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
 	}
@@ -220,6 +222,10 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, tenant *
 	}
 	now := a.Stamp()
 	done := &processedSale{sales: 1}
+	// Points paid first: the hold the sale took becomes its debit, once.
+	if done.spent, err = a.spendSalePoints(ctx, c, s); err != nil {
+		return nil, err
+	}
 	if cust != nil {
 		if done.credited, err = a.creditSale(ctx, c, tenant, s, cust); err != nil {
 			return nil, err
@@ -277,16 +283,18 @@ func (a *Service) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *
 func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, s *ent.Sale, cust *ent.Customer) (int64, error) {
 	l := a.Ledger()
 	var total int64
-	if pts := points.Earned(s.AmountPayable, tenant.PointsPerReal); pts > 0 {
+	// Money earns points; points paid with do not.
+	paid := s.AmountPayable.Sub(pointsPaid(s))
+	if pts := points.Earned(paid, tenant.PointsPerReal); pts > 0 {
 		res, err := l.Credit(ctx, c, ledger.Credit{
 			CustomerID: cust.ID, Kind: pointsentry.KindCredit, Points: pts, SourceKind: pointsentry.SourceKindSale,
-			SourceID: &s.ID, Amount: &s.AmountPayable, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code,
+			SourceID: &s.ID, Amount: &paid, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code,
 		})
 		if err != nil {
 			return 0, err
 		}
 		total += res.Entry.Points
-	} else if s.AmountPayable.IsPositive() {
+	} else if paid.IsPositive() {
 		// No points (under R$ 1, or a rate of 0), but the money was spent:
 		// the lifetime value grows all the same. The sale's RECEIVED check
 		// in this transaction keeps it to once.
@@ -294,7 +302,7 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 		if err != nil {
 			return 0, err
 		}
-		if err := c.Customer.UpdateOneID(cust.ID).SetLifetimeValue(locked.LifetimeValue.Add(s.AmountPayable)).Exec(ctx); err != nil {
+		if err := c.Customer.UpdateOneID(cust.ID).SetLifetimeValue(locked.LifetimeValue.Add(paid)).Exec(ctx); err != nil {
 			return 0, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
@@ -93,6 +94,9 @@ func newTenantCommand(g *globals) *cobra.Command {
 		silver, gold, diamond                     int64
 		priceCodes                                [4]int // bronze, silver, gold, diamond
 		corsOrigins                               []string
+		pointsValue, spendMaxShare                string
+		spendMin                                  int64
+		spendChannels                             []string
 	)
 	update := &cobra.Command{
 		Use:   "update",
@@ -115,7 +119,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 			for _, d := range []struct {
 				flag, value string
 				dst         **decimal.Decimal
-			}{{"sale-tolerance", saleTolerance, &s.SaleTolerance}, {"points-per-real", pointsPerReal, &s.PointsPerReal}} {
+			}{{"sale-tolerance", saleTolerance, &s.SaleTolerance}, {"points-per-real", pointsPerReal, &s.PointsPerReal},
+				{"points-value", pointsValue, &s.PointsValue}, {"points-spend-max-share", spendMaxShare, &s.PointsSpendMaxShare}} {
 				if !fl.Changed(d.flag) {
 					continue
 				}
@@ -145,7 +150,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 				src *int64
 				dst **int64
 			}{"silver-threshold": {&silver, &s.SilverThreshold}, "gold-threshold": {&gold, &s.GoldThreshold},
-				"diamond-threshold": {&diamond, &s.DiamondThreshold}} {
+				"diamond-threshold": {&diamond, &s.DiamondThreshold}, "points-spend-min": {&spendMin, &s.PointsSpendMin}} {
 				if fl.Changed(flag) {
 					*v.dst = v.src
 				}
@@ -158,10 +163,14 @@ func newTenantCommand(g *globals) *cobra.Command {
 			if fl.Changed("cors-origins") {
 				s.CORSOrigins = &corsOrigins
 			}
+			if fl.Changed("points-spend-channels") {
+				s.PointsSpendChannels = &spendChannels
+			}
 			t, err := a.Backoffice.UpdateTenant(cmd.Context(), tenantID, s)
 			if err != nil {
 				return err
 			}
+			rules := loyalty.SpendRules(t)
 			return g.print(map[string]any{
 				"id": t.ID, "name": t.Name, "active": t.Active,
 				"pre_registration": t.PreRegistration, "sale_registration": t.SaleRegistration,
@@ -173,6 +182,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 				"price_codes": map[string]int{"bronze": t.PriceCodeBronze, "silver": t.PriceCodeSilver, "gold": t.PriceCodeGold,
 					"diamond": t.PriceCodeDiamond},
 				"cors_origins": t.CorsOrigins,
+				"points_spend": map[string]any{"value": rules.Value.String(), "min": rules.Min,
+					"max_share": rules.MaxShare.String(), "channels": t.PointsSpendChannels},
 			}, fmt.Sprintf("tenant %s updated", t.ID))
 		}),
 	}
@@ -195,6 +206,11 @@ func newTenantCommand(g *globals) *cobra.Command {
 	for i, level := range []string{"bronze", "silver", "gold", "diamond"} {
 		uf.IntVar(&priceCodes[i], "price-code-"+level, 0, "POS price code of "+level+" customers (0 to 9999)")
 	}
+	uf.StringVar(&pointsValue, "points-value", "0.01", "R$ one point pays at the till or at checkout (0.01: 100 points pay R$ 1.00)")
+	uf.Int64Var(&spendMin, "points-spend-min", 0, "the fewest points a customer may spend at once (0 to 1000000)")
+	uf.StringVar(&spendMaxShare, "points-spend-max-share", "0.5", "the largest share of a sale payable with points (0 to 1)")
+	uf.StringSliceVar(&spendChannels, "points-spend-channels", nil,
+		"channels where points pay as money, comma-separated: pdv, ecommerce; \"\" turns spending off")
 	uf.StringSliceVar(&corsOrigins, "cors-origins", nil,
 		"origins of the tenant's back-office web apps allowed to call the API from a browser, comma-separated (scheme://host[:port]); \"\" clears them")
 	_ = update.MarkFlagRequired("tenant")

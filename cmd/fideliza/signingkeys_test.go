@@ -110,6 +110,11 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	for _, added := range []string{
 		`ALTER TABLE tenants DROP COLUMN cors_origins`, // 0028
 		`ALTER TABLE events DROP COLUMN trace_parent`,  // 0032
+		`ALTER TABLE tenants DROP COLUMN points_value`, // 0033
+		`ALTER TABLE tenants DROP COLUMN points_spend_min`,
+		`ALTER TABLE tenants DROP COLUMN points_spend_max_share`,
+		`ALTER TABLE tenants DROP COLUMN points_spend_channels`,
+		`ALTER TABLE sale_payments DROP COLUMN hold_id`,
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)
 		require.NoError(t, err)

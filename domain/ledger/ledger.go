@@ -41,8 +41,8 @@ type Ledger struct {
 	Now     func() time.Time // the clock of entries, expiries and levels
 }
 
-// Credit adds points: an earned credit, a campaign bonus or a positive
-// adjustment. It opens a lot expiring after the tenant's expiry period.
+// Credit adds points: an earned credit, a campaign bonus, a positive
+// adjustment, or points paid with given back (a refund). It opens a lot expiring after the tenant's expiry period.
 type Credit struct {
 	CustomerID string
 	Kind       pointsentry.Kind // credit, bonus or adjustment
@@ -107,11 +107,11 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	now := l.now()
 	expires := points.ExpiresAt(now, tenant.PointsExpiryMonths, loc)
 	// Earned points wait out the tenant's pending period (an operator's
-	// adjustment is spendable at once); spendable points settle a debt
+	// adjustment and points paid with given back are spendable at once); spendable points settle a debt
 	// first: those never reach the balance.
 	var pendingUntil *time.Time
 	var settled, pending int64
-	if tenant.PointsPendingDays > 0 && cr.Kind != pointsentry.KindAdjustment {
+	if tenant.PointsPendingDays > 0 && cr.Kind != pointsentry.KindAdjustment && cr.Kind != pointsentry.KindRefund {
 		pendingUntil, pending = new(points.DaysAfter(now, tenant.PointsPendingDays, loc)), cr.Points
 	} else {
 		settled = min(cr.Points, cust.PointsDebt)
@@ -147,7 +147,8 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	return &Result{Entry: entry}, nil
 }
 
-// Debit writes a debit; ErrInsufficient when the balance is short.
+// Debit writes a debit; ErrInsufficient when the balance less the points
+// held (holds.go) is short.
 func (l Ledger) Debit(ctx context.Context, c *ent.Client, d Debit) (*Result, error) {
 	if d.Points <= 0 {
 		return nil, fmt.Errorf("debit of %d points", d.Points)
@@ -162,9 +163,20 @@ func (l Ledger) Debit(ctx context.Context, c *ent.Client, d Debit) (*Result, err
 	if cust.PointsDebt > 0 {
 		return nil, ErrDebtOpen
 	}
-	if cust.PointsBalance < d.Points {
+	// Points held for a sale or an order are not spent twice.
+	held, err := Held(ctx, c, cust.ID, l.now())
+	if err != nil {
+		return nil, err
+	}
+	if cust.PointsBalance-held < d.Points {
 		return nil, ErrInsufficient
 	}
+	return l.spendLots(ctx, c, cust, d)
+}
+
+// spendLots takes d's points from the locked customer's lots, those
+// expiring first first, and writes the debit.
+func (l Ledger) spendLots(ctx context.Context, c *ent.Client, cust *ent.Customer, d Debit) (*Result, error) {
 	now := l.now()
 	lots, err := c.PointsLot.Query().
 		Where(pointslot.CustomerID(cust.ID), pointslot.RemainingGT(0), pointslot.ExpiresAtGT(now), pointslot.PendingUntilIsNil()).

@@ -23,6 +23,9 @@ const (
 	SaleCancelled              = "sale.cancelled"
 	PointsReversed             = "points.reversed"
 	RedemptionRolledBack       = "redemption.rolled_back"
+	// PointsSpent says points paid as money at the till or at checkout
+	// were debited.
+	PointsSpent = "points.spent"
 	// CustomerErased says a customer's personal data was erased (LGPD); its
 	// data holds the id only.
 	CustomerErased = "customer.erased"
@@ -46,7 +49,7 @@ var LiveTypes = []string{RedemptionCreated, CustomerImportProgressed}
 
 // Types lists every event type, the ones webhook endpoints subscribe to.
 var Types = []string{CustomerLevelChanged, CustomerLevelWillDowngrade, PointsExpiring, CampaignActivated, SaleProcessed,
-	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged}
+	SaleReturned, SaleCancelled, PointsReversed, RedemptionRolledBack, CustomerErased, CustomerConsentChanged, PointsSpent}
 
 // Record writes an event of tenantID through c, the transaction's client.
 func Record(ctx context.Context, c *ent.Client, at time.Time, tenantID, typ, subjectID string, data map[string]any) error {

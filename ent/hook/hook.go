@@ -189,6 +189,18 @@ func (f PointsEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PointsEntryMutation", m)
 }
 
+// The PointsHoldFunc type is an adapter to allow the use of ordinary
+// function as PointsHold mutator.
+type PointsHoldFunc func(context.Context, *ent.PointsHoldMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PointsHoldFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PointsHoldMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PointsHoldMutation", m)
+}
+
 // The PointsLotFunc type is an adapter to allow the use of ordinary
 // function as PointsLot mutator.
 type PointsLotFunc func(context.Context, *ent.PointsLotMutation) (ent.Value, error)

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/product"
@@ -505,6 +506,33 @@ func (f TraversePointsEntry) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.PointsEntryQuery", q)
+}
+
+// The PointsHoldFunc type is an adapter to allow the use of ordinary function as a Querier.
+type PointsHoldFunc func(context.Context, *ent.PointsHoldQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f PointsHoldFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.PointsHoldQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.PointsHoldQuery", q)
+}
+
+// The TraversePointsHold type is an adapter to allow the use of ordinary function as Traverser.
+type TraversePointsHold func(context.Context, *ent.PointsHoldQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraversePointsHold) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraversePointsHold) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PointsHoldQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.PointsHoldQuery", q)
 }
 
 // The PointsLotFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -1080,6 +1108,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.IdempotencyKeyQuery, predicate.IdempotencyKey, idempotencykey.OrderOption]{typ: ent.TypeIdempotencyKey, tq: q}, nil
 	case *ent.PointsEntryQuery:
 		return &query[*ent.PointsEntryQuery, predicate.PointsEntry, pointsentry.OrderOption]{typ: ent.TypePointsEntry, tq: q}, nil
+	case *ent.PointsHoldQuery:
+		return &query[*ent.PointsHoldQuery, predicate.PointsHold, pointshold.OrderOption]{typ: ent.TypePointsHold, tq: q}, nil
 	case *ent.PointsLotQuery:
 		return &query[*ent.PointsLotQuery, predicate.PointsLot, pointslot.OrderOption]{typ: ent.TypePointsLot, tq: q}, nil
 	case *ent.ProductQuery:

@@ -601,7 +601,7 @@ var (
 	PointsEntriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
 		{Name: "created_at", Type: field.TypeTime},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "bonus", "debit", "expiration", "adjustment", "reversal"}},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"credit", "bonus", "debit", "expiration", "adjustment", "reversal", "refund"}},
 		{Name: "points", Type: field.TypeInt64},
 		{Name: "balance_after", Type: field.TypeInt64},
 		{Name: "debt_after", Type: field.TypeInt64, Default: 0},
@@ -648,6 +648,60 @@ var (
 				Name:    "pointsentry_tenant_id_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{PointsEntriesColumns[13], PointsEntriesColumns[1]},
+			},
+		},
+	}
+	// PointsHoldsColumns holds the columns for the "points_holds" table.
+	PointsHoldsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "channel", Type: field.TypeEnum, Enums: []string{"pdv", "ecommerce"}},
+		{Name: "session", Type: field.TypeString, Size: 128},
+		{Name: "store_code", Type: field.TypeString, Size: 64, Default: ""},
+		{Name: "points", Type: field.TypeInt64},
+		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"open", "taken", "spent", "released"}, Default: "open"},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "sale_id", Type: field.TypeString, Nullable: true},
+		{Name: "order_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "tenant_id", Type: field.TypeString},
+		{Name: "customer_id", Type: field.TypeString},
+	}
+	// PointsHoldsTable holds the schema information for the "points_holds" table.
+	PointsHoldsTable = &schema.Table{
+		Name:       "points_holds",
+		Columns:    PointsHoldsColumns,
+		PrimaryKey: []*schema.Column{PointsHoldsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "points_holds_tenants_tenant",
+				Columns:    []*schema.Column{PointsHoldsColumns[12]},
+				RefColumns: []*schema.Column{TenantsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "points_holds_customers_customer",
+				Columns:    []*schema.Column{PointsHoldsColumns[13]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "pointshold_tenant_id_session",
+				Unique:  true,
+				Columns: []*schema.Column{PointsHoldsColumns[12], PointsHoldsColumns[3]},
+			},
+			{
+				Name:    "pointshold_tenant_id_customer_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{PointsHoldsColumns[12], PointsHoldsColumns[13], PointsHoldsColumns[7]},
+			},
+			{
+				Name:    "pointshold_status_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{PointsHoldsColumns[7], PointsHoldsColumns[8]},
 			},
 		},
 	}
@@ -979,6 +1033,7 @@ var (
 		{Name: "bin", Type: field.TypeString, Default: ""},
 		{Name: "nsu", Type: field.TypeString, Default: ""},
 		{Name: "installments", Type: field.TypeInt, Default: 1},
+		{Name: "hold_id", Type: field.TypeString, Nullable: true},
 		{Name: "sale_id", Type: field.TypeString},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
@@ -990,13 +1045,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sale_payments_sales_payments",
-				Columns:    []*schema.Column{SalePaymentsColumns[7]},
+				Columns:    []*schema.Column{SalePaymentsColumns[8]},
 				RefColumns: []*schema.Column{SalesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "sale_payments_tenants_tenant",
-				Columns:    []*schema.Column{SalePaymentsColumns[8]},
+				Columns:    []*schema.Column{SalePaymentsColumns[9]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1005,7 +1060,7 @@ var (
 			{
 				Name:    "salepayment_sale_id",
 				Unique:  false,
-				Columns: []*schema.Column{SalePaymentsColumns[7]},
+				Columns: []*schema.Column{SalePaymentsColumns[8]},
 			},
 		},
 	}
@@ -1139,6 +1194,10 @@ var (
 		{Name: "sale_registration", Type: field.TypeBool, Default: true},
 		{Name: "sale_tolerance", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "points_per_real", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_value", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_spend_min", Type: field.TypeInt64, Default: 0},
+		{Name: "points_spend_max_share", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_spend_channels", Type: field.TypeJSON, Nullable: true},
 		{Name: "points_expiry_months", Type: field.TypeInt, Default: 12},
 		{Name: "time_zone", Type: field.TypeString, Default: "America/Sao_Paulo"},
 		{Name: "points_pending_days", Type: field.TypeInt, Default: 0},
@@ -1165,7 +1224,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[25]},
+				Columns:    []*schema.Column{TenantsColumns[29]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -1381,6 +1440,7 @@ var (
 		EventsTable,
 		IdempotencyKeysTable,
 		PointsEntriesTable,
+		PointsHoldsTable,
 		PointsLotsTable,
 		ProductsTable,
 		RedemptionsTable,
@@ -1427,6 +1487,8 @@ func init() {
 	IdempotencyKeysTable.ForeignKeys[0].RefTable = TenantsTable
 	PointsEntriesTable.ForeignKeys[0].RefTable = CustomersTable
 	PointsEntriesTable.ForeignKeys[1].RefTable = TenantsTable
+	PointsHoldsTable.ForeignKeys[0].RefTable = TenantsTable
+	PointsHoldsTable.ForeignKeys[1].RefTable = CustomersTable
 	PointsLotsTable.ForeignKeys[0].RefTable = TenantsTable
 	PointsLotsTable.ForeignKeys[1].RefTable = CustomersTable
 	PointsLotsTable.ForeignKeys[2].RefTable = PointsEntriesTable

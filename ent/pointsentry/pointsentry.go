@@ -137,6 +137,7 @@ const (
 	KindExpiration Kind = "expiration"
 	KindAdjustment Kind = "adjustment"
 	KindReversal   Kind = "reversal"
+	KindRefund     Kind = "refund"
 )
 
 func (k Kind) String() string {
@@ -146,7 +147,7 @@ func (k Kind) String() string {
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k Kind) error {
 	switch k {
-	case KindCredit, KindBonus, KindDebit, KindExpiration, KindAdjustment, KindReversal:
+	case KindCredit, KindBonus, KindDebit, KindExpiration, KindAdjustment, KindReversal, KindRefund:
 		return nil
 	default:
 		return fmt.Errorf("pointsentry: invalid enum value for kind field: %q", k)

@@ -73,6 +73,9 @@ type IdempotencyKey func(*sql.Selector)
 // PointsEntry is the predicate function for pointsentry builders.
 type PointsEntry func(*sql.Selector)
 
+// PointsHold is the predicate function for pointshold builders.
+type PointsHold func(*sql.Selector)
+
 // PointsLot is the predicate function for pointslot builders.
 type PointsLot func(*sql.Selector)
 

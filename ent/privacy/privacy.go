@@ -471,6 +471,30 @@ func (f PointsEntryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mut
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PointsEntryMutation", m)
 }
 
+// The PointsHoldQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type PointsHoldQueryRuleFunc func(context.Context, *ent.PointsHoldQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f PointsHoldQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.PointsHoldQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.PointsHoldQuery", q)
+}
+
+// The PointsHoldMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type PointsHoldMutationRuleFunc func(context.Context, *ent.PointsHoldMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f PointsHoldMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.PointsHoldMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.PointsHoldMutation", m)
+}
+
 // The PointsLotQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type PointsLotQueryRuleFunc func(context.Context, *ent.PointsLotQuery) error
@@ -956,6 +980,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.PointsEntryQuery:
 		return q.Filter(), nil
+	case *ent.PointsHoldQuery:
+		return q.Filter(), nil
 	case *ent.PointsLotQuery:
 		return q.Filter(), nil
 	case *ent.ProductQuery:
@@ -1032,6 +1058,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.IdempotencyKeyMutation:
 		return m.Filter(), nil
 	case *ent.PointsEntryMutation:
+		return m.Filter(), nil
+	case *ent.PointsHoldMutation:
 		return m.Filter(), nil
 	case *ent.PointsLotMutation:
 		return m.Filter(), nil

@@ -21,6 +21,7 @@ import (
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -900,6 +901,68 @@ func init() {
 	pointsentryDescID := pointsentryFields[0].Descriptor()
 	// pointsentry.DefaultID holds the default value on creation for the id field.
 	pointsentry.DefaultID = pointsentryDescID.Default.(func() string)
+	pointsholdMixin := schema.PointsHold{}.Mixin()
+	pointshold.Policy = privacy.NewPolicies(pointsholdMixin[0], schema.PointsHold{})
+	pointshold.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := pointshold.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	pointsholdMixinFields0 := pointsholdMixin[0].Fields()
+	_ = pointsholdMixinFields0
+	pointsholdFields := schema.PointsHold{}.Fields()
+	_ = pointsholdFields
+	// pointsholdDescTenantID is the schema descriptor for tenant_id field.
+	pointsholdDescTenantID := pointsholdMixinFields0[0].Descriptor()
+	// pointshold.TenantIDValidator is a validator for the "tenant_id" field. It is called by the builders before save.
+	pointshold.TenantIDValidator = pointsholdDescTenantID.Validators[0].(func(string) error)
+	// pointsholdDescCreatedAt is the schema descriptor for created_at field.
+	pointsholdDescCreatedAt := pointsholdFields[1].Descriptor()
+	// pointshold.DefaultCreatedAt holds the default value on creation for the created_at field.
+	pointshold.DefaultCreatedAt = pointsholdDescCreatedAt.Default.(func() time.Time)
+	// pointsholdDescCustomerID is the schema descriptor for customer_id field.
+	pointsholdDescCustomerID := pointsholdFields[2].Descriptor()
+	// pointshold.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
+	pointshold.CustomerIDValidator = pointsholdDescCustomerID.Validators[0].(func(string) error)
+	// pointsholdDescSession is the schema descriptor for session field.
+	pointsholdDescSession := pointsholdFields[4].Descriptor()
+	// pointshold.SessionValidator is a validator for the "session" field. It is called by the builders before save.
+	pointshold.SessionValidator = func() func(string) error {
+		validators := pointsholdDescSession.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(session string) error {
+			for _, fn := range fns {
+				if err := fn(session); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// pointsholdDescStoreCode is the schema descriptor for store_code field.
+	pointsholdDescStoreCode := pointsholdFields[5].Descriptor()
+	// pointshold.DefaultStoreCode holds the default value on creation for the store_code field.
+	pointshold.DefaultStoreCode = pointsholdDescStoreCode.Default.(string)
+	// pointshold.StoreCodeValidator is a validator for the "store_code" field. It is called by the builders before save.
+	pointshold.StoreCodeValidator = pointsholdDescStoreCode.Validators[0].(func(string) error)
+	// pointsholdDescPoints is the schema descriptor for points field.
+	pointsholdDescPoints := pointsholdFields[6].Descriptor()
+	// pointshold.PointsValidator is a validator for the "points" field. It is called by the builders before save.
+	pointshold.PointsValidator = pointsholdDescPoints.Validators[0].(func(int64) error)
+	// pointsholdDescOrderID is the schema descriptor for order_id field.
+	pointsholdDescOrderID := pointsholdFields[11].Descriptor()
+	// pointshold.OrderIDValidator is a validator for the "order_id" field. It is called by the builders before save.
+	pointshold.OrderIDValidator = pointsholdDescOrderID.Validators[0].(func(string) error)
+	// pointsholdDescID is the schema descriptor for id field.
+	pointsholdDescID := pointsholdFields[0].Descriptor()
+	// pointshold.DefaultID holds the default value on creation for the id field.
+	pointshold.DefaultID = pointsholdDescID.Default.(func() string)
 	pointslotMixin := schema.PointsLot{}.Mixin()
 	pointslot.Policy = privacy.NewPolicies(pointslotMixin[0], schema.PointsLot{})
 	pointslot.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -1553,90 +1616,96 @@ func init() {
 	tenantDescPointsPerReal := tenantFields[6].Descriptor()
 	// tenant.DefaultPointsPerReal holds the default value on creation for the points_per_real field.
 	tenant.DefaultPointsPerReal = tenantDescPointsPerReal.Default.(decimal.Decimal)
+	// tenantDescPointsSpendMin is the schema descriptor for points_spend_min field.
+	tenantDescPointsSpendMin := tenantFields[8].Descriptor()
+	// tenant.DefaultPointsSpendMin holds the default value on creation for the points_spend_min field.
+	tenant.DefaultPointsSpendMin = tenantDescPointsSpendMin.Default.(int64)
+	// tenant.PointsSpendMinValidator is a validator for the "points_spend_min" field. It is called by the builders before save.
+	tenant.PointsSpendMinValidator = tenantDescPointsSpendMin.Validators[0].(func(int64) error)
 	// tenantDescPointsExpiryMonths is the schema descriptor for points_expiry_months field.
-	tenantDescPointsExpiryMonths := tenantFields[7].Descriptor()
+	tenantDescPointsExpiryMonths := tenantFields[11].Descriptor()
 	// tenant.DefaultPointsExpiryMonths holds the default value on creation for the points_expiry_months field.
 	tenant.DefaultPointsExpiryMonths = tenantDescPointsExpiryMonths.Default.(int)
 	// tenant.PointsExpiryMonthsValidator is a validator for the "points_expiry_months" field. It is called by the builders before save.
 	tenant.PointsExpiryMonthsValidator = tenantDescPointsExpiryMonths.Validators[0].(func(int) error)
 	// tenantDescTimeZone is the schema descriptor for time_zone field.
-	tenantDescTimeZone := tenantFields[8].Descriptor()
+	tenantDescTimeZone := tenantFields[12].Descriptor()
 	// tenant.DefaultTimeZone holds the default value on creation for the time_zone field.
 	tenant.DefaultTimeZone = tenantDescTimeZone.Default.(string)
 	// tenant.TimeZoneValidator is a validator for the "time_zone" field. It is called by the builders before save.
 	tenant.TimeZoneValidator = tenantDescTimeZone.Validators[0].(func(string) error)
 	// tenantDescPointsPendingDays is the schema descriptor for points_pending_days field.
-	tenantDescPointsPendingDays := tenantFields[9].Descriptor()
+	tenantDescPointsPendingDays := tenantFields[13].Descriptor()
 	// tenant.DefaultPointsPendingDays holds the default value on creation for the points_pending_days field.
 	tenant.DefaultPointsPendingDays = tenantDescPointsPendingDays.Default.(int)
 	// tenant.PointsPendingDaysValidator is a validator for the "points_pending_days" field. It is called by the builders before save.
 	tenant.PointsPendingDaysValidator = tenantDescPointsPendingDays.Validators[0].(func(int) error)
 	// tenantDescLevelGraceDays is the schema descriptor for level_grace_days field.
-	tenantDescLevelGraceDays := tenantFields[10].Descriptor()
+	tenantDescLevelGraceDays := tenantFields[14].Descriptor()
 	// tenant.DefaultLevelGraceDays holds the default value on creation for the level_grace_days field.
 	tenant.DefaultLevelGraceDays = tenantDescLevelGraceDays.Default.(int)
 	// tenant.LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
 	tenant.LevelGraceDaysValidator = tenantDescLevelGraceDays.Validators[0].(func(int) error)
 	// tenantDescChurnRefitDays is the schema descriptor for churn_refit_days field.
-	tenantDescChurnRefitDays := tenantFields[11].Descriptor()
+	tenantDescChurnRefitDays := tenantFields[15].Descriptor()
 	// tenant.DefaultChurnRefitDays holds the default value on creation for the churn_refit_days field.
 	tenant.DefaultChurnRefitDays = tenantDescChurnRefitDays.Default.(int)
 	// tenant.ChurnRefitDaysValidator is a validator for the "churn_refit_days" field. It is called by the builders before save.
 	tenant.ChurnRefitDaysValidator = tenantDescChurnRefitDays.Validators[0].(func(int) error)
 	// tenantDescSilverThreshold is the schema descriptor for silver_threshold field.
-	tenantDescSilverThreshold := tenantFields[12].Descriptor()
+	tenantDescSilverThreshold := tenantFields[16].Descriptor()
 	// tenant.DefaultSilverThreshold holds the default value on creation for the silver_threshold field.
 	tenant.DefaultSilverThreshold = tenantDescSilverThreshold.Default.(int64)
 	// tenant.SilverThresholdValidator is a validator for the "silver_threshold" field. It is called by the builders before save.
 	tenant.SilverThresholdValidator = tenantDescSilverThreshold.Validators[0].(func(int64) error)
 	// tenantDescGoldThreshold is the schema descriptor for gold_threshold field.
-	tenantDescGoldThreshold := tenantFields[13].Descriptor()
+	tenantDescGoldThreshold := tenantFields[17].Descriptor()
 	// tenant.DefaultGoldThreshold holds the default value on creation for the gold_threshold field.
 	tenant.DefaultGoldThreshold = tenantDescGoldThreshold.Default.(int64)
 	// tenant.GoldThresholdValidator is a validator for the "gold_threshold" field. It is called by the builders before save.
 	tenant.GoldThresholdValidator = tenantDescGoldThreshold.Validators[0].(func(int64) error)
 	// tenantDescDiamondThreshold is the schema descriptor for diamond_threshold field.
-	tenantDescDiamondThreshold := tenantFields[14].Descriptor()
+	tenantDescDiamondThreshold := tenantFields[18].Descriptor()
 	// tenant.DefaultDiamondThreshold holds the default value on creation for the diamond_threshold field.
 	tenant.DefaultDiamondThreshold = tenantDescDiamondThreshold.Default.(int64)
 	// tenant.DiamondThresholdValidator is a validator for the "diamond_threshold" field. It is called by the builders before save.
 	tenant.DiamondThresholdValidator = tenantDescDiamondThreshold.Validators[0].(func(int64) error)
 	// tenantDescPriceCodeBronze is the schema descriptor for price_code_bronze field.
-	tenantDescPriceCodeBronze := tenantFields[15].Descriptor()
+	tenantDescPriceCodeBronze := tenantFields[19].Descriptor()
 	// tenant.DefaultPriceCodeBronze holds the default value on creation for the price_code_bronze field.
 	tenant.DefaultPriceCodeBronze = tenantDescPriceCodeBronze.Default.(int)
 	// tenant.PriceCodeBronzeValidator is a validator for the "price_code_bronze" field. It is called by the builders before save.
 	tenant.PriceCodeBronzeValidator = tenantDescPriceCodeBronze.Validators[0].(func(int) error)
 	// tenantDescPriceCodeSilver is the schema descriptor for price_code_silver field.
-	tenantDescPriceCodeSilver := tenantFields[16].Descriptor()
+	tenantDescPriceCodeSilver := tenantFields[20].Descriptor()
 	// tenant.DefaultPriceCodeSilver holds the default value on creation for the price_code_silver field.
 	tenant.DefaultPriceCodeSilver = tenantDescPriceCodeSilver.Default.(int)
 	// tenant.PriceCodeSilverValidator is a validator for the "price_code_silver" field. It is called by the builders before save.
 	tenant.PriceCodeSilverValidator = tenantDescPriceCodeSilver.Validators[0].(func(int) error)
 	// tenantDescPriceCodeGold is the schema descriptor for price_code_gold field.
-	tenantDescPriceCodeGold := tenantFields[17].Descriptor()
+	tenantDescPriceCodeGold := tenantFields[21].Descriptor()
 	// tenant.DefaultPriceCodeGold holds the default value on creation for the price_code_gold field.
 	tenant.DefaultPriceCodeGold = tenantDescPriceCodeGold.Default.(int)
 	// tenant.PriceCodeGoldValidator is a validator for the "price_code_gold" field. It is called by the builders before save.
 	tenant.PriceCodeGoldValidator = tenantDescPriceCodeGold.Validators[0].(func(int) error)
 	// tenantDescPriceCodeDiamond is the schema descriptor for price_code_diamond field.
-	tenantDescPriceCodeDiamond := tenantFields[18].Descriptor()
+	tenantDescPriceCodeDiamond := tenantFields[22].Descriptor()
 	// tenant.DefaultPriceCodeDiamond holds the default value on creation for the price_code_diamond field.
 	tenant.DefaultPriceCodeDiamond = tenantDescPriceCodeDiamond.Default.(int)
 	// tenant.PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	tenant.PriceCodeDiamondValidator = tenantDescPriceCodeDiamond.Validators[0].(func(int) error)
 	// tenantDescCustomerCount is the schema descriptor for customer_count field.
-	tenantDescCustomerCount := tenantFields[20].Descriptor()
+	tenantDescCustomerCount := tenantFields[24].Descriptor()
 	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
 	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
 	// tenantDescAuditRetentionDays is the schema descriptor for audit_retention_days field.
-	tenantDescAuditRetentionDays := tenantFields[21].Descriptor()
+	tenantDescAuditRetentionDays := tenantFields[25].Descriptor()
 	// tenant.DefaultAuditRetentionDays holds the default value on creation for the audit_retention_days field.
 	tenant.DefaultAuditRetentionDays = tenantDescAuditRetentionDays.Default.(int)
 	// tenant.AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
 	tenant.AuditRetentionDaysValidator = tenantDescAuditRetentionDays.Validators[0].(func(int) error)
 	// tenantDescAnonymizeInactiveYears is the schema descriptor for anonymize_inactive_years field.
-	tenantDescAnonymizeInactiveYears := tenantFields[22].Descriptor()
+	tenantDescAnonymizeInactiveYears := tenantFields[26].Descriptor()
 	// tenant.AnonymizeInactiveYearsValidator is a validator for the "anonymize_inactive_years" field. It is called by the builders before save.
 	tenant.AnonymizeInactiveYearsValidator = tenantDescAnonymizeInactiveYears.Validators[0].(func(int) error)
 	// tenantDescID is the schema descriptor for id field.

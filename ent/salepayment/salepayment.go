@@ -29,6 +29,8 @@ const (
 	FieldNsu = "nsu"
 	// FieldInstallments holds the string denoting the installments field in the database.
 	FieldInstallments = "installments"
+	// FieldHoldID holds the string denoting the hold_id field in the database.
+	FieldHoldID = "hold_id"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeSale holds the string denoting the sale edge name in mutations.
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldBin,
 	FieldNsu,
 	FieldInstallments,
+	FieldHoldID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -146,6 +149,11 @@ func ByNsu(opts ...sql.OrderTermOption) OrderOption {
 // ByInstallments orders the results by the installments field.
 func ByInstallments(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldInstallments, opts...).ToFunc()
+}
+
+// ByHoldID orders the results by the hold_id field.
+func ByHoldID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHoldID, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

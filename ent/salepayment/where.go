@@ -104,6 +104,11 @@ func Installments(v int) predicate.SalePayment {
 	return predicate.SalePayment(sql.FieldEQ(FieldInstallments, v))
 }
 
+// HoldID applies equality check predicate on the "hold_id" field. It's identical to HoldIDEQ.
+func HoldID(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldEQ(FieldHoldID, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.SalePayment {
 	return predicate.SalePayment(sql.FieldEQ(FieldTenantID, v))
@@ -572,6 +577,81 @@ func InstallmentsLT(v int) predicate.SalePayment {
 // InstallmentsLTE applies the LTE predicate on the "installments" field.
 func InstallmentsLTE(v int) predicate.SalePayment {
 	return predicate.SalePayment(sql.FieldLTE(FieldInstallments, v))
+}
+
+// HoldIDEQ applies the EQ predicate on the "hold_id" field.
+func HoldIDEQ(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldEQ(FieldHoldID, v))
+}
+
+// HoldIDNEQ applies the NEQ predicate on the "hold_id" field.
+func HoldIDNEQ(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldNEQ(FieldHoldID, v))
+}
+
+// HoldIDIn applies the In predicate on the "hold_id" field.
+func HoldIDIn(vs ...string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldIn(FieldHoldID, vs...))
+}
+
+// HoldIDNotIn applies the NotIn predicate on the "hold_id" field.
+func HoldIDNotIn(vs ...string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldNotIn(FieldHoldID, vs...))
+}
+
+// HoldIDGT applies the GT predicate on the "hold_id" field.
+func HoldIDGT(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldGT(FieldHoldID, v))
+}
+
+// HoldIDGTE applies the GTE predicate on the "hold_id" field.
+func HoldIDGTE(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldGTE(FieldHoldID, v))
+}
+
+// HoldIDLT applies the LT predicate on the "hold_id" field.
+func HoldIDLT(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldLT(FieldHoldID, v))
+}
+
+// HoldIDLTE applies the LTE predicate on the "hold_id" field.
+func HoldIDLTE(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldLTE(FieldHoldID, v))
+}
+
+// HoldIDContains applies the Contains predicate on the "hold_id" field.
+func HoldIDContains(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldContains(FieldHoldID, v))
+}
+
+// HoldIDHasPrefix applies the HasPrefix predicate on the "hold_id" field.
+func HoldIDHasPrefix(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldHasPrefix(FieldHoldID, v))
+}
+
+// HoldIDHasSuffix applies the HasSuffix predicate on the "hold_id" field.
+func HoldIDHasSuffix(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldHasSuffix(FieldHoldID, v))
+}
+
+// HoldIDIsNil applies the IsNil predicate on the "hold_id" field.
+func HoldIDIsNil() predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldIsNull(FieldHoldID))
+}
+
+// HoldIDNotNil applies the NotNil predicate on the "hold_id" field.
+func HoldIDNotNil() predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldNotNull(FieldHoldID))
+}
+
+// HoldIDEqualFold applies the EqualFold predicate on the "hold_id" field.
+func HoldIDEqualFold(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldEqualFold(FieldHoldID, v))
+}
+
+// HoldIDContainsFold applies the ContainsFold predicate on the "hold_id" field.
+func HoldIDContainsFold(v string) predicate.SalePayment {
+	return predicate.SalePayment(sql.FieldContainsFold(FieldHoldID, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

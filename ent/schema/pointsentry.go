@@ -30,8 +30,8 @@ func (PointsEntry) Fields() []ent.Field {
 			Comment("When the entry was written (UTC)."),
 		field.String("customer_id").NotEmpty().Immutable().
 			Comment("Id of the customer whose balance moved."),
-		field.Enum("kind").Values("credit", "bonus", "debit", "expiration", "adjustment", "reversal").Immutable().
-			Comment("credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt."),
+		field.Enum("kind").Values("credit", "bonus", "debit", "expiration", "adjustment", "reversal", "refund").Immutable().
+			Comment("credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt; refund: points paid with given back by a return or cancellation."),
 		field.Int64("points").Immutable().
 			Comment("Signed change of the balance."),
 		field.Int64("balance_after").NonNegative().Immutable().

@@ -11,6 +11,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
@@ -163,6 +164,9 @@ func customerAndCatalogueKinds() []kind {
 					return 0, err
 				}
 				if _, err := c.PointsLot.Delete().Where(pointslot.TenantID(v.TenantID)).Exec(sys); err != nil {
+					return 0, err
+				}
+				if _, err := c.PointsHold.Delete().Where(pointshold.TenantID(v.TenantID)).Exec(sys); err != nil {
 					return 0, err
 				}
 				if _, err := c.PointsEntry.Delete().Where(pointsentry.TenantID(v.TenantID)).Exec(sys); err != nil {

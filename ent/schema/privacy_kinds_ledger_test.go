@@ -5,12 +5,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/consentchange"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/idempotencykey"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/validationtoken"
@@ -229,6 +232,54 @@ func ledgerAndRedemptionKinds() []kind {
 				return c.PointsLot.DeleteOneID(id).Exec(ctx)
 			},
 			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.PointsLot.Delete().Exec(ctx) },
+		},
+		{
+			// The name is the order that took the hold.
+			table:   pointshold.Table,
+			ledger:  true,
+			notNode: true,
+			create: func(ctx context.Context, c *ent.Client, tenantID, name string) (string, error) {
+				cu, err := customerOf(ctx, c, tenantID)
+				if err != nil {
+					return "", err
+				}
+				m := c.PointsHold.Create().SetCustomerID(cu).SetChannel(pointshold.ChannelPdv).SetSession(unique()).
+					SetPoints(100).SetAmount(decimal.NewFromInt(1)).SetExpiresAt(time.Now().UTC().Add(15 * time.Minute)).
+					SetOrderID(name)
+				if tenantID != "" {
+					m.SetTenantID(tenantID)
+				}
+				r, err := m.Save(ctx)
+				if err != nil {
+					return "", err
+				}
+				return r.ID, nil
+			},
+			list: func(ctx context.Context, c *ent.Client) ([]string, error) { return c.PointsHold.Query().IDs(ctx) },
+			get: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.PointsHold.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return *r.OrderID, nil
+			},
+			tenantOf: func(ctx context.Context, c *ent.Client, id string) (string, error) {
+				r, err := c.PointsHold.Get(ctx, id)
+				if err != nil {
+					return "", err
+				}
+				return r.TenantID, nil
+			},
+			update: func(ctx context.Context, c *ent.Client, id, name string) error {
+				return c.PointsHold.UpdateOneID(id).SetOrderID(name).Exec(ctx)
+			},
+			updateAll: func(ctx context.Context, c *ent.Client, name string) (int, error) {
+				return c.PointsHold.Update().SetOrderID(name).Save(ctx)
+			},
+			delete: func(ctx context.Context, c *ent.Client, id string) error {
+				return c.PointsHold.DeleteOneID(id).Exec(ctx)
+			},
+			deleteAll: func(ctx context.Context, c *ent.Client) (int, error) { return c.PointsHold.Delete().Exec(ctx) },
 		},
 		{
 			// The name is the publication time. The events eventFor makes

@@ -196,6 +196,8 @@ func (SalePayment) Fields() []ent.Field {
 			Comment("NSU of the card transaction, when sent; empty otherwise."),
 		field.Int("installments").Default(1).Immutable().
 			Comment("Number of installments, 1 to 99; 1 when not sent."),
+		field.String("hold_id").Optional().Nillable().Immutable().
+			Comment("The points hold a POINTS payment spends; none for other methods."),
 	}
 }
 

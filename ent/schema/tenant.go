@@ -38,6 +38,16 @@ func (Tenant) Fields() []ent.Field {
 			Default(decimal.NewFromInt(1)).
 			Annotations(entgql.Type("Decimal")).
 			Comment("Points earned per whole R$ 1 paid."),
+		field.Other("points_value", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00); none: 0.01."),
+		field.Int64("points_spend_min").Default(0).NonNegative().
+			Comment("The fewest points a customer may spend at once (0: any number)."),
+		field.Other("points_spend_max_share", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("The largest share of a sale or order payable with points, from 0 to 1 (0.5: half); none: 0.5."),
+		field.Strings("points_spend_channels").Optional().
+			Comment("Channels where points pay as money: pdv (the till), ecommerce (checkout); none (the default) turns spending off."),
 		field.Int("points_expiry_months").Default(12).Positive().
 			Comment("Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later."),
 		field.String("time_zone").Default("America/Sao_Paulo").NotEmpty().

@@ -32,6 +32,14 @@ const (
 	FieldSaleTolerance = "sale_tolerance"
 	// FieldPointsPerReal holds the string denoting the points_per_real field in the database.
 	FieldPointsPerReal = "points_per_real"
+	// FieldPointsValue holds the string denoting the points_value field in the database.
+	FieldPointsValue = "points_value"
+	// FieldPointsSpendMin holds the string denoting the points_spend_min field in the database.
+	FieldPointsSpendMin = "points_spend_min"
+	// FieldPointsSpendMaxShare holds the string denoting the points_spend_max_share field in the database.
+	FieldPointsSpendMaxShare = "points_spend_max_share"
+	// FieldPointsSpendChannels holds the string denoting the points_spend_channels field in the database.
+	FieldPointsSpendChannels = "points_spend_channels"
 	// FieldPointsExpiryMonths holds the string denoting the points_expiry_months field in the database.
 	FieldPointsExpiryMonths = "points_expiry_months"
 	// FieldTimeZone holds the string denoting the time_zone field in the database.
@@ -93,6 +101,10 @@ var Columns = []string{
 	FieldSaleRegistration,
 	FieldSaleTolerance,
 	FieldPointsPerReal,
+	FieldPointsValue,
+	FieldPointsSpendMin,
+	FieldPointsSpendMaxShare,
+	FieldPointsSpendChannels,
 	FieldPointsExpiryMonths,
 	FieldTimeZone,
 	FieldPointsPendingDays,
@@ -148,6 +160,10 @@ var (
 	DefaultSaleTolerance decimal.Decimal
 	// DefaultPointsPerReal holds the default value on creation for the "points_per_real" field.
 	DefaultPointsPerReal decimal.Decimal
+	// DefaultPointsSpendMin holds the default value on creation for the "points_spend_min" field.
+	DefaultPointsSpendMin int64
+	// PointsSpendMinValidator is a validator for the "points_spend_min" field. It is called by the builders before save.
+	PointsSpendMinValidator func(int64) error
 	// DefaultPointsExpiryMonths holds the default value on creation for the "points_expiry_months" field.
 	DefaultPointsExpiryMonths int
 	// PointsExpiryMonthsValidator is a validator for the "points_expiry_months" field. It is called by the builders before save.
@@ -256,6 +272,21 @@ func BySaleTolerance(opts ...sql.OrderTermOption) OrderOption {
 // ByPointsPerReal orders the results by the points_per_real field.
 func ByPointsPerReal(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsPerReal, opts...).ToFunc()
+}
+
+// ByPointsValue orders the results by the points_value field.
+func ByPointsValue(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsValue, opts...).ToFunc()
+}
+
+// ByPointsSpendMin orders the results by the points_spend_min field.
+func ByPointsSpendMin(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsSpendMin, opts...).ToFunc()
+}
+
+// ByPointsSpendMaxShare orders the results by the points_spend_max_share field.
+func ByPointsSpendMaxShare(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsSpendMaxShare, opts...).ToFunc()
 }
 
 // ByPointsExpiryMonths orders the results by the points_expiry_months field.

@@ -106,6 +106,21 @@ func PointsPerReal(v decimal.Decimal) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldPointsPerReal, v))
 }
 
+// PointsValue applies equality check predicate on the "points_value" field. It's identical to PointsValueEQ.
+func PointsValue(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsValue, v))
+}
+
+// PointsSpendMin applies equality check predicate on the "points_spend_min" field. It's identical to PointsSpendMinEQ.
+func PointsSpendMin(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMaxShare applies equality check predicate on the "points_spend_max_share" field. It's identical to PointsSpendMaxShareEQ.
+func PointsSpendMaxShare(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShare, v))
+}
+
 // PointsExpiryMonths applies equality check predicate on the "points_expiry_months" field. It's identical to PointsExpiryMonthsEQ.
 func PointsExpiryMonths(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldPointsExpiryMonths, v))
@@ -439,6 +454,156 @@ func PointsPerRealLT(v decimal.Decimal) predicate.Tenant {
 // PointsPerRealLTE applies the LTE predicate on the "points_per_real" field.
 func PointsPerRealLTE(v decimal.Decimal) predicate.Tenant {
 	return predicate.Tenant(sql.FieldLTE(FieldPointsPerReal, v))
+}
+
+// PointsValueEQ applies the EQ predicate on the "points_value" field.
+func PointsValueEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsValue, v))
+}
+
+// PointsValueNEQ applies the NEQ predicate on the "points_value" field.
+func PointsValueNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsValue, v))
+}
+
+// PointsValueIn applies the In predicate on the "points_value" field.
+func PointsValueIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsValue, vs...))
+}
+
+// PointsValueNotIn applies the NotIn predicate on the "points_value" field.
+func PointsValueNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsValue, vs...))
+}
+
+// PointsValueGT applies the GT predicate on the "points_value" field.
+func PointsValueGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsValue, v))
+}
+
+// PointsValueGTE applies the GTE predicate on the "points_value" field.
+func PointsValueGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsValue, v))
+}
+
+// PointsValueLT applies the LT predicate on the "points_value" field.
+func PointsValueLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsValue, v))
+}
+
+// PointsValueLTE applies the LTE predicate on the "points_value" field.
+func PointsValueLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsValue, v))
+}
+
+// PointsValueIsNil applies the IsNil predicate on the "points_value" field.
+func PointsValueIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldPointsValue))
+}
+
+// PointsValueNotNil applies the NotNil predicate on the "points_value" field.
+func PointsValueNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldPointsValue))
+}
+
+// PointsSpendMinEQ applies the EQ predicate on the "points_spend_min" field.
+func PointsSpendMinEQ(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMinNEQ applies the NEQ predicate on the "points_spend_min" field.
+func PointsSpendMinNEQ(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMinIn applies the In predicate on the "points_spend_min" field.
+func PointsSpendMinIn(vs ...int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsSpendMin, vs...))
+}
+
+// PointsSpendMinNotIn applies the NotIn predicate on the "points_spend_min" field.
+func PointsSpendMinNotIn(vs ...int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsSpendMin, vs...))
+}
+
+// PointsSpendMinGT applies the GT predicate on the "points_spend_min" field.
+func PointsSpendMinGT(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMinGTE applies the GTE predicate on the "points_spend_min" field.
+func PointsSpendMinGTE(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMinLT applies the LT predicate on the "points_spend_min" field.
+func PointsSpendMinLT(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMinLTE applies the LTE predicate on the "points_spend_min" field.
+func PointsSpendMinLTE(v int64) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsSpendMin, v))
+}
+
+// PointsSpendMaxShareEQ applies the EQ predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShare, v))
+}
+
+// PointsSpendMaxShareNEQ applies the NEQ predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsSpendMaxShare, v))
+}
+
+// PointsSpendMaxShareIn applies the In predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsSpendMaxShare, vs...))
+}
+
+// PointsSpendMaxShareNotIn applies the NotIn predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsSpendMaxShare, vs...))
+}
+
+// PointsSpendMaxShareGT applies the GT predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsSpendMaxShare, v))
+}
+
+// PointsSpendMaxShareGTE applies the GTE predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsSpendMaxShare, v))
+}
+
+// PointsSpendMaxShareLT applies the LT predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsSpendMaxShare, v))
+}
+
+// PointsSpendMaxShareLTE applies the LTE predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsSpendMaxShare, v))
+}
+
+// PointsSpendMaxShareIsNil applies the IsNil predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldPointsSpendMaxShare))
+}
+
+// PointsSpendMaxShareNotNil applies the NotNil predicate on the "points_spend_max_share" field.
+func PointsSpendMaxShareNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldPointsSpendMaxShare))
+}
+
+// PointsSpendChannelsIsNil applies the IsNil predicate on the "points_spend_channels" field.
+func PointsSpendChannelsIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldPointsSpendChannels))
+}
+
+// PointsSpendChannelsNotNil applies the NotNil predicate on the "points_spend_channels" field.
+func PointsSpendChannelsNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldPointsSpendChannels))
 }
 
 // PointsExpiryMonthsEQ applies the EQ predicate on the "points_expiry_months" field.

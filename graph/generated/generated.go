@@ -651,6 +651,7 @@ type ComplexityRoot struct {
 	SalePayment struct {
 		Amount       func(childComplexity int) int
 		Bin          func(childComplexity int) int
+		HoldID       func(childComplexity int) int
 		ID           func(childComplexity int) int
 		Installments func(childComplexity int) int
 		Method       func(childComplexity int) int
@@ -771,6 +772,10 @@ type ComplexityRoot struct {
 		PointsExpiryMonths     func(childComplexity int) int
 		PointsPendingDays      func(childComplexity int) int
 		PointsPerReal          func(childComplexity int) int
+		PointsSpendChannels    func(childComplexity int) int
+		PointsSpendMaxShare    func(childComplexity int) int
+		PointsSpendMin         func(childComplexity int) int
+		PointsValue            func(childComplexity int) int
 		PreRegistration        func(childComplexity int) int
 		PriceCodeBronze        func(childComplexity int) int
 		PriceCodeDiamond       func(childComplexity int) int
@@ -3852,6 +3857,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SalePayment.Bin(childComplexity), true
+	case "SalePayment.holdID":
+		if e.ComplexityRoot.SalePayment.HoldID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalePayment.HoldID(childComplexity), true
 	case "SalePayment.id":
 		if e.ComplexityRoot.SalePayment.ID == nil {
 			break
@@ -4366,6 +4377,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.PointsPerReal(childComplexity), true
+	case "Tenant.pointsSpendChannels":
+		if e.ComplexityRoot.Tenant.PointsSpendChannels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsSpendChannels(childComplexity), true
+	case "Tenant.pointsSpendMaxShare":
+		if e.ComplexityRoot.Tenant.PointsSpendMaxShare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsSpendMaxShare(childComplexity), true
+	case "Tenant.pointsSpendMin":
+		if e.ComplexityRoot.Tenant.PointsSpendMin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsSpendMin(childComplexity), true
+	case "Tenant.pointsValue":
+		if e.ComplexityRoot.Tenant.PointsValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsValue(childComplexity), true
 	case "Tenant.preRegistration":
 		if e.ComplexityRoot.Tenant.PreRegistration == nil {
 			break
@@ -5016,6 +5051,14 @@ input TenantSettingsInput {
   pointsPendingDays: Int
   "Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop."
   levelGraceDays: Int
+  "Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00)."
+  pointsValue: Decimal
+  "The fewest points a customer may spend at once, 0 (any) to 1000000."
+  pointsSpendMin: Int
+  "The largest share of a sale or order payable with points, 0 to 1 (0.5: half)."
+  pointsSpendMaxShare: Decimal
+  "Channels where points pay as money: pdv (the till), ecommerce (checkout); [] turns spending off."
+  pointsSpendChannels: [String!]
   "Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model."
   churnRefitDays: Int
   "Days the audit trail is kept, 30 to 3650; older events are deleted."
@@ -8403,7 +8446,7 @@ type PointsEntry implements Node {
   """
   customerID: ID!
   """
-  credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt.
+  credit: earned on an order; bonus: from a campaign; debit: spent; expiration: a lot expired; adjustment: by an operator; reversal: a credit undone (a return, a refund), its points taken from the balance and, when spent, owed as a debt; refund: points paid with given back by a return or cancellation.
   """
   kind: PointsEntryKind!
   """
@@ -8487,6 +8530,7 @@ enum PointsEntryKind @goModel(model: "github.com/fideliza/fideliza/ent/pointsent
   expiration
   adjustment
   reversal
+  refund
 }
 """
 Ordering options for PointsEntry connections
@@ -10289,6 +10333,10 @@ type SalePayment implements Node {
   """
   installments: Int!
   """
+  The points hold a POINTS payment spends; none for other methods.
+  """
+  holdID: String
+  """
   The sale paid.
   """
   sale: Sale!
@@ -10432,6 +10480,24 @@ input SalePaymentWhereInput {
   installmentsGTE: Int
   installmentsLT: Int
   installmentsLTE: Int
+  """
+  hold_id field predicates
+  """
+  holdID: String
+  holdIDNEQ: String
+  holdIDIn: [String!]
+  holdIDNotIn: [String!]
+  holdIDGT: String
+  holdIDGTE: String
+  holdIDLT: String
+  holdIDLTE: String
+  holdIDContains: String
+  holdIDHasPrefix: String
+  holdIDHasSuffix: String
+  holdIDIsNil: Boolean
+  holdIDNotNil: Boolean
+  holdIDEqualFold: String
+  holdIDContainsFold: String
   """
   sale edge predicates
   """
@@ -11549,6 +11615,22 @@ type Tenant implements Node {
   """
   pointsPerReal: Decimal!
   """
+  Value in R$ of one point spent as money at the till or at checkout (0.01: 100 points pay R$ 1.00); none: 0.01.
+  """
+  pointsValue: Decimal
+  """
+  The fewest points a customer may spend at once (0: any number).
+  """
+  pointsSpendMin: Int!
+  """
+  The largest share of a sale or order payable with points, from 0 to 1 (0.5: half); none: 0.5.
+  """
+  pointsSpendMaxShare: Decimal
+  """
+  Channels where points pay as money: pdv (the till), ecommerce (checkout); none (the default) turns spending off.
+  """
+  pointsSpendChannels: [String!]
+  """
   Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later.
   """
   pointsExpiryMonths: Int!
@@ -11768,6 +11850,43 @@ input TenantWhereInput {
   pointsPerRealGTE: Decimal
   pointsPerRealLT: Decimal
   pointsPerRealLTE: Decimal
+  """
+  points_value field predicates
+  """
+  pointsValue: Decimal
+  pointsValueNEQ: Decimal
+  pointsValueIn: [Decimal!]
+  pointsValueNotIn: [Decimal!]
+  pointsValueGT: Decimal
+  pointsValueGTE: Decimal
+  pointsValueLT: Decimal
+  pointsValueLTE: Decimal
+  pointsValueIsNil: Boolean
+  pointsValueNotNil: Boolean
+  """
+  points_spend_min field predicates
+  """
+  pointsSpendMin: Int
+  pointsSpendMinNEQ: Int
+  pointsSpendMinIn: [Int!]
+  pointsSpendMinNotIn: [Int!]
+  pointsSpendMinGT: Int
+  pointsSpendMinGTE: Int
+  pointsSpendMinLT: Int
+  pointsSpendMinLTE: Int
+  """
+  points_spend_max_share field predicates
+  """
+  pointsSpendMaxShare: Decimal
+  pointsSpendMaxShareNEQ: Decimal
+  pointsSpendMaxShareIn: [Decimal!]
+  pointsSpendMaxShareNotIn: [Decimal!]
+  pointsSpendMaxShareGT: Decimal
+  pointsSpendMaxShareGTE: Decimal
+  pointsSpendMaxShareLT: Decimal
+  pointsSpendMaxShareLTE: Decimal
+  pointsSpendMaxShareIsNil: Boolean
+  pointsSpendMaxShareNotNil: Boolean
   """
   points_expiry_months field predicates
   """
@@ -14102,6 +14221,8 @@ func (ec *executionContext) childFields_SalePayment(ctx context.Context, field g
 		return ec.fieldContext_SalePayment_nsu(ctx, field)
 	case "installments":
 		return ec.fieldContext_SalePayment_installments(ctx, field)
+	case "holdID":
+		return ec.fieldContext_SalePayment_holdID(ctx, field)
 	case "sale":
 		return ec.fieldContext_SalePayment_sale(ctx, field)
 	}
@@ -14292,6 +14413,14 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_saleTolerance(ctx, field)
 	case "pointsPerReal":
 		return ec.fieldContext_Tenant_pointsPerReal(ctx, field)
+	case "pointsValue":
+		return ec.fieldContext_Tenant_pointsValue(ctx, field)
+	case "pointsSpendMin":
+		return ec.fieldContext_Tenant_pointsSpendMin(ctx, field)
+	case "pointsSpendMaxShare":
+		return ec.fieldContext_Tenant_pointsSpendMaxShare(ctx, field)
+	case "pointsSpendChannels":
+		return ec.fieldContext_Tenant_pointsSpendChannels(ctx, field)
 	case "pointsExpiryMonths":
 		return ec.fieldContext_Tenant_pointsExpiryMonths(ctx, field)
 	case "timeZone":
@@ -28529,6 +28658,29 @@ func (ec *executionContext) fieldContext_SalePayment_installments(_ context.Cont
 	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _SalePayment_holdID(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalePayment_holdID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HoldID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SalePayment_holdID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalePayment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _SalePayment_sale(ctx context.Context, field graphql.CollectedField, obj *ent.SalePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30321,6 +30473,98 @@ func (ec *executionContext) _Tenant_pointsPerReal(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Tenant_pointsPerReal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsValue(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsSpendMin(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsSpendMin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsSpendMin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsSpendMin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsSpendMaxShare(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsSpendMaxShare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsSpendMaxShare, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsSpendMaxShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsSpendChannels(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsSpendChannels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsSpendChannels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsSpendChannels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Tenant_pointsExpiryMonths(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
@@ -46351,7 +46595,7 @@ func (ec *executionContext) unmarshalInputSalePaymentWhereInput(ctx context.Cont
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "paymentID", "paymentIDNEQ", "paymentIDIn", "paymentIDNotIn", "paymentIDGT", "paymentIDGTE", "paymentIDLT", "paymentIDLTE", "paymentIDContains", "paymentIDHasPrefix", "paymentIDHasSuffix", "paymentIDEqualFold", "paymentIDContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "method", "methodNEQ", "methodIn", "methodNotIn", "methodGT", "methodGTE", "methodLT", "methodLTE", "methodContains", "methodHasPrefix", "methodHasSuffix", "methodEqualFold", "methodContainsFold", "bin", "binNEQ", "binIn", "binNotIn", "binGT", "binGTE", "binLT", "binLTE", "binContains", "binHasPrefix", "binHasSuffix", "binEqualFold", "binContainsFold", "nsu", "nsuNEQ", "nsuIn", "nsuNotIn", "nsuGT", "nsuGTE", "nsuLT", "nsuLTE", "nsuContains", "nsuHasPrefix", "nsuHasSuffix", "nsuEqualFold", "nsuContainsFold", "installments", "installmentsNEQ", "installmentsIn", "installmentsNotIn", "installmentsGT", "installmentsGTE", "installmentsLT", "installmentsLTE", "hasSale", "hasSaleWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "saleID", "saleIDNEQ", "saleIDIn", "saleIDNotIn", "saleIDGT", "saleIDGTE", "saleIDLT", "saleIDLTE", "saleIDContains", "saleIDHasPrefix", "saleIDHasSuffix", "saleIDEqualFold", "saleIDContainsFold", "paymentID", "paymentIDNEQ", "paymentIDIn", "paymentIDNotIn", "paymentIDGT", "paymentIDGTE", "paymentIDLT", "paymentIDLTE", "paymentIDContains", "paymentIDHasPrefix", "paymentIDHasSuffix", "paymentIDEqualFold", "paymentIDContainsFold", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "method", "methodNEQ", "methodIn", "methodNotIn", "methodGT", "methodGTE", "methodLT", "methodLTE", "methodContains", "methodHasPrefix", "methodHasSuffix", "methodEqualFold", "methodContainsFold", "bin", "binNEQ", "binIn", "binNotIn", "binGT", "binGTE", "binLT", "binLTE", "binContains", "binHasPrefix", "binHasSuffix", "binEqualFold", "binContainsFold", "nsu", "nsuNEQ", "nsuIn", "nsuNotIn", "nsuGT", "nsuGTE", "nsuLT", "nsuLTE", "nsuContains", "nsuHasPrefix", "nsuHasSuffix", "nsuEqualFold", "nsuContainsFold", "installments", "installmentsNEQ", "installmentsIn", "installmentsNotIn", "installmentsGT", "installmentsGTE", "installmentsLT", "installmentsLTE", "holdID", "holdIDNEQ", "holdIDIn", "holdIDNotIn", "holdIDGT", "holdIDGTE", "holdIDLT", "holdIDLTE", "holdIDContains", "holdIDHasPrefix", "holdIDHasSuffix", "holdIDIsNil", "holdIDNotNil", "holdIDEqualFold", "holdIDContainsFold", "hasSale", "hasSaleWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -47107,6 +47351,111 @@ func (ec *executionContext) unmarshalInputSalePaymentWhereInput(ctx context.Cont
 				return it, err
 			}
 			it.InstallmentsLTE = data
+		case "holdID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldID = data
+		case "holdIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDNEQ = data
+		case "holdIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDIn = data
+		case "holdIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDNotIn = data
+		case "holdIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDGT = data
+		case "holdIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDGTE = data
+		case "holdIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDLT = data
+		case "holdIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDLTE = data
+		case "holdIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDContains = data
+		case "holdIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDHasPrefix = data
+		case "holdIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDHasSuffix = data
+		case "holdIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDIsNil = data
+		case "holdIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDNotNil = data
+		case "holdIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDEqualFold = data
+		case "holdIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldIDContainsFold = data
 		case "hasSale":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSale"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -50984,7 +51333,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -51103,6 +51452,34 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.LevelGraceDays = data
+		case "pointsValue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValue"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValue = data
+		case "pointsSpendMin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMin"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMin = data
+		case "pointsSpendMaxShare":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShare"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShare = data
+		case "pointsSpendChannels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendChannels"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendChannels = data
 		case "churnRefitDays":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("churnRefitDays"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -51147,7 +51524,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -51602,6 +51979,202 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.PointsPerRealLTE = data
+		case "pointsValue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValue"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValue = data
+		case "pointsValueNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueNEQ = data
+		case "pointsValueIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueIn = data
+		case "pointsValueNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueNotIn = data
+		case "pointsValueGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueGT = data
+		case "pointsValueGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueGTE = data
+		case "pointsValueLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueLT = data
+		case "pointsValueLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueLTE = data
+		case "pointsValueIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueIsNil = data
+		case "pointsValueNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsValueNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsValueNotNil = data
+		case "pointsSpendMin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMin"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMin = data
+		case "pointsSpendMinNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinNEQ = data
+		case "pointsSpendMinIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinIn = data
+		case "pointsSpendMinNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinNotIn = data
+		case "pointsSpendMinGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinGT = data
+		case "pointsSpendMinGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinGTE = data
+		case "pointsSpendMinLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinLT = data
+		case "pointsSpendMinLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMinLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMinLTE = data
+		case "pointsSpendMaxShare":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShare"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShare = data
+		case "pointsSpendMaxShareNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareNEQ = data
+		case "pointsSpendMaxShareIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareIn = data
+		case "pointsSpendMaxShareNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareNotIn = data
+		case "pointsSpendMaxShareGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGT = data
+		case "pointsSpendMaxShareGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGTE = data
+		case "pointsSpendMaxShareLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareLT = data
+		case "pointsSpendMaxShareLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareLTE = data
+		case "pointsSpendMaxShareIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareIsNil = data
+		case "pointsSpendMaxShareNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareNotNil = data
 		case "pointsExpiryMonths":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsExpiryMonths"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -60944,6 +61517,11 @@ func (ec *executionContext) _SalePayment(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "holdID":
+			out.Values[i] = ec._SalePayment_holdID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "sale":
 			field := field
 
@@ -61821,6 +62399,26 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 		case "pointsPerReal":
 			out.Values[i] = ec._Tenant_pointsPerReal(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsValue":
+			out.Values[i] = ec._Tenant_pointsValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsSpendMin":
+			out.Values[i] = ec._Tenant_pointsSpendMin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsSpendMaxShare":
+			out.Values[i] = ec._Tenant_pointsSpendMaxShare(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsSpendChannels":
+			out.Values[i] = ec._Tenant_pointsSpendChannels(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pointsExpiryMonths":

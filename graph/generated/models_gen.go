@@ -536,6 +536,14 @@ type TenantSettingsInput struct {
 	PointsPendingDays *int `json:"pointsPendingDays,omitempty"`
 	// Days a customer keeps a level after the points earned in 12 months fall below its threshold, 0 (drops at once) to 365; customer.level_will_downgrade announces the drop.
 	LevelGraceDays *int `json:"levelGraceDays,omitempty"`
+	// Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00).
+	PointsValue *decimal.Decimal `json:"pointsValue,omitempty"`
+	// The fewest points a customer may spend at once, 0 (any) to 1000000.
+	PointsSpendMin *int `json:"pointsSpendMin,omitempty"`
+	// The largest share of a sale or order payable with points, 0 to 1 (0.5: half).
+	PointsSpendMaxShare *decimal.Decimal `json:"pointsSpendMaxShare,omitempty"`
+	// Channels where points pay as money: pdv (the till), ecommerce (checkout); [] turns spending off.
+	PointsSpendChannels []string `json:"pointsSpendChannels,omitempty"`
 	// Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model.
 	ChurnRefitDays *int `json:"churnRefitDays,omitempty"`
 	// Days the audit trail is kept, 30 to 3650; older events are deleted.

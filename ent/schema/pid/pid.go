@@ -45,6 +45,7 @@ const (
 	Coupon         = "cpn"
 	ConsentChange  = "cns"
 	Audit          = "aud"
+	PointsHold     = "phd"
 )
 
 var (

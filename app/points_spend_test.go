@@ -1,0 +1,243 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+	"github.com/fideliza/fideliza/testclock"
+)
+
+// spendEnv is a tenant whose programme takes points at the till, with a
+// store and one customer holding credited points.
+type spendEnv struct {
+	*concurrentEnv
+	clock  *testclock.Clock
+	cpf    string
+	tenant string
+}
+
+func newSpendEnv(t *testing.T, db *storage.DB, balance int64) *spendEnv {
+	t.Helper()
+	clock := testclock.New(time.Now().UTC())
+	a := app.New(&app.Config{DB: db, Clock: clock.Now, Log: slog.New(slog.DiscardHandler), InlineSales: true})
+	sys := viewer.SystemContext(context.Background())
+	tn, err := a.Backoffice.CreateTenant(sys, "Loja Pontos", nil)
+	require.NoError(t, err)
+	_, err = a.Backoffice.UpdateTenant(sys, tn.ID, backoffice.TenantSettings{
+		PointsSpendChannels: &[]string{"pdv", "ecommerce"}, PointsSpendMaxShare: new(decimal.NewFromInt(1))})
+	require.NoError(t, err)
+	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro")
+	require.NoError(t, err)
+	e := &spendEnv{concurrentEnv: &concurrentEnv{app: a, db: db, ctx: viewer.TenantContext(context.Background(), tn.ID),
+		customer: newLedgerCustomer(t, a, tn.ID, 1)}, clock: clock, cpf: ledgerCPF(1), tenant: tn.ID}
+	_, err = a.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: "seed", Points: &balance})
+	require.NoError(t, err)
+	return e
+}
+
+func (e *spendEnv) hold(session, amount string) (*ent.PointsHold, error) {
+	h, _, err := e.app.POS.HoldPoints(e.ctx, pos.PointsHoldInput{SessionID: session,
+		Customer: &pos.POSCustomer{ID: e.cpf, Type: "CPF"}, StoreID: "LOJA-01", Amount: new(decimal.RequireFromString(amount))})
+	return h, err
+}
+
+// sale registers receipt paying points (R$) with hold and the rest by card.
+func (e *spendEnv) sale(receipt, total, points, hold string) (*ent.Sale, error) {
+	amount, paid := decimal.RequireFromString(total), decimal.RequireFromString(points)
+	one := decimal.NewFromInt(1)
+	soldAt := e.clock.Now().Add(-time.Second)
+	pays := []pos.SalePaymentInput{{ID: "1", Amount: &paid, Method: pos.MethodPoints, HoldID: hold}}
+	if rest := amount.Sub(paid); rest.IsPositive() {
+		pays = append(pays, pos.SalePaymentInput{ID: "2", Amount: &rest, Method: "CREDIT_CARD"})
+	}
+	return e.app.POS.RegisterSale(e.ctx, pos.SaleInput{
+		Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: e.cpf, Type: "CPF"}, SaleID: receipt,
+		StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE", Date: &soldAt, Amount: &amount, AmountPayable: &amount,
+		Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
+		Payments: pays,
+	})
+}
+
+// requireConsistent checks balance = lots = ledger, and that what is held
+// stays within the balance.
+func (e *spendEnv) requireConsistent(t *testing.T) (balance, held int64) {
+	t.Helper()
+	balance, entries, lots := e.ledgerSums(t)
+	require.Equal(t, balance, entries, "balance = the ledger's sum")
+	require.Equal(t, balance, lots, "balance = the lots' remaining points")
+	require.NoError(t, e.db.SQL.QueryRow(`SELECT COALESCE(SUM(points), 0) FROM points_holds WHERE customer_id = $1 AND status IN ('open', 'taken')`,
+		e.customer).Scan(&held))
+	require.LessOrEqual(t, held, balance, "points held within the balance")
+	return balance, held
+}
+
+// TestPointsHoldsNeverOverspend: 200 concurrent requests against one
+// customer of 5,000 points, holds (R$ 1.00 = 100 points) and integrators'
+// debits of 100 points mixed, never hold or debit more than the balance;
+// the holds then paid by sales are debited once each, even with the sale
+// sent twice and processed twice; balance = lots = ledger after.
+func TestPointsHoldsNeverOverspend(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newSpendEnv(t, db, 5000)
+		const n = 200
+		holds := make([]*ent.PointsHold, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				if i%2 == 0 {
+					holds[i], errs[i] = e.hold(fmt.Sprintf("s-%d", i), "1.00")
+					return
+				}
+				_, errs[i] = e.app.Loyalty.DebitPoints(e.ctx, loyalty.DebitInput{CustomerID: e.customer, Points: 100})
+			})
+		}
+		close(start)
+		wg.Wait()
+		var held, debited int
+		for i, err := range errs {
+			if err != nil {
+				require.Equal(t, "insufficient_points", errCode(err), "request %d: %v", i, err)
+				continue
+			}
+			if i%2 == 0 {
+				held++
+			} else {
+				debited++
+			}
+		}
+		require.Equal(t, 50, held+debited, "exactly the balance is held or debited")
+		balance, heldPoints := e.requireConsistent(t)
+		require.Equal(t, int64(5000-100*debited), balance)
+		require.Equal(t, int64(100*held), heldPoints)
+
+		// Each hold paid by a sale, sent twice and processed twice: one debit.
+		var paid []string
+		for i, h := range holds {
+			if h == nil {
+				continue
+			}
+			receipt := fmt.Sprint(1000 + i)
+			s, err := e.sale(receipt, "10.00", "1.00", h.ID)
+			require.NoError(t, err)
+			again, err := e.sale(receipt, "10.00", "1.00", h.ID)
+			require.NoError(t, err)
+			require.Equal(t, s.ID, again.ID)
+			paid = append(paid, s.ID)
+		}
+		sys := viewer.SystemContext(context.Background())
+		for range 2 {
+			for _, id := range paid {
+				require.NoError(t, e.app.POS.ProcessSale(sys, e.tenant, id, false))
+			}
+		}
+		spent, err := e.app.DB.Ent.PointsEntry.Query().Where(pointsentry.KindEQ(pointsentry.KindDebit),
+			pointsentry.SourceKindEQ(pointsentry.SourceKindSale)).All(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, spent, held)
+		balance, heldPoints = e.requireConsistent(t)
+		require.Zero(t, heldPoints)
+		// The sales earned points on what was not paid with points: R$ 9.00 each.
+		require.Equal(t, int64(5000-100*debited-100*held+9*held), balance)
+	})
+}
+
+// TestPointsHoldLapsesAndReleases: a hold's points are available again once
+// it lapses (and its grace is over) or is released; a lapsed or released
+// hold cannot pay a sale, and the upkeep marks lapsed holds released.
+func TestPointsHoldLapsesAndReleases(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newSpendEnv(t, db, 1000)
+		h, err := e.hold("a", "10.00") // every point
+		require.NoError(t, err)
+		require.Equal(t, int64(1000), h.Points)
+		_, err = e.hold("b", "0.01")
+		require.Equal(t, "insufficient_points", errCode(err))
+		again, err := e.hold("a", "10.00") // the session asked again: the same hold
+		require.NoError(t, err)
+		require.Equal(t, h.ID, again.ID)
+
+		e.clock.Advance(16 * time.Minute)
+		_, err = e.sale("1", "20.00", "10.00", h.ID)
+		require.Equal(t, "points_hold_unavailable", errCode(err), "a lapsed hold pays nothing")
+		h2, err := e.hold("b", "10.00")
+		require.NoError(t, err, "the lapsed hold's points are available again")
+		released, err := e.app.POS.ReleasePointsHold(e.ctx, h2.ID)
+		require.NoError(t, err)
+		require.Equal(t, "released", released.Status.String())
+		_, err = e.sale("2", "20.00", "10.00", h2.ID)
+		require.Equal(t, "points_hold_unavailable", errCode(err), "a released hold pays nothing")
+		_, err = e.hold("c", "10.00")
+		require.NoError(t, err, "the released hold's points are available again")
+		e.clock.Advance(time.Minute) // hold a's grace is over too: the upkeep marks it released
+		require.NoError(t, e.app.Loyalty.ReleasePendingPoints(viewer.SystemContext(context.Background())))
+		lapsed, err := e.app.DB.Ent.PointsHold.Get(e.ctx, h.ID)
+		require.NoError(t, err)
+		require.Equal(t, "released", lapsed.Status.String())
+		balance, held := e.requireConsistent(t)
+		require.Equal(t, int64(1000), balance)
+		require.Equal(t, int64(1000), held)
+	})
+}
+
+// TestPointsPaymentRefusals: what a sale paying with points may not be.
+func TestPointsPaymentRefusals(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newSpendEnv(t, db, 1000)
+		h, err := e.hold("a", "5.00")
+		require.NoError(t, err)
+		amount, paid := decimal.RequireFromString("10.00"), decimal.RequireFromString("5.00")
+		rest := amount.Sub(paid)
+		one := decimal.NewFromInt(1)
+		soldAt := e.clock.Now()
+		base := func() pos.SaleInput {
+			return pos.SaleInput{Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: e.cpf, Type: "CPF"}, SaleID: "7",
+				StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE", Date: &soldAt, Amount: &amount, AmountPayable: &amount,
+				Items: []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &amount, Quantity: &one}},
+				Payments: []pos.SalePaymentInput{{ID: "1", Amount: &paid, Method: "POINTS", HoldID: h.ID},
+					{ID: "2", Amount: &rest, Method: "CASH"}}}
+		}
+		for _, c := range []struct {
+			name, code string
+			change     func(in *pos.SaleInput)
+		}{
+			{"offline", "points_payment_offline", func(in *pos.SaleInput) { in.Offline = true }},
+			{"no hold", "points_hold_required", func(in *pos.SaleInput) { in.Payments[0].HoldID = "" }},
+			{"another amount", "points_hold_unavailable", func(in *pos.SaleInput) {
+				in.Payments[0].Amount, in.Payments[1].Amount = new(decimal.RequireFromString("4.00")), new(decimal.RequireFromString("6.00"))
+			}},
+			{"unknown hold", "points_hold_unavailable", func(in *pos.SaleInput) { in.Payments[0].HoldID = "phd_01J00000000000000000000000" }},
+		} {
+			in := base()
+			c.change(&in)
+			_, err := e.app.POS.RegisterSale(e.ctx, in)
+			require.Equal(t, c.code, errCode(err), c.name)
+		}
+		_, err = e.app.POS.RegisterSale(e.ctx, base())
+		require.NoError(t, err, "the hold was not taken by the refused sales")
+	})
+}
