@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/app/loyalty"
 
 	"github.com/shopspring/decimal"
 
@@ -54,6 +55,9 @@ type Validation struct {
 	Eligible   []eligibility.Eligible
 	Ineligible []eligibility.Ineligible
 	Cart       eligibility.Cart
+	// Points is what the customer may pay with points on the cart after its
+	// campaigns' discounts; nil when the programme takes no points online.
+	Points *loyalty.PointsOffer
 }
 
 func (in ValidateInput) validate() error {
@@ -111,7 +115,16 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.CustomerFor(ctx, customer.ID(in.CustomerID), campaigns)
+	tenant, err := a.TenantSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	payWithPoints := slices.Contains(tenant.PointsSpendChannels, loyalty.ChannelEcommerce)
+	var fields []string
+	if payWithPoints { // the balance comes with the customer: no query more
+		fields = []string{customer.FieldPointsBalance, customer.FieldPointsDebt}
+	}
+	cust, segments, err := a.CustomerFor(ctx, customer.ID(in.CustomerID), campaigns, fields...)
 	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("customer")
 	}
@@ -123,10 +136,6 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 		if code, err = a.Campaigns.CouponOf(ctx, in.CouponCode, cust.ID); err != nil {
 			return nil, err
 		}
-	}
-	tenant, err := a.TenantSettings(ctx)
-	if err != nil {
-		return nil, err
 	}
 	used, err := a.CustomerRedemptions(ctx, cust.ID, campaigns)
 	if err != nil {
@@ -194,10 +203,23 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if err != nil {
 		return nil, err
 	}
-	return &Validation{
+	out := &Validation{
 		CustomerID: cust.ID, Token: token, ExpiresAt: expires,
 		Eligible: eligible, Ineligible: ineligible, Cart: in.Cart,
-	}, nil
+	}
+	if payWithPoints {
+		total := in.Cart.Subtotal
+		for _, e := range eligible {
+			if e.Benefit.DiscountAmount != nil {
+				total = total.Sub(*e.Benefit.DiscountAmount)
+			}
+		}
+		total = decimal.Max(total, decimal.Zero)
+		if out.Points, err = a.Loyalty.Offer(ctx, a.DB.Ent, tenant, cust, loyalty.ChannelEcommerce, &total); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // maxTokenGroup bounds the validation tokens one transaction writes.
