@@ -158,11 +158,11 @@ func (r *saleReturns) load(ctx context.Context) error {
 		return err
 	}
 	for _, e := range credits {
-		switch e.Kind {
-		case pointsentry.KindDebit:
+		if e.Kind == pointsentry.KindDebit {
 			r.spent -= e.Points
 			continue
-		case pointsentry.KindBonus:
+		}
+		if e.Kind == pointsentry.KindBonus {
 			r.bonus += e.Points
 		}
 		r.earned += e.Points
