@@ -24,7 +24,7 @@ func createCampaignInput(in generated.CreateCampaignInput) campaigns.CampaignInp
 			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
 		Eligibility: &campaigns.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories,
 			Brands: in.EligibleBrands},
-		Priority: deref(in.Priority), RequiresCode: deref(in.RequiresCode),
+		Priority: deref(in.Priority), RequiresCode: deref(in.RequiresCode), HoldoutBasisPoints: deref(in.HoldoutBasisPoints),
 		Limits: &campaigns.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
 	if in.BudgetTotal != nil || in.BudgetPerStore != nil || in.BudgetPeriod != nil || in.BudgetPerPeriod != nil {

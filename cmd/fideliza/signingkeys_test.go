@@ -108,8 +108,9 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	// The migrations after it run again: what one added that SQLite cannot
 	// add only if missing goes back too.
 	for _, added := range []string{
-		`ALTER TABLE tenants DROP COLUMN cors_origins`, // 0028
-		`ALTER TABLE events DROP COLUMN trace_parent`,  // 0032
+		`ALTER TABLE tenants DROP COLUMN cors_origins`,           // 0028
+		`ALTER TABLE events DROP COLUMN trace_parent`,            // 0032
+		`ALTER TABLE campaigns DROP COLUMN holdout_basis_points`, // 0035
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)
 		require.NoError(t, err)

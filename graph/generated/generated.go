@@ -118,6 +118,8 @@ type ComplexityRoot struct {
 		EligibleSkus       func(childComplexity int) int
 		EndsAt             func(childComplexity int) int
 		GiftSku            func(childComplexity int) int
+		HoldoutBasisPoints func(childComplexity int) int
+		HoldoutContains    func(childComplexity int, customerID string) int
 		ID                 func(childComplexity int) int
 		LimitPerCustomer   func(childComplexity int) int
 		LimitTotal         func(childComplexity int) int
@@ -876,6 +878,7 @@ type ComplexityRoot struct {
 type CampaignResolver interface {
 	Status(ctx context.Context, obj *ent.Campaign) (campaign.Status, error)
 
+	HoldoutContains(ctx context.Context, obj *ent.Campaign, customerID string) (bool, error)
 	Performance(ctx context.Context, obj *ent.Campaign, from *time.Time, to *time.Time) (*CampaignPerformance, error)
 }
 type CustomerResolver interface {
@@ -1251,6 +1254,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.GiftSku(childComplexity), true
+	case "Campaign.holdoutBasisPoints":
+		if e.ComplexityRoot.Campaign.HoldoutBasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.HoldoutBasisPoints(childComplexity), true
+	case "Campaign.holdoutContains":
+		if e.ComplexityRoot.Campaign.HoldoutContains == nil {
+			break
+		}
+
+		args, err := ec.field_Campaign_holdoutContains_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Campaign.HoldoutContains(childComplexity, args["customerID"].(string)), true
 	case "Campaign.id":
 		if e.ComplexityRoot.Campaign.ID == nil {
 			break
@@ -5147,6 +5167,8 @@ input CreateCampaignInput {
   priority: Int
   "Only a cart with one of the campaign's coupon codes qualifies (add codes with addCoupons)."
   requiresCode: Boolean
+  "Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%), 0 to 5000; default 0. Held-out customers get no benefit (reason holdout); Campaign.lift measures the difference."
+  holdoutBasisPoints: Int
 }
 
 """
@@ -5241,7 +5263,7 @@ A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign {
   "The campaign."
   campaign: Campaign!
-  "not_active, channel_mismatch, store_mismatch, segment_mismatch, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking."
+  "not_active, channel_mismatch, store_mismatch, segment_mismatch, holdout, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking."
   reason: String!
   "For min_subtotal_not_met: the R$ still needed."
   missingAmount: Decimal
@@ -5347,6 +5369,15 @@ input RedeemCampaignInput {
   validationToken: String!
   "What the customer paid for the order, in R$ (at most 2 decimal places); creditPoints uses it when given no amount."
   amountPaid: Decimal!
+}
+
+extend type Campaign {
+  """
+  Whether the campaign's holdout (holdoutBasisPoints) draws the customer into its control group: the side
+  validateCart, POST /v1/campaigns/validate and the point of sale see, computed from the customer's and the
+  campaign's ids (whether or not the customer is in the campaign's target); always false without a holdout.
+  """
+  holdoutContains(customerID: ID!): Boolean!
 }
 
 extend type Mutation {
@@ -6146,6 +6177,10 @@ type Campaign implements Node {
   """
   eligibleBrands: [String!]
   """
+  Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%, at most 5000); they get no benefit. 0 holds out no one; fixed at creation.
+  """
+  holdoutBasisPoints: Int!
+  """
   The segment the campaign targets; none means every customer.
   """
   segment: Segment
@@ -6678,6 +6713,17 @@ input CampaignWhereInput {
   """
   requiresCode: Boolean
   requiresCodeNEQ: Boolean
+  """
+  holdout_basis_points field predicates
+  """
+  holdoutBasisPoints: Int
+  holdoutBasisPointsNEQ: Int
+  holdoutBasisPointsIn: [Int!]
+  holdoutBasisPointsNotIn: [Int!]
+  holdoutBasisPointsGT: Int
+  holdoutBasisPointsGTE: Int
+  holdoutBasisPointsLT: Int
+  holdoutBasisPointsLTE: Int
   """
   segment edge predicates
   """
@@ -13188,12 +13234,16 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_requiresCode(ctx, field)
 	case "eligibleBrands":
 		return ec.fieldContext_Campaign_eligibleBrands(ctx, field)
+	case "holdoutBasisPoints":
+		return ec.fieldContext_Campaign_holdoutBasisPoints(ctx, field)
 	case "segment":
 		return ec.fieldContext_Campaign_segment(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Campaign_redemptions(ctx, field)
 	case "coupons":
 		return ec.fieldContext_Campaign_coupons(ctx, field)
+	case "holdoutContains":
+		return ec.fieldContext_Campaign_holdoutContains(ctx, field)
 	case "performance":
 		return ec.fieldContext_Campaign_performance(ctx, field)
 	}
@@ -14663,6 +14713,20 @@ func (ec *executionContext) field_Campaign_coupons_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Campaign_holdoutContains_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "customerID",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerID"] = arg0
 	return args, nil
 }
 
@@ -18268,6 +18332,29 @@ func (ec *executionContext) fieldContext_Campaign_eligibleBrands(_ context.Conte
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Campaign_holdoutBasisPoints(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_holdoutBasisPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HoldoutBasisPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_holdoutBasisPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Campaign_segment(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18382,6 +18469,50 @@ func (ec *executionContext) fieldContext_Campaign_coupons(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Campaign_coupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Campaign_holdoutContains(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_holdoutContains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Campaign().HoldoutContains(ctx, obj, fc.Args["customerID"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_holdoutContains(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Campaign_holdoutContains_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -34580,7 +34711,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "stacking", "stackingNEQ", "stackingIn", "stackingNotIn", "stackingIsNil", "stackingNotNil", "priority", "priorityNEQ", "priorityIn", "priorityNotIn", "priorityGT", "priorityGTE", "priorityLT", "priorityLTE", "requiresCode", "requiresCodeNEQ", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith", "hasCoupons", "hasCouponsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "stacking", "stackingNEQ", "stackingIn", "stackingNotIn", "stackingIsNil", "stackingNotNil", "priority", "priorityNEQ", "priorityIn", "priorityNotIn", "priorityGT", "priorityGTE", "priorityLT", "priorityLTE", "requiresCode", "requiresCodeNEQ", "holdoutBasisPoints", "holdoutBasisPointsNEQ", "holdoutBasisPointsIn", "holdoutBasisPointsNotIn", "holdoutBasisPointsGT", "holdoutBasisPointsGTE", "holdoutBasisPointsLT", "holdoutBasisPointsLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith", "hasCoupons", "hasCouponsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -36435,6 +36566,62 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.RequiresCodeNEQ = data
+		case "holdoutBasisPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPoints"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPoints = data
+		case "holdoutBasisPointsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsNEQ = data
+		case "holdoutBasisPointsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsIn = data
+		case "holdoutBasisPointsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsNotIn = data
+		case "holdoutBasisPointsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsGT = data
+		case "holdoutBasisPointsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsGTE = data
+		case "holdoutBasisPointsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsLT = data
+		case "holdoutBasisPointsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsLTE = data
 		case "hasSegment":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSegment"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -37997,7 +38184,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "eligibleBrands", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod", "stacking", "priority", "requiresCode"}
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "eligibleBrands", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod", "stacking", "priority", "requiresCode", "holdoutBasisPoints"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -38200,6 +38387,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.RequiresCode = data
+		case "holdoutBasisPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPoints"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPoints = data
 		}
 	}
 	return it, nil
@@ -55933,6 +56127,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "holdoutBasisPoints":
+			out.Values[i] = ec._Campaign_holdoutBasisPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "segment":
 			field := field
 
@@ -56019,6 +56218,44 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Campaign_coupons(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "holdoutContains":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_holdoutContains(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -184,6 +184,8 @@ type CreateCampaignInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// Only a cart with one of the campaign's coupon codes qualifies (add codes with addCoupons).
 	RequiresCode *bool `json:"requiresCode,omitempty"`
+	// Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%), 0 to 5000; default 0. Held-out customers get no benefit (reason holdout); Campaign.lift measures the difference.
+	HoldoutBasisPoints *int `json:"holdoutBasisPoints,omitempty"`
 }
 
 // A new customer. CPF is accepted with or without formatting.
@@ -337,7 +339,7 @@ type FieldProblem struct {
 type IneligibleCampaign struct {
 	// The campaign.
 	Campaign *ent.Campaign `json:"campaign"`
-	// not_active, channel_mismatch, store_mismatch, segment_mismatch, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking.
+	// not_active, channel_mismatch, store_mismatch, segment_mismatch, holdout, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking.
 	Reason string `json:"reason"`
 	// For min_subtotal_not_met: the R$ still needed.
 	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`
