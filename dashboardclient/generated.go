@@ -19,6 +19,167 @@ type ActiveCustomersResponse struct {
 // GetActiveCustomers returns ActiveCustomersResponse.ActiveCustomers, and is useful for accessing the field via an interface.
 func (v *ActiveCustomersResponse) GetActiveCustomers() int { return v.ActiveCustomers }
 
+// CampaignLiftCampaignsCampaignConnection includes the requested fields of the GraphQL type CampaignConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type CampaignLiftCampaignsCampaignConnection struct {
+	// A list of edges.
+	Edges []*CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdge `json:"edges"`
+}
+
+// GetEdges returns CampaignLiftCampaignsCampaignConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnection) GetEdges() []*CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdge {
+	return v.Edges
+}
+
+// CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdge includes the requested fields of the GraphQL type CampaignEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdge struct {
+	// The item at the end of the edge.
+	Node *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign `json:"node"`
+}
+
+// GetNode returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdge.Node, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdge) GetNode() *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign {
+	return v.Node
+}
+
+// CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign includes the requested fields of the GraphQL type Campaign.
+// The GraphQL type's documentation follows.
+//
+// A promotion: a discount, cashback, bonus points or a gift, for a period, a segment and channels.
+type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign struct {
+	// The campaign's id, such as cmp_01J….
+	Id string `json:"id"`
+	// The campaign's name.
+	Name string `json:"name"`
+	// Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%, at most 5000); they get no benefit. 0 holds out no one; fixed at creation.
+	HoldoutBasisPoints int `json:"holdoutBasisPoints"`
+	// The campaign's experiment: treated against held out; null when it holds out no one (holdoutBasisPoints 0).
+	Lift *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift `json:"lift"`
+}
+
+// GetId returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign.Id, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign) GetId() string {
+	return v.Id
+}
+
+// GetName returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign.Name, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign) GetName() string {
+	return v.Name
+}
+
+// GetHoldoutBasisPoints returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign.HoldoutBasisPoints, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign) GetHoldoutBasisPoints() int {
+	return v.HoldoutBasisPoints
+}
+
+// GetLift returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign.Lift, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaign) GetLift() *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift {
+	return v.Lift
+}
+
+// CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift includes the requested fields of the GraphQL type CampaignLift.
+// The GraphQL type's documentation follows.
+//
+// What a campaign with a holdout changed over its period (its start until its end, or now while it runs):
+// its target customers, treated and held out as every channel splits them, with the sales registered for
+// them in the period (not cancelled, what they paid).
+type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift struct {
+	// Target customers who could get the benefit.
+	TreatedCustomers int `json:"treatedCustomers"`
+	// Target customers held out of it (the control group).
+	HeldOutCustomers int `json:"heldOutCustomers"`
+	// Revenue per customer, in R$.
+	RevenuePerCustomer CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure `json:"revenuePerCustomer"`
+	// incrementalRevenue less discounts, in R$.
+	NetRevenue decimal.Decimal `json:"netRevenue"`
+}
+
+// GetTreatedCustomers returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.TreatedCustomers, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetTreatedCustomers() int {
+	return v.TreatedCustomers
+}
+
+// GetHeldOutCustomers returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.HeldOutCustomers, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetHeldOutCustomers() int {
+	return v.HeldOutCustomers
+}
+
+// GetRevenuePerCustomer returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.RevenuePerCustomer, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetRevenuePerCustomer() CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure {
+	return v.RevenuePerCustomer
+}
+
+// GetNetRevenue returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift.NetRevenue, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLift) GetNetRevenue() decimal.Decimal {
+	return v.NetRevenue
+}
+
+// CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure includes the requested fields of the GraphQL type LiftMeasure.
+// The GraphQL type's documentation follows.
+//
+// One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
+// difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
+type CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure struct {
+	// The treated customers' mean.
+	Treated decimal.Decimal `json:"treated"`
+	// The held-out customers' mean.
+	HeldOut decimal.Decimal `json:"heldOut"`
+	// treated less heldOut.
+	Difference decimal.Decimal `json:"difference"`
+	// The interval's low end; null when a group has fewer than two customers (two buyers, per buyer).
+	Low *decimal.Decimal `json:"low"`
+	// The interval's high end; null as low.
+	High *decimal.Decimal `json:"high"`
+	// True when the interval excludes 0: the campaign changed the measure, at 95% confidence.
+	Significant bool `json:"significant"`
+}
+
+// GetTreated returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Treated, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetTreated() decimal.Decimal {
+	return v.Treated
+}
+
+// GetHeldOut returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.HeldOut, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetHeldOut() decimal.Decimal {
+	return v.HeldOut
+}
+
+// GetDifference returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Difference, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetDifference() decimal.Decimal {
+	return v.Difference
+}
+
+// GetLow returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Low, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetLow() *decimal.Decimal {
+	return v.Low
+}
+
+// GetHigh returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.High, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetHigh() *decimal.Decimal {
+	return v.High
+}
+
+// GetSignificant returns CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure.Significant, and is useful for accessing the field via an interface.
+func (v *CampaignLiftCampaignsCampaignConnectionEdgesCampaignEdgeNodeCampaignLiftRevenuePerCustomerLiftMeasure) GetSignificant() bool {
+	return v.Significant
+}
+
+// CampaignLiftResponse is returned by CampaignLift on success.
+type CampaignLiftResponse struct {
+	// The tenant's campaigns, oldest first unless ordered, with filters.
+	Campaigns CampaignLiftCampaignsCampaignConnection `json:"campaigns"`
+}
+
+// GetCampaigns returns CampaignLiftResponse.Campaigns, and is useful for accessing the field via an interface.
+func (v *CampaignLiftResponse) GetCampaigns() CampaignLiftCampaignsCampaignConnection {
+	return v.Campaigns
+}
+
 // CampaignPerformanceCampaignsCampaignConnection includes the requested fields of the GraphQL type CampaignConnection.
 // The GraphQL type's documentation follows.
 //
@@ -469,6 +630,14 @@ func (v *__ActiveCustomersInput) GetFrom() time.Time { return v.From }
 // GetTo returns __ActiveCustomersInput.To, and is useful for accessing the field via an interface.
 func (v *__ActiveCustomersInput) GetTo() time.Time { return v.To }
 
+// __CampaignLiftInput is used internally by genqlient
+type __CampaignLiftInput struct {
+	First *int `json:"first"`
+}
+
+// GetFirst returns __CampaignLiftInput.First, and is useful for accessing the field via an interface.
+func (v *__CampaignLiftInput) GetFirst() *int { return v.First }
+
 // __CampaignPerformanceInput is used internally by genqlient
 type __CampaignPerformanceInput struct {
 	From  *time.Time `json:"from"`
@@ -542,6 +711,62 @@ func ActiveCustomers(
 	}
 
 	data_ = &ActiveCustomersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CampaignLift.
+const CampaignLift_Operation = `
+query CampaignLift ($first: Int) {
+	campaigns(first: $first) {
+		edges {
+			node {
+				id
+				name
+				holdoutBasisPoints
+				lift {
+					treatedCustomers
+					heldOutCustomers
+					revenuePerCustomer {
+						treated
+						heldOut
+						difference
+						low
+						high
+						significant
+					}
+					netRevenue
+				}
+			}
+		}
+	}
+}
+`
+
+// CampaignLift lists the first campaigns with their experiment: treated
+// against held out over each one's period, null without a holdout (the
+// experiments' chart).
+func CampaignLift(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+) (data_ *CampaignLiftResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CampaignLift",
+		Query:  CampaignLift_Operation,
+		Variables: &__CampaignLiftInput{
+			First: first,
+		},
+	}
+
+	data_ = &CampaignLiftResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -342,6 +342,11 @@ func (a *year) demoYearCampaigns(ctx context.Context, first, today time.Time) er
 		{Name: "Semana do cliente: 10% no site", Type: "discount", Channels: []string{"ecommerce"},
 			StartsAt: at(first.AddDate(0, 2, 0)), EndsAt: at(first.AddDate(0, 2, 14)),
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(10)}, Limits: &campaigns.LimitsInput{PerCustomer: n(2)}},
+		// An experiment: 10% of the customers held out of the stores' offer
+		// for its last 90 days (its lift: Campaign.lift, the insights page).
+		{Name: "Clube nas lojas: 5% com grupo de controle", Type: "discount", Channels: []string{"pdv"},
+			StartsAt: at(today.AddDate(0, 0, -90)), EndsAt: at(today), HoldoutBasisPoints: 1000,
+			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(5)}},
 		{Name: "Natal: 5% de cashback online", Type: "cashback", Channels: []string{"ecommerce"},
 			StartsAt: at(today.AddDate(0, 1, 0)), EndsAt: at(today.AddDate(0, 2, 0)),
 			Discount: &campaigns.DiscountInput{Mode: "percentage", Value: d(5), CreditAfterDays: n(7)}},

@@ -92,6 +92,8 @@ type Campaign struct {
 	RequiresCode bool `json:"requires_code,omitempty"`
 	// Eligibility: applicable brands, of the tenant's catalogue.
 	EligibleBrands []string `json:"eligible_brands,omitempty"`
+	// Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%, at most 5000); they get no benefit. 0 holds out no one; fixed at creation.
+	HoldoutBasisPoints int `json:"holdout_basis_points,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CampaignQuery when eager-loading is set.
 	Edges        CampaignEdges `json:"edges"`
@@ -169,7 +171,7 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case campaign.FieldRequiresCode:
 			values[i] = new(sql.NullBool)
-		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount, campaign.FieldPriority:
+		case campaign.FieldCreditAfterDays, campaign.FieldLimitTotal, campaign.FieldLimitPerCustomer, campaign.FieldRedemptionsCount, campaign.FieldPriority, campaign.FieldHoldoutBasisPoints:
 			values[i] = new(sql.NullInt64)
 		case campaign.FieldID, campaign.FieldTenantID, campaign.FieldName, campaign.FieldDescription, campaign.FieldType, campaign.FieldStatus, campaign.FieldSegmentID, campaign.FieldPredictiveSegment, campaign.FieldDiscountMode, campaign.FieldGiftSku, campaign.FieldBudgetPeriod, campaign.FieldStacking:
 			values[i] = new(sql.NullString)
@@ -436,6 +438,12 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field eligible_brands: %w", err)
 				}
 			}
+		case campaign.FieldHoldoutBasisPoints:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field holdout_basis_points", values[i])
+			} else if value.Valid {
+				_m.HoldoutBasisPoints = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -628,6 +636,9 @@ func (_m *Campaign) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("eligible_brands=")
 	builder.WriteString(fmt.Sprintf("%v", _m.EligibleBrands))
+	builder.WriteString(", ")
+	builder.WriteString("holdout_basis_points=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HoldoutBasisPoints))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -419,6 +419,20 @@ func (_c *CampaignCreate) SetEligibleBrands(v []string) *CampaignCreate {
 	return _c
 }
 
+// SetHoldoutBasisPoints sets the "holdout_basis_points" field.
+func (_c *CampaignCreate) SetHoldoutBasisPoints(v int) *CampaignCreate {
+	_c.mutation.SetHoldoutBasisPoints(v)
+	return _c
+}
+
+// SetNillableHoldoutBasisPoints sets the "holdout_basis_points" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableHoldoutBasisPoints(v *int) *CampaignCreate {
+	if v != nil {
+		_c.SetHoldoutBasisPoints(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *CampaignCreate) SetID(v string) *CampaignCreate {
 	_c.mutation.SetID(v)
@@ -544,6 +558,10 @@ func (_c *CampaignCreate) defaults() error {
 		v := campaign.DefaultRequiresCode
 		_c.mutation.SetRequiresCode(v)
 	}
+	if _, ok := _c.mutation.HoldoutBasisPoints(); !ok {
+		v := campaign.DefaultHoldoutBasisPoints
+		_c.mutation.SetHoldoutBasisPoints(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if campaign.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized campaign.DefaultID (forgotten import ent/runtime?)")
@@ -656,6 +674,14 @@ func (_c *CampaignCreate) check() error {
 	}
 	if _, ok := _c.mutation.RequiresCode(); !ok {
 		return &ValidationError{Name: "requires_code", err: errors.New(`ent: missing required field "Campaign.requires_code"`)}
+	}
+	if _, ok := _c.mutation.HoldoutBasisPoints(); !ok {
+		return &ValidationError{Name: "holdout_basis_points", err: errors.New(`ent: missing required field "Campaign.holdout_basis_points"`)}
+	}
+	if v, ok := _c.mutation.HoldoutBasisPoints(); ok {
+		if err := campaign.HoldoutBasisPointsValidator(v); err != nil {
+			return &ValidationError{Name: "holdout_basis_points", err: fmt.Errorf(`ent: validator failed for field "Campaign.holdout_basis_points": %w`, err)}
+		}
 	}
 	if len(_c.mutation.TenantIDs()) == 0 {
 		return &ValidationError{Name: "tenant", err: errors.New(`ent: missing required edge "Campaign.tenant"`)}
@@ -826,6 +852,10 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.EligibleBrands(); ok {
 		_spec.SetField(campaign.FieldEligibleBrands, field.TypeJSON, value)
 		_node.EligibleBrands = value
+	}
+	if value, ok := _c.mutation.HoldoutBasisPoints(); ok {
+		_spec.SetField(campaign.FieldHoldoutBasisPoints, field.TypeInt, value)
+		_node.HoldoutBasisPoints = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -138,6 +138,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			campaign.FieldPriority:           {Type: field.TypeInt, Column: campaign.FieldPriority},
 			campaign.FieldRequiresCode:       {Type: field.TypeBool, Column: campaign.FieldRequiresCode},
 			campaign.FieldEligibleBrands:     {Type: field.TypeJSON, Column: campaign.FieldEligibleBrands},
+			campaign.FieldHoldoutBasisPoints: {Type: field.TypeInt, Column: campaign.FieldHoldoutBasisPoints},
 		},
 	}
 	graph.Nodes[3] = &sqlgraph.Node{
@@ -2160,6 +2161,11 @@ func (f *CampaignFilter) WhereRequiresCode(p entql.BoolP) {
 // WhereEligibleBrands applies the entql json.RawMessage predicate on the eligible_brands field.
 func (f *CampaignFilter) WhereEligibleBrands(p entql.BytesP) {
 	f.Where(p.Field(campaign.FieldEligibleBrands))
+}
+
+// WhereHoldoutBasisPoints applies the entql int predicate on the holdout_basis_points field.
+func (f *CampaignFilter) WhereHoldoutBasisPoints(p entql.IntP) {
+	f.Where(p.Field(campaign.FieldHoldoutBasisPoints))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -660,6 +660,11 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldEligibleBrands)
 				fieldSeen[campaign.FieldEligibleBrands] = struct{}{}
 			}
+		case "holdoutBasisPoints":
+			if _, ok := fieldSeen[campaign.FieldHoldoutBasisPoints]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldHoldoutBasisPoints)
+				fieldSeen[campaign.FieldHoldoutBasisPoints] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

@@ -1184,6 +1184,16 @@ type CampaignWhereInput struct {
 	RequiresCode    *bool `json:"requiresCode,omitempty"`
 	RequiresCodeNEQ *bool `json:"requiresCodeNEQ,omitempty"`
 
+	// "holdout_basis_points" field predicates.
+	HoldoutBasisPoints      *int  `json:"holdoutBasisPoints,omitempty"`
+	HoldoutBasisPointsNEQ   *int  `json:"holdoutBasisPointsNEQ,omitempty"`
+	HoldoutBasisPointsIn    []int `json:"holdoutBasisPointsIn,omitempty"`
+	HoldoutBasisPointsNotIn []int `json:"holdoutBasisPointsNotIn,omitempty"`
+	HoldoutBasisPointsGT    *int  `json:"holdoutBasisPointsGT,omitempty"`
+	HoldoutBasisPointsGTE   *int  `json:"holdoutBasisPointsGTE,omitempty"`
+	HoldoutBasisPointsLT    *int  `json:"holdoutBasisPointsLT,omitempty"`
+	HoldoutBasisPointsLTE   *int  `json:"holdoutBasisPointsLTE,omitempty"`
+
 	// "segment" edge predicates.
 	HasSegment     *bool                `json:"hasSegment,omitempty"`
 	HasSegmentWith []*SegmentWhereInput `json:"hasSegmentWith,omitempty"`
@@ -2050,6 +2060,30 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 	}
 	if i.RequiresCodeNEQ != nil {
 		predicates = append(predicates, campaign.RequiresCodeNEQ(*i.RequiresCodeNEQ))
+	}
+	if i.HoldoutBasisPoints != nil {
+		predicates = append(predicates, campaign.HoldoutBasisPointsEQ(*i.HoldoutBasisPoints))
+	}
+	if i.HoldoutBasisPointsNEQ != nil {
+		predicates = append(predicates, campaign.HoldoutBasisPointsNEQ(*i.HoldoutBasisPointsNEQ))
+	}
+	if len(i.HoldoutBasisPointsIn) > 0 {
+		predicates = append(predicates, campaign.HoldoutBasisPointsIn(i.HoldoutBasisPointsIn...))
+	}
+	if len(i.HoldoutBasisPointsNotIn) > 0 {
+		predicates = append(predicates, campaign.HoldoutBasisPointsNotIn(i.HoldoutBasisPointsNotIn...))
+	}
+	if i.HoldoutBasisPointsGT != nil {
+		predicates = append(predicates, campaign.HoldoutBasisPointsGT(*i.HoldoutBasisPointsGT))
+	}
+	if i.HoldoutBasisPointsGTE != nil {
+		predicates = append(predicates, campaign.HoldoutBasisPointsGTE(*i.HoldoutBasisPointsGTE))
+	}
+	if i.HoldoutBasisPointsLT != nil {
+		predicates = append(predicates, campaign.HoldoutBasisPointsLT(*i.HoldoutBasisPointsLT))
+	}
+	if i.HoldoutBasisPointsLTE != nil {
+		predicates = append(predicates, campaign.HoldoutBasisPointsLTE(*i.HoldoutBasisPointsLTE))
 	}
 
 	if i.HasSegment != nil {

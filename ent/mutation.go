@@ -1750,6 +1750,8 @@ type CampaignMutation struct {
 	requires_code             *bool
 	eligible_brands           *[]string
 	appendeligible_brands     []string
+	holdout_basis_points      *int
+	addholdout_basis_points   *int
 	clearedFields             map[string]struct{}
 	tenant                    *string
 	clearedtenant             bool
@@ -3628,6 +3630,62 @@ func (m *CampaignMutation) ResetEligibleBrands() {
 	delete(m.clearedFields, campaign.FieldEligibleBrands)
 }
 
+// SetHoldoutBasisPoints sets the "holdout_basis_points" field.
+func (m *CampaignMutation) SetHoldoutBasisPoints(i int) {
+	m.holdout_basis_points = &i
+	m.addholdout_basis_points = nil
+}
+
+// HoldoutBasisPoints returns the value of the "holdout_basis_points" field in the mutation.
+func (m *CampaignMutation) HoldoutBasisPoints() (r int, exists bool) {
+	v := m.holdout_basis_points
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHoldoutBasisPoints returns the old "holdout_basis_points" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldHoldoutBasisPoints(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHoldoutBasisPoints is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHoldoutBasisPoints requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHoldoutBasisPoints: %w", err)
+	}
+	return oldValue.HoldoutBasisPoints, nil
+}
+
+// AddHoldoutBasisPoints adds i to the "holdout_basis_points" field.
+func (m *CampaignMutation) AddHoldoutBasisPoints(i int) {
+	if m.addholdout_basis_points != nil {
+		*m.addholdout_basis_points += i
+	} else {
+		m.addholdout_basis_points = &i
+	}
+}
+
+// AddedHoldoutBasisPoints returns the value that was added to the "holdout_basis_points" field in this mutation.
+func (m *CampaignMutation) AddedHoldoutBasisPoints() (r int, exists bool) {
+	v := m.addholdout_basis_points
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHoldoutBasisPoints resets all changes to the "holdout_basis_points" field.
+func (m *CampaignMutation) ResetHoldoutBasisPoints() {
+	m.holdout_basis_points = nil
+	m.addholdout_basis_points = nil
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *CampaignMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -3824,7 +3882,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 35)
+	fields := make([]string, 0, 36)
 	if m.tenant != nil {
 		fields = append(fields, campaign.FieldTenantID)
 	}
@@ -3930,6 +3988,9 @@ func (m *CampaignMutation) Fields() []string {
 	if m.eligible_brands != nil {
 		fields = append(fields, campaign.FieldEligibleBrands)
 	}
+	if m.holdout_basis_points != nil {
+		fields = append(fields, campaign.FieldHoldoutBasisPoints)
+	}
 	return fields
 }
 
@@ -4008,6 +4069,8 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.RequiresCode()
 	case campaign.FieldEligibleBrands:
 		return m.EligibleBrands()
+	case campaign.FieldHoldoutBasisPoints:
+		return m.HoldoutBasisPoints()
 	}
 	return nil, false
 }
@@ -4087,6 +4150,8 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldRequiresCode(ctx)
 	case campaign.FieldEligibleBrands:
 		return m.OldEligibleBrands(ctx)
+	case campaign.FieldHoldoutBasisPoints:
+		return m.OldHoldoutBasisPoints(ctx)
 	}
 	return nil, fmt.Errorf("unknown Campaign field %s", name)
 }
@@ -4341,6 +4406,13 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEligibleBrands(v)
 		return nil
+	case campaign.FieldHoldoutBasisPoints:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHoldoutBasisPoints(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Campaign field %s", name)
 }
@@ -4364,6 +4436,9 @@ func (m *CampaignMutation) AddedFields() []string {
 	if m.addpriority != nil {
 		fields = append(fields, campaign.FieldPriority)
 	}
+	if m.addholdout_basis_points != nil {
+		fields = append(fields, campaign.FieldHoldoutBasisPoints)
+	}
 	return fields
 }
 
@@ -4382,6 +4457,8 @@ func (m *CampaignMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedRedemptionsCount()
 	case campaign.FieldPriority:
 		return m.AddedPriority()
+	case campaign.FieldHoldoutBasisPoints:
+		return m.AddedHoldoutBasisPoints()
 	}
 	return nil, false
 }
@@ -4425,6 +4502,13 @@ func (m *CampaignMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPriority(v)
+		return nil
+	case campaign.FieldHoldoutBasisPoints:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHoldoutBasisPoints(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign numeric field %s", name)
@@ -4698,6 +4782,9 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldEligibleBrands:
 		m.ResetEligibleBrands()
+		return nil
+	case campaign.FieldHoldoutBasisPoints:
+		m.ResetHoldoutBasisPoints()
 		return nil
 	}
 	return fmt.Errorf("unknown Campaign field %s", name)

@@ -8,6 +8,7 @@ import (
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -24,7 +25,7 @@ func createCampaignInput(in generated.CreateCampaignInput) campaigns.CampaignInp
 			Multiplier: in.Multiplier, GiftSKU: in.GiftSku},
 		Eligibility: &campaigns.EligibilityInput{MinSubtotal: in.MinSubtotal, SKUs: in.EligibleSkus, Categories: in.EligibleCategories,
 			Brands: in.EligibleBrands},
-		Priority: deref(in.Priority), RequiresCode: deref(in.RequiresCode),
+		Priority: deref(in.Priority), RequiresCode: deref(in.RequiresCode), HoldoutBasisPoints: deref(in.HoldoutBasisPoints),
 		Limits: &campaigns.LimitsInput{PerCustomer: in.LimitPerCustomer, Total: in.LimitTotal},
 	}
 	if in.BudgetTotal != nil || in.BudgetPerStore != nil || in.BudgetPeriod != nil || in.BudgetPerPeriod != nil {
@@ -156,4 +157,18 @@ func catalogImport(res *campaigns.CatalogResult) *generated.CatalogImport {
 		out.Problems[i] = &generated.FieldProblem{Field: p.Path(), Message: p.Message}
 	}
 	return out
+}
+
+// campaignLift is a campaign's experiment as GraphQL shows it.
+func campaignLift(l *experiment.Lift) *generated.CampaignLift {
+	measure := func(m experiment.Metric) *generated.LiftMeasure {
+		return &generated.LiftMeasure{Treated: m.Treated, HeldOut: m.HeldOut, Difference: m.Difference, Low: m.Low, High: m.High,
+			Significant: m.Significant}
+	}
+	return &generated.CampaignLift{
+		TreatedCustomers: l.Treated.Customers, HeldOutCustomers: l.HeldOut.Customers,
+		TreatedBuyers: l.Treated.Buyers, HeldOutBuyers: l.HeldOut.Buyers,
+		BuyerShare: measure(l.BuyerShare), RevenuePerCustomer: measure(l.RevenuePerCustomer), RevenuePerBuyer: measure(l.RevenuePerBuyer),
+		Discounts: l.Discounts, IncrementalRevenue: l.IncrementalRevenue, NetRevenue: l.NetRevenue,
+	}
 }

@@ -13,6 +13,11 @@ import (
 	"github.com/fideliza/fideliza/graph/generated"
 )
 
+// HoldoutContains is the resolver for the holdoutContains field.
+func (r *campaignResolver) HoldoutContains(ctx context.Context, obj *ent.Campaign, customerID string) (bool, error) {
+	return r.app.Campaigns.HoldsOut(ctx, obj, customerID)
+}
+
 // CreateCampaign is the resolver for the createCampaign field.
 func (r *mutationResolver) CreateCampaign(ctx context.Context, input generated.CreateCampaignInput) (*ent.Campaign, error) {
 	return r.app.Campaigns.CreateCampaign(ctx, createCampaignInput(input))

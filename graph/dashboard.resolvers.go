@@ -24,6 +24,15 @@ func (r *campaignResolver) Performance(ctx context.Context, obj *ent.Campaign, f
 		CashbackPromised: p.CashbackPromised, Revenue: p.Revenue}, nil
 }
 
+// Lift is the resolver for the lift field.
+func (r *campaignResolver) Lift(ctx context.Context, obj *ent.Campaign) (*generated.CampaignLift, error) {
+	l, err := r.app.Insights.CampaignLift(ctx, obj)
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return campaignLift(l), nil
+}
+
 // CustomersByLevel is the resolver for the customersByLevel field.
 func (r *queryResolver) CustomersByLevel(ctx context.Context) ([]*generated.LevelCount, error) {
 	levels, err := r.app.Loyalty.ByLevel(ctx)

@@ -180,6 +180,10 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 	if err != nil {
 		return err
 	}
+	lifts, err := dashboardclient.CampaignLift(ctx, gql, &n)
+	if err != nil {
+		return err
+	}
 
 	byDay, byStore, revenue, sold := salesPoints(sales.SalesByStoreDay, first, last)
 	in.Sales = sold
@@ -201,6 +205,7 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 		chart.Columns("active-customers", "Active customers by "+in.ActiveUnit, activeByPeriod, compact),
 		chart.Line("points-liability", "Points outstanding at the end of each day", liabilityPoints, compact),
 		chart.Bars("campaigns", "Campaigns: what customers paid in orders that used them (R$)", campaignPoints(campaigns)),
+		chart.Bars("campaign-lift", "Experiments: revenue per customer, treated and held out, over each campaign's period (R$)", liftPoints(lifts)),
 	}
 	return nil
 }
@@ -291,6 +296,27 @@ func campaignPoints(res *dashboardclient.CampaignPerformanceResponse) []chart.Po
 		pt := moneyPoint(r.name, r.perf.Revenue)
 		pt.Text += fmt.Sprintf(" · %d redemptions · %s off", r.perf.Redemptions, money(r.perf.DiscountGiven))
 		out = append(out, pt)
+	}
+	return out
+}
+
+// liftPoints shows each campaign with a holdout (at most
+// maxCampaignsShown) by its revenue per customer, treated then held out:
+// the treated bar says the difference and its 95% interval.
+func liftPoints(res *dashboardclient.CampaignLiftResponse) []chart.Point {
+	var out []chart.Point
+	for _, e := range res.Campaigns.Edges {
+		if e == nil || e.Node == nil || e.Node.Lift == nil || len(out) >= 2*maxCampaignsShown {
+			continue
+		}
+		m := e.Node.Lift.RevenuePerCustomer
+		treated := moneyPoint(e.Node.Name+" · treated", m.Treated)
+		treated.Text += " · lift " + money(m.Difference)
+		if m.Low != nil && m.High != nil {
+			treated.Text += " (95%: " + money(*m.Low) + " to " + money(*m.High) + ")"
+		}
+		heldOut := moneyPoint(fmt.Sprintf("%s · held out (%g%%)", e.Node.Name, float64(e.Node.HoldoutBasisPoints)/100), m.HeldOut)
+		out = append(out, treated, heldOut)
 	}
 	return out
 }

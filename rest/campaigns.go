@@ -64,9 +64,10 @@ type campaignBody struct {
 		Period    string      `json:"period"`
 		PerPeriod *jsonNumber `json:"per_period"`
 	} `json:"budget"`
-	Stacking     string `json:"stacking"`
-	Priority     int    `json:"priority"`
-	RequiresCode bool   `json:"requires_code"`
+	Stacking           string `json:"stacking"`
+	Priority           int    `json:"priority"`
+	RequiresCode       bool   `json:"requires_code"`
+	HoldoutBasisPoints int    `json:"holdout_basis_points"`
 }
 
 func (b campaignBody) input(p *apperr.Problems) campaigns.CampaignInput {
@@ -74,7 +75,7 @@ func (b campaignBody) input(p *apperr.Problems) campaigns.CampaignInput {
 		Name: b.Name, Description: b.Description, Type: b.Type, SegmentID: b.SegmentID, Channels: b.Channels,
 		StoreCodes: b.StoreCodes, StoreGroups: b.StoreGroups, PredictiveSegment: b.PredictiveSegment,
 		StartsAt: instant(p, "starts_at", b.StartsAt, dateTime), EndsAt: instant(p, "ends_at", b.EndsAt, dateTime),
-		Stacking: b.Stacking, Priority: b.Priority, RequiresCode: b.RequiresCode,
+		Stacking: b.Stacking, Priority: b.Priority, RequiresCode: b.RequiresCode, HoldoutBasisPoints: b.HoldoutBasisPoints,
 	}
 	const renamed = "was renamed discount.value in version 1.1.0 of /v1 (2026-03-01): send the percentage as discount.value"
 	if sent(b.DiscountValue) {
@@ -116,17 +117,19 @@ type campaignJSON struct {
 	Type        string `json:"type"`
 	Status      string `json:"status"`
 	campaignReach
-	Discount         *discountJSON   `json:"discount"`
-	Eligibility      eligibilityJSON `json:"eligibility"`
-	Limits           limitsJSON      `json:"limits"`
-	Budget           *budgetJSON     `json:"budget"`
-	Stacking         *string         `json:"stacking"`
-	Priority         int             `json:"priority"`
-	RequiresCode     bool            `json:"requires_code"`
-	RedemptionsCount int             `json:"redemptions_count"`
-	RedemptionsLimit *int            `json:"redemptions_limit"`
-	CreatedAt        string          `json:"created_at"`
-	UpdatedAt        string          `json:"updated_at"`
+	Discount     *discountJSON   `json:"discount"`
+	Eligibility  eligibilityJSON `json:"eligibility"`
+	Limits       limitsJSON      `json:"limits"`
+	Budget       *budgetJSON     `json:"budget"`
+	Stacking     *string         `json:"stacking"`
+	Priority     int             `json:"priority"`
+	RequiresCode bool            `json:"requires_code"`
+	// HoldoutBasisPoints is the share of the target customers held out.
+	HoldoutBasisPoints int    `json:"holdout_basis_points"`
+	RedemptionsCount   int    `json:"redemptions_count"`
+	RedemptionsLimit   *int   `json:"redemptions_limit"`
+	CreatedAt          string `json:"created_at"`
+	UpdatedAt          string `json:"updated_at"`
 }
 
 type discountJSON struct {
@@ -201,7 +204,7 @@ func renderCampaign(c *ent.Campaign) campaignJSON {
 			MinSubtotal: decimalJSON(c.MinSubtotal), SKUs: orEmpty(c.EligibleSkus), Categories: orEmpty(c.EligibleCategories),
 			Brands: orEmpty(c.EligibleBrands),
 		},
-		Stacking: (*string)(c.Stacking), Priority: c.Priority, RequiresCode: c.RequiresCode,
+		Stacking: (*string)(c.Stacking), Priority: c.Priority, RequiresCode: c.RequiresCode, HoldoutBasisPoints: c.HoldoutBasisPoints,
 		Limits:           limitsJSON{PerCustomer: c.LimitPerCustomer, Total: c.LimitTotal},
 		Budget:           renderBudget(c),
 		RedemptionsCount: c.RedemptionsCount, RedemptionsLimit: c.LimitTotal,

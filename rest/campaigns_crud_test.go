@@ -20,7 +20,7 @@ import (
 
 // campCampaignKeys are the keys of a campaign.
 var campCampaignKeys = sortedCopy("id", "name", "description", "type", "status", "starts_at", "ends_at", "segment_id", "predictive_segment",
-	"channels", "store_codes", "store_groups", "discount", "eligibility", "limits", "budget", "stacking", "priority", "requires_code", "redemptions_count", "redemptions_limit",
+	"channels", "store_codes", "store_groups", "discount", "eligibility", "limits", "budget", "stacking", "priority", "requires_code", "holdout_basis_points", "redemptions_count", "redemptions_limit",
 	"created_at", "updated_at")
 
 func TestCampaignCreate(t *testing.T) {

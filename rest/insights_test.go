@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/dashboardclient"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -34,7 +35,7 @@ func chartTables(t *testing.T, page string) map[string][][2]string {
 	t.Helper()
 	out := map[string][][2]string{}
 	sections := regexp.MustCompile(`(?s)<section class="chart" id="([a-z-]+)".*?</section>`).FindAllStringSubmatch(page, -1)
-	require.Len(t, sections, 6, "the page draws six charts")
+	require.Len(t, sections, 7, "the page draws seven charts")
 	row := regexp.MustCompile(`<tr><th scope="row">([^<]*)</th><td data-value="([^"]*)">`)
 	for _, s := range sections {
 		rows := [][2]string{}
@@ -119,6 +120,7 @@ func TestPanelInsights(t *testing.T) {
 		require.Len(t, perf.Campaigns.Edges, 1)
 		n := perf.Campaigns.Edges[0].Node
 		want["campaigns"] = [][2]string{{n.Name, n.Performance.Revenue.String()}}
+		want["campaign-lift"] = [][2]string{} // no campaign holds anyone out
 
 		require.Equal(t, want, tables)
 		// What the seed holds, so that the comparison is not of empty pages.
@@ -131,6 +133,25 @@ func TestPanelInsights(t *testing.T) {
 		require.Equal(t, 2, active.ActiveCustomers)
 		require.Contains(t, page, `<dt>Active customers</dt><dd data-value="2">`)
 		require.Regexp(t, `(?s)id="sales-by-day".*<svg class="columns".*<rect class="mark"`, page)
+
+		t.Run("experiments", func(t *testing.T) {
+			id := holdoutCampaign(t, b)
+			tables := chartTables(t, requirePanelPage(t, c.get(t, "/panel/insights?"+insightsPeriod.Encode())))
+			lifts, err := dashboardclient.CampaignLift(ctx, gql, &first)
+			require.NoError(t, err)
+			var rows [][2]string
+			for _, e := range lifts.Campaigns.Edges {
+				if e.Node.Lift != nil {
+					require.Equal(t, id, e.Node.Id)
+					m := e.Node.Lift.RevenuePerCustomer
+					rows = append(rows, [2]string{e.Node.Name + " · treated", m.Treated.String()},
+						[2]string{e.Node.Name + " · held out (10%)", m.HeldOut.String()})
+					require.Equal(t, 3, e.Node.Lift.TreatedCustomers+e.Node.Lift.HeldOutCustomers, "Ana, Bruno and Carla")
+				}
+			}
+			require.Len(t, rows, 2)
+			require.Equal(t, rows, tables["campaign-lift"])
+		})
 
 		t.Run("a period it cannot show", func(t *testing.T) {
 			for _, tc := range []struct {
@@ -146,7 +167,7 @@ func TestPanelInsights(t *testing.T) {
 					require.Equal(t, http.StatusUnprocessableEntity, res.status)
 					page := requirePanelPage(t, res)
 					require.Contains(t, page, tc.message)
-					require.Len(t, chartTables(t, page), 6, "the default period is shown instead")
+					require.Len(t, chartTables(t, page), 7, "the default period is shown instead")
 				})
 			}
 			res := c.get(t, "/panel/insights?from=2025-03-07&to=2026-03-06")
@@ -177,6 +198,7 @@ func TestPanelInsightsBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	b := newBackOffice(t, singleDB(t))
 	seedDashboard(t, b)
+	holdoutCampaign(t, b)
 	token := b.userToken(t, b.tenantID, viewer.RoleAnalyst)
 	tab := newBrowserTab(t, browser, b.srv.URL)
 	ctx := tab.ctx
@@ -200,12 +222,12 @@ func TestPanelInsightsBrowser(t *testing.T) {
 	res, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#period button")))
 	require.NoError(t, err)
 	require.EqualValues(t, http.StatusOK, res.Status)
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#campaigns svg"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#campaign-lift svg"))))
 	location, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
 	require.NoError(t, err)
 	require.Equal(t, b.srv.URL+"/panel/insights?"+insightsPeriod.Encode(), location)
 
-	for _, id := range []string{"sales-by-day", "sales-by-store", "customers-by-level", "active-customers", "points-liability", "campaigns"} {
+	for _, id := range []string{"sales-by-day", "sales-by-store", "customers-by-level", "active-customers", "points-liability", "campaigns", "campaign-lift"} {
 		t.Run(id, func(t *testing.T) {
 			shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#"+id+" svg")))
 			require.NoError(t, err)
@@ -228,4 +250,18 @@ func TestPanelInsightsBrowser(t *testing.T) {
 		})
 	}
 	tab.requireNoProblems(t)
+}
+
+// holdoutCampaign creates a campaign holding out 10% of the customers, from
+// before the seeded sales (seedDashboard) until a month from now, and
+// returns its id: its lift compares the seeded customers' sales.
+func holdoutCampaign(t *testing.T, b *backOffice) string {
+	t.Helper()
+	start, end := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Now().AddDate(0, 1, 0)
+	double := decimal.NewFromInt(2)
+	c, err := b.app.Campaigns.CreateCampaign(viewer.TenantContext(context.Background(), b.tenantID), campaigns.CampaignInput{
+		Name: "Experimento", Type: "bonus_points", StartsAt: &start, EndsAt: &end, HoldoutBasisPoints: 1000,
+		Discount: &campaigns.DiscountInput{Multiplier: &double}})
+	require.NoError(t, err)
+	return c.ID
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
+	"github.com/fideliza/fideliza/domain/experiment"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/change"
@@ -45,6 +46,9 @@ type CampaignInput struct {
 	Stacking          string // combinable or exclusive; "" for neither (see ent/schema)
 	Priority          int
 	RequiresCode      bool
+	// HoldoutBasisPoints is the share of the target customers held out as
+	// a control group (experiment.HeldOut), 0 to experiment.MaxHoldout.
+	HoldoutBasisPoints int
 }
 
 // DiscountInput is the benefit of a campaign: mode and value for discount
@@ -171,6 +175,9 @@ func (in CampaignInput) validate(now time.Time) error {
 	if in.Priority < -1000 || in.Priority > 1000 {
 		p.Add("priority", "must be between -1000 and 1000")
 	}
+	if in.HoldoutBasisPoints < 0 || in.HoldoutBasisPoints > experiment.MaxHoldout {
+		p.Add("holdout_basis_points", "must be between 0 and %d (basis points: 1000 holds out 10%% of the target customers)", experiment.MaxHoldout)
+	}
 	if e := in.Eligibility; e != nil {
 		kernel.CheckLabels(&p, "eligibility.brands", e.Brands, maxStoreTargets)
 	}
@@ -259,7 +266,7 @@ func (in *CampaignInput) create(cl *ent.Client) *ent.CampaignCreate {
 	if in.Stacking != "" {
 		c.SetStacking(campaign.Stacking(in.Stacking))
 	}
-	c.SetPriority(in.Priority).SetRequiresCode(in.RequiresCode)
+	c.SetPriority(in.Priority).SetRequiresCode(in.RequiresCode).SetHoldoutBasisPoints(in.HoldoutBasisPoints)
 	if d := in.Discount; d != nil {
 		if d.Mode != "" {
 			c.SetDiscountMode(campaign.DiscountMode(d.Mode))

@@ -6,6 +6,7 @@ import "github.com/fideliza/fideliza/app/kernel"
 var Policy = kernel.Policy{
 	"ListCampaigns":        kernel.Scope("campaigns:read"),
 	"Campaign":             kernel.Scope("campaigns:read"),
+	"HoldsOut":             kernel.Scope("campaigns:read"),
 	"CreateCampaign":       kernel.Scope("campaigns:write"),
 	"EndCampaign":          kernel.Scope("campaigns:write"),
 	"PauseCampaign":        kernel.Scope("campaigns:write"),

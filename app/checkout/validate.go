@@ -155,7 +155,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	now := a.Stamp()
 	evaluation := eligibility.Context{
 		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
-		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal,
+		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, CustomerID: cust.ID,
 	}
 	var couponID *string
 	if code != nil {

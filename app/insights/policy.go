@@ -9,6 +9,7 @@ var Policy = kernel.Policy{
 	"RefreshChurnScores":   kernel.Scope("customers:write"),
 	"ActiveCustomers":      kernel.Scope("customers:read"),
 	"CampaignPerformance":  kernel.Scope("campaigns:read"),
+	"CampaignLift":         kernel.Scope("campaigns:read"),
 	"SalesByStoreDay":      kernel.Scope(kernel.ScopeBackoffice),
 	"PointsLiabilityByDay": kernel.Scope("loyalty:read"),
 	"FitChurnModel":        kernel.System,

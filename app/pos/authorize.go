@@ -210,7 +210,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	}
 	eligible, _, err := campaignrules.Evaluate(ctx, a.DB.Ent, discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
-		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign,
+		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign, CustomerID: cust.ID,
 	})
 	if err != nil {
 		return nil, err

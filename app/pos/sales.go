@@ -365,7 +365,7 @@ func (a *Service) saleBonus(ctx context.Context, c *ent.Client, camps []eligibil
 			return 0, "", err
 		}
 	}
-	where := eligibility.Context{Now: s.SoldAt, Channel: channelPOS, Segments: segs, PointsPerReal: rate}
+	where := eligibility.Context{Now: s.SoldAt, Channel: channelPOS, Segments: segs, PointsPerReal: rate, CustomerID: cust.ID}
 	if at != nil {
 		where.Store, where.StoreGroups = at.Code, at.Groups
 	}

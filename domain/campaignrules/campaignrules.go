@@ -26,7 +26,7 @@ func Of(c *ent.Campaign) eligibility.Campaign {
 		Type: eligibility.Type(c.Type), Status: eligibility.Status(c.Status),
 		StartsAt: c.StartsAt, EndsAt: c.EndsAt, Channels: c.Channels, Stores: c.StoreCodes, StoreGroups: c.StoreGroups,
 		MinSubtotal: c.MinSubtotal, SKUs: c.EligibleSkus, Categories: c.EligibleCategories, Brands: c.EligibleBrands,
-		Priority: c.Priority, RequiresCode: c.RequiresCode,
+		Priority: c.Priority, RequiresCode: c.RequiresCode, Holdout: c.HoldoutBasisPoints,
 		LimitTotal: c.LimitTotal, LimitPerCustomer: c.LimitPerCustomer, RedemptionsCount: c.RedemptionsCount,
 	}
 	if c.PredictiveSegment != nil {

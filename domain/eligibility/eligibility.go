@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/experiment"
 )
 
 // places is the number of decimal places of every amount of money.
@@ -75,6 +77,7 @@ type Campaign struct {
 	Stacking              Stacking         // "" is Combinable
 	Priority              int              // higher first: breaks ties between combinations
 	RequiresCode          bool             // only with one of its coupon codes (Context.Coupon)
+	Holdout               int              // basis points of the target customers held out (experiment.HeldOut)
 }
 
 // Stacking says whether a campaign's benefit adds to other campaigns' on one
@@ -131,6 +134,7 @@ type Context struct {
 	CustomerRedemptions map[string]int  // campaign id → redemptions by this customer
 	PointsPerReal       decimal.Decimal // the tenant's earning rate for bonus points; 0 earns none
 	Coupon              string          // the id of the campaign whose coupon code came with the cart
+	CustomerID          string          // who is buying: the side of campaigns' holdouts
 }
 
 // ItemBenefit is what one applicable cart item receives.
@@ -174,6 +178,7 @@ const (
 	ChannelMismatch   Reason = "channel_mismatch"     // the campaign is not for this channel
 	StoreMismatch     Reason = "store_mismatch"       // the campaign is not for this store (or no store was given)
 	SegmentMismatch   Reason = "segment_mismatch"     // the customer is not in the campaign's segment
+	Holdout           Reason = "holdout"              // the customer is in the campaign's control group
 	LimitReached      Reason = "limit_reached"        // total or per-customer limit exhausted
 	BudgetExhausted   Reason = "budget_exhausted"     // nothing left of a money budget (in all, the store's, the period's)
 	NoApplicableItems Reason = "no_applicable_items"  // no item with a positive line total applies
@@ -193,7 +198,7 @@ type Ineligible struct {
 
 // Evaluate checks every campaign against the cart and context. Both results
 // keep the order of campaigns and are never nil. The rules, in order, the
-// first failing giving the reason: active now, channel, segment, limits, at
+// first failing giving the reason: active now, channel, segment, holdout, limits, at
 // least one applicable item with a positive line total, minimum subtotal.
 //
 // Items with a zero (or negative) line total are never applicable: they have
@@ -255,6 +260,9 @@ func check(c *Campaign, ctx *Context) Reason {
 	}
 	if c.SegmentID != "" && !slices.Contains(ctx.Segments, c.SegmentID) {
 		return SegmentMismatch
+	}
+	if experiment.HeldOut(ctx.CustomerID, c.ID, c.Holdout) {
+		return Holdout
 	}
 	if c.RequiresCode && ctx.Coupon != c.ID {
 		return CouponRequired

@@ -306,6 +306,14 @@ func TestRules(t *testing.T) {
 		{"segment, customer in none", func(c *Campaign, _ *Cart, ctx *Context) { c.SegmentID = "seg-vip"; ctx.Segments = nil }, SegmentMismatch, "", nil},
 		{"every customer, customer in none", func(c *Campaign, _ *Cart, ctx *Context) { ctx.Segments = nil }, "", "", nil},
 
+		// Draws of camp-1 (experiment.Draw): cus_0 821, cus_4 13, cus_3 6092.
+		{"holdout, customer drawn inside", func(c *Campaign, _ *Cart, ctx *Context) { c.Holdout = 1000; ctx.CustomerID = "cus_0" }, Holdout, "", nil},
+		{"holdout, customer drawn just inside", func(c *Campaign, _ *Cart, ctx *Context) { c.Holdout = 14; ctx.CustomerID = "cus_4" }, Holdout, "", nil},
+		{"holdout, customer drawn on its edge", func(c *Campaign, _ *Cart, ctx *Context) { c.Holdout = 13; ctx.CustomerID = "cus_4" }, "", "", nil},
+		{"holdout, customer drawn outside", func(c *Campaign, _ *Cart, ctx *Context) { c.Holdout = 5000; ctx.CustomerID = "cus_3" }, "", "", nil},
+		{"no holdout", func(c *Campaign, _ *Cart, ctx *Context) { ctx.CustomerID = "cus_4" }, "", "", nil},
+		{"holdout, no customer", func(c *Campaign, _ *Cart, ctx *Context) { c.Holdout = 5000; ctx.CustomerID = "" }, "", "", nil},
+
 		{"total one below limit", func(c *Campaign, _ *Cart, _ *Context) { c.LimitTotal = ip(10); c.RedemptionsCount = 9 }, "", "", nil},
 		{"total equal to limit", func(c *Campaign, _ *Cart, _ *Context) { c.LimitTotal = ip(10); c.RedemptionsCount = 10 }, LimitReached, "", nil},
 		{"total above limit", func(c *Campaign, _ *Cart, _ *Context) { c.LimitTotal = ip(10); c.RedemptionsCount = 11 }, LimitReached, "", nil},
@@ -376,6 +384,19 @@ func TestRules(t *testing.T) {
 		// The first failing rule gives the reason.
 		{"paused beats channel", func(c *Campaign, _ *Cart, _ *Context) { c.Status = Paused; c.Channels = []string{"app"} }, NotActive, "", nil},
 		{"channel beats segment", func(c *Campaign, _ *Cart, _ *Context) { c.Channels = []string{"app"}; c.SegmentID = "x" }, ChannelMismatch, "", nil},
+		{"segment beats holdout", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.SegmentID = "x"
+			c.Holdout = 1000
+			ctx.CustomerID = "cus_0"
+		}, SegmentMismatch, "", nil},
+		{"holdout beats code", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.RequiresCode, c.Holdout, ctx.CustomerID = true, 1000, "cus_0"
+		}, Holdout, "", nil},
+		{"holdout beats limit", func(c *Campaign, _ *Cart, ctx *Context) {
+			c.LimitTotal = ip(0)
+			c.Holdout = 1000
+			ctx.CustomerID = "cus_0"
+		}, Holdout, "", nil},
 		{"segment beats limit", func(c *Campaign, _ *Cart, _ *Context) { c.SegmentID = "x"; c.LimitTotal = ip(0) }, SegmentMismatch, "", nil},
 		{"limit beats items", func(c *Campaign, _ *Cart, _ *Context) { c.LimitTotal = ip(0); c.SKUs = []string{"Z"} }, LimitReached, "", nil},
 		{"items beat min subtotal", func(c *Campaign, _ *Cart, _ *Context) { c.SKUs = []string{"Z"}; c.MinSubtotal = dp("1000") }, NoApplicableItems, "", nil},

@@ -88,6 +88,8 @@ const (
 	FieldRequiresCode = "requires_code"
 	// FieldEligibleBrands holds the string denoting the eligible_brands field in the database.
 	FieldEligibleBrands = "eligible_brands"
+	// FieldHoldoutBasisPoints holds the string denoting the holdout_basis_points field in the database.
+	FieldHoldoutBasisPoints = "holdout_basis_points"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeSegment holds the string denoting the segment edge name in mutations.
@@ -166,6 +168,7 @@ var Columns = []string{
 	FieldPriority,
 	FieldRequiresCode,
 	FieldEligibleBrands,
+	FieldHoldoutBasisPoints,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -215,6 +218,10 @@ var (
 	PriorityValidator func(int) error
 	// DefaultRequiresCode holds the default value on creation for the "requires_code" field.
 	DefaultRequiresCode bool
+	// DefaultHoldoutBasisPoints holds the default value on creation for the "holdout_basis_points" field.
+	DefaultHoldoutBasisPoints int
+	// HoldoutBasisPointsValidator is a validator for the "holdout_basis_points" field. It is called by the builders before save.
+	HoldoutBasisPointsValidator func(int) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -514,6 +521,11 @@ func ByPriority(opts ...sql.OrderTermOption) OrderOption {
 // ByRequiresCode orders the results by the requires_code field.
 func ByRequiresCode(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRequiresCode, opts...).ToFunc()
+}
+
+// ByHoldoutBasisPoints orders the results by the holdout_basis_points field.
+func ByHoldoutBasisPoints(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHoldoutBasisPoints, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

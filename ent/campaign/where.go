@@ -176,6 +176,11 @@ func RequiresCode(v bool) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldRequiresCode, v))
 }
 
+// HoldoutBasisPoints applies equality check predicate on the "holdout_basis_points" field. It's identical to HoldoutBasisPointsEQ.
+func HoldoutBasisPoints(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldHoldoutBasisPoints, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldTenantID, v))
@@ -1499,6 +1504,46 @@ func EligibleBrandsIsNil() predicate.Campaign {
 // EligibleBrandsNotNil applies the NotNil predicate on the "eligible_brands" field.
 func EligibleBrandsNotNil() predicate.Campaign {
 	return predicate.Campaign(sql.FieldNotNull(FieldEligibleBrands))
+}
+
+// HoldoutBasisPointsEQ applies the EQ predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsEQ(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldHoldoutBasisPoints, v))
+}
+
+// HoldoutBasisPointsNEQ applies the NEQ predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsNEQ(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldHoldoutBasisPoints, v))
+}
+
+// HoldoutBasisPointsIn applies the In predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsIn(vs ...int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldHoldoutBasisPoints, vs...))
+}
+
+// HoldoutBasisPointsNotIn applies the NotIn predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsNotIn(vs ...int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldHoldoutBasisPoints, vs...))
+}
+
+// HoldoutBasisPointsGT applies the GT predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsGT(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldHoldoutBasisPoints, v))
+}
+
+// HoldoutBasisPointsGTE applies the GTE predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsGTE(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldHoldoutBasisPoints, v))
+}
+
+// HoldoutBasisPointsLT applies the LT predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsLT(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldHoldoutBasisPoints, v))
+}
+
+// HoldoutBasisPointsLTE applies the LTE predicate on the "holdout_basis_points" field.
+func HoldoutBasisPointsLTE(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldHoldoutBasisPoints, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -116,6 +116,7 @@ var (
 		{Name: "priority", Type: field.TypeInt, Default: 0},
 		{Name: "requires_code", Type: field.TypeBool, Default: false},
 		{Name: "eligible_brands", Type: field.TypeJSON, Nullable: true},
+		{Name: "holdout_basis_points", Type: field.TypeInt, Default: 0},
 		{Name: "tenant_id", Type: field.TypeString},
 		{Name: "segment_id", Type: field.TypeString, Nullable: true},
 	}
@@ -127,13 +128,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "campaigns_tenants_tenant",
-				Columns:    []*schema.Column{CampaignsColumns[34]},
+				Columns:    []*schema.Column{CampaignsColumns[35]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "campaigns_segments_segment",
-				Columns:    []*schema.Column{CampaignsColumns[35]},
+				Columns:    []*schema.Column{CampaignsColumns[36]},
 				RefColumns: []*schema.Column{SegmentsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -142,7 +143,7 @@ var (
 			{
 				Name:    "campaign_tenant_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[34], CampaignsColumns[6]},
+				Columns: []*schema.Column{CampaignsColumns[35], CampaignsColumns[6]},
 			},
 		},
 	}

@@ -281,6 +281,12 @@ func init() {
 	campaignDescRequiresCode := campaignFields[31].Descriptor()
 	// campaign.DefaultRequiresCode holds the default value on creation for the requires_code field.
 	campaign.DefaultRequiresCode = campaignDescRequiresCode.Default.(bool)
+	// campaignDescHoldoutBasisPoints is the schema descriptor for holdout_basis_points field.
+	campaignDescHoldoutBasisPoints := campaignFields[33].Descriptor()
+	// campaign.DefaultHoldoutBasisPoints holds the default value on creation for the holdout_basis_points field.
+	campaign.DefaultHoldoutBasisPoints = campaignDescHoldoutBasisPoints.Default.(int)
+	// campaign.HoldoutBasisPointsValidator is a validator for the "holdout_basis_points" field. It is called by the builders before save.
+	campaign.HoldoutBasisPointsValidator = campaignDescHoldoutBasisPoints.Validators[0].(func(int) error)
 	// campaignDescID is the schema descriptor for id field.
 	campaignDescID := campaignFields[0].Descriptor()
 	// campaign.DefaultID holds the default value on creation for the id field.

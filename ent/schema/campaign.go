@@ -92,6 +92,8 @@ func (Campaign) Fields() []ent.Field {
 		field.Bool("requires_code").Default(false).
 			Comment("Only a cart with one of the campaign's coupon codes is eligible."),
 		field.Strings("eligible_brands").Optional().Comment("Eligibility: applicable brands, of the tenant's catalogue."),
+		field.Int("holdout_basis_points").Default(0).Range(0, 5000).Immutable().
+			Comment("Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%, at most 5000); they get no benefit. 0 holds out no one; fixed at creation."),
 	}
 }
 

@@ -118,7 +118,10 @@ type ComplexityRoot struct {
 		EligibleSkus       func(childComplexity int) int
 		EndsAt             func(childComplexity int) int
 		GiftSku            func(childComplexity int) int
+		HoldoutBasisPoints func(childComplexity int) int
+		HoldoutContains    func(childComplexity int, customerID string) int
 		ID                 func(childComplexity int) int
+		Lift               func(childComplexity int) int
 		LimitPerCustomer   func(childComplexity int) int
 		LimitTotal         func(childComplexity int) int
 		MinSubtotal        func(childComplexity int) int
@@ -151,6 +154,19 @@ type ComplexityRoot struct {
 	CampaignEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CampaignLift struct {
+		BuyerShare         func(childComplexity int) int
+		Discounts          func(childComplexity int) int
+		HeldOutBuyers      func(childComplexity int) int
+		HeldOutCustomers   func(childComplexity int) int
+		IncrementalRevenue func(childComplexity int) int
+		NetRevenue         func(childComplexity int) int
+		RevenuePerBuyer    func(childComplexity int) int
+		RevenuePerCustomer func(childComplexity int) int
+		TreatedBuyers      func(childComplexity int) int
+		TreatedCustomers   func(childComplexity int) int
 	}
 
 	CampaignPerformance struct {
@@ -390,6 +406,15 @@ type ComplexityRoot struct {
 	LevelCount struct {
 		Customers func(childComplexity int) int
 		Level     func(childComplexity int) int
+	}
+
+	LiftMeasure struct {
+		Difference  func(childComplexity int) int
+		HeldOut     func(childComplexity int) int
+		High        func(childComplexity int) int
+		Low         func(childComplexity int) int
+		Significant func(childComplexity int) int
+		Treated     func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -881,7 +906,9 @@ type ComplexityRoot struct {
 type CampaignResolver interface {
 	Status(ctx context.Context, obj *ent.Campaign) (campaign.Status, error)
 
+	HoldoutContains(ctx context.Context, obj *ent.Campaign, customerID string) (bool, error)
 	Performance(ctx context.Context, obj *ent.Campaign, from *time.Time, to *time.Time) (*CampaignPerformance, error)
+	Lift(ctx context.Context, obj *ent.Campaign) (*CampaignLift, error)
 }
 type CustomerResolver interface {
 	PosStatus(ctx context.Context, obj *ent.Customer) (string, error)
@@ -1256,12 +1283,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.GiftSku(childComplexity), true
+	case "Campaign.holdoutBasisPoints":
+		if e.ComplexityRoot.Campaign.HoldoutBasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.HoldoutBasisPoints(childComplexity), true
+	case "Campaign.holdoutContains":
+		if e.ComplexityRoot.Campaign.HoldoutContains == nil {
+			break
+		}
+
+		args, err := ec.field_Campaign_holdoutContains_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Campaign.HoldoutContains(childComplexity, args["customerID"].(string)), true
 	case "Campaign.id":
 		if e.ComplexityRoot.Campaign.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Campaign.ID(childComplexity), true
+	case "Campaign.lift":
+		if e.ComplexityRoot.Campaign.Lift == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Lift(childComplexity), true
 	case "Campaign.limitPerCustomer":
 		if e.ComplexityRoot.Campaign.LimitPerCustomer == nil {
 			break
@@ -1430,6 +1480,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CampaignEdge.Node(childComplexity), true
+
+	case "CampaignLift.buyerShare":
+		if e.ComplexityRoot.CampaignLift.BuyerShare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.BuyerShare(childComplexity), true
+	case "CampaignLift.discounts":
+		if e.ComplexityRoot.CampaignLift.Discounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.Discounts(childComplexity), true
+	case "CampaignLift.heldOutBuyers":
+		if e.ComplexityRoot.CampaignLift.HeldOutBuyers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.HeldOutBuyers(childComplexity), true
+	case "CampaignLift.heldOutCustomers":
+		if e.ComplexityRoot.CampaignLift.HeldOutCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.HeldOutCustomers(childComplexity), true
+	case "CampaignLift.incrementalRevenue":
+		if e.ComplexityRoot.CampaignLift.IncrementalRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.IncrementalRevenue(childComplexity), true
+	case "CampaignLift.netRevenue":
+		if e.ComplexityRoot.CampaignLift.NetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.NetRevenue(childComplexity), true
+	case "CampaignLift.revenuePerBuyer":
+		if e.ComplexityRoot.CampaignLift.RevenuePerBuyer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.RevenuePerBuyer(childComplexity), true
+	case "CampaignLift.revenuePerCustomer":
+		if e.ComplexityRoot.CampaignLift.RevenuePerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.RevenuePerCustomer(childComplexity), true
+	case "CampaignLift.treatedBuyers":
+		if e.ComplexityRoot.CampaignLift.TreatedBuyers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.TreatedBuyers(childComplexity), true
+	case "CampaignLift.treatedCustomers":
+		if e.ComplexityRoot.CampaignLift.TreatedCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignLift.TreatedCustomers(childComplexity), true
 
 	case "CampaignPerformance.cashbackPromised":
 		if e.ComplexityRoot.CampaignPerformance.CashbackPromised == nil {
@@ -2418,6 +2529,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LevelCount.Level(childComplexity), true
+
+	case "LiftMeasure.difference":
+		if e.ComplexityRoot.LiftMeasure.Difference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiftMeasure.Difference(childComplexity), true
+	case "LiftMeasure.heldOut":
+		if e.ComplexityRoot.LiftMeasure.HeldOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiftMeasure.HeldOut(childComplexity), true
+	case "LiftMeasure.high":
+		if e.ComplexityRoot.LiftMeasure.High == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiftMeasure.High(childComplexity), true
+	case "LiftMeasure.low":
+		if e.ComplexityRoot.LiftMeasure.Low == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiftMeasure.Low(childComplexity), true
+	case "LiftMeasure.significant":
+		if e.ComplexityRoot.LiftMeasure.Significant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiftMeasure.Significant(childComplexity), true
+	case "LiftMeasure.treated":
+		if e.ComplexityRoot.LiftMeasure.Treated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiftMeasure.Treated(childComplexity), true
 
 	case "Mutation.addCoupons":
 		if e.ComplexityRoot.Mutation.AddCoupons == nil {
@@ -5190,6 +5338,8 @@ input CreateCampaignInput {
   priority: Int
   "Only a cart with one of the campaign's coupon codes qualifies (add codes with addCoupons)."
   requiresCode: Boolean
+  "Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%), 0 to 5000; default 0. Held-out customers get no benefit (reason holdout); Campaign.lift measures the difference."
+  holdoutBasisPoints: Int
 }
 
 """
@@ -5284,7 +5434,7 @@ A campaign the cart does not qualify for, and the first rule it fails.
 type IneligibleCampaign {
   "The campaign."
   campaign: Campaign!
-  "not_active, channel_mismatch, store_mismatch, segment_mismatch, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking."
+  "not_active, channel_mismatch, store_mismatch, segment_mismatch, holdout, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking."
   reason: String!
   "For min_subtotal_not_met: the R$ still needed."
   missingAmount: Decimal
@@ -5390,6 +5540,15 @@ input RedeemCampaignInput {
   validationToken: String!
   "What the customer paid for the order, in R$ (at most 2 decimal places); creditPoints uses it when given no amount."
   amountPaid: Decimal!
+}
+
+extend type Campaign {
+  """
+  Whether the campaign's holdout (holdoutBasisPoints) draws the customer into its control group: the side
+  validateCart, POST /v1/campaigns/validate and the point of sale see, computed from the customer's and the
+  campaign's ids (whether or not the customer is in the campaign's target); always false without a holdout.
+  """
+  holdoutContains(customerID: ID!): Boolean!
 }
 
 extend type Mutation {
@@ -5606,9 +5765,58 @@ type CampaignPerformance {
   revenue: Decimal!
 }
 
+"""
+One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
+difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
+"""
+type LiftMeasure {
+  "The treated customers' mean."
+  treated: Decimal!
+  "The held-out customers' mean."
+  heldOut: Decimal!
+  "treated less heldOut."
+  difference: Decimal!
+  "The interval's low end; null when a group has fewer than two customers (two buyers, per buyer)."
+  low: Decimal
+  "The interval's high end; null as low."
+  high: Decimal
+  "True when the interval excludes 0: the campaign changed the measure, at 95% confidence."
+  significant: Boolean!
+}
+
+"""
+What a campaign with a holdout changed over its period (its start until its end, or now while it runs):
+its target customers, treated and held out as every channel splits them, with the sales registered for
+them in the period (not cancelled, what they paid).
+"""
+type CampaignLift {
+  "Target customers who could get the benefit."
+  treatedCustomers: Int!
+  "Target customers held out of it (the control group)."
+  heldOutCustomers: Int!
+  "Treated customers with a sale in the period."
+  treatedBuyers: Int!
+  "Held-out customers with a sale in the period."
+  heldOutBuyers: Int!
+  "The share of customers who bought, 0 to 1 (6 decimal places)."
+  buyerShare: LiftMeasure!
+  "Revenue per customer, in R$."
+  revenuePerCustomer: LiftMeasure!
+  "Revenue per customer who bought, in R$."
+  revenuePerBuyer: LiftMeasure!
+  "The discounts and cashback the campaign gave in the period, in R$ (as performance counts them)."
+  discounts: Decimal!
+  "revenuePerCustomer's difference times the treated customers: what they bought beyond what they would have without the campaign, in R$."
+  incrementalRevenue: Decimal!
+  "incrementalRevenue less discounts, in R$."
+  netRevenue: Decimal!
+}
+
 extend type Campaign {
   "Redemptions, discount given and revenue of the orders that used the campaign; within [from, to) when given."
   performance(from: Time, to: Time): CampaignPerformance!
+  "The campaign's experiment: treated against held out; null when it holds out no one (holdoutBasisPoints 0)."
+  lift: CampaignLift
 }
 
 """
@@ -6189,6 +6397,10 @@ type Campaign implements Node {
   """
   eligibleBrands: [String!]
   """
+  Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%, at most 5000); they get no benefit. 0 holds out no one; fixed at creation.
+  """
+  holdoutBasisPoints: Int!
+  """
   The segment the campaign targets; none means every customer.
   """
   segment: Segment
@@ -6721,6 +6933,17 @@ input CampaignWhereInput {
   """
   requiresCode: Boolean
   requiresCodeNEQ: Boolean
+  """
+  holdout_basis_points field predicates
+  """
+  holdoutBasisPoints: Int
+  holdoutBasisPointsNEQ: Int
+  holdoutBasisPointsIn: [Int!]
+  holdoutBasisPointsNotIn: [Int!]
+  holdoutBasisPointsGT: Int
+  holdoutBasisPointsGTE: Int
+  holdoutBasisPointsLT: Int
+  holdoutBasisPointsLTE: Int
   """
   segment edge predicates
   """
@@ -13307,14 +13530,20 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_requiresCode(ctx, field)
 	case "eligibleBrands":
 		return ec.fieldContext_Campaign_eligibleBrands(ctx, field)
+	case "holdoutBasisPoints":
+		return ec.fieldContext_Campaign_holdoutBasisPoints(ctx, field)
 	case "segment":
 		return ec.fieldContext_Campaign_segment(ctx, field)
 	case "redemptions":
 		return ec.fieldContext_Campaign_redemptions(ctx, field)
 	case "coupons":
 		return ec.fieldContext_Campaign_coupons(ctx, field)
+	case "holdoutContains":
+		return ec.fieldContext_Campaign_holdoutContains(ctx, field)
 	case "performance":
 		return ec.fieldContext_Campaign_performance(ctx, field)
+	case "lift":
+		return ec.fieldContext_Campaign_lift(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Campaign", field.Name)
 }
@@ -13339,6 +13568,32 @@ func (ec *executionContext) childFields_CampaignEdge(ctx context.Context, field 
 		return ec.fieldContext_CampaignEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CampaignEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CampaignLift(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "treatedCustomers":
+		return ec.fieldContext_CampaignLift_treatedCustomers(ctx, field)
+	case "heldOutCustomers":
+		return ec.fieldContext_CampaignLift_heldOutCustomers(ctx, field)
+	case "treatedBuyers":
+		return ec.fieldContext_CampaignLift_treatedBuyers(ctx, field)
+	case "heldOutBuyers":
+		return ec.fieldContext_CampaignLift_heldOutBuyers(ctx, field)
+	case "buyerShare":
+		return ec.fieldContext_CampaignLift_buyerShare(ctx, field)
+	case "revenuePerCustomer":
+		return ec.fieldContext_CampaignLift_revenuePerCustomer(ctx, field)
+	case "revenuePerBuyer":
+		return ec.fieldContext_CampaignLift_revenuePerBuyer(ctx, field)
+	case "discounts":
+		return ec.fieldContext_CampaignLift_discounts(ctx, field)
+	case "incrementalRevenue":
+		return ec.fieldContext_CampaignLift_incrementalRevenue(ctx, field)
+	case "netRevenue":
+		return ec.fieldContext_CampaignLift_netRevenue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CampaignLift", field.Name)
 }
 
 func (ec *executionContext) childFields_CampaignPerformance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13817,6 +14072,24 @@ func (ec *executionContext) childFields_LevelCount(ctx context.Context, field gr
 		return ec.fieldContext_LevelCount_customers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LevelCount", field.Name)
+}
+
+func (ec *executionContext) childFields_LiftMeasure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "treated":
+		return ec.fieldContext_LiftMeasure_treated(ctx, field)
+	case "heldOut":
+		return ec.fieldContext_LiftMeasure_heldOut(ctx, field)
+	case "difference":
+		return ec.fieldContext_LiftMeasure_difference(ctx, field)
+	case "low":
+		return ec.fieldContext_LiftMeasure_low(ctx, field)
+	case "high":
+		return ec.fieldContext_LiftMeasure_high(ctx, field)
+	case "significant":
+		return ec.fieldContext_LiftMeasure_significant(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiftMeasure", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14792,6 +15065,20 @@ func (ec *executionContext) field_Campaign_coupons_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Campaign_holdoutContains_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "customerID",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerID"] = arg0
 	return args, nil
 }
 
@@ -18397,6 +18684,29 @@ func (ec *executionContext) fieldContext_Campaign_eligibleBrands(_ context.Conte
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Campaign_holdoutBasisPoints(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_holdoutBasisPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HoldoutBasisPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_holdoutBasisPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Campaign_segment(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18517,6 +18827,50 @@ func (ec *executionContext) fieldContext_Campaign_coupons(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Campaign_holdoutContains(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_holdoutContains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Campaign().HoldoutContains(ctx, obj, fc.Args["customerID"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_holdoutContains(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Campaign_holdoutContains_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Campaign_performance(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18557,6 +18911,38 @@ func (ec *executionContext) fieldContext_Campaign_performance(ctx context.Contex
 	if fc.Args, err = ec.field_Campaign_performance_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Campaign_lift(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_lift(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().Lift(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CampaignLift) graphql.Marshaler {
+			return ec.marshalOCampaignLift2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCampaignLift(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_lift(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CampaignLift(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -18701,6 +19087,263 @@ func (ec *executionContext) _CampaignEdge_cursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_CampaignEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CampaignEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_treatedCustomers(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_treatedCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TreatedCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_treatedCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_heldOutCustomers(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_heldOutCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeldOutCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_heldOutCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_treatedBuyers(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_treatedBuyers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TreatedBuyers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_treatedBuyers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_heldOutBuyers(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_heldOutBuyers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeldOutBuyers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_heldOutBuyers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_buyerShare(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_buyerShare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BuyerShare, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
+			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_buyerShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignLift",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiftMeasure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignLift_revenuePerCustomer(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_revenuePerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevenuePerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
+			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_revenuePerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignLift",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiftMeasure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignLift_revenuePerBuyer(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_revenuePerBuyer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevenuePerBuyer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
+			return ec.marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_revenuePerBuyer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignLift",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiftMeasure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignLift_discounts(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_discounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Discounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_incrementalRevenue(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_incrementalRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IncrementalRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_incrementalRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignLift_netRevenue(ctx context.Context, field graphql.CollectedField, obj *CampaignLift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignLift_netRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignLift_netRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignLift", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _CampaignPerformance_redemptions(ctx context.Context, field graphql.CollectedField, obj *CampaignPerformance) (ret graphql.Marshaler) {
@@ -22617,6 +23260,144 @@ func (ec *executionContext) _LevelCount_customers(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_LevelCount_customers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LevelCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LiftMeasure_treated(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiftMeasure_treated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Treated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiftMeasure_treated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _LiftMeasure_heldOut(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiftMeasure_heldOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeldOut, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiftMeasure_heldOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _LiftMeasure_difference(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiftMeasure_difference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Difference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiftMeasure_difference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _LiftMeasure_low(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiftMeasure_low(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Low, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiftMeasure_low(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _LiftMeasure_high(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiftMeasure_high(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.High, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiftMeasure_high(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _LiftMeasure_significant(ctx context.Context, field graphql.CollectedField, obj *LiftMeasure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiftMeasure_significant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Significant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiftMeasure_significant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiftMeasure", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -34824,7 +35605,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "stacking", "stackingNEQ", "stackingIn", "stackingNotIn", "stackingIsNil", "stackingNotNil", "priority", "priorityNEQ", "priorityIn", "priorityNotIn", "priorityGT", "priorityGTE", "priorityLT", "priorityLTE", "requiresCode", "requiresCodeNEQ", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith", "hasCoupons", "hasCouponsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "startsAt", "startsAtNEQ", "startsAtIn", "startsAtNotIn", "startsAtGT", "startsAtGTE", "startsAtLT", "startsAtLTE", "endsAt", "endsAtNEQ", "endsAtIn", "endsAtNotIn", "endsAtGT", "endsAtGTE", "endsAtLT", "endsAtLTE", "segmentID", "segmentIDNEQ", "segmentIDIn", "segmentIDNotIn", "segmentIDGT", "segmentIDGTE", "segmentIDLT", "segmentIDLTE", "segmentIDContains", "segmentIDHasPrefix", "segmentIDHasSuffix", "segmentIDIsNil", "segmentIDNotNil", "segmentIDEqualFold", "segmentIDContainsFold", "predictiveSegment", "predictiveSegmentNEQ", "predictiveSegmentIn", "predictiveSegmentNotIn", "predictiveSegmentIsNil", "predictiveSegmentNotNil", "discountMode", "discountModeNEQ", "discountModeIn", "discountModeNotIn", "discountModeIsNil", "discountModeNotNil", "discountValue", "discountValueNEQ", "discountValueIn", "discountValueNotIn", "discountValueGT", "discountValueGTE", "discountValueLT", "discountValueLTE", "discountValueIsNil", "discountValueNotNil", "creditAfterDays", "creditAfterDaysNEQ", "creditAfterDaysIn", "creditAfterDaysNotIn", "creditAfterDaysGT", "creditAfterDaysGTE", "creditAfterDaysLT", "creditAfterDaysLTE", "creditAfterDaysIsNil", "creditAfterDaysNotNil", "multiplier", "multiplierNEQ", "multiplierIn", "multiplierNotIn", "multiplierGT", "multiplierGTE", "multiplierLT", "multiplierLTE", "multiplierIsNil", "multiplierNotNil", "giftSku", "giftSkuNEQ", "giftSkuIn", "giftSkuNotIn", "giftSkuGT", "giftSkuGTE", "giftSkuLT", "giftSkuLTE", "giftSkuContains", "giftSkuHasPrefix", "giftSkuHasSuffix", "giftSkuIsNil", "giftSkuNotNil", "giftSkuEqualFold", "giftSkuContainsFold", "minSubtotal", "minSubtotalNEQ", "minSubtotalIn", "minSubtotalNotIn", "minSubtotalGT", "minSubtotalGTE", "minSubtotalLT", "minSubtotalLTE", "minSubtotalIsNil", "minSubtotalNotNil", "limitTotal", "limitTotalNEQ", "limitTotalIn", "limitTotalNotIn", "limitTotalGT", "limitTotalGTE", "limitTotalLT", "limitTotalLTE", "limitTotalIsNil", "limitTotalNotNil", "limitPerCustomer", "limitPerCustomerNEQ", "limitPerCustomerIn", "limitPerCustomerNotIn", "limitPerCustomerGT", "limitPerCustomerGTE", "limitPerCustomerLT", "limitPerCustomerLTE", "limitPerCustomerIsNil", "limitPerCustomerNotNil", "budgetTotal", "budgetTotalNEQ", "budgetTotalIn", "budgetTotalNotIn", "budgetTotalGT", "budgetTotalGTE", "budgetTotalLT", "budgetTotalLTE", "budgetTotalIsNil", "budgetTotalNotNil", "budgetPerStore", "budgetPerStoreNEQ", "budgetPerStoreIn", "budgetPerStoreNotIn", "budgetPerStoreGT", "budgetPerStoreGTE", "budgetPerStoreLT", "budgetPerStoreLTE", "budgetPerStoreIsNil", "budgetPerStoreNotNil", "budgetPeriod", "budgetPeriodNEQ", "budgetPeriodIn", "budgetPeriodNotIn", "budgetPeriodIsNil", "budgetPeriodNotNil", "budgetPerPeriod", "budgetPerPeriodNEQ", "budgetPerPeriodIn", "budgetPerPeriodNotIn", "budgetPerPeriodGT", "budgetPerPeriodGTE", "budgetPerPeriodLT", "budgetPerPeriodLTE", "budgetPerPeriodIsNil", "budgetPerPeriodNotNil", "budgetSpent", "budgetSpentNEQ", "budgetSpentIn", "budgetSpentNotIn", "budgetSpentGT", "budgetSpentGTE", "budgetSpentLT", "budgetSpentLTE", "budgetSpentIsNil", "budgetSpentNotNil", "redemptionsCount", "redemptionsCountNEQ", "redemptionsCountIn", "redemptionsCountNotIn", "redemptionsCountGT", "redemptionsCountGTE", "redemptionsCountLT", "redemptionsCountLTE", "stacking", "stackingNEQ", "stackingIn", "stackingNotIn", "stackingIsNil", "stackingNotNil", "priority", "priorityNEQ", "priorityIn", "priorityNotIn", "priorityGT", "priorityGTE", "priorityLT", "priorityLTE", "requiresCode", "requiresCodeNEQ", "holdoutBasisPoints", "holdoutBasisPointsNEQ", "holdoutBasisPointsIn", "holdoutBasisPointsNotIn", "holdoutBasisPointsGT", "holdoutBasisPointsGTE", "holdoutBasisPointsLT", "holdoutBasisPointsLTE", "hasSegment", "hasSegmentWith", "hasRedemptions", "hasRedemptionsWith", "hasCoupons", "hasCouponsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -36679,6 +37460,62 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.RequiresCodeNEQ = data
+		case "holdoutBasisPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPoints"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPoints = data
+		case "holdoutBasisPointsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsNEQ = data
+		case "holdoutBasisPointsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsIn = data
+		case "holdoutBasisPointsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsNotIn = data
+		case "holdoutBasisPointsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsGT = data
+		case "holdoutBasisPointsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsGTE = data
+		case "holdoutBasisPointsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsLT = data
+		case "holdoutBasisPointsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPointsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPointsLTE = data
 		case "hasSegment":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasSegment"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -38241,7 +39078,7 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "eligibleBrands", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod", "stacking", "priority", "requiresCode"}
+	fieldsInOrder := [...]string{"name", "description", "type", "startsAt", "endsAt", "segmentID", "predictiveSegment", "channels", "storeCodes", "storeGroups", "discountMode", "discountValue", "creditAfterDays", "multiplier", "giftSku", "minSubtotal", "eligibleSkus", "eligibleCategories", "eligibleBrands", "limitPerCustomer", "limitTotal", "budgetTotal", "budgetPerStore", "budgetPeriod", "budgetPerPeriod", "stacking", "priority", "requiresCode", "holdoutBasisPoints"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -38444,6 +39281,13 @@ func (ec *executionContext) unmarshalInputCreateCampaignInput(ctx context.Contex
 				return it, err
 			}
 			it.RequiresCode = data
+		case "holdoutBasisPoints":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("holdoutBasisPoints"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HoldoutBasisPoints = data
 		}
 	}
 	return it, nil
@@ -56506,6 +57350,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "holdoutBasisPoints":
+			out.Values[i] = ec._Campaign_holdoutBasisPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "segment":
 			field := field
 
@@ -56620,6 +57469,44 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "holdoutContains":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_holdoutContains(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "performance":
 			field := field
 
@@ -56631,6 +57518,44 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 				}()
 				res = ec._Campaign_performance(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "lift":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_lift(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -56746,6 +57671,89 @@ func (ec *executionContext) _CampaignEdge(ctx context.Context, sel ast.Selection
 			}
 		case "cursor":
 			out.Values[i] = ec._CampaignEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignLiftImplementors = []string{"CampaignLift"}
+
+func (ec *executionContext) _CampaignLift(ctx context.Context, sel ast.SelectionSet, obj *CampaignLift) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignLiftImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignLift")
+		case "treatedCustomers":
+			out.Values[i] = ec._CampaignLift_treatedCustomers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heldOutCustomers":
+			out.Values[i] = ec._CampaignLift_heldOutCustomers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "treatedBuyers":
+			out.Values[i] = ec._CampaignLift_treatedBuyers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heldOutBuyers":
+			out.Values[i] = ec._CampaignLift_heldOutBuyers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "buyerShare":
+			out.Values[i] = ec._CampaignLift_buyerShare(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revenuePerCustomer":
+			out.Values[i] = ec._CampaignLift_revenuePerCustomer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revenuePerBuyer":
+			out.Values[i] = ec._CampaignLift_revenuePerBuyer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discounts":
+			out.Values[i] = ec._CampaignLift_discounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "incrementalRevenue":
+			out.Values[i] = ec._CampaignLift_incrementalRevenue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "netRevenue":
+			out.Values[i] = ec._CampaignLift_netRevenue(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -58841,6 +59849,69 @@ func (ec *executionContext) _LevelCount(ctx context.Context, sel ast.SelectionSe
 			}
 		case "customers":
 			out.Values[i] = ec._LevelCount_customers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var liftMeasureImplementors = []string{"LiftMeasure"}
+
+func (ec *executionContext) _LiftMeasure(ctx context.Context, sel ast.SelectionSet, obj *LiftMeasure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liftMeasureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiftMeasure")
+		case "treated":
+			out.Values[i] = ec._LiftMeasure_treated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heldOut":
+			out.Values[i] = ec._LiftMeasure_heldOut(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "difference":
+			out.Values[i] = ec._LiftMeasure_difference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "low":
+			out.Values[i] = ec._LiftMeasure_low(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "high":
+			out.Values[i] = ec._LiftMeasure_high(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "significant":
+			out.Values[i] = ec._LiftMeasure_significant(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -64635,6 +65706,16 @@ func (ec *executionContext) marshalNLevelCount2ᚖgithubᚗcomᚋfidelizaᚋfide
 	return ec._LevelCount(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx context.Context, sel ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LiftMeasure(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
 	res, err := graphql.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -65941,6 +67022,13 @@ func (ec *executionContext) marshalOCampaignEdge2ᚖgithubᚗcomᚋfidelizaᚋfi
 		return graphql.Null
 	}
 	return ec._CampaignEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCampaignLift2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐCampaignLift(ctx context.Context, sel ast.SelectionSet, v *CampaignLift) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CampaignLift(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOCampaignOrder2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐCampaignOrder(ctx context.Context, v any) (*ent.CampaignOrder, error) {

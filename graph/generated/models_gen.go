@@ -43,6 +43,32 @@ type AdjustPointsInput struct {
 	Reason string `json:"reason"`
 }
 
+// What a campaign with a holdout changed over its period (its start until its end, or now while it runs):
+// its target customers, treated and held out as every channel splits them, with the sales registered for
+// them in the period (not cancelled, what they paid).
+type CampaignLift struct {
+	// Target customers who could get the benefit.
+	TreatedCustomers int `json:"treatedCustomers"`
+	// Target customers held out of it (the control group).
+	HeldOutCustomers int `json:"heldOutCustomers"`
+	// Treated customers with a sale in the period.
+	TreatedBuyers int `json:"treatedBuyers"`
+	// Held-out customers with a sale in the period.
+	HeldOutBuyers int `json:"heldOutBuyers"`
+	// The share of customers who bought, 0 to 1 (6 decimal places).
+	BuyerShare *LiftMeasure `json:"buyerShare"`
+	// Revenue per customer, in R$.
+	RevenuePerCustomer *LiftMeasure `json:"revenuePerCustomer"`
+	// Revenue per customer who bought, in R$.
+	RevenuePerBuyer *LiftMeasure `json:"revenuePerBuyer"`
+	// The discounts and cashback the campaign gave in the period, in R$ (as performance counts them).
+	Discounts decimal.Decimal `json:"discounts"`
+	// revenuePerCustomer's difference times the treated customers: what they bought beyond what they would have without the campaign, in R$.
+	IncrementalRevenue decimal.Decimal `json:"incrementalRevenue"`
+	// incrementalRevenue less discounts, in R$.
+	NetRevenue decimal.Decimal `json:"netRevenue"`
+}
+
 // What a campaign gave and brought in a period.
 type CampaignPerformance struct {
 	// Benefits given (redemptions).
@@ -184,6 +210,8 @@ type CreateCampaignInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// Only a cart with one of the campaign's coupon codes qualifies (add codes with addCoupons).
 	RequiresCode *bool `json:"requiresCode,omitempty"`
+	// Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%), 0 to 5000; default 0. Held-out customers get no benefit (reason holdout); Campaign.lift measures the difference.
+	HoldoutBasisPoints *int `json:"holdoutBasisPoints,omitempty"`
 }
 
 // A new customer. CPF is accepted with or without formatting.
@@ -337,7 +365,7 @@ type FieldProblem struct {
 type IneligibleCampaign struct {
 	// The campaign.
 	Campaign *ent.Campaign `json:"campaign"`
-	// not_active, channel_mismatch, store_mismatch, segment_mismatch, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking.
+	// not_active, channel_mismatch, store_mismatch, segment_mismatch, holdout, coupon_required, limit_reached, budget_exhausted, no_applicable_items, min_subtotal_not_met or excluded_by_stacking.
 	Reason string `json:"reason"`
 	// For min_subtotal_not_met: the R$ still needed.
 	MissingAmount *decimal.Decimal `json:"missingAmount,omitempty"`
@@ -365,6 +393,23 @@ type LevelCount struct {
 	Level customer.Level `json:"level"`
 	// Customers at that level.
 	Customers int `json:"customers"`
+}
+
+// One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
+// difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
+type LiftMeasure struct {
+	// The treated customers' mean.
+	Treated decimal.Decimal `json:"treated"`
+	// The held-out customers' mean.
+	HeldOut decimal.Decimal `json:"heldOut"`
+	// treated less heldOut.
+	Difference decimal.Decimal `json:"difference"`
+	// The interval's low end; null when a group has fewer than two customers (two buyers, per buyer).
+	Low *decimal.Decimal `json:"low,omitempty"`
+	// The interval's high end; null as low.
+	High *decimal.Decimal `json:"high,omitempty"`
+	// True when the interval excludes 0: the campaign changed the measure, at 95% confidence.
+	Significant bool `json:"significant"`
 }
 
 // The customers of one loyalty level and the points they hold.

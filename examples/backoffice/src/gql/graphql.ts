@@ -474,6 +474,15 @@ export type CampaignWhereInput = {
   /** segment edge predicates */
   hasSegment?: InputMaybe<Scalars['Boolean']['input']>;
   hasSegmentWith?: InputMaybe<Array<SegmentWhereInput>>;
+  /** holdout_basis_points field predicates */
+  holdoutBasisPoints?: InputMaybe<Scalars['Int']['input']>;
+  holdoutBasisPointsGT?: InputMaybe<Scalars['Int']['input']>;
+  holdoutBasisPointsGTE?: InputMaybe<Scalars['Int']['input']>;
+  holdoutBasisPointsIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  holdoutBasisPointsLT?: InputMaybe<Scalars['Int']['input']>;
+  holdoutBasisPointsLTE?: InputMaybe<Scalars['Int']['input']>;
+  holdoutBasisPointsNEQ?: InputMaybe<Scalars['Int']['input']>;
+  holdoutBasisPointsNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
   /** id field predicates */
   id?: InputMaybe<Scalars['ID']['input']>;
   idContainsFold?: InputMaybe<Scalars['ID']['input']>;
@@ -951,6 +960,8 @@ export type CreateCampaignInput = {
   endsAt: Scalars['Time']['input'];
   /** Gift campaigns: the SKU given. */
   giftSku?: InputMaybe<Scalars['String']['input']>;
+  /** Experiment: the share of the target customers held out as a control group, in basis points (1000 = 10%), 0 to 5000; default 0. Held-out customers get no benefit (reason holdout); Campaign.lift measures the difference. */
+  holdoutBasisPoints?: InputMaybe<Scalars['Int']['input']>;
   /** Most redemptions per customer, at least 1; absent means no limit. */
   limitPerCustomer?: InputMaybe<Scalars['Int']['input']>;
   /** Most redemptions in all, at least 1; absent means no limit. */

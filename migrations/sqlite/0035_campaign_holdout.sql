@@ -1,0 +1,3 @@
+-- 0035 (issue 37, experiments): a campaign may hold out a share of its target
+-- customers as a control group, in basis points (0 = no one).
+ALTER TABLE `campaigns` ADD COLUMN `holdout_basis_points` integer NOT NULL DEFAULT (0);
