@@ -110,6 +110,7 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	for _, added := range []string{
 		`ALTER TABLE tenants DROP COLUMN cors_origins`, // 0028
 		`ALTER TABLE events DROP COLUMN trace_parent`,  // 0032
+		`ALTER TABLE segments DROP COLUMN rule`,        // 0034
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)
 		require.NoError(t, err)

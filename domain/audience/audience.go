@@ -27,6 +27,7 @@ package audience
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"cel.dev/cel-go/cel"
@@ -81,6 +82,15 @@ var Declarations = []struct {
 	{"churn_risk", cel.StringType},
 	{"probability_alive", cel.DoubleType},
 	{"segments", cel.ListType(cel.StringType)},
+}
+
+func declared(name string) bool {
+	return slices.ContainsFunc(Declarations, func(d struct {
+		Name string
+		Type *cel.Type
+	}) bool {
+		return d.Name == name
+	})
 }
 
 // resolve is the value of a declared name in f.
@@ -161,7 +171,12 @@ var env = func() *cel.Env {
 type Rule struct {
 	Source string
 	prg    cel.Program
+	names  []string
 }
+
+// Names are the facts the rule reads, so that evaluating it reads no
+// other.
+func (r *Rule) Names() []string { return r.names }
 
 // Compile parses and checks src against the facts' types. Its error is an
 // *apperr.Error of kind invalid on the field "rule", each problem naming
@@ -192,7 +207,14 @@ func Compile(src string) (*Rule, error) {
 		p.Add("rule", "1:1: %s", err)
 		return nil, p.Err()
 	}
-	return &Rule{Source: src, prg: prg}, nil
+	r := &Rule{Source: src, prg: prg}
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		if declared(ref.Name) && !slices.Contains(r.names, ref.Name) { // not a comprehension's variable
+			r.names = append(r.names, ref.Name)
+		}
+	}
+	slices.Sort(r.names)
+	return r, nil
 }
 
 // Match tells whether the customer of f is in the audience. A rule that

@@ -116,3 +116,9 @@ func FuzzCompile(f *testing.F) {
 		_, _ = r.Match(&Facts{})
 	})
 }
+
+func TestNames(t *testing.T) {
+	r, err := Compile(`level == "gold" && "email" in consents || group_purchases.exists(g, g == "norte")`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"consents", "group_purchases", "level"}, r.Names())
+}

@@ -1060,6 +1060,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString},
 		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "rule", Type: field.TypeString, Nullable: true, Size: 2147483647},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// SegmentsTable holds the schema information for the "segments" table.
@@ -1070,7 +1071,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "segments_tenants_tenant",
-				Columns:    []*schema.Column{SegmentsColumns[5]},
+				Columns:    []*schema.Column{SegmentsColumns[6]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1079,7 +1080,7 @@ var (
 			{
 				Name:    "segment_tenant_id",
 				Unique:  false,
-				Columns: []*schema.Column{SegmentsColumns[5]},
+				Columns: []*schema.Column{SegmentsColumns[6]},
 			},
 		},
 	}
