@@ -64,6 +64,7 @@ func TestGuides(t *testing.T) {
 		{file: "returns.md"},
 		{file: "predictive-v2.md"},
 		{file: "campaigns-for-chains.md"},
+		{file: "audiences-and-experiments.md"},
 	}
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	require.NoError(t, err)
