@@ -50,7 +50,7 @@ func benchTenant(b *testing.B, dialectName string, n int) (*app.App, context.Con
 	ctx := viewer.TenantContext(context.Background(), tn.ID)
 	asOf := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	started := time.Now()
-	const batch = 2000
+	const batch = 1000
 	receipt := 0
 	for done := 0; done < n; done += batch {
 		size := min(batch, n-done)

@@ -9,7 +9,6 @@ package audiences
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,9 +20,7 @@ import (
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/segment"
-	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -188,17 +185,7 @@ func (a *Service) RecomputeAudiences(ctx context.Context) error {
 	if err := Policy.Allow(ctx, "RecomputeAudiences"); err != nil {
 		return err
 	}
-	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.Active(true)).IDs(viewer.SystemContext(ctx))
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, id := range tenants {
-		if err := a.recomputeTenant(viewer.TenantContext(ctx, id)); err != nil {
-			errs = append(errs, fmt.Errorf("audiences of tenant %s: %w", id, err))
-		}
-	}
-	return errors.Join(errs...)
+	return a.EachActiveTenant(ctx, "audiences of", a.recomputeTenant)
 }
 
 func (a *Service) recomputeTenant(ctx context.Context) error {
@@ -222,7 +209,7 @@ func (a *Service) apply(ctx context.Context, tx storage.Tx, segs []*ent.Segment,
 	if err != nil {
 		return err
 	}
-	ids, facts, err := rd.facts(ctx, sc)
+	ids, facts, err := rd.facts(ctx, &sc)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,8 @@ import (
 const readBatch = 5000
 
 // scope is which customers a read of facts covers: the ids in (after,
-// upTo] (after "" from the first), or exactly ids.
+// upTo] (after "" from the first), or exactly ids; upTo "" is the next
+// readBatch customers after after, and the read sets it.
 type scope struct {
 	after, upTo string
 	ids         []string
@@ -30,6 +31,9 @@ type scope struct {
 func (s scope) customer() []predicate.Customer {
 	if s.ids != nil {
 		return []predicate.Customer{customer.IDIn(s.ids...)}
+	}
+	if s.upTo == "" {
+		return []predicate.Customer{customer.IDGT(s.after)}
 	}
 	return []predicate.Customer{customer.IDGT(s.after), customer.IDLTE(s.upTo)}
 }
@@ -98,7 +102,7 @@ type reader struct {
 }
 
 // facts reads the facts of the customers of sc, in id order.
-func (r *reader) facts(ctx context.Context, sc scope) ([]string, []audience.Facts, error) {
+func (r *reader) facts(ctx context.Context, sc *scope) ([]string, []audience.Facts, error) {
 	q := r.c.Customer.Query().Where(sc.customer()...).Order(ent.Asc(customer.FieldID)).
 		Select(customer.FieldLevel, customer.FieldPointsBalance, customer.FieldLifetimeValue, customer.FieldBirthDate,
 			customer.FieldAddressCity, customer.FieldAddressState, customer.FieldConsentMarketingEmail,
@@ -106,9 +110,16 @@ func (r *reader) facts(ctx context.Context, sc scope) ([]string, []audience.Fact
 	if r.needs.segments {
 		q.WithSegments(func(q *ent.SegmentQuery) { q.Where(segment.RuleIsNil()).Select(segment.FieldID) })
 	}
+	open := sc.ids == nil && sc.upTo == ""
+	if open {
+		q.Limit(readBatch)
+	}
 	custs, err := q.All(ctx)
-	if err != nil {
+	if err != nil || len(custs) == 0 {
 		return nil, nil, err
+	}
+	if open {
+		sc.upTo = custs[len(custs)-1].ID
 	}
 	ids := make([]string, len(custs))
 	facts := make([]audience.Facts, len(custs))
@@ -118,7 +129,7 @@ func (r *reader) facts(ctx context.Context, sc scope) ([]string, []audience.Fact
 		facts[i] = profileFacts(c)
 	}
 	if r.needs.sales {
-		if err := r.salesFacts(ctx, sc, at, facts); err != nil {
+		if err := r.salesFacts(ctx, *sc, at, facts); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -267,20 +278,16 @@ func timeOf(v any) (time.Time, error) {
 func (r *reader) pages(ctx context.Context, fn func(sc scope, ids []string, facts []audience.Facts) error) error {
 	after := ""
 	for {
-		bounds, err := r.c.Customer.Query().Where(customer.IDGT(after)).Order(ent.Asc(customer.FieldID)).Limit(readBatch).IDs(ctx)
-		if err != nil || len(bounds) == 0 {
-			return err
-		}
-		sc := scope{after: after, upTo: bounds[len(bounds)-1]}
-		ids, facts, err := r.facts(ctx, sc)
-		if err != nil {
+		sc := scope{after: after}
+		ids, facts, err := r.facts(ctx, &sc)
+		if err != nil || len(ids) == 0 {
 			return err
 		}
 		if err := fn(sc, ids, facts); err != nil {
 			return err
 		}
 		after = sc.upTo
-		if len(bounds) < readBatch {
+		if len(ids) < readBatch {
 			return nil
 		}
 	}
