@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
@@ -32,6 +33,7 @@ type App struct {
 	*kernel.Kernel
 
 	Insights   *insights.Service
+	Audiences  *audiences.Service
 	Backoffice *backoffice.Service
 	Privacy    *privacy.Service
 	Campaigns  *campaigns.Service
@@ -58,10 +60,11 @@ func (a *App) WithHistory(h HistoryFunc) *App {
 func New(k *Config) *App {
 	a := &App{Kernel: k, Insights: &insights.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
 		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
-	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights}
+	a.Audiences = &audiences.Service{Kernel: k}
+	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights, Audiences: a.Audiences}
 	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns}
 	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
-	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
+	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty, Audiences: a.Audiences}
 	a.Backoffice.Demo = demoData{a}
 	if k.Auth != nil {
 		k.Auth.CountFailuresIn(k.Limiter("client-failures", nil, 0))

@@ -62,15 +62,16 @@ func TestLayout(t *testing.T) {
 // map). A context missing here fails, as does an import of a transport.
 var contextsBelow = map[string][]string{
 	"kernel":     {},
+	"audiences":  {},
 	"insights":   {},
 	"webhooks":   {},
 	"backoffice": {},
-	"customers":  {"insights"},
+	"customers":  {"insights", "audiences"},
 	"privacy":    {"customers"},
 	"campaigns":  {"insights"},
 	"loyalty":    {"campaigns"},
 	"checkout":   {"campaigns", "loyalty"},
-	"pos":        {"checkout", "campaigns", "loyalty", "customers"},
+	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
 }
 
 func checkContexts(t *testing.T) {

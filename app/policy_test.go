@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
@@ -145,4 +146,5 @@ var policies = map[string]kernel.Policy{
 	"customers": customers.Policy, "campaigns": campaigns.Policy, "loyalty": loyalty.Policy,
 	"insights": insights.Policy, "privacy": privacy.Policy, "backoffice": backoffice.Policy,
 	"webhooks": webhooks.Policy, "checkout": checkout.Policy, "pos": pos.Policy,
+	"audiences": audiences.Policy,
 }

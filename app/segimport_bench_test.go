@@ -39,7 +39,7 @@ func BenchmarkImportSegmentCPFs(b *testing.B) {
 			admin := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: tenantOf(b, im)})
 			for b.Loop() {
 				b.StopTimer()
-				seg, err := im.a.Customers.CreateSegment(admin, fmt.Sprintf("s-%d", time.Now().UnixNano()), nil)
+				seg, err := im.a.Customers.CreateSegment(admin, fmt.Sprintf("s-%d", time.Now().UnixNano()), nil, nil)
 				require.NoError(b, err)
 				b.StartTimer()
 				res, err := im.a.Customers.ImportSegmentCPFs(admin, seg.ID, cpfs)

@@ -244,9 +244,20 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	if _, err := y.Insights.FitChurnModel(tctx, end); err != nil {
 		return err
 	}
-	_, err = y.Insights.ScoreCustomers(tctx, end)
+	if _, err = y.Insights.ScoreCustomers(tctx, end); err != nil {
+		return err
+	}
+	// An audience, kept by its rule from now on: regulars drifting away.
+	_, err = y.Customers.CreateSegment(tctx, "Regulares esfriando", &demoAudienceText, &DemoAudienceRule)
 	return err
 }
+
+// DemoAudienceRule is the rule of the demo's audience (the guide
+// docs/guides/audiences-and-experiments.md reads it).
+var (
+	DemoAudienceRule = `purchases >= 6 && churn_risk in ["medium", "high"]`
+	demoAudienceText = "Bought at least six times, and the churn model says they are drifting away."
+)
 
 // demoYear draws the shoppers and their purchases over the year.
 func demoYear(rng *rand.Rand, first time.Time, size demoSize) ([]demoShopper, []demoEvent) {

@@ -726,6 +726,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldUpdatedAt:   {Type: field.TypeTime, Column: segment.FieldUpdatedAt},
 			segment.FieldName:        {Type: field.TypeString, Column: segment.FieldName},
 			segment.FieldDescription: {Type: field.TypeString, Column: segment.FieldDescription},
+			segment.FieldRule:        {Type: field.TypeString, Column: segment.FieldRule},
 		},
 	}
 	graph.Nodes[29] = &sqlgraph.Node{
@@ -5193,6 +5194,11 @@ func (f *SegmentFilter) WhereName(p entql.StringP) {
 // WhereDescription applies the entql string predicate on the description field.
 func (f *SegmentFilter) WhereDescription(p entql.StringP) {
 	f.Where(p.Field(segment.FieldDescription))
+}
+
+// WhereRule applies the entql string predicate on the rule field.
+func (f *SegmentFilter) WhereRule(p entql.StringP) {
+	f.Where(p.Field(segment.FieldRule))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

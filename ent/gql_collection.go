@@ -3410,6 +3410,11 @@ func (_q *SegmentQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, segment.FieldDescription)
 				fieldSeen[segment.FieldDescription] = struct{}{}
 			}
+		case "rule":
+			if _, ok := fieldSeen[segment.FieldRule]; !ok {
+				selectedFields = append(selectedFields, segment.FieldRule)
+				fieldSeen[segment.FieldRule] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

@@ -10544,6 +10544,23 @@ type SegmentWhereInput struct {
 	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
 	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
 
+	// "rule" field predicates.
+	Rule             *string  `json:"rule,omitempty"`
+	RuleNEQ          *string  `json:"ruleNEQ,omitempty"`
+	RuleIn           []string `json:"ruleIn,omitempty"`
+	RuleNotIn        []string `json:"ruleNotIn,omitempty"`
+	RuleGT           *string  `json:"ruleGT,omitempty"`
+	RuleGTE          *string  `json:"ruleGTE,omitempty"`
+	RuleLT           *string  `json:"ruleLT,omitempty"`
+	RuleLTE          *string  `json:"ruleLTE,omitempty"`
+	RuleContains     *string  `json:"ruleContains,omitempty"`
+	RuleHasPrefix    *string  `json:"ruleHasPrefix,omitempty"`
+	RuleHasSuffix    *string  `json:"ruleHasSuffix,omitempty"`
+	RuleIsNil        bool     `json:"ruleIsNil,omitempty"`
+	RuleNotNil       bool     `json:"ruleNotNil,omitempty"`
+	RuleEqualFold    *string  `json:"ruleEqualFold,omitempty"`
+	RuleContainsFold *string  `json:"ruleContainsFold,omitempty"`
+
 	// "customers" edge predicates.
 	HasCustomers     *bool                 `json:"hasCustomers,omitempty"`
 	HasCustomersWith []*CustomerWhereInput `json:"hasCustomersWith,omitempty"`
@@ -10818,6 +10835,51 @@ func (i *SegmentWhereInput) P() (predicate.Segment, error) {
 	}
 	if i.DescriptionContainsFold != nil {
 		predicates = append(predicates, segment.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Rule != nil {
+		predicates = append(predicates, segment.RuleEQ(*i.Rule))
+	}
+	if i.RuleNEQ != nil {
+		predicates = append(predicates, segment.RuleNEQ(*i.RuleNEQ))
+	}
+	if len(i.RuleIn) > 0 {
+		predicates = append(predicates, segment.RuleIn(i.RuleIn...))
+	}
+	if len(i.RuleNotIn) > 0 {
+		predicates = append(predicates, segment.RuleNotIn(i.RuleNotIn...))
+	}
+	if i.RuleGT != nil {
+		predicates = append(predicates, segment.RuleGT(*i.RuleGT))
+	}
+	if i.RuleGTE != nil {
+		predicates = append(predicates, segment.RuleGTE(*i.RuleGTE))
+	}
+	if i.RuleLT != nil {
+		predicates = append(predicates, segment.RuleLT(*i.RuleLT))
+	}
+	if i.RuleLTE != nil {
+		predicates = append(predicates, segment.RuleLTE(*i.RuleLTE))
+	}
+	if i.RuleContains != nil {
+		predicates = append(predicates, segment.RuleContains(*i.RuleContains))
+	}
+	if i.RuleHasPrefix != nil {
+		predicates = append(predicates, segment.RuleHasPrefix(*i.RuleHasPrefix))
+	}
+	if i.RuleHasSuffix != nil {
+		predicates = append(predicates, segment.RuleHasSuffix(*i.RuleHasSuffix))
+	}
+	if i.RuleIsNil {
+		predicates = append(predicates, segment.RuleIsNil())
+	}
+	if i.RuleNotNil {
+		predicates = append(predicates, segment.RuleNotNil())
+	}
+	if i.RuleEqualFold != nil {
+		predicates = append(predicates, segment.RuleEqualFold(*i.RuleEqualFold))
+	}
+	if i.RuleContainsFold != nil {
+		predicates = append(predicates, segment.RuleContainsFold(*i.RuleContainsFold))
 	}
 
 	if i.HasCustomers != nil {

@@ -27864,6 +27864,7 @@ type SegmentMutation struct {
 	updated_at       *time.Time
 	name             *string
 	description      *string
+	rule             *string
 	clearedFields    map[string]struct{}
 	tenant           *string
 	clearedtenant    bool
@@ -28162,6 +28163,55 @@ func (m *SegmentMutation) ResetDescription() {
 	m.description = nil
 }
 
+// SetRule sets the "rule" field.
+func (m *SegmentMutation) SetRule(s string) {
+	m.rule = &s
+}
+
+// Rule returns the value of the "rule" field in the mutation.
+func (m *SegmentMutation) Rule() (r string, exists bool) {
+	v := m.rule
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRule returns the old "rule" field's value of the Segment entity.
+// If the Segment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SegmentMutation) OldRule(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRule is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRule requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRule: %w", err)
+	}
+	return oldValue.Rule, nil
+}
+
+// ClearRule clears the value of the "rule" field.
+func (m *SegmentMutation) ClearRule() {
+	m.rule = nil
+	m.clearedFields[segment.FieldRule] = struct{}{}
+}
+
+// RuleCleared returns if the "rule" field was cleared in this mutation.
+func (m *SegmentMutation) RuleCleared() bool {
+	_, ok := m.clearedFields[segment.FieldRule]
+	return ok
+}
+
+// ResetRule resets all changes to the "rule" field.
+func (m *SegmentMutation) ResetRule() {
+	m.rule = nil
+	delete(m.clearedFields, segment.FieldRule)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *SegmentMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -28331,7 +28381,7 @@ func (m *SegmentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SegmentMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.tenant != nil {
 		fields = append(fields, segment.FieldTenantID)
 	}
@@ -28346,6 +28396,9 @@ func (m *SegmentMutation) Fields() []string {
 	}
 	if m.description != nil {
 		fields = append(fields, segment.FieldDescription)
+	}
+	if m.rule != nil {
+		fields = append(fields, segment.FieldRule)
 	}
 	return fields
 }
@@ -28365,6 +28418,8 @@ func (m *SegmentMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case segment.FieldDescription:
 		return m.Description()
+	case segment.FieldRule:
+		return m.Rule()
 	}
 	return nil, false
 }
@@ -28384,6 +28439,8 @@ func (m *SegmentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldName(ctx)
 	case segment.FieldDescription:
 		return m.OldDescription(ctx)
+	case segment.FieldRule:
+		return m.OldRule(ctx)
 	}
 	return nil, fmt.Errorf("unknown Segment field %s", name)
 }
@@ -28428,6 +28485,13 @@ func (m *SegmentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDescription(v)
 		return nil
+	case segment.FieldRule:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRule(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Segment field %s", name)
 }
@@ -28457,7 +28521,11 @@ func (m *SegmentMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *SegmentMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(segment.FieldRule) {
+		fields = append(fields, segment.FieldRule)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -28470,6 +28538,11 @@ func (m *SegmentMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *SegmentMutation) ClearField(name string) error {
+	switch name {
+	case segment.FieldRule:
+		m.ClearRule()
+		return nil
+	}
 	return fmt.Errorf("unknown Segment nullable field %s", name)
 }
 
@@ -28491,6 +28564,9 @@ func (m *SegmentMutation) ResetField(name string) error {
 		return nil
 	case segment.FieldDescription:
 		m.ResetDescription()
+		return nil
+	case segment.FieldRule:
+		m.ResetRule()
 		return nil
 	}
 	return fmt.Errorf("unknown Segment field %s", name)

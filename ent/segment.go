@@ -29,6 +29,8 @@ type Segment struct {
 	Name string `json:"name,omitempty"`
 	// Free text about the segment; empty when none.
 	Description string `json:"description,omitempty"`
+	// An audience's rule over its customers' facts (CEL, domain/audience): its members are kept by it. Null for a static segment, whose members are added by hand or import.
+	Rule *string `json:"rule,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SegmentQuery when eager-loading is set.
 	Edges        SegmentEdges `json:"edges"`
@@ -87,7 +89,7 @@ func (*Segment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case segment.FieldID, segment.FieldTenantID, segment.FieldName, segment.FieldDescription:
+		case segment.FieldID, segment.FieldTenantID, segment.FieldName, segment.FieldDescription, segment.FieldRule:
 			values[i] = new(sql.NullString)
 		case segment.FieldCreatedAt, segment.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -141,6 +143,13 @@ func (_m *Segment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field description", values[i])
 			} else if value.Valid {
 				_m.Description = value.String
+			}
+		case segment.FieldRule:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field rule", values[i])
+			} else if value.Valid {
+				_m.Rule = new(string)
+				*_m.Rule = value.String
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -207,6 +216,11 @@ func (_m *Segment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("description=")
 	builder.WriteString(_m.Description)
+	builder.WriteString(", ")
+	if v := _m.Rule; v != nil {
+		builder.WriteString("rule=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -77,6 +77,20 @@ func (_c *SegmentCreate) SetNillableDescription(v *string) *SegmentCreate {
 	return _c
 }
 
+// SetRule sets the "rule" field.
+func (_c *SegmentCreate) SetRule(v string) *SegmentCreate {
+	_c.mutation.SetRule(v)
+	return _c
+}
+
+// SetNillableRule sets the "rule" field if the given value is not nil.
+func (_c *SegmentCreate) SetNillableRule(v *string) *SegmentCreate {
+	if v != nil {
+		_c.SetRule(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SegmentCreate) SetID(v string) *SegmentCreate {
 	_c.mutation.SetID(v)
@@ -271,6 +285,10 @@ func (_c *SegmentCreate) createSpec() (*Segment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Description(); ok {
 		_spec.SetField(segment.FieldDescription, field.TypeString, value)
 		_node.Description = value
+	}
+	if value, ok := _c.mutation.Rule(); ok {
+		_spec.SetField(segment.FieldRule, field.TypeString, value)
+		_node.Rule = &value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -64,6 +64,26 @@ func (_u *SegmentUpdate) SetNillableDescription(v *string) *SegmentUpdate {
 	return _u
 }
 
+// SetRule sets the "rule" field.
+func (_u *SegmentUpdate) SetRule(v string) *SegmentUpdate {
+	_u.mutation.SetRule(v)
+	return _u
+}
+
+// SetNillableRule sets the "rule" field if the given value is not nil.
+func (_u *SegmentUpdate) SetNillableRule(v *string) *SegmentUpdate {
+	if v != nil {
+		_u.SetRule(*v)
+	}
+	return _u
+}
+
+// ClearRule clears the value of the "rule" field.
+func (_u *SegmentUpdate) ClearRule() *SegmentUpdate {
+	_u.mutation.ClearRule()
+	return _u
+}
+
 // AddCustomerIDs adds the "customers" edge to the Customer entity by IDs.
 func (_u *SegmentUpdate) AddCustomerIDs(ids ...string) *SegmentUpdate {
 	_u.mutation.AddCustomerIDs(ids...)
@@ -217,6 +237,12 @@ func (_u *SegmentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Description(); ok {
 		_spec.SetField(segment.FieldDescription, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Rule(); ok {
+		_spec.SetField(segment.FieldRule, field.TypeString, value)
+	}
+	if _u.mutation.RuleCleared() {
+		_spec.ClearField(segment.FieldRule, field.TypeString)
+	}
 	if _u.mutation.CustomersCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2M,
@@ -358,6 +384,26 @@ func (_u *SegmentUpdateOne) SetNillableDescription(v *string) *SegmentUpdateOne 
 	if v != nil {
 		_u.SetDescription(*v)
 	}
+	return _u
+}
+
+// SetRule sets the "rule" field.
+func (_u *SegmentUpdateOne) SetRule(v string) *SegmentUpdateOne {
+	_u.mutation.SetRule(v)
+	return _u
+}
+
+// SetNillableRule sets the "rule" field if the given value is not nil.
+func (_u *SegmentUpdateOne) SetNillableRule(v *string) *SegmentUpdateOne {
+	if v != nil {
+		_u.SetRule(*v)
+	}
+	return _u
+}
+
+// ClearRule clears the value of the "rule" field.
+func (_u *SegmentUpdateOne) ClearRule() *SegmentUpdateOne {
+	_u.mutation.ClearRule()
 	return _u
 }
 
@@ -543,6 +589,12 @@ func (_u *SegmentUpdateOne) sqlSave(ctx context.Context) (_node *Segment, err er
 	}
 	if value, ok := _u.mutation.Description(); ok {
 		_spec.SetField(segment.FieldDescription, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Rule(); ok {
+		_spec.SetField(segment.FieldRule, field.TypeString, value)
+	}
+	if _u.mutation.RuleCleared() {
+		_spec.ClearField(segment.FieldRule, field.TypeString)
 	}
 	if _u.mutation.CustomersCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -83,12 +83,12 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 
 // CreateSegment is the resolver for the createSegment field.
 func (r *mutationResolver) CreateSegment(ctx context.Context, input generated.CreateSegmentInput) (*ent.Segment, error) {
-	return r.app.Customers.CreateSegment(ctx, input.Name, input.Description)
+	return r.app.Customers.CreateSegment(ctx, input.Name, input.Description, input.Rule)
 }
 
 // UpdateSegment is the resolver for the updateSegment field.
 func (r *mutationResolver) UpdateSegment(ctx context.Context, id string, input generated.UpdateSegmentInput) (*ent.Segment, error) {
-	return r.app.Customers.UpdateSegment(ctx, id, input.Name, input.Description)
+	return r.app.Customers.UpdateSegment(ctx, id, input.Name, input.Description, input.Rule)
 }
 
 // AddSegmentCustomers is the resolver for the addSegmentCustomers field.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fideliza/fideliza/app/audiences"
 	"log/slog"
 	"math"
 	"strings"
@@ -45,6 +46,7 @@ var RootFieldScopes = map[string]string{
 	"Query.campaigns":          campaigns.Policy.Scope("ListCampaigns"),
 
 	"Query.predictiveSegments":   insights.Policy.Scope("PredictiveSegments"),
+	"Query.previewAudience":      audiences.Policy.Scope("PreviewAudience"),
 	"Query.pointsLiability":      loyalty.Policy.Scope("PointsLiability"),
 	"Query.pointsLiabilityByDay": insights.Policy.Scope("PointsLiabilityByDay"),
 	"Query.pointsEntries":        "loyalty:read",

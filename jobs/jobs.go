@@ -120,6 +120,14 @@ func (ScoreCustomers) InsertOpts() river.InsertOpts {
 	}}}
 }
 
+// RecomputeAudiences recomputes every audience's members of every tenant:
+// what no change of a customer's facts refreshed (days passing, churn
+// scores refitted, levels lowered by RecomputeLevels, static segments'
+// members).
+type RecomputeAudiences struct{}
+
+func (RecomputeAudiences) Kind() string { return "recompute_audiences" }
+
 // ImportCustomers loads a customer file sent to the API (POST
 // /v1/customers/imports), inserted once the whole file is stored.
 type ImportCustomers struct {
@@ -136,6 +144,7 @@ func Kinds() []string {
 		RecomputeLevels{}.Kind(), CreditCashback{}.Kind(), CampaignLifecycle{}.Kind(),
 		PurgeExpired{}.Kind(), ProcessSale{}.Kind(), DispatchEvents{}.Kind(), DeliverWebhook{}.Kind(),
 		ProcessSaleReturn{}.Kind(), ScoreCustomers{}.Kind(), ReleasePendingPoints{}.Kind(), ImportCustomers{}.Kind(),
+		RecomputeAudiences{}.Kind(),
 	}
 }
 

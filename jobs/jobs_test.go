@@ -25,7 +25,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{jobs.ImportCustomers{TenantID: "t1", ImportID: "imp_1"}, `{"tenant_id":"t1","import_id":"imp_1"}`},
 		{jobs.CreditCashback{TenantID: "t1", RedemptionID: "rdm_1"}, `{"tenant_id":"t1","redemption_id":"rdm_1"}`},
 		{jobs.DeliverWebhook{DeliveryID: "whd_1"}, `{"delivery_id":"whd_1"}`},
-		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`},
+		{jobs.ExpirePoints{}, `{}`}, {jobs.NotifyExpiringPoints{}, `{}`}, {jobs.RecomputeLevels{}, `{}`}, {jobs.RecomputeAudiences{}, `{}`},
 		{jobs.CampaignLifecycle{}, `{}`}, {jobs.PurgeExpired{}, `{}`}, {jobs.DispatchEvents{}, `{}`}, {jobs.PruneSigningKeys{}, `{}`},
 	}
 	kinds := map[string]bool{}

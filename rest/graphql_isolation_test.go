@@ -85,7 +85,7 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 		d.customers = append(d.customers, c)
 	}
 	var err error
-	d.segment, err = a.Customers.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr())
+	d.segment, err = a.Customers.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr(), nil)
 	require.NoError(t, err)
 	_, err = a.Customers.AddSegmentCustomers(ctx, d.segment.ID, []string{d.customers[0].ID})
 	require.NoError(t, err)

@@ -25,6 +25,7 @@ func Register(workers *river.Workers, a *app.App) {
 	river.AddWorker(workers, &ReleasePendingPointsWorker{App: a})
 	river.AddWorker(workers, &NotifyExpiringPointsWorker{App: a})
 	river.AddWorker(workers, &RecomputeLevelsWorker{App: a})
+	river.AddWorker(workers, &RecomputeAudiencesWorker{App: a})
 	river.AddWorker(workers, &ScoreCustomersWorker{App: a})
 	river.AddWorker(workers, &ImportCustomersWorker{App: a})
 	river.AddWorker(workers, &CreditCashbackWorker{App: a})
@@ -39,6 +40,10 @@ func Register(workers *river.Workers, a *app.App) {
 // ScoreEvery is how often the customers' churn scores are computed; each
 // tenant's model is refitted every churn_refit_days of its settings.
 const ScoreEvery = 24 * time.Hour
+
+// AudiencesEvery is how often every audience is recomputed whole; the
+// changes of a customer's facts refresh its membership as they commit.
+const AudiencesEvery = time.Hour
 
 // PeriodicJobs are the jobs the leader enqueues on a schedule; the points
 // jobs run every pointsEvery (an hour by default, so points expire and are
@@ -59,6 +64,7 @@ func PeriodicJobs(pointsEvery, dispatchEvery time.Duration) []*river.PeriodicJob
 		every(pointsEvery, jobs.NotifyExpiringPoints{}),
 		every(pointsEvery, jobs.RecomputeLevels{}),
 		every(ScoreEvery, jobs.ScoreCustomers{}),
+		every(AudiencesEvery, jobs.RecomputeAudiences{}),
 		every(dispatchEvery, jobs.DispatchEvents{}),
 	}
 }

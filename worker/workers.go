@@ -158,6 +158,22 @@ func (w *RecomputeLevelsWorker) Timeout(*river.Job[jobs.RecomputeLevels]) time.D
 	return LongJobTimeout
 }
 
+// RecomputeAudiencesWorker works jobs.RecomputeAudiences with
+// app.RecomputeAudiences.
+type RecomputeAudiencesWorker struct {
+	river.WorkerDefaults[jobs.RecomputeAudiences]
+	App *app.App
+}
+
+func (w *RecomputeAudiencesWorker) Work(ctx context.Context, _ *river.Job[jobs.RecomputeAudiences]) error {
+	return w.App.Audiences.RecomputeAudiences(ctx)
+}
+
+// Timeout is the long jobs' own: it walks every tenant.
+func (w *RecomputeAudiencesWorker) Timeout(*river.Job[jobs.RecomputeAudiences]) time.Duration {
+	return LongJobTimeout
+}
+
 // ScoreCustomersWorker works jobs.ScoreCustomers with app.ScoreAllTenants.
 type ScoreCustomersWorker struct {
 	river.WorkerDefaults[jobs.ScoreCustomers]

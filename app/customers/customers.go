@@ -269,7 +269,10 @@ func (a *Service) updateCustomer(ctx context.Context, id string, in CustomerInpu
 		if _, err := u.Save(ctx); err != nil {
 			return err
 		}
-		return RecordConsents(ctx, tx.Ent, old, &was, now, Consents{}, consentChannel(viewerOf(ctx)), at)
+		if err := RecordConsents(ctx, tx.Ent, old, &was, now, Consents{}, consentChannel(viewerOf(ctx)), at); err != nil {
+			return err
+		}
+		return a.Audiences.Refresh(ctx, tx, id) // a profile's or consents' change, as it commits
 	})
 	if err != nil {
 		if ent.IsNotFound(err) {

@@ -32,36 +32,65 @@ type SegmentImport struct {
 	Invalid        []string // entries that are no CPF, as given
 }
 
-// CreateSegment creates a segment in the viewer's tenant.
-func (a *Service) CreateSegment(ctx context.Context, name string, description *string) (*ent.Segment, error) {
+// CreateSegment creates a segment in the viewer's tenant: static, or an
+// audience when rule is given (its members, those the rule selects now,
+// join in the same transaction).
+func (a *Service) CreateSegment(ctx context.Context, name string, description, rule *string) (*ent.Segment, error) {
 	if err := Policy.Allow(ctx, "CreateSegment"); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("name", name, "description", description); err != nil {
+	if err := kernel.Guarded("name", name, "description", description, "rule", rule); err != nil {
 		return nil, err
 	}
-	if err := checkSegment(&name, description); err != nil {
+	if err := a.checkSegment(&name, description, rule); err != nil {
 		return nil, err
 	}
-	return a.DB.Ent.Segment.Create().SetName(name).SetNillableDescription(description).Save(ctx)
+	var seg *ent.Segment
+	err := a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+		if seg, err = tx.Ent.Segment.Create().SetName(name).SetNillableDescription(description).SetNillableRule(rule).Save(ctx); err != nil || rule == nil {
+			return err
+		}
+		return a.Audiences.RecomputeAudience(ctx, tx, seg.ID)
+	})
+	return seg, err
 }
 
-// UpdateSegment renames or describes a segment; nil leaves a field as it is.
-func (a *Service) UpdateSegment(ctx context.Context, id string, name, description *string) (*ent.Segment, error) {
+// UpdateSegment renames or describes a segment, or changes an audience's
+// rule (its members recomputed in the same transaction); nil leaves a field
+// as it is. A static segment stays static: a rule is for an audience.
+func (a *Service) UpdateSegment(ctx context.Context, id string, name, description, rule *string) (*ent.Segment, error) {
 	if err := Policy.Allow(ctx, "UpdateSegment"); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("id", id, "name", name, "description", description); err != nil {
+	if err := kernel.Guarded("id", id, "name", name, "description", description, "rule", rule); err != nil {
 		return nil, err
 	}
-	if err := checkSegment(name, description); err != nil {
+	if err := a.checkSegment(name, description, rule); err != nil {
 		return nil, err
 	}
-	s, err := a.DB.Ent.Segment.UpdateOneID(id).SetNillableName(name).SetNillableDescription(description).Save(ctx)
-	return s, kernel.NotFoundAs(err, "segment")
+	var seg *ent.Segment
+	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+		old, err := a.lockSegment(ctx, tx.Ent, id)
+		if err != nil {
+			return err
+		}
+		if rule != nil && old.Rule == nil {
+			return apperr.Invalid("rule", "a static segment has no rule: create an audience instead")
+		}
+		if seg, err = tx.Ent.Segment.UpdateOne(old).SetNillableName(name).SetNillableDescription(description).SetNillableRule(rule).Save(ctx); err != nil || rule == nil {
+			return err
+		}
+		return a.Audiences.RecomputeAudience(ctx, tx, seg.ID)
+	})
+	return seg, err
 }
 
-func checkSegment(name, description *string) error {
+func (a *Service) checkSegment(name, description, rule *string) error {
+	if rule != nil {
+		if _, err := a.Audiences.Check(*rule); err != nil {
+			return err
+		}
+	}
 	var p apperr.Problems
 	if name != nil {
 		if *name = strings.TrimSpace(*name); *name == "" {
@@ -89,7 +118,7 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 	}
 	var seg *ent.Segment
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		if seg, err = a.lockSegment(ctx, tx.Ent, segmentID); err != nil {
+		if seg, err = a.lockStatic(ctx, tx.Ent, segmentID); err != nil {
 			return err
 		}
 		found, err := tx.Ent.Customer.Query().Where(customer.IDIn(ids...)).IDs(ctx)
@@ -122,7 +151,7 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 	}
 	var seg *ent.Segment
 	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
-		if seg, err = a.lockSegment(ctx, tx.Ent, segmentID); err != nil {
+		if seg, err = a.lockStatic(ctx, tx.Ent, segmentID); err != nil {
 			return err
 		}
 		members, err := seg.QueryCustomers().Where(customer.IDIn(ids...)).IDs(ctx)
@@ -164,7 +193,7 @@ func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs 
 	}
 	slices.Sort(digits)
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
-		seg, err := a.lockSegment(ctx, tx.Ent, segmentID)
+		seg, err := a.lockStatic(ctx, tx.Ent, segmentID)
 		if err != nil {
 			return err
 		}
@@ -206,6 +235,16 @@ func membershipIDs(ids []string) ([]string, error) {
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
+}
+
+// lockStatic is lockSegment for a change of members by hand: an audience's
+// members are its rule's.
+func (a *Service) lockStatic(ctx context.Context, c *ent.Client, id string) (*ent.Segment, error) {
+	seg, err := a.lockSegment(ctx, c, id)
+	if err == nil && seg.Rule != nil {
+		return nil, apperr.Conflict("audience_members", "segmentID", "an audience's members are kept by its rule; change the rule instead")
+	}
+	return seg, err
 }
 
 // lockSegment reads a segment and, on PostgreSQL, locks its row: membership

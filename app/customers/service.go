@@ -5,6 +5,7 @@ package customers
 import (
 	"sync"
 
+	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ratelimit"
@@ -13,7 +14,8 @@ import (
 // Service owns the operations of the customers context.
 type Service struct {
 	*kernel.Kernel
-	Insights *insights.Service
+	Insights  *insights.Service
+	Audiences *audiences.Service
 
 	lookupsOnce sync.Once
 	lookups     ratelimit.Counter

@@ -24,7 +24,6 @@ import (
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -380,17 +379,10 @@ func (a *Service) ScoreAllTenants(ctx context.Context) error {
 	if err := Policy.Allow(ctx, "ScoreAllTenants"); err != nil {
 		return err
 	}
-	tenants, err := a.DB.Ent.Tenant.Query().Where(tenant.Active(true)).IDs(viewer.SystemContext(ctx))
-	if err != nil {
+	return a.EachActiveTenant(ctx, "scoring", func(ctx context.Context) error {
+		_, err := a.scoreCustomers(ctx, a.Now())
 		return err
-	}
-	var errs []error
-	for _, id := range tenants {
-		if _, err := a.scoreCustomers(viewer.TenantContext(ctx, id), a.Now()); err != nil {
-			errs = append(errs, fmt.Errorf("scoring tenant %s: %w", id, err))
-		}
-	}
-	return errors.Join(errs...)
+	})
 }
 
 // ScoreCustomers scores every customer of the viewer's tenant at asOf,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,6 +23,8 @@ import (
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/jobs"
 	"github.com/fideliza/fideliza/ratelimit"
 	"github.com/fideliza/fideliza/storage"
@@ -177,3 +180,20 @@ func (noCounts) PointsReversed(string, int64) {}
 // UpkeepBatch bounds how many lots, customers or campaigns one run of a
 // periodic job handles; a larger backlog is left to the next run.
 const UpkeepBatch = 1000
+
+// EachActiveTenant runs fn in the context of every active tenant, one after
+// the other; a tenant that fails does not stop the others, and the errors
+// name their tenants (what says what failed).
+func (k *Kernel) EachActiveTenant(ctx context.Context, what string, fn func(ctx context.Context) error) error {
+	tenants, err := k.DB.Ent.Tenant.Query().Where(tenant.Active(true)).IDs(viewer.SystemContext(ctx))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range tenants {
+		if err := fn(viewer.TenantContext(ctx, id)); err != nil {
+			errs = append(errs, fmt.Errorf("%s tenant %s: %w", what, id, err))
+		}
+	}
+	return errors.Join(errs...)
+}

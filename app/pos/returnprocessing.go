@@ -110,6 +110,11 @@ func (a *Service) processSaleReturn(ctx context.Context, tx storage.Tx, returnID
 		done.applied[ret.Kind]++
 		done.pointsReversed += n
 	}
+	if s.CustomerID != nil { // the audiences see the return as it commits
+		if err := a.Audiences.Refresh(ctx, tx, *s.CustomerID); err != nil {
+			return nil, err
+		}
+	}
 	return done, nil
 }
 

@@ -188,6 +188,11 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 	if done.sales == 0 {
 		return nil, nil
 	}
+	if cust != nil { // the audiences see the sale as it commits
+		if err := a.Audiences.Refresh(ctx, tx, cust.ID); err != nil {
+			return nil, err
+		}
+	}
 	return done, nil
 }
 

@@ -5,6 +5,7 @@
 package pos
 
 import (
+	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/kernel"
@@ -18,6 +19,7 @@ type Service struct {
 	Checkout  *checkout.Service
 	Campaigns *campaigns.Service
 	Loyalty   *loyalty.Service
+	Audiences *audiences.Service
 
 	saleGroups kernel.GroupCommit[*saleWrite]
 	fairSales  jobs.Fair // the sales queue's order across tenants

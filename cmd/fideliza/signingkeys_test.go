@@ -115,6 +115,7 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share`,
 		`ALTER TABLE tenants DROP COLUMN points_spend_channels`,
 		`ALTER TABLE sale_payments DROP COLUMN hold_id`,
+		`ALTER TABLE segments DROP COLUMN rule`,                  // 0034
 		`ALTER TABLE campaigns DROP COLUMN holdout_basis_points`, // 0035
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)

@@ -1116,6 +1116,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString},
 		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "rule", Type: field.TypeString, Nullable: true, Size: 2147483647},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// SegmentsTable holds the schema information for the "segments" table.
@@ -1126,7 +1127,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "segments_tenants_tenant",
-				Columns:    []*schema.Column{SegmentsColumns[5]},
+				Columns:    []*schema.Column{SegmentsColumns[6]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -1135,7 +1136,7 @@ var (
 			{
 				Name:    "segment_tenant_id",
 				Unique:  false,
-				Columns: []*schema.Column{SegmentsColumns[5]},
+				Columns: []*schema.Column{SegmentsColumns[6]},
 			},
 		},
 	}

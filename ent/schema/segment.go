@@ -11,7 +11,8 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/pid"
 )
 
-// Segment is a named group of customers that campaigns can target.
+// Segment is a named group of customers that campaigns can target: static
+// (members added by hand or import) or an audience (members kept by a rule).
 type Segment struct{ ent.Schema }
 
 func (Segment) Fields() []ent.Field {
@@ -22,6 +23,8 @@ func (Segment) Fields() []ent.Field {
 			Comment("The segment's name."),
 		field.String("description").Default("").
 			Comment("Free text about the segment; empty when none."),
+		field.Text("rule").Optional().Nillable().
+			Comment("An audience's rule over its customers' facts (CEL, domain/audience): its members are kept by it. Null for a static segment, whose members are added by hand or import."),
 	}
 }
 

@@ -25,6 +25,8 @@ const (
 	FieldName = "name"
 	// FieldDescription holds the string denoting the description field in the database.
 	FieldDescription = "description"
+	// FieldRule holds the string denoting the rule field in the database.
+	FieldRule = "rule"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// EdgeCustomers holds the string denoting the customers edge name in mutations.
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldUpdatedAt,
 	FieldName,
 	FieldDescription,
+	FieldRule,
 }
 
 var (
@@ -135,6 +138,11 @@ func ByName(opts ...sql.OrderTermOption) OrderOption {
 // ByDescription orders the results by the description field.
 func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDescription, opts...).ToFunc()
+}
+
+// ByRule orders the results by the rule field.
+func ByRule(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRule, opts...).ToFunc()
 }
 
 // ByTenantField orders the results by tenant field.

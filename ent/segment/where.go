@@ -90,6 +90,11 @@ func Description(v string) predicate.Segment {
 	return predicate.Segment(sql.FieldEQ(FieldDescription, v))
 }
 
+// Rule applies equality check predicate on the "rule" field. It's identical to RuleEQ.
+func Rule(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldEQ(FieldRule, v))
+}
+
 // TenantIDEQ applies the EQ predicate on the "tenant_id" field.
 func TenantIDEQ(v string) predicate.Segment {
 	return predicate.Segment(sql.FieldEQ(FieldTenantID, v))
@@ -363,6 +368,81 @@ func DescriptionEqualFold(v string) predicate.Segment {
 // DescriptionContainsFold applies the ContainsFold predicate on the "description" field.
 func DescriptionContainsFold(v string) predicate.Segment {
 	return predicate.Segment(sql.FieldContainsFold(FieldDescription, v))
+}
+
+// RuleEQ applies the EQ predicate on the "rule" field.
+func RuleEQ(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldEQ(FieldRule, v))
+}
+
+// RuleNEQ applies the NEQ predicate on the "rule" field.
+func RuleNEQ(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldNEQ(FieldRule, v))
+}
+
+// RuleIn applies the In predicate on the "rule" field.
+func RuleIn(vs ...string) predicate.Segment {
+	return predicate.Segment(sql.FieldIn(FieldRule, vs...))
+}
+
+// RuleNotIn applies the NotIn predicate on the "rule" field.
+func RuleNotIn(vs ...string) predicate.Segment {
+	return predicate.Segment(sql.FieldNotIn(FieldRule, vs...))
+}
+
+// RuleGT applies the GT predicate on the "rule" field.
+func RuleGT(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldGT(FieldRule, v))
+}
+
+// RuleGTE applies the GTE predicate on the "rule" field.
+func RuleGTE(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldGTE(FieldRule, v))
+}
+
+// RuleLT applies the LT predicate on the "rule" field.
+func RuleLT(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldLT(FieldRule, v))
+}
+
+// RuleLTE applies the LTE predicate on the "rule" field.
+func RuleLTE(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldLTE(FieldRule, v))
+}
+
+// RuleContains applies the Contains predicate on the "rule" field.
+func RuleContains(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldContains(FieldRule, v))
+}
+
+// RuleHasPrefix applies the HasPrefix predicate on the "rule" field.
+func RuleHasPrefix(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldHasPrefix(FieldRule, v))
+}
+
+// RuleHasSuffix applies the HasSuffix predicate on the "rule" field.
+func RuleHasSuffix(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldHasSuffix(FieldRule, v))
+}
+
+// RuleIsNil applies the IsNil predicate on the "rule" field.
+func RuleIsNil() predicate.Segment {
+	return predicate.Segment(sql.FieldIsNull(FieldRule))
+}
+
+// RuleNotNil applies the NotNil predicate on the "rule" field.
+func RuleNotNil() predicate.Segment {
+	return predicate.Segment(sql.FieldNotNull(FieldRule))
+}
+
+// RuleEqualFold applies the EqualFold predicate on the "rule" field.
+func RuleEqualFold(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldEqualFold(FieldRule, v))
+}
+
+// RuleContainsFold applies the ContainsFold predicate on the "rule" field.
+func RuleContainsFold(v string) predicate.Segment {
+	return predicate.Segment(sql.FieldContainsFold(FieldRule, v))
 }
 
 // HasTenant applies the HasEdge predicate on the "tenant" edge.

@@ -77,6 +77,17 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	AudienceMember struct {
+		ID             func(childComplexity int) int
+		Level          func(childComplexity int) int
+		MaskedDocument func(childComplexity int) int
+	}
+
+	AudiencePreview struct {
+		Count  func(childComplexity int) int
+		Sample func(childComplexity int) int
+	}
+
 	AuditEvent struct {
 		Action     func(childComplexity int) int
 		Actor      func(childComplexity int) int
@@ -562,6 +573,7 @@ type ComplexityRoot struct {
 		PointsLiability      func(childComplexity int) int
 		PointsLiabilityByDay func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
 		PredictiveSegments   func(childComplexity int) int
+		PreviewAudience      func(childComplexity int, rule string) int
 		Products             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) int
 		Redemptions          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
 		Sales                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
@@ -722,6 +734,7 @@ type ComplexityRoot struct {
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
+		Rule        func(childComplexity int) int
 		TenantID    func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
 	}
@@ -969,6 +982,7 @@ type QueryResolver interface {
 	Tenants(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) (*ent.TenantConnection, error)
 	WebhookDeliveries(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) (*ent.WebhookDeliveryConnection, error)
 	WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) (*ent.WebhookEndpointConnection, error)
+	PreviewAudience(ctx context.Context, rule string) (*AudiencePreview, error)
 	CustomerSearch(ctx context.Context, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) (*ent.CustomerConnection, error)
 	CustomerByDocument(ctx context.Context, document string) (*ent.Customer, error)
 	CustomerExport(ctx context.Context, id string) (string, error)
@@ -1088,6 +1102,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIClientEdge.Node(childComplexity), true
+
+	case "AudienceMember.id":
+		if e.ComplexityRoot.AudienceMember.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceMember.ID(childComplexity), true
+	case "AudienceMember.level":
+		if e.ComplexityRoot.AudienceMember.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceMember.Level(childComplexity), true
+	case "AudienceMember.maskedDocument":
+		if e.ComplexityRoot.AudienceMember.MaskedDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceMember.MaskedDocument(childComplexity), true
+
+	case "AudiencePreview.count":
+		if e.ComplexityRoot.AudiencePreview.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudiencePreview.Count(childComplexity), true
+	case "AudiencePreview.sample":
+		if e.ComplexityRoot.AudiencePreview.Sample == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudiencePreview.Sample(childComplexity), true
 
 	case "AuditEvent.action":
 		if e.ComplexityRoot.AuditEvent.Action == nil {
@@ -3441,6 +3487,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PredictiveSegments(childComplexity), true
+	case "Query.previewAudience":
+		if e.ComplexityRoot.Query.PreviewAudience == nil {
+			break
+		}
+
+		args, err := ec.field_Query_previewAudience_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PreviewAudience(childComplexity, args["rule"].(string)), true
 	case "Query.products":
 		if e.ComplexityRoot.Query.Products == nil {
 			break
@@ -4223,6 +4280,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Segment.Name(childComplexity), true
+	case "Segment.rule":
+		if e.ComplexityRoot.Segment.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Segment.Rule(childComplexity), true
 	case "Segment.tenantID":
 		if e.ComplexityRoot.Segment.TenantID == nil {
 			break
@@ -5116,6 +5179,38 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../../schema/audiences.graphql", Input: `"""
+A customer an audience's preview selects, masked: no name nor contact.
+"""
+type AudienceMember {
+  "The customer's id."
+  id: ID!
+  "The customer's CPF or CNPJ with only its last two characters visible."
+  maskedDocument: String!
+  "The customer's level."
+  level: String!
+}
+
+"""
+How many customers a rule selects now, and a few of them (docs/guides/audiences-and-experiments.md).
+"""
+type AudiencePreview {
+  "Customers the rule selects."
+  count: Int!
+  "Up to 10 of them, masked, in id order."
+  sample: [AudienceMember!]!
+}
+
+extend type Query {
+  """
+  Evaluates an audience's rule (CEL over the customers' facts: level, points, lifetime_value, purchases,
+  days_since_last_purchase, group_purchases, group_days_since_last_purchase, store_most_visited, birthday_month,
+  city, state, consents, churn_risk, probability_alive, segments) over the tenant's customers without saving it. An
+  unknown fact or a type mismatch is a validation error naming its line:column.
+  """
+  previewAudience(rule: String!): AudiencePreview!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/backoffice.graphql", Input: `"""
 An API client with its secret. The secret appears only in this answer: Fideliza
 keeps its hash, so store it now.
@@ -5225,6 +5320,8 @@ input CreateSegmentInput {
   name: String!
   "What the segment is for."
   description: String
+  "An audience's rule (CEL over the customers' facts, see previewAudience): its members are kept by it. Absent: a static segment."
+  rule: String
 }
 
 """
@@ -5235,6 +5332,8 @@ input UpdateSegmentInput {
   name: String
   "What the segment is for."
   description: String
+  "An audience's new rule: its members are recomputed at once. A static segment takes no rule."
+  rule: String
 }
 
 """
@@ -11399,6 +11498,10 @@ type Segment implements Node {
   """
   description: String!
   """
+  An audience's rule over its customers' facts (CEL, domain/audience): its members are kept by it. Null for a static segment, whose members are added by hand or import.
+  """
+  rule: String
+  """
   Members of the segment.
   """
   customers(
@@ -11609,6 +11712,24 @@ input SegmentWhereInput {
   descriptionHasSuffix: String
   descriptionEqualFold: String
   descriptionContainsFold: String
+  """
+  rule field predicates
+  """
+  rule: String
+  ruleNEQ: String
+  ruleIn: [String!]
+  ruleNotIn: [String!]
+  ruleGT: String
+  ruleGTE: String
+  ruleLT: String
+  ruleLTE: String
+  ruleContains: String
+  ruleHasPrefix: String
+  ruleHasSuffix: String
+  ruleIsNil: Boolean
+  ruleNotNil: Boolean
+  ruleEqualFold: String
+  ruleContainsFold: String
   """
   customers edge predicates
   """
@@ -13412,6 +13533,28 @@ func (ec *executionContext) childFields_APIClientEdge(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type APIClientEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_AudienceMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AudienceMember_id(ctx, field)
+	case "maskedDocument":
+		return ec.fieldContext_AudienceMember_maskedDocument(ctx, field)
+	case "level":
+		return ec.fieldContext_AudienceMember_level(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceMember", field.Name)
+}
+
+func (ec *executionContext) childFields_AudiencePreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_AudiencePreview_count(ctx, field)
+	case "sample":
+		return ec.fieldContext_AudiencePreview_sample(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudiencePreview", field.Name)
+}
+
 func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -14560,6 +14703,8 @@ func (ec *executionContext) childFields_Segment(ctx context.Context, field graph
 		return ec.fieldContext_Segment_name(ctx, field)
 	case "description":
 		return ec.fieldContext_Segment_description(ctx, field)
+	case "rule":
+		return ec.fieldContext_Segment_rule(ctx, field)
 	case "customers":
 		return ec.fieldContext_Segment_customers(ctx, field)
 	case "campaigns":
@@ -16460,6 +16605,20 @@ func (ec *executionContext) field_Query_pointsLiabilityByDay_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_previewAudience_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "rule",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rule"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_products_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -17528,6 +17687,130 @@ func (ec *executionContext) _APIClientEdge_cursor(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_APIClientEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIClientEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceMember_id(ctx context.Context, field graphql.CollectedField, obj *AudienceMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceMember_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceMember_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceMember", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceMember_maskedDocument(ctx context.Context, field graphql.CollectedField, obj *AudienceMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceMember_maskedDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaskedDocument, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceMember_maskedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceMember_level(ctx context.Context, field graphql.CollectedField, obj *AudienceMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceMember_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceMember_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AudiencePreview_count(ctx context.Context, field graphql.CollectedField, obj *AudiencePreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudiencePreview_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudiencePreview_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudiencePreview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudiencePreview_sample(ctx context.Context, field graphql.CollectedField, obj *AudiencePreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudiencePreview_sample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sample, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*AudienceMember) graphql.Marshaler {
+			return ec.marshalNAudienceMember2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudiencePreview_sample(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudiencePreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceMember(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
@@ -26899,6 +27182,50 @@ func (ec *executionContext) fieldContext_Query_webhookEndpoints(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_previewAudience(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_previewAudience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PreviewAudience(ctx, fc.Args["rule"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AudiencePreview) graphql.Marshaler {
+			return ec.marshalNAudiencePreview2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudiencePreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_previewAudience(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudiencePreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_previewAudience_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_customerSearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30102,6 +30429,29 @@ func (ec *executionContext) _Segment_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Segment_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Segment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Segment_rule(ctx context.Context, field graphql.CollectedField, obj *ent.Segment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Segment_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Segment_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Segment", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -39390,7 +39740,7 @@ func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description"}
+	fieldsInOrder := [...]string{"name", "description", "rule"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -39411,6 +39761,13 @@ func (ec *executionContext) unmarshalInputCreateSegmentInput(ctx context.Context
 				return it, err
 			}
 			it.Description = data
+		case "rule":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rule"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rule = data
 		}
 	}
 	return it, nil
@@ -51069,7 +51426,7 @@ func (ec *executionContext) unmarshalInputSegmentWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "hasCustomers", "hasCustomersWith", "hasCampaigns", "hasCampaignsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "tenantID", "tenantIDNEQ", "tenantIDIn", "tenantIDNotIn", "tenantIDGT", "tenantIDGTE", "tenantIDLT", "tenantIDLTE", "tenantIDContains", "tenantIDHasPrefix", "tenantIDHasSuffix", "tenantIDEqualFold", "tenantIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "rule", "ruleNEQ", "ruleIn", "ruleNotIn", "ruleGT", "ruleGTE", "ruleLT", "ruleLTE", "ruleContains", "ruleHasPrefix", "ruleHasSuffix", "ruleIsNil", "ruleNotNil", "ruleEqualFold", "ruleContainsFold", "hasCustomers", "hasCustomersWith", "hasCampaigns", "hasCampaignsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -51552,6 +51909,111 @@ func (ec *executionContext) unmarshalInputSegmentWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.DescriptionContainsFold = data
+		case "rule":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rule"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rule = data
+		case "ruleNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleNEQ = data
+		case "ruleIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleIn = data
+		case "ruleNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleNotIn = data
+		case "ruleGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleGT = data
+		case "ruleGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleGTE = data
+		case "ruleLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleLT = data
+		case "ruleLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleLTE = data
+		case "ruleContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleContains = data
+		case "ruleHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleHasPrefix = data
+		case "ruleHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleHasSuffix = data
+		case "ruleIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleIsNil = data
+		case "ruleNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleNotNil = data
+		case "ruleEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleEqualFold = data
+		case "ruleContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleContainsFold = data
 		case "hasCustomers":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCustomers"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -54087,7 +54549,7 @@ func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description"}
+	fieldsInOrder := [...]string{"name", "description", "rule"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -54108,6 +54570,13 @@ func (ec *executionContext) unmarshalInputUpdateSegmentInput(ctx context.Context
 				return it, err
 			}
 			it.Description = data
+		case "rule":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rule"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rule = data
 		}
 	}
 	return it, nil
@@ -56937,6 +57406,97 @@ func (ec *executionContext) _APIClientEdge(ctx context.Context, sel ast.Selectio
 			}
 		case "cursor":
 			out.Values[i] = ec._APIClientEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceMemberImplementors = []string{"AudienceMember"}
+
+func (ec *executionContext) _AudienceMember(ctx context.Context, sel ast.SelectionSet, obj *AudienceMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceMember")
+		case "id":
+			out.Values[i] = ec._AudienceMember_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maskedDocument":
+			out.Values[i] = ec._AudienceMember_maskedDocument(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "level":
+			out.Values[i] = ec._AudienceMember_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audiencePreviewImplementors = []string{"AudiencePreview"}
+
+func (ec *executionContext) _AudiencePreview(ctx context.Context, sel ast.SelectionSet, obj *AudiencePreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audiencePreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudiencePreview")
+		case "count":
+			out.Values[i] = ec._AudiencePreview_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sample":
+			out.Values[i] = ec._AudiencePreview_sample(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -61284,6 +61844,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "previewAudience":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_previewAudience(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "customerSearch":
 			field := field
 
@@ -62919,6 +63501,11 @@ func (ec *executionContext) _Segment(ctx context.Context, sel ast.SelectionSet, 
 		case "description":
 			out.Values[i] = ec._Segment_description(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rule":
+			out.Values[i] = ec._Segment_rule(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customers":
@@ -64875,6 +65462,42 @@ func (ec *executionContext) unmarshalNAddCouponsInput2githubᚗcomᚋfidelizaᚋ
 func (ec *executionContext) unmarshalNAdjustPointsInput2githubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAdjustPointsInput(ctx context.Context, v any) (AdjustPointsInput, error) {
 	res, err := ec.unmarshalInputAdjustPointsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAudienceMember2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*AudienceMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAudienceMember2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAudienceMember2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudienceMember(ctx context.Context, sel ast.SelectionSet, v *AudienceMember) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudienceMember(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAudiencePreview2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐAudiencePreview(ctx context.Context, sel ast.SelectionSet, v *AudiencePreview) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudiencePreview(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEventConnection) graphql.Marshaler {

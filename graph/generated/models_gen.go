@@ -43,6 +43,24 @@ type AdjustPointsInput struct {
 	Reason string `json:"reason"`
 }
 
+// A customer an audience's preview selects, masked: no name nor contact.
+type AudienceMember struct {
+	// The customer's id.
+	ID string `json:"id"`
+	// The customer's CPF or CNPJ with only its last two characters visible.
+	MaskedDocument string `json:"maskedDocument"`
+	// The customer's level.
+	Level string `json:"level"`
+}
+
+// How many customers a rule selects now, and a few of them (docs/guides/audiences-and-experiments.md).
+type AudiencePreview struct {
+	// Customers the rule selects.
+	Count int `json:"count"`
+	// Up to 10 of them, masked, in id order.
+	Sample []*AudienceMember `json:"sample"`
+}
+
 // What a campaign with a holdout changed over its period (its start until its end, or now while it runs):
 // its target customers, treated and held out as every channel splits them, with the sales registered for
 // them in the period (not cancelled, what they paid).
@@ -242,6 +260,8 @@ type CreateSegmentInput struct {
 	Name string `json:"name"`
 	// What the segment is for.
 	Description *string `json:"description,omitempty"`
+	// An audience's rule (CEL over the customers' facts, see previewAudience): its members are kept by it. Absent: a static segment.
+	Rule *string `json:"rule,omitempty"`
 }
 
 // A new store of the viewer's tenant.
@@ -627,6 +647,8 @@ type UpdateSegmentInput struct {
 	Name *string `json:"name,omitempty"`
 	// What the segment is for.
 	Description *string `json:"description,omitempty"`
+	// An audience's new rule: its members are recomputed at once. A static segment takes no rule.
+	Rule *string `json:"rule,omitempty"`
 }
 
 // A change to a store: only the fields given change.

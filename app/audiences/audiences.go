@@ -1,0 +1,289 @@
+// Package audiences is the audiences context: segments whose members a rule
+// over the customers' facts keeps (domain/audience), their preview, and the
+// membership kept true: for the customers whose facts a transaction changed
+// (Refresh, in that transaction) and for every customer (RecomputeAudiences,
+// periodic). Members are stored as a static segment's are (customer_segments),
+// so campaigns, validate and authorize read them as they read any segment's,
+// and never evaluate a rule.
+package audiences
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/domain/audience"
+	"github.com/fideliza/fideliza/domain/document"
+	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/segment"
+	"github.com/fideliza/fideliza/storage"
+)
+
+// Policy says who may call each operation of the audiences context.
+var Policy = kernel.Policy{
+	"PreviewAudience":    kernel.Scope("customers:read"),
+	"RecomputeAudiences": kernel.System, // the periodic job
+	"Refresh":            kernel.Internal,
+	"Check":              kernel.Internal,
+	"RecomputeAudience":  kernel.Internal,
+}
+
+// SampleSize is how many customers a preview shows.
+const SampleSize = 10
+
+// Service owns the operations of the audiences context.
+type Service struct {
+	*kernel.Kernel
+	compiled sync.Map // rule source → *audience.Rule
+}
+
+// Check compiles a rule: an unknown fact or a type mismatch is invalid,
+// naming its line:column.
+func (a *Service) Check(src string) (*audience.Rule, error) {
+	if r, ok := a.compiled.Load(src); ok {
+		return r.(*audience.Rule), nil
+	}
+	r, err := audience.Compile(src)
+	if err != nil {
+		return nil, err
+	}
+	a.compiled.Store(src, r)
+	return r, nil
+}
+
+// Member is a customer of a preview, masked: its id, level and document
+// with only its last two characters visible; no name nor contact.
+type Member struct {
+	ID, MaskedDocument, Level string
+}
+
+// Preview is how many customers a rule selects now, and a few of them.
+type Preview struct {
+	Count  int
+	Sample []Member
+}
+
+// PreviewAudience evaluates rule over every customer of the viewer's tenant
+// without saving anything.
+func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, error) {
+	if err := Policy.Allow(ctx, "PreviewAudience"); err != nil {
+		return nil, err
+	}
+	if err := kernel.Guarded("rule", rule); err != nil {
+		return nil, err
+	}
+	r, err := a.Check(rule)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := a.reader(ctx, a.DB.Ent, []*audience.Rule{r})
+	if err != nil {
+		return nil, err
+	}
+	p := &Preview{Sample: []Member{}}
+	var sample []string
+	err = rd.pages(ctx, func(_ scope, ids []string, facts []audience.Facts) error {
+		for i := range facts {
+			if ok, _ := r.Match(&facts[i]); ok {
+				p.Count++
+				if len(sample) < SampleSize {
+					sample = append(sample, ids[i])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil || len(sample) == 0 {
+		return p, err
+	}
+	custs, err := a.DB.Ent.Customer.Query().Where(customer.IDIn(sample...)).Order(ent.Asc(customer.FieldID)).
+		Select(customer.FieldDocument, customer.FieldDocumentType, customer.FieldLevel).All(ctx)
+	for _, c := range custs {
+		p.Sample = append(p.Sample, Member{ID: c.ID, Level: string(c.Level),
+			MaskedDocument: document.Mask(document.Type(c.DocumentType), c.Document)})
+	}
+	return p, err
+}
+
+// reader reads facts through c for the rules, in the viewer's tenant's
+// time zone.
+func (a *Service) reader(ctx context.Context, c *ent.Client, rules []*audience.Rule) (*reader, error) {
+	t, err := a.SettingsIn(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := points.Zone(t.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	return &reader{c: c, now: a.Now(), loc: loc, needs: needsOf(rules)}, nil
+}
+
+// audiencesOf are the audiences of the viewer's tenant (or the one id) and
+// their rules.
+func (a *Service) audiencesOf(ctx context.Context, c *ent.Client, id string) ([]*ent.Segment, []*audience.Rule, error) {
+	q := c.Segment.Query().Where(segment.RuleNotNil()).Order(ent.Asc(segment.FieldID)).Select(segment.FieldRule)
+	if id != "" {
+		q.Where(segment.ID(id))
+	}
+	segs, err := q.All(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules := make([]*audience.Rule, len(segs))
+	for i, s := range segs {
+		if rules[i], err = a.Check(*s.Rule); err != nil {
+			return nil, nil, fmt.Errorf("audience %s: %w", s.ID, err)
+		}
+	}
+	return segs, rules, nil
+}
+
+// Refresh recomputes, in tx, the audiences' membership of the customers
+// whose facts tx changed (a sale processed, a return, a level, consents,
+// a profile): when tx commits, their membership is current. Call it after
+// the change's writes.
+func (a *Service) Refresh(ctx context.Context, tx storage.Tx, customerIDs ...string) error {
+	if len(customerIDs) == 0 {
+		return nil
+	}
+	segs, rules, err := a.audiencesOf(ctx, tx.Ent, "")
+	if err != nil || len(segs) == 0 {
+		return err
+	}
+	ids := slices.Clone(customerIDs)
+	slices.Sort(ids)
+	return a.apply(ctx, tx, segs, rules, scope{ids: slices.Compact(ids)})
+}
+
+// RecomputeAudience recomputes one audience for every customer of the
+// viewer's tenant, in tx (a rule just saved).
+func (a *Service) RecomputeAudience(ctx context.Context, tx storage.Tx, id string) error {
+	segs, rules, err := a.audiencesOf(ctx, tx.Ent, id)
+	if err != nil || len(segs) == 0 {
+		return err
+	}
+	rd, err := a.reader(ctx, tx.Ent, rules)
+	if err != nil {
+		return err
+	}
+	return rd.pages(ctx, func(sc scope, ids []string, facts []audience.Facts) error {
+		return a.write(ctx, tx, segs, rules, sc, ids, facts)
+	})
+}
+
+// RecomputeAudiences recomputes every audience of every active tenant, a
+// page of customers per transaction; a tenant that fails does not stop the
+// others. It catches what no Refresh saw: days passing (days since the
+// last purchase), churn scores refitted, static segments' changes.
+func (a *Service) RecomputeAudiences(ctx context.Context) error {
+	if err := Policy.Allow(ctx, "RecomputeAudiences"); err != nil {
+		return err
+	}
+	return a.EachActiveTenant(ctx, "audiences of", a.recomputeTenant)
+}
+
+func (a *Service) recomputeTenant(ctx context.Context) error {
+	segs, rules, err := a.audiencesOf(ctx, a.DB.Ent, "")
+	if err != nil || len(segs) == 0 {
+		return err
+	}
+	rd, err := a.reader(ctx, a.DB.Ent, rules)
+	if err != nil {
+		return err
+	}
+	return rd.pages(ctx, func(sc scope, _ []string, _ []audience.Facts) error {
+		return a.DB.InTx(ctx, func(tx storage.Tx) error { return a.apply(ctx, tx, segs, rules, sc) })
+	})
+}
+
+// apply reads the facts of the customers of sc in tx and writes their
+// membership of segs.
+func (a *Service) apply(ctx context.Context, tx storage.Tx, segs []*ent.Segment, rules []*audience.Rule, sc scope) error {
+	rd, err := a.reader(ctx, tx.Ent, rules)
+	if err != nil {
+		return err
+	}
+	ids, facts, err := rd.facts(ctx, &sc)
+	if err != nil {
+		return err
+	}
+	return a.write(ctx, tx, segs, rules, sc, ids, facts)
+}
+
+// write makes the members of segs among the customers of sc (ids, with
+// their facts) those their rules match. The rows go straight to the
+// membership table: the audiences and customers were read through the
+// tenant's policy just before, and a segment's row is not locked by every
+// sale that changes its members.
+func (a *Service) write(ctx context.Context, tx storage.Tx, segs []*ent.Segment, rules []*audience.Rule, sc scope, ids []string, facts []audience.Facts) error {
+	segIDs := make([]string, len(segs))
+	for i, s := range segs {
+		segIDs[i] = s.ID
+	}
+	current, err := tx.Ent.Segment.Query().Where(segment.IDIn(segIDs...)).Select(segment.FieldID).
+		WithCustomers(func(q *ent.CustomerQuery) { q.Where(sc.customer()...).Select(customer.FieldID) }).All(ctx)
+	if err != nil {
+		return err
+	}
+	members := map[string]map[string]bool{}
+	for _, s := range current {
+		members[s.ID] = map[string]bool{}
+		for _, c := range s.Edges.Customers {
+			members[s.ID][c.ID] = true
+		}
+	}
+	var add, drop [][2]string
+	for j, s := range segs {
+		for i := range facts {
+			in, _ := rules[j].Match(&facts[i])
+			switch was := members[s.ID][ids[i]]; {
+			case in && !was:
+				add = append(add, [2]string{ids[i], s.ID})
+			case !in && was:
+				drop = append(drop, [2]string{ids[i], s.ID})
+			}
+		}
+	}
+	return a.writeRows(ctx, tx, add, drop)
+}
+
+// rowsPerStatement bounds a statement's parameters (SQLite allows 32,766).
+const rowsPerStatement = 500
+
+func (a *Service) writeRows(ctx context.Context, tx storage.Tx, add, drop [][2]string) error {
+	for part := range slices.Chunk(add, rowsPerStatement) {
+		q, args := pairs("INSERT INTO customer_segments (customer_id, segment_id) VALUES ", "($%d, $%d)", ", ", part)
+		if _, err := tx.SQL.ExecContext(ctx, q+" ON CONFLICT DO NOTHING", args...); err != nil {
+			return err
+		}
+	}
+	for part := range slices.Chunk(drop, rowsPerStatement) {
+		q, args := pairs("DELETE FROM customer_segments WHERE ", "(customer_id = $%d AND segment_id = $%d)", " OR ", part)
+		if _, err := tx.SQL.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pairs is a statement over (customer, segment) pairs, each written as
+// each with its two parameters' numbers, joined by sep.
+func pairs(head, each, sep string, ps [][2]string) (string, []any) {
+	var b strings.Builder
+	b.WriteString(head)
+	args := make([]any, 0, 2*len(ps))
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		fmt.Fprintf(&b, each, 2*i+1, 2*i+2)
+		args = append(args, p[0], p[1])
+	}
+	return b.String(), args
+}

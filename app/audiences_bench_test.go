@@ -1,0 +1,41 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// BenchmarkPreviewAudience previews audiences over a tenant of
+// FIDELIZA_BENCH_CUSTOMERS customers (benchTenant: one to six sales each),
+// on each database the tests run on: a rule over the profile alone
+// (s/profile) and one over purchases per store group too (s/purchases,
+// their counts and last days in SQL).
+//
+//	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench PreviewAudience -benchtime 1x -timeout 60m
+func BenchmarkPreviewAudience(b *testing.B) {
+	for _, d := range storagetest.Dialects() {
+		b.Run(d, func(b *testing.B) {
+			n := benchCustomers(b)
+			a, ctx, asOf := benchTenant(b, d, n)
+			a.Clock = func() time.Time { return asOf }
+			b.ResetTimer()
+			for range b.N {
+				for _, r := range []struct{ metric, rule string }{
+					{"s/profile", `lifetime_value >= 1000 && level == "bronze"`},
+					{"s/purchases", `group_purchases["norte"] >= 3 && days_since_last_purchase <= 180`},
+				} {
+					begun := time.Now()
+					p, err := a.Audiences.PreviewAudience(ctx, r.rule)
+					require.NoError(b, err)
+					require.Positive(b, p.Count)
+					require.Less(b, p.Count, n)
+					b.ReportMetric(time.Since(begun).Seconds(), r.metric)
+				}
+			}
+		})
+	}
+}

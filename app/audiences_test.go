@@ -1,0 +1,175 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/auth"
+	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/opt"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// audienceShop is a tenant with one store in the group "norte" and three
+// customers (ana, bia, caio) for the audiences' tests.
+type audienceShop struct {
+	a        *app.App
+	ctx      context.Context
+	tenantID string
+	cpfs     []string
+	ids      []string
+}
+
+func newAudienceShop(t *testing.T, db *storage.DB) *audienceShop {
+	t.Helper()
+	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler), Auth: auth.NewService(db.Ent, "http://x", "x")})
+	sys := viewer.SystemContext(context.Background())
+	tn, err := a.Backoffice.CreateTenant(sys, "Audiências", nil)
+	require.NoError(t, err)
+	_, err = a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja Centro", "norte")
+	require.NoError(t, err)
+	s := &audienceShop{a: a, ctx: viewer.TenantContext(context.Background(), tn.ID), tenantID: tn.ID}
+	for i, name := range []string{"Ana", "Bia", "Caio"} {
+		cpf := cpfOf(200000001 + i)
+		c, err := a.Customers.CreateCustomer(s.ctx, customers.CustomerInput{Name: opt.Of(name), CPF: opt.Of(cpf), Email: opt.Of(strings.ToLower(name) + "@x.example")})
+		require.NoError(t, err)
+		s.cpfs, s.ids = append(s.cpfs, cpf), append(s.ids, c.ID)
+	}
+	return s
+}
+
+// sell registers a sale of customer i of R$ amount and processes it (the
+// sale's job).
+func (s *audienceShop) sell(t *testing.T, i int, receipt, amount string) {
+	t.Helper()
+	price, one, soldAt := decimal.RequireFromString(amount), decimal.NewFromInt(1), time.Now().Add(-time.Minute)
+	sale, err := s.a.POS.RegisterSale(s.ctx, pos.SaleInput{
+		Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: s.cpfs[i], Type: "CPF"}, SaleID: receipt,
+		StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE", Date: &soldAt, Amount: &price, AmountPayable: &price,
+		Items:    []pos.SaleItemInput{{ID: "1", GTIN: "7891000100103", Description: "Café", UnitPrice: &price, Quantity: &one}},
+		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &price, Method: "PIX"}},
+	})
+	require.NoError(t, err)
+	require.NoError(t, s.a.POS.ProcessSale(viewer.SystemContext(context.Background()), s.tenantID, sale.ID, false))
+}
+
+// members are the ids of seg's members, as validate and authorize read them.
+func (s *audienceShop) members(t *testing.T, seg *ent.Segment) []string {
+	t.Helper()
+	got, err := seg.QueryCustomers().IDs(s.ctx)
+	require.NoError(t, err)
+	return got
+}
+
+// TestAudienceRuleRefused: a rule naming an unknown fact or mixing types is
+// refused when saved, naming the fact and its line:column, and nothing is
+// saved.
+func TestAudienceRuleRefused(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		s := newAudienceShop(t, db)
+		for _, tc := range []struct{ rule, want string }{
+			{`levl == "gold"`, `1:1: undeclared reference to 'levl'`},
+			{"purchases > 2 &&\n city > 3", `2:7: found no matching overload for '_>_' applied to '(string, int)'`},
+			{`points`, `must be a bool, is int`},
+		} {
+			_, err := s.a.Customers.CreateSegment(s.ctx, "Errada", nil, &tc.rule)
+			var e *apperr.Error
+			require.True(t, errors.As(err, &e), "%q: %v", tc.rule, err)
+			assert.Equal(t, apperr.KindInvalid, e.Kind)
+			assert.Equal(t, "rule", e.Field)
+			assert.Contains(t, e.Message, tc.want)
+			_, err = s.a.Audiences.PreviewAudience(s.ctx, tc.rule)
+			require.True(t, errors.As(err, &e), "preview %q: %v", tc.rule, err)
+			assert.Contains(t, e.Message, tc.want)
+		}
+		n, err := s.a.DB.Ent.Segment.Query().Count(s.ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing saved")
+	})
+}
+
+// TestAudienceKeptTrue: an audience's members are current when the job that
+// processed a sale commits, when a profile changes, when its rule changes,
+// and after the periodic full recompute; its members are not edited by hand;
+// the preview counts without saving and shows only masked documents.
+func TestAudienceKeptTrue(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		s := newAudienceShop(t, db)
+		ana, bia, caio := s.ids[0], s.ids[1], s.ids[2]
+		vip, err := s.a.Customers.CreateSegment(s.ctx, "VIP", nil, nil)
+		require.NoError(t, err)
+		_, err = s.a.Customers.AddSegmentCustomers(s.ctx, vip.ID, []string{caio})
+		require.NoError(t, err)
+
+		p, err := s.a.Audiences.PreviewAudience(s.ctx, `level == "bronze" && purchases == 0`)
+		require.NoError(t, err)
+		assert.Equal(t, 3, p.Count)
+		require.Len(t, p.Sample, 3)
+		for i, m := range p.Sample {
+			assert.Contains(t, s.ids, m.ID)
+			assert.NotContains(t, m.MaskedDocument, s.cpfs[i][:9], "masked")
+			assert.Contains(t, m.MaskedDocument, "*")
+		}
+
+		rule := `"norte" in group_purchases && group_purchases["norte"] >= 1 && lifetime_value >= 50`
+		buyers, err := s.a.Customers.CreateSegment(s.ctx, "Compradores do norte", nil, &rule)
+		require.NoError(t, err)
+		assert.Empty(t, s.members(t, buyers))
+		s.sell(t, 0, "1", "80.00")
+		assert.Equal(t, []string{ana}, s.members(t, buyers), "current once the sale's job commits")
+		s.sell(t, 1, "2", "20.00")
+		assert.Equal(t, []string{ana}, s.members(t, buyers), "R$ 20 is below the rule's threshold")
+
+		recife := `city == "Recife" || "` + vip.ID + `" in segments`
+		local, err := s.a.Customers.CreateSegment(s.ctx, "Recife ou VIP", nil, &recife)
+		require.NoError(t, err)
+		assert.Equal(t, []string{caio}, s.members(t, local), "a static segment's members, read when created")
+		_, err = s.a.Customers.PatchCustomer(s.ctx, bia, customers.CustomerInput{Address: opt.Of(customers.AddressInput{City: opt.Of("Recife"), State: opt.Of("PE")})})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{bia, caio}, s.members(t, local), "current once the profile's change commits")
+
+		seen, err := s.a.Customers.Customer(s.ctx, bia)
+		require.NoError(t, err)
+		segs, err := seen.QuerySegments().IDs(s.ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{local.ID}, segs, "customer.segments lists the audience")
+
+		_, err = s.a.Customers.AddSegmentCustomers(s.ctx, local.ID, []string{ana})
+		var e *apperr.Error
+		require.True(t, errors.As(err, &e), "%v", err)
+		assert.Equal(t, apperr.KindConflict, e.Kind)
+
+		everyone := `purchases >= 1`
+		buyers, err = s.a.Customers.UpdateSegment(s.ctx, buyers.ID, nil, nil, &everyone)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{ana, bia}, s.members(t, buyers), "a new rule's members at once")
+		_, err = s.a.Customers.UpdateSegment(s.ctx, vip.ID, nil, nil, &everyone)
+		require.Error(t, err, "a static segment takes no rule")
+
+		// What no change saw (here: rows lost) the full recompute puts back.
+		_, err = db.SQL.ExecContext(context.Background(), `DELETE FROM customer_segments WHERE segment_id = $1`, buyers.ID)
+		require.NoError(t, err)
+		_, err = db.SQL.ExecContext(context.Background(), `INSERT INTO customer_segments (customer_id, segment_id) VALUES ($1, $2)`, caio, buyers.ID)
+		require.NoError(t, err)
+		require.NoError(t, s.a.Audiences.RecomputeAudiences(viewer.SystemContext(context.Background())))
+		assert.ElementsMatch(t, []string{ana, bia}, s.members(t, buyers))
+		assert.ElementsMatch(t, []string{bia, caio}, s.members(t, local))
+		assert.Equal(t, []string{caio}, s.members(t, vip), "a static segment is left alone")
+	})
+}
