@@ -1020,6 +1020,8 @@ export type CreateSegmentInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   /** The segment's name. */
   name: Scalars['String']['input'];
+  /** An audience's rule (CEL over the customers' facts, see previewAudience): its members are kept by it. Absent: a static segment. */
+  rule?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A new store of the viewer's tenant. */
@@ -1722,6 +1724,7 @@ export type PointsEntryKind =
   | 'credit'
   | 'debit'
   | 'expiration'
+  | 'refund'
   | 'reversal';
 
 /** Ordering options for PointsEntry connections */
@@ -2494,6 +2497,22 @@ export type SalePaymentWhereInput = {
   /** sale edge predicates */
   hasSale?: InputMaybe<Scalars['Boolean']['input']>;
   hasSaleWith?: InputMaybe<Array<SaleWhereInput>>;
+  /** hold_id field predicates */
+  holdID?: InputMaybe<Scalars['String']['input']>;
+  holdIDContains?: InputMaybe<Scalars['String']['input']>;
+  holdIDContainsFold?: InputMaybe<Scalars['String']['input']>;
+  holdIDEqualFold?: InputMaybe<Scalars['String']['input']>;
+  holdIDGT?: InputMaybe<Scalars['String']['input']>;
+  holdIDGTE?: InputMaybe<Scalars['String']['input']>;
+  holdIDHasPrefix?: InputMaybe<Scalars['String']['input']>;
+  holdIDHasSuffix?: InputMaybe<Scalars['String']['input']>;
+  holdIDIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  holdIDIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  holdIDLT?: InputMaybe<Scalars['String']['input']>;
+  holdIDLTE?: InputMaybe<Scalars['String']['input']>;
+  holdIDNEQ?: InputMaybe<Scalars['String']['input']>;
+  holdIDNotIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  holdIDNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** id field predicates */
   id?: InputMaybe<Scalars['ID']['input']>;
   idContainsFold?: InputMaybe<Scalars['ID']['input']>;
@@ -3123,6 +3142,22 @@ export type SegmentWhereInput = {
   nameNotIn?: InputMaybe<Array<Scalars['String']['input']>>;
   not?: InputMaybe<SegmentWhereInput>;
   or?: InputMaybe<Array<SegmentWhereInput>>;
+  /** rule field predicates */
+  rule?: InputMaybe<Scalars['String']['input']>;
+  ruleContains?: InputMaybe<Scalars['String']['input']>;
+  ruleContainsFold?: InputMaybe<Scalars['String']['input']>;
+  ruleEqualFold?: InputMaybe<Scalars['String']['input']>;
+  ruleGT?: InputMaybe<Scalars['String']['input']>;
+  ruleGTE?: InputMaybe<Scalars['String']['input']>;
+  ruleHasPrefix?: InputMaybe<Scalars['String']['input']>;
+  ruleHasSuffix?: InputMaybe<Scalars['String']['input']>;
+  ruleIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  ruleIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  ruleLT?: InputMaybe<Scalars['String']['input']>;
+  ruleLTE?: InputMaybe<Scalars['String']['input']>;
+  ruleNEQ?: InputMaybe<Scalars['String']['input']>;
+  ruleNotIn?: InputMaybe<Array<Scalars['String']['input']>>;
+  ruleNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** tenant_id field predicates */
   tenantID?: InputMaybe<Scalars['ID']['input']>;
   tenantIDContains?: InputMaybe<Scalars['ID']['input']>;
@@ -3282,6 +3317,14 @@ export type TenantSettingsInput = {
   pointsPendingDays?: InputMaybe<Scalars['Int']['input']>;
   /** Points earned per whole R$ 1 paid. */
   pointsPerReal?: InputMaybe<Scalars['Decimal']['input']>;
+  /** Channels where points pay as money: pdv (the till), ecommerce (checkout); [] turns spending off. */
+  pointsSpendChannels?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** The largest share of a sale or order payable with points, 0 to 1 (0.5: half). */
+  pointsSpendMaxShare?: InputMaybe<Scalars['Decimal']['input']>;
+  /** The fewest points a customer may spend at once, 0 (any) to 1000000. */
+  pointsSpendMin?: InputMaybe<Scalars['Int']['input']>;
+  /** Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00). */
+  pointsValue?: InputMaybe<Scalars['Decimal']['input']>;
   /** Whether identify at the point of sale creates unknown customers as pre-registered. */
   preRegistration?: InputMaybe<Scalars['Boolean']['input']>;
   /** POS price code of bronze customers (identify's priceCode), 0 to 9999. */
@@ -3436,6 +3479,37 @@ export type TenantWhereInput = {
   pointsPerRealLTE?: InputMaybe<Scalars['Decimal']['input']>;
   pointsPerRealNEQ?: InputMaybe<Scalars['Decimal']['input']>;
   pointsPerRealNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  /** points_spend_max_share field predicates */
+  pointsSpendMaxShare?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  pointsSpendMaxShareLT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareLTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareNEQ?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareNotNil?: InputMaybe<Scalars['Boolean']['input']>;
+  /** points_spend_min field predicates */
+  pointsSpendMin?: InputMaybe<Scalars['Int']['input']>;
+  pointsSpendMinGT?: InputMaybe<Scalars['Int']['input']>;
+  pointsSpendMinGTE?: InputMaybe<Scalars['Int']['input']>;
+  pointsSpendMinIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  pointsSpendMinLT?: InputMaybe<Scalars['Int']['input']>;
+  pointsSpendMinLTE?: InputMaybe<Scalars['Int']['input']>;
+  pointsSpendMinNEQ?: InputMaybe<Scalars['Int']['input']>;
+  pointsSpendMinNotIn?: InputMaybe<Array<Scalars['Int']['input']>>;
+  /** points_value field predicates */
+  pointsValue?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsValueGT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsValueGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsValueIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsValueIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  pointsValueLT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsValueLTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsValueNEQ?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsValueNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsValueNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** pre_registration field predicates */
   preRegistration?: InputMaybe<Scalars['Boolean']['input']>;
   preRegistrationNEQ?: InputMaybe<Scalars['Boolean']['input']>;
@@ -3565,6 +3639,8 @@ export type UpdateSegmentInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   /** The segment's name. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** An audience's new rule: its members are recomputed at once. A static segment takes no rule. */
+  rule?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A change to a store: only the fields given change. */
