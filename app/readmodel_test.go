@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"sync"
@@ -12,9 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/pos"
+	"github.com/fideliza/fideliza/domain/eligibility"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -184,5 +188,75 @@ func TestProcessingReadsNoCampaignDefinition(t *testing.T) {
 		require.NoError(t, err)
 		require.Positive(t, process(), "a campaign changed: they are read again")
 		require.Zero(t, process())
+	})
+}
+
+// TestPointsOfferReadsPerCart: with points spendable at the till and
+// online, authorize and validate answer what the customer may pay with them
+// in as many statements whatever the number of live campaigns (issue 36: no
+// query per campaign), once the campaigns' change has reached the read
+// model.
+func TestPointsOfferReadsPerCart(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+		shop := newReadModelShop(t, a)
+		sys := viewer.SystemContext(context.Background())
+		_, err := a.Backoffice.UpdateTenant(sys, shop.tenantID,
+			backoffice.TenantSettings{PointsSpendChannels: &[]string{"pdv", "ecommerce"}})
+		require.NoError(t, err)
+		customerID, err := db.Ent.Customer.Query().OnlyID(sys)
+		require.NoError(t, err)
+		price, one := decimal.RequireFromString("20.00"), decimal.NewFromInt(1)
+		offers := map[string]func() bool{
+			"authorize": func() bool {
+				now := time.Now()
+				out, err := a.POS.AuthorizeDiscounts(shop.ctx, pos.AuthorizeInput{
+					SessionID: "s1", Protocol: "PARTNER", Customer: &pos.POSCustomer{ID: shop.cpf, Type: "CPF"}, StoreID: "LOJA-01", Date: &now,
+					Items: []pos.POSItem{{ID: "1", GTIN: "7891000100103", UnitMeasure: "UN", UnitPrice: &price, Quantity: &one}},
+				})
+				require.NoError(t, err)
+				return out.Points != nil
+			},
+			"validate": func() bool {
+				out, err := a.Checkout.ValidateCart(shop.ctx, checkout.ValidateInput{CustomerID: customerID, Channel: "ecommerce",
+					Cart: eligibility.Cart{Items: []eligibility.Item{{GTIN: "7891000100103", Quantity: one, UnitPrice: price}}}})
+				require.NoError(t, err)
+				return out.Points != nil
+			},
+		}
+		// steady counts a request's statements once the campaigns are kept
+		// (on PostgreSQL their change arrives by notification).
+		steady := func(offer func() bool) (statements int) {
+			t.Helper()
+			require.Eventually(t, func() bool {
+				var definitions bool
+				var mu sync.Mutex
+				statements = 0
+				stop := db.Trace(func(q string) {
+					mu.Lock()
+					statements++
+					definitions = definitions || campaignReads.MatchString(q)
+					mu.Unlock()
+				})
+				defer stop()
+				require.True(t, offer(), "points are taken: the answer says how many")
+				return !definitions
+			}, 10*time.Second, 20*time.Millisecond)
+			return statements
+		}
+		for i := range 2 {
+			shop.campaign(t, a, fmt.Sprint("Desconto ", i), "discount")
+		}
+		few := map[string]int{}
+		for name, offer := range offers {
+			few[name] = steady(offer)
+		}
+		for i := range 20 {
+			shop.campaign(t, a, fmt.Sprint("Outro desconto ", i), "discount")
+		}
+		for name, offer := range offers {
+			require.Equal(t, few[name], steady(offer), "%s: 22 campaigns read in as many statements as 2", name)
+		}
 	})
 }

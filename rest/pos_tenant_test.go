@@ -56,7 +56,7 @@ func TestPOSTenantChecks(t *testing.T) {
 			{"the other tenant, its credentials: past the checks", other.ID, &[2]string{otherPOS.Client.ID, otherPOS.Secret}, http.StatusBadRequest, "validation-error"},
 		}
 		for _, rt := range routeTable.posRouteTable() {
-			q := posReq{method: rt.method, path: strings.ReplaceAll(rt.pattern, "{saleId}", "9001")}
+			q := posReq{method: rt.method, path: strings.NewReplacer("{saleId}", "9001", "{holdId}", "phd_00000000000000000000000000").Replace(rt.pattern)}
 			if rt.method != http.MethodGet {
 				q.body = "{}"
 			}
@@ -65,9 +65,15 @@ func TestPOSTenantChecks(t *testing.T) {
 					q := q
 					q.tenant, q.creds, q.noAuth = c.tenant, c.creds, c.creds == nil
 					r := e.posDo(t, q)
-					if rt.method == http.MethodGet && c.status == http.StatusBadRequest && c.tenant == other.ID {
-						posRequireProblem(t, r, http.StatusNotFound, "resource-not-found") // no body to refuse: no such sale
-						continue
+					if c.status == http.StatusBadRequest && c.tenant == other.ID {
+						switch rt.method {
+						case http.MethodGet: // no body to refuse: no such sale
+							posRequireProblem(t, r, http.StatusNotFound, "resource-not-found")
+							continue
+						case http.MethodDelete: // no body to refuse: no such hold
+							posRequireProblem(t, r, http.StatusUnprocessableEntity, "points-hold-unavailable")
+							continue
+						}
 					}
 					require.Equal(t, c.status, r.status, "%s: %s", c.name, r.body)
 					posRequireProblem(t, r, c.status, c.problem)

@@ -124,6 +124,7 @@ var graphQLProbes = map[string]string{
 	"Query.customerSearch":        `{ customerSearch(search: "ana") { totalCount } }`,
 	"Query.customerByDocument":    `{ customerByDocument(document: "52998224725") { id } }`,
 	"Query.segments":              `{ segments { totalCount } }`,
+	"Query.previewAudience":       `{ previewAudience(rule: "points > 100") { count } }`,
 	"Query.campaigns":             `{ campaigns { totalCount } }`,
 	"Mutation.createCustomer":     `mutation { createCustomer(input: {name: "Ana", email: "ana@example.com", cpf: "52998224725"}) { id } }`,
 	"Mutation.updateCustomer":     `mutation { updateCustomer(id: "cus_00000000000000000000000000", input: {name: "Ana"}) { id } }`,

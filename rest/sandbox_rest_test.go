@@ -368,6 +368,7 @@ func (s *sandboxCase) testPOS(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			path := strings.Replace(pattern, "{tenantId}", s.prod.tenantID, 1)
 			path = strings.Replace(path, "{saleId}", s.prod.sale.ID, 1)
+			path = strings.Replace(path, "{holdId}", "phd_00000000000000000000000000", 1)
 			sent := []string{s.prod.tenantID, s.prod.sale.ID, prodCPFs[0], s.prod.stores[0].Code}
 			require.NotContains(t, path, "{", "a POS route parameter the test does not fill")
 			var b any

@@ -321,6 +321,15 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	soldAt := b.clock.Now().Add(-time.Minute)
 	dec := decimal.RequireFromString
 	amount, payable, one := dec("12.50"), dec("11.50"), decimal.NewFromInt(1)
+	// points.spent: R$ 1.00 of it paid with 100 points held at the till;
+	// the R$ 10.50 paid otherwise earn 10 points.
+	_, err = b.app.Backoffice.UpdateTenant(b.sys, b.tenant, backoffice.TenantSettings{PointsSpendChannels: &[]string{"pdv"}})
+	require.NoError(t, err)
+	byPoints, byPix := dec("1.00"), dec("10.50")
+	hold, _, err := b.app.POS.HoldPoints(b.ctx, pos.PointsHoldInput{
+		SessionID: "caixa-4242", Customer: &pos.POSCustomer{ID: cpf, Type: "CPF"}, StoreID: "LOJA-01", Amount: &byPoints, SaleAmount: &payable,
+	})
+	require.NoError(t, err)
 	s, err := b.app.POS.RegisterSale(b.ctx, pos.SaleInput{
 		Protocol: "PARTNER_V1", Customer: &pos.POSCustomer{ID: cpf, Type: "CPF"},
 		SaleID: "4242", StoreID: "LOJA-01", PosID: "PDV-1", Channel: "STORE",
@@ -330,15 +339,15 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 				Discounts: []pos.POSDiscount{{PromotionID: &discount.ID, UnitDiscount: &one, Quantity: &one}}},
 			{ID: "2", GTIN: "7891000100110", Description: "Bala", UnitPrice: opt.Of(dec("0.50")).Ptr(), Quantity: &one},
 		},
-		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &payable, Method: "PIX"}},
+		Payments: []pos.SalePaymentInput{{ID: "1", Amount: &byPix, Method: "PIX"}, {ID: "2", Amount: &byPoints, Method: "POINTS", HoldID: hold.ID}},
 	})
 	require.NoError(t, err)
 	require.NoError(t, (&worker.ProcessSaleWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}).Work(context.Background(),
 		&river.Job[jobs.ProcessSale]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 25},
 			Args: jobs.ProcessSale{TenantID: b.tenant, SaleID: s.ID}}))
 
-	// sale.returned: the sweet comes back; the 11 whole reais paid for the
-	// rest still earn the 11 points, so no points.reversed yet.
+	// sale.returned: the sweet comes back; the 10 whole reais paid for the
+	// rest still earn the 10 points, so no points.reversed yet.
 	// sale.cancelled, points.reversed and redemption.rolled_back: the rest
 	// is cancelled, the coffee and its discount with it.
 	returnWork := &worker.ProcessSaleReturnWorker{App: app.New(&app.Config{DB: b.db, Clock: b.clock.Now})}
@@ -394,7 +403,10 @@ func (b *whBundle) triggerAll(t *testing.T) map[string]*ent.Event {
 	require.Equal(t, s.ID, byType[outbox.SaleReturned].SubjectID)
 	require.Equal(t, s.ID, byType[outbox.SaleCancelled].SubjectID)
 	require.Equal(t, cust.ID, byType[outbox.PointsReversed].SubjectID)
-	require.EqualValues(t, 11, byType[outbox.PointsReversed].Data["points"])
+	require.EqualValues(t, 10, byType[outbox.PointsReversed].Data["points"])
+	require.Equal(t, cust.ID, byType[outbox.PointsSpent].Data["customer_id"])
+	require.EqualValues(t, 100, byType[outbox.PointsSpent].Data["points"])
+	require.Equal(t, s.ID, byType[outbox.PointsSpent].Data["sale_id"])
 	require.Equal(t, discount.ID, byType[outbox.RedemptionRolledBack].Data["campaign_id"])
 	return byType
 }
