@@ -58,11 +58,11 @@ func (a *App) WithHistory(h HistoryFunc) *App {
 
 // New wires the contexts over the kernel k.
 func New(k *Config) *App {
-	a := &App{Kernel: k, Insights: &insights.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
+	a := &App{Kernel: k, Audiences: &audiences.Service{Kernel: k}, Webhooks: &webhooks.Service{Kernel: k},
 		Backoffice: &backoffice.Service{Kernel: k}, Privacy: &privacy.Service{Kernel: k}, Campaigns: &campaigns.Service{Kernel: k}}
-	a.Audiences = &audiences.Service{Kernel: k}
+	a.Insights = &insights.Service{Kernel: k, Audiences: a.Audiences}
 	a.Customers = &customers.Service{Kernel: k, Insights: a.Insights, Audiences: a.Audiences}
-	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns}
+	a.Loyalty = &loyalty.Service{Kernel: k, Campaigns: a.Campaigns, Audiences: a.Audiences}
 	a.Checkout = &checkout.Service{Kernel: k, Campaigns: a.Campaigns, Loyalty: a.Loyalty}
 	a.POS = &pos.Service{Kernel: k, Checkout: a.Checkout, Campaigns: a.Campaigns, Loyalty: a.Loyalty, Audiences: a.Audiences}
 	a.Backoffice.Demo = demoData{a}

@@ -159,6 +159,9 @@ func TestChurnModelFromSales(t *testing.T) {
 			cdnowWithin(t, want, p.ExpectedPurchasesFromNew(week), 0.005, fmt.Sprintf("E[X(%v)]", week))
 		}
 
+		atRisk := `churn_risk == "high"`
+		audience, err := a.Customers.CreateSegment(ctx, "Em risco", nil, &atRisk)
+		require.NoError(t, err)
 		n, err := a.Insights.ScoreCustomers(ctx, calibrationEnd)
 		require.NoError(t, err)
 		require.Equal(t, 2357, n)
@@ -172,6 +175,9 @@ func TestChurnModelFromSales(t *testing.T) {
 		}
 		t.Logf("risks %v; %v in all", byRisk, time.Since(started).Round(time.Millisecond))
 		require.Zero(t, byRisk[customerscore.RiskUnknown], "every customer bought in the calibration period")
+		members, err := audience.QueryCustomers().Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, byRisk[customerscore.RiskHigh], members, "an audience over churn risk is current once the tenant is scored")
 		for _, r := range []customerscore.Risk{customerscore.RiskLow, customerscore.RiskMedium, customerscore.RiskHigh} {
 			require.Positive(t, byRisk[r], "some customers are at %s risk", r)
 		}

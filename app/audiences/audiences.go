@@ -31,6 +31,7 @@ var Policy = kernel.Policy{
 	"Refresh":            kernel.Internal,
 	"Check":              kernel.Internal,
 	"RecomputeAudience":  kernel.Internal,
+	"RecomputeTenant":    kernel.Internal,
 }
 
 // SampleSize is how many customers a preview shows.
@@ -186,6 +187,13 @@ func (a *Service) RecomputeAudiences(ctx context.Context) error {
 		return err
 	}
 	return a.EachActiveTenant(ctx, "audiences of", a.recomputeTenant)
+}
+
+// RecomputeTenant recomputes every audience of the viewer's tenant, as
+// RecomputeAudiences does, after a change over all its customers (their
+// churn scores refitted).
+func (a *Service) RecomputeTenant(ctx context.Context) error {
+	return a.recomputeTenant(ctx)
 }
 
 func (a *Service) recomputeTenant(ctx context.Context) error {

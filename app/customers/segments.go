@@ -130,8 +130,10 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 			return &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Field: "customerIDs",
 				Message: "customers not found: " + strings.Join(missing, ", ")}
 		}
-		_, err = addMembers(ctx, tx.Ent, seg, found)
-		return err
+		if _, err = addMembers(ctx, tx.Ent, seg, found); err != nil {
+			return err
+		}
+		return a.Audiences.Refresh(ctx, tx, found...) // audiences over static segments
 	})
 	return seg, err
 }
@@ -158,7 +160,10 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 		if err != nil || len(members) == 0 {
 			return err
 		}
-		return tx.Ent.Segment.UpdateOne(seg).RemoveCustomerIDs(members...).Exec(ctx)
+		if err := tx.Ent.Segment.UpdateOne(seg).RemoveCustomerIDs(members...).Exec(ctx); err != nil {
+			return err
+		}
+		return a.Audiences.Refresh(ctx, tx, members...)
 	})
 	return seg, err
 }
@@ -214,9 +219,11 @@ func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs 
 				res.NotFound = append(res.NotFound, given[d])
 			}
 		}
-		res.Added, err = addMembers(ctx, tx.Ent, seg, ids)
+		if res.Added, err = addMembers(ctx, tx.Ent, seg, ids); err != nil {
+			return err
+		}
 		res.AlreadyMembers = len(ids) - res.Added
-		return err
+		return a.Audiences.Refresh(ctx, tx, ids...)
 	})
 	if err != nil {
 		return nil, err

@@ -426,7 +426,10 @@ func (a *Service) scoreCustomers(ctx context.Context, asOf time.Time) (int, erro
 		scored += len(p.ids)
 		return a.writeScores(ctx, m, loc, asOf, p.ids, p.bought)
 	})
-	return scored, err
+	if err != nil {
+		return scored, err
+	}
+	return scored, a.Audiences.RecomputeTenant(ctx)
 }
 
 // writeScores replaces the scores of the customers ids (in id order, read

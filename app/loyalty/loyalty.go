@@ -90,7 +90,7 @@ func (a *Service) CreditPoints(ctx context.Context, in CreditInput) (*PointsMove
 	}
 	var out *PointsMovement
 	var credited int64 // by this call, counted once committed
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
 		credited = 0 // a run again after a conflict counts afresh
 		// A repeated call answers with the first result whatever it sends
 		// now: look for it before reading amounts (the ledger checks again
@@ -205,7 +205,7 @@ func (a *Service) DebitPoints(ctx context.Context, in DebitInput) (*PointsMoveme
 		return nil, err
 	}
 	var out *PointsMovement
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
 		res, err := a.Ledger().Debit(ctx, tx.Ent, ledger.Debit{
 			CustomerID: in.CustomerID, Kind: pointsentry.KindDebit, Points: in.Points,
 			SourceKind: pointsentry.SourceKindOrder, SourceID: in.OrderID, Reason: in.Reason,
@@ -241,7 +241,7 @@ func (a *Service) AdjustPoints(ctx context.Context, in AdjustInput) (*PointsMove
 	v, _ := viewer.FromContext(ctx)
 	reason := strings.TrimSpace(in.Reason) + " (by " + v.Subject + ")"
 	var out *PointsMovement
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
 		var res *ledger.Result
 		var err error
 		if in.Points > 0 {

@@ -104,7 +104,7 @@ func (a *Service) ReversePoints(ctx context.Context, in ReverseInput) (*PointsMo
 	}
 	var out *PointsMovement
 	var event map[string]any
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.pointsTx(ctx, in.CustomerID, func(tx storage.Tx) error {
 		c := tx.Ent
 		l := a.Ledger()
 		cust, err := a.LockCustomer(ctx, c, in.CustomerID)
@@ -254,6 +254,9 @@ func (a *Service) RollbackRedemption(ctx context.Context, id, reason string) (*e
 				"debt_after": res.Entry.DebtAfter, "source": "redemption", "source_id": red.ID,
 			})
 			if err != nil {
+				return err
+			}
+			if err := a.Audiences.Refresh(ctx, tx, red.CustomerID); err != nil {
 				return err
 			}
 		}

@@ -4,12 +4,29 @@
 package loyalty
 
 import (
+	"context"
+
+	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/kernel"
+	"github.com/fideliza/fideliza/storage"
 )
 
 // Service owns the operations of the loyalty context.
 type Service struct {
 	*kernel.Kernel
 	Campaigns *campaigns.Service
+	Audiences *audiences.Service
+}
+
+// pointsTx runs fn in a transaction that moves customerID's points, then
+// refreshes the customer's audiences in it: a balance, and the level it
+// may move, are facts a rule can name, current when the move commits.
+func (a *Service) pointsTx(ctx context.Context, customerID string, fn func(tx storage.Tx) error) error {
+	return a.DB.InTx(ctx, func(tx storage.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return a.Audiences.Refresh(ctx, tx, customerID)
+	})
 }

@@ -37,8 +37,10 @@ func (a *Service) ExpirePoints(ctx context.Context) error {
 		return err
 	}
 	return a.eachLot(ctx, lots, "expiring", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
-		_, err := l.Expire(ctx, tx.Ent, lot.ID)
-		return err
+		if _, err := l.Expire(ctx, tx.Ent, lot.ID); err != nil {
+			return err
+		}
+		return a.Audiences.Refresh(ctx, tx, lot.CustomerID)
 	})
 }
 
@@ -61,7 +63,10 @@ func (a *Service) ReleasePendingPoints(ctx context.Context) error {
 		return err
 	}
 	return a.eachLot(ctx, lots, "releasing", func(ctx context.Context, tx storage.Tx, lot *ent.PointsLot) error {
-		return l.Release(ctx, tx.Ent, lot.ID)
+		if err := l.Release(ctx, tx.Ent, lot.ID); err != nil {
+			return err
+		}
+		return a.Audiences.Refresh(ctx, tx, lot.CustomerID)
 	})
 }
 
@@ -150,7 +155,15 @@ func (a *Service) RecomputeLevels(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				return l.UpdateLevel(tctx, tx.Ent, cust, tenant)
+				if err := l.UpdateLevel(tctx, tx.Ent, cust, tenant); err != nil {
+					return err
+				}
+				// Only a level that fell changes a fact: most runs move none.
+				after, err := tx.Ent.Customer.Query().Where(customer.ID(c.ID)).Select(customer.FieldLevel).Only(tctx)
+				if err != nil || after.Level == cust.Level {
+					return err
+				}
+				return a.Audiences.Refresh(tctx, tx, c.ID)
 			})
 			if err != nil {
 				return fmt.Errorf("level of %s: %w", c.ID, err)
@@ -193,10 +206,11 @@ func (a *Service) CreditCashback(ctx context.Context, tenantID, redemptionID str
 			SourceKind: pointsentry.SourceKindRedemption, SourceID: &red.ID,
 			Reason: "cashback of " + red.Edges.Campaign.Name,
 		})
-		if err == nil && !res.Replayed {
-			credited = res.Entry.Points
+		if err != nil || res.Replayed {
+			return err
 		}
-		return err
+		credited = res.Entry.Points
+		return a.Audiences.Refresh(ctx, tx, red.CustomerID)
 	})
 	if err == nil {
 		a.Recorder().PointsCredited(kernel.SourceCashback, credited)

@@ -1,0 +1,79 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/storage/storagetest"
+)
+
+// TestAudienceFollowsPointsAndSegments: an audience over points, level or
+// static segments is current as soon as the change commits, whichever
+// operation or job made it (not at the next periodic recompute): points
+// credited, adjusted, debited and expired, a level fallen with time, a
+// customer added to or taken out of a static segment.
+func TestAudienceFollowsPointsAndSegments(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		p := newProgramme(t, db, time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC), backoffice.TenantSettings{})
+		ana, bia := p.customer(), p.customer()
+		vip, err := p.a.Customers.CreateSegment(p.ctx, "VIP", nil, nil)
+		require.NoError(t, err)
+		audience := func(name, rule string) *ent.Segment {
+			seg, err := p.a.Customers.CreateSegment(p.ctx, name, nil, &rule)
+			require.NoError(t, err)
+			return seg
+		}
+		rich, silver, vips := audience("Com pontos", `points >= 100`), audience("Prata", `level == "silver"`),
+			audience("Os VIP", `"`+vip.ID+`" in segments`)
+		members := func(seg *ent.Segment) []string {
+			ids, err := seg.QueryCustomers().IDs(p.ctx)
+			require.NoError(t, err)
+			return ids
+		}
+		for _, step := range []struct {
+			name               string
+			do                 func() error
+			rich, silver, vips []string
+		}{
+			{"points credited, a level reached", func() error { p.credit(ana, "ped-1", 1000); return nil }, []string{ana}, []string{ana}, nil},
+			{"points adjusted", func() error {
+				_, err := p.a.Loyalty.AdjustPoints(p.ctx, loyalty.AdjustInput{CustomerID: bia, Points: 150, Reason: "boas-vindas"})
+				return err
+			}, []string{ana, bia}, []string{ana}, nil},
+			{"points debited", func() error {
+				_, err := p.a.Loyalty.DebitPoints(p.ctx, loyalty.DebitInput{CustomerID: ana, Points: 950, Reason: "troca"})
+				return err
+			}, []string{bia}, []string{ana}, nil},
+			{"a level fallen with time", func() error {
+				p.clock.Set(time.Date(2027, 1, 11, 3, 0, 0, 0, time.UTC))
+				return p.a.Loyalty.RecomputeLevels(context.Background())
+			}, []string{bia}, nil, nil},
+			{"points expired", func() error {
+				p.clock.Set(time.Date(2027, 3, 1, 3, 0, 0, 0, time.UTC))
+				return p.a.Loyalty.ExpirePoints(context.Background())
+			}, nil, nil, nil},
+			{"added to a static segment", func() error {
+				_, err := p.a.Customers.AddSegmentCustomers(p.ctx, vip.ID, []string{bia})
+				return err
+			}, nil, nil, []string{bia}},
+			{"taken out of a static segment", func() error {
+				_, err := p.a.Customers.RemoveSegmentCustomers(p.ctx, vip.ID, []string{bia})
+				return err
+			}, nil, nil, nil},
+		} {
+			require.NoError(t, step.do(), step.name)
+			assert.ElementsMatch(t, step.rich, members(rich), "%s: points >= 100", step.name)
+			assert.ElementsMatch(t, step.silver, members(silver), "%s: silver", step.name)
+			assert.ElementsMatch(t, step.vips, members(vips), "%s: in VIP", step.name)
+		}
+	})
+}
