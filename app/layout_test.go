@@ -63,13 +63,13 @@ func TestLayout(t *testing.T) {
 var contextsBelow = map[string][]string{
 	"kernel":     {},
 	"audiences":  {},
-	"insights":   {},
+	"insights":   {"audiences"},
 	"webhooks":   {},
 	"backoffice": {},
 	"customers":  {"insights", "audiences"},
 	"privacy":    {"customers"},
 	"campaigns":  {"insights"},
-	"loyalty":    {"campaigns"},
+	"loyalty":    {"campaigns", "audiences"},
 	"checkout":   {"campaigns", "loyalty"},
 	"pos":        {"checkout", "campaigns", "loyalty", "customers", "audiences"},
 }
