@@ -55,6 +55,7 @@ var RootFieldScopes = map[string]string{
 	"Query.customerImport":       customers.Policy.Scope("CustomerImport"),
 	"Query.activeCustomers":      insights.Policy.Scope("ActiveCustomers"),
 	"Query.salesByStoreDay":      insights.Policy.Scope("SalesByStoreDay"),
+	"Query.pointsSpentByStoreDay": insights.Policy.Scope("PointsSpentByStoreDay"),
 	"Query.sales":                kernel.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
