@@ -55,13 +55,14 @@ var RootFieldScopes = map[string]string{
 	"Query.customerImport":       customers.Policy.Scope("CustomerImport"),
 	"Query.activeCustomers":      insights.Policy.Scope("ActiveCustomers"),
 	"Query.salesByStoreDay":      insights.Policy.Scope("SalesByStoreDay"),
-	"Query.pointsSpentByStoreDay": insights.Policy.Scope("PointsSpentByStoreDay"),
 	"Query.sales":                kernel.ScopeBackoffice,
 	"Query.redemptions":          "campaigns:read",
 	"Query.products":             "campaigns:read",
 	"Query.customerExport":       privacyctx.Policy.Scope("ExportCustomer"),
 	"Query.auditEvents":          kernel.ScopeBackofficeWrite,
 	"Mutation.eraseCustomer":     privacyctx.Policy.Scope("EraseCustomer"),
+
+	"Query.pointsSpentByStoreDay": insights.Policy.Scope("PointsSpentByStoreDay"),
 
 	"Mutation.createCustomer":     customers.Policy.Scope("CreateCustomer"),
 	"Mutation.updateCustomer":     customers.Policy.Scope("PatchCustomer"),

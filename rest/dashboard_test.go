@@ -152,7 +152,6 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 		SetAmount(dashDec(t, "0.60")).SetHoldID("phd_01J00000000000000000000000").Save(ctx)
 	require.NoError(t, err)
 
-
 	// Past movements written straight into the ledger: Carla holds 50
 	// from February 27; Bruno earns 100 on March 1 and spends 60 late on
 	// March 2 in São Paulo (already March 3 in UTC), paying sale 1001.

@@ -150,14 +150,15 @@ var graphQLProbes = map[string]string{
 	"Query.auditEvents":           `{ auditEvents { totalCount } }`,
 	"Mutation.eraseCustomer":      `mutation { eraseCustomer(id: "cus_00000000000000000000000000") }`,
 
-	"Query.pointsEntries":         `{ pointsEntries { totalCount } }`,
-	"Query.events":                `{ events { totalCount } }`,
-	"Query.customersByLevel":      `{ customersByLevel { level customers } }`,
-	"Query.activeCustomers":       `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
-	"Query.salesByStoreDay":       `{ salesByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day sales amount } }`,
-	"Query.pointsLiabilityByDay":  `{ pointsLiabilityByDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day points } }`,
+	"Query.pointsEntries":        `{ pointsEntries { totalCount } }`,
+	"Query.events":               `{ events { totalCount } }`,
+	"Query.customersByLevel":     `{ customersByLevel { level customers } }`,
+	"Query.activeCustomers":      `{ activeCustomers(from: "2020-01-01T00:00:00Z", to: "2099-01-01T00:00:00Z") }`,
+	"Query.salesByStoreDay":      `{ salesByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day sales amount } }`,
+	"Query.pointsLiabilityByDay": `{ pointsLiabilityByDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day points } }`,
+	"Query.customerImport":       `{ customerImport(id: "imp_00000000000000000000000000") { status } }`,
+
 	"Query.pointsSpentByStoreDay": `{ pointsSpentByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { store { code } day sales points amount } }`,
-	"Query.customerImport":        `{ customerImport(id: "imp_00000000000000000000000000") { status } }`,
 
 	"Mutation.createStore":            `mutation { createStore(input: {code: "L-99", name: "Loja 99"}) { id } }`,
 	"Mutation.updateStore":            `mutation { updateStore(id: "sto_00000000000000000000000000", input: {name: "Loja"}) { id } }`,

@@ -4,18 +4,20 @@ import "github.com/fideliza/fideliza/app/kernel"
 
 // Policy says who may call each operation of the insights context.
 var Policy = kernel.Policy{
-	"CustomerChurn":         kernel.Scope("customers:read"),
-	"PredictiveSegments":    kernel.Scope("customers:read"),
-	"RefreshChurnScores":    kernel.Scope("customers:write"),
-	"ActiveCustomers":       kernel.Scope("customers:read"),
-	"CampaignPerformance":   kernel.Scope("campaigns:read"),
-	"CampaignLift":          kernel.Scope("campaigns:read"),
-	"SalesByStoreDay":       kernel.Scope(kernel.ScopeBackoffice),
+	"CustomerChurn":        kernel.Scope("customers:read"),
+	"PredictiveSegments":   kernel.Scope("customers:read"),
+	"RefreshChurnScores":   kernel.Scope("customers:write"),
+	"ActiveCustomers":      kernel.Scope("customers:read"),
+	"CampaignPerformance":  kernel.Scope("campaigns:read"),
+	"CampaignLift":         kernel.Scope("campaigns:read"),
+	"SalesByStoreDay":      kernel.Scope(kernel.ScopeBackoffice),
+	"PointsLiabilityByDay": kernel.Scope("loyalty:read"),
+	"FitChurnModel":        kernel.System,
+	"ScoreAllTenants":      kernel.System,
+	"ScoreCustomers":       kernel.System,
+	"PredictiveMembers":    kernel.Internal,
+	"RebuildRollups":       kernel.System,
+
+	// Issue 36: points spent as money, per store and day.
 	"PointsSpentByStoreDay": kernel.Scope(kernel.ScopeBackoffice),
-	"PointsLiabilityByDay":  kernel.Scope("loyalty:read"),
-	"FitChurnModel":         kernel.System,
-	"ScoreAllTenants":       kernel.System,
-	"ScoreCustomers":        kernel.System,
-	"PredictiveMembers":     kernel.Internal,
-	"RebuildRollups":        kernel.System,
 }
