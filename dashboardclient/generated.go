@@ -480,6 +480,72 @@ func (v *PointsLiabilityResponse) GetPointsLiability() PointsLiabilityPointsLiab
 	return v.PointsLiability
 }
 
+// PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent includes the requested fields of the GraphQL type StoreDayPointsSpent.
+// The GraphQL type's documentation follows.
+//
+// The points customers paid with at one store on one day (points spent as money at the till).
+type PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent struct {
+	// The store.
+	Store PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore `json:"store"`
+	// The day the points left the ledger (the sale's processing), YYYY-MM-DD, in the requested time zone.
+	Day string `json:"day"`
+	// Sales paid in part with points.
+	Sales int `json:"sales"`
+	// Points debited for them.
+	Points int `json:"points"`
+	// What those points paid, in R$: the sales' POINTS payments, at the point's value when they were spent.
+	Amount decimal.Decimal `json:"amount"`
+}
+
+// GetStore returns PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent.Store, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent) GetStore() PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore {
+	return v.Store
+}
+
+// GetDay returns PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent.Day, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent) GetDay() string { return v.Day }
+
+// GetSales returns PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent.Sales, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent) GetSales() int {
+	return v.Sales
+}
+
+// GetPoints returns PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent.Points, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent) GetPoints() int {
+	return v.Points
+}
+
+// GetAmount returns PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent.Amount, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent) GetAmount() decimal.Decimal {
+	return v.Amount
+}
+
+// PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore includes the requested fields of the GraphQL type Store.
+// The GraphQL type's documentation follows.
+//
+// A physical or online store of the retailer, known to the point of sale by its code.
+type PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore struct {
+	// The store's code in the retailer's systems (sale.store.id at the POS).
+	Code string `json:"code"`
+}
+
+// GetCode returns PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore.Code, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore) GetCode() string {
+	return v.Code
+}
+
+// PointsSpentByStoreDayResponse is returned by PointsSpentByStoreDay on success.
+type PointsSpentByStoreDayResponse struct {
+	// Points spent as money per store per day within [from, to) (at most 366 days), days in timeZone
+	// (an IANA name; the tenant's time zone setting when absent); by day, then store code.
+	PointsSpentByStoreDay []PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent `json:"pointsSpentByStoreDay"`
+}
+
+// GetPointsSpentByStoreDay returns PointsSpentByStoreDayResponse.PointsSpentByStoreDay, and is useful for accessing the field via an interface.
+func (v *PointsSpentByStoreDayResponse) GetPointsSpentByStoreDay() []PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent {
+	return v.PointsSpentByStoreDay
+}
+
 // ProgrammeResponse is returned by Programme on success.
 type ProgrammeResponse struct {
 	// The viewer's own tenant, with its loyalty settings.
@@ -669,6 +735,22 @@ func (v *__PointsLiabilityByDayInput) GetTo() time.Time { return v.To }
 
 // GetTimeZone returns __PointsLiabilityByDayInput.TimeZone, and is useful for accessing the field via an interface.
 func (v *__PointsLiabilityByDayInput) GetTimeZone() *string { return v.TimeZone }
+
+// __PointsSpentByStoreDayInput is used internally by genqlient
+type __PointsSpentByStoreDayInput struct {
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	TimeZone *string   `json:"timeZone"`
+}
+
+// GetFrom returns __PointsSpentByStoreDayInput.From, and is useful for accessing the field via an interface.
+func (v *__PointsSpentByStoreDayInput) GetFrom() time.Time { return v.From }
+
+// GetTo returns __PointsSpentByStoreDayInput.To, and is useful for accessing the field via an interface.
+func (v *__PointsSpentByStoreDayInput) GetTo() time.Time { return v.To }
+
+// GetTimeZone returns __PointsSpentByStoreDayInput.TimeZone, and is useful for accessing the field via an interface.
+func (v *__PointsSpentByStoreDayInput) GetTimeZone() *string { return v.TimeZone }
 
 // __SalesByStoreDayInput is used internally by genqlient
 type __SalesByStoreDayInput struct {
@@ -937,6 +1019,53 @@ func PointsLiabilityByDay(
 	}
 
 	data_ = &PointsLiabilityByDayResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PointsSpentByStoreDay.
+const PointsSpentByStoreDay_Operation = `
+query PointsSpentByStoreDay ($from: Time!, $to: Time!, $timeZone: String) {
+	pointsSpentByStoreDay(from: $from, to: $to, timeZone: $timeZone) {
+		store {
+			code
+		}
+		day
+		sales
+		points
+		amount
+	}
+}
+`
+
+// PointsSpentByStoreDay sums the points sales were paid with within
+// [from, to) per store and per day in timeZone (the tenant's when absent),
+// with the R$ they paid: the points spent chart.
+func PointsSpentByStoreDay(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	from time.Time,
+	to time.Time,
+	timeZone *string,
+) (data_ *PointsSpentByStoreDayResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PointsSpentByStoreDay",
+		Query:  PointsSpentByStoreDay_Operation,
+		Variables: &__PointsSpentByStoreDayInput{
+			From:     from,
+			To:       to,
+			TimeZone: timeZone,
+		},
+	}
+
+	data_ = &PointsSpentByStoreDayResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -106,6 +106,10 @@ type demoShopper struct {
 	store   int     // the usual store
 	online  bool    // buys online too
 	balance int64   // points, as the year goes (to decide on spending)
+	// tillSpent is the points paid at the till, and those the sales so
+	// paid did not earn: balance does not count them, so that the year's
+	// other draws are those it made before points paid at the till.
+	tillSpent int64
 }
 
 // demoEvent is something a day of the year holds.
@@ -139,6 +143,7 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	// the second core to the database.
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	rng := rand.New(rand.NewPCG(demoSeed, demoSeed))
+	till := rand.New(rand.NewPCG(demoSeed, demoSeed+1)) // who pays with points
 	tenant, err := a.DB.Ent.Tenant.Get(viewer.SystemContext(ctx), tenantID)
 	if err != nil {
 		return err
@@ -156,8 +161,11 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 	sys := viewer.SystemContext(ctx)
 
 	setClock(first.Add(8 * time.Hour))
-	months := demoExpiryMonths
-	if _, err := y.Backoffice.UpdateTenant(sys, tenantID, backoffice.TenantSettings{PointsExpiryMonths: &months}); err != nil {
+	months, spendMin := demoExpiryMonths, int64(demoTillMinPoints)
+	value, share := decimal.New(1, -2), decimal.New(5, -1) // 100 points pay R$ 1.00, up to half a sale
+	if _, err := y.Backoffice.UpdateTenant(sys, tenantID, backoffice.TenantSettings{PointsExpiryMonths: &months,
+		PointsValue: &value, PointsSpendMin: &spendMin, PointsSpendMaxShare: &share,
+		PointsSpendChannels: &[]string{loyalty.ChannelPOS}}); err != nil {
 		return err
 	}
 	for _, s := range app.DemoStores[2:] {
@@ -207,7 +215,9 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 				}
 			default:
 				receipt++
-				sales = append(sales, demoNewSale(rng, e, sh, receipt))
+				sl := demoNewSale(rng, e, sh, receipt)
+				err = y.demoPayWithPoints(tctx, till, sh, &sl)
+				sales = append(sales, sl)
 			}
 			if err != nil {
 				return err
@@ -493,6 +503,48 @@ func demoNewSale(rng *rand.Rand, e demoEvent, sh *demoShopper, receipt int) demo
 	}}
 }
 
+// Points paid at the till: a customer with points to spare now and then
+// pays R$ 5 to R$ 20 of a purchase (at most half) with them.
+const (
+	demoTillMinPoints = 500  // the programme's fewest points spent at once (R$ 5)
+	demoTillReserve   = 1500 // points kept for the vouchers (demoSpend)
+)
+
+// demoPayWithPoints has the shopper pay part of the sale with points now
+// and then, as a till does: a hold asked for at the sale's minute, the sale
+// registered at once with a POINTS payment of the hold's amount (a hold
+// lasts 15 minutes, the day's other sales are sent at closing time). The
+// draws are till's, not the year's.
+func (a *year) demoPayWithPoints(ctx context.Context, till *rand.Rand, sh *demoShopper, sl *demoSale) error {
+	spare := sh.balance - sh.tillSpent - demoTillReserve
+	total := *sl.in.AmountPayable
+	reais := min(spare/100, 20, total.Div(decimal.NewFromInt(2)).IntPart())
+	if sh.id == "" || reais*100 < demoTillMinPoints || till.IntN(3) != 0 {
+		return nil
+	}
+	reais -= till.Int64N(reais - demoTillMinPoints/100 + 1)
+	amount := decimal.NewFromInt(reais)
+	hold, _, err := a.POS.HoldPoints(ctx, pos.PointsHoldInput{SessionID: "demo-" + sl.in.SaleID, Customer: sl.in.Customer,
+		StoreID: sl.in.StoreID, Amount: &amount, SaleAmount: &total})
+	if e, ok := apperr.As(err); ok && e.Code == "insufficient_points" {
+		return nil // points expired or taken back meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("demo points hold: %w", err)
+	}
+	rest := total.Sub(amount)
+	sl.in.Payments = []pos.SalePaymentInput{{ID: "1", Amount: &amount, Method: pos.MethodPoints, HoldID: hold.ID},
+		{ID: "2", Amount: &rest, Method: sl.in.Payments[0].Method}}
+	s, err := a.POS.RegisterSale(ctx, sl.in)
+	if err != nil {
+		return fmt.Errorf("demo sale paid with points: %w", err)
+	}
+	sl.id = s.ID
+	one := decimal.NewFromInt(1)
+	sh.tillSpent += hold.Points + points.Earned(total, one) - points.Earned(rest, one)
+	return nil
+}
+
 // demoSales registers the day's store sales at once, so that they commit
 // in a few groups, then processes them in one transaction as the worker
 // does each.
@@ -500,6 +552,9 @@ func (a *year) demoSales(ctx context.Context, sales []demoSale) error {
 	errs := make([]error, len(sales))
 	var wg sync.WaitGroup
 	for i := range sales {
+		if sales[i].id != "" { // paid with points: registered at the till
+			continue
+		}
 		wg.Go(func() {
 			s, err := a.POS.RegisterSale(ctx, sales[i].in)
 			if err == nil {

@@ -64,3 +64,16 @@ func (r *queryResolver) SalesByStoreDay(ctx context.Context, from time.Time, to 
 	}
 	return out, nil
 }
+
+// PointsSpentByStoreDay is the resolver for the pointsSpentByStoreDay field.
+func (r *queryResolver) PointsSpentByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*generated.StoreDayPointsSpent, error) {
+	days, err := r.app.Insights.PointsSpentByStoreDay(ctx, from, to, deref(timeZone))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*generated.StoreDayPointsSpent, len(days))
+	for i, d := range days {
+		out[i] = &generated.StoreDayPointsSpent{Store: d.Store, Day: d.Day, Sales: d.Sales, Points: int(d.Points), Amount: d.Amount}
+	}
+	return out, nil
+}

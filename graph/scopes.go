@@ -62,6 +62,8 @@ var RootFieldScopes = map[string]string{
 	"Query.auditEvents":          kernel.ScopeBackofficeWrite,
 	"Mutation.eraseCustomer":     privacyctx.Policy.Scope("EraseCustomer"),
 
+	"Query.pointsSpentByStoreDay": insights.Policy.Scope("PointsSpentByStoreDay"),
+
 	"Mutation.createCustomer":     customers.Policy.Scope("CreateCustomer"),
 	"Mutation.updateCustomer":     customers.Policy.Scope("PatchCustomer"),
 	"Mutation.creditPoints":       loyalty.Policy.Scope("CreditPoints"),

@@ -166,6 +166,10 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 	if err != nil {
 		return err
 	}
+	spent, err := dashboardclient.PointsSpentByStoreDay(ctx, gql, from, to, tz)
+	if err != nil {
+		return err
+	}
 	active, err := dashboardclient.ActiveCustomers(ctx, gql, from, to)
 	if err != nil {
 		return err
@@ -204,6 +208,8 @@ func (in *insights) read(ctx context.Context, gql graphql.Client, first, last ti
 		chart.Bars("customers-by-level", "Customers by level (today)", levelPoints),
 		chart.Columns("active-customers", "Active customers by "+in.ActiveUnit, activeByPeriod, compact),
 		chart.Line("points-liability", "Points outstanding at the end of each day", liabilityPoints, compact),
+		chart.Columns("points-spent", "Points spent as money at the till by day (R$ paid with points, all stores)",
+			pointsSpent(spent.PointsSpentByStoreDay, first, last), compact),
 		chart.Bars("campaigns", "Campaigns: what customers paid in orders that used them (R$)", campaignPoints(campaigns)),
 		chart.Bars("campaign-lift", "Experiments: revenue per customer, treated and held out, over each campaign's period (R$)", liftPoints(lifts)),
 	}
@@ -243,6 +249,24 @@ func salesPoints(rows []dashboardclient.SalesByStoreDaySalesByStoreDayStoreDaySa
 		byStore = append(byStore, moneyPoint(stores[code].label, stores[code].sum))
 	}
 	return byDay, byStore, total, sold
+}
+
+// pointsSpent sums the R$ paid with points per day of [first, last], zero
+// days included; each day says the points too.
+func pointsSpent(rows []dashboardclient.PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent, first, last time.Time) []chart.Point {
+	amounts, spent := map[string]decimal.Decimal{}, map[string]int{}
+	for _, r := range rows {
+		amounts[r.Day] = amounts[r.Day].Add(r.Amount)
+		spent[r.Day] += r.Points
+	}
+	var out []chart.Point
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		pt := moneyPoint(day, amounts[day])
+		pt.Text += " · " + count(float64(spent[day])) + " points"
+		out = append(out, pt)
+	}
+	return out
 }
 
 // activeCustomers counts the active customers of each week of [from, to),

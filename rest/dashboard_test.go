@@ -124,9 +124,37 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 	require.NotNil(t, mv.Entry.ExpiresAt)
 	d.expiry = *mv.Entry.ExpiresAt
 
+	receipts := map[string]string{}
+	// Sales; 2026-03-02T01:30Z is still 2026-03-01 in São Paulo (UTC-3).
+	for _, s := range []struct {
+		store, receipt, at        string
+		amount, discount, payable string
+		customer                  *ent.Customer
+	}{
+		{"LJ01", "1001", "2026-03-02T01:30:00Z", "100.00", "10.00", "90.00", bruno},
+		{"LJ01", "1002", "2026-03-02T15:00:00Z", "50.00", "0", "50.00", nil},
+		{"LJ02", "2001", "2026-03-01T12:00:00Z", "200.10", "0.10", "200.00", nil},
+		{"LJ02", "2002", "2026-03-01T20:00:00Z", "19.90", "0", "19.90", nil},
+	} {
+		c := b.app.DB.Ent.Sale.Create().
+			SetStoreID(d.stores[s.store].ID).SetExternalID(s.receipt).SetSoldAt(dashTime(t, s.at)).
+			SetAmount(dashDec(t, s.amount)).SetDiscountAmount(dashDec(t, s.discount)).SetAmountPayable(dashDec(t, s.payable))
+		if s.customer != nil {
+			c.SetCustomerID(s.customer.ID)
+		}
+		sl, err := c.Save(ctx)
+		require.NoError(t, err)
+		receipts[s.receipt] = sl.ID
+	}
+	// Bruno paid R$ 0.60 of sale 1001 with 60 points (a hold's): the debit
+	// below, late on March 2 in São Paulo.
+	_, err = b.app.DB.Ent.SalePayment.Create().SetSaleID(receipts["1001"]).SetPaymentID("1").SetMethod("POINTS").
+		SetAmount(dashDec(t, "0.60")).SetHoldID("phd_01J00000000000000000000000").Save(ctx)
+	require.NoError(t, err)
+
 	// Past movements written straight into the ledger: Carla holds 50
 	// from February 27; Bruno earns 100 on March 1 and spends 60 late on
-	// March 2 in São Paulo (already March 3 in UTC).
+	// March 2 in São Paulo (already March 3 in UTC), paying sale 1001.
 	for _, e := range []struct {
 		customer      *ent.Customer
 		at            string
@@ -136,12 +164,13 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 		{bruno, "2026-03-01T12:00:00Z", 100, 100},
 		{bruno, "2026-03-03T02:00:00Z", -60, 40},
 	} {
-		kind := pointsentry.KindCredit
+		kind, source := pointsentry.KindCredit, pointsentry.SourceKindOperator
+		var sourceID *string
 		if e.points < 0 {
-			kind = pointsentry.KindDebit
+			kind, source, sourceID = pointsentry.KindDebit, pointsentry.SourceKindSale, new(receipts["1001"])
 		}
 		_, err := b.app.DB.Ent.PointsEntry.Create().SetCustomerID(e.customer.ID).SetCreatedAt(dashTime(t, e.at)).
-			SetKind(kind).SetSourceKind(pointsentry.SourceKindOperator).SetPoints(e.points).SetBalanceAfter(e.after).
+			SetKind(kind).SetSourceKind(source).SetNillableSourceID(sourceID).SetPoints(e.points).SetBalanceAfter(e.after).
 			Save(ctx)
 		require.NoError(t, err)
 	}
@@ -176,26 +205,6 @@ func seedDashboard(t *testing.T, b *backOffice) dashboardData {
 		require.NoError(t, err)
 	}
 
-	// Sales; 2026-03-02T01:30Z is still 2026-03-01 in São Paulo (UTC-3).
-	for _, s := range []struct {
-		store, receipt, at        string
-		amount, discount, payable string
-		customer                  *ent.Customer
-	}{
-		{"LJ01", "1001", "2026-03-02T01:30:00Z", "100.00", "10.00", "90.00", bruno},
-		{"LJ01", "1002", "2026-03-02T15:00:00Z", "50.00", "0", "50.00", nil},
-		{"LJ02", "2001", "2026-03-01T12:00:00Z", "200.10", "0.10", "200.00", nil},
-		{"LJ02", "2002", "2026-03-01T20:00:00Z", "19.90", "0", "19.90", nil},
-	} {
-		c := b.app.DB.Ent.Sale.Create().
-			SetStoreID(d.stores[s.store].ID).SetExternalID(s.receipt).SetSoldAt(dashTime(t, s.at)).
-			SetAmount(dashDec(t, s.amount)).SetDiscountAmount(dashDec(t, s.discount)).SetAmountPayable(dashDec(t, s.payable))
-		if s.customer != nil {
-			c.SetCustomerID(s.customer.ID)
-		}
-		_, err := c.Save(ctx)
-		require.NoError(t, err)
-	}
 	return d
 }
 
@@ -339,6 +348,35 @@ func TestDashboardQueriesWithGeneratedClient(t *testing.T) {
 				require.NoError(t, err)
 				require.Empty(t, res.SalesByStoreDay)
 			})
+		})
+
+		t.Run("PointsSpentByStoreDay", func(t *testing.T) {
+			// Bruno paid R$ 0.60 of sale 1001 (LJ01) with 60 points late on
+			// March 2 in São Paulo (already March 3 in UTC).
+			type row = dashboardclient.PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpent
+			type store = dashboardclient.PointsSpentByStoreDayPointsSpentByStoreDayStoreDayPointsSpentStore
+			from, to := dashTime(t, "2026-02-28T00:00:00Z"), dashTime(t, "2026-03-04T00:00:00Z")
+			for _, tc := range []struct {
+				name     string
+				timeZone *string
+				from     time.Time
+				want     []row
+			}{
+				{"the tenant's time zone", nil, from, []row{{Store: store{Code: "LJ01"}, Day: "2026-03-02", Sales: 1, Points: 60, Amount: dashDec(t, "0.60")}}},
+				{"UTC", new("UTC"), from, []row{{Store: store{Code: "LJ01"}, Day: "2026-03-03", Sales: 1, Points: 60, Amount: dashDec(t, "0.60")}}},
+				{"a period after the spending", nil, dashTime(t, "2026-03-03T03:00:00Z"), []row{}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					res, err := dashboardclient.PointsSpentByStoreDay(ctx, client, tc.from, to, tc.timeZone)
+					require.NoError(t, err)
+					require.Len(t, res.PointsSpentByStoreDay, len(tc.want))
+					for i, w := range tc.want {
+						g := res.PointsSpentByStoreDay[i]
+						require.Equal(t, []any{w.Store, w.Day, w.Sales, w.Points}, []any{g.Store, g.Day, g.Sales, g.Points})
+						dashRequireDec(t, w.Amount.String(), g.Amount, "amount")
+					}
+				})
+			}
 		})
 
 		t.Run("PointsLiabilityByDay", func(t *testing.T) {

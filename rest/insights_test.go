@@ -35,7 +35,7 @@ func chartTables(t *testing.T, page string) map[string][][2]string {
 	t.Helper()
 	out := map[string][][2]string{}
 	sections := regexp.MustCompile(`(?s)<section class="chart" id="([a-z-]+)".*?</section>`).FindAllStringSubmatch(page, -1)
-	require.Len(t, sections, 7, "the page draws seven charts")
+	require.Len(t, sections, 8, "the page draws eight charts")
 	row := regexp.MustCompile(`<tr><th scope="row">([^<]*)</th><td data-value="([^"]*)">`)
 	for _, s := range sections {
 		rows := [][2]string{}
@@ -114,6 +114,17 @@ func TestPanelInsights(t *testing.T) {
 			want["points-liability"] = append(want["points-liability"], [2]string{p.Day, strconv.Itoa(p.Points)})
 		}
 
+		spent, err := dashboardclient.PointsSpentByStoreDay(ctx, gql, from, to, nil)
+		require.NoError(t, err)
+		paid := map[string]decimal.Decimal{}
+		for _, s := range spent.PointsSpentByStoreDay {
+			paid[s.Day] = paid[s.Day].Add(s.Amount)
+		}
+		for day := from; day.Before(to); day = day.AddDate(0, 0, 1) {
+			key := day.Format(time.DateOnly)
+			want["points-spent"] = append(want["points-spent"], [2]string{key, paid[key].String()})
+		}
+
 		first := 100
 		perf, err := dashboardclient.CampaignPerformance(ctx, gql, &from, &to, &first)
 		require.NoError(t, err)
@@ -126,6 +137,8 @@ func TestPanelInsights(t *testing.T) {
 		// What the seed holds, so that the comparison is not of empty pages.
 		require.Equal(t, "90", tables["points-liability"][len(tables["points-liability"])-1][1])
 		require.Equal(t, "230.25", tables["campaigns"][0][1], "Bruno's and Carla's orders")
+		require.Equal(t, [2]string{"2026-03-02", "0.6"}, tables["points-spent"][4], "Bruno's points paid R$ 0.60 of a sale")
+		require.Contains(t, page, "R$ 0.60 · 60 points")
 		require.Equal(t, 4, count)
 		require.Contains(t, page, `<dt>Sales</dt><dd data-value="4">`)
 		active, err := dashboardclient.ActiveCustomers(ctx, gql, from, to)
@@ -167,7 +180,7 @@ func TestPanelInsights(t *testing.T) {
 					require.Equal(t, http.StatusUnprocessableEntity, res.status)
 					page := requirePanelPage(t, res)
 					require.Contains(t, page, tc.message)
-					require.Len(t, chartTables(t, page), 7, "the default period is shown instead")
+					require.Len(t, chartTables(t, page), 8, "the default period is shown instead")
 				})
 			}
 			res := c.get(t, "/panel/insights?from=2025-03-07&to=2026-03-06")
@@ -227,7 +240,7 @@ func TestPanelInsightsBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, b.srv.URL+"/panel/insights?"+insightsPeriod.Encode(), location)
 
-	for _, id := range []string{"sales-by-day", "sales-by-store", "customers-by-level", "active-customers", "points-liability", "campaigns", "campaign-lift"} {
+	for _, id := range []string{"sales-by-day", "sales-by-store", "customers-by-level", "active-customers", "points-liability", "points-spent", "campaigns", "campaign-lift"} {
 		t.Run(id, func(t *testing.T) {
 			shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#"+id+" svg")))
 			require.NoError(t, err)

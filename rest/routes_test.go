@@ -158,6 +158,8 @@ var graphQLProbes = map[string]string{
 	"Query.pointsLiabilityByDay": `{ pointsLiabilityByDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { day points } }`,
 	"Query.customerImport":       `{ customerImport(id: "imp_00000000000000000000000000") { status } }`,
 
+	"Query.pointsSpentByStoreDay": `{ pointsSpentByStoreDay(from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z") { store { code } day sales points amount } }`,
+
 	"Mutation.createStore":            `mutation { createStore(input: {code: "L-99", name: "Loja 99"}) { id } }`,
 	"Mutation.updateStore":            `mutation { updateStore(id: "sto_00000000000000000000000000", input: {name: "Loja"}) { id } }`,
 	"Mutation.createAPIClient":        `mutation { createAPIClient(input: {kind: oauth, name: "probe", scopes: ["customers:read"]}) { clientSecret client { id } } }`,

@@ -191,11 +191,17 @@ func (a *Service) sumSales(ctx context.Context, from, to time.Time, loc *time.Lo
 
 // storeDaySales lists sums with their stores, by day and store code.
 func (a *Service) storeDaySales(ctx context.Context, sums map[storeDay]*StoreDaySales) ([]*StoreDaySales, error) {
+	return withStores(ctx, a.DB.Ent, sums, func(s *StoreDaySales, st *ent.Store) string { s.Store = st; return s.Day })
+}
+
+// withStores lists sums, each given its store by set (which answers its
+// day), by day and store code.
+func withStores[T any](ctx context.Context, c *ent.Client, sums map[storeDay]T, set func(T, *ent.Store) string) ([]T, error) {
 	storeIDs := make([]string, 0, len(sums))
 	for k := range sums {
 		storeIDs = append(storeIDs, k.store)
 	}
-	stores, err := a.DB.Ent.Store.Query().Where(store.IDIn(storeIDs...)).All(ctx)
+	stores, err := c.Store.Query().Where(store.IDIn(storeIDs...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -203,14 +209,20 @@ func (a *Service) storeDaySales(ctx context.Context, sums map[storeDay]*StoreDay
 	for _, s := range stores {
 		byID[s.ID] = s
 	}
-	out := make([]*StoreDaySales, 0, len(sums))
-	for k, sum := range sums {
-		sum.Store = byID[k.store]
-		out = append(out, sum)
+	type row struct {
+		sum       T
+		day, code string
 	}
-	slices.SortFunc(out, func(x, y *StoreDaySales) int {
-		return cmp.Or(cmp.Compare(x.Day, y.Day), cmp.Compare(x.Store.Code, y.Store.Code))
-	})
+	rows := make([]row, 0, len(sums))
+	for k, sum := range sums {
+		st := byID[k.store]
+		rows = append(rows, row{sum, set(sum, st), st.Code})
+	}
+	slices.SortFunc(rows, func(x, y row) int { return cmp.Or(cmp.Compare(x.day, y.day), cmp.Compare(x.code, y.code)) })
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = r.sum
+	}
 	return out, nil
 }
 

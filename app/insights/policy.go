@@ -17,4 +17,7 @@ var Policy = kernel.Policy{
 	"ScoreCustomers":       kernel.System,
 	"PredictiveMembers":    kernel.Internal,
 	"RebuildRollups":       kernel.System,
+
+	// Issue 36: points spent as money, per store and day.
+	"PointsSpentByStoreDay": kernel.Scope(kernel.ScopeBackoffice),
 }

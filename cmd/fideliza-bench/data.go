@@ -9,6 +9,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/apiclient"
@@ -39,7 +41,7 @@ func cpf(n int) string { return document.CPFOf(n) }
 
 // seed creates the tenant, its store, credentials and campaigns, and the
 // first customers.
-func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
+func seed(ctx context.Context, a *app.App, customers int, pointsSpend bool) (*fixture, error) {
 	sys := viewer.SystemContext(ctx)
 	t, err := a.Backoffice.CreateTenant(sys, "Mercado Bench", nil)
 	if err != nil {
@@ -50,6 +52,15 @@ func seed(ctx context.Context, a *app.App, customers int) (*fixture, error) {
 	// few months of a retailer's history; the loads' own campaigns and
 	// customers come on top.
 	if err := a.Backoffice.SeedDemoTenant(ctx, t.ID); err != nil {
+		return nil, err
+	}
+	// The demo's history takes points at the till; the loads take them
+	// where --points-spend says.
+	channels := []string{}
+	if pointsSpend {
+		channels = []string{loyalty.ChannelPOS, loyalty.ChannelEcommerce}
+	}
+	if _, err := a.Backoffice.UpdateTenant(sys, t.ID, backoffice.TenantSettings{PointsSpendChannels: &channels}); err != nil {
 		return nil, err
 	}
 	oauth, err := a.Backoffice.CreateClient(sys, t.ID, apiclient.KindOauth, "bench", nil)

@@ -70,6 +70,9 @@ type options struct {
 	// processes, above 1, makes the run the scale-out load alone: the
 	// loads on one process, then spread over this many.
 	processes int
+	// pointsSpend has the tenant take points as money at the till and at
+	// checkout: identify, authorize and validate then offer them.
+	pointsSpend bool
 }
 
 func main() {
@@ -104,6 +107,7 @@ func drive(ctx context.Context) error {
 	flag.IntVar(&o.dashSales, "dashboards", 0, "run the dashboards load alone instead: sales to grow the tenant to for the large measure (the issue's 10000000)")
 	flag.IntVar(&o.dashBase, "dashboards-base", 100_000, "sales of the dashboards load's first measure")
 	flag.IntVar(&o.processes, "processes", 1, "run the scale-out load alone instead: identify, validate and sale ingestion on one service process, then spread over this many on the one database (PostgreSQL: the scale-out engine)")
+	flag.BoolVar(&o.pointsSpend, "points-spend", false, "the tenant takes points as money at the till and at checkout (identify, authorize and validate offer them); off by default, as before issue 36")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the service during each load into this directory (<load>.pprof)")
 	flag.Parse()
 	if o.databaseURL == "" {
@@ -137,7 +141,7 @@ func drive(ctx context.Context) error {
 	}
 	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}).WithHistory(demoyear.Play)
 	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
-	f, err := seed(ctx, a, o.customers)
+	f, err := seed(ctx, a, o.customers, o.pointsSpend)
 	if err != nil {
 		return err
 	}

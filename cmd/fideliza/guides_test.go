@@ -65,6 +65,7 @@ func TestGuides(t *testing.T) {
 		{file: "predictive-v2.md"},
 		{file: "campaigns-for-chains.md"},
 		{file: "audiences-and-experiments.md"},
+		{file: "points-at-the-till.md"},
 	}
 	files, err := filepath.Glob(filepath.Join(guidesDir, "*.md"))
 	require.NoError(t, err)

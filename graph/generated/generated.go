@@ -556,33 +556,34 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIClients           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
-		ActiveCustomers      func(childComplexity int, from time.Time, to time.Time) int
-		AuditEvents          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) int
-		Campaigns            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
-		CustomerByDocument   func(childComplexity int, document string) int
-		CustomerExport       func(childComplexity int, id string) int
-		CustomerImport       func(childComplexity int, id string) int
-		CustomerSearch       func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
-		Customers            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
-		CustomersByLevel     func(childComplexity int) int
-		Events               func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
-		Node                 func(childComplexity int, id string) int
-		Nodes                func(childComplexity int, ids []string) int
-		PointsEntries        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
-		PointsLiability      func(childComplexity int) int
-		PointsLiabilityByDay func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
-		PredictiveSegments   func(childComplexity int) int
-		PreviewAudience      func(childComplexity int, rule string) int
-		Products             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) int
-		Redemptions          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
-		Sales                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
-		SalesByStoreDay      func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
-		Segments             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
-		Stores               func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
-		Tenants              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
-		WebhookDeliveries    func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) int
-		WebhookEndpoints     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) int
+		APIClients            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.APIClientOrder, where *ent.APIClientWhereInput) int
+		ActiveCustomers       func(childComplexity int, from time.Time, to time.Time) int
+		AuditEvents           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AuditEventOrder, where *ent.AuditEventWhereInput) int
+		Campaigns             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CampaignOrder, where *ent.CampaignWhereInput) int
+		CustomerByDocument    func(childComplexity int, document string) int
+		CustomerExport        func(childComplexity int, id string) int
+		CustomerImport        func(childComplexity int, id string) int
+		CustomerSearch        func(childComplexity int, search *string, segmentID *string, createdAfter *time.Time, after *entgql.Cursor[string], first *int) int
+		Customers             func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.CustomerOrder, where *ent.CustomerWhereInput) int
+		CustomersByLevel      func(childComplexity int) int
+		Events                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
+		Node                  func(childComplexity int, id string) int
+		Nodes                 func(childComplexity int, ids []string) int
+		PointsEntries         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PointsEntryOrder, where *ent.PointsEntryWhereInput) int
+		PointsLiability       func(childComplexity int) int
+		PointsLiabilityByDay  func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		PointsSpentByStoreDay func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		PredictiveSegments    func(childComplexity int) int
+		PreviewAudience       func(childComplexity int, rule string) int
+		Products              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ProductOrder, where *ent.ProductWhereInput) int
+		Redemptions           func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.RedemptionOrder, where *ent.RedemptionWhereInput) int
+		Sales                 func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SaleOrder, where *ent.SaleWhereInput) int
+		SalesByStoreDay       func(childComplexity int, from time.Time, to time.Time, timeZone *string) int
+		Segments              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.SegmentOrder, where *ent.SegmentWhereInput) int
+		Stores                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.StoreOrder, where *ent.StoreWhereInput) int
+		Tenants               func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.TenantOrder, where *ent.TenantWhereInput) int
+		WebhookDeliveries     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookDeliveryOrder, where *ent.WebhookDeliveryWhereInput) int
+		WebhookEndpoints      func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder, where *ent.WebhookEndpointWhereInput) int
 	}
 
 	Redemption struct {
@@ -772,6 +773,14 @@ type ComplexityRoot struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	StoreDayPointsSpent struct {
+		Amount func(childComplexity int) int
+		Day    func(childComplexity int) int
+		Points func(childComplexity int) int
+		Sales  func(childComplexity int) int
+		Store  func(childComplexity int) int
 	}
 
 	StoreDaySales struct {
@@ -989,6 +998,7 @@ type QueryResolver interface {
 	CustomersByLevel(ctx context.Context) ([]*LevelCount, error)
 	ActiveCustomers(ctx context.Context, from time.Time, to time.Time) (int, error)
 	SalesByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDaySales, error)
+	PointsSpentByStoreDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*StoreDayPointsSpent, error)
 	CustomerImport(ctx context.Context, id string) (*ent.CustomerImport, error)
 	PointsLiability(ctx context.Context) (*PointsLiability, error)
 	PointsLiabilityByDay(ctx context.Context, from time.Time, to time.Time, timeZone *string) ([]*DayPoints, error)
@@ -3481,6 +3491,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PointsLiabilityByDay(childComplexity, args["from"].(time.Time), args["to"].(time.Time), args["timeZone"].(*string)), true
+	case "Query.pointsSpentByStoreDay":
+		if e.ComplexityRoot.Query.PointsSpentByStoreDay == nil {
+			break
+		}
+
+		args, err := ec.field_Query_pointsSpentByStoreDay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PointsSpentByStoreDay(childComplexity, args["from"].(time.Time), args["to"].(time.Time), args["timeZone"].(*string)), true
 	case "Query.predictiveSegments":
 		if e.ComplexityRoot.Query.PredictiveSegments == nil {
 			break
@@ -4423,6 +4444,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StoreConnection.TotalCount(childComplexity), true
+
+	case "StoreDayPointsSpent.amount":
+		if e.ComplexityRoot.StoreDayPointsSpent.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDayPointsSpent.Amount(childComplexity), true
+	case "StoreDayPointsSpent.day":
+		if e.ComplexityRoot.StoreDayPointsSpent.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDayPointsSpent.Day(childComplexity), true
+	case "StoreDayPointsSpent.points":
+		if e.ComplexityRoot.StoreDayPointsSpent.Points == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDayPointsSpent.Points(childComplexity), true
+	case "StoreDayPointsSpent.sales":
+		if e.ComplexityRoot.StoreDayPointsSpent.Sales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDayPointsSpent.Sales(childComplexity), true
+	case "StoreDayPointsSpent.store":
+		if e.ComplexityRoot.StoreDayPointsSpent.Store == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoreDayPointsSpent.Store(childComplexity), true
 
 	case "StoreDaySales.amount":
 		if e.ComplexityRoot.StoreDaySales.Amount == nil {
@@ -5936,6 +5988,22 @@ type StoreDaySales {
   amountPayable: Decimal!
 }
 
+"""
+The points customers paid with at one store on one day (points spent as money at the till).
+"""
+type StoreDayPointsSpent {
+  "The store."
+  store: Store!
+  "The day the points left the ledger (the sale's processing), YYYY-MM-DD, in the requested time zone."
+  day: String!
+  "Sales paid in part with points."
+  sales: Int!
+  "Points debited for them."
+  points: Int!
+  "What those points paid, in R$: the sales' POINTS payments, at the point's value when they were spent."
+  amount: Decimal!
+}
+
 extend type Query {
   "Customers per loyalty level, every level listed."
   customersByLevel: [LevelCount!]!
@@ -5946,6 +6014,11 @@ extend type Query {
   (an IANA name; the tenant's time zone setting when absent); by day, then store code.
   """
   salesByStoreDay(from: Time!, to: Time!, timeZone: String): [StoreDaySales!]!
+  """
+  Points spent as money per store per day within [from, to) (at most 366 days), days in timeZone
+  (an IANA name; the tenant's time zone setting when absent); by day, then store code.
+  """
+  pointsSpentByStoreDay(from: Time!, to: Time!, timeZone: String): [StoreDayPointsSpent!]!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
@@ -14783,6 +14856,22 @@ func (ec *executionContext) childFields_StoreConnection(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type StoreConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_StoreDayPointsSpent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "store":
+		return ec.fieldContext_StoreDayPointsSpent_store(ctx, field)
+	case "day":
+		return ec.fieldContext_StoreDayPointsSpent_day(ctx, field)
+	case "sales":
+		return ec.fieldContext_StoreDayPointsSpent_sales(ctx, field)
+	case "points":
+		return ec.fieldContext_StoreDayPointsSpent_points(ctx, field)
+	case "amount":
+		return ec.fieldContext_StoreDayPointsSpent_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StoreDayPointsSpent", field.Name)
+}
+
 func (ec *executionContext) childFields_StoreDaySales(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "store":
@@ -16576,6 +16665,36 @@ func (ec *executionContext) field_Query_pointsEntries_args(ctx context.Context, 
 }
 
 func (ec *executionContext) field_Query_pointsLiabilityByDay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "timeZone",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["timeZone"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_pointsSpentByStoreDay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
@@ -27478,6 +27597,50 @@ func (ec *executionContext) fieldContext_Query_salesByStoreDay(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_pointsSpentByStoreDay(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pointsSpentByStoreDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PointsSpentByStoreDay(ctx, fc.Args["from"].(time.Time), fc.Args["to"].(time.Time), fc.Args["timeZone"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*StoreDayPointsSpent) graphql.Marshaler {
+			return ec.marshalNStoreDayPointsSpent2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pointsSpentByStoreDay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StoreDayPointsSpent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_pointsSpentByStoreDay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_customerImport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31055,6 +31218,130 @@ func (ec *executionContext) _StoreConnection_totalCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_StoreConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StoreConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDayPointsSpent_store(ctx context.Context, field graphql.CollectedField, obj *StoreDayPointsSpent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDayPointsSpent_store(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Store, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Store) graphql.Marshaler {
+			return ec.marshalNStore2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋentᚐStore(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDayPointsSpent_store(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoreDayPointsSpent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Store(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoreDayPointsSpent_day(ctx context.Context, field graphql.CollectedField, obj *StoreDayPointsSpent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDayPointsSpent_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDayPointsSpent_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDayPointsSpent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDayPointsSpent_sales(ctx context.Context, field graphql.CollectedField, obj *StoreDayPointsSpent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDayPointsSpent_sales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sales, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDayPointsSpent_sales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDayPointsSpent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDayPointsSpent_points(ctx context.Context, field graphql.CollectedField, obj *StoreDayPointsSpent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDayPointsSpent_points(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Points, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDayPointsSpent_points(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDayPointsSpent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StoreDayPointsSpent_amount(ctx context.Context, field graphql.CollectedField, obj *StoreDayPointsSpent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoreDayPointsSpent_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v decimal.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoreDayPointsSpent_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoreDayPointsSpent", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _StoreDaySales_store(ctx context.Context, field graphql.CollectedField, obj *StoreDaySales) (ret graphql.Marshaler) {
@@ -61998,6 +62285,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pointsSpentByStoreDay":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pointsSpentByStoreDay(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "customerImport":
 			field := field
 
@@ -63846,6 +64155,64 @@ func (ec *executionContext) _StoreConnection(ctx context.Context, sel ast.Select
 			}
 		case "totalCount":
 			out.Values[i] = ec._StoreConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storeDayPointsSpentImplementors = []string{"StoreDayPointsSpent"}
+
+func (ec *executionContext) _StoreDayPointsSpent(ctx context.Context, sel ast.SelectionSet, obj *StoreDayPointsSpent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storeDayPointsSpentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StoreDayPointsSpent")
+		case "store":
+			out.Values[i] = ec._StoreDayPointsSpent_store(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "day":
+			out.Values[i] = ec._StoreDayPointsSpent_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sales":
+			out.Values[i] = ec._StoreDayPointsSpent_sales(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "points":
+			out.Values[i] = ec._StoreDayPointsSpent_points(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StoreDayPointsSpent_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -66856,6 +67223,32 @@ func (ec *executionContext) marshalNStoreConnection2ᚖgithubᚗcomᚋfideliza�
 		return graphql.Null
 	}
 	return ec._StoreConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStoreDayPointsSpent2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpentᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDayPointsSpent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStoreDayPointsSpent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStoreDayPointsSpent2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDayPointsSpent(ctx context.Context, sel ast.SelectionSet, v *StoreDayPointsSpent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StoreDayPointsSpent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNStoreDaySales2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐStoreDaySalesᚄ(ctx context.Context, sel ast.SelectionSet, v []*StoreDaySales) graphql.Marshaler {

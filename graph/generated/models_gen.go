@@ -542,6 +542,20 @@ type SegmentImport struct {
 	Invalid []string `json:"invalid"`
 }
 
+// The points customers paid with at one store on one day (points spent as money at the till).
+type StoreDayPointsSpent struct {
+	// The store.
+	Store *ent.Store `json:"store"`
+	// The day the points left the ledger (the sale's processing), YYYY-MM-DD, in the requested time zone.
+	Day string `json:"day"`
+	// Sales paid in part with points.
+	Sales int `json:"sales"`
+	// Points debited for them.
+	Points int `json:"points"`
+	// What those points paid, in R$: the sales' POINTS payments, at the point's value when they were spent.
+	Amount decimal.Decimal `json:"amount"`
+}
+
 // The sales of one store on one day.
 type StoreDaySales struct {
 	// The store.
