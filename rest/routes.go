@@ -59,6 +59,9 @@ func (s *server) bearerRoutes() []route {
 		{"POST", "/v1/campaigns/{id}/coupons", campaigns.Policy.Scope("AddCoupons"), handleWith(v1, http.StatusCreated, readCoupons, s.app.Campaigns.AddCoupons, renderCouponsAdded)},
 		{"GET", "/v1/campaigns/{id}/coupons", campaigns.Policy.Scope("ListCoupons"), s.listCoupons(handle(v1, http.StatusOK, pageOnPath("cpn_"), pagedOp(s.app.Campaigns.ListCoupons), couponPage))},
 		{"POST", "/v1/products", campaigns.Policy.Scope("ImportProducts"), handle(v1, http.StatusOK, readProducts, s.app.Campaigns.ImportProducts, renderCatalog)},
+		{"POST", "/v1/points/holds", loyalty.Policy.Scope("HoldOrderPoints"), handle(v1, http.StatusCreated, readOrderHold, s.app.Loyalty.HoldOrderPoints, renderOrderHold)},
+		{"POST", "/v1/points/holds/{id}/capture", loyalty.Policy.Scope("CaptureOrderPoints"), handle(v1, http.StatusOK, readCapture, onPathOp(s.app.Loyalty.CaptureOrderPoints), renderOrderHold)},
+		{"POST", "/v1/points/holds/{id}/rollback", loyalty.Policy.Scope("RollbackOrderPoints"), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackOrderPoints), renderOrderHold)},
 		{"POST", "/v1/redemptions/{id}/rollback", loyalty.Policy.Scope("RollbackRedemption"), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackRedemption), renderRollback)},
 
 		{"POST", "/v1/webhooks", webhooks.Policy.Scope("CreateWebhookEndpoint"), handle(v1, http.StatusCreated, readWebhook, s.app.Webhooks.CreateWebhookEndpoint, newWebhookJSON)},
