@@ -96,12 +96,13 @@ type CaptureInput struct {
 	OrderAmount *decimal.Decimal
 }
 
-// onlineHold reads, under its customer's lock, the online hold id of
-// order, or answers HoldUnavailable.
+// onlineHold reads, under its customer's lock, the online hold id (not
+// found: unknown, or a hold of the till), which must be order's (else
+// HoldUnavailable) when order is given.
 func (a *Service) onlineHold(ctx context.Context, c *ent.Client, id, order string) (*ent.PointsHold, error) {
 	hold, err := c.PointsHold.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, HoldUnavailable()
+	if ent.IsNotFound(err) || (err == nil && hold.Channel != pointshold.ChannelEcommerce) {
+		return nil, apperr.NotFound("points hold")
 	}
 	if err != nil {
 		return nil, err
@@ -112,7 +113,7 @@ func (a *Service) onlineHold(ctx context.Context, c *ent.Client, id, order strin
 	if hold, err = c.PointsHold.Get(ctx, id); err != nil { // re-read under the lock
 		return nil, err
 	}
-	if hold.Channel != pointshold.ChannelEcommerce || (order != "" && orderOf(hold) != order) {
+	if order != "" && orderOf(hold) != order {
 		return nil, HoldUnavailable()
 	}
 	return hold, nil
