@@ -183,6 +183,9 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 			if err != nil {
 				return err
 			}
+			if err := a.Audiences.Refresh(ctx, tx, hold.CustomerID); err != nil { // the balance moved
+				return err
+			}
 		}
 		out.Hold, err = c.PointsHold.Get(ctx, id)
 		return err
@@ -238,6 +241,9 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 				return err
 			}
 			out.Entry = res.Entry
+			if err := a.Audiences.Refresh(ctx, tx, hold.CustomerID); err != nil { // the balance moved
+				return err
+			}
 		}
 		out.Hold, err = hold.Update().SetStatus(pointshold.StatusReleased).SetClosedAt(a.Stamp()).Save(ctx)
 		return err
