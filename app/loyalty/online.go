@@ -228,6 +228,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 			return err
 		case pointshold.StatusTaken:
 			return HoldUnavailable()
+		case pointshold.StatusSpent: // its points come back below
 		}
 		debit, err := orderEntry(ctx, c, hold, pointsentry.KindDebit)
 		if err != nil {
