@@ -241,3 +241,91 @@ func TestPointsPaymentRefusals(t *testing.T) {
 		require.NoError(t, err, "the hold was not taken by the refused sales")
 	})
 }
+
+// orderHold holds the points that pay amount of an online order.
+func (e *spendEnv) orderHold(order, amount string) (*loyalty.OrderHold, error) {
+	return e.app.Loyalty.HoldOrderPoints(e.ctx, loyalty.OrderHoldInput{CustomerID: e.customer, OrderID: order,
+		Amount: new(decimal.RequireFromString(amount)), OrderAmount: new(decimal.RequireFromString("100.00"))})
+}
+
+// TestOrderPointsCapturedOnce: an online order's hold captured by 50
+// concurrent requests debits its points once, the points expiring first
+// first; the others answer the same capture. Rolled back by 50 concurrent
+// requests, the points come back once, as a refund; balance = lots =
+// ledger throughout.
+func TestOrderPointsCapturedOnce(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		t.Parallel()
+		e := newSpendEnv(t, db, 300) // lot 1: 300 points
+		later := int64(700)
+		e.clock.Advance(time.Hour)
+		_, err := e.app.Loyalty.CreditPoints(e.ctx, loyalty.CreditInput{CustomerID: e.customer, OrderID: "seed-2", Points: &later})
+		require.NoError(t, err)
+		h, err := e.orderHold("PED-1", "5.00")
+		require.NoError(t, err)
+		require.Equal(t, int64(500), h.Hold.Points)
+		again, err := e.orderHold("PED-1", "5.00")
+		require.NoError(t, err)
+		require.True(t, again.Replayed)
+		require.Equal(t, h.Hold.ID, again.Hold.ID)
+		_, err = e.orderHold("PED-2", "5.01")
+		require.Equal(t, "insufficient_points", errCode(err), "the hold's points are not available")
+
+		const n = 50
+		run := func(op func() (*loyalty.OrderHold, error)) (firsts int, entries map[string]bool) {
+			outs := make([]*loyalty.OrderHold, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() { <-start; outs[i], errs[i] = op() })
+			}
+			close(start)
+			wg.Wait()
+			entries = map[string]bool{}
+			for i, out := range outs {
+				require.NoError(t, errs[i], "request %d", i)
+				if !out.Replayed {
+					firsts++
+				}
+				require.NotNil(t, out.Entry)
+				entries[out.Entry.ID] = true
+			}
+			return firsts, entries
+		}
+		firsts, entries := run(func() (*loyalty.OrderHold, error) {
+			return e.app.Loyalty.CaptureOrderPoints(e.ctx, h.Hold.ID, loyalty.CaptureInput{OrderID: "PED-1",
+				OrderAmount: new(decimal.RequireFromString("100.00"))})
+		})
+		require.Equal(t, 1, firsts, "one capture debits")
+		require.Len(t, entries, 1, "every capture answers the one debit")
+		debits, err := e.app.DB.Ent.PointsEntry.Query().Where(pointsentry.KindEQ(pointsentry.KindDebit)).All(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, debits, 1)
+		require.Equal(t, int64(-500), debits[0].Points)
+		require.Equal(t, "PED-1", *debits[0].SourceID)
+		balance, held := e.requireConsistent(t)
+		require.Equal(t, int64(500), balance)
+		require.Zero(t, held)
+		var first, second int64
+		require.NoError(t, db.SQL.QueryRow(`SELECT SUM(CASE WHEN points = 300 THEN remaining ELSE 0 END),
+			SUM(CASE WHEN points = 700 THEN remaining ELSE 0 END) FROM points_lots WHERE customer_id = $1`, e.customer).Scan(&first, &second))
+		require.Equal(t, []int64{0, 500}, []int64{first, second}, "the points expiring first went first")
+
+		firsts, entries = run(func() (*loyalty.OrderHold, error) {
+			return e.app.Loyalty.RollbackOrderPoints(e.ctx, h.Hold.ID, "pedido cancelado")
+		})
+		require.Equal(t, 1, firsts, "one rollback gives back")
+		require.Len(t, entries, 1)
+		refunds, err := e.app.DB.Ent.PointsEntry.Query().Where(pointsentry.KindEQ(pointsentry.KindRefund)).All(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, refunds, 1)
+		require.Equal(t, int64(500), refunds[0].Points)
+		balance, _ = e.requireConsistent(t)
+		require.Equal(t, int64(1000), balance)
+		_, err = e.app.Loyalty.CaptureOrderPoints(e.ctx, h.Hold.ID, loyalty.CaptureInput{OrderID: "PED-1",
+			OrderAmount: new(decimal.RequireFromString("100.00"))})
+		require.Equal(t, "points_hold_unavailable", errCode(err), "a hold rolled back is spent no more")
+	})
+}

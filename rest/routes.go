@@ -84,6 +84,9 @@ func (s *server) pointsRoutes(prefix string) []route {
 		{"POST", prefix + "/points/credit", loyalty.Policy.Scope("CreditPoints"), handleWith(v1, http.StatusCreated, readCredit, s.app.Loyalty.CreditPoints, renderCredit)},
 		{"POST", prefix + "/points/debit", loyalty.Policy.Scope("DebitPoints"), handle(v1, http.StatusCreated, readDebit, s.app.Loyalty.DebitPoints, renderDebit)},
 		{"POST", prefix + "/points/reverse", loyalty.Policy.Scope("ReversePoints"), handle(v1, http.StatusCreated, readReverse, s.app.Loyalty.ReversePoints, renderReverse)},
+		{"POST", prefix + "/points/holds", loyalty.Policy.Scope("HoldOrderPoints"), handle(v1, http.StatusCreated, readOrderHold, s.app.Loyalty.HoldOrderPoints, renderOrderHold)},
+		{"POST", prefix + "/points/holds/{id}/capture", loyalty.Policy.Scope("CaptureOrderPoints"), handle(v1, http.StatusOK, readCapture, onPathOp(s.app.Loyalty.CaptureOrderPoints), renderOrderHold)},
+		{"POST", prefix + "/points/holds/{id}/rollback", loyalty.Policy.Scope("RollbackOrderPoints"), handle(v1, http.StatusOK, readRollback, onPathOp(s.app.Loyalty.RollbackOrderPoints), renderOrderHold)},
 		{"GET", prefix + "/points/balance/{customer_id}", loyalty.Policy.Scope("Balance"), handle(v1, http.StatusOK, pathCustomerID, s.app.Loyalty.Balance, renderBalance)},
 		{"GET", prefix + "/points/statement/{customer_id}", loyalty.Policy.Scope("Statement"), handleWith(v1, http.StatusOK, readStatement, s.statement, renderStatement)},
 	}

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/auth"
@@ -14,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/event"
 	"github.com/fideliza/fideliza/ent/pointsentry"
+	"github.com/fideliza/fideliza/ent/pointshold"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/ent/webhookattempt"
@@ -79,6 +82,7 @@ func newSandboxCase(t *testing.T, db *storage.DB) *sandboxCase {
 	s := &sandboxCase{b: b, db: db}
 	s.prod = seedIsolated(t, b.app, b.tenantID, prodMark, prodCPFs, 1, 2)
 	s.seedWebhooks(t)
+	s.seedHold(t)
 
 	adminCtx := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: s.prod.tenantID,
 		Subject: "user:t", Scopes: auth.RoleScopes(viewer.RoleAdmin)})
@@ -149,6 +153,16 @@ func (s *sandboxCase) seedWebhooks(t *testing.T) {
 			s.prod.nodeIDs = append(s.prod.nodeIDs, id)
 		}
 	}
+}
+
+// seedHold gives the production tenant an online order's open points hold.
+func (s *sandboxCase) seedHold(t *testing.T) {
+	t.Helper()
+	h, err := s.db.Ent.PointsHold.Create().SetCustomerID(s.prod.customers[0].ID).SetChannel(pointshold.ChannelEcommerce).
+		SetSession("ecommerce:" + prodMark + "pedido").SetPoints(100).SetAmount(decimal.NewFromInt(1)).
+		SetExpiresAt(time.Now().Add(time.Hour)).Save(viewer.TenantContext(sys(), s.prod.tenantID))
+	require.NoError(t, err)
+	s.prod.allIDs = append(s.prod.allIDs, h.ID)
 }
 
 // webhookState reads the production tenant's webhook rows, as the system.

@@ -101,8 +101,7 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 	n := rules.PointsFor(in.Amount)
 	switch {
 	case !slices.Contains(t.PointsSpendChannels, in.Channel):
-		return nil, false, &apperr.Error{Kind: apperr.KindUnprocessable, Code: "points_payment_off", Field: "amount",
-			Message: "the programme does not take points as payment on the " + in.Channel + " channel"}
+		return nil, false, pointsPaymentOff(in.Channel)
 	case n < rules.Min:
 		return nil, false, &apperr.Error{Kind: apperr.KindUnprocessable, Code: "points_below_minimum", Field: "amount",
 			Message: "R$ " + in.Amount.StringFixed(2) + " is " + decimal.NewFromInt(n).String() + " points, fewer than the " +
@@ -119,6 +118,13 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 		return err
 	})
 	return hold, replayed, holdError(err)
+}
+
+// pointsPaymentOff is a points payment on a channel the programme does not
+// take points on.
+func pointsPaymentOff(channel string) error {
+	return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "points_payment_off", Field: "amount",
+		Message: "the programme does not take points as payment on the " + channel + " channel"}
 }
 
 // pointsOverShare is a points payment above the programme's share of a sale.

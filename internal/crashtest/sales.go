@@ -3,13 +3,16 @@ package crashtest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
@@ -90,4 +93,21 @@ func CPF(i int) string {
 	}
 	d1 := digit(base)
 	return base + string(d1) + string(digit(base+string(d1)))
+}
+
+// TakePoints makes the tenant's programme take points as payment at the
+// till, and credits each of its customers points (an order's credit).
+func TakePoints(t *testing.T, dbURL string, tn Tenant, points int64) {
+	t.Helper()
+	db := Open(t, dbURL)
+	defer db.Close()
+	a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+	_, err := a.Backoffice.UpdateTenant(viewer.SystemContext(context.Background()), tn.ID,
+		backoffice.TenantSettings{PointsSpendChannels: &[]string{"pdv"}})
+	require.NoError(t, err)
+	ctx := viewer.TenantContext(context.Background(), tn.ID)
+	for _, id := range tn.IDs {
+		_, err := a.Loyalty.CreditPoints(ctx, loyalty.CreditInput{CustomerID: id, OrderID: "seed", Points: &points})
+		require.NoError(t, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
@@ -82,7 +83,7 @@ func (c *Till) Load(t *testing.T, workers int) (stop func()) {
 				if !ok {
 					return // every server is down
 				}
-				body, err := json.Marshal(c.sale(n))
+				body, err := json.Marshal(c.sale(n, nil))
 				if err != nil {
 					t.Error(err)
 					return
@@ -158,10 +159,25 @@ func (c *Till) Sent(url string) Sent {
 	return Sent{}
 }
 
-// sale is the body of sale n: Line(n) sold to its customer.
-func (c *Till) sale(n int) map[string]any {
+// PointsPayment is the part of a sale paid with points: the hold the
+// service answered and the R$ it pays.
+type PointsPayment struct {
+	HoldID string
+	Amount decimal.Decimal
+}
+
+// sale is the body of sale n: Line(n) sold to its customer, paid by PIX,
+// but for points when given.
+func (c *Till) sale(n int, points *PointsPayment) map[string]any {
 	l := Line(n)
 	amount := json.Number(l.Amount.StringFixed(2))
+	payments := []any{map[string]any{"id": 1, "amount": amount, "method": "PIX"}}
+	if points != nil {
+		payments = []any{
+			map[string]any{"id": 1, "amount": json.Number(points.Amount.StringFixed(2)), "method": "POINTS", "holdId": points.HoldID},
+			map[string]any{"id": 2, "amount": json.Number(l.Amount.Sub(points.Amount).StringFixed(2)), "method": "PIX"},
+		}
+	}
 	return map[string]any{
 		"protocol": "PARTNER_V1",
 		"customer": map[string]any{"id": c.Tenant.Docs[l.Customer], "type": "CPF"},
@@ -176,9 +192,53 @@ func (c *Till) sale(n int) map[string]any {
 			"items": []any{map[string]any{"id": "1", "gtin": "7891000100103", "description": "Café 500 g",
 				"unitPrice": json.Number(l.Price.StringFixed(2)), "unitMeasure": "UN", "quantity": json.Number(l.Qty.String()),
 				"discounts": []any{}}},
-			"payments": []any{map[string]any{"id": 1, "amount": amount, "method": "PIX"}},
+			"payments": payments,
 		},
 	}
+}
+
+// post sends body to the POS path of the till's tenant at url and decodes
+// the answer into out; status 0 is a failed connection.
+func (c *Till) post(t *testing.T, url, path string, body, out any) int {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, url+"/api/v1/tenants/"+c.Tenant.ID+path, bytes.NewReader(raw))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(c.client, c.secret)
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	if out != nil {
+		require.NoError(t, json.NewDecoder(res.Body).Decode(out))
+	}
+	return res.StatusCode
+}
+
+// Hold asks the server at url to hold the points that pay amount of sale
+// n, as the till does before registering a sale paid with points.
+func (c *Till) Hold(t *testing.T, url string, n int, amount decimal.Decimal) PointsPayment {
+	t.Helper()
+	var out struct {
+		Hold struct {
+			ID string `json:"id"`
+		} `json:"hold"`
+	}
+	status := c.post(t, url, "/points/holds", map[string]any{"sessionId": "sale-" + strconv.Itoa(n),
+		"customer": map[string]any{"id": c.Tenant.Docs[Line(n).Customer], "type": "CPF"},
+		"store":    map[string]any{"id": "LOJA-01"}, "amount": json.Number(amount.StringFixed(2))}, &out)
+	require.Equal(t, http.StatusCreated, status, "hold of sale %d", n)
+	return PointsPayment{HoldID: out.Hold.ID, Amount: amount}
+}
+
+// Register sends sale n, part of it paid with points, to the server at url
+// and answers the status, 0 when the connection failed.
+func (c *Till) Register(t *testing.T, url string, n int, points PointsPayment) int {
+	t.Helper()
+	return c.post(t, url, "/sales", c.sale(n, &points), nil)
 }
 
 // WaitProcessed waits until every stored sale is processed and every sale
