@@ -206,6 +206,11 @@ var mountedRoutes = []string{
 	"GET /panel/settings",
 	"GET /panel/audit",
 	"POST /panel/settings",
+	"GET /panel/segments",
+	"GET /panel/segments/new",
+	"POST /panel/segments",
+	"GET /panel/segments/{id}",
+	"POST /panel/segments/{id}",
 }
 
 // mount mounts a route of the table.
