@@ -195,5 +195,13 @@ func TestPanelSegmentsBrowser(t *testing.T) {
 		require.Contains(t, row, `city == "Olinda"`)
 	})
 
+	t.Run("the audit trail shows the rule before and after", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/panel/audit"), chromedp.WaitVisible(chromedp.CSS("#audit tbody tr"))))
+		row := text(t, `document.querySelector('#audit tbody tr').innerText`)
+		require.Contains(t, row, "segment.updated")
+		require.Contains(t, row, id)
+		require.Contains(t, row, `rule: city == "Recife" → city == "Olinda"`)
+	})
+
 	tab.requireNoProblems(t)
 }

@@ -285,8 +285,9 @@ func TestSegmentsRESTIsolation(t *testing.T) {
 }
 
 // TestSegmentRuleAudited: the audit trail records who created an audience
-// and who changed its rule, whether through /v1 or GraphQL, naming the
-// rule among the fields changed; a change of members only does not name it.
+// and who changed its rule, whether through /v1 or GraphQL, naming the rule
+// among the fields changed and keeping the rule before and after; a change
+// of the name only keeps no rule.
 func TestSegmentRuleAudited(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
@@ -303,23 +304,32 @@ func TestSegmentRuleAudited(t *testing.T) {
 		})
 		require.Equal(t, http.StatusOK, gql.status, "%s", gql.body)
 		require.NotContains(t, string(gql.body), `"errors"`)
+		static := e.do(t, http.MethodPost, "/v1/segments", map[string]any{"name": "VIP", "members": []string{e.ids[0]}})
+		require.Equal(t, http.StatusCreated, static.status, "%s", static.body)
 
-		rows, err := db.Ent.AuditEvent.Query().Where(auditevent.TargetID(id)).Order(ent.Asc(auditevent.FieldID)).
+		rows, err := db.Ent.AuditEvent.Query().Where(auditevent.TargetType("segment")).Order(ent.Asc(auditevent.FieldID)).
 			All(viewer.SystemContext(context.Background()))
 		require.NoError(t, err)
 		type entry struct {
-			actor, action string
-			rule          bool
+			actor, action, target string
+			rule                  bool
+			changes               map[string]any
 		}
 		var got []entry
 		for _, r := range rows {
-			got = append(got, entry{r.Actor, r.Action, slices.Contains(r.Fields, "rule")})
+			got = append(got, entry{r.Actor, r.Action, r.TargetID, slices.Contains(r.Fields, "rule"), r.Changes})
 		}
+		change := func(old, new any) map[string]any {
+			return map[string]any{"rule": map[string]any{"old": old, "new": new}}
+		}
+		staticID := static.obj(t)["id"].(string)
 		assert.Equal(t, []entry{
-			{client, "segment.created", true},
-			{client, "segment.updated", true},  // REST
-			{client, "segment.updated", false}, // a rename
-			{client, "segment.updated", true},  // GraphQL
+			{client, "segment.created", id, true, change(nil, `city == "Recife"`)},
+			{client, "segment.updated", id, true, change(`city == "Recife"`, `city == "Olinda"`)}, // REST
+			{client, "segment.updated", id, false, nil},                                           // a rename
+			{client, "segment.updated", id, true, change(`city == "Olinda"`, "purchases >= 1")},   // GraphQL
+			{client, "segment.created", staticID, false, nil},
+			{client, "segment.updated", staticID, false, nil}, // its first member
 		}, got)
 	})
 }
