@@ -97,18 +97,7 @@ func TestPanelSegmentsBrowser(t *testing.T) {
 
 	tab := newBrowserTab(t, browser, f.srv.URL)
 	ctx := tab.ctx
-	text := func(t *testing.T, js string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		require.NoError(t, err)
-		return s
-	}
-	submit := func(t *testing.T, button string) int64 {
-		t.Helper()
-		res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(button)))
-		require.NoError(t, err)
-		return res.Status
-	}
+	text, submit := tab.text, tab.submit
 	members := func(t *testing.T, id string) []string {
 		t.Helper()
 		seg, err := f.app.Customers.Segment(viewer.TenantContext(context.Background(), f.tenantID), id)

@@ -62,12 +62,6 @@ func (e *segEnv) members(t *testing.T, segID string) []string {
 	return ids
 }
 
-func sortedIDs(ids ...string) []string {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	return ids
-}
-
 // requireRuleError checks a 422 on rule whose message starts with pos.
 func requireRuleError(t *testing.T, r apiResp, pos string) {
 	t.Helper()
@@ -98,14 +92,14 @@ func TestSegmentsREST(t *testing.T) {
 		assert.Equal(t, "VIP", vip["name"])
 		assert.Equal(t, "static", vip["type"])
 		assert.Nil(t, vip["rule"])
-		assert.Equal(t, sortedIDs(ana, bia), e.members(t, vipID))
+		assert.Equal(t, sortedCopy(ana, bia), e.members(t, vipID))
 
 		audience := e.do(t, http.MethodPost, "/v1/segments", map[string]any{"name": "Recife", "description": "quem mora no Recife", "rule": `city == "Recife"`})
 		require.Equal(t, http.StatusCreated, audience.status, "%s", audience.body)
 		recifeID := audience.obj(t)["id"].(string)
 		assert.Equal(t, "audience", audience.obj(t)["type"])
 		assert.Equal(t, `city == "Recife"`, audience.obj(t)["rule"])
-		assert.Equal(t, sortedIDs(ana, caio), e.members(t, recifeID), "its members as the answer comes")
+		assert.Equal(t, sortedCopy(ana, caio), e.members(t, recifeID), "its members as the answer comes")
 
 		// Refused: nothing is created.
 		for _, tc := range []struct {
@@ -167,7 +161,7 @@ func TestSegmentsREST(t *testing.T) {
 		r := e.do(t, http.MethodPatch, "/v1/segments/"+vipID, map[string]any{"name": "VIP 2026", "add_members": []string{caio}, "remove_members": []string{ana}})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		assert.Equal(t, "VIP 2026", r.obj(t)["name"])
-		assert.Equal(t, sortedIDs(bia, caio), e.members(t, vipID))
+		assert.Equal(t, sortedCopy(bia, caio), e.members(t, vipID))
 		// An audience: a new rule's members at once.
 		r = e.do(t, http.MethodPatch, "/v1/segments/"+recifeID, map[string]any{"rule": `city == "Olinda"`, "description": nil})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
@@ -194,7 +188,7 @@ func TestSegmentsREST(t *testing.T) {
 		requireRuleError(t, e.do(t, http.MethodPatch, "/v1/segments/"+recifeID, map[string]any{"rule": "city > 3"}), "1:6: found no matching overload")
 		assert.Equal(t, `city == "Olinda"`, e.do(t, http.MethodGet, "/v1/segments/"+recifeID, nil).obj(t)["rule"], "a refused change changes nothing")
 		assert.Equal(t, "VIP 2026", e.do(t, http.MethodGet, "/v1/segments/"+vipID, nil).obj(t)["name"], "a refused change changes nothing")
-		assert.Equal(t, sortedIDs(bia, caio), e.members(t, vipID))
+		assert.Equal(t, sortedCopy(bia, caio), e.members(t, vipID))
 		assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodPatch, "/v1/segments/seg_00000000000000000000000000", map[string]any{"name": "X"}).status)
 
 		// Preview: the count and masked customers, nothing saved.
@@ -210,7 +204,7 @@ func TestSegmentsREST(t *testing.T) {
 		require.NoError(t, json.Unmarshal(p.body, &preview))
 		assert.Equal(t, 2, preview.Count)
 		require.Len(t, preview.Sample, 2)
-		assert.Equal(t, sortedIDs(ana, caio), []string{preview.Sample[0].ID, preview.Sample[1].ID}, "in id order")
+		assert.Equal(t, sortedCopy(ana, caio), []string{preview.Sample[0].ID, preview.Sample[1].ID}, "in id order")
 		for i, m := range preview.Sample {
 			cpf := e.cpfs[slices.Index(e.ids, m.ID)]
 			assert.Equal(t, "***.***.***-"+cpf[9:], m.MaskedDocument, i)
