@@ -313,8 +313,8 @@ func TestSegmentRuleAudited(t *testing.T) {
 		for _, r := range rows {
 			got = append(got, entry{r.Actor, r.Action, r.TargetID, slices.Contains(r.Fields, "rule"), r.Changes})
 		}
-		change := func(old, new any) map[string]any {
-			return map[string]any{"rule": map[string]any{"old": old, "new": new}}
+		change := func(before, after any) map[string]any {
+			return map[string]any{"rule": map[string]any{"old": before, "new": after}}
 		}
 		staticID := static.obj(t)["id"].(string)
 		assert.Equal(t, []entry{
