@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/loyalty"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -25,10 +27,10 @@ func TestAudienceFollowsPointsAndSegments(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		p := newProgramme(t, db, time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC), backoffice.TenantSettings{})
 		ana, bia := p.customer(), p.customer()
-		vip, err := p.a.Customers.CreateSegment(p.ctx, "VIP", nil, nil)
+		vip, err := p.a.Customers.CreateSegment(p.ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
 		require.NoError(t, err)
 		audience := func(name, rule string) *ent.Segment {
-			seg, err := p.a.Customers.CreateSegment(p.ctx, name, nil, &rule)
+			seg, err := p.a.Customers.CreateSegment(p.ctx, customers.SegmentInput{Name: &name, Rule: &rule})
 			require.NoError(t, err)
 			return seg
 		}

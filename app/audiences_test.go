@@ -87,7 +87,7 @@ func TestAudienceRuleRefused(t *testing.T) {
 			{"purchases > 2 &&\n city > 3", `2:7: found no matching overload for '_>_' applied to '(string, int)'`},
 			{`points`, `must be a bool, is int`},
 		} {
-			_, err := s.a.Customers.CreateSegment(s.ctx, "Errada", nil, &tc.rule)
+			_, err := s.a.Customers.CreateSegment(s.ctx, customers.SegmentInput{Name: opt.Of("Errada").Ptr(), Rule: &tc.rule})
 			var e *apperr.Error
 			require.True(t, errors.As(err, &e), "%q: %v", tc.rule, err)
 			assert.Equal(t, apperr.KindInvalid, e.Kind)
@@ -112,7 +112,7 @@ func TestAudienceKeptTrue(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
 		s := newAudienceShop(t, db)
 		ana, bia, caio := s.ids[0], s.ids[1], s.ids[2]
-		vip, err := s.a.Customers.CreateSegment(s.ctx, "VIP", nil, nil)
+		vip, err := s.a.Customers.CreateSegment(s.ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
 		require.NoError(t, err)
 		_, err = s.a.Customers.AddSegmentCustomers(s.ctx, vip.ID, []string{caio})
 		require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestAudienceKeptTrue(t *testing.T) {
 		}
 
 		rule := `"norte" in group_purchases && group_purchases["norte"] >= 1 && lifetime_value >= 50`
-		buyers, err := s.a.Customers.CreateSegment(s.ctx, "Compradores do norte", nil, &rule)
+		buyers, err := s.a.Customers.CreateSegment(s.ctx, customers.SegmentInput{Name: opt.Of("Compradores do norte").Ptr(), Rule: &rule})
 		require.NoError(t, err)
 		assert.Empty(t, s.members(t, buyers))
 		s.sell(t, 0, "1", "80.00")
@@ -137,7 +137,7 @@ func TestAudienceKeptTrue(t *testing.T) {
 		assert.Equal(t, []string{ana}, s.members(t, buyers), "R$ 20 is below the rule's threshold")
 
 		recife := `city == "Recife" || "` + vip.ID + `" in segments`
-		local, err := s.a.Customers.CreateSegment(s.ctx, "Recife ou VIP", nil, &recife)
+		local, err := s.a.Customers.CreateSegment(s.ctx, customers.SegmentInput{Name: opt.Of("Recife ou VIP").Ptr(), Rule: &recife})
 		require.NoError(t, err)
 		assert.Equal(t, []string{caio}, s.members(t, local), "a static segment's members, read when created")
 		_, err = s.a.Customers.PatchCustomer(s.ctx, bia, customers.CustomerInput{Address: opt.Of(customers.AddressInput{City: opt.Of("Recife"), State: opt.Of("PE")})})
@@ -156,10 +156,10 @@ func TestAudienceKeptTrue(t *testing.T) {
 		assert.Equal(t, apperr.KindConflict, e.Kind)
 
 		everyone := `purchases >= 1`
-		buyers, err = s.a.Customers.UpdateSegment(s.ctx, buyers.ID, nil, nil, &everyone)
+		buyers, err = s.a.Customers.UpdateSegment(s.ctx, buyers.ID, customers.SegmentInput{Rule: &everyone})
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{ana, bia}, s.members(t, buyers), "a new rule's members at once")
-		_, err = s.a.Customers.UpdateSegment(s.ctx, vip.ID, nil, nil, &everyone)
+		_, err = s.a.Customers.UpdateSegment(s.ctx, vip.ID, customers.SegmentInput{Rule: &everyone})
 		require.Error(t, err, "a static segment takes no rule")
 
 		// What no change saw (here: rows lost) the full recompute puts back.

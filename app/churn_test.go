@@ -160,7 +160,7 @@ func TestChurnModelFromSales(t *testing.T) {
 		}
 
 		atRisk := `churn_risk == "high"`
-		audience, err := a.Customers.CreateSegment(ctx, "Em risco", nil, &atRisk)
+		audience, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: opt.Of("Em risco").Ptr(), Rule: &atRisk})
 		require.NoError(t, err)
 		n, err := a.Insights.ScoreCustomers(ctx, calibrationEnd)
 		require.NoError(t, err)

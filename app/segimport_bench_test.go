@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app/customers"
+	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -39,7 +40,7 @@ func BenchmarkImportSegmentCPFs(b *testing.B) {
 			admin := viewer.NewContext(context.Background(), viewer.Viewer{Role: viewer.RoleAdmin, TenantID: tenantOf(b, im)})
 			for b.Loop() {
 				b.StopTimer()
-				seg, err := im.a.Customers.CreateSegment(admin, fmt.Sprintf("s-%d", time.Now().UnixNano()), nil, nil)
+				seg, err := im.a.Customers.CreateSegment(admin, customers.SegmentInput{Name: opt.Of(fmt.Sprintf("s-%d", time.Now().UnixNano())).Ptr()})
 				require.NoError(b, err)
 				b.StartTimer()
 				res, err := im.a.Customers.ImportSegmentCPFs(admin, seg.ID, cpfs)

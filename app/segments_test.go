@@ -49,7 +49,7 @@ func TestSegmentMembershipConcurrent(t *testing.T) {
 			require.NoError(t, err)
 			ids[i] = c.ID
 		}
-		seg, err := a.Customers.CreateSegment(ctx, "VIP", nil, nil)
+		seg, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
 		require.NoError(t, err)
 
 		var wg sync.WaitGroup

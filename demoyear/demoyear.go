@@ -258,7 +258,7 @@ func play(ctx context.Context, a *app.App, tenantID string, end time.Time, size 
 		return err
 	}
 	// An audience, kept by its rule from now on: regulars drifting away.
-	_, err = y.Customers.CreateSegment(tctx, "Regulares esfriando", &demoAudienceText, &DemoAudienceRule)
+	_, err = y.Customers.CreateSegment(tctx, customers.SegmentInput{Name: opt.Of("Regulares esfriando").Ptr(), Description: &demoAudienceText, Rule: &DemoAudienceRule})
 	return err
 }
 

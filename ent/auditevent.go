@@ -34,8 +34,10 @@ type AuditEvent struct {
 	TargetType string `json:"target_type,omitempty"`
 	// The record's id; empty for a change of several records.
 	TargetID string `json:"target_id,omitempty"`
-	// The fields and edges the change set or cleared, by name (their values are not kept).
+	// The fields and edges the change set or cleared, by name (their values are not kept, but in changes).
 	Fields []string `json:"fields,omitempty"`
+	// The values before and after the change of the fields whose values are kept, which hold no personal data: an audience's rule, as {"rule": {"old": "…", "new": "…"}} (old null on create). Absent for the other fields.
+	Changes map[string]interface{} `json:"changes,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AuditEventQuery when eager-loading is set.
 	Edges        AuditEventEdges `json:"edges"`
@@ -67,7 +69,7 @@ func (*AuditEvent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case auditevent.FieldFields:
+		case auditevent.FieldFields, auditevent.FieldChanges:
 			values[i] = new([]byte)
 		case auditevent.FieldID, auditevent.FieldTenantID, auditevent.FieldActor, auditevent.FieldActorKind, auditevent.FieldAction, auditevent.FieldTargetType, auditevent.FieldTargetID:
 			values[i] = new(sql.NullString)
@@ -144,6 +146,14 @@ func (_m *AuditEvent) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field fields: %w", err)
 				}
 			}
+		case auditevent.FieldChanges:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field changes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Changes); err != nil {
+					return fmt.Errorf("unmarshal field changes: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -208,6 +218,9 @@ func (_m *AuditEvent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("fields=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Fields))
+	builder.WriteString(", ")
+	builder.WriteString("changes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Changes))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -85,6 +85,12 @@ func (_c *AuditEventCreate) SetFields(v []string) *AuditEventCreate {
 	return _c
 }
 
+// SetChanges sets the "changes" field.
+func (_c *AuditEventCreate) SetChanges(v map[string]interface{}) *AuditEventCreate {
+	_c.mutation.SetChanges(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *AuditEventCreate) SetID(v string) *AuditEventCreate {
 	_c.mutation.SetID(v)
@@ -280,6 +286,10 @@ func (_c *AuditEventCreate) createSpec() (*AuditEvent, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.GetFields(); ok {
 		_spec.SetField(auditevent.FieldFields, field.TypeJSON, value)
 		_node.Fields = value
+	}
+	if value, ok := _c.mutation.Changes(); ok {
+		_spec.SetField(auditevent.FieldChanges, field.TypeJSON, value)
+		_node.Changes = value
 	}
 	if nodes := _c.mutation.TenantIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{

@@ -82,6 +82,9 @@ func (_u *AuditEventUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if _u.mutation.FieldsCleared() {
 		_spec.ClearField(auditevent.FieldFields, field.TypeJSON)
 	}
+	if _u.mutation.ChangesCleared() {
+		_spec.ClearField(auditevent.FieldChanges, field.TypeJSON)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{auditevent.Label}
@@ -186,6 +189,9 @@ func (_u *AuditEventUpdateOne) sqlSave(ctx context.Context) (_node *AuditEvent, 
 	}
 	if _u.mutation.FieldsCleared() {
 		_spec.ClearField(auditevent.FieldFields, field.TypeJSON)
+	}
+	if _u.mutation.ChangesCleared() {
+		_spec.ClearField(auditevent.FieldChanges, field.TypeJSON)
 	}
 	_node = &AuditEvent{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -90,6 +90,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			auditevent.FieldTargetType: {Type: field.TypeString, Column: auditevent.FieldTargetType},
 			auditevent.FieldTargetID:   {Type: field.TypeString, Column: auditevent.FieldTargetID},
 			auditevent.FieldFields:     {Type: field.TypeJSON, Column: auditevent.FieldFields},
+			auditevent.FieldChanges:    {Type: field.TypeJSON, Column: auditevent.FieldChanges},
 		},
 	}
 	graph.Nodes[2] = &sqlgraph.Node{
@@ -1933,6 +1934,11 @@ func (f *AuditEventFilter) WhereTargetID(p entql.StringP) {
 // WhereFields applies the entql json.RawMessage predicate on the fields field.
 func (f *AuditEventFilter) WhereFields(p entql.BytesP) {
 	f.Where(p.Field(auditevent.FieldFields))
+}
+
+// WhereChanges applies the entql json.RawMessage predicate on the changes field.
+func (f *AuditEventFilter) WhereChanges(p entql.BytesP) {
+	f.Where(p.Field(auditevent.FieldChanges))
 }
 
 // WhereHasTenant applies a predicate to check if query has an edge tenant.

@@ -213,6 +213,11 @@ func (_q *AuditEventQuery) collectField(ctx context.Context, oneNode bool, opCtx
 				selectedFields = append(selectedFields, auditevent.FieldFields)
 				fieldSeen[auditevent.FieldFields] = struct{}{}
 			}
+		case "changes":
+			if _, ok := fieldSeen[auditevent.FieldChanges]; !ok {
+				selectedFields = append(selectedFields, auditevent.FieldChanges)
+				fieldSeen[auditevent.FieldChanges] = struct{}{}
+			}
 		case "id":
 		case "__typename":
 		default:

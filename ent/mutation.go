@@ -911,6 +911,7 @@ type AuditEventMutation struct {
 	target_id     *string
 	fields        *[]string
 	appendfields  []string
+	changes       *map[string]interface{}
 	clearedFields map[string]struct{}
 	tenant        *string
 	clearedtenant bool
@@ -1340,6 +1341,55 @@ func (m *AuditEventMutation) ResetFields() {
 	delete(m.clearedFields, auditevent.FieldFields)
 }
 
+// SetChanges sets the "changes" field.
+func (m *AuditEventMutation) SetChanges(value map[string]interface{}) {
+	m.changes = &value
+}
+
+// Changes returns the value of the "changes" field in the mutation.
+func (m *AuditEventMutation) Changes() (r map[string]interface{}, exists bool) {
+	v := m.changes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChanges returns the old "changes" field's value of the AuditEvent entity.
+// If the AuditEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEventMutation) OldChanges(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChanges is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChanges requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChanges: %w", err)
+	}
+	return oldValue.Changes, nil
+}
+
+// ClearChanges clears the value of the "changes" field.
+func (m *AuditEventMutation) ClearChanges() {
+	m.changes = nil
+	m.clearedFields[auditevent.FieldChanges] = struct{}{}
+}
+
+// ChangesCleared returns if the "changes" field was cleared in this mutation.
+func (m *AuditEventMutation) ChangesCleared() bool {
+	_, ok := m.clearedFields[auditevent.FieldChanges]
+	return ok
+}
+
+// ResetChanges resets all changes to the "changes" field.
+func (m *AuditEventMutation) ResetChanges() {
+	m.changes = nil
+	delete(m.clearedFields, auditevent.FieldChanges)
+}
+
 // ClearTenant clears the "tenant" edge to the Tenant entity.
 func (m *AuditEventMutation) ClearTenant() {
 	m.clearedtenant = true
@@ -1401,7 +1451,7 @@ func (m *AuditEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AuditEventMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.tenant != nil {
 		fields = append(fields, auditevent.FieldTenantID)
 	}
@@ -1425,6 +1475,9 @@ func (m *AuditEventMutation) Fields() []string {
 	}
 	if m.fields != nil {
 		fields = append(fields, auditevent.FieldFields)
+	}
+	if m.changes != nil {
+		fields = append(fields, auditevent.FieldChanges)
 	}
 	return fields
 }
@@ -1450,6 +1503,8 @@ func (m *AuditEventMutation) Field(name string) (ent.Value, bool) {
 		return m.TargetID()
 	case auditevent.FieldFields:
 		return m.GetFields()
+	case auditevent.FieldChanges:
+		return m.Changes()
 	}
 	return nil, false
 }
@@ -1475,6 +1530,8 @@ func (m *AuditEventMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldTargetID(ctx)
 	case auditevent.FieldFields:
 		return m.OldFields(ctx)
+	case auditevent.FieldChanges:
+		return m.OldChanges(ctx)
 	}
 	return nil, fmt.Errorf("unknown AuditEvent field %s", name)
 }
@@ -1540,6 +1597,13 @@ func (m *AuditEventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetFields(v)
 		return nil
+	case auditevent.FieldChanges:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChanges(v)
+		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent field %s", name)
 }
@@ -1573,6 +1637,9 @@ func (m *AuditEventMutation) ClearedFields() []string {
 	if m.FieldCleared(auditevent.FieldFields) {
 		fields = append(fields, auditevent.FieldFields)
 	}
+	if m.FieldCleared(auditevent.FieldChanges) {
+		fields = append(fields, auditevent.FieldChanges)
+	}
 	return fields
 }
 
@@ -1589,6 +1656,9 @@ func (m *AuditEventMutation) ClearField(name string) error {
 	switch name {
 	case auditevent.FieldFields:
 		m.ClearFields()
+		return nil
+	case auditevent.FieldChanges:
+		m.ClearChanges()
 		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent nullable field %s", name)
@@ -1621,6 +1691,9 @@ func (m *AuditEventMutation) ResetField(name string) error {
 		return nil
 	case auditevent.FieldFields:
 		m.ResetFields()
+		return nil
+	case auditevent.FieldChanges:
+		m.ResetChanges()
 		return nil
 	}
 	return fmt.Errorf("unknown AuditEvent field %s", name)

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/customers"
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/graph/generated"
@@ -83,12 +84,12 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 
 // CreateSegment is the resolver for the createSegment field.
 func (r *mutationResolver) CreateSegment(ctx context.Context, input generated.CreateSegmentInput) (*ent.Segment, error) {
-	return r.app.Customers.CreateSegment(ctx, input.Name, input.Description, input.Rule)
+	return r.app.Customers.CreateSegment(ctx, customers.SegmentInput{Name: &input.Name, Description: input.Description, Rule: input.Rule})
 }
 
 // UpdateSegment is the resolver for the updateSegment field.
 func (r *mutationResolver) UpdateSegment(ctx context.Context, id string, input generated.UpdateSegmentInput) (*ent.Segment, error) {
-	return r.app.Customers.UpdateSegment(ctx, id, input.Name, input.Description, input.Rule)
+	return r.app.Customers.UpdateSegment(ctx, id, customers.SegmentInput{Name: input.Name, Description: input.Description, Rule: input.Rule})
 }
 
 // AddSegmentCustomers is the resolver for the addSegmentCustomers field.

@@ -89,7 +89,7 @@ var funcs = template.FuncMap{
 var pages = func() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html"))
 	m := map[string]*template.Template{}
-	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings", "insights", "audit"} {
+	for _, name := range []string{"signin", "sso", "home", "sandbox", "secret", "error", "settings", "insights", "audit", "segments", "segment"} {
 		m[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFiles, "templates/"+name+".html"))
 	}
 	return m
@@ -102,6 +102,7 @@ var flashes = map[string]string{
 	"sandbox-created": "The sandbox is ready, with the demo data loaded.",
 	"sandbox-reset":   "The sandbox was reset: its data is the demo data again, and its credentials still work.",
 	"settings-saved":  "The settings were saved; they apply from the next computation.",
+	"segment-saved":   "The segment was saved; an audience's members are those its rule selects now.",
 }
 
 // page is the data of every template; each page uses its own fields.
@@ -131,6 +132,11 @@ type page struct {
 
 	// The audit trail page.
 	Audit []*ent.AuditEvent
+
+	// The segments pages: the list, and a segment's form.
+	Segments     []*ent.Segment
+	NextSegments string // the cursor of the list's next page
+	SegmentForm  *segmentForm
 
 	// The page showing a secret once.
 	Credentials *backoffice.ClientCredentials
@@ -179,6 +185,11 @@ func Handler(a *app.App, gql http.Handler, log *slog.Logger) http.Handler {
 		r.Get("/settings", p.settings)
 		r.Get("/audit", p.audit)
 		r.Post("/settings", p.saveSettings)
+		r.Get("/segments", p.segments)
+		r.Get("/segments/new", p.newSegment)
+		r.Post("/segments", p.saveSegment)
+		r.Get("/segments/{id}", p.segment)
+		r.Post("/segments/{id}", p.saveSegment)
 	})
 	return r
 }

@@ -144,6 +144,23 @@ func (b *browserTab) waitUntil(t *testing.T, cond string) {
 	require.NoError(t, err, "waiting until %s", cond)
 }
 
+// text evaluates the JavaScript expression js, a string, in the page.
+func (b *browserTab) text(t *testing.T, js string) string {
+	t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	require.NoError(t, err)
+	return s
+}
+
+// submit clicks a form's button (or a link) and waits for the page it
+// leads to, returning its status.
+func (b *browserTab) submit(t *testing.T, button string) int64 {
+	t.Helper()
+	res, err := chromedp.RunResponse(b.ctx, chromedp.Click(chromedp.CSS(button)))
+	require.NoError(t, err)
+	return res.Status
+}
+
 // jsString is s as a JavaScript string literal.
 func jsString(s string) string {
 	b, _ := json.Marshal(s)

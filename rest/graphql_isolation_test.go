@@ -85,7 +85,7 @@ func seedIsolated(t *testing.T, a *app.App, tenantID, tag string, cpfs []string,
 		d.customers = append(d.customers, c)
 	}
 	var err error
-	d.segment, err = a.Customers.CreateSegment(ctx, tag+"Segmento", opt.Of(tag+"descrição").Ptr(), nil)
+	d.segment, err = a.Customers.CreateSegment(ctx, customersctx.SegmentInput{Name: opt.Of(tag + "Segmento").Ptr(), Description: opt.Of(tag + "descrição").Ptr()})
 	require.NoError(t, err)
 	_, err = a.Customers.AddSegmentCustomers(ctx, d.segment.ID, []string{d.customers[0].ID})
 	require.NoError(t, err)

@@ -206,7 +206,7 @@ func seedProbeTargets(t *testing.T, a *app.App, tenantID string) map[string]stri
 		Discount: &campaignsctx.DiscountInput{GiftSKU: opt.Of("G").Ptr()},
 	})
 	require.NoError(t, err)
-	seg, err := a.Customers.CreateSegment(ctx, "VIP", nil, nil)
+	seg, err := a.Customers.CreateSegment(ctx, customersctx.SegmentInput{Name: opt.Of("VIP").Ptr()})
 	require.NoError(t, err)
 	st, err := a.Backoffice.CreateStore(ctx, tenantID, "L-1", "Loja 1")
 	require.NoError(t, err)

@@ -449,19 +449,7 @@ func TestPanelBrowser(t *testing.T) {
 
 	tab := newBrowserTab(t, browser, f.srv.URL, idp.URL)
 	ctx := tab.ctx
-	text := func(t *testing.T, js string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		require.NoError(t, err)
-		return s
-	}
-	// submit clicks a form's button and waits for the page it leads to.
-	submit := func(t *testing.T, button string) int64 {
-		t.Helper()
-		res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(button)))
-		require.NoError(t, err)
-		return res.Status
-	}
+	text, submit := tab.text, tab.submit
 	start := time.Now()
 	var sandboxID, clientIDSeen, secret string
 

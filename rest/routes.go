@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/app/audiences"
 	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/checkout"
 	"github.com/fideliza/fideliza/app/customers"
@@ -49,6 +50,12 @@ func (s *server) bearerRoutes() []route {
 		{"PATCH", "/v1/customers/{id}", customers.Policy.Scope("PatchCustomer"), handle(v1, http.StatusOK, readCustomerWrite, onPathOp(s.app.Customers.PatchCustomer), fullCustomer)},
 		{"DELETE", "/v1/customers/{id}", privacy.Policy.Scope("EraseCustomer"), handle(v1, http.StatusNoContent, pathID, noContent(s.app.Privacy.EraseCustomer), same[struct{}])},
 		{"GET", "/v1/customers/{id}/export", privacy.Policy.Scope("WriteCustomerExport"), s.exportCustomer},
+
+		{"GET", "/v1/segments", customers.Policy.Scope("ListSegments"), handle(v1, http.StatusOK, readSegmentPage, pagedOp(s.app.Customers.ListSegments), segmentPage)},
+		{"POST", "/v1/segments", customers.Policy.Scope("CreateSegment"), handle(v1, http.StatusCreated, readSegment, s.app.Customers.CreateSegment, newSegmentJSON)},
+		{"POST", "/v1/segments/preview", audiences.Policy.Scope("PreviewAudience"), handle(v1, http.StatusOK, readPreview, s.app.Audiences.PreviewAudience, renderPreview)},
+		{"GET", "/v1/segments/{id}", customers.Policy.Scope("Segment"), handle(v1, http.StatusOK, pathID, s.app.Customers.Segment, renderSegment)},
+		{"PATCH", "/v1/segments/{id}", customers.Policy.Scope("UpdateSegment"), handle(v1, http.StatusOK, readSegmentPatch, onPathOp(s.app.Customers.UpdateSegment), renderSegment)},
 
 		{"GET", "/v1/campaigns", campaigns.Policy.Scope("ListCampaigns"), handle(v1, http.StatusOK, readCampaignPage, pagedOp(s.app.Campaigns.ListCampaigns), campaignPage)},
 		{"POST", "/v1/campaigns", campaigns.Policy.Scope("CreateCampaign"), handle(v1, http.StatusCreated, readCampaign, s.app.Campaigns.CreateCampaign, newCampaignJSON)},
@@ -202,6 +209,11 @@ var mountedRoutes = []string{
 	"GET /panel/settings",
 	"GET /panel/audit",
 	"POST /panel/settings",
+	"GET /panel/segments",
+	"GET /panel/segments/new",
+	"POST /panel/segments",
+	"GET /panel/segments/{id}",
+	"POST /panel/segments/{id}",
 }
 
 // mount mounts a route of the table.

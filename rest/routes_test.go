@@ -312,7 +312,7 @@ func seedEdges(t *testing.T, a *app.App, tenantID string) {
 		Name: opt.Of("Ana"), Email: opt.Of("ana@example.com"), CPF: opt.Of("52998224725"),
 	})
 	require.NoError(t, err)
-	seg, err := a.Customers.CreateSegment(ctx, "VIP", nil, nil)
+	seg, err := a.Customers.CreateSegment(ctx, customers.SegmentInput{Name: opt.Of("VIP").Ptr()})
 	require.NoError(t, err)
 	_, err = a.Customers.AddSegmentCustomers(ctx, seg.ID, []string{cust.ID})
 	require.NoError(t, err)

@@ -186,6 +186,13 @@ func (s *sandboxCase) restBody(t *testing.T, key string) map[string]any {
 		return map[string]any{"order_id": "sandbox-order", "order_amount": 100}
 	case "POST /v1/products":
 		return map[string]any{"products": []any{map[string]any{"sku": "SANDBOX-1", "name": "Sandbox"}}}
+	case "POST /v1/segments":
+		// A production customer as a member: unknown to the sandbox.
+		return map[string]any{"name": "Sandbox Segmento", "members": []string{prod.customers[0].ID}}
+	case "PATCH /v1/segments/{id}":
+		return map[string]any{"name": "Sandbox Segmento", "add_members": []string{prod.customers[0].ID}}
+	case "POST /v1/segments/preview":
+		return map[string]any{"rule": "purchases >= 0"}
 	case "POST /v1/webhooks", "PATCH /v1/webhooks/{id}":
 		return map[string]any{"url": "https://hooks.example.com/sandbox", "events": []string{"sale.processed"}, "description": "sandbox"}
 	}
@@ -206,10 +213,12 @@ var (
 		"POST /v1/campaigns": true, "POST /points/credit": true, "POST /v1/points/credit": true,
 		"POST /points/debit": true, "POST /v1/points/debit": true, "POST /v1/campaigns/validate": true,
 		"POST /points/holds": true, "POST /v1/points/holds": true,
+		"POST /v1/segments": true,
 	}
 	sandboxCollections = map[string]bool{
 		"GET /v1/customers": true, "POST /v1/customers": true, "GET /v1/campaigns": true,
 		"GET /v1/webhooks": true, "POST /v1/webhooks": true, "POST /v1/products": true,
+		"GET /v1/segments": true, "POST /v1/segments/preview": true,
 	}
 )
 

@@ -33,6 +33,8 @@ var v1FuzzPaths = []struct{ method, path string }{
 	{"POST", "/v1/points/credit"},
 	{"POST", "/v1/points/debit"},
 	{"POST", "/v1/webhooks"},
+	{"POST", "/v1/segments"},
+	{"POST", "/v1/segments/preview"},
 }
 
 func FuzzV1Bodies(f *testing.F) {
@@ -47,6 +49,8 @@ func FuzzV1Bodies(f *testing.F) {
 		`{"customer_id":"cus_x","order_id":"o-1","amount":123.45}`,
 		`{"customer_id":"cus_x","points":10}`,
 		`{"url":"https://hooks.example.invalid/x","event_types":["sale.processed"]}`,
+		`{"name":"Gold","rule":"level == \"gold\" && purchases > 2"}`,
+		`{"rule":"days_since_last_purchase > 90 || \"norte\" in group_purchases"}`,
 	}
 	for i, b := range seeds {
 		f.Add(uint8(i), []byte(b))

@@ -13,6 +13,8 @@ var Policy = kernel.Policy{
 	"StartCustomerImport":    kernel.Scope("customers:write"),
 	"CustomerImport":         kernel.Scope("customers:read"),
 	"CustomerImportProblems": kernel.Scope("customers:read"),
+	"ListSegments":           kernel.Scope("customers:read"),
+	"Segment":                kernel.Scope("customers:read"),
 	"CreateSegment":          kernel.Scope("customers:write"),
 	"UpdateSegment":          kernel.Scope("customers:write"),
 	"AddSegmentCustomers":    kernel.Scope("customers:write"),

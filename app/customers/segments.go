@@ -7,6 +7,7 @@ import (
 
 	"github.com/fideliza/fideliza/app/kernel"
 
+	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect"
 
 	"github.com/fideliza/fideliza/domain/apperr"
@@ -32,72 +33,184 @@ type SegmentImport struct {
 	Invalid        []string // entries that are no CPF, as given
 }
 
-// CreateSegment creates a segment in the viewer's tenant: static, or an
-// audience when rule is given (its members, those the rule selects now,
-// join in the same transaction).
-func (a *Service) CreateSegment(ctx context.Context, name string, description, rule *string) (*ent.Segment, error) {
+// SegmentInput is a segment's create or change; a nil field is absent (a
+// change leaves it as it is). Members are customer ids.
+type SegmentInput struct {
+	Name        *string
+	Description *string
+	// Rule makes an audience, whose members are kept by it; nil for a
+	// static segment.
+	Rule *string
+	// AddMembers are the customers a static segment gains (on create, its
+	// first members); RemoveMembers those it loses (ids of non-members are
+	// ignored).
+	AddMembers, RemoveMembers []string
+}
+
+// CreateSegment creates a segment in the viewer's tenant: static, with its
+// first members if any, or an audience when a rule is given (its members,
+// those the rule selects now, join in the same transaction).
+func (a *Service) CreateSegment(ctx context.Context, in SegmentInput) (*ent.Segment, error) {
 	if err := Policy.Allow(ctx, "CreateSegment"); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("name", name, "description", description, "rule", rule); err != nil {
+	if err := kernel.Guarded("name", in.Name, "description", in.Description, "rule", in.Rule, "members", in.AddMembers); err != nil {
 		return nil, err
 	}
-	if err := a.checkSegment(&name, description, rule); err != nil {
+	if in.Name == nil {
+		return nil, apperr.Invalid("name", "is required")
+	}
+	if err := a.checkSegment(in); err != nil {
+		return nil, err
+	}
+	add, err := changeIDs("members", in.AddMembers, in.Rule != nil)
+	if err != nil {
 		return nil, err
 	}
 	var seg *ent.Segment
-	err := a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
-		if seg, err = tx.Ent.Segment.Create().SetName(name).SetNillableDescription(description).SetNillableRule(rule).Save(ctx); err != nil || rule == nil {
+	err = a.DB.InTx(ctx, func(tx storage.Tx) (err error) {
+		if seg, err = tx.Ent.Segment.Create().SetName(*in.Name).SetNillableDescription(in.Description).SetNillableRule(in.Rule).Save(ctx); err != nil {
 			return err
 		}
-		return a.Audiences.RecomputeAudience(ctx, tx, seg.ID)
+		if in.Rule != nil {
+			return a.Audiences.RecomputeAudience(ctx, tx, seg.ID)
+		}
+		return a.changeMembers(ctx, tx, seg, "members", add, nil)
 	})
 	return seg, err
 }
 
-// UpdateSegment renames or describes a segment, or changes an audience's
-// rule (its members recomputed in the same transaction); nil leaves a field
-// as it is. A static segment stays static: a rule is for an audience.
-func (a *Service) UpdateSegment(ctx context.Context, id string, name, description, rule *string) (*ent.Segment, error) {
+// UpdateSegment renames or describes a segment, changes an audience's rule
+// (its members recomputed in the same transaction), or adds and removes a
+// static segment's members, all at once. A static segment stays static: a
+// rule is for an audience, whose members are its rule's.
+func (a *Service) UpdateSegment(ctx context.Context, id string, in SegmentInput) (*ent.Segment, error) {
 	if err := Policy.Allow(ctx, "UpdateSegment"); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("id", id, "name", name, "description", description, "rule", rule); err != nil {
+	if err := kernel.Guarded("id", id, "name", in.Name, "description", in.Description, "rule", in.Rule,
+		"add_members", in.AddMembers, "remove_members", in.RemoveMembers); err != nil {
 		return nil, err
 	}
-	if err := a.checkSegment(name, description, rule); err != nil {
+	if err := a.checkSegment(in); err != nil {
+		return nil, err
+	}
+	add, err := changeIDs("add_members", in.AddMembers, false)
+	if err != nil {
+		return nil, err
+	}
+	remove, err := changeIDs("remove_members", in.RemoveMembers, false)
+	if err != nil {
 		return nil, err
 	}
 	var seg *ent.Segment
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err = a.DB.InTx(ctx, func(tx storage.Tx) error {
 		old, err := a.lockSegment(ctx, tx.Ent, id)
 		if err != nil {
 			return err
 		}
-		if rule != nil && old.Rule == nil {
+		switch {
+		case in.Rule != nil && old.Rule == nil:
 			return apperr.Invalid("rule", "a static segment has no rule: create an audience instead")
+		case old.Rule != nil && len(add) > 0:
+			return audienceMembers("add_members")
+		case old.Rule != nil && len(remove) > 0:
+			return audienceMembers("remove_members")
 		}
-		if seg, err = tx.Ent.Segment.UpdateOne(old).SetNillableName(name).SetNillableDescription(description).SetNillableRule(rule).Save(ctx); err != nil || rule == nil {
+		if seg, err = tx.Ent.Segment.UpdateOne(old).SetNillableName(in.Name).SetNillableDescription(in.Description).SetNillableRule(in.Rule).Save(ctx); err != nil {
 			return err
 		}
-		return a.Audiences.RecomputeAudience(ctx, tx, seg.ID)
+		if in.Rule != nil {
+			return a.Audiences.RecomputeAudience(ctx, tx, seg.ID)
+		}
+		return a.changeMembers(ctx, tx, seg, "add_members", add, remove)
 	})
 	return seg, err
 }
 
-func (a *Service) checkSegment(name, description, rule *string) error {
-	if rule != nil {
-		if _, err := a.Audiences.Check(*rule); err != nil {
+// changeIDs checks and deduplicates the customer ids of a change of field;
+// none is a change of nothing. An audience takes none.
+func changeIDs(field string, ids []string, audience bool) ([]string, error) {
+	switch {
+	case len(ids) == 0:
+		return nil, nil
+	case audience:
+		return nil, apperr.Invalid(field, "an audience's members are kept by its rule: give members or a rule, not both")
+	}
+	return membershipIDs(field, ids)
+}
+
+// changeMembers adds the customers of add (every id a visible customer,
+// else a problem of addField) to seg and removes those of remove.
+func (a *Service) changeMembers(ctx context.Context, tx storage.Tx, seg *ent.Segment, addField string, add, remove []string) error {
+	if len(add) > 0 {
+		missing, err := a.addCustomers(ctx, tx, seg, add)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			return apperr.Invalid(addField, "customers not found: %s", strings.Join(missing, ", "))
+		}
+	}
+	return a.removeCustomers(ctx, tx, seg, remove)
+}
+
+// ListSegments lists the segments of the viewer's tenant, newest first;
+// kind "static" or "audience" keeps those only.
+func (a *Service) ListSegments(ctx context.Context, kind string, after *ent.Cursor, first int) (*ent.SegmentConnection, error) {
+	if err := Policy.Allow(ctx, "ListSegments"); err != nil {
+		return nil, err
+	}
+	if err := kernel.Guarded("type", kind); err != nil {
+		return nil, err
+	}
+	var p apperr.Problems
+	if !kernel.ValidPageSize(first) {
+		p.Add("limit", "must be between 1 and %d", kernel.MaxPageSize)
+	}
+	q := a.DB.Ent.Segment.Query()
+	switch kind {
+	case "":
+	case "static":
+		q.Where(segment.RuleIsNil())
+	case "audience":
+		q.Where(segment.RuleNotNil())
+	default:
+		p.Add("type", "must be static or audience")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return q.Paginate(ctx, after, &first, nil, nil, ent.WithSegmentOrder(&ent.SegmentOrder{
+		Direction: entgql.OrderDirectionDesc, Field: ent.DefaultSegmentOrder.Field,
+	}))
+}
+
+// Segment reads a segment of the viewer's tenant.
+func (a *Service) Segment(ctx context.Context, id string) (*ent.Segment, error) {
+	if err := Policy.Allow(ctx, "Segment"); err != nil {
+		return nil, err
+	}
+	if err := kernel.Guarded("id", id); err != nil {
+		return nil, err
+	}
+	seg, err := a.DB.Ent.Segment.Get(ctx, id)
+	return seg, kernel.NotFoundAs(err, "segment")
+}
+
+func (a *Service) checkSegment(in SegmentInput) error {
+	if in.Rule != nil {
+		if _, err := a.Audiences.Check(*in.Rule); err != nil {
 			return err
 		}
 	}
 	var p apperr.Problems
-	if name != nil {
-		if *name = strings.TrimSpace(*name); *name == "" {
+	if in.Name != nil {
+		if *in.Name = strings.TrimSpace(*in.Name); *in.Name == "" {
 			p.Add("name", "must not be empty")
 		}
 	}
-	if description != nil && len(*description) > 1000 {
+	if in.Description != nil && len(*in.Description) > 1000 {
 		p.Add("description", "must be at most 1000 characters")
 	}
 	return p.Err()
@@ -112,7 +225,7 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
-	ids, err := membershipIDs(customerIDs)
+	ids, err := membershipIDs("customerIDs", customerIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -121,19 +234,12 @@ func (a *Service) AddSegmentCustomers(ctx context.Context, segmentID string, cus
 		if seg, err = a.lockStatic(ctx, tx.Ent, segmentID); err != nil {
 			return err
 		}
-		found, err := tx.Ent.Customer.Query().Where(customer.IDIn(ids...)).IDs(ctx)
-		if err != nil {
-			return err
-		}
-		if len(found) != len(ids) {
-			missing := without(ids, found)
-			return &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Field: "customerIDs",
+		missing, err := a.addCustomers(ctx, tx, seg, ids)
+		if err == nil && len(missing) > 0 {
+			err = &apperr.Error{Kind: apperr.KindNotFound, Code: "not_found", Field: "customerIDs",
 				Message: "customers not found: " + strings.Join(missing, ", ")}
 		}
-		if _, err = addMembers(ctx, tx.Ent, seg, found); err != nil {
-			return err
-		}
-		return a.Audiences.Refresh(ctx, tx, found...) // audiences over static segments
+		return err
 	})
 	return seg, err
 }
@@ -147,7 +253,7 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 	if err := kernel.Guarded("segment_id", segmentID, "customer_i_ds", customerIDs); err != nil {
 		return nil, err
 	}
-	ids, err := membershipIDs(customerIDs)
+	ids, err := membershipIDs("customerIDs", customerIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -156,14 +262,7 @@ func (a *Service) RemoveSegmentCustomers(ctx context.Context, segmentID string, 
 		if seg, err = a.lockStatic(ctx, tx.Ent, segmentID); err != nil {
 			return err
 		}
-		members, err := seg.QueryCustomers().Where(customer.IDIn(ids...)).IDs(ctx)
-		if err != nil || len(members) == 0 {
-			return err
-		}
-		if err := tx.Ent.Segment.UpdateOne(seg).RemoveCustomerIDs(members...).Exec(ctx); err != nil {
-			return err
-		}
-		return a.Audiences.Refresh(ctx, tx, members...)
+		return a.removeCustomers(ctx, tx, seg, ids)
 	})
 	return seg, err
 }
@@ -231,13 +330,14 @@ func (a *Service) ImportSegmentCPFs(ctx context.Context, segmentID string, cpfs 
 	return res, nil
 }
 
-// membershipIDs checks and deduplicates the customer ids of a change.
-func membershipIDs(ids []string) ([]string, error) {
+// membershipIDs checks and deduplicates the customer ids of a change of
+// field.
+func membershipIDs(field string, ids []string) ([]string, error) {
 	switch {
 	case len(ids) == 0:
-		return nil, apperr.Invalid("customerIDs", "must name at least one customer")
+		return nil, apperr.Invalid(field, "must name at least one customer")
 	case len(ids) > maxMembershipIDs:
-		return nil, apperr.Invalid("customerIDs", "at most %d customers per change", maxMembershipIDs)
+		return nil, apperr.Invalid(field, "at most %d customers per change", maxMembershipIDs)
 	}
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
@@ -249,9 +349,14 @@ func membershipIDs(ids []string) ([]string, error) {
 func (a *Service) lockStatic(ctx context.Context, c *ent.Client, id string) (*ent.Segment, error) {
 	seg, err := a.lockSegment(ctx, c, id)
 	if err == nil && seg.Rule != nil {
-		return nil, apperr.Conflict("audience_members", "segmentID", "an audience's members are kept by its rule; change the rule instead")
+		return nil, audienceMembers("segmentID")
 	}
 	return seg, err
+}
+
+// audienceMembers refuses a change by hand of an audience's members.
+func audienceMembers(field string) error {
+	return apperr.Conflict("audience_members", field, "an audience's members are kept by its rule; change the rule instead")
 }
 
 // lockSegment reads a segment and, on PostgreSQL, locks its row: membership
@@ -273,6 +378,39 @@ func without(ids, drop []string) []string {
 		set[id] = true
 	}
 	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return set[id] })
+}
+
+// addCustomers adds the customers of ids to seg, unless some id names no
+// visible customer: those ids are returned and nothing is added. The
+// audiences over static segments follow in tx.
+func (a *Service) addCustomers(ctx context.Context, tx storage.Tx, seg *ent.Segment, ids []string) (missing []string, err error) {
+	found, err := tx.Ent.Customer.Query().Where(customer.IDIn(ids...)).IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) != len(ids) {
+		return without(ids, found), nil
+	}
+	if _, err = addMembers(ctx, tx.Ent, seg, found); err != nil {
+		return nil, err
+	}
+	return nil, a.Audiences.Refresh(ctx, tx, found...) // audiences over static segments
+}
+
+// removeCustomers takes the members among ids out of seg; the audiences
+// over static segments follow in tx.
+func (a *Service) removeCustomers(ctx context.Context, tx storage.Tx, seg *ent.Segment, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	members, err := seg.QueryCustomers().Where(customer.IDIn(ids...)).IDs(ctx)
+	if err != nil || len(members) == 0 {
+		return err
+	}
+	if err := tx.Ent.Segment.UpdateOne(seg).RemoveCustomerIDs(members...).Exec(ctx); err != nil {
+		return err
+	}
+	return a.Audiences.Refresh(ctx, tx, members...)
 }
 
 // addMembers adds the customers of ids not yet in seg and returns how many

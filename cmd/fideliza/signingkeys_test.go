@@ -117,6 +117,7 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE sale_payments DROP COLUMN hold_id`,
 		`ALTER TABLE segments DROP COLUMN rule`,                  // 0034
 		`ALTER TABLE campaigns DROP COLUMN holdout_basis_points`, // 0035
+		`ALTER TABLE audit_events DROP COLUMN changes`,           // 0039
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)
 		require.NoError(t, err)

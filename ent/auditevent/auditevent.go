@@ -31,6 +31,8 @@ const (
 	FieldTargetID = "target_id"
 	// FieldFields holds the string denoting the fields field in the database.
 	FieldFields = "fields"
+	// FieldChanges holds the string denoting the changes field in the database.
+	FieldChanges = "changes"
 	// EdgeTenant holds the string denoting the tenant edge name in mutations.
 	EdgeTenant = "tenant"
 	// Table holds the table name of the auditevent in the database.
@@ -55,6 +57,7 @@ var Columns = []string{
 	FieldTargetType,
 	FieldTargetID,
 	FieldFields,
+	FieldChanges,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

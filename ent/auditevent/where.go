@@ -540,6 +540,16 @@ func FieldsNotNil() predicate.AuditEvent {
 	return predicate.AuditEvent(sql.FieldNotNull(FieldFields))
 }
 
+// ChangesIsNil applies the IsNil predicate on the "changes" field.
+func ChangesIsNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldIsNull(FieldChanges))
+}
+
+// ChangesNotNil applies the NotNil predicate on the "changes" field.
+func ChangesNotNil() predicate.AuditEvent {
+	return predicate.AuditEvent(sql.FieldNotNull(FieldChanges))
+}
+
 // HasTenant applies the HasEdge predicate on the "tenant" edge.
 func HasTenant() predicate.AuditEvent {
 	return predicate.AuditEvent(func(s *sql.Selector) {

@@ -52,6 +52,7 @@ var (
 		{Name: "target_type", Type: field.TypeString, Size: 100},
 		{Name: "target_id", Type: field.TypeString, Size: 100, Default: ""},
 		{Name: "fields", Type: field.TypeJSON, Nullable: true},
+		{Name: "changes", Type: field.TypeJSON, Nullable: true},
 		{Name: "tenant_id", Type: field.TypeString},
 	}
 	// AuditEventsTable holds the schema information for the "audit_events" table.
@@ -62,7 +63,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "audit_events_tenants_tenant",
-				Columns:    []*schema.Column{AuditEventsColumns[8]},
+				Columns:    []*schema.Column{AuditEventsColumns[9]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -71,12 +72,12 @@ var (
 			{
 				Name:    "auditevent_tenant_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{AuditEventsColumns[8], AuditEventsColumns[0]},
+				Columns: []*schema.Column{AuditEventsColumns[9], AuditEventsColumns[0]},
 			},
 			{
 				Name:    "auditevent_tenant_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{AuditEventsColumns[8], AuditEventsColumns[1]},
+				Columns: []*schema.Column{AuditEventsColumns[9], AuditEventsColumns[1]},
 			},
 		},
 	}

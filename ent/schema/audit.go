@@ -18,8 +18,9 @@ import (
 )
 
 // AuditEvent is a back-office change, export or erasure: who did what to
-// which record, and which fields it changed (never their values: no
-// personal data).
+// which record, and which fields it changed; their values only for the few
+// fields that hold no personal data and by which a change is judged (an
+// audience's rule).
 type AuditEvent struct{ ent.Schema }
 
 func (AuditEvent) Fields() []ent.Field {
@@ -39,7 +40,10 @@ func (AuditEvent) Fields() []ent.Field {
 		field.String("target_id").Default("").MaxLen(100).Immutable().
 			Comment("The record's id; empty for a change of several records."),
 		field.Strings("fields").Optional().Immutable().
-			Comment("The fields and edges the change set or cleared, by name (their values are not kept)."),
+			Comment("The fields and edges the change set or cleared, by name (their values are not kept, but in changes)."),
+		field.JSON("changes", map[string]any{}).Optional().Immutable().
+			Annotations(entgql.Type("Map")).
+			Comment(`The values before and after the change of the fields whose values are kept, which hold no personal data: an audience's rule, as {"rule": {"old": "…", "new": "…"}} (old null on create). Absent for the other fields.`),
 	}
 }
 
@@ -63,18 +67,69 @@ func (AuditEvent) Annotations() []schema.Annotation {
 // it has one). A change of ignored fields only is not recorded (the
 // counters a campaign's redemptions move, the tenant's customer count).
 func audited(targetType string, ignored ...string) ent.Hook {
+	return auditHook(targetType, ignored, nil)
+}
+
+// auditedKeeping is audited that also keeps the values, before and after,
+// of the fields kept: string fields that hold no personal data.
+func auditedKeeping(targetType string, kept ...string) ent.Hook {
+	return auditHook(targetType, nil, kept)
+}
+
+func auditHook(targetType string, ignored, kept []string) ent.Hook {
 	return func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			// The old values are read before the change is written.
+			changes, err := keptValues(ctx, m, kept)
+			if err != nil {
+				return nil, err
+			}
 			v, err := next.Mutate(ctx, m)
 			if err != nil {
 				return v, err
 			}
-			return v, recordAudit(ctx, m, v, targetType, ignored)
+			return v, recordAudit(ctx, m, v, targetType, ignored, changes)
 		})
 	}
 }
 
-func recordAudit(ctx context.Context, m ent.Mutation, v ent.Value, targetType string, ignored []string) error {
+// keptValues are the old and new values of the kept fields m sets or
+// clears: {"field": {"old": …, "new": …}}, null for none (a create's old).
+func keptValues(ctx context.Context, m ent.Mutation, kept []string) (map[string]any, error) {
+	changes := map[string]any{}
+	for _, f := range kept {
+		newValue, set := m.Field(f)
+		if !set && !m.FieldCleared(f) {
+			continue
+		}
+		var oldValue ent.Value
+		if m.Op().Is(ent.OpUpdateOne) {
+			old, err := m.OldField(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			oldValue = old
+		}
+		changes[f] = map[string]any{"old": derefString(oldValue), "new": derefString(newValue)}
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	return changes, nil
+}
+
+// derefString is a string field's value, nil for none.
+func derefString(v ent.Value) any {
+	if p, ok := v.(*string); ok {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	return v
+}
+
+func recordAudit(ctx context.Context, m ent.Mutation, v ent.Value, targetType string, ignored []string, changes map[string]any) error {
 	changed := slices.Concat(m.Fields(), m.ClearedFields(), m.AddedFields(), m.AddedEdges(), m.RemovedEdges(), m.ClearedEdges())
 	slices.Sort(changed)
 	changed = slices.DeleteFunc(slices.Compact(changed), func(f string) bool { return f == "updated_at" || f == "tenant_id" })
@@ -96,7 +151,7 @@ func recordAudit(ctx context.Context, m ent.Mutation, v ent.Value, targetType st
 	if !ok {
 		return nil
 	}
-	return audit(ctx, c.Client(), tenantOf(m, v, target), action, targetType, target, changed)
+	return audit(ctx, c.Client(), tenantOf(m, v, target), action, targetType, target, changed, changes)
 }
 
 // tenantOf is the tenant of the record a mutation changed, for the
@@ -122,13 +177,13 @@ func tenantOf(m ent.Mutation, v ent.Value, target string) string {
 // c: when the viewer is a tenant's principal (an API client or a
 // back-office user); the service's own work is not audited.
 func Audit(ctx context.Context, c *gen.Client, action, targetType, targetID string, fields []string) error {
-	return audit(ctx, c, "", action, targetType, targetID, fields)
+	return audit(ctx, c, "", action, targetType, targetID, fields, nil)
 }
 
 // audit is Audit of a change in tenant, which the operator at the admin CLI
 // (who acts in every tenant) is audited in; a tenant's principal is audited
 // in its own.
-func audit(ctx context.Context, c *gen.Client, tenant, action, targetType, targetID string, fields []string) error {
+func audit(ctx context.Context, c *gen.Client, tenant, action, targetType, targetID string, fields []string, changes map[string]any) error {
 	who, ok := viewer.FromContext(ctx)
 	if !ok || who.Subject == "" || who.Subject == "system" {
 		return nil
@@ -154,5 +209,5 @@ func audit(ctx context.Context, c *gen.Client, tenant, action, targetType, targe
 	// above.
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
 	return c.AuditEvent.Create().SetTenantID(tenant).SetActor(who.Subject).SetActorKind(kind).
-		SetAction(action).SetTargetType(targetType).SetTargetID(targetID).SetFields(fields).Exec(ctx)
+		SetAction(action).SetTargetType(targetType).SetTargetID(targetID).SetFields(fields).SetChanges(changes).Exec(ctx)
 }

@@ -30,8 +30,9 @@ func (Segment) Fields() []ent.Field {
 
 func (Segment) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}, TimeMixin{}} }
 
-// Hooks record the back office's changes of segments and their members.
-func (Segment) Hooks() []ent.Hook { return []ent.Hook{audited("segment")} }
+// Hooks record the back office's changes of segments and their members,
+// and an audience's rule before and after a change.
+func (Segment) Hooks() []ent.Hook { return []ent.Hook{auditedKeeping("segment", "rule")} }
 
 func (Segment) Edges() []ent.Edge {
 	return []ent.Edge{

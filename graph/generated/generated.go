@@ -92,6 +92,7 @@ type ComplexityRoot struct {
 		Action     func(childComplexity int) int
 		Actor      func(childComplexity int) int
 		ActorKind  func(childComplexity int) int
+		Changes    func(childComplexity int) int
 		CreatedAt  func(childComplexity int) int
 		Fields     func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -1163,6 +1164,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEvent.ActorKind(childComplexity), true
+	case "AuditEvent.changes":
+		if e.ComplexityRoot.AuditEvent.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEvent.Changes(childComplexity), true
 	case "AuditEvent.createdAt":
 		if e.ComplexityRoot.AuditEvent.CreatedAt == nil {
 			break
@@ -6242,9 +6249,13 @@ type AuditEvent implements Node {
   """
   targetID: String!
   """
-  The fields and edges the change set or cleared, by name (their values are not kept).
+  The fields and edges the change set or cleared, by name (their values are not kept, but in changes).
   """
   fields: [String!]
+  """
+  The values before and after the change of the fields whose values are kept, which hold no personal data: an audience's rule, as {"rule": {"old": "…", "new": "…"}} (old null on create). Absent for the other fields.
+  """
+  changes: Map
 }
 """
 A connection to a list of items.
@@ -13648,6 +13659,8 @@ func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field gr
 		return ec.fieldContext_AuditEvent_targetID(ctx, field)
 	case "fields":
 		return ec.fieldContext_AuditEvent_fields(ctx, field)
+	case "changes":
+		return ec.fieldContext_AuditEvent_changes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEvent", field.Name)
 }
@@ -18137,6 +18150,29 @@ func (ec *executionContext) _AuditEvent_fields(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_AuditEvent_fields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEvent_changes(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEvent_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEvent_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEvent", field, false, false, errors.New("field of type Map does not have child fields"))
 }
 
 func (ec *executionContext) _AuditEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.AuditEventConnection) (ret graphql.Marshaler) {
@@ -57865,6 +57901,11 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "changes":
+			out.Values[i] = ec._AuditEvent_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -69165,6 +69206,24 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalInt64(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalMap(v)
 	return res
 }
 
