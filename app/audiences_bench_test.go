@@ -13,7 +13,7 @@ import (
 // FIDELIZA_BENCH_CUSTOMERS customers (benchTenant: one to six sales each),
 // on each database the tests run on: a rule over the profile alone
 // (s/profile) and one over purchases per store group too (s/purchases,
-// their counts and last days in SQL).
+// read from the purchases the database keeps by customer and store).
 //
 //	FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench PreviewAudience -benchtime 1x -timeout 60m
 func BenchmarkPreviewAudience(b *testing.B) {

@@ -20,6 +20,7 @@ import (
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/store"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -171,5 +172,74 @@ func TestAudienceKeptTrue(t *testing.T) {
 		assert.ElementsMatch(t, []string{ana, bia}, s.members(t, buyers))
 		assert.ElementsMatch(t, []string{bia, caio}, s.members(t, local))
 		assert.Equal(t, []string{caio}, s.members(t, vip), "a static segment is left alone")
+	})
+}
+
+// TestAudiencePurchasesKeptBySales: the purchases by customer and store the
+// audiences read (rollup_customer_stores, kept by the database's triggers)
+// are, after every kind of change to sales, what counting the processed
+// sales says; and a preview reads them.
+func TestAudiencePurchasesKeptBySales(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		s := newAudienceShop(t, db)
+		sys := viewer.SystemContext(context.Background())
+		sul, err := s.a.Backoffice.CreateStore(sys, s.tenantID, "LOJA-02", "Loja Sul", "sul")
+		require.NoError(t, err)
+		norte, err := db.Ent.Store.Query().Where(store.Code("LOJA-01")).Only(s.ctx)
+		require.NoError(t, err)
+		ana, bia := s.ids[0], s.ids[1]
+		now := time.Now().UTC().Truncate(time.Second)
+		day := func(n int) time.Time { return now.AddDate(0, 0, -n) }
+		sell := func(id, store string, cust any, status string, soldAt time.Time) (string, []any) {
+			return `INSERT INTO sales (id, created_at, external_id, sold_at, amount, amount_payable, discount_amount, status, tenant_id, store_id, customer_id)
+				VALUES ($1, $2, $1, $3, 10, 10, 0, $4, $5, $6, $7)`, []any{id, now, soldAt, status, s.tenantID, store, cust}
+		}
+		const kept = `SELECT customer_id, store_id, purchases, last_sold_at FROM rollup_customer_stores WHERE tenant_id = $1`
+		const counted = `SELECT customer_id, store_id, count(*), max(sold_at) FROM sales WHERE tenant_id = $1
+			AND customer_id IS NOT NULL AND status IN ('PROCESSED', 'PARTIALLY_RETURNED') GROUP BY customer_id, store_id`
+		for _, step := range []struct {
+			name string
+			sql  func() (string, []any)
+			rows int // of rollup_customer_stores after the step
+		}{
+			{"processed", func() (string, []any) { return sell("s1", norte.ID, ana, "PROCESSED", day(10)) }, 1},
+			{"a second, later", func() (string, []any) { return sell("s2", norte.ID, ana, "PROCESSED", day(2)) }, 1},
+			{"a third, earlier", func() (string, []any) { return sell("s3", norte.ID, ana, "PROCESSED", day(30)) }, 1},
+			{"received: no purchase yet", func() (string, []any) { return sell("s4", sul.ID, bia, "RECEIVED", day(1)) }, 1},
+			{"without a customer", func() (string, []any) { return sell("s5", sul.ID, nil, "PROCESSED", day(1)) }, 1},
+			{"processed later", func() (string, []any) { return `UPDATE sales SET status = 'PROCESSED' WHERE id = 's4'`, nil }, 2},
+			{"the latest returned whole", func() (string, []any) { return `UPDATE sales SET status = 'RETURNED' WHERE id = 's2'`, nil }, 2},
+			{"returned in part", func() (string, []any) {
+				return `UPDATE sales SET status = 'PARTIALLY_RETURNED', returned_amount = '5' WHERE id = 's1'`, nil
+			}, 2},
+			{"moved to another customer", func() (string, []any) { return `UPDATE sales SET customer_id = $1 WHERE id = 's3'`, []any{bia} }, 3},
+			{"sold at another time", func() (string, []any) { return `UPDATE sales SET sold_at = $1 WHERE id = 's3'`, []any{day(3)} }, 3},
+			{"the customer left", func() (string, []any) { return `UPDATE sales SET customer_id = NULL WHERE id = 's4'`, nil }, 2},
+			{"cancelled", func() (string, []any) { return `UPDATE sales SET status = 'CANCELLED' WHERE id = 's3'`, nil }, 1},
+			{"deleted", func() (string, []any) { return `DELETE FROM sales WHERE id = 's1'`, nil }, 0},
+			{"again", func() (string, []any) { return sell("s6", norte.ID, ana, "PROCESSED", day(7)) }, 1},
+		} {
+			q, args := step.sql()
+			_, err := db.SQL.ExecContext(sys, q, args...)
+			require.NoError(t, err, step.name)
+			var rows, differ int
+			require.NoError(t, db.SQL.QueryRowContext(sys, `SELECT count(*) FROM rollup_customer_stores WHERE tenant_id = $1`, s.tenantID).Scan(&rows))
+			require.NoError(t, db.SQL.QueryRowContext(sys, `SELECT (SELECT count(*) FROM (`+kept+` EXCEPT `+counted+`) a) + (SELECT count(*) FROM (`+
+				counted+` EXCEPT `+kept+`) b)`, s.tenantID).Scan(&differ))
+			assert.Equal(t, step.rows, rows, step.name)
+			assert.Zero(t, differ, step.name)
+		}
+
+		for rule, want := range map[string]int{
+			`purchases == 1 && days_since_last_purchase == 7`:                          1,
+			`group_purchases["norte"] == 1 && store_most_visited == "LOJA-01"`:         1,
+			`"sul" in group_purchases || days_since_last_purchase != -1 && points > 0`: 0,
+			`purchases == 0`: 2,
+		} {
+			p, err := s.a.Audiences.PreviewAudience(s.ctx, rule)
+			require.NoError(t, err, rule)
+			assert.Equal(t, want, p.Count, rule)
+		}
 	})
 }

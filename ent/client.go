@@ -99,6 +99,8 @@ type Client struct {
 	RollupCampaignDay *RollupCampaignDayClient
 	// RollupCustomerDay is the client for interacting with the RollupCustomerDay builders.
 	RollupCustomerDay *RollupCustomerDayClient
+	// RollupCustomerStore is the client for interacting with the RollupCustomerStore builders.
+	RollupCustomerStore *RollupCustomerStoreClient
 	// RollupPointsDay is the client for interacting with the RollupPointsDay builders.
 	RollupPointsDay *RollupPointsDayClient
 	// RollupSalesDay is the client for interacting with the RollupSalesDay builders.
@@ -160,6 +162,7 @@ func (c *Client) init() {
 	c.RollupActivePair = NewRollupActivePairClient(c.config)
 	c.RollupCampaignDay = NewRollupCampaignDayClient(c.config)
 	c.RollupCustomerDay = NewRollupCustomerDayClient(c.config)
+	c.RollupCustomerStore = NewRollupCustomerStoreClient(c.config)
 	c.RollupPointsDay = NewRollupPointsDayClient(c.config)
 	c.RollupSalesDay = NewRollupSalesDayClient(c.config)
 	c.Sale = NewSaleClient(c.config)
@@ -288,6 +291,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		RollupActivePair:      NewRollupActivePairClient(cfg),
 		RollupCampaignDay:     NewRollupCampaignDayClient(cfg),
 		RollupCustomerDay:     NewRollupCustomerDayClient(cfg),
+		RollupCustomerStore:   NewRollupCustomerStoreClient(cfg),
 		RollupPointsDay:       NewRollupPointsDayClient(cfg),
 		RollupSalesDay:        NewRollupSalesDayClient(cfg),
 		Sale:                  NewSaleClient(cfg),
@@ -343,6 +347,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		RollupActivePair:      NewRollupActivePairClient(cfg),
 		RollupCampaignDay:     NewRollupCampaignDayClient(cfg),
 		RollupCustomerDay:     NewRollupCustomerDayClient(cfg),
+		RollupCustomerStore:   NewRollupCustomerStoreClient(cfg),
 		RollupPointsDay:       NewRollupPointsDayClient(cfg),
 		RollupSalesDay:        NewRollupSalesDayClient(cfg),
 		Sale:                  NewSaleClient(cfg),
@@ -407,9 +412,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
 		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption,
 		c.RollupActivePair, c.RollupCampaignDay, c.RollupCustomerDay,
-		c.RollupPointsDay, c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment,
-		c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant, c.ValidationToken,
-		c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.RollupCustomerStore, c.RollupPointsDay, c.RollupSalesDay, c.Sale, c.SaleItem,
+		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
+		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -3810,6 +3815,36 @@ func (c *RollupCustomerDayClient) Interceptors() []Interceptor {
 	return c.inters.RollupCustomerDay
 }
 
+// RollupCustomerStoreClient is a client for the RollupCustomerStore schema.
+type RollupCustomerStoreClient struct {
+	config
+}
+
+// NewRollupCustomerStoreClient returns a client for the RollupCustomerStore from the given config.
+func NewRollupCustomerStoreClient(c config) *RollupCustomerStoreClient {
+	return &RollupCustomerStoreClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rollupcustomerstore.Intercept(f(g(h())))`.
+func (c *RollupCustomerStoreClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupCustomerStore = append(c.inters.RollupCustomerStore, interceptors...)
+}
+
+// Query returns a query builder for RollupCustomerStore.
+func (c *RollupCustomerStoreClient) Query() *RollupCustomerStoreQuery {
+	return &RollupCustomerStoreQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupCustomerStore},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupCustomerStoreClient) Interceptors() []Interceptor {
+	return c.inters.RollupCustomerStore
+}
+
 // RollupPointsDayClient is a client for the RollupPointsDay schema.
 type RollupPointsDayClient struct {
 	config
@@ -5941,9 +5976,9 @@ type (
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
 		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
 		Product, Redemption, RollupActivePair, RollupCampaignDay, RollupCustomerDay,
-		RollupPointsDay, RollupSalesDay, Sale, SaleItem, SalePayment, SaleReturn,
-		Segment, SigningKey, Store, Tenant, ValidationToken, WebhookAttempt,
-		WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		RollupCustomerStore, RollupPointsDay, RollupSalesDay, Sale, SaleItem,
+		SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken,
+		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -34,6 +34,7 @@ import (
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
 	"github.com/fideliza/fideliza/ent/rolluppointsday"
 	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -130,6 +131,7 @@ func checkColumn(t, c string) error {
 			rollupactivepair.Table:      rollupactivepair.ValidColumn,
 			rollupcampaignday.Table:     rollupcampaignday.ValidColumn,
 			rollupcustomerday.Table:     rollupcustomerday.ValidColumn,
+			rollupcustomerstore.Table:   rollupcustomerstore.ValidColumn,
 			rolluppointsday.Table:       rolluppointsday.ValidColumn,
 			rollupsalesday.Table:        rollupsalesday.ValidColumn,
 			sale.Table:                  sale.ValidColumn,

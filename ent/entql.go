@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
 	"github.com/fideliza/fideliza/ent/rolluppointsday"
 	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -49,7 +50,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 36)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 37)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apiclient.Table,
@@ -572,6 +573,21 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[22] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:       rollupcustomerstore.Table,
+			Columns:     rollupcustomerstore.Columns,
+			CompositeID: []*sqlgraph.FieldSpec{},
+		},
+		Type: "RollupCustomerStore",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			rollupcustomerstore.FieldTenantID:   {Type: field.TypeString, Column: rollupcustomerstore.FieldTenantID},
+			rollupcustomerstore.FieldCustomerID: {Type: field.TypeString, Column: rollupcustomerstore.FieldCustomerID},
+			rollupcustomerstore.FieldStoreID:    {Type: field.TypeString, Column: rollupcustomerstore.FieldStoreID},
+			rollupcustomerstore.FieldPurchases:  {Type: field.TypeInt64, Column: rollupcustomerstore.FieldPurchases},
+			rollupcustomerstore.FieldLastSoldAt: {Type: field.TypeTime, Column: rollupcustomerstore.FieldLastSoldAt},
+		},
+	}
+	graph.Nodes[23] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rolluppointsday.Table,
 			Columns:     rolluppointsday.Columns,
 			CompositeID: []*sqlgraph.FieldSpec{},
@@ -583,7 +599,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rolluppointsday.FieldNet:      {Type: field.TypeInt64, Column: rolluppointsday.FieldNet},
 		},
 	}
-	graph.Nodes[23] = &sqlgraph.Node{
+	graph.Nodes[24] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:       rollupsalesday.Table,
 			Columns:     rollupsalesday.Columns,
@@ -603,7 +619,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			rollupsalesday.FieldPayableSub:    {Type: field.TypeInt64, Column: rollupsalesday.FieldPayableSub},
 		},
 	}
-	graph.Nodes[24] = &sqlgraph.Node{
+	graph.Nodes[25] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   sale.Table,
 			Columns: sale.Columns,
@@ -640,7 +656,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			sale.FieldCouponCode:            {Type: field.TypeString, Column: sale.FieldCouponCode},
 		},
 	}
-	graph.Nodes[25] = &sqlgraph.Node{
+	graph.Nodes[26] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   saleitem.Table,
 			Columns: saleitem.Columns,
@@ -663,7 +679,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			saleitem.FieldReturnedQuantity: {Type: field.TypeOther, Column: saleitem.FieldReturnedQuantity},
 		},
 	}
-	graph.Nodes[26] = &sqlgraph.Node{
+	graph.Nodes[27] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salepayment.Table,
 			Columns: salepayment.Columns,
@@ -685,7 +701,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salepayment.FieldHoldID:       {Type: field.TypeString, Column: salepayment.FieldHoldID},
 		},
 	}
-	graph.Nodes[27] = &sqlgraph.Node{
+	graph.Nodes[28] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   salereturn.Table,
 			Columns: salereturn.Columns,
@@ -711,7 +727,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			salereturn.FieldProcessedAt:    {Type: field.TypeTime, Column: salereturn.FieldProcessedAt},
 		},
 	}
-	graph.Nodes[28] = &sqlgraph.Node{
+	graph.Nodes[29] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   segment.Table,
 			Columns: segment.Columns,
@@ -730,7 +746,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			segment.FieldRule:        {Type: field.TypeString, Column: segment.FieldRule},
 		},
 	}
-	graph.Nodes[29] = &sqlgraph.Node{
+	graph.Nodes[30] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -747,7 +763,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldRetiredAt:  {Type: field.TypeTime, Column: signingkey.FieldRetiredAt},
 		},
 	}
-	graph.Nodes[30] = &sqlgraph.Node{
+	graph.Nodes[31] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   store.Table,
 			Columns: store.Columns,
@@ -766,7 +782,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			store.FieldGroups:    {Type: field.TypeJSON, Column: store.FieldGroups},
 		},
 	}
-	graph.Nodes[31] = &sqlgraph.Node{
+	graph.Nodes[32] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   tenant.Table,
 			Columns: tenant.Columns,
@@ -808,7 +824,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			tenant.FieldCorsOrigins:            {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
 		},
 	}
-	graph.Nodes[32] = &sqlgraph.Node{
+	graph.Nodes[33] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   validationtoken.Table,
 			Columns: validationtoken.Columns,
@@ -833,7 +849,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
-	graph.Nodes[33] = &sqlgraph.Node{
+	graph.Nodes[34] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookattempt.Table,
 			Columns: webhookattempt.Columns,
@@ -853,7 +869,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookattempt.FieldResponseExcerpt: {Type: field.TypeString, Column: webhookattempt.FieldResponseExcerpt},
 		},
 	}
-	graph.Nodes[34] = &sqlgraph.Node{
+	graph.Nodes[35] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -878,7 +894,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldCompletedAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldCompletedAt},
 		},
 	}
-	graph.Nodes[35] = &sqlgraph.Node{
+	graph.Nodes[36] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -4415,6 +4431,56 @@ func (f *RollupCustomerDayFilter) WhereEvents(p entql.Int64P) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *RollupCustomerStoreQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the RollupCustomerStoreQuery builder.
+func (_q *RollupCustomerStoreQuery) Filter() *RollupCustomerStoreFilter {
+	return &RollupCustomerStoreFilter{config: _q.config, predicateAdder: _q}
+}
+
+// RollupCustomerStoreFilter provides a generic filtering capability at runtime for RollupCustomerStoreQuery.
+type RollupCustomerStoreFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *RollupCustomerStoreFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereTenantID applies the entql string predicate on the tenant_id field.
+func (f *RollupCustomerStoreFilter) WhereTenantID(p entql.StringP) {
+	f.Where(p.Field(rollupcustomerstore.FieldTenantID))
+}
+
+// WhereCustomerID applies the entql string predicate on the customer_id field.
+func (f *RollupCustomerStoreFilter) WhereCustomerID(p entql.StringP) {
+	f.Where(p.Field(rollupcustomerstore.FieldCustomerID))
+}
+
+// WhereStoreID applies the entql string predicate on the store_id field.
+func (f *RollupCustomerStoreFilter) WhereStoreID(p entql.StringP) {
+	f.Where(p.Field(rollupcustomerstore.FieldStoreID))
+}
+
+// WherePurchases applies the entql int64 predicate on the purchases field.
+func (f *RollupCustomerStoreFilter) WherePurchases(p entql.Int64P) {
+	f.Where(p.Field(rollupcustomerstore.FieldPurchases))
+}
+
+// WhereLastSoldAt applies the entql time.Time predicate on the last_sold_at field.
+func (f *RollupCustomerStoreFilter) WhereLastSoldAt(p entql.TimeP) {
+	f.Where(p.Field(rollupcustomerstore.FieldLastSoldAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *RollupPointsDayQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -4433,7 +4499,7 @@ type RollupPointsDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupPointsDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[22].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4473,7 +4539,7 @@ type RollupSalesDayFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *RollupSalesDayFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[23].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4558,7 +4624,7 @@ type SaleFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[24].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4802,7 +4868,7 @@ type SaleItemFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleItemFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[25].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -4920,7 +4986,7 @@ type SalePaymentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SalePaymentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[26].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5033,7 +5099,7 @@ type SaleReturnFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SaleReturnFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[27].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5166,7 +5232,7 @@ type SegmentFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SegmentFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[28].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5278,7 +5344,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[29].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5338,7 +5404,7 @@ type StoreFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *StoreFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[30].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5422,7 +5488,7 @@ type TenantFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TenantFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[31].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5635,7 +5701,7 @@ type ValidationTokenFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ValidationTokenFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[32].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5763,7 +5829,7 @@ type WebhookAttemptFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookAttemptFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[33].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -5866,7 +5932,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[34].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -6022,7 +6088,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[35].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[36].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

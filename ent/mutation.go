@@ -78,6 +78,7 @@ const (
 	TypeRollupActivePair      = "RollupActivePair"
 	TypeRollupCampaignDay     = "RollupCampaignDay"
 	TypeRollupCustomerDay     = "RollupCustomerDay"
+	TypeRollupCustomerStore   = "RollupCustomerStore"
 	TypeRollupPointsDay       = "RollupPointsDay"
 	TypeRollupSalesDay        = "RollupSalesDay"
 	TypeSale                  = "Sale"

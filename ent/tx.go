@@ -58,6 +58,8 @@ type Tx struct {
 	RollupCampaignDay *RollupCampaignDayClient
 	// RollupCustomerDay is the client for interacting with the RollupCustomerDay builders.
 	RollupCustomerDay *RollupCustomerDayClient
+	// RollupCustomerStore is the client for interacting with the RollupCustomerStore builders.
+	RollupCustomerStore *RollupCustomerStoreClient
 	// RollupPointsDay is the client for interacting with the RollupPointsDay builders.
 	RollupPointsDay *RollupPointsDayClient
 	// RollupSalesDay is the client for interacting with the RollupSalesDay builders.
@@ -239,6 +241,7 @@ func (tx *Tx) init() {
 	tx.RollupActivePair = NewRollupActivePairClient(tx.config)
 	tx.RollupCampaignDay = NewRollupCampaignDayClient(tx.config)
 	tx.RollupCustomerDay = NewRollupCustomerDayClient(tx.config)
+	tx.RollupCustomerStore = NewRollupCustomerStoreClient(tx.config)
 	tx.RollupPointsDay = NewRollupPointsDayClient(tx.config)
 	tx.RollupSalesDay = NewRollupSalesDayClient(tx.config)
 	tx.Sale = NewSaleClient(tx.config)

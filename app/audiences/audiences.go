@@ -122,7 +122,12 @@ func (a *Service) reader(ctx context.Context, c *ent.Client, rules []*audience.R
 	if err != nil {
 		return nil, err
 	}
-	return &reader{c: c, now: a.Now(), loc: loc, needs: needsOf(rules)}, nil
+	// Outside a transaction, pages may be read on several connections.
+	r := &reader{c: c, concurrent: c == a.DB.Ent, now: a.Now(), loc: loc, needs: needsOf(rules)}
+	if r.needs.sales {
+		r.stores, err = readStores(ctx, c)
+	}
+	return r, err
 }
 
 // audiencesOf are the audiences of the viewer's tenant (or the one id) and

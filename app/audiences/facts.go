@@ -3,7 +3,8 @@ package audiences
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/fideliza/fideliza/domain/audience"
@@ -11,7 +12,7 @@ import (
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/predicate"
-	"github.com/fideliza/fideliza/ent/sale"
+	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/ent/store"
 )
@@ -38,11 +39,11 @@ func (s scope) customer() []predicate.Customer {
 	return []predicate.Customer{customer.IDGT(s.after), customer.IDLTE(s.upTo)}
 }
 
-func (s scope) sale() []predicate.Sale {
+func (s scope) purchases() []predicate.RollupCustomerStore {
 	if s.ids != nil {
-		return []predicate.Sale{sale.CustomerIDIn(s.ids...)}
+		return []predicate.RollupCustomerStore{rollupcustomerstore.CustomerIDIn(s.ids...)}
 	}
-	return []predicate.Sale{sale.CustomerIDGT(s.after), sale.CustomerIDLTE(s.upTo)}
+	return []predicate.RollupCustomerStore{rollupcustomerstore.CustomerIDGT(s.after), rollupcustomerstore.CustomerIDLTE(s.upTo)}
 }
 
 func (s scope) score() []predicate.CustomerScore {
@@ -52,14 +53,36 @@ func (s scope) score() []predicate.CustomerScore {
 	return []predicate.CustomerScore{customerscore.CustomerIDGT(s.after), customerscore.CustomerIDLTE(s.upTo)}
 }
 
-// needs says which groups of facts the rules read, so that a rule over the
-// profile alone reads no sales.
-type needs struct{ sales, scores, segments bool }
+// needs says which facts the rules read: the columns of the customer's
+// row (besides its id), and whether its purchases, churn score or static
+// segments, so that a rule over the lifetime value reads that column alone
+// and a rule over the profile reads no purchases.
+type needs struct {
+	columns                 []string
+	sales, scores, segments bool
+}
+
+// columnsOf are the customer's columns each fact of its row is read from.
+var columnsOf = map[string][]string{
+	"level":          {customer.FieldLevel},
+	"points":         {customer.FieldPointsBalance},
+	"lifetime_value": {customer.FieldLifetimeValue},
+	"birthday_month": {customer.FieldBirthDate},
+	"city":           {customer.FieldAddressCity},
+	"state":          {customer.FieldAddressState},
+	"consents": {customer.FieldConsentMarketingEmail, customer.FieldConsentMarketingSms,
+		customer.FieldConsentMarketingWhatsapp, customer.FieldConsentDataSharing},
+}
 
 func needsOf(rules []*audience.Rule) needs {
 	var n needs
 	for _, r := range rules {
 		for _, name := range r.Names() {
+			for _, c := range columnsOf[name] {
+				if !slices.Contains(n.columns, c) {
+					n.columns = append(n.columns, c)
+				}
+			}
 			switch name {
 			case "purchases", "days_since_last_purchase", "group_purchases", "group_days_since_last_purchase", "store_most_visited":
 				n.sales = true
@@ -76,37 +99,53 @@ func needsOf(rules []*audience.Rule) needs {
 // storesOf are the codes and groups of the viewer's tenant's stores.
 type storesOf map[string]*ent.Store
 
-func (r *reader) stores(ctx context.Context) (storesOf, error) {
-	if r.storeList != nil {
-		return r.storeList, nil
-	}
-	all, err := r.c.Store.Query().Select(store.FieldCode, store.FieldGroups).All(ctx)
+func readStores(ctx context.Context, c *ent.Client) (storesOf, error) {
+	all, err := c.Store.Query().Select(store.FieldCode, store.FieldGroups).All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r.storeList = storesOf{}
+	stores := storesOf{}
 	for _, s := range all {
-		r.storeList[s.ID] = s
+		stores[s.ID] = s
 	}
-	return r.storeList, nil
+	return stores, nil
 }
 
 // reader reads the facts of pages of customers through c, as of now in loc
 // (days are local days).
 type reader struct {
-	c         *ent.Client
-	now       time.Time
-	loc       *time.Location
-	needs     needs
-	storeList storesOf
+	c          *ent.Client
+	concurrent bool // c is no transaction: pages may read on several connections at once
+	now        time.Time
+	loc        *time.Location
+	needs      needs
+	stores     storesOf // read when the rules read purchases
 }
 
 // facts reads the facts of the customers of sc, in id order.
 func (r *reader) facts(ctx context.Context, sc *scope) ([]string, []audience.Facts, error) {
-	q := r.c.Customer.Query().Where(sc.customer()...).Order(ent.Asc(customer.FieldID)).
-		Select(customer.FieldLevel, customer.FieldPointsBalance, customer.FieldLifetimeValue, customer.FieldBirthDate,
-			customer.FieldAddressCity, customer.FieldAddressState, customer.FieldConsentMarketingEmail,
-			customer.FieldConsentMarketingSms, customer.FieldConsentMarketingWhatsapp, customer.FieldConsentDataSharing)
+	p, err := r.profiles(ctx, sc)
+	if err == nil && len(p.ids) > 0 {
+		err = r.more(ctx, p)
+	}
+	return p.ids, p.facts, err
+}
+
+// page is the facts of a page of customers, in id order; at is where a
+// customer's id is in ids.
+type page struct {
+	sc    scope
+	ids   []string
+	facts []audience.Facts
+	at    map[string]int
+	err   error         // of reading the purchases and scores
+	read  chan struct{} // closed once they are read
+}
+
+// profiles reads the facts of the rows of the customers of sc, in id order:
+// the columns the rules name, and their static segments.
+func (r *reader) profiles(ctx context.Context, sc *scope) (*page, error) {
+	q := r.c.Customer.Query().Where(sc.customer()...).Order(ent.Asc(customer.FieldID)).Select(r.needs.columns...)
 	if r.needs.segments {
 		q.WithSegments(func(q *ent.SegmentQuery) { q.Where(segment.RuleIsNil()).Select(segment.FieldID) })
 	}
@@ -116,39 +155,44 @@ func (r *reader) facts(ctx context.Context, sc *scope) ([]string, []audience.Fac
 	}
 	custs, err := q.All(ctx)
 	if err != nil || len(custs) == 0 {
-		return nil, nil, err
+		return &page{sc: *sc}, err
 	}
 	if open {
 		sc.upTo = custs[len(custs)-1].ID
 	}
-	ids := make([]string, len(custs))
-	facts := make([]audience.Facts, len(custs))
-	at := make(map[string]int, len(custs))
+	p := &page{sc: *sc, ids: make([]string, len(custs)), facts: make([]audience.Facts, len(custs)), at: make(map[string]int, len(custs))}
 	for i, c := range custs {
-		ids[i], at[c.ID] = c.ID, i
-		facts[i] = profileFacts(c)
+		p.ids[i], p.at[c.ID] = c.ID, i
+		p.facts[i] = profileFacts(c)
 	}
+	return p, nil
+}
+
+// more adds the purchase facts and churn scores of p's customers, if the
+// rules read them.
+func (r *reader) more(ctx context.Context, p *page) error {
 	if r.needs.sales {
-		if err := r.salesFacts(ctx, *sc, at, facts); err != nil {
-			return nil, nil, err
+		if err := r.salesFacts(ctx, p.sc, p.at, p.facts); err != nil {
+			return err
 		}
 	}
-	if r.needs.scores {
-		scores, err := r.c.CustomerScore.Query().Where(sc.score()...).
-			Select(customerscore.FieldCustomerID, customerscore.FieldRisk, customerscore.FieldPAlive).All(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, s := range scores {
-			if i, ok := at[s.CustomerID]; ok {
-				facts[i].ChurnRisk = string(s.Risk)
-				if s.PAlive != nil {
-					facts[i].ProbabilityAlive = *s.PAlive
-				}
+	if !r.needs.scores {
+		return nil
+	}
+	scores, err := r.c.CustomerScore.Query().Where(p.sc.score()...).
+		Select(customerscore.FieldCustomerID, customerscore.FieldRisk, customerscore.FieldPAlive).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range scores {
+		if i, ok := p.at[s.CustomerID]; ok {
+			p.facts[i].ChurnRisk = string(s.Risk)
+			if s.PAlive != nil {
+				p.facts[i].ProbabilityAlive = *s.PAlive
 			}
 		}
 	}
-	return ids, facts, nil
+	return nil
 }
 
 // profileFacts are the facts of a customer's own row.
@@ -183,26 +227,11 @@ func profileFacts(c *ent.Customer) audience.Facts {
 	return f
 }
 
-// visits is one customer's processed sales in one store.
-type visits struct {
-	CustomerID string `json:"customer_id"`
-	StoreID    string `json:"store_id"`
-	Count      int64  `json:"count"`
-	Last       any    `json:"last"` // the latest sold_at: a time, or SQLite's text of one
-}
-
-// salesFacts adds the purchase facts of the customers of sc: their
-// processed sales (a sale returned or cancelled whole is no purchase),
-// counted in SQL by customer and store.
+// salesFacts adds the purchase facts of the customers of sc from their
+// processed sales by store (a sale returned or cancelled whole is no
+// purchase), which the database keeps counted (rollup_customer_stores).
 func (r *reader) salesFacts(ctx context.Context, sc scope, at map[string]int, facts []audience.Facts) error {
-	stores, err := r.stores(ctx)
-	if err != nil {
-		return err
-	}
-	var rows []visits
-	err = r.c.Sale.Query().Where(sc.sale()...).Where(sale.StatusIn(sale.StatusPROCESSED, sale.StatusPARTIALLY_RETURNED)).
-		GroupBy(sale.FieldCustomerID, sale.FieldStoreID).
-		Aggregate(ent.As(ent.Count(), "count"), ent.As(ent.Max(sale.FieldSoldAt), "last")).Scan(ctx, &rows)
+	rows, err := r.c.RollupCustomerStore.Query().Where(sc.purchases()...).Where(rollupcustomerstore.PurchasesGT(0)).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -213,28 +242,24 @@ func (r *reader) salesFacts(ctx context.Context, sc scope, at map[string]int, fa
 		if !ok {
 			continue
 		}
-		last, err := timeOf(v.Last)
-		if err != nil {
-			return err
-		}
-		days := today - dayOf(last, r.loc)
+		days := today - dayOf(v.LastSoldAt, r.loc)
 		f := &facts[i]
-		f.Purchases += v.Count
+		f.Purchases += v.Purchases
 		if f.DaysSinceLastPurchase < 0 || days < f.DaysSinceLastPurchase {
 			f.DaysSinceLastPurchase = days
 		}
-		st := stores[v.StoreID]
+		st := r.stores[v.StoreID]
 		if st == nil {
 			continue
 		}
-		if n := most[v.CustomerID]; v.Count > n || v.Count == n && st.Code < f.StoreMostVisited {
-			most[v.CustomerID], f.StoreMostVisited = v.Count, st.Code
+		if n := most[v.CustomerID]; v.Purchases > n || v.Purchases == n && st.Code < f.StoreMostVisited {
+			most[v.CustomerID], f.StoreMostVisited = v.Purchases, st.Code
 		}
 		for _, g := range st.Groups {
 			if f.GroupPurchases == nil {
 				f.GroupPurchases, f.GroupDaysSinceLastPurchase = map[string]int64{}, map[string]int64{}
 			}
-			f.GroupPurchases[g] += v.Count
+			f.GroupPurchases[g] += v.Purchases
 			if d, ok := f.GroupDaysSinceLastPurchase[g]; !ok || days < d {
 				f.GroupDaysSinceLastPurchase[g] = days
 			}
@@ -249,46 +274,69 @@ func dayOf(t time.Time, loc *time.Location) int64 {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
 }
 
-// sqliteTimes are the layouts SQLite's driver writes times in.
-var sqliteTimes = []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02T15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999", time.RFC3339Nano}
-
-// timeOf reads an aggregate's time: PostgreSQL gives a time, SQLite its
-// text.
-func timeOf(v any) (time.Time, error) {
-	switch v := v.(type) {
-	case time.Time:
-		return v, nil
-	case []byte:
-		return timeOf(string(v))
-	case string:
-		for _, layout := range sqliteTimes {
-			if t, err := time.Parse(layout, strings.TrimSuffix(v, "Z")); err == nil {
-				return t, nil
-			}
-			if t, err := time.Parse(layout, v); err == nil {
-				return t, nil
-			}
-		}
-	}
-	return time.Time{}, fmt.Errorf("audiences: a sale's time %v (%T) is no time", v, v)
-}
+// readers is how many pages a concurrent reader reads ahead, each on its
+// own connection, while the rules evaluate the page before.
+const readers = 2
 
 // pages reads the facts of every customer of the viewer's tenant, a page at
-// a time in id order, handing each to fn.
+// a time in id order, handing each to fn. A concurrent reader (one outside
+// a transaction) reads the next pages while fn runs: the rows of a page,
+// then its purchases and scores while the rows of the next are read.
 func (r *reader) pages(ctx context.Context, fn func(sc scope, ids []string, facts []audience.Facts) error) error {
-	after := ""
-	for {
-		sc := scope{after: after}
-		ids, facts, err := r.facts(ctx, &sc)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		if err := fn(sc, ids, facts); err != nil {
-			return err
-		}
-		after = sc.upTo
-		if len(ids) < readBatch {
-			return nil
+	if !r.concurrent {
+		for after := ""; ; {
+			sc := scope{after: after}
+			ids, facts, err := r.facts(ctx, &sc)
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			if err := fn(sc, ids, facts); err != nil || len(ids) < readBatch {
+				return err
+			}
+			after = sc.upTo
 		}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	// The lister and the readers stop and are waited for, whatever fn did.
+	var running sync.WaitGroup
+	defer func() { cancel(); running.Wait() }()
+	pages := make(chan *page, readers)
+	listed := make(chan error, 1)
+	running.Go(func() {
+		defer close(pages)
+		for after := ""; ; {
+			sc := scope{after: after}
+			p, err := r.profiles(ctx, &sc)
+			if err != nil || len(p.ids) == 0 {
+				listed <- err
+				return
+			}
+			p.read = make(chan struct{})
+			running.Go(func() {
+				defer close(p.read)
+				p.err = r.more(ctx, p)
+			})
+			select {
+			case pages <- p:
+			case <-ctx.Done():
+				listed <- ctx.Err()
+				return
+			}
+			if len(p.ids) < readBatch {
+				listed <- nil
+				return
+			}
+			after = sc.upTo
+		}
+	})
+	for p := range pages {
+		<-p.read
+		if p.err != nil {
+			return p.err
+		}
+		if err := fn(p.sc, p.ids, p.facts); err != nil {
+			return err
+		}
+	}
+	return <-listed
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
 	"github.com/fideliza/fideliza/ent/rolluppointsday"
 	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -697,6 +698,33 @@ func (f TraverseRollupCustomerDay) Traverse(ctx context.Context, q ent.Query) er
 	return fmt.Errorf("unexpected query type %T. expect *ent.RollupCustomerDayQuery", q)
 }
 
+// The RollupCustomerStoreFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupCustomerStoreFunc func(context.Context, *ent.RollupCustomerStoreQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupCustomerStoreFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupCustomerStoreQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupCustomerStoreQuery", q)
+}
+
+// The TraverseRollupCustomerStore type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupCustomerStore func(context.Context, *ent.RollupCustomerStoreQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupCustomerStore) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupCustomerStore) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCustomerStoreQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupCustomerStoreQuery", q)
+}
+
 // The RollupPointsDayFunc type is an adapter to allow the use of ordinary function as a Querier.
 type RollupPointsDayFunc func(context.Context, *ent.RollupPointsDayQuery) (ent.Value, error)
 
@@ -1122,6 +1150,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RollupCampaignDayQuery, predicate.RollupCampaignDay, rollupcampaignday.OrderOption]{typ: ent.TypeRollupCampaignDay, tq: q}, nil
 	case *ent.RollupCustomerDayQuery:
 		return &query[*ent.RollupCustomerDayQuery, predicate.RollupCustomerDay, rollupcustomerday.OrderOption]{typ: ent.TypeRollupCustomerDay, tq: q}, nil
+	case *ent.RollupCustomerStoreQuery:
+		return &query[*ent.RollupCustomerStoreQuery, predicate.RollupCustomerStore, rollupcustomerstore.OrderOption]{typ: ent.TypeRollupCustomerStore, tq: q}, nil
 	case *ent.RollupPointsDayQuery:
 		return &query[*ent.RollupPointsDayQuery, predicate.RollupPointsDay, rolluppointsday.OrderOption]{typ: ent.TypeRollupPointsDay, tq: q}, nil
 	case *ent.RollupSalesDayQuery:

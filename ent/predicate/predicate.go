@@ -94,6 +94,9 @@ type RollupCampaignDay func(*sql.Selector)
 // RollupCustomerDay is the predicate function for rollupcustomerday builders.
 type RollupCustomerDay func(*sql.Selector)
 
+// RollupCustomerStore is the predicate function for rollupcustomerstore builders.
+type RollupCustomerStore func(*sql.Selector)
+
 // RollupPointsDay is the predicate function for rolluppointsday builders.
 type RollupPointsDay func(*sql.Selector)
 

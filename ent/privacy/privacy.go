@@ -603,6 +603,18 @@ func (f RollupCustomerDayQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Que
 	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupCustomerDayQuery", q)
 }
 
+// The RollupCustomerStoreQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupCustomerStoreQueryRuleFunc func(context.Context, *ent.RollupCustomerStoreQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupCustomerStoreQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCustomerStoreQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupCustomerStoreQuery", q)
+}
+
 // The RollupPointsDayQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type RollupPointsDayQueryRuleFunc func(context.Context, *ent.RollupPointsDayQuery) error
@@ -993,6 +1005,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.RollupCampaignDayQuery:
 		return q.Filter(), nil
 	case *ent.RollupCustomerDayQuery:
+		return q.Filter(), nil
+	case *ent.RollupCustomerStoreQuery:
 		return q.Filter(), nil
 	case *ent.RollupPointsDayQuery:
 		return q.Filter(), nil

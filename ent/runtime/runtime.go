@@ -28,6 +28,7 @@ import (
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
+	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
 	"github.com/fideliza/fideliza/ent/rolluppointsday"
 	"github.com/fideliza/fideliza/ent/rollupsalesday"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -1178,6 +1179,16 @@ func init() {
 	rollupcustomerday.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := rollupcustomerday.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rollupcustomerstoreMixin := schema.RollupCustomerStore{}.Mixin()
+	rollupcustomerstore.Policy = privacy.NewPolicies(rollupcustomerstoreMixin[0], schema.RollupCustomerStore{})
+	rollupcustomerstore.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rollupcustomerstore.Policy.EvalMutation(ctx, m); err != nil {
 				return nil, err
 			}
 			return next.Mutate(ctx, m)

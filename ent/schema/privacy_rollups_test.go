@@ -49,6 +49,11 @@ func rollupViews() []rollupView {
 				rows, err := c.RollupActivePair.Query().All(ctx)
 				return tenantsOf(rows, err, func(r *ent.RollupActivePair) string { return r.TenantID })
 			}},
+		{"rollup_customer_stores", "customer_id, store_id, purchases", "'c', 's', 1",
+			func(ctx context.Context, c *ent.Client) ([]string, error) {
+				rows, err := c.RollupCustomerStore.Query().All(ctx)
+				return tenantsOf(rows, err, func(r *ent.RollupCustomerStore) string { return r.TenantID })
+			}},
 	}
 }
 

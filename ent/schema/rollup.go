@@ -94,3 +94,17 @@ func (RollupActivePair) Mixin() []ent.Mixin               { return []ent.Mixin{R
 func (RollupActivePair) Fields() []ent.Field {
 	return []ent.Field{field.String("day"), field.String("prev_day"), field.Int64("customers")}
 }
+
+// RollupCustomerStore is a customer's processed sales in a store (a sale
+// returned or cancelled whole is none): how many, and the latest sold_at
+// (migration 0037), the purchase facts of the audiences' rules.
+type RollupCustomerStore struct{ ent.View }
+
+func (RollupCustomerStore) Annotations() []schema.Annotation {
+	return rollupView("rollup_customer_stores")
+}
+func (RollupCustomerStore) Mixin() []ent.Mixin { return []ent.Mixin{RollupMixin{}} }
+func (RollupCustomerStore) Fields() []ent.Field {
+	return []ent.Field{field.String("customer_id"), field.String("store_id"), field.Int64("purchases"),
+		field.Time("last_sold_at")}
+}
