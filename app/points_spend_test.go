@@ -16,6 +16,7 @@ import (
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage"
@@ -327,5 +328,70 @@ func TestOrderPointsCapturedOnce(t *testing.T) {
 		_, err = e.app.Loyalty.CaptureOrderPoints(e.ctx, h.Hold.ID, loyalty.CaptureInput{OrderID: "PED-1",
 			OrderAmount: new(decimal.RequireFromString("100.00"))})
 		require.Equal(t, "points_hold_unavailable", errCode(err), "a hold rolled back is spent no more")
+	})
+}
+
+// TestPointsShareByLevel: a level's own share of a sale payable with points
+// replaces the programme's for its customers when a hold is placed and when
+// the sale paying with it is registered; sent back to the programme's, the
+// level's customers have the programme's share again; bronze has none of
+// its own, and a share is 0 to 1.
+func TestPointsShareByLevel(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		e := newSpendEnv(t, db, 20000)
+		cust, err := e.app.DB.Ent.Customer.Get(e.ctx, e.customer)
+		require.NoError(t, err)
+		require.NotEqual(t, customer.LevelBronze, cust.Level, "20,000 points earned raise the level")
+		sys := viewer.SystemContext(context.Background())
+		share := func(level customer.Level, v *decimal.Decimal) error {
+			_, err := e.app.Backoffice.UpdateTenant(sys, e.tenant, backoffice.TenantSettings{PointsSpendMaxShare: new(decimal.RequireFromString("0.5")),
+				PointsSpendMaxShareLevels: map[customer.Level]*decimal.Decimal{level: v}})
+			return err
+		}
+		holdOf := func(session, amount, sale string) error {
+			_, _, err := e.app.POS.HoldPoints(e.ctx, pos.PointsHoldInput{SessionID: session,
+				Customer: &pos.POSCustomer{ID: e.cpf, Type: "CPF"}, StoreID: "LOJA-01",
+				Amount: new(decimal.RequireFromString(amount)), SaleAmount: new(decimal.RequireFromString(sale))})
+			return err
+		}
+		require.NoError(t, share(cust.Level, new(decimal.RequireFromString("0.8"))))
+		for _, step := range []struct {
+			name    string
+			do      func() error
+			refused string
+		}{
+			{"R$ 30 of a R$ 50 sale: within the level's 80%", func() error { return holdOf("a", "30.00", "50.00") }, ""},
+			{"R$ 45 of a R$ 50 sale: beyond it", func() error { return holdOf("b", "45.00", "50.00") }, "points_over_share"},
+			{"the sale paying R$ 30 of R$ 50 is registered", func() error {
+				h, err := e.hold("c", "30.00")
+				if err != nil {
+					return err
+				}
+				_, err = e.sale("901", "50.00", "30.00", h.ID)
+				return err
+			}, ""},
+			{"the level back to the programme's 50%", func() error { return share(cust.Level, nil) }, ""},
+			{"R$ 30 of a R$ 50 sale: beyond the programme's share", func() error { return holdOf("d", "30.00", "50.00") }, "points_over_share"},
+			{"a sale paying R$ 30 of R$ 50: beyond it", func() error {
+				h, err := e.hold("e", "30.00")
+				if err != nil {
+					return err
+				}
+				_, err = e.sale("902", "50.00", "30.00", h.ID)
+				return err
+			}, "points_over_share"},
+			{"bronze has the programme's share", func() error { return share(customer.LevelBronze, new(decimal.RequireFromString("0.8"))) }, "validation_error"},
+			{"a share above 1", func() error { return share(customer.LevelGold, new(decimal.RequireFromString("1.5"))) }, "validation_error"},
+		} {
+			err := step.do()
+			if step.refused == "" {
+				require.NoError(t, err, step.name)
+				continue
+			}
+			require.Error(t, err, step.name)
+			require.Equal(t, step.refused, errCode(err), "%s: %v", step.name, err)
+		}
+		e.requireConsistent(t)
 	})
 }

@@ -793,35 +793,38 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Tenant",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			tenant.FieldCreatedAt:              {Type: field.TypeTime, Column: tenant.FieldCreatedAt},
-			tenant.FieldUpdatedAt:              {Type: field.TypeTime, Column: tenant.FieldUpdatedAt},
-			tenant.FieldName:                   {Type: field.TypeString, Column: tenant.FieldName},
-			tenant.FieldActive:                 {Type: field.TypeBool, Column: tenant.FieldActive},
-			tenant.FieldPreRegistration:        {Type: field.TypeBool, Column: tenant.FieldPreRegistration},
-			tenant.FieldSaleRegistration:       {Type: field.TypeBool, Column: tenant.FieldSaleRegistration},
-			tenant.FieldSaleTolerance:          {Type: field.TypeOther, Column: tenant.FieldSaleTolerance},
-			tenant.FieldPointsPerReal:          {Type: field.TypeOther, Column: tenant.FieldPointsPerReal},
-			tenant.FieldPointsValue:            {Type: field.TypeOther, Column: tenant.FieldPointsValue},
-			tenant.FieldPointsSpendMin:         {Type: field.TypeInt64, Column: tenant.FieldPointsSpendMin},
-			tenant.FieldPointsSpendMaxShare:    {Type: field.TypeOther, Column: tenant.FieldPointsSpendMaxShare},
-			tenant.FieldPointsSpendChannels:    {Type: field.TypeJSON, Column: tenant.FieldPointsSpendChannels},
-			tenant.FieldPointsExpiryMonths:     {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
-			tenant.FieldTimeZone:               {Type: field.TypeString, Column: tenant.FieldTimeZone},
-			tenant.FieldPointsPendingDays:      {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
-			tenant.FieldLevelGraceDays:         {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
-			tenant.FieldChurnRefitDays:         {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
-			tenant.FieldSilverThreshold:        {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
-			tenant.FieldGoldThreshold:          {Type: field.TypeInt64, Column: tenant.FieldGoldThreshold},
-			tenant.FieldDiamondThreshold:       {Type: field.TypeInt64, Column: tenant.FieldDiamondThreshold},
-			tenant.FieldPriceCodeBronze:        {Type: field.TypeInt, Column: tenant.FieldPriceCodeBronze},
-			tenant.FieldPriceCodeSilver:        {Type: field.TypeInt, Column: tenant.FieldPriceCodeSilver},
-			tenant.FieldPriceCodeGold:          {Type: field.TypeInt, Column: tenant.FieldPriceCodeGold},
-			tenant.FieldPriceCodeDiamond:       {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
-			tenant.FieldSandboxOfID:            {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
-			tenant.FieldCustomerCount:          {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
-			tenant.FieldAuditRetentionDays:     {Type: field.TypeInt, Column: tenant.FieldAuditRetentionDays},
-			tenant.FieldAnonymizeInactiveYears: {Type: field.TypeInt, Column: tenant.FieldAnonymizeInactiveYears},
-			tenant.FieldCorsOrigins:            {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
+			tenant.FieldCreatedAt:                  {Type: field.TypeTime, Column: tenant.FieldCreatedAt},
+			tenant.FieldUpdatedAt:                  {Type: field.TypeTime, Column: tenant.FieldUpdatedAt},
+			tenant.FieldName:                       {Type: field.TypeString, Column: tenant.FieldName},
+			tenant.FieldActive:                     {Type: field.TypeBool, Column: tenant.FieldActive},
+			tenant.FieldPreRegistration:            {Type: field.TypeBool, Column: tenant.FieldPreRegistration},
+			tenant.FieldSaleRegistration:           {Type: field.TypeBool, Column: tenant.FieldSaleRegistration},
+			tenant.FieldSaleTolerance:              {Type: field.TypeOther, Column: tenant.FieldSaleTolerance},
+			tenant.FieldPointsPerReal:              {Type: field.TypeOther, Column: tenant.FieldPointsPerReal},
+			tenant.FieldPointsValue:                {Type: field.TypeOther, Column: tenant.FieldPointsValue},
+			tenant.FieldPointsSpendMin:             {Type: field.TypeInt64, Column: tenant.FieldPointsSpendMin},
+			tenant.FieldPointsSpendMaxShare:        {Type: field.TypeOther, Column: tenant.FieldPointsSpendMaxShare},
+			tenant.FieldPointsSpendMaxShareSilver:  {Type: field.TypeOther, Column: tenant.FieldPointsSpendMaxShareSilver},
+			tenant.FieldPointsSpendMaxShareGold:    {Type: field.TypeOther, Column: tenant.FieldPointsSpendMaxShareGold},
+			tenant.FieldPointsSpendMaxShareDiamond: {Type: field.TypeOther, Column: tenant.FieldPointsSpendMaxShareDiamond},
+			tenant.FieldPointsSpendChannels:        {Type: field.TypeJSON, Column: tenant.FieldPointsSpendChannels},
+			tenant.FieldPointsExpiryMonths:         {Type: field.TypeInt, Column: tenant.FieldPointsExpiryMonths},
+			tenant.FieldTimeZone:                   {Type: field.TypeString, Column: tenant.FieldTimeZone},
+			tenant.FieldPointsPendingDays:          {Type: field.TypeInt, Column: tenant.FieldPointsPendingDays},
+			tenant.FieldLevelGraceDays:             {Type: field.TypeInt, Column: tenant.FieldLevelGraceDays},
+			tenant.FieldChurnRefitDays:             {Type: field.TypeInt, Column: tenant.FieldChurnRefitDays},
+			tenant.FieldSilverThreshold:            {Type: field.TypeInt64, Column: tenant.FieldSilverThreshold},
+			tenant.FieldGoldThreshold:              {Type: field.TypeInt64, Column: tenant.FieldGoldThreshold},
+			tenant.FieldDiamondThreshold:           {Type: field.TypeInt64, Column: tenant.FieldDiamondThreshold},
+			tenant.FieldPriceCodeBronze:            {Type: field.TypeInt, Column: tenant.FieldPriceCodeBronze},
+			tenant.FieldPriceCodeSilver:            {Type: field.TypeInt, Column: tenant.FieldPriceCodeSilver},
+			tenant.FieldPriceCodeGold:              {Type: field.TypeInt, Column: tenant.FieldPriceCodeGold},
+			tenant.FieldPriceCodeDiamond:           {Type: field.TypeInt, Column: tenant.FieldPriceCodeDiamond},
+			tenant.FieldSandboxOfID:                {Type: field.TypeString, Column: tenant.FieldSandboxOfID},
+			tenant.FieldCustomerCount:              {Type: field.TypeInt64, Column: tenant.FieldCustomerCount},
+			tenant.FieldAuditRetentionDays:         {Type: field.TypeInt, Column: tenant.FieldAuditRetentionDays},
+			tenant.FieldAnonymizeInactiveYears:     {Type: field.TypeInt, Column: tenant.FieldAnonymizeInactiveYears},
+			tenant.FieldCorsOrigins:                {Type: field.TypeJSON, Column: tenant.FieldCorsOrigins},
 		},
 	}
 	graph.Nodes[33] = &sqlgraph.Node{
@@ -5552,6 +5555,21 @@ func (f *TenantFilter) WherePointsSpendMin(p entql.Int64P) {
 // WherePointsSpendMaxShare applies the entql other predicate on the points_spend_max_share field.
 func (f *TenantFilter) WherePointsSpendMaxShare(p entql.OtherP) {
 	f.Where(p.Field(tenant.FieldPointsSpendMaxShare))
+}
+
+// WherePointsSpendMaxShareSilver applies the entql other predicate on the points_spend_max_share_silver field.
+func (f *TenantFilter) WherePointsSpendMaxShareSilver(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldPointsSpendMaxShareSilver))
+}
+
+// WherePointsSpendMaxShareGold applies the entql other predicate on the points_spend_max_share_gold field.
+func (f *TenantFilter) WherePointsSpendMaxShareGold(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldPointsSpendMaxShareGold))
+}
+
+// WherePointsSpendMaxShareDiamond applies the entql other predicate on the points_spend_max_share_diamond field.
+func (f *TenantFilter) WherePointsSpendMaxShareDiamond(p entql.OtherP) {
+	f.Where(p.Field(tenant.FieldPointsSpendMaxShareDiamond))
 }
 
 // WherePointsSpendChannels applies the entql json.RawMessage predicate on the points_spend_channels field.

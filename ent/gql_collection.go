@@ -3701,6 +3701,21 @@ func (_q *TenantQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, tenant.FieldPointsSpendMaxShare)
 				fieldSeen[tenant.FieldPointsSpendMaxShare] = struct{}{}
 			}
+		case "pointsSpendMaxShareSilver":
+			if _, ok := fieldSeen[tenant.FieldPointsSpendMaxShareSilver]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsSpendMaxShareSilver)
+				fieldSeen[tenant.FieldPointsSpendMaxShareSilver] = struct{}{}
+			}
+		case "pointsSpendMaxShareGold":
+			if _, ok := fieldSeen[tenant.FieldPointsSpendMaxShareGold]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsSpendMaxShareGold)
+				fieldSeen[tenant.FieldPointsSpendMaxShareGold] = struct{}{}
+			}
+		case "pointsSpendMaxShareDiamond":
+			if _, ok := fieldSeen[tenant.FieldPointsSpendMaxShareDiamond]; !ok {
+				selectedFields = append(selectedFields, tenant.FieldPointsSpendMaxShareDiamond)
+				fieldSeen[tenant.FieldPointsSpendMaxShareDiamond] = struct{}{}
+			}
 		case "pointsSpendChannels":
 			if _, ok := fieldSeen[tenant.FieldPointsSpendChannels]; !ok {
 				selectedFields = append(selectedFields, tenant.FieldPointsSpendChannels)

@@ -11410,6 +11410,42 @@ type TenantWhereInput struct {
 	PointsSpendMaxShareIsNil  bool              `json:"pointsSpendMaxShareIsNil,omitempty"`
 	PointsSpendMaxShareNotNil bool              `json:"pointsSpendMaxShareNotNil,omitempty"`
 
+	// "points_spend_max_share_silver" field predicates.
+	PointsSpendMaxShareSilver       *decimal.Decimal  `json:"pointsSpendMaxShareSilver,omitempty"`
+	PointsSpendMaxShareSilverNEQ    *decimal.Decimal  `json:"pointsSpendMaxShareSilverNEQ,omitempty"`
+	PointsSpendMaxShareSilverIn     []decimal.Decimal `json:"pointsSpendMaxShareSilverIn,omitempty"`
+	PointsSpendMaxShareSilverNotIn  []decimal.Decimal `json:"pointsSpendMaxShareSilverNotIn,omitempty"`
+	PointsSpendMaxShareSilverGT     *decimal.Decimal  `json:"pointsSpendMaxShareSilverGT,omitempty"`
+	PointsSpendMaxShareSilverGTE    *decimal.Decimal  `json:"pointsSpendMaxShareSilverGTE,omitempty"`
+	PointsSpendMaxShareSilverLT     *decimal.Decimal  `json:"pointsSpendMaxShareSilverLT,omitempty"`
+	PointsSpendMaxShareSilverLTE    *decimal.Decimal  `json:"pointsSpendMaxShareSilverLTE,omitempty"`
+	PointsSpendMaxShareSilverIsNil  bool              `json:"pointsSpendMaxShareSilverIsNil,omitempty"`
+	PointsSpendMaxShareSilverNotNil bool              `json:"pointsSpendMaxShareSilverNotNil,omitempty"`
+
+	// "points_spend_max_share_gold" field predicates.
+	PointsSpendMaxShareGold       *decimal.Decimal  `json:"pointsSpendMaxShareGold,omitempty"`
+	PointsSpendMaxShareGoldNEQ    *decimal.Decimal  `json:"pointsSpendMaxShareGoldNEQ,omitempty"`
+	PointsSpendMaxShareGoldIn     []decimal.Decimal `json:"pointsSpendMaxShareGoldIn,omitempty"`
+	PointsSpendMaxShareGoldNotIn  []decimal.Decimal `json:"pointsSpendMaxShareGoldNotIn,omitempty"`
+	PointsSpendMaxShareGoldGT     *decimal.Decimal  `json:"pointsSpendMaxShareGoldGT,omitempty"`
+	PointsSpendMaxShareGoldGTE    *decimal.Decimal  `json:"pointsSpendMaxShareGoldGTE,omitempty"`
+	PointsSpendMaxShareGoldLT     *decimal.Decimal  `json:"pointsSpendMaxShareGoldLT,omitempty"`
+	PointsSpendMaxShareGoldLTE    *decimal.Decimal  `json:"pointsSpendMaxShareGoldLTE,omitempty"`
+	PointsSpendMaxShareGoldIsNil  bool              `json:"pointsSpendMaxShareGoldIsNil,omitempty"`
+	PointsSpendMaxShareGoldNotNil bool              `json:"pointsSpendMaxShareGoldNotNil,omitempty"`
+
+	// "points_spend_max_share_diamond" field predicates.
+	PointsSpendMaxShareDiamond       *decimal.Decimal  `json:"pointsSpendMaxShareDiamond,omitempty"`
+	PointsSpendMaxShareDiamondNEQ    *decimal.Decimal  `json:"pointsSpendMaxShareDiamondNEQ,omitempty"`
+	PointsSpendMaxShareDiamondIn     []decimal.Decimal `json:"pointsSpendMaxShareDiamondIn,omitempty"`
+	PointsSpendMaxShareDiamondNotIn  []decimal.Decimal `json:"pointsSpendMaxShareDiamondNotIn,omitempty"`
+	PointsSpendMaxShareDiamondGT     *decimal.Decimal  `json:"pointsSpendMaxShareDiamondGT,omitempty"`
+	PointsSpendMaxShareDiamondGTE    *decimal.Decimal  `json:"pointsSpendMaxShareDiamondGTE,omitempty"`
+	PointsSpendMaxShareDiamondLT     *decimal.Decimal  `json:"pointsSpendMaxShareDiamondLT,omitempty"`
+	PointsSpendMaxShareDiamondLTE    *decimal.Decimal  `json:"pointsSpendMaxShareDiamondLTE,omitempty"`
+	PointsSpendMaxShareDiamondIsNil  bool              `json:"pointsSpendMaxShareDiamondIsNil,omitempty"`
+	PointsSpendMaxShareDiamondNotNil bool              `json:"pointsSpendMaxShareDiamondNotNil,omitempty"`
+
 	// "points_expiry_months" field predicates.
 	PointsExpiryMonths      *int  `json:"pointsExpiryMonths,omitempty"`
 	PointsExpiryMonthsNEQ   *int  `json:"pointsExpiryMonthsNEQ,omitempty"`
@@ -11920,6 +11956,96 @@ func (i *TenantWhereInput) P() (predicate.Tenant, error) {
 	}
 	if i.PointsSpendMaxShareNotNil {
 		predicates = append(predicates, tenant.PointsSpendMaxShareNotNil())
+	}
+	if i.PointsSpendMaxShareSilver != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverEQ(*i.PointsSpendMaxShareSilver))
+	}
+	if i.PointsSpendMaxShareSilverNEQ != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverNEQ(*i.PointsSpendMaxShareSilverNEQ))
+	}
+	if len(i.PointsSpendMaxShareSilverIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverIn(i.PointsSpendMaxShareSilverIn...))
+	}
+	if len(i.PointsSpendMaxShareSilverNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverNotIn(i.PointsSpendMaxShareSilverNotIn...))
+	}
+	if i.PointsSpendMaxShareSilverGT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverGT(*i.PointsSpendMaxShareSilverGT))
+	}
+	if i.PointsSpendMaxShareSilverGTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverGTE(*i.PointsSpendMaxShareSilverGTE))
+	}
+	if i.PointsSpendMaxShareSilverLT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverLT(*i.PointsSpendMaxShareSilverLT))
+	}
+	if i.PointsSpendMaxShareSilverLTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverLTE(*i.PointsSpendMaxShareSilverLTE))
+	}
+	if i.PointsSpendMaxShareSilverIsNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverIsNil())
+	}
+	if i.PointsSpendMaxShareSilverNotNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareSilverNotNil())
+	}
+	if i.PointsSpendMaxShareGold != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldEQ(*i.PointsSpendMaxShareGold))
+	}
+	if i.PointsSpendMaxShareGoldNEQ != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldNEQ(*i.PointsSpendMaxShareGoldNEQ))
+	}
+	if len(i.PointsSpendMaxShareGoldIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldIn(i.PointsSpendMaxShareGoldIn...))
+	}
+	if len(i.PointsSpendMaxShareGoldNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldNotIn(i.PointsSpendMaxShareGoldNotIn...))
+	}
+	if i.PointsSpendMaxShareGoldGT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldGT(*i.PointsSpendMaxShareGoldGT))
+	}
+	if i.PointsSpendMaxShareGoldGTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldGTE(*i.PointsSpendMaxShareGoldGTE))
+	}
+	if i.PointsSpendMaxShareGoldLT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldLT(*i.PointsSpendMaxShareGoldLT))
+	}
+	if i.PointsSpendMaxShareGoldLTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldLTE(*i.PointsSpendMaxShareGoldLTE))
+	}
+	if i.PointsSpendMaxShareGoldIsNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldIsNil())
+	}
+	if i.PointsSpendMaxShareGoldNotNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareGoldNotNil())
+	}
+	if i.PointsSpendMaxShareDiamond != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondEQ(*i.PointsSpendMaxShareDiamond))
+	}
+	if i.PointsSpendMaxShareDiamondNEQ != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondNEQ(*i.PointsSpendMaxShareDiamondNEQ))
+	}
+	if len(i.PointsSpendMaxShareDiamondIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondIn(i.PointsSpendMaxShareDiamondIn...))
+	}
+	if len(i.PointsSpendMaxShareDiamondNotIn) > 0 {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondNotIn(i.PointsSpendMaxShareDiamondNotIn...))
+	}
+	if i.PointsSpendMaxShareDiamondGT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondGT(*i.PointsSpendMaxShareDiamondGT))
+	}
+	if i.PointsSpendMaxShareDiamondGTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondGTE(*i.PointsSpendMaxShareDiamondGTE))
+	}
+	if i.PointsSpendMaxShareDiamondLT != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondLT(*i.PointsSpendMaxShareDiamondLT))
+	}
+	if i.PointsSpendMaxShareDiamondLTE != nil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondLTE(*i.PointsSpendMaxShareDiamondLTE))
+	}
+	if i.PointsSpendMaxShareDiamondIsNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondIsNil())
+	}
+	if i.PointsSpendMaxShareDiamondNotNil {
+		predicates = append(predicates, tenant.PointsSpendMaxShareDiamondNotNil())
 	}
 	if i.PointsExpiryMonths != nil {
 		predicates = append(predicates, tenant.PointsExpiryMonthsEQ(*i.PointsExpiryMonths))

@@ -29988,63 +29988,66 @@ func (m *StoreMutation) ResetEdge(name string) error {
 // TenantMutation represents an operation that mutates the Tenant nodes in the graph.
 type TenantMutation struct {
 	config
-	op                          Op
-	typ                         string
-	id                          *string
-	created_at                  *time.Time
-	updated_at                  *time.Time
-	name                        *string
-	active                      *bool
-	pre_registration            *bool
-	sale_registration           *bool
-	sale_tolerance              *decimal.Decimal
-	points_per_real             *decimal.Decimal
-	points_value                *decimal.Decimal
-	points_spend_min            *int64
-	addpoints_spend_min         *int64
-	points_spend_max_share      *decimal.Decimal
-	points_spend_channels       *[]string
-	appendpoints_spend_channels []string
-	points_expiry_months        *int
-	addpoints_expiry_months     *int
-	time_zone                   *string
-	points_pending_days         *int
-	addpoints_pending_days      *int
-	level_grace_days            *int
-	addlevel_grace_days         *int
-	churn_refit_days            *int
-	addchurn_refit_days         *int
-	silver_threshold            *int64
-	addsilver_threshold         *int64
-	gold_threshold              *int64
-	addgold_threshold           *int64
-	diamond_threshold           *int64
-	adddiamond_threshold        *int64
-	price_code_bronze           *int
-	addprice_code_bronze        *int
-	price_code_silver           *int
-	addprice_code_silver        *int
-	price_code_gold             *int
-	addprice_code_gold          *int
-	price_code_diamond          *int
-	addprice_code_diamond       *int
-	customer_count              *int64
-	addcustomer_count           *int64
-	audit_retention_days        *int
-	addaudit_retention_days     *int
-	anonymize_inactive_years    *int
-	addanonymize_inactive_years *int
-	cors_origins                *[]string
-	appendcors_origins          []string
-	clearedFields               map[string]struct{}
-	sandbox_of                  *string
-	clearedsandbox_of           bool
-	sandboxes                   map[string]struct{}
-	removedsandboxes            map[string]struct{}
-	clearedsandboxes            bool
-	done                        bool
-	oldValue                    func(context.Context) (*Tenant, error)
-	predicates                  []predicate.Tenant
+	op                             Op
+	typ                            string
+	id                             *string
+	created_at                     *time.Time
+	updated_at                     *time.Time
+	name                           *string
+	active                         *bool
+	pre_registration               *bool
+	sale_registration              *bool
+	sale_tolerance                 *decimal.Decimal
+	points_per_real                *decimal.Decimal
+	points_value                   *decimal.Decimal
+	points_spend_min               *int64
+	addpoints_spend_min            *int64
+	points_spend_max_share         *decimal.Decimal
+	points_spend_max_share_silver  *decimal.Decimal
+	points_spend_max_share_gold    *decimal.Decimal
+	points_spend_max_share_diamond *decimal.Decimal
+	points_spend_channels          *[]string
+	appendpoints_spend_channels    []string
+	points_expiry_months           *int
+	addpoints_expiry_months        *int
+	time_zone                      *string
+	points_pending_days            *int
+	addpoints_pending_days         *int
+	level_grace_days               *int
+	addlevel_grace_days            *int
+	churn_refit_days               *int
+	addchurn_refit_days            *int
+	silver_threshold               *int64
+	addsilver_threshold            *int64
+	gold_threshold                 *int64
+	addgold_threshold              *int64
+	diamond_threshold              *int64
+	adddiamond_threshold           *int64
+	price_code_bronze              *int
+	addprice_code_bronze           *int
+	price_code_silver              *int
+	addprice_code_silver           *int
+	price_code_gold                *int
+	addprice_code_gold             *int
+	price_code_diamond             *int
+	addprice_code_diamond          *int
+	customer_count                 *int64
+	addcustomer_count              *int64
+	audit_retention_days           *int
+	addaudit_retention_days        *int
+	anonymize_inactive_years       *int
+	addanonymize_inactive_years    *int
+	cors_origins                   *[]string
+	appendcors_origins             []string
+	clearedFields                  map[string]struct{}
+	sandbox_of                     *string
+	clearedsandbox_of              bool
+	sandboxes                      map[string]struct{}
+	removedsandboxes               map[string]struct{}
+	clearedsandboxes               bool
+	done                           bool
+	oldValue                       func(context.Context) (*Tenant, error)
+	predicates                     []predicate.Tenant
 }
 
 var _ ent.Mutation = (*TenantMutation)(nil)
@@ -30591,6 +30594,153 @@ func (m *TenantMutation) PointsSpendMaxShareCleared() bool {
 func (m *TenantMutation) ResetPointsSpendMaxShare() {
 	m.points_spend_max_share = nil
 	delete(m.clearedFields, tenant.FieldPointsSpendMaxShare)
+}
+
+// SetPointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field.
+func (m *TenantMutation) SetPointsSpendMaxShareSilver(d decimal.Decimal) {
+	m.points_spend_max_share_silver = &d
+}
+
+// PointsSpendMaxShareSilver returns the value of the "points_spend_max_share_silver" field in the mutation.
+func (m *TenantMutation) PointsSpendMaxShareSilver() (r decimal.Decimal, exists bool) {
+	v := m.points_spend_max_share_silver
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsSpendMaxShareSilver returns the old "points_spend_max_share_silver" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsSpendMaxShareSilver(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsSpendMaxShareSilver is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsSpendMaxShareSilver requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsSpendMaxShareSilver: %w", err)
+	}
+	return oldValue.PointsSpendMaxShareSilver, nil
+}
+
+// ClearPointsSpendMaxShareSilver clears the value of the "points_spend_max_share_silver" field.
+func (m *TenantMutation) ClearPointsSpendMaxShareSilver() {
+	m.points_spend_max_share_silver = nil
+	m.clearedFields[tenant.FieldPointsSpendMaxShareSilver] = struct{}{}
+}
+
+// PointsSpendMaxShareSilverCleared returns if the "points_spend_max_share_silver" field was cleared in this mutation.
+func (m *TenantMutation) PointsSpendMaxShareSilverCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldPointsSpendMaxShareSilver]
+	return ok
+}
+
+// ResetPointsSpendMaxShareSilver resets all changes to the "points_spend_max_share_silver" field.
+func (m *TenantMutation) ResetPointsSpendMaxShareSilver() {
+	m.points_spend_max_share_silver = nil
+	delete(m.clearedFields, tenant.FieldPointsSpendMaxShareSilver)
+}
+
+// SetPointsSpendMaxShareGold sets the "points_spend_max_share_gold" field.
+func (m *TenantMutation) SetPointsSpendMaxShareGold(d decimal.Decimal) {
+	m.points_spend_max_share_gold = &d
+}
+
+// PointsSpendMaxShareGold returns the value of the "points_spend_max_share_gold" field in the mutation.
+func (m *TenantMutation) PointsSpendMaxShareGold() (r decimal.Decimal, exists bool) {
+	v := m.points_spend_max_share_gold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsSpendMaxShareGold returns the old "points_spend_max_share_gold" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsSpendMaxShareGold(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsSpendMaxShareGold is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsSpendMaxShareGold requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsSpendMaxShareGold: %w", err)
+	}
+	return oldValue.PointsSpendMaxShareGold, nil
+}
+
+// ClearPointsSpendMaxShareGold clears the value of the "points_spend_max_share_gold" field.
+func (m *TenantMutation) ClearPointsSpendMaxShareGold() {
+	m.points_spend_max_share_gold = nil
+	m.clearedFields[tenant.FieldPointsSpendMaxShareGold] = struct{}{}
+}
+
+// PointsSpendMaxShareGoldCleared returns if the "points_spend_max_share_gold" field was cleared in this mutation.
+func (m *TenantMutation) PointsSpendMaxShareGoldCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldPointsSpendMaxShareGold]
+	return ok
+}
+
+// ResetPointsSpendMaxShareGold resets all changes to the "points_spend_max_share_gold" field.
+func (m *TenantMutation) ResetPointsSpendMaxShareGold() {
+	m.points_spend_max_share_gold = nil
+	delete(m.clearedFields, tenant.FieldPointsSpendMaxShareGold)
+}
+
+// SetPointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field.
+func (m *TenantMutation) SetPointsSpendMaxShareDiamond(d decimal.Decimal) {
+	m.points_spend_max_share_diamond = &d
+}
+
+// PointsSpendMaxShareDiamond returns the value of the "points_spend_max_share_diamond" field in the mutation.
+func (m *TenantMutation) PointsSpendMaxShareDiamond() (r decimal.Decimal, exists bool) {
+	v := m.points_spend_max_share_diamond
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPointsSpendMaxShareDiamond returns the old "points_spend_max_share_diamond" field's value of the Tenant entity.
+// If the Tenant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TenantMutation) OldPointsSpendMaxShareDiamond(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPointsSpendMaxShareDiamond is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPointsSpendMaxShareDiamond requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPointsSpendMaxShareDiamond: %w", err)
+	}
+	return oldValue.PointsSpendMaxShareDiamond, nil
+}
+
+// ClearPointsSpendMaxShareDiamond clears the value of the "points_spend_max_share_diamond" field.
+func (m *TenantMutation) ClearPointsSpendMaxShareDiamond() {
+	m.points_spend_max_share_diamond = nil
+	m.clearedFields[tenant.FieldPointsSpendMaxShareDiamond] = struct{}{}
+}
+
+// PointsSpendMaxShareDiamondCleared returns if the "points_spend_max_share_diamond" field was cleared in this mutation.
+func (m *TenantMutation) PointsSpendMaxShareDiamondCleared() bool {
+	_, ok := m.clearedFields[tenant.FieldPointsSpendMaxShareDiamond]
+	return ok
+}
+
+// ResetPointsSpendMaxShareDiamond resets all changes to the "points_spend_max_share_diamond" field.
+func (m *TenantMutation) ResetPointsSpendMaxShareDiamond() {
+	m.points_spend_max_share_diamond = nil
+	delete(m.clearedFields, tenant.FieldPointsSpendMaxShareDiamond)
 }
 
 // SetPointsSpendChannels sets the "points_spend_channels" field.
@@ -31721,7 +31871,7 @@ func (m *TenantMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TenantMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 32)
 	if m.created_at != nil {
 		fields = append(fields, tenant.FieldCreatedAt)
 	}
@@ -31754,6 +31904,15 @@ func (m *TenantMutation) Fields() []string {
 	}
 	if m.points_spend_max_share != nil {
 		fields = append(fields, tenant.FieldPointsSpendMaxShare)
+	}
+	if m.points_spend_max_share_silver != nil {
+		fields = append(fields, tenant.FieldPointsSpendMaxShareSilver)
+	}
+	if m.points_spend_max_share_gold != nil {
+		fields = append(fields, tenant.FieldPointsSpendMaxShareGold)
+	}
+	if m.points_spend_max_share_diamond != nil {
+		fields = append(fields, tenant.FieldPointsSpendMaxShareDiamond)
 	}
 	if m.points_spend_channels != nil {
 		fields = append(fields, tenant.FieldPointsSpendChannels)
@@ -31839,6 +31998,12 @@ func (m *TenantMutation) Field(name string) (ent.Value, bool) {
 		return m.PointsSpendMin()
 	case tenant.FieldPointsSpendMaxShare:
 		return m.PointsSpendMaxShare()
+	case tenant.FieldPointsSpendMaxShareSilver:
+		return m.PointsSpendMaxShareSilver()
+	case tenant.FieldPointsSpendMaxShareGold:
+		return m.PointsSpendMaxShareGold()
+	case tenant.FieldPointsSpendMaxShareDiamond:
+		return m.PointsSpendMaxShareDiamond()
 	case tenant.FieldPointsSpendChannels:
 		return m.PointsSpendChannels()
 	case tenant.FieldPointsExpiryMonths:
@@ -31906,6 +32071,12 @@ func (m *TenantMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldPointsSpendMin(ctx)
 	case tenant.FieldPointsSpendMaxShare:
 		return m.OldPointsSpendMaxShare(ctx)
+	case tenant.FieldPointsSpendMaxShareSilver:
+		return m.OldPointsSpendMaxShareSilver(ctx)
+	case tenant.FieldPointsSpendMaxShareGold:
+		return m.OldPointsSpendMaxShareGold(ctx)
+	case tenant.FieldPointsSpendMaxShareDiamond:
+		return m.OldPointsSpendMaxShareDiamond(ctx)
 	case tenant.FieldPointsSpendChannels:
 		return m.OldPointsSpendChannels(ctx)
 	case tenant.FieldPointsExpiryMonths:
@@ -32027,6 +32198,27 @@ func (m *TenantMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPointsSpendMaxShare(v)
+		return nil
+	case tenant.FieldPointsSpendMaxShareSilver:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsSpendMaxShareSilver(v)
+		return nil
+	case tenant.FieldPointsSpendMaxShareGold:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsSpendMaxShareGold(v)
+		return nil
+	case tenant.FieldPointsSpendMaxShareDiamond:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPointsSpendMaxShareDiamond(v)
 		return nil
 	case tenant.FieldPointsSpendChannels:
 		v, ok := value.([]string)
@@ -32373,6 +32565,15 @@ func (m *TenantMutation) ClearedFields() []string {
 	if m.FieldCleared(tenant.FieldPointsSpendMaxShare) {
 		fields = append(fields, tenant.FieldPointsSpendMaxShare)
 	}
+	if m.FieldCleared(tenant.FieldPointsSpendMaxShareSilver) {
+		fields = append(fields, tenant.FieldPointsSpendMaxShareSilver)
+	}
+	if m.FieldCleared(tenant.FieldPointsSpendMaxShareGold) {
+		fields = append(fields, tenant.FieldPointsSpendMaxShareGold)
+	}
+	if m.FieldCleared(tenant.FieldPointsSpendMaxShareDiamond) {
+		fields = append(fields, tenant.FieldPointsSpendMaxShareDiamond)
+	}
 	if m.FieldCleared(tenant.FieldPointsSpendChannels) {
 		fields = append(fields, tenant.FieldPointsSpendChannels)
 	}
@@ -32404,6 +32605,15 @@ func (m *TenantMutation) ClearField(name string) error {
 		return nil
 	case tenant.FieldPointsSpendMaxShare:
 		m.ClearPointsSpendMaxShare()
+		return nil
+	case tenant.FieldPointsSpendMaxShareSilver:
+		m.ClearPointsSpendMaxShareSilver()
+		return nil
+	case tenant.FieldPointsSpendMaxShareGold:
+		m.ClearPointsSpendMaxShareGold()
+		return nil
+	case tenant.FieldPointsSpendMaxShareDiamond:
+		m.ClearPointsSpendMaxShareDiamond()
 		return nil
 	case tenant.FieldPointsSpendChannels:
 		m.ClearPointsSpendChannels()
@@ -32457,6 +32667,15 @@ func (m *TenantMutation) ResetField(name string) error {
 		return nil
 	case tenant.FieldPointsSpendMaxShare:
 		m.ResetPointsSpendMaxShare()
+		return nil
+	case tenant.FieldPointsSpendMaxShareSilver:
+		m.ResetPointsSpendMaxShareSilver()
+		return nil
+	case tenant.FieldPointsSpendMaxShareGold:
+		m.ResetPointsSpendMaxShareGold()
+		return nil
+	case tenant.FieldPointsSpendMaxShareDiamond:
+		m.ResetPointsSpendMaxShareDiamond()
 		return nil
 	case tenant.FieldPointsSpendChannels:
 		m.ResetPointsSpendChannels()

@@ -42,6 +42,12 @@ type Tenant struct {
 	PointsSpendMin int64 `json:"points_spend_min,omitempty"`
 	// The largest share of a sale or order payable with points, from 0 to 1 (0.5: half); none: 0.5.
 	PointsSpendMaxShare *decimal.Decimal `json:"points_spend_max_share,omitempty"`
+	// Silver customers' largest share payable with points, 0 to 1; none: the programme's.
+	PointsSpendMaxShareSilver *decimal.Decimal `json:"points_spend_max_share_silver,omitempty"`
+	// Gold customers' largest share payable with points, 0 to 1; none: the programme's.
+	PointsSpendMaxShareGold *decimal.Decimal `json:"points_spend_max_share_gold,omitempty"`
+	// Diamond customers' largest share payable with points, 0 to 1; none: the programme's.
+	PointsSpendMaxShareDiamond *decimal.Decimal `json:"points_spend_max_share_diamond,omitempty"`
 	// Channels where points pay as money: pdv (the till), ecommerce (checkout); none (the default) turns spending off.
 	PointsSpendChannels []string `json:"points_spend_channels,omitempty"`
 	// Months after which credited points expire, at the local midnight that ends the day they were credited on, that many months later.
@@ -124,7 +130,7 @@ func (*Tenant) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case tenant.FieldPointsValue, tenant.FieldPointsSpendMaxShare:
+		case tenant.FieldPointsValue, tenant.FieldPointsSpendMaxShare, tenant.FieldPointsSpendMaxShareSilver, tenant.FieldPointsSpendMaxShareGold, tenant.FieldPointsSpendMaxShareDiamond:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case tenant.FieldPointsSpendChannels, tenant.FieldCorsOrigins:
 			values[i] = new([]byte)
@@ -226,6 +232,27 @@ func (_m *Tenant) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PointsSpendMaxShare = new(decimal.Decimal)
 				*_m.PointsSpendMaxShare = *value.S.(*decimal.Decimal)
+			}
+		case tenant.FieldPointsSpendMaxShareSilver:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field points_spend_max_share_silver", values[i])
+			} else if value.Valid {
+				_m.PointsSpendMaxShareSilver = new(decimal.Decimal)
+				*_m.PointsSpendMaxShareSilver = *value.S.(*decimal.Decimal)
+			}
+		case tenant.FieldPointsSpendMaxShareGold:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field points_spend_max_share_gold", values[i])
+			} else if value.Valid {
+				_m.PointsSpendMaxShareGold = new(decimal.Decimal)
+				*_m.PointsSpendMaxShareGold = *value.S.(*decimal.Decimal)
+			}
+		case tenant.FieldPointsSpendMaxShareDiamond:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field points_spend_max_share_diamond", values[i])
+			} else if value.Valid {
+				_m.PointsSpendMaxShareDiamond = new(decimal.Decimal)
+				*_m.PointsSpendMaxShareDiamond = *value.S.(*decimal.Decimal)
 			}
 		case tenant.FieldPointsSpendChannels:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -421,6 +448,21 @@ func (_m *Tenant) String() string {
 	builder.WriteString(", ")
 	if v := _m.PointsSpendMaxShare; v != nil {
 		builder.WriteString("points_spend_max_share=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PointsSpendMaxShareSilver; v != nil {
+		builder.WriteString("points_spend_max_share_silver=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PointsSpendMaxShareGold; v != nil {
+		builder.WriteString("points_spend_max_share_gold=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PointsSpendMaxShareDiamond; v != nil {
+		builder.WriteString("points_spend_max_share_diamond=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteString(", ")

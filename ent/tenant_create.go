@@ -167,6 +167,48 @@ func (_c *TenantCreate) SetNillablePointsSpendMaxShare(v *decimal.Decimal) *Tena
 	return _c
 }
 
+// SetPointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field.
+func (_c *TenantCreate) SetPointsSpendMaxShareSilver(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetPointsSpendMaxShareSilver(v)
+	return _c
+}
+
+// SetNillablePointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsSpendMaxShareSilver(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetPointsSpendMaxShareSilver(*v)
+	}
+	return _c
+}
+
+// SetPointsSpendMaxShareGold sets the "points_spend_max_share_gold" field.
+func (_c *TenantCreate) SetPointsSpendMaxShareGold(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetPointsSpendMaxShareGold(v)
+	return _c
+}
+
+// SetNillablePointsSpendMaxShareGold sets the "points_spend_max_share_gold" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsSpendMaxShareGold(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetPointsSpendMaxShareGold(*v)
+	}
+	return _c
+}
+
+// SetPointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field.
+func (_c *TenantCreate) SetPointsSpendMaxShareDiamond(v decimal.Decimal) *TenantCreate {
+	_c.mutation.SetPointsSpendMaxShareDiamond(v)
+	return _c
+}
+
+// SetNillablePointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field if the given value is not nil.
+func (_c *TenantCreate) SetNillablePointsSpendMaxShareDiamond(v *decimal.Decimal) *TenantCreate {
+	if v != nil {
+		_c.SetPointsSpendMaxShareDiamond(*v)
+	}
+	return _c
+}
+
 // SetPointsSpendChannels sets the "points_spend_channels" field.
 func (_c *TenantCreate) SetPointsSpendChannels(v []string) *TenantCreate {
 	_c.mutation.SetPointsSpendChannels(v)
@@ -812,6 +854,18 @@ func (_c *TenantCreate) createSpec() (*Tenant, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PointsSpendMaxShare(); ok {
 		_spec.SetField(tenant.FieldPointsSpendMaxShare, field.TypeOther, value)
 		_node.PointsSpendMaxShare = &value
+	}
+	if value, ok := _c.mutation.PointsSpendMaxShareSilver(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareSilver, field.TypeOther, value)
+		_node.PointsSpendMaxShareSilver = &value
+	}
+	if value, ok := _c.mutation.PointsSpendMaxShareGold(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareGold, field.TypeOther, value)
+		_node.PointsSpendMaxShareGold = &value
+	}
+	if value, ok := _c.mutation.PointsSpendMaxShareDiamond(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareDiamond, field.TypeOther, value)
+		_node.PointsSpendMaxShareDiamond = &value
 	}
 	if value, ok := _c.mutation.PointsSpendChannels(); ok {
 		_spec.SetField(tenant.FieldPointsSpendChannels, field.TypeJSON, value)

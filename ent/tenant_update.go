@@ -181,6 +181,66 @@ func (_u *TenantUpdate) ClearPointsSpendMaxShare() *TenantUpdate {
 	return _u
 }
 
+// SetPointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field.
+func (_u *TenantUpdate) SetPointsSpendMaxShareSilver(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetPointsSpendMaxShareSilver(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsSpendMaxShareSilver(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsSpendMaxShareSilver(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShareSilver clears the value of the "points_spend_max_share_silver" field.
+func (_u *TenantUpdate) ClearPointsSpendMaxShareSilver() *TenantUpdate {
+	_u.mutation.ClearPointsSpendMaxShareSilver()
+	return _u
+}
+
+// SetPointsSpendMaxShareGold sets the "points_spend_max_share_gold" field.
+func (_u *TenantUpdate) SetPointsSpendMaxShareGold(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetPointsSpendMaxShareGold(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShareGold sets the "points_spend_max_share_gold" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsSpendMaxShareGold(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsSpendMaxShareGold(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShareGold clears the value of the "points_spend_max_share_gold" field.
+func (_u *TenantUpdate) ClearPointsSpendMaxShareGold() *TenantUpdate {
+	_u.mutation.ClearPointsSpendMaxShareGold()
+	return _u
+}
+
+// SetPointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field.
+func (_u *TenantUpdate) SetPointsSpendMaxShareDiamond(v decimal.Decimal) *TenantUpdate {
+	_u.mutation.SetPointsSpendMaxShareDiamond(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field if the given value is not nil.
+func (_u *TenantUpdate) SetNillablePointsSpendMaxShareDiamond(v *decimal.Decimal) *TenantUpdate {
+	if v != nil {
+		_u.SetPointsSpendMaxShareDiamond(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShareDiamond clears the value of the "points_spend_max_share_diamond" field.
+func (_u *TenantUpdate) ClearPointsSpendMaxShareDiamond() *TenantUpdate {
+	_u.mutation.ClearPointsSpendMaxShareDiamond()
+	return _u
+}
+
 // SetPointsSpendChannels sets the "points_spend_channels" field.
 func (_u *TenantUpdate) SetPointsSpendChannels(v []string) *TenantUpdate {
 	_u.mutation.SetPointsSpendChannels(v)
@@ -750,6 +810,24 @@ func (_u *TenantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.PointsSpendMaxShareCleared() {
 		_spec.ClearField(tenant.FieldPointsSpendMaxShare, field.TypeOther)
 	}
+	if value, ok := _u.mutation.PointsSpendMaxShareSilver(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareSilver, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareSilverCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShareSilver, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShareGold(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareGold, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareGoldCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShareGold, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShareDiamond(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareDiamond, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareDiamondCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShareDiamond, field.TypeOther)
+	}
 	if value, ok := _u.mutation.PointsSpendChannels(); ok {
 		_spec.SetField(tenant.FieldPointsSpendChannels, field.TypeJSON, value)
 	}
@@ -1075,6 +1153,66 @@ func (_u *TenantUpdateOne) SetNillablePointsSpendMaxShare(v *decimal.Decimal) *T
 // ClearPointsSpendMaxShare clears the value of the "points_spend_max_share" field.
 func (_u *TenantUpdateOne) ClearPointsSpendMaxShare() *TenantUpdateOne {
 	_u.mutation.ClearPointsSpendMaxShare()
+	return _u
+}
+
+// SetPointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field.
+func (_u *TenantUpdateOne) SetPointsSpendMaxShareSilver(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetPointsSpendMaxShareSilver(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShareSilver sets the "points_spend_max_share_silver" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsSpendMaxShareSilver(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsSpendMaxShareSilver(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShareSilver clears the value of the "points_spend_max_share_silver" field.
+func (_u *TenantUpdateOne) ClearPointsSpendMaxShareSilver() *TenantUpdateOne {
+	_u.mutation.ClearPointsSpendMaxShareSilver()
+	return _u
+}
+
+// SetPointsSpendMaxShareGold sets the "points_spend_max_share_gold" field.
+func (_u *TenantUpdateOne) SetPointsSpendMaxShareGold(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetPointsSpendMaxShareGold(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShareGold sets the "points_spend_max_share_gold" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsSpendMaxShareGold(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsSpendMaxShareGold(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShareGold clears the value of the "points_spend_max_share_gold" field.
+func (_u *TenantUpdateOne) ClearPointsSpendMaxShareGold() *TenantUpdateOne {
+	_u.mutation.ClearPointsSpendMaxShareGold()
+	return _u
+}
+
+// SetPointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field.
+func (_u *TenantUpdateOne) SetPointsSpendMaxShareDiamond(v decimal.Decimal) *TenantUpdateOne {
+	_u.mutation.SetPointsSpendMaxShareDiamond(v)
+	return _u
+}
+
+// SetNillablePointsSpendMaxShareDiamond sets the "points_spend_max_share_diamond" field if the given value is not nil.
+func (_u *TenantUpdateOne) SetNillablePointsSpendMaxShareDiamond(v *decimal.Decimal) *TenantUpdateOne {
+	if v != nil {
+		_u.SetPointsSpendMaxShareDiamond(*v)
+	}
+	return _u
+}
+
+// ClearPointsSpendMaxShareDiamond clears the value of the "points_spend_max_share_diamond" field.
+func (_u *TenantUpdateOne) ClearPointsSpendMaxShareDiamond() *TenantUpdateOne {
+	_u.mutation.ClearPointsSpendMaxShareDiamond()
 	return _u
 }
 
@@ -1676,6 +1814,24 @@ func (_u *TenantUpdateOne) sqlSave(ctx context.Context) (_node *Tenant, err erro
 	}
 	if _u.mutation.PointsSpendMaxShareCleared() {
 		_spec.ClearField(tenant.FieldPointsSpendMaxShare, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShareSilver(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareSilver, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareSilverCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShareSilver, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShareGold(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareGold, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareGoldCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShareGold, field.TypeOther)
+	}
+	if value, ok := _u.mutation.PointsSpendMaxShareDiamond(); ok {
+		_spec.SetField(tenant.FieldPointsSpendMaxShareDiamond, field.TypeOther, value)
+	}
+	if _u.mutation.PointsSpendMaxShareDiamondCleared() {
+		_spec.ClearField(tenant.FieldPointsSpendMaxShareDiamond, field.TypeOther)
 	}
 	if value, ok := _u.mutation.PointsSpendChannels(); ok {
 		_spec.SetField(tenant.FieldPointsSpendChannels, field.TypeJSON, value)

@@ -79,6 +79,7 @@ func (r *mutationResolver) UpdateTenantSettings(ctx context.Context, input gener
 		AnonymizeInactiveYears: input.AnonymizeInactiveYears, CORSOrigins: givenList(input.CorsOrigins),
 		PointsValue: input.PointsValue, PointsSpendMin: int64Ptr(input.PointsSpendMin),
 		PointsSpendMaxShare: input.PointsSpendMaxShare, PointsSpendChannels: givenList(input.PointsSpendChannels),
+		PointsSpendMaxShareLevels: levelShares(input.PointsSpendMaxShareLevels),
 	})
 }
 

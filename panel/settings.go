@@ -10,6 +10,7 @@ import (
 	"github.com/fideliza/fideliza/app/backoffice"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/httperr"
 )
 
@@ -48,6 +49,27 @@ func decimalSetting(dst func(*backoffice.TenantSettings) **decimal.Decimal) func
 	}
 }
 
+// levelShareSetting is a level's own share of a sale payable with points:
+// empty sends the level back to the programme's share.
+func levelShareSetting(level customer.Level, label, hint string) settingField {
+	return settingField{Name: "points_spend_max_share_" + string(level), Label: label, Hint: hint, Decimal: true, Clearable: true,
+		set: func(s *backoffice.TenantSettings, v string) error {
+			var share *decimal.Decimal
+			if v != "" {
+				d, err := decimal.NewFromString(v)
+				if err != nil {
+					return err
+				}
+				share = &d
+			}
+			if s.PointsSpendMaxShareLevels == nil {
+				s.PointsSpendMaxShareLevels = map[customer.Level]*decimal.Decimal{}
+			}
+			s.PointsSpendMaxShareLevels[level] = share
+			return nil
+		}}
+}
+
 // settingFields are the programme's settings as the form shows them: the
 // stored values, and those shown (the stored ones unless given).
 func settingFields(stored, shown map[string]string) []settingField {
@@ -82,6 +104,10 @@ func settingFields(stored, shown map[string]string) []settingField {
 			set: intSetting(func(s *backoffice.TenantSettings) **int64 { return &s.PointsSpendMin })},
 		{Name: "points_spend_max_share", Label: "Largest share payable with points", Hint: "0 to 1 (0.5: half of a sale).", Decimal: true,
 			set: decimalSetting(func(s *backoffice.TenantSettings) **decimal.Decimal { return &s.PointsSpendMaxShare })},
+		levelShareSetting(customer.LevelSilver, "Largest share payable with points, silver",
+			"0 to 1, for silver customers; empty: the programme's share."),
+		levelShareSetting(customer.LevelGold, "Largest share payable with points, gold", ""),
+		levelShareSetting(customer.LevelDiamond, "Largest share payable with points, diamond", ""),
 		{Name: "points_spend_channels", Label: "Points pay as money at", Hint: "pdv, ecommerce, comma-separated; empty: nowhere.", Clearable: true,
 			set: func(s *backoffice.TenantSettings, v string) error {
 				chans := []string{}
@@ -129,8 +155,8 @@ func (p *panel) renderSettings(w http.ResponseWriter, r *http.Request, status in
 
 // storedSettings are tenant t's programme settings as the form writes them.
 func storedSettings(t *ent.Tenant) map[string]string {
-	rules := loyalty.SpendRules(t)
-	return map[string]string{
+	rules := loyalty.SpendRules(t, "")
+	stored := map[string]string{
 		"points_per_real": t.PointsPerReal.String(), "points_expiry_months": strconv.Itoa(t.PointsExpiryMonths),
 		"points_pending_days": strconv.Itoa(t.PointsPendingDays), "time_zone": t.TimeZone,
 		"silver_threshold": strconv.FormatInt(t.SilverThreshold, 10), "gold_threshold": strconv.FormatInt(t.GoldThreshold, 10),
@@ -141,6 +167,13 @@ func storedSettings(t *ent.Tenant) map[string]string {
 		"points_value":     rules.Value.String(), "points_spend_min": strconv.FormatInt(t.PointsSpendMin, 10),
 		"points_spend_max_share": rules.MaxShare.String(), "points_spend_channels": strings.Join(t.PointsSpendChannels, ","),
 	}
+	for level, share := range loyalty.LevelShares(t) {
+		stored["points_spend_max_share_"+string(level)] = ""
+		if share != nil {
+			stored["points_spend_max_share_"+string(level)] = share.String()
+		}
+	}
+	return stored
 }
 
 // saveSettings changes the settings the form gives other values than the

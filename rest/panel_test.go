@@ -380,6 +380,20 @@ func TestPanelHTTP(t *testing.T) {
 		require.Equal(t, []any{"America/Manaus", 7, 30, int64(4000), int64(1000), 12}, []any{stored.TimeZone, stored.PointsPendingDays,
 			stored.LevelGraceDays, stored.GoldThreshold, stored.SilverThreshold, stored.PointsExpiryMonths})
 
+		// A level's own share of a sale payable with points, then back to the programme's.
+		for _, gold := range []string{"0.8", ""} {
+			res = c.post(t, "/panel/settings", url.Values{"points_spend_max_share_gold": {gold}})
+			require.Equal(t, http.StatusSeeOther, res.status, "%s", res.body)
+			require.Contains(t, requirePanelPage(t, c.get(t, res.header.Get("Location"))), `name="points_spend_max_share_gold" value="`+gold+`"`)
+			stored, err = f.app.DB.Ent.Tenant.Get(viewer.SystemContext(context.Background()), tn.ID)
+			require.NoError(t, err)
+			if gold == "" {
+				require.Nil(t, stored.PointsSpendMaxShareGold, "back to the programme's share")
+			} else {
+				require.Equal(t, gold, stored.PointsSpendMaxShareGold.String())
+			}
+		}
+
 		// An analyst reads them and cannot change them.
 		analyst := f.panelClient(t)
 		analyst.signIn(t, f.userToken(t, tn.ID, viewer.RoleAnalyst))

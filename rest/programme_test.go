@@ -29,6 +29,8 @@ func TestProgrammeSettingsOverGraphQL(t *testing.T) {
 		{`{pointsPendingDays: 91}`, "points_pending_days"},
 		{`{levelGraceDays: -1}`, "level_grace_days"},
 		{`{churnRefitDays: 0}`, "churn_refit_days"},
+		{`{pointsSpendMaxShareLevels: [{level: bronze, share: "0.5"}]}`, "points_spend_max_share_levels"},
+		{`{pointsSpendMaxShareLevels: [{level: gold, share: "1.2"}]}`, "points_spend_max_share_gold"},
 	} {
 		a := f.gql(t, admin, `mutation { updateTenantSettings(input: `+bad.input+`) { id } }`, nil)
 		require.Equal(t, []string{"validation_error"}, a.codes(), "%s", a.Raw)
@@ -37,4 +39,12 @@ func TestProgrammeSettingsOverGraphQL(t *testing.T) {
 	a = f.gql(t, admin, `{ tenants { edges { node { `+fields+` } } } }`, nil)
 	require.JSONEq(t, `{"tenants":{"edges":[{"node":{"timeZone":"America/Manaus","pointsPendingDays":3,"levelGraceDays":10,"churnRefitDays":2}}]}}`,
 		string(a.Data), "refused changes change nothing")
+
+	// A level's own share of a sale payable with points, and back to the programme's.
+	for _, c := range []struct{ share, want string }{{`"0.8"`, `"0.8"`}, {`null`, `null`}} {
+		a = f.gql(t, admin, `mutation { updateTenantSettings(input: {pointsSpendMaxShareLevels: [{level: gold, share: `+c.share+`}]}) {
+			pointsSpendMaxShareGold pointsSpendMaxShareSilver } }`, nil)
+		require.Empty(t, a.Errors, "%s", a.Raw)
+		require.JSONEq(t, `{"updateTenantSettings":{"pointsSpendMaxShareGold":`+c.want+`,"pointsSpendMaxShareSilver":null}}`, string(a.Data))
+	}
 }

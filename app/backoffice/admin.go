@@ -18,6 +18,7 @@ import (
 	"github.com/fideliza/fideliza/ent/apiclient"
 	"github.com/fideliza/fideliza/ent/auditevent"
 	"github.com/fideliza/fideliza/ent/change"
+	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
@@ -56,7 +57,10 @@ type TenantSettings struct {
 	PointsValue         *decimal.Decimal
 	PointsSpendMin      *int64
 	PointsSpendMaxShare *decimal.Decimal
-	PointsSpendChannels *[]string
+	// PointsSpendMaxShareLevels gives a level (silver, gold, diamond) its
+	// own largest share; a level given nil goes back to the programme's.
+	PointsSpendMaxShareLevels map[customer.Level]*decimal.Decimal
+	PointsSpendChannels       *[]string
 	// AuditRetentionDays is how long the audit trail is kept.
 	AuditRetentionDays *int
 	// AnonymizeInactiveYears anonymizes customers inactive that long; 0
@@ -95,6 +99,15 @@ func (s TenantSettings) changed() map[string]any {
 	add("points_value", s.PointsValue != nil, func() any { return s.PointsValue.String() })
 	add("points_spend_min", s.PointsSpendMin != nil, func() any { return *s.PointsSpendMin })
 	add("points_spend_max_share", s.PointsSpendMaxShare != nil, func() any { return s.PointsSpendMaxShare.String() })
+	for _, level := range shareLevels {
+		share, isSet := s.PointsSpendMaxShareLevels[level]
+		add("points_spend_max_share_"+string(level), isSet, func() any {
+			if share == nil {
+				return nil
+			}
+			return share.String()
+		})
+	}
 	add("points_spend_channels", s.PointsSpendChannels != nil, func() any { return *s.PointsSpendChannels })
 	add("churn_refit_days", s.ChurnRefitDays != nil, func() any { return *s.ChurnRefitDays })
 	add("audit_retention_days", s.AuditRetentionDays != nil, func() any { return *s.AuditRetentionDays })
@@ -148,6 +161,14 @@ func (a *Service) UpdateTenant(ctx context.Context, id string, s TenantSettings)
 	}
 	if v := s.PointsSpendMaxShare; v != nil && (v.IsNegative() || v.GreaterThan(decimal.NewFromInt(1))) {
 		p.Add("points_spend_max_share", "must be between 0 and 1")
+	}
+	for level, v := range s.PointsSpendMaxShareLevels {
+		switch {
+		case !slices.Contains(shareLevels, level):
+			p.Add("points_spend_max_share_levels", "sets the share of silver, gold or diamond, not %q (bronze has the programme's)", level)
+		case v != nil && (v.IsNegative() || v.GreaterThan(decimal.NewFromInt(1))):
+			p.Add("points_spend_max_share_"+string(level), "must be between 0 and 1")
+		}
 	}
 	if ch := s.PointsSpendChannels; ch != nil {
 		for _, c := range *ch {
@@ -266,6 +287,13 @@ func (s TenantSettings) update(u *ent.TenantUpdateOne) *ent.TenantUpdateOne {
 	u.SetNillablePointsSpendMin(s.PointsSpendMin)
 	if s.PointsSpendMaxShare != nil {
 		u.SetPointsSpendMaxShare(*s.PointsSpendMaxShare)
+	}
+	for level, share := range s.PointsSpendMaxShareLevels {
+		if set, unset := levelShareSetters(u, level); share != nil {
+			set(*share)
+		} else {
+			unset()
+		}
 	}
 	switch ch := s.PointsSpendChannels; {
 	case ch != nil && len(*ch) == 0:
@@ -482,4 +510,20 @@ func (a *Service) RecentAuditEvents(ctx context.Context, limit int) ([]*ent.Audi
 		return nil, err
 	}
 	return a.DB.Ent.AuditEvent.Query().Order(ent.Desc(auditevent.FieldID)).Limit(limit).All(ctx)
+}
+
+// shareLevels are the levels that may have a share of their own.
+var shareLevels = []customer.Level{customer.LevelSilver, customer.LevelGold, customer.LevelDiamond}
+
+// levelShareSetters set and clear level's share (silver, gold or
+// diamond) in u.
+func levelShareSetters(u *ent.TenantUpdateOne, level customer.Level) (set func(decimal.Decimal), unset func()) {
+	switch level {
+	case customer.LevelSilver:
+		return func(d decimal.Decimal) { u.SetPointsSpendMaxShareSilver(d) }, func() { u.ClearPointsSpendMaxShareSilver() }
+	case customer.LevelGold:
+		return func(d decimal.Decimal) { u.SetPointsSpendMaxShareGold(d) }, func() { u.ClearPointsSpendMaxShareGold() }
+	default:
+		return func(d decimal.Decimal) { u.SetPointsSpendMaxShareDiamond(d) }, func() { u.ClearPointsSpendMaxShareDiamond() }
+	}
 }

@@ -122,7 +122,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	payWithPoints := slices.Contains(tenant.PointsSpendChannels, loyalty.ChannelEcommerce)
 	var fields []string
 	if payWithPoints { // the balance comes with the customer: no query more
-		fields = []string{customer.FieldPointsBalance, customer.FieldPointsDebt}
+		fields = loyalty.OfferFields()
 	}
 	cust, segments, err := a.CustomerFor(ctx, customer.ID(in.CustomerID), campaigns, fields...)
 	if ent.IsNotFound(err) {

@@ -160,7 +160,11 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 		if !slices.Contains(tenant.PointsSpendChannels, ChannelEcommerce) {
 			return pointsPaymentOff(ChannelEcommerce)
 		}
-		if err := CheckPointsShare(tenant, hold.Amount, *in.OrderAmount); err != nil {
+		level, err := LevelFor(ctx, c, tenant, customer.ID(hold.CustomerID))
+		if err != nil {
+			return err
+		}
+		if err := CheckPointsShare(tenant, level, hold.Amount, *in.OrderAmount); err != nil {
 			return err
 		}
 		l := a.Ledger()

@@ -12,7 +12,9 @@ import (
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/points"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/pointshold"
+	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/storage"
 )
 
@@ -31,8 +33,10 @@ var (
 	defaultPointMaxShare = decimal.New(5, -1) // half a sale
 )
 
-// SpendRules are the tenant's rules for points spent as money.
-func SpendRules(t *ent.Tenant) points.SpendRules {
+// SpendRules are the tenant's rules for points spent as money by a
+// customer of level: the level's share where the programme sets one, else
+// the programme's ("" for level: the programme's).
+func SpendRules(t *ent.Tenant, level customer.Level) points.SpendRules {
 	r := points.SpendRules{Value: defaultPointValue, Min: t.PointsSpendMin, MaxShare: defaultPointMaxShare}
 	if t.PointsValue != nil {
 		r.Value = *t.PointsValue
@@ -40,7 +44,47 @@ func SpendRules(t *ent.Tenant) points.SpendRules {
 	if t.PointsSpendMaxShare != nil {
 		r.MaxShare = *t.PointsSpendMaxShare
 	}
+	if s := LevelShares(t)[level]; s != nil {
+		r.MaxShare = *s
+	}
 	return r
+}
+
+// LevelShares are the shares the programme sets per level (nil: the
+// programme's share).
+func LevelShares(t *ent.Tenant) map[customer.Level]*decimal.Decimal {
+	return map[customer.Level]*decimal.Decimal{customer.LevelSilver: t.PointsSpendMaxShareSilver,
+		customer.LevelGold: t.PointsSpendMaxShareGold, customer.LevelDiamond: t.PointsSpendMaxShareDiamond}
+}
+
+// LevelFor is the level whose share of a sale applies to the customer
+// where is (read through c), read only when the programme sets a share per
+// level: "" (the programme's share) when it sets none or there is no such
+// customer (what needs one refuses it on its own).
+func LevelFor(ctx context.Context, c *ent.Client, t *ent.Tenant, where predicate.Customer) (customer.Level, error) {
+	if t.PointsSpendMaxShareSilver == nil && t.PointsSpendMaxShareGold == nil && t.PointsSpendMaxShareDiamond == nil {
+		return "", nil
+	}
+	cust, err := c.Customer.Query().Where(where).Select(customer.FieldLevel).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return cust.Level, nil
+}
+
+// OfferFields are the customer's fields Offer reads, added to fields (each
+// once): its balance, its debt and its level (for the level's share).
+func OfferFields(fields ...string) []string {
+	out := slices.Clip(fields)
+	for _, f := range []string{customer.FieldPointsBalance, customer.FieldPointsDebt, customer.FieldLevel} {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // PointsOffer is what a customer may pay with points now on one channel.
@@ -57,7 +101,7 @@ type PointsOffer struct {
 // channel for a sale of total (nil: no cart), read through c: one query of
 // the customer's holds, whatever the campaigns.
 func (a *Service) Offer(ctx context.Context, c *ent.Client, t *ent.Tenant, cust *ent.Customer, channel string, total *decimal.Decimal) (*PointsOffer, error) {
-	rules := SpendRules(t)
+	rules := SpendRules(t, cust.Level)
 	o := &PointsOffer{Allowed: slices.Contains(t.PointsSpendChannels, channel), Balance: cust.PointsBalance,
 		Value: rules.Value, MinPoints: rules.Min, MaxAmount: decimal.Zero}
 	if !o.Allowed {
@@ -97,7 +141,11 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 	if err := p.Err(); err != nil {
 		return nil, false, err
 	}
-	rules := SpendRules(t)
+	level, err := LevelFor(ctx, a.DB.Ent, t, customer.ID(in.CustomerID))
+	if err != nil {
+		return nil, false, err
+	}
+	rules := SpendRules(t, level)
 	n := rules.PointsFor(in.Amount)
 	switch {
 	case !slices.Contains(t.PointsSpendChannels, in.Channel):
@@ -135,9 +183,9 @@ func pointsOverShare(amount, total, share decimal.Decimal) error {
 }
 
 // CheckPointsShare refuses points payments (paid) above the programme's
-// share of a sale or order of total.
-func CheckPointsShare(t *ent.Tenant, paid, total decimal.Decimal) error {
-	if share := SpendRules(t).MaxShare; paid.GreaterThan(total.Mul(share).RoundUp(2)) {
+// share of a sale or order of total for a customer of level (LevelFor).
+func CheckPointsShare(t *ent.Tenant, level customer.Level, paid, total decimal.Decimal) error {
+	if share := SpendRules(t, level).MaxShare; paid.GreaterThan(total.Mul(share).RoundUp(2)) {
 		return pointsOverShare(paid, total, share)
 	}
 	return nil

@@ -38,7 +38,7 @@ func spendingFields(t *ent.Tenant, fields ...string) []string {
 	if !slices.Contains(t.PointsSpendChannels, loyalty.ChannelPOS) {
 		return fields
 	}
-	return append(slices.Clip(fields), customer.FieldPointsBalance, customer.FieldPointsDebt)
+	return loyalty.OfferFields(fields...)
 }
 
 // pointsOffer is what the identified customer (read with spendingFields)
@@ -111,7 +111,7 @@ func (a *Service) ReleasePointsHold(ctx context.Context, id string) (*ent.Points
 // sale paid with points must name its hold, be an identified customer's,
 // carry one such payment, not be finished offline, and keep within the
 // programme's share.
-func (in SaleInput) pointsPayment(t *ent.Tenant, doc string) (*SalePaymentInput, error) {
+func (in SaleInput) pointsPayment(ctx context.Context, c *ent.Client, t *ent.Tenant, doc string) (*SalePaymentInput, error) {
 	var found *SalePaymentInput
 	for i := range in.Payments {
 		pm := &in.Payments[i]
@@ -137,7 +137,11 @@ func (in SaleInput) pointsPayment(t *ent.Tenant, doc string) (*SalePaymentInput,
 		found = pm
 	}
 	if found != nil {
-		if err := loyalty.CheckPointsShare(t, *found.Amount, *in.AmountPayable); err != nil {
+		level, err := loyalty.LevelFor(ctx, c, t, customers.CustomerWithDocument(doc))
+		if err != nil {
+			return nil, err
+		}
+		if err := loyalty.CheckPointsShare(t, level, *found.Amount, *in.AmountPayable); err != nil {
 			return nil, err
 		}
 	}

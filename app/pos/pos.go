@@ -273,7 +273,7 @@ func (a *Service) RegisterSale(ctx context.Context, in SaleInput) (*ent.Sale, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := in.pointsPayment(tenant, doc); err != nil {
+	if _, err := in.pointsPayment(ctx, a.DB.Ent, tenant, doc); err != nil {
 		return nil, err
 	}
 	done := a.commitSale(&saleWrite{ctx: ctx, in: in, storeID: st.ID, doc: doc, typ: string(typ), discount: discount,

@@ -15,6 +15,7 @@ import (
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent/apiclient"
+	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 )
 
@@ -95,6 +96,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 		priceCodes                                [4]int // bronze, silver, gold, diamond
 		corsOrigins                               []string
 		pointsValue, spendMaxShare                string
+		levelShares                               []string
 		spendMin                                  int64
 		spendChannels                             []string
 	)
@@ -129,6 +131,23 @@ func newTenantCommand(g *globals) *cobra.Command {
 					return fmt.Errorf("--%s %q is not a decimal number", d.flag, d.value)
 				}
 				*d.dst = &v
+			}
+			for _, ls := range levelShares {
+				level, share, ok := strings.Cut(ls, "=")
+				if !ok {
+					return fmt.Errorf("--points-spend-max-share-level %q is not LEVEL=SHARE (gold=0.8; gold= for the programme's)", ls)
+				}
+				if s.PointsSpendMaxShareLevels == nil {
+					s.PointsSpendMaxShareLevels = map[customer.Level]*decimal.Decimal{}
+				}
+				s.PointsSpendMaxShareLevels[customer.Level(level)] = nil
+				if share != "" {
+					v, err := decimal.NewFromString(share)
+					if err != nil {
+						return fmt.Errorf("--points-spend-max-share-level %q: %q is not a decimal number", ls, share)
+					}
+					s.PointsSpendMaxShareLevels[customer.Level(level)] = &v
+				}
 			}
 			if fl.Changed("time-zone") {
 				s.TimeZone = &timeZone
@@ -170,7 +189,13 @@ func newTenantCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rules := loyalty.SpendRules(t)
+			rules := loyalty.SpendRules(t, "")
+			byLevel := map[string]string{}
+			for level, share := range loyalty.LevelShares(t) {
+				if share != nil {
+					byLevel[string(level)] = share.String()
+				}
+			}
 			return g.print(map[string]any{
 				"id": t.ID, "name": t.Name, "active": t.Active,
 				"pre_registration": t.PreRegistration, "sale_registration": t.SaleRegistration,
@@ -183,7 +208,7 @@ func newTenantCommand(g *globals) *cobra.Command {
 					"diamond": t.PriceCodeDiamond},
 				"cors_origins": t.CorsOrigins,
 				"points_spend": map[string]any{"value": rules.Value.String(), "min": rules.Min,
-					"max_share": rules.MaxShare.String(), "channels": t.PointsSpendChannels},
+					"max_share": rules.MaxShare.String(), "max_share_by_level": byLevel, "channels": t.PointsSpendChannels},
 			}, fmt.Sprintf("tenant %s updated", t.ID))
 		}),
 	}
@@ -209,6 +234,8 @@ func newTenantCommand(g *globals) *cobra.Command {
 	uf.StringVar(&pointsValue, "points-value", "0.01", "R$ one point pays at the till or at checkout (0.01: 100 points pay R$ 1.00)")
 	uf.Int64Var(&spendMin, "points-spend-min", 0, "the fewest points a customer may spend at once (0 to 1000000)")
 	uf.StringVar(&spendMaxShare, "points-spend-max-share", "0.5", "the largest share of a sale payable with points (0 to 1)")
+	uf.StringArrayVar(&levelShares, "points-spend-max-share-level", nil,
+		"LEVEL=SHARE: a level's own largest share (silver, gold, diamond; 0 to 1); LEVEL= goes back to the programme's; repeatable")
 	uf.StringSliceVar(&spendChannels, "points-spend-channels", nil,
 		"channels where points pay as money, comma-separated: pdv, ecommerce; \"\" turns spending off")
 	uf.StringSliceVar(&corsOrigins, "cors-origins", nil,

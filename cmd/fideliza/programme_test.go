@@ -61,6 +61,13 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 		require.Equal(t, float64(3), out["points_expiry_months"])
 		require.Equal(t, []any{"UTC", float64(0), float64(0), float64(3)},
 			[]any{out["time_zone"], out["level_grace_days"], out["points_pending_days"], out["churn_refit_days"]})
+		for _, c := range []struct {
+			arg  string
+			want map[string]any
+		}{{"gold=0.8", map[string]any{"gold": "0.8"}}, {"gold=", map[string]any{}}} {
+			out := fideliza(t, logs, u, "tenant", "update", "--tenant", tid, "--points-spend-max-share-level", c.arg)
+			require.Equal(t, c.want, out["points_spend"].(map[string]any)["max_share_by_level"], c.arg)
+		}
 		require.Equal(t, points.Silver, level(), "a level moves at its next computation, not at the change")
 		require.NoError(t, a.Loyalty.RecomputeLevels(context.Background()))
 		require.Equal(t, points.Bronze, level(), "1500 points no longer reach silver at 2000")
@@ -83,6 +90,8 @@ func TestProgrammeSettingsFromTheCLI(t *testing.T) {
 			{"--price-code-gold", "-1"},
 			{"--time-zone", "Mars/Olympus"}, {"--time-zone", "Local"},
 			{"--points-pending-days", "91"}, {"--level-grace-days", "366"}, {"--churn-refit-days", "0"},
+			{"--points-spend-max-share-level", "bronze=0.5"}, {"--points-spend-max-share-level", "gold=2"},
+			{"--points-spend-max-share-level", "gold"},
 		} {
 			cmd := newRootCommand(io.Discard, io.Discard)
 			cmd.SetArgs(append([]string{"--database-url", u, "tenant", "update", "--tenant", tid}, bad...))

@@ -115,9 +115,12 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share`,
 		`ALTER TABLE tenants DROP COLUMN points_spend_channels`,
 		`ALTER TABLE sale_payments DROP COLUMN hold_id`,
-		`ALTER TABLE segments DROP COLUMN rule`,                  // 0034
-		`ALTER TABLE campaigns DROP COLUMN holdout_basis_points`, // 0035
-		`ALTER TABLE audit_events DROP COLUMN changes`,           // 0039
+		`ALTER TABLE segments DROP COLUMN rule`,                         // 0034
+		`ALTER TABLE campaigns DROP COLUMN holdout_basis_points`,        // 0035
+		`ALTER TABLE audit_events DROP COLUMN changes`,                  // 0039
+		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_silver`, // 0040
+		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_gold`,
+		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_diamond`,
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)
 		require.NoError(t, err)

@@ -1200,6 +1200,9 @@ var (
 		{Name: "points_value", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "points_spend_min", Type: field.TypeInt64, Default: 0},
 		{Name: "points_spend_max_share", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_spend_max_share_silver", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_spend_max_share_gold", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
+		{Name: "points_spend_max_share_diamond", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(20,8)", "sqlite3": "text"}},
 		{Name: "points_spend_channels", Type: field.TypeJSON, Nullable: true},
 		{Name: "points_expiry_months", Type: field.TypeInt, Default: 12},
 		{Name: "time_zone", Type: field.TypeString, Default: "America/Sao_Paulo"},
@@ -1227,7 +1230,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tenants_tenants_sandboxes",
-				Columns:    []*schema.Column{TenantsColumns[29]},
+				Columns:    []*schema.Column{TenantsColumns[32]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},

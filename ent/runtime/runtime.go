@@ -1640,89 +1640,89 @@ func init() {
 	// tenant.PointsSpendMinValidator is a validator for the "points_spend_min" field. It is called by the builders before save.
 	tenant.PointsSpendMinValidator = tenantDescPointsSpendMin.Validators[0].(func(int64) error)
 	// tenantDescPointsExpiryMonths is the schema descriptor for points_expiry_months field.
-	tenantDescPointsExpiryMonths := tenantFields[11].Descriptor()
+	tenantDescPointsExpiryMonths := tenantFields[14].Descriptor()
 	// tenant.DefaultPointsExpiryMonths holds the default value on creation for the points_expiry_months field.
 	tenant.DefaultPointsExpiryMonths = tenantDescPointsExpiryMonths.Default.(int)
 	// tenant.PointsExpiryMonthsValidator is a validator for the "points_expiry_months" field. It is called by the builders before save.
 	tenant.PointsExpiryMonthsValidator = tenantDescPointsExpiryMonths.Validators[0].(func(int) error)
 	// tenantDescTimeZone is the schema descriptor for time_zone field.
-	tenantDescTimeZone := tenantFields[12].Descriptor()
+	tenantDescTimeZone := tenantFields[15].Descriptor()
 	// tenant.DefaultTimeZone holds the default value on creation for the time_zone field.
 	tenant.DefaultTimeZone = tenantDescTimeZone.Default.(string)
 	// tenant.TimeZoneValidator is a validator for the "time_zone" field. It is called by the builders before save.
 	tenant.TimeZoneValidator = tenantDescTimeZone.Validators[0].(func(string) error)
 	// tenantDescPointsPendingDays is the schema descriptor for points_pending_days field.
-	tenantDescPointsPendingDays := tenantFields[13].Descriptor()
+	tenantDescPointsPendingDays := tenantFields[16].Descriptor()
 	// tenant.DefaultPointsPendingDays holds the default value on creation for the points_pending_days field.
 	tenant.DefaultPointsPendingDays = tenantDescPointsPendingDays.Default.(int)
 	// tenant.PointsPendingDaysValidator is a validator for the "points_pending_days" field. It is called by the builders before save.
 	tenant.PointsPendingDaysValidator = tenantDescPointsPendingDays.Validators[0].(func(int) error)
 	// tenantDescLevelGraceDays is the schema descriptor for level_grace_days field.
-	tenantDescLevelGraceDays := tenantFields[14].Descriptor()
+	tenantDescLevelGraceDays := tenantFields[17].Descriptor()
 	// tenant.DefaultLevelGraceDays holds the default value on creation for the level_grace_days field.
 	tenant.DefaultLevelGraceDays = tenantDescLevelGraceDays.Default.(int)
 	// tenant.LevelGraceDaysValidator is a validator for the "level_grace_days" field. It is called by the builders before save.
 	tenant.LevelGraceDaysValidator = tenantDescLevelGraceDays.Validators[0].(func(int) error)
 	// tenantDescChurnRefitDays is the schema descriptor for churn_refit_days field.
-	tenantDescChurnRefitDays := tenantFields[15].Descriptor()
+	tenantDescChurnRefitDays := tenantFields[18].Descriptor()
 	// tenant.DefaultChurnRefitDays holds the default value on creation for the churn_refit_days field.
 	tenant.DefaultChurnRefitDays = tenantDescChurnRefitDays.Default.(int)
 	// tenant.ChurnRefitDaysValidator is a validator for the "churn_refit_days" field. It is called by the builders before save.
 	tenant.ChurnRefitDaysValidator = tenantDescChurnRefitDays.Validators[0].(func(int) error)
 	// tenantDescSilverThreshold is the schema descriptor for silver_threshold field.
-	tenantDescSilverThreshold := tenantFields[16].Descriptor()
+	tenantDescSilverThreshold := tenantFields[19].Descriptor()
 	// tenant.DefaultSilverThreshold holds the default value on creation for the silver_threshold field.
 	tenant.DefaultSilverThreshold = tenantDescSilverThreshold.Default.(int64)
 	// tenant.SilverThresholdValidator is a validator for the "silver_threshold" field. It is called by the builders before save.
 	tenant.SilverThresholdValidator = tenantDescSilverThreshold.Validators[0].(func(int64) error)
 	// tenantDescGoldThreshold is the schema descriptor for gold_threshold field.
-	tenantDescGoldThreshold := tenantFields[17].Descriptor()
+	tenantDescGoldThreshold := tenantFields[20].Descriptor()
 	// tenant.DefaultGoldThreshold holds the default value on creation for the gold_threshold field.
 	tenant.DefaultGoldThreshold = tenantDescGoldThreshold.Default.(int64)
 	// tenant.GoldThresholdValidator is a validator for the "gold_threshold" field. It is called by the builders before save.
 	tenant.GoldThresholdValidator = tenantDescGoldThreshold.Validators[0].(func(int64) error)
 	// tenantDescDiamondThreshold is the schema descriptor for diamond_threshold field.
-	tenantDescDiamondThreshold := tenantFields[18].Descriptor()
+	tenantDescDiamondThreshold := tenantFields[21].Descriptor()
 	// tenant.DefaultDiamondThreshold holds the default value on creation for the diamond_threshold field.
 	tenant.DefaultDiamondThreshold = tenantDescDiamondThreshold.Default.(int64)
 	// tenant.DiamondThresholdValidator is a validator for the "diamond_threshold" field. It is called by the builders before save.
 	tenant.DiamondThresholdValidator = tenantDescDiamondThreshold.Validators[0].(func(int64) error)
 	// tenantDescPriceCodeBronze is the schema descriptor for price_code_bronze field.
-	tenantDescPriceCodeBronze := tenantFields[19].Descriptor()
+	tenantDescPriceCodeBronze := tenantFields[22].Descriptor()
 	// tenant.DefaultPriceCodeBronze holds the default value on creation for the price_code_bronze field.
 	tenant.DefaultPriceCodeBronze = tenantDescPriceCodeBronze.Default.(int)
 	// tenant.PriceCodeBronzeValidator is a validator for the "price_code_bronze" field. It is called by the builders before save.
 	tenant.PriceCodeBronzeValidator = tenantDescPriceCodeBronze.Validators[0].(func(int) error)
 	// tenantDescPriceCodeSilver is the schema descriptor for price_code_silver field.
-	tenantDescPriceCodeSilver := tenantFields[20].Descriptor()
+	tenantDescPriceCodeSilver := tenantFields[23].Descriptor()
 	// tenant.DefaultPriceCodeSilver holds the default value on creation for the price_code_silver field.
 	tenant.DefaultPriceCodeSilver = tenantDescPriceCodeSilver.Default.(int)
 	// tenant.PriceCodeSilverValidator is a validator for the "price_code_silver" field. It is called by the builders before save.
 	tenant.PriceCodeSilverValidator = tenantDescPriceCodeSilver.Validators[0].(func(int) error)
 	// tenantDescPriceCodeGold is the schema descriptor for price_code_gold field.
-	tenantDescPriceCodeGold := tenantFields[21].Descriptor()
+	tenantDescPriceCodeGold := tenantFields[24].Descriptor()
 	// tenant.DefaultPriceCodeGold holds the default value on creation for the price_code_gold field.
 	tenant.DefaultPriceCodeGold = tenantDescPriceCodeGold.Default.(int)
 	// tenant.PriceCodeGoldValidator is a validator for the "price_code_gold" field. It is called by the builders before save.
 	tenant.PriceCodeGoldValidator = tenantDescPriceCodeGold.Validators[0].(func(int) error)
 	// tenantDescPriceCodeDiamond is the schema descriptor for price_code_diamond field.
-	tenantDescPriceCodeDiamond := tenantFields[22].Descriptor()
+	tenantDescPriceCodeDiamond := tenantFields[25].Descriptor()
 	// tenant.DefaultPriceCodeDiamond holds the default value on creation for the price_code_diamond field.
 	tenant.DefaultPriceCodeDiamond = tenantDescPriceCodeDiamond.Default.(int)
 	// tenant.PriceCodeDiamondValidator is a validator for the "price_code_diamond" field. It is called by the builders before save.
 	tenant.PriceCodeDiamondValidator = tenantDescPriceCodeDiamond.Validators[0].(func(int) error)
 	// tenantDescCustomerCount is the schema descriptor for customer_count field.
-	tenantDescCustomerCount := tenantFields[24].Descriptor()
+	tenantDescCustomerCount := tenantFields[27].Descriptor()
 	// tenant.DefaultCustomerCount holds the default value on creation for the customer_count field.
 	tenant.DefaultCustomerCount = tenantDescCustomerCount.Default.(int64)
 	// tenantDescAuditRetentionDays is the schema descriptor for audit_retention_days field.
-	tenantDescAuditRetentionDays := tenantFields[25].Descriptor()
+	tenantDescAuditRetentionDays := tenantFields[28].Descriptor()
 	// tenant.DefaultAuditRetentionDays holds the default value on creation for the audit_retention_days field.
 	tenant.DefaultAuditRetentionDays = tenantDescAuditRetentionDays.Default.(int)
 	// tenant.AuditRetentionDaysValidator is a validator for the "audit_retention_days" field. It is called by the builders before save.
 	tenant.AuditRetentionDaysValidator = tenantDescAuditRetentionDays.Validators[0].(func(int) error)
 	// tenantDescAnonymizeInactiveYears is the schema descriptor for anonymize_inactive_years field.
-	tenantDescAnonymizeInactiveYears := tenantFields[26].Descriptor()
+	tenantDescAnonymizeInactiveYears := tenantFields[29].Descriptor()
 	// tenant.AnonymizeInactiveYearsValidator is a validator for the "anonymize_inactive_years" field. It is called by the builders before save.
 	tenant.AnonymizeInactiveYearsValidator = tenantDescAnonymizeInactiveYears.Validators[0].(func(int) error)
 	// tenantDescID is the schema descriptor for id field.

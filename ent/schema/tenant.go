@@ -46,6 +46,15 @@ func (Tenant) Fields() []ent.Field {
 		field.Other("points_spend_max_share", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
 			Annotations(entgql.Type("Decimal")).
 			Comment("The largest share of a sale or order payable with points, from 0 to 1 (0.5: half); none: 0.5."),
+		field.Other("points_spend_max_share_silver", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Silver customers' largest share payable with points, 0 to 1; none: the programme's."),
+		field.Other("points_spend_max_share_gold", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Gold customers' largest share payable with points, 0 to 1; none: the programme's."),
+		field.Other("points_spend_max_share_diamond", decimal.Decimal{}).SchemaType(decimalColumn).Optional().Nillable().
+			Annotations(entgql.Type("Decimal")).
+			Comment("Diamond customers' largest share payable with points, 0 to 1; none: the programme's."),
 		field.Strings("points_spend_channels").Optional().
 			Comment("Channels where points pay as money: pdv (the till), ecommerce (checkout); none (the default) turns spending off."),
 		field.Int("points_expiry_months").Default(12).Positive().

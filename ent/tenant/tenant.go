@@ -38,6 +38,12 @@ const (
 	FieldPointsSpendMin = "points_spend_min"
 	// FieldPointsSpendMaxShare holds the string denoting the points_spend_max_share field in the database.
 	FieldPointsSpendMaxShare = "points_spend_max_share"
+	// FieldPointsSpendMaxShareSilver holds the string denoting the points_spend_max_share_silver field in the database.
+	FieldPointsSpendMaxShareSilver = "points_spend_max_share_silver"
+	// FieldPointsSpendMaxShareGold holds the string denoting the points_spend_max_share_gold field in the database.
+	FieldPointsSpendMaxShareGold = "points_spend_max_share_gold"
+	// FieldPointsSpendMaxShareDiamond holds the string denoting the points_spend_max_share_diamond field in the database.
+	FieldPointsSpendMaxShareDiamond = "points_spend_max_share_diamond"
 	// FieldPointsSpendChannels holds the string denoting the points_spend_channels field in the database.
 	FieldPointsSpendChannels = "points_spend_channels"
 	// FieldPointsExpiryMonths holds the string denoting the points_expiry_months field in the database.
@@ -104,6 +110,9 @@ var Columns = []string{
 	FieldPointsValue,
 	FieldPointsSpendMin,
 	FieldPointsSpendMaxShare,
+	FieldPointsSpendMaxShareSilver,
+	FieldPointsSpendMaxShareGold,
+	FieldPointsSpendMaxShareDiamond,
 	FieldPointsSpendChannels,
 	FieldPointsExpiryMonths,
 	FieldTimeZone,
@@ -287,6 +296,21 @@ func ByPointsSpendMin(opts ...sql.OrderTermOption) OrderOption {
 // ByPointsSpendMaxShare orders the results by the points_spend_max_share field.
 func ByPointsSpendMaxShare(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPointsSpendMaxShare, opts...).ToFunc()
+}
+
+// ByPointsSpendMaxShareSilver orders the results by the points_spend_max_share_silver field.
+func ByPointsSpendMaxShareSilver(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsSpendMaxShareSilver, opts...).ToFunc()
+}
+
+// ByPointsSpendMaxShareGold orders the results by the points_spend_max_share_gold field.
+func ByPointsSpendMaxShareGold(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsSpendMaxShareGold, opts...).ToFunc()
+}
+
+// ByPointsSpendMaxShareDiamond orders the results by the points_spend_max_share_diamond field.
+func ByPointsSpendMaxShareDiamond(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPointsSpendMaxShareDiamond, opts...).ToFunc()
 }
 
 // ByPointsExpiryMonths orders the results by the points_expiry_months field.

@@ -121,6 +121,21 @@ func PointsSpendMaxShare(v decimal.Decimal) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShare, v))
 }
 
+// PointsSpendMaxShareSilver applies equality check predicate on the "points_spend_max_share_silver" field. It's identical to PointsSpendMaxShareSilverEQ.
+func PointsSpendMaxShareSilver(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareGold applies equality check predicate on the "points_spend_max_share_gold" field. It's identical to PointsSpendMaxShareGoldEQ.
+func PointsSpendMaxShareGold(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareDiamond applies equality check predicate on the "points_spend_max_share_diamond" field. It's identical to PointsSpendMaxShareDiamondEQ.
+func PointsSpendMaxShareDiamond(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShareDiamond, v))
+}
+
 // PointsExpiryMonths applies equality check predicate on the "points_expiry_months" field. It's identical to PointsExpiryMonthsEQ.
 func PointsExpiryMonths(v int) predicate.Tenant {
 	return predicate.Tenant(sql.FieldEQ(FieldPointsExpiryMonths, v))
@@ -594,6 +609,156 @@ func PointsSpendMaxShareIsNil() predicate.Tenant {
 // PointsSpendMaxShareNotNil applies the NotNil predicate on the "points_spend_max_share" field.
 func PointsSpendMaxShareNotNil() predicate.Tenant {
 	return predicate.Tenant(sql.FieldNotNull(FieldPointsSpendMaxShare))
+}
+
+// PointsSpendMaxShareSilverEQ applies the EQ predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareSilverNEQ applies the NEQ predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareSilverIn applies the In predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsSpendMaxShareSilver, vs...))
+}
+
+// PointsSpendMaxShareSilverNotIn applies the NotIn predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsSpendMaxShareSilver, vs...))
+}
+
+// PointsSpendMaxShareSilverGT applies the GT predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareSilverGTE applies the GTE predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareSilverLT applies the LT predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareSilverLTE applies the LTE predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsSpendMaxShareSilver, v))
+}
+
+// PointsSpendMaxShareSilverIsNil applies the IsNil predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldPointsSpendMaxShareSilver))
+}
+
+// PointsSpendMaxShareSilverNotNil applies the NotNil predicate on the "points_spend_max_share_silver" field.
+func PointsSpendMaxShareSilverNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldPointsSpendMaxShareSilver))
+}
+
+// PointsSpendMaxShareGoldEQ applies the EQ predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareGoldNEQ applies the NEQ predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareGoldIn applies the In predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsSpendMaxShareGold, vs...))
+}
+
+// PointsSpendMaxShareGoldNotIn applies the NotIn predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsSpendMaxShareGold, vs...))
+}
+
+// PointsSpendMaxShareGoldGT applies the GT predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareGoldGTE applies the GTE predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareGoldLT applies the LT predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareGoldLTE applies the LTE predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsSpendMaxShareGold, v))
+}
+
+// PointsSpendMaxShareGoldIsNil applies the IsNil predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldPointsSpendMaxShareGold))
+}
+
+// PointsSpendMaxShareGoldNotNil applies the NotNil predicate on the "points_spend_max_share_gold" field.
+func PointsSpendMaxShareGoldNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldPointsSpendMaxShareGold))
+}
+
+// PointsSpendMaxShareDiamondEQ applies the EQ predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldEQ(FieldPointsSpendMaxShareDiamond, v))
+}
+
+// PointsSpendMaxShareDiamondNEQ applies the NEQ predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondNEQ(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNEQ(FieldPointsSpendMaxShareDiamond, v))
+}
+
+// PointsSpendMaxShareDiamondIn applies the In predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldIn(FieldPointsSpendMaxShareDiamond, vs...))
+}
+
+// PointsSpendMaxShareDiamondNotIn applies the NotIn predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondNotIn(vs ...decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotIn(FieldPointsSpendMaxShareDiamond, vs...))
+}
+
+// PointsSpendMaxShareDiamondGT applies the GT predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondGT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGT(FieldPointsSpendMaxShareDiamond, v))
+}
+
+// PointsSpendMaxShareDiamondGTE applies the GTE predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondGTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldGTE(FieldPointsSpendMaxShareDiamond, v))
+}
+
+// PointsSpendMaxShareDiamondLT applies the LT predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondLT(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLT(FieldPointsSpendMaxShareDiamond, v))
+}
+
+// PointsSpendMaxShareDiamondLTE applies the LTE predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondLTE(v decimal.Decimal) predicate.Tenant {
+	return predicate.Tenant(sql.FieldLTE(FieldPointsSpendMaxShareDiamond, v))
+}
+
+// PointsSpendMaxShareDiamondIsNil applies the IsNil predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondIsNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldIsNull(FieldPointsSpendMaxShareDiamond))
+}
+
+// PointsSpendMaxShareDiamondNotNil applies the NotNil predicate on the "points_spend_max_share_diamond" field.
+func PointsSpendMaxShareDiamondNotNil() predicate.Tenant {
+	return predicate.Tenant(sql.FieldNotNull(FieldPointsSpendMaxShareDiamond))
 }
 
 // PointsSpendChannelsIsNil applies the IsNil predicate on the "points_spend_channels" field.

@@ -806,37 +806,40 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
-		Active                 func(childComplexity int) int
-		AnonymizeInactiveYears func(childComplexity int) int
-		AuditRetentionDays     func(childComplexity int) int
-		ChurnRefitDays         func(childComplexity int) int
-		CorsOrigins            func(childComplexity int) int
-		CreatedAt              func(childComplexity int) int
-		DiamondThreshold       func(childComplexity int) int
-		GoldThreshold          func(childComplexity int) int
-		ID                     func(childComplexity int) int
-		LevelGraceDays         func(childComplexity int) int
-		Name                   func(childComplexity int) int
-		PointsExpiryMonths     func(childComplexity int) int
-		PointsPendingDays      func(childComplexity int) int
-		PointsPerReal          func(childComplexity int) int
-		PointsSpendChannels    func(childComplexity int) int
-		PointsSpendMaxShare    func(childComplexity int) int
-		PointsSpendMin         func(childComplexity int) int
-		PointsValue            func(childComplexity int) int
-		PreRegistration        func(childComplexity int) int
-		PriceCodeBronze        func(childComplexity int) int
-		PriceCodeDiamond       func(childComplexity int) int
-		PriceCodeGold          func(childComplexity int) int
-		PriceCodeSilver        func(childComplexity int) int
-		SaleRegistration       func(childComplexity int) int
-		SaleTolerance          func(childComplexity int) int
-		SandboxOf              func(childComplexity int) int
-		SandboxOfID            func(childComplexity int) int
-		Sandboxes              func(childComplexity int) int
-		SilverThreshold        func(childComplexity int) int
-		TimeZone               func(childComplexity int) int
-		UpdatedAt              func(childComplexity int) int
+		Active                     func(childComplexity int) int
+		AnonymizeInactiveYears     func(childComplexity int) int
+		AuditRetentionDays         func(childComplexity int) int
+		ChurnRefitDays             func(childComplexity int) int
+		CorsOrigins                func(childComplexity int) int
+		CreatedAt                  func(childComplexity int) int
+		DiamondThreshold           func(childComplexity int) int
+		GoldThreshold              func(childComplexity int) int
+		ID                         func(childComplexity int) int
+		LevelGraceDays             func(childComplexity int) int
+		Name                       func(childComplexity int) int
+		PointsExpiryMonths         func(childComplexity int) int
+		PointsPendingDays          func(childComplexity int) int
+		PointsPerReal              func(childComplexity int) int
+		PointsSpendChannels        func(childComplexity int) int
+		PointsSpendMaxShare        func(childComplexity int) int
+		PointsSpendMaxShareDiamond func(childComplexity int) int
+		PointsSpendMaxShareGold    func(childComplexity int) int
+		PointsSpendMaxShareSilver  func(childComplexity int) int
+		PointsSpendMin             func(childComplexity int) int
+		PointsValue                func(childComplexity int) int
+		PreRegistration            func(childComplexity int) int
+		PriceCodeBronze            func(childComplexity int) int
+		PriceCodeDiamond           func(childComplexity int) int
+		PriceCodeGold              func(childComplexity int) int
+		PriceCodeSilver            func(childComplexity int) int
+		SaleRegistration           func(childComplexity int) int
+		SaleTolerance              func(childComplexity int) int
+		SandboxOf                  func(childComplexity int) int
+		SandboxOfID                func(childComplexity int) int
+		Sandboxes                  func(childComplexity int) int
+		SilverThreshold            func(childComplexity int) int
+		TimeZone                   func(childComplexity int) int
+		UpdatedAt                  func(childComplexity int) int
 	}
 
 	TenantConnection struct {
@@ -4659,6 +4662,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.PointsSpendMaxShare(childComplexity), true
+	case "Tenant.pointsSpendMaxShareDiamond":
+		if e.ComplexityRoot.Tenant.PointsSpendMaxShareDiamond == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsSpendMaxShareDiamond(childComplexity), true
+	case "Tenant.pointsSpendMaxShareGold":
+		if e.ComplexityRoot.Tenant.PointsSpendMaxShareGold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsSpendMaxShareGold(childComplexity), true
+	case "Tenant.pointsSpendMaxShareSilver":
+		if e.ComplexityRoot.Tenant.PointsSpendMaxShareSilver == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.PointsSpendMaxShareSilver(childComplexity), true
 	case "Tenant.pointsSpendMin":
 		if e.ComplexityRoot.Tenant.PointsSpendMin == nil {
 			break
@@ -5114,6 +5135,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDebitPointsInput,
 		ec.unmarshalInputEventOrder,
 		ec.unmarshalInputEventWhereInput,
+		ec.unmarshalInputLevelShareInput,
 		ec.unmarshalInputPointsEntryOrder,
 		ec.unmarshalInputPointsEntryWhereInput,
 		ec.unmarshalInputProductInput,
@@ -5359,6 +5381,8 @@ input TenantSettingsInput {
   pointsSpendMin: Int
   "The largest share of a sale or order payable with points, 0 to 1 (0.5: half)."
   pointsSpendMaxShare: Decimal
+  "Levels' own largest shares of a sale payable with points (silver, gold, diamond); a level given a null share goes back to the programme's."
+  pointsSpendMaxShareLevels: [LevelShareInput!]
   "Channels where points pay as money: pdv (the till), ecommerce (checkout); [] turns spending off."
   pointsSpendChannels: [String!]
   "Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model."
@@ -5369,6 +5393,16 @@ input TenantSettingsInput {
   anonymizeInactiveYears: Int
   "Origins of the tenant's back-office web apps (scheme://host[:port], such as https://backoffice.example.com; at most 20) allowed to call /graphql, /v1 and the webhooks API from a browser with a bearer token (CORS); the list replaces the one kept, [] clears it."
   corsOrigins: [String!]
+}
+
+"""
+The largest share of a sale or order a level's customers may pay with points.
+"""
+input LevelShareInput {
+  "silver, gold or diamond (bronze customers have the programme's share)."
+  level: CustomerLevel!
+  "0 to 1 (0.8: four fifths); null: the programme's share."
+  share: Decimal
 }
 
 """
@@ -12055,6 +12089,18 @@ type Tenant implements Node {
   """
   pointsSpendMaxShare: Decimal
   """
+  Silver customers' largest share payable with points, 0 to 1; none: the programme's.
+  """
+  pointsSpendMaxShareSilver: Decimal
+  """
+  Gold customers' largest share payable with points, 0 to 1; none: the programme's.
+  """
+  pointsSpendMaxShareGold: Decimal
+  """
+  Diamond customers' largest share payable with points, 0 to 1; none: the programme's.
+  """
+  pointsSpendMaxShareDiamond: Decimal
+  """
   Channels where points pay as money: pdv (the till), ecommerce (checkout); none (the default) turns spending off.
   """
   pointsSpendChannels: [String!]
@@ -12315,6 +12361,45 @@ input TenantWhereInput {
   pointsSpendMaxShareLTE: Decimal
   pointsSpendMaxShareIsNil: Boolean
   pointsSpendMaxShareNotNil: Boolean
+  """
+  points_spend_max_share_silver field predicates
+  """
+  pointsSpendMaxShareSilver: Decimal
+  pointsSpendMaxShareSilverNEQ: Decimal
+  pointsSpendMaxShareSilverIn: [Decimal!]
+  pointsSpendMaxShareSilverNotIn: [Decimal!]
+  pointsSpendMaxShareSilverGT: Decimal
+  pointsSpendMaxShareSilverGTE: Decimal
+  pointsSpendMaxShareSilverLT: Decimal
+  pointsSpendMaxShareSilverLTE: Decimal
+  pointsSpendMaxShareSilverIsNil: Boolean
+  pointsSpendMaxShareSilverNotNil: Boolean
+  """
+  points_spend_max_share_gold field predicates
+  """
+  pointsSpendMaxShareGold: Decimal
+  pointsSpendMaxShareGoldNEQ: Decimal
+  pointsSpendMaxShareGoldIn: [Decimal!]
+  pointsSpendMaxShareGoldNotIn: [Decimal!]
+  pointsSpendMaxShareGoldGT: Decimal
+  pointsSpendMaxShareGoldGTE: Decimal
+  pointsSpendMaxShareGoldLT: Decimal
+  pointsSpendMaxShareGoldLTE: Decimal
+  pointsSpendMaxShareGoldIsNil: Boolean
+  pointsSpendMaxShareGoldNotNil: Boolean
+  """
+  points_spend_max_share_diamond field predicates
+  """
+  pointsSpendMaxShareDiamond: Decimal
+  pointsSpendMaxShareDiamondNEQ: Decimal
+  pointsSpendMaxShareDiamondIn: [Decimal!]
+  pointsSpendMaxShareDiamondNotIn: [Decimal!]
+  pointsSpendMaxShareDiamondGT: Decimal
+  pointsSpendMaxShareDiamondGTE: Decimal
+  pointsSpendMaxShareDiamondLT: Decimal
+  pointsSpendMaxShareDiamondLTE: Decimal
+  pointsSpendMaxShareDiamondIsNil: Boolean
+  pointsSpendMaxShareDiamondNotNil: Boolean
   """
   points_expiry_months field predicates
   """
@@ -14939,6 +15024,12 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_pointsSpendMin(ctx, field)
 	case "pointsSpendMaxShare":
 		return ec.fieldContext_Tenant_pointsSpendMaxShare(ctx, field)
+	case "pointsSpendMaxShareSilver":
+		return ec.fieldContext_Tenant_pointsSpendMaxShareSilver(ctx, field)
+	case "pointsSpendMaxShareGold":
+		return ec.fieldContext_Tenant_pointsSpendMaxShareGold(ctx, field)
+	case "pointsSpendMaxShareDiamond":
+		return ec.fieldContext_Tenant_pointsSpendMaxShareDiamond(ctx, field)
 	case "pointsSpendChannels":
 		return ec.fieldContext_Tenant_pointsSpendChannels(ctx, field)
 	case "pointsExpiryMonths":
@@ -31998,6 +32089,75 @@ func (ec *executionContext) fieldContext_Tenant_pointsSpendMaxShare(_ context.Co
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
+func (ec *executionContext) _Tenant_pointsSpendMaxShareSilver(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsSpendMaxShareSilver(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsSpendMaxShareSilver, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsSpendMaxShareSilver(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsSpendMaxShareGold(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsSpendMaxShareGold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsSpendMaxShareGold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsSpendMaxShareGold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Tenant_pointsSpendMaxShareDiamond(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_pointsSpendMaxShareDiamond(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PointsSpendMaxShareDiamond, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *decimal.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_pointsSpendMaxShareDiamond(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
 func (ec *executionContext) _Tenant_pointsSpendChannels(ctx context.Context, field graphql.CollectedField, obj *ent.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -43842,6 +44002,43 @@ func (ec *executionContext) unmarshalInputEventWhereInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputLevelShareInput(ctx context.Context, obj any) (LevelShareInput, error) {
+	var it LevelShareInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"level", "share"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "level":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("level"))
+			data, err := ec.unmarshalNCustomerLevel2githubᚗcomᚋfidelizaᚋfidelizaᚋentᚋcustomerᚐLevel(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Level = data
+		case "share":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("share"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Share = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputPointsEntryOrder(ctx context.Context, obj any) (ent.PointsEntryOrder, error) {
 	var it ent.PointsEntryOrder
 	if obj == nil {
@@ -52962,7 +53159,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
+	fieldsInOrder := [...]string{"name", "preRegistration", "saleRegistration", "saleTolerance", "pointsPerReal", "pointsExpiryMonths", "silverThreshold", "goldThreshold", "diamondThreshold", "priceCodeBronze", "priceCodeSilver", "priceCodeGold", "priceCodeDiamond", "timeZone", "pointsPendingDays", "levelGraceDays", "pointsValue", "pointsSpendMin", "pointsSpendMaxShare", "pointsSpendMaxShareLevels", "pointsSpendChannels", "churnRefitDays", "auditRetentionDays", "anonymizeInactiveYears", "corsOrigins"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -53102,6 +53299,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.PointsSpendMaxShare = data
+		case "pointsSpendMaxShareLevels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareLevels"))
+			data, err := ec.unmarshalOLevelShareInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelShareInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareLevels = data
 		case "pointsSpendChannels":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendChannels"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -53153,7 +53357,7 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "active", "activeNEQ", "preRegistration", "preRegistrationNEQ", "saleRegistration", "saleRegistrationNEQ", "saleTolerance", "saleToleranceNEQ", "saleToleranceIn", "saleToleranceNotIn", "saleToleranceGT", "saleToleranceGTE", "saleToleranceLT", "saleToleranceLTE", "pointsPerReal", "pointsPerRealNEQ", "pointsPerRealIn", "pointsPerRealNotIn", "pointsPerRealGT", "pointsPerRealGTE", "pointsPerRealLT", "pointsPerRealLTE", "pointsValue", "pointsValueNEQ", "pointsValueIn", "pointsValueNotIn", "pointsValueGT", "pointsValueGTE", "pointsValueLT", "pointsValueLTE", "pointsValueIsNil", "pointsValueNotNil", "pointsSpendMin", "pointsSpendMinNEQ", "pointsSpendMinIn", "pointsSpendMinNotIn", "pointsSpendMinGT", "pointsSpendMinGTE", "pointsSpendMinLT", "pointsSpendMinLTE", "pointsSpendMaxShare", "pointsSpendMaxShareNEQ", "pointsSpendMaxShareIn", "pointsSpendMaxShareNotIn", "pointsSpendMaxShareGT", "pointsSpendMaxShareGTE", "pointsSpendMaxShareLT", "pointsSpendMaxShareLTE", "pointsSpendMaxShareIsNil", "pointsSpendMaxShareNotNil", "pointsSpendMaxShareSilver", "pointsSpendMaxShareSilverNEQ", "pointsSpendMaxShareSilverIn", "pointsSpendMaxShareSilverNotIn", "pointsSpendMaxShareSilverGT", "pointsSpendMaxShareSilverGTE", "pointsSpendMaxShareSilverLT", "pointsSpendMaxShareSilverLTE", "pointsSpendMaxShareSilverIsNil", "pointsSpendMaxShareSilverNotNil", "pointsSpendMaxShareGold", "pointsSpendMaxShareGoldNEQ", "pointsSpendMaxShareGoldIn", "pointsSpendMaxShareGoldNotIn", "pointsSpendMaxShareGoldGT", "pointsSpendMaxShareGoldGTE", "pointsSpendMaxShareGoldLT", "pointsSpendMaxShareGoldLTE", "pointsSpendMaxShareGoldIsNil", "pointsSpendMaxShareGoldNotNil", "pointsSpendMaxShareDiamond", "pointsSpendMaxShareDiamondNEQ", "pointsSpendMaxShareDiamondIn", "pointsSpendMaxShareDiamondNotIn", "pointsSpendMaxShareDiamondGT", "pointsSpendMaxShareDiamondGTE", "pointsSpendMaxShareDiamondLT", "pointsSpendMaxShareDiamondLTE", "pointsSpendMaxShareDiamondIsNil", "pointsSpendMaxShareDiamondNotNil", "pointsExpiryMonths", "pointsExpiryMonthsNEQ", "pointsExpiryMonthsIn", "pointsExpiryMonthsNotIn", "pointsExpiryMonthsGT", "pointsExpiryMonthsGTE", "pointsExpiryMonthsLT", "pointsExpiryMonthsLTE", "timeZone", "timeZoneNEQ", "timeZoneIn", "timeZoneNotIn", "timeZoneGT", "timeZoneGTE", "timeZoneLT", "timeZoneLTE", "timeZoneContains", "timeZoneHasPrefix", "timeZoneHasSuffix", "timeZoneEqualFold", "timeZoneContainsFold", "pointsPendingDays", "pointsPendingDaysNEQ", "pointsPendingDaysIn", "pointsPendingDaysNotIn", "pointsPendingDaysGT", "pointsPendingDaysGTE", "pointsPendingDaysLT", "pointsPendingDaysLTE", "levelGraceDays", "levelGraceDaysNEQ", "levelGraceDaysIn", "levelGraceDaysNotIn", "levelGraceDaysGT", "levelGraceDaysGTE", "levelGraceDaysLT", "levelGraceDaysLTE", "churnRefitDays", "churnRefitDaysNEQ", "churnRefitDaysIn", "churnRefitDaysNotIn", "churnRefitDaysGT", "churnRefitDaysGTE", "churnRefitDaysLT", "churnRefitDaysLTE", "silverThreshold", "silverThresholdNEQ", "silverThresholdIn", "silverThresholdNotIn", "silverThresholdGT", "silverThresholdGTE", "silverThresholdLT", "silverThresholdLTE", "goldThreshold", "goldThresholdNEQ", "goldThresholdIn", "goldThresholdNotIn", "goldThresholdGT", "goldThresholdGTE", "goldThresholdLT", "goldThresholdLTE", "diamondThreshold", "diamondThresholdNEQ", "diamondThresholdIn", "diamondThresholdNotIn", "diamondThresholdGT", "diamondThresholdGTE", "diamondThresholdLT", "diamondThresholdLTE", "priceCodeBronze", "priceCodeBronzeNEQ", "priceCodeBronzeIn", "priceCodeBronzeNotIn", "priceCodeBronzeGT", "priceCodeBronzeGTE", "priceCodeBronzeLT", "priceCodeBronzeLTE", "priceCodeSilver", "priceCodeSilverNEQ", "priceCodeSilverIn", "priceCodeSilverNotIn", "priceCodeSilverGT", "priceCodeSilverGTE", "priceCodeSilverLT", "priceCodeSilverLTE", "priceCodeGold", "priceCodeGoldNEQ", "priceCodeGoldIn", "priceCodeGoldNotIn", "priceCodeGoldGT", "priceCodeGoldGTE", "priceCodeGoldLT", "priceCodeGoldLTE", "priceCodeDiamond", "priceCodeDiamondNEQ", "priceCodeDiamondIn", "priceCodeDiamondNotIn", "priceCodeDiamondGT", "priceCodeDiamondGTE", "priceCodeDiamondLT", "priceCodeDiamondLTE", "sandboxOfID", "sandboxOfIDNEQ", "sandboxOfIDIn", "sandboxOfIDNotIn", "sandboxOfIDGT", "sandboxOfIDGTE", "sandboxOfIDLT", "sandboxOfIDLTE", "sandboxOfIDContains", "sandboxOfIDHasPrefix", "sandboxOfIDHasSuffix", "sandboxOfIDIsNil", "sandboxOfIDNotNil", "sandboxOfIDEqualFold", "sandboxOfIDContainsFold", "auditRetentionDays", "auditRetentionDaysNEQ", "auditRetentionDaysIn", "auditRetentionDaysNotIn", "auditRetentionDaysGT", "auditRetentionDaysGTE", "auditRetentionDaysLT", "auditRetentionDaysLTE", "anonymizeInactiveYears", "anonymizeInactiveYearsNEQ", "anonymizeInactiveYearsIn", "anonymizeInactiveYearsNotIn", "anonymizeInactiveYearsGT", "anonymizeInactiveYearsGTE", "anonymizeInactiveYearsLT", "anonymizeInactiveYearsLTE", "anonymizeInactiveYearsIsNil", "anonymizeInactiveYearsNotNil", "hasSandboxOf", "hasSandboxOfWith", "hasSandboxes", "hasSandboxesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -53804,6 +54008,216 @@ func (ec *executionContext) unmarshalInputTenantWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.PointsSpendMaxShareNotNil = data
+		case "pointsSpendMaxShareSilver":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilver"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilver = data
+		case "pointsSpendMaxShareSilverNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverNEQ = data
+		case "pointsSpendMaxShareSilverIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverIn = data
+		case "pointsSpendMaxShareSilverNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverNotIn = data
+		case "pointsSpendMaxShareSilverGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverGT = data
+		case "pointsSpendMaxShareSilverGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverGTE = data
+		case "pointsSpendMaxShareSilverLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverLT = data
+		case "pointsSpendMaxShareSilverLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverLTE = data
+		case "pointsSpendMaxShareSilverIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverIsNil = data
+		case "pointsSpendMaxShareSilverNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareSilverNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareSilverNotNil = data
+		case "pointsSpendMaxShareGold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGold"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGold = data
+		case "pointsSpendMaxShareGoldNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldNEQ = data
+		case "pointsSpendMaxShareGoldIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldIn = data
+		case "pointsSpendMaxShareGoldNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldNotIn = data
+		case "pointsSpendMaxShareGoldGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldGT = data
+		case "pointsSpendMaxShareGoldGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldGTE = data
+		case "pointsSpendMaxShareGoldLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldLT = data
+		case "pointsSpendMaxShareGoldLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldLTE = data
+		case "pointsSpendMaxShareGoldIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldIsNil = data
+		case "pointsSpendMaxShareGoldNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareGoldNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareGoldNotNil = data
+		case "pointsSpendMaxShareDiamond":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamond"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamond = data
+		case "pointsSpendMaxShareDiamondNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondNEQ"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondNEQ = data
+		case "pointsSpendMaxShareDiamondIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondIn = data
+		case "pointsSpendMaxShareDiamondNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondNotIn"))
+			data, err := ec.unmarshalODecimal2ᚕgithubᚗcomᚋshopspringᚋdecimalᚐDecimalᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondNotIn = data
+		case "pointsSpendMaxShareDiamondGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondGT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondGT = data
+		case "pointsSpendMaxShareDiamondGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondGTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondGTE = data
+		case "pointsSpendMaxShareDiamondLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondLT"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondLT = data
+		case "pointsSpendMaxShareDiamondLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondLTE"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋshopspringᚋdecimalᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondLTE = data
+		case "pointsSpendMaxShareDiamondIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondIsNil = data
+		case "pointsSpendMaxShareDiamondNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsSpendMaxShareDiamondNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PointsSpendMaxShareDiamondNotNil = data
 		case "pointsExpiryMonths":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pointsExpiryMonths"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -64482,6 +64896,21 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "pointsSpendMaxShareSilver":
+			out.Values[i] = ec._Tenant_pointsSpendMaxShareSilver(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsSpendMaxShareGold":
+			out.Values[i] = ec._Tenant_pointsSpendMaxShareGold(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pointsSpendMaxShareDiamond":
+			out.Values[i] = ec._Tenant_pointsSpendMaxShareDiamond(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "pointsSpendChannels":
 			out.Values[i] = ec._Tenant_pointsSpendChannels(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -66735,6 +67164,11 @@ func (ec *executionContext) marshalNLevelCount2ᚖgithubᚗcomᚋfidelizaᚋfide
 		return graphql.Null
 	}
 	return ec._LevelCount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLevelShareInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelShareInput(ctx context.Context, v any) (*LevelShareInput, error) {
+	res, err := ec.unmarshalInputLevelShareInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNLiftMeasure2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLiftMeasure(ctx context.Context, sel ast.SelectionSet, v *LiftMeasure) graphql.Marshaler {
@@ -69207,6 +69641,23 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalInt64(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOLevelShareInput2ᚕᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelShareInputᚄ(ctx context.Context, v any) ([]*LevelShareInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*LevelShareInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNLevelShareInput2ᚖgithubᚗcomᚋfidelizaᚋfidelizaᚋgraphᚋgeneratedᚐLevelShareInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {

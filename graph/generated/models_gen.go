@@ -415,6 +415,14 @@ type LevelCount struct {
 	Customers int `json:"customers"`
 }
 
+// The largest share of a sale or order a level's customers may pay with points.
+type LevelShareInput struct {
+	// silver, gold or diamond (bronze customers have the programme's share).
+	Level customer.Level `json:"level"`
+	// 0 to 1 (0.8: four fifths); null: the programme's share.
+	Share *decimal.Decimal `json:"share,omitempty"`
+}
+
 // One measure of a campaign's experiment: the mean of its treated customers and of its held-out ones, their
 // difference (treated less held out) and the difference's 95% confidence interval by Welch's t.
 type LiftMeasure struct {
@@ -621,6 +629,8 @@ type TenantSettingsInput struct {
 	PointsSpendMin *int `json:"pointsSpendMin,omitempty"`
 	// The largest share of a sale or order payable with points, 0 to 1 (0.5: half).
 	PointsSpendMaxShare *decimal.Decimal `json:"pointsSpendMaxShare,omitempty"`
+	// Levels' own largest shares of a sale payable with points (silver, gold, diamond); a level given a null share goes back to the programme's.
+	PointsSpendMaxShareLevels []*LevelShareInput `json:"pointsSpendMaxShareLevels,omitempty"`
 	// Channels where points pay as money: pdv (the till), ecommerce (checkout); [] turns spending off.
 	PointsSpendChannels []string `json:"pointsSpendChannels,omitempty"`
 	// Days between fits of the churn model, 1 to 90; customers are scored daily with the newest model.

@@ -1710,6 +1710,14 @@ export type EventWhereInput = {
   typeNotIn?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
+/** The largest share of a sale or order a level's customers may pay with points. */
+export type LevelShareInput = {
+  /** silver, gold or diamond (bronze customers have the programme's share). */
+  level: CustomerLevel;
+  /** 0 to 1 (0.8: four fifths); null: the programme's share. */
+  share?: InputMaybe<Scalars['Decimal']['input']>;
+};
+
 /** Possible directions in which to order a list of items when provided an `orderBy` argument. */
 export type OrderDirection =
   /** Specifies an ascending order for a given `orderBy` argument. */
@@ -3321,6 +3329,8 @@ export type TenantSettingsInput = {
   pointsSpendChannels?: InputMaybe<Array<Scalars['String']['input']>>;
   /** The largest share of a sale or order payable with points, 0 to 1 (0.5: half). */
   pointsSpendMaxShare?: InputMaybe<Scalars['Decimal']['input']>;
+  /** Levels' own largest shares of a sale payable with points (silver, gold, diamond); a level given a null share goes back to the programme's. */
+  pointsSpendMaxShareLevels?: InputMaybe<Array<LevelShareInput>>;
   /** The fewest points a customer may spend at once, 0 (any) to 1000000. */
   pointsSpendMin?: InputMaybe<Scalars['Int']['input']>;
   /** Value in R$ of one point spent as money at the till or at checkout, above 0 and at most 1000 (0.01: 100 points pay R$ 1.00). */
@@ -3481,8 +3491,30 @@ export type TenantWhereInput = {
   pointsPerRealNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
   /** points_spend_max_share field predicates */
   pointsSpendMaxShare?: InputMaybe<Scalars['Decimal']['input']>;
+  /** points_spend_max_share_diamond field predicates */
+  pointsSpendMaxShareDiamond?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareDiamondGT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareDiamondGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareDiamondIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareDiamondIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  pointsSpendMaxShareDiamondLT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareDiamondLTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareDiamondNEQ?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareDiamondNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareDiamondNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   pointsSpendMaxShareGT?: InputMaybe<Scalars['Decimal']['input']>;
   pointsSpendMaxShareGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  /** points_spend_max_share_gold field predicates */
+  pointsSpendMaxShareGold?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGoldGT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGoldGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGoldIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareGoldIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  pointsSpendMaxShareGoldLT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGoldLTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGoldNEQ?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareGoldNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareGoldNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   pointsSpendMaxShareIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
   pointsSpendMaxShareIsNil?: InputMaybe<Scalars['Boolean']['input']>;
   pointsSpendMaxShareLT?: InputMaybe<Scalars['Decimal']['input']>;
@@ -3490,6 +3522,17 @@ export type TenantWhereInput = {
   pointsSpendMaxShareNEQ?: InputMaybe<Scalars['Decimal']['input']>;
   pointsSpendMaxShareNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
   pointsSpendMaxShareNotNil?: InputMaybe<Scalars['Boolean']['input']>;
+  /** points_spend_max_share_silver field predicates */
+  pointsSpendMaxShareSilver?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareSilverGT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareSilverGTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareSilverIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareSilverIsNil?: InputMaybe<Scalars['Boolean']['input']>;
+  pointsSpendMaxShareSilverLT?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareSilverLTE?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareSilverNEQ?: InputMaybe<Scalars['Decimal']['input']>;
+  pointsSpendMaxShareSilverNotIn?: InputMaybe<Array<Scalars['Decimal']['input']>>;
+  pointsSpendMaxShareSilverNotNil?: InputMaybe<Scalars['Boolean']['input']>;
   /** points_spend_min field predicates */
   pointsSpendMin?: InputMaybe<Scalars['Int']['input']>;
   pointsSpendMinGT?: InputMaybe<Scalars['Int']['input']>;
