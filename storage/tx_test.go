@@ -77,8 +77,11 @@ func TestInTxRunsConflictsAgain(t *testing.T) {
 		wg.Wait()
 		require.NoError(t, errs[0])
 		require.NoError(t, errs[1])
-		require.Equal(t, int32(3), total.Load(), "the deadlock's victim ran again")
-		require.Equal(t, 3, n(1))
-		require.Equal(t, 2, n(2))
+		// At least the victim runs again; under a loaded CI a fourth run was
+		// seen once (a conflict met again). What must hold is that each
+		// transaction committed exactly once.
+		require.GreaterOrEqual(t, total.Load(), int32(3), "the deadlock's victim ran again")
+		require.Equal(t, 3, n(1), "each transaction's first bump committed once")
+		require.Equal(t, 2, n(2), "and its second")
 	})
 }
