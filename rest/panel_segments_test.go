@@ -59,6 +59,8 @@ func TestPanelSegmentsHTTP(t *testing.T) {
 	page := requirePanelPage(t, admin.get(t, "/panel/segments"))
 	require.Contains(t, page, "No segments yet.")
 	requirePanelPage(t, admin.get(t, "/panel/segments/new"))
+	crafted := admin.get(t, "/panel/segments?after=seg_%00")
+	require.Equal(t, http.StatusUnprocessableEntity, crafted.status, "a cursor no database stores is refused, not a 500: %s", crafted.body)
 
 	res := admin.post(t, "/panel/segments", url.Values{"name": {"Recife"}, "rule": {`city == "Recife"`}, "action": {"save"}})
 	require.Equal(t, http.StatusSeeOther, res.status, "%s", res.body)

@@ -161,7 +161,13 @@ func (a *Service) ListSegments(ctx context.Context, kind string, after *ent.Curs
 	if err := Policy.Allow(ctx, "ListSegments"); err != nil {
 		return nil, err
 	}
-	if err := kernel.Guarded("type", kind); err != nil {
+	afterID := ""
+	if after != nil {
+		afterID = after.ID
+	}
+	// The cursor is an id a client sends back: no database stores a NUL or
+	// invalid UTF-8 in it (the panel passes it as given).
+	if err := kernel.Guarded("type", kind, "after", afterID); err != nil {
 		return nil, err
 	}
 	var p apperr.Problems
