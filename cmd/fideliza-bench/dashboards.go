@@ -5,22 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"slices"
+	"os"
 	"text/tabwriter"
 	"time"
 
-	"github.com/shopspring/decimal"
-
+	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/ent"
-	"github.com/fideliza/fideliza/ent/campaign"
-	"github.com/fideliza/fideliza/ent/pointsentry"
-	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
-	"github.com/fideliza/fideliza/ent/store"
-	"github.com/fideliza/fideliza/storage"
+	"github.com/fideliza/fideliza/ent/tenant"
 )
 
 // The dashboards load (issue 38): the tenant grows to a base number of
@@ -48,31 +42,69 @@ type dashReport struct {
 	Targets []target            `json:"targets"`
 }
 
-// dashboards grows the tenant's sales to each size, measuring the
+// dashboards seeds the tenant (or, with --dashboards-reuse, takes the one
+// an earlier run grew), grows its sales to each size, measuring the
 // dashboard fields at each.
-func dashboards(ctx context.Context, db *storage.DB, f *fixture, l *loads, o options, progress func(string, ...any)) error {
+func dashboards(ctx context.Context, a *app.App, o options, progress func(string, ...any)) error {
+	db := a.DB
 	rep := dashReport{Dialect: db.Dialect, Results: map[string][]result{}}
-	// The dashboards are the back office's: an analyst's token, as the
-	// insights page holds.
-	tok, err := auth.NewService(db.Ent, benchIssuer, "fideliza").IssueUserToken(viewer.SystemContext(ctx), f.TenantID, viewer.RoleAnalyst, "bench", 12*time.Hour)
+	if o.dashCompare != "" {
+		if err := rep.compareWith(o.dashCompare); err != nil {
+			return err
+		}
+	}
+	var tenantID string
+	if o.dashReuse {
+		t, err := db.Ent.Tenant.Query().Where(tenant.Name(benchTenantName)).Order(ent.Desc(tenant.FieldCreatedAt)).First(viewer.SystemContext(ctx))
+		if err != nil {
+			return fmt.Errorf("no tenant to reuse: %w", err)
+		}
+		tenantID = t.ID
+	} else {
+		progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
+		f, err := seed(ctx, a, o.customers, o.pointsSpend)
+		if err != nil {
+			return err
+		}
+		tenantID = f.TenantID
+	}
+	g, err := newSalesGrowth(ctx, db, tenantID)
 	if err != nil {
 		return err
 	}
-	l.token = tok
-	g, err := newSalesGrowth(ctx, db, f)
-	if err != nil {
-		return err
+	var l *loads
+	if !o.dashGrowOnly {
+		addr, stopServer, _, err := startChild(ctx, "server", []string{"FIDELIZA_DATABASE_URL=" + o.databaseURL, "FIDELIZA_WORKERS=1"})
+		if err != nil {
+			return err
+		}
+		defer stopServer()
+		// The dashboards are the back office's: an analyst's token, as the
+		// insights page holds.
+		l = newLoads([]string{"http://" + addr}, &fixture{TenantID: tenantID}, 1)
+		if l.token, err = auth.NewService(db.Ent, benchIssuer, "fideliza").IssueUserToken(viewer.SystemContext(ctx), tenantID, viewer.RoleAnalyst, "bench", 12*time.Hour); err != nil {
+			return err
+		}
 	}
 	for _, size := range []int{o.dashBase, o.dashSales} {
-		progress("growing to %d sales", size)
-		started := time.Now()
+		if size == 0 || size < g.sales {
+			continue // a reused tenant already past this size
+		}
+		progress("growing from %d to %d sales", g.sales, size)
+		started, from := time.Now(), g.sales
 		if err := g.growTo(ctx, size); err != nil {
 			return err
 		}
+		grown := time.Since(started)
 		if err := analyze(ctx, db); err != nil {
 			return err
 		}
-		progress("grown in %s; measuring the dashboards", time.Since(started).Round(time.Second))
+		progress("grown in %s (%.0f sales/s), analysed in %s", grown.Round(time.Second),
+			float64(size-from)/max(grown.Seconds(), 0.001), (time.Since(started) - grown).Round(time.Second))
+		if o.dashGrowOnly {
+			continue
+		}
+		progress("measuring the dashboards")
 		rep.Sizes = append(rep.Sizes, size)
 		for _, fd := range dashboardFields {
 			for _, days := range dashboardPeriods {
@@ -83,8 +115,32 @@ func dashboards(ctx context.Context, db *storage.DB, f *fixture, l *loads, o opt
 			}
 		}
 	}
+	if o.dashGrowOnly {
+		return nil
+	}
 	rep.Targets = rep.targets()
 	return output(o, rep, rep.print)
+}
+
+// compareWith takes an earlier run's figures at its first size as the
+// first size of this one.
+func (r *dashReport) compareWith(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var earlier dashReport
+	if err := json.Unmarshal(b, &earlier); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(earlier.Sizes) == 0 || earlier.Dialect != r.Dialect {
+		return fmt.Errorf("%s: no %s figures", path, r.Dialect)
+	}
+	r.Sizes = earlier.Sizes[:1]
+	for name, rs := range earlier.Results {
+		r.Results[name] = rs[:1]
+	}
+	return nil
 }
 
 // dashboard asks a dashboard query over the days ending at the next
@@ -168,102 +224,4 @@ func (r dashReport) targets() []target {
 			Met: large.Requests > 0 && large.Errors == 0 && growth <= 1.5})
 	}
 	return ts
-}
-
-// salesGrowth adds processed sales to the tenant in bulk, spread over the
-// last 365 days in one store, most with a customer: each with its points
-// credited, and one in 20 with a redemption of a campaign.
-type salesGrowth struct {
-	db        *storage.DB
-	tenantID  string
-	storeID   string
-	campaigns []string
-	customers []string
-	rng       *rand.Rand
-	sales     int
-	now       time.Time
-}
-
-// salesBatch is how many sales a transaction adds; SQLite bounds a
-// statement's variables, so each statement adds 500 rows.
-const salesBatch = 5000
-
-func newSalesGrowth(ctx context.Context, db *storage.DB, f *fixture) (*salesGrowth, error) {
-	tctx := viewer.TenantContext(ctx, f.TenantID)
-	st, err := db.Ent.Store.Query().Where(store.Code(benchStore)).Only(tctx)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := db.Ent.Campaign.Query().Where(campaign.TypeEQ(campaign.TypeDiscount)).
-		Order(ent.Asc(campaign.FieldCreatedAt), ent.Asc(campaign.FieldID)).Limit(10).IDs(tctx)
-	if err != nil {
-		return nil, err
-	}
-	customers, err := db.Ent.Customer.Query().IDs(tctx)
-	if err != nil {
-		return nil, err
-	}
-	n, err := db.Ent.Sale.Query().Where(sale.ExternalIDHasPrefix("B")).Count(tctx)
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(customers)
-	return &salesGrowth{db: db, tenantID: f.TenantID, storeID: st.ID, campaigns: cs, customers: customers,
-		rng: rand.New(rand.NewPCG(38, 38)), sales: n, now: time.Now()}, nil
-}
-
-// growTo adds sales until the tenant has n of the growth's.
-func (g *salesGrowth) growTo(ctx context.Context, n int) error {
-	tctx := viewer.TenantContext(ctx, g.tenantID)
-	for g.sales < n {
-		size := min(salesBatch, n-g.sales)
-		err := g.db.InTx(tctx, func(tx storage.Tx) error {
-			var sales []*ent.SaleCreate
-			var entries []*ent.PointsEntryCreate
-			var reds []*ent.RedemptionCreate
-			for j := range size {
-				i := g.sales + j
-				ref := fmt.Sprintf("B%d", i)
-				at := g.now.Add(-time.Duration(g.rng.Int64N(int64(365 * 24 * time.Hour))))
-				amount := decimal.New(500+g.rng.Int64N(50000), -2)
-				s := tx.Ent.Sale.Create().SetTenantID(g.tenantID).SetStoreID(g.storeID).SetExternalID(ref).SetSoldAt(at).
-					SetAmount(amount).SetDiscountAmount(decimal.Zero).SetAmountPayable(amount).SetStatus(sale.StatusPROCESSED)
-				if i%5 != 0 {
-					cust := g.customers[g.rng.IntN(len(g.customers))]
-					s.SetCustomerID(cust)
-					entries = append(entries, tx.Ent.PointsEntry.Create().SetTenantID(g.tenantID).SetCustomerID(cust).SetCreatedAt(at).
-						SetKind(pointsentry.KindCredit).SetSourceKind(pointsentry.SourceKindSale).SetSourceID(ref).
-						SetPoints(amount.IntPart()).SetBalanceAfter(amount.IntPart()))
-					if i%20 == 1 && len(g.campaigns) > 0 {
-						discount := decimal.New(500, -2)
-						reds = append(reds, tx.Ent.Redemption.Create().SetTenantID(g.tenantID).SetCampaignID(g.campaigns[i%len(g.campaigns)]).
-							SetCustomerID(cust).SetOrderID(ref).SetCreatedAt(at).SetAmountPaid(amount.Sub(discount)).
-							SetDiscountAmount(discount).SetCashbackAmount(decimal.Zero).SetBenefit(json.RawMessage(`{"type":"discount"}`)))
-					}
-				}
-				sales = append(sales, s)
-			}
-			for chunk := range slices.Chunk(sales, 500) {
-				if err := tx.Ent.Sale.CreateBulk(chunk...).Exec(tctx); err != nil {
-					return err
-				}
-			}
-			for chunk := range slices.Chunk(entries, 500) {
-				if err := tx.Ent.PointsEntry.CreateBulk(chunk...).Exec(tctx); err != nil {
-					return err
-				}
-			}
-			for chunk := range slices.Chunk(reds, 500) {
-				if err := tx.Ent.Redemption.CreateBulk(chunk...).Exec(tctx); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("adding sales: %w", err)
-		}
-		g.sales += size
-	}
-	return nil
 }

@@ -30,6 +30,7 @@ type fixture struct {
 }
 
 const (
+	benchTenantName = "Mercado Bench"
 	benchStore      = "LOJA-01"
 	pdvCampaigns    = 50
 	onlineCampaigns = 50
@@ -43,7 +44,7 @@ func cpf(n int) string { return document.CPFOf(n) }
 // first customers.
 func seed(ctx context.Context, a *app.App, customers int, pointsSpend bool) (*fixture, error) {
 	sys := viewer.SystemContext(ctx)
-	t, err := a.Backoffice.CreateTenant(sys, "Mercado Bench", nil)
+	t, err := a.Backoffice.CreateTenant(sys, benchTenantName, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,12 @@ type options struct {
 	// dashSales, when not 0, makes the run the dashboards load alone:
 	// measured at dashBase sales, then at dashSales.
 	dashSales, dashBase int
+	// dashGrowOnly grows the dashboards tenant and stops; dashReuse
+	// measures the tenant an earlier run grew (the generation outside the
+	// timed lock); dashCompare is an earlier run's JSON report whose
+	// figures at its first size are the base of the ×1.5 targets.
+	dashGrowOnly, dashReuse bool
+	dashCompare             string
 	// processes, above 1, makes the run the scale-out load alone: the
 	// loads on one process, then spread over this many.
 	processes int
@@ -106,6 +112,9 @@ func drive(ctx context.Context) error {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.IntVar(&o.dashSales, "dashboards", 0, "run the dashboards load alone instead: sales to grow the tenant to for the large measure (the issue's 10000000)")
 	flag.IntVar(&o.dashBase, "dashboards-base", 100_000, "sales of the dashboards load's first measure")
+	flag.BoolVar(&o.dashGrowOnly, "dashboards-grow-only", false, "grow the dashboards tenant to --dashboards sales and stop (measure later with --dashboards-reuse)")
+	flag.BoolVar(&o.dashReuse, "dashboards-reuse", false, "measure the dashboards on the tenant an earlier run grew in this database, growing it further if --dashboards asks more")
+	flag.StringVar(&o.dashCompare, "dashboards-compare", "", "an earlier dashboards run's JSON report: its figures at its first size are the base of the ×1.5 targets")
 	flag.IntVar(&o.processes, "processes", 1, "run the scale-out load alone instead: identify, validate and sale ingestion on one service process, then spread over this many on the one database (PostgreSQL: the scale-out engine)")
 	flag.BoolVar(&o.pointsSpend, "points-spend", false, "the tenant takes points as money at the till and at checkout (identify, authorize and validate offer them); off by default, as before issue 36")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the service during each load into this directory (<load>.pprof)")
@@ -140,6 +149,9 @@ func drive(ctx context.Context) error {
 		return err
 	}
 	a := app.New(&app.Config{DB: db, Log: log, Auth: auth.NewService(db.Ent, "http://bench", "fideliza")}).WithHistory(demoyear.Play)
+	if o.dashSales > 0 {
+		return dashboards(ctx, a, o, progress)
+	}
 	progress("generating %d customers and %d campaigns on %s", o.customers, pdvCampaigns+onlineCampaigns, db.Dialect)
 	f, err := seed(ctx, a, o.customers, o.pointsSpend)
 	if err != nil {
@@ -175,9 +187,6 @@ func drive(ctx context.Context) error {
 	l := newLoads([]string{"http://" + addr}, f, o.conns)
 	if err := l.signIn(ctx); err != nil {
 		return err
-	}
-	if o.dashSales > 0 {
-		return dashboards(ctx, db, f, l, o, progress)
 	}
 	if o.processes > 1 {
 		return scaleOut(ctx, db, l, o, serverEnv, progress)
