@@ -14,12 +14,20 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/tenant"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
 // envBenchCustomers sizes the benchmarks of many customers.
 const envBenchCustomers = "FIDELIZA_BENCH_CUSTOMERS"
+
+// envBenchKeep names a directory where benchTenant keeps its database
+// across runs.
+const envBenchKeep = "FIDELIZA_BENCH_KEEP"
+
+// benchTenantName names the tenant benchTenant writes.
+const benchTenantName = "Benchmark"
 
 // benchCustomers is how many customers a benchmark makes: 20,000 unless
 // FIDELIZA_BENCH_CUSTOMERS says.
@@ -38,16 +46,50 @@ func benchCustomers(b *testing.B) int {
 // the instant it answers (asOf), in bulk: the rows are made by the database
 // itself (benchRows), a batch of customers a transaction, not through the
 // application; it answers the application and the tenant's context.
+//
+// With FIDELIZA_BENCH_KEEP naming a directory, the database is kept across
+// runs (storagetest.Kept: the SQLite file fz_bench_<n>.db in that directory,
+// the PostgreSQL database fz_bench_<n>): the run that writes the tenant
+// stops there (the benchmark is skipped), and the next runs find it and go
+// straight to the timed part, so that part can be measured again quickly,
+// under the shared lock, without writing a million customers each time:
+//
+//	FIDELIZA_BENCH_KEEP=/tmp FIDELIZA_BENCH_CUSTOMERS=1000000 go test ./app -run '^$' -bench 'PreviewAudience/sqlite3' -benchtime 1x -timeout 80m
+//	FIDELIZA_BENCH_KEEP=/tmp FIDELIZA_BENCH_CUSTOMERS=1000000 flock /tmp/fideliza-bench.lock go test ./app -run '^$' -bench 'PreviewAudience/sqlite3' -benchtime 1x
+//	rm /tmp/fz_bench_1000000.db # or DROP DATABASE fz_bench_1000000 when done
 func benchTenant(b *testing.B, dialectName string, n int) (*app.App, context.Context, time.Time) {
-	db := storagetest.Open(b, dialectName)
-	a := app.New(&app.Config{DB: db})
+	asOf := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	sys := viewer.SystemContext(context.Background())
-	tn, err := a.Backoffice.CreateTenant(sys, "Benchmark", nil)
+	var (
+		db   *storage.DB
+		kept string // the URL of a kept database written now
+	)
+	if dir := os.Getenv(envBenchKeep); dir != "" {
+		u, created := storagetest.Kept(b, dialectName, dir, "fz_bench_"+strconv.Itoa(n))
+		var err error
+		db, err = storage.Open(context.Background(), u)
+		require.NoError(b, err)
+		b.Cleanup(func() { db.Close() })
+		if !created {
+			a := app.New(&app.Config{DB: db})
+			tn, err := a.DB.Ent.Tenant.Query().Where(tenant.Name(benchTenantName)).Only(sys)
+			require.NoError(b, err, "%s: no tenant written whole; remove it", u)
+			ctx := viewer.TenantContext(context.Background(), tn.ID)
+			whole, err := a.DB.Ent.Customer.Query().Count(ctx)
+			require.NoError(b, err)
+			require.Equal(b, n, whole, "%s: a tenant written in part; remove it", u)
+			return a, ctx, asOf
+		}
+		kept = u
+	} else {
+		db = storagetest.Open(b, dialectName)
+	}
+	a := app.New(&app.Config{DB: db})
+	tn, err := a.Backoffice.CreateTenant(sys, benchTenantName, nil)
 	require.NoError(b, err)
 	st, err := a.Backoffice.CreateStore(sys, tn.ID, "LOJA-01", "Loja", "norte")
 	require.NoError(b, err)
 	ctx := viewer.TenantContext(context.Background(), tn.ID)
-	asOf := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	started := time.Now()
 	rows := benchRows[dialectName]
 	const batch = 50000
@@ -68,6 +110,9 @@ func benchTenant(b *testing.B, dialectName string, n int) (*app.App, context.Con
 	sales, err := a.DB.Ent.Sale.Query().Count(ctx)
 	require.NoError(b, err)
 	b.Logf("%d customers and %d sales written in %v", n, sales, time.Since(started).Round(time.Millisecond))
+	if kept != "" {
+		b.Skipf("tenant kept in %s: run again to measure", kept)
+	}
 	return a, ctx, asOf
 }
 

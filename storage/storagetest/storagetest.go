@@ -142,6 +142,16 @@ func CopyOf(t testing.TB, rawURL string) string {
 func clone(t testing.TB, admin, template string) string {
 	t.Helper()
 	name := "fz_test_" + randomSuffix()
+	create(t, admin, template, name)
+	t.Cleanup(func() {
+		_, _ = adminPool(t, admin).Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
+	})
+	return withDatabase(admin, name)
+}
+
+// create creates the database name from template.
+func create(t testing.TB, admin, template, name string) {
+	t.Helper()
 	adminDB := adminPool(t, admin)
 	// Cloning a template needs it free of other sessions; the lock serialises
 	// the clones of concurrent test processes.
@@ -154,10 +164,6 @@ func clone(t testing.TB, admin, template string) string {
 	_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(4242)`)
 	conn.Close()
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, _ = adminDB.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
-	})
-	return withDatabase(admin, name)
 }
 
 func adminURL(t testing.TB) string {
@@ -259,3 +265,32 @@ func randomSuffix() string {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// Kept returns the URL of a migrated database of dialect kept across test
+// processes under name, for benchmarks whose data takes long to write: the
+// SQLite file name.db in dir, or the PostgreSQL database name (never
+// dropped); created says whether it was created now, empty. Whoever keeps
+// one removes it (rm, DROP DATABASE) when done.
+func Kept(t testing.TB, dialectName, dir, name string) (rawURL string, created bool) {
+	t.Helper()
+	if dialectName == dialect.SQLite {
+		path := filepath.Join(dir, name+".db")
+		rawURL = "sqlite://" + filepath.ToSlash(path)
+		if _, err := os.Stat(path); err == nil {
+			return rawURL, false
+		}
+		db, err := storage.Open(context.Background(), rawURL)
+		require.NoError(t, err)
+		require.NoError(t, db.Migrate(context.Background(), quietLogger()))
+		require.NoError(t, db.Close())
+		return rawURL, true
+	}
+	admin := adminURL(t)
+	var exists bool
+	require.NoError(t, adminPool(t, admin).QueryRowContext(context.Background(),
+		`SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists))
+	if !exists {
+		create(t, admin, migratedTemplate(t, admin), name)
+	}
+	return withDatabase(admin, name), !exists
+}
