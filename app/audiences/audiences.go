@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/domain/audience"
@@ -82,6 +83,9 @@ func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, e
 	if err != nil {
 		return nil, err
 	}
+	if p, ok, err := a.previewInDatabase(ctx, r); ok || err != nil {
+		return p, err
+	}
 	rd, err := a.reader(ctx, a.DB.Ent, []*audience.Rule{r})
 	if err != nil {
 		return nil, err
@@ -102,23 +106,67 @@ func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, e
 	if err != nil || len(sample) == 0 {
 		return p, err
 	}
-	custs, err := a.DB.Ent.Customer.Query().Where(customer.IDIn(sample...)).Order(ent.Asc(customer.FieldID)).
+	p.Sample, err = members(ctx, a.DB.Ent.Customer.Query().Where(customer.IDIn(sample...)))
+	return p, err
+}
+
+// previewInDatabase previews r by counting in the database and reading
+// the sample alone, when r translates into a WHERE (where.go); ok is false
+// when it does not.
+func (a *Service) previewInDatabase(ctx context.Context, r *audience.Rule) (p *Preview, ok bool, err error) {
+	loc, err := a.zone(ctx, a.DB.Ent)
+	if err != nil {
+		return nil, false, err
+	}
+	t := &translation{now: a.Now(), loc: loc, groups: map[string][]string{}}
+	if slices.ContainsFunc(r.Names(), func(n string) bool { return strings.HasPrefix(n, "group_") }) {
+		stores, err := readStores(ctx, a.DB.Ent)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, st := range stores {
+			for _, g := range st.Groups {
+				t.groups[g] = append(t.groups[g], st.ID)
+			}
+		}
+	}
+	w, ok := t.where(r)
+	if !ok {
+		return nil, false, nil
+	}
+	p = &Preview{}
+	if p.Count, err = a.DB.Ent.Customer.Query().Where(w).Count(ctx); err != nil {
+		return nil, true, err
+	}
+	p.Sample, err = members(ctx, a.DB.Ent.Customer.Query().Where(w).Limit(SampleSize))
+	return p, true, err
+}
+
+// members are the customers of q, masked, in id order.
+func members(ctx context.Context, q *ent.CustomerQuery) ([]Member, error) {
+	custs, err := q.Order(ent.Asc(customer.FieldID)).
 		Select(customer.FieldDocument, customer.FieldDocumentType, customer.FieldLevel).All(ctx)
+	m := []Member{}
 	for _, c := range custs {
-		p.Sample = append(p.Sample, Member{ID: c.ID, Level: string(c.Level),
+		m = append(m, Member{ID: c.ID, Level: string(c.Level),
 			MaskedDocument: document.Mask(document.Type(c.DocumentType), c.Document)})
 	}
-	return p, err
+	return m, err
+}
+
+// zone is the viewer's tenant's time zone, read through c.
+func (a *Service) zone(ctx context.Context, c *ent.Client) (*time.Location, error) {
+	t, err := a.SettingsIn(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return points.Zone(t.TimeZone)
 }
 
 // reader reads facts through c for the rules, in the viewer's tenant's
 // time zone.
 func (a *Service) reader(ctx context.Context, c *ent.Client, rules []*audience.Rule) (*reader, error) {
-	t, err := a.SettingsIn(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	loc, err := points.Zone(t.TimeZone)
+	loc, err := a.zone(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/interpreter"
 
@@ -172,7 +173,13 @@ type Rule struct {
 	Source string
 	prg    cel.Program
 	names  []string
+	expr   celast.Expr
 }
+
+// Expr is the rule's checked expression, for a translation of the rule
+// into another language (a database's WHERE) that must mean what Match
+// does.
+func (r *Rule) Expr() celast.Expr { return r.expr }
 
 // Names are the facts the rule reads, so that evaluating it reads no
 // other.
@@ -207,7 +214,7 @@ func Compile(src string) (*Rule, error) {
 		p.Add("rule", "1:1: %s", err)
 		return nil, p.Err()
 	}
-	r := &Rule{Source: src, prg: prg}
+	r := &Rule{Source: src, prg: prg, expr: ast.NativeRep().Expr()}
 	for _, ref := range ast.NativeRep().ReferenceMap() {
 		if declared(ref.Name) && !slices.Contains(r.names, ref.Name) { // not a comprehension's variable
 			r.names = append(r.names, ref.Name)

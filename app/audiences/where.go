@@ -1,0 +1,524 @@
+package audiences
+
+import (
+	"math"
+	"time"
+
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
+
+	"github.com/fideliza/fideliza/domain/audience"
+	"github.com/fideliza/fideliza/ent/customer"
+	"github.com/fideliza/fideliza/ent/predicate"
+)
+
+// A rule the database can evaluate is translated into a WHERE over the
+// customer's row and correlated subqueries of its kept purchases, churn
+// score and static segments, so that a preview counts in the database and
+// reads only its sample (docs/decisions.md, "Audiences' preview counted in
+// the database"). The translation covers a subset of CEL, chosen so that it
+// means exactly what Rule.Match does; anything else is not translated, and
+// the preview evaluates the rule in Go:
+//
+//   - a CEL error (a map key a customer lacks) selects no one, and is SQL's
+//     NULL: NULL only ever stands for such an error, and WHERE, AND, OR and
+//     NOT treat NULL as CEL's &&, || and ! treat an error (false && error is
+//     false, true || error is true, !error is an error);
+//   - a fact's SQL value is its Go value (profileFacts, salesFacts): "" for
+//     an unknown city, -1 days without a purchase, "unknown" and -1 for an
+//     unscored customer, 0 for an unknown birth month, the lifetime value
+//     rounded to the cent;
+//   - numbers compare as numbers whatever their types, as with
+//     cel.CrossTypeNumericComparisons.
+
+// sqlNode writes a boolean SQL expression over the customer row of s.
+type sqlNode func(b *entsql.Builder, s *entsql.Selector)
+
+// translation translates a rule for a tenant's customers as of now in loc.
+type translation struct {
+	now    time.Time
+	loc    *time.Location
+	groups map[string][]string // a store group's store ids
+}
+
+// where is the rule's WHERE as an ent predicate on customers (the query's
+// policy still filters the tenant), or false when the rule is outside the
+// subset translated.
+func (t *translation) where(r *audience.Rule) (predicate.Customer, bool) {
+	n, ok := t.expr(r.Expr())
+	if !ok {
+		return nil, false
+	}
+	return func(s *entsql.Selector) {
+		s.Where(entsql.P(func(b *entsql.Builder) { n(b, s) }))
+	}, true
+}
+
+// The operators of CEL's checked expressions.
+const (
+	opAnd = "_&&_"
+	opOr  = "_||_"
+	opNot = "!_"
+	opIn  = "@in"
+	opIdx = "_[_]"
+)
+
+// flipped is each comparison with its operands swapped.
+var flipped = map[string]string{
+	"_==_": "_==_", "_!=_": "_!=_", "_<_": "_>_", "_<=_": "_>=_", "_>_": "_<_", "_>=_": "_<=_",
+}
+
+// sqlOps are the comparisons' SQL operators.
+var sqlOps = map[string]string{
+	"_==_": " = ", "_!=_": " <> ", "_<_": " < ", "_<=_": " <= ", "_>_": " > ", "_>=_": " >= ",
+}
+
+func constant(v bool) sqlNode {
+	return func(b *entsql.Builder, _ *entsql.Selector) {
+		if v {
+			b.WriteString("(1 = 1)")
+		} else {
+			b.WriteString("(1 = 0)")
+		}
+	}
+}
+
+func (t *translation) expr(e ast.Expr) (sqlNode, bool) {
+	switch e.Kind() {
+	case ast.LiteralKind:
+		v, ok := e.AsLiteral().(types.Bool)
+		return constant(bool(v)), ok
+	case ast.CallKind:
+	default:
+		return nil, false
+	}
+	call := e.AsCall()
+	args := call.Args()
+	if call.IsMemberFunction() {
+		return nil, false
+	}
+	switch fn := call.FunctionName(); fn {
+	case opAnd, opOr:
+		parts := make([]sqlNode, len(args))
+		for i, a := range args {
+			var ok bool
+			if parts[i], ok = t.expr(a); !ok {
+				return nil, false
+			}
+		}
+		return joined(map[string]string{opAnd: " AND ", opOr: " OR "}[fn], parts...), true
+	case opNot:
+		inner, ok := t.expr(args[0])
+		return negated(inner), ok
+	case opIn:
+		return t.in(args[0], args[1])
+	default:
+		if _, ok := sqlOps[fn]; ok && len(args) == 2 {
+			return t.compare(fn, args[0], args[1])
+		}
+	}
+	return nil, false
+}
+
+// fact is a fact a comparison reads: its name, and the key of a map's.
+type fact struct{ name, key string }
+
+// factOf is the fact e reads, if e is a name or a map's lookup by a
+// literal key.
+func factOf(e ast.Expr) (fact, bool) {
+	switch e.Kind() {
+	case ast.IdentKind:
+		return fact{name: e.AsIdent()}, true
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != opIdx || c.IsMemberFunction() || c.Args()[0].Kind() != ast.IdentKind || c.Args()[1].Kind() != ast.LiteralKind {
+			return fact{}, false
+		}
+		key, ok := c.Args()[1].AsLiteral().(types.String)
+		return fact{name: c.Args()[0].AsIdent(), key: string(key)}, ok
+	}
+	return fact{}, false
+}
+
+// compare translates a comparison of a fact with a literal, in either
+// order.
+func (t *translation) compare(op string, l, r ast.Expr) (sqlNode, bool) {
+	if l.Kind() == ast.LiteralKind {
+		l, r, op = r, l, flipped[op]
+	}
+	f, ok := factOf(l)
+	if !ok || r.Kind() != ast.LiteralKind {
+		return nil, false
+	}
+	lit := r.AsLiteral()
+	switch f.name {
+	case "level", "city", "state", "churn_risk":
+		v, ok := lit.(types.String)
+		if f.key != "" || !ok || op != "_==_" && op != "_!=_" {
+			return nil, false // strings ordered by bytes: not SQL's collations
+		}
+		return t.binary(t.stringOf(f.name), op, string(v)), true
+	case "points", "birthday_month", "purchases", "group_purchases":
+		op, n, ok := integral(op, lit)
+		if !ok || (f.key != "") != (f.name == "group_purchases") {
+			return nil, false
+		}
+		return t.binary(t.intOf(f), op, n), true
+	case "days_since_last_purchase", "group_days_since_last_purchase":
+		op, n, ok := integral(op, lit)
+		if !ok || (f.key != "") != (f.name == "group_days_since_last_purchase") || n > maxDays || n < -maxDays {
+			return nil, false
+		}
+		return t.days(f, op, n), true
+	case "probability_alive":
+		x, ok := double(lit)
+		return t.binary(func(b *entsql.Builder, s *entsql.Selector) {
+			b.WriteString("COALESCE(")
+			t.score(b, s, "p_alive")
+			b.WriteString(", -1)")
+		}, op, x), ok && f.key == ""
+	case "lifetime_value":
+		x, ok := double(lit)
+		if !ok || f.key != "" || math.Abs(x) > maxValue {
+			return nil, false
+		}
+		return lifetimeValue(op, x), true
+	}
+	return nil, false
+}
+
+// maxValue bounds the lifetime values a comparison's literal may name,
+// well below where a double stops telling cents apart.
+const maxValue = 1e12
+
+// maxDays bounds the days a comparison's literal may count (about 2,700
+// years), so that the instants they begin exist.
+const maxDays = 1_000_000
+
+// binary is the comparison of x with the parameter v.
+func (t *translation) binary(x sqlNode, op string, v any) sqlNode {
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		b.WriteByte('(')
+		x(b, s)
+		b.WriteString(sqlOps[op]).Arg(v).WriteByte(')')
+	}
+}
+
+// integral turns the comparison of an integer fact with a number into one
+// with an integer: x >= 2.5 is x >= 3. An equality with a fraction, or a
+// number past what a double holds exactly, is not translated.
+func integral(op string, lit any) (string, int64, bool) {
+	switch v := lit.(type) {
+	case types.Int:
+		return op, int64(v), true
+	case types.Uint:
+		return op, int64(v), v <= math.MaxInt64
+	case types.Double:
+		x := float64(v)
+		if math.Abs(x) > 1<<53 || math.IsNaN(x) {
+			return "", 0, false
+		}
+		switch {
+		case x == math.Trunc(x):
+			return op, int64(x), true
+		case op == "_>=_" || op == "_<_":
+			return op, int64(math.Ceil(x)), true
+		case op == "_>_" || op == "_<=_":
+			return op, int64(math.Floor(x)), true
+		}
+	}
+	return "", 0, false
+}
+
+// double is a literal number as the double CEL compares a double fact
+// with; an integer past 2^53 is not translated.
+func double(lit any) (float64, bool) {
+	switch v := lit.(type) {
+	case types.Double:
+		return float64(v), !math.IsNaN(float64(v))
+	case types.Int:
+		return float64(v), v <= 1<<53 && v >= -1<<53
+	case types.Uint:
+		return float64(v), v <= 1<<53
+	}
+	return 0, false
+}
+
+// stringOf is a string fact's SQL value.
+func (t *translation) stringOf(name string) sqlNode {
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		switch name {
+		case "level":
+			b.WriteString(s.C(customer.FieldLevel))
+		case "city":
+			b.WriteString("COALESCE(" + s.C(customer.FieldAddressCity) + ", '')")
+		case "state":
+			b.WriteString("COALESCE(" + s.C(customer.FieldAddressState) + ", '')")
+		case "churn_risk":
+			b.WriteString("COALESCE(")
+			t.score(b, s, "risk")
+			b.WriteString(", 'unknown')")
+		}
+	}
+}
+
+// intOf is an integer fact's SQL value: NULL for a store group's the
+// customer has no purchase in (a missing key).
+func (t *translation) intOf(f fact) sqlNode {
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		switch f.name {
+		case "points":
+			b.WriteString(s.C(customer.FieldPointsBalance))
+		case "birthday_month": // birth dates are YYYY-MM-DD (the schema's pattern)
+			b.WriteString("COALESCE(CAST(substr(" + s.C(customer.FieldBirthDate) + ", 6, 2) AS BIGINT), 0)")
+		case "purchases":
+			b.WriteString("COALESCE(")
+			t.purchases(b, s, "sum(purchases)", "BIGINT", "")
+			b.WriteString(", 0)")
+		case "group_purchases":
+			t.purchases(b, s, "sum(purchases)", "BIGINT", f.key)
+		}
+	}
+}
+
+// purchases writes the subquery of agg (of SQL type typ) over the
+// customer's processed purchases by store (rollup_customer_stores), in the
+// stores of group or in all (""): NULL when there is none. The rows are the customer's own
+// (its id, which belongs to one tenant) in its tenant's, as every read of
+// the table through ent is filtered.
+func (t *translation) purchases(b *entsql.Builder, s *entsql.Selector, agg, typ, group string) {
+	stores := t.groups[group]
+	if group != "" && len(stores) == 0 {
+		b.WriteString("CAST(NULL AS " + typ + ")")
+		return
+	}
+	b.WriteString("(SELECT " + agg + " FROM rollup_customer_stores r WHERE r.tenant_id = " + s.C(customer.FieldTenantID) +
+		" AND r.customer_id = " + s.C(customer.FieldID) + " AND r.purchases > 0")
+	if group != "" {
+		b.WriteString(" AND r.store_id IN (")
+		for i, id := range stores {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.Arg(id)
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(')')
+}
+
+// score writes the subquery of the customer's churn score's column: NULL
+// when unscored.
+func (t *translation) score(b *entsql.Builder, s *entsql.Selector, column string) {
+	b.WriteString("(SELECT c." + column + " FROM customer_scores c WHERE c.tenant_id = " + s.C(customer.FieldTenantID) +
+		" AND c.customer_id = " + s.C(customer.FieldID) + ")")
+}
+
+// days translates a comparison of days since the last purchase (overall,
+// or in a store group) with n into one of the instant of the last purchase
+// with the instants local days begin: the days are today's local day less
+// the last purchase's, so days <= n is a purchase since the day n days ago
+// began. Without any purchase the overall days are -1; in a group, a
+// missing key (NULL).
+func (t *translation) days(f fact, op string, n int64) sqlNode {
+	// since(k) is when the local day k days before today began.
+	y, m, d := t.now.In(t.loc).Date()
+	since := func(k int64) time.Time { return time.Date(y, m, d-int(k), 0, 0, 0, 0, t.loc) }
+	var from, to *time.Time // the last purchase in [from, to)
+	// n is made the bound of <= and >= (x < n is x <= n-1), which the
+	// comparison for no purchase (-1 days) below reads.
+	switch op {
+	case "_<=_", "_<_":
+		if op == "_<_" {
+			n--
+		}
+		at := since(n)
+		from = &at
+	case "_>=_", "_>_":
+		if op == "_>_" {
+			n++
+		}
+		at := since(n - 1)
+		to = &at
+	case "_==_", "_!=_":
+		a, z := since(n), since(n-1)
+		from, to = &a, &z
+	}
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		if f.key == "" {
+			b.WriteString("COALESCE(")
+		}
+		if op == "_!=_" {
+			b.WriteString("NOT ")
+		}
+		b.WriteByte('(')
+		if b.Dialect() == "postgres" {
+			t.purchases(b, s, "max(last_sold_at)", "TIMESTAMPTZ", f.key)
+		} else { // instants are text there; compared as whole seconds (days begin on one)
+			t.purchases(b, s, "max(CAST(strftime('%s', last_sold_at) AS INTEGER))", "INTEGER", f.key)
+		}
+		arg := func(at time.Time) any {
+			if b.Dialect() == "postgres" {
+				return at
+			}
+			return at.Unix()
+		}
+		switch {
+		case from != nil && to != nil: // one value of the last purchase: BETWEEN keeps it to one subquery
+			last := to.Add(-time.Microsecond) // PostgreSQL's resolution
+			if b.Dialect() != "postgres" {
+				last = to.Add(-time.Second)
+			}
+			b.WriteString(" BETWEEN ").Arg(arg(*from)).WriteString(" AND ").Arg(arg(last))
+		case from != nil:
+			b.WriteString(" >= ").Arg(arg(*from))
+		default:
+			b.WriteString(" < ").Arg(arg(*to))
+		}
+		b.WriteByte(')')
+		if f.key == "" { // no purchase: -1 days
+			c := map[string]bool{"_<=_": -1 <= n, "_<_": -1 <= n, "_>=_": -1 >= n, "_>_": -1 >= n, "_==_": n == -1, "_!=_": n != -1}[op]
+			b.WriteString(", ")
+			constant(c)(b, s)
+			b.WriteByte(')')
+		}
+	}
+}
+
+// in translates a membership: of a literal in a list or map fact, or of
+// a fact in a list literal.
+func (t *translation) in(x, list ast.Expr) (sqlNode, bool) {
+	if x.Kind() == ast.LiteralKind && list.Kind() == ast.IdentKind {
+		v, ok := x.AsLiteral().(types.String)
+		if !ok {
+			return nil, false
+		}
+		return t.member(list.AsIdent(), string(v))
+	}
+	if list.Kind() != ast.ListKind || len(list.AsList().Elements()) == 0 || len(list.AsList().OptionalIndices()) > 0 {
+		return nil, false
+	}
+	elems := list.AsList().Elements()
+	parts := make([]sqlNode, len(elems))
+	for i, e := range elems {
+		var ok bool
+		if parts[i], ok = t.compare("_==_", x, e); !ok {
+			return nil, false
+		}
+	}
+	return joined(" OR ", parts...), true
+}
+
+// consentColumns are the columns of the consents a rule names.
+var consentColumns = map[string]string{
+	"email": customer.FieldConsentMarketingEmail, "sms": customer.FieldConsentMarketingSms,
+	"whatsapp": customer.FieldConsentMarketingWhatsapp, "data_sharing": customer.FieldConsentDataSharing,
+}
+
+// member translates v in the list or map fact name.
+func (t *translation) member(name, v string) (sqlNode, bool) {
+	switch name {
+	case "consents":
+		col, ok := consentColumns[v]
+		if !ok {
+			return constant(false), true
+		}
+		return func(b *entsql.Builder, s *entsql.Selector) {
+			b.WriteString("(" + s.C(col) + " = ").Arg(true).WriteByte(')')
+		}, true
+	case "segments": // static segments only, as profileFacts reads them
+		return func(b *entsql.Builder, s *entsql.Selector) {
+			b.WriteString("EXISTS (SELECT 1 FROM customer_segments m JOIN segments g ON g.id = m.segment_id WHERE m.customer_id = " +
+				s.C(customer.FieldID) + " AND g.tenant_id = " + s.C(customer.FieldTenantID) + " AND g.rule IS NULL AND m.segment_id = ").Arg(v)
+			b.WriteByte(')')
+		}, true
+	case "group_purchases", "group_days_since_last_purchase":
+		if len(t.groups[v]) == 0 {
+			return constant(false), true
+		}
+		return func(b *entsql.Builder, s *entsql.Selector) {
+			b.WriteByte('(')
+			t.purchases(b, s, "count(*)", "BIGINT", v)
+			b.WriteString(" > 0)")
+		}, true
+	}
+	return nil, false
+}
+
+// lifetimeValue translates a comparison of the lifetime value, rounded
+// to the cent and then a double (profileFacts), with x. The rounded value
+// is at least a cent amount c when the value is at least c - 0.005 (more
+// than that, for c <= 0: rounding goes half away from zero), so every
+// comparison becomes one of the stored decimal with such bounds, computed
+// here, and none rounds in SQL.
+func lifetimeValue(op string, x float64) sqlNode {
+	atLeast := func(strict bool) sqlNode { // the rounded value's double is >= x (> x when strict)
+		meets := func(c decimal.Decimal) bool {
+			if strict {
+				return c.InexactFloat64() > x
+			}
+			return c.InexactFloat64() >= x
+		}
+		cent := decimal.New(1, -2)
+		c := decimal.NewFromFloat(x).Round(2)
+		for meets(c.Sub(cent)) {
+			c = c.Sub(cent)
+		}
+		for !meets(c) {
+			c = c.Add(cent)
+		}
+		bound, cmp := c.Sub(decimal.New(5, -3)), " >= "
+		if !c.IsPositive() {
+			cmp = " > "
+		}
+		return func(b *entsql.Builder, s *entsql.Selector) {
+			col := s.C(customer.FieldLifetimeValue)
+			if b.Dialect() == "postgres" {
+				b.WriteString("(" + col + cmp).Arg(bound).WriteByte(')')
+				return
+			}
+			// Decimals are text there: compared as doubles, both parsed alike.
+			b.WriteString("(CAST(" + col + " AS REAL)" + cmp + "CAST(").Arg(bound.String()).WriteString(" AS REAL))")
+		}
+	}
+	equal := joined(" AND ", atLeast(false), negated(atLeast(true)))
+	switch op {
+	case "_>=_":
+		return atLeast(false)
+	case "_>_":
+		return atLeast(true)
+	case "_<_":
+		return negated(atLeast(false))
+	case "_<=_":
+		return negated(atLeast(true))
+	case "_==_":
+		return equal
+	default: // "_!=_"
+		return negated(equal)
+	}
+}
+
+// joined is parts joined by the operator sep.
+func joined(sep string, parts ...sqlNode) sqlNode {
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		b.WriteByte('(')
+		for i, p := range parts {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			p(b, s)
+		}
+		b.WriteByte(')')
+	}
+}
+
+// negated is NOT n.
+func negated(n sqlNode) sqlNode {
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		b.WriteString("(NOT ")
+		n(b, s)
+		b.WriteByte(')')
+	}
+}

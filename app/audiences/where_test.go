@@ -1,0 +1,53 @@
+package audiences
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fideliza/fideliza/domain/audience"
+)
+
+// TestWhereTranslates: the rules of the subset translate into SQL (the
+// preview counts in the database) and the others do not (the preview
+// evaluates them in Go); app.TestAudiencePreviewCountedInTheDatabase shows
+// both mean what the rule does.
+func TestWhereTranslates(t *testing.T) {
+	t.Parallel()
+	tr := &translation{now: time.Now(), loc: time.UTC, groups: map[string][]string{"norte": {"sto_1"}}}
+	for _, tc := range []struct {
+		rule       string
+		translated bool
+	}{
+		{`true`, true},
+		{`level == "gold" && (points >= 100 || !(city == ""))`, true},
+		{`"gold" == level`, true},
+		{`level in ["gold", "diamond"]`, true},
+		{`lifetime_value >= 1000 && level == "bronze"`, true},
+		{`group_purchases["norte"] >= 3 && days_since_last_purchase <= 180`, true},
+		{`group_days_since_last_purchase["sul"] < 30`, true},
+		{`"norte" in group_purchases && "email" in consents && "seg_1" in segments`, true},
+		{`churn_risk != "low" && probability_alive > 0.5 && birthday_month == 3 && state == "PE"`, true},
+		{`points > 2.5 && purchases <= 3u`, true},
+		{`purchases * 2 >= 4`, false},
+		{`size(consents) >= 2`, false},
+		{`store_most_visited == "LOJA-01"`, false},
+		{`consents.exists(c, c == "sms")`, false},
+		{`city < "S"`, false},
+		{`days_since_last_purchase in [0, 180]`, true},
+		{`points == 2 ? true : false`, false},
+		{`purchases == points`, false},
+		{`1 < 2`, false},
+		{`level in []`, false},
+		{`lifetime_value >= 1e300`, false},
+		{`days_since_last_purchase <= 9223372036854775807`, false},
+		{`points >= 9223372036854775807.0`, false},
+	} {
+		r, err := audience.Compile(tc.rule)
+		require.NoError(t, err, tc.rule)
+		_, ok := tr.where(r)
+		assert.Equal(t, tc.translated, ok, tc.rule)
+	}
+}
