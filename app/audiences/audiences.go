@@ -114,11 +114,11 @@ func (a *Service) PreviewAudience(ctx context.Context, rule string) (*Preview, e
 // the sample alone, when r translates into a WHERE (where.go); ok is false
 // when it does not.
 func (a *Service) previewInDatabase(ctx context.Context, r *audience.Rule) (p *Preview, ok bool, err error) {
-	loc, err := a.zone(ctx, a.DB.Ent)
+	tn, loc, err := a.zone(ctx, a.DB.Ent)
 	if err != nil {
 		return nil, false, err
 	}
-	t := &translation{now: a.Now(), loc: loc, groups: map[string][]string{}}
+	t := &translation{tenantID: tn.ID, now: a.Now(), loc: loc, groups: map[string][]string{}}
 	if slices.ContainsFunc(r.Names(), func(n string) bool { return strings.HasPrefix(n, "group_") }) {
 		stores, err := readStores(ctx, a.DB.Ent)
 		if err != nil {
@@ -154,19 +154,20 @@ func members(ctx context.Context, q *ent.CustomerQuery) ([]Member, error) {
 	return m, err
 }
 
-// zone is the viewer's tenant's time zone, read through c.
-func (a *Service) zone(ctx context.Context, c *ent.Client) (*time.Location, error) {
+// zone is the viewer's tenant, read through c, and its time zone.
+func (a *Service) zone(ctx context.Context, c *ent.Client) (*ent.Tenant, *time.Location, error) {
 	t, err := a.SettingsIn(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return points.Zone(t.TimeZone)
+	loc, err := points.Zone(t.TimeZone)
+	return t, loc, err
 }
 
 // reader reads facts through c for the rules, in the viewer's tenant's
 // time zone.
 func (a *Service) reader(ctx context.Context, c *ent.Client, rules []*audience.Rule) (*reader, error) {
-	loc, err := a.zone(ctx, c)
+	_, loc, err := a.zone(ctx, c)
 	if err != nil {
 		return nil, err
 	}

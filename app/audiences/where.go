@@ -2,10 +2,13 @@ package audiences
 
 import (
 	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
+	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/shopspring/decimal"
 
@@ -15,8 +18,9 @@ import (
 )
 
 // A rule the database can evaluate is translated into a WHERE over the
-// customer's row and correlated subqueries of its kept purchases, churn
-// score and static segments, so that a preview counts in the database and
+// customer's row, joined to its kept purchases' aggregates (one pass over
+// the tenant's rollup_customer_stores) and churn score, and an EXISTS of
+// its static segments, so that a preview counts in the database and
 // reads only its sample (docs/decisions.md, "Audiences' preview counted in
 // the database"). The translation covers a subset of CEL, chosen so that it
 // means exactly what Rule.Match does; anything else is not translated, and
@@ -38,10 +42,27 @@ type sqlNode func(b *entsql.Builder, s *entsql.Selector)
 
 // translation translates a rule for a tenant's customers as of now in loc.
 type translation struct {
-	now    time.Time
-	loc    *time.Location
-	groups map[string][]string // a store group's store ids
+	tenantID string
+	now      time.Time
+	loc      *time.Location
+	groups   map[string][]string // a store group's store ids
+	aggs     []aggregate         // the purchase facts the rule reads
+	scores   bool                // whether it reads the churn score
 }
+
+// aggregate is a purchase fact of the customer, a column of the facts
+// joined to its row: the sum of purchases or the last purchase's instant,
+// in all stores or in a group's.
+type aggregate struct {
+	last  bool
+	group string
+}
+
+// The aliases of the tables joined to the customer's row.
+const (
+	factsAlias  = "audience_facts"
+	scoresAlias = "audience_scores"
+)
 
 // where is the rule's WHERE as an ent predicate on customers (the query's
 // policy still filters the tenant), or false when the rule is outside the
@@ -52,8 +73,101 @@ func (t *translation) where(r *audience.Rule) (predicate.Customer, bool) {
 		return nil, false
 	}
 	return func(s *entsql.Selector) {
+		if t.scores { // a customer's score is its own (unique customer_id), in its tenant
+			c := entsql.Table("customer_scores").As(scoresAlias)
+			s.LeftJoin(c).OnP(entsql.And(
+				entsql.ColumnsEQ(s.C(customer.FieldID), c.C("customer_id")),
+				entsql.ColumnsEQ(s.C(customer.FieldTenantID), c.C("tenant_id"))))
+		}
+		if len(t.aggs) > 0 && s.Dialect() != dialect.Postgres {
+			// SQLite: the WHERE is evaluated over the aggregates of the
+			// customer's own purchases (one range of the table's key, in
+			// its tenant), a query for each customer, which stops at the
+			// sample's last.
+			s.Where(entsql.P(func(b *entsql.Builder) {
+				b.WriteString("(SELECT ")
+				n(b, s)
+				b.WriteString(" FROM rollup_customer_stores WHERE tenant_id = " + s.C(customer.FieldTenantID) +
+					" AND customer_id = " + s.C(customer.FieldID) + " AND purchases > 0)")
+			}))
+			return
+		}
+		if len(t.aggs) > 0 {
+			// PostgreSQL: joined to the aggregates of every customer's
+			// purchases, one pass over the tenant's.
+			f := entsql.Select("tenant_id", "customer_id").From(entsql.Table("rollup_customer_stores"))
+			for i, a := range t.aggs {
+				f.AppendSelectExprAs(entsql.ExprFunc(func(b *entsql.Builder) { t.aggregate(b, a) }), aggName(i))
+			}
+			// The purchases of the tenant's customers alone, and joined by
+			// tenant and customer: the row's tenant is the one its policy
+			// let through.
+			f.Where(entsql.And(entsql.EQ("tenant_id", t.tenantID), entsql.GT("purchases", 0))).
+				GroupBy("tenant_id", "customer_id").As(factsAlias)
+			s.LeftJoin(f).OnP(entsql.And(
+				entsql.ColumnsEQ(s.C(customer.FieldID), f.C("customer_id")),
+				entsql.ColumnsEQ(s.C(customer.FieldTenantID), f.C("tenant_id"))))
+		}
 		s.Where(entsql.P(func(b *entsql.Builder) { n(b, s) }))
 	}, true
+}
+
+// aggName is the column of the i-th aggregate.
+func aggName(i int) string { return "f" + strconv.Itoa(i) }
+
+// aggregate writes the aggregate a over a customer's purchases by store.
+func (t *translation) aggregate(b *entsql.Builder, a aggregate) {
+	fn, x := "sum(", "purchases"
+	if a.last {
+		fn, x = "max(", "last_sold_at"
+		if b.Dialect() != dialect.Postgres { // instants are text there: whole seconds (days begin on one)
+			x = "CAST(strftime('%s', last_sold_at) AS INTEGER)"
+		}
+	}
+	b.WriteString(fn)
+	if a.group != "" {
+		b.WriteString("CASE WHEN store_id IN (")
+		for i, id := range t.groups[a.group] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.Arg(id)
+		}
+		b.WriteString(") THEN " + x + " END")
+	} else {
+		b.WriteString(x)
+	}
+	b.WriteByte(')')
+}
+
+// fact is the SQL value of the purchase fact a, joined to the customer's
+// row: NULL when the customer has no purchase (in the group), as for a
+// group that has no store.
+func (t *translation) fact(a aggregate) sqlNode {
+	if a.group != "" && len(t.groups[a.group]) == 0 {
+		typ := "BIGINT"
+		if a.last {
+			typ = "TIMESTAMPTZ"
+		}
+		return func(b *entsql.Builder, _ *entsql.Selector) {
+			if b.Dialect() != dialect.Postgres {
+				typ = "INTEGER"
+			}
+			b.WriteString("CAST(NULL AS " + typ + ")")
+		}
+	}
+	i := slices.Index(t.aggs, a)
+	if i < 0 {
+		i = len(t.aggs)
+		t.aggs = append(t.aggs, a)
+	}
+	return func(b *entsql.Builder, _ *entsql.Selector) {
+		if b.Dialect() == dialect.Postgres {
+			b.WriteString(factsAlias + "." + aggName(i))
+		} else { // inside the query of the customer's purchases (where)
+			t.aggregate(b, a)
+		}
+	}
 }
 
 // The operators of CEL's checked expressions.
@@ -174,11 +288,15 @@ func (t *translation) compare(op string, l, r ast.Expr) (sqlNode, bool) {
 		return t.days(f, op, n), true
 	case "probability_alive":
 		x, ok := double(lit)
+		if !ok || f.key != "" {
+			return nil, false
+		}
+		p := t.score("p_alive")
 		return t.binary(func(b *entsql.Builder, s *entsql.Selector) {
 			b.WriteString("COALESCE(")
-			t.score(b, s, "p_alive")
+			p(b, s)
 			b.WriteString(", -1)")
-		}, op, x), ok && f.key == ""
+		}, op, x), true
 	case "lifetime_value":
 		x, ok := double(lit)
 		if !ok || f.key != "" || math.Abs(x) > maxValue {
@@ -248,6 +366,10 @@ func double(lit any) (float64, bool) {
 
 // stringOf is a string fact's SQL value.
 func (t *translation) stringOf(name string) sqlNode {
+	var risk sqlNode
+	if name == "churn_risk" {
+		risk = t.score("risk")
+	}
 	return func(b *entsql.Builder, s *entsql.Selector) {
 		switch name {
 		case "level":
@@ -258,7 +380,7 @@ func (t *translation) stringOf(name string) sqlNode {
 			b.WriteString("COALESCE(" + s.C(customer.FieldAddressState) + ", '')")
 		case "churn_risk":
 			b.WriteString("COALESCE(")
-			t.score(b, s, "risk")
+			risk(b, s)
 			b.WriteString(", 'unknown')")
 		}
 	}
@@ -267,53 +389,30 @@ func (t *translation) stringOf(name string) sqlNode {
 // intOf is an integer fact's SQL value: NULL for a store group's the
 // customer has no purchase in (a missing key).
 func (t *translation) intOf(f fact) sqlNode {
-	return func(b *entsql.Builder, s *entsql.Selector) {
-		switch f.name {
-		case "points":
-			b.WriteString(s.C(customer.FieldPointsBalance))
-		case "birthday_month": // birth dates are YYYY-MM-DD (the schema's pattern)
-			b.WriteString("COALESCE(CAST(substr(" + s.C(customer.FieldBirthDate) + ", 6, 2) AS BIGINT), 0)")
-		case "purchases":
+	switch f.name {
+	case "purchases":
+		p := t.fact(aggregate{})
+		return func(b *entsql.Builder, s *entsql.Selector) {
 			b.WriteString("COALESCE(")
-			t.purchases(b, s, "sum(purchases)", "BIGINT", "")
+			p(b, s)
 			b.WriteString(", 0)")
-		case "group_purchases":
-			t.purchases(b, s, "sum(purchases)", "BIGINT", f.key)
+		}
+	case "group_purchases":
+		return t.fact(aggregate{group: f.key})
+	}
+	return func(b *entsql.Builder, s *entsql.Selector) {
+		if f.name == "points" {
+			b.WriteString(s.C(customer.FieldPointsBalance))
+		} else { // birthday_month; birth dates are YYYY-MM-DD (the schema's pattern)
+			b.WriteString("COALESCE(CAST(substr(" + s.C(customer.FieldBirthDate) + ", 6, 2) AS BIGINT), 0)")
 		}
 	}
 }
 
-// purchases writes the subquery of agg (of SQL type typ) over the
-// customer's processed purchases by store (rollup_customer_stores), in the
-// stores of group or in all (""): NULL when there is none. The rows are the customer's own
-// (its id, which belongs to one tenant) in its tenant's, as every read of
-// the table through ent is filtered.
-func (t *translation) purchases(b *entsql.Builder, s *entsql.Selector, agg, typ, group string) {
-	stores := t.groups[group]
-	if group != "" && len(stores) == 0 {
-		b.WriteString("CAST(NULL AS " + typ + ")")
-		return
-	}
-	b.WriteString("(SELECT " + agg + " FROM rollup_customer_stores r WHERE r.tenant_id = " + s.C(customer.FieldTenantID) +
-		" AND r.customer_id = " + s.C(customer.FieldID) + " AND r.purchases > 0")
-	if group != "" {
-		b.WriteString(" AND r.store_id IN (")
-		for i, id := range stores {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.Arg(id)
-		}
-		b.WriteByte(')')
-	}
-	b.WriteByte(')')
-}
-
-// score writes the subquery of the customer's churn score's column: NULL
-// when unscored.
-func (t *translation) score(b *entsql.Builder, s *entsql.Selector, column string) {
-	b.WriteString("(SELECT c." + column + " FROM customer_scores c WHERE c.tenant_id = " + s.C(customer.FieldTenantID) +
-		" AND c.customer_id = " + s.C(customer.FieldID) + ")")
+// score is the customer's churn score's column, NULL when unscored.
+func (t *translation) score(column string) sqlNode {
+	t.scores = true
+	return func(b *entsql.Builder, _ *entsql.Selector) { b.WriteString(scoresAlias + "." + column) }
 }
 
 // days translates a comparison of days since the last purchase (overall,
@@ -346,6 +445,7 @@ func (t *translation) days(f fact, op string, n int64) sqlNode {
 		a, z := since(n), since(n-1)
 		from, to = &a, &z
 	}
+	last := t.fact(aggregate{last: true, group: f.key})
 	return func(b *entsql.Builder, s *entsql.Selector) {
 		if f.key == "" {
 			b.WriteString("COALESCE(")
@@ -354,21 +454,17 @@ func (t *translation) days(f fact, op string, n int64) sqlNode {
 			b.WriteString("NOT ")
 		}
 		b.WriteByte('(')
-		if b.Dialect() == "postgres" {
-			t.purchases(b, s, "max(last_sold_at)", "TIMESTAMPTZ", f.key)
-		} else { // instants are text there; compared as whole seconds (days begin on one)
-			t.purchases(b, s, "max(CAST(strftime('%s', last_sold_at) AS INTEGER))", "INTEGER", f.key)
-		}
+		last(b, s)
 		arg := func(at time.Time) any {
-			if b.Dialect() == "postgres" {
+			if b.Dialect() == dialect.Postgres {
 				return at
 			}
-			return at.Unix()
+			return at.Unix() // whole seconds there (aggregate)
 		}
 		switch {
-		case from != nil && to != nil: // one value of the last purchase: BETWEEN keeps it to one subquery
+		case from != nil && to != nil: // one value of the last purchase
 			last := to.Add(-time.Microsecond) // PostgreSQL's resolution
-			if b.Dialect() != "postgres" {
+			if b.Dialect() != dialect.Postgres {
 				last = to.Add(-time.Second)
 			}
 			b.WriteString(" BETWEEN ").Arg(arg(*from)).WriteString(" AND ").Arg(arg(last))
@@ -438,10 +534,11 @@ func (t *translation) member(name, v string) (sqlNode, bool) {
 		if len(t.groups[v]) == 0 {
 			return constant(false), true
 		}
+		p := t.fact(aggregate{group: v})
 		return func(b *entsql.Builder, s *entsql.Selector) {
 			b.WriteByte('(')
-			t.purchases(b, s, "count(*)", "BIGINT", v)
-			b.WriteString(" > 0)")
+			p(b, s)
+			b.WriteString(" IS NOT NULL)")
 		}, true
 	}
 	return nil, false
