@@ -89,7 +89,7 @@ consent_data_sharing = $10 WHERE id = $11`,
 		}
 		// Churn: unscored, scored high, low, or scored with no probability.
 		if i%4 != 0 {
-			var pAlive any = []any{nil, 0.2, 0.9, nil}[i%4]
+			pAlive := []any{nil, 0.2, 0.9, nil}[i%4]
 			_, err = db.SQL.ExecContext(ctx, `INSERT INTO customer_scores (id, scored_at, risk, p_alive, monetary_value, customer_id, tenant_id)
 VALUES ($1, $2, $3, $4, '0', $5, $6)`, fmt.Sprintf("csc_%d_%s", i, c.ID), now, []string{"", "high", "low", "medium"}[i%4], pAlive, c.ID, tn.ID)
 			require.NoError(t, err)

@@ -241,18 +241,18 @@ type fact struct{ name, key string }
 // factOf is the fact e reads, if e is a name or a map's lookup by a
 // literal key.
 func factOf(e ast.Expr) (fact, bool) {
-	switch e.Kind() {
-	case ast.IdentKind:
+	if e.Kind() == ast.IdentKind {
 		return fact{name: e.AsIdent()}, true
-	case ast.CallKind:
-		c := e.AsCall()
-		if c.FunctionName() != opIdx || c.IsMemberFunction() || c.Args()[0].Kind() != ast.IdentKind || c.Args()[1].Kind() != ast.LiteralKind {
-			return fact{}, false
-		}
-		key, ok := c.Args()[1].AsLiteral().(types.String)
-		return fact{name: c.Args()[0].AsIdent(), key: string(key)}, ok
 	}
-	return fact{}, false
+	if e.Kind() != ast.CallKind {
+		return fact{}, false
+	}
+	c := e.AsCall()
+	if c.FunctionName() != opIdx || c.IsMemberFunction() || c.Args()[0].Kind() != ast.IdentKind || c.Args()[1].Kind() != ast.LiteralKind {
+		return fact{}, false
+	}
+	key, ok := c.Args()[1].AsLiteral().(types.String)
+	return fact{name: c.Args()[0].AsIdent(), key: string(key)}, ok
 }
 
 // compare translates a comparison of a fact with a literal, in either
