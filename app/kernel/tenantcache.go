@@ -209,9 +209,9 @@ const ChangesKept = 24 * time.Hour
 
 // LiveCampaigns returns the live campaigns (not paused, not ended, not past
 // their end) of the viewer's tenant, their definitions without their
-// counters (campaignrules.Evaluate reads those).
-func (k *Kernel) LiveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
-	return get(ctx, k, &k.campaigns, func(ctx context.Context) ([]eligibility.Campaign, error) {
+// counters (campaignrules.Evaluate reads those), compiled once per change.
+func (k *Kernel) LiveCampaigns(ctx context.Context) (*campaignrules.Live, error) {
+	return get(ctx, k, &k.campaigns, func(ctx context.Context) (*campaignrules.Live, error) {
 		return k.loadLiveCampaigns(ctx, k.DB.Ent)
 	})
 }
@@ -220,13 +220,13 @@ func (k *Kernel) LiveCampaigns(ctx context.Context) ([]eligibility.Campaign, err
 // another connection could wait for a pool the concurrent transactions
 // hold): what is kept, else read through c and kept. c's transaction must
 // not have changed campaigns (it would keep what it has not committed).
-func (k *Kernel) LiveCampaignsIn(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
-	return get(ctx, k, &k.campaigns, func(ctx context.Context) ([]eligibility.Campaign, error) {
+func (k *Kernel) LiveCampaignsIn(ctx context.Context, c *ent.Client) (*campaignrules.Live, error) {
+	return get(ctx, k, &k.campaigns, func(ctx context.Context) (*campaignrules.Live, error) {
 		return k.loadLiveCampaigns(ctx, c)
 	})
 }
 
-func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
+func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) (*campaignrules.Live, error) {
 	rows, err := c.Campaign.Query().
 		Where(campaignrules.WhereLiveAt(k.Now().UTC())).
 		Order(campaign.ByStartsAt(), campaign.ByID()).
@@ -234,7 +234,7 @@ func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligib
 	if err != nil {
 		return nil, err
 	}
-	return campaignrules.DefinitionsOf(rows), nil
+	return campaignrules.LiveOf(campaignrules.DefinitionsOf(rows)), nil
 }
 
 // TenantSettings returns the viewer's tenant as kept: its loyalty and

@@ -145,7 +145,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), live,
+	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), live.All.Campaigns(),
 		spendingFields(tenant, customer.FieldName)...) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
@@ -164,12 +164,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 		}
 		couponCampaign = code.CampaignID
 	}
-	var discounts []eligibility.Campaign
-	for _, c := range live {
-		if c.Type == eligibility.Discount && c.DiscountMode != eligibility.FreeShipping {
-			discounts = append(discounts, c)
-		}
-	}
+	discounts := live.Discounts.Campaigns()
 	used, err := a.Checkout.CustomerRedemptions(ctx, cust.ID, discounts)
 	if err != nil {
 		return nil, err
@@ -208,7 +203,7 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	eligible, _, err := campaignrules.Evaluate(ctx, a.DB.Ent, discounts, cart, eligibility.Context{
+	eligible, _, err := campaignrules.Evaluate(ctx, a.DB.Ent, live.Discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign, CustomerID: cust.ID,
 	})

@@ -131,14 +131,45 @@ func withCounters(ctx context.Context, c *ent.Client, definitions []eligibility.
 	return list, nil
 }
 
-// Evaluate is eligibility.Evaluate of definitions (as kept in memory),
+// Live is a tenant's live campaigns as a process keeps them: their
+// definitions (DefinitionsOf), compiled once per change into the indexes
+// the hot paths evaluate.
+type Live struct {
+	All       *eligibility.Index // every live campaign: validate
+	Discounts *eligibility.Index // the discounts that give money: authorize
+	Bonus     *eligibility.Index // the bonus-points campaigns: a processed sale
+}
+
+// LiveOf compiles the definitions of live campaigns.
+func LiveOf(definitions []eligibility.Campaign) *Live {
+	var discounts []eligibility.Campaign
+	for _, c := range definitions {
+		if c.Type == eligibility.Discount && c.DiscountMode != eligibility.FreeShipping {
+			discounts = append(discounts, c)
+		}
+	}
+	return &Live{All: eligibility.Compile(definitions), Discounts: eligibility.Compile(discounts), Bonus: BonusOf(definitions)}
+}
+
+// BonusOf compiles the bonus-points campaigns among campaigns.
+func BonusOf(campaigns []eligibility.Campaign) *eligibility.Index {
+	var bonus []eligibility.Campaign
+	for _, c := range campaigns {
+		if c.Type == eligibility.BonusPoints {
+			bonus = append(bonus, c)
+		}
+	}
+	return eligibility.Compile(bonus)
+}
+
+// Evaluate is the evaluation of definitions (as kept in memory, compiled),
 // their counters read (withCounters) only for the campaigns eligible without
 // them: counters can only take a campaign away, so the cart is evaluated
 // again only when one of those has reached its total limit or spent a
 // budget.
-func Evaluate(ctx context.Context, c *ent.Client, definitions []eligibility.Campaign, cart eligibility.Cart,
+func Evaluate(ctx context.Context, c *ent.Client, definitions *eligibility.Index, cart eligibility.Cart,
 	at eligibility.Context) ([]eligibility.Eligible, []eligibility.Ineligible, error) {
-	eligible, ineligible := eligibility.Evaluate(definitions, cart, at)
+	eligible, ineligible := definitions.Evaluate(cart, at)
 	var candidates []eligibility.Campaign
 	for _, e := range eligible {
 		if counted(&e.Campaign) {
@@ -161,12 +192,12 @@ func Evaluate(ctx context.Context, c *ent.Client, definitions []eligibility.Camp
 	if len(spent) == 0 {
 		return eligible, ineligible, nil
 	}
-	list := slices.Clone(definitions)
+	list := slices.Clone(definitions.Campaigns())
 	for i := range list {
 		if r, ok := spent[list[i].ID]; ok {
 			list[i] = r
 		}
 	}
-	eligible, ineligible = eligibility.Evaluate(list, cart, at)
+	eligible, ineligible = definitions.With(list).Evaluate(cart, at)
 	return eligible, ineligible, nil
 }

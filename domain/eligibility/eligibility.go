@@ -204,6 +204,13 @@ type Ineligible struct {
 // Items with a zero (or negative) line total are never applicable: they have
 // nothing to discount.
 func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineligible) {
+	return Compile(campaigns).Evaluate(cart, ctx)
+}
+
+// Evaluate is Evaluate of the indexed campaigns: each item is matched only
+// against the campaigns it can apply to.
+func (x *Index) Evaluate(cart Cart, ctx Context) ([]Eligible, []Ineligible) {
+	campaigns := x.campaigns
 	eligible := make([]Eligible, 0, len(campaigns))
 	ineligible := make([]Ineligible, 0)
 	if len(campaigns) == 0 {
@@ -216,16 +223,13 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 		subtotal = lines.sum()
 	}
 
-	scratch := make([]int, 0, len(cart.Items))
+	applicableTo := x.applicable(lines)
 	for i := range campaigns {
 		c := &campaigns[i]
 		reason := check(c, &ctx)
-		var applicable []int
-		if reason == "" {
-			applicable = lines.applicable(c, scratch[:0])
-			if len(applicable) == 0 {
-				reason = NoApplicableItems
-			}
+		applicable := applicableTo[i]
+		if reason == "" && len(applicable) == 0 {
+			reason = NoApplicableItems
 		}
 		if reason == "" && c.MinSubtotal != nil && subtotal.LessThan(*c.MinSubtotal) {
 			// Rounded up, so paying Missing more always meets the minimum.
@@ -237,7 +241,6 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 			ineligible = append(ineligible, Ineligible{Campaign: *c, Reason: reason})
 			continue
 		}
-		applicable = slices.Clone(applicable)
 		eligible = append(eligible, Eligible{
 			Campaign:        *c,
 			ApplicableItems: applicable,
