@@ -3,6 +3,7 @@ package pos
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -203,14 +204,28 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	eligible, _, err := campaignrules.Evaluate(ctx, a.DB.Ent, live.Discounts, cart, eligibility.Context{
+	// Only the discounts chosen need their counters read: the best of an
+	// item does not change when a campaign not chosen is taken away.
+	var chosen [][]itemDiscount
+	_, _, err = campaignrules.EvaluateChosen(ctx, a.DB.Ent, live.Discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign, CustomerID: cust.ID,
+	}, func(eligible []eligibility.Eligible) []string {
+		chosen = itemDiscounts(eligible, len(cart.Items))
+		var ids []string
+		for _, picks := range chosen {
+			for _, pick := range picks {
+				if !slices.Contains(ids, pick.campaign) {
+					ids = append(ids, pick.campaign)
+				}
+			}
+		}
+		return ids
 	})
 	if err != nil {
 		return nil, err
 	}
-	for k, picks := range itemDiscounts(eligible, len(cart.Items)) {
+	for k, picks := range chosen {
 		it := &out.Items[index[k]]
 		qty := cart.Items[k].Quantity
 		price := cart.Items[k].UnitPrice

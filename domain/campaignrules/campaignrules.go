@@ -169,35 +169,64 @@ func BonusOf(campaigns []eligibility.Campaign) *eligibility.Index {
 // budget.
 func Evaluate(ctx context.Context, c *ent.Client, definitions *eligibility.Index, cart eligibility.Cart,
 	at eligibility.Context) ([]eligibility.Eligible, []eligibility.Ineligible, error) {
-	eligible, ineligible := definitions.Evaluate(cart, at)
-	var candidates []eligibility.Campaign
-	for _, e := range eligible {
-		if counted(&e.Campaign) {
-			candidates = append(candidates, e.Campaign)
+	return EvaluateChosen(ctx, c, definitions, cart, at, func(eligible []eligibility.Eligible) []string {
+		ids := make([]string, len(eligible))
+		for i, e := range eligible {
+			ids[i] = e.Campaign.ID
+		}
+		return ids
+	})
+}
+
+// EvaluateChosen is Evaluate for a caller that uses only some of the
+// eligible campaigns (authorize: the discounts it applies): the counters
+// are read only for the campaigns chosen (by id) among the eligible, and
+// when one of them is spent, the cart is evaluated again without it and the
+// choice made again. What the caller uses is as if every counter had been
+// read, as long as choose picks among the eligible in a way that taking
+// away a campaign it did not choose does not change.
+func EvaluateChosen(ctx context.Context, c *ent.Client, definitions *eligibility.Index, cart eligibility.Cart,
+	at eligibility.Context, choose func([]eligibility.Eligible) []string) ([]eligibility.Eligible, []eligibility.Ineligible, error) {
+	byID := map[string]*eligibility.Campaign{}
+	for i, d := range definitions.Campaigns() {
+		if counted(&d) {
+			byID[d.ID] = &definitions.Campaigns()[i]
 		}
 	}
-	if len(candidates) == 0 {
-		return eligible, ineligible, nil
-	}
-	read, err := withCounters(ctx, c, candidates)
-	if err != nil {
-		return nil, nil, err
-	}
+	read := map[string]bool{}
 	spent := map[string]eligibility.Campaign{}
-	for _, r := range read {
-		if r.LimitTotal != nil && r.RedemptionsCount >= *r.LimitTotal || r.Budget.Exhausted(at.Store, at.Now, cmp.Or(at.Zone, time.UTC)) {
-			spent[r.ID] = r
+	index := definitions
+	for {
+		eligible, ineligible := index.Evaluate(cart, at)
+		var unread []eligibility.Campaign
+		for _, id := range choose(eligible) {
+			if d := byID[id]; d != nil && !read[id] {
+				read[id] = true
+				unread = append(unread, *d)
+			}
 		}
-	}
-	if len(spent) == 0 {
-		return eligible, ineligible, nil
-	}
-	list := slices.Clone(definitions.Campaigns())
-	for i := range list {
-		if r, ok := spent[list[i].ID]; ok {
-			list[i] = r
+		if len(unread) == 0 {
+			return eligible, ineligible, nil
 		}
+		counters, err := withCounters(ctx, c, unread)
+		if err != nil {
+			return nil, nil, err
+		}
+		before := len(spent)
+		for _, r := range counters {
+			if r.LimitTotal != nil && r.RedemptionsCount >= *r.LimitTotal || r.Budget.Exhausted(at.Store, at.Now, cmp.Or(at.Zone, time.UTC)) {
+				spent[r.ID] = r
+			}
+		}
+		if len(spent) == before {
+			return eligible, ineligible, nil
+		}
+		list := slices.Clone(definitions.Campaigns())
+		for i := range list {
+			if r, ok := spent[list[i].ID]; ok {
+				list[i] = r
+			}
+		}
+		index = definitions.With(list)
 	}
-	eligible, ineligible = definitions.With(list).Evaluate(cart, at)
-	return eligible, ineligible, nil
 }
