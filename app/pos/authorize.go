@@ -146,7 +146,8 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), live.All.Campaigns(),
+	discounts := live.Discounts.Campaigns() // what authorize evaluates: the segments read are theirs
+	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), discounts,
 		spendingFields(tenant, customer.FieldName)...) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
@@ -165,7 +166,6 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 		}
 		couponCampaign = code.CampaignID
 	}
-	discounts := live.Discounts.Campaigns()
 	used, err := a.Checkout.CustomerRedemptions(ctx, cust.ID, discounts)
 	if err != nil {
 		return nil, err
