@@ -224,9 +224,18 @@ func (x *Index) Evaluate(cart Cart, ctx Context) ([]Eligible, []Ineligible) {
 	}
 
 	applicableTo := x.applicable(lines)
+	periods := map[string]string{} // PeriodBudgetKey of each period named
+	periodKey := func(period string) string {
+		key, ok := periods[period]
+		if !ok {
+			key = PeriodBudgetKey(period, ctx.Now, cmp.Or(ctx.Zone, time.UTC))
+			periods[period] = key
+		}
+		return key
+	}
 	for i := range campaigns {
 		c := &campaigns[i]
-		reason := check(c, &ctx)
+		reason := check(c, &ctx, periodKey)
 		applicable := applicableTo[i]
 		if reason == "" && len(applicable) == 0 {
 			reason = NoApplicableItems
@@ -250,8 +259,9 @@ func (x *Index) Evaluate(cart Cart, ctx Context) ([]Eligible, []Ineligible) {
 	return eligible, ineligible
 }
 
-// check applies the rules that need no cart, returning the first failing.
-func check(c *Campaign, ctx *Context) Reason {
+// check applies the rules that need no cart, returning the first failing;
+// periodKey names the budgets' periods at ctx.Now.
+func check(c *Campaign, ctx *Context, periodKey func(period string) string) Reason {
 	if effectiveStatus(c, ctx.Now) != Active {
 		return NotActive
 	}
@@ -276,7 +286,7 @@ func check(c *Campaign, ctx *Context) Reason {
 	if c.LimitPerCustomer != nil && ctx.CustomerRedemptions[c.ID] >= *c.LimitPerCustomer {
 		return LimitReached
 	}
-	if zone := ctx.Zone; c.Budget.Exhausted(ctx.Store, ctx.Now, cmp.Or(zone, time.UTC)) {
+	if c.Budget.exhausted(ctx.Store, periodKey) {
 		return BudgetExhausted
 	}
 	return ""
