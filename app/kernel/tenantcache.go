@@ -3,10 +3,13 @@ package kernel
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
@@ -42,6 +45,8 @@ type tenantCache[T any] struct {
 	// what it read.
 	generation map[string]uint64
 	epoch      uint64
+	// loads are the loads in flight that requests share (getShared).
+	loads singleflight.Group
 }
 
 // version is what a load saw of its tenant's changes when it began.
@@ -91,6 +96,16 @@ func (c *tenantCache[T]) store(tenantID string, v version, value T) {
 // while the change feed is heard) when it is not kept. It is keyed by the
 // viewer's tenant, the one the privacy policy filters by.
 func get[T any](ctx context.Context, k *Kernel, c *tenantCache[T], load func(context.Context) (T, error)) (T, error) {
+	return getShared(ctx, k, c, false, load)
+}
+
+// getShared is get; when shared, the requests that find nothing kept at
+// the same version of the tenant wait for one load (and the caller's
+// cancellation does not end it) instead of each reading the same: after a
+// change, every request in flight would. Only loads through the pool may be
+// shared: a transaction waiting for a load that needs a connection could
+// hold the last one.
+func getShared[T any](ctx context.Context, k *Kernel, c *tenantCache[T], shared bool, load func(context.Context) (T, error)) (T, error) {
 	var zero T
 	v, _ := viewer.FromContext(ctx)
 	if v.TenantID == "" {
@@ -101,14 +116,22 @@ func get[T any](ctx context.Context, k *Kernel, c *tenantCache[T], load func(con
 	if ok && live {
 		return value, nil
 	}
-	value, err := load(ctx)
+	read := func(ctx context.Context) (T, error) {
+		value, err := load(ctx)
+		if err == nil && live {
+			c.store(v.TenantID, at, value)
+		}
+		return value, err
+	}
+	if !shared {
+		return read(ctx)
+	}
+	key := fmt.Sprintf("%s %d %d %v", v.TenantID, at.epoch, at.generation, live)
+	loaded, err, _ := c.loads.Do(key, func() (any, error) { return read(context.WithoutCancel(ctx)) })
 	if err != nil {
 		return zero, err
 	}
-	if live {
-		c.store(v.TenantID, at, value)
-	}
-	return value, nil
+	return loaded.(T), nil
 }
 
 // changeFeed is how this process hears the change feed.
@@ -211,7 +234,7 @@ const ChangesKept = 24 * time.Hour
 // their end) of the viewer's tenant, their definitions without their
 // counters (campaignrules.Evaluate reads those), compiled once per change.
 func (k *Kernel) LiveCampaigns(ctx context.Context) (*campaignrules.Live, error) {
-	return get(ctx, k, &k.campaigns, func(ctx context.Context) (*campaignrules.Live, error) {
+	return getShared(ctx, k, &k.campaigns, true, func(ctx context.Context) (*campaignrules.Live, error) {
 		return k.loadLiveCampaigns(ctx, k.DB.Ent)
 	})
 }
