@@ -260,3 +260,49 @@ func TestPointsOfferReadsPerCart(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentRequestsShareOneCampaignsRead: after a change, the
+// authorizations that find the campaigns not kept wait for one read of them
+// rather than each reading them. The first read is held until the others
+// have had time to ask (they either wait for it, or come after it and find
+// them kept: one read whatever the timing; without the sharing, each of
+// them that asked in the meantime read them again).
+func TestConcurrentRequestsShareOneCampaignsRead(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+		a := app.New(&app.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+		shop := newReadModelShop(t, a)
+		id := shop.campaign(t, a, "10% off", "discount")
+		require.Equal(t, []string{id}, shop.discounted(t, a))
+		shop.campaign(t, a, "Double points", "bonus_points") // a change: the campaigns are read again
+		var mu sync.Mutex
+		reads := 0
+		first, release := make(chan struct{}), make(chan struct{})
+		stop := db.Trace(func(q string) {
+			if !campaignReads.MatchString(q) {
+				return
+			}
+			mu.Lock()
+			reads++
+			n := reads
+			mu.Unlock()
+			if n == 1 {
+				close(first)
+				<-release
+			}
+		})
+		defer stop()
+		const requests = 8
+		answers := make(chan []string, requests)
+		for range requests {
+			go func() { answers <- shop.discounted(t, a) }()
+		}
+		<-first
+		time.Sleep(200 * time.Millisecond) // the others ask meanwhile
+		close(release)
+		for range requests {
+			require.Equal(t, []string{id}, <-answers)
+		}
+		require.Equal(t, 1, reads)
+	})
+}

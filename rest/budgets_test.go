@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app/campaigns"
+	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
@@ -131,4 +133,54 @@ func TestCampaignBudgetsAtThePOS(t *testing.T) {
 		}
 		require.False(t, discounted(), "the budget is spent")
 	})
+}
+
+// TestSpentDiscountGivesWayAtThePOS: authorize reads the counters of only
+// the discounts it applies; when the best one has reached its total limit
+// or spent its budget, the next best applies instead.
+func TestSpentDiscountGivesWayAtThePOS(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		best  campaigns.CampaignInput
+		spend func(u *ent.CampaignUpdateOne)
+	}{
+		{"total limit reached", campaigns.CampaignInput{Limits: &campaigns.LimitsInput{Total: new(2)}},
+			func(u *ent.CampaignUpdateOne) { u.SetRedemptionsCount(2) }},
+		{"budget spent", campaigns.CampaignInput{Budget: &campaigns.BudgetInput{Total: posDecPtr("15")}},
+			func(u *ent.CampaignUpdateOne) { u.SetBudgetSpent(decimal.RequireFromString("15")) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			storagetest.Each(t, func(t *testing.T, db *storage.DB) {
+				e := posSetup(t, db)
+				doc := posCPF()
+				e.posCustomer(t, doc, posCust{name: "Ana Souza"})
+				best := tc.best
+				best.Name, best.Channels = "Vinte", []string{"pdv"}
+				best.Discount = &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("20")}
+				bestID := e.posCampaign(t, best)
+				nextID := e.posCampaign(t, campaigns.CampaignInput{Name: "Cinco", Channels: []string{"pdv"},
+					Discount: &campaigns.DiscountInput{Mode: "percentage", Value: posDecPtr("5")}, Budget: &campaigns.BudgetInput{Total: posDecPtr("1000")}})
+				applied := func() []string {
+					r := e.posPost(t, "/discounts/authorizations", posAuthorizeBody(map[string]any{"id": doc, "type": "CPF"},
+						posItem("1", posGTINA, "10.00", "2"), posItem("2", posGTINB, "4.00", "1")))
+					require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+					var ids []string
+					for _, it := range r.obj(t)["sale"].(map[string]any)["items"].([]any) {
+						for _, d := range it.(map[string]any)["discounts"].([]any) {
+							ids = append(ids, d.(map[string]any)["promotionId"].(string))
+						}
+					}
+					return ids
+				}
+				require.Equal(t, []string{bestID, bestID}, applied())
+				u := e.db.Ent.Campaign.UpdateOneID(bestID)
+				tc.spend(u)
+				require.NoError(t, u.Exec(e.posTenantCtx()))
+				require.Equal(t, []string{nextID, nextID}, applied())
+			})
+		})
+	}
 }

@@ -111,10 +111,11 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	campaigns, err := a.LiveCampaigns(ctx)
+	live, err := a.LiveCampaigns(ctx)
 	if err != nil {
 		return nil, err
 	}
+	campaigns := live.All.Campaigns()
 	tenant, err := a.TenantSettings(ctx)
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	if code != nil {
 		evaluation.Coupon, couponID = code.CampaignID, &code.ID
 	}
-	eligible, ineligible, err := campaignrules.Evaluate(ctx, a.DB.Ent, campaigns, in.Cart, evaluation)
+	eligible, ineligible, err := campaignrules.Evaluate(ctx, a.DB.Ent, live.All, in.Cart, evaluation)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fideliza/fideliza/auth"
 	"github.com/fideliza/fideliza/domain/apperr"
-	"github.com/fideliza/fideliza/domain/eligibility"
+	"github.com/fideliza/fideliza/domain/campaignrules"
 	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/webhook"
 	"github.com/fideliza/fideliza/ent"
@@ -55,7 +55,7 @@ type Kernel struct {
 	InlineSales bool
 
 	// The read model (tenantcache.go).
-	campaigns tenantCache[[]eligibility.Campaign]
+	campaigns tenantCache[*campaignrules.Live]
 	settings  tenantCache[*ent.Tenant]
 	// storeGroups maps the codes of a tenant's stores in groups to them.
 	storeGroups tenantCache[map[string][]string]

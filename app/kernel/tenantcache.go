@@ -3,10 +3,13 @@ package kernel
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/campaignrules"
@@ -42,6 +45,8 @@ type tenantCache[T any] struct {
 	// what it read.
 	generation map[string]uint64
 	epoch      uint64
+	// loads are the loads in flight that requests share (getShared).
+	loads singleflight.Group
 }
 
 // version is what a load saw of its tenant's changes when it began.
@@ -91,6 +96,16 @@ func (c *tenantCache[T]) store(tenantID string, v version, value T) {
 // while the change feed is heard) when it is not kept. It is keyed by the
 // viewer's tenant, the one the privacy policy filters by.
 func get[T any](ctx context.Context, k *Kernel, c *tenantCache[T], load func(context.Context) (T, error)) (T, error) {
+	return getShared(ctx, k, c, false, load)
+}
+
+// getShared is get; when shared, the requests that find nothing kept at
+// the same version of the tenant wait for one load (and the caller's
+// cancellation does not end it) instead of each reading the same: after a
+// change, every request in flight would. Only loads through the pool may be
+// shared: a transaction waiting for a load that needs a connection could
+// hold the last one.
+func getShared[T any](ctx context.Context, k *Kernel, c *tenantCache[T], shared bool, load func(context.Context) (T, error)) (T, error) {
 	var zero T
 	v, _ := viewer.FromContext(ctx)
 	if v.TenantID == "" {
@@ -101,14 +116,22 @@ func get[T any](ctx context.Context, k *Kernel, c *tenantCache[T], load func(con
 	if ok && live {
 		return value, nil
 	}
-	value, err := load(ctx)
+	read := func(ctx context.Context) (T, error) {
+		value, err := load(ctx)
+		if err == nil && live {
+			c.store(v.TenantID, at, value)
+		}
+		return value, err
+	}
+	if !shared {
+		return read(ctx)
+	}
+	key := fmt.Sprintf("%s %d %d %v", v.TenantID, at.epoch, at.generation, live)
+	loaded, err, _ := c.loads.Do(key, func() (any, error) { return read(context.WithoutCancel(ctx)) })
 	if err != nil {
 		return zero, err
 	}
-	if live {
-		c.store(v.TenantID, at, value)
-	}
-	return value, nil
+	return loaded.(T), nil
 }
 
 // changeFeed is how this process hears the change feed.
@@ -209,9 +232,9 @@ const ChangesKept = 24 * time.Hour
 
 // LiveCampaigns returns the live campaigns (not paused, not ended, not past
 // their end) of the viewer's tenant, their definitions without their
-// counters (campaignrules.Evaluate reads those).
-func (k *Kernel) LiveCampaigns(ctx context.Context) ([]eligibility.Campaign, error) {
-	return get(ctx, k, &k.campaigns, func(ctx context.Context) ([]eligibility.Campaign, error) {
+// counters (campaignrules.Evaluate reads those), compiled once per change.
+func (k *Kernel) LiveCampaigns(ctx context.Context) (*campaignrules.Live, error) {
+	return getShared(ctx, k, &k.campaigns, true, func(ctx context.Context) (*campaignrules.Live, error) {
 		return k.loadLiveCampaigns(ctx, k.DB.Ent)
 	})
 }
@@ -220,13 +243,13 @@ func (k *Kernel) LiveCampaigns(ctx context.Context) ([]eligibility.Campaign, err
 // another connection could wait for a pool the concurrent transactions
 // hold): what is kept, else read through c and kept. c's transaction must
 // not have changed campaigns (it would keep what it has not committed).
-func (k *Kernel) LiveCampaignsIn(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
-	return get(ctx, k, &k.campaigns, func(ctx context.Context) ([]eligibility.Campaign, error) {
+func (k *Kernel) LiveCampaignsIn(ctx context.Context, c *ent.Client) (*campaignrules.Live, error) {
+	return get(ctx, k, &k.campaigns, func(ctx context.Context) (*campaignrules.Live, error) {
 		return k.loadLiveCampaigns(ctx, c)
 	})
 }
 
-func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligibility.Campaign, error) {
+func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) (*campaignrules.Live, error) {
 	rows, err := c.Campaign.Query().
 		Where(campaignrules.WhereLiveAt(k.Now().UTC())).
 		Order(campaign.ByStartsAt(), campaign.ByID()).
@@ -234,7 +257,7 @@ func (k *Kernel) loadLiveCampaigns(ctx context.Context, c *ent.Client) ([]eligib
 	if err != nil {
 		return nil, err
 	}
-	return campaignrules.DefinitionsOf(rows), nil
+	return campaignrules.LiveOf(campaignrules.DefinitionsOf(rows)), nil
 }
 
 // TenantSettings returns the viewer's tenant as kept: its loyalty and

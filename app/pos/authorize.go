@@ -3,6 +3,7 @@ package pos
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,7 +146,8 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), live,
+	discounts := live.Discounts.Campaigns() // what authorize evaluates: the segments read are theirs
+	cust, segments, err := a.Checkout.CustomerFor(ctx, customers.CustomerWithDocument(doc), discounts,
 		spendingFields(tenant, customer.FieldName)...) // POSStatus of a pre-registration
 	if ent.IsNotFound(err) {
 		return out, nil
@@ -163,12 +165,6 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 			return nil, err
 		}
 		couponCampaign = code.CampaignID
-	}
-	var discounts []eligibility.Campaign
-	for _, c := range live {
-		if c.Type == eligibility.Discount && c.DiscountMode != eligibility.FreeShipping {
-			discounts = append(discounts, c)
-		}
 	}
 	used, err := a.Checkout.CustomerRedemptions(ctx, cust.ID, discounts)
 	if err != nil {
@@ -208,14 +204,28 @@ func (a *Service) AuthorizeDiscounts(ctx context.Context, in AuthorizeInput) (*A
 	if err != nil {
 		return nil, err
 	}
-	eligible, _, err := campaignrules.Evaluate(ctx, a.DB.Ent, discounts, cart, eligibility.Context{
+	// Only the discounts chosen need their counters read: the best of an
+	// item does not change when a campaign not chosen is taken away.
+	var chosen [][]itemDiscount
+	_, _, err = campaignrules.EvaluateChosen(ctx, a.DB.Ent, live.Discounts, cart, eligibility.Context{
 		Now: a.Now().UTC(), Channel: channelPOS, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, Coupon: couponCampaign, CustomerID: cust.ID,
+	}, func(eligible []eligibility.Eligible) []string {
+		chosen = itemDiscounts(eligible, len(cart.Items))
+		var ids []string
+		for _, picks := range chosen {
+			for _, pick := range picks {
+				if !slices.Contains(ids, pick.campaign) {
+					ids = append(ids, pick.campaign)
+				}
+			}
+		}
+		return ids
 	})
 	if err != nil {
 		return nil, err
 	}
-	for k, picks := range itemDiscounts(eligible, len(cart.Items)) {
+	for k, picks := range chosen {
 		it := &out.Items[index[k]]
 		qty := cart.Items[k].Quantity
 		price := cart.Items[k].UnitPrice

@@ -337,7 +337,7 @@ func (r *saleReturns) kept(ctx context.Context, returnedAmount decimal.Decimal, 
 	if err != nil {
 		return 0, err
 	}
-	bonus, _, err := r.a.saleBonus(ctx, r.c, campaignrules.OfAll(rows), s, r.items, r.returned, cust, tenant.PointsPerReal)
+	bonus, _, err := r.a.saleBonus(ctx, r.c, campaignrules.BonusOf(campaignrules.OfAll(rows)), s, r.items, r.returned, cust, tenant.PointsPerReal)
 	if err != nil {
 		return 0, err
 	}

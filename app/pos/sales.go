@@ -315,7 +315,7 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 	if err != nil {
 		return 0, err
 	}
-	bonus, names, err := a.saleBonus(ctx, c, live, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
+	bonus, names, err := a.saleBonus(ctx, c, live.Bonus, s, s.Edges.Items, nil, cust, tenant.PointsPerReal)
 	if err != nil || bonus == 0 {
 		return total, err
 	}
@@ -329,17 +329,13 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 	return total + res.Entry.Points, nil
 }
 
-// saleBonus is the bonus the customer's pdv bonus-points campaigns among
-// camps give on the sale's items (at their price after discounts, less the
-// units returned) as of the sale's instant, with the campaigns' names.
-func (a *Service) saleBonus(ctx context.Context, c *ent.Client, camps []eligibility.Campaign, s *ent.Sale, items []*ent.SaleItem,
+// saleBonus is the bonus the customer's pdv bonus-points campaigns
+// (compiled: campaignrules.BonusOf) give on the sale's items (at their
+// price after discounts, less the units returned) as of the sale's instant,
+// with the campaigns' names.
+func (a *Service) saleBonus(ctx context.Context, c *ent.Client, compiled *eligibility.Index, s *ent.Sale, items []*ent.SaleItem,
 	returned map[string]decimal.Decimal, cust *ent.Customer, rate decimal.Decimal) (int64, string, error) {
-	var bonus []eligibility.Campaign
-	for _, c := range camps {
-		if c.Type == eligibility.BonusPoints {
-			bonus = append(bonus, c)
-		}
-	}
+	bonus := compiled.Campaigns()
 	if len(bonus) == 0 {
 		return 0, "", nil
 	}
@@ -374,7 +370,7 @@ func (a *Service) saleBonus(ctx context.Context, c *ent.Client, camps []eligibil
 	if at != nil {
 		where.Store, where.StoreGroups = at.Code, at.Groups
 	}
-	eligible, _, err := campaignrules.Evaluate(ctx, c, bonus, cart, where)
+	eligible, _, err := campaignrules.Evaluate(ctx, c, compiled, cart, where)
 	if err != nil {
 		return 0, "", err
 	}
@@ -426,7 +422,7 @@ func (a *Service) recordSaleRedemptions(ctx context.Context, c *ent.Client, s *e
 		return 0, err
 	}
 	for _, id := range order {
-		camp, err := a.saleCampaign(ctx, c, live, id)
+		camp, err := a.saleCampaign(ctx, c, live.All.Campaigns(), id)
 		if err != nil {
 			return 0, err
 		}

@@ -131,42 +131,102 @@ func withCounters(ctx context.Context, c *ent.Client, definitions []eligibility.
 	return list, nil
 }
 
-// Evaluate is eligibility.Evaluate of definitions (as kept in memory),
+// Live is a tenant's live campaigns as a process keeps them: their
+// definitions (DefinitionsOf), compiled once per change into the indexes
+// the hot paths evaluate.
+type Live struct {
+	All       *eligibility.Index // every live campaign: validate
+	Discounts *eligibility.Index // the discounts that give money: authorize
+	Bonus     *eligibility.Index // the bonus-points campaigns: a processed sale
+}
+
+// LiveOf compiles the definitions of live campaigns.
+func LiveOf(definitions []eligibility.Campaign) *Live {
+	var discounts []eligibility.Campaign
+	for _, c := range definitions {
+		if c.Type == eligibility.Discount && c.DiscountMode != eligibility.FreeShipping {
+			discounts = append(discounts, c)
+		}
+	}
+	return &Live{All: eligibility.Compile(definitions), Discounts: eligibility.Compile(discounts), Bonus: BonusOf(definitions)}
+}
+
+// BonusOf compiles the bonus-points campaigns among campaigns.
+func BonusOf(campaigns []eligibility.Campaign) *eligibility.Index {
+	var bonus []eligibility.Campaign
+	for _, c := range campaigns {
+		if c.Type == eligibility.BonusPoints {
+			bonus = append(bonus, c)
+		}
+	}
+	return eligibility.Compile(bonus)
+}
+
+// Evaluate is the evaluation of definitions (as kept in memory, compiled),
 // their counters read (withCounters) only for the campaigns eligible without
 // them: counters can only take a campaign away, so the cart is evaluated
 // again only when one of those has reached its total limit or spent a
 // budget.
-func Evaluate(ctx context.Context, c *ent.Client, definitions []eligibility.Campaign, cart eligibility.Cart,
+func Evaluate(ctx context.Context, c *ent.Client, definitions *eligibility.Index, cart eligibility.Cart,
 	at eligibility.Context) ([]eligibility.Eligible, []eligibility.Ineligible, error) {
-	eligible, ineligible := eligibility.Evaluate(definitions, cart, at)
-	var candidates []eligibility.Campaign
-	for _, e := range eligible {
-		if counted(&e.Campaign) {
-			candidates = append(candidates, e.Campaign)
+	return EvaluateChosen(ctx, c, definitions, cart, at, func(eligible []eligibility.Eligible) []string {
+		ids := make([]string, len(eligible))
+		for i, e := range eligible {
+			ids[i] = e.Campaign.ID
+		}
+		return ids
+	})
+}
+
+// EvaluateChosen is Evaluate for a caller that uses only some of the
+// eligible campaigns (authorize: the discounts it applies): the counters
+// are read only for the campaigns chosen (by id) among the eligible, and
+// when one of them is spent, the cart is evaluated again without it and the
+// choice made again. What the caller uses is as if every counter had been
+// read, as long as choose picks among the eligible in a way that taking
+// away a campaign it did not choose does not change.
+func EvaluateChosen(ctx context.Context, c *ent.Client, definitions *eligibility.Index, cart eligibility.Cart,
+	at eligibility.Context, choose func([]eligibility.Eligible) []string) ([]eligibility.Eligible, []eligibility.Ineligible, error) {
+	byID := map[string]*eligibility.Campaign{}
+	for i, d := range definitions.Campaigns() {
+		if counted(&d) {
+			byID[d.ID] = &definitions.Campaigns()[i]
 		}
 	}
-	if len(candidates) == 0 {
-		return eligible, ineligible, nil
-	}
-	read, err := withCounters(ctx, c, candidates)
-	if err != nil {
-		return nil, nil, err
-	}
+	read := map[string]bool{}
 	spent := map[string]eligibility.Campaign{}
-	for _, r := range read {
-		if r.LimitTotal != nil && r.RedemptionsCount >= *r.LimitTotal || r.Budget.Exhausted(at.Store, at.Now, cmp.Or(at.Zone, time.UTC)) {
-			spent[r.ID] = r
+	index := definitions
+	for {
+		eligible, ineligible := index.Evaluate(cart, at)
+		var unread []eligibility.Campaign
+		for _, id := range choose(eligible) {
+			if d := byID[id]; d != nil && !read[id] {
+				read[id] = true
+				unread = append(unread, *d)
+			}
 		}
-	}
-	if len(spent) == 0 {
-		return eligible, ineligible, nil
-	}
-	list := slices.Clone(definitions)
-	for i := range list {
-		if r, ok := spent[list[i].ID]; ok {
-			list[i] = r
+		if len(unread) == 0 {
+			return eligible, ineligible, nil
 		}
+		counters, err := withCounters(ctx, c, unread)
+		if err != nil {
+			return nil, nil, err
+		}
+		before := len(spent)
+		for _, r := range counters {
+			if r.LimitTotal != nil && r.RedemptionsCount >= *r.LimitTotal || r.Budget.Exhausted(at.Store, at.Now, cmp.Or(at.Zone, time.UTC)) {
+				spent[r.ID] = r
+			}
+		}
+		if len(spent) == before {
+			return eligible, ineligible, nil
+		}
+		list := slices.Clone(definitions.Campaigns())
+		for i := range list {
+			if r, ok := spent[list[i].ID]; ok {
+				list[i] = r
+			}
+		}
+		index = definitions.With(list)
 	}
-	eligible, ineligible = eligibility.Evaluate(list, cart, at)
-	return eligible, ineligible, nil
 }

@@ -38,12 +38,19 @@ func PeriodBudgetKey(period string, t time.Time, loc *time.Location) string {
 // Exhausted tells whether a budget has nothing left at store (its code, ""
 // for none) at now in loc: in all, in the store, or in the period.
 func (b Budget) Exhausted(store string, now time.Time, loc *time.Location) bool {
+	return b.exhausted(store, func(period string) string { return PeriodBudgetKey(period, now, loc) })
+}
+
+// exhausted is Exhausted with the key of a period (PeriodBudgetKey at the
+// instant in question) from periodKey: an evaluation names each period once
+// for all its campaigns.
+func (b Budget) exhausted(store string, periodKey func(period string) string) bool {
 	switch {
 	case b.Total != nil && b.Spent.GreaterThanOrEqual(*b.Total):
 		return true
 	case b.PerStore != nil && store != "" && b.SpentBy[StoreBudgetKey(store)].GreaterThanOrEqual(*b.PerStore):
 		return true
-	case b.PerPeriod != nil && b.SpentBy[PeriodBudgetKey(b.Period, now, loc)].GreaterThanOrEqual(*b.PerPeriod):
+	case b.PerPeriod != nil && b.SpentBy[periodKey(b.Period)].GreaterThanOrEqual(*b.PerPeriod):
 		return true
 	}
 	return false

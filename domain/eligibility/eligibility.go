@@ -204,6 +204,13 @@ type Ineligible struct {
 // Items with a zero (or negative) line total are never applicable: they have
 // nothing to discount.
 func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineligible) {
+	return Compile(campaigns).Evaluate(cart, ctx)
+}
+
+// Evaluate is Evaluate of the indexed campaigns: each item is matched only
+// against the campaigns it can apply to.
+func (x *Index) Evaluate(cart Cart, ctx Context) ([]Eligible, []Ineligible) {
+	campaigns := x.campaigns
 	eligible := make([]Eligible, 0, len(campaigns))
 	ineligible := make([]Ineligible, 0)
 	if len(campaigns) == 0 {
@@ -216,16 +223,22 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 		subtotal = lines.sum()
 	}
 
-	scratch := make([]int, 0, len(cart.Items))
+	applicableTo := x.applicable(lines)
+	periods := map[string]string{} // PeriodBudgetKey of each period named
+	periodKey := func(period string) string {
+		key, ok := periods[period]
+		if !ok {
+			key = PeriodBudgetKey(period, ctx.Now, cmp.Or(ctx.Zone, time.UTC))
+			periods[period] = key
+		}
+		return key
+	}
 	for i := range campaigns {
 		c := &campaigns[i]
-		reason := check(c, &ctx)
-		var applicable []int
-		if reason == "" {
-			applicable = lines.applicable(c, scratch[:0])
-			if len(applicable) == 0 {
-				reason = NoApplicableItems
-			}
+		reason := check(c, &ctx, periodKey)
+		applicable := applicableTo[i]
+		if reason == "" && len(applicable) == 0 {
+			reason = NoApplicableItems
 		}
 		if reason == "" && c.MinSubtotal != nil && subtotal.LessThan(*c.MinSubtotal) {
 			// Rounded up, so paying Missing more always meets the minimum.
@@ -237,7 +250,6 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 			ineligible = append(ineligible, Ineligible{Campaign: *c, Reason: reason})
 			continue
 		}
-		applicable = slices.Clone(applicable)
 		eligible = append(eligible, Eligible{
 			Campaign:        *c,
 			ApplicableItems: applicable,
@@ -247,8 +259,9 @@ func Evaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible, []Ineli
 	return eligible, ineligible
 }
 
-// check applies the rules that need no cart, returning the first failing.
-func check(c *Campaign, ctx *Context) Reason {
+// check applies the rules that need no cart, returning the first failing;
+// periodKey names the budgets' periods at ctx.Now.
+func check(c *Campaign, ctx *Context, periodKey func(period string) string) Reason {
 	if effectiveStatus(c, ctx.Now) != Active {
 		return NotActive
 	}
@@ -273,7 +286,7 @@ func check(c *Campaign, ctx *Context) Reason {
 	if c.LimitPerCustomer != nil && ctx.CustomerRedemptions[c.ID] >= *c.LimitPerCustomer {
 		return LimitReached
 	}
-	if zone := ctx.Zone; c.Budget.Exhausted(ctx.Store, ctx.Now, cmp.Or(zone, time.UTC)) {
+	if c.Budget.exhausted(ctx.Store, periodKey) {
 		return BudgetExhausted
 	}
 	return ""

@@ -1,11 +1,13 @@
 package eligibility
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
@@ -34,7 +36,7 @@ func referenceEvaluate(campaigns []Campaign, cart Cart, ctx Context) ([]Eligible
 
 	for i := range campaigns {
 		c := &campaigns[i]
-		reason := check(c, &ctx)
+		reason := check(c, &ctx, func(period string) string { return PeriodBudgetKey(period, ctx.Now, cmp.Or(ctx.Zone, time.UTC)) })
 		var applicable []int
 		if reason == "" {
 			m := newMatcher(c)
