@@ -60,8 +60,12 @@ func newSalesGrowth(ctx context.Context, db *storage.DB, tenantID string) (*sale
 	return g, nil
 }
 
-// growTo adds sales until the tenant has n of the growth's.
+// growTo adds sales until the tenant has n of the growth's, then rebuilds
+// its rollups (not when it had them already).
 func (g *salesGrowth) growTo(ctx context.Context, n int) error {
+	if g.sales >= n {
+		return nil
+	}
 	stmts := growthRows[g.db.Dialect]
 	now := any(g.now)
 	if g.db.Dialect == dialect.SQLite {
