@@ -90,9 +90,7 @@ func dashboards(ctx context.Context, a *app.App, o options, progress func(string
 		if l.token, err = auth.NewService(db.Ent, benchIssuer, "fideliza").IssueUserToken(viewer.SystemContext(ctx), tenantID, viewer.RoleAnalyst, "bench", 12*time.Hour); err != nil {
 			return err
 		}
-		if browser, err = openInsights(ctx, chromiumPath, l.base(), l.token); err != nil {
-			return err
-		}
+		browser = openInsights(ctx, chromiumPath, l.base(), l.token)
 		defer browser.stop()
 	}
 	for _, size := range []int{o.dashBase, o.dashSales} {
