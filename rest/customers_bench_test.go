@@ -69,7 +69,7 @@ func BenchmarkCustomerList(b *testing.B) {
 				}
 				require.NoError(b, db.Ent.Customer.CreateBulk(batch...).Exec(ctx))
 			}
-			// Fresh planner statistics (and, on PostgreSQL, the trigram indexes'
+			// Fresh planner statistics (and, on PostgreSQL, the search index's
 			// pending entries merged), as autovacuum and the service's PRAGMA
 			// optimize keep them in production.
 			analyze := "ANALYZE"
@@ -113,7 +113,8 @@ func BenchmarkCustomerList(b *testing.B) {
 				{"page_500_deep", deep},
 				{"segment_filter", url.Values{"segment_id": {seg.ID}}},
 				{"search_name_accentless", url.Values{"search": {"joao conceicao 4"}}},
-				{"search_email", url.Values{"search": {"cliente77777@"}}},
+				{"search_name_prefixes", url.Values{"search": {"gon 7777"}}},
+				{"search_email", url.Values{"search": {"cliente77777@example.com"}}},
 				{"search_cpf_formatted", url.Values{"search": {cpfFor(77777)[:3] + "." + cpfFor(77777)[3:6] + "." + cpfFor(77777)[6:9] + "-" + cpfFor(77777)[9:]}}},
 				{"search_external_id", url.Values{"search": {"crm-77777"}}},
 			}

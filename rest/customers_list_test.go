@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fideliza/fideliza/app/privacy"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
@@ -226,6 +227,10 @@ func TestCustomerListCreatedAfter(t *testing.T) {
 	})
 }
 
+// TestCustomerSearch: a name is found by word prefixes (accents and case
+// ignored, every word of the term beginning some word of the name), an
+// e-mail and an external id only whole, a CPF by document lookup; never an
+// erased customer or another tenant's.
 func TestCustomerSearch(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
@@ -234,6 +239,7 @@ func TestCustomerSearch(t *testing.T) {
 		jose := e.custCreate(t, e.token, withFields(custBasic("José Conceição", "jc@example.com", joseCPF), "external_id", "crm-777"))
 		maria := e.custCreate(t, e.token, withFields(custBasic("Maria Souza", "Maria.Souza@Loja.com.br", custFormatCPF(mariaCPF)), "external_id", "crm-778"))
 		pedro := e.custCreate(t, e.token, custBasic("Pedro Álvares", "pedro@example.com", pedroCPF))
+		ana := e.custCreate(t, e.token, custBasic("Ana Souza-Dias 1234", "ana@example.com", e.custNewCPF()))
 		// The same person in another tenant is never found.
 		otherTenant := e.newTenant(t, "Outra Loja")
 		e.custCreate(t, e.tenantToken(t, otherTenant, custScopeWrite), withFields(custBasic("José Conceição", "jc@example.com", joseCPF), "external_id", "crm-777"))
@@ -248,25 +254,38 @@ func TestCustomerSearch(t *testing.T) {
 			{"CONCEI", []string{jose}},
 			{"conceição", []string{jose}},
 			{"  jose   conceicao ", []string{jose}},
+			{"conc jo", []string{jose}}, // words in any order
+			{"j", []string{jose}},
 			{"alvares", []string{pedro}},
-			{"souza@loja", []string{maria}},
-			{"MARIA.SOUZA@LOJA.COM.BR", []string{maria}},
-			{"@example.com", []string{pedro, jose}},
-			{"example", []string{pedro, jose}},
+			{"souza", []string{ana, maria}},
+			{"dias", []string{ana}},       // a hyphen separates words
+			{"souza-dias", []string{ana}}, // both words
+			{"ana 12", []string{ana}},
+			{"ana 1234 souza", []string{ana}},
+			{"maria souza", []string{maria}},
+			{"jose souza", nil}, // every word must match
+			{"ouza", nil},       // no substring
+			{"ceicao", nil},
+			{"234", nil},
+			{"MARIA.SOUZA@LOJA.COM.BR", []string{maria}}, // an e-mail whole, any case
+			{"jc@example.com", []string{jose}},
+			{"souza@loja", nil}, // part of an e-mail is no match
+			{"@example.com", nil},
+			{"example", nil},
 			{mariaCPF, []string{maria}},
 			{custFormatCPF(mariaCPF), []string{maria}},
 			{custFormatCPF(joseCPF), []string{jose}},
 			{pedroCPF, []string{pedro}},
 			{"crm-777", []string{jose}},
 			{"crm-778", []string{maria}},
+			{"crm-77", nil}, // an external id whole
+			{"crm", nil},
 			{"nobody", nil},
-			{"crm-779", nil},
 			{"%", nil},
 			{"_", nil},
-			{"jo", []string{jose}}, // shorter than a trigram
-			{"za", []string{maria}},
-			{`souza"`, nil},
-			{`"souza"`, nil},
+			{`"souza`, []string{ana, maria}}, // punctuation separates words
+			{`souza*`, []string{ana, maria}},
+			{`-`, nil},
 		}
 		for _, tc := range cases {
 			t.Run(tc.search, func(t *testing.T) {
@@ -276,23 +295,29 @@ func TestCustomerSearch(t *testing.T) {
 			})
 		}
 		// An empty search is no filter.
-		require.Equal(t, 3, e.custList(t, e.token, url.Values{"search": {""}}).total)
+		require.Equal(t, 4, e.custList(t, e.token, url.Values{"search": {""}}).total)
 		// Search pages like the plain list, with the total of the matches.
-		p := e.custList(t, e.token, url.Values{"search": {"@example.com"}, "limit": {"1"}})
-		require.Equal(t, []string{pedro}, p.ids)
+		p := e.custList(t, e.token, url.Values{"search": {"souza"}, "limit": {"1"}})
+		require.Equal(t, []string{ana}, p.ids)
 		require.True(t, p.hasMore)
 		require.Equal(t, 2, p.total)
-		p = e.custList(t, e.token, url.Values{"search": {"@example.com"}, "limit": {"1"}, "cursor": {p.nextCursor.(string)}})
-		require.Equal(t, []string{jose}, p.ids)
+		p = e.custList(t, e.token, url.Values{"search": {"souza"}, "limit": {"1"}, "cursor": {p.nextCursor.(string)}})
+		require.Equal(t, []string{maria}, p.ids)
 		require.False(t, p.hasMore)
 		require.Equal(t, 2, p.total)
 		// A renamed customer is found by the new name only (the search index
-		// follows updates).
+		// follows updates), and by the new e-mail.
 		r := e.custDo(t, http.MethodPatch, "/v1/customers/"+pedro, e.token, map[string]any{"name": "Pedro Cabral", "email": "pc@loja.example"})
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		require.Equal(t, []string{pedro}, e.custList(t, e.token, url.Values{"search": {"cabral"}}).ids)
-		require.Equal(t, []string{pedro}, e.custList(t, e.token, url.Values{"search": {"pc@loja"}}).ids)
+		require.Equal(t, []string{pedro}, e.custList(t, e.token, url.Values{"search": {"pc@loja.example"}}).ids)
 		require.Empty(t, e.custList(t, e.token, url.Values{"search": {"alvares"}}).ids)
-		require.Equal(t, []string{jose}, e.custList(t, e.token, url.Values{"search": {"@example.com"}}).ids)
+		require.Empty(t, e.custList(t, e.token, url.Values{"search": {"pedro@example.com"}}).ids)
+		// An erased customer is found by nothing.
+		r = e.custDo(t, http.MethodDelete, "/v1/customers/"+ana, e.tokenFor(t, custScopeWrite, privacy.ScopePrivacyWrite), nil)
+		require.Equal(t, http.StatusNoContent, r.status, string(r.body))
+		require.Equal(t, []string{maria}, e.custList(t, e.token, url.Values{"search": {"souza"}}).ids)
+		require.Empty(t, e.custList(t, e.token, url.Values{"search": {"ana"}}).ids)
+		require.Empty(t, e.custList(t, e.token, url.Values{"search": {"ana@example.com"}}).ids)
 	})
 }

@@ -6,21 +6,14 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/fideliza/fideliza/app/kernel"
-
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/fideliza/fideliza/domain/apperr"
 	"github.com/fideliza/fideliza/domain/document"
 	"github.com/fideliza/fideliza/domain/opt"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/predicate"
-	"github.com/fideliza/fideliza/ent/schema/fold"
 	"github.com/fideliza/fideliza/ent/segment"
 	"github.com/fideliza/fideliza/storage"
 )
@@ -529,65 +522,3 @@ func (a *Service) customerTotal(ctx context.Context, unfiltered bool, filtered *
 	}
 	return filtered.Count(ctx)
 }
-
-// searchCustomers matches a term against the name (folded substring), the
-// e-mail (substring, any case), the CPF (formatted or not) and the external
-// id of the tenant's customers. A term that is a CPF or an e-mail is looked
-// up as one, through indexes, instead of as a substring of every name; a
-// CPF is a document lookup (counted and audited).
-func (a *Service) searchCustomers(ctx context.Context, term, tenantID string) (predicate.Customer, error) {
-	term = strings.TrimSpace(term)
-	if term == "" {
-		return nil, nil
-	}
-	byExternalID := customer.ExternalID(term)
-	if cpf, err := document.ParseCPF(term); err == nil {
-		id, err := a.lookUpDocument(ctx, cpf)
-		if err != nil {
-			return nil, err
-		}
-		return customer.Or(customer.ID(id), byExternalID), nil // no id is "": none found matches none
-	}
-	email, name := strings.ToLower(term), fold.Text(term)
-	switch {
-	case strings.Contains(term, "@"):
-		name = ""
-	case strings.ContainsFunc(term, unicode.IsSpace): // no e-mail address holds a space
-		email = ""
-	}
-	return substringOrExternalID(email, name, term, tenantID), nil
-}
-
-// substringOrExternalID matches an e-mail substring, a folded name substring
-// (an empty one is no alternative) or an external id. PostgreSQL answers the
-// LIKEs from its trigram indexes (migration 0002). SQLite has no substring
-// index: terms of three characters or more go to the FTS5 trigram index of
-// migration 0008, written as one rowid list with the external id so that
-// SQLite looks up those rows instead of walking the tenant's index (shorter
-// terms, which trigrams cannot match, scan the tenant).
-func substringOrExternalID(email, name, externalID, tenantID string) predicate.Customer {
-	alternatives := []predicate.Customer{customer.ExternalID(externalID)}
-	var match []string
-	short := false
-	for _, c := range []struct{ term, column string }{{email, customer.FieldEmailKey}, {name, customer.FieldNameSearch}} {
-		if c.term == "" {
-			continue
-		}
-		alternatives = append(alternatives, func(s *sql.Selector) { s.Where(sql.Contains(s.C(c.column), c.term)) })
-		match = append(match, c.column+" : "+ftsPhrase(c.term))
-		short = short || utf8.RuneCountInString(c.term) < 3
-	}
-	return func(s *sql.Selector) {
-		if s.Dialect() != dialect.SQLite || short {
-			customer.Or(alternatives...)(s)
-			return
-		}
-		s.Where(sql.ExprP(s.C("rowid")+` IN (SELECT rowid FROM customer_search WHERE customer_search MATCH ?
-			UNION ALL SELECT rowid FROM customers WHERE tenant_id = ? AND external_id = ?)`,
-			strings.Join(match, " OR "), tenantID, externalID))
-	}
-}
-
-// ftsPhrase quotes s as an FTS5 phrase: with the trigram tokenizer, a
-// phrase matches wherever s is a substring.
-func ftsPhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

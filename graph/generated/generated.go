@@ -5879,8 +5879,10 @@ input UpdateCustomerInput {
 
 extend type Query {
   """
-  Customers newest first, searched by name (accents and case ignored), e-mail,
-  CPF (formatted or not) or external id; the REST list's query.
+  Customers newest first, searched by name (every word of the term begins a
+  word of the name, accents and case ignored: "silv" finds "Silva", "ouza"
+  does not find "Souza"), whole e-mail (any case), CPF (formatted or not) or
+  whole external id; the REST list's query.
   """
   customerSearch(
     search: String

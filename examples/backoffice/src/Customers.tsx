@@ -28,8 +28,8 @@ const CustomerSearch = graphql(`
   }
 `);
 
-// Customers searches the tenant's customers by name (accents and case
-// ignored), e-mail or external id, newest first. GraphQL filters take no
+// Customers searches the tenant's customers by name (word prefixes, accents
+// and case ignored), whole e-mail or external id, newest first. GraphQL filters take no
 // document: a CPF lookup is customerByDocument's, counted and audited.
 export function Customers({ search }: { search: string }) {
   const [text, setText] = useState(search);
