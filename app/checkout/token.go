@@ -263,18 +263,13 @@ func (r *tokenReader) byte() byte {
 	return b
 }
 
-func (r *tokenReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.buf)
-	if n <= 0 {
-		r.fail(errShort)
-		return 0
-	}
-	r.buf = r.buf[n:]
-	return v
-}
+func (r *tokenReader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
 
-func (r *tokenReader) varint() int64 {
-	v, n := binary.Varint(r.buf)
+func (r *tokenReader) varint() int64 { return readVarint(r, binary.Varint) }
+
+// readVarint reads a varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](r *tokenReader, read func([]byte) (T, int)) T {
+	v, n := read(r.buf)
 	if n <= 0 {
 		r.fail(errShort)
 		return 0
