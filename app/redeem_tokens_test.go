@@ -2,9 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -232,43 +230,81 @@ func TestRedeemIdempotencyKeyLifetime(t *testing.T) {
 
 func rdmTime(t time.Time) *time.Time { return &t }
 
-// TestValidationTokensCommitInGroups: validations made at once have their
-// tokens written together (groupCommit); each still gets its own token, kept
-// for its own customer, that redeems once.
-func TestValidationTokensCommitInGroups(t *testing.T) {
+// TestValidationTokensSigned: validate writes nothing, and each validation
+// gets its own token; a token redeems once, for one order, however many
+// requests present it at once (its row is written by the one that wins); a
+// token altered, cut, of another tenant or no token at all is refused as an
+// unknown token (422 validation_error), never a 500.
+func TestValidationTokensSigned(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, db *storage.DB) {
-		const n = 64
+		const n = 16
 		e := rdmSetup(t, db)
 		camp := e.campaign(t, nil)
 		ids := e.customers(t, n)
-		tokens, errs := make([]string, n), make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				tokens[i], errs[i] = e.tryValidate(ids[i], camp.ID)
-			})
-		}
-		close(start)
-		wg.Wait()
-		require.NoError(t, errors.Join(errs...))
+		tokens := e.validateEach(t, ids, camp.ID)
 		distinct := map[string]bool{}
 		for _, tok := range tokens {
 			distinct[tok] = true
 		}
 		require.Len(t, distinct, n, "one token per validation")
-		stored, err := db.Ent.ValidationToken.Query().Where(validationtoken.CustomerIDIn(ids...)).Count(e.ctx)
-		require.NoError(t, err)
-		require.Equal(t, n, stored)
-
-		attempts := make([]rdmAttempt, n)
-		for i := range n {
-			attempts[i] = rdmAttempt{customerID: ids[i], orderID: fmt.Sprintf("order-%d", i), token: tokens[i]}
+		rows := func() int {
+			c, err := db.Ent.ValidationToken.Query().Where(validationtoken.CustomerIDIn(ids...)).Count(e.ctx)
+			require.NoError(t, err)
+			return c
 		}
-		require.Empty(t, e.race(t, camp.ID, attempts).errs)
-		_, err = e.redeem(camp.ID, ids[1], "order-1", tokens[0])
-		rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "customer_id")
+		require.Zero(t, rows(), "validate writes nothing")
+
+		t.Run("refused", func(t *testing.T) {
+			tok := tokens[0]
+			middle := len(tok) / 2
+			flip := byte('A')
+			if tok[middle] == flip {
+				flip = 'B'
+			}
+			other := rdmSetup(t, db)
+			otherCamp := other.campaign(t, nil)
+			foreign := other.validate(t, other.customers(t, 1)[0], otherCamp.ID)
+			for name, bad := range map[string]string{
+				"altered":           tok[:middle] + string(flip) + tok[middle+1:],
+				"cut":               tok[:len(tok)-1],
+				"signature only":    "vtk_" + tok[len(tok)-43:],
+				"prefix only":       "vtk_",
+				"not base64":        "vtk_#!",
+				"without prefix":    tok[len("vtk_"):],
+				"of another tenant": foreign,
+			} {
+				_, err := e.redeem(camp.ID, ids[0], "order-bad", bad)
+				rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "validation_token")
+				require.Contains(t, err.Error(), "is not a validation token of this tenant", name)
+			}
+		})
+
+		t.Run("one token, many requests: one order", func(t *testing.T) {
+			attempts := make([]rdmAttempt, n)
+			for i := range attempts {
+				attempts[i] = rdmAttempt{customerID: ids[0], orderID: fmt.Sprintf("order-%d", i), token: tokens[0]}
+			}
+			out := e.race(t, camp.ID, attempts)
+			require.Len(t, out.ok, 1)
+			for _, err := range out.errs {
+				rdmRequireCode(t, err, apperr.KindInvalid, "validation_token_used", "validation_token")
+			}
+			row, err := db.Ent.ValidationToken.Query().Where(validationtoken.CustomerID(ids[0])).Only(e.ctx)
+			require.NoError(t, err)
+			require.Equal(t, out.ok[0].OrderID, *row.OrderID)
+			require.Equal(t, row.ID, *out.ok[0].ValidationTokenID)
+		})
+
+		t.Run("each token once", func(t *testing.T) {
+			attempts := make([]rdmAttempt, n-1)
+			for i := range attempts {
+				attempts[i] = rdmAttempt{customerID: ids[i+1], orderID: fmt.Sprintf("own-%d", i), token: tokens[i+1]}
+			}
+			require.Empty(t, e.race(t, camp.ID, attempts).errs)
+			require.Equal(t, n, rows())
+			_, err := e.redeem(camp.ID, ids[1], "own-x", tokens[0])
+			rdmRequireCode(t, err, apperr.KindInvalid, "validation_error", "customer_id")
+		})
 	})
 }

@@ -838,18 +838,14 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "ValidationToken",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			validationtoken.FieldTenantID:    {Type: field.TypeString, Column: validationtoken.FieldTenantID},
-			validationtoken.FieldCreatedAt:   {Type: field.TypeTime, Column: validationtoken.FieldCreatedAt},
-			validationtoken.FieldTokenHash:   {Type: field.TypeString, Column: validationtoken.FieldTokenHash},
-			validationtoken.FieldCustomerID:  {Type: field.TypeString, Column: validationtoken.FieldCustomerID},
-			validationtoken.FieldChannel:     {Type: field.TypeString, Column: validationtoken.FieldChannel},
-			validationtoken.FieldStoreID:     {Type: field.TypeString, Column: validationtoken.FieldStoreID},
-			validationtoken.FieldCart:        {Type: field.TypeJSON, Column: validationtoken.FieldCart},
-			validationtoken.FieldBenefits:    {Type: field.TypeJSON, Column: validationtoken.FieldBenefits},
-			validationtoken.FieldCampaignIds: {Type: field.TypeJSON, Column: validationtoken.FieldCampaignIds},
-			validationtoken.FieldExpiresAt:   {Type: field.TypeTime, Column: validationtoken.FieldExpiresAt},
-			validationtoken.FieldOrderID:     {Type: field.TypeString, Column: validationtoken.FieldOrderID},
-			validationtoken.FieldCouponID:    {Type: field.TypeString, Column: validationtoken.FieldCouponID},
+			validationtoken.FieldTenantID:   {Type: field.TypeString, Column: validationtoken.FieldTenantID},
+			validationtoken.FieldCreatedAt:  {Type: field.TypeTime, Column: validationtoken.FieldCreatedAt},
+			validationtoken.FieldCustomerID: {Type: field.TypeString, Column: validationtoken.FieldCustomerID},
+			validationtoken.FieldChannel:    {Type: field.TypeString, Column: validationtoken.FieldChannel},
+			validationtoken.FieldStoreID:    {Type: field.TypeString, Column: validationtoken.FieldStoreID},
+			validationtoken.FieldExpiresAt:  {Type: field.TypeTime, Column: validationtoken.FieldExpiresAt},
+			validationtoken.FieldOrderID:    {Type: field.TypeString, Column: validationtoken.FieldOrderID},
+			validationtoken.FieldCouponID:   {Type: field.TypeString, Column: validationtoken.FieldCouponID},
 		},
 	}
 	graph.Nodes[34] = &sqlgraph.Node{
@@ -5740,11 +5736,6 @@ func (f *ValidationTokenFilter) WhereCreatedAt(p entql.TimeP) {
 	f.Where(p.Field(validationtoken.FieldCreatedAt))
 }
 
-// WhereTokenHash applies the entql string predicate on the token_hash field.
-func (f *ValidationTokenFilter) WhereTokenHash(p entql.StringP) {
-	f.Where(p.Field(validationtoken.FieldTokenHash))
-}
-
 // WhereCustomerID applies the entql string predicate on the customer_id field.
 func (f *ValidationTokenFilter) WhereCustomerID(p entql.StringP) {
 	f.Where(p.Field(validationtoken.FieldCustomerID))
@@ -5758,21 +5749,6 @@ func (f *ValidationTokenFilter) WhereChannel(p entql.StringP) {
 // WhereStoreID applies the entql string predicate on the store_id field.
 func (f *ValidationTokenFilter) WhereStoreID(p entql.StringP) {
 	f.Where(p.Field(validationtoken.FieldStoreID))
-}
-
-// WhereCart applies the entql json.RawMessage predicate on the cart field.
-func (f *ValidationTokenFilter) WhereCart(p entql.BytesP) {
-	f.Where(p.Field(validationtoken.FieldCart))
-}
-
-// WhereBenefits applies the entql json.RawMessage predicate on the benefits field.
-func (f *ValidationTokenFilter) WhereBenefits(p entql.BytesP) {
-	f.Where(p.Field(validationtoken.FieldBenefits))
-}
-
-// WhereCampaignIds applies the entql json.RawMessage predicate on the campaign_ids field.
-func (f *ValidationTokenFilter) WhereCampaignIds(p entql.BytesP) {
-	f.Where(p.Field(validationtoken.FieldCampaignIds))
 }
 
 // WhereExpiresAt applies the entql time.Time predicate on the expires_at field.

@@ -32840,30 +32840,23 @@ func (m *TenantMutation) ResetEdge(name string) error {
 // ValidationTokenMutation represents an operation that mutates the ValidationToken nodes in the graph.
 type ValidationTokenMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *string
-	created_at         *time.Time
-	token_hash         *string
-	channel            *string
-	store_id           *string
-	cart               *json.RawMessage
-	appendcart         json.RawMessage
-	benefits           *json.RawMessage
-	appendbenefits     json.RawMessage
-	campaign_ids       *[]string
-	appendcampaign_ids []string
-	expires_at         *time.Time
-	order_id           *string
-	coupon_id          *string
-	clearedFields      map[string]struct{}
-	tenant             *string
-	clearedtenant      bool
-	customer           *string
-	clearedcustomer    bool
-	done               bool
-	oldValue           func(context.Context) (*ValidationToken, error)
-	predicates         []predicate.ValidationToken
+	op              Op
+	typ             string
+	id              *string
+	created_at      *time.Time
+	channel         *string
+	store_id        *string
+	expires_at      *time.Time
+	order_id        *string
+	coupon_id       *string
+	clearedFields   map[string]struct{}
+	tenant          *string
+	clearedtenant   bool
+	customer        *string
+	clearedcustomer bool
+	done            bool
+	oldValue        func(context.Context) (*ValidationToken, error)
+	predicates      []predicate.ValidationToken
 }
 
 var _ ent.Mutation = (*ValidationTokenMutation)(nil)
@@ -33042,42 +33035,6 @@ func (m *ValidationTokenMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
-// SetTokenHash sets the "token_hash" field.
-func (m *ValidationTokenMutation) SetTokenHash(s string) {
-	m.token_hash = &s
-}
-
-// TokenHash returns the value of the "token_hash" field in the mutation.
-func (m *ValidationTokenMutation) TokenHash() (r string, exists bool) {
-	v := m.token_hash
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldTokenHash returns the old "token_hash" field's value of the ValidationToken entity.
-// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ValidationTokenMutation) OldTokenHash(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldTokenHash requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
-	}
-	return oldValue.TokenHash, nil
-}
-
-// ResetTokenHash resets all changes to the "token_hash" field.
-func (m *ValidationTokenMutation) ResetTokenHash() {
-	m.token_hash = nil
-}
-
 // SetCustomerID sets the "customer_id" field.
 func (m *ValidationTokenMutation) SetCustomerID(s string) {
 	m.customer = &s
@@ -33184,159 +33141,6 @@ func (m *ValidationTokenMutation) OldStoreID(ctx context.Context) (v string, err
 // ResetStoreID resets all changes to the "store_id" field.
 func (m *ValidationTokenMutation) ResetStoreID() {
 	m.store_id = nil
-}
-
-// SetCart sets the "cart" field.
-func (m *ValidationTokenMutation) SetCart(jm json.RawMessage) {
-	m.cart = &jm
-	m.appendcart = nil
-}
-
-// Cart returns the value of the "cart" field in the mutation.
-func (m *ValidationTokenMutation) Cart() (r json.RawMessage, exists bool) {
-	v := m.cart
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCart returns the old "cart" field's value of the ValidationToken entity.
-// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ValidationTokenMutation) OldCart(ctx context.Context) (v json.RawMessage, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCart is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCart requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCart: %w", err)
-	}
-	return oldValue.Cart, nil
-}
-
-// AppendCart adds jm to the "cart" field.
-func (m *ValidationTokenMutation) AppendCart(jm json.RawMessage) {
-	m.appendcart = append(m.appendcart, jm...)
-}
-
-// AppendedCart returns the list of values that were appended to the "cart" field in this mutation.
-func (m *ValidationTokenMutation) AppendedCart() (json.RawMessage, bool) {
-	if len(m.appendcart) == 0 {
-		return nil, false
-	}
-	return m.appendcart, true
-}
-
-// ResetCart resets all changes to the "cart" field.
-func (m *ValidationTokenMutation) ResetCart() {
-	m.cart = nil
-	m.appendcart = nil
-}
-
-// SetBenefits sets the "benefits" field.
-func (m *ValidationTokenMutation) SetBenefits(jm json.RawMessage) {
-	m.benefits = &jm
-	m.appendbenefits = nil
-}
-
-// Benefits returns the value of the "benefits" field in the mutation.
-func (m *ValidationTokenMutation) Benefits() (r json.RawMessage, exists bool) {
-	v := m.benefits
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldBenefits returns the old "benefits" field's value of the ValidationToken entity.
-// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ValidationTokenMutation) OldBenefits(ctx context.Context) (v json.RawMessage, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldBenefits is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldBenefits requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldBenefits: %w", err)
-	}
-	return oldValue.Benefits, nil
-}
-
-// AppendBenefits adds jm to the "benefits" field.
-func (m *ValidationTokenMutation) AppendBenefits(jm json.RawMessage) {
-	m.appendbenefits = append(m.appendbenefits, jm...)
-}
-
-// AppendedBenefits returns the list of values that were appended to the "benefits" field in this mutation.
-func (m *ValidationTokenMutation) AppendedBenefits() (json.RawMessage, bool) {
-	if len(m.appendbenefits) == 0 {
-		return nil, false
-	}
-	return m.appendbenefits, true
-}
-
-// ResetBenefits resets all changes to the "benefits" field.
-func (m *ValidationTokenMutation) ResetBenefits() {
-	m.benefits = nil
-	m.appendbenefits = nil
-}
-
-// SetCampaignIds sets the "campaign_ids" field.
-func (m *ValidationTokenMutation) SetCampaignIds(s []string) {
-	m.campaign_ids = &s
-	m.appendcampaign_ids = nil
-}
-
-// CampaignIds returns the value of the "campaign_ids" field in the mutation.
-func (m *ValidationTokenMutation) CampaignIds() (r []string, exists bool) {
-	v := m.campaign_ids
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCampaignIds returns the old "campaign_ids" field's value of the ValidationToken entity.
-// If the ValidationToken object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ValidationTokenMutation) OldCampaignIds(ctx context.Context) (v []string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCampaignIds is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCampaignIds requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCampaignIds: %w", err)
-	}
-	return oldValue.CampaignIds, nil
-}
-
-// AppendCampaignIds adds s to the "campaign_ids" field.
-func (m *ValidationTokenMutation) AppendCampaignIds(s []string) {
-	m.appendcampaign_ids = append(m.appendcampaign_ids, s...)
-}
-
-// AppendedCampaignIds returns the list of values that were appended to the "campaign_ids" field in this mutation.
-func (m *ValidationTokenMutation) AppendedCampaignIds() ([]string, bool) {
-	if len(m.appendcampaign_ids) == 0 {
-		return nil, false
-	}
-	return m.appendcampaign_ids, true
-}
-
-// ResetCampaignIds resets all changes to the "campaign_ids" field.
-func (m *ValidationTokenMutation) ResetCampaignIds() {
-	m.campaign_ids = nil
-	m.appendcampaign_ids = nil
 }
 
 // SetExpiresAt sets the "expires_at" field.
@@ -33561,15 +33365,12 @@ func (m *ValidationTokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ValidationTokenMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 8)
 	if m.tenant != nil {
 		fields = append(fields, validationtoken.FieldTenantID)
 	}
 	if m.created_at != nil {
 		fields = append(fields, validationtoken.FieldCreatedAt)
-	}
-	if m.token_hash != nil {
-		fields = append(fields, validationtoken.FieldTokenHash)
 	}
 	if m.customer != nil {
 		fields = append(fields, validationtoken.FieldCustomerID)
@@ -33579,15 +33380,6 @@ func (m *ValidationTokenMutation) Fields() []string {
 	}
 	if m.store_id != nil {
 		fields = append(fields, validationtoken.FieldStoreID)
-	}
-	if m.cart != nil {
-		fields = append(fields, validationtoken.FieldCart)
-	}
-	if m.benefits != nil {
-		fields = append(fields, validationtoken.FieldBenefits)
-	}
-	if m.campaign_ids != nil {
-		fields = append(fields, validationtoken.FieldCampaignIds)
 	}
 	if m.expires_at != nil {
 		fields = append(fields, validationtoken.FieldExpiresAt)
@@ -33610,20 +33402,12 @@ func (m *ValidationTokenMutation) Field(name string) (ent.Value, bool) {
 		return m.TenantID()
 	case validationtoken.FieldCreatedAt:
 		return m.CreatedAt()
-	case validationtoken.FieldTokenHash:
-		return m.TokenHash()
 	case validationtoken.FieldCustomerID:
 		return m.CustomerID()
 	case validationtoken.FieldChannel:
 		return m.Channel()
 	case validationtoken.FieldStoreID:
 		return m.StoreID()
-	case validationtoken.FieldCart:
-		return m.Cart()
-	case validationtoken.FieldBenefits:
-		return m.Benefits()
-	case validationtoken.FieldCampaignIds:
-		return m.CampaignIds()
 	case validationtoken.FieldExpiresAt:
 		return m.ExpiresAt()
 	case validationtoken.FieldOrderID:
@@ -33643,20 +33427,12 @@ func (m *ValidationTokenMutation) OldField(ctx context.Context, name string) (en
 		return m.OldTenantID(ctx)
 	case validationtoken.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
-	case validationtoken.FieldTokenHash:
-		return m.OldTokenHash(ctx)
 	case validationtoken.FieldCustomerID:
 		return m.OldCustomerID(ctx)
 	case validationtoken.FieldChannel:
 		return m.OldChannel(ctx)
 	case validationtoken.FieldStoreID:
 		return m.OldStoreID(ctx)
-	case validationtoken.FieldCart:
-		return m.OldCart(ctx)
-	case validationtoken.FieldBenefits:
-		return m.OldBenefits(ctx)
-	case validationtoken.FieldCampaignIds:
-		return m.OldCampaignIds(ctx)
 	case validationtoken.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
 	case validationtoken.FieldOrderID:
@@ -33686,13 +33462,6 @@ func (m *ValidationTokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
-	case validationtoken.FieldTokenHash:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetTokenHash(v)
-		return nil
 	case validationtoken.FieldCustomerID:
 		v, ok := value.(string)
 		if !ok {
@@ -33713,27 +33482,6 @@ func (m *ValidationTokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStoreID(v)
-		return nil
-	case validationtoken.FieldCart:
-		v, ok := value.(json.RawMessage)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCart(v)
-		return nil
-	case validationtoken.FieldBenefits:
-		v, ok := value.(json.RawMessage)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetBenefits(v)
-		return nil
-	case validationtoken.FieldCampaignIds:
-		v, ok := value.([]string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCampaignIds(v)
 		return nil
 	case validationtoken.FieldExpiresAt:
 		v, ok := value.(time.Time)
@@ -33826,9 +33574,6 @@ func (m *ValidationTokenMutation) ResetField(name string) error {
 	case validationtoken.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
-	case validationtoken.FieldTokenHash:
-		m.ResetTokenHash()
-		return nil
 	case validationtoken.FieldCustomerID:
 		m.ResetCustomerID()
 		return nil
@@ -33837,15 +33582,6 @@ func (m *ValidationTokenMutation) ResetField(name string) error {
 		return nil
 	case validationtoken.FieldStoreID:
 		m.ResetStoreID()
-		return nil
-	case validationtoken.FieldCart:
-		m.ResetCart()
-		return nil
-	case validationtoken.FieldBenefits:
-		m.ResetBenefits()
-		return nil
-	case validationtoken.FieldCampaignIds:
-		m.ResetCampaignIds()
 		return nil
 	case validationtoken.FieldExpiresAt:
 		m.ResetExpiresAt()

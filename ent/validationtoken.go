@@ -3,7 +3,6 @@
 package ent
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -19,25 +18,18 @@ import (
 type ValidationToken struct {
 	config `json:"-"`
 	// ID of the ent.
+	// The token's id: a token's first redemption writes its row.
 	ID string `json:"id,omitempty"`
 	// The tenant that owns the record.
 	TenantID string `json:"tenant_id,omitempty"`
-	// CreatedAt holds the value of the "created_at" field.
+	// When the cart was validated.
 	CreatedAt time.Time `json:"created_at,omitempty"`
-	// SHA-256 of the token handed to the client; the token itself is not stored.
-	TokenHash string `json:"-"`
 	// CustomerID holds the value of the "customer_id" field.
 	CustomerID string `json:"customer_id,omitempty"`
 	// Channel holds the value of the "channel" field.
 	Channel string `json:"channel,omitempty"`
 	// StoreID holds the value of the "store_id" field.
 	StoreID string `json:"store_id,omitempty"`
-	// The cart as validated.
-	Cart json.RawMessage `json:"cart,omitempty"`
-	// The eligible campaigns and their estimated benefits, by campaign id.
-	Benefits json.RawMessage `json:"benefits,omitempty"`
-	// CampaignIds holds the value of the "campaign_ids" field.
-	CampaignIds []string `json:"campaign_ids,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// The order the token was first redeemed for; it serves no other.
@@ -90,9 +82,7 @@ func (*ValidationToken) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case validationtoken.FieldCart, validationtoken.FieldBenefits, validationtoken.FieldCampaignIds:
-			values[i] = new([]byte)
-		case validationtoken.FieldID, validationtoken.FieldTenantID, validationtoken.FieldTokenHash, validationtoken.FieldCustomerID, validationtoken.FieldChannel, validationtoken.FieldStoreID, validationtoken.FieldOrderID, validationtoken.FieldCouponID:
+		case validationtoken.FieldID, validationtoken.FieldTenantID, validationtoken.FieldCustomerID, validationtoken.FieldChannel, validationtoken.FieldStoreID, validationtoken.FieldOrderID, validationtoken.FieldCouponID:
 			values[i] = new(sql.NullString)
 		case validationtoken.FieldCreatedAt, validationtoken.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -129,12 +119,6 @@ func (_m *ValidationToken) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
-		case validationtoken.FieldTokenHash:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field token_hash", values[i])
-			} else if value.Valid {
-				_m.TokenHash = value.String
-			}
 		case validationtoken.FieldCustomerID:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field customer_id", values[i])
@@ -152,30 +136,6 @@ func (_m *ValidationToken) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field store_id", values[i])
 			} else if value.Valid {
 				_m.StoreID = value.String
-			}
-		case validationtoken.FieldCart:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field cart", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.Cart); err != nil {
-					return fmt.Errorf("unmarshal field cart: %w", err)
-				}
-			}
-		case validationtoken.FieldBenefits:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field benefits", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.Benefits); err != nil {
-					return fmt.Errorf("unmarshal field benefits: %w", err)
-				}
-			}
-		case validationtoken.FieldCampaignIds:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field campaign_ids", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.CampaignIds); err != nil {
-					return fmt.Errorf("unmarshal field campaign_ids: %w", err)
-				}
 			}
 		case validationtoken.FieldExpiresAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -249,8 +209,6 @@ func (_m *ValidationToken) String() string {
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")
-	builder.WriteString("token_hash=<sensitive>")
-	builder.WriteString(", ")
 	builder.WriteString("customer_id=")
 	builder.WriteString(_m.CustomerID)
 	builder.WriteString(", ")
@@ -259,15 +217,6 @@ func (_m *ValidationToken) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("store_id=")
 	builder.WriteString(_m.StoreID)
-	builder.WriteString(", ")
-	builder.WriteString("cart=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Cart))
-	builder.WriteString(", ")
-	builder.WriteString("benefits=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Benefits))
-	builder.WriteString(", ")
-	builder.WriteString("campaign_ids=")
-	builder.WriteString(fmt.Sprintf("%v", _m.CampaignIds))
 	builder.WriteString(", ")
 	builder.WriteString("expires_at=")
 	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))

@@ -4,7 +4,6 @@ package ent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -43,12 +42,6 @@ func (_c *ValidationTokenCreate) SetNillableCreatedAt(v *time.Time) *ValidationT
 	return _c
 }
 
-// SetTokenHash sets the "token_hash" field.
-func (_c *ValidationTokenCreate) SetTokenHash(v string) *ValidationTokenCreate {
-	_c.mutation.SetTokenHash(v)
-	return _c
-}
-
 // SetCustomerID sets the "customer_id" field.
 func (_c *ValidationTokenCreate) SetCustomerID(v string) *ValidationTokenCreate {
 	_c.mutation.SetCustomerID(v)
@@ -80,24 +73,6 @@ func (_c *ValidationTokenCreate) SetNillableStoreID(v *string) *ValidationTokenC
 	if v != nil {
 		_c.SetStoreID(*v)
 	}
-	return _c
-}
-
-// SetCart sets the "cart" field.
-func (_c *ValidationTokenCreate) SetCart(v json.RawMessage) *ValidationTokenCreate {
-	_c.mutation.SetCart(v)
-	return _c
-}
-
-// SetBenefits sets the "benefits" field.
-func (_c *ValidationTokenCreate) SetBenefits(v json.RawMessage) *ValidationTokenCreate {
-	_c.mutation.SetBenefits(v)
-	return _c
-}
-
-// SetCampaignIds sets the "campaign_ids" field.
-func (_c *ValidationTokenCreate) SetCampaignIds(v []string) *ValidationTokenCreate {
-	_c.mutation.SetCampaignIds(v)
 	return _c
 }
 
@@ -234,14 +209,6 @@ func (_c *ValidationTokenCreate) check() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "ValidationToken.created_at"`)}
 	}
-	if _, ok := _c.mutation.TokenHash(); !ok {
-		return &ValidationError{Name: "token_hash", err: errors.New(`ent: missing required field "ValidationToken.token_hash"`)}
-	}
-	if v, ok := _c.mutation.TokenHash(); ok {
-		if err := validationtoken.TokenHashValidator(v); err != nil {
-			return &ValidationError{Name: "token_hash", err: fmt.Errorf(`ent: validator failed for field "ValidationToken.token_hash": %w`, err)}
-		}
-	}
 	if _, ok := _c.mutation.CustomerID(); !ok {
 		return &ValidationError{Name: "customer_id", err: errors.New(`ent: missing required field "ValidationToken.customer_id"`)}
 	}
@@ -255,15 +222,6 @@ func (_c *ValidationTokenCreate) check() error {
 	}
 	if _, ok := _c.mutation.StoreID(); !ok {
 		return &ValidationError{Name: "store_id", err: errors.New(`ent: missing required field "ValidationToken.store_id"`)}
-	}
-	if _, ok := _c.mutation.Cart(); !ok {
-		return &ValidationError{Name: "cart", err: errors.New(`ent: missing required field "ValidationToken.cart"`)}
-	}
-	if _, ok := _c.mutation.Benefits(); !ok {
-		return &ValidationError{Name: "benefits", err: errors.New(`ent: missing required field "ValidationToken.benefits"`)}
-	}
-	if _, ok := _c.mutation.CampaignIds(); !ok {
-		return &ValidationError{Name: "campaign_ids", err: errors.New(`ent: missing required field "ValidationToken.campaign_ids"`)}
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "ValidationToken.expires_at"`)}
@@ -313,10 +271,6 @@ func (_c *ValidationTokenCreate) createSpec() (*ValidationToken, *sqlgraph.Creat
 		_spec.SetField(validationtoken.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
-	if value, ok := _c.mutation.TokenHash(); ok {
-		_spec.SetField(validationtoken.FieldTokenHash, field.TypeString, value)
-		_node.TokenHash = value
-	}
 	if value, ok := _c.mutation.Channel(); ok {
 		_spec.SetField(validationtoken.FieldChannel, field.TypeString, value)
 		_node.Channel = value
@@ -324,18 +278,6 @@ func (_c *ValidationTokenCreate) createSpec() (*ValidationToken, *sqlgraph.Creat
 	if value, ok := _c.mutation.StoreID(); ok {
 		_spec.SetField(validationtoken.FieldStoreID, field.TypeString, value)
 		_node.StoreID = value
-	}
-	if value, ok := _c.mutation.Cart(); ok {
-		_spec.SetField(validationtoken.FieldCart, field.TypeJSON, value)
-		_node.Cart = value
-	}
-	if value, ok := _c.mutation.Benefits(); ok {
-		_spec.SetField(validationtoken.FieldBenefits, field.TypeJSON, value)
-		_node.Benefits = value
-	}
-	if value, ok := _c.mutation.CampaignIds(); ok {
-		_spec.SetField(validationtoken.FieldCampaignIds, field.TypeJSON, value)
-		_node.CampaignIds = value
 	}
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(validationtoken.FieldExpiresAt, field.TypeTime, value)

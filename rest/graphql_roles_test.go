@@ -99,9 +99,11 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 
 				before := tenantState(t, db, b.tenantID)
 				a := b.gql(t, analyst, query, nil)
-				require.Truef(t, hasAnyCode(a, codeScope, codeForbidden), "analyst: %s", a.Raw)
+				if field != "Mutation.validateCart" { // it writes nothing: below
+					require.Truef(t, hasAnyCode(a, codeScope, codeForbidden), "analyst: %s", a.Raw)
+					requireNullField(t, a, name)
+				}
 				require.NotContains(t, a.codes(), codeInternal, "analyst: %s", a.Raw)
-				requireNullField(t, a, name)
 				require.Equal(t, before, tenantState(t, db, b.tenantID), "the analyst's %s changed the tenant", field)
 
 				// An OAuth client without the field's scope.
@@ -146,19 +148,19 @@ func TestGraphQLRolesOnEveryMutation(t *testing.T) {
 			require.Zero(t, n)
 		})
 
-		t.Run("an analyst's validateCart is refused by the data layer", func(t *testing.T) {
-			// validateCart needs only campaigns:read, which analysts hold:
-			// the validation token it would store is what refuses them.
+		t.Run("an analyst's validateCart writes nothing", func(t *testing.T) {
+			// validateCart needs only campaigns:read, which analysts hold. It
+			// stored its token, which refused them; the token is now signed
+			// and nothing is stored: an analyst sees what a cart qualifies
+			// for, and redeeming (campaigns:write) stays refused.
 			q := probeOf(t, "Mutation.validateCart", targets)
-			a := b.gql(t, analyst, q, nil)
-			require.Equal(t, []string{codeForbidden}, a.codes(), "%s", a.Raw)
+			for _, token := range []string{analyst, admin} {
+				a := b.gql(t, token, q, nil)
+				require.Empty(t, a.Errors, "%s", a.Raw)
+			}
 			n, err := db.Ent.ValidationToken.Query().Where(validationtoken.TenantID(b.tenantID)).Count(sys())
 			require.NoError(t, err)
-			a = b.gql(t, admin, q, nil)
-			require.Empty(t, a.Errors, "%s", a.Raw)
-			m, err := db.Ent.ValidationToken.Query().Where(validationtoken.TenantID(b.tenantID)).Count(sys())
-			require.NoError(t, err)
-			require.Equal(t, n+1, m, "the admin's validation is stored")
+			require.Zero(t, n, "a validation is not stored")
 		})
 
 		for _, field := range queries {

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -27,9 +26,8 @@ func TestPurgeExpired(t *testing.T) {
 		require.NoError(t, err)
 		cu, err := db.Ent.Customer.Create().SetTenantID(tn.ID).SetName("Ana").SetDocument("52998224725").Save(ctx)
 		require.NoError(t, err)
-		token := func(hash string, expires time.Time) string {
-			v, err := db.Ent.ValidationToken.Create().SetTenantID(tn.ID).SetCustomerID(cu.ID).SetTokenHash(hash).
-				SetCart(json.RawMessage(`{}`)).SetBenefits(json.RawMessage(`[]`)).SetCampaignIds([]string{}).
+		token := func(expires time.Time) string {
+			v, err := db.Ent.ValidationToken.Create().SetTenantID(tn.ID).SetCustomerID(cu.ID).
 				SetExpiresAt(expires).Save(ctx)
 			require.NoError(t, err)
 			return v.ID
@@ -56,7 +54,7 @@ func TestPurgeExpired(t *testing.T) {
 		queued := imp(customerimport.StatusQueued, now.Add(-30*24*time.Hour), nil)
 		oldDone := imp(customerimport.StatusSucceeded, now.Add(-100*24*time.Hour), new(now.Add(-91*24*time.Hour)))
 		recentDone := imp(customerimport.StatusFailed, now.Add(-10*24*time.Hour), new(now.Add(-10*24*time.Hour)))
-		oldToken, liveToken := token("old", now.Add(-2*time.Hour)), token("live", now.Add(time.Minute))
+		oldToken, liveToken := token(now.Add(-2*time.Hour)), token(now.Add(time.Minute))
 		oldKey, liveKey := key("old", now.Add(-time.Second)), key("live", now.Add(time.Hour))
 
 		w := &worker.PurgeExpiredWorker{App: app.New(&app.Config{DB: db, Clock: func() time.Time { return now }})}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fideliza/fideliza/app/campaigns"
@@ -83,7 +84,9 @@ func (in RedeemInput) validate() error {
 	var p apperr.Problems
 	kernel.RequireID(&p, "customer_id", in.CustomerID)
 	kernel.RequireID(&p, "order_id", in.OrderID)
-	kernel.RequireID(&p, "validation_token", in.Token)
+	if strings.TrimSpace(in.Token) == "" { // a token carries its cart: no length bound but the request's
+		p.Add("validation_token", "is required")
+	}
 	if in.AmountPaid.IsNegative() || in.AmountPaid.Exponent() < -2 {
 		p.Add("amount_paid", "must be a non-negative amount in R$ with at most 2 decimal places")
 	}
@@ -213,9 +216,44 @@ func redeemedBefore(ctx context.Context, c *ent.Client, tokenID string, in Redee
 	case err != nil:
 		return err
 	case prior.OrderID != in.OrderID:
-		return tokenError("validation_token_used", "validation_token", "the validation token already served another order")
+		return errTokenUsed
 	}
 	return apperr.Conflict("already_redeemed", "campaign_id", "this validation already redeemed the campaign as "+prior.ID)
+}
+
+// errTokenUsed answers a token bound to another order.
+var errTokenUsed = tokenError("validation_token_used", "validation_token", "the validation token already served another order")
+
+// bindToken binds the token to the order: its first redemption writes the
+// token's row (its id is the key: a token has one), a later one of the same
+// order finds it. The customer's row is locked, so the redemptions of one
+// token are judged one after the other; a concurrent insert the key refused
+// anyway has the transaction run again, to find the row.
+func bindToken(ctx context.Context, c *ent.Client, tok *validationToken, orderID string) error {
+	bound, err := c.ValidationToken.Update().
+		Where(validationtoken.ID(tok.ID), validationtoken.Or(validationtoken.OrderIDIsNil(), validationtoken.OrderID(orderID))).
+		SetOrderID(orderID).Save(ctx)
+	if err != nil || bound > 0 {
+		return err
+	}
+	exists, err := c.ValidationToken.Query().Where(validationtoken.ID(tok.ID)).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if exists {
+		return errTokenUsed
+	}
+	create := c.ValidationToken.Create().
+		SetID(tok.ID).SetCustomerID(tok.CustomerID).SetChannel(tok.Channel).SetStoreID(tok.StoreID).
+		SetCreatedAt(tok.ExpiresAt.Add(-ValidationTTL)).SetExpiresAt(tok.ExpiresAt).SetOrderID(orderID)
+	if tok.CouponID != "" {
+		create.SetCouponID(tok.CouponID)
+	}
+	err = create.Exec(ctx)
+	if ent.IsConstraintError(err) {
+		return storage.ErrConflict
+	}
+	return err
 }
 
 func tokenError(code, field, message string) error {
@@ -226,20 +264,24 @@ func tokenError(code, field, message string) error {
 // The bonus points it credits at once go to *bonus.
 func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bonus *int64) (*ent.Redemption, error) {
 	now := a.Stamp()
-	tok, err := tx.Ent.ValidationToken.Query().Where(validationtoken.TokenHash(hashToken(in.Token))).Only(ctx)
+	tok, err := openToken(ctx, in.Token)
 	switch {
-	case ent.IsNotFound(err):
-		return nil, apperr.Invalid("validation_token", "is not a validation token of this tenant")
 	case err != nil:
 		return nil, err
 	case !now.Before(tok.ExpiresAt):
 		return nil, tokenError("validation_token_expired", "validation_token", "the validation token has expired; validate the cart again")
 	case tok.CustomerID != in.CustomerID:
 		return nil, apperr.Invalid("customer_id", "is not the customer the validation token was issued for")
-	case !slices.Contains(tok.CampaignIds, in.CampaignID):
+	case !slices.Contains(tok.Campaigns, in.CampaignID):
 		return nil, notEligible(tok, in.CampaignID)
-	case tok.OrderID != nil && *tok.OrderID != in.OrderID:
-		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
+	}
+	bound, err := tx.Ent.ValidationToken.Query().Where(validationtoken.ID(tok.ID), validationtoken.OrderIDNotNil(),
+		validationtoken.OrderIDNEQ(in.OrderID)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if bound {
+		return nil, errTokenUsed
 	}
 	if err := redeemedBefore(ctx, tx.Ent, tok.ID, in); err != nil {
 		return nil, err
@@ -283,10 +325,10 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 		return nil, err
 	}
 	if camp.RequiresCode {
-		if tok.CouponID == nil {
+		if tok.CouponID == "" {
 			return nil, notEligible(tok, camp.ID)
 		}
-		if err := campaigns.UseCoupon(ctx, tx.Ent, *tok.CouponID, camp.ID, now); err != nil {
+		if err := campaigns.UseCoupon(ctx, tx.Ent, tok.CouponID, camp.ID, now); err != nil {
 			return nil, err
 		}
 	}
@@ -297,14 +339,8 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	if err := a.Campaigns.SpendBudget(ctx, tx.Ent, campaignrules.Of(camp), tok.StoreID, benefit.Amount, now, true); err != nil {
 		return nil, err
 	}
-	bound, err := tx.Ent.ValidationToken.Update().
-		Where(validationtoken.ID(tok.ID), validationtoken.Or(validationtoken.OrderIDIsNil(), validationtoken.OrderID(in.OrderID))).
-		SetOrderID(in.OrderID).Save(ctx)
-	if err != nil {
+	if err := bindToken(ctx, tx.Ent, tok, in.OrderID); err != nil {
 		return nil, err
-	}
-	if bound == 0 {
-		return nil, tokenError("validation_token_used", "validation_token", "the validation token already served another order")
 	}
 	raw, err := json.Marshal(benefit)
 	if err != nil {
@@ -315,7 +351,7 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 		SetAmountPaid(in.AmountPaid).SetBenefit(raw).SetCreatedAt(now).SetStoreCode(tok.StoreID).
 		SetDiscountAmount(decimal.Zero).SetCashbackAmount(decimal.Zero)
 	if camp.RequiresCode {
-		create.SetCouponID(*tok.CouponID)
+		create.SetCouponID(tok.CouponID)
 	}
 	if benefit.DiscountAmount != nil {
 		create.SetDiscountAmount(*benefit.DiscountAmount)
@@ -358,13 +394,10 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 
 // notEligible is the error of redeeming a campaign the validation did not
 // find eligible: excluded by the stacking rules, or not eligible at all.
-func notEligible(tok *ent.ValidationToken, campaignID string) error {
-	var kept keptBenefits
-	if json.Unmarshal(tok.Benefits, &kept) == nil {
-		if by, ok := kept.Excluded[campaignID]; ok {
-			return &apperr.Error{Kind: apperr.KindInvalid, Code: "campaign_excluded", Field: "campaign_id",
-				Message: "the stacking rules exclude this campaign from the order: campaign " + by + " applies instead"}
-		}
+func notEligible(tok *validationToken, campaignID string) error {
+	if by, ok := tok.Excluded[campaignID]; ok {
+		return &apperr.Error{Kind: apperr.KindInvalid, Code: "campaign_excluded", Field: "campaign_id",
+			Message: "the stacking rules exclude this campaign from the order: campaign " + by + " applies instead"}
 	}
 	return tokenError("campaign_not_eligible", "campaign_id", "the validation did not find this campaign eligible")
 }
@@ -393,14 +426,9 @@ func checkStacking(ctx context.Context, c *ent.Client, camp *ent.Campaign, in Re
 }
 
 // promisedBenefit is the benefit validate estimated for the campaign,
-// recomputed from the cart and earning rate the token kept.
-func promisedBenefit(tok *ent.ValidationToken, camp *ent.Campaign) (eligibility.Benefit, error) {
-	var cart eligibility.Cart
-	var kept keptBenefits
-	if err := errors.Join(json.Unmarshal(tok.Cart, &cart), json.Unmarshal(tok.Benefits, &kept)); err != nil {
-		return eligibility.Benefit{}, err
-	}
-	b, ok := eligibility.Estimate(campaignrules.Of(camp), cart, kept.PointsPerReal)
+// recomputed from the cart and earning rate the token carries.
+func promisedBenefit(tok *validationToken, camp *ent.Campaign) (eligibility.Benefit, error) {
+	b, ok := eligibility.Estimate(campaignrules.Of(camp), tok.Cart, tok.PointsPerReal)
 	if !ok {
 		return eligibility.Benefit{}, errors.New("validation token lists a campaign no item of its cart applies to")
 	}

@@ -14,6 +14,4 @@ type Service struct {
 	*kernel.Kernel
 	Campaigns *campaigns.Service
 	Loyalty   *loyalty.Service
-
-	tokenGroups kernel.GroupCommit[*tokenWrite]
 }

@@ -2,11 +2,6 @@ package checkout
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,9 +21,8 @@ import (
 	"github.com/fideliza/fideliza/ent/customerscore"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/redemption"
-	"github.com/fideliza/fideliza/ent/schema/viewer"
+	"github.com/fideliza/fideliza/ent/schema/pid"
 	"github.com/fideliza/fideliza/ent/segment"
-	"github.com/fideliza/fideliza/storage"
 )
 
 // ValidationTTL is how long a validation token can be redeemed.
@@ -99,8 +93,9 @@ func itemField(i int, name string) string {
 	return "cart.items[" + strconv.Itoa(i) + "]." + name
 }
 
-// ValidateCart evaluates a cart against the live campaigns and keeps the
-// result under a random token for ValidationTTL.
+// ValidateCart evaluates a cart against the live campaigns and answers
+// the result with a signed token that carries it, redeemable for
+// ValidationTTL; it writes nothing.
 func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validation, error) {
 	if err := Policy.Allow(ctx, "ValidateCart"); err != nil {
 		return nil, err
@@ -158,9 +153,9 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 		Now: now, Channel: in.Channel, Store: in.StoreID, StoreGroups: groups, Zone: zone, Segments: segments,
 		CustomerRedemptions: used, PointsPerReal: tenant.PointsPerReal, CustomerID: cust.ID,
 	}
-	var couponID *string
+	var couponID string
 	if code != nil {
-		evaluation.Coupon, couponID = code.CampaignID, &code.ID
+		evaluation.Coupon, couponID = code.CampaignID, code.ID
 	}
 	eligible, ineligible, err := campaignrules.Evaluate(ctx, a.DB.Ent, live.All, in.Cart, evaluation)
 	if err != nil {
@@ -168,39 +163,22 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 	}
 	eligible, excluded := eligibility.Stack(eligible)
 	ineligible = append(ineligible, excluded...)
-	token, hash := newValidationToken()
-	cart, err := json.Marshal(in.Cart)
-	if err != nil {
-		return nil, err
-	}
-	kept := keptBenefits{PointsPerReal: tenant.PointsPerReal, Campaigns: make([]keptBenefit, len(eligible))}
-	for _, ex := range excluded {
-		if kept.Excluded == nil {
-			kept.Excluded = map[string]string{}
-		}
-		kept.Excluded[ex.Campaign.ID] = ex.ExcludedBy
-	}
-	for i, e := range eligible {
-		kept.Campaigns[i] = keptBenefit{CampaignID: e.Campaign.ID, Amount: e.Benefit.Amount}
-		if e.Benefit.BonusPoints != nil {
-			kept.Campaigns[i].BonusPoints = *e.Benefit.BonusPoints
-		}
-	}
-	benefits, err := json.Marshal(kept)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(eligible))
-	for i, e := range eligible {
-		ids[i] = e.Campaign.ID
-	}
 	expires := now.Add(ValidationTTL)
-	err = a.storeToken(ctx, func(c *ent.Client) *ent.ValidationTokenCreate {
-		return c.ValidationToken.Create().
-			SetTokenHash(hash).SetCustomerID(cust.ID).SetChannel(in.Channel).SetStoreID(in.StoreID).
-			SetCart(cart).SetBenefits(benefits).SetCampaignIds(ids).SetCreatedAt(now).SetExpiresAt(expires).
-			SetNillableCouponID(couponID)
-	})
+	tok := validationToken{
+		ID: pid.New(pid.Validation), CustomerID: cust.ID, Channel: in.Channel, StoreID: in.StoreID,
+		CouponID: couponID, ExpiresAt: expires, PointsPerReal: tenant.PointsPerReal, Cart: in.Cart,
+		Campaigns: make([]string, len(eligible)),
+	}
+	for i, e := range eligible {
+		tok.Campaigns[i] = e.Campaign.ID
+	}
+	for _, ex := range excluded {
+		if tok.Excluded == nil {
+			tok.Excluded = map[string]string{}
+		}
+		tok.Excluded[ex.Campaign.ID] = ex.ExcludedBy
+	}
+	token, err := tok.seal(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -221,73 +199,6 @@ func (a *Service) ValidateCart(ctx context.Context, in ValidateInput) (*Validati
 		}
 	}
 	return out, nil
-}
-
-// maxTokenGroup bounds the validation tokens one transaction writes.
-const maxTokenGroup = 128
-
-// tokenWrite is a validation token waiting for its group (kernel.GroupCommit):
-// the tokens of concurrent validations are written in one transaction, one
-// insert, instead of a transaction each on the database's one writer
-// (SQLite) or a commit each (PostgreSQL).
-type tokenWrite struct {
-	ctx   context.Context
-	build func(*ent.Client) *ent.ValidationTokenCreate
-	done  chan error
-}
-
-// storeToken writes the token build makes, in its tenant's next group, and
-// answers once that group committed.
-func (a *Service) storeToken(ctx context.Context, build func(*ent.Client) *ent.ValidationTokenCreate) error {
-	v, _ := viewer.FromContext(ctx)
-	w := &tokenWrite{ctx: ctx, build: build, done: make(chan error, 1)}
-	a.tokenGroups.Add(v.TenantID, w, maxTokenGroup, a.writeTokens)
-	return <-w.done
-}
-
-// writeTokens writes a group of tokens and answers each; a group that
-// fails is written again one token per transaction, so an error is only its
-// own token's.
-func (a *Service) writeTokens(group []*tokenWrite) {
-	err := a.writeTokenGroup(group)
-	for _, w := range group {
-		if err != nil && len(group) > 1 {
-			w.done <- a.writeTokenGroup([]*tokenWrite{w})
-			continue
-		}
-		w.done <- err
-	}
-}
-
-func (a *Service) writeTokenGroup(group []*tokenWrite) error {
-	// The transaction is the group's: a client hanging up does not cancel
-	// the others' tokens.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), kernel.GroupTimeout)
-	defer cancel()
-	return a.DB.InTx(ctx, func(tx storage.Tx) error {
-		creates := make([]*ent.ValidationTokenCreate, len(group))
-		for i, w := range group {
-			creates[i] = w.build(tx.Ent)
-		}
-		return tx.Ent.ValidationToken.CreateBulk(creates...).Exec(ctx)
-	})
-}
-
-// keptBenefits is what a validation token keeps of the eligible benefits:
-// their totals and the earning rate they were computed with. Redeem
-// recomputes the per-item detail from the kept cart (campaign rules do not
-// change once created), so a validation of a large cart against many
-// campaigns stores kilobytes, not megabytes.
-type keptBenefits struct {
-	PointsPerReal decimal.Decimal   `json:"points_per_real"`
-	Campaigns     []keptBenefit     `json:"campaigns"`
-	Excluded      map[string]string `json:"excluded,omitempty"` // campaign → the campaign the stacking rules applied instead
-}
-
-type keptBenefit struct {
-	CampaignID  string          `json:"campaign_id"`
-	Amount      decimal.Decimal `json:"amount"`
-	BonusPoints int64           `json:"bonus_points,omitempty"`
 }
 
 // customerFor reads the customer pred selects, its id and fields only, with
@@ -352,19 +263,4 @@ func (a *Service) CustomerRedemptions(ctx context.Context, customerID string, ca
 		used[r.CampaignID] = r.Count
 	}
 	return used, err
-}
-
-// newValidationToken returns a random token and the hash that is stored.
-func newValidationToken() (token, hash string) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	token = "vtk_" + base64.RawURLEncoding.EncodeToString(b)
-	return token, hashToken(token)
-}
-
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
 }

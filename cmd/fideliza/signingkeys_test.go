@@ -106,7 +106,8 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	_, err = db.SQL.ExecContext(ctx, `DELETE FROM fideliza_migrations WHERE version >= $1`, all[i].Version)
 	require.NoError(t, err)
 	// The migrations after it run again: what one added that SQLite cannot
-	// add only if missing goes back too.
+	// add only if missing goes back too, and what one dropped that SQLite
+	// cannot drop only if present comes back.
 	for _, added := range []string{
 		`ALTER TABLE tenants DROP COLUMN cors_origins`, // 0028
 		`ALTER TABLE events DROP COLUMN trace_parent`,  // 0032
@@ -121,6 +122,11 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_silver`, // 0040
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_gold`,
 		`ALTER TABLE tenants DROP COLUMN points_spend_max_share_diamond`,
+		// what one dropped comes back (0044)
+		`ALTER TABLE validation_tokens ADD COLUMN token_hash text NULL`,
+		`ALTER TABLE validation_tokens ADD COLUMN cart text NULL`,
+		`ALTER TABLE validation_tokens ADD COLUMN benefits text NULL`,
+		`ALTER TABLE validation_tokens ADD COLUMN campaign_ids text NULL`,
 	} {
 		_, err = db.SQL.ExecContext(ctx, added)
 		require.NoError(t, err)

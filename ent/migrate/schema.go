@@ -1240,12 +1240,8 @@ var (
 	ValidationTokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
 		{Name: "created_at", Type: field.TypeTime},
-		{Name: "token_hash", Type: field.TypeString},
 		{Name: "channel", Type: field.TypeString, Default: ""},
 		{Name: "store_id", Type: field.TypeString, Default: ""},
-		{Name: "cart", Type: field.TypeJSON},
-		{Name: "benefits", Type: field.TypeJSON},
-		{Name: "campaign_ids", Type: field.TypeJSON},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "order_id", Type: field.TypeString, Nullable: true},
 		{Name: "coupon_id", Type: field.TypeString, Nullable: true},
@@ -1260,27 +1256,22 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "validation_tokens_tenants_tenant",
-				Columns:    []*schema.Column{ValidationTokensColumns[11]},
+				Columns:    []*schema.Column{ValidationTokensColumns[7]},
 				RefColumns: []*schema.Column{TenantsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "validation_tokens_customers_customer",
-				Columns:    []*schema.Column{ValidationTokensColumns[12]},
+				Columns:    []*schema.Column{ValidationTokensColumns[8]},
 				RefColumns: []*schema.Column{CustomersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "validationtoken_token_hash",
-				Unique:  true,
-				Columns: []*schema.Column{ValidationTokensColumns[2]},
-			},
-			{
 				Name:    "validationtoken_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{ValidationTokensColumns[8]},
+				Columns: []*schema.Column{ValidationTokensColumns[4]},
 			},
 		},
 	}

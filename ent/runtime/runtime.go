@@ -1753,20 +1753,16 @@ func init() {
 	validationtokenDescCreatedAt := validationtokenFields[1].Descriptor()
 	// validationtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
 	validationtoken.DefaultCreatedAt = validationtokenDescCreatedAt.Default.(func() time.Time)
-	// validationtokenDescTokenHash is the schema descriptor for token_hash field.
-	validationtokenDescTokenHash := validationtokenFields[2].Descriptor()
-	// validationtoken.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
-	validationtoken.TokenHashValidator = validationtokenDescTokenHash.Validators[0].(func(string) error)
 	// validationtokenDescCustomerID is the schema descriptor for customer_id field.
-	validationtokenDescCustomerID := validationtokenFields[3].Descriptor()
+	validationtokenDescCustomerID := validationtokenFields[2].Descriptor()
 	// validationtoken.CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
 	validationtoken.CustomerIDValidator = validationtokenDescCustomerID.Validators[0].(func(string) error)
 	// validationtokenDescChannel is the schema descriptor for channel field.
-	validationtokenDescChannel := validationtokenFields[4].Descriptor()
+	validationtokenDescChannel := validationtokenFields[3].Descriptor()
 	// validationtoken.DefaultChannel holds the default value on creation for the channel field.
 	validationtoken.DefaultChannel = validationtokenDescChannel.Default.(string)
 	// validationtokenDescStoreID is the schema descriptor for store_id field.
-	validationtokenDescStoreID := validationtokenFields[5].Descriptor()
+	validationtokenDescStoreID := validationtokenFields[4].Descriptor()
 	// validationtoken.DefaultStoreID holds the default value on creation for the store_id field.
 	validationtoken.DefaultStoreID = validationtokenDescStoreID.Default.(string)
 	// validationtokenDescID is the schema descriptor for id field.

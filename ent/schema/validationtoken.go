@@ -1,8 +1,6 @@
 package schema
 
 import (
-	"encoding/json"
-
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -13,23 +11,20 @@ import (
 	"github.com/fideliza/fideliza/ent/schema/pid"
 )
 
-// ValidationToken is the answer of validate kept for redeem: the cart it
-// saw and the benefits it promised, for five minutes and one order.
+// ValidationToken is a validation token redeemed: validate writes nothing
+// (its token is signed and carries the cart and the benefits it promised);
+// the first redemption of a token writes its row, keyed by the token's id,
+// which binds the token to one order.
 type ValidationToken struct{ ent.Schema }
 
 func (ValidationToken) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("id").DefaultFunc(pid.Generator(pid.Validation)).Immutable(),
-		field.Time("created_at").Default(now).Immutable(),
-		field.String("token_hash").NotEmpty().Immutable().Sensitive().
-			Comment("SHA-256 of the token handed to the client; the token itself is not stored."),
+		field.String("id").DefaultFunc(pid.Generator(pid.Validation)).Immutable().
+			Comment("The token's id: a token's first redemption writes its row."),
+		field.Time("created_at").Default(now).Immutable().Comment("When the cart was validated."),
 		field.String("customer_id").NotEmpty().Immutable(),
 		field.String("channel").Default("").Immutable(),
 		field.String("store_id").Default("").Immutable(),
-		field.JSON("cart", json.RawMessage{}).Immutable().Comment("The cart as validated."),
-		field.JSON("benefits", json.RawMessage{}).Immutable().
-			Comment("The eligible campaigns and their estimated benefits, by campaign id."),
-		field.Strings("campaign_ids").Immutable(),
 		field.Time("expires_at").Immutable(),
 		field.String("order_id").Optional().Nillable().
 			Comment("The order the token was first redeemed for; it serves no other."),
@@ -48,7 +43,6 @@ func (ValidationToken) Edges() []ent.Edge {
 
 func (ValidationToken) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("token_hash").Unique(),
 		index.Fields("expires_at"),
 	}
 }

@@ -19,20 +19,12 @@ const (
 	FieldTenantID = "tenant_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
-	// FieldTokenHash holds the string denoting the token_hash field in the database.
-	FieldTokenHash = "token_hash"
 	// FieldCustomerID holds the string denoting the customer_id field in the database.
 	FieldCustomerID = "customer_id"
 	// FieldChannel holds the string denoting the channel field in the database.
 	FieldChannel = "channel"
 	// FieldStoreID holds the string denoting the store_id field in the database.
 	FieldStoreID = "store_id"
-	// FieldCart holds the string denoting the cart field in the database.
-	FieldCart = "cart"
-	// FieldBenefits holds the string denoting the benefits field in the database.
-	FieldBenefits = "benefits"
-	// FieldCampaignIds holds the string denoting the campaign_ids field in the database.
-	FieldCampaignIds = "campaign_ids"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
 	// FieldOrderID holds the string denoting the order_id field in the database.
@@ -66,13 +58,9 @@ var Columns = []string{
 	FieldID,
 	FieldTenantID,
 	FieldCreatedAt,
-	FieldTokenHash,
 	FieldCustomerID,
 	FieldChannel,
 	FieldStoreID,
-	FieldCart,
-	FieldBenefits,
-	FieldCampaignIds,
 	FieldExpiresAt,
 	FieldOrderID,
 	FieldCouponID,
@@ -100,8 +88,6 @@ var (
 	TenantIDValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
-	// TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
-	TokenHashValidator func(string) error
 	// CustomerIDValidator is a validator for the "customer_id" field. It is called by the builders before save.
 	CustomerIDValidator func(string) error
 	// DefaultChannel holds the default value on creation for the "channel" field.
@@ -128,11 +114,6 @@ func ByTenantID(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
-}
-
-// ByTokenHash orders the results by the token_hash field.
-func ByTokenHash(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldTokenHash, opts...).ToFunc()
 }
 
 // ByCustomerID orders the results by the customer_id field.

@@ -75,11 +75,6 @@ func CreatedAt(v time.Time) predicate.ValidationToken {
 	return predicate.ValidationToken(sql.FieldEQ(FieldCreatedAt, v))
 }
 
-// TokenHash applies equality check predicate on the "token_hash" field. It's identical to TokenHashEQ.
-func TokenHash(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldEQ(FieldTokenHash, v))
-}
-
 // CustomerID applies equality check predicate on the "customer_id" field. It's identical to CustomerIDEQ.
 func CustomerID(v string) predicate.ValidationToken {
 	return predicate.ValidationToken(sql.FieldEQ(FieldCustomerID, v))
@@ -213,71 +208,6 @@ func CreatedAtLT(v time.Time) predicate.ValidationToken {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.ValidationToken {
 	return predicate.ValidationToken(sql.FieldLTE(FieldCreatedAt, v))
-}
-
-// TokenHashEQ applies the EQ predicate on the "token_hash" field.
-func TokenHashEQ(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldEQ(FieldTokenHash, v))
-}
-
-// TokenHashNEQ applies the NEQ predicate on the "token_hash" field.
-func TokenHashNEQ(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldNEQ(FieldTokenHash, v))
-}
-
-// TokenHashIn applies the In predicate on the "token_hash" field.
-func TokenHashIn(vs ...string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldIn(FieldTokenHash, vs...))
-}
-
-// TokenHashNotIn applies the NotIn predicate on the "token_hash" field.
-func TokenHashNotIn(vs ...string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldNotIn(FieldTokenHash, vs...))
-}
-
-// TokenHashGT applies the GT predicate on the "token_hash" field.
-func TokenHashGT(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldGT(FieldTokenHash, v))
-}
-
-// TokenHashGTE applies the GTE predicate on the "token_hash" field.
-func TokenHashGTE(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldGTE(FieldTokenHash, v))
-}
-
-// TokenHashLT applies the LT predicate on the "token_hash" field.
-func TokenHashLT(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldLT(FieldTokenHash, v))
-}
-
-// TokenHashLTE applies the LTE predicate on the "token_hash" field.
-func TokenHashLTE(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldLTE(FieldTokenHash, v))
-}
-
-// TokenHashContains applies the Contains predicate on the "token_hash" field.
-func TokenHashContains(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldContains(FieldTokenHash, v))
-}
-
-// TokenHashHasPrefix applies the HasPrefix predicate on the "token_hash" field.
-func TokenHashHasPrefix(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldHasPrefix(FieldTokenHash, v))
-}
-
-// TokenHashHasSuffix applies the HasSuffix predicate on the "token_hash" field.
-func TokenHashHasSuffix(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldHasSuffix(FieldTokenHash, v))
-}
-
-// TokenHashEqualFold applies the EqualFold predicate on the "token_hash" field.
-func TokenHashEqualFold(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldEqualFold(FieldTokenHash, v))
-}
-
-// TokenHashContainsFold applies the ContainsFold predicate on the "token_hash" field.
-func TokenHashContainsFold(v string) predicate.ValidationToken {
-	return predicate.ValidationToken(sql.FieldContainsFold(FieldTokenHash, v))
 }
 
 // CustomerIDEQ applies the EQ predicate on the "customer_id" field.

@@ -238,6 +238,22 @@ func Index(plain string) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:indexBytes]), nil
 }
 
+// Derive is a key of its own for purpose (a use and what it is scoped to,
+// such as "validation-token/<tenant>"): HMAC-SHA-256 of purpose under the
+// index key, which does not rotate, so every process of a database derives
+// the same key and a rotation does not change it. The leading NUL keeps a
+// derived key apart from every blind index (no document holds one).
+func Derive(purpose string) ([]byte, error) {
+	r := active.Load()
+	if r == nil {
+		return nil, ErrNoKey
+	}
+	m := hmac.New(sha256.New, r.index)
+	m.Write([]byte{0})
+	m.Write([]byte(purpose))
+	return m.Sum(nil), nil
+}
+
 // MustIndex is Index for callers behind storage.Open, which refuses to open
 // a database without a keyring.
 func MustIndex(plain string) string {
