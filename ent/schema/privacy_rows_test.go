@@ -118,8 +118,7 @@ var notForRedemptions = validationtoken.ChannelNEQ(redemptionChannel)
 
 // newValidationToken starts a token of the customer, valid five minutes.
 func newValidationToken(c *ent.Client, customerID string) *ent.ValidationTokenCreate {
-	return c.ValidationToken.Create().SetTokenHash("hash-" + unique()).SetCustomerID(customerID).
-		SetCart([]byte(`{"items":[]}`)).SetBenefits([]byte(`{}`)).SetCampaignIds([]string{}).
+	return c.ValidationToken.Create().SetCustomerID(customerID).
 		SetExpiresAt(time.Now().UTC().Add(5 * time.Minute))
 }
 
