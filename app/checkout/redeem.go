@@ -224,36 +224,36 @@ func redeemedBefore(ctx context.Context, c *ent.Client, tokenID string, in Redee
 // errTokenUsed answers a token bound to another order.
 var errTokenUsed = tokenError("validation_token_used", "validation_token", "the validation token already served another order")
 
-// bindToken binds the token to the order: its first redemption writes the
-// token's row (its id is the key: a token has one), a later one of the same
-// order finds it. The customer's row is locked, so the redemptions of one
-// token are judged one after the other; a concurrent insert the key refused
-// anyway has the transaction run again, to find the row.
-func bindToken(ctx context.Context, c *ent.Client, tok *validationToken, orderID string) error {
-	bound, err := c.ValidationToken.Update().
-		Where(validationtoken.ID(tok.ID), validationtoken.Or(validationtoken.OrderIDIsNil(), validationtoken.OrderID(orderID))).
-		SetOrderID(orderID).Save(ctx)
-	if err != nil || bound > 0 {
+// bindToken binds the token to the order, given its row as redeem read it
+// (nil before its first redemption): the first redemption writes the row
+// (its id is the key: a token has one), one after a rollback sets the order
+// again, a later one of the same order has nothing to do. The customer's row
+// is locked, so the redemptions of one token are judged one after the other;
+// a concurrent write the key or the condition refused anyway has the
+// transaction run again, to read the row.
+func bindToken(ctx context.Context, c *ent.Client, tok *validationToken, row *ent.ValidationToken, orderID string) error {
+	switch {
+	case row == nil:
+		create := c.ValidationToken.Create().
+			SetID(tok.ID).SetCustomerID(tok.CustomerID).SetChannel(tok.Channel).SetStoreID(tok.StoreID).
+			SetCreatedAt(tok.ExpiresAt.Add(-ValidationTTL)).SetExpiresAt(tok.ExpiresAt).SetOrderID(orderID)
+		if tok.CouponID != "" {
+			create.SetCouponID(tok.CouponID)
+		}
+		err := create.Exec(ctx)
+		if ent.IsConstraintError(err) {
+			return storage.ErrConflict
+		}
+		return err
+	case row.OrderID == nil:
+		bound, err := c.ValidationToken.Update().Where(validationtoken.ID(tok.ID), validationtoken.OrderIDIsNil()).
+			SetOrderID(orderID).Save(ctx)
+		if err == nil && bound == 0 {
+			return storage.ErrConflict
+		}
 		return err
 	}
-	exists, err := c.ValidationToken.Query().Where(validationtoken.ID(tok.ID)).Exist(ctx)
-	if err != nil {
-		return err
-	}
-	if exists {
-		return errTokenUsed
-	}
-	create := c.ValidationToken.Create().
-		SetID(tok.ID).SetCustomerID(tok.CustomerID).SetChannel(tok.Channel).SetStoreID(tok.StoreID).
-		SetCreatedAt(tok.ExpiresAt.Add(-ValidationTTL)).SetExpiresAt(tok.ExpiresAt).SetOrderID(orderID)
-	if tok.CouponID != "" {
-		create.SetCouponID(tok.CouponID)
-	}
-	err = create.Exec(ctx)
-	if ent.IsConstraintError(err) {
-		return storage.ErrConflict
-	}
-	return err
+	return nil // bound to this order already (redeem refused another's)
 }
 
 func tokenError(code, field, message string) error {
@@ -275,12 +275,13 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	case !slices.Contains(tok.Campaigns, in.CampaignID):
 		return nil, notEligible(tok, in.CampaignID)
 	}
-	bound, err := tx.Ent.ValidationToken.Query().Where(validationtoken.ID(tok.ID), validationtoken.OrderIDNotNil(),
-		validationtoken.OrderIDNEQ(in.OrderID)).Exist(ctx)
-	if err != nil {
+	row, err := tx.Ent.ValidationToken.Get(ctx, tok.ID)
+	switch {
+	case ent.IsNotFound(err):
+		row = nil // its first redemption
+	case err != nil:
 		return nil, err
-	}
-	if bound {
+	case row.OrderID != nil && *row.OrderID != in.OrderID:
 		return nil, errTokenUsed
 	}
 	if err := redeemedBefore(ctx, tx.Ent, tok.ID, in); err != nil {
@@ -339,7 +340,7 @@ func (a *Service) redeem(ctx context.Context, tx storage.Tx, in RedeemInput, bon
 	if err := a.Campaigns.SpendBudget(ctx, tx.Ent, campaignrules.Of(camp), tok.StoreID, benefit.Amount, now, true); err != nil {
 		return nil, err
 	}
-	if err := bindToken(ctx, tx.Ent, tok, in.OrderID); err != nil {
+	if err := bindToken(ctx, tx.Ent, tok, row, in.OrderID); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(benefit)
