@@ -95,6 +95,8 @@ type Client struct {
 	Redemption *RedemptionClient
 	// RollupActivePair is the client for interacting with the RollupActivePair builders.
 	RollupActivePair *RollupActivePairClient
+	// RollupCampaignCustomer is the client for interacting with the RollupCampaignCustomer builders.
+	RollupCampaignCustomer *RollupCampaignCustomerClient
 	// RollupCampaignDay is the client for interacting with the RollupCampaignDay builders.
 	RollupCampaignDay *RollupCampaignDayClient
 	// RollupCustomerDay is the client for interacting with the RollupCustomerDay builders.
@@ -160,6 +162,7 @@ func (c *Client) init() {
 	c.Product = NewProductClient(c.config)
 	c.Redemption = NewRedemptionClient(c.config)
 	c.RollupActivePair = NewRollupActivePairClient(c.config)
+	c.RollupCampaignCustomer = NewRollupCampaignCustomerClient(c.config)
 	c.RollupCampaignDay = NewRollupCampaignDayClient(c.config)
 	c.RollupCustomerDay = NewRollupCustomerDayClient(c.config)
 	c.RollupCustomerStore = NewRollupCustomerStoreClient(c.config)
@@ -267,45 +270,46 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:                   ctx,
-		config:                cfg,
-		APIClient:             NewAPIClientClient(cfg),
-		AuditEvent:            NewAuditEventClient(cfg),
-		Campaign:              NewCampaignClient(cfg),
-		Change:                NewChangeClient(cfg),
-		ChurnModel:            NewChurnModelClient(cfg),
-		ConsentChange:         NewConsentChangeClient(cfg),
-		Coupon:                NewCouponClient(cfg),
-		Customer:              NewCustomerClient(cfg),
-		CustomerImport:        NewCustomerImportClient(cfg),
-		CustomerImportChunk:   NewCustomerImportChunkClient(cfg),
-		CustomerImportProblem: NewCustomerImportProblemClient(cfg),
-		CustomerScore:         NewCustomerScoreClient(cfg),
-		Event:                 NewEventClient(cfg),
-		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
-		PointsEntry:           NewPointsEntryClient(cfg),
-		PointsHold:            NewPointsHoldClient(cfg),
-		PointsLot:             NewPointsLotClient(cfg),
-		Product:               NewProductClient(cfg),
-		Redemption:            NewRedemptionClient(cfg),
-		RollupActivePair:      NewRollupActivePairClient(cfg),
-		RollupCampaignDay:     NewRollupCampaignDayClient(cfg),
-		RollupCustomerDay:     NewRollupCustomerDayClient(cfg),
-		RollupCustomerStore:   NewRollupCustomerStoreClient(cfg),
-		RollupPointsDay:       NewRollupPointsDayClient(cfg),
-		RollupSalesDay:        NewRollupSalesDayClient(cfg),
-		Sale:                  NewSaleClient(cfg),
-		SaleItem:              NewSaleItemClient(cfg),
-		SalePayment:           NewSalePaymentClient(cfg),
-		SaleReturn:            NewSaleReturnClient(cfg),
-		Segment:               NewSegmentClient(cfg),
-		SigningKey:            NewSigningKeyClient(cfg),
-		Store:                 NewStoreClient(cfg),
-		Tenant:                NewTenantClient(cfg),
-		ValidationToken:       NewValidationTokenClient(cfg),
-		WebhookAttempt:        NewWebhookAttemptClient(cfg),
-		WebhookDelivery:       NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint:       NewWebhookEndpointClient(cfg),
+		ctx:                    ctx,
+		config:                 cfg,
+		APIClient:              NewAPIClientClient(cfg),
+		AuditEvent:             NewAuditEventClient(cfg),
+		Campaign:               NewCampaignClient(cfg),
+		Change:                 NewChangeClient(cfg),
+		ChurnModel:             NewChurnModelClient(cfg),
+		ConsentChange:          NewConsentChangeClient(cfg),
+		Coupon:                 NewCouponClient(cfg),
+		Customer:               NewCustomerClient(cfg),
+		CustomerImport:         NewCustomerImportClient(cfg),
+		CustomerImportChunk:    NewCustomerImportChunkClient(cfg),
+		CustomerImportProblem:  NewCustomerImportProblemClient(cfg),
+		CustomerScore:          NewCustomerScoreClient(cfg),
+		Event:                  NewEventClient(cfg),
+		IdempotencyKey:         NewIdempotencyKeyClient(cfg),
+		PointsEntry:            NewPointsEntryClient(cfg),
+		PointsHold:             NewPointsHoldClient(cfg),
+		PointsLot:              NewPointsLotClient(cfg),
+		Product:                NewProductClient(cfg),
+		Redemption:             NewRedemptionClient(cfg),
+		RollupActivePair:       NewRollupActivePairClient(cfg),
+		RollupCampaignCustomer: NewRollupCampaignCustomerClient(cfg),
+		RollupCampaignDay:      NewRollupCampaignDayClient(cfg),
+		RollupCustomerDay:      NewRollupCustomerDayClient(cfg),
+		RollupCustomerStore:    NewRollupCustomerStoreClient(cfg),
+		RollupPointsDay:        NewRollupPointsDayClient(cfg),
+		RollupSalesDay:         NewRollupSalesDayClient(cfg),
+		Sale:                   NewSaleClient(cfg),
+		SaleItem:               NewSaleItemClient(cfg),
+		SalePayment:            NewSalePaymentClient(cfg),
+		SaleReturn:             NewSaleReturnClient(cfg),
+		Segment:                NewSegmentClient(cfg),
+		SigningKey:             NewSigningKeyClient(cfg),
+		Store:                  NewStoreClient(cfg),
+		Tenant:                 NewTenantClient(cfg),
+		ValidationToken:        NewValidationTokenClient(cfg),
+		WebhookAttempt:         NewWebhookAttemptClient(cfg),
+		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:        NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -323,45 +327,46 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:                   ctx,
-		config:                cfg,
-		APIClient:             NewAPIClientClient(cfg),
-		AuditEvent:            NewAuditEventClient(cfg),
-		Campaign:              NewCampaignClient(cfg),
-		Change:                NewChangeClient(cfg),
-		ChurnModel:            NewChurnModelClient(cfg),
-		ConsentChange:         NewConsentChangeClient(cfg),
-		Coupon:                NewCouponClient(cfg),
-		Customer:              NewCustomerClient(cfg),
-		CustomerImport:        NewCustomerImportClient(cfg),
-		CustomerImportChunk:   NewCustomerImportChunkClient(cfg),
-		CustomerImportProblem: NewCustomerImportProblemClient(cfg),
-		CustomerScore:         NewCustomerScoreClient(cfg),
-		Event:                 NewEventClient(cfg),
-		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
-		PointsEntry:           NewPointsEntryClient(cfg),
-		PointsHold:            NewPointsHoldClient(cfg),
-		PointsLot:             NewPointsLotClient(cfg),
-		Product:               NewProductClient(cfg),
-		Redemption:            NewRedemptionClient(cfg),
-		RollupActivePair:      NewRollupActivePairClient(cfg),
-		RollupCampaignDay:     NewRollupCampaignDayClient(cfg),
-		RollupCustomerDay:     NewRollupCustomerDayClient(cfg),
-		RollupCustomerStore:   NewRollupCustomerStoreClient(cfg),
-		RollupPointsDay:       NewRollupPointsDayClient(cfg),
-		RollupSalesDay:        NewRollupSalesDayClient(cfg),
-		Sale:                  NewSaleClient(cfg),
-		SaleItem:              NewSaleItemClient(cfg),
-		SalePayment:           NewSalePaymentClient(cfg),
-		SaleReturn:            NewSaleReturnClient(cfg),
-		Segment:               NewSegmentClient(cfg),
-		SigningKey:            NewSigningKeyClient(cfg),
-		Store:                 NewStoreClient(cfg),
-		Tenant:                NewTenantClient(cfg),
-		ValidationToken:       NewValidationTokenClient(cfg),
-		WebhookAttempt:        NewWebhookAttemptClient(cfg),
-		WebhookDelivery:       NewWebhookDeliveryClient(cfg),
-		WebhookEndpoint:       NewWebhookEndpointClient(cfg),
+		ctx:                    ctx,
+		config:                 cfg,
+		APIClient:              NewAPIClientClient(cfg),
+		AuditEvent:             NewAuditEventClient(cfg),
+		Campaign:               NewCampaignClient(cfg),
+		Change:                 NewChangeClient(cfg),
+		ChurnModel:             NewChurnModelClient(cfg),
+		ConsentChange:          NewConsentChangeClient(cfg),
+		Coupon:                 NewCouponClient(cfg),
+		Customer:               NewCustomerClient(cfg),
+		CustomerImport:         NewCustomerImportClient(cfg),
+		CustomerImportChunk:    NewCustomerImportChunkClient(cfg),
+		CustomerImportProblem:  NewCustomerImportProblemClient(cfg),
+		CustomerScore:          NewCustomerScoreClient(cfg),
+		Event:                  NewEventClient(cfg),
+		IdempotencyKey:         NewIdempotencyKeyClient(cfg),
+		PointsEntry:            NewPointsEntryClient(cfg),
+		PointsHold:             NewPointsHoldClient(cfg),
+		PointsLot:              NewPointsLotClient(cfg),
+		Product:                NewProductClient(cfg),
+		Redemption:             NewRedemptionClient(cfg),
+		RollupActivePair:       NewRollupActivePairClient(cfg),
+		RollupCampaignCustomer: NewRollupCampaignCustomerClient(cfg),
+		RollupCampaignDay:      NewRollupCampaignDayClient(cfg),
+		RollupCustomerDay:      NewRollupCustomerDayClient(cfg),
+		RollupCustomerStore:    NewRollupCustomerStoreClient(cfg),
+		RollupPointsDay:        NewRollupPointsDayClient(cfg),
+		RollupSalesDay:         NewRollupSalesDayClient(cfg),
+		Sale:                   NewSaleClient(cfg),
+		SaleItem:               NewSaleItemClient(cfg),
+		SalePayment:            NewSalePaymentClient(cfg),
+		SaleReturn:             NewSaleReturnClient(cfg),
+		Segment:                NewSegmentClient(cfg),
+		SigningKey:             NewSigningKeyClient(cfg),
+		Store:                  NewStoreClient(cfg),
+		Tenant:                 NewTenantClient(cfg),
+		ValidationToken:        NewValidationTokenClient(cfg),
+		WebhookAttempt:         NewWebhookAttemptClient(cfg),
+		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
+		WebhookEndpoint:        NewWebhookEndpointClient(cfg),
 	}, nil
 }
 
@@ -411,10 +416,11 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.Coupon, c.Customer, c.CustomerImport, c.CustomerImportChunk,
 		c.CustomerImportProblem, c.CustomerScore, c.Event, c.IdempotencyKey,
 		c.PointsEntry, c.PointsHold, c.PointsLot, c.Product, c.Redemption,
-		c.RollupActivePair, c.RollupCampaignDay, c.RollupCustomerDay,
-		c.RollupCustomerStore, c.RollupPointsDay, c.RollupSalesDay, c.Sale, c.SaleItem,
-		c.SalePayment, c.SaleReturn, c.Segment, c.SigningKey, c.Store, c.Tenant,
-		c.ValidationToken, c.WebhookAttempt, c.WebhookDelivery, c.WebhookEndpoint,
+		c.RollupActivePair, c.RollupCampaignCustomer, c.RollupCampaignDay,
+		c.RollupCustomerDay, c.RollupCustomerStore, c.RollupPointsDay,
+		c.RollupSalesDay, c.Sale, c.SaleItem, c.SalePayment, c.SaleReturn, c.Segment,
+		c.SigningKey, c.Store, c.Tenant, c.ValidationToken, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -3755,6 +3761,36 @@ func (c *RollupActivePairClient) Interceptors() []Interceptor {
 	return c.inters.RollupActivePair
 }
 
+// RollupCampaignCustomerClient is a client for the RollupCampaignCustomer schema.
+type RollupCampaignCustomerClient struct {
+	config
+}
+
+// NewRollupCampaignCustomerClient returns a client for the RollupCampaignCustomer from the given config.
+func NewRollupCampaignCustomerClient(c config) *RollupCampaignCustomerClient {
+	return &RollupCampaignCustomerClient{config: c}
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `rollupcampaigncustomer.Intercept(f(g(h())))`.
+func (c *RollupCampaignCustomerClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RollupCampaignCustomer = append(c.inters.RollupCampaignCustomer, interceptors...)
+}
+
+// Query returns a query builder for RollupCampaignCustomer.
+func (c *RollupCampaignCustomerClient) Query() *RollupCampaignCustomerQuery {
+	return &RollupCampaignCustomerQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRollupCampaignCustomer},
+		inters: c.Interceptors(),
+	}
+}
+
+// Interceptors returns the client interceptors.
+func (c *RollupCampaignCustomerClient) Interceptors() []Interceptor {
+	return c.inters.RollupCampaignCustomer
+}
+
 // RollupCampaignDayClient is a client for the RollupCampaignDay schema.
 type RollupCampaignDayClient struct {
 	config
@@ -5975,10 +6011,11 @@ type (
 		APIClient, AuditEvent, Campaign, Change, ChurnModel, ConsentChange, Coupon,
 		Customer, CustomerImport, CustomerImportChunk, CustomerImportProblem,
 		CustomerScore, Event, IdempotencyKey, PointsEntry, PointsHold, PointsLot,
-		Product, Redemption, RollupActivePair, RollupCampaignDay, RollupCustomerDay,
-		RollupCustomerStore, RollupPointsDay, RollupSalesDay, Sale, SaleItem,
-		SalePayment, SaleReturn, Segment, SigningKey, Store, Tenant, ValidationToken,
-		WebhookAttempt, WebhookDelivery, WebhookEndpoint []ent.Interceptor
+		Product, Redemption, RollupActivePair, RollupCampaignCustomer,
+		RollupCampaignDay, RollupCustomerDay, RollupCustomerStore, RollupPointsDay,
+		RollupSalesDay, Sale, SaleItem, SalePayment, SaleReturn, Segment, SigningKey,
+		Store, Tenant, ValidationToken, WebhookAttempt, WebhookDelivery,
+		WebhookEndpoint []ent.Interceptor
 	}
 )
 

@@ -54,6 +54,8 @@ type Tx struct {
 	Redemption *RedemptionClient
 	// RollupActivePair is the client for interacting with the RollupActivePair builders.
 	RollupActivePair *RollupActivePairClient
+	// RollupCampaignCustomer is the client for interacting with the RollupCampaignCustomer builders.
+	RollupCampaignCustomer *RollupCampaignCustomerClient
 	// RollupCampaignDay is the client for interacting with the RollupCampaignDay builders.
 	RollupCampaignDay *RollupCampaignDayClient
 	// RollupCustomerDay is the client for interacting with the RollupCustomerDay builders.
@@ -239,6 +241,7 @@ func (tx *Tx) init() {
 	tx.Product = NewProductClient(tx.config)
 	tx.Redemption = NewRedemptionClient(tx.config)
 	tx.RollupActivePair = NewRollupActivePairClient(tx.config)
+	tx.RollupCampaignCustomer = NewRollupCampaignCustomerClient(tx.config)
 	tx.RollupCampaignDay = NewRollupCampaignDayClient(tx.config)
 	tx.RollupCustomerDay = NewRollupCustomerDayClient(tx.config)
 	tx.RollupCustomerStore = NewRollupCustomerStoreClient(tx.config)

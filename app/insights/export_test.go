@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fideliza/fideliza/domain/points"
+	"github.com/fideliza/fideliza/domain/rollup"
 	"github.com/fideliza/fideliza/ent"
 )
 
@@ -45,4 +46,16 @@ func (a *Service) PointsLiabilityByDayFromLedger(ctx context.Context, from, to t
 func (a *Service) CampaignPerformanceFromRows(ctx context.Context, c *ent.Campaign, from, to *time.Time) (*CampaignPerformance, error) {
 	p := &CampaignPerformance{}
 	return p, a.sumRedemptions(ctx, c, from, to, p)
+}
+
+// CampaignCustomersPaid is what each customer paid within a campaign's
+// period until end, as the lift reads it.
+func (a *Service) CampaignCustomersPaid(ctx context.Context, c *ent.Campaign, end time.Time) (map[string]rollup.Paid, error) {
+	return a.customersPaid(ctx, c, end)
+}
+
+// CampaignCustomersPaidFromRows is CampaignCustomersPaid read from the
+// sales.
+func (a *Service) CampaignCustomersPaidFromRows(ctx context.Context, c *ent.Campaign, end time.Time) (map[string]rollup.Paid, error) {
+	return a.paidFromRows(ctx, c.StartsAt, end)
 }

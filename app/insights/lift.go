@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/fideliza/fideliza/domain/experiment"
+	"github.com/fideliza/fideliza/domain/rollup"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
 	"github.com/fideliza/fideliza/ent/sale"
@@ -38,7 +37,7 @@ func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experimen
 	if err != nil {
 		return nil, err
 	}
-	revenue, err := a.revenueByCustomer(ctx, start, end)
+	revenue, err := a.customersPaid(ctx, c, end)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +48,7 @@ func (a *Service) CampaignLift(ctx context.Context, c *ent.Campaign) (*experimen
 			g = &heldOut
 		}
 		r, bought := revenue[id]
-		g.Add(bought, r)
+		g.Add(bought, r.Amount)
 	}
 	p, err := a.campaignPerformance(ctx, c, &start, &end)
 	if err != nil {
@@ -76,21 +75,46 @@ func (a *Service) liftTargets(ctx context.Context, c *ent.Campaign) ([]string, e
 	return q.IDs(ctx)
 }
 
-// revenueByCustomer sums what each customer paid for the sales registered
-// within [from, to), cancelled ones left out, read in batches; money is
-// summed here, exactly.
-func (a *Service) revenueByCustomer(ctx context.Context, from, to time.Time) (map[string]decimal.Decimal, error) {
+// customersPaid is what each customer paid within [c.StartsAt, end):
+// the rollup of the campaign's whole period (migration 0045), less the
+// sales registered for [end, c.EndsAt), read from the rows (none unless
+// the campaign runs and a sale was registered with a later sold_at).
+func (a *Service) customersPaid(ctx context.Context, c *ent.Campaign, end time.Time) (map[string]rollup.Paid, error) {
+	paid, err := a.rollups().CampaignCustomers(ctx, c.ID)
+	if err != nil || !end.Before(c.EndsAt) {
+		return paid, err
+	}
+	later, err := a.paidFromRows(ctx, end, c.EndsAt)
+	if err != nil {
+		return nil, err
+	}
+	for id, l := range later {
+		p := paid[id]
+		if p.Sales -= l.Sales; p.Sales > 0 {
+			paid[id] = rollup.Paid{Sales: p.Sales, Amount: p.Amount.Sub(l.Amount)}
+		} else {
+			delete(paid, id)
+		}
+	}
+	return paid, nil
+}
+
+// paidFromRows is what each customer paid for the sales registered within
+// [from, to), cancelled ones left out, read in batches; money is summed
+// here, exactly.
+func (a *Service) paidFromRows(ctx context.Context, from, to time.Time) (map[string]rollup.Paid, error) {
 	q := a.DB.Ent.Sale.Query().Where(sale.SoldAtGTE(from.UTC()), sale.SoldAtLT(to.UTC()), sale.CustomerIDNotNil(),
 		sale.StatusNEQ(sale.StatusCANCELLED))
 	fetch := func(after string, limit int) ([]*ent.Sale, error) {
 		return q.Clone().Where(sale.IDGT(after)).Order(ent.Asc(sale.FieldID)).Limit(limit).
 			Select(sale.FieldID, sale.FieldCustomerID, sale.FieldAmountPayable).All(ctx)
 	}
-	revenue := map[string]decimal.Decimal{}
+	paid := map[string]rollup.Paid{}
 	err := inBatches(fetch, func(s *ent.Sale) string { return s.ID }, func(ss []*ent.Sale) {
 		for _, s := range ss {
-			revenue[*s.CustomerID] = revenue[*s.CustomerID].Add(s.AmountPayable)
+			p := paid[*s.CustomerID]
+			paid[*s.CustomerID] = rollup.Paid{Sales: p.Sales + 1, Amount: p.Amount.Add(s.AmountPayable)}
 		}
 	})
-	return revenue, err
+	return paid, err
 }

@@ -9,14 +9,18 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/backoffice"
+	"github.com/fideliza/fideliza/app/campaigns"
 	"github.com/fideliza/fideliza/app/insights"
 	"github.com/fideliza/fideliza/app/pos"
 	"github.com/fideliza/fideliza/demoyear"
+	"github.com/fideliza/fideliza/domain/rollup"
 	"github.com/fideliza/fideliza/ent"
+	"github.com/fideliza/fideliza/ent/campaign"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/sale"
 	"github.com/fideliza/fideliza/ent/salereturn"
@@ -78,6 +82,12 @@ func rollupsMix(ctx context.Context, t *testing.T, a *app.App, db *storage.DB) {
 	later := app.New(&app.Config{DB: db, Clock: func() time.Time { return a.Now().AddDate(1, 0, 0) }})
 	require.NoError(t, later.Loyalty.ExpirePoints(ctx))
 
+	// A holdout campaign over the last 120 days, created after their sales.
+	from, to := at.AddDate(0, 0, -120), at.AddDate(0, 0, 30)
+	_, err = a.Campaigns.CreateCampaign(ctx, campaigns.CampaignInput{Name: "Retroativa", Type: "discount", StartsAt: &from, EndsAt: &to,
+		Discount: &campaigns.DiscountInput{Mode: "percentage", Value: ptr(decimal.NewFromInt(5))}, HoldoutBasisPoints: 500})
+	require.NoError(t, err)
+
 	cancelled, err := db.Ent.Sale.Query().Where(sale.StatusEQ(sale.StatusCANCELLED)).Count(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 3, cancelled)
@@ -89,9 +99,26 @@ func rollupsMatch(ctx context.Context, t *testing.T, a *app.App, db *storage.DB,
 	kept := rollupRows(t, db)
 	require.NotEmpty(t, kept["rollup_sales_days"])
 	require.NotEmpty(t, kept["rollup_active_pairs"])
+	require.NotEmpty(t, kept["rollup_campaign_customers"])
 	_, err := a.Insights.RebuildRollups(ctx, app.DemoTenantID)
 	require.NoError(t, err)
 	require.Equal(t, kept, rollupRows(t, db), "the rollups the triggers kept are those the rows give")
+
+	// What the customers paid in each holdout campaign's period, to its
+	// end, to the middle of it and to now.
+	holdouts, err := db.Ent.Campaign.Query().Where(campaign.HoldoutBasisPointsGT(0)).All(ctx)
+	require.NoError(t, err)
+	require.Len(t, holdouts, 2, "the demo's and the one created after its year")
+	for _, c := range holdouts {
+		for _, until := range []time.Time{c.EndsAt, c.StartsAt.Add(c.EndsAt.Sub(c.StartsAt) / 2), end} {
+			paid, err := a.Insights.CampaignCustomersPaid(ctx, c, until)
+			require.NoError(t, err)
+			want, err := a.Insights.CampaignCustomersPaidFromRows(ctx, c, until)
+			require.NoError(t, err)
+			require.NotEmpty(t, want)
+			require.Equal(t, customersPaid(want), customersPaid(paid), "%s until %s", c.Name, until)
+		}
+	}
 
 	loc, err := time.LoadLocation(zone)
 	require.NoError(t, err)
@@ -159,6 +186,15 @@ func performance(p *insights.CampaignPerformance) string {
 	return fmt.Sprintf("%d %s %s %s", p.Redemptions, p.DiscountGiven, p.CashbackPromised, p.Revenue)
 }
 
+// customersPaid writes what each customer paid as text, decimals exact.
+func customersPaid(paid map[string]rollup.Paid) map[string]string {
+	out := make(map[string]string, len(paid))
+	for id, p := range paid {
+		out[id] = fmt.Sprintf("%d %s", p.Sales, p.Amount)
+	}
+	return out
+}
+
 // rollupRows reads every rollup of the demo tenant, each row as text, by
 // table (the pairs no customer holds any more left out).
 func rollupRows(t *testing.T, db *storage.DB) map[string][]string {
@@ -170,6 +206,7 @@ func rollupRows(t *testing.T, db *storage.DB) map[string][]string {
 		`SELECT * FROM rollup_points_days WHERE tenant_id = ? ORDER BY day`,
 		`SELECT * FROM rollup_customer_days WHERE tenant_id = ? ORDER BY customer_id, day`,
 		`SELECT * FROM rollup_active_pairs WHERE tenant_id = ? AND customers <> 0 ORDER BY day, prev_day`,
+		`SELECT * FROM rollup_campaign_customers WHERE tenant_id = ? ORDER BY campaign_id, customer_id`,
 	} {
 		if db.Dialect == dialect.Postgres {
 			q = strings.Replace(q, "?", "$1", 1)

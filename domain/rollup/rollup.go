@@ -22,6 +22,7 @@ import (
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/predicate"
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaigncustomer"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
 	"github.com/fideliza/fideliza/ent/rolluppointsday"
@@ -228,4 +229,25 @@ func (r Reader) ActiveAmong(ctx context.Context, ids []string, first, end string
 func Rebuild(ctx context.Context, tx *stdsql.Tx, rebind func(string) string, tenantID string) error {
 	_, err := tx.ExecContext(ctx, rebind(`INSERT INTO rollup_rebuilds (tenant_id) VALUES (?)`), tenantID)
 	return err
+}
+
+// Paid is what a customer paid: their sales not cancelled, how many and
+// the amount payable.
+type Paid struct {
+	Sales  int
+	Amount decimal.Decimal
+}
+
+// CampaignCustomers is what each customer paid within the period of a
+// campaign with a holdout; a customer with no such sale is not in the map.
+func (r Reader) CampaignCustomers(ctx context.Context, campaignID string) (map[string]Paid, error) {
+	rows, err := r.Ent.RollupCampaignCustomer.Query().Where(rollupcampaigncustomer.CampaignID(campaignID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Paid, len(rows))
+	for _, p := range rows {
+		out[p.CustomerID] = Paid{Sales: int(p.Sales), Amount: Money(p.PaidCents, p.PaidSub)}
+	}
+	return out, nil
 }

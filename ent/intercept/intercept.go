@@ -29,6 +29,7 @@ import (
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaigncustomer"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
@@ -644,6 +645,33 @@ func (f TraverseRollupActivePair) Traverse(ctx context.Context, q ent.Query) err
 	return fmt.Errorf("unexpected query type %T. expect *ent.RollupActivePairQuery", q)
 }
 
+// The RollupCampaignCustomerFunc type is an adapter to allow the use of ordinary function as a Querier.
+type RollupCampaignCustomerFunc func(context.Context, *ent.RollupCampaignCustomerQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f RollupCampaignCustomerFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.RollupCampaignCustomerQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.RollupCampaignCustomerQuery", q)
+}
+
+// The TraverseRollupCampaignCustomer type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseRollupCampaignCustomer func(context.Context, *ent.RollupCampaignCustomerQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseRollupCampaignCustomer) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseRollupCampaignCustomer) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCampaignCustomerQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.RollupCampaignCustomerQuery", q)
+}
+
 // The RollupCampaignDayFunc type is an adapter to allow the use of ordinary function as a Querier.
 type RollupCampaignDayFunc func(context.Context, *ent.RollupCampaignDayQuery) (ent.Value, error)
 
@@ -1146,6 +1174,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.RedemptionQuery, predicate.Redemption, redemption.OrderOption]{typ: ent.TypeRedemption, tq: q}, nil
 	case *ent.RollupActivePairQuery:
 		return &query[*ent.RollupActivePairQuery, predicate.RollupActivePair, rollupactivepair.OrderOption]{typ: ent.TypeRollupActivePair, tq: q}, nil
+	case *ent.RollupCampaignCustomerQuery:
+		return &query[*ent.RollupCampaignCustomerQuery, predicate.RollupCampaignCustomer, rollupcampaigncustomer.OrderOption]{typ: ent.TypeRollupCampaignCustomer, tq: q}, nil
 	case *ent.RollupCampaignDayQuery:
 		return &query[*ent.RollupCampaignDayQuery, predicate.RollupCampaignDay, rollupcampaignday.OrderOption]{typ: ent.TypeRollupCampaignDay, tq: q}, nil
 	case *ent.RollupCustomerDayQuery:

@@ -88,6 +88,9 @@ type Redemption func(*sql.Selector)
 // RollupActivePair is the predicate function for rollupactivepair builders.
 type RollupActivePair func(*sql.Selector)
 
+// RollupCampaignCustomer is the predicate function for rollupcampaigncustomer builders.
+type RollupCampaignCustomer func(*sql.Selector)
+
 // RollupCampaignDay is the predicate function for rollupcampaignday builders.
 type RollupCampaignDay func(*sql.Selector)
 

@@ -579,6 +579,18 @@ func (f RollupActivePairQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Quer
 	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupActivePairQuery", q)
 }
 
+// The RollupCampaignCustomerQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type RollupCampaignCustomerQueryRuleFunc func(context.Context, *ent.RollupCampaignCustomerQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f RollupCampaignCustomerQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.RollupCampaignCustomerQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.RollupCampaignCustomerQuery", q)
+}
+
 // The RollupCampaignDayQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type RollupCampaignDayQueryRuleFunc func(context.Context, *ent.RollupCampaignDayQuery) error
@@ -1001,6 +1013,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 	case *ent.RedemptionQuery:
 		return q.Filter(), nil
 	case *ent.RollupActivePairQuery:
+		return q.Filter(), nil
+	case *ent.RollupCampaignCustomerQuery:
 		return q.Filter(), nil
 	case *ent.RollupCampaignDayQuery:
 		return q.Filter(), nil

@@ -26,6 +26,7 @@ import (
 	"github.com/fideliza/fideliza/ent/product"
 	"github.com/fideliza/fideliza/ent/redemption"
 	"github.com/fideliza/fideliza/ent/rollupactivepair"
+	"github.com/fideliza/fideliza/ent/rollupcampaigncustomer"
 	"github.com/fideliza/fideliza/ent/rollupcampaignday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerday"
 	"github.com/fideliza/fideliza/ent/rollupcustomerstore"
@@ -1159,6 +1160,16 @@ func init() {
 	rollupactivepair.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := rollupactivepair.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	rollupcampaigncustomerMixin := schema.RollupCampaignCustomer{}.Mixin()
+	rollupcampaigncustomer.Policy = privacy.NewPolicies(rollupcampaigncustomerMixin[0], schema.RollupCampaignCustomer{})
+	rollupcampaigncustomer.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := rollupcampaigncustomer.Policy.EvalMutation(ctx, m); err != nil {
 				return nil, err
 			}
 			return next.Mutate(ctx, m)

@@ -84,6 +84,19 @@ func (RollupCustomerDay) Fields() []ent.Field {
 	return []ent.Field{field.String("customer_id"), field.String("day"), field.Int64("events")}
 }
 
+// RollupCampaignCustomer is what a customer paid within the period of a
+// campaign with a holdout: their sales not cancelled, how many and the
+// amount payable (migration 0045).
+type RollupCampaignCustomer struct{ ent.View }
+
+func (RollupCampaignCustomer) Annotations() []schema.Annotation {
+	return rollupView("rollup_campaign_customers")
+}
+func (RollupCampaignCustomer) Mixin() []ent.Mixin { return []ent.Mixin{RollupMixin{}} }
+func (RollupCampaignCustomer) Fields() []ent.Field {
+	return append([]ent.Field{field.String("campaign_id"), field.String("customer_id"), field.Int64("sales")}, money("paid")...)
+}
+
 // RollupActivePair counts the customers active on day whose previous
 // active day was prev_day ("" for none): the customers active within
 // [d1, d2] are those of the pairs with d1 <= day <= d2 and prev_day < d1.
