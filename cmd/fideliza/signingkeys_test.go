@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"entgo.io/ent/dialect"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/stretchr/testify/require"
 
@@ -107,8 +108,24 @@ func unsealSigningKeys(t *testing.T, dbURL string) {
 	require.NoError(t, err)
 	// The migrations after it run again: what one added that SQLite cannot
 	// add only if missing goes back too, and what one dropped that SQLite
-	// cannot drop only if present comes back.
+	// cannot drop only if present comes back. 0045's index and triggers
+	// read a column 0035 adds, and 0027's rebuild would run them: they go
+	// first.
+	on := func(table string) string {
+		if db.Dialect == dialect.Postgres {
+			return " ON " + table
+		}
+		return ""
+	}
 	for _, added := range []string{
+		`DROP INDEX IF EXISTS campaigns_holdout_period`,
+		`DROP TRIGGER IF EXISTS campaign_customers_campaign_insert` + on("campaigns"),
+		`DROP TRIGGER IF EXISTS campaign_customers_campaign_update` + on("campaigns"),
+		`DROP TRIGGER IF EXISTS campaign_customers_campaign_delete` + on("campaigns"),
+		`DROP TRIGGER IF EXISTS campaign_customers_sale_insert` + on("sales"),
+		`DROP TRIGGER IF EXISTS campaign_customers_sale_update` + on("sales"),
+		`DROP TRIGGER IF EXISTS campaign_customers_sale_delete` + on("sales"),
+		`DROP TRIGGER IF EXISTS rollup_rebuild_campaign_customers` + on("rollup_rebuilds"),
 		`ALTER TABLE tenants DROP COLUMN cors_origins`, // 0028
 		`ALTER TABLE events DROP COLUMN trace_parent`,  // 0032
 		`ALTER TABLE tenants DROP COLUMN points_value`, // 0033
