@@ -197,9 +197,14 @@ func (a *Service) storeDaySales(ctx context.Context, sums map[storeDay]*StoreDay
 // withStores lists sums, each given its store by set (which answers its
 // day), by day and store code.
 func withStores[T any](ctx context.Context, c *ent.Client, sums map[storeDay]T, set func(T, *ent.Store) string) ([]T, error) {
-	storeIDs := make([]string, 0, len(sums))
+	// Each store once: a year of days names every store hundreds of times.
+	seen := map[string]bool{}
+	var storeIDs []string
 	for k := range sums {
-		storeIDs = append(storeIDs, k.store)
+		if !seen[k.store] {
+			seen[k.store] = true
+			storeIDs = append(storeIDs, k.store)
+		}
 	}
 	stores, err := c.Store.Query().Where(store.IDIn(storeIDs...)).All(ctx)
 	if err != nil {

@@ -110,12 +110,9 @@ func (a *Service) salesByStoreDay(ctx context.Context, from, to time.Time, loc *
 		if err != nil {
 			return err
 		}
-		for _, d := range days {
-			sum := storeDay{d.StoreID, d.Day}.sum(sums)
-			sum.Sales += d.Sales
-			sum.Amount = sum.Amount.Add(d.Amount)
-			sum.DiscountAmount = sum.DiscountAmount.Add(d.Discount)
-			sum.AmountPayable = sum.AmountPayable.Add(d.Payable)
+		for _, d := range days { // sums is empty yet, and the rollups hold one row per store and day
+			sums[storeDay{d.StoreID, d.Day}] = &StoreDaySales{Day: d.Day, Sales: d.Sales,
+				Amount: d.Amount, DiscountAmount: d.Discount, AmountPayable: d.Payable}
 		}
 	}
 	for _, r := range split.Raw {
