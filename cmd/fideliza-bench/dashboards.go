@@ -27,6 +27,7 @@ var dashboardFields = []struct{ name, query string }{
 	{"salesByStoreDay", `query($from: Time!, $to: Time!) { salesByStoreDay(from: $from, to: $to) { day sales amount discountAmount amountPayable store { code } } }`},
 	{"activeCustomers", `query($from: Time!, $to: Time!) { activeCustomers(from: $from, to: $to) }`},
 	{"pointsLiabilityByDay", `query($from: Time!, $to: Time!) { pointsLiabilityByDay(from: $from, to: $to) { day points } }`},
+	{"pointsSpentByStoreDay", `query($from: Time!, $to: Time!) { pointsSpentByStoreDay(from: $from, to: $to) { day sales points amount store { code } } }`},
 	{"Campaign.performance", `query($from: Time!, $to: Time!) { campaigns(first: 10, orderBy: {field: CREATED_AT, direction: ASC}) {
 		edges { node { name performance(from: $from, to: $to) { redemptions discountGiven cashbackPromised revenue } } } } }`},
 }
