@@ -92,6 +92,13 @@ type Config struct {
 	PollInterval time.Duration
 }
 
+// MinSaleWorkers is the fewest workers of the sales queue. Sales are
+// processed in groups (app/pos: one transaction for the jobs of a tenant
+// worked at the same moment) and a job waiting for its group holds its
+// worker: enough for a group in its transaction and the next one filling.
+// Few workers made small groups, each waiting for River's next fetch.
+const MinSaleWorkers = 128
+
 // Client is a River client as a process runs it. On PostgreSQL a working
 // client runs on pgx (River's LISTEN needs it) and the application's jobs
 // are inserted by another client on database/sql, in ent's *sql.Tx: one
@@ -146,7 +153,7 @@ func NewClient(a *app.App, cfg Config) (Client, error) {
 		rc.PeriodicJobs = PeriodicJobs(cmp.Or(cfg.PointsInterval, time.Hour), cmp.Or(cfg.DispatchInterval, DefaultDispatchInterval))
 		rc.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: max(cfg.MaxWorkers, 1)},
-			jobs.SaleQueue:     {MaxWorkers: max(cfg.MaxWorkers, 1)},
+			jobs.SaleQueue:     {MaxWorkers: max(cfg.MaxWorkers, MinSaleWorkers)},
 		}
 	}
 	if !cfg.Work || a.DB.Pgx() == nil {

@@ -135,9 +135,9 @@ func (a *Service) IdentifyCustomer(ctx context.Context, in IdentifyInput) (*Iden
 		phone = in.Customer.Phone
 	}
 	fields := spendingFields(tenant, identified...)
-	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, doc, string(typ), phone, fields...)
+	cust, err := a.findOrPreRegister(ctx, a.DB.Ent, tenant, documentCustomer(a.DB.Ent, doc).Select(fields...), doc, string(typ), phone)
 	if ent.IsConstraintError(err) { // pre-registered by a concurrent identify
-		cust, err = a.DB.Ent.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(fields...).Only(ctx)
+		cust, err = documentCustomer(a.DB.Ent, doc).Select(fields...).Only(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -54,7 +54,8 @@ func (p *processedSale) add(q *processedSale) {
 const failWriteTimeout = 10 * time.Second
 
 // ProcessSale processes a registered sale of tenantID (the job queued when
-// it was registered) in a transaction of its own, as ProcessSales does.
+// it was registered): with the other sales of the tenant whose jobs are
+// being worked at the same moment, in one transaction (processSaleGroup).
 // After the last attempt (lastAttempt) a failure leaves the sale FAILED
 // with the reason.
 func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, lastAttempt bool) error {
@@ -62,7 +63,7 @@ func (a *Service) ProcessSale(ctx context.Context, tenantID, saleID string, last
 		return err
 	}
 	ctx = viewer.TenantContext(ctx, tenantID)
-	err := a.processSales(ctx, saleID)
+	err := a.processInGroup(ctx, tenantID, saleID)
 	if err == nil || !lastAttempt {
 		return err
 	}
@@ -89,14 +90,22 @@ func (a *Service) ProcessSales(ctx context.Context, saleIDs ...string) error {
 }
 
 // processSales is ProcessSales without its policy check, for the operations
-// of this context that call it.
+// of this context that call it. Its transaction holds the tenant's
+// processing lock: one transaction processing a tenant's sales at a time in
+// every process, so that two never lock the same customers and rollup rows
+// in opposite orders (a deadlock, which would roll a whole group back).
 func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 	ctx = schema.RememberVisible(ctx)
+	v, _ := viewer.FromContext(ctx)
 	var done []*processedSale
-	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
+	err := a.DB.Exclusive(ctx, "sale processing "+v.TenantID, func(tx storage.Tx) error {
 		done = done[:0] // a run again after a conflict counts afresh
+		run := newProcessingRun(a.Stamp())
+		if err := run.readSales(ctx, tx.Ent, saleIDs); err != nil {
+			return err
+		}
 		for _, id := range saleIDs {
-			d, err := a.processSale(ctx, tx, id)
+			d, err := a.processSale(ctx, tx, run, id)
 			if err != nil {
 				return err
 			}
@@ -104,7 +113,7 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 				done = append(done, d)
 			}
 		}
-		return nil
+		return a.finishProcessing(ctx, tx, run)
 	})
 	if err != nil {
 		return err
@@ -122,8 +131,9 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 // processSale processes a registered sale in tx: the customer's points (with
 // bonus-points campaigns), the redemptions of the discounts it carries,
 // lifetime value, level and the sale.processed event, all committing with
-// the sale's PROCESSED status, so a run killed midway leaves nothing and the
-// retry does it all once. A sale already processed answers nil.
+// the sale's PROCESSED status (written as run finishes), so a run killed
+// midway leaves nothing and the retry does it all once. A sale already
+// processed, or processed earlier in run, answers nil.
 //
 // A customer's sales are processed in the order they were registered:
 // should the customer have earlier sales still waiting (the sales queue is
@@ -135,10 +145,10 @@ func (a *Service) processSales(ctx context.Context, saleIDs ...string) error {
 // order). The sale names its customer by document, read before either
 // lock: should an erasure change that document before the sale is locked,
 // storage.ErrConflict has the transaction run again.
-func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string) (*processedSale, error) {
+func (a *Service) processSale(ctx context.Context, tx storage.Tx, run *processingRun, saleID string) (*processedSale, error) {
 	c := tx.Ent
-	s, err := c.Sale.Get(ctx, saleID)
-	if err != nil || s.Status != sale.StatusRECEIVED {
+	s, err := run.sale(ctx, c, saleID)
+	if err != nil || s.Status != sale.StatusRECEIVED || run.processed(saleID) {
 		return nil, err
 	}
 	tenant, err := a.SettingsOf(ctx, c, s.TenantID)
@@ -154,13 +164,12 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 		if s.CustomerDocumentType != nil {
 			typ = string(*s.CustomerDocumentType)
 		}
-		if cust, err = a.findOrPreRegister(ctx, c, tenant, s.CustomerDocument, typ, ""); err != nil {
-			return nil, err
+		found := documentCustomer(c, s.CustomerDocument)
+		if a.DB.Dialect == dialect.Postgres {
+			found.ForUpdate() // LockCustomer's lock, in the same read
 		}
-		if cust != nil {
-			if cust, err = a.LockCustomer(ctx, c, cust.ID); err != nil {
-				return nil, err
-			}
+		if cust, err = a.findOrPreRegister(ctx, c, tenant, found, s.CustomerDocument, typ, ""); err != nil {
+			return nil, err
 		}
 		// The demo's year (InlineSales) registers a day's sales at once and
 		// processes them in its own order, which its determinism needs.
@@ -177,7 +186,7 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 				return nil, err
 			}
 		}
-		one, err := a.processLockedSale(ctx, c, tenant, cust, s.CustomerDocument, id)
+		one, err := a.processLockedSale(ctx, c, run, tenant, cust, s.CustomerDocument, id)
 		if err != nil {
 			return nil, err
 		}
@@ -187,11 +196,6 @@ func (a *Service) processSale(ctx context.Context, tx storage.Tx, saleID string)
 	}
 	if done.sales == 0 {
 		return nil, nil
-	}
-	if cust != nil { // the audiences see the sale as it commits
-		if err := a.Audiences.Refresh(ctx, tx, cust.ID); err != nil {
-			return nil, err
-		}
 	}
 	return done, nil
 }
@@ -210,22 +214,18 @@ func earlierWaiting(ctx context.Context, c *ent.Client, s *ent.Sale) ([]string, 
 
 // processLockedSale processes one sale of doc's customer (cust, locked; nil
 // for a sale without a known customer) unless it is no longer RECEIVED.
-func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, tenant *ent.Tenant, cust *ent.Customer, doc, saleID string) (*processedSale, error) {
-	q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore().WithPayments()
-	if a.DB.Dialect == dialect.Postgres {
-		q.ForUpdate(entsql.WithLockTables(sale.Table)) // a second run waits, then finds the sale processed
-	}
-	s, err := q.Only(ctx)
+func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, run *processingRun, tenant *ent.Tenant, cust *ent.Customer, doc, saleID string) (*processedSale, error) {
+	s, err := a.lockWaitingSale(ctx, c, run, saleID)
 	if err != nil {
 		return nil, err
 	}
-	if s.Status != sale.StatusRECEIVED {
+	if s.Status != sale.StatusRECEIVED || run.processed(saleID) {
 		return nil, nil
 	}
 	if s.CustomerDocument != doc {
 		return nil, storage.ErrConflict
 	}
-	now := a.Stamp()
+	now := run.now
 	done := &processedSale{sales: 1}
 	// Points paid first: the hold the sale took becomes its debit, once.
 	if done.spent, err = a.spendSalePoints(ctx, c, s); err != nil {
@@ -239,15 +239,11 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, tenant *
 			return nil, err
 		}
 	}
-	u := c.Sale.UpdateOneID(s.ID).SetStatus(sale.StatusPROCESSED).SetProcessedAt(now).SetPointsCredited(done.credited)
 	var customerID any
 	if cust != nil {
-		u.SetCustomerID(cust.ID)
 		customerID = cust.ID
 	}
-	if err := u.Exec(ctx); err != nil {
-		return nil, err
-	}
+	run.add(s.ID, done.credited, cust)
 	err = outbox.Record(ctx, c, now, s.TenantID, outbox.SaleProcessed, s.ID, map[string]any{
 		"sale_id": s.ID, "receipt": s.ExternalID, "store_code": s.Edges.Store.Code, "customer_id": customerID,
 		"amount_payable": s.AmountPayable.String(), "points_credited": done.credited,
@@ -258,12 +254,55 @@ func (a *Service) processLockedSale(ctx context.Context, c *ent.Client, tenant *
 	return done, nil
 }
 
-// findOrPreRegister finds the customer of a document; an unknown one is
-// pre-registered when the tenant enables it, else nil. A concurrent
+// documentCustomer is the query of the customer of a document.
+func documentCustomer(c *ent.Client, doc string) *ent.CustomerQuery {
+	return c.Customer.Query().Where(customers.CustomerWithDocument(doc))
+}
+
+// oneCustomer is a query of at most one customer (documentCustomer's, with
+// a caller's selection or lock).
+type oneCustomer interface {
+	Only(ctx context.Context) (*ent.Customer, error)
+}
+
+// lockWaitingSale is a sale to process, with its items, payments and store: as
+// run read it at its start, locked on PostgreSQL (a second run waits, then
+// finds it processed) and its status and document read again with the lock
+// (a sale's lines, payments and store do not change while it waits); on
+// SQLite as read (the run's transaction has been the only writer since).
+// A sale the run did not read (a customer's earlier one) is read whole.
+func (a *Service) lockWaitingSale(ctx context.Context, c *ent.Client, run *processingRun, saleID string) (*ent.Sale, error) {
+	pg := a.DB.Dialect == dialect.Postgres
+	s := run.read[saleID]
+	if s == nil {
+		q := c.Sale.Query().Where(sale.ID(saleID)).WithItems().WithStore().WithPayments()
+		if pg {
+			q.ForUpdate(entsql.WithLockTables(sale.Table))
+		}
+		return q.Only(ctx)
+	}
+	if !pg {
+		return s, nil
+	}
+	now, err := c.Sale.Query().Where(sale.ID(saleID)).Select(sale.FieldStatus, sale.FieldCustomerDocumentIndex).
+		ForUpdate(entsql.WithLockTables(sale.Table)).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if now.CustomerDocumentIndex != s.CustomerDocumentIndex { // an erasure since the run read it
+		return nil, storage.ErrConflict
+	}
+	locked := *s
+	locked.Status = now.Status
+	return &locked, nil
+}
+
+// findOrPreRegister finds the customer of a document with found (its
+// documentCustomer query, with the caller's selection or lock); an unknown
+// one is pre-registered when the tenant enables it, else nil. A concurrent
 // pre-registration of the same document surfaces as a constraint error.
-// With fields, only those are read of a customer found (and its id).
-func (a *Service) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, doc, typ, phone string, fields ...string) (*ent.Customer, error) {
-	cust, err := c.Customer.Query().Where(customers.CustomerWithDocument(doc)).Select(fields...).Only(ctx)
+func (a *Service) findOrPreRegister(ctx context.Context, c *ent.Client, tenant *ent.Tenant, found oneCustomer, doc, typ, phone string) (*ent.Customer, error) {
+	cust, err := found.Only(ctx)
 	if !ent.IsNotFound(err) || !tenant.PreRegistration {
 		if ent.IsNotFound(err) {
 			return nil, nil
@@ -293,7 +332,7 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 	if pts := points.Earned(paid, tenant.PointsPerReal); pts > 0 {
 		res, err := l.Credit(ctx, c, ledger.Credit{
 			CustomerID: cust.ID, Kind: pointsentry.KindCredit, Points: pts, SourceKind: pointsentry.SourceKindSale,
-			SourceID: &s.ID, Amount: &paid, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code,
+			SourceID: &s.ID, Amount: &paid, Reason: "sale " + s.ExternalID + " at " + s.Edges.Store.Code, Tenant: tenant,
 		})
 		if err != nil {
 			return 0, err
@@ -321,7 +360,7 @@ func (a *Service) creditSale(ctx context.Context, c *ent.Client, tenant *ent.Ten
 	}
 	res, err := l.Credit(ctx, c, ledger.Credit{
 		CustomerID: cust.ID, Kind: pointsentry.KindBonus, Points: bonus, SourceKind: pointsentry.SourceKindSale,
-		SourceID: &s.ID, Reason: "bonus points: " + names,
+		SourceID: &s.ID, Reason: "bonus points: " + names, Tenant: tenant,
 	})
 	if err != nil {
 		return 0, err

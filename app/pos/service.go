@@ -22,5 +22,6 @@ type Service struct {
 	Audiences *audiences.Service
 
 	saleGroups kernel.GroupCommit[*saleWrite]
-	fairSales  jobs.Fair // the sales queue's order across tenants
+	saleJobs   kernel.GroupCommit[*saleJob] // sales processed together (salegroups.go)
+	fairSales  jobs.Fair                    // the sales queue's order across tenants
 }

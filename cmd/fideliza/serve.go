@@ -133,7 +133,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	f.StringVar(&addr, "addr", env("FIDELIZA_ADDR", defaultAddr), "listen address (env FIDELIZA_ADDR)")
 	f.BoolVar(&demo, "demo", false, "load the demo tenant and print its credentials and example calls")
 	f.BoolVar(&noWorker, "no-worker", false, "serve HTTP only; jobs are worked by `fideliza worker` processes")
-	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	f.IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs of each queue; the sales queue has at least 128 (env FIDELIZA_WORKERS)")
 	pointsIntervalFlag(f, &points)
 	rescueAfterFlag(f, &rescue)
 	f.BoolVar(&intro, "graphql-introspection", envBool("FIDELIZA_GRAPHQL_INTROSPECTION", true),
@@ -275,7 +275,7 @@ func newWorkerCommand(g *globals) *cobra.Command {
 				ReadHeaderTimeout: 10 * time.Second}, listener)
 		},
 	}
-	cmd.Flags().IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs (env FIDELIZA_WORKERS)")
+	cmd.Flags().IntVar(&workers, "workers", envInt("FIDELIZA_WORKERS", 20), "concurrent River jobs of each queue; the sales queue has at least 128 (env FIDELIZA_WORKERS)")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", env("FIDELIZA_METRICS_ADDR", ""),
 		"serve GET /metrics and /healthz on this address; empty: none (env FIDELIZA_METRICS_ADDR)")
 	pointsIntervalFlag(cmd.Flags(), &points)

@@ -23,6 +23,7 @@ import (
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/pointslot"
 	"github.com/fideliza/fideliza/ent/predicate"
+	"github.com/fideliza/fideliza/ent/schema"
 )
 
 // ErrInsufficient is a debit larger than the balance.
@@ -51,6 +52,9 @@ type Credit struct {
 	SourceID   *string // with SourceKind, credited once
 	Reason     string
 	Amount     *decimal.Decimal // order value, added to the lifetime value
+	// Tenant is the customer's tenant when the caller has read it in the
+	// same transaction (a sale's processing); otherwise Credit reads it.
+	Tenant *ent.Tenant
 }
 
 // Debit takes points, those expiring first first.
@@ -96,9 +100,11 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	if prior, err := findSource(ctx, c, cr.CustomerID, cr.Kind, cr.SourceKind, cr.SourceID); prior != nil || err != nil {
 		return &Result{Entry: prior, Replayed: prior != nil}, err
 	}
-	tenant, err := c.Tenant.Get(ctx, cust.TenantID)
-	if err != nil {
-		return nil, err
+	tenant := cr.Tenant
+	if tenant == nil || tenant.ID != cust.TenantID {
+		if tenant, err = c.Tenant.Get(ctx, cust.TenantID); err != nil {
+			return nil, err
+		}
 	}
 	loc, err := points.Zone(tenant.TimeZone)
 	if err != nil {
@@ -127,6 +133,7 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	schema.RememberSeen(ctx, entry.ID) // written here: the lot's link to it is not looked up
 	err = c.PointsLot.Create().
 		SetTenantID(cust.TenantID).SetCustomerID(cust.ID).SetEntryID(entry.ID).SetCreatedAt(now).
 		SetPoints(cr.Points).SetRemaining(kept + pending).SetExpiresAt(expires).SetNillablePendingUntil(pendingUntil).
@@ -134,7 +141,8 @@ func (l Ledger) Credit(ctx context.Context, c *ent.Client, cr Credit) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	u := c.Customer.UpdateOneID(cust.ID).AddPointsBalance(kept).AddPointsPending(pending).AddPointsDebt(-settled)
+	// An update by predicate: UpdateOneID would read the row back.
+	u := c.Customer.Update().Where(customer.ID(cust.ID)).AddPointsBalance(kept).AddPointsPending(pending).AddPointsDebt(-settled)
 	if cr.Amount != nil && cr.Amount.IsPositive() {
 		u.SetLifetimeValue(cust.LifetimeValue.Add(*cr.Amount))
 	}
@@ -403,6 +411,9 @@ func (l Ledger) LockCustomer(ctx context.Context, c *ent.Client, id string) (*en
 	cust, err := q.Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, ErrCustomerNotFound
+	}
+	if err == nil {
+		schema.RememberSeen(ctx, cust.ID) // read through the privacy policies: links to it are not looked up again
 	}
 	return cust, err
 }
