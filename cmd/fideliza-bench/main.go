@@ -466,12 +466,25 @@ type target struct {
 	Measured string  `json:"measured"`
 	Target   string  `json:"target"`
 	Met      bool    `json:"met"`
+	// CPUPerRequest is the row's server CPU per request (result's), when
+	// the row has a CPU target.
+	CPUPerRequest time.Duration `json:"server_cpu_per_request_ns,omitempty"`
+}
+
+// cpuAtMost adds the server CPU per request of o, at most limit, to t.
+func (t *target) cpuAtMost(o result, limit time.Duration) {
+	t.CPUPerRequest = o.CPUPerRequest
+	t.Measured += fmt.Sprintf(", %d µs server CPU", o.CPUPerRequest.Microseconds())
+	t.Target += fmt.Sprintf(", ≤ %d µs", limit.Microseconds())
+	t.Met = t.Met && o.CPUPerRequest > 0 && o.CPUPerRequest <= limit
 }
 
 // targets checks this run against the performance targets.
 func (r report) targets() []target {
 	var ts []target
-	toEcho := func(row, op string, least float64, p99 time.Duration) {
+	// The issue 34 targets: a ratio to a baseline of the same run, a p99
+	// for some, and the server's CPU per request (0: none).
+	toEcho := func(row, op string, least float64, p99, cpu time.Duration) {
 		o := r.op(op)
 		ratio := o.PerSecond / max(r.Echo.PerSecond, 1)
 		t := target{Row: row, Ratio: ratio, Measured: fmt.Sprintf("%.2f of the echo", ratio),
@@ -481,22 +494,31 @@ func (r report) targets() []target {
 			t.Target += fmt.Sprintf(", p99 < %.0f ms", ms(p99))
 			t.Met = t.Met && o.P99 < p99
 		}
+		if cpu > 0 {
+			t.cpuAtMost(o, cpu)
+		}
 		ts = append(ts, t)
 	}
-	toEcho("authorize (20 items × 50 campaigns)", "authorize", 0.25, 25*time.Millisecond)
-	toEcho("identify", "identify", 0.4, 0)
-	toEcho("validate (30 items × 50 campaigns)", "validate", 0.15, 50*time.Millisecond)
-	toEcho("redeem", "redeem", 0.1, 0)
+	toEcho("authorize (20 items × 50 campaigns)", "authorize", 0.25, 25*time.Millisecond, 150*time.Microsecond)
+	toEcho("identify", "identify", 0.5, 0, 60*time.Microsecond)
+	toEcho("validate (30 items × 50 campaigns)", "validate", 0.15, 50*time.Millisecond, 300*time.Microsecond)
+	toEcho("redeem", "redeem", 0.1, 0, 0)
 	ingest := r.op("sale ingestion")
 	ratio := ingest.PerSecond / max(r.RawTx.PerSecond, 1)
 	ts = append(ts, target{Row: "sale ingestion (202 after commit)", Ratio: ratio,
 		Measured: fmt.Sprintf("%.2f of the raw sale transaction", ratio), Target: "≥ 0.50 of the raw sale transaction",
 		Met: ingest.Errors == 0 && ratio >= 0.5})
 	ratio = r.Processing.PerSecond / max(ingest.PerSecond, 1)
-	ts = append(ts, target{Row: "sale processing", Ratio: ratio,
+	processing := target{Row: "sale processing", Ratio: ratio,
 		Measured: fmt.Sprintf("%.2f of ingestion; drained %.1f s after a %s load", ratio, r.Processing.DrainedAfter.Seconds(), ingest.Elapsed.Round(time.Second)),
 		Target:   "≥ ingestion; drained within 5 s of the load's end",
-		Met:      r.Processing.Errors == 0 && r.Processing.DrainedAfter <= 5*time.Second})
+		// Processing keeps pace when the queue drains at the load's end
+		// (the ratio, over the load and the drain, stays just under 1).
+		Met: r.Processing.Errors == 0 && r.Processing.DrainedAfter <= 5*time.Second}
+	// The sale load's CPU is counted per sale processed, its ingestion
+	// included: the issue's 150 µs to register a sale and 250 µs to process it.
+	processing.cpuAtMost(r.Processing, 400*time.Microsecond)
+	ts = append(ts, processing)
 	if len(r.Scale) == 4 {
 		for i, row := range []string{"customer list", "customer search"} {
 			small, large := r.Scale[i], r.Scale[i+2]
