@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -103,14 +104,11 @@ func open(t testing.TB, rawURL string) *storage.DB {
 func URL(t testing.TB, dialectName string, migrated bool) string {
 	t.Helper()
 	if dialectName == dialect.SQLite {
-		u := "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "test.db"))
+		path := filepath.Join(t.TempDir(), "test.db")
 		if migrated {
-			db, err := storage.Open(context.Background(), u)
-			require.NoError(t, err)
-			require.NoError(t, db.Migrate(context.Background(), quietLogger()))
-			require.NoError(t, db.Close())
+			require.NoError(t, copyFile(sqliteTemplate(t), path))
 		}
-		return u
+		return "sqlite://" + filepath.ToSlash(path)
 	}
 	admin := adminURL(t)
 	template := "template0"
@@ -126,10 +124,8 @@ func URL(t testing.TB, dialectName string, migrated bool) string {
 func CopyOf(t testing.TB, rawURL string) string {
 	t.Helper()
 	if path, ok := strings.CutPrefix(rawURL, "sqlite://"); ok {
-		raw, err := os.ReadFile(path)
-		require.NoError(t, err)
 		u := URL(t, dialect.SQLite, false)
-		require.NoError(t, os.WriteFile(strings.TrimPrefix(u, "sqlite://"), raw, 0o600))
+		require.NoError(t, copyFile(path, strings.TrimPrefix(u, "sqlite://")))
 		return u
 	}
 	admin := adminURL(t)
@@ -192,17 +188,74 @@ func adminPool(t testing.TB, admin string) *sql.DB {
 	return db
 }
 
-// migratedTemplate returns the name of a template database holding the
-// current migrations, creating it once per schema version across processes.
-func migratedTemplate(t testing.TB, admin string) string {
+// schemaVersion names the schema a migrated database of dialect holds: a
+// digest of our migrations and of the River version, whose own migrations
+// run after ours.
+func schemaVersion(t testing.TB, dialectName string) string {
 	t.Helper()
-	all, err := storage.Migrations(dialect.Postgres)
+	all, err := storage.Migrations(dialectName)
 	require.NoError(t, err)
 	h := sha256.New()
 	for _, m := range all {
 		io.WriteString(h, m.SQL)
 	}
-	name := "fz_template_" + hex.EncodeToString(h.Sum(nil))[:16]
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if strings.HasPrefix(dep.Path, "github.com/riverqueue/river") {
+				io.WriteString(h, dep.Path+"@"+dep.Version)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// sqliteTemplate returns the path of a migrated SQLite file of the current
+// schema, which tests copy instead of migrating each their own: made once
+// per schema version in the system's temporary directory and shared by the
+// test processes (migrations write nothing sealed, so any data key opens
+// it). A process that finds none builds one beside it and renames it into
+// place, so a concurrent reader never sees half a file.
+func sqliteTemplate(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "fideliza-test-templates")
+	path := filepath.Join(dir, "schema-"+schemaVersion(t, dialect.SQLite)+".db")
+	sqliteTemplateMu.Lock()
+	defer sqliteTemplateMu.Unlock()
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	building, err := os.MkdirTemp(dir, "building-")
+	require.NoError(t, err)
+	defer os.RemoveAll(building)
+	tmp := filepath.Join(building, "schema.db")
+	ctx := context.Background()
+	db, err := storage.Open(ctx, "sqlite://"+filepath.ToSlash(tmp))
+	require.NoError(t, err)
+	require.NoError(t, db.Migrate(ctx, quietLogger()))
+	_, err = db.SQL.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.NoError(t, os.Rename(tmp, path))
+	return path
+}
+
+var sqliteTemplateMu sync.Mutex
+
+// copyFile copies the file at from to a new file at to.
+func copyFile(from, to string) error {
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, raw, 0o600)
+}
+
+// migratedTemplate returns the name of a template database holding the
+// current migrations, creating it once per schema version across processes.
+func migratedTemplate(t testing.TB, admin string) string {
+	t.Helper()
+	name := "fz_template_" + schemaVersion(t, dialect.Postgres)
 
 	adminMu.Lock()
 	done := templates[name] != ""
