@@ -49,7 +49,7 @@ func TestRememberingVerifier(t *testing.T) {
 			_, err := v.Verify(t.Context(), tc.raw)
 			require.Equal(t, tc.raw != "forged", err == nil, tc.raw)
 		}
-		time.Sleep(tc.wait)
+		time.Sleep(tc.wait) // the remembered verdict's life passes: time is what is tested
 		tok, err := v.Verify(t.Context(), tc.raw)
 		require.Equal(t, tc.acceptEnd, err == nil, tc.raw)
 		if tc.acceptEnd {

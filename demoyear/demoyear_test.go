@@ -9,27 +9,25 @@ import (
 
 	"github.com/fideliza/fideliza/app"
 	"github.com/fideliza/fideliza/app/pos"
-	"github.com/fideliza/fideliza/demoyear"
+	"github.com/fideliza/fideliza/demoyear/demotest"
 	"github.com/fideliza/fideliza/ent/pointsentry"
 	"github.com/fideliza/fideliza/ent/salepayment"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
-// TestLivingDemoIsDeterministic: two demos loaded from the seed on two
-// databases hold the same year: the same customers, sales and points,
-// some of the sales paid in part with points at the till.
+// TestLivingDemoIsDeterministic: the demo loaded from the seed holds the
+// same year on both databases: the same customers, sales and points, some
+// of the sales paid in part with points at the till. The year is played
+// once per database and code version, as the template every test of the
+// year copies (demotest): this test is the generator's.
 func TestLivingDemoIsDeterministic(t *testing.T) {
 	t.Parallel()
 	end := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
-	var figures [2][5]int
-	for i := range figures {
-		db := storagetest.Open(t, "sqlite3")
-		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }}).WithHistory(demoyear.Play)
-		started := time.Now()
-		_, err := a.LoadDemo(context.Background())
-		require.NoError(t, err)
-		t.Logf("the living demo loaded in %v", time.Since(started).Round(time.Millisecond))
+	figures := map[string][5]int{}
+	for _, d := range storagetest.Dialects() {
+		db := demotest.Open(t, d, end)
+		a := app.New(&app.Config{DB: db, Clock: func() time.Time { return end }})
 		ctx := viewer.TenantContext(context.Background(), app.DemoTenantID)
 		customers, err := db.Ent.Customer.Query().Count(ctx)
 		require.NoError(t, err)
@@ -45,8 +43,16 @@ func TestLivingDemoIsDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, paid, spent, "every sale paid with points debited them once")
 		require.Greater(t, paid, 100, "the year's tills take points")
-		figures[i] = [5]int{customers, sales, redemptions, int(liability.Total), paid}
-		t.Logf("customers, sales, redemptions, points outstanding, sales paid with points: %v", figures[i])
+		figures[d] = [5]int{customers, sales, redemptions, int(liability.Total), paid}
+		t.Logf("%s: customers, sales, redemptions, points outstanding, sales paid with points: %v", d, figures[d])
 	}
-	require.Equal(t, figures[0], figures[1])
+	// The figures of the seed's year, as every reader of the guides sees them.
+	for d, f := range figures {
+		require.Equal(t, livingDemoFigures, f, d)
+	}
 }
+
+// livingDemoFigures are the customers, sales, redemptions, points
+// outstanding and sales paid with points of the year ending on 25 November
+// 2026 at 15:00 UTC.
+var livingDemoFigures = [5]int{}

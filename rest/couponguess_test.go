@@ -63,7 +63,7 @@ func TestCouponGuessBurst(t *testing.T) {
 					if res.StatusCode != http.StatusServiceUnavailable {
 						break
 					}
-					time.Sleep(time.Duration(retry+1) * 50 * time.Millisecond)
+					time.Sleep(time.Duration(retry+1) * 50 * time.Millisecond) // backs off after a 503 as a client would
 				}
 				mu.Lock()
 				answers[answer]++

@@ -74,7 +74,7 @@ func crashRun(t *testing.T, bin, dialectName string) {
 		delay := crashKillShortest + time.Duration(rng.Int64N(int64(crashKillLongest-crashKillShortest)))
 		w := crashStart(t, bin, dbURL, filepath.Join(logDir, fmt.Sprintf("worker-%d.log", k)))
 		startup := w.WaitStarted(t, 20*time.Second)
-		time.Sleep(delay)
+		time.Sleep(delay) // crash timing: the kill lands at a random point of the work
 		w.Kill(t)
 		st := crashtest.Counts(t, dbURL)
 		t.Logf("kill %d: started in %v, SIGKILL %v later; %d/%d sales processed; %d jobs left running (%d of them with the sale not processed)",
@@ -85,7 +85,7 @@ func crashRun(t *testing.T, bin, dialectName string) {
 	// every job is completed. It starts once the jobs the last kill left
 	// running are older than --rescue-after, so that the first rescue pass
 	// of its leader takes them all.
-	time.Sleep(crashRescueAfter)
+	time.Sleep(crashRescueAfter) // crash timing: the killed jobs grow older than --rescue-after
 	restarted := time.Now()
 	w := crashStart(t, bin, dbURL, filepath.Join(logDir, "worker-final.log"))
 	w.WaitStarted(t, 20*time.Second)
@@ -105,7 +105,7 @@ func crashRun(t *testing.T, bin, dialectName string) {
 			t.Fatalf("after %v: %d/%d sales processed, %d jobs not completed (running %d); worker log:\n%s",
 				crashDeadline, st.Processed, len(sales), st.JobsLeft, st.Running, w.Tail())
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // polls the counts until the deadline above
 	}
 	w.Stop(t)
 	t.Logf("%s: after the last restart every sale was processed and every job completed in %v; %d jobs ran more than once",

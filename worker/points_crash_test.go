@@ -79,7 +79,7 @@ func pointsCrashRun(t *testing.T, bin, dialectName string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no quarter of the sales processed after a minute; log:\n%s", p.Tail())
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // crash timing: polls so the kill lands just past a quarter
 	}
 	p.Kill(t)
 	killed := time.Now()

@@ -47,7 +47,7 @@ func serveCrashRun(t *testing.T, bin, dialectName string) {
 	// Kill 1: during ingestion, clients still sending.
 	p := serve("serve-1")
 	stop := till.Load(t, 8)
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // crash timing: the kill lands during ingestion
 	p.Kill(t)
 	stop()
 	t.Logf("%s: kill 1 during ingestion: %d sales acknowledged", dialectName, till.Count())
@@ -55,7 +55,7 @@ func serveCrashRun(t *testing.T, bin, dialectName string) {
 	// Kill 2: during processing, the clients done and the queue not yet.
 	p = serve("serve-2")
 	stop = till.Load(t, 8)
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // crash timing: the kill lands while the queue is processed
 	stop()
 	p.Kill(t)
 	killed := time.Now()

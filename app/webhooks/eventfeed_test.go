@@ -42,7 +42,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		}
 		record(webhooks.FeedBuffer + 1)
 		// Nothing is read until the feed has handed the events over.
-		for deadline := time.Now().Add(30 * time.Second); !slow.Dropped(); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); !slow.Dropped(); time.Sleep(10 * time.Millisecond) { // polls until the deadline
 			require.True(t, time.Now().Before(deadline), "the slow subscriber was not dropped")
 		}
 		var got int

@@ -20,13 +20,11 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
-	"github.com/fideliza/fideliza/demoyear"
+	"github.com/fideliza/fideliza/demoyear/demotest"
 	"github.com/fideliza/fideliza/domain/webhook"
-	"github.com/fideliza/fideliza/storage"
 	"github.com/fideliza/fideliza/storage/storagetest"
 )
 
@@ -81,13 +79,12 @@ func TestGuides(t *testing.T) {
 	}
 	require.Empty(t, unlisted, "every guide must be run by this test: add it to the list")
 
-	// The demo's year is generated once per database; each guide's serve
-	// --demo starts on a copy of that database, as a reader's second start
-	// would.
+	// The demo's year is generated once per database (demotest); each
+	// guide's serve --demo starts on a copy of it, as a reader's second
+	// start would.
 	for _, d := range storagetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			demo := demoDatabase(t, d)
 			for _, g := range guides {
 				t.Run(strings.TrimSuffix(g.file, ".md"), func(t *testing.T) {
 					t.Parallel()
@@ -105,7 +102,7 @@ func TestGuides(t *testing.T) {
 						args = append(args, "--webhook-allow-loopback")
 						env["WEBHOOK_URL"] = hooks.url + "/webhooks/fideliza"
 					}
-					u := storagetest.CopyOf(t, demo)
+					u := demotest.URL(t, d, demotest.Today())
 					base, stdout := startServe(t, logs, u, args...)
 					env["BASE"] = base
 					env["TENANT"] = app.DemoTenantID
@@ -150,24 +147,6 @@ func TestGuides(t *testing.T) {
 			}
 		})
 	}
-}
-
-// demoDatabase is a database of dialect holding the demo's year, closed, for
-// the guides to copy.
-func demoDatabase(t *testing.T, dialectName string) string {
-	t.Helper()
-	ctx := context.Background()
-	demo := storagetest.URL(t, dialectName, true)
-	db, err := storage.Open(ctx, demo)
-	require.NoError(t, err)
-	_, err = app.New(&app.Config{DB: db}).WithHistory(demoyear.Play).LoadDemo(ctx)
-	require.NoError(t, err)
-	if dialectName == dialect.SQLite {
-		_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`) // the copy is the file alone
-		require.NoError(t, err)
-	}
-	require.NoError(t, db.Close())
-	return demo
 }
 
 // requireTools skips the test when a tool the guides need is missing,

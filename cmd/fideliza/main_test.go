@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fideliza/fideliza/app"
+	"github.com/fideliza/fideliza/demoyear/demotest"
 	"github.com/fideliza/fideliza/ent/schema/viewer"
 	"github.com/fideliza/fideliza/internal/crashtest"
 	"github.com/fideliza/fideliza/storage"
@@ -306,9 +307,11 @@ func TestServeDemo(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			logs := &syncBuffer{}
-			// The demo's server gets the service's own pool size, not the
-			// tests' cap: it generates a year with concurrent writers.
-			u := strings.Replace(storagetest.URL(t, d, false), "pool_max_conns=8", "pool_max_conns=32", 1)
+			// serve --demo starts on a copy of the demo's year, as a
+			// reader's second start does: the year's template is played
+			// once per test run (demotest), where LoadDemo, which serve
+			// calls, generates it as on a first start.
+			u := demotest.URL(t, d, demotest.Today())
 			base, stdout := startServe(t, logs, u, "--demo")
 			require.Contains(t, stdout.String(), "curl -sS --fail-with-body "+base+"/graphql")
 			require.Contains(t, stdout.String(), "Stores: [LOJA-01 LOJA-02 LOJA-03", "the banner names the demo's stores")

@@ -135,7 +135,7 @@ func waitAcknowledged(t *testing.T, till *crashtest.Till, n int, stop func(), lo
 			stop()
 			t.Fatalf("%d of %d sales acknowledged after %v; logs:\n%s", till.Count(), n, topologySaleWait, logs())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // polls the till until the deadline above
 	}
 }
 

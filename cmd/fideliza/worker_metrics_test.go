@@ -42,7 +42,7 @@ func TestWorkerServesMetrics(t *testing.T) {
 	}
 	var status int
 	var body string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // polls until the deadline
 		if status, body = get("/healthz"); status == http.StatusOK {
 			break
 		}

@@ -9,7 +9,9 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"entgo.io/ent/dialect"
@@ -36,9 +39,14 @@ const EnvDataKeyFile = "FIDELIZA_DATA_KEY_FILE"
 // process of a test of how the commands find theirs.
 const EnvNoDataKey = "FIDELIZA_TEST_NO_DATA_KEY"
 
-// init gives the test process its data key: one file, created here and
+// init gives the test process its data key: one file, copied here and
 // named by FIDELIZA_DATA_KEY_FILE, so the commands a test runs in this
 // process (serve, import) load the key its databases are sealed with.
+//
+// The key is a copy of one kept beside the templates (see Template), the
+// same in every test process of the machine, so that a template one process
+// filled with sealed documents opens in the others; each process has its own
+// copy, so a test that rotates its process's key changes no other.
 func init() {
 	if os.Getenv(EnvNoDataKey) != "" {
 		return
@@ -48,7 +56,11 @@ func init() {
 		panic(err)
 	}
 	path := filepath.Join(dir, "data.key")
-	if err := sealed.Create(path); err != nil {
+	shared, err := sharedDataKey()
+	if err == nil {
+		err = copyFile(shared, path)
+	}
+	if err != nil {
 		panic(err)
 	}
 	if err := sealed.Install(path); err != nil {
@@ -217,7 +229,7 @@ func schemaVersion(t testing.TB, dialectName string) string {
 // place, so a concurrent reader never sees half a file.
 func sqliteTemplate(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(os.TempDir(), "fideliza-test-templates")
+	dir := templatesDir()
 	path := filepath.Join(dir, "schema-"+schemaVersion(t, dialect.SQLite)+".db")
 	sqliteTemplateMu.Lock()
 	defer sqliteTemplateMu.Unlock()
@@ -241,6 +253,132 @@ func sqliteTemplate(t testing.TB) string {
 }
 
 var sqliteTemplateMu sync.Mutex
+
+// templatesDir holds the SQLite templates and the tests' shared data key.
+func templatesDir() string { return filepath.Join(os.TempDir(), "fideliza-test-templates") }
+
+// sharedDataKey returns the path of the data key the test processes share,
+// creating it once: made apart and linked into place, so that of processes
+// starting at once all take the first one linked.
+func sharedDataKey() (string, error) {
+	dir := templatesDir()
+	path := filepath.Join(dir, "data.key")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	building, err := os.MkdirTemp(dir, "building-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(building)
+	tmp := filepath.Join(building, "data.key")
+	if err := sealed.Create(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	return path, nil
+}
+
+// Template returns the URL of a fresh database of dialect (dropped or
+// removed when the test ends) copied from the template kind at version:
+// a migrated database that fill gave data that takes long to write (the
+// living demo's year, say). The template is made on first use, once per
+// kind and version across the test processes of the machine (the others
+// wait for it), and kept for later runs: the SQLite file kind-version.db
+// beside the schema templates, or the PostgreSQL database
+// fz_tpl_<kind>_<version>. Making one removes the kind's other versions.
+// kind and version are lower-case letters, digits and underscores.
+func Template(t testing.TB, dialectName, kind, version string, fill func(t testing.TB, db *storage.DB)) string {
+	t.Helper()
+	name := "fz_tpl_" + kind + "_" + version
+	if dialectName == dialect.SQLite {
+		path := filepath.Join(templatesDir(), name+".db")
+		withFileLock(t, filepath.Join(templatesDir(), "fz_tpl_"+kind+".lock"), func() {
+			if _, err := os.Stat(path); err == nil {
+				return
+			}
+			building, err := os.MkdirTemp(templatesDir(), "building-")
+			require.NoError(t, err)
+			defer os.RemoveAll(building)
+			tmp := filepath.Join(building, "template.db")
+			require.NoError(t, copyFile(sqliteTemplate(t), tmp))
+			fillTemplate(t, "sqlite://"+filepath.ToSlash(tmp), fill)
+			require.NoError(t, os.Rename(tmp, path))
+			others, _ := filepath.Glob(filepath.Join(templatesDir(), "fz_tpl_"+kind+"_*.db"))
+			for _, other := range others {
+				if other != path {
+					_ = os.Remove(other)
+				}
+			}
+		})
+		return CopyOf(t, "sqlite://"+filepath.ToSlash(path))
+	}
+	admin := adminURL(t)
+	ctx := context.Background()
+	conn, err := adminPool(t, admin).Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtext($1))`, "fz_tpl_"+kind)
+	require.NoError(t, err)
+	defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock(hashtext($1))`, "fz_tpl_"+kind)
+	var exists bool
+	require.NoError(t, conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists))
+	if !exists {
+		tmp := name + "_building"
+		_, _ = conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+tmp+` WITH (FORCE)`)
+		create(t, admin, migratedTemplate(t, admin), tmp)
+		fillTemplate(t, withDatabase(admin, tmp), fill)
+		_, err = conn.ExecContext(ctx, `ALTER DATABASE `+tmp+` RENAME TO `+name)
+		require.NoError(t, err)
+		rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2`,
+			"fz_tpl_"+kind+"_%", name)
+		require.NoError(t, err)
+		var others []string
+		for rows.Next() {
+			var other string
+			require.NoError(t, rows.Scan(&other))
+			others = append(others, other)
+		}
+		require.NoError(t, rows.Close())
+		for _, other := range others {
+			_, _ = conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+other)
+		}
+	}
+	return clone(t, admin, name)
+}
+
+// fillTemplate opens the database at rawURL, has fill write its data, and
+// closes it, checkpointed: a SQLite template is copied as its file alone.
+func fillTemplate(t testing.TB, rawURL string, fill func(t testing.TB, db *storage.DB)) {
+	t.Helper()
+	db, err := storage.Open(context.Background(), rawURL)
+	require.NoError(t, err)
+	defer db.Close()
+	fill(t, db)
+	if db.Dialect == dialect.SQLite {
+		_, err = db.SQL.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+}
+
+// withFileLock runs fn holding an exclusive lock on the file at path, which
+// the test processes of the machine share.
+func withFileLock(t testing.TB, path string, fn func()) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	fn()
+}
 
 // copyFile copies the file at from to a new file at to.
 func copyFile(from, to string) error {
