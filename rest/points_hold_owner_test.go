@@ -19,7 +19,7 @@ import (
 
 // TestPointsHoldBelongsToItsOwner (issue 50): a hold is used only by the
 // channel and order or store it was placed for. An online order's hold
-// named as a till sale's POINTS payment is refused at registration (409
+// named as a till sale's POINTS payment is refused at registration (422
 // points-hold-foreign) and its order still captures it with a debit of its
 // own, once; the till cannot release an online hold, /v1 can neither
 // capture nor roll back a till's, nor capture an order's hold for another
@@ -79,7 +79,7 @@ func TestPointsHoldBelongsToItsOwner(t *testing.T) {
 		t.Run("online hold as a till payment", func(t *testing.T) {
 			h := online(t, "ord-1")
 			posRequireProblem(t, e.posPost(t, "/sales", posPointsSale("700", doc, "5.00", "95.00", h)),
-				http.StatusConflict, "points-hold-foreign")
+				http.StatusUnprocessableEntity, "points-hold-foreign")
 			require.Equal(t, pointshold.StatusOpen, status(t, h), "the refused sale took nothing")
 			r := capture(t, h, "ord-1")
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
@@ -102,17 +102,17 @@ func TestPointsHoldBelongsToItsOwner(t *testing.T) {
 		t.Run("till release of an online hold, /v1 use of a till hold, another order", func(t *testing.T) {
 			h := online(t, "ord-2")
 			posRequireProblem(t, e.posDo(t, posReq{method: http.MethodDelete, path: "/points/holds/" + h}),
-				http.StatusConflict, "points-hold-foreign")
-			require.Equal(t, "409 points_hold_foreign", code(t, capture(t, h, "ord-9")), "another order")
+				http.StatusUnprocessableEntity, "points-hold-foreign")
+			require.Equal(t, "422 points_hold_foreign", code(t, capture(t, h, "ord-9")), "another order")
 			th := till(t, "s-1")
-			require.Equal(t, "409 points_hold_foreign", code(t, capture(t, th, "ord-2")), "a till's hold")
-			require.Equal(t, "409 points_hold_foreign", code(t, rollback(t, th)), "a till's hold")
+			require.Equal(t, "422 points_hold_foreign", code(t, capture(t, th, "ord-2")), "a till's hold")
+			require.Equal(t, "422 points_hold_foreign", code(t, rollback(t, th)), "a till's hold")
 			require.Equal(t, pointshold.StatusOpen, status(t, h))
 			require.Equal(t, pointshold.StatusOpen, status(t, th))
 
 			sale := posPointsSale("701", doc, "5.00", "95.00", th)
 			sale["sale"].(map[string]any)["store"].(map[string]any)["id"] = otherStore
-			posRequireProblem(t, e.posPost(t, "/sales", sale), http.StatusConflict, "points-hold-foreign")
+			posRequireProblem(t, e.posPost(t, "/sales", sale), http.StatusUnprocessableEntity, "points-hold-foreign")
 			r := e.posPost(t, "/sales", posPointsSale("701", doc, "5.00", "95.00", th)) // its own store's sale
 			require.Equal(t, http.StatusAccepted, r.status, "%s", r.body)
 			posWork(t, e, e.posSaleID(t, "701"))
@@ -130,8 +130,8 @@ func TestPointsHoldBelongsToItsOwner(t *testing.T) {
 			require.NoError(t, e.db.Ent.PointsHold.UpdateOneID(h).SetStatus(pointshold.StatusSpent).SetSaleID(saleID).
 				SetClosedAt(time.Now().UTC()).Exec(posSys()))
 			before, _ := debited(t)
-			require.Equal(t, "409 points_hold_foreign", code(t, capture(t, h, "ord-3")), "no replay of another's debit")
-			require.Equal(t, "409 points_hold_foreign", code(t, rollback(t, h)), "no refund of another's debit")
+			require.Equal(t, "422 points_hold_foreign", code(t, capture(t, h, "ord-3")), "no replay of another's debit")
+			require.Equal(t, "422 points_hold_foreign", code(t, rollback(t, h)), "no refund of another's debit")
 			after, _ := debited(t)
 			require.Equal(t, before, after)
 			require.Equal(t, pointshold.StatusSpent, status(t, h))

@@ -209,8 +209,8 @@ func HoldError(err error) error {
 	case errors.Is(err, ledger.ErrHoldUnavailable):
 		return HoldUnavailable()
 	case errors.Is(err, ledger.ErrHoldForeign):
-		return apperr.Conflict("points_hold_foreign", "holdId",
-			"the points hold belongs to another channel, order or store: only what it was placed for may use it")
+		return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "points_hold_foreign", Field: "holdId",
+			Message: "the points hold belongs to another channel, order or store: only what it was placed for may use it"}
 	case errors.Is(err, ledger.ErrHoldSession):
 		return apperr.Conflict("points_hold_session", "sessionId",
 			"the session already holds other points or another customer's: release that hold or use another session")
