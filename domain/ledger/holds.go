@@ -76,8 +76,8 @@ func PointsHoldPlaced(h *ent.PointsHold) HoldPlaced {
 }
 
 // Owns says whether o may use a hold placed as h: on o's channel, under
-// o's session and at o's store where o names them, and not taken by what
-// another channel sells (a till's sale took online holds before this rule).
+// o's session and at o's store where o names them, and taken by nothing of
+// another channel (a database may keep an online hold a till's sale took).
 func (o HoldOwner) Owns(h HoldPlaced) bool {
 	return h.Channel == o.Channel && (o.Session == "" || h.Session == o.Session) &&
 		(o.Store == "" || h.Store == o.Store) && (h.TakenBy == "" || h.TakenBy == o.Channel)
