@@ -89,7 +89,7 @@ func TestOnlinePointsPayment(t *testing.T) {
 			return e.campDo(t, http.MethodPost, "/v1/points/holds/"+id+"/capture", e.token,
 				map[string]any{"order_id": order, "order_amount": json.Number(total)})
 		}
-		require.Equal(t, "422 points_hold_unavailable", code(capture(id, "PED-9", "100.00")), "another order")
+		require.Equal(t, "422 points_hold_foreign", code(capture(id, "PED-9", "100.00")), "another order")
 		require.Equal(t, "422 points_over_share", code(capture(id, "PED-1", "39.98")))
 		r = capture(id, "PED-1", "100.00")
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)

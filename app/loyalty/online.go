@@ -96,12 +96,21 @@ type CaptureInput struct {
 	OrderAmount *decimal.Decimal
 }
 
-// onlineHold reads, under its customer's lock, the online hold id (not
-// found: unknown, or a hold of the till), which must be order's (else
-// HoldUnavailable) when order is given.
+// orderOwner owns an online order's hold ("" for order: any order's).
+func orderOwner(order string) ledger.HoldOwner {
+	o := ledger.HoldOwner{Channel: ChannelEcommerce}
+	if order != "" {
+		o.Session = orderSession + order
+	}
+	return o
+}
+
+// onlineHold reads, under its customer's lock, the hold id (not found:
+// unknown), which must be order's hold (any order's when order is "") and
+// taken by no sale (else ledger.ErrHoldForeign).
 func (a *Service) onlineHold(ctx context.Context, c *ent.Client, id, order string) (*ent.PointsHold, error) {
 	hold, err := c.PointsHold.Get(ctx, id)
-	if ent.IsNotFound(err) || (err == nil && hold.Channel != pointshold.ChannelEcommerce) {
+	if ent.IsNotFound(err) {
 		return nil, apperr.NotFound("points hold")
 	}
 	if err != nil {
@@ -113,8 +122,8 @@ func (a *Service) onlineHold(ctx context.Context, c *ent.Client, id, order strin
 	if hold, err = c.PointsHold.Get(ctx, id); err != nil { // re-read under the lock
 		return nil, err
 	}
-	if order != "" && orderOf(hold) != order {
-		return nil, HoldUnavailable()
+	if !orderOwner(order).Owns(ledger.PointsHoldPlaced(hold)) {
+		return nil, ledger.ErrHoldForeign
 	}
 	return hold, nil
 }
@@ -168,7 +177,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 			return err
 		}
 		l := a.Ledger()
-		if err := l.TakeHold(ctx, c, id, hold.Amount, customer.ID(hold.CustomerID), nil, &in.OrderID); err != nil {
+		if err := l.TakeHold(ctx, c, orderOwner(in.OrderID), id, hold.Amount, customer.ID(hold.CustomerID), nil, &in.OrderID); err != nil {
 			return err
 		}
 		res, err := l.SpendHold(ctx, c, id, pointsentry.SourceKindOrder, in.OrderID, "paid order "+in.OrderID+" with points")
@@ -195,7 +204,7 @@ func (a *Service) CaptureOrderPoints(ctx context.Context, id string, in CaptureI
 		return err
 	})
 	if err != nil {
-		return nil, holdError(err)
+		return nil, HoldError(err)
 	}
 	return out, nil
 }
@@ -224,7 +233,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 		out = &OrderHold{Hold: hold, OrderID: orderOf(hold)}
 		switch hold.Status {
 		case pointshold.StatusOpen:
-			out.Hold, err = a.Ledger().ReleaseHold(ctx, c, id)
+			out.Hold, err = a.Ledger().ReleaseHold(ctx, c, orderOwner(""), id)
 			return err
 		case pointshold.StatusReleased:
 			out.Replayed = true
@@ -254,7 +263,7 @@ func (a *Service) RollbackOrderPoints(ctx context.Context, id, reason string) (*
 		return err
 	})
 	if err != nil {
-		return nil, holdError(err)
+		return nil, HoldError(err)
 	}
 	return out, nil
 }

@@ -165,7 +165,7 @@ func (a *Service) HoldPoints(ctx context.Context, t *ent.Tenant, in HoldRequest)
 			Channel: pointshold.Channel(in.Channel), Session: in.Session, StoreCode: in.StoreCode, Points: n, Amount: in.Amount})
 		return err
 	})
-	return hold, replayed, holdError(err)
+	return hold, replayed, HoldError(err)
 }
 
 // pointsPaymentOff is a points payment on a channel the programme does not
@@ -191,23 +191,26 @@ func CheckPointsShare(t *ent.Tenant, level customer.Level, paid, total decimal.D
 	return nil
 }
 
-// ReleaseHold gives an open hold's points back (a hold released already
-// answers as it is).
-func (a *Service) ReleaseHold(ctx context.Context, id string) (*ent.PointsHold, error) {
+// ReleaseHold gives an open hold of owner's points back (a hold released
+// already answers as it is).
+func (a *Service) ReleaseHold(ctx context.Context, owner ledger.HoldOwner, id string) (*ent.PointsHold, error) {
 	var hold *ent.PointsHold
 	err := a.DB.InTx(ctx, func(tx storage.Tx) error {
 		var err error
-		hold, err = a.Ledger().ReleaseHold(ctx, tx.Ent, id)
+		hold, err = a.Ledger().ReleaseHold(ctx, tx.Ent, owner, id)
 		return err
 	})
-	return hold, holdError(err)
+	return hold, HoldError(err)
 }
 
-// holdError maps the ledger's hold errors to operation errors.
-func holdError(err error) error {
+// HoldError maps the ledger's hold errors to operation errors.
+func HoldError(err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrHoldUnavailable):
 		return HoldUnavailable()
+	case errors.Is(err, ledger.ErrHoldForeign):
+		return &apperr.Error{Kind: apperr.KindUnprocessable, Code: "points_hold_foreign", Field: "holdId",
+			Message: "the points hold belongs to another channel, order or store: only what it was placed for may use it"}
 	case errors.Is(err, ledger.ErrHoldSession):
 		return apperr.Conflict("points_hold_session", "sessionId",
 			"the session already holds other points or another customer's: release that hold or use another session")

@@ -12,6 +12,7 @@ import (
 	"github.com/fideliza/fideliza/app/kernel"
 	"github.com/fideliza/fideliza/app/loyalty"
 	"github.com/fideliza/fideliza/domain/apperr"
+	"github.com/fideliza/fideliza/domain/ledger"
 	"github.com/fideliza/fideliza/domain/outbox"
 	"github.com/fideliza/fideliza/ent"
 	"github.com/fideliza/fideliza/ent/customer"
@@ -96,7 +97,12 @@ func (a *Service) HoldPoints(ctx context.Context, in PointsHoldInput) (hold *ent
 		Session: loyalty.ChannelPOS + ":" + in.SessionID, StoreCode: in.StoreID, Amount: *in.Amount, Total: in.SaleAmount})
 }
 
-// ReleasePointsHold gives a hold's points back before it lapses.
+// tillOwner owns the holds of the tills at store ("": any store's).
+func tillOwner(store string) ledger.HoldOwner {
+	return ledger.HoldOwner{Channel: loyalty.ChannelPOS, Store: store}
+}
+
+// ReleasePointsHold gives a till hold's points back before it lapses.
 func (a *Service) ReleasePointsHold(ctx context.Context, id string) (*ent.PointsHold, error) {
 	if err := Policy.Allow(ctx, "ReleasePointsHold"); err != nil {
 		return nil, err
@@ -104,7 +110,7 @@ func (a *Service) ReleasePointsHold(ctx context.Context, id string) (*ent.Points
 	if kernel.GuardedPOS("id", id) != nil || !strings.HasPrefix(id, "phd_") {
 		return nil, loyalty.HoldUnavailable()
 	}
-	return a.Loyalty.ReleaseHold(ctx, id)
+	return a.Loyalty.ReleaseHold(ctx, tillOwner(""), id)
 }
 
 // pointsPayment is the one POINTS payment of a sale, nil without one; a

@@ -192,10 +192,11 @@ func (a *Service) writeSaleGroup(group []*saleWrite) []saleWritten {
 					// The sale takes the hold now; processing debits it.
 					p.SetHoldID(pm.HoldID)
 					whose := customers.CustomerWithDocument(w.doc)
-					if err := a.Ledger().TakeHold(ctx, tx.Ent, pm.HoldID, *pm.Amount, whose, &s.ID, nil); err != nil {
-						if errors.Is(err, ledger.ErrHoldUnavailable) {
-							return loyalty.HoldUnavailable()
-						}
+					err := a.Ledger().TakeHold(ctx, tx.Ent, tillOwner(w.in.StoreID), pm.HoldID, *pm.Amount, whose, &s.ID, nil)
+					if errors.Is(err, ledger.ErrHoldUnavailable) || errors.Is(err, ledger.ErrHoldForeign) {
+						return loyalty.HoldError(err)
+					}
+					if err != nil {
 						return err
 					}
 				}

@@ -26,6 +26,9 @@ const HoldGrace = time.Minute
 // released, or already taken by a sale or order.
 var ErrHoldUnavailable = errors.New("points hold unavailable")
 
+// ErrHoldForeign is a hold used by other than its owner (HoldOwner).
+var ErrHoldForeign = errors.New("points hold of another channel, order or store")
+
 // ErrHoldSession is a hold asked again under a session already holding
 // other points or for another customer.
 var ErrHoldSession = errors.New("the session already holds other points")
@@ -38,6 +41,46 @@ type Hold struct {
 	StoreCode  string
 	Points     int64
 	Amount     decimal.Decimal
+}
+
+// HoldOwner is whom a hold belongs to: the channel it was placed on and,
+// where the caller names them, the key it was placed under (online, the
+// order's) and the store whose till placed it. Only its owner takes, spends,
+// releases, captures or rolls back a hold; any other use is ErrHoldForeign.
+// The rule reads a hold through HoldPlaced, so a wallet's holds other than
+// points are owned alike.
+type HoldOwner struct {
+	Channel string
+	Session string // "": not named (a till's sale or release names no session)
+	Store   string // "": not named (online, or a till's release)
+}
+
+// HoldPlaced is what ownership reads of a hold: where it was placed and the
+// channel of what took it ("" while nothing did: a sale is the till's, an
+// order online).
+type HoldPlaced struct {
+	Channel, Session, Store string
+	TakenBy                 string
+}
+
+// PointsHoldPlaced is a points hold as HoldOwner reads it.
+func PointsHoldPlaced(h *ent.PointsHold) HoldPlaced {
+	p := HoldPlaced{Channel: h.Channel.String(), Session: h.Session, Store: h.StoreCode}
+	switch {
+	case h.SaleID != nil:
+		p.TakenBy = pointshold.ChannelPdv.String()
+	case h.OrderID != nil:
+		p.TakenBy = pointshold.ChannelEcommerce.String()
+	}
+	return p
+}
+
+// Owns says whether o may use a hold placed as h: on o's channel, under
+// o's session and at o's store where o names them, and taken by nothing of
+// another channel (a database may keep an online hold a till's sale took).
+func (o HoldOwner) Owns(h HoldPlaced) bool {
+	return h.Channel == o.Channel && (o.Session == "" || h.Session == o.Session) &&
+		(o.Store == "" || h.Store == o.Store) && (h.TakenBy == "" || h.TakenBy == o.Channel)
 }
 
 // Held is the points of the customer's holds that count at now.
@@ -110,9 +153,10 @@ func (l Ledger) PlaceHold(ctx context.Context, c *ent.Client, h Hold) (hold *ent
 	return hold, false, err
 }
 
-// ReleaseHold gives an open hold's points back; a hold already released
-// answers as it is, one taken or spent ErrHoldUnavailable.
-func (l Ledger) ReleaseHold(ctx context.Context, c *ent.Client, id string) (*ent.PointsHold, error) {
+// ReleaseHold gives an open hold of owner's points back; a hold already
+// released answers as it is, one taken or spent ErrHoldUnavailable, one of
+// another owner ErrHoldForeign.
+func (l Ledger) ReleaseHold(ctx context.Context, c *ent.Client, owner HoldOwner, id string) (*ent.PointsHold, error) {
 	hold, err := c.PointsHold.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, ErrHoldUnavailable
@@ -125,6 +169,9 @@ func (l Ledger) ReleaseHold(ctx context.Context, c *ent.Client, id string) (*ent
 	}
 	if hold, err = c.PointsHold.Get(ctx, id); err != nil { // re-read under the lock
 		return nil, err
+	}
+	if !owner.Owns(PointsHoldPlaced(hold)) {
+		return nil, ErrHoldForeign
 	}
 	switch hold.Status {
 	case pointshold.StatusReleased:
@@ -145,12 +192,23 @@ func (l Ledger) ReleaseLapsed(ctx context.Context, c *ent.Client) (int, error) {
 		SetStatus(pointshold.StatusReleased).SetClosedAt(now).Save(ctx)
 }
 
-// TakeHold has a sale (saleID) or an order (orderID) take an open hold of
-// the customer matched by whose, paying amount: from then on it counts until
-// SpendHold debits it. ErrHoldUnavailable when the hold is not open, has
-// lapsed, is another customer's, or pays another amount.
-func (l Ledger) TakeHold(ctx context.Context, c *ent.Client, id string, amount decimal.Decimal, whose predicate.Customer,
-	saleID, orderID *string) error {
+// TakeHold has a sale (saleID) or an order (orderID) of owner take an open
+// hold of the customer matched by whose, paying amount: from then on it
+// counts until SpendHold debits it. ErrHoldForeign when owner does not own
+// it; ErrHoldUnavailable when it is unknown, not open, has lapsed, is
+// another customer's, or pays another amount.
+func (l Ledger) TakeHold(ctx context.Context, c *ent.Client, owner HoldOwner, id string, amount decimal.Decimal,
+	whose predicate.Customer, saleID, orderID *string) error {
+	hold, err := c.PointsHold.Get(ctx, id) // where it was placed never changes; the update takes only an open hold
+	if ent.IsNotFound(err) {
+		return ErrHoldUnavailable
+	}
+	if err != nil {
+		return err
+	}
+	if !owner.Owns(PointsHoldPlaced(hold)) {
+		return ErrHoldForeign
+	}
 	n, err := c.PointsHold.Update().
 		Where(pointshold.ID(id), pointshold.StatusEQ(pointshold.StatusOpen), pointshold.ExpiresAtGT(l.now()),
 			pointshold.AmountEQ(amount), pointshold.HasCustomerWith(whose)).
