@@ -44,7 +44,7 @@ func TestCLIReachesRunningServe(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			u := storagetest.URL(t, d, false)
-			cli := func(args ...string) map[string]any {
+			cli := func(t *testing.T, args ...string) map[string]any {
 				t.Helper()
 				var out, errs bytes.Buffer
 				cmd := exec.Command(bin, append([]string{"--database-url", u, "--json"}, args...)...)
@@ -54,9 +54,9 @@ func TestCLIReachesRunningServe(t *testing.T) {
 				require.NoError(t, json.Unmarshal(out.Bytes(), &v), "output of %v: %s", args, out.String())
 				return v
 			}
-			tenant := cli("tenant", "create", "--name", "Mercado")["id"].(string)
-			client := func() (id, secret string) {
-				c := cli("client", "create", "--tenant", tenant, "--kind", "oauth",
+			tenant := cli(t, "tenant", "create", "--name", "Mercado")["id"].(string)
+			client := func(t *testing.T) (id, secret string) {
+				c := cli(t, "client", "create", "--tenant", tenant, "--kind", "oauth",
 					"--scopes", "customers:read customers:write loyalty:write campaigns:read campaigns:write")
 				return c["client_id"].(string), c["client_secret"].(string)
 			}
@@ -66,7 +66,7 @@ func TestCLIReachesRunningServe(t *testing.T) {
 				"--database-url", u, "serve", "--no-worker", "--addr", addr, "--rate-limit", "off")
 			serve.WaitStarted(t, 2*time.Minute)
 
-			call := func(method, path, token string, body any) (int, map[string]any) {
+			call := func(t *testing.T, method, path, token string, body any) (int, map[string]any) {
 				t.Helper()
 				var r io.Reader
 				if body != nil {
@@ -88,7 +88,7 @@ func TestCLIReachesRunningServe(t *testing.T) {
 				_ = json.Unmarshal(data, &v)
 				return resp.StatusCode, v
 			}
-			tokenOf := func(id, secret string) string {
+			tokenOf := func(t *testing.T, id, secret string) string {
 				t.Helper()
 				req, _ := http.NewRequest(http.MethodPost, base+"/auth/token",
 					strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
@@ -104,9 +104,9 @@ func TestCLIReachesRunningServe(t *testing.T) {
 			// command's output) every 50 ms until it says yes: the first ask
 			// that does must have begun within limit of the command's end
 			// (a slow answer is not held against it).
-			takesEffect := func(limit time.Duration, seen func(out map[string]any) bool, args ...string) {
+			takesEffect := func(t *testing.T, limit time.Duration, seen func(out map[string]any) bool, args ...string) {
 				t.Helper()
-				out := cli(args...)
+				out := cli(t, args...)
 				done := time.Now()
 				tick := time.NewTicker(50 * time.Millisecond)
 				defer tick.Stop()
@@ -120,30 +120,31 @@ func TestCLIReachesRunningServe(t *testing.T) {
 					<-tick.C
 				}
 			}
-			token := tokenOf(client())
-			status, customer := call(http.MethodPost, "/v1/customers", token, map[string]any{"name": "Ana", "email": "ana@example.com", "cpf": "529.982.247-25"})
+			first, secret := client(t)
+			token := tokenOf(t, first, secret)
+			status, customer := call(t, http.MethodPost, "/v1/customers", token, map[string]any{"name": "Ana", "email": "ana@example.com", "cpf": "529.982.247-25"})
 			require.Equal(t, http.StatusCreated, status, "%v", customer)
 			customerID := customer["id"].(string)
 
 			t.Run("settings", func(t *testing.T) {
-				holdRefused := func() bool {
-					status, v := call(http.MethodPost, "/v1/points/holds", token, map[string]any{"customer_id": customerID,
+				holdRefused := func(t *testing.T) bool {
+					status, v := call(t, http.MethodPost, "/v1/points/holds", token, map[string]any{"customer_id": customerID,
 						"order_id": "PED-1", "amount": json.Number("1.00"), "order_amount": json.Number("100.00")})
 					return status == http.StatusUnprocessableEntity && v["error"] == "points_payment_off"
 				}
-				require.True(t, holdRefused(), "points are not taken online yet")
-				takesEffect(crossProcessFeed, func(map[string]any) bool { return !holdRefused() },
+				require.True(t, holdRefused(t), "points are not taken online yet")
+				takesEffect(t, crossProcessFeed, func(map[string]any) bool { return !holdRefused(t) },
 					"tenant", "update", "--tenant", tenant, "--points-spend-channels", "pdv,ecommerce")
 			})
 			t.Run("store", func(t *testing.T) {
 				now := time.Now().UTC()
-				status, campaign := call(http.MethodPost, "/v1/campaigns", token, map[string]any{
+				status, campaign := call(t, http.MethodPost, "/v1/campaigns", token, map[string]any{
 					"name": "Região Sul", "description": "Só nas lojas do sul", "type": "discount",
 					"starts_at": now.Add(-time.Hour).Format(time.RFC3339), "ends_at": now.Add(30 * 24 * time.Hour).Format(time.RFC3339),
 					"discount": map[string]any{"mode": "percentage", "value": 10}, "store_groups": []string{"sul"}})
 				require.Equal(t, http.StatusCreated, status, "%v", campaign)
 				eligibleAtNewStore := func(map[string]any) bool {
-					status, v := call(http.MethodPost, "/v1/campaigns/validate", token, map[string]any{
+					status, v := call(t, http.MethodPost, "/v1/campaigns/validate", token, map[string]any{
 						"customer_id": customerID, "channel": "pdv", "store_id": "LJ-NOVA",
 						"cart": map[string]any{"subtotal": json.Number("25.00"), "items": []any{map[string]any{
 							"sku": "SKU-CAFE", "category": "mercearia", "quantity": 2, "unit_price": json.Number("12.50")}}}})
@@ -153,24 +154,24 @@ func TestCLIReachesRunningServe(t *testing.T) {
 					})
 				}
 				require.False(t, eligibleAtNewStore(nil), "the store does not exist yet")
-				takesEffect(crossProcessFeed, eligibleAtNewStore,
+				takesEffect(t, crossProcessFeed, eligibleAtNewStore,
 					"store", "create", "--tenant", tenant, "--code", "LJ-NOVA", "--name", "Loja Nova", "--group", "sul")
 			})
 			t.Run("revoked client", func(t *testing.T) {
 				t.Parallel()
-				id, secret := client()
-				revoked := tokenOf(id, secret)
-				works := func() bool {
-					status, _ := call(http.MethodGet, "/v1/customers", revoked, nil)
+				id, secret := client(t)
+				revoked := tokenOf(t, id, secret)
+				works := func(t *testing.T) bool {
+					status, _ := call(t, http.MethodGet, "/v1/customers", revoked, nil)
 					return status == http.StatusOK
 				}
-				require.True(t, works())
-				takesEffect(auth.DefaultClientCheckTTL+crossProcessFeed, func(map[string]any) bool { return !works() },
+				require.True(t, works(t))
+				takesEffect(t, auth.DefaultClientCheckTTL+crossProcessFeed, func(map[string]any) bool { return !works(t) },
 					"client", "revoke", "--client-id", id)
 			})
 			t.Run("key rotation", func(t *testing.T) {
 				t.Parallel()
-				published := func(kid string) bool {
+				published := func(t *testing.T, kid string) bool {
 					var set struct {
 						Keys []struct {
 							Kid string `json:"kid"`
@@ -184,7 +185,7 @@ func TestCLIReachesRunningServe(t *testing.T) {
 						return k.Kid == kid
 					})
 				}
-				takesEffect(keysPublished+crossProcessFeed, func(out map[string]any) bool { return published(out["kid"].(string)) },
+				takesEffect(t, keysPublished+crossProcessFeed, func(out map[string]any) bool { return published(t, out["kid"].(string)) },
 					"keys", "rotate")
 			})
 		})
